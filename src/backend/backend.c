@@ -1,0 +1,118 @@
+#include "backend/backend.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define GQ_MAX_BACKENDS 8
+
+static const gq_backend_ops *registry[GQ_MAX_BACKENDS];
+static const char *names[GQ_MAX_BACKENDS + 1];
+static int nregistered;
+
+int gq_backend_register(const gq_backend_ops *ops, gq_err *err)
+{
+    if (!ops || !ops->name)
+        return gq_err_set(err, GQ_E_FAIL, "backend: ops without a name");
+    if (ops->version != GQ_BACKEND_OPS_VERSION)
+        return gq_err_set(err, GQ_E_FAIL, "backend %s: ops version %d, expected %d", ops->name,
+                          ops->version, GQ_BACKEND_OPS_VERSION);
+    static const struct {
+        size_t off;
+        const char *name;
+    } required[] = {
+        {offsetof(gq_backend_ops, init), "init"},
+        {offsetof(gq_backend_ops, fini), "fini"},
+        {offsetof(gq_backend_ops, discover), "discover"},
+        {offsetof(gq_backend_ops, prepare), "prepare"},
+        {offsetof(gq_backend_ops, run), "run"},
+        {offsetof(gq_backend_ops, release), "release"},
+    };
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
+        void *fn;
+        memcpy(&fn, (const char *)ops + required[i].off, sizeof fn);
+        if (!fn)
+            return gq_err_set(err, GQ_E_FAIL, "backend %s: required hook '%s' is missing", ops->name,
+                              required[i].name);
+    }
+    for (int i = 0; i < nregistered; i++)
+        if (registry[i] == ops || strcmp(registry[i]->name, ops->name) == 0)
+            return GQ_OK;
+    if (nregistered == GQ_MAX_BACKENDS)
+        return gq_err_set(err, GQ_E_FAIL, "backend %s: registry full", ops->name);
+    registry[nregistered] = ops;
+    names[nregistered] = ops->name;
+    nregistered++;
+    names[nregistered] = NULL;
+    return GQ_OK;
+}
+
+const gq_backend_ops *gq_backend_find(const char *name)
+{
+    for (int i = 0; i < nregistered; i++)
+        if (strcmp(registry[i]->name, name) == 0)
+            return registry[i];
+    return NULL;
+}
+
+const char *const *gq_backend_names(void)
+{
+    return names;
+}
+
+int gq_backend_open(gq_backend *be, const char *name, const gq_backend_opts *o, gq_err *err)
+{
+    memset(be, 0, sizeof *be);
+    const gq_backend_ops *ops = gq_backend_find(name);
+    if (!ops)
+        return gq_err_set(err, GQ_E_UNSUPP, "backend '%s' is not built into this gpuqual", name);
+    be->ops = ops;
+    gq_backend_opts none = {0};
+    int rc = ops->init(be, o ? o : &none, err);
+    if (rc != GQ_OK) {
+        be->ops = NULL;
+        be->priv = NULL;
+    }
+    return rc;
+}
+
+void gq_backend_close(gq_backend *be)
+{
+    if (be && be->ops) {
+        be->ops->fini(be);
+        be->ops = NULL;
+        be->priv = NULL;
+    }
+}
+
+const char *gq_method_name(gq_method m)
+{
+    switch (m) {
+    case GQ_METHOD_CE: return "ce";
+    case GQ_METHOD_SM: return "sm";
+    case GQ_METHOD_STAGED: return "staged";
+    case GQ_METHOD_DRIVER_STAGED: return "driver_staged";
+    }
+    return "?";
+}
+
+const char *gq_precision_name(gq_precision p)
+{
+    switch (p) {
+    case GQ_PREC_BF16: return "bf16";
+    case GQ_PREC_FP16: return "fp16";
+    case GQ_PREC_FP32: return "fp32";
+    case GQ_PREC_FP64: return "fp64";
+    }
+    return "?";
+}
+
+const char *gq_endpoint_str(gq_endpoint e, char *buf, size_t n)
+{
+    if (e.kind == GQ_EP_GPU)
+        snprintf(buf, n, "gpu:%d", e.index);
+    else if (e.index == GQ_NUMA_LOCAL)
+        snprintf(buf, n, "host:local");
+    else
+        snprintf(buf, n, "host:%d", e.index);
+    return buf;
+}

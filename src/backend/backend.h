@@ -1,0 +1,191 @@
+/* The backend seam: the one interface between "what to measure" (src/core,
+ * src/analysis, src/cli) and "how bytes move" (CUDA, or the simulated fabric).
+ *
+ * Modelled on fio's struct ioengine_ops: each backend fills one static const
+ * gq_backend_ops with designated initializers; gq_backend_register() checks
+ * its version and required hooks. Nothing above this header includes a CUDA
+ * header.
+ *
+ * Unit of work: a *flow* is one worker's stream of back-to-back copies of the
+ * same buffer (src -> dst, by one method). A *group* of flows runs
+ * concurrently: the backend starts them together (barrier) and reports each
+ * flow's own window [t_start, t_end] on ONE clock shared by all flows, plus the
+ * bytes whose copies completed inside that window. The harness (core/harness.c)
+ * owns rounds, the overlap rule, statistics, the sanity guard and records; the
+ * backend only moves bytes and tells time.
+ */
+#ifndef GQ_BACKEND_BACKEND_H
+#define GQ_BACKEND_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+#include "topo/topo.h"
+
+#define GQ_BACKEND_OPS_VERSION 1
+
+/* Where a buffer lives. For host, index is a NUMA node, or GQ_NUMA_LOCAL
+ * (the node local to the flow's GPU; falls back to node 0). */
+typedef enum gq_ep_kind { GQ_EP_HOST = 0, GQ_EP_GPU = 1 } gq_ep_kind;
+#define GQ_NUMA_LOCAL (-1)
+typedef struct gq_endpoint {
+    gq_ep_kind kind;
+    int index;
+} gq_endpoint;
+
+/* How the copy is executed. */
+typedef enum gq_method {
+    GQ_METHOD_CE = 0,     /* copy engine (cudaMemcpyAsync) */
+    GQ_METHOD_SM = 1,     /* SM copy kernel, 16-byte accesses */
+    GQ_METHOD_STAGED = 2, /* GPU -> pinned host -> GPU, chunked, double-buffered, pipelined */
+    GQ_METHOD_DRIVER_STAGED = 3, /* GPU -> GPU with peer access disabled: the driver stages (p2pBandwidthLatencyTest "P2P=Disabled") */
+} gq_method;
+
+typedef struct gq_flow {
+    gq_endpoint src, dst;
+    gq_method method;
+    /* GPU whose copy engine / SMs / stream execute the copy. For GPU<->GPU
+     * over P2P: src GPU = "write" (push), dst GPU = "read" (pull), as in
+     * nvbandwidth. For host<->GPU it is the GPU end. */
+    int exec_gpu;
+    uint64_t bytes;       /* per copy; > 0 */
+    uint64_t chunk_bytes; /* STAGED only: pipeline chunk; 0 = backend default (8 MiB) */
+    int tag;              /* caller's id, copied to the result; backends ignore it */
+} gq_flow;
+
+/* Opaque prepared group: buffers allocated, peer access set, patterns filled. */
+typedef struct gq_group gq_group;
+
+typedef struct gq_run_opts {
+    /* Exactly one of reps / duration_s is used: reps > 0 runs that many copies
+     * per flow; otherwise each flow copies back-to-back until duration_s has
+     * passed since the common start and counts only copies completed by then. */
+    int reps;
+    double duration_s;
+    bool verify; /* check the data pattern at dst after the timed part */
+} gq_run_opts;
+
+typedef struct gq_flow_result {
+    int tag;
+    int status;            /* GQ_OK or a negative gq_status */
+    char error[200];       /* for status != GQ_OK: e.g. the CUDA error string */
+    double t_start, t_end; /* seconds on the backend's clock (CUDA: CLOCK_MONOTONIC) */
+    uint64_t bytes_done;   /* bytes of completed copies inside the window */
+    int copies_done;
+    bool verified;         /* verify was requested and ran */
+    bool verify_ok;
+    uint64_t bad_offset;   /* first mismatching byte offset when !verify_ok */
+    int host_numa_actual;  /* where the host buffer's pages are: node, -1 n/a or unknown, -2 mixed */
+} gq_flow_result;
+
+typedef enum gq_lat_kind {
+    GQ_LAT_POINTER_CHASE = 0, /* SM kernel chasing pointers in the remote memory (nvbandwidth *_latency_sm) */
+    GQ_LAT_COPY = 1,          /* tiny cudaMemcpyAsync round trips (p2pBandwidthLatencyTest latency) */
+} gq_lat_kind;
+
+typedef struct gq_latency_req {
+    gq_lat_kind kind;
+    gq_endpoint target;  /* memory being chased / written */
+    int exec_gpu;        /* GPU running the chase / issuing the copy */
+    bool p2p;            /* for GPU targets: peer access on (true) or staged by driver */
+    int iters;           /* loads or copies to average over */
+} gq_latency_req;
+
+/* One telemetry sample of one GPU (NVML or the sim's model). -1 / NAN = unknown. */
+typedef struct gq_sample {
+    double t;              /* seconds, backend clock */
+    double temp_c, mem_temp_c;
+    double power_w, power_limit_w;
+    double sm_clock_mhz, mem_clock_mhz;
+    double util_pct;
+    uint64_t clock_reasons; /* NVML clocks-event reason bitmask */
+    int pcie_gen, pcie_width;
+    uint64_t pcie_replay;   /* cumulative replay counter */
+    uint64_t ecc_corrected, ecc_uncorrected; /* volatile, cumulative */
+    int remapped_rows;      /* pending + failed; -1 unknown */
+    bool lost;              /* GPU fell off the bus / no longer answers */
+} gq_sample;
+
+typedef enum gq_precision { GQ_PREC_BF16 = 0, GQ_PREC_FP16, GQ_PREC_FP32, GQ_PREC_FP64 } gq_precision;
+
+typedef struct gq_backend gq_backend;
+
+typedef struct gq_backend_opts {
+    const char *sim_topology; /* sim: file path or built-in name */
+    uint64_t sim_seed;
+    double sim_noise;         /* sim: relative noise amplitude; 0 = off; <0 = topology default */
+    const char *sim_faults;   /* sim: "gpu3:thermal,gpu1:ecc" */
+    const char *snapshot;     /* replay discovery from a snapshot file (no transfers) */
+} gq_backend_opts;
+
+typedef struct gq_backend_ops {
+    int version; /* GQ_BACKEND_OPS_VERSION */
+    const char *name;
+    unsigned flags; /* GQ_BE_* */
+
+    /* Required. Sets be->priv. GQ_E_NODEV when there is no device/driver. */
+    int (*init)(gq_backend *be, const gq_backend_opts *o, gq_err *err);
+    void (*fini)(gq_backend *be);
+    /* Required. Fill *t (already gq_topo_init()ed). */
+    int (*discover)(gq_backend *be, gq_topo *t, gq_err *err);
+
+    /* Required for transfers. prepare allocates and fills buffers for the
+     * flows (host buffers pinned on the flow's NUMA node) and enables or
+     * disables peer access as each flow's method needs. A prepared group is
+     * run any number of times, then released. */
+    int (*prepare)(gq_backend *be, const gq_flow *flows, int nflows, gq_group **out, gq_err *err);
+    /* Run every flow of the group concurrently from a synchronized start.
+     * res[] has nflows entries, in flow order. A per-flow failure is reported
+     * in res[i].status; the return value is GQ_OK unless the whole run failed. */
+    int (*run)(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_result *res, gq_err *err);
+    void (*release)(gq_backend *be, gq_group *g);
+
+    /* Optional. Average one-way latency in ns. */
+    int (*latency)(gq_backend *be, const gq_latency_req *r, double *ns, gq_err *err);
+
+    /* Optional. Clock used for windows, seconds. */
+    double (*now)(gq_backend *be);
+
+    /* Optional: stress. Start a GEMM load on a GPU (returns immediately; the load
+     * runs until stress_stop), poll its progress (completed GEMMs, faulty
+     * elements found so far, achieved TFLOP/s), and sample telemetry. */
+    int (*stress_start)(gq_backend *be, int gpu, gq_precision p, gq_err *err);
+    int (*stress_poll)(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty, double *tflops, gq_err *err);
+    int (*stress_stop)(gq_backend *be, int gpu, gq_err *err);
+    int (*sample)(gq_backend *be, int gpu, gq_sample *s, gq_err *err);
+} gq_backend_ops;
+
+#define GQ_BE_SIMULATED 0x1u /* figures are model output, not measurements */
+#define GQ_BE_VIRTUAL_TIME 0x2u /* now() is model time; no wall-clock sleeping needed */
+
+struct gq_backend {
+    const gq_backend_ops *ops;
+    void *priv;
+};
+
+/* Registry. Checks version and required hooks; returns GQ_E_FAIL with a message
+ * naming the missing hook. Built-in backends ("cuda" when built with CUDA,
+ * "sim") are registered by gq_backend_register_builtin(). */
+int gq_backend_register(const gq_backend_ops *ops, gq_err *err);
+void gq_backend_register_builtin(void);
+const gq_backend_ops *gq_backend_find(const char *name);
+/* Names of registered backends, NULL-terminated. */
+const char *const *gq_backend_names(void);
+
+/* Open: find by name, init. On failure *be is left closed. */
+int gq_backend_open(gq_backend *be, const char *name, const gq_backend_opts *o, gq_err *err);
+void gq_backend_close(gq_backend *be);
+
+static inline bool gq_backend_simulated(const gq_backend *be)
+{
+    return be && be->ops && (be->ops->flags & GQ_BE_SIMULATED);
+}
+
+const char *gq_method_name(gq_method m); /* "ce", "sm", "staged", "driver_staged" */
+const char *gq_precision_name(gq_precision p);
+/* "gpu:N" or "host:N" ("host:local"). buf >= 24 bytes. */
+const char *gq_endpoint_str(gq_endpoint e, char *buf, size_t n);
+
+#endif

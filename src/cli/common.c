@@ -1,0 +1,248 @@
+#define _POSIX_C_SOURCE 200809L
+#include "cli/common.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/interrupt.h"
+
+#define OFF(f) offsetof(gq_common, f)
+
+const gq_opt gq_common_output_opts[] = {
+    {.name = "format", .type = GQ_OPT_ENUM, .off = OFF(format), .def = "table", .arg = "FMT",
+     .help = "output on stdout", .choices = "table,json,csv,markdown,nvbandwidth-json,prometheus"},
+    {.name = "json", .type = GQ_OPT_STR, .off = OFF(json_path), .arg = "FILE",
+     .help = "also write the full JSON document to FILE"},
+    {.name = "quiet", .shortname = 'q', .type = GQ_OPT_FLAG, .off = OFF(quiet),
+     .help = "no progress bar; print only the summary"},
+    GQ_OPT_END,
+};
+
+const gq_opt gq_common_backend_opts[] = {
+    {.name = "gpus", .shortname = 'g', .type = GQ_OPT_STR, .off = OFF(gpus), .arg = "LIST",
+     .help = "GPUs to use: 0,1,3 or 0-3 or all (default all)"},
+    {.name = "sim", .type = GQ_OPT_STR, .off = OFF(sim), .arg = "TOPO",
+     .help = "run on a simulated machine: a topology file or a built-in name (rtx4090x8, rtxpro6000x8, "
+             "a100x6, h200x2)"},
+    {.name = "sim-seed", .type = GQ_OPT_INT, .off = OFF(sim_seed), .def = "1", .arg = "N",
+     .help = "seed of the simulator's deterministic noise", .lo = 0, .hi = 2147483647},
+    {.name = "sim-noise", .type = GQ_OPT_DOUBLE, .off = OFF(sim_noise), .def = "-1", .arg = "FRAC",
+     .help = "relative noise of simulated figures, 0 = none (default: the topology's)", .lo = -1, .hi = 0.5},
+    {.name = "sim-fault", .type = GQ_OPT_STR, .off = OFF(sim_fault), .arg = "SPEC",
+     .help = "inject faults into the simulation: gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8"},
+    {.name = "journal", .type = GQ_OPT_STR, .off = OFF(journal), .arg = "FILE",
+     .help = "append every finished measurement to FILE (JSON lines)"},
+    GQ_OPT_END,
+};
+
+int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err)
+{
+    *nout = 0;
+    if (!s || !strcmp(s, "all")) {
+        for (int i = 0; i < ngpu; i++)
+            out[(*nout)++] = i;
+        return GQ_OK;
+    }
+    if (!*s)
+        return gq_err_set(err, GQ_E_USAGE, "--gpus: empty list, expected e.g. 0,1,3 or 0-3");
+    bool seen[GQ_MAX_GPUS] = {0};
+    const char *p = s;
+    while (1) {
+        const char *c = strchr(p, ',');
+        size_t l = c ? (size_t)(c - p) : strlen(p);
+        char item[32];
+        if (l == 0)
+            return gq_err_set(err, GQ_E_USAGE, "--gpus '%s': empty item, expected e.g. 0,1,3", s);
+        if (l >= sizeof item)
+            return gq_err_set(err, GQ_E_USAGE, "--gpus '%s': item too long", s);
+        memcpy(item, p, l);
+        item[l] = 0;
+        long lo, hi;
+        char *dash = strchr(item + 1, '-');
+        gq_err e;
+        if (dash) {
+            *dash = 0;
+            if (gq_parse_int(item, 0, 1 << 20, &lo, &e) || gq_parse_int(dash + 1, 0, 1 << 20, &hi, &e) || hi < lo)
+                return gq_err_set(err, GQ_E_USAGE, "--gpus '%s': bad range '%.*s', expected e.g. 0-3", s, (int)l, p);
+        } else {
+            if (gq_parse_int(item, -(1L << 20), 1 << 20, &lo, &e))
+                return gq_err_set(err, GQ_E_USAGE, "--gpus '%s': '%s' is not a GPU index", s, item);
+            hi = lo;
+        }
+        for (long g = lo; g <= hi; g++) {
+            if (g < 0 || g >= ngpu)
+                return gq_err_set(err, GQ_E_USAGE, "--gpus '%s': GPU %ld does not exist (this machine has GPUs 0-%d)",
+                                  s, g, ngpu - 1);
+            if (seen[g])
+                return gq_err_set(err, GQ_E_USAGE, "--gpus '%s': GPU %ld is listed twice", s, g);
+            seen[g] = true;
+            out[(*nout)++] = (int)g;
+        }
+        if (!c)
+            break;
+        p = c + 1;
+    }
+    return GQ_OK;
+}
+
+int gq_cli_open(gq_common *c, gq_backend *be, gq_topo *topo, gq_err *err)
+{
+    gq_backend_opts bo = {
+        .sim_topology = c->sim,
+        .sim_seed = (uint64_t)c->sim_seed,
+        .sim_noise = c->sim_noise,
+        .sim_faults = c->sim_fault,
+    };
+    if (c->sim_fault && !c->sim)
+        return gq_err_set(err, GQ_E_USAGE, "--sim-fault needs --sim: faults can only be injected into a simulation");
+    const char *name = c->sim ? "sim" : "cuda";
+    int rc;
+    if (!c->sim && !gq_backend_find("cuda"))
+        return gq_err_set(err, GQ_E_NODEV,
+                          "this gpuqual was built without CUDA; use --sim NAME (e.g. --sim rtx4090x8) for a "
+                          "simulated machine");
+    if ((rc = gq_backend_open(be, name, &bo, err)))
+        return rc;
+    gq_topo_init(topo);
+    if ((rc = be->ops->discover(be, topo, err))) {
+        gq_backend_close(be);
+        return rc;
+    }
+    if (topo->ngpu <= 0) {
+        gq_backend_close(be);
+        return gq_err_set(err, GQ_E_NODEV, "no GPU found; use --sim NAME (e.g. --sim rtx4090x8) for a simulated machine");
+    }
+    if ((rc = gq_parse_gpu_list(c->gpus, topo->ngpu, c->gpus_sel, &c->ngpus_sel, err))) {
+        gq_backend_close(be);
+        return rc;
+    }
+    return GQ_OK;
+}
+
+int gq_cli_check_writable(const char *path, gq_err *err)
+{
+    if (!path || !strcmp(path, "-"))
+        return GQ_OK;
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    char *dir = dirname(tmp);
+    if (access(dir, F_OK) != 0)
+        return gq_err_set(err, GQ_E_IO, "cannot write '%s': directory '%s' does not exist", path, dir);
+    if (access(dir, W_OK) != 0)
+        return gq_err_set(err, GQ_E_IO, "cannot write '%s': directory '%s' is not writable", path, dir);
+    if (access(path, F_OK) == 0 && access(path, W_OK) != 0)
+        return gq_err_set(err, GQ_E_IO, "cannot write '%s': file is not writable", path);
+    return GQ_OK;
+}
+
+int gq_outfile_open(gq_outfile *o, const char *path, gq_err *err)
+{
+    memset(o, 0, sizeof *o);
+    if (!strcmp(path, "-")) {
+        o->f = stdout;
+        o->is_stdout = true;
+        return GQ_OK;
+    }
+    int rc = gq_cli_check_writable(path, err);
+    if (rc)
+        return rc;
+    snprintf(o->path, sizeof o->path, "%s", path);
+    snprintf(o->tmp, sizeof o->tmp, "%s.tmp-%ld", path, (long)getpid());
+    o->f = fopen(o->tmp, "w");
+    if (!o->f)
+        return gq_err_set(err, GQ_E_IO, "cannot write '%s': %s", path, strerror(errno));
+    return GQ_OK;
+}
+
+int gq_outfile_commit(gq_outfile *o, gq_err *err)
+{
+    if (!o->f)
+        return GQ_OK;
+    if (o->is_stdout) {
+        fflush(stdout);
+        o->f = NULL;
+        return GQ_OK;
+    }
+    int bad = ferror(o->f);
+    if (fclose(o->f) != 0)
+        bad = 1;
+    o->f = NULL;
+    if (bad) {
+        unlink(o->tmp);
+        return gq_err_set(err, GQ_E_IO, "writing '%s' failed (disk full?)", o->path);
+    }
+    if (rename(o->tmp, o->path) != 0) {
+        int e = errno;
+        unlink(o->tmp);
+        return gq_err_set(err, GQ_E_IO, "cannot write '%s': %s", o->path, strerror(e));
+    }
+    return GQ_OK;
+}
+
+void gq_outfile_abort(gq_outfile *o)
+{
+    if (o->f && !o->is_stdout) {
+        fclose(o->f);
+        unlink(o->tmp);
+    }
+    o->f = NULL;
+}
+
+static volatile sig_atomic_t nsignals;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (++nsignals > 1) {
+        static const char msg[] = "\ngpuqual: interrupted twice, exiting now\n";
+        ssize_t w = write(2, msg, sizeof msg - 1);
+        (void)w;
+        _exit(130);
+    }
+    gq_interrupt_request();
+}
+
+void gq_cli_install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+bool gq_cli_interrupted(void)
+{
+    return gq_interrupt_requested();
+}
+
+void gq_cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gpuqual: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void gq_cli_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gpuqual: warning: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+bool gq_cli_tty(void)
+{
+    return isatty(2) && isatty(1);
+}

@@ -1,0 +1,80 @@
+/* What every command shares: output options, backend options, the GPU list,
+ * opening the backend, and writing output files atomically.
+ *
+ * Every command's options struct begins with `gq_common c;` so the shared
+ * option tables (offsetof into gq_common) write into it.
+ */
+#ifndef GQ_CLI_COMMON_H
+#define GQ_CLI_COMMON_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "backend/backend.h"
+#include "cli/options.h"
+#include "topo/topo.h"
+
+typedef struct gq_common {
+    /* output */
+    const char *format;    /* table|json|csv|markdown|nvbandwidth-json|prometheus */
+    const char *json_path; /* --json FILE: also write the JSON document there */
+    bool quiet;            /* no progress, summary only */
+    /* backend */
+    const char *sim;       /* --sim FILE|NAME */
+    int sim_seed;
+    double sim_noise;      /* < 0: the topology's default */
+    const char *sim_fault;
+    const char *gpus;      /* --gpus "0,1,3" (NULL = all) */
+    const char *journal;   /* --journal FILE */
+    /* filled by gq_cli_setup() */
+    int ngpus_sel;
+    int gpus_sel[GQ_MAX_GPUS];
+} gq_common;
+
+/* Shared option tables. */
+extern const gq_opt gq_common_output_opts[]; /* --format --json --quiet */
+extern const gq_opt gq_common_backend_opts[]; /* --sim --sim-seed --sim-noise --gpus --journal */
+
+/* Parse a GPU list "0,1,3" / "0-3" / "all" against ngpu. Rejects empty
+ * items, non-numbers, negatives, out-of-range and duplicates. */
+int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err);
+
+/* Open the backend the options ask for (sim when --sim, else cuda), discover
+ * the topology, and resolve --gpus. On GQ_E_NODEV the message says there is no
+ * GPU and how to use --sim instead. */
+int gq_cli_open(gq_common *c, gq_backend *be, gq_topo *topo, gq_err *err);
+
+/* Check that FILE can be created (its directory exists and is writable)
+ * before any work is done. */
+int gq_cli_check_writable(const char *path, gq_err *err);
+
+/* Atomic output file: writes go to "PATH.tmp-PID"; commit renames it over
+ * PATH; abort (or a failed commit) removes it. Nothing half-written is left
+ * looking complete. "-" means stdout (no temp file). */
+typedef struct gq_outfile {
+    FILE *f;
+    char path[1024];
+    char tmp[1100];
+    bool is_stdout;
+} gq_outfile;
+int gq_outfile_open(gq_outfile *o, const char *path, gq_err *err);
+int gq_outfile_commit(gq_outfile *o, gq_err *err);
+void gq_outfile_abort(gq_outfile *o);
+
+/* Ctrl-C handling: the first SIGINT/SIGTERM sets a flag that long loops poll
+ * (measurements finish the current step, then stop); a second one exits. */
+void gq_cli_install_signals(void);
+bool gq_cli_interrupted(void);
+
+/* One line on stderr: "gpuqual: <msg>". */
+void gq_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gq_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Is stdout / stderr a terminal (for progress bars)? */
+bool gq_cli_tty(void);
+
+/* Version string, git revision, features. */
+extern const char gq_version[];
+extern const char gq_git_rev[];
+
+#endif

@@ -1,0 +1,84 @@
+#include "core/record.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gq_records_push(gq_recordset *rs, const gq_record *r)
+{
+    if (rs->n == rs->cap) {
+        int cap = rs->cap ? rs->cap * 2 : 32;
+        gq_record *v = realloc(rs->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return GQ_E_NOMEM;
+        rs->v = v;
+        rs->cap = cap;
+    }
+    rs->v[rs->n++] = *r;
+    return GQ_OK;
+}
+
+void gq_records_free(gq_recordset *rs)
+{
+    free(rs->v);
+    rs->v = NULL;
+    rs->n = rs->cap = 0;
+}
+
+const char *gq_direction_name(gq_direction d)
+{
+    switch (d) {
+    case GQ_DIR_H2D: return "h2d";
+    case GQ_DIR_D2H: return "d2h";
+    case GQ_DIR_P2P: return "p2p";
+    case GQ_DIR_LOCAL: return "local";
+    }
+    return "?";
+}
+
+const char *gq_flags_str(unsigned flags, char *buf, size_t n)
+{
+    static const struct {
+        unsigned f;
+        const char *name;
+    } names[] = {
+        {GQ_FLAG_IMPOSSIBLE, "impossible"}, {GQ_FLAG_OVERLAP, "overlap"},
+        {GQ_FLAG_VERIFY_FAILED, "verify_failed"}, {GQ_FLAG_ERROR, "error"},
+        {GQ_FLAG_SPREAD, "spread"}, {GQ_FLAG_NUMA_MISPLACED, "numa_misplaced"},
+        {GQ_FLAG_INCOMPLETE, "incomplete"},
+    };
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (flags & names[i].f) {
+            int w = snprintf(buf + used, n - used, "%s%s", used ? "," : "", names[i].name);
+            if (w < 0 || (size_t)w >= n - used)
+                break;
+            used += (size_t)w;
+        }
+    return buf;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+gq_stat gq_stat_compute(const double *v, int n)
+{
+    gq_stat s = {0};
+    if (n <= 0)
+        return s;
+    double tmp[GQ_MAX_ROUNDS * 4];
+    if (n > (int)(sizeof tmp / sizeof tmp[0]))
+        n = (int)(sizeof tmp / sizeof tmp[0]);
+    memcpy(tmp, v, (size_t)n * sizeof *v);
+    qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
+    s.n = n;
+    s.min = tmp[0];
+    s.max = tmp[n - 1];
+    s.median = (n % 2) ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+    s.spread = s.median > 0 ? (s.max - s.min) / s.median : 0.0;
+    return s;
+}

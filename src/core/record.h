@@ -1,0 +1,85 @@
+/* Records: the results of measurements, and the only thing analysis and
+ * renderers read. One record per reported figure (one flow's rate, one
+ * aggregate, one direction sum, one latency).
+ *
+ * JSON contract (docs/json.md), kept stable because later tools rely on it:
+ *   test, method (ce|sm|staged|driver_staged), src, dst ("gpu:N"/"host:N"),
+ *   direction (h2d|d2h|p2p|local), bytes, rounds,
+ *   gbps {median,min,max,spread}  or  latency_ns {median,min,max,spread},
+ *   valid, flags [..], and for aggregates: aggregate:true, gpus:[..], overlap;
+ *   for direction sums: sum:true.
+ */
+#ifndef GQ_CORE_RECORD_H
+#define GQ_CORE_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+
+#define GQ_MAX_ROUNDS 64
+
+typedef enum gq_direction { GQ_DIR_H2D = 0, GQ_DIR_D2H, GQ_DIR_P2P, GQ_DIR_LOCAL } gq_direction;
+
+/* Flags (bitmask; rendered as strings). */
+#define GQ_FLAG_IMPOSSIBLE 0x01u    /* above the path's theoretical capacity */
+#define GQ_FLAG_OVERLAP 0x02u       /* aggregate whose windows overlap < 99% */
+#define GQ_FLAG_VERIFY_FAILED 0x04u /* data pattern mismatch */
+#define GQ_FLAG_ERROR 0x08u         /* backend error; see error */
+#define GQ_FLAG_SPREAD 0x10u        /* spread above target after all rounds */
+#define GQ_FLAG_NUMA_MISPLACED 0x20u /* host pages not on the requested node */
+#define GQ_FLAG_INCOMPLETE 0x40u    /* fewer rounds than asked (interrupted) */
+
+typedef struct gq_stat {
+    double median, min, max, spread; /* spread = (max - min) / median */
+    int n;
+} gq_stat;
+
+typedef struct gq_record {
+    char test[64];
+    gq_method method;
+    gq_endpoint src, dst;
+    gq_direction direction;
+    uint64_t bytes;        /* per copy */
+    int rounds;            /* rounds that produced a value */
+    bool is_latency;
+    gq_stat value;         /* GB/s (10^9 B/s) or, for latency, ns */
+    double samples[GQ_MAX_ROUNDS]; /* per-round values (value.n of them) */
+    bool valid;
+    unsigned flags;        /* GQ_FLAG_* */
+    char error[200];       /* why it is invalid, when it is */
+    double capacity_gbps;  /* sanity bound used; 0 = unknown */
+
+    /* Concurrent groups. */
+    bool aggregate;
+    bool sum;              /* sum of the directions of a bidirectional test */
+    int ngpus;
+    int gpus[GQ_MAX_GPUS];
+    double overlap;        /* min over rounds of shared/own window; 1.0 = perfect; <0 n/a */
+    int group;             /* measurement id within the run: records with the same group ran together */
+    int flow_tag;          /* which flow of the group (-1 for aggregate/sum) */
+
+    /* Placement/provenance. */
+    int host_numa_req;     /* requested node (-1 local / n/a) */
+    int host_numa_actual;  /* from the page read-back: node, -1 unknown/n/a, -2 mixed */
+    double window_s;       /* median window length */
+    double timestamp;      /* unix seconds when measured */
+    bool simulated;
+} gq_record;
+
+typedef struct gq_recordset {
+    gq_record *v;
+    int n, cap;
+} gq_recordset;
+
+int gq_records_push(gq_recordset *rs, const gq_record *r); /* copies r; GQ_E_NOMEM */
+void gq_records_free(gq_recordset *rs);
+
+const char *gq_direction_name(gq_direction d); /* "h2d","d2h","p2p","local" */
+/* Writes flag names comma-separated into buf. */
+const char *gq_flags_str(unsigned flags, char *buf, size_t n);
+
+/* Statistics over n values (n >= 1): median, min, max, spread. */
+gq_stat gq_stat_compute(const double *v, int n);
+
+#endif

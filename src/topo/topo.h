@@ -1,0 +1,122 @@
+/* What discovery found: GPUs, the links between them, and the host.
+ *
+ * Filled by a backend's discover() (CUDA: CUDA runtime + NVML via dlopen +
+ * hwloc + sysfs; sim: what a real discovery would report for the topology
+ * file's machine, never its hidden bottlenecks), or replayed from a snapshot.
+ * Fields that could not be read hold the "unknown" values documented per field
+ * (-1 for ints, 0.0 for doubles, "" for strings).
+ *
+ * Plain data, no pointers: a gq_topo can be copied with memcpy and compared
+ * with the JSON round-trip in tests.
+ */
+#ifndef GQ_TOPO_TOPO_H
+#define GQ_TOPO_TOPO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/status.h"
+
+#define GQ_MAX_GPUS 64
+#define GQ_MAX_NUMA 16
+#define GQ_MAX_PCI_NODES 256
+
+/* nvidia-smi topo -m levels, from nearest to farthest. */
+typedef enum gq_link_level {
+    GQ_LEVEL_UNKNOWN = 0,
+    GQ_LEVEL_X,    /* self */
+    GQ_LEVEL_NV,   /* NVLink (count in nvlinks[][]) */
+    GQ_LEVEL_PIX,  /* at most one PCIe bridge */
+    GQ_LEVEL_PXB,  /* several PCIe bridges, no host bridge */
+    GQ_LEVEL_PHB,  /* through a PCIe host bridge (CPU) */
+    GQ_LEVEL_NODE, /* between host bridges within one NUMA node */
+    GQ_LEVEL_SYS,  /* across the CPU interconnect (QPI/UPI/xGMI) */
+} gq_link_level;
+
+/* NVML P2P status, with nvidia-smi topo -p2p codes. */
+typedef enum gq_p2p_status {
+    GQ_P2P_UNKNOWN = 0,
+    GQ_P2P_OK,  /* "OK" */
+    GQ_P2P_CNS, /* chipset not supported */
+    GQ_P2P_GNS, /* GPU not supported */
+    GQ_P2P_TNS, /* topology not supported */
+    GQ_P2P_NS,  /* not supported (other) */
+    GQ_P2P_DISABLED, /* disabled by regkey/driver ("DS") */
+} gq_p2p_status;
+
+typedef struct gq_gpu_info {
+    int index;            /* CUDA device ordinal */
+    char name[96];
+    char uuid[80];        /* "GPU-xxxxxxxx-..." */
+    uint64_t mem_bytes;   /* total device memory, 0 unknown */
+    char pci_bus_id[32];  /* "0000:00:06.0" */
+    int cc_major, cc_minor;
+    int sm_count;
+    int pcie_gen_cur, pcie_width_cur; /* negotiated now; -1 unknown */
+    int pcie_gen_max, pcie_width_max; /* what the link can do */
+    double pcie_gbps;     /* theoretical per-direction GB/s of the negotiated link, 0 unknown */
+    int numa_node;        /* -1 when the platform does not say */
+    char cpulist[256];    /* local CPUs, "0-15,32-47"; "" unknown */
+    double power_limit_w; /* enforced power limit; 0 unknown */
+    int nvlinks_total;    /* active NVLinks on this GPU; -1 unknown */
+    double nvlink_gbps_per_link; /* per direction; 0 unknown */
+} gq_gpu_info;
+
+/* A node of the PCIe tree: host bridge, switch/bridge, or a GPU endpoint. */
+typedef enum gq_pci_kind { GQ_PCI_HOSTBRIDGE, GQ_PCI_BRIDGE, GQ_PCI_GPU, GQ_PCI_OTHER } gq_pci_kind;
+typedef struct gq_pci_node {
+    gq_pci_kind kind;
+    int parent;          /* index into pci[], -1 for a root */
+    int gpu;             /* for GQ_PCI_GPU: GPU index; else -1 */
+    int numa_node;       /* -1 unknown */
+    char bus_id[32];     /* "0000:3a:00.0" or "" */
+    char label[64];      /* "HostBridge", "PCIBridge", "GPU 0" ... */
+    double link_gbps;    /* upstream link per-direction GB/s, 0 unknown */
+} gq_pci_node;
+
+typedef struct gq_topo {
+    bool simulated;       /* true when produced by the sim backend */
+    char source[64];      /* "cuda", "snapshot:FILE", "sim:NAME" */
+    int ngpu;
+    gq_gpu_info gpu[GQ_MAX_GPUS];
+
+    /* Pairwise, [i][j]; diagonal is "self". */
+    int p2p_cuda[GQ_MAX_GPUS][GQ_MAX_GPUS];         /* cudaDeviceCanAccessPeer: 1/0, -1 unknown */
+    unsigned char p2p_nvml[GQ_MAX_GPUS][GQ_MAX_GPUS]; /* gq_p2p_status (read) */
+    int nvlinks[GQ_MAX_GPUS][GQ_MAX_GPUS];          /* NVLinks joining i and j; -1 unknown */
+    unsigned char level[GQ_MAX_GPUS][GQ_MAX_GPUS];  /* gq_link_level */
+
+    /* Software. */
+    char driver_version[32];  /* "580.159.04" */
+    int cuda_driver_version;  /* 13000; -1 unknown */
+    int cuda_runtime_version; /* -1 unknown */
+    bool nvml_loaded;
+
+    /* Host. */
+    char hostname[64];
+    char cpu_model[128];
+    int sockets;              /* -1 unknown */
+    int cores;                /* -1 unknown */
+    int numa_nodes;           /* >= 1 */
+    bool is_vm;
+    char hypervisor[32];      /* "kvm", "firecracker"...; "" unknown */
+    int npci;
+    gq_pci_node pci[GQ_MAX_PCI_NODES];
+} gq_topo;
+
+/* Names for enums ("NV", "PIX", ...; "OK", "CNS", ...). Never NULL. */
+const char *gq_level_name(gq_link_level l);
+const char *gq_p2p_status_name(gq_p2p_status s);
+
+/* Theoretical per-direction PCIe bandwidth in GB/s (10^9 B/s):
+ * GT/s x width x encoding / 8. Gen1/2 use 8b/10b, Gen3+ 128b/130b.
+ * Returns 0 for unknown gen/width. */
+double gq_pcie_gbps(int gen, int width);
+
+/* Transfer rate per lane in GT/s for a PCIe generation (2.5, 5, 8, 16, 32, 64). */
+double gq_pcie_gts(int gen);
+
+/* Initialise every field to "unknown". */
+void gq_topo_init(gq_topo *t);
+
+#endif
