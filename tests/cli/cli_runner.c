@@ -1,4 +1,4 @@
-/* Runs the CLI table tests/cli/*.txt: each case is a command line, the
+/* Runs the CLI table each tests/cli/ case file: each case is a command line, the
  * exit code it must give, and a text that must appear in its output (stdout
  * or stderr). Checks too that errors are one line and that no output file is
  * left behind when a case says so.
