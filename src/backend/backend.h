@@ -145,6 +145,12 @@ typedef struct gq_backend_ops {
     /* Optional. Average one-way latency in ns. */
     int (*latency)(gq_backend *be, const gq_latency_req *r, double *ns, gq_err *err);
 
+    /* Optional. Free/total device memory of a GPU, and host memory that can be
+     * pinned on a NUMA node (-1 = any), for rejecting buffers that cannot fit
+     * before anything runs. */
+    int (*mem_info)(gq_backend *be, int gpu, uint64_t *free_bytes, uint64_t *total_bytes, gq_err *err);
+    int (*host_mem_avail)(gq_backend *be, int numa, uint64_t *bytes, gq_err *err);
+
     /* Optional. Clock used for windows, seconds. */
     double (*now)(gq_backend *be);
 

@@ -1,0 +1,83 @@
+/* The measurement harness: plan -> workers -> records (after nccl-tests'
+ * BenchTime). A caller describes WHAT runs together (a gq_measurement: one
+ * group of concurrent flows with labels); the harness owns HOW it is timed:
+ * warm-up, rounds, the synchronized start (delegated to the backend's run()),
+ * per-worker windows, the overlap rule, statistics, the sanity guard,
+ * integrity checks, provenance and the journal.
+ *
+ * Measurement rules (DESIGN.md) enforced here:
+ *  - each flow's rate = bytes completed in its own window / its window;
+ *  - an aggregate (sum over flows of bytes_i / window_i) is valid only when,
+ *    in every round, the window shared by all flows covers >= 99% of every
+ *    flow's own window; otherwise it is recorded invalid with flag "overlap"
+ *    and the overlap it had;
+ *  - directions are recorded apart; a bidirectional measurement adds a record
+ *    with sum=true, labelled as a sum;
+ *  - R rounds (default 5), median/min/max/spread; early stop once the spread
+ *    target is met (after at least 3 rounds);
+ *  - every figure is checked against its path's theoretical capacity
+ *    (analysis/sanity.h); above it: flag "impossible", valid=false.
+ */
+#ifndef GQ_CORE_HARNESS_H
+#define GQ_CORE_HARNESS_H
+
+#include <stdbool.h>
+
+#include "backend/backend.h"
+#include "core/journal.h"
+#include "core/record.h"
+#include "topo/topo.h"
+
+#define GQ_MAX_FLOWS 512
+#define GQ_OVERLAP_MIN 0.99
+
+typedef struct gq_measurement {
+    char test[64];          /* record "test" field, e.g. "host_to_device_memcpy_ce" */
+    int nflows;
+    gq_flow flows[GQ_MAX_FLOWS];
+    bool aggregate;         /* add an aggregate record over all flows (concurrent tests) */
+    bool direction_sums;    /* add per-direction aggregate + a sum record (bidirectional tests) */
+    /* Flows with report[i] == false still run (e.g. the interfering direction of
+     * nvbandwidth's *_bidirectional_* tests) but produce no per-flow record. */
+    bool report[GQ_MAX_FLOWS];
+} gq_measurement;
+
+typedef struct gq_harness_opts {
+    int rounds;             /* >= 1; default 5 */
+    int reps;               /* copies per flow per round; 0 = use duration_s */
+    double duration_s;      /* per round when reps == 0 */
+    double spread_target;   /* stop early when spread <= this (0 = never) */
+    bool verify;            /* data pattern check after the timed part */
+    int warmup_reps;        /* untimed copies before round 1 (0 = none) */
+    /* progress callback: called after each round; may be NULL */
+    void (*progress)(void *arg, const char *test, int round, int rounds);
+    void *progress_arg;
+} gq_harness_opts;
+
+/* Default options: 5 rounds, duration 0, reps chosen from the buffer size so a
+ * round lasts about 0.1-0.3 s on the path's capacity, verify on. */
+void gq_harness_opts_default(gq_harness_opts *o);
+
+/* Run one measurement and append its records to *out (and to journal j when
+ * non-NULL, flushed per record). Returns GQ_OK, GQ_E_INTR when interrupted
+ * (records of completed rounds are still appended, flagged "incomplete"), or
+ * another error when the group could not be prepared (then one invalid record
+ * per flow with flag "error" and the error text is appended, so that nothing
+ * is silently dropped). A per-flow CUDA error mid-run makes that flow's
+ * record invalid with the error string; the others continue. */
+int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement *m, const gq_harness_opts *o,
+                       gq_recordset *out, gq_journal *j, gq_err *err);
+
+/* Latency: one record with is_latency=true, value in ns over rounds. */
+int gq_harness_latency(gq_backend *be, const gq_topo *topo, const char *test, const gq_latency_req *req,
+                       const gq_harness_opts *o, gq_recordset *out, gq_journal *j, gq_err *err);
+
+/* The overlap of a set of windows: (min end - max start) / (end - start) for
+ * the longest window... precisely: min over flows i of shared / own_i, where
+ * shared = max(0, min_j end_j - max_j start_j). 1.0 for one flow. */
+double gq_harness_overlap(const double *start, const double *end, int n);
+
+/* Direction of a flow from its endpoints. */
+gq_direction gq_flow_direction(const gq_flow *f);
+
+#endif

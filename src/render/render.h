@@ -1,0 +1,66 @@
+/* Renderers: the only code that formats results. Each reads records (and the
+ * topology / analysis sections of a document) and writes one format.
+ *
+ * The saved document (docs/json.md) is the root of every JSON output:
+ *   { "tool":"gpuqual", "schema_version":1, "kind":"<command>", "version":..,
+ *     "git":.., "timestamp":"ISO-8601", "simulated":bool, "incomplete":bool,
+ *     "options":{every option in force}, "host":{driver,cuda,hostname,..},
+ *     "gpus":[{index,name,uuid,..}], "records":[...], <command sections> }
+ * report/compare/place read documents back with gq_doc_load().
+ */
+#ifndef GQ_RENDER_RENDER_H
+#define GQ_RENDER_RENDER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "core/record.h"
+#include "topo/topo.h"
+
+#define GQ_SCHEMA_VERSION 1
+
+/* Record <-> JSON (the contract in core/record.h). to_json returns a new
+ * reference (NULL on allocation failure). from_json rejects missing or
+ * mistyped required fields with a message naming the field. */
+json_t *gq_record_to_json(const gq_record *r);
+int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err);
+
+/* Topology <-> JSON (also the snapshot format; src/topo/snapshot.c). */
+json_t *gq_topo_to_json(const gq_topo *t);
+int gq_topo_from_json(const json_t *j, gq_topo *t, gq_err *err);
+
+typedef struct gq_doc {
+    const char *kind;        /* "run", "domains", "card", ... */
+    json_t *options;         /* borrowed; options in force (may be NULL) */
+    const gq_topo *topo;     /* may be NULL */
+    const gq_recordset *records; /* may be NULL */
+    json_t *sections;        /* borrowed; object whose keys are merged into the root (may be NULL) */
+    bool simulated;
+    bool incomplete;
+} gq_doc;
+
+/* Build the root object (new reference). */
+json_t *gq_doc_to_json(const gq_doc *d);
+
+/* Load a saved document: must be an object with tool=="gpuqual" and
+ * schema_version <= GQ_SCHEMA_VERSION (a newer one is refused, naming both
+ * versions). On success *root is a new reference and, when out_records is
+ * non-NULL, the records are parsed into it. */
+int gq_doc_load(const char *path, json_t **root, gq_recordset *out_records, gq_err *err);
+
+/* Write a JSON value to a file atomically (tmp + rename) or "-" for stdout. */
+int gq_json_write_file(const json_t *j, const char *path, gq_err *err);
+
+/* Terminal tables: nvbandwidth-like matrices for each test, with N/A where a
+ * cell does not apply and the spread shown; aggregates and direction sums
+ * listed under each matrix with their overlap; invalid figures marked. */
+void gq_render_table(FILE *f, const gq_topo *topo, const gq_recordset *rs);
+/* One row per record, header first. */
+void gq_render_csv(FILE *f, const gq_recordset *rs);
+/* nvbandwidth's JSON format (see shared/reference/*.json), for existing parsers. */
+json_t *gq_render_nvbandwidth_json(const gq_topo *topo, const gq_recordset *rs);
+/* Prometheus text exposition: gpuqual_bandwidth_gbps{test,src,dst,...} etc. */
+void gq_render_prometheus(FILE *f, const gq_recordset *rs);
+
+#endif
