@@ -56,4 +56,9 @@ int gq_opts_defaults(const gq_opt *const *tabs, int ntab, void *dst, gq_err *err
 /* Print the options of the tables, one per line, with defaults and bounds. */
 void gq_opts_help(FILE *f, const gq_opt *const *tabs, int ntab);
 
+/* The options in force as a JSON object {name: value} for saved documents
+ * (every option of the tables, defaults included). New reference. */
+struct json_t;
+struct json_t *gq_opts_to_json(const gq_opt *const *tabs, int ntab, const void *src);
+
 #endif
