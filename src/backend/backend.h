@@ -108,6 +108,17 @@ typedef struct gq_sample {
     bool lost;              /* GPU fell off the bus / no longer answers */
 } gq_sample;
 
+/* Bits of gq_sample.clock_reasons: NVML's nvmlClocksEventReason* values. */
+#define GQ_CLK_GPU_IDLE 0x1ull
+#define GQ_CLK_APP_CLOCKS 0x2ull
+#define GQ_CLK_SW_POWER_CAP 0x4ull
+#define GQ_CLK_HW_SLOWDOWN 0x8ull
+#define GQ_CLK_SYNC_BOOST 0x10ull
+#define GQ_CLK_SW_THERMAL 0x20ull
+#define GQ_CLK_HW_THERMAL 0x40ull
+#define GQ_CLK_HW_POWER_BRAKE 0x80ull
+#define GQ_CLK_DISPLAY_CLOCKS 0x100ull
+
 typedef enum gq_precision { GQ_PREC_BF16 = 0, GQ_PREC_FP16, GQ_PREC_FP32, GQ_PREC_FP64 } gq_precision;
 
 typedef struct gq_backend gq_backend;
@@ -161,6 +172,12 @@ typedef struct gq_backend_ops {
     int (*stress_poll)(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty, double *tflops, gq_err *err);
     int (*stress_stop)(gq_backend *be, int gpu, gq_err *err);
     int (*sample)(gq_backend *be, int gpu, gq_sample *s, gq_err *err);
+
+    /* Optional. Let `seconds` pass on the backend's clock (between stress
+     * samples). Without it callers sleep for real; a GQ_BE_VIRTUAL_TIME
+     * backend that runs stress must have it: it advances the model clock, so
+     * a 5-minute simulated stress takes no wall time. */
+    void (*wait)(gq_backend *be, double seconds);
 } gq_backend_ops;
 
 #define GQ_BE_SIMULATED 0x1u /* figures are model output, not measurements */

@@ -17,14 +17,11 @@ static int pending(int argc, char **argv, const char *issue)
 }
 
 int gq_cmd_sweep(int argc, char **argv) { return pending(argc, argv, "issue 5"); }
-int gq_cmd_pairs(int argc, char **argv) { return pending(argc, argv, "issue 5"); }
 int gq_cmd_domains(int argc, char **argv) { return pending(argc, argv, "issue 5"); }
 int gq_cmd_kv(int argc, char **argv) { return pending(argc, argv, "issue 6"); }
 int gq_cmd_place(int argc, char **argv) { return pending(argc, argv, "issue 6"); }
-int gq_cmd_stress(int argc, char **argv) { return pending(argc, argv, "issue 7"); }
 int gq_cmd_card(int argc, char **argv) { return pending(argc, argv, "issue 8"); }
 int gq_cmd_report(int argc, char **argv) { return pending(argc, argv, "issue 8"); }
 int gq_cmd_compare(int argc, char **argv) { return pending(argc, argv, "issue 8"); }
 int gq_cmd_fleet(int argc, char **argv) { return pending(argc, argv, "the fleet issue"); }
 int gq_cmd_run(int argc, char **argv) { return pending(argc, argv, "issue 3"); }
-int gq_cmd_topo(int argc, char **argv) { return pending(argc, argv, "issue 2"); }

@@ -30,6 +30,11 @@
 
 #define GQ_MAX_FLOWS 512
 #define GQ_OVERLAP_MIN 0.99
+/* Auto mode (neither reps nor duration given): target seconds per round. */
+#define GQ_HARNESS_ROUND_S 0.1
+/* Auto mode, concurrent groups: longest round the harness will choose to
+ * reach the overlap rule when the copies are coarse. */
+#define GQ_HARNESS_MAX_ROUND_S 3.0
 
 typedef struct gq_measurement {
     char test[64];          /* record "test" field, e.g. "host_to_device_memcpy_ce" */
@@ -48,14 +53,25 @@ typedef struct gq_harness_opts {
     double duration_s;      /* per round when reps == 0 */
     double spread_target;   /* stop early when spread <= this (0 = never) */
     bool verify;            /* data pattern check after the timed part */
-    int warmup_reps;        /* untimed copies before round 1 (0 = none) */
+    int warmup_reps;        /* untimed copies before round 1 (0 = none; auto mode always calibrates) */
+    double round_s;         /* auto mode: target seconds per round (0 = GQ_HARNESS_ROUND_S) */
     /* progress callback: called after each round; may be NULL */
     void (*progress)(void *arg, const char *test, int round, int rounds);
     void *progress_arg;
 } gq_harness_opts;
 
-/* Default options: 5 rounds, duration 0, reps chosen from the buffer size so a
- * round lasts about 0.1-0.3 s on the path's capacity, verify on. */
+/* Default options: 5 rounds, verify on, one warm-up copy, auto mode (reps 0,
+ * duration 0).
+ *
+ * Auto mode: a single flow runs a count of copies chosen so that a round
+ * lasts about round_s: the copy time is estimated from the warm-up copy and
+ * from the path's capacity (analysis/sanity.h), whichever is longer, and
+ * corrected after round 1. A concurrent group runs by duration (every flow
+ * copies until the common deadline): a calibration run of round_s measures
+ * the overlap the copies allow, and the round is lengthened (up to
+ * GQ_HARNESS_MAX_ROUND_S) when coarse copies would leave it under the 99%
+ * rule. After the timed rounds, when verify is on, one untimed copy per flow
+ * runs with the pattern check. */
 void gq_harness_opts_default(gq_harness_opts *o);
 
 /* Run one measurement and append its records to *out (and to journal j when

@@ -19,6 +19,10 @@
 
 #define GQ_MAX_ROUNDS 64
 
+/* Endpoint index of an aggregate's endpoint that spans several GPUs or NUMA
+ * nodes ("gpu:*", "host:*"). */
+#define GQ_EP_MANY (-2)
+
 typedef enum gq_direction { GQ_DIR_H2D = 0, GQ_DIR_D2H, GQ_DIR_P2P, GQ_DIR_LOCAL } gq_direction;
 
 /* Flags (bitmask; rendered as strings). */
@@ -58,6 +62,8 @@ typedef struct gq_record {
     double overlap;        /* min over rounds of shared/own window; 1.0 = perfect; <0 n/a */
     int group;             /* measurement id within the run: records with the same group ran together */
     int flow_tag;          /* which flow of the group (-1 for aggregate/sum) */
+    int exec_gpu;          /* GPU that executed the copy / chase (-1 for aggregates, n/a) */
+    unsigned dirs;         /* directions covered: bit (1u << gq_direction); a sum has several */
 
     /* Placement/provenance. */
     int host_numa_req;     /* requested node (-1 local / n/a) */

@@ -20,9 +20,10 @@
 
 #define GQ_SCHEMA_VERSION 1
 
-/* Record <-> JSON (the contract in core/record.h). to_json returns a new
- * reference (NULL on allocation failure). from_json rejects missing or
- * mistyped required fields with a message naming the field. */
+/* Record <-> JSON (the contract in core/record.h; field by field in
+ * docs/json.md). to_json returns a new reference (NULL on allocation
+ * failure). from_json rejects missing or mistyped required fields with a
+ * message naming the field. */
 json_t *gq_record_to_json(const gq_record *r);
 int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err);
 
@@ -32,6 +33,8 @@ int gq_topo_from_json(const json_t *j, gq_topo *t, gq_err *err);
 
 typedef struct gq_doc {
     const char *kind;        /* "run", "domains", "card", ... */
+    const char *version;     /* gpuqual version (the CLI passes gq_version); NULL = "unknown" */
+    const char *git;         /* git revision (gq_git_rev); NULL = "unknown" */
     json_t *options;         /* borrowed; options in force (may be NULL) */
     const gq_topo *topo;     /* may be NULL */
     const gq_recordset *records; /* may be NULL */
@@ -40,7 +43,9 @@ typedef struct gq_doc {
     bool incomplete;
 } gq_doc;
 
-/* Build the root object (new reference). */
+/* Build the root object (new reference). "host" and "gpus" summarise the
+ * identity (driver, CUDA versions, UUIDs...) and "topology" holds the whole
+ * gq_topo (gq_topo_to_json) so that saved runs can be re-analysed. */
 json_t *gq_doc_to_json(const gq_doc *d);
 
 /* Load a saved document: must be an object with tool=="gpuqual" and
@@ -53,14 +58,25 @@ int gq_doc_load(const char *path, json_t **root, gq_recordset *out_records, gq_e
 int gq_json_write_file(const json_t *j, const char *path, gq_err *err);
 
 /* Terminal tables: nvbandwidth-like matrices for each test, with N/A where a
- * cell does not apply and the spread shown; aggregates and direction sums
- * listed under each matrix with their overlap; invalid figures marked. */
+ * cell does not apply and the largest spread of each matrix shown;
+ * aggregates and direction sums listed under each matrix with their overlap;
+ * invalid figures marked and explained. The title line names the machine and
+ * says "(simulated)" when the figures come from the simulator. Tests are laid
+ * out by the catalog (core/catalog.h); other tests (from other commands) as
+ * source x destination matrices. */
 void gq_render_table(FILE *f, const gq_topo *topo, const gq_recordset *rs);
-/* One row per record, header first. */
+/* One row per record, header first (RFC 4180 quoting). */
 void gq_render_csv(FILE *f, const gq_recordset *rs);
-/* nvbandwidth's JSON format (see shared/reference/*.json), for existing parsers. */
-json_t *gq_render_nvbandwidth_json(const gq_topo *topo, const gq_recordset *rs);
-/* Prometheus text exposition: gpuqual_bandwidth_gbps{test,src,dst,...} etc. */
+/* nvbandwidth's JSON format (see shared/reference/ *.json), for existing
+ * parsers: {"nvbandwidth": {"CUDA Runtime Version", "Driver Version",
+ * "GPU Device list", "git_version", "testcases": [{name, status,
+ * bandwidth_description, bandwidth_matrix (strings, "N/A"), sum}], "version"}}.
+ * Cells hold the medians; a cell whose record is invalid is "N/A" and the
+ * testcase's status is "Error". version: gpuqual's version (may be NULL). */
+json_t *gq_render_nvbandwidth_json(const gq_topo *topo, const gq_recordset *rs, const char *version);
+/* Prometheus text exposition: gpuqual_bandwidth_gbps{test,src,dst,...},
+ * gpuqual_latency_ns{...}, gpuqual_spread{...}, gpuqual_overlap{...} and
+ * gpuqual_valid{...} (1/0), one sample per record. */
 void gq_render_prometheus(FILE *f, const gq_recordset *rs);
 
 #endif

@@ -1,5 +1,7 @@
 #include "topo/topo.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 const char *gq_level_name(gq_link_level l)
@@ -62,5 +64,92 @@ void gq_topo_init(gq_topo *t)
     }
     t->cuda_driver_version = t->cuda_runtime_version = -1;
     t->sockets = t->cores = -1;
+    t->cpus = -1;
     t->numa_nodes = 1;
+}
+
+void gq_topo_warn(gq_topo *t, const char *fmt, ...)
+{
+    char line[sizeof t->warnings[0]];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    for (int i = 0; i < t->nwarnings; i++)
+        if (!strcmp(t->warnings[i], line))
+            return;
+    if (t->nwarnings >= GQ_TOPO_MAX_WARN)
+        return;
+    snprintf(t->warnings[t->nwarnings++], sizeof t->warnings[0], "%s", line);
+}
+
+int gq_topo_select(const gq_topo *in, const int *sel, int nsel, gq_topo *out, gq_err *err)
+{
+    int pos[GQ_MAX_GPUS]; /* in-position -> out-position, -1 when not selected */
+    if (nsel < 0 || nsel > in->ngpu)
+        return gq_err_set(err, GQ_E_USAGE, "GPU selection of %d GPUs, but the machine has %d", nsel, in->ngpu);
+    for (int i = 0; i < GQ_MAX_GPUS; i++)
+        pos[i] = -1;
+    for (int k = 0; k < nsel; k++) {
+        if (sel[k] < 0 || sel[k] >= in->ngpu)
+            return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist (this machine has GPUs 0-%d)", sel[k],
+                              in->ngpu - 1);
+        pos[sel[k]] = k;
+    }
+    memcpy(out, in, sizeof *out);
+    out->ngpu = nsel;
+    for (int a = 0; a < GQ_MAX_GPUS; a++) {
+        if (a < nsel)
+            out->gpu[a] = in->gpu[sel[a]];
+        for (int b = 0; b < GQ_MAX_GPUS; b++) {
+            bool inside = a < nsel && b < nsel;
+            int i = inside ? sel[a] : 0, j = inside ? sel[b] : 0;
+            out->p2p_cuda[a][b] = inside ? in->p2p_cuda[i][j] : -1;
+            out->p2p_nvml[a][b] = inside ? in->p2p_nvml[i][j] : GQ_P2P_UNKNOWN;
+            out->nvlinks[a][b] = inside ? in->nvlinks[i][j] : -1;
+            out->level[a][b] = inside ? in->level[i][j] : GQ_LEVEL_UNKNOWN;
+            out->pci_level[a][b] = inside ? in->pci_level[i][j] : GQ_LEVEL_UNKNOWN;
+        }
+    }
+    for (int a = nsel; a < GQ_MAX_GPUS; a++) {
+        gq_gpu_info *g = &out->gpu[a];
+        memset(g, 0, sizeof *g);
+        g->index = a;
+        g->pcie_gen_cur = g->pcie_width_cur = g->pcie_gen_max = g->pcie_width_max = -1;
+        g->numa_node = -1;
+        g->nvlinks_total = -1;
+        g->cc_major = g->cc_minor = -1;
+        g->sm_count = -1;
+    }
+    for (int n = 0; n < in->npci; n++) {
+        gq_pci_node *p = &out->pci[n];
+        if (p->kind != GQ_PCI_GPU)
+            continue;
+        int k = (p->gpu >= 0 && p->gpu < GQ_MAX_GPUS) ? pos[p->gpu] : -1;
+        if (k >= 0) {
+            p->gpu = k;
+        } else {
+            p->kind = GQ_PCI_OTHER;
+            p->gpu = -1;
+            size_t l = strlen(p->label);
+            snprintf(p->label + l, sizeof p->label - l, "%s", " (not selected)");
+        }
+    }
+    return GQ_OK;
+}
+
+double gq_nvlink_gbps_per_link(int cc_major, int cc_minor)
+{
+    /* Per direction, per link, from NVIDIA's published NVLink generations. */
+    if (cc_major == 6 && cc_minor == 0)
+        return 20.0; /* P100, NVLink 1 */
+    if (cc_major == 7 && cc_minor == 0)
+        return 25.0; /* V100, NVLink 2 */
+    if (cc_major == 8 && cc_minor == 0)
+        return 25.0; /* A100, NVLink 3 (SXM, and PCIe cards with NVLink bridges) */
+    if (cc_major == 9)
+        return 25.0; /* H100/H200, NVLink 4: 18 links = 450 GB/s */
+    if (cc_major == 10)
+        return 50.0; /* B200/GB200, NVLink 5: 18 links = 900 GB/s */
+    return 0.0;
 }

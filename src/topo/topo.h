@@ -20,6 +20,7 @@
 #define GQ_MAX_GPUS 64
 #define GQ_MAX_NUMA 16
 #define GQ_MAX_PCI_NODES 256
+#define GQ_TOPO_MAX_WARN 8
 
 /* nvidia-smi topo -m levels, from nearest to farthest. */
 typedef enum gq_link_level {
@@ -85,6 +86,9 @@ typedef struct gq_topo {
     unsigned char p2p_nvml[GQ_MAX_GPUS][GQ_MAX_GPUS]; /* gq_p2p_status (read) */
     int nvlinks[GQ_MAX_GPUS][GQ_MAX_GPUS];          /* NVLinks joining i and j; -1 unknown */
     unsigned char level[GQ_MAX_GPUS][GQ_MAX_GPUS];  /* gq_link_level */
+    /* The PCIe-only level (PIX..SYS) even where NVLink joins the pair and
+     * level[][] says NV: host-staged copies take this path. */
+    unsigned char pci_level[GQ_MAX_GPUS][GQ_MAX_GPUS];
 
     /* Software. */
     char driver_version[32];  /* "580.159.04" */
@@ -102,6 +106,15 @@ typedef struct gq_topo {
     char hypervisor[32];      /* "kvm", "firecracker"...; "" unknown */
     int npci;
     gq_pci_node pci[GQ_MAX_PCI_NODES];
+
+    int cpus;                 /* logical CPUs (vCPUs in a VM); -1 unknown */
+    /* A snapshot that was written by hand or by a tool rather than captured
+     * by discovery on a machine (e.g. tests/snapshots/h200x2-synthetic.json). */
+    bool synthetic;
+    /* Things discovery could not read (NVML absent, hwloc failed, ...), one
+     * line each, for the command to print. Library code never prints. */
+    int nwarnings;
+    char warnings[GQ_TOPO_MAX_WARN][200];
 } gq_topo;
 
 /* Names for enums ("NV", "PIX", ...; "OK", "CNS", ...). Never NULL. */
@@ -118,5 +131,22 @@ double gq_pcie_gts(int gen);
 
 /* Initialise every field to "unknown". */
 void gq_topo_init(gq_topo *t);
+
+/* Append one warning line to t->warnings (printf format). An identical line
+ * already there is not repeated; beyond GQ_TOPO_MAX_WARN lines the rest are
+ * dropped. */
+void gq_topo_warn(gq_topo *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Restrict a topology to the GPUs sel[0..nsel) (CUDA ordinals, in that
+ * order): out gets those GPUs at positions 0..nsel-1 (gpu[k].index keeps the
+ * ordinal), the pairwise matrices re-indexed, and the PCIe tree with each
+ * unselected GPU turned into a GQ_PCI_OTHER node. `in` and `out` must not be
+ * the same object. Returns GQ_E_USAGE when an entry of sel is out of range. */
+int gq_topo_select(const gq_topo *in, const int *sel, int nsel, gq_topo *out, gq_err *err);
+
+/* Per-direction NVLink rate of one link in GB/s for a compute capability:
+ * 6.0 NVLink1 20, 7.0 NVLink2 25, 8.0 NVLink3 25, 9.0 NVLink4 25,
+ * 10.x NVLink5 50; 0 when the architecture has no known NVLink rate. */
+double gq_nvlink_gbps_per_link(int cc_major, int cc_minor);
 
 #endif

@@ -1,19 +1,764 @@
-/* PLACEHOLDER until the simulated fabric lands: discovers nothing. */
-#include "backend/backend.h"
+/* The CUDA backend's ops: init, discovery (cuda_discover.c), and the transfer
+ * side: prepare / run / release of a group of concurrent flows.
+ *
+ * How run() keeps windows honest (DESIGN.md rules 2 and 3):
+ *  - every flow's first stream is blocked by a one-thread spin kernel polling
+ *    a host-mapped latch, and the first copies are queued behind it;
+ *  - one worker thread per flow (pinned to its GPU's local CPUs) queues, and
+ *    waits at a barrier; the starting thread then reads CLOCK_MONOTONIC
+ *    (t_start, common to all flows) and opens the latch;
+ *  - each worker waits for its copies' completion events in order and reads
+ *    the same clock as each completes; t_end is the completion of the last
+ *    copy it counts, and bytes_done counts exactly the copies completed by
+ *    then. In duration mode a worker stops queuing at the deadline and counts
+ *    only copies completed by the deadline; the ones still in flight run to
+ *    the end (so they still load the fabric) but are not counted.
+ *
+ * Copies are grouped into "units" (one completion event per unit) of about
+ * 32 MiB so that small buffers do not cost one host wake-up per copy, and at
+ * most a few hundred operations are queued behind the closed latch (a stream
+ * queue that fills up would block the queuing thread before the release).
+ */
+#include "backend/cuda/cuda_priv.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/kernels.h"
+#include "core/interrupt.h"
+#include "core/units.h"
+#include "core/workers.h"
+
+#define STAGE_CHUNK_DEFAULT (8ull * GQ_MiB)
+#define STAGE_MAX_CHUNKS 128     /* larger copies get larger chunks */
+#define UNIT_BYTES (32ull * GQ_MiB)
+#define UNIT_MAX_COPIES 128
+#define PRE_OPS 256              /* per stream, queued behind the closed latch */
+#define INFLIGHT_OPS 768         /* per stream, queued while running */
+#define INFLIGHT_BYTES (1024ull * GQ_MiB)
+#define RING 32                  /* completion events per flow */
+#define MAX_STAGE_BUFS 8
+#define LATCH_TIMEOUT_NS 20000000000ull
+#define POISON_XOR 0xA5A5A5A5u
+
+typedef struct cflow {
+    gq_flow f;
+    int sdev, ddev;   /* GPU of src / dst; -1 host */
+    int exec;         /* device of stream s */
+    int cdev;         /* device that fills src, poisons and checks dst: where dst is, or exec */
+    int fdev;         /* device that fills src */
+    cuda_hbuf *hsrc, *hdst, *stage;
+    void *dsrc, *ddst; /* cudaMalloc'd */
+    void *src, *dst;   /* device-usable addresses */
+    cudaStream_t s;    /* first stream: exec (STAGED: D2H on the src GPU) */
+    cudaStream_t s2;   /* STAGED: H2D on the dst GPU */
+    cudaStream_t sc;   /* side stream on cdev: poison and check */
+    cudaStream_t sf;   /* side stream on fdev: fill (may equal sc's device) */
+    cudaEvent_t ring[RING];
+    cudaEvent_t d2h[MAX_STAGE_BUFS], h2d[MAX_STAGE_BUFS];
+    unsigned long long *dres; /* check result on cdev */
+    uint32_t seed;
+    int copies_per_unit, ops_per_unit, depth;
+    uint64_t chunk;
+    int nchunks, nbuf;
+    uint64_t stage_k;
+    int grid, aux_grid;
+    int host_node;
+} cflow;
+
+typedef struct peer_need {
+    int a, c;
+    bool on;
+} peer_need;
+
+struct gq_group {
+    cuda_be *b;
+    int n;
+    cflow *f;
+    int npeer;
+    peer_need *peer;
+    /* Per run. */
+    const gq_run_opts *opts;
+    gq_flow_result *res;
+    double t0;
+};
+
+static cuda_be *priv(const gq_backend *be)
+{
+    return (cuda_be *)be->priv;
+}
+
+/* ---- peer access --------------------------------------------------------- */
+
+int gq_cuda_peer_set(cuda_be *b, int a, int c, bool on, gq_err *err)
+{
+    int rc = GQ_OK;
+    if (a == c || b->peer[a][c] == (on ? 1 : 0))
+        return GQ_OK;
+    CK(cudaSetDevice(a));
+    cudaError_t e = on ? cudaDeviceEnablePeerAccess(c, 0) : cudaDeviceDisablePeerAccess(c);
+    if (e == cudaErrorPeerAccessAlreadyEnabled || e == cudaErrorPeerAccessNotEnabled) {
+        (void)cudaGetLastError();
+        e = cudaSuccess;
+    }
+    CK(e);
+    b->peer[a][c] = on ? 1 : 0;
+out:
+    return rc;
+}
+
+/* ---- init / fini / discover / info ---------------------------------------- */
+
 static int cuda_init(gq_backend *be, const gq_backend_opts *o, gq_err *err)
 {
-    (void)be; (void)o;
-    return gq_err_set(err, GQ_E_UNSUPP, "the CUDA backend is not implemented yet");
+    (void)o;
+    int rc = GQ_OK, n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess)
+        return gq_err_set(err, GQ_E_NODEV, "no usable CUDA device: %s (%s)", cudaGetErrorString(e),
+                          cudaGetErrorName(e));
+    if (n < 1)
+        return gq_err_set(err, GQ_E_NODEV, "no CUDA device found");
+    cuda_be *b = calloc(1, sizeof *b);
+    if (!b)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    pthread_mutex_init(&b->pool_mu, NULL);
+    b->ngpu = n > GQ_MAX_GPUS ? GQ_MAX_GPUS : n;
+    b->numa_nodes = gq_cuda_numa_count();
+    b->tune = (gq_cuda_tune){
+        .host_alloc = GQ_CUDA_HOST_AUTO,
+        .sm_blocks_per_sm = 0,
+        .stage_bufs = 2,
+        .chase_window = 128,
+    };
+    memset(b->peer, -1, sizeof b->peer);
+    for (int d = 0; d < b->ngpu; d++) {
+        cuda_dev *v = &b->dev[d];
+        CK(cudaSetDevice(d));
+        CK(cudaDeviceGetAttribute(&v->sm_count, cudaDevAttrMultiProcessorCount, d));
+        CK(cudaDeviceGetPCIBusId(v->busid, (int)sizeof v->busid, d));
+        gq_cuda_sysfs_dev(v->busid, &v->numa, v->cpulist, sizeof v->cpulist);
+        v->copy_blocks_max = gq_k_copy_max_blocks_per_sm();
+    }
+    void *latch = NULL;
+    CK(cudaHostAlloc(&latch, 64, cudaHostAllocPortable | cudaHostAllocMapped));
+    memset(latch, 0, 64);
+    b->latch = latch;
+    b->latch_timed_out = (int *)latch + 1;
+    be->priv = b;
+    return GQ_OK;
+out:
+    pthread_mutex_destroy(&b->pool_mu);
+    free(b);
+    return rc;
 }
-static void cuda_fini(gq_backend *be) { (void)be; }
-static int cuda_discover(gq_backend *be, gq_topo *t, gq_err *err) { (void)be; (void)t; (void)err; return GQ_OK; }
-static int cuda_prepare(gq_backend *be, const gq_flow *f, int n, gq_group **g, gq_err *err)
-{ (void)be; (void)f; (void)n; (void)g; return gq_err_set(err, GQ_E_UNSUPP, "not implemented"); }
-static int cuda_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_result *r, gq_err *err)
-{ (void)be; (void)g; (void)o; (void)r; return gq_err_set(err, GQ_E_UNSUPP, "not implemented"); }
-static void cuda_release(gq_backend *be, gq_group *g) { (void)be; (void)g; }
+
+static void cuda_fini(gq_backend *be)
+{
+    cuda_be *b = priv(be);
+    if (!b)
+        return;
+    gq_cuda_host_pool_drain(b);
+    if (b->latch)
+        cudaFreeHost((void *)b->latch);
+    pthread_mutex_destroy(&b->pool_mu);
+    free(b);
+    be->priv = NULL;
+}
+
+static int cuda_discover(gq_backend *be, gq_topo *t, gq_err *err)
+{
+    (void)be;
+    return gq_cuda_discover(t, err);
+}
+
+static int cuda_mem_info(gq_backend *be, int gpu, uint64_t *free_bytes, uint64_t *total_bytes, gq_err *err)
+{
+    cuda_be *b = priv(be);
+    int rc = GQ_OK;
+    size_t fr = 0, tot = 0;
+    if (gpu < 0 || gpu >= b->ngpu)
+        return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist: this machine has %d (0-%d)", gpu, b->ngpu,
+                          b->ngpu - 1);
+    CK(cudaSetDevice(gpu));
+    CK(cudaMemGetInfo(&fr, &tot));
+    *free_bytes = fr;
+    *total_bytes = tot;
+out:
+    return rc;
+}
+
+static int cuda_host_mem_avail(gq_backend *be, int numa, uint64_t *bytes, gq_err *err)
+{
+    cuda_be *b = priv(be);
+    if (numa >= 0 && numa >= b->numa_nodes)
+        return gq_err_set(err, GQ_E_USAGE, "host NUMA node %d does not exist: this machine has %d (0-%d)", numa,
+                          b->numa_nodes, b->numa_nodes - 1);
+    return gq_cuda_host_avail(numa, bytes, err);
+}
+
+static double cuda_now(gq_backend *be)
+{
+    (void)be;
+    return gq_now_mono();
+}
+
+void gq_cuda_tune_get(const gq_backend *be, gq_cuda_tune *t)
+{
+    *t = priv(be)->tune;
+}
+
+int gq_cuda_tune_set(gq_backend *be, const gq_cuda_tune *t, gq_err *err)
+{
+    if (t->host_alloc < GQ_CUDA_HOST_AUTO || t->host_alloc > GQ_CUDA_HOST_REGISTER)
+        return gq_err_set(err, GQ_E_USAGE, "host_alloc %d: expected 0 (auto), 1 (cuda) or 2 (register)",
+                          t->host_alloc);
+    if (t->sm_blocks_per_sm < 0 || t->sm_blocks_per_sm > 64)
+        return gq_err_set(err, GQ_E_USAGE, "sm_blocks_per_sm %d: expected 0 (occupancy) to 64",
+                          t->sm_blocks_per_sm);
+    if (t->stage_bufs < 2 || t->stage_bufs > MAX_STAGE_BUFS)
+        return gq_err_set(err, GQ_E_USAGE, "stage_bufs %d: expected 2 to %d", t->stage_bufs, MAX_STAGE_BUFS);
+    if (t->chase_window < 128 || t->chase_window % 128)
+        return gq_err_set(err, GQ_E_USAGE, "chase_window %llu: expected a multiple of 128 bytes",
+                          (unsigned long long)t->chase_window);
+    priv(be)->tune = *t;
+    return GQ_OK;
+}
+
+/* ---- prepare --------------------------------------------------------------- */
+
+static int add_need(gq_group *g, int a, int c, bool on, gq_err *err)
+{
+    for (int i = 0; i < g->npeer; i++) {
+        peer_need *p = &g->peer[i];
+        if (p->a == a && p->c == c) {
+            if (p->on != on)
+                return gq_err_set(err, GQ_E_USAGE,
+                                  "flows of one group need peer access from GPU %d to GPU %d both on (P2P) and "
+                                  "off (driver_staged): run them in separate groups",
+                                  a, c);
+            return GQ_OK;
+        }
+    }
+    g->peer[g->npeer++] = (peer_need){a, c, on};
+    return GQ_OK;
+}
+
+static int check_flow(const cuda_be *b, const gq_flow *f, int i, gq_err *err)
+{
+    char s1[24], s2[24];
+    const gq_endpoint *ep[2] = {&f->src, &f->dst};
+    for (int k = 0; k < 2; k++)
+        if (ep[k]->kind == GQ_EP_GPU && (ep[k]->index < 0 || ep[k]->index >= b->ngpu))
+            return gq_err_set(err, GQ_E_USAGE, "flow %d: GPU %d does not exist: this machine has %d (0-%d)", i,
+                              ep[k]->index, b->ngpu, b->ngpu - 1);
+    if (f->bytes == 0)
+        return gq_err_set(err, GQ_E_USAGE, "flow %d: size 0; a copy needs at least 1 byte", i);
+    if (f->src.kind == GQ_EP_HOST && f->dst.kind == GQ_EP_HOST)
+        return gq_err_set(err, GQ_E_USAGE, "flow %d: host to host is not a GPU data path", i);
+    bool d2d = f->src.kind == GQ_EP_GPU && f->dst.kind == GQ_EP_GPU;
+    bool p2p = d2d && f->src.index != f->dst.index;
+    if ((f->method == GQ_METHOD_STAGED || f->method == GQ_METHOD_DRIVER_STAGED) && !p2p)
+        return gq_err_set(err, GQ_E_USAGE, "flow %d (%s -> %s): method %s needs two different GPUs", i,
+                          gq_endpoint_str(f->src, s1, sizeof s1), gq_endpoint_str(f->dst, s2, sizeof s2),
+                          gq_method_name(f->method));
+    if (f->method == GQ_METHOD_CE || f->method == GQ_METHOD_SM) {
+        bool on_end = (f->src.kind == GQ_EP_GPU && f->exec_gpu == f->src.index) ||
+                      (f->dst.kind == GQ_EP_GPU && f->exec_gpu == f->dst.index);
+        if (!on_end)
+            return gq_err_set(err, GQ_E_USAGE, "flow %d (%s -> %s): exec_gpu %d is not one of its GPUs", i,
+                              gq_endpoint_str(f->src, s1, sizeof s1), gq_endpoint_str(f->dst, s2, sizeof s2),
+                              f->exec_gpu);
+    }
+    if ((unsigned)f->method > GQ_METHOD_DRIVER_STAGED)
+        return gq_err_set(err, GQ_E_USAGE, "flow %d: unknown method %d", i, (int)f->method);
+    return GQ_OK;
+}
+
+/* Copies per completion event, and queue depth, from the copy's size. */
+static void size_units(cflow *c)
+{
+    uint64_t per = UNIT_BYTES / c->f.bytes;
+    int cpu = per < 1 ? 1 : per > UNIT_MAX_COPIES ? UNIT_MAX_COPIES : (int)per;
+    int ops;
+    switch (c->f.method) {
+    case GQ_METHOD_SM: ops = 2; break;
+    case GQ_METHOD_STAGED: {
+        int per_copy = 3 * c->nchunks;
+        int cap = (PRE_OPS - 1) / per_copy;
+        if (cpu > cap)
+            cpu = cap < 1 ? 1 : cap;
+        ops = cpu * per_copy + 1;
+        break;
+    }
+    default: ops = cpu + 1; break;
+    }
+    c->copies_per_unit = cpu;
+    c->ops_per_unit = ops;
+    /* Deep enough that the GPU never waits for the queuing thread, shallow
+     * enough that little work runs on past a duration-mode deadline. */
+    int depth = INFLIGHT_OPS / ops;
+    uint64_t by_bytes = (INFLIGHT_BYTES + (uint64_t)cpu * c->f.bytes - 1) / ((uint64_t)cpu * c->f.bytes);
+    if ((uint64_t)depth > by_bytes)
+        depth = (int)by_bytes;
+    c->depth = depth < 2 ? 2 : depth > RING - 1 ? RING - 1 : depth;
+}
+
+static int dev_alloc(int dev, uint64_t bytes, void **p, gq_err *err)
+{
+    int rc = GQ_OK;
+    CK(cudaSetDevice(dev));
+    CK(cudaMalloc(p, bytes));
+out:
+    return rc;
+}
+
+static int stream_on(int dev, cudaStream_t *s, gq_err *err)
+{
+    int rc = GQ_OK;
+    CK(cudaSetDevice(dev));
+    CK(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
+out:
+    return rc;
+}
+
+static void flow_free(cuda_be *b, cflow *c)
+{
+    /* Only this flow's streams: a device-wide sync could wait on other work
+     * (a stress load) sharing the GPU. */
+    cudaStream_t ss[4] = {c->s, c->s2, c->sc, c->sf};
+    for (int k = 0; k < 4; k++)
+        if (ss[k])
+            cudaStreamSynchronize(ss[k]);
+    for (int k = 0; k < 4; k++)
+        if (ss[k])
+            cudaStreamDestroy(ss[k]);
+    for (int k = 0; k < RING; k++)
+        if (c->ring[k])
+            cudaEventDestroy(c->ring[k]);
+    for (int k = 0; k < MAX_STAGE_BUFS; k++) {
+        if (c->d2h[k])
+            cudaEventDestroy(c->d2h[k]);
+        if (c->h2d[k])
+            cudaEventDestroy(c->h2d[k]);
+    }
+    if (c->dsrc)
+        cudaFree(c->dsrc);
+    if (c->ddst)
+        cudaFree(c->ddst);
+    if (c->dres)
+        cudaFree(c->dres);
+    gq_cuda_host_put(b, c->hsrc);
+    gq_cuda_host_put(b, c->hdst);
+    gq_cuda_host_put(b, c->stage);
+    (void)cudaGetLastError();
+}
+
+static int flow_setup(cuda_be *b, cflow *c, int idx, gq_err *err)
+{
+    int rc = GQ_OK;
+    const gq_flow *f = &c->f;
+    c->sdev = f->src.kind == GQ_EP_GPU ? f->src.index : -1;
+    c->ddev = f->dst.kind == GQ_EP_GPU ? f->dst.index : -1;
+    bool staged = f->method == GQ_METHOD_STAGED;
+    c->exec = staged ? c->sdev
+              : f->method == GQ_METHOD_DRIVER_STAGED && (f->exec_gpu < 0 || f->exec_gpu >= b->ngpu) ? c->sdev
+                                                                                                   : f->exec_gpu;
+    c->cdev = c->ddev >= 0 ? c->ddev : c->exec;
+    c->fdev = c->sdev >= 0 ? c->sdev : c->exec;
+    c->seed = 0x6A09E667u ^ (uint32_t)(idx + 1) * 0x9E3779B9u;
+    c->host_node = -1;
+    int gpu_end = c->sdev >= 0 ? c->sdev : c->ddev;
+    const cuda_dev *xd = &b->dev[c->exec];
+    int bps = b->tune.sm_blocks_per_sm > 0 && b->tune.sm_blocks_per_sm < xd->copy_blocks_max
+                  ? b->tune.sm_blocks_per_sm
+                  : xd->copy_blocks_max;
+    c->grid = xd->sm_count * bps;
+    c->aux_grid = xd->sm_count * 4;
+
+    if (f->src.kind == GQ_EP_HOST || f->dst.kind == GQ_EP_HOST) {
+        const gq_endpoint *h = f->src.kind == GQ_EP_HOST ? &f->src : &f->dst;
+        if ((rc = gq_cuda_numa_resolve(b, h->index, gpu_end, &c->host_node, err)) != GQ_OK)
+            goto out;
+    }
+    if (f->src.kind == GQ_EP_HOST) {
+        if ((rc = gq_cuda_host_get(b, f->bytes, c->host_node, &c->hsrc, err)) != GQ_OK)
+            goto out;
+        c->src = c->hsrc->dptr;
+    } else {
+        if ((rc = dev_alloc(c->sdev, f->bytes, &c->dsrc, err)) != GQ_OK)
+            goto out;
+        c->src = c->dsrc;
+    }
+    if (f->dst.kind == GQ_EP_HOST) {
+        if ((rc = gq_cuda_host_get(b, f->bytes, c->host_node, &c->hdst, err)) != GQ_OK)
+            goto out;
+        c->dst = c->hdst->dptr;
+    } else {
+        if ((rc = dev_alloc(c->ddev, f->bytes, &c->ddst, err)) != GQ_OK)
+            goto out;
+        c->dst = c->ddst;
+    }
+    if (staged) {
+        c->nbuf = b->tune.stage_bufs;
+        c->chunk = f->chunk_bytes ? f->chunk_bytes : STAGE_CHUNK_DEFAULT;
+        if (c->chunk > f->bytes)
+            c->chunk = f->bytes;
+        uint64_t n = (f->bytes + c->chunk - 1) / c->chunk;
+        if (n > STAGE_MAX_CHUNKS) {
+            c->chunk = (f->bytes + STAGE_MAX_CHUNKS - 1) / STAGE_MAX_CHUNKS;
+            c->chunk = (c->chunk + 4095) & ~4095ull;
+            n = (f->bytes + c->chunk - 1) / c->chunk;
+        }
+        c->nchunks = (int)n;
+        if ((rc = gq_cuda_numa_resolve(b, GQ_NUMA_LOCAL, c->sdev, &c->host_node, err)) != GQ_OK)
+            goto out;
+        if ((rc = gq_cuda_host_get(b, c->chunk * (uint64_t)c->nbuf, c->host_node, &c->stage, err)) != GQ_OK)
+            goto out;
+        if ((rc = stream_on(c->ddev, &c->s2, err)) != GQ_OK)
+            goto out;
+        CK(cudaSetDevice(c->sdev));
+        for (int k = 0; k < c->nbuf; k++)
+            CK(cudaEventCreateWithFlags(&c->d2h[k], cudaEventDisableTiming));
+        CK(cudaSetDevice(c->ddev));
+        for (int k = 0; k < c->nbuf; k++)
+            CK(cudaEventCreateWithFlags(&c->h2d[k], cudaEventDisableTiming));
+    }
+    if ((rc = stream_on(c->exec, &c->s, err)) != GQ_OK || (rc = stream_on(c->cdev, &c->sc, err)) != GQ_OK ||
+        (rc = stream_on(c->fdev, &c->sf, err)) != GQ_OK)
+        goto out;
+    CK(cudaSetDevice(staged ? c->ddev : c->exec));
+    for (int k = 0; k < RING; k++)
+        CK(cudaEventCreateWithFlags(&c->ring[k], cudaEventDisableTiming));
+    CK(cudaSetDevice(c->cdev));
+    CK(cudaMalloc((void **)&c->dres, 2 * sizeof(unsigned long long)));
+    size_units(c);
+
+    /* The source pattern is written once; copies never modify it. */
+    CK(cudaSetDevice(c->fdev));
+    CK(gq_k_fill(c->src, f->bytes, c->seed, b->dev[c->fdev].sm_count * 4, c->sf));
+    CK(cudaStreamSynchronize(c->sf));
+out:
+    return rc;
+}
+
+static int cuda_prepare(gq_backend *be, const gq_flow *flows, int nflows, gq_group **out, gq_err *err)
+{
+    cuda_be *b = priv(be);
+    int rc = GQ_OK;
+    *out = NULL;
+    if (nflows < 1)
+        return gq_err_set(err, GQ_E_USAGE, "a group needs at least one flow");
+    for (int i = 0; i < nflows; i++)
+        if ((rc = check_flow(b, &flows[i], i, err)) != GQ_OK)
+            return rc;
+    gq_group *g = calloc(1, sizeof *g);
+    if (!g || !(g->f = calloc((size_t)nflows, sizeof *g->f)) ||
+        !(g->peer = calloc((size_t)nflows * 2, sizeof *g->peer))) {
+        if (g)
+            free(g->f);
+        free(g);
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory for a group of %d flows", nflows);
+    }
+    g->b = b;
+    /* Peer access first: the fills below must not run against a state that
+     * the group then changes. */
+    for (int i = 0; i < nflows; i++) {
+        const gq_flow *f = &flows[i];
+        if (f->src.kind != GQ_EP_GPU || f->dst.kind != GQ_EP_GPU || f->src.index == f->dst.index)
+            continue;
+        int s = f->src.index, d = f->dst.index;
+        if (f->method == GQ_METHOD_DRIVER_STAGED) {
+            if ((rc = add_need(g, s, d, false, err)) || (rc = add_need(g, d, s, false, err)))
+                goto out;
+        } else if (f->method == GQ_METHOD_CE || f->method == GQ_METHOD_SM) {
+            int can1 = 0, can2 = 0;
+            CK(cudaDeviceCanAccessPeer(&can1, s, d));
+            CK(cudaDeviceCanAccessPeer(&can2, d, s));
+            if (!can1 || !can2) {
+                rc = gq_err_set(err, GQ_E_UNSUPP,
+                                "flow %d: GPU %d and GPU %d have no peer access (P2P); use method staged or "
+                                "driver_staged",
+                                i, s, d);
+                goto out;
+            }
+            /* Both ways, as nvbandwidth does: the copy engine of either GPU
+             * may then drive the copy. */
+            if ((rc = add_need(g, s, d, true, err)) || (rc = add_need(g, d, s, true, err)))
+                goto out;
+        }
+    }
+    for (int i = 0; i < g->npeer; i++)
+        if ((rc = gq_cuda_peer_set(b, g->peer[i].a, g->peer[i].c, g->peer[i].on, err)) != GQ_OK)
+            goto out;
+    for (int i = 0; i < nflows; i++) {
+        g->f[i].f = flows[i];
+        g->n = i + 1;
+        if ((rc = flow_setup(b, &g->f[i], i, err)) != GQ_OK) {
+            gq_err_prefix(err, "flow %d", i);
+            goto out;
+        }
+    }
+    *out = g;
+    return GQ_OK;
+out:
+    for (int i = 0; i < g->n; i++)
+        flow_free(b, &g->f[i]);
+    free(g->peer);
+    free(g->f);
+    free(g);
+    return rc;
+}
+
+static void cuda_release(gq_backend *be, gq_group *g)
+{
+    if (!g)
+        return;
+    for (int i = 0; i < g->n; i++)
+        flow_free(priv(be), &g->f[i]);
+    free(g->peer);
+    free(g->f);
+    free(g);
+}
+
+/* ---- run ------------------------------------------------------------------- */
+
+/* Queue one unit of `copies` copies and its completion event. */
+static int enqueue_unit(cflow *c, int copies, int unit, gq_err *err)
+{
+    int rc = GQ_OK;
+    const gq_flow *f = &c->f;
+    cudaStream_t done = c->s;
+    CK(cudaSetDevice(c->exec));
+    switch (f->method) {
+    case GQ_METHOD_CE:
+    case GQ_METHOD_DRIVER_STAGED:
+        for (int k = 0; k < copies; k++) {
+            if (c->sdev >= 0 && c->ddev >= 0 && c->sdev != c->ddev)
+                CK(cudaMemcpyPeerAsync(c->dst, c->ddev, c->src, c->sdev, f->bytes, c->s));
+            else
+                CK(cudaMemcpyAsync(c->dst, c->src, f->bytes, cudaMemcpyDefault, c->s));
+        }
+        break;
+    case GQ_METHOD_SM:
+        CK(gq_k_copy(c->dst, c->src, f->bytes, copies, c->grid, c->s));
+        break;
+    case GQ_METHOD_STAGED:
+        /* Buffer b is reused only after the H2D copy that read it (event
+         * h2d[b]) has finished; the H2D copy starts only after the D2H copy
+         * that filled it (event d2h[b]). A stream waits on the record that
+         * precedes the wait call, so queuing in this order from one thread
+         * is what makes the pipeline correct. */
+        for (int k = 0; k < copies; k++) {
+            for (int j = 0; j < c->nchunks; j++) {
+                int bi = (int)(c->stage_k++ % (uint64_t)c->nbuf);
+                uint64_t off = (uint64_t)j * c->chunk;
+                uint64_t len = f->bytes - off < c->chunk ? f->bytes - off : c->chunk;
+                char *stage = (char *)c->stage->dptr + (uint64_t)bi * c->chunk;
+                CK(cudaSetDevice(c->sdev));
+                CK(cudaStreamWaitEvent(c->s, c->h2d[bi], 0));
+                CK(cudaMemcpyAsync(stage, (char *)c->src + off, len, cudaMemcpyDeviceToHost, c->s));
+                CK(cudaEventRecord(c->d2h[bi], c->s));
+                CK(cudaSetDevice(c->ddev));
+                CK(cudaStreamWaitEvent(c->s2, c->d2h[bi], 0));
+                CK(cudaMemcpyAsync((char *)c->dst + off, stage, len, cudaMemcpyHostToDevice, c->s2));
+                CK(cudaEventRecord(c->h2d[bi], c->s2));
+            }
+        }
+        done = c->s2;
+        break;
+    }
+    CK(cudaEventRecord(c->ring[unit % RING], done));
+out:
+    return rc;
+}
+
+static void flow_error(gq_flow_result *r, const gq_err *e)
+{
+    if (r->status != GQ_OK)
+        return;
+    r->status = e->code ? e->code : GQ_E_BACKEND;
+    if (r->status != GQ_E_BACKEND && r->status != GQ_E_NOMEM)
+        r->status = GQ_E_BACKEND;
+    snprintf(r->error, sizeof r->error, "%.*s", (int)sizeof r->error - 1, e->msg);
+}
+
+/* Check dst against the source pattern on the device that holds dst. */
+static int verify_flow(cflow *c, gq_flow_result *r, gq_err *err)
+{
+    int rc = GQ_OK;
+    unsigned long long h[2] = {0, 0};
+    CK(cudaSetDevice(c->cdev));
+    CK(gq_k_check(c->dst, c->f.bytes, c->seed, c->dres, c->aux_grid, c->sc));
+    CK(cudaMemcpyAsync(h, c->dres, sizeof h, cudaMemcpyDeviceToHost, c->sc));
+    CK(cudaStreamSynchronize(c->sc));
+    r->verified = true;
+    r->verify_ok = h[0] == 0;
+    r->bad_offset = h[0] ? h[1] : 0;
+out:
+    return rc;
+}
+
+static void run_flow(void *arg, int i, gq_workers *w)
+{
+    gq_group *g = arg;
+    cuda_be *b = g->b;
+    cflow *c = &g->f[i];
+    const gq_run_opts *o = g->opts;
+    gq_flow_result *r = &g->res[i];
+    gq_err e = {0}, *err = &e;
+    int rc = GQ_OK;
+    bool by_time = o->reps <= 0;
+    long long copies_enq = 0, copies_counted = 0;
+    int units_enq = 0, units_done = 0, unit_copies[RING];
+    bool stop = false, started = false;
+
+    if (o->verify) {
+        CK(cudaSetDevice(c->cdev));
+        CK(gq_k_fill(c->dst, c->f.bytes, c->seed ^ POISON_XOR, c->aux_grid, c->sc));
+        CK(cudaStreamSynchronize(c->sc));
+    }
+    CK(cudaSetDevice(c->exec));
+    CK(gq_k_spin(b->latch, b->latch_timed_out, LATCH_TIMEOUT_NS, c->s));
+    {
+        int ops = 0;
+        while (units_enq < c->depth && (units_enq == 0 || ops + c->ops_per_unit <= PRE_OPS)) {
+            int n = c->copies_per_unit;
+            if (!by_time && copies_enq + n > o->reps)
+                n = (int)(o->reps - copies_enq);
+            if (n <= 0)
+                break;
+            CK(enqueue_unit(c, n, units_enq, err));
+            unit_copies[units_enq % RING] = n;
+            units_enq++;
+            copies_enq += n;
+            ops += c->ops_per_unit;
+        }
+    }
+out:
+    /* Reached by every worker, failed or not: the barrier counts them all. */
+    gq_workers_barrier(w);
+    gq_workers_barrier(w);
+    if (rc == GQ_OK)
+        started = true;
+    const double deadline = g->t0 + o->duration_s;
+    r->t_start = g->t0;
+    r->t_end = g->t0;
+    while (started && units_done < units_enq) {
+        cudaError_t ce = cudaEventSynchronize(c->ring[units_done % RING]);
+        double t = gq_now_mono();
+        if (ce != cudaSuccess) {
+            rc = gq_cuda_fail(err, ce, "cudaEventSynchronize", __FILE__, __LINE__);
+            break;
+        }
+        int n = unit_copies[units_done % RING];
+        units_done++;
+        if (!by_time || t <= deadline || copies_counted == 0) {
+            copies_counted += n;
+            r->t_end = t;
+        } else {
+            stop = true;
+        }
+        if (by_time && (t >= deadline || gq_interrupt_requested()))
+            stop = true;
+        while (!stop && units_enq - units_done < c->depth) {
+            int n2 = c->copies_per_unit;
+            if (!by_time) {
+                if (copies_enq >= o->reps)
+                    break;
+                if (copies_enq + n2 > o->reps)
+                    n2 = (int)(o->reps - copies_enq);
+            }
+            if ((rc = enqueue_unit(c, n2, units_enq, err)) != GQ_OK)
+                break;
+            unit_copies[units_enq % RING] = n2;
+            units_enq++;
+            copies_enq += n2;
+        }
+        if (rc != GQ_OK)
+            break;
+    }
+    /* Leave nothing running: later rounds and the check must see idle streams. */
+    cudaStreamSynchronize(c->s);
+    if (c->s2)
+        cudaStreamSynchronize(c->s2);
+    if (rc != GQ_OK) {
+        flow_error(r, err);
+        return;
+    }
+    r->copies_done = (int)copies_counted;
+    r->bytes_done = (uint64_t)copies_counted * c->f.bytes;
+    if (o->verify && (rc = verify_flow(c, r, err)) != GQ_OK)
+        flow_error(r, err);
+}
+
+static int cuda_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_result *res, gq_err *err)
+{
+    cuda_be *b = priv(be);
+    int rc = GQ_OK;
+    if (o->reps <= 0 && !(o->duration_s > 0))
+        return gq_err_set(err, GQ_E_USAGE, "a run needs reps > 0 or a duration > 0");
+    memset(res, 0, sizeof *res * (size_t)g->n);
+    for (int i = 0; i < g->n; i++) {
+        res[i].tag = g->f[i].f.tag;
+        const cuda_hbuf *h = g->f[i].hsrc ? g->f[i].hsrc : g->f[i].hdst ? g->f[i].hdst : g->f[i].stage;
+        res[i].host_numa_actual = h ? h->actual : -1;
+    }
+    /* Another group may have switched peer access since this one was prepared. */
+    for (int i = 0; i < g->npeer; i++)
+        if ((rc = gq_cuda_peer_set(b, g->peer[i].a, g->peer[i].c, g->peer[i].on, err)) != GQ_OK)
+            return rc;
+    /* Without the list the workers just run unpinned. */
+    const char **cpl = calloc((size_t)(unsigned)g->n, sizeof *cpl);
+    for (int i = 0; cpl && i < g->n; i++)
+        cpl[i] = b->dev[g->f[i].exec].cpulist;
+    g->opts = o;
+    g->res = res;
+    *b->latch = 0;
+    *b->latch_timed_out = 0;
+    atomic_thread_fence(memory_order_seq_cst);
+    gq_workers *w = NULL;
+    rc = gq_workers_start(&w, g->n, run_flow, g, cpl, err);
+    free(cpl);
+    if (rc != GQ_OK)
+        return rc;
+    gq_workers_barrier(w);
+    /* Read the clock before the release: the window may start a hair early,
+     * never late, so a rate is never overstated. */
+    g->t0 = gq_now_mono();
+    atomic_thread_fence(memory_order_seq_cst);
+    *b->latch = 1;
+    atomic_thread_fence(memory_order_seq_cst);
+    gq_workers_barrier(w);
+    gq_workers_join(w);
+    if (*b->latch_timed_out) {
+        for (int i = 0; i < g->n; i++) {
+            gq_err e;
+            gq_err_set(&e, GQ_E_BACKEND, "the start latch timed out: GPU %d never saw the release", g->f[i].exec);
+            flow_error(&res[i], &e);
+        }
+    }
+    return GQ_OK;
+}
+
 const gq_backend_ops gq_backend_cuda_ops = {
-    .version = GQ_BACKEND_OPS_VERSION, .name = "cuda", .flags = 0,
-    .init = cuda_init, .fini = cuda_fini, .discover = cuda_discover,
-    .prepare = cuda_prepare, .run = cuda_run, .release = cuda_release,
+    .version = GQ_BACKEND_OPS_VERSION,
+    .name = "cuda",
+    .flags = 0,
+    .init = cuda_init,
+    .fini = cuda_fini,
+    .discover = cuda_discover,
+    .prepare = cuda_prepare,
+    .run = cuda_run,
+    .release = cuda_release,
+    .latency = gq_cuda_latency,
+    .mem_info = cuda_mem_info,
+    .host_mem_avail = cuda_host_mem_avail,
+    .now = cuda_now,
+    .stress_start = gq_cuda_stress_start,
+    .stress_poll = gq_cuda_stress_poll,
+    .stress_stop = gq_cuda_stress_stop,
+    .sample = gq_cuda_sample,
 };

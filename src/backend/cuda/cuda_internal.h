@@ -11,4 +11,43 @@
  * is no GPU or driver, with the CUDA error text. (cuda_discover.c) */
 int gq_cuda_discover(gq_topo *t, gq_err *err);
 
+/* Tuning knobs of the transfer side (cuda_backend.c), for tests/gpu and bench
+ * experiments; the defaults are what was measured best on 2 x H200
+ * (bench/results/cuda-backend-*.md). Free of CUDA types so that plain C test
+ * programs can set them. */
+typedef enum gq_cuda_host_alloc {
+    GQ_CUDA_HOST_AUTO = 0,     /* REGISTER with libnuma and more than one node, else CUDA */
+    GQ_CUDA_HOST_CUDA = 1,     /* cudaHostAlloc(portable | mapped) */
+    GQ_CUDA_HOST_REGISTER = 2, /* numa_alloc_onnode (or mmap) + cudaHostRegister(portable | mapped) */
+} gq_cuda_host_alloc;
+
+typedef struct gq_cuda_tune {
+    int host_alloc;          /* gq_cuda_host_alloc */
+    int sm_blocks_per_sm;    /* copy kernel blocks per SM; 0 = as many as fit (occupancy) */
+    int stage_bufs;          /* STAGED: pinned staging buffers in the ring, 2..8 */
+    uint64_t chase_window;   /* pointer chase: the chain visits 128-byte lines in random order
+                              * within each window of this many bytes, windows in order;
+                              * 128 = plain stride (nvbandwidth's order) */
+} gq_cuda_tune;
+
+/* Read / replace the knobs of an open "cuda" backend. Applies to groups
+ * prepared and latencies measured afterwards. GQ_E_USAGE for a value out of
+ * range (message names it). */
+void gq_cuda_tune_get(const gq_backend *be, gq_cuda_tune *t);
+int gq_cuda_tune_set(gq_backend *be, const gq_cuda_tune *t, gq_err *err);
+
+/* Stress load and telemetry (cuda_stress.c), the ops' stress_start,
+ * stress_poll, stress_stop and sample hooks (contract in backend/backend.h).
+ * start returns at once: one host thread per GPU sets up and runs cuBLAS
+ * GEMMs on deterministic random inputs until stop, comparing results with
+ * the first; errors surface through poll and stop. sample reads NVML
+ * (topo/nvml.h), opened on first use; GQ_E_UNSUPP when NVML is absent.
+ * gq_cuda_stress_fini stops any load still running and closes NVML: the
+ * backend's fini calls it. */
+int gq_cuda_stress_start(gq_backend *be, int gpu, gq_precision p, gq_err *err);
+int gq_cuda_stress_poll(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty, double *tflops, gq_err *err);
+int gq_cuda_stress_stop(gq_backend *be, int gpu, gq_err *err);
+int gq_cuda_sample(gq_backend *be, int gpu, gq_sample *s, gq_err *err);
+void gq_cuda_stress_fini(gq_backend *be);
+
 #endif

@@ -1,0 +1,957 @@
+#include "analysis/bottlenecks.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef uint64_t mask_t; /* GQ_MAX_GPUS == 64: one bit per GPU */
+
+static mask_t bit(int g)
+{
+    return (g >= 0 && g < 64) ? (mask_t)1 << g : 0;
+}
+
+static int popcount(mask_t m)
+{
+    return __builtin_popcountll(m);
+}
+
+static mask_t mask_of(const int *g, int n)
+{
+    mask_t m = 0;
+    for (int i = 0; i < n; i++)
+        m |= bit(g[i]);
+    return m;
+}
+
+static int mask_list(mask_t m, int *out)
+{
+    int n = 0;
+    for (int g = 0; g < 64; g++)
+        if (m & bit(g))
+            out[n++] = g;
+    return n;
+}
+
+const char *gq_bn_explain_name(gq_bn_explain e)
+{
+    switch (e) {
+    case GQ_EXPLAIN_MEASUREMENT_ONLY: return "measurement_only";
+    case GQ_EXPLAIN_PCIE_SWITCH: return "pcie_switch";
+    case GQ_EXPLAIN_ROOT_PORT: return "root_port";
+    case GQ_EXPLAIN_HOST_BRIDGE: return "host_bridge";
+    case GQ_EXPLAIN_NUMA_NODE: return "numa_node";
+    case GQ_EXPLAIN_CPU_INTERCONNECT: return "cpu_interconnect";
+    }
+    return "?";
+}
+
+const char *gq_bn_p2p_kind_name(gq_bn_p2p_kind k)
+{
+    switch (k) {
+    case GQ_P2P_WITHIN: return "within";
+    case GQ_P2P_ACROSS: return "across";
+    case GQ_P2P_MIXED: return "mixed";
+    }
+    return "?";
+}
+
+void gq_bn_opts_default(gq_bn_opts *o)
+{
+    o->min_drop = 0.10;
+    o->bytes = 0;
+}
+
+void gq_bottlenecks_free(gq_bottlenecks *b)
+{
+    free(b->obs);
+    free(b->ignored);
+    b->obs = NULL;
+    b->ignored = NULL;
+    b->nobs = b->capobs = b->nignored = b->capignored = 0;
+}
+
+static int push_ignored(gq_bottlenecks *b, int rec, const char *why)
+{
+    if (b->nignored == b->capignored) {
+        int cap = b->capignored ? 2 * b->capignored : 16;
+        gq_bn_ignored *v = realloc(b->ignored, (size_t)cap * sizeof *v);
+        if (!v)
+            return GQ_E_NOMEM;
+        b->ignored = v;
+        b->capignored = cap;
+    }
+    b->ignored[b->nignored].record = rec;
+    snprintf(b->ignored[b->nignored].why, sizeof b->ignored[0].why, "%s", why);
+    b->nignored++;
+    return GQ_OK;
+}
+
+static gq_bn_obs *push_obs(gq_bottlenecks *b)
+{
+    if (b->nobs == b->capobs) {
+        int cap = b->capobs ? 2 * b->capobs : 32;
+        gq_bn_obs *v = realloc(b->obs, (size_t)cap * sizeof *v);
+        if (!v)
+            return NULL;
+        b->obs = v;
+        b->capobs = cap;
+    }
+    gq_bn_obs *o = &b->obs[b->nobs++];
+    memset(o, 0, sizeof *o);
+    for (int i = 0; i < GQ_MAX_GPUS; i++)
+        o->rate[i] = NAN;
+    o->record = -1;
+    return o;
+}
+
+/* ---- grouping records ----------------------------------------------------- */
+
+typedef struct gref {
+    int group, idx;
+} gref;
+
+static int cmp_gref(const void *a, const void *b)
+{
+    const gref *x = a, *y = b;
+    if (x->group != y->group)
+        return (x->group > y->group) - (x->group < y->group);
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int host_gpu(const gq_record *r)
+{
+    if (r->src.kind == GQ_EP_GPU && r->dst.kind == GQ_EP_HOST)
+        return r->src.index;
+    if (r->src.kind == GQ_EP_HOST && r->dst.kind == GQ_EP_GPU)
+        return r->dst.index;
+    return -1;
+}
+
+static bool is_p2p_flow(const gq_record *r)
+{
+    return r->src.kind == GQ_EP_GPU && r->dst.kind == GQ_EP_GPU && r->src.index != r->dst.index;
+}
+
+/* A candidate observation before the size filter. */
+typedef struct cand {
+    bool p2p;
+    int slot;          /* host: 0 h2d, 1 d2h */
+    uint64_t bytes;
+    int nflows;
+    int flows[GQ_MAX_GPUS]; /* record indices of the per-flow records */
+    int agg;           /* aggregate record index or -1 */
+    int group;
+} cand;
+
+static int slot_of(gq_direction d)
+{
+    return d == GQ_DIR_H2D ? 0 : d == GQ_DIR_D2H ? 1 : -1;
+}
+
+/* Turn the record set into candidates: one per group that ran flows of one
+ * kind (host in one direction, or P2P). */
+static int collect(const gq_recordset *rs, gq_bottlenecks *b, cand **out, int *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    if (!rs || rs->n <= 0)
+        return GQ_OK;
+    int rc = GQ_E_NOMEM;
+    gref *v = malloc((size_t)rs->n * sizeof *v);
+    cand *c = malloc((size_t)rs->n * sizeof *c);
+    if (!v || !c)
+        goto out;
+    for (int i = 0; i < rs->n; i++) {
+        v[i].group = rs->v[i].group;
+        v[i].idx = i;
+        const char *why;
+        if (!gq_domains_usable(&rs->v[i], &why) && push_ignored(b, i, why))
+            goto out;
+    }
+    qsort(v, (size_t)rs->n, sizeof *v, cmp_gref);
+    int nc = 0;
+    for (int a = 0; a < rs->n;) {
+        int e = a;
+        while (e < rs->n && v[e].group == v[a].group)
+            e++;
+        cand cd = {.agg = -1, .group = v[a].group, .slot = -1};
+        bool host = false, p2p = false, bad = false, lat = false, bidir_name = false;
+        int dirs = 0;
+        mask_t seen = 0;
+        for (int k = a; k < e; k++) {
+            const gq_record *r = &rs->v[v[k].idx];
+            if (r->is_latency) {
+                lat = true;
+                continue;
+            }
+            if (strstr(r->test, "bidirectional"))
+                bidir_name = true;
+            if (r->aggregate || r->sum)
+                continue;
+            if (cd.nflows >= GQ_MAX_GPUS) {
+                bad = true;
+                break;
+            }
+            cd.flows[cd.nflows++] = v[k].idx;
+            if (!gq_domains_usable(r, NULL))
+                bad = true;
+            int hg = host_gpu(r);
+            if (hg >= 0 && (r->direction == GQ_DIR_H2D || r->direction == GQ_DIR_D2H)) {
+                host = true;
+                dirs |= 1 << slot_of(r->direction);
+                if (seen & bit(hg))
+                    bad = true; /* two flows on one GPU: no per-GPU attribution */
+                seen |= bit(hg);
+            } else if (is_p2p_flow(r)) {
+                p2p = true;
+            } else {
+                bad = true;
+            }
+            if (!cd.bytes)
+                cd.bytes = r->bytes;
+            else if (cd.bytes != r->bytes)
+                bad = true;
+        }
+        if (lat || cd.nflows == 0) {
+            a = e;
+            continue;
+        }
+        /* Tests whose interfering direction is not recorded look like one
+         * direction but were not; groups mixing kinds or both directions are
+         * not per-direction evidence. */
+        if (bad || (host && p2p) || dirs == 3 || (bidir_name && cd.nflows == 1)) {
+            b->nskipped++;
+            a = e;
+            continue;
+        }
+        cd.p2p = p2p;
+        cd.slot = host ? (dirs == 1 ? 0 : 1) : -1;
+        if (cd.nflows >= 2) {
+            for (int k = a; k < e; k++) {
+                const gq_record *r = &rs->v[v[k].idx];
+                if (!r->aggregate || r->sum || r->is_latency)
+                    continue;
+                if (host && slot_of(r->direction) != cd.slot)
+                    continue;
+                if (p2p && r->direction != GQ_DIR_P2P)
+                    continue;
+                if (gq_domains_usable(r, NULL))
+                    cd.agg = v[k].idx;
+            }
+            if (cd.agg < 0) {
+                b->nskipped++;
+                a = e;
+                continue;
+            }
+        }
+        c[nc++] = cd;
+        a = e;
+    }
+    *out = c;
+    *nout = nc;
+    c = NULL;
+    rc = GQ_OK;
+out:
+    free(v);
+    free(c);
+    return rc;
+}
+
+/* The most common buffer size among candidates of one kind (ties: larger). */
+static uint64_t common_bytes(const cand *c, int n, bool p2p, int slot)
+{
+    uint64_t best = 0;
+    int bestn = 0;
+    for (int i = 0; i < n; i++) {
+        if (c[i].p2p != p2p || (!p2p && c[i].slot != slot))
+            continue;
+        int cnt = 0;
+        for (int k = 0; k < n; k++)
+            if (c[k].p2p == p2p && (p2p || c[k].slot == slot) && c[k].bytes == c[i].bytes)
+                cnt += c[k].nflows;
+        if (cnt > bestn || (cnt == bestn && c[i].bytes > best)) {
+            best = c[i].bytes;
+            bestn = cnt;
+        }
+    }
+    return best;
+}
+
+/* ---- host inference --------------------------------------------------------- */
+
+typedef struct known {
+    mask_t set;
+    double cap;
+} known;
+
+/* Expected aggregate of the active GPUs `act`: alone rates, capped by the
+ * known budgets, nested ones first. Budgets are handled as a laminar family
+ * (parent: the budget whose inside is being evaluated, -1 for the top); an
+ * overlapping budget only caps the GPUs not already under a larger one. */
+static bool strictly_inside(mask_t a, mask_t b)
+{
+    return !(a & ~b) && a != b;
+}
+
+static double expect(mask_t act, const double *alone, const known *k, int nk, int parent)
+{
+    double total = 0;
+    mask_t covered = 0;
+    int order[GQ_BN_MAX];
+    int no = 0;
+    for (int i = 0; i < nk; i++) {
+        if (i == parent || !(k[i].set & act) || (parent >= 0 && !strictly_inside(k[i].set, k[parent].set)))
+            continue;
+        bool inside = false;
+        for (int j = 0; j < nk && !inside; j++)
+            inside = j != i && j != parent && (k[j].set & act) &&
+                     (parent < 0 || strictly_inside(k[j].set, k[parent].set)) && strictly_inside(k[i].set, k[j].set);
+        if (!inside)
+            order[no++] = i;
+    }
+    /* larger tops first */
+    for (int a = 1; a < no; a++)
+        for (int b2 = a; b2 > 0 && popcount(k[order[b2]].set) > popcount(k[order[b2 - 1]].set); b2--) {
+            int t = order[b2];
+            order[b2] = order[b2 - 1];
+            order[b2 - 1] = t;
+        }
+    for (int t = 0; t < no; t++) {
+        const known *T = &k[order[t]];
+        mask_t part = T->set & act & ~covered;
+        if (!part)
+            continue;
+        double inner = expect(part, alone, k, nk, order[t]);
+        total += inner < T->cap ? inner : T->cap;
+        covered |= part;
+    }
+    for (int g = 0; g < 64; g++)
+        if ((act & ~covered) & bit(g))
+            total += alone[g];
+    return total;
+}
+
+static int add_evidence(gq_bottleneck *bn, int obs)
+{
+    for (int i = 0; i < bn->nevidence; i++)
+        if (bn->evidence[i] == obs)
+            return 0;
+    if (bn->nevidence < GQ_BN_MAX_EVIDENCE)
+        bn->evidence[bn->nevidence++] = obs;
+    return 0;
+}
+
+static gq_bottleneck *find_or_add(gq_bottlenecks *b, bool p2p, gq_direction d, mask_t set, bool *added)
+{
+    *added = false;
+    for (int i = 0; i < b->n; i++)
+        if (b->v[i].p2p == p2p && b->v[i].direction == d && mask_of(b->v[i].gpus, b->v[i].ngpus) == set)
+            return &b->v[i];
+    if (b->n >= GQ_BN_MAX)
+        return NULL;
+    gq_bottleneck *bn = &b->v[b->n++];
+    memset(bn, 0, sizeof *bn);
+    bn->p2p = p2p;
+    bn->direction = d;
+    bn->ngpus = mask_list(set, bn->gpus);
+    *added = true;
+    return bn;
+}
+
+static int cmp_obs_size(const void *a, const void *b)
+{
+    const gq_bn_obs *x = *(const gq_bn_obs *const *)a, *y = *(const gq_bn_obs *const *)b;
+    if (x->ngpus != y->ngpus)
+        return x->ngpus - y->ngpus;
+    return (x->group > y->group) - (x->group < y->group);
+}
+
+static double rec_spread(const gq_recordset *rs, int i)
+{
+    double s = i >= 0 ? rs->v[i].value.spread : 0;
+    return s > 0 && isfinite(s) ? s : 0;
+}
+
+static int infer_host(gq_bottlenecks *b, const gq_recordset *rs, int slot, const gq_bn_opts *o)
+{
+    gq_direction dir = slot == 0 ? GQ_DIR_H2D : GQ_DIR_D2H;
+    gq_bn_obs **ord = malloc((size_t)(b->nobs > 0 ? b->nobs : 1) * sizeof *ord);
+    if (!ord)
+        return GQ_E_NOMEM;
+    int n = 0;
+    for (int i = 0; i < b->nobs; i++)
+        if (!b->obs[i].p2p && b->obs[i].direction == dir)
+            ord[n++] = &b->obs[i];
+    qsort(ord, (size_t)n, sizeof *ord, cmp_obs_size);
+
+    known k[GQ_BN_MAX];
+    int nk = 0;
+    for (int q = 0; q < n; q++) {
+        gq_bn_obs *ob = ord[q];
+        mask_t set = mask_of(ob->gpus, ob->ngpus);
+        double sum = 0, sp = rec_spread(rs, ob->record);
+        bool ok = true;
+        for (int i = 0; i < ob->ngpus; i++) {
+            double a = b->alone[slot][ob->gpus[i]];
+            if (!isfinite(a)) {
+                ok = false;
+                break;
+            }
+            sum += a;
+            if (b->alone_spread[slot][ob->gpus[i]] > sp)
+                sp = b->alone_spread[slot][ob->gpus[i]];
+        }
+        if (!ok) {
+            b->nskipped++;
+            ob->expected_gbps = NAN;
+            ob->sum_alone_gbps = NAN;
+            continue;
+        }
+        ob->sum_alone_gbps = sum;
+        ob->expected_gbps = expect(set, b->alone[slot], k, nk, -1);
+        double limit = ob->expected_gbps * (1 - o->min_drop - 2 * sp);
+        ob->contended = ob->aggregate_gbps < limit;
+        int ob_index = (int)(ob - b->obs);
+        if (ob->contended) {
+            bool added;
+            gq_bottleneck *bn = find_or_add(b, false, dir, set, &added);
+            if (!bn)
+                continue; /* more bottlenecks than GQ_BN_MAX: the rest are still observations */
+            if (added) {
+                bn->capacity_gbps = ob->aggregate_gbps;
+                bn->sum_alone_gbps = sum;
+                bn->expected_gbps = ob->expected_gbps;
+                if (nk < GQ_BN_MAX)
+                    k[nk++] = (known){.set = set, .cap = ob->aggregate_gbps};
+            } else if (ob->aggregate_gbps > bn->capacity_gbps) {
+                bn->capacity_gbps = ob->aggregate_gbps;
+                for (int i = 0; i < nk; i++)
+                    if (k[i].set == set)
+                        k[i].cap = ob->aggregate_gbps;
+            }
+            add_evidence(bn, ob_index);
+        } else {
+            /* a repeat of a known budget's own set confirms it */
+            for (int i = 0; i < b->n; i++)
+                if (!b->v[i].p2p && b->v[i].direction == dir && mask_of(b->v[i].gpus, b->v[i].ngpus) == set)
+                    add_evidence(&b->v[i], ob_index);
+        }
+    }
+    free(ord);
+
+    /* Fold a budget into a larger one containing it when the larger one is no
+     * wider: the small set only saw the large set's budget. */
+    bool changed = true;
+    while (changed) {
+        changed = false;
+        for (int i = 0; i < b->n && !changed; i++) {
+            gq_bottleneck *s = &b->v[i];
+            if (s->p2p || s->direction != dir)
+                continue;
+            mask_t ms = mask_of(s->gpus, s->ngpus);
+            for (int j = 0; j < b->n && !changed; j++) {
+                gq_bottleneck *t = &b->v[j];
+                if (j == i || t->p2p || t->direction != dir)
+                    continue;
+                mask_t mt = mask_of(t->gpus, t->ngpus);
+                if ((ms & ~mt) || ms == mt)
+                    continue;
+                if (t->capacity_gbps <= s->capacity_gbps * (1 + o->min_drop)) {
+                    for (int e = 0; e < s->nevidence; e++)
+                        add_evidence(t, s->evidence[e]);
+                    memmove(s, s + 1, (size_t)(b->n - i - 1) * sizeof *s);
+                    b->n--;
+                    changed = true;
+                }
+            }
+        }
+    }
+    return GQ_OK;
+}
+
+/* ---- explanations ----------------------------------------------------------- */
+
+static int pci_of_gpu(const gq_topo *t, int g)
+{
+    for (int i = 0; i < t->npci && i < GQ_MAX_PCI_NODES; i++)
+        if (t->pci[i].kind == GQ_PCI_GPU && t->pci[i].gpu == g)
+            return i;
+    return -1;
+}
+
+static bool is_ancestor(const gq_topo *t, int anc, int node)
+{
+    for (int p = node, guard = 0; p >= 0 && guard < GQ_MAX_PCI_NODES; p = t->pci[p].parent, guard++)
+        if (p == anc)
+            return true;
+    return false;
+}
+
+/* GPUs of `univ` below tree node a. */
+static mask_t under(const gq_topo *t, int a, mask_t univ)
+{
+    mask_t m = 0;
+    for (int g = 0; g < 64; g++)
+        if (univ & bit(g)) {
+            int p = pci_of_gpu(t, g);
+            if (p >= 0 && is_ancestor(t, a, p))
+                m |= bit(g);
+        }
+    return m;
+}
+
+static void set_text(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_text(char *buf, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, n, fmt, ap);
+    va_end(ap);
+}
+
+static void explain_host(gq_bottleneck *bn, const gq_topo *t, mask_t univ, bool one_numa)
+{
+    char set[160];
+    gq_domains_set_str(bn->gpus, bn->ngpus, set, sizeof set);
+    mask_t s = mask_of(bn->gpus, bn->ngpus);
+    if (t && t->npci > 0) {
+        int first = pci_of_gpu(t, bn->gpus[0]);
+        int lca = -1;
+        for (int a = first >= 0 ? t->pci[first].parent : -1, guard = 0; a >= 0 && guard < GQ_MAX_PCI_NODES;
+             a = t->pci[a].parent, guard++)
+            if ((under(t, a, s) & s) == s) {
+                lca = a;
+                break;
+            }
+        if (lca >= 0 && under(t, lca, univ) == s) {
+            /* Of the nodes from the LCA up whose GPUs are still exactly the set,
+             * the one with the narrowest known uplink is the likeliest limit. */
+            int best = lca;
+            for (int a = lca; a >= 0 && under(t, a, univ) == s; a = t->pci[a].parent)
+                if (t->pci[a].link_gbps > 0 &&
+                    (t->pci[best].link_gbps <= 0 || t->pci[a].link_gbps < t->pci[best].link_gbps))
+                    best = a;
+            const gq_pci_node *nd = &t->pci[best];
+            int par = nd->parent;
+            if (nd->kind == GQ_PCI_HOSTBRIDGE)
+                bn->explained = GQ_EXPLAIN_HOST_BRIDGE;
+            else if (par < 0 || t->pci[par].kind == GQ_PCI_HOSTBRIDGE)
+                bn->explained = GQ_EXPLAIN_ROOT_PORT;
+            else
+                bn->explained = GQ_EXPLAIN_PCIE_SWITCH;
+            snprintf(bn->node, sizeof bn->node, "%s", nd->bus_id[0] ? nd->bus_id : nd->label);
+            bn->link_gbps = nd->link_gbps;
+            const char *what = bn->explained == GQ_EXPLAIN_HOST_BRIDGE ? "host bridge"
+                               : bn->explained == GQ_EXPLAIN_ROOT_PORT ? "root port"
+                                                                        : "PCIe switch";
+            if (nd->link_gbps > 0)
+                set_text(bn->explanation, sizeof bn->explanation,
+                         "GPUs %s sit behind one %s (%s) whose uplink carries %.1f GB/s per direction; they "
+                         "share %.1f GB/s %s",
+                         set, what, bn->node, nd->link_gbps, bn->capacity_gbps, gq_direction_name(bn->direction));
+            else
+                set_text(bn->explanation, sizeof bn->explanation,
+                         "GPUs %s sit behind one %s (%s); they share %.1f GB/s %s", set, what, bn->node,
+                         bn->capacity_gbps, gq_direction_name(bn->direction));
+            return;
+        }
+    }
+    if (t && t->numa_nodes > 1) {
+        int node = -2;
+        for (int i = 0; i < bn->ngpus; i++) {
+            int nn = bn->gpus[i] < t->ngpu ? t->gpu[bn->gpus[i]].numa_node : -1;
+            if (nn < 0 || (node != -2 && nn != node)) {
+                node = -1;
+                break;
+            }
+            node = nn;
+        }
+        if (node >= 0) {
+            mask_t same = 0;
+            for (int g = 0; g < t->ngpu && g < 64; g++)
+                if ((univ & bit(g)) && t->gpu[g].numa_node == node)
+                    same |= bit(g);
+            if (same == s) {
+                bn->explained = GQ_EXPLAIN_NUMA_NODE;
+                snprintf(bn->node, sizeof bn->node, "numa:%d", node);
+                set_text(bn->explanation, sizeof bn->explanation,
+                         "GPUs %s are the GPUs of NUMA node %d (one socket); they share %.1f GB/s %s", set, node,
+                         bn->capacity_gbps, gq_direction_name(bn->direction));
+                return;
+            }
+        }
+    }
+    bn->explained = GQ_EXPLAIN_MEASUREMENT_ONLY;
+    set_text(bn->explanation, sizeof bn->explanation,
+             "GPUs %s share %.1f GB/s %s, but no PCIe switch, root port or NUMA node in the topology groups exactly "
+             "them: inferred from measurement only%s",
+             set, bn->capacity_gbps, gq_direction_name(bn->direction),
+             one_numa ? (t && t->is_vm ? " (the VM shows one NUMA node)" : " (the platform shows one NUMA node)") : "");
+}
+
+static void explain_p2p(gq_bottleneck *bn, const gq_bn_obs *ob, const gq_topo *t)
+{
+    char set[160];
+    gq_domains_set_str(bn->gpus, bn->ngpus, set, sizeof set);
+    bool all_sys = t && ob->npairs > 0, all_numa = t && t->numa_nodes > 1 && ob->npairs > 0;
+    int na = -1, nb = -1;
+    for (int p = 0; t && p < ob->npairs; p++) {
+        int a = ob->pair_src[p], c = ob->pair_dst[p];
+        if (a >= t->ngpu || c >= t->ngpu) {
+            all_sys = all_numa = false;
+            break;
+        }
+        if (t->level[a][c] != GQ_LEVEL_SYS)
+            all_sys = false;
+        int x = t->gpu[a].numa_node, y = t->gpu[c].numa_node;
+        if (x < 0 || y < 0 || x == y)
+            all_numa = false;
+        else if (na < 0) {
+            na = x < y ? x : y;
+            nb = x < y ? y : x;
+        }
+    }
+    const char *kind = bn->cross_domain ? "pairs crossing between domains" : "concurrent pairs";
+    if (all_numa || all_sys) {
+        bn->explained = GQ_EXPLAIN_CPU_INTERCONNECT;
+        if (na >= 0)
+            snprintf(bn->node, sizeof bn->node, "numa:%d-numa:%d", na, nb);
+        set_text(bn->explanation, sizeof bn->explanation,
+                 "%s (GPUs %s) go through the CPU interconnect between NUMA nodes; together they get %.1f GB/s "
+                 "against %.1f GB/s one pair at a time",
+                 kind, set, bn->capacity_gbps, bn->sum_alone_gbps);
+        return;
+    }
+    bn->explained = GQ_EXPLAIN_MEASUREMENT_ONLY;
+    set_text(bn->explanation, sizeof bn->explanation,
+             "%s (GPUs %s) together get %.1f GB/s against %.1f GB/s one pair at a time; the topology does not show "
+             "the shared path: inferred from measurement only",
+             kind, set, bn->capacity_gbps, bn->sum_alone_gbps);
+}
+
+/* ---- the whole inference ----------------------------------------------------- */
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_domains *dom, const gq_bn_opts *o,
+                         gq_bottlenecks *out, gq_err *err)
+{
+    gq_bn_opts def;
+    if (!o) {
+        gq_bn_opts_default(&def);
+        o = &def;
+    }
+    memset(out, 0, sizeof *out);
+    for (int s = 0; s < 2; s++)
+        for (int g = 0; g < GQ_MAX_GPUS; g++) {
+            out->alone[s][g] = NAN;
+            out->alone_record[s][g] = -1;
+        }
+    out->one_numa_visible = topo && topo->numa_nodes <= 1;
+
+    cand *c = NULL;
+    int nc = 0, rc;
+    double (*iso)[GQ_MAX_GPUS] = NULL;
+    double (*iso_sp)[GQ_MAX_GPUS] = NULL;
+    if ((rc = collect(rs, out, &c, &nc)))
+        goto nomem;
+    iso = malloc(sizeof(double[GQ_MAX_GPUS][GQ_MAX_GPUS]));
+    iso_sp = malloc(sizeof(double[GQ_MAX_GPUS][GQ_MAX_GPUS]));
+    if (!iso || !iso_sp)
+        goto nomem;
+    for (int i = 0; i < GQ_MAX_GPUS; i++)
+        for (int j = 0; j < GQ_MAX_GPUS; j++) {
+            iso[i][j] = NAN;
+            iso_sp[i][j] = 0;
+        }
+
+    uint64_t pbytes = common_bytes(c, nc, true, -1);
+    for (int s = 0; s < 2; s++)
+        out->bytes[s] = o->bytes ? o->bytes : common_bytes(c, nc, false, s);
+
+    /* Alone rates and isolated pair rates: one-flow groups (a later
+     * measurement replaces an earlier one). */
+    for (int i = 0; i < nc; i++) {
+        if (c[i].nflows != 1)
+            continue;
+        const gq_record *r = &rs->v[c[i].flows[0]];
+        double sp = r->value.spread > 0 && isfinite(r->value.spread) ? r->value.spread : 0;
+        if (c[i].p2p) {
+            if (c[i].bytes != pbytes || r->src.index >= GQ_MAX_GPUS || r->dst.index >= GQ_MAX_GPUS)
+                continue;
+            iso[r->src.index][r->dst.index] = r->value.median;
+            iso_sp[r->src.index][r->dst.index] = sp;
+        } else {
+            int g = host_gpu(r);
+            if (c[i].bytes != out->bytes[c[i].slot] || g < 0 || g >= GQ_MAX_GPUS)
+                continue;
+            out->alone[c[i].slot][g] = r->value.median;
+            out->alone_spread[c[i].slot][g] = sp;
+            out->alone_record[c[i].slot][g] = c[i].flows[0];
+        }
+    }
+
+    /* Observations: the concurrent groups. */
+    for (int i = 0; i < nc; i++) {
+        if (c[i].nflows < 2)
+            continue;
+        if (c[i].bytes != (c[i].p2p ? pbytes : out->bytes[c[i].slot])) {
+            out->nskipped++;
+            continue;
+        }
+        gq_bn_obs *ob = push_obs(out);
+        if (!ob)
+            goto nomem;
+        const gq_record *ag = &rs->v[c[i].agg];
+        ob->group = c[i].group;
+        ob->record = c[i].agg;
+        snprintf(ob->test, sizeof ob->test, "%s", ag->test);
+        ob->p2p = c[i].p2p;
+        ob->direction = c[i].p2p ? GQ_DIR_P2P : (c[i].slot == 0 ? GQ_DIR_H2D : GQ_DIR_D2H);
+        ob->bytes = c[i].bytes;
+        ob->aggregate_gbps = ag->value.median;
+        ob->overlap = ag->overlap;
+        mask_t m = 0;
+        for (int f = 0; f < c[i].nflows; f++) {
+            const gq_record *r = &rs->v[c[i].flows[f]];
+            if (c[i].p2p) {
+                if (ob->npairs < GQ_BN_MAX_PAIRS) {
+                    ob->pair_src[ob->npairs] = r->src.index;
+                    ob->pair_dst[ob->npairs] = r->dst.index;
+                    ob->rate[ob->npairs] = r->value.median;
+                    ob->npairs++;
+                }
+                m |= bit(r->src.index) | bit(r->dst.index);
+            } else {
+                int g = host_gpu(r);
+                m |= bit(g);
+                if (g >= 0 && g < GQ_MAX_GPUS)
+                    ob->rate[g] = r->value.median;
+            }
+        }
+        ob->ngpus = mask_list(m, ob->gpus);
+    }
+
+    for (int s = 0; s < 2; s++)
+        if ((rc = infer_host(out, rs, s, o)))
+            goto nomem;
+
+    /* P2P: each concurrent group against the same pairs one at a time. */
+    for (int i = 0; i < out->nobs; i++) {
+        gq_bn_obs *ob = &out->obs[i];
+        if (!ob->p2p)
+            continue;
+        double sum = 0, sp = rec_spread(rs, ob->record);
+        bool ok = true;
+        int within = 0, across = 0;
+        for (int p = 0; p < ob->npairs; p++) {
+            int a = ob->pair_src[p], b = ob->pair_dst[p];
+            double v = (a < GQ_MAX_GPUS && b < GQ_MAX_GPUS) ? iso[a][b] : NAN;
+            if (!isfinite(v)) {
+                ok = false;
+                break;
+            }
+            sum += v;
+            if (iso_sp[a][b] > sp)
+                sp = iso_sp[a][b];
+            if (dom && dom->domain_of[a] >= 0 && dom->domain_of[a] == dom->domain_of[b])
+                within++;
+            else if (dom && dom->domain_of[a] >= 0 && dom->domain_of[b] >= 0)
+                across++;
+        }
+        ob->p2p_kind = within == ob->npairs ? GQ_P2P_WITHIN : across == ob->npairs ? GQ_P2P_ACROSS : GQ_P2P_MIXED;
+        if (!ok) {
+            out->nskipped++;
+            ob->sum_alone_gbps = ob->expected_gbps = NAN;
+            continue;
+        }
+        ob->sum_alone_gbps = ob->expected_gbps = sum;
+        ob->contended = ob->aggregate_gbps < sum * (1 - o->min_drop - 2 * sp);
+        if (!ob->contended)
+            continue;
+        bool added;
+        gq_bottleneck *bn = find_or_add(out, true, GQ_DIR_P2P, mask_of(ob->gpus, ob->ngpus), &added);
+        if (!bn)
+            continue;
+        if (added) {
+            bn->capacity_gbps = ob->aggregate_gbps;
+            bn->sum_alone_gbps = bn->expected_gbps = sum;
+            bn->cross_domain = ob->p2p_kind == GQ_P2P_ACROSS;
+            if (dom) {
+                for (int g = 0; g < ob->ngpus; g++) {
+                    int d = dom->domain_of[ob->gpus[g]];
+                    bool have = d < 0;
+                    for (int q = 0; q < bn->ndomains && !have; q++)
+                        have = bn->domains[q] == d;
+                    if (!have)
+                        bn->domains[bn->ndomains++] = d;
+                }
+                qsort(bn->domains, (size_t)bn->ndomains, sizeof(int), cmp_int);
+            }
+        } else if (ob->aggregate_gbps > bn->capacity_gbps) {
+            bn->capacity_gbps = ob->aggregate_gbps;
+        }
+        add_evidence(bn, i);
+    }
+
+    /* Explanations against the tree. */
+    for (int i = 0; i < out->n; i++) {
+        gq_bottleneck *bn = &out->v[i];
+        if (bn->p2p) {
+            explain_p2p(bn, &out->obs[bn->evidence[0]], topo);
+        } else {
+            int s = slot_of(bn->direction);
+            mask_t univ = 0;
+            for (int g = 0; g < GQ_MAX_GPUS; g++)
+                if (isfinite(out->alone[s][g]))
+                    univ |= bit(g);
+            explain_host(bn, topo, univ, out->one_numa_visible);
+        }
+    }
+    free(c);
+    free(iso);
+    free(iso_sp);
+    return GQ_OK;
+nomem:
+    free(c);
+    free(iso);
+    free(iso_sp);
+    return gq_err_set(err, GQ_E_NOMEM, "out of memory while inferring bottlenecks");
+}
+
+int gq_bottlenecks_find(const gq_bottlenecks *b, gq_direction dir, const int *gpus, int n)
+{
+    mask_t m = mask_of(gpus, n);
+    for (int i = 0; i < b->n; i++)
+        if (b->v[i].direction == dir && mask_of(b->v[i].gpus, b->v[i].ngpus) == m)
+            return i;
+    return -1;
+}
+
+/* ---- JSON ---------------------------------------------------------------------- */
+
+static json_t *num_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *int_array(const int *v, int n)
+{
+    json_t *a = json_array();
+    for (int i = 0; a && i < n; i++)
+        json_array_append_new(a, json_integer(v[i]));
+    return a;
+}
+
+json_t *gq_bn_obs_to_json(const gq_bn_obs *o)
+{
+    json_t *j = json_object();
+    if (!j)
+        return NULL;
+    json_object_set_new(j, "group", json_integer(o->group));
+    json_object_set_new(j, "test", json_string(o->test));
+    json_object_set_new(j, "direction", json_string(gq_direction_name(o->direction)));
+    json_object_set_new(j, "bytes", json_integer((json_int_t)o->bytes));
+    json_object_set_new(j, "gpus", int_array(o->gpus, o->ngpus));
+    if (o->p2p) {
+        json_t *pairs = json_array();
+        for (int p = 0; p < o->npairs; p++)
+            json_array_append_new(pairs, json_pack("{s:i,s:i,s:o}", "src", o->pair_src[p], "dst", o->pair_dst[p],
+                                                   "gbps", num_or_null(o->rate[p])));
+        json_object_set_new(j, "pairs", pairs);
+        json_object_set_new(j, "kind", json_string(gq_bn_p2p_kind_name(o->p2p_kind)));
+    } else {
+        json_t *per = json_object();
+        for (int i = 0; i < o->ngpus; i++) {
+            char k[16];
+            snprintf(k, sizeof k, "%d", o->gpus[i]);
+            json_object_set_new(per, k, num_or_null(o->rate[o->gpus[i]]));
+        }
+        json_object_set_new(j, "per_gpu_gbps", per);
+    }
+    json_object_set_new(j, "aggregate_gbps", num_or_null(o->aggregate_gbps));
+    json_object_set_new(j, "sum_alone_gbps", num_or_null(o->sum_alone_gbps));
+    json_object_set_new(j, "expected_gbps", num_or_null(o->expected_gbps));
+    json_object_set_new(j, "overlap", num_or_null(o->overlap));
+    json_object_set_new(j, "contended", json_boolean(o->contended));
+    return j;
+}
+
+json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs)
+{
+    json_t *root = json_object(), *bl = json_array(), *obs = json_array(), *ign = json_array();
+    json_t *alone = json_object();
+    if (!root || !bl || !obs || !ign || !alone) {
+        json_decref(root);
+        json_decref(bl);
+        json_decref(obs);
+        json_decref(ign);
+        json_decref(alone);
+        return NULL;
+    }
+    for (int i = 0; i < b->n; i++) {
+        const gq_bottleneck *bn = &b->v[i];
+        json_t *j = json_object(), *ev = json_array();
+        json_object_set_new(j, "gpus", int_array(bn->gpus, bn->ngpus));
+        json_object_set_new(j, "direction", json_string(gq_direction_name(bn->direction)));
+        json_object_set_new(j, "capacity_gbps", json_real(bn->capacity_gbps));
+        json_object_set_new(j, "sum_alone_gbps", num_or_null(bn->sum_alone_gbps));
+        json_object_set_new(j, "expected_gbps", num_or_null(bn->expected_gbps));
+        json_object_set_new(j, "explained_by", json_string(gq_bn_explain_name(bn->explained)));
+        json_object_set_new(j, "node", bn->node[0] ? json_string(bn->node) : json_null());
+        json_object_set_new(j, "link_gbps", bn->link_gbps > 0 ? json_real(bn->link_gbps) : json_null());
+        json_object_set_new(j, "explanation", json_string(bn->explanation));
+        if (bn->p2p) {
+            json_object_set_new(j, "cross_domain", json_boolean(bn->cross_domain));
+            json_object_set_new(j, "domains", int_array(bn->domains, bn->ndomains));
+        }
+        for (int e = 0; e < bn->nevidence; e++)
+            json_array_append_new(ev, gq_bn_obs_to_json(&b->obs[bn->evidence[e]]));
+        json_object_set_new(j, "evidence", ev);
+        json_array_append_new(bl, j);
+    }
+    for (int i = 0; i < b->nobs; i++)
+        json_array_append_new(obs, gq_bn_obs_to_json(&b->obs[i]));
+    const char *names[2] = {"h2d", "d2h"};
+    for (int s = 0; s < 2; s++) {
+        json_t *a = json_array();
+        int last = -1;
+        for (int g = 0; g < GQ_MAX_GPUS; g++)
+            if (isfinite(b->alone[s][g]))
+                last = g;
+        for (int g = 0; g <= last; g++)
+            json_array_append_new(a, num_or_null(b->alone[s][g]));
+        json_object_set_new(alone, names[s], a);
+    }
+    for (int i = 0; i < b->nignored; i++) {
+        const gq_bn_ignored *ig = &b->ignored[i];
+        json_t *j = json_pack("{s:i,s:s}", "record", ig->record, "why", ig->why);
+        if (rs && ig->record >= 0 && ig->record < rs->n) {
+            char e1[32], e2[32];
+            const gq_record *r = &rs->v[ig->record];
+            json_object_set_new(j, "test", json_string(r->test));
+            json_object_set_new(j, "src", json_string(gq_endpoint_str(r->src, e1, sizeof e1)));
+            json_object_set_new(j, "dst", json_string(gq_endpoint_str(r->dst, e2, sizeof e2)));
+            json_object_set_new(j, "gbps", num_or_null(r->value.median));
+        }
+        json_array_append_new(ign, j);
+    }
+    json_object_set_new(root, "bottlenecks", bl);
+    json_t *ct = json_object();
+    json_object_set_new(ct, "observations", obs);
+    json_object_set_new(ct, "host_alone_gbps", alone);
+    json_object_set_new(ct, "host_bytes", json_pack("{s:I,s:I}", "h2d", (json_int_t)b->bytes[0], "d2h",
+                                                    (json_int_t)b->bytes[1]));
+    json_object_set_new(ct, "skipped_groups", json_integer(b->nskipped));
+    json_object_set_new(ct, "one_numa_visible", json_boolean(b->one_numa_visible));
+    json_object_set_new(root, "contention", ct);
+    json_object_set_new(root, "ignored", ign);
+    return root;
+}

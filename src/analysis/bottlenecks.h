@@ -1,0 +1,150 @@
+/* Shared bottlenecks, inferred from records alone (docs/method-domains.md).
+ *
+ * Host paths, per direction (h2d, d2h):
+ *   - alone[g]: GPU g's rate when it copied with nothing else running;
+ *   - every group that ran concurrently is an *observation*: the GPUs, their
+ *     valid aggregate (overlap rule met), and the aggregate *expected* from
+ *     what is known so far: each GPU's alone rate, capped by every bottleneck
+ *     already found among its GPUs (nested budgets, smallest first);
+ *   - groups are taken from the smallest to the largest. A group whose
+ *     aggregate is well below its expectation (by more than max(min_drop,
+ *     twice the spread of the figures involved)) reveals a new bottleneck: its
+ *     GPUs share a budget, and the aggregate is the measured shared capacity;
+ *   - a bottleneck whose capacity is no larger than that of a bigger one
+ *     containing it (within min_drop) is the bigger one seen from fewer GPUs:
+ *     it is folded into it as evidence.
+ * GPU-to-GPU: each concurrent group of pairs is compared with the sum of the
+ * same pairs measured one at a time; a group well below that sum is a P2P
+ * bottleneck, "cross-domain" when every pair crosses between domains.
+ * Each bottleneck is then checked against the topology tree: the same PCIe
+ * switch, root port or host bridge (the lowest tree node whose GPUs are
+ * exactly the bottleneck's), the same NUMA node, the CPU interconnect for
+ * cross-node P2P; otherwise it is "inferred from measurement only" (as in a
+ * VM that shows one NUMA node and a flat tree).
+ * Only usable records count (gq_domains_usable); the others are listed in
+ * `ignored` with the reason.
+ */
+#ifndef GQ_ANALYSIS_BOTTLENECKS_H
+#define GQ_ANALYSIS_BOTTLENECKS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/domains.h"
+#include "core/record.h"
+#include "topo/topo.h"
+
+#define GQ_BN_MAX 64
+#define GQ_BN_MAX_EVIDENCE 8
+#define GQ_BN_MAX_PAIRS (GQ_MAX_GPUS / 2)
+
+typedef enum gq_bn_explain {
+    GQ_EXPLAIN_MEASUREMENT_ONLY = 0, /* nothing in the tree accounts for it */
+    GQ_EXPLAIN_PCIE_SWITCH,          /* a PCIe switch (bridge below a root port) */
+    GQ_EXPLAIN_ROOT_PORT,            /* a root port (bridge directly below a host bridge) */
+    GQ_EXPLAIN_HOST_BRIDGE,          /* a host bridge (root complex) */
+    GQ_EXPLAIN_NUMA_NODE,            /* the GPUs of one NUMA node (socket) */
+    GQ_EXPLAIN_CPU_INTERCONNECT,     /* P2P crossing NUMA nodes (SYS) */
+} gq_bn_explain;
+
+/* "measurement_only", "pcie_switch", "root_port", "host_bridge", "numa_node", "cpu_interconnect". */
+const char *gq_bn_explain_name(gq_bn_explain e);
+
+/* P2P observation kinds. */
+typedef enum gq_bn_p2p_kind { GQ_P2P_WITHIN = 0, GQ_P2P_ACROSS, GQ_P2P_MIXED } gq_bn_p2p_kind;
+const char *gq_bn_p2p_kind_name(gq_bn_p2p_kind k); /* "within", "across", "mixed" */
+
+/* One concurrent group as the analysis saw it. */
+typedef struct gq_bn_obs {
+    int group;                 /* records' group id */
+    int record;                /* index of its aggregate record */
+    char test[64];
+    bool p2p;
+    gq_direction direction;    /* h2d, d2h, or p2p */
+    uint64_t bytes;
+    int ngpus;
+    int gpus[GQ_MAX_GPUS];     /* ascending */
+    int npairs;                /* p2p: the pairs, src -> dst */
+    int pair_src[GQ_BN_MAX_PAIRS], pair_dst[GQ_BN_MAX_PAIRS];
+    gq_bn_p2p_kind p2p_kind;
+    double rate[GQ_MAX_GPUS];  /* host: per GPU index; p2p: per pair; NAN unknown */
+    double aggregate_gbps;
+    double sum_alone_gbps;     /* host: sum of the alone rates; p2p: sum of isolated pair rates */
+    double expected_gbps;      /* host: with the bottlenecks known before it; p2p: = sum_alone */
+    double overlap;
+    bool contended;            /* aggregate well below expected */
+} gq_bn_obs;
+
+typedef struct gq_bottleneck {
+    bool p2p;
+    gq_direction direction;    /* h2d, d2h, p2p */
+    int ngpus;
+    int gpus[GQ_MAX_GPUS];     /* ascending */
+    double capacity_gbps;      /* the measured shared capacity (largest aggregate seen for this set) */
+    double sum_alone_gbps;     /* what the GPUs get alone, summed (p2p: isolated pairs) */
+    double expected_gbps;      /* what was expected without this bottleneck */
+    bool cross_domain;         /* p2p: every pair crossed between domains */
+    int ndomains;              /* p2p: the domains the pairs touch */
+    int domains[GQ_MAX_GPUS];
+    int nevidence;
+    int evidence[GQ_BN_MAX_EVIDENCE]; /* indices into obs[] */
+    gq_bn_explain explained;
+    char node[64];             /* the tree node or NUMA node that explains it ("" none) */
+    double link_gbps;          /* that node's upstream link capacity, 0 unknown */
+    char explanation[256];     /* one sentence */
+} gq_bottleneck;
+
+typedef struct gq_bn_ignored {
+    int record;
+    char why[120];
+} gq_bn_ignored;
+
+typedef struct gq_bottlenecks {
+    int n;
+    gq_bottleneck v[GQ_BN_MAX];
+    int nobs, capobs;
+    gq_bn_obs *obs;                 /* owned */
+    double alone[2][GQ_MAX_GPUS];   /* [0] h2d, [1] d2h, by GPU; NAN unknown */
+    double alone_spread[2][GQ_MAX_GPUS];
+    int alone_record[2][GQ_MAX_GPUS];
+    uint64_t bytes[2];              /* buffer size the host analysis used, per direction */
+    int nignored, capignored;
+    gq_bn_ignored *ignored;         /* owned: records kept out and why */
+    int nskipped;                   /* groups that could not be analysed (missing alone rate, mixed, ...) */
+    bool one_numa_visible;          /* the topology shows one NUMA node */
+} gq_bottlenecks;
+
+typedef struct gq_bn_opts {
+    double min_drop;   /* a group is contended below (1 - min_drop - 2*spread) x expected; default 0.10 */
+    uint64_t bytes;    /* host figures of this buffer size only; 0 = the most common size */
+} gq_bn_opts;
+
+void gq_bn_opts_default(gq_bn_opts *o);
+
+/* Infer bottlenecks. topo and dom may be NULL (no explanation / no P2P
+ * classification). *out is initialised here and must be released with
+ * gq_bottlenecks_free() whatever the return. Returns GQ_OK or GQ_E_NOMEM. */
+int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_domains *dom, const gq_bn_opts *o,
+                         gq_bottlenecks *out, gq_err *err);
+void gq_bottlenecks_free(gq_bottlenecks *b);
+
+/* Index of the bottleneck with exactly these GPUs and direction, or -1. */
+int gq_bottlenecks_find(const gq_bottlenecks *b, gq_direction dir, const int *gpus, int n);
+
+/* Document sections: an object whose keys merge into the document root (new
+ * reference; NULL on allocation failure):
+ *   bottlenecks: [{gpus, direction (h2d|d2h|p2p), capacity_gbps, sum_alone_gbps,
+ *                  expected_gbps, explained_by (gq_bn_explain_name), node, link_gbps,
+ *                  explanation, [cross_domain, domains for p2p],
+ *                  evidence: [observation..]}]
+ *   contention: {observations: [every analysed group: group, test, direction, bytes,
+ *                  gpus, per_gpu_gbps | pairs + kind, aggregate_gbps, sum_alone_gbps,
+ *                  expected_gbps, overlap, contended],
+ *                host_alone_gbps: {h2d: [..], d2h: [..]} by GPU (null unknown),
+ *                host_bytes, skipped_groups, one_numa_visible}
+ *   ignored: [{record, test, src, dst, gbps, why}] (rs may be NULL) */
+json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs);
+json_t *gq_bn_obs_to_json(const gq_bn_obs *o);
+
+#endif

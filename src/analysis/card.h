@@ -1,0 +1,192 @@
+/* The acceptance card (issue 8, seed 001 §9): the whole qualification of a
+ * node in one run, planned to fit a time budget, composed into one document.
+ *
+ * Three layers, usable apart:
+ *  - gq_card_plan_make(): which steps run and at what quality (rounds, round
+ *    length, sweep points) so that the estimate fits the budget. Pure; refuses
+ *    a budget too small for even the identity checks, saying what fits.
+ *  - gq_card_execute(): runs the plan's steps through the harness, the stress
+ *    analysis and the placement verification; keeps every record; stops
+ *    cleanly on Ctrl-C (what was measured is kept, the run is marked
+ *    incomplete). Never prints: progress goes through a callback.
+ *  - gq_card_compose(): pure function of the topology, the records and the
+ *    saved sections (stress, placement): derives the figures (matrices,
+ *    concurrent pairs, host paths, sweeps, latency), the domains and
+ *    bottlenecks, judges them (analysis/expect.h), and writes the "card"
+ *    section with seed 001 §9's rows and the findings in plain sentences.
+ *    `gpuqual report` runs the same function on saved documents.
+ *
+ * Steps (in order): identity, matrix (one ordered pair at a time; P2P read,
+ * host-staged where P2P is absent), host (each GPU alone, both directions),
+ * contention (host groups from the tree and the domains, all GPUs at once,
+ * pairs inside domains; concurrent GPU pairs within and across domains),
+ * bidir (both host directions at once on every GPU), sweep (fastest and
+ * slowest path, 4 KiB .. 1 GiB), latency (host<->GPU, GPU<->GPU), placement
+ * (solve for the roles, then run the implied pattern and the naive one),
+ * stress. The test names in records are listed in docs/card.md.
+ */
+#ifndef GQ_ANALYSIS_CARD_H
+#define GQ_ANALYSIS_CARD_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/expect.h"
+#include "analysis/stress.h"
+#include "backend/backend.h"
+#include "core/journal.h"
+#include "core/record.h"
+#include "topo/topo.h"
+
+#define GQ_CARD_VERSION 1
+
+/* Record "test" names the card uses beyond nvbandwidth's. */
+#define GQ_CARD_TEST_MATRIX "device_to_device_memcpy_read_ce"
+#define GQ_CARD_TEST_STAGED "device_to_device_staged"
+#define GQ_CARD_TEST_H2D "host_to_device_memcpy_ce"
+#define GQ_CARD_TEST_D2H "device_to_host_memcpy_ce"
+#define GQ_CARD_TEST_H2D_SET "host_to_device_set"
+#define GQ_CARD_TEST_D2H_SET "device_to_host_set"
+#define GQ_CARD_TEST_BIDIR_SET "bidirectional_set"
+#define GQ_CARD_TEST_PAIRS "device_to_device_pairs_read_ce"
+#define GQ_CARD_TEST_SWEEP_PREFIX "sweep:"
+#define GQ_CARD_TEST_HOST_LAT "host_device_latency_sm"
+#define GQ_CARD_TEST_P2P_LAT "device_to_device_latency_sm"
+
+typedef enum gq_card_step_id {
+    GQ_CS_IDENTITY = 0,
+    GQ_CS_MATRIX,
+    GQ_CS_HOST,
+    GQ_CS_CONTENTION,
+    GQ_CS_BIDIR,
+    GQ_CS_SWEEP,
+    GQ_CS_LATENCY,
+    GQ_CS_PLACEMENT,
+    GQ_CS_STRESS,
+    GQ_CS_COUNT
+} gq_card_step_id;
+
+typedef enum gq_card_step_status {
+    GQ_CSS_PLANNED = 0,
+    GQ_CSS_DONE,
+    GQ_CSS_SKIPPED,     /* did not fit the budget, or nothing to do (note says which) */
+    GQ_CSS_INTERRUPTED,
+    GQ_CSS_FAILED,
+} gq_card_step_status;
+
+/* "identity", "matrix", ... and "Identity and links", ... */
+const char *gq_card_step_name(gq_card_step_id s);
+const char *gq_card_step_title(gq_card_step_id s);
+const char *gq_card_step_status_name(gq_card_step_status s);
+
+typedef struct gq_card_step {
+    bool run;              /* planned to run */
+    double est_s;          /* estimate at the chosen quality */
+    double elapsed_s;
+    gq_card_step_status status;
+    char note[240];
+} gq_card_step;
+
+typedef struct gq_card_opts {
+    double budget_s;       /* > 0 */
+    double stress_s;       /* 0: no stress */
+    int prefill, decode;   /* roles; both 0: the default split (half and half) */
+    int offload;           /* KV offload workers; -1: default (half the GPUs) */
+    uint64_t bytes;        /* buffer per copy for bandwidth steps; default 256 MiB */
+    bool verify;           /* data pattern check after timed parts (default on) */
+    int ngpus;             /* selected GPUs, in order */
+    int gpus[GQ_MAX_GPUS];
+    /* Force steps off (tests, --no-stress): */
+    bool no_sweep, no_latency, no_placement;
+} gq_card_opts;
+
+void gq_card_opts_default(gq_card_opts *o);
+
+typedef struct gq_card_plan {
+    gq_card_step step[GQ_CS_COUNT];
+    int rounds;            /* harness rounds per measurement */
+    double round_s;        /* target seconds per round */
+    int sweep_points;      /* sizes per sweep */
+    double est_total_s;
+    double min_s;          /* the smallest card: identity + host alone (+ stress) */
+    double full_s;         /* everything at the best quality */
+    int quality;           /* 0 best .. */
+} gq_card_plan;
+
+/* Plan for topo and the selected GPUs. GQ_E_USAGE when even the smallest
+ * card (identity, each GPU's host paths, and the stress run asked for) does
+ * not fit the budget: the message gives the budget that fits it and the one
+ * that fits the whole card. Steps that do not fit are planned as skipped with
+ * a note. */
+int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out, gq_err *err);
+
+/* Estimated seconds of one measurement in the harness' auto mode: a flow
+ * alone takes rounds+1 round lengths, a concurrent group rounds+2, plus the
+ * setup of its buffers. */
+double gq_card_estimate_measurement(int nflows, int rounds, double round_s, uint64_t bytes);
+
+/* Progress, for the terminal bar. */
+typedef struct gq_card_progress {
+    gq_card_step_id step;
+    int step_index, nsteps;   /* among the steps that run */
+    const char *title;
+    double done_s, total_s;   /* in estimated seconds */
+    double elapsed_s;         /* wall time since the start */
+    double left_s;            /* estimate of the time left */
+} gq_card_progress;
+typedef void (*gq_card_progress_fn)(void *arg, const gq_card_progress *p);
+
+/* What a run produced. Release with gq_card_result_free(). */
+typedef struct gq_card_result {
+    gq_recordset rs;
+    bool have_stress;
+    gq_stress_result stress;
+    json_t *stress_json;      /* "stress" section (owned) or NULL */
+    json_t *placement_json;   /* "placement" section (owned) or NULL */
+    double elapsed_s;
+    bool interrupted;
+    gq_card_step_id stopped_at;
+    int nfailed;              /* steps that failed with an error (the rest continued) */
+} gq_card_result;
+
+void gq_card_result_free(gq_card_result *r);
+
+/* Run the plan. Fills *res (zero it first) whatever happens. Returns GQ_OK,
+ * GQ_E_INTR when interrupted (res holds what was measured), or GQ_E_NOMEM.
+ * A step that fails with a backend error is marked failed and the others
+ * continue. j (may be NULL) receives every record as it is measured. */
+int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_card_plan *plan,
+                    gq_journal *j, gq_card_progress_fn progress, void *progress_arg, gq_card_result *res,
+                    gq_err *err);
+
+/* Inputs of the composition. Everything but topo and rs may be NULL / 0. */
+typedef struct gq_card_inputs {
+    const gq_topo *topo;
+    const gq_recordset *rs;
+    const json_t *stress;      /* "stress" section */
+    const json_t *placement;   /* "placement" section */
+    const gq_expect *expect;
+    const gq_card_plan *plan;  /* steps with their status */
+    const gq_card_opts *opts;  /* budget, roles, GPUs (NULL: every GPU in topo) */
+    double elapsed_s;
+    bool complete;
+    const char *stopped_at;    /* step name when interrupted */
+    const char *hostname;      /* NULL: topo->hostname */
+    uint64_t bytes;            /* main buffer size; 0: the most common size among the records */
+} gq_card_inputs;
+
+/* Compose. Returns a new object with the root sections of a card document:
+ * "card", "domains" (list of lists, as `gpuqual domains` writes it) and
+ * "bottlenecks"; the caller merges them into the root. NULL with *err on
+ * failure (GQ_E_NOMEM, or GQ_E_USAGE when rs has nothing a card can use). */
+json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err);
+
+/* Facts for the verdicts, from a card section and the stress section (both
+ * as composed or saved). Used by gq_card_compose and by `report --expect`. */
+void gq_card_facts_from_json(const json_t *card, const json_t *stress, const json_t *records, gq_card_facts *f);
+
+/* Exit code of a card section: 5 when incomplete, else the verdict's. */
+int gq_card_exit_code(const json_t *card);
+
+#endif

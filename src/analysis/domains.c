@@ -1,0 +1,466 @@
+#include "analysis/domains.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void gq_pairmatrix_init(gq_pairmatrix *m, const int *gpus, int n)
+{
+    if (n < 0)
+        n = 0;
+    if (n > GQ_MAX_GPUS)
+        n = GQ_MAX_GPUS;
+    m->n = n;
+    for (int i = 0; i < GQ_MAX_GPUS; i++) {
+        m->gpu[i] = i < n ? (gpus ? gpus[i] : i) : -1;
+        for (int j = 0; j < GQ_MAX_GPUS; j++) {
+            m->gbps[i][j] = NAN;
+            m->spread[i][j] = 0;
+            m->staged[i][j] = false;
+            m->record[i][j] = -1;
+        }
+    }
+}
+
+bool gq_domains_usable(const gq_record *r, const char **why)
+{
+    const char *w = NULL;
+    if (r->flags & GQ_FLAG_IMPOSSIBLE)
+        w = "impossible: above the theoretical capacity of its path";
+    else if (r->flags & GQ_FLAG_ERROR)
+        w = r->error[0] ? r->error : "error";
+    else if (r->flags & GQ_FLAG_OVERLAP)
+        w = "overlap: the windows did not overlap enough for an aggregate";
+    else if (r->flags & GQ_FLAG_VERIFY_FAILED)
+        w = "verify failed: the data pattern did not match";
+    else if (!r->valid)
+        w = r->error[0] ? r->error : "invalid";
+    else if (!r->is_latency && !(r->value.median > 0 && isfinite(r->value.median)))
+        w = "no rate";
+    if (why)
+        *why = w;
+    return w == NULL;
+}
+
+typedef struct gidx {
+    int group, idx;
+    bool flow;
+} gidx;
+
+static int cmp_gidx(const void *a, const void *b)
+{
+    const gidx *x = a, *y = b;
+    if (x->group != y->group)
+        return (x->group > y->group) - (x->group < y->group);
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+int gq_domains_group_sizes(const gq_recordset *rs, int *out)
+{
+    if (!rs || rs->n <= 0)
+        return GQ_OK;
+    gidx *v = malloc((size_t)rs->n * sizeof *v);
+    if (!v)
+        return GQ_E_NOMEM;
+    for (int i = 0; i < rs->n; i++) {
+        v[i].group = rs->v[i].group;
+        v[i].idx = i;
+        v[i].flow = !rs->v[i].aggregate && !rs->v[i].sum;
+    }
+    qsort(v, (size_t)rs->n, sizeof *v, cmp_gidx);
+    for (int a = 0; a < rs->n;) {
+        int b = a, flows = 0;
+        while (b < rs->n && v[b].group == v[a].group) {
+            flows += v[b].flow;
+            b++;
+        }
+        for (int k = a; k < b; k++)
+            out[v[k].idx] = flows;
+        a = b;
+    }
+    free(v);
+    return GQ_OK;
+}
+
+static bool test_selected(const char *test, const char *const *tests)
+{
+    if (!tests)
+        return strstr(test, "bidirectional") == NULL;
+    for (; *tests; tests++)
+        if (!strcmp(*tests, test))
+            return true;
+    return false;
+}
+
+static int position(const gq_pairmatrix *m, int gpu)
+{
+    for (int k = 0; k < m->n; k++)
+        if (m->gpu[k] == gpu)
+            return k;
+    return -1;
+}
+
+int gq_pairmatrix_from_records(gq_pairmatrix *m, const gq_recordset *rs, const char *const *tests)
+{
+    if (!rs || rs->n <= 0)
+        return 0;
+    int *gs = malloc((size_t)rs->n * sizeof *gs);
+    if (!gs)
+        return 0;
+    int filled = 0;
+    if (gq_domains_group_sizes(rs, gs))
+        goto out;
+    for (int i = 0; i < rs->n; i++) {
+        const gq_record *r = &rs->v[i];
+        if (r->aggregate || r->sum || r->is_latency || r->direction != GQ_DIR_P2P || gs[i] != 1)
+            continue;
+        if (r->src.kind != GQ_EP_GPU || r->dst.kind != GQ_EP_GPU || !test_selected(r->test, tests))
+            continue;
+        int a = position(m, r->src.index), b = position(m, r->dst.index);
+        if (a < 0 || b < 0 || a == b)
+            continue;
+        if (!gq_domains_usable(r, NULL)) {
+            m->gbps[a][b] = NAN;
+            m->record[a][b] = i;
+            continue;
+        }
+        if (isnan(m->gbps[a][b]))
+            filled++;
+        m->gbps[a][b] = r->value.median;
+        m->spread[a][b] = r->value.spread > 0 ? r->value.spread : 0;
+        m->staged[a][b] = r->method == GQ_METHOD_STAGED || r->method == GQ_METHOD_DRIVER_STAGED;
+        m->record[a][b] = i;
+    }
+out:
+    free(gs);
+    return filled;
+}
+
+void gq_domains_opts_default(gq_domains_opts *o)
+{
+    o->min_rel_gap = 0.10;
+    o->staged_edges = false;
+}
+
+typedef struct pairv {
+    int i, j; /* matrix positions, i < j */
+    double v, s;
+} pairv;
+
+static int cmp_pairv(const void *a, const void *b)
+{
+    const pairv *x = a, *y = b;
+    if (x->v != y->v)
+        return (x->v > y->v) - (x->v < y->v);
+    if (x->i != y->i)
+        return x->i - y->i;
+    return x->j - y->j;
+}
+
+/* Union-find over matrix positions. */
+static int uf_find(int *p, int x)
+{
+    while (p[x] != x) {
+        p[x] = p[p[x]];
+        x = p[x];
+    }
+    return x;
+}
+
+/* Components of the graph whose edges are the pairs with value >= thr;
+ * comp[k] = representative; returns the number of components. */
+static int components(int n, const pairv *pv, int np, double thr, int *comp)
+{
+    for (int k = 0; k < n; k++)
+        comp[k] = k;
+    for (int e = 0; e < np; e++) {
+        if (pv[e].v < thr)
+            continue;
+        int a = uf_find(comp, pv[e].i), b = uf_find(comp, pv[e].j);
+        if (a != b)
+            comp[a < b ? b : a] = a < b ? a : b;
+    }
+    int nc = 0;
+    for (int k = 0; k < n; k++) {
+        comp[k] = uf_find(comp, k);
+        nc += comp[k] == k;
+    }
+    return nc;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int gq_domains_cluster(const gq_pairmatrix *m, const gq_domains_opts *o, gq_domains *out, gq_err *err)
+{
+    gq_domains_opts def;
+    if (!o) {
+        gq_domains_opts_default(&def);
+        o = &def;
+    }
+    memset(out, 0, sizeof *out);
+    for (int g = 0; g < GQ_MAX_GPUS; g++)
+        out->domain_of[g] = -1;
+    out->within_min_gbps = NAN;
+    out->across_max_gbps = NAN;
+    if (!m || m->n < 1)
+        return gq_err_set(err, GQ_E_USAGE, "no GPU to group into domains");
+    int n = m->n;
+
+    int maxp = n * (n - 1) / 2;
+    pairv *pv = malloc((size_t)(maxp > 0 ? maxp : 1) * sizeof *pv);
+    if (!pv)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    int np = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            double sum = 0, sp = 0;
+            int k = 0;
+            const int c[2][2] = {{i, j}, {j, i}};
+            for (int d = 0; d < 2; d++) {
+                int a = c[d][0], b = c[d][1];
+                double v = m->gbps[a][b];
+                if (!(v > 0) || !isfinite(v) || (m->staged[a][b] && !o->staged_edges))
+                    continue;
+                sum += v;
+                if (m->spread[a][b] > sp)
+                    sp = m->spread[a][b];
+                k++;
+            }
+            if (!k) {
+                out->nmissing++;
+                continue;
+            }
+            pv[np++] = (pairv){.i = i, .j = j, .v = sum / k, .s = sp};
+            if (sp > out->max_spread)
+                out->max_spread = sp;
+        }
+    out->npairs = np;
+    out->no_p2p = n >= 2 && np == 0;
+    qsort(pv, (size_t)np, sizeof *pv, cmp_pairv);
+
+    int comp[GQ_MAX_GPUS];
+    int base = components(n, pv, np, -INFINITY, comp);
+
+    /* Candidate gaps, largest relative first. lo_top[k] / hi_bot[k]: the
+     * spread-widened edges of the values below and above gap k. */
+    double thr = -INFINITY;
+    if (np >= 2) {
+        double *lo_top = malloc((size_t)np * sizeof *lo_top);
+        double *hi_bot = malloc((size_t)np * sizeof *hi_bot);
+        int *order = malloc((size_t)np * sizeof *order);
+        if (!lo_top || !hi_bot || !order) {
+            free(lo_top);
+            free(hi_bot);
+            free(order);
+            free(pv);
+            return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        }
+        double run = -INFINITY;
+        for (int k = 0; k < np; k++) {
+            double t = pv[k].v * (1 + pv[k].s);
+            run = t > run ? t : run;
+            lo_top[k] = run;
+        }
+        run = INFINITY;
+        for (int k = np - 1; k >= 0; k--) {
+            double b = pv[k].v * (1 - pv[k].s);
+            run = b < run ? b : run;
+            hi_bot[k] = run;
+        }
+        int nc = 0;
+        for (int k = 0; k + 1 < np; k++) {
+            double rel = pv[k + 1].v / pv[k].v - 1;
+            if (rel >= o->min_rel_gap && hi_bot[k + 1] > lo_top[k])
+                order[nc++] = k;
+        }
+        /* sort candidates by gap size, descending (nc is small) */
+        for (int a = 1; a < nc; a++)
+            for (int b = a; b > 0; b--) {
+                double ga = pv[order[b] + 1].v / pv[order[b]].v;
+                double gb = pv[order[b - 1] + 1].v / pv[order[b - 1]].v;
+                if (ga <= gb)
+                    break;
+                int t = order[b];
+                order[b] = order[b - 1];
+                order[b - 1] = t;
+            }
+        for (int c = 0; c < nc; c++) {
+            int k = order[c];
+            int tmp[GQ_MAX_GPUS];
+            if (components(n, pv, np, pv[k + 1].v, tmp) > base) {
+                thr = pv[k + 1].v;
+                out->split = true;
+                out->threshold_gbps = thr;
+                out->gap_lo_gbps = pv[k].v;
+                out->gap_hi_gbps = pv[k + 1].v;
+                break;
+            }
+        }
+        free(lo_top);
+        free(hi_bot);
+        free(order);
+    }
+    components(n, pv, np, thr, comp);
+
+    /* Domains in order of their first GPU index. */
+    int rep_dom[GQ_MAX_GPUS];
+    for (int k = 0; k < n; k++)
+        rep_dom[k] = -1;
+    int order_pos[GQ_MAX_GPUS];
+    for (int k = 0; k < n; k++)
+        order_pos[k] = k;
+    /* positions sorted by GPU index */
+    for (int a = 1; a < n; a++)
+        for (int b = a; b > 0 && m->gpu[order_pos[b]] < m->gpu[order_pos[b - 1]]; b--) {
+            int t = order_pos[b];
+            order_pos[b] = order_pos[b - 1];
+            order_pos[b - 1] = t;
+        }
+    for (int q = 0; q < n; q++) {
+        int k = order_pos[q];
+        int r = comp[k];
+        if (rep_dom[r] < 0)
+            rep_dom[r] = out->ndomains++;
+        int d = rep_dom[r];
+        out->member[d][out->size[d]++] = m->gpu[k];
+        if (m->gpu[k] >= 0 && m->gpu[k] < GQ_MAX_GPUS)
+            out->domain_of[m->gpu[k]] = d;
+    }
+    for (int d = 0; d < out->ndomains; d++)
+        qsort(out->member[d], (size_t)out->size[d], sizeof(int), cmp_int);
+
+    /* Within / across figures and chaining. */
+    unsigned char(*has)[GQ_MAX_GPUS] = calloc(GQ_MAX_GPUS, sizeof *has);
+    if (!has) {
+        free(pv);
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    }
+    for (int e = 0; e < np; e++) {
+        has[pv[e].i][pv[e].j] = 1;
+        int da = out->domain_of[m->gpu[pv[e].i]], db = out->domain_of[m->gpu[pv[e].j]];
+        if (da == db) {
+            if (isnan(out->within_min_gbps) || pv[e].v < out->within_min_gbps)
+                out->within_min_gbps = pv[e].v;
+            if (pv[e].v < thr)
+                out->chained[da] = true;
+        } else if (isnan(out->across_max_gbps) || pv[e].v > out->across_max_gbps) {
+            out->across_max_gbps = pv[e].v;
+        }
+    }
+    /* A missing pair inside a domain is a chain too (no direct path). */
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            int da = out->domain_of[m->gpu[i]];
+            if (da != out->domain_of[m->gpu[j]])
+                continue;
+            if (!has[i][j])
+                out->chained[da] = true;
+        }
+    free(has);
+    free(pv);
+    return GQ_OK;
+}
+
+const char *gq_domains_set_str(const int *gpus, int n, char *buf, size_t len)
+{
+    int v[GQ_MAX_GPUS];
+    if (n > GQ_MAX_GPUS)
+        n = GQ_MAX_GPUS;
+    memcpy(v, gpus, (size_t)n * sizeof *v);
+    qsort(v, (size_t)n, sizeof *v, cmp_int);
+    size_t used = 0;
+    buf[0] = 0;
+    for (int a = 0; a < n;) {
+        int b = a;
+        while (b + 1 < n && v[b + 1] == v[b] + 1)
+            b++;
+        int w;
+        if (b - a >= 2)
+            w = snprintf(buf + used, len - used, "%s%d-%d", used ? "," : "", v[a], v[b]);
+        else if (b == a + 1)
+            w = snprintf(buf + used, len - used, "%s%d,%d", used ? "," : "", v[a], v[b]);
+        else
+            w = snprintf(buf + used, len - used, "%s%d", used ? "," : "", v[a]);
+        if (w < 0 || (size_t)w >= len - used)
+            break;
+        used += (size_t)w;
+        a = b + 1;
+    }
+    return buf;
+}
+
+static json_t *num_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *gq_domains_to_json(const gq_domains *d)
+{
+    json_t *root = json_object(), *o = json_object(), *doms = json_array(), *ch = json_array();
+    if (!root || !o || !doms || !ch) {
+        json_decref(root);
+        json_decref(o);
+        json_decref(doms);
+        json_decref(ch);
+        return NULL;
+    }
+    for (int k = 0; k < d->ndomains; k++) {
+        json_t *a = json_array();
+        for (int i = 0; i < d->size[k]; i++)
+            json_array_append_new(a, json_integer(d->member[k][i]));
+        json_array_append_new(doms, a);
+        json_array_append_new(ch, json_boolean(d->chained[k]));
+    }
+    json_object_set_new(root, "domains", doms);
+    json_object_set_new(o, "chained", ch);
+    json_object_set_new(o, "split", json_boolean(d->split));
+    json_object_set_new(o, "threshold_gbps", d->split ? json_real(d->threshold_gbps) : json_null());
+    json_object_set_new(o, "gap_gbps", d->split ? json_pack("[ff]", d->gap_lo_gbps, d->gap_hi_gbps) : json_null());
+    json_object_set_new(o, "within_min_gbps", num_or_null(d->within_min_gbps));
+    json_object_set_new(o, "across_max_gbps", num_or_null(d->across_max_gbps));
+    json_object_set_new(o, "max_spread", json_real(d->max_spread));
+    json_object_set_new(o, "pairs", json_integer(d->npairs));
+    json_object_set_new(o, "missing_pairs", json_integer(d->nmissing));
+    json_object_set_new(o, "no_p2p", json_boolean(d->no_p2p));
+    json_object_set_new(o, "method",
+                        json_string("single linkage at the largest gap between sorted pair bandwidths that exceeds "
+                                    "both the measurement spread and 10%; direct P2P cells only "
+                                    "(docs/method-domains.md)"));
+    json_object_set_new(root, "domain_analysis", o);
+    return root;
+}
+
+json_t *gq_pairmatrix_to_json(const gq_pairmatrix *m)
+{
+    json_t *o = json_object(), *g = json_array(), *v = json_array(), *s = json_array(), *st = json_array();
+    if (!o || !g || !v || !s || !st) {
+        json_decref(o);
+        json_decref(g);
+        json_decref(v);
+        json_decref(s);
+        json_decref(st);
+        return NULL;
+    }
+    for (int i = 0; i < m->n; i++) {
+        json_array_append_new(g, json_integer(m->gpu[i]));
+        json_t *rv = json_array(), *rs = json_array(), *rst = json_array();
+        for (int j = 0; j < m->n; j++) {
+            json_array_append_new(rv, num_or_null(m->gbps[i][j]));
+            json_array_append_new(rs, isfinite(m->gbps[i][j]) ? json_real(m->spread[i][j]) : json_null());
+            json_array_append_new(rst, json_boolean(m->staged[i][j]));
+        }
+        json_array_append_new(v, rv);
+        json_array_append_new(s, rs);
+        json_array_append_new(st, rst);
+    }
+    json_object_set_new(o, "gpus", g);
+    json_object_set_new(o, "gbps", v);
+    json_object_set_new(o, "spread", s);
+    json_object_set_new(o, "staged", st);
+    return o;
+}

@@ -1,0 +1,112 @@
+/* Performance domains: groups of GPUs that exchange data with each other
+ * faster than with the rest, found from a measured pairwise matrix alone
+ * (docs/method-domains.md has the method and its reasons).
+ *
+ * Method, in short:
+ *  1. Each unordered pair {i,j} gets one value: the mean of the measured
+ *     directions i->j and j->i that are usable (valid, not impossible; by
+ *     default only direct P2P cells, not host-staged ones), and the larger of
+ *     their relative spreads. A pair with no usable cell is "missing": no edge.
+ *  2. The pair values are sorted. A gap between the k-th and (k+1)-th value is
+ *     a candidate boundary when it is both
+ *       - larger than the measurement spread: every value below it, raised by
+ *         its own spread, stays below every value above it, lowered by its own
+ *         spread; and
+ *       - at least min_rel_gap (10%) in relative size, so that a noiseless
+ *         simulation does not split on model details.
+ *  3. Candidates are tried from the largest relative gap (log ratio) down. For
+ *     each, the GPUs are joined by every pair at or above the gap (single
+ *     linkage = connected components). The first candidate that gives more
+ *     groups than the edges alone do is the boundary.
+ *  4. With no such gap the matrix is flat and the domains are the connected
+ *     components of all usable edges: one domain when every pair has P2P,
+ *     singletons when none has (every GPU-to-GPU byte is host-staged).
+ * A domain whose own pairs are not all above the boundary (joined through a
+ * chain of fast pairs) is marked "chained".
+ */
+#ifndef GQ_ANALYSIS_DOMAINS_H
+#define GQ_ANALYSIS_DOMAINS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/record.h"
+#include "topo/topo.h"
+
+/* A pairwise bandwidth matrix over n GPUs. Row/column k is GPU gpu[k].
+ * gbps[i][j]: transfer from gpu[i] to gpu[j]; NAN when missing (not measured,
+ * invalid, impossible, or the diagonal). */
+typedef struct gq_pairmatrix {
+    int n;
+    int gpu[GQ_MAX_GPUS];
+    double gbps[GQ_MAX_GPUS][GQ_MAX_GPUS];
+    double spread[GQ_MAX_GPUS][GQ_MAX_GPUS]; /* relative, (max-min)/median; 0 = unknown */
+    bool staged[GQ_MAX_GPUS][GQ_MAX_GPUS];   /* the cell was measured through host memory */
+    int record[GQ_MAX_GPUS][GQ_MAX_GPUS];    /* index of the record behind the cell, -1 none */
+} gq_pairmatrix;
+
+/* Set n GPUs (gpus may be NULL: 0..n-1) and every cell to missing. */
+void gq_pairmatrix_init(gq_pairmatrix *m, const int *gpus, int n);
+
+/* Is a record fit for analysis? Valid, and none of the flags impossible,
+ * error, overlap, verify_failed. When not, *why (may be NULL) names the reason
+ * ("impossible", "invalid: <error>", ...; a static or record-owned string). */
+bool gq_domains_usable(const gq_record *r, const char **why);
+
+/* For every record i, out[i] = the number of per-flow records (neither
+ * aggregate nor sum) in its group, i.e. how many flows ran together with it.
+ * out must hold rs->n ints. Returns GQ_OK or GQ_E_NOMEM. */
+int gq_domains_group_sizes(const gq_recordset *rs, int *out);
+
+/* Fill m from the per-flow P2P records of groups that ran ONE flow (a
+ * one-pair-at-a-time matrix). tests: NULL-terminated list of test names to
+ * take (NULL = any test, except *_bidirectional_* tests whose interfering
+ * direction is not recorded). Records that qualify but are not usable leave
+ * the cell missing. When two records fill one cell the later one wins.
+ * Returns the number of cells filled. */
+int gq_pairmatrix_from_records(gq_pairmatrix *m, const gq_recordset *rs, const char *const *tests);
+
+typedef struct gq_domains_opts {
+    double min_rel_gap;  /* smallest relative gap that may be a boundary; default 0.10 */
+    bool staged_edges;   /* count host-staged cells as edges; default false */
+} gq_domains_opts;
+
+void gq_domains_opts_default(gq_domains_opts *o);
+
+typedef struct gq_domains {
+    int ndomains;
+    int size[GQ_MAX_GPUS];                 /* GPUs in domain d */
+    int member[GQ_MAX_GPUS][GQ_MAX_GPUS];  /* GPU indices, ascending; domains ordered by first GPU */
+    bool chained[GQ_MAX_GPUS];             /* domain d holds a pair below the boundary */
+    int domain_of[GQ_MAX_GPUS];            /* by GPU index; -1 for GPUs not in the matrix */
+    bool split;              /* a significant gap was found */
+    double threshold_gbps;   /* pairs >= this are "fast" (the value just above the gap); 0 without split */
+    double gap_lo_gbps, gap_hi_gbps; /* the pair values either side of the boundary */
+    double within_min_gbps;  /* slowest pair inside any domain; NAN if no domain has 2 GPUs */
+    double across_max_gbps;  /* fastest pair between domains; NAN if none */
+    double max_spread;       /* largest spread among the pair values */
+    int npairs;              /* unordered pairs with a usable value */
+    int nmissing;            /* unordered pairs without */
+    bool no_p2p;             /* n >= 2 and no pair has a usable direct value */
+} gq_domains;
+
+/* Cluster. Returns GQ_OK, or GQ_E_USAGE for an empty matrix (n < 1). */
+int gq_domains_cluster(const gq_pairmatrix *m, const gq_domains_opts *o, gq_domains *out, gq_err *err);
+
+/* Document sections (an object whose keys merge into the document root; new
+ * reference, NULL on allocation failure):
+ *   domains: [[GPU..]..]   (the contract other commands read)
+ *   domain_analysis: {chained: [bool..], split, threshold_gbps, gap_gbps: [lo, hi]
+ *     or null, within_min_gbps, across_max_gbps (null when not applicable),
+ *     max_spread, pairs, missing_pairs, no_p2p, method: text}. */
+json_t *gq_domains_to_json(const gq_domains *d);
+
+/* The matrix as JSON: {gpus: [..], gbps: [[..]] with null for missing,
+ * spread: [[..]], staged: [[bool..]]}. */
+json_t *gq_pairmatrix_to_json(const gq_pairmatrix *m);
+
+/* "0-3", "0,3", "4-7,9" into buf (at least 8 bytes). */
+const char *gq_domains_set_str(const int *gpus, int n, char *buf, size_t len);
+
+#endif

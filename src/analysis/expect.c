@@ -1,0 +1,799 @@
+#include "analysis/expect.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/units.h"
+
+static const struct {
+    const char *name;
+    const char *unit;
+    bool is_min;
+    bool integer;
+    const char *what; /* for sentences */
+} keys[GQ_EXK_COUNT] = {
+    [GQ_EXK_COUNT_MIN] = {.name = "count_min", .unit = "GPUs", .is_min = true, .integer = true,
+                          .what = "GPUs of this model"},
+    [GQ_EXK_MEMORY_MIB_MIN] = {.name = "memory_mib_min", .unit = "MiB", .is_min = true, .what = "memory"},
+    [GQ_EXK_POWER_LIMIT_W_MIN] = {.name = "power_limit_w_min", .unit = "W", .is_min = true, .what = "power limit"},
+    [GQ_EXK_PCIE_GEN_MIN] = {.name = "pcie_gen_min", .unit = "gen", .is_min = true, .integer = true,
+                             .what = "PCIe generation"},
+    [GQ_EXK_PCIE_WIDTH_MIN] = {.name = "pcie_width_min", .unit = "lanes", .is_min = true, .integer = true,
+                               .what = "PCIe width"},
+    [GQ_EXK_H2D_GBPS_MIN] = {.name = "h2d_gbps_min", .unit = "GB/s", .is_min = true,
+                             .what = "host-to-GPU bandwidth alone"},
+    [GQ_EXK_D2H_GBPS_MIN] = {.name = "d2h_gbps_min", .unit = "GB/s", .is_min = true,
+                             .what = "GPU-to-host bandwidth alone"},
+    [GQ_EXK_P2P_GBPS_MIN] = {.name = "p2p_gbps_min", .unit = "GB/s", .is_min = true,
+                             .what = "GPU-to-GPU bandwidth of every pair"},
+    [GQ_EXK_NVLINK_GBPS_MIN] = {.name = "nvlink_gbps_min", .unit = "GB/s", .is_min = true,
+                                .what = "GPU-to-GPU bandwidth of every NVLink pair"},
+    [GQ_EXK_HOST_LATENCY_NS_MAX] = {.name = "host_latency_ns_max", .unit = "ns", .what = "host-GPU latency"},
+    [GQ_EXK_P2P_LATENCY_NS_MAX] = {.name = "p2p_latency_ns_max", .unit = "ns", .what = "GPU-GPU latency"},
+    [GQ_EXK_TEMP_C_MAX] = {.name = "temp_c_max", .unit = "°C", .what = "temperature under load"},
+    [GQ_EXK_SM_CLOCK_MHZ_MIN] = {.name = "sm_clock_mhz_min", .unit = "MHz", .is_min = true,
+                                 .what = "average SM clock under load"},
+    [GQ_EXK_SPREAD_PCT_MAX] = {.name = "spread_pct_max", .unit = "%", .what = "spread between GPUs"},
+};
+
+const char *gq_expect_key_name(gq_expect_key k) { return k < GQ_EXK_COUNT ? keys[k].name : "?"; }
+const char *gq_expect_key_unit(gq_expect_key k) { return k < GQ_EXK_COUNT ? keys[k].unit : ""; }
+bool gq_expect_key_is_min(gq_expect_key k) { return k < GQ_EXK_COUNT && keys[k].is_min; }
+
+static const char *const verdict_names[] = {
+    [GQ_V_SKIP] = "skip", [GQ_V_INFO] = "info", [GQ_V_PASS] = "pass", [GQ_V_WARN] = "warn", [GQ_V_FAIL] = "fail",
+};
+
+const char *gq_verdict_name(gq_verdict v)
+{
+    return (unsigned)v <= GQ_V_FAIL ? verdict_names[v] : "?";
+}
+
+int gq_verdict_parse(const char *s)
+{
+    for (int v = GQ_V_SKIP; v <= GQ_V_FAIL; v++)
+        if (s && !strcmp(s, verdict_names[v]))
+            return v;
+    return -1;
+}
+
+int gq_verdict_exit_code(gq_verdict v)
+{
+    return v == GQ_V_FAIL ? 1 : v == GQ_V_WARN ? 4 : 0;
+}
+
+void gq_expect_init(gq_expect *ex)
+{
+    memset(ex, 0, sizeof *ex);
+    ex->agree_pct = 5.0;
+    ex->agree_fail_pct = 20.0;
+}
+
+/* ---- parsing ------------------------------------------------------------ */
+
+static const char *json_type_word(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "a list";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    default: return "null";
+    }
+}
+
+static int unknown_key(gq_err *err, const char *where, const char *key, const char *const *cands)
+{
+    const char *best = gq_closest(key, cands);
+    if (best)
+        return gq_err_set(err, GQ_E_USAGE, "%s: unknown key '%s'; did you mean '%s'?", where, key, best);
+    char list[600] = "";
+    size_t used = 0;
+    for (int i = 0; cands[i]; i++) {
+        int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", cands[i]);
+        if (w < 0 || (size_t)w >= sizeof list - used)
+            break;
+        used += (size_t)w;
+    }
+    return gq_err_set(err, GQ_E_USAGE, "%s: unknown key '%s' (known: %s)", where, key, list);
+}
+
+static int get_number(const json_t *v, const char *where, const char *key, double *out, gq_err *err)
+{
+    if (!json_is_number(v))
+        return gq_err_set(err, GQ_E_USAGE, "%s: '%s' must be a number, not %s", where, key, json_type_word(v));
+    *out = json_number_value(v);
+    if (!isfinite(*out) || *out < 0)
+        return gq_err_set(err, GQ_E_USAGE, "%s: '%s' must be a number >= 0", where, key);
+    return GQ_OK;
+}
+
+static int parse_threshold(const json_t *v, gq_expect_key k, const char *where, gq_threshold *t, gq_err *err)
+{
+    const char *key = keys[k].name;
+    memset(t, 0, sizeof *t);
+    int rc;
+    if (json_is_number(v)) {
+        if ((rc = get_number(v, where, key, &t->fail, err)))
+            return rc;
+        t->set = true;
+    } else if (json_is_object(v)) {
+        static const char *const tk[] = {"warn", "fail", NULL};
+        const char *name;
+        json_t *x;
+        bool have_fail = false;
+        char sub[300];
+        snprintf(sub, sizeof sub, "%s, '%s'", where, key);
+        json_object_foreach((json_t *)v, name, x)
+        {
+            if (!strcmp(name, "warn")) {
+                if ((rc = get_number(x, sub, "warn", &t->warn, err)))
+                    return rc;
+                t->has_warn = true;
+            } else if (!strcmp(name, "fail")) {
+                if ((rc = get_number(x, sub, "fail", &t->fail, err)))
+                    return rc;
+                have_fail = true;
+            } else
+                return unknown_key(err, sub, name, tk);
+        }
+        if (!have_fail && !t->has_warn)
+            return gq_err_set(err, GQ_E_USAGE, "%s: '%s' needs \"warn\" and/or \"fail\"", where, key);
+        if (!have_fail)
+            t->fail = keys[k].is_min ? -INFINITY : INFINITY;
+        if (have_fail && t->has_warn) {
+            bool ordered = keys[k].is_min ? t->warn >= t->fail : t->warn <= t->fail;
+            if (!ordered)
+                return gq_err_set(err, GQ_E_USAGE, "%s: '%s' has warn %g %s fail %g; a %s needs warn %s fail",
+                                  where, key, t->warn, keys[k].is_min ? "below" : "above", t->fail,
+                                  keys[k].is_min ? "minimum" : "maximum", keys[k].is_min ? ">=" : "<=");
+        }
+        t->set = true;
+    } else {
+        return gq_err_set(err, GQ_E_USAGE, "%s: '%s' must be a number or {\"warn\": N, \"fail\": N}, not %s", where,
+                          key, json_type_word(v));
+    }
+    if (keys[k].integer && t->set) {
+        double vals[2] = {t->fail, t->has_warn ? t->warn : 0};
+        for (int i = 0; i < 2; i++)
+            if (isfinite(vals[i]) && vals[i] != floor(vals[i]))
+                return gq_err_set(err, GQ_E_USAGE, "%s: '%s' must be a whole number, not %g", where, key, vals[i]);
+    }
+    return GQ_OK;
+}
+
+static int parse_model(const json_t *m, int idx, const char *file, gq_expect_model *out, gq_err *err)
+{
+    char where[300];
+    snprintf(where, sizeof where, "%s: models[%d]", file, idx);
+    if (!json_is_object(m))
+        return gq_err_set(err, GQ_E_USAGE, "%s must be an object, not %s", where, json_type_word(m));
+    memset(out, 0, sizeof *out);
+    const json_t *match = json_object_get(m, "match");
+    if (!match)
+        return gq_err_set(err, GQ_E_USAGE, "%s: missing \"match\" (a part of the GPU name, e.g. \"H200\")", where);
+    if (!json_is_string(match) || !json_string_length(match))
+        return gq_err_set(err, GQ_E_USAGE, "%s: \"match\" must be a non-empty string, not %s", where,
+                          json_type_word(match));
+    snprintf(out->match, sizeof out->match, "%s", json_string_value(match));
+    snprintf(where, sizeof where, "%s: model '%s'", file, out->match);
+    const char *cands[GQ_EXK_COUNT + 3];
+    int nc = 0;
+    cands[nc++] = "match";
+    cands[nc++] = "description";
+    for (int k = 0; k < GQ_EXK_COUNT; k++)
+        cands[nc++] = keys[k].name;
+    cands[nc] = NULL;
+    const char *name;
+    json_t *v;
+    int rc;
+    json_object_foreach((json_t *)m, name, v)
+    {
+        if (!strcmp(name, "match"))
+            continue;
+        if (!strcmp(name, "description")) {
+            if (!json_is_string(v))
+                return gq_err_set(err, GQ_E_USAGE, "%s: 'description' must be a string, not %s", where,
+                                  json_type_word(v));
+            snprintf(out->description, sizeof out->description, "%s", json_string_value(v));
+            continue;
+        }
+        int k;
+        for (k = 0; k < GQ_EXK_COUNT; k++)
+            if (!strcmp(name, keys[k].name))
+                break;
+        if (k == GQ_EXK_COUNT)
+            return unknown_key(err, where, name, cands);
+        if ((rc = parse_threshold(v, (gq_expect_key)k, where, &out->th[k], err)))
+            return rc;
+    }
+    return GQ_OK;
+}
+
+int gq_expect_parse(const char *text, const char *name, gq_expect *ex, gq_err *err)
+{
+    gq_expect_init(ex);
+    const char *file = name && *name ? name : "expectations";
+    json_error_t je;
+    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+    int rc = GQ_OK;
+    if (!root)
+        return gq_err_set(err, GQ_E_USAGE, "%s: not valid JSON at line %d: %s", file, je.line, je.text);
+    if (!json_is_object(root)) {
+        rc = gq_err_set(err, GQ_E_USAGE, "%s: must be a JSON object with \"gpuqual_expect\" and \"models\"", file);
+        goto out;
+    }
+    const json_t *fmt = json_object_get(root, "gpuqual_expect");
+    if (!fmt) {
+        rc = gq_err_set(err, GQ_E_USAGE, "%s: not a gpuqual expectations file (no \"gpuqual_expect\": %d)", file,
+                        GQ_EXPECT_FORMAT);
+        goto out;
+    }
+    if (!json_is_integer(fmt) || json_integer_value(fmt) < 1) {
+        rc = gq_err_set(err, GQ_E_USAGE, "%s: \"gpuqual_expect\" must be the format number %d", file,
+                        GQ_EXPECT_FORMAT);
+        goto out;
+    }
+    if (json_integer_value(fmt) > GQ_EXPECT_FORMAT) {
+        rc = gq_err_set(err, GQ_E_USAGE, "%s: expectations format %lld is newer than this gpuqual reads (%d)", file,
+                        (long long)json_integer_value(fmt), GQ_EXPECT_FORMAT);
+        goto out;
+    }
+    static const char *const top[] = {"gpuqual_expect", "description", "relative", "models", NULL};
+    const char *key;
+    json_t *v;
+    json_object_foreach(root, key, v)
+    {
+        if (!strcmp(key, "gpuqual_expect"))
+            continue;
+        if (!strcmp(key, "description")) {
+            if (!json_is_string(v)) {
+                rc = gq_err_set(err, GQ_E_USAGE, "%s: 'description' must be a string, not %s", file,
+                                json_type_word(v));
+                goto out;
+            }
+            snprintf(ex->description, sizeof ex->description, "%s", json_string_value(v));
+        } else if (!strcmp(key, "relative")) {
+            if (!json_is_object(v)) {
+                rc = gq_err_set(err, GQ_E_USAGE, "%s: 'relative' must be an object, not %s", file, json_type_word(v));
+                goto out;
+            }
+            static const char *const rk[] = {"agree_pct", "agree_fail_pct", NULL};
+            const char *k2;
+            json_t *v2;
+            char where[300];
+            snprintf(where, sizeof where, "%s: relative", file);
+            json_object_foreach(v, k2, v2)
+            {
+                double d;
+                if (strcmp(k2, "agree_pct") && strcmp(k2, "agree_fail_pct")) {
+                    rc = unknown_key(err, where, k2, rk);
+                    goto out;
+                }
+                if ((rc = get_number(v2, where, k2, &d, err)))
+                    goto out;
+                if (!strcmp(k2, "agree_pct"))
+                    ex->agree_pct = d;
+                else
+                    ex->agree_fail_pct = d;
+            }
+            if (ex->agree_fail_pct < ex->agree_pct) {
+                rc = gq_err_set(err, GQ_E_USAGE, "%s: agree_fail_pct (%g) must be >= agree_pct (%g)", where,
+                                ex->agree_fail_pct, ex->agree_pct);
+                goto out;
+            }
+        } else if (!strcmp(key, "models")) {
+            if (!json_is_array(v) || json_array_size(v) == 0) {
+                rc = gq_err_set(err, GQ_E_USAGE, "%s: 'models' must be a non-empty list of models", file);
+                goto out;
+            }
+            if (json_array_size(v) > GQ_EXPECT_MAX_MODELS) {
+                rc = gq_err_set(err, GQ_E_USAGE, "%s: %zu models, at most %d", file, json_array_size(v),
+                                GQ_EXPECT_MAX_MODELS);
+                goto out;
+            }
+            size_t i;
+            json_t *m;
+            json_array_foreach(v, i, m)
+            {
+                if ((rc = parse_model(m, (int)i, file, &ex->models[i], err)))
+                    goto out;
+            }
+            ex->nmodels = (int)json_array_size(v);
+        } else {
+            rc = unknown_key(err, file, key, top);
+            goto out;
+        }
+    }
+    if (!ex->nmodels)
+        rc = gq_err_set(err, GQ_E_USAGE, "%s: no 'models' list; add e.g. \"models\": [{\"match\": \"H200\", ...}]",
+                        file);
+out:
+    json_decref(root);
+    return rc;
+}
+
+int gq_expect_load(const char *path, gq_expect *ex, gq_err *err)
+{
+    FILE *f = fopen(path, "r");
+    char *buf = NULL;
+    int rc;
+    if (!f)
+        return gq_err_set(err, GQ_E_IO, "cannot read expectations '%s': %s", path, strerror(errno));
+    size_t cap = 1 << 16, len = 0;
+    buf = malloc(cap);
+    if (!buf) {
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory reading '%s'", path);
+        goto out;
+    }
+    for (;;) {
+        size_t r = fread(buf + len, 1, cap - len - 1, f);
+        len += r;
+        if (r == 0)
+            break;
+        if (len + 1 >= cap) {
+            if (cap >= (1u << 24)) {
+                rc = gq_err_set(err, GQ_E_USAGE, "%s: larger than 16 MiB; not an expectations file", path);
+                goto out;
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                rc = gq_err_set(err, GQ_E_NOMEM, "out of memory reading '%s'", path);
+                goto out;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    if (ferror(f)) {
+        rc = gq_err_set(err, GQ_E_IO, "cannot read expectations '%s': %s", path, strerror(errno));
+        goto out;
+    }
+    buf[len] = 0;
+    rc = gq_expect_parse(buf, path, ex, err);
+    if (!rc)
+        snprintf(ex->path, sizeof ex->path, "%s", path);
+out:
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+static bool icontains(const char *hay, const char *needle)
+{
+    size_t ln = strlen(needle);
+    if (!ln)
+        return false;
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < ln && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == ln)
+            return true;
+    }
+    return false;
+}
+
+int gq_expect_match(const gq_expect *ex, const char *gpu_name)
+{
+    if (!ex || !gpu_name)
+        return -1;
+    for (int m = 0; m < ex->nmodels; m++)
+        if (icontains(gpu_name, ex->models[m].match))
+            return m;
+    return -1;
+}
+
+/* ---- facts and checks ----------------------------------------------------- */
+
+void gq_card_facts_init(gq_card_facts *f)
+{
+    memset(f, 0, sizeof *f);
+    for (int i = 0; i < GQ_MAX_GPUS; i++) {
+        gq_gpu_facts *g = &f->gpu[i];
+        g->index = i;
+        g->mem_mib = g->power_limit_w = NAN;
+        g->pcie_gen_cur = g->pcie_width_cur = g->pcie_gen_max = g->pcie_width_max = -1;
+        g->h2d_gbps = g->d2h_gbps = g->host_latency_ns = NAN;
+        g->temp_max_c = g->sm_clock_avg_mhz = g->power_capped_pct = NAN;
+        g->stress_verdict = GQ_V_SKIP;
+        for (int j = 0; j < GQ_MAX_GPUS; j++) {
+            f->p2p_gbps[i][j] = NAN;
+            f->p2p_lat_ns[i][j] = NAN;
+            f->nvlinks[i][j] = -1;
+        }
+    }
+}
+
+int gq_checklist_push(gq_checklist *cl, const gq_check *c)
+{
+    if (cl->n == cl->cap) {
+        int cap = cl->cap ? cl->cap * 2 : 32;
+        gq_check *v = realloc(cl->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return GQ_E_NOMEM;
+        cl->v = v;
+        cl->cap = cap;
+    }
+    cl->v[cl->n++] = *c;
+    return GQ_OK;
+}
+
+void gq_checklist_free(gq_checklist *cl)
+{
+    free(cl->v);
+    cl->v = NULL;
+    cl->n = cl->cap = 0;
+}
+
+gq_verdict gq_checklist_overall(const gq_checklist *cl)
+{
+    gq_verdict w = GQ_V_PASS;
+    for (int i = 0; i < cl->n; i++)
+        if (cl->v[i].verdict > w)
+            w = cl->v[i].verdict;
+    return w;
+}
+
+int gq_checklist_count(const gq_checklist *cl, gq_verdict v)
+{
+    int c = 0;
+    for (int i = 0; i < cl->n; i++)
+        c += cl->v[i].verdict == v;
+    return c;
+}
+
+/* Builder for one check; keeps push errors in one place. */
+typedef struct judge {
+    gq_checklist *out;
+    int rc;
+} judge;
+
+__attribute__((format(printf, 9, 10))) static void add(judge *J, const char *id, const char *subject,
+                                                       const char *source, gq_verdict v, double figure,
+                                                       double threshold, const char *unit, const char *fmt, ...)
+{
+    if (J->rc)
+        return;
+    gq_check c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.id, sizeof c.id, "%s", id);
+    snprintf(c.subject, sizeof c.subject, "%s", subject);
+    snprintf(c.source, sizeof c.source, "%s", source);
+    c.verdict = v;
+    c.figure = figure;
+    c.threshold = threshold;
+    snprintf(c.unit, sizeof c.unit, "%s", unit ? unit : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c.text, sizeof c.text, fmt, ap);
+    va_end(ap);
+    J->rc = gq_checklist_push(J->out, &c);
+}
+
+/* Verdict of a figure against a threshold; *decider gets the threshold that
+ * decided it (fail's for fail and pass, warn's for warn). */
+static gq_verdict apply(const gq_threshold *t, bool is_min, double v, double *decider)
+{
+    *decider = t->fail;
+    if (is_min ? v < t->fail : v > t->fail)
+        return GQ_V_FAIL;
+    if (t->has_warn && (is_min ? v < t->warn : v > t->warn)) {
+        *decider = t->warn;
+        return GQ_V_WARN;
+    }
+    if (!isfinite(t->fail) && t->has_warn)
+        *decider = t->warn;
+    return GQ_V_PASS;
+}
+
+static const char *fmtv(double v, char *b, size_t n)
+{
+    if (!isfinite(v))
+        snprintf(b, n, "n/a");
+    else if (fabs(v) >= 100 || v == floor(v))
+        snprintf(b, n, "%.0f", v);
+    else
+        snprintf(b, n, "%.1f", v);
+    return b;
+}
+
+/* One per-GPU threshold check. */
+static void gpu_check(judge *J, const gq_expect_model *m, gq_expect_key k, const gq_gpu_facts *g, double figure,
+                      bool idle_reading)
+{
+    const gq_threshold *t = &m->th[k];
+    if (!t->set)
+        return;
+    char subj[128], a[32], b[32];
+    snprintf(subj, sizeof subj, "gpu:%d", g->index);
+    if (!isfinite(figure) || figure < 0) {
+        add(J, keys[k].name, subj, "expect", GQ_V_SKIP, NAN, t->fail, keys[k].unit,
+            "GPU %d: %s not measured in this run; %s not checked.", g->index, keys[k].what, keys[k].name);
+        return;
+    }
+    double thr;
+    gq_verdict v = apply(t, keys[k].is_min, figure, &thr);
+    const char *rel = keys[k].is_min ? (v == GQ_V_PASS ? ">=" : "below") : (v == GQ_V_PASS ? "<=" : "above");
+    if (idle_reading && v == GQ_V_FAIL) {
+        /* PCIe links slow down at idle to save power: an idle reading alone
+         * cannot fail the card. */
+        add(J, keys[k].name, subj, "expect", GQ_V_WARN, figure, thr, keys[k].unit,
+            "GPU %d: %s %s %s is below the expected %s, but it was read at idle, not under load.", g->index,
+            keys[k].what, fmtv(figure, a, sizeof a), keys[k].unit, fmtv(thr, b, sizeof b));
+        return;
+    }
+    add(J, keys[k].name, subj, "expect", v, figure, thr, keys[k].unit, "GPU %d (%s): %s %s %s, %s the %s %s %s.",
+        g->index, g->name, keys[k].what, fmtv(figure, a, sizeof a), keys[k].unit, rel,
+        v == GQ_V_WARN ? "warning threshold" : keys[k].is_min ? "expected minimum" : "expected maximum",
+        fmtv(thr, b, sizeof b), keys[k].unit);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Spread (max-min)/median in % of the finite values; NAN when fewer than 2. */
+static double spread_pct(const double *v, int n, int *imin, int *imax)
+{
+    double tmp[GQ_MAX_GPUS];
+    int k = 0;
+    *imin = *imax = -1;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) {
+            tmp[k++] = v[i];
+            if (*imin < 0 || v[i] < v[*imin])
+                *imin = i;
+            if (*imax < 0 || v[i] > v[*imax])
+                *imax = i;
+        }
+    if (k < 2)
+        return NAN;
+    qsort(tmp, (size_t)k, sizeof *tmp, cmp_d);
+    double med = k % 2 ? tmp[k / 2] : (tmp[k / 2 - 1] + tmp[k / 2]) / 2;
+    if (med <= 0)
+        return NAN;
+    return (tmp[k - 1] - tmp[0]) / med * 100.0;
+}
+
+/* Relative agreement of one metric among GPUs of one model. */
+static void agree_check(judge *J, const gq_card_facts *f, const int *members, int nm, const char *model,
+                        const char *metric, const char *what, const char *unit, int field, double warn_pct,
+                        double fail_pct, const char *source)
+{
+    double v[GQ_MAX_GPUS];
+    for (int i = 0; i < nm; i++) {
+        const gq_gpu_facts *g = &f->gpu[members[i]];
+        v[i] = field == 0 ? g->h2d_gbps : field == 1 ? g->d2h_gbps : g->sm_clock_avg_mhz;
+    }
+    int lo, hi;
+    double sp = spread_pct(v, nm, &lo, &hi);
+    if (!isfinite(sp))
+        return;
+    char id[40], subj[48], a[32], b[32], c[32];
+    snprintf(id, sizeof id, "agree_%s", metric);
+    snprintf(subj, sizeof subj, "model:%s", model);
+    gq_verdict vd = sp > fail_pct ? GQ_V_FAIL : sp > warn_pct ? GQ_V_WARN : GQ_V_PASS;
+    add(J, id, subj, source, vd, sp, vd == GQ_V_FAIL ? fail_pct : warn_pct, "%",
+        "%d × %s: %s ranges from %s %s (GPU %d) to %s %s (GPU %d), a spread of %.1f%% (%s %.0f%%).", nm, model, what,
+        fmtv(v[lo], a, sizeof a), unit, members[lo], fmtv(v[hi], b, sizeof b), unit, members[hi], sp,
+        vd == GQ_V_PASS ? "within" : "above", vd == GQ_V_FAIL ? fail_pct : warn_pct);
+    (void)c;
+}
+
+/* Min (or max) over pairs of one model of a pair matrix; pair filter by kind:
+ * 0 every measured pair, 1 NVLink pairs. */
+static void pair_check(judge *J, const gq_card_facts *f, const bool *in_model, const gq_expect_model *m,
+                       gq_expect_key k, const double (*mat)[GQ_MAX_GPUS], int kind)
+{
+    const gq_threshold *t = &m->th[k];
+    if (!t->set)
+        return;
+    bool is_min = keys[k].is_min;
+    int bi = -1, bj = -1, npairs = 0, nbad = 0;
+    double worst = NAN;
+    for (int i = 0; i < f->ngpu; i++)
+        for (int j = 0; j < f->ngpu; j++) {
+            if (i == j || !in_model[i] || !in_model[j] || !isfinite(mat[i][j]))
+                continue;
+            if (kind == 1 && f->nvlinks[i][j] <= 0)
+                continue;
+            npairs++;
+            double d;
+            if (apply(t, is_min, mat[i][j], &d) != GQ_V_PASS)
+                nbad++;
+            if (!isfinite(worst) || (is_min ? mat[i][j] < worst : mat[i][j] > worst)) {
+                worst = mat[i][j];
+                bi = i;
+                bj = j;
+            }
+        }
+    char subj[128], a[32], b[32];
+    snprintf(subj, sizeof subj, "model:%s", m->match);
+    if (!npairs) {
+        add(J, keys[k].name, subj, "expect", GQ_V_SKIP, NAN, t->fail, keys[k].unit, "%s: no %s measured; %s not checked.",
+            m->match, kind == 1 ? "NVLink pair" : "GPU pair", keys[k].name);
+        return;
+    }
+    double thr;
+    gq_verdict v = apply(t, is_min, worst, &thr);
+    add(J, keys[k].name, subj, "expect", v, worst, thr, keys[k].unit,
+        "%s: %s, worst pair GPU %d → GPU %d at %s %s (%s %s %s); %d of %d pairs outside.", m->match, keys[k].what, bi,
+        bj, fmtv(worst, a, sizeof a), keys[k].unit, is_min ? "minimum" : "maximum", fmtv(thr, b, sizeof b),
+        keys[k].unit, nbad, npairs);
+}
+
+int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist *out, gq_err *err)
+{
+    gq_expect defaults;
+    const gq_expect *ex = ex_in;
+    if (!ex) {
+        gq_expect_init(&defaults);
+        ex = &defaults;
+    }
+    judge J = {.out = out};
+    char subj[128], a[32], b[32];
+    int model_of[GQ_MAX_GPUS];
+    int n = f->ngpu < GQ_MAX_GPUS ? f->ngpu : GQ_MAX_GPUS;
+
+    /* Which model entry applies to which GPU; unmatched models and GPUs. */
+    for (int i = 0; i < n; i++)
+        model_of[i] = gq_expect_match(ex, f->gpu[i].name);
+    for (int m = 0; m < ex->nmodels; m++) {
+        int cnt = 0;
+        for (int i = 0; i < n; i++)
+            cnt += model_of[i] == m;
+        snprintf(subj, sizeof subj, "model:%s", ex->models[m].match);
+        if (!cnt)
+            add(&J, "expect_model_unmatched", subj, "expect", GQ_V_INFO, NAN, NAN, "",
+                "The expectations for '%s' match no GPU on this node; they were not applied.", ex->models[m].match);
+        const gq_threshold *t = &ex->models[m].th[GQ_EXK_COUNT_MIN];
+        if (t->set && cnt) {
+            double thr;
+            gq_verdict v = apply(t, true, cnt, &thr);
+            add(&J, "count_min", subj, "expect", v, cnt, thr, "GPUs", "%d GPUs match '%s' (expected at least %s).",
+                cnt, ex->models[m].match, fmtv(thr, a, sizeof a));
+        }
+    }
+    if (ex->nmodels)
+        for (int i = 0; i < n; i++)
+            if (model_of[i] < 0) {
+                snprintf(subj, sizeof subj, "gpu:%d", i);
+                add(&J, "expect_uncovered", subj, "expect", GQ_V_WARN, NAN, NAN, "",
+                    "GPU %d (%s) matches no model of the expectations file; only relative checks apply to it.", i,
+                    f->gpu[i].name);
+            }
+
+    /* Absolute per-GPU thresholds. */
+    for (int i = 0; i < n; i++) {
+        if (model_of[i] < 0)
+            continue;
+        const gq_expect_model *m = &ex->models[model_of[i]];
+        const gq_gpu_facts *g = &f->gpu[i];
+        gpu_check(&J, m, GQ_EXK_MEMORY_MIB_MIN, g, g->mem_mib, false);
+        gpu_check(&J, m, GQ_EXK_POWER_LIMIT_W_MIN, g, g->power_limit_w, false);
+        gpu_check(&J, m, GQ_EXK_PCIE_GEN_MIN, g, g->pcie_gen_cur, !g->link_under_load);
+        gpu_check(&J, m, GQ_EXK_PCIE_WIDTH_MIN, g, g->pcie_width_cur, !g->link_under_load);
+        gpu_check(&J, m, GQ_EXK_H2D_GBPS_MIN, g, g->h2d_gbps, false);
+        gpu_check(&J, m, GQ_EXK_D2H_GBPS_MIN, g, g->d2h_gbps, false);
+        gpu_check(&J, m, GQ_EXK_HOST_LATENCY_NS_MAX, g, g->host_latency_ns, false);
+        gpu_check(&J, m, GQ_EXK_TEMP_C_MAX, g, g->temp_max_c, false);
+        gpu_check(&J, m, GQ_EXK_SM_CLOCK_MHZ_MIN, g, g->sm_clock_avg_mhz, false);
+    }
+    /* Pair thresholds, per model. */
+    for (int m = 0; m < ex->nmodels; m++) {
+        bool in[GQ_MAX_GPUS] = {0};
+        for (int i = 0; i < n; i++)
+            in[i] = model_of[i] == m;
+        pair_check(&J, f, in, &ex->models[m], GQ_EXK_P2P_GBPS_MIN, (const double(*)[GQ_MAX_GPUS])f->p2p_gbps, 0);
+        pair_check(&J, f, in, &ex->models[m], GQ_EXK_NVLINK_GBPS_MIN, (const double(*)[GQ_MAX_GPUS])f->p2p_gbps, 1);
+        pair_check(&J, f, in, &ex->models[m], GQ_EXK_P2P_LATENCY_NS_MAX,
+                   (const double(*)[GQ_MAX_GPUS])f->p2p_lat_ns, 0);
+    }
+
+    /* Relative: GPUs of one model (by full name) agree. The expectations'
+     * spread_pct_max, when set for that model, replaces agree_pct. */
+    bool done[GQ_MAX_GPUS] = {0};
+    for (int i = 0; i < n; i++) {
+        if (done[i])
+            continue;
+        int members[GQ_MAX_GPUS], nm = 0;
+        for (int j = i; j < n; j++)
+            if (!done[j] && !strcmp(f->gpu[j].name, f->gpu[i].name)) {
+                members[nm++] = j;
+                done[j] = true;
+            }
+        if (nm < 2)
+            continue;
+        double wp = ex->agree_pct, fp = ex->agree_fail_pct;
+        const char *src = "relative";
+        if (model_of[i] >= 0 && ex->models[model_of[i]].th[GQ_EXK_SPREAD_PCT_MAX].set) {
+            const gq_threshold *t = &ex->models[model_of[i]].th[GQ_EXK_SPREAD_PCT_MAX];
+            fp = t->fail;
+            wp = t->has_warn ? t->warn : t->fail;
+            src = "expect";
+        }
+        const char *name = f->gpu[i].name[0] ? f->gpu[i].name : "GPU";
+        agree_check(&J, f, members, nm, name, "h2d", "host-to-GPU bandwidth alone", "GB/s", 0, wp, fp, src);
+        agree_check(&J, f, members, nm, name, "d2h", "GPU-to-host bandwidth alone", "GB/s", 1, wp, fp, src);
+        agree_check(&J, f, members, nm, name, "sm_clock", "average SM clock under load", "MHz", 2, wp, fp, src);
+    }
+
+    /* Relative: links at their maximum generation and width. */
+    for (int i = 0; i < n; i++) {
+        const gq_gpu_facts *g = &f->gpu[i];
+        snprintf(subj, sizeof subj, "gpu:%d", i);
+        const char *when = g->link_under_load ? "under load" : "at idle";
+        if (g->pcie_width_cur > 0 && g->pcie_width_max > 0) {
+            gq_verdict v = g->pcie_width_cur >= g->pcie_width_max ? GQ_V_PASS
+                           : g->link_under_load                    ? GQ_V_FAIL
+                                                                   : GQ_V_WARN;
+            add(&J, "link_width", subj, "relative", v, g->pcie_width_cur, g->pcie_width_max, "lanes",
+                "GPU %d: PCIe x%d %s, the link can do x%d.", i, g->pcie_width_cur, when, g->pcie_width_max);
+        }
+        if (g->pcie_gen_cur > 0 && g->pcie_gen_max > 0) {
+            gq_verdict v = g->pcie_gen_cur >= g->pcie_gen_max ? GQ_V_PASS
+                           : g->link_under_load                ? GQ_V_FAIL
+                                                               : GQ_V_INFO;
+            add(&J, "link_gen", subj, "relative", v, g->pcie_gen_cur, g->pcie_gen_max, "gen",
+                "GPU %d: PCIe Gen%d %s, the link can do Gen%d%s.", i, g->pcie_gen_cur, when, g->pcie_gen_max,
+                v == GQ_V_INFO ? " (idle links slow down to save power; read it under load with the stress run)" : "");
+        }
+    }
+
+    /* Integrity of the run. */
+    if (f->n_records > 0) {
+        if (f->n_impossible)
+            add(&J, "impossible", "node", "integrity", GQ_V_FAIL, f->n_impossible, 0, "figures",
+                "%d figure%s above the theoretical capacity of its path, e.g. %s.", f->n_impossible,
+                f->n_impossible == 1 ? " is" : "s are", f->impossible_example);
+        else
+            add(&J, "impossible", "node", "integrity", GQ_V_PASS, 0, 0, "figures",
+                "No figure is above the theoretical capacity of its path (%d records).", f->n_records);
+        if (f->n_verify_failed)
+            add(&J, "verify", "node", "integrity", GQ_V_FAIL, f->n_verify_failed, 0, "copies",
+                "Data check failed on %d measurement%s, e.g. %s.", f->n_verify_failed,
+                f->n_verify_failed == 1 ? "" : "s", f->verify_example);
+        if (f->n_errors)
+            add(&J, "errors", "node", "integrity", GQ_V_FAIL, f->n_errors, 0, "measurements",
+                "%d measurement%s failed with an error, e.g. %s.", f->n_errors, f->n_errors == 1 ? "" : "s",
+                f->error_example);
+        if (f->n_overlap_invalid)
+            add(&J, "overlap", "node", "integrity", GQ_V_WARN, f->n_overlap_invalid, 99.0, "%",
+                "%d concurrent aggregate%s could not be reported: the workers' windows overlapped too little, e.g. %s.",
+                f->n_overlap_invalid, f->n_overlap_invalid == 1 ? "" : "s", f->overlap_example);
+    }
+
+    /* Stress: throttling and the stress analysis' own verdicts. */
+    for (int i = 0; i < n; i++) {
+        const gq_gpu_facts *g = &f->gpu[i];
+        if (!g->stressed)
+            continue;
+        snprintf(subj, sizeof subj, "gpu:%d", i);
+        add(&J, "thermal", subj, "stress", g->thermal_slowdown ? GQ_V_FAIL : GQ_V_PASS, g->temp_max_c, NAN, "°C",
+            g->thermal_slowdown ? "GPU %d slowed down for heat under load (max %s °C)."
+                                : "GPU %d: no thermal slowdown under load (max %s °C).",
+            i, fmtv(g->temp_max_c, a, sizeof a));
+        if (isfinite(g->power_capped_pct) && g->power_capped_pct > 0)
+            add(&J, "power_cap", subj, "stress", GQ_V_INFO, g->power_capped_pct, NAN, "%",
+                "GPU %d was power-capped in %s%% of samples: expected near the %s W limit, not a fault.", i,
+                fmtv(g->power_capped_pct, a, sizeof a), fmtv(g->power_limit_w, b, sizeof b));
+        if (g->stress_verdict == GQ_V_WARN || g->stress_verdict == GQ_V_FAIL)
+            add(&J, "stress", subj, "stress", (gq_verdict)g->stress_verdict, NAN, NAN, "", "GPU %d under stress: %s.",
+                i, g->stress_reason[0] ? g->stress_reason : gq_verdict_name((gq_verdict)g->stress_verdict));
+    }
+
+    if (J.rc)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
+    return GQ_OK;
+}

@@ -1,0 +1,181 @@
+/* Expectations and verdicts for the acceptance card.
+ *
+ * An expectations file (docs/card.md "Expectations files") gives per-GPU-model
+ * thresholds: minimum PCIe generation and width, minimum host<->GPU and P2P
+ * GB/s, maximum latency and temperature, minimum clocks, maximum spread
+ * between GPUs. It is JSON:
+ *
+ *   { "gpuqual_expect": 1, "description": "...",
+ *     "relative": { "agree_pct": 5, "agree_fail_pct": 20 },
+ *     "models": [ { "match": "H200", "h2d_gbps_min": 53,
+ *                   "p2p_gbps_min": { "warn": 380, "fail": 350 }, ... } ] }
+ *
+ * A threshold is a number (fail beyond it) or {"warn": W, "fail": F} (warn
+ * beyond W, fail beyond F). Unknown keys and wrong types are errors
+ * (GQ_E_USAGE, naming the key and what would be right). A model that matches
+ * no GPU is not an error: the judge reports it as an "info" check and the CLI
+ * prints a warning.
+ *
+ * The judge turns facts (what the card measured, gathered by analysis/card.c
+ * into a gq_card_facts) into checks, each pass/warn/fail/info/skip with the
+ * figure and the threshold. Without expectations only relative checks apply:
+ * GPUs of one model agree within a stated percentage, links at their maximum
+ * generation and width, nothing impossible, nothing throttled, integrity.
+ */
+#ifndef GQ_ANALYSIS_EXPECT_H
+#define GQ_ANALYSIS_EXPECT_H
+
+#include <stdbool.h>
+
+#include "core/status.h"
+#include "topo/topo.h"
+
+#define GQ_EXPECT_FORMAT 1
+
+typedef enum gq_verdict {
+    GQ_V_SKIP = 0, /* could not be checked (no figure) */
+    GQ_V_INFO,     /* reported, not judged (e.g. power capping near the limit) */
+    GQ_V_PASS,
+    GQ_V_WARN,
+    GQ_V_FAIL,
+} gq_verdict;
+
+/* "skip", "info", "pass", "warn", "fail". */
+const char *gq_verdict_name(gq_verdict v);
+/* Parse a name back; returns -1 for an unknown one. */
+int gq_verdict_parse(const char *s);
+/* Exit code of an overall verdict: 0 pass (or info/skip), 4 warn, 1 fail. */
+int gq_verdict_exit_code(gq_verdict v);
+
+/* Thresholds, one per key of the file. */
+typedef enum gq_expect_key {
+    GQ_EXK_COUNT_MIN = 0,    /* GPUs of this model present */
+    GQ_EXK_MEMORY_MIB_MIN,
+    GQ_EXK_POWER_LIMIT_W_MIN,
+    GQ_EXK_PCIE_GEN_MIN,
+    GQ_EXK_PCIE_WIDTH_MIN,
+    GQ_EXK_H2D_GBPS_MIN,     /* each GPU alone */
+    GQ_EXK_D2H_GBPS_MIN,
+    GQ_EXK_P2P_GBPS_MIN,     /* every measured GPU pair of this model */
+    GQ_EXK_NVLINK_GBPS_MIN,  /* every pair joined by NVLink */
+    GQ_EXK_HOST_LATENCY_NS_MAX,
+    GQ_EXK_P2P_LATENCY_NS_MAX,
+    GQ_EXK_TEMP_C_MAX,       /* under the stress load */
+    GQ_EXK_SM_CLOCK_MHZ_MIN, /* average under the stress load */
+    GQ_EXK_SPREAD_PCT_MAX,   /* between GPUs of this model (overrides agree_pct) */
+    GQ_EXK_COUNT
+} gq_expect_key;
+
+typedef struct gq_threshold {
+    bool set;
+    bool has_warn;
+    double warn, fail;
+} gq_threshold;
+
+/* Name in the file ("h2d_gbps_min"), unit, and whether it is a minimum. */
+const char *gq_expect_key_name(gq_expect_key k);
+const char *gq_expect_key_unit(gq_expect_key k);
+bool gq_expect_key_is_min(gq_expect_key k);
+
+#define GQ_EXPECT_MAX_MODELS 32
+
+typedef struct gq_expect_model {
+    char match[96];          /* case-insensitive substring of the GPU name */
+    char description[160];
+    gq_threshold th[GQ_EXK_COUNT];
+} gq_expect_model;
+
+typedef struct gq_expect {
+    char path[512];          /* where it was read from ("" when parsed from memory) */
+    char description[256];
+    double agree_pct;        /* relative: warn above (default 5) */
+    double agree_fail_pct;   /* relative: fail above (default 20) */
+    int nmodels;
+    gq_expect_model models[GQ_EXPECT_MAX_MODELS];
+} gq_expect;
+
+/* Defaults only (no models): the relative checks' percentages. */
+void gq_expect_init(gq_expect *ex);
+
+/* Parse an expectations document from text / from a file into *ex (caller's
+ * storage). GQ_E_USAGE for malformed JSON, unknown keys (with a did-you-mean),
+ * wrong types, and warn/fail thresholds in the wrong order; GQ_E_IO when the
+ * file cannot be read. The message names the file, the model and the key. */
+int gq_expect_parse(const char *text, const char *name, gq_expect *ex, gq_err *err);
+int gq_expect_load(const char *path, gq_expect *ex, gq_err *err);
+
+/* Index of the first model matching a GPU name, or -1. */
+int gq_expect_match(const gq_expect *ex, const char *gpu_name);
+
+/* What the card measured, per GPU and per pair. NAN / -1 = not measured. */
+typedef struct gq_gpu_facts {
+    int index;
+    char name[96];
+    double mem_mib;
+    double power_limit_w;
+    int pcie_gen_cur, pcie_width_cur, pcie_gen_max, pcie_width_max;
+    bool link_under_load;     /* gen/width above were read under load (stress telemetry) */
+    double h2d_gbps, d2h_gbps;  /* this GPU alone, median */
+    double host_latency_ns;
+    bool stressed;            /* the stress run covered this GPU */
+    double temp_max_c;
+    double sm_clock_avg_mhz;
+    double power_capped_pct;  /* % of samples with power capping */
+    bool thermal_slowdown;    /* SW/HW thermal slowdown or HW slowdown seen */
+    int stress_verdict;       /* gq_verdict from the stress analysis; GQ_V_SKIP when none */
+    char stress_reason[160];  /* its reason, when not pass */
+} gq_gpu_facts;
+
+typedef struct gq_card_facts {
+    int ngpu;
+    gq_gpu_facts gpu[GQ_MAX_GPUS];
+    double p2p_gbps[GQ_MAX_GPUS][GQ_MAX_GPUS];   /* one pair alone, one direction */
+    bool p2p_direct[GQ_MAX_GPUS][GQ_MAX_GPUS];   /* measured over P2P (else host-staged) */
+    int nvlinks[GQ_MAX_GPUS][GQ_MAX_GPUS];       /* from discovery; -1 unknown */
+    double p2p_lat_ns[GQ_MAX_GPUS][GQ_MAX_GPUS];
+    /* Integrity of the whole run. */
+    int n_records;
+    int n_impossible;
+    char impossible_example[240];
+    int n_verify_failed;
+    char verify_example[240];
+    int n_errors;
+    char error_example[240];
+    int n_overlap_invalid;
+    char overlap_example[240];
+    bool stress_ran;
+} gq_card_facts;
+
+/* Set every figure to "not measured". */
+void gq_card_facts_init(gq_card_facts *f);
+
+/* One judged check. */
+typedef struct gq_check {
+    char id[40];        /* "pcie_gen_min", "agree_h2d", "impossible", ... */
+    char subject[128];  /* "gpu:0", "gpu:0->gpu:1", "model:H200", "node" */
+    char source[16];    /* "expect", "relative", "integrity", "stress" */
+    gq_verdict verdict;
+    double figure;      /* NAN when none */
+    double threshold;   /* the threshold that decided it; NAN when none */
+    char unit[16];
+    char text[320];     /* one plain sentence with the figure and the threshold */
+} gq_check;
+
+typedef struct gq_checklist {
+    gq_check *v;
+    int n, cap;
+} gq_checklist;
+
+int gq_checklist_push(gq_checklist *cl, const gq_check *c); /* GQ_E_NOMEM */
+void gq_checklist_free(gq_checklist *cl);
+/* Worst of pass/warn/fail over the list (info and skip do not count); pass
+ * when the list has nothing judged. */
+gq_verdict gq_checklist_overall(const gq_checklist *cl);
+/* Count of checks with verdict v. */
+int gq_checklist_count(const gq_checklist *cl, gq_verdict v);
+
+/* Judge facts against expectations (ex may be NULL: relative checks with the
+ * default percentages). Appends to *out. GQ_E_NOMEM only. */
+int gq_expect_judge(const gq_expect *ex, const gq_card_facts *f, gq_checklist *out, gq_err *err);
+
+#endif

@@ -1,0 +1,1998 @@
+#include "analysis/placement.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BIT(i) ((gq_gpuset)1 << (i))
+#define IN(set, i) (((set) >> (i)) & 1u)
+/* Exhaustive search up to this many candidate mappings; beyond it, a heuristic. */
+#define EXHAUSTIVE_MAX 200000L
+/* Predictions the local search may spend beyond its starting point. */
+#define LOCAL_SEARCH_BUDGET 4000
+
+/* ---- small helpers ------------------------------------------------------ */
+
+int gq_gpuset_count(gq_gpuset s)
+{
+    return __builtin_popcountll(s);
+}
+
+const char *gq_gpuset_str(gq_gpuset s, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < GQ_MAX_GPUS && used < n; i++) {
+        if (!IN(s, i))
+            continue;
+        /* Runs of three or more read better as ranges: 0-3. */
+        int j = i;
+        while (j + 1 < GQ_MAX_GPUS && IN(s, j + 1))
+            j++;
+        int w;
+        if (j - i >= 2)
+            w = snprintf(buf + used, n - used, "%s%d-%d", used ? "," : "", i, j);
+        else if (j == i + 1)
+            w = snprintf(buf + used, n - used, "%s%d,%d", used ? "," : "", i, j);
+        else
+            w = snprintf(buf + used, n - used, "%s%d", used ? "," : "", i);
+        if (w < 0 || (size_t)w >= n - used)
+            break;
+        used += (size_t)w;
+        i = j;
+    }
+    return buf;
+}
+
+/* Explanations and evidence are cut at their buffer's size; a shortened
+ * sentence is acceptable where a fixed-size record is the contract. */
+static void textf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void textf(char *buf, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, n, fmt, ap);
+    va_end(ap);
+}
+
+static int domain_of(const gq_place_model *m, int g);
+
+static double median_of(const gq_record *r)
+{
+    return r->value.median;
+}
+
+static bool usable_record(const gq_record *r)
+{
+    return r->valid && !r->is_latency && !(r->flags & (GQ_FLAG_IMPOSSIBLE | GQ_FLAG_OVERLAP | GQ_FLAG_ERROR)) &&
+           r->value.n > 0 && r->value.median > 0;
+}
+
+static bool is_flow_record(const gq_record *r)
+{
+    return !r->aggregate && !r->sum && !r->is_latency;
+}
+
+static int gpu_of(gq_endpoint e, int ngpu)
+{
+    return (e.kind == GQ_EP_GPU && e.index >= 0 && e.index < ngpu) ? e.index : -1;
+}
+
+static long binom(int n, int k)
+{
+    if (k < 0 || k > n)
+        return 0;
+    double r = 1;
+    for (int i = 1; i <= k; i++)
+        r = r * (n - k + i) / i;
+    return r > 1e15 ? (long)1e15 : (long)(r + 0.5);
+}
+
+static const char *limit_kind_name(gq_limit_kind k)
+{
+    switch (k) {
+    case GQ_LIMIT_H2D: return "h2d";
+    case GQ_LIMIT_D2H: return "d2h";
+    case GQ_LIMIT_DUPLEX: return "both";
+    case GQ_LIMIT_P2P: return "p2p";
+    }
+    return "?";
+}
+
+static const char *limit_str(const gq_place_limit *l, char *buf, size_t n)
+{
+    char a[128], b[128];
+    gq_gpuset_str(l->a, a, sizeof a);
+    if (l->kind == GQ_LIMIT_P2P) {
+        gq_gpuset_str(l->b, b, sizeof b);
+        textf(buf, n, "P2P {%s}->{%s} <= %.1f GB/s", a, b, l->capacity_gbps);
+    } else if (l->kind == GQ_LIMIT_DUPLEX) {
+        textf(buf, n, "host both directions of {%s} <= %.1f GB/s in total", a, l->capacity_gbps);
+    } else {
+        textf(buf, n, "host %s of {%s} <= %.1f GB/s", l->kind == GQ_LIMIT_H2D ? "h2d" : "d2h", a,
+                 l->capacity_gbps);
+    }
+    return buf;
+}
+
+/* ---- the model ---------------------------------------------------------- */
+
+int gq_place_model_add_limit(gq_place_model *m, gq_limit_kind kind, gq_gpuset a, gq_gpuset b, double cap,
+                             const char *evidence, gq_err *err)
+{
+    if (!(cap > 0) || !a || (kind == GQ_LIMIT_P2P && !b))
+        return gq_err_set(err, GQ_E_USAGE, "placement: a limit needs GPUs and a capacity > 0");
+    /* The same constraint seen twice keeps the tighter capacity. */
+    for (int i = 0; i < m->nlimits; i++) {
+        gq_place_limit *l = &m->limits[i];
+        if (l->kind == kind && l->a == a && l->b == b) {
+            if (cap < l->capacity_gbps) {
+                l->capacity_gbps = cap;
+                snprintf(l->evidence, sizeof l->evidence, "%s", evidence ? evidence : "");
+            }
+            return GQ_OK;
+        }
+    }
+    if (m->nlimits >= GQ_PLACE_MAX_LIMITS)
+        return GQ_OK; /* enough evidence; more only refines */
+    gq_place_limit *l = &m->limits[m->nlimits++];
+    l->kind = kind;
+    l->a = a;
+    l->b = b;
+    l->capacity_gbps = cap;
+    snprintf(l->evidence, sizeof l->evidence, "%s", evidence ? evidence : "");
+    return GQ_OK;
+}
+
+/* Alone figures: groups with a single flow record, not from a bidirectional
+ * test (nvbandwidth's *_bidirectional_* run an unreported opposite flow). */
+static void collect_alone(gq_place_model *m, const gq_recordset *rs, const int *group_flows)
+{
+    for (int i = 0; i < rs->n; i++) {
+        const gq_record *r = &rs->v[i];
+        if (!usable_record(r) || !is_flow_record(r) || strstr(r->test, "bidirectional"))
+            continue;
+        if (group_flows[i] != 1)
+            continue;
+        int s = gpu_of(r->src, m->ngpu), d = gpu_of(r->dst, m->ngpu);
+        double v = median_of(r);
+        switch (r->direction) {
+        case GQ_DIR_P2P:
+            if (s < 0 || d < 0 || s == d)
+                break;
+            if (r->method == GQ_METHOD_CE || r->method == GQ_METHOD_SM)
+                m->p2p[s][d] = fmax(m->p2p[s][d], v);
+            else
+                m->staged[s][d] = fmax(m->staged[s][d], v);
+            break;
+        case GQ_DIR_H2D:
+            if (d >= 0)
+                m->h2d[d] = fmax(m->h2d[d], v);
+            break;
+        case GQ_DIR_D2H:
+            if (s >= 0)
+                m->d2h[s] = fmax(m->d2h[s], v);
+            break;
+        case GQ_DIR_LOCAL: break;
+        }
+    }
+}
+
+static double alone_of(const gq_place_model *m, const gq_record *r)
+{
+    int s = gpu_of(r->src, m->ngpu), d = gpu_of(r->dst, m->ngpu);
+    switch (r->direction) {
+    case GQ_DIR_P2P:
+        if (s < 0 || d < 0)
+            return 0;
+        return (r->method == GQ_METHOD_CE || r->method == GQ_METHOD_SM) ? m->p2p[s][d] : m->staged[s][d];
+    case GQ_DIR_H2D: return d >= 0 ? m->h2d[d] : 0;
+    case GQ_DIR_D2H: return s >= 0 ? m->d2h[s] : 0;
+    case GQ_DIR_LOCAL: break;
+    }
+    return 0;
+}
+
+/* A concurrent group whose flows fell below their alone rates shares a
+ * budget: at most what those flows moved together. One-direction host groups
+ * are localised to the flows that slowed down (seed 001: with 0,1,4,5
+ * active only 0 and 1 slowed, so {0,1} share, 4 and 5 do not); groups with
+ * both host directions constrain every flow of the group together, since
+ * the slowdown of one direction is caused by the other. */
+static void limits_from_group(gq_place_model *m, const gq_recordset *rs, const int *idx, int n, int group)
+{
+    int nh2d = 0, nd2h = 0, np2p = 0, nother = 0;
+    for (int k = 0; k < n; k++) {
+        const gq_record *r = &rs->v[idx[k]];
+        if (r->direction == GQ_DIR_H2D)
+            nh2d++;
+        else if (r->direction == GQ_DIR_D2H)
+            nd2h++;
+        else if (r->direction == GQ_DIR_P2P && (r->method == GQ_METHOD_CE || r->method == GQ_METHOD_SM))
+            np2p++;
+        else
+            nother++;
+    }
+    if (nother || (np2p && (nh2d || nd2h)))
+        return;
+    double tol = m->tolerance;
+    gq_gpuset la = 0, lb = 0, all = 0;
+    double lsum = 0, allsum = 0, alonesum = 0;
+    int nlimited = 0;
+    char detail[120] = "";
+    size_t dl = 0;
+    for (int k = 0; k < n; k++) {
+        const gq_record *r = &rs->v[idx[k]];
+        double alone = alone_of(m, r), v = median_of(r);
+        int s = gpu_of(r->src, m->ngpu), d = gpu_of(r->dst, m->ngpu);
+        if (!(alone > 0))
+            return; /* cannot tell a slowdown without the alone figure */
+        allsum += v;
+        alonesum += alone;
+        gq_gpuset srcset = s >= 0 ? BIT(s) : 0, dstset = d >= 0 ? BIT(d) : 0;
+        all |= srcset | dstset;
+        if (v < alone * (1 - tol)) {
+            nlimited++;
+            lsum += v;
+            if (r->direction == GQ_DIR_P2P) {
+                la |= srcset;
+                lb |= dstset;
+            } else {
+                la |= srcset | dstset;
+            }
+            if (dl < sizeof detail - 20) {
+                int w = snprintf(detail + dl, sizeof detail - dl, "%s%d:%.1f/%.1f", dl ? " " : "",
+                                 s >= 0 ? s : d, v, alone);
+                if (w > 0)
+                    dl += (size_t)w;
+            }
+        }
+    }
+    if (!nlimited)
+        return;
+    char ev[200];
+    if (np2p) {
+        textf(ev, sizeof ev, "measured together in group %d (%s): %.1f GB/s where alone they do %.1f (%s)",
+                 group, rs->v[idx[0]].test, lsum, alonesum, detail);
+        gq_place_model_add_limit(m, GQ_LIMIT_P2P, la, lb, lsum, ev, NULL);
+    } else if (nh2d && nd2h) {
+        textf(ev, sizeof ev, "both directions together in group %d (%s): %.1f GB/s in total, alone %.1f (%s)",
+                 group, rs->v[idx[0]].test, allsum, alonesum, detail);
+        gq_place_model_add_limit(m, GQ_LIMIT_DUPLEX, all, 0, allsum, ev, NULL);
+    } else {
+        textf(ev, sizeof ev, "measured together in group %d (%s): %.1f GB/s, alone %.1f (%s)", group,
+                 rs->v[idx[0]].test, lsum, alonesum, detail);
+        gq_place_model_add_limit(m, nh2d ? GQ_LIMIT_H2D : GQ_LIMIT_D2H, la, 0, lsum, ev, NULL);
+    }
+}
+
+static gq_gpuset set_from_json(const json_t *a, int ngpu, bool *ok)
+{
+    gq_gpuset s = 0;
+    size_t i;
+    const json_t *v;
+    *ok = json_is_array(a) && json_array_size(a) > 0;
+    if (!*ok)
+        return 0;
+    json_array_foreach(a, i, v)
+    {
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= ngpu) {
+            *ok = false;
+            return 0;
+        }
+        s |= BIT(json_integer_value(v));
+    }
+    return s;
+}
+
+/* `gpuqual domains` sections: domains (list of lists of GPU indices) and
+ * bottlenecks ({gpus, direction, capacity_gbps, evidence}). Entries this code
+ * cannot read are skipped: the records carry the same evidence. */
+static void from_domains_doc(gq_place_model *m, const json_t *doc)
+{
+    const json_t *doms = json_object_get(doc, "domains");
+    size_t i;
+    const json_t *v;
+    if (json_is_array(doms) && json_array_size(doms) > 0) {
+        int nd = 0;
+        gq_gpuset seen = 0, sets[GQ_MAX_GPUS];
+        bool good = true;
+        json_array_foreach(doms, i, v)
+        {
+            bool ok;
+            const json_t *g = json_is_object(v) ? json_object_get(v, "gpus") : v;
+            gq_gpuset s = set_from_json(g, m->ngpu, &ok);
+            if (!ok || (s & seen) || nd >= GQ_MAX_GPUS) {
+                good = false;
+                break;
+            }
+            seen |= s;
+            sets[nd++] = s;
+        }
+        if (good) {
+            memcpy(m->domains, sets, sizeof sets[0] * (size_t)nd);
+            m->ndomains = nd;
+        }
+    }
+    const json_t *bns = json_object_get(doc, "bottlenecks");
+    if (!json_is_array(bns))
+        return;
+    json_array_foreach(bns, i, v)
+    {
+        bool ok;
+        gq_gpuset s = set_from_json(json_object_get(v, "gpus"), m->ngpu, &ok);
+        const char *dir = json_string_value(json_object_get(v, "direction"));
+        const json_t *cj = json_object_get(v, "capacity_gbps");
+        if (!ok || !dir || !json_is_number(cj))
+            continue;
+        double cap = json_number_value(cj);
+        const json_t *evj = json_object_get(v, "evidence");
+        char ev[200];
+        char *dump = evj ? (json_is_string(evj) ? strdup(json_string_value(evj)) : json_dumps(evj, JSON_COMPACT))
+                         : NULL;
+        textf(ev, sizeof ev, "gpuqual domains bottleneck: %s", dump ? dump : "(no evidence given)");
+        free(dump);
+        if (!strcmp(dir, "h2d"))
+            gq_place_model_add_limit(m, GQ_LIMIT_H2D, s, 0, cap, ev, NULL);
+        else if (!strcmp(dir, "d2h"))
+            gq_place_model_add_limit(m, GQ_LIMIT_D2H, s, 0, cap, ev, NULL);
+        else if (!strcmp(dir, "both") || !strcmp(dir, "bidirectional") || !strcmp(dir, "duplex") ||
+                 !strcmp(dir, "sum"))
+            gq_place_model_add_limit(m, GQ_LIMIT_DUPLEX, s, 0, cap, ev, NULL);
+        else if (!strncmp(dir, "p2p", 3) || !strcmp(dir, "cross")) {
+            /* A P2P bottleneck over GPUs that span several domains is the
+             * path between them: it constrains flows from one domain to
+             * another, in each direction. Within one domain: every flow. */
+            int nspan = 0;
+            for (int d = 0; d < m->ndomains; d++)
+                nspan += (m->domains[d] & s) != 0;
+            if (nspan <= 1) {
+                gq_place_model_add_limit(m, GQ_LIMIT_P2P, s, s, cap, ev, NULL);
+                continue;
+            }
+            for (int x = 0; x < m->ndomains; x++)
+                for (int y = 0; y < m->ndomains; y++)
+                    if (x != y && (m->domains[x] & s) && (m->domains[y] & s))
+                        gq_place_model_add_limit(m, GQ_LIMIT_P2P, m->domains[x] & s, m->domains[y] & s, cap, ev,
+                                                 NULL);
+        }
+    }
+}
+
+/* Domains from the matrix when no `domains` section says: GPUs joined by
+ * paths above the largest relative gap in the pairwise figures, when that gap
+ * is larger than the tolerance; one domain when the matrix is flat. */
+static void derive_domains(gq_place_model *m)
+{
+    int n = m->ngpu;
+    double vals[GQ_MAX_GPUS * GQ_MAX_GPUS];
+    int nv = 0;
+    bool any_p2p = false;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            any_p2p |= i != j && m->p2p[i][j] > 0;
+    double rate[GQ_MAX_GPUS][GQ_MAX_GPUS];
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double a = any_p2p ? m->p2p[i][j] : m->staged[i][j];
+            double b = any_p2p ? m->p2p[j][i] : m->staged[j][i];
+            rate[i][j] = (a > 0 && b > 0) ? fmin(a, b) : fmax(a, b);
+            if (i < j && rate[i][j] > 0)
+                vals[nv++] = rate[i][j];
+        }
+    double thr = -1;
+    if (nv >= 2) {
+        /* insertion sort: nv <= 2016 */
+        for (int i = 1; i < nv; i++)
+            for (int j = i; j > 0 && vals[j - 1] > vals[j]; j--) {
+                double t = vals[j];
+                vals[j] = vals[j - 1];
+                vals[j - 1] = t;
+            }
+        double best = 0;
+        for (int i = 1; i < nv; i++) {
+            double gap = (vals[i] - vals[i - 1]) / vals[i];
+            if (gap > best) {
+                best = gap;
+                thr = (vals[i] + vals[i - 1]) / 2;
+            }
+        }
+        if (best < fmax(2 * m->tolerance, 0.10))
+            thr = -1;
+    }
+    int comp[GQ_MAX_GPUS];
+    for (int i = 0; i < n; i++)
+        comp[i] = i;
+    if (thr > 0)
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                if (rate[i][j] > thr) {
+                    int a = comp[i], b = comp[j];
+                    for (int k = 0; k < n; k++)
+                        if (comp[k] == b)
+                            comp[k] = a;
+                }
+    m->ndomains = 0;
+    gq_gpuset done = 0;
+    for (int i = 0; i < n; i++) {
+        if (IN(done, i))
+            continue;
+        gq_gpuset s = 0;
+        for (int k = 0; k < n; k++)
+            if (thr <= 0 || comp[k] == comp[i])
+                s |= BIT(k);
+        m->domains[m->ndomains++] = s;
+        done |= s;
+    }
+}
+
+int gq_place_model_build(gq_place_model *m, int ngpu, const gq_recordset *rs, const json_t *doc,
+                         const gq_topo *topo, gq_err *err)
+{
+    int rc = GQ_OK;
+    int *group_flows = NULL, *idx = NULL;
+    memset(m, 0, sizeof *m);
+    if (ngpu <= 0 || ngpu > GQ_MAX_GPUS)
+        return gq_err_set(err, GQ_E_USAGE, "placement needs 1..%d GPUs, not %d", GQ_MAX_GPUS, ngpu);
+    m->ngpu = ngpu;
+    m->tolerance = GQ_PLACE_TOLERANCE;
+    snprintf(m->source, sizeof m->source, "%d records", rs ? rs->n : 0);
+    if (topo)
+        for (int i = 0; i < ngpu && i < topo->ngpu; i++)
+            for (int j = 0; j < ngpu && j < topo->ngpu; j++)
+                m->no_p2p[i][j] = i != j && topo->p2p_cuda[i][j] == 0;
+    int n = rs ? rs->n : 0;
+    group_flows = calloc((size_t)n + 1, sizeof *group_flows);
+    idx = calloc((size_t)n + 1, sizeof *idx);
+    if (!group_flows || !idx) {
+        rc = gq_err_set(err, GQ_E_NOMEM, "placement: out of memory");
+        goto out;
+    }
+    /* Flow records per group (usable or not: a failed partner still ran). */
+    for (int i = 0; i < n; i++) {
+        if (!is_flow_record(&rs->v[i]))
+            continue;
+        for (int k = 0; k < n; k++)
+            if (is_flow_record(&rs->v[k]) && rs->v[k].group == rs->v[i].group)
+                group_flows[i]++;
+    }
+    collect_alone(m, rs, group_flows);
+    if (doc)
+        from_domains_doc(m, doc);
+    if (!m->ndomains)
+        derive_domains(m);
+    /* Concurrent groups, once each (first record of the group leads). */
+    for (int i = 0; i < n; i++) {
+        const gq_record *r = &rs->v[i];
+        if (!is_flow_record(r) || group_flows[i] < 2)
+            continue;
+        bool first = true;
+        for (int k = 0; k < i && first; k++)
+            if (is_flow_record(&rs->v[k]) && rs->v[k].group == r->group)
+                first = false;
+        if (!first)
+            continue;
+        int cnt = 0;
+        bool all_usable = true;
+        for (int k = i; k < n; k++)
+            if (is_flow_record(&rs->v[k]) && rs->v[k].group == r->group) {
+                all_usable &= usable_record(&rs->v[k]);
+                idx[cnt++] = k;
+            }
+        /* The group's aggregate must have passed the overlap rule. */
+        for (int k = 0; k < n; k++)
+            if (rs->v[k].aggregate && rs->v[k].group == r->group && !rs->v[k].valid)
+                all_usable = false;
+        if (all_usable)
+            limits_from_group(m, rs, idx, cnt, r->group);
+    }
+    bool any = false;
+    for (int i = 0; i < ngpu; i++) {
+        any |= m->h2d[i] > 0 || m->d2h[i] > 0;
+        for (int j = 0; j < ngpu; j++)
+            any |= m->p2p[i][j] > 0 || m->staged[i][j] > 0;
+    }
+    if (!any)
+        rc = gq_err_set(err, GQ_E_USAGE,
+                        "the records hold no GPU-to-GPU or host-to-GPU rates to place with; save a run of "
+                        "'gpuqual domains' or 'gpuqual card' and pass it with --input");
+out:
+    free(group_flows);
+    free(idx);
+    return rc;
+}
+
+/* ---- prediction: max-min fair sharing (progressive filling) ------------- */
+
+/* How many units of a limit one flow uses (a staged flow through a duplex
+ * budget that holds both of its ends uses it twice). */
+static int limit_use(const gq_place_limit *l, const gq_pflow *f)
+{
+    switch (l->kind) {
+    case GQ_LIMIT_H2D:
+        return (f->kind == GQ_PF_H2D || f->kind == GQ_PF_STAGED) && f->dst >= 0 && IN(l->a, f->dst);
+    case GQ_LIMIT_D2H:
+        return (f->kind == GQ_PF_D2H || f->kind == GQ_PF_STAGED) && f->src >= 0 && IN(l->a, f->src);
+    case GQ_LIMIT_DUPLEX: {
+        int u = 0;
+        if ((f->kind == GQ_PF_H2D || f->kind == GQ_PF_STAGED) && f->dst >= 0 && IN(l->a, f->dst))
+            u++;
+        if ((f->kind == GQ_PF_D2H || f->kind == GQ_PF_STAGED) && f->src >= 0 && IN(l->a, f->src))
+            u++;
+        return u;
+    }
+    case GQ_LIMIT_P2P:
+        return f->kind == GQ_PF_P2P && f->src >= 0 && f->dst >= 0 && IN(l->a, f->src) && IN(l->b, f->dst);
+    }
+    return 0;
+}
+
+static double flow_alone(const gq_place_model *m, const gq_pflow *f)
+{
+    switch (f->kind) {
+    case GQ_PF_P2P: return m->p2p[f->src][f->dst];
+    case GQ_PF_STAGED:
+        if (m->staged[f->src][f->dst] > 0)
+            return m->staged[f->src][f->dst];
+        if (m->d2h[f->src] > 0 && m->h2d[f->dst] > 0)
+            return fmin(m->d2h[f->src], m->h2d[f->dst]);
+        return 0;
+    case GQ_PF_H2D: return m->h2d[f->dst];
+    case GQ_PF_D2H: return m->d2h[f->src];
+    }
+    return 0;
+}
+
+gq_pflow_kind gq_place_handoff_kind(const gq_place_model *m, int src, int dst)
+{
+    if (m->p2p[src][dst] > 0 && !m->no_p2p[src][dst])
+        return GQ_PF_P2P;
+    return GQ_PF_STAGED;
+}
+
+/* Each GPU's own links are shared by the flows of the pattern that use the
+ * same GPU in the same role: implicit limits after the explicit ones. */
+enum { OWN_H2D = 0, OWN_D2H, OWN_POUT, OWN_PIN, OWN_KINDS };
+
+static int own_use(int kind, int g, const gq_pflow *f)
+{
+    switch (kind) {
+    case OWN_H2D: return (f->kind == GQ_PF_H2D || f->kind == GQ_PF_STAGED) && f->dst == g;
+    case OWN_D2H: return (f->kind == GQ_PF_D2H || f->kind == GQ_PF_STAGED) && f->src == g;
+    case OWN_POUT: return f->kind == GQ_PF_P2P && f->src == g;
+    case OWN_PIN: return f->kind == GQ_PF_P2P && f->dst == g;
+    }
+    return 0;
+}
+
+static double own_cap(const gq_place_model *m, int kind, int g)
+{
+    double c = 0;
+    switch (kind) {
+    case OWN_H2D: return m->h2d[g];
+    case OWN_D2H: return m->d2h[g];
+    case OWN_POUT:
+        for (int j = 0; j < m->ngpu; j++)
+            c = fmax(c, m->p2p[g][j]);
+        return c;
+    case OWN_PIN:
+        for (int i = 0; i < m->ngpu; i++)
+            c = fmax(c, m->p2p[i][g]);
+        return c;
+    }
+    return 0;
+}
+
+#define MAX_RES (GQ_PLACE_MAX_LIMITS + OWN_KINDS * GQ_MAX_GPUS)
+
+double gq_place_predict(const gq_place_model *m, const gq_pflow *flows, int n, gq_pflow_pred *out)
+{
+    /* Resources the pattern touches: index (>= 0 explicit limit, or
+     * -(1 + kind * GQ_MAX_GPUS + g) for a GPU's own link), capacity, and each
+     * flow's use of it. Few flows (<= 2 x GPUs), so dense is fine. */
+    static const int max_flows = 2 * GQ_MAX_GPUS;
+    int nres = 0;
+    int rid[MAX_RES];
+    double rcap[MAX_RES];
+    unsigned char use[MAX_RES][2 * GQ_MAX_GPUS];
+    double rate[2 * GQ_MAX_GPUS];
+    bool frozen[2 * GQ_MAX_GPUS];
+    if (n > max_flows)
+        n = max_flows;
+    for (int i = 0; i < n; i++) {
+        out[i].alone = flow_alone(m, &flows[i]);
+        out[i].binding = out[i].alone > 0 ? -1 : -2;
+        out[i].sharing = 1;
+        rate[i] = 0;
+        frozen[i] = !(out[i].alone > 0);
+    }
+    for (int k = 0; k < m->nlimits && nres < MAX_RES; k++) {
+        int any = 0;
+        for (int i = 0; i < n; i++)
+            any |= (use[nres][i] = (unsigned char)limit_use(&m->limits[k], &flows[i])) != 0;
+        if (any) {
+            rid[nres] = k;
+            rcap[nres] = m->limits[k].capacity_gbps;
+            nres++;
+        }
+    }
+    for (int kind = 0; kind < OWN_KINDS; kind++)
+        for (int g = 0; g < m->ngpu && nres < MAX_RES; g++) {
+            int cnt = 0;
+            for (int i = 0; i < n; i++)
+                cnt += (use[nres][i] = (unsigned char)own_use(kind, g, &flows[i]));
+            double c = own_cap(m, kind, g);
+            /* A GPU's own link matters only when two flows share it. */
+            if (cnt >= 2 && c > 0) {
+                rid[nres] = -(1 + kind * GQ_MAX_GPUS + g);
+                rcap[nres] = c;
+                nres++;
+            }
+        }
+    for (int iter = 0; iter < n + nres + 1; iter++) {
+        double delta = INFINITY;
+        bool active = false;
+        for (int i = 0; i < n; i++)
+            if (!frozen[i]) {
+                active = true;
+                delta = fmin(delta, out[i].alone - rate[i]);
+            }
+        if (!active)
+            break;
+        for (int r = 0; r < nres; r++) {
+            double used = 0, coef = 0;
+            for (int i = 0; i < n; i++) {
+                used += use[r][i] * rate[i];
+                if (!frozen[i])
+                    coef += use[r][i];
+            }
+            if (coef > 0)
+                delta = fmax(0, fmin(delta, (rcap[r] - used) / coef));
+        }
+        for (int i = 0; i < n; i++)
+            if (!frozen[i])
+                rate[i] += delta;
+        const double eps = 1e-9;
+        for (int i = 0; i < n; i++)
+            if (!frozen[i] && rate[i] >= out[i].alone - eps) {
+                frozen[i] = true;
+                out[i].binding = -1;
+            }
+        for (int r = 0; r < nres; r++) {
+            double used = 0;
+            int sharing = 0;
+            for (int i = 0; i < n; i++) {
+                used += use[r][i] * rate[i];
+                sharing += use[r][i] != 0;
+            }
+            if (used < rcap[r] - 1e-6)
+                continue;
+            for (int i = 0; i < n; i++)
+                if (!frozen[i] && use[r][i]) {
+                    frozen[i] = true;
+                    out[i].binding = rid[r] >= 0 ? rid[r] : -3;
+                    out[i].sharing = sharing;
+                }
+        }
+    }
+    double agg = 0;
+    for (int i = 0; i < n; i++) {
+        out[i].gbps = rate[i];
+        agg += rate[i];
+    }
+    return agg;
+}
+
+/* ---- roles -------------------------------------------------------------- */
+
+static int usable_list(const gq_place_model *m, gq_gpuset usable, int *u)
+{
+    int n = 0;
+    for (int g = 0; g < m->ngpu; g++)
+        if (!usable || IN(usable, g))
+            u[n++] = g;
+    return n;
+}
+
+int gq_place_roles_check(const gq_place_roles *r, int ngpu, gq_err *err)
+{
+    int nu = 0;
+    for (int g = 0; g < ngpu; g++)
+        nu += !r->usable || IN(r->usable, g);
+    if (r->prefill < 0 || r->decode < 0 || r->offload < 0 || r->replicas < 0)
+        return gq_err_set(err, GQ_E_USAGE, "role counts must be 0 or more (--prefill %d --decode %d --offload %d "
+                          "--replicas %d)", r->prefill, r->decode, r->offload, r->replicas);
+    if (!r->prefill && !r->decode && !r->offload && !r->replicas)
+        return gq_err_set(err, GQ_E_USAGE, "no roles to place: give --prefill N --decode M, --offload K or --replicas R");
+    if ((r->prefill > 0) != (r->decode > 0))
+        return gq_err_set(err, GQ_E_USAGE, "--prefill and --decode go together: a KV handoff needs both ends "
+                          "(got --prefill %d --decode %d)", r->prefill, r->decode);
+    if (r->prefill + r->decode > nu)
+        return gq_err_set(err, GQ_E_USAGE, "--prefill %d --decode %d needs %d GPUs; there are %d to use",
+                          r->prefill, r->decode, r->prefill + r->decode, nu);
+    if (r->offload > nu)
+        return gq_err_set(err, GQ_E_USAGE, "--offload %d needs %d GPUs; there are %d to use", r->offload,
+                          r->offload, nu);
+    if (r->replicas) {
+        if (r->prefill) {
+            if (r->prefill % r->replicas || r->decode % r->replicas)
+                return gq_err_set(err, GQ_E_USAGE, "--replicas %d must divide both --prefill %d and --decode %d "
+                                  "(each replica holds whole cells)", r->replicas, r->prefill, r->decode);
+        } else if (r->replicas > nu) {
+            return gq_err_set(err, GQ_E_USAGE, "--replicas %d needs at least %d GPUs; there are %d to use",
+                              r->replicas, r->replicas, nu);
+        }
+    }
+    return GQ_OK;
+}
+
+/* ---- searching ---------------------------------------------------------- */
+
+static bool next_combination(int *c, int k, int n)
+{
+    for (int i = k - 1; i >= 0; i--)
+        if (c[i] < n - k + i) {
+            c[i]++;
+            for (int j = i + 1; j < k; j++)
+                c[j] = c[j - 1] + 1;
+            return true;
+        }
+    return false;
+}
+
+static bool next_permutation(int *a, int n)
+{
+    int i = n - 2;
+    while (i >= 0 && a[i] >= a[i + 1])
+        i--;
+    if (i < 0)
+        return false;
+    int j = n - 1;
+    while (a[j] <= a[i])
+        j--;
+    int t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+    for (int l = i + 1, r = n - 1; l < r; l++, r--) {
+        t = a[l];
+        a[l] = a[r];
+        a[r] = t;
+    }
+    return true;
+}
+
+typedef struct score {
+    double agg, min;
+} score;
+
+/* Best-first with ties: a candidate is "as good" as the best when its figure
+ * is within the tolerance; among those, the next criterion decides. */
+static long pick_best(const score *s, long n, double tol, const long *tiebreak)
+{
+    double best = -1, bestmin = -1;
+    for (long i = 0; i < n; i++)
+        best = fmax(best, s[i].agg);
+    for (long i = 0; i < n; i++)
+        if (s[i].agg >= best * (1 - tol))
+            bestmin = fmax(bestmin, s[i].min);
+    long pick = -1;
+    for (long i = 0; i < n; i++) {
+        if (s[i].agg < best * (1 - tol) || s[i].min < bestmin * (1 - tol))
+            continue;
+        if (pick < 0 || (tiebreak && tiebreak[i] < tiebreak[pick]))
+            pick = i;
+    }
+    return pick;
+}
+
+static int pairs_to_flows(const gq_place_model *m, const int (*pairs)[2], int np, gq_pflow *f)
+{
+    for (int i = 0; i < np; i++) {
+        f[i].src = pairs[i][0];
+        f[i].dst = pairs[i][1];
+        f[i].kind = gq_place_handoff_kind(m, pairs[i][0], pairs[i][1]);
+    }
+    return np;
+}
+
+static score score_pairs(const gq_place_model *m, const int (*pairs)[2], int np, gq_pflow_pred *pred)
+{
+    gq_pflow f[GQ_PLACE_MAX_PAIRS];
+    gq_pflow_pred tmp[GQ_PLACE_MAX_PAIRS];
+    if (!pred)
+        pred = tmp;
+    pairs_to_flows(m, pairs, np, f);
+    score s = {.agg = gq_place_predict(m, f, np, pred), .min = INFINITY};
+    for (int i = 0; i < np; i++)
+        s.min = fmin(s.min, pred[i].gbps);
+    if (!np)
+        s.min = 0;
+    return s;
+}
+
+/* Every (prefill set, decode set, assignment) in lexicographic order. The
+ * visitor returns true to stop. */
+typedef bool (*pd_visit)(void *arg, const int (*pairs)[2], int np);
+
+static bool assign_rec(const int *small, int ns, const int *large, int nl, bool small_is_prefill, int *cnt,
+                       int *a, int j, int hi, pd_visit visit, void *arg)
+{
+    if (j == nl) {
+        int pairs[GQ_PLACE_MAX_PAIRS][2];
+        /* Pairs sorted by prefill, then decode, whichever side repeats. */
+        int np = 0;
+        for (int s = 0; s < ns; s++)
+            for (int l = 0; l < nl; l++)
+                if (a[l] == s) {
+                    pairs[np][0] = small_is_prefill ? small[s] : large[l];
+                    pairs[np][1] = small_is_prefill ? large[l] : small[s];
+                    np++;
+                }
+        if (!small_is_prefill)
+            for (int x = 1; x < np; x++) /* sort by prefill */
+                for (int y = x; y > 0 && pairs[y - 1][0] > pairs[y][0]; y--) {
+                    int t0 = pairs[y][0], t1 = pairs[y][1];
+                    pairs[y][0] = pairs[y - 1][0];
+                    pairs[y][1] = pairs[y - 1][1];
+                    pairs[y - 1][0] = t0;
+                    pairs[y - 1][1] = t1;
+                }
+        return visit(arg, (const int(*)[2])pairs, np);
+    }
+    int lo = nl / ns;
+    for (int s = 0; s < ns; s++) {
+        if (cnt[s] >= hi)
+            continue;
+        cnt[s]++;
+        a[j] = s;
+        /* Every small-side GPU must still be able to reach its minimum. */
+        int need = 0;
+        for (int t = 0; t < ns; t++)
+            need += cnt[t] < lo ? lo - cnt[t] : 0;
+        bool stop = false;
+        if (need <= nl - j - 1)
+            stop = assign_rec(small, ns, large, nl, small_is_prefill, cnt, a, j + 1, hi, visit, arg);
+        cnt[s]--;
+        if (stop)
+            return true;
+    }
+    return false;
+}
+
+static void enumerate_pd(const int *u, int nu, int N, int M, pd_visit visit, void *arg)
+{
+    int pc[GQ_MAX_GPUS], dc[GQ_MAX_GPUS];
+    for (int i = 0; i < N; i++)
+        pc[i] = i;
+    do {
+        int P[GQ_MAX_GPUS], rest[GQ_MAX_GPUS], nr = 0;
+        gq_gpuset ps = 0;
+        for (int i = 0; i < N; i++) {
+            P[i] = u[pc[i]];
+            ps |= BIT(P[i]);
+        }
+        for (int i = 0; i < nu; i++)
+            if (!IN(ps, u[i]))
+                rest[nr++] = u[i];
+        for (int i = 0; i < M; i++)
+            dc[i] = i;
+        do {
+            int D[GQ_MAX_GPUS];
+            for (int i = 0; i < M; i++)
+                D[i] = rest[dc[i]];
+            if (N == M) {
+                int perm[GQ_MAX_GPUS];
+                for (int i = 0; i < N; i++)
+                    perm[i] = i;
+                do {
+                    int pairs[GQ_PLACE_MAX_PAIRS][2];
+                    for (int i = 0; i < N; i++) {
+                        pairs[i][0] = P[i];
+                        pairs[i][1] = D[perm[i]];
+                    }
+                    if (visit(arg, (const int(*)[2])pairs, N))
+                        return;
+                } while (next_permutation(perm, N));
+            } else {
+                int cnt[GQ_MAX_GPUS] = {0}, a[GQ_MAX_GPUS];
+                bool pre_small = N < M;
+                int ns = pre_small ? N : M, nl = pre_small ? M : N;
+                if (assign_rec(pre_small ? P : D, ns, pre_small ? D : P, nl, pre_small, cnt, a, 0,
+                               (nl + ns - 1) / ns, visit, arg))
+                    return;
+            }
+        } while (next_combination(dc, M, nr));
+    } while (next_combination(pc, N, nu));
+}
+
+static double log_count_pd(int nu, int N, int M)
+{
+    double c = log((double)binom(nu, N)) + log((double)binom(nu - N, M));
+    int s = N < M ? N : M, l = N < M ? M : N;
+    if (N == M)
+        c += lgamma(N + 1.0);
+    else
+        c += l * log((double)s);
+    return c;
+}
+
+typedef struct pd_state {
+    const gq_place_model *m;
+    score *scores;
+    long *crossing; /* handoffs that leave their domain: fewer wins a tie */
+    long n, cap;
+    long target;
+    int np;
+    int pairs[GQ_PLACE_MAX_PAIRS][2];
+    bool oom;
+} pd_state;
+
+static bool pd_score_visit(void *arg, const int (*pairs)[2], int np)
+{
+    pd_state *st = arg;
+    if (st->n == st->cap) {
+        long cap = st->cap ? st->cap * 2 : 1024;
+        score *s = realloc(st->scores, (size_t)cap * sizeof *s);
+        if (s)
+            st->scores = s;
+        long *c = realloc(st->crossing, (size_t)cap * sizeof *c);
+        if (c)
+            st->crossing = c;
+        if (!s || !c) {
+            st->oom = true;
+            return true;
+        }
+        st->cap = cap;
+    }
+    long cross = 0;
+    for (int i = 0; i < np; i++) {
+        int d = domain_of(st->m, pairs[i][0]);
+        cross += d < 0 || d != domain_of(st->m, pairs[i][1]);
+    }
+    st->crossing[st->n] = cross;
+    st->scores[st->n++] = score_pairs(st->m, pairs, np, NULL);
+    return false;
+}
+
+static bool pd_fetch_visit(void *arg, const int (*pairs)[2], int np)
+{
+    pd_state *st = arg;
+    if (st->n++ != st->target)
+        return false;
+    memcpy(st->pairs, pairs, sizeof pairs[0] * (size_t)np);
+    st->np = np;
+    return true;
+}
+
+static bool score_better(score a, score b)
+{
+    if (a.agg > b.agg * (1 + 1e-9) + 1e-12)
+        return true;
+    return a.agg >= b.agg * (1 - 1e-9) && a.min > b.min * (1 + 1e-9) + 1e-12;
+}
+
+/* Beyond exhaustive reach: cells inside each domain first (prefill on the
+ * lower half of the domain's GPUs, decode on the upper), leftovers in index
+ * order, then pairwise swaps of GPUs (including unused ones) while the
+ * predicted aggregate improves, within a fixed budget of predictions. */
+static int pd_heuristic(const gq_place_model *m, const int *u, int nu, int N, int M, int (*pairs)[2])
+{
+    int K = N > M ? N : M;
+    int P[GQ_MAX_GPUS], D[GQ_MAX_GPUS], np = 0, nd = 0;
+    gq_gpuset used = 0, uset = 0;
+    for (int i = 0; i < nu; i++)
+        uset |= BIT(u[i]);
+    for (int d = 0; d < m->ndomains && (np < N || nd < M); d++) {
+        int g[GQ_MAX_GPUS], ng = 0;
+        for (int i = 0; i < nu; i++)
+            if (IN(m->domains[d], u[i]))
+                g[ng++] = u[i];
+        int take_p = ng / 2, take_d = ng - ng / 2;
+        for (int i = 0; i < take_p && np < N; i++, used |= BIT(g[i - 1]))
+            P[np++] = g[i];
+        for (int i = take_p; i < take_p + take_d && nd < M; i++, used |= BIT(g[i - 1]))
+            D[nd++] = g[i];
+    }
+    for (int i = 0; i < nu && np < N; i++)
+        if (!IN(used, u[i])) {
+            P[np++] = u[i];
+            used |= BIT(u[i]);
+        }
+    for (int i = 0; i < nu && nd < M; i++)
+        if (!IN(used, u[i])) {
+            D[nd++] = u[i];
+            used |= BIT(u[i]);
+        }
+    for (int k = 0; k < K; k++) {
+        pairs[k][0] = P[k % N];
+        pairs[k][1] = D[k % M];
+    }
+    score cur = score_pairs(m, (const int(*)[2])pairs, K, NULL);
+    int budget = LOCAL_SEARCH_BUDGET;
+    bool improved = true;
+    while (improved && budget > 0) {
+        improved = false;
+        for (int x = 0; x < 2 * K && budget > 0; x++)
+            for (int y = 0; y < nu + 2 * K && budget > 0; y++) {
+                int trial[GQ_PLACE_MAX_PAIRS][2];
+                memcpy(trial, pairs, sizeof trial[0] * (size_t)K);
+                int gx = trial[x / 2][x % 2];
+                int gy;
+                if (y < 2 * K) {
+                    gy = trial[y / 2][y % 2];
+                    if ((y % 2) == (x % 2) && gx != gy) {
+                        /* same role: exchange partners instead */
+                        int t = trial[x / 2][1 - x % 2];
+                        trial[x / 2][1 - x % 2] = trial[y / 2][1 - y % 2];
+                        trial[y / 2][1 - y % 2] = t;
+                        gy = -1;
+                    }
+                } else {
+                    gy = u[y - 2 * K];
+                    if (IN(used, gy))
+                        continue;
+                }
+                if (gy == gx)
+                    continue;
+                if (gy >= 0)
+                    for (int k = 0; k < K; k++)
+                        for (int s = 0; s < 2; s++)
+                            trial[k][s] = trial[k][s] == gx ? gy : trial[k][s] == gy ? gx : trial[k][s];
+                budget--;
+                score sc = score_pairs(m, (const int(*)[2])trial, K, NULL);
+                if (score_better(sc, cur)) {
+                    cur = sc;
+                    memcpy(pairs, trial, sizeof trial[0] * (size_t)K);
+                    used = 0;
+                    for (int k = 0; k < K; k++)
+                        used |= BIT(pairs[k][0]) | BIT(pairs[k][1]);
+                    improved = true;
+                }
+            }
+    }
+    (void)uset;
+    return K;
+}
+
+/* Spread key: how many GPUs of the set share a group the machine shows (host
+ * budgets, domains), then aligned blocks of GPU indices (2, 4, 8, ...), where
+ * neighbours usually share a switch. Lower is more spread. */
+static long spread_key(const gq_place_model *m, gq_gpuset s)
+{
+    long k = 0;
+    for (int i = 0; i < m->nlimits; i++)
+        if (m->limits[i].kind != GQ_LIMIT_P2P) {
+            long c = gq_gpuset_count(s & m->limits[i].a);
+            k += c * (c - 1) / 2;
+        }
+    for (int d = 0; d < m->ndomains; d++) {
+        long c = gq_gpuset_count(s & m->domains[d]);
+        k += c * (c - 1) / 2;
+    }
+    k *= 1000;
+    for (int b = 2; b < 2 * m->ngpu && b <= GQ_MAX_GPUS; b *= 2)
+        for (int start = 0; start < m->ngpu; start += b) {
+            gq_gpuset blk = (b >= 64 ? ~(gq_gpuset)0 : ((BIT(b) - 1))) << start;
+            long c = gq_gpuset_count(s & blk);
+            k += c * (c - 1) / 2;
+        }
+    return k;
+}
+
+static score score_workers(const gq_place_model *m, const int *w, int k, gq_pflow_pred *ph, gq_pflow_pred *pd)
+{
+    gq_pflow fh[GQ_MAX_GPUS], fd[GQ_MAX_GPUS];
+    gq_pflow_pred th[GQ_MAX_GPUS], td[GQ_MAX_GPUS];
+    if (!ph)
+        ph = th;
+    if (!pd)
+        pd = td;
+    for (int i = 0; i < k; i++) {
+        fh[i] = (gq_pflow){.kind = GQ_PF_H2D, .src = -1, .dst = w[i]};
+        fd[i] = (gq_pflow){.kind = GQ_PF_D2H, .src = w[i], .dst = -1};
+    }
+    score s = {.agg = gq_place_predict(m, fh, k, ph) + gq_place_predict(m, fd, k, pd), .min = INFINITY};
+    for (int i = 0; i < k; i++)
+        s.min = fmin(s.min, fmin(ph[i].gbps, pd[i].gbps));
+    return s;
+}
+
+static int choose_workers(const gq_place_model *m, const int *u, int nu, int K, int *w, long *ncand, bool *exh)
+{
+    if (K <= 0)
+        return 0;
+    long n = binom(nu, K);
+    if (n <= EXHAUSTIVE_MAX) {
+        score *sc = malloc((size_t)n * sizeof *sc);
+        long *tb = malloc((size_t)n * sizeof *tb);
+        int c[GQ_MAX_GPUS];
+        if (!sc || !tb) {
+            free(sc);
+            free(tb);
+            return -1;
+        }
+        for (int i = 0; i < K; i++)
+            c[i] = i;
+        long i = 0;
+        do {
+            int ws[GQ_MAX_GPUS];
+            gq_gpuset s = 0;
+            for (int j = 0; j < K; j++) {
+                ws[j] = u[c[j]];
+                s |= BIT(ws[j]);
+            }
+            sc[i] = score_workers(m, ws, K, NULL, NULL);
+            tb[i] = spread_key(m, s) * n + i; /* then index order */
+            i++;
+        } while (next_combination(c, K, nu));
+        long pick = pick_best(sc, i, m->tolerance, tb);
+        for (int j = 0; j < K; j++)
+            c[j] = j;
+        for (long t = 0; t < pick; t++)
+            next_combination(c, K, nu);
+        for (int j = 0; j < K; j++)
+            w[j] = u[c[j]];
+        free(sc);
+        free(tb);
+        *ncand = i;
+        *exh = true;
+        return K;
+    }
+    /* Greedy: add the GPU that keeps the predicted total highest (ties: the
+     * more spread set, then the lower index). */
+    gq_gpuset s = 0;
+    int k = 0;
+    for (; k < K; k++) {
+        int best = -1;
+        score bs = {-1, -1};
+        long bk = 0;
+        for (int i = 0; i < nu; i++) {
+            if (IN(s, u[i]))
+                continue;
+            w[k] = u[i];
+            score sc = score_workers(m, w, k + 1, NULL, NULL);
+            long key = spread_key(m, s | BIT(u[i]));
+            if (best < 0 || sc.agg > bs.agg * (1 + m->tolerance) ||
+                (sc.agg >= bs.agg * (1 - m->tolerance) && key < bk)) {
+                best = u[i];
+                bs = sc;
+                bk = key;
+            }
+            (*ncand)++;
+        }
+        w[k] = best;
+        s |= BIT(best);
+    }
+    *exh = false;
+    return K;
+}
+
+/* Replicas: groups of whole cells (with pairs) or of GPUs. */
+typedef struct rep_ctx {
+    const gq_place_model *m;
+    int R, q;                  /* groups, items per group */
+    int nitems;
+    gq_gpuset item[GQ_MAX_GPUS]; /* GPUs of each item (a pair, or one GPU) */
+    int assign[GQ_MAX_GPUS];   /* item -> group, -1 unused */
+    int best_assign[GQ_MAX_GPUS];
+    double best_key[4];
+    bool have;
+    long seen;
+    long budget;
+} rep_ctx;
+
+static void rep_eval(rep_ctx *c)
+{
+    const gq_place_model *m = c->m;
+    gq_gpuset g[GQ_MAX_GPUS] = {0};
+    for (int i = 0; i < c->nitems; i++)
+        if (c->assign[i] >= 0) {
+            if (g[c->assign[i]] & c->item[i])
+                return; /* a GPU may not serve two replicas */
+            g[c->assign[i]] |= c->item[i];
+        }
+    for (int r = 0; r < c->R; r++)
+        for (int t = r + 1; t < c->R; t++)
+            if (g[r] & g[t])
+                return;
+    c->seen++;
+    int confined = 0;
+    for (int r = 0; r < c->R; r++)
+        for (int d = 0; d < m->ndomains; d++)
+            if ((g[r] & m->domains[d]) == g[r]) {
+                confined++;
+                break;
+            }
+    gq_pflow f[GQ_MAX_GPUS];
+    gq_pflow_pred p[GQ_MAX_GPUS];
+    int owner[GQ_MAX_GPUS], nf = 0;
+    for (int r = 0; r < c->R; r++)
+        for (int x = 0; x < m->ngpu; x++)
+            if (IN(g[r], x)) {
+                f[nf] = (gq_pflow){.kind = GQ_PF_H2D, .src = -1, .dst = x};
+                owner[nf++] = r;
+            }
+    gq_place_predict(m, f, nf, p);
+    double per[GQ_MAX_GPUS] = {0}, minrep = INFINITY;
+    for (int i = 0; i < nf; i++)
+        per[owner[i]] += p[i].gbps;
+    for (int r = 0; r < c->R; r++)
+        minrep = fmin(minrep, per[r]);
+    int shared = 0;
+    for (int l = 0; l < m->nlimits; l++) {
+        if (m->limits[l].kind == GQ_LIMIT_P2P)
+            continue;
+        int users = 0;
+        for (int r = 0; r < c->R; r++)
+            users += (g[r] & m->limits[l].a) != 0;
+        shared += users > 1 ? users - 1 : 0;
+    }
+    /* Keys, compared in order: more replicas inside one domain; the slowest
+     * replica's host rate (ties within the tolerance); fewer budgets shared
+     * between replicas; then the first in enumeration order. */
+    double key[4] = {confined, minrep, -shared, 0};
+    bool better = !c->have;
+    if (!better) {
+        if (key[0] != c->best_key[0])
+            better = key[0] > c->best_key[0];
+        else if (fabs(key[1] - c->best_key[1]) > m->tolerance * fmax(key[1], c->best_key[1]))
+            better = key[1] > c->best_key[1];
+        else
+            better = key[2] > c->best_key[2];
+    }
+    if (better) {
+        c->have = true;
+        memcpy(c->best_key, key, sizeof key);
+        memcpy(c->best_assign, c->assign, sizeof c->assign);
+    }
+}
+
+/* Canonical partitions of the chosen items: each group opens with the
+ * lowest free item, so no partition is visited twice. */
+static void rep_rec(rep_ctx *c, const bool *chosen, int group, int filled, int from)
+{
+    if (c->budget <= 0)
+        return;
+    if (group == c->R) {
+        c->budget--;
+        rep_eval(c);
+        return;
+    }
+    if (filled == c->q) {
+        rep_rec(c, chosen, group + 1, 0, 0);
+        return;
+    }
+    for (int i = from; i < c->nitems; i++) {
+        if (!chosen[i] || c->assign[i] >= 0)
+            continue;
+        c->assign[i] = group;
+        rep_rec(c, chosen, group, filled + 1, i + 1);
+        c->assign[i] = -1;
+        if (filled == 0)
+            break;
+    }
+}
+
+/* Which items take part (all of them unless there are more than R x q),
+ * then how they are grouped. */
+static void rep_search(rep_ctx *c)
+{
+    int k = c->R * c->q, comb[GQ_MAX_GPUS];
+    for (int i = 0; i < k; i++)
+        comb[i] = i;
+    do {
+        bool chosen[GQ_MAX_GPUS] = {0};
+        for (int i = 0; i < k; i++)
+            chosen[comb[i]] = true;
+        for (int i = 0; i < c->nitems; i++)
+            c->assign[i] = -1;
+        rep_rec(c, chosen, 0, 0, 0);
+    } while (c->budget > 0 && next_combination(comb, k, c->nitems));
+}
+
+/* ---- explanations ------------------------------------------------------- */
+
+static int domain_of(const gq_place_model *m, int g)
+{
+    for (int d = 0; d < m->ndomains; d++)
+        if (IN(m->domains[d], g))
+            return d;
+    return -1;
+}
+
+static void explain_binding(const gq_place_model *m, const gq_pflow_pred *p, const char *what, int npat,
+                            char *buf, size_t n)
+{
+    char ls[200];
+    if (p->binding == -2)
+        textf(buf, n, "no measured figure for this path");
+    else if (p->binding == -1)
+        textf(buf, n, "with %d %s at once %.1f GB/s: no shared limit binds", npat, what, p->gbps);
+    else if (p->binding == -3)
+        textf(buf, n, "with %d %s at once %.1f GB/s: its GPU's own link is shared by %d flows", npat, what,
+                 p->gbps, p->sharing);
+    else
+        textf(buf, n, "with %d %s at once %.1f GB/s: held by %s (limit #%d), shared by %d flows", npat, what,
+                 p->gbps, limit_str(&m->limits[p->binding], ls, sizeof ls), p->binding, p->sharing);
+}
+
+static void explain_pair(const gq_place_model *m, const gq_pflow *f, const gq_pflow_pred *p, int npat, char *buf,
+                         size_t n)
+{
+    char path[160], alone[160], pred[260], a[64], b[64];
+    int ds = domain_of(m, f->src), dd = domain_of(m, f->dst);
+    if (f->kind == GQ_PF_P2P) {
+        if (ds >= 0 && ds == dd)
+            textf(path, sizeof path, "P2P within domain {%s}", gq_gpuset_str(m->domains[ds], a, sizeof a));
+        else
+            textf(path, sizeof path, "P2P across domains {%s} -> {%s}",
+                     ds >= 0 ? gq_gpuset_str(m->domains[ds], a, sizeof a) : "?",
+                     dd >= 0 ? gq_gpuset_str(m->domains[dd], b, sizeof b) : "?");
+        textf(alone, sizeof alone, "alone %.1f GB/s (pairwise matrix)", p->alone);
+    } else {
+        textf(path, sizeof path, "host-staged GPU %d -> host -> GPU %d (%s)", f->src, f->dst,
+                 m->no_p2p[f->src][f->dst] ? "no P2P between them" : "no P2P figure for this pair");
+        if (m->staged[f->src][f->dst] > 0)
+            textf(alone, sizeof alone, "alone %.1f GB/s (staged matrix)", p->alone);
+        else
+            textf(alone, sizeof alone, "alone %.1f GB/s (the slower of GPU %d d2h %.1f and GPU %d h2d %.1f)",
+                     p->alone, f->src, m->d2h[f->src], f->dst, m->h2d[f->dst]);
+    }
+    explain_binding(m, p, "handoffs", npat, pred, sizeof pred);
+    textf(buf, n, "%s; %s; %s", path, alone, pred);
+}
+
+static void fill_pairs(const gq_place_model *m, const int (*pairs)[2], int np, gq_place_map *map)
+{
+    gq_pflow f[GQ_PLACE_MAX_PAIRS];
+    gq_pflow_pred p[GQ_PLACE_MAX_PAIRS];
+    pairs_to_flows(m, pairs, np, f);
+    map->npairs = np;
+    map->pairs_predicted = gq_place_predict(m, f, np, p);
+    map->pairs_measured = -1;
+    map->pairs_overlap = -1;
+    for (int i = 0; i < np; i++) {
+        gq_place_pair *q = &map->pairs[i];
+        q->prefill = f[i].src;
+        q->decode = f[i].dst;
+        q->path = f[i].kind;
+        q->predicted_gbps = p[i].gbps;
+        q->alone_gbps = p[i].alone;
+        q->measured_gbps = -1;
+        explain_pair(m, &f[i], &p[i], np, q->why, sizeof q->why);
+    }
+}
+
+static void fill_workers(const gq_place_model *m, const int *w, int k, gq_place_map *map)
+{
+    gq_pflow_pred ph[GQ_MAX_GPUS], pd[GQ_MAX_GPUS];
+    score_workers(m, w, k, ph, pd);
+    map->nworkers = k;
+    map->offload_predicted_h2d = map->offload_predicted_d2h = 0;
+    map->offload_measured_h2d = map->offload_measured_d2h = -1;
+    gq_gpuset s = 0;
+    for (int i = 0; i < k; i++)
+        s |= BIT(w[i]);
+    for (int i = 0; i < k; i++) {
+        gq_place_worker *x = &map->workers[i];
+        x->gpu = w[i];
+        x->predicted_h2d = ph[i].gbps;
+        x->predicted_d2h = pd[i].gbps;
+        x->measured_h2d = x->measured_d2h = -1;
+        map->offload_predicted_h2d += ph[i].gbps;
+        map->offload_predicted_d2h += pd[i].gbps;
+        char bh[200], bd[200], share[160] = "";
+        size_t sl = 0;
+        explain_binding(m, &ph[i], "workers", k, bh, sizeof bh);
+        explain_binding(m, &pd[i], "workers", k, bd, sizeof bd);
+        for (int l = 0; l < m->nlimits; l++) {
+            const gq_place_limit *lim = &m->limits[l];
+            if (lim->kind == GQ_LIMIT_P2P || !IN(lim->a, w[i]) || gq_gpuset_count(lim->a & s) < 2)
+                continue;
+            char a[64], o[64];
+            int wr = snprintf(share + sl, sizeof share - sl, "%sshares budget {%s} with %s", sl ? "; " : "",
+                              gq_gpuset_str(lim->a, a, sizeof a), gq_gpuset_str((lim->a & s) & ~BIT(w[i]), o, sizeof o));
+            if (wr < 0 || (size_t)wr >= sizeof share - sl)
+                break;
+            sl += (size_t)wr;
+        }
+        textf(x->why, sizeof x->why, "h2d alone %.1f, %s; d2h alone %.1f, %s; %s", ph[i].alone, bh, pd[i].alone,
+                 bd, sl ? share : "shares no measured host budget with another worker");
+    }
+}
+
+static void fill_replicas(const gq_place_model *m, const gq_gpuset *items, const int *assign, int nitems, int R,
+                          bool items_are_pairs, gq_place_map *map)
+{
+    map->nreplicas = R;
+    gq_gpuset g[GQ_MAX_GPUS] = {0};
+    for (int r = 0; r < R; r++) {
+        gq_place_replica *rep = &map->replicas[r];
+        memset(rep, 0, sizeof *rep);
+        for (int i = 0; i < nitems; i++)
+            if (assign[i] == r) {
+                g[r] |= items[i];
+                if (items_are_pairs)
+                    rep->pairs[rep->npairs++] = i;
+            }
+        for (int x = 0; x < m->ngpu; x++)
+            if (IN(g[r], x))
+                rep->gpus[rep->ngpus++] = x;
+        rep->measured_gbps = -1;
+    }
+    gq_pflow f[GQ_MAX_GPUS];
+    gq_pflow_pred p[GQ_MAX_GPUS];
+    int owner[GQ_MAX_GPUS], nf = 0;
+    for (int r = 0; r < R; r++)
+        for (int i = 0; i < map->replicas[r].ngpus; i++) {
+            f[nf] = (gq_pflow){.kind = GQ_PF_H2D, .src = -1, .dst = map->replicas[r].gpus[i]};
+            owner[nf++] = r;
+        }
+    gq_place_predict(m, f, nf, p);
+    map->replicas_predicted_min = INFINITY;
+    map->replicas_measured_min = -1;
+    for (int i = 0; i < nf; i++)
+        map->replicas[owner[i]].predicted_gbps += p[i].gbps;
+    for (int r = 0; r < R; r++) {
+        gq_place_replica *rep = &map->replicas[r];
+        map->replicas_predicted_min = fmin(map->replicas_predicted_min, rep->predicted_gbps);
+        char a[64], dom[96] = "", shared[200] = "";
+        int d = domain_of(m, rep->gpus[0]);
+        if (d >= 0 && (g[r] & m->domains[d]) == g[r])
+            textf(dom, sizeof dom, "inside domain {%s}", gq_gpuset_str(m->domains[d], a, sizeof a));
+        else
+            textf(dom, sizeof dom, "spans several domains");
+        size_t sl = 0;
+        for (int l = 0; l < m->nlimits; l++) {
+            const gq_place_limit *lim = &m->limits[l];
+            if (lim->kind == GQ_LIMIT_P2P || !(lim->a & g[r]))
+                continue;
+            gq_gpuset others = 0;
+            for (int t = 0; t < R; t++)
+                if (t != r)
+                    others |= g[t];
+            if (!(lim->a & others))
+                continue;
+            char o[64];
+            int w = snprintf(shared + sl, sizeof shared - sl, "%sbudget {%s} shared with GPUs %s", sl ? "; " : "",
+                             gq_gpuset_str(lim->a, a, sizeof a), gq_gpuset_str(lim->a & others, o, sizeof o));
+            if (w < 0 || (size_t)w >= sizeof shared - sl)
+                break;
+            sl += (size_t)w;
+        }
+        textf(rep->why, sizeof rep->why, "GPUs {%s} %s; host->GPU %.1f GB/s with every replica loading at once; %s",
+                 gq_gpuset_str(g[r], a, sizeof a), dom, rep->predicted_gbps,
+                 sl ? shared : "no measured host budget shared with another replica");
+    }
+}
+
+static bool same_pairs(const gq_place_map *a, const gq_place_map *b)
+{
+    if (a->npairs != b->npairs)
+        return false;
+    for (int i = 0; i < a->npairs; i++)
+        if (a->pairs[i].prefill != b->pairs[i].prefill || a->pairs[i].decode != b->pairs[i].decode)
+            return false;
+    return true;
+}
+
+static void note(gq_place_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(gq_place_result *res, const char *fmt, ...)
+{
+    if (res->nnotes >= (int)(sizeof res->notes / sizeof res->notes[0]))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(res->notes[res->nnotes++], sizeof res->notes[0], fmt, ap);
+    va_end(ap);
+}
+
+/* Which host budgets the chosen handoffs load, and with what. */
+static void note_budgets(const gq_place_model *m, gq_place_result *res)
+{
+    const gq_place_map *c = &res->chosen;
+    gq_gpuset seen[GQ_PLACE_MAX_LIMITS];
+    int nseen = 0;
+    char text[320];
+    size_t tl = 0;
+    int nbudgets = 0;
+    for (int l = 0; l < m->nlimits; l++) {
+        const gq_place_limit *lim = &m->limits[l];
+        if (lim->kind == GQ_LIMIT_P2P)
+            continue;
+        bool dup = false;
+        for (int s = 0; s < nseen; s++)
+            dup |= seen[s] == lim->a;
+        /* Report the coarsest budgets: skip a set inside another host budget. */
+        for (int o = 0; o < m->nlimits && !dup; o++)
+            dup |= o != l && m->limits[o].kind != GQ_LIMIT_P2P && m->limits[o].a != lim->a &&
+                   (lim->a & m->limits[o].a) == lim->a;
+        if (dup)
+            continue;
+        seen[nseen++] = lim->a;
+        char a[64], users[160] = "";
+        size_t ul = 0;
+        for (int i = 0; i < c->npairs; i++) {
+            const gq_place_pair *q = &c->pairs[i];
+            gq_pflow f = {.kind = q->path, .src = q->prefill, .dst = q->decode};
+            gq_place_limit probe = *lim;
+            probe.kind = GQ_LIMIT_DUPLEX;
+            if (!limit_use(&probe, &f))
+                continue;
+            int w = snprintf(users + ul, sizeof users - ul, "%s%d->%d", ul ? " " : "", q->prefill, q->decode);
+            if (w > 0 && (size_t)w < sizeof users - ul)
+                ul += (size_t)w;
+        }
+        if (!ul)
+            continue;
+        nbudgets++;
+        int w = snprintf(text + tl, sizeof text - tl, "%s{%s}: %s", tl ? "; " : "", gq_gpuset_str(lim->a, a, sizeof a),
+                         users);
+        if (w > 0 && (size_t)w < sizeof text - tl)
+            tl += (size_t)w;
+    }
+    if (nbudgets)
+        note(res, "the handoffs use %d host budget%s: %s", nbudgets, nbudgets == 1 ? "" : "s", text);
+}
+
+int gq_place_solve(const gq_place_model *m, const gq_place_roles *r, gq_place_result *out, gq_err *err)
+{
+    int rc = gq_place_roles_check(r, m->ngpu, err);
+    if (rc)
+        return rc;
+    memset(out, 0, sizeof *out);
+    out->roles = *r;
+    int u[GQ_MAX_GPUS];
+    int nu = usable_list(m, r->usable, u);
+    out->exhaustive = true;
+    char a[96];
+
+    if (r->prefill) {
+        int N = r->prefill, M = r->decode, K = N > M ? N : M;
+        int pairs[GQ_PLACE_MAX_PAIRS][2];
+        if (log_count_pd(nu, N, M) <= log((double)EXHAUSTIVE_MAX)) {
+            pd_state st = {.m = m};
+            enumerate_pd(u, nu, N, M, pd_score_visit, &st);
+            if (st.oom || !st.n) {
+                free(st.scores);
+                free(st.crossing);
+                return gq_err_set(err, GQ_E_NOMEM, "placement: out of memory");
+            }
+            /* Among equals: fewer handoffs crossing a domain boundary (a
+             * measured shared budget, even where it does not bind), then
+             * the first in index order. */
+            for (long i = 0; i < st.n; i++)
+                st.crossing[i] = st.crossing[i] * st.n + i;
+            long pick = pick_best(st.scores, st.n, m->tolerance, st.crossing);
+            out->candidates += (int)st.n;
+            free(st.scores);
+            free(st.crossing);
+            pd_state f = {.m = m, .target = pick};
+            enumerate_pd(u, nu, N, M, pd_fetch_visit, &f);
+            memcpy(pairs, f.pairs, sizeof pairs[0] * (size_t)f.np);
+        } else {
+            pd_heuristic(m, u, nu, N, M, pairs);
+            out->exhaustive = false;
+            out->candidates += LOCAL_SEARCH_BUDGET;
+        }
+        fill_pairs(m, (const int(*)[2])pairs, K, &out->chosen);
+        int naive[GQ_PLACE_MAX_PAIRS][2];
+        for (int k = 0; k < K; k++) {
+            naive[k][0] = u[k * N / K];
+            naive[k][1] = u[N + k * M / K];
+        }
+        fill_pairs(m, (const int(*)[2])naive, K, &out->naive);
+        out->all_staged = true;
+        int within = 0, nwithin = 0, nstaged = 0;
+        for (int i = 0; i < K; i++) {
+            nstaged += out->chosen.pairs[i].path == GQ_PF_STAGED;
+            int d = domain_of(m, out->chosen.pairs[i].prefill);
+            within += d >= 0 && d == domain_of(m, out->chosen.pairs[i].decode);
+            d = domain_of(m, out->naive.pairs[i].prefill);
+            nwithin += d >= 0 && d == domain_of(m, out->naive.pairs[i].decode);
+        }
+        out->all_staged = nstaged == K;
+        if (out->all_staged)
+            note(out, "every handoff is host-staged (GPU -> host memory -> GPU): there is no P2P path between the "
+                      "chosen GPUs, so the host budgets carry every byte twice");
+        else if (nstaged)
+            note(out, "%d of %d handoffs are host-staged (no P2P between those GPUs)", nstaged, K);
+        if (m->ndomains > 1)
+            note(out, "%d of %d handoffs stay inside a performance domain (the naive mapping: %d of %d)", within, K,
+                 nwithin, K);
+        note_budgets(m, out);
+        if (same_pairs(&out->chosen, &out->naive))
+            note(out, "the naive mapping (GPUs in index order) is already as fast as any: it is kept");
+        out->gain_pairs = out->naive.pairs_predicted > 0 ? out->chosen.pairs_predicted / out->naive.pairs_predicted : 0;
+    }
+
+    if (r->offload) {
+        int w[GQ_MAX_GPUS];
+        long nc = 0;
+        bool exh = true;
+        if (choose_workers(m, u, nu, r->offload, w, &nc, &exh) < 0)
+            return gq_err_set(err, GQ_E_NOMEM, "placement: out of memory");
+        out->candidates += (int)nc;
+        out->exhaustive &= exh;
+        fill_workers(m, w, r->offload, &out->chosen);
+        fill_workers(m, u, r->offload, &out->naive);
+        double c = out->chosen.offload_predicted_h2d + out->chosen.offload_predicted_d2h;
+        double n = out->naive.offload_predicted_h2d + out->naive.offload_predicted_d2h;
+        out->gain_offload = n > 0 ? c / n : 0;
+        gq_gpuset ws = 0;
+        for (int i = 0; i < r->offload; i++)
+            ws |= BIT(w[i]);
+        note(out, "offload workers {%s}: %.1f GB/s host->GPU and %.1f GB/s GPU->host predicted with all of them "
+                  "at once",
+             gq_gpuset_str(ws, a, sizeof a), out->chosen.offload_predicted_h2d, out->chosen.offload_predicted_d2h);
+    }
+
+    if (r->replicas) {
+        rep_ctx *c = calloc(1, sizeof *c);
+        if (!c)
+            return gq_err_set(err, GQ_E_NOMEM, "placement: out of memory");
+        c->m = m;
+        c->R = r->replicas;
+        bool by_pairs = out->chosen.npairs > 0;
+        if (by_pairs) {
+            c->nitems = out->chosen.npairs;
+            for (int i = 0; i < c->nitems; i++)
+                c->item[i] = BIT(out->chosen.pairs[i].prefill) | BIT(out->chosen.pairs[i].decode);
+        } else {
+            c->nitems = nu;
+            for (int i = 0; i < nu; i++)
+                c->item[i] = BIT(u[i]);
+        }
+        c->q = c->nitems / c->R;
+        c->budget = EXHAUSTIVE_MAX;
+        rep_search(c);
+        out->candidates += (int)c->seen;
+        out->exhaustive &= c->budget > 0;
+        if (!c->have) {
+            free(c);
+            return gq_err_set(err, GQ_E_USAGE,
+                              "--replicas %d: the chosen cells share GPUs, so they cannot be split into %d "
+                              "replicas; use a replica count that divides both --prefill and --decode evenly",
+                              r->replicas, r->replicas);
+        }
+        fill_replicas(m, c->item, c->best_assign, c->nitems, c->R, by_pairs, &out->chosen);
+        /* Naive: consecutive items, in index order (of the naive pairs). */
+        int nassign[GQ_MAX_GPUS];
+        gq_gpuset nitem[GQ_MAX_GPUS];
+        for (int i = 0; i < c->nitems; i++) {
+            nassign[i] = i / c->q < c->R ? i / c->q : -1;
+            nitem[i] = by_pairs ? BIT(out->naive.pairs[i].prefill) | BIT(out->naive.pairs[i].decode) : c->item[i];
+        }
+        fill_replicas(m, nitem, nassign, c->nitems, c->R, by_pairs, &out->naive);
+        out->gain_replicas = out->naive.replicas_predicted_min > 0
+                                 ? out->chosen.replicas_predicted_min / out->naive.replicas_predicted_min
+                                 : 0;
+        free(c);
+    }
+    if (!out->exhaustive)
+        note(out, "too many candidate mappings to compare all: a heuristic (cells per domain, then pairwise swaps) "
+                  "chose this one");
+    return GQ_OK;
+}
+
+/* ---- verification ------------------------------------------------------- */
+
+static void init_measurement(gq_measurement *out, const char *test)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->test, sizeof out->test, "%s", test);
+    out->aggregate = true;
+}
+
+static void add_flow(gq_measurement *m, gq_flow f)
+{
+    if (m->nflows >= GQ_MAX_FLOWS)
+        return;
+    f.tag = m->nflows;
+    m->report[m->nflows] = true;
+    m->flows[m->nflows++] = f;
+}
+
+int gq_place_pairs_measurement(const gq_place_map *map, uint64_t bytes, gq_measurement *out)
+{
+    init_measurement(out, "place_pairs");
+    for (int i = 0; i < map->npairs; i++) {
+        const gq_place_pair *q = &map->pairs[i];
+        gq_flow f = {.src = {GQ_EP_GPU, q->prefill}, .dst = {GQ_EP_GPU, q->decode}, .bytes = bytes};
+        if (q->path == GQ_PF_P2P) {
+            /* The decode GPU pulls, as in the pairwise read matrix. */
+            f.method = GQ_METHOD_CE;
+            f.exec_gpu = q->decode;
+        } else {
+            f.method = GQ_METHOD_STAGED;
+            f.exec_gpu = q->prefill;
+        }
+        add_flow(out, f);
+    }
+    return out->nflows;
+}
+
+int gq_place_offload_measurement(const gq_place_map *map, gq_direction dir, uint64_t bytes, gq_measurement *out)
+{
+    init_measurement(out, dir == GQ_DIR_H2D ? "place_offload_h2d" : "place_offload_d2h");
+    for (int i = 0; i < map->nworkers; i++) {
+        int g = map->workers[i].gpu;
+        gq_endpoint host = {GQ_EP_HOST, GQ_NUMA_LOCAL}, gpu = {GQ_EP_GPU, g};
+        add_flow(out, (gq_flow){.src = dir == GQ_DIR_H2D ? host : gpu,
+                                .dst = dir == GQ_DIR_H2D ? gpu : host,
+                                .method = GQ_METHOD_CE,
+                                .exec_gpu = g,
+                                .bytes = bytes});
+    }
+    return out->nflows;
+}
+
+int gq_place_replicas_measurement(const gq_place_map *map, uint64_t bytes, gq_measurement *out)
+{
+    init_measurement(out, "place_replicas_h2d");
+    for (int r = 0; r < map->nreplicas; r++)
+        for (int i = 0; i < map->replicas[r].ngpus; i++) {
+            int g = map->replicas[r].gpus[i];
+            add_flow(out, (gq_flow){.src = {GQ_EP_HOST, GQ_NUMA_LOCAL},
+                                    .dst = {GQ_EP_GPU, g},
+                                    .method = GQ_METHOD_CE,
+                                    .exec_gpu = g,
+                                    .bytes = bytes});
+        }
+    return out->nflows;
+}
+
+/* Run one measurement; per-flow medians into rate[] (by tag; -1 when the flow
+ * has no usable figure), the aggregate, its overlap and validity. */
+static int run_pattern(gq_backend *be, const gq_topo *topo, gq_measurement *ms, const gq_harness_opts *ho,
+                       gq_recordset *rs, gq_journal *j, double *rate, double *agg, double *overlap, bool *valid,
+                       gq_err *err)
+{
+    int first = rs->n;
+    for (int i = 0; i < ms->nflows; i++)
+        rate[i] = -1;
+    *agg = -1;
+    *overlap = -1;
+    *valid = false;
+    int rc = gq_harness_measure(be, topo, ms, ho, rs, j, err);
+    for (int k = first; k < rs->n; k++) {
+        const gq_record *r = &rs->v[k];
+        if (r->aggregate && !r->sum) {
+            *agg = r->value.n > 0 ? r->value.median : -1;
+            *overlap = r->overlap;
+            *valid = r->valid;
+        } else if (is_flow_record(r)) {
+            int t = r->flow_tag;
+            if (t < 0 || t >= ms->nflows) /* fall back to flow order */
+                t = k - first;
+            if (t >= 0 && t < ms->nflows && r->value.n > 0)
+                rate[t] = r->value.median;
+        }
+    }
+    if (*agg < 0 && ms->nflows == 1 && rate[0] >= 0) {
+        /* one flow: its own figure is the aggregate */
+        *agg = rate[0];
+        *overlap = 1;
+        *valid = true;
+        for (int k = first; k < rs->n; k++)
+            if (is_flow_record(&rs->v[k]))
+                *valid = rs->v[k].valid;
+    }
+    return rc;
+}
+
+static int verify_map(gq_backend *be, const gq_topo *topo, gq_place_map *map, const char *suffix, uint64_t bytes,
+                      const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_err *err)
+{
+    int rc = GQ_OK;
+    double rate[GQ_MAX_FLOWS];
+    gq_measurement *ms = malloc(sizeof *ms);
+    if (!ms)
+        return gq_err_set(err, GQ_E_NOMEM, "placement: out of memory");
+    if (gq_place_pairs_measurement(map, bytes, ms) > 0) {
+        snprintf(ms->test, sizeof ms->test, "place_pairs%s", suffix);
+        rc = run_pattern(be, topo, ms, ho, rs, j, rate, &map->pairs_measured, &map->pairs_overlap, &map->pairs_valid,
+                         err);
+        for (int i = 0; i < map->npairs; i++)
+            map->pairs[i].measured_gbps = rate[i];
+        if (rc)
+            goto out;
+    }
+    if (map->nworkers) {
+        for (int d = 0; d < 2; d++) {
+            gq_direction dir = d ? GQ_DIR_D2H : GQ_DIR_H2D;
+            double ov;
+            bool valid;
+            gq_place_offload_measurement(map, dir, bytes, ms);
+            snprintf(ms->test, sizeof ms->test, "place_offload_%s%s", gq_direction_name(dir), suffix);
+            rc = run_pattern(be, topo, ms, ho, rs, j, rate, d ? &map->offload_measured_d2h : &map->offload_measured_h2d,
+                             &ov, &valid, err);
+            map->offload_valid = d ? map->offload_valid && valid : valid;
+            for (int i = 0; i < map->nworkers; i++)
+                *(d ? &map->workers[i].measured_d2h : &map->workers[i].measured_h2d) = rate[i];
+            if (rc)
+                goto out;
+        }
+    }
+    if (map->nreplicas) {
+        double agg, ov;
+        gq_place_replicas_measurement(map, bytes, ms);
+        snprintf(ms->test, sizeof ms->test, "place_replicas_h2d%s", suffix);
+        rc = run_pattern(be, topo, ms, ho, rs, j, rate, &agg, &ov, &map->replicas_valid, err);
+        int f = 0;
+        map->replicas_measured_min = INFINITY;
+        for (int r = 0; r < map->nreplicas; r++) {
+            double sum = 0;
+            bool ok = true;
+            for (int i = 0; i < map->replicas[r].ngpus; i++, f++) {
+                ok &= rate[f] >= 0;
+                sum += rate[f] > 0 ? rate[f] : 0;
+            }
+            map->replicas[r].measured_gbps = ok ? sum : -1;
+            map->replicas_measured_min = fmin(map->replicas_measured_min, ok ? sum : -1);
+        }
+        if (rc)
+            goto out;
+    }
+out:
+    free(ms);
+    return rc;
+}
+
+int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_result *res, uint64_t bytes,
+                    const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_err *err)
+{
+    int rc = verify_map(be, topo, &res->chosen, "", bytes, ho, rs, j, err);
+    if (rc)
+        return rc;
+    rc = verify_map(be, topo, &res->naive, "_naive", bytes, ho, rs, j, err);
+    if (rc)
+        return rc;
+    res->verified = true;
+    const gq_place_map *c = &res->chosen, *n = &res->naive;
+    res->gain_pairs = res->gain_offload = res->gain_replicas = 0;
+    if (c->npairs) {
+        if (c->pairs_valid && n->pairs_valid && n->pairs_measured > 0)
+            res->gain_pairs = c->pairs_measured / n->pairs_measured;
+        else
+            note(res, "the pairs' aggregate is not valid (windows overlapped %.1f%% and %.1f%%, below 99%%): no "
+                      "gain is claimed",
+                 100 * c->pairs_overlap, 100 * n->pairs_overlap);
+    }
+    if (c->nworkers && c->offload_valid && n->offload_valid && n->offload_measured_h2d + n->offload_measured_d2h > 0)
+        res->gain_offload = (c->offload_measured_h2d + c->offload_measured_d2h) /
+                            (n->offload_measured_h2d + n->offload_measured_d2h);
+    if (c->nreplicas && c->replicas_valid && n->replicas_valid && n->replicas_measured_min > 0)
+        res->gain_replicas = c->replicas_measured_min / n->replicas_measured_min;
+    return GQ_OK;
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static json_t *num_or_null(double v)
+{
+    return v >= 0 && isfinite(v) ? json_real(round(v * 1000) / 1000) : json_null();
+}
+
+static json_t *gpus_json(gq_gpuset s)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < GQ_MAX_GPUS; i++)
+        if (IN(s, i))
+            json_array_append_new(a, json_integer(i));
+    return a;
+}
+
+static json_t *map_pairs_json(const gq_place_map *map)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < map->npairs; i++) {
+        const gq_place_pair *q = &map->pairs[i];
+        json_array_append_new(a, json_pack("{s:i, s:i, s:s, s:o, s:o, s:o, s:s}", "prefill", q->prefill, "decode",
+                                           q->decode, "path", q->path == GQ_PF_P2P ? "p2p" : "staged", "alone_gbps",
+                                           num_or_null(q->alone_gbps), "predicted_gbps",
+                                           num_or_null(q->predicted_gbps), "measured_gbps",
+                                           num_or_null(q->measured_gbps), "why", q->why));
+    }
+    return a;
+}
+
+static json_t *map_workers_json(const gq_place_map *map)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < map->nworkers; i++) {
+        const gq_place_worker *w = &map->workers[i];
+        double pm = fmin(w->predicted_h2d, w->predicted_d2h);
+        double mm = (w->measured_h2d >= 0 && w->measured_d2h >= 0) ? fmin(w->measured_h2d, w->measured_d2h) : -1;
+        json_array_append_new(
+            a, json_pack("{s:i, s:o, s:o, s:{s:o, s:o}, s:{s:o, s:o}, s:s}", "gpu", w->gpu, "predicted_gbps",
+                         num_or_null(pm), "measured_gbps", num_or_null(mm), "h2d", "predicted_gbps",
+                         num_or_null(w->predicted_h2d), "measured_gbps", num_or_null(w->measured_h2d), "d2h",
+                         "predicted_gbps", num_or_null(w->predicted_d2h), "measured_gbps",
+                         num_or_null(w->measured_d2h), "why", w->why));
+    }
+    return a;
+}
+
+static json_t *map_replicas_json(const gq_place_map *map)
+{
+    json_t *a = json_array();
+    for (int r = 0; r < map->nreplicas; r++) {
+        const gq_place_replica *rep = &map->replicas[r];
+        json_t *g = json_array(), *p = json_array();
+        for (int i = 0; i < rep->ngpus; i++)
+            json_array_append_new(g, json_integer(rep->gpus[i]));
+        for (int i = 0; i < rep->npairs; i++)
+            json_array_append_new(p, json_integer(rep->pairs[i]));
+        json_array_append_new(a, json_pack("{s:i, s:o, s:o, s:o, s:o, s:s}", "replica", r, "gpus", g, "pairs", p,
+                                           "predicted_gbps", num_or_null(rep->predicted_gbps), "measured_gbps",
+                                           num_or_null(rep->measured_gbps), "why", rep->why));
+    }
+    return a;
+}
+
+static void map_json(json_t *o, const gq_place_map *map, const gq_place_roles *r)
+{
+    if (r->prefill) {
+        json_object_set_new(o, "pairs", map_pairs_json(map));
+        json_object_set_new(o, "pairs_aggregate",
+                            json_pack("{s:o, s:o, s:o, s:b}", "predicted_gbps", num_or_null(map->pairs_predicted),
+                                      "measured_gbps", num_or_null(map->pairs_measured), "overlap",
+                                      num_or_null(map->pairs_overlap), "valid", map->pairs_valid));
+    }
+    if (r->offload) {
+        json_object_set_new(o, "offload", map_workers_json(map));
+        json_object_set_new(o, "offload_aggregate",
+                            json_pack("{s:{s:o, s:o}, s:{s:o, s:o}, s:b}", "h2d", "predicted_gbps",
+                                      num_or_null(map->offload_predicted_h2d), "measured_gbps",
+                                      num_or_null(map->offload_measured_h2d), "d2h", "predicted_gbps",
+                                      num_or_null(map->offload_predicted_d2h), "measured_gbps",
+                                      num_or_null(map->offload_measured_d2h), "valid", map->offload_valid));
+    }
+    if (r->replicas) {
+        json_object_set_new(o, "replicas", map_replicas_json(map));
+        json_object_set_new(o, "replicas_min",
+                            json_pack("{s:o, s:o}", "predicted_gbps", num_or_null(map->replicas_predicted_min),
+                                      "measured_gbps", num_or_null(map->replicas_measured_min)));
+    }
+}
+
+json_t *gq_place_to_json(const gq_place_model *m, const gq_place_result *res)
+{
+    const gq_place_roles *r = &res->roles;
+    json_t *o = json_object();
+    json_object_set_new(o, "roles", json_pack("{s:i, s:i, s:i, s:i}", "prefill", r->prefill, "decode", r->decode,
+                                              "offload", r->offload, "replicas", r->replicas));
+    map_json(o, &res->chosen, r);
+    json_t *naive = json_object();
+    map_json(naive, &res->naive, r);
+    json_object_set_new(o, "naive", naive);
+    json_object_set_new(o, "verified", json_boolean(res->verified));
+    json_object_set_new(o, "gain", r->prefill && res->gain_pairs > 0 ? json_real(res->gain_pairs) : json_null());
+    json_object_set_new(o, "offload_gain",
+                        r->offload && res->gain_offload > 0 ? json_real(res->gain_offload) : json_null());
+    json_object_set_new(o, "replicas_gain",
+                        r->replicas && res->gain_replicas > 0 ? json_real(res->gain_replicas) : json_null());
+    json_object_set_new(o, "all_staged", json_boolean(r->prefill && res->all_staged));
+    json_t *notes = json_array();
+    for (int i = 0; i < res->nnotes; i++)
+        json_array_append_new(notes, json_string(res->notes[i]));
+    json_object_set_new(o, "notes", notes);
+    json_t *doms = json_array(), *lims = json_array();
+    for (int d = 0; d < m->ndomains; d++)
+        json_array_append_new(doms, gpus_json(m->domains[d]));
+    for (int l = 0; l < m->nlimits; l++) {
+        const gq_place_limit *lim = &m->limits[l];
+        json_t *e = json_pack("{s:i, s:s, s:o, s:f, s:s}", "id", l, "kind", limit_kind_name(lim->kind), "gpus",
+                              gpus_json(lim->a), "capacity_gbps", lim->capacity_gbps, "evidence", lim->evidence);
+        if (lim->kind == GQ_LIMIT_P2P)
+            json_object_set_new(e, "to_gpus", gpus_json(lim->b));
+        json_array_append_new(lims, e);
+    }
+    json_object_set_new(o, "model", json_pack("{s:o, s:o, s:f, s:i, s:b, s:s}", "domains", doms, "limits", lims,
+                                              "tolerance", m->tolerance, "candidates", res->candidates,
+                                              "exhaustive", res->exhaustive, "source", m->source));
+    return o;
+}

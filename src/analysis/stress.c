@@ -1,0 +1,999 @@
+#include "analysis/stress.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "core/interrupt.h"
+#include "core/units.h"
+
+/* Copy a message into a fixed field, cut at its size. */
+static void copy_msg(char *dst, size_t n, const char *src)
+{
+    size_t l = strnlen(src ? src : "", n - 1);
+    memcpy(dst, src ? src : "", l);
+    dst[l] = 0;
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+void gq_stress_opts_default(gq_stress_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->duration_s = 300;
+    o->interval_s = 1;
+    o->precision = GQ_PREC_BF16;
+}
+
+void gq_stress_rules_default(gq_stress_rules *r)
+{
+    r->clock_spread_warn = 0.05;
+    r->loaded_util_pct = 90;
+}
+
+int gq_stress_opts_check(const gq_stress_opts *o, gq_err *err)
+{
+    if (!(o->duration_s > 0) || !isfinite(o->duration_s))
+        return gq_err_set(err, GQ_E_USAGE, "--duration must be greater than zero, e.g. 5m");
+    if (!(o->interval_s >= 0.1))
+        return gq_err_set(err, GQ_E_USAGE, "--interval %gs is below the 0.1 s minimum sampling interval",
+                          o->interval_s);
+    if (o->interval_s > o->duration_s)
+        return gq_err_set(err, GQ_E_USAGE, "--interval %gs is longer than --duration %gs; sample at most once per duration",
+                          o->interval_s, o->duration_s);
+    if (o->ngpus < 1 || o->ngpus > GQ_MAX_GPUS)
+        return gq_err_set(err, GQ_E_USAGE, "stress needs at least one GPU");
+    return GQ_OK;
+}
+
+int gq_stress_parse_precision(const char *s, gq_precision *p, gq_err *err)
+{
+    static const struct {
+        const char *name;
+        gq_precision p;
+    } tab[] = {
+        {"bf16", GQ_PREC_BF16},
+        {"fp16", GQ_PREC_FP16},
+        {"fp32", GQ_PREC_FP32},
+        {"fp64", GQ_PREC_FP64},
+    };
+    for (size_t i = 0; s && i < sizeof tab / sizeof tab[0]; i++)
+        if (!strcasecmp(s, tab[i].name)) {
+            *p = tab[i].p;
+            return GQ_OK;
+        }
+    return gq_err_set(err, GQ_E_USAGE, "--precision '%s' is not known, expected bf16, fp16, fp32 or fp64",
+                      s ? s : "");
+}
+
+/* ---- result ------------------------------------------------------------- */
+
+void gq_stress_sample_unknown(gq_sample *s)
+{
+    memset(s, 0, sizeof *s);
+    s->t = NAN;
+    s->temp_c = s->mem_temp_c = NAN;
+    s->power_w = s->power_limit_w = NAN;
+    s->sm_clock_mhz = s->mem_clock_mhz = NAN;
+    s->util_pct = NAN;
+    s->clock_reasons = GQ_STRESS_U64_UNKNOWN;
+    s->pcie_gen = s->pcie_width = -1;
+    s->pcie_replay = GQ_STRESS_U64_UNKNOWN;
+    s->ecc_corrected = s->ecc_uncorrected = GQ_STRESS_U64_UNKNOWN;
+    s->remapped_rows = -1;
+    s->lost = false;
+}
+
+int gq_stress_point_push(gq_stress_gpu *g, const gq_stress_point *p)
+{
+    if (g->npoints == g->cap) {
+        int cap = g->cap ? g->cap * 2 : 64;
+        gq_stress_point *v = realloc(g->pts, (size_t)cap * sizeof *v);
+        if (!v)
+            return GQ_E_NOMEM;
+        g->pts = v;
+        g->cap = cap;
+    }
+    g->pts[g->npoints++] = *p;
+    return GQ_OK;
+}
+
+void gq_stress_result_free(gq_stress_result *r)
+{
+    for (int i = 0; i < GQ_MAX_GPUS; i++)
+        free(r->gpu[i].pts);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+/* Host<->GPU traffic during the load: one H2D and one D2H flow per GPU,
+ * run back to back in chunks of about a second. */
+typedef struct xfer_ctx {
+    gq_backend *be;
+    gq_group *g;
+    int nflows;
+    gq_flow flows[2 * GQ_MAX_GPUS];
+    gq_flow_result res[2 * GQ_MAX_GPUS];
+    gq_stress_result *r;
+    atomic_bool stop;
+    bool thread_running;
+    pthread_t th;
+    int status; /* whole-run failure */
+    char error[200];
+} xfer_ctx;
+
+/* Accumulate one chunk's results into the GPUs' counters. The tag of flow
+ * 2k+d is k (the GPU's slot in r) and d the direction. */
+static void xfer_account(xfer_ctx *x)
+{
+    for (int i = 0; i < x->nflows; i++) {
+        const gq_flow_result *fr = &x->res[i];
+        gq_stress_gpu *g = &x->r->gpu[i / 2];
+        int d = i % 2;
+        if (fr->status != GQ_OK) {
+            if (g->xfer_status == GQ_OK) {
+                g->xfer_status = fr->status;
+                copy_msg(g->xfer_error, sizeof g->xfer_error, fr->error[0] ? fr->error : "transfer failed");
+            }
+            continue;
+        }
+        double w = fr->t_end - fr->t_start;
+        if (w > 0) {
+            g->xfer_bytes[d] += (double)fr->bytes_done;
+            g->xfer_s[d] += w;
+        }
+    }
+}
+
+static int xfer_chunk(xfer_ctx *x, double seconds)
+{
+    gq_run_opts ro = {.reps = 0, .duration_s = seconds, .verify = false};
+    gq_err e = {0};
+    int rc = x->be->ops->run(x->be, x->g, &ro, x->res, &e);
+    if (rc != GQ_OK) {
+        x->status = rc;
+        copy_msg(x->error, sizeof x->error, e.msg);
+        return rc;
+    }
+    xfer_account(x);
+    return GQ_OK;
+}
+
+static void *xfer_thread(void *arg)
+{
+    xfer_ctx *x = arg;
+    while (!atomic_load(&x->stop) && !gq_interrupt_requested())
+        if (xfer_chunk(x, 1.0) != GQ_OK)
+            break;
+    return NULL;
+}
+
+static int xfer_setup(xfer_ctx *x, gq_backend *be, gq_stress_result *r, const int *dev, uint64_t bytes)
+{
+    memset(x, 0, sizeof *x);
+    x->be = be;
+    x->r = r;
+    atomic_init(&x->stop, false);
+    /* Every GPU gets its two flows, even one whose load did not start, so
+     * that flow 2k+d belongs to slot k. */
+    x->nflows = 2 * r->ngpu;
+    for (int k = 0; k < r->ngpu; k++)
+        for (int d = 0; d < 2; d++) {
+            gq_flow *f = &x->flows[2 * k + d];
+            gq_endpoint host = {.kind = GQ_EP_HOST, .index = GQ_NUMA_LOCAL};
+            gq_endpoint gpu = {.kind = GQ_EP_GPU, .index = dev[k]};
+            f->src = d == 0 ? host : gpu;
+            f->dst = d == 0 ? gpu : host;
+            f->method = GQ_METHOD_CE;
+            f->exec_gpu = dev[k];
+            f->bytes = bytes;
+            f->tag = 2 * k + d;
+        }
+    gq_err e = {0};
+    int rc = be->ops->prepare(be, x->flows, x->nflows, &x->g, &e);
+    if (rc != GQ_OK) {
+        x->status = rc;
+        copy_msg(x->error, sizeof x->error, e.msg);
+        x->g = NULL;
+    }
+    return rc;
+}
+
+static void xfer_finish(xfer_ctx *x)
+{
+    if (x->thread_running) {
+        atomic_store(&x->stop, true);
+        pthread_join(x->th, NULL);
+        x->thread_running = false;
+    }
+    if (x->g) {
+        x->be->ops->release(x->be, x->g);
+        x->g = NULL;
+    }
+}
+
+static double be_now(gq_backend *be)
+{
+    return be->ops->now ? be->ops->now(be) : gq_now_mono();
+}
+
+/* Sleep until `until` on the backend clock, in slices so that Ctrl-C is
+ * seen within ~50 ms. */
+static void real_wait_until(gq_backend *be, double until)
+{
+    for (;;) {
+        double left = until - be_now(be);
+        if (left <= 0 || gq_interrupt_requested())
+            return;
+        if (left > 0.05)
+            left = 0.05;
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(left * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void gpu_fail(gq_stress_gpu *g, int rc, const char *msg, double t)
+{
+    if (g->status != GQ_OK)
+        return;
+    g->status = rc ? rc : GQ_E_BACKEND;
+    copy_msg(g->error, sizeof g->error, msg && *msg ? msg : gq_status_name(g->status));
+    g->lost_t = t;
+}
+
+/* One sampling tick for one GPU. */
+static int tick_gpu(gq_backend *be, int dev, gq_stress_gpu *g, double t, bool *running)
+{
+    gq_stress_point p;
+    memset(&p, 0, sizeof p);
+    p.t = t;
+    p.loaded = *running;
+    p.tflops = NAN;
+    gq_stress_sample_unknown(&p.s);
+    gq_err e = {0};
+    if (!g->telemetry_unsupported && !g->lost) {
+        gq_sample s;
+        gq_stress_sample_unknown(&s);
+        int rc = be->ops->sample(be, dev, &s, &e);
+        if (rc == GQ_OK) {
+            p.s = s;
+            p.has_sample = true;
+            if (s.lost) {
+                g->lost = true;
+                gpu_fail(g, GQ_E_BACKEND, "the GPU stopped answering (fell off the bus)", t);
+            }
+        } else if (rc == GQ_E_UNSUPP) {
+            g->telemetry_unsupported = true;
+            copy_msg(g->sample_error, sizeof g->sample_error, e.msg);
+        } else {
+            if (g->sample_errors++ == 0)
+                copy_msg(g->sample_error, sizeof g->sample_error, e.msg);
+        }
+    }
+    if (*running && g->status == GQ_OK) {
+        uint64_t gemms = 0, faulty = 0;
+        double tf = NAN;
+        memset(&e, 0, sizeof e);
+        int rc = be->ops->stress_poll(be, dev, &gemms, &faulty, &tf, &e);
+        if (rc == GQ_OK) {
+            g->gemms = p.gemms = gemms;
+            g->faulty = p.faulty = faulty;
+            p.tflops = tf;
+        } else {
+            gpu_fail(g, rc, e.msg, t);
+        }
+    } else {
+        p.gemms = g->gemms;
+        p.faulty = g->faulty;
+    }
+    if (*running && g->status != GQ_OK) {
+        /* Stop this GPU's load now; the others continue. */
+        memset(&e, 0, sizeof e);
+        be->ops->stress_stop(be, dev, &e);
+        *running = false;
+    }
+    return gq_stress_point_push(g, &p);
+}
+
+int gq_stress_run(gq_backend *be, const gq_topo *topo, const gq_stress_opts *o, gq_stress_result *r,
+                  gq_err *err)
+{
+    const gq_backend_ops *ops = be->ops;
+    if (!ops->stress_start || !ops->stress_poll || !ops->stress_stop || !ops->sample)
+        return gq_err_set(err, GQ_E_UNSUPP, "the %s backend cannot run a stress load in this build", ops->name);
+    bool virt = (ops->flags & GQ_BE_VIRTUAL_TIME) != 0;
+    if (virt && !ops->wait)
+        return gq_err_set(err, GQ_E_UNSUPP, "the %s backend has virtual time but no wait hook", ops->name);
+    int rc = gq_stress_opts_check(o, err);
+    if (rc)
+        return rc;
+    int dev[GQ_MAX_GPUS];
+    bool running[GQ_MAX_GPUS] = {0};
+    for (int k = 0; k < o->ngpus; k++) {
+        int pos = o->gpus[k];
+        if (pos < 0 || pos >= topo->ngpu)
+            return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist (this machine has GPUs 0-%d)", pos,
+                              topo->ngpu - 1);
+    }
+
+    memset(r, 0, sizeof *r);
+    r->duration_s = o->duration_s;
+    r->interval_s = o->interval_s;
+    r->precision = o->precision;
+    r->with_transfers = o->with_transfers;
+    r->simulated = gq_backend_simulated(be);
+    r->ngpu = o->ngpus;
+    for (int k = 0; k < o->ngpus; k++) {
+        const gq_gpu_info *gi = &topo->gpu[o->gpus[k]];
+        gq_stress_gpu *g = &r->gpu[k];
+        dev[k] = gi->index >= 0 ? gi->index : o->gpus[k];
+        g->gpu = dev[k];
+        copy_msg(g->name, sizeof g->name, gi->name);
+        copy_msg(g->uuid, sizeof g->uuid, gi->uuid);
+        g->power_limit_w = gi->power_limit_w;
+        g->pcie_gen_max = gi->pcie_gen_max;
+        g->pcie_width_max = gi->pcie_width_max;
+        g->lost_t = -1;
+        gq_err e = {0};
+        gq_sample s;
+        gq_stress_sample_unknown(&s);
+        int src = ops->sample(be, dev[k], &s, &e);
+        if (src == GQ_OK) {
+            g->baseline = s;
+            g->has_baseline = true;
+        } else if (src == GQ_E_UNSUPP) {
+            g->telemetry_unsupported = true;
+            copy_msg(g->sample_error, sizeof g->sample_error, e.msg);
+        }
+    }
+
+    /* Start every GPU before anything else so the loads begin together. */
+    for (int k = 0; k < r->ngpu; k++) {
+        gq_err e = {0};
+        int src = ops->stress_start(be, dev[k], o->precision, &e);
+        if (src == GQ_OK) {
+            r->gpu[k].started = true;
+            running[k] = true;
+        } else {
+            gpu_fail(&r->gpu[k], src, e.msg, 0);
+        }
+    }
+    double t0 = be_now(be), vt = 0;
+
+    xfer_ctx *x = NULL;
+    if (o->with_transfers) {
+        x = calloc(1, sizeof *x);
+        if (!x) {
+            rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+            goto stop;
+        }
+        if (xfer_setup(x, be, r, dev, o->xfer_bytes ? o->xfer_bytes : 64 * GQ_MiB) == GQ_OK && !virt) {
+            if (pthread_create(&x->th, NULL, xfer_thread, x) == 0)
+                x->thread_running = true;
+            else {
+                x->status = GQ_E_FAIL;
+                snprintf(x->error, sizeof x->error, "cannot start the transfer thread");
+            }
+        }
+    }
+
+    for (long tick = 0;; tick++) {
+        double target = (double)tick * o->interval_s;
+        if (target > o->duration_s + 1e-9)
+            target = o->duration_s;
+        if (virt) {
+            if (target > vt) {
+                if (x && x->g && x->status == GQ_OK)
+                    xfer_chunk(x, target - vt);
+                ops->wait(be, target - vt);
+                vt = target;
+            }
+        } else {
+            real_wait_until(be, t0 + target);
+        }
+        if (gq_interrupt_requested()) {
+            r->interrupted = true;
+            break;
+        }
+        double t = virt ? vt : be_now(be) - t0;
+        for (int k = 0; k < r->ngpu; k++)
+            if ((rc = tick_gpu(be, dev[k], &r->gpu[k], t, &running[k])) != GQ_OK) {
+                gq_err_set(err, rc, "out of memory for the time series");
+                goto stop;
+            }
+        r->elapsed_s = t;
+        if (o->progress)
+            o->progress(o->progress_arg, r, t);
+        if (target >= o->duration_s)
+            break;
+    }
+    rc = GQ_OK;
+
+stop:
+    if (x) {
+        xfer_finish(x);
+        if (x->status != GQ_OK)
+            copy_msg(r->xfer_error, sizeof r->xfer_error, x->error);
+        free(x);
+    }
+    /* Final counters, then stop. Workers also watch the interrupt flag, so a
+     * Ctrl-C has already stopped them all at once. */
+    for (int k = 0; k < r->ngpu; k++) {
+        if (!running[k])
+            continue;
+        gq_stress_gpu *g = &r->gpu[k];
+        gq_err e = {0};
+        uint64_t gemms, faulty;
+        double tf;
+        if (ops->stress_poll(be, dev[k], &gemms, &faulty, &tf, &e) == GQ_OK) {
+            g->gemms = gemms;
+            g->faulty = faulty;
+        }
+        memset(&e, 0, sizeof e);
+        int src = ops->stress_stop(be, dev[k], &e);
+        if (src != GQ_OK)
+            gpu_fail(g, src, e.msg, r->elapsed_s);
+        running[k] = false;
+    }
+    if (rc == GQ_OK && r->interrupted)
+        rc = gq_err_set(err, GQ_E_INTR, "interrupted after %.0f s of %.0f s", r->elapsed_s, r->duration_s);
+    return rc;
+}
+
+/* ---- summary and verdict ------------------------------------------------ */
+
+const char *gq_stress_level_name(gq_stress_level l)
+{
+    switch (l) {
+    case GQ_STRESS_PASS: return "pass";
+    case GQ_STRESS_INFO: return "info";
+    case GQ_STRESS_WARN: return "warn";
+    case GQ_STRESS_FAIL: return "fail";
+    }
+    return "?";
+}
+
+static const struct {
+    uint64_t bit;
+    const char *name;
+} reason_names[] = {
+    {GQ_CLK_GPU_IDLE, "gpu_idle"},
+    {GQ_CLK_APP_CLOCKS, "applications_clocks"},
+    {GQ_CLK_SW_POWER_CAP, "sw_power_cap"},
+    {GQ_CLK_HW_SLOWDOWN, "hw_slowdown"},
+    {GQ_CLK_SYNC_BOOST, "sync_boost"},
+    {GQ_CLK_SW_THERMAL, "sw_thermal"},
+    {GQ_CLK_HW_THERMAL, "hw_thermal"},
+    {GQ_CLK_HW_POWER_BRAKE, "hw_power_brake"},
+    {GQ_CLK_DISPLAY_CLOCKS, "display_clocks"},
+};
+
+const char *gq_clock_reasons_str(uint64_t bits, char *buf, size_t n)
+{
+    if (bits == GQ_STRESS_U64_UNKNOWN) {
+        snprintf(buf, n, "unknown");
+        return buf;
+    }
+    if (!bits) {
+        snprintf(buf, n, "none");
+        return buf;
+    }
+    size_t used = 0;
+    buf[0] = 0;
+    uint64_t rest = bits;
+    for (size_t i = 0; i < sizeof reason_names / sizeof reason_names[0]; i++)
+        if (bits & reason_names[i].bit) {
+            rest &= ~reason_names[i].bit;
+            int w = snprintf(buf + used, used < n ? n - used : 0, "%s%s", used ? "," : "", reason_names[i].name);
+            if (w > 0)
+                used += (size_t)w;
+        }
+    if (rest)
+        snprintf(buf + used, used < n ? n - used : 0, "%s0x%llx", used ? "," : "", (unsigned long long)rest);
+    return buf;
+}
+
+static void add_finding(gq_stress_summary *s, gq_stress_level lvl, int gpu, const char *rule, const char *fmt,
+                        ...) __attribute__((format(printf, 5, 6)));
+static void add_finding(gq_stress_summary *s, gq_stress_level lvl, int gpu, const char *rule, const char *fmt, ...)
+{
+    if (s->nfindings >= GQ_STRESS_MAX_FINDINGS) {
+        s->nfindings_dropped++;
+        if (lvl > s->verdict && lvl != GQ_STRESS_INFO)
+            s->verdict = lvl;
+        return;
+    }
+    gq_stress_finding *f = &s->findings[s->nfindings++];
+    f->level = lvl;
+    f->gpu = gpu;
+    copy_msg(f->rule, sizeof f->rule, rule);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->text, sizeof f->text, fmt, ap);
+    va_end(ap);
+}
+
+static int64_t counter_delta(uint64_t first, uint64_t last)
+{
+    if (first == GQ_STRESS_U64_UNKNOWN || last == GQ_STRESS_U64_UNKNOWN || last < first)
+        return -1;
+    return (int64_t)(last - first);
+}
+
+typedef struct mean {
+    double sum;
+    int n;
+} mean;
+
+static void mean_add(mean *m, double v)
+{
+    if (isfinite(v)) {
+        m->sum += v;
+        m->n++;
+    }
+}
+
+static double mean_get(const mean *m)
+{
+    return m->n ? m->sum / m->n : NAN;
+}
+
+static void summarize_gpu(const gq_stress_gpu *g, const gq_stress_rules *rules, gq_stress_gpu_summary *S,
+                          gq_stress_summary *s)
+{
+    memset(S, 0, sizeof *S);
+    S->gpu = g->gpu;
+    copy_msg(S->name, sizeof S->name, g->name);
+    S->power_limit_w = g->power_limit_w > 0 ? g->power_limit_w : NAN;
+    S->temp_max_c = S->mem_temp_max_c = S->power_max_w = NAN;
+    S->pcie_gen_min = S->pcie_width_min = -1;
+    S->ecc_corrected = S->ecc_uncorrected = S->pcie_replay = -1;
+    S->remapped_rows = S->remapped_delta = -1;
+    S->gemms = g->gemms;
+    S->faulty = g->faulty;
+    S->lost = g->lost;
+    S->errored = g->status != GQ_OK && !g->lost;
+    S->xfer_gbps[0] = g->xfer_s[0] > 0 ? g->xfer_bytes[0] / g->xfer_s[0] / GQ_GB : NAN;
+    S->xfer_gbps[1] = g->xfer_s[1] > 0 ? g->xfer_bytes[1] / g->xfer_s[1] / GQ_GB : NAN;
+
+    mean temp = {0}, power = {0}, sm = {0}, mem = {0}, util = {0}, tfl = {0};
+    int n_reasons_loaded = 0, n_capped = 0, n_reasons_all = 0, n_thermal = 0;
+    int gen_seen_max = -1, width_seen_max = -1;
+    const gq_sample *first = g->has_baseline ? &g->baseline : NULL, *last = NULL;
+    if (first) {
+        gen_seen_max = first->pcie_gen;
+        width_seen_max = first->pcie_width;
+    }
+    for (int i = 0; i < g->npoints; i++) {
+        const gq_stress_point *p = &g->pts[i];
+        if (!p->has_sample)
+            continue;
+        const gq_sample *x = &p->s;
+        if (!first)
+            first = x;
+        last = x;
+        if (x->pcie_gen > gen_seen_max)
+            gen_seen_max = x->pcie_gen;
+        if (x->pcie_width > width_seen_max)
+            width_seen_max = x->pcie_width;
+        if (!p->loaded)
+            continue;
+        S->nsamples++;
+        if (isfinite(x->temp_c) && !(x->temp_c <= S->temp_max_c))
+            S->temp_max_c = x->temp_c;
+        if (isfinite(x->mem_temp_c) && !(x->mem_temp_c <= S->mem_temp_max_c))
+            S->mem_temp_max_c = x->mem_temp_c;
+        if (isfinite(x->power_w) && !(x->power_w <= S->power_max_w))
+            S->power_max_w = x->power_w;
+        if (x->clock_reasons != GQ_STRESS_U64_UNKNOWN) {
+            n_reasons_all++;
+            S->reasons_seen |= x->clock_reasons;
+            if (x->clock_reasons & GQ_CLK_THERMAL_MASK)
+                n_thermal++;
+        }
+        if (isfinite(x->util_pct) && x->util_pct < rules->loaded_util_pct)
+            continue;
+        S->nloaded++;
+        mean_add(&temp, x->temp_c);
+        mean_add(&power, x->power_w);
+        mean_add(&sm, x->sm_clock_mhz);
+        mean_add(&mem, x->mem_clock_mhz);
+        mean_add(&util, x->util_pct);
+        mean_add(&tfl, p->tflops > 0 ? p->tflops : NAN);
+        if (x->clock_reasons != GQ_STRESS_U64_UNKNOWN) {
+            n_reasons_loaded++;
+            if (x->clock_reasons & GQ_CLK_SW_POWER_CAP)
+                n_capped++;
+        }
+        if (x->pcie_gen > 0 && (S->pcie_gen_min < 0 || x->pcie_gen < S->pcie_gen_min))
+            S->pcie_gen_min = x->pcie_gen;
+        if (x->pcie_width > 0 && (S->pcie_width_min < 0 || x->pcie_width < S->pcie_width_min))
+            S->pcie_width_min = x->pcie_width;
+    }
+    S->temp_avg_c = mean_get(&temp);
+    S->power_avg_w = mean_get(&power);
+    S->sm_clock_avg_mhz = mean_get(&sm);
+    S->mem_clock_avg_mhz = mean_get(&mem);
+    S->util_avg_pct = mean_get(&util);
+    S->tflops_avg = mean_get(&tfl);
+    S->power_capped_pct = n_reasons_loaded ? 100.0 * n_capped / n_reasons_loaded : NAN;
+    S->thermal_pct = n_reasons_all ? 100.0 * n_thermal / n_reasons_all : NAN;
+    S->thermal_slowdown = (S->reasons_seen & (GQ_CLK_SW_THERMAL | GQ_CLK_HW_THERMAL)) != 0;
+    S->hw_slowdown = (S->reasons_seen & GQ_CLK_HW_SLOWDOWN) != 0;
+    S->power_brake = (S->reasons_seen & GQ_CLK_HW_POWER_BRAKE) != 0;
+    if (!isfinite(S->power_limit_w) && last && isfinite(last->power_limit_w))
+        S->power_limit_w = last->power_limit_w;
+    /* The link's maximum: the topology's, or the best it was seen at, so a
+     * link that was x16 idle and x8 under load is caught even when the
+     * maximum could not be read. */
+    S->pcie_gen_max = g->pcie_gen_max > gen_seen_max ? g->pcie_gen_max : gen_seen_max;
+    S->pcie_width_max = g->pcie_width_max > width_seen_max ? g->pcie_width_max : width_seen_max;
+    S->link_down = (S->pcie_gen_min > 0 && S->pcie_gen_max > 0 && S->pcie_gen_min < S->pcie_gen_max) ||
+                   (S->pcie_width_min > 0 && S->pcie_width_max > 0 && S->pcie_width_min < S->pcie_width_max);
+    if (first && last) {
+        S->ecc_corrected = counter_delta(first->ecc_corrected, last->ecc_corrected);
+        S->ecc_uncorrected = counter_delta(first->ecc_uncorrected, last->ecc_uncorrected);
+        S->pcie_replay = counter_delta(first->pcie_replay, last->pcie_replay);
+        S->remapped_rows = last->remapped_rows;
+        if (first->remapped_rows >= 0 && last->remapped_rows >= 0)
+            S->remapped_delta = last->remapped_rows - first->remapped_rows;
+    }
+
+    /* Findings, most severe first (docs/method-stress.md lists the rules). */
+    int id = g->gpu;
+    char rs[160];
+    if (!g->started)
+        add_finding(s, GQ_STRESS_FAIL, id, "gpu-error", "GPU %d: the load could not start: %s", id, g->error);
+    else if (g->lost)
+        add_finding(s, GQ_STRESS_FAIL, id, "gpu-lost", "GPU %d dropped off after %.0f s under load: %s", id,
+                    g->lost_t, g->error);
+    else if (g->status != GQ_OK)
+        add_finding(s, GQ_STRESS_FAIL, id, "gpu-error", "GPU %d: the load stopped with an error after %.0f s: %s", id,
+                    g->lost_t, g->error);
+    if (g->faulty > 0)
+        add_finding(s, GQ_STRESS_FAIL, id, "faulty-result",
+                    "GPU %d: %llu faulty result elements in %llu GEMMs (checked against the first result)", id,
+                    (unsigned long long)g->faulty, (unsigned long long)g->gemms);
+    if (S->ecc_uncorrected > 0)
+        add_finding(s, GQ_STRESS_FAIL, id, "ecc-uncorrected", "GPU %d: %lld uncorrected ECC errors during the run",
+                    id, (long long)S->ecc_uncorrected);
+    if (S->reasons_seen & GQ_CLK_THERMAL_MASK)
+        add_finding(s, GQ_STRESS_FAIL, id, "thermal-slowdown",
+                    "GPU %d: %s in %.0f%% of samples under load (max %.0f C)", id,
+                    gq_clock_reasons_str(S->reasons_seen & GQ_CLK_THERMAL_MASK, rs, sizeof rs), S->thermal_pct,
+                    S->temp_max_c);
+    if (S->link_down)
+        add_finding(s, GQ_STRESS_FAIL, id, "link-down",
+                    "GPU %d: PCIe link at Gen%d x%d under load; it can do Gen%d x%d", id, S->pcie_gen_min,
+                    S->pcie_width_min, S->pcie_gen_max, S->pcie_width_max);
+    if (g->xfer_status != GQ_OK)
+        add_finding(s, GQ_STRESS_FAIL, id, "transfer-error", "GPU %d: host<->GPU transfers during the load failed: %s",
+                    id, g->xfer_error);
+    if (S->ecc_corrected > 0)
+        add_finding(s, GQ_STRESS_WARN, id, "ecc-corrected", "GPU %d: %lld corrected ECC errors during the run", id,
+                    (long long)S->ecc_corrected);
+    if (S->pcie_replay > 0)
+        add_finding(s, GQ_STRESS_WARN, id, "pcie-replay", "GPU %d: PCIe replay counter rose by %lld during the run",
+                    id, (long long)S->pcie_replay);
+    if (S->remapped_delta > 0)
+        add_finding(s, GQ_STRESS_WARN, id, "remapped-rows", "GPU %d: %d memory rows remapped during the run", id,
+                    S->remapped_delta);
+    if (g->telemetry_unsupported)
+        add_finding(s, GQ_STRESS_WARN, id, "no-telemetry",
+                    "GPU %d: no telemetry (%s); temperature, power, clocks and counters were not judged", id,
+                    g->sample_error);
+    else if (g->sample_errors > 0)
+        add_finding(s, GQ_STRESS_WARN, id, "telemetry-error", "GPU %d: %d telemetry samples failed: %s", id,
+                    g->sample_errors, g->sample_error);
+    if (g->started && S->nsamples > 0 && S->nloaded == 0)
+        add_finding(s, GQ_STRESS_WARN, id, "low-load",
+                    "GPU %d: utilisation never reached %.0f%% under load; averages are over no sample", id,
+                    rules->loaded_util_pct);
+    if (g->started && g->status == GQ_OK && g->gemms == 0)
+        add_finding(s, GQ_STRESS_WARN, id, "no-progress", "GPU %d: no GEMM completed during the run", id);
+    if (n_capped > 0)
+        add_finding(s, GQ_STRESS_INFO, id, "power-cap",
+                    "GPU %d: power-capped in %.0f%% of loaded samples (avg %.0f W, limit %.0f W): expected near "
+                    "the limit, not a fault",
+                    id, S->power_capped_pct, S->power_avg_w, S->power_limit_w);
+}
+
+void gq_stress_summarize(const gq_stress_result *r, const gq_stress_rules *rules, gq_stress_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    if (rules)
+        s->rules = *rules;
+    else
+        gq_stress_rules_default(&s->rules);
+    s->ngpu = r->ngpu;
+    s->clock_spread = NAN;
+    for (int k = 0; k < r->ngpu; k++) {
+        int before = s->nfindings;
+        summarize_gpu(&r->gpu[k], &s->rules, &s->gpu[k], s);
+        gq_stress_level v = GQ_STRESS_PASS;
+        for (int i = before; i < s->nfindings; i++)
+            if (s->findings[i].level > v && s->findings[i].level != GQ_STRESS_INFO)
+                v = s->findings[i].level;
+        s->gpu[k].verdict = v;
+        if (isfinite(s->gpu[k].power_avg_w))
+            s->power_total_avg_w += s->gpu[k].power_avg_w;
+    }
+
+    /* Clock spread across GPUs of the same model that ran the load cleanly
+     * enough to have averages. */
+    bool done[GQ_MAX_GPUS] = {0};
+    for (int a = 0; a < r->ngpu; a++) {
+        if (done[a])
+            continue;
+        double lo = NAN, hi = NAN;
+        int ilo = -1, ihi = -1, n = 0;
+        for (int b = a; b < r->ngpu; b++) {
+            if (strcmp(s->gpu[a].name, s->gpu[b].name) != 0)
+                continue;
+            done[b] = true;
+            double c = s->gpu[b].sm_clock_avg_mhz;
+            if (!isfinite(c) || s->gpu[b].lost || s->gpu[b].errored || s->gpu[b].nloaded == 0)
+                continue;
+            n++;
+            if (ilo < 0 || c < lo)
+                lo = c, ilo = b;
+            if (ihi < 0 || c > hi)
+                hi = c, ihi = b;
+        }
+        if (n < 2 || !(lo > 0))
+            continue;
+        double spread = (hi - lo) / lo;
+        if (!isfinite(s->clock_spread) || spread > s->clock_spread) {
+            s->clock_spread = spread;
+            copy_msg(s->clock_spread_model, sizeof s->clock_spread_model, s->gpu[a].name);
+        }
+        if (spread > s->rules.clock_spread_warn)
+            add_finding(s, GQ_STRESS_WARN, -1, "clock-spread",
+                        "%s: average SM clocks differ by %.1f%% (GPU %d %.0f MHz to GPU %d %.0f MHz), above %.1f%%",
+                        s->gpu[a].name[0] ? s->gpu[a].name : "GPUs", 100 * spread, s->gpu[ilo].gpu, lo,
+                        s->gpu[ihi].gpu, hi, 100 * s->rules.clock_spread_warn);
+    }
+    if (r->with_transfers) {
+        bool any = false;
+        for (int k = 0; k < r->ngpu; k++)
+            any |= isfinite(s->gpu[k].xfer_gbps[0]) || isfinite(s->gpu[k].xfer_gbps[1]);
+        if (r->xfer_error[0])
+            add_finding(s, GQ_STRESS_WARN, -1, "transfers", "--with-transfers: host<->GPU transfers %s: %s",
+                        any ? "stopped early" : "could not run", r->xfer_error);
+        else if (!any)
+            add_finding(s, GQ_STRESS_WARN, -1, "transfers", "--with-transfers: no host<->GPU transfer completed");
+    }
+    if (r->interrupted)
+        add_finding(s, GQ_STRESS_INFO, -1, "interrupted", "interrupted after %.0f s of %.0f s; judged on what ran",
+                    r->elapsed_s, r->duration_s);
+
+    for (int i = 0; i < s->nfindings; i++)
+        if (s->findings[i].level > s->verdict && s->findings[i].level != GQ_STRESS_INFO)
+            s->verdict = s->findings[i].level;
+}
+
+/* ---- JSON and CSV --------------------------------------------------------- */
+
+static json_t *jnum(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *jint(long long v)
+{
+    return v >= 0 ? json_integer(v) : json_null();
+}
+
+static json_t *ju64(uint64_t v)
+{
+    return v == GQ_STRESS_U64_UNKNOWN ? json_null() : json_integer((json_int_t)v);
+}
+
+static json_t *reasons_array(uint64_t bits)
+{
+    json_t *a = json_array();
+    if (bits == GQ_STRESS_U64_UNKNOWN)
+        return a;
+    for (size_t i = 0; i < sizeof reason_names / sizeof reason_names[0]; i++)
+        if (bits & reason_names[i].bit)
+            json_array_append_new(a, json_string(reason_names[i].name));
+    return a;
+}
+
+static json_t *gpu_summary_json(const gq_stress_gpu *g, const gq_stress_gpu_summary *S)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "gpu", json_integer(S->gpu));
+    json_object_set_new(o, "name", json_string(S->name));
+    json_object_set_new(o, "uuid", json_string(g->uuid));
+    json_object_set_new(o, "verdict", json_string(gq_stress_level_name(S->verdict)));
+    json_object_set_new(o, "samples", json_integer(S->nsamples));
+    json_object_set_new(o, "loaded_samples", json_integer(S->nloaded));
+    json_object_set_new(o, "temp_avg_c", jnum(S->temp_avg_c));
+    json_object_set_new(o, "temp_max_c", jnum(S->temp_max_c));
+    json_object_set_new(o, "mem_temp_max_c", jnum(S->mem_temp_max_c));
+    json_object_set_new(o, "power_avg_w", jnum(S->power_avg_w));
+    json_object_set_new(o, "power_max_w", jnum(S->power_max_w));
+    json_object_set_new(o, "power_limit_w", jnum(S->power_limit_w));
+    json_object_set_new(o, "sm_clock_avg_mhz", jnum(S->sm_clock_avg_mhz));
+    json_object_set_new(o, "mem_clock_avg_mhz", jnum(S->mem_clock_avg_mhz));
+    json_object_set_new(o, "util_avg_pct", jnum(S->util_avg_pct));
+    json_object_set_new(o, "power_capped_pct", jnum(S->power_capped_pct));
+    json_object_set_new(o, "thermal_slowdown", json_boolean(S->thermal_slowdown));
+    json_object_set_new(o, "hw_slowdown", json_boolean(S->hw_slowdown));
+    json_object_set_new(o, "hw_power_brake", json_boolean(S->power_brake));
+    json_object_set_new(o, "thermal_pct", jnum(S->thermal_pct));
+    json_object_set_new(o, "clock_reasons_seen", reasons_array(S->reasons_seen));
+    json_t *pcie = json_object();
+    json_object_set_new(pcie, "gen_min_loaded", jint(S->pcie_gen_min));
+    json_object_set_new(pcie, "width_min_loaded", jint(S->pcie_width_min));
+    json_object_set_new(pcie, "gen_max", jint(S->pcie_gen_max));
+    json_object_set_new(pcie, "width_max", jint(S->pcie_width_max));
+    json_object_set_new(pcie, "trained_down", json_boolean(S->link_down));
+    json_object_set_new(o, "pcie", pcie);
+    json_t *e = json_object();
+    json_object_set_new(e, "ecc_corrected", jint(S->ecc_corrected));
+    json_object_set_new(e, "ecc_uncorrected", jint(S->ecc_uncorrected));
+    json_object_set_new(e, "pcie_replay", jint(S->pcie_replay));
+    json_object_set_new(e, "remapped_rows", jint(S->remapped_rows));
+    json_object_set_new(e, "remapped_rows_new", jint(S->remapped_delta));
+    json_object_set_new(o, "errors", e);
+    json_object_set_new(o, "gemms", json_integer((json_int_t)S->gemms));
+    json_object_set_new(o, "faulty_elements", json_integer((json_int_t)S->faulty));
+    json_object_set_new(o, "tflops_avg", jnum(S->tflops_avg));
+    json_object_set_new(o, "lost", json_boolean(S->lost));
+    json_object_set_new(o, "error", g->status != GQ_OK ? json_string(g->error) : json_null());
+    if (isfinite(S->xfer_gbps[0]) || isfinite(S->xfer_gbps[1]) || g->xfer_status != GQ_OK) {
+        json_t *t = json_object();
+        json_object_set_new(t, "h2d_gbps", jnum(S->xfer_gbps[0]));
+        json_object_set_new(t, "d2h_gbps", jnum(S->xfer_gbps[1]));
+        json_object_set_new(t, "error", g->xfer_status != GQ_OK ? json_string(g->xfer_error) : json_null());
+        json_object_set_new(o, "transfers", t);
+    }
+    return o;
+}
+
+/* Columns of the time series, shared by JSON and CSV. */
+enum col {
+    C_T, C_LOADED, C_TEMP, C_MEMTEMP, C_POWER, C_PLIMIT, C_SM, C_MEM, C_UTIL, C_REASONS, C_CAPPED, C_THERMAL,
+    C_GEN, C_WIDTH, C_REPLAY, C_ECCC, C_ECCU, C_REMAP, C_LOST, C_GEMMS, C_FAULTY, C_TFLOPS, C_N
+};
+static const char *const col_names[C_N] = {
+    [C_T] = "t_s", [C_LOADED] = "loaded", [C_TEMP] = "temp_c", [C_MEMTEMP] = "mem_temp_c",
+    [C_POWER] = "power_w", [C_PLIMIT] = "power_limit_w", [C_SM] = "sm_clock_mhz", [C_MEM] = "mem_clock_mhz",
+    [C_UTIL] = "util_pct", [C_REASONS] = "clock_reasons", [C_CAPPED] = "power_capped",
+    [C_THERMAL] = "thermal_slowdown", [C_GEN] = "pcie_gen", [C_WIDTH] = "pcie_width",
+    [C_REPLAY] = "pcie_replay", [C_ECCC] = "ecc_corrected", [C_ECCU] = "ecc_uncorrected",
+    [C_REMAP] = "remapped_rows", [C_LOST] = "lost", [C_GEMMS] = "gemms", [C_FAULTY] = "faulty",
+    [C_TFLOPS] = "tflops",
+};
+
+static json_t *cell_json(const gq_stress_point *p, int c)
+{
+    const gq_sample *s = &p->s;
+    bool rk = p->has_sample && s->clock_reasons != GQ_STRESS_U64_UNKNOWN;
+    switch (c) {
+    case C_T: return json_real(p->t);
+    case C_LOADED: return json_boolean(p->loaded);
+    case C_TEMP: return jnum(s->temp_c);
+    case C_MEMTEMP: return jnum(s->mem_temp_c);
+    case C_POWER: return jnum(s->power_w);
+    case C_PLIMIT: return jnum(s->power_limit_w);
+    case C_SM: return jnum(s->sm_clock_mhz);
+    case C_MEM: return jnum(s->mem_clock_mhz);
+    case C_UTIL: return jnum(s->util_pct);
+    case C_REASONS: return rk ? json_integer((json_int_t)s->clock_reasons) : json_null();
+    case C_CAPPED: return rk ? json_boolean(s->clock_reasons & GQ_CLK_SW_POWER_CAP) : json_null();
+    case C_THERMAL: return rk ? json_boolean(s->clock_reasons & GQ_CLK_THERMAL_MASK) : json_null();
+    case C_GEN: return jint(s->pcie_gen);
+    case C_WIDTH: return jint(s->pcie_width);
+    case C_REPLAY: return ju64(s->pcie_replay);
+    case C_ECCC: return ju64(s->ecc_corrected);
+    case C_ECCU: return ju64(s->ecc_uncorrected);
+    case C_REMAP: return jint(s->remapped_rows);
+    case C_LOST: return json_boolean(s->lost);
+    case C_GEMMS: return json_integer((json_int_t)p->gemms);
+    case C_FAULTY: return json_integer((json_int_t)p->faulty);
+    case C_TFLOPS: return jnum(p->tflops);
+    }
+    return json_null();
+}
+
+json_t *gq_stress_to_json(const gq_stress_result *r, const gq_stress_summary *s)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    json_object_set_new(o, "duration_s", json_real(r->duration_s));
+    json_object_set_new(o, "interval_s", json_real(r->interval_s));
+    json_object_set_new(o, "elapsed_s", json_real(r->elapsed_s));
+    json_object_set_new(o, "precision", json_string(gq_precision_name(r->precision)));
+    json_object_set_new(o, "with_transfers", json_boolean(r->with_transfers));
+    json_object_set_new(o, "interrupted", json_boolean(r->interrupted));
+    json_object_set_new(o, "transfers_error", r->xfer_error[0] ? json_string(r->xfer_error) : json_null());
+    json_object_set_new(o, "verdict", json_string(gq_stress_level_name(s->verdict)));
+    json_t *rules = json_object();
+    json_object_set_new(rules, "clock_spread_warn", json_real(s->rules.clock_spread_warn));
+    json_object_set_new(rules, "loaded_util_pct", json_real(s->rules.loaded_util_pct));
+    json_object_set_new(o, "rules", rules);
+
+    json_t *gpus = json_array();
+    for (int k = 0; k < r->ngpu; k++)
+        json_array_append_new(gpus, gpu_summary_json(&r->gpu[k], &s->gpu[k]));
+    json_object_set_new(o, "gpus", gpus);
+
+    json_t *node = json_object();
+    json_object_set_new(node, "gpus", json_integer(r->ngpu));
+    json_object_set_new(node, "power_total_avg_w", json_real(s->power_total_avg_w));
+    json_object_set_new(node, "clock_spread", jnum(s->clock_spread));
+    json_object_set_new(node, "clock_spread_model", s->clock_spread_model[0] ? json_string(s->clock_spread_model)
+                                                                             : json_null());
+    json_object_set_new(o, "node", node);
+
+    json_t *fs = json_array();
+    for (int i = 0; i < s->nfindings; i++) {
+        const gq_stress_finding *f = &s->findings[i];
+        json_t *j = json_object();
+        json_object_set_new(j, "level", json_string(gq_stress_level_name(f->level)));
+        json_object_set_new(j, "gpu", f->gpu >= 0 ? json_integer(f->gpu) : json_null());
+        json_object_set_new(j, "rule", json_string(f->rule));
+        json_object_set_new(j, "text", json_string(f->text));
+        json_array_append_new(fs, j);
+    }
+    json_object_set_new(o, "findings", fs);
+    json_object_set_new(o, "findings_dropped", json_integer(s->nfindings_dropped));
+
+    json_t *series = json_object();
+    json_t *cols = json_array();
+    for (int c = 0; c < C_N; c++)
+        json_array_append_new(cols, json_string(col_names[c]));
+    json_object_set_new(series, "columns", cols);
+    json_t *sg = json_array();
+    for (int k = 0; k < r->ngpu; k++) {
+        const gq_stress_gpu *g = &r->gpu[k];
+        json_t *one = json_object();
+        json_object_set_new(one, "gpu", json_integer(g->gpu));
+        for (int c = 0; c < C_N; c++) {
+            json_t *a = json_array();
+            for (int i = 0; i < g->npoints; i++)
+                json_array_append_new(a, cell_json(&g->pts[i], c));
+            json_object_set_new(one, col_names[c], a);
+        }
+        json_array_append_new(sg, one);
+    }
+    json_object_set_new(series, "gpus", sg);
+    json_object_set_new(o, "series", series);
+    return o;
+}
+
+void gq_stress_write_csv(FILE *f, const gq_stress_result *r)
+{
+    fputs("gpu", f);
+    for (int c = 0; c < C_N; c++)
+        fprintf(f, ",%s", col_names[c]);
+    fputc('\n', f);
+    for (int k = 0; k < r->ngpu; k++) {
+        const gq_stress_gpu *g = &r->gpu[k];
+        for (int i = 0; i < g->npoints; i++) {
+            fprintf(f, "%d", g->gpu);
+            for (int c = 0; c < C_N; c++) {
+                json_t *v = cell_json(&g->pts[i], c);
+                fputc(',', f);
+                if (json_is_real(v))
+                    fprintf(f, "%.6g", json_real_value(v));
+                else if (json_is_integer(v))
+                    fprintf(f, "%lld", (long long)json_integer_value(v));
+                else if (json_is_boolean(v))
+                    fputs(json_is_true(v) ? "1" : "0", f);
+                json_decref(v);
+            }
+            fputc('\n', f);
+        }
+    }
+}

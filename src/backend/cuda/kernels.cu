@@ -1,0 +1,226 @@
+/* Kernels of the CUDA backend; see kernels.h for the contracts. */
+#include "backend/cuda/kernels.h"
+
+#include <stdint.h>
+
+#define GQ_K_UNROLL 12
+
+__host__ __device__ static inline uint32_t pat_word(uint64_t i, uint32_t seed)
+{
+    /* murmur3 finalizer over the word index: neighbouring words differ, and so
+     * does the same offset of two different seeds. */
+    uint32_t x = (uint32_t)i * 0x9E3779B1u ^ (uint32_t)(i >> 32) * 0x7FEB352Du ^ seed;
+    x ^= x >> 16;
+    x *= 0x85EBCA6Bu;
+    x ^= x >> 13;
+    x *= 0xC2B2AE35u;
+    x ^= x >> 16;
+    return x;
+}
+
+__device__ static inline unsigned char pat_byte(uint64_t off, uint32_t seed)
+{
+    return (unsigned char)(pat_word(off / 4, seed) >> (8 * (off % 4)));
+}
+
+/* Two blocks per SM fit (at most 64 registers). Loads are issued as a batch
+ * before the stores, so each thread keeps
+ * GQ_K_UNROLL 16-byte requests in flight: that is what hides the latency of
+ * peer (NVLink) and host (PCIe) memory. */
+__global__ void __launch_bounds__(GQ_K_COPY_THREADS, 2) k_copy(uint4 *dst, const uint4 *src, uint64_t n,
+                                                             unsigned char *dtail, const unsigned char *stail,
+                                                             unsigned ntail, int loops)
+{
+    const uint64_t T = (uint64_t)gridDim.x * blockDim.x;
+    const uint64_t t0 = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (int l = 0; l < loops; l++) {
+        uint64_t i = t0;
+        for (; i + (GQ_K_UNROLL - 1) * T < n; i += GQ_K_UNROLL * T) {
+            uint4 v[GQ_K_UNROLL];
+#pragma unroll
+            for (int u = 0; u < GQ_K_UNROLL; u++)
+                v[u] = src[i + u * T];
+#pragma unroll
+            for (int u = 0; u < GQ_K_UNROLL; u++)
+                dst[i + u * T] = v[u];
+        }
+        for (; i < n; i += T)
+            dst[i] = src[i];
+        if (t0 < ntail)
+            dtail[t0] = stail[t0];
+    }
+}
+
+__global__ void k_fill(uint4 *p, uint64_t n, unsigned char *tail, unsigned ntail, uint32_t seed)
+{
+    const uint64_t T = (uint64_t)gridDim.x * blockDim.x;
+    const uint64_t t0 = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (uint64_t i = t0; i < n; i += T) {
+        uint4 v;
+        v.x = pat_word(4 * i + 0, seed);
+        v.y = pat_word(4 * i + 1, seed);
+        v.z = pat_word(4 * i + 2, seed);
+        v.w = pat_word(4 * i + 3, seed);
+        p[i] = v;
+    }
+    if (t0 < ntail)
+        tail[t0] = pat_byte(16 * n + t0, seed);
+}
+
+__global__ void k_check(const uint4 *p, uint64_t n, const unsigned char *tail, unsigned ntail, uint32_t seed,
+                        unsigned long long *result)
+{
+    const uint64_t T = (uint64_t)gridDim.x * blockDim.x;
+    const uint64_t t0 = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long bad = 0, first = ~0ull;
+    for (uint64_t i = t0; i < n; i += T) {
+        uint4 v = p[i];
+        uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            uint32_t e = pat_word(4 * i + k, seed);
+            if (w[k] != e) {
+                bad++;
+                if (first == ~0ull) {
+                    uint32_t d = w[k] ^ e;
+                    int b = 0;
+                    while (!(d & 0xffu)) {
+                        d >>= 8;
+                        b++;
+                    }
+                    first = 16 * i + 4 * k + b;
+                }
+            }
+        }
+    }
+    if (t0 < ntail && tail[t0] != pat_byte(16 * n + t0, seed)) {
+        bad++;
+        if (first == ~0ull)
+            first = 16 * n + t0;
+    }
+    if (bad) {
+        atomicAdd(&result[0], bad);
+        atomicMin(&result[1], first);
+    }
+}
+
+__global__ void k_reset_result(unsigned long long *result)
+{
+    result[0] = 0;
+    result[1] = ~0ull;
+}
+
+__device__ static inline unsigned long long globaltimer(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__global__ void k_spin(volatile int *latch, int *timed_out, unsigned long long timeout_ns)
+{
+    const unsigned long long t0 = globaltimer();
+    while (*latch == 0) {
+        if (globaltimer() - t0 > timeout_ns) {
+            *timed_out = 1;
+            break;
+        }
+    }
+}
+
+__global__ void k_chain(char *base, const uint32_t *order, uint32_t n, uint32_t stride)
+{
+    const uint64_t T = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += T) {
+        char *self = base + (uint64_t)order[k] * stride;
+        char *next = base + (uint64_t)order[(k + 1) % n] * stride;
+        *(char **)self = next;
+    }
+}
+
+__global__ void k_chase(void *start, unsigned long long iters, void **sink)
+{
+    void *p = start;
+    for (unsigned long long i = 0; i < iters; i++)
+        p = *(void **)p;
+    *sink = p;
+}
+
+static int blocks_for(uint64_t items, int threads, int cap)
+{
+    uint64_t b = (items + threads - 1) / threads;
+    if (b < 1)
+        b = 1;
+    if (b > (uint64_t)cap)
+        b = (uint64_t)cap;
+    return (int)b;
+}
+
+extern "C" int gq_k_copy_max_blocks_per_sm(void)
+{
+    int n = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_copy, GQ_K_COPY_THREADS, 0) != cudaSuccess || n < 1) {
+        (void)cudaGetLastError();
+        n = 1;
+    }
+    return n;
+}
+
+extern "C" cudaError_t gq_k_copy(void *dst, const void *src, uint64_t bytes, int loops, int grid_blocks,
+                                 cudaStream_t s)
+{
+    uint64_t n = bytes / 16;
+    unsigned ntail = (unsigned)(bytes % 16);
+    int blocks = blocks_for(n ? n : 1, GQ_K_COPY_THREADS, grid_blocks);
+    k_copy<<<blocks, GQ_K_COPY_THREADS, 0, s>>>((uint4 *)dst, (const uint4 *)src, n,
+                                                (unsigned char *)dst + 16 * n,
+                                                (const unsigned char *)src + 16 * n, ntail, loops);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t gq_k_fill(void *p, uint64_t bytes, uint32_t seed, int grid_blocks, cudaStream_t s)
+{
+    uint64_t n = bytes / 16;
+    unsigned ntail = (unsigned)(bytes % 16);
+    k_fill<<<blocks_for(n ? n : 1, 256, grid_blocks), 256, 0, s>>>((uint4 *)p, n, (unsigned char *)p + 16 * n,
+                                                                    ntail, seed);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t gq_k_check(const void *p, uint64_t bytes, uint32_t seed, unsigned long long *result,
+                                  int grid_blocks, cudaStream_t s)
+{
+    uint64_t n = bytes / 16;
+    unsigned ntail = (unsigned)(bytes % 16);
+    k_reset_result<<<1, 1, 0, s>>>(result);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return e;
+    k_check<<<blocks_for(n ? n : 1, 256, grid_blocks), 256, 0, s>>>((const uint4 *)p, n,
+                                                                     (const unsigned char *)p + 16 * n, ntail,
+                                                                     seed, result);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t gq_k_spin(volatile int *latch, int *timed_out, unsigned long long timeout_ns, cudaStream_t s)
+{
+    k_spin<<<1, 1, 0, s>>>(latch, timed_out, timeout_ns);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t gq_k_chain(void *base, const uint32_t *order, uint32_t n, uint32_t stride, cudaStream_t s)
+{
+    k_chain<<<blocks_for(n, 256, 1024), 256, 0, s>>>((char *)base, order, n, stride);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t gq_k_chase(void *start, unsigned long long iters, void **sink, cudaStream_t s)
+{
+    k_chase<<<1, 1, 0, s>>>(start, iters, sink);
+    return cudaGetLastError();
+}
+
+extern "C" uint32_t gq_k_pattern_word(uint64_t i, uint32_t seed)
+{
+    return pat_word(i, seed);
+}

@@ -1,0 +1,67 @@
+/* Device kernels of the CUDA backend, behind extern "C" launch wrappers so
+ * that the host code stays C11 (kernels.cu is the only CUDA C++ file).
+ *
+ * Every wrapper enqueues on the given stream of the CURRENT device and returns
+ * the launch's cudaError_t (cudaGetLastError() right after the launch); none
+ * synchronizes. Pointers are device-usable addresses (device memory, peer
+ * memory with peer access enabled, or mapped pinned host memory).
+ *
+ * The data pattern is a hash of the 32-bit word index and a seed, so that any
+ * misplaced chunk (wrong offset, stale staging buffer, missing copy) shows up
+ * as a mismatch at a known byte offset.
+ */
+#ifndef GQ_BACKEND_CUDA_KERNELS_H
+#define GQ_BACKEND_CUDA_KERNELS_H
+
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Threads per block of the SM copy kernel. */
+#define GQ_K_COPY_THREADS 512
+
+/* Blocks per SM that the copy kernel can keep resident (occupancy), >= 1. */
+int gq_k_copy_max_blocks_per_sm(void);
+
+/* Copy `bytes` from src to dst `loops` times over with 16-byte accesses
+ * (nvbandwidth-style: grid-strided, 12 independent loads in flight per thread
+ * before the stores). grid_blocks is the grid size cap (SM count x blocks per
+ * SM); smaller buffers use fewer blocks. src and dst must be 16-byte aligned. */
+cudaError_t gq_k_copy(void *dst, const void *src, uint64_t bytes, int loops, int grid_blocks, cudaStream_t s);
+
+/* Fill `bytes` at p with the pattern of `seed`. */
+cudaError_t gq_k_fill(void *p, uint64_t bytes, uint32_t seed, int grid_blocks, cudaStream_t s);
+
+/* Compare `bytes` at p with the pattern of `seed`. result[0] gets the number of
+ * mismatching 4-byte words, result[1] the lowest mismatching byte offset
+ * (UINT64_MAX when none). result is device memory of 2 uint64; the wrapper
+ * resets it on the stream first. */
+cudaError_t gq_k_check(const void *p, uint64_t bytes, uint32_t seed, unsigned long long *result, int grid_blocks,
+                       cudaStream_t s);
+
+/* One thread spins until *latch != 0 (the host writes it through the
+ * mapping), or until timeout_ns of GPU time have passed; then it sets
+ * *timed_out = 1. Work enqueued behind it on the stream starts at release. */
+cudaError_t gq_k_spin(volatile int *latch, int *timed_out, unsigned long long timeout_ns, cudaStream_t s);
+
+/* Link a pointer chain in memory at base: node k of `order` (n entries, each a
+ * node index) points to node k+1 (cyclic); nodes are `stride` bytes apart.
+ * base is the address the chasing GPU will use. order is device memory. */
+cudaError_t gq_k_chain(void *base, const uint32_t *order, uint32_t n, uint32_t stride, cudaStream_t s);
+
+/* One thread follows the chain from start for `iters` dependent loads and
+ * writes the final pointer to *sink (device memory) so nothing is elided. */
+cudaError_t gq_k_chase(void *start, unsigned long long iters, void **sink, cudaStream_t s);
+
+/* The pattern word at 32-bit word index i, for host-side checks in tests. */
+uint32_t gq_k_pattern_word(uint64_t i, uint32_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

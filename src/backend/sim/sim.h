@@ -1,0 +1,211 @@
+/* The simulated fabric: internal interface between the topology parser
+ * (topo_parse.c), the fabric model (fabric.c: routing and the max-min
+ * solver) and the backend ops (sim_backend.c). Nothing outside
+ * src/backend/sim and its tests includes this header; the rest of gpuqual
+ * sees the simulator only through gq_backend_sim_ops.
+ *
+ * Units inside the model are SI: bytes, bytes per second, seconds. The
+ * topology file format is documented in docs/topology-format.md.
+ */
+#ifndef GQ_BACKEND_SIM_SIM_H
+#define GQ_BACKEND_SIM_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "core/status.h"
+#include "topo/topo.h"
+
+/* Limits of what one topology file may declare; the parser rejects more with
+ * a FILE:LINE:COL message, so the model never grows without bound. */
+#define GQ_SIM_MAX_FILE (1024 * 1024) /* bytes */
+#define GQ_SIM_MAX_NODES 1024
+#define GQ_SIM_MAX_LINKS 4096
+#define GQ_SIM_NAME_MAX 48
+
+typedef enum gq_sim_node_kind {
+    GQ_SIM_MEMORY = 0, /* host memory of one NUMA node */
+    GQ_SIM_SOCKET,     /* CPU socket and its PCIe root complex (a host bridge) */
+    GQ_SIM_SWITCH,     /* PCIe switch */
+    GQ_SIM_BRIDGE,     /* root port, IO-die quadrant or other PCIe bridge */
+    GQ_SIM_GPU,
+} gq_sim_node_kind;
+
+typedef enum gq_sim_link_kind {
+    GQ_SIM_LINK_PCIE = 0, /* child -> parent edge of the PCIe tree */
+    GQ_SIM_LINK_NVLINK,   /* a bundle of NVLinks between two GPUs */
+    GQ_SIM_LINK_FABRIC,   /* anything else: memory channels, CPU interconnect */
+} gq_sim_link_kind;
+
+typedef struct gq_sim_node {
+    gq_sim_node_kind kind;
+    char name[GQ_SIM_NAME_MAX];
+    int line, col;          /* where it was declared */
+    int numa;               /* memory, socket: NUMA node the OS shows; -1 unset */
+    char bus[32];           /* PCI bus id for discovery; "" none */
+    double p2p_flowcap;     /* B/s: one peer-to-peer stream turning in this bridge; 0 = none */
+    double p2p_cost;        /* s: per-transfer cost of such a stream */
+    uint64_t size, avail;   /* memory: bytes, and bytes that can be pinned */
+    double lat;             /* memory: access latency, s */
+    int gpu;                /* GQ_SIM_GPU: GPU index; else -1 */
+    int parent_link;        /* index of the PCIe link to its parent; -1 none */
+    int nlinks;             /* links touching it */
+} gq_sim_node;
+
+typedef struct gq_sim_gpu {
+    int node;               /* index into nodes[] */
+    char model[96];
+    uint64_t mem;           /* bytes */
+    char bus[32];
+    int cc_major, cc_minor;
+    int sms;
+    double power_w, clock_mhz;
+    double local_copy;      /* B/s of an on-device copy (bytes copied) */
+    double memlat;          /* s: device memory access latency (pointer chase target) */
+    double max_gts;         /* PCIe the card can do; 0 = as negotiated */
+    int max_width;
+} gq_sim_gpu;
+
+typedef struct gq_sim_link {
+    gq_sim_link_kind kind;
+    int a, b;               /* node indices; direction 0 is a -> b, 1 is b -> a */
+    double cap[2];          /* B/s per direction */
+    double duplex;          /* B/s for both directions together; 0 = none */
+    double w[2];            /* share of each direction under the duplex limit */
+    double flowcap;         /* B/s: each stream on this link at most; 0 = none */
+    double sm_frac;         /* SM-copy streams at most this fraction of cap; 0 = none */
+    double lat;             /* s, one way */
+    double cost;            /* s per transfer */
+    double gts;             /* PCIe: negotiated rate per lane; 0 = not PCIe or unknown */
+    int width;              /* PCIe lanes */
+    int nvl;                /* NVLink: number of links in the bundle */
+    double nvl_rate;        /* NVLink: B/s per link per direction (theoretical) */
+    int line, col;
+} gq_sim_link;
+
+typedef struct gq_sim_machine {
+    char name[64];
+    char file[128];         /* what error messages call the file */
+    char title[160];
+    char cpu_model[128];
+    int sockets, cores;
+    bool vm;
+    char hypervisor[32];
+    int vm_gpu_numa;        /* NUMA node a VM guest reports for its GPUs */
+    double noise;           /* default relative noise amplitude */
+    gq_p2p_status p2p;      /* P2P status between GPUs without NVLink */
+    double driver_factor;   /* driver-staged rate = factor / (1/d2h + 1/h2d) */
+    double chunk_cost;      /* s per chunk of gpuqual's pipelined staging */
+    double lat_copy;        /* s: fixed cost of one small cudaMemcpyAsync */
+    double lat_chase;       /* s: fixed part of one dependent load by an SM */
+    double lat_staged;      /* s: extra cost of a copy the driver stages through host */
+
+    int nnode, nlink, ngpu;
+    gq_sim_node *nodes;
+    gq_sim_link *links;
+    gq_sim_gpu gpus[GQ_MAX_GPUS];
+    /* Adjacency: for node n, adj[adj_off[n] .. adj_off[n+1]) are link indices,
+     * in declaration order. Built after parsing. */
+    int *adj_off, *adj;
+} gq_sim_machine;
+
+/* ---- topo_parse.c ---------------------------------------------------------- */
+
+/* Parse a topology from text (len bytes; need not be NUL-terminated). `fname`
+ * names it in messages. On success *out is a new machine (free with
+ * gq_sim_machine_free). On failure returns GQ_E_USAGE with
+ * "FNAME:LINE:COL: message" in *err and *out is NULL. Never crashes or hangs
+ * on any input (fuzzed by tests/fuzz/fuzz_topo.c). */
+int gq_sim_parse(const char *text, size_t len, const char *fname, gq_sim_machine **out, gq_err *err);
+
+/* Read and parse a topology file (at most GQ_SIM_MAX_FILE bytes). Missing,
+ * unreadable, empty, binary and huge files are GQ_E_USAGE with FILE:1:1 (or
+ * the offending line and column). */
+int gq_sim_load_file(const char *path, gq_sim_machine **out, gq_err *err);
+
+/* A built-in machine by name, or a file: a spec that names an existing file,
+ * or contains '/' or ends in ".topo", is a file; otherwise it must be a
+ * built-in name (with a did-you-mean). NULL means the default machine,
+ * rtx4090x8. */
+int gq_sim_load(const char *spec, gq_sim_machine **out, gq_err *err);
+
+void gq_sim_machine_free(gq_sim_machine *m);
+
+/* Built-in machines: examples/topologies/NAME.topo embedded at build time
+ * (the file is generated by src/backend/sim/embed_topos.cmake). */
+typedef struct gq_sim_builtin {
+    const char *name;
+    const char *text;
+    size_t len;
+} gq_sim_builtin;
+extern const gq_sim_builtin gq_sim_builtins[];
+extern const int gq_sim_nbuiltins;
+/* NULL-terminated list of the built-in names. */
+const char *const *gq_sim_builtin_names(void);
+
+/* ---- fabric.c -------------------------------------------------------------- */
+
+/* A hop of a route: a link crossed in one direction. */
+typedef struct gq_sim_hop {
+    int link;
+    int dir; /* 0: a -> b, 1: b -> a */
+} gq_sim_hop;
+
+#define GQ_SIM_MAX_HOPS 64
+
+/* Route between two nodes over PCIe and fabric links (NVLink only when it
+ * joins the two GPUs directly and `nvlink` is true). GPUs and memory nodes are
+ * never crossed, only reached. Fewest hops; ties go to the links declared
+ * first; the route from b to a is the route from a to b reversed. Returns the
+ * number of hops, or -1 when there is no route. */
+int gq_sim_route(const gq_sim_machine *m, int from, int to, bool nvlink, gq_sim_hop *hops, int max);
+
+/* Nearest memory node to a node (fewest hops) among those with NUMA node
+ * `numa`, or among all when numa < 0. -1 when none is reachable. */
+int gq_sim_nearest_memory(const gq_sim_machine *m, int node, int numa);
+
+/* NVLink bundle joining GPUs i and j (link index), or -1. */
+int gq_sim_nvlink_between(const gq_sim_machine *m, int gi, int gj);
+
+/* The max-min solver. A problem has constraints (a capacity each) and flows;
+ * a flow uses constraints through entries (coefficient a: capacity consumed
+ * per unit of the flow's rate; weight w: its share of the constraint when the
+ * constraint is the bottleneck) and may have a demand cap of its own.
+ * gq_sim_solve() fills rate[] by weighted progressive filling: the flow with
+ * the smallest attainable rate is fixed first (with every flow tied with it),
+ * the capacity it uses is taken away, and the rest continue; with all weights
+ * 1 this is exactly max-min fairness. Flows with active == false get rate 0
+ * and use nothing. */
+typedef struct gq_sim_entry {
+    int c;
+    double a, w;
+} gq_sim_entry;
+
+typedef struct gq_sim_problem {
+    int nc;            /* constraints */
+    double *cap;       /* [nc] */
+    int nf;            /* flows */
+    int *first;        /* [nf + 1]: entries of flow f are ent[first[f] .. first[f+1]) */
+    gq_sim_entry *ent;
+    double *demand;    /* [nf]: cap on the flow's own rate; 0 = none */
+    bool *active;      /* [nf] */
+    double *rate;      /* [nf], output */
+    /* scratch, sized by gq_sim_problem_alloc */
+    double *rem, *sum, *x, *cand;
+    int *todo;
+    int iterations;    /* output: filling steps taken (for the benchmark) */
+} gq_sim_problem;
+
+/* Allocate a problem for nc constraints, nf flows and ne entries in total.
+ * Returns NULL when out of memory. Free with gq_sim_problem_free. */
+gq_sim_problem *gq_sim_problem_alloc(int nc, int nf, int ne);
+void gq_sim_problem_free(gq_sim_problem *p);
+void gq_sim_solve(gq_sim_problem *p);
+
+/* Deterministic noise in [-1, 1] from a key (splitmix64 based). */
+double gq_sim_noise_unit(uint64_t key);
+uint64_t gq_sim_hash(uint64_t a, uint64_t b);
+
+#endif

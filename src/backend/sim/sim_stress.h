@@ -1,0 +1,70 @@
+/* The simulated backend's stress load and telemetry model (issue 7), and the
+ * fault injection of --sim-fault.
+ *
+ * Model, per GPU, in virtual time (the ops' wait hook advances it, so a
+ * 5-minute stress runs in milliseconds):
+ *  - power: idle at 10% of the limit; under a GEMM load the GPU asks for
+ *    more than its limit (120% for 16-bit, 110% fp32, 100% fp64) and is held
+ *    at the limit, with the SW power cap reason set;
+ *  - SM clock: boost when not capped, boost x (limit/demand)^0.9 when capped
+ *    (seed 001: 2,208-2,249 MHz under a 600 W cap on 2,617 MHz parts);
+ *  - temperature: first order towards ambient + R x power (tau 30 s),
+ *    about 68 C at the limit (seed 001's 66.5-68.2 C average), plus a fixed
+ *    per-GPU offset of up to +-1.5 C;
+ *  - a per-GPU clock offset of up to +-0.9% (seed 001 saw 1.9% spread);
+ *  - achieved TFLOP/s from the model's rate x clock ratio; counters of
+ *    GEMMs and faulty elements as the CUDA backend reports them.
+ * Noise on power, temperature and clocks is deterministic (seed, GPU,
+ * sample), scaled by --sim-noise (0 turns noise and offsets off).
+ *
+ * Faults ("gpuN:KIND", comma-separated):
+ *   thermal        cooling fails: temperature heads for ~110 C; at 88 C the
+ *                  GPU throttles (SW thermal, HW thermal and HW slowdown set,
+ *                  clocks and power drop) until it is back under 84 C;
+ *   ecc            uncorrected ECC errors from 5 s under load (+1 / 20 s),
+ *                  and corrected ones (+3 / 10 s);
+ *   faulty-result  from 3 s under load, 7 faulty elements every 2 s;
+ *   link-x8        the PCIe link runs at x8 while loaded (x16 idle), and the
+ *                  replay counter rises 2 per second under load;
+ *   lost           the GPU falls off the bus after 10 s under load.
+ */
+#ifndef GQ_BACKEND_SIM_STRESS_H
+#define GQ_BACKEND_SIM_STRESS_H
+
+#include "backend/backend.h"
+
+#define GQ_SIM_FAULT_THERMAL 0x1u
+#define GQ_SIM_FAULT_ECC 0x2u
+#define GQ_SIM_FAULT_FAULTY 0x4u
+#define GQ_SIM_FAULT_LINK_X8 0x8u
+#define GQ_SIM_FAULT_LOST 0x10u
+
+/* Faults per GPU (bitmask of GQ_SIM_FAULT_*). */
+typedef struct gq_sim_faults {
+    unsigned gpu[GQ_MAX_GPUS];
+} gq_sim_faults;
+
+/* Parse "gpu3:thermal,gpu1:ecc". NULL or "" = no faults. ngpu > 0 also
+ * rejects GPUs the machine does not have. GQ_E_USAGE with one line naming
+ * the bad item and listing the valid kinds. */
+int gq_sim_faults_parse(const char *spec, int ngpu, gq_sim_faults *out, gq_err *err);
+
+/* Give the stress model of backend `be` its options (faults, seed, noise).
+ * Called by the sim backend's init; a stress without it runs fault-free
+ * with the default seed. Checks the fault spec (GQ_E_USAGE). */
+int gq_sim_stress_configure(gq_backend *be, const gq_backend_opts *o, int ngpu, gq_err *err);
+
+/* The ops hooks (contracts in backend/backend.h). */
+int gq_sim_stress_start(gq_backend *be, int gpu, gq_precision p, gq_err *err);
+int gq_sim_stress_poll(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty, double *tflops, gq_err *err);
+int gq_sim_stress_stop(gq_backend *be, int gpu, gq_err *err);
+int gq_sim_sample(gq_backend *be, int gpu, gq_sample *s, gq_err *err);
+void gq_sim_wait(gq_backend *be, double seconds);
+
+/* Virtual seconds the stress model's clock has advanced (by gq_sim_wait). */
+double gq_sim_stress_clock(const gq_backend *be);
+
+/* Drop the model state of `be` (the sim backend's fini calls it). */
+void gq_sim_stress_fini(gq_backend *be);
+
+#endif

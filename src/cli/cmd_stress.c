@@ -1,0 +1,439 @@
+/* gpuqual stress: load every chosen GPU with GEMMs at once, record telemetry,
+ * summarise each GPU as seed 001 §7 does and judge the node
+ * (docs/method-stress.md). Exit code: 0 pass, 4 warn, 1 fail, 5 interrupted
+ * (summary still written). */
+#include <jansson.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/stress.h"
+#include "backend/sim/sim_stress.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "core/interrupt.h"
+#include "core/units.h"
+#include "render/render.h"
+
+typedef struct stress_opts {
+    gq_common c;
+    double duration;
+    double interval;
+    const char *precision;
+    bool with_transfers;
+    const char *csv;
+    double clock_spread_warn; /* percent */
+} stress_opts;
+
+#define OFF(f) offsetof(stress_opts, f)
+static const gq_opt stress_own_opts[] = {
+    {.name = "duration", .shortname = 'd', .type = GQ_OPT_DURATION, .off = OFF(duration), .def = "5m",
+     .arg = "TIME", .help = "how long to load the GPUs: 90s, 5m, 1h"},
+    {.name = "precision", .shortname = 'p', .type = GQ_OPT_ENUM, .off = OFF(precision), .def = "bf16",
+     .arg = "TYPE", .help = "GEMM element type (bf16/fp16 on the tensor cores)", .choices = "bf16,fp16,fp32,fp64"},
+    {.name = "interval", .shortname = 'i', .type = GQ_OPT_DURATION, .off = OFF(interval), .def = "1s",
+     .arg = "TIME", .help = "telemetry sampling interval, 0.1 s up to the duration"},
+    {.name = "with-transfers", .type = GQ_OPT_FLAG, .off = OFF(with_transfers),
+     .help = "also copy host<->GPU on every GPU during the load (catches links that train down)"},
+    {.name = "csv", .type = GQ_OPT_STR, .off = OFF(csv), .arg = "FILE",
+     .help = "write the telemetry time series to FILE as CSV"},
+    {.name = "clock-spread-warn", .type = GQ_OPT_DOUBLE, .off = OFF(clock_spread_warn), .def = "5", .arg = "PCT",
+     .help = "warn when average SM clocks of same-model GPUs differ by more than PCT %", .lo = 0, .hi = 100},
+    GQ_OPT_END,
+};
+#undef OFF
+
+static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, stress_own_opts};
+#define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
+
+static void help(void)
+{
+    printf("usage: gpuqual stress [--duration 5m] [--gpus LIST] [--precision bf16|fp16|fp32|fp64]\n"
+           "                      [--interval 1s] [--with-transfers] [--csv FILE] [options]\n\n"
+           "Load every chosen GPU at once with a cuBLAS GEMM in a loop (results checked against the\n"
+           "first one), sample temperature, power, clocks, clock-event reasons, PCIe link, replay and\n"
+           "ECC counters, then summarise each GPU and judge the node (docs/method-stress.md):\n"
+           "faulty results, uncorrected ECC, a lost GPU, thermal slowdown or a link trained down under\n"
+           "load fail; clock spread across same-model GPUs warns; power capping alone is information.\n"
+           "Exit code: 0 pass, 4 warn, 1 fail, 5 interrupted (Ctrl-C; the summary is still written).\n\n"
+           "options:\n");
+    gq_opts_help(stdout, tabs, NTABS);
+}
+
+/* ---- progress ------------------------------------------------------------- */
+
+typedef struct progress {
+    bool on;
+    double last_wall;
+    int width;
+} progress;
+
+static void fmt_mmss(double s, char *buf, size_t n)
+{
+    long t = (long)(s + 0.5);
+    if (t >= 3600)
+        snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
+}
+
+static void on_progress(void *arg, const gq_stress_result *r, double elapsed)
+{
+    progress *p = arg;
+    if (!p->on)
+        return;
+    double now = gq_now_mono();
+    if (now - p->last_wall < 0.1 && elapsed < r->duration_s)
+        return;
+    p->last_wall = now;
+    double power = 0, tmax = NAN, tflops = 0;
+    int live = 0;
+    for (int k = 0; k < r->ngpu; k++) {
+        const gq_stress_gpu *g = &r->gpu[k];
+        if (g->status == GQ_OK)
+            live++;
+        if (!g->npoints)
+            continue;
+        const gq_stress_point *pt = &g->pts[g->npoints - 1];
+        if (pt->has_sample && isfinite(pt->s.power_w))
+            power += pt->s.power_w;
+        if (pt->has_sample && isfinite(pt->s.temp_c) && !(pt->s.temp_c <= tmax))
+            tmax = pt->s.temp_c;
+        if (isfinite(pt->tflops))
+            tflops += pt->tflops;
+    }
+    double frac = r->duration_s > 0 ? elapsed / r->duration_s : 1;
+    if (frac > 1)
+        frac = 1;
+    char bar[32], a[16], b[16];
+    int w = 24, fill = (int)(frac * w + 0.5);
+    for (int i = 0; i < w; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[w] = 0;
+    fmt_mmss(elapsed, a, sizeof a);
+    fmt_mmss(r->duration_s, b, sizeof b);
+    fprintf(stderr, "\r[%s] %s/%s  %d/%d GPUs  %.0f W  max %.0f C  %.0f TFLOP/s  ", bar, a, b, live, r->ngpu,
+            power, isfinite(tmax) ? tmax : 0, tflops);
+    fflush(stderr);
+}
+
+static void progress_end(progress *p)
+{
+    if (p->on)
+        fprintf(stderr, "\r%*s\r", 100, "");
+}
+
+/* ---- output --------------------------------------------------------------- */
+
+static const char *num(double v, const char *fmt, char *buf, size_t n)
+{
+    if (!isfinite(v))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, fmt, v);
+    return buf;
+}
+
+static const char *level_word(gq_stress_level l)
+{
+    switch (l) {
+    case GQ_STRESS_PASS: return "PASS";
+    case GQ_STRESS_INFO: return "info";
+    case GQ_STRESS_WARN: return "WARN";
+    case GQ_STRESS_FAIL: return "FAIL";
+    }
+    return "?";
+}
+
+static void link_str(const gq_stress_gpu_summary *g, char *buf, size_t n)
+{
+    if (g->pcie_gen_min > 0 && g->pcie_width_min > 0)
+        snprintf(buf, n, "Gen%d x%d%s", g->pcie_gen_min, g->pcie_width_min, g->link_down ? " (down)" : "");
+    else
+        snprintf(buf, n, "-");
+}
+
+static void errors_str(const gq_stress_gpu_summary *g, char *buf, size_t n)
+{
+    char a[24], b[24], c[24];
+    snprintf(a, sizeof a, g->ecc_corrected >= 0 ? "%lld" : "?", (long long)g->ecc_corrected);
+    snprintf(b, sizeof b, g->ecc_uncorrected >= 0 ? "%lld" : "?", (long long)g->ecc_uncorrected);
+    snprintf(c, sizeof c, g->pcie_replay >= 0 ? "%lld" : "?", (long long)g->pcie_replay);
+    snprintf(buf, n, "%s/%s/%s", a, b, c);
+}
+
+static void print_table(FILE *f, const gq_stress_result *r, const gq_stress_summary *s, bool markdown)
+{
+    char b[12][32];
+    if (markdown)
+        fprintf(f, "## Stress: %s, %.0f s of %.0f s%s\n\n"
+                   "| GPU | name | avg C | max C | avg W | limit W | avg SM MHz | power-capped | thermal slowdown | "
+                   "PCIe under load | ECC c/u, replay | faulty | TFLOP/s | verdict |\n"
+                   "|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|---:|---:|---|\n",
+                gq_precision_name(r->precision), r->elapsed_s, r->duration_s, r->simulated ? " (simulated)" : "");
+    else
+        fprintf(f, "stress: %s GEMMs, %.0f s of %.0f s, sampled every %g s%s%s\n\n"
+                   "%3s  %-22s %6s %6s %7s %7s %7s %6s %8s %-12s %-11s %7s %8s  %s\n",
+                gq_precision_name(r->precision), r->elapsed_s, r->duration_s, r->interval_s,
+                r->with_transfers ? ", with host<->GPU transfers" : "", r->simulated ? " (simulated)" : "", "GPU",
+                "name", "avg C", "max C", "avg W", "limit W", "SM MHz", "capped", "thermal", "PCIe load",
+                "ECC c/u/rpl", "faulty", "TFLOP/s", "verdict");
+    for (int k = 0; k < s->ngpu; k++) {
+        const gq_stress_gpu_summary *g = &s->gpu[k];
+        char link[32], errs[48], name[23];
+        link_str(g, link, sizeof link);
+        errors_str(g, errs, sizeof errs);
+        snprintf(name, sizeof name, "%s", g->name);
+        const char *thermal = g->thermal_slowdown || g->hw_slowdown || g->power_brake ? "YES" : "no";
+        if (markdown)
+            fprintf(f, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %llu | %s | %s |\n", g->gpu, g->name,
+                    num(g->temp_avg_c, "%.1f", b[0], 32), num(g->temp_max_c, "%.0f", b[1], 32),
+                    num(g->power_avg_w, "%.0f", b[2], 32), num(g->power_limit_w, "%.0f", b[3], 32),
+                    num(g->sm_clock_avg_mhz, "%.0f", b[4], 32), num(g->power_capped_pct, "%.0f%%", b[5], 32),
+                    thermal, link, errs, (unsigned long long)g->faulty, num(g->tflops_avg, "%.0f", b[6], 32),
+                    level_word(g->verdict));
+        else
+            fprintf(f, "%3d  %-22s %6s %6s %7s %7s %7s %6s %8s %-12s %-11s %7llu %8s  %s\n", g->gpu, name,
+                    num(g->temp_avg_c, "%.1f", b[0], 32), num(g->temp_max_c, "%.0f", b[1], 32),
+                    num(g->power_avg_w, "%.0f", b[2], 32), num(g->power_limit_w, "%.0f", b[3], 32),
+                    num(g->sm_clock_avg_mhz, "%.0f", b[4], 32), num(g->power_capped_pct, "%.0f%%", b[5], 32),
+                    thermal, link, errs, (unsigned long long)g->faulty, num(g->tflops_avg, "%.0f", b[6], 32),
+                    level_word(g->verdict));
+    }
+    if (r->with_transfers) {
+        fprintf(f, markdown ? "\nHost<->GPU traffic during the load (GB/s):" : "\nhost<->GPU during the load:");
+        for (int k = 0; k < s->ngpu; k++)
+            fprintf(f, " GPU %d %s/%s", s->gpu[k].gpu, num(s->gpu[k].xfer_gbps[0], "%.1f", b[0], 32),
+                    num(s->gpu[k].xfer_gbps[1], "%.1f", b[1], 32));
+        fprintf(f, "%s\n", markdown ? "" : " GB/s (h2d/d2h)");
+    }
+    fprintf(f, "\n%snode: %d GPU%s drew %.0f W together (GPU telemetry, not wall power)", markdown ? "" : "", s->ngpu,
+            s->ngpu == 1 ? "" : "s", s->power_total_avg_w);
+    if (isfinite(s->clock_spread))
+        fprintf(f, "; average SM clocks differ by %.1f%% from lowest to highest (%s; warn above %.1f%%)",
+                100 * s->clock_spread, s->clock_spread_model, 100 * s->rules.clock_spread_warn);
+    fprintf(f, ".\n");
+    if (s->nfindings) {
+        fprintf(f, "\n");
+        for (int i = 0; i < s->nfindings; i++)
+            fprintf(f, markdown ? "- %s: %s\n" : "  %-4s  %s\n", level_word(s->findings[i].level),
+                    s->findings[i].text);
+        if (s->nfindings_dropped)
+            fprintf(f, markdown ? "- ... and %d more findings\n" : "  ...   and %d more findings\n",
+                    s->nfindings_dropped);
+    }
+    fprintf(f, "\n%sverdict: %s%s%s\n", markdown ? "**" : "", level_word(s->verdict), markdown ? "**" : "",
+            r->interrupted ? " (interrupted: judged on what ran)" : "");
+}
+
+static void print_prometheus(FILE *f, const gq_stress_summary *s)
+{
+    fprintf(f, "# HELP gpuqual_stress_verdict 0 pass, 2 warn, 3 fail\n# TYPE gpuqual_stress_verdict gauge\n");
+    fprintf(f, "gpuqual_stress_verdict %d\n", (int)s->verdict);
+    struct {
+        const char *name, *help;
+        size_t off;
+    } m[] = {
+        {"temp_avg_celsius", "average GPU temperature under load", offsetof(gq_stress_gpu_summary, temp_avg_c)},
+        {"temp_max_celsius", "maximum GPU temperature under load", offsetof(gq_stress_gpu_summary, temp_max_c)},
+        {"power_avg_watts", "average power under load", offsetof(gq_stress_gpu_summary, power_avg_w)},
+        {"sm_clock_avg_mhz", "average SM clock under load", offsetof(gq_stress_gpu_summary, sm_clock_avg_mhz)},
+        {"power_capped_percent", "share of loaded samples power-capped",
+         offsetof(gq_stress_gpu_summary, power_capped_pct)},
+        {"tflops_avg", "achieved GEMM TFLOP/s", offsetof(gq_stress_gpu_summary, tflops_avg)},
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        fprintf(f, "# HELP gpuqual_stress_%s %s\n# TYPE gpuqual_stress_%s gauge\n", m[i].name, m[i].help, m[i].name);
+        for (int k = 0; k < s->ngpu; k++) {
+            double v = *(const double *)((const char *)&s->gpu[k] + m[i].off);
+            if (isfinite(v))
+                fprintf(f, "gpuqual_stress_%s{gpu=\"%d\"} %g\n", m[i].name, s->gpu[k].gpu, v);
+        }
+    }
+    fprintf(f, "# HELP gpuqual_stress_faulty_elements faulty GEMM result elements\n"
+               "# TYPE gpuqual_stress_faulty_elements counter\n");
+    for (int k = 0; k < s->ngpu; k++)
+        fprintf(f, "gpuqual_stress_faulty_elements{gpu=\"%d\"} %llu\n", s->gpu[k].gpu,
+                (unsigned long long)s->gpu[k].faulty);
+    fprintf(f, "# HELP gpuqual_stress_gpu_verdict 0 pass, 2 warn, 3 fail\n# TYPE gpuqual_stress_gpu_verdict gauge\n");
+    for (int k = 0; k < s->ngpu; k++)
+        fprintf(f, "gpuqual_stress_gpu_verdict{gpu=\"%d\"} %d\n", s->gpu[k].gpu, (int)s->gpu[k].verdict);
+}
+
+static int write_json_file(const json_t *doc, const char *path, gq_err *err)
+{
+    gq_outfile o;
+    int rc = gq_outfile_open(&o, path, err);
+    if (rc)
+        return rc;
+    if (json_dumpf(doc, o.f, JSON_INDENT(2)) != 0 || fputc('\n', o.f) == EOF) {
+        gq_outfile_abort(&o);
+        return gq_err_set(err, GQ_E_IO, "cannot write '%s'", path);
+    }
+    return gq_outfile_commit(&o, err);
+}
+
+static int write_csv_file(const gq_stress_result *r, const char *path, gq_err *err)
+{
+    gq_outfile o;
+    int rc = gq_outfile_open(&o, path, err);
+    if (rc)
+        return rc;
+    gq_stress_write_csv(o.f, r);
+    return gq_outfile_commit(&o, err);
+}
+
+/* ---- the command ---------------------------------------------------------- */
+
+int gq_cmd_stress(int argc, char **argv)
+{
+    stress_opts o;
+    gq_err err = {0};
+    gq_backend be = {0};
+    bool opened = false, want_help = false;
+    const char *pos[1];
+    int npos = 0, rc = GQ_OK, exit_code = GQ_EXIT_OK;
+    json_t *doc = NULL, *options = NULL, *sections = NULL;
+    gq_topo *topo = calloc(1, sizeof *topo);
+    gq_stress_result *res = calloc(1, sizeof *res);
+    gq_stress_summary *sum = calloc(1, sizeof *sum);
+    gq_stress_opts so;
+    progress prog = {0};
+
+    memset(&o, 0, sizeof o);
+    if (!topo || !res || !sum) {
+        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = gq_opts_parse(tabs, NTABS, &o, argc, argv, 2, pos, 0, &npos, &want_help, &err)))
+        goto fail;
+    if (want_help) {
+        help();
+        goto out;
+    }
+    if (!strcmp(o.c.format, "nvbandwidth-json")) {
+        rc = gq_err_set(&err, GQ_E_USAGE,
+                        "stress: --format nvbandwidth-json does not apply; use table, json, csv, markdown or prometheus");
+        goto fail;
+    }
+    gq_stress_opts_default(&so);
+    so.duration_s = o.duration;
+    so.interval_s = o.interval;
+    so.with_transfers = o.with_transfers;
+    so.ngpus = 1; /* checked again once the GPUs are known */
+    if ((rc = gq_stress_parse_precision(o.precision, &so.precision, &err)) || (rc = gq_stress_opts_check(&so, &err)))
+        goto fail;
+    if (o.c.sim_fault) {
+        gq_sim_faults f;
+        if (!o.c.sim) {
+            rc = gq_err_set(&err, GQ_E_USAGE, "--sim-fault needs --sim: faults can only be injected into a simulation");
+            goto fail;
+        }
+        if ((rc = gq_sim_faults_parse(o.c.sim_fault, 0, &f, &err)))
+            goto fail;
+    }
+    /* Refuse unwritable outputs before any GPU is loaded. */
+    if ((rc = gq_cli_check_writable(o.c.json_path, &err)) || (rc = gq_cli_check_writable(o.csv, &err)))
+        goto fail;
+
+    if ((rc = gq_cli_open(&o.c, &be, topo, &err)))
+        goto fail;
+    opened = true;
+    if (!strcmp(be.ops->name, "sim") && o.c.sim_fault) {
+        /* Check the GPU numbers of the fault spec against this machine. */
+        gq_sim_faults f;
+        if ((rc = gq_sim_faults_parse(o.c.sim_fault, topo->ngpu, &f, &err)))
+            goto fail;
+    }
+    if (!o.c.quiet)
+        for (int i = 0; i < topo->nwarnings; i++)
+            gq_cli_warn("%s", topo->warnings[i]);
+
+    so.ngpus = o.c.ngpus_sel;
+    memcpy(so.gpus, o.c.gpus_sel, sizeof so.gpus);
+    prog.on = gq_cli_tty() && !o.c.quiet && !strcmp(o.c.format, "table");
+    so.progress = on_progress;
+    so.progress_arg = &prog;
+
+    int run_rc = gq_stress_run(&be, topo, &so, res, &err);
+    progress_end(&prog);
+    if (run_rc != GQ_OK && run_rc != GQ_E_INTR) {
+        rc = run_rc;
+        goto fail;
+    }
+    gq_stress_rules rules;
+    gq_stress_rules_default(&rules);
+    rules.clock_spread_warn = o.clock_spread_warn / 100.0;
+    gq_stress_summarize(res, &rules, sum);
+
+    bool need_doc = o.c.json_path || !strcmp(o.c.format, "json");
+    if (need_doc) {
+        options = gq_opts_to_json(tabs, NTABS, &o);
+        sections = json_object();
+        json_t *st = gq_stress_to_json(res, sum);
+        if (!options || !sections || !st) {
+            json_decref(st);
+            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+            goto fail;
+        }
+        json_object_set_new(sections, "stress", st);
+        gq_doc d = {.kind = "stress",
+                    .options = options,
+                    .topo = topo,
+                    .records = NULL,
+                    .sections = sections,
+                    .simulated = res->simulated,
+                    .incomplete = res->interrupted};
+        if (!(doc = gq_doc_to_json(&d))) {
+            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+            goto fail;
+        }
+    }
+    if (o.c.json_path && (rc = write_json_file(doc, o.c.json_path, &err)))
+        goto fail;
+    if (o.csv && (rc = write_csv_file(res, o.csv, &err)))
+        goto fail;
+
+    if (!strcmp(o.c.format, "json")) {
+        json_dumpf(doc, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+    } else if (!strcmp(o.c.format, "csv")) {
+        gq_stress_write_csv(stdout, res);
+    } else if (!strcmp(o.c.format, "markdown")) {
+        print_table(stdout, res, sum, true);
+    } else if (!strcmp(o.c.format, "prometheus")) {
+        print_prometheus(stdout, sum);
+    } else {
+        print_table(stdout, res, sum, false);
+    }
+    fflush(stdout);
+
+    if (sum->verdict == GQ_STRESS_FAIL)
+        exit_code = GQ_EXIT_FAIL;
+    else if (res->interrupted)
+        exit_code = GQ_EXIT_INCOMPLETE;
+    else if (sum->verdict == GQ_STRESS_WARN)
+        exit_code = GQ_EXIT_WARN;
+    else
+        exit_code = GQ_EXIT_OK;
+    goto out;
+
+fail:
+    progress_end(&prog);
+    gq_cli_error("%s", err.msg);
+    exit_code = gq_status_exit_code(rc);
+out:
+    json_decref(doc);
+    json_decref(options);
+    json_decref(sections);
+    if (opened)
+        gq_backend_close(&be);
+    if (res)
+        gq_stress_result_free(res);
+    free(res);
+    free(sum);
+    free(topo);
+    return exit_code;
+}

@@ -1,0 +1,783 @@
+#include "core/harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/sanity.h"
+#include "core/interrupt.h"
+#include "core/units.h"
+
+#define MAX_REPS 10000000
+#define NDIR 4
+
+void gq_harness_opts_default(gq_harness_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->rounds = 5;
+    o->verify = true;
+    o->warmup_reps = 1;
+    o->round_s = GQ_HARNESS_ROUND_S;
+}
+
+double gq_harness_overlap(const double *start, const double *end, int n)
+{
+    if (n <= 1)
+        return 1.0;
+    double max_start = start[0], min_end = end[0];
+    for (int i = 1; i < n; i++) {
+        if (start[i] > max_start)
+            max_start = start[i];
+        if (end[i] < min_end)
+            min_end = end[i];
+    }
+    double shared = min_end - max_start;
+    if (shared < 0)
+        shared = 0;
+    double ov = 1.0;
+    for (int i = 0; i < n; i++) {
+        double own = end[i] - start[i];
+        if (own <= 0)
+            return 0.0;
+        double r = shared / own;
+        if (r < ov)
+            ov = r;
+    }
+    return ov;
+}
+
+gq_direction gq_flow_direction(const gq_flow *f)
+{
+    bool sh = f->src.kind == GQ_EP_HOST, dh = f->dst.kind == GQ_EP_HOST;
+    if (sh && !dh)
+        return GQ_DIR_H2D;
+    if (!sh && dh)
+        return GQ_DIR_D2H;
+    if (!sh && !dh && f->src.index == f->dst.index)
+        return GQ_DIR_LOCAL;
+    return GQ_DIR_P2P;
+}
+
+/* Per-flow state across rounds. */
+typedef struct flow_state {
+    double rate[GQ_MAX_ROUNDS];
+    double window[GQ_MAX_ROUNDS];
+    int n;
+    bool dead;          /* failed once: no more samples */
+    char error[200];
+    bool verify_failed;
+    uint64_t bad_offset;
+    int numa_actual;
+} flow_state;
+
+typedef struct hctx {
+    const gq_measurement *m;
+    flow_state fs[GQ_MAX_FLOWS];
+    double agg[NDIR][GQ_MAX_ROUNDS]; /* per-direction aggregate of reported flows */
+    bool agg_broken[NDIR];
+    double sum[GQ_MAX_ROUNDS];
+    bool sum_broken;
+    double aggwin[GQ_MAX_ROUNDS]; /* longest window of the round */
+    int rounds;                   /* completed rounds */
+    double min_overlap;
+    char whole_error[200];        /* run() failed as a whole */
+    bool interrupted;
+    unsigned dir_present;         /* directions among reported flows */
+} hctx;
+
+static bool is_host(gq_endpoint e)
+{
+    return e.kind == GQ_EP_HOST;
+}
+
+/* Local copies count bytes read plus bytes written, as nvbandwidth's device_local_copy. */
+static double byte_factor(const gq_flow *f)
+{
+    return gq_flow_direction(f) == GQ_DIR_LOCAL ? 2.0 : 1.0;
+}
+
+static int next_group(const gq_recordset *out)
+{
+    int g = 0;
+    for (int i = 0; i < out->n; i++)
+        if (out->v[i].group >= g)
+            g = out->v[i].group + 1;
+    return g;
+}
+
+static void add_gpu(gq_record *r, int g)
+{
+    if (g < 0)
+        return;
+    for (int i = 0; i < r->ngpus; i++)
+        if (r->gpus[i] == g)
+            return;
+    if (r->ngpus >= GQ_MAX_GPUS)
+        return;
+    int i = r->ngpus++;
+    while (i > 0 && r->gpus[i - 1] > g) {
+        r->gpus[i] = r->gpus[i - 1];
+        i--;
+    }
+    r->gpus[i] = g;
+}
+
+static void add_flow_gpus(gq_record *r, const gq_flow *f)
+{
+    if (f->src.kind == GQ_EP_GPU)
+        add_gpu(r, f->src.index);
+    if (f->dst.kind == GQ_EP_GPU)
+        add_gpu(r, f->dst.index);
+}
+
+static void set_error(gq_record *r, unsigned flag, const char *msg)
+{
+    r->flags |= flag;
+    r->valid = false;
+    if (!msg || !msg[0])
+        return;
+    if (!r->error[0]) {
+        snprintf(r->error, sizeof r->error, "%s", msg);
+    } else if (!strstr(r->error, msg)) {
+        size_t l = strlen(r->error);
+        snprintf(r->error + l, sizeof r->error - l, "; %s", msg);
+    }
+}
+
+static double median_of(const double *v, int n)
+{
+    if (n <= 0)
+        return 0;
+    gq_stat s = gq_stat_compute(v, n);
+    return s.median;
+}
+
+static void fill_value(gq_record *r, const double *samples, int n)
+{
+    if (n > GQ_MAX_ROUNDS)
+        n = GQ_MAX_ROUNDS;
+    r->rounds = n;
+    if (n > 0) {
+        memcpy(r->samples, samples, (size_t)n * sizeof *samples);
+        r->value = gq_stat_compute(samples, n);
+    }
+}
+
+/* The record fields every record of the measurement shares. */
+static void base_record(gq_record *r, const gq_measurement *m, int group, double t0, bool simulated)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->test, sizeof r->test, "%s", m->test);
+    r->valid = true;
+    r->group = group;
+    r->flow_tag = -1;
+    r->exec_gpu = -1;
+    r->overlap = -1;
+    r->host_numa_req = -1;
+    r->host_numa_actual = -1;
+    r->timestamp = t0;
+    r->simulated = simulated;
+}
+
+static int host_numa_req_of(const gq_flow *f)
+{
+    if (is_host(f->src))
+        return f->src.index;
+    if (is_host(f->dst))
+        return f->dst.index;
+    return -1;
+}
+
+static bool misplaced(const gq_topo *topo, const gq_flow *f, int actual)
+{
+    if (actual == -1 || (!is_host(f->src) && !is_host(f->dst)))
+        return false;
+    int req = host_numa_req_of(f);
+    if (req < 0) {
+        int g = is_host(f->src) ? f->dst.index : f->src.index;
+        if (!topo || g < 0 || g >= topo->ngpu || topo->gpu[g].numa_node < 0)
+            return false;
+        req = topo->gpu[g].numa_node;
+    }
+    return actual != req; /* includes -2, "mixed" */
+}
+
+/* Endpoint common to the members, or GQ_EP_MANY on the side that differs. */
+static gq_endpoint common_ep(const gq_measurement *m, const bool *member, bool src)
+{
+    gq_endpoint e = {GQ_EP_GPU, GQ_EP_MANY};
+    bool first = true;
+    for (int i = 0; i < m->nflows; i++) {
+        if (!member[i])
+            continue;
+        gq_endpoint x = src ? m->flows[i].src : m->flows[i].dst;
+        if (first) {
+            e = x;
+            first = false;
+        } else if (x.kind != e.kind) {
+            /* both kinds: keep the host side on src, the GPUs on dst */
+            e.kind = src ? GQ_EP_HOST : GQ_EP_GPU;
+            e.index = GQ_EP_MANY;
+        } else if (x.index != e.index) {
+            e.index = GQ_EP_MANY;
+        }
+    }
+    return e;
+}
+
+static int push(gq_recordset *out, gq_journal *j, const gq_record *r, gq_err *jerr, bool *jfailed)
+{
+    int rc = gq_records_push(out, r);
+    if (rc)
+        return rc;
+    if (j && !*jfailed) {
+        if (gq_journal_append(j, r, jerr))
+            *jfailed = true;
+    }
+    return GQ_OK;
+}
+
+static bool round_stats_ok(const double *v, int n, double target)
+{
+    if (n <= 0)
+        return true;
+    gq_stat s = gq_stat_compute(v, n);
+    return s.spread <= target;
+}
+
+/* Build and push every record of the measurement. */
+static int emit(hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_opts *o, gq_recordset *out,
+                gq_journal *j, int group, double t0, gq_err *jerr, bool *jfailed)
+{
+    const gq_measurement *m = c->m;
+    bool simulated = gq_backend_simulated(be) || (topo && topo->simulated);
+    bool incomplete = c->interrupted && c->rounds < o->rounds;
+    gq_record r;
+    int rc;
+    bool any_report = false;
+    for (int i = 0; i < m->nflows; i++)
+        any_report |= m->report[i];
+    unsigned ndir = 0;
+    for (int d = 0; d < NDIR; d++)
+        if (c->dir_present & (1u << d))
+            ndir++;
+    bool emit_dir_aggs = m->aggregate || (m->direction_sums && ndir >= 2);
+    bool emit_sum = m->direction_sums && (ndir >= 2 || !m->aggregate);
+    double overlap = m->nflows > 1 ? c->min_overlap : -1;
+    if (!any_report)
+        return GQ_OK;
+
+    /* an interfering flow that failed leaves the measured flows without their interference */
+    char interferer_msg[200] = "";
+    for (int i = 0; i < m->nflows && !interferer_msg[0]; i++)
+        if (!m->report[i] && c->fs[i].error[0])
+            snprintf(interferer_msg, sizeof interferer_msg, "the interfering flow failed: %.160s", c->fs[i].error);
+
+    /* member-level facts the aggregates inherit */
+    bool member_err[NDIR] = {0}, member_verify[NDIR] = {0}, member_imp[NDIR] = {0};
+    char member_msg[NDIR][200];
+    memset(member_msg, 0, sizeof member_msg);
+
+    for (int i = 0; i < m->nflows; i++) {
+        if (!m->report[i])
+            continue;
+        const gq_flow *f = &m->flows[i];
+        flow_state *fs = &c->fs[i];
+        int d = (int)gq_flow_direction(f);
+        base_record(&r, m, group, t0, simulated);
+        r.method = f->method;
+        r.src = f->src;
+        r.dst = f->dst;
+        r.direction = (gq_direction)d;
+        r.dirs = 1u << d;
+        r.bytes = f->bytes;
+        r.exec_gpu = f->exec_gpu;
+        r.flow_tag = f->tag;
+        r.overlap = overlap;
+        r.host_numa_req = host_numa_req_of(f);
+        r.host_numa_actual = fs->numa_actual;
+        add_flow_gpus(&r, f);
+        fill_value(&r, fs->rate, fs->n);
+        r.window_s = median_of(fs->window, fs->n);
+        if (c->whole_error[0])
+            set_error(&r, GQ_FLAG_ERROR, c->whole_error);
+        if (fs->error[0])
+            set_error(&r, GQ_FLAG_ERROR, fs->error);
+        if (interferer_msg[0])
+            set_error(&r, GQ_FLAG_ERROR, interferer_msg);
+        if (fs->verify_failed) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "data check failed: first bad byte at offset %llu of %s",
+                     (unsigned long long)fs->bad_offset, r.dst.kind == GQ_EP_HOST ? "the host buffer" : "the GPU buffer");
+            set_error(&r, GQ_FLAG_VERIFY_FAILED, msg);
+        }
+        if (fs->n == 0 && !(r.flags & GQ_FLAG_ERROR))
+            set_error(&r, GQ_FLAG_ERROR, "no round completed");
+        if (misplaced(topo, f, fs->numa_actual))
+            r.flags |= GQ_FLAG_NUMA_MISPLACED;
+        if (incomplete)
+            r.flags |= GQ_FLAG_INCOMPLETE;
+        if (o->spread_target > 0 && r.value.n > 0 && r.value.spread > o->spread_target)
+            r.flags |= GQ_FLAG_SPREAD;
+        char why[240];
+        double cap = gq_sanity_flow_capacity(topo, f, why, sizeof why);
+        gq_sanity_apply(&r, cap, why);
+        if (r.flags & GQ_FLAG_ERROR) {
+            member_err[d] = true;
+            if (!member_msg[d][0])
+                snprintf(member_msg[d], sizeof member_msg[d], "a member flow failed: %.150s", r.error);
+        }
+        member_verify[d] |= (r.flags & GQ_FLAG_VERIFY_FAILED) != 0;
+        member_imp[d] |= (r.flags & GQ_FLAG_IMPOSSIBLE) != 0;
+        if ((rc = push(out, j, &r, jerr, jfailed)))
+            return rc;
+    }
+
+    /* aggregates: one per direction, then the sum over directions */
+    for (int pass = 0; pass <= NDIR; pass++) {
+        bool is_sum = pass == NDIR;
+        if (is_sum ? !emit_sum : (!emit_dir_aggs || !(c->dir_present & (1u << pass))))
+            continue;
+        bool member[GQ_MAX_FLOWS];
+        gq_flow mf[GQ_MAX_FLOWS];
+        int nm = 0;
+        for (int i = 0; i < m->nflows; i++) {
+            member[i] = m->report[i] && (is_sum || (int)gq_flow_direction(&m->flows[i]) == pass);
+            if (member[i])
+                mf[nm++] = m->flows[i];
+        }
+        base_record(&r, m, group, t0, simulated);
+        r.aggregate = !is_sum;
+        r.sum = is_sum;
+        r.overlap = c->min_overlap;
+        r.src = common_ep(m, member, true);
+        r.dst = common_ep(m, member, false);
+        const gq_flow *f0 = &mf[0];
+        r.method = f0->method;
+        r.bytes = f0->bytes;
+        r.direction = is_sum ? gq_flow_direction(f0) : (gq_direction)pass;
+        int nreq = -3, nact = -3;
+        for (int i = 0; i < m->nflows; i++) {
+            if (!member[i])
+                continue;
+            const gq_flow *f = &m->flows[i];
+            r.dirs |= 1u << gq_flow_direction(f);
+            add_flow_gpus(&r, f);
+            int q = host_numa_req_of(f), a = c->fs[i].numa_actual;
+            nreq = nreq == -3 ? q : (nreq == q ? q : -1);
+            nact = nact == -3 ? a : (nact == a ? a : (a == -1 || nact == -1 ? -1 : -2));
+            if (misplaced(topo, f, a))
+                r.flags |= GQ_FLAG_NUMA_MISPLACED;
+        }
+        r.host_numa_req = nreq == -3 ? -1 : nreq;
+        r.host_numa_actual = nact == -3 ? -1 : nact;
+        fill_value(&r, is_sum ? c->sum : c->agg[pass], c->rounds);
+        r.window_s = median_of(c->aggwin, c->rounds);
+        bool broken = is_sum ? c->sum_broken : c->agg_broken[pass];
+        bool err = false, ver = false, imp = false;
+        const char *emsg = NULL;
+        for (int d = 0; d < NDIR; d++) {
+            if (!is_sum && d != pass)
+                continue;
+            err |= member_err[d];
+            ver |= member_verify[d];
+            imp |= member_imp[d];
+            if (member_err[d] && !emsg)
+                emsg = member_msg[d];
+        }
+        if (c->whole_error[0])
+            set_error(&r, GQ_FLAG_ERROR, c->whole_error);
+        if (err || broken)
+            set_error(&r, GQ_FLAG_ERROR, emsg ? emsg : "a member flow failed");
+        if (ver)
+            set_error(&r, GQ_FLAG_VERIFY_FAILED, "a member flow failed its data check");
+        if (imp)
+            set_error(&r, GQ_FLAG_IMPOSSIBLE, "a member flow is above its path's capacity");
+        if (c->rounds == 0 && !(r.flags & GQ_FLAG_ERROR))
+            set_error(&r, GQ_FLAG_ERROR, "no round completed");
+        if (c->rounds > 0 && c->min_overlap < GQ_OVERLAP_MIN) {
+            char msg[200];
+            snprintf(msg, sizeof msg,
+                     "overlap %.1f%% < %.0f%%: the flows did not copy at the same time long enough for a sum",
+                     100.0 * c->min_overlap, 100.0 * GQ_OVERLAP_MIN);
+            set_error(&r, GQ_FLAG_OVERLAP, msg);
+        }
+        if (incomplete)
+            r.flags |= GQ_FLAG_INCOMPLETE;
+        if (o->spread_target > 0 && r.value.n > 0 && r.value.spread > o->spread_target)
+            r.flags |= GQ_FLAG_SPREAD;
+        char why[240];
+        double cap = gq_sanity_group_capacity(topo, mf, nm, why, sizeof why);
+        gq_sanity_apply(&r, cap, why);
+        if ((rc = push(out, j, &r, jerr, jfailed)))
+            return rc;
+    }
+    return GQ_OK;
+}
+
+/* Fold one run's results into the state, with the round's overlap. */
+static void take_round(hctx *c, const gq_flow_result *res)
+{
+    const gq_measurement *m = c->m;
+    int r = c->rounds;
+    double st[GQ_MAX_FLOWS], en[GQ_MAX_FLOWS];
+    int nw = 0;
+    double agg[NDIR] = {0}, sum = 0, maxwin = 0;
+    bool bad_dir[NDIR] = {0}, bad_sum = false;
+    for (int i = 0; i < m->nflows; i++) {
+        const gq_flow *f = &m->flows[i];
+        flow_state *fs = &c->fs[i];
+        const gq_flow_result *x = &res[i];
+        int d = (int)gq_flow_direction(f);
+        bool ok = !fs->dead;
+        if (ok && x->status != GQ_OK) {
+            fs->dead = true;
+            snprintf(fs->error, sizeof fs->error, "%s", x->error[0] ? x->error : gq_status_name(x->status));
+            ok = false;
+        }
+        double win = x->t_end - x->t_start;
+        if (ok && (win <= 0 || x->bytes_done == 0)) {
+            fs->dead = true;
+            snprintf(fs->error, sizeof fs->error, "no copy completed inside the window of round %d", r + 1);
+            ok = false;
+        }
+        if (ok) {
+            double rate = (double)x->bytes_done * byte_factor(f) / win / GQ_GB;
+            fs->rate[fs->n] = rate;
+            fs->window[fs->n] = win;
+            fs->n++;
+            if (x->host_numa_actual != -1 || fs->numa_actual == -1)
+                fs->numa_actual = x->host_numa_actual;
+            st[nw] = x->t_start;
+            en[nw] = x->t_end;
+            nw++;
+            if (win > maxwin)
+                maxwin = win;
+            if (m->report[i]) {
+                agg[d] += rate;
+                sum += rate;
+            }
+        } else if (m->report[i]) {
+            bad_dir[d] = true;
+            bad_sum = true;
+        }
+    }
+    /* flows that failed are left out: their aggregates are invalid for that reason */
+    double ov = gq_harness_overlap(st, en, nw);
+    if (nw > 0 && ov < c->min_overlap)
+        c->min_overlap = ov;
+    for (int d = 0; d < NDIR; d++) {
+        c->agg[d][r] = agg[d];
+        c->agg_broken[d] |= bad_dir[d];
+    }
+    c->sum[r] = sum;
+    c->sum_broken |= bad_sum;
+    c->aggwin[r] = maxwin;
+    c->rounds++;
+}
+
+static bool all_spreads_met(const hctx *c, double target)
+{
+    const gq_measurement *m = c->m;
+    for (int i = 0; i < m->nflows; i++)
+        if (m->report[i] && !c->fs[i].dead && !round_stats_ok(c->fs[i].rate, c->fs[i].n, target))
+            return false;
+    if (m->aggregate || m->direction_sums) {
+        for (int d = 0; d < NDIR; d++)
+            if ((c->dir_present & (1u << d)) && !round_stats_ok(c->agg[d], c->rounds, target))
+                return false;
+        if (!round_stats_ok(c->sum, c->rounds, target))
+            return false;
+    }
+    return true;
+}
+
+static bool all_dead(const hctx *c)
+{
+    for (int i = 0; i < c->m->nflows; i++)
+        if (!c->fs[i].dead)
+            return false;
+    return true;
+}
+
+/* A failed prepare: every record the measurement would give, invalid. */
+static int emit_failed(hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_opts *o, gq_recordset *out,
+                       gq_journal *j, int group, double t0, const char *msg, gq_err *jerr, bool *jfailed)
+{
+    snprintf(c->whole_error, sizeof c->whole_error, "%.199s", msg);
+    c->rounds = 0;
+    return emit(c, be, topo, o, out, j, group, t0, jerr, jfailed);
+}
+
+int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement *m, const gq_harness_opts *o,
+                       gq_recordset *out, gq_journal *j, gq_err *err)
+{
+    if (!be || !be->ops || !m || !o || !out)
+        return gq_err_set(err, GQ_E_FAIL, "harness: missing argument");
+    if (m->nflows < 1 || m->nflows > GQ_MAX_FLOWS)
+        return gq_err_set(err, GQ_E_FAIL, "harness: %s has %d flows, expected 1..%d", m->test, m->nflows,
+                          GQ_MAX_FLOWS);
+    if (o->rounds < 1 || o->rounds > GQ_MAX_ROUNDS)
+        return gq_err_set(err, GQ_E_USAGE, "rounds %d is out of range, expected 1..%d", o->rounds, GQ_MAX_ROUNDS);
+    for (int i = 0; i < m->nflows; i++)
+        if (m->flows[i].bytes == 0)
+            return gq_err_set(err, GQ_E_FAIL, "harness: %s flow %d has a zero size", m->test, i);
+    if (gq_interrupt_requested())
+        return gq_err_set(err, GQ_E_INTR, "interrupted");
+
+    int rc = GQ_OK, erc = GQ_OK;
+    gq_group *g = NULL;
+    gq_flow_result *res = NULL;
+    gq_err jerr = {0};
+    bool jfailed = false;
+    hctx *c = calloc(1, sizeof *c);
+    res = calloc((size_t)m->nflows, sizeof *res);
+    if (!c || !res) {
+        rc = gq_err_set(err, GQ_E_NOMEM, "harness: out of memory");
+        goto out;
+    }
+    c->m = m;
+    c->min_overlap = 1.0;
+    for (int i = 0; i < m->nflows; i++) {
+        c->fs[i].numa_actual = -1;
+        if (m->report[i])
+            c->dir_present |= 1u << gq_flow_direction(&m->flows[i]);
+    }
+    int group = next_group(out);
+    double t0 = gq_now_unix();
+    double T = o->round_s > 0 ? o->round_s : GQ_HARNESS_ROUND_S;
+
+    gq_err perr = {0};
+    if ((rc = be->ops->prepare(be, m->flows, m->nflows, &g, &perr)) != GQ_OK) {
+        g = NULL;
+        gq_err_set(err, rc, "%s: %s", m->test, perr.msg);
+        erc = emit_failed(c, be, topo, o, out, j, group, t0, perr.msg, &jerr, &jfailed);
+        if (erc)
+            rc = gq_err_set(err, erc, "harness: out of memory");
+        goto out;
+    }
+
+    gq_run_opts ro = {0};
+    bool user_reps = o->reps > 0, user_dur = !user_reps && o->duration_s > 0;
+    bool concurrent = m->nflows > 1;
+    gq_err rerr = {0};
+
+    /* warm-up and calibration */
+    if (user_reps || user_dur) {
+        ro.reps = user_reps ? o->reps : 0;
+        ro.duration_s = user_dur ? o->duration_s : 0;
+        if (o->warmup_reps > 0) {
+            gq_run_opts w = {.reps = o->warmup_reps};
+            if ((rc = be->ops->run(be, g, &w, res, &rerr)) != GQ_OK)
+                goto whole_fail;
+        }
+    } else if (concurrent) {
+        gq_run_opts w = {.duration_s = T};
+        if ((rc = be->ops->run(be, g, &w, res, &rerr)) != GQ_OK)
+            goto whole_fail;
+        double st[GQ_MAX_FLOWS], en[GQ_MAX_FLOWS];
+        bool empty = false;
+        for (int i = 0; i < m->nflows; i++) {
+            st[i] = res[i].t_start;
+            en[i] = res[i].t_end;
+            if (res[i].status == GQ_OK && (res[i].copies_done == 0 || res[i].t_end <= res[i].t_start))
+                empty = true;
+        }
+        double ov = gq_harness_overlap(st, en, m->nflows);
+        double D = T;
+        if (empty)
+            D = GQ_HARNESS_MAX_ROUND_S;
+        else if (ov < 0.996)
+            D = T * (1.0 - ov) / 0.004;
+        if (D < T)
+            D = T;
+        if (D > GQ_HARNESS_MAX_ROUND_S)
+            D = GQ_HARNESS_MAX_ROUND_S;
+        ro.duration_s = D;
+    } else {
+        gq_run_opts w = {.reps = o->warmup_reps > 0 ? o->warmup_reps : 1};
+        if ((rc = be->ops->run(be, g, &w, res, &rerr)) != GQ_OK)
+            goto whole_fail;
+        double t_copy = 0;
+        if (res[0].status == GQ_OK && res[0].copies_done > 0 && res[0].t_end > res[0].t_start)
+            t_copy = (res[0].t_end - res[0].t_start) / res[0].copies_done;
+        double cap = gq_sanity_flow_capacity(topo, &m->flows[0], NULL, 0);
+        if (cap > 0) {
+            double t_cap = (double)m->flows[0].bytes * byte_factor(&m->flows[0]) / (cap * GQ_GB);
+            if (t_cap > t_copy)
+                t_copy = t_cap;
+        }
+        double reps = t_copy > 0 ? ceil(T / t_copy) : 1;
+        if (reps < 1)
+            reps = 1;
+        if (reps > MAX_REPS)
+            reps = MAX_REPS;
+        ro.reps = (int)reps;
+    }
+
+    /* the timed rounds */
+    for (int r = 0; r < o->rounds; r++) {
+        if (gq_interrupt_requested()) {
+            c->interrupted = true;
+            break;
+        }
+        memset(res, 0, (size_t)m->nflows * sizeof *res);
+        for (int i = 0; i < m->nflows; i++)
+            res[i].host_numa_actual = -1;
+        ro.verify = false;
+        if ((rc = be->ops->run(be, g, &ro, res, &rerr)) != GQ_OK)
+            goto whole_fail;
+        take_round(c, res);
+        if (o->progress)
+            o->progress(o->progress_arg, m->test, c->rounds, o->rounds);
+        if (all_dead(c))
+            break;
+        /* auto mode, one flow: correct the count once the first real round is known */
+        if (!user_reps && !user_dur && !concurrent && c->fs[0].n > 0) {
+            double win = c->fs[0].window[c->fs[0].n - 1];
+            if (win > 0 && (win < 0.5 * T || win > 2.0 * T)) {
+                double reps = ceil(ro.reps * T / win);
+                ro.reps = (int)(reps < 1 ? 1 : reps > MAX_REPS ? MAX_REPS : reps);
+            }
+        }
+        if (o->spread_target > 0 && c->rounds >= 3 && all_spreads_met(c, o->spread_target))
+            break;
+    }
+    if (gq_interrupt_requested() && c->rounds < o->rounds)
+        c->interrupted = true;
+
+    /* the data check, untimed, after the timed part */
+    if (o->verify && !c->interrupted && !all_dead(c)) {
+        gq_run_opts v = {.reps = 1, .verify = true};
+        memset(res, 0, (size_t)m->nflows * sizeof *res);
+        if ((rc = be->ops->run(be, g, &v, res, &rerr)) != GQ_OK) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "data check run failed: %.170s", rerr.msg);
+            snprintf(c->whole_error, sizeof c->whole_error, "%s", msg);
+            gq_err_set(err, rc, "%s: %s", m->test, msg);
+        } else {
+            for (int i = 0; i < m->nflows; i++) {
+                flow_state *fs = &c->fs[i];
+                if (fs->dead)
+                    continue;
+                if (res[i].status != GQ_OK) {
+                    fs->dead = true;
+                    snprintf(fs->error, sizeof fs->error, "data check run: %.180s",
+                             res[i].error[0] ? res[i].error : gq_status_name(res[i].status));
+                } else if (res[i].verified && !res[i].verify_ok) {
+                    fs->verify_failed = true;
+                    fs->bad_offset = res[i].bad_offset;
+                }
+            }
+        }
+    }
+    goto emit_records;
+
+whole_fail:
+    snprintf(c->whole_error, sizeof c->whole_error, "%.199s", rerr.msg[0] ? rerr.msg : gq_status_name(rc));
+    gq_err_set(err, rc, "%s: %s", m->test, c->whole_error);
+
+emit_records:
+    erc = emit(c, be, topo, o, out, j, group, t0, &jerr, &jfailed);
+    if (erc) {
+        rc = gq_err_set(err, erc, "harness: out of memory");
+        goto out;
+    }
+    if (rc == GQ_OK && c->interrupted)
+        rc = gq_err_set(err, GQ_E_INTR, "interrupted after %d of %d rounds of %s", c->rounds, o->rounds, m->test);
+out:
+    if (g)
+        be->ops->release(be, g);
+    if (rc == GQ_OK && jfailed)
+        rc = gq_err_set(err, GQ_E_IO, "journal: %s", jerr.msg);
+    free(res);
+    free(c);
+    return rc;
+}
+
+int gq_harness_latency(gq_backend *be, const gq_topo *topo, const char *test, const gq_latency_req *req,
+                       const gq_harness_opts *o, gq_recordset *out, gq_journal *j, gq_err *err)
+{
+    if (!be || !be->ops || !req || !o || !out)
+        return gq_err_set(err, GQ_E_FAIL, "harness: missing argument");
+    if (o->rounds < 1 || o->rounds > GQ_MAX_ROUNDS)
+        return gq_err_set(err, GQ_E_USAGE, "rounds %d is out of range, expected 1..%d", o->rounds, GQ_MAX_ROUNDS);
+    if (gq_interrupt_requested())
+        return gq_err_set(err, GQ_E_INTR, "interrupted");
+    gq_record r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.test, sizeof r.test, "%s", test);
+    r.is_latency = true;
+    r.valid = true;
+    r.group = next_group(out);
+    r.flow_tag = -1;
+    r.exec_gpu = req->exec_gpu;
+    r.overlap = -1;
+    r.timestamp = gq_now_unix();
+    r.simulated = gq_backend_simulated(be) || (topo && topo->simulated);
+    gq_endpoint exec = {GQ_EP_GPU, req->exec_gpu};
+    if (req->kind == GQ_LAT_POINTER_CHASE) {
+        r.method = GQ_METHOD_SM;
+        r.src = req->target; /* the memory the loads travel from */
+        r.dst = exec;
+    } else {
+        r.method = req->p2p || req->target.kind == GQ_EP_HOST ? GQ_METHOD_CE : GQ_METHOD_DRIVER_STAGED;
+        r.src = exec;
+        r.dst = req->target;
+    }
+    gq_flow f = {.src = r.src, .dst = r.dst, .method = r.method, .exec_gpu = req->exec_gpu, .bytes = 1};
+    r.direction = gq_flow_direction(&f);
+    r.dirs = 1u << r.direction;
+    r.host_numa_req = host_numa_req_of(&f);
+    r.host_numa_actual = -1;
+    add_flow_gpus(&r, &f);
+
+    int rc = GQ_OK;
+    double v[GQ_MAX_ROUNDS];
+    int n = 0;
+    bool interrupted = false;
+    if (!be->ops->latency) {
+        rc = gq_err_set(err, GQ_E_UNSUPP, "%s: the %s backend cannot measure latency", test, be->ops->name);
+        set_error(&r, GQ_FLAG_ERROR, err ? err->msg : "latency not supported by this backend");
+    } else {
+        for (int i = 0; i < o->rounds; i++) {
+            if (gq_interrupt_requested()) {
+                interrupted = true;
+                break;
+            }
+            double ns = 0;
+            gq_err lerr = {0};
+            int lrc = be->ops->latency(be, req, &ns, &lerr);
+            if (lrc != GQ_OK || !(ns > 0)) {
+                set_error(&r, GQ_FLAG_ERROR, lrc != GQ_OK ? lerr.msg : "the backend returned no latency");
+                break;
+            }
+            v[n++] = ns;
+            if (o->progress)
+                o->progress(o->progress_arg, test, n, o->rounds);
+            if (o->spread_target > 0 && n >= 3 && round_stats_ok(v, n, o->spread_target))
+                break;
+        }
+    }
+    if (rc == GQ_OK && !interrupted && n == 0 && !(r.flags & GQ_FLAG_ERROR))
+        set_error(&r, GQ_FLAG_ERROR, "no round completed");
+    if (interrupted && n == 0)
+        return gq_err_set(err, GQ_E_INTR, "interrupted");
+    fill_value(&r, v, n);
+    if (interrupted)
+        r.flags |= GQ_FLAG_INCOMPLETE;
+    if (o->spread_target > 0 && n > 0 && r.value.spread > o->spread_target)
+        r.flags |= GQ_FLAG_SPREAD;
+    int prc = gq_records_push(out, &r);
+    if (prc)
+        return gq_err_set(err, prc, "harness: out of memory");
+    if (j) {
+        gq_err jerr = {0};
+        if (gq_journal_append(j, &r, &jerr) && rc == GQ_OK)
+            rc = gq_err_set(err, GQ_E_IO, "journal: %s", jerr.msg);
+    }
+    if (rc == GQ_OK && interrupted)
+        rc = gq_err_set(err, GQ_E_INTR, "interrupted after %d of %d rounds of %s", n, o->rounds, test);
+    return rc;
+}

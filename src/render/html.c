@@ -1,0 +1,632 @@
+/* The card as ONE self-contained HTML file: inline CSS and SVG, no script, no
+ * network, no external file (render/card_render.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/units.h"
+#include "render/card_render.h"
+#include "render/svg.h"
+
+#define MAXG 64
+#define MAXPTS 4096
+
+static const char css[] =
+    "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;max-width:1100px;"
+    "padding:16px 24px;color:#1b1b1b;line-height:1.45}"
+    "h1{font-size:1.6em;margin:.2em 0}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #ddd;"
+    "padding-bottom:.2em}"
+    "table{border-collapse:collapse;margin:.6em 0;font-size:.92em}"
+    "th,td{border:1px solid #d6d6d6;padding:4px 8px;vertical-align:top}th{background:#f3f3f3;text-align:left}"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums}"
+    ".badge{display:inline-block;padding:2px 10px;border-radius:4px;font-weight:bold;color:#fff}"
+    ".v-pass{background:#2e7d32}.v-warn{background:#ef8f00}.v-fail{background:#c62828}"
+    ".v-info{background:#607d8b}.v-skip{background:#9e9e9e}"
+    ".big{font-size:1.3em;padding:4px 16px}"
+    ".note{background:#fff3cd;border:1px solid #e0c060;padding:8px 12px;border-radius:4px}"
+    ".sim{background:#e8f0fe;border:1px solid #9ab7e8;padding:8px 12px;border-radius:4px}"
+    "figure{margin:1.2em 0;padding:0}figcaption{font-size:.9em;color:#444;margin-top:.3em}"
+    ".meta{color:#555;font-size:.92em}"
+    "@media print{body{max-width:none}figure{break-inside:avoid}}";
+
+static void esc(FILE *f, const char *s) { gq_svg_escape(f, s); }
+
+static const char *vclass(const char *v)
+{
+    static const char *const known[] = {"pass", "warn", "fail", "info", "skip"};
+    for (int i = 0; i < 5; i++)
+        if (v && !strcmp(v, known[i]))
+            return known[i];
+    return "skip";
+}
+
+static const char *vword(const char *v)
+{
+    if (!v)
+        return "–";
+    if (!strcmp(v, "skip"))
+        return "not measured";
+    return v;
+}
+
+static void badge(FILE *f, const char *v, bool big)
+{
+    fprintf(f, "<span class=\"badge v-%s%s\">", vclass(v), big ? " big" : "");
+    esc(f, vword(v));
+    fputs("</span>", f);
+}
+
+/* ---- figures ------------------------------------------------------------- */
+
+typedef struct figs {
+    FILE *f;        /* memstream the figures go to */
+    char ids[1024]; /* space-separated ids, for <body data-figures> */
+    int n;
+    gq_err err;
+} figs;
+
+static void fig_begin(figs *F, const char *id)
+{
+    size_t l = strlen(F->ids);
+    snprintf(F->ids + l, sizeof F->ids - l, "%s%s", l ? " " : "", id);
+    F->n++;
+    fprintf(F->f, "<figure id=\"fig-%s\">\n", id);
+}
+
+static void fig_end(figs *F, const char *caption)
+{
+    fputs("<figcaption>", F->f);
+    esc(F->f, caption);
+    fputs("</figcaption>\n</figure>\n", F->f);
+}
+
+static void fig_matrix(figs *F, const json_t *m, const char *id_override, const char *title_override)
+{
+    static char labels[MAXG][16];
+    static double vals[MAXG * MAXG];
+    int n = gq_cj_matrix(m, MAXG, labels, vals);
+    if (!n)
+        return;
+    bool any = false;
+    for (int i = 0; i < n * n; i++)
+        any |= isfinite(vals[i]);
+    if (!any)
+        return;
+    const char *labp[MAXG];
+    for (int i = 0; i < n; i++)
+        labp[i] = labels[i];
+    const char *id = id_override ? id_override : gq_cj_str(m, "id", "matrix");
+    const char *unit = gq_cj_str(m, "unit", "GB/s");
+    const char *title = title_override ? title_override : gq_cj_str(m, "title", "GPU pairs");
+    gq_svg_heatmap h = {.id = id, .title = title, .unit = unit, .n = n, .labels = labp, .vals = vals,
+                        .low_is_good = !strcmp(unit, "ns")};
+    fig_begin(F, id);
+    gq_svg_write_heatmap(F->f, &h, &F->err);
+    char cap[400];
+    snprintf(cap, sizeof cap,
+             "%s, %s. Row: source GPU, column: destination. One pair at a time: summing the cells does not give "
+             "what the server carries at once.%s",
+             title, unit, json_is_true(json_object_get(m, "staged")) ? " Host-staged (no P2P)." : "");
+    fig_end(F, cap);
+}
+
+static void fig_pairs(figs *F, const json_t *pairs)
+{
+    if (!json_is_object(pairs))
+        return;
+    static const char *const sides[] = {"within", "across"};
+    char names[2 * MAXG][32];
+    const char *cats[2 * MAXG];
+    double vals[2 * 2 * MAXG];
+    int ncat = 0;
+    double agg[2] = {NAN, NAN};
+    for (int s = 0; s < 2; s++) {
+        const json_t *o = json_object_get(pairs, sides[s]);
+        if (!json_is_object(o))
+            continue;
+        double g[MAXG];
+        int ng = gq_cj_nums(json_object_get(o, "gbps"), g, MAXG);
+        agg[s] = gq_cj_num(o, "aggregate_gbps");
+        size_t i;
+        const json_t *p;
+        json_array_foreach(json_object_get(o, "pairs"), i, p)
+        {
+            if (ncat >= 2 * MAXG)
+                break;
+            snprintf(names[ncat], sizeof names[ncat], "%lld→%lld", (long long)json_integer_value(json_array_get(p, 0)),
+                     (long long)json_integer_value(json_array_get(p, 1)));
+            cats[ncat] = names[ncat];
+            vals[ncat] = s == 0 && (int)i < ng ? g[i] : NAN;           /* series 0 */
+            vals[2 * MAXG + ncat] = s == 1 && (int)i < ng ? g[i] : NAN; /* series 1, fixed stride below */
+            ncat++;
+        }
+    }
+    if (!ncat)
+        return;
+    /* Pack series 1 right after series 0 (vals[s*ncat+c]). */
+    double packed[2 * 2 * MAXG];
+    for (int c = 0; c < ncat; c++) {
+        packed[c] = vals[c];
+        packed[ncat + c] = vals[2 * MAXG + c];
+    }
+    const char *series[2] = {"within domains", "across domains"};
+    gq_svg_bars b = {.id = "pairs", .title = "Concurrent GPU pairs: within against across domains", .unit = "GB/s",
+                     .ncat = ncat, .nser = 2, .cats = cats, .series = series, .vals = packed, .compact = true};
+    fig_begin(F, "pairs");
+    gq_svg_write_bars(F->f, &b, &F->err);
+    char cap[400], x[32], y[32], ratio[64] = "";
+    if (isfinite(agg[0]) && isfinite(agg[1]) && agg[0] > 0)
+        snprintf(ratio, sizeof ratio, " (across is %.0f%% of within)", agg[1] / agg[0] * 100);
+    snprintf(cap, sizeof cap,
+             "Every pair of one placement ran at the same time. Aggregate within domains %s GB/s, across %s GB/s%s.",
+             gq_cj_fmt(agg[0], x, sizeof x), gq_cj_fmt(agg[1], y, sizeof y), ratio);
+    fig_end(F, cap);
+}
+
+static void fig_host(figs *F, const json_t *host)
+{
+    if (!json_is_object(host))
+        return;
+    const json_t *gpus = json_object_get(host, "gpus");
+    int n = (int)json_array_size(gpus);
+    if (n < 1 || n > MAXG)
+        return;
+    static char names[MAXG][16];
+    const char *cats[MAXG];
+    for (int i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "GPU %lld", (long long)json_integer_value(json_array_get(gpus, (size_t)i)));
+        cats[i] = names[i];
+    }
+    double vals[4 * MAXG];
+    for (int i = 0; i < 4 * MAXG; i++)
+        vals[i] = NAN;
+    const json_t *alone = json_object_get(host, "alone"), *all = json_object_get(host, "all");
+    gq_cj_nums(json_object_get(alone, "h2d"), vals + 0 * n, n);
+    gq_cj_nums(json_object_get(all, "h2d"), vals + 1 * n, n);
+    gq_cj_nums(json_object_get(alone, "d2h"), vals + 2 * n, n);
+    gq_cj_nums(json_object_get(all, "d2h"), vals + 3 * n, n);
+    bool any = false;
+    for (int i = 0; i < 4 * n; i++)
+        any |= isfinite(vals[i]);
+    if (!any)
+        return;
+    const char *series[4] = {"host→GPU alone", "host→GPU, all active", "GPU→host alone", "GPU→host, all active"};
+    gq_svg_bars b = {.id = "host", .title = "Per-GPU host bandwidth: alone against all active", .unit = "GB/s",
+                     .ncat = n, .nser = 4, .cats = cats, .series = series, .vals = vals};
+    fig_begin(F, "host");
+    gq_svg_write_bars(F->f, &b, &F->err);
+    char cap[300], x[32], y[32];
+    snprintf(cap, sizeof cap,
+             "Each GPU alone, then every GPU copying in the same direction at once (aggregate host→GPU %s GB/s, "
+             "GPU→host %s GB/s).",
+             gq_cj_fmt(gq_cj_num(all, "h2d_aggregate_gbps"), x, sizeof x),
+             gq_cj_fmt(gq_cj_num(all, "d2h_aggregate_gbps"), y, sizeof y));
+    fig_end(F, cap);
+}
+
+static void fig_sweeps(figs *F, const json_t *sweeps)
+{
+    int ns = (int)json_array_size(sweeps);
+    if (ns < 1)
+        return;
+    if (ns > 16)
+        ns = 16;
+    static double xs[16][128], ys[16][128];
+    const double *xp[16], *yp[16];
+    int np[16];
+    const char *names[16];
+    bool any = false;
+    for (int s = 0; s < ns; s++) {
+        const json_t *o = json_array_get(sweeps, (size_t)s);
+        int a = gq_cj_nums(json_object_get(o, "bytes"), xs[s], 128);
+        int b = gq_cj_nums(json_object_get(o, "gbps"), ys[s], 128);
+        np[s] = a < b ? a : b;
+        xp[s] = xs[s];
+        yp[s] = ys[s];
+        names[s] = gq_cj_str(o, "label", "sweep");
+        any |= np[s] > 0;
+    }
+    if (!any)
+        return;
+    gq_svg_lines l = {.id = "sweep", .title = "Buffer-size sweep", .x_label = "bytes per copy", .unit = "GB/s",
+                      .nser = ns, .series = names, .npts = np, .xs = xp, .ys = yp, .log_x = true, .x_is_bytes = true,
+                      .markers = true, .y_from_zero = true};
+    fig_begin(F, "sweep");
+    gq_svg_write_lines(F->f, &l, &F->err);
+    fig_end(F, "Rate per copy size on the fastest and the slowest path. Fixed costs per transfer dominate small "
+               "copies.");
+}
+
+static void fig_stress(figs *F, const json_t *st)
+{
+    const json_t *series = json_object_get(st, "series");
+    const json_t *gs = json_object_get(series, "gpus");
+    int ng = (int)json_array_size(gs);
+    if (ng < 1)
+        return;
+    if (ng > MAXG)
+        ng = MAXG;
+    static const struct {
+        const char *col, *id, *title, *unit;
+    } m[] = {
+        {"temp_c", "stress_temp", "Temperature under load", "°C"},
+        {"power_w", "stress_power", "Power under load", "W"},
+        {"sm_clock_mhz", "stress_clock", "SM clock under load", "MHz"},
+    };
+    double *xs = malloc(sizeof(double) * MAXPTS * (size_t)ng), *ys = malloc(sizeof(double) * MAXPTS * (size_t)ng);
+    if (!xs || !ys)
+        goto out;
+    for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
+        const double *xp[MAXG], *yp[MAXG];
+        int np[MAXG];
+        char names[MAXG][16];
+        const char *namep[MAXG];
+        bool any = false;
+        for (int g = 0; g < ng; g++) {
+            const json_t *o = json_array_get(gs, (size_t)g);
+            int a = gq_cj_nums(json_object_get(o, "t_s"), xs + (size_t)g * MAXPTS, MAXPTS);
+            int b = gq_cj_nums(json_object_get(o, m[k].col), ys + (size_t)g * MAXPTS, MAXPTS);
+            np[g] = a < b ? a : b;
+            xp[g] = xs + (size_t)g * MAXPTS;
+            yp[g] = ys + (size_t)g * MAXPTS;
+            for (int i = 0; i < np[g]; i++)
+                any |= isfinite(yp[g][i]) && isfinite(xp[g][i]);
+            snprintf(names[g], sizeof names[g], "GPU %lld", (long long)json_integer_value(json_object_get(o, "gpu")));
+            namep[g] = names[g];
+        }
+        if (!any)
+            continue;
+        gq_svg_lines l = {.id = m[k].id, .title = m[k].title, .x_label = "seconds since the load started",
+                          .unit = m[k].unit, .nser = ng, .series = namep, .npts = np, .xs = xp, .ys = yp,
+                          .y_from_zero = strcmp(m[k].col, "temp_c") != 0};
+        fig_begin(F, m[k].id);
+        gq_svg_write_lines(F->f, &l, &F->err);
+        fig_end(F, "Telemetry sampled during the stress run, one line per GPU.");
+    }
+out:
+    free(xs);
+    free(ys);
+}
+
+/* ---- tables --------------------------------------------------------------- */
+
+static void td_num(FILE *f, double v)
+{
+    char b[32];
+    fprintf(f, "<td class=\"num\">%s</td>", gq_cj_fmt(v, b, sizeof b));
+}
+
+static void td_text(FILE *f, const char *s)
+{
+    fputs("<td>", f);
+    esc(f, s);
+    fputs("</td>", f);
+}
+
+static void gpus_str(const json_t *arr, char *buf, size_t n)
+{
+    size_t used = 0, i;
+    const json_t *v;
+    buf[0] = 0;
+    json_array_foreach(arr, i, v)
+    {
+        int w = snprintf(buf + used, n - used, "%s%lld", i ? "," : "", (long long)json_integer_value(v));
+        if (w < 0 || (size_t)w >= n - used)
+            break;
+        used += (size_t)w;
+    }
+}
+
+static void html_identity(FILE *f, const json_t *id)
+{
+    if (!json_is_object(id))
+        return;
+    fputs("<h2 id=\"identity\">Identity and links</h2>\n<table><tr><th>GPU</th><th>model</th><th>memory MiB</th>"
+          "<th>power limit W</th><th>PCIe now</th><th>PCIe max</th><th>NVLinks</th><th>NUMA</th><th>UUID</th></tr>\n",
+          f);
+    size_t i;
+    const json_t *g;
+    char b[64], c[32];
+    json_array_foreach(json_object_get(id, "gpus"), i, g)
+    {
+        const json_t *pc = json_object_get(g, "pcie");
+        fputs("<tr>", f);
+        td_num(f, gq_cj_num(g, "index"));
+        td_text(f, gq_cj_str(g, "name", "?"));
+        td_num(f, gq_cj_num(g, "memory_mib"));
+        td_num(f, gq_cj_num(g, "power_limit_w"));
+        snprintf(b, sizeof b, "Gen%s x%s %s", gq_cj_fmt(gq_cj_num(pc, "gen"), c, 16),
+                 gq_cj_fmt(gq_cj_num(pc, "width"), c + 16, 16),
+                 json_is_true(json_object_get(pc, "under_load")) ? "(under load)" : "(idle)");
+        td_text(f, b);
+        snprintf(b, sizeof b, "Gen%s x%s", gq_cj_fmt(gq_cj_num(pc, "gen_max"), c, 16),
+                 gq_cj_fmt(gq_cj_num(pc, "width_max"), c + 16, 16));
+        td_text(f, b);
+        td_num(f, gq_cj_num(g, "nvlinks"));
+        double numa = gq_cj_num(g, "numa_node");
+        td_text(f, isfinite(numa) && numa >= 0 ? gq_cj_fmt(numa, c, sizeof c) : "n/a");
+        td_text(f, gq_cj_str(g, "uuid", ""));
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n<p class=\"meta\">Driver ", f);
+    esc(f, gq_cj_str(id, "driver", "?"));
+    fputs(", CUDA driver ", f);
+    esc(f, gq_cj_str(id, "cuda_driver_str", "?"));
+    fputs(", runtime ", f);
+    esc(f, gq_cj_str(id, "cuda_runtime_str", "?"));
+    fputs("; CPU ", f);
+    esc(f, gq_cj_str(id, "cpu", "?"));
+    fprintf(f, "; %s NUMA node(s) visible%s; gpuqual ", gq_cj_fmt(gq_cj_num(id, "numa_nodes"), b, sizeof b),
+            json_is_true(json_object_get(id, "vm")) ? " (virtual machine)" : "");
+    esc(f, gq_cj_str(id, "gpuqual", "?"));
+    fputs(".</p>\n", f);
+}
+
+static void html_checks(FILE *f, const json_t *checks)
+{
+    if (!json_array_size(checks))
+        return;
+    static const char *const order[] = {"fail", "warn", "pass", "info", "skip"};
+    fputs("<h2 id=\"checks\">Checks</h2>\n<table><tr><th>verdict</th><th>check</th><th>subject</th><th>figure</th>"
+          "<th>threshold</th><th>detail</th></tr>\n",
+          f);
+    char b[64], x[32];
+    for (int o = 0; o < 5; o++) {
+        size_t i;
+        const json_t *c;
+        json_array_foreach(checks, i, c)
+        {
+            if (strcmp(gq_cj_str(c, "verdict", ""), order[o]))
+                continue;
+            const char *unit = gq_cj_str(c, "unit", "");
+            fputs("<tr><td>", f);
+            badge(f, order[o], false);
+            fputs("</td>", f);
+            td_text(f, gq_cj_str(c, "id", ""));
+            td_text(f, gq_cj_str(c, "subject", ""));
+            double fig = gq_cj_num(c, "figure"), thr = gq_cj_num(c, "threshold");
+            snprintf(b, sizeof b, "%s %s", gq_cj_fmt(fig, x, sizeof x), isfinite(fig) ? unit : "");
+            td_text(f, b);
+            snprintf(b, sizeof b, "%s %s", gq_cj_fmt(thr, x, sizeof x), isfinite(thr) ? unit : "");
+            td_text(f, b);
+            td_text(f, gq_cj_str(c, "text", ""));
+            fputs("</tr>\n", f);
+        }
+    }
+    fputs("</table>\n", f);
+}
+
+static void html_host_subsets(FILE *f, const json_t *host)
+{
+    const json_t *subs = json_object_get(host, "subsets");
+    if (!json_array_size(subs))
+        return;
+    fputs("<h3>Host-path subsets</h3>\n<table><tr><th>GPUs</th><th>direction</th><th>per GPU, GB/s</th>"
+          "<th>aggregate GB/s</th><th>why this subset</th></tr>\n",
+          f);
+    size_t i;
+    const json_t *s;
+    char b[256], x[32];
+    json_array_foreach(subs, i, s)
+    {
+        fputs("<tr>", f);
+        gpus_str(json_object_get(s, "gpus"), b, sizeof b);
+        td_text(f, b);
+        td_text(f, gq_cj_str(s, "direction", "?"));
+        double pg[MAXG];
+        int np = gq_cj_nums(json_object_get(s, "per_gpu"), pg, MAXG);
+        size_t used = 0;
+        b[0] = 0;
+        for (int k = 0; k < np && used < sizeof b - 40; k++)
+            used += (size_t)snprintf(b + used, sizeof b - used, "%s%s", k ? ", " : "", gq_cj_fmt(pg[k], x, sizeof x));
+        td_text(f, b);
+        td_num(f, gq_cj_num(s, "aggregate_gbps"));
+        td_text(f, gq_cj_str(s, "why", ""));
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
+static void html_stress(FILE *f, const json_t *st)
+{
+    if (!json_is_object(st))
+        return;
+    char b[64];
+    fputs("<table><tr><th>GPU</th><th>avg °C</th><th>max °C</th><th>avg W</th><th>limit W</th><th>avg SM MHz</th>"
+          "<th>power-capped %</th><th>thermal slowdown</th><th>faulty elements</th><th>verdict</th></tr>\n",
+          f);
+    size_t i;
+    const json_t *g;
+    json_array_foreach(json_object_get(st, "gpus"), i, g)
+    {
+        fputs("<tr>", f);
+        td_num(f, gq_cj_num(g, "gpu"));
+        td_num(f, gq_cj_num(g, "temp_avg_c"));
+        td_num(f, gq_cj_num(g, "temp_max_c"));
+        td_num(f, gq_cj_num(g, "power_avg_w"));
+        td_num(f, gq_cj_num(g, "power_limit_w"));
+        td_num(f, gq_cj_num(g, "sm_clock_avg_mhz"));
+        td_num(f, gq_cj_num(g, "power_capped_pct"));
+        td_text(f, json_is_true(json_object_get(g, "thermal_slowdown")) ? "yes" : "no");
+        td_num(f, gq_cj_num(g, "faulty_elements"));
+        fputs("<td>", f);
+        badge(f, gq_cj_str(g, "verdict", "skip"), false);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+    const json_t *node = json_object_get(st, "node");
+    fprintf(f, "<p class=\"meta\">All GPUs together drew %s W on average (GPU telemetry, not wall power).</p>\n",
+            gq_cj_fmt(gq_cj_num(node, "power_total_avg_w"), b, sizeof b));
+}
+
+static void html_plan(FILE *f, const json_t *card)
+{
+    const json_t *plan = json_object_get(card, "plan");
+    if (!json_array_size(plan))
+        return;
+    char b[3][32];
+    fprintf(f, "<h2 id=\"plan\">Plan</h2>\n<p class=\"meta\">Budget %s s, planned %s s, took %s s.</p>\n",
+            gq_cj_fmt(gq_cj_num(card, "budget_s"), b[0], 32), gq_cj_fmt(gq_cj_num(card, "planned_s"), b[1], 32),
+            gq_cj_fmt(gq_cj_num(card, "elapsed_s"), b[2], 32));
+    fputs("<table><tr><th>step</th><th>estimate s</th><th>took s</th><th>status</th><th>note</th></tr>\n", f);
+    size_t i;
+    const json_t *r;
+    json_array_foreach(plan, i, r)
+    {
+        fputs("<tr>", f);
+        td_text(f, gq_cj_str(r, "title", gq_cj_str(r, "step", "?")));
+        td_num(f, gq_cj_num(r, "est_s"));
+        td_num(f, gq_cj_num(r, "elapsed_s"));
+        td_text(f, gq_cj_str(r, "status", "?"));
+        td_text(f, gq_cj_str(r, "note", ""));
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
+int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
+{
+    const json_t *card = gq_cj_card(root, err);
+    if (!card)
+        return GQ_E_USAGE;
+    figs F = {0};
+    char *fbuf = NULL;
+    size_t flen = 0;
+    F.f = open_memstream(&fbuf, &flen);
+    if (!F.f)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory rendering the card");
+    size_t i;
+    const json_t *m;
+    json_array_foreach(json_object_get(card, "matrices"), i, m) fig_matrix(&F, m, NULL, NULL);
+    fig_pairs(&F, json_object_get(card, "pairs"));
+    fig_host(&F, json_object_get(card, "host"));
+    fig_sweeps(&F, json_object_get(card, "sweeps"));
+    const json_t *lat = json_object_get(card, "latency");
+    if (json_is_object(json_object_get(lat, "p2p")))
+        fig_matrix(&F, json_object_get(lat, "p2p"), "p2p_latency", "GPU↔GPU latency");
+    fig_stress(&F, json_object_get(root, "stress"));
+    fclose(F.f);
+
+    const char *host = gq_cj_str(card, "hostname", "?");
+    const char *verdict = gq_cj_str(card, "verdict", "skip");
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>Acceptance card: ",
+          f);
+    esc(f, host);
+    fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body data-figures=\"", css);
+    esc(f, F.ids);
+    fprintf(f, "\" data-verdict=\"%s\">\n<h1>Acceptance card: ", vclass(verdict));
+    esc(f, host);
+    fputs("</h1>\n<p>", f);
+    badge(f, verdict, true);
+    const json_t *counts = json_object_get(card, "counts");
+    char b[3][32];
+    fprintf(f, " &nbsp;%s pass, %s warn, %s fail</p>\n", gq_cj_fmt(gq_cj_num(counts, "pass"), b[0], 32),
+            gq_cj_fmt(gq_cj_num(counts, "warn"), b[1], 32), gq_cj_fmt(gq_cj_num(counts, "fail"), b[2], 32));
+    fputs("<p class=\"meta\">Measured ", f);
+    esc(f, gq_cj_str(root, "timestamp", "?"));
+    fputs(" · gpuqual ", f);
+    esc(f, gq_cj_str(root, "version", "?"));
+    fputs(" (git ", f);
+    esc(f, gq_cj_str(root, "git", "?"));
+    fprintf(f, ") · took %s s of a %s s budget</p>\n", gq_cj_fmt(gq_cj_num(card, "elapsed_s"), b[0], 32),
+            gq_cj_fmt(gq_cj_num(card, "budget_s"), b[1], 32));
+    if (json_is_true(json_object_get(root, "simulated")))
+        fputs("<p class=\"sim\">Simulated machine: these figures are model output, not measurements.</p>\n", f);
+    if (json_is_true(json_object_get(root, "incomplete")) || json_is_false(json_object_get(card, "complete"))) {
+        fputs("<p class=\"note\"><b>Incomplete.</b> The run stopped at step <code>", f);
+        esc(f, gq_cj_str(card, "stopped_at", "?"));
+        fputs("</code>; this card shows only what was measured before.</p>\n", f);
+    }
+    const json_t *ex = json_object_get(card, "expectations");
+    fputs("<p class=\"meta\">", f);
+    if (json_is_object(ex)) {
+        fputs("Expectations: <code>", f);
+        esc(f, gq_cj_str(ex, "file", "?"));
+        fputs("</code> ", f);
+        esc(f, gq_cj_str(ex, "description", ""));
+    } else {
+        fputs("No expectations file: only relative checks (GPUs of one model agree, links at their maximum, nothing "
+              "impossible, nothing throttled).",
+              f);
+    }
+    fputs("</p>\n", f);
+
+    fputs("<h2 id=\"card\">Card</h2>\n<table><tr><th>Check</th><th>Evidence</th><th>Result</th><th>Verdict</th>"
+          "<th>Decision it supports</th></tr>\n",
+          f);
+    const json_t *r;
+    json_array_foreach(json_object_get(card, "rows"), i, r)
+    {
+        fputs("<tr>", f);
+        td_text(f, gq_cj_str(r, "check", ""));
+        td_text(f, gq_cj_str(r, "evidence", ""));
+        td_text(f, gq_cj_str(r, "result", ""));
+        fputs("<td>", f);
+        badge(f, gq_cj_str(r, "verdict", "skip"), false);
+        fputs("</td>", f);
+        td_text(f, gq_cj_str(r, "decision", ""));
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n", f);
+    const json_t *fs = json_object_get(card, "findings");
+    if (json_array_size(fs)) {
+        fputs("<h2 id=\"findings\">Findings</h2>\n<ul>\n", f);
+        json_array_foreach(fs, i, r)
+        {
+            fputs("<li>", f);
+            esc(f, json_string_value(r));
+            fputs("</li>\n", f);
+        }
+        fputs("</ul>\n", f);
+    }
+    if (F.n) {
+        fputs("<h2 id=\"figures\">Figures</h2>\n", f);
+        fwrite(fbuf, 1, flen, f);
+    }
+    free(fbuf);
+    html_host_subsets(f, json_object_get(card, "host"));
+    const json_t *st = json_object_get(root, "stress");
+    if (json_is_object(st)) {
+        fputs("<h2 id=\"stress\">Whole-node health</h2>\n", f);
+        html_stress(f, st);
+    }
+    const json_t *pl = json_object_get(card, "placement");
+    const json_t *notes = json_object_get(pl, "notes");
+    const json_t *pairs = json_object_get(pl, "pairs");
+    if (json_array_size(pairs) || json_array_size(notes)) {
+        fputs("<h2 id=\"placement\">Recommended placement</h2>\n", f);
+        if (json_array_size(pairs)) {
+            fputs("<table><tr><th>prefill</th><th>decode</th><th>predicted GB/s</th><th>measured GB/s</th></tr>\n", f);
+            json_array_foreach(pairs, i, r)
+            {
+                fputs("<tr>", f);
+                td_num(f, gq_cj_num(r, "prefill"));
+                td_num(f, gq_cj_num(r, "decode"));
+                td_num(f, gq_cj_num(r, "predicted_gbps"));
+                double mv = gq_cj_num(r, "measured_gbps");
+                td_num(f, mv >= 0 ? mv : NAN);
+                fputs("</tr>\n", f);
+            }
+            fputs("</table>\n", f);
+        }
+        fputs("<ul>\n", f);
+        json_array_foreach(notes, i, r)
+        {
+            fputs("<li>", f);
+            esc(f, json_string_value(r));
+            fputs("</li>\n", f);
+        }
+        fputs("</ul>\n", f);
+    }
+    html_checks(f, json_object_get(card, "checks"));
+    html_identity(f, json_object_get(card, "identity"));
+    html_plan(f, card);
+    fputs("<p class=\"meta\">Units: GB/s = 10<sup>9</sup> bytes/s; buffer sizes in KiB/MiB/GiB. The full evidence "
+          "(every record with its rounds, windows and overlap) is in card.json.</p>\n</body>\n</html>\n",
+          f);
+    if (F.err.code)
+        return gq_err_set(err, F.err.code, "%s", F.err.msg);
+    return ferror(f) ? gq_err_set(err, GQ_E_IO, "write error") : GQ_OK;
+}

@@ -1,0 +1,39 @@
+/* The host side of discovery: CPU model, sockets, cores, NUMA nodes,
+ * hostname, and whether this is a virtual machine (and which hypervisor).
+ */
+#ifndef GQ_TOPO_HOST_H
+#define GQ_TOPO_HOST_H
+
+#include <hwloc.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "topo/topo.h"
+
+/* Fill t->hostname, cpu_model, sockets, cores, cpus, numa_nodes, is_vm and
+ * hypervisor. `topo` may be NULL (hwloc failed): counts then come from
+ * sysfs or stay unknown. Never fails. */
+void gq_host_fill(gq_topo *t, hwloc_topology_t topo);
+
+/* What the platform says about virtualisation; each string "" when absent. */
+typedef struct gq_vm_facts {
+    bool cpuinfo_hypervisor; /* "hypervisor" among /proc/cpuinfo flags */
+    char cpuid_vendor[16];   /* CPUID leaf 0x40000000 signature, x86 guests */
+    char dmi_vendor[128];    /* /sys/class/dmi/id/sys_vendor */
+    char dmi_product[128];   /* /sys/class/dmi/id/product_name */
+    char hyp_type[32];       /* /sys/hypervisor/type ("xen") */
+    char cmdline[1024];      /* /proc/cmdline (Firecracker's init names itself there) */
+} gq_vm_facts;
+
+/* Read the facts above from this machine. */
+void gq_host_vm_facts(gq_vm_facts *f);
+
+/* Decide from the facts whether this is a VM and, when it can be told, the
+ * hypervisor: "firecracker", "kvm", "vmware", "xen", "hyper-v", "qemu",
+ * "virtualbox", "parallels", "bhyve", "acrn" ("" when a VM cannot be named).
+ * A DMI vendor alone does not make a VM (Amazon's metal instances say
+ * "Amazon EC2" too); the CPU's hypervisor flag, a hypervisor signature,
+ * /sys/hypervisor or a product name that only VMs carry does. Pure. */
+bool gq_host_classify_vm(const gq_vm_facts *f, char *name, size_t n);
+
+#endif

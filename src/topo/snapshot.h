@@ -1,0 +1,49 @@
+/* Snapshots: what discovery found, saved as JSON and replayed later without
+ * a GPU (as hwloc replays captured sysfs trees). The topology object itself
+ * is gq_topo_to_json()/gq_topo_from_json() (declared in render/render.h);
+ * a snapshot wraps it with the document header. Schema: docs/json-topo.md.
+ *
+ *   { "tool":"gpuqual", "kind":"gpuqual-snapshot", "schema_version":1,
+ *     "version":"0.1.0", "git":"...", "timestamp":"2026-11-30T12:00:00Z",
+ *     "comment":"...",                      (optional, ignored)
+ *     "source":..., "simulated":..., "synthetic":..., "host":{...},
+ *     "gpus":[...], "links":{...}, "pci":[...], "warnings":[...] }
+ *
+ * The output of `gpuqual topo --json FILE` ("kind":"topo") carries the same
+ * topology keys and is accepted as a snapshot too.
+ */
+#ifndef GQ_TOPO_SNAPSHOT_H
+#define GQ_TOPO_SNAPSHOT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "core/status.h"
+#include "topo/topo.h"
+
+#define GQ_SNAPSHOT_KIND "gpuqual-snapshot"
+#define GQ_SNAPSHOT_SCHEMA 1
+
+/* A document root: tool, kind, schema_version, version, git, timestamp
+ * (now, UTC), then the keys of gq_topo_to_json(t) merged in. New reference,
+ * NULL on allocation failure. */
+json_t *gq_topo_doc(const gq_topo *t, const char *kind, int schema_version);
+
+/* The snapshot document of t (gq_topo_doc with GQ_SNAPSHOT_KIND). */
+json_t *gq_snapshot_to_json(const gq_topo *t);
+
+/* Check the header (a gpuqual document of kind gpuqual-snapshot or topo,
+ * schema not newer than this build reads) and parse the topology into *t
+ * (gq_topo_init()ed first). GQ_E_USAGE with one line naming what is wrong. */
+int gq_snapshot_from_json(const json_t *root, gq_topo *t, gq_err *err);
+
+/* Read a snapshot file. Errors name the file: GQ_E_IO when it cannot be
+ * read, GQ_E_USAGE when it is not JSON (with jansson's line and column), not
+ * a gpuqual snapshot, of a newer schema, or has a missing or mistyped field.
+ * On success t->source is "snapshot:<file name>". */
+int gq_snapshot_load(const char *path, gq_topo *t, gq_err *err);
+
+/* "2026-11-30T12:00:00Z" for now. */
+void gq_iso8601_now(char *buf, size_t n);
+
+#endif

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Build gpuqual and run the GPU tests (tests/gpu/test_*.c) on a machine with
+# GPUs. Never part of CI.
+#
+#   tests/gpu/run.sh [ARGS...]     ARGS go to every test program
+#                                  (test_cuda_backend: --quick --size MIB --rounds N --no-tuning)
+#
+# Environment: GQ_GPU_BUILD (build dir, default /tmp/b), GQ_CUDA_ARCH (default
+# 90), OUT (where logs go; default /tmp/gq-gpu-out). On the device machine,
+# source .deps/unpack-deps first (see ../shared/device/README.md).
+#
+# When the full build fails because of some unrelated file, only gqcore and the
+# GPU tests are built; when even gqcore fails (or GQ_GPU_MANUAL=1), the CUDA backend and the few
+# core files it needs are compiled by hand, so the backend can still be tested.
+set -u
+cd "$(dirname "$0")/../.."
+B=${GQ_GPU_BUILD:-/tmp/b}
+ARCH=${GQ_CUDA_ARCH:-90}
+OUT=${OUT:-/tmp/gq-gpu-out}
+mkdir -p "$OUT"
+log=$OUT/build.log
+: >"$log"
+jobs=$(nproc 2>/dev/null || echo 8)
+
+tests=()
+for src in tests/gpu/test_*.c; do
+    tests+=("$(basename "$src" .c)")
+done
+
+built=""
+if cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCH" >>"$log" 2>&1; then
+    if cmake --build "$B" -j"$jobs" >>"$log" 2>&1; then
+        built=cmake
+    else
+        echo "run.sh: the full build failed (see $log); building gqcore and the GPU tests only"
+        if cmake --build "$B" -j"$jobs" --target gqcore "${tests[@]}" >>"$log" 2>&1; then
+            built=cmake
+        fi
+    fi
+fi
+
+[ -n "${GQ_GPU_MANUAL:-}" ] && built=""   # force the hand build (to test it)
+if [ -z "$built" ]; then
+    echo "run.sh: gqcore did not build (see $log); compiling the CUDA backend by hand"
+    grep -E "error|Error" "$log" | head -20
+    M=$B/manual
+    mkdir -p "$M"
+    NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+    CUDA_HOME=$(dirname "$(dirname "$NVCC")")
+    defs="-D_GNU_SOURCE -DGQ_HAVE_CUDA=1 -DGQ_VERSION=\"manual\" -DGQ_GIT_REV=\"manual\" -DGQ_SOURCE_DIR=\"$PWD\""
+    pkg=$(pkg-config --cflags jansson hwloc 2>/dev/null)
+    libs=$(pkg-config --libs jansson hwloc 2>/dev/null)
+    if pkg-config --exists numa 2>/dev/null; then
+        defs="$defs -DGQ_HAVE_NUMA=1"
+        libs="$libs $(pkg-config --libs numa)"
+    fi
+    objs=()
+    ok=1
+    for f in src/backend/cuda/*.cu; do
+        o=$M/$(basename "$f").o
+        "$NVCC" -O2 -arch=sm_"$ARCH" -Isrc $defs -c "$f" -o "$o" >>"$log" 2>&1 || ok=0
+        objs+=("$o")
+    done
+    for f in src/backend/cuda/*.c src/backend/backend.c src/core/*.c src/topo/*.c; do
+        o=$M/$(echo "$f" | tr / _).o
+        if gcc -std=c11 -O2 -Isrc -I"$CUDA_HOME/include" $defs $pkg -c "$f" -o "$o" >>"$log" 2>&1; then
+            objs+=("$o")
+        else
+            echo "run.sh: skipped $f (does not compile)"
+        fi
+    done
+    # An archive: only the objects the tests reach are linked.
+    rm -f "$M/libgqmanual.a"
+    ar rcs "$M/libgqmanual.a" "${objs[@]}" >>"$log" 2>&1 || ok=0
+    for t in "${tests[@]}"; do
+        gcc -std=c11 -O2 -Isrc -I"$CUDA_HOME/include" $defs $pkg "tests/gpu/$t.c" "$M/libgqmanual.a" \
+            -L"$CUDA_HOME/lib64" -lcudart_static -lcublas $libs -lpthread -ldl -lrt -lm -lstdc++ \
+            -o "$B/$t" >>"$log" 2>&1 || ok=0
+    done
+    [ "$ok" = 1 ] || { echo "run.sh: manual build failed; last lines of $log:"; tail -30 "$log"; exit 1; }
+fi
+
+nvidia-smi --query-gpu=index,name,pci.bus_id,clocks.sm,clocks.mem,power.limit,temperature.gpu --format=csv \
+    >"$OUT/gpus.csv" 2>&1 || true
+rc=0
+for t in "${tests[@]}"; do
+    echo "== $t $*"
+    "$B/$t" "$@" 2>&1 | tee "$OUT/$t.log"
+    r=${PIPESTATUS[0]}
+    [ "$r" = 0 ] || rc=1
+done
+exit $rc

@@ -1,0 +1,571 @@
+/* GPU test of the CUDA backend's transfer side, through the ops struct.
+ * Needs a GPU (never run in CI); tests/gpu/run.sh builds and runs it.
+ *
+ *   test_cuda_backend [--quick] [--size MIB] [--rounds N] [--no-tuning]
+ *
+ * For every path: runs the flows of one measurement for N rounds (default 5)
+ * and checks that each rate is positive, below the path's theoretical
+ * capacity, and that the data pattern verified; prints one table of figures
+ * with the issue's targets and the nvbandwidth reference beside them. Targets
+ * are reported (MEETS / MISSES), not asserted: figures differ between hosts.
+ * The tuning section measures the backend's knobs (host allocation, SM grid,
+ * staging ring, chase order) so that the defaults can be chosen from data.
+ * Exit status: 0 when every check passed, 1 otherwise.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "backend/backend.h"
+#include "backend/cuda/cuda_internal.h"
+#include "core/record.h"
+#include "core/units.h"
+#include "topo/topo.h"
+
+#define MAXF 8
+
+extern const gq_backend_ops gq_backend_cuda_ops;
+
+static int failures, checks;
+static int opt_rounds = 5;
+static uint64_t opt_bytes = 512 * GQ_MiB;
+static bool opt_quick, opt_tuning = true;
+
+static void check(bool ok, const char *what, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void check(bool ok, const char *what, const char *fmt, ...)
+{
+    checks++;
+    if (ok)
+        return;
+    failures++;
+    va_list ap;
+    va_start(ap, fmt);
+    printf("FAIL %s: ", what);
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+typedef struct fig {
+    char name[72];
+    gq_stat v;
+    const char *unit;
+    double target; /* 0 = none */
+    bool lower_better;
+    double ref;    /* nvbandwidth / p2pBandwidthLatencyTest on the reference machine; 0 = none */
+    double cap;    /* theoretical capacity; 0 = n/a */
+} fig;
+
+static fig figs[256];
+static int nfigs;
+
+static void add_fig(const char *name, gq_stat v, const char *unit, double target, bool lower, double ref, double cap)
+{
+    if (nfigs == (int)(sizeof figs / sizeof figs[0]))
+        return;
+    fig *f = &figs[nfigs++];
+    snprintf(f->name, sizeof f->name, "%s", name);
+    f->v = v;
+    f->unit = unit;
+    f->target = target;
+    f->lower_better = lower;
+    f->ref = ref;
+    f->cap = cap;
+    /* As it comes, so that a run cut short still shows what it measured. */
+    printf("  %-50s %10.2f %s  [%.2f .. %.2f] spread %.3f%%\n", f->name, v.median, unit, v.min, v.max,
+           100 * v.spread);
+    fflush(stdout);
+}
+
+static void print_table(void)
+{
+    printf("\n%-50s %10s %10s %10s %8s %6s %9s %9s %8s  %s\n", "figure", "median", "min", "max", "spread%", "unit",
+           "target", "reference", "capacity", "vs target");
+    for (int i = 0; i < nfigs; i++) {
+        fig *f = &figs[i];
+        const char *verdict = "";
+        if (f->target > 0)
+            verdict = (f->lower_better ? f->v.median <= f->target : f->v.median >= f->target) ? "MEETS" : "MISSES";
+        printf("%-50s %10.2f %10.2f %10.2f %8.3f %6s %9.1f %9.2f %8.1f  %s\n", f->name, f->v.median, f->v.min,
+               f->v.max, 100 * f->v.spread, f->unit, f->target, f->ref, f->cap, verdict);
+    }
+}
+
+/* ---- measuring ---------------------------------------------------------------- */
+
+typedef struct mres {
+    int n;
+    gq_stat flow[MAXF];
+    gq_stat sum;
+    double overlap_min;
+    bool ok;
+} mres;
+
+static double overlap(const gq_flow_result *r, int n)
+{
+    double ms = -1e300, me = 1e300;
+    for (int i = 0; i < n; i++) {
+        ms = r[i].t_start > ms ? r[i].t_start : ms;
+        me = r[i].t_end < me ? r[i].t_end : me;
+    }
+    double shared = me - ms > 0 ? me - ms : 0, o = 1;
+    for (int i = 0; i < n; i++) {
+        double own = r[i].t_end - r[i].t_start;
+        if (own > 0 && shared / own < o)
+            o = shared / own;
+    }
+    return o;
+}
+
+/* Run flows for opt_rounds rounds of about window_s each (duration mode when
+ * by_time), checking each round. cap[i]: capacity of flow i's path, GB/s. */
+static bool measure(gq_backend *be, const char *name, const gq_flow *fl, int n, const double *cap, bool by_time,
+                    mres *m)
+{
+    gq_err err = {0};
+    gq_group *g = NULL;
+    memset(m, 0, sizeof *m);
+    m->n = n;
+    m->overlap_min = 1;
+    int rc = be->ops->prepare(be, fl, n, &g, &err);
+    check(rc == GQ_OK, name, "prepare: %s", err.msg);
+    if (rc != GQ_OK)
+        return false;
+    gq_flow_result res[MAXF];
+    /* Warm-up, and a first rate to size the rounds from. */
+    gq_run_opts wo = {.reps = 2, .verify = false};
+    rc = be->ops->run(be, g, &wo, res, &err);
+    check(rc == GQ_OK, name, "warm-up run: %s", err.msg);
+    double est = 1e30;
+    for (int i = 0; rc == GQ_OK && i < n; i++) {
+        check(res[i].status == GQ_OK, name, "warm-up flow %d: %s", i, res[i].error);
+        double w = res[i].t_end - res[i].t_start;
+        double r = w > 0 ? (double)res[i].bytes_done / w : 1e9;
+        est = r < est ? r : est;
+    }
+    const double window = opt_quick ? 0.05 : 0.2;
+    long reps = (long)(window * est / (double)fl[0].bytes);
+    reps = reps < 2 ? 2 : reps > 100000 ? 100000 : reps;
+    double vals[MAXF][GQ_MAX_ROUNDS], sums[GQ_MAX_ROUNDS];
+    bool ok = rc == GQ_OK;
+    for (int round = 0; ok && round < opt_rounds; round++) {
+        gq_run_opts o = {.reps = by_time ? 0 : (int)reps, .duration_s = by_time ? window : 0, .verify = true};
+        rc = be->ops->run(be, g, &o, res, &err);
+        check(rc == GQ_OK, name, "run: %s", err.msg);
+        if (rc != GQ_OK) {
+            ok = false;
+            break;
+        }
+        sums[round] = 0;
+        for (int i = 0; i < n; i++) {
+            const gq_flow_result *r = &res[i];
+            double w = r->t_end - r->t_start;
+            double gbps = w > 0 ? (double)r->bytes_done / w / 1e9 : 0;
+            vals[i][round] = gbps;
+            sums[round] += gbps;
+            check(r->status == GQ_OK, name, "flow %d round %d: %s", i, round, r->error);
+            check(r->verified && r->verify_ok, name, "flow %d round %d: verification %s (first bad byte %llu)", i,
+                  round, r->verified ? "failed" : "did not run", (unsigned long long)r->bad_offset);
+            check(gbps > 0, name, "flow %d round %d: rate %.3f GB/s is not positive", i, round, gbps);
+            check(cap[i] <= 0 || gbps < cap[i], name, "flow %d round %d: %.2f GB/s above the path capacity %.1f",
+                  i, round, gbps, cap[i]);
+            check(r->bytes_done == (uint64_t)r->copies_done * fl[i].bytes, name,
+                  "flow %d: bytes_done %llu is not copies x bytes", i, (unsigned long long)r->bytes_done);
+            if (!by_time)
+                check(r->copies_done == o.reps, name, "flow %d: %d copies done, %d asked", i, r->copies_done,
+                      o.reps);
+            else
+                check(w <= window * 1.0001 + 1e-4 || r->copies_done == 1, name,
+                      "flow %d: window %.4f s longer than the duration %.3f s", i, w, window);
+            ok = ok && r->status == GQ_OK && r->verify_ok;
+        }
+        double ov = overlap(res, n);
+        m->overlap_min = ov < m->overlap_min ? ov : m->overlap_min;
+    }
+    if (ok) {
+        for (int i = 0; i < n; i++)
+            m->flow[i] = gq_stat_compute(vals[i], opt_rounds);
+        m->sum = gq_stat_compute(sums, opt_rounds);
+    }
+    be->ops->release(be, g);
+    m->ok = ok;
+    return ok;
+}
+
+static gq_flow mk(gq_ep_kind sk, int si, gq_ep_kind dk, int di, gq_method m, int exec, uint64_t bytes)
+{
+    return (gq_flow){.src = {sk, si}, .dst = {dk, di}, .method = m, .exec_gpu = exec, .bytes = bytes};
+}
+
+/* ---- capacities ------------------------------------------------------------------ */
+
+static gq_topo topo;
+static bool have_topo;
+
+static double pcie_cap(int g)
+{
+    if (have_topo && g < topo.ngpu && topo.gpu[g].pcie_gbps > 0)
+        return topo.gpu[g].pcie_gbps;
+    return gq_pcie_gbps(5, 16); /* what the reference machine negotiates */
+}
+
+static double nvlink_cap(int a, int b)
+{
+    if (have_topo && topo.nvlinks[a][b] > 0 && topo.gpu[a].nvlink_gbps_per_link > 0)
+        return topo.nvlinks[a][b] * topo.gpu[a].nvlink_gbps_per_link;
+    return 18 * 25.0; /* NVLink 4, 18 links (H200 SXM) */
+}
+
+#define HBM_CAP 4800.0 /* H200 HBM3e, read + write together */
+
+/* ---- one path at a time --------------------------------------------------------- */
+
+static void one(gq_backend *be, const char *name, gq_flow f, double cap, double target, double ref)
+{
+    mres m;
+    if (measure(be, name, &f, 1, &cap, false, &m))
+        add_fig(name, m.flow[0], "GB/s", target, false, ref, cap);
+}
+
+static void latency(gq_backend *be, const char *name, gq_latency_req r, double target, double ref, int rounds)
+{
+    double v[GQ_MAX_ROUNDS];
+    gq_err err = {0};
+    for (int i = 0; i < rounds; i++) {
+        int rc = be->ops->latency(be, &r, &v[i], &err);
+        check(rc == GQ_OK, name, "latency: %s", err.msg);
+        if (rc != GQ_OK)
+            return;
+        check(v[i] > 0 && v[i] < 1e6, name, "latency %.1f ns is not plausible", v[i]);
+    }
+    add_fig(name, gq_stat_compute(v, rounds), "ns", target, true, ref, 0);
+}
+
+static void tune(gq_backend *be, void (*edit)(gq_cuda_tune *, int), int arg)
+{
+    gq_cuda_tune t;
+    gq_err err = {0};
+    gq_cuda_tune_get(be, &t);
+    edit(&t, arg);
+    check(gq_cuda_tune_set(be, &t, &err) == GQ_OK, "tune", "%s", err.msg);
+}
+static void t_host(gq_cuda_tune *t, int a) { t->host_alloc = a; }
+static void t_blocks(gq_cuda_tune *t, int a) { t->sm_blocks_per_sm = a; }
+static void t_stage(gq_cuda_tune *t, int a) { t->stage_bufs = a; }
+static void t_window(gq_cuda_tune *t, int a) { t->chase_window = (uint64_t)a; }
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick"))
+            opt_quick = true, opt_rounds = 3;
+        else if (!strcmp(argv[i], "--no-tuning"))
+            opt_tuning = false;
+        else if (!strcmp(argv[i], "--size") && i + 1 < argc)
+            opt_bytes = strtoull(argv[++i], NULL, 10) * GQ_MiB;
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+            opt_rounds = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: %s [--quick] [--size MIB] [--rounds N] [--no-tuning]\n", argv[0]);
+            return 2;
+        }
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (opt_rounds < 1 || opt_rounds > GQ_MAX_ROUNDS)
+        opt_rounds = 5;
+    double t_begin = gq_now_mono();
+    gq_backend be;
+    gq_err err = {0};
+    /* Registered directly: the program needs nothing of the sim backend. */
+    if (gq_backend_register(&gq_backend_cuda_ops, &err) != GQ_OK) {
+        printf("FAIL register: %s\n", err.msg);
+        return 1;
+    }
+    if (gq_backend_open(&be, "cuda", NULL, &err) != GQ_OK) {
+        printf("FAIL open: %s\n", err.msg);
+        return 1;
+    }
+    gq_topo_init(&topo);
+    have_topo = be.ops->discover(&be, &topo, &err) == GQ_OK && topo.ngpu > 0;
+    int ngpu = 0;
+    if (have_topo) {
+        ngpu = topo.ngpu;
+    } else {
+        printf("note: discovery failed (%s); capacities assumed: PCIe Gen5 x16, 18 NVLinks\n", err.msg);
+        uint64_t fr, tot;
+        while (ngpu < GQ_MAX_GPUS && be.ops->mem_info(&be, ngpu, &fr, &tot, &err) == GQ_OK)
+            ngpu++;
+    }
+    printf("GPUs: %d; buffer %llu MiB; rounds %d\n", ngpu, (unsigned long long)(opt_bytes / GQ_MiB), opt_rounds);
+    check(ngpu >= 1, "gpus", "no GPU");
+    const uint64_t B = opt_bytes;
+    const gq_ep_kind H = GQ_EP_HOST, G = GQ_EP_GPU;
+    const int L = GQ_NUMA_LOCAL;
+
+    /* mem_info / host_mem_avail / now. */
+    {
+        uint64_t fr = 0, tot = 0, av = 0;
+        check(be.ops->mem_info(&be, 0, &fr, &tot, &err) == GQ_OK && fr > 0 && fr <= tot, "mem_info", "%s",
+              err.msg);
+        check(be.ops->mem_info(&be, ngpu, &fr, &tot, &err) == GQ_E_USAGE, "mem_info",
+              "GPU %d should not exist", ngpu);
+        check(be.ops->host_mem_avail(&be, -1, &av, &err) == GQ_OK && av > 0, "host_mem_avail", "%s", err.msg);
+        check(be.ops->host_mem_avail(&be, 0, &av, &err) == GQ_OK && av > 0, "host_mem_avail node 0", "%s",
+              err.msg);
+        double a = be.ops->now(&be), b2 = be.ops->now(&be);
+        check(a > 0 && b2 >= a, "now", "clock went back");
+        gq_flow bad = mk(G, ngpu, G, 0, GQ_METHOD_CE, 0, B);
+        gq_group *g = NULL;
+        check(be.ops->prepare(&be, &bad, 1, &g, &err) == GQ_E_USAGE, "prepare bad gpu", "accepted GPU %d", ngpu);
+        printf("mem_info gpu0: free %.1f GiB of %.1f GiB; MemAvailable %.1f GiB\n", (double)fr / GQ_GiB,
+               (double)tot / GQ_GiB, (double)av / GQ_GiB);
+    }
+
+    /* Correctness at awkward sizes: tails that are not a multiple of 16 bytes,
+     * staging chunks that do not divide the copy. */
+    {
+        const uint64_t odd = 3 * GQ_MiB + 12345;
+        gq_flow fl[] = {
+            mk(H, L, G, 0, GQ_METHOD_CE, 0, odd),
+            mk(G, 0, H, L, GQ_METHOD_SM, 0, odd),
+            mk(H, L, G, 0, GQ_METHOD_SM, 0, 4097),
+            mk(G, 0, G, 0, GQ_METHOD_SM, 0, odd),
+        };
+        for (size_t i = 0; i < sizeof fl / sizeof fl[0]; i++) {
+            mres m;
+            double cap = 0;
+            char name[64];
+            snprintf(name, sizeof name, "odd size %zu (%s, %llu B)", i, gq_method_name(fl[i].method),
+                     (unsigned long long)fl[i].bytes);
+            measure(&be, name, &fl[i], 1, &cap, false, &m);
+        }
+        if (ngpu >= 2) {
+            gq_flow st = mk(G, 0, G, 1, GQ_METHOD_STAGED, 0, odd);
+            st.chunk_bytes = 1 * GQ_MiB + 4096;
+            gq_flow st2 = mk(G, 1, G, 0, GQ_METHOD_STAGED, 1, 4 * GQ_KiB);
+            gq_flow sm = mk(G, 1, G, 0, GQ_METHOD_SM, 0, odd);
+            mres m;
+            double cap = 0;
+            measure(&be, "odd size staged (1 MiB+4 KiB chunks)", &st, 1, &cap, false, &m);
+            measure(&be, "small staged 4 KiB", &st2, 1, &cap, false, &m);
+            measure(&be, "odd size sm p2p read", &sm, 1, &cap, false, &m);
+        }
+        /* Duration mode, small copies (units of many copies). */
+        gq_flow small = mk(H, L, G, 0, GQ_METHOD_CE, 0, 64 * GQ_KiB);
+        mres m;
+        double cap = pcie_cap(0);
+        if (measure(&be, "duration mode 64 KiB h2d ce", &small, 1, &cap, true, &m))
+            add_fig("h2d ce 64 KiB (duration mode)", m.flow[0], "GB/s", 0, false, 0, cap);
+    }
+
+    /* Host <-> device. */
+    for (int gi = 0; gi < ngpu; gi++) {
+        char n1[64];
+        double pc = pcie_cap(gi);
+        snprintf(n1, sizeof n1, "host_to_device_memcpy_ce gpu%d", gi);
+        one(&be, n1, mk(H, L, G, gi, GQ_METHOD_CE, gi, B), pc, 55.1, gi ? 55.23 : 55.14);
+        snprintf(n1, sizeof n1, "device_to_host_memcpy_ce gpu%d", gi);
+        one(&be, n1, mk(G, gi, H, L, GQ_METHOD_CE, gi, B), pc, 55.1, 55.31);
+        snprintf(n1, sizeof n1, "host_to_device_memcpy_sm gpu%d", gi);
+        one(&be, n1, mk(H, L, G, gi, GQ_METHOD_SM, gi, B), pc, 51, gi ? 50.93 : 51.08);
+        snprintf(n1, sizeof n1, "device_to_host_memcpy_sm gpu%d", gi);
+        one(&be, n1, mk(G, gi, H, L, GQ_METHOD_SM, gi, B), pc, 51, gi ? 51.04 : 51.26);
+        /* Both directions at once: two flows, each direction and the sum. */
+        gq_flow bi[2] = {mk(H, L, G, gi, GQ_METHOD_CE, gi, B), mk(G, gi, H, L, GQ_METHOD_CE, gi, B)};
+        double caps[2] = {pc, pc};
+        mres m;
+        if (measure(&be, "bidirectional host ce", bi, 2, caps, false, &m)) {
+            snprintf(n1, sizeof n1, "bidir host ce gpu%d: h2d", gi);
+            add_fig(n1, m.flow[0], "GB/s", 0, false, 0, pc);
+            snprintf(n1, sizeof n1, "bidir host ce gpu%d: d2h", gi);
+            add_fig(n1, m.flow[1], "GB/s", 0, false, 0, pc);
+            snprintf(n1, sizeof n1, "bidir host ce gpu%d: sum (overlap %.3f)", gi, m.overlap_min);
+            add_fig(n1, m.sum, "GB/s", 0, false, 0, 2 * pc);
+        }
+    }
+    if (ngpu >= 2) {
+        /* Both GPUs to/from host at once (all_to_host / host_to_all). */
+        gq_flow a[2] = {mk(G, 0, H, L, GQ_METHOD_CE, 0, B), mk(G, 1, H, L, GQ_METHOD_CE, 1, B)};
+        gq_flow h[2] = {mk(H, L, G, 0, GQ_METHOD_CE, 0, B), mk(H, L, G, 1, GQ_METHOD_CE, 1, B)};
+        double caps[2] = {pcie_cap(0), pcie_cap(1)};
+        mres m;
+        if (measure(&be, "all_to_host ce", a, 2, caps, false, &m)) {
+            add_fig("all_to_host ce: gpu0", m.flow[0], "GB/s", 0, false, 48.82, caps[0]);
+            add_fig("all_to_host ce: gpu1", m.flow[1], "GB/s", 0, false, 49.85, caps[1]);
+        }
+        if (measure(&be, "host_to_all ce", h, 2, caps, false, &m)) {
+            add_fig("host_to_all ce: gpu0", m.flow[0], "GB/s", 0, false, 51.86, caps[0]);
+            add_fig("host_to_all ce: gpu1", m.flow[1], "GB/s", 0, false, 51.59, caps[1]);
+        }
+    }
+
+    /* GPU <-> GPU. nvbandwidth: read = the copy runs on the destination and
+     * pulls; write = it runs on the source and pushes. */
+    if (ngpu >= 2) {
+        double nv = nvlink_cap(0, 1);
+        one(&be, "device_to_device_memcpy_read_ce 1->0", mk(G, 1, G, 0, GQ_METHOD_CE, 0, B), nv, 394, 394.09);
+        one(&be, "device_to_device_memcpy_read_ce 0->1", mk(G, 0, G, 1, GQ_METHOD_CE, 1, B), nv, 394, 393.93);
+        one(&be, "device_to_device_memcpy_write_ce 0->1", mk(G, 0, G, 1, GQ_METHOD_CE, 0, B), nv, 396, 396.43);
+        one(&be, "device_to_device_memcpy_write_ce 1->0", mk(G, 1, G, 0, GQ_METHOD_CE, 1, B), nv, 396, 396.42);
+        one(&be, "device_to_device_memcpy_read_sm 1->0", mk(G, 1, G, 0, GQ_METHOD_SM, 0, B), nv, 376, 376.22);
+        one(&be, "device_to_device_memcpy_read_sm 0->1", mk(G, 0, G, 1, GQ_METHOD_SM, 1, B), nv, 376, 376.14);
+        one(&be, "device_to_device_memcpy_write_sm 0->1", mk(G, 0, G, 1, GQ_METHOD_SM, 0, B), nv, 0, 370.07);
+        gq_flow bi[2] = {mk(G, 1, G, 0, GQ_METHOD_CE, 0, B), mk(G, 0, G, 1, GQ_METHOD_CE, 1, B)};
+        double caps[2] = {nv, nv};
+        mres m;
+        if (measure(&be, "bidirectional d2d read ce", bi, 2, caps, false, &m)) {
+            add_fig("d2d bidir read ce: 1->0", m.flow[0], "GB/s", 0, false, 389.46, nv);
+            add_fig("d2d bidir read ce: 0->1", m.flow[1], "GB/s", 0, false, 389.48, nv);
+            char n1[80];
+            snprintf(n1, sizeof n1, "d2d bidir read ce: total (overlap %.3f)", m.overlap_min);
+            add_fig(n1, m.sum, "GB/s", 779, false, 778.94, 2 * nv);
+        }
+        gq_flow bw[2] = {mk(G, 0, G, 1, GQ_METHOD_CE, 0, B), mk(G, 1, G, 0, GQ_METHOD_CE, 1, B)};
+        if (measure(&be, "bidirectional d2d write ce", bw, 2, caps, false, &m)) {
+            char n1[80];
+            snprintf(n1, sizeof n1, "d2d bidir write ce: total (overlap %.3f)", m.overlap_min);
+            add_fig(n1, m.sum, "GB/s", 0, false, 783.70, 2 * nv);
+        }
+        double st_cap = pcie_cap(0) < pcie_cap(1) ? pcie_cap(0) : pcie_cap(1);
+        one(&be, "device_to_device_staged 0->1 (pipelined)", mk(G, 0, G, 1, GQ_METHOD_STAGED, 0, B), st_cap, 50,
+            38.21);
+        one(&be, "device_to_device_staged 1->0 (pipelined)", mk(G, 1, G, 0, GQ_METHOD_STAGED, 1, B), st_cap, 50,
+            37.84);
+        one(&be, "driver_staged 0->1 (P2P disabled)", mk(G, 0, G, 1, GQ_METHOD_DRIVER_STAGED, 0, B), st_cap, 0,
+            38.21);
+        gq_flow ds[2] = {mk(G, 0, G, 1, GQ_METHOD_DRIVER_STAGED, 0, B), mk(G, 1, G, 0, GQ_METHOD_DRIVER_STAGED, 1, B)};
+        double dcaps[2] = {st_cap, st_cap};
+        if (measure(&be, "driver_staged bidirectional", ds, 2, dcaps, false, &m))
+            add_fig("driver_staged bidir: sum", m.sum, "GB/s", 0, false, 52.56, 2 * st_cap);
+        /* A P2P group after a P2P-disabled one: peer access must come back. */
+        one(&be, "read_ce again after driver_staged", mk(G, 1, G, 0, GQ_METHOD_CE, 0, B), nv, 0, 394.09);
+        /* Conflicting peer needs in one group are refused. */
+        gq_flow cf[2] = {mk(G, 0, G, 1, GQ_METHOD_CE, 0, B), mk(G, 0, G, 1, GQ_METHOD_DRIVER_STAGED, 0, B)};
+        gq_group *gg = NULL;
+        check(be.ops->prepare(&be, cf, 2, &gg, &err) == GQ_E_USAGE, "peer conflict", "was accepted");
+    }
+    /* Local copy: bytes counted once here; nvbandwidth counts read + write. */
+    {
+        mres m;
+        double cap = HBM_CAP / 2;
+        gq_flow f = mk(G, 0, G, 0, GQ_METHOD_CE, 0, B);
+        if (measure(&be, "device_local_copy ce", &f, 1, &cap, false, &m)) {
+            gq_stat rw = m.flow[0];
+            rw.median *= 2, rw.min *= 2, rw.max *= 2;
+            add_fig("device_local_copy ce (read+write counted)", rw, "GB/s", 0, false, 2091.5, HBM_CAP);
+        }
+        f.method = GQ_METHOD_SM;
+        if (measure(&be, "device_local_copy sm", &f, 1, &cap, false, &m)) {
+            gq_stat rw = m.flow[0];
+            rw.median *= 2, rw.min *= 2, rw.max *= 2;
+            add_fig("device_local_copy sm (read+write counted)", rw, "GB/s", 0, false, 0, HBM_CAP);
+        }
+    }
+
+    /* Latency. */
+    const int lr = opt_quick ? 3 : 5;
+    for (int gi = 0; gi < ngpu; gi++) {
+        char n1[64];
+        snprintf(n1, sizeof n1, "host_device_latency_sm gpu%d", gi);
+        latency(&be, n1, (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {H, L}, .exec_gpu = gi}, 1198,
+                gi ? 1210 : 1198, lr);
+    }
+    if (ngpu >= 2) {
+        latency(&be, "device_to_device_latency_sm 0 reads 1",
+                (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 1}, .exec_gpu = 0}, 829, 829, lr);
+        latency(&be, "device_to_device_latency_sm 1 reads 0",
+                (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 0}, .exec_gpu = 1}, 829, 829, lr);
+        latency(&be, "copy latency 0->1 P2P enabled (4 B)",
+                (gq_latency_req){.kind = GQ_LAT_COPY, .target = {G, 1}, .exec_gpu = 0, .p2p = true}, 0, 2270, lr);
+        latency(&be, "copy latency 0->1 P2P disabled (4 B)",
+                (gq_latency_req){.kind = GQ_LAT_COPY, .target = {G, 1}, .exec_gpu = 0, .p2p = false}, 0, 16080,
+                lr);
+    }
+    latency(&be, "copy latency gpu0->host (4 B)",
+            (gq_latency_req){.kind = GQ_LAT_COPY, .target = {H, L}, .exec_gpu = 0}, 0, 0, lr);
+    latency(&be, "device local latency gpu0 (chase)",
+            (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 0}, .exec_gpu = 0}, 0, 0, lr);
+
+    /* Tuning: each knob against the default. */
+    if (opt_tuning) {
+        int keep_rounds = opt_rounds;
+        opt_rounds = opt_rounds < 3 ? opt_rounds : 3;
+        gq_cuda_tune def;
+        gq_cuda_tune_get(&be, &def);
+        printf("defaults: host_alloc %d, sm_blocks_per_sm %d, stage_bufs %d, chase_window %llu\n", def.host_alloc,
+               def.sm_blocks_per_sm, def.stage_bufs, (unsigned long long)def.chase_window);
+        static const char *hn[] = {"auto", "cudaHostAlloc", "numa+register"};
+        for (int a = 1; a <= 2; a++) {
+            tune(&be, t_host, a);
+            char n1[80];
+            snprintf(n1, sizeof n1, "tune host=%s: h2d ce gpu0", hn[a]);
+            one(&be, n1, mk(H, L, G, 0, GQ_METHOD_CE, 0, B), pcie_cap(0), 55.1, 55.14);
+            snprintf(n1, sizeof n1, "tune host=%s: d2h ce gpu0", hn[a]);
+            one(&be, n1, mk(G, 0, H, L, GQ_METHOD_CE, 0, B), pcie_cap(0), 55.1, 55.31);
+            snprintf(n1, sizeof n1, "tune host=%s: h2d sm gpu0", hn[a]);
+            one(&be, n1, mk(H, L, G, 0, GQ_METHOD_SM, 0, B), pcie_cap(0), 51, 51.08);
+        }
+        tune(&be, t_host, def.host_alloc);
+        for (int bps = 1; bps <= 2; bps++) {
+            char n1[80];
+            tune(&be, t_blocks, bps);
+            snprintf(n1, sizeof n1, "tune sm blocks/SM=%d: h2d sm gpu0", bps);
+            one(&be, n1, mk(H, L, G, 0, GQ_METHOD_SM, 0, B), pcie_cap(0), 51, 51.08);
+            snprintf(n1, sizeof n1, "tune sm blocks/SM=%d: d2h sm gpu0", bps);
+            one(&be, n1, mk(G, 0, H, L, GQ_METHOD_SM, 0, B), pcie_cap(0), 51, 51.26);
+            if (ngpu >= 2) {
+                snprintf(n1, sizeof n1, "tune sm blocks/SM=%d: d2d read sm 1->0", bps);
+                one(&be, n1, mk(G, 1, G, 0, GQ_METHOD_SM, 0, B), nvlink_cap(0, 1), 376, 376.22);
+                snprintf(n1, sizeof n1, "tune sm blocks/SM=%d: d2d write sm 0->1", bps);
+                one(&be, n1, mk(G, 0, G, 1, GQ_METHOD_SM, 0, B), nvlink_cap(0, 1), 0, 370.07);
+            }
+        }
+        tune(&be, t_blocks, def.sm_blocks_per_sm);
+        if (ngpu >= 2) {
+            static const struct {
+                int bufs;
+                uint64_t chunk;
+            } st[] = {{2, 8 * GQ_MiB}, {3, 8 * GQ_MiB}, {4, 8 * GQ_MiB},
+                      {2, 4 * GQ_MiB}, {2, 16 * GQ_MiB}, {4, 16 * GQ_MiB}};
+            for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+                char n1[80];
+                tune(&be, t_stage, st[i].bufs);
+                gq_flow f = mk(G, 0, G, 1, GQ_METHOD_STAGED, 0, B);
+                f.chunk_bytes = st[i].chunk;
+                snprintf(n1, sizeof n1, "tune staged bufs=%d chunk=%llu MiB 0->1", st[i].bufs,
+                         (unsigned long long)(st[i].chunk / GQ_MiB));
+                one(&be, n1, f, pcie_cap(0), 50, 38.21);
+            }
+            tune(&be, t_stage, def.stage_bufs);
+        }
+        static const int wins[] = {128, 4096, 65536, 2 * 1024 * 1024};
+        for (int i = 0; i < 4; i++) {
+            char n1[80];
+            tune(&be, t_window, wins[i]);
+            snprintf(n1, sizeof n1, "tune chase window=%d B: host latency gpu0", wins[i]);
+            latency(&be, n1, (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {H, L}, .exec_gpu = 0},
+                    1198, 1198, 3);
+            if (ngpu >= 2) {
+                snprintf(n1, sizeof n1, "tune chase window=%d B: 0 reads 1", wins[i]);
+                latency(&be, n1, (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 1}, .exec_gpu = 0},
+                        829, 829, 3);
+            }
+        }
+        tune(&be, t_window, (int)def.chase_window);
+        opt_rounds = keep_rounds;
+    }
+
+    gq_backend_close(&be);
+    print_table();
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("\nwall %.1f s; peak RSS %.0f MiB; %d checks, %d failed\n", gq_now_mono() - t_begin,
+           (double)ru.ru_maxrss / 1024, checks, failures);
+    printf("%s\n", failures ? "RESULT: FAIL" : "RESULT: PASS");
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,281 @@
+/* Expectations files (parsing, errors) and the verdicts they give on crafted
+ * facts, with and without a file. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analysis/expect.h"
+
+static const char *good =
+    "{ \"gpuqual_expect\": 1, \"description\": \"test\",\n"
+    "  \"relative\": {\"agree_pct\": 4},\n"
+    "  \"models\": [ {\"match\": \"RTX PRO 6000\", \"count_min\": 8, \"pcie_gen_min\": 5, \"pcie_width_min\": 16,\n"
+    "                 \"h2d_gbps_min\": {\"warn\": 56, \"fail\": 50}, \"d2h_gbps_min\": 54,\n"
+    "                 \"p2p_gbps_min\": 35, \"temp_c_max\": {\"warn\": 80, \"fail\": 87},\n"
+    "                 \"sm_clock_mhz_min\": 2100},\n"
+    "               {\"match\": \"H200\", \"h2d_gbps_min\": 53} ] }";
+
+static const gq_check *find(const gq_checklist *cl, const char *id, const char *subject)
+{
+    for (int i = 0; i < cl->n; i++)
+        if (!strcmp(cl->v[i].id, id) && (!subject || !strcmp(cl->v[i].subject, subject)))
+            return &cl->v[i];
+    return NULL;
+}
+
+static void test_parse_good(void **state)
+{
+    (void)state;
+    gq_expect ex;
+    gq_err e = {0};
+    assert_int_equal(gq_expect_parse(good, "good.expect", &ex, &e), GQ_OK);
+    assert_int_equal(ex.nmodels, 2);
+    assert_true(ex.agree_pct == 4.0 && ex.agree_fail_pct == 20.0);
+    const gq_threshold *t = &ex.models[0].th[GQ_EXK_H2D_GBPS_MIN];
+    assert_true(t->set && t->has_warn && t->warn == 56 && t->fail == 50);
+    t = &ex.models[0].th[GQ_EXK_D2H_GBPS_MIN];
+    assert_true(t->set && !t->has_warn && t->fail == 54);
+    assert_false(ex.models[0].th[GQ_EXK_NVLINK_GBPS_MIN].set);
+    assert_int_equal(gq_expect_match(&ex, "NVIDIA RTX PRO 6000 Blackwell Server Edition"), 0);
+    assert_int_equal(gq_expect_match(&ex, "NVIDIA h200"), 1);
+    assert_int_equal(gq_expect_match(&ex, "NVIDIA A100-PCIE-40GB"), -1);
+}
+
+static void expect_error(const char *text, const char *needle)
+{
+    gq_expect ex;
+    gq_err e = {0};
+    int rc = gq_expect_parse(text, "x.expect", &ex, &e);
+    assert_int_equal(rc, GQ_E_USAGE);
+    if (!strstr(e.msg, needle))
+        fail_msg("message '%s' lacks '%s'", e.msg, needle);
+    assert_null(strchr(e.msg, '\n'));
+}
+
+static void test_parse_errors(void **state)
+{
+    (void)state;
+    expect_error("{", "not valid JSON");
+    expect_error("[]", "must be a JSON object");
+    expect_error("{\"models\": []}", "not a gpuqual expectations file");
+    expect_error("{\"gpuqual_expect\": 2, \"models\": [{\"match\":\"H200\"}]}", "newer");
+    expect_error("{\"gpuqual_expect\": 1}", "no 'models'");
+    expect_error("{\"gpuqual_expect\": 1, \"models\": []}", "non-empty list");
+    expect_error("{\"gpuqual_expect\": 1, \"modles\": []}", "did you mean 'models'");
+    expect_error("{\"gpuqual_expect\": 1, \"models\": [{\"h2d_gbps_min\": 5}]}", "missing \"match\"");
+    expect_error("{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"H200\", \"h2d_gbps_mn\": 5}]}",
+                 "unknown key 'h2d_gbps_mn'; did you mean 'h2d_gbps_min'?");
+    expect_error("{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"H200\", \"h2d_gbps_min\": \"fast\"}]}",
+                 "'h2d_gbps_min' must be a number or");
+    expect_error("{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"H200\", \"temp_c_max\": {\"warn\": 90, "
+                 "\"fail\": 80}}]}",
+                 "needs warn <= fail");
+    expect_error("{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"H200\", \"h2d_gbps_min\": {\"warm\": 1}}]}",
+                 "did you mean 'warn'");
+    expect_error("{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"H200\", \"pcie_gen_min\": 4.5}]}",
+                 "whole number");
+    expect_error("{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"H200\", \"h2d_gbps_min\": -3}]}", ">= 0");
+    expect_error("{\"gpuqual_expect\": 1, \"models\": [{\"match\": 7}]}", "non-empty string");
+    expect_error("{\"gpuqual_expect\": 1, \"relative\": {\"agree\": 3}, \"models\": [{\"match\":\"H200\"}]}",
+                 "did you mean 'agree_pct'");
+    expect_error("{\"gpuqual_expect\": 1, \"models\": [{\"match\":\"H200\", \"match\":\"X\"}]}", "not valid JSON");
+}
+
+/* Seed 001's machine as facts: 8 GPUs, two domains, healthy. */
+static void seed001_facts(gq_card_facts *f)
+{
+    gq_card_facts_init(f);
+    f->ngpu = 8;
+    f->n_records = 100;
+    f->stress_ran = true;
+    for (int i = 0; i < 8; i++) {
+        gq_gpu_facts *g = &f->gpu[i];
+        snprintf(g->name, sizeof g->name, "NVIDIA RTX PRO 6000 Blackwell Server Edition");
+        g->pcie_gen_cur = g->pcie_gen_max = 5;
+        g->pcie_width_cur = g->pcie_width_max = 16;
+        g->link_under_load = true;
+        g->h2d_gbps = 57.9;
+        g->d2h_gbps = 56.6;
+        g->stressed = true;
+        g->temp_max_c = 71;
+        g->sm_clock_avg_mhz = 2208 + i * 5;
+        g->power_capped_pct = 99.5;
+        g->power_limit_w = 600;
+        g->stress_verdict = GQ_V_PASS;
+        for (int j = 0; j < 8; j++)
+            if (i != j) {
+                f->p2p_gbps[i][j] = (i < 4) == (j < 4) ? 53.0 : 38.0;
+                f->p2p_direct[i][j] = true;
+                f->nvlinks[i][j] = 0;
+            }
+    }
+}
+
+static void test_judge_pass_and_failures(void **state)
+{
+    (void)state;
+    gq_expect ex;
+    gq_err e = {0};
+    assert_int_equal(gq_expect_parse(good, "good.expect", &ex, &e), GQ_OK);
+    gq_card_facts *f = malloc(sizeof *f);
+    seed001_facts(f);
+    gq_checklist cl = {0};
+    assert_int_equal(gq_expect_judge(&ex, f, &cl, &e), GQ_OK);
+    /* healthy: pass overall; h2d at 57.9 passes the warn at 56 */
+    const gq_check *c = find(&cl, "h2d_gbps_min", "gpu:3");
+    assert_non_null(c);
+    assert_int_equal(c->verdict, GQ_V_PASS);
+    assert_true(c->figure == 57.9 && c->threshold == 50);
+    c = find(&cl, "p2p_gbps_min", NULL);
+    assert_non_null(c);
+    assert_int_equal(c->verdict, GQ_V_PASS);
+    assert_true(c->figure == 38.0);
+    assert_non_null(find(&cl, "expect_model_unmatched", "model:H200"));
+    assert_int_equal(find(&cl, "expect_model_unmatched", "model:H200")->verdict, GQ_V_INFO);
+    assert_int_equal(find(&cl, "power_cap", "gpu:0")->verdict, GQ_V_INFO);
+    assert_int_equal(find(&cl, "count_min", NULL)->verdict, GQ_V_PASS);
+    assert_int_equal(gq_checklist_overall(&cl), GQ_V_PASS);
+    assert_int_equal(gq_verdict_exit_code(gq_checklist_overall(&cl)), 0);
+    gq_checklist_free(&cl);
+
+    /* GPU 5's link trained down to x8 under load, halving its host rates;
+     * GPU 2 runs warm. */
+    f->gpu[5].pcie_width_cur = 8;
+    f->gpu[5].h2d_gbps = 28.9;
+    f->gpu[5].d2h_gbps = 28.3;
+    f->gpu[2].temp_max_c = 83;
+    assert_int_equal(gq_expect_judge(&ex, f, &cl, &e), GQ_OK);
+    assert_int_equal(find(&cl, "pcie_width_min", "gpu:5")->verdict, GQ_V_FAIL);
+    assert_int_equal(find(&cl, "link_width", "gpu:5")->verdict, GQ_V_FAIL);
+    assert_int_equal(find(&cl, "link_width", "gpu:4")->verdict, GQ_V_PASS);
+    c = find(&cl, "h2d_gbps_min", "gpu:5");
+    assert_int_equal(c->verdict, GQ_V_FAIL);
+    assert_non_null(strstr(c->text, "28.9"));
+    assert_non_null(strstr(c->text, "50"));
+    assert_int_equal(find(&cl, "temp_c_max", "gpu:2")->verdict, GQ_V_WARN);
+    /* GPUs of one model no longer agree: 28.9 vs 57.9 is a 50% spread */
+    assert_int_equal(find(&cl, "agree_h2d", NULL)->verdict, GQ_V_FAIL);
+    assert_int_equal(gq_checklist_overall(&cl), GQ_V_FAIL);
+    assert_int_equal(gq_verdict_exit_code(GQ_V_FAIL), 1);
+    gq_checklist_free(&cl);
+
+    /* One slow H2D within the warn band only. */
+    seed001_facts(f);
+    f->gpu[1].h2d_gbps = 55.0;
+    assert_int_equal(gq_expect_judge(&ex, f, &cl, &e), GQ_OK);
+    assert_int_equal(find(&cl, "h2d_gbps_min", "gpu:1")->verdict, GQ_V_WARN);
+    assert_true(find(&cl, "h2d_gbps_min", "gpu:1")->threshold == 56);
+    assert_int_equal(gq_checklist_overall(&cl), GQ_V_WARN);
+    assert_int_equal(gq_verdict_exit_code(GQ_V_WARN), 4);
+    gq_checklist_free(&cl);
+    free(f);
+}
+
+static void test_judge_relative_only(void **state)
+{
+    (void)state;
+    gq_card_facts *f = malloc(sizeof *f);
+    seed001_facts(f);
+    gq_checklist cl = {0};
+    gq_err e = {0};
+    /* an idle link at a lower gen is info, not fail */
+    f->gpu[0].link_under_load = false;
+    f->gpu[0].pcie_gen_cur = 1;
+    assert_int_equal(gq_expect_judge(NULL, f, &cl, &e), GQ_OK);
+    assert_null(find(&cl, "h2d_gbps_min", NULL));
+    assert_int_equal(find(&cl, "link_gen", "gpu:0")->verdict, GQ_V_INFO);
+    assert_int_equal(find(&cl, "agree_h2d", NULL)->verdict, GQ_V_PASS);
+    /* clock spread 35/2208 = 1.6% passes the default 5% */
+    assert_int_equal(find(&cl, "agree_sm_clock", NULL)->verdict, GQ_V_PASS);
+    assert_int_equal(gq_checklist_overall(&cl), GQ_V_PASS);
+    gq_checklist_free(&cl);
+
+    /* impossible figure, thermal slowdown, overlap, clocks 8% apart */
+    f->n_impossible = 1;
+    snprintf(f->impossible_example, sizeof f->impossible_example, "37.0 GB/s through one PCIe Gen4 x16 uplink");
+    f->gpu[6].thermal_slowdown = true;
+    f->gpu[7].sm_clock_avg_mhz = 2208 * 0.92;
+    f->n_overlap_invalid = 2;
+    assert_int_equal(gq_expect_judge(NULL, f, &cl, &e), GQ_OK);
+    const gq_check *c = find(&cl, "impossible", "node");
+    assert_int_equal(c->verdict, GQ_V_FAIL);
+    assert_non_null(strstr(c->text, "37.0 GB/s"));
+    assert_int_equal(find(&cl, "thermal", "gpu:6")->verdict, GQ_V_FAIL);
+    assert_int_equal(find(&cl, "thermal", "gpu:5")->verdict, GQ_V_PASS);
+    assert_int_equal(find(&cl, "overlap", "node")->verdict, GQ_V_WARN);
+    assert_int_equal(find(&cl, "agree_sm_clock", NULL)->verdict, GQ_V_WARN);
+    assert_int_equal(gq_checklist_overall(&cl), GQ_V_FAIL);
+    assert_true(gq_checklist_count(&cl, GQ_V_FAIL) >= 2);
+    gq_checklist_free(&cl);
+    free(f);
+}
+
+static void test_judge_uncovered_and_skip(void **state)
+{
+    (void)state;
+    gq_expect ex;
+    gq_err e = {0};
+    const char *only_h200 = "{\"gpuqual_expect\":1,\"models\":[{\"match\":\"H200\",\"h2d_gbps_min\":53,"
+                            "\"sm_clock_mhz_min\":1500,\"nvlink_gbps_min\":350}]}";
+    assert_int_equal(gq_expect_parse(only_h200, "h.expect", &ex, &e), GQ_OK);
+    gq_card_facts *f = malloc(sizeof *f);
+    gq_card_facts_init(f);
+    f->ngpu = 2;
+    for (int i = 0; i < 2; i++) {
+        snprintf(f->gpu[i].name, sizeof f->gpu[i].name, i == 0 ? "NVIDIA H200" : "NVIDIA A100-PCIE-40GB");
+        f->gpu[i].h2d_gbps = 55.1;
+    }
+    f->p2p_gbps[0][1] = f->p2p_gbps[1][0] = 394;
+    f->nvlinks[0][1] = f->nvlinks[1][0] = 18;
+    gq_checklist cl = {0};
+    assert_int_equal(gq_expect_judge(&ex, f, &cl, &e), GQ_OK);
+    assert_int_equal(find(&cl, "expect_uncovered", "gpu:1")->verdict, GQ_V_WARN);
+    assert_null(find(&cl, "expect_uncovered", "gpu:0"));
+    /* no stress: the clock check is skipped, not failed */
+    assert_int_equal(find(&cl, "sm_clock_mhz_min", "gpu:0")->verdict, GQ_V_SKIP);
+    assert_int_equal(find(&cl, "h2d_gbps_min", "gpu:0")->verdict, GQ_V_PASS);
+    /* the NVLink pair has one GPU outside the model: no pair to check */
+    assert_int_equal(find(&cl, "nvlink_gbps_min", NULL)->verdict, GQ_V_SKIP);
+    assert_int_equal(gq_checklist_overall(&cl), GQ_V_WARN);
+    gq_checklist_free(&cl);
+    free(f);
+}
+
+static void test_examples_parse(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"h200.expect", "rtxpro6000x8.expect", "rtx4090x8.expect", "a100x6.expect",
+                                        NULL};
+    for (int i = 0; files[i]; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/expect/%s", GQ_EXAMPLES, files[i]);
+        gq_expect ex;
+        gq_err e = {0};
+        int rc = gq_expect_load(path, &ex, &e);
+        if (rc)
+            fail_msg("%s: %s", files[i], e.msg);
+        assert_true(ex.nmodels >= 1);
+    }
+    gq_expect ex;
+    gq_err e = {0};
+    assert_int_equal(gq_expect_load("/nonexistent/x.expect", &ex, &e), GQ_E_IO);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_good),
+        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_judge_pass_and_failures),
+        cmocka_unit_test(test_judge_relative_only),
+        cmocka_unit_test(test_judge_uncovered_and_skip),
+        cmocka_unit_test(test_examples_parse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,426 @@
+/* Placement from crafted records: the seeds' published figures stand in for
+ * measurements (seed 001 §3-5 for the RTX PRO 6000 VM, seed 000 for the RTX
+ * 4090 server), and the mappings the seeds argue for must come out. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analysis/placement.h"
+
+typedef struct builder {
+    gq_recordset rs;
+    int group;
+} builder;
+
+static void put(builder *b, const char *test, gq_method method, gq_endpoint src, gq_endpoint dst, gq_direction dir,
+                double gbps, int tag)
+{
+    gq_record r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.test, sizeof r.test, "%s", test);
+    r.method = method;
+    r.src = src;
+    r.dst = dst;
+    r.direction = dir;
+    r.bytes = 256u << 20;
+    r.rounds = 5;
+    r.value = (gq_stat){.median = gbps, .min = gbps, .max = gbps, .spread = 0, .n = 5};
+    r.samples[0] = gbps;
+    r.valid = true;
+    r.group = b->group;
+    r.flow_tag = tag;
+    r.overlap = 1;
+    assert_int_equal(gq_records_push(&b->rs, &r), GQ_OK);
+}
+
+static gq_endpoint gpu(int i)
+{
+    return (gq_endpoint){GQ_EP_GPU, i};
+}
+
+static gq_endpoint host(void)
+{
+    return (gq_endpoint){GQ_EP_HOST, 0};
+}
+
+static void alone_p2p(builder *b, int s, int d, double v, gq_method m)
+{
+    b->group++;
+    put(b, m == GQ_METHOD_CE ? "device_to_device_memcpy_read_ce" : "device_to_device_staged", m, gpu(s), gpu(d),
+        GQ_DIR_P2P, v, 0);
+}
+
+static void alone_host(builder *b, int g, double h2d, double d2h)
+{
+    b->group++;
+    put(b, "host_to_device_memcpy_ce", GQ_METHOD_CE, host(), gpu(g), GQ_DIR_H2D, h2d, 0);
+    b->group++;
+    put(b, "device_to_host_memcpy_ce", GQ_METHOD_CE, gpu(g), host(), GQ_DIR_D2H, d2h, 0);
+}
+
+/* A concurrent group with its aggregate record. */
+static void group_host(builder *b, gq_direction dir, const int *g, const double *v, int n)
+{
+    b->group++;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        put(b, dir == GQ_DIR_H2D ? "host_to_device_set" : "device_to_host_set", GQ_METHOD_CE,
+            dir == GQ_DIR_H2D ? host() : gpu(g[i]), dir == GQ_DIR_H2D ? gpu(g[i]) : host(), dir, v[i], i);
+        sum += v[i];
+    }
+    put(b, "set_aggregate", GQ_METHOD_CE, host(), host(), dir, sum, -1);
+    b->rs.v[b->rs.n - 1].aggregate = true;
+}
+
+static void group_pairs(builder *b, const int (*p)[2], const double *v, int n)
+{
+    b->group++;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        put(b, "pairs", GQ_METHOD_CE, gpu(p[i][0]), gpu(p[i][1]), GQ_DIR_P2P, v[i], i);
+        sum += v[i];
+    }
+    put(b, "pairs", GQ_METHOD_CE, gpu(0), gpu(0), GQ_DIR_P2P, sum, -1);
+    b->rs.v[b->rs.n - 1].aggregate = true;
+}
+
+/* Seed 001: 8 x RTX PRO 6000 in a VM. */
+static void seed001(builder *b)
+{
+    memset(b, 0, sizeof *b);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++) {
+            if (i == j)
+                continue;
+            bool within = (i < 4) == (j < 4);
+            /* 52.7-53.6 within, 36.5-40.5 between: vary by cell */
+            double v = within ? 52.7 + 0.1 * ((i + j) % 9) : 36.5 + 0.5 * ((i * 3 + j) % 9);
+            alone_p2p(b, i, j, v, GQ_METHOD_CE);
+        }
+    for (int i = 0; i < 8; i++)
+        alone_host(b, i, 57.9, 56.6);
+    static const int within[4][2] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}};
+    static const double within_v[4] = {52.75, 53.71, 52.75, 53.03};
+    group_pairs(b, within, within_v, 4);
+    static const int across[4][2] = {{0, 4}, {1, 5}, {2, 6}, {3, 7}};
+    static const double across_v[4] = {21.12, 20.60, 24.28, 24.95};
+    group_pairs(b, across, across_v, 4);
+    static const int s0145[4] = {0, 1, 4, 5}, s0246[4] = {0, 2, 4, 6}, all[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    static const double h0145[4] = {39.0, 39.2, 58.0, 57.9}, h0246[4] = {57.9, 57.9, 57.9, 57.9},
+                        d0246[4] = {56.6, 56.6, 56.6, 56.6};
+    group_host(b, GQ_DIR_H2D, s0145, h0145, 4);
+    group_host(b, GQ_DIR_H2D, s0246, h0246, 4);
+    group_host(b, GQ_DIR_D2H, s0246, d0246, 4);
+    static const double hall[8] = {35.4, 35.9, 35.6, 35.7, 48.0, 50.2, 49.1, 49.5},
+                        dall[8] = {28.3, 30.1, 29.0, 29.5, 47.2, 50.4, 48.8, 48.1};
+    group_host(b, GQ_DIR_H2D, all, hall, 8);
+    group_host(b, GQ_DIR_D2H, all, dall, 8);
+}
+
+/* Seed 000: 8 x RTX 4090, no P2P, one x16 Gen4 uplink per socket. */
+static void seed000(builder *b, gq_topo *topo)
+{
+    memset(b, 0, sizeof *b);
+    gq_topo_init(topo);
+    topo->ngpu = 8;
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++) {
+            topo->p2p_cuda[i][j] = i == j ? -1 : 0;
+            if (i != j)
+                alone_p2p(b, i, j, (i < 4) == (j < 4) ? 18.0 : 24.0, GQ_METHOD_STAGED);
+        }
+    for (int i = 0; i < 8; i++)
+        alone_host(b, i, 25.2, 26.3);
+    for (int s = 0; s < 2; s++) {
+        int g4[4] = {4 * s, 4 * s + 1, 4 * s + 2, 4 * s + 3}, g2[2] = {4 * s, 4 * s + 1};
+        double h4[4] = {6.45, 6.45, 6.45, 6.45}, d4[4] = {6.6, 6.6, 6.6, 6.6};
+        double h2[2] = {12.65, 12.65};
+        group_host(b, GQ_DIR_H2D, g4, h4, 4);
+        group_host(b, GQ_DIR_D2H, g4, d4, 4);
+        group_host(b, GQ_DIR_H2D, g2, h2, 2);
+        /* both directions at once over the socket: 18.3 + 18.3 */
+        b->group++;
+        for (int i = 0; i < 4; i++) {
+            put(b, "bidirectional_set", GQ_METHOD_CE, host(), gpu(g4[i]), GQ_DIR_H2D, 4.575, 2 * i);
+            put(b, "bidirectional_set", GQ_METHOD_CE, gpu(g4[i]), host(), GQ_DIR_D2H, 4.575, 2 * i + 1);
+        }
+    }
+    int one_per_socket[2] = {0, 4};
+    double h[2] = {25.25, 25.25};
+    group_host(b, GQ_DIR_H2D, one_per_socket, h, 2);
+}
+
+static gq_place_model *model_of(builder *b, const gq_topo *topo)
+{
+    gq_place_model *m = malloc(sizeof *m);
+    gq_err e = {0};
+    assert_non_null(m);
+    int rc = gq_place_model_build(m, 8, &b->rs, NULL, topo, &e);
+    if (rc)
+        fail_msg("model: %s", e.msg);
+    return m;
+}
+
+static bool has_pair(const gq_place_map *map, int p, int d)
+{
+    for (int i = 0; i < map->npairs; i++)
+        if (map->pairs[i].prefill == p && map->pairs[i].decode == d)
+            return true;
+    return false;
+}
+
+static void seed001_cells(void **state)
+{
+    (void)state;
+    builder b;
+    seed001(&b);
+    gq_place_model *m = model_of(&b, NULL);
+    /* The matrix alone splits the GPUs into {0-3} and {4-7}. */
+    assert_int_equal(m->ndomains, 2);
+    assert_int_equal(m->domains[0], 0x0F);
+    assert_int_equal(m->domains[1], 0xF0);
+    gq_place_result *res = calloc(1, sizeof *res);
+    gq_place_roles roles = {.prefill = 4, .decode = 4};
+    gq_err e = {0};
+    assert_int_equal(gq_place_solve(m, &roles, res, &e), GQ_OK);
+    assert_int_equal(res->chosen.npairs, 4);
+    /* cells {0,1}->{2,3} and {4,5}->{6,7}, not 0-3 -> 4-7 */
+    assert_true(has_pair(&res->chosen, 0, 2));
+    assert_true(has_pair(&res->chosen, 1, 3));
+    assert_true(has_pair(&res->chosen, 4, 6));
+    assert_true(has_pair(&res->chosen, 5, 7));
+    assert_true(has_pair(&res->naive, 0, 4));
+    assert_true(has_pair(&res->naive, 3, 7));
+    assert_false(res->all_staged);
+    /* predicted: ~53 per pair within, the crossing budget (~91) shared by 4 */
+    assert_true(res->chosen.pairs_predicted > 200);
+    assert_true(res->naive.pairs_predicted < 95);
+    assert_true(res->gain_pairs >= 2.0);
+    assert_true(res->exhaustive);
+    assert_non_null(strstr(res->chosen.pairs[0].why, "within domain {0-3}"));
+    assert_non_null(strstr(res->naive.pairs[0].why, "across domains {0-3} -> {4-7}"));
+    assert_non_null(strstr(res->naive.pairs[0].why, "shared by 4 flows"));
+    json_t *j = gq_place_to_json(m, res);
+    assert_non_null(j);
+    json_t *p0 = json_array_get(json_object_get(j, "pairs"), 0);
+    assert_int_equal(json_integer_value(json_object_get(p0, "prefill")), 0);
+    assert_int_equal(json_integer_value(json_object_get(p0, "decode")), 2);
+    assert_true(json_is_null(json_object_get(p0, "measured_gbps")));
+    assert_true(json_number_value(json_object_get(p0, "predicted_gbps")) > 50);
+    json_decref(j);
+    free(res);
+    free(m);
+    gq_records_free(&b.rs);
+}
+
+static void seed001_offload(void **state)
+{
+    (void)state;
+    builder b;
+    seed001(&b);
+    gq_place_model *m = model_of(&b, NULL);
+    gq_place_result *res = calloc(1, sizeof *res);
+    gq_place_roles roles = {.offload = 4};
+    gq_err e = {0};
+    assert_int_equal(gq_place_solve(m, &roles, res, &e), GQ_OK);
+    assert_int_equal(res->chosen.nworkers, 4);
+    static const int want[4] = {0, 2, 4, 6};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(res->chosen.workers[i].gpu, want[i]);
+    /* naive 0-3 collide on {0,1} (and {2,3}) */
+    assert_int_equal(res->naive.workers[1].gpu, 1);
+    assert_true(res->naive.workers[0].predicted_h2d < 45);
+    assert_true(res->chosen.workers[0].predicted_h2d > 55);
+    assert_true(res->gain_offload > 1.0);
+    assert_non_null(strstr(res->naive.workers[0].why, "shares budget {0,1} with 1"));
+    free(res);
+    free(m);
+    gq_records_free(&b.rs);
+}
+
+static void seed001_replicas(void **state)
+{
+    (void)state;
+    builder b;
+    seed001(&b);
+    gq_place_model *m = model_of(&b, NULL);
+    gq_place_result *res = calloc(1, sizeof *res);
+    gq_place_roles roles = {.prefill = 4, .decode = 4, .replicas = 2};
+    gq_err e = {0};
+    assert_int_equal(gq_place_solve(m, &roles, res, &e), GQ_OK);
+    assert_int_equal(res->chosen.nreplicas, 2);
+    /* each replica is one domain's cells */
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(res->chosen.replicas[r].ngpus, 4);
+        int lo = res->chosen.replicas[r].gpus[0] < 4;
+        for (int i = 0; i < 4; i++)
+            assert_int_equal(res->chosen.replicas[r].gpus[i] < 4, lo);
+        assert_int_equal(res->chosen.replicas[r].npairs, 2);
+    }
+    free(res);
+    free(m);
+    gq_records_free(&b.rs);
+}
+
+static void seed000_staged(void **state)
+{
+    (void)state;
+    builder b;
+    gq_topo *topo = malloc(sizeof *topo);
+    seed000(&b, topo);
+    gq_place_model *m = model_of(&b, topo);
+    gq_place_result *res = calloc(1, sizeof *res);
+    gq_err e = {0};
+    for (int np = 2; np <= 4; np += 2) {
+        gq_place_roles roles = {.prefill = np, .decode = np};
+        assert_int_equal(gq_place_solve(m, &roles, res, &e), GQ_OK);
+        assert_true(res->all_staged);
+        /* Both sockets carry handoffs, evenly: as many legs down as up on each. */
+        int legs[2][2] = {{0}};
+        for (int i = 0; i < res->chosen.npairs; i++) {
+            assert_int_equal(res->chosen.pairs[i].path, GQ_PF_STAGED);
+            legs[res->chosen.pairs[i].prefill / 4][0]++;
+            legs[res->chosen.pairs[i].decode / 4][1]++;
+        }
+        assert_true(legs[0][0] + legs[0][1] > 0 && legs[1][0] + legs[1][1] > 0);
+        assert_int_equal(legs[0][0] + legs[0][1], legs[1][0] + legs[1][1]);
+        assert_true(res->chosen.pairs_predicted > res->naive.pairs_predicted * 1.3);
+        bool said_staged = false, said_budgets = false;
+        for (int i = 0; i < res->nnotes; i++) {
+            said_staged |= strstr(res->notes[i], "every handoff is host-staged") != NULL;
+            said_budgets |= strstr(res->notes[i], "2 host budgets: {0-3}") != NULL &&
+                            strstr(res->notes[i], "{4-7}") != NULL;
+        }
+        assert_true(said_staged);
+        assert_true(said_budgets);
+        assert_non_null(strstr(res->chosen.pairs[0].why, "no P2P between them"));
+    }
+    /* Replicas of a no-P2P machine: one per socket. */
+    gq_place_roles roles = {.replicas = 2};
+    assert_int_equal(gq_place_solve(m, &roles, res, &e), GQ_OK);
+    for (int r = 0; r < 2; r++) {
+        int lo = res->chosen.replicas[r].gpus[0] < 4;
+        for (int i = 0; i < res->chosen.replicas[r].ngpus; i++)
+            assert_int_equal(res->chosen.replicas[r].gpus[i] < 4, lo);
+        assert_non_null(strstr(res->chosen.replicas[r].why, "no measured host budget shared"));
+    }
+    free(res);
+    free(m);
+    free(topo);
+    gq_records_free(&b.rs);
+}
+
+/* Max-min sharing on a hand-made model. */
+static void predictor(void **state)
+{
+    (void)state;
+    gq_place_model *m = calloc(1, sizeof *m);
+    m->ngpu = 4;
+    m->tolerance = 0.05;
+    for (int i = 0; i < 4; i++) {
+        m->h2d[i] = 25;
+        m->d2h[i] = 26;
+    }
+    gq_err e = {0};
+    assert_int_equal(gq_place_model_add_limit(m, GQ_LIMIT_H2D, 0x3, 0, 30, "test", &e), GQ_OK);
+    gq_pflow f[3] = {{GQ_PF_H2D, -1, 0}, {GQ_PF_H2D, -1, 1}, {GQ_PF_H2D, -1, 2}};
+    gq_pflow_pred p[3];
+    double agg = gq_place_predict(m, f, 3, p);
+    assert_float_equal(p[0].gbps, 15, 1e-6);
+    assert_float_equal(p[1].gbps, 15, 1e-6);
+    assert_float_equal(p[2].gbps, 25, 1e-6);
+    assert_float_equal(agg, 55, 1e-6);
+    assert_int_equal(p[0].binding, 0);
+    assert_int_equal(p[0].sharing, 2);
+    assert_int_equal(p[2].binding, -1);
+    /* A staged handoff inside one duplex budget uses it twice. */
+    assert_int_equal(gq_place_model_add_limit(m, GQ_LIMIT_DUPLEX, 0xF, 0, 36, "test", &e), GQ_OK);
+    gq_pflow s = {GQ_PF_STAGED, 2, 3};
+    assert_float_equal(gq_place_predict(m, &s, 1, p), 18, 1e-6);
+    /* Limits need a capacity. */
+    assert_int_equal(gq_place_model_add_limit(m, GQ_LIMIT_H2D, 0x3, 0, 0, "bad", &e), GQ_E_USAGE);
+    free(m);
+}
+
+static void roles_errors(void **state)
+{
+    (void)state;
+    gq_err e = {0};
+    gq_place_roles r = {.prefill = 6, .decode = 4};
+    assert_int_equal(gq_place_roles_check(&r, 8, &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "needs 10 GPUs; there are 8"));
+    r = (gq_place_roles){.prefill = 2};
+    assert_int_equal(gq_place_roles_check(&r, 8, &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "--decode"));
+    r = (gq_place_roles){0};
+    assert_int_equal(gq_place_roles_check(&r, 8, &e), GQ_E_USAGE);
+    r = (gq_place_roles){.offload = 9};
+    assert_int_equal(gq_place_roles_check(&r, 8, &e), GQ_E_USAGE);
+    r = (gq_place_roles){.prefill = 4, .decode = 2, .replicas = 4};
+    assert_int_equal(gq_place_roles_check(&r, 8, &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "must divide"));
+    r = (gq_place_roles){.prefill = 2, .decode = 2, .usable = 0x7};
+    assert_int_equal(gq_place_roles_check(&r, 8, &e), GQ_E_USAGE);
+    r = (gq_place_roles){.prefill = 2, .decode = 6};
+    assert_int_equal(gq_place_roles_check(&r, 8, &e), GQ_OK);
+}
+
+/* Unequal counts: every decode is fed, prefill GPUs share out evenly. */
+static void unequal_roles(void **state)
+{
+    (void)state;
+    builder b;
+    seed001(&b);
+    gq_place_model *m = model_of(&b, NULL);
+    gq_place_result *res = calloc(1, sizeof *res);
+    gq_place_roles roles = {.prefill = 2, .decode = 4};
+    gq_err e = {0};
+    assert_int_equal(gq_place_solve(m, &roles, res, &e), GQ_OK);
+    assert_int_equal(res->chosen.npairs, 4);
+    int fed[8] = {0}, feeds[8] = {0};
+    for (int i = 0; i < 4; i++) {
+        fed[res->chosen.pairs[i].decode]++;
+        feeds[res->chosen.pairs[i].prefill]++;
+        /* every handoff inside a domain */
+        assert_int_equal(res->chosen.pairs[i].prefill < 4, res->chosen.pairs[i].decode < 4);
+    }
+    int nprefill = 0;
+    for (int g = 0; g < 8; g++) {
+        assert_true(fed[g] <= 1);
+        if (feeds[g]) {
+            nprefill++;
+            assert_int_equal(feeds[g], 2);
+        }
+    }
+    assert_int_equal(nprefill, 2);
+    free(res);
+    free(m);
+    gq_records_free(&b.rs);
+}
+
+static void empty_records(void **state)
+{
+    (void)state;
+    gq_recordset rs = {0};
+    gq_place_model *m = malloc(sizeof *m);
+    gq_err e = {0};
+    assert_int_equal(gq_place_model_build(m, 8, &rs, NULL, NULL, &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "no GPU-to-GPU or host-to-GPU rates"));
+    free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(predictor),         cmocka_unit_test(seed001_cells),  cmocka_unit_test(seed001_offload),
+        cmocka_unit_test(seed001_replicas),  cmocka_unit_test(seed000_staged), cmocka_unit_test(roles_errors),
+        cmocka_unit_test(unequal_roles),     cmocka_unit_test(empty_records),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

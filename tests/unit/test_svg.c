@@ -1,0 +1,244 @@
+/* SVG figures: well-formed, self-contained, and with the expected number of
+ * cells, bars, lines and points for crafted inputs. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "render/svg.h"
+#include "xmlcheck.h"
+
+typedef int (*writer)(FILE *f, const void *spec, gq_err *err);
+
+static char *capture_heatmap(const gq_svg_heatmap *h, int *rc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    gq_err e = {0};
+    *rc = gq_svg_write_heatmap(f, h, &e);
+    fclose(f);
+    return buf;
+}
+
+static char *capture_bars(const gq_svg_bars *b, int *rc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    gq_err e = {0};
+    *rc = gq_svg_write_bars(f, b, &e);
+    fclose(f);
+    return buf;
+}
+
+static char *capture_lines(const gq_svg_lines *l, int *rc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    gq_err e = {0};
+    *rc = gq_svg_write_lines(f, l, &e);
+    fclose(f);
+    return buf;
+}
+
+static void assert_wellformed(const char *s)
+{
+    char why[256] = "";
+    int bad = xml_check(s, why, sizeof why);
+    if (bad)
+        fail_msg("not well formed: %s", why);
+    /* Self-contained: no external references of any kind. */
+    assert_null(strstr(s, "href"));
+    assert_null(strstr(s, "<script"));
+    assert_null(strstr(s, "url("));
+    assert_int_equal(count_of(s, "<svg "), 1);
+    assert_int_equal(count_of(s, "</svg>"), 1);
+}
+
+/* Seed 001 figure 1 shape: 8x8 with a NAN diagonal. */
+static void test_heatmap_8x8(void **state)
+{
+    (void)state;
+    const char *labels[8] = {"GPU 0", "GPU 1", "GPU 2", "GPU 3", "GPU 4", "GPU 5", "GPU 6", "GPU 7"};
+    double v[64];
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++)
+            v[i * 8 + j] = i == j ? NAN : ((i < 4) == (j < 4) ? 53.0 : 38.0);
+    gq_svg_heatmap h = {.id = "p2p", .title = "P2P read <GB/s> & more", .unit = "GB/s", .n = 8, .labels = labels,
+                        .vals = v};
+    int rc;
+    char *s = capture_heatmap(&h, &rc);
+    assert_int_equal(rc, GQ_OK);
+    assert_wellformed(s);
+    assert_int_equal(count_of(s, "class=\"gq-cell\""), 64);
+    /* title escaped */
+    assert_non_null(strstr(s, "P2P read &lt;GB/s&gt; &amp; more"));
+    assert_non_null(strstr(s, "data-figure=\"p2p\""));
+    /* 8 diagonal cells say n/a; two distinct colours for 53 and 38 */
+    assert_int_equal(count_of(s, ": n/a"), 8);
+    assert_non_null(strstr(s, "GPU 0 → GPU 1: 53.0 GB/s"));
+    assert_non_null(strstr(s, "GPU 0 → GPU 4: 38.0 GB/s"));
+    free(s);
+}
+
+static void test_heatmap_large_and_bad(void **state)
+{
+    (void)state;
+    enum { N = 64 };
+    static double v[N * N];
+    static char names[N][16];
+    const char *labels[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "%d", i);
+        labels[i] = names[i];
+        for (int j = 0; j < N; j++)
+            v[i * N + j] = i == j ? NAN : i + j;
+    }
+    gq_svg_heatmap h = {.id = "big", .title = "big", .unit = "GB/s", .n = N, .labels = labels, .vals = v};
+    int rc;
+    char *s = capture_heatmap(&h, &rc);
+    assert_int_equal(rc, GQ_OK);
+    assert_wellformed(s);
+    assert_int_equal(count_of(s, "class=\"gq-cell\""), N * N);
+    free(s);
+    /* all-NAN: still a figure, says no data */
+    double nanv[4] = {NAN, NAN, NAN, NAN};
+    gq_svg_heatmap h2 = {.id = "e", .title = "e", .unit = "GB/s", .n = 2, .labels = labels, .vals = nanv};
+    s = capture_heatmap(&h2, &rc);
+    assert_int_equal(rc, GQ_OK);
+    assert_wellformed(s);
+    assert_non_null(strstr(s, "no data"));
+    free(s);
+    gq_svg_heatmap bad = {.n = 0, .labels = labels, .vals = v};
+    s = capture_heatmap(&bad, &rc);
+    assert_int_equal(rc, GQ_E_USAGE);
+    assert_int_equal(strlen(s), 0);
+    free(s);
+}
+
+/* Seed 001 figure 2: four pairs within, four across, compact bars. */
+static void test_bars_pairs(void **state)
+{
+    (void)state;
+    const char *cats[8] = {"0→1", "2→3", "4→5", "6→7", "0→4", "1→5", "2→6", "3→7"};
+    const char *series[2] = {"within domains", "across domains"};
+    double v[16];
+    double within[4] = {52.75, 53.71, 52.75, 53.03}, across[4] = {21.12, 20.60, 24.28, 24.95};
+    for (int c = 0; c < 8; c++) {
+        v[c] = c < 4 ? within[c] : NAN;
+        v[8 + c] = c < 4 ? NAN : across[c - 4];
+    }
+    double ref = 63.0;
+    const char *rl = "PCIe Gen5 x16";
+    gq_svg_bars b = {.id = "pairs", .title = "Concurrent pairs", .unit = "GB/s", .ncat = 8, .nser = 2,
+                     .cats = cats, .series = series, .vals = v, .compact = true, .nref = 1, .ref_vals = &ref,
+                     .ref_labels = &rl};
+    int rc;
+    char *s = capture_bars(&b, &rc);
+    assert_int_equal(rc, GQ_OK);
+    assert_wellformed(s);
+    assert_int_equal(count_of(s, "class=\"gq-bar\""), 8);
+    assert_int_equal(count_of(s, "data-series=\"0\""), 4);
+    assert_int_equal(count_of(s, "data-series=\"1\""), 4);
+    assert_int_equal(count_of(s, "class=\"gq-ref\""), 1);
+    assert_non_null(strstr(s, "0→4, across domains: 21.1 GB/s"));
+    free(s);
+}
+
+/* Seed 001 figure 3: 8 GPUs x 2 series (alone, all active). Bar heights are
+ * proportional to the values. */
+static void test_bars_heights(void **state)
+{
+    (void)state;
+    const char *cats[2] = {"GPU 0", "GPU 1"};
+    const char *series[2] = {"alone", "all active"};
+    double v[4] = {60, 60, 30, NAN};
+    gq_svg_bars b = {.id = "host", .title = "Host", .unit = "GB/s", .ncat = 2, .nser = 2, .cats = cats,
+                     .series = series, .vals = v};
+    int rc;
+    char *s = capture_bars(&b, &rc);
+    assert_int_equal(rc, GQ_OK);
+    assert_wellformed(s);
+    assert_int_equal(count_of(s, "class=\"gq-bar\""), 3);
+    /* find heights of the bars of series 0 cat 0 and series 1 cat 0 */
+    double h60 = -1, h30 = -1;
+    for (const char *p = strstr(s, "class=\"gq-bar\""); p; p = strstr(p + 1, "class=\"gq-bar\"")) {
+        int ser, cat;
+        double x, y, w, h;
+        if (sscanf(p, "class=\"gq-bar\" data-series=\"%d\" data-cat=\"%d\" x=\"%lf\" y=\"%lf\" width=\"%lf\" "
+                      "height=\"%lf\"",
+                   &ser, &cat, &x, &y, &w, &h) == 6) {
+            if (ser == 0 && cat == 0)
+                h60 = h;
+            if (ser == 1 && cat == 0)
+                h30 = h;
+        }
+    }
+    assert_true(h60 > 0 && h30 > 0);
+    assert_true(fabs(h60 / h30 - 2.0) < 0.02);
+    free(s);
+}
+
+static void test_lines_sweep(void **state)
+{
+    (void)state;
+    double xs0[5] = {1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20};
+    double ys0[5] = {36.71, 49.53, 53.78, 54.51, NAN};
+    double ys1[5] = {35.85, 40.16, 40.90, 38.72, 38.0};
+    const double *xs[2] = {xs0, xs0}, *ys[2] = {ys0, ys1};
+    int np[2] = {5, 5};
+    const char *names[2] = {"0→1 within", "0→4 across"};
+    gq_svg_lines l = {.id = "sweep", .title = "Sweep", .x_label = "buffer", .unit = "GB/s", .nser = 2,
+                      .series = names, .npts = np, .xs = xs, .ys = ys, .log_x = true, .x_is_bytes = true,
+                      .markers = true, .y_from_zero = true};
+    int rc;
+    char *s = capture_lines(&l, &rc);
+    assert_int_equal(rc, GQ_OK);
+    assert_wellformed(s);
+    assert_int_equal(count_of(s, "class=\"gq-line\""), 2);
+    assert_int_equal(count_of(s, "class=\"gq-pt\""), 9);
+    assert_non_null(strstr(s, "1 MiB"));
+    assert_non_null(strstr(s, "256 MiB"));
+    free(s);
+    /* linear time series, one empty series: no line drawn for it */
+    double t[3] = {0, 1, 2}, temp[3] = {40, 55, 66};
+    const double *xs2[2] = {t, t}, *ys2[2] = {temp, temp};
+    int np2[2] = {3, 0};
+    gq_svg_lines l2 = {.id = "temp", .title = "Temperature", .x_label = "s", .unit = "°C", .nser = 2,
+                       .series = names, .npts = np2, .xs = xs2, .ys = ys2};
+    s = capture_lines(&l2, &rc);
+    assert_int_equal(rc, GQ_OK);
+    assert_wellformed(s);
+    assert_int_equal(count_of(s, "class=\"gq-line\""), 1);
+    assert_int_equal(count_of(s, "class=\"gq-pt\""), 0);
+    free(s);
+}
+
+static void test_nice_axis(void **state)
+{
+    (void)state;
+    double lo, hi, st;
+    gq_svg_nice_axis(0, 53.7, 5, &lo, &hi, &st);
+    assert_true(lo == 0 && st == 10 && hi == 60);
+    gq_svg_nice_axis(0, 779, 5, &lo, &hi, &st);
+    assert_true(st == 200 && hi == 800);
+    gq_svg_nice_axis(5, 5, 5, &lo, &hi, &st);
+    assert_true(hi > lo && st > 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_heatmap_8x8),   cmocka_unit_test(test_heatmap_large_and_bad),
+        cmocka_unit_test(test_bars_pairs),    cmocka_unit_test(test_bars_heights),
+        cmocka_unit_test(test_lines_sweep),   cmocka_unit_test(test_nice_axis),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
