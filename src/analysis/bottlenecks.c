@@ -1,5 +1,7 @@
 #include "analysis/bottlenecks.h"
 
+#include "analysis/sanity.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -153,7 +155,7 @@ static int slot_of(gq_direction d)
 
 /* Turn the record set into candidates: one per group that ran flows of one
  * kind (host in one direction, or P2P). */
-static int collect(const gq_recordset *rs, gq_bottlenecks *b, cand **out, int *nout)
+static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *b, cand **out, int *nout)
 {
     *out = NULL;
     *nout = 0;
@@ -162,14 +164,42 @@ static int collect(const gq_recordset *rs, gq_bottlenecks *b, cand **out, int *n
     int rc = GQ_E_NOMEM;
     gref *v = malloc((size_t)rs->n * sizeof *v);
     cand *c = malloc((size_t)rs->n * sizeof *c);
-    if (!v || !c)
+    bool *ok = malloc((size_t)rs->n * sizeof *ok);
+    if (!v || !c || !ok)
         goto out;
     for (int i = 0; i < rs->n; i++) {
-        v[i].group = rs->v[i].group;
+        const gq_record *r = &rs->v[i];
+        v[i].group = r->group;
         v[i].idx = i;
         const char *why;
-        if (!gq_domains_usable(&rs->v[i], &why) && push_ignored(b, i, why))
-            goto out;
+        ok[i] = gq_domains_usable(r, &why);
+        if (!ok[i]) {
+            char msg[240];
+            if ((r->flags & GQ_FLAG_IMPOSSIBLE) && r->capacity_gbps > 0 &&
+                r->value.median > r->capacity_gbps * (1 + GQ_SANITY_TOL))
+                snprintf(msg, sizeof msg, "impossible: %.1f GB/s is above the %.1f GB/s its path can carry", r->value.median,
+                         r->capacity_gbps);
+            else if ((r->flags & GQ_FLAG_IMPOSSIBLE) && r->error[0] && !strstr(r->error, "impossible"))
+                snprintf(msg, sizeof msg, "impossible: %.200s", r->error);
+            else
+                snprintf(msg, sizeof msg, "%.200s", why);
+            if (push_ignored(b, i, msg))
+                goto out;
+            continue;
+        }
+        /* Records the harness did not check (read back, crafted): apply the
+         * sanity guard here, without changing them. */
+        if (topo && !r->is_latency && !(r->capacity_gbps > 0)) {
+            char cwhy[160], msg[240];
+            double cap = gq_sanity_record_capacity(topo, rs, r, cwhy, sizeof cwhy);
+            if (cap > 0 && r->value.median > cap * (1 + GQ_SANITY_TOL)) {
+                ok[i] = false;
+                snprintf(msg, sizeof msg, "impossible: %.1f GB/s is above the %.1f GB/s of %s", r->value.median, cap,
+                         cwhy);
+                if (push_ignored(b, i, msg))
+                    goto out;
+            }
+        }
     }
     qsort(v, (size_t)rs->n, sizeof *v, cmp_gref);
     int nc = 0;
@@ -196,7 +226,7 @@ static int collect(const gq_recordset *rs, gq_bottlenecks *b, cand **out, int *n
                 break;
             }
             cd.flows[cd.nflows++] = v[k].idx;
-            if (!gq_domains_usable(r, NULL))
+            if (!ok[v[k].idx])
                 bad = true;
             int hg = host_gpu(r);
             if (hg >= 0 && (r->direction == GQ_DIR_H2D || r->direction == GQ_DIR_D2H)) {
@@ -238,7 +268,7 @@ static int collect(const gq_recordset *rs, gq_bottlenecks *b, cand **out, int *n
                     continue;
                 if (p2p && r->direction != GQ_DIR_P2P)
                     continue;
-                if (gq_domains_usable(r, NULL))
+                if (ok[v[k].idx])
                     cd.agg = v[k].idx;
             }
             if (cd.agg < 0) {
@@ -257,6 +287,7 @@ static int collect(const gq_recordset *rs, gq_bottlenecks *b, cand **out, int *n
 out:
     free(v);
     free(c);
+    free(ok);
     return rc;
 }
 
@@ -503,6 +534,30 @@ static mask_t under(const gq_topo *t, int a, mask_t univ)
     return m;
 }
 
+gq_bn_explain gq_bn_pci_kind(const gq_topo *t, int node)
+{
+    const gq_pci_node *nd = &t->pci[node];
+    if (nd->kind == GQ_PCI_HOSTBRIDGE)
+        return GQ_EXPLAIN_HOST_BRIDGE;
+    int children = 0;
+    for (int i = 0; i < t->npci && i < GQ_MAX_PCI_NODES; i++)
+        children += t->pci[i].parent == node;
+    int par = nd->parent;
+    if (children >= 2 || (par >= 0 && t->pci[par].kind != GQ_PCI_HOSTBRIDGE))
+        return GQ_EXPLAIN_PCIE_SWITCH;
+    return GQ_EXPLAIN_ROOT_PORT;
+}
+
+const char *gq_bn_pci_kind_text(gq_bn_explain e)
+{
+    switch (e) {
+    case GQ_EXPLAIN_HOST_BRIDGE: return "host bridge";
+    case GQ_EXPLAIN_ROOT_PORT: return "root port";
+    case GQ_EXPLAIN_PCIE_SWITCH: return "PCIe switch";
+    default: return "PCIe node";
+    }
+}
+
 static void set_text(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void set_text(char *buf, size_t n, const char *fmt, ...)
 {
@@ -535,18 +590,10 @@ static void explain_host(gq_bottleneck *bn, const gq_topo *t, mask_t univ, bool 
                     (t->pci[best].link_gbps <= 0 || t->pci[a].link_gbps < t->pci[best].link_gbps))
                     best = a;
             const gq_pci_node *nd = &t->pci[best];
-            int par = nd->parent;
-            if (nd->kind == GQ_PCI_HOSTBRIDGE)
-                bn->explained = GQ_EXPLAIN_HOST_BRIDGE;
-            else if (par < 0 || t->pci[par].kind == GQ_PCI_HOSTBRIDGE)
-                bn->explained = GQ_EXPLAIN_ROOT_PORT;
-            else
-                bn->explained = GQ_EXPLAIN_PCIE_SWITCH;
+            bn->explained = gq_bn_pci_kind(t, best);
             snprintf(bn->node, sizeof bn->node, "%s", nd->bus_id[0] ? nd->bus_id : nd->label);
             bn->link_gbps = nd->link_gbps;
-            const char *what = bn->explained == GQ_EXPLAIN_HOST_BRIDGE ? "host bridge"
-                               : bn->explained == GQ_EXPLAIN_ROOT_PORT ? "root port"
-                                                                        : "PCIe switch";
+            const char *what = gq_bn_pci_kind_text(bn->explained);
             if (nd->link_gbps > 0)
                 set_text(bn->explanation, sizeof bn->explanation,
                          "GPUs %s sit behind one %s (%s) whose uplink carries %.1f GB/s per direction; they "
@@ -655,12 +702,13 @@ int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_d
             out->alone_record[s][g] = -1;
         }
     out->one_numa_visible = topo && topo->numa_nodes <= 1;
+    out->asym_obs[0] = out->asym_obs[1] = -1;
 
     cand *c = NULL;
     int nc = 0, rc;
     double (*iso)[GQ_MAX_GPUS] = NULL;
     double (*iso_sp)[GQ_MAX_GPUS] = NULL;
-    if ((rc = collect(rs, out, &c, &nc)))
+    if ((rc = collect(rs, topo, out, &c, &nc)))
         goto nomem;
     iso = malloc(sizeof(double[GQ_MAX_GPUS][GQ_MAX_GPUS]));
     iso_sp = malloc(sizeof(double[GQ_MAX_GPUS][GQ_MAX_GPUS]));
@@ -799,6 +847,40 @@ int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_d
             bn->capacity_gbps = ob->aggregate_gbps;
         }
         add_evidence(bn, i);
+    }
+
+    /* Asymmetry inside the largest host run of each direction. */
+    for (int sl = 0; sl < 2; sl++) {
+        gq_direction dir = sl == 0 ? GQ_DIR_H2D : GQ_DIR_D2H;
+        int best = -1;
+        for (int i = 0; i < out->nobs; i++)
+            if (!out->obs[i].p2p && out->obs[i].direction == dir &&
+                (best < 0 || out->obs[i].ngpus > out->obs[best].ngpus))
+                best = i;
+        out->asym_obs[sl] = -1;
+        if (best < 0 || out->obs[best].ngpus < 2)
+            continue;
+        const gq_bn_obs *ob = &out->obs[best];
+        double mx = 0;
+        for (int k = 0; k < ob->ngpus; k++)
+            if (isfinite(ob->rate[ob->gpus[k]]) && ob->rate[ob->gpus[k]] > mx)
+                mx = ob->rate[ob->gpus[k]];
+        out->asym_obs[sl] = best;
+        out->slow_lo[sl] = out->fast_lo[sl] = INFINITY;
+        out->slow_hi[sl] = out->fast_hi[sl] = -INFINITY;
+        for (int k = 0; k < ob->ngpus; k++) {
+            double r = ob->rate[ob->gpus[k]];
+            if (!isfinite(r))
+                continue;
+            bool slow = r < (1 - o->min_drop) * mx;
+            if (slow)
+                out->slow[sl][out->nslow[sl]++] = ob->gpus[k];
+            double *lo = slow ? &out->slow_lo[sl] : &out->fast_lo[sl], *hi = slow ? &out->slow_hi[sl] : &out->fast_hi[sl];
+            if (r < *lo)
+                *lo = r;
+            if (r > *hi)
+                *hi = r;
+        }
     }
 
     /* Explanations against the tree. */
@@ -951,6 +1033,22 @@ json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs)
                                                     (json_int_t)b->bytes[1]));
     json_object_set_new(ct, "skipped_groups", json_integer(b->nskipped));
     json_object_set_new(ct, "one_numa_visible", json_boolean(b->one_numa_visible));
+    json_t *asy = json_array();
+    for (int sl = 0; sl < 2; sl++) {
+        if (b->asym_obs[sl] < 0)
+            continue;
+        const gq_bn_obs *ob = &b->obs[b->asym_obs[sl]];
+        json_t *a = json_object();
+        json_object_set_new(a, "direction", json_string(names[sl]));
+        json_object_set_new(a, "group", json_integer(ob->group));
+        json_object_set_new(a, "gpus", int_array(ob->gpus, ob->ngpus));
+        json_object_set_new(a, "slow", int_array(b->slow[sl], b->nslow[sl]));
+        json_object_set_new(a, "slow_gbps", b->nslow[sl] ? json_pack("[ff]", b->slow_lo[sl], b->slow_hi[sl]) : json_null());
+        json_object_set_new(a, "fast_gbps", isfinite(b->fast_lo[sl]) ? json_pack("[ff]", b->fast_lo[sl], b->fast_hi[sl])
+                                                                        : json_null());
+        json_array_append_new(asy, a);
+    }
+    json_object_set_new(ct, "asymmetry", asy);
     json_object_set_new(root, "contention", ct);
     json_object_set_new(root, "ignored", ign);
     return root;

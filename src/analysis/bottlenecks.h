@@ -51,6 +51,13 @@ typedef enum gq_bn_explain {
 /* "measurement_only", "pcie_switch", "root_port", "host_bridge", "numa_node", "cpu_interconnect". */
 const char *gq_bn_explain_name(gq_bn_explain e);
 
+/* What a PCIe tree node is, for explanations: a host bridge; a bridge with
+ * two or more children, or below another bridge, is a PCIe switch; a bridge
+ * with one child right below a host bridge is a root port. */
+gq_bn_explain gq_bn_pci_kind(const gq_topo *t, int node);
+/* "PCIe switch", "root port", "host bridge" for those kinds. */
+const char *gq_bn_pci_kind_text(gq_bn_explain e);
+
 /* P2P observation kinds. */
 typedef enum gq_bn_p2p_kind { GQ_P2P_WITHIN = 0, GQ_P2P_ACROSS, GQ_P2P_MIXED } gq_bn_p2p_kind;
 const char *gq_bn_p2p_kind_name(gq_bn_p2p_kind k); /* "within", "across", "mixed" */
@@ -113,6 +120,13 @@ typedef struct gq_bottlenecks {
     gq_bn_ignored *ignored;         /* owned: records kept out and why */
     int nskipped;                   /* groups that could not be analysed (missing alone rate, mixed, ...) */
     bool one_numa_visible;          /* the topology shows one NUMA node */
+    /* Asymmetry in the largest host run of each direction (seed 001: with all
+     * eight copying, GPUs 0-3 get less than 4-7): the GPUs whose rate is below
+     * (1 - min_drop) x the fastest GPU of that run. asym_obs = -1: no such run. */
+    int asym_obs[2];
+    int nslow[2];
+    int slow[2][GQ_MAX_GPUS];
+    double slow_lo[2], slow_hi[2], fast_lo[2], fast_hi[2];
 } gq_bottlenecks;
 
 typedef struct gq_bn_opts {
@@ -142,7 +156,8 @@ int gq_bottlenecks_find(const gq_bottlenecks *b, gq_direction dir, const int *gp
  *                  gpus, per_gpu_gbps | pairs + kind, aggregate_gbps, sum_alone_gbps,
  *                  expected_gbps, overlap, contended],
  *                host_alone_gbps: {h2d: [..], d2h: [..]} by GPU (null unknown),
- *                host_bytes, skipped_groups, one_numa_visible}
+ *                host_bytes, skipped_groups, one_numa_visible,
+ *                asymmetry: [{direction, gpus, slow, slow_gbps: [lo, hi], fast_gbps: [lo, hi], group}]}
  *   ignored: [{record, test, src, dst, gbps, why}] (rs may be NULL) */
 json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs);
 json_t *gq_bn_obs_to_json(const gq_bn_obs *o);

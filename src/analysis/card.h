@@ -41,7 +41,11 @@
 
 #define GQ_CARD_VERSION 1
 
-/* Record "test" names the card uses beyond nvbandwidth's. */
+/* Record "test" names the card uses. Probes are measured as `gpuqual domains`
+ * measures them (analysis/probes.h: gq_probe_measurement): host paths as
+ * host_to_device_set / device_to_host_set (one flow = a GPU alone), matrix
+ * cells as device_to_device_memcpy_read_ce or device_to_device_staged,
+ * concurrent pairs as concurrent_pairs_read_ce. */
 #define GQ_CARD_TEST_MATRIX "device_to_device_memcpy_read_ce"
 #define GQ_CARD_TEST_STAGED "device_to_device_staged"
 #define GQ_CARD_TEST_H2D "host_to_device_memcpy_ce"
@@ -49,7 +53,7 @@
 #define GQ_CARD_TEST_H2D_SET "host_to_device_set"
 #define GQ_CARD_TEST_D2H_SET "device_to_host_set"
 #define GQ_CARD_TEST_BIDIR_SET "bidirectional_set"
-#define GQ_CARD_TEST_PAIRS "device_to_device_pairs_read_ce"
+#define GQ_CARD_TEST_PAIRS "concurrent_pairs_read_ce"
 #define GQ_CARD_TEST_SWEEP_PREFIX "sweep:"
 #define GQ_CARD_TEST_HOST_LAT "host_device_latency_sm"
 #define GQ_CARD_TEST_P2P_LAT "device_to_device_latency_sm"
@@ -85,7 +89,7 @@ typedef struct gq_card_step {
     double est_s;          /* estimate at the chosen quality */
     double elapsed_s;
     gq_card_step_status status;
-    char note[240];
+    char note[600];
 } gq_card_step;
 
 typedef struct gq_card_opts {
@@ -183,8 +187,14 @@ typedef struct gq_card_inputs {
 json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err);
 
 /* Facts for the verdicts, from a card section and the stress section (both
- * as composed or saved). Used by gq_card_compose and by `report --expect`. */
-void gq_card_facts_from_json(const json_t *card, const json_t *stress, const json_t *records, gq_card_facts *f);
+ * as composed or saved) and the records (integrity counts; may be NULL). */
+void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs, gq_card_facts *f);
+
+/* Judge a composed or saved card section again (e.g. `report --expect`):
+ * replaces its checks, counts, verdict, exit_code, expectations, rows and
+ * findings. bottlenecks and stress are the root sections (may be NULL). */
+int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_recordset *rs,
+                  const gq_expect *ex, gq_err *err);
 
 /* Exit code of a card section: 5 when incomplete, else the verdict's. */
 int gq_card_exit_code(const json_t *card);

@@ -172,6 +172,24 @@ typedef struct gq_place_map {
     bool replicas_valid;
 } gq_place_map;
 
+/* One verification attempt: what was tried, predicted and measured, and
+ * what the measurement taught the model. */
+#define GQ_PLACE_MAX_ATTEMPTS 4
+typedef struct gq_place_attempt {
+    int npairs;
+    int prefill[GQ_PLACE_MAX_PAIRS], decode[GQ_PLACE_MAX_PAIRS];
+    double pair_predicted[GQ_PLACE_MAX_PAIRS], pair_measured[GQ_PLACE_MAX_PAIRS];
+    double pairs_predicted, pairs_measured;
+    bool pairs_valid;
+    int nworkers;
+    int workers[GQ_MAX_GPUS];
+    double offload_predicted, offload_measured; /* both directions summed */
+    int nreplicas;
+    double replicas_predicted_min, replicas_measured_min;
+    int nlearned;        /* limits the attempt's measurements added to the model */
+    char finding[480];   /* "pairs 0->2 and 1->3 ran at 31.0 GB/s against 53.9 predicted: ..." */
+} gq_place_attempt;
+
 typedef struct gq_place_result {
     gq_place_roles roles;
     gq_place_map chosen, naive;
@@ -181,6 +199,9 @@ typedef struct gq_place_result {
     double gain_pairs;        /* measured aggregate / naive's; predicted ratio before verify; 0 n/a */
     double gain_offload, gain_replicas;
     bool verified;
+    int nattempts;            /* verification attempts (1 when the first choice held) */
+    int final_attempt;        /* which attempt the chosen map is */
+    gq_place_attempt attempts[GQ_PLACE_MAX_ATTEMPTS];
     int candidates;           /* mappings compared */
     bool exhaustive;
 } gq_place_result;
@@ -188,7 +209,8 @@ typedef struct gq_place_result {
 /* Check roles against the model: counts >= 0, at least one role, enough
  * usable GPUs (prefill + decode; offload <= usable; replicas divide the pairs
  * or the GPUs). GQ_E_USAGE with one line ("--prefill 6 --decode 4 needs 10
- * GPUs; this machine has 8"). */
+ * GPUs; there are 8 to use"). ngpu <= 0 checks the counts alone (before the
+ * machine is known). */
 int gq_place_roles_check(const gq_place_roles *r, int ngpu, gq_err *err);
 
 /* Choose the mapping and the naive one, with predictions and explanations. */
@@ -201,11 +223,17 @@ int gq_place_pairs_measurement(const gq_place_map *map, uint64_t bytes, gq_measu
 int gq_place_offload_measurement(const gq_place_map *map, gq_direction dir, uint64_t bytes, gq_measurement *out);
 int gq_place_replicas_measurement(const gq_place_map *map, uint64_t bytes, gq_measurement *out);
 
-/* Verify: run the chosen and the naive patterns through the harness (pairs,
- * offload both directions, replicas), fill measured_* and the gains, append
- * the records to *rs (and journal j). Invalid aggregates (overlap) are kept
- * but leave the gain at 0 with a note. */
-int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_result *res, uint64_t bytes,
+/* Verify: run the chosen pattern through the harness (pairs, offload both
+ * directions, replicas). When a flow runs slower than predicted by more than
+ * the tolerance, the measurement is evidence the probes did not give (e.g. two
+ * handoffs sharing an uplink no probe loaded): its groups are added to the
+ * model *m as limits, the roles are solved again and the new choice is run,
+ * up to GQ_PLACE_MAX_ATTEMPTS times or until a choice repeats. The attempt
+ * with the best measured result is kept (pairs first, then offload, then
+ * replicas) and every attempt is reported. Then the naive pattern runs; the
+ * gains are measured over it. Records go to *rs (and journal j). Invalid
+ * aggregates (overlap) are kept but leave the gain at 0 with a note. */
+int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_model *m, gq_place_result *res, uint64_t bytes,
                     const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_err *err);
 
 /* JSON sections of a place document: pairs, naive, offload, replicas, gain,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/bottlenecks.h"
 #include "core/units.h"
 
 typedef uint64_t mask_t;
@@ -147,9 +148,7 @@ static int tree_groups(const gq_topo *t, mask_t sel, int n, hset *v, int cap)
         if (popc(m) < 2 || popc(m) >= n)
             continue;
         const gq_pci_node *nd = &t->pci[i];
-        const char *what = nd->kind == GQ_PCI_HOSTBRIDGE ? "host bridge"
-                           : (nd->parent < 0 || t->pci[nd->parent].kind == GQ_PCI_HOSTBRIDGE) ? "root port"
-                                                                                               : "PCIe switch";
+        const char *what = gq_bn_pci_kind_text(gq_bn_pci_kind(t, i));
         char why[96];
         snprintf(why, sizeof why, "%s %s", what, nd->bus_id[0] ? nd->bus_id : nd->label);
         add_set(v, &nv, cap, m, why);

@@ -661,8 +661,8 @@ static void summarize_gpu(const gq_stress_gpu *g, const gq_stress_rules *rules, 
                     "GPU %d: %llu faulty result elements in %llu GEMMs (checked against the first result)", id,
                     (unsigned long long)g->faulty, (unsigned long long)g->gemms);
     if (S->ecc_uncorrected > 0)
-        add_finding(s, GQ_STRESS_FAIL, id, "ecc-uncorrected", "GPU %d: %lld uncorrected ECC errors during the run",
-                    id, (long long)S->ecc_uncorrected);
+        add_finding(s, GQ_STRESS_FAIL, id, "ecc-uncorrected", "GPU %d: %lld uncorrected ECC error%s during the run",
+                    id, (long long)S->ecc_uncorrected, S->ecc_uncorrected == 1 ? "" : "s");
     if (S->reasons_seen & GQ_CLK_THERMAL_MASK)
         add_finding(s, GQ_STRESS_FAIL, id, "thermal-slowdown",
                     "GPU %d: %s in %.0f%% of samples under load (max %.0f C)", id,
@@ -676,8 +676,8 @@ static void summarize_gpu(const gq_stress_gpu *g, const gq_stress_rules *rules, 
         add_finding(s, GQ_STRESS_FAIL, id, "transfer-error", "GPU %d: host<->GPU transfers during the load failed: %s",
                     id, g->xfer_error);
     if (S->ecc_corrected > 0)
-        add_finding(s, GQ_STRESS_WARN, id, "ecc-corrected", "GPU %d: %lld corrected ECC errors during the run", id,
-                    (long long)S->ecc_corrected);
+        add_finding(s, GQ_STRESS_WARN, id, "ecc-corrected", "GPU %d: %lld corrected ECC error%s during the run", id,
+                    (long long)S->ecc_corrected, S->ecc_corrected == 1 ? "" : "s");
     if (S->pcie_replay > 0)
         add_finding(s, GQ_STRESS_WARN, id, "pcie-replay", "GPU %d: PCIe replay counter rose by %lld during the run",
                     id, (long long)S->pcie_replay);

@@ -16,12 +16,4 @@ static int pending(int argc, char **argv, const char *issue)
     return 1;
 }
 
-int gq_cmd_sweep(int argc, char **argv) { return pending(argc, argv, "issue 5"); }
-int gq_cmd_domains(int argc, char **argv) { return pending(argc, argv, "issue 5"); }
-int gq_cmd_kv(int argc, char **argv) { return pending(argc, argv, "issue 6"); }
-int gq_cmd_place(int argc, char **argv) { return pending(argc, argv, "issue 6"); }
-int gq_cmd_card(int argc, char **argv) { return pending(argc, argv, "issue 8"); }
-int gq_cmd_report(int argc, char **argv) { return pending(argc, argv, "issue 8"); }
-int gq_cmd_compare(int argc, char **argv) { return pending(argc, argv, "issue 8"); }
 int gq_cmd_fleet(int argc, char **argv) { return pending(argc, argv, "the fleet issue"); }
-int gq_cmd_run(int argc, char **argv) { return pending(argc, argv, "issue 3"); }

@@ -19,9 +19,15 @@ typedef struct topo_opts {
 
 #define OFF(f) offsetof(topo_opts, f)
 static const gq_opt topo_own_opts[] = {
-    {.name = "save-snapshot", .type = GQ_OPT_STR, .off = OFF(save_snapshot), .arg = "FILE",
+    {.name = "save-snapshot",
+     .type = GQ_OPT_STR,
+     .off = OFF(save_snapshot),
+     .arg = "FILE",
      .help = "record what discovery found into FILE, to replay it later with --from-snapshot"},
-    {.name = "from-snapshot", .type = GQ_OPT_STR, .off = OFF(from_snapshot), .arg = "FILE",
+    {.name = "from-snapshot",
+     .type = GQ_OPT_STR,
+     .off = OFF(from_snapshot),
+     .arg = "FILE",
      .help = "replay discovery from a snapshot FILE instead of asking the GPUs (no GPU needed)"},
     GQ_OPT_END,
 };
@@ -53,8 +59,8 @@ static void no_gpu_message(const gq_err *e)
     if (strstr(what, "--sim"))
         gq_cli_error("%s", what);
     else
-        gq_cli_error("%s; use --sim NAME (e.g. --sim h200x2) for a simulated machine, or --from-snapshot FILE",
-                     what);
+        gq_cli_error(
+            "%s; use --sim NAME (e.g. --sim h200x2) for a simulated machine, or --from-snapshot FILE", what);
 }
 
 /* Write one JSON document to path atomically ("-" = stdout). */
@@ -94,7 +100,8 @@ int gq_cmd_topo(int argc, char **argv)
         goto out;
     }
     if (strcmp(o.c.format, "table") != 0 && strcmp(o.c.format, "json") != 0) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "topo: --format %s is not available here; use table or json", o.c.format);
+        rc = gq_err_set(&err, GQ_E_USAGE, "topo: --format %s is not available here; use table or json",
+                        o.c.format);
         goto fail;
     }
     if (o.from_snapshot && o.c.sim) {
@@ -103,11 +110,13 @@ int gq_cmd_topo(int argc, char **argv)
         goto fail;
     }
     if (o.c.sim_fault && !o.c.sim) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "--sim-fault needs --sim: faults can only be injected into a simulation");
+        rc = gq_err_set(&err, GQ_E_USAGE,
+                        "--sim-fault needs --sim: faults can only be injected into a simulation");
         goto fail;
     }
     /* Refuse unwritable outputs before any discovery is done. */
-    if ((rc = gq_cli_check_writable(o.c.json_path, &err)) || (rc = gq_cli_check_writable(o.save_snapshot, &err)))
+    if ((rc = gq_cli_check_writable(o.c.json_path, &err)) ||
+        (rc = gq_cli_check_writable(o.save_snapshot, &err)))
         goto fail;
 
     if (o.from_snapshot) {

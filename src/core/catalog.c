@@ -127,7 +127,9 @@ static bool peer_ok(const gq_topo *t, int a, int b)
 /* ---- plan functions ------------------------------------------------------ */
 
 /* Each GPU alone; the bidirectional variant adds the reverse flow on the same
- * GPU as interference, not reported (nvbandwidth's meaning). */
+ * GPU as interference, not reported (nvbandwidth's meaning). Interfering
+ * copies are twice the size, as nvbandwidth makes them, so that with a common
+ * count of copies they outlast the measured ones. */
 static int plan_host_each(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o, gq_plan *p, gq_err *err)
 {
     int nodes[GQ_MAX_NUMA], nn = host_nodes(o, nodes);
@@ -140,7 +142,8 @@ static int plan_host_each(const gq_test *t, const gq_topo *topo, const gq_plan_o
             gq_endpoint h = host(nodes[k]), d = gpu(g);
             CHECK(add_flow(p, dir == DIR_H2D ? h : d, dir == DIR_H2D ? d : h, t->method, g, o->bytes, true));
             if (bidir)
-                CHECK(add_flow(p, dir == DIR_H2D ? d : h, dir == DIR_H2D ? h : d, t->method, g, o->bytes, false));
+                CHECK(add_flow(p, dir == DIR_H2D ? d : h, dir == DIR_H2D ? h : d, t->method, g, 2 * o->bytes,
+                               false));
         }
     return GQ_OK;
 }
@@ -162,8 +165,8 @@ static int plan_host_all(const gq_test *t, const gq_topo *topo, const gq_plan_op
         if (bidir)
             for (int i = 0; i < o->ngpus; i++) {
                 int g = o->gpus[i];
-                CHECK(add_flow(p, dir == DIR_H2D ? gpu(g) : h, dir == DIR_H2D ? h : gpu(g), t->method, g, o->bytes,
-                               false));
+                CHECK(add_flow(p, dir == DIR_H2D ? gpu(g) : h, dir == DIR_H2D ? h : gpu(g), t->method, g,
+                               2 * o->bytes, false));
             }
     }
     return GQ_OK;

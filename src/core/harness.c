@@ -270,6 +270,9 @@ static int emit(hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_o
 
     /* an interfering flow that failed leaves the measured flows without their interference */
     char interferer_msg[200] = "";
+    bool has_interferers = false;
+    for (int i = 0; i < m->nflows; i++)
+        has_interferers |= !m->report[i];
     for (int i = 0; i < m->nflows && !interferer_msg[0]; i++)
         if (!m->report[i] && c->fs[i].error[0])
             snprintf(interferer_msg, sizeof interferer_msg, "the interfering flow failed: %.160s", c->fs[i].error);
@@ -306,6 +309,12 @@ static int emit(hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_o
             set_error(&r, GQ_FLAG_ERROR, fs->error);
         if (interferer_msg[0])
             set_error(&r, GQ_FLAG_ERROR, interferer_msg);
+        if (has_interferers && c->rounds > 0 && c->min_overlap < GQ_OVERLAP_MIN) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "the interfering flows ran during only %.1f%% of the measured window (< %.0f%%)",
+                     100.0 * c->min_overlap, 100.0 * GQ_OVERLAP_MIN);
+            set_error(&r, GQ_FLAG_OVERLAP, msg);
+        }
         if (fs->verify_failed) {
             char msg[160];
             snprintf(msg, sizeof msg, "data check failed: first bad byte at offset %llu of %s",
@@ -416,13 +425,60 @@ static int emit(hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_o
     return GQ_OK;
 }
 
-/* Fold one run's results into the state, with the round's overlap. */
+/* The overlap of a round: among the reported flows (the ones whose figures
+ * are summed), and the share of their common window during which every
+ * interfering (unreported) flow ran, whichever is smaller. Flows that failed
+ * (ok[i] false) are left out: their records are invalid for that. */
+static double round_overlap(const gq_measurement *m, const gq_flow_result *res, const bool *ok)
+{
+    double st[GQ_MAX_FLOWS], en[GQ_MAX_FLOWS];
+    int nw = 0, ni = 0;
+    double i_start = -HUGE_VAL, i_end = HUGE_VAL;
+    for (int i = 0; i < m->nflows; i++) {
+        if (!ok[i])
+            continue;
+        if (m->report[i]) {
+            st[nw] = res[i].t_start;
+            en[nw] = res[i].t_end;
+            nw++;
+        } else {
+            ni++;
+            if (res[i].t_start > i_start)
+                i_start = res[i].t_start;
+            if (res[i].t_end < i_end)
+                i_end = res[i].t_end;
+        }
+    }
+    if (nw == 0)
+        return -1;
+    double ov = gq_harness_overlap(st, en, nw);
+    if (ni > 0) {
+        double s0 = st[0], e0 = en[0];
+        for (int k = 1; k < nw; k++) {
+            s0 = st[k] > s0 ? st[k] : s0;
+            e0 = en[k] < e0 ? en[k] : e0;
+        }
+        if (e0 > s0) {
+            double cs = i_start > s0 ? i_start : s0, ce = i_end < e0 ? i_end : e0;
+            double cov = ce > cs ? (ce - cs) / (e0 - s0) : 0.0;
+            if (cov < ov)
+                ov = cov;
+        }
+    }
+    return ov;
+}
+
+static bool result_ok(const gq_flow_result *x)
+{
+    return x->status == GQ_OK && x->t_end > x->t_start && x->bytes_done > 0;
+}
+
+/* Fold one run's results into the state. */
 static void take_round(hctx *c, const gq_flow_result *res)
 {
     const gq_measurement *m = c->m;
     int r = c->rounds;
-    double st[GQ_MAX_FLOWS], en[GQ_MAX_FLOWS];
-    int nw = 0;
+    bool ok[GQ_MAX_FLOWS];
     double agg[NDIR] = {0}, sum = 0, maxwin = 0;
     bool bad_dir[NDIR] = {0}, bad_sum = false;
     for (int i = 0; i < m->nflows; i++) {
@@ -430,28 +486,25 @@ static void take_round(hctx *c, const gq_flow_result *res)
         flow_state *fs = &c->fs[i];
         const gq_flow_result *x = &res[i];
         int d = (int)gq_flow_direction(f);
-        bool ok = !fs->dead;
-        if (ok && x->status != GQ_OK) {
+        ok[i] = !fs->dead;
+        if (ok[i] && x->status != GQ_OK) {
             fs->dead = true;
             snprintf(fs->error, sizeof fs->error, "%s", x->error[0] ? x->error : gq_status_name(x->status));
-            ok = false;
+            ok[i] = false;
         }
-        double win = x->t_end - x->t_start;
-        if (ok && (win <= 0 || x->bytes_done == 0)) {
+        if (ok[i] && !result_ok(x)) {
             fs->dead = true;
             snprintf(fs->error, sizeof fs->error, "no copy completed inside the window of round %d", r + 1);
-            ok = false;
+            ok[i] = false;
         }
-        if (ok) {
+        if (ok[i]) {
+            double win = x->t_end - x->t_start;
             double rate = (double)x->bytes_done * byte_factor(f) / win / GQ_GB;
             fs->rate[fs->n] = rate;
             fs->window[fs->n] = win;
             fs->n++;
             if (x->host_numa_actual != -1 || fs->numa_actual == -1)
                 fs->numa_actual = x->host_numa_actual;
-            st[nw] = x->t_start;
-            en[nw] = x->t_end;
-            nw++;
             if (win > maxwin)
                 maxwin = win;
             if (m->report[i]) {
@@ -463,9 +516,8 @@ static void take_round(hctx *c, const gq_flow_result *res)
             bad_sum = true;
         }
     }
-    /* flows that failed are left out: their aggregates are invalid for that reason */
-    double ov = gq_harness_overlap(st, en, nw);
-    if (nw > 0 && ov < c->min_overlap)
+    double ov = round_overlap(m, res, ok);
+    if (ov >= 0 && ov < c->min_overlap)
         c->min_overlap = ov;
     for (int d = 0; d < NDIR; d++) {
         c->agg[d][r] = agg[d];
@@ -508,6 +560,50 @@ static int emit_failed(hctx *c, gq_backend *be, const gq_topo *topo, const gq_ha
     snprintf(c->whole_error, sizeof c->whole_error, "%.199s", msg);
     c->rounds = 0;
     return emit(c, be, topo, o, out, j, group, t0, jerr, jfailed);
+}
+
+/* Auto mode for a concurrent group. Windows end at a copy's completion, so
+ * with a count of copies they end together when the flows' copy times are
+ * equal or when they share a bottleneck (a flow that finishes first hands its
+ * share to the others); by duration, their ends are quantised by the copy
+ * time c_i. One copy per flow gives the copy times; a round with a count
+ * sized to round_s gives the overlap counting achieves. When that is short
+ * of the rule and a duration round (long enough that c_max is 0.5% of it,
+ * up to GQ_HARNESS_MAX_ROUND_S) promises more, the rounds run by duration. */
+static int choose_group_mode(gq_backend *be, gq_group *g, const gq_measurement *m, gq_flow_result *res, double T,
+                             gq_run_opts *ro, gq_err *rerr)
+{
+    int rc;
+    gq_run_opts one = {.reps = 1};
+    if ((rc = be->ops->run(be, g, &one, res, rerr)) != GQ_OK)
+        return rc;
+    double rep_max = 0, c_max = 0;
+    for (int i = 0; i < m->nflows; i++) {
+        if (!result_ok(&res[i]))
+            continue;
+        double c = (res[i].t_end - res[i].t_start) / (res[i].copies_done > 0 ? res[i].copies_done : 1);
+        c_max = c > c_max ? c : c_max;
+        if (m->report[i] && c > rep_max)
+            rep_max = c;
+    }
+    double reps = rep_max > 0 ? ceil(T / rep_max) : 1;
+    ro->reps = (int)(reps < 1 ? 1 : reps > MAX_REPS ? MAX_REPS : reps);
+    ro->duration_s = 0;
+    if ((rc = be->ops->run(be, g, ro, res, rerr)) != GQ_OK)
+        return rc;
+    bool ok[GQ_MAX_FLOWS];
+    for (int i = 0; i < m->nflows; i++)
+        ok[i] = result_ok(&res[i]);
+    double ov_count = round_overlap(m, res, ok);
+    if (ov_count >= 0.995 || c_max <= 0)
+        return GQ_OK;
+    double D = c_max / 0.005;
+    D = D < T ? T : D > GQ_HARNESS_MAX_ROUND_S ? GQ_HARNESS_MAX_ROUND_S : D;
+    if (1.0 - c_max / D > ov_count) {
+        ro->reps = 0;
+        ro->duration_s = D;
+    }
+    return GQ_OK;
 }
 
 int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement *m, const gq_harness_opts *o,
@@ -573,28 +669,8 @@ int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement
                 goto whole_fail;
         }
     } else if (concurrent) {
-        gq_run_opts w = {.duration_s = T};
-        if ((rc = be->ops->run(be, g, &w, res, &rerr)) != GQ_OK)
+        if ((rc = choose_group_mode(be, g, m, res, T, &ro, &rerr)) != GQ_OK)
             goto whole_fail;
-        double st[GQ_MAX_FLOWS], en[GQ_MAX_FLOWS];
-        bool empty = false;
-        for (int i = 0; i < m->nflows; i++) {
-            st[i] = res[i].t_start;
-            en[i] = res[i].t_end;
-            if (res[i].status == GQ_OK && (res[i].copies_done == 0 || res[i].t_end <= res[i].t_start))
-                empty = true;
-        }
-        double ov = gq_harness_overlap(st, en, m->nflows);
-        double D = T;
-        if (empty)
-            D = GQ_HARNESS_MAX_ROUND_S;
-        else if (ov < 0.996)
-            D = T * (1.0 - ov) / 0.004;
-        if (D < T)
-            D = T;
-        if (D > GQ_HARNESS_MAX_ROUND_S)
-            D = GQ_HARNESS_MAX_ROUND_S;
-        ro.duration_s = D;
     } else {
         gq_run_opts w = {.reps = o->warmup_reps > 0 ? o->warmup_reps : 1};
         if ((rc = be->ops->run(be, g, &w, res, &rerr)) != GQ_OK)

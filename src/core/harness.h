@@ -10,7 +10,11 @@
  *  - an aggregate (sum over flows of bytes_i / window_i) is valid only when,
  *    in every round, the window shared by all flows covers >= 99% of every
  *    flow's own window; otherwise it is recorded invalid with flag "overlap"
- *    and the overlap it had;
+ *    and the overlap it had. The flows counted are the reported ones (those
+ *    summed); interfering flows (report[i] == false) must instead run during
+ *    >= 99% of the reported flows' shared window, or the reported figures,
+ *    which claim to be measured under that interference, are invalid with
+ *    flag "overlap" too. The overlap recorded is the smaller of the two;
  *  - directions are recorded apart; a bidirectional measurement adds a record
  *    with sum=true, labelled as a sum;
  *  - R rounds (default 5), median/min/max/spread; early stop once the spread

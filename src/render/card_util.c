@@ -75,7 +75,7 @@ const char *gq_cj_fmt(double v, char *buf, size_t n)
     double a = fabs(v);
     if (!isfinite(v))
         snprintf(buf, n, "–");
-    else if (a >= 100 || a == 0)
+    else if (a >= 100 || a == 0 || (a < 1e6 && v == floor(v)))
         snprintf(buf, n, "%.0f", v);
     else if (a >= 10)
         snprintf(buf, n, "%.1f", v);

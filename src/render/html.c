@@ -510,8 +510,8 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
 
     const char *host = gq_cj_str(card, "hostname", "?");
     const char *verdict = gq_cj_str(card, "verdict", "skip");
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>Acceptance card: ",
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>Acceptance card: ",
           f);
     esc(f, host);
     fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body data-figures=\"", css);
@@ -522,7 +522,7 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
     badge(f, verdict, true);
     const json_t *counts = json_object_get(card, "counts");
     char b[3][32];
-    fprintf(f, " &nbsp;%s pass, %s warn, %s fail</p>\n", gq_cj_fmt(gq_cj_num(counts, "pass"), b[0], 32),
+    fprintf(f, " &#160;%s pass, %s warn, %s fail</p>\n", gq_cj_fmt(gq_cj_num(counts, "pass"), b[0], 32),
             gq_cj_fmt(gq_cj_num(counts, "warn"), b[1], 32), gq_cj_fmt(gq_cj_num(counts, "fail"), b[2], 32));
     fputs("<p class=\"meta\">Measured ", f);
     esc(f, gq_cj_str(root, "timestamp", "?"));

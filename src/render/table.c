@@ -115,8 +115,10 @@ static void print_matrix(FILE *f, const cellmap *m, const char *title, const gq_
                 fprintf(f, "%10s", "ERR");
             else if (!r->valid && (r->aggregate || r->sum) && (r->flags & GQ_FLAG_OVERLAP))
                 fprintf(f, "%10s", "INVALID");
+            else if (r->valid)
+                fprintf(f, "%10.2f", r->value.median);
             else
-                fprintf(f, "%9.2f%c", r->value.median, r->valid ? ' ' : '*');
+                fprintf(f, "%9.2f*", r->value.median); /* explained under the matrix */
         }
         fputc('\n', f);
     }

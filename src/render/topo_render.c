@@ -21,7 +21,7 @@ const char *gq_cuda_version_str(int v, char *buf, size_t n)
 
 /* ---- a small column formatter ------------------------------------------------ */
 
-#define MAXCOLS 16
+#define MAXCOLS (GQ_MAX_GPUS + 4)
 #define CELL 96
 
 typedef struct table {
@@ -104,7 +104,11 @@ static const char *p2p_cell(const gq_topo *t, int i, int j, char *buf, size_t n)
     }
     int c = t->p2p_cuda[i][j];
     gq_p2p_status s = (gq_p2p_status)t->p2p_nvml[i][j];
-    snprintf(buf, n, "%s/%s", c < 0 ? "?" : c ? "yes" : "no", s == GQ_P2P_UNKNOWN ? "?" : gq_p2p_status_name(s));
+    snprintf(buf, n, "%s/%s",
+             c < 0 ? "?"
+             : c   ? "yes"
+                   : "no",
+             s == GQ_P2P_UNKNOWN ? "?" : gq_p2p_status_name(s));
     return buf;
 }
 
@@ -123,20 +127,21 @@ static void host_lines(FILE *f, const gq_topo *t)
     if (t->cpus > 0)
         snprintf(cpus + strlen(cpus), sizeof cpus - strlen(cpus), "%d CPUs, ", t->cpus);
     fprintf(f, "Host      %s: %s; %s%d NUMA node%s; %s", str_or_unknown(t->hostname),
-            t->cpu_model[0] ? t->cpu_model : "CPU model unknown",
-            cpus, t->numa_nodes, t->numa_nodes == 1 ? "" : "s", t->is_vm ? "virtual machine" : "not a VM");
+            t->cpu_model[0] ? t->cpu_model : "CPU model unknown", cpus, t->numa_nodes,
+            t->numa_nodes == 1 ? "" : "s", t->is_vm ? "virtual machine" : "not a VM");
     if (t->is_vm)
         fprintf(f, " (%s)", t->hypervisor[0] ? t->hypervisor : "hypervisor not identified");
     fputc('\n', f);
-    fprintf(f, "Software  driver %s, CUDA driver %s, CUDA runtime %s, NVML %s\n", str_or_unknown(t->driver_version),
-            gq_cuda_version_str(t->cuda_driver_version, a, sizeof a),
-            gq_cuda_version_str(t->cuda_runtime_version, b, sizeof b), t->nvml_loaded ? "loaded" : "not loaded");
+    fprintf(f, "Software  driver %s, CUDA driver %s, CUDA runtime %s, NVML %s\n",
+            str_or_unknown(t->driver_version), gq_cuda_version_str(t->cuda_driver_version, a, sizeof a),
+            gq_cuda_version_str(t->cuda_runtime_version, b, sizeof b),
+            t->nvml_loaded ? "loaded" : "not loaded");
 }
 
 static void gpu_table(FILE *f, const gq_topo *t, table *tb)
 {
-    static const char *const head[] = {"GPU", "Name",     "Memory", "Bus id", "CC",     "SMs",
-                                       "PCIe now", "PCIe max", "GB/s/dir", "NUMA", "CPUs", "Power limit"};
+    static const char *const head[] = {"GPU",      "Name",     "Memory",   "Bus id", "CC",   "SMs",
+                                       "PCIe now", "PCIe max", "GB/s/dir", "NUMA",   "CPUs", "Power limit"};
     table_row(tb, head, (int)(sizeof head / sizeof head[0]));
     for (int i = 0; i < t->ngpu; i++) {
         const gq_gpu_info *g = &t->gpu[i];
@@ -168,8 +173,9 @@ static void gpu_table(FILE *f, const gq_topo *t, table *tb)
             snprintf(pw, sizeof pw, "%.0f W", g->power_limit_w);
         else
             snprintf(pw, sizeof pw, UNKNOWN);
-        const char *row[] = {idx, str_or_unknown(g->name), mem, str_or_unknown(g->pci_bus_id), cc, sms, now, max,
-                             gbps, numa, str_or_unknown(g->cpulist), pw};
+        const char *row[] = {
+            idx,  str_or_unknown(g->name),    mem, str_or_unknown(g->pci_bus_id), cc, sms, now, max, gbps,
+            numa, str_or_unknown(g->cpulist), pw};
         table_row(tb, row, (int)(sizeof row / sizeof row[0]));
     }
     table_print(f, tb, "");
@@ -186,8 +192,8 @@ static void uuid_and_nvlink_lines(FILE *f, const gq_topo *t)
         else if (g->nvlinks_total == 0)
             fprintf(f, "none");
         else if (g->nvlink_gbps_per_link > 0)
-            fprintf(f, "%d active x %g GB/s = %g GB/s per direction", g->nvlinks_total, g->nvlink_gbps_per_link,
-                    g->nvlinks_total * g->nvlink_gbps_per_link);
+            fprintf(f, "%d active x %g GB/s = %g GB/s per direction", g->nvlinks_total,
+                    g->nvlink_gbps_per_link, g->nvlinks_total * g->nvlink_gbps_per_link);
         else
             fprintf(f, "%d active (rate per link unknown)", g->nvlinks_total);
         fputc('\n', f);
@@ -214,8 +220,12 @@ static void level_matrix(FILE *f, const gq_topo *t, table *tb)
         for (int j = 0; j < shown; j++)
             row[j + 1] = level_cell(t, i, j, cells[j], sizeof cells[j]);
         row[shown + 1] = str_or_unknown(t->gpu[i].cpulist);
+        /* As nvidia-smi: the node of the GPU's local CPUs, which is the only
+         * node when the machine has one, even where sysfs reports -1. */
         if (t->gpu[i].numa_node >= 0)
             snprintf(numa, sizeof numa, "%d", t->gpu[i].numa_node);
+        else if (t->numa_nodes == 1)
+            snprintf(numa, sizeof numa, "0");
         else
             snprintf(numa, sizeof numa, "N/A");
         row[shown + 2] = numa;
@@ -363,7 +373,8 @@ static void legend_and_notes(FILE *f, const gq_topo *t)
                         (g->pcie_width_cur > 0 && g->pcie_width_max > g->pcie_width_cur);
     }
     if (t->numa_nodes == 1)
-        fprintf(f, "Note: the platform shows one NUMA node%s; host memory cannot be placed per socket here.\n",
+        fprintf(f,
+                "Note: the platform shows one NUMA node%s; host memory cannot be placed per socket here.\n",
                 numa_unknown ? " and does not report the GPUs' node (common in VMs)" : "");
     if (trained_down)
         fprintf(f, "Note: a PCIe link runs below its maximum; idle GPUs train down to save power, so "

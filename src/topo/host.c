@@ -100,14 +100,17 @@ static bool contains(const char *hay, const char *needle)
 bool gq_host_classify_vm(const gq_vm_facts *f, char *name, size_t n)
 {
     static const struct {
-        const char *vendor; /* substring of DMI sys_vendor, or NULL */
+        const char *vendor;  /* substring of DMI sys_vendor, or NULL */
         const char *product; /* substring of DMI product_name, or NULL */
         const char *name;
         bool proves_vm; /* only virtual machines carry this DMI string */
     } dmi[] = {
         {.vendor = "VMware", .name = "vmware", .proves_vm = true},
         {.product = "VMware", .name = "vmware", .proves_vm = true},
-        {.vendor = "Microsoft Corporation", .product = "Virtual Machine", .name = "hyper-v", .proves_vm = true},
+        {.vendor = "Microsoft Corporation",
+         .product = "Virtual Machine",
+         .name = "hyper-v",
+         .proves_vm = true},
         {.vendor = "Xen", .name = "xen", .proves_vm = true},
         {.product = "HVM domU", .name = "xen", .proves_vm = true},
         {.vendor = "innotek", .name = "virtualbox", .proves_vm = true},
@@ -123,9 +126,9 @@ bool gq_host_classify_vm(const gq_vm_facts *f, char *name, size_t n)
     static const struct {
         const char *sig, *name;
     } cpuid[] = {
-        {"KVMKVMKVM", "kvm"},         {"Microsoft Hv", "hyper-v"}, {"VMwareVMware", "vmware"},
-        {"XenVMMXenVMM", "xen"},      {"TCGTCGTCGTCG", "qemu"},    {"ACRNACRNACRN", "acrn"},
-        {"bhyve bhyve ", "bhyve"},    {" lrpepyh vr", "parallels"},
+        {"KVMKVMKVM", "kvm"},      {"Microsoft Hv", "hyper-v"},  {"VMwareVMware", "vmware"},
+        {"XenVMMXenVMM", "xen"},   {"TCGTCGTCGTCG", "qemu"},     {"ACRNACRNACRN", "acrn"},
+        {"bhyve bhyve ", "bhyve"}, {" lrpepyh vr", "parallels"},
     };
     const char *nm = "";
     bool vm = f->cpuinfo_hypervisor || f->hyp_type[0] || f->cpuid_vendor[0];

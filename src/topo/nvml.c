@@ -15,7 +15,7 @@
 #include "topo/pcitree.h"
 
 /* ---- the slice of nvml.h that gpuqual uses -------------------------------- */
-typedef int nvml_ret;               /* nvmlReturn_t */
+typedef int nvml_ret;                   /* nvmlReturn_t */
 typedef struct gq_nvml_dev_s *nvml_dev; /* nvmlDevice_t */
 
 enum {
@@ -63,13 +63,13 @@ typedef struct nvml_field_value { /* nvmlFieldValue_t */
 } nvml_field_value;
 
 enum { /* nvmlValueType_t */
-    NVML_VALUE_TYPE_DOUBLE = 0,
-    NVML_VALUE_TYPE_UNSIGNED_INT = 1,
-    NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
-    NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
-    NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
-    NVML_VALUE_TYPE_SIGNED_INT = 5,
-    NVML_VALUE_TYPE_UNSIGNED_SHORT = 6,
+       NVML_VALUE_TYPE_DOUBLE = 0,
+       NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+       NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+       NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+       NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+       NVML_VALUE_TYPE_SIGNED_INT = 5,
+       NVML_VALUE_TYPE_UNSIGNED_SHORT = 6,
 };
 
 #define NVML_FI_DEV_MEMORY_TEMP 82
@@ -85,27 +85,27 @@ enum { /* nvmlValueType_t */
 #define NVML_NVLINK_DEVICE_TYPE_SWITCH 0x02
 
 enum { /* nvmlGpuP2PCapsIndex_t */
-    NVML_P2P_CAPS_INDEX_READ = 0,
-    NVML_P2P_CAPS_INDEX_WRITE = 1,
-    NVML_P2P_CAPS_INDEX_NVLINK = 2,
+       NVML_P2P_CAPS_INDEX_READ = 0,
+       NVML_P2P_CAPS_INDEX_WRITE = 1,
+       NVML_P2P_CAPS_INDEX_NVLINK = 2,
 };
 
 enum { /* nvmlGpuP2PStatus_t */
-    NVML_P2P_STATUS_OK = 0,
-    NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED = 1,
-    NVML_P2P_STATUS_GPU_NOT_SUPPORTED = 2,
-    NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED = 3,
-    NVML_P2P_STATUS_DISABLED_BY_REGKEY = 4,
-    NVML_P2P_STATUS_NOT_SUPPORTED = 5,
+       NVML_P2P_STATUS_OK = 0,
+       NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED = 1,
+       NVML_P2P_STATUS_GPU_NOT_SUPPORTED = 2,
+       NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED = 3,
+       NVML_P2P_STATUS_DISABLED_BY_REGKEY = 4,
+       NVML_P2P_STATUS_NOT_SUPPORTED = 5,
 };
 
 enum { /* nvmlGpuTopologyLevel_t */
-    NVML_TOPOLOGY_INTERNAL = 0,
-    NVML_TOPOLOGY_SINGLE = 10,
-    NVML_TOPOLOGY_MULTIPLE = 20,
-    NVML_TOPOLOGY_HOSTBRIDGE = 30,
-    NVML_TOPOLOGY_NODE = 40,
-    NVML_TOPOLOGY_SYSTEM = 50,
+       NVML_TOPOLOGY_INTERNAL = 0,
+       NVML_TOPOLOGY_SINGLE = 10,
+       NVML_TOPOLOGY_MULTIPLE = 20,
+       NVML_TOPOLOGY_HOSTBRIDGE = 30,
+       NVML_TOPOLOGY_NODE = 40,
+       NVML_TOPOLOGY_SYSTEM = 50,
 };
 
 /* ---- entry points ------------------------------------------------------- */
@@ -157,12 +157,13 @@ static const nvml_sym syms[] = {
     {.off = SLOT(Shutdown), .names = {"nvmlShutdown"}, .required = true},
     {.off = SLOT(ErrorString), .names = {"nvmlErrorString"}},
     {.off = SLOT(SystemGetDriverVersion), .names = {"nvmlSystemGetDriverVersion"}},
-    {.off = SLOT(SystemGetCudaDriverVersion), .names = {"nvmlSystemGetCudaDriverVersion_v2",
-                                                        "nvmlSystemGetCudaDriverVersion"}},
+    {.off = SLOT(SystemGetCudaDriverVersion),
+     .names = {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"}},
     {.off = SLOT(DeviceGetCount), .names = {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"}},
-    {.off = SLOT(DeviceGetHandleByIndex), .names = {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"}},
-    {.off = SLOT(DeviceGetHandleByPciBusId), .names = {"nvmlDeviceGetHandleByPciBusId_v2",
-                                                       "nvmlDeviceGetHandleByPciBusId"}},
+    {.off = SLOT(DeviceGetHandleByIndex),
+     .names = {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"}},
+    {.off = SLOT(DeviceGetHandleByPciBusId),
+     .names = {"nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId"}},
     {.off = SLOT(DeviceGetName), .names = {"nvmlDeviceGetName"}},
     {.off = SLOT(DeviceGetUUID), .names = {"nvmlDeviceGetUUID"}},
     {.off = SLOT(DeviceGetPciInfo), .names = {"nvmlDeviceGetPciInfo_v3"}},
@@ -182,8 +183,8 @@ static const nvml_sym syms[] = {
     {.off = SLOT(DeviceGetPowerUsage), .names = {"nvmlDeviceGetPowerUsage"}},
     {.off = SLOT(DeviceGetClockInfo), .names = {"nvmlDeviceGetClockInfo"}},
     {.off = SLOT(DeviceGetUtilizationRates), .names = {"nvmlDeviceGetUtilizationRates"}},
-    {.off = SLOT(DeviceGetCurrentClocksEventReasons), .names = {"nvmlDeviceGetCurrentClocksEventReasons",
-                                                                "nvmlDeviceGetCurrentClocksThrottleReasons"}},
+    {.off = SLOT(DeviceGetCurrentClocksEventReasons),
+     .names = {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"}},
     {.off = SLOT(DeviceGetPcieReplayCounter), .names = {"nvmlDeviceGetPcieReplayCounter"}},
     {.off = SLOT(DeviceGetTotalEccErrors), .names = {"nvmlDeviceGetTotalEccErrors"}},
     {.off = SLOT(DeviceGetRemappedRows), .names = {"nvmlDeviceGetRemappedRows"}},
@@ -210,7 +211,10 @@ static const char *errstr(nvml_ret r)
 /* Called with the lock held. */
 static int load_library(gq_err *err)
 {
-    static const char *const libnames[] = {"libnvidia-ml.so.1", "libnvidia-ml.so"};
+    /* The loader's path first; then where GPU containers mount the driver's
+     * libraries without adding them to the loader's cache. */
+    static const char *const libnames[] = {"libnvidia-ml.so.1", "libnvidia-ml.so",
+                                           "/usr/local/nvidia/lib64/libnvidia-ml.so.1"};
     char first_error[256] = "";
     if (lib)
         return GQ_OK;
@@ -369,7 +373,9 @@ static void fill_gpu(gq_gpu_info *g, nvml_dev d)
         snprintf(g->uuid, sizeof g->uuid, "%.*s", (int)sizeof g->uuid - 1, buf);
     if (!g->name[0] && fn.DeviceGetName && fn.DeviceGetName(d, buf, sizeof buf) == NVML_SUCCESS)
         snprintf(g->name, sizeof g->name, "%.*s", (int)sizeof g->name - 1, buf);
-    if (!g->mem_bytes && fn.DeviceGetMemoryInfo && fn.DeviceGetMemoryInfo(d, &m) == NVML_SUCCESS)
+    /* NVML's total is nvidia-smi's (143771 MiB on H200); CUDA's totalGlobalMem
+     * is smaller by what the driver reserves, and is kept only without NVML. */
+    if (fn.DeviceGetMemoryInfo && fn.DeviceGetMemoryInfo(d, &m) == NVML_SUCCESS)
         g->mem_bytes = m.total;
     if (fn.DeviceGetCurrPcieLinkGeneration && fn.DeviceGetCurrPcieLinkGeneration(d, &u) == NVML_SUCCESS)
         g->pcie_gen_cur = (int)u;
@@ -403,7 +409,8 @@ static void count_nvlinks(const gq_topo *t, int i, nvml_dev d, nvlink_census *c)
         if (fn.DeviceGetNvLinkState(d, l, &active) != NVML_SUCCESS || active != NVML_FEATURE_ENABLED)
             continue; /* NOT_SUPPORTED on a GPU without NVLink, INVALID_ARGUMENT past its last link */
         int type = -1;
-        if (fn.DeviceGetNvLinkRemoteDeviceType && fn.DeviceGetNvLinkRemoteDeviceType(d, l, &type) == NVML_SUCCESS &&
+        if (fn.DeviceGetNvLinkRemoteDeviceType &&
+            fn.DeviceGetNvLinkRemoteDeviceType(d, l, &type) == NVML_SUCCESS &&
             type == NVML_NVLINK_DEVICE_TYPE_SWITCH) {
             c->to_switch++;
             continue;
@@ -435,8 +442,8 @@ static void fill_pairs(gq_topo *t, nvml_dev *devs, const nvlink_census *cen)
             if (i == j || !devs[j])
                 continue;
             int v;
-            if (fn.DeviceGetP2PStatus && fn.DeviceGetP2PStatus(devs[i], devs[j], NVML_P2P_CAPS_INDEX_READ, &v) ==
-                                             NVML_SUCCESS)
+            if (fn.DeviceGetP2PStatus &&
+                fn.DeviceGetP2PStatus(devs[i], devs[j], NVML_P2P_CAPS_INDEX_READ, &v) == NVML_SUCCESS)
                 t->p2p_nvml[i][j] = (unsigned char)map_p2p(v);
             if (fn.DeviceGetTopologyCommonAncestor &&
                 fn.DeviceGetTopologyCommonAncestor(devs[i], devs[j], &v) == NVML_SUCCESS)
@@ -470,16 +477,20 @@ void gq_nvml_fill_topo(gq_topo *t)
 
     t->nvml_loaded = false;
     if (gq_nvml_open(&e)) {
-        gq_topo_warn(t, "NVML not available (%s): NVLinks, NVML P2P status, power limit and driver version read unknown",
-                     e.msg);
+        gq_topo_warn(
+            t,
+            "NVML not available (%s): NVLinks, NVML P2P status, power limit and driver version read unknown",
+            e.msg);
         return;
     }
     t->nvml_loaded = true;
     char buf[96];
-    if (!t->driver_version[0] && fn.SystemGetDriverVersion && fn.SystemGetDriverVersion(buf, sizeof buf) == NVML_SUCCESS)
+    if (!t->driver_version[0] && fn.SystemGetDriverVersion &&
+        fn.SystemGetDriverVersion(buf, sizeof buf) == NVML_SUCCESS)
         snprintf(t->driver_version, sizeof t->driver_version, "%.*s", (int)sizeof t->driver_version - 1, buf);
     int v;
-    if (t->cuda_driver_version < 0 && fn.SystemGetCudaDriverVersion && fn.SystemGetCudaDriverVersion(&v) == NVML_SUCCESS)
+    if (t->cuda_driver_version < 0 && fn.SystemGetCudaDriverVersion &&
+        fn.SystemGetCudaDriverVersion(&v) == NVML_SUCCESS)
         t->cuda_driver_version = v;
     for (int i = 0; i < t->ngpu; i++) {
         if (gq_nvml_device_by_bus_id(t->gpu[i].pci_bus_id, &devs[i], &e)) {

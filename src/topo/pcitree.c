@@ -208,7 +208,8 @@ static bool read_line(const char *path, char *buf, size_t n)
     return ok;
 }
 
-static void link_from_sysfs(const char *dir, const char *speed_file, const char *width_file, int *gen, int *width)
+static void link_from_sysfs(const char *dir, const char *speed_file, const char *width_file, int *gen,
+                            int *width)
 {
     char path[512], buf[64];
     snprintf(path, sizeof path, "%s/%s", dir, speed_file);
@@ -244,7 +245,8 @@ void gq_pcitree_sysfs(gq_topo *t, const char *root)
         snprintf(path, sizeof path, "%s/local_cpulist", dir);
         if (!g->cpulist[0] && read_line(path, buf, sizeof buf))
             snprintf(g->cpulist, sizeof g->cpulist, "%s", buf);
-        link_from_sysfs(dir, "current_link_speed", "current_link_width", &g->pcie_gen_cur, &g->pcie_width_cur);
+        link_from_sysfs(dir, "current_link_speed", "current_link_width", &g->pcie_gen_cur,
+                        &g->pcie_width_cur);
         link_from_sysfs(dir, "max_link_speed", "max_link_width", &g->pcie_gen_max, &g->pcie_width_max);
     }
 }

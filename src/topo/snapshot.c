@@ -24,8 +24,8 @@ static const char *const level_names[] = {
 #define NLEVELS ((int)(sizeof level_names / sizeof level_names[0]))
 
 static const char *const p2p_names[] = {
-    [GQ_P2P_OK] = "OK", [GQ_P2P_CNS] = "CNS", [GQ_P2P_GNS] = "GNS",
-    [GQ_P2P_TNS] = "TNS", [GQ_P2P_NS] = "NS", [GQ_P2P_DISABLED] = "DS",
+    [GQ_P2P_OK] = "OK",   [GQ_P2P_CNS] = "CNS", [GQ_P2P_GNS] = "GNS",
+    [GQ_P2P_TNS] = "TNS", [GQ_P2P_NS] = "NS",   [GQ_P2P_DISABLED] = "DS",
 };
 #define NP2P ((int)(sizeof p2p_names / sizeof p2p_names[0]))
 
@@ -104,7 +104,8 @@ json_t *gq_topo_to_json(const gq_topo *t)
         json_object_set_new(x, "index", json_integer(g->index));
         json_object_set_new(x, "name", json_string(g->name));
         json_object_set_new(x, "uuid", json_string(g->uuid));
-        json_object_set_new(x, "mem_bytes", g->mem_bytes ? json_integer((json_int_t)g->mem_bytes) : json_null());
+        json_object_set_new(x, "mem_bytes",
+                            g->mem_bytes ? json_integer((json_int_t)g->mem_bytes) : json_null());
         json_object_set_new(x, "pci_bus_id", json_string(g->pci_bus_id));
         json_object_set_new(x, "cc_major", int_or_null(g->cc_major, -1));
         json_object_set_new(x, "cc_minor", int_or_null(g->cc_minor, -1));
@@ -135,8 +136,9 @@ json_t *gq_topo_to_json(const gq_topo *t)
     for (int n = 0; n < t->npci; n++) {
         const gq_pci_node *p = &t->pci[n];
         json_t *x = json_object();
-        json_object_set_new(x, "kind", json_string((int)p->kind >= 0 && (int)p->kind < NKINDS ? kind_names[p->kind]
-                                                                                             : "other"));
+        json_object_set_new(
+            x, "kind",
+            json_string((int)p->kind >= 0 && (int)p->kind < NKINDS ? kind_names[p->kind] : "other"));
         json_object_set_new(x, "parent", int_or_null(p->parent, -1));
         json_object_set_new(x, "gpu", int_or_null(p->gpu, -1));
         json_object_set_new(x, "numa_node", int_or_null(p->numa_node, -1));
@@ -190,8 +192,8 @@ static int get_bool(const json_t *obj, const char *where, const char *key, bool 
 }
 
 /* An integer in [lo, hi]; null (when nullable) gives `unknown`. */
-static int get_int(const json_t *obj, const char *where, const char *key, bool nullable, int unknown, long long lo,
-                   long long hi, int *dst, gq_err *err)
+static int get_int(const json_t *obj, const char *where, const char *key, bool nullable, int unknown,
+                   long long lo, long long hi, int *dst, gq_err *err)
 {
     json_t *v;
     if (field(obj, where, key, &v, err))
@@ -205,8 +207,8 @@ static int get_int(const json_t *obj, const char *where, const char *key, bool n
                           nullable ? " or null" : "");
     json_int_t x = json_integer_value(v);
     if (x < lo || x > hi)
-        return gq_err_set(err, GQ_E_USAGE, "field '%s%s' is %lld, expected %lld..%lld", where, key, (long long)x,
-                          lo, hi);
+        return gq_err_set(err, GQ_E_USAGE, "field '%s%s' is %lld, expected %lld..%lld", where, key,
+                          (long long)x, lo, hi);
     *dst = (int)x;
     return GQ_OK;
 }
@@ -264,7 +266,8 @@ static int parse_gpu(const json_t *x, int i, gq_gpu_info *g, gq_err *err)
     else
         return gq_err_set(err, GQ_E_USAGE, "field '%smem_bytes' must be a positive integer or null", w);
     if (get_int(x, w, "index", false, -1, 0, 1 << 20, &g->index, err) ||
-        get_str(x, w, "name", g->name, sizeof g->name, err) || get_str(x, w, "uuid", g->uuid, sizeof g->uuid, err) ||
+        get_str(x, w, "name", g->name, sizeof g->name, err) ||
+        get_str(x, w, "uuid", g->uuid, sizeof g->uuid, err) ||
         get_str(x, w, "pci_bus_id", g->pci_bus_id, sizeof g->pci_bus_id, err) ||
         get_int(x, w, "cc_major", true, -1, 0, 100, &g->cc_major, err) ||
         get_int(x, w, "cc_minor", true, -1, 0, 100, &g->cc_minor, err) ||
@@ -312,34 +315,41 @@ static int parse_matrix(const json_t *links, const char *key, int which, gq_topo
             switch (which) {
             case 0:
             case 1:
-                k = null ? GQ_LEVEL_UNKNOWN : json_is_string(v) ? enum_value(level_names, NLEVELS, json_string_value(v)) : -1;
+                k = null                ? GQ_LEVEL_UNKNOWN
+                    : json_is_string(v) ? enum_value(level_names, NLEVELS, json_string_value(v))
+                                        : -1;
                 if (k < 0)
-                    return gq_err_set(err, GQ_E_USAGE,
-                                      "field 'links.%s[%d][%d]' must be one of X, NV, PIX, PXB, PHB, NODE, SYS or null",
-                                      key, i, j);
+                    return gq_err_set(
+                        err, GQ_E_USAGE,
+                        "field 'links.%s[%d][%d]' must be one of X, NV, PIX, PXB, PHB, NODE, SYS or null",
+                        key, i, j);
                 if (which == 0)
                     t->level[i][j] = (unsigned char)k;
                 else
                     t->pci_level[i][j] = (unsigned char)k;
                 break;
             case 2:
-                if (!null && (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1024))
-                    return gq_err_set(err, GQ_E_USAGE, "field 'links.%s[%d][%d]' must be an integer >= 0 or null",
-                                      key, i, j);
+                if (!null &&
+                    (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1024))
+                    return gq_err_set(err, GQ_E_USAGE,
+                                      "field 'links.%s[%d][%d]' must be an integer >= 0 or null", key, i, j);
                 t->nvlinks[i][j] = null ? -1 : (int)json_integer_value(v);
                 break;
             case 3:
                 if (!null && !json_is_boolean(v))
-                    return gq_err_set(err, GQ_E_USAGE, "field 'links.%s[%d][%d]' must be true, false or null", key,
-                                      i, j);
+                    return gq_err_set(err, GQ_E_USAGE, "field 'links.%s[%d][%d]' must be true, false or null",
+                                      key, i, j);
                 t->p2p_cuda[i][j] = null ? -1 : json_is_true(v);
                 break;
             default:
-                k = null ? GQ_P2P_UNKNOWN : json_is_string(v) ? enum_value(p2p_names, NP2P, json_string_value(v)) : -1;
+                k = null                ? GQ_P2P_UNKNOWN
+                    : json_is_string(v) ? enum_value(p2p_names, NP2P, json_string_value(v))
+                                        : -1;
                 if (k < 0)
-                    return gq_err_set(err, GQ_E_USAGE,
-                                      "field 'links.%s[%d][%d]' must be one of OK, CNS, GNS, TNS, NS, DS or null", key,
-                                      i, j);
+                    return gq_err_set(
+                        err, GQ_E_USAGE,
+                        "field 'links.%s[%d][%d]' must be one of OK, CNS, GNS, TNS, NS, DS or null", key, i,
+                        j);
                 t->p2p_nvml[i][j] = (unsigned char)k;
                 break;
             }
@@ -353,8 +363,8 @@ static int parse_pci(const json_t *arr, gq_topo *t, gq_err *err)
     if (!json_is_array(arr))
         return gq_err_set(err, GQ_E_USAGE, "field 'pci' must be an array");
     if (json_array_size(arr) > GQ_MAX_PCI_NODES)
-        return gq_err_set(err, GQ_E_USAGE, "field 'pci' has %zu nodes, at most %d are allowed", json_array_size(arr),
-                          GQ_MAX_PCI_NODES);
+        return gq_err_set(err, GQ_E_USAGE, "field 'pci' has %zu nodes, at most %d are allowed",
+                          json_array_size(arr), GQ_MAX_PCI_NODES);
     t->npci = (int)json_array_size(arr);
     for (int n = 0; n < t->npci; n++) {
         json_t *x = json_array_get(arr, (size_t)n);
@@ -370,19 +380,23 @@ static int parse_pci(const json_t *arr, gq_topo *t, gq_err *err)
             if (!strcmp(kind, kind_names[i]))
                 k = i;
         if (k < 0)
-            return gq_err_set(err, GQ_E_USAGE, "field '%skind' must be one of hostbridge, bridge, gpu, other", w);
+            return gq_err_set(err, GQ_E_USAGE, "field '%skind' must be one of hostbridge, bridge, gpu, other",
+                              w);
         p->kind = (gq_pci_kind)k;
         /* Parents come before their children, so the tree has no cycle. */
         if (n == 0 && json_is_integer(json_object_get(x, "parent")))
-            return gq_err_set(err, GQ_E_USAGE, "field 'pci[0].parent' must be null: the first node is a root");
+            return gq_err_set(err, GQ_E_USAGE,
+                              "field 'pci[0].parent' must be null: the first node is a root");
         if (get_int(x, w, "parent", true, -1, 0, n - 1, &p->parent, err) ||
             get_int(x, w, "gpu", true, -1, 0, t->ngpu - 1, &p->gpu, err) ||
             get_int(x, w, "numa_node", true, -1, 0, 4095, &p->numa_node, err) ||
             get_str(x, w, "bus_id", p->bus_id, sizeof p->bus_id, err) ||
-            get_str(x, w, "label", p->label, sizeof p->label, err) || get_num(x, w, "link_gbps", &p->link_gbps, err))
+            get_str(x, w, "label", p->label, sizeof p->label, err) ||
+            get_num(x, w, "link_gbps", &p->link_gbps, err))
             return GQ_E_USAGE;
         if ((p->kind == GQ_PCI_GPU) != (p->gpu >= 0))
-            return gq_err_set(err, GQ_E_USAGE, "field '%sgpu' must be a GPU index exactly when kind is \"gpu\"", w);
+            return gq_err_set(err, GQ_E_USAGE,
+                              "field '%sgpu' must be a GPU index exactly when kind is \"gpu\"", w);
     }
     return GQ_OK;
 }
@@ -519,8 +533,8 @@ int gq_snapshot_load(const char *path, gq_topo *t, gq_err *err)
     }
     root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     if (!root) {
-        rc = gq_err_set(err, GQ_E_USAGE, "snapshot '%s' is not valid JSON: %s (line %d, column %d)", path, je.text,
-                        je.line, je.column);
+        rc = gq_err_set(err, GQ_E_USAGE, "snapshot '%s' is not valid JSON: %s (line %d, column %d)", path,
+                        je.text, je.line, je.column);
         goto out;
     }
     if ((rc = gq_snapshot_from_json(root, t, err))) {
@@ -528,7 +542,8 @@ int gq_snapshot_load(const char *path, gq_topo *t, gq_err *err)
         goto out;
     }
     const char *base = strrchr(path, '/');
-    snprintf(t->source, sizeof t->source, "snapshot:%.*s", (int)sizeof t->source - 10, base ? base + 1 : path);
+    snprintf(t->source, sizeof t->source, "snapshot:%.*s", (int)sizeof t->source - 10,
+             base ? base + 1 : path);
 out:
     json_decref(root);
     fclose(f);

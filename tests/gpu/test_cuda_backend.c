@@ -1,7 +1,7 @@
 /* GPU test of the CUDA backend's transfer side, through the ops struct.
  * Needs a GPU (never run in CI); tests/gpu/run.sh builds and runs it.
  *
- *   test_cuda_backend [--quick] [--size MIB] [--rounds N] [--no-tuning]
+ *   test_cuda_backend [--quick] [--size MIB] [--rounds N] [--no-tuning] [--tuning-all] [--no-latency]
  *
  * For every path: runs the flows of one measurement for N rounds (default 5)
  * and checks that each rate is positive, below the path's theoretical
@@ -32,7 +32,7 @@ extern const gq_backend_ops gq_backend_cuda_ops;
 static int failures, checks;
 static int opt_rounds = 5;
 static uint64_t opt_bytes = 512 * GQ_MiB;
-static bool opt_quick, opt_tuning = true;
+static bool opt_quick, opt_tuning = true, opt_tuning_all, opt_latency = true;
 
 static void check(bool ok, const char *what, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void check(bool ok, const char *what, const char *fmt, ...)
@@ -52,7 +52,7 @@ static void check(bool ok, const char *what, const char *fmt, ...)
 /* ---- the table ------------------------------------------------------------ */
 
 typedef struct fig {
-    char name[72];
+    char name[80];
     gq_stat v;
     const char *unit;
     double target; /* 0 = none */
@@ -103,6 +103,7 @@ typedef struct mres {
     gq_stat flow[MAXF];
     gq_stat sum;
     double overlap_min;
+    int host_numa_actual[MAXF];
     bool ok;
 } mres;
 
@@ -182,6 +183,11 @@ static bool measure(gq_backend *be, const char *name, const gq_flow *fl, int n, 
             else
                 check(w <= window * 1.0001 + 1e-4 || r->copies_done == 1, name,
                       "flow %d: window %.4f s longer than the duration %.3f s", i, w, window);
+            bool host = fl[i].src.kind == GQ_EP_HOST || fl[i].dst.kind == GQ_EP_HOST ||
+                        fl[i].method == GQ_METHOD_STAGED;
+            check(host ? r->host_numa_actual != -2 : r->host_numa_actual == -1, name,
+                  "flow %d: host pages placement %d (-2 = spread over nodes)", i, r->host_numa_actual);
+            m->host_numa_actual[i] = r->host_numa_actual;
             ok = ok && r->status == GQ_OK && r->verify_ok;
         }
         double ov = overlap(res, n);
@@ -258,6 +264,64 @@ static void t_host(gq_cuda_tune *t, int a) { t->host_alloc = a; }
 static void t_blocks(gq_cuda_tune *t, int a) { t->sm_blocks_per_sm = a; }
 static void t_stage(gq_cuda_tune *t, int a) { t->stage_bufs = a; }
 static void t_window(gq_cuda_tune *t, int a) { t->chase_window = (uint64_t)a; }
+static void t_sms(gq_cuda_tune *t, int a) { t->chase_sms = a; }
+static void t_unit(gq_cuda_tune *t, int mib) { t->sm_unit_bytes = (uint64_t)mib * GQ_MiB; }
+
+/* The first run's knobs: host allocation, SM grid, staging ring, chase order. */
+static void tuning_all(gq_backend *be, int ngpu, uint64_t B)
+{
+    const gq_ep_kind H = GQ_EP_HOST, G = GQ_EP_GPU;
+    const int L = GQ_NUMA_LOCAL;
+    gq_cuda_tune def;
+    gq_err err;
+    gq_cuda_tune_get(be, &def);
+    static const char *hn[] = {"auto", "cudaHostAlloc", "numa+register"};
+    for (int a = 1; a <= 2; a++) {
+        char n1[80];
+        tune(be, t_host, a);
+        snprintf(n1, sizeof n1, "tune host=%s: h2d ce gpu0", hn[a]);
+        one(be, n1, mk(H, L, G, 0, GQ_METHOD_CE, 0, B), pcie_cap(0), 55.1, 55.14);
+        snprintf(n1, sizeof n1, "tune host=%s: d2h ce gpu0", hn[a]);
+        one(be, n1, mk(G, 0, H, L, GQ_METHOD_CE, 0, B), pcie_cap(0), 55.1, 55.31);
+    }
+    gq_cuda_tune_set(be, &def, &err);
+    for (int bps = 1; bps <= 2; bps++) {
+        char n1[80];
+        tune(be, t_blocks, bps);
+        snprintf(n1, sizeof n1, "tune sm blocks/SM=%d: h2d sm gpu0", bps);
+        one(be, n1, mk(H, L, G, 0, GQ_METHOD_SM, 0, B), pcie_cap(0), 51, 51.08);
+        if (ngpu >= 2) {
+            snprintf(n1, sizeof n1, "tune sm blocks/SM=%d: d2d read sm 1->0", bps);
+            one(be, n1, mk(G, 1, G, 0, GQ_METHOD_SM, 0, B), nvlink_cap(0, 1), 376, 376.22);
+        }
+    }
+    gq_cuda_tune_set(be, &def, &err);
+    if (ngpu >= 2)
+        for (int bufs = 2; bufs <= 4; bufs++) {
+            char n1[80];
+            tune(be, t_stage, bufs);
+            snprintf(n1, sizeof n1, "tune staged bufs=%d chunk=8 MiB 0->1", bufs);
+            one(be, n1, mk(G, 0, G, 1, GQ_METHOD_STAGED, 0, B), pcie_cap(0), 50, 38.21);
+        }
+    gq_cuda_tune_set(be, &def, &err);
+    for (int one_sm = 0; one_sm <= 1 && ngpu >= 2; one_sm++) {
+        char n1[80];
+        tune(be, t_sms, one_sm);
+        snprintf(n1, sizeof n1, "tune chase on %s: 0 reads 1", one_sm ? "one SM" : "every SM");
+        latency(be, n1, (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 1}, .exec_gpu = 0}, 829, 829,
+                3);
+    }
+    gq_cuda_tune_set(be, &def, &err);
+    static const int wins[] = {128, 4096, 65536, 2 * 1024 * 1024};
+    for (int i = 0; i < 4; i++) {
+        char n1[80];
+        tune(be, t_window, wins[i]);
+        snprintf(n1, sizeof n1, "tune chase window=%d B: host latency gpu0", wins[i]);
+        latency(be, n1, (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {H, L}, .exec_gpu = 0}, 1198,
+                1198, 3);
+    }
+    gq_cuda_tune_set(be, &def, &err);
+}
 
 int main(int argc, char **argv)
 {
@@ -266,12 +330,16 @@ int main(int argc, char **argv)
             opt_quick = true, opt_rounds = 3;
         else if (!strcmp(argv[i], "--no-tuning"))
             opt_tuning = false;
+        else if (!strcmp(argv[i], "--tuning-all"))
+            opt_tuning_all = true;
+        else if (!strcmp(argv[i], "--no-latency"))
+            opt_latency = false;
         else if (!strcmp(argv[i], "--size") && i + 1 < argc)
             opt_bytes = strtoull(argv[++i], NULL, 10) * GQ_MiB;
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
             opt_rounds = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--quick] [--size MIB] [--rounds N] [--no-tuning]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--quick] [--size MIB] [--rounds N] [--no-tuning] [--tuning-all] [--no-latency]\n", argv[0]);
             return 2;
         }
     }
@@ -367,8 +435,16 @@ int main(int argc, char **argv)
     for (int gi = 0; gi < ngpu; gi++) {
         char n1[64];
         double pc = pcie_cap(gi);
-        snprintf(n1, sizeof n1, "host_to_device_memcpy_ce gpu%d", gi);
-        one(&be, n1, mk(H, L, G, gi, GQ_METHOD_CE, gi, B), pc, 55.1, gi ? 55.23 : 55.14);
+        {
+            mres m;
+            gq_flow f = mk(H, L, G, gi, GQ_METHOD_CE, gi, B);
+            if (measure(&be, "h2d ce", &f, 1, &pc, false, &m)) {
+                snprintf(n1, sizeof n1, "host_to_device_memcpy_ce gpu%d", gi);
+                add_fig(n1, m.flow[0], "GB/s", 55.1, false, gi ? 55.23 : 55.14, pc);
+                printf("  host buffer pages of gpu%d's flow read back on NUMA node %d\n", gi,
+                       m.host_numa_actual[0]);
+            }
+        }
         snprintf(n1, sizeof n1, "device_to_host_memcpy_ce gpu%d", gi);
         one(&be, n1, mk(G, gi, H, L, GQ_METHOD_CE, gi, B), pc, 55.1, 55.31);
         snprintf(n1, sizeof n1, "host_to_device_memcpy_sm gpu%d", gi);
@@ -449,33 +525,28 @@ int main(int argc, char **argv)
         gq_group *gg = NULL;
         check(be.ops->prepare(&be, cf, 2, &gg, &err) == GQ_E_USAGE, "peer conflict", "was accepted");
     }
-    /* Local copy: bytes counted once here; nvbandwidth counts read + write. */
+    /* Local copy: bytes copied per second, as nvbandwidth's device_local_copy
+     * (2091 GB/s on the reference machine; the HBM moves twice that). */
     {
         mres m;
         double cap = HBM_CAP / 2;
         gq_flow f = mk(G, 0, G, 0, GQ_METHOD_CE, 0, B);
-        if (measure(&be, "device_local_copy ce", &f, 1, &cap, false, &m)) {
-            gq_stat rw = m.flow[0];
-            rw.median *= 2, rw.min *= 2, rw.max *= 2;
-            add_fig("device_local_copy ce (read+write counted)", rw, "GB/s", 0, false, 2091.5, HBM_CAP);
-        }
+        if (measure(&be, "device_local_copy ce", &f, 1, &cap, false, &m))
+            add_fig("device_local_copy ce gpu0", m.flow[0], "GB/s", 0, false, 2091.5, cap);
         f.method = GQ_METHOD_SM;
-        if (measure(&be, "device_local_copy sm", &f, 1, &cap, false, &m)) {
-            gq_stat rw = m.flow[0];
-            rw.median *= 2, rw.min *= 2, rw.max *= 2;
-            add_fig("device_local_copy sm (read+write counted)", rw, "GB/s", 0, false, 0, HBM_CAP);
-        }
+        if (measure(&be, "device_local_copy sm", &f, 1, &cap, false, &m))
+            add_fig("device_local_copy sm gpu0", m.flow[0], "GB/s", 0, false, 0, cap);
     }
 
     /* Latency. */
     const int lr = opt_quick ? 3 : 5;
-    for (int gi = 0; gi < ngpu; gi++) {
+    for (int gi = 0; opt_latency && gi < ngpu; gi++) {
         char n1[64];
         snprintf(n1, sizeof n1, "host_device_latency_sm gpu%d", gi);
         latency(&be, n1, (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {H, L}, .exec_gpu = gi}, 1198,
                 gi ? 1210 : 1198, lr);
     }
-    if (ngpu >= 2) {
+    if (opt_latency && ngpu >= 2) {
         latency(&be, "device_to_device_latency_sm 0 reads 1",
                 (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 1}, .exec_gpu = 0}, 829, 829, lr);
         latency(&be, "device_to_device_latency_sm 1 reads 0",
@@ -486,77 +557,38 @@ int main(int argc, char **argv)
                 (gq_latency_req){.kind = GQ_LAT_COPY, .target = {G, 1}, .exec_gpu = 0, .p2p = false}, 0, 16080,
                 lr);
     }
-    latency(&be, "copy latency gpu0->host (4 B)",
-            (gq_latency_req){.kind = GQ_LAT_COPY, .target = {H, L}, .exec_gpu = 0}, 0, 0, lr);
-    latency(&be, "device local latency gpu0 (chase)",
-            (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 0}, .exec_gpu = 0}, 0, 0, lr);
+    if (opt_latency) {
+        latency(&be, "copy latency gpu0->host (4 B)",
+                (gq_latency_req){.kind = GQ_LAT_COPY, .target = {H, L}, .exec_gpu = 0}, 0, 0, lr);
+        latency(&be, "device local latency gpu0 (chase)",
+                (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 0}, .exec_gpu = 0}, 0, 0, lr);
+    }
 
-    /* Tuning: each knob against the default. */
+    /* Tuning: knobs against the default (the first H200 run's tuning table is
+     * in bench/results/cuda-backend-*.md; --tuning-all repeats it). */
     if (opt_tuning) {
         int keep_rounds = opt_rounds;
         opt_rounds = opt_rounds < 3 ? opt_rounds : 3;
         gq_cuda_tune def;
         gq_cuda_tune_get(&be, &def);
-        printf("defaults: host_alloc %d, sm_blocks_per_sm %d, stage_bufs %d, chase_window %llu\n", def.host_alloc,
-               def.sm_blocks_per_sm, def.stage_bufs, (unsigned long long)def.chase_window);
-        static const char *hn[] = {"auto", "cudaHostAlloc", "numa+register"};
-        for (int a = 1; a <= 2; a++) {
-            tune(&be, t_host, a);
-            char n1[80];
-            snprintf(n1, sizeof n1, "tune host=%s: h2d ce gpu0", hn[a]);
-            one(&be, n1, mk(H, L, G, 0, GQ_METHOD_CE, 0, B), pcie_cap(0), 55.1, 55.14);
-            snprintf(n1, sizeof n1, "tune host=%s: d2h ce gpu0", hn[a]);
-            one(&be, n1, mk(G, 0, H, L, GQ_METHOD_CE, 0, B), pcie_cap(0), 55.1, 55.31);
-            snprintf(n1, sizeof n1, "tune host=%s: h2d sm gpu0", hn[a]);
-            one(&be, n1, mk(H, L, G, 0, GQ_METHOD_SM, 0, B), pcie_cap(0), 51, 51.08);
-        }
-        tune(&be, t_host, def.host_alloc);
-        for (int bps = 1; bps <= 2; bps++) {
-            char n1[80];
-            tune(&be, t_blocks, bps);
-            snprintf(n1, sizeof n1, "tune sm blocks/SM=%d: h2d sm gpu0", bps);
-            one(&be, n1, mk(H, L, G, 0, GQ_METHOD_SM, 0, B), pcie_cap(0), 51, 51.08);
-            snprintf(n1, sizeof n1, "tune sm blocks/SM=%d: d2h sm gpu0", bps);
-            one(&be, n1, mk(G, 0, H, L, GQ_METHOD_SM, 0, B), pcie_cap(0), 51, 51.26);
-            if (ngpu >= 2) {
-                snprintf(n1, sizeof n1, "tune sm blocks/SM=%d: d2d read sm 1->0", bps);
-                one(&be, n1, mk(G, 1, G, 0, GQ_METHOD_SM, 0, B), nvlink_cap(0, 1), 376, 376.22);
-                snprintf(n1, sizeof n1, "tune sm blocks/SM=%d: d2d write sm 0->1", bps);
-                one(&be, n1, mk(G, 0, G, 1, GQ_METHOD_SM, 0, B), nvlink_cap(0, 1), 0, 370.07);
-            }
-        }
-        tune(&be, t_blocks, def.sm_blocks_per_sm);
+        printf("defaults: host_alloc %d, sm_blocks_per_sm %d, stage_bufs %d, chase_window %llu, chase_sms %d, "
+               "sm_unit_bytes %llu\n",
+               def.host_alloc, def.sm_blocks_per_sm, def.stage_bufs, (unsigned long long)def.chase_window,
+               def.chase_sms, (unsigned long long)def.sm_unit_bytes);
         if (ngpu >= 2) {
-            static const struct {
-                int bufs;
-                uint64_t chunk;
-            } st[] = {{2, 8 * GQ_MiB}, {3, 8 * GQ_MiB}, {4, 8 * GQ_MiB},
-                      {2, 4 * GQ_MiB}, {2, 16 * GQ_MiB}, {4, 16 * GQ_MiB}};
-            for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+            static const int units[] = {4096, 16384};
+            for (int i = 0; i < 2; i++) {
                 char n1[80];
-                tune(&be, t_stage, st[i].bufs);
-                gq_flow f = mk(G, 0, G, 1, GQ_METHOD_STAGED, 0, B);
-                f.chunk_bytes = st[i].chunk;
-                snprintf(n1, sizeof n1, "tune staged bufs=%d chunk=%llu MiB 0->1", st[i].bufs,
-                         (unsigned long long)(st[i].chunk / GQ_MiB));
-                one(&be, n1, f, pcie_cap(0), 50, 38.21);
+                tune(&be, t_unit, units[i]);
+                snprintf(n1, sizeof n1, "tune sm unit=%d MiB: d2d read sm 1->0", units[i]);
+                one(&be, n1, mk(G, 1, G, 0, GQ_METHOD_SM, 0, B), nvlink_cap(0, 1), 376, 376.22);
+                snprintf(n1, sizeof n1, "tune sm unit=%d MiB: d2d read sm 0->1", units[i]);
+                one(&be, n1, mk(G, 0, G, 1, GQ_METHOD_SM, 1, B), nvlink_cap(0, 1), 376, 376.14);
             }
-            tune(&be, t_stage, def.stage_bufs);
+            gq_cuda_tune_set(&be, &def, &err);
         }
-        static const int wins[] = {128, 4096, 65536, 2 * 1024 * 1024};
-        for (int i = 0; i < 4; i++) {
-            char n1[80];
-            tune(&be, t_window, wins[i]);
-            snprintf(n1, sizeof n1, "tune chase window=%d B: host latency gpu0", wins[i]);
-            latency(&be, n1, (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {H, L}, .exec_gpu = 0},
-                    1198, 1198, 3);
-            if (ngpu >= 2) {
-                snprintf(n1, sizeof n1, "tune chase window=%d B: 0 reads 1", wins[i]);
-                latency(&be, n1, (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 1}, .exec_gpu = 0},
-                        829, 829, 3);
-            }
-        }
-        tune(&be, t_window, (int)def.chase_window);
+        if (opt_tuning_all)
+            tuning_all(&be, ngpu, B);
         opt_rounds = keep_rounds;
     }
 

@@ -382,6 +382,12 @@ static void seed001(void **state)
     int ia = gq_bottlenecks_find(&b, GQ_DIR_H2D, ALL8, 8);
     assert_true(ia >= 0);
     assert_true(fabs(b.v[ia].expected_gbps - 387.6) < 0.01);
+    /* with all eight copying, 0-3 are the slow ones (seed 001 section 5) */
+    assert_true(b.asym_obs[0] >= 0);
+    assert_int_equal(b.nslow[0], 4);
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(b.slow[0][k], k);
+    assert_true(b.slow_hi[0] < 36.0 && b.fast_lo[0] >= 48.0);
     /* P2P: across is a cross-domain bottleneck, within is not */
     int ip = gq_bottlenecks_find(&b, GQ_DIR_P2P, ALL8, 8);
     assert_true(ip >= 0);

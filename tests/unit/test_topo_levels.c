@@ -76,7 +76,7 @@ static void test_levels_from_tree(void **state)
         assert_int_equal(L(i, i), GQ_LEVEL_X);
     assert_int_equal(L(0, 1), GQ_LEVEL_PIX); /* one switch */
     assert_int_equal(L(1, 0), GQ_LEVEL_PIX);
-    assert_int_equal(L(0, 2), GQ_LEVEL_PHB); /* two root ports of host bridge A */
+    assert_int_equal(L(0, 2), GQ_LEVEL_PHB);  /* two root ports of host bridge A */
     assert_int_equal(L(0, 3), GQ_LEVEL_NODE); /* host bridges A and B, both NUMA 0 */
     assert_int_equal(L(3, 0), GQ_LEVEL_NODE);
     assert_int_equal(L(0, 4), GQ_LEVEL_SYS); /* NUMA 0 and NUMA 1 */

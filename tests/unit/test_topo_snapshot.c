@@ -54,7 +54,8 @@ static void rich(gq_topo *t)
             t->p2p_nvml[i][j] = (unsigned char)(i == j ? GQ_P2P_UNKNOWN : GQ_P2P_OK + (i + j) % 6);
             t->nvlinks[i][j] = i == j ? -1 : i * j;
             t->level[i][j] = (unsigned char)(i == j ? GQ_LEVEL_X : GQ_LEVEL_NV + (i + 2 * j) % 6);
-            t->pci_level[i][j] = (unsigned char)(i == j ? GQ_LEVEL_X : (i + j == 3 ? GQ_LEVEL_UNKNOWN : GQ_LEVEL_SYS));
+            t->pci_level[i][j] =
+                (unsigned char)(i == j ? GQ_LEVEL_X : (i + j == 3 ? GQ_LEVEL_UNKNOWN : GQ_LEVEL_SYS));
         }
     snprintf(t->driver_version, sizeof t->driver_version, "580.159.04");
     t->cuda_driver_version = 13000;
@@ -201,12 +202,30 @@ static char *edited(void (*edit)(json_t *root))
     return s;
 }
 
-static void newer(json_t *r) { json_object_set_new(r, "schema_version", json_integer(GQ_SNAPSHOT_SCHEMA + 1)); }
-static void foreign(json_t *r) { json_object_set_new(r, "kind", json_string("run")); }
-static void no_tool(json_t *r) { json_object_del(r, "tool"); }
-static void no_name(json_t *r) { json_object_del(json_array_get(json_object_get(r, "gpus"), 1), "name"); }
-static void bad_cores(json_t *r) { json_object_set_new(json_object_get(r, "host"), "cores", json_string("32")); }
-static void no_gpus(json_t *r) { json_object_set_new(r, "gpus", json_array()); }
+static void newer(json_t *r)
+{
+    json_object_set_new(r, "schema_version", json_integer(GQ_SNAPSHOT_SCHEMA + 1));
+}
+static void foreign(json_t *r)
+{
+    json_object_set_new(r, "kind", json_string("run"));
+}
+static void no_tool(json_t *r)
+{
+    json_object_del(r, "tool");
+}
+static void no_name(json_t *r)
+{
+    json_object_del(json_array_get(json_object_get(r, "gpus"), 1), "name");
+}
+static void bad_cores(json_t *r)
+{
+    json_object_set_new(json_object_get(r, "host"), "cores", json_string("32"));
+}
+static void no_gpus(json_t *r)
+{
+    json_object_set_new(r, "gpus", json_array());
+}
 static void too_many(json_t *r)
 {
     json_t *g = json_object_get(r, "gpus");
@@ -226,7 +245,10 @@ static void forward_parent(json_t *r)
 {
     json_object_set_new(json_array_get(json_object_get(r, "pci"), 1), "parent", json_integer(2));
 }
-static void no_schema(json_t *r) { json_object_del(r, "schema_version"); }
+static void no_schema(json_t *r)
+{
+    json_object_del(r, "schema_version");
+}
 
 static void test_refused(void **state)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* Returns 0 when s is well formed; otherwise 1 and a message in why. */
-static int xml_check(const char *s, char *why, size_t n)
+static __attribute__((unused)) int xml_check(const char *s, char *why, size_t n)
 {
     char stack[256][64];
     int depth = 0, roots = 0;
@@ -142,7 +142,7 @@ static int xml_check(const char *s, char *why, size_t n)
 }
 
 /* Occurrences of needle in s. */
-static int count_of(const char *s, const char *needle)
+static __attribute__((unused)) int count_of(const char *s, const char *needle)
 {
     int c = 0;
     size_t l = strlen(needle);

@@ -28,6 +28,10 @@ typedef struct gq_cuda_tune {
     uint64_t chase_window;   /* pointer chase: the chain visits 128-byte lines in random order
                               * within each window of this many bytes, windows in order;
                               * 128 = plain stride (nvbandwidth's order) */
+    int chase_sms;           /* 0: the chase runs on every SM in turn and the loads are averaged
+                              * (nvbandwidth does this); 1: on one SM */
+    uint64_t sm_unit_bytes;  /* SM copies with a copy count: bytes per kernel launch (the kernel
+                              * loops over the buffer); a launch per copy when <= the buffer */
 } gq_cuda_tune;
 
 /* Read / replace the knobs of an open "cuda" backend. Applies to groups

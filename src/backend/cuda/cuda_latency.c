@@ -1,5 +1,6 @@
 /* Latency: an nvbandwidth-style pointer chase (one GPU thread, dependent
- * loads through a chain in the target memory) and a p2pBandwidthLatencyTest-
+ * loads through a chain in the target memory, timed inside the kernel, on
+ * every SM in turn) and a p2pBandwidthLatencyTest-
  * style copy latency (many 4-byte copies queued behind the start latch, timed
  * with events, per copy). */
 #include "backend/cuda/cuda_priv.h"
@@ -13,6 +14,7 @@
 #define CHASE_MAX_NODES (1u << 20)   /* 128 MiB: 1M loads without repeating a line */
 #define CHASE_MIN_NODES 4096u
 #define CHASE_DEFAULT_ITERS 100000
+#define CHASE_MIN_PER_SM 64
 #define COPY_DEFAULT_ITERS 10000
 #define COPY_BATCH 128 /* copies queued behind the closed latch at a time */
 #define LATCH_TIMEOUT_NS 20000000000ull
@@ -48,18 +50,22 @@ static int chase(cuda_be *b, const gq_latency_req *r, double *ns, gq_err *err)
 {
     int rc = GQ_OK;
     long long iters = r->iters > 0 ? r->iters : CHASE_DEFAULT_ITERS;
-    uint32_t nodes = iters < CHASE_MIN_NODES ? CHASE_MIN_NODES
-                     : iters > CHASE_MAX_NODES ? CHASE_MAX_NODES
-                                               : (uint32_t)iters;
+    int sms = b->dev[r->exec_gpu].sm_count > 0 ? b->dev[r->exec_gpu].sm_count : 1;
+    long long per_sm = iters / sms < CHASE_MIN_PER_SM ? CHASE_MIN_PER_SM : iters / sms;
+    long long loads = b->tune.chase_sms == 1 ? iters : per_sm * sms;
+    /* A line is never loaded twice (up to CHASE_MAX_NODES loads), so no cache
+     * can answer for the memory being measured. */
+    uint32_t nodes = loads < CHASE_MIN_NODES ? CHASE_MIN_NODES
+                     : loads > CHASE_MAX_NODES ? CHASE_MAX_NODES
+                                               : (uint32_t)loads;
     uint64_t bytes = (uint64_t)nodes * CHASE_STRIDE;
     uint32_t win = (uint32_t)(b->tune.chase_window / CHASE_STRIDE);
     uint32_t *order = NULL, *dorder = NULL;
     cuda_hbuf *hb = NULL;
     char *base = NULL; /* address the chasing GPU uses */
-    void *dmem = NULL, **sink = NULL;
+    void *dmem = NULL, **cur = NULL;
     int tdev = r->target.kind == GQ_EP_GPU ? r->target.index : -1;
     cudaStream_t s = NULL, ts = NULL;
-    cudaEvent_t e0 = NULL, e1 = NULL;
 
     if (!(order = malloc((size_t)nodes * sizeof *order)))
         return gq_err_set(err, GQ_E_NOMEM, "out of memory for a chain of %u nodes", nodes);
@@ -98,28 +104,34 @@ static int chase(cuda_be *b, const gq_latency_req *r, double *ns, gq_err *err)
     }
     CK(cudaSetDevice(r->exec_gpu));
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    CK(cudaMalloc((void **)&sink, sizeof *sink));
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
+    CK(cudaMalloc((void **)&cur, 2 * sizeof(unsigned long long)));
+    unsigned long long *acc = (unsigned long long *)cur + 1;
+    void *p0 = base + (uint64_t)order[nodes - 1] * CHASE_STRIDE;
     /* One load from the chain's far end loads the module and maps the memory
      * without warming the lines the measured chase starts on. */
-    CK(gq_k_chase(base + (uint64_t)order[nodes - 1] * CHASE_STRIDE, 1, sink, s));
-    CK(cudaEventRecord(e0, s));
-    CK(gq_k_chase(base + (uint64_t)order[0] * CHASE_STRIDE, (unsigned long long)iters, sink, s));
-    CK(cudaEventRecord(e1, s));
-    CK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    *ns = (double)ms * 1e6 / (double)iters;
+    CK(cudaMemcpyAsync(cur, &p0, sizeof p0, cudaMemcpyHostToDevice, s));
+    CK(gq_k_chase(cur, 1, 1, 0, acc, s));
+    CK(cudaStreamSynchronize(s));
+    p0 = base + (uint64_t)order[0] * CHASE_STRIDE;
+    CK(cudaMemcpyAsync(cur, &p0, sizeof p0, cudaMemcpyHostToDevice, s));
+    CK(cudaMemsetAsync(acc, 0, sizeof *acc, s));
+    if (b->tune.chase_sms == 1) {
+        CK(gq_k_chase(cur, (unsigned long long)loads, 1, 0, acc, s));
+    } else {
+        /* Every SM in turn, continuing along the chain: SMs sit at different
+         * distances from the memory and its link. */
+        for (int t = 0; t < sms; t++)
+            CK(gq_k_chase(cur, (unsigned long long)per_sm, sms, t, acc, s));
+    }
+    unsigned long long tot = 0;
+    CK(cudaMemcpyAsync(&tot, acc, sizeof tot, cudaMemcpyDeviceToHost, s));
+    CK(cudaStreamSynchronize(s));
+    *ns = (double)tot / (double)loads;
 out:
     if (s)
         cudaStreamSynchronize(s);
-    if (e0)
-        cudaEventDestroy(e0);
-    if (e1)
-        cudaEventDestroy(e1);
-    if (sink)
-        cudaFree(sink);
+    if (cur)
+        cudaFree(cur);
     if (s)
         cudaStreamDestroy(s);
     if (ts)

@@ -23,11 +23,12 @@ __device__ static inline unsigned char pat_byte(uint64_t off, uint32_t seed)
     return (unsigned char)(pat_word(off / 4, seed) >> (8 * (off % 4)));
 }
 
-/* Two blocks per SM fit (at most 64 registers). Loads are issued as a batch
- * before the stores, so each thread keeps
+/* Loads are issued as a batch before the stores, so each thread keeps
  * GQ_K_UNROLL 16-byte requests in flight: that is what hides the latency of
- * peer (NVLink) and host (PCIe) memory. */
-__global__ void __launch_bounds__(GQ_K_COPY_THREADS, 2) k_copy(uint4 *dst, const uint4 *src, uint64_t n,
+ * peer (NVLink) and host (PCIe) memory. One 512-thread block per SM (the
+ * predicated tail needs ~124 registers; with a 64-register cap it spills,
+ * and two blocks per SM measured no faster on H200). */
+__global__ void __launch_bounds__(GQ_K_COPY_THREADS, 1) k_copy(uint4 *dst, const uint4 *src, uint64_t n,
                                                              unsigned char *dtail, const unsigned char *stail,
                                                              unsigned ntail, int loops)
 {
@@ -44,8 +45,19 @@ __global__ void __launch_bounds__(GQ_K_COPY_THREADS, 2) k_copy(uint4 *dst, const
             for (int u = 0; u < GQ_K_UNROLL; u++)
                 dst[i + u * T] = v[u];
         }
-        for (; i < n; i += T)
-            dst[i] = src[i];
+        /* The rest (fewer than GQ_K_UNROLL per thread) as one predicated
+         * batch too: a plain loop would wait out one round trip per element. */
+        if (i < n) {
+            uint4 v[GQ_K_UNROLL];
+#pragma unroll
+            for (int u = 0; u < GQ_K_UNROLL; u++)
+                if (i + u * T < n)
+                    v[u] = src[i + u * T];
+#pragma unroll
+            for (int u = 0; u < GQ_K_UNROLL; u++)
+                if (i + u * T < n)
+                    dst[i + u * T] = v[u];
+        }
         if (t0 < ntail)
             dtail[t0] = stail[t0];
     }
@@ -138,12 +150,19 @@ __global__ void k_chain(char *base, const uint32_t *order, uint32_t n, uint32_t 
     }
 }
 
-__global__ void k_chase(void *start, unsigned long long iters, void **sink)
+__global__ void k_chase(void **cursor, unsigned long long iters, int target, unsigned long long *ns)
 {
-    void *p = start;
+    if ((int)blockIdx.x != target)
+        return;
+    void *p = *cursor;
+    unsigned long long t0, t1;
+    /* p as an input: the timer is read only once p has arrived. */
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0) : "l"(p));
     for (unsigned long long i = 0; i < iters; i++)
         p = *(void **)p;
-    *sink = p;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1) : "l"(p));
+    *cursor = p;
+    *ns += t1 - t0;
 }
 
 static int blocks_for(uint64_t items, int threads, int cap)
@@ -214,9 +233,10 @@ extern "C" cudaError_t gq_k_chain(void *base, const uint32_t *order, uint32_t n,
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t gq_k_chase(void *start, unsigned long long iters, void **sink, cudaStream_t s)
+extern "C" cudaError_t gq_k_chase(void **cursor, unsigned long long iters, int grid, int target,
+                                  unsigned long long *ns, cudaStream_t s)
 {
-    k_chase<<<1, 1, 0, s>>>(start, iters, sink);
+    k_chase<<<grid, 1, 0, s>>>(cursor, iters, target, ns);
     return cudaGetLastError();
 }
 

@@ -53,9 +53,15 @@ cudaError_t gq_k_spin(volatile int *latch, int *timed_out, unsigned long long ti
  * base is the address the chasing GPU will use. order is device memory. */
 cudaError_t gq_k_chain(void *base, const uint32_t *order, uint32_t n, uint32_t stride, cudaStream_t s);
 
-/* One thread follows the chain from start for `iters` dependent loads and
- * writes the final pointer to *sink (device memory) so nothing is elided. */
-cudaError_t gq_k_chase(void *start, unsigned long long iters, void **sink, cudaStream_t s);
+/* A grid of `grid` one-thread blocks of which only block `target` works: it
+ * follows the chain from *cursor for `iters` dependent loads, writes where it
+ * stopped back to *cursor (so a next launch goes on with fresh lines), and
+ * adds the GPU-timer nanoseconds of the loads to *ns. Timing inside the
+ * kernel keeps launch overhead out; the timer reads wait for the pointer they
+ * follow, so no load is left out of the interval. cursor and ns are device
+ * memory on the chasing GPU. */
+cudaError_t gq_k_chase(void **cursor, unsigned long long iters, int grid, int target, unsigned long long *ns,
+                       cudaStream_t s);
 
 /* The pattern word at 32-bit word index i, for host-side checks in tests. */
 uint32_t gq_k_pattern_word(uint64_t i, uint32_t seed);

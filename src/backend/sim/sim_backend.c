@@ -1,19 +1,1003 @@
-/* PLACEHOLDER until the simulated fabric lands: discovers nothing. */
+/* The "sim" backend: the gq_backend_ops of the simulated fabric.
+ *
+ * Each flow is routed over the machine's links at prepare time and turned
+ * into entries of a max-min problem (fabric.c). run() is an event-driven
+ * simulation in virtual time: rates are recomputed whenever the set of
+ * running flows changes (a flow that finishes its copies early frees its
+ * share), each copy costs bytes/rate plus the fixed per-transfer cost of its
+ * path, and each flow starts after a small deterministic jitter, so windows
+ * differ as they do on real hardware and the harness's overlap rule applies
+ * unchanged. Noise is a deterministic multiplicative factor per flow and run,
+ * keyed by (seed, flow, call counter).
+ *
+ * Model of each transfer kind:
+ *   H2D / D2H      the route between the GPU and the nearest memory node of
+ *                  the requested NUMA node;
+ *   P2P            the direct NVLink bundle when there is one, else the PCIe
+ *                  route (a "turn" in a bridge applies the bridge's
+ *                  p2p-flowcap and p2p-cost);
+ *   local copy     device memory only (read + write);
+ *   STAGED         gpuqual's pipelined staging: one stream over both legs
+ *                  (GPU -> host memory near the source -> GPU), so it gets the
+ *                  smaller of the two shares, plus a pipeline fill of one
+ *                  chunk and the topology's chunk-cost per chunk;
+ *   DRIVER_STAGED  (and a CE copy between GPUs without P2P): the driver's
+ *                  staging, serial legs: driver% / (1/d2h + 1/h2d), where the
+ *                  leg rates are what each leg would get with everything else
+ *                  running.
+ * Hidden capacities never leave this file: discover() reports only what a
+ * real discovery would read (names, PCIe gen/width, NUMA, the tree, NVLinks).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "backend/backend.h"
+#include "backend/sim/sim.h"
+#include "backend/sim/sim_stress.h"
+#include "core/units.h"
+
+typedef struct sim_priv {
+    gq_sim_machine *m;
+    uint64_t seed;
+    double noise;
+    double clock;     /* virtual seconds */
+    uint64_t calls;   /* runs and latency queries so far: part of the noise key */
+    int nc;           /* constraints: 3 per link (two directions, duplex) + 1 per GPU */
+    int numa_count;
+} sim_priv;
+
+#define C_DIR(l, d) (3 * (l) + (d))
+#define C_DUP(l) (3 * (l) + 2)
+#define C_GPU(s, g) (3 * (s)->m->nlink + (g))
+
+enum { K_PLAIN = 0, K_DRIVER = 1 };
+
+struct gq_group {
+    int n;
+    gq_flow *flows;
+    int *kind;
+    int *host_numa;   /* host_numa_actual per flow */
+    double *flowcap;  /* B/s, 0 = none */
+    double *cost;     /* s per copy */
+    uint64_t *key;
+    int ndriver;
+    gq_sim_problem *main; /* one stream per flow */
+    gq_sim_problem *legs; /* flows as in main (drivers off) + two legs per driver flow */
+    int *leg0;            /* index in legs of a driver flow's first leg; -1 */
+};
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+static sim_priv *P(gq_backend *be)
+{
+    return (sim_priv *)be->priv;
+}
+
+static int gen_from_gts(double gts)
+{
+    static const double g[] = {2.5, 5, 8, 16, 32, 64};
+    for (int i = 0; i < 6; i++)
+        if (gts == g[i])
+            return i + 1;
+    return -1;
+}
+
+/* GPU index -> node index */
+static int gnode(const gq_sim_machine *m, int g)
+{
+    return m->gpus[g].node;
+}
+
+static bool p2p_possible(const gq_sim_machine *m, int a, int b)
+{
+    return gq_sim_nvlink_between(m, a, b) >= 0 || m->p2p == GQ_P2P_OK;
+}
+
+/* Growable entry list. */
+typedef struct ebuf {
+    gq_sim_entry *e;
+    int n, cap;
+} ebuf;
+
+static int ebuf_add(ebuf *b, int c, double a, double w)
+{
+    for (int i = 0; i < b->n; i++)
+        if (b->e[i].c == c) {
+            /* The same constraint twice (a staged stream through one duplex
+             * link in both directions): one entry with the summed use and
+             * the use-weighted share. */
+            double aw = b->e[i].a * b->e[i].w + a * w;
+            b->e[i].a += a;
+            b->e[i].w = aw / b->e[i].a;
+            return 0;
+        }
+    if (b->n == b->cap) {
+        int nc = b->cap ? b->cap * 2 : 16;
+        gq_sim_entry *ne = realloc(b->e, sizeof *ne * (size_t)nc);
+        if (!ne)
+            return -1;
+        b->e = ne;
+        b->cap = nc;
+    }
+    b->e[b->n++] = (gq_sim_entry){.c = c, .a = a, .w = w};
+    return 0;
+}
+
+typedef struct pathinfo {
+    double flowcap; /* 0 = none */
+    double cost, lat;
+} pathinfo;
+
+static void cap_min(double *cap, double v)
+{
+    if (v > 0 && (*cap <= 0 || v < *cap))
+        *cap = v;
+}
+
+/* Add a route's constraints to b; accumulate its flow cap, cost and latency. */
+static int add_route(const sim_priv *s, ebuf *b, const gq_sim_hop *h, int n, bool sm, bool p2p, pathinfo *pi)
+{
+    const gq_sim_machine *m = s->m;
+    for (int i = 0; i < n; i++) {
+        const gq_sim_link *L = &m->links[h[i].link];
+        int d = h[i].dir;
+        if (ebuf_add(b, C_DIR(h[i].link, d), 1.0, 1.0))
+            return -1;
+        if (L->duplex > 0 && ebuf_add(b, C_DUP(h[i].link), 1.0, L->w[d]))
+            return -1;
+        cap_min(&pi->flowcap, L->flowcap);
+        if (p2p)
+            cap_min(&pi->flowcap, L->p2p_flowcap);
+        if (sm && L->sm_frac > 0)
+            cap_min(&pi->flowcap, L->sm_frac * L->cap[d]);
+        pi->cost += L->cost;
+        pi->lat += L->lat;
+        /* A turn: up into a bridge from one child, down to another child. */
+        if (p2p && i + 1 < n) {
+            const gq_sim_link *N = &m->links[h[i + 1].link];
+            if (L->kind == GQ_SIM_LINK_PCIE && d == 0 && N->kind == GQ_SIM_LINK_PCIE && h[i + 1].dir == 1 &&
+                L->b == N->b) {
+                const gq_sim_node *v = &m->nodes[L->b];
+                cap_min(&pi->flowcap, v->p2p_flowcap);
+                pi->cost += v->p2p_cost;
+            }
+        }
+    }
+    return 0;
+}
+
+static int route_or_fail(const sim_priv *s, int from, int to, bool nvlink, gq_sim_hop *h, gq_err *err)
+{
+    int n = gq_sim_route(s->m, from, to, nvlink, h, GQ_SIM_MAX_HOPS);
+    if (n < 0)
+        return gq_err_set(err, GQ_E_BACKEND, "sim: no route from '%s' to '%s' in %s", s->m->nodes[from].name,
+                          s->m->nodes[to].name, s->m->file);
+    return n;
+}
+
+/* Memory node for a host endpoint seen from GPU g: the nearest one of the
+ * requested NUMA node (GQ_NUMA_LOCAL: the nearest of any). */
+static int host_memory(const sim_priv *s, int g, int numa, gq_err *err)
+{
+    int mem = gq_sim_nearest_memory(s->m, gnode(s->m, g), numa == GQ_NUMA_LOCAL ? -1 : numa);
+    if (mem < 0)
+        return gq_err_set(err, GQ_E_BACKEND, "sim: GPU %d cannot reach host memory on NUMA node %d", g, numa);
+    return mem;
+}
+
+static int check_endpoint(const sim_priv *s, gq_endpoint e, gq_err *err)
+{
+    if (e.kind == GQ_EP_GPU) {
+        if (e.index < 0 || e.index >= s->m->ngpu)
+            return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist (this machine has GPUs 0-%d)", e.index,
+                              s->m->ngpu - 1);
+    } else if (e.kind == GQ_EP_HOST) {
+        if (e.index != GQ_NUMA_LOCAL && (e.index < 0 || e.index >= s->numa_count))
+            return gq_err_set(err, GQ_E_USAGE, "NUMA node %d does not exist (this machine has %s%d)", e.index,
+                              s->numa_count > 1 ? "nodes 0-" : "node ", s->numa_count - 1);
+    } else {
+        return gq_err_set(err, GQ_E_USAGE, "unknown endpoint kind %d", (int)e.kind);
+    }
+    return GQ_OK;
+}
+
+/* ---- init / fini ----------------------------------------------------------------- */
+
 static int sim_init(gq_backend *be, const gq_backend_opts *o, gq_err *err)
 {
-    (void)be; (void)o;
-    return gq_err_set(err, GQ_E_UNSUPP, "the simulated backend is not implemented yet");
+    sim_priv *s = calloc(1, sizeof *s);
+    if (!s)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    int rc = gq_sim_load(o->sim_topology, &s->m, err);
+    if (rc) {
+        free(s);
+        return rc;
+    }
+    /* The stress and telemetry model (sim_stress.c) checks --sim-fault. */
+    if ((rc = gq_sim_stress_configure(be, o, s->m->ngpu, err))) {
+        gq_sim_stress_fini(be);
+        gq_sim_machine_free(s->m);
+        free(s);
+        return rc;
+    }
+    s->seed = o->sim_seed;
+    s->noise = o->sim_noise < 0 ? s->m->noise : o->sim_noise;
+    if (s->noise > 0.5)
+        s->noise = 0.5;
+    s->clock = 1.0;
+    s->nc = 3 * s->m->nlink + s->m->ngpu;
+    for (int n = 0; n < s->m->nnode; n++)
+        if (s->m->nodes[n].kind == GQ_SIM_MEMORY && s->m->nodes[n].numa + 1 > s->numa_count)
+            s->numa_count = s->m->nodes[n].numa + 1;
+    be->priv = s;
+    return GQ_OK;
 }
-static void sim_fini(gq_backend *be) { (void)be; }
-static int sim_discover(gq_backend *be, gq_topo *t, gq_err *err) { (void)be; (void)t; (void)err; return GQ_OK; }
-static int sim_prepare(gq_backend *be, const gq_flow *f, int n, gq_group **g, gq_err *err)
-{ (void)be; (void)f; (void)n; (void)g; return gq_err_set(err, GQ_E_UNSUPP, "not implemented"); }
-static int sim_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_result *r, gq_err *err)
-{ (void)be; (void)g; (void)o; (void)r; return gq_err_set(err, GQ_E_UNSUPP, "not implemented"); }
-static void sim_release(gq_backend *be, gq_group *g) { (void)be; (void)g; }
+
+static void sim_fini(gq_backend *be)
+{
+    sim_priv *s = P(be);
+    gq_sim_stress_fini(be);
+    if (!s)
+        return;
+    gq_sim_machine_free(s->m);
+    free(s);
+    be->priv = NULL;
+}
+
+/* ---- discovery ------------------------------------------------------------------------ */
+
+static int root_of(const gq_sim_machine *m, int n)
+{
+    for (int guard = 0; guard <= m->nnode && m->nodes[n].parent_link >= 0; guard++)
+        n = m->links[m->nodes[n].parent_link].b;
+    return n;
+}
+
+static int depth_of(const gq_sim_machine *m, int n)
+{
+    int d = 0;
+    for (int guard = 0; guard <= m->nnode && m->nodes[n].parent_link >= 0; guard++, d++)
+        n = m->links[m->nodes[n].parent_link].b;
+    return d;
+}
+
+static int node_numa(const gq_sim_machine *m, int n)
+{
+    int r = root_of(m, n);
+    if (m->nodes[r].kind == GQ_SIM_SOCKET && m->nodes[r].numa >= 0)
+        return m->nodes[r].numa;
+    int mem = gq_sim_nearest_memory(m, n, -1);
+    return mem >= 0 ? m->nodes[mem].numa : 0;
+}
+
+static gq_link_level tree_level(const gq_sim_machine *m, int a, int b)
+{
+    int chain[256], nch = 0;
+    for (int n = a; n >= 0 && nch < 256; n = m->nodes[n].parent_link >= 0 ? m->links[m->nodes[n].parent_link].b : -1)
+        chain[nch++] = n;
+    int bridges_b = 0;
+    for (int n = b, guard = 0; n >= 0 && guard < 256; guard++) {
+        for (int k = 1; k < nch; k++)
+            if (chain[k] == n) {
+                if (m->nodes[n].kind == GQ_SIM_SOCKET)
+                    return GQ_LEVEL_PHB;
+                /* bridges strictly below the common ancestor on a's side */
+                int bridges_a = k - 1;
+                return (bridges_a + bridges_b) == 0 ? GQ_LEVEL_PIX : GQ_LEVEL_PXB;
+            }
+        if (n != b)
+            bridges_b++;
+        n = m->nodes[n].parent_link >= 0 ? m->links[m->nodes[n].parent_link].b : -1;
+    }
+    int ra = root_of(m, a), rb = root_of(m, b);
+    return node_numa(m, ra) == node_numa(m, rb) ? GQ_LEVEL_NODE : GQ_LEVEL_SYS;
+}
+
+static void cpulist_for(const gq_sim_machine *m, int numa, int numa_count, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (m->cores <= 0)
+        return;
+    if (m->vm || numa < 0 || numa_count <= 1) {
+        snprintf(buf, n, "0-%d", m->cores - 1);
+        return;
+    }
+    int per = m->cores / numa_count;
+    if (per <= 0)
+        return;
+    snprintf(buf, n, "%d-%d", numa * per, numa * per + per - 1);
+}
+
+static int sim_discover(gq_backend *be, gq_topo *t, gq_err *err)
+{
+    (void)err;
+    sim_priv *s = P(be);
+    const gq_sim_machine *m = s->m;
+    t->simulated = true;
+    snprintf(t->source, sizeof t->source, "sim:%.59s", m->name);
+    t->ngpu = m->ngpu;
+    for (int g = 0; g < m->ngpu; g++) {
+        const gq_sim_gpu *sg = &m->gpus[g];
+        const gq_sim_node *nd = &m->nodes[sg->node];
+        gq_gpu_info *gi = &t->gpu[g];
+        gi->index = g;
+        snprintf(gi->name, sizeof gi->name, "%s", sg->model);
+        uint64_t h = gq_sim_hash(gq_sim_hash(0x5157u, (uint64_t)g), (uint64_t)strlen(m->name) * 131u + (uint8_t)m->name[0]);
+        for (const char *c = m->name; *c; c++)
+            h = gq_sim_hash(h, (uint8_t)*c);
+        uint64_t h2 = gq_sim_hash(h, 7);
+        snprintf(gi->uuid, sizeof gi->uuid, "GPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(h >> 32),
+                 (unsigned)(h >> 16) & 0xffffu, (unsigned)h & 0xffffu, (unsigned)(h2 >> 48),
+                 (unsigned long long)(h2 & 0xffffffffffffull));
+        gi->mem_bytes = sg->mem;
+        if (sg->bus[0])
+            snprintf(gi->pci_bus_id, sizeof gi->pci_bus_id, "%s", sg->bus);
+        else
+            snprintf(gi->pci_bus_id, sizeof gi->pci_bus_id, "0000:%02x:00.0", (unsigned)(g + 1) & 0xffu);
+        gi->cc_major = sg->cc_major;
+        gi->cc_minor = sg->cc_minor;
+        gi->sm_count = sg->sms;
+        const gq_sim_link *up = &m->links[nd->parent_link];
+        if (up->gts > 0) {
+            gi->pcie_gen_cur = gen_from_gts(up->gts);
+            gi->pcie_width_cur = up->width;
+            gi->pcie_gen_max = sg->max_gts > 0 ? gen_from_gts(sg->max_gts) : gi->pcie_gen_cur;
+            gi->pcie_width_max = sg->max_width > 0 ? sg->max_width : gi->pcie_width_cur;
+            gi->pcie_gbps = gq_pcie_gbps(gi->pcie_gen_cur, gi->pcie_width_cur);
+        }
+        int local = node_numa(m, sg->node);
+        gi->numa_node = m->vm ? m->vm_gpu_numa : local;
+        cpulist_for(m, m->vm ? -1 : local, s->numa_count, gi->cpulist, sizeof gi->cpulist);
+        gi->power_limit_w = sg->power_w;
+        gi->nvlinks_total = 0;
+        for (int k = m->adj_off[sg->node]; k < m->adj_off[sg->node + 1]; k++) {
+            const gq_sim_link *L = &m->links[m->adj[k]];
+            if (L->kind == GQ_SIM_LINK_NVLINK) {
+                gi->nvlinks_total += L->nvl;
+                if (L->nvl_rate > 0)
+                    gi->nvlink_gbps_per_link = L->nvl_rate / 1e9;
+            }
+        }
+    }
+    for (int i = 0; i < m->ngpu; i++)
+        for (int j = 0; j < m->ngpu; j++) {
+            int nv = gq_sim_nvlink_between(m, i, j);
+            t->nvlinks[i][j] = nv >= 0 ? m->links[nv].nvl : 0;
+            if (i == j) {
+                t->level[i][j] = t->pci_level[i][j] = GQ_LEVEL_X;
+                continue;
+            }
+            gq_p2p_status st = nv >= 0 ? GQ_P2P_OK : m->p2p;
+            t->p2p_nvml[i][j] = (unsigned char)st;
+            t->p2p_cuda[i][j] = st == GQ_P2P_OK ? 1 : 0;
+            gq_link_level pl = m->vm ? GQ_LEVEL_PHB : tree_level(m, gnode(m, i), gnode(m, j));
+            t->pci_level[i][j] = (unsigned char)pl;
+            t->level[i][j] = (unsigned char)(nv >= 0 ? GQ_LEVEL_NV : pl);
+        }
+    snprintf(t->driver_version, sizeof t->driver_version, "sim");
+    t->cuda_driver_version = t->cuda_runtime_version = -1;
+    t->nvml_loaded = true;
+    snprintf(t->hostname, sizeof t->hostname, "sim-%.58s", m->name);
+    snprintf(t->cpu_model, sizeof t->cpu_model, "%s", m->cpu_model);
+    t->sockets = m->sockets;
+    t->cores = m->cores;
+    t->cpus = m->cores;
+    t->numa_nodes = s->numa_count > 0 ? s->numa_count : 1;
+    t->is_vm = m->vm;
+    snprintf(t->hypervisor, sizeof t->hypervisor, "%s", m->vm ? m->hypervisor : "");
+
+    /* The PCIe tree as lspci/hwloc would show it: parents before children. */
+    t->npci = 0;
+    if (m->vm) {
+        gq_pci_node *hb = &t->pci[t->npci++];
+        *hb = (gq_pci_node){.kind = GQ_PCI_HOSTBRIDGE, .parent = -1, .gpu = -1, .numa_node = m->vm_gpu_numa};
+        snprintf(hb->bus_id, sizeof hb->bus_id, "0000:00");
+        snprintf(hb->label, sizeof hb->label, "HostBridge");
+        for (int g = 0; g < m->ngpu && t->npci < GQ_MAX_PCI_NODES; g++) {
+            gq_pci_node *pn = &t->pci[t->npci++];
+            *pn = (gq_pci_node){.kind = GQ_PCI_GPU, .parent = 0, .gpu = g, .numa_node = m->vm_gpu_numa,
+                                .link_gbps = t->gpu[g].pcie_gbps};
+            snprintf(pn->bus_id, sizeof pn->bus_id, "%s", t->gpu[g].pci_bus_id);
+            snprintf(pn->label, sizeof pn->label, "GPU %d", g);
+        }
+        return GQ_OK;
+    }
+    int *pci_of = malloc(sizeof(int) * (size_t)m->nnode);
+    if (!pci_of)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    int maxd = 0;
+    for (int n = 0; n < m->nnode; n++) {
+        pci_of[n] = -1;
+        int d = depth_of(m, n);
+        if (d > maxd)
+            maxd = d;
+    }
+    for (int d = 0; d <= maxd; d++)
+        for (int n = 0; n < m->nnode; n++) {
+            const gq_sim_node *nd = &m->nodes[n];
+            if (nd->kind == GQ_SIM_MEMORY || depth_of(m, n) != d)
+                continue;
+            if (t->npci == GQ_MAX_PCI_NODES) {
+                gq_topo_warn(t, "sim: the PCIe tree has more than %d nodes; the rest is not shown", GQ_MAX_PCI_NODES);
+                goto done;
+            }
+            gq_pci_node *pn = &t->pci[t->npci];
+            memset(pn, 0, sizeof *pn);
+            pn->gpu = -1;
+            pn->parent = nd->parent_link >= 0 ? pci_of[m->links[nd->parent_link].b] : -1;
+            pn->numa_node = node_numa(m, n);
+            if (nd->parent_link >= 0) {
+                const gq_sim_link *L = &m->links[nd->parent_link];
+                pn->link_gbps = L->gts > 0 ? gq_pcie_gbps(gen_from_gts(L->gts), L->width) : 0;
+            }
+            switch (nd->kind) {
+            case GQ_SIM_SOCKET:
+                pn->kind = GQ_PCI_HOSTBRIDGE;
+                snprintf(pn->label, sizeof pn->label, "HostBridge %.40s", nd->name);
+                break;
+            case GQ_SIM_GPU:
+                pn->kind = GQ_PCI_GPU;
+                pn->gpu = nd->gpu;
+                snprintf(pn->label, sizeof pn->label, "GPU %d", nd->gpu);
+                break;
+            default:
+                pn->kind = GQ_PCI_BRIDGE;
+                snprintf(pn->label, sizeof pn->label, "PCIBridge %.40s", nd->name);
+                break;
+            }
+            const char *bus = nd->kind == GQ_SIM_GPU ? t->gpu[nd->gpu].pci_bus_id : nd->bus;
+            snprintf(pn->bus_id, sizeof pn->bus_id, "%s", bus);
+            pci_of[n] = t->npci++;
+        }
+done:
+    free(pci_of);
+    return GQ_OK;
+}
+
+/* ---- prepare / release ------------------------------------------------------------------ */
+
+static void group_free(gq_group *g)
+{
+    if (!g)
+        return;
+    free(g->flows);
+    free(g->kind);
+    free(g->host_numa);
+    free(g->flowcap);
+    free(g->cost);
+    free(g->key);
+    free(g->leg0);
+    gq_sim_problem_free(g->main);
+    gq_sim_problem_free(g->legs);
+    free(g);
+}
+
+static void sim_release(gq_backend *be, gq_group *g)
+{
+    (void)be;
+    group_free(g);
+}
+
+typedef struct flow_build {
+    ebuf main;
+    ebuf leg[2];
+    pathinfo pmain, pleg[2];
+} flow_build;
+
+/* Both legs of a staged copy from GPU a to GPU b through the host memory
+ * nearest to a. */
+static int staged_legs(const sim_priv *s, int a, int b, flow_build *fb, gq_err *err)
+{
+    gq_sim_hop h[GQ_SIM_MAX_HOPS];
+    int mem = host_memory(s, a, GQ_NUMA_LOCAL, err);
+    if (mem < 0)
+        return mem;
+    int n = route_or_fail(s, gnode(s->m, a), mem, false, h, err);
+    if (n < 0)
+        return n;
+    pathinfo scratch = {0};
+    if (add_route(s, &fb->main, h, n, false, false, &fb->pleg[0]) ||
+        add_route(s, &fb->leg[0], h, n, false, false, &scratch))
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    n = route_or_fail(s, mem, gnode(s->m, b), false, h, err);
+    if (n < 0)
+        return n;
+    if (add_route(s, &fb->main, h, n, false, false, &fb->pleg[1]) ||
+        add_route(s, &fb->leg[1], h, n, false, false, &scratch))
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    cap_min(&fb->pmain.flowcap, fb->pleg[0].flowcap);
+    cap_min(&fb->pmain.flowcap, fb->pleg[1].flowcap);
+    fb->pmain.cost = fb->pleg[0].cost + fb->pleg[1].cost;
+    fb->pmain.lat = fb->pleg[0].lat + fb->pleg[1].lat;
+    return GQ_OK;
+}
+
+static int build_flow(const sim_priv *s, const gq_flow *f, int i, gq_group *g, flow_build *fb, gq_err *err)
+{
+    const gq_sim_machine *m = s->m;
+    int rc;
+    char sb[32], db[32];
+    if ((rc = check_endpoint(s, f->src, err)) || (rc = check_endpoint(s, f->dst, err)))
+        return gq_err_prefix(err, "flow %d", i);
+    if (f->bytes == 0)
+        return gq_err_set(err, GQ_E_USAGE, "flow %d: a copy of 0 bytes", i);
+    if ((unsigned)f->method > GQ_METHOD_DRIVER_STAGED)
+        return gq_err_set(err, GQ_E_USAGE, "flow %d: unknown method %d", i, (int)f->method);
+    gq_endpoint src = f->src, dst = f->dst;
+    if (src.kind == GQ_EP_HOST && dst.kind == GQ_EP_HOST)
+        return gq_err_set(err, GQ_E_USAGE, "flow %d: host-to-host copies are not a GPU test", i);
+    bool gpu_pair = src.kind == GQ_EP_GPU && dst.kind == GQ_EP_GPU;
+    int gpu_end = src.kind == GQ_EP_GPU ? src.index : dst.index;
+    if (!gpu_pair && f->exec_gpu != gpu_end)
+        return gq_err_set(err, GQ_E_USAGE, "flow %d (%s -> %s): exec_gpu %d must be the GPU end, %d", i,
+                          gq_endpoint_str(src, sb, sizeof sb), gq_endpoint_str(dst, db, sizeof db), f->exec_gpu,
+                          gpu_end);
+    if (gpu_pair && f->exec_gpu != src.index && f->exec_gpu != dst.index)
+        return gq_err_set(err, GQ_E_USAGE, "flow %d (%s -> %s): exec_gpu %d must be the source (write) or the "
+                          "destination (read)", i, gq_endpoint_str(src, sb, sizeof sb),
+                          gq_endpoint_str(dst, db, sizeof db), f->exec_gpu);
+    if ((f->method == GQ_METHOD_STAGED || f->method == GQ_METHOD_DRIVER_STAGED) &&
+        (!gpu_pair || src.index == dst.index))
+        return gq_err_set(err, GQ_E_USAGE, "flow %d: %s copies go from one GPU to another", i,
+                          gq_method_name(f->method));
+    bool sm = f->method == GQ_METHOD_SM;
+    gq_sim_hop h[GQ_SIM_MAX_HOPS];
+    g->host_numa[i] = -1;
+    g->kind[i] = K_PLAIN;
+    g->leg0[i] = -1;
+    if (!gpu_pair) {
+        gq_endpoint host = src.kind == GQ_EP_HOST ? src : dst;
+        int mem = host_memory(s, gpu_end, host.index, err);
+        if (mem < 0)
+            return mem;
+        g->host_numa[i] = m->nodes[mem].numa;
+        int n = src.kind == GQ_EP_HOST ? route_or_fail(s, mem, gnode(m, gpu_end), false, h, err)
+                                       : route_or_fail(s, gnode(m, gpu_end), mem, false, h, err);
+        if (n < 0)
+            return n;
+        if (add_route(s, &fb->main, h, n, sm, false, &fb->pmain) || ebuf_add(&fb->main, C_GPU(s, gpu_end), 1.0, 1.0))
+            return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        return GQ_OK;
+    }
+    int a = src.index, b = dst.index;
+    if (a == b) { /* local copy: device memory, read + write */
+        if (ebuf_add(&fb->main, C_GPU(s, a), 2.0, 1.0))
+            return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        return GQ_OK;
+    }
+    gq_method meth = f->method;
+    if (!p2p_possible(m, a, b) && (meth == GQ_METHOD_CE || meth == GQ_METHOD_SM)) {
+        if (meth == GQ_METHOD_SM)
+            return gq_err_set(err, GQ_E_UNSUPP,
+                              "flow %d: an SM copy from GPU %d to GPU %d needs peer access, which this machine does "
+                              "not have (%s)",
+                              i, a, b, gq_p2p_status_name(m->p2p));
+        meth = GQ_METHOD_DRIVER_STAGED; /* what cudaMemcpyPeer does without P2P */
+    }
+    if (meth == GQ_METHOD_CE || meth == GQ_METHOD_SM) {
+        int n = route_or_fail(s, gnode(m, a), gnode(m, b), true, h, err);
+        if (n < 0)
+            return n;
+        if (add_route(s, &fb->main, h, n, sm, true, &fb->pmain))
+            return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    } else {
+        if ((rc = staged_legs(s, a, b, fb, err)))
+            return rc;
+        if (meth == GQ_METHOD_STAGED) {
+            uint64_t chunk = f->chunk_bytes ? f->chunk_bytes : 8 * GQ_MiB;
+            if (chunk > f->bytes)
+                chunk = f->bytes;
+            uint64_t nchunks = (f->bytes + chunk - 1) / chunk;
+            fb->pmain.cost += (double)nchunks * m->chunk_cost;
+            /* the pipeline fills with one chunk before both legs run: charged
+             * as the time of that chunk at the stream's rate, see run() */
+        } else {
+            g->kind[i] = K_DRIVER;
+        }
+    }
+    if (ebuf_add(&fb->main, C_GPU(s, a), 1.0, 1.0) || ebuf_add(&fb->main, C_GPU(s, b), 1.0, 1.0))
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    return GQ_OK;
+}
+
+static void fill_caps(const sim_priv *s, gq_sim_problem *p)
+{
+    const gq_sim_machine *m = s->m;
+    for (int l = 0; l < m->nlink; l++) {
+        p->cap[C_DIR(l, 0)] = m->links[l].cap[0];
+        p->cap[C_DIR(l, 1)] = m->links[l].cap[1];
+        p->cap[C_DUP(l)] = m->links[l].duplex > 0 ? m->links[l].duplex : INFINITY;
+    }
+    for (int g = 0; g < m->ngpu; g++)
+        p->cap[C_GPU(s, g)] = 2.0 * m->gpus[g].local_copy;
+}
+
+static int copy_entries(gq_sim_problem *p, int f, const ebuf *b, int *ne)
+{
+    p->first[f] = *ne;
+    memcpy(p->ent + *ne, b->e, sizeof *b->e * (size_t)b->n);
+    *ne += b->n;
+    p->first[f + 1] = *ne;
+    return 0;
+}
+
+static int sim_prepare(gq_backend *be, const gq_flow *flows, int nflows, gq_group **out, gq_err *err)
+{
+    sim_priv *s = P(be);
+    *out = NULL;
+    if (nflows <= 0)
+        return gq_err_set(err, GQ_E_USAGE, "a group needs at least one flow");
+    int rc = GQ_OK;
+    gq_group *g = calloc(1, sizeof *g);
+    flow_build *fb = calloc((size_t)nflows, sizeof *fb);
+    if (!g || !fb) {
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        goto out;
+    }
+    g->n = nflows;
+    g->flows = malloc(sizeof *g->flows * (size_t)nflows);
+    g->kind = calloc((size_t)nflows, sizeof *g->kind);
+    g->host_numa = calloc((size_t)nflows, sizeof *g->host_numa);
+    g->flowcap = calloc((size_t)nflows, sizeof *g->flowcap);
+    g->cost = calloc((size_t)nflows, sizeof *g->cost);
+    g->key = calloc((size_t)nflows, sizeof *g->key);
+    g->leg0 = calloc((size_t)nflows, sizeof *g->leg0);
+    if (!g->flows || !g->kind || !g->host_numa || !g->flowcap || !g->cost || !g->key || !g->leg0) {
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        goto out;
+    }
+    memcpy(g->flows, flows, sizeof *flows * (size_t)nflows);
+    int ne_main = 0, ne_legs = 0;
+    for (int i = 0; i < nflows; i++) {
+        if ((rc = build_flow(s, &flows[i], i, g, &fb[i], err)))
+            goto out;
+        const gq_flow *f = &flows[i];
+        g->flowcap[i] = fb[i].pmain.flowcap;
+        g->cost[i] = fb[i].pmain.cost;
+        uint64_t k = gq_sim_hash((uint64_t)f->src.kind * 131u + (uint64_t)(f->src.index + 2),
+                                 (uint64_t)f->dst.kind * 131u + (uint64_t)(f->dst.index + 2));
+        k = gq_sim_hash(k, (uint64_t)f->method * 257u + (uint64_t)f->exec_gpu);
+        g->key[i] = gq_sim_hash(k, (uint64_t)i);
+        ne_main += fb[i].main.n;
+        if (g->kind[i] == K_DRIVER) {
+            g->leg0[i] = nflows + 2 * g->ndriver;
+            g->ndriver++;
+            ne_legs += fb[i].leg[0].n + fb[i].leg[1].n;
+        } else {
+            ne_legs += fb[i].main.n;
+        }
+    }
+    g->main = gq_sim_problem_alloc(s->nc, nflows, ne_main);
+    if (!g->main) {
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        goto out;
+    }
+    fill_caps(s, g->main);
+    int ne = 0;
+    for (int i = 0; i < nflows; i++) {
+        copy_entries(g->main, i, &fb[i].main, &ne);
+        g->main->demand[i] = g->flowcap[i];
+    }
+    if (g->ndriver) {
+        int nf = nflows + 2 * g->ndriver;
+        g->legs = gq_sim_problem_alloc(s->nc, nf, ne_legs);
+        if (!g->legs) {
+            rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+            goto out;
+        }
+        fill_caps(s, g->legs);
+        ne = 0;
+        for (int i = 0; i < nflows; i++) {
+            static const ebuf empty = {0};
+            copy_entries(g->legs, i, g->kind[i] == K_DRIVER ? &empty : &fb[i].main, &ne);
+            g->legs->demand[i] = g->flowcap[i];
+        }
+        for (int i = 0; i < nflows; i++)
+            if (g->kind[i] == K_DRIVER)
+                for (int k = 0; k < 2; k++) {
+                    copy_entries(g->legs, g->leg0[i] + k, &fb[i].leg[k], &ne);
+                    g->legs->demand[g->leg0[i] + k] = fb[i].pleg[k].flowcap;
+                }
+    }
+    *out = g;
+    g = NULL;
+out:
+    if (fb)
+        for (int i = 0; i < nflows; i++) {
+            free(fb[i].main.e);
+            free(fb[i].leg[0].e);
+            free(fb[i].leg[1].e);
+        }
+    free(fb);
+    group_free(g);
+    return rc;
+}
+
+/* ---- run ------------------------------------------------------------------------------------ */
+
+/* Solve the sharing for the flows marked in act[]; rates in B/s into r[]. */
+static void solve_active(const sim_priv *s, gq_group *g, const bool *act, double *r)
+{
+    if (g->ndriver) {
+        gq_sim_problem *L = g->legs;
+        for (int i = 0; i < g->n; i++) {
+            L->active[i] = act[i] && g->kind[i] != K_DRIVER;
+            if (g->leg0[i] >= 0)
+                L->active[g->leg0[i]] = L->active[g->leg0[i] + 1] = act[i];
+        }
+        gq_sim_solve(L);
+        for (int i = 0; i < g->n; i++) {
+            if (g->kind[i] != K_DRIVER)
+                continue;
+            double a = L->rate[g->leg0[i]], b = L->rate[g->leg0[i] + 1];
+            double d = (a > 0 && b > 0) ? s->m->driver_factor / (1.0 / a + 1.0 / b) : 0;
+            g->main->demand[i] = d;
+            cap_min(&g->main->demand[i], g->flowcap[i]);
+        }
+    }
+    for (int i = 0; i < g->n; i++)
+        g->main->active[i] = act[i];
+    gq_sim_solve(g->main);
+    for (int i = 0; i < g->n; i++)
+        r[i] = g->main->rate[i];
+}
+
+/* Seconds per copy of flow i at streaming rate r (noise applied). */
+static double copy_time(const gq_group *g, int i, double r)
+{
+    const gq_flow *f = &g->flows[i];
+    double t = (double)f->bytes / r + g->cost[i];
+    if (f->method == GQ_METHOD_STAGED) {
+        uint64_t chunk = f->chunk_bytes ? f->chunk_bytes : 8 * GQ_MiB;
+        if (chunk > f->bytes)
+            chunk = f->bytes;
+        t += (double)chunk / r; /* pipeline fill */
+    }
+    return t;
+}
+
+static int sim_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_result *res, gq_err *err)
+{
+    sim_priv *s = P(be);
+    int n = g->n, rc = GQ_OK;
+    if (o->reps <= 0 && !(o->duration_s > 0))
+        return gq_err_set(err, GQ_E_USAGE, "a run needs reps > 0 or a duration > 0");
+    bool *act = calloc((size_t)n, sizeof *act);
+    double *r = calloc((size_t)n, sizeof *r), *speed = calloc((size_t)n, sizeof *speed);
+    double *prog = calloc((size_t)n, sizeof *prog), *start = calloc((size_t)n, sizeof *start);
+    double *nf = calloc((size_t)n, sizeof *nf);
+    if (!act || !r || !speed || !prog || !start || !nf) {
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        goto out;
+    }
+    uint64_t call = ++s->calls;
+    double t0 = s->clock + 20e-6; /* after the barrier and the launches */
+    for (int i = 0; i < n; i++) {
+        uint64_t k = gq_sim_hash(gq_sim_hash(s->seed, g->key[i]), call);
+        /* each worker leaves the barrier 1-16 us after the first */
+        start[i] = t0 + 1e-6 + 15e-6 * (0.5 + 0.5 * gq_sim_noise_unit(k ^ 0x1234));
+        nf[i] = 1.0 + s->noise * gq_sim_noise_unit(k);
+        act[i] = true;
+        memset(&res[i], 0, sizeof res[i]);
+        res[i].tag = g->flows[i].tag;
+        res[i].status = GQ_OK;
+        res[i].host_numa_actual = g->host_numa[i];
+        res[i].verified = o->verify;
+        res[i].verify_ok = true;
+    }
+    double tend_all = t0;
+    if (o->reps > 0) {
+        /* Event-driven: re-solve whenever a flow finishes its copies. The
+         * few microseconds of start jitter shift windows but are not events
+         * (sharing is solved as if all had started). */
+        double t = t0;
+        int left = n;
+        while (left > 0) {
+            solve_active(s, g, act, r);
+            double tn = INFINITY;
+            for (int i = 0; i < n; i++) {
+                if (!act[i])
+                    continue;
+                if (!(r[i] > 0)) {
+                    act[i] = false;
+                    left--;
+                    res[i].status = GQ_E_BACKEND;
+                    snprintf(res[i].error, sizeof res[i].error, "sim: the flow got no bandwidth");
+                    res[i].t_start = res[i].t_end = start[i];
+                    continue;
+                }
+                speed[i] = 1.0 / copy_time(g, i, r[i] * nf[i]);
+                double from = t > start[i] ? t : start[i];
+                double fin = from + ((double)o->reps - prog[i]) / speed[i];
+                if (fin < tn)
+                    tn = fin;
+            }
+            if (!isfinite(tn))
+                break;
+            for (int i = 0; i < n; i++) {
+                if (!act[i])
+                    continue;
+                double from = t > start[i] ? t : start[i];
+                double fin = from + ((double)o->reps - prog[i]) / speed[i];
+                if (fin <= tn * (1.0 + 1e-12)) {
+                    prog[i] = o->reps;
+                    act[i] = false;
+                    left--;
+                    res[i].t_start = start[i];
+                    res[i].t_end = fin;
+                    res[i].copies_done = o->reps;
+                    res[i].bytes_done = (uint64_t)o->reps * g->flows[i].bytes;
+                    if (fin > tend_all)
+                        tend_all = fin;
+                } else if (tn > from) {
+                    prog[i] += (tn - from) * speed[i];
+                }
+            }
+            t = tn;
+        }
+    } else {
+        /* By duration: every flow copies until the common deadline, so the
+         * sharing does not change; copies unfinished at the deadline are
+         * not counted and the window ends at the last one that finished. */
+        double deadline = t0 + o->duration_s;
+        solve_active(s, g, act, r);
+        for (int i = 0; i < n; i++) {
+            res[i].t_start = start[i];
+            if (!(r[i] > 0)) {
+                res[i].status = GQ_E_BACKEND;
+                snprintf(res[i].error, sizeof res[i].error, "sim: the flow got no bandwidth");
+                res[i].t_end = start[i];
+                continue;
+            }
+            double ct = copy_time(g, i, r[i] * nf[i]);
+            double avail = deadline - start[i];
+            double k = avail > 0 ? floor(avail / ct + 1e-9) : 0;
+            if (k > 2e9)
+                k = 2e9;
+            res[i].copies_done = (int)k;
+            res[i].bytes_done = (uint64_t)k * g->flows[i].bytes;
+            res[i].t_end = k > 0 ? start[i] + k * ct : deadline;
+        }
+        tend_all = deadline;
+    }
+    s->clock = tend_all + 10e-6;
+out:
+    free(act);
+    free(r);
+    free(speed);
+    free(prog);
+    free(start);
+    free(nf);
+    return rc;
+}
+
+/* ---- latency, memory, clock ------------------------------------------------------------------- */
+
+static double route_lat(const sim_priv *s, int from, int to, bool nvlink, int *ok)
+{
+    gq_sim_hop h[GQ_SIM_MAX_HOPS];
+    int n = gq_sim_route(s->m, from, to, nvlink, h, GQ_SIM_MAX_HOPS);
+    if (n < 0) {
+        *ok = 0;
+        return 0;
+    }
+    double lat = 0;
+    for (int i = 0; i < n; i++)
+        lat += s->m->links[h[i].link].lat;
+    return lat;
+}
+
+static int sim_latency(gq_backend *be, const gq_latency_req *q, double *ns, gq_err *err)
+{
+    sim_priv *s = P(be);
+    const gq_sim_machine *m = s->m;
+    int rc;
+    if (q->exec_gpu < 0 || q->exec_gpu >= m->ngpu)
+        return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist (this machine has GPUs 0-%d)", q->exec_gpu,
+                          m->ngpu - 1);
+    if ((rc = check_endpoint(s, q->target, err)))
+        return rc;
+    int e = q->exec_gpu, ok = 1;
+    double sec;
+    if (q->target.kind == GQ_EP_HOST) {
+        int mem = host_memory(s, e, q->target.index, err);
+        if (mem < 0)
+            return mem;
+        double path = route_lat(s, gnode(m, e), mem, false, &ok);
+        sec = q->kind == GQ_LAT_POINTER_CHASE ? m->lat_chase + 2 * path + m->nodes[mem].lat : m->lat_copy + path;
+    } else {
+        int t = q->target.index;
+        if (t == e) {
+            sec = (q->kind == GQ_LAT_POINTER_CHASE ? m->lat_chase : m->lat_copy) + m->gpus[t].memlat;
+        } else if (q->kind == GQ_LAT_POINTER_CHASE) {
+            if (!p2p_possible(m, e, t))
+                return gq_err_set(err, GQ_E_UNSUPP,
+                                  "a pointer chase from GPU %d into GPU %d needs peer access, which this machine "
+                                  "does not have (%s)",
+                                  e, t, gq_p2p_status_name(m->p2p));
+            sec = m->lat_chase + 2 * route_lat(s, gnode(m, e), gnode(m, t), true, &ok) + m->gpus[t].memlat;
+        } else if (q->p2p && p2p_possible(m, e, t)) {
+            sec = m->lat_copy + route_lat(s, gnode(m, e), gnode(m, t), true, &ok);
+        } else {
+            int mem = host_memory(s, e, GQ_NUMA_LOCAL, err);
+            if (mem < 0)
+                return mem;
+            sec = m->lat_copy + m->lat_staged + route_lat(s, gnode(m, e), mem, false, &ok) +
+                  route_lat(s, mem, gnode(m, t), false, &ok);
+        }
+    }
+    if (!ok)
+        return gq_err_set(err, GQ_E_BACKEND, "sim: no route for this latency measurement");
+    uint64_t call = ++s->calls;
+    uint64_t k = gq_sim_hash(gq_sim_hash(s->seed, call),
+                             (uint64_t)q->kind * 1000003u + (uint64_t)q->target.kind * 1009u +
+                                 (uint64_t)(q->target.index + 2) * 31u + (uint64_t)e);
+    sec *= 1.0 + s->noise * gq_sim_noise_unit(k);
+    *ns = sec * 1e9;
+    s->clock += sec * (q->iters > 0 ? q->iters : 1) + 10e-6;
+    return GQ_OK;
+}
+
+static int sim_mem_info(gq_backend *be, int gpu, uint64_t *free_bytes, uint64_t *total_bytes, gq_err *err)
+{
+    sim_priv *s = P(be);
+    if (gpu < 0 || gpu >= s->m->ngpu)
+        return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist (this machine has GPUs 0-%d)", gpu, s->m->ngpu - 1);
+    uint64_t total = s->m->gpus[gpu].mem;
+    if (total_bytes)
+        *total_bytes = total;
+    if (free_bytes)
+        *free_bytes = total / 100 * 95;
+    return GQ_OK;
+}
+
+static int sim_host_mem_avail(gq_backend *be, int numa, uint64_t *bytes, gq_err *err)
+{
+    sim_priv *s = P(be);
+    if (numa != -1 && (numa < 0 || numa >= s->numa_count))
+        return gq_err_set(err, GQ_E_USAGE, "NUMA node %d does not exist (this machine has %s%d)", numa,
+                          s->numa_count > 1 ? "nodes 0-" : "node ", s->numa_count - 1);
+    uint64_t sum = 0;
+    for (int n = 0; n < s->m->nnode; n++) {
+        const gq_sim_node *nd = &s->m->nodes[n];
+        if (nd->kind == GQ_SIM_MEMORY && (numa < 0 || nd->numa == numa))
+            sum += nd->avail;
+    }
+    *bytes = sum;
+    return GQ_OK;
+}
+
+static double sim_now(gq_backend *be)
+{
+    return P(be)->clock;
+}
+
+static void sim_wait(gq_backend *be, double seconds)
+{
+    if (seconds > 0)
+        P(be)->clock += seconds;
+    gq_sim_wait(be, seconds);
+}
+
 const gq_backend_ops gq_backend_sim_ops = {
-    .version = GQ_BACKEND_OPS_VERSION, .name = "sim", .flags = GQ_BE_SIMULATED | GQ_BE_VIRTUAL_TIME,
-    .init = sim_init, .fini = sim_fini, .discover = sim_discover,
-    .prepare = sim_prepare, .run = sim_run, .release = sim_release,
+    .version = GQ_BACKEND_OPS_VERSION,
+    .name = "sim",
+    .flags = GQ_BE_SIMULATED | GQ_BE_VIRTUAL_TIME,
+    .init = sim_init,
+    .fini = sim_fini,
+    .discover = sim_discover,
+    .prepare = sim_prepare,
+    .run = sim_run,
+    .release = sim_release,
+    .latency = sim_latency,
+    .mem_info = sim_mem_info,
+    .host_mem_avail = sim_host_mem_avail,
+    .now = sim_now,
+    .stress_start = gq_sim_stress_start,
+    .stress_poll = gq_sim_stress_poll,
+    .stress_stop = gq_sim_stress_stop,
+    .sample = gq_sim_sample,
+    .wait = sim_wait,
 };

@@ -302,6 +302,7 @@ static const attr_spec a_gpu[] = {
         {.name = "rev", .t = VT_BW, .slot = S_REV}, {.name = "duplex", .t = VT_BW, .slot = S_DUPLEX},             \
         {.name = "weights", .t = VT_PAIR, .lo = 0, .hi = 1e6, .slot = S_WEIGHTS},                                 \
         {.name = "flowcap", .t = VT_BW, .slot = S_FLOWCAP},                                                       \
+        {.name = "p2p-flowcap", .t = VT_BW, .slot = S_P2PFLOW},                                                   \
         {.name = "sm", .t = VT_PCT, .lo = 1, .hi = 100, .slot = S_SM},                                            \
         {.name = "lat", .t = VT_TIME, .slot = S_LAT}, {.name = "cost", .t = VT_TIME, .slot = S_COST}
 static const attr_spec a_pcie[] = {
@@ -687,7 +688,7 @@ static int add_node(pctx *p, gq_sim_node_kind kind, const tok *kwt)
     gq_sim_node *n = &m->nodes[m->nnode];
     memset(n, 0, sizeof *n);
     n->kind = kind;
-    snprintf(n->name, sizeof n->name, "%s", nv->str);
+    snprintf(n->name, sizeof n->name, "%.*s", GQ_SIM_NAME_MAX - 1, nv->str);
     n->line = p->line;
     n->col = kwt->col;
     n->numa = p->v[S_NUMA].set ? (int)p->v[S_NUMA].num : -1;
@@ -734,7 +735,7 @@ static int add_node(pctx *p, gq_sim_node_kind kind, const tok *kwt)
         memset(g, 0, sizeof *g);
         g->node = m->nnode;
         n->gpu = idx;
-        snprintf(g->model, sizeof g->model, "%s", p->v[S_MODEL].str);
+        snprintf(g->model, sizeof g->model, "%.95s", p->v[S_MODEL].str);
         g->mem = (uint64_t)p->v[S_MEM].num;
         if (p->v[S_BUS].set)
             snprintf(g->bus, sizeof g->bus, "%.31s", p->v[S_BUS].str);
@@ -895,6 +896,7 @@ static int add_link(pctx *p, gq_sim_link_kind kind, const tok *kwt)
         L->w[1] = v[S_WEIGHTS].num2;
     }
     L->flowcap = v[S_FLOWCAP].set ? v[S_FLOWCAP].num : 0;
+    L->p2p_flowcap = v[S_P2PFLOW].set ? v[S_P2PFLOW].num : 0;
     L->sm_frac = v[S_SM].set ? v[S_SM].num : 0;
     L->lat = v[S_LAT].set ? v[S_LAT].num : 0;
     L->cost = v[S_COST].set ? v[S_COST].num : 0;

@@ -1,0 +1,49 @@
+/* The discovery pipeline behind `gpuqual domains` (and the card): matrix ->
+ * domains -> contention probes -> bottlenecks, measured through the harness
+ * on any backend. The analysis steps read only the records it produced.
+ */
+#ifndef GQ_ANALYSIS_DISCOVERY_H
+#define GQ_ANALYSIS_DISCOVERY_H
+
+#include <stdbool.h>
+
+#include "analysis/bottlenecks.h"
+#include "analysis/domains.h"
+#include "analysis/probes.h"
+#include "backend/backend.h"
+#include "core/harness.h"
+#include "core/journal.h"
+
+typedef struct gq_discovery_opts {
+    uint64_t bytes;            /* per copy; default 256 MiB */
+    gq_method method;          /* GPU-to-GPU copies: ce or sm (reads) */
+    gq_harness_opts harness;   /* rounds etc. */
+    gq_domains_opts domains;
+    gq_bn_opts bottlenecks;    /* .bytes is set to `bytes` */
+    gq_journal *journal;       /* may be NULL */
+    /* called before each measurement; may be NULL */
+    void (*progress)(void *arg, int done, int total, const gq_probe *pr);
+    void *progress_arg;
+} gq_discovery_opts;
+
+void gq_discovery_opts_default(gq_discovery_opts *o);
+
+typedef struct gq_discovery {
+    gq_recordset records;      /* every record measured */
+    gq_probe_plan plan;        /* every probe planned (matrix first) */
+    gq_pairmatrix *matrix;
+    gq_domains *domains;
+    gq_bottlenecks *bottlenecks;
+    bool interrupted;          /* Ctrl-C: the analysis covers what finished */
+} gq_discovery;
+
+/* Run the pipeline over gpus[0..n). *out is initialised here; release it with
+ * gq_discovery_free() whatever the return. A measurement that fails leaves
+ * invalid records and the pipeline carries on; GQ_E_INTR is not returned
+ * (out->interrupted says so). Returns GQ_OK, GQ_E_NOMEM, or a harness error
+ * that stops everything (e.g. a journal that cannot be written). */
+int gq_discovery_run(gq_backend *be, const gq_topo *topo, const int *gpus, int n, const gq_discovery_opts *o,
+                     gq_discovery *out, gq_err *err);
+void gq_discovery_free(gq_discovery *d);
+
+#endif

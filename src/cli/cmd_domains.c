@@ -1,0 +1,522 @@
+/* gpuqual domains: find performance domains and shared bottlenecks from
+ * measurements alone (docs/method-domains.md):
+ *   1. the pairwise P2P read matrix, one pair at a time (host-staged where
+ *      there is no P2P);
+ *   2. domains, clustered from that matrix;
+ *   3. contention probes chosen from the domains and the PCIe/NUMA tree;
+ *   4. bottlenecks inferred from the probes.
+ * --plan-only prints what would run and how long it would take. */
+#include <jansson.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/bottlenecks.h"
+#include "analysis/discovery.h"
+#include "analysis/domains.h"
+#include "analysis/probes.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "core/harness.h"
+#include "core/journal.h"
+#include "core/units.h"
+#include "render/render.h"
+
+typedef struct domains_opts {
+    gq_common c;
+    bool plan_only;
+    const char *method;
+    uint64_t bytes;
+    int rounds;
+    double min_gap;  /* percent */
+    double min_drop; /* percent */
+} domains_opts;
+
+#define OFF(f) offsetof(domains_opts, f)
+static const gq_opt domains_own_opts[] = {
+    {.name = "plan-only", .type = GQ_OPT_FLAG, .off = OFF(plan_only),
+     .help = "print the planned measurements and an estimated time; measure nothing"},
+    {.name = "method", .shortname = 'm', .type = GQ_OPT_ENUM, .off = OFF(method), .def = "ce", .arg = "ce|sm",
+     .help = "GPU-to-GPU copies by copy engine or SM kernel (reads: the destination pulls)", .choices = "ce,sm"},
+    {.name = "buffer-size", .shortname = 'b', .type = GQ_OPT_SIZE, .off = OFF(bytes), .def = "256", .arg = "MiB",
+     .help = "buffer per copy (a bare number is MiB)", .unit = GQ_MiB, .lo = 1, .hi = 1e15},
+    {.name = "rounds", .shortname = 'i', .type = GQ_OPT_INT, .off = OFF(rounds), .def = "5", .arg = "N",
+     .help = "rounds per measurement (median, min, max, spread)", .lo = 1, .hi = GQ_MAX_ROUNDS},
+    {.name = "min-gap", .type = GQ_OPT_DOUBLE, .off = OFF(min_gap), .def = "10", .arg = "PCT",
+     .help = "smallest relative gap between pair bandwidths that can separate domains", .lo = 1, .hi = 1000},
+    {.name = "min-drop", .type = GQ_OPT_DOUBLE, .off = OFF(min_drop), .def = "10", .arg = "PCT",
+     .help = "how far below expectation a concurrent run must fall to show a shared bottleneck", .lo = 1, .hi = 90},
+    GQ_OPT_END,
+};
+#undef OFF
+
+static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, domains_own_opts};
+#define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
+
+static void help(void)
+{
+    printf("usage: gpuqual domains [--plan-only] [--gpus LIST] [--method ce|sm] [-b MiB] [options]\n\n"
+           "Discover the effective topology from measurements alone:\n"
+           "  1. the P2P read matrix, one pair at a time (host-staged where P2P is absent);\n"
+           "  2. performance domains: GPUs joined by the pairs above the largest gap between pair\n"
+           "     bandwidths that exceeds the measurement spread (a flat matrix is one domain);\n"
+           "  3. contention probes chosen from the domains and the PCIe/NUMA tree, never all subsets:\n"
+           "     each GPU alone, per switch / root port / NUMA node, per domain, pairs inside domains,\n"
+           "     all at once (host to GPU and GPU to host), and GPU pairs within against across domains;\n"
+           "  4. bottlenecks: sets of GPUs that share a budget, with direction, measured capacity, the\n"
+           "     runs that show it, and whether the topology tree explains it.\n"
+           "The plan grows as N^2 with the GPU count; --plan-only shows it with an estimated time.\n"
+           "Method: docs/method-domains.md. GB/s = 10^9 B/s.\n\n"
+           "options:\n");
+    gq_opts_help(stdout, tabs, NTABS);
+}
+
+/* ---- progress ---------------------------------------------------------------- */
+
+static void on_progress(void *arg, int done, int total, const gq_probe *pr)
+{
+    (void)arg;
+    char what[256];
+    fprintf(stderr, "\r[%d/%d] %s %s %-40.40s", done, total, gq_probe_kind_name(pr->kind),
+            gq_direction_name(pr->direction), gq_probe_str(pr, what, sizeof what));
+    fflush(stderr);
+}
+
+/* ---- output ---------------------------------------------------------------------- */
+
+static void print_plan(FILE *f, const gq_probe_plan *p, int n, const gq_domains *assumed, int rounds, double round_s,
+                       bool list_all)
+{
+    char buf[512];
+    long nn = (long)n * n;
+    fprintf(f, "Planned measurements for %d GPU%s:\n", n, n == 1 ? "" : "s");
+    int staged = 0;
+    for (int i = 0; i < p->n; i++)
+        if (p->v[i].kind == GQ_PROBE_MATRIX && p->v[i].staged[0])
+            staged++;
+    for (int k = 0; k < GQ_PROBE_NKINDS; k++) {
+        if (!p->count[k])
+            continue;
+        fprintf(f, "  %-12s %6d", gq_probe_kind_name((gq_probe_kind)k), p->count[k]);
+        if (k == GQ_PROBE_MATRIX)
+            fprintf(f, "   every ordered pair alone (%d host-staged)", staged);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "  %-12s %6d   = %.2f N^2 (bound for any domains: %ld = %.2f N^2)\n", "total", p->n,
+            nn ? (double)p->n / (double)nn : 0, gq_probes_bound(n), nn ? (double)gq_probes_bound(n) / (double)nn : 0);
+    double est = gq_probes_estimate_s(p, rounds, round_s);
+    fprintf(f, "  estimated time on real GPUs: %.0f s (%.1f min) at %d rounds of ~%.2f s\n", est, est / 60, rounds,
+            round_s);
+    if (assumed) {
+        fprintf(f, "  contention probes assume the domains the tree suggests:");
+        for (int d = 0; d < assumed->ndomains; d++)
+            fprintf(f, " {%s}", gq_domains_set_str(assumed->member[d], assumed->size[d], buf, sizeof buf));
+        fprintf(f, "\n  (the measured matrix decides the real domains; the bound holds whatever they are)\n");
+    }
+    fprintf(f, "\n");
+    int shown = 0;
+    for (int i = 0; i < p->n; i++) {
+        if (p->v[i].kind == GQ_PROBE_MATRIX)
+            continue;
+        if (!list_all && shown >= 200) {
+            fprintf(f, "  ... %d more\n", p->n - i);
+            break;
+        }
+        fprintf(f, "  %-11s %-4s %-28s %s\n", gq_probe_kind_name(p->v[i].kind), gq_direction_name(p->v[i].direction),
+                gq_probe_str(&p->v[i], buf, sizeof buf), p->v[i].why);
+        shown++;
+    }
+}
+
+static json_t *plan_json(const gq_probe_plan *p, int n, int rounds, double round_s, bool with_probes)
+{
+    json_t *j = json_object(), *cnt = json_object(), *probes = json_array();
+    for (int k = 0; k < GQ_PROBE_NKINDS; k++)
+        json_object_set_new(cnt, gq_probe_kind_name((gq_probe_kind)k), json_integer(p->count[k]));
+    json_object_set_new(j, "gpus", json_integer(n));
+    json_object_set_new(j, "counts", cnt);
+    json_object_set_new(j, "total", json_integer(p->n));
+    json_object_set_new(j, "bound", json_integer(gq_probes_bound(n)));
+    json_object_set_new(j, "n_squared", json_integer((json_int_t)n * n));
+    json_object_set_new(j, "estimated_s", json_real(gq_probes_estimate_s(p, rounds, round_s)));
+    for (int i = 0; with_probes && i < p->n; i++) {
+        const gq_probe *pr = &p->v[i];
+        if (pr->kind == GQ_PROBE_MATRIX)
+            continue;
+        json_t *e = json_object();
+        json_object_set_new(e, "kind", json_string(gq_probe_kind_name(pr->kind)));
+        json_object_set_new(e, "direction", json_string(gq_direction_name(pr->direction)));
+        if (pr->npairs) {
+            json_t *a = json_array();
+            for (int k = 0; k < pr->npairs; k++)
+                json_array_append_new(a, json_pack("{s:i,s:i,s:b}", "src", pr->src[k], "dst", pr->dst[k], "staged",
+                                                   pr->staged[k]));
+            json_object_set_new(e, "pairs", a);
+        } else {
+            json_t *a = json_array();
+            for (int k = 0; k < pr->ngpus; k++)
+                json_array_append_new(a, json_integer(pr->gpus[k]));
+            json_object_set_new(e, "gpus", a);
+        }
+        json_object_set_new(e, "why", json_string(pr->why));
+        json_array_append_new(probes, e);
+    }
+    json_object_set_new(j, "probes", probes);
+    return j;
+}
+
+static void print_matrix(FILE *f, const gq_pairmatrix *m)
+{
+    fprintf(f, "P2P read bandwidth, one pair at a time (GB/s; row = source, column = destination;\n"
+               "* = host-staged, no P2P; x = invalid or impossible, kept out)\n");
+    fprintf(f, "  %5s", "");
+    for (int j = 0; j < m->n; j++)
+        fprintf(f, " %7d", m->gpu[j]);
+    fprintf(f, "\n");
+    for (int i = 0; i < m->n; i++) {
+        fprintf(f, "  %5d", m->gpu[i]);
+        for (int j = 0; j < m->n; j++) {
+            if (i == j)
+                fprintf(f, " %7s", "-");
+            else if (isfinite(m->gbps[i][j]))
+                fprintf(f, " %6.1f%s", m->gbps[i][j], m->staged[i][j] ? "*" : " ");
+            else
+                fprintf(f, " %7s", m->record[i][j] >= 0 ? "x" : "n/a");
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "\n");
+}
+
+static void print_domains(FILE *f, const gq_domains *d)
+{
+    char buf[512];
+    fprintf(f, "Performance domains:");
+    for (int k = 0; k < d->ndomains; k++)
+        fprintf(f, " {%s}%s", gq_domains_set_str(d->member[k], d->size[k], buf, sizeof buf),
+                d->chained[k] ? "(chained)" : "");
+    fprintf(f, "\n");
+    if (d->no_p2p)
+        fprintf(f, "  no P2P between any of these GPUs: every GPU-to-GPU byte is staged through host memory,\n"
+                   "  so each GPU is its own domain and the host paths below are the budget that matters\n");
+    else if (d->split)
+        fprintf(f, "  boundary: the gap between %.1f and %.1f GB/s (larger than the %.1f%% spread and the minimum gap);\n"
+                   "  slowest pair inside a domain %.1f GB/s, fastest pair across domains %.1f GB/s\n",
+                d->gap_lo_gbps, d->gap_hi_gbps, 100 * d->max_spread, d->within_min_gbps, d->across_max_gbps);
+    else if (d->npairs > 0)
+        fprintf(f, "  no gap between pair bandwidths exceeds the measurement spread and the minimum gap: %s\n",
+                d->ndomains == 1 ? "one domain" : "domains are the GPUs joined by P2P");
+    if (d->nmissing > 0 && !d->no_p2p)
+        fprintf(f, "  %d pair%s without a usable direct figure (no P2P, invalid or not measured)\n", d->nmissing,
+                d->nmissing == 1 ? "" : "s");
+    fprintf(f, "\n");
+}
+
+static void print_contention(FILE *f, const gq_bottlenecks *b, const gq_recordset *rs)
+{
+    char buf[512];
+    bool any = false;
+    for (int s = 0; s < 2; s++)
+        for (int g = 0; g < GQ_MAX_GPUS; g++)
+            any |= isfinite(b->alone[s][g]);
+    if (any) {
+        fprintf(f, "Host paths, each GPU alone (GB/s):\n  %5s %8s %8s\n", "GPU", "h2d", "d2h");
+        for (int g = 0; g < GQ_MAX_GPUS; g++) {
+            if (!isfinite(b->alone[0][g]) && !isfinite(b->alone[1][g]))
+                continue;
+            char a[16] = "-", c[16] = "-";
+            if (isfinite(b->alone[0][g]))
+                snprintf(a, sizeof a, "%.1f", b->alone[0][g]);
+            if (isfinite(b->alone[1][g]))
+                snprintf(c, sizeof c, "%.1f", b->alone[1][g]);
+            fprintf(f, "  %5d %8s %8s\n", g, a, c);
+        }
+        fprintf(f, "\n");
+    }
+    if (b->nobs > 0) {
+        fprintf(f, "Concurrent runs (aggregate GB/s against what the GPUs get alone, capped by budgets found earlier):\n");
+        for (int i = 0; i < b->nobs; i++) {
+            const gq_bn_obs *o = &b->obs[i];
+            char what[320];
+            if (o->p2p) {
+                size_t used = 0;
+                what[0] = 0;
+                for (int k = 0; k < o->npairs && used < sizeof what; k++)
+                    used += (size_t)snprintf(what + used, sizeof what - used, "%s%d:%d", k ? "," : "", o->pair_src[k],
+                                             o->pair_dst[k]);
+            } else {
+                gq_domains_set_str(o->gpus, o->ngpus, what, sizeof what);
+            }
+            fprintf(f, "  %-4s %-24s %8.1f of %8.1f  %s%s\n", gq_direction_name(o->direction), what,
+                    o->aggregate_gbps, o->expected_gbps, o->contended ? "SHARED" : "independent",
+                    o->p2p ? (o->p2p_kind == GQ_P2P_WITHIN ? " (pairs within domains)"
+                              : o->p2p_kind == GQ_P2P_ACROSS ? " (pairs across domains)"
+                                                             : "")
+                           : "");
+        }
+        fprintf(f, "\n");
+    }
+    for (int s = 0; s < 2; s++) {
+        if (b->asym_obs[s] < 0 || b->nslow[s] == 0)
+            continue;
+        const gq_bn_obs *o = &b->obs[b->asym_obs[s]];
+        char all[256];
+        gq_domains_set_str(o->gpus, o->ngpus, all, sizeof all);
+        gq_domains_set_str(b->slow[s], b->nslow[s], buf, sizeof buf);
+        char sr[48], fr[48];
+        if (b->slow_hi[s] - b->slow_lo[s] < 0.05)
+            snprintf(sr, sizeof sr, "%.1f", b->slow_lo[s]);
+        else
+            snprintf(sr, sizeof sr, "%.1f-%.1f", b->slow_lo[s], b->slow_hi[s]);
+        if (b->fast_hi[s] - b->fast_lo[s] < 0.05)
+            snprintf(fr, sizeof fr, "%.1f", b->fast_lo[s]);
+        else
+            snprintf(fr, sizeof fr, "%.1f-%.1f", b->fast_lo[s], b->fast_hi[s]);
+        fprintf(f, "Asymmetry: with GPUs %s copying %s at once, GPUs %s get %s GB/s each, the others %s\n\n", all,
+                s ? "GPU to host" : "host to GPU", buf, sr, fr);
+    }
+    fprintf(f, "Bottlenecks:%s\n", b->n ? "" : " none found");
+    for (int i = 0; i < b->n; i++) {
+        const gq_bottleneck *bn = &b->v[i];
+        gq_domains_set_str(bn->gpus, bn->ngpus, buf, sizeof buf);
+        fprintf(f, "  %d. %s GPUs %s: %.1f GB/s shared (%.1f alone%s) [%s]\n", i + 1, gq_direction_name(bn->direction),
+                buf, bn->capacity_gbps, bn->sum_alone_gbps, bn->p2p ? ", one pair at a time" : ", summed",
+                gq_bn_explain_name(bn->explained));
+        fprintf(f, "     %s\n", bn->explanation);
+        for (int e = 0; e < bn->nevidence; e++) {
+            const gq_bn_obs *o = &b->obs[bn->evidence[e]];
+            char what[320];
+            gq_domains_set_str(o->gpus, o->ngpus, what, sizeof what);
+            fprintf(f, "     evidence: group %d %s, GPUs %s: %.1f GB/s, expected %.1f\n", o->group, o->test, what,
+                    o->aggregate_gbps, o->expected_gbps);
+        }
+    }
+    if (b->nignored) {
+        fprintf(f, "\nKept out of the analysis (%d record%s):\n", b->nignored, b->nignored == 1 ? "" : "s");
+        for (int i = 0; i < b->nignored && i < 50; i++) {
+            const gq_bn_ignored *ig = &b->ignored[i];
+            const gq_record *r = &rs->v[ig->record];
+            char e1[32], e2[32], set[256];
+            if (r->aggregate || r->sum)
+                fprintf(f, "  %s %s %s of GPUs %s, %.1f GB/s: %s\n", r->test, r->sum ? "sum" : "aggregate",
+                        gq_direction_name(r->direction), gq_domains_set_str(r->gpus, r->ngpus, set, sizeof set),
+                        r->value.median, ig->why);
+            else
+                fprintf(f, "  %s %s -> %s, %.1f GB/s: %s\n", r->test, gq_endpoint_str(r->src, e1, sizeof e1),
+                        gq_endpoint_str(r->dst, e2, sizeof e2), r->value.median, ig->why);
+        }
+    }
+}
+
+/* ---- the command ------------------------------------------------------------------ */
+
+int gq_cmd_domains(int argc, char **argv)
+{
+    domains_opts o;
+    gq_err err = {0};
+    gq_backend be = {0};
+    gq_journal jr = {0};
+    bool opened = false, want_help = false, have_journal = false;
+    const char *pos[2];
+    int npos = 0, rc = GQ_OK, exit_code = GQ_EXIT_OK;
+    json_t *doc = NULL, *options = NULL, *sections = NULL;
+    gq_probe_plan plan = {0};
+    gq_discovery disc;
+    bool progress = false;
+    gq_topo *topo = calloc(1, sizeof *topo);
+    gq_domains *dom = calloc(1, sizeof *dom);
+
+    memset(&disc, 0, sizeof disc);
+    memset(&o, 0, sizeof o);
+    if (!topo || !dom) {
+        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = gq_opts_parse(tabs, NTABS, &o, argc, argv, 2, pos, 2, &npos, &want_help, &err)))
+        goto fail;
+    if (want_help) {
+        help();
+        goto out;
+    }
+    if (npos > 0) {
+        rc = gq_err_set(&err, GQ_E_USAGE, "domains: unexpected argument '%s'; choose GPUs with --gpus", pos[0]);
+        goto fail;
+    }
+    if (strcmp(o.c.format, "table") && strcmp(o.c.format, "json") && strcmp(o.c.format, "csv")) {
+        rc = gq_err_set(&err, GQ_E_USAGE, "domains: --format %s does not apply; use table, json or csv", o.c.format);
+        goto fail;
+    }
+    if ((rc = gq_cli_check_writable(o.c.json_path, &err)))
+        goto fail;
+    if ((rc = gq_cli_open(&o.c, &be, topo, &err)))
+        goto fail;
+    opened = true;
+    if (!o.c.quiet)
+        for (int i = 0; i < topo->nwarnings; i++)
+            gq_cli_warn("%s", topo->warnings[i]);
+
+    int n = o.c.ngpus_sel;
+    const int *gpus = o.c.gpus_sel;
+    gq_harness_opts ho;
+    gq_harness_opts_default(&ho);
+    ho.rounds = o.rounds;
+    double round_s = ho.round_s > 0 ? ho.round_s : GQ_HARNESS_ROUND_S;
+    gq_domains_opts dopt;
+    gq_domains_opts_default(&dopt);
+    dopt.min_rel_gap = o.min_gap / 100.0;
+    gq_bn_opts bopt;
+    gq_bn_opts_default(&bopt);
+    bopt.min_drop = o.min_drop / 100.0;
+    bopt.bytes = o.bytes;
+
+    if (o.plan_only) {
+        gq_probes_assume_domains(topo, gpus, n, dom);
+        if ((rc = gq_probes_plan_matrix(&plan, topo, gpus, n, &err)) ||
+            (rc = gq_probes_plan_contention(&plan, topo, gpus, n, dom, &err)))
+            goto fail;
+        bool need_doc = o.c.json_path || !strcmp(o.c.format, "json");
+        if (need_doc) {
+            options = gq_opts_to_json(tabs, NTABS, &o);
+            sections = gq_domains_to_json(dom);
+            json_t *pj = plan_json(&plan, n, o.rounds, round_s, true);
+            if (!options || !sections || !pj) {
+                json_decref(pj);
+                rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+                goto fail;
+            }
+            /* the domains here are assumed, not measured: keep them out of the "domains" contract */
+            json_object_set(pj, "assumed_domains", json_object_get(sections, "domains"));
+            json_object_del(sections, "domains");
+            json_object_del(sections, "domain_analysis");
+            json_object_set_new(sections, "plan", pj);
+            json_object_set_new(sections, "plan_only", json_true());
+            gq_doc d = {.kind = "domains", .options = options, .topo = topo, .sections = sections,
+                        .simulated = gq_backend_simulated(&be)};
+            if (!(doc = gq_doc_to_json(&d))) {
+                rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+                goto fail;
+            }
+        }
+        if (o.c.json_path && (rc = gq_json_write_file(doc, o.c.json_path, &err)))
+            goto fail;
+        if (!strcmp(o.c.format, "json")) {
+            json_dumpf(doc, stdout, JSON_INDENT(2));
+            fputc('\n', stdout);
+        } else {
+            print_plan(stdout, &plan, n, dom, o.rounds, round_s, false);
+        }
+        goto out;
+    }
+
+    if (o.c.journal) {
+        if ((rc = gq_journal_open(&jr, o.c.journal, &err)))
+            goto fail;
+        have_journal = true;
+    }
+    gq_discovery_opts dso;
+    gq_discovery_opts_default(&dso);
+    dso.bytes = o.bytes;
+    dso.method = !strcmp(o.method, "sm") ? GQ_METHOD_SM : GQ_METHOD_CE;
+    dso.harness = ho;
+    dso.domains = dopt;
+    dso.bottlenecks = bopt;
+    dso.journal = have_journal ? &jr : NULL;
+    progress = !o.c.quiet && gq_cli_tty() && !strcmp(o.c.format, "table");
+    if (progress)
+        dso.progress = on_progress;
+    rc = gq_discovery_run(&be, topo, gpus, n, &dso, &disc, &err);
+    if (progress)
+        fprintf(stderr, "\r%100s\r", "");
+    if (rc)
+        goto fail;
+    const gq_recordset *rsp = &disc.records;
+    const gq_probe_plan *pl = &disc.plan;
+    gq_pairmatrix *mat = disc.matrix;
+    gq_domains *dm = disc.domains;
+    gq_bottlenecks *bn = disc.bottlenecks;
+
+    bool need_doc = o.c.json_path || !strcmp(o.c.format, "json");
+    if (need_doc) {
+        options = gq_opts_to_json(tabs, NTABS, &o);
+        sections = gq_domains_to_json(dm);
+        json_t *bj = gq_bottlenecks_to_json(bn, rsp);
+        json_t *mj = gq_pairmatrix_to_json(mat);
+        json_t *pj = plan_json(pl, n, o.rounds, round_s, true);
+        if (!options || !sections || !bj || !mj || !pj) {
+            json_decref(bj);
+            json_decref(mj);
+            json_decref(pj);
+            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+            goto fail;
+        }
+        json_object_update(sections, bj);
+        json_decref(bj);
+        json_object_set_new(sections, "matrix", mj);
+        json_object_set_new(sections, "plan", pj);
+        json_object_set_new(sections, "plan_only", json_false());
+        gq_doc d = {.kind = "domains",
+                    .options = options,
+                    .topo = topo,
+                    .records = rsp,
+                    .sections = sections,
+                    .simulated = gq_backend_simulated(&be),
+                    .incomplete = disc.interrupted};
+        if (!(doc = gq_doc_to_json(&d))) {
+            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+            goto fail;
+        }
+    }
+    if (o.c.json_path && (rc = gq_json_write_file(doc, o.c.json_path, &err)))
+        goto fail;
+    if (!strcmp(o.c.format, "json")) {
+        json_dumpf(doc, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+    } else if (!strcmp(o.c.format, "csv")) {
+        gq_render_csv(stdout, rsp);
+    } else {
+        char sz[32];
+        printf("gpuqual domains: %d GPU%s%s, %d measurements of %s, %d rounds each%s\n\n", n, n == 1 ? "" : "s",
+               topo->simulated ? " (simulated)" : "", pl->n, gq_fmt_size(o.bytes, sz, sizeof sz), o.rounds,
+               disc.interrupted ? " (INTERRUPTED: partial)" : "");
+        if (n == 1)
+            printf("One GPU: nothing to pair, so no matrix and no domains to find; host paths below.\n\n");
+        else
+            print_matrix(stdout, mat);
+        if (n > 1)
+            print_domains(stdout, dm);
+        if (bn->one_numa_visible)
+            printf("The platform shows one NUMA node%s: host-path sharing can only be inferred from measurement.\n\n",
+                   topo->is_vm ? " (a VM)" : "");
+        print_contention(stdout, bn, rsp);
+    }
+    fflush(stdout);
+    if (disc.interrupted) {
+        if (have_journal)
+            gq_cli_warn("interrupted; finished measurements are in %s", jr.path);
+        exit_code = GQ_EXIT_INCOMPLETE;
+    } else {
+        for (int i = 0; i < rsp->n; i++)
+            if (rsp->v[i].flags & (GQ_FLAG_ERROR | GQ_FLAG_VERIFY_FAILED))
+                exit_code = GQ_EXIT_FAIL;
+    }
+    goto out;
+
+fail:
+    gq_cli_error("%s", err.msg);
+    exit_code = gq_status_exit_code(rc);
+out:
+    if (have_journal)
+        gq_journal_close(&jr);
+    json_decref(doc);
+    json_decref(options);
+    json_decref(sections);
+    gq_probe_plan_free(&plan);
+    gq_discovery_free(&disc);
+    if (opened)
+        gq_backend_close(&be);
+    free(topo);
+    free(dom);
+    return exit_code;
+}

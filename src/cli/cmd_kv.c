@@ -1,0 +1,795 @@
+/* gpuqual kv: the KV-cache handoff. Bytes per token from the model's shape
+ * (flags or a Hugging Face config.json), the payload for --tokens, estimates
+ * from rates (measured now, read from a saved run with --input, or assumed
+ * with --*-gbps), and the handoff itself measured between --from and --to:
+ * direct P2P, host-staged serial (D2H, then H2D) and host-staged pipelined
+ * with a chunk-size sweep (docs/method-placement.md, "KV handoff"). */
+#include <jansson.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/kv.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "core/harness.h"
+#include "core/journal.h"
+#include "core/units.h"
+#include "render/render.h"
+
+#define MAX_CHUNKS 16
+#define RATE_BUFFER (256 * GQ_MiB) /* rate probes: large enough for the asymptotic rate */
+
+typedef struct kv_opts {
+    gq_common c;
+    const char *config;
+    int layers, kv_heads, head_dim;
+    bool layers_seen, kv_heads_seen, head_dim_seen;
+    const char *kv_dtype;
+    int tokens;
+    bool tokens_seen;
+    int from, to;
+    const char *input;
+    double p2p_gbps, down_gbps, up_gbps, pipelined_gbps;
+    const char *chunks;
+    int rounds;
+    bool estimate_only;
+} kv_opts;
+
+#define OFF(f) offsetof(kv_opts, f)
+static const gq_opt kv_own_opts[] = {
+    {.name = "config", .type = GQ_OPT_STR, .off = OFF(config), .arg = "FILE",
+     .help = "Hugging Face config.json: num_hidden_layers, num_key_value_heads, head_dim (or hidden_size / "
+             "num_attention_heads), torch_dtype"},
+    {.name = "layers", .type = GQ_OPT_INT, .off = OFF(layers), .arg = "N", .help = "transformer layers",
+     .seen_off = OFF(layers_seen)},
+    {.name = "kv-heads", .type = GQ_OPT_INT, .off = OFF(kv_heads), .arg = "N", .help = "KV heads per layer",
+     .seen_off = OFF(kv_heads_seen)},
+    {.name = "head-dim", .type = GQ_OPT_INT, .off = OFF(head_dim), .arg = "N", .help = "head dimension",
+     .seen_off = OFF(head_dim_seen)},
+    {.name = "kv-dtype", .type = GQ_OPT_STR, .off = OFF(kv_dtype), .arg = "TYPE",
+     .help = "KV cache element type: fp32, bf16, fp16, fp8 (e4m3) or fp8_e5m2 (overrides torch_dtype)"},
+    {.name = "tokens", .shortname = 't', .type = GQ_OPT_INT, .off = OFF(tokens), .arg = "N",
+     .help = "tokens handed off: payload = bytes/token x N", .seen_off = OFF(tokens_seen)},
+    {.name = "from", .type = GQ_OPT_INT, .off = OFF(from), .def = "0", .arg = "GPU",
+     .help = "GPU that sends the KV cache (the prefill GPU)", .lo = 0, .hi = GQ_MAX_GPUS - 1},
+    {.name = "to", .type = GQ_OPT_INT, .off = OFF(to), .def = "1", .arg = "GPU",
+     .help = "GPU that receives it (the decode GPU)", .lo = 0, .hi = GQ_MAX_GPUS - 1},
+    {.name = "input", .type = GQ_OPT_STR, .off = OFF(input), .arg = "FILE",
+     .help = "take the rates from a saved run (run, domains or card JSON) instead of measuring; no GPU needed"},
+    {.name = "p2p-gbps", .type = GQ_OPT_DOUBLE, .off = OFF(p2p_gbps), .def = "0", .arg = "GB/s",
+     .help = "assume this direct P2P rate (what-if; overrides a measured or saved one)", .lo = 0, .hi = 1e5},
+    {.name = "down-gbps", .type = GQ_OPT_DOUBLE, .off = OFF(down_gbps), .def = "0", .arg = "GB/s",
+     .help = "assume this GPU->host rate of --from, alone", .lo = 0, .hi = 1e5},
+    {.name = "up-gbps", .type = GQ_OPT_DOUBLE, .off = OFF(up_gbps), .def = "0", .arg = "GB/s",
+     .help = "assume this host->GPU rate of --to, alone", .lo = 0, .hi = 1e5},
+    {.name = "pipelined-gbps", .type = GQ_OPT_DOUBLE, .off = OFF(pipelined_gbps), .def = "0", .arg = "GB/s",
+     .help = "assume this rate for both legs running at once (the slower of the two)", .lo = 0, .hi = 1e5},
+    {.name = "chunks", .type = GQ_OPT_STR, .off = OFF(chunks), .def = "1,2,4,8,16,32", .arg = "MiB,...",
+     .help = "chunk sizes of the pipelined staged handoff to sweep"},
+    {.name = "rounds", .shortname = 'i', .type = GQ_OPT_INT, .off = OFF(rounds), .def = "5", .arg = "N",
+     .help = "rounds per measurement (median, min, max, spread)", .lo = 1, .hi = GQ_MAX_ROUNDS},
+    {.name = "estimate-only", .type = GQ_OPT_FLAG, .off = OFF(estimate_only),
+     .help = "measure the rates but not the handoff itself"},
+    GQ_OPT_END,
+};
+#undef OFF
+
+static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, kv_own_opts};
+#define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
+
+static void help(void)
+{
+    printf("usage: gpuqual kv (--config config.json | --layers N --kv-heads N --head-dim N --kv-dtype TYPE)\n"
+           "                  --tokens N [--from GPU] [--to GPU] [--input RUN.json] [options]\n\n"
+           "The KV-cache handoff from a prefill GPU (--from) to a decode GPU (--to):\n"
+           "  bytes/token = 2 x layers x KV heads x head dim x dtype bytes; payload = bytes/token x tokens.\n"
+           "Estimates: direct = payload / P2P rate; staged serial = payload x (1/down + 1/up);\n"
+           "staged pipelined = payload / min(down, up) measured while both run at once.\n"
+           "Measured (unless --input, --*-gbps or --estimate-only): the payload copied directly (P2P),\n"
+           "staged serially (whole payload down, then up) and staged pipelined for each --chunks size,\n"
+           "each in ms and GB/s next to its estimate. GB/s = 10^9 bytes/s.\n"
+           "Examples:\n"
+           "  gpuqual kv --layers 80 --kv-heads 8 --head-dim 128 --kv-dtype bf16 --tokens 8000 --sim h200x2\n"
+           "  gpuqual kv --config Llama-3-70B/config.json --kv-dtype fp8 --tokens 32000 --from 0 --to 4\n"
+           "  gpuqual kv --config config.json --tokens 8000 --input card.json --from 2 --to 6\n\n"
+           "options:\n");
+    gq_opts_help(stdout, tabs, NTABS);
+}
+
+/* ---- rates -------------------------------------------------------------- */
+
+typedef struct rate {
+    double gbps;      /* 0 = unknown */
+    char source[160]; /* "measured", "assumed (--p2p-gbps)", "FILE: record 12 (test)" */
+} rate;
+
+typedef struct rates {
+    rate p2p, down, up, cdown, cup; /* cdown/cup: while both legs run at once */
+    bool p2p_impossible;
+} rates;
+
+static void set_rate(rate *r, double v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_rate(rate *r, double v, const char *fmt, ...)
+{
+    va_list ap;
+    r->gbps = v;
+    va_start(ap, fmt);
+    vsnprintf(r->source, sizeof r->source, fmt, ap);
+    va_end(ap);
+}
+
+static bool rec_ok(const gq_record *r)
+{
+    return r->valid && !r->is_latency && !r->aggregate && !r->sum && r->value.n > 0 && r->value.median > 0 &&
+           !(r->flags & (GQ_FLAG_IMPOSSIBLE | GQ_FLAG_ERROR | GQ_FLAG_OVERLAP));
+}
+
+static bool is_gpu(gq_endpoint e, int g)
+{
+    return e.kind == GQ_EP_GPU && e.index == g;
+}
+
+/* Rates of a saved run: the one-flow measurements of the three paths, and the
+ * smallest group in which --from copied down while --to copied up. */
+static void rates_from_records(const gq_recordset *rs, const char *path, int from, int to, rates *out)
+{
+    int *flows = calloc((size_t)rs->n + 1, sizeof *flows);
+    if (!flows)
+        return;
+    for (int i = 0; i < rs->n; i++)
+        for (int k = 0; k < rs->n; k++)
+            flows[i] += rs->v[k].group == rs->v[i].group && !rs->v[k].aggregate && !rs->v[k].sum &&
+                        !rs->v[k].is_latency;
+    int best_group_size = 1 << 30, best_d = -1, best_u = -1;
+    for (int i = 0; i < rs->n; i++) {
+        const gq_record *r = &rs->v[i];
+        if (!rec_ok(r))
+            continue;
+        bool alone = flows[i] == 1 && !strstr(r->test, "bidirectional");
+        if (alone && r->direction == GQ_DIR_P2P && is_gpu(r->src, from) && is_gpu(r->dst, to) &&
+            (r->method == GQ_METHOD_CE || r->method == GQ_METHOD_SM) && r->value.median > out->p2p.gbps)
+            set_rate(&out->p2p, r->value.median, "%s: record %d (%s)", path, i, r->test);
+        if (alone && r->direction == GQ_DIR_D2H && is_gpu(r->src, from) && r->value.median > out->down.gbps)
+            set_rate(&out->down, r->value.median, "%s: record %d (%s)", path, i, r->test);
+        if (alone && r->direction == GQ_DIR_H2D && is_gpu(r->dst, to) && r->value.median > out->up.gbps)
+            set_rate(&out->up, r->value.median, "%s: record %d (%s)", path, i, r->test);
+        if (!alone && r->direction == GQ_DIR_D2H && is_gpu(r->src, from) && flows[i] < best_group_size)
+            for (int k = 0; k < rs->n; k++) {
+                const gq_record *u = &rs->v[k];
+                if (u->group == r->group && rec_ok(u) && u->direction == GQ_DIR_H2D && is_gpu(u->dst, to)) {
+                    best_group_size = flows[i];
+                    best_d = i;
+                    best_u = k;
+                    break;
+                }
+            }
+    }
+    if (best_d >= 0) {
+        set_rate(&out->cdown, rs->v[best_d].value.median, "%s: records %d and %d (%s, %d flows at once)", path,
+                 best_d, best_u, rs->v[best_d].test, best_group_size);
+        set_rate(&out->cup, rs->v[best_u].value.median, "%s", out->cdown.source);
+    }
+    free(flows);
+}
+
+/* ---- measurement -------------------------------------------------------- */
+
+typedef struct meas {
+    bool run, valid;
+    gq_stat gbps;     /* over rounds */
+    gq_stat ms;       /* payload time over rounds */
+    char error[200];
+} meas;
+
+/* One flow measured; its record's per-round values give GB/s and ms. */
+static int measure_flow(gq_backend *be, const gq_topo *topo, const char *test, gq_flow f, const gq_harness_opts *ho,
+                        gq_recordset *rs, gq_journal *j, meas *out, gq_err *err)
+{
+    gq_measurement *m = calloc(1, sizeof *m);
+    if (!m)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    snprintf(m->test, sizeof m->test, "%s", test);
+    m->nflows = 1;
+    m->flows[0] = f;
+    m->report[0] = true;
+    int first = rs->n;
+    int rc = gq_harness_measure(be, topo, m, ho, rs, j, err);
+    free(m);
+    memset(out, 0, sizeof *out);
+    out->run = true;
+    for (int k = first; k < rs->n; k++) {
+        const gq_record *r = &rs->v[k];
+        if (r->aggregate || r->sum)
+            continue;
+        out->valid = r->valid && r->value.n > 0;
+        snprintf(out->error, sizeof out->error, "%s", r->error);
+        if (r->value.n > 0) {
+            double ms[GQ_MAX_ROUNDS];
+            for (int i = 0; i < r->value.n; i++)
+                ms[i] = r->samples[i] > 0 ? (double)f.bytes / (r->samples[i] * GQ_GB) * 1e3 : 0;
+            out->gbps = r->value;
+            out->ms = gq_stat_compute(ms, r->value.n);
+        }
+        break;
+    }
+    if (rc && rc != GQ_E_INTR && !out->error[0])
+        snprintf(out->error, sizeof out->error, "%.199s", err->msg);
+    return rc;
+}
+
+/* Rates measured now: the paths alone at RATE_BUFFER, then --from's D2H and
+ * --to's H2D at once (the pipelined handoff's pattern). */
+static int measure_rates(gq_backend *be, const gq_topo *topo, int from, int to, const gq_harness_opts *ho0,
+                         gq_recordset *rs, gq_journal *j, rates *out, gq_err *err)
+{
+    gq_harness_opts ho = *ho0;
+    ho.reps = 0; /* auto: rounds of ~0.1 s */
+    meas mm;
+    int rc;
+    gq_endpoint host_from = {GQ_EP_HOST, GQ_NUMA_LOCAL}, host_to = {GQ_EP_HOST, GQ_NUMA_LOCAL};
+    if (!out->p2p_impossible) {
+        gq_flow f = {.src = {GQ_EP_GPU, from}, .dst = {GQ_EP_GPU, to}, .method = GQ_METHOD_CE, .exec_gpu = to,
+                     .bytes = RATE_BUFFER};
+        if ((rc = measure_flow(be, topo, "kv_rate_p2p", f, &ho, rs, j, &mm, err)))
+            return rc;
+        if (mm.valid)
+            set_rate(&out->p2p, mm.gbps.median, "measured (256 MiB, P2P read by GPU %d)", to);
+    }
+    gq_flow d = {.src = {GQ_EP_GPU, from}, .dst = host_from, .method = GQ_METHOD_CE, .exec_gpu = from,
+                 .bytes = RATE_BUFFER};
+    if ((rc = measure_flow(be, topo, "kv_rate_d2h", d, &ho, rs, j, &mm, err)))
+        return rc;
+    if (mm.valid)
+        set_rate(&out->down, mm.gbps.median, "measured (256 MiB, GPU %d -> host alone)", from);
+    gq_flow u = {.src = host_to, .dst = {GQ_EP_GPU, to}, .method = GQ_METHOD_CE, .exec_gpu = to, .bytes = RATE_BUFFER};
+    if ((rc = measure_flow(be, topo, "kv_rate_h2d", u, &ho, rs, j, &mm, err)))
+        return rc;
+    if (mm.valid)
+        set_rate(&out->up, mm.gbps.median, "measured (256 MiB, host -> GPU %d alone)", to);
+
+    gq_measurement *m = calloc(1, sizeof *m);
+    if (!m)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    snprintf(m->test, sizeof m->test, "kv_rate_both");
+    m->nflows = 2;
+    m->flows[0] = d;
+    m->flows[1] = u;
+    m->flows[0].tag = 0;
+    m->flows[1].tag = 1;
+    m->report[0] = m->report[1] = true;
+    m->aggregate = true;
+    int first = rs->n;
+    rc = gq_harness_measure(be, topo, m, &ho, rs, j, err);
+    free(m);
+    if (rc)
+        return rc;
+    bool agg_ok = true;
+    for (int k = first; k < rs->n; k++)
+        if (rs->v[k].aggregate && !rs->v[k].valid)
+            agg_ok = false;
+    for (int k = first; k < rs->n && agg_ok; k++) {
+        const gq_record *r = &rs->v[k];
+        if (!rec_ok(r))
+            continue;
+        if (r->direction == GQ_DIR_D2H)
+            set_rate(&out->cdown, r->value.median, "measured (GPU %d -> host and host -> GPU %d at once)", from, to);
+        else if (r->direction == GQ_DIR_H2D)
+            set_rate(&out->cup, r->value.median, "measured (GPU %d -> host and host -> GPU %d at once)", from, to);
+    }
+    return GQ_OK;
+}
+
+static int parse_chunks(const char *s, uint64_t *out, int *n, gq_err *err)
+{
+    *n = 0;
+    const char *p = s;
+    while (*p) {
+        const char *c = strchr(p, ',');
+        size_t l = c ? (size_t)(c - p) : strlen(p);
+        char item[32];
+        if (l == 0 || l >= sizeof item)
+            return gq_err_set(err, GQ_E_USAGE, "--chunks '%s': expected sizes in MiB such as 1,2,4,8", s);
+        memcpy(item, p, l);
+        item[l] = 0;
+        gq_err e;
+        if (*n >= MAX_CHUNKS)
+            return gq_err_set(err, GQ_E_USAGE, "--chunks '%s': at most %d sizes", s, MAX_CHUNKS);
+        if (gq_parse_size(item, GQ_MiB, &out[*n], &e))
+            return gq_err_set(err, GQ_E_USAGE, "--chunks '%s': %s", s, e.msg);
+        (*n)++;
+        if (!c)
+            break;
+        p = c + 1;
+        if (!*p)
+            return gq_err_set(err, GQ_E_USAGE, "--chunks '%s': empty item at the end", s);
+    }
+    if (!*n)
+        return gq_err_set(err, GQ_E_USAGE, "--chunks: empty list; expected sizes in MiB such as 1,2,4,8");
+    return GQ_OK;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+typedef struct kv_result {
+    gq_kv_shape shape;
+    uint64_t bpt, payload;
+    long tokens;
+    int from, to;
+    rates r;
+    double est_direct, est_serial, est_pipe; /* GB/s, 0 = n/a */
+    char why_direct[160], why_pipe[160];
+    bool measured;
+    meas direct, serial, serial_down, serial_up;
+    int nchunks;
+    uint64_t chunk[MAX_CHUNKS];
+    meas pipe[MAX_CHUNKS];
+    int best_chunk;
+} kv_result;
+
+static json_t *num(double v)
+{
+    return v > 0 && isfinite(v) ? json_real(round(v * 1e4) / 1e4) : json_null();
+}
+
+static json_t *stat_json(const gq_stat *s)
+{
+    return json_pack("{s:o, s:o, s:o, s:o}", "median", num(s->median), "min", num(s->min), "max", num(s->max),
+                     "spread", json_real(s->spread));
+}
+
+static json_t *meas_json(const meas *m, double estimate_gbps, uint64_t payload)
+{
+    if (!m->run)
+        return json_null();
+    json_t *o = json_pack("{s:b, s:o, s:o, s:o, s:o}", "valid", m->valid, "gbps", stat_json(&m->gbps), "ms",
+                          stat_json(&m->ms), "estimate_gbps", num(estimate_gbps), "estimate_ms",
+                          num(gq_kv_time_ms(payload, estimate_gbps)));
+    if (m->error[0])
+        json_object_set_new(o, "error", json_string(m->error));
+    return o;
+}
+
+static json_t *rate_json(const rate *r)
+{
+    return json_pack("{s:o, s:s}", "gbps", num(r->gbps), "source", r->gbps > 0 ? r->source : "not available");
+}
+
+static json_t *kv_json(const kv_result *k)
+{
+    json_t *est = json_pack(
+        "{s:{s:o, s:o, s:s}, s:{s:o, s:o, s:s}, s:{s:o, s:o, s:s}}", "direct", "gbps", num(k->est_direct), "ms",
+        num(gq_kv_time_ms(k->payload, k->est_direct)), "formula", "payload / P2P rate", "staged_serial", "gbps",
+        num(k->est_serial), "ms", num(gq_kv_time_ms(k->payload, k->est_serial)), "formula",
+        "payload x (1/down + 1/up)", "staged_pipelined", "gbps", num(k->est_pipe), "ms",
+        num(gq_kv_time_ms(k->payload, k->est_pipe)), "formula",
+        "payload / min(down, up) measured with both legs at once");
+    json_t *o = json_pack(
+        "{s:{s:I, s:I, s:I, s:s, s:i}, s:I, s:I, s:I, s:f, s:i, s:i, s:{s:o, s:o, s:o, s:o, s:o, s:b}, s:o}",
+        "model", "layers", (json_int_t)k->shape.layers, "kv_heads", (json_int_t)k->shape.kv_heads, "head_dim",
+        (json_int_t)k->shape.head_dim, "dtype", gq_kv_dtype_name(k->shape.dtype), "dtype_bytes",
+        gq_kv_dtype_bytes(k->shape.dtype), "bytes_per_token", (json_int_t)k->bpt, "tokens", (json_int_t)k->tokens,
+        "payload_bytes", (json_int_t)k->payload, "payload_gb", (double)k->payload / GQ_GB, "from", k->from, "to",
+        k->to, "rates", "p2p", rate_json(&k->r.p2p), "down", rate_json(&k->r.down), "up", rate_json(&k->r.up),
+        "down_concurrent", rate_json(&k->r.cdown), "up_concurrent", rate_json(&k->r.cup), "p2p_impossible",
+        k->r.p2p_impossible, "estimates", est);
+    if (k->measured) {
+        json_t *chunks = json_array();
+        for (int i = 0; i < k->nchunks; i++) {
+            json_t *c = meas_json(&k->pipe[i], k->est_pipe, k->payload);
+            if (json_is_object(c))
+                json_object_set_new(c, "chunk_bytes", json_integer((json_int_t)k->chunk[i]));
+            json_array_append_new(chunks, c);
+        }
+        json_t *pipe = k->best_chunk >= 0 ? meas_json(&k->pipe[k->best_chunk], k->est_pipe, k->payload) : json_null();
+        if (json_is_object(pipe)) {
+            json_object_set_new(pipe, "best_chunk_bytes", json_integer((json_int_t)k->chunk[k->best_chunk]));
+            json_object_set_new(pipe, "chunks", chunks);
+        } else {
+            json_decref(chunks);
+        }
+        json_t *serial = meas_json(&k->serial, k->est_serial, k->payload);
+        if (json_is_object(serial)) {
+            json_object_set_new(serial, "d2h", meas_json(&k->serial_down, k->r.down.gbps, k->payload));
+            json_object_set_new(serial, "h2d", meas_json(&k->serial_up, k->r.up.gbps, k->payload));
+        }
+        json_object_set_new(o, "measured",
+                            json_pack("{s:o, s:o, s:o}", "direct", meas_json(&k->direct, k->est_direct, k->payload),
+                                      "staged_serial", serial, "staged_pipelined", pipe));
+    } else {
+        json_object_set_new(o, "measured", json_null());
+    }
+    return o;
+}
+
+/* 2621440000 -> "2,621,440,000" */
+static const char *grouped(uint64_t v, char *buf, size_t n)
+{
+    char tmp[32];
+    int l = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v), o = 0;
+    for (int i = 0; i < l && (size_t)o + 2 < n; i++) {
+        if (i && (l - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = tmp[i];
+    }
+    buf[o] = 0;
+    return buf;
+}
+
+static void fmt_est(char *buf, size_t n, double gbps, uint64_t payload)
+{
+    if (gbps > 0)
+        snprintf(buf, n, "%8.1f %9.1f", gbps, gq_kv_time_ms(payload, gbps));
+    else
+        snprintf(buf, n, "%8s %9s", "n/a", "n/a");
+}
+
+static void fmt_meas(char *buf, size_t n, const meas *m)
+{
+    if (!m->run)
+        snprintf(buf, n, "%8s %9s %7s", "-", "-", "");
+    else if (!m->valid || m->gbps.n == 0)
+        snprintf(buf, n, "%8s %9s  %.60s", "failed", "", m->error[0] ? m->error : "no valid round");
+    else
+        snprintf(buf, n, "%8.1f %9.1f %6.1f%%", m->gbps.median, m->ms.median, 100 * m->gbps.spread);
+}
+
+static void print_table(FILE *f, const kv_result *k, const char *machine, bool markdown)
+{
+    char a[32], b[32], est[64], got[128];
+    const char *bar = markdown ? "| " : "";
+    fprintf(f, "%sKV handoff GPU %d -> GPU %d%s%s\n\n", markdown ? "## " : "", k->from, k->to, machine[0] ? " on " : "",
+            machine);
+    char g1[32], g2[32], g3[32];
+    fprintf(f, "%smodel: 2 (K and V) x %ld layers x %ld KV heads x %ld head dim x %d B (%s) = %s B/token (%s)\n",
+            bar, k->shape.layers, k->shape.kv_heads, k->shape.head_dim, gq_kv_dtype_bytes(k->shape.dtype),
+            gq_kv_dtype_name(k->shape.dtype), grouped(k->bpt, g1, sizeof g1), gq_fmt_size(k->bpt, a, sizeof a));
+    fprintf(f, "%spayload: %s tokens = %s B = %.6g GB (%s)\n\n", bar, grouped((uint64_t)k->tokens, g2, sizeof g2),
+            grouped(k->payload, g3, sizeof g3), (double)k->payload / GQ_GB, gq_fmt_size(k->payload, b, sizeof b));
+    fprintf(f, "%srates (GB/s = 10^9 B/s):\n", markdown ? "" : "");
+    const struct {
+        const char *label;
+        const rate *r;
+    } rows[] = {{"P2P, alone", &k->r.p2p},         {"GPU -> host, alone", &k->r.down},
+                {"host -> GPU, alone", &k->r.up},  {"GPU -> host, both legs at once", &k->r.cdown},
+                {"host -> GPU, both legs at once", &k->r.cup}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        if (rows[i].r->gbps > 0)
+            fprintf(f, "  %-32s %8.1f  %s\n", rows[i].label, rows[i].r->gbps, rows[i].r->source);
+        else if (rows[i].r == &k->r.p2p && k->r.p2p_impossible)
+            fprintf(f, "  %-32s %8s  no P2P between GPU %d and GPU %d\n", rows[i].label, "n/a", k->from, k->to);
+        else
+            fprintf(f, "  %-32s %8s\n", rows[i].label, "n/a");
+    }
+    fprintf(f, "\n  %-26s %8s %9s   %8s %9s %7s\n", "handoff", "estimate", "", "measured", "", "");
+    fprintf(f, "  %-26s %8s %9s   %8s %9s %7s\n", "", "GB/s", "ms", "GB/s", "ms", "spread");
+    fmt_est(est, sizeof est, k->est_direct, k->payload);
+    fmt_meas(got, sizeof got, &k->direct);
+    fprintf(f, "  %-26s %s   %s\n", "direct (P2P)", est, k->r.p2p_impossible && !k->direct.run ? "     n/a (no P2P)" : got);
+    fmt_est(est, sizeof est, k->est_serial, k->payload);
+    fmt_meas(got, sizeof got, &k->serial);
+    fprintf(f, "  %-26s %s   %s\n", "staged, serial", est, got);
+    fmt_est(est, sizeof est, k->est_pipe, k->payload);
+    if (k->measured && k->best_chunk >= 0) {
+        fmt_meas(got, sizeof got, &k->pipe[k->best_chunk]);
+        char label[48];
+        snprintf(label, sizeof label, "staged, pipelined (%s)", gq_fmt_size(k->chunk[k->best_chunk], a, sizeof a));
+        fprintf(f, "  %-26s %s   %s\n", label, est, got);
+        for (int i = 0; i < k->nchunks; i++) {
+            fmt_meas(got, sizeof got, &k->pipe[i]);
+            snprintf(label, sizeof label, "  chunk %s", gq_fmt_size(k->chunk[i], a, sizeof a));
+            fprintf(f, "  %-26s %8s %9s   %s\n", label, "", "", got);
+        }
+    } else {
+        fmt_meas(got, sizeof got, k->measured ? &k->pipe[0] : &(meas){0});
+        fprintf(f, "  %-26s %s   %s\n", "staged, pipelined", est, got);
+    }
+    if (k->why_pipe[0])
+        fprintf(f, "\n  %s\n", k->why_pipe);
+    if (!k->measured)
+        fprintf(f, "\n  the handoff was not measured (%s)\n",
+                k->r.p2p.source[0] && strstr(k->r.p2p.source, "assumed") ? "assumed rates" : "estimates only");
+    fprintf(f, "\n  estimates are payload / rate; they leave out software overhead, block layout and overlap with "
+               "compute.\n");
+}
+
+/* ---- the command -------------------------------------------------------- */
+
+int gq_cmd_kv(int argc, char **argv)
+{
+    kv_opts o;
+    gq_err err = {0};
+    gq_backend be = {0};
+    bool opened = false, want_help = false, jopen = false;
+    const char *pos[1];
+    int npos = 0, rc = GQ_OK, exit_code = GQ_EXIT_OK;
+    json_t *doc = NULL, *options = NULL, *sections = NULL, *saved = NULL;
+    gq_recordset rs = {0}, saved_rs = {0};
+    gq_topo *topo = calloc(1, sizeof *topo);
+    kv_result *k = calloc(1, sizeof *k);
+    gq_journal jr = {0};
+    char machine[96] = "";
+
+    memset(&o, 0, sizeof o);
+    if (!topo || !k) {
+        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = gq_opts_parse(tabs, NTABS, &o, argc, argv, 2, pos, 0, &npos, &want_help, &err)))
+        goto fail;
+    if (want_help) {
+        help();
+        goto out;
+    }
+    if (!strcmp(o.c.format, "nvbandwidth-json") || !strcmp(o.c.format, "csv") || !strcmp(o.c.format, "prometheus")) {
+        rc = gq_err_set(&err, GQ_E_USAGE, "kv: --format %s does not apply; use table, json or markdown", o.c.format);
+        goto fail;
+    }
+
+    /* The model's shape: config.json first, flags override its fields. */
+    gq_kv_shape *s = &k->shape;
+    bool has_dtype = false;
+    if (o.config && (rc = gq_kv_config_load(o.config, s, &has_dtype, &err)))
+        goto fail;
+    if (!o.config && !(o.layers_seen && o.kv_heads_seen && o.head_dim_seen)) {
+        rc = gq_err_set(&err, GQ_E_USAGE, "kv: give the model's shape: --config config.json, or --layers, "
+                                          "--kv-heads and --head-dim (missing --%s)",
+                        !o.layers_seen ? "layers" : !o.kv_heads_seen ? "kv-heads" : "head-dim");
+        goto fail;
+    }
+    if (o.layers_seen)
+        s->layers = o.layers;
+    if (o.kv_heads_seen)
+        s->kv_heads = o.kv_heads;
+    if (o.head_dim_seen)
+        s->head_dim = o.head_dim;
+    if (o.kv_dtype && (rc = gq_kv_dtype_parse(o.kv_dtype, "--kv-dtype", &s->dtype, &err)))
+        goto fail;
+    if (!o.kv_dtype && !has_dtype) {
+        rc = gq_err_set(&err, GQ_E_USAGE, "kv: no KV dtype: give --kv-dtype fp32|bf16|fp16|fp8_e4m3|fp8_e5m2%s",
+                        o.config ? " (the config has no torch_dtype)" : "");
+        goto fail;
+    }
+    if (!o.tokens_seen) {
+        rc = gq_err_set(&err, GQ_E_USAGE, "kv: --tokens N is required (the tokens whose KV cache is handed off)");
+        goto fail;
+    }
+    k->tokens = o.tokens;
+    if ((rc = gq_kv_payload(s, k->tokens, &k->payload, &err)))
+        goto fail;
+    k->bpt = gq_kv_bytes_per_token(s);
+    k->from = o.from;
+    k->to = o.to;
+    k->best_chunk = -1;
+    if (o.from == o.to) {
+        rc = gq_err_set(&err, GQ_E_USAGE, "kv: --from %d and --to %d are the same GPU; a handoff needs two", o.from,
+                        o.to);
+        goto fail;
+    }
+    if ((rc = parse_chunks(o.chunks, k->chunk, &k->nchunks, &err)))
+        goto fail;
+    if ((rc = gq_cli_check_writable(o.c.json_path, &err)))
+        goto fail;
+
+    bool assumed = o.p2p_gbps > 0 || o.down_gbps > 0 || o.up_gbps > 0 || o.pipelined_gbps > 0;
+    bool live = !o.input && !assumed;
+    if (o.input) {
+        if ((rc = gq_doc_load(o.input, &saved, &saved_rs, &err)))
+            goto fail;
+        int ngpu = 0;
+        json_t *tj = json_object_get(saved, "topology");
+        if (tj && gq_topo_from_json(tj, topo, NULL) == GQ_OK)
+            ngpu = topo->ngpu;
+        for (int i = 0; i < saved_rs.n && !ngpu; i++) /* no topology section: the records say */
+            for (int x = 0; x < 2; x++) {
+                gq_endpoint e = x ? saved_rs.v[i].dst : saved_rs.v[i].src;
+                if (e.kind == GQ_EP_GPU && e.index + 1 > ngpu)
+                    ngpu = e.index + 1;
+            }
+        if (o.from >= ngpu || o.to >= ngpu) {
+            rc = gq_err_set(&err, GQ_E_USAGE, "kv: GPU %d is not in '%s' (it has GPUs 0-%d)",
+                            o.from >= ngpu ? o.from : o.to, o.input, ngpu - 1);
+            goto fail;
+        }
+        k->r.p2p_impossible = tj && topo->ngpu > 0 && topo->p2p_cuda[o.from][o.to] == 0;
+        rates_from_records(&saved_rs, o.input, o.from, o.to, &k->r);
+        snprintf(machine, sizeof machine, "%s (saved run)", o.input);
+    } else if (live) {
+        if ((rc = gq_cli_open(&o.c, &be, topo, &err)))
+            goto fail;
+        opened = true;
+        if (o.from >= topo->ngpu || o.to >= topo->ngpu) {
+            rc = gq_err_set(&err, GQ_E_USAGE, "kv: GPU %d does not exist (this machine has GPUs 0-%d)",
+                            o.from >= topo->ngpu ? o.from : o.to, topo->ngpu - 1);
+            goto fail;
+        }
+        snprintf(machine, sizeof machine, "%s%s", topo->source, topo->simulated ? " (simulated)" : "");
+        k->r.p2p_impossible = topo->p2p_cuda[o.from][o.to] == 0;
+        /* The whole payload must fit where it is copied to and from. */
+        if (be.ops->mem_info && !o.estimate_only)
+            for (int x = 0; x < 2; x++) {
+                int g = x ? o.to : o.from;
+                uint64_t fr = 0, tot = 0;
+                char a[32], b[32], c[32];
+                if (be.ops->mem_info(&be, g, &fr, &tot, NULL) == GQ_OK && fr > 0 && k->payload > fr) {
+                    rc = gq_err_set(&err, GQ_E_USAGE,
+                                    "kv: the payload (%s) does not fit in GPU %d's free memory (%s of %s); use "
+                                    "fewer --tokens or --estimate-only",
+                                    gq_fmt_size(k->payload, a, sizeof a), g, gq_fmt_size(fr, b, sizeof b),
+                                    gq_fmt_size(tot, c, sizeof c));
+                    goto fail;
+                }
+            }
+        if (be.ops->host_mem_avail && !o.estimate_only) {
+            uint64_t av = 0;
+            char a[32], b[32];
+            if (be.ops->host_mem_avail(&be, -1, &av, NULL) == GQ_OK && av > 0 && k->payload > av) {
+                rc = gq_err_set(&err, GQ_E_USAGE,
+                                "kv: the payload (%s) is more than the pinned host memory to be had (%s) for the "
+                                "serial staged handoff; use fewer --tokens or --estimate-only",
+                                gq_fmt_size(k->payload, a, sizeof a), gq_fmt_size(av, b, sizeof b));
+                goto fail;
+            }
+        }
+        if (o.c.journal) {
+            if ((rc = gq_journal_open(&jr, o.c.journal, &err)))
+                goto fail;
+            jopen = true;
+        }
+        gq_harness_opts ho;
+        gq_harness_opts_default(&ho);
+        ho.rounds = o.rounds;
+        if ((rc = measure_rates(&be, topo, o.from, o.to, &ho, &rs, jopen ? &jr : NULL, &k->r, &err)))
+            goto measured;
+        if (!o.estimate_only) {
+            /* The handoff: the whole payload, one copy per round. */
+            ho.reps = 1;
+            k->measured = true;
+            int numa = topo->gpu[o.from].numa_node >= 0 ? topo->gpu[o.from].numa_node : GQ_NUMA_LOCAL;
+            gq_endpoint hbuf = {GQ_EP_HOST, numa};
+            if (!k->r.p2p_impossible) {
+                gq_flow f = {.src = {GQ_EP_GPU, o.from}, .dst = {GQ_EP_GPU, o.to}, .method = GQ_METHOD_CE,
+                             .exec_gpu = o.to, .bytes = k->payload};
+                if ((rc = measure_flow(&be, topo, "kv_handoff_direct", f, &ho, &rs, jopen ? &jr : NULL, &k->direct,
+                                       &err)))
+                    goto measured;
+            }
+            gq_flow d = {.src = {GQ_EP_GPU, o.from}, .dst = hbuf, .method = GQ_METHOD_CE, .exec_gpu = o.from,
+                         .bytes = k->payload};
+            gq_flow u = {.src = hbuf, .dst = {GQ_EP_GPU, o.to}, .method = GQ_METHOD_CE, .exec_gpu = o.to,
+                         .bytes = k->payload};
+            if ((rc = measure_flow(&be, topo, "kv_handoff_serial_d2h", d, &ho, &rs, jopen ? &jr : NULL,
+                                   &k->serial_down, &err)) ||
+                (rc = measure_flow(&be, topo, "kv_handoff_serial_h2d", u, &ho, &rs, jopen ? &jr : NULL, &k->serial_up,
+                                   &err)))
+                goto measured;
+            /* Serial: round i's two copies one after the other. */
+            meas *sd = &k->serial_down, *su = &k->serial_up;
+            k->serial.run = true;
+            k->serial.valid = sd->valid && su->valid;
+            snprintf(k->serial.error, sizeof k->serial.error, "%s", sd->error[0] ? sd->error : su->error);
+            if (k->serial.valid) {
+                const gq_record *rd = NULL, *ru = NULL;
+                for (int i = 0; i < rs.n; i++) {
+                    if (!strcmp(rs.v[i].test, "kv_handoff_serial_d2h") && !rs.v[i].aggregate)
+                        rd = &rs.v[i];
+                    if (!strcmp(rs.v[i].test, "kv_handoff_serial_h2d") && !rs.v[i].aggregate)
+                        ru = &rs.v[i];
+                }
+                int nr = rd && ru ? (rd->value.n < ru->value.n ? rd->value.n : ru->value.n) : 0;
+                double ms[GQ_MAX_ROUNDS], g[GQ_MAX_ROUNDS];
+                for (int i = 0; i < nr; i++) {
+                    ms[i] = (double)k->payload / (rd->samples[i] * GQ_GB) * 1e3 +
+                            (double)k->payload / (ru->samples[i] * GQ_GB) * 1e3;
+                    g[i] = (double)k->payload / (ms[i] * 1e-3) / GQ_GB;
+                }
+                k->serial.valid = nr > 0;
+                if (nr) {
+                    k->serial.ms = gq_stat_compute(ms, nr);
+                    k->serial.gbps = gq_stat_compute(g, nr);
+                }
+            }
+            for (int i = 0; i < k->nchunks; i++) {
+                gq_flow p = {.src = {GQ_EP_GPU, o.from}, .dst = {GQ_EP_GPU, o.to}, .method = GQ_METHOD_STAGED,
+                             .exec_gpu = o.from, .bytes = k->payload, .chunk_bytes = k->chunk[i]};
+                char test[64];
+                snprintf(test, sizeof test, "kv_handoff_staged_%lluMiB", (unsigned long long)(k->chunk[i] / GQ_MiB));
+                if ((rc = measure_flow(&be, topo, test, p, &ho, &rs, jopen ? &jr : NULL, &k->pipe[i], &err)))
+                    goto measured;
+                if (k->pipe[i].valid &&
+                    (k->best_chunk < 0 || k->pipe[i].gbps.median > k->pipe[k->best_chunk].gbps.median))
+                    k->best_chunk = i;
+            }
+            if (k->best_chunk < 0)
+                k->best_chunk = 0;
+        }
+    measured:
+        if (rc == GQ_E_INTR) {
+            exit_code = GQ_EXIT_INCOMPLETE;
+            rc = GQ_OK;
+            gq_cli_warn("interrupted: reporting what was measured%s%s", jopen ? "; journal: " : "",
+                        jopen ? jr.path : "");
+        } else if (rc) {
+            goto fail;
+        }
+    }
+    if (o.p2p_gbps > 0)
+        set_rate(&k->r.p2p, o.p2p_gbps, "assumed (--p2p-gbps)");
+    if (o.down_gbps > 0)
+        set_rate(&k->r.down, o.down_gbps, "assumed (--down-gbps)");
+    if (o.up_gbps > 0)
+        set_rate(&k->r.up, o.up_gbps, "assumed (--up-gbps)");
+    if (o.pipelined_gbps > 0) {
+        set_rate(&k->r.cdown, o.pipelined_gbps, "assumed (--pipelined-gbps)");
+        set_rate(&k->r.cup, o.pipelined_gbps, "assumed (--pipelined-gbps)");
+    }
+    k->est_direct = k->r.p2p_impossible && !(o.p2p_gbps > 0) ? 0 : k->r.p2p.gbps;
+    k->est_serial = gq_kv_serial_gbps(k->r.down.gbps, k->r.up.gbps);
+    k->est_pipe = gq_kv_pipelined_gbps(k->r.cdown.gbps, k->r.cup.gbps);
+    if (!(k->est_pipe > 0))
+        snprintf(k->why_pipe, sizeof k->why_pipe,
+                 "no pipelined estimate: it needs GPU %d -> host and host -> GPU %d measured at once", o.from, o.to);
+
+    bool need_doc = o.c.json_path || !strcmp(o.c.format, "json");
+    if (need_doc) {
+        options = gq_opts_to_json(tabs, NTABS, &o);
+        sections = json_object();
+        json_t *kj = kv_json(k);
+        if (!options || !sections || !kj) {
+            json_decref(kj);
+            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+            goto fail;
+        }
+        json_object_set_new(sections, "kv", kj);
+        gq_doc d = {.kind = "kv",
+                    .version = gq_version,
+                    .git = gq_git_rev,
+                    .options = options,
+                    .topo = (opened || o.input) && topo->ngpu > 0 ? topo : NULL,
+                    .records = &rs,
+                    .sections = sections,
+                    .simulated = opened && gq_backend_simulated(&be),
+                    .incomplete = exit_code == GQ_EXIT_INCOMPLETE};
+        if (!(doc = gq_doc_to_json(&d))) {
+            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+            goto fail;
+        }
+        if (o.c.json_path && (rc = gq_json_write_file(doc, o.c.json_path, &err)))
+            goto fail;
+    }
+    if (!strcmp(o.c.format, "json")) {
+        json_dumpf(doc, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+    } else {
+        print_table(stdout, k, machine, !strcmp(o.c.format, "markdown"));
+    }
+    fflush(stdout);
+    if (k->measured && exit_code == GQ_EXIT_OK) {
+        bool bad = (k->direct.run && !k->direct.valid) || !k->serial.valid;
+        for (int i = 0; i < k->nchunks; i++)
+            bad |= k->pipe[i].run && !k->pipe[i].valid;
+        if (bad)
+            exit_code = GQ_EXIT_FAIL;
+    }
+    goto out;
+
+fail:
+    gq_cli_error("%s", err.msg);
+    exit_code = gq_status_exit_code(rc);
+out:
+    if (jopen)
+        gq_journal_close(&jr);
+    json_decref(doc);
+    json_decref(options);
+    json_decref(sections);
+    json_decref(saved);
+    gq_records_free(&rs);
+    gq_records_free(&saved_rs);
+    if (opened)
+        gq_backend_close(&be);
+    free(topo);
+    free(k);
+    return exit_code;
+}

@@ -1,0 +1,596 @@
+/* gpuqual place: map prefill/decode pairs, KV offload workers and replicas
+ * onto GPUs from measured paths, explain each choice, then run the patterns
+ * the mapping implies (and the naive, index-order mapping's) and report
+ * predicted against measured (docs/method-placement.md).
+ *
+ * Figures come from a saved `domains`/`card` run (--input; no GPU needed to
+ * plan) or from a live discovery: the domains pipeline's probes (pairwise
+ * matrix, host paths alone and in groups, concurrent pairs within and across
+ * domains), plus both host directions at once over each host budget when
+ * some handoffs must be host-staged. */
+#include <jansson.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/bottlenecks.h"
+#include "analysis/domains.h"
+#include "analysis/placement.h"
+#include "analysis/probes.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/progress.h"
+#include "core/harness.h"
+#include "core/journal.h"
+#include "core/units.h"
+#include "render/render.h"
+
+typedef struct place_opts {
+    gq_common c;
+    int prefill, decode, offload, replicas;
+    const char *input;
+    bool verify, verify_seen;
+    uint64_t bytes;
+    int rounds;
+    double tolerance; /* percent */
+} place_opts;
+
+#define OFF(f) offsetof(place_opts, f)
+static const gq_opt place_own_opts[] = {
+    {.name = "prefill", .shortname = 'P', .type = GQ_OPT_INT, .off = OFF(prefill), .def = "0", .arg = "N",
+     .help = "prefill workers (each hands its KV cache to a decode worker)"},
+    {.name = "decode", .shortname = 'D', .type = GQ_OPT_INT, .off = OFF(decode), .def = "0", .arg = "M",
+     .help = "decode workers"},
+    {.name = "offload", .type = GQ_OPT_INT, .off = OFF(offload), .def = "0", .arg = "K",
+     .help = "KV offload workers: GPUs whose host paths must not collide when they copy at once"},
+    {.name = "replicas", .type = GQ_OPT_INT, .off = OFF(replicas), .def = "0", .arg = "R",
+     .help = "independent replicas, spread across separate host budgets (with --prefill: whole cells each)"},
+    {.name = "input", .type = GQ_OPT_STR, .off = OFF(input), .arg = "FILE",
+     .help = "plan from a saved 'gpuqual domains' or 'gpuqual card' JSON instead of measuring (no GPU needed)"},
+    {.name = "verify", .type = GQ_OPT_FLAG, .off = OFF(verify), .def = "1", .seen_off = OFF(verify_seen),
+     .help = "run the mapping's pattern and the naive one's, and report measured against predicted (default: on, "
+             "off with --input)"},
+    {.name = "buffer-size", .shortname = 'b', .type = GQ_OPT_SIZE, .off = OFF(bytes), .def = "256", .arg = "MiB",
+     .help = "bytes per copy in the measurements", .lo = 4096, .hi = 1e12, .unit = GQ_MiB},
+    {.name = "rounds", .shortname = 'i', .type = GQ_OPT_INT, .off = OFF(rounds), .def = "5", .arg = "N",
+     .help = "rounds per measurement", .lo = 1, .hi = GQ_MAX_ROUNDS},
+    {.name = "tolerance", .type = GQ_OPT_DOUBLE, .off = OFF(tolerance), .def = "5", .arg = "PCT",
+     .help = "predictions closer than this are a tie (broken by index order / spread)", .lo = 0, .hi = 50},
+    GQ_OPT_END,
+};
+#undef OFF
+
+static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, place_own_opts};
+#define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
+
+static void help(void)
+{
+    printf("usage: gpuqual place [--prefill N --decode M] [--offload K] [--replicas R]\n"
+           "                     [--input domains.json|card.json] [--no-verify] [options]\n\n"
+           "Choose GPUs for serving roles from measured paths and explain each choice:\n"
+           "  prefill->decode pairs on the fastest paths while all hand off at once (seed 001: cells\n"
+           "  {0,1}->{2,3} and {4,5}->{6,7}, not 0-3 -> 4-7); KV offload workers whose host paths do not\n"
+           "  collide (seed 001: 0,2,4,6); replicas on separate host budgets.\n"
+           "Then verify: run exactly the concurrent pattern the mapping implies, and the naive mapping's\n"
+           "(GPUs in index order), and report predicted against measured and the gain.\n"
+           "Without --input it first measures what it needs (the 'gpuqual domains' probes).\n"
+           "Examples:\n"
+           "  gpuqual place --prefill 4 --decode 4 --sim rtxpro6000x8\n"
+           "  gpuqual place --offload 4 --input domains.json\n\n"
+           "options:\n");
+    gq_opts_help(stdout, tabs, NTABS);
+}
+
+/* ---- live discovery ----------------------------------------------------- */
+
+typedef struct live {
+    gq_backend *be;
+    const gq_topo *topo;
+    gq_harness_opts ho;
+    gq_recordset *rs;
+    gq_journal *j;
+    uint64_t bytes;
+    gq_progress *prog;
+    long done;
+} live;
+
+static void on_round(void *arg, const char *test, int round, int rounds)
+{
+    live *l = arg;
+    (void)test;
+    (void)rounds;
+    (void)round;
+    gq_progress_update(l->prog, ++l->done);
+}
+
+static int run_plan(live *l, const gq_probe_plan *plan, gq_measurement *m, gq_err *err)
+{
+    for (int i = 0; i < plan->n; i++) {
+        char what[128];
+        gq_progress_step(l->prog, "%s %s", gq_probe_kind_name(plan->v[i].kind),
+                         gq_probe_str(&plan->v[i], what, sizeof what));
+        gq_probe_measurement(&plan->v[i], l->bytes, GQ_METHOD_CE, true, m);
+        int rc = gq_harness_measure(l->be, l->topo, m, &l->ho, l->rs, l->j, err);
+        if (rc)
+            return rc;
+    }
+    return GQ_OK;
+}
+
+/* Both host directions at once over a set of GPUs: what a staged handoff
+ * does to a shared budget (seed 000: 25 GB/s one way, 36 in total both ways). */
+static int run_bidir(live *l, const int *gpus, int n, gq_measurement *m, gq_err *err)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->test, sizeof m->test, "bidirectional_set");
+    for (int k = 0; k < n; k++)
+        for (int d = 0; d < 2; d++) {
+            gq_endpoint h = {GQ_EP_HOST, GQ_NUMA_LOCAL}, g = {GQ_EP_GPU, gpus[k]};
+            gq_flow *f = &m->flows[m->nflows];
+            f->src = d ? g : h;
+            f->dst = d ? h : g;
+            f->method = GQ_METHOD_CE;
+            f->exec_gpu = gpus[k];
+            f->bytes = l->bytes;
+            f->tag = m->nflows;
+            m->report[m->nflows++] = true;
+        }
+    m->direction_sums = true;
+    char what[128];
+    gq_progress_step(l->prog, "both host directions at once on %s", gq_domains_set_str(gpus, n, what, sizeof what));
+    return gq_harness_measure(l->be, l->topo, m, &l->ho, l->rs, l->j, err);
+}
+
+/* The domains pipeline: matrix, clustering, contention probes, bottlenecks.
+ * Its sections (domains, bottlenecks, ...) go into *sections. */
+static int discover(live *l, const int *sel, int nsel, json_t *sections, gq_err *err)
+{
+    int rc = GQ_OK;
+    gq_probe_plan plan = {0}, plan2 = {0};
+    gq_measurement *m = calloc(1, sizeof *m);
+    gq_pairmatrix *pm = calloc(1, sizeof *pm);
+    gq_domains *dom = calloc(1, sizeof *dom);
+    gq_bottlenecks bn;
+    bool bn_init = false;
+    if (!m || !pm || !dom) {
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = gq_probes_plan_matrix(&plan, l->topo, sel, nsel, err)) || (rc = run_plan(l, &plan, m, err)))
+        goto out;
+    gq_pairmatrix_init(pm, sel, nsel);
+    gq_pairmatrix_from_records(pm, l->rs, NULL);
+    gq_domains_opts dopts;
+    gq_domains_opts_default(&dopts);
+    if ((rc = gq_domains_cluster(pm, &dopts, dom, err)))
+        goto out;
+    if ((rc = gq_probes_plan_contention(&plan2, l->topo, sel, nsel, dom, err)) || (rc = run_plan(l, &plan2, m, err)))
+        goto out;
+    gq_bn_opts bo;
+    gq_bn_opts_default(&bo);
+    bn_init = true;
+    if ((rc = gq_bottlenecks_infer(l->rs, l->topo, dom, &bo, &bn, err)))
+        goto out;
+    /* Staged handoffs load both directions of a budget at once. */
+    bool any_staged = false;
+    for (int i = 0; i < plan.n; i++)
+        any_staged |= plan.v[i].staged[0];
+    if (any_staged) {
+        int did = 0;
+        gq_gpuset done[GQ_BN_MAX + 1];
+        for (int b = 0; b < bn.n && !rc; b++) {
+            if (bn.v[b].p2p)
+                continue;
+            gq_gpuset s = 0;
+            for (int k = 0; k < bn.v[b].ngpus; k++)
+                s |= (gq_gpuset)1 << bn.v[b].gpus[k];
+            bool dup = false;
+            for (int x = 0; x < did; x++)
+                dup |= done[x] == s;
+            if (dup)
+                continue;
+            done[did++] = s;
+            rc = run_bidir(l, bn.v[b].gpus, bn.v[b].ngpus, m, err);
+        }
+        if (!rc)
+            rc = run_bidir(l, sel, nsel, m, err);
+        if (rc)
+            goto out;
+    }
+    json_t *dj = gq_domains_to_json(dom), *bj = gq_bottlenecks_to_json(&bn, NULL);
+    if (!dj || !bj) {
+        json_decref(dj);
+        json_decref(bj);
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        goto out;
+    }
+    json_object_update(sections, dj);
+    json_object_update(sections, bj);
+    json_object_set_new(sections, "matrix", gq_pairmatrix_to_json(pm));
+    json_decref(dj);
+    json_decref(bj);
+out:
+    if (bn_init)
+        gq_bottlenecks_free(&bn);
+    gq_probe_plan_free(&plan);
+    gq_probe_plan_free(&plan2);
+    free(m);
+    free(pm);
+    free(dom);
+    return rc;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static const char *fig(double v, char *buf, size_t n)
+{
+    if (v >= 0 && isfinite(v))
+        snprintf(buf, n, "%.1f", v);
+    else
+        snprintf(buf, n, "-");
+    return buf;
+}
+
+static void print_pairs(FILE *f, const gq_place_map *map, const char *title)
+{
+    char a[16], b[16], c[16];
+    fprintf(f, "%s\n  %-16s %-7s %9s %10s %9s\n", title, "prefill -> decode", "path", "alone", "predicted",
+            "measured");
+    for (int i = 0; i < map->npairs; i++) {
+        const gq_place_pair *q = &map->pairs[i];
+        char pd[32];
+        snprintf(pd, sizeof pd, "%d -> %d", q->prefill, q->decode);
+        fprintf(f, "  %-16s %-7s %9s %10s %9s\n", pd, q->path == GQ_PF_P2P ? "p2p" : "staged",
+                fig(q->alone_gbps, a, sizeof a), fig(q->predicted_gbps, b, sizeof b),
+                fig(q->measured_gbps, c, sizeof c));
+    }
+    fprintf(f, "  %-16s %-7s %9s %10s %9s", "all at once", "", "", fig(map->pairs_predicted, b, sizeof b),
+            fig(map->pairs_measured, c, sizeof c));
+    if (map->pairs_measured >= 0)
+        fprintf(f, "  (overlap %.1f%%%s)", 100 * map->pairs_overlap, map->pairs_valid ? "" : ", INVALID: below 99%");
+    fprintf(f, "\n");
+}
+
+static void print_workers(FILE *f, const gq_place_map *map, const char *title)
+{
+    char a[16], b[16], c[16], d[16];
+    fprintf(f, "%s\n  %-5s %10s %10s %10s %10s\n", title, "GPU", "h2d pred", "h2d meas", "d2h pred", "d2h meas");
+    for (int i = 0; i < map->nworkers; i++) {
+        const gq_place_worker *w = &map->workers[i];
+        fprintf(f, "  %-5d %10s %10s %10s %10s\n", w->gpu, fig(w->predicted_h2d, a, sizeof a),
+                fig(w->measured_h2d, b, sizeof b), fig(w->predicted_d2h, c, sizeof c),
+                fig(w->measured_d2h, d, sizeof d));
+    }
+    fprintf(f, "  %-5s %10s %10s %10s %10s\n", "all", fig(map->offload_predicted_h2d, a, sizeof a),
+            fig(map->offload_measured_h2d, b, sizeof b), fig(map->offload_predicted_d2h, c, sizeof c),
+            fig(map->offload_measured_d2h, d, sizeof d));
+}
+
+static void print_replicas(FILE *f, const gq_place_map *map, const char *title)
+{
+    char a[16], b[16], g[128];
+    fprintf(f, "%s\n  %-8s %-24s %10s %10s\n", title, "replica", "GPUs", "h2d pred", "h2d meas");
+    for (int r = 0; r < map->nreplicas; r++) {
+        const gq_place_replica *rep = &map->replicas[r];
+        gq_domains_set_str(rep->gpus, rep->ngpus, g, sizeof g);
+        fprintf(f, "  %-8d %-24s %10s %10s\n", r, g, fig(rep->predicted_gbps, a, sizeof a),
+                fig(rep->measured_gbps, b, sizeof b));
+    }
+}
+
+static void print_gain(FILE *f, const char *what, double gain, double pred_c, double pred_n, bool verified)
+{
+    if (verified && gain > 0)
+        fprintf(f, "%s gain over the naive mapping: %.2fx measured (%.2fx predicted)\n", what, gain,
+                pred_n > 0 ? pred_c / pred_n : 0);
+    else if (pred_n > 0)
+        fprintf(f, "%s gain over the naive mapping: %.2fx predicted%s\n", what, pred_c / pred_n,
+                verified ? " (the measured aggregates are not valid)" : " (not verified)");
+}
+
+static void print_result(FILE *f, const gq_place_model *m, const gq_place_result *res, const char *machine)
+{
+    const gq_place_map *c = &res->chosen, *n = &res->naive;
+    char buf[256];
+    fprintf(f, "placement on %s: ", machine);
+    if (res->roles.prefill)
+        fprintf(f, "%d prefill, %d decode; ", res->roles.prefill, res->roles.decode);
+    if (res->roles.offload)
+        fprintf(f, "%d offload workers; ", res->roles.offload);
+    if (res->roles.replicas)
+        fprintf(f, "%d replicas; ", res->roles.replicas);
+    fprintf(f, "GB/s = 10^9 B/s\ndomains:");
+    for (int d = 0; d < m->ndomains; d++)
+        fprintf(f, " {%s}", gq_gpuset_str(m->domains[d], buf, sizeof buf));
+    fprintf(f, "   (%d mappings compared%s)\n\n", res->candidates, res->exhaustive ? ", all of them" : "");
+    if (res->roles.prefill) {
+        print_pairs(f, c, "chosen pairs, all handing off at once:");
+        print_pairs(f, n, "naive pairs (GPUs in index order):");
+        print_gain(f, "pairs", res->gain_pairs, c->pairs_predicted, n->pairs_predicted, res->verified);
+        fprintf(f, "why:\n");
+        for (int i = 0; i < c->npairs; i++)
+            fprintf(f, "  %d -> %d: %s\n", c->pairs[i].prefill, c->pairs[i].decode, c->pairs[i].why);
+        for (int i = 0; i < n->npairs; i++)
+            fprintf(f, "  naive %d -> %d: %s\n", n->pairs[i].prefill, n->pairs[i].decode, n->pairs[i].why);
+        fprintf(f, "\n");
+    }
+    if (res->roles.offload) {
+        print_workers(f, c, "offload workers, all copying at once (each direction on its own):");
+        print_workers(f, n, "naive offload workers:");
+        print_gain(f, "offload", res->gain_offload, c->offload_predicted_h2d + c->offload_predicted_d2h,
+                   n->offload_predicted_h2d + n->offload_predicted_d2h, res->verified);
+        fprintf(f, "why:\n");
+        for (int i = 0; i < c->nworkers; i++)
+            fprintf(f, "  GPU %d: %s\n", c->workers[i].gpu, c->workers[i].why);
+        fprintf(f, "\n");
+    }
+    if (res->roles.replicas) {
+        print_replicas(f, c, "replicas, every one loading from host at once:");
+        print_replicas(f, n, "naive replicas:");
+        print_gain(f, "replicas (slowest replica)", res->gain_replicas, c->replicas_predicted_min,
+                   n->replicas_predicted_min, res->verified);
+        fprintf(f, "why:\n");
+        for (int r = 0; r < c->nreplicas; r++)
+            fprintf(f, "  replica %d: %s\n", r, c->replicas[r].why);
+        fprintf(f, "\n");
+    }
+    if (res->nattempts > 1) {
+        fprintf(f, "verification attempts (a pattern slower than predicted teaches the model, then the roles are "
+                   "placed again):\n");
+        for (int a = 0; a < res->nattempts; a++) {
+            const gq_place_attempt *t = &res->attempts[a];
+            fprintf(f, "  %d%s ", a + 1, a == res->final_attempt ? "*" : " ");
+            for (int i = 0; i < t->npairs; i++)
+                fprintf(f, "%s%d->%d", i ? "," : "", t->prefill[i], t->decode[i]);
+            if (t->npairs)
+                fprintf(f, " pairs %s predicted, %s measured; ", fig(t->pairs_predicted, buf, 16),
+                        fig(t->pairs_measured, buf + 16, 16));
+            if (t->nworkers) {
+                fprintf(f, "offload ");
+                for (int i = 0; i < t->nworkers; i++)
+                    fprintf(f, "%s%d", i ? "," : "", t->workers[i]);
+                fprintf(f, " %s predicted, %s measured; ", fig(t->offload_predicted, buf, 16),
+                        fig(t->offload_measured, buf + 16, 16));
+            }
+            fprintf(f, "%s\n", t->finding);
+        }
+        fprintf(f, "\n");
+    }
+    if (res->nnotes) {
+        fprintf(f, "findings:\n");
+        for (int i = 0; i < res->nnotes; i++)
+            fprintf(f, "  - %s\n", res->notes[i]);
+    }
+    if (m->nlimits) {
+        fprintf(f, "\nshared limits the measurements show (the predictions use them):\n");
+        for (int l = 0; l < m->nlimits; l++) {
+            const gq_place_limit *lim = &m->limits[l];
+            char a[96], b[96];
+            if (lim->kind == GQ_LIMIT_P2P)
+                fprintf(f, "  #%d P2P {%s} -> {%s} <= %.1f: %s\n", l, gq_gpuset_str(lim->a, a, sizeof a),
+                        gq_gpuset_str(lim->b, b, sizeof b), lim->capacity_gbps, lim->evidence);
+            else
+                fprintf(f, "  #%d host %s {%s} <= %.1f: %s\n", l,
+                        lim->kind == GQ_LIMIT_H2D   ? "h2d"
+                        : lim->kind == GQ_LIMIT_D2H ? "d2h"
+                                                    : "both ways",
+                        gq_gpuset_str(lim->a, a, sizeof a), lim->capacity_gbps, lim->evidence);
+        }
+    }
+    if (!res->verified)
+        fprintf(f, "\nnot verified: the figures above are predictions (run without --input, or with --verify, to "
+                   "measure them)\n");
+}
+
+/* ---- the command -------------------------------------------------------- */
+
+static int ngpu_of_doc(const json_t *root, const gq_recordset *rs, gq_topo *topo, bool *have_topo)
+{
+    json_t *tj = json_object_get(root, "topology");
+    *have_topo = tj && gq_topo_from_json(tj, topo, NULL) == GQ_OK && topo->ngpu > 0;
+    if (*have_topo)
+        return topo->ngpu;
+    int n = 0;
+    size_t i0;
+    const json_t *v;
+    json_array_foreach(json_object_get(root, "gpus"), i0, v)
+    {
+        const json_t *ix = json_object_get(v, "index");
+        if (json_is_integer(ix) && json_integer_value(ix) + 1 > n && json_integer_value(ix) < GQ_MAX_GPUS)
+            n = (int)json_integer_value(ix) + 1;
+    }
+    json_array_foreach(json_object_get(root, "domains"), i0, v)
+    {
+        size_t k;
+        const json_t *g;
+        json_array_foreach(v, k, g) if (json_is_integer(g) && json_integer_value(g) + 1 > n &&
+                                        json_integer_value(g) < GQ_MAX_GPUS) n = (int)json_integer_value(g) + 1;
+    }
+    for (int i = 0; i < rs->n; i++)
+        for (int x = 0; x < 2; x++) {
+            gq_endpoint e = x ? rs->v[i].dst : rs->v[i].src;
+            if (e.kind == GQ_EP_GPU && e.index + 1 > n)
+                n = e.index + 1;
+        }
+    return n;
+}
+
+int gq_cmd_place(int argc, char **argv)
+{
+    place_opts o;
+    gq_err err = {0};
+    gq_backend be = {0};
+    bool opened = false, want_help = false, jopen = false;
+    const char *pos[1];
+    int npos = 0, rc = GQ_OK, exit_code = GQ_EXIT_OK;
+    json_t *doc = NULL, *options = NULL, *sections = NULL, *saved = NULL;
+    gq_recordset rs = {0};
+    gq_topo *topo = calloc(1, sizeof *topo), *saved_topo = calloc(1, sizeof *saved_topo);
+    gq_place_model *model = calloc(1, sizeof *model);
+    gq_place_result *res = calloc(1, sizeof *res);
+    gq_journal jr = {0};
+    gq_progress prog = {0};
+    char machine[128] = "";
+
+    memset(&o, 0, sizeof o);
+    if (!topo || !saved_topo || !model || !res || !(sections = json_object())) {
+        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = gq_opts_parse(tabs, NTABS, &o, argc, argv, 2, pos, 0, &npos, &want_help, &err)))
+        goto fail;
+    if (want_help) {
+        help();
+        goto out;
+    }
+    if (strcmp(o.c.format, "table") && strcmp(o.c.format, "json")) {
+        rc = gq_err_set(&err, GQ_E_USAGE, "place: --format %s does not apply; use table or json", o.c.format);
+        goto fail;
+    }
+    gq_place_roles roles = {.prefill = o.prefill, .decode = o.decode, .offload = o.offload, .replicas = o.replicas};
+    /* Counts first, against no machine yet: bad roles fail before anything runs. */
+    if ((rc = gq_place_roles_check(&roles, 0, &err)))
+        goto fail;
+    bool verify = o.input ? (o.verify_seen && o.verify) : o.verify;
+    if ((rc = gq_cli_check_writable(o.c.json_path, &err)))
+        goto fail;
+
+    int ngpu = 0;
+    bool have_saved_topo = false;
+    if (o.input) {
+        if ((rc = gq_doc_load(o.input, &saved, &rs, &err)))
+            goto fail;
+        ngpu = ngpu_of_doc(saved, &rs, saved_topo, &have_saved_topo);
+        const char *kind = json_string_value(json_object_get(saved, "kind"));
+        if (ngpu <= 0) {
+            rc = gq_err_set(&err, GQ_E_USAGE, "'%s' (a saved '%s' run) names no GPU; save 'gpuqual domains' or "
+                                              "'gpuqual card' with --json and pass that",
+                            o.input, kind ? kind : "?");
+            goto fail;
+        }
+        if (o.c.gpus && (rc = gq_parse_gpu_list(o.c.gpus, ngpu, o.c.gpus_sel, &o.c.ngpus_sel, &err)))
+            goto fail;
+        if (!o.c.gpus)
+            gq_parse_gpu_list(NULL, ngpu, o.c.gpus_sel, &o.c.ngpus_sel, NULL);
+        for (const char *const *k = (const char *const[]){"domains", "bottlenecks", NULL}; *k; k++)
+            if (json_object_get(saved, *k))
+                json_object_set(sections, *k, json_object_get(saved, *k));
+        snprintf(machine, sizeof machine, "%s (saved %s run%s)", o.input, kind ? kind : "?",
+                 json_is_true(json_object_get(saved, "simulated")) ? ", simulated" : "");
+    }
+    if (!o.input || verify) {
+        if ((rc = gq_cli_open(&o.c, &be, topo, &err)))
+            goto fail;
+        opened = true;
+        if (o.input && topo->ngpu != ngpu) {
+            rc = gq_err_set(&err, GQ_E_USAGE, "'%s' has %d GPUs but this machine has %d; --verify needs the same "
+                                              "machine",
+                            o.input, ngpu, topo->ngpu);
+            goto fail;
+        }
+        ngpu = topo->ngpu;
+        if (!o.input)
+            snprintf(machine, sizeof machine, "%s%s", topo->source, topo->simulated ? " (simulated)" : "");
+        if (o.c.journal) {
+            if ((rc = gq_journal_open(&jr, o.c.journal, &err)))
+                goto fail;
+            jopen = true;
+        }
+    }
+    for (int i = 0; i < o.c.ngpus_sel; i++)
+        roles.usable |= (gq_gpuset)1 << o.c.gpus_sel[i];
+    if ((rc = gq_place_roles_check(&roles, ngpu, &err)))
+        goto fail;
+
+    gq_harness_opts ho;
+    gq_harness_opts_default(&ho);
+    ho.rounds = o.rounds;
+    if (!o.input) {
+        live l = {.be = &be, .topo = topo, .ho = ho, .rs = &rs, .j = jopen ? &jr : NULL, .bytes = o.bytes,
+                  .prog = &prog};
+        long n = o.c.ngpus_sel;
+        gq_progress_init(&prog, !o.c.quiet, (n * (n - 1) + 6 * n + 8) * (o.rounds + 1));
+        l.ho.progress = on_round;
+        l.ho.progress_arg = &l;
+        rc = discover(&l, o.c.gpus_sel, o.c.ngpus_sel, sections, &err);
+        gq_progress_clear(&prog);
+        if (rc)
+            goto fail;
+    }
+    if ((rc = gq_place_model_build(model, ngpu, &rs, o.input ? saved : sections,
+                                   opened ? topo : have_saved_topo ? saved_topo : NULL, &err)))
+        goto fail;
+    model->tolerance = o.tolerance / 100.0;
+    if (o.input)
+        snprintf(model->source, sizeof model->source, "%s", o.input);
+    if ((rc = gq_place_solve(model, &roles, res, &err)))
+        goto fail;
+    if (verify) {
+        rc = gq_place_verify(&be, topo, model, res, o.bytes, &ho, &rs, jopen ? &jr : NULL, &err);
+        if (rc == GQ_E_INTR) {
+            exit_code = GQ_EXIT_INCOMPLETE;
+            gq_cli_warn("interrupted: the verification is incomplete%s%s", jopen ? "; journal: " : "",
+                        jopen ? jr.path : "");
+            rc = GQ_OK;
+        } else if (rc) {
+            goto fail;
+        }
+    }
+
+    json_t *pj = gq_place_to_json(model, res);
+    if (!pj) {
+        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+        goto fail;
+    }
+    json_object_update(sections, pj);
+    json_decref(pj);
+    if (o.c.json_path || !strcmp(o.c.format, "json")) {
+        options = gq_opts_to_json(tabs, NTABS, &o);
+        gq_doc d = {.kind = "place",
+                    .version = gq_version,
+                    .git = gq_git_rev,
+                    .options = options,
+                    .topo = opened ? topo : have_saved_topo ? saved_topo : NULL,
+                    .records = &rs,
+                    .sections = sections,
+                    .simulated = opened ? gq_backend_simulated(&be)
+                                        : json_is_true(json_object_get(saved, "simulated")),
+                    .incomplete = exit_code == GQ_EXIT_INCOMPLETE};
+        if (!(doc = gq_doc_to_json(&d))) {
+            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+            goto fail;
+        }
+        if (o.c.json_path && (rc = gq_json_write_file(doc, o.c.json_path, &err)))
+            goto fail;
+    }
+    if (!strcmp(o.c.format, "json")) {
+        json_dumpf(doc, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+    } else {
+        print_result(stdout, model, res, machine);
+    }
+    fflush(stdout);
+    goto out;
+
+fail:
+    gq_progress_clear(&prog);
+    gq_cli_error("%s", err.msg);
+    exit_code = gq_status_exit_code(rc);
+out:
+    if (jopen)
+        gq_journal_close(&jr);
+    json_decref(doc);
+    json_decref(options);
+    json_decref(sections);
+    json_decref(saved);
+    gq_records_free(&rs);
+    if (opened)
+        gq_backend_close(&be);
+    free(topo);
+    free(saved_topo);
+    free(model);
+    free(res);
+    return exit_code;
+}

@@ -1,0 +1,221 @@
+/* Helpers for the card's sim tests: run `gpuqual card` through the library
+ * (plan, execute, compose, the saved document) on a simulated machine, and
+ * look things up in the result. The assertions read the card document only,
+ * as a person reading card.json would; nothing reads the simulator's model. */
+#ifndef GQ_TESTS_SIM_CARD_UTIL_H
+#define GQ_TESTS_SIM_CARD_UTIL_H
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "analysis/card.h"
+#include "analysis/expect.h"
+#include "backend/backend.h"
+#include "core/interrupt.h"
+#include "render/card_render.h"
+#include "render/render.h"
+
+typedef struct card_run {
+    json_t *doc;     /* the saved document, as card.json */
+    int exec_rc;
+    gq_card_plan plan;
+} card_run;
+
+typedef struct card_args {
+    const char *machine;
+    uint64_t seed;
+    double noise;        /* < 0: the topology's default */
+    const char *faults;
+    double budget_s;     /* 0: 300 */
+    double stress_s;     /* 0: no stress */
+    const char *expect;  /* file under examples/expect, or NULL */
+    int interrupt_after; /* > 0: request an interrupt after this many progress calls */
+} card_args;
+
+static int cu_calls, cu_stop_after;
+static __attribute__((unused)) void cu_progress(void *arg, const gq_card_progress *p)
+{
+    (void)arg;
+    (void)p;
+    if (cu_stop_after > 0 && ++cu_calls == cu_stop_after)
+        gq_interrupt_request();
+}
+
+static __attribute__((unused)) card_run cu_run(const card_args *a)
+{
+    card_run out;
+    memset(&out, 0, sizeof out);
+    gq_backend_register_builtin();
+    gq_backend be = {0};
+    gq_backend_opts bo = {.sim_topology = a->machine, .sim_seed = a->seed ? a->seed : 1,
+                          .sim_noise = a->noise, .sim_faults = a->faults};
+    gq_err e = {0};
+    if (gq_backend_open(&be, "sim", &bo, &e))
+        fail_msg("open sim %s: %s", a->machine, e.msg);
+    gq_topo *t = calloc(1, sizeof *t);
+    gq_topo_init(t);
+    if (be.ops->discover(&be, t, &e))
+        fail_msg("discover: %s", e.msg);
+    gq_card_opts co;
+    gq_card_opts_default(&co);
+    co.budget_s = a->budget_s > 0 ? a->budget_s : 300;
+    co.stress_s = a->stress_s;
+    co.ngpus = t->ngpu;
+    for (int i = 0; i < t->ngpu; i++)
+        co.gpus[i] = i;
+    if (gq_card_plan_make(t, &co, &out.plan, &e))
+        fail_msg("plan: %s", e.msg);
+    gq_expect ex;
+    if (a->expect) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/expect/%s", GQ_EXAMPLES, a->expect);
+        if (gq_expect_load(path, &ex, &e))
+            fail_msg("expect: %s", e.msg);
+    }
+    gq_card_result res;
+    memset(&res, 0, sizeof res);
+    gq_interrupt_clear();
+    cu_calls = 0;
+    cu_stop_after = a->interrupt_after;
+    out.exec_rc = gq_card_execute(&be, t, &co, &out.plan, NULL, cu_progress, NULL, &res, &e);
+    gq_interrupt_clear();
+    if (out.exec_rc && out.exec_rc != GQ_E_INTR)
+        fail_msg("execute: %s", e.msg);
+    bool complete = out.exec_rc == GQ_OK;
+    gq_card_inputs in = {.topo = t, .rs = &res.rs, .stress = res.stress_json, .placement = res.placement_json,
+                         .expect = a->expect ? &ex : NULL, .plan = &out.plan, .opts = &co, .elapsed_s = res.elapsed_s,
+                         .complete = complete, .stopped_at = complete ? NULL : gq_card_step_name(res.stopped_at),
+                         .bytes = co.bytes};
+    json_t *sec = gq_card_compose(&in, &e);
+    if (!sec)
+        fail_msg("compose: %s", e.msg);
+    if (res.stress_json)
+        json_object_set(sec, "stress", res.stress_json);
+    gq_doc d = {.kind = "card", .topo = t, .records = &res.rs, .sections = sec, .simulated = true,
+                .incomplete = !complete};
+    out.doc = gq_doc_to_json(&d);
+    assert_non_null(out.doc);
+    json_decref(sec);
+    gq_card_result_free(&res);
+    gq_backend_close(&be);
+    free(t);
+    return out;
+}
+
+static __attribute__((unused)) const json_t *cu_card(const card_run *r) { return json_object_get(r->doc, "card"); }
+
+/* Sorted GPU list of a JSON array into out; returns the count. */
+static __attribute__((unused)) int cu_ints(const json_t *a, int *out, int max)
+{
+    int n = 0;
+    size_t i;
+    const json_t *v;
+    json_array_foreach(a, i, v) if (n < max && json_is_integer(v)) out[n++] = (int)json_integer_value(v);
+    for (int x = 1; x < n; x++)
+        for (int k = x; k > 0 && out[k - 1] > out[k]; k--) {
+            int t = out[k];
+            out[k] = out[k - 1];
+            out[k - 1] = t;
+        }
+    return n;
+}
+
+/* "0,1,2,3" of a JSON GPU list. */
+static __attribute__((unused)) const char *cu_set(const json_t *a, char *buf, size_t n)
+{
+    int v[64];
+    int k = cu_ints(a, v, 64);
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < k && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%d", i ? "," : "", v[i]);
+    return buf;
+}
+
+/* Does some finding contain every one of the NULL-terminated words? */
+static __attribute__((unused)) bool cu_finding(const card_run *r, ...)
+{
+    size_t i;
+    const json_t *f;
+    json_array_foreach(json_object_get(cu_card(r), "findings"), i, f)
+    {
+        const char *s = json_string_value(f);
+        va_list ap;
+        va_start(ap, r);
+        bool all = true;
+        for (const char *w = va_arg(ap, const char *); w; w = va_arg(ap, const char *))
+            all &= strstr(s, w) != NULL;
+        va_end(ap);
+        if (all)
+            return true;
+    }
+    return false;
+}
+
+static __attribute__((unused)) void cu_dump_findings(const card_run *r)
+{
+    size_t i;
+    const json_t *f;
+    json_array_foreach(json_object_get(cu_card(r), "findings"), i, f) print_message("finding: %s\n", json_string_value(f));
+}
+
+/* The check with id (and subject when non-NULL). */
+static __attribute__((unused)) const json_t *cu_check(const card_run *r, const char *id, const char *subject)
+{
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(cu_card(r), "checks"), i, c)
+    {
+        if (strcmp(json_string_value(json_object_get(c, "id")), id))
+            continue;
+        if (subject && strcmp(json_string_value(json_object_get(c, "subject")), subject))
+            continue;
+        return c;
+    }
+    return NULL;
+}
+
+static __attribute__((unused)) const char *cu_str(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+/* Render through a renderer into a malloc'd string. */
+static __attribute__((unused)) char *cu_render(const card_run *r, int (*fn)(FILE *, const json_t *, gq_err *))
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    gq_err e = {0};
+    int rc = fn(f, r->doc, &e);
+    fclose(f);
+    if (rc)
+        fail_msg("render: %s", e.msg);
+    return buf;
+}
+
+/* The bottleneck of a direction with exactly these GPUs, or NULL. */
+static __attribute__((unused)) const json_t *cu_bottleneck(const card_run *r, const char *dir, const char *set)
+{
+    size_t i;
+    const json_t *b;
+    char buf[256];
+    json_array_foreach(json_object_get(r->doc, "bottlenecks"), i, b)
+    {
+        if (!strcmp(cu_str(b, "direction"), dir) && !strcmp(cu_set(json_object_get(b, "gpus"), buf, sizeof buf), set))
+            return b;
+    }
+    return NULL;
+}
+
+#endif

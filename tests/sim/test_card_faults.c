@@ -1,0 +1,138 @@
+/* The card's verdicts and its handling of the unexpected, on simulated
+ * machines: injected faults turn into the right failed checks and exit
+ * codes; a budget too small is refused saying what fits; an interrupted card
+ * keeps what was measured and is marked incomplete (exit 5); a tight budget
+ * skips steps instead of overrunning. */
+#include "card_util.h"
+
+static void test_thermal_fault(void **state)
+{
+    (void)state;
+    card_args a = {.machine = "rtxpro6000x8", .noise = 0, .stress_s = 60, .faults = "gpu3:thermal"};
+    card_run run = cu_run(&a);
+    const json_t *c = cu_check(&run, "thermal", "gpu:3");
+    assert_non_null(c);
+    assert_string_equal(cu_str(c, "verdict"), "fail");
+    assert_string_equal(cu_str(cu_check(&run, "thermal", "gpu:2"), "verdict"), "pass");
+    assert_string_equal(cu_str(cu_card(&run), "verdict"), "fail");
+    assert_int_equal(gq_card_exit_code(cu_card(&run)), 1);
+    /* the Whole-node health row carries it */
+    const json_t *row = json_array_get(json_object_get(cu_card(&run), "rows"), 6);
+    assert_string_equal(cu_str(row, "check"), "Whole-node health");
+    assert_string_equal(cu_str(row, "verdict"), "fail");
+    assert_true(cu_finding(&run, "FAIL", "GPU 3", NULL));
+    json_decref(run.doc);
+}
+
+static void test_link_fault(void **state)
+{
+    (void)state;
+    card_args a = {.machine = "h200x2", .noise = 0, .stress_s = 10, .faults = "gpu0:link-x8",
+                   .expect = "h200.expect"};
+    card_run run = cu_run(&a);
+    const json_t *c = cu_check(&run, "pcie_width_min", "gpu:0");
+    assert_non_null(c);
+    assert_string_equal(cu_str(c, "verdict"), "fail");
+    assert_true(json_number_value(json_object_get(c, "figure")) == 8);
+    assert_string_equal(cu_str(cu_check(&run, "link_width", "gpu:0"), "verdict"), "fail");
+    assert_string_equal(cu_str(cu_check(&run, "link_width", "gpu:1"), "verdict"), "pass");
+    assert_int_equal(gq_card_exit_code(cu_card(&run)), 1);
+    json_decref(run.doc);
+}
+
+static void test_budget_too_small(void **state)
+{
+    (void)state;
+    gq_backend_register_builtin();
+    gq_backend be = {0};
+    gq_backend_opts bo = {.sim_topology = "rtxpro6000x8", .sim_seed = 1, .sim_noise = -1};
+    gq_err e = {0};
+    assert_int_equal(gq_backend_open(&be, "sim", &bo, &e), GQ_OK);
+    gq_topo *t = calloc(1, sizeof *t);
+    gq_topo_init(t);
+    assert_int_equal(be.ops->discover(&be, t, &e), GQ_OK);
+    gq_card_opts co;
+    gq_card_opts_default(&co);
+    co.ngpus = t->ngpu;
+    for (int i = 0; i < t->ngpu; i++)
+        co.gpus[i] = i;
+    gq_card_plan plan;
+    co.budget_s = 1;
+    co.stress_s = 0;
+    assert_int_equal(gq_card_plan_make(t, &co, &plan, &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "too small"));
+    assert_non_null(strstr(e.msg, "fits the whole card"));
+    assert_null(strchr(e.msg, '\n'));
+    /* the stress run asked for must fit too */
+    co.budget_s = 30;
+    co.stress_s = 60;
+    assert_int_equal(gq_card_plan_make(t, &co, &plan, &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "60 s stress"));
+    /* just above the minimum: identity and host paths run, the rest is skipped */
+    co.stress_s = 0;
+    co.budget_s = 1;
+    gq_card_plan_make(t, &co, &plan, &e);
+    co.budget_s = 0;
+    gq_card_plan p2;
+    gq_card_opts c2 = co;
+    c2.budget_s = 1000;
+    assert_int_equal(gq_card_plan_make(t, &c2, &p2, &e), GQ_OK);
+    c2.budget_s = p2.min_s * 1.05;
+    assert_int_equal(gq_card_plan_make(t, &c2, &p2, &e), GQ_OK);
+    assert_true(p2.est_total_s <= c2.budget_s);
+    assert_true(p2.step[GQ_CS_HOST].run);
+    assert_false(p2.step[GQ_CS_MATRIX].run);
+    assert_non_null(strstr(p2.step[GQ_CS_MATRIX].note, "did not fit"));
+    /* a generous budget runs everything at the best quality */
+    c2.budget_s = 3600;
+    assert_int_equal(gq_card_plan_make(t, &c2, &p2, &e), GQ_OK);
+    assert_int_equal(p2.quality, 0);
+    for (int s = 0; s < GQ_CS_STRESS; s++)
+        assert_true(p2.step[s].run);
+    assert_false(p2.step[GQ_CS_STRESS].run);
+    free(t);
+    gq_backend_close(&be);
+}
+
+static void test_interrupted(void **state)
+{
+    (void)state;
+    card_args a = {.machine = "rtxpro6000x8", .noise = -1, .stress_s = 10, .interrupt_after = 20};
+    card_run run = cu_run(&a);
+    assert_int_equal(run.exec_rc, GQ_E_INTR);
+    const json_t *c = cu_card(&run);
+    assert_true(json_is_false(json_object_get(c, "complete")));
+    assert_true(json_is_true(json_object_get(run.doc, "incomplete")));
+    assert_int_equal(gq_card_exit_code(c), 5);
+    assert_string_not_equal(cu_str(c, "stopped_at"), "");
+    /* what was measured is kept: records and the identity */
+    assert_true(json_array_size(json_object_get(run.doc, "records")) > 0);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(c, "identity"), "gpus")), 8);
+    /* no step after the interrupted one ran */
+    size_t i;
+    const json_t *s;
+    bool after = false;
+    json_array_foreach(json_object_get(c, "plan"), i, s)
+    {
+        if (after)
+            assert_string_not_equal(cu_str(s, "status"), "done");
+        if (!strcmp(cu_str(s, "status"), "interrupted"))
+            after = true;
+    }
+    assert_true(after);
+    char *md = cu_render(&run, gq_card_render_markdown);
+    assert_non_null(strstr(md, "Incomplete"));
+    free(md);
+    json_decref(run.doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_thermal_fault),
+        cmocka_unit_test(test_link_fault),
+        cmocka_unit_test(test_budget_too_small),
+        cmocka_unit_test(test_interrupted),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

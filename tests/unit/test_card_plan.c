@@ -1,0 +1,170 @@
+/* Planning the card to a time budget, on crafted topologies (no backend):
+ * the estimate fits the budget, quality drops before steps do, steps drop in
+ * the documented order, and a budget below the smallest card is refused with
+ * what would fit. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analysis/card.h"
+
+static gq_topo *machine(int n, bool p2p)
+{
+    gq_topo *t = calloc(1, sizeof *t);
+    gq_topo_init(t);
+    t->ngpu = n;
+    t->numa_nodes = 1;
+    for (int i = 0; i < n; i++) {
+        snprintf(t->gpu[i].name, sizeof t->gpu[i].name, "Test GPU");
+        t->gpu[i].index = i;
+        t->gpu[i].pcie_gen_cur = t->gpu[i].pcie_gen_max = 5;
+        t->gpu[i].pcie_width_cur = t->gpu[i].pcie_width_max = 16;
+        for (int j = 0; j < n; j++)
+            t->p2p_cuda[i][j] = i == j ? 1 : p2p;
+    }
+    return t;
+}
+
+static void opts_for(gq_card_opts *o, int n, double budget, double stress)
+{
+    gq_card_opts_default(o);
+    o->ngpus = n;
+    for (int i = 0; i < n; i++)
+        o->gpus[i] = i;
+    o->budget_s = budget;
+    o->stress_s = stress;
+}
+
+static void test_fits_budget(void **state)
+{
+    (void)state;
+    gq_topo *t = machine(8, true);
+    gq_card_opts o;
+    gq_card_plan p;
+    gq_err e = {0};
+    double budgets[] = {40, 60, 120, 200, 300, 600, 3600};
+    int last_q = 99;
+    for (size_t k = 0; k < sizeof budgets / sizeof budgets[0]; k++) {
+        opts_for(&o, 8, budgets[k], 0);
+        int rc = gq_card_plan_make(t, &o, &p, &e);
+        if (rc) {
+            /* only budgets below the smallest card may be refused */
+            assert_true(budgets[k] < p.min_s);
+            continue;
+        }
+        assert_true(p.est_total_s <= budgets[k] + 1e-9);
+        double sum = 0;
+        for (int s = 0; s < GQ_CS_COUNT; s++)
+            if (p.step[s].run)
+                sum += p.step[s].est_s;
+        assert_true(fabs(sum - p.est_total_s) < 1e-6);
+        /* more time never lowers the quality */
+        if (last_q != 99)
+            assert_true(p.quality <= last_q);
+        last_q = p.quality;
+    }
+    /* with an hour everything runs at the best quality */
+    opts_for(&o, 8, 3600, 60);
+    assert_int_equal(gq_card_plan_make(t, &o, &p, &e), GQ_OK);
+    assert_int_equal(p.quality, 0);
+    for (int s = 0; s < GQ_CS_COUNT; s++)
+        assert_true(p.step[s].run);
+    assert_true(p.full_s <= 3600 && p.full_s == p.est_total_s);
+    free(t);
+}
+
+static void test_drop_order(void **state)
+{
+    (void)state;
+    gq_topo *t = machine(8, true);
+    gq_card_opts o;
+    gq_card_plan full, p;
+    gq_err e = {0};
+    opts_for(&o, 8, 3600, 0);
+    assert_int_equal(gq_card_plan_make(t, &o, &full, &e), GQ_OK);
+    /* just below the whole card at the lowest quality: bidir goes first */
+    opts_for(&o, 8, full.min_s + 0.5 * (full.full_s - full.min_s), 0);
+    assert_int_equal(gq_card_plan_make(t, &o, &p, &e), GQ_OK);
+    if (!p.step[GQ_CS_MATRIX].run)
+        assert_false(p.step[GQ_CS_BIDIR].run); /* the matrix is dropped last */
+    /* the smallest card: identity and host paths only */
+    opts_for(&o, 8, full.min_s * 1.01, 0);
+    assert_int_equal(gq_card_plan_make(t, &o, &p, &e), GQ_OK);
+    assert_true(p.step[GQ_CS_IDENTITY].run && p.step[GQ_CS_HOST].run);
+    static const gq_card_step_id dropped[] = {GQ_CS_BIDIR, GQ_CS_LATENCY, GQ_CS_SWEEP, GQ_CS_PLACEMENT,
+                                              GQ_CS_CONTENTION, GQ_CS_MATRIX};
+    for (size_t k = 0; k < sizeof dropped / sizeof dropped[0]; k++) {
+        assert_false(p.step[dropped[k]].run);
+        assert_int_equal(p.step[dropped[k]].status, GQ_CSS_SKIPPED);
+        assert_non_null(strstr(p.step[dropped[k]].note, "did not fit"));
+    }
+    free(t);
+}
+
+static void test_refused(void **state)
+{
+    (void)state;
+    gq_topo *t = machine(8, true);
+    gq_card_opts o;
+    gq_card_plan p;
+    gq_err e = {0};
+    opts_for(&o, 8, 2, 0);
+    assert_int_equal(gq_card_plan_make(t, &o, &p, &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "--budget 2s is too small"));
+    assert_non_null(strstr(e.msg, "8 GPUs"));
+    assert_null(strchr(e.msg, '\n'));
+    opts_for(&o, 8, 100, 120);
+    assert_int_equal(gq_card_plan_make(t, &o, &p, &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "120 s stress"));
+    opts_for(&o, 0, 100, 0);
+    assert_int_equal(gq_card_plan_make(t, &o, &p, &e), GQ_E_USAGE);
+    free(t);
+}
+
+static void test_one_gpu_and_growth(void **state)
+{
+    (void)state;
+    gq_topo *t = machine(1, true);
+    gq_card_opts o;
+    gq_card_plan p;
+    gq_err e = {0};
+    opts_for(&o, 1, 300, 0);
+    assert_int_equal(gq_card_plan_make(t, &o, &p, &e), GQ_OK);
+    assert_false(p.step[GQ_CS_MATRIX].run);
+    assert_non_null(strstr(p.step[GQ_CS_MATRIX].note, "one GPU"));
+    assert_true(p.step[GQ_CS_HOST].run);
+    assert_non_null(strstr(p.step[GQ_CS_STRESS].note, "--no-stress"));
+    free(t);
+    /* the whole card grows no faster than N^2 (never every subset) */
+    double f16, f32;
+    t = machine(16, true);
+    opts_for(&o, 16, 1e6, 0);
+    gq_card_plan_make(t, &o, &p, &e);
+    f16 = p.full_s;
+    free(t);
+    t = machine(32, true);
+    opts_for(&o, 32, 1e6, 0);
+    gq_card_plan_make(t, &o, &p, &e);
+    f32 = p.full_s;
+    free(t);
+    assert_true(f32 / f16 < 4.5);
+    /* the estimate of one measurement: concurrent groups cost more than one flow */
+    assert_true(gq_card_estimate_measurement(4, 5, 0.1, 1 << 28) > gq_card_estimate_measurement(1, 5, 0.1, 1 << 28));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fits_budget),
+        cmocka_unit_test(test_drop_order),
+        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_one_gpu_and_growth),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

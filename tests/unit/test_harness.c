@@ -1,0 +1,929 @@
+/* The harness against a fake backend (fio's "null engine" idea): run()
+ * returns crafted windows and byte counts, so the overlap rule, direction
+ * sums, statistics, early stop, the sanity guard, integrity checks, per-flow
+ * errors, interruption and the journal are checked without a GPU and without
+ * the simulator. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/harness.h"
+#include "core/interrupt.h"
+#include "core/journal.h"
+#include "core/units.h"
+
+/* ---- the fake backend ---------------------------------------------------- */
+
+typedef void (*script_fn)(int call, const gq_run_opts *o, const gq_flow *flows, int n, gq_flow_result *res);
+
+static struct {
+    script_fn script;
+    int calls;
+    int prepare_rc;
+    int fail_call; /* run() returns GQ_E_BACKEND on this call (-1 never) */
+    gq_run_opts opts[64];
+    gq_flow flows[GQ_MAX_FLOWS];
+    int nflows;
+    int released;
+    double lat[8];
+    int nlat, lat_calls;
+} fake;
+
+struct gq_group {
+    int dummy;
+};
+static struct gq_group the_group;
+
+static int f_init(gq_backend *be, const gq_backend_opts *o, gq_err *err)
+{
+    return GQ_OK;
+}
+static void f_fini(gq_backend *be)
+{
+}
+static int f_discover(gq_backend *be, gq_topo *t, gq_err *err)
+{
+    return GQ_OK;
+}
+static int f_prepare(gq_backend *be, const gq_flow *flows, int n, gq_group **out, gq_err *err)
+{
+    if (fake.prepare_rc)
+        return gq_err_set(err, fake.prepare_rc, "cudaMalloc: out of memory");
+    memcpy(fake.flows, flows, (size_t)n * sizeof *flows);
+    fake.nflows = n;
+    *out = &the_group;
+    return GQ_OK;
+}
+static int f_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_result *res, gq_err *err)
+{
+    int call = fake.calls++;
+    if (call < 64)
+        fake.opts[call] = *o;
+    if (call == fake.fail_call)
+        return gq_err_set(err, GQ_E_BACKEND, "the device fell off the bus");
+    for (int i = 0; i < fake.nflows; i++) {
+        memset(&res[i], 0, sizeof res[i]);
+        res[i].tag = fake.flows[i].tag;
+        res[i].host_numa_actual = -1;
+    }
+    fake.script(call, o, fake.flows, fake.nflows, res);
+    return GQ_OK;
+}
+static void f_release(gq_backend *be, gq_group *g)
+{
+    fake.released++;
+}
+static int f_latency(gq_backend *be, const gq_latency_req *r, double *ns, gq_err *err)
+{
+    *ns = fake.lat[fake.lat_calls++ % fake.nlat];
+    return GQ_OK;
+}
+
+static const gq_backend_ops fake_ops = {
+    .version = GQ_BACKEND_OPS_VERSION,
+    .name = "fake",
+    .flags = GQ_BE_SIMULATED,
+    .init = f_init,
+    .fini = f_fini,
+    .discover = f_discover,
+    .prepare = f_prepare,
+    .run = f_run,
+    .release = f_release,
+    .latency = f_latency,
+};
+
+static gq_backend be = {.ops = &fake_ops};
+static gq_topo topo;
+
+static int setup(void **state)
+{
+    memset(&fake, 0, sizeof fake);
+    fake.fail_call = -1;
+    gq_topo_init(&topo);
+    topo.ngpu = 2;
+    gq_interrupt_clear();
+    return 0;
+}
+
+/* A window [s, e] with `gb` GB moved. */
+static void win(gq_flow_result *r, double s, double e, double gb)
+{
+    r->status = GQ_OK;
+    r->t_start = s;
+    r->t_end = e;
+    r->bytes_done = (uint64_t)(gb * 1e9);
+    r->copies_done = 10;
+}
+
+static gq_endpoint H(int n)
+{
+    return (gq_endpoint){GQ_EP_HOST, n};
+}
+static gq_endpoint G(int n)
+{
+    return (gq_endpoint){GQ_EP_GPU, n};
+}
+
+static void add(gq_measurement *m, gq_endpoint s, gq_endpoint d, int exec, bool report)
+{
+    int i = m->nflows++;
+    m->flows[i] = (gq_flow){.src = s, .dst = d, .method = GQ_METHOD_CE, .exec_gpu = exec, .bytes = 256 * GQ_MiB,
+                            .tag = i};
+    m->report[i] = report;
+}
+
+static gq_measurement *new_m(const char *test)
+{
+    gq_measurement *m = calloc(1, sizeof *m);
+    snprintf(m->test, sizeof m->test, "%s", test);
+    return m;
+}
+
+static gq_harness_opts fixed_opts(int rounds)
+{
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.rounds = rounds;
+    o.reps = 10;
+    o.warmup_reps = 0;
+    o.verify = false;
+    return o;
+}
+
+static const gq_record *find(const gq_recordset *rs, bool aggregate, bool sum, int dir, int tag)
+{
+    for (int i = 0; i < rs->n; i++) {
+        const gq_record *r = &rs->v[i];
+        if (r->aggregate != aggregate || r->sum != sum)
+            continue;
+        if (dir >= 0 && (int)r->direction != dir)
+            continue;
+        if (tag >= 0 && r->flow_tag != tag)
+            continue;
+        return r;
+    }
+    return NULL;
+}
+
+/* ---- the overlap rule ---------------------------------------------------- */
+
+static double g_late; /* start of flow 1 */
+
+static void two_flows(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    win(&res[0], 0.0, 1.0, 10.0);
+    win(&res[1], g_late, 1.0, 10.0 * (1.0 - g_late));
+}
+
+static void test_overlap_98_is_invalid(void **state)
+{
+    gq_measurement *m = new_m("host_to_all_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    m->aggregate = true;
+    g_late = 0.02;
+    fake.script = two_flows;
+    gq_harness_opts o = fixed_opts(5);
+    gq_recordset rs = {0};
+    gq_err err = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, &err), GQ_OK);
+    assert_int_equal(rs.n, 3);
+    const gq_record *agg = find(&rs, true, false, GQ_DIR_H2D, -1);
+    assert_non_null(agg);
+    assert_false(agg->valid);
+    assert_true(agg->flags & GQ_FLAG_OVERLAP);
+    assert_true(fabs(agg->overlap - 0.98) < 1e-9);
+    assert_non_null(strstr(agg->error, "98.0%"));
+    /* the flows themselves are honest rates over their own windows */
+    const gq_record *f0 = find(&rs, false, false, -1, 0), *f1 = find(&rs, false, false, -1, 1);
+    assert_true(f0->valid && f1->valid);
+    assert_true(fabs(f0->value.median - 10.0) < 1e-6);
+    assert_true(fabs(f1->value.median - 10.0) < 1e-6);
+    assert_int_equal(agg->ngpus, 2);
+    assert_int_equal(fake.released, 1);
+    gq_records_free(&rs);
+    free(m);
+}
+
+static void test_overlap_995_is_valid(void **state)
+{
+    gq_measurement *m = new_m("host_to_all_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    m->aggregate = true;
+    g_late = 0.005;
+    fake.script = two_flows;
+    gq_harness_opts o = fixed_opts(5);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    const gq_record *agg = find(&rs, true, false, GQ_DIR_H2D, -1);
+    assert_true(agg->valid);
+    assert_int_equal(agg->flags & GQ_FLAG_OVERLAP, 0);
+    assert_true(fabs(agg->overlap - 0.995) < 1e-9);
+    assert_true(fabs(agg->value.median - 20.0) < 1e-6);
+    assert_int_equal(agg->src.kind, GQ_EP_HOST);
+    assert_int_equal(agg->src.index, 0);
+    assert_int_equal(agg->dst.index, GQ_EP_MANY);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* One bad round is enough: the rule holds in EVERY round. */
+static void one_bad_round(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    double late = call == 3 ? 0.03 : 0.0;
+    win(&res[0], 0.0, 1.0, 10.0);
+    win(&res[1], late, 1.0, 10.0);
+}
+
+static void test_overlap_every_round(void **state)
+{
+    gq_measurement *m = new_m("all_to_host_memcpy_ce");
+    add(m, G(0), H(0), 0, true);
+    add(m, G(1), H(0), 1, true);
+    m->aggregate = true;
+    fake.script = one_bad_round;
+    gq_harness_opts o = fixed_opts(5);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    const gq_record *agg = find(&rs, true, false, GQ_DIR_D2H, -1);
+    assert_false(agg->valid);
+    assert_true(fabs(agg->overlap - 0.97) < 1e-9);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* ---- directions kept apart ----------------------------------------------- */
+
+static void four_flows(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    /* h2d 16.5 and d2h 19.7 per GPU, seed 000's single-GPU figures */
+    for (int i = 0; i < n; i++)
+        win(&res[i], 0.0, 2.0, 2.0 * (f[i].src.kind == GQ_EP_HOST ? 16.5 : 19.7));
+}
+
+static void test_direction_sums(void **state)
+{
+    gq_measurement *m = new_m("bidirectional_set");
+    add(m, H(0), G(0), 0, true);
+    add(m, G(0), H(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    add(m, G(1), H(0), 1, true);
+    m->aggregate = true;
+    m->direction_sums = true;
+    fake.script = four_flows;
+    gq_harness_opts o = fixed_opts(3);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(rs.n, 4 + 2 + 1);
+    const gq_record *h = find(&rs, true, false, GQ_DIR_H2D, -1), *d = find(&rs, true, false, GQ_DIR_D2H, -1);
+    const gq_record *s = find(&rs, false, true, -1, -1);
+    assert_non_null(h);
+    assert_non_null(d);
+    assert_non_null(s);
+    assert_true(fabs(h->value.median - 33.0) < 1e-6);
+    assert_true(fabs(d->value.median - 39.4) < 1e-6);
+    assert_true(fabs(s->value.median - 72.4) < 1e-6);
+    assert_true(s->sum && !s->aggregate && s->valid);
+    assert_int_equal(s->dirs, (1u << GQ_DIR_H2D) | (1u << GQ_DIR_D2H));
+    assert_int_equal(h->dirs, 1u << GQ_DIR_H2D);
+    gq_records_free(&rs);
+    free(m);
+}
+
+static void p2p_pair(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    win(&res[0], 0.0, 1.0, 389.4);
+    win(&res[1], 0.0, 1.0, 389.5);
+}
+
+/* A P2P pair both ways: the flows are the directions; one sum record. */
+static void test_p2p_pair_sum(void **state)
+{
+    gq_measurement *m = new_m("device_to_device_bidirectional_memcpy_read_ce");
+    add(m, G(1), G(0), 0, true);
+    add(m, G(0), G(1), 1, true);
+    m->direction_sums = true;
+    fake.script = p2p_pair;
+    gq_harness_opts o = fixed_opts(2);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(rs.n, 3);
+    const gq_record *s = find(&rs, false, true, -1, -1);
+    assert_non_null(s);
+    assert_true(fabs(s->value.median - 778.9) < 1e-6);
+    assert_null(find(&rs, true, false, -1, -1));
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* The interfering direction runs but is not reported (nvbandwidth's
+ * *_bidirectional_* tests); its window still counts for the overlap. */
+static void test_interferer_not_reported(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_bidirectional_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, G(0), H(0), 0, false);
+    fake.script = four_flows;
+    gq_harness_opts o = fixed_opts(2);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(rs.n, 1);
+    assert_int_equal(rs.v[0].direction, GQ_DIR_H2D);
+    assert_true(fabs(rs.v[0].value.median - 16.5) < 1e-6);
+    assert_true(fabs(rs.v[0].overlap - 1.0) < 1e-12);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* ---- statistics and rounds ----------------------------------------------- */
+
+static const double seq[] = {10, 12, 11, 13, 9, 11, 11, 11, 11, 11};
+static double g_scale[64];
+
+static void seq_rates(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    for (int i = 0; i < n; i++)
+        win(&res[i], 0.0, 1.0, seq[call % 10] * (g_scale[call] ? g_scale[call] : 1.0));
+}
+
+static void test_statistics(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    fake.script = seq_rates;
+    gq_harness_opts o = fixed_opts(5);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(rs.n, 1);
+    const gq_record *r = &rs.v[0];
+    assert_int_equal(r->rounds, 5);
+    assert_int_equal(r->value.n, 5);
+    assert_true(fabs(r->value.median - 11) < 1e-9);
+    assert_true(fabs(r->value.min - 9) < 1e-9);
+    assert_true(fabs(r->value.max - 13) < 1e-9);
+    assert_true(fabs(r->value.spread - 4.0 / 11.0) < 1e-9);
+    assert_true(fabs(r->samples[3] - 13) < 1e-9);
+    assert_true(r->overlap < 0); /* one flow: n/a */
+    gq_records_free(&rs);
+    free(m);
+}
+
+static void flat(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    for (int i = 0; i < n; i++)
+        win(&res[i], 0.0, 1.0, 25.0 + 0.01 * (call % 2));
+}
+
+static void test_early_stop(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    fake.script = flat;
+    gq_harness_opts o = fixed_opts(10);
+    o.spread_target = 0.005;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(rs.v[0].rounds, 3);
+    assert_int_equal(fake.calls, 3);
+    assert_int_equal(rs.v[0].flags & GQ_FLAG_SPREAD, 0);
+    gq_records_free(&rs);
+    free(m);
+}
+
+static void test_spread_never_met(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    fake.script = seq_rates;
+    gq_harness_opts o = fixed_opts(5);
+    o.spread_target = 0.01;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(rs.v[0].rounds, 5);
+    assert_true(rs.v[0].flags & GQ_FLAG_SPREAD);
+    assert_true(rs.v[0].valid); /* a wide spread is reported, not hidden */
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* ---- the sanity guard ---------------------------------------------------- */
+
+static double g_rate;
+static void rate_flows(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    for (int i = 0; i < n; i++)
+        win(&res[i], 0.0, 1.0, g_rate);
+}
+
+static void gen4_topo(void)
+{
+    for (int g = 0; g < 2; g++) {
+        topo.gpu[g].pcie_gen_cur = 4;
+        topo.gpu[g].pcie_width_cur = 16;
+        topo.gpu[g].pcie_gbps = gq_pcie_gbps(4, 16);
+    }
+}
+
+static void test_impossible_flow(void **state)
+{
+    gen4_topo();
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    g_rate = 37.0;
+    fake.script = rate_flows;
+    gq_harness_opts o = fixed_opts(3);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    const gq_record *r = &rs.v[0];
+    assert_false(r->valid);
+    assert_true(r->flags & GQ_FLAG_IMPOSSIBLE);
+    assert_non_null(strstr(r->error, "31.5"));
+    assert_true(fabs(r->capacity_gbps - 31.5077) < 1e-3);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* Seed 000's mistake: two GPUs behind one Gen4 x16 uplink; each figure fits
+ * its own link, their sum does not fit the uplink. */
+static void test_impossible_aggregate_uplink(void **state)
+{
+    gen4_topo();
+    topo.npci = 4;
+    topo.pci[0] = (gq_pci_node){.kind = GQ_PCI_HOSTBRIDGE, .parent = -1, .gpu = -1, .numa_node = 0};
+    topo.pci[1] = (gq_pci_node){.kind = GQ_PCI_BRIDGE, .parent = 0, .gpu = -1, .numa_node = 0,
+                                .bus_id = "0000:3a:00.0", .link_gbps = gq_pcie_gbps(4, 16)};
+    topo.pci[2] = (gq_pci_node){.kind = GQ_PCI_GPU, .parent = 1, .gpu = 0, .numa_node = 0};
+    topo.pci[3] = (gq_pci_node){.kind = GQ_PCI_GPU, .parent = 1, .gpu = 1, .numa_node = 0};
+    gq_measurement *m = new_m("host_to_device_set");
+    add(m, H(0), G(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    m->aggregate = true;
+    g_rate = 18.5;
+    fake.script = rate_flows;
+    gq_harness_opts o = fixed_opts(3);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    const gq_record *agg = find(&rs, true, false, GQ_DIR_H2D, -1);
+    assert_true(fabs(agg->value.median - 37.0) < 1e-6);
+    assert_false(agg->valid);
+    assert_true(agg->flags & GQ_FLAG_IMPOSSIBLE);
+    assert_non_null(strstr(agg->error, "0000:3a:00.0"));
+    assert_true(find(&rs, false, false, -1, 0)->valid);
+    assert_true(find(&rs, false, false, -1, 1)->valid);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* ---- integrity and errors ------------------------------------------------ */
+
+static void bad_pattern(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    for (int i = 0; i < n; i++) {
+        win(&res[i], 0.0, 1.0, 20.0);
+        if (o->verify) {
+            res[i].verified = true;
+            res[i].verify_ok = i != 0;
+            res[i].bad_offset = 4096;
+        }
+    }
+}
+
+static void test_verify_failure(void **state)
+{
+    gq_measurement *m = new_m("device_to_host_memcpy_ce");
+    add(m, G(0), H(0), 0, true);
+    add(m, G(1), H(0), 1, true);
+    m->aggregate = true;
+    fake.script = bad_pattern;
+    gq_harness_opts o = fixed_opts(3);
+    o.verify = true;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(fake.calls, 4); /* 3 timed rounds, then the check */
+    assert_false(fake.opts[0].verify);
+    assert_true(fake.opts[3].verify);
+    const gq_record *f0 = find(&rs, false, false, -1, 0), *f1 = find(&rs, false, false, -1, 1);
+    assert_false(f0->valid);
+    assert_true(f0->flags & GQ_FLAG_VERIFY_FAILED);
+    assert_non_null(strstr(f0->error, "4096"));
+    assert_true(f1->valid);
+    const gq_record *agg = find(&rs, true, false, -1, -1);
+    assert_false(agg->valid);
+    assert_true(agg->flags & GQ_FLAG_VERIFY_FAILED);
+    gq_records_free(&rs);
+    free(m);
+}
+
+static void flow1_dies(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    win(&res[0], 0.0, 1.0, 20.0);
+    if (call >= 2) {
+        res[1].status = GQ_E_BACKEND;
+        snprintf(res[1].error, sizeof res[1].error, "cudaMemcpyAsync: an illegal memory access was encountered");
+    } else {
+        win(&res[1], 0.0, 1.0, 20.0);
+    }
+}
+
+static void test_per_flow_error(void **state)
+{
+    gq_measurement *m = new_m("host_to_all_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    m->aggregate = true;
+    fake.script = flow1_dies;
+    gq_harness_opts o = fixed_opts(5);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    const gq_record *f0 = find(&rs, false, false, -1, 0), *f1 = find(&rs, false, false, -1, 1);
+    assert_true(f0->valid);
+    assert_int_equal(f0->rounds, 5);
+    assert_false(f1->valid);
+    assert_true(f1->flags & GQ_FLAG_ERROR);
+    assert_non_null(strstr(f1->error, "illegal memory access"));
+    assert_int_equal(f1->rounds, 2);
+    const gq_record *agg = find(&rs, true, false, -1, -1);
+    assert_false(agg->valid);
+    assert_true(agg->flags & GQ_FLAG_ERROR);
+    gq_records_free(&rs);
+    free(m);
+}
+
+static void test_prepare_failure(void **state)
+{
+    gq_measurement *m = new_m("host_to_all_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    m->aggregate = true;
+    fake.prepare_rc = GQ_E_BACKEND;
+    fake.script = flat;
+    gq_harness_opts o = fixed_opts(5);
+    gq_recordset rs = {0};
+    gq_err err = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, &err), GQ_E_BACKEND);
+    assert_non_null(strstr(err.msg, "out of memory"));
+    assert_int_equal(rs.n, 3); /* nothing silently dropped */
+    for (int i = 0; i < rs.n; i++) {
+        assert_false(rs.v[i].valid);
+        assert_true(rs.v[i].flags & GQ_FLAG_ERROR);
+        assert_non_null(strstr(rs.v[i].error, "cudaMalloc"));
+    }
+    assert_int_equal(fake.calls, 0);
+    gq_records_free(&rs);
+    free(m);
+}
+
+static void test_whole_run_failure(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    fake.script = flat;
+    fake.fail_call = 2;
+    gq_harness_opts o = fixed_opts(5);
+    gq_recordset rs = {0};
+    gq_err err = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, &err), GQ_E_BACKEND);
+    assert_int_equal(rs.n, 1);
+    assert_false(rs.v[0].valid);
+    assert_int_equal(rs.v[0].rounds, 2);
+    assert_non_null(strstr(rs.v[0].error, "fell off the bus"));
+    assert_int_equal(fake.released, 1);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* ---- interruption and the journal --------------------------------------- */
+
+static void interrupt_in_round_2(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    flat(call, o, f, n, res);
+    if (call == 1)
+        gq_interrupt_request();
+}
+
+static void test_interrupt_keeps_finished_rounds(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    fake.script = interrupt_in_round_2;
+    gq_harness_opts o = fixed_opts(5);
+    o.verify = true;
+    gq_recordset rs = {0};
+    gq_err err = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, &err), GQ_E_INTR);
+    assert_int_equal(rs.n, 1);
+    assert_int_equal(rs.v[0].rounds, 2);
+    assert_true(rs.v[0].flags & GQ_FLAG_INCOMPLETE);
+    assert_int_equal(fake.calls, 2); /* no further round, no data check */
+    /* the next measurement refuses to start */
+    gq_recordset rs2 = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs2, NULL, &err), GQ_E_INTR);
+    assert_int_equal(rs2.n, 0);
+    gq_interrupt_clear();
+    gq_records_free(&rs);
+    free(m);
+}
+
+static void test_journal_gets_every_record(void **state)
+{
+    char path[] = "/tmp/gq-test-harness-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    gq_journal j;
+    assert_int_equal(gq_journal_open(&j, path, NULL), GQ_OK);
+    gq_measurement *m = new_m("bidirectional_set");
+    add(m, H(0), G(0), 0, true);
+    add(m, G(0), H(0), 0, true);
+    m->aggregate = true;
+    m->direction_sums = true;
+    fake.script = four_flows;
+    gq_harness_opts o = fixed_opts(2);
+    gq_recordset rs = {0}, back = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, &j, NULL), GQ_OK);
+    assert_int_equal(j.written, rs.n);
+    gq_journal_close(&j);
+    bool trunc = true;
+    assert_int_equal(gq_journal_read(path, &back, &trunc, NULL), GQ_OK);
+    assert_false(trunc);
+    assert_int_equal(back.n, rs.n);
+    assert_true(back.v[4].sum);
+    gq_records_free(&rs);
+    gq_records_free(&back);
+    unlink(path);
+    free(m);
+}
+
+/* ---- provenance and the round length ------------------------------------ */
+
+static void numa_one(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    win(&res[0], 5.0, 5.5, 5.0);
+    res[0].host_numa_actual = 0;
+}
+
+static void test_provenance(void **state)
+{
+    topo.gpu[1].numa_node = 1;
+    gq_measurement *m = new_m("host_to_device_memcpy_sm");
+    add(m, H(1), G(1), 1, true);
+    m->flows[0].method = GQ_METHOD_SM;
+    fake.script = numa_one;
+    gq_harness_opts o = fixed_opts(2);
+    gq_recordset rs = {0};
+    double before = gq_now_unix();
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    const gq_record *r = &rs.v[0];
+    assert_string_equal(r->test, "host_to_device_memcpy_sm");
+    assert_int_equal(r->method, GQ_METHOD_SM);
+    assert_int_equal(r->src.kind, GQ_EP_HOST);
+    assert_int_equal(r->dst.index, 1);
+    assert_int_equal(r->direction, GQ_DIR_H2D);
+    assert_int_equal(r->bytes, 256 * GQ_MiB);
+    assert_int_equal(r->rounds, 2);
+    assert_int_equal(r->exec_gpu, 1);
+    assert_int_equal(r->host_numa_req, 1);
+    assert_int_equal(r->host_numa_actual, 0);
+    assert_true(r->flags & GQ_FLAG_NUMA_MISPLACED);
+    assert_true(fabs(r->window_s - 0.5) < 1e-12);
+    assert_true(r->timestamp >= before - 1);
+    assert_true(r->simulated);
+    assert_int_equal(r->ngpus, 1);
+    assert_int_equal(rs.v[1].group, r->group + 1);
+    gq_records_free(&rs);
+    free(m);
+}
+
+static void copy_time(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    /* 25 GB/s, 256 MiB copies: each copy takes 10.7 ms */
+    double t_copy = (double)f[0].bytes / 25e9;
+    int reps = o->reps > 0 ? o->reps : 1;
+    win(&res[0], 0.0, reps * t_copy, reps * (double)f[0].bytes / 1e9);
+    res[0].copies_done = reps;
+}
+
+static void test_auto_reps(void **state)
+{
+    gen4_topo();
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    fake.script = copy_time;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.verify = false;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(fake.opts[0].reps, 1); /* the warm-up copy */
+    double t_copy = (double)(256 * GQ_MiB) / 25e9;
+    int want = (int)ceil(GQ_HARNESS_ROUND_S / t_copy);
+    assert_int_equal(fake.opts[1].reps, want);
+    assert_true(fake.opts[1].duration_s == 0);
+    assert_int_equal(rs.v[0].rounds, 5);
+    assert_true(fabs(rs.v[0].value.median - 25.0) < 1e-6);
+    gq_records_free(&rs);
+    free(m);
+}
+
+static void coarse_overlap(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    /* copy times 10 ms and 12.5 ms: unequal, so a common count cannot end
+     * the windows together; windows end at the last whole copy */
+    double ct[2] = {0.010, 0.0125};
+    for (int i = 0; i < 2; i++) {
+        double d = o->duration_s > 0 ? o->duration_s : o->reps * ct[i];
+        int k = (int)floor(d / ct[i] + 1e-9);
+        win(&res[i], 0.0, k * ct[i], k * 0.1);
+        res[i].copies_done = k;
+    }
+}
+
+static void test_auto_duration_for_unequal_flows(void **state)
+{
+    gq_measurement *m = new_m("bidirectional_set");
+    add(m, H(0), G(0), 0, true);
+    add(m, G(0), H(0), 0, true);
+    m->direction_sums = true;
+    fake.script = coarse_overlap;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.verify = false;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    /* calibration: one copy each, then a counted round that ends 20% apart */
+    assert_int_equal(fake.opts[0].reps, 1);
+    assert_int_equal(fake.opts[1].reps, (int)ceil(GQ_HARNESS_ROUND_S / 0.0125));
+    assert_int_equal(fake.opts[2].reps, 0);
+    /* so by duration: the longest copy over 0.5%, 12.5 ms / 0.005 = 2.5 s */
+    assert_true(fabs(fake.opts[2].duration_s - 2.5) < 1e-9);
+    assert_int_equal(fake.calls, 2 + 5);
+    const gq_record *s_ = find(&rs, false, true, -1, -1);
+    assert_true(s_->valid); /* 2.4875 of 2.5 s: 99.5% */
+    gq_records_free(&rs);
+    free(m);
+}
+
+static void same_copy_time(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    /* equal flows, 12 ms copies; interferers (2x the bytes) 24 ms */
+    for (int i = 0; i < n; i++) {
+        double ct = 0.012 * (double)f[i].bytes / (256.0 * GQ_MiB);
+        double d = o->duration_s > 0 ? o->duration_s : o->reps * ct;
+        int k = (int)floor(d / ct + 1e-9);
+        win(&res[i], 0.0, k * ct, k * (double)f[i].bytes / 1e9);
+        res[i].copies_done = k;
+    }
+}
+
+static void test_auto_count_for_equal_flows(void **state)
+{
+    gq_measurement *m = new_m("host_to_all_bidirectional_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    add(m, G(0), H(0), 0, false);
+    add(m, G(1), H(0), 1, false);
+    m->flows[2].bytes = m->flows[3].bytes = 512 * GQ_MiB;
+    m->aggregate = true;
+    fake.script = same_copy_time;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.verify = false;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(fake.opts[0].reps, 1);
+    assert_int_equal(fake.opts[2].reps, (int)ceil(GQ_HARNESS_ROUND_S / 0.012));
+    assert_true(fake.opts[2].duration_s == 0);
+    assert_int_equal(rs.n, 3);
+    const gq_record *agg = find(&rs, true, false, GQ_DIR_H2D, -1);
+    assert_true(agg->valid);
+    assert_true(agg->overlap > 0.999);
+    gq_records_free(&rs);
+    free(m);
+}
+
+static void short_interferer(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    win(&res[0], 0.0, 1.0, 16.5);
+    win(&res[1], 0.0, 0.9, 18.0); /* stops before the measured flow does */
+}
+
+static void test_interference_must_cover(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_bidirectional_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, G(0), H(0), 0, false);
+    fake.script = short_interferer;
+    gq_harness_opts o = fixed_opts(3);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(rs.n, 1);
+    assert_false(rs.v[0].valid);
+    assert_true(rs.v[0].flags & GQ_FLAG_OVERLAP);
+    assert_true(fabs(rs.v[0].overlap - 0.9) < 1e-9);
+    assert_non_null(strstr(rs.v[0].error, "interfering"));
+    gq_records_free(&rs);
+    free(m);
+}
+
+static void local_copy(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    win(&res[0], 0.0, 1.0, 1000.0);
+}
+
+static void test_local_counts_read_and_write(void **state)
+{
+    gq_measurement *m = new_m("device_local_copy");
+    add(m, G(0), G(0), 0, true);
+    fake.script = local_copy;
+    gq_harness_opts o = fixed_opts(1);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(rs.v[0].direction, GQ_DIR_LOCAL);
+    assert_true(fabs(rs.v[0].value.median - 2000.0) < 1e-6);
+    gq_records_free(&rs);
+    free(m);
+}
+
+static void test_latency(void **state)
+{
+    fake.lat[0] = 1200;
+    fake.lat[1] = 1190;
+    fake.lat[2] = 1210;
+    fake.nlat = 3;
+    gq_latency_req req = {.kind = GQ_LAT_POINTER_CHASE, .target = {GQ_EP_HOST, 0}, .exec_gpu = 1, .iters = 100};
+    gq_harness_opts o = fixed_opts(3);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_latency(&be, &topo, "host_device_latency_sm", &req, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(rs.n, 1);
+    assert_true(rs.v[0].is_latency);
+    assert_true(fabs(rs.v[0].value.median - 1200) < 1e-9);
+    assert_int_equal(rs.v[0].exec_gpu, 1);
+    assert_int_equal(rs.v[0].src.kind, GQ_EP_HOST);
+    assert_int_equal(rs.v[0].dst.index, 1);
+
+    gq_backend_ops nolat = fake_ops;
+    nolat.latency = NULL;
+    gq_backend b2 = {.ops = &nolat};
+    gq_err err = {0};
+    assert_int_equal(gq_harness_latency(&b2, &topo, "host_device_latency_sm", &req, &o, &rs, NULL, &err),
+                     GQ_E_UNSUPP);
+    assert_int_equal(rs.n, 2);
+    assert_false(rs.v[1].valid);
+    assert_true(rs.v[1].flags & GQ_FLAG_ERROR);
+    gq_records_free(&rs);
+}
+
+static void test_bad_arguments(void **state)
+{
+    gq_measurement *m = new_m("x");
+    gq_harness_opts o = fixed_opts(3);
+    gq_recordset rs = {0};
+    gq_err err = {0};
+    assert_int_not_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, &err), GQ_OK); /* no flows */
+    add(m, H(0), G(0), 0, true);
+    o.rounds = GQ_MAX_ROUNDS + 1;
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, &err), GQ_E_USAGE);
+    assert_int_equal(rs.n, 0);
+    free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_overlap_98_is_invalid, setup),
+        cmocka_unit_test_setup(test_overlap_995_is_valid, setup),
+        cmocka_unit_test_setup(test_overlap_every_round, setup),
+        cmocka_unit_test_setup(test_direction_sums, setup),
+        cmocka_unit_test_setup(test_p2p_pair_sum, setup),
+        cmocka_unit_test_setup(test_interferer_not_reported, setup),
+        cmocka_unit_test_setup(test_statistics, setup),
+        cmocka_unit_test_setup(test_early_stop, setup),
+        cmocka_unit_test_setup(test_spread_never_met, setup),
+        cmocka_unit_test_setup(test_impossible_flow, setup),
+        cmocka_unit_test_setup(test_impossible_aggregate_uplink, setup),
+        cmocka_unit_test_setup(test_verify_failure, setup),
+        cmocka_unit_test_setup(test_per_flow_error, setup),
+        cmocka_unit_test_setup(test_prepare_failure, setup),
+        cmocka_unit_test_setup(test_whole_run_failure, setup),
+        cmocka_unit_test_setup(test_interrupt_keeps_finished_rounds, setup),
+        cmocka_unit_test_setup(test_journal_gets_every_record, setup),
+        cmocka_unit_test_setup(test_provenance, setup),
+        cmocka_unit_test_setup(test_auto_reps, setup),
+        cmocka_unit_test_setup(test_auto_duration_for_unequal_flows, setup),
+        cmocka_unit_test_setup(test_auto_count_for_equal_flows, setup),
+        cmocka_unit_test_setup(test_interference_must_cover, setup),
+        cmocka_unit_test_setup(test_local_counts_read_and_write, setup),
+        cmocka_unit_test_setup(test_latency, setup),
+        cmocka_unit_test_setup(test_bad_arguments, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,204 @@
+/* The table-driven option parser (src/cli/options.c, compiled in here since
+ * the CLI sources are not part of the library). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../src/cli/options.c"
+
+typedef struct opts {
+    uint64_t size;
+    int rounds;
+    double duration;
+    double frac;
+    bool verify;
+    bool quiet;
+    const char *format;
+    const char *name;
+    bool rounds_seen;
+} opts;
+
+#define O(f) offsetof(opts, f)
+
+static const gq_opt tab[] = {
+    {.name = "buffer-size", .shortname = 'b', .type = GQ_OPT_SIZE, .off = O(size), .def = "512", .unit = GQ_MiB},
+    {.name = "rounds", .shortname = 'i', .type = GQ_OPT_INT, .off = O(rounds), .def = "5", .lo = 1, .hi = 64,
+     .seen_off = O(rounds_seen)},
+    {.name = "duration", .type = GQ_OPT_DURATION, .off = O(duration)},
+    {.name = "noise", .type = GQ_OPT_DOUBLE, .off = O(frac), .def = "0", .lo = 0, .hi = 0.5},
+    {.name = "verify", .type = GQ_OPT_FLAG, .off = O(verify), .def = "1"},
+    {.name = "quiet", .shortname = 'q', .type = GQ_OPT_FLAG, .off = O(quiet)},
+    {.name = "format", .type = GQ_OPT_ENUM, .off = O(format), .def = "table", .choices = "table,json,csv"},
+    {.name = "name", .type = GQ_OPT_STR, .off = O(name)},
+    GQ_OPT_END,
+};
+static const gq_opt *const tabs[] = {tab};
+
+static const char *pos[8];
+static int npos;
+static bool help;
+
+/* Parse a NULL-terminated list of words after "gpuqual run". */
+static int parse(opts *o, gq_err *err, ...)
+{
+    char *argv[32] = {"gpuqual", "run"};
+    int argc = 2;
+    va_list ap;
+    va_start(ap, err);
+    for (char *a; (a = va_arg(ap, char *)) != NULL && argc < 31;)
+        argv[argc++] = a;
+    va_end(ap);
+    memset(o, 0, sizeof *o);
+    memset(err, 0, sizeof *err);
+    return gq_opts_parse(tabs, 1, o, argc, argv, 2, pos, 8, &npos, &help, err);
+}
+
+static void test_defaults(void **state)
+{
+    opts o;
+    gq_err e;
+    assert_int_equal(parse(&o, &e, NULL), GQ_OK);
+    assert_int_equal(o.size, 512 * GQ_MiB);
+    assert_int_equal(o.rounds, 5);
+    assert_true(o.verify);
+    assert_false(o.quiet);
+    assert_string_equal(o.format, "table");
+    assert_null(o.name);
+    assert_false(o.rounds_seen);
+}
+
+static void test_sizes(void **state)
+{
+    opts o;
+    gq_err e;
+    assert_int_equal(parse(&o, &e, "-b", "64", NULL), GQ_OK);
+    assert_int_equal(o.size, 64 * GQ_MiB); /* a bare number is MiB */
+    assert_int_equal(parse(&o, &e, "--buffer-size=4K", NULL), GQ_OK);
+    assert_int_equal(o.size, 4096);
+    assert_int_equal(parse(&o, &e, "-b1GiB", NULL), GQ_OK);
+    assert_int_equal(o.size, GQ_GiB);
+    assert_int_equal(parse(&o, &e, "-b", "1000000B", NULL), GQ_OK);
+    assert_int_equal(o.size, 1000000);
+    assert_int_equal(parse(&o, &e, "-b", "0", NULL), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "--buffer-size"));
+    assert_non_null(strstr(e.msg, "greater than zero"));
+    assert_int_equal(parse(&o, &e, "-b", "lots", NULL), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "not a size"));
+    assert_int_equal(parse(&o, &e, "-b", "12XB", NULL), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "unknown size unit"));
+}
+
+static void test_durations(void **state)
+{
+    opts o;
+    gq_err e;
+    assert_int_equal(parse(&o, &e, "--duration", "250ms", NULL), GQ_OK);
+    assert_true(fabs(o.duration - 0.25) < 1e-12);
+    assert_int_equal(parse(&o, &e, "--duration", "5m", NULL), GQ_OK);
+    assert_true(fabs(o.duration - 300) < 1e-12);
+    assert_int_equal(parse(&o, &e, "--duration", "3", NULL), GQ_OK);
+    assert_true(fabs(o.duration - 3) < 1e-12);
+    assert_int_equal(parse(&o, &e, "--duration", "0", NULL), GQ_E_USAGE);
+    assert_int_equal(parse(&o, &e, "--duration", "3 days", NULL), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "duration"));
+}
+
+static void test_ints_and_bounds(void **state)
+{
+    opts o;
+    gq_err e;
+    assert_int_equal(parse(&o, &e, "-i7", NULL), GQ_OK);
+    assert_int_equal(o.rounds, 7);
+    assert_true(o.rounds_seen);
+    assert_int_equal(parse(&o, &e, "-i", "0", NULL), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "1..64"));
+    assert_int_equal(parse(&o, &e, "--rounds", "five", NULL), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "whole number"));
+    assert_int_equal(parse(&o, &e, "--noise", "0.9", NULL), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "out of range"));
+}
+
+static void test_enums(void **state)
+{
+    opts o;
+    gq_err e;
+    assert_int_equal(parse(&o, &e, "--format", "csv", NULL), GQ_OK);
+    assert_string_equal(o.format, "csv");
+    assert_int_equal(parse(&o, &e, "--format", "xml", NULL), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "table,json,csv"));
+    assert_int_equal(parse(&o, &e, "--format", "cs", NULL), GQ_E_USAGE); /* no prefix matching of values */
+}
+
+static void test_did_you_mean(void **state)
+{
+    opts o;
+    gq_err e;
+    assert_int_equal(parse(&o, &e, "--buffer-sise", "4", NULL), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "did you mean --buffer-size?"));
+    assert_int_equal(parse(&o, &e, "--roudns=3", NULL), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "did you mean --rounds?"));
+    assert_null(strstr(e.msg, "=3"));
+    assert_int_equal(parse(&o, &e, "--frobnicate", NULL), GQ_E_USAGE);
+    assert_null(strstr(e.msg, "did you mean"));
+    assert_int_equal(parse(&o, &e, "-z", NULL), GQ_E_USAGE);
+}
+
+static void test_no_flags(void **state)
+{
+    opts o;
+    gq_err e;
+    assert_int_equal(parse(&o, &e, "--no-verify", "-q", NULL), GQ_OK);
+    assert_false(o.verify);
+    assert_true(o.quiet);
+    assert_int_equal(parse(&o, &e, "--no-verify", "--verify", NULL), GQ_OK);
+    assert_true(o.verify); /* the last one wins */
+    assert_int_equal(parse(&o, &e, "--no-rounds", NULL), GQ_E_USAGE); /* only flags have a --no- form */
+    assert_int_equal(parse(&o, &e, "--verify=yes", NULL), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "takes no value"));
+}
+
+static void test_values_and_positionals(void **state)
+{
+    opts o;
+    gq_err e;
+    assert_int_equal(parse(&o, &e, "-b", NULL), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "needs a value"));
+    assert_int_equal(parse(&o, &e, "--name", "", NULL), GQ_E_USAGE);
+    assert_int_equal(parse(&o, &e, "a", "--", "-b", NULL), GQ_OK);
+    assert_int_equal(npos, 2);
+    assert_string_equal(pos[0], "a");
+    assert_string_equal(pos[1], "-b");
+    assert_int_equal(o.size, 512 * GQ_MiB);
+    assert_int_equal(parse(&o, &e, "--help", NULL), GQ_OK);
+    assert_true(help);
+}
+
+static void test_help_text(void **state)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    gq_opts_help(f, tabs, 1);
+    fclose(f);
+    assert_non_null(strstr(buf, "-b, --buffer-size"));
+    assert_non_null(strstr(buf, "(default 512)"));
+    assert_non_null(strstr(buf, "--no-verify turns it off"));
+    assert_non_null(strstr(buf, "[table,json,csv]"));
+    free(buf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),     cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_durations),    cmocka_unit_test(test_ints_and_bounds),
+        cmocka_unit_test(test_enums),        cmocka_unit_test(test_did_you_mean),
+        cmocka_unit_test(test_no_flags),     cmocka_unit_test(test_values_and_positionals),
+        cmocka_unit_test(test_help_text),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
