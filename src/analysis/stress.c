@@ -738,7 +738,9 @@ void gq_stress_summarize(const gq_stress_result *r, const gq_stress_rules *rules
                 continue;
             done[b] = true;
             double c = s->gpu[b].sm_clock_avg_mhz;
-            if (!isfinite(c) || s->gpu[b].lost || s->gpu[b].errored || s->gpu[b].nloaded == 0)
+            /* A GPU that already fails (throttled, lost, ...) is reported
+             * once, as a failure, not again as spread. */
+            if (!isfinite(c) || s->gpu[b].verdict == GQ_STRESS_FAIL || s->gpu[b].nloaded == 0)
                 continue;
             n++;
             if (ilo < 0 || c < lo)

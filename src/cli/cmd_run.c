@@ -164,6 +164,15 @@ static json_t *options_json(const run_opts *o, const gq_test *const *sel, int ns
     return j;
 }
 
+static const char *fmt_mem(uint64_t b, char *buf, size_t n)
+{
+    if (b >= GQ_GiB)
+        snprintf(buf, n, "%.1f GiB", (double)b / GQ_GiB);
+    else
+        snprintf(buf, n, "%.1f MiB", (double)b / GQ_MiB);
+    return buf;
+}
+
 /* Reject a buffer that cannot fit, before anything runs. */
 static int check_memory(gq_backend *be, const gq_topo *topo, const run_opts *o, const gq_plan *plans, int nplans,
                         int host_numa, gq_err *err)
@@ -172,7 +181,7 @@ static int check_memory(gq_backend *be, const gq_topo *topo, const run_opts *o, 
     bool gknown[GQ_MAX_GPUS] = {0};
     uint64_t hostavail = 0;
     bool hknown = false;
-    char a[32], b[32];
+    char a[32], b[32], c[32];
     if (be->ops->host_mem_avail) {
         gq_err e = {0};
         hknown = be->ops->host_mem_avail(be, host_numa >= 0 ? host_numa : -1, &hostavail, &e) == GQ_OK;
@@ -192,12 +201,12 @@ static int check_memory(gq_backend *be, const gq_topo *topo, const run_opts *o, 
             return gq_err_set(err, GQ_E_USAGE,
                               "--buffer-size %s is too large: %s needs %s on GPU %d, which has %s free",
                               gq_fmt_size(o->buffer, a, sizeof a), plans[p].test, gq_fmt_size(gmax, b, sizeof b), who,
-                              gq_fmt_size(gfree[who], (char[32]){0}, 32));
+                              fmt_mem(gfree[who], c, sizeof c));
         if (hknown && hmax > hostavail)
             return gq_err_set(err, GQ_E_USAGE,
                               "--buffer-size %s is too large: %s needs %s of pinned host memory, %s can be had",
                               gq_fmt_size(o->buffer, a, sizeof a), plans[p].test, gq_fmt_size(hmax, b, sizeof b),
-                              gq_fmt_size(hostavail, (char[32]){0}, 32));
+                              fmt_mem(hostavail, c, sizeof c));
     }
     return GQ_OK;
 }
@@ -412,7 +421,7 @@ int gq_cmd_run(int argc, char **argv)
         interrupted = true;
 
     /* results */
-    opts_json = options_json(&o, sel, nsel, spread, &o.c, j ? j->path : NULL);
+    opts_json = options_json(&o, sel, nsel, spread, &o.c, o.c.journal);
     gq_doc d = {.kind = "run", .version = gq_version, .git = gq_git_rev, .options = opts_json, .topo = topo,
                 .records = &rs, .sections = sections, .simulated = gq_backend_simulated(&be) || topo->simulated,
                 .incomplete = interrupted};
@@ -447,7 +456,8 @@ int gq_cmd_run(int argc, char **argv)
     for (int i = 0; i < rs.n; i++)
         nfailed += failed_record(&rs.v[i]);
     if (interrupted) {
-        gq_cli_error("interrupted: %d figure%s kept (marked incomplete); journal: %s", rs.n, rs.n == 1 ? "" : "s",
+        gq_cli_error("interrupted: %d figure%s kept, the results are marked incomplete; journal: %s", rs.n,
+                     rs.n == 1 ? "" : "s",
                      j ? j->path : "(none)");
         exit_code = GQ_EXIT_INTR;
         journal_auto = false;

@@ -72,7 +72,7 @@ typedef struct progress {
 
 static void fmt_mmss(double s, char *buf, size_t n)
 {
-    long t = (long)(s + 0.5);
+    long t = s > 0 && s < 3.6e6 ? (long)(s + 0.5) : 0;
     if (t >= 3600)
         snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
     else
@@ -107,7 +107,7 @@ static void on_progress(void *arg, const gq_stress_result *r, double elapsed)
     double frac = r->duration_s > 0 ? elapsed / r->duration_s : 1;
     if (frac > 1)
         frac = 1;
-    char bar[32], a[16], b[16];
+    char bar[32], a[32], b[32];
     int w = 24, fill = (int)(frac * w + 0.5);
     for (int i = 0; i < w; i++)
         bar[i] = i < fill ? '#' : '.';
@@ -157,7 +157,7 @@ static void link_str(const gq_stress_gpu_summary *g, char *buf, size_t n)
 
 static void errors_str(const gq_stress_gpu_summary *g, char *buf, size_t n)
 {
-    char a[24], b[24], c[24];
+    char a[24], b[24], c[24]; /* each at most 20 digits */
     snprintf(a, sizeof a, g->ecc_corrected >= 0 ? "%lld" : "?", (long long)g->ecc_corrected);
     snprintf(b, sizeof b, g->ecc_uncorrected >= 0 ? "%lld" : "?", (long long)g->ecc_uncorrected);
     snprintf(c, sizeof c, g->pcie_replay >= 0 ? "%lld" : "?", (long long)g->pcie_replay);
@@ -175,17 +175,18 @@ static void print_table(FILE *f, const gq_stress_result *r, const gq_stress_summ
                 gq_precision_name(r->precision), r->elapsed_s, r->duration_s, r->simulated ? " (simulated)" : "");
     else
         fprintf(f, "stress: %s GEMMs, %.0f s of %.0f s, sampled every %g s%s%s\n\n"
-                   "%3s  %-22s %6s %6s %7s %7s %7s %6s %8s %-12s %-11s %7s %8s  %s\n",
+                   "%3s  %-26s %6s %6s %7s %7s %7s %6s %8s %-15s %-11s %7s %8s  %s\n",
                 gq_precision_name(r->precision), r->elapsed_s, r->duration_s, r->interval_s,
                 r->with_transfers ? ", with host<->GPU transfers" : "", r->simulated ? " (simulated)" : "", "GPU",
                 "name", "avg C", "max C", "avg W", "limit W", "SM MHz", "capped", "thermal", "PCIe load",
                 "ECC c/u/rpl", "faulty", "TFLOP/s", "verdict");
     for (int k = 0; k < s->ngpu; k++) {
         const gq_stress_gpu_summary *g = &s->gpu[k];
-        char link[32], errs[48], name[23];
+        char link[48], errs[80], name[27];
         link_str(g, link, sizeof link);
         errors_str(g, errs, sizeof errs);
-        snprintf(name, sizeof name, "%s", g->name);
+        /* The vendor prefix says nothing on a table of NVIDIA GPUs. */
+        snprintf(name, sizeof name, "%.26s", strncmp(g->name, "NVIDIA ", 7) ? g->name : g->name + 7);
         const char *thermal = g->thermal_slowdown || g->hw_slowdown || g->power_brake ? "YES" : "no";
         if (markdown)
             fprintf(f, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %llu | %s | %s |\n", g->gpu, g->name,
@@ -195,7 +196,7 @@ static void print_table(FILE *f, const gq_stress_result *r, const gq_stress_summ
                     thermal, link, errs, (unsigned long long)g->faulty, num(g->tflops_avg, "%.0f", b[6], 32),
                     level_word(g->verdict));
         else
-            fprintf(f, "%3d  %-22s %6s %6s %7s %7s %7s %6s %8s %-12s %-11s %7llu %8s  %s\n", g->gpu, name,
+            fprintf(f, "%3d  %-26s %6s %6s %7s %7s %7s %6s %8s %-15s %-11s %7llu %8s  %s\n", g->gpu, name,
                     num(g->temp_avg_c, "%.1f", b[0], 32), num(g->temp_max_c, "%.0f", b[1], 32),
                     num(g->power_avg_w, "%.0f", b[2], 32), num(g->power_limit_w, "%.0f", b[3], 32),
                     num(g->sm_clock_avg_mhz, "%.0f", b[4], 32), num(g->power_capped_pct, "%.0f%%", b[5], 32),
@@ -217,9 +218,38 @@ static void print_table(FILE *f, const gq_stress_result *r, const gq_stress_summ
     fprintf(f, ".\n");
     if (s->nfindings) {
         fprintf(f, "\n");
-        for (int i = 0; i < s->nfindings; i++)
-            fprintf(f, markdown ? "- %s: %s\n" : "  %-4s  %s\n", level_word(s->findings[i].level),
-                    s->findings[i].text);
+        /* Power capping is expected on every GPU near its limit: one line
+         * for all of them rather than one per GPU. */
+        char gpus[256] = "";
+        int ncap = 0;
+        double lo = NAN, hi = NAN;
+        for (int i = 0; i < s->nfindings; i++) {
+            const gq_stress_finding *x = &s->findings[i];
+            if (strcmp(x->rule, "power-cap") != 0)
+                fprintf(f, markdown ? "- %s: %s\n" : "  %-4s  %s\n", level_word(x->level), x->text);
+        }
+        for (int k = 0; k < s->ngpu; k++) {
+            const gq_stress_gpu_summary *g = &s->gpu[k];
+            if (!(g->power_capped_pct > 0))
+                continue;
+            size_t l = strlen(gpus);
+            snprintf(gpus + l, sizeof gpus - l, "%s%d", ncap ? "," : "", g->gpu);
+            ncap++;
+            if (!(g->power_capped_pct >= lo))
+                lo = g->power_capped_pct;
+            if (!(g->power_capped_pct <= hi))
+                hi = g->power_capped_pct;
+        }
+        if (ncap) {
+            char range[32];
+            if (lo == hi || fabs(hi - lo) < 0.5)
+                snprintf(range, sizeof range, "%.0f%%", hi);
+            else
+                snprintf(range, sizeof range, "%.0f-%.0f%%", lo, hi);
+            fprintf(f, markdown ? "- %s: GPU%s %s power-capped in %s of loaded samples: expected near the limit, not a fault\n"
+                                : "  %-4s  GPU%s %s power-capped in %s of loaded samples: expected near the limit, not a fault\n",
+                    level_word(GQ_STRESS_INFO), ncap > 1 ? "s" : "", gpus, range);
+        }
         if (s->nfindings_dropped)
             fprintf(f, markdown ? "- ... and %d more findings\n" : "  ...   and %d more findings\n",
                     s->nfindings_dropped);

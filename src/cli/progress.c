@@ -43,7 +43,7 @@ void gq_progress_format(char *buf, size_t n, int width, long done, long total, d
         snprintf(left, sizeof left, "  ~%ld:%02ld left", s / 60, s % 60);
     }
     char line[512];
-    snprintf(line, sizeof line, "[%s] %3d%%  %s%s", bar, (int)(frac * 100.0), step ? step : "", left);
+    snprintf(line, sizeof line, "[%s] %3d%%%s  %s", bar, (int)(frac * 100.0), left, step ? step : "");
     if (width > 0 && (size_t)width < sizeof line)
         line[width - 1] = 0; /* never wrap: the bar is redrawn with \r */
     snprintf(buf, n, "%s", line);
@@ -67,7 +67,8 @@ void gq_progress_step(gq_progress *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(p->step, sizeof p->step, fmt, ap);
     va_end(ap);
-    draw(p);
+    if (!p->drawn || gq_now_mono() - p->last_draw >= 0.1)
+        draw(p);
 }
 
 void gq_progress_update(gq_progress *p, long done)

@@ -203,22 +203,29 @@ static bool misplaced(const gq_topo *topo, const gq_flow *f, int actual)
     return actual != req; /* includes -2, "mixed" */
 }
 
-/* Endpoint common to the members, or GQ_EP_MANY on the side that differs. */
+/* Endpoint common to the members on one side, or GQ_EP_MANY where they
+ * differ. A sum over both directions has hosts and GPUs on both sides: it is
+ * written host side -> GPU side ("host:0" -> "gpu:*"). */
 static gq_endpoint common_ep(const gq_measurement *m, const bool *member, bool src)
 {
-    gq_endpoint e = {GQ_EP_GPU, GQ_EP_MANY};
+    bool kinds[2] = {false, false};
+    for (int i = 0; i < m->nflows; i++)
+        if (member[i])
+            kinds[(src ? m->flows[i].src : m->flows[i].dst).kind] = true;
+    bool mixed = kinds[GQ_EP_HOST] && kinds[GQ_EP_GPU];
+    gq_ep_kind want = src ? GQ_EP_HOST : GQ_EP_GPU;
+    gq_endpoint e = {mixed ? want : GQ_EP_GPU, GQ_EP_MANY};
     bool first = true;
     for (int i = 0; i < m->nflows; i++) {
         if (!member[i])
             continue;
-        gq_endpoint x = src ? m->flows[i].src : m->flows[i].dst;
+        const gq_flow *f = &m->flows[i];
+        gq_endpoint x = src ? f->src : f->dst;
+        if (mixed) /* take the endpoint of the wanted kind, from whichever side holds it */
+            x = f->src.kind == want ? f->src : f->dst;
         if (first) {
             e = x;
             first = false;
-        } else if (x.kind != e.kind) {
-            /* both kinds: keep the host side on src, the GPUs on dst */
-            e.kind = src ? GQ_EP_HOST : GQ_EP_GPU;
-            e.index = GQ_EP_MANY;
         } else if (x.index != e.index) {
             e.index = GQ_EP_MANY;
         }
@@ -428,12 +435,19 @@ static int emit(hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_o
 /* The overlap of a round: among the reported flows (the ones whose figures
  * are summed), and the share of their common window during which every
  * interfering (unreported) flow ran, whichever is smaller. Flows that failed
- * (ok[i] false) are left out: their records are invalid for that. */
-static double round_overlap(const gq_measurement *m, const gq_flow_result *res, const bool *ok)
+ * (ok[i] false) are left out: their records are invalid for that.
+ * duration_s > 0: the round ran by duration, and by the backend contract
+ * every flow kept copying until the common deadline; an interferer is then
+ * known to run until the deadline even where its last counted copy ended
+ * earlier (its own rate is not reported, only its presence matters). */
+static double round_overlap(const gq_measurement *m, const gq_flow_result *res, const bool *ok, double duration_s)
 {
     double st[GQ_MAX_FLOWS], en[GQ_MAX_FLOWS];
     int nw = 0, ni = 0;
-    double i_start = -HUGE_VAL, i_end = HUGE_VAL;
+    double i_start = -HUGE_VAL, i_end = HUGE_VAL, t0 = HUGE_VAL;
+    for (int i = 0; i < m->nflows; i++)
+        if (ok[i] && res[i].t_start < t0)
+            t0 = res[i].t_start;
     for (int i = 0; i < m->nflows; i++) {
         if (!ok[i])
             continue;
@@ -443,10 +457,13 @@ static double round_overlap(const gq_measurement *m, const gq_flow_result *res, 
             nw++;
         } else {
             ni++;
+            double end = res[i].t_end;
+            if (duration_s > 0 && t0 + duration_s > end)
+                end = t0 + duration_s;
             if (res[i].t_start > i_start)
                 i_start = res[i].t_start;
-            if (res[i].t_end < i_end)
-                i_end = res[i].t_end;
+            if (end < i_end)
+                i_end = end;
         }
     }
     if (nw == 0)
@@ -474,7 +491,7 @@ static bool result_ok(const gq_flow_result *x)
 }
 
 /* Fold one run's results into the state. */
-static void take_round(hctx *c, const gq_flow_result *res)
+static void take_round(hctx *c, const gq_flow_result *res, double duration_s)
 {
     const gq_measurement *m = c->m;
     int r = c->rounds;
@@ -516,7 +533,7 @@ static void take_round(hctx *c, const gq_flow_result *res)
             bad_sum = true;
         }
     }
-    double ov = round_overlap(m, res, ok);
+    double ov = round_overlap(m, res, ok, duration_s);
     if (ov >= 0 && ov < c->min_overlap)
         c->min_overlap = ov;
     for (int d = 0; d < NDIR; d++) {
@@ -568,8 +585,9 @@ static int emit_failed(hctx *c, gq_backend *be, const gq_topo *topo, const gq_ha
  * share to the others); by duration, their ends are quantised by the copy
  * time c_i. One copy per flow gives the copy times; a round with a count
  * sized to round_s gives the overlap counting achieves. When that is short
- * of the rule and a duration round (long enough that c_max is 0.5% of it,
- * up to GQ_HARNESS_MAX_ROUND_S) promises more, the rounds run by duration. */
+ * of the rule and a duration round (long enough that the reported flows'
+ * longest copy is 0.8% of it, up to GQ_HARNESS_MAX_ROUND_S) promises more,
+ * the rounds run by duration. */
 static int choose_group_mode(gq_backend *be, gq_group *g, const gq_measurement *m, gq_flow_result *res, double T,
                              gq_run_opts *ro, gq_err *rerr)
 {
@@ -577,12 +595,11 @@ static int choose_group_mode(gq_backend *be, gq_group *g, const gq_measurement *
     gq_run_opts one = {.reps = 1};
     if ((rc = be->ops->run(be, g, &one, res, rerr)) != GQ_OK)
         return rc;
-    double rep_max = 0, c_max = 0;
+    double rep_max = 0;
     for (int i = 0; i < m->nflows; i++) {
         if (!result_ok(&res[i]))
             continue;
         double c = (res[i].t_end - res[i].t_start) / (res[i].copies_done > 0 ? res[i].copies_done : 1);
-        c_max = c > c_max ? c : c_max;
         if (m->report[i] && c > rep_max)
             rep_max = c;
     }
@@ -594,12 +611,13 @@ static int choose_group_mode(gq_backend *be, gq_group *g, const gq_measurement *
     bool ok[GQ_MAX_FLOWS];
     for (int i = 0; i < m->nflows; i++)
         ok[i] = result_ok(&res[i]);
-    double ov_count = round_overlap(m, res, ok);
-    if (ov_count >= 0.995 || c_max <= 0)
+    double ov_count = round_overlap(m, res, ok, 0);
+    if (ov_count >= 0.995 || rep_max <= 0)
         return GQ_OK;
-    double D = c_max / 0.005;
+    /* by duration, the reported windows end within one copy of the deadline */
+    double D = rep_max / 0.008;
     D = D < T ? T : D > GQ_HARNESS_MAX_ROUND_S ? GQ_HARNESS_MAX_ROUND_S : D;
-    if (1.0 - c_max / D > ov_count) {
+    if (1.0 - rep_max / D > ov_count) {
         ro->reps = 0;
         ro->duration_s = D;
     }
@@ -704,7 +722,7 @@ int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement
         ro.verify = false;
         if ((rc = be->ops->run(be, g, &ro, res, &rerr)) != GQ_OK)
             goto whole_fail;
-        take_round(c, res);
+        take_round(c, res, ro.reps > 0 ? 0 : ro.duration_s);
         if (o->progress)
             o->progress(o->progress_arg, m->test, c->rounds, o->rounds);
         if (all_dead(c))

@@ -38,7 +38,7 @@
 #define GQ_HARNESS_ROUND_S 0.1
 /* Auto mode, concurrent groups: longest round the harness will choose to
  * reach the overlap rule when the copies are coarse. */
-#define GQ_HARNESS_MAX_ROUND_S 3.0
+#define GQ_HARNESS_MAX_ROUND_S 6.0
 
 typedef struct gq_measurement {
     char test[64];          /* record "test" field, e.g. "host_to_device_memcpy_ce" */
@@ -70,10 +70,13 @@ typedef struct gq_harness_opts {
  * Auto mode: a single flow runs a count of copies chosen so that a round
  * lasts about round_s: the copy time is estimated from the warm-up copy and
  * from the path's capacity (analysis/sanity.h), whichever is longer, and
- * corrected after round 1. A concurrent group runs by duration (every flow
- * copies until the common deadline): a calibration run of round_s measures
- * the overlap the copies allow, and the round is lengthened (up to
- * GQ_HARNESS_MAX_ROUND_S) when coarse copies would leave it under the 99%
+ * corrected after round 1. A concurrent group is calibrated: one copy per
+ * flow gives the copy times, then a counted round of about round_s gives the
+ * overlap a common count achieves (windows end together for equal flows and
+ * for flows sharing a bottleneck). When that is short of the rule, the rounds
+ * run by duration instead, long enough (up to GQ_HARNESS_MAX_ROUND_S) that
+ * windows quantised to whole copies still overlap by 99%: coarse copies of
+ * unequal flows make for long rounds, which is the price of the overlap
  * rule. After the timed rounds, when verify is on, one untimed copy per flow
  * runs with the pattern check. */
 void gq_harness_opts_default(gq_harness_opts *o);

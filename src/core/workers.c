@@ -120,7 +120,8 @@ int gq_workers_start(gq_workers **out, int n, gq_worker_fn fn, void *arg, const 
         }
         int e = pthread_create(&k->th, NULL, trampoline, k);
         if (e) {
-            rc = gq_err_set(err, GQ_E_FAIL, "workers: cannot create thread %d of %d: %s", i + 1, n, strerror(e));
+            rc = gq_err_set(err, GQ_E_FAIL, "workers: cannot create thread %d of %d: %s", i + 1, n,
+                            strerror(e));
             break;
         }
         created++;

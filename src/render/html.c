@@ -511,7 +511,10 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
     const char *host = gq_cj_str(card, "hostname", "?");
     const char *verdict = gq_cj_str(card, "verdict", "skip");
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>Acceptance card: ",
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"
+          /* Nothing may load from anywhere: the file must stand alone. */
+          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\"/>\n"
+          "<title>Acceptance card: ",
           f);
     esc(f, host);
     fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body data-figures=\"", css);

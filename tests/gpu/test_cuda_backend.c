@@ -57,14 +57,15 @@ typedef struct fig {
     const char *unit;
     double target; /* 0 = none */
     bool lower_better;
-    double ref;    /* nvbandwidth / p2pBandwidthLatencyTest on the reference machine; 0 = none */
-    double cap;    /* theoretical capacity; 0 = n/a */
+    double ref; /* nvbandwidth / p2pBandwidthLatencyTest on the reference machine; 0 = none */
+    double cap; /* theoretical capacity; 0 = n/a */
 } fig;
 
 static fig figs[256];
 static int nfigs;
 
-static void add_fig(const char *name, gq_stat v, const char *unit, double target, bool lower, double ref, double cap)
+static void add_fig(const char *name, gq_stat v, const char *unit, double target, bool lower, double ref,
+                    double cap)
 {
     if (nfigs == (int)(sizeof figs / sizeof figs[0]))
         return;
@@ -84,13 +85,14 @@ static void add_fig(const char *name, gq_stat v, const char *unit, double target
 
 static void print_table(void)
 {
-    printf("\n%-50s %10s %10s %10s %8s %6s %9s %9s %8s  %s\n", "figure", "median", "min", "max", "spread%", "unit",
-           "target", "reference", "capacity", "vs target");
+    printf("\n%-50s %10s %10s %10s %8s %6s %9s %9s %8s  %s\n", "figure", "median", "min", "max", "spread%",
+           "unit", "target", "reference", "capacity", "vs target");
     for (int i = 0; i < nfigs; i++) {
         fig *f = &figs[i];
         const char *verdict = "";
         if (f->target > 0)
-            verdict = (f->lower_better ? f->v.median <= f->target : f->v.median >= f->target) ? "MEETS" : "MISSES";
+            verdict =
+                (f->lower_better ? f->v.median <= f->target : f->v.median >= f->target) ? "MEETS" : "MISSES";
         printf("%-50s %10.2f %10.2f %10.2f %8.3f %6s %9.1f %9.2f %8.1f  %s\n", f->name, f->v.median, f->v.min,
                f->v.max, 100 * f->v.spread, f->unit, f->target, f->ref, f->cap, verdict);
     }
@@ -125,8 +127,8 @@ static double overlap(const gq_flow_result *r, int n)
 
 /* Run flows for opt_rounds rounds of about window_s each (duration mode when
  * by_time), checking each round. cap[i]: capacity of flow i's path, GB/s. */
-static bool measure(gq_backend *be, const char *name, const gq_flow *fl, int n, const double *cap, bool by_time,
-                    mres *m)
+static bool measure(gq_backend *be, const char *name, const gq_flow *fl, int n, const double *cap,
+                    bool by_time, mres *m)
 {
     gq_err err = {0};
     gq_group *g = NULL;
@@ -170,11 +172,12 @@ static bool measure(gq_backend *be, const char *name, const gq_flow *fl, int n, 
             vals[i][round] = gbps;
             sums[round] += gbps;
             check(r->status == GQ_OK, name, "flow %d round %d: %s", i, round, r->error);
-            check(r->verified && r->verify_ok, name, "flow %d round %d: verification %s (first bad byte %llu)", i,
-                  round, r->verified ? "failed" : "did not run", (unsigned long long)r->bad_offset);
+            check(r->verified && r->verify_ok, name,
+                  "flow %d round %d: verification %s (first bad byte %llu)", i, round,
+                  r->verified ? "failed" : "did not run", (unsigned long long)r->bad_offset);
             check(gbps > 0, name, "flow %d round %d: rate %.3f GB/s is not positive", i, round, gbps);
-            check(cap[i] <= 0 || gbps < cap[i], name, "flow %d round %d: %.2f GB/s above the path capacity %.1f",
-                  i, round, gbps, cap[i]);
+            check(cap[i] <= 0 || gbps < cap[i], name,
+                  "flow %d round %d: %.2f GB/s above the path capacity %.1f", i, round, gbps, cap[i]);
             check(r->bytes_done == (uint64_t)r->copies_done * fl[i].bytes, name,
                   "flow %d: bytes_done %llu is not copies x bytes", i, (unsigned long long)r->bytes_done);
             if (!by_time)
@@ -260,12 +263,30 @@ static void tune(gq_backend *be, void (*edit)(gq_cuda_tune *, int), int arg)
     edit(&t, arg);
     check(gq_cuda_tune_set(be, &t, &err) == GQ_OK, "tune", "%s", err.msg);
 }
-static void t_host(gq_cuda_tune *t, int a) { t->host_alloc = a; }
-static void t_blocks(gq_cuda_tune *t, int a) { t->sm_blocks_per_sm = a; }
-static void t_stage(gq_cuda_tune *t, int a) { t->stage_bufs = a; }
-static void t_window(gq_cuda_tune *t, int a) { t->chase_window = (uint64_t)a; }
-static void t_sms(gq_cuda_tune *t, int a) { t->chase_sms = a; }
-static void t_unit(gq_cuda_tune *t, int mib) { t->sm_unit_bytes = (uint64_t)mib * GQ_MiB; }
+static void t_host(gq_cuda_tune *t, int a)
+{
+    t->host_alloc = a;
+}
+static void t_blocks(gq_cuda_tune *t, int a)
+{
+    t->sm_blocks_per_sm = a;
+}
+static void t_stage(gq_cuda_tune *t, int a)
+{
+    t->stage_bufs = a;
+}
+static void t_window(gq_cuda_tune *t, int a)
+{
+    t->chase_window = (uint64_t)a;
+}
+static void t_sms(gq_cuda_tune *t, int a)
+{
+    t->chase_sms = a;
+}
+static void t_unit(gq_cuda_tune *t, int mib)
+{
+    t->sm_unit_bytes = (uint64_t)mib * GQ_MiB;
+}
 
 /* The first run's knobs: host allocation, SM grid, staging ring, chase order. */
 static void tuning_all(gq_backend *be, int ngpu, uint64_t B)
@@ -308,8 +329,8 @@ static void tuning_all(gq_backend *be, int ngpu, uint64_t B)
         char n1[80];
         tune(be, t_sms, one_sm);
         snprintf(n1, sizeof n1, "tune chase on %s: 0 reads 1", one_sm ? "one SM" : "every SM");
-        latency(be, n1, (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 1}, .exec_gpu = 0}, 829, 829,
-                3);
+        latency(be, n1, (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 1}, .exec_gpu = 0}, 829,
+                829, 3);
     }
     gq_cuda_tune_set(be, &def, &err);
     static const int wins[] = {128, 4096, 65536, 2 * 1024 * 1024};
@@ -339,7 +360,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
             opt_rounds = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--quick] [--size MIB] [--rounds N] [--no-tuning] [--tuning-all] [--no-latency]\n", argv[0]);
+            fprintf(
+                stderr,
+                "usage: %s [--quick] [--size MIB] [--rounds N] [--no-tuning] [--tuning-all] [--no-latency]\n",
+                argv[0]);
             return 2;
         }
     }
@@ -369,7 +393,8 @@ int main(int argc, char **argv)
         while (ngpu < GQ_MAX_GPUS && be.ops->mem_info(&be, ngpu, &fr, &tot, &err) == GQ_OK)
             ngpu++;
     }
-    printf("GPUs: %d; buffer %llu MiB; rounds %d\n", ngpu, (unsigned long long)(opt_bytes / GQ_MiB), opt_rounds);
+    printf("GPUs: %d; buffer %llu MiB; rounds %d\n", ngpu, (unsigned long long)(opt_bytes / GQ_MiB),
+           opt_rounds);
     check(ngpu >= 1, "gpus", "no GPU");
     const uint64_t B = opt_bytes;
     const gq_ep_kind H = GQ_EP_HOST, G = GQ_EP_GPU;
@@ -389,7 +414,8 @@ int main(int argc, char **argv)
         check(a > 0 && b2 >= a, "now", "clock went back");
         gq_flow bad = mk(G, ngpu, G, 0, GQ_METHOD_CE, 0, B);
         gq_group *g = NULL;
-        check(be.ops->prepare(&be, &bad, 1, &g, &err) == GQ_E_USAGE, "prepare bad gpu", "accepted GPU %d", ngpu);
+        check(be.ops->prepare(&be, &bad, 1, &g, &err) == GQ_E_USAGE, "prepare bad gpu", "accepted GPU %d",
+              ngpu);
         printf("mem_info gpu0: free %.1f GiB of %.1f GiB; MemAvailable %.1f GiB\n", (double)fr / GQ_GiB,
                (double)tot / GQ_GiB, (double)av / GQ_GiB);
     }
@@ -486,8 +512,10 @@ int main(int argc, char **argv)
         double nv = nvlink_cap(0, 1);
         one(&be, "device_to_device_memcpy_read_ce 1->0", mk(G, 1, G, 0, GQ_METHOD_CE, 0, B), nv, 394, 394.09);
         one(&be, "device_to_device_memcpy_read_ce 0->1", mk(G, 0, G, 1, GQ_METHOD_CE, 1, B), nv, 394, 393.93);
-        one(&be, "device_to_device_memcpy_write_ce 0->1", mk(G, 0, G, 1, GQ_METHOD_CE, 0, B), nv, 396, 396.43);
-        one(&be, "device_to_device_memcpy_write_ce 1->0", mk(G, 1, G, 0, GQ_METHOD_CE, 1, B), nv, 396, 396.42);
+        one(&be, "device_to_device_memcpy_write_ce 0->1", mk(G, 0, G, 1, GQ_METHOD_CE, 0, B), nv, 396,
+            396.43);
+        one(&be, "device_to_device_memcpy_write_ce 1->0", mk(G, 1, G, 0, GQ_METHOD_CE, 1, B), nv, 396,
+            396.42);
         one(&be, "device_to_device_memcpy_read_sm 1->0", mk(G, 1, G, 0, GQ_METHOD_SM, 0, B), nv, 376, 376.22);
         one(&be, "device_to_device_memcpy_read_sm 0->1", mk(G, 0, G, 1, GQ_METHOD_SM, 1, B), nv, 376, 376.14);
         one(&be, "device_to_device_memcpy_write_sm 0->1", mk(G, 0, G, 1, GQ_METHOD_SM, 0, B), nv, 0, 370.07);
@@ -508,13 +536,14 @@ int main(int argc, char **argv)
             add_fig(n1, m.sum, "GB/s", 0, false, 783.70, 2 * nv);
         }
         double st_cap = pcie_cap(0) < pcie_cap(1) ? pcie_cap(0) : pcie_cap(1);
-        one(&be, "device_to_device_staged 0->1 (pipelined)", mk(G, 0, G, 1, GQ_METHOD_STAGED, 0, B), st_cap, 50,
-            38.21);
-        one(&be, "device_to_device_staged 1->0 (pipelined)", mk(G, 1, G, 0, GQ_METHOD_STAGED, 1, B), st_cap, 50,
-            37.84);
-        one(&be, "driver_staged 0->1 (P2P disabled)", mk(G, 0, G, 1, GQ_METHOD_DRIVER_STAGED, 0, B), st_cap, 0,
-            38.21);
-        gq_flow ds[2] = {mk(G, 0, G, 1, GQ_METHOD_DRIVER_STAGED, 0, B), mk(G, 1, G, 0, GQ_METHOD_DRIVER_STAGED, 1, B)};
+        one(&be, "device_to_device_staged 0->1 (pipelined)", mk(G, 0, G, 1, GQ_METHOD_STAGED, 0, B), st_cap,
+            50, 38.21);
+        one(&be, "device_to_device_staged 1->0 (pipelined)", mk(G, 1, G, 0, GQ_METHOD_STAGED, 1, B), st_cap,
+            50, 37.84);
+        one(&be, "driver_staged 0->1 (P2P disabled)", mk(G, 0, G, 1, GQ_METHOD_DRIVER_STAGED, 0, B), st_cap,
+            0, 38.21);
+        gq_flow ds[2] = {mk(G, 0, G, 1, GQ_METHOD_DRIVER_STAGED, 0, B),
+                         mk(G, 1, G, 0, GQ_METHOD_DRIVER_STAGED, 1, B)};
         double dcaps[2] = {st_cap, st_cap};
         if (measure(&be, "driver_staged bidirectional", ds, 2, dcaps, false, &m))
             add_fig("driver_staged bidir: sum", m.sum, "GB/s", 0, false, 52.56, 2 * st_cap);
@@ -543,19 +572,22 @@ int main(int argc, char **argv)
     for (int gi = 0; opt_latency && gi < ngpu; gi++) {
         char n1[64];
         snprintf(n1, sizeof n1, "host_device_latency_sm gpu%d", gi);
-        latency(&be, n1, (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {H, L}, .exec_gpu = gi}, 1198,
-                gi ? 1210 : 1198, lr);
+        latency(&be, n1, (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {H, L}, .exec_gpu = gi},
+                1198, gi ? 1210 : 1198, lr);
     }
     if (opt_latency && ngpu >= 2) {
         latency(&be, "device_to_device_latency_sm 0 reads 1",
-                (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 1}, .exec_gpu = 0}, 829, 829, lr);
-        latency(&be, "device_to_device_latency_sm 1 reads 0",
-                (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 0}, .exec_gpu = 1}, 829, 829, lr);
-        latency(&be, "copy latency 0->1 P2P enabled (4 B)",
-                (gq_latency_req){.kind = GQ_LAT_COPY, .target = {G, 1}, .exec_gpu = 0, .p2p = true}, 0, 2270, lr);
-        latency(&be, "copy latency 0->1 P2P disabled (4 B)",
-                (gq_latency_req){.kind = GQ_LAT_COPY, .target = {G, 1}, .exec_gpu = 0, .p2p = false}, 0, 16080,
+                (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 1}, .exec_gpu = 0}, 829, 829,
                 lr);
+        latency(&be, "device_to_device_latency_sm 1 reads 0",
+                (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 0}, .exec_gpu = 1}, 829, 829,
+                lr);
+        latency(&be, "copy latency 0->1 P2P enabled (4 B)",
+                (gq_latency_req){.kind = GQ_LAT_COPY, .target = {G, 1}, .exec_gpu = 0, .p2p = true}, 0, 2270,
+                lr);
+        latency(&be, "copy latency 0->1 P2P disabled (4 B)",
+                (gq_latency_req){.kind = GQ_LAT_COPY, .target = {G, 1}, .exec_gpu = 0, .p2p = false}, 0,
+                16080, lr);
     }
     if (opt_latency) {
         latency(&be, "copy latency gpu0->host (4 B)",
@@ -571,10 +603,11 @@ int main(int argc, char **argv)
         opt_rounds = opt_rounds < 3 ? opt_rounds : 3;
         gq_cuda_tune def;
         gq_cuda_tune_get(&be, &def);
-        printf("defaults: host_alloc %d, sm_blocks_per_sm %d, stage_bufs %d, chase_window %llu, chase_sms %d, "
-               "sm_unit_bytes %llu\n",
-               def.host_alloc, def.sm_blocks_per_sm, def.stage_bufs, (unsigned long long)def.chase_window,
-               def.chase_sms, (unsigned long long)def.sm_unit_bytes);
+        printf(
+            "defaults: host_alloc %d, sm_blocks_per_sm %d, stage_bufs %d, chase_window %llu, chase_sms %d, "
+            "sm_unit_bytes %llu\n",
+            def.host_alloc, def.sm_blocks_per_sm, def.stage_bufs, (unsigned long long)def.chase_window,
+            def.chase_sms, (unsigned long long)def.sm_unit_bytes);
         if (ngpu >= 2) {
             static const int units[] = {4096, 16384};
             for (int i = 0; i < 2; i++) {

@@ -48,21 +48,27 @@ static inline void st_close(gq_backend *be)
 
 static inline gq_flow st_h2d(int g)
 {
-    return (gq_flow){.src = {GQ_EP_HOST, GQ_NUMA_LOCAL}, .dst = {GQ_EP_GPU, g}, .method = GQ_METHOD_CE,
-                     .exec_gpu = g, .bytes = 256 * GQ_MiB};
+    return (gq_flow){.src = {GQ_EP_HOST, GQ_NUMA_LOCAL},
+                     .dst = {GQ_EP_GPU, g},
+                     .method = GQ_METHOD_CE,
+                     .exec_gpu = g,
+                     .bytes = 256 * GQ_MiB};
 }
 
 static inline gq_flow st_d2h(int g)
 {
-    return (gq_flow){.src = {GQ_EP_GPU, g}, .dst = {GQ_EP_HOST, GQ_NUMA_LOCAL}, .method = GQ_METHOD_CE,
-                     .exec_gpu = g, .bytes = 256 * GQ_MiB};
+    return (gq_flow){.src = {GQ_EP_GPU, g},
+                     .dst = {GQ_EP_HOST, GQ_NUMA_LOCAL},
+                     .method = GQ_METHOD_CE,
+                     .exec_gpu = g,
+                     .bytes = 256 * GQ_MiB};
 }
 
 /* P2P copy a -> b executed by the reader (dst) by default. */
 static inline gq_flow st_p2p(int a, int b, gq_method m)
 {
-    return (gq_flow){.src = {GQ_EP_GPU, a}, .dst = {GQ_EP_GPU, b}, .method = m, .exec_gpu = b,
-                     .bytes = 512 * GQ_MiB};
+    return (gq_flow){
+        .src = {GQ_EP_GPU, a}, .dst = {GQ_EP_GPU, b}, .method = m, .exec_gpu = b, .bytes = 512 * GQ_MiB};
 }
 
 typedef struct st_out {
@@ -114,26 +120,26 @@ static inline void st_run(gq_backend *be, const gq_flow *f, int n, double durati
 }
 
 /* |got - want| <= tol * want, with a message naming what was checked. */
-#define st_near(got, want, tol, ...)                                                                              \
-    do {                                                                                                          \
-        double g_ = (got), w_ = (want);                                                                           \
-        if (!(fabs(g_ - w_) <= (tol) * fabs(w_))) {                                                               \
-            char what_[200];                                                                                      \
-            snprintf(what_, sizeof what_, __VA_ARGS__);                                                           \
-            fail_msg("%s: got %.3f, want %.3f +- %.0f%%", what_, g_, w_, (tol) * 100);                            \
-        }                                                                                                         \
+#define st_near(got, want, tol, ...)                                                                         \
+    do {                                                                                                     \
+        double g_ = (got), w_ = (want);                                                                      \
+        if (!(fabs(g_ - w_) <= (tol)*fabs(w_))) {                                                            \
+            char what_[200];                                                                                 \
+            snprintf(what_, sizeof what_, __VA_ARGS__);                                                      \
+            fail_msg("%s: got %.3f, want %.3f +- %.0f%%", what_, g_, w_, (tol)*100);                         \
+        }                                                                                                    \
     } while (0)
 
 /* got within [lo, hi] widened by tol on each side. */
-#define st_within(got, lo, hi, tol, ...)                                                                          \
-    do {                                                                                                          \
-        double g_ = (got);                                                                                        \
-        if (!(g_ >= (lo) * (1 - (tol)) && g_ <= (hi) * (1 + (tol)))) {                                            \
-            char what_[200];                                                                                      \
-            snprintf(what_, sizeof what_, __VA_ARGS__);                                                           \
-            fail_msg("%s: got %.3f, want %.2f-%.2f +- %.0f%%", what_, g_, (double)(lo), (double)(hi),             \
-                     (tol) * 100);                                                                                \
-        }                                                                                                         \
+#define st_within(got, lo, hi, tol, ...)                                                                     \
+    do {                                                                                                     \
+        double g_ = (got);                                                                                   \
+        if (!(g_ >= (lo) * (1 - (tol)) && g_ <= (hi) * (1 + (tol)))) {                                       \
+            char what_[200];                                                                                 \
+            snprintf(what_, sizeof what_, __VA_ARGS__);                                                      \
+            fail_msg("%s: got %.3f, want %.2f-%.2f +- %.0f%%", what_, g_, (double)(lo), (double)(hi),        \
+                     (tol)*100);                                                                             \
+        }                                                                                                    \
     } while (0)
 
 #endif

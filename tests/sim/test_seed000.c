@@ -14,17 +14,32 @@ typedef struct row {
     const char *what;
     int n;
     int gpus[8];
-    double h2d;          /* total, host to GPU only */
+    double h2d;                /* total, host to GPU only */
     double both_h2d, both_d2h; /* totals, both directions at once */
 } row;
 
 static const row table[] = {
     {.what = "1 GPU", .n = 1, .gpus = {0}, .h2d = 25.2, .both_h2d = 16.5, .both_d2h = 19.7},
     {.what = "2 on one socket", .n = 2, .gpus = {0, 1}, .h2d = 25.3, .both_h2d = 17.9, .both_d2h = 18.6},
-    {.what = "4 on one socket", .n = 4, .gpus = {0, 1, 2, 3}, .h2d = 25.8, .both_h2d = 18.3, .both_d2h = 18.3},
+    {.what = "4 on one socket",
+     .n = 4,
+     .gpus = {0, 1, 2, 3},
+     .h2d = 25.8,
+     .both_h2d = 18.3,
+     .both_d2h = 18.3},
     {.what = "2, one per socket", .n = 2, .gpus = {0, 4}, .h2d = 50.5, .both_h2d = 33.0, .both_d2h = 39.3},
-    {.what = "4, two per socket", .n = 4, .gpus = {0, 1, 4, 5}, .h2d = 50.7, .both_h2d = 35.8, .both_d2h = 37.3},
-    {.what = "all 8", .n = 8, .gpus = {0, 1, 2, 3, 4, 5, 6, 7}, .h2d = 51.6, .both_h2d = 36.7, .both_d2h = 36.6},
+    {.what = "4, two per socket",
+     .n = 4,
+     .gpus = {0, 1, 4, 5},
+     .h2d = 50.7,
+     .both_h2d = 35.8,
+     .both_d2h = 37.3},
+    {.what = "all 8",
+     .n = 8,
+     .gpus = {0, 1, 2, 3, 4, 5, 6, 7},
+     .h2d = 51.6,
+     .both_h2d = 36.7,
+     .both_d2h = 36.6},
 };
 
 static void check_table(uint64_t seed)

@@ -108,8 +108,8 @@ static void test_latency(void **state)
         for (int a = 0; a < 6; a++)
             for (int b = 0; b < 6; b++) {
                 double on, off;
-                gq_latency_req q = {.kind = GQ_LAT_COPY, .target = {GQ_EP_GPU, b}, .exec_gpu = a, .p2p = true,
-                                    .iters = 100};
+                gq_latency_req q = {
+                    .kind = GQ_LAT_COPY, .target = {GQ_EP_GPU, b}, .exec_gpu = a, .p2p = true, .iters = 100};
                 assert_int_equal(be->ops->latency(be, &q, &on, &e), GQ_OK);
                 q.p2p = false;
                 assert_int_equal(be->ops->latency(be, &q, &off, &e), GQ_OK);

@@ -294,6 +294,67 @@ static void with_transfers_reports_rates(void **state)
     done(x);
 }
 
+/* The wall-clock path (what the CUDA backend takes): the sim's hooks behind
+ * ops without virtual time, so the runner sleeps for real between samples
+ * and runs the transfers on their own thread. */
+static void real_time_path(void **state)
+{
+    (void)state;
+    gq_backend_register_builtin();
+    gq_backend be;
+    gq_backend_opts bo = {.sim_topology = "h200x2", .sim_seed = 1, .sim_noise = -1};
+    gq_err e = {0};
+    assert_int_equal(gq_backend_open(&be, "sim", &bo, &e), GQ_OK);
+    gq_topo *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    gq_topo_init(t);
+    assert_int_equal(be.ops->discover(&be, t, &e), GQ_OK);
+    gq_backend_ops wall = *be.ops;
+    wall.flags = GQ_BE_SIMULATED;
+    wall.now = NULL;
+    wall.wait = NULL;
+    const gq_backend_ops *orig = be.ops;
+    be.ops = &wall;
+
+    gq_stress_opts o;
+    gq_stress_opts_default(&o);
+    o.ngpus = 2;
+    o.gpus[0] = 0;
+    o.gpus[1] = 1;
+    o.duration_s = 1.5;
+    o.interval_s = 0.5;
+    o.with_transfers = true;
+    gq_stress_result *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    double w0 = gq_now_mono();
+    assert_int_equal(gq_stress_run(&be, t, &o, r, &e), GQ_OK);
+    double wall_s = gq_now_mono() - w0;
+    assert_true(wall_s >= 1.45 && wall_s < 3.0);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(r->gpu[k].npoints, 4);
+        assert_float_equal(r->gpu[k].pts[3].t, 1.5, 0.2);
+        assert_true(r->gpu[k].xfer_s[0] > 0 && r->gpu[k].xfer_s[1] > 0);
+    }
+    gq_stress_result_free(r);
+
+    /* Ctrl-C half-way: the run ends within one sampling slice. */
+    double at = 0.5;
+    o.duration_s = 30;
+    o.progress = stop_at;
+    o.progress_arg = &at;
+    gq_interrupt_clear();
+    w0 = gq_now_mono();
+    assert_int_equal(gq_stress_run(&be, t, &o, r, &e), GQ_E_INTR);
+    gq_interrupt_clear();
+    assert_true(gq_now_mono() - w0 < 2.5);
+    assert_true(r->interrupted);
+    gq_stress_result_free(r);
+    free(r);
+    be.ops = orig;
+    gq_backend_close(&be);
+    free(t);
+}
+
 static void bad_fault_specs_refused(void **state)
 {
     (void)state;
@@ -341,6 +402,7 @@ int main(void)
         cmocka_unit_test(precisions_all_run),
         cmocka_unit_test(interrupt_stops_all_and_keeps_summary),
         cmocka_unit_test(with_transfers_reports_rates),
+        cmocka_unit_test(real_time_path),
         cmocka_unit_test(bad_fault_specs_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

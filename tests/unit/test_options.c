@@ -1,5 +1,6 @@
-/* The table-driven option parser (src/cli/options.c, compiled in here since
- * the CLI sources are not part of the library). */
+/* The table-driven option parser (src/cli/options.c) and the progress bar's
+ * text (src/cli/progress.c), compiled in here since the CLI sources are not
+ * part of the library. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <cmocka.h>
 
 #include "../../src/cli/options.c"
+#include "../../src/cli/progress.c"
 
 typedef struct opts {
     uint64_t size;
@@ -191,6 +193,27 @@ static void test_help_text(void **state)
     free(buf);
 }
 
+static void test_progress_text(void **state)
+{
+    char buf[256];
+    gq_progress_format(buf, sizeof buf, 200, 5, 10, 30.0, "host_to_device_memcpy_ce (3/8)");
+    assert_string_equal(buf, "[##########..........]  50%  ~0:30 left  host_to_device_memcpy_ce (3/8)");
+    gq_progress_format(buf, sizeof buf, 200, 0, 10, 0.0, "x");
+    assert_string_equal(buf, "[....................]   0%  x");
+    gq_progress_format(buf, sizeof buf, 20, 1, 4, 100.0, "a long step name that does not fit");
+    assert_int_equal(strlen(buf), 19); /* never wraps the terminal line */
+    gq_progress_format(buf, sizeof buf, 200, 12, 10, 5.0, "");
+    assert_non_null(strstr(buf, "100%"));
+    assert_null(strstr(buf, "left"));
+    /* piped (this test's stderr is not a terminal): the bar stays off */
+    gq_progress p;
+    gq_progress_init(&p, true, 10);
+    if (!isatty(STDERR_FILENO))
+        assert_false(p.on);
+    gq_progress_init(&p, false, 10); /* --quiet */
+    assert_false(p.on);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,7 +221,7 @@ int main(void)
         cmocka_unit_test(test_durations),    cmocka_unit_test(test_ints_and_bounds),
         cmocka_unit_test(test_enums),        cmocka_unit_test(test_did_you_mean),
         cmocka_unit_test(test_no_flags),     cmocka_unit_test(test_values_and_positionals),
-        cmocka_unit_test(test_help_text),
+        cmocka_unit_test(test_help_text),   cmocka_unit_test(test_progress_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

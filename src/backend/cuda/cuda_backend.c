@@ -4,9 +4,10 @@
  * How run() keeps windows honest (DESIGN.md rules 2 and 3):
  *  - every flow's first stream is blocked by a one-thread spin kernel polling
  *    a host-mapped latch, and the first copies are queued behind it;
- *  - one worker thread per flow (pinned to its GPU's local CPUs) queues, and
- *    waits at a barrier; the starting thread then reads CLOCK_MONOTONIC
- *    (t_start, common to all flows) and opens the latch;
+ *  - one worker thread per flow (pinned to its GPU's local CPUs) first
+ *    poisons its destination when verifying, meets the others at a barrier,
+ *    then queues, and waits at a second barrier; the starting thread then
+ *    reads CLOCK_MONOTONIC (t_start, common to all flows) and opens the latch;
  *  - each worker waits for its copies' completion events in order and reads
  *    the same clock as each completes; t_end is the completion of the last
  *    copy it counts, and bytes_done counts exactly the copies completed by
@@ -32,23 +33,23 @@
 #include "core/workers.h"
 
 #define STAGE_CHUNK_DEFAULT (8ull * GQ_MiB)
-#define STAGE_MAX_CHUNKS 128     /* larger copies get larger chunks */
+#define STAGE_MAX_CHUNKS 128 /* larger copies get larger chunks */
 #define UNIT_BYTES (32ull * GQ_MiB)
 #define UNIT_MAX_COPIES 128
-#define PRE_OPS 256              /* per stream, queued behind the closed latch */
-#define INFLIGHT_OPS 768         /* per stream, queued while running */
+#define PRE_OPS 256      /* per stream, queued behind the closed latch */
+#define INFLIGHT_OPS 768 /* per stream, queued while running */
 #define INFLIGHT_BYTES (1024ull * GQ_MiB)
-#define RING 32                  /* completion events per flow */
+#define RING 32 /* completion events per flow */
 #define MAX_STAGE_BUFS 8
 #define LATCH_TIMEOUT_NS 20000000000ull
 #define POISON_XOR 0xA5A5A5A5u
 
 typedef struct cflow {
     gq_flow f;
-    int sdev, ddev;   /* GPU of src / dst; -1 host */
-    int exec;         /* device of stream s */
-    int cdev;         /* device that fills src, poisons and checks dst: where dst is, or exec */
-    int fdev;         /* device that fills src */
+    int sdev, ddev; /* GPU of src / dst; -1 host */
+    int exec;       /* device of stream s */
+    int cdev;       /* device that fills src, poisons and checks dst: where dst is, or exec */
+    int fdev;       /* device that fills src */
     cuda_hbuf *hsrc, *hdst, *stage;
     void *dsrc, *ddst; /* cudaMalloc'd */
     void *src, *dst;   /* device-usable addresses */
@@ -197,8 +198,8 @@ static int cuda_host_mem_avail(gq_backend *be, int numa, uint64_t *bytes, gq_err
 {
     cuda_be *b = priv(be);
     if (numa >= 0 && numa >= b->numa_nodes)
-        return gq_err_set(err, GQ_E_USAGE, "host NUMA node %d does not exist: this machine has %d (0-%d)", numa,
-                          b->numa_nodes, b->numa_nodes - 1);
+        return gq_err_set(err, GQ_E_USAGE, "host NUMA node %d does not exist: this machine has %d (0-%d)",
+                          numa, b->numa_nodes, b->numa_nodes - 1);
     return gq_cuda_host_avail(numa, bytes, err);
 }
 
@@ -243,10 +244,11 @@ static int add_need(gq_group *g, int a, int c, bool on, gq_err *err)
         peer_need *p = &g->peer[i];
         if (p->a == a && p->c == c) {
             if (p->on != on)
-                return gq_err_set(err, GQ_E_USAGE,
-                                  "flows of one group need peer access from GPU %d to GPU %d both on (P2P) and "
-                                  "off (driver_staged): run them in separate groups",
-                                  a, c);
+                return gq_err_set(
+                    err, GQ_E_USAGE,
+                    "flows of one group need peer access from GPU %d to GPU %d both on (P2P) and "
+                    "off (driver_staged): run them in separate groups",
+                    a, c);
             return GQ_OK;
         }
     }
@@ -260,8 +262,8 @@ static int check_flow(const cuda_be *b, const gq_flow *f, int i, gq_err *err)
     const gq_endpoint *ep[2] = {&f->src, &f->dst};
     for (int k = 0; k < 2; k++)
         if (ep[k]->kind == GQ_EP_GPU && (ep[k]->index < 0 || ep[k]->index >= b->ngpu))
-            return gq_err_set(err, GQ_E_USAGE, "flow %d: GPU %d does not exist: this machine has %d (0-%d)", i,
-                              ep[k]->index, b->ngpu, b->ngpu - 1);
+            return gq_err_set(err, GQ_E_USAGE, "flow %d: GPU %d does not exist: this machine has %d (0-%d)",
+                              i, ep[k]->index, b->ngpu, b->ngpu - 1);
     if (f->bytes == 0)
         return gq_err_set(err, GQ_E_USAGE, "flow %d: size 0; a copy needs at least 1 byte", i);
     if (f->src.kind == GQ_EP_HOST && f->dst.kind == GQ_EP_HOST)
@@ -372,8 +374,9 @@ static int flow_setup(cuda_be *b, cflow *c, int idx, gq_err *err)
     c->ddev = f->dst.kind == GQ_EP_GPU ? f->dst.index : -1;
     bool staged = f->method == GQ_METHOD_STAGED;
     c->exec = staged ? c->sdev
-              : f->method == GQ_METHOD_DRIVER_STAGED && (f->exec_gpu < 0 || f->exec_gpu >= b->ngpu) ? c->sdev
-                                                                                                   : f->exec_gpu;
+              : f->method == GQ_METHOD_DRIVER_STAGED && (f->exec_gpu < 0 || f->exec_gpu >= b->ngpu)
+                  ? c->sdev
+                  : f->exec_gpu;
     c->cdev = c->ddev >= 0 ? c->ddev : c->exec;
     c->fdev = c->sdev >= 0 ? c->sdev : c->exec;
     c->seed = 0x6A09E667u ^ (uint32_t)(idx + 1) * 0x9E3779B9u;
@@ -550,9 +553,7 @@ static int enqueue_unit(cflow *c, int copies, int unit, gq_err *err)
                 CK(cudaMemcpyAsync(c->dst, c->src, f->bytes, cudaMemcpyDefault, c->s));
         }
         break;
-    case GQ_METHOD_SM:
-        CK(gq_k_copy(c->dst, c->src, f->bytes, copies, c->grid, c->s));
-        break;
+    case GQ_METHOD_SM: CK(gq_k_copy(c->dst, c->src, f->bytes, copies, c->grid, c->s)); break;
     case GQ_METHOD_STAGED:
         /* Buffer b is reused only after the H2D copy that read it (event
          * h2d[b]) has finished; the H2D copy starts only after the D2H copy
@@ -675,19 +676,25 @@ static void run_flow(void *arg, int i, gq_workers *w)
      * window then starts a few microseconds before the first copy does). */
     const bool pre = c->f.method != GQ_METHOD_DRIVER_STAGED;
 
+    int met = 0; /* barriers passed */
     if (o->verify) {
         CK(cudaSetDevice(c->cdev));
         CK(gq_k_fill(c->dst, c->f.bytes, c->seed ^ POISON_XOR, c->aux_grid, c->sc));
         CK(cudaStreamSynchronize(c->sc));
     }
+    /* No spin kernel runs before every flow's poisoning has finished: where
+     * kernels of one GPU run one at a time (compute-sanitizer, a full GPU),
+     * a fill queued behind a spinning latch would never start. */
+    gq_workers_barrier(w);
+    met++;
     CK(cudaSetDevice(c->exec));
     CK(gq_k_spin(b->latch, b->latch_timed_out, LATCH_TIMEOUT_NS, c->s));
     if (pre)
         CK(top_up(c, o, &st, true, err));
 out:
-    /* Reached by every worker, failed or not: the barrier counts them all. */
-    gq_workers_barrier(w);
-    gq_workers_barrier(w);
+    /* Every worker passes each barrier, failed or not: they count them all. */
+    for (; met < 3; met++)
+        gq_workers_barrier(w);
     const bool started = rc == GQ_OK;
     st.deadline = g->t0 + o->duration_s;
     r->t_start = g->t0;
@@ -755,7 +762,8 @@ static int cuda_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_r
     free(cpl);
     if (rc != GQ_OK)
         return rc;
-    gq_workers_barrier(w);
+    gq_workers_barrier(w); /* every destination poisoned */
+    gq_workers_barrier(w); /* every first stream blocked, first copies queued */
     /* Read the clock before the release: the window may start a hair early,
      * never late, so a rate is never overstated. */
     g->t0 = gq_now_mono();
@@ -767,7 +775,8 @@ static int cuda_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_r
     if (*b->latch_timed_out) {
         for (int i = 0; i < g->n; i++) {
             gq_err e;
-            gq_err_set(&e, GQ_E_BACKEND, "the start latch timed out: GPU %d never saw the release", g->f[i].exec);
+            gq_err_set(&e, GQ_E_BACKEND, "the start latch timed out: GPU %d never saw the release",
+                       g->f[i].exec);
             flow_error(&res[i], &e);
         }
     }

@@ -27,8 +27,8 @@ int gq_cuda_fail(gq_err *err, cudaError_t e, const char *call, const char *file,
     char name[96];
     /* The call text up to its argument list keeps the line readable. */
     snprintf(name, sizeof name, "%.*s", (int)strcspn(call, "("), call);
-    return gq_err_set(err, e == cudaErrorMemoryAllocation ? GQ_E_NOMEM : GQ_E_BACKEND, "%s:%d: %s: %s (%s)", base,
-                      line, name, cudaGetErrorString(e), cudaGetErrorName(e));
+    return gq_err_set(err, e == cudaErrorMemoryAllocation ? GQ_E_NOMEM : GQ_E_BACKEND, "%s:%d: %s: %s (%s)",
+                      base, line, name, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 int gq_cuda_numa_count(void)
@@ -84,8 +84,8 @@ int gq_cuda_numa_resolve(const cuda_be *b, int node, int gpu, int *out, gq_err *
         return GQ_OK;
     }
     if (node < 0 || node >= b->numa_nodes)
-        return gq_err_set(err, GQ_E_USAGE, "host NUMA node %d does not exist: this machine has %d (0-%d)", node,
-                          b->numa_nodes, b->numa_nodes - 1);
+        return gq_err_set(err, GQ_E_USAGE, "host NUMA node %d does not exist: this machine has %d (0-%d)",
+                          node, b->numa_nodes, b->numa_nodes - 1);
     *out = node;
     return GQ_OK;
 }

@@ -21,6 +21,8 @@ typedef enum gq_cuda_host_alloc {
     GQ_CUDA_HOST_REGISTER = 2, /* numa_alloc_onnode (or mmap) + cudaHostRegister(portable | mapped) */
 } gq_cuda_host_alloc;
 
+/* Defaults: host_alloc AUTO, sm_blocks_per_sm 0, stage_bufs 4, chase_window
+ * 4 KiB, chase_sms 0, sm_unit_bytes 16 GiB. */
 typedef struct gq_cuda_tune {
     int host_alloc;          /* gq_cuda_host_alloc */
     int sm_blocks_per_sm;    /* copy kernel blocks per SM; 0 = as many as fit (occupancy) */

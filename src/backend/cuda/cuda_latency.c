@@ -10,8 +10,8 @@
 
 #include "backend/cuda/kernels.h"
 
-#define CHASE_STRIDE 128u            /* one L2 line per node: no two loads share a line */
-#define CHASE_MAX_NODES (1u << 20)   /* 128 MiB: 1M loads without repeating a line */
+#define CHASE_STRIDE 128u          /* one L2 line per node: no two loads share a line */
+#define CHASE_MAX_NODES (1u << 20) /* 128 MiB: 1M loads without repeating a line */
 #define CHASE_MIN_NODES 4096u
 #define CHASE_DEFAULT_ITERS 100000
 #define CHASE_MIN_PER_SM 64
@@ -55,7 +55,7 @@ static int chase(cuda_be *b, const gq_latency_req *r, double *ns, gq_err *err)
     long long loads = b->tune.chase_sms == 1 ? iters : per_sm * sms;
     /* A line is never loaded twice (up to CHASE_MAX_NODES loads), so no cache
      * can answer for the memory being measured. */
-    uint32_t nodes = loads < CHASE_MIN_NODES ? CHASE_MIN_NODES
+    uint32_t nodes = loads < CHASE_MIN_NODES   ? CHASE_MIN_NODES
                      : loads > CHASE_MAX_NODES ? CHASE_MAX_NODES
                                                : (uint32_t)loads;
     uint64_t bytes = (uint64_t)nodes * CHASE_STRIDE;
@@ -237,8 +237,8 @@ int gq_cuda_latency(gq_backend *be, const gq_latency_req *r, double *ns, gq_err 
         return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist: this machine has %d (0-%d)", r->exec_gpu,
                           b->ngpu, b->ngpu - 1);
     if (r->target.kind == GQ_EP_GPU && (r->target.index < 0 || r->target.index >= b->ngpu))
-        return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist: this machine has %d (0-%d)", r->target.index,
-                          b->ngpu, b->ngpu - 1);
+        return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist: this machine has %d (0-%d)",
+                          r->target.index, b->ngpu, b->ngpu - 1);
     switch (r->kind) {
     case GQ_LAT_POINTER_CHASE: return chase(b, r, ns, err);
     case GQ_LAT_COPY: return copy_latency(b, r, ns, err);

@@ -19,13 +19,13 @@ int gq_cuda_fail(gq_err *err, cudaError_t e, const char *call, const char *file,
 
 /* The one CHECK macro for CUDA calls: on error, fill *err (a gq_err * in
  * scope), set rc (an int in scope) and jump to the function's `out` label. */
-#define CK(call)                                                                                                \
-    do {                                                                                                        \
-        cudaError_t ck_e_ = (call);                                                                             \
-        if (ck_e_ != cudaSuccess) {                                                                             \
-            rc = gq_cuda_fail(err, ck_e_, #call, __FILE__, __LINE__);                                           \
-            goto out;                                                                                           \
-        }                                                                                                       \
+#define CK(call)                                                                                             \
+    do {                                                                                                     \
+        cudaError_t ck_e_ = (call);                                                                          \
+        if (ck_e_ != cudaSuccess) {                                                                          \
+            rc = gq_cuda_fail(err, ck_e_, #call, __FILE__, __LINE__);                                        \
+            goto out;                                                                                        \
+        }                                                                                                    \
     } while (0)
 
 typedef struct cuda_dev {
@@ -38,12 +38,12 @@ typedef struct cuda_dev {
 
 /* A pinned host buffer. */
 typedef struct cuda_hbuf {
-    void *p;        /* host address */
-    void *dptr;     /* device-usable address (mapped) */
+    void *p;    /* host address */
+    void *dptr; /* device-usable address (mapped) */
     uint64_t bytes;
-    int node;       /* requested NUMA node */
-    int mode;       /* GQ_CUDA_HOST_CUDA or GQ_CUDA_HOST_REGISTER */
-    int actual;     /* page placement read back: node, -1 unknown, -2 mixed */
+    int node;               /* requested NUMA node */
+    int mode;               /* GQ_CUDA_HOST_CUDA or GQ_CUDA_HOST_REGISTER */
+    int actual;             /* page placement read back: node, -1 unknown, -2 mixed */
     struct cuda_hbuf *next; /* pool link */
 } cuda_hbuf;
 

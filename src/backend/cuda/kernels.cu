@@ -28,9 +28,9 @@ __device__ static inline unsigned char pat_byte(uint64_t off, uint32_t seed)
  * peer (NVLink) and host (PCIe) memory. One 512-thread block per SM (the
  * predicated tail needs ~124 registers; with a 64-register cap it spills,
  * and two blocks per SM measured no faster on H200). */
-__global__ void __launch_bounds__(GQ_K_COPY_THREADS, 1) k_copy(uint4 *dst, const uint4 *src, uint64_t n,
-                                                             unsigned char *dtail, const unsigned char *stail,
-                                                             unsigned ntail, int loops)
+__global__ void __launch_bounds__(GQ_K_COPY_THREADS, 1)
+    k_copy(uint4 *dst, const uint4 *src, uint64_t n, unsigned char *dtail, const unsigned char *stail,
+           unsigned ntail, int loops)
 {
     const uint64_t T = (uint64_t)gridDim.x * blockDim.x;
     const uint64_t t0 = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -178,7 +178,8 @@ static int blocks_for(uint64_t items, int threads, int cap)
 extern "C" int gq_k_copy_max_blocks_per_sm(void)
 {
     int n = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_copy, GQ_K_COPY_THREADS, 0) != cudaSuccess || n < 1) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_copy, GQ_K_COPY_THREADS, 0) != cudaSuccess ||
+        n < 1) {
         (void)cudaGetLastError();
         n = 1;
     }
@@ -202,7 +203,7 @@ extern "C" cudaError_t gq_k_fill(void *p, uint64_t bytes, uint32_t seed, int gri
     uint64_t n = bytes / 16;
     unsigned ntail = (unsigned)(bytes % 16);
     k_fill<<<blocks_for(n ? n : 1, 256, grid_blocks), 256, 0, s>>>((uint4 *)p, n, (unsigned char *)p + 16 * n,
-                                                                    ntail, seed);
+                                                                   ntail, seed);
     return cudaGetLastError();
 }
 
@@ -215,19 +216,20 @@ extern "C" cudaError_t gq_k_check(const void *p, uint64_t bytes, uint32_t seed, 
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;
-    k_check<<<blocks_for(n ? n : 1, 256, grid_blocks), 256, 0, s>>>((const uint4 *)p, n,
-                                                                     (const unsigned char *)p + 16 * n, ntail,
-                                                                     seed, result);
+    k_check<<<blocks_for(n ? n : 1, 256, grid_blocks), 256, 0, s>>>(
+        (const uint4 *)p, n, (const unsigned char *)p + 16 * n, ntail, seed, result);
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t gq_k_spin(volatile int *latch, int *timed_out, unsigned long long timeout_ns, cudaStream_t s)
+extern "C" cudaError_t gq_k_spin(volatile int *latch, int *timed_out, unsigned long long timeout_ns,
+                                 cudaStream_t s)
 {
     k_spin<<<1, 1, 0, s>>>(latch, timed_out, timeout_ns);
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t gq_k_chain(void *base, const uint32_t *order, uint32_t n, uint32_t stride, cudaStream_t s)
+extern "C" cudaError_t gq_k_chain(void *base, const uint32_t *order, uint32_t n, uint32_t stride,
+                                  cudaStream_t s)
 {
     k_chain<<<blocks_for(n, 256, 1024), 256, 0, s>>>((char *)base, order, n, stride);
     return cudaGetLastError();

@@ -40,8 +40,8 @@ cudaError_t gq_k_fill(void *p, uint64_t bytes, uint32_t seed, int grid_blocks, c
  * mismatching 4-byte words, result[1] the lowest mismatching byte offset
  * (UINT64_MAX when none). result is device memory of 2 uint64; the wrapper
  * resets it on the stream first. */
-cudaError_t gq_k_check(const void *p, uint64_t bytes, uint32_t seed, unsigned long long *result, int grid_blocks,
-                       cudaStream_t s);
+cudaError_t gq_k_check(const void *p, uint64_t bytes, uint32_t seed, unsigned long long *result,
+                       int grid_blocks, cudaStream_t s);
 
 /* One thread spins until *latch != 0 (the host writes it through the
  * mapping), or until timeout_ns of GPU time have passed; then it sets

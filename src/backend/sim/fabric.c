@@ -152,8 +152,8 @@ gq_sim_problem *gq_sim_problem_alloc(int nc, int nf, int ne)
     p->rate = calloc(F, sizeof *p->rate);
     p->cand = calloc(F, sizeof *p->cand);
     p->todo = calloc(F, sizeof *p->todo);
-    if (!p->cap || !p->rem || !p->sum || !p->x || !p->first || !p->ent || !p->demand || !p->active || !p->rate ||
-        !p->cand || !p->todo) {
+    if (!p->cap || !p->rem || !p->sum || !p->x || !p->first || !p->ent || !p->demand || !p->active ||
+        !p->rate || !p->cand || !p->todo) {
         gq_sim_problem_free(p);
         return NULL;
     }
@@ -207,6 +207,8 @@ void gq_sim_solve(gq_sim_problem *p)
                 if (v < cf)
                     cf = v;
             }
+            if (cf != cf) /* NaN: cannot come from checked capacities; never loop on it */
+                cf = INFINITY;
             p->cand[f] = cf;
             if (cf < lo)
                 lo = cf;

@@ -42,66 +42,66 @@ typedef enum gq_sim_link_kind {
 typedef struct gq_sim_node {
     gq_sim_node_kind kind;
     char name[GQ_SIM_NAME_MAX];
-    int line, col;          /* where it was declared */
-    int numa;               /* memory, socket: NUMA node the OS shows; -1 unset */
-    char bus[32];           /* PCI bus id for discovery; "" none */
-    double p2p_flowcap;     /* B/s: one peer-to-peer stream turning in this bridge; 0 = none */
-    double p2p_cost;        /* s: per-transfer cost of such a stream */
-    uint64_t size, avail;   /* memory: bytes, and bytes that can be pinned */
-    double lat;             /* memory: access latency, s */
-    int gpu;                /* GQ_SIM_GPU: GPU index; else -1 */
-    int parent_link;        /* index of the PCIe link to its parent; -1 none */
-    int nlinks;             /* links touching it */
+    int line, col;        /* where it was declared */
+    int numa;             /* memory, socket: NUMA node the OS shows; -1 unset */
+    char bus[32];         /* PCI bus id for discovery; "" none */
+    double p2p_flowcap;   /* B/s: one peer-to-peer stream turning in this bridge; 0 = none */
+    double p2p_cost;      /* s: per-transfer cost of such a stream */
+    uint64_t size, avail; /* memory: bytes, and bytes that can be pinned */
+    double lat;           /* memory: access latency, s */
+    int gpu;              /* GQ_SIM_GPU: GPU index; else -1 */
+    int parent_link;      /* index of the PCIe link to its parent; -1 none */
+    int nlinks;           /* links touching it */
 } gq_sim_node;
 
 typedef struct gq_sim_gpu {
-    int node;               /* index into nodes[] */
+    int node; /* index into nodes[] */
     char model[96];
-    uint64_t mem;           /* bytes */
+    uint64_t mem; /* bytes */
     char bus[32];
     int cc_major, cc_minor;
     int sms;
     double power_w, clock_mhz;
-    double local_copy;      /* B/s of an on-device copy (bytes copied) */
-    double memlat;          /* s: device memory access latency (pointer chase target) */
-    double max_gts;         /* PCIe the card can do; 0 = as negotiated */
+    double local_copy; /* B/s of an on-device copy, bytes copied (device memory moves twice that) */
+    double memlat;     /* s: device memory access latency (pointer chase target) */
+    double max_gts;    /* PCIe the card can do; 0 = as negotiated */
     int max_width;
 } gq_sim_gpu;
 
 typedef struct gq_sim_link {
     gq_sim_link_kind kind;
-    int a, b;               /* node indices; direction 0 is a -> b, 1 is b -> a */
-    double cap[2];          /* B/s per direction */
-    double duplex;          /* B/s for both directions together; 0 = none */
-    double w[2];            /* share of each direction under the duplex limit */
-    double flowcap;         /* B/s: each stream on this link at most; 0 = none */
-    double p2p_flowcap;     /* B/s: each peer-to-peer stream on this link at most; 0 = none */
-    double sm_frac;         /* SM-copy streams at most this fraction of cap; 0 = none */
-    double lat;             /* s, one way */
-    double cost;            /* s per transfer */
-    double gts;             /* PCIe: negotiated rate per lane; 0 = not PCIe or unknown */
-    int width;              /* PCIe lanes */
-    int nvl;                /* NVLink: number of links in the bundle */
-    double nvl_rate;        /* NVLink: B/s per link per direction (theoretical) */
+    int a, b;           /* node indices; direction 0 is a -> b, 1 is b -> a */
+    double cap[2];      /* B/s per direction */
+    double duplex;      /* B/s for both directions together; 0 = none */
+    double w[2];        /* share of each direction under the duplex limit */
+    double flowcap;     /* B/s: each stream on this link at most; 0 = none */
+    double p2p_flowcap; /* B/s: each peer-to-peer stream on this link at most; 0 = none */
+    double sm_frac;     /* SM-copy streams at most this fraction of cap; 0 = none */
+    double lat;         /* s, one way */
+    double cost;        /* s per transfer */
+    double gts;         /* PCIe: negotiated rate per lane; 0 = not PCIe or unknown */
+    int width;          /* PCIe lanes */
+    int nvl;            /* NVLink: number of links in the bundle */
+    double nvl_rate;    /* NVLink: B/s per link per direction (theoretical) */
     int line, col;
 } gq_sim_link;
 
 typedef struct gq_sim_machine {
     char name[64];
-    char file[128];         /* what error messages call the file */
+    char file[128]; /* what error messages call the file */
     char title[160];
     char cpu_model[128];
     int sockets, cores;
     bool vm;
     char hypervisor[32];
-    int vm_gpu_numa;        /* NUMA node a VM guest reports for its GPUs */
-    double noise;           /* default relative noise amplitude */
-    gq_p2p_status p2p;      /* P2P status between GPUs without NVLink */
-    double driver_factor;   /* driver-staged rate = factor / (1/d2h + 1/h2d) */
-    double chunk_cost;      /* s per chunk of gpuqual's pipelined staging */
-    double lat_copy;        /* s: fixed cost of one small cudaMemcpyAsync */
-    double lat_chase;       /* s: fixed part of one dependent load by an SM */
-    double lat_staged;      /* s: extra cost of a copy the driver stages through host */
+    int vm_gpu_numa;      /* NUMA node a VM guest reports for its GPUs */
+    double noise;         /* default relative noise amplitude */
+    gq_p2p_status p2p;    /* P2P status between GPUs without NVLink */
+    double driver_factor; /* driver-staged rate = factor / (1/d2h + 1/h2d) */
+    double chunk_cost;    /* s per chunk of gpuqual's pipelined staging */
+    double lat_copy;      /* s: fixed cost of one small cudaMemcpyAsync */
+    double lat_chase;     /* s: fixed part of one dependent load by an SM */
+    double lat_staged;    /* s: extra cost of a copy the driver stages through host */
 
     int nnode, nlink, ngpu;
     gq_sim_node *nodes;
@@ -185,18 +185,18 @@ typedef struct gq_sim_entry {
 } gq_sim_entry;
 
 typedef struct gq_sim_problem {
-    int nc;            /* constraints */
-    double *cap;       /* [nc] */
-    int nf;            /* flows */
-    int *first;        /* [nf + 1]: entries of flow f are ent[first[f] .. first[f+1]) */
+    int nc;      /* constraints */
+    double *cap; /* [nc] */
+    int nf;      /* flows */
+    int *first;  /* [nf + 1]: entries of flow f are ent[first[f] .. first[f+1]) */
     gq_sim_entry *ent;
-    double *demand;    /* [nf]: cap on the flow's own rate; 0 = none */
-    bool *active;      /* [nf] */
-    double *rate;      /* [nf], output */
+    double *demand; /* [nf]: cap on the flow's own rate; 0 = none */
+    bool *active;   /* [nf] */
+    double *rate;   /* [nf], output */
     /* scratch, sized by gq_sim_problem_alloc */
     double *rem, *sum, *x, *cand;
     int *todo;
-    int iterations;    /* output: filling steps taken (for the benchmark) */
+    int iterations; /* output: filling steps taken (for the benchmark) */
 } gq_sim_problem;
 
 /* Allocate a problem for nc constraints, nf flows and ne entries in total.

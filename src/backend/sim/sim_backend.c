@@ -42,9 +42,9 @@ typedef struct sim_priv {
     gq_sim_machine *m;
     uint64_t seed;
     double noise;
-    double clock;     /* virtual seconds */
-    uint64_t calls;   /* runs and latency queries so far: part of the noise key */
-    int nc;           /* constraints: 3 per link (two directions, duplex) + 1 per GPU */
+    double clock;   /* virtual seconds */
+    uint64_t calls; /* runs and latency queries so far: part of the noise key */
+    int nc;         /* constraints: 3 per link (two directions, duplex) + 1 per GPU */
     int numa_count;
 } sim_priv;
 
@@ -58,9 +58,9 @@ struct gq_group {
     int n;
     gq_flow *flows;
     int *kind;
-    int *host_numa;   /* host_numa_actual per flow */
-    double *flowcap;  /* B/s, 0 = none */
-    double *cost;     /* s per copy */
+    int *host_numa;  /* host_numa_actual per flow */
+    double *flowcap; /* B/s, 0 = none */
+    double *cost;    /* s per copy */
     uint64_t *key;
     int ndriver;
     gq_sim_problem *main; /* one stream per flow */
@@ -275,7 +275,8 @@ static int node_numa(const gq_sim_machine *m, int n)
 static gq_link_level tree_level(const gq_sim_machine *m, int a, int b)
 {
     int chain[256], nch = 0;
-    for (int n = a; n >= 0 && nch < 256; n = m->nodes[n].parent_link >= 0 ? m->links[m->nodes[n].parent_link].b : -1)
+    for (int n = a; n >= 0 && nch < 256;
+         n = m->nodes[n].parent_link >= 0 ? m->links[m->nodes[n].parent_link].b : -1)
         chain[nch++] = n;
     int bridges_b = 0;
     for (int n = b, guard = 0; n >= 0 && guard < 256; guard++) {
@@ -324,7 +325,8 @@ static int sim_discover(gq_backend *be, gq_topo *t, gq_err *err)
         gq_gpu_info *gi = &t->gpu[g];
         gi->index = g;
         snprintf(gi->name, sizeof gi->name, "%s", sg->model);
-        uint64_t h = gq_sim_hash(gq_sim_hash(0x5157u, (uint64_t)g), (uint64_t)strlen(m->name) * 131u + (uint8_t)m->name[0]);
+        uint64_t h = gq_sim_hash(gq_sim_hash(0x5157u, (uint64_t)g),
+                                 (uint64_t)strlen(m->name) * 131u + (uint8_t)m->name[0]);
         for (const char *c = m->name; *c; c++)
             h = gq_sim_hash(h, (uint8_t)*c);
         uint64_t h2 = gq_sim_hash(h, 7);
@@ -397,7 +399,10 @@ static int sim_discover(gq_backend *be, gq_topo *t, gq_err *err)
         snprintf(hb->label, sizeof hb->label, "HostBridge");
         for (int g = 0; g < m->ngpu && t->npci < GQ_MAX_PCI_NODES; g++) {
             gq_pci_node *pn = &t->pci[t->npci++];
-            *pn = (gq_pci_node){.kind = GQ_PCI_GPU, .parent = 0, .gpu = g, .numa_node = m->vm_gpu_numa,
+            *pn = (gq_pci_node){.kind = GQ_PCI_GPU,
+                                .parent = 0,
+                                .gpu = g,
+                                .numa_node = m->vm_gpu_numa,
                                 .link_gbps = t->gpu[g].pcie_gbps};
             snprintf(pn->bus_id, sizeof pn->bus_id, "%s", t->gpu[g].pci_bus_id);
             snprintf(pn->label, sizeof pn->label, "GPU %d", g);
@@ -420,7 +425,8 @@ static int sim_discover(gq_backend *be, gq_topo *t, gq_err *err)
             if (nd->kind == GQ_SIM_MEMORY || depth_of(m, n) != d)
                 continue;
             if (t->npci == GQ_MAX_PCI_NODES) {
-                gq_topo_warn(t, "sim: the PCIe tree has more than %d nodes; the rest is not shown", GQ_MAX_PCI_NODES);
+                gq_topo_warn(t, "sim: the PCIe tree has more than %d nodes; the rest is not shown",
+                             GQ_MAX_PCI_NODES);
                 goto done;
             }
             gq_pci_node *pn = &t->pci[t->npci];
@@ -532,12 +538,14 @@ static int build_flow(const sim_priv *s, const gq_flow *f, int i, gq_group *g, f
     int gpu_end = src.kind == GQ_EP_GPU ? src.index : dst.index;
     if (!gpu_pair && f->exec_gpu != gpu_end)
         return gq_err_set(err, GQ_E_USAGE, "flow %d (%s -> %s): exec_gpu %d must be the GPU end, %d", i,
-                          gq_endpoint_str(src, sb, sizeof sb), gq_endpoint_str(dst, db, sizeof db), f->exec_gpu,
-                          gpu_end);
+                          gq_endpoint_str(src, sb, sizeof sb), gq_endpoint_str(dst, db, sizeof db),
+                          f->exec_gpu, gpu_end);
     if (gpu_pair && f->exec_gpu != src.index && f->exec_gpu != dst.index)
-        return gq_err_set(err, GQ_E_USAGE, "flow %d (%s -> %s): exec_gpu %d must be the source (write) or the "
-                          "destination (read)", i, gq_endpoint_str(src, sb, sizeof sb),
-                          gq_endpoint_str(dst, db, sizeof db), f->exec_gpu);
+        return gq_err_set(err, GQ_E_USAGE,
+                          "flow %d (%s -> %s): exec_gpu %d must be the source (write) or the "
+                          "destination (read)",
+                          i, gq_endpoint_str(src, sb, sizeof sb), gq_endpoint_str(dst, db, sizeof db),
+                          f->exec_gpu);
     if ((f->method == GQ_METHOD_STAGED || f->method == GQ_METHOD_DRIVER_STAGED) &&
         (!gpu_pair || src.index == dst.index))
         return gq_err_set(err, GQ_E_USAGE, "flow %d: %s copies go from one GPU to another", i,
@@ -557,7 +565,8 @@ static int build_flow(const sim_priv *s, const gq_flow *f, int i, gq_group *g, f
                                        : route_or_fail(s, gnode(m, gpu_end), mem, false, h, err);
         if (n < 0)
             return n;
-        if (add_route(s, &fb->main, h, n, sm, false, &fb->pmain) || ebuf_add(&fb->main, C_GPU(s, gpu_end), 1.0, 1.0))
+        if (add_route(s, &fb->main, h, n, sm, false, &fb->pmain) ||
+            ebuf_add(&fb->main, C_GPU(s, gpu_end), 1.0, 1.0))
             return gq_err_set(err, GQ_E_NOMEM, "out of memory");
         return GQ_OK;
     }
@@ -570,10 +579,11 @@ static int build_flow(const sim_priv *s, const gq_flow *f, int i, gq_group *g, f
     gq_method meth = f->method;
     if (!p2p_possible(m, a, b) && (meth == GQ_METHOD_CE || meth == GQ_METHOD_SM)) {
         if (meth == GQ_METHOD_SM)
-            return gq_err_set(err, GQ_E_UNSUPP,
-                              "flow %d: an SM copy from GPU %d to GPU %d needs peer access, which this machine does "
-                              "not have (%s)",
-                              i, a, b, gq_p2p_status_name(m->p2p));
+            return gq_err_set(
+                err, GQ_E_UNSUPP,
+                "flow %d: an SM copy from GPU %d to GPU %d needs peer access, which this machine does "
+                "not have (%s)",
+                i, a, b, gq_p2p_status_name(m->p2p));
         meth = GQ_METHOD_DRIVER_STAGED; /* what cudaMemcpyPeer does without P2P */
     }
     if (meth == GQ_METHOD_CE || meth == GQ_METHOD_SM) {
@@ -906,17 +916,19 @@ static int sim_latency(gq_backend *be, const gq_latency_req *q, double *ns, gq_e
         if (mem < 0)
             return mem;
         double path = route_lat(s, gnode(m, e), mem, false, &ok);
-        sec = q->kind == GQ_LAT_POINTER_CHASE ? m->lat_chase + 2 * path + m->nodes[mem].lat : m->lat_copy + path;
+        sec = q->kind == GQ_LAT_POINTER_CHASE ? m->lat_chase + 2 * path + m->nodes[mem].lat
+                                              : m->lat_copy + path;
     } else {
         int t = q->target.index;
         if (t == e) {
             sec = (q->kind == GQ_LAT_POINTER_CHASE ? m->lat_chase : m->lat_copy) + m->gpus[t].memlat;
         } else if (q->kind == GQ_LAT_POINTER_CHASE) {
             if (!p2p_possible(m, e, t))
-                return gq_err_set(err, GQ_E_UNSUPP,
-                                  "a pointer chase from GPU %d into GPU %d needs peer access, which this machine "
-                                  "does not have (%s)",
-                                  e, t, gq_p2p_status_name(m->p2p));
+                return gq_err_set(
+                    err, GQ_E_UNSUPP,
+                    "a pointer chase from GPU %d into GPU %d needs peer access, which this machine "
+                    "does not have (%s)",
+                    e, t, gq_p2p_status_name(m->p2p));
             sec = m->lat_chase + 2 * route_lat(s, gnode(m, e), gnode(m, t), true, &ok) + m->gpus[t].memlat;
         } else if (q->p2p && p2p_possible(m, e, t)) {
             sec = m->lat_copy + route_lat(s, gnode(m, e), gnode(m, t), true, &ok);
@@ -944,7 +956,8 @@ static int sim_mem_info(gq_backend *be, int gpu, uint64_t *free_bytes, uint64_t 
 {
     sim_priv *s = P(be);
     if (gpu < 0 || gpu >= s->m->ngpu)
-        return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist (this machine has GPUs 0-%d)", gpu, s->m->ngpu - 1);
+        return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist (this machine has GPUs 0-%d)", gpu,
+                          s->m->ngpu - 1);
     uint64_t total = s->m->gpus[gpu].mem;
     if (total_bytes)
         *total_bytes = total;

@@ -58,14 +58,22 @@ typedef struct unit_def {
 } unit_def;
 
 static const unit_def units[] = {
-    {.name = "GB/s", .cls = U_BW, .scale = 1e9},    {.name = "MB/s", .cls = U_BW, .scale = 1e6},
-    {.name = "TB/s", .cls = U_BW, .scale = 1e12},   {.name = "ns", .cls = U_TIME, .scale = 1e-9},
-    {.name = "us", .cls = U_TIME, .scale = 1e-6},   {.name = "ms", .cls = U_TIME, .scale = 1e-3},
-    {.name = "s", .cls = U_TIME, .scale = 1.0},     {.name = "KiB", .cls = U_SIZE, .scale = 1024.0},
-    {.name = "MiB", .cls = U_SIZE, .scale = 1048576.0}, {.name = "GiB", .cls = U_SIZE, .scale = 1073741824.0},
-    {.name = "TiB", .cls = U_SIZE, .scale = 1099511627776.0}, {.name = "GT/s", .cls = U_GTS, .scale = 1.0},
-    {.name = "W", .cls = U_WATT, .scale = 1.0},     {.name = "MHz", .cls = U_MHZ, .scale = 1.0},
-    {.name = "GHz", .cls = U_MHZ, .scale = 1000.0}, {.name = "%", .cls = U_PCT, .scale = 0.01},
+    {.name = "GB/s", .cls = U_BW, .scale = 1e9},
+    {.name = "MB/s", .cls = U_BW, .scale = 1e6},
+    {.name = "TB/s", .cls = U_BW, .scale = 1e12},
+    {.name = "ns", .cls = U_TIME, .scale = 1e-9},
+    {.name = "us", .cls = U_TIME, .scale = 1e-6},
+    {.name = "ms", .cls = U_TIME, .scale = 1e-3},
+    {.name = "s", .cls = U_TIME, .scale = 1.0},
+    {.name = "KiB", .cls = U_SIZE, .scale = 1024.0},
+    {.name = "MiB", .cls = U_SIZE, .scale = 1048576.0},
+    {.name = "GiB", .cls = U_SIZE, .scale = 1073741824.0},
+    {.name = "TiB", .cls = U_SIZE, .scale = 1099511627776.0},
+    {.name = "GT/s", .cls = U_GTS, .scale = 1.0},
+    {.name = "W", .cls = U_WATT, .scale = 1.0},
+    {.name = "MHz", .cls = U_MHZ, .scale = 1.0},
+    {.name = "GHz", .cls = U_MHZ, .scale = 1000.0},
+    {.name = "%", .cls = U_PCT, .scale = 0.01},
 };
 
 /* Units people write by habit that mean something else here. */
@@ -198,8 +206,8 @@ static bool valid_name(const char *s)
     size_t n = 0;
     for (const char *p = s; *p; p++, n++) {
         char c = *p;
-        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-              c == '.'))
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+              c == '-' || c == '.'))
             return false;
     }
     return n < GQ_SIM_NAME_MAX;
@@ -208,12 +216,50 @@ static bool valid_name(const char *s)
 /* ---- declarations --------------------------------------------------------- */
 
 enum slot {
-    S_SOCKETS, S_CORES, S_GPUNUMA, S_DRIVER, S_CHUNKCOST, S_COPY, S_CHASE, S_STAGED,
-    S_NUMA, S_SIZE, S_AVAIL, S_LAT, S_BUS, S_P2PFLOW, S_P2PCOST,
-    S_INDEX, S_MODEL, S_MEM, S_CC, S_SMS, S_POWER, S_CLOCK, S_LOCALCOPY, S_MEMLAT, S_MAXRATE, S_MAXWIDTH,
-    S_CAP, S_FWD, S_REV, S_UP, S_DOWN, S_READ, S_WRITE, S_DUPLEX, S_WEIGHTS, S_FLOWCAP, S_SM, S_COST,
-    S_RATE, S_WIDTH, S_LINKS, S_NVRATE,
-    S_POS0, S_POS1,
+    S_SOCKETS,
+    S_CORES,
+    S_GPUNUMA,
+    S_DRIVER,
+    S_CHUNKCOST,
+    S_COPY,
+    S_CHASE,
+    S_STAGED,
+    S_NUMA,
+    S_SIZE,
+    S_AVAIL,
+    S_LAT,
+    S_BUS,
+    S_P2PFLOW,
+    S_P2PCOST,
+    S_INDEX,
+    S_MODEL,
+    S_MEM,
+    S_CC,
+    S_SMS,
+    S_POWER,
+    S_CLOCK,
+    S_LOCALCOPY,
+    S_MEMLAT,
+    S_MAXRATE,
+    S_MAXWIDTH,
+    S_CAP,
+    S_FWD,
+    S_REV,
+    S_UP,
+    S_DOWN,
+    S_READ,
+    S_WRITE,
+    S_DUPLEX,
+    S_WEIGHTS,
+    S_FLOWCAP,
+    S_SM,
+    S_COST,
+    S_RATE,
+    S_WIDTH,
+    S_LINKS,
+    S_NVRATE,
+    S_POS0,
+    S_POS1,
     NSLOT
 };
 
@@ -225,8 +271,22 @@ typedef struct attr_spec {
 } attr_spec;
 
 typedef enum decl_id {
-    D_MACHINE, D_TITLE, D_CPU, D_VM, D_NOISE, D_P2P, D_STAGING, D_LATENCY,
-    D_MEMORY, D_SOCKET, D_SWITCH, D_BRIDGE, D_GPU, D_PCIE, D_NVLINK, D_FABRIC,
+    D_MACHINE,
+    D_TITLE,
+    D_CPU,
+    D_VM,
+    D_NOISE,
+    D_P2P,
+    D_STAGING,
+    D_LATENCY,
+    D_MEMORY,
+    D_SOCKET,
+    D_SWITCH,
+    D_BRIDGE,
+    D_GPU,
+    D_PCIE,
+    D_NVLINK,
+    D_FABRIC,
     ND
 } decl_id;
 
@@ -239,7 +299,10 @@ typedef struct decl_spec {
     const attr_spec *attrs;
 } decl_spec;
 
-#define END_ATTRS {.name = NULL}
+#define END_ATTRS                                                                                            \
+    {                                                                                                        \
+        .name = NULL                                                                                         \
+    }
 
 static const attr_spec a_none[] = {END_ATTRS};
 static const attr_spec a_cpu[] = {
@@ -297,14 +360,17 @@ static const attr_spec a_gpu[] = {
     {.name = "max-width", .t = VT_WIDTH, .slot = S_MAXWIDTH},
     END_ATTRS,
 };
-#define LINK_COMMON                                                                                               \
-    {.name = "cap", .t = VT_BW, .slot = S_CAP}, {.name = "fwd", .t = VT_BW, .slot = S_FWD},                       \
-        {.name = "rev", .t = VT_BW, .slot = S_REV}, {.name = "duplex", .t = VT_BW, .slot = S_DUPLEX},             \
-        {.name = "weights", .t = VT_PAIR, .lo = 0, .hi = 1e6, .slot = S_WEIGHTS},                                 \
-        {.name = "flowcap", .t = VT_BW, .slot = S_FLOWCAP},                                                       \
-        {.name = "p2p-flowcap", .t = VT_BW, .slot = S_P2PFLOW},                                                   \
-        {.name = "sm", .t = VT_PCT, .lo = 1, .hi = 100, .slot = S_SM},                                            \
-        {.name = "lat", .t = VT_TIME, .slot = S_LAT}, {.name = "cost", .t = VT_TIME, .slot = S_COST}
+#define LINK_COMMON                                                                                          \
+    {.name = "cap", .t = VT_BW, .slot = S_CAP}, {.name = "fwd", .t = VT_BW, .slot = S_FWD},                  \
+        {.name = "rev", .t = VT_BW, .slot = S_REV}, {.name = "duplex", .t = VT_BW, .slot = S_DUPLEX},        \
+        {.name = "weights", .t = VT_PAIR, .lo = 0, .hi = 1e6, .slot = S_WEIGHTS},                            \
+        {.name = "flowcap", .t = VT_BW, .slot = S_FLOWCAP},                                                  \
+        {.name = "p2p-flowcap", .t = VT_BW, .slot = S_P2PFLOW},                                              \
+        {.name = "sm", .t = VT_PCT, .lo = 1, .hi = 100, .slot = S_SM},                                       \
+        {.name = "lat", .t = VT_TIME, .slot = S_LAT},                                                        \
+    {                                                                                                        \
+        .name = "cost", .t = VT_TIME, .slot = S_COST                                                         \
+    }
 static const attr_spec a_pcie[] = {
     LINK_COMMON,
     {.name = "up", .t = VT_BW, .slot = S_UP},
@@ -329,27 +395,72 @@ static const attr_spec a_fabric[] = {
 static const decl_spec decls[] = {
     {.kw = "machine", .id = D_MACHINE, .npos = 1, .pos = {VT_NAME}, .usage = "machine NAME", .attrs = a_none},
     {.kw = "title", .id = D_TITLE, .npos = 1, .pos = {VT_STR}, .usage = "title \"TEXT\"", .attrs = a_none},
-    {.kw = "cpu", .id = D_CPU, .npos = 1, .pos = {VT_STR}, .usage = "cpu \"MODEL\" sockets N cores N",
+    {.kw = "cpu",
+     .id = D_CPU,
+     .npos = 1,
+     .pos = {VT_STR},
+     .usage = "cpu \"MODEL\" sockets N cores N",
      .attrs = a_cpu},
-    {.kw = "vm", .id = D_VM, .npos = 1, .pos = {VT_WORD}, .usage = "vm HYPERVISOR [gpu-numa N]", .attrs = a_vm},
+    {.kw = "vm",
+     .id = D_VM,
+     .npos = 1,
+     .pos = {VT_WORD},
+     .usage = "vm HYPERVISOR [gpu-numa N]",
+     .attrs = a_vm},
     {.kw = "noise", .id = D_NOISE, .npos = 1, .pos = {VT_PCT}, .usage = "noise PERCENT %", .attrs = a_none},
-    {.kw = "p2p", .id = D_P2P, .npos = 1, .pos = {VT_WORD}, .usage = "p2p OK|CNS|GNS|TNS|NS|DS", .attrs = a_none},
-    {.kw = "staging", .id = D_STAGING, .npos = 0, .usage = "staging driver PERCENT % chunk-cost TIME",
+    {.kw = "p2p",
+     .id = D_P2P,
+     .npos = 1,
+     .pos = {VT_WORD},
+     .usage = "p2p OK|CNS|GNS|TNS|NS|DS",
+     .attrs = a_none},
+    {.kw = "staging",
+     .id = D_STAGING,
+     .npos = 0,
+     .usage = "staging driver PERCENT % chunk-cost TIME",
      .attrs = a_staging},
-    {.kw = "latency", .id = D_LATENCY, .npos = 0, .usage = "latency copy TIME chase TIME staged TIME",
+    {.kw = "latency",
+     .id = D_LATENCY,
+     .npos = 0,
+     .usage = "latency copy TIME chase TIME staged TIME",
      .attrs = a_latency},
-    {.kw = "memory", .id = D_MEMORY, .npos = 1, .pos = {VT_NAME}, .usage = "memory NAME numa N size SIZE",
+    {.kw = "memory",
+     .id = D_MEMORY,
+     .npos = 1,
+     .pos = {VT_NAME},
+     .usage = "memory NAME numa N size SIZE",
      .attrs = a_memory},
-    {.kw = "socket", .id = D_SOCKET, .npos = 1, .pos = {VT_NAME}, .usage = "socket NAME [numa N]", .attrs = a_socket},
+    {.kw = "socket",
+     .id = D_SOCKET,
+     .npos = 1,
+     .pos = {VT_NAME},
+     .usage = "socket NAME [numa N]",
+     .attrs = a_socket},
     {.kw = "switch", .id = D_SWITCH, .npos = 1, .pos = {VT_NAME}, .usage = "switch NAME", .attrs = a_bridge},
     {.kw = "bridge", .id = D_BRIDGE, .npos = 1, .pos = {VT_NAME}, .usage = "bridge NAME", .attrs = a_bridge},
-    {.kw = "gpu", .id = D_GPU, .npos = 1, .pos = {VT_NAME}, .usage = "gpu NAME model \"MODEL\" mem SIZE",
+    {.kw = "gpu",
+     .id = D_GPU,
+     .npos = 1,
+     .pos = {VT_NAME},
+     .usage = "gpu NAME model \"MODEL\" mem SIZE",
      .attrs = a_gpu},
-    {.kw = "pcie", .id = D_PCIE, .npos = 2, .pos = {VT_NAME, VT_NAME}, .usage = "pcie CHILD PARENT up BW down BW",
+    {.kw = "pcie",
+     .id = D_PCIE,
+     .npos = 2,
+     .pos = {VT_NAME, VT_NAME},
+     .usage = "pcie CHILD PARENT up BW down BW",
      .attrs = a_pcie},
-    {.kw = "nvlink", .id = D_NVLINK, .npos = 2, .pos = {VT_NAME, VT_NAME}, .usage = "nvlink GPU GPU links N rate BW",
+    {.kw = "nvlink",
+     .id = D_NVLINK,
+     .npos = 2,
+     .pos = {VT_NAME, VT_NAME},
+     .usage = "nvlink GPU GPU links N rate BW",
      .attrs = a_nvlink},
-    {.kw = "fabric", .id = D_FABRIC, .npos = 2, .pos = {VT_NAME, VT_NAME}, .usage = "fabric A B cap BW",
+    {.kw = "fabric",
+     .id = D_FABRIC,
+     .npos = 2,
+     .pos = {VT_NAME, VT_NAME},
+     .usage = "fabric A B cap BW",
      .attrs = a_fabric},
 };
 #define NDECLS ((int)(sizeof decls / sizeof decls[0]))
@@ -369,7 +480,7 @@ typedef struct pctx {
     tok t[MAX_TOK];
     int nt;
     val v[NSLOT];
-    int seen[ND];     /* line of the first declaration of each machine-wide kind */
+    int seen[ND]; /* line of the first declaration of each machine-wide kind */
     bool gpu_index_given, gpu_index_missing;
     int first_gpu_line;
 } pctx;
@@ -481,7 +592,8 @@ static int glued_error(pctx *p, const tok *t, const char *attr)
 {
     size_t n = number_prefix(t->s);
     if (n && (find_unit(t->s + n) || (t->s[n] == 'x' && n == 0)))
-        return perr(p, t->col, "write a space between the number and its unit: '%.*s %s'", (int)n, t->s, t->s + n);
+        return perr(p, t->col, "write a space between the number and its unit: '%.*s %s'", (int)n, t->s,
+                    t->s + n);
     return perr(p, t->col, "'%s' is not a number (for %s)", t->s, attr);
 }
 
@@ -516,17 +628,19 @@ static int parse_value(pctx *p, vtype type, double lo, double hi, const char *at
         return GQ_OK;
     case VT_NAME:
         if (t->quoted || !valid_name(t->s))
-            return perr(p, t->col,
-                        "'%s' is not a valid node name: use letters, digits, '_', '-' and '.', starting with a "
-                        "letter, at most %d characters",
-                        t->s, GQ_SIM_NAME_MAX - 1);
+            return perr(
+                p, t->col,
+                "'%s' is not a valid node name: use letters, digits, '_', '-' and '.', starting with a "
+                "letter, at most %d characters",
+                t->s, GQ_SIM_NAME_MAX - 1);
         snprintf(v->str, sizeof v->str, "%s", t->s);
         (*ti)++;
         return GQ_OK;
     case VT_CC: {
         unsigned maj, min;
         char extra;
-        if (t->quoted || sscanf(t->s, "%2u.%2u%c", &maj, &min, &extra) != 2 || number_prefix(t->s) != strlen(t->s))
+        if (t->quoted || sscanf(t->s, "%2u.%2u%c", &maj, &min, &extra) != 2 ||
+            number_prefix(t->s) != strlen(t->s))
             return perr(p, t->col, "compute capability '%s' should look like 8.9", t->s);
         v->num = maj;
         v->num2 = min;
@@ -572,8 +686,7 @@ static int parse_value(pctx *p, vtype type, double lo, double hi, const char *at
         }
         return GQ_OK;
     }
-    default:
-        break;
+    default: break;
     }
     /* A number with a unit. */
     uclass want = vtype_class(type);
@@ -590,7 +703,8 @@ static int parse_value(pctx *p, vtype type, double lo, double hi, const char *at
         if (x <= 0)
             return perr(p, t->col, "'%s' is a capacity and must be positive, not %s %s", attr, t->s, ut->s);
         if (si > 1e15)
-            return perr(p, t->col, "'%s' of %s %s is beyond any real link (at most 1000 TB/s)", attr, t->s, ut->s);
+            return perr(p, t->col, "'%s' of %s %s is beyond any real link (at most 1000 TB/s)", attr, t->s,
+                        ut->s);
         break;
     case VT_TIME:
         if (x < 0)
@@ -606,8 +720,8 @@ static int parse_value(pctx *p, vtype type, double lo, double hi, const char *at
         break;
     case VT_GTS:
         if (!(x == 2.5 || x == 5 || x == 8 || x == 16 || x == 32 || x == 64))
-            return perr(p, t->col, "'%s' of %s GT/s is no PCIe generation; use 2.5, 5, 8, 16, 32 or 64 GT/s", attr,
-                        t->s);
+            return perr(p, t->col, "'%s' of %s GT/s is no PCIe generation; use 2.5, 5, 8, 16, 32 or 64 GT/s",
+                        attr, t->s);
         break;
     case VT_WATT:
     case VT_MHZ:
@@ -618,8 +732,7 @@ static int parse_value(pctx *p, vtype type, double lo, double hi, const char *at
         if (x < lo || x > hi)
             return perr(p, t->col, "'%s' is %s %%; it must be between %g %% and %g %%", attr, t->s, lo, hi);
         break;
-    default:
-        break;
+    default: break;
     }
     v->num = si;
     *ti += 2;
@@ -671,9 +784,10 @@ static int unknown_node(pctx *p, int col, const char *name, const char *role)
     }
     size_t len = strlen(name);
     if (best && bestd <= (len < 6 ? 1 : 2))
-        return perr(p, col, "%s '%s' is not declared; did you mean '%s'? (declare nodes before linking them)", role,
-                    name, best);
-    return perr(p, col, "%s '%s' is not declared: a link to nowhere (declare nodes before linking them)", role, name);
+        return perr(p, col, "%s '%s' is not declared; did you mean '%s'? (declare nodes before linking them)",
+                    role, name, best);
+    return perr(p, col, "%s '%s' is not declared: a link to nowhere (declare nodes before linking them)",
+                role, name);
 }
 
 static int add_node(pctx *p, gq_sim_node_kind kind, const tok *kwt)
@@ -682,7 +796,8 @@ static int add_node(pctx *p, gq_sim_node_kind kind, const tok *kwt)
     const val *nv = &p->v[S_POS0];
     int prev = find_node(m, nv->str);
     if (prev >= 0)
-        return perr(p, nv->col, "duplicate node '%s' (first declared at line %d)", nv->str, m->nodes[prev].line);
+        return perr(p, nv->col, "duplicate node '%s' (first declared at line %d)", nv->str,
+                    m->nodes[prev].line);
     if (m->nnode == GQ_SIM_MAX_NODES)
         return perr(p, kwt->col, "too many nodes (at most %d)", GQ_SIM_MAX_NODES);
     gq_sim_node *n = &m->nodes[m->nnode];
@@ -765,7 +880,8 @@ static int add_link(pctx *p, gq_sim_link_kind kind, const tok *kwt)
     gq_sim_machine *m = p->m;
     const val *va = &p->v[S_POS0], *vb = &p->v[S_POS1];
     int a = find_node(m, va->str), b = find_node(m, vb->str);
-    const char *ra = kind == GQ_SIM_LINK_PCIE ? "child" : "node", *rb = kind == GQ_SIM_LINK_PCIE ? "parent" : "node";
+    const char *ra = kind == GQ_SIM_LINK_PCIE ? "child" : "node",
+               *rb = kind == GQ_SIM_LINK_PCIE ? "parent" : "node";
     if (a < 0)
         return unknown_node(p, va->col, va->str, ra);
     if (b < 0)
@@ -781,14 +897,15 @@ static int add_link(pctx *p, gq_sim_link_kind kind, const tok *kwt)
             return perr(p, va->col, "a PCIe child must be a gpu, switch or bridge; '%s' is a %s", na->name,
                         kind_name(na->kind));
         if (!node_is(nb, K(GQ_SIM_SOCKET) | K(GQ_SIM_SWITCH) | K(GQ_SIM_BRIDGE)))
-            return perr(p, vb->col, "a PCIe parent must be a socket, switch or bridge; '%s' is a %s", nb->name,
-                        kind_name(nb->kind));
+            return perr(p, vb->col, "a PCIe parent must be a socket, switch or bridge; '%s' is a %s",
+                        nb->name, kind_name(nb->kind));
         if (na->parent_link >= 0)
             return perr(p, va->col, "'%s' already has a PCIe parent ('%s', line %d)", na->name,
                         m->nodes[m->links[na->parent_link].b].name, m->links[na->parent_link].line);
         for (int up = b, guard = 0; up >= 0 && guard <= m->nnode; guard++) {
             if (up == a)
-                return perr(p, vb->col, "linking '%s' under '%s' makes a loop in the PCIe tree", na->name, nb->name);
+                return perr(p, vb->col, "linking '%s' under '%s' makes a loop in the PCIe tree", na->name,
+                            nb->name);
             int pl = m->nodes[up].parent_link;
             up = pl >= 0 ? m->links[pl].b : -1;
         }
@@ -805,14 +922,15 @@ static int add_link(pctx *p, gq_sim_link_kind kind, const tok *kwt)
         if (nb->kind == GQ_SIM_GPU)
             return perr(p, vb->col, "GPUs attach through 'pcie' or 'nvlink', not 'fabric' ('%s')", nb->name);
         if (na->kind == GQ_SIM_MEMORY && nb->kind == GQ_SIM_MEMORY)
-            return perr(p, vb->col, "a link between two memory nodes carries nothing; link memory to a socket");
+            return perr(p, vb->col,
+                        "a link between two memory nodes carries nothing; link memory to a socket");
         break;
     }
     for (int l = 0; l < m->nlink; l++) {
         const gq_sim_link *o = &m->links[l];
         if ((o->a == a && o->b == b) || (o->a == b && o->b == a))
-            return perr(p, kwt->col, "a second link between '%s' and '%s' (first at line %d); merge them", na->name,
-                        nb->name, o->line);
+            return perr(p, kwt->col, "a second link between '%s' and '%s' (first at line %d); merge them",
+                        na->name, nb->name, o->line);
     }
 
     gq_sim_link *L = &m->links[m->nlink];
@@ -832,9 +950,10 @@ static int add_link(pctx *p, gq_sim_link_kind kind, const tok *kwt)
             return perr(p, v[S_UP].col, "'up' and 'fwd' name the same direction; give one");
         if (v[S_DOWN].set && v[S_REV].set)
             return perr(p, v[S_DOWN].col, "'down' and 'rev' name the same direction; give one");
-        if (v[S_UP].set)
+        /* name the directions as the line does */
+        if (v[S_UP].set || (v[S_DOWN].set && !v[S_FWD].set))
             fwd_slot = S_UP;
-        if (v[S_DOWN].set)
+        if (v[S_DOWN].set || (v[S_UP].set && !v[S_REV].set))
             rev_slot = S_DOWN;
     }
     if (kind == GQ_SIM_LINK_FABRIC && (v[S_READ].set || v[S_WRITE].set)) {
@@ -855,12 +974,14 @@ static int add_link(pctx *p, gq_sim_link_kind kind, const tok *kwt)
     }
     bool any_dir = v[fwd_slot].set || v[rev_slot].set;
     if (v[S_CAP].set && any_dir)
-        return perr(p, v[S_CAP].col, "give either 'cap' (both directions) or a capacity per direction, not both");
+        return perr(p, v[S_CAP].col,
+                    "give either 'cap' (both directions) or a capacity per direction, not both");
     if (kind == GQ_SIM_LINK_PCIE) {
         L->gts = v[S_RATE].set ? v[S_RATE].num : 0;
         L->width = v[S_WIDTH].set ? (int)v[S_WIDTH].num : 0;
         if (v[S_RATE].set != v[S_WIDTH].set)
-            return perr(p, (v[S_RATE].set ? v[S_RATE] : v[S_WIDTH]).col, "give both 'rate GT/s' and 'width xN'");
+            return perr(p, (v[S_RATE].set ? v[S_RATE] : v[S_WIDTH]).col,
+                        "give both 'rate GT/s' and 'width xN'");
     }
     if (kind == GQ_SIM_LINK_NVLINK) {
         L->nvl = v[S_LINKS].set ? (int)v[S_LINKS].num : 0;
@@ -872,8 +993,9 @@ static int add_link(pctx *p, gq_sim_link_kind kind, const tok *kwt)
         L->cap[0] = L->cap[1] = v[S_CAP].num;
     } else if (any_dir) {
         if (!v[fwd_slot].set || !v[rev_slot].set) {
-            static const char *const names[NSLOT] = {[S_FWD] = "fwd", [S_REV] = "rev", [S_UP] = "up",
-                                                     [S_DOWN] = "down", [S_READ] = "read", [S_WRITE] = "write"};
+            static const char *const names[NSLOT] = {
+                [S_FWD] = "fwd",   [S_REV] = "rev",   [S_UP] = "up",
+                [S_DOWN] = "down", [S_READ] = "read", [S_WRITE] = "write"};
             int have = v[fwd_slot].set ? fwd_slot : rev_slot, miss = v[fwd_slot].set ? rev_slot : fwd_slot;
             return perr(p, v[have].col, "'%s' is given but '%s' is missing: give both directions, or 'cap'",
                         names[have], names[miss]);
@@ -913,8 +1035,8 @@ static int parse_p2p_status(const char *s, gq_p2p_status *out)
     static const struct {
         const char *n;
         gq_p2p_status s;
-    } t[] = {{"OK", GQ_P2P_OK}, {"CNS", GQ_P2P_CNS}, {"GNS", GQ_P2P_GNS},
-             {"TNS", GQ_P2P_TNS}, {"NS", GQ_P2P_NS}, {"DS", GQ_P2P_DISABLED}};
+    } t[] = {{"OK", GQ_P2P_OK},   {"CNS", GQ_P2P_CNS}, {"GNS", GQ_P2P_GNS},
+             {"TNS", GQ_P2P_TNS}, {"NS", GQ_P2P_NS},   {"DS", GQ_P2P_DISABLED}};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcmp(t[i].n, s)) {
             *out = t[i].s;
@@ -974,10 +1096,12 @@ static int declaration(pctx *p)
                 names[n++] = s->name;
             names[n] = NULL;
             if (n == 0)
-                return perr(p, at->col, "unexpected '%s': '%s' takes no attributes (%s)", at->s, d->kw, d->usage);
+                return perr(p, at->col, "unexpected '%s': '%s' takes no attributes (%s)", at->s, d->kw,
+                            d->usage);
             const char *near = gq_closest(at->s, names);
             if (near)
-                return perr(p, at->col, "unknown attribute '%s' for %s; did you mean '%s'?", at->s, d->kw, near);
+                return perr(p, at->col, "unknown attribute '%s' for %s; did you mean '%s'?", at->s, d->kw,
+                            near);
             return perr(p, at->col, "unknown attribute '%s' for %s", at->s, d->kw);
         }
         if (p->v[a->slot].set)
@@ -1016,7 +1140,8 @@ static int declaration(pctx *p)
         return GQ_OK;
     case D_P2P:
         if (parse_p2p_status(v[S_POS0].str, &m->p2p))
-            return perr(p, v[S_POS0].col, "unknown P2P status '%s'; use OK, CNS, GNS, TNS, NS or DS", v[S_POS0].str);
+            return perr(p, v[S_POS0].col, "unknown P2P status '%s'; use OK, CNS, GNS, TNS, NS or DS",
+                        v[S_POS0].str);
         return GQ_OK;
     case D_STAGING:
         if (v[S_DRIVER].set)
@@ -1075,8 +1200,10 @@ static int check_machine(pctx *p)
 {
     gq_sim_machine *m = p->m;
     if (!m->name[0])
-        return perr_at(p, 1, 1, "empty topology: it needs 'machine NAME', nodes and links (see docs/topology-format.md)");
-    int mline = 1;
+        return perr_at(
+            p, 1, 1,
+            "empty topology: it needs 'machine NAME', nodes and links (see docs/topology-format.md)");
+    int mline = p->seen[D_MACHINE] > 0 ? p->seen[D_MACHINE] : 1;
     if (m->ngpu == 0)
         return perr_at(p, mline, 1, "machine '%s' declares no 'gpu'", m->name);
     int nmem = 0;
@@ -1089,18 +1216,19 @@ static int check_machine(pctx *p)
     for (int g = 0; g < m->ngpu; g++) {
         const gq_sim_node *n = &m->nodes[m->gpus[g].node];
         if (n->gpu >= m->ngpu)
-            return perr_at(p, n->line, n->col, "GPU index %d of '%s' leaves a gap: %d GPUs need indices 0-%d", n->gpu,
-                           n->name, m->ngpu, m->ngpu - 1);
+            return perr_at(p, n->line, n->col, "GPU index %d of '%s' leaves a gap: %d GPUs need indices 0-%d",
+                           n->gpu, n->name, m->ngpu, m->ngpu - 1);
         sorted[n->gpu] = m->gpus[g];
     }
     memcpy(m->gpus, sorted, sizeof sorted[0] * (size_t)m->ngpu);
     for (int n = 0; n < m->nnode; n++) {
         const gq_sim_node *nd = &m->nodes[n];
         if (nd->nlinks == 0)
-            return perr_at(p, nd->line, nd->col, "%s '%s' is linked to nothing", kind_name(nd->kind), nd->name);
-        if (nd->kind == GQ_SIM_GPU && nd->parent_link < 0)
-            return perr_at(p, nd->line, nd->col, "gpu '%s' has no PCIe link: add 'pcie %s PARENT ...'", nd->name,
+            return perr_at(p, nd->line, nd->col, "%s '%s' is linked to nothing", kind_name(nd->kind),
                            nd->name);
+        if (nd->kind == GQ_SIM_GPU && nd->parent_link < 0)
+            return perr_at(p, nd->line, nd->col, "gpu '%s' has no PCIe link: add 'pcie %s PARENT ...'",
+                           nd->name, nd->name);
     }
     /* NUMA nodes 0..k-1 */
     bool numa[GQ_MAX_NUMA] = {false};
@@ -1114,8 +1242,8 @@ static int check_machine(pctx *p)
             for (int n = 0; n < m->nnode; n++)
                 if (m->nodes[n].kind == GQ_SIM_MEMORY && m->nodes[n].numa == k)
                     return perr_at(p, m->nodes[n].line, m->nodes[n].col,
-                                   "NUMA nodes must be numbered from 0 without gaps; '%s' is node %d", m->nodes[n].name,
-                                   k);
+                                   "NUMA nodes must be numbered from 0 without gaps; '%s' is node %d",
+                                   m->nodes[n].name, k);
         }
     }
     int rc = build_adjacency(m);
@@ -1264,7 +1392,8 @@ int gq_sim_load_file(const char *path, gq_sim_machine **out, gq_err *err)
     int rc = GQ_OK;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return gq_err_set(err, GQ_E_USAGE, "%s:1:1: cannot open the topology file: %s", path, strerror(errno));
+        return gq_err_set(err, GQ_E_USAGE, "%s:1:1: cannot open the topology file: %s", path,
+                          strerror(errno));
     struct stat st;
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
         rc = gq_err_set(err, GQ_E_USAGE, "%s:1:1: is a directory, not a topology file", path);
@@ -1281,13 +1410,13 @@ int gq_sim_load_file(const char *path, gq_sim_machine **out, gq_err *err)
         goto out;
     }
     if (n > GQ_SIM_MAX_FILE) {
-        rc = gq_err_set(err, GQ_E_USAGE, "%s:1:1: the topology file is larger than 1 MiB; is it the right file?",
-                        path);
+        rc = gq_err_set(err, GQ_E_USAGE,
+                        "%s:1:1: the topology file is larger than 1 MiB; is it the right file?", path);
         goto out;
     }
     if (n == 0) {
-        rc = gq_err_set(err, GQ_E_USAGE, "%s:1:1: the topology file is empty; it needs 'machine NAME', nodes and links",
-                        path);
+        rc = gq_err_set(err, GQ_E_USAGE,
+                        "%s:1:1: the topology file is empty; it needs 'machine NAME', nodes and links", path);
         goto out;
     }
     rc = gq_sim_parse(buf, n, path, out, err);
@@ -1331,8 +1460,8 @@ int gq_sim_load(const char *spec, gq_sim_machine **out, gq_err *err)
     const char *near = gq_closest(spec, gq_sim_builtin_names());
     if (near)
         return gq_err_set(err, GQ_E_USAGE,
-                          "no topology file or built-in machine '%s'; did you mean '%s'? (built-in: %s)", spec, near,
-                          list);
-    return gq_err_set(err, GQ_E_USAGE, "no topology file or built-in machine '%s' (built-in: %s, or a file path)",
-                      spec, list);
+                          "no topology file or built-in machine '%s'; did you mean '%s'? (built-in: %s)",
+                          spec, near, list);
+    return gq_err_set(err, GQ_E_USAGE,
+                      "no topology file or built-in machine '%s' (built-in: %s, or a file path)", spec, list);
 }
