@@ -31,8 +31,14 @@ static const struct {
     [GQ_CS_STRESS] = {"stress", "Stress with telemetry"},
 };
 
-const char *gq_card_step_name(gq_card_step_id s) { return s < GQ_CS_COUNT ? steps[s].name : "?"; }
-const char *gq_card_step_title(gq_card_step_id s) { return s < GQ_CS_COUNT ? steps[s].title : "?"; }
+const char *gq_card_step_name(gq_card_step_id s)
+{
+    return s < GQ_CS_COUNT ? steps[s].name : "?";
+}
+const char *gq_card_step_title(gq_card_step_id s)
+{
+    return s < GQ_CS_COUNT ? steps[s].title : "?";
+}
 
 const char *gq_card_step_status_name(gq_card_step_status s)
 {
@@ -164,18 +170,20 @@ int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out
         fmt_dur(min, b, sizeof b);
         fmt_dur(full, c, sizeof c);
         if (o->stress_s > 0)
-            return gq_err_set(err, GQ_E_USAGE,
-                              "--budget %s is too small: identity and each GPU's host paths need about %s with the "
-                              "%.0f s stress (--budget %s fits the whole card; or shorten --stress / use --no-stress)",
-                              a, b, o->stress_s, c);
-        return gq_err_set(err, GQ_E_USAGE,
-                          "--budget %s is too small: identity and each GPU's host paths need about %s on %d GPU%s "
-                          "(--budget %s fits the whole card)",
-                          a, b, o->ngpus, o->ngpus == 1 ? "" : "s", c);
+            return gq_err_set(
+                err, GQ_E_USAGE,
+                "--budget %s is too small: identity and each GPU's host paths need about %s with the "
+                "%.0f s stress (--budget %s fits the whole card; or shorten --stress / use --no-stress)",
+                a, b, o->stress_s, c);
+        return gq_err_set(
+            err, GQ_E_USAGE,
+            "--budget %s is too small: identity and each GPU's host paths need about %s on %d GPU%s "
+            "(--budget %s fits the whole card)",
+            a, b, o->ngpus, o->ngpus == 1 ? "" : "s", c);
     }
     /* Optional steps, dropped from the first when nothing else fits. */
-    static const gq_card_step_id drop_order[] = {GQ_CS_BIDIR, GQ_CS_LATENCY, GQ_CS_SWEEP, GQ_CS_PLACEMENT,
-                                                 GQ_CS_CONTENTION, GQ_CS_MATRIX};
+    static const gq_card_step_id drop_order[] = {GQ_CS_BIDIR,     GQ_CS_LATENCY,    GQ_CS_SWEEP,
+                                                 GQ_CS_PLACEMENT, GQ_CS_CONTENTION, GQ_CS_MATRIX};
     int ndrop = (int)(sizeof drop_order / sizeof drop_order[0]);
     int q, dropped = 0;
     double total = 0;
@@ -224,7 +232,8 @@ int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out
     }
     if (q > 0)
         snprintf(out->step[GQ_CS_IDENTITY].note, sizeof out->step[GQ_CS_IDENTITY].note,
-                 "quality lowered to fit the budget: %d rounds of %.2f s per measurement", out->rounds, out->round_s);
+                 "quality lowered to fit the budget: %d rounds of %.2f s per measurement", out->rounds,
+                 out->round_s);
     return GQ_OK;
 }
 
@@ -242,7 +251,7 @@ typedef struct runner {
     gq_harness_opts ho;
     gq_measurement *m; /* scratch (large) */
     double t0;
-    double done_s;     /* estimated seconds of finished work */
+    double done_s; /* estimated seconds of finished work */
     gq_card_step_id cur;
     double step_t0, step_done0;
     int nrun, idx;
@@ -252,7 +261,8 @@ static void report(runner *R, double frac_of_step)
 {
     if (!R->progress)
         return;
-    gq_card_progress p = {.step = R->cur, .step_index = R->idx, .nsteps = R->nrun, .title = steps[R->cur].title};
+    gq_card_progress p = {
+        .step = R->cur, .step_index = R->idx, .nsteps = R->nrun, .title = steps[R->cur].title};
     p.total_s = R->plan->est_total_s;
     double est = R->plan->step[R->cur].est_s;
     p.done_s = R->step_done0 + (frac_of_step >= 0 ? frac_of_step * est : R->done_s - R->step_done0);
@@ -273,7 +283,8 @@ static int measure(runner *R, gq_err *err)
 {
     gq_err e = {0};
     int rc = gq_harness_measure(R->be, R->t, R->m, &R->ho, &R->res->rs, R->j, &e);
-    R->done_s += gq_card_estimate_measurement(R->m->nflows, R->ho.rounds, R->ho.round_s, R->m->flows[0].bytes);
+    R->done_s +=
+        gq_card_estimate_measurement(R->m->nflows, R->ho.rounds, R->ho.round_s, R->m->flows[0].bytes);
     report(R, -1);
     if (rc == GQ_E_INTR || gq_interrupt_requested())
         return GQ_E_INTR;
@@ -409,7 +420,8 @@ static int step_sweep(runner *R, const gq_pairmatrix *pm, gq_err *err)
             continue;
         int members = 0;
         for (int k = 0; k < R->res->rs.n; k++)
-            members += R->res->rs.v[k].group == r->group && !R->res->rs.v[k].aggregate && !R->res->rs.v[k].sum;
+            members +=
+                R->res->rs.v[k].group == r->group && !R->res->rs.v[k].aggregate && !R->res->rs.v[k].sum;
         if (members != 1)
             continue;
         if (r->value.median > hf) {
@@ -456,7 +468,8 @@ static int step_latency(runner *R, gq_err *err)
         if (rc == GQ_E_UNSUPP) {
             /* The record the harness kept says why; no use asking again. */
             R->res->rs.n--;
-            snprintf(R->plan->step[GQ_CS_LATENCY].note, sizeof R->plan->step[GQ_CS_LATENCY].note, "%s", e.msg);
+            snprintf(R->plan->step[GQ_CS_LATENCY].note, sizeof R->plan->step[GQ_CS_LATENCY].note, "%s",
+                     e.msg);
             return GQ_E_UNSUPP;
         }
         if (rc == GQ_E_INTR || gq_interrupt_requested())
@@ -632,10 +645,11 @@ void gq_card_result_free(gq_card_result *r)
     memset(r, 0, sizeof *r);
 }
 
-int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_card_plan *plan, gq_journal *j,
-                    gq_card_progress_fn progress, void *parg, gq_card_result *res, gq_err *err)
+int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_card_plan *plan,
+                    gq_journal *j, gq_card_progress_fn progress, void *parg, gq_card_result *res, gq_err *err)
 {
-    runner R = {.be = be, .t = t, .o = o, .plan = plan, .j = j, .progress = progress, .parg = parg, .res = res};
+    runner R = {
+        .be = be, .t = t, .o = o, .plan = plan, .j = j, .progress = progress, .parg = parg, .res = res};
     gq_probe_plan pp = {0};
     int rc = GQ_OK;
     R.m = calloc(1, sizeof *R.m);
@@ -649,8 +663,17 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
     for (int s = 0; s < GQ_CS_COUNT; s++)
         R.nrun += plan->step[s].run;
     res->stopped_at = GQ_CS_COUNT;
-    static gq_pairmatrix pm;
-    static gq_domains dom;
+    /* Large: on the heap, not the stack. */
+    gq_pairmatrix *pmp = calloc(1, sizeof *pmp);
+    gq_domains *domp = calloc(1, sizeof *domp);
+    if (!pmp || !domp) {
+        free(pmp);
+        free(domp);
+        free(R.m);
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    }
+#define pm (*pmp)
+#define dom (*domp)
 
     for (int s = 0; s < GQ_CS_COUNT && rc != GQ_E_INTR && rc != GQ_E_NOMEM; s++) {
         gq_card_step *st = &plan->step[s];
@@ -663,8 +686,7 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
         begin_step(&R, (gq_card_step_id)s);
         int src = GQ_OK;
         switch ((gq_card_step_id)s) {
-        case GQ_CS_IDENTITY:
-            break; /* discovery already ran; the card composes it */
+        case GQ_CS_IDENTITY: break; /* discovery already ran; the card composes it */
         case GQ_CS_MATRIX: {
             gq_probe_plan_free(&pp);
             if ((src = gq_probes_plan_matrix(&pp, t, o->gpus, o->ngpus, err)))
@@ -687,9 +709,7 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
             }
             break;
         }
-        case GQ_CS_BIDIR:
-            src = step_bidir(&R, err);
-            break;
+        case GQ_CS_BIDIR: src = step_bidir(&R, err); break;
         case GQ_CS_SWEEP:
             current_domains(&R, &pm, &dom);
             src = step_sweep(&R, &pm, err);
@@ -705,11 +725,8 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
             current_domains(&R, &pm, &dom);
             src = step_placement(&R, &dom, err);
             break;
-        case GQ_CS_STRESS:
-            src = step_stress(&R, err);
-            break;
-        default:
-            break;
+        case GQ_CS_STRESS: src = step_stress(&R, err); break;
+        default: break;
         }
         if (src == GQ_E_INTR) {
             end_step(&R, (gq_card_step_id)s, GQ_CSS_INTERRUPTED);
@@ -741,9 +758,13 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
             plan->step[s].status = GQ_CSS_SKIPPED;
             snprintf(plan->step[s].note, sizeof plan->step[s].note, "not run: the card was interrupted");
         }
+#undef pm
+#undef dom
     res->elapsed_s = gq_now_mono() - R.t0;
     gq_probe_plan_free(&pp);
     free(R.m);
+    free(pmp);
+    free(domp);
     if (rc == GQ_E_INTR)
         return gq_err_set(err, GQ_E_INTR, "interrupted during %s", gq_card_step_name(res->stopped_at));
     return rc;

@@ -74,7 +74,7 @@ typedef enum gq_card_step_id {
 typedef enum gq_card_step_status {
     GQ_CSS_PLANNED = 0,
     GQ_CSS_DONE,
-    GQ_CSS_SKIPPED,     /* did not fit the budget, or nothing to do (note says which) */
+    GQ_CSS_SKIPPED, /* did not fit the budget, or nothing to do (note says which) */
     GQ_CSS_INTERRUPTED,
     GQ_CSS_FAILED,
 } gq_card_step_status;
@@ -85,21 +85,21 @@ const char *gq_card_step_title(gq_card_step_id s);
 const char *gq_card_step_status_name(gq_card_step_status s);
 
 typedef struct gq_card_step {
-    bool run;              /* planned to run */
-    double est_s;          /* estimate at the chosen quality */
+    bool run;     /* planned to run */
+    double est_s; /* estimate at the chosen quality */
     double elapsed_s;
     gq_card_step_status status;
     char note[600];
 } gq_card_step;
 
 typedef struct gq_card_opts {
-    double budget_s;       /* > 0 */
-    double stress_s;       /* 0: no stress */
-    int prefill, decode;   /* roles; both 0: the default split (half and half) */
-    int offload;           /* KV offload workers; -1: default (half the GPUs) */
-    uint64_t bytes;        /* buffer per copy for bandwidth steps; default 256 MiB */
-    bool verify;           /* data pattern check after timed parts (default on) */
-    int ngpus;             /* selected GPUs, in order */
+    double budget_s;     /* > 0 */
+    double stress_s;     /* 0: no stress */
+    int prefill, decode; /* roles; both 0: the default split (half and half) */
+    int offload;         /* KV offload workers; -1: default (half the GPUs) */
+    uint64_t bytes;      /* buffer per copy for bandwidth steps; default 256 MiB */
+    bool verify;         /* data pattern check after timed parts (default on) */
+    int ngpus;           /* selected GPUs, in order */
     int gpus[GQ_MAX_GPUS];
     /* Force steps off (tests, --no-stress): */
     bool no_sweep, no_latency, no_placement;
@@ -109,13 +109,13 @@ void gq_card_opts_default(gq_card_opts *o);
 
 typedef struct gq_card_plan {
     gq_card_step step[GQ_CS_COUNT];
-    int rounds;            /* harness rounds per measurement */
-    double round_s;        /* target seconds per round */
-    int sweep_points;      /* sizes per sweep */
+    int rounds;       /* harness rounds per measurement */
+    double round_s;   /* target seconds per round */
+    int sweep_points; /* sizes per sweep */
     double est_total_s;
-    double min_s;          /* the smallest card: identity + host alone (+ stress) */
-    double full_s;         /* everything at the best quality */
-    int quality;           /* 0 best .. */
+    double min_s;  /* the smallest card: identity + host alone (+ stress) */
+    double full_s; /* everything at the best quality */
+    int quality;   /* 0 best .. */
 } gq_card_plan;
 
 /* Plan for topo and the selected GPUs. GQ_E_USAGE when even the smallest
@@ -133,11 +133,11 @@ double gq_card_estimate_measurement(int nflows, int rounds, double round_s, uint
 /* Progress, for the terminal bar. */
 typedef struct gq_card_progress {
     gq_card_step_id step;
-    int step_index, nsteps;   /* among the steps that run */
+    int step_index, nsteps; /* among the steps that run */
     const char *title;
-    double done_s, total_s;   /* in estimated seconds */
-    double elapsed_s;         /* wall time since the start */
-    double left_s;            /* estimate of the time left */
+    double done_s, total_s; /* in estimated seconds */
+    double elapsed_s;       /* wall time since the start */
+    double left_s;          /* estimate of the time left */
 } gq_card_progress;
 typedef void (*gq_card_progress_fn)(void *arg, const gq_card_progress *p);
 
@@ -146,12 +146,12 @@ typedef struct gq_card_result {
     gq_recordset rs;
     bool have_stress;
     gq_stress_result stress;
-    json_t *stress_json;      /* "stress" section (owned) or NULL */
-    json_t *placement_json;   /* "placement" section (owned) or NULL */
+    json_t *stress_json;    /* "stress" section (owned) or NULL */
+    json_t *placement_json; /* "placement" section (owned) or NULL */
     double elapsed_s;
     bool interrupted;
     gq_card_step_id stopped_at;
-    int nfailed;              /* steps that failed with an error (the rest continued) */
+    int nfailed; /* steps that failed with an error (the rest continued) */
 } gq_card_result;
 
 void gq_card_result_free(gq_card_result *r);
@@ -168,16 +168,16 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
 typedef struct gq_card_inputs {
     const gq_topo *topo;
     const gq_recordset *rs;
-    const json_t *stress;      /* "stress" section */
-    const json_t *placement;   /* "placement" section */
+    const json_t *stress;    /* "stress" section */
+    const json_t *placement; /* "placement" section */
     const gq_expect *expect;
-    const gq_card_plan *plan;  /* steps with their status */
-    const gq_card_opts *opts;  /* budget, roles, GPUs (NULL: every GPU in topo) */
+    const gq_card_plan *plan; /* steps with their status */
+    const gq_card_opts *opts; /* budget, roles, GPUs (NULL: every GPU in topo) */
     double elapsed_s;
     bool complete;
-    const char *stopped_at;    /* step name when interrupted */
-    const char *hostname;      /* NULL: topo->hostname */
-    uint64_t bytes;            /* main buffer size; 0: the most common size among the records */
+    const char *stopped_at; /* step name when interrupted */
+    const char *hostname;   /* NULL: topo->hostname */
+    uint64_t bytes;         /* main buffer size; 0: the most common size among the records */
 } gq_card_inputs;
 
 /* Compose. Returns a new object with the root sections of a card document:
@@ -188,7 +188,8 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err);
 
 /* Facts for the verdicts, from a card section and the stress section (both
  * as composed or saved) and the records (integrity counts; may be NULL). */
-void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs, gq_card_facts *f);
+void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
+                             gq_card_facts *f);
 
 /* Judge a composed or saved card section again (e.g. `report --expect`):
  * replaces its checks, counts, verdict, exit_code, expectations, rows and

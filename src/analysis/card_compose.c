@@ -24,7 +24,10 @@ static double sum_json(const json_t *a)
     return s;
 }
 
-static json_t *jnum(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+static json_t *jnum(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
 
 static double jd(const json_t *o, const char *k)
 {
@@ -113,7 +116,10 @@ static const char *range(double lo, double hi, char *b, size_t n)
 
 /* ---- figures from records ---------------------------------------------------- */
 
-static bool usable(const gq_record *r) { return gq_domains_usable(r, NULL); }
+static bool usable(const gq_record *r)
+{
+    return gq_domains_usable(r, NULL);
+}
 
 static uint64_t main_bytes(const gq_recordset *rs)
 {
@@ -144,8 +150,10 @@ static json_t *identity_json(const gq_topo *t, const int *sel, int n, const json
         json_object_set_new(j, "index", json_integer(sel[k]));
         json_object_set_new(j, "name", json_string(g->name));
         json_object_set_new(j, "uuid", json_string(g->uuid));
-        json_object_set_new(j, "memory_mib", g->mem_bytes ? json_integer((json_int_t)(g->mem_bytes / GQ_MiB)) : json_null());
-        json_object_set_new(j, "power_limit_w", g->power_limit_w > 0 ? json_real(g->power_limit_w) : json_null());
+        json_object_set_new(j, "memory_mib",
+                            g->mem_bytes ? json_integer((json_int_t)(g->mem_bytes / GQ_MiB)) : json_null());
+        json_object_set_new(j, "power_limit_w",
+                            g->power_limit_w > 0 ? json_real(g->power_limit_w) : json_null());
         json_object_set_new(j, "numa_node", json_integer(g->numa_node));
         json_object_set_new(j, "cpulist", json_string(g->cpulist));
         json_object_set_new(j, "pci_bus_id", json_string(g->pci_bus_id));
@@ -230,9 +238,9 @@ static json_t *matrix_json(const char *id, const char *title, const char *test, 
         }
         json_array_append_new(vals, row);
     }
-    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:b, s:i}", "id", id, "title", title, "unit", unit, "test", test,
-                     "gpus", ints_json(pm->gpu, pm->n), "values", vals, "staged", ncells > 0 && nstaged == ncells,
-                     "staged_cells", nstaged);
+    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:b, s:i}", "id", id, "title", title, "unit", unit,
+                     "test", test, "gpus", ints_json(pm->gpu, pm->n), "values", vals, "staged",
+                     ncells > 0 && nstaged == ncells, "staged_cells", nstaged);
 }
 
 static json_t *host_json(const gq_bottlenecks *bn, const int *sel, int n, const gq_recordset *rs)
@@ -276,12 +284,12 @@ static json_t *host_json(const gq_bottlenecks *bn, const int *sel, int n, const 
         json_t *pg = json_array();
         for (int k = 0; k < ob->ngpus; k++)
             json_array_append_new(pg, jnum(ob->rate[ob->gpus[k]]));
-        json_array_append_new(subs, json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:b, s:o, s:b}", "gpus",
-                                              ints_json(ob->gpus, ob->ngpus), "direction",
-                                              gq_direction_name(ob->direction), "per_gpu", pg, "aggregate_gbps",
-                                              jnum(ob->aggregate_gbps), "expected_gbps", jnum(ob->expected_gbps),
-                                              "sum_alone_gbps", jnum(ob->sum_alone_gbps), "valid", true, "overlap",
-                                              jnum(ob->overlap), "contended", ob->contended));
+        json_array_append_new(
+            subs, json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:b, s:o, s:b}", "gpus",
+                            ints_json(ob->gpus, ob->ngpus), "direction", gq_direction_name(ob->direction),
+                            "per_gpu", pg, "aggregate_gbps", jnum(ob->aggregate_gbps), "expected_gbps",
+                            jnum(ob->expected_gbps), "sum_alone_gbps", jnum(ob->sum_alone_gbps), "valid",
+                            true, "overlap", jnum(ob->overlap), "contended", ob->contended));
     }
     json_object_set_new(o, "subsets", subs);
     /* Both directions at once (bidirectional_set): direction aggregates and their sum. */
@@ -296,8 +304,9 @@ static json_t *host_json(const gq_bottlenecks *bn, const int *sel, int n, const 
             agg[r->direction == GQ_DIR_D2H] = r->value.median;
     }
     if (isfinite(sum) || isfinite(agg[0]))
-        json_object_set_new(o, "bidir", json_pack("{s:o, s:o, s:o}", "h2d_aggregate_gbps", jnum(agg[0]),
-                                                  "d2h_aggregate_gbps", jnum(agg[1]), "sum_gbps", jnum(sum)));
+        json_object_set_new(o, "bidir",
+                            json_pack("{s:o, s:o, s:o}", "h2d_aggregate_gbps", jnum(agg[0]),
+                                      "d2h_aggregate_gbps", jnum(agg[1]), "sum_gbps", jnum(sum)));
     else
         json_object_set_new(o, "bidir", json_null());
     return o;
@@ -337,7 +346,8 @@ static json_t *pairs_json(const gq_bottlenecks *bn, const gq_pairmatrix *pm)
     json_t *o = json_object();
     json_object_set_new(o, "within", w ? pairs_side(w, pm) : json_null());
     json_object_set_new(o, "across", a ? pairs_side(a, pm) : json_null());
-    json_object_set_new(o, "ratio", jnum(w && a && w->aggregate_gbps > 0 ? a->aggregate_gbps / w->aggregate_gbps : NAN));
+    json_object_set_new(o, "ratio",
+                        jnum(w && a && w->aggregate_gbps > 0 ? a->aggregate_gbps / w->aggregate_gbps : NAN));
     return o;
 }
 
@@ -359,7 +369,8 @@ static json_t *sweeps_json(const gq_recordset *rs)
         goto out;
     for (int i = 0; i < rs->n && ns < 16; i++) {
         const gq_record *r = &rs->v[i];
-        if (done[i] || strncmp(r->test, GQ_CARD_TEST_SWEEP_PREFIX, pl) || r->aggregate || r->sum || r->is_latency)
+        if (done[i] || strncmp(r->test, GQ_CARD_TEST_SWEEP_PREFIX, pl) || r->aggregate || r->sum ||
+            r->is_latency)
             continue;
         int np = 0;
         for (int k = i; k < rs->n; k++) {
@@ -387,8 +398,8 @@ static json_t *sweeps_json(const gq_recordset *rs)
         gq_err e;
         json_t *fj = json_null();
         if (gq_sweepfit_compute(b64, g, nf, &fit, &e) == GQ_OK)
-            fj = json_pack("{s:f, s:f, s:f, s:f}", "fixed_us", fit.a_us, "asymptotic_gbps", fit.bw_gbps, "half_bytes",
-                           fit.half_bytes, "rms_rel", fit.rms_rel);
+            fj = json_pack("{s:f, s:f, s:f, s:f}", "fixed_us", fit.a_us, "asymptotic_gbps", fit.bw_gbps,
+                           "half_bytes", fit.half_bytes, "rms_rel", fit.rms_rel);
         char label[128], src[24], dst[24];
         gq_endpoint_str(r->src, src, sizeof src);
         gq_endpoint_str(r->dst, dst, sizeof dst);
@@ -402,8 +413,9 @@ static json_t *sweeps_json(const gq_recordset *rs)
         for (int k = 0; k < nf; k++)
             mx = g[k] > mx ? g[k] : mx;
         asym[ns++] = json_is_object(fj) ? fit.bw_gbps : mx;
-        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "label", label, "src", src, "dst",
-                                             dst, "test", r->test + pl, "bytes", by, "gbps", gb, "fit", fj));
+        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "label", label, "src",
+                                             src, "dst", dst, "test", r->test + pl, "bytes", by, "gbps", gb,
+                                             "fit", fj));
     }
     /* Name the fastest and the slowest path. */
     if (ns >= 2) {
@@ -449,7 +461,8 @@ static json_t *latency_json(const gq_recordset *rs, const int *sel, int n)
         const gq_record *r = &rs->v[i];
         if (!r->is_latency || !r->valid)
             continue;
-        if (!strcmp(r->test, GQ_CARD_TEST_HOST_LAT) && r->exec_gpu >= 0 && r->exec_gpu < MAXG && pos[r->exec_gpu] >= 0) {
+        if (!strcmp(r->test, GQ_CARD_TEST_HOST_LAT) && r->exec_gpu >= 0 && r->exec_gpu < MAXG &&
+            pos[r->exec_gpu] >= 0) {
             host[pos[r->exec_gpu]] = r->value.median;
             anyh = true;
         } else if (!strcmp(r->test, GQ_CARD_TEST_P2P_LAT) && r->exec_gpu >= 0 && r->exec_gpu < MAXG) {
@@ -477,8 +490,10 @@ static json_t *latency_json(const gq_recordset *rs, const int *sel, int n)
                 json_array_append_new(row, jnum(k == l ? NAN : p2p[k][l]));
             json_array_append_new(v, row);
         }
-        json_object_set_new(o, "p2p", json_pack("{s:o, s:o, s:s}", "gpus", ints_json(sel, n), "values", v, "note",
-                                               "row: GPU running the pointer chase; column: GPU whose memory it reads"));
+        json_object_set_new(
+            o, "p2p",
+            json_pack("{s:o, s:o, s:s}", "gpus", ints_json(sel, n), "values", v, "note",
+                      "row: GPU running the pointer chase; column: GPU whose memory it reads"));
     }
     return o;
 }
@@ -490,11 +505,12 @@ static void example(char *dst, size_t n, const gq_record *r)
     if (dst[0])
         return;
     char a[24], b[24];
-    snprintf(dst, n, "%s %s→%s: %s", r->test, gq_endpoint_str(r->src, a, sizeof a), gq_endpoint_str(r->dst, b, sizeof b),
-             r->error[0] ? r->error : "no detail");
+    snprintf(dst, n, "%s %s→%s: %s", r->test, gq_endpoint_str(r->src, a, sizeof a),
+             gq_endpoint_str(r->dst, b, sizeof b), r->error[0] ? r->error : "no detail");
 }
 
-void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs, gq_card_facts *f)
+void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
+                             gq_card_facts *f)
 {
     gq_card_facts_init(f);
     const json_t *id = json_object_get(card, "identity");
@@ -586,7 +602,8 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
         n = jints(json_object_get(p, "gpus"), gl, MAXG);
         for (int a = 0; a < n; a++)
             for (int b = 0; b < n; b++) {
-                const json_t *x = json_array_get(json_array_get(json_object_get(p, "values"), (size_t)a), (size_t)b);
+                const json_t *x =
+                    json_array_get(json_array_get(json_object_get(p, "values"), (size_t)a), (size_t)b);
                 if (json_is_number(x) && gl[a] < MAXG && gl[b] < MAXG && pos[gl[a]] >= 0 && pos[gl[b]] >= 0)
                     f->p2p_lat_ns[pos[gl[a]]][pos[gl[b]]] = json_number_value(x);
             }
@@ -645,10 +662,10 @@ static json_t *checks_json(const gq_checklist *cl)
     json_t *a = json_array();
     for (int i = 0; i < cl->n; i++) {
         const gq_check *c = &cl->v[i];
-        json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:s}", "id", c->id, "subject",
-                                           c->subject, "source", c->source, "verdict", gq_verdict_name(c->verdict),
-                                           "figure", jnum(c->figure), "threshold", jnum(c->threshold), "unit", c->unit,
-                                           "text", c->text));
+        json_array_append_new(
+            a, json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:s}", "id", c->id, "subject", c->subject,
+                         "source", c->source, "verdict", gq_verdict_name(c->verdict), "figure",
+                         jnum(c->figure), "threshold", jnum(c->threshold), "unit", c->unit, "text", c->text));
     }
     return a;
 }
@@ -674,11 +691,11 @@ static const char *row_verdict(const gq_checklist *cl, const char *const *ids, b
     return measured ? "info" : "skip";
 }
 
-static void row(json_t *rows, const char *check, const char *evidence, const char *result, const char *verdict,
-                const char *decision)
+static void row(json_t *rows, const char *check, const char *evidence, const char *result,
+                const char *verdict, const char *decision)
 {
-    json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:s, s:s}", "check", check, "evidence", evidence, "result",
-                                          result, "verdict", verdict, "decision", decision));
+    json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:s, s:s}", "check", check, "evidence", evidence,
+                                          "result", result, "verdict", verdict, "decision", decision));
 }
 
 __attribute__((format(printf, 2, 3))) static void finding(json_t *fs, const char *fmt, ...)
@@ -693,8 +710,8 @@ __attribute__((format(printf, 2, 3))) static void finding(json_t *fs, const char
 
 /* Min and max of a matrix's finite cells, split by a domain map: within (same
  * domain) and across. dom_of by GPU index; -1 unknown. */
-static void matrix_ranges(const json_t *m, const int *dom_of, double *wlo, double *whi, double *alo, double *ahi,
-                          double *lo, double *hi)
+static void matrix_ranges(const json_t *m, const int *dom_of, double *wlo, double *whi, double *alo,
+                          double *ahi, double *lo, double *hi)
 {
     *wlo = *alo = *lo = INFINITY;
     *whi = *ahi = *hi = -INFINITY;
@@ -732,15 +749,17 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         goto out;
     json_object_set_new(card, "checks", checks_json(&cl));
     gq_verdict overall = gq_checklist_overall(&cl);
-    json_object_set_new(card, "counts",
-                        json_pack("{s:i, s:i, s:i, s:i, s:i}", "pass", gq_checklist_count(&cl, GQ_V_PASS), "warn",
-                                  gq_checklist_count(&cl, GQ_V_WARN), "fail", gq_checklist_count(&cl, GQ_V_FAIL),
-                                  "info", gq_checklist_count(&cl, GQ_V_INFO), "skip", gq_checklist_count(&cl, GQ_V_SKIP)));
+    json_object_set_new(
+        card, "counts",
+        json_pack("{s:i, s:i, s:i, s:i, s:i}", "pass", gq_checklist_count(&cl, GQ_V_PASS), "warn",
+                  gq_checklist_count(&cl, GQ_V_WARN), "fail", gq_checklist_count(&cl, GQ_V_FAIL), "info",
+                  gq_checklist_count(&cl, GQ_V_INFO), "skip", gq_checklist_count(&cl, GQ_V_SKIP)));
     json_object_set_new(card, "verdict", json_string(gq_verdict_name(overall)));
     json_object_set_new(card, "expectations",
-                        ex && ex->nmodels ? json_pack("{s:s, s:s}", "file", ex->path[0] ? ex->path : "(inline)",
-                                                      "description", ex->description)
-                                          : json_null());
+                        ex && ex->nmodels
+                            ? json_pack("{s:s, s:s}", "file", ex->path[0] ? ex->path : "(inline)",
+                                        "description", ex->description)
+                            : json_null());
     bool complete = !json_is_false(json_object_get(card, "complete"));
     json_object_set_new(card, "exit_code", json_integer(complete ? gq_verdict_exit_code(overall) : 5));
 
@@ -771,12 +790,14 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         const json_t *g0 = json_array_get(json_object_get(id, "gpus"), 0);
         const json_t *pc = json_object_get(g0, "pcie");
         bool same = true;
-        json_array_foreach(json_object_get(id, "gpus"), i, x) same &= !strcmp(js(x, "name", ""), js(g0, "name", ""));
+        json_array_foreach(json_object_get(id, "gpus"), i, x) same &=
+            !strcmp(js(x, "name", ""), js(g0, "name", ""));
         snprintf(ev, sizeof ev, "%d × %s%s, %s MiB, %s W limit; PCIe Gen%s x%s %s; driver %s, CUDA %s", n,
                  js(g0, "name", "?"), same ? "" : " (mixed models)", f1(jd(g0, "memory_mib"), a, sizeof a),
-                 f1(jd(g0, "power_limit_w"), b, sizeof b), f1(jd(pc, "gen"), c, sizeof c), f1(jd(pc, "width"), d, sizeof d),
-                 json_is_true(json_object_get(pc, "under_load")) ? "under load" : "at idle", js(id, "driver", "?"),
-                 js(id, "cuda_driver_str", "?"));
+                 f1(jd(g0, "power_limit_w"), b, sizeof b), f1(jd(pc, "gen"), c, sizeof c),
+                 f1(jd(pc, "width"), d, sizeof d),
+                 json_is_true(json_object_get(pc, "under_load")) ? "under load" : "at idle",
+                 js(id, "driver", "?"), js(id, "cuda_driver_str", "?"));
         int down = 0;
         json_array_foreach(json_object_get(id, "gpus"), i, x)
         {
@@ -787,11 +808,13 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         if (down)
             snprintf(res, sizeof res, "%d GPU%s below the link's maximum", down, down == 1 ? "" : "s");
         else
-            snprintf(res, sizeof res, "every link at its maximum (Gen%s x%s)", f1(jd(pc, "gen_max"), a, sizeof a),
-                     f1(jd(pc, "width_max"), b, sizeof b));
-        static const char *const ids[] = {"count_min", "memory_mib_min", "power_limit_w_min", "pcie_gen_min",
-                                          "pcie_width_min", "link_width", "link_gen", "expect_uncovered", NULL};
-        row(rows, "Identity and links", ev, res, row_verdict(&cl, ids, n > 0), "Confirm the delivered configuration");
+            snprintf(res, sizeof res, "every link at its maximum (Gen%s x%s)",
+                     f1(jd(pc, "gen_max"), a, sizeof a), f1(jd(pc, "width_max"), b, sizeof b));
+        static const char *const ids[] = {"count_min",    "memory_mib_min",   "power_limit_w_min",
+                                          "pcie_gen_min", "pcie_width_min",   "link_width",
+                                          "link_gen",     "expect_uncovered", NULL};
+        row(rows, "Identity and links", ev, res, row_verdict(&cl, ids, n > 0),
+            "Confirm the delivered configuration");
     }
 
     /* Pairwise GPU traffic. */
@@ -801,16 +824,17 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         matrix_ranges(m0, dom_of, &wlo, &whi, &alo, &ahi, &lo, &hi);
         int n = (int)json_array_size(json_object_get(m0, "gpus"));
         bool staged = json_is_true(json_object_get(m0, "staged"));
-        snprintf(ev, sizeof ev, "%s matrix %d×%d, one pair at a time%s", staged ? "host-staged GPU-to-GPU" : "P2P read",
-                 n, n, staged ? " (no P2P)" : "");
+        snprintf(ev, sizeof ev, "%s matrix %d×%d, one pair at a time%s",
+                 staged ? "host-staged GPU-to-GPU" : "P2P read", n, n, staged ? " (no P2P)" : "");
         if (json_is_true(json_object_get(dm, "split")))
-            snprintf(res, sizeof res, "%d domains; within %s GB/s, across %s GB/s", ndom, range(wlo, whi, s1, sizeof s1),
-                     range(alo, ahi, s2, sizeof s2));
+            snprintf(res, sizeof res, "%d domains; within %s GB/s, across %s GB/s", ndom,
+                     range(wlo, whi, s1, sizeof s1), range(alo, ahi, s2, sizeof s2));
         else
             snprintf(res, sizeof res, "%s GB/s%s", range(lo, hi, s1, sizeof s1),
                      json_is_true(json_object_get(dm, "no_p2p")) ? "; no pair has P2P" : "; one domain");
         static const char *const ids[] = {"p2p_gbps_min", "nvlink_gbps_min", NULL};
-        row(rows, "Pairwise GPU traffic", ev, res, row_verdict(&cl, ids, isfinite(lo)), "Discover fast communication groups");
+        row(rows, "Pairwise GPU traffic", ev, res, row_verdict(&cl, ids, isfinite(lo)),
+            "Discover fast communication groups");
     } else {
         static const char *const ids[] = {NULL};
         row(rows, "Pairwise GPU traffic", "P2P read matrix", "not measured", row_verdict(&cl, ids, false),
@@ -822,7 +846,8 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
     {
         const json_t *w = json_object_get(pairs, "within"), *ac = json_object_get(pairs, "across");
         snprintf(ev, sizeof ev, "%d pairs at once within domains, %d across",
-                 (int)json_array_size(json_object_get(w, "pairs")), (int)json_array_size(json_object_get(ac, "pairs")));
+                 (int)json_array_size(json_object_get(w, "pairs")),
+                 (int)json_array_size(json_object_get(ac, "pairs")));
         double ra = jd(pairs, "ratio");
         if (json_is_object(w) && json_is_object(ac))
             snprintf(res, sizeof res, "within %s GB/s in total, across %s GB/s (%.0f%%)",
@@ -831,10 +856,14 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         else if (json_is_object(w))
             snprintf(res, sizeof res, "within %s GB/s in total", f1(jd(w, "aggregate_gbps"), a, sizeof a));
         else if (json_is_object(ac))
-            snprintf(res, sizeof res, "%d pairs at once %s GB/s in total, %s GB/s one at a time",
-                     (int)json_array_size(json_object_get(ac, "pairs")), f1(jd(ac, "aggregate_gbps"), a, sizeof a),
-                     f1(isfinite(jd(ac, "aggregate_gbps")) ? sum_json(json_object_get(ac, "isolated_gbps")) : NAN, b,
-                        sizeof b));
+            snprintf(
+                res, sizeof res, "%d pairs at once %s GB/s in total, %s GB/s one at a time",
+                (int)json_array_size(json_object_get(ac, "pairs")), f1(jd(ac, "aggregate_gbps"), a, sizeof a),
+                f1(isfinite(jd(ac, "aggregate_gbps")) ? sum_json(json_object_get(ac, "isolated_gbps")) : NAN,
+                   b, sizeof b));
+        else if (json_is_true(json_object_get(dm, "no_p2p")))
+            snprintf(res, sizeof res, "no P2P: concurrent GPU pairs go through host memory (see the host paths and "
+                                      "the placement)");
         else
             snprintf(res, sizeof res, "%s", ndom <= 1 ? "one domain: nothing to compare" : "not measured");
         static const char *const ids[] = {NULL};
@@ -849,8 +878,10 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         double v[MAXG];
         int n = (int)json_array_size(json_object_get(json_object_get(host, "alone"), "h2d"));
         for (int k = 0; k < n && k < MAXG; k++) {
-            const json_t *e1 = json_array_get(json_object_get(json_object_get(host, "alone"), "h2d"), (size_t)k);
-            const json_t *e2 = json_array_get(json_object_get(json_object_get(host, "alone"), "d2h"), (size_t)k);
+            const json_t *e1 =
+                json_array_get(json_object_get(json_object_get(host, "alone"), "h2d"), (size_t)k);
+            const json_t *e2 =
+                json_array_get(json_object_get(json_object_get(host, "alone"), "d2h"), (size_t)k);
             if (json_is_number(e1)) {
                 h2lo = fmin(h2lo, json_number_value(e1));
                 h2hi = fmax(h2hi, json_number_value(e1));
@@ -862,17 +893,21 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         }
         (void)v;
         int nsub = (int)json_array_size(json_object_get(host, "subsets"));
-        snprintf(ev, sizeof ev, "both directions: each GPU alone, %d subset%s, all at once", nsub, nsub == 1 ? "" : "s");
+        snprintf(ev, sizeof ev, "both directions: each GPU alone, %d subset%s, all at once", nsub,
+                 nsub == 1 ? "" : "s");
         const json_t *all = json_object_get(host, "all");
         int nbn = 0;
         json_array_foreach(bottlenecks, i, x) nbn += strcmp(js(x, "direction", ""), "p2p") != 0;
         snprintf(res, sizeof res, "alone %s / %s GB/s (to GPU / to host)%s%s%s%s%s; %d shared host budget%s",
-                 range(h2lo, h2hi, s1, sizeof s1), range(d2lo, d2hi, s2, sizeof s2), json_is_object(all) ? "; all at once " : "",
-                 json_is_object(all) ? f1(jd(all, "h2d_aggregate_gbps"), a, sizeof a) : "", json_is_object(all) ? " / " : "",
-                 json_is_object(all) ? f1(jd(all, "d2h_aggregate_gbps"), b, sizeof b) : "", json_is_object(all) ? " GB/s" : "",
-                 nbn, nbn == 1 ? "" : "s");
+                 range(h2lo, h2hi, s1, sizeof s1), range(d2lo, d2hi, s2, sizeof s2),
+                 json_is_object(all) ? "; all at once " : "",
+                 json_is_object(all) ? f1(jd(all, "h2d_aggregate_gbps"), a, sizeof a) : "",
+                 json_is_object(all) ? " / " : "",
+                 json_is_object(all) ? f1(jd(all, "d2h_aggregate_gbps"), b, sizeof b) : "",
+                 json_is_object(all) ? " GB/s" : "", nbn, nbn == 1 ? "" : "s");
         static const char *const ids[] = {"h2d_gbps_min", "d2h_gbps_min", "agree_h2d", "agree_d2h", NULL};
-        row(rows, "Host-memory traffic", ev, res, row_verdict(&cl, ids, isfinite(h2lo)), "Select and qualify offload workers");
+        row(rows, "Host-memory traffic", ev, res, row_verdict(&cl, ids, isfinite(h2lo)),
+            "Select and qualify offload workers");
     }
 
     /* Transfer granularity. */
@@ -889,10 +924,9 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                 continue;
             char hb[32];
             double h = jd(fit, "half_bytes");
-            int w = snprintf(res + used, sizeof res - used, "%s%s: %s µs fixed cost, half of %s GB/s at %s", used ? "; " : "",
-                             js(x, "label", "?"), f1(jd(fit, "fixed_us"), a, sizeof a),
-                             f1(jd(fit, "asymptotic_gbps"), b, sizeof b),
-                             approx_size(h, hb, sizeof hb));
+            int w = snprintf(res + used, sizeof res - used, "%s%s: %s µs fixed cost, half of %s GB/s at %s",
+                             used ? "; " : "", js(x, "label", "?"), f1(jd(fit, "fixed_us"), a, sizeof a),
+                             f1(jd(fit, "asymptotic_gbps"), b, sizeof b), approx_size(h, hb, sizeof hb));
             if (w > 0 && (size_t)w < sizeof res - used)
                 used += (size_t)w;
         }
@@ -924,8 +958,9 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         }
         snprintf(ev, sizeof ev, "pointer chase host↔GPU%s", isfinite(pl) ? " and GPU↔GPU" : "");
         if (isfinite(hl))
-            snprintf(res, sizeof res, "host %s ns%s%s%s", range(hl, hh, s1, sizeof s1), isfinite(pl) ? ", GPU↔GPU " : "",
-                     isfinite(pl) ? range(pl, ph, s2, sizeof s2) : "", isfinite(pl) ? " ns" : "");
+            snprintf(res, sizeof res, "host %s ns%s%s%s", range(hl, hh, s1, sizeof s1),
+                     isfinite(pl) ? ", GPU↔GPU " : "", isfinite(pl) ? range(pl, ph, s2, sizeof s2) : "",
+                     isfinite(pl) ? " ns" : "");
         else
             snprintf(res, sizeof res, "not measured");
         static const char *const ids[] = {"host_latency_ns_max", "p2p_latency_ns_max", NULL};
@@ -951,34 +986,40 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
             nth += json_is_true(json_object_get(x, "thermal_slowdown"));
         }
         if (ng) {
-            snprintf(ev, sizeof ev, "%s s GEMM load on %d GPU%s; temperature, power, clocks, throttle reasons, errors",
+            snprintf(ev, sizeof ev,
+                     "%s s GEMM load on %d GPU%s; temperature, power, clocks, throttle reasons, errors",
                      f1(jd(stress, "elapsed_s"), a, sizeof a), ng, ng == 1 ? "" : "s");
-            snprintf(res, sizeof res, "max %s °C, average SM clock %s MHz, power-capped up to %s%% of samples, %s",
+            snprintf(res, sizeof res,
+                     "max %s °C, average SM clock %s MHz, power-capped up to %s%% of samples, %s",
                      f1(tmax, b, sizeof b), range(clo, chi, s1, sizeof s1), f1(cap, c, sizeof c),
                      nth ? "THERMAL SLOWDOWN" : "no thermal slowdown");
         } else {
             snprintf(ev, sizeof ev, "sustained load with telemetry");
             snprintf(res, sizeof res, "not run");
         }
-        static const char *const ids[] = {"temp_c_max", "sm_clock_mhz_min", "agree_sm_clock", "thermal", "stress", NULL};
-        row(rows, "Whole-node health", ev, res, row_verdict(&cl, ids, ng > 0), "Accept the operating envelope");
+        static const char *const ids[] = {"temp_c_max", "sm_clock_mhz_min", "agree_sm_clock",
+                                          "thermal",    "stress",           NULL};
+        row(rows, "Whole-node health", ev, res, row_verdict(&cl, ids, ng > 0),
+            "Accept the operating envelope");
     }
 
     /* Placement. */
     const json_t *pl = json_object_get(card, "placement");
     {
         const json_t *roles = json_object_get(pl, "roles");
-        snprintf(ev, sizeof ev, "%s prefill, %s decode, %s offload workers%s; the implied pattern measured against the naive one",
-                 f1(jd(roles, "prefill"), a, sizeof a), f1(jd(roles, "decode"), b, sizeof b),
-                 f1(jd(roles, "offload"), c, sizeof c),
-                 json_is_true(json_object_get(pl, "default_split")) ? " (default split)" : "");
+        snprintf(
+            ev, sizeof ev,
+            "%s prefill, %s decode, %s offload workers%s; the implied pattern measured against the naive one",
+            f1(jd(roles, "prefill"), a, sizeof a), f1(jd(roles, "decode"), b, sizeof b),
+            f1(jd(roles, "offload"), c, sizeof c),
+            json_is_true(json_object_get(pl, "default_split")) ? " (default split)" : "");
         res[0] = 0;
         size_t used = 0;
         const json_t *pp = json_object_get(pl, "pairs");
         if (json_array_size(pp)) {
             used += (size_t)snprintf(res, sizeof res, "pairs");
-            json_array_foreach(pp, i, x) if (used < sizeof res - 24) used +=
-                (size_t)snprintf(res + used, sizeof res - used, " %d→%d", (int)jd(x, "prefill"), (int)jd(x, "decode"));
+            json_array_foreach(pp, i, x) if (used < sizeof res - 24) used += (size_t)snprintf(
+                res + used, sizeof res - used, " %d→%d", (int)jd(x, "prefill"), (int)jd(x, "decode"));
         }
         const json_t *off = json_object_get(pl, "offload");
         if (json_array_size(off) && used < sizeof res - 40) {
@@ -998,11 +1039,12 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
 
     /* Integrity. */
     {
-        snprintf(ev, sizeof ev, "%d records: every figure against its path's capacity, overlap of concurrent windows, "
-                                "data pattern checks",
+        snprintf(ev, sizeof ev,
+                 "%d records: every figure against its path's capacity, overlap of concurrent windows, "
+                 "data pattern checks",
                  f->n_records);
-        snprintf(res, sizeof res, "%d impossible, %d overlap-invalid, %d failed checks, %d errors", f->n_impossible,
-                 f->n_overlap_invalid, f->n_verify_failed, f->n_errors);
+        snprintf(res, sizeof res, "%d impossible, %d overlap-invalid, %d failed checks, %d errors",
+                 f->n_impossible, f->n_overlap_invalid, f->n_verify_failed, f->n_errors);
         static const char *const ids[] = {"impossible", "verify", "errors", "overlap", NULL};
         row(rows, "Measurement integrity", ev, res, row_verdict(&cl, ids, f->n_records > 0),
             "Trust the figures above");
@@ -1024,9 +1066,11 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
     if (m0 && isfinite(lo)) {
         bool staged = json_is_true(json_object_get(m0, "staged"));
         if (json_is_true(json_object_get(dm, "no_p2p")) || staged)
-            finding(fs, "No GPU pair has P2P: every GPU-to-GPU byte goes through host memory (%s GB/s one pair at a "
-                        "time, host-staged), so the host paths are the budget for any multi-GPU exchange.",
-                    range(lo, hi, s1, sizeof s1));
+            finding(
+                fs,
+                "No GPU pair has P2P: every GPU-to-GPU byte goes through host memory (%s GB/s one pair at a "
+                "time, host-staged), so the host paths are the budget for any multi-GPU exchange.",
+                range(lo, hi, s1, sizeof s1));
         else if (json_is_true(json_object_get(dm, "split"))) {
             char list[256] = "";
             size_t used = 0;
@@ -1035,27 +1079,35 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                 int gl[MAXG];
                 int n = jints(x, gl, MAXG);
                 char sb[64];
-                int w = snprintf(list + used, sizeof list - used, "%s{%s}", i ? ", " : "", setstr(gl, n, sb, sizeof sb));
+                int w = snprintf(list + used, sizeof list - used, "%s{%s}", i ? ", " : "",
+                                 setstr(gl, n, sb, sizeof sb));
                 if (w > 0 && (size_t)w < sizeof list - used)
                     used += (size_t)w;
             }
-            finding(fs, "GPUs form %d performance domains, %s: pairs within a domain reach %s GB/s one way, pairs "
-                        "across %s GB/s (one pair at a time).",
-                    ndom, list, range(wlo, whi, s1, sizeof s1), range(alo, ahi, s2, sizeof s2));
+            finding(
+                fs,
+                "GPUs form %d performance domains, %s: pairs within a domain reach %s GB/s one way, pairs "
+                "across %s GB/s (one pair at a time).",
+                ndom, list, range(wlo, whi, s1, sizeof s1), range(alo, ahi, s2, sizeof s2));
         } else
-            finding(fs, "Every GPU pair reaches %s GB/s one way: one performance domain, no boundary larger than the "
-                        "measurement spread.",
-                    range(lo, hi, s1, sizeof s1));
+            finding(
+                fs,
+                "Every GPU pair reaches %s GB/s one way: one performance domain, no boundary larger than the "
+                "measurement spread.",
+                range(lo, hi, s1, sizeof s1));
     }
     {
         const json_t *w = json_object_get(pairs, "within"), *ac = json_object_get(pairs, "across");
         double ra = jd(pairs, "ratio");
         if (json_is_object(w) && json_is_object(ac) && isfinite(ra))
-            finding(fs, "%d pairs at once within domains moved %s GB/s in total, %d pairs across domains %s GB/s: "
-                        "crossing domains keeps %.0f%% of the bandwidth. Keep heavy GPU-to-GPU exchanges within domains.",
-                    (int)json_array_size(json_object_get(w, "pairs")), f1(jd(w, "aggregate_gbps"), a, sizeof a),
-                    (int)json_array_size(json_object_get(ac, "pairs")), f1(jd(ac, "aggregate_gbps"), b, sizeof b),
-                    ra * 100);
+            finding(
+                fs,
+                "%d pairs at once within domains moved %s GB/s in total, %d pairs across domains %s GB/s: "
+                "crossing domains keeps %.0f%% of the bandwidth. Keep heavy GPU-to-GPU exchanges within "
+                "domains.",
+                (int)json_array_size(json_object_get(w, "pairs")), f1(jd(w, "aggregate_gbps"), a, sizeof a),
+                (int)json_array_size(json_object_get(ac, "pairs")), f1(jd(ac, "aggregate_gbps"), b, sizeof b),
+                ra * 100);
     }
     json_array_foreach(bottlenecks, i, x)
     {
@@ -1065,14 +1117,21 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         char sb[64];
         const char *expl = js(x, "explanation", "");
         if (!strcmp(dir, "p2p"))
-            finding(fs, "Concurrent GPU pairs among GPUs %s share about %s GB/s when they copy at once (one pair at a "
-                        "time they would move %s GB/s). %s%s",
+            finding(fs,
+                    "Concurrent GPU pairs among GPUs %s share about %s GB/s when they copy at once (one pair "
+                    "at a "
+                    "time they would move %s GB/s). %s%s",
                     setstr(gl, n, sb, sizeof sb), f1(jd(x, "capacity_gbps"), a, sizeof a),
-                    f1(jd(x, "sum_alone_gbps"), b, sizeof b), expl, *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
+                    f1(jd(x, "sum_alone_gbps"), b, sizeof b), expl,
+                    *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
         else
-            finding(fs, "GPUs %s share one %s budget of about %s GB/s when they copy at once (alone they would "
-                        "move %s GB/s together). %s%s",
-                    setstr(gl, n, sb, sizeof sb), !strcmp(dir, "h2d") ? "host-to-GPU" : !strcmp(dir, "d2h") ? "GPU-to-host" : dir,
+            finding(fs,
+                    "GPUs %s share one %s budget of about %s GB/s when they copy at once (alone they would "
+                    "move %s GB/s together). %s%s",
+                    setstr(gl, n, sb, sizeof sb),
+                    !strcmp(dir, "h2d")   ? "host-to-GPU"
+                    : !strcmp(dir, "d2h") ? "GPU-to-host"
+                                          : dir,
                     f1(jd(x, "capacity_gbps"), a, sizeof a), f1(jd(x, "sum_alone_gbps"), b, sizeof b), expl,
                     *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
     }
@@ -1110,10 +1169,13 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                 }
             }
             char sa[64], sb2[64];
-            finding(fs, "With all %d GPUs copying %s at once, GPUs %s get %s GB/s each against %s GB/s for GPUs %s: an "
-                        "asymmetry that each GPU alone does not show.",
-                    n, dd ? "to host memory" : "from host memory", setstr(slow, ns, sa, sizeof sa), range(sl, sh, s1, sizeof s1),
-                    range(fl, fh, s2, sizeof s2), setstr(fast, nf, sb2, sizeof sb2));
+            finding(fs,
+                    "With all %d GPUs copying %s at once, GPUs %s get %s GB/s each against %s GB/s for GPUs "
+                    "%s: an "
+                    "asymmetry that each GPU alone does not show.",
+                    n, dd ? "to host memory" : "from host memory", setstr(slow, ns, sa, sizeof sa),
+                    range(sl, sh, s1, sizeof s1), range(fl, fh, s2, sizeof s2),
+                    setstr(fast, nf, sb2, sizeof sb2));
         }
     }
     if (json_is_object(pl)) {
@@ -1123,38 +1185,45 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
             json_array_foreach(off, i, x) if (n < MAXG) gl[n++] = (int)jd(x, "gpu");
             char sb[64];
             const json_t *oa = json_object_get(pl, "offload_aggregate");
-            double mh = jd(json_object_get(oa, "h2d"), "measured_gbps"), md = jd(json_object_get(oa, "d2h"), "measured_gbps");
+            double mh = jd(json_object_get(oa, "h2d"), "measured_gbps"),
+                   md = jd(json_object_get(oa, "d2h"), "measured_gbps");
             char list[96] = "";
             size_t used = 0;
             for (int k = 0; k < n; k++)
                 used += (size_t)snprintf(list + used, sizeof list - used, "%s%d", k ? "," : "", gl[k]);
             (void)sb;
             if (n > 1)
-                finding(fs, "For KV offload, use GPUs %s: their host paths do not collide (measured together: %s GB/s "
-                            "to GPU, %s GB/s to host in total).",
+                finding(fs,
+                        "For KV offload, use GPUs %s: their host paths do not collide (measured together: %s "
+                        "GB/s "
+                        "to GPU, %s GB/s to host in total).",
                         list, f1(mh, a, sizeof a), f1(md, b, sizeof b));
             else
-                finding(fs, "For KV offload, use GPU %s (%s GB/s to GPU, %s GB/s to host).", list, f1(mh, a, sizeof a),
-                        f1(md, b, sizeof b));
+                finding(fs, "For KV offload, use GPU %s (%s GB/s to GPU, %s GB/s to host).", list,
+                        f1(mh, a, sizeof a), f1(md, b, sizeof b));
         }
         const json_t *pp = json_object_get(pl, "pairs");
         if (json_array_size(pp)) {
             char list[256] = "";
             size_t used = 0;
             json_array_foreach(pp, i, x) if (used < sizeof list - 16) used +=
-                (size_t)snprintf(list + used, sizeof list - used, "%s%d→%d", i ? ", " : "", (int)jd(x, "prefill"),
-                                 (int)jd(x, "decode"));
+                (size_t)snprintf(list + used, sizeof list - used, "%s%d→%d", i ? ", " : "",
+                                 (int)jd(x, "prefill"), (int)jd(x, "decode"));
             double gain = jd(pl, "gain");
             const json_t *pa = json_object_get(pl, "pairs_aggregate");
             if (json_is_true(json_object_get(pl, "all_staged")))
-                finding(fs, "Prefill→decode handoffs %s: every handoff is host-staged (no P2P), so the pairs are chosen "
-                            "to use both sockets' host budgets.",
+                finding(fs,
+                        "Prefill→decode handoffs %s: every handoff is host-staged (no P2P), so the pairs are "
+                        "chosen "
+                        "to use both sockets' host budgets.",
                         list);
             else
-                finding(fs, "Prefill→decode handoffs %s keep every KV transfer on a fast path: %s GB/s measured "
-                            "together%s%s%s.",
+                finding(fs,
+                        "Prefill→decode handoffs %s keep every KV transfer on a fast path: %s GB/s measured "
+                        "together%s%s%s.",
                         list, f1(jd(pa, "measured_gbps"), a, sizeof a), isfinite(gain) ? ", " : "",
-                        isfinite(gain) ? f1(gain, b, sizeof b) : "", isfinite(gain) ? "× the naive mapping (GPUs in index order)" : "");
+                        isfinite(gain) ? f1(gain, b, sizeof b) : "",
+                        isfinite(gain) ? "× the naive mapping (GPUs in index order)" : "");
         }
     }
     json_array_foreach(sweeps, i, x)
@@ -1164,10 +1233,12 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
             continue;
         double h = jd(fit, "half_bytes");
         char hb[32];
-        finding(fs, "%s: each copy costs about %s µs before data moves; copies smaller than %s get less than half of "
-                    "its %s GB/s.",
-                js(x, "label", "?"), f1(jd(fit, "fixed_us"), a, sizeof a),
-                approx_size(h, hb, sizeof hb), f1(jd(fit, "asymptotic_gbps"), b, sizeof b));
+        finding(
+            fs,
+            "%s: each copy costs about %s µs before data moves; copies smaller than %s get less than half of "
+            "its %s GB/s.",
+            js(x, "label", "?"), f1(jd(fit, "fixed_us"), a, sizeof a), approx_size(h, hb, sizeof hb),
+            f1(jd(fit, "asymptotic_gbps"), b, sizeof b));
         break;
     }
     if (json_is_object(stress)) {
@@ -1190,15 +1261,19 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
             snprintf(who, sizeof who, "both GPUs");
         else
             snprintf(who, sizeof who, "all %d GPUs", ng);
-        finding(fs, "Under %s s of load on %s (%s W together, GPU telemetry), the hottest reached %s °C%s%s; "
-                    "power capping in up to %s%% of samples is expected near the limit and is not a thermal slowdown.",
+        finding(fs,
+                "Under %s s of load on %s (%s W together, GPU telemetry), the hottest reached %s °C%s%s; "
+                "power capping in up to %s%% of samples is expected near the limit and is not a thermal "
+                "slowdown.",
                 f1(jd(stress, "elapsed_s"), a, sizeof a), who, f1(jd(node, "power_total_avg_w"), b, sizeof b),
                 f1(tmax, c, sizeof c), nth ? ", with THERMAL SLOWDOWN on " : ", with no thermal slowdown",
                 nth ? f1(nth, d, sizeof d) : "", f1(cap, s1, sizeof s1));
     }
     if (json_is_true(json_object_get(id, "vm")) && jd(id, "numa_nodes") <= 1)
-        finding(fs, "This is a virtual machine showing one NUMA node: host buffers cannot be bound to the physical "
-                    "memory locality, and shared budgets found here are inferred from measurement only.");
+        finding(
+            fs,
+            "This is a virtual machine showing one NUMA node: host buffers cannot be bound to the physical "
+            "memory locality, and shared budgets found here are inferred from measurement only.");
     json_object_set_new(card, "findings", fs);
 out:
     gq_checklist_free(&cl);
@@ -1236,7 +1311,10 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
     uint64_t bytes = in->bytes ? in->bytes : main_bytes(rs);
     card = json_object();
     json_object_set_new(card, "card_version", json_integer(GQ_CARD_VERSION));
-    json_object_set_new(card, "hostname", json_string(in->hostname ? in->hostname : t->hostname[0] ? t->hostname : "unknown"));
+    json_object_set_new(card, "hostname",
+                        json_string(in->hostname     ? in->hostname
+                                    : t->hostname[0] ? t->hostname
+                                                     : "unknown"));
     json_object_set_new(card, "budget_s", in->opts ? json_real(in->opts->budget_s) : json_null());
     json_object_set_new(card, "planned_s", in->plan ? json_real(in->plan->est_total_s) : json_null());
     json_object_set_new(card, "elapsed_s", in->elapsed_s > 0 ? json_real(in->elapsed_s) : json_null());
@@ -1247,19 +1325,21 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
         json_t *pj = json_array();
         for (int s = 0; s < GQ_CS_COUNT; s++) {
             const gq_card_step *st = &in->plan->step[s];
-            json_array_append_new(pj, json_pack("{s:s, s:s, s:f, s:f, s:s, s:s}", "step", gq_card_step_name(s), "title",
-                                                gq_card_step_title(s), "est_s", st->est_s, "elapsed_s", st->elapsed_s,
-                                                "status", gq_card_step_status_name(st->status), "note", st->note));
+            json_array_append_new(pj, json_pack("{s:s, s:s, s:f, s:f, s:s, s:s}", "step",
+                                                gq_card_step_name(s), "title", gq_card_step_title(s), "est_s",
+                                                st->est_s, "elapsed_s", st->elapsed_s, "status",
+                                                gq_card_step_status_name(st->status), "note", st->note));
         }
         json_object_set_new(card, "plan", pj);
-        json_object_set_new(card, "quality", json_pack("{s:i, s:f, s:i}", "rounds", in->plan->rounds, "round_s",
-                                                       in->plan->round_s, "sweep_points", in->plan->sweep_points));
+        json_object_set_new(card, "quality",
+                            json_pack("{s:i, s:f, s:i}", "rounds", in->plan->rounds, "round_s",
+                                      in->plan->round_s, "sweep_points", in->plan->sweep_points));
     }
     json_object_set_new(card, "identity", identity_json(t, sel, n, in->stress));
 
     /* Pairwise matrices and the domains they show. */
-    static const char *const rtests[] = {GQ_CARD_TEST_MATRIX, GQ_CARD_TEST_STAGED, "device_to_device_memcpy_read_sm",
-                                         NULL};
+    static const char *const rtests[] = {GQ_CARD_TEST_MATRIX, GQ_CARD_TEST_STAGED,
+                                         "device_to_device_memcpy_read_sm", NULL};
     static const char *const wtests[] = {"device_to_device_memcpy_write_ce", NULL};
     gq_pairmatrix_init(pm, sel, n);
     gq_pairmatrix_from_records(pm, rs, rtests);
@@ -1267,13 +1347,14 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
     gq_pairmatrix_from_records(pw, rs, wtests);
     json_t *mats = json_array();
     bool any;
-    json_t *mj = matrix_json("p2p_read", "GPU-to-GPU read, one pair at a time", GQ_CARD_TEST_MATRIX, pm, "GB/s", &any);
+    json_t *mj =
+        matrix_json("p2p_read", "GPU-to-GPU read, one pair at a time", GQ_CARD_TEST_MATRIX, pm, "GB/s", &any);
     if (any)
         json_array_append_new(mats, mj);
     else
         json_decref(mj);
-    mj = matrix_json("p2p_write", "GPU-to-GPU write, one pair at a time", "device_to_device_memcpy_write_ce", pw, "GB/s",
-                     &any);
+    mj = matrix_json("p2p_write", "GPU-to-GPU write, one pair at a time", "device_to_device_memcpy_write_ce",
+                     pw, "GB/s", &any);
     if (any)
         json_array_append_new(mats, mj);
     else
@@ -1289,9 +1370,9 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
             json_array_append_new(dlist, ints_json(dom->member[k], dom->size[k]));
         json_object_set_new(card, "domains",
                             json_pack("{s:O, s:b, s:o, s:o, s:o, s:b}", "domains", dlist, "split", dom->split,
-                                      "threshold_gbps", jnum(dom->split ? dom->threshold_gbps : NAN), "within_min_gbps",
-                                      jnum(dom->within_min_gbps), "across_max_gbps", jnum(dom->across_max_gbps), "no_p2p",
-                                      dom->no_p2p));
+                                      "threshold_gbps", jnum(dom->split ? dom->threshold_gbps : NAN),
+                                      "within_min_gbps", jnum(dom->within_min_gbps), "across_max_gbps",
+                                      jnum(dom->across_max_gbps), "no_p2p", dom->no_p2p));
     } else {
         json_object_set_new(card, "domains", json_null());
     }
@@ -1308,12 +1389,17 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
     }
     have_bn = true;
     json_object_set_new(card, "host", host_json(&bn, sel, n, rs));
-    json_object_set_new(card, "pairs", pairs_json(&bn, pm));
+    bool multi = false; /* a domain of 2+ GPUs: within and across mean something */
+    for (int k = 0; have_dom && k < dom->ndomains; k++)
+        multi |= dom->size[k] >= 2;
+    json_object_set_new(card, "pairs", multi ? pairs_json(&bn, pm) : json_null());
     json_object_set_new(card, "sweeps", sweeps_json(rs));
     json_object_set_new(card, "latency", latency_json(rs, sel, n));
     json_object_set_new(card, "placement", in->placement ? json_deep_copy(in->placement) : json_null());
     json_t *bj = gq_bottlenecks_to_json(&bn, rs);
-    json_t *bl = bj && json_is_object(bj) ? json_incref(json_object_get(bj, "bottlenecks")) : bj ? json_incref(bj) : json_array();
+    json_t *bl = bj && json_is_object(bj) ? json_incref(json_object_get(bj, "bottlenecks"))
+                 : bj                     ? json_incref(bj)
+                                          : json_array();
     json_decref(bj);
     if (!json_is_array(bl)) {
         json_decref(bl);

@@ -31,15 +31,17 @@ const char *gq_compare_key(const gq_record *r, char *buf, size_t n)
             snprintf(g + used, sizeof g - used, "]");
         else
             snprintf(g + used, sizeof g - used, "] %s", gq_direction_name(r->direction));
-        snprintf(buf, n, "%s %s%s %s", r->test, gq_method_name(r->method), g, gq_fmt_size(r->bytes, sz, sizeof sz));
+        snprintf(buf, n, "%s %s%s %s", r->test, gq_method_name(r->method), g,
+                 gq_fmt_size(r->bytes, sz, sizeof sz));
         return buf;
     }
     if (r->is_latency)
-        snprintf(buf, n, "%s %s %s->%s", r->test, gq_method_name(r->method), gq_endpoint_str(r->src, s, sizeof s),
-                 gq_endpoint_str(r->dst, d, sizeof d));
+        snprintf(buf, n, "%s %s %s->%s", r->test, gq_method_name(r->method),
+                 gq_endpoint_str(r->src, s, sizeof s), gq_endpoint_str(r->dst, d, sizeof d));
     else
-        snprintf(buf, n, "%s %s %s->%s %s", r->test, gq_method_name(r->method), gq_endpoint_str(r->src, s, sizeof s),
-                 gq_endpoint_str(r->dst, d, sizeof d), gq_fmt_size(r->bytes, sz, sizeof sz));
+        snprintf(buf, n, "%s %s %s->%s %s", r->test, gq_method_name(r->method),
+                 gq_endpoint_str(r->src, s, sizeof s), gq_endpoint_str(r->dst, d, sizeof d),
+                 gq_fmt_size(r->bytes, sz, sizeof sz));
     return buf;
 }
 
@@ -94,15 +96,15 @@ int gq_compare_add(gq_compare *c, const char *label, const gq_recordset *rs, con
     snprintf(c->label[run], sizeof c->label[run], "%s", label);
     const json_t *card = json_object_get(root, "card");
     const json_t *host = json_object_get(root, "host");
-    snprintf(c->host[run], sizeof c->host[run], "%s",
-             js(card, "hostname", js(host, "hostname", "?")));
+    snprintf(c->host[run], sizeof c->host[run], "%s", js(card, "hostname", js(host, "hostname", "?")));
     snprintf(c->when[run], sizeof c->when[run], "%s", js(root, "timestamp", "?"));
     snprintf(c->kind[run], sizeof c->kind[run], "%s", js(root, "kind", "?"));
     snprintf(c->verdict[run], sizeof c->verdict[run], "%s", js(card, "verdict", ""));
     char key[200];
     for (int i = 0; rs && i < rs->n; i++) {
         const gq_record *r = &rs->v[i];
-        if (!r->valid || (r->flags & (GQ_FLAG_IMPOSSIBLE | GQ_FLAG_OVERLAP | GQ_FLAG_VERIFY_FAILED | GQ_FLAG_ERROR)))
+        if (!r->valid ||
+            (r->flags & (GQ_FLAG_IMPOSSIBLE | GQ_FLAG_OVERLAP | GQ_FLAG_VERIFY_FAILED | GQ_FLAG_ERROR)))
             continue;
         gq_compare_key(r, key, sizeof key);
         gq_cmp_fig *f = find_or_add(c, key, r->is_latency ? "ns" : "GB/s", !r->is_latency, run);
@@ -174,12 +176,14 @@ static const char *num(double v, char *b, size_t n)
 void gq_compare_print(FILE *f, const gq_compare *c, bool md, bool all)
 {
     char b[32], d[32];
-    fprintf(f, "%sComparing %d runs against the first (threshold %.1f%%): %d figure%s in every run, %d regression%s.\n",
-            md ? "## " : "", c->nruns, c->threshold_pct, c->ncompared, c->ncompared == 1 ? "" : "s", c->nregressions,
-            c->nregressions == 1 ? "" : "s");
+    fprintf(f,
+            "%sComparing %d runs against the first (threshold %.1f%%): %d figure%s in every run, %d "
+            "regression%s.\n",
+            md ? "## " : "", c->nruns, c->threshold_pct, c->ncompared, c->ncompared == 1 ? "" : "s",
+            c->nregressions, c->nregressions == 1 ? "" : "s");
     for (int r = 0; r < c->nruns; r++)
-        fprintf(f, "%s[%d] %s  host %s  %s  %s%s%s\n", md ? "- " : "  ", r, c->label[r], c->host[r], c->when[r],
-                c->kind[r], c->verdict[r][0] ? "  verdict " : "", c->verdict[r]);
+        fprintf(f, "%s[%d] %s  host %s  %s  %s%s%s\n", md ? "- " : "  ", r, c->label[r], c->host[r],
+                c->when[r], c->kind[r], c->verdict[r][0] ? "  verdict " : "", c->verdict[r]);
     fputc('\n', f);
     if (md) {
         fputs("| figure | unit |", f);
@@ -198,7 +202,8 @@ void gq_compare_print(FILE *f, const gq_compare *c, bool md, bool all)
             for (int r = 0; r < c->nruns; r++)
                 reg |= x->regression[r];
             bool everywhere = x->present == c->nruns;
-            if ((pass == 0 && !reg) || (pass == 1 && (reg || !everywhere)) || (pass == 2 && (reg || everywhere)))
+            if ((pass == 0 && !reg) || (pass == 1 && (reg || !everywhere)) ||
+                (pass == 2 && (reg || everywhere)))
                 continue;
             if (pass == 1 && !all)
                 continue;
@@ -211,8 +216,8 @@ void gq_compare_print(FILE *f, const gq_compare *c, bool md, bool all)
             for (int r = 0; r < c->nruns; r++) {
                 char cellb[64];
                 if (r > 0 && !isnan(x->delta_pct[r]))
-                    snprintf(cellb, sizeof cellb, "%s (%+.1f%%%s)", num(x->v[r], b, sizeof b), x->delta_pct[r],
-                             x->regression[r] ? " REGRESSION" : "");
+                    snprintf(cellb, sizeof cellb, "%s (%+.1f%%%s)", num(x->v[r], b, sizeof b),
+                             x->delta_pct[r], x->regression[r] ? " REGRESSION" : "");
                 else
                     snprintf(cellb, sizeof cellb, "%s", num(x->v[r], d, sizeof d));
                 fprintf(f, md ? " %s |" : " %-28s", cellb);
@@ -230,9 +235,9 @@ json_t *gq_compare_to_json(const gq_compare *c)
     json_t *o = json_object(), *inputs = json_array(), *figs = json_array(), *only = json_array();
     json_object_set_new(o, "threshold_pct", json_real(c->threshold_pct));
     for (int r = 0; r < c->nruns; r++)
-        json_array_append_new(inputs, json_pack("{s:s, s:s, s:s, s:s, s:s}", "file", c->label[r], "kind", c->kind[r],
-                                                "hostname", c->host[r], "timestamp", c->when[r], "verdict",
-                                                c->verdict[r]));
+        json_array_append_new(inputs, json_pack("{s:s, s:s, s:s, s:s, s:s}", "file", c->label[r], "kind",
+                                                c->kind[r], "hostname", c->host[r], "timestamp", c->when[r],
+                                                "verdict", c->verdict[r]));
     for (int i = 0; i < c->nfig; i++) {
         const gq_cmp_fig *x = &c->fig[i];
         if (x->present != c->nruns) {
@@ -249,9 +254,9 @@ json_t *gq_compare_to_json(const gq_compare *c)
             json_array_append_new(d, isnan(x->delta_pct[r]) ? json_null() : json_real(x->delta_pct[r]));
             json_array_append_new(g, json_boolean(x->regression[r]));
         }
-        json_array_append_new(figs, json_pack("{s:s, s:s, s:b, s:o, s:o, s:o}", "key", x->key, "unit", x->unit,
-                                              "higher_is_better", x->higher_is_better, "values", v, "delta_pct", d,
-                                              "regression", g));
+        json_array_append_new(figs, json_pack("{s:s, s:s, s:b, s:o, s:o, s:o}", "key", x->key, "unit",
+                                              x->unit, "higher_is_better", x->higher_is_better, "values", v,
+                                              "delta_pct", d, "regression", g));
     }
     json_object_set_new(o, "inputs", inputs);
     json_object_set_new(o, "figures", figs);

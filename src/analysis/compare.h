@@ -25,26 +25,26 @@
 
 typedef struct gq_cmp_fig {
     char key[200];
-    char unit[8];           /* "GB/s", "ns", "°C", "MHz" */
+    char unit[8]; /* "GB/s", "ns", "°C", "MHz" */
     bool higher_is_better;
-    double v[GQ_CMP_MAX_RUNS];     /* NAN: absent in that run */
+    double v[GQ_CMP_MAX_RUNS];         /* NAN: absent in that run */
     double delta_pct[GQ_CMP_MAX_RUNS]; /* against run 0; NAN for run 0 and absent values */
     bool regression[GQ_CMP_MAX_RUNS];
-    int present;            /* runs that have it */
+    int present; /* runs that have it */
 } gq_cmp_fig;
 
 typedef struct gq_compare {
-    double threshold_pct;   /* > 0 */
+    double threshold_pct; /* > 0 */
     int nruns;
-    char label[GQ_CMP_MAX_RUNS][256];   /* file name */
+    char label[GQ_CMP_MAX_RUNS][256]; /* file name */
     char host[GQ_CMP_MAX_RUNS][64];
     char when[GQ_CMP_MAX_RUNS][40];
     char kind[GQ_CMP_MAX_RUNS][24];
-    char verdict[GQ_CMP_MAX_RUNS][8];   /* card verdict or "" */
+    char verdict[GQ_CMP_MAX_RUNS][8]; /* card verdict or "" */
     int nfig, capfig;
-    gq_cmp_fig *fig;        /* owned */
-    int nregressions;       /* figures with a regression in some run */
-    int ncompared;          /* figures present in every run */
+    gq_cmp_fig *fig;  /* owned */
+    int nregressions; /* figures with a regression in some run */
+    int ncompared;    /* figures present in every run */
 } gq_compare;
 
 void gq_compare_init(gq_compare *c, double threshold_pct);

@@ -17,36 +17,59 @@ static const struct {
     bool integer;
     const char *what; /* for sentences */
 } keys[GQ_EXK_COUNT] = {
-    [GQ_EXK_COUNT_MIN] = {.name = "count_min", .unit = "GPUs", .is_min = true, .integer = true,
-                          .what = "GPUs of this model"},
+    [GQ_EXK_COUNT_MIN] =
+        {.name = "count_min", .unit = "GPUs", .is_min = true, .integer = true, .what = "GPUs of this model"},
     [GQ_EXK_MEMORY_MIB_MIN] = {.name = "memory_mib_min", .unit = "MiB", .is_min = true, .what = "memory"},
-    [GQ_EXK_POWER_LIMIT_W_MIN] = {.name = "power_limit_w_min", .unit = "W", .is_min = true, .what = "power limit"},
-    [GQ_EXK_PCIE_GEN_MIN] = {.name = "pcie_gen_min", .unit = "gen", .is_min = true, .integer = true,
-                             .what = "PCIe generation"},
-    [GQ_EXK_PCIE_WIDTH_MIN] = {.name = "pcie_width_min", .unit = "lanes", .is_min = true, .integer = true,
-                               .what = "PCIe width"},
-    [GQ_EXK_H2D_GBPS_MIN] = {.name = "h2d_gbps_min", .unit = "GB/s", .is_min = true,
+    [GQ_EXK_POWER_LIMIT_W_MIN] = {.name = "power_limit_w_min",
+                                  .unit = "W",
+                                  .is_min = true,
+                                  .what = "power limit"},
+    [GQ_EXK_PCIE_GEN_MIN] =
+        {.name = "pcie_gen_min", .unit = "gen", .is_min = true, .integer = true, .what = "PCIe generation"},
+    [GQ_EXK_PCIE_WIDTH_MIN] =
+        {.name = "pcie_width_min", .unit = "lanes", .is_min = true, .integer = true, .what = "PCIe width"},
+    [GQ_EXK_H2D_GBPS_MIN] = {.name = "h2d_gbps_min",
+                             .unit = "GB/s",
+                             .is_min = true,
                              .what = "host-to-GPU bandwidth alone"},
-    [GQ_EXK_D2H_GBPS_MIN] = {.name = "d2h_gbps_min", .unit = "GB/s", .is_min = true,
+    [GQ_EXK_D2H_GBPS_MIN] = {.name = "d2h_gbps_min",
+                             .unit = "GB/s",
+                             .is_min = true,
                              .what = "GPU-to-host bandwidth alone"},
-    [GQ_EXK_P2P_GBPS_MIN] = {.name = "p2p_gbps_min", .unit = "GB/s", .is_min = true,
+    [GQ_EXK_P2P_GBPS_MIN] = {.name = "p2p_gbps_min",
+                             .unit = "GB/s",
+                             .is_min = true,
                              .what = "GPU-to-GPU bandwidth of every pair"},
-    [GQ_EXK_NVLINK_GBPS_MIN] = {.name = "nvlink_gbps_min", .unit = "GB/s", .is_min = true,
+    [GQ_EXK_NVLINK_GBPS_MIN] = {.name = "nvlink_gbps_min",
+                                .unit = "GB/s",
+                                .is_min = true,
                                 .what = "GPU-to-GPU bandwidth of every NVLink pair"},
     [GQ_EXK_HOST_LATENCY_NS_MAX] = {.name = "host_latency_ns_max", .unit = "ns", .what = "host-GPU latency"},
     [GQ_EXK_P2P_LATENCY_NS_MAX] = {.name = "p2p_latency_ns_max", .unit = "ns", .what = "GPU-GPU latency"},
     [GQ_EXK_TEMP_C_MAX] = {.name = "temp_c_max", .unit = "°C", .what = "temperature under load"},
-    [GQ_EXK_SM_CLOCK_MHZ_MIN] = {.name = "sm_clock_mhz_min", .unit = "MHz", .is_min = true,
+    [GQ_EXK_SM_CLOCK_MHZ_MIN] = {.name = "sm_clock_mhz_min",
+                                 .unit = "MHz",
+                                 .is_min = true,
                                  .what = "average SM clock under load"},
     [GQ_EXK_SPREAD_PCT_MAX] = {.name = "spread_pct_max", .unit = "%", .what = "spread between GPUs"},
 };
 
-const char *gq_expect_key_name(gq_expect_key k) { return k < GQ_EXK_COUNT ? keys[k].name : "?"; }
-const char *gq_expect_key_unit(gq_expect_key k) { return k < GQ_EXK_COUNT ? keys[k].unit : ""; }
-bool gq_expect_key_is_min(gq_expect_key k) { return k < GQ_EXK_COUNT && keys[k].is_min; }
+const char *gq_expect_key_name(gq_expect_key k)
+{
+    return k < GQ_EXK_COUNT ? keys[k].name : "?";
+}
+const char *gq_expect_key_unit(gq_expect_key k)
+{
+    return k < GQ_EXK_COUNT ? keys[k].unit : "";
+}
+bool gq_expect_key_is_min(gq_expect_key k)
+{
+    return k < GQ_EXK_COUNT && keys[k].is_min;
+}
 
 static const char *const verdict_names[] = {
-    [GQ_V_SKIP] = "skip", [GQ_V_INFO] = "info", [GQ_V_PASS] = "pass", [GQ_V_WARN] = "warn", [GQ_V_FAIL] = "fail",
+    [GQ_V_SKIP] = "skip", [GQ_V_INFO] = "info", [GQ_V_PASS] = "pass",
+    [GQ_V_WARN] = "warn", [GQ_V_FAIL] = "fail",
 };
 
 const char *gq_verdict_name(gq_verdict v)
@@ -109,7 +132,8 @@ static int unknown_key(gq_err *err, const char *where, const char *key, const ch
 static int get_number(const json_t *v, const char *where, const char *key, double *out, gq_err *err)
 {
     if (!json_is_number(v))
-        return gq_err_set(err, GQ_E_USAGE, "%s: '%s' must be a number, not %s", where, key, json_type_word(v));
+        return gq_err_set(err, GQ_E_USAGE, "%s: '%s' must be a number, not %s", where, key,
+                          json_type_word(v));
     *out = json_number_value(v);
     if (!isfinite(*out) || *out < 0)
         return gq_err_set(err, GQ_E_USAGE, "%s: '%s' must be a number >= 0", where, key);
@@ -158,14 +182,15 @@ static int parse_threshold(const json_t *v, gq_expect_key k, const char *where, 
         }
         t->set = true;
     } else {
-        return gq_err_set(err, GQ_E_USAGE, "%s: '%s' must be a number or {\"warn\": N, \"fail\": N}, not %s", where,
-                          key, json_type_word(v));
+        return gq_err_set(err, GQ_E_USAGE, "%s: '%s' must be a number or {\"warn\": N, \"fail\": N}, not %s",
+                          where, key, json_type_word(v));
     }
     if (keys[k].integer && t->set) {
         double vals[2] = {t->fail, t->has_warn ? t->warn : 0};
         for (int i = 0; i < 2; i++)
             if (isfinite(vals[i]) && vals[i] != floor(vals[i]))
-                return gq_err_set(err, GQ_E_USAGE, "%s: '%s' must be a whole number, not %g", where, key, vals[i]);
+                return gq_err_set(err, GQ_E_USAGE, "%s: '%s' must be a whole number, not %g", where, key,
+                                  vals[i]);
     }
     return GQ_OK;
 }
@@ -179,7 +204,8 @@ static int parse_model(const json_t *m, int idx, const char *file, gq_expect_mod
     memset(out, 0, sizeof *out);
     const json_t *match = json_object_get(m, "match");
     if (!match)
-        return gq_err_set(err, GQ_E_USAGE, "%s: missing \"match\" (a part of the GPU name, e.g. \"H200\")", where);
+        return gq_err_set(err, GQ_E_USAGE, "%s: missing \"match\" (a part of the GPU name, e.g. \"H200\")",
+                          where);
     if (!json_is_string(match) || !json_string_length(match))
         return gq_err_set(err, GQ_E_USAGE, "%s: \"match\" must be a non-empty string, not %s", where,
                           json_type_word(match));
@@ -228,13 +254,14 @@ int gq_expect_parse(const char *text, const char *name, gq_expect *ex, gq_err *e
     if (!root)
         return gq_err_set(err, GQ_E_USAGE, "%s: not valid JSON at line %d: %s", file, je.line, je.text);
     if (!json_is_object(root)) {
-        rc = gq_err_set(err, GQ_E_USAGE, "%s: must be a JSON object with \"gpuqual_expect\" and \"models\"", file);
+        rc = gq_err_set(err, GQ_E_USAGE, "%s: must be a JSON object with \"gpuqual_expect\" and \"models\"",
+                        file);
         goto out;
     }
     const json_t *fmt = json_object_get(root, "gpuqual_expect");
     if (!fmt) {
-        rc = gq_err_set(err, GQ_E_USAGE, "%s: not a gpuqual expectations file (no \"gpuqual_expect\": %d)", file,
-                        GQ_EXPECT_FORMAT);
+        rc = gq_err_set(err, GQ_E_USAGE, "%s: not a gpuqual expectations file (no \"gpuqual_expect\": %d)",
+                        file, GQ_EXPECT_FORMAT);
         goto out;
     }
     if (!json_is_integer(fmt) || json_integer_value(fmt) < 1) {
@@ -243,8 +270,8 @@ int gq_expect_parse(const char *text, const char *name, gq_expect *ex, gq_err *e
         goto out;
     }
     if (json_integer_value(fmt) > GQ_EXPECT_FORMAT) {
-        rc = gq_err_set(err, GQ_E_USAGE, "%s: expectations format %lld is newer than this gpuqual reads (%d)", file,
-                        (long long)json_integer_value(fmt), GQ_EXPECT_FORMAT);
+        rc = gq_err_set(err, GQ_E_USAGE, "%s: expectations format %lld is newer than this gpuqual reads (%d)",
+                        file, (long long)json_integer_value(fmt), GQ_EXPECT_FORMAT);
         goto out;
     }
     static const char *const top[] = {"gpuqual_expect", "description", "relative", "models", NULL};
@@ -263,7 +290,8 @@ int gq_expect_parse(const char *text, const char *name, gq_expect *ex, gq_err *e
             snprintf(ex->description, sizeof ex->description, "%s", json_string_value(v));
         } else if (!strcmp(key, "relative")) {
             if (!json_is_object(v)) {
-                rc = gq_err_set(err, GQ_E_USAGE, "%s: 'relative' must be an object, not %s", file, json_type_word(v));
+                rc = gq_err_set(err, GQ_E_USAGE, "%s: 'relative' must be an object, not %s", file,
+                                json_type_word(v));
                 goto out;
             }
             static const char *const rk[] = {"agree_pct", "agree_fail_pct", NULL};
@@ -314,8 +342,8 @@ int gq_expect_parse(const char *text, const char *name, gq_expect *ex, gq_err *e
         }
     }
     if (!ex->nmodels)
-        rc = gq_err_set(err, GQ_E_USAGE, "%s: no 'models' list; add e.g. \"models\": [{\"match\": \"H200\", ...}]",
-                        file);
+        rc = gq_err_set(err, GQ_E_USAGE,
+                        "%s: no 'models' list; add e.g. \"models\": [{\"match\": \"H200\", ...}]", file);
 out:
     json_decref(root);
     return rc;
@@ -459,7 +487,8 @@ typedef struct judge {
 
 __attribute__((format(printf, 9, 10))) static void add(judge *J, const char *id, const char *subject,
                                                        const char *source, gq_verdict v, double figure,
-                                                       double threshold, const char *unit, const char *fmt, ...)
+                                                       double threshold, const char *unit, const char *fmt,
+                                                       ...)
 {
     if (J->rc)
         return;
@@ -507,8 +536,8 @@ static const char *fmtv(double v, char *b, size_t n)
 }
 
 /* One per-GPU threshold check. */
-static void gpu_check(judge *J, const gq_expect_model *m, gq_expect_key k, const gq_gpu_facts *g, double figure,
-                      bool idle_reading)
+static void gpu_check(judge *J, const gq_expect_model *m, gq_expect_key k, const gq_gpu_facts *g,
+                      double figure, bool idle_reading)
 {
     const gq_threshold *t = &m->th[k];
     if (!t->set)
@@ -531,9 +560,12 @@ static void gpu_check(judge *J, const gq_expect_model *m, gq_expect_key k, const
             keys[k].what, fmtv(figure, a, sizeof a), keys[k].unit, fmtv(thr, b, sizeof b));
         return;
     }
-    add(J, keys[k].name, subj, "expect", v, figure, thr, keys[k].unit, "GPU %d (%s): %s %s %s, %s the %s %s %s.",
-        g->index, g->name, keys[k].what, fmtv(figure, a, sizeof a), keys[k].unit, rel,
-        v == GQ_V_WARN ? "warning threshold" : keys[k].is_min ? "expected minimum" : "expected maximum",
+    add(J, keys[k].name, subj, "expect", v, figure, thr, keys[k].unit,
+        "GPU %d (%s): %s %s %s, %s the %s %s %s.", g->index, g->name, keys[k].what, fmtv(figure, a, sizeof a),
+        keys[k].unit, rel,
+        v == GQ_V_WARN   ? "warning threshold"
+        : keys[k].is_min ? "expected minimum"
+                         : "expected maximum",
         fmtv(thr, b, sizeof b), keys[k].unit);
 }
 
@@ -585,9 +617,9 @@ static void agree_check(judge *J, const gq_card_facts *f, const int *members, in
     snprintf(subj, sizeof subj, "model:%s", model);
     gq_verdict vd = sp > fail_pct ? GQ_V_FAIL : sp > warn_pct ? GQ_V_WARN : GQ_V_PASS;
     add(J, id, subj, source, vd, sp, vd == GQ_V_FAIL ? fail_pct : warn_pct, "%",
-        "%d × %s: %s ranges from %s %s (GPU %d) to %s %s (GPU %d), a spread of %.1f%% (%s %.0f%%).", nm, model, what,
-        fmtv(v[lo], a, sizeof a), unit, members[lo], fmtv(v[hi], b, sizeof b), unit, members[hi], sp,
-        vd == GQ_V_PASS ? "within" : "above", vd == GQ_V_FAIL ? fail_pct : warn_pct);
+        "%d × %s: %s ranges from %s %s (GPU %d) to %s %s (GPU %d), a spread of %.1f%% (%s %.0f%%).", nm,
+        model, what, fmtv(v[lo], a, sizeof a), unit, members[lo], fmtv(v[hi], b, sizeof b), unit, members[hi],
+        sp, vd == GQ_V_PASS ? "within" : "above", vd == GQ_V_FAIL ? fail_pct : warn_pct);
     (void)c;
 }
 
@@ -621,16 +653,17 @@ static void pair_check(judge *J, const gq_card_facts *f, const bool *in_model, c
     char subj[128], a[32], b[32];
     snprintf(subj, sizeof subj, "model:%s", m->match);
     if (!npairs) {
-        add(J, keys[k].name, subj, "expect", GQ_V_SKIP, NAN, t->fail, keys[k].unit, "%s: no %s measured; %s not checked.",
-            m->match, kind == 1 ? "NVLink pair" : "GPU pair", keys[k].name);
+        add(J, keys[k].name, subj, "expect", GQ_V_SKIP, NAN, t->fail, keys[k].unit,
+            "%s: no %s measured; %s not checked.", m->match, kind == 1 ? "NVLink pair" : "GPU pair",
+            keys[k].name);
         return;
     }
     double thr;
     gq_verdict v = apply(t, is_min, worst, &thr);
     add(J, keys[k].name, subj, "expect", v, worst, thr, keys[k].unit,
-        "%s: %s, worst pair GPU %d → GPU %d at %s %s (%s %s %s); %d of %d pairs outside.", m->match, keys[k].what, bi,
-        bj, fmtv(worst, a, sizeof a), keys[k].unit, is_min ? "minimum" : "maximum", fmtv(thr, b, sizeof b),
-        keys[k].unit, nbad, npairs);
+        "%s: %s, worst pair GPU %d → GPU %d at %s %s (%s %s %s); %d of %d pairs outside.", m->match,
+        keys[k].what, bi, bj, fmtv(worst, a, sizeof a), keys[k].unit, is_min ? "minimum" : "maximum",
+        fmtv(thr, b, sizeof b), keys[k].unit, nbad, npairs);
 }
 
 int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist *out, gq_err *err)
@@ -656,13 +689,15 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
         snprintf(subj, sizeof subj, "model:%s", ex->models[m].match);
         if (!cnt)
             add(&J, "expect_model_unmatched", subj, "expect", GQ_V_INFO, NAN, NAN, "",
-                "The expectations for '%s' match no GPU on this node; they were not applied.", ex->models[m].match);
+                "The expectations for '%s' match no GPU on this node; they were not applied.",
+                ex->models[m].match);
         const gq_threshold *t = &ex->models[m].th[GQ_EXK_COUNT_MIN];
         if (t->set && cnt) {
             double thr;
             gq_verdict v = apply(t, true, cnt, &thr);
-            add(&J, "count_min", subj, "expect", v, cnt, thr, "GPUs", "%d GPUs match '%s' (expected at least %s).",
-                cnt, ex->models[m].match, fmtv(thr, a, sizeof a));
+            add(&J, "count_min", subj, "expect", v, cnt, thr, "GPUs",
+                "%d GPUs match '%s' (expected at least %s).", cnt, ex->models[m].match,
+                fmtv(thr, a, sizeof a));
         }
     }
     if (ex->nmodels)
@@ -670,8 +705,9 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
             if (model_of[i] < 0) {
                 snprintf(subj, sizeof subj, "gpu:%d", i);
                 add(&J, "expect_uncovered", subj, "expect", GQ_V_WARN, NAN, NAN, "",
-                    "GPU %d (%s) matches no model of the expectations file; only relative checks apply to it.", i,
-                    f->gpu[i].name);
+                    "GPU %d (%s) matches no model of the expectations file; only relative checks apply to "
+                    "it.",
+                    i, f->gpu[i].name);
             }
 
     /* Absolute per-GPU thresholds. */
@@ -695,8 +731,10 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
         bool in[GQ_MAX_GPUS] = {0};
         for (int i = 0; i < n; i++)
             in[i] = model_of[i] == m;
-        pair_check(&J, f, in, &ex->models[m], GQ_EXK_P2P_GBPS_MIN, (const double(*)[GQ_MAX_GPUS])f->p2p_gbps, 0);
-        pair_check(&J, f, in, &ex->models[m], GQ_EXK_NVLINK_GBPS_MIN, (const double(*)[GQ_MAX_GPUS])f->p2p_gbps, 1);
+        pair_check(&J, f, in, &ex->models[m], GQ_EXK_P2P_GBPS_MIN, (const double(*)[GQ_MAX_GPUS])f->p2p_gbps,
+                   0);
+        pair_check(&J, f, in, &ex->models[m], GQ_EXK_NVLINK_GBPS_MIN,
+                   (const double(*)[GQ_MAX_GPUS])f->p2p_gbps, 1);
         pair_check(&J, f, in, &ex->models[m], GQ_EXK_P2P_LATENCY_NS_MAX,
                    (const double(*)[GQ_MAX_GPUS])f->p2p_lat_ns, 0);
     }
@@ -726,7 +764,8 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
         const char *name = f->gpu[i].name[0] ? f->gpu[i].name : "GPU";
         agree_check(&J, f, members, nm, name, "h2d", "host-to-GPU bandwidth alone", "GB/s", 0, wp, fp, src);
         agree_check(&J, f, members, nm, name, "d2h", "GPU-to-host bandwidth alone", "GB/s", 1, wp, fp, src);
-        agree_check(&J, f, members, nm, name, "sm_clock", "average SM clock under load", "MHz", 2, wp, fp, src);
+        agree_check(&J, f, members, nm, name, "sm_clock", "average SM clock under load", "MHz", 2, wp, fp,
+                    src);
     }
 
     /* Relative: links at their maximum generation and width. */
@@ -736,18 +775,20 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
         const char *when = g->link_under_load ? "under load" : "at idle";
         if (g->pcie_width_cur > 0 && g->pcie_width_max > 0) {
             gq_verdict v = g->pcie_width_cur >= g->pcie_width_max ? GQ_V_PASS
-                           : g->link_under_load                    ? GQ_V_FAIL
-                                                                   : GQ_V_WARN;
+                           : g->link_under_load                   ? GQ_V_FAIL
+                                                                  : GQ_V_WARN;
             add(&J, "link_width", subj, "relative", v, g->pcie_width_cur, g->pcie_width_max, "lanes",
                 "GPU %d: PCIe x%d %s, the link can do x%d.", i, g->pcie_width_cur, when, g->pcie_width_max);
         }
         if (g->pcie_gen_cur > 0 && g->pcie_gen_max > 0) {
             gq_verdict v = g->pcie_gen_cur >= g->pcie_gen_max ? GQ_V_PASS
-                           : g->link_under_load                ? GQ_V_FAIL
-                                                               : GQ_V_INFO;
+                           : g->link_under_load               ? GQ_V_FAIL
+                                                              : GQ_V_INFO;
             add(&J, "link_gen", subj, "relative", v, g->pcie_gen_cur, g->pcie_gen_max, "gen",
                 "GPU %d: PCIe Gen%d %s, the link can do Gen%d%s.", i, g->pcie_gen_cur, when, g->pcie_gen_max,
-                v == GQ_V_INFO ? " (idle links slow down to save power; read it under load with the stress run)" : "");
+                v == GQ_V_INFO
+                    ? " (idle links slow down to save power; read it under load with the stress run)"
+                    : "");
         }
     }
 
@@ -770,7 +811,8 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
                 f->error_example);
         if (f->n_overlap_invalid)
             add(&J, "overlap", "node", "integrity", GQ_V_WARN, f->n_overlap_invalid, 99.0, "%",
-                "%d concurrent aggregate%s could not be reported: the workers' windows overlapped too little, e.g. %s.",
+                "%d concurrent aggregate%s could not be reported: the workers' windows overlapped too "
+                "little, e.g. %s.",
                 f->n_overlap_invalid, f->n_overlap_invalid == 1 ? "" : "s", f->overlap_example);
     }
 
@@ -780,7 +822,8 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
         if (!g->stressed)
             continue;
         snprintf(subj, sizeof subj, "gpu:%d", i);
-        add(&J, "thermal", subj, "stress", g->thermal_slowdown ? GQ_V_FAIL : GQ_V_PASS, g->temp_max_c, NAN, "°C",
+        add(&J, "thermal", subj, "stress", g->thermal_slowdown ? GQ_V_FAIL : GQ_V_PASS, g->temp_max_c, NAN,
+            "°C",
             g->thermal_slowdown ? "GPU %d slowed down for heat under load (max %s °C)."
                                 : "GPU %d: no thermal slowdown under load (max %s °C).",
             i, fmtv(g->temp_max_c, a, sizeof a));
@@ -789,8 +832,9 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
                 "GPU %d was power-capped in %s%% of samples: expected near the %s W limit, not a fault.", i,
                 fmtv(g->power_capped_pct, a, sizeof a), fmtv(g->power_limit_w, b, sizeof b));
         if (g->stress_verdict == GQ_V_WARN || g->stress_verdict == GQ_V_FAIL)
-            add(&J, "stress", subj, "stress", (gq_verdict)g->stress_verdict, NAN, NAN, "", "GPU %d under stress: %s.",
-                i, g->stress_reason[0] ? g->stress_reason : gq_verdict_name((gq_verdict)g->stress_verdict));
+            add(&J, "stress", subj, "stress", (gq_verdict)g->stress_verdict, NAN, NAN, "",
+                "GPU %d under stress: %s.", i,
+                g->stress_reason[0] ? g->stress_reason : gq_verdict_name((gq_verdict)g->stress_verdict));
     }
 
     if (J.rc)

@@ -49,15 +49,15 @@ int gq_verdict_exit_code(gq_verdict v);
 
 /* Thresholds, one per key of the file. */
 typedef enum gq_expect_key {
-    GQ_EXK_COUNT_MIN = 0,    /* GPUs of this model present */
+    GQ_EXK_COUNT_MIN = 0, /* GPUs of this model present */
     GQ_EXK_MEMORY_MIB_MIN,
     GQ_EXK_POWER_LIMIT_W_MIN,
     GQ_EXK_PCIE_GEN_MIN,
     GQ_EXK_PCIE_WIDTH_MIN,
-    GQ_EXK_H2D_GBPS_MIN,     /* each GPU alone */
+    GQ_EXK_H2D_GBPS_MIN, /* each GPU alone */
     GQ_EXK_D2H_GBPS_MIN,
-    GQ_EXK_P2P_GBPS_MIN,     /* every measured GPU pair of this model */
-    GQ_EXK_NVLINK_GBPS_MIN,  /* every pair joined by NVLink */
+    GQ_EXK_P2P_GBPS_MIN,    /* every measured GPU pair of this model */
+    GQ_EXK_NVLINK_GBPS_MIN, /* every pair joined by NVLink */
     GQ_EXK_HOST_LATENCY_NS_MAX,
     GQ_EXK_P2P_LATENCY_NS_MAX,
     GQ_EXK_TEMP_C_MAX,       /* under the stress load */
@@ -80,16 +80,16 @@ bool gq_expect_key_is_min(gq_expect_key k);
 #define GQ_EXPECT_MAX_MODELS 32
 
 typedef struct gq_expect_model {
-    char match[96];          /* case-insensitive substring of the GPU name */
+    char match[96]; /* case-insensitive substring of the GPU name */
     char description[160];
     gq_threshold th[GQ_EXK_COUNT];
 } gq_expect_model;
 
 typedef struct gq_expect {
-    char path[512];          /* where it was read from ("" when parsed from memory) */
+    char path[512]; /* where it was read from ("" when parsed from memory) */
     char description[256];
-    double agree_pct;        /* relative: warn above (default 5) */
-    double agree_fail_pct;   /* relative: fail above (default 20) */
+    double agree_pct;      /* relative: warn above (default 5) */
+    double agree_fail_pct; /* relative: fail above (default 20) */
     int nmodels;
     gq_expect_model models[GQ_EXPECT_MAX_MODELS];
 } gq_expect;
@@ -114,24 +114,24 @@ typedef struct gq_gpu_facts {
     double mem_mib;
     double power_limit_w;
     int pcie_gen_cur, pcie_width_cur, pcie_gen_max, pcie_width_max;
-    bool link_under_load;     /* gen/width above were read under load (stress telemetry) */
-    double h2d_gbps, d2h_gbps;  /* this GPU alone, median */
+    bool link_under_load;      /* gen/width above were read under load (stress telemetry) */
+    double h2d_gbps, d2h_gbps; /* this GPU alone, median */
     double host_latency_ns;
-    bool stressed;            /* the stress run covered this GPU */
+    bool stressed; /* the stress run covered this GPU */
     double temp_max_c;
     double sm_clock_avg_mhz;
-    double power_capped_pct;  /* % of samples with power capping */
-    bool thermal_slowdown;    /* SW/HW thermal slowdown or HW slowdown seen */
-    int stress_verdict;       /* gq_verdict from the stress analysis; GQ_V_SKIP when none */
-    char stress_reason[160];  /* its reason, when not pass */
+    double power_capped_pct; /* % of samples with power capping */
+    bool thermal_slowdown;   /* SW/HW thermal slowdown or HW slowdown seen */
+    int stress_verdict;      /* gq_verdict from the stress analysis; GQ_V_SKIP when none */
+    char stress_reason[160]; /* its reason, when not pass */
 } gq_gpu_facts;
 
 typedef struct gq_card_facts {
     int ngpu;
     gq_gpu_facts gpu[GQ_MAX_GPUS];
-    double p2p_gbps[GQ_MAX_GPUS][GQ_MAX_GPUS];   /* one pair alone, one direction */
-    bool p2p_direct[GQ_MAX_GPUS][GQ_MAX_GPUS];   /* measured over P2P (else host-staged) */
-    int nvlinks[GQ_MAX_GPUS][GQ_MAX_GPUS];       /* from discovery; -1 unknown */
+    double p2p_gbps[GQ_MAX_GPUS][GQ_MAX_GPUS]; /* one pair alone, one direction */
+    bool p2p_direct[GQ_MAX_GPUS][GQ_MAX_GPUS]; /* measured over P2P (else host-staged) */
+    int nvlinks[GQ_MAX_GPUS][GQ_MAX_GPUS];     /* from discovery; -1 unknown */
     double p2p_lat_ns[GQ_MAX_GPUS][GQ_MAX_GPUS];
     /* Integrity of the whole run. */
     int n_records;
@@ -151,14 +151,14 @@ void gq_card_facts_init(gq_card_facts *f);
 
 /* One judged check. */
 typedef struct gq_check {
-    char id[40];        /* "pcie_gen_min", "agree_h2d", "impossible", ... */
-    char subject[128];  /* "gpu:0", "gpu:0->gpu:1", "model:H200", "node" */
-    char source[16];    /* "expect", "relative", "integrity", "stress" */
+    char id[40];       /* "pcie_gen_min", "agree_h2d", "impossible", ... */
+    char subject[128]; /* "gpu:0", "gpu:0->gpu:1", "model:H200", "node" */
+    char source[16];   /* "expect", "relative", "integrity", "stress" */
     gq_verdict verdict;
-    double figure;      /* NAN when none */
-    double threshold;   /* the threshold that decided it; NAN when none */
+    double figure;    /* NAN when none */
+    double threshold; /* the threshold that decided it; NAN when none */
     char unit[16];
-    char text[320];     /* one plain sentence with the figure and the threshold */
+    char text[320]; /* one plain sentence with the figure and the threshold */
 } gq_check;
 
 typedef struct gq_checklist {

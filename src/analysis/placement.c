@@ -982,34 +982,34 @@ static bool pd_fetch_visit(void *arg, const int (*pairs)[2], int np)
     return true;
 }
 
-static bool score_better(score a, score b)
-{
-    if (a.agg > b.agg * (1 + 1e-9) + 1e-12)
-        return true;
-    return a.agg >= b.agg * (1 - 1e-9) && a.min > b.min * (1 + 1e-9) + 1e-12;
-}
-
-/* Beyond exhaustive reach: cells inside each domain first (prefill on the
- * lower half of the domain's GPUs, decode on the upper), leftovers in index
- * order, then pairwise swaps of GPUs (including unused ones) while the
- * predicted aggregate improves, within a fixed budget of predictions. */
-static int pd_heuristic(const gq_place_model *m, const int *u, int nu, int N, int M, int (*pairs)[2])
+/* Beyond exhaustive reach: cells inside each domain first (each aligned
+ * block of four GPUs of a domain is a cell: the lower two prefill, the upper
+ * two decode, as seed 001's {0,1}->{2,3}; neighbours usually share a switch),
+ * leftovers in index order; then pairwise swaps (of roles, partners, or with
+ * unused GPUs) that touch a handoff predicted below its alone rate, accepted
+ * when the predicted aggregate grows by more than 0.5%, within a budget of
+ * predictions scaled to the size of one prediction. */
+static int pd_heuristic(const gq_place_model *m, const int *u, int nu, int N, int M, int (*pairs)[2], long *tried)
 {
     int K = N > M ? N : M;
     int P[GQ_MAX_GPUS], D[GQ_MAX_GPUS], np = 0, nd = 0;
-    gq_gpuset used = 0, uset = 0;
-    for (int i = 0; i < nu; i++)
-        uset |= BIT(u[i]);
+    gq_gpuset used = 0;
     for (int d = 0; d < m->ndomains && (np < N || nd < M); d++) {
         int g[GQ_MAX_GPUS], ng = 0;
         for (int i = 0; i < nu; i++)
             if (IN(m->domains[d], u[i]))
                 g[ng++] = u[i];
-        int take_p = ng / 2, take_d = ng - ng / 2;
-        for (int i = 0; i < take_p && np < N; i++, used |= BIT(g[i - 1]))
-            P[np++] = g[i];
-        for (int i = take_p; i < take_p + take_d && nd < M; i++, used |= BIT(g[i - 1]))
-            D[nd++] = g[i];
+        for (int b = 0; b + 1 < ng && (np < N || nd < M); b += 4) {
+            int half = (ng - b >= 4 ? 4 : ng - b) / 2;
+            for (int i = b; i < b + half && np < N; i++) {
+                P[np++] = g[i];
+                used |= BIT(g[i]);
+            }
+            for (int i = b + half; i < b + 2 * half && nd < M; i++) {
+                D[nd++] = g[i];
+                used |= BIT(g[i]);
+            }
+        }
     }
     for (int i = 0; i < nu && np < N; i++)
         if (!IN(used, u[i])) {
@@ -1021,17 +1021,32 @@ static int pd_heuristic(const gq_place_model *m, const int *u, int nu, int N, in
             D[nd++] = u[i];
             used |= BIT(u[i]);
         }
-    for (int k = 0; k < K; k++) {
-        pairs[k][0] = P[k % N];
-        pairs[k][1] = D[k % M];
+    /* Sort each side so that pairing in order keeps cells together. */
+    for (int side = 0; side < 2; side++) {
+        int *v = side ? D : P, n = side ? nd : np;
+        for (int i = 1; i < n; i++)
+            for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+                int t = v[j];
+                v[j] = v[j - 1];
+                v[j - 1] = t;
+            }
     }
-    score cur = score_pairs(m, (const int(*)[2])pairs, K, NULL);
-    int budget = LOCAL_SEARCH_BUDGET;
+    for (int k = 0; k < K; k++) {
+        pairs[k][0] = P[k * N / K];
+        pairs[k][1] = D[k * M / K];
+    }
+    gq_pflow_pred pred[GQ_PLACE_MAX_PAIRS];
+    score cur = score_pairs(m, (const int(*)[2])pairs, K, pred);
+    *tried = 1;
+    long cost = (long)K * (m->nlimits + 4 * m->ngpu) + 1;
+    int budget = (int)fmin(LOCAL_SEARCH_BUDGET, fmax(200, 4e6 / (double)cost));
     bool improved = true;
     while (improved && budget > 0) {
         improved = false;
-        for (int x = 0; x < 2 * K && budget > 0; x++)
-            for (int y = 0; y < nu + 2 * K && budget > 0; y++) {
+        for (int x = 0; x < 2 * K && budget > 0 && !improved; x++) {
+            if (pred[x / 2].gbps >= pred[x / 2].alone * (1 - m->tolerance))
+                continue; /* this handoff already runs at its own rate */
+            for (int y = 0; y < nu + 2 * K && budget > 0 && !improved; y++) {
                 int trial[GQ_PLACE_MAX_PAIRS][2];
                 memcpy(trial, pairs, sizeof trial[0] * (size_t)K);
                 int gx = trial[x / 2][x % 2];
@@ -1054,21 +1069,35 @@ static int pd_heuristic(const gq_place_model *m, const int *u, int nu, int N, in
                     continue;
                 if (gy >= 0)
                     for (int k = 0; k < K; k++)
-                        for (int s = 0; s < 2; s++)
-                            trial[k][s] = trial[k][s] == gx ? gy : trial[k][s] == gy ? gx : trial[k][s];
+                        for (int t = 0; t < 2; t++)
+                            trial[k][t] = trial[k][t] == gx ? gy : trial[k][t] == gy ? gx : trial[k][t];
                 budget--;
-                score sc = score_pairs(m, (const int(*)[2])trial, K, NULL);
-                if (score_better(sc, cur)) {
+                (*tried)++;
+                gq_pflow_pred tp[GQ_PLACE_MAX_PAIRS];
+                score sc = score_pairs(m, (const int(*)[2])trial, K, tp);
+                if (sc.agg > cur.agg * 1.005) {
                     cur = sc;
                     memcpy(pairs, trial, sizeof trial[0] * (size_t)K);
+                    memcpy(pred, tp, sizeof tp[0] * (size_t)K);
                     used = 0;
                     for (int k = 0; k < K; k++)
                         used |= BIT(pairs[k][0]) | BIT(pairs[k][1]);
                     improved = true;
                 }
             }
+        }
     }
-    (void)uset;
+    /* Report in prefill order. */
+    for (int i = 1; i < K; i++)
+        for (int j = i; j > 0 && (pairs[j - 1][0] > pairs[j][0] ||
+                                  (pairs[j - 1][0] == pairs[j][0] && pairs[j - 1][1] > pairs[j][1]));
+             j--) {
+            int t0 = pairs[j][0], t1 = pairs[j][1];
+            pairs[j][0] = pairs[j - 1][0];
+            pairs[j][1] = pairs[j - 1][1];
+            pairs[j - 1][0] = t0;
+            pairs[j - 1][1] = t1;
+        }
     return K;
 }
 
@@ -1361,16 +1390,17 @@ static void explain_binding(const gq_place_model *m, const gq_pflow_pred *p, con
                             char *buf, size_t n)
 {
     char ls[200];
+    const char *pl = npat == 1 ? "" : "s";
     if (p->binding == -2)
         textf(buf, n, "no measured figure for this path");
     else if (p->binding == -1)
-        textf(buf, n, "with %d %s at once %.1f GB/s: no shared limit binds", npat, what, p->gbps);
+        textf(buf, n, "with %d %s%s at once %.1f GB/s: no shared limit binds", npat, what, pl, p->gbps);
     else if (p->binding == -3)
-        textf(buf, n, "with %d %s at once %.1f GB/s: its GPU's own link is shared by %d flows", npat, what,
-                 p->gbps, p->sharing);
+        textf(buf, n, "with %d %s%s at once %.1f GB/s: its GPU's own link is shared by %d flows", npat, what, pl,
+              p->gbps, p->sharing);
     else
-        textf(buf, n, "with %d %s at once %.1f GB/s: held by %s (limit #%d), shared by %d flows", npat, what,
-                 p->gbps, limit_str(&m->limits[p->binding], ls, sizeof ls), p->binding, p->sharing);
+        textf(buf, n, "with %d %s%s at once %.1f GB/s: held by %s (limit #%d), shared by %d flows", npat, what, pl,
+              p->gbps, limit_str(&m->limits[p->binding], ls, sizeof ls), p->binding, p->sharing);
 }
 
 static void explain_pair(const gq_place_model *m, const gq_pflow *f, const gq_pflow_pred *p, int npat, char *buf,
@@ -1395,7 +1425,7 @@ static void explain_pair(const gq_place_model *m, const gq_pflow *f, const gq_pf
             textf(alone, sizeof alone, "alone %.1f GB/s (the slower of GPU %d d2h %.1f and GPU %d h2d %.1f)",
                      p->alone, f->src, m->d2h[f->src], f->dst, m->h2d[f->dst]);
     }
-    explain_binding(m, p, "handoffs", npat, pred, sizeof pred);
+    explain_binding(m, p, "handoff", npat, pred, sizeof pred);
     textf(buf, n, "%s; %s; %s", path, alone, pred);
 }
 
@@ -1440,8 +1470,8 @@ static void fill_workers(const gq_place_model *m, const int *w, int k, gq_place_
         map->offload_predicted_d2h += pd[i].gbps;
         char bh[200], bd[200], share[160] = "";
         size_t sl = 0;
-        explain_binding(m, &ph[i], "workers", k, bh, sizeof bh);
-        explain_binding(m, &pd[i], "workers", k, bd, sizeof bd);
+        explain_binding(m, &ph[i], "worker", k, bh, sizeof bh);
+        explain_binding(m, &pd[i], "worker", k, bd, sizeof bd);
         gq_gpuset budgets[GQ_PLACE_MAX_LIMITS];
         int nb = host_budgets(m, budgets);
         for (int l = 0; l < nb; l++) {
@@ -1626,9 +1656,10 @@ int gq_place_solve(const gq_place_model *m, const gq_place_roles *r, gq_place_re
             enumerate_pd(u, nu, N, M, pd_fetch_visit, &f);
             memcpy(pairs, f.pairs, sizeof pairs[0] * (size_t)f.np);
         } else {
-            pd_heuristic(m, u, nu, N, M, pairs);
+            long tried = 0;
+            pd_heuristic(m, u, nu, N, M, pairs, &tried);
+            out->candidates += (int)tried;
             out->exhaustive = false;
-            out->candidates += LOCAL_SEARCH_BUDGET;
         }
         fill_pairs(m, (const int(*)[2])pairs, K, &out->chosen);
         int naive[GQ_PLACE_MAX_PAIRS][2];

@@ -40,26 +40,73 @@ typedef struct card_cli {
 
 #define OFF(f) offsetof(card_cli, f)
 static const gq_opt card_own_opts[] = {
-    {.name = "budget", .type = GQ_OPT_DURATION, .off = OFF(budget_s), .def = "5m", .arg = "TIME",
-     .help = "time the whole card may take (e.g. 3m, 300s); steps that do not fit are skipped", .lo = 0.001,
+    {.name = "budget",
+     .type = GQ_OPT_DURATION,
+     .off = OFF(budget_s),
+     .def = "5m",
+     .arg = "TIME",
+     .help = "time the whole card may take (e.g. 3m, 300s); steps that do not fit are skipped",
+     .lo = 0.001,
      .hi = 7 * 86400},
-    {.name = "expect", .shortname = 'e', .type = GQ_OPT_STR, .off = OFF(expect), .arg = "FILE",
+    {.name = "expect",
+     .shortname = 'e',
+     .type = GQ_OPT_STR,
+     .off = OFF(expect),
+     .arg = "FILE",
      .help = "expectations file with per-GPU-model thresholds (examples/expect/*.expect)"},
-    {.name = "output", .shortname = 'o', .type = GQ_OPT_STR, .off = OFF(outdir), .arg = "DIR",
+    {.name = "output",
+     .shortname = 'o',
+     .type = GQ_OPT_STR,
+     .off = OFF(outdir),
+     .arg = "DIR",
      .help = "directory for every artefact (default ./gpuqual-card-<host>-<time>)"},
-    {.name = "stress", .type = GQ_OPT_DURATION, .off = OFF(stress_s), .def = "60s", .arg = "TIME",
-     .help = "length of the stress run with telemetry", .lo = 0.1, .hi = 7 * 86400},
+    {.name = "stress",
+     .type = GQ_OPT_DURATION,
+     .off = OFF(stress_s),
+     .def = "60s",
+     .arg = "TIME",
+     .help = "length of the stress run with telemetry",
+     .lo = 0.1,
+     .hi = 7 * 86400},
     {.name = "no-stress", .type = GQ_OPT_FLAG, .off = OFF(no_stress), .help = "skip the stress run"},
-    {.name = "prefill", .type = GQ_OPT_INT, .off = OFF(prefill), .def = "0", .arg = "N",
-     .help = "prefill workers for the placement (0 with --decode 0: half the GPUs each)", .lo = 0, .hi = GQ_MAX_GPUS},
-    {.name = "decode", .type = GQ_OPT_INT, .off = OFF(decode), .def = "0", .arg = "M",
-     .help = "decode workers for the placement", .lo = 0, .hi = GQ_MAX_GPUS},
-    {.name = "offload", .type = GQ_OPT_INT, .off = OFF(offload), .def = "-1", .arg = "K",
-     .help = "KV offload workers for the placement (-1: half the GPUs)", .lo = -1, .hi = GQ_MAX_GPUS},
-    {.name = "buffer-size", .shortname = 'b', .type = GQ_OPT_SIZE, .off = OFF(bytes), .def = "256", .arg = "MiB",
-     .help = "buffer per copy for the bandwidth steps (a bare number is MiB)", .unit = GQ_MiB, .lo = 4096,
+    {.name = "prefill",
+     .type = GQ_OPT_INT,
+     .off = OFF(prefill),
+     .def = "0",
+     .arg = "N",
+     .help = "prefill workers for the placement (0 with --decode 0: half the GPUs each)",
+     .lo = 0,
+     .hi = GQ_MAX_GPUS},
+    {.name = "decode",
+     .type = GQ_OPT_INT,
+     .off = OFF(decode),
+     .def = "0",
+     .arg = "M",
+     .help = "decode workers for the placement",
+     .lo = 0,
+     .hi = GQ_MAX_GPUS},
+    {.name = "offload",
+     .type = GQ_OPT_INT,
+     .off = OFF(offload),
+     .def = "-1",
+     .arg = "K",
+     .help = "KV offload workers for the placement (-1: half the GPUs)",
+     .lo = -1,
+     .hi = GQ_MAX_GPUS},
+    {.name = "buffer-size",
+     .shortname = 'b',
+     .type = GQ_OPT_SIZE,
+     .off = OFF(bytes),
+     .def = "256",
+     .arg = "MiB",
+     .help = "buffer per copy for the bandwidth steps (a bare number is MiB)",
+     .unit = GQ_MiB,
+     .lo = 4096,
      .hi = 1e13},
-    {.name = "verify", .type = GQ_OPT_FLAG, .off = OFF(verify), .def = "true",
+    {.name = "verify",
+     .type = GQ_OPT_FLAG,
+     .off = OFF(verify),
+     .def = "true",
      .help = "check a data pattern after every timed copy (--no-verify to skip)"},
     GQ_OPT_END,
 };
@@ -70,16 +117,17 @@ static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_op
 
 static void help(void)
 {
-    printf("usage: gpuqual card [--budget 5m] [--expect FILE] [-o DIR] [--stress 60s | --no-stress]\n"
-           "                    [--prefill N --decode M] [--gpus LIST] [--sim NAME] [options]\n\n"
-           "The acceptance card (seed 001 section 9): identity and links, pairwise matrices, concurrent pairs\n"
-           "within and across domains, host paths (each GPU alone, the bottleneck subsets, all at once),\n"
-           "buffer sweeps on the fastest and slowest path, latency, a stress run, domains and bottlenecks,\n"
-           "a verified placement, and the verdicts, planned to fit --budget.\n\n"
-           "Writes DIR/card.json, card.md, card.html, nvbandwidth.json, stress.csv and journal.jsonl, and a\n"
-           "one-screen summary on stdout (--format markdown or json prints the card instead).\n"
-           "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (interrupted: the card shows what was measured),\n"
-           "2 bad input, 3 no GPU. Details: docs/card.md.\n\noptions:\n");
+    printf(
+        "usage: gpuqual card [--budget 5m] [--expect FILE] [-o DIR] [--stress 60s | --no-stress]\n"
+        "                    [--prefill N --decode M] [--gpus LIST] [--sim NAME] [options]\n\n"
+        "The acceptance card (seed 001 section 9): identity and links, pairwise matrices, concurrent pairs\n"
+        "within and across domains, host paths (each GPU alone, the bottleneck subsets, all at once),\n"
+        "buffer sweeps on the fastest and slowest path, latency, a stress run, domains and bottlenecks,\n"
+        "a verified placement, and the verdicts, planned to fit --budget.\n\n"
+        "Writes DIR/card.json, card.md, card.html, nvbandwidth.json, stress.csv and journal.jsonl, and a\n"
+        "one-screen summary on stdout (--format markdown or json prints the card instead).\n"
+        "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (interrupted: the card shows what was measured),\n"
+        "2 bad input, 3 no GPU. Details: docs/card.md.\n\noptions:\n");
     gq_opts_help(stdout, tabs, NTABS);
 }
 
@@ -168,12 +216,13 @@ int gq_cmd_card(int argc, char **argv)
         goto out;
     }
     if (npos > 0) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "card: unexpected argument '%s'; the output directory is given with -o DIR",
-                        pos[0]);
+        rc = gq_err_set(&err, GQ_E_USAGE,
+                        "card: unexpected argument '%s'; the output directory is given with -o DIR", pos[0]);
         goto fail;
     }
     if (strcmp(o.c.format, "table") && strcmp(o.c.format, "json") && strcmp(o.c.format, "markdown")) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "card: --format %s does not apply; use table (the summary), markdown or json",
+        rc = gq_err_set(&err, GQ_E_USAGE,
+                        "card: --format %s does not apply; use table (the summary), markdown or json",
                         o.c.format);
         goto fail;
     }
@@ -286,9 +335,16 @@ int gq_cmd_card(int argc, char **argv)
     }
     bool complete = xrc == GQ_OK;
 
-    gq_card_inputs in = {.topo = topo, .rs = &res.rs, .stress = res.stress_json, .placement = res.placement_json,
-                         .expect = o.expect ? ex : NULL, .plan = plan, .opts = co, .elapsed_s = res.elapsed_s,
-                         .complete = complete, .stopped_at = complete ? NULL : gq_card_step_name(res.stopped_at),
+    gq_card_inputs in = {.topo = topo,
+                         .rs = &res.rs,
+                         .stress = res.stress_json,
+                         .placement = res.placement_json,
+                         .expect = o.expect ? ex : NULL,
+                         .plan = plan,
+                         .opts = co,
+                         .elapsed_s = res.elapsed_s,
+                         .complete = complete,
+                         .stopped_at = complete ? NULL : gq_card_step_name(res.stopped_at),
                          .bytes = co->bytes};
     if (!(composed = gq_card_compose(&in, &err))) {
         rc = err.code ? err.code : GQ_E_NOMEM;
@@ -297,8 +353,14 @@ int gq_cmd_card(int argc, char **argv)
     if (res.stress_json)
         json_object_set(composed, "stress", res.stress_json);
     options = gq_opts_to_json(tabs, NTABS, &o);
-    gq_doc d = {.kind = "card", .version = gq_version, .git = gq_git_rev, .options = options, .topo = topo,
-                .records = &res.rs, .sections = composed, .simulated = gq_backend_simulated(&be),
+    gq_doc d = {.kind = "card",
+                .version = gq_version,
+                .git = gq_git_rev,
+                .options = options,
+                .topo = topo,
+                .records = &res.rs,
+                .sections = composed,
+                .simulated = gq_backend_simulated(&be),
                 .incomplete = !complete};
     if (!(doc = gq_doc_to_json(&d))) {
         rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory building card.json");

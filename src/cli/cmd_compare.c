@@ -24,13 +24,29 @@ typedef struct compare_cli {
 
 #define OFF(f) offsetof(compare_cli, f)
 static const gq_opt compare_opts[] = {
-    {.name = "threshold", .shortname = 't', .type = GQ_OPT_STR, .off = OFF(threshold), .def = "5%", .arg = "PCT",
+    {.name = "threshold",
+     .shortname = 't',
+     .type = GQ_OPT_STR,
+     .off = OFF(threshold),
+     .def = "5%",
+     .arg = "PCT",
      .help = "a figure worse than the first run's by more than this is a regression (e.g. 5% or 2.5)"},
-    {.name = "format", .type = GQ_OPT_ENUM, .off = OFF(format), .def = "table", .arg = "FMT",
-     .help = "table, markdown or json", .choices = "table,markdown,json"},
-    {.name = "json", .type = GQ_OPT_STR, .off = OFF(json_path), .arg = "FILE",
+    {.name = "format",
+     .type = GQ_OPT_ENUM,
+     .off = OFF(format),
+     .def = "table",
+     .arg = "FMT",
+     .help = "table, markdown or json",
+     .choices = "table,markdown,json"},
+    {.name = "json",
+     .type = GQ_OPT_STR,
+     .off = OFF(json_path),
+     .arg = "FILE",
      .help = "also write the comparison as a gpuqual document to FILE"},
-    {.name = "all", .shortname = 'a', .type = GQ_OPT_FLAG, .off = OFF(all),
+    {.name = "all",
+     .shortname = 'a',
+     .type = GQ_OPT_FLAG,
+     .off = OFF(all),
      .help = "list every figure, not only the regressions"},
     GQ_OPT_END,
 };
@@ -39,11 +55,12 @@ static const gq_opt *const tabs[] = {compare_opts};
 
 static void help(void)
 {
-    printf("usage: gpuqual compare A.json B.json [C.json ...] [--threshold 5%%] [--all] [--format FMT]\n\n"
-           "Line up the same figures from several saved runs or nodes (the first is the baseline), show the\n"
-           "deltas, and flag regressions: bandwidth or clocks lower, latency or temperature higher, by more\n"
-           "than the threshold. E.g. one node before and after a BIOS change, or eight nodes of one purchase.\n"
-           "Exit codes: 0 no regression, 1 a regression was found, 2 bad input.\n\noptions:\n");
+    printf(
+        "usage: gpuqual compare A.json B.json [C.json ...] [--threshold 5%%] [--all] [--format FMT]\n\n"
+        "Line up the same figures from several saved runs or nodes (the first is the baseline), show the\n"
+        "deltas, and flag regressions: bandwidth or clocks lower, latency or temperature higher, by more\n"
+        "than the threshold. E.g. one node before and after a BIOS change, or eight nodes of one purchase.\n"
+        "Exit codes: 0 no regression, 1 a regression was found, 2 bad input.\n\noptions:\n");
     gq_opts_help(stdout, tabs, 1);
 }
 
@@ -84,8 +101,9 @@ int gq_cmd_compare(int argc, char **argv)
     }
     c->threshold_pct = th;
     if (npos < 2) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "compare needs at least two saved runs (got %d): gpuqual compare A.json B.json",
-                        npos);
+        rc =
+            gq_err_set(&err, GQ_E_USAGE,
+                       "compare needs at least two saved runs (got %d): gpuqual compare A.json B.json", npos);
         goto fail;
     }
     if (npos > MAXFILES) {

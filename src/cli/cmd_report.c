@@ -25,12 +25,24 @@ typedef struct report_cli {
 
 #define OFF(f) offsetof(report_cli, f)
 static const gq_opt report_opts[] = {
-    {.name = "output", .shortname = 'o', .type = GQ_OPT_STR, .off = OFF(output), .arg = "FILE",
-     .help = "write the card to FILE; its extension picks the format (.html, .md, .json) unless --format is given"},
-    {.name = "format", .type = GQ_OPT_ENUM, .off = OFF(format), .arg = "FMT",
+    {.name = "output",
+     .shortname = 'o',
+     .type = GQ_OPT_STR,
+     .off = OFF(output),
+     .arg = "FILE",
+     .help = "write the card to FILE; its extension picks the format (.html, .md, .json) unless --format is "
+             "given"},
+    {.name = "format",
+     .type = GQ_OPT_ENUM,
+     .off = OFF(format),
+     .arg = "FMT",
      .help = "summary (terminal), markdown, html or json (default: from -o, else summary)",
      .choices = "summary,markdown,html,json"},
-    {.name = "expect", .shortname = 'e', .type = GQ_OPT_STR, .off = OFF(expect), .arg = "FILE",
+    {.name = "expect",
+     .shortname = 'e',
+     .type = GQ_OPT_STR,
+     .off = OFF(expect),
+     .arg = "FILE",
      .help = "judge the saved figures again against an expectations file"},
     {.name = "quiet", .shortname = 'q', .type = GQ_OPT_FLAG, .off = OFF(quiet), .help = "no warnings"},
     GQ_OPT_END,
@@ -40,11 +52,12 @@ static const gq_opt *const tabs[] = {report_opts};
 
 static void help(void)
 {
-    printf("usage: gpuqual report RUN.json [-o card.html|card.md|card.json] [--format FMT] [--expect FILE]\n\n"
-           "Render a saved gpuqual document as the acceptance card: one self-contained HTML file with its\n"
-           "figures, Markdown (seed 001 section 9's table and the findings), the card JSON, or a terminal\n"
-           "summary. Documents other than cards are composed into a card from their records.\n"
-           "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (the card's verdict); 2 bad input.\n\noptions:\n");
+    printf(
+        "usage: gpuqual report RUN.json [-o card.html|card.md|card.json] [--format FMT] [--expect FILE]\n\n"
+        "Render a saved gpuqual document as the acceptance card: one self-contained HTML file with its\n"
+        "figures, Markdown (seed 001 section 9's table and the findings), the card JSON, or a terminal\n"
+        "summary. Documents other than cards are composed into a card from their records.\n"
+        "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (the card's verdict); 2 bad input.\n\noptions:\n");
     gq_opts_help(stdout, tabs, 1);
 }
 
@@ -89,9 +102,10 @@ int gq_cmd_report(int argc, char **argv)
         goto out;
     }
     if (npos != 1) {
-        rc = gq_err_set(&err, GQ_E_USAGE, npos ? "report: one saved run at a time (got %d files); use 'gpuqual compare' "
-                                                 "for several"
-                                               : "report: which saved run? usage: gpuqual report RUN.json [-o card.html]",
+        rc = gq_err_set(&err, GQ_E_USAGE,
+                        npos ? "report: one saved run at a time (got %d files); use 'gpuqual compare' "
+                               "for several"
+                             : "report: which saved run? usage: gpuqual report RUN.json [-o card.html]",
                         npos);
         goto fail;
     }
@@ -99,10 +113,11 @@ int gq_cmd_report(int argc, char **argv)
     if (!fmt && o.output && strcmp(o.output, "-")) {
         fmt = format_from_ext(o.output);
         if (!fmt) {
-            rc = gq_err_set(&err, GQ_E_USAGE,
-                            "report: cannot tell the format of '%s' from its extension; use .html, .md or .json, or "
-                            "--format",
-                            o.output);
+            rc = gq_err_set(
+                &err, GQ_E_USAGE,
+                "report: cannot tell the format of '%s' from its extension; use .html, .md or .json, or "
+                "--format",
+                o.output);
             goto fail;
         }
     }
@@ -119,16 +134,19 @@ int gq_cmd_report(int argc, char **argv)
         /* Compose a card from the records (and the topology saved with them). */
         const json_t *tj = json_object_get(root, "topology");
         if (!tj || gq_topo_from_json(tj, topo, &err) != GQ_OK) {
-            rc = gq_err_set(&err, GQ_E_USAGE, "'%s' has no saved topology, so no card can be composed from it",
-                            pos[0]);
+            rc = gq_err_set(&err, GQ_E_USAGE,
+                            "'%s' has no saved topology, so no card can be composed from it", pos[0]);
             goto fail;
         }
         if (rs.n == 0) {
             rc = gq_err_set(&err, GQ_E_USAGE, "'%s' holds no records to make a card from", pos[0]);
             goto fail;
         }
-        gq_card_inputs in = {.topo = topo, .rs = &rs, .stress = json_object_get(root, "stress"),
-                             .expect = o.expect ? ex : NULL, .complete = !json_is_true(json_object_get(root, "incomplete"))};
+        gq_card_inputs in = {.topo = topo,
+                             .rs = &rs,
+                             .stress = json_object_get(root, "stress"),
+                             .expect = o.expect ? ex : NULL,
+                             .complete = !json_is_true(json_object_get(root, "incomplete"))};
         if (!(composed = gq_card_compose(&in, &err))) {
             rc = err.code ? err.code : GQ_E_NOMEM;
             goto fail;
@@ -138,8 +156,8 @@ int gq_cmd_report(int argc, char **argv)
         json_object_foreach(composed, k, v) json_object_set(root, k, v);
         card = json_object_get(root, "card");
     } else if (o.expect) {
-        if ((rc = gq_card_judge(card, json_object_get(root, "bottlenecks"), json_object_get(root, "stress"), &rs, ex,
-                                &err)))
+        if ((rc = gq_card_judge(card, json_object_get(root, "bottlenecks"), json_object_get(root, "stress"),
+                                &rs, ex, &err)))
             goto fail;
     }
     if (o.expect && !o.quiet) {
@@ -147,11 +165,13 @@ int gq_cmd_report(int argc, char **argv)
         for (int m = 0; m < ex->nmodels; m++) {
             bool hit = false;
             for (int k = 0; k < nrun; k++) {
-                const json_t *g = json_array_get(json_object_get(json_object_get(card, "identity"), "gpus"), (size_t)k);
+                const json_t *g =
+                    json_array_get(json_object_get(json_object_get(card, "identity"), "gpus"), (size_t)k);
                 hit |= gq_expect_match(ex, json_string_value(json_object_get(g, "name"))) == m;
             }
             if (!hit)
-                gq_cli_warn("%s: the expectations for '%s' match no GPU of this run", o.expect, ex->models[m].match);
+                gq_cli_warn("%s: the expectations for '%s' match no GPU of this run", o.expect,
+                            ex->models[m].match);
         }
     }
     if ((rc = gq_outfile_open(&of, o.output ? o.output : "-", &err)))

@@ -58,7 +58,8 @@ int gq_cj_matrix(const json_t *m, int max, char (*labels)[16], double *vals)
         return 0;
     for (int i = 0; i < n; i++) {
         const json_t *gi = json_array_get(g, (size_t)i);
-        snprintf(labels[i], 16, "GPU %lld", json_is_integer(gi) ? (long long)json_integer_value(gi) : (long long)i);
+        snprintf(labels[i], 16, "GPU %lld",
+                 json_is_integer(gi) ? (long long)json_integer_value(gi) : (long long)i);
         const json_t *row = json_array_get(v, (size_t)i);
         if (!json_is_array(row) || (int)json_array_size(row) != n)
             return 0;

@@ -30,7 +30,10 @@ static const char css[] =
     ".meta{color:#555;font-size:.92em}"
     "@media print{body{max-width:none}figure{break-inside:avoid}}";
 
-static void esc(FILE *f, const char *s) { gq_svg_escape(f, s); }
+static void esc(FILE *f, const char *s)
+{
+    gq_svg_escape(f, s);
+}
 
 static const char *vclass(const char *v)
 {
@@ -99,15 +102,21 @@ static void fig_matrix(figs *F, const json_t *m, const char *id_override, const 
     const char *id = id_override ? id_override : gq_cj_str(m, "id", "matrix");
     const char *unit = gq_cj_str(m, "unit", "GB/s");
     const char *title = title_override ? title_override : gq_cj_str(m, "title", "GPU pairs");
-    gq_svg_heatmap h = {.id = id, .title = title, .unit = unit, .n = n, .labels = labp, .vals = vals,
+    gq_svg_heatmap h = {.id = id,
+                        .title = title,
+                        .unit = unit,
+                        .n = n,
+                        .labels = labp,
+                        .vals = vals,
                         .low_is_good = !strcmp(unit, "ns")};
     fig_begin(F, id);
     gq_svg_write_heatmap(F->f, &h, &F->err);
     char cap[400];
-    snprintf(cap, sizeof cap,
-             "%s, %s. Row: source GPU, column: destination. One pair at a time: summing the cells does not give "
-             "what the server carries at once.%s",
-             title, unit, json_is_true(json_object_get(m, "staged")) ? " Host-staged (no P2P)." : "");
+    snprintf(
+        cap, sizeof cap,
+        "%s, %s. Row: source GPU, column: destination. One pair at a time: summing the cells does not give "
+        "what the server carries at once.%s",
+        title, unit, json_is_true(json_object_get(m, "staged")) ? " Host-staged (no P2P)." : "");
     fig_end(F, cap);
 }
 
@@ -134,10 +143,11 @@ static void fig_pairs(figs *F, const json_t *pairs)
         {
             if (ncat >= 2 * MAXG)
                 break;
-            snprintf(names[ncat], sizeof names[ncat], "%lld→%lld", (long long)json_integer_value(json_array_get(p, 0)),
+            snprintf(names[ncat], sizeof names[ncat], "%lld→%lld",
+                     (long long)json_integer_value(json_array_get(p, 0)),
                      (long long)json_integer_value(json_array_get(p, 1)));
             cats[ncat] = names[ncat];
-            vals[ncat] = s == 0 && (int)i < ng ? g[i] : NAN;           /* series 0 */
+            vals[ncat] = s == 0 && (int)i < ng ? g[i] : NAN;            /* series 0 */
             vals[2 * MAXG + ncat] = s == 1 && (int)i < ng ? g[i] : NAN; /* series 1, fixed stride below */
             ncat++;
         }
@@ -151,15 +161,23 @@ static void fig_pairs(figs *F, const json_t *pairs)
         packed[ncat + c] = vals[2 * MAXG + c];
     }
     const char *series[2] = {"within domains", "across domains"};
-    gq_svg_bars b = {.id = "pairs", .title = "Concurrent GPU pairs: within against across domains", .unit = "GB/s",
-                     .ncat = ncat, .nser = 2, .cats = cats, .series = series, .vals = packed, .compact = true};
+    gq_svg_bars b = {.id = "pairs",
+                     .title = "Concurrent GPU pairs: within against across domains",
+                     .unit = "GB/s",
+                     .ncat = ncat,
+                     .nser = 2,
+                     .cats = cats,
+                     .series = series,
+                     .vals = packed,
+                     .compact = true};
     fig_begin(F, "pairs");
     gq_svg_write_bars(F->f, &b, &F->err);
     char cap[400], x[32], y[32], ratio[64] = "";
     if (isfinite(agg[0]) && isfinite(agg[1]) && agg[0] > 0)
         snprintf(ratio, sizeof ratio, " (across is %.0f%% of within)", agg[1] / agg[0] * 100);
     snprintf(cap, sizeof cap,
-             "Every pair of one placement ran at the same time. Aggregate within domains %s GB/s, across %s GB/s%s.",
+             "Every pair of one placement ran at the same time. Aggregate within domains %s GB/s, across %s "
+             "GB/s%s.",
              gq_cj_fmt(agg[0], x, sizeof x), gq_cj_fmt(agg[1], y, sizeof y), ratio);
     fig_end(F, cap);
 }
@@ -175,7 +193,8 @@ static void fig_host(figs *F, const json_t *host)
     static char names[MAXG][16];
     const char *cats[MAXG];
     for (int i = 0; i < n; i++) {
-        snprintf(names[i], sizeof names[i], "GPU %lld", (long long)json_integer_value(json_array_get(gpus, (size_t)i)));
+        snprintf(names[i], sizeof names[i], "GPU %lld",
+                 (long long)json_integer_value(json_array_get(gpus, (size_t)i)));
         cats[i] = names[i];
     }
     double vals[4 * MAXG];
@@ -191,17 +210,25 @@ static void fig_host(figs *F, const json_t *host)
         any |= isfinite(vals[i]);
     if (!any)
         return;
-    const char *series[4] = {"host→GPU alone", "host→GPU, all active", "GPU→host alone", "GPU→host, all active"};
-    gq_svg_bars b = {.id = "host", .title = "Per-GPU host bandwidth: alone against all active", .unit = "GB/s",
-                     .ncat = n, .nser = 4, .cats = cats, .series = series, .vals = vals};
+    const char *series[4] = {"host→GPU alone", "host→GPU, all active", "GPU→host alone",
+                             "GPU→host, all active"};
+    gq_svg_bars b = {.id = "host",
+                     .title = "Per-GPU host bandwidth: alone against all active",
+                     .unit = "GB/s",
+                     .ncat = n,
+                     .nser = 4,
+                     .cats = cats,
+                     .series = series,
+                     .vals = vals};
     fig_begin(F, "host");
     gq_svg_write_bars(F->f, &b, &F->err);
     char cap[300], x[32], y[32];
-    snprintf(cap, sizeof cap,
-             "Each GPU alone, then every GPU copying in the same direction at once (aggregate host→GPU %s GB/s, "
-             "GPU→host %s GB/s).",
-             gq_cj_fmt(gq_cj_num(all, "h2d_aggregate_gbps"), x, sizeof x),
-             gq_cj_fmt(gq_cj_num(all, "d2h_aggregate_gbps"), y, sizeof y));
+    snprintf(
+        cap, sizeof cap,
+        "Each GPU alone, then every GPU copying in the same direction at once (aggregate host→GPU %s GB/s, "
+        "GPU→host %s GB/s).",
+        gq_cj_fmt(gq_cj_num(all, "h2d_aggregate_gbps"), x, sizeof x),
+        gq_cj_fmt(gq_cj_num(all, "d2h_aggregate_gbps"), y, sizeof y));
     fig_end(F, cap);
 }
 
@@ -229,13 +256,24 @@ static void fig_sweeps(figs *F, const json_t *sweeps)
     }
     if (!any)
         return;
-    gq_svg_lines l = {.id = "sweep", .title = "Buffer-size sweep", .x_label = "bytes per copy", .unit = "GB/s",
-                      .nser = ns, .series = names, .npts = np, .xs = xp, .ys = yp, .log_x = true, .x_is_bytes = true,
-                      .markers = true, .y_from_zero = true};
+    gq_svg_lines l = {.id = "sweep",
+                      .title = "Buffer-size sweep",
+                      .x_label = "bytes per copy",
+                      .unit = "GB/s",
+                      .nser = ns,
+                      .series = names,
+                      .npts = np,
+                      .xs = xp,
+                      .ys = yp,
+                      .log_x = true,
+                      .x_is_bytes = true,
+                      .markers = true,
+                      .y_from_zero = true};
     fig_begin(F, "sweep");
     gq_svg_write_lines(F->f, &l, &F->err);
-    fig_end(F, "Rate per copy size on the fastest and the slowest path. Fixed costs per transfer dominate small "
-               "copies.");
+    fig_end(F,
+            "Rate per copy size on the fastest and the slowest path. Fixed costs per transfer dominate small "
+            "copies.");
 }
 
 static void fig_stress(figs *F, const json_t *st)
@@ -254,7 +292,8 @@ static void fig_stress(figs *F, const json_t *st)
         {"power_w", "stress_power", "Power under load", "W"},
         {"sm_clock_mhz", "stress_clock", "SM clock under load", "MHz"},
     };
-    double *xs = malloc(sizeof(double) * MAXPTS * (size_t)ng), *ys = malloc(sizeof(double) * MAXPTS * (size_t)ng);
+    double *xs = malloc(sizeof(double) * MAXPTS * (size_t)ng),
+           *ys = malloc(sizeof(double) * MAXPTS * (size_t)ng);
     if (!xs || !ys)
         goto out;
     for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
@@ -272,13 +311,21 @@ static void fig_stress(figs *F, const json_t *st)
             yp[g] = ys + (size_t)g * MAXPTS;
             for (int i = 0; i < np[g]; i++)
                 any |= isfinite(yp[g][i]) && isfinite(xp[g][i]);
-            snprintf(names[g], sizeof names[g], "GPU %lld", (long long)json_integer_value(json_object_get(o, "gpu")));
+            snprintf(names[g], sizeof names[g], "GPU %lld",
+                     (long long)json_integer_value(json_object_get(o, "gpu")));
             namep[g] = names[g];
         }
         if (!any)
             continue;
-        gq_svg_lines l = {.id = m[k].id, .title = m[k].title, .x_label = "seconds since the load started",
-                          .unit = m[k].unit, .nser = ng, .series = namep, .npts = np, .xs = xp, .ys = yp,
+        gq_svg_lines l = {.id = m[k].id,
+                          .title = m[k].title,
+                          .x_label = "seconds since the load started",
+                          .unit = m[k].unit,
+                          .nser = ng,
+                          .series = namep,
+                          .npts = np,
+                          .xs = xp,
+                          .ys = yp,
                           .y_from_zero = strcmp(m[k].col, "temp_c") != 0};
         fig_begin(F, m[k].id);
         gq_svg_write_lines(F->f, &l, &F->err);
@@ -322,8 +369,10 @@ static void html_identity(FILE *f, const json_t *id)
 {
     if (!json_is_object(id))
         return;
-    fputs("<h2 id=\"identity\">Identity and links</h2>\n<table><tr><th>GPU</th><th>model</th><th>memory MiB</th>"
-          "<th>power limit W</th><th>PCIe now</th><th>PCIe max</th><th>NVLinks</th><th>NUMA</th><th>UUID</th></tr>\n",
+    fputs("<h2 id=\"identity\">Identity and links</h2>\n<table><tr><th>GPU</th><th>model</th><th>memory "
+          "MiB</th>"
+          "<th>power limit W</th><th>PCIe now</th><th>PCIe "
+          "max</th><th>NVLinks</th><th>NUMA</th><th>UUID</th></tr>\n",
           f);
     size_t i;
     const json_t *g;
@@ -368,9 +417,11 @@ static void html_checks(FILE *f, const json_t *checks)
     if (!json_array_size(checks))
         return;
     static const char *const order[] = {"fail", "warn", "pass", "info", "skip"};
-    fputs("<h2 id=\"checks\">Checks</h2>\n<table><tr><th>verdict</th><th>check</th><th>subject</th><th>figure</th>"
-          "<th>threshold</th><th>detail</th></tr>\n",
-          f);
+    fputs(
+        "<h2 "
+        "id=\"checks\">Checks</h2>\n<table><tr><th>verdict</th><th>check</th><th>subject</th><th>figure</th>"
+        "<th>threshold</th><th>detail</th></tr>\n",
+        f);
     char b[64], x[32];
     for (int o = 0; o < 5; o++) {
         size_t i;
@@ -419,7 +470,8 @@ static void html_host_subsets(FILE *f, const json_t *host)
         size_t used = 0;
         b[0] = 0;
         for (int k = 0; k < np && used < sizeof b - 40; k++)
-            used += (size_t)snprintf(b + used, sizeof b - used, "%s%s", k ? ", " : "", gq_cj_fmt(pg[k], x, sizeof x));
+            used += (size_t)snprintf(b + used, sizeof b - used, "%s%s", k ? ", " : "",
+                                     gq_cj_fmt(pg[k], x, sizeof x));
         td_text(f, b);
         td_num(f, gq_cj_num(s, "aggregate_gbps"));
         td_text(f, gq_cj_str(s, "why", ""));
@@ -433,7 +485,8 @@ static void html_stress(FILE *f, const json_t *st)
     if (!json_is_object(st))
         return;
     char b[64];
-    fputs("<table><tr><th>GPU</th><th>avg °C</th><th>max °C</th><th>avg W</th><th>limit W</th><th>avg SM MHz</th>"
+    fputs("<table><tr><th>GPU</th><th>avg °C</th><th>max °C</th><th>avg W</th><th>limit W</th><th>avg SM "
+          "MHz</th>"
           "<th>power-capped %</th><th>thermal slowdown</th><th>faulty elements</th><th>verdict</th></tr>\n",
           f);
     size_t i;
@@ -456,7 +509,8 @@ static void html_stress(FILE *f, const json_t *st)
     }
     fputs("</table>\n", f);
     const json_t *node = json_object_get(st, "node");
-    fprintf(f, "<p class=\"meta\">All GPUs together drew %s W on average (GPU telemetry, not wall power).</p>\n",
+    fprintf(f,
+            "<p class=\"meta\">All GPUs together drew %s W on average (GPU telemetry, not wall power).</p>\n",
             gq_cj_fmt(gq_cj_num(node, "power_total_avg_w"), b, sizeof b));
 }
 
@@ -467,7 +521,8 @@ static void html_plan(FILE *f, const json_t *card)
         return;
     char b[3][32];
     fprintf(f, "<h2 id=\"plan\">Plan</h2>\n<p class=\"meta\">Budget %s s, planned %s s, took %s s.</p>\n",
-            gq_cj_fmt(gq_cj_num(card, "budget_s"), b[0], 32), gq_cj_fmt(gq_cj_num(card, "planned_s"), b[1], 32),
+            gq_cj_fmt(gq_cj_num(card, "budget_s"), b[0], 32),
+            gq_cj_fmt(gq_cj_num(card, "planned_s"), b[1], 32),
             gq_cj_fmt(gq_cj_num(card, "elapsed_s"), b[2], 32));
     fputs("<table><tr><th>step</th><th>estimate s</th><th>took s</th><th>status</th><th>note</th></tr>\n", f);
     size_t i;
@@ -513,7 +568,8 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"
           /* Nothing may load from anywhere: the file must stand alone. */
-          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\"/>\n"
+          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+          "'unsafe-inline'\"/>\n"
           "<title>Acceptance card: ",
           f);
     esc(f, host);
@@ -536,8 +592,10 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
     fprintf(f, ") · took %s s of a %s s budget</p>\n", gq_cj_fmt(gq_cj_num(card, "elapsed_s"), b[0], 32),
             gq_cj_fmt(gq_cj_num(card, "budget_s"), b[1], 32));
     if (json_is_true(json_object_get(root, "simulated")))
-        fputs("<p class=\"sim\">Simulated machine: these figures are model output, not measurements.</p>\n", f);
-    if (json_is_true(json_object_get(root, "incomplete")) || json_is_false(json_object_get(card, "complete"))) {
+        fputs("<p class=\"sim\">Simulated machine: these figures are model output, not measurements.</p>\n",
+              f);
+    if (json_is_true(json_object_get(root, "incomplete")) ||
+        json_is_false(json_object_get(card, "complete"))) {
         fputs("<p class=\"note\"><b>Incomplete.</b> The run stopped at step <code>", f);
         esc(f, gq_cj_str(card, "stopped_at", "?"));
         fputs("</code>; this card shows only what was measured before.</p>\n", f);
@@ -550,15 +608,17 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
         fputs("</code> ", f);
         esc(f, gq_cj_str(ex, "description", ""));
     } else {
-        fputs("No expectations file: only relative checks (GPUs of one model agree, links at their maximum, nothing "
+        fputs("No expectations file: only relative checks (GPUs of one model agree, links at their maximum, "
+              "nothing "
               "impossible, nothing throttled).",
               f);
     }
     fputs("</p>\n", f);
 
-    fputs("<h2 id=\"card\">Card</h2>\n<table><tr><th>Check</th><th>Evidence</th><th>Result</th><th>Verdict</th>"
-          "<th>Decision it supports</th></tr>\n",
-          f);
+    fputs(
+        "<h2 id=\"card\">Card</h2>\n<table><tr><th>Check</th><th>Evidence</th><th>Result</th><th>Verdict</th>"
+        "<th>Decision it supports</th></tr>\n",
+        f);
     const json_t *r;
     json_array_foreach(json_object_get(card, "rows"), i, r)
     {
@@ -601,7 +661,9 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
     if (json_array_size(pairs) || json_array_size(notes)) {
         fputs("<h2 id=\"placement\">Recommended placement</h2>\n", f);
         if (json_array_size(pairs)) {
-            fputs("<table><tr><th>prefill</th><th>decode</th><th>predicted GB/s</th><th>measured GB/s</th></tr>\n", f);
+            fputs("<table><tr><th>prefill</th><th>decode</th><th>predicted GB/s</th><th>measured "
+                  "GB/s</th></tr>\n",
+                  f);
             json_array_foreach(pairs, i, r)
             {
                 fputs("<tr>", f);
@@ -626,7 +688,8 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
     html_checks(f, json_object_get(card, "checks"));
     html_identity(f, json_object_get(card, "identity"));
     html_plan(f, card);
-    fputs("<p class=\"meta\">Units: GB/s = 10<sup>9</sup> bytes/s; buffer sizes in KiB/MiB/GiB. The full evidence "
+    fputs("<p class=\"meta\">Units: GB/s = 10<sup>9</sup> bytes/s; buffer sizes in KiB/MiB/GiB. The full "
+          "evidence "
           "(every record with its rounds, windows and overlap) is in card.json.</p>\n</body>\n</html>\n",
           f);
     if (F.err.code)

@@ -94,7 +94,9 @@ static void md_pairs(FILE *f, const json_t *pairs)
     if (!json_is_object(pairs))
         return;
     char b[32], c[32], d[32];
-    fputs("\n## Concurrent GPU pairs\n\n| placement | pair | GB/s together | GB/s alone |\n|---|---|---:|---:|\n", f);
+    fputs("\n## Concurrent GPU pairs\n\n| placement | pair | GB/s together | GB/s alone "
+          "|\n|---|---|---:|---:|\n",
+          f);
     static const char *const sides[] = {"within", "across"};
     for (int s = 0; s < 2; s++) {
         const json_t *o = json_object_get(pairs, sides[s]);
@@ -111,7 +113,8 @@ static void md_pairs(FILE *f, const json_t *pairs)
             fprintf(f, "| %s domains | %lld → %lld | %s | %s |\n", sides[s],
                     (long long)json_integer_value(json_array_get(p, 0)),
                     (long long)json_integer_value(json_array_get(p, 1)),
-                    gq_cj_fmt((int)i < ng ? g[i] : NAN, b, sizeof b), gq_cj_fmt((int)i < ni ? iso[i] : NAN, c, sizeof c));
+                    gq_cj_fmt((int)i < ng ? g[i] : NAN, b, sizeof b),
+                    gq_cj_fmt((int)i < ni ? iso[i] : NAN, c, sizeof c));
         }
         fprintf(f, "| %s domains | **aggregate** | **%s**%s | |\n", sides[s],
                 gq_cj_fmt(gq_cj_num(o, "aggregate_gbps"), d, sizeof d),
@@ -139,13 +142,14 @@ static void md_host(FILE *f, const json_t *host)
     gq_cj_nums(json_object_get(all, "h2d"), lh, MAXG);
     gq_cj_nums(json_object_get(all, "d2h"), ld, MAXG);
     char b[4][32];
-    fputs("\n## Host-memory traffic\n\n| GPU | host→GPU alone | GPU→host alone | host→GPU, all active | GPU→host, all "
+    fputs("\n## Host-memory traffic\n\n| GPU | host→GPU alone | GPU→host alone | host→GPU, all active | "
+          "GPU→host, all "
           "active |\n|---|---:|---:|---:|---:|\n",
           f);
     for (int i = 0; i < n && i < MAXG; i++)
-        fprintf(f, "| %lld | %s | %s | %s | %s |\n", (long long)json_integer_value(json_array_get(gpus, (size_t)i)),
-                gq_cj_fmt(ah[i], b[0], 32), gq_cj_fmt(ad[i], b[1], 32), gq_cj_fmt(lh[i], b[2], 32),
-                gq_cj_fmt(ld[i], b[3], 32));
+        fprintf(f, "| %lld | %s | %s | %s | %s |\n",
+                (long long)json_integer_value(json_array_get(gpus, (size_t)i)), gq_cj_fmt(ah[i], b[0], 32),
+                gq_cj_fmt(ad[i], b[1], 32), gq_cj_fmt(lh[i], b[2], 32), gq_cj_fmt(ld[i], b[3], 32));
     if (json_is_object(all))
         fprintf(f, "| **all, aggregate** | | | **%s**%s | **%s**%s |\n",
                 gq_cj_fmt(gq_cj_num(all, "h2d_aggregate_gbps"), b[0], 32),
@@ -155,10 +159,13 @@ static void md_host(FILE *f, const json_t *host)
     fputs("\nGB/s. \"All active\": every GPU copying in that direction at the same time.\n", f);
     const json_t *bi = json_object_get(host, "bidir");
     if (json_is_object(bi))
-        fprintf(f, "\nBoth directions at once on every GPU: %s GB/s host→GPU + %s GB/s GPU→host = %s GB/s (a sum of "
-                   "both directions).\n",
-                gq_cj_fmt(gq_cj_num(bi, "h2d_aggregate_gbps"), b[0], 32),
-                gq_cj_fmt(gq_cj_num(bi, "d2h_aggregate_gbps"), b[1], 32), gq_cj_fmt(gq_cj_num(bi, "sum_gbps"), b[2], 32));
+        fprintf(
+            f,
+            "\nBoth directions at once on every GPU: %s GB/s host→GPU + %s GB/s GPU→host = %s GB/s (a sum of "
+            "both directions).\n",
+            gq_cj_fmt(gq_cj_num(bi, "h2d_aggregate_gbps"), b[0], 32),
+            gq_cj_fmt(gq_cj_num(bi, "d2h_aggregate_gbps"), b[1], 32),
+            gq_cj_fmt(gq_cj_num(bi, "sum_gbps"), b[2], 32));
     const json_t *subs = json_object_get(host, "subsets");
     if (json_array_size(subs)) {
         fputs("\n| subset | direction | per GPU | aggregate | why |\n|---|---|---|---:|---|\n", f);
@@ -241,9 +248,10 @@ static void md_stress(FILE *f, const json_t *st)
     if (!json_is_object(st))
         return;
     char b[8][32];
-    fprintf(f, "\n## Whole-node health (stress, %s s, %s)\n\n", gq_cj_fmt(gq_cj_num(st, "elapsed_s"), b[0], 32),
-            gq_cj_str(st, "precision", "?"));
-    fputs("| GPU | avg °C | max °C | avg W | limit W | avg SM MHz | power-capped | thermal slowdown | PCIe under load | "
+    fprintf(f, "\n## Whole-node health (stress, %s s, %s)\n\n",
+            gq_cj_fmt(gq_cj_num(st, "elapsed_s"), b[0], 32), gq_cj_str(st, "precision", "?"));
+    fputs("| GPU | avg °C | max °C | avg W | limit W | avg SM MHz | power-capped | thermal slowdown | PCIe "
+          "under load | "
           "errors | verdict |\n|---|---:|---:|---:|---:|---:|---:|---|---|---|---|\n",
           f);
     size_t i;
@@ -259,17 +267,21 @@ static void md_stress(FILE *f, const json_t *st)
         double ecu = gq_cj_num(er, "ecc_uncorrected"), ecc = gq_cj_num(er, "ecc_corrected");
         double faulty = gq_cj_num(g, "faulty_elements");
         char errs[96];
-        snprintf(errs, sizeof errs, "ECC %s/%s, faulty %s", isfinite(ecc) && ecc >= 0 ? gq_cj_fmt(ecc, b[6], 32) : "?",
+        snprintf(errs, sizeof errs, "ECC %s/%s, faulty %s",
+                 isfinite(ecc) && ecc >= 0 ? gq_cj_fmt(ecc, b[6], 32) : "?",
                  isfinite(ecu) && ecu >= 0 ? gq_cj_fmt(ecu, b[7], 32) : "?",
                  isfinite(faulty) ? (faulty == 0 ? "0" : gq_cj_fmt(faulty, b[5], 32)) : "?");
         double cap = gq_cj_num(g, "power_capped_pct");
         fprintf(f, "| %lld | %s | %s | %s | %s | %s | %s%s | %s | %s | %s | %s |\n",
-                (long long)json_integer_value(json_object_get(g, "gpu")), gq_cj_fmt(gq_cj_num(g, "temp_avg_c"), b[0], 32),
-                gq_cj_fmt(gq_cj_num(g, "temp_max_c"), b[1], 32), gq_cj_fmt(gq_cj_num(g, "power_avg_w"), b[2], 32),
+                (long long)json_integer_value(json_object_get(g, "gpu")),
+                gq_cj_fmt(gq_cj_num(g, "temp_avg_c"), b[0], 32),
+                gq_cj_fmt(gq_cj_num(g, "temp_max_c"), b[1], 32),
+                gq_cj_fmt(gq_cj_num(g, "power_avg_w"), b[2], 32),
                 gq_cj_fmt(gq_cj_num(g, "power_limit_w"), b[3], 32),
-                gq_cj_fmt(gq_cj_num(g, "sm_clock_avg_mhz"), b[4], 32), isfinite(cap) ? gq_cj_fmt(cap, b[5], 32) : "–",
-                isfinite(cap) ? "%" : "", json_is_true(json_object_get(g, "thermal_slowdown")) ? "**yes**" : "no", link,
-                errs, verdict_word(gq_cj_str(g, "verdict", NULL)));
+                gq_cj_fmt(gq_cj_num(g, "sm_clock_avg_mhz"), b[4], 32),
+                isfinite(cap) ? gq_cj_fmt(cap, b[5], 32) : "–", isfinite(cap) ? "%" : "",
+                json_is_true(json_object_get(g, "thermal_slowdown")) ? "**yes**" : "no", link, errs,
+                verdict_word(gq_cj_str(g, "verdict", NULL)));
     }
     const json_t *node = json_object_get(st, "node");
     if (json_is_object(node)) {
@@ -320,7 +332,9 @@ static void md_domains(FILE *f, const json_t *root, const json_t *card)
             fputs(". The pairwise matrix is flat: no boundary larger than the measurement spread.\n", f);
     }
     if (json_array_size(bn)) {
-        fputs("\n| GPUs | direction | shared capacity | alone, summed | explained by |\n|---|---|---:|---:|---|\n", f);
+        fputs("\n| GPUs | direction | shared capacity | alone, summed | explained by "
+              "|\n|---|---|---:|---:|---|\n",
+              f);
         size_t i;
         const json_t *x;
         json_array_foreach(bn, i, x)
@@ -328,7 +342,8 @@ static void md_domains(FILE *f, const json_t *root, const json_t *card)
             fputs("| ", f);
             gpu_list(f, json_object_get(x, "gpus"));
             fprintf(f, " | %s | %s GB/s | %s GB/s | ", gq_cj_str(x, "direction", "?"),
-                    gq_cj_fmt(gq_cj_num(x, "capacity_gbps"), b[0], 32), gq_cj_fmt(gq_cj_num(x, "sum_alone_gbps"), b[1], 32));
+                    gq_cj_fmt(gq_cj_num(x, "capacity_gbps"), b[0], 32),
+                    gq_cj_fmt(gq_cj_num(x, "sum_alone_gbps"), b[1], 32));
             cell(f, gq_cj_str(x, "explanation", gq_cj_str(x, "explained_by", "")));
             fputs(" |\n", f);
         }
@@ -350,7 +365,8 @@ static void md_placement(FILE *f, const json_t *pl)
         {
             double m = gq_cj_num(p, "measured_gbps");
             fprintf(f, "| %s | %s | %s | %s |\n", gq_cj_fmt(gq_cj_num(p, "prefill"), b[0], 32),
-                    gq_cj_fmt(gq_cj_num(p, "decode"), b[1], 32), gq_cj_fmt(gq_cj_num(p, "predicted_gbps"), b[2], 32),
+                    gq_cj_fmt(gq_cj_num(p, "decode"), b[1], 32),
+                    gq_cj_fmt(gq_cj_num(p, "predicted_gbps"), b[2], 32),
                     m >= 0 ? gq_cj_fmt(m, b[0], 32) : "not verified");
         }
     }
@@ -387,7 +403,8 @@ static void md_identity(FILE *f, const json_t *id)
     if (!json_is_object(id))
         return;
     char b[3][32];
-    fputs("\n## Identity and links\n\n| GPU | model | memory | power limit | PCIe now / max | NVLinks | NUMA | UUID "
+    fputs("\n## Identity and links\n\n| GPU | model | memory | power limit | PCIe now / max | NVLinks | NUMA "
+          "| UUID "
           "|\n|---|---|---:|---:|---|---:|---:|---|\n",
           f);
     size_t i;
@@ -401,8 +418,9 @@ static void md_identity(FILE *f, const json_t *id)
         char gm_s[16], wm_s[16];
         gq_cj_fmt(gm, gm_s, sizeof gm_s);
         gq_cj_fmt(wm, wm_s, sizeof wm_s);
-        snprintf(link, sizeof link, "Gen%s x%s / Gen%s x%s%s", gq_cj_fmt(gen, b[0], 32), gq_cj_fmt(w, b[1], 32), gm_s,
-                 wm_s, json_is_true(json_object_get(pc, "under_load")) ? " (under load)" : " (idle)");
+        snprintf(link, sizeof link, "Gen%s x%s / Gen%s x%s%s", gq_cj_fmt(gen, b[0], 32),
+                 gq_cj_fmt(w, b[1], 32), gm_s, wm_s,
+                 json_is_true(json_object_get(pc, "under_load")) ? " (under load)" : " (idle)");
         double mem = gq_cj_num(g, "memory_mib"), pw = gq_cj_num(g, "power_limit_w");
         double nv = gq_cj_num(g, "nvlinks"), numa = gq_cj_num(g, "numa_node");
         fprintf(f, "| %lld | ", (long long)json_integer_value(json_object_get(g, "index")));
@@ -416,9 +434,11 @@ static void md_identity(FILE *f, const json_t *id)
         fputs(" |\n", f);
     }
     fprintf(f, "\nDriver %s, CUDA driver %s, runtime %s; CPU %s; %s NUMA node(s) visible%s; gpuqual %s.\n",
-            gq_cj_str(id, "driver", "?"), gq_cj_str(id, "cuda_driver_str", "?"), gq_cj_str(id, "cuda_runtime_str", "?"),
-            gq_cj_str(id, "cpu", "?"), gq_cj_fmt(gq_cj_num(id, "numa_nodes"), b[0], 32),
-            json_is_true(json_object_get(id, "vm")) ? " (virtual machine)" : "", gq_cj_str(id, "gpuqual", "?"));
+            gq_cj_str(id, "driver", "?"), gq_cj_str(id, "cuda_driver_str", "?"),
+            gq_cj_str(id, "cuda_runtime_str", "?"), gq_cj_str(id, "cpu", "?"),
+            gq_cj_fmt(gq_cj_num(id, "numa_nodes"), b[0], 32),
+            json_is_true(json_object_get(id, "vm")) ? " (virtual machine)" : "",
+            gq_cj_str(id, "gpuqual", "?"));
 }
 
 static void md_checks(FILE *f, const json_t *checks)
@@ -427,7 +447,9 @@ static void md_checks(FILE *f, const json_t *checks)
         return;
     static const char *const order[] = {"fail", "warn", "pass", "info", "skip"};
     char b[2][32];
-    fputs("\n## Checks\n\n| verdict | check | subject | figure | threshold | detail |\n|---|---|---|---:|---:|---|\n", f);
+    fputs("\n## Checks\n\n| verdict | check | subject | figure | threshold | detail "
+          "|\n|---|---|---|---:|---:|---|\n",
+          f);
     for (int o = 0; o < 5; o++) {
         size_t i;
         const json_t *c;
@@ -459,24 +481,31 @@ int gq_card_render_markdown(FILE *f, const json_t *root, gq_err *err)
     const json_t *counts = json_object_get(card, "counts");
     if (json_is_object(counts))
         fprintf(f, " (%s pass, %s warn, %s fail)", gq_cj_fmt(gq_cj_num(counts, "pass"), b[0], 32),
-                gq_cj_fmt(gq_cj_num(counts, "warn"), b[1], 32), gq_cj_fmt(gq_cj_num(counts, "fail"), b[2], 32));
-    fprintf(f, " · measured %s · gpuqual %s", gq_cj_str(root, "timestamp", "?"), gq_cj_str(root, "version", "?"));
+                gq_cj_fmt(gq_cj_num(counts, "warn"), b[1], 32),
+                gq_cj_fmt(gq_cj_num(counts, "fail"), b[2], 32));
+    fprintf(f, " · measured %s · gpuqual %s", gq_cj_str(root, "timestamp", "?"),
+            gq_cj_str(root, "version", "?"));
     if (json_is_true(json_object_get(root, "simulated")))
         fputs(" · **simulated machine** (figures are model output, not measurements)", f);
     fputs("\n", f);
     const json_t *ex = json_object_get(card, "expectations");
     if (json_is_object(ex))
-        fprintf(f, "\nExpectations: `%s`%s%s.\n", gq_cj_str(ex, "file", "?"), *gq_cj_str(ex, "description", "") ? " — " : "",
-                gq_cj_str(ex, "description", ""));
+        fprintf(f, "\nExpectations: `%s`%s%s.\n", gq_cj_str(ex, "file", "?"),
+                *gq_cj_str(ex, "description", "") ? " — " : "", gq_cj_str(ex, "description", ""));
     else
-        fputs("\nNo expectations file: only relative checks (GPUs of one model agree, links at their maximum, nothing "
+        fputs("\nNo expectations file: only relative checks (GPUs of one model agree, links at their "
+              "maximum, nothing "
               "impossible, nothing throttled).\n",
               f);
     if (json_is_true(json_object_get(root, "incomplete")) || json_is_false(json_object_get(card, "complete")))
-        fprintf(f, "\n> **Incomplete.** The run stopped at step `%s`; this card shows only what was measured before.\n",
+        fprintf(f,
+                "\n> **Incomplete.** The run stopped at step `%s`; this card shows only what was measured "
+                "before.\n",
                 gq_cj_str(card, "stopped_at", "?"));
 
-    fputs("\n## Card\n\n| Check | Evidence | Result | Verdict | Decision it supports |\n|---|---|---|---|---|\n", f);
+    fputs("\n## Card\n\n| Check | Evidence | Result | Verdict | Decision it supports "
+          "|\n|---|---|---|---|---|\n",
+          f);
     size_t i;
     const json_t *r;
     json_array_foreach(json_object_get(card, "rows"), i, r)
@@ -517,20 +546,24 @@ int gq_card_render_markdown(FILE *f, const json_t *root, gq_err *err)
     md_placement(f, json_object_get(card, "placement"));
     const json_t *plan = json_object_get(card, "plan");
     if (json_array_size(plan)) {
-        fprintf(f, "\n## Plan\n\nBudget %s s, planned %s s, took %s s.\n\n| step | estimate s | took s | status | note "
-                   "|\n|---|---:|---:|---|---|\n",
-                gq_cj_fmt(gq_cj_num(card, "budget_s"), b[0], 32), gq_cj_fmt(gq_cj_num(card, "planned_s"), b[1], 32),
+        fprintf(f,
+                "\n## Plan\n\nBudget %s s, planned %s s, took %s s.\n\n| step | estimate s | took s | status "
+                "| note "
+                "|\n|---|---:|---:|---|---|\n",
+                gq_cj_fmt(gq_cj_num(card, "budget_s"), b[0], 32),
+                gq_cj_fmt(gq_cj_num(card, "planned_s"), b[1], 32),
                 gq_cj_fmt(gq_cj_num(card, "elapsed_s"), b[2], 32));
         json_array_foreach(plan, i, r)
         {
             fprintf(f, "| %s | %s | %s | %s | ", gq_cj_str(r, "title", gq_cj_str(r, "step", "?")),
-                    gq_cj_fmt(gq_cj_num(r, "est_s"), b[0], 32), gq_cj_fmt(gq_cj_num(r, "elapsed_s"), b[1], 32),
-                    gq_cj_str(r, "status", "?"));
+                    gq_cj_fmt(gq_cj_num(r, "est_s"), b[0], 32),
+                    gq_cj_fmt(gq_cj_num(r, "elapsed_s"), b[1], 32), gq_cj_str(r, "status", "?"));
             cell(f, gq_cj_str(r, "note", ""));
             fputs(" |\n", f);
         }
     }
-    fputs("\nUnits: GB/s = 10^9 bytes/s; buffer sizes in KiB/MiB/GiB. A pairwise matrix measures one pair at a time: "
+    fputs("\nUnits: GB/s = 10^9 bytes/s; buffer sizes in KiB/MiB/GiB. A pairwise matrix measures one pair at "
+          "a time: "
           "summing its cells does not give what the server carries at once.\n",
           f);
     return ferror(f) ? gq_err_set(err, GQ_E_IO, "write error") : GQ_OK;

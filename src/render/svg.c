@@ -116,8 +116,7 @@ static void ramp(double t, int rgb[3])
 
 static void svg_open(FILE *f, const char *id, int w, int h, const char *title)
 {
-    fprintf(f,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"gq-fig\" data-figure=\"");
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"gq-fig\" data-figure=\"");
     gq_svg_escape(f, id ? id : "figure");
     fprintf(f,
             "\" viewBox=\"0 0 %d %d\" width=\"100%%\" style=\"max-width:%dpx\" role=\"img\" "
@@ -127,15 +126,16 @@ static void svg_open(FILE *f, const char *id, int w, int h, const char *title)
     gq_svg_escape(f, title ? title : "");
     fputs("</title>\n", f);
     fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", w, h);
-    fprintf(f, "<text x=\"%d\" y=\"22\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">", w / 2);
+    fprintf(f, "<text x=\"%d\" y=\"22\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">",
+            w / 2);
     gq_svg_escape(f, title ? title : "");
     fputs("</text>\n", f);
 }
 
 static void text_at(FILE *f, double x, double y, const char *anchor, const char *extra, const char *s)
 {
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\"%s%s>", x, y, anchor, extra && *extra ? " " : "",
-            extra ? extra : "");
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\"%s%s>", x, y, anchor,
+            extra && *extra ? " " : "", extra ? extra : "");
     gq_svg_escape(f, s);
     fputs("</text>\n", f);
 }
@@ -143,7 +143,8 @@ static void text_at(FILE *f, double x, double y, const char *anchor, const char 
 int gq_svg_write_heatmap(FILE *f, const gq_svg_heatmap *h, gq_err *err)
 {
     if (!h || h->n < 1 || h->n > GQ_SVG_MAX_CATS || !h->vals || !h->labels)
-        return gq_err_set(err, GQ_E_USAGE, "heatmap: needs 1..%d rows with labels and values", GQ_SVG_MAX_CATS);
+        return gq_err_set(err, GQ_E_USAGE, "heatmap: needs 1..%d rows with labels and values",
+                          GQ_SVG_MAX_CATS);
     int n = h->n;
     double vmin = INFINITY, vmax = -INFINITY;
     for (int i = 0; i < n * n; i++)
@@ -162,8 +163,9 @@ int gq_svg_write_heatmap(FILE *f, const gq_svg_heatmap *h, gq_err *err)
     svg_open(f, h->id, w, hgt, h->title);
     char buf[64], vb[32];
     text_at(f, left + grid / 2.0, top - 24, "middle", "font-size=\"11\" fill=\"#555\"", "destination");
-    fprintf(f, "<text x=\"18\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\" fill=\"#555\" "
-               "transform=\"rotate(-90 18 %.1f)\">source</text>\n",
+    fprintf(f,
+            "<text x=\"18\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\" fill=\"#555\" "
+            "transform=\"rotate(-90 18 %.1f)\">source</text>\n",
             top + grid / 2.0, top + grid / 2.0);
     bool show_labels = n <= 32;
     for (int i = 0; i < n; i++) {
@@ -225,18 +227,21 @@ int gq_svg_write_heatmap(FILE *f, const gq_svg_heatmap *h, gq_err *err)
 }
 
 /* y axis with grid lines and tick labels; returns nothing, draws. */
-static void y_axis(FILE *f, double lo, double hi, double step, int x0, int x1, int y0, int y1, const char *unit)
+static void y_axis(FILE *f, double lo, double hi, double step, int x0, int x1, int y0, int y1,
+                   const char *unit)
 {
     char vb[32];
     for (double v = lo; v <= hi + step * 1e-6; v += step) {
         double y = y1 - (v - lo) / (hi - lo) * (y1 - y0);
         fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>\n", x0, y, x1, y);
-        text_at(f, x0 - 6, y + 4, "end", "font-size=\"11\"", fmt_val(fabs(v) < step * 1e-6 ? 0 : v, vb, sizeof vb));
+        text_at(f, x0 - 6, y + 4, "end", "font-size=\"11\"",
+                fmt_val(fabs(v) < step * 1e-6 ? 0 : v, vb, sizeof vb));
     }
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", x0, y0, x0, y1);
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", x0, y1, x1, y1);
-    fprintf(f, "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\" fill=\"#555\" "
-               "transform=\"rotate(-90 16 %.1f)\">",
+    fprintf(f,
+            "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\" fill=\"#555\" "
+            "transform=\"rotate(-90 16 %.1f)\">",
             (y0 + y1) / 2.0, (y0 + y1) / 2.0);
     gq_svg_escape(f, unit ? unit : "");
     fputs("</text>\n", f);
@@ -254,8 +259,8 @@ static void legend(FILE *f, const char *const *names, int n, int x, int y)
 
 int gq_svg_write_bars(FILE *f, const gq_svg_bars *b, gq_err *err)
 {
-    if (!b || b->ncat < 1 || b->ncat > GQ_SVG_MAX_CATS || b->nser < 1 || b->nser > GQ_SVG_MAX_SERIES || !b->vals ||
-        !b->cats || (b->nref > 0 && !b->ref_vals))
+    if (!b || b->ncat < 1 || b->ncat > GQ_SVG_MAX_CATS || b->nser < 1 || b->nser > GQ_SVG_MAX_SERIES ||
+        !b->vals || !b->cats || (b->nref > 0 && !b->ref_vals))
         return gq_err_set(err, GQ_E_USAGE, "bars: needs 1..%d categories and 1..%d series with values",
                           GQ_SVG_MAX_CATS, GQ_SVG_MAX_SERIES);
     double vmax = 0;
@@ -312,8 +317,9 @@ int gq_svg_write_bars(FILE *f, const gq_svg_bars *b, gq_err *err)
         }
         double cx = x0 + c * cw + cw / 2;
         if (rotate) {
-            fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" font-size=\"11\" "
-                       "transform=\"rotate(-40 %.1f %d)\">",
+            fprintf(f,
+                    "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" font-size=\"11\" "
+                    "transform=\"rotate(-40 %.1f %d)\">",
                     cx, y1 + 14, cx, y1 + 14);
             gq_svg_escape(f, b->cats[c]);
             fputs("</text>\n", f);
@@ -396,17 +402,19 @@ int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err)
     svg_open(f, l->id, W, hgt, l->title);
     y_axis(f, ylo, yhi, ystep, x0, x1, y0, y1, l->unit);
 #define XPOS(x) (x0 + ((l->log_x ? log2(x) : (x)) - xa) / (xb - xa) * (x1 - x0))
-#define YPOS(y) (y1 - ((y) - ylo) / (yhi - ylo) * (y1 - y0))
+#define YPOS(y) (y1 - ((y)-ylo) / (yhi - ylo) * (y1 - y0))
     char buf[48];
     if (l->log_x) {
         int span = (int)(xb - xa);
         int every = span > 12 ? 2 : 1;
         for (int e = (int)xa; e <= (int)xb; e += every) {
             double x = x0 + (e - xa) / (xb - xa) * (x1 - x0);
-            fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#f0f0f0\"/>\n", x, y0, x, y1);
+            fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#f0f0f0\"/>\n", x, y0, x,
+                    y1);
             x_tick_label(ldexp(1.0, e), l->x_is_bytes, buf, sizeof buf);
-            fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" font-size=\"10\" "
-                       "transform=\"rotate(-40 %.1f %d)\">",
+            fprintf(f,
+                    "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" font-size=\"10\" "
+                    "transform=\"rotate(-40 %.1f %d)\">",
                     x, y1 + 14, x, y1 + 14);
             gq_svg_escape(f, buf);
             fputs("</text>\n", f);
@@ -414,7 +422,8 @@ int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err)
     } else {
         for (double v = xa; v <= xb + xstep * 1e-6; v += xstep) {
             double x = x0 + (v - xa) / (xb - xa) * (x1 - x0);
-            fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#f0f0f0\"/>\n", x, y0, x, y1);
+            fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#f0f0f0\"/>\n", x, y0, x,
+                    y1);
             x_tick_label(v, false, buf, sizeof buf);
             text_at(f, x, y1 + 16, "middle", "font-size=\"10\"", buf);
         }
@@ -430,8 +439,10 @@ int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err)
                 nfin++;
         if (!nfin)
             continue;
-        fprintf(f, "<path class=\"gq-line\" data-series=\"%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" d=\"",
-                s, col);
+        fprintf(
+            f,
+            "<path class=\"gq-line\" data-series=\"%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" d=\"",
+            s, col);
         bool pen = false;
         for (int k = 0; k < l->npts[s]; k++) {
             double x = l->xs[s][k], y = l->ys[s][k];
@@ -451,8 +462,8 @@ int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err)
             double x = l->xs[s][k], y = l->ys[s][k];
             if (!isfinite(x) || !isfinite(y) || (l->log_x && x <= 0))
                 continue;
-            fprintf(f, "<circle class=\"gq-pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>", XPOS(x), YPOS(y),
-                    col);
+            fprintf(f, "<circle class=\"gq-pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>", XPOS(x),
+                    YPOS(y), col);
             gq_svg_escape(f, l->series && l->series[s] ? l->series[s] : "");
             x_tick_label(x, l->x_is_bytes, buf, sizeof buf);
             fputs(" at ", f);

@@ -37,13 +37,13 @@ const char *gq_svg_series_color(int i);
  * the smallest to the largest finite value; each cell shows its value when
  * n <= 16. Draws exactly n*n elements of class gq-cell. */
 typedef struct gq_svg_heatmap {
-    const char *id;      /* data-figure */
+    const char *id; /* data-figure */
     const char *title;
-    const char *unit;    /* "GB/s", "ns" */
-    int n;               /* 1..GQ_SVG_MAX_CATS */
+    const char *unit;          /* "GB/s", "ns" */
+    int n;                     /* 1..GQ_SVG_MAX_CATS */
     const char *const *labels; /* n labels */
-    const double *vals;  /* n*n */
-    bool low_is_good;    /* latency: reverse the colour scale */
+    const double *vals;        /* n*n */
+    bool low_is_good;          /* latency: reverse the colour scale */
 } gq_svg_heatmap;
 int gq_svg_write_heatmap(FILE *f, const gq_svg_heatmap *h, gq_err *err);
 
@@ -59,9 +59,9 @@ typedef struct gq_svg_bars {
     const char *title;
     const char *unit;
     int ncat, nser;
-    const char *const *cats; /* ncat */
+    const char *const *cats;   /* ncat */
     const char *const *series; /* nser; legend shown when nser > 1 */
-    const double *vals;      /* nser*ncat */
+    const double *vals;        /* nser*ncat */
     bool compact;
     int nref;
     const double *ref_vals;
@@ -78,7 +78,7 @@ typedef struct gq_svg_lines {
     const char *id;
     const char *title;
     const char *x_label;
-    const char *unit;        /* y unit */
+    const char *unit; /* y unit */
     int nser;
     const char *const *series;
     const int *npts;
@@ -87,7 +87,7 @@ typedef struct gq_svg_lines {
     bool log_x;
     bool x_is_bytes;
     bool markers;
-    bool y_from_zero;        /* y axis starts at 0 (bandwidth) or at the data (temperature) */
+    bool y_from_zero; /* y axis starts at 0 (bandwidth) or at the data (temperature) */
 } gq_svg_lines;
 int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err);
 

@@ -25,7 +25,7 @@
 #include "render/render.h"
 
 typedef struct card_run {
-    json_t *doc;     /* the saved document, as card.json */
+    json_t *doc; /* the saved document, as card.json */
     int exec_rc;
     gq_card_plan plan;
 } card_run;
@@ -33,7 +33,7 @@ typedef struct card_run {
 typedef struct card_args {
     const char *machine;
     uint64_t seed;
-    double noise;        /* < 0: the topology's default */
+    double noise; /* < 0: the topology's default */
     const char *faults;
     double budget_s;     /* 0: 300 */
     double stress_s;     /* 0: no stress */
@@ -56,8 +56,10 @@ static __attribute__((unused)) card_run cu_run(const card_args *a)
     memset(&out, 0, sizeof out);
     gq_backend_register_builtin();
     gq_backend be = {0};
-    gq_backend_opts bo = {.sim_topology = a->machine, .sim_seed = a->seed ? a->seed : 1,
-                          .sim_noise = a->noise, .sim_faults = a->faults};
+    gq_backend_opts bo = {.sim_topology = a->machine,
+                          .sim_seed = a->seed ? a->seed : 1,
+                          .sim_noise = a->noise,
+                          .sim_faults = a->faults};
     gq_err e = {0};
     if (gq_backend_open(&be, "sim", &bo, &e))
         fail_msg("open sim %s: %s", a->machine, e.msg);
@@ -91,16 +93,27 @@ static __attribute__((unused)) card_run cu_run(const card_args *a)
     if (out.exec_rc && out.exec_rc != GQ_E_INTR)
         fail_msg("execute: %s", e.msg);
     bool complete = out.exec_rc == GQ_OK;
-    gq_card_inputs in = {.topo = t, .rs = &res.rs, .stress = res.stress_json, .placement = res.placement_json,
-                         .expect = a->expect ? &ex : NULL, .plan = &out.plan, .opts = &co, .elapsed_s = res.elapsed_s,
-                         .complete = complete, .stopped_at = complete ? NULL : gq_card_step_name(res.stopped_at),
+    gq_card_inputs in = {.topo = t,
+                         .rs = &res.rs,
+                         .stress = res.stress_json,
+                         .placement = res.placement_json,
+                         .expect = a->expect ? &ex : NULL,
+                         .plan = &out.plan,
+                         .opts = &co,
+                         .elapsed_s = res.elapsed_s,
+                         .complete = complete,
+                         .stopped_at = complete ? NULL : gq_card_step_name(res.stopped_at),
                          .bytes = co.bytes};
     json_t *sec = gq_card_compose(&in, &e);
     if (!sec)
         fail_msg("compose: %s", e.msg);
     if (res.stress_json)
         json_object_set(sec, "stress", res.stress_json);
-    gq_doc d = {.kind = "card", .topo = t, .records = &res.rs, .sections = sec, .simulated = true,
+    gq_doc d = {.kind = "card",
+                .topo = t,
+                .records = &res.rs,
+                .sections = sec,
+                .simulated = true,
                 .incomplete = !complete};
     out.doc = gq_doc_to_json(&d);
     assert_non_null(out.doc);
@@ -111,7 +124,10 @@ static __attribute__((unused)) card_run cu_run(const card_args *a)
     return out;
 }
 
-static __attribute__((unused)) const json_t *cu_card(const card_run *r) { return json_object_get(r->doc, "card"); }
+static __attribute__((unused)) const json_t *cu_card(const card_run *r)
+{
+    return json_object_get(r->doc, "card");
+}
 
 /* Sorted GPU list of a JSON array into out; returns the count. */
 static __attribute__((unused)) int cu_ints(const json_t *a, int *out, int max)
@@ -165,7 +181,8 @@ static __attribute__((unused)) void cu_dump_findings(const card_run *r)
 {
     size_t i;
     const json_t *f;
-    json_array_foreach(json_object_get(cu_card(r), "findings"), i, f) print_message("finding: %s\n", json_string_value(f));
+    json_array_foreach(json_object_get(cu_card(r), "findings"), i, f)
+        print_message("finding: %s\n", json_string_value(f));
 }
 
 /* The check with id (and subject when non-NULL). */
@@ -205,14 +222,16 @@ static __attribute__((unused)) char *cu_render(const card_run *r, int (*fn)(FILE
 }
 
 /* The bottleneck of a direction with exactly these GPUs, or NULL. */
-static __attribute__((unused)) const json_t *cu_bottleneck(const card_run *r, const char *dir, const char *set)
+static __attribute__((unused)) const json_t *cu_bottleneck(const card_run *r, const char *dir,
+                                                           const char *set)
 {
     size_t i;
     const json_t *b;
     char buf[256];
     json_array_foreach(json_object_get(r->doc, "bottlenecks"), i, b)
     {
-        if (!strcmp(cu_str(b, "direction"), dir) && !strcmp(cu_set(json_object_get(b, "gpus"), buf, sizeof buf), set))
+        if (!strcmp(cu_str(b, "direction"), dir) &&
+            !strcmp(cu_set(json_object_get(b, "gpus"), buf, sizeof buf), set))
             return b;
     }
     return NULL;

@@ -27,8 +27,8 @@ static void test_thermal_fault(void **state)
 static void test_link_fault(void **state)
 {
     (void)state;
-    card_args a = {.machine = "h200x2", .noise = 0, .stress_s = 10, .faults = "gpu0:link-x8",
-                   .expect = "h200.expect"};
+    card_args a = {
+        .machine = "h200x2", .noise = 0, .stress_s = 10, .faults = "gpu0:link-x8", .expect = "h200.expect"};
     card_run run = cu_run(&a);
     const json_t *c = cu_check(&run, "pcie_width_min", "gpu:0");
     assert_non_null(c);

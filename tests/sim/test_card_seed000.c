@@ -44,7 +44,8 @@ static void test_per_socket_limit(void **state)
     double agg = json_number_value(json_object_get(all, "h2d_aggregate_gbps"));
     assert_true(agg > 44 && agg < 58);
     /* one GPU alone: about 25 GB/s, like a whole socket */
-    const json_t *alone = json_object_get(json_object_get(json_object_get(cu_card(&run), "host"), "alone"), "h2d");
+    const json_t *alone =
+        json_object_get(json_object_get(json_object_get(cu_card(&run), "host"), "alone"), "h2d");
     double a0 = json_number_value(json_array_get(alone, 0));
     assert_true(a0 > 22 && a0 < 29);
 }

@@ -1,9 +1,9 @@
 /* The card on seed 001's machine (8 x RTX PRO 6000, simulated): its findings
  * match the seed's conclusions: two performance domains {0-3} and {4-7}, a
  * crossing penalty (four pairs across keep under half of four pairs within),
- * GPUs 0,2,4,6 for KV offload, and the cell layout {0,1}->{2,3},
- * {4,5}->{6,7}; the host asymmetry with all GPUs active; and its outputs:
- * a self-contained HTML with every figure, Markdown with seed 001 §9's table. */
+ * GPUs 0,2,4,6 for KV offload, and the cell layout (two prefill and two
+ * decode workers inside each domain, never 0-3 -> 4-7); the host asymmetry with all GPUs active; and its
+ * outputs: a self-contained HTML with every figure, Markdown with seed 001 §9's table. */
 #include "card_util.h"
 #include "../unit/xmlcheck.h"
 
@@ -74,7 +74,8 @@ static void test_offload_and_cells(void **state)
     int g[8], n = 0;
     size_t i;
     const json_t *w;
-    json_array_foreach(json_object_get(pl, "offload"), i, w) g[n++] = (int)json_integer_value(json_object_get(w, "gpu"));
+    json_array_foreach(json_object_get(pl, "offload"), i, w) g[n++] =
+        (int)json_integer_value(json_object_get(w, "gpu"));
     assert_int_equal(n, 4);
     for (int k = 1; k < n; k++)
         for (int j = k; j > 0 && g[j - 1] > g[j]; j--) {
@@ -87,18 +88,26 @@ static void test_offload_and_cells(void **state)
     assert_int_equal(g[2], 4);
     assert_int_equal(g[3], 6);
     assert_true(cu_finding(&run, "KV offload", "0,2,4,6", NULL));
-    /* cells: prefill {0,1} -> decode {2,3}, prefill {4,5} -> decode {6,7} */
+    /* Cells (seed 001 §4): each domain holds two prefill and two decode
+     * workers and every handoff stays inside its domain, instead of all
+     * prefill on 0-3 and all decode on 4-7. Which pairing inside a cell wins
+     * is left to the verification ("the exact routing pattern remains to be
+     * tested"). */
     const json_t *pairs = json_object_get(pl, "pairs");
     assert_int_equal(json_array_size(pairs), 4);
+    int prefill_in[2] = {0, 0}, decode_in[2] = {0, 0};
     json_array_foreach(pairs, i, w)
     {
         int pf = (int)json_integer_value(json_object_get(w, "prefill"));
         int dc = (int)json_integer_value(json_object_get(w, "decode"));
-        assert_true(pf == 0 || pf == 1 || pf == 4 || pf == 5);
-        assert_true(dc == pf + 2 || dc == pf + 1 || dc == pf + 3);
         assert_true((pf < 4) == (dc < 4)); /* never across the domains */
-        assert_true(dc % 4 >= 2);
+        prefill_in[pf >= 4]++;
+        decode_in[dc >= 4]++;
     }
+    assert_int_equal(prefill_in[0], 2);
+    assert_int_equal(prefill_in[1], 2);
+    assert_int_equal(decode_in[0], 2);
+    assert_int_equal(decode_in[1], 2);
     double gain = json_number_value(json_object_get(pl, "gain"));
     assert_true(gain > 1.5);
     assert_true(cu_finding(&run, "Prefill→decode", "fast path", NULL));
@@ -121,7 +130,8 @@ static void test_host_asymmetry(void **state)
     }
     assert_true(cu_finding(&run, "With all 8 GPUs copying", "GPUs 0-3", NULL));
     /* alone, every GPU gets about the same */
-    const json_t *alone = json_object_get(json_object_get(json_object_get(cu_card(&run), "host"), "alone"), "h2d");
+    const json_t *alone =
+        json_object_get(json_object_get(json_object_get(cu_card(&run), "host"), "alone"), "h2d");
     double mn = 1e9, mx = 0;
     size_t i;
     const json_t *x;
@@ -147,9 +157,11 @@ static void test_verdict_with_expectations(void **state)
     assert_non_null(cu_check(&run, "thermal", "gpu:0"));
     assert_true(json_is_object(json_object_get(c, "expectations")));
     /* the rows of seed 001 §9 are all there, in order */
-    static const char *const rows[] = {"Identity and links", "Pairwise GPU traffic", "Concurrent GPU traffic",
-                                       "Host-memory traffic", "Transfer granularity", "Latency", "Whole-node health",
-                                       "Placement", "Measurement integrity", "Application validation"};
+    static const char *const rows[] = {"Identity and links",     "Pairwise GPU traffic",
+                                       "Concurrent GPU traffic", "Host-memory traffic",
+                                       "Transfer granularity",   "Latency",
+                                       "Whole-node health",      "Placement",
+                                       "Measurement integrity",  "Application validation"};
     const json_t *rj = json_object_get(c, "rows");
     assert_int_equal(json_array_size(rj), 10);
     for (size_t k = 0; k < 10; k++)
@@ -164,8 +176,8 @@ static void test_outputs(void **state)
     char why[256] = "";
     if (xml_check(html, why, sizeof why))
         fail_msg("card.html is not well formed: %s", why);
-    static const char *const figs[] = {"p2p_read", "pairs", "host", "sweep", "p2p_latency", "stress_temp",
-                                       "stress_power", "stress_clock", NULL};
+    static const char *const figs[] = {"p2p_read",    "pairs",        "host",         "sweep", "p2p_latency",
+                                       "stress_temp", "stress_power", "stress_clock", NULL};
     for (int k = 0; figs[k]; k++) {
         char needle[64];
         snprintf(needle, sizeof needle, "data-figure=\"%s\"", figs[k]);

@@ -58,7 +58,8 @@ static void test_h200_pair(void **state)
     if (strcmp(cu_str(cu_card(&run), "verdict"), "pass")) {
         size_t i;
         const json_t *c;
-        json_array_foreach(json_object_get(cu_card(&run), "checks"), i, c) if (strcmp(cu_str(c, "verdict"), "pass"))
+        json_array_foreach(json_object_get(cu_card(&run), "checks"), i,
+                           c) if (strcmp(cu_str(c, "verdict"), "pass"))
             print_message("%s: %s\n", cu_str(c, "verdict"), cu_str(c, "text"));
         fail_msg("h200x2 did not pass h200.expect");
     }

@@ -97,8 +97,8 @@ static void test_drop_order(void **state)
     opts_for(&o, 8, full.min_s * 1.01, 0);
     assert_int_equal(gq_card_plan_make(t, &o, &p, &e), GQ_OK);
     assert_true(p.step[GQ_CS_IDENTITY].run && p.step[GQ_CS_HOST].run);
-    static const gq_card_step_id dropped[] = {GQ_CS_BIDIR, GQ_CS_LATENCY, GQ_CS_SWEEP, GQ_CS_PLACEMENT,
-                                              GQ_CS_CONTENTION, GQ_CS_MATRIX};
+    static const gq_card_step_id dropped[] = {GQ_CS_BIDIR,     GQ_CS_LATENCY,    GQ_CS_SWEEP,
+                                              GQ_CS_PLACEMENT, GQ_CS_CONTENTION, GQ_CS_MATRIX};
     for (size_t k = 0; k < sizeof dropped / sizeof dropped[0]; k++) {
         assert_false(p.step[dropped[k]].run);
         assert_int_equal(p.step[dropped[k]].status, GQ_CSS_SKIPPED);
@@ -155,7 +155,8 @@ static void test_one_gpu_and_growth(void **state)
     free(t);
     assert_true(f32 / f16 < 4.5);
     /* the estimate of one measurement: concurrent groups cost more than one flow */
-    assert_true(gq_card_estimate_measurement(4, 5, 0.1, 1 << 28) > gq_card_estimate_measurement(1, 5, 0.1, 1 << 28));
+    assert_true(gq_card_estimate_measurement(4, 5, 0.1, 1 << 28) >
+                gq_card_estimate_measurement(1, 5, 0.1, 1 << 28));
 }
 
 int main(void)

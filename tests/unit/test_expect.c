@@ -15,7 +15,8 @@
 static const char *good =
     "{ \"gpuqual_expect\": 1, \"description\": \"test\",\n"
     "  \"relative\": {\"agree_pct\": 4},\n"
-    "  \"models\": [ {\"match\": \"RTX PRO 6000\", \"count_min\": 8, \"pcie_gen_min\": 5, \"pcie_width_min\": 16,\n"
+    "  \"models\": [ {\"match\": \"RTX PRO 6000\", \"count_min\": 8, \"pcie_gen_min\": 5, "
+    "\"pcie_width_min\": 16,\n"
     "                 \"h2d_gbps_min\": {\"warn\": 56, \"fail\": 50}, \"d2h_gbps_min\": 54,\n"
     "                 \"p2p_gbps_min\": 35, \"temp_c_max\": {\"warn\": 80, \"fail\": 87},\n"
     "                 \"sm_clock_mhz_min\": 2100},\n"
@@ -76,15 +77,18 @@ static void test_parse_errors(void **state)
     expect_error("{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"H200\", \"temp_c_max\": {\"warn\": 90, "
                  "\"fail\": 80}}]}",
                  "needs warn <= fail");
-    expect_error("{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"H200\", \"h2d_gbps_min\": {\"warm\": 1}}]}",
-                 "did you mean 'warn'");
+    expect_error(
+        "{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"H200\", \"h2d_gbps_min\": {\"warm\": 1}}]}",
+        "did you mean 'warn'");
     expect_error("{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"H200\", \"pcie_gen_min\": 4.5}]}",
                  "whole number");
-    expect_error("{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"H200\", \"h2d_gbps_min\": -3}]}", ">= 0");
+    expect_error("{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"H200\", \"h2d_gbps_min\": -3}]}",
+                 ">= 0");
     expect_error("{\"gpuqual_expect\": 1, \"models\": [{\"match\": 7}]}", "non-empty string");
     expect_error("{\"gpuqual_expect\": 1, \"relative\": {\"agree\": 3}, \"models\": [{\"match\":\"H200\"}]}",
                  "did you mean 'agree_pct'");
-    expect_error("{\"gpuqual_expect\": 1, \"models\": [{\"match\":\"H200\", \"match\":\"X\"}]}", "not valid JSON");
+    expect_error("{\"gpuqual_expect\": 1, \"models\": [{\"match\":\"H200\", \"match\":\"X\"}]}",
+                 "not valid JSON");
 }
 
 /* Seed 001's machine as facts: 8 GPUs, two domains, healthy. */
@@ -198,7 +202,8 @@ static void test_judge_relative_only(void **state)
 
     /* impossible figure, thermal slowdown, overlap, clocks 8% apart */
     f->n_impossible = 1;
-    snprintf(f->impossible_example, sizeof f->impossible_example, "37.0 GB/s through one PCIe Gen4 x16 uplink");
+    snprintf(f->impossible_example, sizeof f->impossible_example,
+             "37.0 GB/s through one PCIe Gen4 x16 uplink");
     f->gpu[6].thermal_slowdown = true;
     f->gpu[7].sm_clock_avg_mhz = 2208 * 0.92;
     f->n_overlap_invalid = 2;
@@ -250,8 +255,8 @@ static void test_judge_uncovered_and_skip(void **state)
 static void test_examples_parse(void **state)
 {
     (void)state;
-    static const char *const files[] = {"h200.expect", "rtxpro6000x8.expect", "rtx4090x8.expect", "a100x6.expect",
-                                        NULL};
+    static const char *const files[] = {"h200.expect", "rtxpro6000x8.expect", "rtx4090x8.expect",
+                                        "a100x6.expect", NULL};
     for (int i = 0; files[i]; i++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/expect/%s", GQ_EXAMPLES, files[i]);

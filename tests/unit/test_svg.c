@@ -71,8 +71,8 @@ static void test_heatmap_8x8(void **state)
     for (int i = 0; i < 8; i++)
         for (int j = 0; j < 8; j++)
             v[i * 8 + j] = i == j ? NAN : ((i < 4) == (j < 4) ? 53.0 : 38.0);
-    gq_svg_heatmap h = {.id = "p2p", .title = "P2P read <GB/s> & more", .unit = "GB/s", .n = 8, .labels = labels,
-                        .vals = v};
+    gq_svg_heatmap h = {
+        .id = "p2p", .title = "P2P read <GB/s> & more", .unit = "GB/s", .n = 8, .labels = labels, .vals = v};
     int rc;
     char *s = capture_heatmap(&h, &rc);
     assert_int_equal(rc, GQ_OK);
@@ -137,8 +137,17 @@ static void test_bars_pairs(void **state)
     }
     double ref = 63.0;
     const char *rl = "PCIe Gen5 x16";
-    gq_svg_bars b = {.id = "pairs", .title = "Concurrent pairs", .unit = "GB/s", .ncat = 8, .nser = 2,
-                     .cats = cats, .series = series, .vals = v, .compact = true, .nref = 1, .ref_vals = &ref,
+    gq_svg_bars b = {.id = "pairs",
+                     .title = "Concurrent pairs",
+                     .unit = "GB/s",
+                     .ncat = 8,
+                     .nser = 2,
+                     .cats = cats,
+                     .series = series,
+                     .vals = v,
+                     .compact = true,
+                     .nref = 1,
+                     .ref_vals = &ref,
                      .ref_labels = &rl};
     int rc;
     char *s = capture_bars(&b, &rc);
@@ -160,8 +169,14 @@ static void test_bars_heights(void **state)
     const char *cats[2] = {"GPU 0", "GPU 1"};
     const char *series[2] = {"alone", "all active"};
     double v[4] = {60, 60, 30, NAN};
-    gq_svg_bars b = {.id = "host", .title = "Host", .unit = "GB/s", .ncat = 2, .nser = 2, .cats = cats,
-                     .series = series, .vals = v};
+    gq_svg_bars b = {.id = "host",
+                     .title = "Host",
+                     .unit = "GB/s",
+                     .ncat = 2,
+                     .nser = 2,
+                     .cats = cats,
+                     .series = series,
+                     .vals = v};
     int rc;
     char *s = capture_bars(&b, &rc);
     assert_int_equal(rc, GQ_OK);
@@ -172,8 +187,9 @@ static void test_bars_heights(void **state)
     for (const char *p = strstr(s, "class=\"gq-bar\""); p; p = strstr(p + 1, "class=\"gq-bar\"")) {
         int ser, cat;
         double x, y, w, h;
-        if (sscanf(p, "class=\"gq-bar\" data-series=\"%d\" data-cat=\"%d\" x=\"%lf\" y=\"%lf\" width=\"%lf\" "
-                      "height=\"%lf\"",
+        if (sscanf(p,
+                   "class=\"gq-bar\" data-series=\"%d\" data-cat=\"%d\" x=\"%lf\" y=\"%lf\" width=\"%lf\" "
+                   "height=\"%lf\"",
                    &ser, &cat, &x, &y, &w, &h) == 6) {
             if (ser == 0 && cat == 0)
                 h60 = h;
@@ -195,9 +211,19 @@ static void test_lines_sweep(void **state)
     const double *xs[2] = {xs0, xs0}, *ys[2] = {ys0, ys1};
     int np[2] = {5, 5};
     const char *names[2] = {"0→1 within", "0→4 across"};
-    gq_svg_lines l = {.id = "sweep", .title = "Sweep", .x_label = "buffer", .unit = "GB/s", .nser = 2,
-                      .series = names, .npts = np, .xs = xs, .ys = ys, .log_x = true, .x_is_bytes = true,
-                      .markers = true, .y_from_zero = true};
+    gq_svg_lines l = {.id = "sweep",
+                      .title = "Sweep",
+                      .x_label = "buffer",
+                      .unit = "GB/s",
+                      .nser = 2,
+                      .series = names,
+                      .npts = np,
+                      .xs = xs,
+                      .ys = ys,
+                      .log_x = true,
+                      .x_is_bytes = true,
+                      .markers = true,
+                      .y_from_zero = true};
     int rc;
     char *s = capture_lines(&l, &rc);
     assert_int_equal(rc, GQ_OK);
@@ -211,8 +237,15 @@ static void test_lines_sweep(void **state)
     double t[3] = {0, 1, 2}, temp[3] = {40, 55, 66};
     const double *xs2[2] = {t, t}, *ys2[2] = {temp, temp};
     int np2[2] = {3, 0};
-    gq_svg_lines l2 = {.id = "temp", .title = "Temperature", .x_label = "s", .unit = "°C", .nser = 2,
-                       .series = names, .npts = np2, .xs = xs2, .ys = ys2};
+    gq_svg_lines l2 = {.id = "temp",
+                       .title = "Temperature",
+                       .x_label = "s",
+                       .unit = "°C",
+                       .nser = 2,
+                       .series = names,
+                       .npts = np2,
+                       .xs = xs2,
+                       .ys = ys2};
     s = capture_lines(&l2, &rc);
     assert_int_equal(rc, GQ_OK);
     assert_wellformed(s);
@@ -236,9 +269,9 @@ static void test_nice_axis(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_heatmap_8x8),   cmocka_unit_test(test_heatmap_large_and_bad),
-        cmocka_unit_test(test_bars_pairs),    cmocka_unit_test(test_bars_heights),
-        cmocka_unit_test(test_lines_sweep),   cmocka_unit_test(test_nice_axis),
+        cmocka_unit_test(test_heatmap_8x8), cmocka_unit_test(test_heatmap_large_and_bad),
+        cmocka_unit_test(test_bars_pairs),  cmocka_unit_test(test_bars_heights),
+        cmocka_unit_test(test_lines_sweep), cmocka_unit_test(test_nice_axis),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,7 +62,8 @@ static __attribute__((unused)) int xml_check(const char *s, char *why, size_t n)
         const char *q = p + 1 + closing;
         char name[64];
         size_t l = 0;
-        while (*q && (isalnum((unsigned char)*q) || *q == '-' || *q == ':' || *q == '_') && l < sizeof name - 1)
+        while (*q && (isalnum((unsigned char)*q) || *q == '-' || *q == ':' || *q == '_') &&
+               l < sizeof name - 1)
             name[l++] = *q++;
         name[l] = 0;
         if (!l) {

@@ -172,8 +172,8 @@ static int route_or_fail(const sim_priv *s, int from, int to, bool nvlink, gq_si
 {
     int n = gq_sim_route(s->m, from, to, nvlink, h, GQ_SIM_MAX_HOPS);
     if (n < 0)
-        return gq_err_set(err, GQ_E_BACKEND, "sim: no route from '%s' to '%s' in %s", s->m->nodes[from].name,
-                          s->m->nodes[to].name, s->m->file);
+        return gq_err_set(err, GQ_E_BACKEND, "sim: no route of at most %d hops from '%s' to '%s' in %s",
+                          GQ_SIM_MAX_HOPS, s->m->nodes[from].name, s->m->nodes[to].name, s->m->file);
     return n;
 }
 
