@@ -3,7 +3,9 @@
 # stress with its time series, a run with host<->GPU transfers, a Ctrl-C run,
 # and short runs of the other precisions. Run from the repository root;
 # results go to $OUT (bench/results/stress-*.md records what they showed).
-# nvidia-smi dmon runs beside the main run as an independent witness.
+# nvidia-smi dmon runs beside the main run as an independent witness. At the
+# end everything is packed into $OUT/stress-results.tar.gz (the device tool
+# brings back only a few files per call).
 set -u
 OUT=${OUT:-/tmp/stress-out}
 B=${B:-/tmp/b}
@@ -40,3 +42,6 @@ rc=$?
 echo "exit $rc after $((($(date +%s%N) - t1) / 1000000)) ms" >>"$OUT/stress-intr.txt"
 echo "== stress-intr"; cat "$OUT/stress-intr.txt"
 for p in fp16 fp32 fp64; do run "stress-$p" 30 --duration 8s --precision $p --json "$OUT/stress-$p.json"; done
+
+(cd "$OUT" && tar czf stress-results.tar.gz --exclude stress-results.tar.gz ./* && \
+    find . -type f ! -name stress-results.tar.gz ! -name stress.txt -delete)

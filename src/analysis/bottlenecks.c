@@ -62,7 +62,7 @@ const char *gq_bn_p2p_kind_name(gq_bn_p2p_kind k)
 
 void gq_bn_opts_default(gq_bn_opts *o)
 {
-    o->min_drop = 0.10;
+    o->min_drop = 0.20;
     o->bytes = 0;
 }
 

@@ -7,8 +7,8 @@
  *     what is known so far: each GPU's alone rate, capped by every bottleneck
  *     already found among its GPUs (nested budgets, smallest first);
  *   - groups are taken from the smallest to the largest. A group whose
- *     aggregate is well below its expectation (by more than max(min_drop,
- *     twice the spread of the figures involved)) reveals a new bottleneck: its
+ *     aggregate is well below its expectation (by more than min_drop, 20%,
+ *     plus twice the spread of the figures involved) reveals a new bottleneck: its
  *     GPUs share a budget, and the aggregate is the measured shared capacity;
  *   - a bottleneck whose capacity is no larger than that of a bigger one
  *     containing it (within min_drop) is the bigger one seen from fewer GPUs:
@@ -130,7 +130,7 @@ typedef struct gq_bottlenecks {
 } gq_bottlenecks;
 
 typedef struct gq_bn_opts {
-    double min_drop;   /* a group is contended below (1 - min_drop - 2*spread) x expected; default 0.10 */
+    double min_drop;   /* a group is contended below (1 - min_drop - 2*spread) x expected; default 0.20 */
     uint64_t bytes;    /* host figures of this buffer size only; 0 = the most common size */
 } gq_bn_opts;
 

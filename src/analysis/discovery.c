@@ -9,7 +9,7 @@
 void gq_discovery_opts_default(gq_discovery_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->bytes = 256 * GQ_MiB;
+    o->bytes = 64 * GQ_MiB;
     o->method = GQ_METHOD_CE;
     gq_harness_opts_default(&o->harness);
     gq_domains_opts_default(&o->domains);
@@ -37,6 +37,33 @@ typedef struct ctx {
     int done;
 } ctx;
 
+/* When the aggregate of a concurrent run failed only the overlap rule, the
+ * round length to retry with by duration: long enough that the longest copy
+ * of the attempt is 0.8% of it (so every window ends within 1% of the common
+ * deadline). 0 when no retry is warranted. */
+static double retry_duration(const gq_recordset *rs, int first)
+{
+    bool overlap_only = false;
+    double cmax = 0;
+    for (int i = first; i < rs->n; i++) {
+        const gq_record *r = &rs->v[i];
+        if (r->aggregate) {
+            if (r->flags & (GQ_FLAG_ERROR | GQ_FLAG_VERIFY_FAILED | GQ_FLAG_IMPOSSIBLE))
+                return 0;
+            if (r->flags & GQ_FLAG_OVERLAP)
+                overlap_only = true;
+        } else if (!r->sum && r->value.median > 0) {
+            double c = (double)r->bytes / (r->value.median * 1e9);
+            if (c > cmax)
+                cmax = c;
+        }
+    }
+    if (!overlap_only || cmax <= 0)
+        return 0;
+    double d = cmax / 0.008;
+    return d < 0.25 ? 0.25 : d > GQ_DISCOVERY_MAX_RETRY_S ? GQ_DISCOVERY_MAX_RETRY_S : d;
+}
+
 static int run_from(ctx *c, int from, int total, gq_err *err)
 {
     for (int i = from; i < c->d->plan.n && !c->d->interrupted; i++) {
@@ -44,7 +71,18 @@ static int run_from(ctx *c, int from, int total, gq_err *err)
         if (c->o->progress)
             c->o->progress(c->o->progress_arg, ++c->done, total, pr);
         gq_probe_measurement(pr, c->o->bytes, c->o->method, true, c->m);
+        int first = c->d->records.n;
         int rc = gq_harness_measure(c->be, c->topo, c->m, &c->o->harness, &c->d->records, c->o->journal, err);
+        /* The failed attempt stays in the records, flagged; the retry is a
+         * new group. */
+        double dur = rc == GQ_OK ? retry_duration(&c->d->records, first) : 0;
+        if (dur > 0 && !gq_interrupt_requested()) {
+            gq_harness_opts ho = c->o->harness;
+            ho.reps = 0;
+            ho.duration_s = dur;
+            c->d->retries++;
+            rc = gq_harness_measure(c->be, c->topo, c->m, &ho, &c->d->records, c->o->journal, err);
+        }
         if (rc == GQ_E_INTR || gq_interrupt_requested()) {
             c->d->interrupted = true;
             break;

@@ -14,8 +14,15 @@
 #include "core/harness.h"
 #include "core/journal.h"
 
+/* A concurrent run whose aggregate fails only the overlap rule is run once
+ * more by duration, with rounds long enough that one copy is 0.8% of a
+ * round, at most this long. */
+#define GQ_DISCOVERY_MAX_RETRY_S 10.0
+
 typedef struct gq_discovery_opts {
-    uint64_t bytes;            /* per copy; default 256 MiB */
+    uint64_t bytes;            /* per copy; default 64 MiB: at the asymptotic rate (seed 001's sweep
+                                * flattens from 16 MiB) yet short enough for concurrent windows to
+                                * overlap by 99% within seconds */
     gq_method method;          /* GPU-to-GPU copies: ce or sm (reads) */
     gq_harness_opts harness;   /* rounds etc. */
     gq_domains_opts domains;
@@ -35,6 +42,7 @@ typedef struct gq_discovery {
     gq_domains *domains;
     gq_bottlenecks *bottlenecks;
     bool interrupted;          /* Ctrl-C: the analysis covers what finished */
+    int retries;               /* concurrent runs measured again by duration after an overlap failure */
 } gq_discovery;
 
 /* Run the pipeline over gpus[0..n). *out is initialised here; release it with

@@ -35,7 +35,8 @@ static const struct {
 int gq_kv_dtype_parse(const char *name, const char *what, gq_kv_dtype *out, gq_err *err)
 {
     if (!name || !*name)
-        return gq_err_set(err, GQ_E_USAGE, "%s: empty dtype; expected fp32, bf16, fp16, fp8_e4m3 or fp8_e5m2", what);
+        return gq_err_set(err, GQ_E_USAGE, "%s: empty dtype; expected fp32, bf16, fp16, fp8_e4m3 or fp8_e5m2",
+                          what);
     char low[32];
     size_t n = strlen(name);
     if (n < sizeof low) {
@@ -54,8 +55,9 @@ int gq_kv_dtype_parse(const char *name, const char *what, gq_kv_dtype *out, gq_e
         cands[i] = dtype_names[i].name;
     cands[NDTYPE_NAMES] = NULL;
     const char *best = gq_closest(name, cands);
-    return gq_err_set(err, GQ_E_USAGE, "%s: unknown dtype '%s'%s%s%s; expected fp32, bf16, fp16, fp8_e4m3 or fp8_e5m2",
-                      what, name, best ? " (did you mean '" : "", best ? best : "", best ? "'?)" : "");
+    return gq_err_set(err, GQ_E_USAGE,
+                      "%s: unknown dtype '%s'%s%s%s; expected fp32, bf16, fp16, fp8_e4m3 or fp8_e5m2", what,
+                      name, best ? " (did you mean '" : "", best ? best : "", best ? "'?)" : "");
 }
 
 int gq_kv_dtype_bytes(gq_kv_dtype d)
@@ -91,7 +93,8 @@ int gq_kv_shape_check(const gq_kv_shape *s, gq_err *err)
     if (s->kv_heads <= 0)
         return gq_err_set(err, GQ_E_USAGE, "--kv-heads %ld: the model needs at least 1 KV head", s->kv_heads);
     if (s->head_dim <= 0)
-        return gq_err_set(err, GQ_E_USAGE, "--head-dim %ld: the head dimension must be at least 1", s->head_dim);
+        return gq_err_set(err, GQ_E_USAGE, "--head-dim %ld: the head dimension must be at least 1",
+                          s->head_dim);
     if (gq_kv_dtype_bytes(s->dtype) == 0)
         return gq_err_set(err, GQ_E_USAGE, "no KV dtype: give --kv-dtype fp32|bf16|fp16|fp8_e4m3|fp8_e5m2");
     return GQ_OK;
@@ -126,7 +129,8 @@ int gq_kv_payload(const gq_kv_shape *s, long tokens, uint64_t *bytes, gq_err *er
         return gq_err_set(err, GQ_E_USAGE, "--tokens %ld: the handoff needs at least 1 token", tokens);
     uint64_t bpt = gq_kv_bytes_per_token(s);
     if (bpt == 0 || !mul_ok(bpt, (uint64_t)tokens, bytes))
-        return gq_err_set(err, GQ_E_USAGE, "the KV payload of %ld tokens overflows 2^63 bytes; check the shape", tokens);
+        return gq_err_set(err, GQ_E_USAGE,
+                          "the KV payload of %ld tokens overflows 2^63 bytes; check the shape", tokens);
     return GQ_OK;
 }
 
@@ -145,14 +149,15 @@ static int get_count(const json_t *o, const char *field, const char *path, long 
         d = json_real_value(v); /* 80.0 is still 80 */
     else
         return gq_err_set(err, GQ_E_USAGE, "%s: field '%s' must be a positive integer, not %s", path, field,
-                          json_is_string(v)   ? "a string"
-                          : json_is_real(v)   ? "a fraction"
+                          json_is_string(v)    ? "a string"
+                          : json_is_real(v)    ? "a fraction"
                           : json_is_boolean(v) ? "a boolean"
-                          : json_is_array(v)  ? "a list"
-                          : json_is_object(v) ? "an object"
-                                              : "this value");
+                          : json_is_array(v)   ? "a list"
+                          : json_is_object(v)  ? "an object"
+                                               : "this value");
     if (d <= 0 || d > 1e9)
-        return gq_err_set(err, GQ_E_USAGE, "%s: field '%s' is %.0f; it must be a positive integer", path, field, d);
+        return gq_err_set(err, GQ_E_USAGE, "%s: field '%s' is %.0f; it must be a positive integer", path,
+                          field, d);
     *out = (long)d;
     return GQ_OK;
 }
@@ -169,10 +174,11 @@ int gq_kv_config_parse(const json_t *root, const char *path, gq_kv_shape *s, boo
     if (!json_object_get(root, "num_hidden_layers") && json_is_object(text))
         o = text;
     if (json_object_get(o, "kv_lora_rank") && !json_is_null(json_object_get(o, "kv_lora_rank")))
-        return gq_err_set(err, GQ_E_USAGE,
-                          "%s: the model uses multi-head latent attention (kv_lora_rank); its KV cache is a "
-                          "compressed latent, not 2 x layers x heads x dim, so gpuqual cannot size it from this",
-                          path);
+        return gq_err_set(
+            err, GQ_E_USAGE,
+            "%s: the model uses multi-head latent attention (kv_lora_rank); its KV cache is a "
+            "compressed latent, not 2 x layers x heads x dim, so gpuqual cannot size it from this",
+            path);
 
     long layers, heads, kv_heads, head_dim, hidden;
     if ((rc = get_count(o, "num_hidden_layers", path, &layers, err)) ||
@@ -182,13 +188,15 @@ int gq_kv_config_parse(const json_t *root, const char *path, gq_kv_shape *s, boo
         (rc = get_count(o, "hidden_size", path, &hidden, err)))
         return rc;
     if (!layers)
-        return gq_err_set(err, GQ_E_USAGE, "%s: missing field 'num_hidden_layers' (the number of layers)", path);
+        return gq_err_set(err, GQ_E_USAGE, "%s: missing field 'num_hidden_layers' (the number of layers)",
+                          path);
     if (!kv_heads) {
         if (!heads)
-            return gq_err_set(err, GQ_E_USAGE,
-                              "%s: missing fields 'num_key_value_heads' and 'num_attention_heads' (need one for "
-                              "the KV head count)",
-                              path);
+            return gq_err_set(
+                err, GQ_E_USAGE,
+                "%s: missing fields 'num_key_value_heads' and 'num_attention_heads' (need one for "
+                "the KV head count)",
+                path);
         kv_heads = heads; /* multi-head attention: every head has its own K and V */
     }
     if (!head_dim) {
@@ -198,10 +206,11 @@ int gq_kv_config_parse(const json_t *root, const char *path, gq_kv_shape *s, boo
                               "'num_attention_heads')",
                               path, !hidden ? "hidden_size" : "num_attention_heads");
         if (hidden % heads)
-            return gq_err_set(err, GQ_E_USAGE,
-                              "%s: hidden_size %ld is not a multiple of num_attention_heads %ld; give 'head_dim' "
-                              "(or --head-dim)",
-                              path, hidden, heads);
+            return gq_err_set(
+                err, GQ_E_USAGE,
+                "%s: hidden_size %ld is not a multiple of num_attention_heads %ld; give 'head_dim' "
+                "(or --head-dim)",
+                path, hidden, heads);
         head_dim = hidden / heads;
     }
     s->layers = layers;
@@ -220,7 +229,8 @@ int gq_kv_config_parse(const json_t *root, const char *path, gq_kv_shape *s, boo
     }
     if (dt && !json_is_null(dt)) {
         if (!json_is_string(dt))
-            return gq_err_set(err, GQ_E_USAGE, "%s: field '%s' must be a string such as \"bfloat16\"", path, dfield);
+            return gq_err_set(err, GQ_E_USAGE, "%s: field '%s' must be a string such as \"bfloat16\"", path,
+                              dfield);
         char what[300];
         snprintf(what, sizeof what, "%s: %s", path, dfield);
         if ((rc = gq_kv_dtype_parse(json_string_value(dt), what, &s->dtype, err)))
@@ -239,8 +249,8 @@ int gq_kv_config_load(const char *path, gq_kv_shape *s, bool *has_dtype, gq_err 
     json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     fclose(f);
     if (!root)
-        return gq_err_set(err, GQ_E_USAGE, "%s: not valid JSON at line %d column %d: %s", path, je.line, je.column,
-                          je.text);
+        return gq_err_set(err, GQ_E_USAGE, "%s: not valid JSON at line %d column %d: %s", path, je.line,
+                          je.column, je.text);
     int rc = gq_kv_config_parse(root, path, s, has_dtype, err);
     json_decref(root);
     return rc;

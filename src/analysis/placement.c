@@ -66,8 +66,9 @@ static double median_of(const gq_record *r)
 
 static bool usable_record(const gq_record *r)
 {
-    return r->valid && !r->is_latency && !(r->flags & (GQ_FLAG_IMPOSSIBLE | GQ_FLAG_OVERLAP | GQ_FLAG_ERROR)) &&
-           r->value.n > 0 && r->value.median > 0;
+    return r->valid && !r->is_latency &&
+           !(r->flags & (GQ_FLAG_IMPOSSIBLE | GQ_FLAG_OVERLAP | GQ_FLAG_ERROR)) && r->value.n > 0 &&
+           r->value.median > 0;
 }
 
 static bool is_flow_record(const gq_record *r)
@@ -112,7 +113,7 @@ static const char *limit_str(const gq_place_limit *l, char *buf, size_t n)
         textf(buf, n, "host both directions of {%s} <= %.1f GB/s in total", a, l->capacity_gbps);
     } else {
         textf(buf, n, "host %s of {%s} <= %.1f GB/s", l->kind == GQ_LIMIT_H2D ? "h2d" : "d2h", a,
-                 l->capacity_gbps);
+              l->capacity_gbps);
     }
     return buf;
 }
@@ -255,15 +256,15 @@ static void limits_from_group(gq_place_model *m, const gq_recordset *rs, const i
     char ev[200];
     if (np2p) {
         textf(ev, sizeof ev, "measured together in group %d (%s): %.1f GB/s where alone they do %.1f (%s)",
-                 group, rs->v[idx[0]].test, lsum, alonesum, detail);
+              group, rs->v[idx[0]].test, lsum, alonesum, detail);
         gq_place_model_add_limit(m, GQ_LIMIT_P2P, la, lb, lsum, ev, NULL);
     } else if (nh2d && nd2h) {
         textf(ev, sizeof ev, "both directions together in group %d (%s): %.1f GB/s in total, alone %.1f (%s)",
-                 group, rs->v[idx[0]].test, allsum, alonesum, detail);
+              group, rs->v[idx[0]].test, allsum, alonesum, detail);
         gq_place_model_add_limit(m, GQ_LIMIT_DUPLEX, all, 0, allsum, ev, NULL);
     } else {
         textf(ev, sizeof ev, "measured together in group %d (%s): %.1f GB/s, alone %.1f (%s)", group,
-                 rs->v[idx[0]].test, lsum, alonesum, detail);
+              rs->v[idx[0]].test, lsum, alonesum, detail);
         gq_place_model_add_limit(m, nh2d ? GQ_LIMIT_H2D : GQ_LIMIT_D2H, la, 0, lsum, ev, NULL);
     }
 }
@@ -333,8 +334,9 @@ static void from_domains_doc(gq_place_model *m, const json_t *doc)
         if (!json_is_string(evj))
             evj = json_object_get(v, "evidence");
         char ev[200];
-        char *dump = evj ? (json_is_string(evj) ? strdup(json_string_value(evj)) : json_dumps(evj, JSON_COMPACT))
-                         : NULL;
+        char *dump =
+            evj ? (json_is_string(evj) ? strdup(json_string_value(evj)) : json_dumps(evj, JSON_COMPACT))
+                : NULL;
         textf(ev, sizeof ev, "gpuqual domains bottleneck: %s", dump ? dump : "(no evidence given)");
         free(dump);
         if (!strcmp(dir, "h2d"))
@@ -358,8 +360,8 @@ static void from_domains_doc(gq_place_model *m, const json_t *doc)
             for (int x = 0; x < m->ndomains; x++)
                 for (int y = 0; y < m->ndomains; y++)
                     if (x != y && (m->domains[x] & s) && (m->domains[y] & s))
-                        gq_place_model_add_limit(m, GQ_LIMIT_P2P, m->domains[x] & s, m->domains[y] & s, cap, ev,
-                                                 NULL);
+                        gq_place_model_add_limit(m, GQ_LIMIT_P2P, m->domains[x] & s, m->domains[y] & s, cap,
+                                                 ev, NULL);
         }
     }
 }
@@ -431,11 +433,24 @@ static void derive_domains(gq_place_model *m)
     }
 }
 
+typedef struct grp_ix {
+    int group, ix;
+} grp_ix;
+
+static int cmp_grp(const void *a, const void *b)
+{
+    const grp_ix *x = a, *y = b;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    return (x->ix > y->ix) - (x->ix < y->ix);
+}
+
 int gq_place_model_build(gq_place_model *m, int ngpu, const gq_recordset *rs, const json_t *doc,
                          const gq_topo *topo, gq_err *err)
 {
     int rc = GQ_OK;
     int *group_flows = NULL, *idx = NULL;
+    grp_ix *order = NULL;
     memset(m, 0, sizeof *m);
     if (ngpu <= 0 || ngpu > GQ_MAX_GPUS)
         return gq_err_set(err, GQ_E_USAGE, "placement needs 1..%d GPUs, not %d", GQ_MAX_GPUS, ngpu);
@@ -449,47 +464,42 @@ int gq_place_model_build(gq_place_model *m, int ngpu, const gq_recordset *rs, co
     int n = rs ? rs->n : 0;
     group_flows = calloc((size_t)n + 1, sizeof *group_flows);
     idx = calloc((size_t)n + 1, sizeof *idx);
-    if (!group_flows || !idx) {
+    order = calloc((size_t)n + 1, sizeof *order);
+    if (!group_flows || !idx || !order) {
         rc = gq_err_set(err, GQ_E_NOMEM, "placement: out of memory");
         goto out;
     }
-    /* Flow records per group (usable or not: a failed partner still ran). */
-    for (int i = 0; i < n; i++) {
-        if (!is_flow_record(&rs->v[i]))
-            continue;
-        for (int k = 0; k < n; k++)
-            if (is_flow_record(&rs->v[k]) && rs->v[k].group == rs->v[i].group)
-                group_flows[i]++;
+    /* Records by group (a saved card holds thousands: no quadratic scans). */
+    for (int i = 0; i < n; i++)
+        order[i] = (grp_ix){.group = rs->v[i].group, .ix = i};
+    qsort(order, (size_t)n, sizeof *order, cmp_grp);
+    for (int a = 0, b; a < n; a = b) {
+        int flows = 0;
+        for (b = a; b < n && order[b].group == order[a].group; b++)
+            flows += is_flow_record(&rs->v[order[b].ix]); /* usable or not: a failed partner still ran */
+        for (int k = a; k < b; k++)
+            group_flows[order[k].ix] = is_flow_record(&rs->v[order[k].ix]) ? flows : 0;
     }
     collect_alone(m, rs, group_flows);
     if (doc)
         from_domains_doc(m, doc);
     if (!m->ndomains)
         derive_domains(m);
-    /* Concurrent groups, once each (first record of the group leads). */
-    for (int i = 0; i < n; i++) {
-        const gq_record *r = &rs->v[i];
-        if (!is_flow_record(r) || group_flows[i] < 2)
-            continue;
-        bool first = true;
-        for (int k = 0; k < i && first; k++)
-            if (is_flow_record(&rs->v[k]) && rs->v[k].group == r->group)
-                first = false;
-        if (!first)
-            continue;
+    /* Concurrent groups, once each, in the order they ran. */
+    for (int a = 0, b; a < n; a = b) {
         int cnt = 0;
         bool all_usable = true;
-        for (int k = i; k < n; k++)
-            if (is_flow_record(&rs->v[k]) && rs->v[k].group == r->group) {
-                all_usable &= usable_record(&rs->v[k]);
-                idx[cnt++] = k;
+        for (b = a; b < n && order[b].group == order[a].group; b++) {
+            const gq_record *r = &rs->v[order[b].ix];
+            if (is_flow_record(r)) {
+                all_usable &= usable_record(r);
+                idx[cnt++] = order[b].ix;
+            } else if (r->aggregate && !r->valid) {
+                all_usable = false; /* the group failed the overlap rule */
             }
-        /* The group's aggregate must have passed the overlap rule. */
-        for (int k = 0; k < n; k++)
-            if (rs->v[k].aggregate && rs->v[k].group == r->group && !rs->v[k].valid)
-                all_usable = false;
-        if (all_usable)
-            limits_from_group(m, rs, idx, cnt, r->group);
+        }
+        if (cnt >= 2 && all_usable)
+            limits_from_group(m, rs, idx, cnt, order[a].group);
     }
     bool any = false;
     for (int i = 0; i < ngpu; i++) {
@@ -504,6 +514,7 @@ int gq_place_model_build(gq_place_model *m, int ngpu, const gq_recordset *rs, co
 out:
     free(group_flows);
     free(idx);
+    free(order);
     return rc;
 }
 
@@ -720,16 +731,23 @@ int gq_place_roles_check(const gq_place_roles *r, int ngpu, gq_err *err)
     for (int g = 0; g < ngpu; g++)
         nu += !r->usable || IN(r->usable, g);
     if (r->prefill < 0 || r->decode < 0 || r->offload < 0 || r->replicas < 0)
-        return gq_err_set(err, GQ_E_USAGE, "role counts must be 0 or more (--prefill %d --decode %d --offload %d "
-                          "--replicas %d)", r->prefill, r->decode, r->offload, r->replicas);
+        return gq_err_set(err, GQ_E_USAGE,
+                          "role counts must be 0 or more (--prefill %d --decode %d --offload %d "
+                          "--replicas %d)",
+                          r->prefill, r->decode, r->offload, r->replicas);
     if (!r->prefill && !r->decode && !r->offload && !r->replicas)
-        return gq_err_set(err, GQ_E_USAGE, "no roles to place: give --prefill N --decode M, --offload K or --replicas R");
+        return gq_err_set(err, GQ_E_USAGE,
+                          "no roles to place: give --prefill N --decode M, --offload K or --replicas R");
     if ((r->prefill > 0) != (r->decode > 0))
-        return gq_err_set(err, GQ_E_USAGE, "--prefill and --decode go together: a KV handoff needs both ends "
-                          "(got --prefill %d --decode %d)", r->prefill, r->decode);
+        return gq_err_set(err, GQ_E_USAGE,
+                          "--prefill and --decode go together: a KV handoff needs both ends "
+                          "(got --prefill %d --decode %d)",
+                          r->prefill, r->decode);
     if (r->replicas && r->prefill && (r->prefill % r->replicas || r->decode % r->replicas))
-        return gq_err_set(err, GQ_E_USAGE, "--replicas %d must divide both --prefill %d and --decode %d "
-                          "(each replica holds whole cells)", r->replicas, r->prefill, r->decode);
+        return gq_err_set(err, GQ_E_USAGE,
+                          "--replicas %d must divide both --prefill %d and --decode %d "
+                          "(each replica holds whole cells)",
+                          r->replicas, r->prefill, r->decode);
     if (ngpu <= 0)
         return GQ_OK; /* counts only: the machine is not known yet */
     if (r->prefill + r->decode > nu)
@@ -815,7 +833,7 @@ static int pairs_to_flows(const gq_place_model *m, const int (*pairs)[2], int np
 
 static score score_pairs(const gq_place_model *m, const int (*pairs)[2], int np, gq_pflow_pred *pred)
 {
-    gq_pflow f[GQ_PLACE_MAX_PAIRS];
+    gq_pflow f[GQ_PLACE_MAX_PAIRS] = {{0}};
     gq_pflow_pred tmp[GQ_PLACE_MAX_PAIRS];
     if (!pred)
         pred = tmp;
@@ -989,7 +1007,8 @@ static bool pd_fetch_visit(void *arg, const int (*pairs)[2], int np)
  * unused GPUs) that touch a handoff predicted below its alone rate, accepted
  * when the predicted aggregate grows by more than 0.5%, within a budget of
  * predictions scaled to the size of one prediction. */
-static int pd_heuristic(const gq_place_model *m, const int *u, int nu, int N, int M, int (*pairs)[2], long *tried)
+static int pd_heuristic(const gq_place_model *m, const int *u, int nu, int N, int M, int (*pairs)[2],
+                        long *tried)
 {
     int K = N > M ? N : M;
     int P[GQ_MAX_GPUS], D[GQ_MAX_GPUS], np = 0, nd = 0;
@@ -1128,7 +1147,7 @@ static long spread_key(const gq_place_model *m, gq_gpuset s)
 
 static score score_workers(const gq_place_model *m, const int *w, int k, gq_pflow_pred *ph, gq_pflow_pred *pd)
 {
-    gq_pflow fh[GQ_MAX_GPUS], fd[GQ_MAX_GPUS];
+    gq_pflow fh[GQ_MAX_GPUS] = {{0}}, fd[GQ_MAX_GPUS] = {{0}};
     gq_pflow_pred th[GQ_MAX_GPUS], td[GQ_MAX_GPUS];
     if (!ph)
         ph = th;
@@ -1144,7 +1163,8 @@ static score score_workers(const gq_place_model *m, const int *w, int k, gq_pflo
     return s;
 }
 
-static int choose_workers(const gq_place_model *m, const int *u, int nu, int K, int *w, long *ncand, bool *exh)
+static int choose_workers(const gq_place_model *m, const int *u, int nu, int K, int *w, long *ncand,
+                          bool *exh)
 {
     if (K <= 0)
         return 0;
@@ -1217,10 +1237,10 @@ static int choose_workers(const gq_place_model *m, const int *u, int nu, int K, 
 /* Replicas: groups of whole cells (with pairs) or of GPUs. */
 typedef struct rep_ctx {
     const gq_place_model *m;
-    int R, q;                  /* groups, items per group */
+    int R, q; /* groups, items per group */
     int nitems;
     gq_gpuset item[GQ_MAX_GPUS]; /* GPUs of each item (a pair, or one GPU) */
-    int assign[GQ_MAX_GPUS];   /* item -> group, -1 unused */
+    int assign[GQ_MAX_GPUS];     /* item -> group, -1 unused */
     int best_assign[GQ_MAX_GPUS];
     double best_key[4];
     bool have;
@@ -1250,7 +1270,7 @@ static void rep_eval(rep_ctx *c)
                 confined++;
                 break;
             }
-    gq_pflow f[GQ_MAX_GPUS];
+    gq_pflow f[GQ_MAX_GPUS] = {{0}};
     gq_pflow_pred p[GQ_MAX_GPUS];
     int owner[GQ_MAX_GPUS], nf = 0;
     for (int r = 0; r < c->R; r++)
@@ -1317,6 +1337,58 @@ static void rep_rec(rep_ctx *c, const bool *chosen, int group, int filled, int f
         c->assign[i] = -1;
         if (filled == 0)
             break;
+    }
+}
+
+/* Too many partitions to compare: the structured ones. Contiguous blocks of
+ * items (index order: neighbours share switches and domains), items dealt
+ * round-robin (each replica spread over the machine), and blocks after
+ * sorting the items by domain; then single exchanges between replicas while
+ * the keys improve, within a budget. */
+static void rep_structured(rep_ctx *c)
+{
+    int order[GQ_MAX_GPUS], n = c->nitems, used = c->R * c->q;
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = 1; i < n; i++) /* by domain of the item's lowest GPU, stable */
+        for (int j = i; j > 0; j--) {
+            int da = domain_of(c->m, __builtin_ctzll(c->item[order[j - 1]]));
+            int db = domain_of(c->m, __builtin_ctzll(c->item[order[j]]));
+            if (da <= db)
+                break;
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (int shape = 0; shape < 3; shape++) {
+        for (int i = 0; i < n; i++)
+            c->assign[i] = -1;
+        for (int k = 0; k < used; k++) {
+            int item = shape == 2 ? order[k] : k;
+            c->assign[item] = shape == 1 ? k % c->R : k / c->q;
+        }
+        rep_eval(c);
+    }
+    if (!c->have)
+        return;
+    int budget = 2000;
+    bool improved = true;
+    while (improved && budget > 0) {
+        improved = false;
+        for (int x = 0; x < n && !improved && budget > 0; x++)
+            for (int y = x + 1; y < n && !improved && budget > 0; y++) {
+                memcpy(c->assign, c->best_assign, sizeof c->assign);
+                if (c->assign[x] == c->assign[y])
+                    continue;
+                int t = c->assign[x];
+                c->assign[x] = c->assign[y];
+                c->assign[y] = t;
+                double before[4];
+                memcpy(before, c->best_key, sizeof before);
+                budget--;
+                rep_eval(c);
+                improved = memcmp(before, c->best_key, sizeof before) != 0;
+            }
     }
 }
 
@@ -1396,15 +1468,15 @@ static void explain_binding(const gq_place_model *m, const gq_pflow_pred *p, con
     else if (p->binding == -1)
         textf(buf, n, "with %d %s%s at once %.1f GB/s: no shared limit binds", npat, what, pl, p->gbps);
     else if (p->binding == -3)
-        textf(buf, n, "with %d %s%s at once %.1f GB/s: its GPU's own link is shared by %d flows", npat, what, pl,
-              p->gbps, p->sharing);
+        textf(buf, n, "with %d %s%s at once %.1f GB/s: its GPU's own link is shared by %d flows", npat, what,
+              pl, p->gbps, p->sharing);
     else
-        textf(buf, n, "with %d %s%s at once %.1f GB/s: held by %s (limit #%d), shared by %d flows", npat, what, pl,
-              p->gbps, limit_str(&m->limits[p->binding], ls, sizeof ls), p->binding, p->sharing);
+        textf(buf, n, "with %d %s%s at once %.1f GB/s: held by %s (limit #%d), shared by %d flows", npat,
+              what, pl, p->gbps, limit_str(&m->limits[p->binding], ls, sizeof ls), p->binding, p->sharing);
 }
 
-static void explain_pair(const gq_place_model *m, const gq_pflow *f, const gq_pflow_pred *p, int npat, char *buf,
-                         size_t n)
+static void explain_pair(const gq_place_model *m, const gq_pflow *f, const gq_pflow_pred *p, int npat,
+                         char *buf, size_t n)
 {
     char path[160], alone[160], pred[260], a[64], b[64];
     int ds = domain_of(m, f->src), dd = domain_of(m, f->dst);
@@ -1413,17 +1485,17 @@ static void explain_pair(const gq_place_model *m, const gq_pflow *f, const gq_pf
             textf(path, sizeof path, "P2P within domain {%s}", gq_gpuset_str(m->domains[ds], a, sizeof a));
         else
             textf(path, sizeof path, "P2P across domains {%s} -> {%s}",
-                     ds >= 0 ? gq_gpuset_str(m->domains[ds], a, sizeof a) : "?",
-                     dd >= 0 ? gq_gpuset_str(m->domains[dd], b, sizeof b) : "?");
+                  ds >= 0 ? gq_gpuset_str(m->domains[ds], a, sizeof a) : "?",
+                  dd >= 0 ? gq_gpuset_str(m->domains[dd], b, sizeof b) : "?");
         textf(alone, sizeof alone, "alone %.1f GB/s (pairwise matrix)", p->alone);
     } else {
         textf(path, sizeof path, "host-staged GPU %d -> host -> GPU %d (%s)", f->src, f->dst,
-                 m->no_p2p[f->src][f->dst] ? "no P2P between them" : "no P2P figure for this pair");
+              m->no_p2p[f->src][f->dst] ? "no P2P between them" : "no P2P figure for this pair");
         if (m->staged[f->src][f->dst] > 0)
             textf(alone, sizeof alone, "alone %.1f GB/s (staged matrix)", p->alone);
         else
             textf(alone, sizeof alone, "alone %.1f GB/s (the slower of GPU %d d2h %.1f and GPU %d h2d %.1f)",
-                     p->alone, f->src, m->d2h[f->src], f->dst, m->h2d[f->dst]);
+                  p->alone, f->src, m->d2h[f->src], f->dst, m->h2d[f->dst]);
     }
     explain_binding(m, p, "handoff", npat, pred, sizeof pred);
     textf(buf, n, "%s; %s; %s", path, alone, pred);
@@ -1431,7 +1503,7 @@ static void explain_pair(const gq_place_model *m, const gq_pflow *f, const gq_pf
 
 static void fill_pairs(const gq_place_model *m, const int (*pairs)[2], int np, gq_place_map *map)
 {
-    gq_pflow f[GQ_PLACE_MAX_PAIRS];
+    gq_pflow f[GQ_PLACE_MAX_PAIRS] = {{0}};
     gq_pflow_pred p[GQ_PLACE_MAX_PAIRS];
     pairs_to_flows(m, pairs, np, f);
     map->npairs = np;
@@ -1485,13 +1557,13 @@ static void fill_workers(const gq_place_model *m, const int *w, int k, gq_place_
                 break;
             sl += (size_t)wr;
         }
-        textf(x->why, sizeof x->why, "h2d alone %.1f, %s; d2h alone %.1f, %s; %s", ph[i].alone, bh, pd[i].alone,
-                 bd, sl ? share : "shares no measured host budget with another worker");
+        textf(x->why, sizeof x->why, "h2d alone %.1f, %s; d2h alone %.1f, %s; %s", ph[i].alone, bh,
+              pd[i].alone, bd, sl ? share : "shares no measured host budget with another worker");
     }
 }
 
-static void fill_replicas(const gq_place_model *m, const gq_gpuset *items, const int *assign, int nitems, int R,
-                          bool items_are_pairs, gq_place_map *map)
+static void fill_replicas(const gq_place_model *m, const gq_gpuset *items, const int *assign, int nitems,
+                          int R, bool items_are_pairs, gq_place_map *map)
 {
     map->nreplicas = R;
     gq_gpuset g[GQ_MAX_GPUS] = {0};
@@ -1509,7 +1581,7 @@ static void fill_replicas(const gq_place_model *m, const gq_gpuset *items, const
                 rep->gpus[rep->ngpus++] = x;
         rep->measured_gbps = -1;
     }
-    gq_pflow f[GQ_MAX_GPUS];
+    gq_pflow f[GQ_MAX_GPUS] = {{0}};
     gq_pflow_pred p[GQ_MAX_GPUS];
     int owner[GQ_MAX_GPUS], nf = 0;
     for (int r = 0; r < R; r++)
@@ -1546,15 +1618,17 @@ static void fill_replicas(const gq_place_model *m, const gq_gpuset *items, const
             if (!(budgets[l] & others))
                 continue;
             char o[64];
-            int w = snprintf(shared + sl, sizeof shared - sl, "%sbudget {%s} shared with GPUs %s", sl ? "; " : "",
-                             gq_gpuset_str(budgets[l], a, sizeof a), gq_gpuset_str(budgets[l] & others, o, sizeof o));
+            int w = snprintf(shared + sl, sizeof shared - sl, "%sbudget {%s} shared with GPUs %s",
+                             sl ? "; " : "", gq_gpuset_str(budgets[l], a, sizeof a),
+                             gq_gpuset_str(budgets[l] & others, o, sizeof o));
             if (w < 0 || (size_t)w >= sizeof shared - sl)
                 break;
             sl += (size_t)w;
         }
-        textf(rep->why, sizeof rep->why, "GPUs {%s} %s; host->GPU %.1f GB/s with every replica loading at once; %s",
-                 gq_gpuset_str(g[r], a, sizeof a), dom, rep->predicted_gbps,
-                 sl ? shared : "no measured host budget shared with another replica");
+        textf(rep->why, sizeof rep->why,
+              "GPUs {%s} %s; host->GPU %.1f GB/s with every replica loading at once; %s",
+              gq_gpuset_str(g[r], a, sizeof a), dom, rep->predicted_gbps,
+              sl ? shared : "no measured host budget shared with another replica");
     }
 }
 
@@ -1679,17 +1753,19 @@ int gq_place_solve(const gq_place_model *m, const gq_place_roles *r, gq_place_re
         }
         out->all_staged = nstaged == K;
         if (out->all_staged)
-            note(out, "every handoff is host-staged (GPU -> host memory -> GPU): there is no P2P path between the "
-                      "chosen GPUs, so the host budgets carry every byte twice");
+            note(out,
+                 "every handoff is host-staged (GPU -> host memory -> GPU): there is no P2P path between the "
+                 "chosen GPUs, so the host budgets carry every byte twice");
         else if (nstaged)
             note(out, "%d of %d handoffs are host-staged (no P2P between those GPUs)", nstaged, K);
         if (any_real_domain(m) && m->ndomains > 1)
-            note(out, "%d of %d handoffs stay inside a performance domain (the naive mapping: %d of %d)", within, K,
-                 nwithin, K);
+            note(out, "%d of %d handoffs stay inside a performance domain (the naive mapping: %d of %d)",
+                 within, K, nwithin, K);
         note_budgets(m, out);
         if (same_pairs(&out->chosen, &out->naive))
             note(out, "the naive mapping (GPUs in index order) is already as fast as any: it is kept");
-        out->gain_pairs = out->naive.pairs_predicted > 0 ? out->chosen.pairs_predicted / out->naive.pairs_predicted : 0;
+        out->gain_pairs =
+            out->naive.pairs_predicted > 0 ? out->chosen.pairs_predicted / out->naive.pairs_predicted : 0;
     }
 
     if (r->offload) {
@@ -1708,9 +1784,11 @@ int gq_place_solve(const gq_place_model *m, const gq_place_roles *r, gq_place_re
         gq_gpuset ws = 0;
         for (int i = 0; i < r->offload; i++)
             ws |= BIT(w[i]);
-        note(out, "offload workers {%s}: %.1f GB/s host->GPU and %.1f GB/s GPU->host predicted with all of them "
-                  "at once",
-             gq_gpuset_str(ws, a, sizeof a), out->chosen.offload_predicted_h2d, out->chosen.offload_predicted_d2h);
+        note(out,
+             "offload workers {%s}: %.1f GB/s host->GPU and %.1f GB/s GPU->host predicted with all of them "
+             "at once",
+             gq_gpuset_str(ws, a, sizeof a), out->chosen.offload_predicted_h2d,
+             out->chosen.offload_predicted_d2h);
     }
 
     if (r->replicas) {
@@ -1730,10 +1808,18 @@ int gq_place_solve(const gq_place_model *m, const gq_place_roles *r, gq_place_re
                 c->item[i] = BIT(u[i]);
         }
         c->q = c->nitems / c->R;
-        c->budget = EXHAUSTIVE_MAX;
-        rep_search(c);
+        /* Partitions of the items: choose R*q of them, then split into R
+         * unordered groups of q. */
+        double lparts = lgamma(c->nitems + 1.0) - lgamma(c->nitems - c->R * c->q + 1.0) -
+                        c->R * lgamma(c->q + 1.0) - lgamma(c->R + 1.0);
+        if (lparts <= log((double)EXHAUSTIVE_MAX / 10)) {
+            c->budget = EXHAUSTIVE_MAX;
+            rep_search(c);
+        } else {
+            rep_structured(c);
+            out->exhaustive = false;
+        }
         out->candidates += (int)c->seen;
-        out->exhaustive &= c->budget > 0;
         if (!c->have) {
             free(c);
             return gq_err_set(err, GQ_E_USAGE,
@@ -1747,7 +1833,8 @@ int gq_place_solve(const gq_place_model *m, const gq_place_roles *r, gq_place_re
         gq_gpuset nitem[GQ_MAX_GPUS];
         for (int i = 0; i < c->nitems; i++) {
             nassign[i] = i / c->q < c->R ? i / c->q : -1;
-            nitem[i] = by_pairs ? BIT(out->naive.pairs[i].prefill) | BIT(out->naive.pairs[i].decode) : c->item[i];
+            nitem[i] =
+                by_pairs ? BIT(out->naive.pairs[i].prefill) | BIT(out->naive.pairs[i].decode) : c->item[i];
         }
         fill_replicas(m, nitem, nassign, c->nitems, c->R, by_pairs, &out->naive);
         out->gain_replicas = out->naive.replicas_predicted_min > 0
@@ -1756,8 +1843,10 @@ int gq_place_solve(const gq_place_model *m, const gq_place_roles *r, gq_place_re
         free(c);
     }
     if (!out->exhaustive)
-        note(out, "too many candidate mappings to compare all: a heuristic (cells per domain, then pairwise swaps) "
-                  "chose this one");
+        note(
+            out,
+            "too many candidate mappings to compare all: a heuristic (cells per domain, then pairwise swaps) "
+            "chose this one");
     return GQ_OK;
 }
 
@@ -1798,7 +1887,8 @@ int gq_place_pairs_measurement(const gq_place_map *map, uint64_t bytes, gq_measu
     return out->nflows;
 }
 
-int gq_place_offload_measurement(const gq_place_map *map, gq_direction dir, uint64_t bytes, gq_measurement *out)
+int gq_place_offload_measurement(const gq_place_map *map, gq_direction dir, uint64_t bytes,
+                                 gq_measurement *out)
 {
     init_measurement(out, dir == GQ_DIR_H2D ? "place_offload_h2d" : "place_offload_d2h");
     for (int i = 0; i < map->nworkers; i++) {
@@ -1831,8 +1921,8 @@ int gq_place_replicas_measurement(const gq_place_map *map, uint64_t bytes, gq_me
 /* Run one measurement; per-flow medians into rate[] (by tag; -1 when the flow
  * has no usable figure), the aggregate, its overlap and validity. */
 static int run_pattern(gq_backend *be, const gq_topo *topo, gq_measurement *ms, const gq_harness_opts *ho,
-                       gq_recordset *rs, gq_journal *j, double *rate, double *agg, double *overlap, bool *valid,
-                       gq_err *err)
+                       gq_recordset *rs, gq_journal *j, double *rate, double *agg, double *overlap,
+                       bool *valid, gq_err *err)
 {
     int first = rs->n;
     for (int i = 0; i < ms->nflows; i++)
@@ -1867,8 +1957,8 @@ static int run_pattern(gq_backend *be, const gq_topo *topo, gq_measurement *ms, 
     return rc;
 }
 
-static int verify_map(gq_backend *be, const gq_topo *topo, gq_place_map *map, const char *suffix, uint64_t bytes,
-                      const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_err *err)
+static int verify_map(gq_backend *be, const gq_topo *topo, gq_place_map *map, const char *suffix,
+                      uint64_t bytes, const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_err *err)
 {
     int rc = GQ_OK;
     double rate[GQ_MAX_FLOWS];
@@ -1877,8 +1967,8 @@ static int verify_map(gq_backend *be, const gq_topo *topo, gq_place_map *map, co
         return gq_err_set(err, GQ_E_NOMEM, "placement: out of memory");
     if (gq_place_pairs_measurement(map, bytes, ms) > 0) {
         snprintf(ms->test, sizeof ms->test, "place_pairs%s", suffix);
-        rc = run_pattern(be, topo, ms, ho, rs, j, rate, &map->pairs_measured, &map->pairs_overlap, &map->pairs_valid,
-                         err);
+        rc = run_pattern(be, topo, ms, ho, rs, j, rate, &map->pairs_measured, &map->pairs_overlap,
+                         &map->pairs_valid, err);
         for (int i = 0; i < map->npairs; i++)
             map->pairs[i].measured_gbps = rate[i];
         if (rc)
@@ -1891,8 +1981,8 @@ static int verify_map(gq_backend *be, const gq_topo *topo, gq_place_map *map, co
             bool valid;
             gq_place_offload_measurement(map, dir, bytes, ms);
             snprintf(ms->test, sizeof ms->test, "place_offload_%s%s", gq_direction_name(dir), suffix);
-            rc = run_pattern(be, topo, ms, ho, rs, j, rate, d ? &map->offload_measured_d2h : &map->offload_measured_h2d,
-                             &ov, &valid, err);
+            rc = run_pattern(be, topo, ms, ho, rs, j, rate,
+                             d ? &map->offload_measured_d2h : &map->offload_measured_h2d, &ov, &valid, err);
             map->offload_valid = d ? map->offload_valid && valid : valid;
             for (int i = 0; i < map->nworkers; i++)
                 *(d ? &map->workers[i].measured_d2h : &map->workers[i].measured_h2d) = rate[i];
@@ -1985,8 +2075,8 @@ static int slow_flows(const gq_place_map *c, double tol, char *buf, size_t n)
         if (!sh && !sd)
             continue;
         slow++;
-        int k = snprintf(buf + used, n - used, "%sworker %d %s %.1f (predicted %.1f)", used ? ", " : "", w->gpu,
-                         sh ? "h2d" : "d2h", sh ? w->measured_h2d : w->measured_d2h,
+        int k = snprintf(buf + used, n - used, "%sworker %d %s %.1f (predicted %.1f)", used ? ", " : "",
+                         w->gpu, sh ? "h2d" : "d2h", sh ? w->measured_h2d : w->measured_d2h,
                          sh ? w->predicted_h2d : w->predicted_d2h);
         if (k > 0 && (size_t)k < n - used)
             used += (size_t)k;
@@ -2057,7 +2147,8 @@ static bool attempt_better(const gq_place_attempt *a, const gq_place_attempt *b,
             return x > y;
     }
     if (a->nworkers) {
-        if (a->offload_measured > b->offload_measured * (1 + tol) || a->offload_measured < b->offload_measured * (1 - tol))
+        if (a->offload_measured > b->offload_measured * (1 + tol) ||
+            a->offload_measured < b->offload_measured * (1 - tol))
             return a->offload_measured > b->offload_measured;
     }
     if (a->nreplicas)
@@ -2065,10 +2156,10 @@ static bool attempt_better(const gq_place_attempt *a, const gq_place_attempt *b,
     return false;
 }
 
-int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_model *m, gq_place_result *res, uint64_t bytes,
-                    const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_err *err)
+int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_model *m, gq_place_result *res,
+                    uint64_t bytes, const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_err *err)
 {
-    int rc = GQ_OK;
+    int rc = GQ_OK, n = 0, best = 0;
     gq_place_result *tries = calloc(GQ_PLACE_MAX_ATTEMPTS, sizeof *tries);
     gq_place_attempt *att = calloc(GQ_PLACE_MAX_ATTEMPTS, sizeof *att);
     if (!tries || !att) {
@@ -2076,7 +2167,6 @@ int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_model *m, gq_p
         goto out;
     }
     tries[0] = *res;
-    int n = 0, best = 0;
     for (; n < GQ_PLACE_MAX_ATTEMPTS; n++) {
         char suffix[16] = "";
         if (n)
@@ -2092,7 +2182,8 @@ int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_model *m, gq_p
             best = n;
         char slow[360];
         if (!slow_flows(&tries[n].chosen, m->tolerance, slow, sizeof slow)) {
-            textf(att[n].finding, sizeof att[n].finding, "ran as predicted (within %.0f%%)", 100 * m->tolerance);
+            textf(att[n].finding, sizeof att[n].finding, "ran as predicted (within %.0f%%)",
+                  100 * m->tolerance);
             n++;
             break;
         }
@@ -2120,7 +2211,8 @@ int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_model *m, gq_p
         textf(att[n].finding, sizeof att[n].finding,
               "slower than predicted: %s; %d shared limit%s learned from this run%s", slow, att[n].nlearned,
               att[n].nlearned == 1 ? "" : "s",
-              repeat ? ", and the model still prefers a mapping already tried" : ", so the roles were placed again");
+              repeat ? ", and the model still prefers a mapping already tried"
+                     : ", so the roles were placed again");
         if (repeat) {
             n++;
             break;
@@ -2135,8 +2227,9 @@ out:
         res->nattempts = n;
         res->final_attempt = best;
         if (n > 1)
-            note(res, "verification took %d attempts; attempt %d measured best and is the mapping shown "
-                      "(every attempt is listed under 'attempts')",
+            note(res,
+                 "verification took %d attempts; attempt %d measured best and is the mapping shown "
+                 "(every attempt is listed under 'attempts')",
                  n, best + 1);
     }
     free(tries);
@@ -2154,8 +2247,9 @@ out:
         if (c->pairs_valid && nv->pairs_valid && nv->pairs_measured > 0)
             res->gain_pairs = c->pairs_measured / nv->pairs_measured;
         else
-            note(res, "the pairs' aggregate is not valid (windows overlapped %.1f%% and %.1f%%, below 99%%): no "
-                      "gain is claimed",
+            note(res,
+                 "the pairs' aggregate is not valid (windows overlapped %.1f%% and %.1f%%, below 99%%): no "
+                 "gain is claimed",
                  100 * c->pairs_overlap, 100 * nv->pairs_overlap);
     }
     if (c->nworkers && c->offload_valid && nv->offload_valid &&
@@ -2188,11 +2282,11 @@ static json_t *map_pairs_json(const gq_place_map *map)
     json_t *a = json_array();
     for (int i = 0; i < map->npairs; i++) {
         const gq_place_pair *q = &map->pairs[i];
-        json_array_append_new(a, json_pack("{s:i, s:i, s:s, s:o, s:o, s:o, s:s}", "prefill", q->prefill, "decode",
-                                           q->decode, "path", q->path == GQ_PF_P2P ? "p2p" : "staged", "alone_gbps",
-                                           num_or_null(q->alone_gbps), "predicted_gbps",
-                                           num_or_null(q->predicted_gbps), "measured_gbps",
-                                           num_or_null(q->measured_gbps), "why", q->why));
+        json_array_append_new(
+            a, json_pack("{s:i, s:i, s:s, s:o, s:o, s:o, s:s}", "prefill", q->prefill, "decode", q->decode,
+                         "path", q->path == GQ_PF_P2P ? "p2p" : "staged", "alone_gbps",
+                         num_or_null(q->alone_gbps), "predicted_gbps", num_or_null(q->predicted_gbps),
+                         "measured_gbps", num_or_null(q->measured_gbps), "why", q->why));
     }
     return a;
 }
@@ -2203,7 +2297,8 @@ static json_t *map_workers_json(const gq_place_map *map)
     for (int i = 0; i < map->nworkers; i++) {
         const gq_place_worker *w = &map->workers[i];
         double pm = fmin(w->predicted_h2d, w->predicted_d2h);
-        double mm = (w->measured_h2d >= 0 && w->measured_d2h >= 0) ? fmin(w->measured_h2d, w->measured_d2h) : -1;
+        double mm =
+            (w->measured_h2d >= 0 && w->measured_d2h >= 0) ? fmin(w->measured_h2d, w->measured_d2h) : -1;
         json_array_append_new(
             a, json_pack("{s:i, s:o, s:o, s:{s:o, s:o}, s:{s:o, s:o}, s:s}", "gpu", w->gpu, "predicted_gbps",
                          num_or_null(pm), "measured_gbps", num_or_null(mm), "h2d", "predicted_gbps",
@@ -2224,9 +2319,10 @@ static json_t *map_replicas_json(const gq_place_map *map)
             json_array_append_new(g, json_integer(rep->gpus[i]));
         for (int i = 0; i < rep->npairs; i++)
             json_array_append_new(p, json_integer(rep->pairs[i]));
-        json_array_append_new(a, json_pack("{s:i, s:o, s:o, s:o, s:o, s:s}", "replica", r, "gpus", g, "pairs", p,
-                                           "predicted_gbps", num_or_null(rep->predicted_gbps), "measured_gbps",
-                                           num_or_null(rep->measured_gbps), "why", rep->why));
+        json_array_append_new(a,
+                              json_pack("{s:i, s:o, s:o, s:o, s:o, s:s}", "replica", r, "gpus", g, "pairs", p,
+                                        "predicted_gbps", num_or_null(rep->predicted_gbps), "measured_gbps",
+                                        num_or_null(rep->measured_gbps), "why", rep->why));
     }
     return a;
 }
@@ -2236,8 +2332,9 @@ static void map_json(json_t *o, const gq_place_map *map, const gq_place_roles *r
     if (r->prefill) {
         json_object_set_new(o, "pairs", map_pairs_json(map));
         json_object_set_new(o, "pairs_aggregate",
-                            json_pack("{s:o, s:o, s:o, s:b}", "predicted_gbps", num_or_null(map->pairs_predicted),
-                                      "measured_gbps", num_or_null(map->pairs_measured), "overlap",
+                            json_pack("{s:o, s:o, s:o, s:b}", "predicted_gbps",
+                                      num_or_null(map->pairs_predicted), "measured_gbps",
+                                      num_or_null(map->pairs_measured), "overlap",
                                       num_or_null(map->pairs_overlap), "valid", map->pairs_valid));
     }
     if (r->offload) {
@@ -2252,8 +2349,9 @@ static void map_json(json_t *o, const gq_place_map *map, const gq_place_roles *r
     if (r->replicas) {
         json_object_set_new(o, "replicas", map_replicas_json(map));
         json_object_set_new(o, "replicas_min",
-                            json_pack("{s:o, s:o}", "predicted_gbps", num_or_null(map->replicas_predicted_min),
-                                      "measured_gbps", num_or_null(map->replicas_measured_min)));
+                            json_pack("{s:o, s:o}", "predicted_gbps",
+                                      num_or_null(map->replicas_predicted_min), "measured_gbps",
+                                      num_or_null(map->replicas_measured_min)));
     }
 }
 
@@ -2261,14 +2359,16 @@ json_t *gq_place_to_json(const gq_place_model *m, const gq_place_result *res)
 {
     const gq_place_roles *r = &res->roles;
     json_t *o = json_object();
-    json_object_set_new(o, "roles", json_pack("{s:i, s:i, s:i, s:i}", "prefill", r->prefill, "decode", r->decode,
-                                              "offload", r->offload, "replicas", r->replicas));
+    json_object_set_new(o, "roles",
+                        json_pack("{s:i, s:i, s:i, s:i}", "prefill", r->prefill, "decode", r->decode,
+                                  "offload", r->offload, "replicas", r->replicas));
     map_json(o, &res->chosen, r);
     json_t *naive = json_object();
     map_json(naive, &res->naive, r);
     json_object_set_new(o, "naive", naive);
     json_object_set_new(o, "verified", json_boolean(res->verified));
-    json_object_set_new(o, "gain", r->prefill && res->gain_pairs > 0 ? json_real(res->gain_pairs) : json_null());
+    json_object_set_new(o, "gain",
+                        r->prefill && res->gain_pairs > 0 ? json_real(res->gain_pairs) : json_null());
     json_object_set_new(o, "offload_gain",
                         r->offload && res->gain_offload > 0 ? json_real(res->gain_offload) : json_null());
     json_object_set_new(o, "replicas_gain",
@@ -2281,18 +2381,20 @@ json_t *gq_place_to_json(const gq_place_model *m, const gq_place_result *res)
     json_t *atts = json_array();
     for (int a = 0; a < res->nattempts; a++) {
         const gq_place_attempt *t = &res->attempts[a];
-        json_t *e = json_pack("{s:i, s:b, s:s, s:i}", "attempt", a + 1, "kept", a == res->final_attempt, "finding",
-                              t->finding, "learned_limits", t->nlearned);
+        json_t *e = json_pack("{s:i, s:b, s:s, s:i}", "attempt", a + 1, "kept", a == res->final_attempt,
+                              "finding", t->finding, "learned_limits", t->nlearned);
         if (t->npairs) {
             json_t *pa = json_array();
             for (int i = 0; i < t->npairs; i++)
-                json_array_append_new(pa, json_pack("{s:i, s:i, s:o, s:o}", "prefill", t->prefill[i], "decode",
-                                                    t->decode[i], "predicted_gbps", num_or_null(t->pair_predicted[i]),
-                                                    "measured_gbps", num_or_null(t->pair_measured[i])));
+                json_array_append_new(pa, json_pack("{s:i, s:i, s:o, s:o}", "prefill", t->prefill[i],
+                                                    "decode", t->decode[i], "predicted_gbps",
+                                                    num_or_null(t->pair_predicted[i]), "measured_gbps",
+                                                    num_or_null(t->pair_measured[i])));
             json_object_set_new(e, "pairs", pa);
             json_object_set_new(e, "pairs_aggregate",
-                                json_pack("{s:o, s:o, s:b}", "predicted_gbps", num_or_null(t->pairs_predicted),
-                                          "measured_gbps", num_or_null(t->pairs_measured), "valid", t->pairs_valid));
+                                json_pack("{s:o, s:o, s:b}", "predicted_gbps",
+                                          num_or_null(t->pairs_predicted), "measured_gbps",
+                                          num_or_null(t->pairs_measured), "valid", t->pairs_valid));
         }
         if (t->nworkers) {
             json_t *w = json_array();
@@ -2305,8 +2407,9 @@ json_t *gq_place_to_json(const gq_place_model *m, const gq_place_result *res)
         }
         if (t->nreplicas)
             json_object_set_new(e, "replicas_min",
-                                json_pack("{s:o, s:o}", "predicted_gbps", num_or_null(t->replicas_predicted_min),
-                                          "measured_gbps", num_or_null(t->replicas_measured_min)));
+                                json_pack("{s:o, s:o}", "predicted_gbps",
+                                          num_or_null(t->replicas_predicted_min), "measured_gbps",
+                                          num_or_null(t->replicas_measured_min)));
         json_array_append_new(atts, e);
     }
     json_object_set_new(o, "attempts", atts);
@@ -2315,14 +2418,16 @@ json_t *gq_place_to_json(const gq_place_model *m, const gq_place_result *res)
         json_array_append_new(doms, gpus_json(m->domains[d]));
     for (int l = 0; l < m->nlimits; l++) {
         const gq_place_limit *lim = &m->limits[l];
-        json_t *e = json_pack("{s:i, s:s, s:o, s:f, s:s}", "id", l, "kind", limit_kind_name(lim->kind), "gpus",
-                              gpus_json(lim->a), "capacity_gbps", lim->capacity_gbps, "evidence", lim->evidence);
+        json_t *e =
+            json_pack("{s:i, s:s, s:o, s:f, s:s}", "id", l, "kind", limit_kind_name(lim->kind), "gpus",
+                      gpus_json(lim->a), "capacity_gbps", lim->capacity_gbps, "evidence", lim->evidence);
         if (lim->kind == GQ_LIMIT_P2P)
             json_object_set_new(e, "to_gpus", gpus_json(lim->b));
         json_array_append_new(lims, e);
     }
-    json_object_set_new(o, "model", json_pack("{s:o, s:o, s:f, s:i, s:b, s:s}", "domains", doms, "limits", lims,
-                                              "tolerance", m->tolerance, "candidates", res->candidates,
-                                              "exhaustive", res->exhaustive, "source", m->source));
+    json_object_set_new(o, "model",
+                        json_pack("{s:o, s:o, s:f, s:i, s:b, s:s}", "domains", doms, "limits", lims,
+                                  "tolerance", m->tolerance, "candidates", res->candidates, "exhaustive",
+                                  res->exhaustive, "source", m->source));
     return o;
 }

@@ -49,10 +49,10 @@ typedef uint64_t gq_gpuset; /* bit i = GPU i (GQ_MAX_GPUS == 64) */
 
 /* What a shared limit constrains. */
 typedef enum gq_limit_kind {
-    GQ_LIMIT_H2D = 0,    /* host->GPU traffic of the GPUs in `a` */
-    GQ_LIMIT_D2H,        /* GPU->host traffic of the GPUs in `a` */
-    GQ_LIMIT_DUPLEX,     /* both host directions together, GPUs in `a` */
-    GQ_LIMIT_P2P,        /* P2P flows from a GPU in `a` to a GPU in `b` */
+    GQ_LIMIT_H2D = 0, /* host->GPU traffic of the GPUs in `a` */
+    GQ_LIMIT_D2H,     /* GPU->host traffic of the GPUs in `a` */
+    GQ_LIMIT_DUPLEX,  /* both host directions together, GPUs in `a` */
+    GQ_LIMIT_P2P,     /* P2P flows from a GPU in `a` to a GPU in `b` */
 } gq_limit_kind;
 
 typedef struct gq_place_limit {
@@ -65,16 +65,16 @@ typedef struct gq_place_limit {
 /* Paths as measured. Rates in GB/s; 0 = not measured / not possible. */
 typedef struct gq_place_model {
     int ngpu;
-    double p2p[GQ_MAX_GPUS][GQ_MAX_GPUS];    /* direct P2P copy alone (CE/SM) */
-    double staged[GQ_MAX_GPUS][GQ_MAX_GPUS]; /* GPU->host->GPU alone (staged or driver-staged) */
-    bool no_p2p[GQ_MAX_GPUS][GQ_MAX_GPUS];   /* discovery or the records say P2P is impossible */
+    double p2p[GQ_MAX_GPUS][GQ_MAX_GPUS];      /* direct P2P copy alone (CE/SM) */
+    double staged[GQ_MAX_GPUS][GQ_MAX_GPUS];   /* GPU->host->GPU alone (staged or driver-staged) */
+    bool no_p2p[GQ_MAX_GPUS][GQ_MAX_GPUS];     /* discovery or the records say P2P is impossible */
     double h2d[GQ_MAX_GPUS], d2h[GQ_MAX_GPUS]; /* each GPU alone */
     int ndomains;
-    gq_gpuset domains[GQ_MAX_GPUS];          /* performance domains (from `domains`, or one per GPU set) */
+    gq_gpuset domains[GQ_MAX_GPUS]; /* performance domains (from `domains`, or one per GPU set) */
     int nlimits;
     gq_place_limit limits[GQ_PLACE_MAX_LIMITS];
-    double tolerance;                        /* relative; ties within it */
-    char source[160];                        /* where the figures came from */
+    double tolerance; /* relative; ties within it */
+    char source[160]; /* where the figures came from */
 } gq_place_model;
 
 /* Build the model from records (saved or just measured). `doc` (may be NULL)
@@ -106,10 +106,10 @@ typedef struct gq_pflow {
 } gq_pflow;
 
 typedef struct gq_pflow_pred {
-    double gbps;     /* predicted rate with the whole pattern running */
-    double alone;    /* its cap alone */
-    int binding;     /* index of the limit that stopped it; -1 its own path; -2 no figure */
-    int sharing;     /* flows of the pattern that share that limit */
+    double gbps;  /* predicted rate with the whole pattern running */
+    double alone; /* its cap alone */
+    int binding;  /* index of the limit that stopped it; -1 its own path; -2 no figure */
+    int sharing;  /* flows of the pattern that share that limit */
 } gq_pflow_pred;
 
 /* Predict every flow of a concurrent pattern. Returns the aggregate (GB/s).
@@ -147,10 +147,10 @@ typedef struct gq_place_worker {
 typedef struct gq_place_replica {
     int ngpus;
     int gpus[GQ_MAX_GPUS];
-    int npairs;               /* with prefill/decode: which pairs this replica holds */
+    int npairs; /* with prefill/decode: which pairs this replica holds */
     int pairs[GQ_PLACE_MAX_PAIRS];
-    double predicted_gbps;    /* host->GPU aggregate with every replica loading at once */
-    double measured_gbps;     /* < 0: not verified */
+    double predicted_gbps; /* host->GPU aggregate with every replica loading at once */
+    double measured_gbps;  /* < 0: not verified */
     char why[480];
 } gq_place_replica;
 
@@ -158,7 +158,7 @@ typedef struct gq_place_replica {
 typedef struct gq_place_map {
     int npairs;
     gq_place_pair pairs[GQ_PLACE_MAX_PAIRS];
-    double pairs_predicted, pairs_measured;  /* aggregate of all pairs at once; measured < 0: not run */
+    double pairs_predicted, pairs_measured; /* aggregate of all pairs at once; measured < 0: not run */
     double pairs_overlap;
     bool pairs_valid;
     int nworkers;
@@ -186,23 +186,23 @@ typedef struct gq_place_attempt {
     double offload_predicted, offload_measured; /* both directions summed */
     int nreplicas;
     double replicas_predicted_min, replicas_measured_min;
-    int nlearned;        /* limits the attempt's measurements added to the model */
-    char finding[480];   /* "pairs 0->2 and 1->3 ran at 31.0 GB/s against 53.9 predicted: ..." */
+    int nlearned;      /* limits the attempt's measurements added to the model */
+    char finding[480]; /* "pairs 0->2 and 1->3 ran at 31.0 GB/s against 53.9 predicted: ..." */
 } gq_place_attempt;
 
 typedef struct gq_place_result {
     gq_place_roles roles;
     gq_place_map chosen, naive;
-    bool all_staged;          /* every handoff of the chosen map goes through host memory */
+    bool all_staged; /* every handoff of the chosen map goes through host memory */
     int nnotes;
-    char notes[16][320];      /* findings in plain sentences ("every handoff is host-staged ...") */
-    double gain_pairs;        /* measured aggregate / naive's; predicted ratio before verify; 0 n/a */
+    char notes[16][320]; /* findings in plain sentences ("every handoff is host-staged ...") */
+    double gain_pairs;   /* measured aggregate / naive's; predicted ratio before verify; 0 n/a */
     double gain_offload, gain_replicas;
     bool verified;
-    int nattempts;            /* verification attempts (1 when the first choice held) */
-    int final_attempt;        /* which attempt the chosen map is */
+    int nattempts;     /* verification attempts (1 when the first choice held) */
+    int final_attempt; /* which attempt the chosen map is */
     gq_place_attempt attempts[GQ_PLACE_MAX_ATTEMPTS];
-    int candidates;           /* mappings compared */
+    int candidates; /* mappings compared */
     bool exhaustive;
 } gq_place_result;
 
@@ -220,7 +220,8 @@ int gq_place_solve(const gq_place_model *m, const gq_place_roles *r, gq_place_re
  * pair / worker / replica order; tag = index). bytes per copy. Returns the
  * number of flows (0 when the map has none of that role). */
 int gq_place_pairs_measurement(const gq_place_map *map, uint64_t bytes, gq_measurement *out);
-int gq_place_offload_measurement(const gq_place_map *map, gq_direction dir, uint64_t bytes, gq_measurement *out);
+int gq_place_offload_measurement(const gq_place_map *map, gq_direction dir, uint64_t bytes,
+                                 gq_measurement *out);
 int gq_place_replicas_measurement(const gq_place_map *map, uint64_t bytes, gq_measurement *out);
 
 /* Verify: run the chosen pattern through the harness (pairs, offload both
@@ -233,8 +234,8 @@ int gq_place_replicas_measurement(const gq_place_map *map, uint64_t bytes, gq_me
  * replicas) and every attempt is reported. Then the naive pattern runs; the
  * gains are measured over it. Records go to *rs (and journal j). Invalid
  * aggregates (overlap) are kept but leave the gain at 0 with a note. */
-int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_model *m, gq_place_result *res, uint64_t bytes,
-                    const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_err *err);
+int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_model *m, gq_place_result *res,
+                    uint64_t bytes, const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_err *err);
 
 /* JSON sections of a place document: pairs, naive, offload, replicas, gain,
  * notes, model limits (new reference). */

@@ -44,7 +44,8 @@ int gq_stress_opts_check(const gq_stress_opts *o, gq_err *err)
         return gq_err_set(err, GQ_E_USAGE, "--interval %gs is below the 0.1 s minimum sampling interval",
                           o->interval_s);
     if (o->interval_s > o->duration_s)
-        return gq_err_set(err, GQ_E_USAGE, "--interval %gs is longer than --duration %gs; sample at most once per duration",
+        return gq_err_set(err, GQ_E_USAGE,
+                          "--interval %gs is longer than --duration %gs; sample at most once per duration",
                           o->interval_s, o->duration_s);
     if (o->ngpus < 1 || o->ngpus > GQ_MAX_GPUS)
         return gq_err_set(err, GQ_E_USAGE, "stress needs at least one GPU");
@@ -306,7 +307,8 @@ int gq_stress_run(gq_backend *be, const gq_topo *topo, const gq_stress_opts *o, 
 {
     const gq_backend_ops *ops = be->ops;
     if (!ops->stress_start || !ops->stress_poll || !ops->stress_stop || !ops->sample)
-        return gq_err_set(err, GQ_E_UNSUPP, "the %s backend cannot run a stress load in this build", ops->name);
+        return gq_err_set(err, GQ_E_UNSUPP, "the %s backend cannot run a stress load in this build",
+                          ops->name);
     bool virt = (ops->flags & GQ_BE_VIRTUAL_TIME) != 0;
     if (virt && !ops->wait)
         return gq_err_set(err, GQ_E_UNSUPP, "the %s backend has virtual time but no wait hook", ops->name);
@@ -490,7 +492,8 @@ const char *gq_clock_reasons_str(uint64_t bits, char *buf, size_t n)
     for (size_t i = 0; i < sizeof reason_names / sizeof reason_names[0]; i++)
         if (bits & reason_names[i].bit) {
             rest &= ~reason_names[i].bit;
-            int w = snprintf(buf + used, used < n ? n - used : 0, "%s%s", used ? "," : "", reason_names[i].name);
+            int w =
+                snprintf(buf + used, used < n ? n - used : 0, "%s%s", used ? "," : "", reason_names[i].name);
             if (w > 0)
                 used += (size_t)w;
         }
@@ -501,7 +504,8 @@ const char *gq_clock_reasons_str(uint64_t bits, char *buf, size_t n)
 
 static void add_finding(gq_stress_summary *s, gq_stress_level lvl, int gpu, const char *rule, const char *fmt,
                         ...) __attribute__((format(printf, 5, 6)));
-static void add_finding(gq_stress_summary *s, gq_stress_level lvl, int gpu, const char *rule, const char *fmt, ...)
+static void add_finding(gq_stress_summary *s, gq_stress_level lvl, int gpu, const char *rule, const char *fmt,
+                        ...)
 {
     if (s->nfindings >= GQ_STRESS_MAX_FINDINGS) {
         s->nfindings_dropped++;
@@ -654,36 +658,38 @@ static void summarize_gpu(const gq_stress_gpu *g, const gq_stress_rules *rules, 
         add_finding(s, GQ_STRESS_FAIL, id, "gpu-lost", "GPU %d dropped off after %.0f s under load: %s", id,
                     g->lost_t, g->error);
     else if (g->status != GQ_OK)
-        add_finding(s, GQ_STRESS_FAIL, id, "gpu-error", "GPU %d: the load stopped with an error after %.0f s: %s", id,
-                    g->lost_t, g->error);
+        add_finding(s, GQ_STRESS_FAIL, id, "gpu-error",
+                    "GPU %d: the load stopped with an error after %.0f s: %s", id, g->lost_t, g->error);
     if (g->faulty > 0)
         add_finding(s, GQ_STRESS_FAIL, id, "faulty-result",
-                    "GPU %d: %llu faulty result elements in %llu GEMMs (checked against the first result)", id,
-                    (unsigned long long)g->faulty, (unsigned long long)g->gemms);
+                    "GPU %d: %llu faulty result elements in %llu GEMMs (checked against the first result)",
+                    id, (unsigned long long)g->faulty, (unsigned long long)g->gemms);
     if (S->ecc_uncorrected > 0)
-        add_finding(s, GQ_STRESS_FAIL, id, "ecc-uncorrected", "GPU %d: %lld uncorrected ECC error%s during the run",
-                    id, (long long)S->ecc_uncorrected, S->ecc_uncorrected == 1 ? "" : "s");
+        add_finding(s, GQ_STRESS_FAIL, id, "ecc-uncorrected",
+                    "GPU %d: %lld uncorrected ECC error%s during the run", id, (long long)S->ecc_uncorrected,
+                    S->ecc_uncorrected == 1 ? "" : "s");
     if (S->reasons_seen & GQ_CLK_THERMAL_MASK)
         add_finding(s, GQ_STRESS_FAIL, id, "thermal-slowdown",
                     "GPU %d: %s in %.0f%% of samples under load (max %.0f C)", id,
-                    gq_clock_reasons_str(S->reasons_seen & GQ_CLK_THERMAL_MASK, rs, sizeof rs), S->thermal_pct,
-                    S->temp_max_c);
+                    gq_clock_reasons_str(S->reasons_seen & GQ_CLK_THERMAL_MASK, rs, sizeof rs),
+                    S->thermal_pct, S->temp_max_c);
     if (S->link_down)
         add_finding(s, GQ_STRESS_FAIL, id, "link-down",
                     "GPU %d: PCIe link at Gen%d x%d under load; it can do Gen%d x%d", id, S->pcie_gen_min,
                     S->pcie_width_min, S->pcie_gen_max, S->pcie_width_max);
     if (g->xfer_status != GQ_OK)
-        add_finding(s, GQ_STRESS_FAIL, id, "transfer-error", "GPU %d: host<->GPU transfers during the load failed: %s",
-                    id, g->xfer_error);
+        add_finding(s, GQ_STRESS_FAIL, id, "transfer-error",
+                    "GPU %d: host<->GPU transfers during the load failed: %s", id, g->xfer_error);
     if (S->ecc_corrected > 0)
-        add_finding(s, GQ_STRESS_WARN, id, "ecc-corrected", "GPU %d: %lld corrected ECC error%s during the run", id,
-                    (long long)S->ecc_corrected, S->ecc_corrected == 1 ? "" : "s");
+        add_finding(s, GQ_STRESS_WARN, id, "ecc-corrected",
+                    "GPU %d: %lld corrected ECC error%s during the run", id, (long long)S->ecc_corrected,
+                    S->ecc_corrected == 1 ? "" : "s");
     if (S->pcie_replay > 0)
-        add_finding(s, GQ_STRESS_WARN, id, "pcie-replay", "GPU %d: PCIe replay counter rose by %lld during the run",
-                    id, (long long)S->pcie_replay);
+        add_finding(s, GQ_STRESS_WARN, id, "pcie-replay",
+                    "GPU %d: PCIe replay counter rose by %lld during the run", id, (long long)S->pcie_replay);
     if (S->remapped_delta > 0)
-        add_finding(s, GQ_STRESS_WARN, id, "remapped-rows", "GPU %d: %d memory rows remapped during the run", id,
-                    S->remapped_delta);
+        add_finding(s, GQ_STRESS_WARN, id, "remapped-rows", "GPU %d: %d memory rows remapped during the run",
+                    id, S->remapped_delta);
     if (g->telemetry_unsupported)
         add_finding(s, GQ_STRESS_WARN, id, "no-telemetry",
                     "GPU %d: no telemetry (%s); temperature, power, clocks and counters were not judged", id,
@@ -698,10 +704,11 @@ static void summarize_gpu(const gq_stress_gpu *g, const gq_stress_rules *rules, 
     if (g->started && g->status == GQ_OK && g->gemms == 0)
         add_finding(s, GQ_STRESS_WARN, id, "no-progress", "GPU %d: no GEMM completed during the run", id);
     if (n_capped > 0)
-        add_finding(s, GQ_STRESS_INFO, id, "power-cap",
-                    "GPU %d: power-capped in %.0f%% of loaded samples (avg %.0f W, limit %.0f W): expected near "
-                    "the limit, not a fault",
-                    id, S->power_capped_pct, S->power_avg_w, S->power_limit_w);
+        add_finding(
+            s, GQ_STRESS_INFO, id, "power-cap",
+            "GPU %d: power-capped in %.0f%% of loaded samples (avg %.0f W, limit %.0f W): expected near "
+            "the limit, not a fault",
+            id, S->power_capped_pct, S->power_avg_w, S->power_limit_w);
 }
 
 void gq_stress_summarize(const gq_stress_result *r, const gq_stress_rules *rules, gq_stress_summary *s)
@@ -756,10 +763,11 @@ void gq_stress_summarize(const gq_stress_result *r, const gq_stress_rules *rules
             copy_msg(s->clock_spread_model, sizeof s->clock_spread_model, s->gpu[a].name);
         }
         if (spread > s->rules.clock_spread_warn)
-            add_finding(s, GQ_STRESS_WARN, -1, "clock-spread",
-                        "%s: average SM clocks differ by %.1f%% (GPU %d %.0f MHz to GPU %d %.0f MHz), above %.1f%%",
-                        s->gpu[a].name[0] ? s->gpu[a].name : "GPUs", 100 * spread, s->gpu[ilo].gpu, lo,
-                        s->gpu[ihi].gpu, hi, 100 * s->rules.clock_spread_warn);
+            add_finding(
+                s, GQ_STRESS_WARN, -1, "clock-spread",
+                "%s: average SM clocks differ by %.1f%% (GPU %d %.0f MHz to GPU %d %.0f MHz), above %.1f%%",
+                s->gpu[a].name[0] ? s->gpu[a].name : "GPUs", 100 * spread, s->gpu[ilo].gpu, lo,
+                s->gpu[ihi].gpu, hi, 100 * s->rules.clock_spread_warn);
     }
     if (r->with_transfers) {
         bool any = false;
@@ -769,11 +777,12 @@ void gq_stress_summarize(const gq_stress_result *r, const gq_stress_rules *rules
             add_finding(s, GQ_STRESS_WARN, -1, "transfers", "--with-transfers: host<->GPU transfers %s: %s",
                         any ? "stopped early" : "could not run", r->xfer_error);
         else if (!any)
-            add_finding(s, GQ_STRESS_WARN, -1, "transfers", "--with-transfers: no host<->GPU transfer completed");
+            add_finding(s, GQ_STRESS_WARN, -1, "transfers",
+                        "--with-transfers: no host<->GPU transfer completed");
     }
     if (r->interrupted)
-        add_finding(s, GQ_STRESS_INFO, -1, "interrupted", "interrupted after %.0f s of %.0f s; judged on what ran",
-                    r->elapsed_s, r->duration_s);
+        add_finding(s, GQ_STRESS_INFO, -1, "interrupted",
+                    "interrupted after %.0f s of %.0f s; judged on what ran", r->elapsed_s, r->duration_s);
 
     for (int i = 0; i < s->nfindings; i++)
         if (s->findings[i].level > s->verdict && s->findings[i].level != GQ_STRESS_INFO)
@@ -863,16 +872,52 @@ static json_t *gpu_summary_json(const gq_stress_gpu *g, const gq_stress_gpu_summ
 
 /* Columns of the time series, shared by JSON and CSV. */
 enum col {
-    C_T, C_LOADED, C_TEMP, C_MEMTEMP, C_POWER, C_PLIMIT, C_SM, C_MEM, C_UTIL, C_REASONS, C_CAPPED, C_THERMAL,
-    C_GEN, C_WIDTH, C_REPLAY, C_ECCC, C_ECCU, C_REMAP, C_LOST, C_GEMMS, C_FAULTY, C_TFLOPS, C_N
+    C_T,
+    C_LOADED,
+    C_TEMP,
+    C_MEMTEMP,
+    C_POWER,
+    C_PLIMIT,
+    C_SM,
+    C_MEM,
+    C_UTIL,
+    C_REASONS,
+    C_CAPPED,
+    C_THERMAL,
+    C_GEN,
+    C_WIDTH,
+    C_REPLAY,
+    C_ECCC,
+    C_ECCU,
+    C_REMAP,
+    C_LOST,
+    C_GEMMS,
+    C_FAULTY,
+    C_TFLOPS,
+    C_N
 };
 static const char *const col_names[C_N] = {
-    [C_T] = "t_s", [C_LOADED] = "loaded", [C_TEMP] = "temp_c", [C_MEMTEMP] = "mem_temp_c",
-    [C_POWER] = "power_w", [C_PLIMIT] = "power_limit_w", [C_SM] = "sm_clock_mhz", [C_MEM] = "mem_clock_mhz",
-    [C_UTIL] = "util_pct", [C_REASONS] = "clock_reasons", [C_CAPPED] = "power_capped",
-    [C_THERMAL] = "thermal_slowdown", [C_GEN] = "pcie_gen", [C_WIDTH] = "pcie_width",
-    [C_REPLAY] = "pcie_replay", [C_ECCC] = "ecc_corrected", [C_ECCU] = "ecc_uncorrected",
-    [C_REMAP] = "remapped_rows", [C_LOST] = "lost", [C_GEMMS] = "gemms", [C_FAULTY] = "faulty",
+    [C_T] = "t_s",
+    [C_LOADED] = "loaded",
+    [C_TEMP] = "temp_c",
+    [C_MEMTEMP] = "mem_temp_c",
+    [C_POWER] = "power_w",
+    [C_PLIMIT] = "power_limit_w",
+    [C_SM] = "sm_clock_mhz",
+    [C_MEM] = "mem_clock_mhz",
+    [C_UTIL] = "util_pct",
+    [C_REASONS] = "clock_reasons",
+    [C_CAPPED] = "power_capped",
+    [C_THERMAL] = "thermal_slowdown",
+    [C_GEN] = "pcie_gen",
+    [C_WIDTH] = "pcie_width",
+    [C_REPLAY] = "pcie_replay",
+    [C_ECCC] = "ecc_corrected",
+    [C_ECCU] = "ecc_uncorrected",
+    [C_REMAP] = "remapped_rows",
+    [C_LOST] = "lost",
+    [C_GEMMS] = "gemms",
+    [C_FAULTY] = "faulty",
     [C_TFLOPS] = "tflops",
 };
 
@@ -934,8 +979,8 @@ json_t *gq_stress_to_json(const gq_stress_result *r, const gq_stress_summary *s)
     json_object_set_new(node, "gpus", json_integer(r->ngpu));
     json_object_set_new(node, "power_total_avg_w", json_real(s->power_total_avg_w));
     json_object_set_new(node, "clock_spread", jnum(s->clock_spread));
-    json_object_set_new(node, "clock_spread_model", s->clock_spread_model[0] ? json_string(s->clock_spread_model)
-                                                                             : json_null());
+    json_object_set_new(node, "clock_spread_model",
+                        s->clock_spread_model[0] ? json_string(s->clock_spread_model) : json_null());
     json_object_set_new(o, "node", node);
 
     json_t *fs = json_array();

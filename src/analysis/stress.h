@@ -36,7 +36,8 @@
 /* Reason bits: GQ_CLK_* in backend/backend.h (NVML's values). */
 /* The reasons that mean the GPU protects itself (fail), as opposed to the
  * power cap, which is expected near the limit (info). */
-#define GQ_CLK_THERMAL_MASK (GQ_CLK_SW_THERMAL | GQ_CLK_HW_THERMAL | GQ_CLK_HW_SLOWDOWN | GQ_CLK_HW_POWER_BRAKE)
+#define GQ_CLK_THERMAL_MASK                                                                                  \
+    (GQ_CLK_SW_THERMAL | GQ_CLK_HW_THERMAL | GQ_CLK_HW_SLOWDOWN | GQ_CLK_HW_POWER_BRAKE)
 
 /* Unknown value of a gq_sample's uint64_t counters (same as nvml.h's). */
 #define GQ_STRESS_U64_UNKNOWN UINT64_MAX
@@ -65,22 +66,22 @@ typedef struct gq_stress_point {
 
 /* What happened on one GPU. */
 typedef struct gq_stress_gpu {
-    int gpu;                    /* device index (topology) */
+    int gpu; /* device index (topology) */
     char name[96];
     char uuid[80];
-    double power_limit_w;       /* from the topology; 0 unknown */
+    double power_limit_w;             /* from the topology; 0 unknown */
     int pcie_gen_max, pcie_width_max; /* from the topology; -1 unknown */
-    bool has_baseline;          /* a sample before the load started */
+    bool has_baseline;                /* a sample before the load started */
     gq_sample baseline;
     int npoints, cap;
-    gq_stress_point *pts;       /* owned; freed by gq_stress_result_free() */
-    bool started;               /* stress_start succeeded */
-    int status;                 /* GQ_OK or the first error of this GPU's load */
+    gq_stress_point *pts; /* owned; freed by gq_stress_result_free() */
+    bool started;         /* stress_start succeeded */
+    int status;           /* GQ_OK or the first error of this GPU's load */
     char error[200];
-    bool lost;                  /* fell off the bus / stopped answering */
-    double lost_t;              /* when lost or errored, seconds since start; -1 never */
-    uint64_t gemms, faulty;     /* final */
-    int sample_errors;          /* samples that failed (not counting unsupported) */
+    bool lost;              /* fell off the bus / stopped answering */
+    double lost_t;          /* when lost or errored, seconds since start; -1 never */
+    uint64_t gemms, faulty; /* final */
+    int sample_errors;      /* samples that failed (not counting unsupported) */
     char sample_error[200];
     bool telemetry_unsupported; /* the backend cannot sample this GPU at all */
     /* --with-transfers: bytes moved and time, per direction. */
@@ -106,8 +107,8 @@ typedef struct gq_stress_result {
 typedef void (*gq_stress_progress_fn)(void *arg, const gq_stress_result *r, double elapsed_s);
 
 typedef struct gq_stress_opts {
-    double duration_s;  /* > 0 */
-    double interval_s;  /* 0.1 .. duration_s */
+    double duration_s; /* > 0 */
+    double interval_s; /* 0.1 .. duration_s */
     gq_precision precision;
     bool with_transfers;
     uint64_t xfer_bytes; /* per copy for with_transfers; 0 = 64 MiB */
@@ -132,26 +133,26 @@ typedef struct gq_stress_finding {
 typedef struct gq_stress_gpu_summary {
     int gpu;
     char name[96];
-    int nsamples;        /* samples with telemetry taken while the load ran */
-    int nloaded;         /* of those, at or above the utilisation threshold: the averages use these */
+    int nsamples; /* samples with telemetry taken while the load ran */
+    int nloaded;  /* of those, at or above the utilisation threshold: the averages use these */
     double temp_avg_c, temp_max_c, mem_temp_max_c;
     double power_avg_w, power_max_w, power_limit_w;
     double sm_clock_avg_mhz, mem_clock_avg_mhz, util_avg_pct;
-    double power_capped_pct; /* % of loaded samples with the SW power cap reason */
-    double thermal_pct;      /* % of samples under load with a thermal/slowdown reason */
-    bool thermal_slowdown;   /* SW or HW thermal slowdown seen */
-    bool hw_slowdown;        /* HW slowdown seen */
-    bool power_brake;        /* HW power brake seen */
-    uint64_t reasons_seen;   /* OR of the reasons of every sample under load */
+    double power_capped_pct;          /* % of loaded samples with the SW power cap reason */
+    double thermal_pct;               /* % of samples under load with a thermal/slowdown reason */
+    bool thermal_slowdown;            /* SW or HW thermal slowdown seen */
+    bool hw_slowdown;                 /* HW slowdown seen */
+    bool power_brake;                 /* HW power brake seen */
+    uint64_t reasons_seen;            /* OR of the reasons of every sample under load */
     int pcie_gen_min, pcie_width_min; /* lowest seen while loaded; -1 unknown */
     int pcie_gen_max, pcie_width_max; /* what the link can do; -1 unknown */
     bool link_down;
     int64_t ecc_corrected, ecc_uncorrected, pcie_replay; /* deltas over the run; -1 unknown */
-    int remapped_rows;       /* at the end; -1 unknown */
-    int remapped_delta;      /* new during the run; -1 unknown */
+    int remapped_rows;                                   /* at the end; -1 unknown */
+    int remapped_delta;                                  /* new during the run; -1 unknown */
     uint64_t gemms, faulty;
-    double tflops_avg;       /* mean over loaded samples; NAN unknown */
-    double xfer_gbps[2];     /* with transfers: host->GPU, GPU->host; NAN none */
+    double tflops_avg;   /* mean over loaded samples; NAN unknown */
+    double xfer_gbps[2]; /* with transfers: host->GPU, GPU->host; NAN none */
     bool lost, errored;
     gq_stress_level verdict;
 } gq_stress_gpu_summary;
@@ -161,11 +162,11 @@ typedef struct gq_stress_summary {
     int ngpu;
     gq_stress_gpu_summary gpu[GQ_MAX_GPUS];
     double power_total_avg_w; /* sum of the per-GPU averages (GPU telemetry, not wall power) */
-    double clock_spread;      /* largest same-model spread of average SM clocks; NAN when < 2 GPUs of a model */
+    double clock_spread; /* largest same-model spread of average SM clocks; NAN when < 2 GPUs of a model */
     char clock_spread_model[96];
     int nfindings, nfindings_dropped;
     gq_stress_finding findings[GQ_STRESS_MAX_FINDINGS];
-    gq_stress_level verdict;  /* the node's: pass, warn or fail (never info) */
+    gq_stress_level verdict; /* the node's: pass, warn or fail (never info) */
 } gq_stress_summary;
 
 void gq_stress_opts_default(gq_stress_opts *o);

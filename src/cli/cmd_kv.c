@@ -40,38 +40,114 @@ typedef struct kv_opts {
 
 #define OFF(f) offsetof(kv_opts, f)
 static const gq_opt kv_own_opts[] = {
-    {.name = "config", .type = GQ_OPT_STR, .off = OFF(config), .arg = "FILE",
+    {.name = "config",
+     .type = GQ_OPT_STR,
+     .off = OFF(config),
+     .arg = "FILE",
      .help = "Hugging Face config.json: num_hidden_layers, num_key_value_heads, head_dim (or hidden_size / "
              "num_attention_heads), torch_dtype"},
-    {.name = "layers", .type = GQ_OPT_INT, .off = OFF(layers), .arg = "N", .help = "transformer layers",
+    {.name = "layers",
+     .type = GQ_OPT_INT,
+     .off = OFF(layers),
+     .arg = "N",
+     .help = "transformer layers",
      .seen_off = OFF(layers_seen)},
-    {.name = "kv-heads", .type = GQ_OPT_INT, .off = OFF(kv_heads), .arg = "N", .help = "KV heads per layer",
+    {.name = "kv-heads",
+     .type = GQ_OPT_INT,
+     .off = OFF(kv_heads),
+     .arg = "N",
+     .help = "KV heads per layer",
      .seen_off = OFF(kv_heads_seen)},
-    {.name = "head-dim", .type = GQ_OPT_INT, .off = OFF(head_dim), .arg = "N", .help = "head dimension",
+    {.name = "head-dim",
+     .type = GQ_OPT_INT,
+     .off = OFF(head_dim),
+     .arg = "N",
+     .help = "head dimension",
      .seen_off = OFF(head_dim_seen)},
-    {.name = "kv-dtype", .type = GQ_OPT_STR, .off = OFF(kv_dtype), .arg = "TYPE",
+    {.name = "kv-dtype",
+     .type = GQ_OPT_STR,
+     .off = OFF(kv_dtype),
+     .arg = "TYPE",
      .help = "KV cache element type: fp32, bf16, fp16, fp8 (e4m3) or fp8_e5m2 (overrides torch_dtype)"},
-    {.name = "tokens", .shortname = 't', .type = GQ_OPT_INT, .off = OFF(tokens), .arg = "N",
-     .help = "tokens handed off: payload = bytes/token x N", .seen_off = OFF(tokens_seen)},
-    {.name = "from", .type = GQ_OPT_INT, .off = OFF(from), .def = "0", .arg = "GPU",
-     .help = "GPU that sends the KV cache (the prefill GPU)", .lo = 0, .hi = GQ_MAX_GPUS - 1},
-    {.name = "to", .type = GQ_OPT_INT, .off = OFF(to), .def = "1", .arg = "GPU",
-     .help = "GPU that receives it (the decode GPU)", .lo = 0, .hi = GQ_MAX_GPUS - 1},
-    {.name = "input", .type = GQ_OPT_STR, .off = OFF(input), .arg = "FILE",
-     .help = "take the rates from a saved run (run, domains or card JSON) instead of measuring; no GPU needed"},
-    {.name = "p2p-gbps", .type = GQ_OPT_DOUBLE, .off = OFF(p2p_gbps), .def = "0", .arg = "GB/s",
-     .help = "assume this direct P2P rate (what-if; overrides a measured or saved one)", .lo = 0, .hi = 1e5},
-    {.name = "down-gbps", .type = GQ_OPT_DOUBLE, .off = OFF(down_gbps), .def = "0", .arg = "GB/s",
-     .help = "assume this GPU->host rate of --from, alone", .lo = 0, .hi = 1e5},
-    {.name = "up-gbps", .type = GQ_OPT_DOUBLE, .off = OFF(up_gbps), .def = "0", .arg = "GB/s",
-     .help = "assume this host->GPU rate of --to, alone", .lo = 0, .hi = 1e5},
-    {.name = "pipelined-gbps", .type = GQ_OPT_DOUBLE, .off = OFF(pipelined_gbps), .def = "0", .arg = "GB/s",
-     .help = "assume this rate for both legs running at once (the slower of the two)", .lo = 0, .hi = 1e5},
-    {.name = "chunks", .type = GQ_OPT_STR, .off = OFF(chunks), .def = "1,2,4,8,16,32", .arg = "MiB,...",
+    {.name = "tokens",
+     .shortname = 't',
+     .type = GQ_OPT_INT,
+     .off = OFF(tokens),
+     .arg = "N",
+     .help = "tokens handed off: payload = bytes/token x N",
+     .seen_off = OFF(tokens_seen)},
+    {.name = "from",
+     .type = GQ_OPT_INT,
+     .off = OFF(from),
+     .def = "0",
+     .arg = "GPU",
+     .help = "GPU that sends the KV cache (the prefill GPU)",
+     .lo = 0,
+     .hi = GQ_MAX_GPUS - 1},
+    {.name = "to",
+     .type = GQ_OPT_INT,
+     .off = OFF(to),
+     .def = "1",
+     .arg = "GPU",
+     .help = "GPU that receives it (the decode GPU)",
+     .lo = 0,
+     .hi = GQ_MAX_GPUS - 1},
+    {.name = "input",
+     .type = GQ_OPT_STR,
+     .off = OFF(input),
+     .arg = "FILE",
+     .help =
+         "take the rates from a saved run (run, domains or card JSON) instead of measuring; no GPU needed"},
+    {.name = "p2p-gbps",
+     .type = GQ_OPT_DOUBLE,
+     .off = OFF(p2p_gbps),
+     .def = "0",
+     .arg = "GB/s",
+     .help = "assume this direct P2P rate (what-if; overrides a measured or saved one)",
+     .lo = 0,
+     .hi = 1e5},
+    {.name = "down-gbps",
+     .type = GQ_OPT_DOUBLE,
+     .off = OFF(down_gbps),
+     .def = "0",
+     .arg = "GB/s",
+     .help = "assume this GPU->host rate of --from, alone",
+     .lo = 0,
+     .hi = 1e5},
+    {.name = "up-gbps",
+     .type = GQ_OPT_DOUBLE,
+     .off = OFF(up_gbps),
+     .def = "0",
+     .arg = "GB/s",
+     .help = "assume this host->GPU rate of --to, alone",
+     .lo = 0,
+     .hi = 1e5},
+    {.name = "pipelined-gbps",
+     .type = GQ_OPT_DOUBLE,
+     .off = OFF(pipelined_gbps),
+     .def = "0",
+     .arg = "GB/s",
+     .help = "assume this rate for both legs running at once (the slower of the two)",
+     .lo = 0,
+     .hi = 1e5},
+    {.name = "chunks",
+     .type = GQ_OPT_STR,
+     .off = OFF(chunks),
+     .def = "1,2,4,8,16,32",
+     .arg = "MiB,...",
      .help = "chunk sizes of the pipelined staged handoff to sweep"},
-    {.name = "rounds", .shortname = 'i', .type = GQ_OPT_INT, .off = OFF(rounds), .def = "5", .arg = "N",
-     .help = "rounds per measurement (median, min, max, spread)", .lo = 1, .hi = GQ_MAX_ROUNDS},
-    {.name = "estimate-only", .type = GQ_OPT_FLAG, .off = OFF(estimate_only),
+    {.name = "rounds",
+     .shortname = 'i',
+     .type = GQ_OPT_INT,
+     .off = OFF(rounds),
+     .def = "5",
+     .arg = "N",
+     .help = "rounds per measurement (median, min, max, spread)",
+     .lo = 1,
+     .hi = GQ_MAX_ROUNDS},
+    {.name = "estimate-only",
+     .type = GQ_OPT_FLAG,
+     .off = OFF(estimate_only),
      .help = "measure the rates but not the handoff itself"},
     GQ_OPT_END,
 };
@@ -132,61 +208,86 @@ static bool is_gpu(gq_endpoint e, int g)
     return e.kind == GQ_EP_GPU && e.index == g;
 }
 
+typedef struct grp_ix {
+    int group, ix;
+} grp_ix;
+
+static int cmp_grp(const void *a, const void *b)
+{
+    const grp_ix *x = a, *y = b;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    return (x->ix > y->ix) - (x->ix < y->ix);
+}
+
+static bool is_flow(const gq_record *r)
+{
+    return !r->aggregate && !r->sum && !r->is_latency;
+}
+
 /* Rates of a saved run: the one-flow measurements of the three paths, and the
- * smallest group in which --from copied down while --to copied up. */
+ * smallest group in which --from copied down while --to copied up. Records
+ * are visited group by group (a saved card holds thousands). */
 static void rates_from_records(const gq_recordset *rs, const char *path, int from, int to, rates *out)
 {
-    int *flows = calloc((size_t)rs->n + 1, sizeof *flows);
-    if (!flows)
+    grp_ix *order = calloc((size_t)rs->n + 1, sizeof *order);
+    if (!order)
         return;
     for (int i = 0; i < rs->n; i++)
-        for (int k = 0; k < rs->n; k++)
-            flows[i] += rs->v[k].group == rs->v[i].group && !rs->v[k].aggregate && !rs->v[k].sum &&
-                        !rs->v[k].is_latency;
+        order[i] = (grp_ix){.group = rs->v[i].group, .ix = i};
+    qsort(order, (size_t)rs->n, sizeof *order, cmp_grp);
     int best_group_size = 1 << 30, best_d = -1, best_u = -1;
-    for (int i = 0; i < rs->n; i++) {
-        const gq_record *r = &rs->v[i];
-        if (!rec_ok(r))
+    for (int a = 0, b; a < rs->n; a = b) {
+        int flows = 0, d = -1, u = -1;
+        for (b = a; b < rs->n && order[b].group == order[a].group; b++) {
+            const gq_record *r = &rs->v[order[b].ix];
+            flows += is_flow(r);
+            if (rec_ok(r) && r->direction == GQ_DIR_D2H && is_gpu(r->src, from))
+                d = order[b].ix;
+            if (rec_ok(r) && r->direction == GQ_DIR_H2D && is_gpu(r->dst, to))
+                u = order[b].ix;
+        }
+        if (flows >= 2 && d >= 0 && u >= 0 && flows < best_group_size) {
+            best_group_size = flows;
+            best_d = d;
+            best_u = u;
+        }
+        if (flows != 1)
             continue;
-        bool alone = flows[i] == 1 && !strstr(r->test, "bidirectional");
-        if (alone && r->direction == GQ_DIR_P2P && is_gpu(r->src, from) && is_gpu(r->dst, to) &&
-            (r->method == GQ_METHOD_CE || r->method == GQ_METHOD_SM) && r->value.median > out->p2p.gbps)
-            set_rate(&out->p2p, r->value.median, "%s: record %d (%s)", path, i, r->test);
-        if (alone && r->direction == GQ_DIR_D2H && is_gpu(r->src, from) && r->value.median > out->down.gbps)
-            set_rate(&out->down, r->value.median, "%s: record %d (%s)", path, i, r->test);
-        if (alone && r->direction == GQ_DIR_H2D && is_gpu(r->dst, to) && r->value.median > out->up.gbps)
-            set_rate(&out->up, r->value.median, "%s: record %d (%s)", path, i, r->test);
-        if (!alone && r->direction == GQ_DIR_D2H && is_gpu(r->src, from) && flows[i] < best_group_size)
-            for (int k = 0; k < rs->n; k++) {
-                const gq_record *u = &rs->v[k];
-                if (u->group == r->group && rec_ok(u) && u->direction == GQ_DIR_H2D && is_gpu(u->dst, to)) {
-                    best_group_size = flows[i];
-                    best_d = i;
-                    best_u = k;
-                    break;
-                }
-            }
+        for (int k = a; k < b; k++) {
+            int i = order[k].ix;
+            const gq_record *r = &rs->v[i];
+            if (!rec_ok(r) || strstr(r->test, "bidirectional"))
+                continue;
+            if (r->direction == GQ_DIR_P2P && is_gpu(r->src, from) && is_gpu(r->dst, to) &&
+                (r->method == GQ_METHOD_CE || r->method == GQ_METHOD_SM) && r->value.median > out->p2p.gbps)
+                set_rate(&out->p2p, r->value.median, "%s: record %d (%s)", path, i, r->test);
+            if (r->direction == GQ_DIR_D2H && is_gpu(r->src, from) && r->value.median > out->down.gbps)
+                set_rate(&out->down, r->value.median, "%s: record %d (%s)", path, i, r->test);
+            if (r->direction == GQ_DIR_H2D && is_gpu(r->dst, to) && r->value.median > out->up.gbps)
+                set_rate(&out->up, r->value.median, "%s: record %d (%s)", path, i, r->test);
+        }
     }
     if (best_d >= 0) {
-        set_rate(&out->cdown, rs->v[best_d].value.median, "%s: records %d and %d (%s, %d flows at once)", path,
-                 best_d, best_u, rs->v[best_d].test, best_group_size);
+        set_rate(&out->cdown, rs->v[best_d].value.median, "%s: records %d and %d (%s, %d flows at once)",
+                 path, best_d, best_u, rs->v[best_d].test, best_group_size);
         set_rate(&out->cup, rs->v[best_u].value.median, "%s", out->cdown.source);
     }
-    free(flows);
+    free(order);
 }
 
 /* ---- measurement -------------------------------------------------------- */
 
 typedef struct meas {
     bool run, valid;
-    gq_stat gbps;     /* over rounds */
-    gq_stat ms;       /* payload time over rounds */
+    gq_stat gbps; /* over rounds */
+    gq_stat ms;   /* payload time over rounds */
     char error[200];
 } meas;
 
 /* One flow measured; its record's per-round values give GB/s and ms. */
-static int measure_flow(gq_backend *be, const gq_topo *topo, const char *test, gq_flow f, const gq_harness_opts *ho,
-                        gq_recordset *rs, gq_journal *j, meas *out, gq_err *err)
+static int measure_flow(gq_backend *be, const gq_topo *topo, const char *test, gq_flow f,
+                        const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, meas *out, gq_err *err)
 {
     gq_measurement *m = calloc(1, sizeof *m);
     if (!m)
@@ -231,20 +332,27 @@ static int measure_rates(gq_backend *be, const gq_topo *topo, int from, int to, 
     int rc;
     gq_endpoint host_from = {GQ_EP_HOST, GQ_NUMA_LOCAL}, host_to = {GQ_EP_HOST, GQ_NUMA_LOCAL};
     if (!out->p2p_impossible) {
-        gq_flow f = {.src = {GQ_EP_GPU, from}, .dst = {GQ_EP_GPU, to}, .method = GQ_METHOD_CE, .exec_gpu = to,
+        gq_flow f = {.src = {GQ_EP_GPU, from},
+                     .dst = {GQ_EP_GPU, to},
+                     .method = GQ_METHOD_CE,
+                     .exec_gpu = to,
                      .bytes = RATE_BUFFER};
         if ((rc = measure_flow(be, topo, "kv_rate_p2p", f, &ho, rs, j, &mm, err)))
             return rc;
         if (mm.valid)
             set_rate(&out->p2p, mm.gbps.median, "measured (256 MiB, P2P read by GPU %d)", to);
     }
-    gq_flow d = {.src = {GQ_EP_GPU, from}, .dst = host_from, .method = GQ_METHOD_CE, .exec_gpu = from,
+    gq_flow d = {.src = {GQ_EP_GPU, from},
+                 .dst = host_from,
+                 .method = GQ_METHOD_CE,
+                 .exec_gpu = from,
                  .bytes = RATE_BUFFER};
     if ((rc = measure_flow(be, topo, "kv_rate_d2h", d, &ho, rs, j, &mm, err)))
         return rc;
     if (mm.valid)
         set_rate(&out->down, mm.gbps.median, "measured (256 MiB, GPU %d -> host alone)", from);
-    gq_flow u = {.src = host_to, .dst = {GQ_EP_GPU, to}, .method = GQ_METHOD_CE, .exec_gpu = to, .bytes = RATE_BUFFER};
+    gq_flow u = {
+        .src = host_to, .dst = {GQ_EP_GPU, to}, .method = GQ_METHOD_CE, .exec_gpu = to, .bytes = RATE_BUFFER};
     if ((rc = measure_flow(be, topo, "kv_rate_h2d", u, &ho, rs, j, &mm, err)))
         return rc;
     if (mm.valid)
@@ -275,9 +383,11 @@ static int measure_rates(gq_backend *be, const gq_topo *topo, int from, int to, 
         if (!rec_ok(r))
             continue;
         if (r->direction == GQ_DIR_D2H)
-            set_rate(&out->cdown, r->value.median, "measured (GPU %d -> host and host -> GPU %d at once)", from, to);
+            set_rate(&out->cdown, r->value.median, "measured (GPU %d -> host and host -> GPU %d at once)",
+                     from, to);
         else if (r->direction == GQ_DIR_H2D)
-            set_rate(&out->cup, r->value.median, "measured (GPU %d -> host and host -> GPU %d at once)", from, to);
+            set_rate(&out->cup, r->value.median, "measured (GPU %d -> host and host -> GPU %d at once)", from,
+                     to);
     }
     return GQ_OK;
 }
@@ -359,22 +469,22 @@ static json_t *rate_json(const rate *r)
 
 static json_t *kv_json(const kv_result *k)
 {
-    json_t *est = json_pack(
-        "{s:{s:o, s:o, s:s}, s:{s:o, s:o, s:s}, s:{s:o, s:o, s:s}}", "direct", "gbps", num(k->est_direct), "ms",
-        num(gq_kv_time_ms(k->payload, k->est_direct)), "formula", "payload / P2P rate", "staged_serial", "gbps",
-        num(k->est_serial), "ms", num(gq_kv_time_ms(k->payload, k->est_serial)), "formula",
-        "payload x (1/down + 1/up)", "staged_pipelined", "gbps", num(k->est_pipe), "ms",
-        num(gq_kv_time_ms(k->payload, k->est_pipe)), "formula",
-        "payload / min(down, up) measured with both legs at once");
+    json_t *est = json_pack("{s:{s:o, s:o, s:s}, s:{s:o, s:o, s:s}, s:{s:o, s:o, s:s}}", "direct", "gbps",
+                            num(k->est_direct), "ms", num(gq_kv_time_ms(k->payload, k->est_direct)),
+                            "formula", "payload / P2P rate", "staged_serial", "gbps", num(k->est_serial),
+                            "ms", num(gq_kv_time_ms(k->payload, k->est_serial)), "formula",
+                            "payload x (1/down + 1/up)", "staged_pipelined", "gbps", num(k->est_pipe), "ms",
+                            num(gq_kv_time_ms(k->payload, k->est_pipe)), "formula",
+                            "payload / min(down, up) measured with both legs at once");
     json_t *o = json_pack(
         "{s:{s:I, s:I, s:I, s:s, s:i}, s:I, s:I, s:I, s:f, s:i, s:i, s:{s:o, s:o, s:o, s:o, s:o, s:b}, s:o}",
         "model", "layers", (json_int_t)k->shape.layers, "kv_heads", (json_int_t)k->shape.kv_heads, "head_dim",
         (json_int_t)k->shape.head_dim, "dtype", gq_kv_dtype_name(k->shape.dtype), "dtype_bytes",
-        gq_kv_dtype_bytes(k->shape.dtype), "bytes_per_token", (json_int_t)k->bpt, "tokens", (json_int_t)k->tokens,
-        "payload_bytes", (json_int_t)k->payload, "payload_gb", (double)k->payload / GQ_GB, "from", k->from, "to",
-        k->to, "rates", "p2p", rate_json(&k->r.p2p), "down", rate_json(&k->r.down), "up", rate_json(&k->r.up),
-        "down_concurrent", rate_json(&k->r.cdown), "up_concurrent", rate_json(&k->r.cup), "p2p_impossible",
-        k->r.p2p_impossible, "estimates", est);
+        gq_kv_dtype_bytes(k->shape.dtype), "bytes_per_token", (json_int_t)k->bpt, "tokens",
+        (json_int_t)k->tokens, "payload_bytes", (json_int_t)k->payload, "payload_gb",
+        (double)k->payload / GQ_GB, "from", k->from, "to", k->to, "rates", "p2p", rate_json(&k->r.p2p),
+        "down", rate_json(&k->r.down), "up", rate_json(&k->r.up), "down_concurrent", rate_json(&k->r.cdown),
+        "up_concurrent", rate_json(&k->r.cup), "p2p_impossible", k->r.p2p_impossible, "estimates", est);
     if (k->measured) {
         json_t *chunks = json_array();
         for (int i = 0; i < k->nchunks; i++) {
@@ -383,7 +493,8 @@ static json_t *kv_json(const kv_result *k)
                 json_object_set_new(c, "chunk_bytes", json_integer((json_int_t)k->chunk[i]));
             json_array_append_new(chunks, c);
         }
-        json_t *pipe = k->best_chunk >= 0 ? meas_json(&k->pipe[k->best_chunk], k->est_pipe, k->payload) : json_null();
+        json_t *pipe =
+            k->best_chunk >= 0 ? meas_json(&k->pipe[k->best_chunk], k->est_pipe, k->payload) : json_null();
         if (json_is_object(pipe)) {
             json_object_set_new(pipe, "best_chunk_bytes", json_integer((json_int_t)k->chunk[k->best_chunk]));
             json_object_set_new(pipe, "chunks", chunks);
@@ -396,8 +507,9 @@ static json_t *kv_json(const kv_result *k)
             json_object_set_new(serial, "h2d", meas_json(&k->serial_up, k->r.up.gbps, k->payload));
         }
         json_object_set_new(o, "measured",
-                            json_pack("{s:o, s:o, s:o}", "direct", meas_json(&k->direct, k->est_direct, k->payload),
-                                      "staged_serial", serial, "staged_pipelined", pipe));
+                            json_pack("{s:o, s:o, s:o}", "direct",
+                                      meas_json(&k->direct, k->est_direct, k->payload), "staged_serial",
+                                      serial, "staged_pipelined", pipe));
     } else {
         json_object_set_new(o, "measured", json_null());
     }
@@ -440,26 +552,31 @@ static void print_table(FILE *f, const kv_result *k, const char *machine, bool m
 {
     char a[32], b[32], est[64], got[128];
     const char *bar = markdown ? "| " : "";
-    fprintf(f, "%sKV handoff GPU %d -> GPU %d%s%s\n\n", markdown ? "## " : "", k->from, k->to, machine[0] ? " on " : "",
-            machine);
+    fprintf(f, "%sKV handoff GPU %d -> GPU %d%s%s\n\n", markdown ? "## " : "", k->from, k->to,
+            machine[0] ? " on " : "", machine);
     char g1[32], g2[32], g3[32];
-    fprintf(f, "%smodel: 2 (K and V) x %ld layers x %ld KV heads x %ld head dim x %d B (%s) = %s B/token (%s)\n",
-            bar, k->shape.layers, k->shape.kv_heads, k->shape.head_dim, gq_kv_dtype_bytes(k->shape.dtype),
-            gq_kv_dtype_name(k->shape.dtype), grouped(k->bpt, g1, sizeof g1), gq_fmt_size(k->bpt, a, sizeof a));
-    fprintf(f, "%spayload: %s tokens = %s B = %.6g GB (%s)\n\n", bar, grouped((uint64_t)k->tokens, g2, sizeof g2),
-            grouped(k->payload, g3, sizeof g3), (double)k->payload / GQ_GB, gq_fmt_size(k->payload, b, sizeof b));
+    fprintf(
+        f, "%smodel: 2 (K and V) x %ld layers x %ld KV heads x %ld head dim x %d B (%s) = %s B/token (%s)\n",
+        bar, k->shape.layers, k->shape.kv_heads, k->shape.head_dim, gq_kv_dtype_bytes(k->shape.dtype),
+        gq_kv_dtype_name(k->shape.dtype), grouped(k->bpt, g1, sizeof g1), gq_fmt_size(k->bpt, a, sizeof a));
+    fprintf(f, "%spayload: %s tokens = %s B = %.6g GB (%s)\n\n", bar,
+            grouped((uint64_t)k->tokens, g2, sizeof g2), grouped(k->payload, g3, sizeof g3),
+            (double)k->payload / GQ_GB, gq_fmt_size(k->payload, b, sizeof b));
     fprintf(f, "%srates (GB/s = 10^9 B/s):\n", markdown ? "" : "");
     const struct {
         const char *label;
         const rate *r;
-    } rows[] = {{"P2P, alone", &k->r.p2p},         {"GPU -> host, alone", &k->r.down},
-                {"host -> GPU, alone", &k->r.up},  {"GPU -> host, both legs at once", &k->r.cdown},
+    } rows[] = {{"P2P, alone", &k->r.p2p},
+                {"GPU -> host, alone", &k->r.down},
+                {"host -> GPU, alone", &k->r.up},
+                {"GPU -> host, both legs at once", &k->r.cdown},
                 {"host -> GPU, both legs at once", &k->r.cup}};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         if (rows[i].r->gbps > 0)
             fprintf(f, "  %-32s %8.1f  %s\n", rows[i].label, rows[i].r->gbps, rows[i].r->source);
         else if (rows[i].r == &k->r.p2p && k->r.p2p_impossible)
-            fprintf(f, "  %-32s %8s  no P2P between GPU %d and GPU %d\n", rows[i].label, "n/a", k->from, k->to);
+            fprintf(f, "  %-32s %8s  no P2P between GPU %d and GPU %d\n", rows[i].label, "n/a", k->from,
+                    k->to);
         else
             fprintf(f, "  %-32s %8s\n", rows[i].label, "n/a");
     }
@@ -467,7 +584,8 @@ static void print_table(FILE *f, const kv_result *k, const char *machine, bool m
     fprintf(f, "  %-26s %8s %9s   %8s %9s %7s\n", "", "GB/s", "ms", "GB/s", "ms", "spread");
     fmt_est(est, sizeof est, k->est_direct, k->payload);
     fmt_meas(got, sizeof got, &k->direct);
-    fprintf(f, "  %-26s %s   %s\n", "direct (P2P)", est, k->r.p2p_impossible && !k->direct.run ? "     n/a (no P2P)" : got);
+    fprintf(f, "  %-26s %s   %s\n", "direct (P2P)", est,
+            k->r.p2p_impossible && !k->direct.run ? "     n/a (no P2P)" : got);
     fmt_est(est, sizeof est, k->est_serial, k->payload);
     fmt_meas(got, sizeof got, &k->serial);
     fprintf(f, "  %-26s %s   %s\n", "staged, serial", est, got);
@@ -475,7 +593,8 @@ static void print_table(FILE *f, const kv_result *k, const char *machine, bool m
     if (k->measured && k->best_chunk >= 0) {
         fmt_meas(got, sizeof got, &k->pipe[k->best_chunk]);
         char label[48];
-        snprintf(label, sizeof label, "staged, pipelined (%s)", gq_fmt_size(k->chunk[k->best_chunk], a, sizeof a));
+        snprintf(label, sizeof label, "staged, pipelined (%s)",
+                 gq_fmt_size(k->chunk[k->best_chunk], a, sizeof a));
         fprintf(f, "  %-26s %s   %s\n", label, est, got);
         for (int i = 0; i < k->nchunks; i++) {
             fmt_meas(got, sizeof got, &k->pipe[i]);
@@ -490,9 +609,12 @@ static void print_table(FILE *f, const kv_result *k, const char *machine, bool m
         fprintf(f, "\n  %s\n", k->why_pipe);
     if (!k->measured)
         fprintf(f, "\n  the handoff was not measured (%s)\n",
-                k->r.p2p.source[0] && strstr(k->r.p2p.source, "assumed") ? "assumed rates" : "estimates only");
-    fprintf(f, "\n  estimates are payload / rate; they leave out software overhead, block layout and overlap with "
-               "compute.\n");
+                k->r.p2p.source[0] && strstr(k->r.p2p.source, "assumed") ? "assumed rates"
+                                                                         : "estimates only");
+    fprintf(
+        f,
+        "\n  estimates are payload / rate; they leave out software overhead, block layout and overlap with "
+        "compute.\n");
 }
 
 /* ---- the command -------------------------------------------------------- */
@@ -523,8 +645,10 @@ int gq_cmd_kv(int argc, char **argv)
         help();
         goto out;
     }
-    if (!strcmp(o.c.format, "nvbandwidth-json") || !strcmp(o.c.format, "csv") || !strcmp(o.c.format, "prometheus")) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "kv: --format %s does not apply; use table, json or markdown", o.c.format);
+    if (!strcmp(o.c.format, "nvbandwidth-json") || !strcmp(o.c.format, "csv") ||
+        !strcmp(o.c.format, "prometheus")) {
+        rc = gq_err_set(&err, GQ_E_USAGE, "kv: --format %s does not apply; use table, json or markdown",
+                        o.c.format);
         goto fail;
     }
 
@@ -534,9 +658,12 @@ int gq_cmd_kv(int argc, char **argv)
     if (o.config && (rc = gq_kv_config_load(o.config, s, &has_dtype, &err)))
         goto fail;
     if (!o.config && !(o.layers_seen && o.kv_heads_seen && o.head_dim_seen)) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "kv: give the model's shape: --config config.json, or --layers, "
-                                          "--kv-heads and --head-dim (missing --%s)",
-                        !o.layers_seen ? "layers" : !o.kv_heads_seen ? "kv-heads" : "head-dim");
+        rc = gq_err_set(&err, GQ_E_USAGE,
+                        "kv: give the model's shape: --config config.json, or --layers, "
+                        "--kv-heads and --head-dim (missing --%s)",
+                        !o.layers_seen     ? "layers"
+                        : !o.kv_heads_seen ? "kv-heads"
+                                           : "head-dim");
         goto fail;
     }
     if (o.layers_seen)
@@ -548,12 +675,14 @@ int gq_cmd_kv(int argc, char **argv)
     if (o.kv_dtype && (rc = gq_kv_dtype_parse(o.kv_dtype, "--kv-dtype", &s->dtype, &err)))
         goto fail;
     if (!o.kv_dtype && !has_dtype) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "kv: no KV dtype: give --kv-dtype fp32|bf16|fp16|fp8_e4m3|fp8_e5m2%s",
+        rc = gq_err_set(&err, GQ_E_USAGE,
+                        "kv: no KV dtype: give --kv-dtype fp32|bf16|fp16|fp8_e4m3|fp8_e5m2%s",
                         o.config ? " (the config has no torch_dtype)" : "");
         goto fail;
     }
     if (!o.tokens_seen) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "kv: --tokens N is required (the tokens whose KV cache is handed off)");
+        rc = gq_err_set(&err, GQ_E_USAGE,
+                        "kv: --tokens N is required (the tokens whose KV cache is handed off)");
         goto fail;
     }
     k->tokens = o.tokens;
@@ -564,8 +693,8 @@ int gq_cmd_kv(int argc, char **argv)
     k->to = o.to;
     k->best_chunk = -1;
     if (o.from == o.to) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "kv: --from %d and --to %d are the same GPU; a handoff needs two", o.from,
-                        o.to);
+        rc = gq_err_set(&err, GQ_E_USAGE, "kv: --from %d and --to %d are the same GPU; a handoff needs two",
+                        o.from, o.to);
         goto fail;
     }
     if ((rc = parse_chunks(o.chunks, k->chunk, &k->nchunks, &err)))
@@ -614,11 +743,12 @@ int gq_cmd_kv(int argc, char **argv)
                 uint64_t fr = 0, tot = 0;
                 char a[32], b[32], c[32];
                 if (be.ops->mem_info(&be, g, &fr, &tot, NULL) == GQ_OK && fr > 0 && k->payload > fr) {
-                    rc = gq_err_set(&err, GQ_E_USAGE,
-                                    "kv: the payload (%s) does not fit in GPU %d's free memory (%s of %s); use "
-                                    "fewer --tokens or --estimate-only",
-                                    gq_fmt_size(k->payload, a, sizeof a), g, gq_fmt_size(fr, b, sizeof b),
-                                    gq_fmt_size(tot, c, sizeof c));
+                    rc = gq_err_set(
+                        &err, GQ_E_USAGE,
+                        "kv: the payload (%s) does not fit in GPU %d's free memory (%s of %s); use "
+                        "fewer --tokens or --estimate-only",
+                        gq_fmt_size(k->payload, a, sizeof a), g, gq_fmt_size(fr, b, sizeof b),
+                        gq_fmt_size(tot, c, sizeof c));
                     goto fail;
                 }
             }
@@ -626,10 +756,11 @@ int gq_cmd_kv(int argc, char **argv)
             uint64_t av = 0;
             char a[32], b[32];
             if (be.ops->host_mem_avail(&be, -1, &av, NULL) == GQ_OK && av > 0 && k->payload > av) {
-                rc = gq_err_set(&err, GQ_E_USAGE,
-                                "kv: the payload (%s) is more than the pinned host memory to be had (%s) for the "
-                                "serial staged handoff; use fewer --tokens or --estimate-only",
-                                gq_fmt_size(k->payload, a, sizeof a), gq_fmt_size(av, b, sizeof b));
+                rc = gq_err_set(
+                    &err, GQ_E_USAGE,
+                    "kv: the payload (%s) is more than the pinned host memory to be had (%s) for the "
+                    "serial staged handoff; use fewer --tokens or --estimate-only",
+                    gq_fmt_size(k->payload, a, sizeof a), gq_fmt_size(av, b, sizeof b));
                 goto fail;
             }
         }
@@ -650,20 +781,29 @@ int gq_cmd_kv(int argc, char **argv)
             int numa = topo->gpu[o.from].numa_node >= 0 ? topo->gpu[o.from].numa_node : GQ_NUMA_LOCAL;
             gq_endpoint hbuf = {GQ_EP_HOST, numa};
             if (!k->r.p2p_impossible) {
-                gq_flow f = {.src = {GQ_EP_GPU, o.from}, .dst = {GQ_EP_GPU, o.to}, .method = GQ_METHOD_CE,
-                             .exec_gpu = o.to, .bytes = k->payload};
-                if ((rc = measure_flow(&be, topo, "kv_handoff_direct", f, &ho, &rs, jopen ? &jr : NULL, &k->direct,
-                                       &err)))
+                gq_flow f = {.src = {GQ_EP_GPU, o.from},
+                             .dst = {GQ_EP_GPU, o.to},
+                             .method = GQ_METHOD_CE,
+                             .exec_gpu = o.to,
+                             .bytes = k->payload};
+                if ((rc = measure_flow(&be, topo, "kv_handoff_direct", f, &ho, &rs, jopen ? &jr : NULL,
+                                       &k->direct, &err)))
                     goto measured;
             }
-            gq_flow d = {.src = {GQ_EP_GPU, o.from}, .dst = hbuf, .method = GQ_METHOD_CE, .exec_gpu = o.from,
+            gq_flow d = {.src = {GQ_EP_GPU, o.from},
+                         .dst = hbuf,
+                         .method = GQ_METHOD_CE,
+                         .exec_gpu = o.from,
                          .bytes = k->payload};
-            gq_flow u = {.src = hbuf, .dst = {GQ_EP_GPU, o.to}, .method = GQ_METHOD_CE, .exec_gpu = o.to,
+            gq_flow u = {.src = hbuf,
+                         .dst = {GQ_EP_GPU, o.to},
+                         .method = GQ_METHOD_CE,
+                         .exec_gpu = o.to,
                          .bytes = k->payload};
             if ((rc = measure_flow(&be, topo, "kv_handoff_serial_d2h", d, &ho, &rs, jopen ? &jr : NULL,
                                    &k->serial_down, &err)) ||
-                (rc = measure_flow(&be, topo, "kv_handoff_serial_h2d", u, &ho, &rs, jopen ? &jr : NULL, &k->serial_up,
-                                   &err)))
+                (rc = measure_flow(&be, topo, "kv_handoff_serial_h2d", u, &ho, &rs, jopen ? &jr : NULL,
+                                   &k->serial_up, &err)))
                 goto measured;
             /* Serial: round i's two copies one after the other. */
             meas *sd = &k->serial_down, *su = &k->serial_up;
@@ -692,10 +832,15 @@ int gq_cmd_kv(int argc, char **argv)
                 }
             }
             for (int i = 0; i < k->nchunks; i++) {
-                gq_flow p = {.src = {GQ_EP_GPU, o.from}, .dst = {GQ_EP_GPU, o.to}, .method = GQ_METHOD_STAGED,
-                             .exec_gpu = o.from, .bytes = k->payload, .chunk_bytes = k->chunk[i]};
+                gq_flow p = {.src = {GQ_EP_GPU, o.from},
+                             .dst = {GQ_EP_GPU, o.to},
+                             .method = GQ_METHOD_STAGED,
+                             .exec_gpu = o.from,
+                             .bytes = k->payload,
+                             .chunk_bytes = k->chunk[i]};
                 char test[64];
-                snprintf(test, sizeof test, "kv_handoff_staged_%lluMiB", (unsigned long long)(k->chunk[i] / GQ_MiB));
+                snprintf(test, sizeof test, "kv_handoff_staged_%lluMiB",
+                         (unsigned long long)(k->chunk[i] / GQ_MiB));
                 if ((rc = measure_flow(&be, topo, test, p, &ho, &rs, jopen ? &jr : NULL, &k->pipe[i], &err)))
                     goto measured;
                 if (k->pipe[i].valid &&
@@ -730,7 +875,8 @@ int gq_cmd_kv(int argc, char **argv)
     k->est_pipe = gq_kv_pipelined_gbps(k->r.cdown.gbps, k->r.cup.gbps);
     if (!(k->est_pipe > 0))
         snprintf(k->why_pipe, sizeof k->why_pipe,
-                 "no pipelined estimate: it needs GPU %d -> host and host -> GPU %d measured at once", o.from, o.to);
+                 "no pipelined estimate: it needs GPU %d -> host and host -> GPU %d measured at once", o.from,
+                 o.to);
 
     bool need_doc = o.c.json_path || !strcmp(o.c.format, "json");
     if (need_doc) {

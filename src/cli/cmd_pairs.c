@@ -94,8 +94,11 @@ static void print_table(FILE *f, const pairs_opts *o, const gq_topo *topo, const
             o->write ? "write (source pushes)" : "read (destination pulls)", o->method, gq_fmt_size(o->bytes, sz, sizeof sz),
             o->rounds, topo->simulated ? " (simulated)" : "");
     fprintf(f, "GB/s = 10^9 B/s\n\n");
-    for (int p = 0; p < npg; p++)
-        fprintf(f, "  %-38s", p ? "--vs" : "pairing");
+    for (int p = 0; p < npg; p++) {
+        char head[64];
+        snprintf(head, sizeof head, "%s%.50s", p ? "--vs " : "", pg[p].spec);
+        fprintf(f, "  %-38s", head);
+    }
     fprintf(f, "\n");
     for (int p = 0; p < npg; p++)
         fprintf(f, "  %-10s %9s %7s %9s   ", "pair", "GB/s", "spread", o->isolated ? "alone" : "");

@@ -39,25 +39,73 @@ typedef struct place_opts {
 
 #define OFF(f) offsetof(place_opts, f)
 static const gq_opt place_own_opts[] = {
-    {.name = "prefill", .shortname = 'P', .type = GQ_OPT_INT, .off = OFF(prefill), .def = "0", .arg = "N",
+    {.name = "prefill",
+     .shortname = 'P',
+     .type = GQ_OPT_INT,
+     .off = OFF(prefill),
+     .def = "0",
+     .arg = "N",
      .help = "prefill workers (each hands its KV cache to a decode worker)"},
-    {.name = "decode", .shortname = 'D', .type = GQ_OPT_INT, .off = OFF(decode), .def = "0", .arg = "M",
+    {.name = "decode",
+     .shortname = 'D',
+     .type = GQ_OPT_INT,
+     .off = OFF(decode),
+     .def = "0",
+     .arg = "M",
      .help = "decode workers"},
-    {.name = "offload", .type = GQ_OPT_INT, .off = OFF(offload), .def = "0", .arg = "K",
+    {.name = "offload",
+     .type = GQ_OPT_INT,
+     .off = OFF(offload),
+     .def = "0",
+     .arg = "K",
      .help = "KV offload workers: GPUs whose host paths must not collide when they copy at once"},
-    {.name = "replicas", .type = GQ_OPT_INT, .off = OFF(replicas), .def = "0", .arg = "R",
+    {.name = "replicas",
+     .type = GQ_OPT_INT,
+     .off = OFF(replicas),
+     .def = "0",
+     .arg = "R",
      .help = "independent replicas, spread across separate host budgets (with --prefill: whole cells each)"},
-    {.name = "input", .type = GQ_OPT_STR, .off = OFF(input), .arg = "FILE",
-     .help = "plan from a saved 'gpuqual domains' or 'gpuqual card' JSON instead of measuring (no GPU needed)"},
-    {.name = "verify", .type = GQ_OPT_FLAG, .off = OFF(verify), .def = "1", .seen_off = OFF(verify_seen),
-     .help = "run the mapping's pattern and the naive one's, and report measured against predicted (default: on, "
-             "off with --input)"},
-    {.name = "buffer-size", .shortname = 'b', .type = GQ_OPT_SIZE, .off = OFF(bytes), .def = "256", .arg = "MiB",
-     .help = "bytes per copy in the measurements", .lo = 4096, .hi = 1e12, .unit = GQ_MiB},
-    {.name = "rounds", .shortname = 'i', .type = GQ_OPT_INT, .off = OFF(rounds), .def = "5", .arg = "N",
-     .help = "rounds per measurement", .lo = 1, .hi = GQ_MAX_ROUNDS},
-    {.name = "tolerance", .type = GQ_OPT_DOUBLE, .off = OFF(tolerance), .def = "5", .arg = "PCT",
-     .help = "predictions closer than this are a tie (broken by index order / spread)", .lo = 0, .hi = 50},
+    {.name = "input",
+     .type = GQ_OPT_STR,
+     .off = OFF(input),
+     .arg = "FILE",
+     .help =
+         "plan from a saved 'gpuqual domains' or 'gpuqual card' JSON instead of measuring (no GPU needed)"},
+    {.name = "verify",
+     .type = GQ_OPT_FLAG,
+     .off = OFF(verify),
+     .def = "1",
+     .seen_off = OFF(verify_seen),
+     .help =
+         "run the mapping's pattern and the naive one's, and report measured against predicted (default: on, "
+         "off with --input)"},
+    {.name = "buffer-size",
+     .shortname = 'b',
+     .type = GQ_OPT_SIZE,
+     .off = OFF(bytes),
+     .def = "256",
+     .arg = "MiB",
+     .help = "bytes per copy in the measurements",
+     .lo = 4096,
+     .hi = 1e12,
+     .unit = GQ_MiB},
+    {.name = "rounds",
+     .shortname = 'i',
+     .type = GQ_OPT_INT,
+     .off = OFF(rounds),
+     .def = "5",
+     .arg = "N",
+     .help = "rounds per measurement",
+     .lo = 1,
+     .hi = GQ_MAX_ROUNDS},
+    {.name = "tolerance",
+     .type = GQ_OPT_DOUBLE,
+     .off = OFF(tolerance),
+     .def = "5",
+     .arg = "PCT",
+     .help = "predictions closer than this are a tie (broken by index order / spread)",
+     .lo = 0,
+     .hi = 50},
     GQ_OPT_END,
 };
 #undef OFF
@@ -139,7 +187,8 @@ static int run_bidir(live *l, const int *gpus, int n, gq_measurement *m, gq_err 
         }
     m->direction_sums = true;
     char what[128];
-    gq_progress_step(l->prog, "both host directions at once on %s", gq_domains_set_str(gpus, n, what, sizeof what));
+    gq_progress_step(l->prog, "both host directions at once on %s",
+                     gq_domains_set_str(gpus, n, what, sizeof what));
     return gq_harness_measure(l->be, l->topo, m, &l->ho, l->rs, l->j, err);
 }
 
@@ -166,7 +215,8 @@ static int discover(live *l, const int *sel, int nsel, json_t *sections, gq_err 
     gq_domains_opts_default(&dopts);
     if ((rc = gq_domains_cluster(pm, &dopts, dom, err)))
         goto out;
-    if ((rc = gq_probes_plan_contention(&plan2, l->topo, sel, nsel, dom, err)) || (rc = run_plan(l, &plan2, m, err)))
+    if ((rc = gq_probes_plan_contention(&plan2, l->topo, sel, nsel, dom, err)) ||
+        (rc = run_plan(l, &plan2, m, err)))
         goto out;
     gq_bn_opts bo;
     gq_bn_opts_default(&bo);
@@ -249,14 +299,16 @@ static void print_pairs(FILE *f, const gq_place_map *map, const char *title)
     fprintf(f, "  %-16s %-7s %9s %10s %9s", "all at once", "", "", fig(map->pairs_predicted, b, sizeof b),
             fig(map->pairs_measured, c, sizeof c));
     if (map->pairs_measured >= 0)
-        fprintf(f, "  (overlap %.1f%%%s)", 100 * map->pairs_overlap, map->pairs_valid ? "" : ", INVALID: below 99%");
+        fprintf(f, "  (overlap %.1f%%%s)", 100 * map->pairs_overlap,
+                map->pairs_valid ? "" : ", INVALID: below 99%");
     fprintf(f, "\n");
 }
 
 static void print_workers(FILE *f, const gq_place_map *map, const char *title)
 {
     char a[16], b[16], c[16], d[16];
-    fprintf(f, "%s\n  %-5s %10s %10s %10s %10s\n", title, "GPU", "h2d pred", "h2d meas", "d2h pred", "d2h meas");
+    fprintf(f, "%s\n  %-5s %10s %10s %10s %10s\n", title, "GPU", "h2d pred", "h2d meas", "d2h pred",
+            "d2h meas");
     for (int i = 0; i < map->nworkers; i++) {
         const gq_place_worker *w = &map->workers[i];
         fprintf(f, "  %-5d %10s %10s %10s %10s\n", w->gpu, fig(w->predicted_h2d, a, sizeof a),
@@ -337,8 +389,9 @@ static void print_result(FILE *f, const gq_place_model *m, const gq_place_result
         fprintf(f, "\n");
     }
     if (res->nattempts > 1) {
-        fprintf(f, "verification attempts (a pattern slower than predicted teaches the model, then the roles are "
-                   "placed again):\n");
+        fprintf(
+            f, "verification attempts (a pattern slower than predicted teaches the model, then the roles are "
+               "placed again):\n");
         for (int a = 0; a < res->nattempts; a++) {
             const gq_place_attempt *t = &res->attempts[a];
             fprintf(f, "  %d%s ", a + 1, a == res->final_attempt ? "*" : " ");
@@ -380,8 +433,9 @@ static void print_result(FILE *f, const gq_place_model *m, const gq_place_result
         }
     }
     if (!res->verified)
-        fprintf(f, "\nnot verified: the figures above are predictions (run without --input, or with --verify, to "
-                   "measure them)\n");
+        fprintf(
+            f, "\nnot verified: the figures above are predictions (run without --input, or with --verify, to "
+               "measure them)\n");
 }
 
 /* ---- the command -------------------------------------------------------- */
@@ -406,7 +460,8 @@ static int ngpu_of_doc(const json_t *root, const gq_recordset *rs, gq_topo *topo
         size_t k;
         const json_t *g;
         json_array_foreach(v, k, g) if (json_is_integer(g) && json_integer_value(g) + 1 > n &&
-                                        json_integer_value(g) < GQ_MAX_GPUS) n = (int)json_integer_value(g) + 1;
+                                        json_integer_value(g) < GQ_MAX_GPUS) n =
+            (int)json_integer_value(g) + 1;
     }
     for (int i = 0; i < rs->n; i++)
         for (int x = 0; x < 2; x++) {
@@ -449,7 +504,8 @@ int gq_cmd_place(int argc, char **argv)
         rc = gq_err_set(&err, GQ_E_USAGE, "place: --format %s does not apply; use table or json", o.c.format);
         goto fail;
     }
-    gq_place_roles roles = {.prefill = o.prefill, .decode = o.decode, .offload = o.offload, .replicas = o.replicas};
+    gq_place_roles roles = {
+        .prefill = o.prefill, .decode = o.decode, .offload = o.offload, .replicas = o.replicas};
     /* Counts first, against no machine yet: bad roles fail before anything runs. */
     if ((rc = gq_place_roles_check(&roles, 0, &err)))
         goto fail;
@@ -465,8 +521,9 @@ int gq_cmd_place(int argc, char **argv)
         ngpu = ngpu_of_doc(saved, &rs, saved_topo, &have_saved_topo);
         const char *kind = json_string_value(json_object_get(saved, "kind"));
         if (ngpu <= 0) {
-            rc = gq_err_set(&err, GQ_E_USAGE, "'%s' (a saved '%s' run) names no GPU; save 'gpuqual domains' or "
-                                              "'gpuqual card' with --json and pass that",
+            rc = gq_err_set(&err, GQ_E_USAGE,
+                            "'%s' (a saved '%s' run) names no GPU; save 'gpuqual domains' or "
+                            "'gpuqual card' with --json and pass that",
                             o.input, kind ? kind : "?");
             goto fail;
         }
@@ -485,8 +542,9 @@ int gq_cmd_place(int argc, char **argv)
             goto fail;
         opened = true;
         if (o.input && topo->ngpu != ngpu) {
-            rc = gq_err_set(&err, GQ_E_USAGE, "'%s' has %d GPUs but this machine has %d; --verify needs the same "
-                                              "machine",
+            rc = gq_err_set(&err, GQ_E_USAGE,
+                            "'%s' has %d GPUs but this machine has %d; --verify needs the same "
+                            "machine",
                             o.input, ngpu, topo->ngpu);
             goto fail;
         }
@@ -508,7 +566,12 @@ int gq_cmd_place(int argc, char **argv)
     gq_harness_opts_default(&ho);
     ho.rounds = o.rounds;
     if (!o.input) {
-        live l = {.be = &be, .topo = topo, .ho = ho, .rs = &rs, .j = jopen ? &jr : NULL, .bytes = o.bytes,
+        live l = {.be = &be,
+                  .topo = topo,
+                  .ho = ho,
+                  .rs = &rs,
+                  .j = jopen ? &jr : NULL,
+                  .bytes = o.bytes,
                   .prog = &prog};
         long n = o.c.ngpus_sel;
         gq_progress_init(&prog, !o.c.quiet, (n * (n - 1) + 6 * n + 8) * (o.rounds + 1));
@@ -520,7 +583,10 @@ int gq_cmd_place(int argc, char **argv)
             goto fail;
     }
     if ((rc = gq_place_model_build(model, ngpu, &rs, o.input ? saved : sections,
-                                   opened ? topo : have_saved_topo ? saved_topo : NULL, &err)))
+                                   opened            ? topo
+                                   : have_saved_topo ? saved_topo
+                                                     : NULL,
+                                   &err)))
         goto fail;
     model->tolerance = o.tolerance / 100.0;
     if (o.input)
@@ -552,7 +618,9 @@ int gq_cmd_place(int argc, char **argv)
                     .version = gq_version,
                     .git = gq_git_rev,
                     .options = options,
-                    .topo = opened ? topo : have_saved_topo ? saved_topo : NULL,
+                    .topo = opened            ? topo
+                            : have_saved_topo ? saved_topo
+                                              : NULL,
                     .records = &rs,
                     .sections = sections,
                     .simulated = opened ? gq_backend_simulated(&be)

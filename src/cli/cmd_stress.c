@@ -29,18 +29,45 @@ typedef struct stress_opts {
 
 #define OFF(f) offsetof(stress_opts, f)
 static const gq_opt stress_own_opts[] = {
-    {.name = "duration", .shortname = 'd', .type = GQ_OPT_DURATION, .off = OFF(duration), .def = "5m",
-     .arg = "TIME", .help = "how long to load the GPUs: 90s, 5m, 1h"},
-    {.name = "precision", .shortname = 'p', .type = GQ_OPT_ENUM, .off = OFF(precision), .def = "bf16",
-     .arg = "TYPE", .help = "GEMM element type (bf16/fp16 on the tensor cores)", .choices = "bf16,fp16,fp32,fp64"},
-    {.name = "interval", .shortname = 'i', .type = GQ_OPT_DURATION, .off = OFF(interval), .def = "1s",
-     .arg = "TIME", .help = "telemetry sampling interval, 0.1 s up to the duration"},
-    {.name = "with-transfers", .type = GQ_OPT_FLAG, .off = OFF(with_transfers),
+    {.name = "duration",
+     .shortname = 'd',
+     .type = GQ_OPT_DURATION,
+     .off = OFF(duration),
+     .def = "5m",
+     .arg = "TIME",
+     .help = "how long to load the GPUs: 90s, 5m, 1h"},
+    {.name = "precision",
+     .shortname = 'p',
+     .type = GQ_OPT_ENUM,
+     .off = OFF(precision),
+     .def = "bf16",
+     .arg = "TYPE",
+     .help = "GEMM element type (bf16/fp16 on the tensor cores)",
+     .choices = "bf16,fp16,fp32,fp64"},
+    {.name = "interval",
+     .shortname = 'i',
+     .type = GQ_OPT_DURATION,
+     .off = OFF(interval),
+     .def = "1s",
+     .arg = "TIME",
+     .help = "telemetry sampling interval, 0.1 s up to the duration"},
+    {.name = "with-transfers",
+     .type = GQ_OPT_FLAG,
+     .off = OFF(with_transfers),
      .help = "also copy host<->GPU on every GPU during the load (catches links that train down)"},
-    {.name = "csv", .type = GQ_OPT_STR, .off = OFF(csv), .arg = "FILE",
+    {.name = "csv",
+     .type = GQ_OPT_STR,
+     .off = OFF(csv),
+     .arg = "FILE",
      .help = "write the telemetry time series to FILE as CSV"},
-    {.name = "clock-spread-warn", .type = GQ_OPT_DOUBLE, .off = OFF(clock_spread_warn), .def = "5", .arg = "PCT",
-     .help = "warn when average SM clocks of same-model GPUs differ by more than PCT %", .lo = 0, .hi = 100},
+    {.name = "clock-spread-warn",
+     .type = GQ_OPT_DOUBLE,
+     .off = OFF(clock_spread_warn),
+     .def = "5",
+     .arg = "PCT",
+     .help = "warn when average SM clocks of same-model GPUs differ by more than PCT %",
+     .lo = 0,
+     .hi = 100},
     GQ_OPT_END,
 };
 #undef OFF
@@ -168,18 +195,21 @@ static void print_table(FILE *f, const gq_stress_result *r, const gq_stress_summ
 {
     char b[12][32];
     if (markdown)
-        fprintf(f, "## Stress: %s, %.0f s of %.0f s%s\n\n"
-                   "| GPU | name | avg C | max C | avg W | limit W | avg SM MHz | power-capped | thermal slowdown | "
-                   "PCIe under load | ECC c/u, replay | faulty | TFLOP/s | verdict |\n"
-                   "|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|---:|---:|---|\n",
-                gq_precision_name(r->precision), r->elapsed_s, r->duration_s, r->simulated ? " (simulated)" : "");
+        fprintf(
+            f,
+            "## Stress: %s, %.0f s of %.0f s%s\n\n"
+            "| GPU | name | avg C | max C | avg W | limit W | avg SM MHz | power-capped | thermal slowdown | "
+            "PCIe under load | ECC c/u, replay | faulty | TFLOP/s | verdict |\n"
+            "|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|---:|---:|---|\n",
+            gq_precision_name(r->precision), r->elapsed_s, r->duration_s, r->simulated ? " (simulated)" : "");
     else
-        fprintf(f, "stress: %s GEMMs, %.0f s of %.0f s, sampled every %g s%s%s\n\n"
-                   "%3s  %-26s %6s %6s %7s %7s %7s %6s %8s %-15s %-11s %7s %8s  %s\n",
+        fprintf(f,
+                "stress: %s GEMMs, %.0f s of %.0f s, sampled every %g s%s%s\n\n"
+                "%3s  %-26s %6s %6s %7s %7s %7s %6s %8s %-15s %-11s %7s %8s  %s\n",
                 gq_precision_name(r->precision), r->elapsed_s, r->duration_s, r->interval_s,
-                r->with_transfers ? ", with host<->GPU transfers" : "", r->simulated ? " (simulated)" : "", "GPU",
-                "name", "avg C", "max C", "avg W", "limit W", "SM MHz", "capped", "thermal", "PCIe load",
-                "ECC c/u/rpl", "faulty", "TFLOP/s", "verdict");
+                r->with_transfers ? ", with host<->GPU transfers" : "", r->simulated ? " (simulated)" : "",
+                "GPU", "name", "avg C", "max C", "avg W", "limit W", "SM MHz", "capped", "thermal",
+                "PCIe load", "ECC c/u/rpl", "faulty", "TFLOP/s", "verdict");
     for (int k = 0; k < s->ngpu; k++) {
         const gq_stress_gpu_summary *g = &s->gpu[k];
         char link[48], errs[80], name[27];
@@ -189,8 +219,8 @@ static void print_table(FILE *f, const gq_stress_result *r, const gq_stress_summ
         snprintf(name, sizeof name, "%.26s", strncmp(g->name, "NVIDIA ", 7) ? g->name : g->name + 7);
         const char *thermal = g->thermal_slowdown || g->hw_slowdown || g->power_brake ? "YES" : "no";
         if (markdown)
-            fprintf(f, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %llu | %s | %s |\n", g->gpu, g->name,
-                    num(g->temp_avg_c, "%.1f", b[0], 32), num(g->temp_max_c, "%.0f", b[1], 32),
+            fprintf(f, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %llu | %s | %s |\n", g->gpu,
+                    g->name, num(g->temp_avg_c, "%.1f", b[0], 32), num(g->temp_max_c, "%.0f", b[1], 32),
                     num(g->power_avg_w, "%.0f", b[2], 32), num(g->power_limit_w, "%.0f", b[3], 32),
                     num(g->sm_clock_avg_mhz, "%.0f", b[4], 32), num(g->power_capped_pct, "%.0f%%", b[5], 32),
                     thermal, link, errs, (unsigned long long)g->faulty, num(g->tflops_avg, "%.0f", b[6], 32),
@@ -204,14 +234,15 @@ static void print_table(FILE *f, const gq_stress_result *r, const gq_stress_summ
                     level_word(g->verdict));
     }
     if (r->with_transfers) {
-        fprintf(f, markdown ? "\nHost<->GPU traffic during the load (GB/s):" : "\nhost<->GPU during the load:");
+        fprintf(f,
+                markdown ? "\nHost<->GPU traffic during the load (GB/s):" : "\nhost<->GPU during the load:");
         for (int k = 0; k < s->ngpu; k++)
             fprintf(f, " GPU %d %s/%s", s->gpu[k].gpu, num(s->gpu[k].xfer_gbps[0], "%.1f", b[0], 32),
                     num(s->gpu[k].xfer_gbps[1], "%.1f", b[1], 32));
         fprintf(f, "%s\n", markdown ? "" : " GB/s (h2d/d2h)");
     }
-    fprintf(f, "\n%snode: %d GPU%s drew %.0f W together (GPU telemetry, not wall power)", markdown ? "" : "", s->ngpu,
-            s->ngpu == 1 ? "" : "s", s->power_total_avg_w);
+    fprintf(f, "\n%snode: %d GPU%s drew %.0f W together (GPU telemetry, not wall power)", markdown ? "" : "",
+            s->ngpu, s->ngpu == 1 ? "" : "s", s->power_total_avg_w);
     if (isfinite(s->clock_spread))
         fprintf(f, "; average SM clocks differ by %.1f%% from lowest to highest (%s; warn above %.1f%%)",
                 100 * s->clock_spread, s->clock_spread_model, 100 * s->rules.clock_spread_warn);
@@ -246,8 +277,11 @@ static void print_table(FILE *f, const gq_stress_result *r, const gq_stress_summ
                 snprintf(range, sizeof range, "%.0f%%", hi);
             else
                 snprintf(range, sizeof range, "%.0f-%.0f%%", lo, hi);
-            fprintf(f, markdown ? "- %s: GPU%s %s power-capped in %s of loaded samples: expected near the limit, not a fault\n"
-                                : "  %-4s  GPU%s %s power-capped in %s of loaded samples: expected near the limit, not a fault\n",
+            fprintf(f,
+                    markdown ? "- %s: GPU%s %s power-capped in %s of loaded samples: expected near the "
+                               "limit, not a fault\n"
+                             : "  %-4s  GPU%s %s power-capped in %s of loaded samples: expected near the "
+                               "limit, not a fault\n",
                     level_word(GQ_STRESS_INFO), ncap > 1 ? "s" : "", gpus, range);
         }
         if (s->nfindings_dropped)
@@ -266,16 +300,20 @@ static void print_prometheus(FILE *f, const gq_stress_summary *s)
         const char *name, *help;
         size_t off;
     } m[] = {
-        {"temp_avg_celsius", "average GPU temperature under load", offsetof(gq_stress_gpu_summary, temp_avg_c)},
-        {"temp_max_celsius", "maximum GPU temperature under load", offsetof(gq_stress_gpu_summary, temp_max_c)},
+        {"temp_avg_celsius", "average GPU temperature under load",
+         offsetof(gq_stress_gpu_summary, temp_avg_c)},
+        {"temp_max_celsius", "maximum GPU temperature under load",
+         offsetof(gq_stress_gpu_summary, temp_max_c)},
         {"power_avg_watts", "average power under load", offsetof(gq_stress_gpu_summary, power_avg_w)},
-        {"sm_clock_avg_mhz", "average SM clock under load", offsetof(gq_stress_gpu_summary, sm_clock_avg_mhz)},
+        {"sm_clock_avg_mhz", "average SM clock under load",
+         offsetof(gq_stress_gpu_summary, sm_clock_avg_mhz)},
         {"power_capped_percent", "share of loaded samples power-capped",
          offsetof(gq_stress_gpu_summary, power_capped_pct)},
         {"tflops_avg", "achieved GEMM TFLOP/s", offsetof(gq_stress_gpu_summary, tflops_avg)},
     };
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
-        fprintf(f, "# HELP gpuqual_stress_%s %s\n# TYPE gpuqual_stress_%s gauge\n", m[i].name, m[i].help, m[i].name);
+        fprintf(f, "# HELP gpuqual_stress_%s %s\n# TYPE gpuqual_stress_%s gauge\n", m[i].name, m[i].help,
+                m[i].name);
         for (int k = 0; k < s->ngpu; k++) {
             double v = *(const double *)((const char *)&s->gpu[k] + m[i].off);
             if (isfinite(v))
@@ -287,7 +325,8 @@ static void print_prometheus(FILE *f, const gq_stress_summary *s)
     for (int k = 0; k < s->ngpu; k++)
         fprintf(f, "gpuqual_stress_faulty_elements{gpu=\"%d\"} %llu\n", s->gpu[k].gpu,
                 (unsigned long long)s->gpu[k].faulty);
-    fprintf(f, "# HELP gpuqual_stress_gpu_verdict 0 pass, 2 warn, 3 fail\n# TYPE gpuqual_stress_gpu_verdict gauge\n");
+    fprintf(f, "# HELP gpuqual_stress_gpu_verdict 0 pass, 2 warn, 3 fail\n# TYPE gpuqual_stress_gpu_verdict "
+               "gauge\n");
     for (int k = 0; k < s->ngpu; k++)
         fprintf(f, "gpuqual_stress_gpu_verdict{gpu=\"%d\"} %d\n", s->gpu[k].gpu, (int)s->gpu[k].verdict);
 }
@@ -344,8 +383,9 @@ int gq_cmd_stress(int argc, char **argv)
         goto out;
     }
     if (!strcmp(o.c.format, "nvbandwidth-json")) {
-        rc = gq_err_set(&err, GQ_E_USAGE,
-                        "stress: --format nvbandwidth-json does not apply; use table, json, csv, markdown or prometheus");
+        rc = gq_err_set(
+            &err, GQ_E_USAGE,
+            "stress: --format nvbandwidth-json does not apply; use table, json, csv, markdown or prometheus");
         goto fail;
     }
     gq_stress_opts_default(&so);
@@ -353,12 +393,14 @@ int gq_cmd_stress(int argc, char **argv)
     so.interval_s = o.interval;
     so.with_transfers = o.with_transfers;
     so.ngpus = 1; /* checked again once the GPUs are known */
-    if ((rc = gq_stress_parse_precision(o.precision, &so.precision, &err)) || (rc = gq_stress_opts_check(&so, &err)))
+    if ((rc = gq_stress_parse_precision(o.precision, &so.precision, &err)) ||
+        (rc = gq_stress_opts_check(&so, &err)))
         goto fail;
     if (o.c.sim_fault) {
         gq_sim_faults f;
         if (!o.c.sim) {
-            rc = gq_err_set(&err, GQ_E_USAGE, "--sim-fault needs --sim: faults can only be injected into a simulation");
+            rc = gq_err_set(&err, GQ_E_USAGE,
+                            "--sim-fault needs --sim: faults can only be injected into a simulation");
             goto fail;
         }
         if ((rc = gq_sim_faults_parse(o.c.sim_fault, 0, &f, &err)))

@@ -167,6 +167,20 @@ static const char *series_name(const gq_record *r, char *buf, size_t n)
     return buf;
 }
 
+/* n1/2 is rarely a power of two: one decimal in the nearest binary unit. */
+static const char *fmt_bytes(double b, char *buf, size_t n)
+{
+    if (b >= (double)GQ_GiB)
+        snprintf(buf, n, "%.1f GiB", b / (double)GQ_GiB);
+    else if (b >= (double)GQ_MiB)
+        snprintf(buf, n, "%.1f MiB", b / (double)GQ_MiB);
+    else if (b >= (double)GQ_KiB)
+        snprintf(buf, n, "%.1f KiB", b / (double)GQ_KiB);
+    else
+        snprintf(buf, n, "%.0f B", b);
+    return buf;
+}
+
 static void print_series(FILE *f, const gq_recordset *rs, const series *s)
 {
     char name[320], sz[32];
@@ -187,7 +201,7 @@ static void print_series(FILE *f, const gq_recordset *rs, const series *s)
     }
     if (!s->fit_rc)
         fprintf(f, "  fit t = a + s/B:  a = %.2f us   B = %.2f GB/s   n1/2 = %s   (rms %.1f%%, %d of %d points kept)\n\n",
-                s->fit.a_us, s->fit.bw_gbps, gq_fmt_size((uint64_t)(s->fit.half_bytes + 0.5), sz, sizeof sz),
+                s->fit.a_us, s->fit.bw_gbps, fmt_bytes(s->fit.half_bytes, sz, sizeof sz),
                 100 * s->fit.rms_rel, s->fit.npoints - s->fit.noutliers, s->fit.npoints);
     else
         fprintf(f, "  no fit: %s\n\n", s->fit_error);

@@ -41,11 +41,15 @@ static void noise_is_on(void **state)
     gq_discovery a, b;
     disc_run("rtx4090x8", NOISE, 1000, 3, &a, NULL);
     disc_run("rtx4090x8", NOISE, 8919, 3, &b, NULL);
-    assert_int_equal(a.records.n, b.records.n);
+    /* the matrix comes first, one record per ordered pair, in the same order */
+    assert_true(a.records.n >= 56 && b.records.n >= 56);
     int differ = 0;
-    for (int i = 0; i < a.records.n; i++)
+    for (int i = 0; i < 56; i++) {
+        assert_int_equal(a.records.v[i].src.index, b.records.v[i].src.index);
+        assert_int_equal(a.records.v[i].dst.index, b.records.v[i].dst.index);
         differ += a.records.v[i].value.median != b.records.v[i].value.median;
-    assert_true(differ > a.records.n / 2);
+    }
+    assert_true(differ > 28);
     gq_discovery_free(&a);
     gq_discovery_free(&b);
 }

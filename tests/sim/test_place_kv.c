@@ -49,7 +49,8 @@ static void h200_three_ways(void **state)
             fail_msg("%s: measured %.1f GB/s, estimated %.1f", names[i], g, e);
     }
     /* direct over NVLink beats staging by far; pipelining beats serial */
-    assert_true(med(json_object_get(meas, "direct"), "gbps") > 4 * med(json_object_get(meas, "staged_pipelined"), "gbps"));
+    assert_true(med(json_object_get(meas, "direct"), "gbps") >
+                4 * med(json_object_get(meas, "staged_pipelined"), "gbps"));
     assert_true(med(json_object_get(meas, "staged_pipelined"), "gbps") >
                 1.5 * med(json_object_get(meas, "staged_serial"), "gbps"));
     /* the sweep: one entry per chunk size, the best one reported */
@@ -71,18 +72,20 @@ static void rtx4090_no_p2p(void **state)
 {
     (void)state;
     json_t *doc = NULL;
-    assert_int_equal(gq_run_json("kv " SEED001_SHAPE " --sim rtx4090x8 --from 0 --to 4 --chunks 4,8 --format json",
-                                 &doc),
-                     0);
+    assert_int_equal(
+        gq_run_json("kv " SEED001_SHAPE " --sim rtx4090x8 --from 0 --to 4 --chunks 4,8 --format json", &doc),
+        0);
     assert_non_null(doc);
     const json_t *k = kv(doc);
     assert_true(json_is_true(json_object_get(json_object_get(k, "rates"), "p2p_impossible")));
     const json_t *meas = json_object_get(k, "measured");
     assert_true(json_is_null(json_object_get(meas, "direct")));
-    assert_true(json_is_null(json_object_get(json_object_get(json_object_get(k, "estimates"), "direct"), "gbps")));
+    assert_true(
+        json_is_null(json_object_get(json_object_get(json_object_get(k, "estimates"), "direct"), "gbps")));
     assert_true(json_is_true(json_object_get(json_object_get(meas, "staged_serial"), "valid")));
     assert_true(json_is_true(json_object_get(json_object_get(meas, "staged_pipelined"), "valid")));
-    assert_int_equal(json_array_size(json_object_get(json_object_get(meas, "staged_pipelined"), "chunks")), 2);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(meas, "staged_pipelined"), "chunks")),
+                     2);
     json_decref(doc);
 }
 
@@ -110,7 +113,8 @@ static void estimates_from_saved_run(void **state)
     close(fd);
     char args[512];
     json_t *live = NULL, *saved = NULL;
-    snprintf(args, sizeof args, "kv " SEED001_SHAPE " --sim h200x2 --estimate-only --format json --json %s", path);
+    snprintf(args, sizeof args, "kv " SEED001_SHAPE " --sim h200x2 --estimate-only --format json --json %s",
+             path);
     assert_int_equal(gq_run_json(args, &live), 0);
     snprintf(args, sizeof args, "kv " SEED001_SHAPE " --input %s --format json", path);
     assert_int_equal(gq_run_json(args, &saved), 0);

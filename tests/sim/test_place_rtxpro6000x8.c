@@ -42,8 +42,9 @@ static void cells_verified(void **state)
     /* A few noise seeds: the answer must not hang on one draw. */
     for (int seed = 1; seed <= 3; seed++) {
         char args[256];
-        snprintf(args, sizeof args, "place --prefill 4 --decode 4 --offload 4 --sim rtxpro6000x8 --sim-seed %d "
-                                    "--format json",
+        snprintf(args, sizeof args,
+                 "place --prefill 4 --decode 4 --offload 4 --sim rtxpro6000x8 --sim-seed %d "
+                 "--format json",
                  seed);
         json_t *doc = NULL;
         assert_int_equal(gq_run_json(args, &doc), 0);
@@ -95,7 +96,8 @@ static void cells_verified(void **state)
         static const int want[4] = {0, 2, 4, 6};
         assert_int_equal(json_array_size(off), 4);
         for (int k = 0; k < 4; k++)
-            assert_int_equal(json_integer_value(json_object_get(json_array_get(off, (size_t)k), "gpu")), want[k]);
+            assert_int_equal(json_integer_value(json_object_get(json_array_get(off, (size_t)k), "gpu")),
+                             want[k]);
         assert_true(jnum(doc, "offload_gain") > 1.0);
         json_decref(doc);
     }
@@ -110,7 +112,8 @@ static void from_saved_run(void **state)
     assert_true(fd >= 0);
     close(fd);
     char args[512];
-    snprintf(args, sizeof args, "place --prefill 4 --decode 4 --sim rtxpro6000x8 --no-verify --quiet --json %s", path);
+    snprintf(args, sizeof args,
+             "place --prefill 4 --decode 4 --sim rtxpro6000x8 --no-verify --quiet --json %s", path);
     assert_int_equal(gq_run_json(args, NULL), 0);
     snprintf(args, sizeof args, "place --prefill 4 --decode 4 --offload 4 --input %s --format json", path);
     json_t *doc = NULL;
@@ -118,9 +121,11 @@ static void from_saved_run(void **state)
     assert_non_null(doc);
     check_cells(doc);
     assert_false(json_is_true(json_object_get(doc, "verified")));
-    assert_true(json_is_null(json_object_get(json_array_get(json_object_get(doc, "pairs"), 0), "measured_gbps")));
-    assert_true(jnum(json_object_get(doc, "pairs_aggregate"), "predicted_gbps") >
-                2.0 * jnum(json_object_get(json_object_get(doc, "naive"), "pairs_aggregate"), "predicted_gbps"));
+    assert_true(
+        json_is_null(json_object_get(json_array_get(json_object_get(doc, "pairs"), 0), "measured_gbps")));
+    assert_true(
+        jnum(json_object_get(doc, "pairs_aggregate"), "predicted_gbps") >
+        2.0 * jnum(json_object_get(json_object_get(doc, "naive"), "pairs_aggregate"), "predicted_gbps"));
     json_decref(doc);
     /* Too many roles for the saved machine. */
     snprintf(args, sizeof args, "place --prefill 6 --decode 4 --input %s", path);
@@ -151,8 +156,7 @@ static void from_verified_run(void **state)
      * pair it keeps runs at its alone rate. */
     size_t k;
     const json_t *pp;
-    json_array_foreach(json_object_get(doc, "pairs"), k, pp)
-        assert_true(jnum(pp, "predicted_gbps") > 50);
+    json_array_foreach(json_object_get(doc, "pairs"), k, pp) assert_true(jnum(pp, "predicted_gbps") > 50);
     json_decref(doc);
     unlink(path);
 }

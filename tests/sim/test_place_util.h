@@ -55,7 +55,8 @@ static inline int has_pair(const json_t *obj, int p, int d)
     const json_t *v;
     json_array_foreach(json_object_get(obj, "pairs"), i, v)
     {
-        if (json_integer_value(json_object_get(v, "prefill")) == p && json_integer_value(json_object_get(v, "decode")) == d)
+        if (json_integer_value(json_object_get(v, "prefill")) == p &&
+            json_integer_value(json_object_get(v, "decode")) == d)
             return 1;
     }
     return 0;

@@ -360,14 +360,15 @@ static void bad_fault_specs_refused(void **state)
     (void)state;
     gq_sim_faults f;
     gq_err e = {0};
-    assert_int_equal(gq_sim_faults_parse("gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8", 8, &f, &e), GQ_OK);
+    assert_int_equal(gq_sim_faults_parse("gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8", 8, &f, &e),
+                     GQ_OK);
     assert_int_equal(f.gpu[3], GQ_SIM_FAULT_THERMAL);
     assert_int_equal(f.gpu[1], GQ_SIM_FAULT_ECC);
     assert_int_equal(f.gpu[2], GQ_SIM_FAULT_FAULTY);
     assert_int_equal(f.gpu[0], GQ_SIM_FAULT_LINK_X8);
     assert_int_equal(f.gpu[4], 0);
-    static const char *const bad[] = {"gpu3:melt", "gpu:ecc", "3:ecc", "gpu3", "gpu-1:ecc", "gpu1:ecc,", ",gpu1:ecc",
-                                      "gpu1x:ecc", "GPU1:ecc"};
+    static const char *const bad[] = {"gpu3:melt", "gpu:ecc",   "3:ecc",     "gpu3",    "gpu-1:ecc",
+                                      "gpu1:ecc,", ",gpu1:ecc", "gpu1x:ecc", "GPU1:ecc"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         memset(&e, 0, sizeof e);
         if (gq_sim_faults_parse(bad[i], 8, &f, &e) != GQ_E_USAGE)
@@ -382,7 +383,8 @@ static void bad_fault_specs_refused(void **state)
     /* Through the backend: refused when it is opened. */
     gq_backend_register_builtin();
     gq_backend be;
-    gq_backend_opts bo = {.sim_topology = "rtx4090x8", .sim_seed = 1, .sim_noise = -1, .sim_faults = "gpu3:melt"};
+    gq_backend_opts bo = {
+        .sim_topology = "rtx4090x8", .sim_seed = 1, .sim_noise = -1, .sim_faults = "gpu3:melt"};
     memset(&e, 0, sizeof e);
     assert_int_equal(gq_backend_open(&be, "sim", &bo, &e), GQ_E_USAGE);
     assert_non_null(strstr(e.msg, "gpu3:melt"));

@@ -64,11 +64,11 @@ static void dtypes(void **state)
         gq_kv_dtype d;
         int bytes;
     } cases[] = {
-        {"fp32", GQ_KV_FP32, 4},          {"float32", GQ_KV_FP32, 4},    {"bf16", GQ_KV_BF16, 2},
-        {"bfloat16", GQ_KV_BF16, 2},      {"BF16", GQ_KV_BF16, 2},       {"torch.bfloat16", GQ_KV_BF16, 2},
-        {"fp16", GQ_KV_FP16, 2},          {"float16", GQ_KV_FP16, 2},    {"fp8", GQ_KV_FP8_E4M3, 1},
-        {"fp8_e4m3", GQ_KV_FP8_E4M3, 1},  {"e4m3", GQ_KV_FP8_E4M3, 1},   {"float8_e4m3fn", GQ_KV_FP8_E4M3, 1},
-        {"fp8_e5m2", GQ_KV_FP8_E5M2, 1},  {"e5m2", GQ_KV_FP8_E5M2, 1},
+        {"fp32", GQ_KV_FP32, 4},         {"float32", GQ_KV_FP32, 4},  {"bf16", GQ_KV_BF16, 2},
+        {"bfloat16", GQ_KV_BF16, 2},     {"BF16", GQ_KV_BF16, 2},     {"torch.bfloat16", GQ_KV_BF16, 2},
+        {"fp16", GQ_KV_FP16, 2},         {"float16", GQ_KV_FP16, 2},  {"fp8", GQ_KV_FP8_E4M3, 1},
+        {"fp8_e4m3", GQ_KV_FP8_E4M3, 1}, {"e4m3", GQ_KV_FP8_E4M3, 1}, {"float8_e4m3fn", GQ_KV_FP8_E4M3, 1},
+        {"fp8_e5m2", GQ_KV_FP8_E5M2, 1}, {"e5m2", GQ_KV_FP8_E5M2, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gq_kv_dtype d = GQ_KV_DTYPE_NONE;
@@ -113,7 +113,8 @@ static void bad_shapes(void **state)
     assert_int_equal(gq_kv_payload(&s, 10, &p, &e), GQ_E_USAGE);
     assert_non_null(strstr(e.msg, "--kv-dtype"));
     /* Overflow is refused, not wrapped. */
-    gq_kv_shape big = {.layers = 1000000000, .kv_heads = 1000000000, .head_dim = 1000000000, .dtype = GQ_KV_FP32};
+    gq_kv_shape big = {
+        .layers = 1000000000, .kv_heads = 1000000000, .head_dim = 1000000000, .dtype = GQ_KV_FP32};
     assert_int_equal(gq_kv_bytes_per_token(&big), 0);
     assert_int_equal(gq_kv_payload(&big, 10, &p, &e), GQ_E_USAGE);
     assert_non_null(strstr(e.msg, "overflow"));
@@ -175,7 +176,8 @@ static void expect_config_error(const char *file, int code, const char *text)
     snprintf(path, sizeof path, "%s%s", HF, file);
     int rc = gq_kv_config_load(path, &s, &has_dtype, &e);
     if (rc != code || !strstr(e.msg, text) || !strstr(e.msg, file) || strchr(e.msg, '\n'))
-        fail_msg("%s: rc %d (want %d), message '%s' (want '%s' and the file name)", file, rc, code, e.msg, text);
+        fail_msg("%s: rc %d (want %d), message '%s' (want '%s' and the file name)", file, rc, code, e.msg,
+                 text);
 }
 
 static void config_errors(void **state)
@@ -185,7 +187,8 @@ static void config_errors(void **state)
     expect_config_error("malformed.json", GQ_E_USAGE, "not valid JSON at line 5");
     expect_config_error("missing-layers.json", GQ_E_USAGE, "missing field 'num_hidden_layers'");
     expect_config_error("missing-head-dim.json", GQ_E_USAGE, "missing field 'hidden_size'");
-    expect_config_error("string-layers.json", GQ_E_USAGE, "'num_hidden_layers' must be a positive integer, not a string");
+    expect_config_error("string-layers.json", GQ_E_USAGE,
+                        "'num_hidden_layers' must be a positive integer, not a string");
     expect_config_error("zero-heads.json", GQ_E_USAGE, "'num_key_value_heads' is 0");
     expect_config_error("bad-dtype.json", GQ_E_USAGE, "unknown dtype 'bfloat17'");
     expect_config_error("indivisible.json", GQ_E_USAGE, "not a multiple of num_attention_heads");

@@ -18,8 +18,8 @@ typedef struct builder {
     int group;
 } builder;
 
-static void put(builder *b, const char *test, gq_method method, gq_endpoint src, gq_endpoint dst, gq_direction dir,
-                double gbps, int tag)
+static void put(builder *b, const char *test, gq_method method, gq_endpoint src, gq_endpoint dst,
+                gq_direction dir, double gbps, int tag)
 {
     gq_record r;
     memset(&r, 0, sizeof r);
@@ -52,8 +52,8 @@ static gq_endpoint host(void)
 static void alone_p2p(builder *b, int s, int d, double v, gq_method m)
 {
     b->group++;
-    put(b, m == GQ_METHOD_CE ? "device_to_device_memcpy_read_ce" : "device_to_device_staged", m, gpu(s), gpu(d),
-        GQ_DIR_P2P, v, 0);
+    put(b, m == GQ_METHOD_CE ? "device_to_device_memcpy_read_ce" : "device_to_device_staged", m, gpu(s),
+        gpu(d), GQ_DIR_P2P, v, 0);
 }
 
 static void alone_host(builder *b, int g, double h2d, double d2h)
@@ -418,9 +418,10 @@ static void empty_records(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(predictor),         cmocka_unit_test(seed001_cells),  cmocka_unit_test(seed001_offload),
-        cmocka_unit_test(seed001_replicas),  cmocka_unit_test(seed000_staged), cmocka_unit_test(roles_errors),
-        cmocka_unit_test(unequal_roles),     cmocka_unit_test(empty_records),
+        cmocka_unit_test(predictor),       cmocka_unit_test(seed001_cells),
+        cmocka_unit_test(seed001_offload), cmocka_unit_test(seed001_replicas),
+        cmocka_unit_test(seed000_staged),  cmocka_unit_test(roles_errors),
+        cmocka_unit_test(unequal_roles),   cmocka_unit_test(empty_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

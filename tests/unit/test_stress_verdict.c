@@ -191,7 +191,8 @@ static void each_thermal_reason_fails(void **state)
         assert_non_null(f);
         assert_int_equal(f->gpu, 1);
         assert_float_equal(s->gpu[1].thermal_pct, 1, 1e-9);
-        assert_int_equal(s->gpu[1].thermal_slowdown, (bits[b] & (GQ_CLK_SW_THERMAL | GQ_CLK_HW_THERMAL)) != 0);
+        assert_int_equal(s->gpu[1].thermal_slowdown,
+                         (bits[b] & (GQ_CLK_SW_THERMAL | GQ_CLK_HW_THERMAL)) != 0);
         assert_int_equal(s->gpu[1].hw_slowdown, bits[b] == GQ_CLK_HW_SLOWDOWN);
         assert_int_equal(s->gpu[1].power_brake, bits[b] == GQ_CLK_HW_POWER_BRAKE);
         done(r, s);
@@ -279,7 +280,8 @@ static void unknown_counters_are_not_errors(void **state)
     gq_stress_gpu *g = &r->gpu[0];
     g->has_baseline = false;
     for (int i = 0; i < 30; i++) {
-        g->pts[i].s.ecc_corrected = g->pts[i].s.ecc_uncorrected = g->pts[i].s.pcie_replay = GQ_STRESS_U64_UNKNOWN;
+        g->pts[i].s.ecc_corrected = g->pts[i].s.ecc_uncorrected = g->pts[i].s.pcie_replay =
+            GQ_STRESS_U64_UNKNOWN;
         g->pts[i].s.remapped_rows = -1;
     }
     gq_stress_summary *s = judge(r, NULL);
@@ -494,7 +496,8 @@ static void json_section(void **state)
     json_t *g1 = json_array_get(json_object_get(series, "gpus"), 1);
     size_t i;
     json_t *c;
-    json_array_foreach(cols, i, c) assert_int_equal(json_array_size(json_object_get(g1, json_string_value(c))), 12);
+    json_array_foreach(cols, i, c)
+        assert_int_equal(json_array_size(json_object_get(g1, json_string_value(c))), 12);
     /* Unknown values are null, never NaN (which JSON cannot carry). */
     assert_true(json_is_null(json_array_get(json_object_get(g1, "temp_c"), 3)));
     assert_true(json_is_true(json_array_get(json_object_get(g1, "thermal_slowdown"), 0)));

@@ -9,7 +9,11 @@
  *    math, no TF32) and FP64 are options.
  *  - Matrices of 16384^2 (16-bit) or 8192^2 (32/64-bit) make one GEMM last
  *    ~10-20 ms on an H200: long enough to keep the GPU at its power limit,
- *    short enough that a stop request is seen within one batch (~0.1 s).
+ *    short enough that a stop request is seen within a batch or two (~0.2 s).
+ *  - Two batches are kept in flight, and the faulty count reaches the host
+ *    through mapped memory (not a copy), so neither the host's wake-up
+ *    latency nor copy engines kept busy by --with-transfers leave the GPU
+ *    idle between batches.
  *  - The same GEMM on the same inputs on one GPU gives the same result, so
  *    every CHECK_EVERY-th result is compared with the first; the tolerance
  *    (two units in the last place of the output type, relative to the
@@ -36,9 +40,9 @@
 #include "core/units.h"
 #include "topo/nvml.h"
 
-#define CHECK_EVERY 4        /* compare every 4th GEMM with the reference */
-#define BATCH_SECONDS 0.1    /* GEMMs enqueued between host syncs */
-#define MAX_STATES 8         /* open "cuda" backends at once */
+#define CHECK_EVERY 4     /* compare every 4th GEMM with the reference */
+#define BATCH_SECONDS 0.1 /* GEMMs enqueued between host syncs */
+#define MAX_STATES 8      /* open "cuda" backends at once */
 
 typedef struct stress_gpu {
     int dev;
@@ -47,13 +51,13 @@ typedef struct stress_gpu {
     atomic_bool stop;
     pthread_mutex_t mu; /* guards the fields below */
     uint64_t gemms, faulty;
-    double t_update;      /* when gemms was last updated (gq_now_mono) */
-    double flops;         /* per GEMM */
-    int n;                /* matrix order */
-    int status;           /* GQ_OK, or the error that stopped the worker */
+    double t_update; /* when gemms was last updated (gq_now_mono) */
+    double flops;    /* per GEMM */
+    int n;           /* matrix order */
+    int status;      /* GQ_OK, or the error that stopped the worker */
     char error[256];
-    bool finished;        /* the worker has returned */
-    double t_loop;        /* when the timed loop began (after the reference) */
+    bool finished; /* the worker has returned */
+    double t_loop; /* when the timed loop began (after the reference) */
     /* Caller side of stress_poll (one caller thread). */
     bool poll_init;
     uint64_t poll_gemms;
@@ -63,7 +67,7 @@ typedef struct stress_gpu {
 typedef struct stress_state {
     const gq_backend *be;
     stress_gpu *gpu[GQ_MAX_GPUS];
-    int nvml;             /* 0 not tried, 1 open, -1 failed */
+    int nvml; /* 0 not tried, 1 open, -1 failed */
     char nvml_error[256];
     gq_nvml_dev nvdev[GQ_MAX_GPUS];
     signed char nvdev_ok[GQ_MAX_GPUS]; /* 0 not looked up, 1 found, -1 not found */
@@ -119,14 +123,14 @@ static const char *cublas_msg(cublasStatus_t st)
     }
 }
 
-#define CKB(call)                                                                                               \
-    do {                                                                                                        \
-        cublasStatus_t ckb_st_ = (call);                                                                        \
-        if (ckb_st_ != CUBLAS_STATUS_SUCCESS) {                                                                 \
-            rc = gq_err_set(err, GQ_E_BACKEND, "cuda_stress.c:%d: %.*s: %s", __LINE__,                          \
-                            (int)strcspn(#call, "("), #call, cublas_msg(ckb_st_));                              \
-            goto out;                                                                                           \
-        }                                                                                                       \
+#define CKB(call)                                                                                            \
+    do {                                                                                                     \
+        cublasStatus_t ckb_st_ = (call);                                                                     \
+        if (ckb_st_ != CUBLAS_STATUS_SUCCESS) {                                                              \
+            rc = gq_err_set(err, GQ_E_BACKEND, "cuda_stress.c:%d: %.*s: %s", __LINE__,                       \
+                            (int)strcspn(#call, "("), #call, cublas_msg(ckb_st_));                           \
+            goto out;                                                                                        \
+        }                                                                                                    \
     } while (0)
 
 typedef struct gemm_desc {
@@ -154,8 +158,38 @@ static cublasStatus_t gemm(cublasHandle_t h, const gemm_desc *d, const void *A, 
     static const double one_d = 1.0, zero_d = 0.0;
     bool dbl = d->compute == CUBLAS_COMPUTE_64F;
     return cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, d->n, d->n, d->n, dbl ? (const void *)&one_d : &one_f, A,
-                        d->type, d->n, B, d->type, d->n, dbl ? (const void *)&zero_d : &zero_f, C, d->type, d->n,
-                        d->compute, CUBLAS_GEMM_DEFAULT);
+                        d->type, d->n, B, d->type, d->n, dbl ? (const void *)&zero_d : &zero_f, C, d->type,
+                        d->n, d->compute, CUBLAS_GEMM_DEFAULT);
+}
+
+/* One batch of the loop: `batch` GEMMs (every CHECK_EVERY-th result
+ * compared with the reference), then the running faulty count published to
+ * the batch's host slot, then its event. */
+typedef struct batch_q {
+    cublasHandle_t h;
+    const gemm_desc *d;
+    const void *A, *B, *R;
+    void *C;
+    size_t elems;
+    int prec;
+    unsigned long long *dcount;
+    cudaStream_t st;
+    int batch;
+} batch_q;
+
+static int enqueue_batch(const batch_q *q, unsigned long long *slot_d, cudaEvent_t ev, gq_err *err)
+{
+    int rc = GQ_OK;
+    for (int i = 1; i <= q->batch; i++) {
+        CKB(gemm(q->h, q->d, q->A, q->B, q->C));
+        if (i % CHECK_EVERY == 0)
+            CK(gq_k_stress_compare(q->C, q->R, q->elems, q->prec, q->d->rtol, sqrt((double)q->d->n) / 3.0,
+                                   q->dcount, q->st));
+    }
+    CK(gq_k_stress_publish(q->dcount, slot_d, q->st));
+    CK(cudaEventRecord(ev, q->st));
+out:
+    return rc;
 }
 
 /* The worker: set up, compute the reference, then GEMM in batches until
@@ -165,10 +199,11 @@ static int worker_body(stress_gpu *g, gq_err *err)
     int rc = GQ_OK;
     cublasHandle_t h = NULL;
     cudaStream_t st = NULL;
-    cudaEvent_t ev = NULL, e0 = NULL, e1 = NULL;
+    cudaEvent_t ev[2] = {NULL, NULL}, e0 = NULL, e1 = NULL;
     void *A = NULL, *B = NULL, *C = NULL, *R = NULL;
-    unsigned long long *dcount = NULL, *hcount = NULL;
+    unsigned long long *dcount = NULL, *hcount = NULL, *hcount_d = NULL;
     gemm_desc d = describe(g->prec);
+    batch_q bq;
 
     CK(cudaSetDevice(g->dev));
     size_t freeb = 0, totalb = 0;
@@ -180,7 +215,8 @@ static int worker_body(stress_gpu *g, gq_err *err)
     size_t elems = (size_t)d.n * d.n, bytes = elems * d.elt;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     /* Blocking-sync event: the host thread sleeps instead of spinning a core. */
-    CK(cudaEventCreateWithFlags(&ev, cudaEventBlockingSync | cudaEventDisableTiming));
+    for (int k = 0; k < 2; k++)
+        CK(cudaEventCreateWithFlags(&ev[k], cudaEventBlockingSync | cudaEventDisableTiming));
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     CK(cudaMalloc(&A, bytes));
@@ -188,7 +224,14 @@ static int worker_body(stress_gpu *g, gq_err *err)
     CK(cudaMalloc(&C, bytes));
     CK(cudaMalloc(&R, bytes));
     CK(cudaMalloc((void **)&dcount, sizeof *dcount));
-    CK(cudaMallocHost((void **)&hcount, sizeof *hcount));
+    /* The faulty count reaches the host through mapped memory, written by a
+     * one-thread kernel, not by a copy: with --with-transfers on 2 x H200 the
+     * loop fell to 69 of 672 TFLOP/s while its 8-byte count copy shared the
+     * copy engines with the transfers, which is the suspected cause
+     * (bench/results/stress-2026-11-30.md). */
+    CK(cudaHostAlloc((void **)&hcount, 2 * sizeof *hcount, cudaHostAllocMapped));
+    CK(cudaHostGetDevicePointer((void **)&hcount_d, hcount, 0));
+    hcount[0] = hcount[1] = 0;
     CK(cudaMemsetAsync(dcount, 0, sizeof *dcount, st));
     CKB(cublasCreate(&h));
     CKB(cublasSetStream(h, st));
@@ -215,27 +258,43 @@ static int worker_body(stress_gpu *g, gq_err *err)
     g->t_update = g->t_loop = gq_now_mono();
     pthread_mutex_unlock(&g->mu);
 
-    while (!atomic_load(&g->stop) && !gq_interrupt_requested()) {
-        for (int i = 1; i <= batch; i++) {
-            CKB(gemm(h, &d, A, B, C));
-            if (i % CHECK_EVERY == 0)
-                CK(gq_k_stress_compare(C, R, elems, (int)g->prec, d.rtol, sqrt((double)d.n) / 3.0, dcount, st));
-        }
-        CK(cudaMemcpyAsync(hcount, dcount, sizeof *hcount, cudaMemcpyDeviceToHost, st));
-        CK(cudaEventRecord(ev, st));
-        CK(cudaEventSynchronize(ev));
+    /* Two batches in flight: while the host wakes up for one, the GPU works
+     * on the other, so it never idles between batches. Batches end in stream
+     * order, so the slots are waited for alternately. */
+    bq.h = h;
+    bq.d = &d;
+    bq.A = A;
+    bq.B = B;
+    bq.C = C;
+    bq.R = R;
+    bq.elems = elems;
+    bq.prec = (int)g->prec;
+    bq.dcount = dcount;
+    bq.st = st;
+    bq.batch = batch;
+    for (int k = 0; k < 2; k++)
+        if ((rc = enqueue_batch(&bq, hcount_d + k, ev[k], err)) != GQ_OK)
+            goto out;
+    for (int slot = 0;; slot ^= 1) {
+        CK(cudaEventSynchronize(ev[slot]));
+        unsigned long long f = ((volatile unsigned long long *)hcount)[slot];
         pthread_mutex_lock(&g->mu);
         g->gemms += (uint64_t)batch;
-        g->faulty = *hcount;
+        g->faulty = f;
         g->t_update = gq_now_mono();
         pthread_mutex_unlock(&g->mu);
+        if (atomic_load(&g->stop) || gq_interrupt_requested())
+            break;
+        if ((rc = enqueue_batch(&bq, hcount_d + slot, ev[slot], err)) != GQ_OK)
+            goto out;
     }
 
 out:
-    if (h)
-        cublasDestroy(h);
+    /* The batch still in flight finishes before anything is freed. */
     if (st)
         cudaStreamSynchronize(st);
+    if (h)
+        cublasDestroy(h);
     cudaFree(A);
     cudaFree(B);
     cudaFree(C);
@@ -243,8 +302,9 @@ out:
     cudaFree(dcount);
     if (hcount)
         cudaFreeHost(hcount);
-    if (ev)
-        cudaEventDestroy(ev);
+    for (int k = 0; k < 2; k++)
+        if (ev[k])
+            cudaEventDestroy(ev[k]);
     if (e0)
         cudaEventDestroy(e0);
     if (e1)
@@ -274,7 +334,8 @@ int gq_cuda_stress_start(gq_backend *be, int gpu, gq_precision p, gq_err *err)
     if (ce != cudaSuccess)
         return gq_cuda_fail(err, ce, "cudaGetDeviceCount", __FILE__, __LINE__);
     if (gpu < 0 || gpu >= ndev || gpu >= GQ_MAX_GPUS)
-        return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist (this machine has GPUs 0-%d)", gpu, ndev - 1);
+        return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist (this machine has GPUs 0-%d)", gpu,
+                          ndev - 1);
     if (p < GQ_PREC_BF16 || p > GQ_PREC_FP64)
         return gq_err_set(err, GQ_E_USAGE, "unknown precision %d", (int)p);
     stress_state *s = state_of(be, true);
@@ -300,7 +361,8 @@ int gq_cuda_stress_start(gq_backend *be, int gpu, gq_precision p, gq_err *err)
     return GQ_OK;
 }
 
-int gq_cuda_stress_poll(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty, double *tflops, gq_err *err)
+int gq_cuda_stress_poll(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty, double *tflops,
+                        gq_err *err)
 {
     stress_state *s = state_of(be, false);
     stress_gpu *g = s && gpu >= 0 && gpu < GQ_MAX_GPUS ? s->gpu[gpu] : NULL;

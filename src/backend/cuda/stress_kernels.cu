@@ -65,6 +65,12 @@ __global__ void compare_kernel(const T *c, const T *ref, uint64_t n, double rtol
         atomicAdd(counter, bad);
 }
 
+__global__ void publish_kernel(const unsigned long long *src, volatile unsigned long long *dst)
+{
+    *dst = *src;
+    __threadfence_system();
+}
+
 static int grid_for(uint64_t n)
 {
     int dev = 0, sms = 0;
@@ -108,5 +114,11 @@ extern "C" cudaError_t gq_k_stress_compare(const void *c, const void *ref, uint6
         break;
     default: return cudaErrorInvalidValue;
     }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t gq_k_stress_publish(const unsigned long long *src, unsigned long long *dst, cudaStream_t s)
+{
+    publish_kernel<<<1, 1, 0, s>>>(src, dst);
     return cudaGetLastError();
 }

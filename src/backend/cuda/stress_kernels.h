@@ -22,8 +22,12 @@ cudaError_t gq_k_stress_fill(void *p, uint64_t n, int prec, uint64_t seed, cudaS
 /* Count the elements of c (n of them) that differ from ref by more than
  * rtol * (|ref| + scale), or that are NaN/Inf where ref is finite; the count
  * is ADDED to *counter (device memory), so it accumulates over checks. */
-cudaError_t gq_k_stress_compare(const void *c, const void *ref, uint64_t n, int prec, double rtol, double scale,
-                                unsigned long long *counter, cudaStream_t s);
+cudaError_t gq_k_stress_compare(const void *c, const void *ref, uint64_t n, int prec, double rtol,
+                                double scale, unsigned long long *counter, cudaStream_t s);
+
+/* *dst = *src, by one GPU thread: dst is mapped host memory, so the value
+ * reaches the host without a copy engine (which transfers may keep busy). */
+cudaError_t gq_k_stress_publish(const unsigned long long *src, unsigned long long *dst, cudaStream_t s);
 
 #ifdef __cplusplus
 }

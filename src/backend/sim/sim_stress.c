@@ -10,9 +10,9 @@
 #include "core/units.h"
 
 #define MAX_STATES 16
-#define T_AMB 30.0        /* C */
-#define T_LOADED 68.0     /* C at the power limit, steady (seed 001) */
-#define T_FAULT 110.0     /* C the thermal fault heads for */
+#define T_AMB 30.0    /* C */
+#define T_LOADED 68.0 /* C at the power limit, steady (seed 001) */
+#define T_FAULT 110.0 /* C the thermal fault heads for */
 #define T_THROTTLE_ON 88.0
 #define T_THROTTLE_OFF 84.0
 #define TAU 30.0          /* s */
@@ -33,7 +33,11 @@ static const gpu_model models[] = {
     {.match = "H200", .boost_mhz = 1980, .mem_mhz = 3201, .limit_w = 700, .tf = {790, 790, 51, 60}},
     {.match = "H100", .boost_mhz = 1980, .mem_mhz = 2619, .limit_w = 700, .tf = {760, 760, 51, 60}},
     {.match = "A100", .boost_mhz = 1410, .mem_mhz = 1512, .limit_w = 250, .tf = {250, 250, 19, 19}},
-    {.match = "RTX PRO 6000", .boost_mhz = 2617, .mem_mhz = 14001, .limit_w = 600, .tf = {450, 450, 110, 1.8}},
+    {.match = "RTX PRO 6000",
+     .boost_mhz = 2617,
+     .mem_mhz = 14001,
+     .limit_w = 600,
+     .tf = {450, 450, 110, 1.8}},
     {.match = "4090", .boost_mhz = 2520, .mem_mhz = 10501, .limit_w = 450, .tf = {160, 160, 75, 1.2}},
     {.match = "", .boost_mhz = 1800, .mem_mhz = 2000, .limit_w = 300, .tf = {100, 100, 20, 5}},
 };
@@ -47,7 +51,7 @@ typedef struct sim_gpu {
     /* load */
     bool running;
     gq_precision prec;
-    double t_start;   /* virtual time of stress_start */
+    double t_start; /* virtual time of stress_start */
     double flops_done;
     uint64_t faulty;
     double poll_t, poll_flops;
@@ -65,7 +69,7 @@ typedef struct sim_state {
     uint64_t seed;
     double noise; /* relative amplitude; 0 = none */
     gq_sim_faults faults;
-    double vt;    /* virtual clock, seconds */
+    double vt; /* virtual clock, seconds */
     int ngpu;
     sim_gpu gpu[GQ_MAX_GPUS];
 } sim_state;
@@ -153,11 +157,13 @@ int gq_sim_faults_parse(const char *spec, int ngpu, gq_sim_faults *out, gq_err *
         if (!bit) {
             const char *best = gq_closest(colon + 1, cands);
             return gq_err_set(err, GQ_E_USAGE, "--sim-fault: unknown fault spec '%s'%s%s%s; valid: %s", item,
-                              best ? " (did you mean '" : "", best ? best : "", best ? "'?)" : "", VALID_FAULTS);
+                              best ? " (did you mean '" : "", best ? best : "", best ? "'?)" : "",
+                              VALID_FAULTS);
         }
         if (ngpu > 0 && g >= ngpu)
-            return gq_err_set(err, GQ_E_USAGE, "--sim-fault '%s': GPU %ld does not exist (this machine has GPUs 0-%d)",
-                              item, g, ngpu - 1);
+            return gq_err_set(err, GQ_E_USAGE,
+                              "--sim-fault '%s': GPU %ld does not exist (this machine has GPUs 0-%d)", item,
+                              g, ngpu - 1);
         out->gpu[g] |= bit;
         if (!c)
             break;
@@ -218,8 +224,12 @@ static int load_topo(gq_backend *be, sim_state *s, gq_err *err)
                     break;
                 }
             g->limit_w = gi->power_limit_w > 0 ? gi->power_limit_w : g->m->limit_w;
-            g->gen_max = gi->pcie_gen_max > 0 ? gi->pcie_gen_max : gi->pcie_gen_cur > 0 ? gi->pcie_gen_cur : 4;
-            g->width_max = gi->pcie_width_max > 0 ? gi->pcie_width_max : gi->pcie_width_cur > 0 ? gi->pcie_width_cur : 16;
+            g->gen_max = gi->pcie_gen_max > 0   ? gi->pcie_gen_max
+                         : gi->pcie_gen_cur > 0 ? gi->pcie_gen_cur
+                                                : 4;
+            g->width_max = gi->pcie_width_max > 0   ? gi->pcie_width_max
+                           : gi->pcie_width_cur > 0 ? gi->pcie_width_cur
+                                                    : 16;
             g->clock_off = 0.009 * scale * hash_pm1(s->seed, (uint64_t)i, 1);
             g->temp_off = 1.5 * scale * hash_pm1(s->seed, (uint64_t)i, 2);
             g->faults = s->faults.gpu[i];
@@ -300,11 +310,13 @@ static void advance(sim_gpu *g, double to)
             if (g->faults & GQ_SIM_FAULT_ECC) {
                 g->ecc_c += 0.3 * dt;
                 /* +1 at 5 s under load, then every 20 s */
-                double n0 = tl0 < 5 ? 0 : floor((tl0 - 5) / 20) + 1, n1 = tl1 < 5 ? 0 : floor((tl1 - 5) / 20) + 1;
+                double n0 = tl0 < 5 ? 0 : floor((tl0 - 5) / 20) + 1,
+                       n1 = tl1 < 5 ? 0 : floor((tl1 - 5) / 20) + 1;
                 g->ecc_u += n1 - n0;
             }
             if (g->faults & GQ_SIM_FAULT_FAULTY) {
-                double n0 = tl0 < 3 ? 0 : floor((tl0 - 3) / 2) + 1, n1 = tl1 < 3 ? 0 : floor((tl1 - 3) / 2) + 1;
+                double n0 = tl0 < 3 ? 0 : floor((tl0 - 3) / 2) + 1,
+                       n1 = tl1 < 3 ? 0 : floor((tl1 - 3) / 2) + 1;
                 g->faulty += (uint64_t)(7 * (n1 - n0));
             }
             if ((g->faults & GQ_SIM_FAULT_LOST) && tl1 >= 10)
@@ -335,7 +347,8 @@ static int get_gpu(gq_backend *be, int gpu, sim_state **sp, sim_gpu **gp, gq_err
     if (rc)
         return rc;
     if (gpu < 0 || gpu >= s->ngpu)
-        return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist (this machine has GPUs 0-%d)", gpu, s->ngpu - 1);
+        return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist (this machine has GPUs 0-%d)", gpu,
+                          s->ngpu - 1);
     *sp = s;
     *gp = &s->gpu[gpu];
     advance(*gp, s->vt);
@@ -368,7 +381,8 @@ int gq_sim_stress_start(gq_backend *be, int gpu, gq_precision p, gq_err *err)
     return GQ_OK;
 }
 
-int gq_sim_stress_poll(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty, double *tflops, gq_err *err)
+int gq_sim_stress_poll(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty, double *tflops,
+                       gq_err *err)
 {
     sim_state *s;
     sim_gpu *g;
@@ -386,7 +400,8 @@ int gq_sim_stress_poll(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *fault
     }
     *tflops = g->poll_tflops;
     if (g->lost)
-        return gq_err_set(err, GQ_E_BACKEND, "GPU %d fell off the bus (simulated: cudaErrorDevicesUnavailable)", gpu);
+        return gq_err_set(err, GQ_E_BACKEND,
+                          "GPU %d fell off the bus (simulated: cudaErrorDevicesUnavailable)", gpu);
     return GQ_OK;
 }
 

@@ -56,7 +56,8 @@ int gq_sim_stress_configure(gq_backend *be, const gq_backend_opts *o, int ngpu, 
 
 /* The ops hooks (contracts in backend/backend.h). */
 int gq_sim_stress_start(gq_backend *be, int gpu, gq_precision p, gq_err *err);
-int gq_sim_stress_poll(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty, double *tflops, gq_err *err);
+int gq_sim_stress_poll(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty, double *tflops,
+                       gq_err *err);
 int gq_sim_stress_stop(gq_backend *be, int gpu, gq_err *err);
 int gq_sim_sample(gq_backend *be, int gpu, gq_sample *s, gq_err *err);
 void gq_sim_wait(gq_backend *be, double seconds);
