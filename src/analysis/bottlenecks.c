@@ -86,7 +86,7 @@ static int push_ignored(gq_bottlenecks *b, int rec, const char *why)
         b->capignored = cap;
     }
     b->ignored[b->nignored].record = rec;
-    snprintf(b->ignored[b->nignored].why, sizeof b->ignored[0].why, "%s", why);
+    snprintf(b->ignored[b->nignored].why, sizeof b->ignored[0].why, "%.239s", why);
     b->nignored++;
     return GQ_OK;
 }

@@ -104,7 +104,7 @@ typedef struct gq_bottleneck {
 
 typedef struct gq_bn_ignored {
     int record;
-    char why[120];
+    char why[240];
 } gq_bn_ignored;
 
 typedef struct gq_bottlenecks {

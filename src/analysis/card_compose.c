@@ -845,9 +845,12 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
     const json_t *pairs = json_object_get(card, "pairs");
     {
         const json_t *w = json_object_get(pairs, "within"), *ac = json_object_get(pairs, "across");
-        snprintf(ev, sizeof ev, "%d pairs at once within domains, %d across",
-                 (int)json_array_size(json_object_get(w, "pairs")),
-                 (int)json_array_size(json_object_get(ac, "pairs")));
+        if (json_is_object(pairs))
+            snprintf(ev, sizeof ev, "%d pairs at once within domains, %d across",
+                     (int)json_array_size(json_object_get(w, "pairs")),
+                     (int)json_array_size(json_object_get(ac, "pairs")));
+        else
+            snprintf(ev, sizeof ev, "the intended simultaneous pairs, within and across domains");
         double ra = jd(pairs, "ratio");
         if (json_is_object(w) && json_is_object(ac))
             snprintf(res, sizeof res, "within %s GB/s in total, across %s GB/s (%.0f%%)",
@@ -862,8 +865,9 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                 f1(isfinite(jd(ac, "aggregate_gbps")) ? sum_json(json_object_get(ac, "isolated_gbps")) : NAN,
                    b, sizeof b));
         else if (json_is_true(json_object_get(dm, "no_p2p")))
-            snprintf(res, sizeof res, "no P2P: concurrent GPU pairs go through host memory (see the host paths and "
-                                      "the placement)");
+            snprintf(res, sizeof res,
+                     "no P2P: concurrent GPU pairs go through host memory (see the host paths and "
+                     "the placement)");
         else
             snprintf(res, sizeof res, "%s", ndom <= 1 ? "one domain: nothing to compare" : "not measured");
         static const char *const ids[] = {NULL};

@@ -91,6 +91,13 @@ static long binom(int n, int k)
     return r > 1e15 ? (long)1e15 : (long)(r + 0.5);
 }
 
+/* Limits on GPU-to-GPU traffic (P2P or staged handoffs) rather than on a
+ * set of GPUs' host paths. */
+static bool is_gpu_limit(gq_limit_kind k)
+{
+    return k == GQ_LIMIT_P2P || k == GQ_LIMIT_STAGED;
+}
+
 static const char *limit_kind_name(gq_limit_kind k)
 {
     switch (k) {
@@ -98,6 +105,7 @@ static const char *limit_kind_name(gq_limit_kind k)
     case GQ_LIMIT_D2H: return "d2h";
     case GQ_LIMIT_DUPLEX: return "both";
     case GQ_LIMIT_P2P: return "p2p";
+    case GQ_LIMIT_STAGED: return "staged";
     }
     return "?";
 }
@@ -106,9 +114,10 @@ static const char *limit_str(const gq_place_limit *l, char *buf, size_t n)
 {
     char a[128], b[128];
     gq_gpuset_str(l->a, a, sizeof a);
-    if (l->kind == GQ_LIMIT_P2P) {
+    if (l->kind == GQ_LIMIT_P2P || l->kind == GQ_LIMIT_STAGED) {
         gq_gpuset_str(l->b, b, sizeof b);
-        textf(buf, n, "P2P {%s}->{%s} <= %.1f GB/s", a, b, l->capacity_gbps);
+        textf(buf, n, "%s {%s}->{%s} <= %.1f GB/s", l->kind == GQ_LIMIT_P2P ? "P2P" : "host-staged handoffs", a, b,
+              l->capacity_gbps);
     } else if (l->kind == GQ_LIMIT_DUPLEX) {
         textf(buf, n, "host both directions of {%s} <= %.1f GB/s in total", a, l->capacity_gbps);
     } else {
@@ -123,7 +132,7 @@ static const char *limit_str(const gq_place_limit *l, char *buf, size_t n)
 int gq_place_model_add_limit(gq_place_model *m, gq_limit_kind kind, gq_gpuset a, gq_gpuset b, double cap,
                              const char *evidence, gq_err *err)
 {
-    if (!(cap > 0) || !a || (kind == GQ_LIMIT_P2P && !b))
+    if (!(cap > 0) || !a || ((kind == GQ_LIMIT_P2P || kind == GQ_LIMIT_STAGED) && !b))
         return gq_err_set(err, GQ_E_USAGE, "placement: a limit needs GPUs and a capacity > 0");
     /* The same constraint seen twice keeps the tighter capacity. */
     for (int i = 0; i < m->nlimits; i++) {
@@ -204,7 +213,7 @@ static double alone_of(const gq_place_model *m, const gq_record *r)
  * the slowdown of one direction is caused by the other. */
 static void limits_from_group(gq_place_model *m, const gq_recordset *rs, const int *idx, int n, int group)
 {
-    int nh2d = 0, nd2h = 0, np2p = 0, nother = 0;
+    int nh2d = 0, nd2h = 0, np2p = 0, nstaged = 0, nother = 0;
     for (int k = 0; k < n; k++) {
         const gq_record *r = &rs->v[idx[k]];
         if (r->direction == GQ_DIR_H2D)
@@ -213,10 +222,13 @@ static void limits_from_group(gq_place_model *m, const gq_recordset *rs, const i
             nd2h++;
         else if (r->direction == GQ_DIR_P2P && (r->method == GQ_METHOD_CE || r->method == GQ_METHOD_SM))
             np2p++;
+        else if (r->direction == GQ_DIR_P2P)
+            nstaged++;
         else
             nother++;
     }
-    if (nother || (np2p && (nh2d || nd2h)))
+    /* One kind of traffic per group: mixed groups say nothing clean. */
+    if (nother || (np2p > 0) + (nstaged > 0) + (nh2d + nd2h > 0) > 1)
         return;
     double tol = m->tolerance;
     gq_gpuset la = 0, lb = 0, all = 0;
@@ -254,10 +266,13 @@ static void limits_from_group(gq_place_model *m, const gq_recordset *rs, const i
     if (!nlimited)
         return;
     char ev[200];
-    if (np2p) {
+    if (np2p || nstaged) {
+        /* Host-staged handoffs slowed together: their two legs met some
+         * budget the host probes did not show alone (e.g. a group whose
+         * one-direction probe failed the overlap rule). */
         textf(ev, sizeof ev, "measured together in group %d (%s): %.1f GB/s where alone they do %.1f (%s)",
               group, rs->v[idx[0]].test, lsum, alonesum, detail);
-        gq_place_model_add_limit(m, GQ_LIMIT_P2P, la, lb, lsum, ev, NULL);
+        gq_place_model_add_limit(m, np2p ? GQ_LIMIT_P2P : GQ_LIMIT_STAGED, la, lb, lsum, ev, NULL);
     } else if (nh2d && nd2h) {
         textf(ev, sizeof ev, "both directions together in group %d (%s): %.1f GB/s in total, alone %.1f (%s)",
               group, rs->v[idx[0]].test, allsum, alonesum, detail);
@@ -539,6 +554,8 @@ static int limit_use(const gq_place_limit *l, const gq_pflow *f)
     }
     case GQ_LIMIT_P2P:
         return f->kind == GQ_PF_P2P && f->src >= 0 && f->dst >= 0 && IN(l->a, f->src) && IN(l->b, f->dst);
+    case GQ_LIMIT_STAGED:
+        return f->kind == GQ_PF_STAGED && f->src >= 0 && f->dst >= 0 && IN(l->a, f->src) && IN(l->b, f->dst);
     }
     return 0;
 }
@@ -1127,7 +1144,7 @@ static long spread_key(const gq_place_model *m, gq_gpuset s)
 {
     long k = 0;
     for (int i = 0; i < m->nlimits; i++)
-        if (m->limits[i].kind != GQ_LIMIT_P2P) {
+        if (!is_gpu_limit(m->limits[i].kind)) {
             long c = gq_gpuset_count(s & m->limits[i].a);
             k += c * (c - 1) / 2;
         }
@@ -1253,11 +1270,10 @@ static void rep_eval(rep_ctx *c)
     const gq_place_model *m = c->m;
     gq_gpuset g[GQ_MAX_GPUS] = {0};
     for (int i = 0; i < c->nitems; i++)
-        if (c->assign[i] >= 0) {
-            if (g[c->assign[i]] & c->item[i])
-                return; /* a GPU may not serve two replicas */
+        if (c->assign[i] >= 0)
             g[c->assign[i]] |= c->item[i];
-        }
+    /* A GPU may not serve two replicas (a prefill GPU feeding several decodes
+     * keeps all its cells in one replica). */
     for (int r = 0; r < c->R; r++)
         for (int t = r + 1; t < c->R; t++)
             if (g[r] & g[t])
@@ -1287,7 +1303,7 @@ static void rep_eval(rep_ctx *c)
         minrep = fmin(minrep, per[r]);
     int shared = 0;
     for (int l = 0; l < m->nlimits; l++) {
-        if (m->limits[l].kind == GQ_LIMIT_P2P)
+        if (is_gpu_limit(m->limits[l].kind))
             continue;
         int users = 0;
         for (int r = 0; r < c->R; r++)
@@ -1433,7 +1449,7 @@ static int host_budgets(const gq_place_model *m, gq_gpuset *out)
     int n = 0;
     for (int l = 0; l < m->nlimits; l++) {
         const gq_place_limit *lim = &m->limits[l];
-        if (lim->kind == GQ_LIMIT_P2P || lim->a == whole_machine(m))
+        if (is_gpu_limit(lim->kind) || lim->a == whole_machine(m))
             continue;
         bool dup = false;
         for (int k = 0; k < n; k++)
@@ -2421,7 +2437,7 @@ json_t *gq_place_to_json(const gq_place_model *m, const gq_place_result *res)
         json_t *e =
             json_pack("{s:i, s:s, s:o, s:f, s:s}", "id", l, "kind", limit_kind_name(lim->kind), "gpus",
                       gpus_json(lim->a), "capacity_gbps", lim->capacity_gbps, "evidence", lim->evidence);
-        if (lim->kind == GQ_LIMIT_P2P)
+        if (is_gpu_limit(lim->kind))
             json_object_set_new(e, "to_gpus", gpus_json(lim->b));
         json_array_append_new(lims, e);
     }

@@ -53,6 +53,7 @@ typedef enum gq_limit_kind {
     GQ_LIMIT_D2H,     /* GPU->host traffic of the GPUs in `a` */
     GQ_LIMIT_DUPLEX,  /* both host directions together, GPUs in `a` */
     GQ_LIMIT_P2P,     /* P2P flows from a GPU in `a` to a GPU in `b` */
+    GQ_LIMIT_STAGED,  /* host-staged handoffs from a GPU in `a` to a GPU in `b` */
 } gq_limit_kind;
 
 typedef struct gq_place_limit {

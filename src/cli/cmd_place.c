@@ -76,9 +76,9 @@ static const gq_opt place_own_opts[] = {
      .off = OFF(verify),
      .def = "1",
      .seen_off = OFF(verify_seen),
-     .help =
-         "run the mapping's pattern and the naive one's, and report measured against predicted (default: on, "
-         "off with --input)"},
+     .help = "run the mapping's pattern and the naive one's, and report measured against predicted (with "
+             "--input: "
+             "only when given)"},
     {.name = "buffer-size",
      .shortname = 'b',
      .type = GQ_OPT_SIZE,
@@ -421,8 +421,9 @@ static void print_result(FILE *f, const gq_place_model *m, const gq_place_result
         for (int l = 0; l < m->nlimits; l++) {
             const gq_place_limit *lim = &m->limits[l];
             char a[96], b[96];
-            if (lim->kind == GQ_LIMIT_P2P)
-                fprintf(f, "  #%d P2P {%s} -> {%s} <= %.1f: %s\n", l, gq_gpuset_str(lim->a, a, sizeof a),
+            if (lim->kind == GQ_LIMIT_P2P || lim->kind == GQ_LIMIT_STAGED)
+                fprintf(f, "  #%d %s {%s} -> {%s} <= %.1f: %s\n", l,
+                        lim->kind == GQ_LIMIT_P2P ? "P2P" : "staged handoffs", gq_gpuset_str(lim->a, a, sizeof a),
                         gq_gpuset_str(lim->b, b, sizeof b), lim->capacity_gbps, lim->evidence);
             else
                 fprintf(f, "  #%d host %s {%s} <= %.1f: %s\n", l,

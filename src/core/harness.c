@@ -773,6 +773,11 @@ whole_fail:
     gq_err_set(err, rc, "%s: %s", m->test, c->whole_error);
 
 emit_records:
+    /* interrupted before a round finished: nothing was measured, nothing to keep */
+    if (c->interrupted && c->rounds == 0 && !c->whole_error[0]) {
+        rc = gq_err_set(err, GQ_E_INTR, "interrupted before the first round of %s", m->test);
+        goto out;
+    }
     erc = emit(c, be, topo, o, out, j, group, t0, &jerr, &jfailed);
     if (erc) {
         rc = gq_err_set(err, erc, "harness: out of memory");

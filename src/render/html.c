@@ -112,11 +112,16 @@ static void fig_matrix(figs *F, const json_t *m, const char *id_override, const 
     fig_begin(F, id);
     gq_svg_write_heatmap(F->f, &h, &F->err);
     char cap[400];
-    snprintf(
-        cap, sizeof cap,
-        "%s, %s. Row: source GPU, column: destination. One pair at a time: summing the cells does not give "
-        "what the server carries at once.%s",
-        title, unit, json_is_true(json_object_get(m, "staged")) ? " Host-staged (no P2P)." : "");
+    if (!strcmp(unit, "ns"))
+        snprintf(cap, sizeof cap,
+                 "%s, %s. Row: GPU running the pointer chase, column: GPU whose memory it reads.", title,
+                 unit);
+    else
+        snprintf(cap, sizeof cap,
+                 "%s, %s. Row: source GPU, column: destination. One pair at a time: summing the cells does "
+                 "not give "
+                 "what the server carries at once.%s",
+                 title, unit, json_is_true(json_object_get(m, "staged")) ? " Host-staged (no P2P)." : "");
     fig_end(F, cap);
 }
 

@@ -155,6 +155,9 @@ int gq_svg_write_heatmap(FILE *f, const gq_svg_heatmap *h, gq_err *err)
                 vmax = h->vals[i];
         }
     bool any = isfinite(vmin);
+    /* A matrix flat within 3% is one colour: the scale must not turn noise
+     * into structure. */
+    bool flat = any && vmax > 0 && (vmax - vmin) / vmax < 0.03;
     int cell = n <= 8 ? 56 : n <= 16 ? 36 : (560 / n > 4 ? 560 / n : 4);
     int left = 80, top = 60, grid = cell * n;
     int w = left + grid + 120, hgt = top + grid + 50;
@@ -179,7 +182,7 @@ int gq_svg_write_heatmap(FILE *f, const gq_svg_heatmap *h, gq_err *err)
             double v = h->vals[i * n + j];
             int rgb[3] = {221, 221, 221};
             if (isfinite(v)) {
-                double t = vmax > vmin ? (v - vmin) / (vmax - vmin) : 1.0;
+                double t = vmax > vmin && !flat ? (v - vmin) / (vmax - vmin) : 1.0;
                 ramp(h->low_is_good ? 1.0 - t : t, rgb);
             }
             fprintf(f,

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,33 +50,48 @@ static int run_case(const char *bin, char **args, int nargs, char *outbuf, size_
         for (int i = 0; i < nargs && i < 62; i++)
             argv[i + 1] = args[i];
         argv[nargs + 1] = NULL;
+        alarm(120); /* a hung case dies by SIGALRM and fails, instead of hanging ctest */
         execv(bin, argv);
         _exit(127);
     }
     close(pout[1]);
     close(perr[1]);
     size_t used = 0;
-    char errbuf[65536];
+    static char errbuf[1 << 16];
     size_t eused = 0;
-    /* read both pipes; outputs in these cases are small */
-    for (;;) {
-        ssize_t r = read(perr[0], errbuf + eused, sizeof errbuf - 1 - eused);
-        if (r <= 0)
+    /* Drain both pipes together: a child that fills one while we block on the
+     * other would deadlock. Output beyond the buffers is read and dropped. */
+    struct pollfd fds[2] = {{.fd = pout[0], .events = POLLIN}, {.fd = perr[0], .events = POLLIN}};
+    int open_fds = 2;
+    while (open_fds > 0) {
+        if (poll(fds, 2, -1) < 0)
             break;
-        eused += (size_t)r;
+        for (int k = 0; k < 2; k++) {
+            if (fds[k].fd < 0 || !(fds[k].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            char tmp[4096];
+            ssize_t r = read(fds[k].fd, tmp, sizeof tmp);
+            if (r <= 0) {
+                fds[k].fd = -1;
+                open_fds--;
+                continue;
+            }
+            if (k == 0) {
+                size_t take = (size_t)r;
+                if (used + take >= outcap / 2)
+                    take = used < outcap / 2 ? outcap / 2 - used : 0;
+                memcpy(outbuf + used, tmp, take);
+                used += take;
+            } else {
+                size_t take = (size_t)r;
+                if (eused + take >= sizeof errbuf)
+                    take = sizeof errbuf - 1 - eused;
+                memcpy(errbuf + eused, tmp, take);
+                eused += take;
+            }
+        }
     }
     errbuf[eused] = 0;
-    for (;;) {
-        char tmp[4096];
-        ssize_t r = read(pout[0], tmp, sizeof tmp);
-        if (r <= 0)
-            break;
-        size_t take = (size_t)r;
-        if (used + take >= outcap / 2)
-            take = used < outcap / 2 ? outcap / 2 - used : 0;
-        memcpy(outbuf + used, tmp, take);
-        used += take;
-    }
     close(pout[0]);
     close(perr[0]);
     int st;

@@ -632,6 +632,28 @@ static void test_interrupt_keeps_finished_rounds(void **state)
     free(m);
 }
 
+static void interrupt_in_calibration(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    flat(call, o, f, n, res);
+    gq_interrupt_request(); /* during the warm-up: no timed round ever runs */
+}
+
+static void test_interrupt_before_any_round(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    fake.script = interrupt_in_calibration;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    gq_recordset rs = {0};
+    gq_err err = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, &err), GQ_E_INTR);
+    assert_int_equal(rs.n, 0); /* nothing measured: no record claims otherwise */
+    assert_int_equal(fake.released, 1);
+    gq_interrupt_clear();
+    free(m);
+}
+
 static void test_journal_gets_every_record(void **state)
 {
     char path[] = "/tmp/gq-test-harness-XXXXXX";
@@ -915,6 +937,7 @@ int main(void)
         cmocka_unit_test_setup(test_prepare_failure, setup),
         cmocka_unit_test_setup(test_whole_run_failure, setup),
         cmocka_unit_test_setup(test_interrupt_keeps_finished_rounds, setup),
+        cmocka_unit_test_setup(test_interrupt_before_any_round, setup),
         cmocka_unit_test_setup(test_journal_gets_every_record, setup),
         cmocka_unit_test_setup(test_provenance, setup),
         cmocka_unit_test_setup(test_auto_reps, setup),

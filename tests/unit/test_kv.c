@@ -45,6 +45,16 @@ static void seed000_serial(void **state)
     assert_float_equal(ms, gq_kv_time_ms(GQ_GiB, 26.3) + gq_kv_time_ms(GQ_GiB, 25.3), 1e-9);
 }
 
+/* seed 001 §5: a 640 MiB offload payload takes roughly 12 ms at 58 GB/s and
+ * 19 ms at 36 GB/s. */
+static void seed001_offload(void **state)
+{
+    (void)state;
+    uint64_t payload = 640 * GQ_MiB;
+    assert_int_equal((int)(gq_kv_time_ms(payload, 58) + 0.5), 12);
+    assert_int_equal((int)(gq_kv_time_ms(payload, 36) + 0.5), 19);
+}
+
 static void pipelined_is_min_of_concurrent(void **state)
 {
     (void)state;
@@ -199,13 +209,10 @@ static void config_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(seed001_example),
-        cmocka_unit_test(seed000_serial),
-        cmocka_unit_test(pipelined_is_min_of_concurrent),
-        cmocka_unit_test(dtypes),
-        cmocka_unit_test(bad_shapes),
-        cmocka_unit_test(config_llama70b),
-        cmocka_unit_test(config_variants),
+        cmocka_unit_test(seed001_example), cmocka_unit_test(seed000_serial),
+        cmocka_unit_test(seed001_offload), cmocka_unit_test(pipelined_is_min_of_concurrent),
+        cmocka_unit_test(dtypes),          cmocka_unit_test(bad_shapes),
+        cmocka_unit_test(config_llama70b), cmocka_unit_test(config_variants),
         cmocka_unit_test(config_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -399,6 +399,16 @@ static void unequal_roles(void **state)
         }
     }
     assert_int_equal(nprefill, 2);
+    /* Two replicas: each holds one prefill GPU with both of its decodes. */
+    roles.replicas = 2;
+    assert_int_equal(gq_place_solve(m, &roles, res, &e), GQ_OK);
+    assert_int_equal(res->chosen.nreplicas, 2);
+    for (int r = 0; r < 2; r++) {
+        const gq_place_replica *rep = &res->chosen.replicas[r];
+        assert_int_equal(rep->npairs, 2);
+        assert_int_equal(rep->ngpus, 3);
+        assert_int_equal(res->chosen.pairs[rep->pairs[0]].prefill, res->chosen.pairs[rep->pairs[1]].prefill);
+    }
     free(res);
     free(m);
     gq_records_free(&b.rs);

@@ -260,12 +260,88 @@ static void scales_n2(void **state)
     }
 }
 
+/* Pair lists: what `pairs` and `sweep --pair` accept and refuse. */
+static void parse_pairs(void **state)
+{
+    (void)state;
+    int s[32], d[32], n;
+    gq_err e = {0};
+    assert_int_equal(gq_probes_parse_pairs("0:1,2:3,4:5,6:7", "pairs", true, 8, s, d, 32, &n, &e), 0);
+    assert_int_equal(n, 4);
+    assert_int_equal(s[3], 6);
+    assert_int_equal(d[3], 7);
+    /* not disjoint is fine for sweeps, one pair at a time */
+    assert_int_equal(gq_probes_parse_pairs("0:1,0:4", "--pair", false, 8, s, d, 32, &n, &e), 0);
+    assert_int_equal(n, 2);
+    const struct {
+        const char *in;
+        int ngpu;
+        const char *msg;
+    } bad[] = {
+        {"", 8, "empty list"},
+        {"0:0", 8, "names GPU 0 twice"},
+        {"0:1,1:2", 8, "GPU 1 is in two pairs (0:1 and 1:2)"},
+        {"0:8", 8, "GPU 8 does not exist (this machine has GPUs 0-7)"},
+        {"0:64", 0, "GPU 64 does not exist"},
+        {"0-1", 8, "'0-1' is not a pair"},
+        {"0:1:2", 8, "is not a pair"},
+        {"a:1", 8, "is not a pair of GPU indices"},
+        {"-1:2", 8, "is not a pair of GPU indices"},
+        {"0:1,,2:3", 8, "empty item"},
+        {"0:1,", 8, "empty item"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        memset(&e, 0, sizeof e);
+        if (gq_probes_parse_pairs(bad[i].in, "pairs", true, bad[i].ngpu, s, d, 32, &n, &e) != GQ_E_USAGE)
+            fail_msg("'%s' was accepted", bad[i].in);
+        if (!strstr(e.msg, bad[i].msg))
+            fail_msg("'%s': message '%s' lacks '%s'", bad[i].in, e.msg, bad[i].msg);
+        assert_null(strchr(e.msg, '\n'));
+    }
+    /* more pairs than allowed */
+    assert_int_equal(gq_probes_parse_pairs("0:1,2:3,4:5", "pairs", true, 8, s, d, 2, &n, &e), GQ_E_USAGE);
+}
+
+/* The measurement a probe becomes: every flow reported, aggregate for groups,
+ * reads executed by the destination, staged pairs staged. */
+static void probe_measurement(void **state)
+{
+    (void)state;
+    static gq_measurement m;
+    gq_probe pr;
+    memset(&pr, 0, sizeof pr);
+    pr.kind = GQ_PROBE_P2P_ACROSS;
+    pr.direction = GQ_DIR_P2P;
+    pr.npairs = 2;
+    pr.src[0] = 0, pr.dst[0] = 4, pr.src[1] = 1, pr.dst[1] = 5;
+    pr.staged[1] = true;
+    gq_probe_measurement(&pr, 1 << 20, GQ_METHOD_CE, true, &m);
+    assert_int_equal(m.nflows, 2);
+    assert_true(m.aggregate && m.report[0] && m.report[1]);
+    assert_int_equal(m.flows[0].exec_gpu, 4);
+    assert_int_equal(m.flows[0].method, GQ_METHOD_CE);
+    assert_int_equal(m.flows[1].method, GQ_METHOD_STAGED);
+    assert_string_equal(m.test, "concurrent_pairs_read_ce");
+    memset(&pr, 0, sizeof pr);
+    pr.kind = GQ_PROBE_HOST_ALONE;
+    pr.direction = GQ_DIR_D2H;
+    pr.ngpus = 1;
+    pr.gpus[0] = 3;
+    gq_probe_measurement(&pr, 1 << 20, GQ_METHOD_CE, true, &m);
+    assert_int_equal(m.nflows, 1);
+    assert_false(m.aggregate);
+    assert_int_equal(m.flows[0].src.kind, GQ_EP_GPU);
+    assert_int_equal(m.flows[0].dst.kind, GQ_EP_HOST);
+    assert_string_equal(m.test, "device_to_host_set");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(seed000, setup),     cmocka_unit_test_setup(seed001, setup),
         cmocka_unit_test_setup(a100_nvlink, setup), cmocka_unit_test_setup(one_gpu, setup),
-        cmocka_unit_test_setup(scales_n2, setup),
+        cmocka_unit_test_setup(scales_n2, setup),   cmocka_unit_test(parse_pairs),
+        cmocka_unit_test(probe_measurement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
