@@ -20,7 +20,8 @@ static double gpu_link(const gq_topo *t, int g, char *why, size_t n)
     double c = gi->pcie_gbps > 0 ? gi->pcie_gbps : gq_pcie_gbps(gi->pcie_gen_cur, gi->pcie_width_cur);
     if (c > 0 && why && n) {
         if (gi->pcie_gen_cur > 0 && gi->pcie_width_cur > 0)
-            snprintf(why, n, "PCIe Gen%d x%d link of GPU %d, %.1f GB/s", gi->pcie_gen_cur, gi->pcie_width_cur, g, c);
+            snprintf(why, n, "PCIe Gen%d x%d link of GPU %d, %.1f GB/s", gi->pcie_gen_cur, gi->pcie_width_cur,
+                     g, c);
         else
             snprintf(why, n, "PCIe link of GPU %d, %.1f GB/s", g, c);
     }
@@ -44,7 +45,9 @@ static int parent_of(const gq_topo *t, int k)
 static void pci_name(const gq_topo *t, int k, char *buf, size_t n)
 {
     const gq_pci_node *p = &t->pci[k];
-    const char *what = p->kind == GQ_PCI_HOSTBRIDGE ? "host bridge" : p->kind == GQ_PCI_GPU ? "GPU link" : "uplink";
+    const char *what = p->kind == GQ_PCI_HOSTBRIDGE ? "host bridge"
+                       : p->kind == GQ_PCI_GPU      ? "GPU link"
+                                                    : "uplink";
     if (p->bus_id[0])
         snprintf(buf, n, "PCIe %s %s", what, p->bus_id);
     else if (p->label[0])
@@ -127,7 +130,8 @@ static double nvlink_pair(const gq_topo *t, int a, int b, char *why, size_t n)
         return 0;
     }
     if (why && n)
-        snprintf(why, n, "%d NVLinks x %.1f GB/s between GPUs %d and %d, %.1f GB/s", links, r, a, b, links * r);
+        snprintf(why, n, "%d NVLinks x %.1f GB/s between GPUs %d and %d, %.1f GB/s", links, r, a, b,
+                 links * r);
     return links * r;
 }
 
@@ -308,7 +312,8 @@ static bool record_flow(const gq_record *r, gq_flow *f)
     return true;
 }
 
-double gq_sanity_record_capacity(const gq_topo *t, const gq_recordset *rs, const gq_record *r, char *why, size_t n)
+double gq_sanity_record_capacity(const gq_topo *t, const gq_recordset *rs, const gq_record *r, char *why,
+                                 size_t n)
 {
     if (why && n)
         why[0] = 0;

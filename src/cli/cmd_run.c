@@ -38,25 +38,68 @@ typedef struct run_opts {
 #define OFF(f) offsetof(run_opts, f)
 
 static const gq_opt run_tab[] = {
-    {.name = "test", .shortname = 't', .type = GQ_OPT_STR, .off = OFF(tests), .arg = "NAME[,NAME...]",
+    {.name = "test",
+     .shortname = 't',
+     .type = GQ_OPT_STR,
+     .off = OFF(tests),
+     .arg = "NAME[,NAME...]",
      .help = "tests to run, by name (default: every test); --list shows them"},
-    {.name = "prefix", .shortname = 'p', .type = GQ_OPT_STR, .off = OFF(prefix), .arg = "PREFIX",
+    {.name = "prefix",
+     .shortname = 'p',
+     .type = GQ_OPT_STR,
+     .off = OFF(prefix),
+     .arg = "PREFIX",
      .help = "run every test whose name starts with PREFIX"},
-    {.name = "list", .type = GQ_OPT_FLAG, .off = OFF(list), .help = "list every test with one line, then exit"},
-    {.name = "buffer-size", .shortname = 'b', .type = GQ_OPT_SIZE, .off = OFF(buffer), .def = "512", .arg = "MiB",
-     .help = "bytes per copy; a bare number is MiB (4K, 64MiB, 1G also work)", .unit = GQ_MiB},
-    {.name = "rounds", .shortname = 'i', .type = GQ_OPT_INT, .off = OFF(rounds), .def = "5", .arg = "N",
-     .help = "rounds per measurement: median, min, max and spread over them", .lo = 1, .hi = GQ_MAX_ROUNDS},
-    {.name = "copies", .shortname = 'l', .type = GQ_OPT_INT, .off = OFF(copies), .def = "0", .arg = "N",
-     .help = "copies per flow per round (nvbandwidth's loop count); 0 = enough for ~0.1 s", .lo = 0,
+    {.name = "list",
+     .type = GQ_OPT_FLAG,
+     .off = OFF(list),
+     .help = "list every test with one line, then exit"},
+    {.name = "buffer-size",
+     .shortname = 'b',
+     .type = GQ_OPT_SIZE,
+     .off = OFF(buffer),
+     .def = "512",
+     .arg = "MiB",
+     .help = "bytes per copy; a bare number is MiB (4K, 64MiB, 1G also work)",
+     .unit = GQ_MiB},
+    {.name = "rounds",
+     .shortname = 'i',
+     .type = GQ_OPT_INT,
+     .off = OFF(rounds),
+     .def = "5",
+     .arg = "N",
+     .help = "rounds per measurement: median, min, max and spread over them",
+     .lo = 1,
+     .hi = GQ_MAX_ROUNDS},
+    {.name = "copies",
+     .shortname = 'l',
+     .type = GQ_OPT_INT,
+     .off = OFF(copies),
+     .def = "0",
+     .arg = "N",
+     .help = "copies per flow per round (nvbandwidth's loop count); 0 = enough for ~0.1 s",
+     .lo = 0,
      .hi = 10000000},
-    {.name = "duration", .type = GQ_OPT_DURATION, .off = OFF(duration), .arg = "TIME",
+    {.name = "duration",
+     .type = GQ_OPT_DURATION,
+     .off = OFF(duration),
+     .arg = "TIME",
      .help = "copy for this long per round (e.g. 3s) instead of a count"},
-    {.name = "spread-target", .type = GQ_OPT_STR, .off = OFF(spread), .arg = "PCT",
+    {.name = "spread-target",
+     .type = GQ_OPT_STR,
+     .off = OFF(spread),
+     .arg = "PCT",
      .help = "stop a measurement early once every spread is at most this (e.g. 0.5%), after 3 rounds"},
-    {.name = "verify", .type = GQ_OPT_FLAG, .off = OFF(verify), .def = "1",
+    {.name = "verify",
+     .type = GQ_OPT_FLAG,
+     .off = OFF(verify),
+     .def = "1",
      .help = "check the data pattern after the timed part; a mismatch fails the test"},
-    {.name = "host-numa", .type = GQ_OPT_STR, .off = OFF(host_numa), .def = "local", .arg = "N|local|all",
+    {.name = "host-numa",
+     .type = GQ_OPT_STR,
+     .off = OFF(host_numa),
+     .def = "local",
+     .arg = "N|local|all",
      .help = "NUMA node of the pinned host buffers; all = every node in turn (GPU x node matrix)"},
     GQ_OPT_END,
 };
@@ -66,12 +109,13 @@ static const gq_opt *const tabs[] = {run_tab, gq_common_output_opts, gq_common_b
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gpuqual run [-t NAME[,NAME...]] [-p PREFIX] [options]\n"
-               "       gpuqual run --list\n\n"
-               "Runs transfer tests by name: nvbandwidth's (same names and meanings; concurrent tests also\n"
-               "report the measured aggregate and its overlap), p2pBandwidthLatencyTest's matrices, host-staged\n"
-               "GPU-to-GPU copies and GPU sets. Figures are medians over rounds in GB/s (10^9 bytes/s).\n\n"
-               "options:\n");
+    fprintf(
+        f, "usage: gpuqual run [-t NAME[,NAME...]] [-p PREFIX] [options]\n"
+           "       gpuqual run --list\n\n"
+           "Runs transfer tests by name: nvbandwidth's (same names and meanings; concurrent tests also\n"
+           "report the measured aggregate and its overlap), p2pBandwidthLatencyTest's matrices, host-staged\n"
+           "GPU-to-GPU copies and GPU sets. Figures are medians over rounds in GB/s (10^9 bytes/s).\n\n"
+           "options:\n");
     gq_opts_help(f, tabs, NTABS);
 }
 
@@ -95,8 +139,9 @@ static int parse_spread(const char *s, double *out, gq_err *err)
     double v;
     gq_err e;
     if (gq_parse_double(buf, &v, &e) || !(v > 0) || (pct ? v >= 100 : v >= 1))
-        return gq_err_set(err, GQ_E_USAGE,
-                          "--spread-target '%s': expected a percentage like 0.5%% or a fraction like 0.005 (> 0)", s);
+        return gq_err_set(
+            err, GQ_E_USAGE,
+            "--spread-target '%s': expected a percentage like 0.5%% or a fraction like 0.005 (> 0)", s);
     *out = pct ? v / 100.0 : v;
     return GQ_OK;
 }
@@ -114,7 +159,8 @@ static int parse_host_numa(const char *s, int *out, gq_err *err)
     long v;
     gq_err e;
     if (gq_parse_int(s, 0, GQ_MAX_NUMA - 1, &v, &e))
-        return gq_err_set(err, GQ_E_USAGE, "--host-numa '%s': expected a NUMA node number (0-%d), local or all", s,
+        return gq_err_set(err, GQ_E_USAGE,
+                          "--host-numa '%s': expected a NUMA node number (0-%d), local or all", s,
                           GQ_MAX_NUMA - 1);
     *out = (int)v;
     return GQ_OK;
@@ -133,8 +179,8 @@ static void on_round(void *arg, const char *test, int round, int rounds)
     gq_progress_update(p->bar, p->base + round);
 }
 
-static json_t *options_json(const run_opts *o, const gq_test *const *sel, int nsel, double spread, const gq_common *c,
-                            const char *journal)
+static json_t *options_json(const run_opts *o, const gq_test *const *sel, int nsel, double spread,
+                            const gq_common *c, const char *journal)
 {
     json_t *j = json_object();
     json_t *t = json_array();
@@ -174,8 +220,8 @@ static const char *fmt_mem(uint64_t b, char *buf, size_t n)
 }
 
 /* Reject a buffer that cannot fit, before anything runs. */
-static int check_memory(gq_backend *be, const gq_topo *topo, const run_opts *o, const gq_plan *plans, int nplans,
-                        int host_numa, gq_err *err)
+static int check_memory(gq_backend *be, const gq_topo *topo, const run_opts *o, const gq_plan *plans,
+                        int nplans, int host_numa, gq_err *err)
 {
     uint64_t gfree[GQ_MAX_GPUS];
     bool gknown[GQ_MAX_GPUS] = {0};
@@ -200,13 +246,14 @@ static int check_memory(gq_backend *be, const gq_topo *topo, const run_opts *o, 
         if (who >= 0 && gknown[who] && gmax > gfree[who])
             return gq_err_set(err, GQ_E_USAGE,
                               "--buffer-size %s is too large: %s needs %s on GPU %d, which has %s free",
-                              gq_fmt_size(o->buffer, a, sizeof a), plans[p].test, gq_fmt_size(gmax, b, sizeof b), who,
-                              fmt_mem(gfree[who], c, sizeof c));
+                              gq_fmt_size(o->buffer, a, sizeof a), plans[p].test,
+                              gq_fmt_size(gmax, b, sizeof b), who, fmt_mem(gfree[who], c, sizeof c));
         if (hknown && hmax > hostavail)
-            return gq_err_set(err, GQ_E_USAGE,
-                              "--buffer-size %s is too large: %s needs %s of pinned host memory, %s can be had",
-                              gq_fmt_size(o->buffer, a, sizeof a), plans[p].test, gq_fmt_size(hmax, b, sizeof b),
-                              fmt_mem(hostavail, c, sizeof c));
+            return gq_err_set(
+                err, GQ_E_USAGE,
+                "--buffer-size %s is too large: %s needs %s of pinned host memory, %s can be had",
+                gq_fmt_size(o->buffer, a, sizeof a), plans[p].test, gq_fmt_size(hmax, b, sizeof b),
+                fmt_mem(hostavail, c, sizeof c));
     }
     return GQ_OK;
 }
@@ -310,8 +357,8 @@ int gq_cmd_run(int argc, char **argv)
     }
 
     /* plan everything first: memory is checked against the largest measurement */
-    gq_plan_opts po = {.bytes = o.buffer, .host_numa = host_numa, .numa_nodes = topo->numa_nodes,
-                       .ngpus = o.c.ngpus_sel};
+    gq_plan_opts po = {
+        .bytes = o.buffer, .host_numa = host_numa, .numa_nodes = topo->numa_nodes, .ngpus = o.c.ngpus_sel};
     memcpy(po.gpus, o.c.gpus_sel, sizeof po.gpus);
     plans = calloc((size_t)nsel, sizeof *plans);
     sections = json_object();
@@ -422,8 +469,14 @@ int gq_cmd_run(int argc, char **argv)
 
     /* results */
     opts_json = options_json(&o, sel, nsel, spread, &o.c, o.c.journal);
-    gq_doc d = {.kind = "run", .version = gq_version, .git = gq_git_rev, .options = opts_json, .topo = topo,
-                .records = &rs, .sections = sections, .simulated = gq_backend_simulated(&be) || topo->simulated,
+    gq_doc d = {.kind = "run",
+                .version = gq_version,
+                .git = gq_git_rev,
+                .options = opts_json,
+                .topo = topo,
+                .records = &rs,
+                .sections = sections,
+                .simulated = gq_backend_simulated(&be) || topo->simulated,
                 .incomplete = interrupted};
     doc = gq_doc_to_json(&d);
     if (!doc) {
@@ -457,8 +510,7 @@ int gq_cmd_run(int argc, char **argv)
         nfailed += failed_record(&rs.v[i]);
     if (interrupted) {
         gq_cli_error("interrupted: %d figure%s kept, the results are marked incomplete; journal: %s", rs.n,
-                     rs.n == 1 ? "" : "s",
-                     j ? j->path : "(none)");
+                     rs.n == 1 ? "" : "s", j ? j->path : "(none)");
         exit_code = GQ_EXIT_INTR;
         journal_auto = false;
     } else if (nfailed) {

@@ -23,7 +23,8 @@ static int term_width(void)
     return 80;
 }
 
-void gq_progress_format(char *buf, size_t n, int width, long done, long total, double elapsed, const char *step)
+void gq_progress_format(char *buf, size_t n, int width, long done, long total, double elapsed,
+                        const char *step)
 {
     if (total <= 0)
         total = 1;

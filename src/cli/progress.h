@@ -28,6 +28,7 @@ void gq_progress_clear(gq_progress *p);
 
 /* The bar's text for a given state, without terminal codes (for tests):
  * "[#####.....]  50%  ~0:42 left  step", cut to width columns. */
-void gq_progress_format(char *buf, size_t n, int width, long done, long total, double elapsed, const char *step);
+void gq_progress_format(char *buf, size_t n, int width, long done, long total, double elapsed,
+                        const char *step);
 
 #endif

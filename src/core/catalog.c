@@ -116,12 +116,12 @@ static bool peer_ok(const gq_topo *t, int a, int b)
     return t->p2p_cuda[a][b] != 0;
 }
 
-#define CHECK(x)                                                                                                   \
-    do {                                                                                                           \
-        int rc_ = (x);                                                                                             \
-        if (rc_)                                                                                                   \
-            return gq_err_set(err, rc_, "%s: %s", t->name,                                                        \
-                              rc_ == GQ_E_NOMEM ? "out of memory" : "too many flows in one measurement");          \
+#define CHECK(x)                                                                                             \
+    do {                                                                                                     \
+        int rc_ = (x);                                                                                       \
+        if (rc_)                                                                                             \
+            return gq_err_set(err, rc_, "%s: %s", t->name,                                                   \
+                              rc_ == GQ_E_NOMEM ? "out of memory" : "too many flows in one measurement");    \
     } while (0)
 
 /* ---- plan functions ------------------------------------------------------ */
@@ -130,7 +130,8 @@ static bool peer_ok(const gq_topo *t, int a, int b)
  * GPU as interference, not reported (nvbandwidth's meaning). Interfering
  * copies are twice the size, as nvbandwidth makes them, so that with a common
  * count of copies they outlast the measured ones. */
-static int plan_host_each(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o, gq_plan *p, gq_err *err)
+static int plan_host_each(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o, gq_plan *p,
+                          gq_err *err)
 {
     int nodes[GQ_MAX_NUMA], nn = host_nodes(o, nodes);
     int dir = t->variant & 3;
@@ -150,7 +151,8 @@ static int plan_host_each(const gq_test *t, const gq_topo *topo, const gq_plan_o
 
 /* Every GPU at once, each reported, plus the aggregate; the bidirectional
  * variant adds every reverse flow as interference. */
-static int plan_host_all(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o, gq_plan *p, gq_err *err)
+static int plan_host_all(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o, gq_plan *p,
+                         gq_err *err)
 {
     int nodes[GQ_MAX_NUMA], nn = host_nodes(o, nodes);
     int dir = t->variant & 3;
@@ -160,7 +162,8 @@ static int plan_host_all(const gq_test *t, const gq_topo *topo, const gq_plan_op
         gq_endpoint h = host(nodes[k]);
         for (int i = 0; i < o->ngpus; i++) {
             int g = o->gpus[i];
-            CHECK(add_flow(p, dir == DIR_H2D ? h : gpu(g), dir == DIR_H2D ? gpu(g) : h, t->method, g, o->bytes, true));
+            CHECK(add_flow(p, dir == DIR_H2D ? h : gpu(g), dir == DIR_H2D ? gpu(g) : h, t->method, g,
+                           o->bytes, true));
         }
         if (bidir)
             for (int i = 0; i < o->ngpus; i++) {
@@ -221,7 +224,8 @@ static int plan_d2d(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o
 /* Both directions of a pair at once: per-direction records and their sum.
  * Each unordered pair is measured once; its two flows fill cells (a,b) and
  * (b,a), which nvbandwidth measures twice with the roles swapped. */
-static int plan_d2d_bidir(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o, gq_plan *p, gq_err *err)
+static int plan_d2d_bidir(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o, gq_plan *p,
+                          gq_err *err)
 {
     for (int i = 0; i < o->ngpus; i++)
         for (int k = i + 1; k < o->ngpus; k++) {
@@ -240,7 +244,8 @@ static int plan_d2d_bidir(const gq_test *t, const gq_topo *topo, const gq_plan_o
 
 /* all_to_one: every other GPU writes into the target (write), or reads from
  * it (read: nvbandwidth swaps the buffers and runs on the others). */
-static int plan_all_to_one(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o, gq_plan *p, gq_err *err)
+static int plan_all_to_one(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o, gq_plan *p,
+                           gq_err *err)
 {
     for (int i = 0; i < o->ngpus; i++) {
         int tg = o->gpus[i];
@@ -262,7 +267,8 @@ static int plan_all_to_one(const gq_test *t, const gq_topo *topo, const gq_plan_
 
 /* one_to_all: the target writes to every other GPU (write), or reads from
  * every other GPU (read). */
-static int plan_one_to_all(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o, gq_plan *p, gq_err *err)
+static int plan_one_to_all(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o, gq_plan *p,
+                           gq_err *err)
 {
     for (int i = 0; i < o->ngpus; i++) {
         int tg = o->gpus[i];
@@ -355,7 +361,8 @@ static int plan_p2p_lat(const gq_test *t, const gq_topo *topo, const gq_plan_opt
     return GQ_OK;
 }
 
-static int plan_host_lat(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o, gq_plan *p, gq_err *err)
+static int plan_host_lat(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o, gq_plan *p,
+                         gq_err *err)
 {
     int nodes[GQ_MAX_NUMA], nn = host_nodes(o, nodes);
     int iters = o->lat_chase_iters > 0 ? o->lat_chase_iters : DEFAULT_CHASE_ITERS;
@@ -382,123 +389,268 @@ static int plan_d2d_lat(const gq_test *t, const gq_topo *topo, const gq_plan_opt
 
 /* ---- the table ----------------------------------------------------------- */
 
-#define HOST_TESTS(SUF, M, MS)                                                                                     \
-    {.name = "host_to_device_memcpy_" SUF, .title = "memcpy " MS " CPU(row) -> GPU(column) bandwidth (GB/s)",     \
-     .description = "host -> each GPU alone (" MS ")", .layout = GQ_LAYOUT_HOST_GPU, .min_gpus = 1,                \
-     .nvbandwidth = true, .plan = plan_host_each, .method = M, .variant = DIR_H2D},                               \
-    {.name = "device_to_host_memcpy_" SUF, .title = "memcpy " MS " CPU(row) <- GPU(column) bandwidth (GB/s)",     \
-     .description = "each GPU alone -> host (" MS ")", .layout = GQ_LAYOUT_HOST_GPU, .min_gpus = 1,                \
-     .nvbandwidth = true, .plan = plan_host_each, .method = M, .variant = DIR_D2H},                               \
-    {.name = "host_to_device_bidirectional_memcpy_" SUF,                                                           \
-     .title = "memcpy " MS " CPU(row) <-> GPU(column) bandwidth (GB/s)",                                           \
-     .description = "host -> each GPU while that GPU also copies to the host; reports host -> GPU (" MS ")",      \
-     .layout = GQ_LAYOUT_HOST_GPU, .min_gpus = 1, .nvbandwidth = true, .plan = plan_host_each, .method = M,        \
-     .variant = DIR_H2D | V_BIDIR},                                                                               \
-    {.name = "device_to_host_bidirectional_memcpy_" SUF,                                                           \
-     .title = "memcpy " MS " CPU(row) <-> GPU(column) bandwidth (GB/s)",                                           \
-     .description = "each GPU -> host while the host also copies to it; reports GPU -> host (" MS ")",            \
-     .layout = GQ_LAYOUT_HOST_GPU, .min_gpus = 1, .nvbandwidth = true, .plan = plan_host_each, .method = M,        \
-     .variant = DIR_D2H | V_BIDIR},                                                                               \
-    {.name = "device_to_device_memcpy_read_" SUF, .title = "memcpy " MS " GPU(row) -> GPU(column) bandwidth (GB/s)", \
-     .description = "every GPU pair, one at a time: the row GPU reads from the column GPU (" MS ")",              \
-     .layout = GQ_LAYOUT_GPU_GPU, .min_gpus = 2, .nvbandwidth = true, .plan = plan_d2d, .method = M,               \
-     .variant = V_READ},                                                                                          \
-    {.name = "device_to_device_memcpy_write_" SUF,                                                                 \
-     .title = "memcpy " MS " GPU(row) <- GPU(column) bandwidth (GB/s)",                                            \
-     .description = "every GPU pair, one at a time: the row GPU writes to the column GPU (" MS ")",               \
-     .layout = GQ_LAYOUT_GPU_GPU, .min_gpus = 2, .nvbandwidth = true, .plan = plan_d2d, .method = M,               \
-     .variant = V_WRITE},                                                                                         \
-    {.name = "device_to_device_bidirectional_memcpy_read_" SUF, .title = "memcpy " MS " GPU(row) <-> GPU(column)",  \
-     .description = "every GPU pair, both GPUs reading from each other at once: each direction and the sum (" MS   \
-                    ")",                                                                                          \
-     .layout = GQ_LAYOUT_GPU_BIDIR, .min_gpus = 2, .nvbandwidth = true, .plan = plan_d2d_bidir, .method = M,       \
-     .variant = V_READ},                                                                                          \
-    {.name = "device_to_device_bidirectional_memcpy_write_" SUF, .title = "memcpy " MS " GPU(row) <-> GPU(column)", \
-     .description = "every GPU pair, both GPUs writing to each other at once: each direction and the sum (" MS     \
-                    ")",                                                                                          \
-     .layout = GQ_LAYOUT_GPU_BIDIR, .min_gpus = 2, .nvbandwidth = true, .plan = plan_d2d_bidir, .method = M,       \
-     .variant = V_WRITE},                                                                                         \
-    {.name = "all_to_host_memcpy_" SUF, .title = "memcpy " MS " CPU(row) <- GPU(column) bandwidth (GB/s)",        \
-     .description = "every GPU -> host at once: each GPU and the aggregate (" MS ")", .layout = GQ_LAYOUT_HOST_GPU, \
-     .min_gpus = 1, .nvbandwidth = true, .plan = plan_host_all, .method = M, .variant = DIR_D2H},                  \
-    {.name = "all_to_host_bidirectional_memcpy_" SUF,                                                              \
-     .title = "memcpy " MS " CPU(row) <-> GPU(column) bandwidth (GB/s)",                                           \
-     .description = "every GPU -> host while the host copies to every GPU; reports GPU -> host (" MS ")",         \
-     .layout = GQ_LAYOUT_HOST_GPU, .min_gpus = 1, .nvbandwidth = true, .plan = plan_host_all, .method = M,         \
-     .variant = DIR_D2H | V_BIDIR},                                                                               \
-    {.name = "host_to_all_memcpy_" SUF, .title = "memcpy " MS " CPU(row) -> GPU(column) bandwidth (GB/s)",        \
-     .description = "host -> every GPU at once: each GPU and the aggregate (" MS ")", .layout = GQ_LAYOUT_HOST_GPU, \
-     .min_gpus = 1, .nvbandwidth = true, .plan = plan_host_all, .method = M, .variant = DIR_H2D},                  \
-    {.name = "host_to_all_bidirectional_memcpy_" SUF,                                                              \
-     .title = "memcpy " MS " CPU(row) <-> GPU(column) bandwidth (GB/s)",                                           \
-     .description = "host -> every GPU while every GPU copies to the host; reports host -> GPU (" MS ")",         \
-     .layout = GQ_LAYOUT_HOST_GPU, .min_gpus = 1, .nvbandwidth = true, .plan = plan_host_all, .method = M,         \
-     .variant = DIR_H2D | V_BIDIR},                                                                               \
-    {.name = "all_to_one_write_" SUF, .title = "memcpy " MS " GPU(row) <- GPU(column) bandwidth (GB/s)",          \
-     .description = "every other GPU writes to the column GPU at once: the aggregate and each flow (" MS ")",     \
-     .layout = GQ_LAYOUT_TARGET, .min_gpus = 2, .nvbandwidth = true, .plan = plan_all_to_one, .method = M,         \
-     .variant = V_WRITE},                                                                                         \
-    {.name = "all_to_one_read_" SUF, .title = "memcpy " MS " GPU(row) -> GPU(column) bandwidth (GB/s)",           \
-     .description = "every other GPU reads from the column GPU at once: the aggregate and each flow (" MS ")",    \
-     .layout = GQ_LAYOUT_TARGET, .min_gpus = 2, .nvbandwidth = true, .plan = plan_all_to_one, .method = M,         \
-     .variant = V_READ},                                                                                          \
-    {.name = "one_to_all_write_" SUF, .title = "memcpy " MS " GPU(row) -> GPU(column) bandwidth (GB/s)",          \
-     .description = "the column GPU writes to every other GPU at once: the aggregate and each flow (" MS ")",     \
-     .layout = GQ_LAYOUT_TARGET, .min_gpus = 2, .nvbandwidth = true, .plan = plan_one_to_all, .method = M,         \
-     .variant = V_WRITE},                                                                                         \
-    {.name = "one_to_all_read_" SUF, .title = "memcpy " MS " GPU(row) <- GPU(column) bandwidth (GB/s)",           \
-     .description = "the column GPU reads from every other GPU at once: the aggregate and each flow (" MS ")",    \
-     .layout = GQ_LAYOUT_TARGET, .min_gpus = 2, .nvbandwidth = true, .plan = plan_one_to_all, .method = M,         \
+/* clang-format off */
+#define HOST_TESTS(SUF, M, MS) \
+    {.name = "host_to_device_memcpy_" SUF, \
+     .title = "memcpy " MS " CPU(row) -> GPU(column) bandwidth (GB/s)", \
+     .description = "host -> each GPU alone (" MS ")", \
+     .layout = GQ_LAYOUT_HOST_GPU, \
+     .min_gpus = 1, \
+     .nvbandwidth = true, \
+     .plan = plan_host_each, \
+     .method = M, \
+     .variant = DIR_H2D}, \
+    {.name = "device_to_host_memcpy_" SUF, \
+     .title = "memcpy " MS " CPU(row) <- GPU(column) bandwidth (GB/s)", \
+     .description = "each GPU alone -> host (" MS ")", \
+     .layout = GQ_LAYOUT_HOST_GPU, \
+     .min_gpus = 1, \
+     .nvbandwidth = true, \
+     .plan = plan_host_each, \
+     .method = M, \
+     .variant = DIR_D2H}, \
+    {.name = "host_to_device_bidirectional_memcpy_" SUF, \
+     .title = "memcpy " MS " CPU(row) <-> GPU(column) bandwidth (GB/s)", \
+     .description = "host -> each GPU while that GPU also copies to the host; reports host -> GPU (" MS ")", \
+     .layout = GQ_LAYOUT_HOST_GPU, \
+     .min_gpus = 1, \
+     .nvbandwidth = true, \
+     .plan = plan_host_each, \
+     .method = M, \
+     .variant = DIR_H2D | V_BIDIR}, \
+    {.name = "device_to_host_bidirectional_memcpy_" SUF, \
+     .title = "memcpy " MS " CPU(row) <-> GPU(column) bandwidth (GB/s)", \
+     .description = "each GPU -> host while the host also copies to it; reports GPU -> host (" MS ")", \
+     .layout = GQ_LAYOUT_HOST_GPU, \
+     .min_gpus = 1, \
+     .nvbandwidth = true, \
+     .plan = plan_host_each, \
+     .method = M, \
+     .variant = DIR_D2H | V_BIDIR}, \
+    {.name = "device_to_device_memcpy_read_" SUF, \
+     .title = "memcpy " MS " GPU(row) -> GPU(column) bandwidth (GB/s)", \
+     .description = "every GPU pair, one at a time: the row GPU reads from the column GPU (" MS ")", \
+     .layout = GQ_LAYOUT_GPU_GPU, \
+     .min_gpus = 2, \
+     .nvbandwidth = true, \
+     .plan = plan_d2d, \
+     .method = M, \
+     .variant = V_READ}, \
+    {.name = "device_to_device_memcpy_write_" SUF, \
+     .title = "memcpy " MS " GPU(row) <- GPU(column) bandwidth (GB/s)", \
+     .description = "every GPU pair, one at a time: the row GPU writes to the column GPU (" MS ")", \
+     .layout = GQ_LAYOUT_GPU_GPU, \
+     .min_gpus = 2, \
+     .nvbandwidth = true, \
+     .plan = plan_d2d, \
+     .method = M, \
+     .variant = V_WRITE}, \
+    {.name = "device_to_device_bidirectional_memcpy_read_" SUF, \
+     .title = "memcpy " MS " GPU(row) <-> GPU(column)", \
+     .description = "every GPU pair, both GPUs reading from each other at once: each direction and the" \
+                    " sum (" MS ")", \
+     .layout = GQ_LAYOUT_GPU_BIDIR, \
+     .min_gpus = 2, \
+     .nvbandwidth = true, \
+     .plan = plan_d2d_bidir, \
+     .method = M, \
+     .variant = V_READ}, \
+    {.name = "device_to_device_bidirectional_memcpy_write_" SUF, \
+     .title = "memcpy " MS " GPU(row) <-> GPU(column)", \
+     .description = "every GPU pair, both GPUs writing to each other at once: each direction and the sum" \
+                    " (" MS ")", \
+     .layout = GQ_LAYOUT_GPU_BIDIR, \
+     .min_gpus = 2, \
+     .nvbandwidth = true, \
+     .plan = plan_d2d_bidir, \
+     .method = M, \
+     .variant = V_WRITE}, \
+    {.name = "all_to_host_memcpy_" SUF, \
+     .title = "memcpy " MS " CPU(row) <- GPU(column) bandwidth (GB/s)", \
+     .description = "every GPU -> host at once: each GPU and the aggregate (" MS ")", \
+     .layout = GQ_LAYOUT_HOST_GPU, \
+     .min_gpus = 1, \
+     .nvbandwidth = true, \
+     .plan = plan_host_all, \
+     .method = M, \
+     .variant = DIR_D2H}, \
+    {.name = "all_to_host_bidirectional_memcpy_" SUF, \
+     .title = "memcpy " MS " CPU(row) <-> GPU(column) bandwidth (GB/s)", \
+     .description = "every GPU -> host while the host copies to every GPU; reports GPU -> host (" MS ")", \
+     .layout = GQ_LAYOUT_HOST_GPU, \
+     .min_gpus = 1, \
+     .nvbandwidth = true, \
+     .plan = plan_host_all, \
+     .method = M, \
+     .variant = DIR_D2H | V_BIDIR}, \
+    {.name = "host_to_all_memcpy_" SUF, \
+     .title = "memcpy " MS " CPU(row) -> GPU(column) bandwidth (GB/s)", \
+     .description = "host -> every GPU at once: each GPU and the aggregate (" MS ")", \
+     .layout = GQ_LAYOUT_HOST_GPU, \
+     .min_gpus = 1, \
+     .nvbandwidth = true, \
+     .plan = plan_host_all, \
+     .method = M, \
+     .variant = DIR_H2D}, \
+    {.name = "host_to_all_bidirectional_memcpy_" SUF, \
+     .title = "memcpy " MS " CPU(row) <-> GPU(column) bandwidth (GB/s)", \
+     .description = "host -> every GPU while every GPU copies to the host; reports host -> GPU (" MS ")", \
+     .layout = GQ_LAYOUT_HOST_GPU, \
+     .min_gpus = 1, \
+     .nvbandwidth = true, \
+     .plan = plan_host_all, \
+     .method = M, \
+     .variant = DIR_H2D | V_BIDIR}, \
+    {.name = "all_to_one_write_" SUF, \
+     .title = "memcpy " MS " GPU(row) <- GPU(column) bandwidth (GB/s)", \
+     .description = "every other GPU writes to the column GPU at once: the aggregate and each flow (" MS" \
+                    " ")", \
+     .layout = GQ_LAYOUT_TARGET, \
+     .min_gpus = 2, \
+     .nvbandwidth = true, \
+     .plan = plan_all_to_one, \
+     .method = M, \
+     .variant = V_WRITE}, \
+    {.name = "all_to_one_read_" SUF, \
+     .title = "memcpy " MS " GPU(row) -> GPU(column) bandwidth (GB/s)", \
+     .description = "every other GPU reads from the column GPU at once: the aggregate and each flow (" MS" \
+                    " ")", \
+     .layout = GQ_LAYOUT_TARGET, \
+     .min_gpus = 2, \
+     .nvbandwidth = true, \
+     .plan = plan_all_to_one, \
+     .method = M, \
+     .variant = V_READ}, \
+    {.name = "one_to_all_write_" SUF, \
+     .title = "memcpy " MS " GPU(row) -> GPU(column) bandwidth (GB/s)", \
+     .description = "the column GPU writes to every other GPU at once: the aggregate and each flow (" MS" \
+                    " ")", \
+     .layout = GQ_LAYOUT_TARGET, \
+     .min_gpus = 2, \
+     .nvbandwidth = true, \
+     .plan = plan_one_to_all, \
+     .method = M, \
+     .variant = V_WRITE}, \
+    {.name = "one_to_all_read_" SUF, \
+     .title = "memcpy " MS " GPU(row) <- GPU(column) bandwidth (GB/s)", \
+     .description = "the column GPU reads from every other GPU at once: the aggregate and each flow (" MS" \
+                    " ")", \
+     .layout = GQ_LAYOUT_TARGET, \
+     .min_gpus = 2, \
+     .nvbandwidth = true, \
+     .plan = plan_one_to_all, \
+     .method = M, \
      .variant = V_READ}
+/* clang-format on */
 
 static const gq_test catalog[] = {
     HOST_TESTS("ce", GQ_METHOD_CE, "CE"),
     HOST_TESTS("sm", GQ_METHOD_SM, "SM"),
-    {.name = "host_device_latency_sm", .title = "memory latency SM CPU(row) <-> GPU(column) (ns)",
-     .description = "pointer chase by each GPU in pinned host memory (ns)", .kind = GQ_TEST_LATENCY,
-     .layout = GQ_LAYOUT_HOST_GPU, .min_gpus = 1, .nvbandwidth = true, .plan = plan_host_lat},
-    {.name = "device_to_device_latency_sm", .title = "Device to Device Latency SM GPU(row) <-> GPU(column) (ns)",
+    {.name = "host_device_latency_sm",
+     .title = "memory latency SM CPU(row) <-> GPU(column) (ns)",
+     .description = "pointer chase by each GPU in pinned host memory (ns)",
+     .kind = GQ_TEST_LATENCY,
+     .layout = GQ_LAYOUT_HOST_GPU,
+     .min_gpus = 1,
+     .nvbandwidth = true,
+     .plan = plan_host_lat},
+    {.name = "device_to_device_latency_sm",
+     .title = "Device to Device Latency SM GPU(row) <-> GPU(column) (ns)",
      .description = "pointer chase by the row GPU in the column GPU's memory, over P2P (ns)",
-     .kind = GQ_TEST_LATENCY, .layout = GQ_LAYOUT_GPU_GPU, .min_gpus = 2, .nvbandwidth = true,
+     .kind = GQ_TEST_LATENCY,
+     .layout = GQ_LAYOUT_GPU_GPU,
+     .min_gpus = 2,
+     .nvbandwidth = true,
      .plan = plan_d2d_lat},
-    {.name = "device_local_copy", .title = "memcpy local GPU(column) bandwidth (GB/s)",
+    {.name = "device_local_copy",
+     .title = "memcpy local GPU(column) bandwidth (GB/s)",
      .description = "copy within each GPU's memory; bytes read plus bytes written, as nvbandwidth counts",
-     .layout = GQ_LAYOUT_LOCAL, .min_gpus = 1, .nvbandwidth = true, .plan = plan_local, .method = GQ_METHOD_CE},
+     .layout = GQ_LAYOUT_LOCAL,
+     .min_gpus = 1,
+     .nvbandwidth = true,
+     .plan = plan_local,
+     .method = GQ_METHOD_CE},
     {.name = "device_to_device_staged",
-     .title = "staged (P2P off, through pinned host memory, pipelined) GPU(row) -> GPU(column) bandwidth (GB/s)",
-     .description = "every GPU pair without P2P: chunks through pinned host memory, double-buffered, pipelined",
-     .layout = GQ_LAYOUT_GPU_GPU, .min_gpus = 2, .plan = plan_staged, .method = GQ_METHOD_STAGED},
-    {.name = "p2p_matrix_unidirectional_enabled", .title = "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)",
+     .title =
+         "staged (P2P off, through pinned host memory, pipelined) GPU(row) -> GPU(column) bandwidth (GB/s)",
+     .description =
+         "every GPU pair without P2P: chunks through pinned host memory, double-buffered, pipelined",
+     .layout = GQ_LAYOUT_GPU_GPU,
+     .min_gpus = 2,
+     .plan = plan_staged,
+     .method = GQ_METHOD_STAGED},
+    {.name = "p2p_matrix_unidirectional_enabled",
+     .title = "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)",
      .description = "p2pBandwidthLatencyTest: each pair one way, peer copies by the row GPU",
-     .layout = GQ_LAYOUT_GPU_GPU, .min_gpus = 2, .plan = plan_p2p_uni, .variant = V_ENABLED},
-    {.name = "p2p_matrix_unidirectional_disabled", .title = "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)",
-     .description = "p2pBandwidthLatencyTest: each pair one way with peer access off (the driver stages)",
-     .layout = GQ_LAYOUT_GPU_GPU, .min_gpus = 2, .plan = plan_p2p_uni, .variant = V_DISABLED},
-    {.name = "p2p_matrix_bidirectional_enabled", .title = "Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)",
-     .description = "p2pBandwidthLatencyTest: each pair both ways at once, peer copies: each direction and the sum",
-     .layout = GQ_LAYOUT_GPU_BIDIR, .min_gpus = 2, .plan = plan_p2p_bi, .variant = V_ENABLED},
-    {.name = "p2p_matrix_bidirectional_disabled", .title = "Bidirectional P2P=Disabled Bandwidth Matrix (GB/s)",
-     .description = "p2pBandwidthLatencyTest: each pair both ways at once with peer access off: each direction and "
-                    "the sum",
-     .layout = GQ_LAYOUT_GPU_BIDIR, .min_gpus = 2, .plan = plan_p2p_bi, .variant = V_DISABLED},
-    {.name = "p2p_latency_enabled", .title = "P2P=Enabled Latency (P2P Writes) Matrix (ns)",
-     .description = "p2pBandwidthLatencyTest: tiny peer copies from the row GPU to the column GPU (ns)",
-     .kind = GQ_TEST_LATENCY, .layout = GQ_LAYOUT_GPU_GPU, .min_gpus = 2, .plan = plan_p2p_lat,
+     .layout = GQ_LAYOUT_GPU_GPU,
+     .min_gpus = 2,
+     .plan = plan_p2p_uni,
      .variant = V_ENABLED},
-    {.name = "p2p_latency_disabled", .title = "P2P=Disabled Latency Matrix (ns)",
-     .description = "p2pBandwidthLatencyTest: tiny copies with peer access off (the driver stages) (ns)",
-     .kind = GQ_TEST_LATENCY, .layout = GQ_LAYOUT_GPU_GPU, .min_gpus = 2, .plan = plan_p2p_lat,
+    {.name = "p2p_matrix_unidirectional_disabled",
+     .title = "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)",
+     .description = "p2pBandwidthLatencyTest: each pair one way with peer access off (the driver stages)",
+     .layout = GQ_LAYOUT_GPU_GPU,
+     .min_gpus = 2,
+     .plan = plan_p2p_uni,
      .variant = V_DISABLED},
-    {.name = "host_to_device_set", .title = "host -> GPU set, all at once (GB/s)",
+    {.name = "p2p_matrix_bidirectional_enabled",
+     .title = "Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)",
+     .description =
+         "p2pBandwidthLatencyTest: each pair both ways at once, peer copies: each direction and the sum",
+     .layout = GQ_LAYOUT_GPU_BIDIR,
+     .min_gpus = 2,
+     .plan = plan_p2p_bi,
+     .variant = V_ENABLED},
+    {.name = "p2p_matrix_bidirectional_disabled",
+     .title = "Bidirectional P2P=Disabled Bandwidth Matrix (GB/s)",
+     .description =
+         "p2pBandwidthLatencyTest: each pair both ways at once with peer access off: each direction and "
+         "the sum",
+     .layout = GQ_LAYOUT_GPU_BIDIR,
+     .min_gpus = 2,
+     .plan = plan_p2p_bi,
+     .variant = V_DISABLED},
+    {.name = "p2p_latency_enabled",
+     .title = "P2P=Enabled Latency (P2P Writes) Matrix (ns)",
+     .description = "p2pBandwidthLatencyTest: tiny peer copies from the row GPU to the column GPU (ns)",
+     .kind = GQ_TEST_LATENCY,
+     .layout = GQ_LAYOUT_GPU_GPU,
+     .min_gpus = 2,
+     .plan = plan_p2p_lat,
+     .variant = V_ENABLED},
+    {.name = "p2p_latency_disabled",
+     .title = "P2P=Disabled Latency Matrix (ns)",
+     .description = "p2pBandwidthLatencyTest: tiny copies with peer access off (the driver stages) (ns)",
+     .kind = GQ_TEST_LATENCY,
+     .layout = GQ_LAYOUT_GPU_GPU,
+     .min_gpus = 2,
+     .plan = plan_p2p_lat,
+     .variant = V_DISABLED},
+    {.name = "host_to_device_set",
+     .title = "host -> GPU set, all at once (GB/s)",
      .description = "host -> every GPU of --gpus at once: each GPU and the aggregate (seed 000's method)",
-     .layout = GQ_LAYOUT_SET, .min_gpus = 1, .plan = plan_set, .method = GQ_METHOD_CE, .variant = DIR_H2D},
-    {.name = "device_to_host_set", .title = "GPU set -> host, all at once (GB/s)",
+     .layout = GQ_LAYOUT_SET,
+     .min_gpus = 1,
+     .plan = plan_set,
+     .method = GQ_METHOD_CE,
+     .variant = DIR_H2D},
+    {.name = "device_to_host_set",
+     .title = "GPU set -> host, all at once (GB/s)",
      .description = "every GPU of --gpus -> host at once: each GPU and the aggregate",
-     .layout = GQ_LAYOUT_SET, .min_gpus = 1, .plan = plan_set, .method = GQ_METHOD_CE, .variant = DIR_D2H},
-    {.name = "bidirectional_set", .title = "host <-> GPU set, both directions at once (GB/s)",
+     .layout = GQ_LAYOUT_SET,
+     .min_gpus = 1,
+     .plan = plan_set,
+     .method = GQ_METHOD_CE,
+     .variant = DIR_D2H},
+    {.name = "bidirectional_set",
+     .title = "host <-> GPU set, both directions at once (GB/s)",
      .description = "every GPU of --gpus copies both ways at once: each direction per GPU, per-direction "
                     "aggregates and their sum",
-     .layout = GQ_LAYOUT_SET, .min_gpus = 1, .plan = plan_set, .method = GQ_METHOD_CE, .variant = DIR_BOTH},
+     .layout = GQ_LAYOUT_SET,
+     .min_gpus = 1,
+     .plan = plan_set,
+     .method = GQ_METHOD_CE,
+     .variant = DIR_BOTH},
 };
 
 #define NCATALOG ((int)(sizeof catalog / sizeof catalog[0]))
@@ -548,7 +700,8 @@ void gq_record_cell(const gq_record *r, int *row, int *col)
     *col = exec == r->src.index ? r->dst.index : r->src.index;
 }
 
-int gq_catalog_select(const char *names, const char *prefix, const gq_test **out, int max, int *nout, gq_err *err)
+int gq_catalog_select(const char *names, const char *prefix, const gq_test **out, int max, int *nout,
+                      gq_err *err)
 {
     bool take[NCATALOG];
     memset(take, 0, sizeof take);
@@ -568,7 +721,8 @@ int gq_catalog_select(const char *names, const char *prefix, const gq_test **out
             size_t l = c ? (size_t)(c - p) : strlen(p);
             char word[96];
             if (l == 0)
-                return gq_err_set(err, GQ_E_USAGE, "-t '%s': empty test name; names are separated by commas", names);
+                return gq_err_set(err, GQ_E_USAGE, "-t '%s': empty test name; names are separated by commas",
+                                  names);
             if (l >= sizeof word)
                 return gq_err_set(err, GQ_E_USAGE, "-t: test name '%.40s...' is too long", p);
             memcpy(word, p, l);
@@ -577,9 +731,11 @@ int gq_catalog_select(const char *names, const char *prefix, const gq_test **out
             if (!t) {
                 const char *best = gq_closest(word, cands);
                 if (best)
-                    return gq_err_set(err, GQ_E_USAGE, "unknown test '%s'; did you mean '%s'? (gpuqual run --list)",
-                                      word, best);
-                return gq_err_set(err, GQ_E_USAGE, "unknown test '%s'; gpuqual run --list shows every test", word);
+                    return gq_err_set(err, GQ_E_USAGE,
+                                      "unknown test '%s'; did you mean '%s'? (gpuqual run --list)", word,
+                                      best);
+                return gq_err_set(err, GQ_E_USAGE, "unknown test '%s'; gpuqual run --list shows every test",
+                                  word);
             }
             take[t - catalog] = true;
             if (!c)
@@ -595,8 +751,8 @@ int gq_catalog_select(const char *names, const char *prefix, const gq_test **out
                 hits++;
             }
         if (!hits)
-            return gq_err_set(err, GQ_E_USAGE, "no test name starts with '%s'; gpuqual run --list shows every test",
-                              prefix);
+            return gq_err_set(err, GQ_E_USAGE,
+                              "no test name starts with '%s'; gpuqual run --list shows every test", prefix);
     }
     for (int i = 0; i < NCATALOG && *nout < max; i++)
         if (take[i])
@@ -614,10 +770,11 @@ int gq_catalog_plan(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o
         return gq_err_set(err, GQ_E_USAGE, "%s: the buffer size must be greater than zero", t->name);
     for (int i = 0; i < o->ngpus; i++)
         if (o->gpus[i] < 0 || o->gpus[i] >= topo->ngpu)
-            return gq_err_set(err, GQ_E_USAGE, "%s: GPU %d does not exist (this machine has %d)", t->name, o->gpus[i],
-                              topo->ngpu);
+            return gq_err_set(err, GQ_E_USAGE, "%s: GPU %d does not exist (this machine has %d)", t->name,
+                              o->gpus[i], topo->ngpu);
     if (o->ngpus < t->min_gpus) {
-        snprintf(out->note, sizeof out->note, "skipped: needs at least %d GPUs, %d selected", t->min_gpus, o->ngpus);
+        snprintf(out->note, sizeof out->note, "skipped: needs at least %d GPUs, %d selected", t->min_gpus,
+                 o->ngpus);
         return GQ_OK;
     }
     int rc = t->plan(t, topo, o, out, err);
@@ -627,7 +784,9 @@ int gq_catalog_plan(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o
     }
     if (out->n == 0)
         snprintf(out->note, sizeof out->note, "skipped: no pair of the selected GPUs has peer access (P2P)%s",
-                 strstr(t->name, "device_to_device") ? "; device_to_device_staged measures GPU-to-GPU without it" : "");
+                 strstr(t->name, "device_to_device")
+                     ? "; device_to_device_staged measures GPU-to-GPU without it"
+                     : "");
     return GQ_OK;
 }
 
@@ -645,7 +804,8 @@ void gq_plan_measurement(const gq_plan *p, int i, gq_measurement *m)
     }
 }
 
-void gq_plan_memory(const gq_plan *p, int ngpu, uint64_t *gpu_bytes_max, int *gpu_max, uint64_t *host_bytes_max)
+void gq_plan_memory(const gq_plan *p, int ngpu, uint64_t *gpu_bytes_max, int *gpu_max,
+                    uint64_t *host_bytes_max)
 {
     uint64_t gmax = 0, hmax = 0;
     int gwho = -1;

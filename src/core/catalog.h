@@ -38,13 +38,13 @@ typedef enum gq_layout {
 } gq_layout;
 
 typedef struct gq_plan_opts {
-    uint64_t bytes;         /* buffer size per copy, > 0 */
-    int host_numa;          /* NUMA node, GQ_NUMA_LOCAL, or GQ_HOST_NUMA_ALL */
-    int numa_nodes;         /* for GQ_HOST_NUMA_ALL: nodes 0..numa_nodes-1 (>= 1) */
-    int ngpus;              /* the selected GPUs (--gpus), in order */
+    uint64_t bytes; /* buffer size per copy, > 0 */
+    int host_numa;  /* NUMA node, GQ_NUMA_LOCAL, or GQ_HOST_NUMA_ALL */
+    int numa_nodes; /* for GQ_HOST_NUMA_ALL: nodes 0..numa_nodes-1 (>= 1) */
+    int ngpus;      /* the selected GPUs (--gpus), in order */
     int gpus[GQ_MAX_GPUS];
-    int lat_chase_iters;    /* 0: default 10000 */
-    int lat_copy_iters;     /* 0: default 2000 */
+    int lat_chase_iters; /* 0: default 10000 */
+    int lat_copy_iters;  /* 0: default 2000 */
 } gq_plan_opts;
 
 /* One step of a plan: a measurement (flows[flow_off .. flow_off+nflows)) or a
@@ -63,7 +63,7 @@ typedef struct gq_plan {
     gq_flow *flows;
     bool *report;
     int nflows, flows_cap;
-    char note[256];         /* why the test was skipped (n == 0), or a remark */
+    char note[256]; /* why the test was skipped (n == 0), or a remark */
 } gq_plan;
 
 typedef struct gq_test gq_test;
@@ -76,8 +76,8 @@ struct gq_test {
     const char *title;       /* matrix title (nvbandwidth's bandwidth_description for its tests) */
     gq_test_kind kind;
     gq_layout layout;
-    int min_gpus;            /* below this the test is skipped with a note */
-    bool nvbandwidth;        /* one of nvbandwidth's tests */
+    int min_gpus;     /* below this the test is skipped with a note */
+    bool nvbandwidth; /* one of nvbandwidth's tests */
     gq_plan_fn plan;
     /* parameters of the shared plan functions */
     gq_method method;
@@ -93,7 +93,8 @@ const gq_test *gq_catalog_find(const char *name);
  * NULL); neither = every test. Unknown names are GQ_E_USAGE with the closest
  * name suggested; a prefix matching nothing too. out[] gets up to max tests,
  * catalog order, no duplicates. */
-int gq_catalog_select(const char *names, const char *prefix, const gq_test **out, int max, int *nout, gq_err *err);
+int gq_catalog_select(const char *names, const char *prefix, const gq_test **out, int max, int *nout,
+                      gq_err *err);
 
 /* Plan one test. On success out->n may be 0: then out->note says why it was
  * skipped (e.g. fewer than 2 GPUs, no GPU pair with peer access). */
@@ -104,7 +105,8 @@ void gq_plan_measurement(const gq_plan *p, int i, gq_measurement *m);
 
 /* Bytes the plan's largest measurement needs on one GPU and in pinned host
  * memory (any node), for rejecting a buffer that cannot fit before running. */
-void gq_plan_memory(const gq_plan *p, int ngpu, uint64_t *gpu_bytes_max, int *gpu_max, uint64_t *host_bytes_max);
+void gq_plan_memory(const gq_plan *p, int ngpu, uint64_t *gpu_bytes_max, int *gpu_max,
+                    uint64_t *host_bytes_max);
 
 void gq_plan_free(gq_plan *p);
 

@@ -64,7 +64,7 @@ typedef struct flow_state {
     double rate[GQ_MAX_ROUNDS];
     double window[GQ_MAX_ROUNDS];
     int n;
-    bool dead;          /* failed once: no more samples */
+    bool dead; /* failed once: no more samples */
     char error[200];
     bool verify_failed;
     uint64_t bad_offset;
@@ -81,9 +81,9 @@ typedef struct hctx {
     double aggwin[GQ_MAX_ROUNDS]; /* longest window of the round */
     int rounds;                   /* completed rounds */
     double min_overlap;
-    char whole_error[200];        /* run() failed as a whole */
+    char whole_error[200]; /* run() failed as a whole */
     bool interrupted;
-    unsigned dir_present;         /* directions among reported flows */
+    unsigned dir_present; /* directions among reported flows */
 } hctx;
 
 static bool is_host(gq_endpoint e)
@@ -282,7 +282,8 @@ static int emit(hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_o
         has_interferers |= !m->report[i];
     for (int i = 0; i < m->nflows && !interferer_msg[0]; i++)
         if (!m->report[i] && c->fs[i].error[0])
-            snprintf(interferer_msg, sizeof interferer_msg, "the interfering flow failed: %.160s", c->fs[i].error);
+            snprintf(interferer_msg, sizeof interferer_msg, "the interfering flow failed: %.160s",
+                     c->fs[i].error);
 
     /* member-level facts the aggregates inherit */
     bool member_err[NDIR] = {0}, member_verify[NDIR] = {0}, member_imp[NDIR] = {0};
@@ -318,14 +319,16 @@ static int emit(hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_o
             set_error(&r, GQ_FLAG_ERROR, interferer_msg);
         if (has_interferers && c->rounds > 0 && c->min_overlap < GQ_OVERLAP_MIN) {
             char msg[160];
-            snprintf(msg, sizeof msg, "the interfering flows ran during only %.1f%% of the measured window (< %.0f%%)",
+            snprintf(msg, sizeof msg,
+                     "the interfering flows ran during only %.1f%% of the measured window (< %.0f%%)",
                      100.0 * c->min_overlap, 100.0 * GQ_OVERLAP_MIN);
             set_error(&r, GQ_FLAG_OVERLAP, msg);
         }
         if (fs->verify_failed) {
             char msg[160];
             snprintf(msg, sizeof msg, "data check failed: first bad byte at offset %llu of %s",
-                     (unsigned long long)fs->bad_offset, r.dst.kind == GQ_EP_HOST ? "the host buffer" : "the GPU buffer");
+                     (unsigned long long)fs->bad_offset,
+                     r.dst.kind == GQ_EP_HOST ? "the host buffer" : "the GPU buffer");
             set_error(&r, GQ_FLAG_VERIFY_FAILED, msg);
         }
         if (fs->n == 0 && !(r.flags & GQ_FLAG_ERROR))
@@ -440,7 +443,8 @@ static int emit(hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_o
  * every flow kept copying until the common deadline; an interferer is then
  * known to run until the deadline even where its last counted copy ended
  * earlier (its own rate is not reported, only its presence matters). */
-static double round_overlap(const gq_measurement *m, const gq_flow_result *res, const bool *ok, double duration_s)
+static double round_overlap(const gq_measurement *m, const gq_flow_result *res, const bool *ok,
+                            double duration_s)
 {
     double st[GQ_MAX_FLOWS], en[GQ_MAX_FLOWS];
     int nw = 0, ni = 0;
@@ -571,8 +575,9 @@ static bool all_dead(const hctx *c)
 }
 
 /* A failed prepare: every record the measurement would give, invalid. */
-static int emit_failed(hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_opts *o, gq_recordset *out,
-                       gq_journal *j, int group, double t0, const char *msg, gq_err *jerr, bool *jfailed)
+static int emit_failed(hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_opts *o,
+                       gq_recordset *out, gq_journal *j, int group, double t0, const char *msg, gq_err *jerr,
+                       bool *jfailed)
 {
     snprintf(c->whole_error, sizeof c->whole_error, "%.199s", msg);
     c->rounds = 0;
@@ -588,8 +593,8 @@ static int emit_failed(hctx *c, gq_backend *be, const gq_topo *topo, const gq_ha
  * of the rule and a duration round (long enough that the reported flows'
  * longest copy is 0.8% of it, up to GQ_HARNESS_MAX_ROUND_S) promises more,
  * the rounds run by duration. */
-static int choose_group_mode(gq_backend *be, gq_group *g, const gq_measurement *m, gq_flow_result *res, double T,
-                             gq_run_opts *ro, gq_err *rerr)
+static int choose_group_mode(gq_backend *be, gq_group *g, const gq_measurement *m, gq_flow_result *res,
+                             double T, gq_run_opts *ro, gq_err *rerr)
 {
     int rc;
     gq_run_opts one = {.reps = 1};
@@ -633,7 +638,8 @@ int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement
         return gq_err_set(err, GQ_E_FAIL, "harness: %s has %d flows, expected 1..%d", m->test, m->nflows,
                           GQ_MAX_FLOWS);
     if (o->rounds < 1 || o->rounds > GQ_MAX_ROUNDS)
-        return gq_err_set(err, GQ_E_USAGE, "rounds %d is out of range, expected 1..%d", o->rounds, GQ_MAX_ROUNDS);
+        return gq_err_set(err, GQ_E_USAGE, "rounds %d is out of range, expected 1..%d", o->rounds,
+                          GQ_MAX_ROUNDS);
     for (int i = 0; i < m->nflows; i++)
         if (m->flows[i].bytes == 0)
             return gq_err_set(err, GQ_E_FAIL, "harness: %s flow %d has a zero size", m->test, i);
@@ -784,7 +790,8 @@ emit_records:
         goto out;
     }
     if (rc == GQ_OK && c->interrupted)
-        rc = gq_err_set(err, GQ_E_INTR, "interrupted after %d of %d rounds of %s", c->rounds, o->rounds, m->test);
+        rc = gq_err_set(err, GQ_E_INTR, "interrupted after %d of %d rounds of %s", c->rounds, o->rounds,
+                        m->test);
 out:
     if (g)
         be->ops->release(be, g);
@@ -801,7 +808,8 @@ int gq_harness_latency(gq_backend *be, const gq_topo *topo, const char *test, co
     if (!be || !be->ops || !req || !o || !out)
         return gq_err_set(err, GQ_E_FAIL, "harness: missing argument");
     if (o->rounds < 1 || o->rounds > GQ_MAX_ROUNDS)
-        return gq_err_set(err, GQ_E_USAGE, "rounds %d is out of range, expected 1..%d", o->rounds, GQ_MAX_ROUNDS);
+        return gq_err_set(err, GQ_E_USAGE, "rounds %d is out of range, expected 1..%d", o->rounds,
+                          GQ_MAX_ROUNDS);
     if (gq_interrupt_requested())
         return gq_err_set(err, GQ_E_INTR, "interrupted");
     gq_record r;

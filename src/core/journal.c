@@ -88,7 +88,8 @@ int gq_journal_append(gq_journal *j, const gq_record *r, gq_err *err)
         rc = gq_err_set(err, GQ_E_NOMEM, "journal: out of memory");
         goto out;
     }
-    if (fputs(line, j->f) == EOF || fputc('\n', j->f) == EOF || fflush(j->f) != 0 || fsync(fileno(j->f)) != 0) {
+    if (fputs(line, j->f) == EOF || fputc('\n', j->f) == EOF || fflush(j->f) != 0 ||
+        fsync(fileno(j->f)) != 0) {
         rc = gq_err_set(err, GQ_E_IO, "cannot write journal '%s': %s", j->path, strerror(errno));
         goto out;
     }
@@ -141,12 +142,14 @@ int gq_journal_read(const char *path, gq_recordset *out, bool *truncated, gq_err
         json_t *sv = json_object_get(root, "schema_version");
         json_t *rec = json_object_get(root, "record");
         if (!tool || strcmp(tool, "gpuqual") != 0 || !json_is_integer(sv) || !json_is_object(rec)) {
-            rc = gq_err_set(err, GQ_E_USAGE, "journal '%s' line %d is not a gpuqual journal record", path, lineno);
+            rc = gq_err_set(err, GQ_E_USAGE, "journal '%s' line %d is not a gpuqual journal record", path,
+                            lineno);
             goto out;
         }
         if (json_integer_value(sv) > GQ_SCHEMA_VERSION) {
-            rc = gq_err_set(err, GQ_E_USAGE, "journal '%s' line %d has schema_version %lld; this gpuqual reads up to %d",
-                            path, lineno, (long long)json_integer_value(sv), GQ_SCHEMA_VERSION);
+            rc = gq_err_set(err, GQ_E_USAGE,
+                            "journal '%s' line %d has schema_version %lld; this gpuqual reads up to %d", path,
+                            lineno, (long long)json_integer_value(sv), GQ_SCHEMA_VERSION);
             goto out;
         }
         gq_record r;

@@ -32,7 +32,8 @@ static void num(FILE *f, double v, bool ok)
 void gq_render_csv(FILE *f, const gq_recordset *rs)
 {
     fputs("test,kind,method,src,dst,direction,exec_gpu,bytes,rounds,unit,median,min,max,spread,valid,flags,"
-          "overlap,gpus,capacity_gbps,host_numa_requested,host_numa_actual,window_s,group,timestamp,simulated,error\n",
+          "overlap,gpus,capacity_gbps,host_numa_requested,host_numa_actual,window_s,group,timestamp,"
+          "simulated,error\n",
           f);
     for (int i = 0; rs && i < rs->n; i++) {
         const gq_record *r = &rs->v[i];

@@ -87,8 +87,8 @@ int gq_parse_iso_time(const char *s, double *out)
     memset(&tm, 0, sizeof tm);
     double sec = 0;
     int used = 0;
-    if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%lf%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-                     &sec, &used) != 6)
+    if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%lf%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                     &tm.tm_min, &sec, &used) != 6)
         return -1;
     if (s[used] != 'Z' && s[used] != 0)
         return -1;
@@ -106,8 +106,12 @@ static const struct {
     unsigned flag;
     const char *name;
 } flag_names[] = {
-    {GQ_FLAG_IMPOSSIBLE, "impossible"}, {GQ_FLAG_OVERLAP, "overlap"},     {GQ_FLAG_VERIFY_FAILED, "verify_failed"},
-    {GQ_FLAG_ERROR, "error"},           {GQ_FLAG_SPREAD, "spread"},       {GQ_FLAG_NUMA_MISPLACED, "numa_misplaced"},
+    {GQ_FLAG_IMPOSSIBLE, "impossible"},
+    {GQ_FLAG_OVERLAP, "overlap"},
+    {GQ_FLAG_VERIFY_FAILED, "verify_failed"},
+    {GQ_FLAG_ERROR, "error"},
+    {GQ_FLAG_SPREAD, "spread"},
+    {GQ_FLAG_NUMA_MISPLACED, "numa_misplaced"},
     {GQ_FLAG_INCOMPLETE, "incomplete"},
 };
 
@@ -211,7 +215,8 @@ static int get_stat(const json_t *o, gq_stat *s, const char *key, gq_err *err)
     static const char *names[] = {"median", "min", "max", "spread"};
     double *dst[] = {&s->median, &s->min, &s->max, &s->spread};
     if (!json_is_object(o))
-        return gq_err_set(err, GQ_E_USAGE, "record: field '%s' must be an object {median,min,max,spread}", key);
+        return gq_err_set(err, GQ_E_USAGE, "record: field '%s' must be an object {median,min,max,spread}",
+                          key);
     for (int i = 0; i < 4; i++) {
         json_t *v = json_object_get(o, names[i]);
         if (!json_is_number(v))
@@ -251,7 +256,8 @@ int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err)
         return rc;
     int m = lookup(json_string_value(v), method_names, 4);
     if (m < 0)
-        return gq_err_set(err, GQ_E_USAGE, "record '%s': field 'method' must be one of ce, sm, staged, driver_staged",
+        return gq_err_set(err, GQ_E_USAGE,
+                          "record '%s': field 'method' must be one of ce, sm, staged, driver_staged",
                           r->test);
     r->method = (gq_method)m;
     static const char *eps[2] = {"src", "dst"};
@@ -260,15 +266,15 @@ int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err)
         if ((rc = need(j, eps[i], &v, err)))
             return rc;
         if (!json_is_string(v) || gq_rec_parse_endpoint(json_string_value(v), epd[i]))
-            return gq_err_set(err, GQ_E_USAGE, "record '%s': field '%s' must be \"gpu:N\" or \"host:N\"", r->test,
-                              eps[i]);
+            return gq_err_set(err, GQ_E_USAGE, "record '%s': field '%s' must be \"gpu:N\" or \"host:N\"",
+                              r->test, eps[i]);
     }
     if ((rc = need(j, "direction", &v, err)))
         return rc;
     int d = lookup(json_string_value(v), dir_names, 4);
     if (d < 0)
-        return gq_err_set(err, GQ_E_USAGE, "record '%s': field 'direction' must be one of h2d, d2h, p2p, local",
-                          r->test);
+        return gq_err_set(err, GQ_E_USAGE,
+                          "record '%s': field 'direction' must be one of h2d, d2h, p2p, local", r->test);
     r->direction = (gq_direction)d;
     r->dirs = 1u << d;
     json_t *dl = json_object_get(j, "directions");
@@ -280,15 +286,16 @@ int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err)
         {
             int k = lookup(json_string_value(x), dir_names, 4);
             if (k < 0)
-                return gq_err_set(err, GQ_E_USAGE, "record '%s': field 'directions' holds an unknown direction",
-                                  r->test);
+                return gq_err_set(err, GQ_E_USAGE,
+                                  "record '%s': field 'directions' holds an unknown direction", r->test);
             r->dirs |= 1u << k;
         }
     }
     if ((rc = need(j, "bytes", &v, err)))
         return rc;
     if (!json_is_integer(v) || json_integer_value(v) < 0)
-        return gq_err_set(err, GQ_E_USAGE, "record '%s': field 'bytes' must be a non-negative integer", r->test);
+        return gq_err_set(err, GQ_E_USAGE, "record '%s': field 'bytes' must be a non-negative integer",
+                          r->test);
     r->bytes = (uint64_t)json_integer_value(v);
     if ((rc = need(j, "rounds", &v, err)))
         return rc;
@@ -311,8 +318,9 @@ int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err)
         json_array_foreach(sm, i, x)
         {
             if (!json_is_number(x) || n >= GQ_MAX_ROUNDS)
-                return gq_err_set(err, GQ_E_USAGE, "record '%s': field 'samples' must hold at most %d numbers",
-                                  r->test, GQ_MAX_ROUNDS);
+                return gq_err_set(err, GQ_E_USAGE,
+                                  "record '%s': field 'samples' must hold at most %d numbers", r->test,
+                                  GQ_MAX_ROUNDS);
             r->samples[n++] = json_number_value(x);
         }
         r->value.n = n;
@@ -332,7 +340,8 @@ int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err)
         json_array_foreach(v, i, x)
         {
             if (!json_is_string(x))
-                return gq_err_set(err, GQ_E_USAGE, "record '%s': field 'flags' must be a list of strings", r->test);
+                return gq_err_set(err, GQ_E_USAGE, "record '%s': field 'flags' must be a list of strings",
+                                  r->test);
             /* flags added by later versions are ignored: 'valid' already says what they mean */
             for (size_t k = 0; k < sizeof flag_names / sizeof flag_names[0]; k++)
                 if (!strcmp(json_string_value(x), flag_names[k].name))
@@ -377,7 +386,8 @@ int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err)
     if ((v = json_object_get(j, "timestamp"))) {
         if (json_is_string(v)) {
             if (gq_parse_iso_time(json_string_value(v), &r->timestamp))
-                return gq_err_set(err, GQ_E_USAGE, "record '%s': field 'timestamp' must be ISO-8601 UTC", r->test);
+                return gq_err_set(err, GQ_E_USAGE, "record '%s': field 'timestamp' must be ISO-8601 UTC",
+                                  r->test);
         } else if (json_is_number(v)) {
             r->timestamp = json_number_value(v);
         }
@@ -420,14 +430,18 @@ static json_t *gpus_json(const gq_topo *t)
         json_object_set_new(o, "uuid", json_string(g->uuid));
         json_object_set_new(o, "pci_bus_id", json_string(g->pci_bus_id));
         json_object_set_new(o, "mem_bytes", json_integer((json_int_t)g->mem_bytes));
-        json_object_set_new(o, "pcie_gen", g->pcie_gen_cur >= 0 ? json_integer(g->pcie_gen_cur) : json_null());
-        json_object_set_new(o, "pcie_width", g->pcie_width_cur >= 0 ? json_integer(g->pcie_width_cur) : json_null());
-        json_object_set_new(o, "pcie_gen_max", g->pcie_gen_max >= 0 ? json_integer(g->pcie_gen_max) : json_null());
+        json_object_set_new(o, "pcie_gen",
+                            g->pcie_gen_cur >= 0 ? json_integer(g->pcie_gen_cur) : json_null());
+        json_object_set_new(o, "pcie_width",
+                            g->pcie_width_cur >= 0 ? json_integer(g->pcie_width_cur) : json_null());
+        json_object_set_new(o, "pcie_gen_max",
+                            g->pcie_gen_max >= 0 ? json_integer(g->pcie_gen_max) : json_null());
         json_object_set_new(o, "pcie_width_max",
                             g->pcie_width_max >= 0 ? json_integer(g->pcie_width_max) : json_null());
         json_object_set_new(o, "pcie_gbps", num_or_null(g->pcie_gbps, g->pcie_gbps > 0));
         json_object_set_new(o, "numa_node", g->numa_node >= 0 ? json_integer(g->numa_node) : json_null());
-        json_object_set_new(o, "nvlinks", g->nvlinks_total >= 0 ? json_integer(g->nvlinks_total) : json_null());
+        json_object_set_new(o, "nvlinks",
+                            g->nvlinks_total >= 0 ? json_integer(g->nvlinks_total) : json_null());
         json_object_set_new(o, "power_limit_w", num_or_null(g->power_limit_w, g->power_limit_w > 0));
         json_array_append_new(a, o);
     }
@@ -493,7 +507,8 @@ int gq_doc_load(const char *path, json_t **root, gq_recordset *out_records, gq_e
         if (json_is_object(j) && json_object_get(j, "nvbandwidth"))
             rc = gq_err_set(err, GQ_E_USAGE, "'%s' is nvbandwidth's JSON, not a gpuqual document", path);
         else
-            rc = gq_err_set(err, GQ_E_USAGE, "'%s' is not a gpuqual document (no \"tool\": \"gpuqual\")", path);
+            rc = gq_err_set(err, GQ_E_USAGE, "'%s' is not a gpuqual document (no \"tool\": \"gpuqual\")",
+                            path);
         goto out;
     }
     if (!json_is_integer(sv) || json_integer_value(sv) < 1) {
@@ -501,9 +516,10 @@ int gq_doc_load(const char *path, json_t **root, gq_recordset *out_records, gq_e
         goto out;
     }
     if (json_integer_value(sv) > GQ_SCHEMA_VERSION) {
-        rc = gq_err_set(err, GQ_E_USAGE,
-                        "'%s' has schema_version %lld, newer than this gpuqual reads (%d); use a newer gpuqual", path,
-                        (long long)json_integer_value(sv), GQ_SCHEMA_VERSION);
+        rc = gq_err_set(
+            err, GQ_E_USAGE,
+            "'%s' has schema_version %lld, newer than this gpuqual reads (%d); use a newer gpuqual", path,
+            (long long)json_integer_value(sv), GQ_SCHEMA_VERSION);
         goto out;
     }
     if (out_records) {

@@ -56,7 +56,8 @@ static const gq_record *flow_at(const gq_recordset *rs, const char *test, int ro
 }
 
 /* Bidirectional pair {a,b}: the flow executed by `exec`, or the pair's sum. */
-static const gq_record *pair_rec(const gq_recordset *rs, const char *test, int a, int b, int exec, bool want_sum)
+static const gq_record *pair_rec(const gq_recordset *rs, const char *test, int a, int b, int exec,
+                                 bool want_sum)
 {
     for (int i = 0; i < rs->n; i++) {
         const gq_record *r = &rs->v[i];
@@ -111,7 +112,8 @@ static json_t *testcase(const gq_topo *topo, const gq_recordset *rs, const char 
         for (int r = 0; r < nc; r++) {
             json_t *line = json_array();
             for (int c = 0; c < nc; c++)
-                json_array_append_new(line, r == c ? json_string("N/A") : cell(flow_at(rs, test, r, c), &sum));
+                json_array_append_new(line,
+                                      r == c ? json_string("N/A") : cell(flow_at(rs, test, r, c), &sum));
             json_array_append_new(mat, line);
         }
         break;
@@ -160,9 +162,7 @@ static json_t *testcase(const gq_topo *topo, const gq_recordset *rs, const char 
         json_array_append_new(mat, line);
         break;
     }
-    case GQ_LAYOUT_SET:
-        json_decref(mat);
-        return NULL;
+    case GQ_LAYOUT_SET: json_decref(mat); return NULL;
     }
     json_t *o = json_object();
     json_object_set_new(o, "bandwidth_description", json_string(desc));
@@ -186,8 +186,9 @@ static void nvbw_bus(const char *bus, char *out, size_t n)
 json_t *gq_render_nvbandwidth_json(const gq_topo *topo, const gq_recordset *rs, const char *version)
 {
     json_t *body = json_object();
-    json_object_set_new(body, "CUDA Runtime Version",
-                        json_integer(topo && topo->cuda_runtime_version >= 0 ? topo->cuda_runtime_version : 0));
+    json_object_set_new(
+        body, "CUDA Runtime Version",
+        json_integer(topo && topo->cuda_runtime_version >= 0 ? topo->cuda_runtime_version : 0));
     json_object_set_new(body, "Driver Version", json_string(topo ? topo->driver_version : ""));
     json_t *devs = json_array();
     for (int i = 0; topo && i < topo->ngpu; i++) {

@@ -28,9 +28,11 @@ static void labels(FILE *f, const gq_record *r, const char *stat)
     fputs("{test=\"", f);
     label_value(f, r->test);
     fprintf(f, "\",kind=\"%s\",method=\"%s\",src=\"%s\",dst=\"%s\",direction=\"%s\",gpus=\"%s\"",
-            r->sum ? "sum" : r->aggregate ? "aggregate" : "flow", gq_method_name(r->method),
-            gq_rec_endpoint(r->src, a, sizeof a), gq_rec_endpoint(r->dst, b, sizeof b),
-            gq_direction_name(r->direction), gl);
+            r->sum         ? "sum"
+            : r->aggregate ? "aggregate"
+                           : "flow",
+            gq_method_name(r->method), gq_rec_endpoint(r->src, a, sizeof a),
+            gq_rec_endpoint(r->dst, b, sizeof b), gq_direction_name(r->direction), gl);
     fprintf(f, ",bytes=\"%llu\",group=\"%d\"", (unsigned long long)r->bytes, r->group);
     if (stat)
         fprintf(f, ",stat=\"%s\"", stat);
@@ -75,6 +77,8 @@ void gq_render_prometheus(FILE *f, const gq_recordset *rs)
     family(f, rs, "gpuqual_bandwidth_gbps", "Measured bandwidth in GB/s (10^9 bytes/s) over the rounds", 0);
     family(f, rs, "gpuqual_latency_ns", "Measured latency in nanoseconds over the rounds", 1);
     family(f, rs, "gpuqual_spread_ratio", "Spread between rounds, (max - min) / median", 2);
-    family(f, rs, "gpuqual_overlap_ratio", "Window shared by concurrent flows over each flow's own window (min over rounds)", 3);
-    family(f, rs, "gpuqual_valid", "1 when the figure is valid, 0 when flagged (impossible, overlap, error, verify_failed)", 4);
+    family(f, rs, "gpuqual_overlap_ratio",
+           "Window shared by concurrent flows over each flow's own window (min over rounds)", 3);
+    family(f, rs, "gpuqual_valid",
+           "1 when the figure is valid, 0 when flagged (impossible, overlap, error, verify_failed)", 4);
 }

@@ -91,7 +91,8 @@ static void put_cell(cellmap *m, int rowkey, bool host, int col, const gq_record
         m->cell[i][col] = r;
 }
 
-static void print_matrix(FILE *f, const cellmap *m, const char *title, const gq_recordset *rs, const char *note)
+static void print_matrix(FILE *f, const cellmap *m, const char *title, const gq_recordset *rs,
+                         const char *note)
 {
     (void)rs;
     fprintf(f, "%s%s\n", title, note ? note : "");
@@ -168,7 +169,8 @@ static void print_group_line(FILE *f, const gq_record *r, const char *indent)
         for (int k = 0; k < 4; k++)
             if (r->dirs & (1u << k)) {
                 size_t l = strlen(dirs);
-                snprintf(dirs + l, sizeof dirs - l, "%s%s", l ? " + " : "", gq_direction_name((gq_direction)k));
+                snprintf(dirs + l, sizeof dirs - l, "%s%s", l ? " + " : "",
+                         gq_direction_name((gq_direction)k));
             }
         fprintf(f, "%ssum (%s), GPUs %s: ", indent, dirs, gl);
     } else if (r->aggregate) {
@@ -204,11 +206,34 @@ static void print_aggregates(FILE *f, const gq_recordset *rs, const char *test)
         if (strcmp(r->test, test) || !(r->aggregate || r->sum))
             continue;
         if (!any)
-            fprintf(f, "concurrent totals (each GPU's bytes over its own window, summed; valid only when the windows "
+            fprintf(f, "concurrent totals (each GPU's bytes over its own window, summed; valid only when the "
+                       "windows "
                        "overlap >= 99%%):\n");
         any = true;
         print_group_line(f, r, "  ");
     }
+}
+
+/* p2pBandwidthLatencyTest's "P2P=Enabled" falls back to the driver's staged
+ * copy for pairs without peer access, as the CUDA sample does: say so. */
+static void fallback_note(FILE *f, const gq_recordset *rs, const char *test)
+{
+    if (!strstr(test, "_enabled"))
+        return;
+    int n = 0, staged = 0;
+    for (int i = 0; i < rs->n; i++) {
+        const gq_record *r = &rs->v[i];
+        if (strcmp(r->test, test) || r->aggregate || r->sum)
+            continue;
+        n++;
+        staged += r->method == GQ_METHOD_DRIVER_STAGED;
+    }
+    if (staged)
+        fprintf(
+            f,
+            "%d of %d cells without peer access: measured with the driver's staged copy, as the CUDA sample "
+            "falls back\n",
+            staged, n);
 }
 
 static bool is_flow(const gq_record *r)
@@ -216,8 +241,8 @@ static bool is_flow(const gq_record *r)
     return !r->aggregate && !r->sum;
 }
 
-static void render_cells(FILE *f, const gq_topo *topo, const gq_recordset *rs, const char *test, const gq_test *t,
-                         gq_layout layout)
+static void render_cells(FILE *f, const gq_topo *topo, const gq_recordset *rs, const char *test,
+                         const gq_test *t, gq_layout layout)
 {
     cellmap *m = calloc(1, sizeof *m);
     if (!m)
@@ -275,6 +300,7 @@ static void render_cells(FILE *f, const gq_topo *topo, const gq_recordset *rs, c
                 snprintf(t1, sizeof t1, "%s, each direction (row GPU executing)", title);
             print_matrix(f, m, t1, rs, NULL);
             matrix_notes(f, m, "GB/s");
+            fallback_note(f, rs, test);
             cellmap *tot = calloc(1, sizeof *tot);
             if (tot) {
                 tot->ncols = m->ncols;
@@ -297,6 +323,7 @@ static void render_cells(FILE *f, const gq_topo *topo, const gq_recordset *rs, c
         } else {
             print_matrix(f, m, title, rs, NULL);
             matrix_notes(f, m, lat ? "ns" : "GB/s");
+            fallback_note(f, rs, test);
             if (layout == GQ_LAYOUT_HOST_GPU || layout == GQ_LAYOUT_GPU_GPU)
                 print_aggregates(f, rs, test);
         }
@@ -334,8 +361,8 @@ static void render_set(FILE *f, const gq_recordset *rs, const char *test, const 
             fprintf(f, "  %-7s %s: ", gq_rec_endpoint(ge, g, sizeof g), gq_direction_name(r->direction));
             if (r->value.n == 0 || !r->valid) {
                 char fl[128];
-                fprintf(f, "%s [%s] %s\n", r->value.n ? "INVALID" : "ERR", gq_flags_str(r->flags, fl, sizeof fl),
-                        r->error);
+                fprintf(f, "%s [%s] %s\n", r->value.n ? "INVALID" : "ERR",
+                        gq_flags_str(r->flags, fl, sizeof fl), r->error);
             } else {
                 fprintf(f, "%8.2f GB/s (spread %.2f%%)\n", r->value.median, 100.0 * r->value.spread);
             }

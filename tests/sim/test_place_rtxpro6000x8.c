@@ -4,11 +4,12 @@
  * twice the naive mapping's; offload workers are 0,2,4,6; a saved run plans
  * the same with no GPU.
  *
- * The simulated machine hides IO-die quadrants ({0,1} and {2,3} each share an
- * uplink), which the probes never load with P2P: the cells' 0->2 and 1->3
- * then share 62 GB/s. Verification measures that, learns it and places the
- * roles again (every attempt is in the output), so the first attempt must be
- * the cells and the kept mapping must keep every handoff inside a domain. */
+ * Where the simulated fabric makes a chosen pattern slower than predicted
+ * (an earlier version routed the cells' 0->2 and 1->3 through one 62 GB/s
+ * quadrant uplink the probes never load), verification learns it and places
+ * the roles again (every attempt is in the output). So: the first attempt
+ * must be the cells, and the kept mapping must keep every handoff inside a
+ * domain and reach 2x the naive mapping. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

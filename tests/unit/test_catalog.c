@@ -13,24 +13,56 @@
 
 /* Every test nvbandwidth v0.8 ran on the reference machine. */
 static const char *const nvbw[] = {
-    "host_to_device_memcpy_ce", "device_to_host_memcpy_ce", "host_to_device_bidirectional_memcpy_ce",
-    "device_to_host_bidirectional_memcpy_ce", "device_to_device_memcpy_read_ce", "device_to_device_memcpy_write_ce",
-    "device_to_device_bidirectional_memcpy_read_ce", "device_to_device_bidirectional_memcpy_write_ce",
-    "all_to_host_memcpy_ce", "all_to_host_bidirectional_memcpy_ce", "host_to_all_memcpy_ce",
-    "host_to_all_bidirectional_memcpy_ce", "all_to_one_write_ce", "all_to_one_read_ce", "one_to_all_write_ce",
-    "one_to_all_read_ce", "host_to_device_memcpy_sm", "device_to_host_memcpy_sm",
-    "host_to_device_bidirectional_memcpy_sm", "device_to_host_bidirectional_memcpy_sm",
-    "device_to_device_memcpy_read_sm", "device_to_device_memcpy_write_sm",
-    "device_to_device_bidirectional_memcpy_read_sm", "device_to_device_bidirectional_memcpy_write_sm",
-    "all_to_host_memcpy_sm", "all_to_host_bidirectional_memcpy_sm", "host_to_all_memcpy_sm",
-    "host_to_all_bidirectional_memcpy_sm", "all_to_one_write_sm", "all_to_one_read_sm", "one_to_all_write_sm",
-    "one_to_all_read_sm", "host_device_latency_sm", "device_to_device_latency_sm", "device_local_copy", NULL,
+    "host_to_device_memcpy_ce",
+    "device_to_host_memcpy_ce",
+    "host_to_device_bidirectional_memcpy_ce",
+    "device_to_host_bidirectional_memcpy_ce",
+    "device_to_device_memcpy_read_ce",
+    "device_to_device_memcpy_write_ce",
+    "device_to_device_bidirectional_memcpy_read_ce",
+    "device_to_device_bidirectional_memcpy_write_ce",
+    "all_to_host_memcpy_ce",
+    "all_to_host_bidirectional_memcpy_ce",
+    "host_to_all_memcpy_ce",
+    "host_to_all_bidirectional_memcpy_ce",
+    "all_to_one_write_ce",
+    "all_to_one_read_ce",
+    "one_to_all_write_ce",
+    "one_to_all_read_ce",
+    "host_to_device_memcpy_sm",
+    "device_to_host_memcpy_sm",
+    "host_to_device_bidirectional_memcpy_sm",
+    "device_to_host_bidirectional_memcpy_sm",
+    "device_to_device_memcpy_read_sm",
+    "device_to_device_memcpy_write_sm",
+    "device_to_device_bidirectional_memcpy_read_sm",
+    "device_to_device_bidirectional_memcpy_write_sm",
+    "all_to_host_memcpy_sm",
+    "all_to_host_bidirectional_memcpy_sm",
+    "host_to_all_memcpy_sm",
+    "host_to_all_bidirectional_memcpy_sm",
+    "all_to_one_write_sm",
+    "all_to_one_read_sm",
+    "one_to_all_write_sm",
+    "one_to_all_read_sm",
+    "host_device_latency_sm",
+    "device_to_device_latency_sm",
+    "device_local_copy",
+    NULL,
 };
 
 static const char *const ours[] = {
-    "device_to_device_staged", "p2p_matrix_unidirectional_enabled", "p2p_matrix_unidirectional_disabled",
-    "p2p_matrix_bidirectional_enabled", "p2p_matrix_bidirectional_disabled", "p2p_latency_enabled",
-    "p2p_latency_disabled", "host_to_device_set", "device_to_host_set", "bidirectional_set", NULL,
+    "device_to_device_staged",
+    "p2p_matrix_unidirectional_enabled",
+    "p2p_matrix_unidirectional_disabled",
+    "p2p_matrix_bidirectional_enabled",
+    "p2p_matrix_bidirectional_disabled",
+    "p2p_latency_enabled",
+    "p2p_latency_disabled",
+    "host_to_device_set",
+    "device_to_host_set",
+    "bidirectional_set",
+    NULL,
 };
 
 static gq_topo topo;
@@ -97,8 +129,8 @@ static void test_select(void **state)
     const gq_test *sel[64];
     int n;
     gq_err err = {0};
-    assert_int_equal(gq_catalog_select("device_local_copy,host_to_device_memcpy_ce,device_local_copy", NULL, sel, 64,
-                                       &n, &err),
+    assert_int_equal(gq_catalog_select("device_local_copy,host_to_device_memcpy_ce,device_local_copy", NULL,
+                                       sel, 64, &n, &err),
                      GQ_OK);
     assert_int_equal(n, 2);
     assert_string_equal(sel[0]->name, "host_to_device_memcpy_ce"); /* catalog order */
@@ -136,8 +168,8 @@ static void test_host_tests(void **state)
     plan("device_to_host_bidirectional_memcpy_sm", &p);
     assert_int_equal(p.n, 2);
     assert_int_equal(p.items[0].nflows, 2);
-    assert_true(p.report[p.items[0].flow_off]);       /* measured: GPU -> host */
-    assert_false(p.report[p.items[0].flow_off + 1]);  /* interference: host -> GPU */
+    assert_true(p.report[p.items[0].flow_off]);      /* measured: GPU -> host */
+    assert_false(p.report[p.items[0].flow_off + 1]); /* interference: host -> GPU */
     assert_int_equal(flow(&p, 0, 0)->dst.kind, GQ_EP_HOST);
     assert_int_equal(flow(&p, 0, 1)->src.kind, GQ_EP_HOST);
     assert_int_equal(flow(&p, 0, 0)->method, GQ_METHOD_SM);
@@ -230,7 +262,7 @@ static void test_all_to_one_and_one_to_all(void **state)
     int who;
     gq_plan_memory(&p, 4, &gmax, &who, &hmax);
     assert_int_equal(gmax, 3 * po.bytes); /* the target holds one buffer per other GPU */
-    assert_int_equal(who, 0); /* the first target that needs the most */
+    assert_int_equal(who, 0);             /* the first target that needs the most */
     assert_int_equal(hmax, 0);
     gq_plan_free(&p);
 }
@@ -344,11 +376,13 @@ static void test_bad_plan_input(void **state)
     gq_plan p;
     gq_err err = {0};
     po.gpus[1] = 7;
-    assert_int_equal(gq_catalog_plan(gq_catalog_find("host_to_device_memcpy_ce"), &topo, &po, &p, &err), GQ_E_USAGE);
+    assert_int_equal(gq_catalog_plan(gq_catalog_find("host_to_device_memcpy_ce"), &topo, &po, &p, &err),
+                     GQ_E_USAGE);
     assert_non_null(strstr(err.msg, "GPU 7"));
     po.gpus[1] = 1;
     po.bytes = 0;
-    assert_int_equal(gq_catalog_plan(gq_catalog_find("host_to_device_memcpy_ce"), &topo, &po, &p, &err), GQ_E_USAGE);
+    assert_int_equal(gq_catalog_plan(gq_catalog_find("host_to_device_memcpy_ce"), &topo, &po, &p, &err),
+                     GQ_E_USAGE);
 }
 
 int main(void)

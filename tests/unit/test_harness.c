@@ -134,8 +134,8 @@ static gq_endpoint G(int n)
 static void add(gq_measurement *m, gq_endpoint s, gq_endpoint d, int exec, bool report)
 {
     int i = m->nflows++;
-    m->flows[i] = (gq_flow){.src = s, .dst = d, .method = GQ_METHOD_CE, .exec_gpu = exec, .bytes = 256 * GQ_MiB,
-                            .tag = i};
+    m->flows[i] = (gq_flow){
+        .src = s, .dst = d, .method = GQ_METHOD_CE, .exec_gpu = exec, .bytes = 256 * GQ_MiB, .tag = i};
     m->report[i] = report;
 }
 
@@ -458,8 +458,12 @@ static void test_impossible_aggregate_uplink(void **state)
     gen4_topo();
     topo.npci = 4;
     topo.pci[0] = (gq_pci_node){.kind = GQ_PCI_HOSTBRIDGE, .parent = -1, .gpu = -1, .numa_node = 0};
-    topo.pci[1] = (gq_pci_node){.kind = GQ_PCI_BRIDGE, .parent = 0, .gpu = -1, .numa_node = 0,
-                                .bus_id = "0000:3a:00.0", .link_gbps = gq_pcie_gbps(4, 16)};
+    topo.pci[1] = (gq_pci_node){.kind = GQ_PCI_BRIDGE,
+                                .parent = 0,
+                                .gpu = -1,
+                                .numa_node = 0,
+                                .bus_id = "0000:3a:00.0",
+                                .link_gbps = gq_pcie_gbps(4, 16)};
     topo.pci[2] = (gq_pci_node){.kind = GQ_PCI_GPU, .parent = 1, .gpu = 0, .numa_node = 0};
     topo.pci[3] = (gq_pci_node){.kind = GQ_PCI_GPU, .parent = 1, .gpu = 1, .numa_node = 0};
     gq_measurement *m = new_m("host_to_device_set");
@@ -527,7 +531,8 @@ static void flow1_dies(int call, const gq_run_opts *o, const gq_flow *f, int n, 
     win(&res[0], 0.0, 1.0, 20.0);
     if (call >= 2) {
         res[1].status = GQ_E_BACKEND;
-        snprintf(res[1].error, sizeof res[1].error, "cudaMemcpyAsync: an illegal memory access was encountered");
+        snprintf(res[1].error, sizeof res[1].error,
+                 "cudaMemcpyAsync: an illegal memory access was encountered");
     } else {
         win(&res[1], 0.0, 1.0, 20.0);
     }
@@ -632,7 +637,8 @@ static void test_interrupt_keeps_finished_rounds(void **state)
     free(m);
 }
 
-static void interrupt_in_calibration(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+static void interrupt_in_calibration(int call, const gq_run_opts *o, const gq_flow *f, int n,
+                                     gq_flow_result *res)
 {
     flat(call, o, f, n, res);
     gq_interrupt_request(); /* during the warm-up: no timed round ever runs */
@@ -881,10 +887,12 @@ static void test_latency(void **state)
     fake.lat[1] = 1190;
     fake.lat[2] = 1210;
     fake.nlat = 3;
-    gq_latency_req req = {.kind = GQ_LAT_POINTER_CHASE, .target = {GQ_EP_HOST, 0}, .exec_gpu = 1, .iters = 100};
+    gq_latency_req req = {
+        .kind = GQ_LAT_POINTER_CHASE, .target = {GQ_EP_HOST, 0}, .exec_gpu = 1, .iters = 100};
     gq_harness_opts o = fixed_opts(3);
     gq_recordset rs = {0};
-    assert_int_equal(gq_harness_latency(&be, &topo, "host_device_latency_sm", &req, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_harness_latency(&be, &topo, "host_device_latency_sm", &req, &o, &rs, NULL, NULL),
+                     GQ_OK);
     assert_int_equal(rs.n, 1);
     assert_true(rs.v[0].is_latency);
     assert_true(fabs(rs.v[0].value.median - 1200) < 1e-9);

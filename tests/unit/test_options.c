@@ -27,8 +27,19 @@ typedef struct opts {
 #define O(f) offsetof(opts, f)
 
 static const gq_opt tab[] = {
-    {.name = "buffer-size", .shortname = 'b', .type = GQ_OPT_SIZE, .off = O(size), .def = "512", .unit = GQ_MiB},
-    {.name = "rounds", .shortname = 'i', .type = GQ_OPT_INT, .off = O(rounds), .def = "5", .lo = 1, .hi = 64,
+    {.name = "buffer-size",
+     .shortname = 'b',
+     .type = GQ_OPT_SIZE,
+     .off = O(size),
+     .def = "512",
+     .unit = GQ_MiB},
+    {.name = "rounds",
+     .shortname = 'i',
+     .type = GQ_OPT_INT,
+     .off = O(rounds),
+     .def = "5",
+     .lo = 1,
+     .hi = 64,
      .seen_off = O(rounds_seen)},
     {.name = "duration", .type = GQ_OPT_DURATION, .off = O(duration)},
     {.name = "noise", .type = GQ_OPT_DOUBLE, .off = O(frac), .def = "0", .lo = 0, .hi = 0.5},
@@ -157,7 +168,7 @@ static void test_no_flags(void **state)
     assert_false(o.verify);
     assert_true(o.quiet);
     assert_int_equal(parse(&o, &e, "--no-verify", "--verify", NULL), GQ_OK);
-    assert_true(o.verify); /* the last one wins */
+    assert_true(o.verify);                                            /* the last one wins */
     assert_int_equal(parse(&o, &e, "--no-rounds", NULL), GQ_E_USAGE); /* only flags have a --no- form */
     assert_int_equal(parse(&o, &e, "--verify=yes", NULL), GQ_E_USAGE);
     assert_non_null(strstr(e.msg, "takes no value"));
@@ -217,11 +228,11 @@ static void test_progress_text(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),     cmocka_unit_test(test_sizes),
-        cmocka_unit_test(test_durations),    cmocka_unit_test(test_ints_and_bounds),
-        cmocka_unit_test(test_enums),        cmocka_unit_test(test_did_you_mean),
-        cmocka_unit_test(test_no_flags),     cmocka_unit_test(test_values_and_positionals),
-        cmocka_unit_test(test_help_text),   cmocka_unit_test(test_progress_text),
+        cmocka_unit_test(test_defaults),  cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_durations), cmocka_unit_test(test_ints_and_bounds),
+        cmocka_unit_test(test_enums),     cmocka_unit_test(test_did_you_mean),
+        cmocka_unit_test(test_no_flags),  cmocka_unit_test(test_values_and_positionals),
+        cmocka_unit_test(test_help_text), cmocka_unit_test(test_progress_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -141,7 +141,8 @@ static void sample_run(gq_recordset *rs)
     r.valid = false;
     r.flags = GQ_FLAG_IMPOSSIBLE;
     r.capacity_gbps = 63.0;
-    snprintf(r.error, sizeof r.error, "impossible: 70.00 GB/s is above the 63.0 GB/s capacity of its path (x, y)");
+    snprintf(r.error, sizeof r.error,
+             "impossible: 70.00 GB/s is above the 63.0 GB/s capacity of its path (x, y)");
     gq_records_push(rs, &r);
 }
 
@@ -259,8 +260,15 @@ static json_t *make_doc(const gq_recordset *rs, bool incomplete)
 {
     json_t *opts = json_pack("{s:i, s:s}", "rounds", 5, "host_numa", "local");
     json_t *sec = json_pack("{s:[]}", "skipped");
-    gq_doc d = {.kind = "run", .version = "9.9.9", .git = "abc123", .options = opts, .topo = &topo, .records = rs,
-                .sections = sec, .simulated = false, .incomplete = incomplete};
+    gq_doc d = {.kind = "run",
+                .version = "9.9.9",
+                .git = "abc123",
+                .options = opts,
+                .topo = &topo,
+                .records = rs,
+                .sections = sec,
+                .simulated = false,
+                .incomplete = incomplete};
     json_t *doc = gq_doc_to_json(&d);
     json_decref(opts);
     json_decref(sec);
@@ -291,7 +299,8 @@ static void test_document(void **state)
     assert_int_equal(json_integer_value(json_object_get(host, "cuda_runtime_version")), 13000);
     json_t *gpus = json_object_get(doc, "gpus");
     assert_int_equal(json_array_size(gpus), 2);
-    assert_non_null(strstr(json_string_value(json_object_get(json_array_get(gpus, 1), "uuid")), "GPU-00000001"));
+    assert_non_null(
+        strstr(json_string_value(json_object_get(json_array_get(gpus, 1), "uuid")), "GPU-00000001"));
     assert_true(json_is_object(json_object_get(doc, "topology")));
     assert_int_equal(json_array_size(json_object_get(doc, "records")), rs.n);
     assert_true(json_is_array(json_object_get(doc, "skipped")));
@@ -372,7 +381,8 @@ static void test_csv(void **state)
     assert_int_equal(count_lines(out), rs.n + 1);
     assert_non_null(strstr(out, "all_to_host_memcpy_ce,aggregate,ce,gpu:*,host:0,d2h,"));
     /* the error text has a comma: quoted */
-    assert_non_null(strstr(out, "\"impossible: 70.00 GB/s is above the 63.0 GB/s capacity of its path (x, y)\""));
+    assert_non_null(
+        strstr(out, "\"impossible: 70.00 GB/s is above the 63.0 GB/s capacity of its path (x, y)\""));
     assert_non_null(strstr(out, ",ns,"));
     free(out);
     gq_records_free(&rs);
@@ -384,8 +394,9 @@ static void test_prometheus(void **state)
     sample_run(&rs);
     char *out = capture(do_prom, &rs);
     assert_non_null(strstr(out, "# TYPE gpuqual_bandwidth_gbps gauge\n"));
-    assert_non_null(strstr(out, "gpuqual_bandwidth_gbps{test=\"host_to_device_memcpy_ce\",kind=\"flow\",method=\"ce\","
-                                "src=\"host:local\",dst=\"gpu:0\""));
+    assert_non_null(
+        strstr(out, "gpuqual_bandwidth_gbps{test=\"host_to_device_memcpy_ce\",kind=\"flow\",method=\"ce\","
+                    "src=\"host:local\",dst=\"gpu:0\""));
     assert_non_null(strstr(out, "# TYPE gpuqual_latency_ns gauge\n"));
     assert_non_null(strstr(out, "stat=\"median\"} 55.3\n"));
     /* the overlap-invalid aggregate is exported as invalid */
@@ -478,8 +489,9 @@ static void test_nvbandwidth_json(void **state)
     assert_string_equal(json_string_value(json_array_get(json_array_get(m, 4), 1)), "778.9");
     assert_string_equal(json_string_value(json_array_get(json_array_get(m, 5), 0)), "778.9");
     /* invalid figures are N/A there, and the test is not "Passed" */
-    assert_string_equal(json_string_value(json_array_get(json_array_get(json_object_get(d2h, "bandwidth_matrix"), 0), 0)),
-                        "N/A");
+    assert_string_equal(
+        json_string_value(json_array_get(json_array_get(json_object_get(d2h, "bandwidth_matrix"), 0), 0)),
+        "N/A");
     assert_string_equal(json_string_value(json_object_get(d2h, "status")), "Error");
     assert_string_equal(json_string_value(json_object_get(ath, "status")), "Error");
     json_decref(nv);

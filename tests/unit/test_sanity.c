@@ -29,7 +29,10 @@ static void seed000_socket(void)
         gpu_link(g, 4, 16);
     t.npci = 6;
     t.pci[0] = (gq_pci_node){.kind = GQ_PCI_HOSTBRIDGE, .parent = -1, .gpu = -1, .label = "HostBridge"};
-    t.pci[1] = (gq_pci_node){.kind = GQ_PCI_BRIDGE, .parent = 0, .gpu = -1, .bus_id = "0000:16:00.0",
+    t.pci[1] = (gq_pci_node){.kind = GQ_PCI_BRIDGE,
+                             .parent = 0,
+                             .gpu = -1,
+                             .bus_id = "0000:16:00.0",
                              .link_gbps = gq_pcie_gbps(4, 16)};
     for (int g = 0; g < 4; g++)
         t.pci[2 + g] = (gq_pci_node){.kind = GQ_PCI_GPU, .parent = 1, .gpu = g};
@@ -73,7 +76,10 @@ static void test_upstream_link_binds(void **state)
     gpu_link(0, 4, 16);
     t.npci = 3;
     t.pci[0] = (gq_pci_node){.kind = GQ_PCI_HOSTBRIDGE, .parent = -1, .gpu = -1};
-    t.pci[1] = (gq_pci_node){.kind = GQ_PCI_BRIDGE, .parent = 0, .gpu = -1, .bus_id = "0000:3a:00.0",
+    t.pci[1] = (gq_pci_node){.kind = GQ_PCI_BRIDGE,
+                             .parent = 0,
+                             .gpu = -1,
+                             .bus_id = "0000:3a:00.0",
                              .link_gbps = gq_pcie_gbps(4, 8)};
     t.pci[2] = (gq_pci_node){.kind = GQ_PCI_GPU, .parent = 1, .gpu = 0};
     gq_flow f = flow(GQ_EP_HOST, 0, GQ_EP_GPU, 0, GQ_METHOD_CE);
@@ -119,7 +125,10 @@ static void test_p2p_through_the_tree(void **state)
     /* a GPU behind a narrower switch uplink elsewhere: that uplink is on the path */
     t.ngpu = 5;
     gpu_link(4, 4, 16);
-    t.pci[6] = (gq_pci_node){.kind = GQ_PCI_BRIDGE, .parent = 0, .gpu = -1, .bus_id = "0000:80:00.0",
+    t.pci[6] = (gq_pci_node){.kind = GQ_PCI_BRIDGE,
+                             .parent = 0,
+                             .gpu = -1,
+                             .bus_id = "0000:80:00.0",
                              .link_gbps = gq_pcie_gbps(3, 16)};
     t.pci[7] = (gq_pci_node){.kind = GQ_PCI_GPU, .parent = 6, .gpu = 4};
     t.npci = 8;
@@ -155,7 +164,8 @@ static void test_group_tree_bound(void **state)
     assert_true(fabs(c - gq_pcie_gbps(4, 16)) < 1e-9); /* one uplink for the four */
     assert_non_null(strstr(why, "0000:16:00.0"));
     /* both directions: each direction has its own uplink budget */
-    gq_flow mix[2] = {flow(GQ_EP_HOST, 0, GQ_EP_GPU, 0, GQ_METHOD_CE), flow(GQ_EP_GPU, 1, GQ_EP_HOST, 0, GQ_METHOD_CE)};
+    gq_flow mix[2] = {flow(GQ_EP_HOST, 0, GQ_EP_GPU, 0, GQ_METHOD_CE),
+                      flow(GQ_EP_GPU, 1, GQ_EP_HOST, 0, GQ_METHOD_CE)};
     assert_true(fabs(gq_sanity_group_capacity(&t, mix, 2, NULL, 0) - 2 * gq_pcie_gbps(4, 16)) < 1e-9);
     /* no tree known: the sum of the GPU links */
     t.npci = 0;
