@@ -574,16 +574,6 @@ static bool all_dead(const hctx *c)
     return true;
 }
 
-/* A failed prepare: every record the measurement would give, invalid. */
-static int emit_failed(hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_opts *o,
-                       gq_recordset *out, gq_journal *j, int group, double t0, const char *msg, gq_err *jerr,
-                       bool *jfailed)
-{
-    snprintf(c->whole_error, sizeof c->whole_error, "%.199s", msg);
-    c->rounds = 0;
-    return emit(c, be, topo, o, out, j, group, t0, jerr, jfailed);
-}
-
 /* Auto mode for a concurrent group. Windows end at a copy's completion, so
  * with a count of copies they end together when the flows' copy times are
  * equal or when they share a bottleneck (a flow that finishes first hands its
@@ -629,6 +619,101 @@ static int choose_group_mode(gq_backend *be, gq_group *g, const gq_measurement *
     return GQ_OK;
 }
 
+/* Warm-up and the choice of count or duration (see gq_harness_opts_default). */
+static int calibrate(gq_backend *be, const gq_topo *topo, gq_group *g, const gq_measurement *m,
+                     const gq_harness_opts *o, gq_flow_result *res, gq_run_opts *ro, gq_err *rerr)
+{
+    double T = o->round_s > 0 ? o->round_s : GQ_HARNESS_ROUND_S;
+    int rc;
+    if (o->reps > 0 || o->duration_s > 0) {
+        ro->reps = o->reps > 0 ? o->reps : 0;
+        ro->duration_s = o->reps > 0 ? 0 : o->duration_s;
+        gq_run_opts w = {.reps = o->warmup_reps};
+        return o->warmup_reps > 0 ? be->ops->run(be, g, &w, res, rerr) : GQ_OK;
+    }
+    if (m->nflows > 1)
+        return choose_group_mode(be, g, m, res, T, ro, rerr);
+    gq_run_opts w = {.reps = o->warmup_reps > 0 ? o->warmup_reps : 1};
+    if ((rc = be->ops->run(be, g, &w, res, rerr)) != GQ_OK)
+        return rc;
+    double t_copy = 0;
+    if (result_ok(&res[0]) && res[0].copies_done > 0)
+        t_copy = (res[0].t_end - res[0].t_start) / res[0].copies_done;
+    double cap = gq_sanity_flow_capacity(topo, &m->flows[0], NULL, 0);
+    if (cap > 0) {
+        double t_cap = (double)m->flows[0].bytes * byte_factor(&m->flows[0]) / (cap * GQ_GB);
+        if (t_cap > t_copy)
+            t_copy = t_cap;
+    }
+    double reps = t_copy > 0 ? ceil(T / t_copy) : 1;
+    ro->reps = (int)(reps < 1 ? 1 : reps > MAX_REPS ? MAX_REPS : reps);
+    ro->duration_s = 0;
+    return GQ_OK;
+}
+
+/* The timed rounds, until all are done, the spread target is met, every
+ * flow failed, or an interruption is asked for. */
+static int timed_rounds(gq_backend *be, gq_group *g, hctx *c, const gq_harness_opts *o, gq_flow_result *res,
+                        gq_run_opts *ro, gq_err *rerr)
+{
+    const gq_measurement *m = c->m;
+    double T = o->round_s > 0 ? o->round_s : GQ_HARNESS_ROUND_S;
+    bool auto_single = o->reps <= 0 && !(o->duration_s > 0) && m->nflows == 1;
+    int rc;
+    for (int r = 0; r < o->rounds; r++) {
+        if (gq_interrupt_requested())
+            break;
+        memset(res, 0, (size_t)m->nflows * sizeof *res);
+        for (int i = 0; i < m->nflows; i++)
+            res[i].host_numa_actual = -1;
+        ro->verify = false;
+        if ((rc = be->ops->run(be, g, ro, res, rerr)) != GQ_OK)
+            return rc;
+        take_round(c, res, ro->reps > 0 ? 0 : ro->duration_s);
+        if (o->progress)
+            o->progress(o->progress_arg, m->test, c->rounds, o->rounds);
+        if (all_dead(c))
+            break;
+        /* one flow: correct the count once the first real round is known */
+        if (auto_single && c->fs[0].n > 0) {
+            double win = c->fs[0].window[c->fs[0].n - 1];
+            if (win > 0 && (win < 0.5 * T || win > 2.0 * T)) {
+                double reps = ceil(ro->reps * T / win);
+                ro->reps = (int)(reps < 1 ? 1 : reps > MAX_REPS ? MAX_REPS : reps);
+            }
+        }
+        if (o->spread_target > 0 && c->rounds >= 3 && all_spreads_met(c, o->spread_target))
+            break;
+    }
+    c->interrupted = gq_interrupt_requested() && c->rounds < o->rounds;
+    return GQ_OK;
+}
+
+/* The data check: one untimed copy per flow with the pattern checked. */
+static int verify_pass(gq_backend *be, gq_group *g, hctx *c, gq_flow_result *res, gq_err *rerr)
+{
+    const gq_measurement *m = c->m;
+    gq_run_opts v = {.reps = 1, .verify = true};
+    memset(res, 0, (size_t)m->nflows * sizeof *res);
+    int rc = be->ops->run(be, g, &v, res, rerr);
+    if (rc != GQ_OK)
+        return rc;
+    for (int i = 0; i < m->nflows; i++) {
+        flow_state *fs = &c->fs[i];
+        if (fs->dead)
+            continue;
+        if (res[i].status != GQ_OK) {
+            fs->dead = true;
+            snprintf(fs->error, sizeof fs->error, "data check run: %.180s",
+                     res[i].error[0] ? res[i].error : gq_status_name(res[i].status));
+        } else if (res[i].verified && !res[i].verify_ok) {
+            fs->verify_failed = true;
+            fs->bad_offset = res[i].bad_offset;
+        }
+    }
+    return GQ_OK;
+}
+
 int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement *m, const gq_harness_opts *o,
                        gq_recordset *out, gq_journal *j, gq_err *err)
 {
@@ -646,13 +731,12 @@ int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement
     if (gq_interrupt_requested())
         return gq_err_set(err, GQ_E_INTR, "interrupted");
 
-    int rc = GQ_OK, erc = GQ_OK;
+    int rc = GQ_OK, erc;
     gq_group *g = NULL;
-    gq_flow_result *res = NULL;
-    gq_err jerr = {0};
+    gq_err jerr = {0}, rerr = {0};
     bool jfailed = false;
     hctx *c = calloc(1, sizeof *c);
-    res = calloc((size_t)m->nflows, sizeof *res);
+    gq_flow_result *res = calloc((size_t)m->nflows, sizeof *res);
     if (!c || !res) {
         rc = gq_err_set(err, GQ_E_NOMEM, "harness: out of memory");
         goto out;
@@ -666,137 +750,42 @@ int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement
     }
     int group = next_group(out);
     double t0 = gq_now_unix();
-    double T = o->round_s > 0 ? o->round_s : GQ_HARNESS_ROUND_S;
 
-    gq_err perr = {0};
-    if ((rc = be->ops->prepare(be, m->flows, m->nflows, &g, &perr)) != GQ_OK) {
+    if ((rc = be->ops->prepare(be, m->flows, m->nflows, &g, &rerr)) != GQ_OK) {
         g = NULL;
-        gq_err_set(err, rc, "%s: %s", m->test, perr.msg);
-        erc = emit_failed(c, be, topo, o, out, j, group, t0, perr.msg, &jerr, &jfailed);
-        if (erc)
-            rc = gq_err_set(err, erc, "harness: out of memory");
-        goto out;
-    }
-
-    gq_run_opts ro = {0};
-    bool user_reps = o->reps > 0, user_dur = !user_reps && o->duration_s > 0;
-    bool concurrent = m->nflows > 1;
-    gq_err rerr = {0};
-
-    /* warm-up and calibration */
-    if (user_reps || user_dur) {
-        ro.reps = user_reps ? o->reps : 0;
-        ro.duration_s = user_dur ? o->duration_s : 0;
-        if (o->warmup_reps > 0) {
-            gq_run_opts w = {.reps = o->warmup_reps};
-            if ((rc = be->ops->run(be, g, &w, res, &rerr)) != GQ_OK)
-                goto whole_fail;
-        }
-    } else if (concurrent) {
-        if ((rc = choose_group_mode(be, g, m, res, T, &ro, &rerr)) != GQ_OK)
-            goto whole_fail;
+        snprintf(c->whole_error, sizeof c->whole_error, "%.199s", rerr.msg);
+        gq_err_set(err, rc, "%s: %s", m->test, rerr.msg);
     } else {
-        gq_run_opts w = {.reps = o->warmup_reps > 0 ? o->warmup_reps : 1};
-        if ((rc = be->ops->run(be, g, &w, res, &rerr)) != GQ_OK)
-            goto whole_fail;
-        double t_copy = 0;
-        if (res[0].status == GQ_OK && res[0].copies_done > 0 && res[0].t_end > res[0].t_start)
-            t_copy = (res[0].t_end - res[0].t_start) / res[0].copies_done;
-        double cap = gq_sanity_flow_capacity(topo, &m->flows[0], NULL, 0);
-        if (cap > 0) {
-            double t_cap = (double)m->flows[0].bytes * byte_factor(&m->flows[0]) / (cap * GQ_GB);
-            if (t_cap > t_copy)
-                t_copy = t_cap;
+        gq_run_opts ro = {0};
+        if ((rc = calibrate(be, topo, g, m, o, res, &ro, &rerr)) == GQ_OK &&
+            (rc = timed_rounds(be, g, c, o, res, &ro, &rerr)) == GQ_OK && o->verify && !c->interrupted &&
+            !all_dead(c)) {
+            if ((rc = verify_pass(be, g, c, res, &rerr)) != GQ_OK)
+                gq_err_prefix(&rerr, "data check run failed");
         }
-        double reps = t_copy > 0 ? ceil(T / t_copy) : 1;
-        if (reps < 1)
-            reps = 1;
-        if (reps > MAX_REPS)
-            reps = MAX_REPS;
-        ro.reps = (int)reps;
-    }
-
-    /* the timed rounds */
-    for (int r = 0; r < o->rounds; r++) {
-        if (gq_interrupt_requested()) {
-            c->interrupted = true;
-            break;
-        }
-        memset(res, 0, (size_t)m->nflows * sizeof *res);
-        for (int i = 0; i < m->nflows; i++)
-            res[i].host_numa_actual = -1;
-        ro.verify = false;
-        if ((rc = be->ops->run(be, g, &ro, res, &rerr)) != GQ_OK)
-            goto whole_fail;
-        take_round(c, res, ro.reps > 0 ? 0 : ro.duration_s);
-        if (o->progress)
-            o->progress(o->progress_arg, m->test, c->rounds, o->rounds);
-        if (all_dead(c))
-            break;
-        /* auto mode, one flow: correct the count once the first real round is known */
-        if (!user_reps && !user_dur && !concurrent && c->fs[0].n > 0) {
-            double win = c->fs[0].window[c->fs[0].n - 1];
-            if (win > 0 && (win < 0.5 * T || win > 2.0 * T)) {
-                double reps = ceil(ro.reps * T / win);
-                ro.reps = (int)(reps < 1 ? 1 : reps > MAX_REPS ? MAX_REPS : reps);
-            }
-        }
-        if (o->spread_target > 0 && c->rounds >= 3 && all_spreads_met(c, o->spread_target))
-            break;
-    }
-    if (gq_interrupt_requested() && c->rounds < o->rounds)
-        c->interrupted = true;
-
-    /* the data check, untimed, after the timed part */
-    if (o->verify && !c->interrupted && !all_dead(c)) {
-        gq_run_opts v = {.reps = 1, .verify = true};
-        memset(res, 0, (size_t)m->nflows * sizeof *res);
-        if ((rc = be->ops->run(be, g, &v, res, &rerr)) != GQ_OK) {
-            char msg[200];
-            snprintf(msg, sizeof msg, "data check run failed: %.170s", rerr.msg);
-            snprintf(c->whole_error, sizeof c->whole_error, "%s", msg);
-            gq_err_set(err, rc, "%s: %s", m->test, msg);
-        } else {
-            for (int i = 0; i < m->nflows; i++) {
-                flow_state *fs = &c->fs[i];
-                if (fs->dead)
-                    continue;
-                if (res[i].status != GQ_OK) {
-                    fs->dead = true;
-                    snprintf(fs->error, sizeof fs->error, "data check run: %.180s",
-                             res[i].error[0] ? res[i].error : gq_status_name(res[i].status));
-                } else if (res[i].verified && !res[i].verify_ok) {
-                    fs->verify_failed = true;
-                    fs->bad_offset = res[i].bad_offset;
-                }
-            }
+        if (rc != GQ_OK) {
+            snprintf(c->whole_error, sizeof c->whole_error, "%.199s",
+                     rerr.msg[0] ? rerr.msg : gq_status_name(rc));
+            gq_err_set(err, rc, "%s: %s", m->test, c->whole_error);
         }
     }
-    goto emit_records;
-
-whole_fail:
-    snprintf(c->whole_error, sizeof c->whole_error, "%.199s", rerr.msg[0] ? rerr.msg : gq_status_name(rc));
-    gq_err_set(err, rc, "%s: %s", m->test, c->whole_error);
-
-emit_records:
     /* interrupted before a round finished: nothing was measured, nothing to keep */
     if (c->interrupted && c->rounds == 0 && !c->whole_error[0]) {
         rc = gq_err_set(err, GQ_E_INTR, "interrupted before the first round of %s", m->test);
         goto out;
     }
-    erc = emit(c, be, topo, o, out, j, group, t0, &jerr, &jfailed);
-    if (erc) {
+    if ((erc = emit(c, be, topo, o, out, j, group, t0, &jerr, &jfailed)) != GQ_OK) {
         rc = gq_err_set(err, erc, "harness: out of memory");
         goto out;
     }
     if (rc == GQ_OK && c->interrupted)
         rc = gq_err_set(err, GQ_E_INTR, "interrupted after %d of %d rounds of %s", c->rounds, o->rounds,
                         m->test);
+    if (rc == GQ_OK && jfailed)
+        rc = gq_err_set(err, GQ_E_IO, "journal: %s", jerr.msg);
 out:
     if (g)
         be->ops->release(be, g);
-    if (rc == GQ_OK && jfailed)
-        rc = gq_err_set(err, GQ_E_IO, "journal: %s", jerr.msg);
     free(res);
     free(c);
     return rc;

@@ -82,12 +82,22 @@ typedef struct gq_harness_opts {
 void gq_harness_opts_default(gq_harness_opts *o);
 
 /* Run one measurement and append its records to *out (and to journal j when
- * non-NULL, flushed per record). Returns GQ_OK, GQ_E_INTR when interrupted
- * (records of completed rounds are still appended, flagged "incomplete"), or
- * another error when the group could not be prepared (then one invalid record
- * per flow with flag "error" and the error text is appended, so that nothing
- * is silently dropped). A per-flow CUDA error mid-run makes that flow's
- * record invalid with the error string; the others continue. */
+ * non-NULL, flushed per record). Records: one per reported flow; with
+ * m->aggregate, one aggregate per direction of the reported flows; with
+ * m->direction_sums, a sum record over the reported flows (and, when they
+ * have several directions, the per-direction aggregates too); group = one
+ * more than the largest group already in *out.
+ * Returns GQ_OK (per-flow failures are in the records: flag "error" with the
+ * backend's text, "verify_failed" naming the first bad offset, "impossible"
+ * naming the capacity; the other flows continue); GQ_E_INTR when interrupted
+ * (records of completed rounds are appended, flagged "incomplete"; none when
+ * no round completed); GQ_E_BACKEND (or prepare's status) when the group
+ * could not be prepared or a run failed as a whole (then every record the
+ * measurement would give is appended, invalid with flag "error" and the
+ * error text, so that nothing is silently dropped); GQ_E_IO when a record
+ * could not be written to the journal (the records are still in *out);
+ * GQ_E_USAGE / GQ_E_FAIL for a malformed measurement or options (nothing
+ * appended). */
 int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement *m, const gq_harness_opts *o,
                        gq_recordset *out, gq_journal *j, gq_err *err);
 

@@ -251,7 +251,9 @@ static void test_record_refusals(void **state)
     json_object_set_new(j, "valid", json_integer(1));
     assert_int_equal(gq_record_from_json(j, &b, &err), GQ_E_USAGE);
     json_decref(j);
-    assert_int_equal(gq_record_from_json(json_array(), &b, &err), GQ_E_USAGE);
+    j = json_array();
+    assert_int_equal(gq_record_from_json(j, &b, &err), GQ_E_USAGE);
+    json_decref(j);
 }
 
 /* ---- documents ----------------------------------------------------------- */
