@@ -313,7 +313,7 @@ int gq_cmd_run(int argc, char **argv)
         gq_cli_error("%s", err.msg);
         return GQ_EXIT_USAGE;
     }
-    int host_numa;
+    int host_numa = GQ_NUMA_LOCAL;
     if (parse_host_numa(o.host_numa, &host_numa, &err)) {
         gq_cli_error("%s", err.msg);
         return GQ_EXIT_USAGE;

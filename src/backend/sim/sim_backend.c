@@ -627,7 +627,8 @@ static void fill_caps(const sim_priv *s, gq_sim_problem *p)
 static int copy_entries(gq_sim_problem *p, int f, const ebuf *b, int *ne)
 {
     p->first[f] = *ne;
-    memcpy(p->ent + *ne, b->e, sizeof *b->e * (size_t)b->n);
+    if (b->n > 0) /* b->e may be NULL when empty; memcpy(NULL, 0) is undefined */
+        memcpy(p->ent + *ne, b->e, sizeof *b->e * (size_t)b->n);
     *ne += b->n;
     p->first[f + 1] = *ne;
     return 0;
