@@ -228,7 +228,7 @@ void gq_opts_help(FILE *f, const gq_opt *const *tabs, int ntab)
             fprintf(f, "  %-30s %s", left, o->help ? o->help : "");
             if (o->type == GQ_OPT_ENUM && o->choices)
                 fprintf(f, " [%s]", o->choices);
-            if (o->def && o->type != GQ_OPT_FLAG)
+            if (o->def && o->type != GQ_OPT_FLAG && !(o->help && strstr(o->help, "default")))
                 fprintf(f, " (default %s)", o->def);
             else if (o->def && o->type == GQ_OPT_FLAG && strcmp(o->def, "1") == 0)
                 fprintf(f, " (default on; --no-%s turns it off)", o->name);
