@@ -27,7 +27,7 @@ step() {
     local rc=$?
     local e=$(date +%s.%N)
     local rss=$(awk -F: '/Maximum resident/ {gsub(/ /,"",$2); print $2}' "$R/$name.time" 2>/dev/null)
-    printf '%-10s exit %3d  wall %6.1f s  peak RSS %s KiB\n' "$name" "$rc" "$(echo "$e - $s" | bc)" "${rss:-?}" |
+    printf '%-10s exit %3d  wall %6.1f s  peak RSS %s KiB\n' "$name" "$rc" "$(awk -v a="$s" -v b="$e" 'BEGIN {print b - a}')" "${rss:-?}" |
         tee -a "$R/summary.txt"
 }
 for s in $steps; do
