@@ -106,8 +106,17 @@ int gq_cli_open(gq_common *c, gq_backend *be, gq_topo *topo, gq_err *err)
         return gq_err_set(err, GQ_E_NODEV,
                           "this gpuqual was built without CUDA; use --sim NAME (e.g. --sim rtx4090x8) for a "
                           "simulated machine");
-    if ((rc = gq_backend_open(be, name, &bo, err)))
+    if ((rc = gq_backend_open(be, name, &bo, err))) {
+        if (rc == GQ_E_NODEV && err) {
+            char why[sizeof err->msg];
+            snprintf(why, sizeof why, "%s", err->msg);
+            gq_err_set(err, GQ_E_NODEV,
+                       "no NVIDIA GPU or driver found (%.300s); use --sim NAME (e.g. --sim rtx4090x8) for a "
+                       "simulated machine",
+                       why);
+        }
         return rc;
+    }
     gq_topo_init(topo);
     if ((rc = be->ops->discover(be, topo, err))) {
         gq_backend_close(be);
