@@ -492,7 +492,7 @@ static json_t *latency_json(const gq_recordset *rs, const int *sel, int n)
         }
         json_object_set_new(
             o, "p2p",
-            json_pack("{s:o, s:o, s:s}", "gpus", ints_json(sel, n), "values", v, "note",
+            json_pack("{s:o, s:o, s:s, s:s}", "gpus", ints_json(sel, n), "values", v, "unit", "ns", "note",
                       "row: GPU running the pointer chase; column: GPU whose memory it reads"));
     }
     return o;

@@ -184,6 +184,9 @@ static void test_outputs(void **state)
         if (!strstr(html, needle))
             fail_msg("figure %s missing", figs[k]);
     }
+    /* the latency heatmap is labelled in ns, not GB/s */
+    assert_non_null(strstr(html, "GPU\u2194GPU latency, ns."));
+    assert_null(strstr(html, "GPU\u2194GPU latency, GB/s"));
     /* self-contained: no scripts, links or remote references */
     assert_null(strstr(html, "<script"));
     assert_null(strstr(html, "<link"));
