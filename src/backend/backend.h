@@ -53,6 +53,13 @@ typedef struct gq_flow {
     uint64_t bytes;       /* per copy; > 0 */
     uint64_t chunk_bytes; /* STAGED only: pipeline chunk; 0 = backend default (8 MiB) */
     int tag;              /* caller's id, copied to the result; backends ignore it */
+    /* An interfering flow: it only loads the fabric while other flows are
+     * measured; its figures are not reported. Its data is not checked, so a
+     * backend may share its host source buffer with other interfering flows
+     * of the group and move each copy as several transfers over a smaller
+     * buffer (the bytes per copy stay `bytes`), which bounds pinned host
+     * memory. The catalog sets it on every flow it does not report. */
+    bool interferer;
 } gq_flow;
 
 /* Opaque prepared group: buffers allocated, peer access set, patterns filled. */

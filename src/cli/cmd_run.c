@@ -6,6 +6,7 @@
  * 2 bad input (nothing runs); 3 no GPU; 130 interrupted (what finished is
  * written, marked incomplete, and the journal is kept).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@
 #include "core/harness.h"
 #include "core/interrupt.h"
 #include "core/journal.h"
+#include "core/units.h"
 #include "render/render.h"
 
 #define MAX_TESTS 128
@@ -177,6 +179,52 @@ static void on_round(void *arg, const char *test, int round, int rounds)
     progress_ctx *p = arg;
     gq_progress_step(p->bar, "%s (%d/%d) round %d/%d", test, p->item, p->nitems, round, rounds);
     gq_progress_update(p->bar, p->base + round);
+}
+
+/* GQ_TRACE=1: per-phase wall times on stderr (where the time of a run goes). */
+static bool trace_on(void)
+{
+    const char *v = getenv("GQ_TRACE");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+static void trace_line(const char *test, const char *phase, double s, const char *note)
+{
+    fprintf(stderr, "trace: %8.3f s  %-46s %-9s %s\n", s, test, phase, note ? note : "");
+}
+
+/* VmRSS and VmHWM (peak) of this process in MiB, from /proc/self/status;
+ * -1 where unknown. */
+static void rss_mib(long *rss, long *hwm)
+{
+    *rss = *hwm = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return;
+    char line[128];
+    while (fgets(line, sizeof line, f)) {
+        long kib;
+        if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+            *rss = kib / 1024;
+        else if (sscanf(line, "VmHWM: %ld", &kib) == 1)
+            *hwm = kib / 1024;
+    }
+    fclose(f);
+}
+
+static void on_trace(void *arg, const char *test, const char *phase, double seconds, const char *note)
+{
+    progress_ctx *p = arg;
+    gq_progress_clear(p->bar);
+    if (!strcmp(phase, "release") || !strcmp(phase, "latency")) {
+        long rss, hwm;
+        char buf[160];
+        rss_mib(&rss, &hwm);
+        snprintf(buf, sizeof buf, "%s%srss %ld MiB, peak %ld MiB", note, note[0] ? "; " : "", rss, hwm);
+        trace_line(test, phase, seconds, buf);
+        return;
+    }
+    trace_line(test, phase, seconds, note);
 }
 
 static json_t *options_json(const run_opts *o, const gq_test *const *sel, int nsel, double spread,
@@ -341,7 +389,12 @@ int gq_cmd_run(int argc, char **argv)
         gq_cli_error("out of memory");
         return GQ_EXIT_FAIL;
     }
+    const bool tracing = trace_on();
+    double tt = gq_now_mono(), t_cmd = tt;
     int rc = gq_cli_open(&o.c, &be, topo, &err);
+    if (tracing)
+        trace_line("-", "open", gq_now_mono() - tt, "backend init + discovery");
+    tt = gq_now_mono();
     if (rc) {
         gq_cli_error("%s", err.msg);
         free(topo);
@@ -391,6 +444,9 @@ int gq_cmd_run(int argc, char **argv)
         goto out;
     }
 
+    if (tracing) {
+        trace_line("-", "plan", gq_now_mono() - tt, "plans + memory check");
+    }
     if ((rc = gq_journal_open(&jr, o.c.journal, &err))) {
         gq_cli_error("%s", err.msg);
         exit_code = gq_status_exit_code(rc);
@@ -411,6 +467,10 @@ int gq_cmd_run(int argc, char **argv)
     ho.verify = o.verify;
     ho.progress = on_round;
     ho.progress_arg = &pc;
+    if (tracing) {
+        ho.trace = on_trace;
+        ho.trace_arg = &pc;
+    }
 
     bool interrupted = false;
     int nitems = 0, done_items = 0;
@@ -466,6 +526,7 @@ int gq_cmd_run(int argc, char **argv)
     gq_progress_clear(&bar);
     if (gq_interrupt_requested())
         interrupted = true;
+    tt = gq_now_mono();
 
     /* results */
     opts_json = options_json(&o, sel, nsel, spread, &o.c, o.c.journal);
@@ -504,6 +565,8 @@ int gq_cmd_run(int argc, char **argv)
         gq_render_prometheus(stdout, &rs);
     }
     fflush(stdout);
+    if (tracing)
+        trace_line("-", "output", gq_now_mono() - tt, "JSON + tables");
 
     int nfailed = 0;
     for (int i = 0; i < rs.n; i++)
@@ -534,7 +597,12 @@ out:
         gq_plan_free(&plans[i]);
     free(plans);
     gq_records_free(&rs);
+    tt = gq_now_mono();
     gq_backend_close(&be);
+    if (tracing) {
+        trace_line("-", "close", gq_now_mono() - tt, "backend fini (pinned pool freed)");
+        trace_line("-", "total", gq_now_mono() - t_cmd, "from backend open");
+    }
     free(topo);
     return exit_code;
 }

@@ -11,7 +11,9 @@ enum { V_READ = 0, V_WRITE = 1 };
 enum { V_BIDIR = 4 }; /* host tests: the measured direction runs against its reverse */
 enum { V_DISABLED = 0, V_ENABLED = 1 };
 
-#define DEFAULT_CHASE_ITERS 10000
+/* nvbandwidth chases 1M loads in one sample; 100k per round (757 per SM on
+ * an H200) keeps 5 rounds short while each launch still times ~1 ms. */
+#define DEFAULT_CHASE_ITERS 100000
 #define DEFAULT_COPY_ITERS 2000
 
 /* ---- plan building ------------------------------------------------------- */
@@ -65,6 +67,7 @@ static int add_flow(gq_plan *p, gq_endpoint src, gq_endpoint dst, gq_method meth
     f->exec_gpu = exec;
     f->bytes = bytes;
     f->tag = it->nflows;
+    f->interferer = !report;
     p->report[p->nflows] = report;
     p->nflows++;
     it->nflows++;

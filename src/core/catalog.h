@@ -43,7 +43,7 @@ typedef struct gq_plan_opts {
     int numa_nodes; /* for GQ_HOST_NUMA_ALL: nodes 0..numa_nodes-1 (>= 1) */
     int ngpus;      /* the selected GPUs (--gpus), in order */
     int gpus[GQ_MAX_GPUS];
-    int lat_chase_iters; /* 0: default 10000 */
+    int lat_chase_iters; /* 0: default 100000 */
     int lat_copy_iters;  /* 0: default 2000 */
 } gq_plan_opts;
 

@@ -1,6 +1,7 @@
 #include "core/harness.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -595,7 +596,9 @@ static int choose_group_mode(gq_backend *be, gq_group *g, const gq_measurement *
     if ((rc = be->ops->run(be, g, &one, res, rerr)) != GQ_OK)
         return rc;
     double rep_max = 0;
+    int nrep = 0;
     for (int i = 0; i < m->nflows; i++) {
+        nrep += m->report[i];
         if (!result_ok(&res[i]))
             continue;
         double c = (res[i].t_end - res[i].t_start) / (res[i].copies_done > 0 ? res[i].copies_done : 1);
@@ -613,6 +616,17 @@ static int choose_group_mode(gq_backend *be, gq_group *g, const gq_measurement *
     double ov_count = round_overlap(m, res, ok, 0);
     if (ov_count >= 0.995 || rep_max <= 0)
         return GQ_OK;
+    /* One reported flow (the rest interfere): by duration its window is
+     * exact (it ends at its last copy completed by the deadline) and the
+     * interferers run until the deadline, so the overlap is whole whatever
+     * the round's length; no long round is needed for quantisation, only
+     * enough copies (GQ_HARNESS_MIN_COPIES) for a steady rate. */
+    if (nrep == 1) {
+        double D = GQ_HARNESS_MIN_COPIES * rep_max;
+        ro->reps = 0;
+        ro->duration_s = D < T ? T : D > GQ_HARNESS_MAX_ROUND_S ? GQ_HARNESS_MAX_ROUND_S : D;
+        return GQ_OK;
+    }
     /* by duration, the reported windows end within one copy of the deadline */
     double D = rep_max / 0.008;
     D = D < T ? T : D > GQ_HARNESS_MAX_ROUND_S ? GQ_HARNESS_MAX_ROUND_S : D;
@@ -693,6 +707,24 @@ static int timed_rounds(gq_backend *be, gq_group *g, hctx *c, const gq_harness_o
     return GQ_OK;
 }
 
+/* Report a phase that began at *tp, and start the next one now. */
+static void trace(const gq_harness_opts *o, const char *test, const char *phase, double *tp, const char *fmt,
+                  ...) __attribute__((format(printf, 5, 6)));
+static void trace(const gq_harness_opts *o, const char *test, const char *phase, double *tp, const char *fmt,
+                  ...)
+{
+    double now = gq_now_mono();
+    if (o && o->trace) {
+        char note[96];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(note, sizeof note, fmt, ap);
+        va_end(ap);
+        o->trace(o->trace_arg, test, phase, now - *tp, note);
+    }
+    *tp = now;
+}
+
 /* The data check: one untimed copy per flow with the pattern checked. */
 static int verify_pass(gq_backend *be, gq_group *g, hctx *c, gq_flow_result *res, gq_err *rerr)
 {
@@ -754,6 +786,7 @@ int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement
     }
     int group = next_group(out);
     double t0 = gq_now_unix();
+    double tp = gq_now_mono();
 
     if ((rc = be->ops->prepare(be, m->flows, m->nflows, &g, &rerr)) != GQ_OK) {
         g = NULL;
@@ -761,11 +794,20 @@ int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement
         gq_err_set(err, rc, "%s: %s", m->test, rerr.msg);
     } else {
         gq_run_opts ro = {0};
-        if ((rc = calibrate(be, topo, g, m, o, res, &ro, &rerr)) == GQ_OK &&
-            (rc = timed_rounds(be, g, c, o, res, &ro, &rerr)) == GQ_OK && o->verify && !c->interrupted &&
-            !all_dead(c)) {
+        trace(o, m->test, "prepare", &tp, "%d flows", m->nflows);
+        rc = calibrate(be, topo, g, m, o, res, &ro, &rerr);
+        if (ro.reps > 0)
+            trace(o, m->test, "calibrate", &tp, "reps %d", ro.reps);
+        else
+            trace(o, m->test, "calibrate", &tp, "duration %.3f s", ro.duration_s);
+        if (rc == GQ_OK) {
+            rc = timed_rounds(be, g, c, o, res, &ro, &rerr);
+            trace(o, m->test, "rounds", &tp, "%d rounds", c->rounds);
+        }
+        if (rc == GQ_OK && o->verify && !c->interrupted && !all_dead(c)) {
             if ((rc = verify_pass(be, g, c, res, &rerr)) != GQ_OK)
                 gq_err_prefix(&rerr, "data check run failed");
+            trace(o, m->test, "verify", &tp, "%s", "");
         }
         if (rc != GQ_OK) {
             snprintf(c->whole_error, sizeof c->whole_error, "%.199s",
@@ -788,8 +830,11 @@ int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement
     if (rc == GQ_OK && jfailed)
         rc = gq_err_set(err, GQ_E_IO, "journal: %s", jerr.msg);
 out:
-    if (g)
+    if (g) {
+        tp = gq_now_mono();
         be->ops->release(be, g);
+        trace(o, m->test, "release", &tp, "%s", "");
+    }
     free(res);
     free(c);
     return rc;
@@ -841,6 +886,7 @@ int gq_harness_latency(gq_backend *be, const gq_topo *topo, const char *test, co
         rc = gq_err_set(err, GQ_E_UNSUPP, "%s: the %s backend cannot measure latency", test, be->ops->name);
         set_error(&r, GQ_FLAG_ERROR, err ? err->msg : "latency not supported by this backend");
     } else {
+        double tp = gq_now_mono();
         for (int i = 0; i < o->rounds; i++) {
             if (gq_interrupt_requested()) {
                 interrupted = true;
@@ -859,6 +905,7 @@ int gq_harness_latency(gq_backend *be, const gq_topo *topo, const char *test, co
             if (o->spread_target > 0 && n >= 3 && round_stats_ok(v, n, o->spread_target))
                 break;
         }
+        trace(o, test, "latency", &tp, "%d rounds", n);
     }
     if (rc == GQ_OK && !interrupted && n == 0 && !(r.flags & GQ_FLAG_ERROR))
         set_error(&r, GQ_FLAG_ERROR, "no round completed");

@@ -39,6 +39,9 @@
 /* Auto mode, concurrent groups: longest round the harness will choose to
  * reach the overlap rule when the copies are coarse. */
 #define GQ_HARNESS_MAX_ROUND_S 6.0
+/* Auto mode, one reported flow with interferers, by duration: at least this
+ * many of its copies per round. */
+#define GQ_HARNESS_MIN_COPIES 10
 
 typedef struct gq_measurement {
     char test[64];          /* record "test" field, e.g. "host_to_device_memcpy_ce" */
@@ -62,6 +65,13 @@ typedef struct gq_harness_opts {
     /* progress callback: called after each round; may be NULL */
     void (*progress)(void *arg, const char *test, int round, int rounds);
     void *progress_arg;
+    /* timing trace, may be NULL: called once per phase of each measurement
+     * ("prepare", "calibrate", "rounds", "verify", "release"; "latency" for
+     * a latency) with its wall seconds; note says what the phase chose (e.g.
+     * "reps 38" or "duration 0.128 s"). The library never prints: the CLI
+     * prints these under GQ_TRACE=1. */
+    void (*trace)(void *arg, const char *test, const char *phase, double seconds, const char *note);
+    void *trace_arg;
 } gq_harness_opts;
 
 /* Default options: 5 rounds, verify on, one warm-up copy, auto mode (reps 0,

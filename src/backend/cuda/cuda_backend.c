@@ -43,6 +43,10 @@
 #define MAX_STAGE_BUFS 8
 #define LATCH_TIMEOUT_NS 20000000000ull
 #define POISON_XOR 0xA5A5A5A5u
+/* Interfering flows with a host end move each copy as up to FOLD_MAX
+ * transfers of at least FOLD_MIN_BYTES over one smaller buffer. */
+#define FOLD_MAX 4
+#define FOLD_MIN_BYTES (64ull * GQ_MiB)
 
 typedef struct cflow {
     gq_flow f;
@@ -51,6 +55,9 @@ typedef struct cflow {
     int cdev;       /* device that fills src, poisons and checks dst: where dst is, or exec */
     int fdev;       /* device that fills src */
     cuda_hbuf *hsrc, *hdst, *stage;
+    bool hshared;   /* hsrc belongs to an earlier interfering flow of the group */
+    int fold;       /* transfers per copy (interferers; else 1) */
+    uint64_t xbytes; /* bytes per transfer: f.bytes / fold */
     void *dsrc, *ddst; /* cudaMalloc'd */
     void *src, *dst;   /* device-usable addresses */
     cudaStream_t s;    /* first stream: exec (STAGED: D2H on the src GPU) */
@@ -132,9 +139,11 @@ static int cuda_init(gq_backend *be, const gq_backend_opts *o, gq_err *err)
         .host_alloc = GQ_CUDA_HOST_AUTO,
         .sm_blocks_per_sm = 0,
         .stage_bufs = 4,
-        .chase_window = 4096,
+        .chase_window = 128,
         .chase_sms = 0,
         .sm_unit_bytes = 16 * GQ_GiB,
+        .chase_bytes = 2 * GQ_MiB,
+        .chase_restart = 1,
     };
     memset(b->peer, -1, sizeof b->peer);
     for (int d = 0; d < b->ngpu; d++) {
@@ -230,6 +239,12 @@ int gq_cuda_tune_set(gq_backend *be, const gq_cuda_tune *t, gq_err *err)
     if (t->chase_sms < 0 || t->chase_sms > 1)
         return gq_err_set(err, GQ_E_USAGE, "chase_sms %d: expected 0 (every SM in turn) or 1 (one SM)",
                           t->chase_sms);
+    if (t->chase_bytes != 0 && (t->chase_bytes < 4096 || t->chase_bytes % 128 || t->chase_bytes > GQ_GiB))
+        return gq_err_set(err, GQ_E_USAGE,
+                          "chase_bytes %llu: expected 0 or a multiple of 128 bytes from 4 KiB to 1 GiB",
+                          (unsigned long long)t->chase_bytes);
+    if (t->chase_restart < 0 || t->chase_restart > 1)
+        return gq_err_set(err, GQ_E_USAGE, "chase_restart %d: expected 0 or 1", t->chase_restart);
     if (t->sm_unit_bytes == 0)
         return gq_err_set(err, GQ_E_USAGE, "sm_unit_bytes 0: expected at least 1 byte");
     priv(be)->tune = *t;
@@ -303,7 +318,7 @@ static void size_units(cflow *c)
         ops = cpu * per_copy + 1;
         break;
     }
-    default: ops = cpu + 1; break;
+    default: ops = cpu * c->fold + 1; break;
     }
     c->copies_per_unit = cpu;
     c->ops_per_unit = ops;
@@ -360,13 +375,45 @@ static void flow_free(cuda_be *b, cflow *c)
         cudaFree(c->ddst);
     if (c->dres)
         cudaFree(c->dres);
-    gq_cuda_host_put(b, c->hsrc);
+    if (!c->hshared)
+        gq_cuda_host_put(b, c->hsrc);
     gq_cuda_host_put(b, c->hdst);
     gq_cuda_host_put(b, c->stage);
     (void)cudaGetLastError();
 }
 
-static int flow_setup(cuda_be *b, cflow *c, int idx, gq_err *err)
+/* Fold an interfering flow with a host end: its data is not checked, so a
+ * copy of `bytes` may be FOLD_MAX transfers over a buffer a quarter the size
+ * (nvbandwidth's interferers are twice the measured size: with 512 MiB
+ * buffers that alone doubled the pinned memory of a test). */
+static int fold_of(const gq_flow *f)
+{
+    if (!f->interferer || (f->method != GQ_METHOD_CE && f->method != GQ_METHOD_SM) ||
+        (f->src.kind != GQ_EP_HOST && f->dst.kind != GQ_EP_HOST))
+        return 1;
+    for (int k = FOLD_MAX; k > 1; k /= 2)
+        if (f->bytes % (16ull * (uint64_t)k) == 0 && f->bytes / (uint64_t)k >= FOLD_MIN_BYTES)
+            return k;
+    return 1;
+}
+
+/* An earlier interfering flow's host source buffer of the same size and
+ * node. Only sources (read-only) are shared: two GPUs writing the same host
+ * lines contend for them (measured on 2 x H200: host_to_all_bidirectional
+ * CE fell from 29.5 to 11 GB/s with the interferers' destinations shared). */
+static cuda_hbuf *shared_host(const cflow *prev, int n, uint64_t bytes, int node)
+{
+    for (int i = 0; i < n; i++) {
+        const cflow *p = &prev[i];
+        if (!p->f.interferer || p->hshared || !p->hsrc)
+            continue;
+        if (p->hsrc->bytes == bytes && p->hsrc->node == node && p->host_node == node)
+            return p->hsrc;
+    }
+    return NULL;
+}
+
+static int flow_setup(cuda_be *b, cflow *c, const cflow *prev, int idx, gq_err *err)
 {
     int rc = GQ_OK;
     const gq_flow *f = &c->f;
@@ -388,27 +435,38 @@ static int flow_setup(cuda_be *b, cflow *c, int idx, gq_err *err)
                   : xd->copy_blocks_max;
     c->grid = xd->sm_count * bps;
     c->aux_grid = xd->sm_count * 4;
+    c->fold = fold_of(f);
+    c->xbytes = f->bytes / (uint64_t)c->fold;
 
     if (f->src.kind == GQ_EP_HOST || f->dst.kind == GQ_EP_HOST) {
         const gq_endpoint *h = f->src.kind == GQ_EP_HOST ? &f->src : &f->dst;
         if ((rc = gq_cuda_numa_resolve(b, h->index, gpu_end, &c->host_node, err)) != GQ_OK)
             goto out;
     }
+    /* Interfering flows of a group that read host memory share one source
+     * buffer per size and node: none of them is checked, and DMA reads of
+     * the same pages load the link as reads of distinct pages do. */
+    cuda_hbuf *sh = f->interferer && f->src.kind == GQ_EP_HOST ? shared_host(prev, idx, c->xbytes, c->host_node)
+                                                               : NULL;
     if (f->src.kind == GQ_EP_HOST) {
-        if ((rc = gq_cuda_host_get(b, f->bytes, c->host_node, &c->hsrc, err)) != GQ_OK)
+        if (sh) {
+            c->hsrc = sh;
+            c->hshared = true;
+        } else if ((rc = gq_cuda_host_get(b, c->xbytes, c->host_node, &c->hsrc, err)) != GQ_OK) {
             goto out;
+        }
         c->src = c->hsrc->dptr;
     } else {
-        if ((rc = dev_alloc(c->sdev, f->bytes, &c->dsrc, err)) != GQ_OK)
+        if ((rc = dev_alloc(c->sdev, c->xbytes, &c->dsrc, err)) != GQ_OK)
             goto out;
         c->src = c->dsrc;
     }
     if (f->dst.kind == GQ_EP_HOST) {
-        if ((rc = gq_cuda_host_get(b, f->bytes, c->host_node, &c->hdst, err)) != GQ_OK)
+        if ((rc = gq_cuda_host_get(b, c->xbytes, c->host_node, &c->hdst, err)) != GQ_OK)
             goto out;
         c->dst = c->hdst->dptr;
     } else {
-        if ((rc = dev_alloc(c->ddev, f->bytes, &c->ddst, err)) != GQ_OK)
+        if ((rc = dev_alloc(c->ddev, c->xbytes, &c->ddst, err)) != GQ_OK)
             goto out;
         c->dst = c->ddst;
     }
@@ -449,10 +507,32 @@ static int flow_setup(cuda_be *b, cflow *c, int idx, gq_err *err)
 
     /* The source pattern is written once; copies never modify it. */
     CK(cudaSetDevice(c->fdev));
-    CK(gq_k_fill(c->src, f->bytes, c->seed, b->dev[c->fdev].sm_count * 4, c->sf));
+    CK(gq_k_fill(c->src, c->xbytes, c->seed, b->dev[c->fdev].sm_count * 4, c->sf));
     CK(cudaStreamSynchronize(c->sf));
 out:
     return rc;
+}
+
+/* k > 1 SM flows executing on one GPU each get floor(SMs / k) SMs' worth of
+ * blocks (at least one SM): a grid over every SM would hold the whole GPU
+ * until it drains, so the flows' kernels would take turns instead of
+ * running together (measured: 19-20 GB/s per direction for host <-> GPU
+ * both ways, where nvbandwidth's 42 comes from copies that run at once).
+ * A single flow keeps the whole GPU. */
+static void share_sms(const cuda_be *b, gq_group *g)
+{
+    int k[GQ_MAX_GPUS] = {0};
+    for (int i = 0; i < g->n; i++)
+        if (g->f[i].f.method == GQ_METHOD_SM && g->f[i].exec >= 0 && g->f[i].exec < GQ_MAX_GPUS)
+            k[g->f[i].exec]++;
+    for (int i = 0; i < g->n; i++) {
+        cflow *c = &g->f[i];
+        if (c->f.method != GQ_METHOD_SM || c->exec < 0 || c->exec >= GQ_MAX_GPUS || k[c->exec] < 2)
+            continue;
+        const cuda_dev *xd = &b->dev[c->exec];
+        int sms = xd->sm_count / k[c->exec];
+        c->grid = (c->grid / (xd->sm_count > 0 ? xd->sm_count : 1)) * (sms < 1 ? 1 : sms);
+    }
 }
 
 static int cuda_prepare(gq_backend *be, const gq_flow *flows, int nflows, gq_group **out, gq_err *err)
@@ -507,11 +587,12 @@ static int cuda_prepare(gq_backend *be, const gq_flow *flows, int nflows, gq_gro
     for (int i = 0; i < nflows; i++) {
         g->f[i].f = flows[i];
         g->n = i + 1;
-        if ((rc = flow_setup(b, &g->f[i], i, err)) != GQ_OK) {
+        if ((rc = flow_setup(b, &g->f[i], g->f, i, err)) != GQ_OK) {
             gq_err_prefix(err, "flow %d", i);
             goto out;
         }
     }
+    share_sms(b, g);
     *out = g;
     return GQ_OK;
 out:
@@ -546,14 +627,14 @@ static int enqueue_unit(cflow *c, int copies, int unit, gq_err *err)
     switch (f->method) {
     case GQ_METHOD_CE:
     case GQ_METHOD_DRIVER_STAGED:
-        for (int k = 0; k < copies; k++) {
+        for (int k = 0; k < copies * c->fold; k++) {
             if (c->sdev >= 0 && c->ddev >= 0 && c->sdev != c->ddev)
-                CK(cudaMemcpyPeerAsync(c->dst, c->ddev, c->src, c->sdev, f->bytes, c->s));
+                CK(cudaMemcpyPeerAsync(c->dst, c->ddev, c->src, c->sdev, c->xbytes, c->s));
             else
-                CK(cudaMemcpyAsync(c->dst, c->src, f->bytes, cudaMemcpyDefault, c->s));
+                CK(cudaMemcpyAsync(c->dst, c->src, c->xbytes, cudaMemcpyDefault, c->s));
         }
         break;
-    case GQ_METHOD_SM: CK(gq_k_copy(c->dst, c->src, f->bytes, copies, c->grid, c->s)); break;
+    case GQ_METHOD_SM: CK(gq_k_copy(c->dst, c->src, c->xbytes, copies * c->fold, c->grid, c->s)); break;
     case GQ_METHOD_STAGED:
         /* Buffer b is reused only after the H2D copy that read it (event
          * h2d[b]) has finished; the H2D copy starts only after the D2H copy
@@ -677,7 +758,8 @@ static void run_flow(void *arg, int i, gq_workers *w)
     const bool pre = c->f.method != GQ_METHOD_DRIVER_STAGED;
 
     int met = 0; /* barriers passed */
-    if (o->verify) {
+    const bool check = o->verify && !c->f.interferer; /* interferers' data is not checked */
+    if (check) {
         CK(cudaSetDevice(c->cdev));
         CK(gq_k_fill(c->dst, c->f.bytes, c->seed ^ POISON_XOR, c->aux_grid, c->sc));
         CK(cudaStreamSynchronize(c->sc));
@@ -728,7 +810,7 @@ out:
     }
     r->copies_done = (int)st.copies_counted;
     r->bytes_done = (uint64_t)st.copies_counted * c->f.bytes;
-    if (o->verify && (rc = verify_flow(c, r, err)) != GQ_OK)
+    if (check && (rc = verify_flow(c, r, err)) != GQ_OK)
         flow_error(r, err);
 }
 

@@ -22,7 +22,9 @@ typedef enum gq_cuda_host_alloc {
 } gq_cuda_host_alloc;
 
 /* Defaults: host_alloc AUTO, sm_blocks_per_sm 0, stage_bufs 4, chase_window
- * 4 KiB, chase_sms 0, sm_unit_bytes 16 GiB. */
+ * 128 (plain stride), chase_sms 0, sm_unit_bytes 16 GiB, chase_bytes 2 MiB,
+ * chase_restart 1: the chase is nvbandwidth's (a 2 MiB buffer, node i ->
+ * i + 128 B cyclic, every SM in turn starting at the chain's start). */
 typedef struct gq_cuda_tune {
     int host_alloc;          /* gq_cuda_host_alloc */
     int sm_blocks_per_sm;    /* copy kernel blocks per SM; 0 = as many as fit (occupancy) */
@@ -34,6 +36,10 @@ typedef struct gq_cuda_tune {
                               * (nvbandwidth does this); 1: on one SM */
     uint64_t sm_unit_bytes;  /* SM copies with a copy count: bytes per kernel launch (the kernel
                               * loops over the buffer); a launch per copy when <= the buffer */
+    uint64_t chase_bytes;    /* pointer chase: chain buffer size (a multiple of 128 bytes, >= 4 KiB);
+                              * 0 = one fresh 128-byte line per load (up to 128 MiB) */
+    int chase_restart;       /* 1: each SM's chase starts at the chain's start (nvbandwidth);
+                              * 0: each SM continues where the previous one stopped */
 } gq_cuda_tune;
 
 /* Read / replace the knobs of an open "cuda" backend. Applies to groups

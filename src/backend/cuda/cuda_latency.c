@@ -1,6 +1,8 @@
-/* Latency: an nvbandwidth-style pointer chase (one GPU thread, dependent
- * loads through a chain in the target memory, timed inside the kernel, on
- * every SM in turn) and a p2pBandwidthLatencyTest-
+/* Latency: nvbandwidth's pointer chase (one GPU thread, dependent loads
+ * through a chain in the target memory, on every SM in turn; by default the
+ * chain is nvbandwidth's: a 2 MiB buffer, each 128-byte line pointing to the
+ * next, cyclic, and every SM starts at the chain's start), timed inside the
+ * kernel (no launch overhead), and a p2pBandwidthLatencyTest-
  * style copy latency (many 4-byte copies queued behind the start latch, timed
  * with events, per copy). */
 #include "backend/cuda/cuda_priv.h"
@@ -53,9 +55,12 @@ static int chase(cuda_be *b, const gq_latency_req *r, double *ns, gq_err *err)
     int sms = b->dev[r->exec_gpu].sm_count > 0 ? b->dev[r->exec_gpu].sm_count : 1;
     long long per_sm = iters / sms < CHASE_MIN_PER_SM ? CHASE_MIN_PER_SM : iters / sms;
     long long loads = b->tune.chase_sms == 1 ? iters : per_sm * sms;
-    /* A line is never loaded twice (up to CHASE_MAX_NODES loads), so no cache
-     * can answer for the memory being measured. */
-    uint32_t nodes = loads < CHASE_MIN_NODES   ? CHASE_MIN_NODES
+    /* chase_bytes 0: a line is never loaded twice (up to CHASE_MAX_NODES
+     * loads). Otherwise nvbandwidth's fixed buffer, whose lines an SM may
+     * revisit: neither host nor peer lines stay in the chasing GPU's caches
+     * (nvbandwidth's figures, taken the same way, are the check). */
+    uint32_t nodes = b->tune.chase_bytes ? (uint32_t)(b->tune.chase_bytes / CHASE_STRIDE)
+                     : loads < CHASE_MIN_NODES   ? CHASE_MIN_NODES
                      : loads > CHASE_MAX_NODES ? CHASE_MAX_NODES
                                                : (uint32_t)loads;
     uint64_t bytes = (uint64_t)nodes * CHASE_STRIDE;
@@ -118,10 +123,14 @@ static int chase(cuda_be *b, const gq_latency_req *r, double *ns, gq_err *err)
     if (b->tune.chase_sms == 1) {
         CK(gq_k_chase(cur, (unsigned long long)loads, 1, 0, acc, s));
     } else {
-        /* Every SM in turn, continuing along the chain: SMs sit at different
-         * distances from the memory and its link. */
-        for (int t = 0; t < sms; t++)
+        /* Every SM in turn (SMs sit at different distances from the memory
+         * and its link), each from the chain's start as nvbandwidth does, or
+         * continuing along the chain. */
+        for (int t = 0; t < sms; t++) {
+            if (t > 0 && b->tune.chase_restart)
+                CK(cudaMemcpyAsync(cur, &p0, sizeof p0, cudaMemcpyHostToDevice, s));
             CK(gq_k_chase(cur, (unsigned long long)per_sm, sms, t, acc, s));
+        }
     }
     unsigned long long tot = 0;
     CK(cudaMemcpyAsync(&tot, acc, sizeof tot, cudaMemcpyDeviceToHost, s));
