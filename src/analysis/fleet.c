@@ -1,0 +1,356 @@
+#include "analysis/fleet.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/compare.h"
+
+void gq_fleet_init(gq_fleet *f, double threshold_pct)
+{
+    memset(f, 0, sizeof *f);
+    f->threshold_pct = threshold_pct > 0 ? threshold_pct : 5.0;
+    snprintf(f->verdict, sizeof f->verdict, "pass");
+}
+
+void gq_fleet_free(gq_fleet *f)
+{
+    free(f->node);
+    free(f->fig);
+    free(f->val);
+    free(f->out);
+    memset(f, 0, sizeof *f);
+}
+
+/* Grow *p (of *cap elements of size sz) to hold n + 1. */
+static int grow(void **p, int *cap, int n, size_t sz)
+{
+    if (n < *cap)
+        return 0;
+    int c = *cap ? *cap * 2 : 16;
+    void *v = realloc(*p, (size_t)c * sz);
+    if (!v)
+        return -1;
+    *p = v;
+    *cap = c;
+    return 0;
+}
+
+static gq_fleet_node *new_node(gq_fleet *f, int rank, const char *host, gq_err *err)
+{
+    if (grow((void **)&f->node, &f->capnodes, f->nnodes, sizeof *f->node)) {
+        gq_err_set(err, GQ_E_NOMEM, "out of memory adding a fleet node");
+        return NULL;
+    }
+    gq_fleet_node *n = &f->node[f->nnodes++];
+    memset(n, 0, sizeof *n);
+    n->rank = rank;
+    snprintf(n->host, sizeof n->host, "%s", host && *host ? host : "?");
+    snprintf(n->label, sizeof n->label, "%s-rank%d", n->host, rank);
+    return n;
+}
+
+static const char *js(const json_t *o, const char *k, const char *def)
+{
+    const json_t *v = o ? json_object_get(o, k) : NULL;
+    return json_is_string(v) ? json_string_value(v) : def;
+}
+
+/* Index of key, or -1. Nodes list their figures in the same order as a rule,
+ * so the figure after the last one found is tried first. */
+static int find_fig(const gq_fleet *f, const char *key, int hint)
+{
+    if (hint >= 0 && hint < f->nfig && !strcmp(f->fig[hint].key, key))
+        return hint;
+    for (int i = 0; i < f->nfig; i++)
+        if (!strcmp(f->fig[i].key, key))
+            return i;
+    return -1;
+}
+
+int gq_fleet_add_card(gq_fleet *f, int rank, const char *host, const json_t *root, const gq_recordset *rs,
+                      gq_err *err)
+{
+    const json_t *card = json_object_get(root, "card");
+    gq_compare *c = malloc(sizeof *c);
+    if (!c)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory comparing the fleet");
+    int rc = GQ_OK;
+    gq_compare_init(c, f->threshold_pct);
+    gq_fleet_node *n = new_node(f, rank, host ? host : js(card, "hostname", NULL), err);
+    if (!n) {
+        rc = GQ_E_NOMEM;
+        goto out;
+    }
+    snprintf(n->card_host, sizeof n->card_host, "%s", js(card, "hostname", ""));
+    n->simulated = json_is_true(json_object_get(root, "simulated"));
+    if (json_is_false(json_object_get(card, "complete"))) {
+        snprintf(n->verdict, sizeof n->verdict, "incomplete");
+        n->exit_code = 5;
+    } else {
+        const char *v = js(card, "verdict", "pass");
+        snprintf(n->verdict, sizeof n->verdict, "%s", !strcmp(v, "fail") ? "fail" : !strcmp(v, "warn") ? "warn" : "pass");
+        n->exit_code = !strcmp(n->verdict, "fail") ? 1 : !strcmp(n->verdict, "warn") ? 4 : 0;
+    }
+    /* The node alone in a comparison: its figures, keyed as compare keys them. */
+    if ((rc = gq_compare_add(c, n->label, rs, root, err)))
+        goto out;
+    int node = f->nnodes - 1, hint = 0;
+    for (int i = 0; i < c->nfig; i++) {
+        const gq_cmp_fig *x = &c->fig[i];
+        if (isnan(x->v[0]))
+            continue;
+        int k = find_fig(f, x->key, hint);
+        if (k < 0) {
+            if (grow((void **)&f->fig, &f->capfig, f->nfig, sizeof *f->fig)) {
+                rc = gq_err_set(err, GQ_E_NOMEM, "out of memory comparing the fleet");
+                goto out;
+            }
+            k = f->nfig++;
+            gq_fleet_fig *g = &f->fig[k];
+            memset(g, 0, sizeof *g);
+            snprintf(g->key, sizeof g->key, "%s", x->key);
+            snprintf(g->unit, sizeof g->unit, "%s", x->unit);
+            g->higher_is_better = x->higher_is_better;
+            g->median = NAN;
+        }
+        hint = k + 1;
+        if (grow((void **)&f->val, &f->capval, f->nval, sizeof *f->val)) {
+            rc = gq_err_set(err, GQ_E_NOMEM, "out of memory comparing the fleet");
+            goto out;
+        }
+        f->val[f->nval++] = (gq_fleet_value){.fig = k, .node = node, .v = x->v[0]};
+    }
+out:
+    gq_compare_free(c);
+    free(c);
+    return rc;
+}
+
+int gq_fleet_add_error(gq_fleet *f, int rank, const char *host, const char *why, gq_err *err)
+{
+    gq_fleet_node *n = new_node(f, rank, host, err);
+    if (!n)
+        return GQ_E_NOMEM;
+    snprintf(n->verdict, sizeof n->verdict, "error");
+    snprintf(n->error, sizeof n->error, "%s", why && *why ? why : "the card did not run");
+    n->exit_code = 1;
+    return GQ_OK;
+}
+
+static int cmp_val(const void *a, const void *b)
+{
+    const gq_fleet_value *x = a, *y = b;
+    if (x->fig != y->fig)
+        return x->fig < y->fig ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_out(const void *a, const void *b)
+{
+    const gq_fleet_outlier *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    return x->fig < y->fig ? -1 : x->fig > y->fig;
+}
+
+int gq_fleet_finish(gq_fleet *f, gq_err *err)
+{
+    f->nout = f->ncompared = f->nflagged = 0;
+    for (int i = 0; i < f->nnodes; i++)
+        f->node[i].noutliers = 0;
+    qsort(f->val, (size_t)f->nval, sizeof *f->val, cmp_val);
+    double *tmp = malloc((size_t)(f->nnodes > 0 ? f->nnodes : 1) * sizeof *tmp);
+    if (!tmp)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory comparing the fleet");
+    for (int a = 0; a < f->nval;) {
+        int b = a;
+        while (b < f->nval && f->val[b].fig == f->val[a].fig)
+            b++;
+        gq_fleet_fig *g = &f->fig[f->val[a].fig];
+        g->present = b - a;
+        g->median = NAN;
+        if (g->present >= 2) {
+            f->ncompared++;
+            for (int i = a; i < b; i++)
+                tmp[i - a] = f->val[i].v;
+            qsort(tmp, (size_t)g->present, sizeof *tmp, cmp_double);
+            int m = g->present / 2;
+            g->median = g->present % 2 ? tmp[m] : (tmp[m - 1] + tmp[m]) / 2;
+            for (int i = a; i < b && g->median != 0; i++) {
+                double d = (f->val[i].v - g->median) / fabs(g->median) * 100.0;
+                double worse = g->higher_is_better ? -d : d;
+                if (!(worse > f->threshold_pct))
+                    continue;
+                if (grow((void **)&f->out, &f->capout, f->nout, sizeof *f->out)) {
+                    free(tmp);
+                    return gq_err_set(err, GQ_E_NOMEM, "out of memory comparing the fleet");
+                }
+                f->out[f->nout++] = (gq_fleet_outlier){
+                    .node = f->val[i].node, .fig = f->val[i].fig, .value = f->val[i].v, .median = g->median, .delta_pct = d};
+                f->node[f->val[i].node].noutliers++;
+            }
+        }
+        a = b;
+    }
+    free(tmp);
+    qsort(f->out, (size_t)f->nout, sizeof *f->out, cmp_out);
+    bool fail = false, incomplete = false, warn = false;
+    for (int i = 0; i < f->nnodes; i++) {
+        gq_fleet_node *n = &f->node[i];
+        n->flagged = n->noutliers > 0 || strcmp(n->verdict, "pass") != 0;
+        f->nflagged += n->flagged;
+        fail |= !strcmp(n->verdict, "fail") || !strcmp(n->verdict, "error");
+        incomplete |= !strcmp(n->verdict, "incomplete");
+        warn |= n->flagged;
+    }
+    const char *v = fail ? "fail" : incomplete ? "incomplete" : warn ? "warn" : "pass";
+    snprintf(f->verdict, sizeof f->verdict, "%s", v);
+    f->exit_code = fail ? 1 : incomplete ? 5 : warn ? 4 : 0;
+    return GQ_OK;
+}
+
+static json_t *num_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *gq_fleet_to_json(const gq_fleet *f)
+{
+    json_t *o = json_object(), *nodes = json_array(), *outs = json_array(), *flagged = json_array();
+    if (!o || !nodes || !outs || !flagged) {
+        json_decref(o);
+        json_decref(nodes);
+        json_decref(outs);
+        json_decref(flagged);
+        return NULL;
+    }
+    json_object_set_new(o, "threshold_pct", json_real(f->threshold_pct));
+    json_object_set_new(o, "verdict", json_string(f->verdict));
+    json_object_set_new(o, "exit_code", json_integer(f->exit_code));
+    for (int i = 0; i < f->nnodes; i++) {
+        const gq_fleet_node *n = &f->node[i];
+        json_t *j = json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:b, s:i, s:b}", "rank", n->rank, "node", n->label,
+                              "host", n->host, "card_hostname", n->card_host, "verdict", n->verdict, "exit_code",
+                              n->exit_code, "simulated", n->simulated, "outliers", n->noutliers, "flagged",
+                              n->flagged);
+        if (j && n->error[0])
+            json_object_set_new(j, "error", json_string(n->error));
+        if (j && n->flagged) {
+            json_t *why = json_array();
+            if (strcmp(n->verdict, "pass"))
+                json_array_append_new(why, json_sprintf("verdict %s", n->verdict));
+            if (n->noutliers)
+                json_array_append_new(why, json_sprintf("%d outlier figure%s", n->noutliers,
+                                                        n->noutliers == 1 ? "" : "s"));
+            json_object_set_new(j, "reasons", why);
+            json_array_append_new(flagged, json_string(n->label));
+        }
+        json_array_append_new(nodes, j);
+    }
+    for (int i = 0; i < f->nout; i++) {
+        const gq_fleet_outlier *x = &f->out[i];
+        const gq_fleet_fig *g = &f->fig[x->fig];
+        const gq_fleet_node *n = &f->node[x->node];
+        json_array_append_new(outs, json_pack("{s:s, s:i, s:s, s:s, s:b, s:o, s:o, s:o}", "node", n->label, "rank",
+                                              n->rank, "figure", g->key, "unit", g->unit, "higher_is_better",
+                                              g->higher_is_better, "value", num_or_null(x->value),
+                                              "fleet_median", num_or_null(x->median), "delta_pct",
+                                              num_or_null(x->delta_pct)));
+    }
+    json_object_set_new(o, "nodes", nodes);
+    json_object_set_new(o, "figures", json_integer(f->nfig));
+    json_object_set_new(o, "figures_compared", json_integer(f->ncompared));
+    json_object_set_new(o, "outliers", outs);
+    json_object_set_new(o, "flagged", flagged);
+    return o;
+}
+
+static const char *num(double v, char *b, size_t n)
+{
+    if (!isfinite(v))
+        snprintf(b, n, "–");
+    else if (fabs(v) >= 100)
+        snprintf(b, n, "%.0f", v);
+    else
+        snprintf(b, n, "%.2f", v);
+    return b;
+}
+
+static void upper(const char *s, char *b, size_t n)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < n; i++)
+        b[i] = (char)(s[i] >= 'a' && s[i] <= 'z' ? s[i] - 32 : s[i]);
+    b[i] = 0;
+}
+
+void gq_fleet_print(FILE *out, const gq_fleet *f, bool md, int max_outliers)
+{
+    int cnt[5] = {0}; /* pass warn fail incomplete error */
+    static const char *const names[] = {"pass", "warn", "fail", "incomplete", "error"};
+    int with_out = 0;
+    for (int i = 0; i < f->nnodes; i++) {
+        for (int k = 0; k < 5; k++)
+            cnt[k] += !strcmp(f->node[i].verdict, names[k]);
+        with_out += f->node[i].noutliers > 0;
+    }
+    char V[16];
+    upper(f->verdict, V, sizeof V);
+    fprintf(out, "%sgpuqual fleet: %d node%s — %s\n", md ? "# " : "", f->nnodes, f->nnodes == 1 ? "" : "s", V);
+    if (md)
+        fputc('\n', out);
+    fprintf(out,
+            "cards: %d pass, %d warn, %d fail, %d incomplete, %d did not run; %d outlier figure%s on %d node%s "
+            "(worse than the fleet median by more than %.1f%%, over %d figure%s on two or more nodes)\n",
+            cnt[0], cnt[1], cnt[2], cnt[3], cnt[4], f->nout, f->nout == 1 ? "" : "s", with_out,
+            with_out == 1 ? "" : "s", f->threshold_pct, f->ncompared, f->ncompared == 1 ? "" : "s");
+    fputc('\n', out);
+    if (md)
+        fputs("## Nodes\n\n| rank | node | card | verdict | outliers | note |\n|---:|---|---|---|---:|---|\n", out);
+    else
+        fprintf(out, "%-5s %-32s %-11s %-8s %s\n", "rank", "node", "verdict", "outliers", "note");
+    for (int i = 0; i < f->nnodes; i++) {
+        const gq_fleet_node *n = &f->node[i];
+        char note[600] = "";
+        if (n->error[0])
+            snprintf(note, sizeof note, "%s", n->error);
+        else if (n->flagged)
+            snprintf(note, sizeof note, "flagged");
+        if (md)
+            fprintf(out, "| %d | %s | %s | %s | %d | %s |\n", n->rank, n->label, n->card_host, n->verdict,
+                    n->noutliers, note);
+        else
+            fprintf(out, "%-5d %-32s %-11s %-8d %s\n", n->rank, n->label, n->verdict, n->noutliers, note);
+    }
+    if (f->nout) {
+        fputs(md ? "\n## Outliers\n\n| node | figure | value | fleet median | delta |\n|---|---|---:|---:|---:|\n"
+                 : "\noutliers:\n",
+              out);
+        int shown = 0;
+        for (int i = 0; i < f->nout; i++) {
+            if (!md && max_outliers > 0 && shown >= max_outliers)
+                break;
+            const gq_fleet_outlier *x = &f->out[i];
+            const gq_fleet_fig *g = &f->fig[x->fig];
+            char a[32], b[32];
+            if (md)
+                fprintf(out, "| %s | %s | %s %s | %s %s | %+.1f%% |\n", f->node[x->node].label, g->key,
+                        num(x->value, a, sizeof a), g->unit, num(x->median, b, sizeof b), g->unit, x->delta_pct);
+            else
+                fprintf(out, "  %-24s %-56s %s %s (median %s, %+.1f%%)\n", f->node[x->node].label, g->key,
+                        num(x->value, a, sizeof a), g->unit, num(x->median, b, sizeof b), x->delta_pct);
+            shown++;
+        }
+        if (shown < f->nout)
+            fprintf(out, "  (%d more in fleet.json and fleet.md)\n", f->nout - shown);
+    }
+    if (md && f->nnodes < 2)
+        fputs("\nA fleet of one node has no median to compare against: only its card's verdict counts.\n", out);
+}

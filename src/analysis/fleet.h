@@ -1,0 +1,106 @@
+/* The fleet: the acceptance cards of many nodes (one per MPI rank of
+ * `gpuqual fleet`), the same figures lined up across them, and the outliers
+ * named (README "gpuqual fleet").
+ *
+ * Figures are extracted exactly as `gpuqual compare` extracts them
+ * (analysis/compare.h: one key per record, the stress figures per GPU; invalid
+ * records left out), one node at a time, so the number of nodes is not bound
+ * by GQ_CMP_MAX_RUNS. For each figure present on at least two nodes, the fleet
+ * median is taken over the nodes that have it; a node is an outlier on that
+ * figure when it is worse than the median by more than the threshold:
+ * bandwidth, clocks and power below it, latency and temperature above it.
+ * With two nodes the median is their mean, so a gap of twice the threshold
+ * flags both: two nodes cannot say which one is off.
+ *
+ * A node is flagged when it has an outlier figure, or its card's verdict is
+ * warn or fail, or its card is incomplete, or its card did not run (error).
+ * The fleet's verdict and exit code: fail (1) when a node failed or did not
+ * run; else incomplete (5) when a card is incomplete; else warn (4) when a
+ * node warned or has an outlier; else pass (0).
+ *
+ * Pure: no MPI, no I/O but the FILE given to gq_fleet_print.
+ */
+#ifndef GQ_ANALYSIS_FLEET_H
+#define GQ_ANALYSIS_FLEET_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "core/record.h"
+#include "core/status.h"
+
+typedef struct gq_fleet_node {
+    char label[128];   /* "<host>-rank<N>" */
+    char host[64];     /* where the rank ran */
+    char card_host[64];/* the card's hostname (the simulated machine's name under --sim) */
+    int rank;
+    char verdict[12];  /* "pass", "warn", "fail", "incomplete" or "error" */
+    int exit_code;     /* the card's (0, 4, 1, 5), or 1 for an error */
+    char error[512];   /* why the card did not run ("" when it ran) */
+    bool simulated;
+    int noutliers;     /* figures on which this node is an outlier */
+    bool flagged;      /* after gq_fleet_finish */
+} gq_fleet_node;
+
+typedef struct gq_fleet_fig {
+    char key[200];
+    char unit[8];
+    bool higher_is_better;
+    int present;   /* nodes that have it (after finish) */
+    double median; /* over those nodes (NAN below two) */
+} gq_fleet_fig;
+
+typedef struct gq_fleet_outlier {
+    int node, fig;
+    double value, median, delta_pct; /* delta against the median, signed */
+} gq_fleet_outlier;
+
+typedef struct gq_fleet_value {
+    int fig, node;
+    double v;
+} gq_fleet_value;
+
+typedef struct gq_fleet {
+    double threshold_pct; /* > 0 */
+    int nnodes, capnodes;
+    gq_fleet_node *node; /* owned */
+    int nfig, capfig;
+    gq_fleet_fig *fig; /* owned */
+    int nval, capval;
+    gq_fleet_value *val; /* owned */
+    int nout, capout;
+    gq_fleet_outlier *out; /* owned; by node, then figure order */
+    int ncompared;         /* figures present on at least two nodes */
+    int nflagged;
+    char verdict[12]; /* fleet verdict (after finish) */
+    int exit_code;
+} gq_fleet;
+
+/* threshold_pct <= 0 means 5. */
+void gq_fleet_init(gq_fleet *f, double threshold_pct);
+void gq_fleet_free(gq_fleet *f);
+
+/* Add a node whose card ran: root is its card document (borrowed; "card"
+ * and "stress" are read), rs its records (borrowed; may be NULL). host is
+ * where the rank ran (NULL: the card's hostname). GQ_E_NOMEM. */
+int gq_fleet_add_card(gq_fleet *f, int rank, const char *host, const json_t *root, const gq_recordset *rs,
+                      gq_err *err);
+
+/* Add a node whose card did not run: why, in one line. GQ_E_NOMEM. */
+int gq_fleet_add_error(gq_fleet *f, int rank, const char *host, const char *why, gq_err *err);
+
+/* Medians, outliers, flags, the fleet's verdict and exit code (after the
+ * last add). GQ_E_NOMEM. */
+int gq_fleet_finish(gq_fleet *f, gq_err *err);
+
+/* The "fleet" section (README "gpuqual fleet"): threshold_pct, verdict,
+ * exit_code, nodes, figures, figures_compared, outliers, flagged. New
+ * reference; NULL on allocation failure. */
+json_t *gq_fleet_to_json(const gq_fleet *f);
+
+/* The summary (markdown=false: a terminal screen, at most max_outliers
+ * outliers listed, 0 = all) or the Markdown report. */
+void gq_fleet_print(FILE *out, const gq_fleet *f, bool markdown, int max_outliers);
+
+#endif

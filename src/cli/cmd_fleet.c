@@ -1,0 +1,715 @@
+/* gpuqual fleet: the acceptance card on many nodes at once, under MPI (Open
+ * MPI; Slurm launches it with srun). Each rank runs the card on its own node
+ * and writes its artefacts to DIR/<host>-rank<N>/; rank 0 gathers the cards'
+ * JSON (MPI_Gather of the lengths, MPI_Gatherv of the bytes), lines up the
+ * same figures across the nodes and names the outliers (analysis/fleet.h),
+ * and writes DIR/fleet.json and DIR/fleet.md. gpuqual adds no transport of its
+ * own. Without mpirun it is a fleet of one node.
+ *
+ * Exit on rank 0: 0 every node passes and none is an outlier, 4 a node warned
+ * or is an outlier, 1 a node failed or its card did not run, 5 a card is
+ * incomplete, 2 bad input. Other ranks exit 0 unless their own card could not
+ * run. */
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef GQ_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include "analysis/card.h"
+#include "analysis/expect.h"
+#include "analysis/fleet.h"
+#include "analysis/stress.h"
+#include "backend/sim/sim_stress.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "core/journal.h"
+#include "core/units.h"
+#include "render/card_render.h"
+#include "render/render.h"
+
+typedef struct fleet_cli {
+    gq_common c;
+    double budget_s;
+    const char *expect;
+    const char *outdir;
+    double stress_s;
+    bool no_stress;
+    int prefill, decode, offload;
+    uint64_t bytes;
+    bool verify;
+    const char *threshold;
+    bool seed_per_rank;
+} fleet_cli;
+
+/* The card's options (cmd_card.c), with -o naming the fleet's directory. */
+#define OFF(f) offsetof(fleet_cli, f)
+static const gq_opt fleet_own_opts[] = {
+    {.name = "budget",
+     .type = GQ_OPT_DURATION,
+     .off = OFF(budget_s),
+     .def = "5m",
+     .arg = "TIME",
+     .help = "time each node's card may take (e.g. 3m, 300s); steps that do not fit are skipped",
+     .lo = 0.001,
+     .hi = 7 * 86400},
+    {.name = "expect",
+     .shortname = 'e',
+     .type = GQ_OPT_STR,
+     .off = OFF(expect),
+     .arg = "FILE",
+     .help = "expectations file with per-GPU-model thresholds (examples/expect/*.expect)"},
+    {.name = "output",
+     .shortname = 'o',
+     .type = GQ_OPT_STR,
+     .off = OFF(outdir),
+     .arg = "DIR",
+     .help = "directory for fleet.json, fleet.md and one <host>-rank<N>/ per node (default "
+             "./gpuqual-fleet-<time>)"},
+    {.name = "stress",
+     .type = GQ_OPT_DURATION,
+     .off = OFF(stress_s),
+     .def = "60s",
+     .arg = "TIME",
+     .help = "length of each node's stress run with telemetry",
+     .lo = 0.1,
+     .hi = 7 * 86400},
+    {.name = "no-stress", .type = GQ_OPT_FLAG, .off = OFF(no_stress), .help = "skip the stress run"},
+    {.name = "prefill",
+     .type = GQ_OPT_INT,
+     .off = OFF(prefill),
+     .def = "0",
+     .arg = "N",
+     .help = "prefill workers for the placement (0 with --decode 0: half the GPUs each)",
+     .lo = 0,
+     .hi = GQ_MAX_GPUS},
+    {.name = "decode",
+     .type = GQ_OPT_INT,
+     .off = OFF(decode),
+     .def = "0",
+     .arg = "M",
+     .help = "decode workers for the placement",
+     .lo = 0,
+     .hi = GQ_MAX_GPUS},
+    {.name = "offload",
+     .type = GQ_OPT_INT,
+     .off = OFF(offload),
+     .def = "-1",
+     .arg = "K",
+     .help = "KV offload workers for the placement (-1: half the GPUs)",
+     .lo = -1,
+     .hi = GQ_MAX_GPUS},
+    {.name = "buffer-size",
+     .shortname = 'b',
+     .type = GQ_OPT_SIZE,
+     .off = OFF(bytes),
+     .def = "256",
+     .arg = "MiB",
+     .help = "buffer per copy for the bandwidth steps (a bare number is MiB)",
+     .unit = GQ_MiB,
+     .lo = 4096,
+     .hi = 1e13},
+    {.name = "verify",
+     .type = GQ_OPT_FLAG,
+     .off = OFF(verify),
+     .def = "true",
+     .help = "check a data pattern after every timed copy (--no-verify to skip)"},
+    {.name = "threshold",
+     .shortname = 't',
+     .type = GQ_OPT_STR,
+     .off = OFF(threshold),
+     .def = "5%",
+     .arg = "PCT",
+     .help = "a node worse than the fleet median by more than this on a figure is an outlier (e.g. 5% or 2.5)"},
+    {.name = "sim-seed-per-rank",
+     .type = GQ_OPT_FLAG,
+     .off = OFF(seed_per_rank),
+     .help = "with --sim: rank N simulates with seed --sim-seed + N, so that simulated nodes differ slightly"},
+    GQ_OPT_END,
+};
+#undef OFF
+
+static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, fleet_own_opts};
+#define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
+
+static void help(void)
+{
+    printf("usage: mpirun -np N gpuqual fleet [card options] [-o DIR] [--threshold 5%%]\n"
+           "       srun --ntasks-per-node=1 gpuqual fleet [card options] [-o DIR] [--threshold 5%%]\n\n"
+           "Every MPI rank runs the acceptance card (gpuqual card) on its own node and writes its artefacts to\n"
+           "DIR/<host>-rank<N>/. Rank 0 gathers the cards, lines up the same figures across the nodes, and names\n"
+           "the outliers: nodes worse than the fleet median by more than --threshold (bandwidth, clocks, power\n"
+           "below it; latency, temperature above it), and nodes whose card warned, failed or is incomplete.\n"
+           "Rank 0 writes DIR/fleet.json and DIR/fleet.md and prints the summary. Without mpirun it is a fleet\n"
+           "of one node. With --sim every rank simulates the machine; --sim-fault rankN:gpuM:KIND injects a\n"
+           "fault on rank N only (gpuM:KIND on every rank).\n"
+           "Exit codes (rank 0): 0 every node passes, no outlier; 4 a warn verdict or an outlier; 1 a node failed\n"
+           "or its card did not run; 5 a card is incomplete; 2 bad input. Other ranks exit 0 unless their card\n"
+           "could not run.%s\n\noptions:\n",
+#ifdef GQ_HAVE_MPI
+           ""
+#else
+           "\nThis gpuqual was built without MPI: install libopenmpi-dev and rebuild to use it."
+#endif
+    );
+    gq_opts_help(stdout, tabs, NTABS);
+}
+
+/* "5%" or "5" -> 5. */
+static int parse_threshold(const char *s, double *out, gq_err *err)
+{
+    char tb[64];
+    snprintf(tb, sizeof tb, "%s", s);
+    size_t tl = strlen(tb);
+    if (tl && tb[tl - 1] == '%')
+        tb[tl - 1] = 0;
+    gq_err e2;
+    if (gq_parse_double(tb, out, &e2) || !(*out > 0) || *out >= 1000)
+        return gq_err_set(err, GQ_E_USAGE, "--threshold '%s': expected a percentage above 0, e.g. 5%% or 2.5", s);
+    return GQ_OK;
+}
+
+/* The --sim-fault items for one rank: "rankN:gpuM:KIND" applies to rank N
+ * only, "gpuM:KIND" to every rank. rank < 0 keeps every item (to check the
+ * whole spec). *maxrank: the largest rank named (-1: none). */
+static int faults_for_rank(const char *spec, int rank, char *out, size_t n, int *maxrank, gq_err *err)
+{
+    size_t used = 0;
+    out[0] = 0;
+    *maxrank = -1;
+    if (!spec)
+        return GQ_OK;
+    const char *p = spec;
+    for (;;) {
+        const char *c = strchr(p, ',');
+        size_t l = c ? (size_t)(c - p) : strlen(p);
+        char item[96];
+        if (l == 0 || l >= sizeof item)
+            return gq_err_set(err, GQ_E_USAGE, "--sim-fault '%s': %s item; e.g. rank1:gpu3:thermal or gpu0:ecc",
+                              spec, l ? "too long an" : "empty");
+        memcpy(item, p, l);
+        item[l] = 0;
+        const char *rest = item;
+        int r = -1;
+        if (!strncmp(item, "rank", 4)) {
+            char *end = NULL;
+            long v = strtol(item + 4, &end, 10);
+            if (end == item + 4 || *end != ':' || v < 0 || v > INT_MAX - 1 || item[4] == '-' || item[4] == '+')
+                return gq_err_set(err, GQ_E_USAGE,
+                                  "--sim-fault: bad rank in '%s'; expected rankN:gpuM:KIND, e.g. rank1:gpu3:thermal",
+                                  item);
+            r = (int)v;
+            rest = end + 1;
+            if (r > *maxrank)
+                *maxrank = r;
+        }
+        if (rank < 0 || r < 0 || r == rank) {
+            int w = snprintf(out + used, n - used, "%s%s", used ? "," : "", rest);
+            if (w < 0 || (size_t)w >= n - used)
+                return gq_err_set(err, GQ_E_USAGE, "--sim-fault '%s': too long", spec);
+            used += (size_t)w;
+        }
+        if (!c)
+            break;
+        p = c + 1;
+    }
+    return GQ_OK;
+}
+
+#ifdef GQ_HAVE_MPI
+/* Create dir when missing; an existing one must be a writable directory.
+ * EEXIST is fine: ranks sharing a file system create DIR together. */
+static int ensure_dir(const char *dir, gq_err *err)
+{
+    struct stat st;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return gq_err_set(err, GQ_E_IO, "-o '%s': cannot create the directory: %s", dir, strerror(errno));
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return gq_err_set(err, GQ_E_IO, "-o '%s': exists and is not a directory", dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return gq_err_set(err, GQ_E_IO, "-o '%s': directory is not writable", dir);
+    return GQ_OK;
+}
+
+#endif
+
+/* Where the artefacts go must be creatable before anything runs. */
+static int check_outdir(const char *outdir, gq_err *err)
+{
+    if (!outdir)
+        return access(".", W_OK | X_OK) ? gq_err_set(err, GQ_E_IO,
+                                                     "the current directory is not writable; choose one with -o DIR")
+                                         : GQ_OK;
+    if (!*outdir)
+        return gq_err_set(err, GQ_E_USAGE, "-o: empty directory name");
+    if (strlen(outdir) > 800)
+        return gq_err_set(err, GQ_E_USAGE, "-o: the path is %zu characters, expected under 800", strlen(outdir));
+    struct stat st;
+    if (stat(outdir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return gq_err_set(err, GQ_E_IO, "-o '%s': exists and is not a directory", outdir);
+        if (access(outdir, W_OK | X_OK) != 0)
+            return gq_err_set(err, GQ_E_IO, "-o '%s': directory is not writable", outdir);
+        return GQ_OK;
+    }
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", outdir);
+    char *slash = strrchr(tmp, '/');
+    const char *parent = ".";
+    if (slash) {
+        *slash = 0;
+        parent = *tmp ? tmp : "/";
+    }
+    if (access(parent, W_OK | X_OK) != 0)
+        return gq_err_set(err, GQ_E_IO, "-o '%s': cannot create it: '%s' %s", outdir, parent,
+                          access(parent, F_OK) ? "does not exist" : "is not writable");
+    return GQ_OK;
+}
+
+#ifdef GQ_HAVE_MPI
+static int write_text(const char *dir, const char *name, const json_t *doc,
+                      int (*fn)(FILE *, const json_t *, gq_err *), gq_err *err)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    gq_outfile of;
+    int rc = gq_outfile_open(&of, path, err);
+    if (rc)
+        return rc;
+    if ((rc = fn(of.f, doc, err))) {
+        gq_outfile_abort(&of);
+        return rc;
+    }
+    return gq_outfile_commit(&of, err);
+}
+
+/* This rank's card, as `gpuqual card` runs it, into nodedir (created under
+ * fleetdir once the plan is accepted). On success *doc_out is the card
+ * document (new reference). Returns GQ_OK or a negative status with *err. */
+static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char *fleetdir, const char *nodedir,
+                    json_t **doc_out, gq_err *err)
+{
+    gq_backend be = {0};
+    gq_journal jr = {0};
+    bool opened = false, have_journal = false;
+    int rc = GQ_OK;
+    json_t *options = NULL, *composed = NULL, *doc = NULL, *nvb = NULL;
+    gq_topo *topo = calloc(1, sizeof *topo);
+    gq_card_plan *plan = calloc(1, sizeof *plan);
+    gq_card_opts *co = calloc(1, sizeof *co);
+    gq_card_result res;
+    memset(&res, 0, sizeof res);
+    *doc_out = NULL;
+
+    if (!topo || !plan || !co) {
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = gq_cli_open(cm, &be, topo, err)))
+        goto out;
+    opened = true;
+    gq_card_opts_default(co);
+    co->budget_s = o->budget_s;
+    co->stress_s = o->no_stress ? 0 : o->stress_s;
+    co->prefill = o->prefill;
+    co->decode = o->decode;
+    co->offload = o->offload;
+    co->bytes = o->bytes;
+    co->verify = o->verify;
+    co->ngpus = cm->ngpus_sel;
+    memcpy(co->gpus, cm->gpus_sel, sizeof co->gpus);
+    if (o->prefill + o->decode > co->ngpus) {
+        rc = gq_err_set(err, GQ_E_USAGE, "--prefill %d --decode %d needs %d GPUs; %d %s selected", o->prefill,
+                        o->decode, o->prefill + o->decode, co->ngpus, co->ngpus == 1 ? "is" : "are");
+        goto out;
+    }
+    if (o->offload > co->ngpus) {
+        rc = gq_err_set(err, GQ_E_USAGE, "--offload %d needs %d GPUs; %d %s selected", o->offload, o->offload,
+                        co->ngpus, co->ngpus == 1 ? "is" : "are");
+        goto out;
+    }
+    if ((rc = gq_card_plan_make(topo, co, plan, err)))
+        goto out;
+    if ((rc = ensure_dir(fleetdir, err)) || (rc = ensure_dir(nodedir, err)))
+        goto out;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/journal.jsonl", nodedir);
+    if ((rc = gq_journal_open(&jr, path, err)))
+        goto out;
+    have_journal = true;
+    int xrc = gq_card_execute(&be, topo, co, plan, &jr, NULL, NULL, &res, err);
+    if (xrc && xrc != GQ_E_INTR) {
+        rc = xrc;
+        goto out;
+    }
+    bool complete = xrc == GQ_OK;
+    gq_card_inputs in = {.topo = topo,
+                         .rs = &res.rs,
+                         .stress = res.stress_json,
+                         .placement = res.placement_json,
+                         .expect = ex,
+                         .plan = plan,
+                         .opts = co,
+                         .elapsed_s = res.elapsed_s,
+                         .complete = complete,
+                         .stopped_at = complete ? NULL : gq_card_step_name(res.stopped_at),
+                         .bytes = co->bytes};
+    if (!(composed = gq_card_compose(&in, err))) {
+        rc = err->code ? err->code : GQ_E_NOMEM;
+        goto out;
+    }
+    if (res.stress_json)
+        json_object_set(composed, "stress", res.stress_json);
+    options = gq_opts_to_json(tabs, NTABS, o);
+    gq_doc d = {.kind = "card",
+                .version = gq_version,
+                .git = gq_git_rev,
+                .options = options,
+                .topo = topo,
+                .records = &res.rs,
+                .sections = composed,
+                .simulated = gq_backend_simulated(&be),
+                .incomplete = !complete};
+    if (!(doc = gq_doc_to_json(&d))) {
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory building card.json");
+        goto out;
+    }
+    snprintf(path, sizeof path, "%s/card.json", nodedir);
+    if ((rc = gq_json_write_file(doc, path, err)) ||
+        (rc = write_text(nodedir, "card.md", doc, gq_card_render_markdown, err)) ||
+        (rc = write_text(nodedir, "card.html", doc, gq_card_render_html, err)))
+        goto out;
+    nvb = gq_render_nvbandwidth_json(topo, &res.rs, gq_version);
+    snprintf(path, sizeof path, "%s/nvbandwidth.json", nodedir);
+    if (nvb && (rc = gq_json_write_file(nvb, path, err)))
+        goto out;
+    if (res.have_stress) {
+        snprintf(path, sizeof path, "%s/stress.csv", nodedir);
+        gq_outfile of;
+        if ((rc = gq_outfile_open(&of, path, err)))
+            goto out;
+        gq_stress_write_csv(of.f, &res.stress);
+        if ((rc = gq_outfile_commit(&of, err)))
+            goto out;
+    }
+    *doc_out = doc;
+    doc = NULL;
+out:
+    if (have_journal)
+        gq_journal_close(&jr);
+    gq_card_result_free(&res);
+    json_decref(options);
+    json_decref(composed);
+    json_decref(doc);
+    json_decref(nvb);
+    if (opened)
+        gq_backend_close(&be);
+    free(topo);
+    free(plan);
+    free(co);
+    return rc;
+}
+
+#endif /* GQ_HAVE_MPI */
+
+/* Parse every option and check what can be checked before MPI starts (the
+ * same on every rank: the same argv). GQ_OK, or a status with *err;
+ * *want_help when --help was given. */
+static int parse_all(int argc, char **argv, fleet_cli *o, gq_expect *ex, double *threshold, bool *want_help,
+                     gq_err *err)
+{
+    const char *pos[2];
+    int npos = 0, rc, maxrank;
+    char faults[1024];
+    if ((rc = gq_opts_parse(tabs, NTABS, o, argc, argv, 2, pos, 2, &npos, want_help, err)) || *want_help)
+        return rc;
+    if (npos > 0)
+        return gq_err_set(err, GQ_E_USAGE, "fleet: unexpected argument '%s'; the output directory is given with -o DIR",
+                          pos[0]);
+    if (strcmp(o->c.format, "table") && strcmp(o->c.format, "json") && strcmp(o->c.format, "markdown"))
+        return gq_err_set(err, GQ_E_USAGE, "fleet: --format %s does not apply; use table (the summary), markdown or json",
+                          o->c.format);
+    if ((rc = parse_threshold(o->threshold, threshold, err)))
+        return rc;
+    if (o->c.journal)
+        return gq_err_set(err, GQ_E_USAGE, "fleet: --journal does not apply; each node's journal is DIR/<host>-rank<N>/journal.jsonl");
+    if ((o->prefill > 0) != (o->decode > 0))
+        return gq_err_set(err, GQ_E_USAGE, "--prefill and --decode go together (e.g. --prefill 4 --decode 4)");
+    if (o->seed_per_rank && !o->c.sim)
+        return gq_err_set(err, GQ_E_USAGE, "--sim-seed-per-rank needs --sim: only simulated nodes have a seed");
+    if (o->c.sim_fault) {
+        if (!o->c.sim)
+            return gq_err_set(err, GQ_E_USAGE, "--sim-fault needs --sim: faults can only be injected into a simulation");
+        if ((rc = faults_for_rank(o->c.sim_fault, -1, faults, sizeof faults, &maxrank, err)))
+            return rc;
+        gq_sim_faults sf;
+        if ((rc = gq_sim_faults_parse(faults, 0, &sf, err)))
+            return rc;
+    }
+    if (o->expect && (rc = gq_expect_load(o->expect, ex, err)))
+        return rc;
+    if ((rc = gq_cli_check_writable(o->c.json_path, err)))
+        return rc;
+    return check_outdir(o->outdir, err);
+}
+
+#ifdef GQ_HAVE_MPI
+
+/* Rank 0: the gathered payloads into the fleet; writes and prints. Returns
+ * the exit code. */
+static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, const int *lens, const int *displs,
+                    int size)
+{
+    gq_err err = {0};
+    int rc = GQ_OK, exit_code = GQ_EXIT_FAIL;
+    json_t *sec = NULL, *doc = NULL, *options = NULL;
+    gq_fleet *f = calloc(1, sizeof *f);
+    bool simulated = false, incomplete = false;
+    int nusage = 0;
+    gq_err first_usage = {0};
+    if (!f) {
+        gq_cli_error("out of memory");
+        return GQ_EXIT_FAIL;
+    }
+    gq_fleet_init(f, threshold);
+    for (int r = 0; r < size; r++) {
+        json_error_t je;
+        json_t *p = json_loadb(buf + displs[r], (size_t)lens[r], 0, &je);
+        const char *host = json_string_value(json_object_get(p, "host"));
+        json_t *card = json_object_get(p, "card");
+        const char *why = json_string_value(json_object_get(p, "error"));
+        if (!p || (!card && !why)) {
+            rc = gq_fleet_add_error(f, r, host, "rank 0 received no card from this rank", &err);
+        } else if (why) {
+            int st = (int)json_integer_value(json_object_get(p, "status"));
+            if (gq_status_exit_code(st) == GQ_EXIT_USAGE && nusage++ == 0)
+                gq_err_set(&first_usage, st, "%s", why);
+            rc = gq_fleet_add_error(f, r, host, why, &err);
+        } else {
+            gq_recordset rs = {0};
+            size_t i;
+            json_t *x;
+            json_array_foreach(json_object_get(card, "records"), i, x)
+            {
+                gq_record rec;
+                gq_err rerr = {0};
+                if (gq_record_from_json(x, &rec, &rerr) == GQ_OK && (rc = gq_records_push(&rs, &rec)))
+                    break;
+            }
+            if (!rc)
+                rc = gq_fleet_add_card(f, r, host, card, &rs, &err);
+            gq_records_free(&rs);
+            simulated |= json_is_true(json_object_get(card, "simulated"));
+            incomplete |= json_is_true(json_object_get(card, "incomplete"));
+        }
+        json_decref(p);
+        if (rc)
+            goto fail;
+    }
+    /* Every node refused the same bad input: say it once, as `card` does. */
+    if (nusage == size) {
+        gq_cli_error("%s", first_usage.msg);
+        exit_code = GQ_EXIT_USAGE;
+        goto out;
+    }
+    if ((rc = gq_fleet_finish(f, &err)) || (rc = ensure_dir(dir, &err)))
+        goto fail;
+    sec = json_object();
+    json_object_set_new(sec, "fleet", gq_fleet_to_json(f));
+    options = gq_opts_to_json(tabs, NTABS, o);
+    gq_doc d = {.kind = "fleet",
+                .version = gq_version,
+                .git = gq_git_rev,
+                .options = options,
+                .sections = sec,
+                .simulated = simulated,
+                .incomplete = incomplete};
+    if (!(doc = gq_doc_to_json(&d))) {
+        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory building fleet.json");
+        goto fail;
+    }
+    char path[1200];
+    snprintf(path, sizeof path, "%s/fleet.json", dir);
+    if ((rc = gq_json_write_file(doc, path, &err)))
+        goto fail;
+    if (o->c.json_path && (rc = gq_json_write_file(doc, o->c.json_path, &err)))
+        goto fail;
+    snprintf(path, sizeof path, "%s/fleet.md", dir);
+    gq_outfile of;
+    if ((rc = gq_outfile_open(&of, path, &err)))
+        goto fail;
+    gq_fleet_print(of.f, f, true, 0);
+    if ((rc = gq_outfile_commit(&of, &err)))
+        goto fail;
+    if (!strcmp(o->c.format, "json")) {
+        json_dumpf(doc, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+    } else {
+        gq_fleet_print(stdout, f, !strcmp(o->c.format, "markdown"), 12);
+        if (strcmp(o->c.format, "markdown"))
+            printf("artefacts: %s/ (fleet.json, fleet.md, and each node's card in <host>-rank<N>/)\n", dir);
+    }
+    fflush(stdout);
+    exit_code = f->exit_code;
+    goto out;
+fail:
+    gq_cli_error("%s", err.msg[0] ? err.msg : "fleet failed");
+    exit_code = gq_status_exit_code(rc);
+out:
+    json_decref(sec);
+    json_decref(doc);
+    json_decref(options);
+    gq_fleet_free(f);
+    free(f);
+    return exit_code;
+}
+
+static int run_fleet(fleet_cli *o, gq_expect *ex, double threshold, int rank, int size)
+{
+    gq_err err = {0};
+    int exit_code = GQ_EXIT_OK, maxrank = -1;
+    char faults[1024] = "", host[64] = "", dir[1024], nodedir[1200];
+    char *payload = NULL, *buf = NULL;
+    int *lens = NULL, *displs = NULL;
+    json_t *p = NULL, *doc = NULL;
+
+    if (gethostname(host, sizeof host) != 0 || !host[0])
+        snprintf(host, sizeof host, "host");
+    host[sizeof host - 1] = 0;
+    if (o->c.sim_fault) {
+        faults_for_rank(o->c.sim_fault, rank, faults, sizeof faults, &maxrank, &err);
+        if (maxrank >= size) {
+            if (rank == 0)
+                gq_cli_error("--sim-fault '%s': rank %d does not exist (this fleet has ranks 0-%d)", o->c.sim_fault,
+                             maxrank, size - 1);
+            return GQ_EXIT_USAGE;
+        }
+    }
+    /* One directory name for the whole fleet: rank 0's clock. */
+    long stamp = (long)time(NULL);
+    MPI_Bcast(&stamp, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    if (o->outdir)
+        snprintf(dir, sizeof dir, "%s", o->outdir);
+    else {
+        char ts[32];
+        time_t t = (time_t)stamp;
+        struct tm tmv;
+        localtime_r(&t, &tmv);
+        strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", &tmv);
+        snprintf(dir, sizeof dir, "gpuqual-fleet-%s", ts);
+    }
+    snprintf(nodedir, sizeof nodedir, "%s/%s-rank%d", dir, host, rank);
+
+    gq_common cm = o->c;
+    cm.sim_fault = faults[0] ? faults : NULL;
+    if (o->seed_per_rank)
+        cm.sim_seed = (int)(((long long)o->c.sim_seed + rank) % 2147483648LL);
+    int rc = run_card(o, &cm, o->expect ? ex : NULL, dir, nodedir, &doc, &err);
+    if (rc == GQ_OK)
+        p = json_pack("{s:i, s:s, s:O}", "rank", rank, "host", host, "card", doc);
+    else
+        p = json_pack("{s:i, s:s, s:s, s:i}", "rank", rank, "host", host, "error", err.msg[0] ? err.msg : "card failed",
+                      "status", rc);
+    payload = p ? json_dumps(p, JSON_COMPACT) : NULL;
+    if (!payload)
+        payload = strdup("{}");
+    size_t plen = payload ? strlen(payload) : 0;
+    int len = plen > (size_t)INT_MAX ? 0 : (int)plen;
+
+    if (rank == 0) {
+        lens = calloc((size_t)size, sizeof *lens);
+        displs = calloc((size_t)size, sizeof *displs);
+    }
+    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    /* Every rank must learn whether rank 0 can take the bytes, or Gatherv would hang. */
+    int ok = 1;
+    if (rank == 0) {
+        long long total = 0;
+        for (int r = 0; r < size; r++) {
+            displs[r] = (int)total;
+            total += lens[r];
+        }
+        ok = lens && displs && total < INT_MAX && (buf = malloc((size_t)total + 1)) != NULL;
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (ok)
+        MPI_Gatherv(payload, len, MPI_CHAR, buf, lens, displs, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        if (!ok) {
+            gq_cli_error("rank 0 cannot hold the %d nodes' cards (over 2 GiB or out of memory); run smaller fleets",
+                         size);
+            exit_code = GQ_EXIT_FAIL;
+        } else
+            exit_code = conclude(o, threshold, dir, buf, lens, displs, size);
+    } else if (rc != GQ_OK) {
+        /* Rank 0 reports every node; this rank says why its own card failed
+         * too, unless it is bad input, which rank 0 says once for all. */
+        exit_code = gq_status_exit_code(rc);
+        if (exit_code != GQ_EXIT_USAGE)
+            gq_cli_error("rank %d (%s): %s", rank, host, err.msg[0] ? err.msg : "card failed");
+    }
+    json_decref(p);
+    json_decref(doc);
+    free(payload);
+    free(buf);
+    free(lens);
+    free(displs);
+    return exit_code;
+}
+
+#endif /* GQ_HAVE_MPI */
+
+int gq_cmd_fleet(int argc, char **argv)
+{
+    fleet_cli o;
+    gq_err err = {0};
+    bool want_help = false;
+    double threshold = 5;
+    int exit_code = GQ_EXIT_OK;
+    gq_expect *ex = calloc(1, sizeof *ex);
+    memset(&o, 0, sizeof o);
+    if (!ex) {
+        gq_cli_error("out of memory");
+        return GQ_EXIT_FAIL;
+    }
+    int rc = parse_all(argc, argv, &o, ex, &threshold, &want_help, &err);
+    if (want_help && !rc) {
+        help();
+        goto out;
+    }
+#ifndef GQ_HAVE_MPI
+    if (rc) {
+        gq_cli_error("%s", err.msg);
+        exit_code = gq_status_exit_code(rc);
+    } else {
+        gq_cli_error("this gpuqual was built without MPI, which fleet needs: install libopenmpi-dev "
+                     "(scripts/install-deps) and rebuild");
+        exit_code = GQ_EXIT_FAIL;
+    }
+#else
+    int rank = 0, size = 1;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rc) {
+        /* The same argv everywhere: every rank refuses; one says why. */
+        if (rank == 0)
+            gq_cli_error("%s", err.msg);
+        exit_code = gq_status_exit_code(rc);
+    } else
+        exit_code = run_fleet(&o, ex, threshold, rank, size);
+    MPI_Finalize();
+#endif
+out:
+    free(ex);
+    return exit_code;
+}

@@ -1,0 +1,194 @@
+/* gpuqual fleet under mpirun (registered only where MPI and mpirun were
+ * found): three simulated ranks, one given a thermal fault, must name that
+ * node, and only it; three healthy ranks with different seeds must pass with
+ * no outlier; a singleton run is a fleet of one node.
+ *
+ * usage: fleet_mpi MPIRUN GPUQUAL */
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                                           \
+    do {                                                                                                           \
+        if (!(cond)) {                                                                                             \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                   \
+            fprintf(stderr, __VA_ARGS__);                                                                          \
+            fputc('\n', stderr);                                                                                   \
+            failures++;                                                                                            \
+        }                                                                                                          \
+    } while (0)
+
+/* Run argv; stdout and stderr to log. Returns the exit code (-1: killed). */
+static int run(char *const argv[], const char *log)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *f = freopen(log, "w", stdout);
+        (void)f;
+        dup2(1, 2);
+        alarm(240);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void show(const char *log)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cat '%s' >&2", log);
+    if (system(cmd) != 0)
+        fprintf(stderr, "(cannot show %s)\n", log);
+}
+
+static json_t *load(const char *dir)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/fleet.json", dir);
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    CHECK(j, "%s: %s", path, je.text);
+    return j;
+}
+
+static const json_t *node(const json_t *fleet, int rank)
+{
+    size_t i;
+    const json_t *n;
+    json_array_foreach(json_object_get(fleet, "nodes"), i, n) if (json_integer_value(json_object_get(n, "rank")) ==
+                                                                  rank) return n;
+    return NULL;
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+static int outliers_of(const json_t *fleet, int rank)
+{
+    int n = 0;
+    size_t i;
+    const json_t *o;
+    json_array_foreach(json_object_get(fleet, "outliers"), i, o) n +=
+        json_integer_value(json_object_get(o, "rank")) == rank;
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: fleet_mpi MPIRUN GPUQUAL\n");
+        return 2;
+    }
+    char *mpirun = argv[1], *bin = argv[2];
+    char tmp[] = "/tmp/gq-fleet-XXXXXX";
+    if (!mkdtemp(tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char dir[256], log[256], host[64] = "";
+    gethostname(host, sizeof host);
+    host[sizeof host - 1] = 0;
+
+    /* 1. Three ranks, rank 1's GPU 1 overheats under the (simulated) stress. */
+    snprintf(dir, sizeof dir, "%s/faulty", tmp);
+    snprintf(log, sizeof log, "%s/faulty.log", tmp);
+    char *a1[] = {mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", "3", bin, "fleet",
+                  "--sim", "h200x2", "--stress", "60s", "--budget", "2m", "--sim-seed-per-rank", "--sim-fault",
+                  "rank1:gpu1:thermal", "-q", "-o", dir, NULL};
+    int rc = run(a1, log);
+    CHECK(rc == 1, "faulty fleet: exit %d, expected 1 (a node fails)", rc);
+    json_t *doc = load(dir);
+    const json_t *f = json_object_get(doc, "fleet");
+    CHECK(!strcmp(str(doc, "kind"), "fleet"), "kind '%s'", str(doc, "kind"));
+    CHECK(json_is_integer(json_object_get(doc, "schema_version")), "no schema_version");
+    CHECK(json_array_size(json_object_get(f, "nodes")) == 3, "%zu nodes, expected 3",
+          json_array_size(json_object_get(f, "nodes")));
+    CHECK(!strcmp(str(f, "verdict"), "fail"), "fleet verdict '%s', expected fail", str(f, "verdict"));
+    CHECK(json_integer_value(json_object_get(f, "figures_compared")) > 10, "only %lld figures compared",
+          (long long)json_integer_value(json_object_get(f, "figures_compared")));
+    for (int r = 0; r < 3; r++) {
+        const json_t *n = node(f, r);
+        CHECK(n, "rank %d missing", r);
+        bool bad = r == 1;
+        CHECK(!strcmp(str(n, "verdict"), bad ? "fail" : "pass"), "rank %d verdict '%s'", r, str(n, "verdict"));
+        CHECK(json_is_true(json_object_get(n, "flagged")) == bad, "rank %d flagged wrongly", r);
+        CHECK((outliers_of(f, r) > 0) == bad, "rank %d has %d outliers", r, outliers_of(f, r));
+        char card[512];
+        struct stat st;
+        snprintf(card, sizeof card, "%s/%s-rank%d/card.json", dir, host, r);
+        CHECK(stat(card, &st) == 0, "%s missing", card);
+    }
+    /* The hot GPU: its temperature above the median, by more than 5 %. */
+    bool hot = false;
+    size_t i;
+    const json_t *o;
+    json_array_foreach(json_object_get(f, "outliers"), i, o)
+    {
+        if (!strcmp(str(o, "figure"), "stress max temperature gpu:1")) {
+            hot = json_real_value(json_object_get(o, "value")) > json_real_value(json_object_get(o, "fleet_median")) &&
+                  json_real_value(json_object_get(o, "delta_pct")) > 5;
+        }
+    }
+    CHECK(hot, "no outlier 'stress max temperature gpu:1' above the median");
+    char md[300];
+    snprintf(md, sizeof md, "%s/fleet.md", dir);
+    struct stat st;
+    CHECK(stat(md, &st) == 0 && st.st_size > 0, "%s missing", md);
+    json_decref(doc);
+    if (failures)
+        show(log);
+
+    /* 2. Three healthy ranks, slightly different seeds: pass, no outlier. */
+    snprintf(dir, sizeof dir, "%s/healthy", tmp);
+    snprintf(log, sizeof log, "%s/healthy.log", tmp);
+    char *a2[] = {mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", "3", bin, "fleet",
+                  "--sim", "h200x2", "--no-stress", "--budget", "1m", "--sim-seed-per-rank", "-q", "-o", dir, NULL};
+    int before = failures;
+    rc = run(a2, log);
+    CHECK(rc == 0, "healthy fleet: exit %d, expected 0", rc);
+    doc = load(dir);
+    f = json_object_get(doc, "fleet");
+    CHECK(!strcmp(str(f, "verdict"), "pass"), "healthy fleet verdict '%s'", str(f, "verdict"));
+    CHECK(json_array_size(json_object_get(f, "outliers")) == 0, "healthy fleet has %zu outliers",
+          json_array_size(json_object_get(f, "outliers")));
+    CHECK(json_array_size(json_object_get(f, "nodes")) == 3, "healthy fleet: not 3 nodes");
+    json_decref(doc);
+    if (failures > before)
+        show(log);
+
+    /* 3. No mpirun: a fleet of one node. */
+    snprintf(dir, sizeof dir, "%s/single", tmp);
+    snprintf(log, sizeof log, "%s/single.log", tmp);
+    char *a3[] = {bin, "fleet", "--sim", "h200x2", "--no-stress", "--budget", "1m", "-o", dir, NULL};
+    before = failures;
+    rc = run(a3, log);
+    CHECK(rc == 0, "singleton: exit %d, expected 0", rc);
+    doc = load(dir);
+    f = json_object_get(doc, "fleet");
+    CHECK(json_array_size(json_object_get(f, "nodes")) == 1, "singleton: not 1 node");
+    json_decref(doc);
+    if (failures > before)
+        show(log);
+
+    if (!failures) {
+        char cmd[400];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", tmp);
+        printf("fleet_mpi: all checks passed\n");
+    } else
+        fprintf(stderr, "fleet_mpi: %d check(s) failed; outputs kept in %s\n", failures, tmp);
+    return failures ? 1 : 0;
+}
