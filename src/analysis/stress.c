@@ -36,6 +36,8 @@ void gq_stress_rules_default(gq_stress_rules *r)
     r->loaded_util_pct = 90;
 }
 
+#define GQ_STRESS_MAX_S (7 * 86400.0)
+
 int gq_stress_opts_check(const gq_stress_opts *o, gq_err *err)
 {
     if (!(o->duration_s > 0) || !isfinite(o->duration_s))
@@ -47,6 +49,14 @@ int gq_stress_opts_check(const gq_stress_opts *o, gq_err *err)
         return gq_err_set(err, GQ_E_USAGE,
                           "--interval %gs is longer than --duration %gs; sample at most once per duration",
                           o->interval_s, o->duration_s);
+    /* every sample is kept in memory for the summary and the CSV */
+    if (o->duration_s > GQ_STRESS_MAX_S)
+        return gq_err_set(err, GQ_E_USAGE, "--duration %gs is longer than the %gh maximum (7 days)", o->duration_s,
+                          GQ_STRESS_MAX_S / 3600);
+    if (o->duration_s / o->interval_s > GQ_STRESS_MAX_S)
+        return gq_err_set(err, GQ_E_USAGE,
+                          "--duration %gs at --interval %gs is more than %.0f samples; use a longer --interval",
+                          o->duration_s, o->interval_s, GQ_STRESS_MAX_S);
     if (o->ngpus < 1 || o->ngpus > GQ_MAX_GPUS)
         return gq_err_set(err, GQ_E_USAGE, "stress needs at least one GPU");
     return GQ_OK;

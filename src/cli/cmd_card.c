@@ -268,6 +268,8 @@ int gq_cmd_card(int argc, char **argv)
     if ((rc = gq_cli_open(&o.c, &be, topo, &err)))
         goto fail;
     opened = true;
+    if ((rc = gq_cli_check_buffer(&be, &o.c, "--buffer-size", o.bytes, &err)))
+        goto fail;
 
     gq_card_opts_default(co);
     co->budget_s = o.budget_s;

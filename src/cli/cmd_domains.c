@@ -353,6 +353,8 @@ int gq_cmd_domains(int argc, char **argv)
     if ((rc = gq_cli_open(&o.c, &be, topo, &err)))
         goto fail;
     opened = true;
+    if ((rc = gq_cli_check_buffer(&be, &o.c, "--buffer-size", o.bytes, &err)))
+        goto fail;
     if (!o.c.quiet)
         for (int i = 0; i < topo->nwarnings; i++)
             gq_cli_warn("%s", topo->warnings[i]);

@@ -717,6 +717,11 @@ int gq_cmd_kv(int argc, char **argv)
                 if (e.kind == GQ_EP_GPU && e.index + 1 > ngpu)
                     ngpu = e.index + 1;
             }
+        if (ngpu == 0) {
+            rc = gq_err_set(&err, GQ_E_USAGE,
+                            "kv: '%s' names no GPU; pass a saved 'gpuqual run', 'domains' or 'card' JSON", o.input);
+            goto fail;
+        }
         if (o.from >= ngpu || o.to >= ngpu) {
             rc = gq_err_set(&err, GQ_E_USAGE, "kv: GPU %d is not in '%s' (it has GPUs 0-%d)",
                             o.from >= ngpu ? o.from : o.to, o.input, ngpu - 1);

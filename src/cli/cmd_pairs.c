@@ -279,6 +279,8 @@ int gq_cmd_pairs(int argc, char **argv)
     if ((rc = gq_cli_open(&o.c, &be, topo, &err)))
         goto fail;
     opened = true;
+    if ((rc = gq_cli_check_buffer(&be, &o.c, "--buffer-size", o.bytes, &err)))
+        goto fail;
     for (int p = 0; p < npg; p++) {
         int n;
         if ((rc = gq_probes_parse_pairs(pg[p].spec, pg[p].label, true, topo->ngpu, pg[p].src, pg[p].dst, MAXP, &n,

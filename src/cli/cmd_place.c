@@ -550,6 +550,8 @@ int gq_cmd_place(int argc, char **argv)
             goto fail;
         }
         ngpu = topo->ngpu;
+        if ((rc = gq_cli_check_buffer(&be, &o.c, "--buffer-size", o.bytes, &err)))
+            goto fail;
         if (!o.input)
             snprintf(machine, sizeof machine, "%s%s", topo->source, topo->simulated ? " (simulated)" : "");
         if (o.c.journal) {
@@ -580,6 +582,32 @@ int gq_cmd_place(int argc, char **argv)
         l.ho.progress_arg = &l;
         rc = discover(&l, o.c.gpus_sel, o.c.ngpus_sel, sections, &err);
         gq_progress_clear(&prog);
+        if (rc == GQ_E_INTR) {
+            /* no placement without every path, but what was measured is kept */
+            if (o.c.json_path) {
+                options = gq_opts_to_json(tabs, NTABS, &o);
+                gq_doc d = {.kind = "place",
+                            .version = gq_version,
+                            .git = gq_git_rev,
+                            .options = options,
+                            .topo = topo,
+                            .records = &rs,
+                            .sections = sections,
+                            .simulated = gq_backend_simulated(&be),
+                            .incomplete = true};
+                if (!(doc = gq_doc_to_json(&d))) {
+                    rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+                    goto fail;
+                }
+                if ((rc = gq_json_write_file(doc, o.c.json_path, &err)))
+                    goto fail;
+            }
+            gq_cli_error("interrupted while measuring the paths: no placement; %d figures kept%s%s%s%s", rs.n,
+                         o.c.json_path ? " in " : "", o.c.json_path ? o.c.json_path : "",
+                         jopen ? ", journal: " : "", jopen ? jr.path : "");
+            exit_code = GQ_EXIT_INTR;
+            goto out;
+        }
         if (rc)
             goto fail;
     }

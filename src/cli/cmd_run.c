@@ -547,7 +547,7 @@ int gq_cmd_run(int argc, char **argv)
     }
     if (o.c.json_path && gq_json_write_file(doc, o.c.json_path, &err)) {
         gq_cli_error("%s", err.msg);
-        exit_code = GQ_EXIT_FAIL;
+        exit_code = GQ_EXIT_USAGE;
     }
     if (!strcmp(o.c.format, "table")) {
         gq_render_table(stdout, topo, &rs);

@@ -2,6 +2,7 @@
  * summarise each GPU as seed 001 §7 does and judge the node
  * (docs/method-stress.md). Exit code: 0 pass, 4 warn, 1 fail, 5 interrupted
  * (summary still written). */
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stddef.h>
@@ -338,8 +339,9 @@ static int write_json_file(const json_t *doc, const char *path, gq_err *err)
     if (rc)
         return rc;
     if (json_dumpf(doc, o.f, JSON_INDENT(2)) != 0 || fputc('\n', o.f) == EOF) {
+        int e = errno;
         gq_outfile_abort(&o);
-        return gq_err_set(err, GQ_E_IO, "cannot write '%s'", path);
+        return gq_err_set(err, GQ_E_IO, "writing '%s' failed: %s", path, e ? strerror(e) : "write error");
     }
     return gq_outfile_commit(&o, err);
 }

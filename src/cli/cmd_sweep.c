@@ -373,6 +373,9 @@ int gq_cmd_sweep(int argc, char **argv)
     if ((rc = gq_cli_open(&o.c, &be, topo, &err)))
         goto fail;
     opened = true;
+    for (int si = 0; si < nsizes; si++)
+        if ((rc = gq_cli_check_buffer(&be, &o.c, "--sizes/--max", sizes[si], &err)))
+            goto fail;
     if (o.pair && (rc = add_pairs(o.pair, topo, paths, &np, &err)))
         goto fail;
     if (o.h2d && (rc = add_host_paths(o.h2d, GQ_DIR_H2D, topo, paths, &np, &err)))

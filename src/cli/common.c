@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/interrupt.h"
@@ -133,11 +134,35 @@ int gq_cli_open(gq_common *c, gq_backend *be, gq_topo *topo, gq_err *err)
     return GQ_OK;
 }
 
+int gq_cli_check_buffer(gq_backend *be, const gq_common *c, const char *opt, uint64_t bytes, gq_err *err)
+{
+    if (!be->ops->mem_info)
+        return GQ_OK;
+    for (int i = 0; i < c->ngpus_sel; i++) {
+        uint64_t freeb = 0, tot = 0;
+        gq_err e = {0};
+        if (be->ops->mem_info(be, c->gpus_sel[i], &freeb, &tot, &e) != GQ_OK || bytes <= freeb)
+            continue;
+        char a[32];
+        return gq_err_set(err, GQ_E_USAGE, "%s %s is too large: GPU %d has %.1f GiB free; give a smaller %s", opt,
+                          gq_fmt_size(bytes, a, sizeof a), c->gpus_sel[i], (double)freeb / GQ_GiB, opt);
+    }
+    return GQ_OK;
+}
+
 int gq_cli_check_writable(const char *path, gq_err *err)
 {
     if (!path || !strcmp(path, "-"))
         return GQ_OK;
     char tmp[1024];
+    /* the temp name and the messages must hold the whole path: a cut one
+     * would write somewhere else */
+    if (strlen(path) >= 1000)
+        return gq_err_set(err, GQ_E_IO, "cannot write '%.60s...': the path is %zu characters, expected under 1000",
+                          path, strlen(path));
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return gq_err_set(err, GQ_E_IO, "cannot write '%s': it is a directory, expected a file name", path);
     snprintf(tmp, sizeof tmp, "%s", path);
     char *dir = dirname(tmp);
     if (access(dir, F_OK) != 0)
@@ -161,6 +186,15 @@ int gq_outfile_open(gq_outfile *o, const char *path, gq_err *err)
     if (rc)
         return rc;
     snprintf(o->path, sizeof o->path, "%s", path);
+    /* A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written in place:
+     * renaming a temp file over it would replace the device node. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        o->f = fopen(path, "w");
+        if (!o->f)
+            return gq_err_set(err, GQ_E_IO, "cannot write '%s': %s", path, strerror(errno));
+        return GQ_OK;
+    }
     snprintf(o->tmp, sizeof o->tmp, "%s.tmp-%ld", path, (long)getpid());
     o->f = fopen(o->tmp, "w");
     if (!o->f)
@@ -177,14 +211,20 @@ int gq_outfile_commit(gq_outfile *o, gq_err *err)
         o->f = NULL;
         return GQ_OK;
     }
-    int bad = ferror(o->f);
-    if (fclose(o->f) != 0)
+    int bad = ferror(o->f) || fflush(o->f) != 0;
+    int e = errno;
+    if (fclose(o->f) != 0 && !bad) {
         bad = 1;
+        e = errno;
+    }
     o->f = NULL;
     if (bad) {
-        unlink(o->tmp);
-        return gq_err_set(err, GQ_E_IO, "writing '%s' failed (disk full?)", o->path);
+        if (o->tmp[0])
+            unlink(o->tmp);
+        return gq_err_set(err, GQ_E_IO, "writing '%s' failed: %s", o->path, e ? strerror(e) : "write error");
     }
+    if (!o->tmp[0])
+        return GQ_OK;
     if (rename(o->tmp, o->path) != 0) {
         int e = errno;
         unlink(o->tmp);
@@ -197,7 +237,8 @@ void gq_outfile_abort(gq_outfile *o)
 {
     if (o->f && !o->is_stdout) {
         fclose(o->f);
-        unlink(o->tmp);
+        if (o->tmp[0])
+            unlink(o->tmp);
     }
     o->f = NULL;
 }
@@ -231,13 +272,23 @@ bool gq_cli_interrupted(void)
     return gq_interrupt_requested();
 }
 
+/* A message quotes what the user typed; a newline or an escape sequence in an
+ * argument must not break the one-line error or drive the terminal. */
+static void put_line(const char *prefix, const char *fmt, va_list ap)
+{
+    char buf[2048];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    for (char *p = buf; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+    fprintf(stderr, "%s%s\n", prefix, buf);
+}
+
 void gq_cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("gpuqual: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    put_line("gpuqual: ", fmt, ap);
     va_end(ap);
 }
 
@@ -245,9 +296,7 @@ void gq_cli_warn(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("gpuqual: warning: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    put_line("gpuqual: warning: ", fmt, ap);
     va_end(ap);
 }
 

@@ -44,6 +44,11 @@ int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err)
  * GPU and how to use --sim instead. */
 int gq_cli_open(gq_common *c, gq_backend *be, gq_topo *topo, gq_err *err);
 
+/* Reject a per-copy buffer of `bytes` (given as option `opt`, e.g.
+ * "--buffer-size") that does not fit in the free memory of one of the
+ * selected GPUs, before anything runs. GQ_OK when the backend cannot say. */
+int gq_cli_check_buffer(gq_backend *be, const gq_common *c, const char *opt, uint64_t bytes, gq_err *err);
+
 /* Check that FILE can be created (its directory exists and is writable)
  * before any work is done. */
 int gq_cli_check_writable(const char *path, gq_err *err);

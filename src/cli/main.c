@@ -1,4 +1,5 @@
 /* gpuqual: entry point and command table. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -135,5 +136,13 @@ int main(int argc, char **argv)
     if (!c)
         return unknown_cmd(cmd);
     gq_cli_install_signals();
-    return c->fn(argc, argv);
+    int rc = c->fn(argc, argv);
+    /* Output that never reached stdout (a full disk, a closed pipe) must not
+     * end as success. */
+    errno = 0;
+    if ((fflush(stdout) != 0 || ferror(stdout)) && (rc == 0 || rc == 4 || rc == 5)) {
+        gq_cli_error("writing the output to stdout failed: %s", errno ? strerror(errno) : "write error");
+        rc = 2;
+    }
+    return rc;
 }

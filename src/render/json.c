@@ -560,21 +560,42 @@ int gq_json_write_file(const json_t *j, const char *path, gq_err *err)
         fflush(stdout);
         return GQ_OK;
     }
+    if (strlen(path) >= 1000)
+        return gq_err_set(err, GQ_E_IO, "cannot write '%.60s...': the path is %zu characters, expected under 1000",
+                          path, strlen(path));
+    /* A device or a pipe (/dev/null, /dev/full, a FIFO) is written in place:
+     * renaming a temp file over it would replace the device node. */
+    struct stat st;
+    bool direct = false;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return gq_err_set(err, GQ_E_IO, "cannot write '%s': it is a directory, expected a file name", path);
+        direct = !S_ISREG(st.st_mode);
+    }
     char tmp[1100];
     snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    FILE *f = fopen(direct ? path : tmp, "w");
     if (!f)
         return gq_err_set(err, GQ_E_IO, "cannot write '%s': %s", path, strerror(errno));
     int bad = json_dumpf(j, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0;
     bad |= fputc('\n', f) == EOF;
     bad |= fflush(f) != 0;
-    bad |= fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (bad) {
-        int e = errno;
-        unlink(tmp);
-        return gq_err_set(err, GQ_E_IO, "writing '%s' failed: %s", path, strerror(e));
+    int e = errno;
+    if (!direct && !bad && fsync(fileno(f)) != 0) {
+        bad = 1;
+        e = errno;
     }
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad) {
+        if (!direct)
+            unlink(tmp);
+        return gq_err_set(err, GQ_E_IO, "writing '%s' failed: %s", path, e ? strerror(e) : "write error");
+    }
+    if (direct)
+        return GQ_OK;
     if (rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
