@@ -200,7 +200,8 @@ int gq_fleet_finish(gq_fleet *f, gq_err *err)
         a = b;
     }
     free(tmp);
-    qsort(f->out, (size_t)f->nout, sizeof *f->out, cmp_out);
+    if (f->nout > 0) /* f->out is NULL when there is no outlier; qsort(NULL, 0) is undefined */
+        qsort(f->out, (size_t)f->nout, sizeof *f->out, cmp_out);
     bool fail = false, incomplete = false, warn = false;
     for (int i = 0; i < f->nnodes; i++) {
         gq_fleet_node *n = &f->node[i];

@@ -274,6 +274,10 @@ int gq_cmd_pairs(int argc, char **argv)
             goto fail;
         npg = 2;
     }
+    if (o.c.gpus) {
+        rc = gq_err_set(&err, GQ_E_USAGE, "--gpus does not apply to pairs: the pairs themselves name the GPUs");
+        goto fail;
+    }
     if ((rc = gq_cli_check_writable(o.c.json_path, &err)))
         goto fail;
     if ((rc = gq_cli_open(&o.c, &be, topo, &err)))
