@@ -18,6 +18,7 @@
 #include "analysis/expect.h"
 #include "analysis/stress.h"
 #include "cli/commands.h"
+#include "cli/card_opts.h"
 #include "cli/common.h"
 #include "cli/progress.h"
 #include "core/interrupt.h"
@@ -26,93 +27,21 @@
 #include "render/card_render.h"
 #include "render/render.h"
 
-typedef struct card_cli {
-    gq_common c;
-    double budget_s;
-    const char *expect;
-    const char *outdir;
-    double stress_s;
-    bool no_stress;
-    int prefill, decode, offload;
-    uint64_t bytes;
-    bool verify;
-} card_cli;
+typedef gq_card_cli card_cli;
 
 #define OFF(f) offsetof(card_cli, f)
 static const gq_opt card_own_opts[] = {
-    {.name = "budget",
-     .type = GQ_OPT_DURATION,
-     .off = OFF(budget_s),
-     .def = "5m",
-     .arg = "TIME",
-     .help = "time the whole card may take (e.g. 3m, 300s); steps that do not fit are skipped",
-     .lo = 0.001,
-     .hi = 7 * 86400},
-    {.name = "expect",
-     .shortname = 'e',
-     .type = GQ_OPT_STR,
-     .off = OFF(expect),
-     .arg = "FILE",
-     .help = "expectations file with per-GPU-model thresholds (examples/expect/*.expect)"},
     {.name = "output",
      .shortname = 'o',
      .type = GQ_OPT_STR,
      .off = OFF(outdir),
      .arg = "DIR",
      .help = "directory for every artefact (default ./gpuqual-card-<host>-<time>)"},
-    {.name = "stress",
-     .type = GQ_OPT_DURATION,
-     .off = OFF(stress_s),
-     .def = "60s",
-     .arg = "TIME",
-     .help = "length of the stress run with telemetry",
-     .lo = 0.1,
-     .hi = 7 * 86400},
-    {.name = "no-stress", .type = GQ_OPT_FLAG, .off = OFF(no_stress), .help = "skip the stress run"},
-    {.name = "prefill",
-     .type = GQ_OPT_INT,
-     .off = OFF(prefill),
-     .def = "0",
-     .arg = "N",
-     .help = "prefill workers for the placement (0 with --decode 0: half the GPUs each)",
-     .lo = 0,
-     .hi = GQ_MAX_GPUS},
-    {.name = "decode",
-     .type = GQ_OPT_INT,
-     .off = OFF(decode),
-     .def = "0",
-     .arg = "M",
-     .help = "decode workers for the placement",
-     .lo = 0,
-     .hi = GQ_MAX_GPUS},
-    {.name = "offload",
-     .type = GQ_OPT_INT,
-     .off = OFF(offload),
-     .def = "-1",
-     .arg = "K",
-     .help = "KV offload workers for the placement (-1: half the GPUs)",
-     .lo = -1,
-     .hi = GQ_MAX_GPUS},
-    {.name = "buffer-size",
-     .shortname = 'b',
-     .type = GQ_OPT_SIZE,
-     .off = OFF(bytes),
-     .def = "256",
-     .arg = "MiB",
-     .help = "buffer per copy for the bandwidth steps (a bare number is MiB)",
-     .unit = GQ_MiB,
-     .lo = 4096,
-     .hi = 1e13},
-    {.name = "verify",
-     .type = GQ_OPT_FLAG,
-     .off = OFF(verify),
-     .def = "true",
-     .help = "check a data pattern after every timed copy (--no-verify to skip)"},
     GQ_OPT_END,
 };
 #undef OFF
 
-static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, card_own_opts};
+static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, gq_card_cli_opts, card_own_opts};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
 
 static void help(void)

@@ -30,6 +30,7 @@
 #include "analysis/fleet.h"
 #include "analysis/stress.h"
 #include "backend/sim/sim_stress.h"
+#include "cli/card_opts.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "core/journal.h"
@@ -38,36 +39,16 @@
 #include "render/render.h"
 
 typedef struct fleet_cli {
-    gq_common c;
-    double budget_s;
-    const char *expect;
-    const char *outdir;
-    double stress_s;
-    bool no_stress;
-    int prefill, decode, offload;
-    uint64_t bytes;
-    bool verify;
+    GQ_CARD_CLI_FIELDS
     const char *threshold;
     bool seed_per_rank;
 } fleet_cli;
+/* gq_card_cli_opts writes through offsetof(gq_card_cli, ...): same leading fields, same layout */
+_Static_assert(offsetof(fleet_cli, verify) == offsetof(gq_card_cli, verify), "fleet_cli must begin like gq_card_cli");
 
-/* The card's options (cmd_card.c), with -o naming the fleet's directory. */
+/* The card's options come from gq_card_cli_opts (card_opts.c); -o names the fleet's directory. */
 #define OFF(f) offsetof(fleet_cli, f)
 static const gq_opt fleet_own_opts[] = {
-    {.name = "budget",
-     .type = GQ_OPT_DURATION,
-     .off = OFF(budget_s),
-     .def = "5m",
-     .arg = "TIME",
-     .help = "time each node's card may take (e.g. 3m, 300s); steps that do not fit are skipped",
-     .lo = 0.001,
-     .hi = 7 * 86400},
-    {.name = "expect",
-     .shortname = 'e',
-     .type = GQ_OPT_STR,
-     .off = OFF(expect),
-     .arg = "FILE",
-     .help = "expectations file with per-GPU-model thresholds (examples/expect/*.expect)"},
     {.name = "output",
      .shortname = 'o',
      .type = GQ_OPT_STR,
@@ -75,54 +56,6 @@ static const gq_opt fleet_own_opts[] = {
      .arg = "DIR",
      .help = "directory for fleet.json, fleet.md and one <host>-rank<N>/ per node (default "
              "./gpuqual-fleet-<time>)"},
-    {.name = "stress",
-     .type = GQ_OPT_DURATION,
-     .off = OFF(stress_s),
-     .def = "60s",
-     .arg = "TIME",
-     .help = "length of each node's stress run with telemetry",
-     .lo = 0.1,
-     .hi = 7 * 86400},
-    {.name = "no-stress", .type = GQ_OPT_FLAG, .off = OFF(no_stress), .help = "skip the stress run"},
-    {.name = "prefill",
-     .type = GQ_OPT_INT,
-     .off = OFF(prefill),
-     .def = "0",
-     .arg = "N",
-     .help = "prefill workers for the placement (0 with --decode 0: half the GPUs each)",
-     .lo = 0,
-     .hi = GQ_MAX_GPUS},
-    {.name = "decode",
-     .type = GQ_OPT_INT,
-     .off = OFF(decode),
-     .def = "0",
-     .arg = "M",
-     .help = "decode workers for the placement",
-     .lo = 0,
-     .hi = GQ_MAX_GPUS},
-    {.name = "offload",
-     .type = GQ_OPT_INT,
-     .off = OFF(offload),
-     .def = "-1",
-     .arg = "K",
-     .help = "KV offload workers for the placement (-1: half the GPUs)",
-     .lo = -1,
-     .hi = GQ_MAX_GPUS},
-    {.name = "buffer-size",
-     .shortname = 'b',
-     .type = GQ_OPT_SIZE,
-     .off = OFF(bytes),
-     .def = "256",
-     .arg = "MiB",
-     .help = "buffer per copy for the bandwidth steps (a bare number is MiB)",
-     .unit = GQ_MiB,
-     .lo = 4096,
-     .hi = 1e13},
-    {.name = "verify",
-     .type = GQ_OPT_FLAG,
-     .off = OFF(verify),
-     .def = "true",
-     .help = "check a data pattern after every timed copy (--no-verify to skip)"},
     {.name = "threshold",
      .shortname = 't',
      .type = GQ_OPT_STR,
@@ -138,7 +71,7 @@ static const gq_opt fleet_own_opts[] = {
 };
 #undef OFF
 
-static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, fleet_own_opts};
+static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, gq_card_cli_opts, fleet_own_opts};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
 
 static void help(void)
