@@ -500,7 +500,7 @@ int gq_cmd_domains(int argc, char **argv)
         exit_code = GQ_EXIT_INCOMPLETE;
     } else {
         for (int i = 0; i < rsp->n; i++)
-            if (rsp->v[i].flags & (GQ_FLAG_ERROR | GQ_FLAG_VERIFY_FAILED))
+            if (gq_record_failed(&rsp->v[i]))
                 exit_code = GQ_EXIT_FAIL;
     }
     goto out;

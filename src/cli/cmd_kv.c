@@ -857,7 +857,7 @@ int gq_cmd_kv(int argc, char **argv)
         }
     measured:
         if (rc == GQ_E_INTR) {
-            exit_code = GQ_EXIT_INCOMPLETE;
+            exit_code = GQ_EXIT_INTR; /* README: kv interrupted exits 130 */
             rc = GQ_OK;
             gq_cli_warn("interrupted: reporting what was measured%s%s", jopen ? "; journal: " : "",
                         jopen ? jr.path : "");
@@ -902,7 +902,7 @@ int gq_cmd_kv(int argc, char **argv)
                     .records = &rs,
                     .sections = sections,
                     .simulated = opened && gq_backend_simulated(&be),
-                    .incomplete = exit_code == GQ_EXIT_INCOMPLETE};
+                    .incomplete = exit_code == GQ_EXIT_INTR};
         if (!(doc = gq_doc_to_json(&d))) {
             rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
             goto fail;

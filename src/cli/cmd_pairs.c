@@ -401,7 +401,7 @@ int gq_cmd_pairs(int argc, char **argv)
         exit_code = GQ_EXIT_INCOMPLETE;
     } else {
         for (int i = 0; i < rs.n; i++)
-            if (!rs.v[i].valid)
+            if (gq_record_failed(&rs.v[i]))
                 exit_code = GQ_EXIT_FAIL;
     }
     goto out;

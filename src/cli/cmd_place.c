@@ -625,7 +625,7 @@ int gq_cmd_place(int argc, char **argv)
     if (verify) {
         rc = gq_place_verify(&be, topo, model, res, o.bytes, &ho, &rs, jopen ? &jr : NULL, &err);
         if (rc == GQ_E_INTR) {
-            exit_code = GQ_EXIT_INCOMPLETE;
+            exit_code = GQ_EXIT_INTR; /* README: place interrupted exits 130 */
             gq_cli_warn("interrupted: the verification is incomplete%s%s", jopen ? "; journal: " : "",
                         jopen ? jr.path : "");
             rc = GQ_OK;
@@ -654,7 +654,7 @@ int gq_cmd_place(int argc, char **argv)
                     .sections = sections,
                     .simulated = opened ? gq_backend_simulated(&be)
                                         : json_is_true(json_object_get(saved, "simulated")),
-                    .incomplete = exit_code == GQ_EXIT_INCOMPLETE};
+                    .incomplete = exit_code == GQ_EXIT_INTR};
         if (!(doc = gq_doc_to_json(&d))) {
             rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
             goto fail;

@@ -306,10 +306,6 @@ static int check_memory(gq_backend *be, const gq_topo *topo, const run_opts *o, 
     return GQ_OK;
 }
 
-static bool failed_record(const gq_record *r)
-{
-    return (r->flags & (GQ_FLAG_ERROR | GQ_FLAG_VERIFY_FAILED | GQ_FLAG_IMPOSSIBLE)) != 0;
-}
 
 int gq_cmd_run(int argc, char **argv)
 {
@@ -417,7 +413,7 @@ int gq_cmd_run(int argc, char **argv)
     sections = json_object();
     json_t *skipped = json_array();
     json_object_set_new(sections, "skipped", skipped);
-    if (!plans || !sections) {
+    if (!plans || !sections || !skipped) {
         gq_cli_error("out of memory");
         exit_code = GQ_EXIT_FAIL;
         goto out;
@@ -570,7 +566,7 @@ int gq_cmd_run(int argc, char **argv)
 
     int nfailed = 0;
     for (int i = 0; i < rs.n; i++)
-        nfailed += failed_record(&rs.v[i]);
+        nfailed += gq_record_failed(&rs.v[i]);
     if (interrupted) {
         gq_cli_error("interrupted: %d figure%s kept, the results are marked incomplete; journal: %s", rs.n,
                      rs.n == 1 ? "" : "s", j ? j->path : "(none)");

@@ -2,7 +2,6 @@
  * summarise each GPU as seed 001 §7 does and judge the node
  * (docs/method-stress.md). Exit code: 0 pass, 4 warn, 1 fail, 5 interrupted
  * (summary still written). */
-#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stddef.h>
@@ -332,20 +331,6 @@ static void print_prometheus(FILE *f, const gq_stress_summary *s)
         fprintf(f, "gpuqual_stress_gpu_verdict{gpu=\"%d\"} %d\n", s->gpu[k].gpu, (int)s->gpu[k].verdict);
 }
 
-static int write_json_file(const json_t *doc, const char *path, gq_err *err)
-{
-    gq_outfile o;
-    int rc = gq_outfile_open(&o, path, err);
-    if (rc)
-        return rc;
-    if (json_dumpf(doc, o.f, JSON_INDENT(2)) != 0 || fputc('\n', o.f) == EOF) {
-        int e = errno;
-        gq_outfile_abort(&o);
-        return gq_err_set(err, GQ_E_IO, "writing '%s' failed: %s", path, e ? strerror(e) : "write error");
-    }
-    return gq_outfile_commit(&o, err);
-}
-
 static int write_csv_file(const gq_stress_result *r, const char *path, gq_err *err)
 {
     gq_outfile o;
@@ -465,7 +450,7 @@ int gq_cmd_stress(int argc, char **argv)
             goto fail;
         }
     }
-    if (o.c.json_path && (rc = write_json_file(doc, o.c.json_path, &err)))
+    if (o.c.json_path && (rc = gq_json_write_file(doc, o.c.json_path, &err)))
         goto fail;
     if (o.csv && (rc = write_csv_file(res, o.csv, &err)))
         goto fail;

@@ -552,7 +552,7 @@ int gq_cmd_sweep(int argc, char **argv)
         exit_code = GQ_EXIT_INCOMPLETE;
     } else {
         for (int i = 0; i < rs.n; i++)
-            if (rs.v[i].flags & (GQ_FLAG_ERROR | GQ_FLAG_VERIFY_FAILED | GQ_FLAG_IMPOSSIBLE))
+            if (gq_record_failed(&rs.v[i]))
                 exit_code = GQ_EXIT_FAIL;
     }
     goto out;

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "render/render.h"
 #include "render/topo_render.h"
 #include "topo/snapshot.h"
 
@@ -61,20 +62,6 @@ static void no_gpu_message(const gq_err *e)
     else
         gq_cli_error(
             "%s; use --sim NAME (e.g. --sim h200x2) for a simulated machine, or --from-snapshot FILE", what);
-}
-
-/* Write one JSON document to path atomically ("-" = stdout). */
-static int write_json(const json_t *doc, const char *path, gq_err *err)
-{
-    gq_outfile o;
-    int rc = gq_outfile_open(&o, path, err);
-    if (rc)
-        return rc;
-    if (json_dumpf(doc, o.f, JSON_INDENT(2)) != 0 || fputc('\n', o.f) == EOF) {
-        gq_outfile_abort(&o);
-        return gq_err_set(err, GQ_E_IO, "cannot write '%s'", path);
-    }
-    return gq_outfile_commit(&o, err);
 }
 
 int gq_cmd_topo(int argc, char **argv)
@@ -138,7 +125,7 @@ int gq_cmd_topo(int argc, char **argv)
             rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
             goto fail;
         }
-        if ((rc = write_json(snap, o.save_snapshot, &err)))
+        if ((rc = gq_json_write_file(snap, o.save_snapshot, &err)))
             goto fail;
     }
     bool need_doc = o.c.json_path || !strcmp(o.c.format, "json");
@@ -149,7 +136,7 @@ int gq_cmd_topo(int argc, char **argv)
             goto fail;
         }
     }
-    if (o.c.json_path && (rc = write_json(doc, o.c.json_path, &err)))
+    if (o.c.json_path && (rc = gq_json_write_file(doc, o.c.json_path, &err)))
         goto fail;
     if (!o.c.quiet) {
         for (int i = 0; i < shown->nwarnings; i++)

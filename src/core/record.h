@@ -85,6 +85,13 @@ const char *gq_direction_name(gq_direction d); /* "h2d","d2h","p2p","local" */
 /* Writes flag names comma-separated into buf. */
 const char *gq_flags_str(unsigned flags, char *buf, size_t n);
 
+/* A failed measurement, for exit codes: flagged error, verify_failed or
+ * impossible. Overlap, spread and NUMA placement are reported, not failures. */
+static inline bool gq_record_failed(const gq_record *r)
+{
+    return (r->flags & (GQ_FLAG_ERROR | GQ_FLAG_VERIFY_FAILED | GQ_FLAG_IMPOSSIBLE)) != 0;
+}
+
 /* Statistics over n values (n >= 1): median, min, max, spread. */
 gq_stat gq_stat_compute(const double *v, int n);
 
