@@ -143,7 +143,7 @@ static void fmt_dur(double s, char *buf, size_t n)
     if (s < 90)
         snprintf(buf, n, "%.0fs", ceil(s));
     else if (s < 3600)
-        snprintf(buf, n, "%.0fm%02.0fs", floor(s / 60), fmod(ceil(s), 60));
+        snprintf(buf, n, "%.0fm%02.0fs", floor(ceil(s) / 60), fmod(ceil(s), 60)); /* 119.5 s: 2m00s */
     else
         snprintf(buf, n, "%.1fh", s / 3600);
 }
@@ -756,7 +756,9 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
     for (int s = 0; s < GQ_CS_COUNT; s++)
         if (plan->step[s].status == GQ_CSS_PLANNED) {
             plan->step[s].status = GQ_CSS_SKIPPED;
-            snprintf(plan->step[s].note, sizeof plan->step[s].note, "not run: the card was interrupted");
+            /* Only an interrupt or running out of memory leaves a planned step behind. */
+            snprintf(plan->step[s].note, sizeof plan->step[s].note, "not run: %s",
+                     rc == GQ_E_NOMEM ? "out of memory" : "the card was interrupted");
         }
 #undef pm
 #undef dom

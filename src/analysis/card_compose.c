@@ -58,20 +58,6 @@ static json_t *ints_json(const int *v, int n)
     return a;
 }
 
-static const char *setstr(const int *g, int n, char *buf, size_t len)
-{
-    int tmp[MAXG];
-    memcpy(tmp, g, sizeof(int) * (size_t)(n < MAXG ? n : MAXG));
-    /* ascending for "0-3" */
-    for (int i = 1; i < n; i++)
-        for (int k = i; k > 0 && tmp[k - 1] > tmp[k]; k--) {
-            int x = tmp[k];
-            tmp[k] = tmp[k - 1];
-            tmp[k - 1] = x;
-        }
-    return gq_domains_set_str(tmp, n, buf, len);
-}
-
 static const char *f1(double v, char *b, size_t n)
 {
     if (!isfinite(v))
@@ -121,18 +107,24 @@ static bool usable(const gq_record *r)
     return gq_domains_usable(r, NULL);
 }
 
+static bool main_candidate(const gq_record *r)
+{
+    return !r->is_latency && strncmp(r->test, GQ_CARD_TEST_SWEEP_PREFIX, strlen(GQ_CARD_TEST_SWEEP_PREFIX));
+}
+
 static uint64_t main_bytes(const gq_recordset *rs)
 {
-    /* The most common buffer size among bandwidth records that are not sweeps. */
+    /* The most common buffer size among bandwidth records that are not sweeps
+     * (a sweep point of the same size must not add to the count). */
     uint64_t best = 0;
     int bestc = 0;
     for (int i = 0; i < rs->n; i++) {
         const gq_record *r = &rs->v[i];
-        if (r->is_latency || !strncmp(r->test, GQ_CARD_TEST_SWEEP_PREFIX, strlen(GQ_CARD_TEST_SWEEP_PREFIX)))
+        if (!main_candidate(r))
             continue;
         int c = 0;
         for (int k = 0; k < rs->n; k++)
-            c += rs->v[k].bytes == r->bytes && !rs->v[k].is_latency;
+            c += rs->v[k].bytes == r->bytes && main_candidate(&rs->v[k]);
         if (c > bestc) {
             bestc = c;
             best = r->bytes;
@@ -509,12 +501,26 @@ static void example(char *dst, size_t n, const gq_record *r)
              gq_endpoint_str(r->dst, b, sizeof b), r->error[0] ? r->error : "no detail");
 }
 
+/* pos[g] for a GPU index read from a document, or -1 when g is out of range
+ * (a saved card edited by hand may name any integer). */
+static int pos_of(const int *pos, int g)
+{
+    return g >= 0 && g < MAXG ? pos[g] : -1;
+}
+
+/* A GPU index field; -1 when absent or not a number that fits an int. */
+static int jidx(const json_t *o, const char *k)
+{
+    double v = jd(o, k);
+    return isfinite(v) && fabs(v) < 1e9 ? (int)v : -1;
+}
+
 void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
                              gq_card_facts *f)
 {
     gq_card_facts_init(f);
     const json_t *id = json_object_get(card, "identity");
-    int pos[MAXG], gidx[MAXG];
+    int pos[MAXG];
     for (int k = 0; k < MAXG; k++)
         pos[k] = -1;
     size_t i;
@@ -525,9 +531,8 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
             break;
         int k = f->ngpu++;
         gq_gpu_facts *gf = &f->gpu[k];
-        int idx = (int)jd(g, "index");
+        int idx = jidx(g, "index");
         gf->index = idx;
-        gidx[k] = idx;
         if (idx >= 0 && idx < MAXG)
             pos[idx] = k;
         snprintf(gf->name, sizeof gf->name, "%s", js(g, "name", ""));
@@ -542,7 +547,6 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
         gf->link_under_load = json_is_true(json_object_get(pc, "under_load"));
     }
     /* Facts are indexed by position (0..ngpu-1); the judge names gpu[k].index. */
-    (void)gidx;
     const json_t *nvl = json_object_get(id, "nvlinks");
     {
         int gl[MAXG];
@@ -551,7 +555,7 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
         for (int a = 0; a < n; a++)
             for (int b = 0; b < n; b++) {
                 const json_t *x = json_array_get(json_array_get(vals, (size_t)a), (size_t)b);
-                if (json_is_integer(x) && gl[a] < MAXG && gl[b] < MAXG && pos[gl[a]] >= 0 && pos[gl[b]] >= 0)
+                if (json_is_integer(x) && pos_of(pos, gl[a]) >= 0 && pos_of(pos, gl[b]) >= 0)
                     f->nvlinks[pos[gl[a]]][pos[gl[b]]] = (int)json_integer_value(x);
             }
     }
@@ -561,9 +565,8 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
         int n = jints(json_object_get(host, "gpus"), gl, MAXG);
         const json_t *alone = json_object_get(host, "alone");
         for (int k = 0; k < n; k++) {
-            if (gl[k] >= MAXG || pos[gl[k]] < 0)
+            if (pos_of(pos, gl[k]) < 0)
                 continue;
-            f->gpu[pos[gl[k]]].h2d_gbps = jd(json_array_get(json_object_get(alone, "h2d"), (size_t)k), NULL);
             const json_t *x = json_array_get(json_object_get(alone, "h2d"), (size_t)k);
             f->gpu[pos[gl[k]]].h2d_gbps = json_is_number(x) ? json_number_value(x) : NAN;
             x = json_array_get(json_object_get(alone, "d2h"), (size_t)k);
@@ -582,7 +585,7 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
         for (int a = 0; a < n; a++)
             for (int b = 0; b < n; b++) {
                 const json_t *x = json_array_get(json_array_get(vals, (size_t)a), (size_t)b);
-                if (!json_is_number(x) || gl[a] >= MAXG || gl[b] >= MAXG || pos[gl[a]] < 0 || pos[gl[b]] < 0)
+                if (!json_is_number(x) || pos_of(pos, gl[a]) < 0 || pos_of(pos, gl[b]) < 0)
                     continue;
                 f->p2p_gbps[pos[gl[a]]][pos[gl[b]]] = json_number_value(x);
                 f->p2p_direct[pos[gl[a]]][pos[gl[b]]] = !staged;
@@ -595,7 +598,7 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
         int n = jints(json_object_get(h, "gpus"), gl, MAXG);
         for (int k = 0; k < n; k++) {
             const json_t *x = json_array_get(json_object_get(h, "ns"), (size_t)k);
-            if (json_is_number(x) && gl[k] < MAXG && pos[gl[k]] >= 0)
+            if (json_is_number(x) && pos_of(pos, gl[k]) >= 0)
                 f->gpu[pos[gl[k]]].host_latency_ns = json_number_value(x);
         }
         const json_t *p = json_object_get(lat, "p2p");
@@ -604,14 +607,14 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
             for (int b = 0; b < n; b++) {
                 const json_t *x =
                     json_array_get(json_array_get(json_object_get(p, "values"), (size_t)a), (size_t)b);
-                if (json_is_number(x) && gl[a] < MAXG && gl[b] < MAXG && pos[gl[a]] >= 0 && pos[gl[b]] >= 0)
+                if (json_is_number(x) && pos_of(pos, gl[a]) >= 0 && pos_of(pos, gl[b]) >= 0)
                     f->p2p_lat_ns[pos[gl[a]]][pos[gl[b]]] = json_number_value(x);
             }
     }
     json_array_foreach(json_object_get(stress, "gpus"), i, g)
     {
-        int idx = (int)jd(g, "gpu");
-        if (idx < 0 || idx >= MAXG || pos[idx] < 0)
+        int idx = jidx(g, "gpu");
+        if (pos_of(pos, idx) < 0)
             continue;
         gq_gpu_facts *gf = &f->gpu[pos[idx]];
         f->stress_ran = true;
@@ -726,7 +729,7 @@ static void matrix_ranges(const json_t *m, const int *dom_of, double *wlo, doubl
             double v = json_number_value(x);
             *lo = fmin(*lo, v);
             *hi = fmax(*hi, v);
-            if (gl[a] < MAXG && gl[b] < MAXG && dom_of[gl[a]] >= 0 && dom_of[gl[a]] == dom_of[gl[b]]) {
+            if (pos_of(dom_of, gl[a]) >= 0 && pos_of(dom_of, gl[a]) == pos_of(dom_of, gl[b])) {
                 *wlo = fmin(*wlo, v);
                 *whi = fmax(*whi, v);
             } else {
@@ -779,7 +782,7 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         int gl[MAXG];
         int n = jints(x, gl, MAXG);
         for (int k = 0; k < n; k++)
-            if (gl[k] < MAXG)
+            if (gl[k] >= 0 && gl[k] < MAXG)
                 dom_of[gl[k]] = (int)i;
         ndom++;
     }
@@ -879,7 +882,6 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
     const json_t *host = json_object_get(card, "host");
     double h2lo = INFINITY, h2hi = -INFINITY, d2lo = INFINITY, d2hi = -INFINITY;
     {
-        double v[MAXG];
         int n = (int)json_array_size(json_object_get(json_object_get(host, "alone"), "h2d"));
         for (int k = 0; k < n && k < MAXG; k++) {
             const json_t *e1 =
@@ -895,7 +897,6 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                 d2hi = fmax(d2hi, json_number_value(e2));
             }
         }
-        (void)v;
         int nsub = (int)json_array_size(json_object_get(host, "subsets"));
         snprintf(ev, sizeof ev, "both directions: each GPU alone, %d subset%s, all at once", nsub,
                  nsub == 1 ? "" : "s");
@@ -1084,7 +1085,7 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                 int n = jints(x, gl, MAXG);
                 char sb[64];
                 int w = snprintf(list + used, sizeof list - used, "%s{%s}", i ? ", " : "",
-                                 setstr(gl, n, sb, sizeof sb));
+                                 gq_domains_set_str(gl, n, sb, sizeof sb));
                 if (w > 0 && (size_t)w < sizeof list - used)
                     used += (size_t)w;
             }
@@ -1125,14 +1126,14 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                     "Concurrent GPU pairs among GPUs %s share about %s GB/s when they copy at once (one pair "
                     "at a "
                     "time they would move %s GB/s). %s%s",
-                    setstr(gl, n, sb, sizeof sb), f1(jd(x, "capacity_gbps"), a, sizeof a),
+                    gq_domains_set_str(gl, n, sb, sizeof sb), f1(jd(x, "capacity_gbps"), a, sizeof a),
                     f1(jd(x, "sum_alone_gbps"), b, sizeof b), expl,
                     *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
         else
             finding(fs,
                     "GPUs %s share one %s budget of about %s GB/s when they copy at once (alone they would "
                     "move %s GB/s together). %s%s",
-                    setstr(gl, n, sb, sizeof sb),
+                    gq_domains_set_str(gl, n, sb, sizeof sb),
                     !strcmp(dir, "h2d")   ? "host-to-GPU"
                     : !strcmp(dir, "d2h") ? "GPU-to-host"
                                           : dir,
@@ -1177,9 +1178,9 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                     "With all %d GPUs copying %s at once, GPUs %s get %s GB/s each against %s GB/s for GPUs "
                     "%s: an "
                     "asymmetry that each GPU alone does not show.",
-                    n, dd ? "to host memory" : "from host memory", setstr(slow, ns, sa, sizeof sa),
+                    n, dd ? "to host memory" : "from host memory", gq_domains_set_str(slow, ns, sa, sizeof sa),
                     range(sl, sh, s1, sizeof s1), range(fl, fh, s2, sizeof s2),
-                    setstr(fast, nf, sb2, sizeof sb2));
+                    gq_domains_set_str(fast, nf, sb2, sizeof sb2));
         }
     }
     if (json_is_object(pl)) {
@@ -1187,15 +1188,18 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         if (json_array_size(off)) {
             int gl[MAXG], n = 0;
             json_array_foreach(off, i, x) if (n < MAXG) gl[n++] = (int)jd(x, "gpu");
-            char sb[64];
             const json_t *oa = json_object_get(pl, "offload_aggregate");
             double mh = jd(json_object_get(oa, "h2d"), "measured_gbps"),
                    md = jd(json_object_get(oa, "d2h"), "measured_gbps");
             char list[96] = "";
             size_t used = 0;
-            for (int k = 0; k < n; k++)
-                used += (size_t)snprintf(list + used, sizeof list - used, "%s%d", k ? "," : "", gl[k]);
-            (void)sb;
+            for (int k = 0; k < n; k++) {
+                /* 64 workers do not fit: stop at the last whole entry rather than run past list. */
+                int w = snprintf(list + used, sizeof list - used, "%s%d", k ? "," : "", gl[k]);
+                if (w < 0 || (size_t)w >= sizeof list - used)
+                    break;
+                used += (size_t)w;
+            }
             if (n > 1)
                 finding(fs,
                         "For KV offload, use GPUs %s: their host paths do not collide (measured together: %s "
@@ -1266,12 +1270,12 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         else
             snprintf(who, sizeof who, "all %d GPUs", ng);
         finding(fs,
-                "Under %s s of load on %s (%s W together, GPU telemetry), the hottest reached %s °C%s%s; "
+                "Under %s s of load on %s (%s W together, GPU telemetry), the hottest reached %s °C%s%s%s; "
                 "power capping in up to %s%% of samples is expected near the limit and is not a thermal "
                 "slowdown.",
                 f1(jd(stress, "elapsed_s"), a, sizeof a), who, f1(jd(node, "power_total_avg_w"), b, sizeof b),
                 f1(tmax, c, sizeof c), nth ? ", with THERMAL SLOWDOWN on " : ", with no thermal slowdown",
-                nth ? f1(nth, d, sizeof d) : "", f1(cap, s1, sizeof s1));
+                nth ? f1(nth, d, sizeof d) : "", nth == 1 ? " GPU" : nth ? " GPUs" : "", f1(cap, s1, sizeof s1));
     }
     if (json_is_true(json_object_get(id, "vm")) && jd(id, "numa_nodes") <= 1)
         finding(

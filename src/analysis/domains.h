@@ -106,7 +106,8 @@ json_t *gq_domains_to_json(const gq_domains *d);
  * spread: [[..]], staged: [[bool..]]}. */
 json_t *gq_pairmatrix_to_json(const gq_pairmatrix *m);
 
-/* "0-3", "0,3", "4-7,9" into buf (at least 8 bytes). */
+/* "0-3", "0,3", "4-7,9" into buf (at least 8 bytes); gpus in any order (sorted
+ * in a copy), at most GQ_MAX_GPUS of them are used. */
 const char *gq_domains_set_str(const int *gpus, int n, char *buf, size_t len);
 
 #endif

@@ -204,7 +204,7 @@ static void md_sweeps(FILE *f, const json_t *sweeps)
             fprintf(f, ": fixed cost %s µs per copy, asymptotic %s GB/s, half of it reached at %s",
                     gq_cj_fmt(gq_cj_num(fit, "fixed_us"), b, sizeof b),
                     gq_cj_fmt(gq_cj_num(fit, "asymptotic_gbps"), c, sizeof c),
-                    isfinite(gq_cj_num(fit, "half_bytes"))
+                    gq_cj_num(fit, "half_bytes") >= 1 /* a negative fit intercept has no such size */
                         ? gq_fmt_size((uint64_t)gq_cj_num(fit, "half_bytes"), d, sizeof d)
                         : "–");
         fputs("\n\n| buffer | GB/s |\n|---:|---:|\n", f);
@@ -354,7 +354,7 @@ static void md_placement(FILE *f, const json_t *pl)
 {
     if (!json_is_object(pl))
         return;
-    char b[3][32];
+    char b[4][32];
     fputs("\n## Recommended placement\n", f);
     const json_t *pairs = json_object_get(pl, "pairs");
     if (json_array_size(pairs)) {
@@ -367,7 +367,7 @@ static void md_placement(FILE *f, const json_t *pl)
             fprintf(f, "| %s | %s | %s | %s |\n", gq_cj_fmt(gq_cj_num(p, "prefill"), b[0], 32),
                     gq_cj_fmt(gq_cj_num(p, "decode"), b[1], 32),
                     gq_cj_fmt(gq_cj_num(p, "predicted_gbps"), b[2], 32),
-                    m >= 0 ? gq_cj_fmt(m, b[0], 32) : "not verified");
+                    m >= 0 ? gq_cj_fmt(m, b[3], 32) : "not verified");
         }
     }
     const json_t *off = json_object_get(pl, "offload");

@@ -11,6 +11,7 @@
 
 #include "core/catalog.h"
 #include "render/render.h"
+#include "render/render_util.h"
 
 #define MAXR (GQ_MAX_NUMA + 2)
 
@@ -22,21 +23,6 @@ static json_t *cell(const gq_record *r, double *sum)
     snprintf(buf, sizeof buf, "%g", r->value.median);
     *sum += r->value.median;
     return json_string(buf);
-}
-
-static int ncols_of(const gq_topo *topo, const gq_recordset *rs, const char *test)
-{
-    int n = topo ? topo->ngpu : 0;
-    for (int i = 0; i < rs->n; i++) {
-        const gq_record *r = &rs->v[i];
-        if (strcmp(r->test, test))
-            continue;
-        if (r->src.kind == GQ_EP_GPU && r->src.index >= n)
-            n = r->src.index + 1;
-        if (r->dst.kind == GQ_EP_GPU && r->dst.index >= n)
-            n = r->dst.index + 1;
-    }
-    return n > GQ_MAX_GPUS ? GQ_MAX_GPUS : n;
 }
 
 /* The per-flow record at (row, col) of a test, or NULL. */
@@ -76,7 +62,7 @@ static const gq_record *pair_rec(const gq_recordset *rs, const char *test, int a
 
 static json_t *testcase(const gq_topo *topo, const gq_recordset *rs, const char *test, const gq_test *t)
 {
-    int nc = ncols_of(topo, rs, test);
+    int nc = gq_rec_ncols(topo, rs, test);
     double sum = 0;
     bool ok = true;
     json_t *mat = json_array();

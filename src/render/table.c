@@ -43,7 +43,7 @@ static const char *fmt_gpus(const int *g, int n, char *buf, size_t cap)
     return buf;
 }
 
-static int ncols_for(const gq_topo *topo, const gq_recordset *rs, const char *test)
+int gq_rec_ncols(const gq_topo *topo, const gq_recordset *rs, const char *test)
 {
     int n = topo ? topo->ngpu : 0;
     for (int i = 0; i < rs->n; i++) {
@@ -91,10 +91,8 @@ static void put_cell(cellmap *m, int rowkey, bool host, int col, const gq_record
         m->cell[i][col] = r;
 }
 
-static void print_matrix(FILE *f, const cellmap *m, const char *title, const gq_recordset *rs,
-                         const char *note)
+static void print_matrix(FILE *f, const cellmap *m, const char *title, const char *note)
 {
-    (void)rs;
     fprintf(f, "%s%s\n", title, note ? note : "");
     int w = 2;
     for (int i = 0; i < m->nrows; i++) {
@@ -126,7 +124,7 @@ static void print_matrix(FILE *f, const cellmap *m, const char *title, const gq_
 }
 
 /* Largest spread of the matrix, and the cells marked invalid. */
-static void matrix_notes(FILE *f, const cellmap *m, const char *unit)
+static void matrix_notes(FILE *f, const cellmap *m)
 {
     double worst = -1;
     int wr = -1, wc = -1, rounds = 0;
@@ -155,7 +153,6 @@ static void matrix_notes(FILE *f, const cellmap *m, const char *unit)
             fprintf(f, "%s row %s, column %d: INVALID [%s] %s\n", r->value.n ? "*" : "ERR", m->rowlabel[i], c,
                     gq_flags_str(r->flags, fl, sizeof fl), r->error[0] ? r->error : "");
         }
-    (void)unit;
 }
 
 /* "aggregate h2d, GPUs 0-3, host:0: 25.30 GB/s (overlap 99.81%, spread 0.21%)" */
@@ -247,7 +244,7 @@ static void render_cells(FILE *f, const gq_topo *topo, const gq_recordset *rs, c
     cellmap *m = calloc(1, sizeof *m);
     if (!m)
         return;
-    m->ncols = ncols_for(topo, rs, test);
+    m->ncols = gq_rec_ncols(topo, rs, test);
     char title[256];
     bool lat = t ? t->kind == GQ_TEST_LATENCY : false;
     for (int i = 0; i < rs->n; i++)
@@ -266,8 +263,8 @@ static void render_cells(FILE *f, const gq_topo *topo, const gq_recordset *rs, c
                 continue;
             put_cell(m, 0, false, gq_test_target(t, r), r);
         }
-        print_matrix(f, m, title, rs, ", the aggregate of each group");
-        matrix_notes(f, m, "GB/s");
+        print_matrix(f, m, title, ", the aggregate of each group");
+        matrix_notes(f, m);
         fprintf(f, "each flow of the groups:\n");
         for (int i = 0; i < rs->n; i++)
             if (!strcmp(rs->v[i].test, test) && is_flow(&rs->v[i]))
@@ -278,8 +275,8 @@ static void render_cells(FILE *f, const gq_topo *topo, const gq_recordset *rs, c
             if (!strcmp(r->test, test) && is_flow(r))
                 put_cell(m, 0, false, r->dst.index, r);
         }
-        print_matrix(f, m, title, rs, NULL);
-        matrix_notes(f, m, "GB/s");
+        print_matrix(f, m, title, NULL);
+        matrix_notes(f, m);
     } else {
         bool host = layout == GQ_LAYOUT_HOST_GPU;
         for (int i = 0; i < rs->n; i++) {
@@ -298,8 +295,8 @@ static void render_cells(FILE *f, const gq_topo *topo, const gq_recordset *rs, c
                 snprintf(t1, sizeof t1, "%s %s bandwidth (GB/s)", title, rd ? "Read1" : "Write1");
             else
                 snprintf(t1, sizeof t1, "%s, each direction (row GPU executing)", title);
-            print_matrix(f, m, t1, rs, NULL);
-            matrix_notes(f, m, "GB/s");
+            print_matrix(f, m, t1, NULL);
+            matrix_notes(f, m);
             fallback_note(f, rs, test);
             cellmap *tot = calloc(1, sizeof *tot);
             if (tot) {
@@ -316,13 +313,13 @@ static void render_cells(FILE *f, const gq_topo *topo, const gq_recordset *rs, c
                 else
                     snprintf(t1, sizeof t1, "%s, both directions summed", title);
                 fputc('\n', f);
-                print_matrix(f, tot, t1, rs, NULL);
-                matrix_notes(f, tot, "GB/s");
+                print_matrix(f, tot, t1, NULL);
+                matrix_notes(f, tot);
                 free(tot);
             }
         } else {
-            print_matrix(f, m, title, rs, NULL);
-            matrix_notes(f, m, lat ? "ns" : "GB/s");
+            print_matrix(f, m, title, NULL);
+            matrix_notes(f, m);
             fallback_note(f, rs, test);
             if (layout == GQ_LAYOUT_HOST_GPU || layout == GQ_LAYOUT_GPU_GPU)
                 print_aggregates(f, rs, test);
@@ -342,7 +339,6 @@ static void render_set(FILE *f, const gq_recordset *rs, const char *test, const 
             continue;
         if (r->group != last_group) {
             char gl[256], h[32];
-            fmt_gpus(r->gpus, r->ngpus, gl, sizeof gl);
             int k = i;
             /* the group's GPU set is on its aggregate, further down */
             for (int x = i; x < rs->n; x++)

@@ -285,16 +285,17 @@ static int gpus_below(const gq_topo *t, int n, bool *set)
 static void tree_node(FILE *f, const gq_topo *t, int n, const char *prefix, bool last, int depth)
 {
     const gq_pci_node *p = &t->pci[n];
-    char line[256];
-    int l = snprintf(line, sizeof line, "%s", p->label);
-    if (p->kind != GQ_PCI_HOSTBRIDGE && p->bus_id[0])
-        l += snprintf(line + l, sizeof line - (size_t)l, "  %s", p->bus_id);
-    if (p->kind == GQ_PCI_GPU && p->gpu >= 0 && p->gpu < t->ngpu && t->gpu[p->gpu].name[0])
-        l += snprintf(line + l, sizeof line - (size_t)l, "  %s", t->gpu[p->gpu].name);
+    /* One snprintf: chained "l += snprintf" runs past line once a part is
+     * truncated (a hand-written topology can hold any link figure). */
+    char line[256], link[48] = "", numa[24] = "";
+    bool bus = p->kind != GQ_PCI_HOSTBRIDGE && p->bus_id[0];
+    bool name = p->kind == GQ_PCI_GPU && p->gpu >= 0 && p->gpu < t->ngpu && t->gpu[p->gpu].name[0];
     if (p->link_gbps > 0)
-        l += snprintf(line + l, sizeof line - (size_t)l, "  link %.1f GB/s", p->link_gbps);
+        snprintf(link, sizeof link, "  link %.1f GB/s", p->link_gbps);
     if (p->kind == GQ_PCI_HOSTBRIDGE && p->numa_node >= 0)
-        snprintf(line + l, sizeof line - (size_t)l, "  NUMA %d", p->numa_node);
+        snprintf(numa, sizeof numa, "  NUMA %d", p->numa_node);
+    snprintf(line, sizeof line, "%s%s%s%s%s%s%s", p->label, bus ? "  " : "", bus ? p->bus_id : "",
+             name ? "  " : "", name ? t->gpu[p->gpu].name : "", link, numa);
     if (depth == 0)
         fprintf(f, "  %s\n", line);
     else
