@@ -1183,7 +1183,7 @@ static score score_workers(const gq_place_model *m, const int *w, int k, gq_pflo
 static int choose_workers(const gq_place_model *m, const int *u, int nu, int K, int *w, long *ncand,
                           bool *exh)
 {
-    if (K <= 0)
+    if (K <= 0 || K > nu) /* K > nu: nothing to choose; the caller reports it */
         return 0;
     long n = binom(nu, K);
     if (n <= EXHAUSTIVE_MAX) {
@@ -1244,11 +1244,13 @@ static int choose_workers(const gq_place_model *m, const int *u, int nu, int K, 
             }
             (*ncand)++;
         }
+        if (best < 0) /* fewer usable GPUs than workers (callers check this): never shift by -1 */
+            break;
         w[k] = best;
         s |= BIT(best);
     }
     *exh = false;
-    return K;
+    return k;
 }
 
 /* Replicas: groups of whole cells (with pairs) or of GPUs. */
@@ -1788,8 +1790,12 @@ int gq_place_solve(const gq_place_model *m, const gq_place_roles *r, gq_place_re
         int w[GQ_MAX_GPUS];
         long nc = 0;
         bool exh = true;
-        if (choose_workers(m, u, nu, r->offload, w, &nc, &exh) < 0)
+        int got = choose_workers(m, u, nu, r->offload, w, &nc, &exh);
+        if (got < 0)
             return gq_err_set(err, GQ_E_NOMEM, "placement: out of memory");
+        if (got < r->offload)
+            return gq_err_set(err, GQ_E_USAGE, "placement: %d offload workers need %d usable GPUs; %d are usable",
+                              r->offload, r->offload, nu);
         out->candidates += (int)nc;
         out->exhaustive &= exh;
         fill_workers(m, w, r->offload, &out->chosen);
