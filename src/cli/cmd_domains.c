@@ -348,6 +348,11 @@ int gq_cmd_domains(int argc, char **argv)
         rc = gq_err_set(&err, GQ_E_USAGE, "domains: --format %s does not apply; use table, json or csv", o.c.format);
         goto fail;
     }
+    if (o.plan_only && !strcmp(o.c.format, "csv")) {
+        rc = gq_err_set(&err, GQ_E_USAGE, "domains: --plan-only measures nothing, so there are no records for "
+                                          "--format csv; use table or json");
+        goto fail;
+    }
     if ((rc = gq_cli_check_writable(o.c.json_path, &err)))
         goto fail;
     if ((rc = gq_cli_open(&o.c, &be, topo, &err)))

@@ -230,7 +230,7 @@ int gq_cmd_pairs(int argc, char **argv)
     gq_measurement *m = calloc(1, sizeof *m);
     pairing pg[2];
     int npg = 0;
-    bool interrupted = false;
+    bool interrupted = false, unmeasured = false;
 
     memset(&o, 0, sizeof o);
     memset(pg, 0, sizeof pg);
@@ -328,7 +328,10 @@ int gq_cmd_pairs(int argc, char **argv)
             interrupted = true;
             break;
         }
-        if (mrc && mrc != GQ_E_BACKEND && mrc != GQ_E_FAIL) {
+        if (mrc == GQ_E_FAIL) { /* nothing was recorded for it: say so and fail at the end */
+            gq_cli_warn("%s %s: %s", pg[p].label, pg[p].spec, err.msg);
+            unmeasured = true;
+        } else if (mrc && mrc != GQ_E_BACKEND) {
             rc = mrc;
             goto fail;
         }
@@ -347,7 +350,10 @@ int gq_cmd_pairs(int argc, char **argv)
                 interrupted = true;
                 break;
             }
-            if (mrc && mrc != GQ_E_BACKEND && mrc != GQ_E_FAIL) {
+            if (mrc == GQ_E_FAIL) {
+                gq_cli_warn("%s %s, pair %d alone: %s", pg[p].label, pg[p].spec, k, err.msg);
+                unmeasured = true;
+            } else if (mrc && mrc != GQ_E_BACKEND) {
                 rc = mrc;
                 goto fail;
             }
@@ -403,6 +409,8 @@ int gq_cmd_pairs(int argc, char **argv)
         for (int i = 0; i < rs.n; i++)
             if (gq_record_failed(&rs.v[i]))
                 exit_code = GQ_EXIT_FAIL;
+        if (unmeasured)
+            exit_code = GQ_EXIT_FAIL;
     }
     goto out;
 
