@@ -116,3 +116,28 @@ const char *gq_endpoint_str(gq_endpoint e, char *buf, size_t n)
         snprintf(buf, n, "host:%d", e.index);
     return buf;
 }
+
+/* Split-warp pairs: both flows name each other, are SM copies executed by
+ * the same GPU, and move the same bytes. */
+int gq_flows_check_splits(const gq_flow *flows, int n, gq_err *err)
+{
+    for (int i = 0; i < n; i++) {
+        const gq_flow *f = &flows[i];
+        if (!f->split_with)
+            continue;
+        int j = f->split_with - 1;
+        if (j < 0 || j >= n || j == i)
+            return gq_err_set(err, GQ_E_USAGE, "flow %d: split_with %d names no other flow of the group (1-%d)",
+                              i, f->split_with, n);
+        const gq_flow *o = &flows[j];
+        if (o->split_with != i + 1)
+            return gq_err_set(err, GQ_E_USAGE, "flow %d: its split-warp partner, flow %d, does not name it back",
+                              i, j);
+        if (f->method != GQ_METHOD_SM || o->method != GQ_METHOD_SM)
+            return gq_err_set(err, GQ_E_USAGE, "flows %d and %d: a split-warp pair needs method sm", i, j);
+        if (f->exec_gpu != o->exec_gpu || f->bytes != o->bytes)
+            return gq_err_set(err, GQ_E_USAGE,
+                              "flows %d and %d: a split-warp pair needs the same executing GPU and size", i, j);
+    }
+    return GQ_OK;
+}

@@ -58,8 +58,22 @@ typedef struct gq_flow {
      * backend may share its host source buffer with other interfering flows
      * of the group and move each copy as several transfers over a smaller
      * buffer (the bytes per copy stay `bytes`), which bounds pinned host
-     * memory. The catalog sets it on every flow it does not report. */
+     * memory. The catalog sets it on every flow it does not report.
+     * In a counted run (reps > 0) an interferer does not stop at reps: it
+     * copies until every flow of the group that is not an interferer has
+     * finished its copies (so it loads the fabric for the whole of their
+     * windows, however its rate compares with theirs), and then stops. */
     bool interferer;
+    /* The source is read-only host memory that may be one buffer shared
+     * with the other flows of the group that set it (same NUMA node and
+     * size); each flow's destination is still its own and still checked. */
+    bool share_src;
+    /* 1 + index of this flow's split-warp partner in the group, or 0. Two
+     * SM flows that name each other (same exec_gpu, same bytes) run as ONE
+     * kernel whose warps alternate between them, as nvbandwidth's
+     * split-warp copy does: both report the kernel's window, and each its
+     * own bytes. Each keeps its own buffers, filled and checked as usual. */
+    int split_with;
 } gq_flow;
 
 /* Opaque prepared group: buffers allocated, peer access set, patterns filled. */
@@ -72,6 +86,13 @@ typedef struct gq_run_opts {
     int reps;
     double duration_s;
     bool verify; /* check the data pattern at dst after the timed part */
+    /* Duration runs only; NULL or 0 for a flow = whole copies. Otherwise
+     * flow i's copies are moved as pieces of at most grain[i] bytes, each
+     * with its own completion, and its window may end at any completed
+     * piece: bytes_done then counts whole pieces. A finer grain lets the
+     * windows of unequal flows end close to the deadline together, so a
+     * short round still meets the overlap rule. */
+    const uint64_t *grain;
 } gq_run_opts;
 
 typedef struct gq_flow_result {
@@ -79,8 +100,8 @@ typedef struct gq_flow_result {
     int status;            /* GQ_OK or a negative gq_status */
     char error[200];       /* for status != GQ_OK: e.g. the CUDA error string */
     double t_start, t_end; /* seconds on the backend's clock (CUDA: CLOCK_MONOTONIC) */
-    uint64_t bytes_done;   /* bytes of completed copies inside the window */
-    int copies_done;
+    uint64_t bytes_done;   /* bytes of completed copies (or pieces, with a grain) inside the window */
+    int copies_done;       /* whole copies completed inside the window */
     bool verified;         /* verify was requested and ran */
     bool verify_ok;
     uint64_t bad_offset;   /* first mismatching byte offset when !verify_ok */
@@ -212,6 +233,11 @@ static inline bool gq_backend_simulated(const gq_backend *be)
 {
     return be && be->ops && (be->ops->flags & GQ_BE_SIMULATED);
 }
+
+/* GQ_E_USAGE naming the flow unless every split_with of the group names a
+ * partner that names it back, both SM copies executed by the same GPU with
+ * the same bytes. Backends call it from prepare. */
+int gq_flows_check_splits(const gq_flow *flows, int n, gq_err *err);
 
 const char *gq_method_name(gq_method m); /* "ce", "sm", "staged", "driver_staged" */
 const char *gq_precision_name(gq_precision p);

@@ -32,6 +32,7 @@ typedef struct run_opts {
     int rounds;
     int copies;
     double duration;
+    double round_time;
     const char *spread;
     bool verify;
     const char *host_numa;
@@ -87,6 +88,11 @@ static const gq_opt run_tab[] = {
      .off = OFF(duration),
      .arg = "TIME",
      .help = "copy for this long per round (e.g. 3s) instead of a count"},
+    {.name = "round-time",
+     .type = GQ_OPT_DURATION,
+     .off = OFF(round_time),
+     .arg = "TIME",
+     .help = "auto mode (no --copies, no --duration): about this long per round, 10ms to 10s (default 0.1s)"},
     {.name = "spread-target",
      .type = GQ_OPT_STR,
      .off = OFF(spread),
@@ -239,7 +245,7 @@ static json_t *options_json(const run_opts *o, const gq_test *const *sel, int ns
     json_object_set_new(j, "rounds", json_integer(o->rounds));
     json_object_set_new(j, "copies", o->copies > 0 ? json_integer(o->copies) : json_string("auto"));
     json_object_set_new(j, "duration_s", o->duration > 0 ? json_real(o->duration) : json_null());
-    json_object_set_new(j, "round_target_s", json_real(GQ_HARNESS_ROUND_S));
+    json_object_set_new(j, "round_target_s", json_real(o->round_time > 0 ? o->round_time : GQ_HARNESS_ROUND_S));
     json_object_set_new(j, "spread_target", spread > 0 ? json_real(spread) : json_null());
     json_object_set_new(j, "verify", json_boolean(o->verify));
     json_object_set_new(j, "host_numa", json_string(o->host_numa));
@@ -366,6 +372,14 @@ int gq_cmd_run(int argc, char **argv)
         gq_cli_error("give either --copies or --duration, not both");
         return GQ_EXIT_USAGE;
     }
+    if (o.round_time > 0 && (o.copies > 0 || o.duration > 0)) {
+        gq_cli_error("--round-time sets the auto mode's rounds; it does not go with --copies or --duration");
+        return GQ_EXIT_USAGE;
+    }
+    if (o.round_time != 0 && (o.round_time < 0.01 || o.round_time > 10)) {
+        gq_cli_error("--round-time %g s: expected 10ms to 10s", o.round_time);
+        return GQ_EXIT_USAGE;
+    }
     if (!strcmp(o.c.format, "markdown")) {
         gq_cli_error("--format markdown is not available for run; use table, json, csv, nvbandwidth-json or "
                      "prometheus (gpuqual report renders Markdown from a saved run)");
@@ -459,6 +473,8 @@ int gq_cmd_run(int argc, char **argv)
     ho.rounds = o.rounds;
     ho.reps = o.copies;
     ho.duration_s = o.duration;
+    if (o.round_time > 0)
+        ho.round_s = o.round_time;
     ho.spread_target = spread;
     ho.verify = o.verify;
     ho.progress = on_round;

@@ -129,10 +129,32 @@ static bool peer_ok(const gq_topo *t, int a, int b)
 
 /* ---- plan functions ------------------------------------------------------ */
 
+/* nvbandwidth's bidirectional SM method: ONE split-warp kernel per GPU,
+ * its even warps copying the measured direction and its odd warps the
+ * reverse, each half of the buffer (so the pinned and device memory are
+ * nvbandwidth's); nvbandwidth reports the kernel's bytes / time / 2, which
+ * is each direction's rate here. The reverse flow is not reported, but it
+ * is a real copy, checked like the measured one. */
+static int add_split_pair(gq_plan *p, gq_endpoint src, gq_endpoint dst, int exec, uint64_t bytes)
+{
+    uint64_t half = bytes / 2 > 0 ? bytes / 2 : 1;
+    int rc = add_flow(p, src, dst, GQ_METHOD_SM, exec, half, true);
+    if (rc)
+        return rc;
+    if ((rc = add_flow(p, dst, src, GQ_METHOD_SM, exec, half, false)))
+        return rc;
+    const gq_plan_item *it = &p->items[p->n - 1];
+    gq_flow *a = &p->flows[p->nflows - 2], *b = &p->flows[p->nflows - 1];
+    b->interferer = false;
+    a->split_with = it->nflows;     /* 1 + index of b in the group */
+    b->split_with = it->nflows - 1; /* 1 + index of a */
+    return GQ_OK;
+}
+
 /* Each GPU alone; the bidirectional variant adds the reverse flow on the same
  * GPU as interference, not reported (nvbandwidth's meaning). Interfering
- * copies are twice the size, as nvbandwidth makes them, so that with a common
- * count of copies they outlast the measured ones. */
+ * copies run until the measured ones are done (the backend contract); the
+ * SM variant is nvbandwidth's split-warp kernel (add_split_pair). */
 static int plan_host_each(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o, gq_plan *p,
                           gq_err *err)
 {
@@ -144,6 +166,10 @@ static int plan_host_each(const gq_test *t, const gq_topo *topo, const gq_plan_o
             int g = o->gpus[i];
             CHECK(begin_item(p, false, false));
             gq_endpoint h = host(nodes[k]), d = gpu(g);
+            if (bidir && t->method == GQ_METHOD_SM) {
+                CHECK(add_split_pair(p, dir == DIR_H2D ? h : d, dir == DIR_H2D ? d : h, g, o->bytes));
+                continue;
+            }
             CHECK(add_flow(p, dir == DIR_H2D ? h : d, dir == DIR_H2D ? d : h, t->method, g, o->bytes, true));
             if (bidir)
                 CHECK(add_flow(p, dir == DIR_H2D ? d : h, dir == DIR_H2D ? h : d, t->method, g, 2 * o->bytes,
@@ -163,6 +189,13 @@ static int plan_host_all(const gq_test *t, const gq_topo *topo, const gq_plan_op
     for (int k = 0; k < nn; k++) {
         CHECK(begin_item(p, true, false));
         gq_endpoint h = host(nodes[k]);
+        if (bidir && t->method == GQ_METHOD_SM) {
+            for (int i = 0; i < o->ngpus; i++) {
+                int g = o->gpus[i];
+                CHECK(add_split_pair(p, dir == DIR_H2D ? h : gpu(g), dir == DIR_H2D ? gpu(g) : h, g, o->bytes));
+            }
+            continue;
+        }
         for (int i = 0; i < o->ngpus; i++) {
             int g = o->gpus[i];
             CHECK(add_flow(p, dir == DIR_H2D ? h : gpu(g), dir == DIR_H2D ? gpu(g) : h, t->method, g,
@@ -179,7 +212,10 @@ static int plan_host_all(const gq_test *t, const gq_topo *topo, const gq_plan_op
 }
 
 /* The --gpus set at once: per GPU, the aggregate, and for both directions
- * the per-direction aggregates and their sum (seed 000's table). */
+ * the per-direction aggregates and their sum (seed 000's table). Both
+ * directions at once share one read-only host source between the GPUs
+ * (each destination is its own and checked): that keeps the pinned memory
+ * of the test at 3 buffers per GPU pair instead of 4. */
 static int plan_set(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o, gq_plan *p, gq_err *err)
 {
     int nodes[GQ_MAX_NUMA], nn = host_nodes(o, nodes);
@@ -188,8 +224,10 @@ static int plan_set(const gq_test *t, const gq_topo *topo, const gq_plan_opts *o
         CHECK(begin_item(p, true, t->variant == DIR_BOTH));
         for (int i = 0; i < o->ngpus; i++) {
             int g = o->gpus[i];
-            if (t->variant != DIR_D2H)
+            if (t->variant != DIR_D2H) {
                 CHECK(add_flow(p, h, gpu(g), t->method, g, o->bytes, true));
+                p->flows[p->nflows - 1].share_src = t->variant == DIR_BOTH;
+            }
             if (t->variant != DIR_H2D)
                 CHECK(add_flow(p, gpu(g), h, t->method, g, o->bytes, true));
         }

@@ -589,19 +589,21 @@ static bool all_dead(const hctx *c)
  * longest copy is 0.8% of it, up to GQ_HARNESS_MAX_ROUND_S) promises more,
  * the rounds run by duration. */
 static int choose_group_mode(gq_backend *be, gq_group *g, const gq_measurement *m, gq_flow_result *res,
-                             double T, gq_run_opts *ro, gq_err *rerr)
+                             double T, gq_run_opts *ro, uint64_t *grain, bool *have_round, gq_err *rerr)
 {
     int rc;
     gq_run_opts one = {.reps = 1};
     if ((rc = be->ops->run(be, g, &one, res, rerr)) != GQ_OK)
         return rc;
-    double rep_max = 0;
+    double rep_max = 0, ctime[GQ_MAX_FLOWS];
     int nrep = 0;
     for (int i = 0; i < m->nflows; i++) {
         nrep += m->report[i];
+        ctime[i] = 0;
         if (!result_ok(&res[i]))
             continue;
         double c = (res[i].t_end - res[i].t_start) / (res[i].copies_done > 0 ? res[i].copies_done : 1);
+        ctime[i] = c;
         if (m->report[i] && c > rep_max)
             rep_max = c;
     }
@@ -614,7 +616,9 @@ static int choose_group_mode(gq_backend *be, gq_group *g, const gq_measurement *
     for (int i = 0; i < m->nflows; i++)
         ok[i] = result_ok(&res[i]);
     double ov_count = round_overlap(m, res, ok, 0);
-    if (ov_count >= 0.995 || rep_max <= 0)
+    /* The counted round is a round like the ones that follow: it counts. */
+    *have_round = ov_count >= 0.995 || rep_max <= 0;
+    if (*have_round)
         return GQ_OK;
     /* One reported flow (the rest interfere): by duration its window is
      * exact (it ends at its last copy completed by the deadline) and the
@@ -627,20 +631,45 @@ static int choose_group_mode(gq_backend *be, gq_group *g, const gq_measurement *
         ro->duration_s = D < T ? T : D > GQ_HARNESS_MAX_ROUND_S ? GQ_HARNESS_MAX_ROUND_S : D;
         return GQ_OK;
     }
-    /* by duration, the reported windows end within one copy of the deadline */
-    double D = rep_max / 0.008;
+    /* By duration, each reported window ends at its last completed piece
+     * before the deadline: pieces of at most GQ_HARNESS_GRAIN of the round
+     * make the windows end together within that, at any round length. */
+    double piece_max = 0;
+    for (int i = 0; i < m->nflows; i++) {
+        grain[i] = 0;
+        if (!m->report[i] || !(ctime[i] > 0))
+            continue;
+        uint64_t bytes = m->flows[i].bytes;
+        double rate = (double)bytes / ctime[i];
+        double want = rate * GQ_HARNESS_GRAIN * T;
+        uint64_t p = want < (double)GQ_HARNESS_MIN_PIECE ? GQ_HARNESS_MIN_PIECE : (uint64_t)want / GQ_MiB * GQ_MiB;
+        double pt = ctime[i];
+        if (p < bytes) {
+            grain[i] = p;
+            pt = (double)p / rate;
+        }
+        if (pt > piece_max)
+            piece_max = pt;
+    }
+    double D = piece_max / (1.0 - GQ_OVERLAP_MIN) * 2.0;
     D = D < T ? T : D > GQ_HARNESS_MAX_ROUND_S ? GQ_HARNESS_MAX_ROUND_S : D;
-    if (1.0 - rep_max / D > ov_count) {
+    if (1.0 - piece_max / D > ov_count) {
         ro->reps = 0;
         ro->duration_s = D;
+        ro->grain = grain;
+    } else {
+        /* counting still does better: its round stands */
+        *have_round = true;
     }
     return GQ_OK;
 }
 
 /* Warm-up and the choice of count or duration (see gq_harness_opts_default). */
 static int calibrate(gq_backend *be, const gq_topo *topo, gq_group *g, const gq_measurement *m,
-                     const gq_harness_opts *o, gq_flow_result *res, gq_run_opts *ro, gq_err *rerr)
+                     const gq_harness_opts *o, gq_flow_result *res, gq_run_opts *ro, uint64_t *grain,
+                     bool *have_round, gq_err *rerr)
 {
+    *have_round = false;
     double T = o->round_s > 0 ? o->round_s : GQ_HARNESS_ROUND_S;
     int rc;
     if (o->reps > 0 || o->duration_s > 0) {
@@ -650,7 +679,7 @@ static int calibrate(gq_backend *be, const gq_topo *topo, gq_group *g, const gq_
         return o->warmup_reps > 0 ? be->ops->run(be, g, &w, res, rerr) : GQ_OK;
     }
     if (m->nflows > 1)
-        return choose_group_mode(be, g, m, res, T, ro, rerr);
+        return choose_group_mode(be, g, m, res, T, ro, grain, have_round, rerr);
     gq_run_opts w = {.reps = o->warmup_reps > 0 ? o->warmup_reps : 1};
     if ((rc = be->ops->run(be, g, &w, res, rerr)) != GQ_OK)
         return rc;
@@ -678,7 +707,7 @@ static int timed_rounds(gq_backend *be, gq_group *g, hctx *c, const gq_harness_o
     double T = o->round_s > 0 ? o->round_s : GQ_HARNESS_ROUND_S;
     bool auto_single = o->reps <= 0 && !(o->duration_s > 0) && m->nflows == 1;
     int rc;
-    for (int r = 0; r < o->rounds; r++) {
+    while (c->rounds < o->rounds) {
         if (gq_interrupt_requested())
             break;
         memset(res, 0, (size_t)m->nflows * sizeof *res);
@@ -773,7 +802,8 @@ int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement
     bool jfailed = false;
     hctx *c = calloc(1, sizeof *c);
     gq_flow_result *res = calloc((size_t)m->nflows, sizeof *res);
-    if (!c || !res) {
+    uint64_t *grain = calloc((size_t)m->nflows, sizeof *grain);
+    if (!c || !res || !grain) {
         rc = gq_err_set(err, GQ_E_NOMEM, "harness: out of memory");
         goto out;
     }
@@ -794,12 +824,19 @@ int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement
         gq_err_set(err, rc, "%s: %s", m->test, rerr.msg);
     } else {
         gq_run_opts ro = {0};
+        bool have_round = false;
         trace(o, m->test, "prepare", &tp, "%d flows", m->nflows);
-        rc = calibrate(be, topo, g, m, o, res, &ro, &rerr);
+        rc = calibrate(be, topo, g, m, o, res, &ro, grain, &have_round, &rerr);
         if (ro.reps > 0)
-            trace(o, m->test, "calibrate", &tp, "reps %d", ro.reps);
+            trace(o, m->test, "calibrate", &tp, "reps %d%s", ro.reps, have_round ? ", its round kept" : "");
         else
-            trace(o, m->test, "calibrate", &tp, "duration %.3f s", ro.duration_s);
+            trace(o, m->test, "calibrate", &tp, "duration %.3f s%s", ro.duration_s,
+                  ro.grain ? ", in pieces" : "");
+        if (rc == GQ_OK && have_round) {
+            take_round(c, res, 0);
+            if (o->progress)
+                o->progress(o->progress_arg, m->test, c->rounds, o->rounds);
+        }
         if (rc == GQ_OK) {
             rc = timed_rounds(be, g, c, o, res, &ro, &rerr);
             trace(o, m->test, "rounds", &tp, "%d rounds", c->rounds);
@@ -835,6 +872,7 @@ out:
         be->ops->release(be, g);
         trace(o, m->test, "release", &tp, "%s", "");
     }
+    free(grain);
     free(res);
     free(c);
     return rc;

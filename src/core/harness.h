@@ -42,6 +42,12 @@
 /* Auto mode, one reported flow with interferers, by duration: at least this
  * many of its copies per round. */
 #define GQ_HARNESS_MIN_COPIES 10
+/* Auto mode, concurrent groups by duration: each reported flow's copies
+ * are moved in pieces of about this share of a round (at least
+ * GQ_HARNESS_MIN_PIECE bytes), so that the windows of unequal flows end
+ * within one piece of the deadline together. */
+#define GQ_HARNESS_GRAIN 0.002
+#define GQ_HARNESS_MIN_PIECE (4ull * 1024 * 1024)
 
 typedef struct gq_measurement {
     char test[64];          /* record "test" field, e.g. "host_to_device_memcpy_ce" */

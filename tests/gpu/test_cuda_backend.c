@@ -211,6 +211,40 @@ static gq_flow mk(gq_ep_kind sk, int si, gq_ep_kind dk, int di, gq_method m, int
     return (gq_flow){.src = {sk, si}, .dst = {dk, di}, .method = m, .exec_gpu = exec, .bytes = bytes};
 }
 
+/* One group, one run with the given options, each flow's result checked
+ * for status and (when asked) its data; returns false when anything failed. */
+static bool run_once(gq_backend *be, const char *name, const gq_flow *fl, int n, const gq_run_opts *o,
+                     gq_flow_result *res)
+{
+    gq_err err = {0};
+    gq_group *g = NULL;
+    int rc = be->ops->prepare(be, fl, n, &g, &err);
+    check(rc == GQ_OK, name, "prepare: %s", err.msg);
+    if (rc != GQ_OK)
+        return false;
+    gq_run_opts w = {.reps = 1};
+    rc = be->ops->run(be, g, &w, res, &err); /* warm-up */
+    if (rc == GQ_OK)
+        rc = be->ops->run(be, g, o, res, &err);
+    check(rc == GQ_OK, name, "run: %s", err.msg);
+    bool ok = rc == GQ_OK;
+    for (int i = 0; ok && i < n; i++) {
+        check(res[i].status == GQ_OK, name, "flow %d: %s", i, res[i].error);
+        if (o->verify && !fl[i].interferer)
+            check(res[i].verified && res[i].verify_ok, name, "flow %d: verification %s (first bad byte %llu)", i,
+                  res[i].verified ? "failed" : "did not run", (unsigned long long)res[i].bad_offset);
+        ok = ok && res[i].status == GQ_OK && (!o->verify || fl[i].interferer || res[i].verify_ok);
+    }
+    be->ops->release(be, g);
+    return ok;
+}
+
+static double rate_of(const gq_flow_result *r)
+{
+    double w = r->t_end - r->t_start;
+    return w > 0 ? (double)r->bytes_done / w / 1e9 : 0;
+}
+
 /* ---- capacities ------------------------------------------------------------------ */
 
 static gq_topo topo;
@@ -504,6 +538,106 @@ int main(int argc, char **argv)
             add_fig("host_to_all ce: gpu0", m.flow[0], "GB/s", 0, false, 51.86, caps[0]);
             add_fig("host_to_all ce: gpu1", m.flow[1], "GB/s", 0, false, 51.59, caps[1]);
         }
+    }
+
+    /* nvbandwidth's split-warp SM copy: one kernel, both directions, half
+     * the buffer each; both flows report the kernel's window, each its own
+     * bytes, and both destinations are checked. nvbandwidth's
+     * host_to_device_bidirectional_memcpy_sm (42.35) is this per-direction rate. */
+    for (int gi = 0; gi < ngpu; gi++) {
+        gq_flow sp[2] = {mk(H, L, G, gi, GQ_METHOD_SM, gi, B / 2), mk(G, gi, H, L, GQ_METHOD_SM, gi, B / 2)};
+        sp[0].split_with = 2;
+        sp[1].split_with = 1;
+        double caps[2] = {pcie_cap(gi), pcie_cap(gi)};
+        mres m;
+        char n1[80];
+        snprintf(n1, sizeof n1, "split-warp host sm gpu%d", gi);
+        if (measure(&be, n1, sp, 2, caps, false, &m)) {
+            check(m.overlap_min == 1.0, n1, "the pair's windows differ (overlap %.6f)", m.overlap_min);
+            snprintf(n1, sizeof n1, "split-warp host sm gpu%d: h2d", gi);
+            add_fig(n1, m.flow[0], "GB/s", 0, false, gi ? 42.35 : 42.35, pcie_cap(gi));
+            snprintf(n1, sizeof n1, "split-warp host sm gpu%d: d2h", gi);
+            add_fig(n1, m.flow[1], "GB/s", 0, false, gi ? 42.37 : 42.35, pcie_cap(gi));
+        }
+        gq_flow bad[2] = {sp[0], sp[1]};
+        bad[1].split_with = 0;
+        gq_group *gg = NULL;
+        check(be.ops->prepare(&be, bad, 2, &gg, &err) == GQ_E_USAGE, "split-warp one-sided", "was accepted");
+        if (gg)
+            be.ops->release(&be, gg);
+    }
+
+    /* Duration runs with a grain: windows end on completed pieces, bytes
+     * are whole pieces, and unequal flows end together. */
+    {
+        const uint64_t piece = 8 * GQ_MiB;
+        uint64_t grain[4] = {piece, piece, piece, piece};
+        gq_run_opts o = {.duration_s = 0.1, .verify = true, .grain = grain};
+        gq_flow_result res[4];
+        gq_flow bi[2] = {mk(H, L, G, 0, GQ_METHOD_CE, 0, B), mk(G, 0, H, L, GQ_METHOD_SM, 0, B)};
+        if (run_once(&be, "grain: host ce h2d + sm d2h", bi, 2, &o, res)) {
+            for (int i = 0; i < 2; i++) {
+                check(res[i].bytes_done % piece == 0 && res[i].bytes_done > 0, "grain", "flow %d: %llu bytes is not whole %llu-byte pieces", i,
+                      (unsigned long long)res[i].bytes_done, (unsigned long long)piece);
+                check(res[i].t_end <= res[i].t_start + o.duration_s + 1e-3, "grain", "flow %d: window %.4f s past the deadline",
+                      i, res[i].t_end - res[i].t_start);
+            }
+            double ov = overlap(res, 2);
+            check(ov >= 0.99, "grain", "overlap %.4f < 0.99 with 8 MiB pieces", ov);
+            printf("grain 8 MiB, 0.1 s: h2d ce %.2f GB/s, d2h sm %.2f GB/s, overlap %.4f\n", rate_of(&res[0]),
+                   rate_of(&res[1]), ov);
+        }
+        if (ngpu >= 2) {
+            gq_flow ds[2] = {mk(G, 0, G, 1, GQ_METHOD_DRIVER_STAGED, 0, B),
+                             mk(G, 1, G, 0, GQ_METHOD_DRIVER_STAGED, 1, B)};
+            uint64_t g16[2] = {16 * GQ_MiB, 16 * GQ_MiB};
+            gq_run_opts o2 = {.duration_s = 0.2, .verify = true, .grain = g16};
+            if (run_once(&be, "grain: driver_staged both ways", ds, 2, &o2, res)) {
+                double ov = overlap(res, 2);
+                check(ov >= 0.99, "grain driver_staged", "overlap %.4f < 0.99 with 16 MiB pieces", ov);
+                printf("grain 16 MiB, 0.2 s: driver_staged 0->1 %.2f, 1->0 %.2f GB/s, sum %.2f, overlap %.4f\n",
+                       rate_of(&res[0]), rate_of(&res[1]), rate_of(&res[0]) + rate_of(&res[1]), ov);
+            }
+            gq_flow st = mk(G, 0, G, 1, GQ_METHOD_STAGED, 0, B);
+            gq_flow sx[2] = {st, mk(G, 1, G, 0, GQ_METHOD_STAGED, 1, B)};
+            if (run_once(&be, "grain: staged both ways", sx, 2, &o2, res)) {
+                double ov = overlap(res, 2);
+                check(ov >= 0.99, "grain staged", "overlap %.4f < 0.99", ov);
+                printf("grain 16 MiB, 0.2 s: staged 0->1 %.2f, 1->0 %.2f GB/s, overlap %.4f\n", rate_of(&res[0]),
+                       rate_of(&res[1]), ov);
+            }
+        }
+    }
+
+    /* A counted interferer runs until the measured flow is done, whatever
+     * its own count, and its window covers the measured one. */
+    {
+        gq_flow fl[2] = {mk(H, L, G, 0, GQ_METHOD_CE, 0, B), mk(G, 0, H, L, GQ_METHOD_CE, 0, B)};
+        fl[1].interferer = true;
+        fl[1].bytes = B / 4; /* a short copy: by count alone it would end first */
+        gq_run_opts o = {.reps = 8, .verify = true};
+        gq_flow_result res[2];
+        if (run_once(&be, "interferer until measured", fl, 2, &o, res)) {
+            check(res[0].copies_done == 8, "interferer", "measured flow: %d copies, 8 asked", res[0].copies_done);
+            check(res[1].t_end >= res[0].t_end && res[1].t_start <= res[0].t_start + 1e-6, "interferer",
+                  "its window [%.4f, %.4f] does not cover the measured [%.4f, %.4f]", res[1].t_start,
+                  res[1].t_end, res[0].t_start, res[0].t_end);
+            check(res[1].t_end - res[0].t_end < 0.02, "interferer", "it ran on %.1f ms past the measured flow",
+                  1e3 * (res[1].t_end - res[0].t_end));
+            printf("interferer until measured: h2d %.2f GB/s under d2h %.2f GB/s; interferer ended %.2f ms after\n",
+                   rate_of(&res[0]), rate_of(&res[1]), 1e3 * (res[1].t_end - res[0].t_end));
+        }
+    }
+
+    /* A read-only host source shared by two flows (share_src): both
+     * destinations still hold the pattern. */
+    if (ngpu >= 2) {
+        gq_flow fl[2] = {mk(H, L, G, 0, GQ_METHOD_CE, 0, B), mk(H, L, G, 1, GQ_METHOD_CE, 1, B)};
+        fl[0].share_src = fl[1].share_src = true;
+        gq_run_opts o = {.reps = 4, .verify = true};
+        gq_flow_result res[2];
+        if (run_once(&be, "shared host source", fl, 2, &o, res))
+            printf("shared host source: h2d gpu0 %.2f, gpu1 %.2f GB/s\n", rate_of(&res[0]), rate_of(&res[1]));
     }
 
     /* GPU <-> GPU. nvbandwidth: read = the copy runs on the destination and

@@ -179,6 +179,91 @@ static void test_windows(void **state)
     st_close(be);
 }
 
+/* The additions to the run contract: a counted interferer runs until the
+ * measured flows are done; a grain lets duration windows end on pieces; a
+ * split-warp pair reports one window. */
+static void test_run_contract(void **state)
+{
+    (void)state;
+    gq_backend *be = st_open("rtx4090x8", 1, 0);
+    gq_err e = {0};
+    gq_group *g = NULL;
+    gq_flow_result res[2];
+    /* interferer: a quarter of the bytes, so by its count it would end first */
+    gq_flow f[2] = {st_h2d(0), st_d2h(0)};
+    f[1].bytes = f[0].bytes / 4;
+    f[1].interferer = true;
+    assert_int_equal(be->ops->prepare(be, f, 2, &g, &e), GQ_OK);
+    gq_run_opts ro = {.reps = 6};
+    assert_int_equal(be->ops->run(be, g, &ro, res, &e), GQ_OK);
+    assert_int_equal(res[0].copies_done, 6);
+    assert_true(res[1].copies_done > 6); /* it kept copying */
+    assert_true(res[1].t_end >= res[0].t_end);
+    double ct1 = (res[1].t_end - res[1].t_start) / res[1].copies_done;
+    assert_true(res[1].t_end - res[0].t_end <= ct1 * (1 + 1e-9)); /* and stopped within a copy */
+    be->ops->release(be, g);
+    /* with no measured flow at all, interferers run by their count */
+    f[0].interferer = true;
+    assert_int_equal(be->ops->prepare(be, f, 2, &g, &e), GQ_OK);
+    assert_int_equal(be->ops->run(be, g, &ro, res, &e), GQ_OK);
+    assert_int_equal(res[1].copies_done, 6);
+    be->ops->release(be, g);
+
+    /* grain: windows end on whole pieces */
+    gq_flow d[2] = {st_h2d(0), st_d2h(1)};
+    uint64_t grain[2] = {8 * GQ_MiB, 8 * GQ_MiB};
+    assert_int_equal(be->ops->prepare(be, d, 2, &g, &e), GQ_OK);
+    gq_run_opts rd = {.duration_s = 0.05, .grain = grain};
+    assert_int_equal(be->ops->run(be, g, &rd, res, &e), GQ_OK);
+    for (int i = 0; i < 2; i++) {
+        assert_true(res[i].bytes_done > 0 && res[i].bytes_done % grain[i] == 0);
+        assert_int_equal(res[i].copies_done, (int)(res[i].bytes_done / d[i].bytes));
+        double pt = (double)grain[i] / ((double)res[i].bytes_done / (res[i].t_end - res[i].t_start));
+        assert_true(res[i].t_start + 0.05 - res[i].t_end < pt * (1 + 1e-6)); /* within a piece of the deadline */
+    }
+    be->ops->release(be, g);
+
+    /* split-warp pair: one window for both */
+    gq_flow sp[2] = {st_h2d(2), st_d2h(2)};
+    sp[0].method = sp[1].method = GQ_METHOD_SM;
+    sp[0].split_with = 2;
+    sp[1].split_with = 1;
+    assert_int_equal(be->ops->prepare(be, sp, 2, &g, &e), GQ_OK);
+    assert_int_equal(be->ops->run(be, g, &ro, res, &e), GQ_OK);
+    assert_true(res[0].t_start == res[1].t_start && res[0].t_end == res[1].t_end);
+    assert_int_equal(res[0].copies_done, 6);
+    assert_int_equal(res[1].bytes_done, 6 * sp[1].bytes);
+    be->ops->release(be, g);
+
+    /* malformed pairs are refused, naming the flow */
+    static const struct {
+        int a, b;
+        gq_method m;
+        int exec;
+        const char *text;
+    } bad[] = {
+        {2, 0, GQ_METHOD_SM, 2, "does not name it back"},
+        {3, 1, GQ_METHOD_SM, 2, "names no other flow"},
+        {1, 1, GQ_METHOD_SM, 2, "names no other flow"},
+        {2, 1, GQ_METHOD_CE, 2, "needs method sm"},
+        {2, 1, GQ_METHOD_SM, -1, "same executing GPU"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        gq_flow x[2] = {sp[0], sp[1]};
+        x[0].split_with = bad[k].a;
+        x[1].split_with = bad[k].b;
+        x[0].method = bad[k].m;
+        if (bad[k].exec < 0)
+            x[1].bytes /= 2;
+        g = NULL;
+        int rc = be->ops->prepare(be, x, 2, &g, &e);
+        if (rc != GQ_E_USAGE || !strstr(e.msg, bad[k].text))
+            fail_msg("case %zu: want '%s', got %d '%s'", k, bad[k].text, rc, e.msg);
+        assert_null(g);
+    }
+    st_close(be);
+}
+
 static void test_clock_and_memory(void **state)
 {
     (void)state;
@@ -415,7 +500,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_solver_maxmin),    cmocka_unit_test(test_solver_weighted_duplex),
         cmocka_unit_test(test_routes_symmetric), cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_windows),          cmocka_unit_test(test_clock_and_memory),
+        cmocka_unit_test(test_windows),          cmocka_unit_test(test_run_contract),
+        cmocka_unit_test(test_clock_and_memory),
         cmocka_unit_test(test_refused),          cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_builtins),         cmocka_unit_test(test_discovery_4090),
         cmocka_unit_test(test_many_flows),

@@ -169,10 +169,36 @@ static void test_host_tests(void **state)
     assert_int_equal(p.n, 2);
     assert_int_equal(p.items[0].nflows, 2);
     assert_true(p.report[p.items[0].flow_off]);      /* measured: GPU -> host */
-    assert_false(p.report[p.items[0].flow_off + 1]); /* interference: host -> GPU */
+    assert_false(p.report[p.items[0].flow_off + 1]); /* the other half of the kernel: host -> GPU */
     assert_int_equal(flow(&p, 0, 0)->dst.kind, GQ_EP_HOST);
     assert_int_equal(flow(&p, 0, 1)->src.kind, GQ_EP_HOST);
     assert_int_equal(flow(&p, 0, 0)->method, GQ_METHOD_SM);
+    /* nvbandwidth's split-warp kernel: a pair naming each other, half the
+     * buffer each way, both real (checked) copies */
+    assert_int_equal(flow(&p, 0, 0)->split_with, 2);
+    assert_int_equal(flow(&p, 0, 1)->split_with, 1);
+    assert_int_equal(flow(&p, 0, 0)->bytes, flow(&p, 0, 1)->bytes);
+    assert_int_equal(flow(&p, 0, 0)->bytes + flow(&p, 0, 1)->bytes, flow(&p, 1, 0)->bytes * 2);
+    assert_false(flow(&p, 0, 1)->interferer);
+    gq_err e = {0};
+    assert_int_equal(gq_flows_check_splits(&p.flows[p.items[0].flow_off], 2, &e), GQ_OK);
+    gq_plan_free(&p);
+
+    /* the CE form keeps a separate reverse copy as interference */
+    plan("device_to_host_bidirectional_memcpy_ce", &p);
+    assert_int_equal(flow(&p, 0, 1)->split_with, 0);
+    assert_true(flow(&p, 0, 1)->interferer);
+    gq_plan_free(&p);
+
+    plan("all_to_host_bidirectional_memcpy_sm", &p);
+    assert_int_equal(p.n, 1);
+    assert_int_equal(p.items[0].nflows, 4); /* a pair per GPU */
+    assert_int_equal(gq_flows_check_splits(p.flows, 4, &e), GQ_OK);
+    for (int k = 0; k < 4; k++) {
+        assert_int_not_equal(p.flows[k].split_with, 0);
+        assert_int_equal(p.report[k], p.flows[k].dst.kind == GQ_EP_HOST);
+        assert_int_equal(p.flows[p.flows[k].split_with - 1].exec_gpu, p.flows[k].exec_gpu);
+    }
     gq_plan_free(&p);
 
     plan("all_to_host_bidirectional_memcpy_ce", &p);
@@ -192,8 +218,15 @@ static void test_host_tests(void **state)
     assert_int_equal(p.n, 1);
     assert_int_equal(p.items[0].nflows, 4);
     assert_true(p.items[0].aggregate && p.items[0].direction_sums);
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 4; k++) {
         assert_true(p.report[k]);
+        /* the host -> GPU flows may share their read-only source */
+        assert_int_equal(p.flows[k].share_src, p.flows[k].src.kind == GQ_EP_HOST);
+    }
+    gq_plan_free(&p);
+    plan("host_to_device_set", &p);
+    for (int k = 0; k < p.items[0].nflows; k++)
+        assert_false(p.flows[k].share_src);
     gq_plan_free(&p);
 }
 

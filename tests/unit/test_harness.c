@@ -29,6 +29,7 @@ static struct {
     int prepare_rc;
     int fail_call; /* run() returns GQ_E_BACKEND on this call (-1 never) */
     gq_run_opts opts[64];
+    uint64_t grain[64][4]; /* opts[k].grain[0..3], copied (the harness frees its array) */
     gq_flow flows[GQ_MAX_FLOWS];
     int nflows;
     int released;
@@ -64,8 +65,11 @@ static int f_prepare(gq_backend *be, const gq_flow *flows, int n, gq_group **out
 static int f_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_result *res, gq_err *err)
 {
     int call = fake.calls++;
-    if (call < 64)
+    if (call < 64) {
         fake.opts[call] = *o;
+        for (int i = 0; o->grain && i < fake.nflows && i < 4; i++)
+            fake.grain[call][i] = o->grain[i];
+    }
     if (call == fake.fail_call)
         return gq_err_set(err, GQ_E_BACKEND, "the device fell off the bus");
     for (int i = 0; i < fake.nflows; i++) {
@@ -765,13 +769,17 @@ static void test_auto_reps(void **state)
 static void coarse_overlap(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
 {
     /* copy times 10 ms and 12.5 ms: unequal, so a common count cannot end
-     * the windows together; windows end at the last whole copy */
+     * the windows together; by duration, windows end at the last whole
+     * copy, or at the last whole piece when the harness asks for a grain */
     double ct[2] = {0.010, 0.0125};
     for (int i = 0; i < 2; i++) {
+        double bytes = (double)f[i].bytes;
+        double piece = o->duration_s > 0 && o->grain && o->grain[i] ? (double)o->grain[i] : bytes;
+        double pt = ct[i] * piece / bytes;
         double d = o->duration_s > 0 ? o->duration_s : o->reps * ct[i];
-        int k = (int)floor(d / ct[i] + 1e-9);
-        win(&res[i], 0.0, k * ct[i], k * 0.1);
-        res[i].copies_done = k;
+        double k = floor(d / pt + 1e-9);
+        win(&res[i], 0.0, k * pt, k * piece / 1e9);
+        res[i].copies_done = (int)floor(k * piece / bytes + 1e-9);
     }
 }
 
@@ -791,11 +799,26 @@ static void test_auto_duration_for_unequal_flows(void **state)
     assert_int_equal(fake.opts[0].reps, 1);
     assert_int_equal(fake.opts[1].reps, (int)ceil(GQ_HARNESS_ROUND_S / 0.0125));
     assert_int_equal(fake.opts[2].reps, 0);
-    /* so by duration: the longest reported copy is 0.8% of the round, 12.5 ms / 0.008 */
-    assert_true(fabs(fake.opts[2].duration_s - 0.0125 / 0.008) < 1e-9);
+    /* so by duration, in pieces of ~0.2% of a round each (whole MiB): the
+     * rounds stay GQ_HARNESS_ROUND_S long */
+    assert_true(fabs(fake.opts[2].duration_s - GQ_HARNESS_ROUND_S) < 1e-12);
+    for (int i = 0; i < 2; i++) {
+        double rate = 256.0 * GQ_MiB / (i == 0 ? 0.010 : 0.0125);
+        uint64_t want = (uint64_t)(rate * GQ_HARNESS_GRAIN * GQ_HARNESS_ROUND_S) / GQ_MiB * GQ_MiB;
+        if (want < GQ_HARNESS_MIN_PIECE)
+            want = GQ_HARNESS_MIN_PIECE;
+        assert_int_equal(fake.grain[2][i], want);
+        assert_true(fake.grain[2][i] < m->flows[i].bytes);
+    }
+    /* the counted round missed the rule: it is not kept */
     assert_int_equal(fake.calls, 2 + 5);
     const gq_record *s_ = find(&rs, false, true, -1, -1);
-    assert_true(s_->valid); /* 1.56 of 1.5625 s: 99.8% */
+    assert_true(s_->valid);
+    assert_true(s_->overlap >= GQ_OVERLAP_MIN);
+    assert_int_equal(s_->rounds, 5);
+    /* each flow's rate is its own: 25.6 and 20.5 GB/s (256 MiB per 10 / 12.5 ms) */
+    assert_true(fabs(find(&rs, false, false, GQ_DIR_H2D, -1)->value.median - 256.0 * GQ_MiB / 0.010 / 1e9) <
+                0.01);
     gq_records_free(&rs);
     free(m);
 }
@@ -828,9 +851,13 @@ static void test_auto_count_for_equal_flows(void **state)
     gq_recordset rs = {0};
     assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
     assert_int_equal(fake.opts[0].reps, 1);
+    assert_int_equal(fake.opts[1].reps, (int)ceil(GQ_HARNESS_ROUND_S / 0.012));
     assert_int_equal(fake.opts[2].reps, (int)ceil(GQ_HARNESS_ROUND_S / 0.012));
     assert_true(fake.opts[2].duration_s == 0);
+    /* the counted calibration round met the rule: it is round 1 of 5 */
+    assert_int_equal(fake.calls, 1 + 5);
     assert_int_equal(rs.n, 3);
+    assert_int_equal(rs.v[0].rounds, 5);
     const gq_record *agg = find(&rs, true, false, GQ_DIR_H2D, -1);
     assert_true(agg->valid);
     assert_true(agg->overlap > 0.999);

@@ -45,8 +45,13 @@
 #define POISON_XOR 0xA5A5A5A5u
 /* Interfering flows with a host end move each copy as up to FOLD_MAX
  * transfers of at least FOLD_MIN_BYTES over one smaller buffer. */
-#define FOLD_MAX 4
+#define FOLD_MAX 16
 #define FOLD_MIN_BYTES (64ull * GQ_MiB)
+/* Interferers queue about this many bytes per completion event, and keep
+ * about IFER_INFLIGHT queued: when the measured flows finish, what is
+ * queued still runs (it cannot be taken back), so it is kept short. */
+#define IFER_UNIT_BYTES (128ull * GQ_MiB)
+#define IFER_INFLIGHT (256ull * GQ_MiB)
 
 typedef struct cflow {
     gq_flow f;
@@ -55,7 +60,9 @@ typedef struct cflow {
     int cdev;       /* device that fills src, poisons and checks dst: where dst is, or exec */
     int fdev;       /* device that fills src */
     cuda_hbuf *hsrc, *hdst, *stage;
-    bool hshared;   /* hsrc belongs to an earlier interfering flow of the group */
+    bool hshared;   /* hsrc belongs to an earlier flow of the group (interferer or share_src) */
+    int partner;    /* split-warp partner's index, or -1 */
+    bool split_secondary; /* the partner (lower index) queues the pair's kernel */
     int fold;       /* transfers per copy (interferers; else 1) */
     uint64_t xbytes; /* bytes per transfer: f.bytes / fold */
     void *dsrc, *ddst; /* cudaMalloc'd */
@@ -91,6 +98,7 @@ struct gq_group {
     const gq_run_opts *opts;
     gq_flow_result *res;
     double t0;
+    atomic_int measured_left; /* flows that are not interferers and have not finished */
 };
 
 static cuda_be *priv(const gq_backend *be)
@@ -388,7 +396,7 @@ static void flow_free(cuda_be *b, cflow *c)
  * buffers that alone doubled the pinned memory of a test). */
 static int fold_of(const gq_flow *f)
 {
-    if (!f->interferer || (f->method != GQ_METHOD_CE && f->method != GQ_METHOD_SM) ||
+    if (!f->interferer || f->split_with || (f->method != GQ_METHOD_CE && f->method != GQ_METHOD_SM) ||
         (f->src.kind != GQ_EP_HOST && f->dst.kind != GQ_EP_HOST))
         return 1;
     for (int k = FOLD_MAX; k > 1; k /= 2)
@@ -397,20 +405,26 @@ static int fold_of(const gq_flow *f)
     return 1;
 }
 
-/* An earlier interfering flow's host source buffer of the same size and
- * node. Only sources (read-only) are shared: two GPUs writing the same host
- * lines contend for them (measured on 2 x H200: host_to_all_bidirectional
- * CE fell from 29.5 to 11 GB/s with the interferers' destinations shared). */
-static cuda_hbuf *shared_host(const cflow *prev, int n, uint64_t bytes, int node)
+static bool may_share_src(const gq_flow *f)
+{
+    return f->src.kind == GQ_EP_HOST && (f->interferer || f->share_src);
+}
+
+/* An earlier flow's host source buffer of the same size and node that may
+ * be shared (interferers, share_src), or -1. Only sources (read-only) are
+ * shared: two GPUs writing the same host lines contend for them (measured
+ * on 2 x H200: host_to_all_bidirectional CE fell from 29.5 to 11 GB/s with
+ * the interferers' destinations shared). */
+static int shared_host(const cflow *prev, int n, uint64_t bytes, int node)
 {
     for (int i = 0; i < n; i++) {
         const cflow *p = &prev[i];
-        if (!p->f.interferer || p->hshared || !p->hsrc)
+        if (!may_share_src(&p->f) || p->hshared || !p->hsrc)
             continue;
         if (p->hsrc->bytes == bytes && p->hsrc->node == node && p->host_node == node)
-            return p->hsrc;
+            return i;
     }
-    return NULL;
+    return -1;
 }
 
 static int flow_setup(cuda_be *b, cflow *c, const cflow *prev, int idx, gq_err *err)
@@ -443,15 +457,17 @@ static int flow_setup(cuda_be *b, cflow *c, const cflow *prev, int idx, gq_err *
         if ((rc = gq_cuda_numa_resolve(b, h->index, gpu_end, &c->host_node, err)) != GQ_OK)
             goto out;
     }
-    /* Interfering flows of a group that read host memory share one source
-     * buffer per size and node: none of them is checked, and DMA reads of
-     * the same pages load the link as reads of distinct pages do. */
-    cuda_hbuf *sh = f->interferer && f->src.kind == GQ_EP_HOST ? shared_host(prev, idx, c->xbytes, c->host_node)
-                                                               : NULL;
+    /* Flows of a group that read host memory and may share (interferers,
+     * share_src) share one source buffer per size and node: the source is
+     * only read, and DMA reads of the same pages load the link as reads of
+     * distinct pages do. A sharer takes the owner's pattern seed, so that
+     * its destination is checked against what it really copied. */
+    int sh = may_share_src(f) ? shared_host(prev, idx, c->xbytes, c->host_node) : -1;
     if (f->src.kind == GQ_EP_HOST) {
-        if (sh) {
-            c->hsrc = sh;
+        if (sh >= 0) {
+            c->hsrc = prev[sh].hsrc;
             c->hshared = true;
+            c->seed = prev[sh].seed;
         } else if ((rc = gq_cuda_host_get(b, c->xbytes, c->host_node, &c->hsrc, err)) != GQ_OK) {
             goto out;
         }
@@ -505,10 +521,13 @@ static int flow_setup(cuda_be *b, cflow *c, const cflow *prev, int idx, gq_err *
     CK(cudaMalloc((void **)&c->dres, 2 * sizeof(unsigned long long)));
     size_units(c);
 
-    /* The source pattern is written once; copies never modify it. */
-    CK(cudaSetDevice(c->fdev));
-    CK(gq_k_fill(c->src, c->xbytes, c->seed, b->dev[c->fdev].sm_count * 4, c->sf));
-    CK(cudaStreamSynchronize(c->sf));
+    /* The source pattern is written once; copies never modify it. A shared
+     * source already holds its owner's pattern. */
+    if (!c->hshared) {
+        CK(cudaSetDevice(c->fdev));
+        CK(gq_k_fill(c->src, c->xbytes, c->seed, b->dev[c->fdev].sm_count * 4, c->sf));
+        CK(cudaStreamSynchronize(c->sf));
+    }
 out:
     return rc;
 }
@@ -522,12 +541,15 @@ out:
 static void share_sms(const cuda_be *b, gq_group *g)
 {
     int k[GQ_MAX_GPUS] = {0};
+    /* a split-warp pair is one kernel: it counts once */
     for (int i = 0; i < g->n; i++)
-        if (g->f[i].f.method == GQ_METHOD_SM && g->f[i].exec >= 0 && g->f[i].exec < GQ_MAX_GPUS)
+        if (g->f[i].f.method == GQ_METHOD_SM && !g->f[i].split_secondary && g->f[i].exec >= 0 &&
+            g->f[i].exec < GQ_MAX_GPUS)
             k[g->f[i].exec]++;
     for (int i = 0; i < g->n; i++) {
         cflow *c = &g->f[i];
-        if (c->f.method != GQ_METHOD_SM || c->exec < 0 || c->exec >= GQ_MAX_GPUS || k[c->exec] < 2)
+        if (c->f.method != GQ_METHOD_SM || c->split_secondary || c->exec < 0 || c->exec >= GQ_MAX_GPUS ||
+            k[c->exec] < 2)
             continue;
         const cuda_dev *xd = &b->dev[c->exec];
         int sms = xd->sm_count / k[c->exec];
@@ -545,6 +567,8 @@ static int cuda_prepare(gq_backend *be, const gq_flow *flows, int nflows, gq_gro
     for (int i = 0; i < nflows; i++)
         if ((rc = check_flow(b, &flows[i], i, err)) != GQ_OK)
             return rc;
+    if ((rc = gq_flows_check_splits(flows, nflows, err)) != GQ_OK)
+        return rc;
     gq_group *g = calloc(1, sizeof *g);
     if (!g || !(g->f = calloc((size_t)nflows, sizeof *g->f)) ||
         !(g->peer = calloc((size_t)nflows * 2, sizeof *g->peer))) {
@@ -592,6 +616,10 @@ static int cuda_prepare(gq_backend *be, const gq_flow *flows, int nflows, gq_gro
             goto out;
         }
     }
+    for (int i = 0; i < nflows; i++) {
+        g->f[i].partner = flows[i].split_with ? flows[i].split_with - 1 : -1;
+        g->f[i].split_secondary = g->f[i].partner >= 0 && g->f[i].partner < i;
+    }
     share_sms(b, g);
     *out = g;
     return GQ_OK;
@@ -617,45 +645,78 @@ static void cuda_release(gq_backend *be, gq_group *g)
 
 /* ---- run ------------------------------------------------------------------- */
 
-/* Queue one unit of `copies` copies and its completion event. */
-static int enqueue_unit(cflow *c, int copies, int unit, gq_err *err)
+/* Queue the staged pipeline for [off, off + len) of one copy (off on a chunk
+ * boundary). Buffer b is reused only after the H2D copy that read it (event
+ * h2d[b]) has finished; the H2D copy starts only after the D2H copy that
+ * filled it (event d2h[b]). A stream waits on the record that precedes the
+ * wait call, so queuing in this order from one thread is what makes the
+ * pipeline correct. */
+static int stage_range(cflow *c, uint64_t off, uint64_t len, gq_err *err)
 {
     int rc = GQ_OK;
     const gq_flow *f = &c->f;
+    uint64_t end = off + len > f->bytes ? f->bytes : off + len;
+    for (uint64_t o = off; o < end; o += c->chunk) {
+        int bi = (int)(c->stage_k++ % (uint64_t)c->nbuf);
+        uint64_t n = end - o < c->chunk ? end - o : c->chunk;
+        char *stage = (char *)c->stage->dptr + (uint64_t)bi * c->chunk;
+        CK(cudaSetDevice(c->sdev));
+        CK(cudaStreamWaitEvent(c->s, c->h2d[bi], 0));
+        CK(cudaMemcpyAsync(stage, (char *)c->src + o, n, cudaMemcpyDeviceToHost, c->s));
+        CK(cudaEventRecord(c->d2h[bi], c->s));
+        CK(cudaSetDevice(c->ddev));
+        CK(cudaStreamWaitEvent(c->s2, c->d2h[bi], 0));
+        CK(cudaMemcpyAsync((char *)c->dst + o, stage, n, cudaMemcpyHostToDevice, c->s2));
+        CK(cudaEventRecord(c->h2d[bi], c->s2));
+    }
+out:
+    return rc;
+}
+
+/* Queue `xfers` transfers of xbytes (whole copies: xfers = copies x fold),
+ * or, with len > 0, the one piece [off, off + len) of a copy; then the
+ * unit's completion event. A split-warp primary moves its partner's piece
+ * in the same kernel. */
+static int enqueue_unit(gq_group *g, cflow *c, int xfers, uint64_t off, uint64_t len, int unit, gq_err *err)
+{
+    int rc = GQ_OK;
+    const gq_flow *f = &c->f;
+    const cflow *pc = c->partner >= 0 ? &g->f[c->partner] : NULL;
     cudaStream_t done = c->s;
+    bool piece = len > 0;
     CK(cudaSetDevice(c->exec));
     switch (f->method) {
     case GQ_METHOD_CE:
-    case GQ_METHOD_DRIVER_STAGED:
-        for (int k = 0; k < copies * c->fold; k++) {
+    case GQ_METHOD_DRIVER_STAGED: {
+        int k_n = piece ? 1 : xfers;
+        char *dst = (char *)c->dst + (piece ? off : 0);
+        const char *src = (const char *)c->src + (piece ? off : 0);
+        uint64_t n = piece ? len : c->xbytes;
+        for (int k = 0; k < k_n; k++) {
             if (c->sdev >= 0 && c->ddev >= 0 && c->sdev != c->ddev)
-                CK(cudaMemcpyPeerAsync(c->dst, c->ddev, c->src, c->sdev, c->xbytes, c->s));
+                CK(cudaMemcpyPeerAsync(dst, c->ddev, src, c->sdev, n, c->s));
             else
-                CK(cudaMemcpyAsync(c->dst, c->src, c->xbytes, cudaMemcpyDefault, c->s));
+                CK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, c->s));
         }
         break;
-    case GQ_METHOD_SM: CK(gq_k_copy(c->dst, c->src, c->xbytes, copies * c->fold, c->grid, c->s)); break;
+    }
+    case GQ_METHOD_SM:
+        if (pc && piece)
+            CK(gq_k_copy_split((char *)c->dst + off, (const char *)c->src + off, (char *)pc->dst + off,
+                               (const char *)pc->src + off, len, 1, c->grid, c->s));
+        else if (pc)
+            CK(gq_k_copy_split(c->dst, c->src, pc->dst, pc->src, c->xbytes, xfers, c->grid, c->s));
+        else if (piece)
+            CK(gq_k_copy((char *)c->dst + off, (const char *)c->src + off, len, 1, c->grid, c->s));
+        else
+            CK(gq_k_copy(c->dst, c->src, c->xbytes, xfers, c->grid, c->s));
+        break;
     case GQ_METHOD_STAGED:
-        /* Buffer b is reused only after the H2D copy that read it (event
-         * h2d[b]) has finished; the H2D copy starts only after the D2H copy
-         * that filled it (event d2h[b]). A stream waits on the record that
-         * precedes the wait call, so queuing in this order from one thread
-         * is what makes the pipeline correct. */
-        for (int k = 0; k < copies; k++) {
-            for (int j = 0; j < c->nchunks; j++) {
-                int bi = (int)(c->stage_k++ % (uint64_t)c->nbuf);
-                uint64_t off = (uint64_t)j * c->chunk;
-                uint64_t len = f->bytes - off < c->chunk ? f->bytes - off : c->chunk;
-                char *stage = (char *)c->stage->dptr + (uint64_t)bi * c->chunk;
-                CK(cudaSetDevice(c->sdev));
-                CK(cudaStreamWaitEvent(c->s, c->h2d[bi], 0));
-                CK(cudaMemcpyAsync(stage, (char *)c->src + off, len, cudaMemcpyDeviceToHost, c->s));
-                CK(cudaEventRecord(c->d2h[bi], c->s));
-                CK(cudaSetDevice(c->ddev));
-                CK(cudaStreamWaitEvent(c->s2, c->d2h[bi], 0));
-                CK(cudaMemcpyAsync((char *)c->dst + off, stage, len, cudaMemcpyHostToDevice, c->s2));
-                CK(cudaEventRecord(c->h2d[bi], c->s2));
-            }
+        if (piece) {
+            CK(stage_range(c, off, len, err));
+        } else {
+            for (int k = 0; k < xfers; k++)
+                CK(stage_range(c, 0, f->bytes, err));
         }
         done = c->s2;
         break;
@@ -691,44 +752,130 @@ out:
     return rc;
 }
 
-/* A worker's progress through one run. */
+/* How a worker queues in one run. A unit is one completion event: whole
+ * transfers (xfers of them, `copies` whole copies), or one piece of a copy
+ * (piece > 0: a duration run with a grain). */
+typedef enum { Q_COUNT, Q_TIME, Q_UNTIL_MEASURED } q_mode;
+
 typedef struct flow_state {
-    bool by_time, stop;
-    int cpu;   /* copies per unit in this run */
-    int depth; /* units in flight */
-    long long copies_enq, copies_counted;
+    q_mode mode;
+    bool stop;
+    int xfers;      /* transfers per unit (whole-transfer units) */
+    uint64_t piece; /* bytes per piece; 0 = whole-transfer units */
+    uint64_t off;   /* piece units: offset of the next piece in its copy */
+    int depth;      /* units in flight */
+    long long xfers_enq, xfers_max; /* Q_COUNT: transfers queued / to queue */
     int units_enq, units_done;
-    int unit_copies[RING];
+    uint64_t ubytes[RING];
+    int ucopies[RING]; /* whole copies a unit completes (pieces: 1 for a copy's last) */
+    int uxfers[RING];
+    uint64_t bytes_counted;
+    long long copies_counted, xfers_counted;
     double deadline;
 } flow_state;
 
 /* Queue units until `depth` are in flight (pre: before the release, at most
  * PRE_OPS operations), or until there is nothing more to queue. */
-static int top_up(cflow *c, const gq_run_opts *o, flow_state *st, bool pre, gq_err *err)
+static int top_up(gq_group *g, cflow *c, flow_state *st, bool pre, gq_err *err)
 {
     int ops = 0;
     while (!st->stop && st->units_enq - st->units_done < st->depth) {
-        int n = st->cpu;
-        if (!st->by_time) {
-            if (st->copies_enq >= o->reps)
-                break;
-            if (st->copies_enq + n > o->reps)
-                n = (int)(o->reps - st->copies_enq);
-        } else if (!pre && (gq_now_mono() >= st->deadline || gq_interrupt_requested())) {
+        if (st->mode == Q_COUNT && st->xfers_enq >= st->xfers_max)
+            break;
+        if (st->mode == Q_UNTIL_MEASURED && atomic_load(&g->measured_left) == 0) {
             st->stop = true;
             break;
         }
-        if (pre && st->units_enq > 0 && ops + c->ops_per_unit > PRE_OPS)
+        if (st->mode == Q_TIME && !pre && (gq_now_mono() >= st->deadline || gq_interrupt_requested())) {
+            st->stop = true;
             break;
-        int rc = enqueue_unit(c, n, st->units_enq, err);
-        if (rc != GQ_OK)
-            return rc;
-        st->unit_copies[st->units_enq % RING] = n;
+        }
+        int slot = st->units_enq % RING, ops_u;
+        if (st->piece > 0) {
+            uint64_t len = c->f.bytes - st->off < st->piece ? c->f.bytes - st->off : st->piece;
+            ops_u = c->f.method == GQ_METHOD_STAGED ? 3 * (int)((len + c->chunk - 1) / c->chunk) + 1 : 2;
+            if (pre && st->units_enq > 0 && ops + ops_u > PRE_OPS)
+                break;
+            int rc = enqueue_unit(g, c, 0, st->off, len, st->units_enq, err);
+            if (rc != GQ_OK)
+                return rc;
+            st->ubytes[slot] = len;
+            st->off += len;
+            st->ucopies[slot] = st->off >= c->f.bytes;
+            st->uxfers[slot] = 0;
+            if (st->off >= c->f.bytes)
+                st->off = 0;
+        } else {
+            int n = st->xfers;
+            if (st->mode == Q_COUNT && st->xfers_enq + n > st->xfers_max)
+                n = (int)(st->xfers_max - st->xfers_enq);
+            ops_u = c->f.method == GQ_METHOD_SM ? 2
+                    : c->f.method == GQ_METHOD_STAGED ? 3 * c->nchunks * n + 1
+                                                      : n + 1;
+            if (pre && st->units_enq > 0 && ops + ops_u > PRE_OPS)
+                break;
+            int rc = enqueue_unit(g, c, n, 0, 0, st->units_enq, err);
+            if (rc != GQ_OK)
+                return rc;
+            st->ubytes[slot] = (uint64_t)n * c->xbytes;
+            st->ucopies[slot] = n / c->fold; /* whole-transfer units hold whole copies (fold divides xfers) */
+            st->uxfers[slot] = n;
+            st->xfers_enq += n;
+        }
         st->units_enq++;
-        st->copies_enq += n;
-        ops += c->ops_per_unit;
+        ops += ops_u;
     }
     return GQ_OK;
+}
+
+/* Choose how this worker queues in this run. */
+static void plan_run(const cuda_be *b, gq_group *g, const cflow *c, int i, const gq_run_opts *o, flow_state *st)
+{
+    st->xfers = c->copies_per_unit * c->fold;
+    st->depth = c->depth;
+    if (o->reps <= 0) {
+        st->mode = Q_TIME;
+    } else if (c->f.interferer && atomic_load(&g->measured_left) > 0) {
+        st->mode = Q_UNTIL_MEASURED;
+    } else {
+        st->mode = Q_COUNT;
+        st->xfers_max = (long long)o->reps * c->fold;
+    }
+    if (c->f.interferer && c->f.method != GQ_METHOD_STAGED) {
+        /* short units, little queued: the interferer stops soon after the
+         * measured flows (what is queued cannot be taken back) */
+        uint64_t per = IFER_UNIT_BYTES / c->xbytes;
+        st->xfers = per < 1 ? 1 : per > UNIT_MAX_COPIES ? UNIT_MAX_COPIES : (int)per;
+        if (c->f.method == GQ_METHOD_CE || c->f.method == GQ_METHOD_DRIVER_STAGED)
+            st->xfers = st->xfers - st->xfers % c->fold > 0 ? st->xfers - st->xfers % c->fold : c->fold;
+        else if (st->xfers % c->fold)
+            st->xfers = c->fold;
+        uint64_t unit = (uint64_t)st->xfers * c->xbytes;
+        uint64_t d = (IFER_INFLIGHT + unit - 1) / unit;
+        st->depth = d < 2 ? 2 : d > RING - 1 ? RING - 1 : (int)d;
+        return;
+    }
+    if (st->mode == Q_TIME && o->grain && o->grain[i] > 0 && o->grain[i] < c->f.bytes) {
+        uint64_t q = c->f.method == GQ_METHOD_STAGED ? c->chunk : 16;
+        uint64_t p = (o->grain[i] + q - 1) / q * q;
+        if (p < c->f.bytes) {
+            st->piece = p;
+            uint64_t d = INFLIGHT_BYTES / p;
+            st->depth = d < 2 ? 2 : d > RING - 1 ? RING - 1 : (int)d;
+        }
+        return;
+    }
+    /* With counted copies a unit may be long: its end is observed exactly.
+     * For the SM kernel that saves a launch and a grid drain per copy (about
+     * 1% over NVLink), as nvbandwidth's loop count does. */
+    if (c->f.method == GQ_METHOD_SM && st->mode == Q_COUNT) {
+        uint64_t per = b->tune.sm_unit_bytes / c->f.bytes;
+        int cpu = per < 1 ? 1 : per > UNIT_MAX_COPIES ? UNIT_MAX_COPIES : (int)per;
+        if (cpu < c->copies_per_unit)
+            cpu = c->copies_per_unit;
+        st->xfers = cpu * c->fold;
+        st->depth = 2;
+    }
 }
 
 static void run_flow(void *arg, int i, gq_workers *w)
@@ -740,17 +887,8 @@ static void run_flow(void *arg, int i, gq_workers *w)
     gq_flow_result *r = &g->res[i];
     gq_err e = {0}, *err = &e;
     int rc = GQ_OK;
-    flow_state st = {.by_time = o->reps <= 0, .cpu = c->copies_per_unit, .depth = c->depth};
-    /* With counted copies a unit may be long: its end is observed exactly.
-     * For the SM kernel that saves a launch and a grid drain per copy (about
-     * 1% over NVLink), as nvbandwidth's loop count does. */
-    if (c->f.method == GQ_METHOD_SM && !st.by_time) {
-        uint64_t per = b->tune.sm_unit_bytes / c->f.bytes;
-        st.cpu = per < 1 ? 1 : per > UNIT_MAX_COPIES ? UNIT_MAX_COPIES : (int)per;
-        if (st.cpu < c->copies_per_unit)
-            st.cpu = c->copies_per_unit;
-        st.depth = 2;
-    }
+    flow_state st = {0};
+    plan_run(b, g, c, i, o, &st);
     /* The driver stages a P2P-disabled copy through host buffers of its own
      * and blocks the queuing thread until they drain, which cannot happen
      * behind a closed latch: those copies are queued after the release (the
@@ -769,37 +907,49 @@ static void run_flow(void *arg, int i, gq_workers *w)
      * a fill queued behind a spinning latch would never start. */
     gq_workers_barrier(w);
     met++;
+    if (c->split_secondary)
+        goto out; /* the partner's kernel moves this flow's bytes */
     CK(cudaSetDevice(c->exec));
     CK(gq_k_spin(b->latch, b->latch_timed_out, LATCH_TIMEOUT_NS, c->s));
     if (pre)
-        CK(top_up(c, o, &st, true, err));
+        CK(top_up(g, c, &st, true, err));
 out:
     /* Every worker passes each barrier, failed or not: they count them all. */
     for (; met < 3; met++)
         gq_workers_barrier(w);
+    if (c->split_secondary) {
+        if (rc != GQ_OK)
+            flow_error(r, err);
+        return; /* cuda_run copies the partner's window and counts */
+    }
     const bool started = rc == GQ_OK;
     st.deadline = g->t0 + o->duration_s;
     r->t_start = g->t0;
     r->t_end = g->t0;
     if (started)
-        rc = top_up(c, o, &st, false, err);
+        rc = top_up(g, c, &st, false, err);
     while (started && rc == GQ_OK && st.units_done < st.units_enq) {
-        cudaError_t ce = cudaEventSynchronize(c->ring[st.units_done % RING]);
+        int slot = st.units_done % RING;
+        cudaError_t ce = cudaEventSynchronize(c->ring[slot]);
         double t = gq_now_mono();
         if (ce != cudaSuccess) {
             rc = gq_cuda_fail(err, ce, "cudaEventSynchronize", __FILE__, __LINE__);
             break;
         }
-        int n = st.unit_copies[st.units_done % RING];
         st.units_done++;
-        if (!st.by_time || t <= st.deadline || st.copies_counted == 0) {
-            st.copies_counted += n;
+        if (st.mode != Q_TIME || t <= st.deadline || st.bytes_counted == 0) {
+            st.bytes_counted += st.ubytes[slot];
+            st.copies_counted += st.ucopies[slot];
+            st.xfers_counted += st.uxfers[slot];
             r->t_end = t;
         }
-        if (st.by_time && t >= st.deadline)
+        if (st.mode == Q_TIME && t >= st.deadline)
             st.stop = true;
-        rc = top_up(c, o, &st, false, err);
+        rc = top_up(g, c, &st, false, err);
     }
+    /* Interferers copying "until the measured flows are done" wait for this. */
+    if (!c->f.interferer)
+        atomic_fetch_sub(&g->measured_left, 1);
     /* Leave nothing running: later rounds and the check must see idle streams. */
     cudaStreamSynchronize(c->s);
     if (c->s2)
@@ -809,9 +959,14 @@ out:
         return;
     }
     r->copies_done = (int)st.copies_counted;
-    r->bytes_done = (uint64_t)st.copies_counted * c->f.bytes;
+    r->bytes_done = st.bytes_counted;
     if (check && (rc = verify_flow(c, r, err)) != GQ_OK)
         flow_error(r, err);
+    if (check && c->partner >= 0 && g->res[c->partner].status == GQ_OK) {
+        gq_err pe = {0};
+        if (verify_flow(&g->f[c->partner], &g->res[c->partner], &pe) != GQ_OK)
+            flow_error(&g->res[c->partner], &pe);
+    }
 }
 
 static int cuda_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_result *res, gq_err *err)
@@ -821,11 +976,14 @@ static int cuda_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_r
     if (o->reps <= 0 && !(o->duration_s > 0))
         return gq_err_set(err, GQ_E_USAGE, "a run needs reps > 0 or a duration > 0");
     memset(res, 0, sizeof *res * (size_t)g->n);
+    int measured = 0;
     for (int i = 0; i < g->n; i++) {
         res[i].tag = g->f[i].f.tag;
         const cuda_hbuf *h = g->f[i].hsrc ? g->f[i].hsrc : g->f[i].hdst ? g->f[i].hdst : g->f[i].stage;
         res[i].host_numa_actual = h ? h->actual : -1;
+        measured += !g->f[i].f.interferer && !g->f[i].split_secondary;
     }
+    atomic_store(&g->measured_left, measured);
     /* Another group may have switched peer access since this one was prepared. */
     for (int i = 0; i < g->npeer; i++)
         if ((rc = gq_cuda_peer_set(b, g->peer[i].a, g->peer[i].c, g->peer[i].on, err)) != GQ_OK)
@@ -854,6 +1012,23 @@ static int cuda_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_r
     atomic_thread_fence(memory_order_seq_cst);
     gq_workers_barrier(w);
     gq_workers_join(w);
+    /* A split-warp secondary moved its bytes in its partner's kernel: same
+     * window, same count of its own (equal-sized) copies or pieces. */
+    for (int i = 0; i < g->n; i++) {
+        const cflow *c = &g->f[i];
+        if (!c->split_secondary)
+            continue;
+        gq_flow_result *s = &res[i];
+        const gq_flow_result *p = &res[c->partner];
+        if (p->status != GQ_OK && s->status == GQ_OK) {
+            s->status = p->status;
+            snprintf(s->error, sizeof s->error, "split-warp partner: %.*s", (int)sizeof s->error - 24, p->error);
+        }
+        s->t_start = p->t_start;
+        s->t_end = p->t_end;
+        s->copies_done = p->copies_done;
+        s->bytes_done = p->bytes_done;
+    }
     if (*b->latch_timed_out) {
         for (int i = 0; i < g->n; i++) {
             gq_err e;

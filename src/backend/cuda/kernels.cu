@@ -63,6 +63,48 @@ __global__ void __launch_bounds__(GQ_K_COPY_THREADS, 1)
     }
 }
 
+/* The split-warp copy (nvbandwidth's bidirectional SM method): even warps
+ * of the grid copy pair A, odd warps pair B, so one kernel moves both ways
+ * at once with the same batched 16-byte accesses as k_copy. Each half of
+ * the warps strides over its own buffer pair; both pairs are n elements. */
+__global__ void __launch_bounds__(GQ_K_COPY_THREADS, 1)
+    k_copy_split(uint4 *dst_a, const uint4 *src_a, uint4 *dst_b, const uint4 *src_b, uint64_t n,
+                 unsigned ntail, int loops)
+{
+    const unsigned tid = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned warp = tid / 32, lane = tid % 32;
+    const bool b_half = (warp & 1u) != 0;
+    uint4 *dst = b_half ? dst_b : dst_a;
+    const uint4 *src = b_half ? src_b : src_a;
+    const uint64_t T = (uint64_t)gridDim.x * blockDim.x / 2;
+    const uint64_t t0 = (uint64_t)(warp / 2) * 32 + lane;
+    for (int l = 0; l < loops; l++) {
+        uint64_t i = t0;
+        for (; i + (GQ_K_UNROLL - 1) * T < n; i += GQ_K_UNROLL * T) {
+            uint4 v[GQ_K_UNROLL];
+#pragma unroll
+            for (int u = 0; u < GQ_K_UNROLL; u++)
+                v[u] = src[i + u * T];
+#pragma unroll
+            for (int u = 0; u < GQ_K_UNROLL; u++)
+                dst[i + u * T] = v[u];
+        }
+        if (i < n) {
+            uint4 v[GQ_K_UNROLL];
+#pragma unroll
+            for (int u = 0; u < GQ_K_UNROLL; u++)
+                if (i + u * T < n)
+                    v[u] = src[i + u * T];
+#pragma unroll
+            for (int u = 0; u < GQ_K_UNROLL; u++)
+                if (i + u * T < n)
+                    dst[i + u * T] = v[u];
+        }
+        if (t0 < ntail)
+            ((unsigned char *)(dst + n))[t0] = ((const unsigned char *)(src + n))[t0];
+    }
+}
+
 __global__ void k_fill(uint4 *p, uint64_t n, unsigned char *tail, unsigned ntail, uint32_t seed)
 {
     const uint64_t T = (uint64_t)gridDim.x * blockDim.x;
@@ -195,6 +237,18 @@ extern "C" cudaError_t gq_k_copy(void *dst, const void *src, uint64_t bytes, int
     k_copy<<<blocks, GQ_K_COPY_THREADS, 0, s>>>((uint4 *)dst, (const uint4 *)src, n,
                                                 (unsigned char *)dst + 16 * n,
                                                 (const unsigned char *)src + 16 * n, ntail, loops);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t gq_k_copy_split(void *dst_a, const void *src_a, void *dst_b, const void *src_b,
+                                       uint64_t bytes, int loops, int grid_blocks, cudaStream_t s)
+{
+    uint64_t n = bytes / 16;
+    unsigned ntail = (unsigned)(bytes % 16);
+    /* twice the threads of one copy, at least two warps (one per half) */
+    int blocks = blocks_for(2 * (n ? n : 1), GQ_K_COPY_THREADS, grid_blocks);
+    k_copy_split<<<blocks, GQ_K_COPY_THREADS, 0, s>>>((uint4 *)dst_a, (const uint4 *)src_a, (uint4 *)dst_b,
+                                                      (const uint4 *)src_b, n, ntail, loops);
     return cudaGetLastError();
 }
 

@@ -33,6 +33,12 @@ int gq_k_copy_max_blocks_per_sm(void);
  * SM); smaller buffers use fewer blocks. src and dst must be 16-byte aligned. */
 cudaError_t gq_k_copy(void *dst, const void *src, uint64_t bytes, int loops, int grid_blocks, cudaStream_t s);
 
+/* nvbandwidth's split-warp copy: ONE kernel whose even warps copy src_a ->
+ * dst_a and odd warps src_b -> dst_b, `bytes` each, `loops` times over, so
+ * that both directions of a path run in the same kernel at once. */
+cudaError_t gq_k_copy_split(void *dst_a, const void *src_a, void *dst_b, const void *src_b, uint64_t bytes,
+                            int loops, int grid_blocks, cudaStream_t s);
+
 /* Fill `bytes` at p with the pattern of `seed`. */
 cudaError_t gq_k_fill(void *p, uint64_t bytes, uint32_t seed, int grid_blocks, cudaStream_t s);
 

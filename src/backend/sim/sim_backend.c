@@ -640,7 +640,9 @@ static int sim_prepare(gq_backend *be, const gq_flow *flows, int nflows, gq_grou
     *out = NULL;
     if (nflows <= 0)
         return gq_err_set(err, GQ_E_USAGE, "a group needs at least one flow");
-    int rc = GQ_OK;
+    int rc = gq_flows_check_splits(flows, nflows, err);
+    if (rc != GQ_OK)
+        return rc;
     gq_group *g = calloc(1, sizeof *g);
     flow_build *fb = calloc((size_t)nflows, sizeof *fb);
     if (!g || !fb) {
@@ -803,10 +805,16 @@ static int sim_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_re
         /* Event-driven: re-solve whenever a flow finishes its copies. The
          * few microseconds of start jitter shift windows but are not events
          * (sharing is solved as if all had started). */
+        /* Interferers copy until every measured flow has finished (the
+         * backend contract), then complete the copy they are in. */
+        int measured = 0;
+        for (int i = 0; i < n; i++)
+            measured += !g->flows[i].interferer;
         double t = t0;
         int left = n;
         while (left > 0) {
             solve_active(s, g, act, r);
+            const bool until_measured = measured > 0; /* for this whole step */
             double tn = INFINITY;
             for (int i = 0; i < n; i++) {
                 if (!act[i])
@@ -820,6 +828,8 @@ static int sim_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_re
                     continue;
                 }
                 speed[i] = 1.0 / copy_time(g, i, r[i] * nf[i]);
+                if (until_measured && g->flows[i].interferer)
+                    continue;
                 double from = t > start[i] ? t : start[i];
                 double fin = from + ((double)o->reps - prog[i]) / speed[i];
                 if (fin < tn)
@@ -831,8 +841,15 @@ static int sim_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_re
                 if (!act[i])
                     continue;
                 double from = t > start[i] ? t : start[i];
+                if (until_measured && g->flows[i].interferer) {
+                    if (tn > from)
+                        prog[i] += (tn - from) * speed[i];
+                    continue;
+                }
                 double fin = from + ((double)o->reps - prog[i]) / speed[i];
                 if (fin <= tn * (1.0 + 1e-12)) {
+                    if (!g->flows[i].interferer)
+                        measured--;
                     prog[i] = o->reps;
                     act[i] = false;
                     left--;
@@ -847,6 +864,26 @@ static int sim_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_re
                 }
             }
             t = tn;
+            if (measured == 0) {
+                /* the measured flows are done: the interferers finish the copy they are in */
+                for (int i = 0; i < n; i++) {
+                    if (!act[i] || !g->flows[i].interferer)
+                        continue;
+                    double k = ceil(prog[i] - 1e-9);
+                    if (k < 1)
+                        k = 1;
+                    double fin = t + (k - prog[i]) / speed[i];
+                    act[i] = false;
+                    left--;
+                    res[i].t_start = start[i];
+                    res[i].t_end = fin;
+                    res[i].copies_done = (int)k;
+                    res[i].bytes_done = (uint64_t)k * g->flows[i].bytes;
+                    if (fin > tend_all)
+                        tend_all = fin;
+                }
+                measured = -1; /* done: the rest run by count */
+            }
         }
     } else {
         /* By duration: every flow copies until the common deadline, so the
@@ -863,15 +900,36 @@ static int sim_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_re
                 continue;
             }
             double ct = copy_time(g, i, r[i] * nf[i]);
+            uint64_t bytes = g->flows[i].bytes;
+            /* with a grain, the window may end at any completed piece */
+            uint64_t piece = o->grain && o->grain[i] > 0 && o->grain[i] < bytes && !g->flows[i].interferer
+                                 ? o->grain[i]
+                                 : bytes;
+            double pt = ct * (double)piece / (double)bytes;
             double avail = deadline - start[i];
-            double k = avail > 0 ? floor(avail / ct + 1e-9) : 0;
+            double k = avail > 0 ? floor(avail / pt + 1e-9) : 0;
             if (k > 2e9)
                 k = 2e9;
-            res[i].copies_done = (int)k;
-            res[i].bytes_done = (uint64_t)k * g->flows[i].bytes;
-            res[i].t_end = k > 0 ? start[i] + k * ct : deadline;
+            res[i].copies_done = (int)floor(k * (double)piece / (double)bytes + 1e-9);
+            res[i].bytes_done = (uint64_t)k * piece;
+            res[i].t_end = k > 0 ? start[i] + k * pt : deadline;
         }
         tend_all = deadline;
+    }
+    /* A split-warp pair is one kernel: both report the slower half's window
+     * (the kernel ends when both halves have). Equal sizes: the slower one
+     * has the longer time per byte. */
+    for (int i = 0; i < n; i++) {
+        int j = g->flows[i].split_with - 1;
+        if (j <= i || j >= n || res[i].status != GQ_OK || res[j].status != GQ_OK)
+            continue;
+        double ri = res[i].bytes_done / (res[i].t_end - res[i].t_start + 1e-30);
+        double rj = res[j].bytes_done / (res[j].t_end - res[j].t_start + 1e-30);
+        gq_flow_result *slow = ri < rj ? &res[i] : &res[j], *fast = ri < rj ? &res[j] : &res[i];
+        fast->t_start = slow->t_start;
+        fast->t_end = slow->t_end;
+        fast->copies_done = slow->copies_done;
+        fast->bytes_done = slow->bytes_done;
     }
     s->clock = tend_all + 10e-6;
 out:
