@@ -579,6 +579,16 @@ static bool all_dead(const hctx *c)
     return true;
 }
 
+/* Auto mode: how long a round runs, given the (slowest measured) copy
+ * time: GQ_HARNESS_ROUND_COPIES copies, but between half the target and
+ * the target. Fast paths (NVLink, local copies) then run half rounds of
+ * dozens of copies; host paths keep full ones. */
+static double round_len(double T, double t_copy)
+{
+    double r = GQ_HARNESS_ROUND_COPIES * t_copy;
+    return r < 0.5 * T ? 0.5 * T : r > T ? T : r;
+}
+
 /* Auto mode for a concurrent group. Windows end at a copy's completion, so
  * with a count of copies they end together when the flows' copy times are
  * equal or when they share a bottleneck (a flow that finishes first hands its
@@ -607,6 +617,8 @@ static int choose_group_mode(gq_backend *be, gq_group *g, const gq_measurement *
         if (m->report[i] && c > rep_max)
             rep_max = c;
     }
+    if (rep_max > 0)
+        T = round_len(T, rep_max);
     double reps = rep_max > 0 ? ceil(T / rep_max) : 1;
     ro->reps = (int)(reps < 1 ? 1 : reps > MAX_REPS ? MAX_REPS : reps);
     ro->duration_s = 0;
@@ -692,6 +704,8 @@ static int calibrate(gq_backend *be, const gq_topo *topo, gq_group *g, const gq_
         if (t_cap > t_copy)
             t_copy = t_cap;
     }
+    if (t_copy > 0)
+        T = round_len(T, t_copy);
     double reps = t_copy > 0 ? ceil(T / t_copy) : 1;
     ro->reps = (int)(reps < 1 ? 1 : reps > MAX_REPS ? MAX_REPS : reps);
     ro->duration_s = 0;
@@ -724,8 +738,9 @@ static int timed_rounds(gq_backend *be, gq_group *g, hctx *c, const gq_harness_o
         /* one flow: correct the count once the first real round is known */
         if (auto_single && c->fs[0].n > 0) {
             double win = c->fs[0].window[c->fs[0].n - 1];
-            if (win > 0 && (win < 0.5 * T || win > 2.0 * T)) {
-                double reps = ceil(ro->reps * T / win);
+            double Tt = win > 0 ? round_len(T, win / ro->reps) : T;
+            if (win > 0 && (win < 0.5 * Tt || win > 2.0 * Tt)) {
+                double reps = ceil(ro->reps * Tt / win);
                 ro->reps = (int)(reps < 1 ? 1 : reps > MAX_REPS ? MAX_REPS : reps);
             }
         }

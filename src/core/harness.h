@@ -36,6 +36,9 @@
 #define GQ_OVERLAP_MIN 0.99
 /* Auto mode (neither reps nor duration given): target seconds per round. */
 #define GQ_HARNESS_ROUND_S 0.1
+/* Auto mode: a round holds this many copies of the slowest measured flow,
+ * but lasts between half the target (round_s) and the target. */
+#define GQ_HARNESS_ROUND_COPIES 10
 /* Auto mode, concurrent groups: longest round the harness will choose to
  * reach the overlap rule when the copies are coarse. */
 #define GQ_HARNESS_MAX_ROUND_S 6.0
@@ -83,18 +86,21 @@ typedef struct gq_harness_opts {
 /* Default options: 5 rounds, verify on, one warm-up copy, auto mode (reps 0,
  * duration 0).
  *
- * Auto mode: a single flow runs a count of copies chosen so that a round
- * lasts about round_s: the copy time is estimated from the warm-up copy and
- * from the path's capacity (analysis/sanity.h), whichever is longer, and
- * corrected after round 1. A concurrent group is calibrated: one copy per
- * flow gives the copy times, then a counted round of about round_s gives the
- * overlap a common count achieves (windows end together for equal flows and
- * for flows sharing a bottleneck). When that is short of the rule, the rounds
- * run by duration instead, long enough (up to GQ_HARNESS_MAX_ROUND_S) that
- * windows quantised to whole copies still overlap by 99%: coarse copies of
- * unequal flows make for long rounds, which is the price of the overlap
- * rule. After the timed rounds, when verify is on, one untimed copy per flow
- * runs with the pattern check. */
+ * Auto mode: a round lasts round_len = GQ_HARNESS_ROUND_COPIES copies of the
+ * slowest measured flow, kept between round_s / 2 and round_s. A single
+ * flow runs a count of copies sized to that: the copy time is estimated
+ * from the warm-up copy and from the path's capacity (analysis/sanity.h),
+ * whichever is longer, and corrected after round 1. A concurrent group is
+ * calibrated: one copy per flow gives the copy times, then a counted round
+ * gives the overlap a common count achieves (windows end together for equal
+ * flows and for flows sharing a bottleneck); when it meets the rule (99.5%)
+ * that round is kept as round 1. When it does not, the rounds run by
+ * duration, with each reported flow's copies moved in pieces of about
+ * GQ_HARNESS_GRAIN of a round (gq_run_opts.grain), so that the windows end
+ * within a piece of the deadline together; one reported flow with
+ * interferers runs by duration without pieces (its window is exact). After
+ * the timed rounds, when verify is on, one untimed copy per flow runs with
+ * the pattern check. */
 void gq_harness_opts_default(gq_harness_opts *o);
 
 /* Run one measurement and append its records to *out (and to journal j when

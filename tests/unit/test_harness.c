@@ -865,6 +865,48 @@ static void test_auto_count_for_equal_flows(void **state)
     free(m);
 }
 
+static void fast_equal(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    /* equal flows, 2 ms copies (an NVLink-class path) */
+    for (int i = 0; i < n; i++) {
+        int k = o->reps > 0 ? o->reps : (int)floor(o->duration_s / 0.002 + 1e-9);
+        win(&res[i], 0.0, k * 0.002, k * (double)f[i].bytes / 1e9);
+        res[i].copies_done = k;
+    }
+}
+
+static void test_fast_paths_half_rounds(void **state)
+{
+    /* 10 copies take 20 ms: the round is held at half the target, 50 ms */
+    gq_measurement *m = new_m("device_to_device_bidirectional_memcpy_read_ce");
+    add(m, G(1), G(0), 0, true);
+    add(m, G(0), G(1), 1, true);
+    m->direction_sums = true;
+    fake.script = fast_equal;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.verify = false;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    int want = (int)ceil(0.5 * GQ_HARNESS_ROUND_S / 0.002);
+    assert_int_equal(fake.opts[1].reps, want);
+    assert_int_equal(fake.opts[2].reps, want);
+    gq_records_free(&rs);
+    free(m);
+    /* a slow path's 10 copies exceed the target: the target holds */
+    memset(&fake, 0, sizeof fake);
+    fake.fail_call = -1;
+    m = new_m("bidirectional_set");
+    add(m, H(0), G(0), 0, true);
+    add(m, G(0), H(0), 0, true);
+    m->direction_sums = true;
+    fake.script = coarse_overlap;
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(fake.opts[1].reps, (int)ceil(GQ_HARNESS_ROUND_S / 0.0125));
+    gq_records_free(&rs);
+    free(m);
+}
+
 static void short_interferer(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
 {
     win(&res[0], 0.0, 1.0, 16.5);
@@ -977,6 +1019,7 @@ int main(void)
         cmocka_unit_test_setup(test_journal_gets_every_record, setup),
         cmocka_unit_test_setup(test_provenance, setup),
         cmocka_unit_test_setup(test_auto_reps, setup),
+        cmocka_unit_test_setup(test_fast_paths_half_rounds, setup),
         cmocka_unit_test_setup(test_auto_duration_for_unequal_flows, setup),
         cmocka_unit_test_setup(test_auto_count_for_equal_flows, setup),
         cmocka_unit_test_setup(test_interference_must_cover, setup),

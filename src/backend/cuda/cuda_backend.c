@@ -421,7 +421,7 @@ static int shared_host(const cflow *prev, int n, uint64_t bytes, int node)
         const cflow *p = &prev[i];
         if (!may_share_src(&p->f) || p->hshared || !p->hsrc)
             continue;
-        if (p->hsrc->bytes == bytes && p->hsrc->node == node && p->host_node == node)
+        if (p->xbytes == bytes && p->hsrc->node == node && p->host_node == node)
             return i;
     }
     return -1;
