@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/bottlenecks.h"
+#include "analysis/json_get.h"
 #include "analysis/card.h"
 #include "analysis/domains.h"
 #include "analysis/sweepfit.h"
@@ -27,18 +28,6 @@ static double sum_json(const json_t *a)
 static json_t *jnum(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
-}
-
-static double jd(const json_t *o, const char *k)
-{
-    const json_t *v = o ? json_object_get(o, k) : NULL;
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static const char *js(const json_t *o, const char *k, const char *def)
-{
-    const json_t *v = o ? json_object_get(o, k) : NULL;
-    return json_is_string(v) ? json_string_value(v) : def;
 }
 
 static int jints(const json_t *a, int *out, int max)
@@ -157,10 +146,10 @@ static json_t *identity_json(const gq_topo *t, const int *sel, int n, const json
         const json_t *sg;
         json_array_foreach(json_object_get(stress, "gpus"), i, sg)
         {
-            if (jd(sg, "gpu") != sel[k])
+            if (gq_json_num(sg, "gpu") != sel[k])
                 continue;
             const json_t *pc = json_object_get(sg, "pcie");
-            double lg = jd(pc, "gen_min_loaded"), lw = jd(pc, "width_min_loaded");
+            double lg = gq_json_num(pc, "gen_min_loaded"), lw = gq_json_num(pc, "width_min_loaded");
             if (isfinite(lg) && lg > 0 && isfinite(lw) && lw > 0) {
                 gen = (int)lg;
                 wid = (int)lw;
@@ -424,7 +413,7 @@ static json_t *sweeps_json(const gq_recordset *rs)
                     continue;
                 json_t *s = json_array_get(out, (size_t)k);
                 char l[160];
-                snprintf(l, sizeof l, "%s path: %s", k == hi ? "fastest" : "slowest", js(s, "label", ""));
+                snprintf(l, sizeof l, "%s path: %s", k == hi ? "fastest" : "slowest", gq_json_str(s, "label", ""));
                 json_object_set_new(s, "label", json_string(l));
             }
         }
@@ -511,7 +500,7 @@ static int pos_of(const int *pos, int g)
 /* A GPU index field; -1 when absent or not a number that fits an int. */
 static int jidx(const json_t *o, const char *k)
 {
-    double v = jd(o, k);
+    double v = gq_json_num(o, k);
     return isfinite(v) && fabs(v) < 1e9 ? (int)v : -1;
 }
 
@@ -535,15 +524,15 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
         gf->index = idx;
         if (idx >= 0 && idx < MAXG)
             pos[idx] = k;
-        snprintf(gf->name, sizeof gf->name, "%s", js(g, "name", ""));
-        gf->mem_mib = jd(g, "memory_mib");
-        gf->power_limit_w = jd(g, "power_limit_w");
+        snprintf(gf->name, sizeof gf->name, "%s", gq_json_str(g, "name", ""));
+        gf->mem_mib = gq_json_num(g, "memory_mib");
+        gf->power_limit_w = gq_json_num(g, "power_limit_w");
         const json_t *pc = json_object_get(g, "pcie");
         double v;
-        gf->pcie_gen_cur = isfinite(v = jd(pc, "gen")) ? (int)v : -1;
-        gf->pcie_width_cur = isfinite(v = jd(pc, "width")) ? (int)v : -1;
-        gf->pcie_gen_max = isfinite(v = jd(pc, "gen_max")) ? (int)v : -1;
-        gf->pcie_width_max = isfinite(v = jd(pc, "width_max")) ? (int)v : -1;
+        gf->pcie_gen_cur = isfinite(v = gq_json_num(pc, "gen")) ? (int)v : -1;
+        gf->pcie_width_cur = isfinite(v = gq_json_num(pc, "width")) ? (int)v : -1;
+        gf->pcie_gen_max = isfinite(v = gq_json_num(pc, "gen_max")) ? (int)v : -1;
+        gf->pcie_width_max = isfinite(v = gq_json_num(pc, "width_max")) ? (int)v : -1;
         gf->link_under_load = json_is_true(json_object_get(pc, "under_load"));
     }
     /* Facts are indexed by position (0..ngpu-1); the judge names gpu[k].index. */
@@ -576,7 +565,7 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
     const json_t *m;
     json_array_foreach(json_object_get(card, "matrices"), i, m)
     {
-        if (strcmp(js(m, "id", ""), "p2p_read"))
+        if (strcmp(gq_json_str(m, "id", ""), "p2p_read"))
             continue;
         int gl[MAXG];
         int n = jints(json_object_get(m, "gpus"), gl, MAXG);
@@ -619,21 +608,21 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
         gq_gpu_facts *gf = &f->gpu[pos[idx]];
         f->stress_ran = true;
         gf->stressed = true;
-        gf->temp_max_c = jd(g, "temp_max_c");
-        gf->sm_clock_avg_mhz = jd(g, "sm_clock_avg_mhz");
-        gf->power_capped_pct = jd(g, "power_capped_pct");
+        gf->temp_max_c = gq_json_num(g, "temp_max_c");
+        gf->sm_clock_avg_mhz = gq_json_num(g, "sm_clock_avg_mhz");
+        gf->power_capped_pct = gq_json_num(g, "power_capped_pct");
         gf->thermal_slowdown = json_is_true(json_object_get(g, "thermal_slowdown")) ||
                                json_is_true(json_object_get(g, "hw_slowdown")) ||
                                json_is_true(json_object_get(g, "hw_power_brake"));
-        const char *v = js(g, "verdict", "pass");
+        const char *v = gq_json_str(g, "verdict", "pass");
         gf->stress_verdict = !strcmp(v, "fail") ? GQ_V_FAIL : !strcmp(v, "warn") ? GQ_V_WARN : GQ_V_PASS;
         size_t k;
         const json_t *fd;
         json_array_foreach(json_object_get(stress, "findings"), k, fd)
         {
-            const char *lv = js(fd, "level", "");
-            if (jd(fd, "gpu") == idx && (!strcmp(lv, "fail") || !strcmp(lv, "warn")) && !gf->stress_reason[0])
-                snprintf(gf->stress_reason, sizeof gf->stress_reason, "%s", js(fd, "text", ""));
+            const char *lv = gq_json_str(fd, "level", "");
+            if (gq_json_num(fd, "gpu") == idx && (!strcmp(lv, "fail") || !strcmp(lv, "warn")) && !gf->stress_reason[0])
+                snprintf(gf->stress_reason, sizeof gf->stress_reason, "%s", gq_json_str(fd, "text", ""));
         }
     }
     if (rs) {
@@ -794,25 +783,25 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         const json_t *pc = json_object_get(g0, "pcie");
         bool same = true;
         json_array_foreach(json_object_get(id, "gpus"), i, x) same &=
-            !strcmp(js(x, "name", ""), js(g0, "name", ""));
+            !strcmp(gq_json_str(x, "name", ""), gq_json_str(g0, "name", ""));
         snprintf(ev, sizeof ev, "%d × %s%s, %s MiB, %s W limit; PCIe Gen%s x%s %s; driver %s, CUDA %s", n,
-                 js(g0, "name", "?"), same ? "" : " (mixed models)", f1(jd(g0, "memory_mib"), a, sizeof a),
-                 f1(jd(g0, "power_limit_w"), b, sizeof b), f1(jd(pc, "gen"), c, sizeof c),
-                 f1(jd(pc, "width"), d, sizeof d),
+                 gq_json_str(g0, "name", "?"), same ? "" : " (mixed models)", f1(gq_json_num(g0, "memory_mib"), a, sizeof a),
+                 f1(gq_json_num(g0, "power_limit_w"), b, sizeof b), f1(gq_json_num(pc, "gen"), c, sizeof c),
+                 f1(gq_json_num(pc, "width"), d, sizeof d),
                  json_is_true(json_object_get(pc, "under_load")) ? "under load" : "at idle",
-                 js(id, "driver", "?"), js(id, "cuda_driver_str", "?"));
+                 gq_json_str(id, "driver", "?"), gq_json_str(id, "cuda_driver_str", "?"));
         int down = 0;
         json_array_foreach(json_object_get(id, "gpus"), i, x)
         {
             const json_t *p = json_object_get(x, "pcie");
-            down += jd(p, "width") < jd(p, "width_max") ||
-                    (json_is_true(json_object_get(p, "under_load")) && jd(p, "gen") < jd(p, "gen_max"));
+            down += gq_json_num(p, "width") < gq_json_num(p, "width_max") ||
+                    (json_is_true(json_object_get(p, "under_load")) && gq_json_num(p, "gen") < gq_json_num(p, "gen_max"));
         }
         if (down)
             snprintf(res, sizeof res, "%d GPU%s below the link's maximum", down, down == 1 ? "" : "s");
         else
             snprintf(res, sizeof res, "every link at its maximum (Gen%s x%s)",
-                     f1(jd(pc, "gen_max"), a, sizeof a), f1(jd(pc, "width_max"), b, sizeof b));
+                     f1(gq_json_num(pc, "gen_max"), a, sizeof a), f1(gq_json_num(pc, "width_max"), b, sizeof b));
         static const char *const ids[] = {"count_min",    "memory_mib_min",   "power_limit_w_min",
                                           "pcie_gen_min", "pcie_width_min",   "link_width",
                                           "link_gen",     "expect_uncovered", NULL};
@@ -854,18 +843,21 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                      (int)json_array_size(json_object_get(ac, "pairs")));
         else
             snprintf(ev, sizeof ev, "the intended simultaneous pairs, within and across domains");
-        double ra = jd(pairs, "ratio");
+        double ra = gq_json_num(pairs, "ratio");
+        char pct[24] = "";
+        if (isfinite(ra))
+            snprintf(pct, sizeof pct, " (%.0f%%)", ra * 100);
         if (json_is_object(w) && json_is_object(ac))
-            snprintf(res, sizeof res, "within %s GB/s in total, across %s GB/s (%.0f%%)",
-                     f1(jd(w, "aggregate_gbps"), a, sizeof a), f1(jd(ac, "aggregate_gbps"), b, sizeof b),
-                     isfinite(ra) ? ra * 100 : NAN);
+            snprintf(res, sizeof res, "within %s GB/s in total, across %s GB/s%s",
+                     f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a), f1(gq_json_num(ac, "aggregate_gbps"), b, sizeof b),
+                     pct);
         else if (json_is_object(w))
-            snprintf(res, sizeof res, "within %s GB/s in total", f1(jd(w, "aggregate_gbps"), a, sizeof a));
+            snprintf(res, sizeof res, "within %s GB/s in total", f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a));
         else if (json_is_object(ac))
             snprintf(
                 res, sizeof res, "%d pairs at once %s GB/s in total, %s GB/s one at a time",
-                (int)json_array_size(json_object_get(ac, "pairs")), f1(jd(ac, "aggregate_gbps"), a, sizeof a),
-                f1(isfinite(jd(ac, "aggregate_gbps")) ? sum_json(json_object_get(ac, "isolated_gbps")) : NAN,
+                (int)json_array_size(json_object_get(ac, "pairs")), f1(gq_json_num(ac, "aggregate_gbps"), a, sizeof a),
+                f1(isfinite(gq_json_num(ac, "aggregate_gbps")) ? sum_json(json_object_get(ac, "isolated_gbps")) : NAN,
                    b, sizeof b));
         else if (json_is_true(json_object_get(dm, "no_p2p")))
             snprintf(res, sizeof res,
@@ -902,13 +894,13 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                  nsub == 1 ? "" : "s");
         const json_t *all = json_object_get(host, "all");
         int nbn = 0;
-        json_array_foreach(bottlenecks, i, x) nbn += strcmp(js(x, "direction", ""), "p2p") != 0;
+        json_array_foreach(bottlenecks, i, x) nbn += strcmp(gq_json_str(x, "direction", ""), "p2p") != 0;
         snprintf(res, sizeof res, "alone %s / %s GB/s (to GPU / to host)%s%s%s%s%s; %d shared host budget%s",
                  range(h2lo, h2hi, s1, sizeof s1), range(d2lo, d2hi, s2, sizeof s2),
                  json_is_object(all) ? "; all at once " : "",
-                 json_is_object(all) ? f1(jd(all, "h2d_aggregate_gbps"), a, sizeof a) : "",
+                 json_is_object(all) ? f1(gq_json_num(all, "h2d_aggregate_gbps"), a, sizeof a) : "",
                  json_is_object(all) ? " / " : "",
-                 json_is_object(all) ? f1(jd(all, "d2h_aggregate_gbps"), b, sizeof b) : "",
+                 json_is_object(all) ? f1(gq_json_num(all, "d2h_aggregate_gbps"), b, sizeof b) : "",
                  json_is_object(all) ? " GB/s" : "", nbn, nbn == 1 ? "" : "s");
         static const char *const ids[] = {"h2d_gbps_min", "d2h_gbps_min", "agree_h2d", "agree_d2h", NULL};
         row(rows, "Host-memory traffic", ev, res, row_verdict(&cl, ids, isfinite(h2lo)),
@@ -928,10 +920,10 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
             if (!json_is_object(fit))
                 continue;
             char hb[32];
-            double h = jd(fit, "half_bytes");
+            double h = gq_json_num(fit, "half_bytes");
             int w = snprintf(res + used, sizeof res - used, "%s%s: %s µs fixed cost, half of %s GB/s at %s",
-                             used ? "; " : "", js(x, "label", "?"), f1(jd(fit, "fixed_us"), a, sizeof a),
-                             f1(jd(fit, "asymptotic_gbps"), b, sizeof b), approx_size(h, hb, sizeof hb));
+                             used ? "; " : "", gq_json_str(x, "label", "?"), f1(gq_json_num(fit, "fixed_us"), a, sizeof a),
+                             f1(gq_json_num(fit, "asymptotic_gbps"), b, sizeof b), approx_size(h, hb, sizeof hb));
             if (w > 0 && (size_t)w < sizeof res - used)
                 used += (size_t)w;
         }
@@ -979,13 +971,13 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         json_array_foreach(json_object_get(stress, "gpus"), i, x)
         {
             ng++;
-            tmax = fmax(tmax, jd(x, "temp_max_c"));
-            double ck = jd(x, "sm_clock_avg_mhz");
+            tmax = fmax(tmax, gq_json_num(x, "temp_max_c"));
+            double ck = gq_json_num(x, "sm_clock_avg_mhz");
             if (isfinite(ck)) {
                 clo = fmin(clo, ck);
                 chi = fmax(chi, ck);
             }
-            double cp = jd(x, "power_capped_pct");
+            double cp = gq_json_num(x, "power_capped_pct");
             if (isfinite(cp))
                 cap = fmax(cap, cp);
             nth += json_is_true(json_object_get(x, "thermal_slowdown"));
@@ -993,7 +985,7 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         if (ng) {
             snprintf(ev, sizeof ev,
                      "%s s GEMM load on %d GPU%s; temperature, power, clocks, throttle reasons, errors",
-                     f1(jd(stress, "elapsed_s"), a, sizeof a), ng, ng == 1 ? "" : "s");
+                     f1(gq_json_num(stress, "elapsed_s"), a, sizeof a), ng, ng == 1 ? "" : "s");
             snprintf(res, sizeof res,
                      "max %s °C, average SM clock %s MHz, power-capped up to %s%% of samples, %s",
                      f1(tmax, b, sizeof b), range(clo, chi, s1, sizeof s1), f1(cap, c, sizeof c),
@@ -1015,8 +1007,8 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         snprintf(
             ev, sizeof ev,
             "%s prefill, %s decode, %s offload workers%s; the implied pattern measured against the naive one",
-            f1(jd(roles, "prefill"), a, sizeof a), f1(jd(roles, "decode"), b, sizeof b),
-            f1(jd(roles, "offload"), c, sizeof c),
+            f1(gq_json_num(roles, "prefill"), a, sizeof a), f1(gq_json_num(roles, "decode"), b, sizeof b),
+            f1(gq_json_num(roles, "offload"), c, sizeof c),
             json_is_true(json_object_get(pl, "default_split")) ? " (default split)" : "");
         res[0] = 0;
         size_t used = 0;
@@ -1024,15 +1016,15 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         if (json_array_size(pp)) {
             used += (size_t)snprintf(res, sizeof res, "pairs");
             json_array_foreach(pp, i, x) if (used < sizeof res - 24) used += (size_t)snprintf(
-                res + used, sizeof res - used, " %d→%d", (int)jd(x, "prefill"), (int)jd(x, "decode"));
+                res + used, sizeof res - used, " %d→%d", (int)gq_json_num(x, "prefill"), (int)gq_json_num(x, "decode"));
         }
         const json_t *off = json_object_get(pl, "offload");
         if (json_array_size(off) && used < sizeof res - 40) {
             used += (size_t)snprintf(res + used, sizeof res - used, "%soffload on", used ? "; " : "");
             json_array_foreach(off, i, x) if (used < sizeof res - 16) used +=
-                (size_t)snprintf(res + used, sizeof res - used, "%s %d", i ? "," : "", (int)jd(x, "gpu"));
+                (size_t)snprintf(res + used, sizeof res - used, "%s %d", i ? "," : "", (int)gq_json_num(x, "gpu"));
         }
-        double gain = jd(pl, "gain");
+        double gain = gq_json_num(pl, "gain");
         if (isfinite(gain) && used < sizeof res - 40)
             used += (size_t)snprintf(res + used, sizeof res - used, "; %.2f× the naive mapping", gain);
         if (!used)
@@ -1103,31 +1095,31 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
     }
     {
         const json_t *w = json_object_get(pairs, "within"), *ac = json_object_get(pairs, "across");
-        double ra = jd(pairs, "ratio");
+        double ra = gq_json_num(pairs, "ratio");
         if (json_is_object(w) && json_is_object(ac) && isfinite(ra))
             finding(
                 fs,
                 "%d pairs at once within domains moved %s GB/s in total, %d pairs across domains %s GB/s: "
                 "crossing domains keeps %.0f%% of the bandwidth. Keep heavy GPU-to-GPU exchanges within "
                 "domains.",
-                (int)json_array_size(json_object_get(w, "pairs")), f1(jd(w, "aggregate_gbps"), a, sizeof a),
-                (int)json_array_size(json_object_get(ac, "pairs")), f1(jd(ac, "aggregate_gbps"), b, sizeof b),
+                (int)json_array_size(json_object_get(w, "pairs")), f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a),
+                (int)json_array_size(json_object_get(ac, "pairs")), f1(gq_json_num(ac, "aggregate_gbps"), b, sizeof b),
                 ra * 100);
     }
     json_array_foreach(bottlenecks, i, x)
     {
-        const char *dir = js(x, "direction", "?");
+        const char *dir = gq_json_str(x, "direction", "?");
         int gl[MAXG];
         int n = jints(json_object_get(x, "gpus"), gl, MAXG);
         char sb[64];
-        const char *expl = js(x, "explanation", "");
+        const char *expl = gq_json_str(x, "explanation", "");
         if (!strcmp(dir, "p2p"))
             finding(fs,
                     "Concurrent GPU pairs among GPUs %s share about %s GB/s when they copy at once (one pair "
                     "at a "
                     "time they would move %s GB/s). %s%s",
-                    gq_domains_set_str(gl, n, sb, sizeof sb), f1(jd(x, "capacity_gbps"), a, sizeof a),
-                    f1(jd(x, "sum_alone_gbps"), b, sizeof b), expl,
+                    gq_domains_set_str(gl, n, sb, sizeof sb), f1(gq_json_num(x, "capacity_gbps"), a, sizeof a),
+                    f1(gq_json_num(x, "sum_alone_gbps"), b, sizeof b), expl,
                     *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
         else
             finding(fs,
@@ -1137,7 +1129,7 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                     !strcmp(dir, "h2d")   ? "host-to-GPU"
                     : !strcmp(dir, "d2h") ? "GPU-to-host"
                                           : dir,
-                    f1(jd(x, "capacity_gbps"), a, sizeof a), f1(jd(x, "sum_alone_gbps"), b, sizeof b), expl,
+                    f1(gq_json_num(x, "capacity_gbps"), a, sizeof a), f1(gq_json_num(x, "sum_alone_gbps"), b, sizeof b), expl,
                     *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
     }
     {
@@ -1187,10 +1179,10 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         const json_t *off = json_object_get(pl, "offload");
         if (json_array_size(off)) {
             int gl[MAXG], n = 0;
-            json_array_foreach(off, i, x) if (n < MAXG) gl[n++] = (int)jd(x, "gpu");
+            json_array_foreach(off, i, x) if (n < MAXG) gl[n++] = (int)gq_json_num(x, "gpu");
             const json_t *oa = json_object_get(pl, "offload_aggregate");
-            double mh = jd(json_object_get(oa, "h2d"), "measured_gbps"),
-                   md = jd(json_object_get(oa, "d2h"), "measured_gbps");
+            double mh = gq_json_num(json_object_get(oa, "h2d"), "measured_gbps"),
+                   md = gq_json_num(json_object_get(oa, "d2h"), "measured_gbps");
             char list[96] = "";
             size_t used = 0;
             for (int k = 0; k < n; k++) {
@@ -1216,8 +1208,8 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
             size_t used = 0;
             json_array_foreach(pp, i, x) if (used < sizeof list - 16) used +=
                 (size_t)snprintf(list + used, sizeof list - used, "%s%d→%d", i ? ", " : "",
-                                 (int)jd(x, "prefill"), (int)jd(x, "decode"));
-            double gain = jd(pl, "gain");
+                                 (int)gq_json_num(x, "prefill"), (int)gq_json_num(x, "decode"));
+            double gain = gq_json_num(pl, "gain");
             const json_t *pa = json_object_get(pl, "pairs_aggregate");
             if (json_is_true(json_object_get(pl, "all_staged")))
                 finding(fs,
@@ -1229,7 +1221,7 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                 finding(fs,
                         "Prefill→decode handoffs %s keep every KV transfer on a fast path: %s GB/s measured "
                         "together%s%s%s.",
-                        list, f1(jd(pa, "measured_gbps"), a, sizeof a), isfinite(gain) ? ", " : "",
+                        list, f1(gq_json_num(pa, "measured_gbps"), a, sizeof a), isfinite(gain) ? ", " : "",
                         isfinite(gain) ? f1(gain, b, sizeof b) : "",
                         isfinite(gain) ? "× the naive mapping (GPUs in index order)" : "");
         }
@@ -1239,14 +1231,14 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         const json_t *fit = json_object_get(x, "fit");
         if (!json_is_object(fit))
             continue;
-        double h = jd(fit, "half_bytes");
+        double h = gq_json_num(fit, "half_bytes");
         char hb[32];
         finding(
             fs,
             "%s: each copy costs about %s µs before data moves; copies smaller than %s get less than half of "
             "its %s GB/s.",
-            js(x, "label", "?"), f1(jd(fit, "fixed_us"), a, sizeof a), approx_size(h, hb, sizeof hb),
-            f1(jd(fit, "asymptotic_gbps"), b, sizeof b));
+            gq_json_str(x, "label", "?"), f1(gq_json_num(fit, "fixed_us"), a, sizeof a), approx_size(h, hb, sizeof hb),
+            f1(gq_json_num(fit, "asymptotic_gbps"), b, sizeof b));
         break;
     }
     if (json_is_object(stress)) {
@@ -1255,8 +1247,8 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         json_array_foreach(json_object_get(stress, "gpus"), i, x)
         {
             ng++;
-            tmax = fmax(tmax, jd(x, "temp_max_c"));
-            double cp = jd(x, "power_capped_pct");
+            tmax = fmax(tmax, gq_json_num(x, "temp_max_c"));
+            double cp = gq_json_num(x, "power_capped_pct");
             if (isfinite(cp))
                 cap = fmax(cap, cp);
             nth += json_is_true(json_object_get(x, "thermal_slowdown"));
@@ -1273,11 +1265,11 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                 "Under %s s of load on %s (%s W together, GPU telemetry), the hottest reached %s °C%s%s%s; "
                 "power capping in up to %s%% of samples is expected near the limit and is not a thermal "
                 "slowdown.",
-                f1(jd(stress, "elapsed_s"), a, sizeof a), who, f1(jd(node, "power_total_avg_w"), b, sizeof b),
+                f1(gq_json_num(stress, "elapsed_s"), a, sizeof a), who, f1(gq_json_num(node, "power_total_avg_w"), b, sizeof b),
                 f1(tmax, c, sizeof c), nth ? ", with THERMAL SLOWDOWN on " : ", with no thermal slowdown",
                 nth ? f1(nth, d, sizeof d) : "", nth == 1 ? " GPU" : nth ? " GPUs" : "", f1(cap, s1, sizeof s1));
     }
-    if (json_is_true(json_object_get(id, "vm")) && jd(id, "numa_nodes") <= 1)
+    if (json_is_true(json_object_get(id, "vm")) && gq_json_num(id, "numa_nodes") <= 1)
         finding(
             fs,
             "This is a virtual machine showing one NUMA node: host buffers cannot be bound to the physical "
@@ -1441,6 +1433,6 @@ int gq_card_exit_code(const json_t *card)
 {
     if (json_is_false(json_object_get(card, "complete")))
         return 5;
-    const char *v = js(card, "verdict", "pass");
+    const char *v = gq_json_str(card, "verdict", "pass");
     return !strcmp(v, "fail") ? 1 : !strcmp(v, "warn") ? 4 : 0;
 }

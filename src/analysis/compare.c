@@ -1,4 +1,5 @@
 #include "analysis/compare.h"
+#include "analysis/json_get.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -82,12 +83,6 @@ static gq_cmp_fig *find_or_add(gq_compare *c, const char *key, const char *unit,
     return f;
 }
 
-static const char *js(const json_t *o, const char *k, const char *def)
-{
-    const json_t *v = o ? json_object_get(o, k) : NULL;
-    return json_is_string(v) ? json_string_value(v) : def;
-}
-
 int gq_compare_add(gq_compare *c, const char *label, const gq_recordset *rs, const json_t *root, gq_err *err)
 {
     if (c->nruns >= GQ_CMP_MAX_RUNS)
@@ -96,10 +91,10 @@ int gq_compare_add(gq_compare *c, const char *label, const gq_recordset *rs, con
     snprintf(c->label[run], sizeof c->label[run], "%s", label);
     const json_t *card = json_object_get(root, "card");
     const json_t *host = json_object_get(root, "host");
-    snprintf(c->host[run], sizeof c->host[run], "%s", js(card, "hostname", js(host, "hostname", "?")));
-    snprintf(c->when[run], sizeof c->when[run], "%s", js(root, "timestamp", "?"));
-    snprintf(c->kind[run], sizeof c->kind[run], "%s", js(root, "kind", "?"));
-    snprintf(c->verdict[run], sizeof c->verdict[run], "%s", js(card, "verdict", ""));
+    snprintf(c->host[run], sizeof c->host[run], "%s", gq_json_str(card, "hostname", gq_json_str(host, "hostname", "?")));
+    snprintf(c->when[run], sizeof c->when[run], "%s", gq_json_str(root, "timestamp", "?"));
+    snprintf(c->kind[run], sizeof c->kind[run], "%s", gq_json_str(root, "kind", "?"));
+    snprintf(c->verdict[run], sizeof c->verdict[run], "%s", gq_json_str(card, "verdict", ""));
     char key[200];
     for (int i = 0; rs && i < rs->n; i++) {
         const gq_record *r = &rs->v[i];

@@ -125,13 +125,16 @@ int gq_pairmatrix_from_records(gq_pairmatrix *m, const gq_recordset *rs, const c
             m->record[a][b] = i;
             continue;
         }
-        if (isnan(m->gbps[a][b]))
-            filled++;
         m->gbps[a][b] = r->value.median;
         m->spread[a][b] = r->value.spread > 0 ? r->value.spread : 0;
         m->staged[a][b] = r->method == GQ_METHOD_STAGED || r->method == GQ_METHOD_DRIVER_STAGED;
         m->record[a][b] = i;
     }
+    /* counted at the end: a cell filled and then overwritten by an
+     * unusable record of the same pair is missing again */
+    for (int a = 0; a < m->n; a++)
+        for (int b = 0; b < m->n; b++)
+            filled += a != b && m->record[a][b] >= 0 && isfinite(m->gbps[a][b]);
 out:
     free(gs);
     return filled;

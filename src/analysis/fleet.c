@@ -1,4 +1,5 @@
 #include "analysis/fleet.h"
+#include "analysis/json_get.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -50,12 +51,6 @@ static gq_fleet_node *new_node(gq_fleet *f, int rank, const char *host, gq_err *
     return n;
 }
 
-static const char *js(const json_t *o, const char *k, const char *def)
-{
-    const json_t *v = o ? json_object_get(o, k) : NULL;
-    return json_is_string(v) ? json_string_value(v) : def;
-}
-
 /* Index of key, or -1. Nodes list their figures in the same order as a rule,
  * so the figure after the last one found is tried first. */
 static int find_fig(const gq_fleet *f, const char *key, int hint)
@@ -77,18 +72,18 @@ int gq_fleet_add_card(gq_fleet *f, int rank, const char *host, const json_t *roo
         return gq_err_set(err, GQ_E_NOMEM, "out of memory comparing the fleet");
     int rc = GQ_OK;
     gq_compare_init(c, f->threshold_pct);
-    gq_fleet_node *n = new_node(f, rank, host ? host : js(card, "hostname", NULL), err);
+    gq_fleet_node *n = new_node(f, rank, host ? host : gq_json_str(card, "hostname", NULL), err);
     if (!n) {
         rc = GQ_E_NOMEM;
         goto out;
     }
-    snprintf(n->card_host, sizeof n->card_host, "%s", js(card, "hostname", ""));
+    snprintf(n->card_host, sizeof n->card_host, "%s", gq_json_str(card, "hostname", ""));
     n->simulated = json_is_true(json_object_get(root, "simulated"));
     if (json_is_false(json_object_get(card, "complete"))) {
         snprintf(n->verdict, sizeof n->verdict, "incomplete");
         n->exit_code = 5;
     } else {
-        const char *v = js(card, "verdict", "pass");
+        const char *v = gq_json_str(card, "verdict", "pass");
         snprintf(n->verdict, sizeof n->verdict, "%s", !strcmp(v, "fail") ? "fail" : !strcmp(v, "warn") ? "warn" : "pass");
         n->exit_code = !strcmp(n->verdict, "fail") ? 1 : !strcmp(n->verdict, "warn") ? 4 : 0;
     }

@@ -301,8 +301,6 @@ int gq_cmd_card(int argc, char **argv)
     snprintf(path, sizeof path, "%s/card.json", dir);
     if ((rc = gq_json_write_file(doc, path, &err)))
         goto fail;
-    if (o.c.json_path && (rc = gq_json_write_file(doc, o.c.json_path, &err)))
-        goto fail;
     if ((rc = write_text(dir, "card.md", doc, gq_card_render_markdown, &err)) ||
         (rc = write_text(dir, "card.html", doc, gq_card_render_html, &err)))
         goto fail;
@@ -318,6 +316,13 @@ int gq_cmd_card(int argc, char **argv)
         gq_stress_write_csv(of.f, &res.stress);
         if ((rc = gq_outfile_commit(&of, &err)))
             goto fail;
+    }
+    /* The copy named by --json comes last: a failure to write it (a full
+     * disk) leaves the directory's card whole, and says so. */
+    if (o.c.json_path && (rc = gq_json_write_file(doc, o.c.json_path, &err))) {
+        gq_cli_error("--json: %s; the card itself is complete in %s/", err.msg, dir);
+        exit_code = GQ_EXIT_USAGE;
+        goto out;
     }
     const json_t *card = json_object_get(doc, "card");
     if (!strcmp(o.c.format, "json")) {

@@ -558,20 +558,24 @@ static int run_fleet(fleet_cli *o, gq_expect *ex, double threshold, int rank, in
     size_t plen = payload ? strlen(payload) : 0;
     int len = plen > (size_t)INT_MAX ? 0 : (int)plen;
 
+    /* Every rank must learn whether rank 0 can take the lengths and then
+     * the bytes, or the collectives would hang (or write through NULL). */
+    int ok = 1;
     if (rank == 0) {
         lens = calloc((size_t)size, sizeof *lens);
         displs = calloc((size_t)size, sizeof *displs);
+        ok = lens && displs;
     }
-    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    /* Every rank must learn whether rank 0 can take the bytes, or Gatherv would hang. */
-    int ok = 1;
-    if (rank == 0) {
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (ok)
+        MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rank == 0 && ok) {
         long long total = 0;
         for (int r = 0; r < size; r++) {
             displs[r] = (int)total;
             total += lens[r];
         }
-        ok = lens && displs && total < INT_MAX && (buf = malloc((size_t)total + 1)) != NULL;
+        ok = total < INT_MAX && (buf = malloc((size_t)total + 1)) != NULL;
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (ok)

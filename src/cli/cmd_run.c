@@ -330,6 +330,7 @@ int gq_cmd_run(int argc, char **argv)
     gq_journal jr = {0};
     gq_journal *j = NULL;
     bool journal_auto = false;
+    char journal_error[sizeof ((gq_err *)0)->msg] = "";
     json_t *doc = NULL, *opts_json = NULL, *sections = NULL;
 
     if (gq_opts_parse(tabs, NTABS, &o, argc, argv, 2, pos, MAX_POS, &npos, &help, &err)) {
@@ -519,7 +520,13 @@ int gq_cmd_run(int argc, char **argv)
             }
             if (rc == GQ_E_IO && j) {
                 gq_progress_clear(&bar);
-                gq_cli_warn("%s; continuing without the journal", merr.msg);
+                /* a journal the user named and did not get fails the run at
+                 * the end, in one line (the measurements go on and are
+                 * written); the automatic one only warns */
+                if (!journal_auto)
+                    snprintf(journal_error, sizeof journal_error, "%s", merr.msg);
+                else
+                    gq_cli_warn("%s; continuing without the journal", merr.msg);
                 gq_journal_close(j);
                 j = NULL;
             } else if (rc == GQ_E_NOMEM) {
@@ -594,6 +601,12 @@ int gq_cmd_run(int argc, char **argv)
         if (exit_code == GQ_EXIT_OK)
             exit_code = GQ_EXIT_FAIL;
         journal_auto = false;
+    }
+    if (journal_error[0] && !interrupted) {
+        gq_cli_error("--journal %s was not written (%s); the results above and any --json file are complete",
+                     o.c.journal, journal_error);
+        if (exit_code == GQ_EXIT_OK)
+            exit_code = GQ_EXIT_USAGE;
     }
 out:
     if (j) {

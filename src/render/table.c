@@ -342,7 +342,8 @@ static void render_set(FILE *f, const gq_recordset *rs, const char *test, const 
             int k = i;
             /* the group's GPU set is on its aggregate, further down */
             for (int x = i; x < rs->n; x++)
-                if (rs->v[x].group == r->group && (rs->v[x].aggregate || rs->v[x].sum)) {
+                if (rs->v[x].group == r->group && !strcmp(rs->v[x].test, test) &&
+                    (rs->v[x].aggregate || rs->v[x].sum)) {
                     k = x;
                     break;
                 }

@@ -198,7 +198,7 @@ static nvml_fns fn;
 
 static const char *errstr(nvml_ret r)
 {
-    static char buf[32];
+    static _Thread_local char buf[32]; /* samplers of several GPUs may fail at once */
     if (fn.ErrorString) {
         const char *s = fn.ErrorString(r);
         if (s)
@@ -278,7 +278,10 @@ void gq_nvml_close(void)
 
 static int need_open(gq_err *err)
 {
-    if (refs <= 0)
+    pthread_mutex_lock(&lock);
+    int open = refs > 0;
+    pthread_mutex_unlock(&lock);
+    if (!open)
         return gq_err_set(err, GQ_E_UNSUPP, "NVML is not loaded");
     return GQ_OK;
 }

@@ -1,0 +1,25 @@
+/* Reading fields of a parsed JSON document (jansson) with a default: the
+ * analysis modules that read saved runs and cards (card_compose, compare,
+ * fleet) share these instead of each keeping a copy. */
+#ifndef GQ_ANALYSIS_JSON_GET_H
+#define GQ_ANALYSIS_JSON_GET_H
+
+#include <math.h>
+
+#include <jansson.h>
+
+/* o[k] when it is a string, else def (o may be NULL). */
+static inline const char *gq_json_str(const json_t *o, const char *k, const char *def)
+{
+    const json_t *v = o ? json_object_get(o, k) : NULL;
+    return json_is_string(v) ? json_string_value(v) : def;
+}
+
+/* o[k] when it is a number, else NAN (o may be NULL). */
+static inline double gq_json_num(const json_t *o, const char *k)
+{
+    const json_t *v = o ? json_object_get(o, k) : NULL;
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+#endif
