@@ -3,7 +3,9 @@
 # GPUs. Never part of CI.
 #
 #   tests/gpu/run.sh [ARGS...]     ARGS go to every test program
-#                                  (test_cuda_backend: --quick --size MIB --rounds N --no-tuning)
+#                                  (test_cuda_backend: --quick --size MIB --rounds N --no-tuning;
+#                                   test_gpu_catalog: the whole catalog through the harness, as
+#                                   `gpuqual run` runs it: --quick --size MIB --rounds N --tests a,b)
 #
 # Environment: GQ_GPU_BUILD (build dir, default /tmp/b), GQ_CUDA_ARCH (default
 # 90), OUT (where logs go; default /tmp/gq-gpu-out). On the device machine,
