@@ -138,6 +138,29 @@ int gq_flows_check_splits(const gq_flow *flows, int n, gq_err *err)
         if (f->exec_gpu != o->exec_gpu || f->bytes != o->bytes)
             return gq_err_set(err, GQ_E_USAGE,
                               "flows %d and %d: a split-warp pair needs the same executing GPU and size", i, j);
+        if (f->interferer != o->interferer)
+            return gq_err_set(err, GQ_E_USAGE,
+                              "flows %d and %d: a split-warp pair is measured or interferes as one", i, j);
     }
     return GQ_OK;
+}
+
+uint64_t gq_flow_stage_chunk(const gq_flow *f)
+{
+    const uint64_t max_chunks = 128;
+    uint64_t chunk = f->chunk_bytes ? f->chunk_bytes : 8ull * 1024 * 1024;
+    if (chunk > f->bytes)
+        chunk = f->bytes;
+    if (chunk == 0)
+        return 1;
+    if ((f->bytes + chunk - 1) / chunk > max_chunks) {
+        chunk = (f->bytes + max_chunks - 1) / max_chunks;
+        chunk = (chunk + 4095) & ~4095ull;
+    }
+    return chunk;
+}
+
+uint64_t gq_flow_piece_quantum(const gq_flow *f)
+{
+    return f->method == GQ_METHOD_STAGED ? gq_flow_stage_chunk(f) : 16;
 }

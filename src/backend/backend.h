@@ -234,9 +234,17 @@ static inline bool gq_backend_simulated(const gq_backend *be)
     return be && be->ops && (be->ops->flags & GQ_BE_SIMULATED);
 }
 
+/* The staging chunk of a GQ_METHOD_STAGED flow: chunk_bytes, or 8 MiB,
+ * but never more than 128 chunks per copy (larger copies get larger chunks,
+ * 4 KiB-aligned), and never more than the copy. */
+uint64_t gq_flow_stage_chunk(const gq_flow *f);
+/* The smallest piece a backend moves a flow's copy in with a grain: whole
+ * staging chunks for STAGED, 16 bytes otherwise. A grain is rounded up to it. */
+uint64_t gq_flow_piece_quantum(const gq_flow *f);
+
 /* GQ_E_USAGE naming the flow unless every split_with of the group names a
  * partner that names it back, both SM copies executed by the same GPU with
- * the same bytes. Backends call it from prepare. */
+ * the same bytes, both interferers or neither. Backends call it from prepare. */
 int gq_flows_check_splits(const gq_flow *flows, int n, gq_err *err);
 
 const char *gq_method_name(gq_method m); /* "ce", "sm", "staged", "driver_staged" */

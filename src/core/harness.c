@@ -647,14 +647,25 @@ static int choose_group_mode(gq_backend *be, gq_group *g, const gq_measurement *
      * before the deadline: pieces of at most GQ_HARNESS_GRAIN of the round
      * make the windows end together within that, at any round length. */
     double piece_max = 0;
+    for (int i = 0; i < m->nflows; i++)
+        if (m->report[i] && !(ctime[i] > 0)) {
+            /* a measured flow that gave no copy time (it failed): nothing to
+             * size its pieces from; the counted round stands, and the
+             * flow's failure is in its records */
+            *have_round = true;
+            return GQ_OK;
+        }
     for (int i = 0; i < m->nflows; i++) {
         grain[i] = 0;
-        if (!m->report[i] || !(ctime[i] > 0))
+        if (!m->report[i])
             continue;
         uint64_t bytes = m->flows[i].bytes;
         double rate = (double)bytes / ctime[i];
         double want = rate * GQ_HARNESS_GRAIN * T;
         uint64_t p = want < (double)GQ_HARNESS_MIN_PIECE ? GQ_HARNESS_MIN_PIECE : (uint64_t)want / GQ_MiB * GQ_MiB;
+        /* the backend moves staged copies in whole staging chunks */
+        uint64_t q = gq_flow_piece_quantum(&m->flows[i]);
+        p = (p + q - 1) / q * q;
         double pt = ctime[i];
         if (p < bytes) {
             grain[i] = p;

@@ -619,9 +619,12 @@ int main(int argc, char **argv)
         gq_flow_result res[2];
         if (run_once(&be, "interferer until measured", fl, 2, &o, res)) {
             check(res[0].copies_done == 8, "interferer", "measured flow: %d copies, 8 asked", res[0].copies_done);
-            check(res[1].t_end >= res[0].t_end && res[1].t_start <= res[0].t_start + 1e-6, "interferer",
-                  "its window [%.4f, %.4f] does not cover the measured [%.4f, %.4f]", res[1].t_start,
-                  res[1].t_end, res[0].t_start, res[0].t_end);
+            check(res[1].t_end >= res[0].t_end, "interferer",
+                  "it ended at %.4f s, before the measured flow (%.4f s)", res[1].t_end - res[1].t_start,
+                  res[0].t_end - res[0].t_start);
+            /* by its own count (8 copies of a quarter the size) it would have stopped 4x earlier */
+            check(res[1].copies_done > 8, "interferer", "%d copies: it stopped at its own count",
+                  res[1].copies_done);
             check(res[1].t_end - res[0].t_end < 0.02, "interferer", "it ran on %.1f ms past the measured flow",
                   1e3 * (res[1].t_end - res[0].t_end));
             printf("interferer until measured: h2d %.2f GB/s under d2h %.2f GB/s; interferer ended %.2f ms after\n",

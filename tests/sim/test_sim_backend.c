@@ -206,7 +206,9 @@ static void test_run_contract(void **state)
     f[0].interferer = true;
     assert_int_equal(be->ops->prepare(be, f, 2, &g, &e), GQ_OK);
     assert_int_equal(be->ops->run(be, g, &ro, res, &e), GQ_OK);
+    assert_int_equal(res[0].copies_done, 6);
     assert_int_equal(res[1].copies_done, 6);
+    assert_true(res[0].t_end > res[1].t_end); /* the longer copies end later: no one stopped the other */
     be->ops->release(be, g);
 
     /* grain: windows end on whole pieces */
@@ -246,15 +248,21 @@ static void test_run_contract(void **state)
         {3, 1, GQ_METHOD_SM, 2, "names no other flow"},
         {1, 1, GQ_METHOD_SM, 2, "names no other flow"},
         {2, 1, GQ_METHOD_CE, 2, "needs method sm"},
-        {2, 1, GQ_METHOD_SM, -1, "same executing GPU"},
+        {2, 1, GQ_METHOD_SM, -1, "same executing GPU and size"}, /* sizes differ */
+        {2, 1, GQ_METHOD_SM, -2, "same executing GPU and size"}, /* GPUs differ */
+        {2, 1, GQ_METHOD_SM, -3, "measured or interferes as one"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         gq_flow x[2] = {sp[0], sp[1]};
         x[0].split_with = bad[k].a;
         x[1].split_with = bad[k].b;
         x[0].method = bad[k].m;
-        if (bad[k].exec < 0)
+        if (bad[k].exec == -1)
             x[1].bytes /= 2;
+        if (bad[k].exec == -2)
+            x[1].exec_gpu = 3;
+        if (bad[k].exec == -3)
+            x[1].interferer = true;
         g = NULL;
         int rc = be->ops->prepare(be, x, 2, &g, &e);
         if (rc != GQ_E_USAGE || !strstr(e.msg, bad[k].text))

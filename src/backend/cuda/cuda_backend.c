@@ -32,8 +32,6 @@
 #include "core/units.h"
 #include "core/workers.h"
 
-#define STAGE_CHUNK_DEFAULT (8ull * GQ_MiB)
-#define STAGE_MAX_CHUNKS 128 /* larger copies get larger chunks */
 #define UNIT_BYTES (32ull * GQ_MiB)
 #define UNIT_MAX_COPIES 128
 #define PRE_OPS 256      /* per stream, queued behind the closed latch */
@@ -488,15 +486,8 @@ static int flow_setup(cuda_be *b, cflow *c, const cflow *prev, int idx, gq_err *
     }
     if (staged) {
         c->nbuf = b->tune.stage_bufs;
-        c->chunk = f->chunk_bytes ? f->chunk_bytes : STAGE_CHUNK_DEFAULT;
-        if (c->chunk > f->bytes)
-            c->chunk = f->bytes;
+        c->chunk = gq_flow_stage_chunk(f);
         uint64_t n = (f->bytes + c->chunk - 1) / c->chunk;
-        if (n > STAGE_MAX_CHUNKS) {
-            c->chunk = (f->bytes + STAGE_MAX_CHUNKS - 1) / STAGE_MAX_CHUNKS;
-            c->chunk = (c->chunk + 4095) & ~4095ull;
-            n = (f->bytes + c->chunk - 1) / c->chunk;
-        }
         c->nchunks = (int)n;
         if ((rc = gq_cuda_numa_resolve(b, GQ_NUMA_LOCAL, c->sdev, &c->host_node, err)) != GQ_OK)
             goto out;
@@ -818,7 +809,7 @@ static int top_up(gq_group *g, cflow *c, flow_state *st, bool pre, gq_err *err)
             if (rc != GQ_OK)
                 return rc;
             st->ubytes[slot] = (uint64_t)n * c->xbytes;
-            st->ucopies[slot] = n / c->fold; /* whole-transfer units hold whole copies (fold divides xfers) */
+            st->ucopies[slot] = n / c->fold; /* exact for measured flows (fold 1); interferers count transfers */
             st->uxfers[slot] = n;
             st->xfers_enq += n;
         }
@@ -843,21 +834,23 @@ static void plan_run(const cuda_be *b, gq_group *g, const cflow *c, int i, const
     }
     if (c->f.interferer && c->f.method != GQ_METHOD_STAGED) {
         /* short units, little queued: the interferer stops soon after the
-         * measured flows (what is queued cannot be taken back) */
+         * measured flows (what is queued cannot be taken back). A unit may
+         * hold part of a folded copy: its copies are counted from its
+         * transfers at the end. */
         uint64_t per = IFER_UNIT_BYTES / c->xbytes;
         st->xfers = per < 1 ? 1 : per > UNIT_MAX_COPIES ? UNIT_MAX_COPIES : (int)per;
-        if (c->f.method == GQ_METHOD_CE || c->f.method == GQ_METHOD_DRIVER_STAGED)
-            st->xfers = st->xfers - st->xfers % c->fold > 0 ? st->xfers - st->xfers % c->fold : c->fold;
-        else if (st->xfers % c->fold)
-            st->xfers = c->fold;
         uint64_t unit = (uint64_t)st->xfers * c->xbytes;
         uint64_t d = (IFER_INFLIGHT + unit - 1) / unit;
         st->depth = d < 2 ? 2 : d > RING - 1 ? RING - 1 : (int)d;
         return;
     }
-    if (st->mode == Q_TIME && o->grain && o->grain[i] > 0 && o->grain[i] < c->f.bytes) {
-        uint64_t q = c->f.method == GQ_METHOD_STAGED ? c->chunk : 16;
-        uint64_t p = (o->grain[i] + q - 1) / q * q;
+    /* a split-warp pair's kernel moves both: either flow's grain is the pair's */
+    uint64_t grain = o->grain ? o->grain[i] : 0;
+    if (o->grain && c->partner >= 0 && (grain == 0 || (o->grain[c->partner] > 0 && o->grain[c->partner] < grain)))
+        grain = o->grain[c->partner];
+    if (st->mode == Q_TIME && grain > 0 && grain < c->f.bytes) {
+        uint64_t q = gq_flow_piece_quantum(&c->f);
+        uint64_t p = (grain + q - 1) / q * q;
         if (p < c->f.bytes) {
             st->piece = p;
             uint64_t d = INFLIGHT_BYTES / p;
@@ -914,14 +907,15 @@ static void run_flow(void *arg, int i, gq_workers *w)
     if (pre)
         CK(top_up(g, c, &st, true, err));
 out:
+    /* A secondary can only fail before the first barrier (poisoning): its
+     * result is written before the barriers that order the primary's reads. */
+    if (c->split_secondary && rc != GQ_OK)
+        flow_error(r, err);
     /* Every worker passes each barrier, failed or not: they count them all. */
     for (; met < 3; met++)
         gq_workers_barrier(w);
-    if (c->split_secondary) {
-        if (rc != GQ_OK)
-            flow_error(r, err);
+    if (c->split_secondary)
         return; /* cuda_run copies the partner's window and counts */
-    }
     const bool started = rc == GQ_OK;
     st.deadline = g->t0 + o->duration_s;
     r->t_start = g->t0;
@@ -958,7 +952,7 @@ out:
         flow_error(r, err);
         return;
     }
-    r->copies_done = (int)st.copies_counted;
+    r->copies_done = (int)(c->f.interferer && st.piece == 0 ? st.xfers_counted / c->fold : st.copies_counted);
     r->bytes_done = st.bytes_counted;
     if (check && (rc = verify_flow(c, r, err)) != GQ_OK)
         flow_error(r, err);

@@ -810,6 +810,8 @@ static int sim_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_re
         int measured = 0;
         for (int i = 0; i < n; i++)
             measured += !g->flows[i].interferer;
+        if (measured == 0)
+            measured = -1; /* no measured flow: interferers run by their count */
         double t = t0;
         int left = n;
         while (left > 0) {
@@ -822,6 +824,8 @@ static int sim_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_re
                 if (!(r[i] > 0)) {
                     act[i] = false;
                     left--;
+                    if (!g->flows[i].interferer && measured > 0)
+                        measured--;
                     res[i].status = GQ_E_BACKEND;
                     snprintf(res[i].error, sizeof res[i].error, "sim: the flow got no bandwidth");
                     res[i].t_start = res[i].t_end = start[i];
@@ -835,8 +839,11 @@ static int sim_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_re
                 if (fin < tn)
                     tn = fin;
             }
-            if (!isfinite(tn))
-                break;
+            if (!isfinite(tn)) {
+                if (measured != 0)
+                    break;
+                tn = t; /* the last measured flow got no bandwidth: end the interferers now */
+            }
             for (int i = 0; i < n; i++) {
                 if (!act[i])
                     continue;
@@ -901,10 +908,17 @@ static int sim_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_re
             }
             double ct = copy_time(g, i, r[i] * nf[i]);
             uint64_t bytes = g->flows[i].bytes;
-            /* with a grain, the window may end at any completed piece */
-            uint64_t piece = o->grain && o->grain[i] > 0 && o->grain[i] < bytes && !g->flows[i].interferer
-                                 ? o->grain[i]
-                                 : bytes;
+            /* with a grain, the window may end at any completed piece; a
+             * split-warp pair's kernel moves both flows in the same pieces */
+            uint64_t gr = o->grain ? o->grain[i] : 0;
+            int pj = g->flows[i].split_with - 1;
+            if (o->grain && pj >= 0 && pj < n && (gr == 0 || (o->grain[pj] > 0 && o->grain[pj] < gr)))
+                gr = o->grain[pj];
+            if (gr > 0) {
+                uint64_t q = gq_flow_piece_quantum(&g->flows[i]);
+                gr = (gr + q - 1) / q * q;
+            }
+            uint64_t piece = gr > 0 && gr < bytes && !g->flows[i].interferer ? gr : bytes;
             double pt = ct * (double)piece / (double)bytes;
             double avail = deadline - start[i];
             double k = avail > 0 ? floor(avail / pt + 1e-9) : 0;
