@@ -951,7 +951,23 @@ int gq_harness_latency(gq_backend *be, const gq_topo *topo, const char *test, co
         set_error(&r, GQ_FLAG_ERROR, err ? err->msg : "latency not supported by this backend");
     } else {
         double tp = gq_now_mono();
-        for (int i = 0; i < o->rounds; i++) {
+        /* An untimed warm-up of a tenth of the loads: the first chase after
+         * a change of target pays for cold translations (measured on 2 x
+         * H200: 842.6 ns in round 1, 825.0 in the four after). */
+        bool warm_failed = false;
+        if (o->warmup_reps > 0) {
+            gq_latency_req w = *req;
+            if (w.iters > 10)
+                w.iters /= 10;
+            double ns = 0;
+            gq_err lerr = {0};
+            int lrc = be->ops->latency(be, &w, &ns, &lerr);
+            if (lrc != GQ_OK || !(ns > 0)) {
+                set_error(&r, GQ_FLAG_ERROR, lrc != GQ_OK ? lerr.msg : "the backend returned no latency");
+                warm_failed = true;
+            }
+        }
+        for (int i = 0; i < o->rounds && !warm_failed; i++) {
             if (gq_interrupt_requested()) {
                 interrupted = true;
                 break;

@@ -35,6 +35,7 @@ static struct {
     int released;
     double lat[8];
     int nlat, lat_calls;
+    int lat_iters[16];
 } fake;
 
 struct gq_group {
@@ -86,6 +87,8 @@ static void f_release(gq_backend *be, gq_group *g)
 }
 static int f_latency(gq_backend *be, const gq_latency_req *r, double *ns, gq_err *err)
 {
+    if (fake.lat_calls < 16)
+        fake.lat_iters[fake.lat_calls] = r->iters;
     *ns = fake.lat[fake.lat_calls++ % fake.nlat];
     return GQ_OK;
 }
@@ -953,19 +956,25 @@ static void test_local_counts_bytes_once(void **state)
 
 static void test_latency(void **state)
 {
-    fake.lat[0] = 1200;
-    fake.lat[1] = 1190;
-    fake.lat[2] = 1210;
-    fake.nlat = 3;
+    fake.lat[0] = 5000; /* the warm-up: cold, and not a sample */
+    fake.lat[1] = 1200;
+    fake.lat[2] = 1190;
+    fake.lat[3] = 1210;
+    fake.nlat = 4;
     gq_latency_req req = {
         .kind = GQ_LAT_POINTER_CHASE, .target = {GQ_EP_HOST, 0}, .exec_gpu = 1, .iters = 100};
     gq_harness_opts o = fixed_opts(3);
+    o.warmup_reps = 1; /* the default */
     gq_recordset rs = {0};
     assert_int_equal(gq_harness_latency(&be, &topo, "host_device_latency_sm", &req, &o, &rs, NULL, NULL),
                      GQ_OK);
     assert_int_equal(rs.n, 1);
     assert_true(rs.v[0].is_latency);
+    assert_int_equal(fake.lat_calls, 1 + 3);
+    assert_int_equal(fake.lat_iters[0], 10); /* a tenth of the loads */
+    assert_int_equal(fake.lat_iters[1], 100);
     assert_true(fabs(rs.v[0].value.median - 1200) < 1e-9);
+    assert_true(fabs(rs.v[0].value.max - 1210) < 1e-9);
     assert_int_equal(rs.v[0].exec_gpu, 1);
     assert_int_equal(rs.v[0].src.kind, GQ_EP_HOST);
     assert_int_equal(rs.v[0].dst.index, 1);
