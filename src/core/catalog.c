@@ -431,7 +431,7 @@ static int plan_d2d_lat(const gq_test *t, const gq_topo *topo, const gq_plan_opt
 /* ---- the table ----------------------------------------------------------- */
 
 /* clang-format off */
-#define HOST_TESTS(SUF, M, MS) \
+#define HOST_TESTS(SUF, M, MS, BI) \
     {.name = "host_to_device_memcpy_" SUF, \
      .title = "memcpy " MS " CPU(row) -> GPU(column) bandwidth (GB/s)", \
      .description = "host -> each GPU alone (" MS ")", \
@@ -452,7 +452,7 @@ static int plan_d2d_lat(const gq_test *t, const gq_topo *topo, const gq_plan_opt
      .variant = DIR_D2H}, \
     {.name = "host_to_device_bidirectional_memcpy_" SUF, \
      .title = "memcpy " MS " CPU(row) <-> GPU(column) bandwidth (GB/s)", \
-     .description = "host -> each GPU while that GPU also copies to the host; reports host -> GPU (" MS ")", \
+     .description = "host -> each GPU while that GPU also copies to the host; reports host -> GPU (" MS BI ")", \
      .layout = GQ_LAYOUT_HOST_GPU, \
      .min_gpus = 1, \
      .nvbandwidth = true, \
@@ -461,7 +461,7 @@ static int plan_d2d_lat(const gq_test *t, const gq_topo *topo, const gq_plan_opt
      .variant = DIR_H2D | V_BIDIR}, \
     {.name = "device_to_host_bidirectional_memcpy_" SUF, \
      .title = "memcpy " MS " CPU(row) <-> GPU(column) bandwidth (GB/s)", \
-     .description = "each GPU -> host while the host also copies to it; reports GPU -> host (" MS ")", \
+     .description = "each GPU -> host while the host also copies to it; reports GPU -> host (" MS BI ")", \
      .layout = GQ_LAYOUT_HOST_GPU, \
      .min_gpus = 1, \
      .nvbandwidth = true, \
@@ -517,7 +517,7 @@ static int plan_d2d_lat(const gq_test *t, const gq_topo *topo, const gq_plan_opt
      .variant = DIR_D2H}, \
     {.name = "all_to_host_bidirectional_memcpy_" SUF, \
      .title = "memcpy " MS " CPU(row) <-> GPU(column) bandwidth (GB/s)", \
-     .description = "every GPU -> host while the host copies to every GPU; reports GPU -> host (" MS ")", \
+     .description = "every GPU -> host while the host copies to every GPU; reports GPU -> host (" MS BI ")", \
      .layout = GQ_LAYOUT_HOST_GPU, \
      .min_gpus = 1, \
      .nvbandwidth = true, \
@@ -535,7 +535,7 @@ static int plan_d2d_lat(const gq_test *t, const gq_topo *topo, const gq_plan_opt
      .variant = DIR_H2D}, \
     {.name = "host_to_all_bidirectional_memcpy_" SUF, \
      .title = "memcpy " MS " CPU(row) <-> GPU(column) bandwidth (GB/s)", \
-     .description = "host -> every GPU while every GPU copies to the host; reports host -> GPU (" MS ")", \
+     .description = "host -> every GPU while every GPU copies to the host; reports host -> GPU (" MS BI ")", \
      .layout = GQ_LAYOUT_HOST_GPU, \
      .min_gpus = 1, \
      .nvbandwidth = true, \
@@ -585,8 +585,8 @@ static int plan_d2d_lat(const gq_test *t, const gq_topo *topo, const gq_plan_opt
 /* clang-format on */
 
 static const gq_test catalog[] = {
-    HOST_TESTS("ce", GQ_METHOD_CE, "CE"),
-    HOST_TESTS("sm", GQ_METHOD_SM, "SM"),
+    HOST_TESTS("ce", GQ_METHOD_CE, "CE", ""),
+    HOST_TESTS("sm", GQ_METHOD_SM, "SM", "; a split-warp kernel per GPU, half the buffer each way"),
     {.name = "host_device_latency_sm",
      .title = "memory latency SM CPU(row) <-> GPU(column) (ns)",
      .description = "pointer chase by each GPU in pinned host memory (ns)",
