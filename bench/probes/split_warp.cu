@@ -48,6 +48,22 @@ __global__ void gq_split(uint4 *da, const uint4 *sa, uint4 *db, const uint4 *sb,
     }
 }
 
+// One 16-byte element per thread, warps alternating between pair A and pair
+// B (nvbandwidth's layout over two buffer pairs), one launch per copy: no
+// element is copied twice within a launch.
+__global__ void flat_split(uint4 *da, const uint4 *sa, uint4 *db, const uint4 *sb, unsigned long long n)
+{
+    const unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned long long w = tid / 32, lane = tid % 32;
+    const unsigned long long i = (w / 2) * 32 + lane;
+    if (i >= n)
+        return;
+    if (w & 1)
+        __stcg(db + i, __ldcg(sb + i));
+    else
+        __stcg(da + i, __ldcg(sa + i));
+}
+
 static float timeit(cudaStream_t st, void (*launch)(cudaStream_t, void *), void *arg)
 {
     cudaEvent_t a, b;
@@ -91,6 +107,15 @@ template <int U> static void l_gq_inter(cudaStream_t st, void *p)
     gq_split<U><<<a->blocks, a->threads, 0, st>>>(a->d, a->h, a->h + half, a->d + half, half, a->loops);
 }
 
+static void l_flat(cudaStream_t st, void *p)
+{
+    args *a = (args *)p;
+    size_t half = a->bytes / 2 / 16;
+    unsigned long long threads = 2 * ((half + 31) / 32) * 32;
+    for (int l = 0; l < a->loops; l++)
+        flat_split<<<(unsigned)((threads + 1023) / 1024), 1024, 0, st>>>(a->d, a->h, a->h2, a->d2, half);
+}
+
 int main(int argc, char **argv)
 {
     int dev = argc > 1 ? atoi(argv[1]) : 0;
@@ -111,6 +136,7 @@ int main(int argc, char **argv)
     struct { const char *name; void (*f)(cudaStream_t, void *); int loops, bpsm, threads; } v[] = {
         {"nvbandwidth kernel, 16 loops", l_nvb, 16, 0, 0},
         {"nvbandwidth kernel, 1 loop", l_nvb, 1, 0, 0},
+        {"flat: 1 element/thread, a launch per copy", l_flat, 16, 0, 0},
         {"gpuqual U12 1x512/SM, 2 buffers each side", l_gq<12>, 16, 1, 512},
         {"gpuqual U12 2x512/SM", l_gq<12>, 16, 2, 512},
         {"gpuqual U12 4x512/SM", l_gq<12>, 16, 4, 512},

@@ -559,6 +559,25 @@ int main(int argc, char **argv)
             snprintf(n1, sizeof n1, "split-warp host sm gpu%d: d2h", gi);
             add_fig(n1, m.flow[1], "GB/s", 0, false, gi ? 42.37 : 42.35, pcie_cap(gi));
         }
+        /* odd sizes: the tail of a copy that is not whole 16-byte elements */
+        gq_flow so[2] = {mk(H, L, G, gi, GQ_METHOD_SM, gi, 3 * GQ_MiB + 12345),
+                         mk(G, gi, H, L, GQ_METHOD_SM, gi, 3 * GQ_MiB + 12345)};
+        so[0].split_with = 2;
+        so[1].split_with = 1;
+        double c0 = 0;
+        double cz[2] = {c0, c0};
+        snprintf(n1, sizeof n1, "split-warp odd size gpu%d", gi);
+        measure(&be, n1, so, 2, cz, false, &m);
+        /* two pairs on one GPU share its SMs: the strided kernel, each pair its cut of the grid */
+        gq_flow two[4] = {sp[0], sp[1], mk(H, L, G, gi, GQ_METHOD_SM, gi, B / 4),
+                          mk(G, gi, H, L, GQ_METHOD_SM, gi, B / 4)};
+        two[2].split_with = 4;
+        two[3].split_with = 3;
+        double c4[4] = {pcie_cap(gi), pcie_cap(gi), pcie_cap(gi), pcie_cap(gi)};
+        snprintf(n1, sizeof n1, "two split-warp pairs on gpu%d", gi);
+        if (measure(&be, n1, two, 4, c4, true, &m))
+            printf("two split-warp pairs on gpu%d: %.2f + %.2f each way (by duration)\n", gi, m.flow[0].median,
+                   m.flow[2].median);
         gq_flow bad[2] = {sp[0], sp[1]};
         bad[1].split_with = 0;
         gq_group *gg = NULL;

@@ -78,6 +78,7 @@ typedef struct cflow {
     int nchunks, nbuf;
     uint64_t stage_k;
     int grid, aux_grid;
+    bool sm_shared; /* share_sms cut this flow's grid: other SM flows run on its GPU */
     int host_node;
 } cflow;
 
@@ -545,6 +546,7 @@ static void share_sms(const cuda_be *b, gq_group *g)
         const cuda_dev *xd = &b->dev[c->exec];
         int sms = xd->sm_count / k[c->exec];
         c->grid = (c->grid / (xd->sm_count > 0 ? xd->sm_count : 1)) * (sms < 1 ? 1 : sms);
+        c->sm_shared = true;
     }
 }
 
@@ -692,7 +694,14 @@ static int enqueue_unit(gq_group *g, cflow *c, int xfers, uint64_t off, uint64_t
         break;
     }
     case GQ_METHOD_SM:
-        if (pc && piece)
+        /* a split pair alone on its GPU takes nvbandwidth's flat grid; one
+         * sharing the GPU with other SM flows keeps its cut, strided grid */
+        if (pc && piece && !c->sm_shared)
+            CK(gq_k_copy_split_flat((char *)c->dst + off, (const char *)c->src + off, (char *)pc->dst + off,
+                                    (const char *)pc->src + off, len, 1, c->s));
+        else if (pc && !c->sm_shared)
+            CK(gq_k_copy_split_flat(c->dst, c->src, pc->dst, pc->src, c->xbytes, xfers, c->s));
+        else if (pc && piece)
             CK(gq_k_copy_split((char *)c->dst + off, (const char *)c->src + off, (char *)pc->dst + off,
                                (const char *)pc->src + off, len, 1, c->grid, c->s));
         else if (pc)
@@ -800,7 +809,7 @@ static int top_up(gq_group *g, cflow *c, flow_state *st, bool pre, gq_err *err)
             int n = st->xfers;
             if (st->mode == Q_COUNT && st->xfers_enq + n > st->xfers_max)
                 n = (int)(st->xfers_max - st->xfers_enq);
-            ops_u = c->f.method == GQ_METHOD_SM ? 2
+            ops_u = c->f.method == GQ_METHOD_SM ? (c->partner >= 0 && !c->sm_shared ? n + 1 : 2)
                     : c->f.method == GQ_METHOD_STAGED ? 3 * c->nchunks * n + 1
                                                       : n + 1;
             if (pre && st->units_enq > 0 && ops + ops_u > PRE_OPS)
