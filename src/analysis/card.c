@@ -11,6 +11,7 @@
 #include "analysis/placement.h"
 #include "analysis/probes.h"
 #include "analysis/sweepfit.h"
+#include "core/catalog.h"
 #include "core/harness.h"
 #include "core/interrupt.h"
 #include "core/units.h"
@@ -73,6 +74,8 @@ static const struct {
     int sweep_points;
 } quality[] = {{5, 0.10, 10}, {5, 0.05, 10}, {3, 0.05, 6}, {3, 0.03, 5}};
 #define NQUALITY ((int)(sizeof quality / sizeof quality[0]))
+/* one latency round: GQ_CATALOG_CHASE_ITERS loads of about 1.2 us (host memory) */
+#define LAT_ROUND_S (GQ_CATALOG_CHASE_ITERS * 1.2e-6)
 
 /* Sizes of a sweep with n points, spread from 4 KiB to 1 GiB (2^12..2^30). */
 static int sweep_sizes(int n, uint64_t *out)
@@ -133,7 +136,8 @@ static void estimate(const gq_topo *t, const gq_card_opts *o, int q, double est[
         for (int j = 0; j < n; j++)
             if (i != j && p2p_possible(t, o->gpus[i], o->gpus[j]))
                 npairs++;
-    est[GQ_CS_LATENCY] = o->no_latency ? 0 : (n + npairs) * (R * 0.02 + 0.05);
+    /* a round chases GQ_CATALOG_CHASE_ITERS loads of ~1.2 us to host memory */
+    est[GQ_CS_LATENCY] = o->no_latency ? 0 : (n + npairs) * ((R + 0.1) * LAT_ROUND_S + 0.05);
     est[GQ_CS_PLACEMENT] = o->no_placement || n < 2 ? 0 : 6 * gq_card_estimate_measurement(n, R, rs, B);
     est[GQ_CS_STRESS] = o->stress_s > 0 ? o->stress_s + 2.0 : 0;
 }
@@ -460,10 +464,10 @@ static int step_latency(runner *R, gq_err *err)
         gq_latency_req q = {.kind = GQ_LAT_POINTER_CHASE,
                             .target = {.kind = GQ_EP_HOST, .index = GQ_NUMA_LOCAL},
                             .exec_gpu = R->o->gpus[a],
-                            .iters = 10000};
+                            .iters = GQ_CATALOG_CHASE_ITERS};
         gq_err e = {0};
         int rc = gq_harness_latency(R->be, R->t, GQ_CARD_TEST_HOST_LAT, &q, &ho, &R->res->rs, R->j, &e);
-        R->done_s += R->ho.rounds * 0.02 + 0.05;
+        R->done_s += (R->ho.rounds + 0.1) * LAT_ROUND_S + 0.05;
         report(R, -1);
         if (rc == GQ_E_UNSUPP) {
             /* The record the harness kept says why; no use asking again. */
@@ -483,10 +487,10 @@ static int step_latency(runner *R, gq_err *err)
                                 .target = {.kind = GQ_EP_GPU, .index = R->o->gpus[b]},
                                 .exec_gpu = R->o->gpus[a],
                                 .p2p = true,
-                                .iters = 10000};
+                                .iters = GQ_CATALOG_CHASE_ITERS};
             gq_err e = {0};
             int rc = gq_harness_latency(R->be, R->t, GQ_CARD_TEST_P2P_LAT, &q, &ho, &R->res->rs, R->j, &e);
-            R->done_s += R->ho.rounds * 0.02 + 0.05;
+            R->done_s += (R->ho.rounds + 0.1) * LAT_ROUND_S + 0.05;
             report(R, -1);
             if (rc == GQ_E_INTR || gq_interrupt_requested())
                 return GQ_E_INTR;

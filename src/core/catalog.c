@@ -13,7 +13,7 @@ enum { V_DISABLED = 0, V_ENABLED = 1 };
 
 /* nvbandwidth chases 1M loads in one sample; 100k per round (757 per SM on
  * an H200) keeps 5 rounds short while each launch still times ~1 ms. */
-#define DEFAULT_CHASE_ITERS 100000
+#define DEFAULT_CHASE_ITERS GQ_CATALOG_CHASE_ITERS
 #define DEFAULT_COPY_ITERS 2000
 
 /* ---- plan building ------------------------------------------------------- */
