@@ -677,39 +677,35 @@ static int enqueue_unit(gq_group *g, cflow *c, int xfers, uint64_t off, uint64_t
     const cflow *pc = c->partner >= 0 ? &g->f[c->partner] : NULL;
     cudaStream_t done = c->s;
     bool piece = len > 0;
+    /* what this unit moves: the piece, or `xfers` whole transfers */
+    const uint64_t o = piece ? off : 0, n = piece ? len : c->xbytes;
+    const int loops = piece ? 1 : xfers;
+    char *dst = (char *)c->dst + o;
+    const char *src = (const char *)c->src + o;
     CK(cudaSetDevice(c->exec));
     switch (f->method) {
     case GQ_METHOD_CE:
-    case GQ_METHOD_DRIVER_STAGED: {
-        int k_n = piece ? 1 : xfers;
-        char *dst = (char *)c->dst + (piece ? off : 0);
-        const char *src = (const char *)c->src + (piece ? off : 0);
-        uint64_t n = piece ? len : c->xbytes;
-        for (int k = 0; k < k_n; k++) {
+    case GQ_METHOD_DRIVER_STAGED:
+        for (int k = 0; k < loops; k++) {
             if (c->sdev >= 0 && c->ddev >= 0 && c->sdev != c->ddev)
                 CK(cudaMemcpyPeerAsync(dst, c->ddev, src, c->sdev, n, c->s));
             else
                 CK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, c->s));
         }
         break;
-    }
     case GQ_METHOD_SM:
-        /* a split pair alone on its GPU takes nvbandwidth's flat grid; one
-         * sharing the GPU with other SM flows keeps its cut, strided grid */
-        if (pc && piece && !c->sm_shared)
-            CK(gq_k_copy_split_flat((char *)c->dst + off, (const char *)c->src + off, (char *)pc->dst + off,
-                                    (const char *)pc->src + off, len, 1, c->s));
-        else if (pc && !c->sm_shared)
-            CK(gq_k_copy_split_flat(c->dst, c->src, pc->dst, pc->src, c->xbytes, xfers, c->s));
-        else if (pc && piece)
-            CK(gq_k_copy_split((char *)c->dst + off, (const char *)c->src + off, (char *)pc->dst + off,
-                               (const char *)pc->src + off, len, 1, c->grid, c->s));
-        else if (pc)
-            CK(gq_k_copy_split(c->dst, c->src, pc->dst, pc->src, c->xbytes, xfers, c->grid, c->s));
-        else if (piece)
-            CK(gq_k_copy((char *)c->dst + off, (const char *)c->src + off, len, 1, c->grid, c->s));
-        else
-            CK(gq_k_copy(c->dst, c->src, c->xbytes, xfers, c->grid, c->s));
+        if (!pc) {
+            CK(gq_k_copy(dst, src, n, loops, c->grid, c->s));
+        } else {
+            /* a split pair alone on its GPU takes nvbandwidth's flat grid;
+             * one sharing the GPU with other SM flows keeps its cut, strided grid */
+            char *pdst = (char *)pc->dst + o;
+            const char *psrc = (const char *)pc->src + o;
+            if (!c->sm_shared)
+                CK(gq_k_copy_split_flat(dst, src, pdst, psrc, n, loops, c->s));
+            else
+                CK(gq_k_copy_split(dst, src, pdst, psrc, n, loops, c->grid, c->s));
+        }
         break;
     case GQ_METHOD_STAGED:
         if (piece) {
