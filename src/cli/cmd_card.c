@@ -49,7 +49,7 @@ static void help(void)
     printf(
         "usage: gpuqual card [--budget 5m] [--expect FILE] [-o DIR] [--stress 60s | --no-stress]\n"
         "                    [--prefill N --decode M] [--gpus LIST] [--sim NAME] [options]\n\n"
-        "The acceptance card (seed 001 section 9): identity and links, pairwise matrices, concurrent pairs\n"
+        "The acceptance card: identity and links, pairwise matrices, concurrent pairs\n"
         "within and across domains, host paths (each GPU alone, the bottleneck subsets, all at once),\n"
         "buffer sweeps on the fastest and slowest path, latency, a stress run, domains and bottlenecks,\n"
         "a verified placement, and the verdicts, planned to fit --budget.\n\n"

@@ -56,7 +56,7 @@ static void help(void)
            "Run the listed GPU pairs at the same time, e.g. 'gpuqual pairs 0:1,2:3,4:5,6:7', and report\n"
            "each pair (SRC:DST, data from SRC to DST) plus the aggregate of all of them with its overlap\n"
            "(valid only when every copy window overlaps the others by 99%%). --vs runs a second pairing\n"
-           "in the same invocation and shows both side by side, as seed 001 section 4 does. A GPU may\n"
+           "in the same invocation and shows both side by side. A GPU may\n"
            "be in one pair of a pairing; pairs without P2P are staged through host memory.\n\n"
            "options:\n");
     gq_opts_help(stdout, tabs, NTABS);

@@ -55,7 +55,7 @@ static void help(void)
     printf(
         "usage: gpuqual report RUN.json [-o card.html|card.md|card.json] [--format FMT] [--expect FILE]\n\n"
         "Render a saved gpuqual document as the acceptance card: one self-contained HTML file with its\n"
-        "figures, Markdown (seed 001 section 9's table and the findings), the card JSON, or a terminal\n"
+        "figures, Markdown (the card's table and findings), the card JSON, or a terminal\n"
         "summary. Documents other than cards are composed into a card from their records.\n"
         "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (the card's verdict); 2 bad input.\n\noptions:\n");
     gq_opts_help(stdout, tabs, 1);
