@@ -49,19 +49,21 @@ static void test_crossing_penalty(void **state)
     double ratio = json_number_value(json_object_get(p, "ratio"));
     /* seed 001: 90.95 / 212.24 = 43% */
     assert_true(ratio > 0.3 && ratio < 0.6);
-    /* within: each pair keeps about its isolated rate */
-    size_t i;
-    const json_t *v;
-    json_array_foreach(json_object_get(w, "gbps"), i, v)
-    {
-        double iso = json_number_value(json_array_get(json_object_get(w, "isolated_gbps"), i));
-        assert_true(json_number_value(v) > 0.9 * iso);
-    }
-    /* across: each pair below its isolated rate */
-    json_array_foreach(json_object_get(a, "gbps"), i, v)
-    {
-        double iso = json_number_value(json_array_get(json_object_get(a, "isolated_gbps"), i));
-        assert_true(json_number_value(v) < 0.8 * iso);
+    /* within: each pair keeps about its isolated rate; across: each pair
+     * below its isolated rate (a figure per pair, together and alone) */
+    static const char *const side[2] = {"within", "across"};
+    for (int k = 0; k < 2; k++) {
+        const json_t *together = json_object_get(k ? a : w, "gbps");
+        const json_t *alone = json_object_get(k ? a : w, "isolated_gbps");
+        assert_int_equal(json_array_size(together), 4);
+        assert_int_equal(json_array_size(alone), 4);
+        for (size_t i = 0; i < 4; i++) {
+            const json_t *g = json_array_get(together, i), *iso = json_array_get(alone, i);
+            assert_true(json_is_number(g) && json_is_number(iso));
+            double x = json_number_value(g), y = json_number_value(iso);
+            if (!(y > 0 && (k ? x < 0.8 * y : x > 0.9 * y)))
+                fail_msg("%s pair %zu: %.1f GB/s together, %.1f alone", side[k], i, x, y);
+        }
     }
     assert_true(cu_finding(&run, "crossing domains keeps", "within domains", NULL));
 }
@@ -74,6 +76,7 @@ static void test_offload_and_cells(void **state)
     int g[8], n = 0;
     size_t i;
     const json_t *w;
+    assert_int_equal(json_array_size(json_object_get(pl, "offload")), 4);
     json_array_foreach(json_object_get(pl, "offload"), i, w) g[n++] =
         (int)json_integer_value(json_object_get(w, "gpu"));
     assert_int_equal(n, 4);
@@ -121,6 +124,7 @@ static void test_host_asymmetry(void **state)
     static const char *const dirs[] = {"h2d", "d2h"};
     for (int d = 0; d < 2; d++) {
         const json_t *v = json_object_get(all, dirs[d]);
+        assert_int_equal(json_array_size(v), 8);
         double lo = 0, hi = 0;
         for (int k = 0; k < 4; k++) {
             lo += json_number_value(json_array_get(v, (size_t)k)) / 4;
@@ -135,6 +139,7 @@ static void test_host_asymmetry(void **state)
     double mn = 1e9, mx = 0;
     size_t i;
     const json_t *x;
+    assert_int_equal(json_array_size(alone), 8);
     json_array_foreach(alone, i, x)
     {
         mn = fmin(mn, json_number_value(x));

@@ -33,6 +33,7 @@ static void test_nvlink_pairs(void **state)
     assert_true(json_number_value(json_object_get(p2p, "figure")) < 20);
     /* placement keeps prefill->decode on the bridges */
     const json_t *pl = json_object_get(cu_card(&run), "placement");
+    assert_int_equal(json_array_size(json_object_get(pl, "pairs")), 3); /* 3 prefill, 3 decode */
     json_array_foreach(json_object_get(pl, "pairs"), i, x)
     {
         int p = (int)json_integer_value(json_object_get(x, "prefill"));
