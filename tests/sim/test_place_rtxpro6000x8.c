@@ -61,8 +61,7 @@ static void cells_verified(void **state)
         assert_int_equal(json_array_size(json_object_get(doc, "pairs")), 4);
         json_array_foreach(json_object_get(doc, "pairs"), k, pp)
         {
-            int a = (int)json_integer_value(json_object_get(pp, "prefill"));
-            int b = (int)json_integer_value(json_object_get(pp, "decode"));
+            int a = jint(pp, "prefill"), b = jint(pp, "decode");
             assert_int_equal(a / 4, b / 4);
         }
         if (json_array_size(atts) == 1)
@@ -98,8 +97,7 @@ static void cells_verified(void **state)
         static const int want[4] = {0, 2, 4, 6};
         assert_int_equal(json_array_size(off), 4);
         for (int k = 0; k < 4; k++)
-            assert_int_equal(json_integer_value(json_object_get(json_array_get(off, (size_t)k), "gpu")),
-                             want[k]);
+            assert_int_equal(jint(json_array_get(off, (size_t)k), "gpu"), want[k]);
         assert_true(jnum(doc, "offload_gain") > 1.0);
         json_decref(doc);
     }
@@ -188,7 +186,7 @@ static void from_domains_run(void **state)
     static const int want[4] = {0, 2, 4, 6};
     assert_int_equal(json_array_size(off), 4);
     for (int k = 0; k < 4; k++)
-        assert_int_equal(json_integer_value(json_object_get(json_array_get(off, (size_t)k), "gpu")), want[k]);
+        assert_int_equal(jint(json_array_get(off, (size_t)k), "gpu"), want[k]);
     json_decref(doc);
     unlink(path);
 }

@@ -58,6 +58,15 @@ static inline double jnum(const json_t *o, const char *key)
     return json_number_value(v);
 }
 
+/* The integer at key of o; missing, or not an integer, fails the test. */
+static inline int jint(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!json_is_integer(v))
+        fail_msg("no integer at \"%s\"", key);
+    return (int)json_integer_value(v);
+}
+
 /* Is prefill -> decode among the document's pairs (key "pairs" of obj)?
  * A document with no "pairs" array fails the test. */
 static inline int has_pair(const json_t *obj, int p, int d)
