@@ -156,10 +156,26 @@ static void noise_is_on(void **state)
     gq_discovery_free(&b);
 }
 
-static void rtx4090(void **state) { (void)state; same_answer("rtx4090x8"); }
-static void rtxpro6000(void **state) { (void)state; same_answer("rtxpro6000x8"); }
-static void a100(void **state) { (void)state; same_answer("a100x6"); }
-static void h200(void **state) { (void)state; same_answer("h200x2"); }
+static void rtx4090(void **state)
+{
+    (void)state;
+    same_answer("rtx4090x8");
+}
+static void rtxpro6000(void **state)
+{
+    (void)state;
+    same_answer("rtxpro6000x8");
+}
+static void a100(void **state)
+{
+    (void)state;
+    same_answer("a100x6");
+}
+static void h200(void **state)
+{
+    (void)state;
+    same_answer("h200x2");
+}
 
 int main(void)
 {

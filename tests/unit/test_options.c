@@ -268,11 +268,16 @@ static void test_progress_needs_a_terminal(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),  cmocka_unit_test(test_sizes),
-        cmocka_unit_test(test_durations), cmocka_unit_test(test_ints_and_bounds),
-        cmocka_unit_test(test_enums),     cmocka_unit_test(test_did_you_mean),
-        cmocka_unit_test(test_no_flags),  cmocka_unit_test(test_values_and_positionals),
-        cmocka_unit_test(test_help_text), cmocka_unit_test(test_progress_text),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_ints_and_bounds),
+        cmocka_unit_test(test_enums),
+        cmocka_unit_test(test_did_you_mean),
+        cmocka_unit_test(test_no_flags),
+        cmocka_unit_test(test_values_and_positionals),
+        cmocka_unit_test(test_help_text),
+        cmocka_unit_test(test_progress_text),
         cmocka_unit_test(test_progress_needs_a_terminal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

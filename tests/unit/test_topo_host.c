@@ -133,7 +133,8 @@ static void test_this_host_facts(void **state)
     char want[1024];
     gq_host_vm_facts(&f);
     assert_string_equal(f.dmi_vendor, first_line("/sys/class/dmi/id/sys_vendor", want, sizeof f.dmi_vendor));
-    assert_string_equal(f.dmi_product, first_line("/sys/class/dmi/id/product_name", want, sizeof f.dmi_product));
+    assert_string_equal(f.dmi_product,
+                        first_line("/sys/class/dmi/id/product_name", want, sizeof f.dmi_product));
     assert_string_equal(f.hyp_type, first_line("/sys/hypervisor/type", want, sizeof f.hyp_type));
     assert_string_equal(f.cmdline, first_line("/proc/cmdline", want, sizeof f.cmdline));
     /* a hypervisor is present when the first "flags" line of /proc/cpuinfo
