@@ -201,6 +201,34 @@ static __attribute__((unused)) const json_t *cu_check(const card_run *r, const c
     return NULL;
 }
 
+/* The number at key k of o, or at index i of an array; missing, or not a
+ * number, fails the test (json_number_value() would give 0, which passes
+ * every "below" check). */
+static __attribute__((unused)) double cu_num(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    if (!json_is_number(v))
+        fail_msg("no number at \"%s\"", k);
+    return json_number_value(v);
+}
+
+static __attribute__((unused)) double cu_num_at(const json_t *a, size_t i)
+{
+    const json_t *v = json_array_get(a, i);
+    if (!json_is_number(v))
+        fail_msg("no number at [%zu]", i);
+    return json_number_value(v);
+}
+
+/* The integer at key k of o; missing, or not an integer, fails the test. */
+static __attribute__((unused)) int cu_int(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    if (!json_is_integer(v))
+        fail_msg("no integer at \"%s\"", k);
+    return (int)json_integer_value(v);
+}
+
 static __attribute__((unused)) const char *cu_str(const json_t *o, const char *k)
 {
     const char *s = json_string_value(json_object_get(o, k));

@@ -27,16 +27,17 @@ static void test_nvlink_pairs(void **state)
     const json_t *nv = cu_check(&run, "nvlink_gbps_min", NULL);
     assert_non_null(nv);
     assert_string_equal(cu_str(nv, "verdict"), "pass");
-    assert_true(json_number_value(json_object_get(nv, "figure")) > 150);
+    assert_true(cu_num(nv, "figure") > 150);
     const json_t *p2p = cu_check(&run, "p2p_gbps_min", NULL);
     assert_non_null(p2p);
-    assert_true(json_number_value(json_object_get(p2p, "figure")) < 20);
+    double fig = cu_num(p2p, "figure");
+    assert_true(fig > 0 && fig < 20);
     /* placement keeps prefill->decode on the bridges */
     const json_t *pl = json_object_get(cu_card(&run), "placement");
+    assert_int_equal(json_array_size(json_object_get(pl, "pairs")), 3); /* 3 prefill, 3 decode */
     json_array_foreach(json_object_get(pl, "pairs"), i, x)
     {
-        int p = (int)json_integer_value(json_object_get(x, "prefill"));
-        int q = (int)json_integer_value(json_object_get(x, "decode"));
+        int p = cu_int(x, "prefill"), q = cu_int(x, "decode");
         int lo = p < q ? p : q, hi = p < q ? q : p;
         assert_true((lo == 0 && hi == 3) || (lo == 1 && hi == 2) || (lo == 4 && hi == 5));
     }

@@ -33,9 +33,14 @@ static void rtxpro6000x8(void **state)
     assert_true(cross >= 0);
     assert_int_equal(b->v[cross].ndomains, 2);
     assert_true(b->v[cross].capacity_gbps < 0.75 * b->v[cross].sum_alone_gbps);
+    int within = 0;
     for (int i = 0; i < b->nobs; i++)
-        if (b->obs[i].p2p && b->obs[i].p2p_kind == GQ_P2P_WITHIN)
+        if (b->obs[i].p2p && b->obs[i].p2p_kind == GQ_P2P_WITHIN) {
+            assert_int_equal(b->obs[i].npairs, 4);
             assert_false(b->obs[i].contended);
+            within++;
+        }
+    assert_int_equal(within, 1); /* the one group of four pairs within */
 
     /* finer host sharing: {0,1} and {2,3} host to GPU; not {0,2}, not 4-7 pairs */
     int s01 = disc_find(b, GQ_DIR_H2D, "0,1"), s23 = disc_find(b, GQ_DIR_H2D, "2,3");

@@ -58,10 +58,10 @@ static void cells_verified(void **state)
             assert_true(has_pair(json_object_get(doc, "naive"), i, i + 4));
         size_t k;
         const json_t *pp;
+        assert_int_equal(json_array_size(json_object_get(doc, "pairs")), 4);
         json_array_foreach(json_object_get(doc, "pairs"), k, pp)
         {
-            int a = (int)json_integer_value(json_object_get(pp, "prefill"));
-            int b = (int)json_integer_value(json_object_get(pp, "decode"));
+            int a = jint(pp, "prefill"), b = jint(pp, "decode");
             assert_int_equal(a / 4, b / 4);
         }
         if (json_array_size(atts) == 1)
@@ -97,8 +97,7 @@ static void cells_verified(void **state)
         static const int want[4] = {0, 2, 4, 6};
         assert_int_equal(json_array_size(off), 4);
         for (int k = 0; k < 4; k++)
-            assert_int_equal(json_integer_value(json_object_get(json_array_get(off, (size_t)k), "gpu")),
-                             want[k]);
+            assert_int_equal(jint(json_array_get(off, (size_t)k), "gpu"), want[k]);
         assert_true(jnum(doc, "offload_gain") > 1.0);
         json_decref(doc);
     }
@@ -124,9 +123,9 @@ static void from_saved_run(void **state)
     assert_false(json_is_true(json_object_get(doc, "verified")));
     assert_true(
         json_is_null(json_object_get(json_array_get(json_object_get(doc, "pairs"), 0), "measured_gbps")));
-    assert_true(
-        jnum(json_object_get(doc, "pairs_aggregate"), "predicted_gbps") >
-        2.0 * jnum(json_object_get(json_object_get(doc, "naive"), "pairs_aggregate"), "predicted_gbps"));
+    double pred = jnum(json_object_get(doc, "pairs_aggregate"), "predicted_gbps");
+    double naive = jnum(json_object_get(json_object_get(doc, "naive"), "pairs_aggregate"), "predicted_gbps");
+    assert_true(naive > 0 && pred > 2.0 * naive);
     json_decref(doc);
     /* Too many roles for the saved machine. */
     snprintf(args, sizeof args, "place --prefill 6 --decode 4 --input %s", path);
@@ -152,11 +151,12 @@ static void from_verified_run(void **state)
     assert_non_null(doc);
     double pred = jnum(json_object_get(doc, "pairs_aggregate"), "predicted_gbps");
     double naive = jnum(json_object_get(json_object_get(doc, "naive"), "pairs_aggregate"), "predicted_gbps");
-    assert_true(pred >= 2.0 * naive);
+    assert_true(naive > 0 && pred >= 2.0 * naive);
     /* The verified patterns' groups are evidence now: the model knows every
      * pair it keeps runs at its alone rate. */
     size_t k;
     const json_t *pp;
+    assert_int_equal(json_array_size(json_object_get(doc, "pairs")), 4);
     json_array_foreach(json_object_get(doc, "pairs"), k, pp) assert_true(jnum(pp, "predicted_gbps") > 50);
     json_decref(doc);
     unlink(path);
@@ -184,8 +184,9 @@ static void from_domains_run(void **state)
     check_cells(doc);
     const json_t *off = json_object_get(doc, "offload");
     static const int want[4] = {0, 2, 4, 6};
+    assert_int_equal(json_array_size(off), 4);
     for (int k = 0; k < 4; k++)
-        assert_int_equal(json_integer_value(json_object_get(json_array_get(off, (size_t)k), "gpu")), want[k]);
+        assert_int_equal(jint(json_array_get(off, (size_t)k), "gpu"), want[k]);
     json_decref(doc);
     unlink(path);
 }

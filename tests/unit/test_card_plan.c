@@ -55,6 +55,7 @@ static void test_fits_budget(void **state)
         int rc = gq_card_plan_make(t, &o, &p, &e);
         if (rc) {
             /* only budgets below the smallest card may be refused */
+            assert_int_equal(rc, GQ_E_USAGE);
             assert_true(budgets[k] < p.min_s);
             continue;
         }
@@ -79,6 +80,15 @@ static void test_fits_budget(void **state)
     free(t);
 }
 
+/* How many steps the plan runs. */
+static int nrun(const gq_card_plan *p)
+{
+    int n = 0;
+    for (int s = 0; s < GQ_CS_COUNT; s++)
+        n += p->step[s].run;
+    return n;
+}
+
 static void test_drop_order(void **state)
 {
     (void)state;
@@ -88,11 +98,34 @@ static void test_drop_order(void **state)
     gq_err e = {0};
     opts_for(&o, 8, 3600, 0);
     assert_int_equal(gq_card_plan_make(t, &o, &full, &e), GQ_OK);
-    /* just below the whole card at the lowest quality: bidir goes first */
-    opts_for(&o, 8, full.min_s + 0.5 * (full.full_s - full.min_s), 0);
+    /* every step but the stress (none asked) */
+    assert_int_equal(nrun(&full), GQ_CS_COUNT - 1);
+    /* The smallest budget that still keeps every step (at the lowest
+     * quality), by bisection between the smallest card and the whole one. */
+    double lo = full.min_s, hi = full.full_s;
+    for (int k = 0; k < 60; k++) {
+        double mid = 0.5 * (lo + hi);
+        opts_for(&o, 8, mid, 0);
+        assert_int_equal(gq_card_plan_make(t, &o, &p, &e), GQ_OK);
+        if (nrun(&p) == nrun(&full))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    opts_for(&o, 8, hi, 0);
+    gq_card_plan all;
+    assert_int_equal(gq_card_plan_make(t, &o, &all, &e), GQ_OK);
+    assert_int_equal(nrun(&all), nrun(&full));
+    assert_int_equal(all.quality, 3); /* the lowest of the four */
+    /* Half of bidir's estimate less than that: exactly one step goes, and
+     * it is bidir, the first of the documented order. */
+    assert_true(all.step[GQ_CS_BIDIR].est_s > 0);
+    opts_for(&o, 8, all.est_total_s - 0.5 * all.step[GQ_CS_BIDIR].est_s, 0);
     assert_int_equal(gq_card_plan_make(t, &o, &p, &e), GQ_OK);
-    if (!p.step[GQ_CS_MATRIX].run)
-        assert_false(p.step[GQ_CS_BIDIR].run); /* the matrix is dropped last */
+    assert_false(p.step[GQ_CS_BIDIR].run);
+    assert_int_equal(p.step[GQ_CS_BIDIR].status, GQ_CSS_SKIPPED);
+    assert_non_null(strstr(p.step[GQ_CS_BIDIR].note, "did not fit"));
+    assert_int_equal(nrun(&p), nrun(&full) - 1);
     /* the smallest card: identity and host paths only */
     opts_for(&o, 8, full.min_s * 1.01, 0);
     assert_int_equal(gq_card_plan_make(t, &o, &p, &e), GQ_OK);
@@ -145,12 +178,12 @@ static void test_one_gpu_and_growth(void **state)
     double f16, f32;
     t = machine(16, true);
     opts_for(&o, 16, 1e6, 0);
-    gq_card_plan_make(t, &o, &p, &e);
+    assert_int_equal(gq_card_plan_make(t, &o, &p, &e), GQ_OK);
     f16 = p.full_s;
     free(t);
     t = machine(32, true);
     opts_for(&o, 32, 1e6, 0);
-    gq_card_plan_make(t, &o, &p, &e);
+    assert_int_equal(gq_card_plan_make(t, &o, &p, &e), GQ_OK);
     f32 = p.full_s;
     free(t);
     assert_true(f32 / f16 < 4.5);

@@ -1,11 +1,15 @@
 /* The table-driven option parser (src/cli/options.c) and the progress bar's
  * text (src/cli/progress.c), compiled in here since the CLI sources are not
  * part of the library. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -216,23 +220,65 @@ static void test_progress_text(void **state)
     gq_progress_format(buf, sizeof buf, 200, 12, 10, 5.0, "");
     assert_non_null(strstr(buf, "100%"));
     assert_null(strstr(buf, "left"));
-    /* piped (this test's stderr is not a terminal): the bar stays off */
+}
+
+/* The bar is drawn only on a terminal and without --quiet: stderr is pointed
+ * at a pipe, then at a pseudo-terminal, whatever it is when the test runs. */
+static void test_progress_needs_a_terminal(void **state)
+{
+    (void)state;
+    int saved = dup(STDERR_FILENO);
+    assert_true(saved >= 0);
     gq_progress p;
+
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    assert_true(dup2(fd[1], STDERR_FILENO) >= 0);
     gq_progress_init(&p, true, 10);
-    if (!isatty(STDERR_FILENO))
-        assert_false(p.on);
+    bool piped = p.on;
+    assert_true(dup2(saved, STDERR_FILENO) >= 0);
+    close(fd[0]);
+    close(fd[1]);
+    assert_false(piped);
+
+    int pty = posix_openpt(O_RDWR | O_NOCTTY);
+    int tty = -1;
+    if (pty >= 0 && grantpt(pty) == 0 && unlockpt(pty) == 0)
+        tty = open(ptsname(pty), O_RDWR | O_NOCTTY);
+    if (tty < 0) {
+        if (pty >= 0)
+            close(pty);
+        close(saved);
+        print_message("no pseudo-terminal here (%s): the terminal case is not checked\n", strerror(errno));
+        skip();
+    }
+    assert_true(dup2(tty, STDERR_FILENO) >= 0);
+    gq_progress_init(&p, true, 10);
+    bool on_tty = p.on;
     gq_progress_init(&p, false, 10); /* --quiet */
-    assert_false(p.on);
+    bool quiet = p.on;
+    assert_true(dup2(saved, STDERR_FILENO) >= 0);
+    close(tty);
+    close(pty);
+    close(saved);
+    assert_true(on_tty);
+    assert_false(quiet);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),  cmocka_unit_test(test_sizes),
-        cmocka_unit_test(test_durations), cmocka_unit_test(test_ints_and_bounds),
-        cmocka_unit_test(test_enums),     cmocka_unit_test(test_did_you_mean),
-        cmocka_unit_test(test_no_flags),  cmocka_unit_test(test_values_and_positionals),
-        cmocka_unit_test(test_help_text), cmocka_unit_test(test_progress_text),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_ints_and_bounds),
+        cmocka_unit_test(test_enums),
+        cmocka_unit_test(test_did_you_mean),
+        cmocka_unit_test(test_no_flags),
+        cmocka_unit_test(test_values_and_positionals),
+        cmocka_unit_test(test_help_text),
+        cmocka_unit_test(test_progress_text),
+        cmocka_unit_test(test_progress_needs_a_terminal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,12 +1,19 @@
 /* VM detection from the platform's facts (DMI, CPUID, cpuinfo, /sys/hypervisor,
- * the kernel command line), and the host fields of this machine. */
+ * the kernel command line), and the host fields of this machine: each
+ * checked against what the machine's files, sysconf and hwloc say, whatever
+ * they say (a VM or not, DMI or none). */
+#include <glob.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "topo/host.h"
 
@@ -101,6 +108,56 @@ static void test_classify(void **state)
     }
 }
 
+/* The first line of a file, trailing spaces cut (as DMI pads them); ""
+ * when the file cannot be read. */
+static const char *first_line(const char *path, char *buf, size_t n)
+{
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(buf, (int)n, f))
+            buf[0] = 0;
+        fclose(f);
+    }
+    buf[strcspn(buf, "\n")] = 0;
+    for (size_t l = strlen(buf); l > 0 && buf[l - 1] == ' ';)
+        buf[--l] = 0;
+    return buf;
+}
+
+/* The facts are what the files say on this machine, present or not. */
+static void test_this_host_facts(void **state)
+{
+    (void)state;
+    gq_vm_facts f;
+    char want[1024];
+    gq_host_vm_facts(&f);
+    assert_string_equal(f.dmi_vendor, first_line("/sys/class/dmi/id/sys_vendor", want, sizeof f.dmi_vendor));
+    assert_string_equal(f.dmi_product,
+                        first_line("/sys/class/dmi/id/product_name", want, sizeof f.dmi_product));
+    assert_string_equal(f.hyp_type, first_line("/sys/hypervisor/type", want, sizeof f.hyp_type));
+    assert_string_equal(f.cmdline, first_line("/proc/cmdline", want, sizeof f.cmdline));
+    /* a hypervisor is present when the first "flags" line of /proc/cpuinfo
+     * has the word, or (x86) CPUID.1:ECX[31] is set */
+    FILE *ci = fopen("/proc/cpuinfo", "r");
+    bool present = false;
+    char line[8192];
+    while (ci && fgets(line, sizeof line, ci))
+        if (!strncmp(line, "flags", 5)) {
+            line[strcspn(line, "\n")] = ' ';
+            present = strstr(line, " hypervisor ") != NULL;
+            break;
+        }
+    if (ci)
+        fclose(ci);
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (__get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 31)))
+        present = true;
+#endif
+    assert_int_equal(f.cpuinfo_hypervisor, present);
+}
+
 static void test_this_host(void **state)
 {
     (void)state;
@@ -111,14 +168,49 @@ static void test_this_host(void **state)
     assert_true(t.hostname[0] != 0);
     assert_true(t.numa_nodes >= 1);
     assert_true(t.cpus >= 1);
+    /* without hwloc: the online CPUs and the NUMA nodes sysfs lists (or
+     * the one node gq_topo_init assumes when sysfs has none) */
+    assert_int_equal(t.cpus, sysconf(_SC_NPROCESSORS_ONLN));
+    glob_t g;
+    int nodes = glob("/sys/devices/system/node/node[0-9]*", 0, NULL, &g) == 0 ? (int)g.gl_pathc : 0;
+    if (nodes)
+        globfree(&g);
+    assert_int_equal(t.numa_nodes, nodes > 0 ? nodes : 1);
+    /* VM or not, and which, is the classification of this machine's facts */
+    gq_vm_facts f;
+    char name[32];
+    gq_host_vm_facts(&f);
+    bool vm = gq_host_classify_vm(&f, name, sizeof name);
+    assert_int_equal(t.is_vm, vm);
+    assert_string_equal(t.hypervisor, name);
     if (!t.is_vm)
         assert_string_equal(t.hypervisor, "");
+    /* with hwloc: its counts */
+    hwloc_topology_t topo;
+    assert_int_equal(hwloc_topology_init(&topo), 0);
+    assert_int_equal(hwloc_topology_load(topo), 0);
+    static gq_topo h;
+    gq_topo_init(&h);
+    gq_host_fill(&h, topo);
+    int pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+    int pkgs = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+    int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+    int numa = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+    hwloc_topology_destroy(topo);
+    assert_true(pus >= 1 && numa >= 1);
+    assert_int_equal(h.cpus, pus);
+    assert_int_equal(h.sockets, pkgs > 0 ? pkgs : -1);
+    assert_int_equal(h.cores, cores > 0 ? cores : -1);
+    assert_int_equal(h.numa_nodes, numa);
+    assert_string_equal(h.hostname, t.hostname);
+    assert_int_equal(h.is_vm, t.is_vm);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_this_host_facts),
         cmocka_unit_test(test_this_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
