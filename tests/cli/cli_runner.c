@@ -28,11 +28,11 @@
  * What every case is checked for:
  *   - the exit code is EXIT;
  *   - EXIT 2 (bad input): stderr is exactly one line, and EXPECTED TEXT is in it;
- *     and no file is left behind: the @TMP@ tree, and every path in ARGS (an
- *     argument holding '/', or the value after '=' in --opt=VALUE) with the
- *     directory that holds it, are listed before and after the case, and any
- *     file created, removed or changed (size, mtime, inode) fails the case,
- *     temporary '*.tmp-*' names included. The only files an exit-2 case may
+ *     and no file is left behind: the whole @TMP@ tree, and every other path in
+ *     ARGS (an argument holding '/', or the value after '=' in --opt=VALUE)
+ *     with the names beside it that start with its name, are listed before and
+ *     after the case, and any file created, removed or changed (size, mtime,
+ *     inode) fails the case, temporary 'NAME.tmp-*' names included. The only files an exit-2 case may
  *     write are those its `file` lines name, and the directories that hold
  *     them (the files are then read back like any other). Paths under /dev,
  *     /proc and /sys are not listed.
@@ -173,8 +173,9 @@ static void list_free(list *l)
     *l = (list){0};
 }
 
-/* The path, and (depth > 0) what a directory holds, down to depth levels. */
-static void snap_path(list *l, const char *path, int depth)
+/* The path, and (depth > 0) what a directory holds, down to depth levels;
+ * with a prefix, only the directory's entries whose names start with it. */
+static void snap_path(list *l, const char *path, int depth, const char *prefix)
 {
     struct stat st;
     if (lstat(path, &st)) {
@@ -189,11 +190,12 @@ static void snap_path(list *l, const char *path, int depth)
         return;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+            (prefix && strncmp(e->d_name, prefix, strlen(prefix))))
             continue;
         char sub[4200];
         snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-        snap_path(l, sub, depth - 1);
+        snap_path(l, sub, depth - 1, NULL);
     }
     closedir(d);
 }
@@ -203,26 +205,32 @@ static bool skipped_path(const char *p)
     return !strncmp(p, "/dev/", 5) || !strncmp(p, "/proc/", 6) || !strncmp(p, "/sys/", 5);
 }
 
-/* The @TMP@ tree, and each path in args with the directory that holds it. */
+/* The @TMP@ tree, and each path in args outside it: the path (one level down
+ * if a directory) and, in the directory that holds it, every name that starts
+ * with the path's own name (where "x.json.tmp-123" would be left). */
 static void snapshot(list *l, const char *tmpdir, char **args, int nargs)
 {
-    snap_path(l, tmpdir, 64);
+    snap_path(l, tmpdir, 64, NULL);
+    size_t lt = strlen(tmpdir);
     for (int i = 0; i < nargs; i++) {
         const char *p = args[i];
         if (p[0] == '-' && strchr(p, '='))
             p = strchr(p, '=') + 1;
-        if (!strchr(p, '/') || skipped_path(p))
+        if (!strchr(p, '/') || skipped_path(p) || (!strncmp(p, tmpdir, lt) && (!p[lt] || p[lt] == '/')))
             continue;
-        /* the path itself: a whole tree when it is one of ours, else one level */
-        snap_path(l, p, strncmp(p, tmpdir, strlen(tmpdir)) ? 1 : 64);
+        snap_path(l, p, 1, NULL);
         char parent[4200];
         snprintf(parent, sizeof parent, "%s", p);
         char *slash = strrchr(parent, '/');
+        if (!slash || !slash[1])
+            continue;
+        char base[4200];
+        snprintf(base, sizeof base, "%s", slash + 1);
         if (slash == parent)
             slash[1] = 0;
-        else if (slash)
+        else
             *slash = 0;
-        snap_path(l, parent, 1);
+        snap_path(l, parent, 1, base);
     }
 }
 
