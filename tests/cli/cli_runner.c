@@ -17,10 +17,11 @@
  *                                reals with %.6g, true/false/null)
  *   file PATH json-len KEY N     the array or object at KEY has N members
  *   file PATH jsonl N            PATH has exactly N lines, each a JSON object
+ *                                (a blank line counts, and fails)
  *   file PATH csv N HEADER       the first line starts with HEADER and N data
  *                                lines follow
  *   file PATH markdown           PATH starts with "# " and holds a Markdown table
- *                                (a line starting with "|---" or "| ---")
+ *                                (a line starting with "|---", "| ---" or "|:--")
  *   file PATH html               PATH starts with <!DOCTYPE html>, ends with
  *                                </html> and holds an <svg> figure
  *   file PATH contains TEXT      PATH contains TEXT (the rest of the line)
@@ -32,10 +33,10 @@
  *     ARGS (an argument holding '/', or the value after '=' in --opt=VALUE)
  *     with the names beside it that start with its name, are listed before and
  *     after the case, and any file created, removed or changed (size, mtime,
- *     inode) fails the case, temporary 'NAME.tmp-*' names included. The only files an exit-2 case may
- *     write are those its `file` lines name, and the directories that hold
- *     them (the files are then read back like any other). Paths under /dev,
- *     /proc and /sys are not listed.
+ *     inode) fails the case, temporary 'NAME.tmp-*' names included. The only
+ *     files an exit-2 case may write are those its `file` lines name, and the
+ *     directories that hold them (the files are then read back like any
+ *     other). Paths under /dev, /proc and /sys are not listed.
  *   - other exits: EXPECTED TEXT is in stdout or stderr; "(no output)" means
  *     both are empty. EXPECTED TEXT may be '-' only for a case with `file`
  *     lines (the files carry the check), and never for EXIT 2. Each check
@@ -390,11 +391,17 @@ static bool check_file(char *spec, const char *where)
         json_decref(j);
     } else if (!strcmp(kind, "jsonl")) {
         size_t want = rest ? strtoul(rest, NULL, 10) : 0, n = 0, objects = 0;
-        for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n")) {
+        for (char *l = text; *l;) {
+            char *nl = strchr(l, '\n');
+            if (nl)
+                *nl = 0;
             json_t *j = json_loads(l, 0, NULL);
             n++;
             objects += json_is_object(j);
             json_decref(j);
+            if (!nl)
+                break;
+            l = nl + 1;
         }
         ok = rest && n == want && objects == n;
         snprintf(why, sizeof why, "%zu lines, %zu of them JSON objects; want %zu objects", n, objects, want);

@@ -14,6 +14,10 @@
 #include <unistd.h>
 
 static int failures;
+/* TMPDIR for the runs: Open MPI makes its session directory there
+ * (ompi.HOST.UID), and a shared /tmp one can collide with another mpirun
+ * starting at the same moment ("mkdir ... File exists", orte_init fails). */
+static const char *session_tmp;
 
 #define CHECK(cond, ...)                                                                                           \
     do {                                                                                                           \
@@ -33,6 +37,8 @@ static int run(char *const argv[], const char *log)
         FILE *f = freopen(log, "w", stdout);
         (void)f;
         dup2(1, 2);
+        if (session_tmp)
+            setenv("TMPDIR", session_tmp, 1);
         alarm(240);
         execv(argv[0], argv);
         _exit(127);
@@ -112,6 +118,7 @@ int main(int argc, char **argv)
         perror("mkdtemp");
         return 1;
     }
+    session_tmp = tmp;
     char dir[256], log[256], host[64] = "";
     gethostname(host, sizeof host);
     host[sizeof host - 1] = 0;
