@@ -1,19 +1,58 @@
-/* Runs the CLI table each tests/cli/ case file: each case is a command line, the
- * exit code it must give, and a text that must appear in its output (stdout
- * or stderr). Checks too that errors are one line and that no output file is
- * left behind when a case says so.
+/* Runs one tests/cli/ case file: each case is a command line, the exit code it
+ * must give, and a text that must appear in its output; optional `file` lines
+ * under a case read back the files it wrote.
  *
- * Line format (fields separated by " | "):
- *   EXIT | EXPECTED TEXT (or -) | ARGS...      ARGS split on spaces; '' = empty arg
- * Lines starting with '#' and blank lines are ignored. In ARGS, @SRC@ is
- * replaced by the source directory and @TMP@ by a fresh temporary directory.
- * A case whose EXIT is 2 must print exactly one line on stderr.
+ * Case line (fields separated by " | "):
+ *   EXIT | EXPECTED TEXT | ARGS...      ARGS split on spaces; '' = empty arg
+ * Lines starting with '#' and blank lines are ignored. In ARGS and in `file`
+ * lines, @SRC@ is replaced by the source directory and @TMP@ by a temporary
+ * directory that all cases of the file share (in order).
+ *
+ * File lines, after the case they belong to (checked once the case has run):
+ *   file PATH json KIND          PATH parses as one JSON object whose "kind" is KIND
+ *   file PATH json-records N     PATH parses as JSON whose "records" array holds
+ *                                exactly N objects
+ *   file PATH json-eq KEY VALUE  the scalar at KEY (dotted: a.b[0].c) is VALUE
+ *                                (strings as they are, integers in decimal,
+ *                                reals with %.6g, true/false/null)
+ *   file PATH json-len KEY N     the array or object at KEY has N members
+ *   file PATH jsonl N            PATH has exactly N lines, each a JSON object
+ *                                (a blank line counts, and fails)
+ *   file PATH csv N HEADER       the first line starts with HEADER and N data
+ *                                lines follow
+ *   file PATH markdown           PATH starts with "# " and holds a Markdown table
+ *                                (a line starting with "|---", "| ---" or "|:--")
+ *   file PATH html               PATH starts with <!DOCTYPE html>, ends with
+ *                                </html> and holds an <svg> figure
+ *   file PATH contains TEXT      PATH contains TEXT (the rest of the line)
+ *
+ * What every case is checked for:
+ *   - the exit code is EXIT;
+ *   - EXIT 2 (bad input): stderr is exactly one line, and EXPECTED TEXT is in it;
+ *     and no file is left behind: the whole @TMP@ tree, and every other path in
+ *     ARGS (an argument holding '/', or the value after '=' in --opt=VALUE)
+ *     with the names beside it that start with its name, are listed before and
+ *     after the case, and any file created, removed or changed (size, mtime,
+ *     inode) fails the case, temporary 'NAME.tmp-*' names included. The only
+ *     files an exit-2 case may write are those its `file` lines name, and the
+ *     directories that hold them (the files are then read back like any
+ *     other). Paths under /dev, /proc and /sys are not listed.
+ *   - other exits: EXPECTED TEXT is in stdout or stderr; "(no output)" means
+ *     both are empty. EXPECTED TEXT may be '-' only for a case with `file`
+ *     lines (the files carry the check), and never for EXIT 2. Each check
+ *     should be a figure or fact the program computed, not a word it echoes
+ *     from ARGS.
  */
 
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,7 +73,10 @@ static char *replace_all(const char *s, const char *pat, const char *rep)
     return out;
 }
 
-static int run_case(const char *bin, char **args, int nargs, char *outbuf, size_t outcap, int *nerrlines)
+/* Runs the case; its stdout goes to out and its stderr to err (each cut at its
+ * capacity, the rest read and dropped). Returns the exit code, 128+signal. */
+static int run_case(const char *bin, char **args, int nargs, char *out, size_t outcap, char *err, size_t errcap,
+                    int *nerrlines)
 {
     int pout[2], perr[2];
     if (pipe(pout) || pipe(perr))
@@ -56,11 +98,11 @@ static int run_case(const char *bin, char **args, int nargs, char *outbuf, size_
     }
     close(pout[1]);
     close(perr[1]);
-    size_t used = 0;
-    static char errbuf[1 << 16];
-    size_t eused = 0;
+    char *bufs[2] = {out, err};
+    size_t caps[2] = {outcap, errcap}, used[2] = {0, 0};
+    *nerrlines = 0;
     /* Drain both pipes together: a child that fills one while we block on the
-     * other would deadlock. Output beyond the buffers is read and dropped. */
+     * other would deadlock. */
     struct pollfd fds[2] = {{.fd = pout[0], .events = POLLIN}, {.fd = perr[0], .events = POLLIN}};
     int open_fds = 2;
     while (open_fds > 0) {
@@ -76,39 +118,336 @@ static int run_case(const char *bin, char **args, int nargs, char *outbuf, size_
                 open_fds--;
                 continue;
             }
-            if (k == 0) {
-                size_t take = (size_t)r;
-                if (used + take >= outcap / 2)
-                    take = used < outcap / 2 ? outcap / 2 - used : 0;
-                memcpy(outbuf + used, tmp, take);
-                used += take;
-            } else {
-                size_t take = (size_t)r;
-                if (eused + take >= sizeof errbuf)
-                    take = sizeof errbuf - 1 - eused;
-                memcpy(errbuf + eused, tmp, take);
-                eused += take;
-            }
+            if (k == 1)
+                for (ssize_t i = 0; i < r; i++)
+                    *nerrlines += tmp[i] == '\n';
+            size_t take = (size_t)r;
+            if (used[k] + take >= caps[k])
+                take = caps[k] - 1 - used[k];
+            memcpy(bufs[k] + used[k], tmp, take);
+            used[k] += take;
         }
     }
-    errbuf[eused] = 0;
+    out[used[0]] = 0;
+    err[used[1]] = 0;
     close(pout[0]);
     close(perr[0]);
     int st;
     waitpid(pid, &st, 0);
-    *nerrlines = 0;
-    for (size_t i = 0; i < eused; i++)
-        if (errbuf[i] == '\n')
-            (*nerrlines)++;
-    size_t room = outcap - used - 1;
-    if (eused > room)
-        eused = room;
-    memcpy(outbuf + used, errbuf, eused);
-    outbuf[used + eused] = 0;
     if (WIFEXITED(st))
         return WEXITSTATUS(st);
     return 128 + WTERMSIG(st);
 }
+
+/* ---- what is on disk: a sorted list of "path\tstate" lines ------------------ */
+
+typedef struct {
+    char **v;
+    int n, cap;
+} list;
+
+static void list_add(list *l, const char *path, const struct stat *st)
+{
+    char line[4400];
+    if (!st)
+        snprintf(line, sizeof line, "%s\tabsent", path);
+    else if (S_ISDIR(st->st_mode))
+        snprintf(line, sizeof line, "%s\tdirectory", path); /* its entries are listed themselves */
+    else
+        snprintf(line, sizeof line, "%s\tsize %lld mtime %lld.%09ld inode %llu", path, (long long)st->st_size,
+                 (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec, (unsigned long long)st->st_ino);
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->v[i], line))
+            return;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 64;
+        l->v = realloc(l->v, sizeof *l->v * (size_t)l->cap);
+    }
+    l->v[l->n++] = strdup(line);
+}
+
+static void list_free(list *l)
+{
+    for (int i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    *l = (list){0};
+}
+
+/* The path, and (depth > 0) what a directory holds, down to depth levels;
+ * with a prefix, only the directory's entries whose names start with it. */
+static void snap_path(list *l, const char *path, int depth, const char *prefix)
+{
+    struct stat st;
+    if (lstat(path, &st)) {
+        list_add(l, path, NULL);
+        return;
+    }
+    list_add(l, path, &st);
+    if (!S_ISDIR(st.st_mode) || depth <= 0)
+        return;
+    DIR *d = opendir(path);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+            (prefix && strncmp(e->d_name, prefix, strlen(prefix))))
+            continue;
+        char sub[4200];
+        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+        snap_path(l, sub, depth - 1, NULL);
+    }
+    closedir(d);
+}
+
+static bool skipped_path(const char *p)
+{
+    return !strncmp(p, "/dev/", 5) || !strncmp(p, "/proc/", 6) || !strncmp(p, "/sys/", 5);
+}
+
+/* The @TMP@ tree, and each path in args outside it: the path (one level down
+ * if a directory) and, in the directory that holds it, every name that starts
+ * with the path's own name (where "x.json.tmp-123" would be left). */
+static void snapshot(list *l, const char *tmpdir, char **args, int nargs)
+{
+    snap_path(l, tmpdir, 64, NULL);
+    size_t lt = strlen(tmpdir);
+    for (int i = 0; i < nargs; i++) {
+        const char *p = args[i];
+        if (p[0] == '-' && strchr(p, '='))
+            p = strchr(p, '=') + 1;
+        if (!strchr(p, '/') || skipped_path(p) || (!strncmp(p, tmpdir, lt) && (!p[lt] || p[lt] == '/')))
+            continue;
+        snap_path(l, p, 1, NULL);
+        char parent[4200];
+        snprintf(parent, sizeof parent, "%s", p);
+        char *slash = strrchr(parent, '/');
+        if (!slash || !slash[1])
+            continue;
+        char base[4200];
+        snprintf(base, sizeof base, "%s", slash + 1);
+        if (slash == parent)
+            slash[1] = 0;
+        else
+            *slash = 0;
+        snap_path(l, parent, 1, base);
+    }
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool declared(const char *line, char **declared_paths, int ndeclared)
+{
+    for (int i = 0; i < ndeclared; i++) {
+        size_t n = strlen(declared_paths[i]);
+        size_t m = strcspn(line, "\t");
+        if (!strncmp(line, declared_paths[i], n) && line[n] == '\t')
+            return true;
+        /* the directory made to hold a declared file (absent before, a directory after) */
+        if (m < n && !strncmp(line, declared_paths[i], m) && declared_paths[i][m] == '/' &&
+            (!strcmp(line + m, "\tdirectory") || !strcmp(line + m, "\tabsent")))
+            return true;
+    }
+    return false;
+}
+
+/* Prints what changed between two snapshots (files a `file` line declares
+ * excepted); returns how many entries differ. */
+static int snapshot_diff(list *before, list *after, char **declared_paths, int ndeclared, const char *where)
+{
+    qsort(before->v, (size_t)before->n, sizeof *before->v, cmp_str);
+    qsort(after->v, (size_t)after->n, sizeof *after->v, cmp_str);
+    int bad = 0, i = 0, j = 0;
+    while (i < before->n || j < after->n) {
+        int c = i == before->n ? 1 : j == after->n ? -1 : strcmp(before->v[i], after->v[j]);
+        if (c == 0) {
+            i++;
+            j++;
+            continue;
+        }
+        const char *line = c < 0 ? before->v[i++] : after->v[j++];
+        if (declared(line, declared_paths, ndeclared))
+            continue;
+        printf("FAIL %s: exit 2 but the disk changed: %s %s\n", where, c < 0 ? "was" : "now", line);
+        bad++;
+    }
+    return bad;
+}
+
+/* ---- file lines -------------------------------------------------------------- */
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *b = malloc(cap);
+    size_t r;
+    while ((r = fread(b + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (n + 1 == cap)
+            b = realloc(b, cap *= 2);
+    }
+    fclose(f);
+    b[n] = 0;
+    if (len)
+        *len = n;
+    return b;
+}
+
+/* The member at a dotted key such as "records[0].gbps.median"; NULL if absent. */
+static json_t *json_at(json_t *j, const char *key)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", key);
+    for (char *tok = strtok(buf, "."); tok && j; tok = strtok(NULL, ".")) {
+        char *br = strchr(tok, '[');
+        if (br)
+            *br = 0;
+        if (*tok)
+            j = json_object_get(j, tok);
+        while (br && j) {
+            j = json_array_get(j, strtoul(br + 1, NULL, 10));
+            br = strchr(br + 1, '[');
+        }
+    }
+    return j;
+}
+
+static void scalar_text(const json_t *j, char *out, size_t cap)
+{
+    if (json_is_string(j))
+        snprintf(out, cap, "%s", json_string_value(j));
+    else if (json_is_integer(j))
+        snprintf(out, cap, "%lld", (long long)json_integer_value(j));
+    else if (json_is_real(j))
+        snprintf(out, cap, "%.6g", json_real_value(j));
+    else if (json_is_true(j))
+        snprintf(out, cap, "true");
+    else if (json_is_false(j))
+        snprintf(out, cap, "false");
+    else if (json_is_null(j))
+        snprintf(out, cap, "null");
+    else
+        snprintf(out, cap, "(%s)", json_is_array(j) ? "array" : "object");
+}
+
+/* Checks one `file PATH KIND [ARGS]` line; prints why it fails; returns ok. */
+static bool check_file(char *spec, const char *where)
+{
+    char *path = strtok(spec, " ");
+    char *kind = path ? strtok(NULL, " ") : NULL;
+    char *rest = kind ? strtok(NULL, "") : NULL;
+    if (!kind) {
+        printf("FAIL %s: malformed file line\n", where);
+        return false;
+    }
+    size_t len = 0;
+    char *text = slurp(path, &len);
+    if (!text) {
+        printf("FAIL %s: %s was not written (%s)\n", where, path, strerror(errno));
+        return false;
+    }
+    bool ok = true;
+    char why[600] = "";
+    if (!strncmp(kind, "json", 4) && strcmp(kind, "jsonl")) {
+        json_error_t je;
+        json_t *j = json_loads(text, 0, &je);
+        if (!j) {
+            snprintf(why, sizeof why, "not JSON: %s (line %d)", je.text, je.line);
+            ok = false;
+        } else if (!strcmp(kind, "json")) {
+            const char *k = json_string_value(json_object_get(j, "kind"));
+            ok = rest && k && !strcmp(k, rest);
+            snprintf(why, sizeof why, "\"kind\" is %s, want %s", k ? k : "(none)", rest ? rest : "(not given)");
+        } else if (!strcmp(kind, "json-records")) {
+            json_t *r = json_object_get(j, "records");
+            size_t want = rest ? strtoul(rest, NULL, 10) : 0, n = json_array_size(r), objects = 0;
+            for (size_t i = 0; i < n; i++)
+                objects += json_is_object(json_array_get(r, i));
+            ok = rest && json_is_array(r) && n == want && objects == n;
+            snprintf(why, sizeof why, "%zu records (%zu objects), want %zu", n, objects, want);
+        } else if (!strcmp(kind, "json-eq") || !strcmp(kind, "json-len")) {
+            char *key = rest ? strtok(rest, " ") : NULL;
+            char *val = key ? strtok(NULL, "") : NULL;
+            json_t *m = key ? json_at(j, key) : NULL;
+            char got[512] = "(absent)";
+            if (m && !strcmp(kind, "json-eq"))
+                scalar_text(m, got, sizeof got);
+            else if (m)
+                snprintf(got, sizeof got, "%zu",
+                         json_is_array(m) ? json_array_size(m) : json_is_object(m) ? json_object_size(m) : (size_t)-1);
+            ok = val && m && !strcmp(got, val);
+            snprintf(why, sizeof why, "%s is %s, want %s", key ? key : "(no key)", got, val ? val : "(not given)");
+        } else {
+            snprintf(why, sizeof why, "unknown kind '%s'", kind);
+            ok = false;
+        }
+        json_decref(j);
+    } else if (!strcmp(kind, "jsonl")) {
+        size_t want = rest ? strtoul(rest, NULL, 10) : 0, n = 0, objects = 0;
+        for (char *l = text; *l;) {
+            char *nl = strchr(l, '\n');
+            if (nl)
+                *nl = 0;
+            json_t *j = json_loads(l, 0, NULL);
+            n++;
+            objects += json_is_object(j);
+            json_decref(j);
+            if (!nl)
+                break;
+            l = nl + 1;
+        }
+        ok = rest && n == want && objects == n;
+        snprintf(why, sizeof why, "%zu lines, %zu of them JSON objects; want %zu objects", n, objects, want);
+    } else if (!strcmp(kind, "csv")) {
+        char *n_s = rest ? strtok(rest, " ") : NULL;
+        char *header = n_s ? strtok(NULL, "") : NULL;
+        size_t want = n_s ? strtoul(n_s, NULL, 10) : 0, lines = 0;
+        for (size_t i = 0; i < len; i++)
+            lines += text[i] == '\n';
+        if (len && text[len - 1] != '\n')
+            lines++;
+        ok = header && !strncmp(text, header, strlen(header)) && lines == want + 1;
+        int first = (int)strcspn(text, "\n");
+        snprintf(why, sizeof why, "first line '%.*s', %zu data lines; want '%s' and %zu", first > 80 ? 80 : first, text,
+                 lines ? lines - 1 : 0, header ? header : "(not given)", want);
+    } else if (!strcmp(kind, "markdown")) {
+        ok = !strncmp(text, "# ", 2) && (strstr(text, "\n|---") || strstr(text, "\n| ---") || strstr(text, "\n|:--"));
+        snprintf(why, sizeof why, "not Markdown with a table: starts '%.40s'", text);
+    } else if (!strcmp(kind, "html")) {
+        size_t e = len;
+        while (e && (text[e - 1] == '\n' || text[e - 1] == ' '))
+            e--;
+        ok = !strncasecmp(text, "<!DOCTYPE html>", 15) && e >= 7 && !strncmp(text + e - 7, "</html>", 7) &&
+             strstr(text, "<svg");
+        snprintf(why, sizeof why, "not a whole HTML page with an <svg>: starts '%.40s'", text);
+    } else if (!strcmp(kind, "contains")) {
+        ok = rest && strstr(text, rest);
+        snprintf(why, sizeof why, "does not contain '%s'", rest ? rest : "(not given)");
+    } else {
+        snprintf(why, sizeof why, "unknown kind '%s'", kind);
+        ok = false;
+    }
+    if (!ok)
+        printf("FAIL %s: file %s (%s): %s\n", where, path, kind, why);
+    free(text);
+    return ok;
+}
+
+/* ---- the table --------------------------------------------------------------- */
+
+typedef struct {
+    int lineno;
+    char *line; /* @SRC@ and @TMP@ replaced */
+    char *files[32];
+    int nfiles;
+} tcase;
 
 int main(int argc, char **argv)
 {
@@ -123,9 +462,15 @@ int main(int argc, char **argv)
     }
     char tmpl[] = "/tmp/gq-cli-XXXXXX";
     char *tmpdir = mkdtemp(tmpl);
-    char line[4096];
-    int lineno = 0, passed = 0, failed = 0;
-    static char out[1 << 20];
+    if (!tmpdir) {
+        perror("mkdtemp");
+        return 2;
+    }
+    /* Read the whole table first: `file` lines belong to the case above them. */
+    static tcase cases[1024];
+    int ncases = 0, failed = 0, passed = 0;
+    char line[8192];
+    int lineno = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         line[strcspn(line, "\n")] = 0;
@@ -134,38 +479,113 @@ int main(int argc, char **argv)
         char *l1 = replace_all(line, "@SRC@", argv[3]);
         char *l = replace_all(l1, "@TMP@", tmpdir);
         free(l1);
+        if (!strncmp(l, "file ", 5)) {
+            if (!ncases || cases[ncases - 1].nfiles == 32) {
+                printf("FAIL %s:%d: a file line with no case above it (or too many)\n", argv[2], lineno);
+                failed++;
+                free(l);
+            } else
+                cases[ncases - 1].files[cases[ncases - 1].nfiles++] = l;
+            continue;
+        }
+        if (ncases == 1024) {
+            printf("FAIL %s:%d: too many cases\n", argv[2], lineno);
+            failed++;
+            free(l);
+            break;
+        }
+        cases[ncases++] = (tcase){.lineno = lineno, .line = l};
+    }
+    fclose(f);
+
+    static char out[1 << 20], err[1 << 16];
+    for (int c = 0; c < ncases; c++) {
+        tcase *tc = &cases[c];
+        char where[600];
+        snprintf(where, sizeof where, "%s:%d", argv[2], tc->lineno);
+        char *l = tc->line;
         char *p1 = strstr(l, " | ");
         char *p2 = p1 ? strstr(p1 + 3, " | ") : NULL;
         if (!p1 || !p2) {
-            fprintf(stderr, "%s:%d: malformed line\n", argv[2], lineno);
+            printf("FAIL %s: malformed line\n", where);
             failed++;
-            free(l);
             continue;
         }
         *p1 = 0;
         *p2 = 0;
         int want = atoi(l);
         const char *text = p1 + 3;
-        char *argstr = p2 + 3;
+        bool no_text = !strcmp(text, "-");
+        if (no_text && (want == 2 || !tc->nfiles)) {
+            printf("FAIL %s: expected text '-' needs file lines to check, and is never enough for exit 2\n", where);
+            failed++;
+            continue;
+        }
         char *args[64];
         int nargs = 0;
-        for (char *tok = strtok(argstr, " "); tok && nargs < 62; tok = strtok(NULL, " "))
+        for (char *tok = strtok(p2 + 3, " "); tok && nargs < 62; tok = strtok(NULL, " "))
             args[nargs++] = strcmp(tok, "''") ? tok : "";
+        /* the paths `file` lines name (an exit-2 case may write only these) */
+        char *declared_paths[32];
+        char *specs[32];
+        for (int k = 0; k < tc->nfiles; k++) {
+            specs[k] = strdup(tc->files[k] + 5);
+            declared_paths[k] = strdup(specs[k]);
+            declared_paths[k][strcspn(declared_paths[k], " ")] = 0;
+        }
+        list before = {0}, after = {0};
+        if (want == 2)
+            snapshot(&before, tmpdir, args, nargs);
         int nerr = 0;
-        int got = run_case(argv[1], args, nargs, out, sizeof out, &nerr);
-        int ok = got == want && (!strcmp(text, "-") || strstr(out, text));
-        if (ok && want == 2 && nerr != 1)
-            ok = 0;
+        int got = run_case(argv[1], args, nargs, out, sizeof out, err, sizeof err, &nerr);
+        bool ok = true;
+        if (got != want) {
+            printf("FAIL %s: exit %d, want %d\n", where, got, want);
+            ok = false;
+        }
+        if (want == 2) {
+            if (nerr != 1) {
+                printf("FAIL %s: %d lines on stderr, want exactly 1\n", where, nerr);
+                ok = false;
+            }
+            if (!strstr(err, text)) {
+                printf("FAIL %s: stderr lacks '%s'\n", where, text);
+                ok = false;
+            }
+            snapshot(&after, tmpdir, args, nargs);
+            if (snapshot_diff(&before, &after, declared_paths, tc->nfiles, where))
+                ok = false;
+            list_free(&before);
+            list_free(&after);
+        } else if (!strcmp(text, "(no output)")) {
+            if (out[0] || err[0]) {
+                printf("FAIL %s: output where none is wanted\n", where);
+                ok = false;
+            }
+        } else if (!no_text && !strstr(out, text) && !strstr(err, text)) {
+            printf("FAIL %s: output lacks '%s'\n", where, text);
+            ok = false;
+        }
+        if (got == want)
+            for (int k = 0; k < tc->nfiles; k++)
+                if (!check_file(specs[k], where))
+                    ok = false;
+        for (int k = 0; k < tc->nfiles; k++) {
+            free(specs[k]);
+            free(declared_paths[k]);
+        }
         if (ok)
             passed++;
         else {
             failed++;
-            fprintf(stdout, "FAIL %s:%d: exit %d (want %d), %d stderr lines; output:\n%.2000s\n", argv[2], lineno,
-                    got, want, nerr, out);
+            printf("  stdout:\n%.2000s\n  stderr:\n%.2000s\n", out, err);
         }
-        free(l);
     }
-    fclose(f);
+    for (int c = 0; c < ncases; c++) {
+        free(cases[c].line);
+        for (int k = 0; k < cases[c].nfiles; k++)
+            free(cases[c].files[k]);
+    }
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0)

@@ -14,6 +14,10 @@
 #include <unistd.h>
 
 static int failures;
+/* TMPDIR for the runs: Open MPI makes its session directory there
+ * (ompi.HOST.UID), and a shared /tmp one can collide with another mpirun
+ * starting at the same moment ("mkdir ... File exists", orte_init fails). */
+static const char *session_tmp;
 
 #define CHECK(cond, ...)                                                                                           \
     do {                                                                                                           \
@@ -33,6 +37,8 @@ static int run(char *const argv[], const char *log)
         FILE *f = freopen(log, "w", stdout);
         (void)f;
         dup2(1, 2);
+        if (session_tmp)
+            setenv("TMPDIR", session_tmp, 1);
         alarm(240);
         execv(argv[0], argv);
         _exit(127);
@@ -58,6 +64,21 @@ static json_t *load(const char *dir)
     json_t *j = json_load_file(path, 0, &je);
     CHECK(j, "%s: %s", path, je.text);
     return j;
+}
+
+/* DIR/fleet.md is Markdown whose first line is heading and which holds a table. */
+static void check_md(const char *dir, const char *heading)
+{
+    char path[1100], text[4096] = "";
+    snprintf(path, sizeof path, "%s/fleet.md", dir);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[n] = 0;
+    if (f)
+        fclose(f);
+    CHECK(!strncmp(text, heading, strlen(heading)) && text[strlen(heading)] == '\n', "%s does not start '%s': '%.60s'",
+          path, heading, text);
+    CHECK(strstr(text, "\n|---"), "%s has no Markdown table", path);
 }
 
 static const json_t *node(const json_t *fleet, int rank)
@@ -97,6 +118,7 @@ int main(int argc, char **argv)
         perror("mkdtemp");
         return 1;
     }
+    session_tmp = tmp;
     char dir[256], log[256], host[64] = "";
     gethostname(host, sizeof host);
     host[sizeof host - 1] = 0;
@@ -125,10 +147,16 @@ int main(int argc, char **argv)
         CHECK(!strcmp(str(n, "verdict"), bad ? "fail" : "pass"), "rank %d verdict '%s'", r, str(n, "verdict"));
         CHECK(json_is_true(json_object_get(n, "flagged")) == bad, "rank %d flagged wrongly", r);
         CHECK((outliers_of(f, r) > 0) == bad, "rank %d has %d outliers", r, outliers_of(f, r));
+        /* each node's own card, whose verdict the fleet reports */
         char card[512];
-        struct stat st;
         snprintf(card, sizeof card, "%s/%s-rank%d/card.json", dir, host, r);
-        CHECK(stat(card, &st) == 0, "%s missing", card);
+        json_error_t je;
+        json_t *c = json_load_file(card, 0, &je);
+        CHECK(c, "%s: %s", card, je.text);
+        CHECK(!strcmp(str(c, "kind"), "card"), "%s: kind '%s'", card, str(c, "kind"));
+        CHECK(!strcmp(str(json_object_get(c, "card"), "verdict"), bad ? "fail" : "pass"), "%s: verdict '%s'", card,
+              str(json_object_get(c, "card"), "verdict"));
+        json_decref(c);
     }
     /* The hot GPU: its temperature above the median, by more than 5 %. */
     bool hot = false;
@@ -142,10 +170,7 @@ int main(int argc, char **argv)
         }
     }
     CHECK(hot, "no outlier 'stress max temperature gpu:1' above the median");
-    char md[300];
-    snprintf(md, sizeof md, "%s/fleet.md", dir);
-    struct stat st;
-    CHECK(stat(md, &st) == 0 && st.st_size > 0, "%s missing", md);
+    check_md(dir, "# gpuqual fleet: 3 nodes — FAIL");
     json_decref(doc);
     if (failures)
         show(log);
@@ -178,6 +203,8 @@ int main(int argc, char **argv)
     doc = load(dir);
     f = json_object_get(doc, "fleet");
     CHECK(json_array_size(json_object_get(f, "nodes")) == 1, "singleton: not 1 node");
+    CHECK(!strcmp(str(f, "verdict"), "pass"), "singleton verdict '%s'", str(f, "verdict"));
+    check_md(dir, "# gpuqual fleet: 1 node — PASS");
     json_decref(doc);
     if (failures > before)
         show(log);
