@@ -76,6 +76,7 @@ typedef struct gq_sim_link {
     double w[2];        /* share of each direction under the duplex limit */
     double flowcap;     /* B/s: each stream on this link at most; 0 = none */
     double p2p_flowcap; /* B/s: each peer-to-peer stream on this link at most; 0 = none */
+    double p2p_dircap[2]; /* B/s: the same per direction (p2p-fwd, p2p-rev); 0 = none */
     double sm_frac;     /* SM-copy streams at most this fraction of cap; 0 = none */
     double lat;         /* s, one way */
     double cost;        /* s per transfer */
