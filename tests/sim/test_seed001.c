@@ -279,7 +279,8 @@ static void stress_figures(uint64_t seed)
     /* the hottest GPU: 71 C, +-1 C (the samples are whole degrees) */
     if (!(tmax >= 70 && tmax <= 72))
         fail_msg("seed %llu: maximum temperature %.1f C, want 71 +-1", (unsigned long long)seed, tmax);
-    st_near(s->power_total_avg_w / 1000, 4.77, 0.01, "seed %llu: total GPU power (kW)", (unsigned long long)seed);
+    st_near(s->power_total_avg_w / 1000, 4.77, 0.01, "seed %llu: total GPU power (kW)",
+            (unsigned long long)seed);
     /* "roughly 1.9 %": no more than that (the clock range above bounds it too) */
     if (!(s->clock_spread > 0.005 && s->clock_spread <= 0.019 * 1.05))
         fail_msg("seed %llu: clock spread %.2f %%, want up to about 1.9 %%", (unsigned long long)seed,

@@ -123,8 +123,8 @@ static void check_cell(const char *matrix, int a, int b, double got, double want
     }
     k->used++;
     if (fabs(k->published - want) > 1e-9)
-        fail_msg("known difference %s %d->%d: the table says published %.2f, seed 004 says %.2f", matrix, a, b,
-                 k->published, want);
+        fail_msg("known difference %s %d->%d: the table says published %.2f, seed 004 says %.2f", matrix, a,
+                 b, k->published, want);
     if (fabs(got - want) <= TOL * want)
         fail_msg("%s %d->%d is within 5 %% of seed 004 now (%.3f vs %.2f): remove it from the known "
                  "differences",

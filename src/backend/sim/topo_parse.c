@@ -368,7 +368,8 @@ static const attr_spec a_gpu[] = {
         {.name = "weights", .t = VT_PAIR, .lo = 0, .hi = 1e6, .slot = S_WEIGHTS},                            \
         {.name = "flowcap", .t = VT_BW, .slot = S_FLOWCAP},                                                  \
         {.name = "p2p-flowcap", .t = VT_BW, .slot = S_P2PFLOW},                                              \
-        {.name = "p2p-fwd", .t = VT_BW, .slot = S_P2PFWD}, {.name = "p2p-rev", .t = VT_BW, .slot = S_P2PREV},  \
+        {.name = "p2p-fwd", .t = VT_BW, .slot = S_P2PFWD},                                                   \
+        {.name = "p2p-rev", .t = VT_BW, .slot = S_P2PREV},                                                   \
         {.name = "sm", .t = VT_PCT, .lo = 1, .hi = 100, .slot = S_SM},                                       \
         {.name = "lat", .t = VT_TIME, .slot = S_LAT},                                                        \
     {                                                                                                        \
