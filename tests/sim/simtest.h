@@ -126,7 +126,7 @@ static inline void st_run(gq_backend *be, const gq_flow *f, int n, double durati
         if (!(fabs(g_ - w_) <= (tol)*fabs(w_))) {                                                            \
             char what_[200];                                                                                 \
             snprintf(what_, sizeof what_, __VA_ARGS__);                                                      \
-            fail_msg("%s: got %.3f, want %.3f +- %.0f%%", what_, g_, w_, (tol)*100);                         \
+            fail_msg("%s: got %.3f, want %.3f +- %.3g%%", what_, g_, w_, (tol)*100);                         \
         }                                                                                                    \
     } while (0)
 
@@ -137,7 +137,7 @@ static inline void st_run(gq_backend *be, const gq_flow *f, int n, double durati
         if (!(g_ >= (lo) * (1 - (tol)) && g_ <= (hi) * (1 + (tol)))) {                                       \
             char what_[200];                                                                                 \
             snprintf(what_, sizeof what_, __VA_ARGS__);                                                      \
-            fail_msg("%s: got %.3f, want %.2f-%.2f +- %.0f%%", what_, g_, (double)(lo), (double)(hi),        \
+            fail_msg("%s: got %.3f, want %.2f-%.2f +- %.3g%%", what_, g_, (double)(lo), (double)(hi),        \
                      (tol)*100);                                                                             \
         }                                                                                                    \
     } while (0)

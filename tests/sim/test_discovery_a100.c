@@ -1,5 +1,7 @@
 /* Discovery on the simulated seed-004 machine (6 x A100 PCIe with NVLink
- * bridges): the NVLink pairs {0,3}, {1,2}, {4,5} are the domains. */
+ * bridges): the NVLink pairs {0,3}, {1,2}, {4,5} are the domains. A
+ * consistency test (the analysis of simulated measurements, not a golden
+ * check against published figures; test_seed004.c holds those). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +10,7 @@
 
 #include "test_discovery_util.h"
 
-static void a100x6(void **state)
+static void consistency_a100x6_domains(void **state)
 {
     (void)state;
     gq_discovery d;
@@ -32,6 +34,6 @@ static void a100x6(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(a100x6)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(consistency_a100x6_domains)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

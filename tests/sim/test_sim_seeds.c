@@ -1,4 +1,6 @@
-/* The seeds' qualitative answers do not depend on the simulator's noise: for
+/* Consistency tests (the simulator against itself; none of these is a
+ * golden check against a published figure, see test_seed00N.c for those).
+ * The seeds' qualitative answers do not depend on the simulator's noise: for
  * 20 different --sim-seed values, seed 000's per-socket limit, seed 001's
  * domains (within / across pair ratio, concurrent pairs, the 0-3 / 4-7 host
  * asymmetry), seed 004's NVLink pairs and the reference machine's
@@ -14,7 +16,7 @@ static uint64_t seed_at(int i)
     return 1000003ull * (uint64_t)i + 17;
 }
 
-static void test_seed000_socket_limit(void **state)
+static void consistency_seed000_socket_limit(void **state)
 {
     (void)state;
     for (int i = 0; i < NSEEDS; i++) {
@@ -34,7 +36,7 @@ static void test_seed000_socket_limit(void **state)
     }
 }
 
-static void test_seed001_domains(void **state)
+static void consistency_seed001_domains(void **state)
 {
     (void)state;
     for (int i = 0; i < NSEEDS; i++) {
@@ -63,7 +65,7 @@ static void test_seed001_domains(void **state)
     }
 }
 
-static void test_seed004_nvlink_pairs(void **state)
+static void consistency_seed004_nvlink_pairs(void **state)
 {
     (void)state;
     for (int i = 0; i < NSEEDS; i++) {
@@ -88,7 +90,7 @@ static void test_seed004_nvlink_pairs(void **state)
     }
 }
 
-static void test_noise_bounded(void **state)
+static void consistency_noise_bounded(void **state)
 {
     (void)state;
     gq_backend *be = st_open("h200x2", 1, 0);
@@ -112,10 +114,10 @@ static void test_noise_bounded(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_seed000_socket_limit),
-        cmocka_unit_test(test_seed001_domains),
-        cmocka_unit_test(test_seed004_nvlink_pairs),
-        cmocka_unit_test(test_noise_bounded),
+        cmocka_unit_test(consistency_seed000_socket_limit),
+        cmocka_unit_test(consistency_seed001_domains),
+        cmocka_unit_test(consistency_seed004_nvlink_pairs),
+        cmocka_unit_test(consistency_noise_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,9 @@
  * information, not a fault), and each injected fault (--sim-fault) gives its
  * verdict on its own GPU only, while the other GPUs keep running. Also: the
  * run is in virtual time, Ctrl-C stops every GPU and keeps the summary, and
- * a bad fault spec is refused. */
+ * a bad fault spec is refused. These are behaviour tests of the simulated
+ * stress, not golden checks: test_seed001.c holds seed 001's published
+ * stress figures. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -49,6 +49,8 @@ static const bad_case cases[] = {
     {"wrong-parent-kind", 4, 11, "a PCIe parent must be a socket, switch or bridge; 'mem0' is a memory"},
     {"missing-value", 2, 13, "'size' needs a value"},
     {"missing-required", 2, 1, "gpu 'gpu0' needs 'mem SIZE'"},
+    {"p2p-one-direction", 4, 38, "give both 'p2p-fwd' and 'p2p-rev'"},
+    {"p2p-flowcap-and-direction", 4, 57, "give either 'p2p-flowcap' or 'p2p-fwd'/'p2p-rev', not both"},
 };
 
 static void expect_error(int rc, const gq_err *e, const char *path, int line, int col, const char *text)

@@ -70,19 +70,20 @@ typedef struct gq_sim_gpu {
 
 typedef struct gq_sim_link {
     gq_sim_link_kind kind;
-    int a, b;           /* node indices; direction 0 is a -> b, 1 is b -> a */
-    double cap[2];      /* B/s per direction */
-    double duplex;      /* B/s for both directions together; 0 = none */
-    double w[2];        /* share of each direction under the duplex limit */
-    double flowcap;     /* B/s: each stream on this link at most; 0 = none */
-    double p2p_flowcap; /* B/s: each peer-to-peer stream on this link at most; 0 = none */
-    double sm_frac;     /* SM-copy streams at most this fraction of cap; 0 = none */
-    double lat;         /* s, one way */
-    double cost;        /* s per transfer */
-    double gts;         /* PCIe: negotiated rate per lane; 0 = not PCIe or unknown */
-    int width;          /* PCIe lanes */
-    int nvl;            /* NVLink: number of links in the bundle */
-    double nvl_rate;    /* NVLink: B/s per link per direction (theoretical) */
+    int a, b;             /* node indices; direction 0 is a -> b, 1 is b -> a */
+    double cap[2];        /* B/s per direction */
+    double duplex;        /* B/s for both directions together; 0 = none */
+    double w[2];          /* share of each direction under the duplex limit */
+    double flowcap;       /* B/s: each stream on this link at most; 0 = none */
+    double p2p_flowcap;   /* B/s: each peer-to-peer stream on this link at most; 0 = none */
+    double p2p_dircap[2]; /* B/s: the same per direction (p2p-fwd, p2p-rev); 0 = none */
+    double sm_frac;       /* SM-copy streams at most this fraction of cap; 0 = none */
+    double lat;           /* s, one way */
+    double cost;          /* s per transfer */
+    double gts;           /* PCIe: negotiated rate per lane; 0 = not PCIe or unknown */
+    int width;            /* PCIe lanes */
+    int nvl;              /* NVLink: number of links in the bundle */
+    double nvl_rate;      /* NVLink: B/s per link per direction (theoretical) */
     int line, col;
 } gq_sim_link;
 

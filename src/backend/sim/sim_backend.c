@@ -148,8 +148,10 @@ static int add_route(const sim_priv *s, ebuf *b, const gq_sim_hop *h, int n, boo
         if (L->duplex > 0 && ebuf_add(b, C_DUP(h[i].link), 1.0, L->w[d]))
             return -1;
         cap_min(&pi->flowcap, L->flowcap);
-        if (p2p)
+        if (p2p) {
             cap_min(&pi->flowcap, L->p2p_flowcap);
+            cap_min(&pi->flowcap, L->p2p_dircap[d]);
+        }
         if (sm && L->sm_frac > 0)
             cap_min(&pi->flowcap, L->sm_frac * L->cap[d]);
         pi->cost += L->cost;

@@ -11,11 +11,11 @@
 
 #define MAX_STATES 16
 #define T_AMB 30.0    /* C */
-#define T_LOADED 68.0 /* C at the power limit, steady (seed 001) */
+#define T_LOADED 71.1 /* C at the power limit, steady (seed 001: max 71 C) */
 #define T_FAULT 110.0 /* C the thermal fault heads for */
 #define T_THROTTLE_ON 88.0
 #define T_THROTTLE_OFF 84.0
-#define TAU 30.0          /* s */
+#define TAU 26.0          /* s */
 #define SETUP_S 0.3       /* s from start to the first GEMM */
 #define STEP_S 0.25       /* s, integration step of the thermal model */
 #define GEMM_N_16 16384.0 /* matrix orders as the CUDA backend uses them */
@@ -230,8 +230,8 @@ static int load_topo(gq_backend *be, sim_state *s, gq_err *err)
             g->width_max = gi->pcie_width_max > 0   ? gi->pcie_width_max
                            : gi->pcie_width_cur > 0 ? gi->pcie_width_cur
                                                     : 16;
-            g->clock_off = 0.009 * scale * hash_pm1(s->seed, (uint64_t)i, 1);
-            g->temp_off = 1.5 * scale * hash_pm1(s->seed, (uint64_t)i, 2);
+            g->clock_off = 0.0092 * scale * hash_pm1(s->seed, (uint64_t)i, 1);
+            g->temp_off = 0.4 * scale * hash_pm1(s->seed, (uint64_t)i, 2);
             g->faults = s->faults.gpu[i];
             g->temp = T_AMB + 2 + g->temp_off + (g->faults & GQ_SIM_FAULT_THERMAL ? 10 : 0);
             g->t = s->vt;
@@ -276,7 +276,7 @@ static op_point operating(const sim_gpu *g, double t)
     o.clock = boost;
     if (demand > g->limit_w) {
         o.power = g->limit_w * 0.992;
-        o.clock = boost * pow(g->limit_w / demand, 0.9);
+        o.clock = boost * pow(g->limit_w / demand, 0.88);
         o.capped = true;
         o.reasons |= GQ_CLK_SW_POWER_CAP;
     }

@@ -6,12 +6,13 @@
  *  - power: idle at 10% of the limit; under a GEMM load the GPU asks for
  *    more than its limit (120% for 16-bit, 110% fp32, 100% fp64) and is held
  *    at the limit, with the SW power cap reason set;
- *  - SM clock: boost when not capped, boost x (limit/demand)^0.9 when capped
+ *  - SM clock: boost when not capped, boost x (limit/demand)^0.88 when capped
  *    (seed 001: 2,208-2,249 MHz under a 600 W cap on 2,617 MHz parts);
- *  - temperature: first order towards ambient + R x power (tau 30 s),
- *    about 68 C at the limit (seed 001's 66.5-68.2 C average), plus a fixed
- *    per-GPU offset of up to +-1.5 C;
- *  - a per-GPU clock offset of up to +-0.9% (seed 001 saw 1.9% spread);
+ *  - temperature: first order from 32 C towards ambient + R x power
+ *    (tau 26 s), about 71 C steady at the limit, plus a fixed per-GPU offset
+ *    of up to +-0.4 C (seed 001, five minutes at the limit: 66.5-68.2 C
+ *    average per GPU, 71 C at most);
+ *  - a per-GPU clock offset of up to +-0.92% (seed 001 saw 1.9% spread);
  *  - achieved TFLOP/s from the model's rate x clock ratio; counters of
  *    GEMMs and faulty elements as the CUDA backend reports them.
  * Noise on power, temperature and clocks is deterministic (seed, GPU,

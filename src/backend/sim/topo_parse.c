@@ -230,6 +230,8 @@ enum slot {
     S_LAT,
     S_BUS,
     S_P2PFLOW,
+    S_P2PFWD,
+    S_P2PREV,
     S_P2PCOST,
     S_INDEX,
     S_MODEL,
@@ -366,6 +368,8 @@ static const attr_spec a_gpu[] = {
         {.name = "weights", .t = VT_PAIR, .lo = 0, .hi = 1e6, .slot = S_WEIGHTS},                            \
         {.name = "flowcap", .t = VT_BW, .slot = S_FLOWCAP},                                                  \
         {.name = "p2p-flowcap", .t = VT_BW, .slot = S_P2PFLOW},                                              \
+        {.name = "p2p-fwd", .t = VT_BW, .slot = S_P2PFWD},                                                   \
+        {.name = "p2p-rev", .t = VT_BW, .slot = S_P2PREV},                                                   \
         {.name = "sm", .t = VT_PCT, .lo = 1, .hi = 100, .slot = S_SM},                                       \
         {.name = "lat", .t = VT_TIME, .slot = S_LAT},                                                        \
     {                                                                                                        \
@@ -1019,6 +1023,13 @@ static int add_link(pctx *p, gq_sim_link_kind kind, const tok *kwt)
     }
     L->flowcap = v[S_FLOWCAP].set ? v[S_FLOWCAP].num : 0;
     L->p2p_flowcap = v[S_P2PFLOW].set ? v[S_P2PFLOW].num : 0;
+    if (v[S_P2PFWD].set != v[S_P2PREV].set)
+        return perr(p, (v[S_P2PFWD].set ? v[S_P2PFWD] : v[S_P2PREV]).col,
+                    "give both 'p2p-fwd' and 'p2p-rev' (a peer-to-peer stream cap per direction)");
+    if (v[S_P2PFWD].set && v[S_P2PFLOW].set)
+        return perr(p, v[S_P2PFWD].col, "give either 'p2p-flowcap' or 'p2p-fwd'/'p2p-rev', not both");
+    L->p2p_dircap[0] = v[S_P2PFWD].set ? v[S_P2PFWD].num : 0;
+    L->p2p_dircap[1] = v[S_P2PREV].set ? v[S_P2PREV].num : 0;
     L->sm_frac = v[S_SM].set ? v[S_SM].num : 0;
     L->lat = v[S_LAT].set ? v[S_LAT].num : 0;
     L->cost = v[S_COST].set ? v[S_COST].num : 0;
