@@ -479,6 +479,8 @@ int main(int argc, char **argv)
             opt_bytes = strtoull(argv[++i], NULL, 10) * GQ_MiB;
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
             opt_rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--tests") && i + 1 < argc)
+            i++; /* test_gpu_catalog's option: run.sh passes the same arguments to every program */
         else {
             fprintf(
                 stderr,
