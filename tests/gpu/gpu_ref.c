@@ -288,6 +288,54 @@ static bool is_h200(const gq_gpu_info *g)
     return !strcmp(g->name, "NVIDIA H200");
 }
 
+/* Which saved reference fits this machine: 1 (1 x H200, PCIe Gen5 x16), 2
+ * (2 x H200 joined by 18 NVLinks), or 0 with the reason in why[]. */
+static int saved_kind(const gq_topo *topo, char *why, size_t n)
+{
+    int ng = topo->ngpu;
+    const char *name = ng > 0 ? topo->gpu[0].name : "no GPU";
+    bool h200 = ng > 0;
+    for (int i = 0; i < ng; i++)
+        h200 = h200 && is_h200(&topo->gpu[i]);
+    if (h200 && ng == 1) {
+        const gq_gpu_info *g = &topo->gpu[0];
+        if (g->pcie_gen_max > 0 && g->pcie_width_max > 0 && (g->pcie_gen_max != 5 || g->pcie_width_max != 16)) {
+            say(why, n, "no saved reference for 1 x %s on PCIe Gen%d x%d (the saved one is Gen5 x16)", name,
+                g->pcie_gen_max, g->pcie_width_max);
+            return 0;
+        }
+        return 1;
+    }
+    if (h200 && ng == 2) {
+        int links = topo->nvlinks[0][1];
+        if (links == 18)
+            return 2;
+        say(why, n, "no saved reference for 2 x %s joined by %s NVLinks (the saved one: 18)", name,
+            links < 0 ? "an unknown number of" : links == 0 ? "no" : "fewer or more");
+        return 0;
+    }
+    say(why, n,
+        "no saved reference for this machine: %d GPU(s), GPU 0 %s (saved: 1 x NVIDIA H200, 2 x NVIDIA H200 "
+        "with 18 NVLinks); give nvbandwidth's JSON from this machine (GQ_REF_JSON) to check the bounds",
+        ng, name);
+    return 0;
+}
+
+static const char *ref_dir(char *buf, size_t n)
+{
+    const char *dir = getenv("GQ_REF_DIR");
+    if (dir && dir[0])
+        return dir;
+#ifdef GQ_SOURCE_DIR
+    snprintf(buf, n, "%s/bench/reference", GQ_SOURCE_DIR);
+    return buf;
+#else
+    (void)buf;
+    (void)n;
+    return NULL;
+#endif
+}
+
 gpu_ref *gpu_ref_open(const gq_topo *topo, bool *failed, char *why, size_t n)
 {
     *failed = false;
@@ -297,44 +345,31 @@ gpu_ref *gpu_ref_open(const gq_topo *topo, bool *failed, char *why, size_t n)
         say(why, n, "out of memory");
         return NULL;
     }
+    char mwhy[700] = "", dbuf[600], path[800], p2p[800];
+    int kind = saved_kind(topo, mwhy, sizeof mwhy);
+    const char *dir = ref_dir(dbuf, sizeof dbuf);
+    if (dir) {
+        snprintf(p2p, sizeof p2p, "%s/h200x2-p2pBandwidthLatencyTest.txt", dir);
+    } else if (kind) {
+        say(why, n, "no reference directory (set GQ_REF_DIR)");
+        *failed = true;
+        gpu_ref_close(r);
+        return NULL;
+    }
     const char *json = getenv("GQ_REF_JSON");
     if (json && json[0]) {
-        if (!load_nvbw_json(r, json, topo->ngpu, why, n)) {
+        /* nvbandwidth from the same call; p2pBandwidthLatencyTest's saved figures still apply on their machine */
+        if (!load_nvbw_json(r, json, topo->ngpu, why, n) || (kind == 2 && !load_p2p(r, p2p, why, n))) {
             *failed = true;
             gpu_ref_close(r);
             return NULL;
         }
         r->same_call = true;
-        snprintf(r->source, sizeof r->source, "nvbandwidth measured in this call (GQ_REF_JSON=%s)", json);
+        snprintf(r->source, sizeof r->source, "nvbandwidth measured in this call (GQ_REF_JSON=%s)%s%s", json,
+                 kind == 2 ? "; p2pBandwidthLatencyTest saved for 2 x H200 NV18: " : "", kind == 2 ? p2p : "");
         return r;
     }
-    /* The saved reference, by machine. */
-    const char *dir = getenv("GQ_REF_DIR");
-#ifdef GQ_SOURCE_DIR
-    char def[600];
-    snprintf(def, sizeof def, "%s/bench/reference", GQ_SOURCE_DIR);
-    if (!dir || !dir[0])
-        dir = def;
-#endif
-    if (!dir || !dir[0]) {
-        say(why, n, "no reference directory (set GQ_REF_DIR)");
-        gpu_ref_close(r);
-        return NULL;
-    }
-    int ng = topo->ngpu;
-    const char *name = ng > 0 ? topo->gpu[0].name : "no GPU";
-    bool h200 = ng > 0;
-    for (int i = 0; i < ng; i++)
-        h200 = h200 && is_h200(&topo->gpu[i]);
-    char path[800];
-    if (h200 && ng == 1) {
-        const gq_gpu_info *g = &topo->gpu[0];
-        if (g->pcie_gen_max > 0 && g->pcie_width_max > 0 && (g->pcie_gen_max != 5 || g->pcie_width_max != 16)) {
-            say(why, n, "no saved reference for 1 x %s on PCIe Gen%d x%d (the saved one is Gen5 x16)", name,
-                g->pcie_gen_max, g->pcie_width_max);
-            gpu_ref_close(r);
-            return NULL;
-        }
+    if (kind == 1) {
         snprintf(path, sizeof path, "%s/h200x1-nvbandwidth-v0.8.tsv", dir);
         if (!load_tsv(r, path, why, n)) {
             *failed = true;
@@ -344,23 +379,9 @@ gpu_ref *gpu_ref_open(const gq_topo *topo, bool *failed, char *why, size_t n)
         snprintf(r->source, sizeof r->source, "nvbandwidth v0.8 saved for 1 x H200 PCIe Gen5 x16 (%s)", path);
         return r;
     }
-    if (h200 && ng == 2) {
-        int links = topo->nvlinks[0][1];
-        if (links != 18) {
-            say(why, n, "no saved reference for 2 x %s joined by %s NVLinks (the saved one: 18)", name,
-                links < 0 ? "an unknown number of" : links == 0 ? "no" : "fewer or more");
-            gpu_ref_close(r);
-            return NULL;
-        }
+    if (kind == 2) {
         snprintf(path, sizeof path, "%s/h200x2-nvbandwidth-v0.8.json", dir);
-        if (!load_nvbw_json(r, path, -1, why, n)) {
-            *failed = true;
-            gpu_ref_close(r);
-            return NULL;
-        }
-        char p2p[800];
-        snprintf(p2p, sizeof p2p, "%s/h200x2-p2pBandwidthLatencyTest.txt", dir);
-        if (!load_p2p(r, p2p, why, n)) {
+        if (!load_nvbw_json(r, path, -1, why, n) || !load_p2p(r, p2p, why, n)) {
             *failed = true;
             gpu_ref_close(r);
             return NULL;
@@ -369,9 +390,7 @@ gpu_ref *gpu_ref_open(const gq_topo *topo, bool *failed, char *why, size_t n)
                  "nvbandwidth v0.8 and p2pBandwidthLatencyTest saved for 2 x H200 NV18 (%s, %s)", path, p2p);
         return r;
     }
-    say(why, n, "no saved reference for this machine: %d GPU(s), GPU 0 %s (saved: 1 x NVIDIA H200, 2 x NVIDIA H200 "
-        "with 18 NVLinks); give nvbandwidth's JSON from this machine (GQ_REF_JSON) to check the bounds",
-        ng, name);
+    say(why, n, "%s", mwhy);
     gpu_ref_close(r);
     return NULL;
 }

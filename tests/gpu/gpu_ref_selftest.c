@@ -143,6 +143,14 @@ static void loading(void)
     setenv("GQ_REF_JSON", path, 1);
     r = gpu_ref_open(machine(2, "NVIDIA A100-SXM4-80GB", 12, 4, 16), &failed, why, sizeof why);
     check(r && gpu_ref_same_call(r), "GQ_REF_JSON not taken (%s)", why);
+    check(!gpu_ref_p2p(r, "Unidirectional P2P=Disabled Bandwidth Matrix", 0, 1, &v),
+          "another machine took the saved p2pBandwidthLatencyTest figures");
+    gpu_ref_close(r);
+    /* on 2 x H200 NV18 the saved p2pBandwidthLatencyTest figures still apply */
+    r = gpu_ref_open(machine(2, "NVIDIA H200", 18, 5, 16), &failed, why, sizeof why);
+    check(r && gpu_ref_same_call(r) && gpu_ref_p2p(r, "Unidirectional P2P=Disabled Bandwidth Matrix", 0, 1, &v) &&
+              v == 38.21,
+          "GQ_REF_JSON on 2 x H200: same call %d, p2p %.2f (%s)", r && gpu_ref_same_call(r), v, why);
     gpu_ref_close(r);
     r = gpu_ref_open(machine(1, "NVIDIA H200", 0, 5, 16), &failed, why, sizeof why);
     check(!r && failed && strstr(why, "lists 2 GPUs"), "GQ_REF_JSON of 2 GPUs on 1: '%s'", why);
