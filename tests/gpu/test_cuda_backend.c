@@ -6,8 +6,18 @@
  * For every path: runs the flows of one measurement for N rounds (default 5)
  * and checks that each rate is positive, below the path's theoretical
  * capacity, and that the data pattern verified; prints one table of figures
- * with the issue's targets and the nvbandwidth reference beside them. Targets
- * are reported (MEETS / MISSES), not asserted: figures differ between hosts.
+ * with the issue's targets and the reference beside them. Targets are
+ * reported (MEETS / MISSES), not asserted: figures differ between hosts.
+ * A figure with a reference is bounded: at least 90 % of it (a latency at
+ * most reference / 0.9), the reference being nvbandwidth's JSON from the
+ * same call (GQ_REF_JSON) or the saved one for this machine (bench/reference;
+ * p2pBandwidthLatencyTest's for the P2P-disabled and copy-latency figures);
+ * without one the bounds are skipped and the reason printed (gpu_ref.h).
+ * The tuning section's figures (knobs away from their defaults) show the
+ * reference but are not bounded.
+ * A destination corrupted on purpose (the backend's test-only hook,
+ * gq_cuda_test_corrupt_dst) must fail the data check at the corrupted byte,
+ * and the same flow untouched must pass it.
  * The tuning section measures the backend's knobs (host allocation, SM grid,
  * staging ring, chase order) so that the defaults can be chosen from data.
  * Exit status: 0 when every check passed, 1 otherwise.
@@ -23,6 +33,7 @@
 #include "backend/cuda/cuda_internal.h"
 #include "core/record.h"
 #include "core/units.h"
+#include "gpu_ref.h"
 #include "topo/topo.h"
 
 #define MAXF 8
@@ -33,6 +44,27 @@ static int failures, checks;
 static int opt_rounds = 5;
 static uint64_t opt_bytes = 512 * GQ_MiB;
 static bool opt_quick, opt_tuning = true, opt_tuning_all, opt_latency = true;
+static gpu_ref *ref;     /* NULL: no reference, bounds skipped */
+static bool in_tuning;   /* figures of knobs away from their defaults: not bounded */
+static int bounds_checked, bounds_failed;
+
+/* The reference's figure for one of nvbandwidth's cells (gpu_ref.h), 0 = none. */
+static double refn(const char *test, int row, int col)
+{
+    double v = 0;
+    return ref && gpu_ref_nvbw(ref, test, row, col, &v) ? v : 0;
+}
+
+/* p2pBandwidthLatencyTest's figure (GB/s, or ns for its latency matrices), 0 = none. */
+static double refp(const char *matrix, int row, int col)
+{
+    double v = 0;
+    return ref && gpu_ref_p2p(ref, matrix, row, col, &v) ? v : 0;
+}
+#define P2P_UNI_OFF "Unidirectional P2P=Disabled Bandwidth Matrix"
+#define P2P_BI_OFF "Bidirectional P2P=Disabled Bandwidth Matrix"
+#define P2P_LAT_OFF "P2P=Disabled Latency Matrix"
+#define P2P_LAT_ON "P2P=Enabled Latency (P2P Writes) Matrix"
 
 static void check(bool ok, const char *what, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void check(bool ok, const char *what, const char *fmt, ...)
@@ -57,8 +89,9 @@ typedef struct fig {
     const char *unit;
     double target; /* 0 = none */
     bool lower_better;
-    double ref; /* nvbandwidth / p2pBandwidthLatencyTest on the reference machine; 0 = none */
+    double ref; /* nvbandwidth / p2pBandwidthLatencyTest (gpu_ref.h); 0 = none */
     double cap; /* theoretical capacity; 0 = n/a */
+    const char *vs_ref; /* the bound's verdict: "ok", "BELOW", "ABOVE", "tuning", "" (no reference) */
 } fig;
 
 static fig figs[256];
@@ -77,6 +110,18 @@ static void add_fig(const char *name, gq_stat v, const char *unit, double target
     f->lower_better = lower;
     f->ref = ref;
     f->cap = cap;
+    f->vs_ref = "";
+    if (ref > 0 && in_tuning) {
+        f->vs_ref = "tuning";
+    } else if (ref > 0) {
+        bool ok = gpu_ref_meets(v.median, ref, lower);
+        bounds_checked++;
+        bounds_failed += !ok;
+        f->vs_ref = ok ? "ok" : lower ? "ABOVE" : "BELOW";
+        check(ok, name, "%.2f %s %s the bound %.2f (%.0f %% of the reference %.2f)", v.median, unit,
+              lower ? "above" : "below", gpu_ref_bound(ref, lower), lower ? 100 / GPU_REF_FRACTION : 100 * GPU_REF_FRACTION,
+              ref);
+    }
     /* As it comes, so that a run cut short still shows what it measured. */
     printf("  %-50s %10.2f %s  [%.2f .. %.2f] spread %.3f%%\n", f->name, v.median, unit, v.min, v.max,
            100 * v.spread);
@@ -85,16 +130,17 @@ static void add_fig(const char *name, gq_stat v, const char *unit, double target
 
 static void print_table(void)
 {
-    printf("\n%-50s %10s %10s %10s %8s %6s %9s %9s %8s  %s\n", "figure", "median", "min", "max", "spread%",
-           "unit", "target", "reference", "capacity", "vs target");
+    printf("\n%-50s %10s %10s %10s %8s %6s %9s %9s %9s %8s  %-9s %s\n", "figure", "median", "min", "max",
+           "spread%", "unit", "target", "reference", "bound", "capacity", "vs target", "vs bound");
     for (int i = 0; i < nfigs; i++) {
         fig *f = &figs[i];
         const char *verdict = "";
         if (f->target > 0)
             verdict =
                 (f->lower_better ? f->v.median <= f->target : f->v.median >= f->target) ? "MEETS" : "MISSES";
-        printf("%-50s %10.2f %10.2f %10.2f %8.3f %6s %9.1f %9.2f %8.1f  %s\n", f->name, f->v.median, f->v.min,
-               f->v.max, 100 * f->v.spread, f->unit, f->target, f->ref, f->cap, verdict);
+        printf("%-50s %10.2f %10.2f %10.2f %8.3f %6s %9.1f %9.2f %9.2f %8.1f  %-9s %s\n", f->name, f->v.median,
+               f->v.min, f->v.max, 100 * f->v.spread, f->unit, f->target, f->ref,
+               f->ref > 0 ? gpu_ref_bound(f->ref, f->lower_better) : 0.0, f->cap, verdict, f->vs_ref);
     }
 }
 
@@ -266,6 +312,45 @@ static double nvlink_cap(int a, int b)
 
 #define HBM_CAP 4800.0 /* H200 HBM3e, read + write together */
 
+/* ---- the data check must fail on a corrupted destination ------------------------ */
+
+/* One flow, run twice with its data checked: first with the backend's
+ * test-only hook armed to flip the byte at `off` of the destination after the
+ * copy (the check must fail, first bad byte `want`), then untouched (it must pass). */
+static void corrupt_case(gq_backend *be, const char *name, gq_flow f, uint64_t off, uint64_t want)
+{
+    gq_err err = {0};
+    gq_group *g = NULL;
+    int rc = be->ops->prepare(be, &f, 1, &g, &err);
+    check(rc == GQ_OK, name, "prepare: %s", err.msg);
+    if (rc != GQ_OK)
+        return;
+    gq_run_opts o = {.reps = 1, .verify = true};
+    gq_flow_result r;
+    char got[160] = "did not run";
+    check(gq_cuda_test_corrupt_dst(be, off, 1, &err) == GQ_OK, name, "arming the hook: %s", err.msg);
+    rc = be->ops->run(be, g, &o, &r, &err);
+    check(rc == GQ_OK && r.status == GQ_OK, name, "corrupted run: %s", rc != GQ_OK ? err.msg : r.error);
+    if (rc == GQ_OK && r.status == GQ_OK) {
+        check(gq_cuda_test_corrupt_pending(be) == 0, name, "the hook was not used: no data check ran");
+        check(r.verified && !r.verify_ok, name, "a corrupted destination passed the data check (verified %d)",
+              r.verified);
+        check(r.verify_ok || r.bad_offset == want, name, "first bad byte %llu; byte %llu was corrupted",
+              (unsigned long long)r.bad_offset, (unsigned long long)want);
+        snprintf(got, sizeof got, "%s (first bad byte %llu)", r.verify_ok ? "PASSED" : "failed",
+                 (unsigned long long)r.bad_offset);
+    }
+    gq_cuda_test_corrupt_dst(be, 0, 0, &err); /* disarm, whatever happened */
+    rc = be->ops->run(be, g, &o, &r, &err);
+    check(rc == GQ_OK && r.status == GQ_OK, name, "untouched run: %s", rc != GQ_OK ? err.msg : r.error);
+    bool ok = rc == GQ_OK && r.status == GQ_OK && r.verified && r.verify_ok;
+    check(rc != GQ_OK || r.status != GQ_OK || ok, name, "untouched: verification %s (first bad byte %llu)",
+          r.verified ? "failed" : "did not run", (unsigned long long)r.bad_offset);
+    printf("%-50s corrupted byte %llu: data check %s; untouched: %s\n", name, (unsigned long long)want, got,
+           ok ? "passed" : "FAILED");
+    be->ops->release(be, g);
+}
+
 /* ---- one path at a time --------------------------------------------------------- */
 
 static void one(gq_backend *be, const char *name, gq_flow f, double cap, double target, double ref)
@@ -335,19 +420,20 @@ static void tuning_all(gq_backend *be, int ngpu, uint64_t B)
         char n1[80];
         tune(be, t_host, a);
         snprintf(n1, sizeof n1, "tune host=%s: h2d ce gpu0", hn[a]);
-        one(be, n1, mk(H, L, G, 0, GQ_METHOD_CE, 0, B), pcie_cap(0), 55.1, 55.14);
+        one(be, n1, mk(H, L, G, 0, GQ_METHOD_CE, 0, B), pcie_cap(0), 55.1, refn("host_to_device_memcpy_ce", 0, 0));
         snprintf(n1, sizeof n1, "tune host=%s: d2h ce gpu0", hn[a]);
-        one(be, n1, mk(G, 0, H, L, GQ_METHOD_CE, 0, B), pcie_cap(0), 55.1, 55.31);
+        one(be, n1, mk(G, 0, H, L, GQ_METHOD_CE, 0, B), pcie_cap(0), 55.1, refn("device_to_host_memcpy_ce", 0, 0));
     }
     gq_cuda_tune_set(be, &def, &err);
     for (int bps = 1; bps <= 2; bps++) {
         char n1[80];
         tune(be, t_blocks, bps);
         snprintf(n1, sizeof n1, "tune sm blocks/SM=%d: h2d sm gpu0", bps);
-        one(be, n1, mk(H, L, G, 0, GQ_METHOD_SM, 0, B), pcie_cap(0), 51, 51.08);
+        one(be, n1, mk(H, L, G, 0, GQ_METHOD_SM, 0, B), pcie_cap(0), 51, refn("host_to_device_memcpy_sm", 0, 0));
         if (ngpu >= 2) {
             snprintf(n1, sizeof n1, "tune sm blocks/SM=%d: d2d read sm 1->0", bps);
-            one(be, n1, mk(G, 1, G, 0, GQ_METHOD_SM, 0, B), nvlink_cap(0, 1), 376, 376.22);
+            one(be, n1, mk(G, 1, G, 0, GQ_METHOD_SM, 0, B), nvlink_cap(0, 1), 376,
+                refn("device_to_device_memcpy_read_sm", 0, 1));
         }
     }
     gq_cuda_tune_set(be, &def, &err);
@@ -356,7 +442,7 @@ static void tuning_all(gq_backend *be, int ngpu, uint64_t B)
             char n1[80];
             tune(be, t_stage, bufs);
             snprintf(n1, sizeof n1, "tune staged bufs=%d chunk=8 MiB 0->1", bufs);
-            one(be, n1, mk(G, 0, G, 1, GQ_METHOD_STAGED, 0, B), pcie_cap(0), 50, 38.21);
+            one(be, n1, mk(G, 0, G, 1, GQ_METHOD_STAGED, 0, B), pcie_cap(0), 50, refp(P2P_UNI_OFF, 0, 1));
         }
     gq_cuda_tune_set(be, &def, &err);
     for (int one_sm = 0; one_sm <= 1 && ngpu >= 2; one_sm++) {
@@ -364,7 +450,7 @@ static void tuning_all(gq_backend *be, int ngpu, uint64_t B)
         tune(be, t_sms, one_sm);
         snprintf(n1, sizeof n1, "tune chase on %s: 0 reads 1", one_sm ? "one SM" : "every SM");
         latency(be, n1, (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 1}, .exec_gpu = 0}, 829,
-                829, 3);
+                refn("device_to_device_latency_sm", 0, 1), 3);
     }
     gq_cuda_tune_set(be, &def, &err);
     static const int wins[] = {128, 4096, 65536, 2 * 1024 * 1024};
@@ -373,7 +459,7 @@ static void tuning_all(gq_backend *be, int ngpu, uint64_t B)
         tune(be, t_window, wins[i]);
         snprintf(n1, sizeof n1, "tune chase window=%d B: host latency gpu0", wins[i]);
         latency(be, n1, (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {H, L}, .exec_gpu = 0}, 1198,
-                1198, 3);
+                refn("host_device_latency_sm", 0, 0), 3);
     }
     gq_cuda_tune_set(be, &def, &err);
 }
@@ -393,6 +479,8 @@ int main(int argc, char **argv)
             opt_bytes = strtoull(argv[++i], NULL, 10) * GQ_MiB;
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
             opt_rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--tests") && i + 1 < argc)
+            i++; /* test_gpu_catalog's option: run.sh passes the same arguments to every program */
         else {
             fprintf(
                 stderr,
@@ -430,6 +518,15 @@ int main(int argc, char **argv)
     printf("GPUs: %d; buffer %llu MiB; rounds %d\n", ngpu, (unsigned long long)(opt_bytes / GQ_MiB),
            opt_rounds);
     check(ngpu >= 1, "gpus", "no GPU");
+    char ref_why[1024] = "discovery failed: the machine is unknown";
+    bool ref_failed = false;
+    if (have_topo)
+        ref = gpu_ref_open(&topo, &ref_failed, ref_why, sizeof ref_why);
+    if (ref)
+        printf("reference: %s\n", gpu_ref_source(ref));
+    else
+        printf("bounds %s: %s\n", ref_failed ? "FAILED" : "skipped", ref_why);
+    check(ref || !ref_failed, "reference", "%s", ref_why);
     const uint64_t B = opt_bytes;
     const gq_ep_kind H = GQ_EP_HOST, G = GQ_EP_GPU;
     const int L = GQ_NUMA_LOCAL;
@@ -452,6 +549,23 @@ int main(int argc, char **argv)
               ngpu);
         printf("mem_info gpu0: free %.1f GiB of %.1f GiB; MemAvailable %.1f GiB\n", (double)fr / GQ_GiB,
                (double)tot / GQ_GiB, (double)av / GQ_GiB);
+    }
+
+    /* The data check fails where a destination was corrupted on purpose (the
+     * backend's test-only hook), at the corrupted byte, and passes untouched:
+     * a GPU destination, a host one, the tail of an odd size (offset past the
+     * end: the hook flips the last byte), and a peer's memory. */
+    {
+        const uint64_t off = 21 * GQ_MiB + 12345, odd = 3 * GQ_MiB + 12345;
+        corrupt_case(&be, "corrupt h2d ce gpu0 (GPU destination)", mk(H, L, G, 0, GQ_METHOD_CE, 0, 64 * GQ_MiB), off,
+                     off);
+        corrupt_case(&be, "corrupt d2h sm gpu0 (host destination)", mk(G, 0, H, L, GQ_METHOD_SM, 0, 64 * GQ_MiB), off,
+                     off);
+        corrupt_case(&be, "corrupt local sm gpu0 (last byte of an odd size)", mk(G, 0, G, 0, GQ_METHOD_SM, 0, odd),
+                     UINT64_MAX, odd - 1);
+        if (ngpu >= 2)
+            corrupt_case(&be, "corrupt read ce 1->0 (peer copy)", mk(G, 1, G, 0, GQ_METHOD_CE, 0, 64 * GQ_MiB), off,
+                         off);
     }
 
     /* Correctness at awkward sizes: tails that are not a multiple of 16 bytes,
@@ -500,26 +614,27 @@ int main(int argc, char **argv)
             gq_flow f = mk(H, L, G, gi, GQ_METHOD_CE, gi, B);
             if (measure(&be, "h2d ce", &f, 1, &pc, false, &m)) {
                 snprintf(n1, sizeof n1, "host_to_device_memcpy_ce gpu%d", gi);
-                add_fig(n1, m.flow[0], "GB/s", 55.1, false, gi ? 55.23 : 55.14, pc);
+                add_fig(n1, m.flow[0], "GB/s", 55.1, false, refn("host_to_device_memcpy_ce", 0, gi), pc);
                 printf("  host buffer pages of gpu%d's flow read back on NUMA node %d\n", gi,
                        m.host_numa_actual[0]);
             }
         }
         snprintf(n1, sizeof n1, "device_to_host_memcpy_ce gpu%d", gi);
-        one(&be, n1, mk(G, gi, H, L, GQ_METHOD_CE, gi, B), pc, 55.1, 55.31);
+        one(&be, n1, mk(G, gi, H, L, GQ_METHOD_CE, gi, B), pc, 55.1, refn("device_to_host_memcpy_ce", 0, gi));
         snprintf(n1, sizeof n1, "host_to_device_memcpy_sm gpu%d", gi);
-        one(&be, n1, mk(H, L, G, gi, GQ_METHOD_SM, gi, B), pc, 51, gi ? 50.93 : 51.08);
+        one(&be, n1, mk(H, L, G, gi, GQ_METHOD_SM, gi, B), pc, 51, refn("host_to_device_memcpy_sm", 0, gi));
         snprintf(n1, sizeof n1, "device_to_host_memcpy_sm gpu%d", gi);
-        one(&be, n1, mk(G, gi, H, L, GQ_METHOD_SM, gi, B), pc, 51, gi ? 51.04 : 51.26);
+        one(&be, n1, mk(G, gi, H, L, GQ_METHOD_SM, gi, B), pc, 51, refn("device_to_host_memcpy_sm", 0, gi));
         /* Both directions at once: two flows, each direction and the sum. */
         gq_flow bi[2] = {mk(H, L, G, gi, GQ_METHOD_CE, gi, B), mk(G, gi, H, L, GQ_METHOD_CE, gi, B)};
         double caps[2] = {pc, pc};
         mres m;
         if (measure(&be, "bidirectional host ce", bi, 2, caps, false, &m)) {
+            /* nvbandwidth's *_bidirectional_memcpy_ce: the same two copies, one reported */
             snprintf(n1, sizeof n1, "bidir host ce gpu%d: h2d", gi);
-            add_fig(n1, m.flow[0], "GB/s", 0, false, 0, pc);
+            add_fig(n1, m.flow[0], "GB/s", 0, false, refn("host_to_device_bidirectional_memcpy_ce", 0, gi), pc);
             snprintf(n1, sizeof n1, "bidir host ce gpu%d: d2h", gi);
-            add_fig(n1, m.flow[1], "GB/s", 0, false, 0, pc);
+            add_fig(n1, m.flow[1], "GB/s", 0, false, refn("device_to_host_bidirectional_memcpy_ce", 0, gi), pc);
             snprintf(n1, sizeof n1, "bidir host ce gpu%d: sum (overlap %.3f)", gi, m.overlap_min);
             add_fig(n1, m.sum, "GB/s", 0, false, 0, 2 * pc);
         }
@@ -531,19 +646,20 @@ int main(int argc, char **argv)
         double caps[2] = {pcie_cap(0), pcie_cap(1)};
         mres m;
         if (measure(&be, "all_to_host ce", a, 2, caps, false, &m)) {
-            add_fig("all_to_host ce: gpu0", m.flow[0], "GB/s", 0, false, 48.82, caps[0]);
-            add_fig("all_to_host ce: gpu1", m.flow[1], "GB/s", 0, false, 49.85, caps[1]);
+            add_fig("all_to_host ce: gpu0", m.flow[0], "GB/s", 0, false, refn("all_to_host_memcpy_ce", 0, 0), caps[0]);
+            add_fig("all_to_host ce: gpu1", m.flow[1], "GB/s", 0, false, refn("all_to_host_memcpy_ce", 0, 1), caps[1]);
         }
         if (measure(&be, "host_to_all ce", h, 2, caps, false, &m)) {
-            add_fig("host_to_all ce: gpu0", m.flow[0], "GB/s", 0, false, 51.86, caps[0]);
-            add_fig("host_to_all ce: gpu1", m.flow[1], "GB/s", 0, false, 51.59, caps[1]);
+            add_fig("host_to_all ce: gpu0", m.flow[0], "GB/s", 0, false, refn("host_to_all_memcpy_ce", 0, 0), caps[0]);
+            add_fig("host_to_all ce: gpu1", m.flow[1], "GB/s", 0, false, refn("host_to_all_memcpy_ce", 0, 1), caps[1]);
         }
     }
 
     /* nvbandwidth's split-warp SM copy: one kernel, both directions, half
      * the buffer each; both flows report the kernel's window, each its own
      * bytes, and both destinations are checked. nvbandwidth's
-     * host_to_device_bidirectional_memcpy_sm (42.35) is this per-direction rate. */
+     * host_to_device_bidirectional_memcpy_sm (and device_to_host_..., the same
+     * kernel) is this per-direction rate. */
     for (int gi = 0; gi < ngpu; gi++) {
         gq_flow sp[2] = {mk(H, L, G, gi, GQ_METHOD_SM, gi, B / 2), mk(G, gi, H, L, GQ_METHOD_SM, gi, B / 2)};
         sp[0].split_with = 2;
@@ -555,9 +671,11 @@ int main(int argc, char **argv)
         if (measure(&be, n1, sp, 2, caps, false, &m)) {
             check(m.overlap_min == 1.0, n1, "the pair's windows differ (overlap %.6f)", m.overlap_min);
             snprintf(n1, sizeof n1, "split-warp host sm gpu%d: h2d", gi);
-            add_fig(n1, m.flow[0], "GB/s", 0, false, gi ? 42.35 : 42.35, pcie_cap(gi));
+            add_fig(n1, m.flow[0], "GB/s", 0, false, refn("host_to_device_bidirectional_memcpy_sm", 0, gi),
+                    pcie_cap(gi));
             snprintf(n1, sizeof n1, "split-warp host sm gpu%d: d2h", gi);
-            add_fig(n1, m.flow[1], "GB/s", 0, false, gi ? 42.37 : 42.35, pcie_cap(gi));
+            add_fig(n1, m.flow[1], "GB/s", 0, false, refn("device_to_host_bidirectional_memcpy_sm", 0, gi),
+                    pcie_cap(gi));
         }
         /* odd sizes: the tail of a copy that is not whole 16-byte elements */
         gq_flow so[2] = {mk(H, L, G, gi, GQ_METHOD_SM, gi, 3 * GQ_MiB + 12345),
@@ -666,45 +784,59 @@ int main(int argc, char **argv)
      * pulls; write = it runs on the source and pushes. */
     if (ngpu >= 2) {
         double nv = nvlink_cap(0, 1);
-        one(&be, "device_to_device_memcpy_read_ce 1->0", mk(G, 1, G, 0, GQ_METHOD_CE, 0, B), nv, 394, 394.09);
-        one(&be, "device_to_device_memcpy_read_ce 0->1", mk(G, 0, G, 1, GQ_METHOD_CE, 1, B), nv, 394, 393.93);
+        /* nvbandwidth's cells: row = the GPU that executes the copy, column = the other */
+        one(&be, "device_to_device_memcpy_read_ce 1->0", mk(G, 1, G, 0, GQ_METHOD_CE, 0, B), nv, 394,
+            refn("device_to_device_memcpy_read_ce", 0, 1));
+        one(&be, "device_to_device_memcpy_read_ce 0->1", mk(G, 0, G, 1, GQ_METHOD_CE, 1, B), nv, 394,
+            refn("device_to_device_memcpy_read_ce", 1, 0));
         one(&be, "device_to_device_memcpy_write_ce 0->1", mk(G, 0, G, 1, GQ_METHOD_CE, 0, B), nv, 396,
-            396.43);
+            refn("device_to_device_memcpy_write_ce", 0, 1));
         one(&be, "device_to_device_memcpy_write_ce 1->0", mk(G, 1, G, 0, GQ_METHOD_CE, 1, B), nv, 396,
-            396.42);
-        one(&be, "device_to_device_memcpy_read_sm 1->0", mk(G, 1, G, 0, GQ_METHOD_SM, 0, B), nv, 376, 376.22);
-        one(&be, "device_to_device_memcpy_read_sm 0->1", mk(G, 0, G, 1, GQ_METHOD_SM, 1, B), nv, 376, 376.14);
-        one(&be, "device_to_device_memcpy_write_sm 0->1", mk(G, 0, G, 1, GQ_METHOD_SM, 0, B), nv, 0, 370.07);
+            refn("device_to_device_memcpy_write_ce", 1, 0));
+        one(&be, "device_to_device_memcpy_read_sm 1->0", mk(G, 1, G, 0, GQ_METHOD_SM, 0, B), nv, 376,
+            refn("device_to_device_memcpy_read_sm", 0, 1));
+        one(&be, "device_to_device_memcpy_read_sm 0->1", mk(G, 0, G, 1, GQ_METHOD_SM, 1, B), nv, 376,
+            refn("device_to_device_memcpy_read_sm", 1, 0));
+        one(&be, "device_to_device_memcpy_write_sm 0->1", mk(G, 0, G, 1, GQ_METHOD_SM, 0, B), nv, 0,
+            refn("device_to_device_memcpy_write_sm", 0, 1));
         gq_flow bi[2] = {mk(G, 1, G, 0, GQ_METHOD_CE, 0, B), mk(G, 0, G, 1, GQ_METHOD_CE, 1, B)};
         double caps[2] = {nv, nv};
         mres m;
         if (measure(&be, "bidirectional d2d read ce", bi, 2, caps, false, &m)) {
-            add_fig("d2d bidir read ce: 1->0", m.flow[0], "GB/s", 0, false, 389.46, nv);
-            add_fig("d2d bidir read ce: 0->1", m.flow[1], "GB/s", 0, false, 389.48, nv);
+            /* nvbandwidth's matrices: rows 0-1 one direction, 2-3 the other, 4-5 the total */
+            add_fig("d2d bidir read ce: 1->0", m.flow[0], "GB/s", 0, false,
+                    refn("device_to_device_bidirectional_memcpy_read_ce", 0, 1), nv);
+            add_fig("d2d bidir read ce: 0->1", m.flow[1], "GB/s", 0, false,
+                    refn("device_to_device_bidirectional_memcpy_read_ce", 1, 0), nv);
             char n1[80];
             snprintf(n1, sizeof n1, "d2d bidir read ce: total (overlap %.3f)", m.overlap_min);
-            add_fig(n1, m.sum, "GB/s", 779, false, 778.94, 2 * nv);
+            add_fig(n1, m.sum, "GB/s", 779, false, refn("device_to_device_bidirectional_memcpy_read_ce", 4, 1),
+                    2 * nv);
         }
         gq_flow bw[2] = {mk(G, 0, G, 1, GQ_METHOD_CE, 0, B), mk(G, 1, G, 0, GQ_METHOD_CE, 1, B)};
         if (measure(&be, "bidirectional d2d write ce", bw, 2, caps, false, &m)) {
             char n1[80];
             snprintf(n1, sizeof n1, "d2d bidir write ce: total (overlap %.3f)", m.overlap_min);
-            add_fig(n1, m.sum, "GB/s", 0, false, 783.70, 2 * nv);
+            add_fig(n1, m.sum, "GB/s", 0, false, refn("device_to_device_bidirectional_memcpy_write_ce", 4, 1),
+                    2 * nv);
         }
         double st_cap = pcie_cap(0) < pcie_cap(1) ? pcie_cap(0) : pcie_cap(1);
+        /* gpuqual's pipelined staging against the driver's own staged copy with P2P
+         * disabled (p2pBandwidthLatencyTest): it must not fall below 90 % of it */
         one(&be, "device_to_device_staged 0->1 (pipelined)", mk(G, 0, G, 1, GQ_METHOD_STAGED, 0, B), st_cap,
-            50, 38.21);
+            50, refp(P2P_UNI_OFF, 0, 1));
         one(&be, "device_to_device_staged 1->0 (pipelined)", mk(G, 1, G, 0, GQ_METHOD_STAGED, 1, B), st_cap,
-            50, 37.84);
+            50, refp(P2P_UNI_OFF, 1, 0));
         one(&be, "driver_staged 0->1 (P2P disabled)", mk(G, 0, G, 1, GQ_METHOD_DRIVER_STAGED, 0, B), st_cap,
-            0, 38.21);
+            0, refp(P2P_UNI_OFF, 0, 1));
         gq_flow ds[2] = {mk(G, 0, G, 1, GQ_METHOD_DRIVER_STAGED, 0, B),
                          mk(G, 1, G, 0, GQ_METHOD_DRIVER_STAGED, 1, B)};
         double dcaps[2] = {st_cap, st_cap};
         if (measure(&be, "driver_staged bidirectional", ds, 2, dcaps, false, &m))
-            add_fig("driver_staged bidir: sum", m.sum, "GB/s", 0, false, 52.56, 2 * st_cap);
+            add_fig("driver_staged bidir: sum", m.sum, "GB/s", 0, false, refp(P2P_BI_OFF, 0, 1), 2 * st_cap);
         /* A P2P group after a P2P-disabled one: peer access must come back. */
-        one(&be, "read_ce again after driver_staged", mk(G, 1, G, 0, GQ_METHOD_CE, 0, B), nv, 0, 394.09);
+        one(&be, "read_ce again after driver_staged", mk(G, 1, G, 0, GQ_METHOD_CE, 0, B), nv, 0,
+            refn("device_to_device_memcpy_read_ce", 0, 1));
         /* Conflicting peer needs in one group are refused. */
         gq_flow cf[2] = {mk(G, 0, G, 1, GQ_METHOD_CE, 0, B), mk(G, 0, G, 1, GQ_METHOD_DRIVER_STAGED, 0, B)};
         gq_group *gg = NULL;
@@ -717,7 +849,7 @@ int main(int argc, char **argv)
         double cap = HBM_CAP / 2;
         gq_flow f = mk(G, 0, G, 0, GQ_METHOD_CE, 0, B);
         if (measure(&be, "device_local_copy ce", &f, 1, &cap, false, &m))
-            add_fig("device_local_copy ce gpu0", m.flow[0], "GB/s", 0, false, 2091.5, cap);
+            add_fig("device_local_copy ce gpu0", m.flow[0], "GB/s", 0, false, refn("device_local_copy", 0, 0), cap);
         f.method = GQ_METHOD_SM;
         if (measure(&be, "device_local_copy sm", &f, 1, &cap, false, &m))
             add_fig("device_local_copy sm gpu0", m.flow[0], "GB/s", 0, false, 0, cap);
@@ -729,21 +861,21 @@ int main(int argc, char **argv)
         char n1[64];
         snprintf(n1, sizeof n1, "host_device_latency_sm gpu%d", gi);
         latency(&be, n1, (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {H, L}, .exec_gpu = gi},
-                1198, gi ? 1210 : 1198, lr);
+                1198, refn("host_device_latency_sm", 0, gi), lr);
     }
     if (opt_latency && ngpu >= 2) {
         latency(&be, "device_to_device_latency_sm 0 reads 1",
-                (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 1}, .exec_gpu = 0}, 829, 829,
-                lr);
+                (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 1}, .exec_gpu = 0}, 829,
+                refn("device_to_device_latency_sm", 0, 1), lr);
         latency(&be, "device_to_device_latency_sm 1 reads 0",
-                (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 0}, .exec_gpu = 1}, 829, 829,
-                lr);
+                (gq_latency_req){.kind = GQ_LAT_POINTER_CHASE, .target = {G, 0}, .exec_gpu = 1}, 829,
+                refn("device_to_device_latency_sm", 1, 0), lr);
         latency(&be, "copy latency 0->1 P2P enabled (4 B)",
-                (gq_latency_req){.kind = GQ_LAT_COPY, .target = {G, 1}, .exec_gpu = 0, .p2p = true}, 0, 2270,
-                lr);
+                (gq_latency_req){.kind = GQ_LAT_COPY, .target = {G, 1}, .exec_gpu = 0, .p2p = true}, 0,
+                refp(P2P_LAT_ON, 0, 1), lr);
         latency(&be, "copy latency 0->1 P2P disabled (4 B)",
                 (gq_latency_req){.kind = GQ_LAT_COPY, .target = {G, 1}, .exec_gpu = 0, .p2p = false}, 0,
-                16080, lr);
+                refp(P2P_LAT_OFF, 0, 1), lr);
     }
     if (opt_latency) {
         latency(&be, "copy latency gpu0->host (4 B)",
@@ -755,6 +887,7 @@ int main(int argc, char **argv)
     /* Tuning: knobs against the default (the first H200 run's tuning table is
      * in bench/results/cuda-backend-*.md; --tuning-all repeats it). */
     if (opt_tuning) {
+        in_tuning = true;
         int keep_rounds = opt_rounds;
         opt_rounds = opt_rounds < 3 ? opt_rounds : 3;
         gq_cuda_tune def;
@@ -770,19 +903,28 @@ int main(int argc, char **argv)
                 char n1[80];
                 tune(&be, t_unit, units[i]);
                 snprintf(n1, sizeof n1, "tune sm unit=%d MiB: d2d read sm 1->0", units[i]);
-                one(&be, n1, mk(G, 1, G, 0, GQ_METHOD_SM, 0, B), nvlink_cap(0, 1), 376, 376.22);
+                one(&be, n1, mk(G, 1, G, 0, GQ_METHOD_SM, 0, B), nvlink_cap(0, 1), 376,
+                    refn("device_to_device_memcpy_read_sm", 0, 1));
                 snprintf(n1, sizeof n1, "tune sm unit=%d MiB: d2d read sm 0->1", units[i]);
-                one(&be, n1, mk(G, 0, G, 1, GQ_METHOD_SM, 1, B), nvlink_cap(0, 1), 376, 376.14);
+                one(&be, n1, mk(G, 0, G, 1, GQ_METHOD_SM, 1, B), nvlink_cap(0, 1), 376,
+                    refn("device_to_device_memcpy_read_sm", 1, 0));
             }
             gq_cuda_tune_set(&be, &def, &err);
         }
         if (opt_tuning_all)
             tuning_all(&be, ngpu, B);
         opt_rounds = keep_rounds;
+        in_tuning = false;
     }
 
     gq_backend_close(&be);
     print_table();
+    if (ref)
+        printf("\nbounds: %d figures against %s: %d %s\n", bounds_checked, gpu_ref_source(ref), bounds_failed,
+               bounds_failed ? "FAILED" : "failed");
+    else
+        printf("\nbounds %s: %s\n", ref_failed ? "FAILED" : "skipped", ref_why);
+    gpu_ref_close(ref);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("\nwall %.1f s; peak RSS %.0f MiB; %d checks, %d failed\n", gq_now_mono() - t_begin,

@@ -105,6 +105,23 @@ static cuda_be *priv(const gq_backend *be)
     return (cuda_be *)be->priv;
 }
 
+/* ---- test-only hook (see cuda_internal.h) --------------------------------- */
+
+int gq_cuda_test_corrupt_dst(gq_backend *be, uint64_t offset, int count, gq_err *err)
+{
+    if (count < 0)
+        return gq_err_set(err, GQ_E_USAGE, "count %d: expected 0 (disarm) or more", count);
+    cuda_be *b = priv(be);
+    atomic_store(&b->test_corrupt_off, offset);
+    atomic_store(&b->test_corrupt_left, count);
+    return GQ_OK;
+}
+
+int gq_cuda_test_corrupt_pending(const gq_backend *be)
+{
+    return atomic_load(&priv(be)->test_corrupt_left);
+}
+
 /* ---- peer access --------------------------------------------------------- */
 
 int gq_cuda_peer_set(cuda_be *b, int a, int c, bool on, gq_err *err)
@@ -153,6 +170,8 @@ static int cuda_init(gq_backend *be, const gq_backend_opts *o, gq_err *err)
         .chase_restart = 1,
     };
     memset(b->peer, -1, sizeof b->peer);
+    atomic_init(&b->test_corrupt_left, 0); /* the test-only hook starts disarmed */
+    atomic_init(&b->test_corrupt_off, 0);
     for (int d = 0; d < b->ngpu; d++) {
         cuda_dev *v = &b->dev[d];
         CK(cudaSetDevice(d));
@@ -732,12 +751,27 @@ static void flow_error(gq_flow_result *r, const gq_err *e)
     snprintf(r->error, sizeof r->error, "%.*s", (int)sizeof r->error - 1, e->msg);
 }
 
+/* Take one armed corruption of the test-only hook, if any is left. */
+static bool test_corrupt_take(cuda_be *b)
+{
+    int left = atomic_load(&b->test_corrupt_left);
+    while (left > 0)
+        if (atomic_compare_exchange_weak(&b->test_corrupt_left, &left, left - 1))
+            return true;
+    return false;
+}
+
 /* Check dst against the source pattern on the device that holds dst. */
-static int verify_flow(cflow *c, gq_flow_result *r, gq_err *err)
+static int verify_flow(cuda_be *b, cflow *c, gq_flow_result *r, gq_err *err)
 {
     int rc = GQ_OK;
     unsigned long long h[2] = {0, 0};
     CK(cudaSetDevice(c->cdev));
+    if (test_corrupt_take(b)) {
+        /* Test-only (gq_cuda_test_corrupt_dst): the copies are done, the check not started. */
+        uint64_t off = atomic_load(&b->test_corrupt_off);
+        CK(gq_k_flip_byte(c->dst, off < c->f.bytes ? off : c->f.bytes - 1, c->sc));
+    }
     CK(gq_k_check(c->dst, c->f.bytes, c->seed, c->dres, c->aux_grid, c->sc));
     CK(cudaMemcpyAsync(h, c->dres, sizeof h, cudaMemcpyDeviceToHost, c->sc));
     CK(cudaStreamSynchronize(c->sc));
@@ -959,11 +993,11 @@ out:
     }
     r->copies_done = (int)(c->f.interferer && st.piece == 0 ? st.xfers_counted / c->fold : st.copies_counted);
     r->bytes_done = st.bytes_counted;
-    if (check && (rc = verify_flow(c, r, err)) != GQ_OK)
+    if (check && (rc = verify_flow(b, c, r, err)) != GQ_OK)
         flow_error(r, err);
     if (check && c->partner >= 0 && g->res[c->partner].status == GQ_OK) {
         gq_err pe = {0};
-        if (verify_flow(&g->f[c->partner], &g->res[c->partner], &pe) != GQ_OK)
+        if (verify_flow(b, &g->f[c->partner], &g->res[c->partner], &pe) != GQ_OK)
             flow_error(&g->res[c->partner], &pe);
     }
 }

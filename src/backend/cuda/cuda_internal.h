@@ -48,6 +48,25 @@ typedef struct gq_cuda_tune {
 void gq_cuda_tune_get(const gq_backend *be, gq_cuda_tune *t);
 int gq_cuda_tune_set(gq_backend *be, const gq_cuda_tune *t, gq_err *err);
 
+/* TEST-ONLY HOOK: corrupt destinations on purpose, so that a GPU test can
+ * show that the data check fails when the data is wrong (tests/gpu).
+ *
+ * After this call, the next `count` data checks of this backend (a run with
+ * gq_run_opts.verify, per measured flow; the harness's data-check pass is
+ * one such run) each flip every bit of the byte at `offset` of the flow's
+ * destination (the last byte when offset >= the copy's size) after the
+ * copies have finished and before the check reads it; the check must then
+ * report verify_ok = false with bad_offset at that byte. count 0 disarms.
+ * Returns GQ_E_USAGE for a count < 0.
+ *
+ * It cannot be triggered by accident: it is a function only, with no
+ * environment variable, option or file behind it, and nothing outside
+ * tests/gpu calls it (the backend's own code never arms it; a fresh backend
+ * starts disarmed). gq_cuda_test_corrupt_pending says how many armed checks
+ * are left, so a test can see that its corruption was used. */
+int gq_cuda_test_corrupt_dst(gq_backend *be, uint64_t offset, int count, gq_err *err);
+int gq_cuda_test_corrupt_pending(const gq_backend *be);
+
 /* Stress load and telemetry (cuda_stress.c), the ops' stress_start,
  * stress_poll, stress_stop and sample hooks (contract in backend/backend.h).
  * start returns at once: one host thread per GPU sets up and runs cuBLAS

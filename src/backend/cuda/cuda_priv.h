@@ -5,6 +5,7 @@
 #define GQ_BACKEND_CUDA_PRIV_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -62,6 +63,10 @@ typedef struct cuda_be {
     pthread_mutex_t pool_mu;
     cuda_hbuf *pool;
     uint64_t host_pooled, host_in_use;
+    /* Test-only hook (gq_cuda_test_corrupt_dst): data checks left to
+     * corrupt (0 in production: nothing but tests/gpu arms it) and where. */
+    atomic_int test_corrupt_left;
+    _Atomic uint64_t test_corrupt_off;
 } cuda_be;
 
 /* Host memory (cuda_host.c). */

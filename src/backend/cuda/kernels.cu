@@ -179,6 +179,11 @@ __global__ void k_check(const uint4 *p, uint64_t n, const unsigned char *tail, u
     }
 }
 
+__global__ void k_flip_byte(unsigned char *p, uint64_t offset)
+{
+    p[offset] ^= 0xffu;
+}
+
 __global__ void k_reset_result(unsigned long long *result)
 {
     result[0] = 0;
@@ -312,6 +317,12 @@ extern "C" cudaError_t gq_k_check(const void *p, uint64_t bytes, uint32_t seed, 
         return e;
     k_check<<<blocks_for(n ? n : 1, 256, grid_blocks), 256, 0, s>>>(
         (const uint4 *)p, n, (const unsigned char *)p + 16 * n, ntail, seed, result);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t gq_k_flip_byte(void *p, uint64_t offset, cudaStream_t s)
+{
+    k_flip_byte<<<1, 1, 0, s>>>((unsigned char *)p, offset);
     return cudaGetLastError();
 }
 

@@ -56,6 +56,10 @@ cudaError_t gq_k_fill(void *p, uint64_t bytes, uint32_t seed, int grid_blocks, c
 cudaError_t gq_k_check(const void *p, uint64_t bytes, uint32_t seed, unsigned long long *result,
                        int grid_blocks, cudaStream_t s);
 
+/* Test-only (gq_cuda_test_corrupt_dst): one thread flips every bit of the
+ * byte at p[offset], so that a later gq_k_check must report that offset. */
+cudaError_t gq_k_flip_byte(void *p, uint64_t offset, cudaStream_t s);
+
 /* One thread spins until *latch != 0 (the host writes it through the
  * mapping), or until timeout_ns of GPU time have passed; then it sets
  * *timed_out = 1. Work enqueued behind it on the stream starts at release. */
