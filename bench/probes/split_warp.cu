@@ -8,7 +8,14 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+#define CK(x)                                                                                                \
+    do {                                                                                                     \
+        cudaError_t e_ = (x);                                                                                \
+        if (e_ != cudaSuccess) {                                                                             \
+            printf("%s: %s\n", #x, cudaGetErrorString(e_));                                                  \
+            exit(1);                                                                                         \
+        }                                                                                                    \
+    } while (0)
 
 // nvbandwidth v0.8's kernel: one 16-byte element per thread, the same element
 // every loop; odd warps copy src -> dst, even warps dst -> src, one buffer pair.
@@ -18,8 +25,13 @@ __global__ void nvb_split(unsigned long long loops, uint4 *dst, uint4 *src)
         unsigned int idx = blockIdx.x * blockDim.x + threadIdx.x;
         unsigned int w = idx / warpSize, l = idx % warpSize;
         uint4 *d, *s;
-        if (w & 1) { d = dst + (w * warpSize + l); s = src + (w * warpSize + l); }
-        else { d = src + (w * warpSize + l); s = dst + (w * warpSize + l); }
+        if (w & 1) {
+            d = dst + (w * warpSize + l);
+            s = src + (w * warpSize + l);
+        } else {
+            d = src + (w * warpSize + l);
+            s = dst + (w * warpSize + l);
+        }
         __stcg(d, __ldcg(s));
     }
 }
@@ -27,7 +39,8 @@ __global__ void nvb_split(unsigned long long loops, uint4 *dst, uint4 *src)
 // gpuqual's layout: even warps copy pair A, odd warps pair B, each half of the
 // grid striding over its own buffers, U loads in flight per thread.
 template <int U>
-__global__ void gq_split(uint4 *da, const uint4 *sa, uint4 *db, const uint4 *sb, unsigned long long n, int loops)
+__global__ void gq_split(uint4 *da, const uint4 *sa, uint4 *db, const uint4 *sb, unsigned long long n,
+                         int loops)
 {
     const unsigned tid = blockIdx.x * blockDim.x + threadIdx.x;
     const unsigned w = tid / 32, lane = tid % 32;
@@ -40,11 +53,14 @@ __global__ void gq_split(uint4 *da, const uint4 *sa, uint4 *db, const uint4 *sb,
         for (; i + (U - 1) * T < n; i += U * T) {
             uint4 v[U];
 #pragma unroll
-            for (int u = 0; u < U; u++) v[u] = s[i + u * T];
+            for (int u = 0; u < U; u++)
+                v[u] = s[i + u * T];
 #pragma unroll
-            for (int u = 0; u < U; u++) d[i + u * T] = v[u];
+            for (int u = 0; u < U; u++)
+                d[i + u * T] = v[u];
         }
-        for (; i < n; i += T) d[i] = s[i];
+        for (; i < n; i += T)
+            d[i] = s[i];
     }
 }
 
@@ -80,12 +96,17 @@ static float timeit(cudaStream_t st, void (*launch)(cudaStream_t, void *), void 
         CK(cudaEventElapsedTime(&ms, a, b));
         float m = ms;
         printf(" %.2f", m);
-        if (m < best) best = m;
+        if (m < best)
+            best = m;
     }
     return best;
 }
 
-struct args { uint4 *h, *d, *h2, *d2; size_t bytes; int loops, blocks, threads; };
+struct args {
+    uint4 *h, *d, *h2, *d2;
+    size_t bytes;
+    int loops, blocks, threads;
+};
 static void l_nvb(cudaStream_t st, void *p)
 {
     args *a = (args *)p;
@@ -133,7 +154,11 @@ int main(int argc, char **argv)
     CK(cudaMemset(a.d2, 2, a.bytes / 2));
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    struct { const char *name; void (*f)(cudaStream_t, void *); int loops, bpsm, threads; } v[] = {
+    struct {
+        const char *name;
+        void (*f)(cudaStream_t, void *);
+        int loops, bpsm, threads;
+    } v[] = {
         {"nvbandwidth kernel, 16 loops", l_nvb, 16, 0, 0},
         {"nvbandwidth kernel, 1 loop", l_nvb, 1, 0, 0},
         {"flat: 1 element/thread, a launch per copy", l_flat, 16, 0, 0},
@@ -146,7 +171,8 @@ int main(int argc, char **argv)
         {"gpuqual U12 1x512/SM, 1 buffer each side", l_gq_inter<12>, 16, 1, 512},
         {"gpuqual U4 4x512/SM, 1 buffer each side", l_gq_inter<4>, 16, 4, 512},
     };
-    printf("GPU %d, %zu MiB host + device, %d SMs; ms per launch (5 runs), then GB/s per direction\n", dev, mib, sms);
+    printf("GPU %d, %zu MiB host + device, %d SMs; ms per launch (5 runs), then GB/s per direction\n", dev,
+           mib, sms);
     for (auto &x : v) {
         a.loops = x.loops;
         a.blocks = x.bpsm * sms;

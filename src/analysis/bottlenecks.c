@@ -140,11 +140,11 @@ static bool is_p2p_flow(const gq_record *r)
 /* A candidate observation before the size filter. */
 typedef struct cand {
     bool p2p;
-    int slot;          /* host: 0 h2d, 1 d2h */
+    int slot; /* host: 0 h2d, 1 d2h */
     uint64_t bytes;
     int nflows;
     int flows[GQ_MAX_GPUS]; /* record indices of the per-flow records */
-    int agg;           /* aggregate record index or -1 */
+    int agg;                /* aggregate record index or -1 */
     int group;
 } cand;
 
@@ -177,8 +177,8 @@ static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *
             char msg[240];
             if ((r->flags & GQ_FLAG_IMPOSSIBLE) && r->capacity_gbps > 0 &&
                 r->value.median > r->capacity_gbps * (1 + GQ_SANITY_TOL))
-                snprintf(msg, sizeof msg, "impossible: %.1f GB/s is above the %.1f GB/s its path can carry", r->value.median,
-                         r->capacity_gbps);
+                snprintf(msg, sizeof msg, "impossible: %.1f GB/s is above the %.1f GB/s its path can carry",
+                         r->value.median, r->capacity_gbps);
             else if ((r->flags & GQ_FLAG_IMPOSSIBLE) && r->error[0] && !strstr(r->error, "impossible"))
                 snprintf(msg, sizeof msg, "impossible: %.200s", r->error);
             else
@@ -194,8 +194,8 @@ static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *
             double cap = gq_sanity_record_capacity(topo, rs, r, cwhy, sizeof cwhy);
             if (cap > 0 && r->value.median > cap * (1 + GQ_SANITY_TOL)) {
                 ok[i] = false;
-                snprintf(msg, sizeof msg, "impossible: %.1f GB/s is above the %.1f GB/s of %s", r->value.median, cap,
-                         cwhy);
+                snprintf(msg, sizeof msg, "impossible: %.1f GB/s is above the %.1f GB/s of %s",
+                         r->value.median, cap, cwhy);
                 if (push_ignored(b, i, msg))
                     goto out;
             }
@@ -339,7 +339,8 @@ static double expect(mask_t act, const double *alone, const known *k, int nk, in
         bool inside = false;
         for (int j = 0; j < nk && !inside; j++)
             inside = j != i && j != parent && (k[j].set & act) &&
-                     (parent < 0 || strictly_inside(k[j].set, k[parent].set)) && strictly_inside(k[i].set, k[j].set);
+                     (parent < 0 || strictly_inside(k[j].set, k[parent].set)) &&
+                     strictly_inside(k[i].set, k[j].set);
         if (!inside)
             order[no++] = i;
     }
@@ -598,7 +599,8 @@ static void explain_host(gq_bottleneck *bn, const gq_topo *t, mask_t univ, bool 
                 set_text(bn->explanation, sizeof bn->explanation,
                          "GPUs %s sit behind one %s (%s) whose uplink carries %.1f GB/s per direction; they "
                          "share %.1f GB/s %s",
-                         set, what, bn->node, nd->link_gbps, bn->capacity_gbps, gq_direction_name(bn->direction));
+                         set, what, bn->node, nd->link_gbps, bn->capacity_gbps,
+                         gq_direction_name(bn->direction));
             else
                 set_text(bn->explanation, sizeof bn->explanation,
                          "GPUs %s sit behind one %s (%s); they share %.1f GB/s %s", set, what, bn->node,
@@ -625,18 +627,21 @@ static void explain_host(gq_bottleneck *bn, const gq_topo *t, mask_t univ, bool 
                 bn->explained = GQ_EXPLAIN_NUMA_NODE;
                 snprintf(bn->node, sizeof bn->node, "numa:%d", node);
                 set_text(bn->explanation, sizeof bn->explanation,
-                         "GPUs %s are the GPUs of NUMA node %d (one socket); they share %.1f GB/s %s", set, node,
-                         bn->capacity_gbps, gq_direction_name(bn->direction));
+                         "GPUs %s are the GPUs of NUMA node %d (one socket); they share %.1f GB/s %s", set,
+                         node, bn->capacity_gbps, gq_direction_name(bn->direction));
                 return;
             }
         }
     }
     bn->explained = GQ_EXPLAIN_MEASUREMENT_ONLY;
     set_text(bn->explanation, sizeof bn->explanation,
-             "GPUs %s share %.1f GB/s %s, but no PCIe switch, root port or NUMA node in the topology groups exactly "
+             "GPUs %s share %.1f GB/s %s, but no PCIe switch, root port or NUMA node in the topology groups "
+             "exactly "
              "them: inferred from measurement only%s",
              set, bn->capacity_gbps, gq_direction_name(bn->direction),
-             one_numa ? (t && t->is_vm ? " (the VM shows one NUMA node)" : " (the platform shows one NUMA node)") : "");
+             one_numa
+                 ? (t && t->is_vm ? " (the VM shows one NUMA node)" : " (the platform shows one NUMA node)")
+                 : "");
 }
 
 static void explain_p2p(gq_bottleneck *bn, const gq_bn_obs *ob, const gq_topo *t)
@@ -666,15 +671,17 @@ static void explain_p2p(gq_bottleneck *bn, const gq_bn_obs *ob, const gq_topo *t
         bn->explained = GQ_EXPLAIN_CPU_INTERCONNECT;
         if (na >= 0)
             snprintf(bn->node, sizeof bn->node, "numa:%d-numa:%d", na, nb);
-        set_text(bn->explanation, sizeof bn->explanation,
-                 "%s (GPUs %s) go through the CPU interconnect between NUMA nodes; together they get %.1f GB/s "
-                 "against %.1f GB/s one pair at a time",
-                 kind, set, bn->capacity_gbps, bn->sum_alone_gbps);
+        set_text(
+            bn->explanation, sizeof bn->explanation,
+            "%s (GPUs %s) go through the CPU interconnect between NUMA nodes; together they get %.1f GB/s "
+            "against %.1f GB/s one pair at a time",
+            kind, set, bn->capacity_gbps, bn->sum_alone_gbps);
         return;
     }
     bn->explained = GQ_EXPLAIN_MEASUREMENT_ONLY;
     set_text(bn->explanation, sizeof bn->explanation,
-             "%s (GPUs %s) together get %.1f GB/s against %.1f GB/s one pair at a time; the topology does not show "
+             "%s (GPUs %s) together get %.1f GB/s against %.1f GB/s one pair at a time; the topology does "
+             "not show "
              "the shared path: inferred from measurement only",
              kind, set, bn->capacity_gbps, bn->sum_alone_gbps);
 }
@@ -687,8 +694,8 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_domains *dom, const gq_bn_opts *o,
-                         gq_bottlenecks *out, gq_err *err)
+int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_domains *dom,
+                         const gq_bn_opts *o, gq_bottlenecks *out, gq_err *err)
 {
     gq_bn_opts def;
     if (!o) {
@@ -706,8 +713,8 @@ int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_d
 
     cand *c = NULL;
     int nc = 0, rc;
-    double (*iso)[GQ_MAX_GPUS] = NULL;
-    double (*iso_sp)[GQ_MAX_GPUS] = NULL;
+    double(*iso)[GQ_MAX_GPUS] = NULL;
+    double(*iso_sp)[GQ_MAX_GPUS] = NULL;
     if ((rc = collect(rs, topo, out, &c, &nc)))
         goto nomem;
     iso = malloc(sizeof(double[GQ_MAX_GPUS][GQ_MAX_GPUS]));
@@ -814,7 +821,9 @@ int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_d
             else if (dom && dom->domain_of[a] >= 0 && dom->domain_of[b] >= 0)
                 across++;
         }
-        ob->p2p_kind = within == ob->npairs ? GQ_P2P_WITHIN : across == ob->npairs ? GQ_P2P_ACROSS : GQ_P2P_MIXED;
+        ob->p2p_kind = within == ob->npairs   ? GQ_P2P_WITHIN
+                       : across == ob->npairs ? GQ_P2P_ACROSS
+                                              : GQ_P2P_MIXED;
         if (!ok) {
             out->nskipped++;
             ob->sum_alone_gbps = ob->expected_gbps = NAN;
@@ -875,7 +884,8 @@ int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_d
             bool slow = r < (1 - o->min_drop) * mx;
             if (slow)
                 out->slow[sl][out->nslow[sl]++] = ob->gpus[k];
-            double *lo = slow ? &out->slow_lo[sl] : &out->fast_lo[sl], *hi = slow ? &out->slow_hi[sl] : &out->fast_hi[sl];
+            double *lo = slow ? &out->slow_lo[sl] : &out->fast_lo[sl],
+                   *hi = slow ? &out->slow_hi[sl] : &out->fast_hi[sl];
             if (r < *lo)
                 *lo = r;
             if (r > *hi)
@@ -945,8 +955,8 @@ json_t *gq_bn_obs_to_json(const gq_bn_obs *o)
     if (o->p2p) {
         json_t *pairs = json_array();
         for (int p = 0; p < o->npairs; p++)
-            json_array_append_new(pairs, json_pack("{s:i,s:i,s:o}", "src", o->pair_src[p], "dst", o->pair_dst[p],
-                                                   "gbps", num_or_null(o->rate[p])));
+            json_array_append_new(pairs, json_pack("{s:i,s:i,s:o}", "src", o->pair_src[p], "dst",
+                                                   o->pair_dst[p], "gbps", num_or_null(o->rate[p])));
         json_object_set_new(j, "pairs", pairs);
         json_object_set_new(j, "kind", json_string(gq_bn_p2p_kind_name(o->p2p_kind)));
     } else {
@@ -1029,8 +1039,9 @@ json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs)
     json_t *ct = json_object();
     json_object_set_new(ct, "observations", obs);
     json_object_set_new(ct, "host_alone_gbps", alone);
-    json_object_set_new(ct, "host_bytes", json_pack("{s:I,s:I}", "h2d", (json_int_t)b->bytes[0], "d2h",
-                                                    (json_int_t)b->bytes[1]));
+    json_object_set_new(
+        ct, "host_bytes",
+        json_pack("{s:I,s:I}", "h2d", (json_int_t)b->bytes[0], "d2h", (json_int_t)b->bytes[1]));
     json_object_set_new(ct, "skipped_groups", json_integer(b->nskipped));
     json_object_set_new(ct, "one_numa_visible", json_boolean(b->one_numa_visible));
     json_t *asy = json_array();
@@ -1043,9 +1054,11 @@ json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs)
         json_object_set_new(a, "group", json_integer(ob->group));
         json_object_set_new(a, "gpus", int_array(ob->gpus, ob->ngpus));
         json_object_set_new(a, "slow", int_array(b->slow[sl], b->nslow[sl]));
-        json_object_set_new(a, "slow_gbps", b->nslow[sl] ? json_pack("[ff]", b->slow_lo[sl], b->slow_hi[sl]) : json_null());
-        json_object_set_new(a, "fast_gbps", isfinite(b->fast_lo[sl]) ? json_pack("[ff]", b->fast_lo[sl], b->fast_hi[sl])
-                                                                        : json_null());
+        json_object_set_new(a, "slow_gbps",
+                            b->nslow[sl] ? json_pack("[ff]", b->slow_lo[sl], b->slow_hi[sl]) : json_null());
+        json_object_set_new(a, "fast_gbps",
+                            isfinite(b->fast_lo[sl]) ? json_pack("[ff]", b->fast_lo[sl], b->fast_hi[sl])
+                                                     : json_null());
         json_array_append_new(asy, a);
     }
     json_object_set_new(ct, "asymmetry", asy);

@@ -64,42 +64,42 @@ const char *gq_bn_p2p_kind_name(gq_bn_p2p_kind k); /* "within", "across", "mixed
 
 /* One concurrent group as the analysis saw it. */
 typedef struct gq_bn_obs {
-    int group;                 /* records' group id */
-    int record;                /* index of its aggregate record */
+    int group;  /* records' group id */
+    int record; /* index of its aggregate record */
     char test[64];
     bool p2p;
-    gq_direction direction;    /* h2d, d2h, or p2p */
+    gq_direction direction; /* h2d, d2h, or p2p */
     uint64_t bytes;
     int ngpus;
-    int gpus[GQ_MAX_GPUS];     /* ascending */
-    int npairs;                /* p2p: the pairs, src -> dst */
+    int gpus[GQ_MAX_GPUS]; /* ascending */
+    int npairs;            /* p2p: the pairs, src -> dst */
     int pair_src[GQ_BN_MAX_PAIRS], pair_dst[GQ_BN_MAX_PAIRS];
     gq_bn_p2p_kind p2p_kind;
-    double rate[GQ_MAX_GPUS];  /* host: per GPU index; p2p: per pair; NAN unknown */
+    double rate[GQ_MAX_GPUS]; /* host: per GPU index; p2p: per pair; NAN unknown */
     double aggregate_gbps;
-    double sum_alone_gbps;     /* host: sum of the alone rates; p2p: sum of isolated pair rates */
-    double expected_gbps;      /* host: with the bottlenecks known before it; p2p: = sum_alone */
+    double sum_alone_gbps; /* host: sum of the alone rates; p2p: sum of isolated pair rates */
+    double expected_gbps;  /* host: with the bottlenecks known before it; p2p: = sum_alone */
     double overlap;
-    bool contended;            /* aggregate well below expected */
+    bool contended; /* aggregate well below expected */
 } gq_bn_obs;
 
 typedef struct gq_bottleneck {
     bool p2p;
-    gq_direction direction;    /* h2d, d2h, p2p */
+    gq_direction direction; /* h2d, d2h, p2p */
     int ngpus;
-    int gpus[GQ_MAX_GPUS];     /* ascending */
-    double capacity_gbps;      /* the measured shared capacity (largest aggregate seen for this set) */
-    double sum_alone_gbps;     /* what the GPUs get alone, summed (p2p: isolated pairs) */
-    double expected_gbps;      /* what was expected without this bottleneck */
-    bool cross_domain;         /* p2p: every pair crossed between domains */
-    int ndomains;              /* p2p: the domains the pairs touch */
+    int gpus[GQ_MAX_GPUS]; /* ascending */
+    double capacity_gbps;  /* the measured shared capacity (largest aggregate seen for this set) */
+    double sum_alone_gbps; /* what the GPUs get alone, summed (p2p: isolated pairs) */
+    double expected_gbps;  /* what was expected without this bottleneck */
+    bool cross_domain;     /* p2p: every pair crossed between domains */
+    int ndomains;          /* p2p: the domains the pairs touch */
     int domains[GQ_MAX_GPUS];
     int nevidence;
     int evidence[GQ_BN_MAX_EVIDENCE]; /* indices into obs[] */
     gq_bn_explain explained;
-    char node[64];             /* the tree node or NUMA node that explains it ("" none) */
-    double link_gbps;          /* that node's upstream link capacity, 0 unknown */
-    char explanation[256];     /* one sentence */
+    char node[64];         /* the tree node or NUMA node that explains it ("" none) */
+    double link_gbps;      /* that node's upstream link capacity, 0 unknown */
+    char explanation[256]; /* one sentence */
 } gq_bottleneck;
 
 typedef struct gq_bn_ignored {
@@ -111,15 +111,15 @@ typedef struct gq_bottlenecks {
     int n;
     gq_bottleneck v[GQ_BN_MAX];
     int nobs, capobs;
-    gq_bn_obs *obs;                 /* owned */
-    double alone[2][GQ_MAX_GPUS];   /* [0] h2d, [1] d2h, by GPU; NAN unknown */
+    gq_bn_obs *obs;               /* owned */
+    double alone[2][GQ_MAX_GPUS]; /* [0] h2d, [1] d2h, by GPU; NAN unknown */
     double alone_spread[2][GQ_MAX_GPUS];
     int alone_record[2][GQ_MAX_GPUS];
-    uint64_t bytes[2];              /* buffer size the host analysis used, per direction */
+    uint64_t bytes[2]; /* buffer size the host analysis used, per direction */
     int nignored, capignored;
-    gq_bn_ignored *ignored;         /* owned: records kept out and why */
-    int nskipped;                   /* groups that could not be analysed (missing alone rate, mixed, ...) */
-    bool one_numa_visible;          /* the topology shows one NUMA node */
+    gq_bn_ignored *ignored; /* owned: records kept out and why */
+    int nskipped;           /* groups that could not be analysed (missing alone rate, mixed, ...) */
+    bool one_numa_visible;  /* the topology shows one NUMA node */
     /* Asymmetry in the largest host run of each direction (seed 001: with all
      * eight copying, GPUs 0-3 get less than 4-7): the GPUs whose rate is below
      * (1 - min_drop) x the fastest GPU of that run. asym_obs = -1: no such run. */
@@ -130,8 +130,8 @@ typedef struct gq_bottlenecks {
 } gq_bottlenecks;
 
 typedef struct gq_bn_opts {
-    double min_drop;   /* a group is contended below (1 - min_drop - 2*spread) x expected; default 0.20 */
-    uint64_t bytes;    /* host figures of this buffer size only; 0 = the most common size */
+    double min_drop; /* a group is contended below (1 - min_drop - 2*spread) x expected; default 0.20 */
+    uint64_t bytes;  /* host figures of this buffer size only; 0 = the most common size */
 } gq_bn_opts;
 
 void gq_bn_opts_default(gq_bn_opts *o);
@@ -139,8 +139,8 @@ void gq_bn_opts_default(gq_bn_opts *o);
 /* Infer bottlenecks. topo and dom may be NULL (no explanation / no P2P
  * classification). *out is initialised here and must be released with
  * gq_bottlenecks_free() whatever the return. Returns GQ_OK or GQ_E_NOMEM. */
-int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_domains *dom, const gq_bn_opts *o,
-                         gq_bottlenecks *out, gq_err *err);
+int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_domains *dom,
+                         const gq_bn_opts *o, gq_bottlenecks *out, gq_err *err);
 void gq_bottlenecks_free(gq_bottlenecks *b);
 
 /* Index of the bottleneck with exactly these GPUs and direction, or -1. */

@@ -413,7 +413,8 @@ static json_t *sweeps_json(const gq_recordset *rs)
                     continue;
                 json_t *s = json_array_get(out, (size_t)k);
                 char l[160];
-                snprintf(l, sizeof l, "%s path: %s", k == hi ? "fastest" : "slowest", gq_json_str(s, "label", ""));
+                snprintf(l, sizeof l, "%s path: %s", k == hi ? "fastest" : "slowest",
+                         gq_json_str(s, "label", ""));
                 json_object_set_new(s, "label", json_string(l));
             }
         }
@@ -621,7 +622,8 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
         json_array_foreach(json_object_get(stress, "findings"), k, fd)
         {
             const char *lv = gq_json_str(fd, "level", "");
-            if (gq_json_num(fd, "gpu") == idx && (!strcmp(lv, "fail") || !strcmp(lv, "warn")) && !gf->stress_reason[0])
+            if (gq_json_num(fd, "gpu") == idx && (!strcmp(lv, "fail") || !strcmp(lv, "warn")) &&
+                !gf->stress_reason[0])
                 snprintf(gf->stress_reason, sizeof gf->stress_reason, "%s", gq_json_str(fd, "text", ""));
         }
     }
@@ -785,7 +787,8 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         json_array_foreach(json_object_get(id, "gpus"), i, x) same &=
             !strcmp(gq_json_str(x, "name", ""), gq_json_str(g0, "name", ""));
         snprintf(ev, sizeof ev, "%d × %s%s, %s MiB, %s W limit; PCIe Gen%s x%s %s; driver %s, CUDA %s", n,
-                 gq_json_str(g0, "name", "?"), same ? "" : " (mixed models)", f1(gq_json_num(g0, "memory_mib"), a, sizeof a),
+                 gq_json_str(g0, "name", "?"), same ? "" : " (mixed models)",
+                 f1(gq_json_num(g0, "memory_mib"), a, sizeof a),
                  f1(gq_json_num(g0, "power_limit_w"), b, sizeof b), f1(gq_json_num(pc, "gen"), c, sizeof c),
                  f1(gq_json_num(pc, "width"), d, sizeof d),
                  json_is_true(json_object_get(pc, "under_load")) ? "under load" : "at idle",
@@ -795,13 +798,15 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         {
             const json_t *p = json_object_get(x, "pcie");
             down += gq_json_num(p, "width") < gq_json_num(p, "width_max") ||
-                    (json_is_true(json_object_get(p, "under_load")) && gq_json_num(p, "gen") < gq_json_num(p, "gen_max"));
+                    (json_is_true(json_object_get(p, "under_load")) &&
+                     gq_json_num(p, "gen") < gq_json_num(p, "gen_max"));
         }
         if (down)
             snprintf(res, sizeof res, "%d GPU%s below the link's maximum", down, down == 1 ? "" : "s");
         else
             snprintf(res, sizeof res, "every link at its maximum (Gen%s x%s)",
-                     f1(gq_json_num(pc, "gen_max"), a, sizeof a), f1(gq_json_num(pc, "width_max"), b, sizeof b));
+                     f1(gq_json_num(pc, "gen_max"), a, sizeof a),
+                     f1(gq_json_num(pc, "width_max"), b, sizeof b));
         static const char *const ids[] = {"count_min",    "memory_mib_min",   "power_limit_w_min",
                                           "pcie_gen_min", "pcie_width_min",   "link_width",
                                           "link_gen",     "expect_uncovered", NULL};
@@ -849,16 +854,19 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
             snprintf(pct, sizeof pct, " (%.0f%%)", ra * 100);
         if (json_is_object(w) && json_is_object(ac))
             snprintf(res, sizeof res, "within %s GB/s in total, across %s GB/s%s",
-                     f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a), f1(gq_json_num(ac, "aggregate_gbps"), b, sizeof b),
-                     pct);
+                     f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a),
+                     f1(gq_json_num(ac, "aggregate_gbps"), b, sizeof b), pct);
         else if (json_is_object(w))
-            snprintf(res, sizeof res, "within %s GB/s in total", f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a));
+            snprintf(res, sizeof res, "within %s GB/s in total",
+                     f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a));
         else if (json_is_object(ac))
-            snprintf(
-                res, sizeof res, "%d pairs at once %s GB/s in total, %s GB/s one at a time",
-                (int)json_array_size(json_object_get(ac, "pairs")), f1(gq_json_num(ac, "aggregate_gbps"), a, sizeof a),
-                f1(isfinite(gq_json_num(ac, "aggregate_gbps")) ? sum_json(json_object_get(ac, "isolated_gbps")) : NAN,
-                   b, sizeof b));
+            snprintf(res, sizeof res, "%d pairs at once %s GB/s in total, %s GB/s one at a time",
+                     (int)json_array_size(json_object_get(ac, "pairs")),
+                     f1(gq_json_num(ac, "aggregate_gbps"), a, sizeof a),
+                     f1(isfinite(gq_json_num(ac, "aggregate_gbps"))
+                            ? sum_json(json_object_get(ac, "isolated_gbps"))
+                            : NAN,
+                        b, sizeof b));
         else if (json_is_true(json_object_get(dm, "no_p2p")))
             snprintf(res, sizeof res,
                      "no P2P: concurrent GPU pairs go through host memory (see the host paths and "
@@ -921,9 +929,10 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                 continue;
             char hb[32];
             double h = gq_json_num(fit, "half_bytes");
-            int w = snprintf(res + used, sizeof res - used, "%s%s: %s µs fixed cost, half of %s GB/s at %s",
-                             used ? "; " : "", gq_json_str(x, "label", "?"), f1(gq_json_num(fit, "fixed_us"), a, sizeof a),
-                             f1(gq_json_num(fit, "asymptotic_gbps"), b, sizeof b), approx_size(h, hb, sizeof hb));
+            int w = snprintf(
+                res + used, sizeof res - used, "%s%s: %s µs fixed cost, half of %s GB/s at %s",
+                used ? "; " : "", gq_json_str(x, "label", "?"), f1(gq_json_num(fit, "fixed_us"), a, sizeof a),
+                f1(gq_json_num(fit, "asymptotic_gbps"), b, sizeof b), approx_size(h, hb, sizeof hb));
             if (w > 0 && (size_t)w < sizeof res - used)
                 used += (size_t)w;
         }
@@ -1015,14 +1024,15 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
         const json_t *pp = json_object_get(pl, "pairs");
         if (json_array_size(pp)) {
             used += (size_t)snprintf(res, sizeof res, "pairs");
-            json_array_foreach(pp, i, x) if (used < sizeof res - 24) used += (size_t)snprintf(
-                res + used, sizeof res - used, " %d→%d", (int)gq_json_num(x, "prefill"), (int)gq_json_num(x, "decode"));
+            json_array_foreach(pp, i, x) if (used < sizeof res - 24) used +=
+                (size_t)snprintf(res + used, sizeof res - used, " %d→%d", (int)gq_json_num(x, "prefill"),
+                                 (int)gq_json_num(x, "decode"));
         }
         const json_t *off = json_object_get(pl, "offload");
         if (json_array_size(off) && used < sizeof res - 40) {
             used += (size_t)snprintf(res + used, sizeof res - used, "%soffload on", used ? "; " : "");
-            json_array_foreach(off, i, x) if (used < sizeof res - 16) used +=
-                (size_t)snprintf(res + used, sizeof res - used, "%s %d", i ? "," : "", (int)gq_json_num(x, "gpu"));
+            json_array_foreach(off, i, x) if (used < sizeof res - 16) used += (size_t)snprintf(
+                res + used, sizeof res - used, "%s %d", i ? "," : "", (int)gq_json_num(x, "gpu"));
         }
         double gain = gq_json_num(pl, "gain");
         if (isfinite(gain) && used < sizeof res - 40)
@@ -1102,9 +1112,10 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                 "%d pairs at once within domains moved %s GB/s in total, %d pairs across domains %s GB/s: "
                 "crossing domains keeps %.0f%% of the bandwidth. Keep heavy GPU-to-GPU exchanges within "
                 "domains.",
-                (int)json_array_size(json_object_get(w, "pairs")), f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a),
-                (int)json_array_size(json_object_get(ac, "pairs")), f1(gq_json_num(ac, "aggregate_gbps"), b, sizeof b),
-                ra * 100);
+                (int)json_array_size(json_object_get(w, "pairs")),
+                f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a),
+                (int)json_array_size(json_object_get(ac, "pairs")),
+                f1(gq_json_num(ac, "aggregate_gbps"), b, sizeof b), ra * 100);
     }
     json_array_foreach(bottlenecks, i, x)
     {
@@ -1118,7 +1129,8 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                     "Concurrent GPU pairs among GPUs %s share about %s GB/s when they copy at once (one pair "
                     "at a "
                     "time they would move %s GB/s). %s%s",
-                    gq_domains_set_str(gl, n, sb, sizeof sb), f1(gq_json_num(x, "capacity_gbps"), a, sizeof a),
+                    gq_domains_set_str(gl, n, sb, sizeof sb),
+                    f1(gq_json_num(x, "capacity_gbps"), a, sizeof a),
                     f1(gq_json_num(x, "sum_alone_gbps"), b, sizeof b), expl,
                     *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
         else
@@ -1129,7 +1141,8 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                     !strcmp(dir, "h2d")   ? "host-to-GPU"
                     : !strcmp(dir, "d2h") ? "GPU-to-host"
                                           : dir,
-                    f1(gq_json_num(x, "capacity_gbps"), a, sizeof a), f1(gq_json_num(x, "sum_alone_gbps"), b, sizeof b), expl,
+                    f1(gq_json_num(x, "capacity_gbps"), a, sizeof a),
+                    f1(gq_json_num(x, "sum_alone_gbps"), b, sizeof b), expl,
                     *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
     }
     {
@@ -1170,9 +1183,9 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                     "With all %d GPUs copying %s at once, GPUs %s get %s GB/s each against %s GB/s for GPUs "
                     "%s: an "
                     "asymmetry that each GPU alone does not show.",
-                    n, dd ? "to host memory" : "from host memory", gq_domains_set_str(slow, ns, sa, sizeof sa),
-                    range(sl, sh, s1, sizeof s1), range(fl, fh, s2, sizeof s2),
-                    gq_domains_set_str(fast, nf, sb2, sizeof sb2));
+                    n, dd ? "to host memory" : "from host memory",
+                    gq_domains_set_str(slow, ns, sa, sizeof sa), range(sl, sh, s1, sizeof s1),
+                    range(fl, fh, s2, sizeof s2), gq_domains_set_str(fast, nf, sb2, sizeof sb2));
         }
     }
     if (json_is_object(pl)) {
@@ -1237,8 +1250,8 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
             fs,
             "%s: each copy costs about %s µs before data moves; copies smaller than %s get less than half of "
             "its %s GB/s.",
-            gq_json_str(x, "label", "?"), f1(gq_json_num(fit, "fixed_us"), a, sizeof a), approx_size(h, hb, sizeof hb),
-            f1(gq_json_num(fit, "asymptotic_gbps"), b, sizeof b));
+            gq_json_str(x, "label", "?"), f1(gq_json_num(fit, "fixed_us"), a, sizeof a),
+            approx_size(h, hb, sizeof hb), f1(gq_json_num(fit, "asymptotic_gbps"), b, sizeof b));
         break;
     }
     if (json_is_object(stress)) {
@@ -1265,9 +1278,14 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
                 "Under %s s of load on %s (%s W together, GPU telemetry), the hottest reached %s °C%s%s%s; "
                 "power capping in up to %s%% of samples is expected near the limit and is not a thermal "
                 "slowdown.",
-                f1(gq_json_num(stress, "elapsed_s"), a, sizeof a), who, f1(gq_json_num(node, "power_total_avg_w"), b, sizeof b),
-                f1(tmax, c, sizeof c), nth ? ", with THERMAL SLOWDOWN on " : ", with no thermal slowdown",
-                nth ? f1(nth, d, sizeof d) : "", nth == 1 ? " GPU" : nth ? " GPUs" : "", f1(cap, s1, sizeof s1));
+                f1(gq_json_num(stress, "elapsed_s"), a, sizeof a), who,
+                f1(gq_json_num(node, "power_total_avg_w"), b, sizeof b), f1(tmax, c, sizeof c),
+                nth ? ", with THERMAL SLOWDOWN on " : ", with no thermal slowdown",
+                nth ? f1(nth, d, sizeof d) : "",
+                nth == 1 ? " GPU"
+                : nth    ? " GPUs"
+                         : "",
+                f1(cap, s1, sizeof s1));
     }
     if (json_is_true(json_object_get(id, "vm")) && gq_json_num(id, "numa_nodes") <= 1)
         finding(

@@ -91,7 +91,8 @@ int gq_compare_add(gq_compare *c, const char *label, const gq_recordset *rs, con
     snprintf(c->label[run], sizeof c->label[run], "%s", label);
     const json_t *card = json_object_get(root, "card");
     const json_t *host = json_object_get(root, "host");
-    snprintf(c->host[run], sizeof c->host[run], "%s", gq_json_str(card, "hostname", gq_json_str(host, "hostname", "?")));
+    snprintf(c->host[run], sizeof c->host[run], "%s",
+             gq_json_str(card, "hostname", gq_json_str(host, "hostname", "?")));
     snprintf(c->when[run], sizeof c->when[run], "%s", gq_json_str(root, "timestamp", "?"));
     snprintf(c->kind[run], sizeof c->kind[run], "%s", gq_json_str(root, "kind", "?"));
     snprintf(c->verdict[run], sizeof c->verdict[run], "%s", gq_json_str(card, "verdict", ""));

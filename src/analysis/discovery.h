@@ -20,14 +20,14 @@
 #define GQ_DISCOVERY_MAX_RETRY_S 10.0
 
 typedef struct gq_discovery_opts {
-    uint64_t bytes;            /* per copy; default 64 MiB: at the asymptotic rate (seed 001's sweep
-                                * flattens from 16 MiB) yet short enough for concurrent windows to
-                                * overlap by 99% within seconds */
-    gq_method method;          /* GPU-to-GPU copies: ce or sm (reads) */
-    gq_harness_opts harness;   /* rounds etc. */
+    uint64_t bytes;          /* per copy; default 64 MiB: at the asymptotic rate (seed 001's sweep
+                              * flattens from 16 MiB) yet short enough for concurrent windows to
+                              * overlap by 99% within seconds */
+    gq_method method;        /* GPU-to-GPU copies: ce or sm (reads) */
+    gq_harness_opts harness; /* rounds etc. */
     gq_domains_opts domains;
-    gq_bn_opts bottlenecks;    /* .bytes is set to `bytes` */
-    gq_journal *journal;       /* may be NULL */
+    gq_bn_opts bottlenecks; /* .bytes is set to `bytes` */
+    gq_journal *journal;    /* may be NULL */
     /* called before each measurement; may be NULL */
     void (*progress)(void *arg, int done, int total, const gq_probe *pr);
     void *progress_arg;
@@ -36,13 +36,13 @@ typedef struct gq_discovery_opts {
 void gq_discovery_opts_default(gq_discovery_opts *o);
 
 typedef struct gq_discovery {
-    gq_recordset records;      /* every record measured */
-    gq_probe_plan plan;        /* every probe planned (matrix first) */
+    gq_recordset records; /* every record measured */
+    gq_probe_plan plan;   /* every probe planned (matrix first) */
     gq_pairmatrix *matrix;
     gq_domains *domains;
     gq_bottlenecks *bottlenecks;
-    bool interrupted;          /* Ctrl-C: the analysis covers what finished */
-    int retries;               /* concurrent runs measured again by duration after an overlap failure */
+    bool interrupted; /* Ctrl-C: the analysis covers what finished */
+    int retries;      /* concurrent runs measured again by duration after an overlap failure */
 } gq_discovery;
 
 /* Run the pipeline over gpus[0..n). *out is initialised here; release it with

@@ -423,17 +423,19 @@ json_t *gq_domains_to_json(const gq_domains *d)
     json_object_set_new(o, "chained", ch);
     json_object_set_new(o, "split", json_boolean(d->split));
     json_object_set_new(o, "threshold_gbps", d->split ? json_real(d->threshold_gbps) : json_null());
-    json_object_set_new(o, "gap_gbps", d->split ? json_pack("[ff]", d->gap_lo_gbps, d->gap_hi_gbps) : json_null());
+    json_object_set_new(o, "gap_gbps",
+                        d->split ? json_pack("[ff]", d->gap_lo_gbps, d->gap_hi_gbps) : json_null());
     json_object_set_new(o, "within_min_gbps", num_or_null(d->within_min_gbps));
     json_object_set_new(o, "across_max_gbps", num_or_null(d->across_max_gbps));
     json_object_set_new(o, "max_spread", json_real(d->max_spread));
     json_object_set_new(o, "pairs", json_integer(d->npairs));
     json_object_set_new(o, "missing_pairs", json_integer(d->nmissing));
     json_object_set_new(o, "no_p2p", json_boolean(d->no_p2p));
-    json_object_set_new(o, "method",
-                        json_string("single linkage at the largest gap between sorted pair bandwidths that exceeds "
-                                    "both the measurement spread and 10%; direct P2P cells only "
-                                    "(docs/method-domains.md)"));
+    json_object_set_new(
+        o, "method",
+        json_string("single linkage at the largest gap between sorted pair bandwidths that exceeds "
+                    "both the measurement spread and 10%; direct P2P cells only "
+                    "(docs/method-domains.md)"));
     json_object_set_new(root, "domain_analysis", o);
     return root;
 }

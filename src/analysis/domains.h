@@ -68,27 +68,27 @@ int gq_domains_group_sizes(const gq_recordset *rs, int *out);
 int gq_pairmatrix_from_records(gq_pairmatrix *m, const gq_recordset *rs, const char *const *tests);
 
 typedef struct gq_domains_opts {
-    double min_rel_gap;  /* smallest relative gap that may be a boundary; default 0.10 */
-    bool staged_edges;   /* count host-staged cells as edges; default false */
+    double min_rel_gap; /* smallest relative gap that may be a boundary; default 0.10 */
+    bool staged_edges;  /* count host-staged cells as edges; default false */
 } gq_domains_opts;
 
 void gq_domains_opts_default(gq_domains_opts *o);
 
 typedef struct gq_domains {
     int ndomains;
-    int size[GQ_MAX_GPUS];                 /* GPUs in domain d */
-    int member[GQ_MAX_GPUS][GQ_MAX_GPUS];  /* GPU indices, ascending; domains ordered by first GPU */
-    bool chained[GQ_MAX_GPUS];             /* domain d holds a pair below the boundary */
-    int domain_of[GQ_MAX_GPUS];            /* by GPU index; -1 for GPUs not in the matrix */
-    bool split;              /* a significant gap was found */
-    double threshold_gbps;   /* pairs >= this are "fast" (the value just above the gap); 0 without split */
+    int size[GQ_MAX_GPUS];                /* GPUs in domain d */
+    int member[GQ_MAX_GPUS][GQ_MAX_GPUS]; /* GPU indices, ascending; domains ordered by first GPU */
+    bool chained[GQ_MAX_GPUS];            /* domain d holds a pair below the boundary */
+    int domain_of[GQ_MAX_GPUS];           /* by GPU index; -1 for GPUs not in the matrix */
+    bool split;                           /* a significant gap was found */
+    double threshold_gbps; /* pairs >= this are "fast" (the value just above the gap); 0 without split */
     double gap_lo_gbps, gap_hi_gbps; /* the pair values either side of the boundary */
-    double within_min_gbps;  /* slowest pair inside any domain; NAN if no domain has 2 GPUs */
-    double across_max_gbps;  /* fastest pair between domains; NAN if none */
-    double max_spread;       /* largest spread among the pair values */
-    int npairs;              /* unordered pairs with a usable value */
-    int nmissing;            /* unordered pairs without */
-    bool no_p2p;             /* n >= 2 and no pair has a usable direct value */
+    double within_min_gbps;          /* slowest pair inside any domain; NAN if no domain has 2 GPUs */
+    double across_max_gbps;          /* fastest pair between domains; NAN if none */
+    double max_spread;               /* largest spread among the pair values */
+    int npairs;                      /* unordered pairs with a usable value */
+    int nmissing;                    /* unordered pairs without */
+    bool no_p2p;                     /* n >= 2 and no pair has a usable direct value */
 } gq_domains;
 
 /* Cluster. Returns GQ_OK, or GQ_E_USAGE for an empty matrix (n < 1). */

@@ -84,7 +84,10 @@ int gq_fleet_add_card(gq_fleet *f, int rank, const char *host, const json_t *roo
         n->exit_code = 5;
     } else {
         const char *v = gq_json_str(card, "verdict", "pass");
-        snprintf(n->verdict, sizeof n->verdict, "%s", !strcmp(v, "fail") ? "fail" : !strcmp(v, "warn") ? "warn" : "pass");
+        snprintf(n->verdict, sizeof n->verdict, "%s",
+                 !strcmp(v, "fail")   ? "fail"
+                 : !strcmp(v, "warn") ? "warn"
+                                      : "pass");
         n->exit_code = !strcmp(n->verdict, "fail") ? 1 : !strcmp(n->verdict, "warn") ? 4 : 0;
     }
     /* The node alone in a comparison: its figures, keyed as compare keys them. */
@@ -187,8 +190,11 @@ int gq_fleet_finish(gq_fleet *f, gq_err *err)
                     free(tmp);
                     return gq_err_set(err, GQ_E_NOMEM, "out of memory comparing the fleet");
                 }
-                f->out[f->nout++] = (gq_fleet_outlier){
-                    .node = f->val[i].node, .fig = f->val[i].fig, .value = f->val[i].v, .median = g->median, .delta_pct = d};
+                f->out[f->nout++] = (gq_fleet_outlier){.node = f->val[i].node,
+                                                       .fig = f->val[i].fig,
+                                                       .value = f->val[i].v,
+                                                       .median = g->median,
+                                                       .delta_pct = d};
                 f->node[f->val[i].node].noutliers++;
             }
         }
@@ -232,10 +238,10 @@ json_t *gq_fleet_to_json(const gq_fleet *f)
     json_object_set_new(o, "exit_code", json_integer(f->exit_code));
     for (int i = 0; i < f->nnodes; i++) {
         const gq_fleet_node *n = &f->node[i];
-        json_t *j = json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:b, s:i, s:b}", "rank", n->rank, "node", n->label,
-                              "host", n->host, "card_hostname", n->card_host, "verdict", n->verdict, "exit_code",
-                              n->exit_code, "simulated", n->simulated, "outliers", n->noutliers, "flagged",
-                              n->flagged);
+        json_t *j = json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:b, s:i, s:b}", "rank", n->rank, "node",
+                              n->label, "host", n->host, "card_hostname", n->card_host, "verdict", n->verdict,
+                              "exit_code", n->exit_code, "simulated", n->simulated, "outliers", n->noutliers,
+                              "flagged", n->flagged);
         if (j && n->error[0])
             json_object_set_new(j, "error", json_string(n->error));
         if (j && n->flagged) {
@@ -243,8 +249,8 @@ json_t *gq_fleet_to_json(const gq_fleet *f)
             if (strcmp(n->verdict, "pass"))
                 json_array_append_new(why, json_sprintf("verdict %s", n->verdict));
             if (n->noutliers)
-                json_array_append_new(why, json_sprintf("%d outlier figure%s", n->noutliers,
-                                                        n->noutliers == 1 ? "" : "s"));
+                json_array_append_new(
+                    why, json_sprintf("%d outlier figure%s", n->noutliers, n->noutliers == 1 ? "" : "s"));
             json_object_set_new(j, "reasons", why);
             json_array_append_new(flagged, json_string(n->label));
         }
@@ -254,11 +260,11 @@ json_t *gq_fleet_to_json(const gq_fleet *f)
         const gq_fleet_outlier *x = &f->out[i];
         const gq_fleet_fig *g = &f->fig[x->fig];
         const gq_fleet_node *n = &f->node[x->node];
-        json_array_append_new(outs, json_pack("{s:s, s:i, s:s, s:s, s:b, s:o, s:o, s:o}", "node", n->label, "rank",
-                                              n->rank, "figure", g->key, "unit", g->unit, "higher_is_better",
-                                              g->higher_is_better, "value", num_or_null(x->value),
-                                              "fleet_median", num_or_null(x->median), "delta_pct",
-                                              num_or_null(x->delta_pct)));
+        json_array_append_new(outs,
+                              json_pack("{s:s, s:i, s:s, s:s, s:b, s:o, s:o, s:o}", "node", n->label, "rank",
+                                        n->rank, "figure", g->key, "unit", g->unit, "higher_is_better",
+                                        g->higher_is_better, "value", num_or_null(x->value), "fleet_median",
+                                        num_or_null(x->median), "delta_pct", num_or_null(x->delta_pct)));
     }
     json_object_set_new(o, "nodes", nodes);
     json_object_set_new(o, "figures", json_integer(f->nfig));
@@ -299,17 +305,20 @@ void gq_fleet_print(FILE *out, const gq_fleet *f, bool md, int max_outliers)
     }
     char V[16];
     upper(f->verdict, V, sizeof V);
-    fprintf(out, "%sgpuqual fleet: %d node%s — %s\n", md ? "# " : "", f->nnodes, f->nnodes == 1 ? "" : "s", V);
+    fprintf(out, "%sgpuqual fleet: %d node%s — %s\n", md ? "# " : "", f->nnodes, f->nnodes == 1 ? "" : "s",
+            V);
     if (md)
         fputc('\n', out);
-    fprintf(out,
-            "cards: %d pass, %d warn, %d fail, %d incomplete, %d did not run; %d outlier figure%s on %d node%s "
-            "(worse than the fleet median by more than %.1f%%, over %d figure%s on two or more nodes)\n",
-            cnt[0], cnt[1], cnt[2], cnt[3], cnt[4], f->nout, f->nout == 1 ? "" : "s", with_out,
-            with_out == 1 ? "" : "s", f->threshold_pct, f->ncompared, f->ncompared == 1 ? "" : "s");
+    fprintf(
+        out,
+        "cards: %d pass, %d warn, %d fail, %d incomplete, %d did not run; %d outlier figure%s on %d node%s "
+        "(worse than the fleet median by more than %.1f%%, over %d figure%s on two or more nodes)\n",
+        cnt[0], cnt[1], cnt[2], cnt[3], cnt[4], f->nout, f->nout == 1 ? "" : "s", with_out,
+        with_out == 1 ? "" : "s", f->threshold_pct, f->ncompared, f->ncompared == 1 ? "" : "s");
     fputc('\n', out);
     if (md)
-        fputs("## Nodes\n\n| rank | node | card | verdict | outliers | note |\n|---:|---|---|---|---:|---|\n", out);
+        fputs("## Nodes\n\n| rank | node | card | verdict | outliers | note |\n|---:|---|---|---|---:|---|\n",
+              out);
     else
         fprintf(out, "%-5s %-32s %-11s %-8s %s\n", "rank", "node", "verdict", "outliers", "note");
     for (int i = 0; i < f->nnodes; i++) {
@@ -326,7 +335,8 @@ void gq_fleet_print(FILE *out, const gq_fleet *f, bool md, int max_outliers)
             fprintf(out, "%-5d %-32s %-11s %-8d %s\n", n->rank, n->label, n->verdict, n->noutliers, note);
     }
     if (f->nout) {
-        fputs(md ? "\n## Outliers\n\n| node | figure | value | fleet median | delta |\n|---|---|---:|---:|---:|\n"
+        fputs(md ? "\n## Outliers\n\n| node | figure | value | fleet median | delta "
+                   "|\n|---|---|---:|---:|---:|\n"
                  : "\noutliers:\n",
               out);
         int shown = 0;
@@ -338,7 +348,8 @@ void gq_fleet_print(FILE *out, const gq_fleet *f, bool md, int max_outliers)
             char a[32], b[32];
             if (md)
                 fprintf(out, "| %s | %s | %s %s | %s %s | %+.1f%% |\n", f->node[x->node].label, g->key,
-                        num(x->value, a, sizeof a), g->unit, num(x->median, b, sizeof b), g->unit, x->delta_pct);
+                        num(x->value, a, sizeof a), g->unit, num(x->median, b, sizeof b), g->unit,
+                        x->delta_pct);
             else
                 fprintf(out, "  %-24s %-56s %s %s (median %s, %+.1f%%)\n", f->node[x->node].label, g->key,
                         num(x->value, a, sizeof a), g->unit, num(x->median, b, sizeof b), x->delta_pct);
@@ -348,5 +359,6 @@ void gq_fleet_print(FILE *out, const gq_fleet *f, bool md, int max_outliers)
             fprintf(out, "  (%d more in fleet.json and fleet.md)\n", f->nout - shown);
     }
     if (md && f->nnodes < 2)
-        fputs("\nA fleet of one node has no median to compare against: only its card's verdict counts.\n", out);
+        fputs("\nA fleet of one node has no median to compare against: only its card's verdict counts.\n",
+              out);
 }

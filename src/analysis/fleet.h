@@ -31,16 +31,16 @@
 #include "core/status.h"
 
 typedef struct gq_fleet_node {
-    char label[128];   /* "<host>-rank<N>" */
-    char host[64];     /* where the rank ran */
-    char card_host[64];/* the card's hostname (the simulated machine's name under --sim) */
+    char label[128];    /* "<host>-rank<N>" */
+    char host[64];      /* where the rank ran */
+    char card_host[64]; /* the card's hostname (the simulated machine's name under --sim) */
     int rank;
-    char verdict[12];  /* "pass", "warn", "fail", "incomplete" or "error" */
-    int exit_code;     /* the card's (0, 4, 1, 5), or 1 for an error */
-    char error[512];   /* why the card did not run ("" when it ran) */
+    char verdict[12]; /* "pass", "warn", "fail", "incomplete" or "error" */
+    int exit_code;    /* the card's (0, 4, 1, 5), or 1 for an error */
+    char error[512];  /* why the card did not run ("" when it ran) */
     bool simulated;
-    int noutliers;     /* figures on which this node is an outlier */
-    bool flagged;      /* after gq_fleet_finish */
+    int noutliers; /* figures on which this node is an outlier */
+    bool flagged;  /* after gq_fleet_finish */
 } gq_fleet_node;
 
 typedef struct gq_fleet_fig {

@@ -116,8 +116,8 @@ static const char *limit_str(const gq_place_limit *l, char *buf, size_t n)
     gq_gpuset_str(l->a, a, sizeof a);
     if (l->kind == GQ_LIMIT_P2P || l->kind == GQ_LIMIT_STAGED) {
         gq_gpuset_str(l->b, b, sizeof b);
-        textf(buf, n, "%s {%s}->{%s} <= %.1f GB/s", l->kind == GQ_LIMIT_P2P ? "P2P" : "host-staged handoffs", a, b,
-              l->capacity_gbps);
+        textf(buf, n, "%s {%s}->{%s} <= %.1f GB/s", l->kind == GQ_LIMIT_P2P ? "P2P" : "host-staged handoffs",
+              a, b, l->capacity_gbps);
     } else if (l->kind == GQ_LIMIT_DUPLEX) {
         textf(buf, n, "host both directions of {%s} <= %.1f GB/s in total", a, l->capacity_gbps);
     } else {
@@ -1794,8 +1794,9 @@ int gq_place_solve(const gq_place_model *m, const gq_place_roles *r, gq_place_re
         if (got < 0)
             return gq_err_set(err, GQ_E_NOMEM, "placement: out of memory");
         if (got < r->offload)
-            return gq_err_set(err, GQ_E_USAGE, "placement: %d offload workers need %d usable GPUs; %d are usable",
-                              r->offload, r->offload, nu);
+            return gq_err_set(err, GQ_E_USAGE,
+                              "placement: %d offload workers need %d usable GPUs; %d are usable", r->offload,
+                              r->offload, nu);
         out->candidates += (int)nc;
         out->exhaustive &= exh;
         fill_workers(m, w, r->offload, &out->chosen);

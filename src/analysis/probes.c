@@ -18,9 +18,9 @@ static mask_t bit(int g)
 const char *gq_probe_kind_name(gq_probe_kind k)
 {
     static const char *const names[GQ_PROBE_NKINDS] = {
-        [GQ_PROBE_MATRIX] = "matrix",          [GQ_PROBE_HOST_ALONE] = "host_alone",
-        [GQ_PROBE_HOST_GROUP] = "host_group",  [GQ_PROBE_HOST_PAIR] = "host_pair",
-        [GQ_PROBE_HOST_ALL] = "host_all",      [GQ_PROBE_P2P_WITHIN] = "p2p_within",
+        [GQ_PROBE_MATRIX] = "matrix",         [GQ_PROBE_HOST_ALONE] = "host_alone",
+        [GQ_PROBE_HOST_GROUP] = "host_group", [GQ_PROBE_HOST_PAIR] = "host_pair",
+        [GQ_PROBE_HOST_ALL] = "host_all",     [GQ_PROBE_P2P_WITHIN] = "p2p_within",
         [GQ_PROBE_P2P_ACROSS] = "p2p_across",
     };
     return (k >= 0 && k < GQ_PROBE_NKINDS) ? names[k] : "?";
@@ -72,7 +72,8 @@ int gq_probes_plan_matrix(gq_probe_plan *p, const gq_topo *t, const int *gpus, i
             pr->src[0] = gpus[i];
             pr->dst[0] = gpus[j];
             pr->staged[0] = !p2p_possible(t, gpus[i], gpus[j]);
-            snprintf(pr->why, sizeof pr->why, "%s", pr->staged[0] ? "pair alone, host-staged (no P2P)" : "pair alone");
+            snprintf(pr->why, sizeof pr->why, "%s",
+                     pr->staged[0] ? "pair alone, host-staged (no P2P)" : "pair alone");
         }
     return GQ_OK;
 }
@@ -181,8 +182,8 @@ static void fill_gpus(gq_probe *pr, mask_t m)
             pr->gpus[pr->ngpus++] = g;
 }
 
-int gq_probes_plan_contention(gq_probe_plan *p, const gq_topo *t, const int *gpus, int n, const gq_domains *dom,
-                              gq_err *err)
+int gq_probes_plan_contention(gq_probe_plan *p, const gq_topo *t, const int *gpus, int n,
+                              const gq_domains *dom, gq_err *err)
 {
     mask_t sel = 0;
     for (int i = 0; i < n; i++)
@@ -411,8 +412,7 @@ const char *gq_probe_test_name(const gq_probe *pr, gq_method p2p_method, bool re
     case GQ_PROBE_HOST_ALONE:
     case GQ_PROBE_HOST_GROUP:
     case GQ_PROBE_HOST_PAIR:
-    case GQ_PROBE_HOST_ALL:
-        return pr->direction == GQ_DIR_D2H ? "device_to_host_set" : "host_to_device_set";
+    case GQ_PROBE_HOST_ALL: return pr->direction == GQ_DIR_D2H ? "device_to_host_set" : "host_to_device_set";
     case GQ_PROBE_MATRIX:
         if (pr->staged[0])
             return "device_to_device_staged";
@@ -420,14 +420,14 @@ const char *gq_probe_test_name(const gq_probe *pr, gq_method p2p_method, bool re
                     : (sm ? "device_to_device_memcpy_write_sm" : "device_to_device_memcpy_write_ce");
     case GQ_PROBE_P2P_WITHIN:
     case GQ_PROBE_P2P_ACROSS:
-    case GQ_PROBE_NKINDS:
-        break;
+    case GQ_PROBE_NKINDS: break;
     }
     return read ? (sm ? "concurrent_pairs_read_sm" : "concurrent_pairs_read_ce")
                 : (sm ? "concurrent_pairs_write_sm" : "concurrent_pairs_write_ce");
 }
 
-void gq_probe_measurement(const gq_probe *pr, uint64_t bytes, gq_method p2p_method, bool read, gq_measurement *m)
+void gq_probe_measurement(const gq_probe *pr, uint64_t bytes, gq_method p2p_method, bool read,
+                          gq_measurement *m)
 {
     memset(m, 0, sizeof *m);
     snprintf(m->test, sizeof m->test, "%s", gq_probe_test_name(pr, p2p_method, read));
@@ -458,8 +458,8 @@ void gq_probe_measurement(const gq_probe *pr, uint64_t bytes, gq_method p2p_meth
     m->aggregate = m->nflows > 1;
 }
 
-int gq_probes_parse_pairs(const char *s, const char *what, bool disjoint, int ngpu, int *src, int *dst, int max,
-                          int *n, gq_err *err)
+int gq_probes_parse_pairs(const char *s, const char *what, bool disjoint, int ngpu, int *src, int *dst,
+                          int max, int *n, gq_err *err)
 {
     *n = 0;
     if (!s || !*s)
@@ -475,40 +475,46 @@ int gq_probes_parse_pairs(const char *s, const char *what, bool disjoint, int ng
         if (l == 0)
             return gq_err_set(err, GQ_E_USAGE, "%s '%s': empty item, expected pairs like 0:1,2:3", what, s);
         if (l >= sizeof item)
-            return gq_err_set(err, GQ_E_USAGE, "%s '%s': item '%.20s...' is too long, expected SRC:DST such as 0:1",
-                              what, s, p);
+            return gq_err_set(err, GQ_E_USAGE,
+                              "%s '%s': item '%.20s...' is too long, expected SRC:DST such as 0:1", what, s,
+                              p);
         memcpy(item, p, l);
         item[l] = 0;
         char *colon = strchr(item, ':');
         long a, b;
         gq_err e;
         if (!colon || colon == item || !colon[1] || strchr(colon + 1, ':'))
-            return gq_err_set(err, GQ_E_USAGE, "%s '%s': '%s' is not a pair, expected SRC:DST such as 0:1", what, s,
-                              item);
+            return gq_err_set(err, GQ_E_USAGE, "%s '%s': '%s' is not a pair, expected SRC:DST such as 0:1",
+                              what, s, item);
         *colon = 0;
         if (gq_parse_int(item, 0, 1L << 20, &a, &e) || gq_parse_int(colon + 1, 0, 1L << 20, &b, &e))
-            return gq_err_set(err, GQ_E_USAGE, "%s '%s': '%s:%s' is not a pair of GPU indices, expected SRC:DST such as 0:1",
+            return gq_err_set(err, GQ_E_USAGE,
+                              "%s '%s': '%s:%s' is not a pair of GPU indices, expected SRC:DST such as 0:1",
                               what, s, item, colon + 1);
         if (a == b)
-            return gq_err_set(err, GQ_E_USAGE, "%s '%s': pair %ld:%ld names GPU %ld twice; a pair needs two different GPUs",
+            return gq_err_set(err, GQ_E_USAGE,
+                              "%s '%s': pair %ld:%ld names GPU %ld twice; a pair needs two different GPUs",
                               what, s, a, b, a);
         for (int k = 0; k < 2; k++) {
             long g = k ? b : a;
             if (ngpu > 0 && g >= ngpu)
-                return gq_err_set(err, GQ_E_USAGE, "%s '%s': GPU %ld does not exist (this machine has GPUs 0-%d)", what,
-                                  s, g, ngpu - 1);
+                return gq_err_set(err, GQ_E_USAGE,
+                                  "%s '%s': GPU %ld does not exist (this machine has GPUs 0-%d)", what, s, g,
+                                  ngpu - 1);
             if (g >= GQ_MAX_GPUS)
-                return gq_err_set(err, GQ_E_USAGE, "%s '%s': GPU %ld does not exist (gpuqual handles GPUs 0-%d)", what,
-                                  s, g, GQ_MAX_GPUS - 1);
+                return gq_err_set(err, GQ_E_USAGE,
+                                  "%s '%s': GPU %ld does not exist (gpuqual handles GPUs 0-%d)", what, s, g,
+                                  GQ_MAX_GPUS - 1);
         }
         if (disjoint)
             for (int k = 0; k < 2; k++) {
                 long g = k ? b : a;
                 if (owner[g] >= 0)
-                    return gq_err_set(err, GQ_E_USAGE,
-                                      "%s '%s': GPU %ld is in two pairs (%d:%d and %ld:%ld); pairs that run at the same "
-                                      "time need different GPUs",
-                                      what, s, g, src[owner[g]], dst[owner[g]], a, b);
+                    return gq_err_set(
+                        err, GQ_E_USAGE,
+                        "%s '%s': GPU %ld is in two pairs (%d:%d and %ld:%ld); pairs that run at the same "
+                        "time need different GPUs",
+                        what, s, g, src[owner[g]], dst[owner[g]], a, b);
             }
         if (*n >= max)
             return gq_err_set(err, GQ_E_USAGE, "%s '%s': more than %d pairs", what, s, max);

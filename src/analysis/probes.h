@@ -32,13 +32,13 @@
 #define GQ_PROBE_MAX_PAIRS (GQ_MAX_GPUS / 2)
 
 typedef enum gq_probe_kind {
-    GQ_PROBE_MATRIX = 0,  /* one ordered GPU pair alone */
-    GQ_PROBE_HOST_ALONE,  /* one GPU and host memory */
-    GQ_PROBE_HOST_GROUP,  /* a set of GPUs with host memory at once */
-    GQ_PROBE_HOST_PAIR,   /* two GPUs of a domain / tree group with host memory at once */
-    GQ_PROBE_HOST_ALL,    /* every GPU with host memory at once */
-    GQ_PROBE_P2P_WITHIN,  /* concurrent pairs inside domains */
-    GQ_PROBE_P2P_ACROSS,  /* concurrent pairs between two domains */
+    GQ_PROBE_MATRIX = 0, /* one ordered GPU pair alone */
+    GQ_PROBE_HOST_ALONE, /* one GPU and host memory */
+    GQ_PROBE_HOST_GROUP, /* a set of GPUs with host memory at once */
+    GQ_PROBE_HOST_PAIR,  /* two GPUs of a domain / tree group with host memory at once */
+    GQ_PROBE_HOST_ALL,   /* every GPU with host memory at once */
+    GQ_PROBE_P2P_WITHIN, /* concurrent pairs inside domains */
+    GQ_PROBE_P2P_ACROSS, /* concurrent pairs between two domains */
     GQ_PROBE_NKINDS
 } gq_probe_kind;
 
@@ -47,18 +47,18 @@ const char *gq_probe_kind_name(gq_probe_kind k);
 
 typedef struct gq_probe {
     gq_probe_kind kind;
-    gq_direction direction;  /* h2d or d2h for host probes; p2p otherwise */
-    int ngpus;               /* host probes: the GPUs copying at once, ascending */
+    gq_direction direction; /* h2d or d2h for host probes; p2p otherwise */
+    int ngpus;              /* host probes: the GPUs copying at once, ascending */
     int gpus[GQ_MAX_GPUS];
-    int npairs;              /* matrix and p2p probes: src -> dst pairs */
+    int npairs; /* matrix and p2p probes: src -> dst pairs */
     int src[GQ_PROBE_MAX_PAIRS], dst[GQ_PROBE_MAX_PAIRS];
     bool staged[GQ_PROBE_MAX_PAIRS]; /* pair k has no P2P: staged through host memory */
-    char why[96];            /* "PCIe switch 0000:01:00.0", "NUMA node 1", "domain 0", ... */
+    char why[96];                    /* "PCIe switch 0000:01:00.0", "NUMA node 1", "domain 0", ... */
 } gq_probe;
 
 typedef struct gq_probe_plan {
     int n, cap;
-    gq_probe *v;               /* owned */
+    gq_probe *v; /* owned */
     int count[GQ_PROBE_NKINDS];
 } gq_probe_plan;
 
@@ -71,8 +71,8 @@ int gq_probes_plan_matrix(gq_probe_plan *p, const gq_topo *t, const int *gpus, i
 /* Phase 2: append the contention probes. dom: the domains found (NULL: none
  * known; host probes come from the tree alone and no P2P probes are made).
  * Host probes for h2d then d2h. GQ_E_NOMEM. */
-int gq_probes_plan_contention(gq_probe_plan *p, const gq_topo *t, const int *gpus, int n, const gq_domains *dom,
-                              gq_err *err);
+int gq_probes_plan_contention(gq_probe_plan *p, const gq_topo *t, const int *gpus, int n,
+                              const gq_domains *dom, gq_err *err);
 
 /* Domains as the tree suggests them, for planning before the matrix is
  * measured (--plan-only): the NVLink-connected components when any GPU has
@@ -100,7 +100,8 @@ const char *gq_probe_test_name(const gq_probe *pr, gq_method p2p_method, bool re
  * staged through host memory where the pair has no P2P. Every flow is
  * reported; groups of 2+ flows get an aggregate. *m is overwritten (it is
  * large: allocate it). */
-void gq_probe_measurement(const gq_probe *pr, uint64_t bytes, gq_method p2p_method, bool read, gq_measurement *m);
+void gq_probe_measurement(const gq_probe *pr, uint64_t bytes, gq_method p2p_method, bool read,
+                          gq_measurement *m);
 
 /* Parse a pair list "0:1,2:3" (what: the option's name for messages, e.g.
  * "pairs" or "--vs"). Each item is SRC:DST with two different GPU indices;
@@ -108,8 +109,8 @@ void gq_probe_measurement(const gq_probe *pr, uint64_t bytes, gq_method p2p_meth
  * that every GPU exists (0 skips that check, for parsing before discovery).
  * At most max pairs. GQ_E_USAGE with one line naming the bad item and what
  * would be right. */
-int gq_probes_parse_pairs(const char *s, const char *what, bool disjoint, int ngpu, int *src, int *dst, int max,
-                          int *n, gq_err *err);
+int gq_probes_parse_pairs(const char *s, const char *what, bool disjoint, int ngpu, int *src, int *dst,
+                          int max, int *n, gq_err *err);
 
 /* "0:1,2:3" / "0,1,2,3" description of a probe's GPUs into buf. */
 const char *gq_probe_str(const gq_probe *pr, char *buf, size_t n);

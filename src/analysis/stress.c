@@ -51,12 +51,13 @@ int gq_stress_opts_check(const gq_stress_opts *o, gq_err *err)
                           o->interval_s, o->duration_s);
     /* every sample is kept in memory for the summary and the CSV */
     if (o->duration_s > GQ_STRESS_MAX_S)
-        return gq_err_set(err, GQ_E_USAGE, "--duration %gs is longer than the %gh maximum (7 days)", o->duration_s,
-                          GQ_STRESS_MAX_S / 3600);
+        return gq_err_set(err, GQ_E_USAGE, "--duration %gs is longer than the %gh maximum (7 days)",
+                          o->duration_s, GQ_STRESS_MAX_S / 3600);
     if (o->duration_s / o->interval_s > GQ_STRESS_MAX_S)
-        return gq_err_set(err, GQ_E_USAGE,
-                          "--duration %gs at --interval %gs is more than %.0f samples; use a longer --interval",
-                          o->duration_s, o->interval_s, GQ_STRESS_MAX_S);
+        return gq_err_set(
+            err, GQ_E_USAGE,
+            "--duration %gs at --interval %gs is more than %.0f samples; use a longer --interval",
+            o->duration_s, o->interval_s, GQ_STRESS_MAX_S);
     if (o->ngpus < 1 || o->ngpus > GQ_MAX_GPUS)
         return gq_err_set(err, GQ_E_USAGE, "stress needs at least one GPU");
     return GQ_OK;

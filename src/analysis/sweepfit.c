@@ -154,8 +154,9 @@ int gq_sweepfit_compute(const uint64_t *bytes, const double *gbps, int n, gq_swe
         }
     }
     if (!(b > 0))
-        return gq_err_set(err, GQ_E_FAIL,
-                          "copy times do not grow with buffer size; no bandwidth can be fitted from this sweep");
+        return gq_err_set(
+            err, GQ_E_FAIL,
+            "copy times do not grow with buffer size; no bandwidth can be fitted from this sweep");
 
     double ss = 0;
     int kept = 0;

@@ -14,18 +14,15 @@ int gq_backend_register(const gq_backend_ops *ops, gq_err *err)
     if (!ops || !ops->name)
         return gq_err_set(err, GQ_E_FAIL, "backend: ops without a name");
     if (ops->version != GQ_BACKEND_OPS_VERSION)
-        return gq_err_set(err, GQ_E_FAIL, "backend %s: ops version %d, expected %d", ops->name,
-                          ops->version, GQ_BACKEND_OPS_VERSION);
+        return gq_err_set(err, GQ_E_FAIL, "backend %s: ops version %d, expected %d", ops->name, ops->version,
+                          GQ_BACKEND_OPS_VERSION);
     static const struct {
         size_t off;
         const char *name;
     } required[] = {
-        {offsetof(gq_backend_ops, init), "init"},
-        {offsetof(gq_backend_ops, fini), "fini"},
-        {offsetof(gq_backend_ops, discover), "discover"},
-        {offsetof(gq_backend_ops, prepare), "prepare"},
-        {offsetof(gq_backend_ops, run), "run"},
-        {offsetof(gq_backend_ops, release), "release"},
+        {offsetof(gq_backend_ops, init), "init"},         {offsetof(gq_backend_ops, fini), "fini"},
+        {offsetof(gq_backend_ops, discover), "discover"}, {offsetof(gq_backend_ops, prepare), "prepare"},
+        {offsetof(gq_backend_ops, run), "run"},           {offsetof(gq_backend_ops, release), "release"},
     };
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
         void *fn;
@@ -127,17 +124,19 @@ int gq_flows_check_splits(const gq_flow *flows, int n, gq_err *err)
             continue;
         int j = f->split_with - 1;
         if (j < 0 || j >= n || j == i)
-            return gq_err_set(err, GQ_E_USAGE, "flow %d: split_with %d names no other flow of the group (1-%d)",
-                              i, f->split_with, n);
+            return gq_err_set(err, GQ_E_USAGE,
+                              "flow %d: split_with %d names no other flow of the group (1-%d)", i,
+                              f->split_with, n);
         const gq_flow *o = &flows[j];
         if (o->split_with != i + 1)
-            return gq_err_set(err, GQ_E_USAGE, "flow %d: its split-warp partner, flow %d, does not name it back",
-                              i, j);
+            return gq_err_set(err, GQ_E_USAGE,
+                              "flow %d: its split-warp partner, flow %d, does not name it back", i, j);
         if (f->method != GQ_METHOD_SM || o->method != GQ_METHOD_SM)
             return gq_err_set(err, GQ_E_USAGE, "flows %d and %d: a split-warp pair needs method sm", i, j);
         if (f->exec_gpu != o->exec_gpu || f->bytes != o->bytes)
             return gq_err_set(err, GQ_E_USAGE,
-                              "flows %d and %d: a split-warp pair needs the same executing GPU and size", i, j);
+                              "flows %d and %d: a split-warp pair needs the same executing GPU and size", i,
+                              j);
         if (f->interferer != o->interferer)
             return gq_err_set(err, GQ_E_USAGE,
                               "flows %d and %d: a split-warp pair is measured or interferes as one", i, j);

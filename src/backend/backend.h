@@ -37,10 +37,11 @@ typedef struct gq_endpoint {
 
 /* How the copy is executed. */
 typedef enum gq_method {
-    GQ_METHOD_CE = 0,     /* copy engine (cudaMemcpyAsync) */
-    GQ_METHOD_SM = 1,     /* SM copy kernel, 16-byte accesses */
-    GQ_METHOD_STAGED = 2, /* GPU -> pinned host -> GPU, chunked, double-buffered, pipelined */
-    GQ_METHOD_DRIVER_STAGED = 3, /* GPU -> GPU with peer access disabled: the driver stages (p2pBandwidthLatencyTest "P2P=Disabled") */
+    GQ_METHOD_CE = 0,            /* copy engine (cudaMemcpyAsync) */
+    GQ_METHOD_SM = 1,            /* SM copy kernel, 16-byte accesses */
+    GQ_METHOD_STAGED = 2,        /* GPU -> pinned host -> GPU, chunked, double-buffered, pipelined */
+    GQ_METHOD_DRIVER_STAGED = 3, /* GPU -> GPU with peer access disabled: the driver stages
+                                    (p2pBandwidthLatencyTest "P2P=Disabled") */
 } gq_method;
 
 typedef struct gq_flow {
@@ -104,8 +105,8 @@ typedef struct gq_flow_result {
     int copies_done;       /* whole copies completed inside the window */
     bool verified;         /* verify was requested and ran */
     bool verify_ok;
-    uint64_t bad_offset;   /* first mismatching byte offset when !verify_ok */
-    int host_numa_actual;  /* where the host buffer's pages are: node, -1 n/a or unknown, -2 mixed */
+    uint64_t bad_offset;  /* first mismatching byte offset when !verify_ok */
+    int host_numa_actual; /* where the host buffer's pages are: node, -1 n/a or unknown, -2 mixed */
 } gq_flow_result;
 
 typedef enum gq_lat_kind {
@@ -115,25 +116,25 @@ typedef enum gq_lat_kind {
 
 typedef struct gq_latency_req {
     gq_lat_kind kind;
-    gq_endpoint target;  /* memory being chased / written */
-    int exec_gpu;        /* GPU running the chase / issuing the copy */
-    bool p2p;            /* for GPU targets: peer access on (true) or staged by driver */
-    int iters;           /* loads or copies to average over */
+    gq_endpoint target; /* memory being chased / written */
+    int exec_gpu;       /* GPU running the chase / issuing the copy */
+    bool p2p;           /* for GPU targets: peer access on (true) or staged by driver */
+    int iters;          /* loads or copies to average over */
 } gq_latency_req;
 
 /* One telemetry sample of one GPU (NVML or the sim's model). -1 / NAN = unknown. */
 typedef struct gq_sample {
-    double t;              /* seconds, backend clock */
+    double t; /* seconds, backend clock */
     double temp_c, mem_temp_c;
     double power_w, power_limit_w;
     double sm_clock_mhz, mem_clock_mhz;
     double util_pct;
     uint64_t clock_reasons; /* NVML clocks-event reason bitmask */
     int pcie_gen, pcie_width;
-    uint64_t pcie_replay;   /* cumulative replay counter */
+    uint64_t pcie_replay;                    /* cumulative replay counter */
     uint64_t ecc_corrected, ecc_uncorrected; /* volatile, cumulative */
-    int remapped_rows;      /* pending + failed; -1 unknown */
-    bool lost;              /* GPU fell off the bus / no longer answers */
+    int remapped_rows;                       /* pending + failed; -1 unknown */
+    bool lost;                               /* GPU fell off the bus / no longer answers */
 } gq_sample;
 
 /* Bits of gq_sample.clock_reasons: NVML's nvmlClocksEventReason* values. */
@@ -154,9 +155,9 @@ typedef struct gq_backend gq_backend;
 typedef struct gq_backend_opts {
     const char *sim_topology; /* sim: file path or built-in name */
     uint64_t sim_seed;
-    double sim_noise;         /* sim: relative noise amplitude; 0 = off; <0 = topology default */
-    const char *sim_faults;   /* sim: "gpu3:thermal,gpu1:ecc" */
-    const char *snapshot;     /* replay discovery from a snapshot file (no transfers) */
+    double sim_noise;       /* sim: relative noise amplitude; 0 = off; <0 = topology default */
+    const char *sim_faults; /* sim: "gpu3:thermal,gpu1:ecc" */
+    const char *snapshot;   /* replay discovery from a snapshot file (no transfers) */
 } gq_backend_opts;
 
 typedef struct gq_backend_ops {
@@ -197,7 +198,8 @@ typedef struct gq_backend_ops {
      * runs until stress_stop), poll its progress (completed GEMMs, faulty
      * elements found so far, achieved TFLOP/s), and sample telemetry. */
     int (*stress_start)(gq_backend *be, int gpu, gq_precision p, gq_err *err);
-    int (*stress_poll)(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty, double *tflops, gq_err *err);
+    int (*stress_poll)(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty, double *tflops,
+                       gq_err *err);
     int (*stress_stop)(gq_backend *be, int gpu, gq_err *err);
     int (*sample)(gq_backend *be, int gpu, gq_sample *s, gq_err *err);
 
@@ -208,7 +210,7 @@ typedef struct gq_backend_ops {
     void (*wait)(gq_backend *be, double seconds);
 } gq_backend_ops;
 
-#define GQ_BE_SIMULATED 0x1u /* figures are model output, not measurements */
+#define GQ_BE_SIMULATED 0x1u    /* figures are model output, not measurements */
 #define GQ_BE_VIRTUAL_TIME 0x2u /* now() is model time; no wall-clock sleeping needed */
 
 struct gq_backend {

@@ -4,6 +4,7 @@
 #include "topo/topo.h"
 
 #define OFF(f) offsetof(gq_card_cli, f)
+/* clang-format off */
 const gq_opt gq_card_cli_opts[] = {
 
     {.name = "budget",
@@ -70,3 +71,4 @@ const gq_opt gq_card_cli_opts[] = {
      .help = "check a data pattern after every timed copy (--no-verify to skip)"},
     GQ_OPT_END,
 };
+/* clang-format on */

@@ -10,15 +10,15 @@
 
 #include "cli/common.h"
 
-#define GQ_CARD_CLI_FIELDS                                                                               \
-    gq_common c;                                                                                         \
-    double budget_s;                                                                                     \
-    const char *expect;                                                                                  \
-    const char *outdir;                                                                                  \
-    double stress_s;                                                                                     \
-    bool no_stress;                                                                                      \
-    int prefill, decode, offload;                                                                        \
-    uint64_t bytes;                                                                                      \
+#define GQ_CARD_CLI_FIELDS                                                                                   \
+    gq_common c;                                                                                             \
+    double budget_s;                                                                                         \
+    const char *expect;                                                                                      \
+    const char *outdir;                                                                                      \
+    double stress_s;                                                                                         \
+    bool no_stress;                                                                                          \
+    int prefill, decode, offload;                                                                            \
+    uint64_t bytes;                                                                                          \
     bool verify;
 
 typedef struct gq_card_cli {

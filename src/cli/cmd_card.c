@@ -30,6 +30,7 @@
 typedef gq_card_cli card_cli;
 
 #define OFF(f) offsetof(card_cli, f)
+/* clang-format off */
 static const gq_opt card_own_opts[] = {
     {.name = "output",
      .shortname = 'o',
@@ -39,9 +40,11 @@ static const gq_opt card_own_opts[] = {
      .help = "directory for every artefact (default ./gpuqual-card-<host>-<time>)"},
     GQ_OPT_END,
 };
+/* clang-format on */
 #undef OFF
 
-static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, gq_card_cli_opts, card_own_opts};
+static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, gq_card_cli_opts,
+                                     card_own_opts};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
 
 static void help(void)

@@ -23,6 +23,7 @@ typedef struct compare_cli {
 } compare_cli;
 
 #define OFF(f) offsetof(compare_cli, f)
+/* clang-format off */
 static const gq_opt compare_opts[] = {
     {.name = "threshold",
      .shortname = 't',
@@ -50,6 +51,7 @@ static const gq_opt compare_opts[] = {
      .help = "list every figure, not only the regressions"},
     GQ_OPT_END,
 };
+/* clang-format on */
 #undef OFF
 static const gq_opt *const tabs[] = {compare_opts};
 

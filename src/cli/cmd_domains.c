@@ -35,6 +35,7 @@ typedef struct domains_opts {
 } domains_opts;
 
 #define OFF(f) offsetof(domains_opts, f)
+/* clang-format off */
 static const gq_opt domains_own_opts[] = {
     {.name = "plan-only", .type = GQ_OPT_FLAG, .off = OFF(plan_only),
      .help = "print the planned measurements and an estimated time; measure nothing"},
@@ -50,6 +51,7 @@ static const gq_opt domains_own_opts[] = {
      .help = "how far below expectation a concurrent run must fall to show a shared bottleneck", .lo = 1, .hi = 90},
     GQ_OPT_END,
 };
+/* clang-format on */
 #undef OFF
 
 static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, domains_own_opts};
@@ -86,8 +88,8 @@ static void on_progress(void *arg, int done, int total, const gq_probe *pr)
 
 /* ---- output ---------------------------------------------------------------------- */
 
-static void print_plan(FILE *f, const gq_probe_plan *p, int n, const gq_domains *assumed, int rounds, double round_s,
-                       bool list_all)
+static void print_plan(FILE *f, const gq_probe_plan *p, int n, const gq_domains *assumed, int rounds,
+                       double round_s, bool list_all)
 {
     char buf[512];
     long nn = (long)n * n;
@@ -105,10 +107,11 @@ static void print_plan(FILE *f, const gq_probe_plan *p, int n, const gq_domains 
         fprintf(f, "\n");
     }
     fprintf(f, "  %-12s %6d   = %.2f N^2 (bound for any domains: %ld = %.2f N^2)\n", "total", p->n,
-            nn ? (double)p->n / (double)nn : 0, gq_probes_bound(n), nn ? (double)gq_probes_bound(n) / (double)nn : 0);
+            nn ? (double)p->n / (double)nn : 0, gq_probes_bound(n),
+            nn ? (double)gq_probes_bound(n) / (double)nn : 0);
     double est = gq_probes_estimate_s(p, rounds, round_s);
-    fprintf(f, "  estimated time on real GPUs: %.0f s (%.1f min) at %d rounds of ~%.2f s\n", est, est / 60, rounds,
-            round_s);
+    fprintf(f, "  estimated time on real GPUs: %.0f s (%.1f min) at %d rounds of ~%.2f s\n", est, est / 60,
+            rounds, round_s);
     if (assumed) {
         fprintf(f, "  contention probes assume the domains the tree suggests:");
         for (int d = 0; d < assumed->ndomains; d++)
@@ -124,8 +127,8 @@ static void print_plan(FILE *f, const gq_probe_plan *p, int n, const gq_domains 
             fprintf(f, "  ... %d more\n", p->n - i);
             break;
         }
-        fprintf(f, "  %-11s %-4s %-28s %s\n", gq_probe_kind_name(p->v[i].kind), gq_direction_name(p->v[i].direction),
-                gq_probe_str(&p->v[i], buf, sizeof buf), p->v[i].why);
+        fprintf(f, "  %-11s %-4s %-28s %s\n", gq_probe_kind_name(p->v[i].kind),
+                gq_direction_name(p->v[i].direction), gq_probe_str(&p->v[i], buf, sizeof buf), p->v[i].why);
         shown++;
     }
 }
@@ -151,8 +154,8 @@ static json_t *plan_json(const gq_probe_plan *p, int n, int rounds, double round
         if (pr->npairs) {
             json_t *a = json_array();
             for (int k = 0; k < pr->npairs; k++)
-                json_array_append_new(a, json_pack("{s:i,s:i,s:b}", "src", pr->src[k], "dst", pr->dst[k], "staged",
-                                                   pr->staged[k]));
+                json_array_append_new(a, json_pack("{s:i,s:i,s:b}", "src", pr->src[k], "dst", pr->dst[k],
+                                                   "staged", pr->staged[k]));
             json_object_set_new(e, "pairs", a);
         } else {
             json_t *a = json_array();
@@ -199,18 +202,22 @@ static void print_domains(FILE *f, const gq_domains *d)
                 d->chained[k] ? "(chained)" : "");
     fprintf(f, "\n");
     if (d->no_p2p)
-        fprintf(f, "  no P2P between any of these GPUs: every GPU-to-GPU byte is staged through host memory,\n"
-                   "  so each GPU is its own domain and the host paths below are the budget that matters\n");
+        fprintf(f,
+                "  no P2P between any of these GPUs: every GPU-to-GPU byte is staged through host memory,\n"
+                "  so each GPU is its own domain and the host paths below are the budget that matters\n");
     else if (d->split)
-        fprintf(f, "  boundary: the gap between %.1f and %.1f GB/s (larger than the %.1f%% spread and the minimum gap);\n"
-                   "  slowest pair inside a domain %.1f GB/s, fastest pair across domains %.1f GB/s\n",
+        fprintf(f,
+                "  boundary: the gap between %.1f and %.1f GB/s (larger than the %.1f%% spread and the "
+                "minimum gap);\n"
+                "  slowest pair inside a domain %.1f GB/s, fastest pair across domains %.1f GB/s\n",
                 d->gap_lo_gbps, d->gap_hi_gbps, 100 * d->max_spread, d->within_min_gbps, d->across_max_gbps);
     else if (d->npairs > 0)
-        fprintf(f, "  no gap between pair bandwidths exceeds the measurement spread and the minimum gap: %s\n",
+        fprintf(f,
+                "  no gap between pair bandwidths exceeds the measurement spread and the minimum gap: %s\n",
                 d->ndomains == 1 ? "one domain" : "domains are the GPUs joined by P2P");
     if (d->nmissing > 0 && !d->no_p2p)
-        fprintf(f, "  %d pair%s without a usable direct figure (no P2P, invalid or not measured)\n", d->nmissing,
-                d->nmissing == 1 ? "" : "s");
+        fprintf(f, "  %d pair%s without a usable direct figure (no P2P, invalid or not measured)\n",
+                d->nmissing, d->nmissing == 1 ? "" : "s");
     fprintf(f, "\n");
 }
 
@@ -236,7 +243,8 @@ static void print_contention(FILE *f, const gq_bottlenecks *b, const gq_recordse
         fprintf(f, "\n");
     }
     if (b->nobs > 0) {
-        fprintf(f, "Concurrent runs (aggregate GB/s against what the GPUs get alone, capped by budgets found earlier):\n");
+        fprintf(f, "Concurrent runs (aggregate GB/s against what the GPUs get alone, capped by budgets found "
+                   "earlier):\n");
         for (int i = 0; i < b->nobs; i++) {
             const gq_bn_obs *o = &b->obs[i];
             char what[320];
@@ -244,14 +252,14 @@ static void print_contention(FILE *f, const gq_bottlenecks *b, const gq_recordse
                 size_t used = 0;
                 what[0] = 0;
                 for (int k = 0; k < o->npairs && used < sizeof what; k++)
-                    used += (size_t)snprintf(what + used, sizeof what - used, "%s%d:%d", k ? "," : "", o->pair_src[k],
-                                             o->pair_dst[k]);
+                    used += (size_t)snprintf(what + used, sizeof what - used, "%s%d:%d", k ? "," : "",
+                                             o->pair_src[k], o->pair_dst[k]);
             } else {
                 gq_domains_set_str(o->gpus, o->ngpus, what, sizeof what);
             }
             fprintf(f, "  %-4s %-24s %8.1f of %8.1f  %s%s\n", gq_direction_name(o->direction), what,
                     o->aggregate_gbps, o->expected_gbps, o->contended ? "SHARED" : "independent",
-                    o->p2p ? (o->p2p_kind == GQ_P2P_WITHIN ? " (pairs within domains)"
+                    o->p2p ? (o->p2p_kind == GQ_P2P_WITHIN   ? " (pairs within domains)"
                               : o->p2p_kind == GQ_P2P_ACROSS ? " (pairs across domains)"
                                                              : "")
                            : "");
@@ -274,23 +282,23 @@ static void print_contention(FILE *f, const gq_bottlenecks *b, const gq_recordse
             snprintf(fr, sizeof fr, "%.1f", b->fast_lo[s]);
         else
             snprintf(fr, sizeof fr, "%.1f-%.1f", b->fast_lo[s], b->fast_hi[s]);
-        fprintf(f, "Asymmetry: with GPUs %s copying %s at once, GPUs %s get %s GB/s each, the others %s\n\n", all,
-                s ? "GPU to host" : "host to GPU", buf, sr, fr);
+        fprintf(f, "Asymmetry: with GPUs %s copying %s at once, GPUs %s get %s GB/s each, the others %s\n\n",
+                all, s ? "GPU to host" : "host to GPU", buf, sr, fr);
     }
     fprintf(f, "Bottlenecks:%s\n", b->n ? "" : " none found");
     for (int i = 0; i < b->n; i++) {
         const gq_bottleneck *bn = &b->v[i];
         gq_domains_set_str(bn->gpus, bn->ngpus, buf, sizeof buf);
-        fprintf(f, "  %d. %s GPUs %s: %.1f GB/s shared (%.1f alone%s) [%s]\n", i + 1, gq_direction_name(bn->direction),
-                buf, bn->capacity_gbps, bn->sum_alone_gbps, bn->p2p ? ", one pair at a time" : ", summed",
-                gq_bn_explain_name(bn->explained));
+        fprintf(f, "  %d. %s GPUs %s: %.1f GB/s shared (%.1f alone%s) [%s]\n", i + 1,
+                gq_direction_name(bn->direction), buf, bn->capacity_gbps, bn->sum_alone_gbps,
+                bn->p2p ? ", one pair at a time" : ", summed", gq_bn_explain_name(bn->explained));
         fprintf(f, "     %s\n", bn->explanation);
         for (int e = 0; e < bn->nevidence; e++) {
             const gq_bn_obs *o = &b->obs[bn->evidence[e]];
             char what[320];
             gq_domains_set_str(o->gpus, o->ngpus, what, sizeof what);
-            fprintf(f, "     evidence: group %d %s, GPUs %s: %.1f GB/s, expected %.1f\n", o->group, o->test, what,
-                    o->aggregate_gbps, o->expected_gbps);
+            fprintf(f, "     evidence: group %d %s, GPUs %s: %.1f GB/s, expected %.1f\n", o->group, o->test,
+                    what, o->aggregate_gbps, o->expected_gbps);
         }
     }
     if (b->nignored) {
@@ -301,8 +309,8 @@ static void print_contention(FILE *f, const gq_bottlenecks *b, const gq_recordse
             char e1[32], e2[32], set[256];
             if (r->aggregate || r->sum)
                 fprintf(f, "  %s %s %s of GPUs %s, %.1f GB/s: %s\n", r->test, r->sum ? "sum" : "aggregate",
-                        gq_direction_name(r->direction), gq_domains_set_str(r->gpus, r->ngpus, set, sizeof set),
-                        r->value.median, ig->why);
+                        gq_direction_name(r->direction),
+                        gq_domains_set_str(r->gpus, r->ngpus, set, sizeof set), r->value.median, ig->why);
             else
                 fprintf(f, "  %s %s -> %s, %.1f GB/s: %s\n", r->test, gq_endpoint_str(r->src, e1, sizeof e1),
                         gq_endpoint_str(r->dst, e2, sizeof e2), r->value.median, ig->why);
@@ -341,16 +349,19 @@ int gq_cmd_domains(int argc, char **argv)
         goto out;
     }
     if (npos > 0) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "domains: unexpected argument '%s'; choose GPUs with --gpus", pos[0]);
+        rc = gq_err_set(&err, GQ_E_USAGE, "domains: unexpected argument '%s'; choose GPUs with --gpus",
+                        pos[0]);
         goto fail;
     }
     if (strcmp(o.c.format, "table") && strcmp(o.c.format, "json") && strcmp(o.c.format, "csv")) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "domains: --format %s does not apply; use table, json or csv", o.c.format);
+        rc = gq_err_set(&err, GQ_E_USAGE, "domains: --format %s does not apply; use table, json or csv",
+                        o.c.format);
         goto fail;
     }
     if (o.plan_only && !strcmp(o.c.format, "csv")) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "domains: --plan-only measures nothing, so there are no records for "
-                                          "--format csv; use table or json");
+        rc = gq_err_set(&err, GQ_E_USAGE,
+                        "domains: --plan-only measures nothing, so there are no records for "
+                        "--format csv; use table or json");
         goto fail;
     }
     if ((rc = gq_cli_check_writable(o.c.json_path, &err)))
@@ -399,7 +410,10 @@ int gq_cmd_domains(int argc, char **argv)
             json_object_del(sections, "domain_analysis");
             json_object_set_new(sections, "plan", pj);
             json_object_set_new(sections, "plan_only", json_true());
-            gq_doc d = {.kind = "domains", .options = options, .topo = topo, .sections = sections,
+            gq_doc d = {.kind = "domains",
+                        .options = options,
+                        .topo = topo,
+                        .sections = sections,
                         .simulated = gq_backend_simulated(&be)};
             if (!(doc = gq_doc_to_json(&d))) {
                 rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
@@ -484,8 +498,9 @@ int gq_cmd_domains(int argc, char **argv)
         gq_render_csv(stdout, rsp);
     } else {
         char sz[32];
-        printf("gpuqual domains: %d GPU%s%s, %d measurements of %s, %d rounds each%s\n\n", n, n == 1 ? "" : "s",
-               topo->simulated ? " (simulated)" : "", pl->n, gq_fmt_size(o.bytes, sz, sizeof sz), o.rounds,
+        printf("gpuqual domains: %d GPU%s%s, %d measurements of %s, %d rounds each%s\n\n", n,
+               n == 1 ? "" : "s", topo->simulated ? " (simulated)" : "", pl->n,
+               gq_fmt_size(o.bytes, sz, sizeof sz), o.rounds,
                disc.interrupted ? " (INTERRUPTED: partial)" : "");
         if (n == 1)
             printf("One GPU: nothing to pair, so no matrix and no domains to find; host paths below.\n\n");
@@ -494,7 +509,8 @@ int gq_cmd_domains(int argc, char **argv)
         if (n > 1)
             print_domains(stdout, dm);
         if (bn->one_numa_visible)
-            printf("The platform shows one NUMA node%s: host-path sharing can only be inferred from measurement.\n\n",
+            printf("The platform shows one NUMA node%s: host-path sharing can only be inferred from "
+                   "measurement.\n\n",
                    topo->is_vm ? " (a VM)" : "");
         print_contention(stdout, bn, rsp);
     }

@@ -44,10 +44,12 @@ typedef struct fleet_cli {
     bool seed_per_rank;
 } fleet_cli;
 /* gq_card_cli_opts writes through offsetof(gq_card_cli, ...): same leading fields, same layout */
-_Static_assert(offsetof(fleet_cli, verify) == offsetof(gq_card_cli, verify), "fleet_cli must begin like gq_card_cli");
+_Static_assert(offsetof(fleet_cli, verify) == offsetof(gq_card_cli, verify),
+               "fleet_cli must begin like gq_card_cli");
 
 /* The card's options come from gq_card_cli_opts (card_opts.c); -o names the fleet's directory. */
 #define OFF(f) offsetof(fleet_cli, f)
+/* clang-format off */
 static const gq_opt fleet_own_opts[] = {
     {.name = "output",
      .shortname = 'o',
@@ -69,29 +71,34 @@ static const gq_opt fleet_own_opts[] = {
      .help = "with --sim: rank N simulates with seed --sim-seed + N, so that simulated nodes differ slightly"},
     GQ_OPT_END,
 };
+/* clang-format on */
 #undef OFF
 
-static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, gq_card_cli_opts, fleet_own_opts};
+static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, gq_card_cli_opts,
+                                     fleet_own_opts};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
 
 static void help(void)
 {
-    printf("usage: mpirun -np N gpuqual fleet [card options] [-o DIR] [--threshold 5%%]\n"
-           "       srun --ntasks-per-node=1 gpuqual fleet [card options] [-o DIR] [--threshold 5%%]\n\n"
-           "Every MPI rank runs the acceptance card (gpuqual card) on its own node and writes its artefacts to\n"
-           "DIR/<host>-rank<N>/. Rank 0 gathers the cards, lines up the same figures across the nodes, and names\n"
-           "the outliers: nodes worse than the fleet median by more than --threshold (bandwidth, clocks, power\n"
-           "below it; latency, temperature above it), and nodes whose card warned, failed or is incomplete.\n"
-           "Rank 0 writes DIR/fleet.json and DIR/fleet.md and prints the summary. Without mpirun it is a fleet\n"
-           "of one node. With --sim every rank simulates the machine; --sim-fault rankN:gpuM:KIND injects a\n"
-           "fault on rank N only (gpuM:KIND on every rank).\n"
-           "Exit codes (rank 0): 0 every node passes, no outlier; 4 a warn verdict or an outlier; 1 a node failed\n"
-           "or its card did not run; 5 a card is incomplete; 2 bad input. Other ranks exit 0 unless their card\n"
-           "could not run.%s\n\noptions:\n",
+    printf(
+        "usage: mpirun -np N gpuqual fleet [card options] [-o DIR] [--threshold 5%%]\n"
+        "       srun --ntasks-per-node=1 gpuqual fleet [card options] [-o DIR] [--threshold 5%%]\n\n"
+        "Every MPI rank runs the acceptance card (gpuqual card) on its own node and writes its artefacts to\n"
+        "DIR/<host>-rank<N>/. Rank 0 gathers the cards, lines up the same figures across the nodes, and "
+        "names\n"
+        "the outliers: nodes worse than the fleet median by more than --threshold (bandwidth, clocks, power\n"
+        "below it; latency, temperature above it), and nodes whose card warned, failed or is incomplete.\n"
+        "Rank 0 writes DIR/fleet.json and DIR/fleet.md and prints the summary. Without mpirun it is a fleet\n"
+        "of one node. With --sim every rank simulates the machine; --sim-fault rankN:gpuM:KIND injects a\n"
+        "fault on rank N only (gpuM:KIND on every rank).\n"
+        "Exit codes (rank 0): 0 every node passes, no outlier; 4 a warn verdict or an outlier; 1 a node "
+        "failed\n"
+        "or its card did not run; 5 a card is incomplete; 2 bad input. Other ranks exit 0 unless their card\n"
+        "could not run.%s\n\noptions:\n",
 #ifdef GQ_HAVE_MPI
-           ""
+        ""
 #else
-           "\nThis gpuqual was built without MPI: install libopenmpi-dev and rebuild to use it."
+        "\nThis gpuqual was built without MPI: install libopenmpi-dev and rebuild to use it."
 #endif
     );
     gq_opts_help(stdout, tabs, NTABS);
@@ -107,7 +114,8 @@ static int parse_threshold(const char *s, double *out, gq_err *err)
         tb[tl - 1] = 0;
     gq_err e2;
     if (gq_parse_double(tb, out, &e2) || !(*out > 0) || *out >= 1000)
-        return gq_err_set(err, GQ_E_USAGE, "--threshold '%s': expected a percentage above 0, e.g. 5%% or 2.5", s);
+        return gq_err_set(err, GQ_E_USAGE, "--threshold '%s': expected a percentage above 0, e.g. 5%% or 2.5",
+                          s);
     return GQ_OK;
 }
 
@@ -127,8 +135,9 @@ static int faults_for_rank(const char *spec, int rank, char *out, size_t n, int 
         size_t l = c ? (size_t)(c - p) : strlen(p);
         char item[96];
         if (l == 0 || l >= sizeof item)
-            return gq_err_set(err, GQ_E_USAGE, "--sim-fault '%s': %s item; e.g. rank1:gpu3:thermal or gpu0:ecc",
-                              spec, l ? "too long an" : "empty");
+            return gq_err_set(err, GQ_E_USAGE,
+                              "--sim-fault '%s': %s item; e.g. rank1:gpu3:thermal or gpu0:ecc", spec,
+                              l ? "too long an" : "empty");
         memcpy(item, p, l);
         item[l] = 0;
         const char *rest = item;
@@ -136,10 +145,11 @@ static int faults_for_rank(const char *spec, int rank, char *out, size_t n, int 
         if (!strncmp(item, "rank", 4)) {
             char *end = NULL;
             long v = strtol(item + 4, &end, 10);
-            if (end == item + 4 || *end != ':' || v < 0 || v > INT_MAX - 1 || item[4] == '-' || item[4] == '+')
-                return gq_err_set(err, GQ_E_USAGE,
-                                  "--sim-fault: bad rank in '%s'; expected rankN:gpuM:KIND, e.g. rank1:gpu3:thermal",
-                                  item);
+            if (end == item + 4 || *end != ':' || v < 0 || v > INT_MAX - 1 || item[4] == '-' ||
+                item[4] == '+')
+                return gq_err_set(
+                    err, GQ_E_USAGE,
+                    "--sim-fault: bad rank in '%s'; expected rankN:gpuM:KIND, e.g. rank1:gpu3:thermal", item);
             r = (int)v;
             rest = end + 1;
             if (r > *maxrank)
@@ -179,13 +189,14 @@ static int ensure_dir(const char *dir, gq_err *err)
 static int check_outdir(const char *outdir, gq_err *err)
 {
     if (!outdir)
-        return access(".", W_OK | X_OK) ? gq_err_set(err, GQ_E_IO,
-                                                     "the current directory is not writable; choose one with -o DIR")
-                                         : GQ_OK;
+        return access(".", W_OK | X_OK)
+                   ? gq_err_set(err, GQ_E_IO, "the current directory is not writable; choose one with -o DIR")
+                   : GQ_OK;
     if (!*outdir)
         return gq_err_set(err, GQ_E_USAGE, "-o: empty directory name");
     if (strlen(outdir) > 800)
-        return gq_err_set(err, GQ_E_USAGE, "-o: the path is %zu characters, expected under 800", strlen(outdir));
+        return gq_err_set(err, GQ_E_USAGE, "-o: the path is %zu characters, expected under 800",
+                          strlen(outdir));
     struct stat st;
     if (stat(outdir, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
@@ -228,8 +239,8 @@ static int write_text(const char *dir, const char *name, const json_t *doc,
 /* This rank's card, as `gpuqual card` runs it, into nodedir (created under
  * fleetdir once the plan is accepted). On success *doc_out is the card
  * document (new reference). Returns GQ_OK or a negative status with *err. */
-static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char *fleetdir, const char *nodedir,
-                    json_t **doc_out, gq_err *err)
+static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char *fleetdir,
+                    const char *nodedir, json_t **doc_out, gq_err *err)
 {
     gq_backend be = {0};
     gq_journal jr = {0};
@@ -366,22 +377,29 @@ static int parse_all(int argc, char **argv, fleet_cli *o, gq_expect *ex, double 
     if ((rc = gq_opts_parse(tabs, NTABS, o, argc, argv, 2, pos, 2, &npos, want_help, err)) || *want_help)
         return rc;
     if (npos > 0)
-        return gq_err_set(err, GQ_E_USAGE, "fleet: unexpected argument '%s'; the output directory is given with -o DIR",
+        return gq_err_set(err, GQ_E_USAGE,
+                          "fleet: unexpected argument '%s'; the output directory is given with -o DIR",
                           pos[0]);
     if (strcmp(o->c.format, "table") && strcmp(o->c.format, "json") && strcmp(o->c.format, "markdown"))
-        return gq_err_set(err, GQ_E_USAGE, "fleet: --format %s does not apply; use table (the summary), markdown or json",
+        return gq_err_set(err, GQ_E_USAGE,
+                          "fleet: --format %s does not apply; use table (the summary), markdown or json",
                           o->c.format);
     if ((rc = parse_threshold(o->threshold, threshold, err)))
         return rc;
     if (o->c.journal)
-        return gq_err_set(err, GQ_E_USAGE, "fleet: --journal does not apply; each node's journal is DIR/<host>-rank<N>/journal.jsonl");
+        return gq_err_set(
+            err, GQ_E_USAGE,
+            "fleet: --journal does not apply; each node's journal is DIR/<host>-rank<N>/journal.jsonl");
     if ((o->prefill > 0) != (o->decode > 0))
-        return gq_err_set(err, GQ_E_USAGE, "--prefill and --decode go together (e.g. --prefill 4 --decode 4)");
+        return gq_err_set(err, GQ_E_USAGE,
+                          "--prefill and --decode go together (e.g. --prefill 4 --decode 4)");
     if (o->seed_per_rank && !o->c.sim)
-        return gq_err_set(err, GQ_E_USAGE, "--sim-seed-per-rank needs --sim: only simulated nodes have a seed");
+        return gq_err_set(err, GQ_E_USAGE,
+                          "--sim-seed-per-rank needs --sim: only simulated nodes have a seed");
     if (o->c.sim_fault) {
         if (!o->c.sim)
-            return gq_err_set(err, GQ_E_USAGE, "--sim-fault needs --sim: faults can only be injected into a simulation");
+            return gq_err_set(err, GQ_E_USAGE,
+                              "--sim-fault needs --sim: faults can only be injected into a simulation");
         if ((rc = faults_for_rank(o->c.sim_fault, -1, faults, sizeof faults, &maxrank, err)))
             return rc;
         gq_sim_faults sf;
@@ -399,8 +417,8 @@ static int parse_all(int argc, char **argv, fleet_cli *o, gq_expect *ex, double 
 
 /* Rank 0: the gathered payloads into the fleet; writes and prints. Returns
  * the exit code. */
-static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, const int *lens, const int *displs,
-                    int size)
+static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, const int *lens,
+                    const int *displs, int size)
 {
     gq_err err = {0};
     int rc = GQ_OK, exit_code = GQ_EXIT_FAIL;
@@ -522,8 +540,8 @@ static int run_fleet(fleet_cli *o, gq_expect *ex, double threshold, int rank, in
         faults_for_rank(o->c.sim_fault, rank, faults, sizeof faults, &maxrank, &err);
         if (maxrank >= size) {
             if (rank == 0)
-                gq_cli_error("--sim-fault '%s': rank %d does not exist (this fleet has ranks 0-%d)", o->c.sim_fault,
-                             maxrank, size - 1);
+                gq_cli_error("--sim-fault '%s': rank %d does not exist (this fleet has ranks 0-%d)",
+                             o->c.sim_fault, maxrank, size - 1);
             return GQ_EXIT_USAGE;
         }
     }
@@ -550,8 +568,8 @@ static int run_fleet(fleet_cli *o, gq_expect *ex, double threshold, int rank, in
     if (rc == GQ_OK)
         p = json_pack("{s:i, s:s, s:O}", "rank", rank, "host", host, "card", doc);
     else
-        p = json_pack("{s:i, s:s, s:s, s:i}", "rank", rank, "host", host, "error", err.msg[0] ? err.msg : "card failed",
-                      "status", rc);
+        p = json_pack("{s:i, s:s, s:s, s:i}", "rank", rank, "host", host, "error",
+                      err.msg[0] ? err.msg : "card failed", "status", rc);
     payload = p ? json_dumps(p, JSON_COMPACT) : NULL;
     if (!payload)
         payload = strdup("{}");
@@ -582,8 +600,9 @@ static int run_fleet(fleet_cli *o, gq_expect *ex, double threshold, int rank, in
         MPI_Gatherv(payload, len, MPI_CHAR, buf, lens, displs, MPI_CHAR, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         if (!ok) {
-            gq_cli_error("rank 0 cannot hold the %d nodes' cards (over 2 GiB or out of memory); run smaller fleets",
-                         size);
+            gq_cli_error(
+                "rank 0 cannot hold the %d nodes' cards (over 2 GiB or out of memory); run smaller fleets",
+                size);
             exit_code = GQ_EXIT_FAIL;
         } else
             exit_code = conclude(o, threshold, dir, buf, lens, displs, size);

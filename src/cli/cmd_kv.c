@@ -39,6 +39,7 @@ typedef struct kv_opts {
 } kv_opts;
 
 #define OFF(f) offsetof(kv_opts, f)
+/* clang-format off */
 static const gq_opt kv_own_opts[] = {
     {.name = "config",
      .type = GQ_OPT_STR,
@@ -151,6 +152,7 @@ static const gq_opt kv_own_opts[] = {
      .help = "measure the rates but not the handoff itself"},
     GQ_OPT_END,
 };
+/* clang-format on */
 #undef OFF
 
 static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, kv_own_opts};
@@ -719,7 +721,8 @@ int gq_cmd_kv(int argc, char **argv)
             }
         if (ngpu == 0) {
             rc = gq_err_set(&err, GQ_E_USAGE,
-                            "kv: '%s' names no GPU; pass a saved 'gpuqual run', 'domains' or 'card' JSON", o.input);
+                            "kv: '%s' names no GPU; pass a saved 'gpuqual run', 'domains' or 'card' JSON",
+                            o.input);
             goto fail;
         }
         if (o.from >= ngpu || o.to >= ngpu) {

@@ -29,6 +29,7 @@ typedef struct pairs_opts {
 } pairs_opts;
 
 #define OFF(f) offsetof(pairs_opts, f)
+/* clang-format off */
 static const gq_opt pairs_own_opts[] = {
     {.name = "vs", .type = GQ_OPT_STR, .off = OFF(vs), .arg = "PAIRS",
      .help = "a second pairing to run and set beside the first, e.g. 0:4,1:5,2:6,3:7"},
@@ -45,6 +46,7 @@ static const gq_opt pairs_own_opts[] = {
      .help = "also measure each pair alone, to compare with its rate under contention"},
     GQ_OPT_END,
 };
+/* clang-format on */
 #undef OFF
 
 static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, pairs_own_opts};
@@ -70,9 +72,9 @@ typedef struct pairing {
     int n;
     int src[MAXP], dst[MAXP];
     bool staged[MAXP];
-    int rec[MAXP];     /* per-flow record of the concurrent run, -1 none */
-    int alone[MAXP];   /* record of the pair alone (--isolated), -1 none */
-    int agg;           /* aggregate record, -1 none (one pair) */
+    int rec[MAXP];   /* per-flow record of the concurrent run, -1 none */
+    int alone[MAXP]; /* record of the pair alone (--isolated), -1 none */
+    int agg;         /* aggregate record, -1 none (one pair) */
     bool measured;
 } pairing;
 
@@ -86,13 +88,13 @@ static void rate_str(const gq_recordset *rs, int i, char *buf, size_t n)
         snprintf(buf, n, "%.2f", rs->v[i].value.median);
 }
 
-static void print_table(FILE *f, const pairs_opts *o, const gq_topo *topo, const gq_recordset *rs, pairing *pg,
-                        int npg)
+static void print_table(FILE *f, const pairs_opts *o, const gq_topo *topo, const gq_recordset *rs,
+                        pairing *pg, int npg)
 {
     char b1[64], b2[64], sz[32];
     fprintf(f, "pairs: %s, %s, %s per copy, %d rounds; the pairs of a pairing copy at the same time%s\n",
-            o->write ? "write (source pushes)" : "read (destination pulls)", o->method, gq_fmt_size(o->bytes, sz, sizeof sz),
-            o->rounds, topo->simulated ? " (simulated)" : "");
+            o->write ? "write (source pushes)" : "read (destination pulls)", o->method,
+            gq_fmt_size(o->bytes, sz, sizeof sz), o->rounds, topo->simulated ? " (simulated)" : "");
     fprintf(f, "GB/s = 10^9 B/s\n\n");
     for (int p = 0; p < npg; p++) {
         char head[64];
@@ -153,7 +155,8 @@ static void print_table(FILE *f, const pairs_opts *o, const gq_topo *topo, const
     for (int i = 0; i < rs->n; i++)
         if (!rs->v[i].valid) {
             char e1[32], e2[32];
-            fprintf(f, "  invalid: %s %s -> %s%s: %s\n", rs->v[i].test, gq_endpoint_str(rs->v[i].src, e1, sizeof e1),
+            fprintf(f, "  invalid: %s %s -> %s%s: %s\n", rs->v[i].test,
+                    gq_endpoint_str(rs->v[i].src, e1, sizeof e1),
                     gq_endpoint_str(rs->v[i].dst, e2, sizeof e2), rs->v[i].aggregate ? " (aggregate)" : "",
                     rs->v[i].error);
         }
@@ -178,7 +181,8 @@ static json_t *pairing_json(const pairing *p, const gq_recordset *rs)
     json_object_set_new(j, "label", json_string(p->label));
     json_object_set_new(j, "spec", json_string(p->spec));
     json_object_set_new(j, "pairs", a);
-    const gq_record *ag = p->agg >= 0 ? &rs->v[p->agg] : (p->n == 1 && p->rec[0] >= 0 ? &rs->v[p->rec[0]] : NULL);
+    const gq_record *ag =
+        p->agg >= 0 ? &rs->v[p->agg] : (p->n == 1 && p->rec[0] >= 0 ? &rs->v[p->rec[0]] : NULL);
     json_object_set_new(j, "aggregate_gbps", ag && ag->valid ? json_real(ag->value.median) : json_null());
     json_object_set_new(j, "overlap", ag && ag->overlap >= 0 ? json_real(ag->overlap) : json_null());
     json_object_set_new(j, "valid", json_boolean(ag && ag->valid));
@@ -245,12 +249,14 @@ int gq_cmd_pairs(int argc, char **argv)
         goto out;
     }
     if (npos == 0) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "pairs: give the pairs to run at the same time, e.g. gpuqual pairs 0:1,2:3");
+        rc = gq_err_set(&err, GQ_E_USAGE,
+                        "pairs: give the pairs to run at the same time, e.g. gpuqual pairs 0:1,2:3");
         goto fail;
     }
     if (npos > 1) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "pairs: give one list of pairs separated by commas (got '%s' and '%s'), "
-                                          "e.g. 0:1,2:3",
+        rc = gq_err_set(&err, GQ_E_USAGE,
+                        "pairs: give one list of pairs separated by commas (got '%s' and '%s'), "
+                        "e.g. 0:1,2:3",
                         pos[0], pos[1]);
         goto fail;
     }
@@ -259,7 +265,8 @@ int gq_cmd_pairs(int argc, char **argv)
         goto fail;
     }
     if (strcmp(o.c.format, "table") && strcmp(o.c.format, "json") && strcmp(o.c.format, "csv")) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "pairs: --format %s does not apply; use table, json or csv", o.c.format);
+        rc = gq_err_set(&err, GQ_E_USAGE, "pairs: --format %s does not apply; use table, json or csv",
+                        o.c.format);
         goto fail;
     }
     pg[0].label = "pairs";
@@ -275,7 +282,8 @@ int gq_cmd_pairs(int argc, char **argv)
         npg = 2;
     }
     if (o.c.gpus) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "--gpus does not apply to pairs: the pairs themselves name the GPUs");
+        rc = gq_err_set(&err, GQ_E_USAGE,
+                        "--gpus does not apply to pairs: the pairs themselves name the GPUs");
         goto fail;
     }
     if ((rc = gq_cli_check_writable(o.c.json_path, &err)))
@@ -287,8 +295,8 @@ int gq_cmd_pairs(int argc, char **argv)
         goto fail;
     for (int p = 0; p < npg; p++) {
         int n;
-        if ((rc = gq_probes_parse_pairs(pg[p].spec, pg[p].label, true, topo->ngpu, pg[p].src, pg[p].dst, MAXP, &n,
-                                        &err)))
+        if ((rc = gq_probes_parse_pairs(pg[p].spec, pg[p].label, true, topo->ngpu, pg[p].src, pg[p].dst, MAXP,
+                                        &n, &err)))
             goto fail;
         for (int k = 0; k < pg[p].n; k++) {
             int a = pg[p].src[k], b = pg[p].dst[k];
@@ -376,8 +384,8 @@ int gq_cmd_pairs(int argc, char **argv)
             json_array_append_new(arr, pairing_json(&pg[p], &rs));
         json_object_set_new(sections, "pairings", arr);
         if (npg == 2 && pg[0].agg >= 0 && pg[1].agg >= 0 && rs.v[pg[0].agg].valid && rs.v[pg[1].agg].valid)
-            json_object_set_new(sections, "vs_ratio", json_real(rs.v[pg[1].agg].value.median /
-                                                                rs.v[pg[0].agg].value.median));
+            json_object_set_new(sections, "vs_ratio",
+                                json_real(rs.v[pg[1].agg].value.median / rs.v[pg[0].agg].value.median));
         gq_doc d = {.kind = "pairs",
                     .options = options,
                     .topo = topo,

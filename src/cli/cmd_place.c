@@ -38,6 +38,7 @@ typedef struct place_opts {
 } place_opts;
 
 #define OFF(f) offsetof(place_opts, f)
+/* clang-format off */
 static const gq_opt place_own_opts[] = {
     {.name = "prefill",
      .shortname = 'P',
@@ -108,6 +109,7 @@ static const gq_opt place_own_opts[] = {
      .hi = 50},
     GQ_OPT_END,
 };
+/* clang-format on */
 #undef OFF
 
 static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, place_own_opts};
@@ -423,8 +425,9 @@ static void print_result(FILE *f, const gq_place_model *m, const gq_place_result
             char a[96], b[96];
             if (lim->kind == GQ_LIMIT_P2P || lim->kind == GQ_LIMIT_STAGED)
                 fprintf(f, "  #%d %s {%s} -> {%s} <= %.1f: %s\n", l,
-                        lim->kind == GQ_LIMIT_P2P ? "P2P" : "staged handoffs", gq_gpuset_str(lim->a, a, sizeof a),
-                        gq_gpuset_str(lim->b, b, sizeof b), lim->capacity_gbps, lim->evidence);
+                        lim->kind == GQ_LIMIT_P2P ? "P2P" : "staged handoffs",
+                        gq_gpuset_str(lim->a, a, sizeof a), gq_gpuset_str(lim->b, b, sizeof b),
+                        lim->capacity_gbps, lim->evidence);
             else
                 fprintf(f, "  #%d host %s {%s} <= %.1f: %s\n", l,
                         lim->kind == GQ_LIMIT_H2D   ? "h2d"

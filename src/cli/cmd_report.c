@@ -24,6 +24,7 @@ typedef struct report_cli {
 } report_cli;
 
 #define OFF(f) offsetof(report_cli, f)
+/* clang-format off */
 static const gq_opt report_opts[] = {
     {.name = "output",
      .shortname = 'o',
@@ -47,6 +48,7 @@ static const gq_opt report_opts[] = {
     {.name = "quiet", .shortname = 'q', .type = GQ_OPT_FLAG, .off = OFF(quiet), .help = "no warnings"},
     GQ_OPT_END,
 };
+/* clang-format on */
 #undef OFF
 static const gq_opt *const tabs[] = {report_opts};
 

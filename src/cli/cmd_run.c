@@ -40,6 +40,7 @@ typedef struct run_opts {
 
 #define OFF(f) offsetof(run_opts, f)
 
+/* clang-format off */
 static const gq_opt run_tab[] = {
     {.name = "test",
      .shortname = 't',
@@ -111,6 +112,7 @@ static const gq_opt run_tab[] = {
      .help = "NUMA node of the pinned host buffers; all = every node in turn (GPU x node matrix)"},
     GQ_OPT_END,
 };
+/* clang-format on */
 
 static const gq_opt *const tabs[] = {run_tab, gq_common_output_opts, gq_common_backend_opts};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
@@ -245,7 +247,8 @@ static json_t *options_json(const run_opts *o, const gq_test *const *sel, int ns
     json_object_set_new(j, "rounds", json_integer(o->rounds));
     json_object_set_new(j, "copies", o->copies > 0 ? json_integer(o->copies) : json_string("auto"));
     json_object_set_new(j, "duration_s", o->duration > 0 ? json_real(o->duration) : json_null());
-    json_object_set_new(j, "round_target_s", json_real(o->round_time > 0 ? o->round_time : GQ_HARNESS_ROUND_S));
+    json_object_set_new(j, "round_target_s",
+                        json_real(o->round_time > 0 ? o->round_time : GQ_HARNESS_ROUND_S));
     json_object_set_new(j, "spread_target", spread > 0 ? json_real(spread) : json_null());
     json_object_set_new(j, "verify", json_boolean(o->verify));
     json_object_set_new(j, "host_numa", json_string(o->host_numa));
@@ -312,7 +315,6 @@ static int check_memory(gq_backend *be, const gq_topo *topo, const run_opts *o, 
     return GQ_OK;
 }
 
-
 int gq_cmd_run(int argc, char **argv)
 {
     run_opts o;
@@ -330,7 +332,7 @@ int gq_cmd_run(int argc, char **argv)
     gq_journal jr = {0};
     gq_journal *j = NULL;
     bool journal_auto = false;
-    char journal_error[sizeof ((gq_err *)0)->msg] = "";
+    char journal_error[sizeof((gq_err *)0)->msg] = "";
     json_t *doc = NULL, *opts_json = NULL, *sections = NULL;
 
     if (gq_opts_parse(tabs, NTABS, &o, argc, argv, 2, pos, MAX_POS, &npos, &help, &err)) {

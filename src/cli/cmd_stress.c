@@ -28,6 +28,7 @@ typedef struct stress_opts {
 } stress_opts;
 
 #define OFF(f) offsetof(stress_opts, f)
+/* clang-format off */
 static const gq_opt stress_own_opts[] = {
     {.name = "duration",
      .shortname = 'd',
@@ -70,6 +71,7 @@ static const gq_opt stress_own_opts[] = {
      .hi = 100},
     GQ_OPT_END,
 };
+/* clang-format on */
 #undef OFF
 
 static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, stress_own_opts};

@@ -34,6 +34,7 @@ typedef struct sweep_opts {
 } sweep_opts;
 
 #define OFF(f) offsetof(sweep_opts, f)
+/* clang-format off */
 static const gq_opt sweep_own_opts[] = {
     {.name = "pair", .shortname = 'p', .type = GQ_OPT_STR, .off = OFF(pair), .arg = "PAIRS",
      .help = "GPU pairs to sweep one at a time, SRC:DST, e.g. 0:1,0:4 (staged where there is no P2P)"},
@@ -58,6 +59,7 @@ static const gq_opt sweep_own_opts[] = {
      .help = "rounds per size (median, min, max, spread)", .lo = 1, .hi = GQ_MAX_ROUNDS},
     GQ_OPT_END,
 };
+/* clang-format on */
 #undef OFF
 
 static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, sweep_own_opts};
@@ -86,7 +88,7 @@ typedef struct path {
 
 /* A series: the records of one figure across sizes. */
 typedef struct series {
-    int first;               /* a record of the series (for its labels) */
+    int first; /* a record of the series (for its labels) */
     int n;
     int rec[MAX_SIZES];
     gq_sweepfit fit;
@@ -106,7 +108,8 @@ static int parse_sizes(const char *s, uint64_t *out, int *n, gq_err *err)
         char item[32];
         gq_err e;
         if (l == 0 || l >= sizeof item)
-            return gq_err_set(err, GQ_E_USAGE, "--sizes '%s': empty or overlong item, expected e.g. 1M,4M,16M", s);
+            return gq_err_set(err, GQ_E_USAGE,
+                              "--sizes '%s': empty or overlong item, expected e.g. 1M,4M,16M", s);
         memcpy(item, p, l);
         item[l] = 0;
         uint64_t v;
@@ -157,8 +160,8 @@ static const char *series_name(const gq_record *r, char *buf, size_t n)
     char e1[32], e2[32], set[160];
     if (r->aggregate || r->sum) {
         gq_domains_set_str(r->gpus, r->ngpus, set, sizeof set);
-        snprintf(buf, n, "%s %s of GPUs %s (%s, %s)", r->sum ? "sum" : "aggregate", gq_direction_name(r->direction),
-                 set, r->test, gq_method_name(r->method));
+        snprintf(buf, n, "%s %s of GPUs %s (%s, %s)", r->sum ? "sum" : "aggregate",
+                 gq_direction_name(r->direction), set, r->test, gq_method_name(r->method));
     } else {
         snprintf(buf, n, "%s %s -> %s (%s, %s)", gq_direction_name(r->direction),
                  gq_endpoint_str(r->src, e1, sizeof e1), gq_endpoint_str(r->dst, e2, sizeof e2), r->test,
@@ -200,7 +203,9 @@ static void print_series(FILE *f, const gq_recordset *rs, const series *s)
                 r->valid ? "" : "  ", r->valid ? "" : r->error);
     }
     if (!s->fit_rc)
-        fprintf(f, "  fit t = a + s/B:  a = %.2f us   B = %.2f GB/s   n1/2 = %s   (rms %.1f%%, %d of %d points kept)\n\n",
+        fprintf(f,
+                "  fit t = a + s/B:  a = %.2f us   B = %.2f GB/s   n1/2 = %s   (rms %.1f%%, %d of %d points "
+                "kept)\n\n",
                 s->fit.a_us, s->fit.bw_gbps, fmt_bytes(s->fit.half_bytes, sz, sizeof sz),
                 100 * s->fit.rms_rel, s->fit.npoints - s->fit.noutliers, s->fit.npoints);
     else
@@ -223,15 +228,16 @@ static json_t *series_json(const gq_recordset *rs, const series *s)
         const gq_record *r = &rs->v[s->rec[i]];
         json_array_append_new(pts, json_pack("{s:I,s:o,s:o,s:b,s:i}", "bytes", (json_int_t)r->bytes, "gbps",
                                              r->valid ? json_real(r->value.median) : json_null(), "spread",
-                                             r->value.n ? json_real(r->value.spread) : json_null(), "valid", r->valid,
-                                             "record", s->rec[i]));
+                                             r->value.n ? json_real(r->value.spread) : json_null(), "valid",
+                                             r->valid, "record", s->rec[i]));
     }
     json_object_set_new(j, "points", pts);
     if (!s->fit_rc) {
         json_object_set_new(j, "fit",
                             json_pack("{s:f,s:f,s:f,s:f,s:i,s:i}", "fixed_us", s->fit.a_us, "bandwidth_gbps",
-                                      s->fit.bw_gbps, "half_bytes", s->fit.half_bytes, "rms_rel", s->fit.rms_rel,
-                                      "points", s->fit.npoints, "outliers", s->fit.noutliers));
+                                      s->fit.bw_gbps, "half_bytes", s->fit.half_bytes, "rms_rel",
+                                      s->fit.rms_rel, "points", s->fit.npoints, "outliers",
+                                      s->fit.noutliers));
         json_object_set_new(j, "fit_error", json_null());
     } else {
         json_object_set_new(j, "fit", json_null());
@@ -240,7 +246,8 @@ static json_t *series_json(const gq_recordset *rs, const series *s)
     return j;
 }
 
-static int add_host_paths(const char *list, gq_direction d, const gq_topo *topo, path *paths, int *np, gq_err *err)
+static int add_host_paths(const char *list, gq_direction d, const gq_topo *topo, path *paths, int *np,
+                          gq_err *err)
 {
     int g[GQ_MAX_GPUS], n;
     int rc = gq_parse_gpu_list(list, topo->ngpu, g, &n, err);
@@ -312,7 +319,8 @@ int gq_cmd_sweep(int argc, char **argv)
         goto out;
     }
     if (npos > 0) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "sweep: unexpected argument '%s'; choose paths with --pair, --h2d, --d2h or --test",
+        rc = gq_err_set(&err, GQ_E_USAGE,
+                        "sweep: unexpected argument '%s'; choose paths with --pair, --h2d, --d2h or --test",
                         pos[0]);
         goto fail;
     }
@@ -321,7 +329,8 @@ int gq_cmd_sweep(int argc, char **argv)
         goto fail;
     }
     if (strcmp(o.c.format, "table") && strcmp(o.c.format, "json") && strcmp(o.c.format, "csv")) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "sweep: --format %s does not apply; use table, json or csv", o.c.format);
+        rc = gq_err_set(&err, GQ_E_USAGE, "sweep: --format %s does not apply; use table, json or csv",
+                        o.c.format);
         goto fail;
     }
     /* sizes */
@@ -364,7 +373,8 @@ int gq_cmd_sweep(int argc, char **argv)
         goto fail;
     for (int i = 0; i < ntests; i++)
         if (tests[i]->kind != GQ_TEST_BANDWIDTH) {
-            rc = gq_err_set(&err, GQ_E_USAGE, "sweep: %s measures latency; sweep takes bandwidth tests", tests[i]->name);
+            rc = gq_err_set(&err, GQ_E_USAGE, "sweep: %s measures latency; sweep takes bandwidth tests",
+                            tests[i]->name);
             goto fail;
         }
     if ((rc = gq_cli_check_writable(o.c.json_path, &err)))
@@ -416,7 +426,8 @@ int gq_cmd_sweep(int argc, char **argv)
         for (int si = 0; si < nsizes && !interrupted; si++) {
             char sz[32];
             if (progress)
-                fprintf(stderr, "\rsweep: path %d/%d, %s ...        ", pi + 1, np, gq_fmt_size(sizes[si], sz, sizeof sz));
+                fprintf(stderr, "\rsweep: path %d/%d, %s ...        ", pi + 1, np,
+                        gq_fmt_size(sizes[si], sz, sizeof sz));
             int mrc = GQ_OK;
             if (!paths[pi].is_test) {
                 gq_probe_measurement(&paths[pi].pr, sizes[si], meth, !o.write, m);
@@ -428,7 +439,8 @@ int gq_cmd_sweep(int argc, char **argv)
             } else {
                 gq_plan plan;
                 memset(&plan, 0, sizeof plan);
-                gq_plan_opts po = {.bytes = sizes[si], .host_numa = GQ_NUMA_LOCAL,
+                gq_plan_opts po = {.bytes = sizes[si],
+                                   .host_numa = GQ_NUMA_LOCAL,
                                    .numa_nodes = topo->numa_nodes > 0 ? topo->numa_nodes : 1,
                                    .ngpus = o.c.ngpus_sel};
                 memcpy(po.gpus, o.c.gpus_sel, sizeof po.gpus);
@@ -518,7 +530,8 @@ int gq_cmd_sweep(int argc, char **argv)
         for (int k = 0; k < nser; k++)
             json_array_append_new(arr, series_json(&rs, &ser[k]));
         json_object_set_new(sw, "sizes", sz);
-        json_object_set_new(sw, "model", json_string("t = a + s/B; fixed_us = a, bandwidth_gbps = B, half_bytes = a*B"));
+        json_object_set_new(sw, "model",
+                            json_string("t = a + s/B; fixed_us = a, bandwidth_gbps = B, half_bytes = a*B"));
         json_object_set_new(sw, "series", arr);
         json_object_set_new(sections, "sweep", sw);
         gq_doc d = {.kind = "sweep",
@@ -541,7 +554,8 @@ int gq_cmd_sweep(int argc, char **argv)
     } else if (!strcmp(o.c.format, "csv")) {
         gq_render_csv(stdout, &rs);
     } else {
-        printf("sweep: %d rounds per size%s; GB/s = 10^9 B/s\n\n", o.rounds, topo->simulated ? " (simulated)" : "");
+        printf("sweep: %d rounds per size%s; GB/s = 10^9 B/s\n\n", o.rounds,
+               topo->simulated ? " (simulated)" : "");
         for (int k = 0; k < nser; k++)
             print_series(stdout, &rs, &ser[k]);
     }

@@ -19,6 +19,7 @@ typedef struct topo_opts {
 } topo_opts;
 
 #define OFF(f) offsetof(topo_opts, f)
+/* clang-format off */
 static const gq_opt topo_own_opts[] = {
     {.name = "save-snapshot",
      .type = GQ_OPT_STR,
@@ -32,6 +33,7 @@ static const gq_opt topo_own_opts[] = {
      .help = "replay discovery from a snapshot FILE instead of asking the GPUs (no GPU needed)"},
     GQ_OPT_END,
 };
+/* clang-format on */
 #undef OFF
 
 static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, topo_own_opts};

@@ -14,6 +14,7 @@
 
 #define OFF(f) offsetof(gq_common, f)
 
+/* clang-format off */
 const gq_opt gq_common_output_opts[] = {
     {.name = "format", .type = GQ_OPT_ENUM, .off = OFF(format), .def = "table", .arg = "FMT",
      .help = "output on stdout", .choices = "table,json,csv,markdown,nvbandwidth-json,prometheus"},
@@ -23,7 +24,9 @@ const gq_opt gq_common_output_opts[] = {
      .help = "no progress bar; print only the summary"},
     GQ_OPT_END,
 };
+/* clang-format on */
 
+/* clang-format off */
 const gq_opt gq_common_backend_opts[] = {
     {.name = "gpus", .shortname = 'g', .type = GQ_OPT_STR, .off = OFF(gpus), .arg = "LIST",
      .help = "GPUs to use: 0,1,3 or 0-3 or all (default all)"},
@@ -40,6 +43,7 @@ const gq_opt gq_common_backend_opts[] = {
      .help = "append every finished measurement to FILE (JSON lines)"},
     GQ_OPT_END,
 };
+/* clang-format on */
 
 int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err)
 {
@@ -68,8 +72,10 @@ int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err)
         gq_err e;
         if (dash) {
             *dash = 0;
-            if (gq_parse_int(item, 0, 1 << 20, &lo, &e) || gq_parse_int(dash + 1, 0, 1 << 20, &hi, &e) || hi < lo)
-                return gq_err_set(err, GQ_E_USAGE, "--gpus '%s': bad range '%.*s', expected e.g. 0-3", s, (int)l, p);
+            if (gq_parse_int(item, 0, 1 << 20, &lo, &e) || gq_parse_int(dash + 1, 0, 1 << 20, &hi, &e) ||
+                hi < lo)
+                return gq_err_set(err, GQ_E_USAGE, "--gpus '%s': bad range '%.*s', expected e.g. 0-3", s,
+                                  (int)l, p);
         } else {
             if (gq_parse_int(item, -(1L << 20), 1 << 20, &lo, &e))
                 return gq_err_set(err, GQ_E_USAGE, "--gpus '%s': '%s' is not a GPU index", s, item);
@@ -77,8 +83,9 @@ int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err)
         }
         for (long g = lo; g <= hi; g++) {
             if (g < 0 || g >= ngpu)
-                return gq_err_set(err, GQ_E_USAGE, "--gpus '%s': GPU %ld does not exist (this machine has GPUs 0-%d)",
-                                  s, g, ngpu - 1);
+                return gq_err_set(err, GQ_E_USAGE,
+                                  "--gpus '%s': GPU %ld does not exist (this machine has GPUs 0-%d)", s, g,
+                                  ngpu - 1);
             if (seen[g])
                 return gq_err_set(err, GQ_E_USAGE, "--gpus '%s': GPU %ld is listed twice", s, g);
             seen[g] = true;
@@ -100,7 +107,8 @@ int gq_cli_open(gq_common *c, gq_backend *be, gq_topo *topo, gq_err *err)
         .sim_faults = c->sim_fault,
     };
     if (c->sim_fault && !c->sim)
-        return gq_err_set(err, GQ_E_USAGE, "--sim-fault needs --sim: faults can only be injected into a simulation");
+        return gq_err_set(err, GQ_E_USAGE,
+                          "--sim-fault needs --sim: faults can only be injected into a simulation");
     const char *name = c->sim ? "sim" : "cuda";
     int rc;
     if (!c->sim && !gq_backend_find("cuda"))
@@ -125,7 +133,8 @@ int gq_cli_open(gq_common *c, gq_backend *be, gq_topo *topo, gq_err *err)
     }
     if (topo->ngpu <= 0) {
         gq_backend_close(be);
-        return gq_err_set(err, GQ_E_NODEV, "no GPU found; use --sim NAME (e.g. --sim rtx4090x8) for a simulated machine");
+        return gq_err_set(err, GQ_E_NODEV,
+                          "no GPU found; use --sim NAME (e.g. --sim rtx4090x8) for a simulated machine");
     }
     if ((rc = gq_parse_gpu_list(c->gpus, topo->ngpu, c->gpus_sel, &c->ngpus_sel, err))) {
         gq_backend_close(be);
@@ -144,8 +153,8 @@ int gq_cli_check_buffer(gq_backend *be, const gq_common *c, const char *opt, uin
         if (be->ops->mem_info(be, c->gpus_sel[i], &freeb, &tot, &e) != GQ_OK || bytes <= freeb)
             continue;
         char a[32];
-        return gq_err_set(err, GQ_E_USAGE, "%s %s is too large: GPU %d has %.1f GiB free; give a smaller %s", opt,
-                          gq_fmt_size(bytes, a, sizeof a), c->gpus_sel[i], (double)freeb / GQ_GiB, opt);
+        return gq_err_set(err, GQ_E_USAGE, "%s %s is too large: GPU %d has %.1f GiB free; give a smaller %s",
+                          opt, gq_fmt_size(bytes, a, sizeof a), c->gpus_sel[i], (double)freeb / GQ_GiB, opt);
     }
     return GQ_OK;
 }
@@ -158,8 +167,9 @@ int gq_cli_check_writable(const char *path, gq_err *err)
     /* the temp name and the messages must hold the whole path: a cut one
      * would write somewhere else */
     if (strlen(path) >= 1000)
-        return gq_err_set(err, GQ_E_IO, "cannot write '%.60s...': the path is %zu characters, expected under 1000",
-                          path, strlen(path));
+        return gq_err_set(err, GQ_E_IO,
+                          "cannot write '%.60s...': the path is %zu characters, expected under 1000", path,
+                          strlen(path));
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return gq_err_set(err, GQ_E_IO, "cannot write '%s': it is a directory, expected a file name", path);

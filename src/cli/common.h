@@ -20,19 +20,19 @@ typedef struct gq_common {
     const char *json_path; /* --json FILE: also write the JSON document there */
     bool quiet;            /* no progress, summary only */
     /* backend */
-    const char *sim;       /* --sim FILE|NAME */
+    const char *sim; /* --sim FILE|NAME */
     int sim_seed;
-    double sim_noise;      /* < 0: the topology's default */
+    double sim_noise; /* < 0: the topology's default */
     const char *sim_fault;
-    const char *gpus;      /* --gpus "0,1,3" (NULL = all) */
-    const char *journal;   /* --journal FILE */
+    const char *gpus;    /* --gpus "0,1,3" (NULL = all) */
+    const char *journal; /* --journal FILE */
     /* filled by gq_cli_setup() */
     int ngpus_sel;
     int gpus_sel[GQ_MAX_GPUS];
 } gq_common;
 
 /* Shared option tables. */
-extern const gq_opt gq_common_output_opts[]; /* --format --json --quiet */
+extern const gq_opt gq_common_output_opts[];  /* --format --json --quiet */
 extern const gq_opt gq_common_backend_opts[]; /* --sim --sim-seed --sim-noise --gpus --journal */
 
 /* Parse a GPU list "0,1,3" / "0-3" / "all" against ngpu. Rejects empty

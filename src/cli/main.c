@@ -20,17 +20,35 @@ const char gq_git_rev[] = GQ_GIT_REV;
 /* One row per command; help text comes from here and from each command's
  * option table (gq_cmd_*_help prints usage + options). */
 static const gq_command commands[] = {
-    {.name = "topo", .fn = gq_cmd_topo, .summary = "show GPUs, links, P2P, NUMA and the PCIe tree (like nvidia-smi topo -m)"},
-    {.name = "run", .fn = gq_cmd_run, .summary = "run transfer tests by name (nvbandwidth's names and more); --list shows them"},
-    {.name = "sweep", .fn = gq_cmd_sweep, .summary = "buffer-size sweep; fits fixed cost and asymptotic bandwidth"},
-    {.name = "pairs", .fn = gq_cmd_pairs, .summary = "run GPU pairs concurrently (e.g. 0:1,2:3) and compare pairings with --vs"},
-    {.name = "domains", .fn = gq_cmd_domains, .summary = "discover performance domains and shared bottlenecks from measurements"},
-    {.name = "kv", .fn = gq_cmd_kv, .summary = "KV-cache handoff: bytes per token, estimates, and the measured handoff"},
-    {.name = "place", .fn = gq_cmd_place, .summary = "place prefill/decode/offload/replica roles on measured paths, then verify"},
-    {.name = "stress", .fn = gq_cmd_stress, .summary = "load every GPU with GEMMs, record telemetry, judge the node"},
+    {.name = "topo",
+     .fn = gq_cmd_topo,
+     .summary = "show GPUs, links, P2P, NUMA and the PCIe tree (like nvidia-smi topo -m)"},
+    {.name = "run",
+     .fn = gq_cmd_run,
+     .summary = "run transfer tests by name (nvbandwidth's names and more); --list shows them"},
+    {.name = "sweep",
+     .fn = gq_cmd_sweep,
+     .summary = "buffer-size sweep; fits fixed cost and asymptotic bandwidth"},
+    {.name = "pairs",
+     .fn = gq_cmd_pairs,
+     .summary = "run GPU pairs concurrently (e.g. 0:1,2:3) and compare pairings with --vs"},
+    {.name = "domains",
+     .fn = gq_cmd_domains,
+     .summary = "discover performance domains and shared bottlenecks from measurements"},
+    {.name = "kv",
+     .fn = gq_cmd_kv,
+     .summary = "KV-cache handoff: bytes per token, estimates, and the measured handoff"},
+    {.name = "place",
+     .fn = gq_cmd_place,
+     .summary = "place prefill/decode/offload/replica roles on measured paths, then verify"},
+    {.name = "stress",
+     .fn = gq_cmd_stress,
+     .summary = "load every GPU with GEMMs, record telemetry, judge the node"},
     {.name = "card", .fn = gq_cmd_card, .summary = "the acceptance card: qualify the whole node in one run"},
     {.name = "report", .fn = gq_cmd_report, .summary = "render a saved run as HTML, Markdown or a table"},
-    {.name = "compare", .fn = gq_cmd_compare, .summary = "line up figures from several saved runs and flag regressions"},
+    {.name = "compare",
+     .fn = gq_cmd_compare,
+     .summary = "line up figures from several saved runs and flag regressions"},
     {.name = "fleet", .fn = gq_cmd_fleet, .summary = "qualify many nodes under MPI and name the outliers"},
     {0},
 };
@@ -71,11 +89,13 @@ static void usage(FILE *f)
             gq_version);
     for (const gq_command *c = commands; c->name; c++)
         fprintf(f, "  %-9s %s\n", c->name, c->summary);
-    fprintf(f,
-            "\nWith no GPU, add --sim NAME to run on a simulated machine (rtx4090x8, rtxpro6000x8, a100x6, h200x2).\n"
-            "Units: GB/s = 10^9 bytes/s; buffer sizes in KiB/MiB/GiB.\n"
-            "Exit codes: 0 ok/pass, 1 failure or fail verdict, 2 bad input, 3 no GPU/driver,\n"
-            "            4 warn verdict, 5 incomplete (interrupted, partial results kept), 130 interrupted.\n");
+    fprintf(
+        f,
+        "\nWith no GPU, add --sim NAME to run on a simulated machine (rtx4090x8, rtxpro6000x8, a100x6, "
+        "h200x2).\n"
+        "Units: GB/s = 10^9 bytes/s; buffer sizes in KiB/MiB/GiB.\n"
+        "Exit codes: 0 ok/pass, 1 failure or fail verdict, 2 bad input, 3 no GPU/driver,\n"
+        "            4 warn verdict, 5 incomplete (interrupted, partial results kept), 130 interrupted.\n");
 }
 
 static const gq_command *find_cmd(const char *name)

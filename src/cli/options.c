@@ -35,9 +35,7 @@ static int set_value(const gq_opt *o, void *dst, const char *v, gq_err *err)
     char *p = (char *)dst + o->off;
     gq_err e = {0};
     switch (o->type) {
-    case GQ_OPT_FLAG:
-        *(bool *)p = strcmp(v, "0") != 0 && strcmp(v, "false") != 0;
-        return GQ_OK;
+    case GQ_OPT_FLAG: *(bool *)p = strcmp(v, "0") != 0 && strcmp(v, "false") != 0; return GQ_OK;
     case GQ_OPT_INT: {
         long x;
         long lo = o->lo < o->hi ? (long)o->lo : -2147483647L, hi = o->lo < o->hi ? (long)o->hi : 2147483647L;

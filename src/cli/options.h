@@ -21,26 +21,30 @@ typedef enum gq_opt_type {
     GQ_OPT_INT,      /* int, bounds lo..hi */
     GQ_OPT_DOUBLE,   /* double, bounds lo..hi */
     GQ_OPT_STR,      /* const char * (points into argv or def) */
-    GQ_OPT_SIZE,     /* uint64_t bytes; a bare number is in `unit` (e.g. MiB); suffixes K/M/G/KiB/MiB/GiB/KB/MB/GB/B */
+    GQ_OPT_SIZE,     /* uint64_t bytes; a bare number is in `unit` (e.g. MiB); suffixes
+                        K/M/G/KiB/MiB/GiB/KB/MB/GB/B */
     GQ_OPT_DURATION, /* double seconds; suffixes ms, s, m, h; bare number = seconds */
     GQ_OPT_ENUM,     /* const char * that must be one of choices (comma-separated) */
 } gq_opt_type;
 
 typedef struct gq_opt {
-    const char *name;   /* long name without dashes, "buffer-size" */
-    char shortname;     /* 'b', or 0 */
+    const char *name; /* long name without dashes, "buffer-size" */
+    char shortname;   /* 'b', or 0 */
     gq_opt_type type;
-    size_t off;         /* offsetof in the options struct */
-    const char *def;    /* default as text (parsed like user input), or NULL */
-    const char *arg;    /* metavar in help: "MiB", "FILE" */
-    const char *help;   /* one line */
-    double lo, hi;      /* bounds for INT/DOUBLE/SIZE/DURATION when lo < hi */
-    uint64_t unit;      /* SIZE: unit of a bare number (default 1 byte) */
-    const char *choices;/* ENUM: "table,json,csv" */
-    size_t seen_off;    /* offsetof a bool set when given on the command line; 0 = none */
+    size_t off;          /* offsetof in the options struct */
+    const char *def;     /* default as text (parsed like user input), or NULL */
+    const char *arg;     /* metavar in help: "MiB", "FILE" */
+    const char *help;    /* one line */
+    double lo, hi;       /* bounds for INT/DOUBLE/SIZE/DURATION when lo < hi */
+    uint64_t unit;       /* SIZE: unit of a bare number (default 1 byte) */
+    const char *choices; /* ENUM: "table,json,csv" */
+    size_t seen_off;     /* offsetof a bool set when given on the command line; 0 = none */
 } gq_opt;
 
-#define GQ_OPT_END {0}
+#define GQ_OPT_END                                                                                           \
+    {                                                                                                        \
+        0                                                                                                    \
+    }
 
 /* Parse argv[first..argc) against the NULL-name-terminated tables (ntab of
  * them, all writing into the same struct `dst`). Defaults are applied first.

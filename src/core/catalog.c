@@ -192,7 +192,8 @@ static int plan_host_all(const gq_test *t, const gq_topo *topo, const gq_plan_op
         if (bidir && t->method == GQ_METHOD_SM) {
             for (int i = 0; i < o->ngpus; i++) {
                 int g = o->gpus[i];
-                CHECK(add_split_pair(p, dir == DIR_H2D ? h : gpu(g), dir == DIR_H2D ? gpu(g) : h, g, o->bytes));
+                CHECK(
+                    add_split_pair(p, dir == DIR_H2D ? h : gpu(g), dir == DIR_H2D ? gpu(g) : h, g, o->bytes));
             }
             continue;
         }

@@ -662,7 +662,8 @@ static int choose_group_mode(gq_backend *be, gq_group *g, const gq_measurement *
         uint64_t bytes = m->flows[i].bytes;
         double rate = (double)bytes / ctime[i];
         double want = rate * GQ_HARNESS_GRAIN * T;
-        uint64_t p = want < (double)GQ_HARNESS_MIN_PIECE ? GQ_HARNESS_MIN_PIECE : (uint64_t)want / GQ_MiB * GQ_MiB;
+        uint64_t p =
+            want < (double)GQ_HARNESS_MIN_PIECE ? GQ_HARNESS_MIN_PIECE : (uint64_t)want / GQ_MiB * GQ_MiB;
         /* the backend moves staged copies in whole staging chunks */
         uint64_t q = gq_flow_piece_quantum(&m->flows[i]);
         p = (p + q - 1) / q * q;

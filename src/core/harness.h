@@ -53,24 +53,24 @@
 #define GQ_HARNESS_MIN_PIECE (4ull * 1024 * 1024)
 
 typedef struct gq_measurement {
-    char test[64];          /* record "test" field, e.g. "host_to_device_memcpy_ce" */
+    char test[64]; /* record "test" field, e.g. "host_to_device_memcpy_ce" */
     int nflows;
     gq_flow flows[GQ_MAX_FLOWS];
-    bool aggregate;         /* add an aggregate record over all flows (concurrent tests) */
-    bool direction_sums;    /* add per-direction aggregate + a sum record (bidirectional tests) */
+    bool aggregate;      /* add an aggregate record over all flows (concurrent tests) */
+    bool direction_sums; /* add per-direction aggregate + a sum record (bidirectional tests) */
     /* Flows with report[i] == false still run (e.g. the interfering direction of
      * nvbandwidth's *_bidirectional_* tests) but produce no per-flow record. */
     bool report[GQ_MAX_FLOWS];
 } gq_measurement;
 
 typedef struct gq_harness_opts {
-    int rounds;             /* >= 1; default 5 */
-    int reps;               /* copies per flow per round; 0 = use duration_s */
-    double duration_s;      /* per round when reps == 0 */
-    double spread_target;   /* stop early when spread <= this (0 = never) */
-    bool verify;            /* data pattern check after the timed part */
-    int warmup_reps;        /* untimed copies before round 1 (0 = none; auto mode always calibrates) */
-    double round_s;         /* auto mode: target seconds per round (0 = GQ_HARNESS_ROUND_S) */
+    int rounds;           /* >= 1; default 5 */
+    int reps;             /* copies per flow per round; 0 = use duration_s */
+    double duration_s;    /* per round when reps == 0 */
+    double spread_target; /* stop early when spread <= this (0 = never) */
+    bool verify;          /* data pattern check after the timed part */
+    int warmup_reps;      /* untimed copies before round 1 (0 = none; auto mode always calibrates) */
+    double round_s;       /* auto mode: target seconds per round (0 = GQ_HARNESS_ROUND_S) */
     /* progress callback: called after each round; may be NULL */
     void (*progress)(void *arg, const char *test, int round, int rounds);
     void *progress_arg;

@@ -42,9 +42,12 @@ const char *gq_flags_str(unsigned flags, char *buf, size_t n)
         unsigned f;
         const char *name;
     } names[] = {
-        {GQ_FLAG_IMPOSSIBLE, "impossible"}, {GQ_FLAG_OVERLAP, "overlap"},
-        {GQ_FLAG_VERIFY_FAILED, "verify_failed"}, {GQ_FLAG_ERROR, "error"},
-        {GQ_FLAG_SPREAD, "spread"}, {GQ_FLAG_NUMA_MISPLACED, "numa_misplaced"},
+        {GQ_FLAG_IMPOSSIBLE, "impossible"},
+        {GQ_FLAG_OVERLAP, "overlap"},
+        {GQ_FLAG_VERIFY_FAILED, "verify_failed"},
+        {GQ_FLAG_ERROR, "error"},
+        {GQ_FLAG_SPREAD, "spread"},
+        {GQ_FLAG_NUMA_MISPLACED, "numa_misplaced"},
         {GQ_FLAG_INCOMPLETE, "incomplete"},
     };
     size_t used = 0;

@@ -26,13 +26,13 @@
 typedef enum gq_direction { GQ_DIR_H2D = 0, GQ_DIR_D2H, GQ_DIR_P2P, GQ_DIR_LOCAL } gq_direction;
 
 /* Flags (bitmask; rendered as strings). */
-#define GQ_FLAG_IMPOSSIBLE 0x01u    /* above the path's theoretical capacity */
-#define GQ_FLAG_OVERLAP 0x02u       /* aggregate whose windows overlap < 99% */
-#define GQ_FLAG_VERIFY_FAILED 0x04u /* data pattern mismatch */
-#define GQ_FLAG_ERROR 0x08u         /* backend error; see error */
-#define GQ_FLAG_SPREAD 0x10u        /* spread above target after all rounds */
+#define GQ_FLAG_IMPOSSIBLE 0x01u     /* above the path's theoretical capacity */
+#define GQ_FLAG_OVERLAP 0x02u        /* aggregate whose windows overlap < 99% */
+#define GQ_FLAG_VERIFY_FAILED 0x04u  /* data pattern mismatch */
+#define GQ_FLAG_ERROR 0x08u          /* backend error; see error */
+#define GQ_FLAG_SPREAD 0x10u         /* spread above target after all rounds */
 #define GQ_FLAG_NUMA_MISPLACED 0x20u /* host pages not on the requested node */
-#define GQ_FLAG_INCOMPLETE 0x40u    /* fewer rounds than asked (interrupted) */
+#define GQ_FLAG_INCOMPLETE 0x40u     /* fewer rounds than asked (interrupted) */
 
 typedef struct gq_stat {
     double median, min, max, spread; /* spread = (max - min) / median */
@@ -44,32 +44,32 @@ typedef struct gq_record {
     gq_method method;
     gq_endpoint src, dst;
     gq_direction direction;
-    uint64_t bytes;        /* per copy */
-    int rounds;            /* rounds that produced a value */
+    uint64_t bytes; /* per copy */
+    int rounds;     /* rounds that produced a value */
     bool is_latency;
-    gq_stat value;         /* GB/s (10^9 B/s) or, for latency, ns */
+    gq_stat value;                 /* GB/s (10^9 B/s) or, for latency, ns */
     double samples[GQ_MAX_ROUNDS]; /* per-round values (value.n of them) */
     bool valid;
-    unsigned flags;        /* GQ_FLAG_* */
-    char error[200];       /* why it is invalid, when it is */
-    double capacity_gbps;  /* sanity bound used; 0 = unknown */
+    unsigned flags;       /* GQ_FLAG_* */
+    char error[200];      /* why it is invalid, when it is */
+    double capacity_gbps; /* sanity bound used; 0 = unknown */
 
     /* Concurrent groups. */
     bool aggregate;
-    bool sum;              /* sum of the directions of a bidirectional test */
+    bool sum; /* sum of the directions of a bidirectional test */
     int ngpus;
     int gpus[GQ_MAX_GPUS];
-    double overlap;        /* min over rounds of shared/own window; 1.0 = perfect; <0 n/a */
-    int group;             /* measurement id within the run: records with the same group ran together */
-    int flow_tag;          /* which flow of the group (-1 for aggregate/sum) */
-    int exec_gpu;          /* GPU that executed the copy / chase (-1 for aggregates, n/a) */
-    unsigned dirs;         /* directions covered: bit (1u << gq_direction); a sum has several */
+    double overlap; /* min over rounds of shared/own window; 1.0 = perfect; <0 n/a */
+    int group;      /* measurement id within the run: records with the same group ran together */
+    int flow_tag;   /* which flow of the group (-1 for aggregate/sum) */
+    int exec_gpu;   /* GPU that executed the copy / chase (-1 for aggregates, n/a) */
+    unsigned dirs;  /* directions covered: bit (1u << gq_direction); a sum has several */
 
     /* Placement/provenance. */
-    int host_numa_req;     /* requested node (-1 local / n/a) */
-    int host_numa_actual;  /* from the page read-back: node, -1 unknown/n/a, -2 mixed */
-    double window_s;       /* median window length */
-    double timestamp;      /* unix seconds when measured */
+    int host_numa_req;    /* requested node (-1 local / n/a) */
+    int host_numa_actual; /* from the page read-back: node, -1 unknown/n/a, -2 mixed */
+    double window_s;      /* median window length */
+    double timestamp;     /* unix seconds when measured */
     bool simulated;
 } gq_record;
 

@@ -13,14 +13,14 @@
 
 typedef enum gq_status {
     GQ_OK = 0,
-    GQ_E_FAIL = -1,     /* a measurement or check failed (exit 1) */
-    GQ_E_USAGE = -2,    /* bad input: options, files, values (exit 2) */
-    GQ_E_NODEV = -3,    /* no GPU or no driver (exit 3) */
-    GQ_E_IO = -4,       /* cannot read/write a file (exit 2: it is the user's path) */
-    GQ_E_NOMEM = -5,    /* allocation failed (exit 1) */
-    GQ_E_BACKEND = -6,  /* CUDA / simulator error at run time (exit 1) */
-    GQ_E_INTR = -7,     /* interrupted by a signal (exit 130) */
-    GQ_E_UNSUPP = -8,   /* feature not available in this build/backend (exit 1) */
+    GQ_E_FAIL = -1,    /* a measurement or check failed (exit 1) */
+    GQ_E_USAGE = -2,   /* bad input: options, files, values (exit 2) */
+    GQ_E_NODEV = -3,   /* no GPU or no driver (exit 3) */
+    GQ_E_IO = -4,      /* cannot read/write a file (exit 2: it is the user's path) */
+    GQ_E_NOMEM = -5,   /* allocation failed (exit 1) */
+    GQ_E_BACKEND = -6, /* CUDA / simulator error at run time (exit 1) */
+    GQ_E_INTR = -7,    /* interrupted by a signal (exit 130) */
+    GQ_E_UNSUPP = -8,  /* feature not available in this build/backend (exit 1) */
 } gq_status;
 
 /* One error: a status and one line of text (no trailing newline). */
@@ -31,8 +31,7 @@ typedef struct gq_err {
 
 /* Fill *e (if non-NULL) with code and a printf-formatted message; returns code
  * so callers can write `return gq_err_set(e, GQ_E_USAGE, "...")`. */
-int gq_err_set(gq_err *e, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int gq_err_set(gq_err *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int gq_err_vset(gq_err *e, int code, const char *fmt, va_list ap);
 
 /* Prefix an existing message: "ctx: old message". Returns e->code. */

@@ -56,9 +56,19 @@ int gq_parse_size(const char *s, uint64_t unit, uint64_t *out, gq_err *err)
         const char *suf;
         uint64_t mul;
     } sufs[] = {
-        {"", 0},         {"B", 1},         {"K", GQ_KiB},    {"KiB", GQ_KiB},   {"KB", 1000},
-        {"M", GQ_MiB},   {"MiB", GQ_MiB},  {"MB", 1000000},  {"G", GQ_GiB},     {"GiB", GQ_GiB},
-        {"GB", 1000000000ull}, {"T", GQ_GiB * 1024}, {"TiB", GQ_GiB * 1024},
+        {"", 0},
+        {"B", 1},
+        {"K", GQ_KiB},
+        {"KiB", GQ_KiB},
+        {"KB", 1000},
+        {"M", GQ_MiB},
+        {"MiB", GQ_MiB},
+        {"MB", 1000000},
+        {"G", GQ_GiB},
+        {"GiB", GQ_GiB},
+        {"GB", 1000000000ull},
+        {"T", GQ_GiB * 1024},
+        {"TiB", GQ_GiB * 1024},
     };
     uint64_t mul = 0;
     bool found = false;
@@ -104,7 +114,8 @@ int gq_parse_duration(const char *s, double *out, gq_err *err)
     else if (!strcmp(end, "h"))
         mul = 3600;
     else
-        return gq_err_set(err, GQ_E_USAGE, "'%s': unknown duration unit '%s', expected ms, s, m or h", s, end);
+        return gq_err_set(err, GQ_E_USAGE, "'%s': unknown duration unit '%s', expected ms, s, m or h", s,
+                          end);
     if (v * mul <= 0)
         return gq_err_set(err, GQ_E_USAGE, "duration '%s' must be greater than zero", s);
     *out = v * mul;

@@ -561,15 +561,17 @@ int gq_json_write_file(const json_t *j, const char *path, gq_err *err)
         return GQ_OK;
     }
     if (strlen(path) >= 1000)
-        return gq_err_set(err, GQ_E_IO, "cannot write '%.60s...': the path is %zu characters, expected under 1000",
-                          path, strlen(path));
+        return gq_err_set(err, GQ_E_IO,
+                          "cannot write '%.60s...': the path is %zu characters, expected under 1000", path,
+                          strlen(path));
     /* A device or a pipe (/dev/null, /dev/full, a FIFO) is written in place:
      * renaming a temp file over it would replace the device node. */
     struct stat st;
     bool direct = false;
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
-            return gq_err_set(err, GQ_E_IO, "cannot write '%s': it is a directory, expected a file name", path);
+            return gq_err_set(err, GQ_E_IO, "cannot write '%s': it is a directory, expected a file name",
+                              path);
         direct = !S_ISREG(st.st_mode);
     }
     char tmp[1100];

@@ -32,13 +32,13 @@ json_t *gq_topo_to_json(const gq_topo *t);
 int gq_topo_from_json(const json_t *j, gq_topo *t, gq_err *err);
 
 typedef struct gq_doc {
-    const char *kind;        /* "run", "domains", "card", ... */
-    const char *version;     /* gpuqual version (the CLI passes gq_version); NULL = "unknown" */
-    const char *git;         /* git revision (gq_git_rev); NULL = "unknown" */
-    json_t *options;         /* borrowed; options in force (may be NULL) */
-    const gq_topo *topo;     /* may be NULL */
+    const char *kind;            /* "run", "domains", "card", ... */
+    const char *version;         /* gpuqual version (the CLI passes gq_version); NULL = "unknown" */
+    const char *git;             /* git revision (gq_git_rev); NULL = "unknown" */
+    json_t *options;             /* borrowed; options in force (may be NULL) */
+    const gq_topo *topo;         /* may be NULL */
     const gq_recordset *records; /* may be NULL */
-    json_t *sections;        /* borrowed; object whose keys are merged into the root (may be NULL) */
+    json_t *sections;            /* borrowed; object whose keys are merged into the root (may be NULL) */
     bool simulated;
     bool incomplete;
 } gq_doc;

@@ -87,7 +87,8 @@ int gq_topo_select(const gq_topo *in, const int *sel, int nsel, gq_topo *out, gq
 {
     int pos[GQ_MAX_GPUS]; /* in-position -> out-position, -1 when not selected */
     if (nsel < 0 || nsel > in->ngpu)
-        return gq_err_set(err, GQ_E_USAGE, "GPU selection of %d GPUs, but the machine has %d", nsel, in->ngpu);
+        return gq_err_set(err, GQ_E_USAGE, "GPU selection of %d GPUs, but the machine has %d", nsel,
+                          in->ngpu);
     for (int i = 0; i < GQ_MAX_GPUS; i++)
         pos[i] = -1;
     for (int k = 0; k < nsel; k++) {

@@ -37,55 +37,55 @@ typedef enum gq_link_level {
 /* NVML P2P status, with nvidia-smi topo -p2p codes. */
 typedef enum gq_p2p_status {
     GQ_P2P_UNKNOWN = 0,
-    GQ_P2P_OK,  /* "OK" */
-    GQ_P2P_CNS, /* chipset not supported */
-    GQ_P2P_GNS, /* GPU not supported */
-    GQ_P2P_TNS, /* topology not supported */
-    GQ_P2P_NS,  /* not supported (other) */
+    GQ_P2P_OK,       /* "OK" */
+    GQ_P2P_CNS,      /* chipset not supported */
+    GQ_P2P_GNS,      /* GPU not supported */
+    GQ_P2P_TNS,      /* topology not supported */
+    GQ_P2P_NS,       /* not supported (other) */
     GQ_P2P_DISABLED, /* disabled by regkey/driver ("DS") */
 } gq_p2p_status;
 
 typedef struct gq_gpu_info {
-    int index;            /* CUDA device ordinal */
+    int index; /* CUDA device ordinal */
     char name[96];
-    char uuid[80];        /* "GPU-xxxxxxxx-..." */
-    uint64_t mem_bytes;   /* total device memory, 0 unknown */
-    char pci_bus_id[32];  /* "0000:00:06.0" */
+    char uuid[80];       /* "GPU-xxxxxxxx-..." */
+    uint64_t mem_bytes;  /* total device memory, 0 unknown */
+    char pci_bus_id[32]; /* "0000:00:06.0" */
     int cc_major, cc_minor;
     int sm_count;
     int pcie_gen_cur, pcie_width_cur; /* negotiated now; -1 unknown */
     int pcie_gen_max, pcie_width_max; /* what the link can do */
-    double pcie_gbps;     /* theoretical per-direction GB/s of the negotiated link, 0 unknown */
-    int numa_node;        /* -1 when the platform does not say */
-    char cpulist[256];    /* local CPUs, "0-15,32-47"; "" unknown */
-    double power_limit_w; /* enforced power limit; 0 unknown */
-    int nvlinks_total;    /* active NVLinks on this GPU; -1 unknown */
-    double nvlink_gbps_per_link; /* per direction; 0 unknown */
+    double pcie_gbps;                 /* theoretical per-direction GB/s of the negotiated link, 0 unknown */
+    int numa_node;                    /* -1 when the platform does not say */
+    char cpulist[256];                /* local CPUs, "0-15,32-47"; "" unknown */
+    double power_limit_w;             /* enforced power limit; 0 unknown */
+    int nvlinks_total;                /* active NVLinks on this GPU; -1 unknown */
+    double nvlink_gbps_per_link;      /* per direction; 0 unknown */
 } gq_gpu_info;
 
 /* A node of the PCIe tree: host bridge, switch/bridge, or a GPU endpoint. */
 typedef enum gq_pci_kind { GQ_PCI_HOSTBRIDGE, GQ_PCI_BRIDGE, GQ_PCI_GPU, GQ_PCI_OTHER } gq_pci_kind;
 typedef struct gq_pci_node {
     gq_pci_kind kind;
-    int parent;          /* index into pci[], -1 for a root */
-    int gpu;             /* for GQ_PCI_GPU: GPU index; else -1 */
-    int numa_node;       /* -1 unknown */
-    char bus_id[32];     /* "0000:3a:00.0" or "" */
-    char label[64];      /* "HostBridge", "PCIBridge", "GPU 0" ... */
-    double link_gbps;    /* upstream link per-direction GB/s, 0 unknown */
+    int parent;       /* index into pci[], -1 for a root */
+    int gpu;          /* for GQ_PCI_GPU: GPU index; else -1 */
+    int numa_node;    /* -1 unknown */
+    char bus_id[32];  /* "0000:3a:00.0" or "" */
+    char label[64];   /* "HostBridge", "PCIBridge", "GPU 0" ... */
+    double link_gbps; /* upstream link per-direction GB/s, 0 unknown */
 } gq_pci_node;
 
 typedef struct gq_topo {
-    bool simulated;       /* true when produced by the sim backend */
-    char source[64];      /* "cuda", "snapshot:FILE", "sim:NAME" */
+    bool simulated;  /* true when produced by the sim backend */
+    char source[64]; /* "cuda", "snapshot:FILE", "sim:NAME" */
     int ngpu;
     gq_gpu_info gpu[GQ_MAX_GPUS];
 
     /* Pairwise, [i][j]; diagonal is "self". */
-    int p2p_cuda[GQ_MAX_GPUS][GQ_MAX_GPUS];         /* cudaDeviceCanAccessPeer: 1/0, -1 unknown */
+    int p2p_cuda[GQ_MAX_GPUS][GQ_MAX_GPUS];           /* cudaDeviceCanAccessPeer: 1/0, -1 unknown */
     unsigned char p2p_nvml[GQ_MAX_GPUS][GQ_MAX_GPUS]; /* gq_p2p_status (read) */
-    int nvlinks[GQ_MAX_GPUS][GQ_MAX_GPUS];          /* NVLinks joining i and j; -1 unknown */
-    unsigned char level[GQ_MAX_GPUS][GQ_MAX_GPUS];  /* gq_link_level */
+    int nvlinks[GQ_MAX_GPUS][GQ_MAX_GPUS];            /* NVLinks joining i and j; -1 unknown */
+    unsigned char level[GQ_MAX_GPUS][GQ_MAX_GPUS];    /* gq_link_level */
     /* The PCIe-only level (PIX..SYS) even where NVLink joins the pair and
      * level[][] says NV: host-staged copies take this path. */
     unsigned char pci_level[GQ_MAX_GPUS][GQ_MAX_GPUS];
@@ -99,15 +99,15 @@ typedef struct gq_topo {
     /* Host. */
     char hostname[64];
     char cpu_model[128];
-    int sockets;              /* -1 unknown */
-    int cores;                /* -1 unknown */
-    int numa_nodes;           /* >= 1 */
+    int sockets;    /* -1 unknown */
+    int cores;      /* -1 unknown */
+    int numa_nodes; /* >= 1 */
     bool is_vm;
-    char hypervisor[32];      /* "kvm", "firecracker"...; "" unknown */
+    char hypervisor[32]; /* "kvm", "firecracker"...; "" unknown */
     int npci;
     gq_pci_node pci[GQ_MAX_PCI_NODES];
 
-    int cpus;                 /* logical CPUs (vCPUs in a VM); -1 unknown */
+    int cpus; /* logical CPUs (vCPUs in a VM); -1 unknown */
     /* A snapshot that was written by hand or by a tool rather than captured
      * by discovery on a machine (e.g. tests/snapshots/h200x2-synthetic.json). */
     bool synthetic;

@@ -75,8 +75,8 @@ static char *replace_all(const char *s, const char *pat, const char *rep)
 
 /* Runs the case; its stdout goes to out and its stderr to err (each cut at its
  * capacity, the rest read and dropped). Returns the exit code, 128+signal. */
-static int run_case(const char *bin, char **args, int nargs, char *out, size_t outcap, char *err, size_t errcap,
-                    int *nerrlines)
+static int run_case(const char *bin, char **args, int nargs, char *out, size_t outcap, char *err,
+                    size_t errcap, int *nerrlines)
 {
     int pout[2], perr[2];
     if (pipe(pout) || pipe(perr))
@@ -364,7 +364,8 @@ static bool check_file(char *spec, const char *where)
         } else if (!strcmp(kind, "json")) {
             const char *k = json_string_value(json_object_get(j, "kind"));
             ok = rest && k && !strcmp(k, rest);
-            snprintf(why, sizeof why, "\"kind\" is %s, want %s", k ? k : "(none)", rest ? rest : "(not given)");
+            snprintf(why, sizeof why, "\"kind\" is %s, want %s", k ? k : "(none)",
+                     rest ? rest : "(not given)");
         } else if (!strcmp(kind, "json-records")) {
             json_t *r = json_object_get(j, "records");
             size_t want = rest ? strtoul(rest, NULL, 10) : 0, n = json_array_size(r), objects = 0;
@@ -381,9 +382,12 @@ static bool check_file(char *spec, const char *where)
                 scalar_text(m, got, sizeof got);
             else if (m)
                 snprintf(got, sizeof got, "%zu",
-                         json_is_array(m) ? json_array_size(m) : json_is_object(m) ? json_object_size(m) : (size_t)-1);
+                         json_is_array(m)    ? json_array_size(m)
+                         : json_is_object(m) ? json_object_size(m)
+                                             : (size_t)-1);
             ok = val && m && !strcmp(got, val);
-            snprintf(why, sizeof why, "%s is %s, want %s", key ? key : "(no key)", got, val ? val : "(not given)");
+            snprintf(why, sizeof why, "%s is %s, want %s", key ? key : "(no key)", got,
+                     val ? val : "(not given)");
         } else {
             snprintf(why, sizeof why, "unknown kind '%s'", kind);
             ok = false;
@@ -415,10 +419,11 @@ static bool check_file(char *spec, const char *where)
             lines++;
         ok = header && !strncmp(text, header, strlen(header)) && lines == want + 1;
         int first = (int)strcspn(text, "\n");
-        snprintf(why, sizeof why, "first line '%.*s', %zu data lines; want '%s' and %zu", first > 80 ? 80 : first, text,
-                 lines ? lines - 1 : 0, header ? header : "(not given)", want);
+        snprintf(why, sizeof why, "first line '%.*s', %zu data lines; want '%s' and %zu",
+                 first > 80 ? 80 : first, text, lines ? lines - 1 : 0, header ? header : "(not given)", want);
     } else if (!strcmp(kind, "markdown")) {
-        ok = !strncmp(text, "# ", 2) && (strstr(text, "\n|---") || strstr(text, "\n| ---") || strstr(text, "\n|:--"));
+        ok = !strncmp(text, "# ", 2) &&
+             (strstr(text, "\n|---") || strstr(text, "\n| ---") || strstr(text, "\n|:--"));
         snprintf(why, sizeof why, "not Markdown with a table: starts '%.40s'", text);
     } else if (!strcmp(kind, "html")) {
         size_t e = len;
@@ -517,7 +522,8 @@ int main(int argc, char **argv)
         const char *text = p1 + 3;
         bool no_text = !strcmp(text, "-");
         if (no_text && (want == 2 || !tc->nfiles)) {
-            printf("FAIL %s: expected text '-' needs file lines to check, and is never enough for exit 2\n", where);
+            printf("FAIL %s: expected text '-' needs file lines to check, and is never enough for exit 2\n",
+                   where);
             failed++;
             continue;
         }

@@ -19,14 +19,14 @@ static int failures;
  * starting at the same moment ("mkdir ... File exists", orte_init fails). */
 static const char *session_tmp;
 
-#define CHECK(cond, ...)                                                                                           \
-    do {                                                                                                           \
-        if (!(cond)) {                                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                   \
-            fprintf(stderr, __VA_ARGS__);                                                                          \
-            fputc('\n', stderr);                                                                                   \
-            failures++;                                                                                            \
-        }                                                                                                          \
+#define CHECK(cond, ...)                                                                                     \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                             \
+            fprintf(stderr, __VA_ARGS__);                                                                    \
+            fputc('\n', stderr);                                                                             \
+            failures++;                                                                                      \
+        }                                                                                                    \
     } while (0)
 
 /* Run argv; stdout and stderr to log. Returns the exit code (-1: killed). */
@@ -76,8 +76,8 @@ static void check_md(const char *dir, const char *heading)
     text[n] = 0;
     if (f)
         fclose(f);
-    CHECK(!strncmp(text, heading, strlen(heading)) && text[strlen(heading)] == '\n', "%s does not start '%s': '%.60s'",
-          path, heading, text);
+    CHECK(!strncmp(text, heading, strlen(heading)) && text[strlen(heading)] == '\n',
+          "%s does not start '%s': '%.60s'", path, heading, text);
     CHECK(strstr(text, "\n|---"), "%s has no Markdown table", path);
 }
 
@@ -85,8 +85,8 @@ static const json_t *node(const json_t *fleet, int rank)
 {
     size_t i;
     const json_t *n;
-    json_array_foreach(json_object_get(fleet, "nodes"), i, n) if (json_integer_value(json_object_get(n, "rank")) ==
-                                                                  rank) return n;
+    json_array_foreach(json_object_get(fleet, "nodes"), i,
+                       n) if (json_integer_value(json_object_get(n, "rank")) == rank) return n;
     return NULL;
 }
 
@@ -126,9 +126,28 @@ int main(int argc, char **argv)
     /* 1. Three ranks, rank 1's GPU 1 overheats under the (simulated) stress. */
     snprintf(dir, sizeof dir, "%s/faulty", tmp);
     snprintf(log, sizeof log, "%s/faulty.log", tmp);
-    char *a1[] = {mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", "3", bin, "fleet",
-                  "--sim", "h200x2", "--stress", "60s", "--budget", "2m", "--sim-seed-per-rank", "--sim-fault",
-                  "rank1:gpu1:thermal", "-q", "-o", dir, NULL};
+    char *a1[] = {mpirun,
+                  "--allow-run-as-root",
+                  "--oversubscribe",
+                  "--bind-to",
+                  "none",
+                  "-np",
+                  "3",
+                  bin,
+                  "fleet",
+                  "--sim",
+                  "h200x2",
+                  "--stress",
+                  "60s",
+                  "--budget",
+                  "2m",
+                  "--sim-seed-per-rank",
+                  "--sim-fault",
+                  "rank1:gpu1:thermal",
+                  "-q",
+                  "-o",
+                  dir,
+                  NULL};
     int rc = run(a1, log);
     CHECK(rc == 1, "faulty fleet: exit %d, expected 1 (a node fails)", rc);
     json_t *doc = load(dir);
@@ -144,7 +163,8 @@ int main(int argc, char **argv)
         const json_t *n = node(f, r);
         CHECK(n, "rank %d missing", r);
         bool bad = r == 1;
-        CHECK(!strcmp(str(n, "verdict"), bad ? "fail" : "pass"), "rank %d verdict '%s'", r, str(n, "verdict"));
+        CHECK(!strcmp(str(n, "verdict"), bad ? "fail" : "pass"), "rank %d verdict '%s'", r,
+              str(n, "verdict"));
         CHECK(json_is_true(json_object_get(n, "flagged")) == bad, "rank %d flagged wrongly", r);
         CHECK((outliers_of(f, r) > 0) == bad, "rank %d has %d outliers", r, outliers_of(f, r));
         /* each node's own card, whose verdict the fleet reports */
@@ -154,8 +174,8 @@ int main(int argc, char **argv)
         json_t *c = json_load_file(card, 0, &je);
         CHECK(c, "%s: %s", card, je.text);
         CHECK(!strcmp(str(c, "kind"), "card"), "%s: kind '%s'", card, str(c, "kind"));
-        CHECK(!strcmp(str(json_object_get(c, "card"), "verdict"), bad ? "fail" : "pass"), "%s: verdict '%s'", card,
-              str(json_object_get(c, "card"), "verdict"));
+        CHECK(!strcmp(str(json_object_get(c, "card"), "verdict"), bad ? "fail" : "pass"), "%s: verdict '%s'",
+              card, str(json_object_get(c, "card"), "verdict"));
         json_decref(c);
     }
     /* The hot GPU: its temperature above the median, by more than 5 %. */
@@ -165,7 +185,8 @@ int main(int argc, char **argv)
     json_array_foreach(json_object_get(f, "outliers"), i, o)
     {
         if (!strcmp(str(o, "figure"), "stress max temperature gpu:1")) {
-            hot = json_real_value(json_object_get(o, "value")) > json_real_value(json_object_get(o, "fleet_median")) &&
+            hot = json_real_value(json_object_get(o, "value")) >
+                      json_real_value(json_object_get(o, "fleet_median")) &&
                   json_real_value(json_object_get(o, "delta_pct")) > 5;
         }
     }
@@ -178,8 +199,25 @@ int main(int argc, char **argv)
     /* 2. Three healthy ranks, slightly different seeds: pass, no outlier. */
     snprintf(dir, sizeof dir, "%s/healthy", tmp);
     snprintf(log, sizeof log, "%s/healthy.log", tmp);
-    char *a2[] = {mpirun, "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", "3", bin, "fleet",
-                  "--sim", "h200x2", "--no-stress", "--budget", "1m", "--sim-seed-per-rank", "-q", "-o", dir, NULL};
+    char *a2[] = {mpirun,
+                  "--allow-run-as-root",
+                  "--oversubscribe",
+                  "--bind-to",
+                  "none",
+                  "-np",
+                  "3",
+                  bin,
+                  "fleet",
+                  "--sim",
+                  "h200x2",
+                  "--no-stress",
+                  "--budget",
+                  "1m",
+                  "--sim-seed-per-rank",
+                  "-q",
+                  "-o",
+                  dir,
+                  NULL};
     int before = failures;
     rc = run(a2, log);
     CHECK(rc == 0, "healthy fleet: exit %d, expected 0", rc);

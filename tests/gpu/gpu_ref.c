@@ -299,7 +299,8 @@ static int saved_kind(const gq_topo *topo, char *why, size_t n)
         h200 = h200 && is_h200(&topo->gpu[i]);
     if (h200 && ng == 1) {
         const gq_gpu_info *g = &topo->gpu[0];
-        if (g->pcie_gen_max > 0 && g->pcie_width_max > 0 && (g->pcie_gen_max != 5 || g->pcie_width_max != 16)) {
+        if (g->pcie_gen_max > 0 && g->pcie_width_max > 0 &&
+            (g->pcie_gen_max != 5 || g->pcie_width_max != 16)) {
             say(why, n, "no saved reference for 1 x %s on PCIe Gen%d x%d (the saved one is Gen5 x16)", name,
                 g->pcie_gen_max, g->pcie_width_max);
             return 0;
@@ -311,7 +312,9 @@ static int saved_kind(const gq_topo *topo, char *why, size_t n)
         if (links == 18)
             return 2;
         say(why, n, "no saved reference for 2 x %s joined by %s NVLinks (the saved one: 18)", name,
-            links < 0 ? "an unknown number of" : links == 0 ? "no" : "fewer or more");
+            links < 0    ? "an unknown number of"
+            : links == 0 ? "no"
+                         : "fewer or more");
         return 0;
     }
     say(why, n,
@@ -358,7 +361,8 @@ gpu_ref *gpu_ref_open(const gq_topo *topo, bool *failed, char *why, size_t n)
     }
     const char *json = getenv("GQ_REF_JSON");
     if (json && json[0]) {
-        /* nvbandwidth from the same call; p2pBandwidthLatencyTest's saved figures still apply on their machine */
+        /* nvbandwidth from the same call; p2pBandwidthLatencyTest's saved figures still apply on their
+         * machine */
         if (!load_nvbw_json(r, json, topo->ngpu, why, n) || (kind == 2 && !load_p2p(r, p2p, why, n))) {
             *failed = true;
             gpu_ref_close(r);
@@ -366,7 +370,8 @@ gpu_ref *gpu_ref_open(const gq_topo *topo, bool *failed, char *why, size_t n)
         }
         r->same_call = true;
         snprintf(r->source, sizeof r->source, "nvbandwidth measured in this call (GQ_REF_JSON=%s)%s%s", json,
-                 kind == 2 ? "; p2pBandwidthLatencyTest saved for 2 x H200 NV18: " : "", kind == 2 ? p2p : "");
+                 kind == 2 ? "; p2pBandwidthLatencyTest saved for 2 x H200 NV18: " : "",
+                 kind == 2 ? p2p : "");
         return r;
     }
     if (kind == 1) {

@@ -74,13 +74,14 @@ static void loading(void)
         check(gpu_ref_nvbw(r, "device_to_device_memcpy_read_ce", 1, 0, &v), "read ce 1,0 missing");
         near(v, 393.835, "read ce 1,0");
         check(!gpu_ref_nvbw(r, "device_to_device_memcpy_read_ce", 0, 0, &v), "N/A read as a figure");
-        check(gpu_ref_nvbw(r, "device_to_device_bidirectional_memcpy_read_ce", 4, 1, &v), "bidir total missing");
+        check(gpu_ref_nvbw(r, "device_to_device_bidirectional_memcpy_read_ce", 4, 1, &v),
+              "bidir total missing");
         near(v, 778.956, "bidir read ce total 0,1");
         check(gpu_ref_nvbw(r, "device_to_device_latency_sm", 1, 0, &v), "d2d latency 1,0 missing");
         near(v, 829.159, "d2d latency 1,0");
         int rows = 0, cols = 0;
-        check(gpu_ref_nvbw_shape(r, "device_to_device_bidirectional_memcpy_write_sm", &rows, &cols) && rows == 6 &&
-                  cols == 2,
+        check(gpu_ref_nvbw_shape(r, "device_to_device_bidirectional_memcpy_write_sm", &rows, &cols) &&
+                  rows == 6 && cols == 2,
               "bidir write sm shape %dx%d, expected 6x2", rows, cols);
         check(!gpu_ref_nvbw(r, "no_such_test", 0, 0, &v), "a test that is not there");
         check(gpu_ref_p2p(r, "Unidirectional P2P=Disabled Bandwidth Matrix", 0, 1, &v), "p2p uni disabled");
@@ -91,7 +92,8 @@ static void loading(void)
         near(v, 16080, "p2p latency disabled 0,1 (ns)");
         check(gpu_ref_p2p(r, "P2P=Enabled Latency (P2P Writes) Matrix", 1, 0, &v), "p2p latency enabled");
         near(v, 2240, "p2p latency enabled 1,0 (ns)");
-        check(gpu_ref_p2p(r, "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix", 0, 1, &v), "p2p uni");
+        check(gpu_ref_p2p(r, "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix", 0, 1, &v),
+              "p2p uni");
         near(v, 362.49, "p2p uni enabled 0,1");
         gpu_ref_close(r);
     }
@@ -107,7 +109,8 @@ static void loading(void)
         check(gpu_ref_nvbw(r, "device_local_copy", 0, 0, &v), "1-GPU local copy missing");
         near(v, 2079, "1-GPU local copy");
         check(!gpu_ref_nvbw(r, "host_to_device_memcpy_ce", 0, 1, &v), "1-GPU: a second column");
-        check(!gpu_ref_p2p(r, "Unidirectional P2P=Disabled Bandwidth Matrix", 0, 1, &v), "1-GPU: p2p figures");
+        check(!gpu_ref_p2p(r, "Unidirectional P2P=Disabled Bandwidth Matrix", 0, 1, &v),
+              "1-GPU: p2p figures");
         gpu_ref_close(r);
     }
     /* unknown link generation (-1): still the TSV */
@@ -122,18 +125,16 @@ static void loading(void)
         int links, gen;
         const char *says;
     } none[] = {
-        {1, "NVIDIA H200", 0, 4, "Gen4"},
-        {2, "NVIDIA H200", 0, 5, "no NVLinks"},
-        {2, "NVIDIA H200", 4, 5, "fewer or more"},
-        {2, "NVIDIA H200 NVL", 18, 5, "NVIDIA H200 NVL"},
-        {4, "NVIDIA H200", 18, 5, "4 GPU(s)"},
-        {8, "NVIDIA A100-SXM4-80GB", 12, 4, "A100"},
+        {1, "NVIDIA H200", 0, 4, "Gen4"},          {2, "NVIDIA H200", 0, 5, "no NVLinks"},
+        {2, "NVIDIA H200", 4, 5, "fewer or more"}, {2, "NVIDIA H200 NVL", 18, 5, "NVIDIA H200 NVL"},
+        {4, "NVIDIA H200", 18, 5, "4 GPU(s)"},     {8, "NVIDIA A100-SXM4-80GB", 12, 4, "A100"},
     };
     for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
         why[0] = '\0';
-        r = gpu_ref_open(machine(none[i].n, none[i].name, none[i].links, none[i].gen, 16), &failed, why, sizeof why);
-        check(!r && !failed && strstr(why, none[i].says), "%d x %s: reference %s, failed %d, why '%s'", none[i].n,
-              none[i].name, r ? "found" : "none", failed, why);
+        r = gpu_ref_open(machine(none[i].n, none[i].name, none[i].links, none[i].gen, 16), &failed, why,
+                         sizeof why);
+        check(!r && !failed && strstr(why, none[i].says), "%d x %s: reference %s, failed %d, why '%s'",
+              none[i].n, none[i].name, r ? "found" : "none", failed, why);
         gpu_ref_close(r);
     }
 
@@ -148,8 +149,8 @@ static void loading(void)
     gpu_ref_close(r);
     /* on 2 x H200 NV18 the saved p2pBandwidthLatencyTest figures still apply */
     r = gpu_ref_open(machine(2, "NVIDIA H200", 18, 5, 16), &failed, why, sizeof why);
-    check(r && gpu_ref_same_call(r) && gpu_ref_p2p(r, "Unidirectional P2P=Disabled Bandwidth Matrix", 0, 1, &v) &&
-              v == 38.21,
+    check(r && gpu_ref_same_call(r) &&
+              gpu_ref_p2p(r, "Unidirectional P2P=Disabled Bandwidth Matrix", 0, 1, &v) && v == 38.21,
           "GQ_REF_JSON on 2 x H200: same call %d, p2p %.2f (%s)", r && gpu_ref_same_call(r), v, why);
     gpu_ref_close(r);
     r = gpu_ref_open(machine(1, "NVIDIA H200", 0, 5, 16), &failed, why, sizeof why);
@@ -167,8 +168,10 @@ static void loading(void)
     unsetenv("GQ_REF_JSON");
 
     /* the bounds: 90 % of a bandwidth, reference / 0.9 for a latency */
-    check(gpu_ref_meets(49.5, 55.0, false) && !gpu_ref_meets(49.4, 55.0, false), "bandwidth bound at 49.5 of 55");
-    check(gpu_ref_meets(1000, 900, true) && !gpu_ref_meets(1000.1, 900, true), "latency bound at 1000 of 900");
+    check(gpu_ref_meets(49.5, 55.0, false) && !gpu_ref_meets(49.4, 55.0, false),
+          "bandwidth bound at 49.5 of 55");
+    check(gpu_ref_meets(1000, 900, true) && !gpu_ref_meets(1000.1, 900, true),
+          "latency bound at 1000 of 900");
 }
 
 /* ---- records laid out as nvbandwidth's cells (sim h200x2) ---- */
@@ -193,8 +196,8 @@ static void on_cell(const gpu_ref_cell *c, void *arg)
     double ratio = c->v / c->ref;
     if (ratio < 0.6 || ratio > 1.6) {
         t->outside++;
-        printf("FAIL %s %d,%d: gpuqual (sim) %.2f against %.2f, ratio %.3f outside 0.6-1.6\n", c->test, c->row,
-               c->col, c->v, c->ref, ratio);
+        printf("FAIL %s %d,%d: gpuqual (sim) %.2f against %.2f, ratio %.3f outside 0.6-1.6\n", c->test,
+               c->row, c->col, c->v, c->ref, ratio);
     }
 }
 
@@ -216,8 +219,11 @@ static void cells_on_sim(void)
     /* The simulated machine is named as the real one: the saved reference is picked. */
     gpu_ref *r = gpu_ref_open(&topo, &failed, why, sizeof why);
     check(r != NULL, "sim h200x2: no reference (%s)", why);
-    gq_plan_opts po = {.bytes = 64 * GQ_MiB, .host_numa = GQ_NUMA_LOCAL, .numa_nodes = topo.numa_nodes,
-                       .ngpus = topo.ngpu, .gpus = {0, 1}};
+    gq_plan_opts po = {.bytes = 64 * GQ_MiB,
+                       .host_numa = GQ_NUMA_LOCAL,
+                       .numa_nodes = topo.numa_nodes,
+                       .ngpus = topo.ngpu,
+                       .gpus = {0, 1}};
     gq_harness_opts ho;
     gq_harness_opts_default(&ho);
     ho.rounds = 2;

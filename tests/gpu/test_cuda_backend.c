@@ -44,8 +44,8 @@ static int failures, checks;
 static int opt_rounds = 5;
 static uint64_t opt_bytes = 512 * GQ_MiB;
 static bool opt_quick, opt_tuning = true, opt_tuning_all, opt_latency = true;
-static gpu_ref *ref;     /* NULL: no reference, bounds skipped */
-static bool in_tuning;   /* figures of knobs away from their defaults: not bounded */
+static gpu_ref *ref;   /* NULL: no reference, bounds skipped */
+static bool in_tuning; /* figures of knobs away from their defaults: not bounded */
 static int bounds_checked, bounds_failed;
 
 /* The reference's figure for one of nvbandwidth's cells (gpu_ref.h), 0 = none. */
@@ -89,8 +89,8 @@ typedef struct fig {
     const char *unit;
     double target; /* 0 = none */
     bool lower_better;
-    double ref; /* nvbandwidth / p2pBandwidthLatencyTest (gpu_ref.h); 0 = none */
-    double cap; /* theoretical capacity; 0 = n/a */
+    double ref;         /* nvbandwidth / p2pBandwidthLatencyTest (gpu_ref.h); 0 = none */
+    double cap;         /* theoretical capacity; 0 = n/a */
     const char *vs_ref; /* the bound's verdict: "ok", "BELOW", "ABOVE", "tuning", "" (no reference) */
 } fig;
 
@@ -119,8 +119,8 @@ static void add_fig(const char *name, gq_stat v, const char *unit, double target
         bounds_failed += !ok;
         f->vs_ref = ok ? "ok" : lower ? "ABOVE" : "BELOW";
         check(ok, name, "%.2f %s %s the bound %.2f (%.0f %% of the reference %.2f)", v.median, unit,
-              lower ? "above" : "below", gpu_ref_bound(ref, lower), lower ? 100 / GPU_REF_FRACTION : 100 * GPU_REF_FRACTION,
-              ref);
+              lower ? "above" : "below", gpu_ref_bound(ref, lower),
+              lower ? 100 / GPU_REF_FRACTION : 100 * GPU_REF_FRACTION, ref);
     }
     /* As it comes, so that a run cut short still shows what it measured. */
     printf("  %-50s %10.2f %s  [%.2f .. %.2f] spread %.3f%%\n", f->name, v.median, unit, v.min, v.max,
@@ -138,8 +138,8 @@ static void print_table(void)
         if (f->target > 0)
             verdict =
                 (f->lower_better ? f->v.median <= f->target : f->v.median >= f->target) ? "MEETS" : "MISSES";
-        printf("%-50s %10.2f %10.2f %10.2f %8.3f %6s %9.1f %9.2f %9.2f %8.1f  %-9s %s\n", f->name, f->v.median,
-               f->v.min, f->v.max, 100 * f->v.spread, f->unit, f->target, f->ref,
+        printf("%-50s %10.2f %10.2f %10.2f %8.3f %6s %9.1f %9.2f %9.2f %8.1f  %-9s %s\n", f->name,
+               f->v.median, f->v.min, f->v.max, 100 * f->v.spread, f->unit, f->target, f->ref,
                f->ref > 0 ? gpu_ref_bound(f->ref, f->lower_better) : 0.0, f->cap, verdict, f->vs_ref);
     }
 }
@@ -277,8 +277,8 @@ static bool run_once(gq_backend *be, const char *name, const gq_flow *fl, int n,
     for (int i = 0; ok && i < n; i++) {
         check(res[i].status == GQ_OK, name, "flow %d: %s", i, res[i].error);
         if (o->verify && !fl[i].interferer)
-            check(res[i].verified && res[i].verify_ok, name, "flow %d: verification %s (first bad byte %llu)", i,
-                  res[i].verified ? "failed" : "did not run", (unsigned long long)res[i].bad_offset);
+            check(res[i].verified && res[i].verify_ok, name, "flow %d: verification %s (first bad byte %llu)",
+                  i, res[i].verified ? "failed" : "did not run", (unsigned long long)res[i].bad_offset);
         ok = ok && res[i].status == GQ_OK && (!o->verify || fl[i].interferer || res[i].verify_ok);
     }
     be->ops->release(be, g);
@@ -420,16 +420,19 @@ static void tuning_all(gq_backend *be, int ngpu, uint64_t B)
         char n1[80];
         tune(be, t_host, a);
         snprintf(n1, sizeof n1, "tune host=%s: h2d ce gpu0", hn[a]);
-        one(be, n1, mk(H, L, G, 0, GQ_METHOD_CE, 0, B), pcie_cap(0), 55.1, refn("host_to_device_memcpy_ce", 0, 0));
+        one(be, n1, mk(H, L, G, 0, GQ_METHOD_CE, 0, B), pcie_cap(0), 55.1,
+            refn("host_to_device_memcpy_ce", 0, 0));
         snprintf(n1, sizeof n1, "tune host=%s: d2h ce gpu0", hn[a]);
-        one(be, n1, mk(G, 0, H, L, GQ_METHOD_CE, 0, B), pcie_cap(0), 55.1, refn("device_to_host_memcpy_ce", 0, 0));
+        one(be, n1, mk(G, 0, H, L, GQ_METHOD_CE, 0, B), pcie_cap(0), 55.1,
+            refn("device_to_host_memcpy_ce", 0, 0));
     }
     gq_cuda_tune_set(be, &def, &err);
     for (int bps = 1; bps <= 2; bps++) {
         char n1[80];
         tune(be, t_blocks, bps);
         snprintf(n1, sizeof n1, "tune sm blocks/SM=%d: h2d sm gpu0", bps);
-        one(be, n1, mk(H, L, G, 0, GQ_METHOD_SM, 0, B), pcie_cap(0), 51, refn("host_to_device_memcpy_sm", 0, 0));
+        one(be, n1, mk(H, L, G, 0, GQ_METHOD_SM, 0, B), pcie_cap(0), 51,
+            refn("host_to_device_memcpy_sm", 0, 0));
         if (ngpu >= 2) {
             snprintf(n1, sizeof n1, "tune sm blocks/SM=%d: d2d read sm 1->0", bps);
             one(be, n1, mk(G, 1, G, 0, GQ_METHOD_SM, 0, B), nvlink_cap(0, 1), 376,
@@ -557,15 +560,15 @@ int main(int argc, char **argv)
      * end: the hook flips the last byte), and a peer's memory. */
     {
         const uint64_t off = 21 * GQ_MiB + 12345, odd = 3 * GQ_MiB + 12345;
-        corrupt_case(&be, "corrupt h2d ce gpu0 (GPU destination)", mk(H, L, G, 0, GQ_METHOD_CE, 0, 64 * GQ_MiB), off,
-                     off);
-        corrupt_case(&be, "corrupt d2h sm gpu0 (host destination)", mk(G, 0, H, L, GQ_METHOD_SM, 0, 64 * GQ_MiB), off,
-                     off);
-        corrupt_case(&be, "corrupt local sm gpu0 (last byte of an odd size)", mk(G, 0, G, 0, GQ_METHOD_SM, 0, odd),
-                     UINT64_MAX, odd - 1);
+        corrupt_case(&be, "corrupt h2d ce gpu0 (GPU destination)",
+                     mk(H, L, G, 0, GQ_METHOD_CE, 0, 64 * GQ_MiB), off, off);
+        corrupt_case(&be, "corrupt d2h sm gpu0 (host destination)",
+                     mk(G, 0, H, L, GQ_METHOD_SM, 0, 64 * GQ_MiB), off, off);
+        corrupt_case(&be, "corrupt local sm gpu0 (last byte of an odd size)",
+                     mk(G, 0, G, 0, GQ_METHOD_SM, 0, odd), UINT64_MAX, odd - 1);
         if (ngpu >= 2)
-            corrupt_case(&be, "corrupt read ce 1->0 (peer copy)", mk(G, 1, G, 0, GQ_METHOD_CE, 0, 64 * GQ_MiB), off,
-                         off);
+            corrupt_case(&be, "corrupt read ce 1->0 (peer copy)",
+                         mk(G, 1, G, 0, GQ_METHOD_CE, 0, 64 * GQ_MiB), off, off);
     }
 
     /* Correctness at awkward sizes: tails that are not a multiple of 16 bytes,
@@ -632,9 +635,11 @@ int main(int argc, char **argv)
         if (measure(&be, "bidirectional host ce", bi, 2, caps, false, &m)) {
             /* nvbandwidth's *_bidirectional_memcpy_ce: the same two copies, one reported */
             snprintf(n1, sizeof n1, "bidir host ce gpu%d: h2d", gi);
-            add_fig(n1, m.flow[0], "GB/s", 0, false, refn("host_to_device_bidirectional_memcpy_ce", 0, gi), pc);
+            add_fig(n1, m.flow[0], "GB/s", 0, false, refn("host_to_device_bidirectional_memcpy_ce", 0, gi),
+                    pc);
             snprintf(n1, sizeof n1, "bidir host ce gpu%d: d2h", gi);
-            add_fig(n1, m.flow[1], "GB/s", 0, false, refn("device_to_host_bidirectional_memcpy_ce", 0, gi), pc);
+            add_fig(n1, m.flow[1], "GB/s", 0, false, refn("device_to_host_bidirectional_memcpy_ce", 0, gi),
+                    pc);
             snprintf(n1, sizeof n1, "bidir host ce gpu%d: sum (overlap %.3f)", gi, m.overlap_min);
             add_fig(n1, m.sum, "GB/s", 0, false, 0, 2 * pc);
         }
@@ -646,12 +651,16 @@ int main(int argc, char **argv)
         double caps[2] = {pcie_cap(0), pcie_cap(1)};
         mres m;
         if (measure(&be, "all_to_host ce", a, 2, caps, false, &m)) {
-            add_fig("all_to_host ce: gpu0", m.flow[0], "GB/s", 0, false, refn("all_to_host_memcpy_ce", 0, 0), caps[0]);
-            add_fig("all_to_host ce: gpu1", m.flow[1], "GB/s", 0, false, refn("all_to_host_memcpy_ce", 0, 1), caps[1]);
+            add_fig("all_to_host ce: gpu0", m.flow[0], "GB/s", 0, false, refn("all_to_host_memcpy_ce", 0, 0),
+                    caps[0]);
+            add_fig("all_to_host ce: gpu1", m.flow[1], "GB/s", 0, false, refn("all_to_host_memcpy_ce", 0, 1),
+                    caps[1]);
         }
         if (measure(&be, "host_to_all ce", h, 2, caps, false, &m)) {
-            add_fig("host_to_all ce: gpu0", m.flow[0], "GB/s", 0, false, refn("host_to_all_memcpy_ce", 0, 0), caps[0]);
-            add_fig("host_to_all ce: gpu1", m.flow[1], "GB/s", 0, false, refn("host_to_all_memcpy_ce", 0, 1), caps[1]);
+            add_fig("host_to_all ce: gpu0", m.flow[0], "GB/s", 0, false, refn("host_to_all_memcpy_ce", 0, 0),
+                    caps[0]);
+            add_fig("host_to_all ce: gpu1", m.flow[1], "GB/s", 0, false, refn("host_to_all_memcpy_ce", 0, 1),
+                    caps[1]);
         }
     }
 
@@ -694,8 +703,8 @@ int main(int argc, char **argv)
         double c4[4] = {pcie_cap(gi), pcie_cap(gi), pcie_cap(gi), pcie_cap(gi)};
         snprintf(n1, sizeof n1, "two split-warp pairs on gpu%d", gi);
         if (measure(&be, n1, two, 4, c4, true, &m))
-            printf("two split-warp pairs on gpu%d: %.2f + %.2f each way (by duration)\n", gi, m.flow[0].median,
-                   m.flow[2].median);
+            printf("two split-warp pairs on gpu%d: %.2f + %.2f each way (by duration)\n", gi,
+                   m.flow[0].median, m.flow[2].median);
         gq_flow bad[2] = {sp[0], sp[1]};
         bad[1].split_with = 0;
         gq_group *gg = NULL;
@@ -714,10 +723,11 @@ int main(int argc, char **argv)
         gq_flow bi[2] = {mk(H, L, G, 0, GQ_METHOD_CE, 0, B), mk(G, 0, H, L, GQ_METHOD_SM, 0, B)};
         if (run_once(&be, "grain: host ce h2d + sm d2h", bi, 2, &o, res)) {
             for (int i = 0; i < 2; i++) {
-                check(res[i].bytes_done % piece == 0 && res[i].bytes_done > 0, "grain", "flow %d: %llu bytes is not whole %llu-byte pieces", i,
+                check(res[i].bytes_done % piece == 0 && res[i].bytes_done > 0, "grain",
+                      "flow %d: %llu bytes is not whole %llu-byte pieces", i,
                       (unsigned long long)res[i].bytes_done, (unsigned long long)piece);
-                check(res[i].t_end <= res[i].t_start + o.duration_s + 1e-3, "grain", "flow %d: window %.4f s past the deadline",
-                      i, res[i].t_end - res[i].t_start);
+                check(res[i].t_end <= res[i].t_start + o.duration_s + 1e-3, "grain",
+                      "flow %d: window %.4f s past the deadline", i, res[i].t_end - res[i].t_start);
             }
             double ov = overlap(res, 2);
             check(ov >= 0.99, "grain", "overlap %.4f < 0.99 with 8 MiB pieces", ov);
@@ -732,16 +742,17 @@ int main(int argc, char **argv)
             if (run_once(&be, "grain: driver_staged both ways", ds, 2, &o2, res)) {
                 double ov = overlap(res, 2);
                 check(ov >= 0.99, "grain driver_staged", "overlap %.4f < 0.99 with 16 MiB pieces", ov);
-                printf("grain 16 MiB, 0.2 s: driver_staged 0->1 %.2f, 1->0 %.2f GB/s, sum %.2f, overlap %.4f\n",
-                       rate_of(&res[0]), rate_of(&res[1]), rate_of(&res[0]) + rate_of(&res[1]), ov);
+                printf(
+                    "grain 16 MiB, 0.2 s: driver_staged 0->1 %.2f, 1->0 %.2f GB/s, sum %.2f, overlap %.4f\n",
+                    rate_of(&res[0]), rate_of(&res[1]), rate_of(&res[0]) + rate_of(&res[1]), ov);
             }
             gq_flow st = mk(G, 0, G, 1, GQ_METHOD_STAGED, 0, B);
             gq_flow sx[2] = {st, mk(G, 1, G, 0, GQ_METHOD_STAGED, 1, B)};
             if (run_once(&be, "grain: staged both ways", sx, 2, &o2, res)) {
                 double ov = overlap(res, 2);
                 check(ov >= 0.99, "grain staged", "overlap %.4f < 0.99", ov);
-                printf("grain 16 MiB, 0.2 s: staged 0->1 %.2f, 1->0 %.2f GB/s, overlap %.4f\n", rate_of(&res[0]),
-                       rate_of(&res[1]), ov);
+                printf("grain 16 MiB, 0.2 s: staged 0->1 %.2f, 1->0 %.2f GB/s, overlap %.4f\n",
+                       rate_of(&res[0]), rate_of(&res[1]), ov);
             }
         }
     }
@@ -755,16 +766,18 @@ int main(int argc, char **argv)
         gq_run_opts o = {.reps = 8, .verify = true};
         gq_flow_result res[2];
         if (run_once(&be, "interferer until measured", fl, 2, &o, res)) {
-            check(res[0].copies_done == 8, "interferer", "measured flow: %d copies, 8 asked", res[0].copies_done);
+            check(res[0].copies_done == 8, "interferer", "measured flow: %d copies, 8 asked",
+                  res[0].copies_done);
             check(res[1].t_end >= res[0].t_end, "interferer",
                   "it ended at %.4f s, before the measured flow (%.4f s)", res[1].t_end - res[1].t_start,
                   res[0].t_end - res[0].t_start);
             /* by its own count (8 copies of a quarter the size) it would have stopped 4x earlier */
             check(res[1].copies_done > 8, "interferer", "%d copies: it stopped at its own count",
                   res[1].copies_done);
-            check(res[1].t_end - res[0].t_end < 0.02, "interferer", "it ran on %.1f ms past the measured flow",
-                  1e3 * (res[1].t_end - res[0].t_end));
-            printf("interferer until measured: h2d %.2f GB/s under d2h %.2f GB/s; interferer ended %.2f ms after\n",
+            check(res[1].t_end - res[0].t_end < 0.02, "interferer",
+                  "it ran on %.1f ms past the measured flow", 1e3 * (res[1].t_end - res[0].t_end));
+            printf("interferer until measured: h2d %.2f GB/s under d2h %.2f GB/s; interferer ended %.2f ms "
+                   "after\n",
                    rate_of(&res[0]), rate_of(&res[1]), 1e3 * (res[1].t_end - res[0].t_end));
         }
     }
@@ -810,8 +823,8 @@ int main(int argc, char **argv)
                     refn("device_to_device_bidirectional_memcpy_read_ce", 1, 0), nv);
             char n1[80];
             snprintf(n1, sizeof n1, "d2d bidir read ce: total (overlap %.3f)", m.overlap_min);
-            add_fig(n1, m.sum, "GB/s", 779, false, refn("device_to_device_bidirectional_memcpy_read_ce", 4, 1),
-                    2 * nv);
+            add_fig(n1, m.sum, "GB/s", 779, false,
+                    refn("device_to_device_bidirectional_memcpy_read_ce", 4, 1), 2 * nv);
         }
         gq_flow bw[2] = {mk(G, 0, G, 1, GQ_METHOD_CE, 0, B), mk(G, 1, G, 0, GQ_METHOD_CE, 1, B)};
         if (measure(&be, "bidirectional d2d write ce", bw, 2, caps, false, &m)) {
@@ -849,7 +862,8 @@ int main(int argc, char **argv)
         double cap = HBM_CAP / 2;
         gq_flow f = mk(G, 0, G, 0, GQ_METHOD_CE, 0, B);
         if (measure(&be, "device_local_copy ce", &f, 1, &cap, false, &m))
-            add_fig("device_local_copy ce gpu0", m.flow[0], "GB/s", 0, false, refn("device_local_copy", 0, 0), cap);
+            add_fig("device_local_copy ce gpu0", m.flow[0], "GB/s", 0, false, refn("device_local_copy", 0, 0),
+                    cap);
         f.method = GQ_METHOD_SM;
         if (measure(&be, "device_local_copy sm", &f, 1, &cap, false, &m))
             add_fig("device_local_copy sm gpu0", m.flow[0], "GB/s", 0, false, 0, cap);

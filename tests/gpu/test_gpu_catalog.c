@@ -111,7 +111,8 @@ static void check_sums(const gq_recordset *rs, int from, int to)
  * requires the overlap, and measured 26-37 GB/s per direction per GPU on
  * 2 x H200 where nvbandwidth prints 42.1 (bench/results/catalog-h200x2-s2-2026-11-30.md).
  * Their ratio is printed, not bounded. */
-static const char *const exempt[] = {"all_to_host_bidirectional_memcpy_sm", "host_to_all_bidirectional_memcpy_sm"};
+static const char *const exempt[] = {"all_to_host_bidirectional_memcpy_sm",
+                                     "host_to_all_bidirectional_memcpy_sm"};
 
 static bool is_exempt(const char *test)
 {
@@ -154,8 +155,8 @@ static void on_cell(const gpu_ref_cell *c, void *arg)
     bool ex = is_exempt(c->test);
     if (!isfinite(c->v)) {
         r->none++;
-        check(ex, c->test, "cell %d,%d: no valid gpuqual figure to hold against the reference %.2f", c->row, c->col,
-              c->ref);
+        check(ex, c->test, "cell %d,%d: no valid gpuqual figure to hold against the reference %.2f", c->row,
+              c->col, c->ref);
         return;
     }
     double ratio = c->v / c->ref;
@@ -165,9 +166,9 @@ static void on_cell(const gpu_ref_cell *c, void *arg)
         return;
     bool ok = gpu_ref_meets(c->v, c->ref, c->latency);
     r->below += !ok;
-    check(ok, c->test, "cell %d,%d: %.2f %s %s the bound %.2f (reference %.2f; ratio %.4f)", c->row, c->col, c->v,
-          c->latency ? "ns" : "GB/s", c->latency ? "above" : "below", gpu_ref_bound(c->ref, c->latency), c->ref,
-          ratio);
+    check(ok, c->test, "cell %d,%d: %.2f %s %s the bound %.2f (reference %.2f; ratio %.4f)", c->row, c->col,
+          c->v, c->latency ? "ns" : "GB/s", c->latency ? "above" : "below", gpu_ref_bound(c->ref, c->latency),
+          c->ref, ratio);
 }
 
 /* The table: one line per nvbandwidth test, its cells' ratios to the reference. */
@@ -176,15 +177,17 @@ static void check_bounds(const gpu_ref *ref, const gq_topo *topo, const gq_recor
     bounds b = {.n = 0};
     int n = gpu_ref_each_cell(ref, topo, rs, on_cell, &b);
     check(n >= 0, "bounds", "the records could not be laid out as nvbandwidth's cells");
-    printf("\nbounds: gpuqual / reference per cell; bandwidth >= %.0f %%, latency <= 1/%.1f of the reference\n",
-           100 * GPU_REF_FRACTION, GPU_REF_FRACTION);
+    printf(
+        "\nbounds: gpuqual / reference per cell; bandwidth >= %.0f %%, latency <= 1/%.1f of the reference\n",
+        100 * GPU_REF_FRACTION, GPU_REF_FRACTION);
     printf("%-48s %5s %8s %8s  %s\n", "test", "cells", "min", "max", "verdict");
     int cells = 0, bad = 0;
     for (int i = 0; i < b.n; i++) {
         const bound_row *r = &b.row[i];
         char verdict[200];
         if (is_exempt(r->test))
-            snprintf(verdict, sizeof verdict, "exempt: method differs (nvbandwidth times one GPU's kernel of all)");
+            snprintf(verdict, sizeof verdict,
+                     "exempt: method differs (nvbandwidth times one GPU's kernel of all)");
         else if (r->below || r->none)
             snprintf(verdict, sizeof verdict, "FAIL: %d of %d %s the bound%s", r->below + r->none, r->cells,
                      r->latency ? "above" : "below", r->none ? " or without a figure" : "");
@@ -207,14 +210,16 @@ static int run_one(gq_backend *be, const gq_topo *topo, const char *test, uint64
 {
     const gq_test *t = gq_catalog_find(test);
     gq_err err = {0};
-    gq_plan_opts po = {.bytes = bytes, .host_numa = GQ_NUMA_LOCAL, .numa_nodes = topo->numa_nodes, .ngpus = 1};
+    gq_plan_opts po = {
+        .bytes = bytes, .host_numa = GQ_NUMA_LOCAL, .numa_nodes = topo->numa_nodes, .ngpus = 1};
     po.gpus[0] = 0;
     gq_harness_opts ho;
     gq_harness_opts_default(&ho);
     ho.rounds = rounds;
     gq_plan plan;
     memset(&plan, 0, sizeof plan);
-    if (!t || gq_catalog_plan(t, topo, &po, &plan, &err) != GQ_OK || plan.n != 1 || plan.items[0].is_latency) {
+    if (!t || gq_catalog_plan(t, topo, &po, &plan, &err) != GQ_OK || plan.n != 1 ||
+        plan.items[0].is_latency) {
         check(false, test, "corruption: cannot plan one measurement on GPU 0: %s", err.msg);
         gq_plan_free(&plan);
         return GQ_E_FAIL;
@@ -244,7 +249,8 @@ static void corruption(gq_backend *be, const gq_topo *topo, int rounds)
         check(gq_cuda_test_corrupt_dst(be, off, 1, &err) == GQ_OK, test, "arming the hook: %s", err.msg);
         if (run_one(be, topo, test, bytes, rounds, &rs) == GQ_OK) {
             check(gq_cuda_test_corrupt_pending(be) == 0, test,
-                  "corruption: the hook was not used (%d left): no data check ran", gq_cuda_test_corrupt_pending(be));
+                  "corruption: the hook was not used (%d left): no data check ran",
+                  gq_cuda_test_corrupt_pending(be));
             char at[32];
             snprintf(at, sizeof at, "offset %llu ", (unsigned long long)off);
             bool seen = false;
@@ -254,10 +260,11 @@ static void corruption(gq_backend *be, const gq_topo *topo, int rounds)
                     continue;
                 seen = true;
                 check(!r->valid && (r->flags & GQ_FLAG_VERIFY_FAILED), test,
-                      "corruption: a corrupted destination passed the data check (valid %d, flags 0x%x)", r->valid,
-                      r->flags);
-                check(strstr(r->error, at) != NULL, test, "corruption: the error does not name byte %llu: '%s'",
-                      (unsigned long long)off, r->error);
+                      "corruption: a corrupted destination passed the data check (valid %d, flags 0x%x)",
+                      r->valid, r->flags);
+                check(strstr(r->error, at) != NULL, test,
+                      "corruption: the error does not name byte %llu: '%s'", (unsigned long long)off,
+                      r->error);
             }
             check(seen, test, "corruption: no record");
             printf("corrupted %-32s record %s: %s\n", test, seen && !rs.v[0].valid ? "invalid" : "VALID",
@@ -294,10 +301,12 @@ int main(int argc, char **argv)
             rounds = 3;
         else if (!strcmp(argv[i], "--sim") && i + 1 < argc)
             sim = argv[++i];
-        else if (!strcmp(argv[i], "--no-tuning") || !strcmp(argv[i], "--no-latency") || !strcmp(argv[i], "--tuning-all"))
+        else if (!strcmp(argv[i], "--no-tuning") || !strcmp(argv[i], "--no-latency") ||
+                 !strcmp(argv[i], "--tuning-all"))
             ; /* test_cuda_backend's options: run.sh passes the same arguments to every program */
         else {
-            fprintf(stderr, "usage: %s [--rounds N] [--size MIB] [--tests a,b,...] [--quick] [--sim NAME]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--rounds N] [--size MIB] [--tests a,b,...] [--quick] [--sim NAME]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -327,8 +336,8 @@ int main(int argc, char **argv)
     bool ref_failed = false;
     gpu_ref *ref = gpu_ref_open(topo, &ref_failed, why, sizeof why);
     check(ref || !ref_failed, "reference", "%s", why);
-    gq_plan_opts po = {.bytes = bytes, .host_numa = GQ_NUMA_LOCAL, .numa_nodes = topo->numa_nodes,
-                       .ngpus = topo->ngpu};
+    gq_plan_opts po = {
+        .bytes = bytes, .host_numa = GQ_NUMA_LOCAL, .numa_nodes = topo->numa_nodes, .ngpus = topo->ngpu};
     for (int i = 0; i < topo->ngpu && i < GQ_MAX_GPUS; i++)
         po.gpus[i] = i;
     gq_harness_opts ho;
@@ -393,7 +402,8 @@ int main(int argc, char **argv)
         check_sums(&rs, from, rs.n);
         printf("ran  %-48s %3d records  %5.1f s\n", test->name, rs.n - from, gq_now_mono() - t0);
     }
-    check(ran > 0 || (only && selected(only, "corruption")), "catalog", "no test ran (--tests %s)", only ? only : "");
+    check(ran > 0 || (only && selected(only, "corruption")), "catalog", "no test ran (--tests %s)",
+          only ? only : "");
     if (ref)
         check_bounds(ref, topo, &rs);
     gq_records_free(&rs);

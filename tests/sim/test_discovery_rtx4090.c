@@ -26,7 +26,8 @@ static void rtx4090x8(void **state)
                 assert_true(d.matrix->staged[i][j]);
 
     /* the per-socket budgets, in both directions, and nothing else */
-    assert_string_equal(disc_bottlenecks_str(d.bottlenecks, buf, sizeof buf), "h2d:0-3 h2d:4-7 d2h:0-3 d2h:4-7");
+    assert_string_equal(disc_bottlenecks_str(d.bottlenecks, buf, sizeof buf),
+                        "h2d:0-3 h2d:4-7 d2h:0-3 d2h:4-7");
     for (int s = 0; s < 2; s++) {
         int i = disc_find(d.bottlenecks, GQ_DIR_H2D, s ? "4-7" : "0-3");
         const gq_bottleneck *bn = &d.bottlenecks->v[i];

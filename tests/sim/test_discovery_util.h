@@ -79,7 +79,8 @@ static inline int disc_find(const gq_bottlenecks *b, gq_direction d, const char 
 {
     char buf[256];
     for (int i = 0; i < b->n; i++)
-        if (b->v[i].direction == d && !strcmp(gq_domains_set_str(b->v[i].gpus, b->v[i].ngpus, buf, sizeof buf), set))
+        if (b->v[i].direction == d &&
+            !strcmp(gq_domains_set_str(b->v[i].gpus, b->v[i].ngpus, buf, sizeof buf), set))
             return i;
     return -1;
 }

@@ -55,7 +55,9 @@ static void aggregate(int group, const int *gpus, int n, gq_direction d, double 
 {
     gq_record r;
     base(&r, group);
-    strcpy(r.test, d == GQ_DIR_P2P ? "pairs_read_ce" : d == GQ_DIR_H2D ? "host_to_device_set" : "device_to_host_set");
+    strcpy(r.test, d == GQ_DIR_P2P   ? "pairs_read_ce"
+                   : d == GQ_DIR_H2D ? "host_to_device_set"
+                                     : "device_to_host_set");
     r.direction = d;
     r.aggregate = true;
     r.flow_tag = -1;

@@ -62,9 +62,9 @@ static void seed001(void **state)
 /* Seed 004, unidirectional P2P=Enabled (writes) and bidirectional matrices
  * of the 6 x A100 with NVLink bridges. */
 static const double a100_uni[6][6] = {
-    {0, 10.05, 10.05, 275.34, 8.55, 8.55},  {10.04, 0, 196.25, 8.69, 8.56, 8.72},
-    {10.04, 216.16, 0, 9.86, 8.70, 8.50},   {200.30, 8.93, 8.93, 0, 10.06, 10.06},
-    {9.48, 8.90, 8.90, 10.05, 0, 189.87},   {9.61, 8.90, 8.90, 10.05, 275.24, 0},
+    {0, 10.05, 10.05, 275.34, 8.55, 8.55}, {10.04, 0, 196.25, 8.69, 8.56, 8.72},
+    {10.04, 216.16, 0, 9.86, 8.70, 8.50},  {200.30, 8.93, 8.93, 0, 10.06, 10.06},
+    {9.48, 8.90, 8.90, 10.05, 0, 189.87},  {9.61, 8.90, 8.90, 10.05, 275.24, 0},
 };
 static const double a100_bi[6][6] = {
     {0, 19.35, 19.34, 516.02, 18.80, 18.85}, {19.34, 0, 515.66, 18.90, 19.01, 19.02},
@@ -313,10 +313,12 @@ static void set_str(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(seed001),        cmocka_unit_test(seed004),          cmocka_unit_test(h200_one_domain),
-        cmocka_unit_test(flat_is_one),    cmocka_unit_test(gap_within_spread), cmocka_unit_test(no_p2p),
-        cmocka_unit_test(missing_cells),  cmocka_unit_test(broken_link),      cmocka_unit_test(chained),
-        cmocka_unit_test(gpu_subset),     cmocka_unit_test(one_gpu_and_empty), cmocka_unit_test(from_records),
+        cmocka_unit_test(seed001),           cmocka_unit_test(seed004),
+        cmocka_unit_test(h200_one_domain),   cmocka_unit_test(flat_is_one),
+        cmocka_unit_test(gap_within_spread), cmocka_unit_test(no_p2p),
+        cmocka_unit_test(missing_cells),     cmocka_unit_test(broken_link),
+        cmocka_unit_test(chained),           cmocka_unit_test(gpu_subset),
+        cmocka_unit_test(one_gpu_and_empty), cmocka_unit_test(from_records),
         cmocka_unit_test(set_str),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,7 +37,8 @@ static gq_recordset h2d(double gbps)
     return rs;
 }
 
-static void add(gq_fleet *f, int rank, const char *verdict, bool complete, double temp, double clock, double bw)
+static void add(gq_fleet *f, int rank, const char *verdict, bool complete, double temp, double clock,
+                double bw)
 {
     json_t *d = doc(verdict, complete, temp, clock);
     gq_recordset rs = h2d(bw);
@@ -54,8 +55,8 @@ static void test_outliers_both_directions(void **state)
     gq_err err = {0};
     gq_fleet_init(&f, 5);
     add(&f, 0, "pass", true, 60, 1700, 55);
-    add(&f, 1, "pass", true, 61, 1690, 40); /* slow host path */
-    add(&f, 2, "pass", true, 80, 1705, 55.5); /* hot */
+    add(&f, 1, "pass", true, 61, 1690, 40);     /* slow host path */
+    add(&f, 2, "pass", true, 80, 1705, 55.5);   /* hot */
     add(&f, 3, "pass", true, 60.5, 1698, 54.8); /* within 5 % */
     assert_int_equal(gq_fleet_finish(&f, &err), 0);
     assert_int_equal(f.ncompared, 3);

@@ -30,6 +30,7 @@ typedef struct opts {
 
 #define O(f) offsetof(opts, f)
 
+/* clang-format off */
 static const gq_opt tab[] = {
     {.name = "buffer-size",
      .shortname = 'b',
@@ -53,6 +54,7 @@ static const gq_opt tab[] = {
     {.name = "name", .type = GQ_OPT_STR, .off = O(name)},
     GQ_OPT_END,
 };
+/* clang-format on */
 static const gq_opt *const tabs[] = {tab};
 
 static const char *pos[8];

@@ -60,7 +60,8 @@ static bool has_host(const gq_probe_plan *p, gq_probe_kind k, gq_direction d, co
 {
     char buf[256];
     for (int i = 0; i < p->n; i++)
-        if (p->v[i].kind == k && p->v[i].direction == d && !strcmp(gq_probe_str(&p->v[i], buf, sizeof buf), set))
+        if (p->v[i].kind == k && p->v[i].direction == d &&
+            !strcmp(gq_probe_str(&p->v[i], buf, sizeof buf), set))
             return true;
     return false;
 }
@@ -70,7 +71,8 @@ static int count_sets(const gq_probe_plan *p, const char *set, gq_direction d)
     char buf[256];
     int c = 0;
     for (int i = 0; i < p->n; i++)
-        if (p->v[i].direction == d && p->v[i].npairs == 0 && !strcmp(gq_probe_str(&p->v[i], buf, sizeof buf), set))
+        if (p->v[i].direction == d && p->v[i].npairs == 0 &&
+            !strcmp(gq_probe_str(&p->v[i], buf, sizeof buf), set))
             c++;
     return c;
 }
@@ -104,7 +106,8 @@ static void seed000(void **state)
         assert_true(has_host(&p, GQ_PROBE_HOST_ALL, dir, "0-7"));
         assert_true(has_host(&p, GQ_PROBE_HOST_ALONE, dir, "5"));
         assert_true(has_host(&p, GQ_PROBE_HOST_PAIR, dir, "0,1"));
-        assert_false(has_host(&p, GQ_PROBE_HOST_PAIR, dir, "3,4")); /* across sockets: the all-run covers it */
+        assert_false(
+            has_host(&p, GQ_PROBE_HOST_PAIR, dir, "3,4")); /* across sockets: the all-run covers it */
         /* the switch, root port, host bridge and NUMA node are one set: once */
         assert_int_equal(count_sets(&p, "0-3", dir), 1);
     }

@@ -161,9 +161,10 @@ static void zero_fixed_cost(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(exact_model),      cmocka_unit_test(noisy_model),  cmocka_unit_test(outliers_rejected),
-        cmocka_unit_test(seed001_within),   cmocka_unit_test(too_few_sizes), cmocka_unit_test(two_sizes_exact),
-        cmocka_unit_test(no_bandwidth),     cmocka_unit_test(zero_fixed_cost),
+        cmocka_unit_test(exact_model),       cmocka_unit_test(noisy_model),
+        cmocka_unit_test(outliers_rejected), cmocka_unit_test(seed001_within),
+        cmocka_unit_test(too_few_sizes),     cmocka_unit_test(two_sizes_exact),
+        cmocka_unit_test(no_bandwidth),      cmocka_unit_test(zero_fixed_cost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,17 +58,17 @@ typedef struct cflow {
     int cdev;       /* device that fills src, poisons and checks dst: where dst is, or exec */
     int fdev;       /* device that fills src */
     cuda_hbuf *hsrc, *hdst, *stage;
-    bool hshared;   /* hsrc belongs to an earlier flow of the group (interferer or share_src) */
-    int partner;    /* split-warp partner's index, or -1 */
+    bool hshared;         /* hsrc belongs to an earlier flow of the group (interferer or share_src) */
+    int partner;          /* split-warp partner's index, or -1 */
     bool split_secondary; /* the partner (lower index) queues the pair's kernel */
-    int fold;       /* transfers per copy (interferers; else 1) */
-    uint64_t xbytes; /* bytes per transfer: f.bytes / fold */
-    void *dsrc, *ddst; /* cudaMalloc'd */
-    void *src, *dst;   /* device-usable addresses */
-    cudaStream_t s;    /* first stream: exec (STAGED: D2H on the src GPU) */
-    cudaStream_t s2;   /* STAGED: H2D on the dst GPU */
-    cudaStream_t sc;   /* side stream on cdev: poison and check */
-    cudaStream_t sf;   /* side stream on fdev: fill (may equal sc's device) */
+    int fold;             /* transfers per copy (interferers; else 1) */
+    uint64_t xbytes;      /* bytes per transfer: f.bytes / fold */
+    void *dsrc, *ddst;    /* cudaMalloc'd */
+    void *src, *dst;      /* device-usable addresses */
+    cudaStream_t s;       /* first stream: exec (STAGED: D2H on the src GPU) */
+    cudaStream_t s2;      /* STAGED: H2D on the dst GPU */
+    cudaStream_t sc;      /* side stream on cdev: poison and check */
+    cudaStream_t sf;      /* side stream on fdev: fill (may equal sc's device) */
     cudaEvent_t ring[RING];
     cudaEvent_t d2h[MAX_STAGE_BUFS], h2d[MAX_STAGE_BUFS];
     unsigned long long *dres; /* check result on cdev */
@@ -790,10 +790,10 @@ typedef enum { Q_COUNT, Q_TIME, Q_UNTIL_MEASURED } q_mode;
 typedef struct flow_state {
     q_mode mode;
     bool stop;
-    int xfers;      /* transfers per unit (whole-transfer units) */
-    uint64_t piece; /* bytes per piece; 0 = whole-transfer units */
-    uint64_t off;   /* piece units: offset of the next piece in its copy */
-    int depth;      /* units in flight */
+    int xfers;                      /* transfers per unit (whole-transfer units) */
+    uint64_t piece;                 /* bytes per piece; 0 = whole-transfer units */
+    uint64_t off;                   /* piece units: offset of the next piece in its copy */
+    int depth;                      /* units in flight */
     long long xfers_enq, xfers_max; /* Q_COUNT: transfers queued / to queue */
     int units_enq, units_done;
     uint64_t ubytes[RING];
@@ -839,7 +839,7 @@ static int top_up(gq_group *g, cflow *c, flow_state *st, bool pre, gq_err *err)
             int n = st->xfers;
             if (st->mode == Q_COUNT && st->xfers_enq + n > st->xfers_max)
                 n = (int)(st->xfers_max - st->xfers_enq);
-            ops_u = c->f.method == GQ_METHOD_SM ? (c->partner >= 0 && !c->sm_shared ? n + 1 : 2)
+            ops_u = c->f.method == GQ_METHOD_SM       ? (c->partner >= 0 && !c->sm_shared ? n + 1 : 2)
                     : c->f.method == GQ_METHOD_STAGED ? 3 * c->nchunks * n + 1
                                                       : n + 1;
             if (pre && st->units_enq > 0 && ops + ops_u > PRE_OPS)
@@ -848,7 +848,8 @@ static int top_up(gq_group *g, cflow *c, flow_state *st, bool pre, gq_err *err)
             if (rc != GQ_OK)
                 return rc;
             st->ubytes[slot] = (uint64_t)n * c->xbytes;
-            st->ucopies[slot] = n / c->fold; /* exact for measured flows (fold 1); interferers count transfers */
+            st->ucopies[slot] =
+                n / c->fold; /* exact for measured flows (fold 1); interferers count transfers */
             st->uxfers[slot] = n;
             st->xfers_enq += n;
         }
@@ -859,7 +860,8 @@ static int top_up(gq_group *g, cflow *c, flow_state *st, bool pre, gq_err *err)
 }
 
 /* Choose how this worker queues in this run. */
-static void plan_run(const cuda_be *b, gq_group *g, const cflow *c, int i, const gq_run_opts *o, flow_state *st)
+static void plan_run(const cuda_be *b, gq_group *g, const cflow *c, int i, const gq_run_opts *o,
+                     flow_state *st)
 {
     st->xfers = c->copies_per_unit * c->fold;
     st->depth = c->depth;
@@ -885,7 +887,8 @@ static void plan_run(const cuda_be *b, gq_group *g, const cflow *c, int i, const
     }
     /* a split-warp pair's kernel moves both: either flow's grain is the pair's */
     uint64_t grain = o->grain ? o->grain[i] : 0;
-    if (o->grain && c->partner >= 0 && (grain == 0 || (o->grain[c->partner] > 0 && o->grain[c->partner] < grain)))
+    if (o->grain && c->partner >= 0 &&
+        (grain == 0 || (o->grain[c->partner] > 0 && o->grain[c->partner] < grain)))
         grain = o->grain[c->partner];
     if (st->mode == Q_TIME && grain > 0 && grain < c->f.bytes) {
         uint64_t q = gq_flow_piece_quantum(&c->f);
@@ -927,7 +930,7 @@ static void run_flow(void *arg, int i, gq_workers *w)
      * window then starts a few microseconds before the first copy does). */
     const bool pre = c->f.method != GQ_METHOD_DRIVER_STAGED;
 
-    int met = 0; /* barriers passed */
+    int met = 0;                                      /* barriers passed */
     const bool check = o->verify && !c->f.interferer; /* interferers' data is not checked */
     if (check) {
         CK(cudaSetDevice(c->cdev));
@@ -1055,7 +1058,8 @@ static int cuda_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_r
         const gq_flow_result *p = &res[c->partner];
         if (p->status != GQ_OK && s->status == GQ_OK) {
             s->status = p->status;
-            snprintf(s->error, sizeof s->error, "split-warp partner: %.*s", (int)sizeof s->error - 24, p->error);
+            snprintf(s->error, sizeof s->error, "split-warp partner: %.*s", (int)sizeof s->error - 24,
+                     p->error);
         }
         s->t_start = p->t_start;
         s->t_end = p->t_end;

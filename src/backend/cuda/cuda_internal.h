@@ -26,20 +26,20 @@ typedef enum gq_cuda_host_alloc {
  * chase_restart 1: the chase is nvbandwidth's (a 2 MiB buffer, node i ->
  * i + 128 B cyclic, every SM in turn starting at the chain's start). */
 typedef struct gq_cuda_tune {
-    int host_alloc;          /* gq_cuda_host_alloc */
-    int sm_blocks_per_sm;    /* copy kernel blocks per SM; 0 = as many as fit (occupancy) */
-    int stage_bufs;          /* STAGED: pinned staging buffers in the ring, 2..8 */
-    uint64_t chase_window;   /* pointer chase: the chain visits 128-byte lines in random order
-                              * within each window of this many bytes, windows in order;
-                              * 128 = plain stride (nvbandwidth's order) */
-    int chase_sms;           /* 0: the chase runs on every SM in turn and the loads are averaged
-                              * (nvbandwidth does this); 1: on one SM */
-    uint64_t sm_unit_bytes;  /* SM copies with a copy count: bytes per kernel launch (the kernel
-                              * loops over the buffer); a launch per copy when <= the buffer */
-    uint64_t chase_bytes;    /* pointer chase: chain buffer size (a multiple of 128 bytes, >= 4 KiB);
-                              * 0 = one fresh 128-byte line per load (up to 128 MiB) */
-    int chase_restart;       /* 1: each SM's chase starts at the chain's start (nvbandwidth);
-                              * 0: each SM continues where the previous one stopped */
+    int host_alloc;         /* gq_cuda_host_alloc */
+    int sm_blocks_per_sm;   /* copy kernel blocks per SM; 0 = as many as fit (occupancy) */
+    int stage_bufs;         /* STAGED: pinned staging buffers in the ring, 2..8 */
+    uint64_t chase_window;  /* pointer chase: the chain visits 128-byte lines in random order
+                             * within each window of this many bytes, windows in order;
+                             * 128 = plain stride (nvbandwidth's order) */
+    int chase_sms;          /* 0: the chase runs on every SM in turn and the loads are averaged
+                             * (nvbandwidth does this); 1: on one SM */
+    uint64_t sm_unit_bytes; /* SM copies with a copy count: bytes per kernel launch (the kernel
+                             * loops over the buffer); a launch per copy when <= the buffer */
+    uint64_t chase_bytes;   /* pointer chase: chain buffer size (a multiple of 128 bytes, >= 4 KiB);
+                             * 0 = one fresh 128-byte line per load (up to 128 MiB) */
+    int chase_restart;      /* 1: each SM's chase starts at the chain's start (nvbandwidth);
+                             * 0: each SM continues where the previous one stopped */
 } gq_cuda_tune;
 
 /* Read / replace the knobs of an open "cuda" backend. Applies to groups
@@ -76,7 +76,8 @@ int gq_cuda_test_corrupt_pending(const gq_backend *be);
  * gq_cuda_stress_fini stops any load still running and closes NVML: the
  * backend's fini calls it. */
 int gq_cuda_stress_start(gq_backend *be, int gpu, gq_precision p, gq_err *err);
-int gq_cuda_stress_poll(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty, double *tflops, gq_err *err);
+int gq_cuda_stress_poll(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty, double *tflops,
+                        gq_err *err);
 int gq_cuda_stress_stop(gq_backend *be, int gpu, gq_err *err);
 int gq_cuda_sample(gq_backend *be, int gpu, gq_sample *s, gq_err *err);
 void gq_cuda_stress_fini(gq_backend *be);

@@ -59,8 +59,8 @@ static int chase(cuda_be *b, const gq_latency_req *r, double *ns, gq_err *err)
      * loads). Otherwise nvbandwidth's fixed buffer, whose lines an SM may
      * revisit: neither host nor peer lines stay in the chasing GPU's caches
      * (nvbandwidth's figures, taken the same way, are the check). */
-    uint32_t nodes = b->tune.chase_bytes ? (uint32_t)(b->tune.chase_bytes / CHASE_STRIDE)
-                     : loads < CHASE_MIN_NODES   ? CHASE_MIN_NODES
+    uint32_t nodes = b->tune.chase_bytes       ? (uint32_t)(b->tune.chase_bytes / CHASE_STRIDE)
+                     : loads < CHASE_MIN_NODES ? CHASE_MIN_NODES
                      : loads > CHASE_MAX_NODES ? CHASE_MAX_NODES
                                                : (uint32_t)loads;
     uint64_t bytes = (uint64_t)nodes * CHASE_STRIDE;

@@ -110,8 +110,8 @@ __global__ void __launch_bounds__(GQ_K_COPY_THREADS, 1)
  * whole copy; each launch moves each byte once. On 2 x H200 it moved 42.05-
  * 42.10 GB/s per direction host <-> GPU where the strided k_copy_split moved
  * 41.48-41.57 (bench/probes/split_warp.cu). */
-__global__ void k_copy_split_flat(uint4 *dst_a, const uint4 *src_a, uint4 *dst_b, const uint4 *src_b, uint64_t n,
-                                  unsigned ntail)
+__global__ void k_copy_split_flat(uint4 *dst_a, const uint4 *src_a, uint4 *dst_b, const uint4 *src_b,
+                                  uint64_t n, unsigned ntail)
 {
     const uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const uint64_t w = tid / 32, lane = tid % 32;
@@ -288,8 +288,8 @@ extern "C" cudaError_t gq_k_copy_split_flat(void *dst_a, const void *src_a, void
     if (blocks > 0x7fffffffull)
         return cudaErrorInvalidValue;
     for (int l = 0; l < loops; l++) {
-        k_copy_split_flat<<<(unsigned)blocks, 1024, 0, s>>>((uint4 *)dst_a, (const uint4 *)src_a, (uint4 *)dst_b,
-                                                           (const uint4 *)src_b, n, ntail);
+        k_copy_split_flat<<<(unsigned)blocks, 1024, 0, s>>>((uint4 *)dst_a, (const uint4 *)src_a,
+                                                            (uint4 *)dst_b, (const uint4 *)src_b, n, ntail);
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess)
             return e;

@@ -43,8 +43,8 @@ cudaError_t gq_k_copy_split(void *dst_a, const void *src_a, void *dst_b, const v
  * element per thread over the whole copy (the GPU's every SM, full
  * occupancy), launched `loops` times; faster than the strided form when the
  * pair has the GPU to itself. */
-cudaError_t gq_k_copy_split_flat(void *dst_a, const void *src_a, void *dst_b, const void *src_b, uint64_t bytes,
-                                 int loops, cudaStream_t s);
+cudaError_t gq_k_copy_split_flat(void *dst_a, const void *src_a, void *dst_b, const void *src_b,
+                                 uint64_t bytes, int loops, cudaStream_t s);
 
 /* Fill `bytes` at p with the pattern of `seed`. */
 cudaError_t gq_k_fill(void *p, uint64_t bytes, uint32_t seed, int grid_blocks, cudaStream_t s);

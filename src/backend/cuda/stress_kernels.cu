@@ -23,20 +23,44 @@ static __device__ __forceinline__ double uniform_pm1(uint64_t i, uint64_t seed)
 
 template <typename T> struct conv;
 template <> struct conv<__nv_bfloat16> {
-    static __device__ __nv_bfloat16 from(double v) { return __float2bfloat16((float)v); }
-    static __device__ double to(__nv_bfloat16 v) { return (double)__bfloat162float(v); }
+    static __device__ __nv_bfloat16 from(double v)
+    {
+        return __float2bfloat16((float)v);
+    }
+    static __device__ double to(__nv_bfloat16 v)
+    {
+        return (double)__bfloat162float(v);
+    }
 };
 template <> struct conv<__half> {
-    static __device__ __half from(double v) { return __float2half((float)v); }
-    static __device__ double to(__half v) { return (double)__half2float(v); }
+    static __device__ __half from(double v)
+    {
+        return __float2half((float)v);
+    }
+    static __device__ double to(__half v)
+    {
+        return (double)__half2float(v);
+    }
 };
 template <> struct conv<float> {
-    static __device__ float from(double v) { return (float)v; }
-    static __device__ double to(float v) { return (double)v; }
+    static __device__ float from(double v)
+    {
+        return (float)v;
+    }
+    static __device__ double to(float v)
+    {
+        return (double)v;
+    }
 };
 template <> struct conv<double> {
-    static __device__ double from(double v) { return v; }
-    static __device__ double to(double v) { return v; }
+    static __device__ double from(double v)
+    {
+        return v;
+    }
+    static __device__ double to(double v)
+    {
+        return v;
+    }
 };
 
 template <typename T> __global__ void fill_kernel(T *p, uint64_t n, uint64_t seed)
@@ -117,7 +141,8 @@ extern "C" cudaError_t gq_k_stress_compare(const void *c, const void *ref, uint6
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t gq_k_stress_publish(const unsigned long long *src, unsigned long long *dst, cudaStream_t s)
+extern "C" cudaError_t gq_k_stress_publish(const unsigned long long *src, unsigned long long *dst,
+                                           cudaStream_t s)
 {
     publish_kernel<<<1, 1, 0, s>>>(src, dst);
     return cudaGetLastError();
