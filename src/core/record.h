@@ -15,7 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "backend/backend.h"
+#include "core/status.h"
+#include "core/types.h"
 
 #define GQ_MAX_ROUNDS 64
 

@@ -18,8 +18,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "backend/backend.h"
 #include "core/status.h"
+#include "core/types.h"
 #include "topo/topo.h"
 
 /* A GPU as NVML knows it (an nvmlDevice_t). Valid between a gq_nvml_open()

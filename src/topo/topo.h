@@ -16,9 +16,8 @@
 #include <stdint.h>
 
 #include "core/status.h"
+#include "core/types.h"
 
-#define GQ_MAX_GPUS 64
-#define GQ_MAX_NUMA 16
 #define GQ_MAX_PCI_NODES 256
 #define GQ_TOPO_MAX_WARN 8
 
