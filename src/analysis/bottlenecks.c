@@ -1,6 +1,6 @@
 #include "analysis/bottlenecks.h"
 
-#include "analysis/sanity.h"
+#include "measure/sanity.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -11,8 +11,8 @@
 #include "analysis/placement.h"
 #include "analysis/probes.h"
 #include "analysis/sweepfit.h"
-#include "core/catalog.h"
-#include "core/harness.h"
+#include "measure/catalog.h"
+#include "measure/harness.h"
 #include "core/interrupt.h"
 #include "core/units.h"
 

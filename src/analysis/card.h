@@ -35,7 +35,7 @@
 #include "analysis/expect.h"
 #include "analysis/stress.h"
 #include "backend/backend.h"
-#include "core/journal.h"
+#include "measure/journal.h"
 #include "core/record.h"
 #include "topo/topo.h"
 

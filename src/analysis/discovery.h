@@ -11,8 +11,8 @@
 #include "analysis/domains.h"
 #include "analysis/probes.h"
 #include "backend/backend.h"
-#include "core/harness.h"
-#include "core/journal.h"
+#include "measure/harness.h"
+#include "measure/journal.h"
 
 /* A concurrent run whose aggregate fails only the overlap rule is run once
  * more by duration, with rounds long enough that one copy is 0.8% of a

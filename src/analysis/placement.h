@@ -36,8 +36,8 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
-#include "core/harness.h"
-#include "core/journal.h"
+#include "measure/harness.h"
+#include "measure/journal.h"
 #include "core/record.h"
 #include "topo/topo.h"
 

@@ -10,7 +10,7 @@
  * same buffer (src -> dst, by one method). A *group* of flows runs
  * concurrently: the backend starts them together (barrier) and reports each
  * flow's own window [t_start, t_end] on ONE clock shared by all flows, plus the
- * bytes whose copies completed inside that window. The harness (core/harness.c)
+ * bytes whose copies completed inside that window. The harness (measure/harness.c)
  * owns rounds, the overlap rule, statistics, the sanity guard and records; the
  * backend only moves bytes and tells time.
  */

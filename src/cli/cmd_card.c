@@ -22,7 +22,7 @@
 #include "cli/common.h"
 #include "cli/progress.h"
 #include "core/interrupt.h"
-#include "core/journal.h"
+#include "measure/journal.h"
 #include "core/units.h"
 #include "render/card_render.h"
 #include "render/render.h"

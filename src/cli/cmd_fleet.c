@@ -33,7 +33,7 @@
 #include "cli/card_opts.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "core/journal.h"
+#include "measure/journal.h"
 #include "core/units.h"
 #include "render/card_render.h"
 #include "render/render.h"

@@ -13,8 +13,8 @@
 #include "analysis/probes.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "core/harness.h"
-#include "core/journal.h"
+#include "measure/harness.h"
+#include "measure/journal.h"
 #include "core/units.h"
 #include "render/render.h"
 

@@ -22,8 +22,8 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/progress.h"
-#include "core/harness.h"
-#include "core/journal.h"
+#include "measure/harness.h"
+#include "measure/journal.h"
 #include "core/units.h"
 #include "render/render.h"
 

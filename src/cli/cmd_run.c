@@ -1,4 +1,4 @@
-/* gpuqual run: transfer tests by name (the catalog, core/catalog.h), timed
+/* gpuqual run: transfer tests by name (the catalog, measure/catalog.h), timed
  * by the harness, journalled as they finish, rendered at the end.
  *
  * Exit codes: 0 every figure valid or flagged only for overlap, spread,
@@ -13,10 +13,10 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/progress.h"
-#include "core/catalog.h"
-#include "core/harness.h"
+#include "measure/catalog.h"
+#include "measure/harness.h"
 #include "core/interrupt.h"
-#include "core/journal.h"
+#include "measure/journal.h"
 #include "core/units.h"
 #include "render/render.h"
 

@@ -13,9 +13,9 @@
 #include "analysis/sweepfit.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "core/catalog.h"
-#include "core/harness.h"
-#include "core/journal.h"
+#include "measure/catalog.h"
+#include "measure/harness.h"
+#include "measure/journal.h"
 #include "core/units.h"
 #include "render/render.h"
 

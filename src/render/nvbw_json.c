@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/catalog.h"
+#include "measure/catalog.h"
 #include "render/render.h"
 #include "render/render_util.h"
 

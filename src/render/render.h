@@ -16,20 +16,9 @@
 #include <stdio.h>
 
 #include "core/record.h"
+#include "measure/record_json.h"
+#include "topo/snapshot.h"
 #include "topo/topo.h"
-
-#define GQ_SCHEMA_VERSION 1
-
-/* Record <-> JSON (the contract in core/record.h; field by field in
- * docs/json.md). to_json returns a new reference (NULL on allocation
- * failure). from_json rejects missing or mistyped required fields with a
- * message naming the field. */
-json_t *gq_record_to_json(const gq_record *r);
-int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err);
-
-/* Topology <-> JSON (also the snapshot format; src/topo/snapshot.c). */
-json_t *gq_topo_to_json(const gq_topo *t);
-int gq_topo_from_json(const json_t *j, gq_topo *t, gq_err *err);
 
 typedef struct gq_doc {
     const char *kind;            /* "run", "domains", "card", ... */
@@ -62,7 +51,7 @@ int gq_json_write_file(const json_t *j, const char *path, gq_err *err);
  * aggregates and direction sums listed under each matrix with their overlap;
  * invalid figures marked and explained. The title line names the machine and
  * says "(simulated)" when the figures come from the simulator. Tests are laid
- * out by the catalog (core/catalog.h); other tests (from other commands) as
+ * out by the catalog (measure/catalog.h); other tests (from other commands) as
  * source x destination matrices. */
 void gq_render_table(FILE *f, const gq_topo *topo, const gq_recordset *rs);
 /* One row per record, header first (RFC 4180 quoting). */

@@ -6,8 +6,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "render/render.h"
-
 #ifndef GQ_VERSION
 #define GQ_VERSION "0.0.0"
 #endif

@@ -1,6 +1,6 @@
 /* Snapshots: what discovery found, saved as JSON and replayed later without
  * a GPU (as hwloc replays captured sysfs trees). The topology object itself
- * is gq_topo_to_json()/gq_topo_from_json() (declared in render/render.h);
+ * is gq_topo_to_json()/gq_topo_from_json() (declared here);
  * a snapshot wraps it with the document header. Schema: docs/json-topo.md.
  *
  *   { "tool":"gpuqual", "kind":"gpuqual-snapshot", "schema_version":1,
@@ -23,6 +23,12 @@
 
 #define GQ_SNAPSHOT_KIND "gpuqual-snapshot"
 #define GQ_SNAPSHOT_SCHEMA 1
+
+/* Topology <-> JSON: the topology keys of every document and of a snapshot.
+ * to_json returns a new reference (NULL on allocation failure); from_json
+ * fills *t (gq_topo_init()ed first) or returns GQ_E_USAGE naming the key. */
+json_t *gq_topo_to_json(const gq_topo *t);
+int gq_topo_from_json(const json_t *j, gq_topo *t, gq_err *err);
 
 /* A document root: tool, kind, schema_version, version, git, timestamp
  * (now, UTC), then the keys of gq_topo_to_json(t) merged in. New reference,

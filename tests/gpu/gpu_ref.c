@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/catalog.h"
+#include "measure/catalog.h"
 #include "render/render.h"
 
 #define P2P_MAX_MATS 8

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "core/catalog.h"
-#include "core/harness.h"
+#include "measure/catalog.h"
+#include "measure/harness.h"
 #include "core/record.h"
 #include "core/units.h"
 #include "gpu_ref.h"

@@ -1,4 +1,4 @@
-/* GPU test of the whole catalog, planned by src/core/catalog.c and timed by
+/* GPU test of the whole catalog, planned by src/measure/catalog.c and timed by
  * the harness exactly as `gpuqual run` does (auto mode, data check on).
  * Needs a GPU (never run in CI); tests/gpu/run.sh builds and runs it.
  *
@@ -37,8 +37,8 @@
 
 #include "backend/backend.h"
 #include "backend/cuda/cuda_internal.h"
-#include "core/catalog.h"
-#include "core/harness.h"
+#include "measure/catalog.h"
+#include "measure/harness.h"
 #include "core/record.h"
 #include "core/units.h"
 #include "gpu_ref.h"

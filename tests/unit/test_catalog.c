@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "core/catalog.h"
+#include "measure/catalog.h"
 #include "core/units.h"
 
 /* Every test nvbandwidth v0.8 ran on the reference machine. */

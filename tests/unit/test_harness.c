@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "core/harness.h"
+#include "measure/harness.h"
 #include "core/interrupt.h"
-#include "core/journal.h"
+#include "measure/journal.h"
 #include "core/units.h"
 
 /* ---- the fake backend ---------------------------------------------------- */

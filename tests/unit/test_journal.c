@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "core/journal.h"
+#include "measure/journal.h"
 
 static char dir[64];
 static char path[128];

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "core/harness.h"
+#include "measure/harness.h"
 
 static void test_identical_windows(void **state)
 {

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "analysis/sanity.h"
+#include "measure/sanity.h"
 
 static gq_topo t;
 

@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
-#include "core/journal.h"
+#include "measure/journal.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "render/render.h"
+#include "measure/record_json.h"
 
 /* A crash mid-write leaves a line without its newline. Appending after it
  * would glue the next record to the fragment, so the fragment (never a

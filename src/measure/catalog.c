@@ -1,4 +1,4 @@
-#include "core/catalog.h"
+#include "measure/catalog.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * nccl-tests' struct testColl). A test supplies only WHAT runs together: its
  * plan function turns the topology, the chosen GPUs and the options into a
  * list of measurements (groups of concurrent flows) and latency requests;
- * the harness (core/harness.h) owns how they are timed.
+ * the harness (measure/harness.h) owns how they are timed.
  *
  * nvbandwidth's tests keep nvbandwidth's names and meanings, with one
  * difference: concurrent tests also report the measured aggregate and its
@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/harness.h"
+#include "measure/harness.h"
 #include "topo/topo.h"
 
 /* --host-numa all: every NUMA node in turn (the GPU x NUMA-node matrix). */

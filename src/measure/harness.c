@@ -1,4 +1,4 @@
-#include "core/harness.h"
+#include "measure/harness.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/sanity.h"
+#include "measure/sanity.h"
 #include "core/interrupt.h"
 #include "core/units.h"
 

@@ -20,7 +20,7 @@
  *  - R rounds (default 5), median/min/max/spread; early stop once the spread
  *    target is met (after at least 3 rounds);
  *  - every figure is checked against its path's theoretical capacity
- *    (analysis/sanity.h); above it: flag "impossible", valid=false.
+ *    (measure/sanity.h); above it: flag "impossible", valid=false.
  */
 #ifndef GQ_CORE_HARNESS_H
 #define GQ_CORE_HARNESS_H
@@ -28,7 +28,7 @@
 #include <stdbool.h>
 
 #include "backend/backend.h"
-#include "core/journal.h"
+#include "measure/journal.h"
 #include "core/record.h"
 #include "topo/topo.h"
 
@@ -89,7 +89,7 @@ typedef struct gq_harness_opts {
  * Auto mode: a round lasts round_len = GQ_HARNESS_ROUND_COPIES copies of the
  * slowest measured flow, kept between round_s / 2 and round_s. A single
  * flow runs a count of copies sized to that: the copy time is estimated
- * from the warm-up copy and from the path's capacity (analysis/sanity.h),
+ * from the warm-up copy and from the path's capacity (measure/sanity.h),
  * whichever is longer, and corrected after round 1. A concurrent group is
  * calibrated: one copy per flow gives the copy times, then a counted round
  * gives the overlap a common count achieves (windows end together for equal

@@ -1,4 +1,4 @@
-#include "analysis/sanity.h"
+#include "measure/sanity.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,0 +1,18 @@
+/* The JSON conventions every layer shares. src/core's one library
+ * dependency is jansson, for these alone.
+ *
+ * The number rule: a figure is written as a JSON real when it is finite and
+ * known; NaN, an infinity, or a value the caller marks unknown is null, never
+ * 0 and never a string. Readers treat null as "not measured". */
+#ifndef GQ_CORE_JSON_H
+#define GQ_CORE_JSON_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+/* A new reference: json_real(v) when v is finite, else json_null(). */
+json_t *gq_json_num(double v);
+/* gq_json_num(v) when known is true, else json_null(). */
+json_t *gq_json_num_if(double v, bool known);
+
+#endif
