@@ -388,4 +388,3 @@ int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err)
 }
 
 /* ---- the document -------------------------------------------------------- */
-
