@@ -170,6 +170,8 @@ static void from_records_filters(void **state)
     assert_true(isnan(M.gbps[0][2]));
     assert_int_equal(M.record[0][2], -1);
     assert_true(isnan(M.gbps[2][0]) && isnan(M.gbps[2][1]) && isnan(M.gbps[1][2]));
+    assert_true(isnan(M.gbps[2][2]));
+    assert_int_equal(M.record[2][2], -1);
     assert_int_equal(M.record[2][1], -1);
 
     /* an explicit list takes only those tests, bidirectional ones too */
@@ -290,6 +292,39 @@ static void gap_threshold_edge(void **state)
     assert_true(d.threshold_gbps == 0);
 }
 
+/* Two significant gaps: the relatively larger one is the boundary, also when
+ * it is the higher one (40 -> 50 is +25 %, 50 -> 100 is +100 %). */
+static void largest_gap_first(void **state)
+{
+    (void)state;
+    gq_pairmatrix_init(&M, NULL, 4);
+    set_sym(&M, 0, 1, 100, 0);
+    set_sym(&M, 2, 3, 50, 0);
+    set_sym(&M, 0, 2, 40, 0);
+    set_sym(&M, 0, 3, 40, 0);
+    set_sym(&M, 1, 2, 40, 0);
+    set_sym(&M, 1, 3, 40, 0);
+    gq_domains d;
+    assert_int_equal(gq_domains_cluster(&M, NULL, &d, NULL), 0);
+    assert_true(d.split);
+    assert_true(d.threshold_gbps == 100);
+    assert_true(d.gap_lo_gbps == 50);
+    assert_int_equal(d.ndomains, 3);
+    assert_int_equal(d.size[0], 2);
+    assert_int_equal(d.member[1][0], 2);
+    assert_int_equal(d.member[2][0], 3);
+    /* the same with the larger gap lower down */
+    set_sym(&M, 0, 1, 60, 0);
+    set_sym(&M, 2, 3, 55, 0);
+    set_sym(&M, 0, 2, 20, 0);
+    set_sym(&M, 0, 3, 20, 0);
+    set_sym(&M, 1, 2, 20, 0);
+    set_sym(&M, 1, 3, 20, 0);
+    assert_int_equal(gq_domains_cluster(&M, NULL, &d, NULL), 0);
+    assert_true(d.threshold_gbps == 55);
+    assert_int_equal(d.ndomains, 2);
+}
+
 static void set_str_edges(void **state)
 {
     (void)state;
@@ -371,6 +406,7 @@ int main(void)
         cmocka_unit_test(group_sizes),          cmocka_unit_test(from_records_filters),
         cmocka_unit_test(cluster_figures),      cmocka_unit_test(gap_threshold_edge),
         cmocka_unit_test(set_str_edges),        cmocka_unit_test(json_sections),
+        cmocka_unit_test(largest_gap_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
