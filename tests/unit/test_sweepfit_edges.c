@@ -74,6 +74,40 @@ static void even_count_scale(void **state)
     assert_int_equal(f.noutliers, 1);
     assert_true(fabs(f.bw_gbps - BW) < 0.02 * BW);
     assert_true(f.rms_rel < 0.02);
+    assert_true(f.rms_rel > 0.005); /* the +-1 % noise of the points kept */
+}
+
+/* Times that would need a negative fixed cost: the fit goes through the origin
+ * (a = 0) and B is the weighted slope through it. */
+static void negative_intercept_clamped(void **state)
+{
+    (void)state;
+    uint64_t s[8];
+    double g[8];
+    for (int i = 0; i < 8; i++) {
+        s[i] = (uint64_t)(i + 1) * GQ_MiB;
+        double t_us = (double)s[i] / (BW * 1e3) - 3.0;
+        g[i] = (double)s[i] / (t_us * 1e3);
+    }
+    gq_sweepfit f;
+    assert_int_equal(gq_sweepfit_compute(s, g, 8, &f, NULL), 0);
+    assert_true(f.a_us == 0);
+    assert_true(f.half_bytes == 0);
+    assert_true(f.bw_gbps > BW && f.bw_gbps < 1.05 * BW);
+}
+
+static void predict_edges(void **state)
+{
+    (void)state;
+    gq_sweepfit f = {.a_us = 10, .bw_gbps = 20};
+    assert_true(gq_sweepfit_predict_gbps(NULL, 1024) == 0);
+    assert_true(gq_sweepfit_predict_gbps(&f, 0) == 0);
+    /* 20 MB at 20 GB/s is 1000 us, plus 10 us */
+    assert_true(fabs(gq_sweepfit_predict_gbps(&f, 20000000) - 20000000 / (1010.0 * 1e3)) < 1e-12);
+    f.bw_gbps = 0;
+    assert_true(gq_sweepfit_predict_gbps(&f, 1024) == 0);
+    f.bw_gbps = NAN;
+    assert_true(gq_sweepfit_predict_gbps(&f, 1024) == 0);
 }
 
 int main(void)
@@ -81,6 +115,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(outlier_anywhere),
         cmocka_unit_test(even_count_scale),
+        cmocka_unit_test(negative_intercept_clamped),
+        cmocka_unit_test(predict_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
