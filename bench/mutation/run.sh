@@ -5,6 +5,7 @@
 #   bench/mutation/run.sh [--seed S] --only FILE:LINE:COL:KIND [--only ...]
 #   bench/mutation/run.sh --list-modules
 #   bench/mutation/run.sh --list MODULE        (every candidate site of a module)
+#   --rev REV tests the tree at a commit instead of the working tree.
 #
 # The source tree is never modified: it is copied to a scratch directory and
 # every mutant is built and tested there.
@@ -33,6 +34,7 @@ seed=""
 max=60
 out=""
 keep=0
+rev=""
 only=()
 mods=()
 list_mod=""
@@ -42,6 +44,7 @@ while [ $# -gt 0 ]; do
     --max) max=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --keep) keep=1; shift ;;
+    --rev) rev=$2; shift 2 ;;
     --only) only+=("$2"); shift 2 ;;
     --list) list_mod=$2; shift 2 ;;
     --list-modules)
@@ -73,9 +76,16 @@ mkdir -p "$S" "$P"
 cc -O1 -o "$scratch/mutate" "$here/mutate.c" || exit 2
 M=$scratch/mutate
 
-# The tree as it is now (tracked files plus untracked, not ignored ones).
-(cd "$root" && git ls-files -z --cached --others --exclude-standard) |
-  tar -C "$root" --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -C "$S" -xf - || exit 2
+if [ -n "$rev" ]; then # the tree at a commit (e.g. before new tests, for a "before" figure)
+  git -C "$root" archive "$rev" | tar -C "$S" -xf - || exit 2
+else # the tree as it is now (tracked files plus untracked, not ignored ones)
+  (cd "$root" && git ls-files -z --cached --others --exclude-standard) |
+    tar -C "$root" --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -C "$S" -xf - || exit 2
+fi
+# In the copy only: the library is built shared, and executables are not relinked
+# when it changes, so a mutant costs one object and one library link.
+sed -i 's/add_library(gqcore STATIC/add_library(gqcore SHARED/' "$S/CMakeLists.txt"
+grep -q 'add_library(gqcore SHARED' "$S/CMakeLists.txt" || { echo "run.sh: cannot make gqcore shared" >&2; exit 2; }
 
 sites_of() { # module line -> candidate sites (paths relative to the copy)
   local files f funcs
@@ -98,15 +108,14 @@ echo "seed $seed  max $max per module  results in $out"
 # ---- build once, and time the tests on the unmutated tree ---------------------
 echo "configuring and building the unmutated copy in $B ..."
 cmake -S "$S" -B "$B" -G Ninja -DGQ_CUDA=OFF -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON -DCMAKE_BUILD_TYPE=None \
-  -DCMAKE_C_FLAGS=-O1 >"$scratch/configure.log" 2>&1 || { cat "$scratch/configure.log"; exit 2; }
+  -DCMAKE_C_FLAGS=-O1 -DCMAKE_LINK_DEPENDS_NO_SHARED=ON >"$scratch/configure.log" 2>&1 || { cat "$scratch/configure.log"; exit 2; }
 nice cmake --build "$B" -j2 >"$scratch/build.log" 2>&1 || { tail -30 "$scratch/build.log"; exit 2; }
 
-declare -A TTIME NEEDBIN
+declare -A TTIME
 TESTS=()
 for f in "$S"/tests/unit/test_*.c "$S"/tests/sim/test_*.c; do
   t=$(basename "$f" .c)
   TESTS+=("$t")
-  grep -q 'GQ_BIN\|test_place_util.h' "$f" && NEEDBIN[$t]=1
 done
 CLIS=()
 for f in "$S"/tests/cli/*.txt; do CLIS+=("$(basename "$f" .txt)"); done
@@ -161,11 +170,6 @@ run_mutant() {
     outcome="nocompile"
   else
     for t in "$@"; do
-      local tg=("$t")
-      [ -n "${NEEDBIN[$t]:-}" ] && tg+=(gpuqual)
-      if ! nice timeout 300 cmake --build "$B" --target "${tg[@]}" >"$scratch/m.log" 2>&1; then
-        outcome="nocompile"; break
-      fi
       run_test "$t" "$(tmo "$t")"; rc=$?
       if [ $rc -ne 0 ]; then
         outcome="killed"; killer=$t
@@ -174,18 +178,14 @@ run_mutant() {
       fi
     done
     if [ "$outcome" = survived ]; then
-      if nice timeout 300 cmake --build "$B" --target gpuqual cli_runner >"$scratch/m.log" 2>&1; then
-        for c in "${CLIS[@]}"; do
-          run_cli "$c" "$(tmo "cli/$c")"; rc=$?
-          if [ $rc -ne 0 ]; then
-            outcome="killed"; killer="cli/$c"
-            [ $rc -eq 124 ] || [ $rc -eq 137 ] && killer="cli/$c(timeout)"
-            break
-          fi
-        done
-      else
-        outcome="nocompile"
-      fi
+      for c in "${CLIS[@]}"; do
+        run_cli "$c" "$(tmo "cli/$c")"; rc=$?
+        if [ $rc -ne 0 ]; then
+          outcome="killed"; killer="cli/$c"
+          [ $rc -eq 124 ] || [ $rc -eq 137 ] && killer="cli/$c(timeout)"
+          break
+        fi
+      done
     fi
   fi
   local d

@@ -72,6 +72,8 @@ static void dtype_names_all(void **state)
     assert_int_equal(gq_kv_dtype_parse("bfloat16________________________", "x", &d, &e), GQ_E_USAGE);
     assert_non_null(strstr(e.msg, "expected fp32, bf16"));
     assert_int_equal(gq_kv_dtype_parse("torch.", "x", &d, &e), GQ_E_USAGE);
+    /* only "torch." is a prefix, not "torch" followed by anything */
+    assert_int_equal(gq_kv_dtype_parse("torch_bfloat16", "x", &d, &e), GQ_E_USAGE);
     assert_int_equal(gq_kv_dtype_parse("xyzzyplugh", "x", &d, &e), GQ_E_USAGE);
     assert_null(strstr(e.msg, "did you mean"));
     assert_int_equal(d, GQ_KV_FP32); /* untouched on error */
@@ -209,6 +211,9 @@ static void rates(void **state)
     assert_float_equal(gq_kv_serial_gbps(NAN, 5), 0, 0);
     assert_float_equal(gq_kv_pipelined_gbps(20, -1), 0, 0);
     assert_float_equal(gq_kv_pipelined_gbps(NAN, 3), 0, 0);
+    assert_float_equal(gq_kv_pipelined_gbps(20, 0.5), 0.5, 0); /* a slow link is still a link */
+    assert_float_equal(gq_kv_pipelined_gbps(0.25, 20), 0.25, 0);
+    assert_float_equal(gq_kv_serial_gbps(0.5, 0.5), 0.25, 1e-15);
     /* 2.5 GB at 25 GB/s: 100 ms */
     assert_float_equal(gq_kv_time_ms(2500000000ULL, 25), 100.0, 1e-9);
     assert_float_equal(gq_kv_time_ms(1000, -3), 0, 0);
