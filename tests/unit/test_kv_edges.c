@@ -217,6 +217,9 @@ static void rates(void **state)
     /* 2.5 GB at 25 GB/s: 100 ms */
     assert_float_equal(gq_kv_time_ms(2500000000ULL, 25), 100.0, 1e-9);
     assert_float_equal(gq_kv_time_ms(1000, -3), 0, 0);
+    assert_true(gq_kv_time_ms(1000, 0) == 0.0); /* not infinity */
+    assert_true(gq_kv_time_ms(0, 0) == 0.0);    /* not NaN */
+    assert_float_equal(gq_kv_time_ms(1000000000ULL, 0.5), 2000.0, 1e-9);
 }
 
 static void config_load_errors(void **state)
