@@ -189,6 +189,23 @@ static void empty_card_rows(void **state)
     json_decref(card);
 }
 
+/* A row without its measurement says so, whatever the row before it said. */
+static void rows_do_not_inherit(void **state)
+{
+    (void)state;
+    json_t *card = load("{\"identity\": {\"gpus\": []}, \"sweeps\": [{\"label\": \"host → GPU 0\", \"fit\": "
+                        "{\"fixed_us\": 3, \"asymptotic_gbps\": 25.3, \"half_bytes\": 75776}}]}");
+    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_string_equal(rs(card, "Transfer granularity", "evidence"), "buffer-size sweep on 1 path");
+    assert_string_equal(rs(card, "Transfer granularity", "result"),
+                        "host → GPU 0: 3 µs fixed cost, half of 25.3 GB/s at 74 KiB");
+    assert_string_equal(rs(card, "Transfer granularity", "verdict"), "info");
+    assert_string_equal(rs(card, "Latency", "evidence"), "pointer chase host↔GPU");
+    assert_string_equal(rs(card, "Latency", "result"), "not measured");
+    assert_string_equal(rs(card, "Latency", "verdict"), "skip");
+    json_decref(card);
+}
+
 /* One GPU under stress is a measurement: the row is judged, not skipped. */
 static void one_gpu_stress_row(void **state)
 {
@@ -259,6 +276,7 @@ int main(void)
         cmocka_unit_test(facts_by_position), cmocka_unit_test(facts_from_records),
         cmocka_unit_test(empty_card_rows),   cmocka_unit_test(one_gpu_stress_row),
         cmocka_unit_test(pairs_finding_needs_both), cmocka_unit_test(exit_codes),
+        cmocka_unit_test(rows_do_not_inherit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
