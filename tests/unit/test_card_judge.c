@@ -206,6 +206,52 @@ static void rows_do_not_inherit(void **state)
     json_decref(card);
 }
 
+/* Offload on many GPUs: the list stops at the last whole entry that fits. */
+static void long_offload_list(void **state)
+{
+    (void)state;
+    char json[4096];
+    size_t used = (size_t)snprintf(json, sizeof json, "{\"identity\": {\"gpus\": []}, \"placement\": {\"offload\": [");
+    for (int g = 10; g < 60; g++)
+        used += (size_t)snprintf(json + used, sizeof json - used, "%s{\"gpu\": %d}", g > 10 ? ", " : "", g);
+    snprintf(json + used, sizeof json - used, "]}}");
+    json_t *card = load(json);
+    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    const char *f = NULL;
+    size_t i;
+    const json_t *x;
+    json_array_foreach(json_object_get(card, "findings"), i, x)
+        if (strstr(json_string_value(x), "For KV offload, use GPUs "))
+            f = json_string_value(x);
+    assert_non_null(f);
+    /* 10,11,...,41 is 95 characters: the list buffer (96) holds exactly that */
+    const char *l = f + strlen("For KV offload, use GPUs ");
+    const char *colon = strchr(l, ':');
+    assert_non_null(colon);
+    assert_int_equal((int)(colon - l), 95);
+    assert_memory_equal(colon - 5, "40,41:", 6);
+    json_decref(card);
+}
+
+/* One record measured: the integrity row is judged or informs, not skipped. */
+static void one_record_is_measured(void **state)
+{
+    (void)state;
+    gq_recordset set = {0};
+    gq_record r;
+    memset(&r, 0, sizeof r);
+    strcpy(r.test, "t");
+    gq_records_push(&set, &r);
+    json_t *card = load("{\"identity\": {\"gpus\": []}}");
+    assert_int_equal(gq_card_judge(card, NULL, NULL, &set, NULL, NULL), GQ_OK);
+    assert_string_equal(rs(card, "Measurement integrity", "evidence"),
+                        "1 records: every figure against its path's capacity, overlap of concurrent windows, data "
+                        "pattern checks");
+    assert_string_not_equal(rs(card, "Measurement integrity", "verdict"), "skip");
+    json_decref(card);
+    gq_records_free(&set);
+}
+
 /* One GPU under stress is a measurement: the row is judged, not skipped. */
 static void one_gpu_stress_row(void **state)
 {
@@ -276,7 +322,8 @@ int main(void)
         cmocka_unit_test(facts_by_position), cmocka_unit_test(facts_from_records),
         cmocka_unit_test(empty_card_rows),   cmocka_unit_test(one_gpu_stress_row),
         cmocka_unit_test(pairs_finding_needs_both), cmocka_unit_test(exit_codes),
-        cmocka_unit_test(rows_do_not_inherit),
+        cmocka_unit_test(rows_do_not_inherit),     cmocka_unit_test(long_offload_list),
+        cmocka_unit_test(one_record_is_measured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
