@@ -226,11 +226,11 @@ int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out
             const char *why = "nothing to measure";
             if (s == GQ_CS_STRESS)
                 why = "--no-stress";
-            else if (s == GQ_CS_MATRIX || s == GQ_CS_PLACEMENT)
-                why = "one GPU: no pair to measure";
             else if ((s == GQ_CS_SWEEP && o->no_sweep) || (s == GQ_CS_LATENCY && o->no_latency) ||
                      (s == GQ_CS_PLACEMENT && o->no_placement))
                 why = "turned off";
+            else if (s == GQ_CS_MATRIX || s == GQ_CS_PLACEMENT)
+                why = "one GPU: no pair to measure";
             snprintf(st->note, sizeof st->note, "%s", why);
         }
     }
