@@ -202,12 +202,44 @@ static void explicit_roles(void **state)
     json_decref(pl);
 }
 
+/* Steps' times add up inside the card's; an interrupted card says why the
+ * steps after it did not run. */
+static void step_times_and_interrupt(void **state)
+{
+    (void)state;
+    card_args a = {.machine = "h200x2", .noise = 0};
+    card_run run = cu_run(&a);
+    assert_int_equal(run.exec_rc, GQ_OK);
+    double total = json_number_value(json_object_get(cu_card(&run), "elapsed_s"));
+    double sum = 0;
+    for (int s = 0; s < GQ_CS_COUNT; s++) {
+        const gq_card_step *st = &run.plan.step[s];
+        if (st->elapsed_s < 0 || st->elapsed_s > total + 1e-6)
+            fail_msg("step %s took %g s of a %g s card", gq_card_step_name((gq_card_step_id)s), st->elapsed_s, total);
+        sum += st->elapsed_s;
+    }
+    assert_true(sum <= total + 1e-6);
+    json_decref(run.doc);
+
+    card_args b = {.machine = "h200x2", .noise = 0, .interrupt_after = 3};
+    run = cu_run(&b);
+    assert_int_equal(run.exec_rc, GQ_E_INTR);
+    int not_run = 0;
+    for (int s = 0; s < GQ_CS_COUNT; s++)
+        if (!strncmp(run.plan.step[s].note, "not run: ", 9)) {
+            assert_string_equal(run.plan.step[s].note, "not run: the card was interrupted");
+            not_run++;
+        }
+    assert_true(not_run > 0);
+    json_decref(run.doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(names_and_defaults), cmocka_unit_test(estimate_of_one_measurement),
         cmocka_unit_test(steps_off_and_one_gpu), cmocka_unit_test(refusal_durations),
-        cmocka_unit_test(explicit_roles),
+        cmocka_unit_test(explicit_roles), cmocka_unit_test(step_times_and_interrupt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
