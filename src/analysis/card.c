@@ -576,7 +576,7 @@ static int step_placement(runner *R, const gq_domains *dom, gq_err *err)
     roles.offload = R->o->offload >= 0 ? R->o->offload : (n >= 2 ? n / 2 : 1);
     for (int i = 0; i < n; i++)
         roles.usable |= (gq_gpuset)1 << R->o->gpus[i];
-    if ((rc = gq_place_roles_check(&roles, n, &e)) || (rc = gq_place_solve(pm, &roles, pr, &e))) {
+    if ((rc = gq_place_roles_check(&roles, ngpu_model, &e)) || (rc = gq_place_solve(pm, &roles, pr, &e))) {
         snprintf(st->note, sizeof st->note, "%s", e.msg);
         rc = GQ_E_FAIL;
         goto out;
