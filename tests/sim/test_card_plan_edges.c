@@ -148,8 +148,8 @@ static void refusal_durations(void **state)
     free(t);
 }
 
-/* Run the card on a simulated machine with explicit roles. */
-static json_t *placement_with_roles(int prefill, int decode, int offload)
+/* Run the card on a simulated machine: GPUs in the order given, explicit roles. */
+static json_t *run_card(const int *gpus, int n, int prefill, int decode, int offload, gq_recordset *rs_out)
 {
     gq_backend_register_builtin();
     gq_backend be = {0};
@@ -162,7 +162,9 @@ static json_t *placement_with_roles(int prefill, int decode, int offload)
     if (be.ops->discover(&be, t, &e))
         fail_msg("discover: %s", e.msg);
     gq_card_opts co;
-    opts_for(&co, 4, 300, 0);
+    opts_for(&co, n, 300, 0);
+    for (int i = 0; i < n; i++)
+        co.gpus[i] = gpus[i];
     co.prefill = prefill;
     co.decode = decode;
     co.offload = offload;
@@ -174,11 +176,24 @@ static json_t *placement_with_roles(int prefill, int decode, int offload)
     memset(&res, 0, sizeof res);
     if (gq_card_execute(&be, t, &co, &plan, NULL, NULL, NULL, &res, &e))
         fail_msg("execute: %s", e.msg);
+    if (plan.step[GQ_CS_PLACEMENT].status != GQ_CSS_DONE)
+        fail_msg("placement %s: %s", gq_card_step_status_name(plan.step[GQ_CS_PLACEMENT].status),
+                 plan.step[GQ_CS_PLACEMENT].note);
     json_t *pl = res.placement_json ? json_incref(res.placement_json) : NULL;
+    if (rs_out) {
+        *rs_out = res.rs;
+        memset(&res.rs, 0, sizeof res.rs);
+    }
     gq_card_result_free(&res);
     gq_backend_close(&be);
     free(t);
     return pl;
+}
+
+static json_t *placement_with_roles(int prefill, int decode, int offload)
+{
+    static const int g[4] = {0, 1, 2, 3};
+    return run_card(g, 4, prefill, decode, offload, NULL);
 }
 
 static void explicit_roles(void **state)
@@ -200,6 +215,38 @@ static void explicit_roles(void **state)
     assert_int_equal(json_integer_value(json_object_get(roles, "decode")), 1);
     assert_null(json_object_get(pl, "default_split"));
     json_decref(pl);
+}
+
+/* GPUs given highest first: the placement still covers every one of them;
+ * the both-directions step has an aggregate per direction over its host flows. */
+static void gpu_order_and_bidir(void **state)
+{
+    (void)state;
+    static const int g[4] = {7, 5, 2, 0};
+    gq_recordset rs = {0};
+    json_t *pl = run_card(g, 4, 0, 0, -1, &rs);
+    assert_non_null(pl);
+    int seen[8] = {0};
+    size_t i;
+    const json_t *x;
+    json_array_foreach(json_object_get(pl, "pairs"), i, x)
+    {
+        seen[(int)json_integer_value(json_object_get(x, "prefill"))]++;
+        seen[(int)json_integer_value(json_object_get(x, "decode"))]++;
+    }
+    assert_true(seen[7] == 1 && seen[5] == 1 && seen[2] == 1 && seen[0] == 1);
+    json_decref(pl);
+    int agg = 0, flows = 0;
+    for (int k = 0; k < rs.n; k++)
+        if (!strcmp(rs.v[k].test, GQ_CARD_TEST_BIDIR_SET)) {
+            if (rs.v[k].aggregate)
+                agg++;
+            else if (!rs.v[k].sum)
+                flows++;
+        }
+    assert_int_equal(flows, 8);
+    assert_int_equal(agg, 2); /* one aggregate per direction */
+    gq_records_free(&rs);
 }
 
 /* Steps' times add up inside the card's; an interrupted card says why the
@@ -240,6 +287,7 @@ int main(void)
         cmocka_unit_test(names_and_defaults), cmocka_unit_test(estimate_of_one_measurement),
         cmocka_unit_test(steps_off_and_one_gpu), cmocka_unit_test(refusal_durations),
         cmocka_unit_test(explicit_roles), cmocka_unit_test(step_times_and_interrupt),
+        cmocka_unit_test(gpu_order_and_bidir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
