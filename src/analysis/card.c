@@ -226,11 +226,11 @@ int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out
             const char *why = "nothing to measure";
             if (s == GQ_CS_STRESS)
                 why = "--no-stress";
-            else if (s == GQ_CS_MATRIX || s == GQ_CS_PLACEMENT)
-                why = "one GPU: no pair to measure";
             else if ((s == GQ_CS_SWEEP && o->no_sweep) || (s == GQ_CS_LATENCY && o->no_latency) ||
                      (s == GQ_CS_PLACEMENT && o->no_placement))
                 why = "turned off";
+            else if (s == GQ_CS_MATRIX || s == GQ_CS_PLACEMENT)
+                why = "one GPU: no pair to measure";
             snprintf(st->note, sizeof st->note, "%s", why);
         }
     }
@@ -576,7 +576,7 @@ static int step_placement(runner *R, const gq_domains *dom, gq_err *err)
     roles.offload = R->o->offload >= 0 ? R->o->offload : (n >= 2 ? n / 2 : 1);
     for (int i = 0; i < n; i++)
         roles.usable |= (gq_gpuset)1 << R->o->gpus[i];
-    if ((rc = gq_place_roles_check(&roles, n, &e)) || (rc = gq_place_solve(pm, &roles, pr, &e))) {
+    if ((rc = gq_place_roles_check(&roles, ngpu_model, &e)) || (rc = gq_place_solve(pm, &roles, pr, &e))) {
         snprintf(st->note, sizeof st->note, "%s", e.msg);
         rc = GQ_E_FAIL;
         goto out;

@@ -1,0 +1,329 @@
+/* The card's judge on hand-written card sections: facts read from a saved card
+ * (GPUs named by index, cells of GPUs that are not on the card, null cells),
+ * rows of sections that are missing, findings that need both halves of a
+ * comparison, and the exit code. Written for the survivors of bench/mutation. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "analysis/card.h"
+#include "analysis/expect.h"
+
+static json_t *load(const char *text)
+{
+    json_error_t je;
+    json_t *j = json_loads(text, 0, &je);
+    if (!j)
+        fail_msg("bad test JSON: %s (column %d)", je.text, je.column);
+    return j;
+}
+
+static const json_t *row(const json_t *card, const char *check)
+{
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(card, "rows"), i, r)
+        if (!strcmp(json_string_value(json_object_get(r, "check")), check))
+            return r;
+    return NULL;
+}
+
+static const char *rs(const json_t *card, const char *check, const char *field)
+{
+    const json_t *r = row(card, check);
+    if (!r)
+        fail_msg("no row '%s'", check);
+    return json_string_value(json_object_get(r, field));
+}
+
+static bool finding_has(const json_t *card, const char *text)
+{
+    size_t i;
+    const json_t *f;
+    json_array_foreach(json_object_get(card, "findings"), i, f)
+        if (strstr(json_string_value(f), text))
+            return true;
+    return false;
+}
+
+#define TWO_GPUS                                                                                                    \
+    "\"identity\": {\"gpus\": [{\"index\": 3, \"name\": \"G\", \"memory_mib\": 1000, \"power_limit_w\": 300, "    \
+    "\"pcie\": {\"gen\": 4, \"width\": 16, \"gen_max\": 4, \"width_max\": 16}}, {\"index\": 5, \"name\": \"G\", " \
+    "\"memory_mib\": 1000, \"power_limit_w\": 300, \"pcie\": {\"gen\": 4, \"width\": 16, \"gen_max\": 4, "         \
+    "\"width_max\": 16}}]}"
+
+/* Facts follow the GPUs' positions on the card, not their indices; cells of a
+ * GPU that is not on the card, and null cells, are not facts. */
+static void facts_by_position(void **state)
+{
+    (void)state;
+    json_t *card = load("{" TWO_GPUS ", \"host\": {\"gpus\": [5, 9, 3], \"alone\": {\"h2d\": [20.5, 99, null], "
+                        "\"d2h\": [21.5, 99, 22]}}, "
+                        "\"matrices\": [{\"id\": \"p2p_write\", \"gpus\": [3, 5], \"values\": [[null, 7], [7, null]]}, "
+                        "{\"id\": \"p2p_read\", \"gpus\": [5, 3, 9], \"values\": [[null, 40, 1], [41, null, 1], [1, 1, null]]}], "
+                        "\"latency\": {\"host\": {\"gpus\": [3, 9], \"ns\": [900, 5]}, "
+                        "\"p2p\": {\"gpus\": [3, 5], \"values\": [[null, 1500], [1600, null]]}}}");
+    json_t *stress = load("{\"gpus\": [{\"gpu\": 5, \"temp_max_c\": 70, \"sm_clock_avg_mhz\": 1500, "
+                          "\"power_capped_pct\": 10, \"verdict\": \"warn\", \"hw_slowdown\": true}, "
+                          "{\"gpu\": 9, \"temp_max_c\": 99}], "
+                          "\"findings\": [{\"gpu\": 3, \"level\": \"fail\", \"text\": \"not this one\"}, "
+                          "{\"gpu\": 5, \"level\": \"info\", \"text\": \"info is not a reason\"}, "
+                          "{\"gpu\": 5, \"level\": \"warn\", \"text\": \"first reason\"}, "
+                          "{\"gpu\": 5, \"level\": \"fail\", \"text\": \"second reason\"}]}");
+    gq_card_facts *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    gq_card_facts_from_json(card, stress, NULL, f);
+    assert_int_equal(f->ngpu, 2);
+    assert_int_equal(f->gpu[0].index, 3);
+    assert_int_equal(f->gpu[1].index, 5);
+    assert_int_equal(f->gpu[0].pcie_width_max, 16);
+    /* host: GPU 5 is position 1, GPU 9 is not on the card, GPU 3's h2d is null */
+    assert_true(f->gpu[1].h2d_gbps == 20.5);
+    assert_true(f->gpu[1].d2h_gbps == 21.5);
+    assert_true(isnan(f->gpu[0].h2d_gbps));
+    assert_true(f->gpu[0].d2h_gbps == 22);
+    /* only the p2p_read matrix; its row 0 is GPU 5 */
+    assert_true(f->p2p_gbps[1][0] == 40);
+    assert_true(f->p2p_gbps[0][1] == 41);
+    assert_true(f->p2p_direct[1][0]);
+    assert_true(isnan(f->p2p_gbps[0][0]) && isnan(f->p2p_gbps[1][1]));
+    assert_false(f->p2p_direct[0][0]);
+    assert_true(isnan(f->p2p_gbps[2][0]) && isnan(f->p2p_gbps[0][2]));
+    /* a cell of GPU 9 (not on the card) lands nowhere, not next to a real cell */
+    for (int a = 0; a < 2; a++)
+        for (int b = 2; b < GQ_MAX_GPUS; b++)
+            if (!isnan(f->p2p_gbps[a][b]) || !isnan(f->p2p_gbps[b][a]))
+                fail_msg("p2p_gbps[%d][%d] or [%d][%d] set", a, b, b, a);
+    /* latency */
+    assert_true(f->gpu[0].host_latency_ns == 900);
+    assert_true(isnan(f->gpu[1].host_latency_ns));
+    assert_true(f->p2p_lat_ns[0][1] == 1500 && f->p2p_lat_ns[1][0] == 1600);
+    assert_true(isnan(f->p2p_lat_ns[0][0]));
+    /* stress: GPU 5 only; its first warn/fail finding is the reason */
+    assert_true(f->stress_ran);
+    assert_false(f->gpu[0].stressed);
+    assert_true(f->gpu[1].stressed);
+    assert_true(f->gpu[1].temp_max_c == 70);
+    assert_true(f->gpu[1].thermal_slowdown);
+    assert_int_equal(f->gpu[1].stress_verdict, GQ_V_WARN);
+    assert_string_equal(f->gpu[1].stress_reason, "first reason");
+    assert_int_equal(f->gpu[0].stress_verdict, GQ_V_SKIP);
+    free(f);
+    json_decref(card);
+    json_decref(stress);
+}
+
+/* Integrity counts from the records, with the first example of each. */
+static void facts_from_records(void **state)
+{
+    (void)state;
+    gq_recordset rs = {0};
+    gq_record r;
+    memset(&r, 0, sizeof r);
+    strcpy(r.test, "t");
+    r.src = (gq_endpoint){GQ_EP_HOST, 0};
+    r.dst = (gq_endpoint){GQ_EP_GPU, 1};
+    gq_records_push(&rs, &r);
+    r.flags = GQ_FLAG_IMPOSSIBLE | GQ_FLAG_ERROR;
+    strcpy(r.error, "first");
+    gq_records_push(&rs, &r);
+    strcpy(r.error, "second");
+    r.flags = GQ_FLAG_ERROR | GQ_FLAG_VERIFY_FAILED | GQ_FLAG_OVERLAP;
+    gq_records_push(&rs, &r);
+    r.aggregate = true;
+    r.flags = GQ_FLAG_OVERLAP;
+    r.error[0] = 0;
+    gq_records_push(&rs, &r);
+    gq_card_facts *f = calloc(1, sizeof *f);
+    json_t *card = load("{}");
+    gq_card_facts_from_json(card, NULL, &rs, f);
+    assert_int_equal(f->n_records, 4);
+    assert_int_equal(f->n_impossible, 1);
+    assert_int_equal(f->n_errors, 2);
+    assert_int_equal(f->n_verify_failed, 1);
+    assert_int_equal(f->n_overlap_invalid, 1); /* aggregates only */
+    assert_non_null(strstr(f->impossible_example, "first"));
+    assert_non_null(strstr(f->error_example, "first"));
+    assert_non_null(strstr(f->verify_example, "second"));
+    assert_non_null(strstr(f->overlap_example, "no detail"));
+    free(f);
+    json_decref(card);
+    gq_records_free(&rs);
+}
+
+/* A card with nothing measured: every row is there, and rows without a
+ * measurement say "skip", not "info". */
+static void empty_card_rows(void **state)
+{
+    (void)state;
+    json_t *card = load("{\"identity\": {\"gpus\": []}}");
+    gq_err e = {0};
+    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, &e), GQ_OK);
+    assert_int_equal(json_array_size(json_object_get(card, "rows")), 10);
+    assert_string_equal(rs(card, "Identity and links", "verdict"), "skip");
+    assert_string_equal(rs(card, "Pairwise GPU traffic", "evidence"), "P2P read matrix");
+    assert_string_equal(rs(card, "Pairwise GPU traffic", "result"), "not measured");
+    assert_string_equal(rs(card, "Pairwise GPU traffic", "verdict"), "skip");
+    assert_string_equal(rs(card, "Pairwise GPU traffic", "decision"), "Discover fast communication groups");
+    assert_string_equal(rs(card, "Concurrent GPU traffic", "verdict"), "skip");
+    assert_string_equal(rs(card, "Concurrent GPU traffic", "result"), "one domain: nothing to compare");
+    assert_string_equal(rs(card, "Host-memory traffic", "verdict"), "skip");
+    assert_string_equal(rs(card, "Transfer granularity", "result"), "not measured");
+    assert_string_equal(rs(card, "Transfer granularity", "verdict"), "skip");
+    assert_string_equal(rs(card, "Latency", "result"), "not measured");
+    assert_string_equal(rs(card, "Whole-node health", "result"), "not run");
+    assert_string_equal(rs(card, "Whole-node health", "verdict"), "skip");
+    assert_string_equal(rs(card, "Placement", "result"), "not computed");
+    assert_string_equal(rs(card, "Placement", "verdict"), "skip");
+    assert_string_equal(rs(card, "Measurement integrity", "verdict"), "skip");
+    assert_string_equal(json_string_value(json_object_get(card, "verdict")), "pass");
+    assert_int_equal(json_integer_value(json_object_get(card, "exit_code")), 0);
+    assert_true(json_is_null(json_object_get(card, "expectations")));
+    json_decref(card);
+}
+
+/* A row without its measurement says so, whatever the row before it said. */
+static void rows_do_not_inherit(void **state)
+{
+    (void)state;
+    json_t *card = load("{\"identity\": {\"gpus\": []}, \"sweeps\": [{\"label\": \"host → GPU 0\", \"fit\": "
+                        "{\"fixed_us\": 3, \"asymptotic_gbps\": 25.3, \"half_bytes\": 75776}}]}");
+    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_string_equal(rs(card, "Transfer granularity", "evidence"), "buffer-size sweep on 1 path");
+    assert_string_equal(rs(card, "Transfer granularity", "result"),
+                        "host → GPU 0: 3 µs fixed cost, half of 25.3 GB/s at 74 KiB");
+    assert_string_equal(rs(card, "Transfer granularity", "verdict"), "info");
+    assert_string_equal(rs(card, "Latency", "evidence"), "pointer chase host↔GPU");
+    assert_string_equal(rs(card, "Latency", "result"), "not measured");
+    assert_string_equal(rs(card, "Latency", "verdict"), "skip");
+    json_decref(card);
+}
+
+/* Offload on many GPUs: the list stops at the last whole entry that fits. */
+static void long_offload_list(void **state)
+{
+    (void)state;
+    char json[4096];
+    size_t used = (size_t)snprintf(json, sizeof json, "{\"identity\": {\"gpus\": []}, \"placement\": {\"offload\": [");
+    for (int g = 10; g < 60; g++)
+        used += (size_t)snprintf(json + used, sizeof json - used, "%s{\"gpu\": %d}", g > 10 ? ", " : "", g);
+    snprintf(json + used, sizeof json - used, "]}}");
+    json_t *card = load(json);
+    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    const char *f = NULL;
+    size_t i;
+    const json_t *x;
+    json_array_foreach(json_object_get(card, "findings"), i, x)
+        if (strstr(json_string_value(x), "For KV offload, use GPUs "))
+            f = json_string_value(x);
+    assert_non_null(f);
+    /* 10,11,...,41 is 95 characters: the list buffer (96) holds exactly that */
+    const char *l = f + strlen("For KV offload, use GPUs ");
+    const char *colon = strchr(l, ':');
+    assert_non_null(colon);
+    assert_int_equal((int)(colon - l), 95);
+    assert_memory_equal(colon - 5, "40,41:", 6);
+    json_decref(card);
+}
+
+/* One record measured: the integrity row is judged or informs, not skipped. */
+static void one_record_is_measured(void **state)
+{
+    (void)state;
+    gq_recordset set = {0};
+    gq_record r;
+    memset(&r, 0, sizeof r);
+    strcpy(r.test, "t");
+    gq_records_push(&set, &r);
+    json_t *card = load("{\"identity\": {\"gpus\": []}}");
+    assert_int_equal(gq_card_judge(card, NULL, NULL, &set, NULL, NULL), GQ_OK);
+    assert_string_equal(rs(card, "Measurement integrity", "evidence"),
+                        "1 records: every figure against its path's capacity, overlap of concurrent windows, data "
+                        "pattern checks");
+    assert_string_not_equal(rs(card, "Measurement integrity", "verdict"), "skip");
+    json_decref(card);
+    gq_records_free(&set);
+}
+
+/* One GPU under stress is a measurement: the row is judged, not skipped. */
+static void one_gpu_stress_row(void **state)
+{
+    (void)state;
+    json_t *card = load("{\"identity\": {\"gpus\": [{\"index\": 0, \"name\": \"G\"}]}}");
+    json_t *stress = load("{\"elapsed_s\": 30, \"gpus\": [{\"gpu\": 0}]}");
+    assert_int_equal(gq_card_judge(card, NULL, stress, NULL, NULL, NULL), GQ_OK);
+    assert_string_equal(rs(card, "Whole-node health", "evidence"),
+                        "30 s GEMM load on 1 GPU; temperature, power, clocks, throttle reasons, errors");
+    assert_string_not_equal(rs(card, "Whole-node health", "verdict"), "skip");
+    json_decref(card);
+    json_decref(stress);
+}
+
+/* The within/across finding needs both halves and the ratio. */
+static void pairs_finding_needs_both(void **state)
+{
+    (void)state;
+    json_t *card = load("{\"identity\": {\"gpus\": []}, \"pairs\": {\"within\": {\"pairs\": [[0, 1]], "
+                        "\"aggregate_gbps\": 50}}}");
+    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_false(finding_has(card, "pairs at once within domains moved"));
+    assert_string_equal(rs(card, "Concurrent GPU traffic", "result"), "within 50 GB/s in total");
+    json_decref(card);
+    card = load("{\"identity\": {\"gpus\": []}, \"pairs\": {\"across\": {\"pairs\": [[0, 2], [1, 3]], "
+                "\"aggregate_gbps\": 30, \"isolated_gbps\": [20, 25]}, \"ratio\": 0.5}}");
+    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_false(finding_has(card, "pairs at once within domains moved"));
+    assert_string_equal(rs(card, "Concurrent GPU traffic", "result"),
+                        "2 pairs at once 30 GB/s in total, 45 GB/s one at a time");
+    json_decref(card);
+    card = load("{\"identity\": {\"gpus\": []}, \"pairs\": {\"within\": {\"pairs\": [[0, 1]], \"aggregate_gbps\": 50}, "
+                "\"across\": {\"pairs\": [[0, 2]], \"aggregate_gbps\": 20}, \"ratio\": 0.4}}");
+    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_true(finding_has(card, "1 pairs at once within domains moved 50 GB/s in total, 1 pairs across domains "
+                                  "20 GB/s: crossing domains keeps 40% of the bandwidth."));
+    assert_string_equal(rs(card, "Concurrent GPU traffic", "result"),
+                        "within 50 GB/s in total, across 20 GB/s (40%)");
+    json_decref(card);
+}
+
+static void exit_codes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json;
+        int code;
+    } cases[] = {
+        {"{\"verdict\": \"pass\"}", 0},
+        {"{\"verdict\": \"warn\"}", 4},
+        {"{\"verdict\": \"fail\"}", 1},
+        {"{}", 0},
+        {"{\"verdict\": \"fail\", \"complete\": false}", 5},
+        {"{\"verdict\": \"pass\", \"complete\": false}", 5},
+        {"{\"verdict\": \"fail\", \"complete\": true}", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *c = load(cases[i].json);
+        if (gq_card_exit_code(c) != cases[i].code)
+            fail_msg("%s: exit %d, want %d", cases[i].json, gq_card_exit_code(c), cases[i].code);
+        json_decref(c);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(facts_by_position), cmocka_unit_test(facts_from_records),
+        cmocka_unit_test(empty_card_rows),   cmocka_unit_test(one_gpu_stress_row),
+        cmocka_unit_test(pairs_finding_needs_both), cmocka_unit_test(exit_codes),
+        cmocka_unit_test(rows_do_not_inherit),     cmocka_unit_test(long_offload_list),
+        cmocka_unit_test(one_record_is_measured),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
