@@ -29,8 +29,8 @@ typedef struct {
     tkind k;
     size_t off, len;
     int line, col;
-    int pdepth; /* paren/bracket depth at the token */
-    int bdepth; /* brace depth at the token */
+    int pdepth;       /* paren/bracket depth at the token */
+    int bdepth;       /* brace depth at the token */
     const char *func; /* enclosing function (NULL at file scope) */
 } tok;
 
@@ -71,8 +71,8 @@ static void push(tkind k, size_t off, size_t len, int line, int col)
 }
 
 static const char *ops3[] = {"<<=", ">>=", "...", NULL};
-static const char *ops2[] = {"->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+=", "-=",
-                             "*=", "/=", "%=", "&=", "^=", "|=", "##", NULL};
+static const char *ops2[] = {"->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||",
+                             "+=", "-=", "*=", "/=", "%=", "&=", "^=", "|=", "##", NULL};
 
 static void lex(void)
 {
@@ -317,10 +317,11 @@ static int droppable(int i)
     else if (t->k == T_OP && (is(t, "++") || is(t, "--") || is(t, "*")))
         ok = true;
     else if (t->k == T_ID && i + 1 < nt) {
-        static const char *kw[] = {"return", "if", "else", "for", "while", "do", "switch", "case", "default",
-                                   "goto", "const", "static", "struct", "union", "enum", "unsigned", "signed",
-                                   "int", "char", "double", "float", "long", "short", "bool", "void",
-                                   "size_t", "typedef", "volatile", "register", "extern", "sizeof", NULL};
+        static const char *kw[] = {"return",   "if",       "else",   "for",   "while",  "do",      "switch",
+                                   "case",     "default",  "goto",   "const", "static", "struct",  "union",
+                                   "enum",     "unsigned", "signed", "int",   "char",   "double",  "float",
+                                   "long",     "short",    "bool",   "void",  "size_t", "typedef", "volatile",
+                                   "register", "extern",   "sizeof", NULL};
         for (int k = 0; kw[k]; k++)
             if (is(t, kw[k]))
                 return -1;

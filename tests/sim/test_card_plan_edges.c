@@ -59,7 +59,8 @@ static void estimate_of_one_measurement(void **state)
 {
     (void)state;
     assert_float_equal(gq_card_estimate_measurement(1, 5, 0.1, 4000000000ULL), 6 * 0.1 + 0.05 + 1.01, 1e-12);
-    assert_float_equal(gq_card_estimate_measurement(2, 5, 0.1, 4000000000ULL), 7 * 0.1 + 0.05 + 2 * 1.01, 1e-12);
+    assert_float_equal(gq_card_estimate_measurement(2, 5, 0.1, 4000000000ULL), 7 * 0.1 + 0.05 + 2 * 1.01,
+                       1e-12);
     assert_float_equal(gq_card_estimate_measurement(3, 3, 0.05, 0), 5 * 0.05 + 0.05 + 3 * 0.01, 1e-12);
 }
 
@@ -126,7 +127,8 @@ static void refusal_durations(void **state)
     assert_int_equal(gq_card_plan_make(t, &o, &p, &e), GQ_E_USAGE);
     assert_non_null(strstr(e.msg, "--budget 1m40s is too small"));
     /* the estimates of this crafted machine: 3006 s smallest, 3171 s whole */
-    assert_non_null(strstr(e.msg, "need about 50m07s with the 3000 s stress (--budget 52m52s fits the whole card"));
+    assert_non_null(
+        strstr(e.msg, "need about 50m07s with the 3000 s stress (--budget 52m52s fits the whole card"));
     opts_for(&o, 8, 100, 4000);
     assert_int_equal(gq_card_plan_make(t, &o, &p, &e), GQ_E_USAGE);
     assert_non_null(strstr(e.msg, "need about 1.1h with the 4000 s stress (--budget 1.2h fits"));
@@ -262,7 +264,8 @@ static void step_times_and_interrupt(void **state)
     for (int s = 0; s < GQ_CS_COUNT; s++) {
         const gq_card_step *st = &run.plan.step[s];
         if (st->elapsed_s < 0 || st->elapsed_s > total + 1e-6)
-            fail_msg("step %s took %g s of a %g s card", gq_card_step_name((gq_card_step_id)s), st->elapsed_s, total);
+            fail_msg("step %s took %g s of a %g s card", gq_card_step_name((gq_card_step_id)s), st->elapsed_s,
+                     total);
         sum += st->elapsed_s;
     }
     assert_true(sum <= total + 1e-6);
@@ -284,9 +287,9 @@ static void step_times_and_interrupt(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(names_and_defaults), cmocka_unit_test(estimate_of_one_measurement),
+        cmocka_unit_test(names_and_defaults),    cmocka_unit_test(estimate_of_one_measurement),
         cmocka_unit_test(steps_off_and_one_gpu), cmocka_unit_test(refusal_durations),
-        cmocka_unit_test(explicit_roles), cmocka_unit_test(step_times_and_interrupt),
+        cmocka_unit_test(explicit_roles),        cmocka_unit_test(step_times_and_interrupt),
         cmocka_unit_test(gpu_order_and_bidir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,9 +29,8 @@ static const json_t *row(const json_t *card, const char *check)
 {
     size_t i;
     const json_t *r;
-    json_array_foreach(json_object_get(card, "rows"), i, r)
-        if (!strcmp(json_string_value(json_object_get(r, "check")), check))
-            return r;
+    json_array_foreach(json_object_get(card, "rows"), i,
+                       r) if (!strcmp(json_string_value(json_object_get(r, "check")), check)) return r;
     return NULL;
 }
 
@@ -47,16 +46,17 @@ static bool finding_has(const json_t *card, const char *text)
 {
     size_t i;
     const json_t *f;
-    json_array_foreach(json_object_get(card, "findings"), i, f)
-        if (strstr(json_string_value(f), text))
-            return true;
+    json_array_foreach(json_object_get(card, "findings"), i,
+                       f) if (strstr(json_string_value(f), text)) return true;
     return false;
 }
 
-#define TWO_GPUS                                                                                                    \
-    "\"identity\": {\"gpus\": [{\"index\": 3, \"name\": \"G\", \"memory_mib\": 1000, \"power_limit_w\": 300, "    \
-    "\"pcie\": {\"gen\": 4, \"width\": 16, \"gen_max\": 4, \"width_max\": 16}}, {\"index\": 5, \"name\": \"G\", " \
-    "\"memory_mib\": 1000, \"power_limit_w\": 300, \"pcie\": {\"gen\": 4, \"width\": 16, \"gen_max\": 4, "         \
+#define TWO_GPUS                                                                                             \
+    "\"identity\": {\"gpus\": [{\"index\": 3, \"name\": \"G\", \"memory_mib\": 1000, \"power_limit_w\": "    \
+    "300, "                                                                                                  \
+    "\"pcie\": {\"gen\": 4, \"width\": 16, \"gen_max\": 4, \"width_max\": 16}}, {\"index\": 5, \"name\": "   \
+    "\"G\", "                                                                                                \
+    "\"memory_mib\": 1000, \"power_limit_w\": 300, \"pcie\": {\"gen\": 4, \"width\": 16, \"gen_max\": 4, "   \
     "\"width_max\": 16}}]}"
 
 /* Facts follow the GPUs' positions on the card, not their indices; cells of a
@@ -64,12 +64,14 @@ static bool finding_has(const json_t *card, const char *text)
 static void facts_by_position(void **state)
 {
     (void)state;
-    json_t *card = load("{" TWO_GPUS ", \"host\": {\"gpus\": [5, 9, 3], \"alone\": {\"h2d\": [20.5, 99, null], "
-                        "\"d2h\": [21.5, 99, 22]}}, "
-                        "\"matrices\": [{\"id\": \"p2p_write\", \"gpus\": [3, 5], \"values\": [[null, 7], [7, null]]}, "
-                        "{\"id\": \"p2p_read\", \"gpus\": [5, 3, 9], \"values\": [[null, 40, 1], [41, null, 1], [1, 1, null]]}], "
-                        "\"latency\": {\"host\": {\"gpus\": [3, 9], \"ns\": [900, 5]}, "
-                        "\"p2p\": {\"gpus\": [3, 5], \"values\": [[null, 1500], [1600, null]]}}}");
+    json_t *card =
+        load("{" TWO_GPUS ", \"host\": {\"gpus\": [5, 9, 3], \"alone\": {\"h2d\": [20.5, 99, null], "
+             "\"d2h\": [21.5, 99, 22]}}, "
+             "\"matrices\": [{\"id\": \"p2p_write\", \"gpus\": [3, 5], \"values\": [[null, 7], [7, null]]}, "
+             "{\"id\": \"p2p_read\", \"gpus\": [5, 3, 9], \"values\": [[null, 40, 1], [41, null, 1], [1, 1, "
+             "null]]}], "
+             "\"latency\": {\"host\": {\"gpus\": [3, 9], \"ns\": [900, 5]}, "
+             "\"p2p\": {\"gpus\": [3, 5], \"values\": [[null, 1500], [1600, null]]}}}");
     json_t *stress = load("{\"gpus\": [{\"gpu\": 5, \"temp_max_c\": 70, \"sm_clock_avg_mhz\": 1500, "
                           "\"power_capped_pct\": 10, \"verdict\": \"warn\", \"hw_slowdown\": true}, "
                           "{\"gpu\": 9, \"temp_max_c\": 99}], "
@@ -211,7 +213,8 @@ static void long_offload_list(void **state)
 {
     (void)state;
     char json[4096];
-    size_t used = (size_t)snprintf(json, sizeof json, "{\"identity\": {\"gpus\": []}, \"placement\": {\"offload\": [");
+    size_t used =
+        (size_t)snprintf(json, sizeof json, "{\"identity\": {\"gpus\": []}, \"placement\": {\"offload\": [");
     for (int g = 10; g < 60; g++)
         used += (size_t)snprintf(json + used, sizeof json - used, "%s{\"gpu\": %d}", g > 10 ? ", " : "", g);
     snprintf(json + used, sizeof json - used, "]}}");
@@ -220,9 +223,9 @@ static void long_offload_list(void **state)
     const char *f = NULL;
     size_t i;
     const json_t *x;
-    json_array_foreach(json_object_get(card, "findings"), i, x)
-        if (strstr(json_string_value(x), "For KV offload, use GPUs "))
-            f = json_string_value(x);
+    json_array_foreach(json_object_get(card, "findings"), i,
+                       x) if (strstr(json_string_value(x), "For KV offload, use GPUs ")) f =
+        json_string_value(x);
     assert_non_null(f);
     /* 10,11,...,41 is 95 characters: the list buffer (96) holds exactly that */
     const char *l = f + strlen("For KV offload, use GPUs ");
@@ -244,9 +247,10 @@ static void one_record_is_measured(void **state)
     gq_records_push(&set, &r);
     json_t *card = load("{\"identity\": {\"gpus\": []}}");
     assert_int_equal(gq_card_judge(card, NULL, NULL, &set, NULL, NULL), GQ_OK);
-    assert_string_equal(rs(card, "Measurement integrity", "evidence"),
-                        "1 records: every figure against its path's capacity, overlap of concurrent windows, data "
-                        "pattern checks");
+    assert_string_equal(
+        rs(card, "Measurement integrity", "evidence"),
+        "1 records: every figure against its path's capacity, overlap of concurrent windows, data "
+        "pattern checks");
     assert_string_not_equal(rs(card, "Measurement integrity", "verdict"), "skip");
     json_decref(card);
     gq_records_free(&set);
@@ -283,11 +287,13 @@ static void pairs_finding_needs_both(void **state)
     assert_string_equal(rs(card, "Concurrent GPU traffic", "result"),
                         "2 pairs at once 30 GB/s in total, 45 GB/s one at a time");
     json_decref(card);
-    card = load("{\"identity\": {\"gpus\": []}, \"pairs\": {\"within\": {\"pairs\": [[0, 1]], \"aggregate_gbps\": 50}, "
+    card = load("{\"identity\": {\"gpus\": []}, \"pairs\": {\"within\": {\"pairs\": [[0, 1]], "
+                "\"aggregate_gbps\": 50}, "
                 "\"across\": {\"pairs\": [[0, 2]], \"aggregate_gbps\": 20}, \"ratio\": 0.4}}");
     assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
-    assert_true(finding_has(card, "1 pairs at once within domains moved 50 GB/s in total, 1 pairs across domains "
-                                  "20 GB/s: crossing domains keeps 40% of the bandwidth."));
+    assert_true(finding_has(card,
+                            "1 pairs at once within domains moved 50 GB/s in total, 1 pairs across domains "
+                            "20 GB/s: crossing domains keeps 40% of the bandwidth."));
     assert_string_equal(rs(card, "Concurrent GPU traffic", "result"),
                         "within 50 GB/s in total, across 20 GB/s (40%)");
     json_decref(card);
@@ -319,10 +325,10 @@ static void exit_codes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(facts_by_position), cmocka_unit_test(facts_from_records),
-        cmocka_unit_test(empty_card_rows),   cmocka_unit_test(one_gpu_stress_row),
+        cmocka_unit_test(facts_by_position),        cmocka_unit_test(facts_from_records),
+        cmocka_unit_test(empty_card_rows),          cmocka_unit_test(one_gpu_stress_row),
         cmocka_unit_test(pairs_finding_needs_both), cmocka_unit_test(exit_codes),
-        cmocka_unit_test(rows_do_not_inherit),     cmocka_unit_test(long_offload_list),
+        cmocka_unit_test(rows_do_not_inherit),      cmocka_unit_test(long_offload_list),
         cmocka_unit_test(one_record_is_measured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

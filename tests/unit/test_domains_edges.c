@@ -349,7 +349,8 @@ static void json_sections(void **state)
     json_t *j = gq_pairmatrix_to_json(&M);
     assert_non_null(j);
     assert_int_equal(json_integer_value(json_array_get(json_object_get(j, "gpus"), 1)), 5);
-    const json_t *g = json_object_get(j, "gbps"), *sp = json_object_get(j, "spread"), *st = json_object_get(j, "staged");
+    const json_t *g = json_object_get(j, "gbps"), *sp = json_object_get(j, "spread"),
+                 *st = json_object_get(j, "staged");
     assert_true(json_real_value(json_array_get(json_array_get(g, 0), 1)) == 12.5);
     assert_true(json_is_null(json_array_get(json_array_get(g, 1), 0)));
     assert_true(json_is_null(json_array_get(json_array_get(g, 0), 0)));

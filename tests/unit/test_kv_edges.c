@@ -54,8 +54,12 @@ static void dtype_names_all(void **state)
         const char *name;
         gq_kv_dtype d;
     } cases[] = {
-        {"float", GQ_KV_FP32},           {"half", GQ_KV_FP16},           {"float8_e4m3", GQ_KV_FP8_E4M3},
-        {"float8_e5m2", GQ_KV_FP8_E5M2}, {"TORCH.FLOAT16", GQ_KV_FP16},  {"Float32", GQ_KV_FP32},
+        {"float", GQ_KV_FP32},
+        {"half", GQ_KV_FP16},
+        {"float8_e4m3", GQ_KV_FP8_E4M3},
+        {"float8_e5m2", GQ_KV_FP8_E5M2},
+        {"TORCH.FLOAT16", GQ_KV_FP16},
+        {"Float32", GQ_KV_FP32},
         {"torch.fp8_e5m2", GQ_KV_FP8_E5M2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -115,9 +119,10 @@ static void config_fields(void **state)
     gq_kv_shape s;
     bool has = true;
     /* reals that are integers are taken; 1e9 is the largest count */
-    assert_int_equal(parse("{\"num_hidden_layers\": 80.0, \"num_key_value_heads\": 1000000000, \"head_dim\": 1}",
-                           &s, &has, NULL),
-                     GQ_OK);
+    assert_int_equal(
+        parse("{\"num_hidden_layers\": 80.0, \"num_key_value_heads\": 1000000000, \"head_dim\": 1}", &s, &has,
+              NULL),
+        GQ_OK);
     assert_int_equal(s.layers, 80);
     assert_int_equal(s.kv_heads, 1000000000);
     assert_int_equal(s.head_dim, 1);
@@ -127,7 +132,8 @@ static void config_fields(void **state)
                  "field 'num_hidden_layers' is 1000000001; it must be a positive integer");
     expect_error("{\"num_hidden_layers\": 0, \"num_key_value_heads\": 8, \"head_dim\": 128}",
                  "field 'num_hidden_layers' is 0");
-    expect_error("{\"num_hidden_layers\": 80.5}", "'num_hidden_layers' must be a positive integer, not a fraction");
+    expect_error("{\"num_hidden_layers\": 80.5}",
+                 "'num_hidden_layers' must be a positive integer, not a fraction");
     expect_error("{\"num_hidden_layers\": \"80\"}", "not a string");
     expect_error("{\"num_hidden_layers\": true}", "not a boolean");
     expect_error("{\"num_hidden_layers\": [80]}", "not a list");
@@ -139,16 +145,17 @@ static void config_fields(void **state)
     expect_error("{\"num_hidden_layers\": 8, \"head_dim\": 64}", "missing fields 'num_key_value_heads' and");
 
     /* KV heads fall back to attention heads; head_dim to hidden / heads */
-    assert_int_equal(parse("{\"num_hidden_layers\": 4, \"num_attention_heads\": 16, \"hidden_size\": 2048}", &s,
-                           &has, NULL),
+    assert_int_equal(parse("{\"num_hidden_layers\": 4, \"num_attention_heads\": 16, \"hidden_size\": 2048}",
+                           &s, &has, NULL),
                      GQ_OK);
     assert_int_equal(s.kv_heads, 16);
     assert_int_equal(s.head_dim, 128);
     /* given num_key_value_heads wins over num_attention_heads; given head_dim over hidden/heads */
-    assert_int_equal(parse("{\"num_hidden_layers\": 4, \"num_attention_heads\": 16, \"num_key_value_heads\": 2, "
-                           "\"hidden_size\": 2048, \"head_dim\": 256}",
-                           &s, &has, NULL),
-                     GQ_OK);
+    assert_int_equal(
+        parse("{\"num_hidden_layers\": 4, \"num_attention_heads\": 16, \"num_key_value_heads\": 2, "
+              "\"hidden_size\": 2048, \"head_dim\": 256}",
+              &s, &has, NULL),
+        GQ_OK);
     assert_int_equal(s.kv_heads, 2);
     assert_int_equal(s.head_dim, 256);
     expect_error("{\"num_hidden_layers\": 4, \"num_attention_heads\": 16, \"hidden_size\": 2050}",
@@ -157,8 +164,9 @@ static void config_fields(void **state)
     expect_error("{\"num_hidden_layers\": 4, \"num_key_value_heads\": 2, \"hidden_size\": 2048}",
                  "missing field 'num_attention_heads'");
     /* multi-head latent attention is refused; a null kv_lora_rank is not MLA */
-    expect_error("{\"num_hidden_layers\": 4, \"num_key_value_heads\": 2, \"head_dim\": 64, \"kv_lora_rank\": 512}",
-                 "multi-head latent attention");
+    expect_error(
+        "{\"num_hidden_layers\": 4, \"num_key_value_heads\": 2, \"head_dim\": 64, \"kv_lora_rank\": 512}",
+        "multi-head latent attention");
     assert_int_equal(parse("{\"num_hidden_layers\": 4, \"num_key_value_heads\": 2, \"head_dim\": 64, "
                            "\"kv_lora_rank\": null}",
                            &s, &has, NULL),
@@ -179,16 +187,18 @@ static void config_text_and_dtype(void **state)
     assert_true(has);
     assert_int_equal(s.dtype, GQ_KV_BF16);
     /* the text model's own dtype comes first; "dtype" when "torch_dtype" is null */
-    assert_int_equal(parse("{\"torch_dtype\": \"float32\", \"text_config\": {\"num_hidden_layers\": 6, "
-                           "\"num_key_value_heads\": 4, \"head_dim\": 32, \"torch_dtype\": null, \"dtype\": \"fp16\"}}",
-                           &s, &has, NULL),
-                     GQ_OK);
+    assert_int_equal(
+        parse("{\"torch_dtype\": \"float32\", \"text_config\": {\"num_hidden_layers\": 6, "
+              "\"num_key_value_heads\": 4, \"head_dim\": 32, \"torch_dtype\": null, \"dtype\": \"fp16\"}}",
+              &s, &has, NULL),
+        GQ_OK);
     assert_int_equal(s.dtype, GQ_KV_FP16);
     /* the root's own layers win over text_config */
-    assert_int_equal(parse("{\"num_hidden_layers\": 2, \"num_key_value_heads\": 1, \"head_dim\": 8, "
-                           "\"text_config\": {\"num_hidden_layers\": 6, \"num_key_value_heads\": 4, \"head_dim\": 32}}",
-                           &s, &has, NULL),
-                     GQ_OK);
+    assert_int_equal(
+        parse("{\"num_hidden_layers\": 2, \"num_key_value_heads\": 1, \"head_dim\": 8, "
+              "\"text_config\": {\"num_hidden_layers\": 6, \"num_key_value_heads\": 4, \"head_dim\": 32}}",
+              &s, &has, NULL),
+        GQ_OK);
     assert_int_equal(s.layers, 2);
     assert_false(has);
     /* text_config that is not an object is ignored */
@@ -196,10 +206,12 @@ static void config_text_and_dtype(void **state)
     /* a dtype that is not a string, named by its field */
     expect_error("{\"num_hidden_layers\": 2, \"num_key_value_heads\": 1, \"head_dim\": 8, \"dtype\": 16}",
                  "cfg.json: field 'dtype' must be a string");
-    expect_error("{\"num_hidden_layers\": 2, \"num_key_value_heads\": 1, \"head_dim\": 8, \"torch_dtype\": 16}",
-                 "field 'torch_dtype' must be a string");
-    expect_error("{\"num_hidden_layers\": 2, \"num_key_value_heads\": 1, \"head_dim\": 8, \"torch_dtype\": \"int3\"}",
-                 "cfg.json: torch_dtype: unknown dtype 'int3'");
+    expect_error(
+        "{\"num_hidden_layers\": 2, \"num_key_value_heads\": 1, \"head_dim\": 8, \"torch_dtype\": 16}",
+        "field 'torch_dtype' must be a string");
+    expect_error(
+        "{\"num_hidden_layers\": 2, \"num_key_value_heads\": 1, \"head_dim\": 8, \"torch_dtype\": \"int3\"}",
+        "cfg.json: torch_dtype: unknown dtype 'int3'");
 }
 
 static void rates(void **state)
@@ -235,8 +247,9 @@ static void config_load_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(payload_at_2_63),      cmocka_unit_test(dtype_names_all), cmocka_unit_test(config_fields),
-        cmocka_unit_test(config_text_and_dtype), cmocka_unit_test(rates),          cmocka_unit_test(config_load_errors),
+        cmocka_unit_test(payload_at_2_63), cmocka_unit_test(dtype_names_all),
+        cmocka_unit_test(config_fields),   cmocka_unit_test(config_text_and_dtype),
+        cmocka_unit_test(rates),           cmocka_unit_test(config_load_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "analysis/sanity.h"
+#include "measure/sanity.h"
 
 static gq_topo t;
 
@@ -130,7 +130,8 @@ static void test_p2p_under_one_switch_skips_the_uplink(void **state)
     t.npci = 4;
     t.pci[0] = (gq_pci_node){.kind = GQ_PCI_GPU, .parent = 2, .gpu = 0, .link_gbps = 20.0};
     t.pci[1] = (gq_pci_node){.kind = GQ_PCI_GPU, .parent = 2, .gpu = 1};
-    t.pci[2] = (gq_pci_node){.kind = GQ_PCI_BRIDGE, .parent = 3, .gpu = -1, .bus_id = "0000:16:00.0", .link_gbps = 8.0};
+    t.pci[2] = (gq_pci_node){
+        .kind = GQ_PCI_BRIDGE, .parent = 3, .gpu = -1, .bus_id = "0000:16:00.0", .link_gbps = 8.0};
     t.pci[3] = (gq_pci_node){.kind = GQ_PCI_HOSTBRIDGE, .parent = -1, .gpu = -1};
     gq_flow f = flow(GQ_EP_GPU, 0, GQ_EP_GPU, 1, GQ_METHOD_CE);
     char why[200];
@@ -148,8 +149,10 @@ static void test_pci_names(void **state)
 {
     gpu_link(0, 4, 16);
     t.npci = 3;
-    t.pci[0] = (gq_pci_node){.kind = GQ_PCI_HOSTBRIDGE, .parent = -1, .gpu = -1, .label = "HB0", .link_gbps = 12.0};
-    t.pci[1] = (gq_pci_node){.kind = GQ_PCI_BRIDGE, .parent = 0, .gpu = -1, .label = "SW-A", .link_gbps = 16.0};
+    t.pci[0] =
+        (gq_pci_node){.kind = GQ_PCI_HOSTBRIDGE, .parent = -1, .gpu = -1, .label = "HB0", .link_gbps = 12.0};
+    t.pci[1] =
+        (gq_pci_node){.kind = GQ_PCI_BRIDGE, .parent = 0, .gpu = -1, .label = "SW-A", .link_gbps = 16.0};
     t.pci[2] = (gq_pci_node){.kind = GQ_PCI_GPU, .parent = 1, .gpu = 0};
     gq_flow f = flow(GQ_EP_HOST, 0, GQ_EP_GPU, 0, GQ_METHOD_CE);
     char why[200];
@@ -170,12 +173,15 @@ static void test_group_names_the_highest_binding_link(void **state)
     gpu_link(0, 4, 16);
     gpu_link(1, 4, 16);
     t.npci = 5;
-    t.pci[0] = (gq_pci_node){.kind = GQ_PCI_BRIDGE, .parent = 1, .gpu = -1, .bus_id = "0000:10:00.0", .link_gbps = 10.0};
+    t.pci[0] = (gq_pci_node){
+        .kind = GQ_PCI_BRIDGE, .parent = 1, .gpu = -1, .bus_id = "0000:10:00.0", .link_gbps = 10.0};
     t.pci[1] = (gq_pci_node){.kind = GQ_PCI_HOSTBRIDGE, .parent = -1, .gpu = -1};
-    t.pci[2] = (gq_pci_node){.kind = GQ_PCI_BRIDGE, .parent = 0, .gpu = -1, .bus_id = "0000:20:00.0", .link_gbps = 20.0};
+    t.pci[2] = (gq_pci_node){
+        .kind = GQ_PCI_BRIDGE, .parent = 0, .gpu = -1, .bus_id = "0000:20:00.0", .link_gbps = 20.0};
     t.pci[3] = (gq_pci_node){.kind = GQ_PCI_GPU, .parent = 2, .gpu = 0};
     t.pci[4] = (gq_pci_node){.kind = GQ_PCI_GPU, .parent = 2, .gpu = 1};
-    gq_flow h2d[2] = {flow(GQ_EP_HOST, 0, GQ_EP_GPU, 0, GQ_METHOD_CE), flow(GQ_EP_HOST, 0, GQ_EP_GPU, 1, GQ_METHOD_CE)};
+    gq_flow h2d[2] = {flow(GQ_EP_HOST, 0, GQ_EP_GPU, 0, GQ_METHOD_CE),
+                      flow(GQ_EP_HOST, 0, GQ_EP_GPU, 1, GQ_METHOD_CE)};
     char why[300];
     assert_true(near(gq_sanity_group_capacity(&t, h2d, 2, why, sizeof why), 10.0));
     assert_string_equal(why, "h2d: PCIe uplink 0000:10:00.0, 10.0 GB/s");
@@ -186,9 +192,11 @@ static void test_group_without_tree_names_the_first_gpu(void **state)
 {
     gpu_link(0, 4, 16);
     gpu_link(1, 3, 16);
-    gq_flow d2h[2] = {flow(GQ_EP_GPU, 0, GQ_EP_HOST, 0, GQ_METHOD_CE), flow(GQ_EP_GPU, 1, GQ_EP_HOST, 0, GQ_METHOD_CE)};
+    gq_flow d2h[2] = {flow(GQ_EP_GPU, 0, GQ_EP_HOST, 0, GQ_METHOD_CE),
+                      flow(GQ_EP_GPU, 1, GQ_EP_HOST, 0, GQ_METHOD_CE)};
     char why[300];
-    assert_true(near(gq_sanity_group_capacity(&t, d2h, 2, why, sizeof why), gq_pcie_gbps(4, 16) + gq_pcie_gbps(3, 16)));
+    assert_true(near(gq_sanity_group_capacity(&t, d2h, 2, why, sizeof why),
+                     gq_pcie_gbps(4, 16) + gq_pcie_gbps(3, 16)));
     assert_string_equal(why, "d2h: PCIe Gen4 x16 link of GPU 0, 31.5 GB/s");
     /* one GPU's link unknown: no bound at all */
     t.gpu[1].pcie_gbps = 0;
