@@ -65,12 +65,12 @@ json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs)
         json_t *j = json_object(), *ev = json_array();
         json_object_set_new(j, "gpus", int_array(bn->gpus, bn->ngpus));
         json_object_set_new(j, "direction", json_string(gq_direction_name(bn->direction)));
-        json_object_set_new(j, "capacity_gbps", json_real(bn->capacity_gbps));
+        json_object_set_new(j, "capacity_gbps", gq_json_num(bn->capacity_gbps));
         json_object_set_new(j, "sum_alone_gbps", gq_json_num(bn->sum_alone_gbps));
         json_object_set_new(j, "expected_gbps", gq_json_num(bn->expected_gbps));
         json_object_set_new(j, "explained_by", json_string(gq_bn_explain_name(bn->explained)));
         json_object_set_new(j, "node", bn->node[0] ? json_string(bn->node) : json_null());
-        json_object_set_new(j, "link_gbps", bn->link_gbps > 0 ? json_real(bn->link_gbps) : json_null());
+        json_object_set_new(j, "link_gbps", gq_json_num_if(bn->link_gbps, bn->link_gbps > 0));
         json_object_set_new(j, "explanation", json_string(bn->explanation));
         if (bn->p2p) {
             json_object_set_new(j, "cross_domain", json_boolean(bn->cross_domain));

@@ -77,7 +77,7 @@ void gq_compare_print(FILE *f, const gq_compare *c, bool md, bool all)
 json_t *gq_compare_to_json(const gq_compare *c)
 {
     json_t *o = json_object(), *inputs = json_array(), *figs = json_array(), *only = json_array();
-    json_object_set_new(o, "threshold_pct", json_real(c->threshold_pct));
+    json_object_set_new(o, "threshold_pct", gq_json_num(c->threshold_pct));
     for (int r = 0; r < c->nruns; r++)
         json_array_append_new(inputs, json_pack("{s:s, s:s, s:s, s:s, s:s}", "file", c->label[r], "kind",
                                                 c->kind[r], "hostname", c->host[r], "timestamp", c->when[r],
@@ -94,8 +94,8 @@ json_t *gq_compare_to_json(const gq_compare *c)
         }
         json_t *v = json_array(), *d = json_array(), *g = json_array();
         for (int r = 0; r < c->nruns; r++) {
-            json_array_append_new(v, json_real(x->v[r]));
-            json_array_append_new(d, isnan(x->delta_pct[r]) ? json_null() : json_real(x->delta_pct[r]));
+            json_array_append_new(v, gq_json_num(x->v[r]));
+            json_array_append_new(d, gq_json_num(x->delta_pct[r]));
             json_array_append_new(g, json_boolean(x->regression[r]));
         }
         json_array_append_new(figs, json_pack("{s:s, s:s, s:b, s:o, s:o, s:o}", "key", x->key, "unit",

@@ -25,12 +25,12 @@ json_t *gq_domains_to_json(const gq_domains *d)
     json_object_set_new(root, "domains", doms);
     json_object_set_new(o, "chained", ch);
     json_object_set_new(o, "split", json_boolean(d->split));
-    json_object_set_new(o, "threshold_gbps", d->split ? json_real(d->threshold_gbps) : json_null());
+    json_object_set_new(o, "threshold_gbps", gq_json_num_if(d->threshold_gbps, d->split));
     json_object_set_new(o, "gap_gbps",
                         d->split ? json_pack("[ff]", d->gap_lo_gbps, d->gap_hi_gbps) : json_null());
     json_object_set_new(o, "within_min_gbps", gq_json_num(d->within_min_gbps));
     json_object_set_new(o, "across_max_gbps", gq_json_num(d->across_max_gbps));
-    json_object_set_new(o, "max_spread", json_real(d->max_spread));
+    json_object_set_new(o, "max_spread", gq_json_num(d->max_spread));
     json_object_set_new(o, "pairs", json_integer(d->npairs));
     json_object_set_new(o, "missing_pairs", json_integer(d->nmissing));
     json_object_set_new(o, "no_p2p", json_boolean(d->no_p2p));
@@ -59,7 +59,7 @@ json_t *gq_pairmatrix_to_json(const gq_pairmatrix *m)
         json_t *rv = json_array(), *rs = json_array(), *rst = json_array();
         for (int j = 0; j < m->n; j++) {
             json_array_append_new(rv, gq_json_num(m->gbps[i][j]));
-            json_array_append_new(rs, isfinite(m->gbps[i][j]) ? json_real(m->spread[i][j]) : json_null());
+            json_array_append_new(rs, gq_json_num_if(m->spread[i][j], isfinite(m->gbps[i][j])));
             json_array_append_new(rst, json_boolean(m->staged[i][j]));
         }
         json_array_append_new(v, rv);

@@ -17,7 +17,7 @@ json_t *gq_fleet_to_json(const gq_fleet *f)
         json_decref(flagged);
         return NULL;
     }
-    json_object_set_new(o, "threshold_pct", json_real(f->threshold_pct));
+    json_object_set_new(o, "threshold_pct", gq_json_num(f->threshold_pct));
     json_object_set_new(o, "verdict", json_string(f->verdict));
     json_object_set_new(o, "exit_code", json_integer(f->exit_code));
     for (int i = 0; i < f->nnodes; i++) {

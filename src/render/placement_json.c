@@ -122,12 +122,11 @@ json_t *gq_place_to_json(const gq_place_model *m, const gq_place_result *res)
     map_json(naive, &res->naive, r);
     json_object_set_new(o, "naive", naive);
     json_object_set_new(o, "verified", json_boolean(res->verified));
-    json_object_set_new(o, "gain",
-                        r->prefill && res->gain_pairs > 0 ? json_real(res->gain_pairs) : json_null());
+    json_object_set_new(o, "gain", gq_json_num_if(res->gain_pairs, r->prefill && res->gain_pairs > 0));
     json_object_set_new(o, "offload_gain",
-                        r->offload && res->gain_offload > 0 ? json_real(res->gain_offload) : json_null());
+                        gq_json_num_if(res->gain_offload, r->offload && res->gain_offload > 0));
     json_object_set_new(o, "replicas_gain",
-                        r->replicas && res->gain_replicas > 0 ? json_real(res->gain_replicas) : json_null());
+                        gq_json_num_if(res->gain_replicas, r->replicas && res->gain_replicas > 0));
     json_object_set_new(o, "all_staged", json_boolean(r->prefill && res->all_staged));
     json_t *notes = json_array();
     for (int i = 0; i < res->nnotes; i++)

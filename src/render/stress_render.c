@@ -141,7 +141,7 @@ static json_t *cell_json(const gq_stress_point *p, int c)
     const gq_sample *s = &p->s;
     bool rk = p->has_sample && s->clock_reasons != GQ_STRESS_U64_UNKNOWN;
     switch (c) {
-    case C_T: return json_real(p->t);
+    case C_T: return gq_json_num(p->t);
     case C_LOADED: return json_boolean(p->loaded);
     case C_TEMP: return gq_json_num(s->temp_c);
     case C_MEMTEMP: return gq_json_num(s->mem_temp_c);
@@ -172,17 +172,17 @@ json_t *gq_stress_to_json(const gq_stress_result *r, const gq_stress_summary *s)
     json_t *o = json_object();
     if (!o)
         return NULL;
-    json_object_set_new(o, "duration_s", json_real(r->duration_s));
-    json_object_set_new(o, "interval_s", json_real(r->interval_s));
-    json_object_set_new(o, "elapsed_s", json_real(r->elapsed_s));
+    json_object_set_new(o, "duration_s", gq_json_num(r->duration_s));
+    json_object_set_new(o, "interval_s", gq_json_num(r->interval_s));
+    json_object_set_new(o, "elapsed_s", gq_json_num(r->elapsed_s));
     json_object_set_new(o, "precision", json_string(gq_precision_name(r->precision)));
     json_object_set_new(o, "with_transfers", json_boolean(r->with_transfers));
     json_object_set_new(o, "interrupted", json_boolean(r->interrupted));
     json_object_set_new(o, "transfers_error", r->xfer_error[0] ? json_string(r->xfer_error) : json_null());
     json_object_set_new(o, "verdict", json_string(gq_stress_level_name(s->verdict)));
     json_t *rules = json_object();
-    json_object_set_new(rules, "clock_spread_warn", json_real(s->rules.clock_spread_warn));
-    json_object_set_new(rules, "loaded_util_pct", json_real(s->rules.loaded_util_pct));
+    json_object_set_new(rules, "clock_spread_warn", gq_json_num(s->rules.clock_spread_warn));
+    json_object_set_new(rules, "loaded_util_pct", gq_json_num(s->rules.loaded_util_pct));
     json_object_set_new(o, "rules", rules);
 
     json_t *gpus = json_array();
@@ -192,7 +192,7 @@ json_t *gq_stress_to_json(const gq_stress_result *r, const gq_stress_summary *s)
 
     json_t *node = json_object();
     json_object_set_new(node, "gpus", json_integer(r->ngpu));
-    json_object_set_new(node, "power_total_avg_w", json_real(s->power_total_avg_w));
+    json_object_set_new(node, "power_total_avg_w", gq_json_num(s->power_total_avg_w));
     json_object_set_new(node, "clock_spread", gq_json_num(s->clock_spread));
     json_object_set_new(node, "clock_spread_model",
                         s->clock_spread_model[0] ? json_string(s->clock_spread_model) : json_null());

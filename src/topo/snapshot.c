@@ -1,4 +1,5 @@
 #include "topo/snapshot.h"
+#include "core/json.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -40,11 +41,6 @@ static const char *const kind_names[] = {
 static json_t *int_or_null(long long v, long long unknown)
 {
     return v == unknown ? json_null() : json_integer(v);
-}
-
-static json_t *num_or_null(double v)
-{
-    return v == 0.0 ? json_null() : json_real(v);
 }
 
 static json_t *name_or_null(const char *const *names, int n, int v)
@@ -112,12 +108,13 @@ json_t *gq_topo_to_json(const gq_topo *t)
         json_object_set_new(x, "pcie_width_cur", int_or_null(g->pcie_width_cur, -1));
         json_object_set_new(x, "pcie_gen_max", int_or_null(g->pcie_gen_max, -1));
         json_object_set_new(x, "pcie_width_max", int_or_null(g->pcie_width_max, -1));
-        json_object_set_new(x, "pcie_gbps", num_or_null(g->pcie_gbps));
+        json_object_set_new(x, "pcie_gbps", gq_json_num_if(g->pcie_gbps, g->pcie_gbps != 0));
         json_object_set_new(x, "numa_node", int_or_null(g->numa_node, -1));
         json_object_set_new(x, "cpulist", json_string(g->cpulist));
-        json_object_set_new(x, "power_limit_w", num_or_null(g->power_limit_w));
+        json_object_set_new(x, "power_limit_w", gq_json_num_if(g->power_limit_w, g->power_limit_w != 0));
         json_object_set_new(x, "nvlinks_total", int_or_null(g->nvlinks_total, -1));
-        json_object_set_new(x, "nvlink_gbps_per_link", num_or_null(g->nvlink_gbps_per_link));
+        json_object_set_new(x, "nvlink_gbps_per_link",
+                            gq_json_num_if(g->nvlink_gbps_per_link, g->nvlink_gbps_per_link != 0));
         json_array_append_new(gpus, x);
     }
     json_object_set_new(o, "gpus", gpus);
@@ -142,7 +139,7 @@ json_t *gq_topo_to_json(const gq_topo *t)
         json_object_set_new(x, "numa_node", int_or_null(p->numa_node, -1));
         json_object_set_new(x, "bus_id", json_string(p->bus_id));
         json_object_set_new(x, "label", json_string(p->label));
-        json_object_set_new(x, "link_gbps", num_or_null(p->link_gbps));
+        json_object_set_new(x, "link_gbps", gq_json_num_if(p->link_gbps, p->link_gbps != 0));
         json_array_append_new(pci, x);
     }
     json_object_set_new(o, "pci", pci);
