@@ -68,6 +68,8 @@ void gq_bn_opts_default(gq_bn_opts *o)
 
 void gq_bottlenecks_free(gq_bottlenecks *b)
 {
+    if (!b)
+        return;
     free(b->obs);
     free(b->ignored);
     b->obs = NULL;

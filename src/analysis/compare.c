@@ -15,6 +15,8 @@ void gq_compare_init(gq_compare *c, double threshold_pct)
 
 void gq_compare_free(gq_compare *c)
 {
+    if (!c)
+        return;
     free(c->fig);
     c->fig = NULL;
     c->nfig = c->capfig = 0;

@@ -16,6 +16,8 @@ void gq_fleet_init(gq_fleet *f, double threshold_pct)
 
 void gq_fleet_free(gq_fleet *f)
 {
+    if (!f)
+        return;
     free(f->node);
     free(f->fig);
     free(f->val);

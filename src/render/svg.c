@@ -14,7 +14,8 @@ static const char *const palette[] = {
     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
 };
 
-const char *gq_svg_series_color(int i)
+/* Colour of series i (a fixed qualitative palette, cycles after 10). "#rrggbb". */
+static const char *series_color(int i)
 {
     int n = (int)(sizeof palette / sizeof palette[0]);
     return palette[((i % n) + n) % n];
@@ -255,7 +256,7 @@ static void legend(FILE *f, const char *const *names, int n, int x, int y)
     for (int s = 0; s < n; s++) {
         int lx = x + (s % 4) * 170, ly = y + (s / 4) * 16;
         fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>\n", lx, ly - 9,
-                gq_svg_series_color(s));
+                series_color(s));
         text_at(f, lx + 14, ly, "start", "font-size=\"11\"", names && names[s] ? names[s] : "");
     }
 }
@@ -305,7 +306,7 @@ int gq_svg_write_bars(FILE *f, const gq_svg_bars *b, gq_err *err)
             fprintf(f,
                     "<rect class=\"gq-bar\" data-series=\"%d\" data-cat=\"%d\" x=\"%.1f\" y=\"%.1f\" "
                     "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
-                    s, c, x, yv, bw > 1 ? bw - 1 : bw, y1 - yv, gq_svg_series_color(s));
+                    s, c, x, yv, bw > 1 ? bw - 1 : bw, y1 - yv, series_color(s));
             gq_svg_escape(f, b->cats[c]);
             if (b->series && b->nser > 1) {
                 fputs(", ", f);
@@ -435,7 +436,7 @@ int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err)
             l->x_label ? l->x_label : "");
     char vb[32];
     for (int s = 0; s < l->nser; s++) {
-        const char *col = gq_svg_series_color(s);
+        const char *col = series_color(s);
         int nfin = 0;
         for (int k = 0; k < l->npts[s]; k++)
             if (isfinite(l->xs[s][k]) && isfinite(l->ys[s][k]) && !(l->log_x && l->xs[s][k] <= 0))

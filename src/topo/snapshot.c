@@ -444,7 +444,8 @@ int gq_topo_from_json(const json_t *j, gq_topo *t, gq_err *err)
 
 /* ---- documents ---------------------------------------------------------------- */
 
-void gq_iso8601_now(char *buf, size_t n)
+/* "2026-11-30T12:00:00Z" for now. */
+static void iso8601_now(char *buf, size_t n)
 {
     time_t now = time(NULL);
     struct tm tm;
@@ -462,7 +463,7 @@ json_t *gq_topo_doc(const gq_topo *t, const char *kind, int schema_version)
         json_decref(body);
         return NULL;
     }
-    gq_iso8601_now(ts, sizeof ts);
+    iso8601_now(ts, sizeof ts);
     json_object_set_new(root, "tool", json_string("gpuqual"));
     json_object_set_new(root, "kind", json_string(kind));
     json_object_set_new(root, "schema_version", json_integer(schema_version));
@@ -479,7 +480,10 @@ json_t *gq_snapshot_to_json(const gq_topo *t)
     return gq_topo_doc(t, GQ_SNAPSHOT_KIND, GQ_SNAPSHOT_SCHEMA);
 }
 
-int gq_snapshot_from_json(const json_t *root, gq_topo *t, gq_err *err)
+/* Check the header (a gpuqual document of kind gpuqual-snapshot or topo,
+ * schema not newer than this build reads) and parse the topology into *t
+ * (gq_topo_init()ed first). GQ_E_USAGE with one line naming what is wrong. */
+static int snapshot_from_json(const json_t *root, gq_topo *t, gq_err *err)
 {
     gq_topo_init(t);
     if (!json_is_object(root))
@@ -532,7 +536,7 @@ int gq_snapshot_load(const char *path, gq_topo *t, gq_err *err)
                         je.text, je.line, je.column);
         goto out;
     }
-    if ((rc = gq_snapshot_from_json(root, t, err))) {
+    if ((rc = snapshot_from_json(root, t, err))) {
         gq_err_prefix(err, "snapshot '%s'", path);
         goto out;
     }
