@@ -5,17 +5,7 @@
 
 #include "core/json.h"
 #include "render/analysis_render.h"
-
-static const char *num(double v, char *b, size_t n)
-{
-    if (isnan(v))
-        snprintf(b, n, "–");
-    else if (fabs(v) >= 100)
-        snprintf(b, n, "%.0f", v);
-    else
-        snprintf(b, n, "%.2f", v);
-    return b;
-}
+#include "render/numfmt.h"
 
 void gq_compare_print(FILE *f, const gq_compare *c, bool md, bool all)
 {
@@ -60,10 +50,11 @@ void gq_compare_print(FILE *f, const gq_compare *c, bool md, bool all)
             for (int r = 0; r < c->nruns; r++) {
                 char cellb[64];
                 if (r > 0 && !isnan(x->delta_pct[r]))
-                    snprintf(cellb, sizeof cellb, "%s (%+.1f%%%s)", num(x->v[r], b, sizeof b),
-                             x->delta_pct[r], x->regression[r] ? " REGRESSION" : "");
+                    snprintf(cellb, sizeof cellb, "%s (%+.1f%%%s)",
+                             gq_fmt_num(x->v[r], GQ_NUM_RUNS, b, sizeof b), x->delta_pct[r],
+                             x->regression[r] ? " REGRESSION" : "");
                 else
-                    snprintf(cellb, sizeof cellb, "%s", num(x->v[r], d, sizeof d));
+                    snprintf(cellb, sizeof cellb, "%s", gq_fmt_num(x->v[r], GQ_NUM_RUNS, d, sizeof d));
                 fprintf(f, md ? " %s |" : " %-28s", cellb);
             }
             fputs(md ? " |\n" : "\n", f);

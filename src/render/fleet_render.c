@@ -6,6 +6,7 @@
 
 #include "core/json.h"
 #include "render/analysis_render.h"
+#include "render/numfmt.h"
 
 json_t *gq_fleet_to_json(const gq_fleet *f)
 {
@@ -56,17 +57,6 @@ json_t *gq_fleet_to_json(const gq_fleet *f)
     json_object_set_new(o, "outliers", outs);
     json_object_set_new(o, "flagged", flagged);
     return o;
-}
-
-static const char *num(double v, char *b, size_t n)
-{
-    if (!isfinite(v))
-        snprintf(b, n, "–");
-    else if (fabs(v) >= 100)
-        snprintf(b, n, "%.0f", v);
-    else
-        snprintf(b, n, "%.2f", v);
-    return b;
 }
 
 static void upper(const char *s, char *b, size_t n)
@@ -132,11 +122,12 @@ void gq_fleet_print(FILE *out, const gq_fleet *f, bool md, int max_outliers)
             char a[32], b[32];
             if (md)
                 fprintf(out, "| %s | %s | %s %s | %s %s | %+.1f%% |\n", f->node[x->node].label, g->key,
-                        num(x->value, a, sizeof a), g->unit, num(x->median, b, sizeof b), g->unit,
-                        x->delta_pct);
+                        gq_fmt_num(x->value, GQ_NUM_RUNS, a, sizeof a), g->unit,
+                        gq_fmt_num(x->median, GQ_NUM_RUNS, b, sizeof b), g->unit, x->delta_pct);
             else
                 fprintf(out, "  %-24s %-56s %s %s (median %s, %+.1f%%)\n", f->node[x->node].label, g->key,
-                        num(x->value, a, sizeof a), g->unit, num(x->median, b, sizeof b), x->delta_pct);
+                        gq_fmt_num(x->value, GQ_NUM_RUNS, a, sizeof a), g->unit,
+                        gq_fmt_num(x->median, GQ_NUM_RUNS, b, sizeof b), x->delta_pct);
             shown++;
         }
         if (shown < f->nout)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/units.h"
+#include "render/numfmt.h"
 
 /* Fixed drawing geometry (viewBox units). */
 enum { W = 760, H = 380, ML = 70, MR = 20, MT = 44, MB = 70 };
@@ -40,23 +41,6 @@ void gq_svg_escape(FILE *f, const char *s)
                 fputc(*s, f);
         }
     }
-}
-
-/* Value with about three significant digits: 1234, 394, 52.7, 9.86, 0.123. */
-static const char *fmt_val(double v, char *buf, size_t n)
-{
-    double a = fabs(v);
-    if (!isfinite(v))
-        snprintf(buf, n, "–");
-    else if (a >= 100 || a == 0)
-        snprintf(buf, n, "%.0f", v);
-    else if (a >= 10)
-        snprintf(buf, n, "%.1f", v);
-    else if (a >= 1)
-        snprintf(buf, n, "%.2f", v);
-    else
-        snprintf(buf, n, "%.3g", v);
-    return buf;
 }
 
 void gq_svg_nice_axis(double lo, double hi, int want, double *out_lo, double *out_hi, double *step)
@@ -194,7 +178,7 @@ int gq_svg_write_heatmap(FILE *f, const gq_svg_heatmap *h, gq_err *err)
             fputs(" → ", f);
             gq_svg_escape(f, h->labels[j]);
             if (isfinite(v))
-                fprintf(f, ": %s ", fmt_val(v, vb, sizeof vb));
+                fprintf(f, ": %s ", gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb));
             else
                 fputs(": n/a", f);
             if (isfinite(v))
@@ -205,7 +189,7 @@ int gq_svg_write_heatmap(FILE *f, const gq_svg_heatmap *h, gq_err *err)
                 snprintf(buf, sizeof buf, "font-size=\"%d\" fill=\"%s\"", cell >= 50 ? 12 : 10,
                          dark ? "#ffffff" : "#000000");
                 text_at(f, left + cell * j + cell / 2.0, top + cell * i + cell / 2.0 + 4, "middle", buf,
-                        fmt_val(v, vb, sizeof vb));
+                        gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb));
             }
         }
     /* Colour bar with the range it encodes. */
@@ -219,9 +203,11 @@ int gq_svg_write_heatmap(FILE *f, const gq_svg_heatmap *h, gq_err *err)
     }
     if (any) {
         char lab[64];
-        snprintf(lab, sizeof lab, "%s %s", fmt_val(vmax, vb, sizeof vb), h->unit ? h->unit : "");
+        snprintf(lab, sizeof lab, "%s %s", gq_fmt_num(vmax, GQ_NUM_CHART, vb, sizeof vb),
+                 h->unit ? h->unit : "");
         text_at(f, cbx + 22, top + 10, "start", "font-size=\"11\"", lab);
-        snprintf(lab, sizeof lab, "%s %s", fmt_val(vmin, vb, sizeof vb), h->unit ? h->unit : "");
+        snprintf(lab, sizeof lab, "%s %s", gq_fmt_num(vmin, GQ_NUM_CHART, vb, sizeof vb),
+                 h->unit ? h->unit : "");
         text_at(f, cbx + 22, top + cbh, "start", "font-size=\"11\"", lab);
     } else {
         text_at(f, cbx + 22, top + 10, "start", "font-size=\"11\"", "no data");
@@ -239,7 +225,7 @@ static void y_axis(FILE *f, double lo, double hi, double step, int x0, int x1, i
         double y = y1 - (v - lo) / (hi - lo) * (y1 - y0);
         fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>\n", x0, y, x1, y);
         text_at(f, x0 - 6, y + 4, "end", "font-size=\"11\"",
-                fmt_val(fabs(v) < step * 1e-6 ? 0 : v, vb, sizeof vb));
+                gq_fmt_num(fabs(v) < step * 1e-6 ? 0 : v, GQ_NUM_CHART, vb, sizeof vb));
     }
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", x0, y0, x0, y1);
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", x0, y1, x1, y1);
@@ -312,11 +298,12 @@ int gq_svg_write_bars(FILE *f, const gq_svg_bars *b, gq_err *err)
                 fputs(", ", f);
                 gq_svg_escape(f, b->series[s]);
             }
-            fprintf(f, ": %s ", fmt_val(v, vb, sizeof vb));
+            fprintf(f, ": %s ", gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb));
             gq_svg_escape(f, b->unit);
             fputs("</title></rect>\n", f);
             if (bw >= 18)
-                text_at(f, x + bw / 2, yv - 3, "middle", "font-size=\"10\"", fmt_val(v, vb, sizeof vb));
+                text_at(f, x + bw / 2, yv - 3, "middle", "font-size=\"10\"",
+                        gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb));
             slot++;
         }
         double cx = x0 + c * cw + cw / 2;
@@ -355,7 +342,7 @@ static void x_tick_label(double x, bool bytes, char *buf, size_t n)
     if (bytes && x >= 1 && x < 1.8e19)
         gq_fmt_size((uint64_t)llround(x), buf, n);
     else
-        snprintf(buf, n, "%s", fmt_val(x, vb, sizeof vb));
+        snprintf(buf, n, "%s", gq_fmt_num(x, GQ_NUM_CHART, vb, sizeof vb));
 }
 
 int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err)
@@ -472,7 +459,7 @@ int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err)
             x_tick_label(x, l->x_is_bytes, buf, sizeof buf);
             fputs(" at ", f);
             gq_svg_escape(f, buf);
-            fprintf(f, ": %s ", fmt_val(y, vb, sizeof vb));
+            fprintf(f, ": %s ", gq_fmt_num(y, GQ_NUM_CHART, vb, sizeof vb));
             gq_svg_escape(f, l->unit);
             fputs("</title></circle>\n", f);
         }
