@@ -27,7 +27,6 @@
 #ifndef GQ_ANALYSIS_BOTTLENECKS_H
 #define GQ_ANALYSIS_BOTTLENECKS_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -145,21 +144,5 @@ void gq_bottlenecks_free(gq_bottlenecks *b);
 
 /* Index of the bottleneck with exactly these GPUs and direction, or -1. */
 int gq_bottlenecks_find(const gq_bottlenecks *b, gq_direction dir, const int *gpus, int n);
-
-/* Document sections: an object whose keys merge into the document root (new
- * reference; NULL on allocation failure):
- *   bottlenecks: [{gpus, direction (h2d|d2h|p2p), capacity_gbps, sum_alone_gbps,
- *                  expected_gbps, explained_by (gq_bn_explain_name), node, link_gbps,
- *                  explanation, [cross_domain, domains for p2p],
- *                  evidence: [observation..]}]
- *   contention: {observations: [every analysed group: group, test, direction, bytes,
- *                  gpus, per_gpu_gbps | pairs + kind, aggregate_gbps, sum_alone_gbps,
- *                  expected_gbps, overlap, contended],
- *                host_alone_gbps: {h2d: [..], d2h: [..]} by GPU (null unknown),
- *                host_bytes, skipped_groups, one_numa_visible,
- *                asymmetry: [{direction, gpus, slow, slow_gbps: [lo, hi], fast_gbps: [lo, hi], group}]}
- *   ignored: [{record, test, src, dst, gbps, why}] (rs may be NULL) */
-json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs);
-json_t *gq_bn_obs_to_json(const gq_bn_obs *o);
 
 #endif

@@ -15,6 +15,7 @@
 #include "measure/harness.h"
 #include "core/interrupt.h"
 #include "core/units.h"
+#include "render/analysis_render.h"
 
 /* ---- steps ---------------------------------------------------------------- */
 

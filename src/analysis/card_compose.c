@@ -13,6 +13,7 @@
 #include "analysis/domains.h"
 #include "analysis/sweepfit.h"
 #include "core/units.h"
+#include "render/analysis_render.h"
 
 #define MAXG GQ_MAX_GPUS
 

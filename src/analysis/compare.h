@@ -16,7 +16,6 @@
 
 #include <jansson.h>
 #include <stdbool.h>
-#include <stdio.h>
 
 #include "core/record.h"
 #include "core/status.h"
@@ -60,10 +59,5 @@ void gq_compare_finish(gq_compare *c);
 
 /* The key of a record (into buf). */
 const char *gq_compare_key(const gq_record *r, char *buf, size_t n);
-
-/* Outputs: a terminal/Markdown table (figures in every run first, the
- * regressions marked), and the "compare" JSON section (docs/json-card.md). */
-void gq_compare_print(FILE *f, const gq_compare *c, bool markdown, bool all);
-json_t *gq_compare_to_json(const gq_compare *c);
 
 #endif

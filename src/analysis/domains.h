@@ -27,7 +27,6 @@
 #ifndef GQ_ANALYSIS_DOMAINS_H
 #define GQ_ANALYSIS_DOMAINS_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -93,18 +92,6 @@ typedef struct gq_domains {
 
 /* Cluster. Returns GQ_OK, or GQ_E_USAGE for an empty matrix (n < 1). */
 int gq_domains_cluster(const gq_pairmatrix *m, const gq_domains_opts *o, gq_domains *out, gq_err *err);
-
-/* Document sections (an object whose keys merge into the document root; new
- * reference, NULL on allocation failure):
- *   domains: [[GPU..]..]   (the contract other commands read)
- *   domain_analysis: {chained: [bool..], split, threshold_gbps, gap_gbps: [lo, hi]
- *     or null, within_min_gbps, across_max_gbps (null when not applicable),
- *     max_spread, pairs, missing_pairs, no_p2p, method: text}. */
-json_t *gq_domains_to_json(const gq_domains *d);
-
-/* The matrix as JSON: {gpus: [..], gbps: [[..]] with null for missing,
- * spread: [[..]], staged: [[bool..]]}. */
-json_t *gq_pairmatrix_to_json(const gq_pairmatrix *m);
 
 /* "0-3", "0,3", "4-7,9" into buf (at least 8 bytes); gpus in any order (sorted
  * in a copy), at most GQ_MAX_GPUS of them are used. */

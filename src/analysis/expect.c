@@ -54,19 +54,6 @@ static const struct {
     [GQ_EXK_SPREAD_PCT_MAX] = {.name = "spread_pct_max", .unit = "%", .what = "spread between GPUs"},
 };
 
-const char *gq_expect_key_name(gq_expect_key k)
-{
-    return k < GQ_EXK_COUNT ? keys[k].name : "?";
-}
-const char *gq_expect_key_unit(gq_expect_key k)
-{
-    return k < GQ_EXK_COUNT ? keys[k].unit : "";
-}
-bool gq_expect_key_is_min(gq_expect_key k)
-{
-    return k < GQ_EXK_COUNT && keys[k].is_min;
-}
-
 static const char *const verdict_names[] = {
     [GQ_V_SKIP] = "skip", [GQ_V_INFO] = "info", [GQ_V_PASS] = "pass",
     [GQ_V_WARN] = "warn", [GQ_V_FAIL] = "fail",
@@ -77,20 +64,13 @@ const char *gq_verdict_name(gq_verdict v)
     return (unsigned)v <= GQ_V_FAIL ? verdict_names[v] : "?";
 }
 
-int gq_verdict_parse(const char *s)
-{
-    for (int v = GQ_V_SKIP; v <= GQ_V_FAIL; v++)
-        if (s && !strcmp(s, verdict_names[v]))
-            return v;
-    return -1;
-}
-
 int gq_verdict_exit_code(gq_verdict v)
 {
     return v == GQ_V_FAIL ? 1 : v == GQ_V_WARN ? 4 : 0;
 }
 
-void gq_expect_init(gq_expect *ex)
+/* Defaults only (no models): the relative checks' percentages. */
+static void expect_init(gq_expect *ex)
 {
     memset(ex, 0, sizeof *ex);
     ex->agree_pct = 5.0;
@@ -246,7 +226,7 @@ static int parse_model(const json_t *m, int idx, const char *file, gq_expect_mod
 
 int gq_expect_parse(const char *text, const char *name, gq_expect *ex, gq_err *err)
 {
-    gq_expect_init(ex);
+    expect_init(ex);
     const char *file = name && *name ? name : "expectations";
     json_error_t je;
     json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
@@ -441,7 +421,7 @@ void gq_card_facts_init(gq_card_facts *f)
     }
 }
 
-int gq_checklist_push(gq_checklist *cl, const gq_check *c)
+static int checklist_push(gq_checklist *cl, const gq_check *c)
 {
     if (cl->n == cl->cap) {
         int cap = cl->cap ? cl->cap * 2 : 32;
@@ -457,6 +437,8 @@ int gq_checklist_push(gq_checklist *cl, const gq_check *c)
 
 void gq_checklist_free(gq_checklist *cl)
 {
+    if (!cl)
+        return;
     free(cl->v);
     cl->v = NULL;
     cl->n = cl->cap = 0;
@@ -505,7 +487,7 @@ __attribute__((format(printf, 9, 10))) static void add(judge *J, const char *id,
     va_start(ap, fmt);
     vsnprintf(c.text, sizeof c.text, fmt, ap);
     va_end(ap);
-    J->rc = gq_checklist_push(J->out, &c);
+    J->rc = checklist_push(J->out, &c);
 }
 
 /* Verdict of a figure against a threshold; *decider gets the threshold that
@@ -671,7 +653,7 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
     gq_expect defaults;
     const gq_expect *ex = ex_in;
     if (!ex) {
-        gq_expect_init(&defaults);
+        expect_init(&defaults);
         ex = &defaults;
     }
     judge J = {.out = out};

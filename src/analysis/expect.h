@@ -42,8 +42,6 @@ typedef enum gq_verdict {
 
 /* "skip", "info", "pass", "warn", "fail". */
 const char *gq_verdict_name(gq_verdict v);
-/* Parse a name back; returns -1 for an unknown one. */
-int gq_verdict_parse(const char *s);
 /* Exit code of an overall verdict: 0 pass (or info/skip), 4 warn, 1 fail. */
 int gq_verdict_exit_code(gq_verdict v);
 
@@ -72,11 +70,6 @@ typedef struct gq_threshold {
     double warn, fail;
 } gq_threshold;
 
-/* Name in the file ("h2d_gbps_min"), unit, and whether it is a minimum. */
-const char *gq_expect_key_name(gq_expect_key k);
-const char *gq_expect_key_unit(gq_expect_key k);
-bool gq_expect_key_is_min(gq_expect_key k);
-
 #define GQ_EXPECT_MAX_MODELS 32
 
 typedef struct gq_expect_model {
@@ -93,9 +86,6 @@ typedef struct gq_expect {
     int nmodels;
     gq_expect_model models[GQ_EXPECT_MAX_MODELS];
 } gq_expect;
-
-/* Defaults only (no models): the relative checks' percentages. */
-void gq_expect_init(gq_expect *ex);
 
 /* Parse an expectations document from text / from a file into *ex (caller's
  * storage). GQ_E_USAGE for malformed JSON, unknown keys (with a did-you-mean),
@@ -166,7 +156,6 @@ typedef struct gq_checklist {
     int n, cap;
 } gq_checklist;
 
-int gq_checklist_push(gq_checklist *cl, const gq_check *c); /* GQ_E_NOMEM */
 void gq_checklist_free(gq_checklist *cl);
 /* Worst of pass/warn/fail over the list (info and skip do not count); pass
  * when the list has nothing judged. */

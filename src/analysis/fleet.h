@@ -18,14 +18,14 @@
  * run; else incomplete (5) when a card is incomplete; else warn (4) when a
  * node warned or has an outlier; else pass (0).
  *
- * Pure: no MPI, no I/O but the FILE given to gq_fleet_print.
+ * Pure: no MPI, no I/O. Its JSON section and printed summary are in
+ * render/analysis_render.h.
  */
 #ifndef GQ_ANALYSIS_FLEET_H
 #define GQ_ANALYSIS_FLEET_H
 
 #include <jansson.h>
 #include <stdbool.h>
-#include <stdio.h>
 
 #include "core/record.h"
 #include "core/status.h"
@@ -93,14 +93,5 @@ int gq_fleet_add_error(gq_fleet *f, int rank, const char *host, const char *why,
 /* Medians, outliers, flags, the fleet's verdict and exit code (after the
  * last add). GQ_E_NOMEM. */
 int gq_fleet_finish(gq_fleet *f, gq_err *err);
-
-/* The "fleet" section (README "gpuqual fleet"): threshold_pct, verdict,
- * exit_code, nodes, figures, figures_compared, outliers, flagged. New
- * reference; NULL on allocation failure. */
-json_t *gq_fleet_to_json(const gq_fleet *f);
-
-/* The summary (markdown=false: a terminal screen, at most max_outliers
- * outliers listed, 0 = all) or the Markdown report. */
-void gq_fleet_print(FILE *out, const gq_fleet *f, bool markdown, int max_outliers);
 
 #endif

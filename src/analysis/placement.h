@@ -56,6 +56,10 @@ typedef enum gq_limit_kind {
     GQ_LIMIT_STAGED,  /* host-staged handoffs from a GPU in `a` to a GPU in `b` */
 } gq_limit_kind;
 
+/* Limits on GPU-to-GPU traffic (P2P or staged handoffs) rather than on a
+ * set of GPUs' host paths. */
+bool gq_place_limit_is_gpu(gq_limit_kind k);
+
 typedef struct gq_place_limit {
     gq_limit_kind kind;
     gq_gpuset a, b;
@@ -237,10 +241,6 @@ int gq_place_replicas_measurement(const gq_place_map *map, uint64_t bytes, gq_me
  * aggregates (overlap) are kept but leave the gain at 0 with a note. */
 int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_model *m, gq_place_result *res,
                     uint64_t bytes, const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_err *err);
-
-/* JSON sections of a place document: pairs, naive, offload, replicas, gain,
- * notes, model limits (new reference). */
-json_t *gq_place_to_json(const gq_place_model *m, const gq_place_result *res);
 
 /* "0,1,2" into buf. */
 const char *gq_gpuset_str(gq_gpuset s, char *buf, size_t n);

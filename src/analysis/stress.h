@@ -10,7 +10,7 @@
  *  - gq_stress_summarize(): pure function of a result and the rules: per-GPU
  *    averages over loaded samples, error deltas, findings and verdicts.
  *    Tests build results by hand with gq_stress_point_push().
- *  - gq_stress_to_json(): the "stress" section of a saved document, with the
+ *  - gq_stress_to_json() (render/analysis_render.h): the "stress" section of a saved document, with the
  *    time series in columns for the card's plots.
  *
  * Verdicts (docs/method-stress.md): fail on any faulty element, uncorrected
@@ -24,10 +24,8 @@
 #ifndef GQ_ANALYSIS_STRESS_H
 #define GQ_ANALYSIS_STRESS_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "backend/backend.h"
 #include "core/status.h"
@@ -209,13 +207,5 @@ const char *gq_stress_level_name(gq_stress_level l);
 /* Reason bits as names joined by ',' ("sw_power_cap,hw_thermal"); "none"
  * for 0, "unknown" for GQ_STRESS_U64_UNKNOWN. */
 const char *gq_clock_reasons_str(uint64_t bits, char *buf, size_t n);
-
-/* The "stress" section of the saved document (new reference; NULL on
- * allocation failure): options, per-GPU summaries, node line, findings,
- * verdict, and the time series ("series": per GPU, one array per column). */
-json_t *gq_stress_to_json(const gq_stress_result *r, const gq_stress_summary *s);
-
-/* Time series as CSV, one row per GPU per sample, header first. */
-void gq_stress_write_csv(FILE *f, const gq_stress_result *r);
 
 #endif

@@ -26,6 +26,7 @@
 #include "core/units.h"
 #include "render/card_render.h"
 #include "render/render.h"
+#include "render/analysis_render.h"
 
 typedef gq_card_cli card_cli;
 

@@ -14,6 +14,7 @@
 #include "cli/common.h"
 #include "core/units.h"
 #include "render/render.h"
+#include "render/analysis_render.h"
 
 typedef struct compare_cli {
     const char *threshold;

@@ -23,6 +23,7 @@
 #include "measure/journal.h"
 #include "core/units.h"
 #include "render/render.h"
+#include "render/analysis_render.h"
 
 typedef struct domains_opts {
     gq_common c;

@@ -37,6 +37,7 @@
 #include "core/units.h"
 #include "render/card_render.h"
 #include "render/render.h"
+#include "render/analysis_render.h"
 
 typedef struct fleet_cli {
     GQ_CARD_CLI_FIELDS

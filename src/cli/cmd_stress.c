@@ -16,6 +16,7 @@
 #include "core/interrupt.h"
 #include "core/units.h"
 #include "render/render.h"
+#include "render/analysis_render.h"
 
 typedef struct stress_opts {
     gq_common c;

@@ -20,6 +20,8 @@ int gq_records_push(gq_recordset *rs, const gq_record *r)
 
 void gq_records_free(gq_recordset *rs)
 {
+    if (!rs)
+        return;
     free(rs->v);
     rs->v = NULL;
     rs->n = rs->cap = 0;

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int gq_err_vset(gq_err *e, int code, const char *fmt, va_list ap)
+static int err_vset(gq_err *e, int code, const char *fmt, va_list ap)
 {
     if (e) {
         e->code = code;
@@ -16,7 +16,7 @@ int gq_err_set(gq_err *e, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    gq_err_vset(e, code, fmt, ap);
+    err_vset(e, code, fmt, ap);
     va_end(ap);
     return code;
 }

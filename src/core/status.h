@@ -32,7 +32,6 @@ typedef struct gq_err {
 /* Fill *e (if non-NULL) with code and a printf-formatted message; returns code
  * so callers can write `return gq_err_set(e, GQ_E_USAGE, "...")`. */
 int gq_err_set(gq_err *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-int gq_err_vset(gq_err *e, int code, const char *fmt, va_list ap);
 
 /* Prefix an existing message: "ctx: old message". Returns e->code. */
 int gq_err_prefix(gq_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -712,11 +712,6 @@ const gq_test *gq_catalog_find(const char *name)
     return NULL;
 }
 
-const char *gq_test_title(const gq_test *t)
-{
-    return t && t->title ? t->title : "";
-}
-
 int gq_test_target(const gq_test *t, const gq_record *agg)
 {
     if (!t || !agg)

@@ -115,9 +115,6 @@ void gq_plan_memory(const gq_plan *p, int ngpu, uint64_t *gpu_bytes_max, int *gp
 
 void gq_plan_free(gq_plan *p);
 
-/* The test's matrix title, e.g. "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)". */
-const char *gq_test_title(const gq_test *t);
-
 /* For GQ_LAYOUT_TARGET tests: the GPU an aggregate record is about (the one
  * all others write to / read from, or the one writing to / reading from all
  * others), or -1. */

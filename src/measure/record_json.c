@@ -27,7 +27,8 @@ const char *gq_rec_endpoint(gq_endpoint e, char *buf, size_t n)
     return buf;
 }
 
-int gq_rec_parse_endpoint(const char *s, gq_endpoint *e)
+/* The inverse; 0 on success, -1 when s is none of those forms. */
+static int parse_endpoint(const char *s, gq_endpoint *e)
 {
     if (!s)
         return -1;
@@ -77,7 +78,7 @@ const char *gq_iso_time(double unix_s, char *buf, size_t n)
     return buf;
 }
 
-int gq_parse_iso_time(const char *s, double *out)
+static int parse_iso_time(const char *s, double *out)
 {
     struct tm tm;
     memset(&tm, 0, sizeof tm);
@@ -256,7 +257,7 @@ int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err)
     for (int i = 0; i < 2; i++) {
         if ((rc = need(j, eps[i], &v, err)))
             return rc;
-        if (!json_is_string(v) || gq_rec_parse_endpoint(json_string_value(v), epd[i]))
+        if (!json_is_string(v) || parse_endpoint(json_string_value(v), epd[i]))
             return gq_err_set(err, GQ_E_USAGE, "record '%s': field '%s' must be \"gpu:N\" or \"host:N\"",
                               r->test, eps[i]);
     }
@@ -376,7 +377,7 @@ int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err)
         r->window_s = json_number_value(v);
     if ((v = json_object_get(j, "timestamp"))) {
         if (json_is_string(v)) {
-            if (gq_parse_iso_time(json_string_value(v), &r->timestamp))
+            if (parse_iso_time(json_string_value(v), &r->timestamp))
                 return gq_err_set(err, GQ_E_USAGE, "record '%s': field 'timestamp' must be ISO-8601 UTC",
                                   r->test);
         } else if (json_is_number(v)) {

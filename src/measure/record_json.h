@@ -18,11 +18,8 @@ int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err);
 
 /* "gpu:N", "host:N", "host:local", and "gpu:*" / "host:*" for GQ_EP_MANY. */
 const char *gq_rec_endpoint(gq_endpoint e, char *buf, size_t n);
-/* The inverse; 0 on success, -1 when s is none of those forms. */
-int gq_rec_parse_endpoint(const char *s, gq_endpoint *e);
 
-/* Unix seconds <-> "2026-11-30T12:34:56.789Z" (UTC, milliseconds). */
+/* Unix seconds as "2026-11-30T12:34:56.789Z" (UTC, milliseconds). */
 const char *gq_iso_time(double unix_s, char *buf, size_t n);
-int gq_parse_iso_time(const char *s, double *out);
 
 #endif

@@ -49,7 +49,5 @@ int gq_cj_nums(const json_t *arr, double *out, int max);
  * (n*n, row-major, NAN for null). Returns n (0 when malformed). vals must
  * hold max*max doubles; labels max entries of 16 bytes. */
 int gq_cj_matrix(const json_t *m, int max, char (*labels)[16], double *vals);
-/* Number with about three significant digits ("52.7", "394", "9.86"). */
-const char *gq_cj_fmt(double v, char *buf, size_t n);
 
 #endif

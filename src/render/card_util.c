@@ -70,19 +70,3 @@ int gq_cj_matrix(const json_t *m, int max, char (*labels)[16], double *vals)
     }
     return n;
 }
-
-const char *gq_cj_fmt(double v, char *buf, size_t n)
-{
-    double a = fabs(v);
-    if (!isfinite(v))
-        snprintf(buf, n, "–");
-    else if (a >= 100 || a == 0 || (a < 1e6 && v == floor(v)))
-        snprintf(buf, n, "%.0f", v);
-    else if (a >= 10)
-        snprintf(buf, n, "%.1f", v);
-    else if (a >= 1)
-        snprintf(buf, n, "%.2f", v);
-    else
-        snprintf(buf, n, "%.3g", v);
-    return buf;
-}

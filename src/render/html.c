@@ -8,6 +8,7 @@
 #include "core/units.h"
 #include "render/card_render.h"
 #include "render/svg.h"
+#include "render/numfmt.h"
 
 #define MAXG 64
 #define MAXPTS 4096
@@ -183,7 +184,8 @@ static void fig_pairs(figs *F, const json_t *pairs)
     snprintf(cap, sizeof cap,
              "Every pair of one placement ran at the same time. Aggregate within domains %s GB/s, across %s "
              "GB/s%s.",
-             gq_cj_fmt(agg[0], x, sizeof x), gq_cj_fmt(agg[1], y, sizeof y), ratio);
+             gq_fmt_num(agg[0], GQ_NUM_FIGURE, x, sizeof x), gq_fmt_num(agg[1], GQ_NUM_FIGURE, y, sizeof y),
+             ratio);
     fig_end(F, cap);
 }
 
@@ -232,8 +234,8 @@ static void fig_host(figs *F, const json_t *host)
         cap, sizeof cap,
         "Each GPU alone, then every GPU copying in the same direction at once (aggregate host→GPU %s GB/s, "
         "GPU→host %s GB/s).",
-        gq_cj_fmt(gq_cj_num(all, "h2d_aggregate_gbps"), x, sizeof x),
-        gq_cj_fmt(gq_cj_num(all, "d2h_aggregate_gbps"), y, sizeof y));
+        gq_fmt_num(gq_cj_num(all, "h2d_aggregate_gbps"), GQ_NUM_FIGURE, x, sizeof x),
+        gq_fmt_num(gq_cj_num(all, "d2h_aggregate_gbps"), GQ_NUM_FIGURE, y, sizeof y));
     fig_end(F, cap);
 }
 
@@ -346,7 +348,7 @@ out:
 static void td_num(FILE *f, double v)
 {
     char b[32];
-    fprintf(f, "<td class=\"num\">%s</td>", gq_cj_fmt(v, b, sizeof b));
+    fprintf(f, "<td class=\"num\">%s</td>", gq_fmt_num(v, GQ_NUM_FIGURE, b, sizeof b));
 }
 
 static void td_text(FILE *f, const char *s)
@@ -390,16 +392,16 @@ static void html_identity(FILE *f, const json_t *id)
         td_text(f, gq_cj_str(g, "name", "?"));
         td_num(f, gq_cj_num(g, "memory_mib"));
         td_num(f, gq_cj_num(g, "power_limit_w"));
-        snprintf(b, sizeof b, "Gen%s x%s %s", gq_cj_fmt(gq_cj_num(pc, "gen"), c, 16),
-                 gq_cj_fmt(gq_cj_num(pc, "width"), c + 16, 16),
+        snprintf(b, sizeof b, "Gen%s x%s %s", gq_fmt_num(gq_cj_num(pc, "gen"), GQ_NUM_FIGURE, c, 16),
+                 gq_fmt_num(gq_cj_num(pc, "width"), GQ_NUM_FIGURE, c + 16, 16),
                  json_is_true(json_object_get(pc, "under_load")) ? "(under load)" : "(idle)");
         td_text(f, b);
-        snprintf(b, sizeof b, "Gen%s x%s", gq_cj_fmt(gq_cj_num(pc, "gen_max"), c, 16),
-                 gq_cj_fmt(gq_cj_num(pc, "width_max"), c + 16, 16));
+        snprintf(b, sizeof b, "Gen%s x%s", gq_fmt_num(gq_cj_num(pc, "gen_max"), GQ_NUM_FIGURE, c, 16),
+                 gq_fmt_num(gq_cj_num(pc, "width_max"), GQ_NUM_FIGURE, c + 16, 16));
         td_text(f, b);
         td_num(f, gq_cj_num(g, "nvlinks"));
         double numa = gq_cj_num(g, "numa_node");
-        td_text(f, isfinite(numa) && numa >= 0 ? gq_cj_fmt(numa, c, sizeof c) : "n/a");
+        td_text(f, isfinite(numa) && numa >= 0 ? gq_fmt_num(numa, GQ_NUM_FIGURE, c, sizeof c) : "n/a");
         td_text(f, gq_cj_str(g, "uuid", ""));
         fputs("</tr>\n", f);
     }
@@ -411,7 +413,8 @@ static void html_identity(FILE *f, const json_t *id)
     esc(f, gq_cj_str(id, "cuda_runtime_str", "?"));
     fputs("; CPU ", f);
     esc(f, gq_cj_str(id, "cpu", "?"));
-    fprintf(f, "; %s NUMA node(s) visible%s; gpuqual ", gq_cj_fmt(gq_cj_num(id, "numa_nodes"), b, sizeof b),
+    fprintf(f, "; %s NUMA node(s) visible%s; gpuqual ",
+            gq_fmt_num(gq_cj_num(id, "numa_nodes"), GQ_NUM_FIGURE, b, sizeof b),
             json_is_true(json_object_get(id, "vm")) ? " (virtual machine)" : "");
     esc(f, gq_cj_str(id, "gpuqual", "?"));
     fputs(".</p>\n", f);
@@ -442,9 +445,11 @@ static void html_checks(FILE *f, const json_t *checks)
             td_text(f, gq_cj_str(c, "id", ""));
             td_text(f, gq_cj_str(c, "subject", ""));
             double fig = gq_cj_num(c, "figure"), thr = gq_cj_num(c, "threshold");
-            snprintf(b, sizeof b, "%s %s", gq_cj_fmt(fig, x, sizeof x), isfinite(fig) ? unit : "");
+            snprintf(b, sizeof b, "%s %s", gq_fmt_num(fig, GQ_NUM_FIGURE, x, sizeof x),
+                     isfinite(fig) ? unit : "");
             td_text(f, b);
-            snprintf(b, sizeof b, "%s %s", gq_cj_fmt(thr, x, sizeof x), isfinite(thr) ? unit : "");
+            snprintf(b, sizeof b, "%s %s", gq_fmt_num(thr, GQ_NUM_FIGURE, x, sizeof x),
+                     isfinite(thr) ? unit : "");
             td_text(f, b);
             td_text(f, gq_cj_str(c, "text", ""));
             fputs("</tr>\n", f);
@@ -476,7 +481,7 @@ static void html_host_subsets(FILE *f, const json_t *host)
         b[0] = 0;
         for (int k = 0; k < np && used < sizeof b - 40; k++)
             used += (size_t)snprintf(b + used, sizeof b - used, "%s%s", k ? ", " : "",
-                                     gq_cj_fmt(pg[k], x, sizeof x));
+                                     gq_fmt_num(pg[k], GQ_NUM_FIGURE, x, sizeof x));
         td_text(f, b);
         td_num(f, gq_cj_num(s, "aggregate_gbps"));
         td_text(f, gq_cj_str(s, "why", ""));
@@ -516,7 +521,7 @@ static void html_stress(FILE *f, const json_t *st)
     const json_t *node = json_object_get(st, "node");
     fprintf(f,
             "<p class=\"meta\">All GPUs together drew %s W on average (GPU telemetry, not wall power).</p>\n",
-            gq_cj_fmt(gq_cj_num(node, "power_total_avg_w"), b, sizeof b));
+            gq_fmt_num(gq_cj_num(node, "power_total_avg_w"), GQ_NUM_FIGURE, b, sizeof b));
 }
 
 static void html_plan(FILE *f, const json_t *card)
@@ -526,9 +531,9 @@ static void html_plan(FILE *f, const json_t *card)
         return;
     char b[3][32];
     fprintf(f, "<h2 id=\"plan\">Plan</h2>\n<p class=\"meta\">Budget %s s, planned %s s, took %s s.</p>\n",
-            gq_cj_fmt(gq_cj_num(card, "budget_s"), b[0], 32),
-            gq_cj_fmt(gq_cj_num(card, "planned_s"), b[1], 32),
-            gq_cj_fmt(gq_cj_num(card, "elapsed_s"), b[2], 32));
+            gq_fmt_num(gq_cj_num(card, "budget_s"), GQ_NUM_FIGURE, b[0], 32),
+            gq_fmt_num(gq_cj_num(card, "planned_s"), GQ_NUM_FIGURE, b[1], 32),
+            gq_fmt_num(gq_cj_num(card, "elapsed_s"), GQ_NUM_FIGURE, b[2], 32));
     fputs("<table><tr><th>step</th><th>estimate s</th><th>took s</th><th>status</th><th>note</th></tr>\n", f);
     size_t i;
     const json_t *r;
@@ -586,16 +591,19 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
     badge(f, verdict, true);
     const json_t *counts = json_object_get(card, "counts");
     char b[3][32];
-    fprintf(f, " &#160;%s pass, %s warn, %s fail</p>\n", gq_cj_fmt(gq_cj_num(counts, "pass"), b[0], 32),
-            gq_cj_fmt(gq_cj_num(counts, "warn"), b[1], 32), gq_cj_fmt(gq_cj_num(counts, "fail"), b[2], 32));
+    fprintf(f, " &#160;%s pass, %s warn, %s fail</p>\n",
+            gq_fmt_num(gq_cj_num(counts, "pass"), GQ_NUM_FIGURE, b[0], 32),
+            gq_fmt_num(gq_cj_num(counts, "warn"), GQ_NUM_FIGURE, b[1], 32),
+            gq_fmt_num(gq_cj_num(counts, "fail"), GQ_NUM_FIGURE, b[2], 32));
     fputs("<p class=\"meta\">Measured ", f);
     esc(f, gq_cj_str(root, "timestamp", "?"));
     fputs(" · gpuqual ", f);
     esc(f, gq_cj_str(root, "version", "?"));
     fputs(" (git ", f);
     esc(f, gq_cj_str(root, "git", "?"));
-    fprintf(f, ") · took %s s of a %s s budget</p>\n", gq_cj_fmt(gq_cj_num(card, "elapsed_s"), b[0], 32),
-            gq_cj_fmt(gq_cj_num(card, "budget_s"), b[1], 32));
+    fprintf(f, ") · took %s s of a %s s budget</p>\n",
+            gq_fmt_num(gq_cj_num(card, "elapsed_s"), GQ_NUM_FIGURE, b[0], 32),
+            gq_fmt_num(gq_cj_num(card, "budget_s"), GQ_NUM_FIGURE, b[1], 32));
     if (json_is_true(json_object_get(root, "simulated")))
         fputs("<p class=\"sim\">Simulated machine: these figures are model output, not measurements.</p>\n",
               f);

@@ -6,6 +6,7 @@
 
 #include "core/units.h"
 #include "render/card_render.h"
+#include "render/numfmt.h"
 
 #define MAXG 64
 
@@ -84,7 +85,7 @@ static void md_matrix(FILE *f, const json_t *m)
     for (int i = 0; i < n; i++) {
         fprintf(f, "| %s |", labels[i]);
         for (int j = 0; j < n; j++)
-            fprintf(f, " %s |", i == j ? "–" : gq_cj_fmt(vals[i * n + j], b, sizeof b));
+            fprintf(f, " %s |", i == j ? "–" : gq_fmt_num(vals[i * n + j], GQ_NUM_FIGURE, b, sizeof b));
         fputc('\n', f);
     }
 }
@@ -113,11 +114,11 @@ static void md_pairs(FILE *f, const json_t *pairs)
             fprintf(f, "| %s domains | %lld → %lld | %s | %s |\n", sides[s],
                     (long long)json_integer_value(json_array_get(p, 0)),
                     (long long)json_integer_value(json_array_get(p, 1)),
-                    gq_cj_fmt((int)i < ng ? g[i] : NAN, b, sizeof b),
-                    gq_cj_fmt((int)i < ni ? iso[i] : NAN, c, sizeof c));
+                    gq_fmt_num((int)i < ng ? g[i] : NAN, GQ_NUM_FIGURE, b, sizeof b),
+                    gq_fmt_num((int)i < ni ? iso[i] : NAN, GQ_NUM_FIGURE, c, sizeof c));
         }
         fprintf(f, "| %s domains | **aggregate** | **%s**%s | |\n", sides[s],
-                gq_cj_fmt(gq_cj_num(o, "aggregate_gbps"), d, sizeof d),
+                gq_fmt_num(gq_cj_num(o, "aggregate_gbps"), GQ_NUM_FIGURE, d, sizeof d),
                 json_is_false(json_object_get(o, "valid")) ? " (invalid: windows did not overlap)" : "");
     }
     double r = gq_cj_num(pairs, "ratio");
@@ -148,13 +149,14 @@ static void md_host(FILE *f, const json_t *host)
           f);
     for (int i = 0; i < n && i < MAXG; i++)
         fprintf(f, "| %lld | %s | %s | %s | %s |\n",
-                (long long)json_integer_value(json_array_get(gpus, (size_t)i)), gq_cj_fmt(ah[i], b[0], 32),
-                gq_cj_fmt(ad[i], b[1], 32), gq_cj_fmt(lh[i], b[2], 32), gq_cj_fmt(ld[i], b[3], 32));
+                (long long)json_integer_value(json_array_get(gpus, (size_t)i)),
+                gq_fmt_num(ah[i], GQ_NUM_FIGURE, b[0], 32), gq_fmt_num(ad[i], GQ_NUM_FIGURE, b[1], 32),
+                gq_fmt_num(lh[i], GQ_NUM_FIGURE, b[2], 32), gq_fmt_num(ld[i], GQ_NUM_FIGURE, b[3], 32));
     if (json_is_object(all))
         fprintf(f, "| **all, aggregate** | | | **%s**%s | **%s**%s |\n",
-                gq_cj_fmt(gq_cj_num(all, "h2d_aggregate_gbps"), b[0], 32),
+                gq_fmt_num(gq_cj_num(all, "h2d_aggregate_gbps"), GQ_NUM_FIGURE, b[0], 32),
                 json_is_false(json_object_get(all, "h2d_valid")) ? " (invalid)" : "",
-                gq_cj_fmt(gq_cj_num(all, "d2h_aggregate_gbps"), b[1], 32),
+                gq_fmt_num(gq_cj_num(all, "d2h_aggregate_gbps"), GQ_NUM_FIGURE, b[1], 32),
                 json_is_false(json_object_get(all, "d2h_valid")) ? " (invalid)" : "");
     fputs("\nGB/s. \"All active\": every GPU copying in that direction at the same time.\n", f);
     const json_t *bi = json_object_get(host, "bidir");
@@ -163,9 +165,9 @@ static void md_host(FILE *f, const json_t *host)
             f,
             "\nBoth directions at once on every GPU: %s GB/s host→GPU + %s GB/s GPU→host = %s GB/s (a sum of "
             "both directions).\n",
-            gq_cj_fmt(gq_cj_num(bi, "h2d_aggregate_gbps"), b[0], 32),
-            gq_cj_fmt(gq_cj_num(bi, "d2h_aggregate_gbps"), b[1], 32),
-            gq_cj_fmt(gq_cj_num(bi, "sum_gbps"), b[2], 32));
+            gq_fmt_num(gq_cj_num(bi, "h2d_aggregate_gbps"), GQ_NUM_FIGURE, b[0], 32),
+            gq_fmt_num(gq_cj_num(bi, "d2h_aggregate_gbps"), GQ_NUM_FIGURE, b[1], 32),
+            gq_fmt_num(gq_cj_num(bi, "sum_gbps"), GQ_NUM_FIGURE, b[2], 32));
     const json_t *subs = json_object_get(host, "subsets");
     if (json_array_size(subs)) {
         fputs("\n| subset | direction | per GPU | aggregate | why |\n|---|---|---|---:|---|\n", f);
@@ -179,8 +181,8 @@ static void md_host(FILE *f, const json_t *host)
             double pg[MAXG];
             int np = gq_cj_nums(json_object_get(s, "per_gpu"), pg, MAXG);
             for (int k = 0; k < np; k++)
-                fprintf(f, "%s%s", k ? ", " : "", gq_cj_fmt(pg[k], b[0], 32));
-            fprintf(f, " | %s%s | ", gq_cj_fmt(gq_cj_num(s, "aggregate_gbps"), b[1], 32),
+                fprintf(f, "%s%s", k ? ", " : "", gq_fmt_num(pg[k], GQ_NUM_FIGURE, b[0], 32));
+            fprintf(f, " | %s%s | ", gq_fmt_num(gq_cj_num(s, "aggregate_gbps"), GQ_NUM_FIGURE, b[1], 32),
                     json_is_false(json_object_get(s, "valid")) ? " (invalid)" : "");
             cell(f, gq_cj_str(s, "why", ""));
             fputs(" |\n", f);
@@ -202,8 +204,8 @@ static void md_sweeps(FILE *f, const json_t *sweeps)
         const json_t *fit = json_object_get(s, "fit");
         if (json_is_object(fit))
             fprintf(f, ": fixed cost %s µs per copy, asymptotic %s GB/s, half of it reached at %s",
-                    gq_cj_fmt(gq_cj_num(fit, "fixed_us"), b, sizeof b),
-                    gq_cj_fmt(gq_cj_num(fit, "asymptotic_gbps"), c, sizeof c),
+                    gq_fmt_num(gq_cj_num(fit, "fixed_us"), GQ_NUM_FIGURE, b, sizeof b),
+                    gq_fmt_num(gq_cj_num(fit, "asymptotic_gbps"), GQ_NUM_FIGURE, c, sizeof c),
                     gq_cj_num(fit, "half_bytes") >= 1 /* a negative fit intercept has no such size */
                         ? gq_fmt_size((uint64_t)gq_cj_num(fit, "half_bytes"), d, sizeof d)
                         : "–");
@@ -213,7 +215,7 @@ static void md_sweeps(FILE *f, const json_t *sweeps)
         int m = gq_cj_nums(json_object_get(s, "gbps"), gb, 128);
         for (int k = 0; k < n && k < m; k++)
             fprintf(f, "| %s | %s |\n", isfinite(by[k]) ? gq_fmt_size((uint64_t)by[k], b, sizeof b) : "?",
-                    gq_cj_fmt(gb[k], c, sizeof c));
+                    gq_fmt_num(gb[k], GQ_NUM_FIGURE, c, sizeof c));
     }
 }
 
@@ -231,7 +233,7 @@ static void md_latency(FILE *f, const json_t *lat)
         fputs("\n| GPU | host↔GPU latency (ns) |\n|---|---:|\n", f);
         for (int i = 0; i < n; i++)
             fprintf(f, "| %lld | %s |\n", (long long)json_integer_value(json_array_get(g, (size_t)i)),
-                    gq_cj_fmt(ns[i], b, sizeof b));
+                    gq_fmt_num(ns[i], GQ_NUM_FIGURE, b, sizeof b));
     }
     const json_t *p = json_object_get(lat, "p2p");
     if (json_is_object(p)) {
@@ -249,7 +251,7 @@ static void md_stress(FILE *f, const json_t *st)
         return;
     char b[8][32];
     fprintf(f, "\n## Whole-node health (stress, %s s, %s)\n\n",
-            gq_cj_fmt(gq_cj_num(st, "elapsed_s"), b[0], 32), gq_cj_str(st, "precision", "?"));
+            gq_fmt_num(gq_cj_num(st, "elapsed_s"), GQ_NUM_FIGURE, b[0], 32), gq_cj_str(st, "precision", "?"));
     fputs("| GPU | avg °C | max °C | avg W | limit W | avg SM MHz | power-capped | thermal slowdown | PCIe "
           "under load | "
           "errors | verdict |\n|---|---:|---:|---:|---:|---:|---:|---|---|---|---|\n",
@@ -268,18 +270,18 @@ static void md_stress(FILE *f, const json_t *st)
         double faulty = gq_cj_num(g, "faulty_elements");
         char errs[96];
         snprintf(errs, sizeof errs, "ECC %s/%s, faulty %s",
-                 isfinite(ecc) && ecc >= 0 ? gq_cj_fmt(ecc, b[6], 32) : "?",
-                 isfinite(ecu) && ecu >= 0 ? gq_cj_fmt(ecu, b[7], 32) : "?",
-                 isfinite(faulty) ? (faulty == 0 ? "0" : gq_cj_fmt(faulty, b[5], 32)) : "?");
+                 isfinite(ecc) && ecc >= 0 ? gq_fmt_num(ecc, GQ_NUM_FIGURE, b[6], 32) : "?",
+                 isfinite(ecu) && ecu >= 0 ? gq_fmt_num(ecu, GQ_NUM_FIGURE, b[7], 32) : "?",
+                 isfinite(faulty) ? (faulty == 0 ? "0" : gq_fmt_num(faulty, GQ_NUM_FIGURE, b[5], 32)) : "?");
         double cap = gq_cj_num(g, "power_capped_pct");
         fprintf(f, "| %lld | %s | %s | %s | %s | %s | %s%s | %s | %s | %s | %s |\n",
                 (long long)json_integer_value(json_object_get(g, "gpu")),
-                gq_cj_fmt(gq_cj_num(g, "temp_avg_c"), b[0], 32),
-                gq_cj_fmt(gq_cj_num(g, "temp_max_c"), b[1], 32),
-                gq_cj_fmt(gq_cj_num(g, "power_avg_w"), b[2], 32),
-                gq_cj_fmt(gq_cj_num(g, "power_limit_w"), b[3], 32),
-                gq_cj_fmt(gq_cj_num(g, "sm_clock_avg_mhz"), b[4], 32),
-                isfinite(cap) ? gq_cj_fmt(cap, b[5], 32) : "–", isfinite(cap) ? "%" : "",
+                gq_fmt_num(gq_cj_num(g, "temp_avg_c"), GQ_NUM_FIGURE, b[0], 32),
+                gq_fmt_num(gq_cj_num(g, "temp_max_c"), GQ_NUM_FIGURE, b[1], 32),
+                gq_fmt_num(gq_cj_num(g, "power_avg_w"), GQ_NUM_FIGURE, b[2], 32),
+                gq_fmt_num(gq_cj_num(g, "power_limit_w"), GQ_NUM_FIGURE, b[3], 32),
+                gq_fmt_num(gq_cj_num(g, "sm_clock_avg_mhz"), GQ_NUM_FIGURE, b[4], 32),
+                isfinite(cap) ? gq_fmt_num(cap, GQ_NUM_FIGURE, b[5], 32) : "–", isfinite(cap) ? "%" : "",
                 json_is_true(json_object_get(g, "thermal_slowdown")) ? "**yes**" : "no", link, errs,
                 verdict_word(gq_cj_str(g, "verdict", NULL)));
     }
@@ -287,7 +289,7 @@ static void md_stress(FILE *f, const json_t *st)
     if (json_is_object(node)) {
         double sp = gq_cj_num(node, "clock_spread");
         fprintf(f, "\nAll GPUs together drew %s W on average (GPU telemetry, not wall power)",
-                gq_cj_fmt(gq_cj_num(node, "power_total_avg_w"), b[0], 32));
+                gq_fmt_num(gq_cj_num(node, "power_total_avg_w"), GQ_NUM_FIGURE, b[0], 32));
         if (isfinite(sp))
             fprintf(f, "; average SM clocks differ by %.1f%% from lowest to highest", sp * 100);
         fputs(".\n", f);
@@ -324,8 +326,8 @@ static void md_domains(FILE *f, const json_t *root, const json_t *card)
         }
         if (json_is_true(json_object_get(d, "split")))
             fprintf(f, ". Pairs within a domain: at least %s GB/s; across: at most %s GB/s.\n",
-                    gq_cj_fmt(gq_cj_num(d, "within_min_gbps"), b[0], 32),
-                    gq_cj_fmt(gq_cj_num(d, "across_max_gbps"), b[1], 32));
+                    gq_fmt_num(gq_cj_num(d, "within_min_gbps"), GQ_NUM_FIGURE, b[0], 32),
+                    gq_fmt_num(gq_cj_num(d, "across_max_gbps"), GQ_NUM_FIGURE, b[1], 32));
         else if (json_is_true(json_object_get(d, "no_p2p")))
             fputs(". No GPU pair has P2P: every GPU-to-GPU byte goes through host memory.\n", f);
         else
@@ -342,8 +344,8 @@ static void md_domains(FILE *f, const json_t *root, const json_t *card)
             fputs("| ", f);
             gpu_list(f, json_object_get(x, "gpus"));
             fprintf(f, " | %s | %s GB/s | %s GB/s | ", gq_cj_str(x, "direction", "?"),
-                    gq_cj_fmt(gq_cj_num(x, "capacity_gbps"), b[0], 32),
-                    gq_cj_fmt(gq_cj_num(x, "sum_alone_gbps"), b[1], 32));
+                    gq_fmt_num(gq_cj_num(x, "capacity_gbps"), GQ_NUM_FIGURE, b[0], 32),
+                    gq_fmt_num(gq_cj_num(x, "sum_alone_gbps"), GQ_NUM_FIGURE, b[1], 32));
             cell(f, gq_cj_str(x, "explanation", gq_cj_str(x, "explained_by", "")));
             fputs(" |\n", f);
         }
@@ -364,10 +366,11 @@ static void md_placement(FILE *f, const json_t *pl)
         json_array_foreach(pairs, i, p)
         {
             double m = gq_cj_num(p, "measured_gbps");
-            fprintf(f, "| %s | %s | %s | %s |\n", gq_cj_fmt(gq_cj_num(p, "prefill"), b[0], 32),
-                    gq_cj_fmt(gq_cj_num(p, "decode"), b[1], 32),
-                    gq_cj_fmt(gq_cj_num(p, "predicted_gbps"), b[2], 32),
-                    m >= 0 ? gq_cj_fmt(m, b[3], 32) : "not verified");
+            fprintf(f, "| %s | %s | %s | %s |\n",
+                    gq_fmt_num(gq_cj_num(p, "prefill"), GQ_NUM_FIGURE, b[0], 32),
+                    gq_fmt_num(gq_cj_num(p, "decode"), GQ_NUM_FIGURE, b[1], 32),
+                    gq_fmt_num(gq_cj_num(p, "predicted_gbps"), GQ_NUM_FIGURE, b[2], 32),
+                    m >= 0 ? gq_fmt_num(m, GQ_NUM_FIGURE, b[3], 32) : "not verified");
         }
     }
     const json_t *off = json_object_get(pl, "offload");
@@ -416,27 +419,27 @@ static void md_identity(FILE *f, const json_t *id)
         double gm = gq_cj_num(pc, "gen_max"), wm = gq_cj_num(pc, "width_max");
         char link[96];
         char gm_s[16], wm_s[16];
-        gq_cj_fmt(gm, gm_s, sizeof gm_s);
-        gq_cj_fmt(wm, wm_s, sizeof wm_s);
-        snprintf(link, sizeof link, "Gen%s x%s / Gen%s x%s%s", gq_cj_fmt(gen, b[0], 32),
-                 gq_cj_fmt(w, b[1], 32), gm_s, wm_s,
+        gq_fmt_num(gm, GQ_NUM_FIGURE, gm_s, sizeof gm_s);
+        gq_fmt_num(wm, GQ_NUM_FIGURE, wm_s, sizeof wm_s);
+        snprintf(link, sizeof link, "Gen%s x%s / Gen%s x%s%s", gq_fmt_num(gen, GQ_NUM_FIGURE, b[0], 32),
+                 gq_fmt_num(w, GQ_NUM_FIGURE, b[1], 32), gm_s, wm_s,
                  json_is_true(json_object_get(pc, "under_load")) ? " (under load)" : " (idle)");
         double mem = gq_cj_num(g, "memory_mib"), pw = gq_cj_num(g, "power_limit_w");
         double nv = gq_cj_num(g, "nvlinks"), numa = gq_cj_num(g, "numa_node");
         fprintf(f, "| %lld | ", (long long)json_integer_value(json_object_get(g, "index")));
         cell(f, gq_cj_str(g, "name", "?"));
         char mem_s[32];
-        gq_cj_fmt(mem, mem_s, sizeof mem_s);
-        fprintf(f, " | %s MiB | %s W | %s | %s | %s | ", mem_s, gq_cj_fmt(pw, b[1], 32), link,
-                isfinite(nv) && nv >= 0 ? gq_cj_fmt(nv, b[2], 32) : "?",
-                isfinite(numa) && numa >= 0 ? gq_cj_fmt(numa, b[0], 32) : "n/a");
+        gq_fmt_num(mem, GQ_NUM_FIGURE, mem_s, sizeof mem_s);
+        fprintf(f, " | %s MiB | %s W | %s | %s | %s | ", mem_s, gq_fmt_num(pw, GQ_NUM_FIGURE, b[1], 32), link,
+                isfinite(nv) && nv >= 0 ? gq_fmt_num(nv, GQ_NUM_FIGURE, b[2], 32) : "?",
+                isfinite(numa) && numa >= 0 ? gq_fmt_num(numa, GQ_NUM_FIGURE, b[0], 32) : "n/a");
         cell(f, gq_cj_str(g, "uuid", ""));
         fputs(" |\n", f);
     }
     fprintf(f, "\nDriver %s, CUDA driver %s, runtime %s; CPU %s; %s NUMA node(s) visible%s; gpuqual %s.\n",
             gq_cj_str(id, "driver", "?"), gq_cj_str(id, "cuda_driver_str", "?"),
             gq_cj_str(id, "cuda_runtime_str", "?"), gq_cj_str(id, "cpu", "?"),
-            gq_cj_fmt(gq_cj_num(id, "numa_nodes"), b[0], 32),
+            gq_fmt_num(gq_cj_num(id, "numa_nodes"), GQ_NUM_FIGURE, b[0], 32),
             json_is_true(json_object_get(id, "vm")) ? " (virtual machine)" : "",
             gq_cj_str(id, "gpuqual", "?"));
 }
@@ -460,8 +463,9 @@ static void md_checks(FILE *f, const json_t *checks)
             const char *unit = gq_cj_str(c, "unit", "");
             double fig = gq_cj_num(c, "figure"), thr = gq_cj_num(c, "threshold");
             fprintf(f, "| %s | %s | %s | %s%s%s | %s%s%s | ", verdict_word(order[o]), gq_cj_str(c, "id", "?"),
-                    gq_cj_str(c, "subject", ""), gq_cj_fmt(fig, b[0], 32), isfinite(fig) && *unit ? " " : "",
-                    isfinite(fig) ? unit : "", gq_cj_fmt(thr, b[1], 32), isfinite(thr) && *unit ? " " : "",
+                    gq_cj_str(c, "subject", ""), gq_fmt_num(fig, GQ_NUM_FIGURE, b[0], 32),
+                    isfinite(fig) && *unit ? " " : "", isfinite(fig) ? unit : "",
+                    gq_fmt_num(thr, GQ_NUM_FIGURE, b[1], 32), isfinite(thr) && *unit ? " " : "",
                     isfinite(thr) ? unit : "");
             cell(f, gq_cj_str(c, "text", ""));
             fputs(" |\n", f);
@@ -480,9 +484,10 @@ int gq_card_render_markdown(FILE *f, const json_t *root, gq_err *err)
     fprintf(f, "**Verdict: %s**", verdict_word(verdict));
     const json_t *counts = json_object_get(card, "counts");
     if (json_is_object(counts))
-        fprintf(f, " (%s pass, %s warn, %s fail)", gq_cj_fmt(gq_cj_num(counts, "pass"), b[0], 32),
-                gq_cj_fmt(gq_cj_num(counts, "warn"), b[1], 32),
-                gq_cj_fmt(gq_cj_num(counts, "fail"), b[2], 32));
+        fprintf(f, " (%s pass, %s warn, %s fail)",
+                gq_fmt_num(gq_cj_num(counts, "pass"), GQ_NUM_FIGURE, b[0], 32),
+                gq_fmt_num(gq_cj_num(counts, "warn"), GQ_NUM_FIGURE, b[1], 32),
+                gq_fmt_num(gq_cj_num(counts, "fail"), GQ_NUM_FIGURE, b[2], 32));
     fprintf(f, " · measured %s · gpuqual %s", gq_cj_str(root, "timestamp", "?"),
             gq_cj_str(root, "version", "?"));
     if (json_is_true(json_object_get(root, "simulated")))
@@ -550,14 +555,15 @@ int gq_card_render_markdown(FILE *f, const json_t *root, gq_err *err)
                 "\n## Plan\n\nBudget %s s, planned %s s, took %s s.\n\n| step | estimate s | took s | status "
                 "| note "
                 "|\n|---|---:|---:|---|---|\n",
-                gq_cj_fmt(gq_cj_num(card, "budget_s"), b[0], 32),
-                gq_cj_fmt(gq_cj_num(card, "planned_s"), b[1], 32),
-                gq_cj_fmt(gq_cj_num(card, "elapsed_s"), b[2], 32));
+                gq_fmt_num(gq_cj_num(card, "budget_s"), GQ_NUM_FIGURE, b[0], 32),
+                gq_fmt_num(gq_cj_num(card, "planned_s"), GQ_NUM_FIGURE, b[1], 32),
+                gq_fmt_num(gq_cj_num(card, "elapsed_s"), GQ_NUM_FIGURE, b[2], 32));
         json_array_foreach(plan, i, r)
         {
             fprintf(f, "| %s | %s | %s | %s | ", gq_cj_str(r, "title", gq_cj_str(r, "step", "?")),
-                    gq_cj_fmt(gq_cj_num(r, "est_s"), b[0], 32),
-                    gq_cj_fmt(gq_cj_num(r, "elapsed_s"), b[1], 32), gq_cj_str(r, "status", "?"));
+                    gq_fmt_num(gq_cj_num(r, "est_s"), GQ_NUM_FIGURE, b[0], 32),
+                    gq_fmt_num(gq_cj_num(r, "elapsed_s"), GQ_NUM_FIGURE, b[1], 32),
+                    gq_cj_str(r, "status", "?"));
             cell(f, gq_cj_str(r, "note", ""));
             fputs(" |\n", f);
         }
@@ -579,8 +585,10 @@ int gq_card_render_summary(FILE *f, const json_t *root, int width, gq_err *err)
     char b[3][32];
     const json_t *counts = json_object_get(card, "counts");
     fprintf(f, "gpuqual card: %s — %s (%s pass, %s warn, %s fail)%s%s\n", gq_cj_str(card, "hostname", "?"),
-            verdict_word(gq_cj_str(card, "verdict", "?")), gq_cj_fmt(gq_cj_num(counts, "pass"), b[0], 32),
-            gq_cj_fmt(gq_cj_num(counts, "warn"), b[1], 32), gq_cj_fmt(gq_cj_num(counts, "fail"), b[2], 32),
+            verdict_word(gq_cj_str(card, "verdict", "?")),
+            gq_fmt_num(gq_cj_num(counts, "pass"), GQ_NUM_FIGURE, b[0], 32),
+            gq_fmt_num(gq_cj_num(counts, "warn"), GQ_NUM_FIGURE, b[1], 32),
+            gq_fmt_num(gq_cj_num(counts, "fail"), GQ_NUM_FIGURE, b[2], 32),
             json_is_true(json_object_get(root, "simulated")) ? " [simulated]" : "",
             json_is_false(json_object_get(card, "complete")) ? " [INCOMPLETE]" : "");
     size_t i;

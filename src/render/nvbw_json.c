@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "measure/catalog.h"
 #include "render/render.h"
 #include "render/render_util.h"
@@ -155,7 +156,7 @@ static json_t *testcase(const gq_topo *topo, const gq_recordset *rs, const char 
     json_object_set_new(o, "bandwidth_matrix", mat);
     json_object_set_new(o, "name", json_string(test));
     json_object_set_new(o, "status", json_string(ok ? "Passed" : "Error"));
-    json_object_set_new(o, "sum", json_real(sum));
+    json_object_set_new(o, "sum", gq_json_num(sum));
     return o;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/units.h"
+#include "render/numfmt.h"
 
 /* Fixed drawing geometry (viewBox units). */
 enum { W = 760, H = 380, ML = 70, MR = 20, MT = 44, MB = 70 };
@@ -14,7 +15,8 @@ static const char *const palette[] = {
     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
 };
 
-const char *gq_svg_series_color(int i)
+/* Colour of series i (a fixed qualitative palette, cycles after 10). "#rrggbb". */
+static const char *series_color(int i)
 {
     int n = (int)(sizeof palette / sizeof palette[0]);
     return palette[((i % n) + n) % n];
@@ -39,23 +41,6 @@ void gq_svg_escape(FILE *f, const char *s)
                 fputc(*s, f);
         }
     }
-}
-
-/* Value with about three significant digits: 1234, 394, 52.7, 9.86, 0.123. */
-static const char *fmt_val(double v, char *buf, size_t n)
-{
-    double a = fabs(v);
-    if (!isfinite(v))
-        snprintf(buf, n, "–");
-    else if (a >= 100 || a == 0)
-        snprintf(buf, n, "%.0f", v);
-    else if (a >= 10)
-        snprintf(buf, n, "%.1f", v);
-    else if (a >= 1)
-        snprintf(buf, n, "%.2f", v);
-    else
-        snprintf(buf, n, "%.3g", v);
-    return buf;
 }
 
 void gq_svg_nice_axis(double lo, double hi, int want, double *out_lo, double *out_hi, double *step)
@@ -193,7 +178,7 @@ int gq_svg_write_heatmap(FILE *f, const gq_svg_heatmap *h, gq_err *err)
             fputs(" → ", f);
             gq_svg_escape(f, h->labels[j]);
             if (isfinite(v))
-                fprintf(f, ": %s ", fmt_val(v, vb, sizeof vb));
+                fprintf(f, ": %s ", gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb));
             else
                 fputs(": n/a", f);
             if (isfinite(v))
@@ -204,7 +189,7 @@ int gq_svg_write_heatmap(FILE *f, const gq_svg_heatmap *h, gq_err *err)
                 snprintf(buf, sizeof buf, "font-size=\"%d\" fill=\"%s\"", cell >= 50 ? 12 : 10,
                          dark ? "#ffffff" : "#000000");
                 text_at(f, left + cell * j + cell / 2.0, top + cell * i + cell / 2.0 + 4, "middle", buf,
-                        fmt_val(v, vb, sizeof vb));
+                        gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb));
             }
         }
     /* Colour bar with the range it encodes. */
@@ -218,9 +203,11 @@ int gq_svg_write_heatmap(FILE *f, const gq_svg_heatmap *h, gq_err *err)
     }
     if (any) {
         char lab[64];
-        snprintf(lab, sizeof lab, "%s %s", fmt_val(vmax, vb, sizeof vb), h->unit ? h->unit : "");
+        snprintf(lab, sizeof lab, "%s %s", gq_fmt_num(vmax, GQ_NUM_CHART, vb, sizeof vb),
+                 h->unit ? h->unit : "");
         text_at(f, cbx + 22, top + 10, "start", "font-size=\"11\"", lab);
-        snprintf(lab, sizeof lab, "%s %s", fmt_val(vmin, vb, sizeof vb), h->unit ? h->unit : "");
+        snprintf(lab, sizeof lab, "%s %s", gq_fmt_num(vmin, GQ_NUM_CHART, vb, sizeof vb),
+                 h->unit ? h->unit : "");
         text_at(f, cbx + 22, top + cbh, "start", "font-size=\"11\"", lab);
     } else {
         text_at(f, cbx + 22, top + 10, "start", "font-size=\"11\"", "no data");
@@ -238,7 +225,7 @@ static void y_axis(FILE *f, double lo, double hi, double step, int x0, int x1, i
         double y = y1 - (v - lo) / (hi - lo) * (y1 - y0);
         fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>\n", x0, y, x1, y);
         text_at(f, x0 - 6, y + 4, "end", "font-size=\"11\"",
-                fmt_val(fabs(v) < step * 1e-6 ? 0 : v, vb, sizeof vb));
+                gq_fmt_num(fabs(v) < step * 1e-6 ? 0 : v, GQ_NUM_CHART, vb, sizeof vb));
     }
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", x0, y0, x0, y1);
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", x0, y1, x1, y1);
@@ -255,7 +242,7 @@ static void legend(FILE *f, const char *const *names, int n, int x, int y)
     for (int s = 0; s < n; s++) {
         int lx = x + (s % 4) * 170, ly = y + (s / 4) * 16;
         fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>\n", lx, ly - 9,
-                gq_svg_series_color(s));
+                series_color(s));
         text_at(f, lx + 14, ly, "start", "font-size=\"11\"", names && names[s] ? names[s] : "");
     }
 }
@@ -305,17 +292,18 @@ int gq_svg_write_bars(FILE *f, const gq_svg_bars *b, gq_err *err)
             fprintf(f,
                     "<rect class=\"gq-bar\" data-series=\"%d\" data-cat=\"%d\" x=\"%.1f\" y=\"%.1f\" "
                     "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
-                    s, c, x, yv, bw > 1 ? bw - 1 : bw, y1 - yv, gq_svg_series_color(s));
+                    s, c, x, yv, bw > 1 ? bw - 1 : bw, y1 - yv, series_color(s));
             gq_svg_escape(f, b->cats[c]);
             if (b->series && b->nser > 1) {
                 fputs(", ", f);
                 gq_svg_escape(f, b->series[s]);
             }
-            fprintf(f, ": %s ", fmt_val(v, vb, sizeof vb));
+            fprintf(f, ": %s ", gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb));
             gq_svg_escape(f, b->unit);
             fputs("</title></rect>\n", f);
             if (bw >= 18)
-                text_at(f, x + bw / 2, yv - 3, "middle", "font-size=\"10\"", fmt_val(v, vb, sizeof vb));
+                text_at(f, x + bw / 2, yv - 3, "middle", "font-size=\"10\"",
+                        gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb));
             slot++;
         }
         double cx = x0 + c * cw + cw / 2;
@@ -354,7 +342,7 @@ static void x_tick_label(double x, bool bytes, char *buf, size_t n)
     if (bytes && x >= 1 && x < 1.8e19)
         gq_fmt_size((uint64_t)llround(x), buf, n);
     else
-        snprintf(buf, n, "%s", fmt_val(x, vb, sizeof vb));
+        snprintf(buf, n, "%s", gq_fmt_num(x, GQ_NUM_CHART, vb, sizeof vb));
 }
 
 int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err)
@@ -435,7 +423,7 @@ int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err)
             l->x_label ? l->x_label : "");
     char vb[32];
     for (int s = 0; s < l->nser; s++) {
-        const char *col = gq_svg_series_color(s);
+        const char *col = series_color(s);
         int nfin = 0;
         for (int k = 0; k < l->npts[s]; k++)
             if (isfinite(l->xs[s][k]) && isfinite(l->ys[s][k]) && !(l->log_x && l->xs[s][k] <= 0))
@@ -471,7 +459,7 @@ int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err)
             x_tick_label(x, l->x_is_bytes, buf, sizeof buf);
             fputs(" at ", f);
             gq_svg_escape(f, buf);
-            fprintf(f, ": %s ", fmt_val(y, vb, sizeof vb));
+            fprintf(f, ": %s ", gq_fmt_num(y, GQ_NUM_CHART, vb, sizeof vb));
             gq_svg_escape(f, l->unit);
             fputs("</title></circle>\n", f);
         }

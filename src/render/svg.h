@@ -28,9 +28,6 @@
 /* Write s with &, <, >, " and ' escaped (for text and attribute values). */
 void gq_svg_escape(FILE *f, const char *s);
 
-/* Colour of series i (a fixed qualitative palette, cycles after 10). "#rrggbb". */
-const char *gq_svg_series_color(int i);
-
 /* A square matrix as a heatmap (seed 001 figure 1): n x n cells, row = source,
  * column = destination, labelled with labels[i] (e.g. "GPU 0"). vals[i*n+j];
  * NAN cells (the diagonal, or not measured) are grey with "–". Colour runs from

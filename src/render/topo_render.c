@@ -10,7 +10,8 @@
 
 #define UNKNOWN "unknown"
 
-const char *gq_cuda_version_str(int v, char *buf, size_t n)
+/* "13.0" for 13000, "12.4" for 12040, "unknown" for < 0. buf >= 16 bytes. */
+static const char *cuda_version_str(int v, char *buf, size_t n)
 {
     if (v < 0)
         snprintf(buf, n, UNKNOWN);
@@ -133,9 +134,8 @@ static void host_lines(FILE *f, const gq_topo *t)
         fprintf(f, " (%s)", t->hypervisor[0] ? t->hypervisor : "hypervisor not identified");
     fputc('\n', f);
     fprintf(f, "Software  driver %s, CUDA driver %s, CUDA runtime %s, NVML %s\n",
-            str_or_unknown(t->driver_version), gq_cuda_version_str(t->cuda_driver_version, a, sizeof a),
-            gq_cuda_version_str(t->cuda_runtime_version, b, sizeof b),
-            t->nvml_loaded ? "loaded" : "not loaded");
+            str_or_unknown(t->driver_version), cuda_version_str(t->cuda_driver_version, a, sizeof a),
+            cuda_version_str(t->cuda_runtime_version, b, sizeof b), t->nvml_loaded ? "loaded" : "not loaded");
 }
 
 static void gpu_table(FILE *f, const gq_topo *t, table *tb)

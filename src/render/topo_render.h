@@ -22,7 +22,4 @@ void gq_render_topo_table(FILE *f, const gq_topo *t);
  * false, and the topology keys. New reference, NULL on allocation failure. */
 json_t *gq_render_topo_json(const gq_topo *t, const json_t *options);
 
-/* "13.0" for 13000, "12.4" for 12040, "unknown" for < 0. buf >= 16 bytes. */
-const char *gq_cuda_version_str(int v, char *buf, size_t n);
-
 #endif

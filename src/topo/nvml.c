@@ -286,21 +286,6 @@ static int need_open(gq_err *err)
     return GQ_OK;
 }
 
-int gq_nvml_device_count(int *n, gq_err *err)
-{
-    unsigned c = 0;
-    *n = 0;
-    if (need_open(err))
-        return GQ_E_UNSUPP;
-    if (!fn.DeviceGetCount)
-        return gq_err_set(err, GQ_E_UNSUPP, "libnvidia-ml has no nvmlDeviceGetCount");
-    nvml_ret r = fn.DeviceGetCount(&c);
-    if (r != NVML_SUCCESS)
-        return gq_err_set(err, GQ_E_FAIL, "nvmlDeviceGetCount: %s", errstr(r));
-    *n = (int)c;
-    return GQ_OK;
-}
-
 int gq_nvml_device_by_bus_id(const char *bus_id, gq_nvml_dev *d, gq_err *err)
 {
     char norm[32];
@@ -314,19 +299,6 @@ int gq_nvml_device_by_bus_id(const char *bus_id, gq_nvml_dev *d, gq_err *err)
     nvml_ret r = fn.DeviceGetHandleByPciBusId(norm, d);
     if (r != NVML_SUCCESS)
         return gq_err_set(err, GQ_E_FAIL, "NVML does not know the GPU at %s: %s", norm, errstr(r));
-    return GQ_OK;
-}
-
-int gq_nvml_device_by_index(int index, gq_nvml_dev *d, gq_err *err)
-{
-    *d = NULL;
-    if (need_open(err))
-        return GQ_E_UNSUPP;
-    if (!fn.DeviceGetHandleByIndex)
-        return gq_err_set(err, GQ_E_UNSUPP, "libnvidia-ml has no nvmlDeviceGetHandleByIndex");
-    nvml_ret r = fn.DeviceGetHandleByIndex((unsigned)index, d);
-    if (r != NVML_SUCCESS)
-        return gq_err_set(err, GQ_E_FAIL, "NVML device %d: %s", index, errstr(r));
     return GQ_OK;
 }
 
@@ -583,16 +555,4 @@ int gq_nvml_sample(gq_nvml_dev d, gq_sample *s, gq_err *err)
 #undef TRY
     s->lost = lost;
     return GQ_OK;
-}
-
-int gq_nvml_sample_bus_id(const char *bus_id, gq_sample *s, gq_err *err)
-{
-    gq_nvml_dev d;
-    int rc = gq_nvml_device_by_bus_id(bus_id, &d, err);
-    if (rc) {
-        gq_err e2;
-        gq_nvml_sample(NULL, s, &e2); /* unknown values */
-        return rc;
-    }
-    return gq_nvml_sample(d, s, err);
 }

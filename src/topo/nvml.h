@@ -38,15 +38,11 @@ typedef struct gq_nvml_dev_s *gq_nvml_dev;
 int gq_nvml_open(gq_err *err);
 void gq_nvml_close(void);
 
-/* Number of GPUs NVML sees (all of them, not only CUDA's visible ones). */
-int gq_nvml_device_count(int *n, gq_err *err);
-
 /* Handle of a GPU by its PCI bus id ("0000:00:06.0", any case, 4- or 8-digit
- * domain) or by NVML index. NVML's order (PCI order) can differ from CUDA's,
+ * domain). NVML's order (PCI order) can differ from CUDA's,
  * so callers holding a CUDA ordinal look the GPU up by topo->gpu[i].pci_bus_id.
  * GQ_E_FAIL with NVML's error string when not found. */
 int gq_nvml_device_by_bus_id(const char *bus_id, gq_nvml_dev *d, gq_err *err);
-int gq_nvml_device_by_index(int index, gq_nvml_dev *d, gq_err *err);
 
 /* Discovery. For every t->gpu[i] (identified by pci_bus_id, already filled),
  * fills from NVML: uuid, name and mem_bytes where still empty, PCIe gen/width
@@ -68,8 +64,5 @@ void gq_nvml_fill_topo(gq_topo *t);
  * the counters. s->t is gq_now_mono(). s->lost is set when NVML answers
  * NVML_ERROR_GPU_IS_LOST. Needs NVML open; returns GQ_E_UNSUPP otherwise. */
 int gq_nvml_sample(gq_nvml_dev d, gq_sample *s, gq_err *err);
-
-/* Convenience for callers holding a bus id: look up, then sample. */
-int gq_nvml_sample_bus_id(const char *bus_id, gq_sample *s, gq_err *err);
 
 #endif

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool gq_pci_bus_id_parse(const char *in, unsigned *domain, unsigned *bus, unsigned *dev, unsigned *fn)
+/* Parse a bus id as above into numbers. Returns false when malformed. */
+static bool bus_id_parse(const char *in, unsigned *domain, unsigned *bus, unsigned *dev, unsigned *fn)
 {
     unsigned d = 0, b = 0, s = 0, f = 0;
     int used = 0;
@@ -36,7 +37,7 @@ bool gq_pci_bus_id_parse(const char *in, unsigned *domain, unsigned *bus, unsign
 bool gq_pci_bus_id_normalize(const char *in, char *out, size_t n)
 {
     unsigned d, b, s, f;
-    if (!gq_pci_bus_id_parse(in, &d, &b, &s, &f))
+    if (!bus_id_parse(in, &d, &b, &s, &f))
         return false;
     snprintf(out, n, "%04x:%02x:%02x.%x", d, b, s, f);
     return true;

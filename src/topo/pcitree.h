@@ -18,9 +18,6 @@
  * missing function means 0. Returns false when `in` is not a bus id. */
 bool gq_pci_bus_id_normalize(const char *in, char *out, size_t n);
 
-/* Parse a bus id as above into numbers. Returns false when malformed. */
-bool gq_pci_bus_id_parse(const char *in, unsigned *domain, unsigned *bus, unsigned *dev, unsigned *fn);
-
 /* Load an hwloc topology with PCI objects (the important ones: GPUs, NICs,
  * storage, and the bridges leading to them). xml == NULL: this machine;
  * otherwise an hwloc XML file (tests, and machines described by lstopo).

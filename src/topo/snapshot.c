@@ -1,4 +1,5 @@
 #include "topo/snapshot.h"
+#include "core/json.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -40,11 +41,6 @@ static const char *const kind_names[] = {
 static json_t *int_or_null(long long v, long long unknown)
 {
     return v == unknown ? json_null() : json_integer(v);
-}
-
-static json_t *num_or_null(double v)
-{
-    return v == 0.0 ? json_null() : json_real(v);
 }
 
 static json_t *name_or_null(const char *const *names, int n, int v)
@@ -112,12 +108,13 @@ json_t *gq_topo_to_json(const gq_topo *t)
         json_object_set_new(x, "pcie_width_cur", int_or_null(g->pcie_width_cur, -1));
         json_object_set_new(x, "pcie_gen_max", int_or_null(g->pcie_gen_max, -1));
         json_object_set_new(x, "pcie_width_max", int_or_null(g->pcie_width_max, -1));
-        json_object_set_new(x, "pcie_gbps", num_or_null(g->pcie_gbps));
+        json_object_set_new(x, "pcie_gbps", gq_json_num_if(g->pcie_gbps, g->pcie_gbps != 0));
         json_object_set_new(x, "numa_node", int_or_null(g->numa_node, -1));
         json_object_set_new(x, "cpulist", json_string(g->cpulist));
-        json_object_set_new(x, "power_limit_w", num_or_null(g->power_limit_w));
+        json_object_set_new(x, "power_limit_w", gq_json_num_if(g->power_limit_w, g->power_limit_w != 0));
         json_object_set_new(x, "nvlinks_total", int_or_null(g->nvlinks_total, -1));
-        json_object_set_new(x, "nvlink_gbps_per_link", num_or_null(g->nvlink_gbps_per_link));
+        json_object_set_new(x, "nvlink_gbps_per_link",
+                            gq_json_num_if(g->nvlink_gbps_per_link, g->nvlink_gbps_per_link != 0));
         json_array_append_new(gpus, x);
     }
     json_object_set_new(o, "gpus", gpus);
@@ -142,7 +139,7 @@ json_t *gq_topo_to_json(const gq_topo *t)
         json_object_set_new(x, "numa_node", int_or_null(p->numa_node, -1));
         json_object_set_new(x, "bus_id", json_string(p->bus_id));
         json_object_set_new(x, "label", json_string(p->label));
-        json_object_set_new(x, "link_gbps", num_or_null(p->link_gbps));
+        json_object_set_new(x, "link_gbps", gq_json_num_if(p->link_gbps, p->link_gbps != 0));
         json_array_append_new(pci, x);
     }
     json_object_set_new(o, "pci", pci);
@@ -447,7 +444,8 @@ int gq_topo_from_json(const json_t *j, gq_topo *t, gq_err *err)
 
 /* ---- documents ---------------------------------------------------------------- */
 
-void gq_iso8601_now(char *buf, size_t n)
+/* "2026-11-30T12:00:00Z" for now. */
+static void iso8601_now(char *buf, size_t n)
 {
     time_t now = time(NULL);
     struct tm tm;
@@ -465,7 +463,7 @@ json_t *gq_topo_doc(const gq_topo *t, const char *kind, int schema_version)
         json_decref(body);
         return NULL;
     }
-    gq_iso8601_now(ts, sizeof ts);
+    iso8601_now(ts, sizeof ts);
     json_object_set_new(root, "tool", json_string("gpuqual"));
     json_object_set_new(root, "kind", json_string(kind));
     json_object_set_new(root, "schema_version", json_integer(schema_version));
@@ -482,7 +480,10 @@ json_t *gq_snapshot_to_json(const gq_topo *t)
     return gq_topo_doc(t, GQ_SNAPSHOT_KIND, GQ_SNAPSHOT_SCHEMA);
 }
 
-int gq_snapshot_from_json(const json_t *root, gq_topo *t, gq_err *err)
+/* Check the header (a gpuqual document of kind gpuqual-snapshot or topo,
+ * schema not newer than this build reads) and parse the topology into *t
+ * (gq_topo_init()ed first). GQ_E_USAGE with one line naming what is wrong. */
+static int snapshot_from_json(const json_t *root, gq_topo *t, gq_err *err)
 {
     gq_topo_init(t);
     if (!json_is_object(root))
@@ -535,7 +536,7 @@ int gq_snapshot_load(const char *path, gq_topo *t, gq_err *err)
                         je.text, je.line, je.column);
         goto out;
     }
-    if ((rc = gq_snapshot_from_json(root, t, err))) {
+    if ((rc = snapshot_from_json(root, t, err))) {
         gq_err_prefix(err, "snapshot '%s'", path);
         goto out;
     }

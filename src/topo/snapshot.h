@@ -38,18 +38,10 @@ json_t *gq_topo_doc(const gq_topo *t, const char *kind, int schema_version);
 /* The snapshot document of t (gq_topo_doc with GQ_SNAPSHOT_KIND). */
 json_t *gq_snapshot_to_json(const gq_topo *t);
 
-/* Check the header (a gpuqual document of kind gpuqual-snapshot or topo,
- * schema not newer than this build reads) and parse the topology into *t
- * (gq_topo_init()ed first). GQ_E_USAGE with one line naming what is wrong. */
-int gq_snapshot_from_json(const json_t *root, gq_topo *t, gq_err *err);
-
 /* Read a snapshot file. Errors name the file: GQ_E_IO when it cannot be
  * read, GQ_E_USAGE when it is not JSON (with jansson's line and column), not
  * a gpuqual snapshot, of a newer schema, or has a missing or mistyped field.
  * On success t->source is "snapshot:<file name>". */
 int gq_snapshot_load(const char *path, gq_topo *t, gq_err *err);
-
-/* "2026-11-30T12:00:00Z" for now. */
-void gq_iso8601_now(char *buf, size_t n);
 
 #endif

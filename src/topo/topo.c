@@ -31,7 +31,8 @@ const char *gq_p2p_status_name(gq_p2p_status s)
     }
 }
 
-double gq_pcie_gts(int gen)
+/* Transfer rate per lane in GT/s for a PCIe generation (2.5, 5, 8, 16, 32, 64). */
+static double pcie_gts(int gen)
 {
     static const double gts[] = {0, 2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
     return (gen >= 1 && gen <= 6) ? gts[gen] : 0.0;
@@ -43,7 +44,7 @@ double gq_pcie_gbps(int gen, int width)
         return 0.0;
     /* Gen1/2: 8b/10b; Gen3-5: 128b/130b; Gen6 (FLIT) ~ 242/256: use 1.0 as the raw bound. */
     double enc = gen <= 2 ? 0.8 : (gen <= 5 ? 128.0 / 130.0 : 1.0);
-    return gq_pcie_gts(gen) * width * enc / 8.0;
+    return pcie_gts(gen) * width * enc / 8.0;
 }
 
 void gq_topo_init(gq_topo *t)

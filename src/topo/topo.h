@@ -125,9 +125,6 @@ const char *gq_p2p_status_name(gq_p2p_status s);
  * Returns 0 for unknown gen/width. */
 double gq_pcie_gbps(int gen, int width);
 
-/* Transfer rate per lane in GT/s for a PCIe generation (2.5, 5, 8, 16, 32, 64). */
-double gq_pcie_gts(int gen);
-
 /* Initialise every field to "unknown". */
 void gq_topo_init(gq_topo *t);
 

@@ -12,6 +12,7 @@
 
 #include "analysis/bottlenecks.h"
 #include "core/units.h"
+#include "render/analysis_render.h"
 
 #define BYTES (256 * GQ_MiB)
 

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "analysis/compare.h"
+#include "render/analysis_render.h"
 
 static gq_record rec(const char *test, int gpu, bool h2d, double v, bool latency)
 {

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "analysis/domains.h"
+#include "render/analysis_render.h"
 
 static gq_pairmatrix M;
 

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "analysis/fleet.h"
+#include "render/analysis_render.h"
 
 /* A card document with one GPU's stress figures and one host bandwidth record. */
 static json_t *doc(const char *verdict, bool complete, double temp, double clock)

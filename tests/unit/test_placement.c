@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "analysis/placement.h"
+#include "render/analysis_render.h"
 
 typedef struct builder {
     gq_recordset rs;

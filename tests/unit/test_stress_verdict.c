@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "analysis/stress.h"
+#include "render/analysis_render.h"
 
 /* A GPU loaded for n samples at 1 Hz: temperature, power and clock steady,
  * the given reasons on every sample, PCIe Gen5 x16, clean counters. */

@@ -1,0 +1,85 @@
+/* The analysis results' outputs: the JSON codecs of the typed results of
+ * src/analysis (the sections they add to saved documents) and their printed
+ * forms (terminal and Markdown tables, CSV). Each returns a new reference, or
+ * NULL on allocation failure; the printers write to the FILE given. */
+#ifndef GQ_RENDER_ANALYSIS_RENDER_H
+#define GQ_RENDER_ANALYSIS_RENDER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "analysis/bottlenecks.h"
+#include "analysis/compare.h"
+#include "analysis/domains.h"
+#include "analysis/fleet.h"
+#include "analysis/placement.h"
+#include "analysis/stress.h"
+#include "core/record.h"
+
+/* ---- bottlenecks (render/bottlenecks_json.c) ---- */
+
+/* Document sections: an object whose keys merge into the document root (new
+ * reference; NULL on allocation failure):
+ *   bottlenecks: [{gpus, direction (h2d|d2h|p2p), capacity_gbps, sum_alone_gbps,
+ *                  expected_gbps, explained_by (gq_bn_explain_name), node, link_gbps,
+ *                  explanation, [cross_domain, domains for p2p],
+ *                  evidence: [observation..]}]
+ *   contention: {observations: [every analysed group: group, test, direction, bytes,
+ *                  gpus, per_gpu_gbps | pairs + kind, aggregate_gbps, sum_alone_gbps,
+ *                  expected_gbps, overlap, contended],
+ *                host_alone_gbps: {h2d: [..], d2h: [..]} by GPU (null unknown),
+ *                host_bytes, skipped_groups, one_numa_visible,
+ *                asymmetry: [{direction, gpus, slow, slow_gbps: [lo, hi], fast_gbps: [lo, hi], group}]}
+ *   ignored: [{record, test, src, dst, gbps, why}] (rs may be NULL) */
+json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs);
+
+/* ---- domains (render/domains_json.c) ---- */
+
+/* Document sections (an object whose keys merge into the document root; new
+ * reference, NULL on allocation failure):
+ *   domains: [[GPU..]..]   (the contract other commands read)
+ *   domain_analysis: {chained: [bool..], split, threshold_gbps, gap_gbps: [lo, hi]
+ *     or null, within_min_gbps, across_max_gbps (null when not applicable),
+ *     max_spread, pairs, missing_pairs, no_p2p, method: text}. */
+json_t *gq_domains_to_json(const gq_domains *d);
+
+/* The matrix as JSON: {gpus: [..], gbps: [[..]] with null for missing,
+ * spread: [[..]], staged: [[bool..]]}. */
+json_t *gq_pairmatrix_to_json(const gq_pairmatrix *m);
+
+/* ---- compare (render/compare_render.c) ---- */
+
+/* Outputs: a terminal/Markdown table (figures in every run first, the
+ * regressions marked), and the "compare" JSON section (docs/json-card.md). */
+void gq_compare_print(FILE *f, const gq_compare *c, bool markdown, bool all);
+json_t *gq_compare_to_json(const gq_compare *c);
+
+/* ---- fleet (render/fleet_render.c) ---- */
+
+/* The "fleet" section (README "gpuqual fleet"): threshold_pct, verdict,
+ * exit_code, nodes, figures, figures_compared, outliers, flagged. New
+ * reference; NULL on allocation failure. */
+json_t *gq_fleet_to_json(const gq_fleet *f);
+
+/* The summary (markdown=false: a terminal screen, at most max_outliers
+ * outliers listed, 0 = all) or the Markdown report. */
+void gq_fleet_print(FILE *out, const gq_fleet *f, bool markdown, int max_outliers);
+
+/* ---- placement (render/placement_json.c) ---- */
+
+/* JSON sections of a place document: pairs, naive, offload, replicas, gain,
+ * notes, model limits (new reference). */
+json_t *gq_place_to_json(const gq_place_model *m, const gq_place_result *res);
+
+/* ---- stress (render/stress_render.c) ---- */
+
+/* The "stress" section of the saved document (new reference; NULL on
+ * allocation failure): options, per-GPU summaries, node line, findings,
+ * verdict, and the time series ("series": per GPU, one array per column). */
+json_t *gq_stress_to_json(const gq_stress_result *r, const gq_stress_summary *s);
+
+/* Time series as CSV, one row per GPU per sample, header first. */
+void gq_stress_write_csv(FILE *f, const gq_stress_result *r);
+
+#endif

@@ -1,0 +1,140 @@
+/* The "bottlenecks", "contention" and "ignored" sections of a document, from
+ * the typed result of analysis/bottlenecks. */
+#include <math.h>
+#include <stdio.h>
+
+#include "core/json.h"
+#include "render/analysis_render.h"
+
+static json_t *int_array(const int *v, int n)
+{
+    json_t *a = json_array();
+    for (int i = 0; a && i < n; i++)
+        json_array_append_new(a, json_integer(v[i]));
+    return a;
+}
+
+static json_t *obs_json(const gq_bn_obs *o)
+{
+    json_t *j = json_object();
+    if (!j)
+        return NULL;
+    json_object_set_new(j, "group", json_integer(o->group));
+    json_object_set_new(j, "test", json_string(o->test));
+    json_object_set_new(j, "direction", json_string(gq_direction_name(o->direction)));
+    json_object_set_new(j, "bytes", json_integer((json_int_t)o->bytes));
+    json_object_set_new(j, "gpus", int_array(o->gpus, o->ngpus));
+    if (o->p2p) {
+        json_t *pairs = json_array();
+        for (int p = 0; p < o->npairs; p++)
+            json_array_append_new(pairs, json_pack("{s:i,s:i,s:o}", "src", o->pair_src[p], "dst",
+                                                   o->pair_dst[p], "gbps", gq_json_num(o->rate[p])));
+        json_object_set_new(j, "pairs", pairs);
+        json_object_set_new(j, "kind", json_string(gq_bn_p2p_kind_name(o->p2p_kind)));
+    } else {
+        json_t *per = json_object();
+        for (int i = 0; i < o->ngpus; i++) {
+            char k[16];
+            snprintf(k, sizeof k, "%d", o->gpus[i]);
+            json_object_set_new(per, k, gq_json_num(o->rate[o->gpus[i]]));
+        }
+        json_object_set_new(j, "per_gpu_gbps", per);
+    }
+    json_object_set_new(j, "aggregate_gbps", gq_json_num(o->aggregate_gbps));
+    json_object_set_new(j, "sum_alone_gbps", gq_json_num(o->sum_alone_gbps));
+    json_object_set_new(j, "expected_gbps", gq_json_num(o->expected_gbps));
+    json_object_set_new(j, "overlap", gq_json_num(o->overlap));
+    json_object_set_new(j, "contended", json_boolean(o->contended));
+    return j;
+}
+
+json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs)
+{
+    json_t *root = json_object(), *bl = json_array(), *obs = json_array(), *ign = json_array();
+    json_t *alone = json_object();
+    if (!root || !bl || !obs || !ign || !alone) {
+        json_decref(root);
+        json_decref(bl);
+        json_decref(obs);
+        json_decref(ign);
+        json_decref(alone);
+        return NULL;
+    }
+    for (int i = 0; i < b->n; i++) {
+        const gq_bottleneck *bn = &b->v[i];
+        json_t *j = json_object(), *ev = json_array();
+        json_object_set_new(j, "gpus", int_array(bn->gpus, bn->ngpus));
+        json_object_set_new(j, "direction", json_string(gq_direction_name(bn->direction)));
+        json_object_set_new(j, "capacity_gbps", gq_json_num(bn->capacity_gbps));
+        json_object_set_new(j, "sum_alone_gbps", gq_json_num(bn->sum_alone_gbps));
+        json_object_set_new(j, "expected_gbps", gq_json_num(bn->expected_gbps));
+        json_object_set_new(j, "explained_by", json_string(gq_bn_explain_name(bn->explained)));
+        json_object_set_new(j, "node", bn->node[0] ? json_string(bn->node) : json_null());
+        json_object_set_new(j, "link_gbps", gq_json_num_if(bn->link_gbps, bn->link_gbps > 0));
+        json_object_set_new(j, "explanation", json_string(bn->explanation));
+        if (bn->p2p) {
+            json_object_set_new(j, "cross_domain", json_boolean(bn->cross_domain));
+            json_object_set_new(j, "domains", int_array(bn->domains, bn->ndomains));
+        }
+        for (int e = 0; e < bn->nevidence; e++)
+            json_array_append_new(ev, obs_json(&b->obs[bn->evidence[e]]));
+        json_object_set_new(j, "evidence", ev);
+        json_array_append_new(bl, j);
+    }
+    for (int i = 0; i < b->nobs; i++)
+        json_array_append_new(obs, obs_json(&b->obs[i]));
+    const char *names[2] = {"h2d", "d2h"};
+    for (int s = 0; s < 2; s++) {
+        json_t *a = json_array();
+        int last = -1;
+        for (int g = 0; g < GQ_MAX_GPUS; g++)
+            if (isfinite(b->alone[s][g]))
+                last = g;
+        for (int g = 0; g <= last; g++)
+            json_array_append_new(a, gq_json_num(b->alone[s][g]));
+        json_object_set_new(alone, names[s], a);
+    }
+    for (int i = 0; i < b->nignored; i++) {
+        const gq_bn_ignored *ig = &b->ignored[i];
+        json_t *j = json_pack("{s:i,s:s}", "record", ig->record, "why", ig->why);
+        if (rs && ig->record >= 0 && ig->record < rs->n) {
+            char e1[32], e2[32];
+            const gq_record *r = &rs->v[ig->record];
+            json_object_set_new(j, "test", json_string(r->test));
+            json_object_set_new(j, "src", json_string(gq_endpoint_str(r->src, e1, sizeof e1)));
+            json_object_set_new(j, "dst", json_string(gq_endpoint_str(r->dst, e2, sizeof e2)));
+            json_object_set_new(j, "gbps", gq_json_num(r->value.median));
+        }
+        json_array_append_new(ign, j);
+    }
+    json_object_set_new(root, "bottlenecks", bl);
+    json_t *ct = json_object();
+    json_object_set_new(ct, "observations", obs);
+    json_object_set_new(ct, "host_alone_gbps", alone);
+    json_object_set_new(
+        ct, "host_bytes",
+        json_pack("{s:I,s:I}", "h2d", (json_int_t)b->bytes[0], "d2h", (json_int_t)b->bytes[1]));
+    json_object_set_new(ct, "skipped_groups", json_integer(b->nskipped));
+    json_object_set_new(ct, "one_numa_visible", json_boolean(b->one_numa_visible));
+    json_t *asy = json_array();
+    for (int sl = 0; sl < 2; sl++) {
+        if (b->asym_obs[sl] < 0)
+            continue;
+        const gq_bn_obs *ob = &b->obs[b->asym_obs[sl]];
+        json_t *a = json_object();
+        json_object_set_new(a, "direction", json_string(names[sl]));
+        json_object_set_new(a, "group", json_integer(ob->group));
+        json_object_set_new(a, "gpus", int_array(ob->gpus, ob->ngpus));
+        json_object_set_new(a, "slow", int_array(b->slow[sl], b->nslow[sl]));
+        json_object_set_new(a, "slow_gbps",
+                            b->nslow[sl] ? json_pack("[ff]", b->slow_lo[sl], b->slow_hi[sl]) : json_null());
+        json_object_set_new(a, "fast_gbps",
+                            isfinite(b->fast_lo[sl]) ? json_pack("[ff]", b->fast_lo[sl], b->fast_hi[sl])
+                                                     : json_null());
+        json_array_append_new(asy, a);
+    }
+    json_object_set_new(ct, "asymmetry", asy);
+    json_object_set_new(root, "contention", ct);
+    json_object_set_new(root, "ignored", ign);
+    return root;
+}

@@ -1,0 +1,74 @@
+/* The "domains" and "domain_analysis" sections, and the pair matrix, from the
+ * typed results of analysis/domains. */
+#include <math.h>
+
+#include "core/json.h"
+#include "render/analysis_render.h"
+
+json_t *gq_domains_to_json(const gq_domains *d)
+{
+    json_t *root = json_object(), *o = json_object(), *doms = json_array(), *ch = json_array();
+    if (!root || !o || !doms || !ch) {
+        json_decref(root);
+        json_decref(o);
+        json_decref(doms);
+        json_decref(ch);
+        return NULL;
+    }
+    for (int k = 0; k < d->ndomains; k++) {
+        json_t *a = json_array();
+        for (int i = 0; i < d->size[k]; i++)
+            json_array_append_new(a, json_integer(d->member[k][i]));
+        json_array_append_new(doms, a);
+        json_array_append_new(ch, json_boolean(d->chained[k]));
+    }
+    json_object_set_new(root, "domains", doms);
+    json_object_set_new(o, "chained", ch);
+    json_object_set_new(o, "split", json_boolean(d->split));
+    json_object_set_new(o, "threshold_gbps", gq_json_num_if(d->threshold_gbps, d->split));
+    json_object_set_new(o, "gap_gbps",
+                        d->split ? json_pack("[ff]", d->gap_lo_gbps, d->gap_hi_gbps) : json_null());
+    json_object_set_new(o, "within_min_gbps", gq_json_num(d->within_min_gbps));
+    json_object_set_new(o, "across_max_gbps", gq_json_num(d->across_max_gbps));
+    json_object_set_new(o, "max_spread", gq_json_num(d->max_spread));
+    json_object_set_new(o, "pairs", json_integer(d->npairs));
+    json_object_set_new(o, "missing_pairs", json_integer(d->nmissing));
+    json_object_set_new(o, "no_p2p", json_boolean(d->no_p2p));
+    json_object_set_new(
+        o, "method",
+        json_string("single linkage at the largest gap between sorted pair bandwidths that exceeds "
+                    "both the measurement spread and 10%; direct P2P cells only "
+                    "(docs/method-domains.md)"));
+    json_object_set_new(root, "domain_analysis", o);
+    return root;
+}
+
+json_t *gq_pairmatrix_to_json(const gq_pairmatrix *m)
+{
+    json_t *o = json_object(), *g = json_array(), *v = json_array(), *s = json_array(), *st = json_array();
+    if (!o || !g || !v || !s || !st) {
+        json_decref(o);
+        json_decref(g);
+        json_decref(v);
+        json_decref(s);
+        json_decref(st);
+        return NULL;
+    }
+    for (int i = 0; i < m->n; i++) {
+        json_array_append_new(g, json_integer(m->gpu[i]));
+        json_t *rv = json_array(), *rs = json_array(), *rst = json_array();
+        for (int j = 0; j < m->n; j++) {
+            json_array_append_new(rv, gq_json_num(m->gbps[i][j]));
+            json_array_append_new(rs, gq_json_num_if(m->spread[i][j], isfinite(m->gbps[i][j])));
+            json_array_append_new(rst, json_boolean(m->staged[i][j]));
+        }
+        json_array_append_new(v, rv);
+        json_array_append_new(s, rs);
+        json_array_append_new(st, rst);
+    }
+    json_object_set_new(o, "gpus", g);
+    json_object_set_new(o, "gbps", v);
+    json_object_set_new(o, "spread", s);
+    json_object_set_new(o, "staged", st);
+    return o;
+}

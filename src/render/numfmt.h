@@ -1,0 +1,33 @@
+/* The one display-number formatter of the renderers (terminal, Markdown,
+ * HTML, SVG). JSON numbers follow core/json.h instead; CSV and Prometheus
+ * write full precision ("%.6g") for machines.
+ *
+ * Rules common to every style:
+ *  - a NaN or an infinity prints as "–" (not measured);
+ *  - never exponent notation: 0.00003 prints "0.0000300", not "3e-05";
+ *  - a value from 100 up prints as a whole number ("394", "1234").
+ * Below 100, by style:
+ *  - GQ_NUM_FIGURE (a card's figures, any unit: GB/s, µs, W, °C, MHz, %):
+ *    about three significant digits ("52.7", "9.86", "0.123"); a whole value
+ *    prints whole ("5", "12") and 0 prints "0";
+ *  - GQ_NUM_CHART (chart labels, axes and tooltips): three significant digits
+ *    kept even for a whole value ("5.00", "12.0"), so the labels of one axis
+ *    line up; 0 prints "0";
+ *  - GQ_NUM_RUNS (a figure lined up across runs or nodes by compare and fleet):
+ *    two decimals ("52.71", "9.86", "0.12", "0.00"), so small differences
+ *    between runs show. */
+#ifndef GQ_RENDER_NUMFMT_H
+#define GQ_RENDER_NUMFMT_H
+
+#include <stddef.h>
+
+typedef enum gq_num_style {
+    GQ_NUM_FIGURE,
+    GQ_NUM_CHART,
+    GQ_NUM_RUNS,
+} gq_num_style;
+
+/* v formatted by style into buf (n bytes; 32 are always enough); returns buf. */
+const char *gq_fmt_num(double v, gq_num_style style, char *buf, size_t n);
+
+#endif
