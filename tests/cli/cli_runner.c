@@ -287,11 +287,22 @@ static char *slurp(const char *path, size_t *len)
         return NULL;
     size_t cap = 1 << 16, n = 0;
     char *b = malloc(cap);
+    if (!b) {
+        fclose(f);
+        return NULL;
+    }
     size_t r;
     while ((r = fread(b + n, 1, cap - n - 1, f)) > 0) {
         n += r;
-        if (n + 1 == cap)
-            b = realloc(b, cap *= 2);
+        if (n + 1 == cap) {
+            char *nb = realloc(b, cap *= 2);
+            if (!nb) {
+                free(b);
+                fclose(f);
+                return NULL;
+            }
+            b = nb;
+        }
     }
     fclose(f);
     b[n] = 0;
@@ -469,6 +480,7 @@ int main(int argc, char **argv)
     char *tmpdir = mkdtemp(tmpl);
     if (!tmpdir) {
         perror("mkdtemp");
+        fclose(f);
         return 2;
     }
     /* Read the whole table first: `file` lines belong to the case above them. */
