@@ -18,6 +18,7 @@
 #include "analysis/bottlenecks.h"
 #include "analysis/domains.h"
 #include "analysis/placement.h"
+#include "exec/place_verify.h"
 #include "analysis/probes.h"
 #include "cli/commands.h"
 #include "cli/common.h"

@@ -50,8 +50,9 @@ typedef struct gq_exec_opts {
 typedef struct gq_exec_result {
     bool interrupted;  /* Ctrl-C: the run stopped early, what finished is kept */
     bool journal_lost; /* a journal write failed; the journal was not used after it */
-    char journal_error[sizeof((gq_err *)0)->msg]; /* that failure's text */
     int items;         /* items run (interrupted or not) */
+    /* that failure's text */
+    char journal_error[sizeof((gq_err *)0)->msg];
 } gq_exec_result;
 
 /* Run nplans plans in order, appending records to *rs and to journal j (may

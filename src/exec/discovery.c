@@ -1,4 +1,4 @@
-#include "analysis/discovery.h"
+#include "exec/discovery.h"
 
 #include <stdlib.h>
 #include <string.h>
