@@ -203,7 +203,7 @@ static void before_item(void *arg, const gq_exec_step *s)
     gq_progress_step(p->bar, "%s (%d/%d)", s->plan->test, p->item, p->nitems);
 }
 
-static gq_exec_next after_item(void *arg, const gq_exec_step *s, int rc, const gq_err *e)
+static gq_exec_next after_item(void *arg, gq_exec_step *s, int rc, const gq_err *e)
 {
     progress_ctx *p = arg;
     gq_progress_update(p->bar, (long)s->done * p->rounds);

@@ -290,7 +290,7 @@ static int add_pairs(const char *list, const gq_topo *topo, path *paths, int *np
 
 /* A measurement that fails as a whole (GQ_E_BACKEND, GQ_E_FAIL) is in the
  * records; anything else stops the sweep. */
-static gq_exec_next after_item(void *arg, const gq_exec_step *s, int rc, const gq_err *e)
+static gq_exec_next after_item(void *arg, gq_exec_step *s, int rc, const gq_err *e)
 {
     return rc && rc != GQ_E_BACKEND && rc != GQ_E_FAIL && rc != GQ_E_INTR ? GQ_EXEC_ABORT : GQ_EXEC_NEXT;
 }

@@ -239,7 +239,7 @@ static int run_one(gq_backend *be, const gq_topo *topo, const char *test, uint64
 }
 
 /* Each item of a plan must run without error. */
-static gq_exec_next after_item(void *arg, const gq_exec_step *s, int rc, const gq_err *e)
+static gq_exec_next after_item(void *arg, gq_exec_step *s, int rc, const gq_err *e)
 {
     check(rc == GQ_OK, s->plan->test, "item %d: %s", s->i, e->msg);
     return GQ_EXEC_NEXT;
