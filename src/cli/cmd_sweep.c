@@ -443,7 +443,7 @@ int gq_cmd_sweep(int argc, char **argv)
                     snprintf(m->test, sizeof m->test, "%s",
                              paths[pi].pr.direction == GQ_DIR_H2D ? "host_to_device_memcpy_ce"
                                                                   : "device_to_host_memcpy_ce");
-                mrc = gq_harness_measure(&be, topo, m, &ho, &rs, have_journal ? &jr : NULL, &err);
+                mrc = gq_exec_one(&be, topo, m, &ho, have_journal ? &jr : NULL, &rs, &err);
             } else {
                 gq_plan plan;
                 memset(&plan, 0, sizeof plan);

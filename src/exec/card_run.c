@@ -15,6 +15,7 @@
 #include "core/interrupt.h"
 #include "core/units.h"
 #include "exec/place_verify.h"
+#include "exec/plan_run.h"
 #include "exec/stress_run.h"
 #include "measure/catalog.h"
 #include "measure/harness.h"
@@ -69,7 +70,7 @@ static void report(runner *R, double frac_of_step)
 static int measure(runner *R, gq_err *err)
 {
     gq_err e = {0};
-    int rc = gq_harness_measure(R->be, R->t, R->m, &R->ho, &R->res->rs, R->j, &e);
+    int rc = gq_exec_one(R->be, R->t, R->m, &R->ho, R->j, &R->res->rs, &e);
     R->done_s +=
         gq_card_estimate_measurement(R->m->nflows, R->ho.rounds, R->ho.round_s, R->m->flows[0].bytes);
     report(R, -1);

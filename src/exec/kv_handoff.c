@@ -12,7 +12,8 @@
 
 /* One flow measured; its record's per-round values give GB/s and ms. */
 static int measure_flow(gq_backend *be, const gq_topo *topo, const char *test, gq_flow f,
-                        const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_kv_meas *out, gq_err *err)
+                        const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_kv_meas *out,
+                        gq_err *err)
 {
     gq_measurement *m = calloc(1, sizeof *m);
     if (!m)
@@ -108,11 +109,11 @@ static int measure_rates(gq_backend *be, const gq_topo *topo, int from, int to, 
         if (!gq_kv_record_ok(r))
             continue;
         if (r->direction == GQ_DIR_D2H)
-            gq_kv_set_rate(&out->cdown, r->value.median, "measured (GPU %d -> host and host -> GPU %d at once)",
-                     from, to);
+            gq_kv_set_rate(&out->cdown, r->value.median,
+                           "measured (GPU %d -> host and host -> GPU %d at once)", from, to);
         else if (r->direction == GQ_DIR_H2D)
-            gq_kv_set_rate(&out->cup, r->value.median, "measured (GPU %d -> host and host -> GPU %d at once)", from,
-                     to);
+            gq_kv_set_rate(&out->cup, r->value.median, "measured (GPU %d -> host and host -> GPU %d at once)",
+                           from, to);
     }
     return GQ_OK;
 }
@@ -126,79 +127,75 @@ int gq_kv_measure(gq_backend *be, const gq_topo *topo, const gq_harness_opts *ho
     if (estimate_only)
         return GQ_OK;
     gq_harness_opts h = *ho;
-            /* The handoff: the whole payload, one copy per round. */
-            h.reps = 1;
-            k->measured = true;
-            int numa = topo->gpu[k->from].numa_node >= 0 ? topo->gpu[k->from].numa_node : GQ_NUMA_LOCAL;
-            gq_endpoint hbuf = {GQ_EP_HOST, numa};
-            if (!k->r.p2p_impossible) {
-                gq_flow f = {.src = {GQ_EP_GPU, k->from},
-                             .dst = {GQ_EP_GPU, k->to},
-                             .method = GQ_METHOD_CE,
-                             .exec_gpu = k->to,
-                             .bytes = k->payload};
-                if ((rc = measure_flow(be, topo, "kv_handoff_direct", f, &h, rs, j,
-                                       &k->direct, err)))
-                    return rc;
-            }
-            gq_flow d = {.src = {GQ_EP_GPU, k->from},
-                         .dst = hbuf,
-                         .method = GQ_METHOD_CE,
-                         .exec_gpu = k->from,
-                         .bytes = k->payload};
-            gq_flow u = {.src = hbuf,
-                         .dst = {GQ_EP_GPU, k->to},
-                         .method = GQ_METHOD_CE,
-                         .exec_gpu = k->to,
-                         .bytes = k->payload};
-            if ((rc = measure_flow(be, topo, "kv_handoff_serial_d2h", d, &h, rs, j,
-                                   &k->serial_down, err)) ||
-                (rc = measure_flow(be, topo, "kv_handoff_serial_h2d", u, &h, rs, j,
-                                   &k->serial_up, err)))
-                return rc;
-            /* Serial: round i's two copies one after the other. */
-            gq_kv_meas *sd = &k->serial_down, *su = &k->serial_up;
-            k->serial.run = true;
-            k->serial.valid = sd->valid && su->valid;
-            snprintf(k->serial.error, sizeof k->serial.error, "%s", sd->error[0] ? sd->error : su->error);
-            if (k->serial.valid) {
-                const gq_record *rd = NULL, *ru = NULL;
-                for (int i = 0; i < rs->n; i++) {
-                    if (!strcmp(rs->v[i].test, "kv_handoff_serial_d2h") && !rs->v[i].aggregate)
-                        rd = &rs->v[i];
-                    if (!strcmp(rs->v[i].test, "kv_handoff_serial_h2d") && !rs->v[i].aggregate)
-                        ru = &rs->v[i];
-                }
-                int nr = rd && ru ? (rd->value.n < ru->value.n ? rd->value.n : ru->value.n) : 0;
-                double ms[GQ_MAX_ROUNDS], g[GQ_MAX_ROUNDS];
-                for (int i = 0; i < nr; i++) {
-                    ms[i] = (double)k->payload / (rd->samples[i] * GQ_GB) * 1e3 +
-                            (double)k->payload / (ru->samples[i] * GQ_GB) * 1e3;
-                    g[i] = (double)k->payload / (ms[i] * 1e-3) / GQ_GB;
-                }
-                k->serial.valid = nr > 0;
-                if (nr) {
-                    k->serial.ms = gq_stat_compute(ms, nr);
-                    k->serial.gbps = gq_stat_compute(g, nr);
-                }
-            }
-            for (int i = 0; i < k->nchunks; i++) {
-                gq_flow p = {.src = {GQ_EP_GPU, k->from},
-                             .dst = {GQ_EP_GPU, k->to},
-                             .method = GQ_METHOD_STAGED,
-                             .exec_gpu = k->from,
-                             .bytes = k->payload,
-                             .chunk_bytes = k->chunk[i]};
-                char test[64];
-                snprintf(test, sizeof test, "kv_handoff_staged_%lluMiB",
-                         (unsigned long long)(k->chunk[i] / GQ_MiB));
-                if ((rc = measure_flow(be, topo, test, p, &h, rs, j, &k->pipe[i], err)))
-                    return rc;
-                if (k->pipe[i].valid &&
-                    (k->best_chunk < 0 || k->pipe[i].gbps.median > k->pipe[k->best_chunk].gbps.median))
-                    k->best_chunk = i;
-            }
-            if (k->best_chunk < 0)
-                k->best_chunk = 0;
+    /* The handoff: the whole payload, one copy per round. */
+    h.reps = 1;
+    k->measured = true;
+    int numa = topo->gpu[k->from].numa_node >= 0 ? topo->gpu[k->from].numa_node : GQ_NUMA_LOCAL;
+    gq_endpoint hbuf = {GQ_EP_HOST, numa};
+    if (!k->r.p2p_impossible) {
+        gq_flow f = {.src = {GQ_EP_GPU, k->from},
+                     .dst = {GQ_EP_GPU, k->to},
+                     .method = GQ_METHOD_CE,
+                     .exec_gpu = k->to,
+                     .bytes = k->payload};
+        if ((rc = measure_flow(be, topo, "kv_handoff_direct", f, &h, rs, j, &k->direct, err)))
+            return rc;
+    }
+    gq_flow d = {.src = {GQ_EP_GPU, k->from},
+                 .dst = hbuf,
+                 .method = GQ_METHOD_CE,
+                 .exec_gpu = k->from,
+                 .bytes = k->payload};
+    gq_flow u = {.src = hbuf,
+                 .dst = {GQ_EP_GPU, k->to},
+                 .method = GQ_METHOD_CE,
+                 .exec_gpu = k->to,
+                 .bytes = k->payload};
+    if ((rc = measure_flow(be, topo, "kv_handoff_serial_d2h", d, &h, rs, j, &k->serial_down, err)) ||
+        (rc = measure_flow(be, topo, "kv_handoff_serial_h2d", u, &h, rs, j, &k->serial_up, err)))
+        return rc;
+    /* Serial: round i's two copies one after the other. */
+    gq_kv_meas *sd = &k->serial_down, *su = &k->serial_up;
+    k->serial.run = true;
+    k->serial.valid = sd->valid && su->valid;
+    snprintf(k->serial.error, sizeof k->serial.error, "%s", sd->error[0] ? sd->error : su->error);
+    if (k->serial.valid) {
+        const gq_record *rd = NULL, *ru = NULL;
+        for (int i = 0; i < rs->n; i++) {
+            if (!strcmp(rs->v[i].test, "kv_handoff_serial_d2h") && !rs->v[i].aggregate)
+                rd = &rs->v[i];
+            if (!strcmp(rs->v[i].test, "kv_handoff_serial_h2d") && !rs->v[i].aggregate)
+                ru = &rs->v[i];
+        }
+        int nr = rd && ru ? (rd->value.n < ru->value.n ? rd->value.n : ru->value.n) : 0;
+        double ms[GQ_MAX_ROUNDS], g[GQ_MAX_ROUNDS];
+        for (int i = 0; i < nr; i++) {
+            ms[i] = (double)k->payload / (rd->samples[i] * GQ_GB) * 1e3 +
+                    (double)k->payload / (ru->samples[i] * GQ_GB) * 1e3;
+            g[i] = (double)k->payload / (ms[i] * 1e-3) / GQ_GB;
+        }
+        k->serial.valid = nr > 0;
+        if (nr) {
+            k->serial.ms = gq_stat_compute(ms, nr);
+            k->serial.gbps = gq_stat_compute(g, nr);
+        }
+    }
+    for (int i = 0; i < k->nchunks; i++) {
+        gq_flow p = {.src = {GQ_EP_GPU, k->from},
+                     .dst = {GQ_EP_GPU, k->to},
+                     .method = GQ_METHOD_STAGED,
+                     .exec_gpu = k->from,
+                     .bytes = k->payload,
+                     .chunk_bytes = k->chunk[i]};
+        char test[64];
+        snprintf(test, sizeof test, "kv_handoff_staged_%lluMiB", (unsigned long long)(k->chunk[i] / GQ_MiB));
+        if ((rc = measure_flow(be, topo, test, p, &h, rs, j, &k->pipe[i], err)))
+            return rc;
+        if (k->pipe[i].valid &&
+            (k->best_chunk < 0 || k->pipe[i].gbps.median > k->pipe[k->best_chunk].gbps.median))
+            k->best_chunk = i;
+    }
+    if (k->best_chunk < 0)
+        k->best_chunk = 0;
     return GQ_OK;
 }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/plan_run.h"
+
 static bool is_flow_record(const gq_record *r)
 {
     return !r->aggregate && !r->sum && !r->is_latency;
@@ -22,7 +24,7 @@ static int run_pattern(gq_backend *be, const gq_topo *topo, gq_measurement *ms, 
     *agg = -1;
     *overlap = -1;
     *valid = false;
-    int rc = gq_harness_measure(be, topo, ms, ho, rs, j, err);
+    int rc = gq_exec_one(be, topo, ms, ho, j, rs, err);
     for (int k = first; k < rs->n; k++) {
         const gq_record *r = &rs->v[k];
         if (r->aggregate && !r->sum) {
