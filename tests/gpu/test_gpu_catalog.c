@@ -381,7 +381,8 @@ int main(int argc, char **argv)
         gq_exec_opts xo = {.after = after_item};
         gq_exec_result xr;
         rc = gq_exec_plans(&be, topo, &plan, 1, &ho, NULL, &xo, &rs, &xr, &err);
-        check(rc == GQ_OK, test->name, "run: %s", err.msg);
+        if (rc != GQ_OK) /* only an out-of-memory stops the runner early */
+            check(false, test->name, "run: %s", err.msg);
         gq_plan_free(&plan);
         ran++;
         check(rs.n > from, test->name, "no record");
