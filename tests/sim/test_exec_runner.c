@@ -164,7 +164,8 @@ static void abort_stops(void **state)
     gq_exec_result res;
     gq_recordset rs = {0};
     gq_err e = {0};
-    assert_int_not_equal(gq_exec_plans(&f->be, &f->topo, f->plans, 2, &f->ho, NULL, &xo, &rs, &res, &e), GQ_OK);
+    assert_int_not_equal(gq_exec_plans(&f->be, &f->topo, f->plans, 2, &f->ho, NULL, &xo, &rs, &res, &e),
+                         GQ_OK);
     assert_int_equal(res.items, 1);
     assert_true(rs.n > 0);
     gq_records_free(&rs);
