@@ -5,7 +5,7 @@
  *  - gq_card_plan_make(): which steps run and at what quality (rounds, round
  *    length, sweep points) so that the estimate fits the budget. Pure; refuses
  *    a budget too small for even the identity checks, saying what fits.
- *  - gq_card_execute(): runs the plan's steps through the harness, the stress
+ *  - gq_card_execute() (exec/card_run.h): runs the plan's steps through the harness, the stress
  *    analysis and the placement verification; keeps every record; stops
  *    cleanly on Ctrl-C (what was measured is kept, the run is marked
  *    incomplete). Never prints: progress goes through a callback.
@@ -34,7 +34,7 @@
 
 #include "analysis/expect.h"
 #include "analysis/stress.h"
-#include "backend/backend.h"
+#include "core/types.h"
 #include "measure/journal.h"
 #include "core/record.h"
 #include "topo/topo.h"
@@ -125,6 +125,14 @@ typedef struct gq_card_plan {
  * a note. */
 int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out, gq_err *err);
 
+/* Sizes of a sweep with n points (2..19), spread from 4 KiB to 1 GiB
+ * (2^12..2^30), into out[]; returns the count. */
+int gq_card_sweep_sizes(int n, uint64_t *out);
+
+/* One latency round: GQ_CATALOG_CHASE_ITERS (measure/catalog.h) loads of
+ * about 1.2 us (host memory). */
+#define GQ_CARD_LAT_ROUND_S (GQ_CATALOG_CHASE_ITERS * 1.2e-6)
+
 /* Estimated seconds of one measurement in the harness' auto mode: a flow
  * alone takes rounds+1 round lengths, a concurrent group rounds+2, plus the
  * setup of its buffers. */
@@ -155,14 +163,6 @@ typedef struct gq_card_result {
 } gq_card_result;
 
 void gq_card_result_free(gq_card_result *r);
-
-/* Run the plan. Fills *res (zero it first) whatever happens. Returns GQ_OK,
- * GQ_E_INTR when interrupted (res holds what was measured), or GQ_E_NOMEM.
- * A step that fails with a backend error is marked failed and the others
- * continue. j (may be NULL) receives every record as it is measured. */
-int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_card_plan *plan,
-                    gq_journal *j, gq_card_progress_fn progress, void *progress_arg, gq_card_result *res,
-                    gq_err *err);
 
 /* Inputs of the composition. Everything but topo and rs may be NULL / 0. */
 typedef struct gq_card_inputs {

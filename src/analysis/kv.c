@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -275,4 +276,19 @@ double gq_kv_time_ms(uint64_t bytes, double gbps)
     if (!(gbps > 0))
         return 0;
     return (double)bytes / (gbps * GQ_GB) * 1e3;
+}
+
+void gq_kv_set_rate(gq_kv_rate *r, double v, const char *fmt, ...)
+{
+    va_list ap;
+    r->gbps = v;
+    va_start(ap, fmt);
+    vsnprintf(r->source, sizeof r->source, fmt, ap);
+    va_end(ap);
+}
+
+bool gq_kv_record_ok(const gq_record *r)
+{
+    return r->valid && !r->is_latency && !r->aggregate && !r->sum && r->value.n > 0 && r->value.median > 0 &&
+           !(r->flags & (GQ_FLAG_IMPOSSIBLE | GQ_FLAG_ERROR | GQ_FLAG_OVERLAP));
 }

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/record.h"
 #include "core/status.h"
 
 typedef enum gq_kv_dtype {
@@ -90,5 +91,53 @@ double gq_kv_serial_gbps(double down_gbps, double up_gbps);
 double gq_kv_pipelined_gbps(double down_concurrent_gbps, double up_concurrent_gbps);
 /* Milliseconds to move `bytes` at `gbps`; 0 when gbps <= 0. */
 double gq_kv_time_ms(uint64_t bytes, double gbps);
+
+/* ---- the handoff's figures (measured by exec/kv_handoff.h) --------------- */
+
+#define GQ_KV_MAX_CHUNKS 16
+
+/* A rate and where it came from. */
+typedef struct gq_kv_rate {
+    double gbps;      /* 0 = unknown */
+    char source[160]; /* "measured", "assumed (--p2p-gbps)", "FILE: record 12 (test)" */
+} gq_kv_rate;
+
+typedef struct gq_kv_rates {
+    gq_kv_rate p2p, down, up, cdown, cup; /* cdown/cup: while both legs run at once */
+    bool p2p_impossible;
+} gq_kv_rates;
+
+/* Set a rate and its source (printf-style). */
+void gq_kv_set_rate(gq_kv_rate *r, double v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* A one-flow record usable as a rate: valid, a figure, no error, overlap or
+ * impossible flag. */
+bool gq_kv_record_ok(const gq_record *r);
+
+/* One measured copy pattern: GB/s and payload milliseconds over rounds. */
+typedef struct gq_kv_meas {
+    bool run, valid;
+    gq_stat gbps; /* over rounds */
+    gq_stat ms;   /* payload time over rounds */
+    char error[200];
+} gq_kv_meas;
+
+/* Everything `gpuqual kv` figures out: the shape, the payload, the rates, the
+ * estimates and what was measured. */
+typedef struct gq_kv_result {
+    gq_kv_shape shape;
+    uint64_t bpt, payload;
+    long tokens;
+    int from, to;
+    gq_kv_rates r;
+    double est_direct, est_serial, est_pipe; /* GB/s, 0 = n/a */
+    char why_direct[160], why_pipe[160];
+    bool measured;
+    gq_kv_meas direct, serial, serial_down, serial_up;
+    int nchunks;
+    uint64_t chunk[GQ_KV_MAX_CHUNKS];
+    gq_kv_meas pipe[GQ_KV_MAX_CHUNKS];
+    int best_chunk;
+} gq_kv_result;
 
 #endif

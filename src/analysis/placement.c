@@ -1929,104 +1929,9 @@ int gq_place_replicas_measurement(const gq_place_map *map, uint64_t bytes, gq_me
 
 /* Run one measurement; per-flow medians into rate[] (by tag; -1 when the flow
  * has no usable figure), the aggregate, its overlap and validity. */
-static int run_pattern(gq_backend *be, const gq_topo *topo, gq_measurement *ms, const gq_harness_opts *ho,
-                       gq_recordset *rs, gq_journal *j, double *rate, double *agg, double *overlap,
-                       bool *valid, gq_err *err)
-{
-    int first = rs->n;
-    for (int i = 0; i < ms->nflows; i++)
-        rate[i] = -1;
-    *agg = -1;
-    *overlap = -1;
-    *valid = false;
-    int rc = gq_harness_measure(be, topo, ms, ho, rs, j, err);
-    for (int k = first; k < rs->n; k++) {
-        const gq_record *r = &rs->v[k];
-        if (r->aggregate && !r->sum) {
-            *agg = r->value.n > 0 ? r->value.median : -1;
-            *overlap = r->overlap;
-            *valid = r->valid;
-        } else if (is_flow_record(r)) {
-            int t = r->flow_tag;
-            if (t < 0 || t >= ms->nflows) /* fall back to flow order */
-                t = k - first;
-            if (t >= 0 && t < ms->nflows && r->value.n > 0)
-                rate[t] = r->value.median;
-        }
-    }
-    if (*agg < 0 && ms->nflows == 1 && rate[0] >= 0) {
-        /* one flow: its own figure is the aggregate */
-        *agg = rate[0];
-        *overlap = 1;
-        *valid = true;
-        for (int k = first; k < rs->n; k++)
-            if (is_flow_record(&rs->v[k]))
-                *valid = rs->v[k].valid;
-    }
-    return rc;
-}
-
-static int verify_map(gq_backend *be, const gq_topo *topo, gq_place_map *map, const char *suffix,
-                      uint64_t bytes, const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_err *err)
-{
-    int rc = GQ_OK;
-    double rate[GQ_MAX_FLOWS];
-    gq_measurement *ms = malloc(sizeof *ms);
-    if (!ms)
-        return gq_err_set(err, GQ_E_NOMEM, "placement: out of memory");
-    if (gq_place_pairs_measurement(map, bytes, ms) > 0) {
-        snprintf(ms->test, sizeof ms->test, "place_pairs%s", suffix);
-        rc = run_pattern(be, topo, ms, ho, rs, j, rate, &map->pairs_measured, &map->pairs_overlap,
-                         &map->pairs_valid, err);
-        for (int i = 0; i < map->npairs; i++)
-            map->pairs[i].measured_gbps = rate[i];
-        if (rc)
-            goto out;
-    }
-    if (map->nworkers) {
-        for (int d = 0; d < 2; d++) {
-            gq_direction dir = d ? GQ_DIR_D2H : GQ_DIR_H2D;
-            double ov;
-            bool valid;
-            gq_place_offload_measurement(map, dir, bytes, ms);
-            snprintf(ms->test, sizeof ms->test, "place_offload_%s%s", gq_direction_name(dir), suffix);
-            rc = run_pattern(be, topo, ms, ho, rs, j, rate,
-                             d ? &map->offload_measured_d2h : &map->offload_measured_h2d, &ov, &valid, err);
-            map->offload_valid = d ? map->offload_valid && valid : valid;
-            for (int i = 0; i < map->nworkers; i++)
-                *(d ? &map->workers[i].measured_d2h : &map->workers[i].measured_h2d) = rate[i];
-            if (rc)
-                goto out;
-        }
-    }
-    if (map->nreplicas) {
-        double agg, ov;
-        gq_place_replicas_measurement(map, bytes, ms);
-        snprintf(ms->test, sizeof ms->test, "place_replicas_h2d%s", suffix);
-        rc = run_pattern(be, topo, ms, ho, rs, j, rate, &agg, &ov, &map->replicas_valid, err);
-        int f = 0;
-        map->replicas_measured_min = INFINITY;
-        for (int r = 0; r < map->nreplicas; r++) {
-            double sum = 0;
-            bool ok = true;
-            for (int i = 0; i < map->replicas[r].ngpus; i++, f++) {
-                ok &= rate[f] >= 0;
-                sum += rate[f] > 0 ? rate[f] : 0;
-            }
-            map->replicas[r].measured_gbps = ok ? sum : -1;
-            map->replicas_measured_min = fmin(map->replicas_measured_min, ok ? sum : -1);
-        }
-        if (rc)
-            goto out;
-    }
-out:
-    free(ms);
-    return rc;
-}
-
 /* Add what the records [first, rs->n) show about shared limits. Returns the
  * number of limits added or tightened. */
-static int learn_from(gq_place_model *m, const gq_recordset *rs, int first)
+int gq_place_learn(gq_place_model *m, const gq_recordset *rs, int first)
 {
     int before = m->nlimits, tightened = 0;
     double caps[GQ_PLACE_MAX_LIMITS];
@@ -2062,7 +1967,7 @@ static int learn_from(gq_place_model *m, const gq_recordset *rs, int first)
 }
 
 /* Flows that ran slower than predicted, in words; 0 when none did. */
-static int slow_flows(const gq_place_map *c, double tol, char *buf, size_t n)
+int gq_place_slow_flows(const gq_place_map *c, double tol, char *buf, size_t n)
 {
     int slow = 0;
     size_t used = 0;
@@ -2103,7 +2008,7 @@ static int slow_flows(const gq_place_map *c, double tol, char *buf, size_t n)
     return slow;
 }
 
-static void summarize_attempt(const gq_place_map *c, gq_place_attempt *a)
+void gq_place_summarize_attempt(const gq_place_map *c, gq_place_attempt *a)
 {
     memset(a, 0, sizeof *a);
     a->npairs = c->npairs;
@@ -2128,7 +2033,7 @@ static void summarize_attempt(const gq_place_map *c, gq_place_attempt *a)
     a->replicas_measured_min = c->replicas_measured_min;
 }
 
-static bool same_map(const gq_place_map *a, const gq_place_map *b)
+bool gq_place_same_map(const gq_place_map *a, const gq_place_map *b)
 {
     if (!same_pairs(a, b) || a->nworkers != b->nworkers || a->nreplicas != b->nreplicas)
         return false;
@@ -2148,7 +2053,7 @@ static bool same_map(const gq_place_map *a, const gq_place_map *b)
 /* Which attempt to keep: the best measured pairs aggregate (valid), then
  * offload, then replicas; a later attempt wins only by more than the
  * tolerance, so noise does not flip the answer. */
-static bool attempt_better(const gq_place_attempt *a, const gq_place_attempt *b, double tol)
+bool gq_place_attempt_better(const gq_place_attempt *a, const gq_place_attempt *b, double tol)
 {
     if (a->npairs) {
         double x = a->pairs_valid ? a->pairs_measured : -1, y = b->pairs_valid ? b->pairs_measured : -1;
@@ -2165,107 +2070,12 @@ static bool attempt_better(const gq_place_attempt *a, const gq_place_attempt *b,
     return false;
 }
 
-int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_model *m, gq_place_result *res,
-                    uint64_t bytes, const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_err *err)
+void gq_place_note(gq_place_result *res, const char *fmt, ...)
 {
-    int rc = GQ_OK, n = 0, best = 0;
-    gq_place_result *tries = calloc(GQ_PLACE_MAX_ATTEMPTS, sizeof *tries);
-    gq_place_attempt *att = calloc(GQ_PLACE_MAX_ATTEMPTS, sizeof *att);
-    if (!tries || !att) {
-        rc = gq_err_set(err, GQ_E_NOMEM, "placement: out of memory");
-        goto out;
-    }
-    tries[0] = *res;
-    for (; n < GQ_PLACE_MAX_ATTEMPTS; n++) {
-        char suffix[16] = "";
-        if (n)
-            snprintf(suffix, sizeof suffix, "_try%d", n + 1);
-        int first = rs->n;
-        rc = verify_map(be, topo, &tries[n].chosen, suffix, bytes, ho, rs, j, err);
-        summarize_attempt(&tries[n].chosen, &att[n]);
-        if (rc) {
-            n++;
-            goto out;
-        }
-        if (n && attempt_better(&att[n], &att[best], m->tolerance))
-            best = n;
-        char slow[360];
-        if (!slow_flows(&tries[n].chosen, m->tolerance, slow, sizeof slow)) {
-            textf(att[n].finding, sizeof att[n].finding, "ran as predicted (within %.0f%%)",
-                  100 * m->tolerance);
-            n++;
-            break;
-        }
-        att[n].nlearned = learn_from(m, rs, first);
-        if (!att[n].nlearned) {
-            textf(att[n].finding, sizeof att[n].finding,
-                  "slower than predicted: %s; the measurements show no shared limit to learn from", slow);
-            n++;
-            break;
-        }
-        if (n + 1 >= GQ_PLACE_MAX_ATTEMPTS) {
-            textf(att[n].finding, sizeof att[n].finding, "slower than predicted: %s; no attempts left", slow);
-            n++;
-            break;
-        }
-        gq_err serr = {0};
-        if ((rc = gq_place_solve(m, &res->roles, &tries[n + 1], &serr))) {
-            gq_err_set(err, rc, "%s", serr.msg);
-            n++;
-            goto out;
-        }
-        bool repeat = false;
-        for (int k = 0; k <= n; k++)
-            repeat |= same_map(&tries[n + 1].chosen, &tries[k].chosen);
-        textf(att[n].finding, sizeof att[n].finding,
-              "slower than predicted: %s; %d shared limit%s learned from this run%s", slow, att[n].nlearned,
-              att[n].nlearned == 1 ? "" : "s",
-              repeat ? ", and the model still prefers a mapping already tried"
-                     : ", so the roles were placed again");
-        if (repeat) {
-            n++;
-            break;
-        }
-    }
-out:
-    if (tries && att && n > 0) {
-        gq_place_attempt saved[GQ_PLACE_MAX_ATTEMPTS];
-        memcpy(saved, att, sizeof saved[0] * (size_t)n);
-        *res = tries[best];
-        memcpy(res->attempts, saved, sizeof saved[0] * (size_t)n);
-        res->nattempts = n;
-        res->final_attempt = best;
-        if (n > 1)
-            note(res,
-                 "verification took %d attempts; attempt %d measured best and is the mapping shown "
-                 "(every attempt is listed under 'attempts')",
-                 n, best + 1);
-    }
-    free(tries);
-    free(att);
-    if (rc)
-        return rc;
-
-    rc = verify_map(be, topo, &res->naive, "_naive", bytes, ho, rs, j, err);
-    if (rc)
-        return rc;
-    res->verified = true;
-    const gq_place_map *c = &res->chosen, *nv = &res->naive;
-    res->gain_pairs = res->gain_offload = res->gain_replicas = 0;
-    if (c->npairs) {
-        if (c->pairs_valid && nv->pairs_valid && nv->pairs_measured > 0)
-            res->gain_pairs = c->pairs_measured / nv->pairs_measured;
-        else
-            note(res,
-                 "the pairs' aggregate is not valid (windows overlapped %.1f%% and %.1f%%, below 99%%): no "
-                 "gain is claimed",
-                 100 * c->pairs_overlap, 100 * nv->pairs_overlap);
-    }
-    if (c->nworkers && c->offload_valid && nv->offload_valid &&
-        nv->offload_measured_h2d + nv->offload_measured_d2h > 0)
-        res->gain_offload = (c->offload_measured_h2d + c->offload_measured_d2h) /
-                            (nv->offload_measured_h2d + nv->offload_measured_d2h);
-    if (c->nreplicas && c->replicas_valid && nv->replicas_valid && nv->replicas_measured_min > 0)
-        res->gain_replicas = c->replicas_measured_min / nv->replicas_measured_min;
-    return GQ_OK;
+    if (res->nnotes >= (int)(sizeof res->notes / sizeof res->notes[0]))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(res->notes[res->nnotes++], sizeof res->notes[0], fmt, ap);
+    va_end(ap);
 }

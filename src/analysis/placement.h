@@ -26,7 +26,8 @@
  * domains, then aligned index blocks: seed 001's 0,2,4,6), and replicas keep
  * to one domain each and to separate host budgets.
  *
- * Nothing here prints. gq_place_verify runs measurements through the harness.
+ * Nothing here prints. gq_place_verify (exec/place_verify.h) runs the chosen
+ * pattern through the harness.
  */
 #ifndef GQ_ANALYSIS_PLACEMENT_H
 #define GQ_ANALYSIS_PLACEMENT_H
@@ -35,9 +36,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "backend/backend.h"
-#include "measure/harness.h"
-#include "measure/journal.h"
+#include "core/types.h"
+#include "measure/measurement.h"
 #include "core/record.h"
 #include "topo/topo.h"
 
@@ -229,18 +229,20 @@ int gq_place_offload_measurement(const gq_place_map *map, gq_direction dir, uint
                                  gq_measurement *out);
 int gq_place_replicas_measurement(const gq_place_map *map, uint64_t bytes, gq_measurement *out);
 
-/* Verify: run the chosen pattern through the harness (pairs, offload both
- * directions, replicas). When a flow runs slower than predicted by more than
- * the tolerance, the measurement is evidence the probes did not give (e.g. two
- * handoffs sharing an uplink no probe loaded): its groups are added to the
- * model *m as limits, the roles are solved again and the new choice is run,
- * up to GQ_PLACE_MAX_ATTEMPTS times or until a choice repeats. The attempt
- * with the best measured result is kept (pairs first, then offload, then
- * replicas) and every attempt is reported. Then the naive pattern runs; the
- * gains are measured over it. Records go to *rs (and journal j). Invalid
- * aggregates (overlap) are kept but leave the gain at 0 with a note. */
-int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_model *m, gq_place_result *res,
-                    uint64_t bytes, const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_err *err);
+/* The judging steps of the verification (exec/place_verify.h runs it):
+ * gq_place_learn adds to *m the shared limits that the flow records from
+ * rs->v[first..] show (a group slower than predicted) and returns how many;
+ * gq_place_slow_flows writes the flows slower than predicted by more than tol
+ * into buf and returns how many; gq_place_summarize_attempt fills an attempt's
+ * figures from a measured map; gq_place_same_map says whether two maps place
+ * the roles alike; gq_place_attempt_better whether a measured better than b
+ * (pairs first, then offload, then replicas); gq_place_note appends a note. */
+int gq_place_learn(gq_place_model *m, const gq_recordset *rs, int first);
+int gq_place_slow_flows(const gq_place_map *c, double tol, char *buf, size_t n);
+void gq_place_summarize_attempt(const gq_place_map *c, gq_place_attempt *a);
+bool gq_place_same_map(const gq_place_map *a, const gq_place_map *b);
+bool gq_place_attempt_better(const gq_place_attempt *a, const gq_place_attempt *b, double tol);
+void gq_place_note(gq_place_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* "0,1,2" into buf. */
 const char *gq_gpuset_str(gq_gpuset s, char *buf, size_t n);

@@ -25,7 +25,7 @@
 #include <stdbool.h>
 
 #include "analysis/domains.h"
-#include "measure/harness.h"
+#include "measure/measurement.h"
 #include "core/record.h"
 #include "topo/topo.h"
 

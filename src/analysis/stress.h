@@ -3,7 +3,7 @@
  * 001's table does and judge the node with the rules of docs/method-stress.md.
  *
  * Three layers, usable apart:
- *  - gq_stress_run(): drives a backend's stress_start/poll/stop and sample
+ *  - gq_stress_run() (exec/stress_run.h): drives a backend's stress_start/poll/stop and sample
  *    hooks (and, with_transfers, host<->GPU flows through prepare/run) and
  *    fills a gq_stress_result with one time series per GPU. It never prints;
  *    progress goes through a callback.
@@ -27,11 +27,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "backend/backend.h"
+#include "core/types.h"
 #include "core/status.h"
 #include "topo/topo.h"
 
-/* Reason bits: GQ_CLK_* in backend/backend.h (NVML's values). */
+/* Reason bits: GQ_CLK_* in core/types.h (NVML's values). */
 /* The reasons that mean the GPU protects itself (fail), as opposed to the
  * power cap, which is expected near the limit (info). */
 #define GQ_CLK_THERMAL_MASK                                                                                  \
@@ -177,17 +177,6 @@ int gq_stress_opts_check(const gq_stress_opts *o, gq_err *err);
 
 /* "bf16", "fp16", "fp32", "fp64" (case-insensitive). GQ_E_USAGE listing them. */
 int gq_stress_parse_precision(const char *s, gq_precision *p, gq_err *err);
-
-/* Run the load. r must be zeroed (or freshly gq_stress_result_free()d); it
- * is filled whatever happens once the GPUs were started: a GPU that errors
- * or disappears is recorded and the others continue. Ctrl-C
- * (gq_interrupt_requested) stops the load on every GPU at once and the
- * result is kept with r->interrupted set. Returns GQ_OK (also when GPUs
- * failed: that is a verdict, not an error), GQ_E_INTR when interrupted,
- * GQ_E_UNSUPP when the backend has no stress hooks, GQ_E_USAGE for bad
- * options, GQ_E_NOMEM. */
-int gq_stress_run(gq_backend *be, const gq_topo *topo, const gq_stress_opts *o, gq_stress_result *r,
-                  gq_err *err);
 
 /* Append a point to a GPU's series (copies p). GQ_E_NOMEM. */
 int gq_stress_point_push(gq_stress_gpu *g, const gq_stress_point *p);

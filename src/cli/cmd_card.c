@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "analysis/card.h"
+#include "exec/card_run.h"
 #include "analysis/expect.h"
 #include "analysis/stress.h"
 #include "cli/commands.h"

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "analysis/bottlenecks.h"
-#include "analysis/discovery.h"
+#include "exec/discovery.h"
 #include "analysis/domains.h"
 #include "analysis/probes.h"
 #include "cli/commands.h"

@@ -26,6 +26,7 @@
 #endif
 
 #include "analysis/card.h"
+#include "exec/card_run.h"
 #include "analysis/expect.h"
 #include "analysis/fleet.h"
 #include "analysis/stress.h"

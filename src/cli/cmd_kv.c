@@ -14,13 +14,13 @@
 #include "analysis/kv.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "exec/kv_handoff.h"
 #include "measure/harness.h"
 #include "measure/journal.h"
 #include "core/units.h"
 #include "render/render.h"
 
-#define MAX_CHUNKS 16
-#define RATE_BUFFER (256 * GQ_MiB) /* rate probes: large enough for the asymptotic rate */
+#define MAX_CHUNKS GQ_KV_MAX_CHUNKS
 
 typedef struct kv_opts {
     gq_common c;
@@ -179,31 +179,8 @@ static void help(void)
 
 /* ---- rates -------------------------------------------------------------- */
 
-typedef struct rate {
-    double gbps;      /* 0 = unknown */
-    char source[160]; /* "measured", "assumed (--p2p-gbps)", "FILE: record 12 (test)" */
-} rate;
-
-typedef struct rates {
-    rate p2p, down, up, cdown, cup; /* cdown/cup: while both legs run at once */
-    bool p2p_impossible;
-} rates;
-
-static void set_rate(rate *r, double v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_rate(rate *r, double v, const char *fmt, ...)
-{
-    va_list ap;
-    r->gbps = v;
-    va_start(ap, fmt);
-    vsnprintf(r->source, sizeof r->source, fmt, ap);
-    va_end(ap);
-}
-
-static bool rec_ok(const gq_record *r)
-{
-    return r->valid && !r->is_latency && !r->aggregate && !r->sum && r->value.n > 0 && r->value.median > 0 &&
-           !(r->flags & (GQ_FLAG_IMPOSSIBLE | GQ_FLAG_ERROR | GQ_FLAG_OVERLAP));
-}
+typedef gq_kv_rate rate;
+typedef gq_kv_rates rates;
 
 static bool is_gpu(gq_endpoint e, int g)
 {
@@ -244,9 +221,9 @@ static void rates_from_records(const gq_recordset *rs, const char *path, int fro
         for (b = a; b < rs->n && order[b].group == order[a].group; b++) {
             const gq_record *r = &rs->v[order[b].ix];
             flows += is_flow(r);
-            if (rec_ok(r) && r->direction == GQ_DIR_D2H && is_gpu(r->src, from))
+            if (gq_kv_record_ok(r) && r->direction == GQ_DIR_D2H && is_gpu(r->src, from))
                 d = order[b].ix;
-            if (rec_ok(r) && r->direction == GQ_DIR_H2D && is_gpu(r->dst, to))
+            if (gq_kv_record_ok(r) && r->direction == GQ_DIR_H2D && is_gpu(r->dst, to))
                 u = order[b].ix;
         }
         if (flows >= 2 && d >= 0 && u >= 0 && flows < best_group_size) {
@@ -259,140 +236,29 @@ static void rates_from_records(const gq_recordset *rs, const char *path, int fro
         for (int k = a; k < b; k++) {
             int i = order[k].ix;
             const gq_record *r = &rs->v[i];
-            if (!rec_ok(r) || strstr(r->test, "bidirectional"))
+            if (!gq_kv_record_ok(r) || strstr(r->test, "bidirectional"))
                 continue;
             if (r->direction == GQ_DIR_P2P && is_gpu(r->src, from) && is_gpu(r->dst, to) &&
                 (r->method == GQ_METHOD_CE || r->method == GQ_METHOD_SM) && r->value.median > out->p2p.gbps)
-                set_rate(&out->p2p, r->value.median, "%s: record %d (%s)", path, i, r->test);
+                gq_kv_set_rate(&out->p2p, r->value.median, "%s: record %d (%s)", path, i, r->test);
             if (r->direction == GQ_DIR_D2H && is_gpu(r->src, from) && r->value.median > out->down.gbps)
-                set_rate(&out->down, r->value.median, "%s: record %d (%s)", path, i, r->test);
+                gq_kv_set_rate(&out->down, r->value.median, "%s: record %d (%s)", path, i, r->test);
             if (r->direction == GQ_DIR_H2D && is_gpu(r->dst, to) && r->value.median > out->up.gbps)
-                set_rate(&out->up, r->value.median, "%s: record %d (%s)", path, i, r->test);
+                gq_kv_set_rate(&out->up, r->value.median, "%s: record %d (%s)", path, i, r->test);
         }
     }
     if (best_d >= 0) {
-        set_rate(&out->cdown, rs->v[best_d].value.median, "%s: records %d and %d (%s, %d flows at once)",
-                 path, best_d, best_u, rs->v[best_d].test, best_group_size);
-        set_rate(&out->cup, rs->v[best_u].value.median, "%s", out->cdown.source);
+        gq_kv_set_rate(&out->cdown, rs->v[best_d].value.median,
+                       "%s: records %d and %d (%s, %d flows at once)", path, best_d, best_u,
+                       rs->v[best_d].test, best_group_size);
+        gq_kv_set_rate(&out->cup, rs->v[best_u].value.median, "%s", out->cdown.source);
     }
     free(order);
 }
 
 /* ---- measurement -------------------------------------------------------- */
 
-typedef struct meas {
-    bool run, valid;
-    gq_stat gbps; /* over rounds */
-    gq_stat ms;   /* payload time over rounds */
-    char error[200];
-} meas;
-
-/* One flow measured; its record's per-round values give GB/s and ms. */
-static int measure_flow(gq_backend *be, const gq_topo *topo, const char *test, gq_flow f,
-                        const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, meas *out, gq_err *err)
-{
-    gq_measurement *m = calloc(1, sizeof *m);
-    if (!m)
-        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
-    snprintf(m->test, sizeof m->test, "%s", test);
-    m->nflows = 1;
-    m->flows[0] = f;
-    m->report[0] = true;
-    int first = rs->n;
-    int rc = gq_harness_measure(be, topo, m, ho, rs, j, err);
-    free(m);
-    memset(out, 0, sizeof *out);
-    out->run = true;
-    for (int k = first; k < rs->n; k++) {
-        const gq_record *r = &rs->v[k];
-        if (r->aggregate || r->sum)
-            continue;
-        out->valid = r->valid && r->value.n > 0;
-        snprintf(out->error, sizeof out->error, "%s", r->error);
-        if (r->value.n > 0) {
-            double ms[GQ_MAX_ROUNDS];
-            for (int i = 0; i < r->value.n; i++)
-                ms[i] = r->samples[i] > 0 ? (double)f.bytes / (r->samples[i] * GQ_GB) * 1e3 : 0;
-            out->gbps = r->value;
-            out->ms = gq_stat_compute(ms, r->value.n);
-        }
-        break;
-    }
-    if (rc && rc != GQ_E_INTR && !out->error[0])
-        snprintf(out->error, sizeof out->error, "%.199s", err->msg);
-    return rc;
-}
-
-/* Rates measured now: the paths alone at RATE_BUFFER, then --from's D2H and
- * --to's H2D at once (the pipelined handoff's pattern). */
-static int measure_rates(gq_backend *be, const gq_topo *topo, int from, int to, const gq_harness_opts *ho0,
-                         gq_recordset *rs, gq_journal *j, rates *out, gq_err *err)
-{
-    gq_harness_opts ho = *ho0;
-    ho.reps = 0; /* auto: rounds of ~0.1 s */
-    meas mm;
-    int rc;
-    gq_endpoint host_from = {GQ_EP_HOST, GQ_NUMA_LOCAL}, host_to = {GQ_EP_HOST, GQ_NUMA_LOCAL};
-    if (!out->p2p_impossible) {
-        gq_flow f = {.src = {GQ_EP_GPU, from},
-                     .dst = {GQ_EP_GPU, to},
-                     .method = GQ_METHOD_CE,
-                     .exec_gpu = to,
-                     .bytes = RATE_BUFFER};
-        if ((rc = measure_flow(be, topo, "kv_rate_p2p", f, &ho, rs, j, &mm, err)))
-            return rc;
-        if (mm.valid)
-            set_rate(&out->p2p, mm.gbps.median, "measured (256 MiB, P2P read by GPU %d)", to);
-    }
-    gq_flow d = {.src = {GQ_EP_GPU, from},
-                 .dst = host_from,
-                 .method = GQ_METHOD_CE,
-                 .exec_gpu = from,
-                 .bytes = RATE_BUFFER};
-    if ((rc = measure_flow(be, topo, "kv_rate_d2h", d, &ho, rs, j, &mm, err)))
-        return rc;
-    if (mm.valid)
-        set_rate(&out->down, mm.gbps.median, "measured (256 MiB, GPU %d -> host alone)", from);
-    gq_flow u = {
-        .src = host_to, .dst = {GQ_EP_GPU, to}, .method = GQ_METHOD_CE, .exec_gpu = to, .bytes = RATE_BUFFER};
-    if ((rc = measure_flow(be, topo, "kv_rate_h2d", u, &ho, rs, j, &mm, err)))
-        return rc;
-    if (mm.valid)
-        set_rate(&out->up, mm.gbps.median, "measured (256 MiB, host -> GPU %d alone)", to);
-
-    gq_measurement *m = calloc(1, sizeof *m);
-    if (!m)
-        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
-    snprintf(m->test, sizeof m->test, "kv_rate_both");
-    m->nflows = 2;
-    m->flows[0] = d;
-    m->flows[1] = u;
-    m->flows[0].tag = 0;
-    m->flows[1].tag = 1;
-    m->report[0] = m->report[1] = true;
-    m->aggregate = true;
-    int first = rs->n;
-    rc = gq_harness_measure(be, topo, m, &ho, rs, j, err);
-    free(m);
-    if (rc)
-        return rc;
-    bool agg_ok = true;
-    for (int k = first; k < rs->n; k++)
-        if (rs->v[k].aggregate && !rs->v[k].valid)
-            agg_ok = false;
-    for (int k = first; k < rs->n && agg_ok; k++) {
-        const gq_record *r = &rs->v[k];
-        if (!rec_ok(r))
-            continue;
-        if (r->direction == GQ_DIR_D2H)
-            set_rate(&out->cdown, r->value.median, "measured (GPU %d -> host and host -> GPU %d at once)",
-                     from, to);
-        else if (r->direction == GQ_DIR_H2D)
-            set_rate(&out->cup, r->value.median, "measured (GPU %d -> host and host -> GPU %d at once)", from,
-                     to);
-    }
-    return GQ_OK;
-}
+typedef gq_kv_meas meas;
 
 static int parse_chunks(const char *s, uint64_t *out, int *n, gq_err *err)
 {
@@ -425,21 +291,7 @@ static int parse_chunks(const char *s, uint64_t *out, int *n, gq_err *err)
 
 /* ---- output ------------------------------------------------------------- */
 
-typedef struct kv_result {
-    gq_kv_shape shape;
-    uint64_t bpt, payload;
-    long tokens;
-    int from, to;
-    rates r;
-    double est_direct, est_serial, est_pipe; /* GB/s, 0 = n/a */
-    char why_direct[160], why_pipe[160];
-    bool measured;
-    meas direct, serial, serial_down, serial_up;
-    int nchunks;
-    uint64_t chunk[MAX_CHUNKS];
-    meas pipe[MAX_CHUNKS];
-    int best_chunk;
-} kv_result;
+typedef gq_kv_result kv_result;
 
 static json_t *num(double v)
 {
@@ -780,85 +632,7 @@ int gq_cmd_kv(int argc, char **argv)
         gq_harness_opts ho;
         gq_harness_opts_default(&ho);
         ho.rounds = o.rounds;
-        if ((rc = measure_rates(&be, topo, o.from, o.to, &ho, &rs, jopen ? &jr : NULL, &k->r, &err)))
-            goto measured;
-        if (!o.estimate_only) {
-            /* The handoff: the whole payload, one copy per round. */
-            ho.reps = 1;
-            k->measured = true;
-            int numa = topo->gpu[o.from].numa_node >= 0 ? topo->gpu[o.from].numa_node : GQ_NUMA_LOCAL;
-            gq_endpoint hbuf = {GQ_EP_HOST, numa};
-            if (!k->r.p2p_impossible) {
-                gq_flow f = {.src = {GQ_EP_GPU, o.from},
-                             .dst = {GQ_EP_GPU, o.to},
-                             .method = GQ_METHOD_CE,
-                             .exec_gpu = o.to,
-                             .bytes = k->payload};
-                if ((rc = measure_flow(&be, topo, "kv_handoff_direct", f, &ho, &rs, jopen ? &jr : NULL,
-                                       &k->direct, &err)))
-                    goto measured;
-            }
-            gq_flow d = {.src = {GQ_EP_GPU, o.from},
-                         .dst = hbuf,
-                         .method = GQ_METHOD_CE,
-                         .exec_gpu = o.from,
-                         .bytes = k->payload};
-            gq_flow u = {.src = hbuf,
-                         .dst = {GQ_EP_GPU, o.to},
-                         .method = GQ_METHOD_CE,
-                         .exec_gpu = o.to,
-                         .bytes = k->payload};
-            if ((rc = measure_flow(&be, topo, "kv_handoff_serial_d2h", d, &ho, &rs, jopen ? &jr : NULL,
-                                   &k->serial_down, &err)) ||
-                (rc = measure_flow(&be, topo, "kv_handoff_serial_h2d", u, &ho, &rs, jopen ? &jr : NULL,
-                                   &k->serial_up, &err)))
-                goto measured;
-            /* Serial: round i's two copies one after the other. */
-            meas *sd = &k->serial_down, *su = &k->serial_up;
-            k->serial.run = true;
-            k->serial.valid = sd->valid && su->valid;
-            snprintf(k->serial.error, sizeof k->serial.error, "%s", sd->error[0] ? sd->error : su->error);
-            if (k->serial.valid) {
-                const gq_record *rd = NULL, *ru = NULL;
-                for (int i = 0; i < rs.n; i++) {
-                    if (!strcmp(rs.v[i].test, "kv_handoff_serial_d2h") && !rs.v[i].aggregate)
-                        rd = &rs.v[i];
-                    if (!strcmp(rs.v[i].test, "kv_handoff_serial_h2d") && !rs.v[i].aggregate)
-                        ru = &rs.v[i];
-                }
-                int nr = rd && ru ? (rd->value.n < ru->value.n ? rd->value.n : ru->value.n) : 0;
-                double ms[GQ_MAX_ROUNDS], g[GQ_MAX_ROUNDS];
-                for (int i = 0; i < nr; i++) {
-                    ms[i] = (double)k->payload / (rd->samples[i] * GQ_GB) * 1e3 +
-                            (double)k->payload / (ru->samples[i] * GQ_GB) * 1e3;
-                    g[i] = (double)k->payload / (ms[i] * 1e-3) / GQ_GB;
-                }
-                k->serial.valid = nr > 0;
-                if (nr) {
-                    k->serial.ms = gq_stat_compute(ms, nr);
-                    k->serial.gbps = gq_stat_compute(g, nr);
-                }
-            }
-            for (int i = 0; i < k->nchunks; i++) {
-                gq_flow p = {.src = {GQ_EP_GPU, o.from},
-                             .dst = {GQ_EP_GPU, o.to},
-                             .method = GQ_METHOD_STAGED,
-                             .exec_gpu = o.from,
-                             .bytes = k->payload,
-                             .chunk_bytes = k->chunk[i]};
-                char test[64];
-                snprintf(test, sizeof test, "kv_handoff_staged_%lluMiB",
-                         (unsigned long long)(k->chunk[i] / GQ_MiB));
-                if ((rc = measure_flow(&be, topo, test, p, &ho, &rs, jopen ? &jr : NULL, &k->pipe[i], &err)))
-                    goto measured;
-                if (k->pipe[i].valid &&
-                    (k->best_chunk < 0 || k->pipe[i].gbps.median > k->pipe[k->best_chunk].gbps.median))
-                    k->best_chunk = i;
-            }
-            if (k->best_chunk < 0)
-                k->best_chunk = 0;
-        }
-    measured:
+        rc = gq_kv_measure(&be, topo, &ho, o.estimate_only, &rs, jopen ? &jr : NULL, k, &err);
         if (rc == GQ_E_INTR) {
             exit_code = GQ_EXIT_INTR; /* README: kv interrupted exits 130 */
             rc = GQ_OK;
@@ -869,14 +643,14 @@ int gq_cmd_kv(int argc, char **argv)
         }
     }
     if (o.p2p_gbps > 0)
-        set_rate(&k->r.p2p, o.p2p_gbps, "assumed (--p2p-gbps)");
+        gq_kv_set_rate(&k->r.p2p, o.p2p_gbps, "assumed (--p2p-gbps)");
     if (o.down_gbps > 0)
-        set_rate(&k->r.down, o.down_gbps, "assumed (--down-gbps)");
+        gq_kv_set_rate(&k->r.down, o.down_gbps, "assumed (--down-gbps)");
     if (o.up_gbps > 0)
-        set_rate(&k->r.up, o.up_gbps, "assumed (--up-gbps)");
+        gq_kv_set_rate(&k->r.up, o.up_gbps, "assumed (--up-gbps)");
     if (o.pipelined_gbps > 0) {
-        set_rate(&k->r.cdown, o.pipelined_gbps, "assumed (--pipelined-gbps)");
-        set_rate(&k->r.cup, o.pipelined_gbps, "assumed (--pipelined-gbps)");
+        gq_kv_set_rate(&k->r.cdown, o.pipelined_gbps, "assumed (--pipelined-gbps)");
+        gq_kv_set_rate(&k->r.cup, o.pipelined_gbps, "assumed (--pipelined-gbps)");
     }
     k->est_direct = k->r.p2p_impossible && !(o.p2p_gbps > 0) ? 0 : k->r.p2p.gbps;
     k->est_serial = gq_kv_serial_gbps(k->r.down.gbps, k->r.up.gbps);

@@ -13,6 +13,7 @@
 #include "analysis/probes.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "exec/plan_run.h"
 #include "measure/harness.h"
 #include "measure/journal.h"
 #include "core/units.h"
@@ -198,7 +199,7 @@ static int measure(gq_backend *be, const gq_topo *topo, const gq_probe *pr, cons
     gq_method meth = !strcmp(o->method, "sm") ? GQ_METHOD_SM : GQ_METHOD_CE;
     gq_probe_measurement(pr, o->bytes, meth, !o->write, m);
     *first = rs->n;
-    return gq_harness_measure(be, topo, m, ho, rs, j, err);
+    return gq_exec_one(be, topo, m, ho, j, rs, err);
 }
 
 static void pick_records(const gq_recordset *rs, int first, pairing *p, bool alone, int k)

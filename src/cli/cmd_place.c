@@ -18,6 +18,8 @@
 #include "analysis/bottlenecks.h"
 #include "analysis/domains.h"
 #include "analysis/placement.h"
+#include "exec/place_verify.h"
+#include "exec/plan_run.h"
 #include "analysis/probes.h"
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -163,7 +165,7 @@ static int run_plan(live *l, const gq_probe_plan *plan, gq_measurement *m, gq_er
         gq_progress_step(l->prog, "%s %s", gq_probe_kind_name(plan->v[i].kind),
                          gq_probe_str(&plan->v[i], what, sizeof what));
         gq_probe_measurement(&plan->v[i], l->bytes, GQ_METHOD_CE, true, m);
-        int rc = gq_harness_measure(l->be, l->topo, m, &l->ho, l->rs, l->j, err);
+        int rc = gq_exec_one(l->be, l->topo, m, &l->ho, l->j, l->rs, err);
         if (rc)
             return rc;
     }
@@ -192,7 +194,7 @@ static int run_bidir(live *l, const int *gpus, int n, gq_measurement *m, gq_err 
     char what[128];
     gq_progress_step(l->prog, "both host directions at once on %s",
                      gq_domains_set_str(gpus, n, what, sizeof what));
-    return gq_harness_measure(l->be, l->topo, m, &l->ho, l->rs, l->j, err);
+    return gq_exec_one(l->be, l->topo, m, &l->ho, l->j, l->rs, err);
 }
 
 /* The domains pipeline: matrix, clustering, contention probes, bottlenecks.

@@ -13,9 +13,9 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/progress.h"
+#include "exec/plan_run.h"
 #include "measure/catalog.h"
 #include "measure/harness.h"
-#include "core/interrupt.h"
 #include "measure/journal.h"
 #include "core/units.h"
 #include "render/render.h"
@@ -180,6 +180,11 @@ typedef struct progress_ctx {
     gq_progress *bar;
     long base;
     int item, nitems;
+    int rounds;
+    bool quiet;
+    bool journal_auto;
+    bool journal_gone;
+    char *journal_error; /* a named journal's failure, reported at the end */
 } progress_ctx;
 
 static void on_round(void *arg, const char *test, int round, int rounds)
@@ -187,6 +192,40 @@ static void on_round(void *arg, const char *test, int round, int rounds)
     progress_ctx *p = arg;
     gq_progress_step(p->bar, "%s (%d/%d) round %d/%d", test, p->item, p->nitems, round, rounds);
     gq_progress_update(p->bar, p->base + round);
+}
+
+static void before_item(void *arg, const gq_exec_step *s)
+{
+    progress_ctx *p = arg;
+    p->base = (long)(s->done - 1) * p->rounds;
+    p->item = s->done;
+    p->nitems = s->total;
+    gq_progress_step(p->bar, "%s (%d/%d)", s->plan->test, p->item, p->nitems);
+}
+
+static gq_exec_next after_item(void *arg, gq_exec_step *s, int rc, const gq_err *e)
+{
+    progress_ctx *p = arg;
+    gq_progress_update(p->bar, (long)s->done * p->rounds);
+    if (rc == GQ_E_INTR)
+        return GQ_EXEC_NEXT;
+    if (rc == GQ_E_IO && !p->journal_gone) {
+        gq_progress_clear(p->bar);
+        /* a journal the user named and did not get fails the run at the end,
+         * in one line (the measurements go on and are written); the
+         * automatic one only warns */
+        if (!p->journal_auto)
+            snprintf(p->journal_error, sizeof((gq_err *)0)->msg, "%s", e->msg);
+        else
+            gq_cli_warn("%s; continuing without the journal", e->msg);
+        p->journal_gone = true;
+    } else if (rc == GQ_E_NOMEM) {
+        return GQ_EXEC_ABORT;
+    } else if (rc != GQ_OK && !p->quiet) {
+        gq_progress_clear(p->bar);
+        gq_cli_warn("%s", e->msg);
+    }
+    return GQ_EXEC_NEXT;
 }
 
 /* GQ_TRACE=1: per-phase wall times on stderr (where the time of a run goes). */
@@ -470,7 +509,11 @@ int gq_cmd_run(int argc, char **argv)
 
     gq_progress bar;
     gq_progress_init(&bar, !o.c.quiet, total_units);
-    progress_ctx pc = {.bar = &bar};
+    progress_ctx pc = {.bar = &bar,
+                       .rounds = o.rounds,
+                       .quiet = o.c.quiet,
+                       .journal_auto = journal_auto,
+                       .journal_error = journal_error};
     gq_harness_opts ho;
     gq_harness_opts_default(&ho);
     ho.rounds = o.rounds;
@@ -487,66 +530,20 @@ int gq_cmd_run(int argc, char **argv)
         ho.trace_arg = &pc;
     }
 
-    bool interrupted = false;
-    int nitems = 0, done_items = 0;
-    for (int p = 0; p < nplans; p++)
-        nitems += plans[p].n;
-    gq_measurement *m = malloc(sizeof *m);
-    if (!m) {
-        gq_cli_error("out of memory");
+    gq_exec_opts xo = {.before = before_item, .after = after_item, .arg = &pc};
+    gq_exec_result xr;
+    rc = gq_exec_plans(&be, topo, plans, nplans, &ho, j, &xo, &rs, &xr, &err);
+    if (xr.journal_lost) {
+        gq_journal_close(j);
+        j = NULL;
+    }
+    gq_progress_clear(&bar);
+    if (rc) {
+        gq_cli_error("%s", err.msg);
         exit_code = GQ_EXIT_FAIL;
         goto out;
     }
-    for (int p = 0; p < nplans && !interrupted; p++) {
-        for (int i = 0; i < plans[p].n; i++) {
-            if (gq_interrupt_requested()) {
-                interrupted = true;
-                break;
-            }
-            pc.base = (long)done_items * o.rounds;
-            pc.item = ++done_items;
-            pc.nitems = nitems;
-            gq_progress_step(&bar, "%s (%d/%d)", plans[p].test, pc.item, nitems);
-            const gq_plan_item *it = &plans[p].items[i];
-            gq_err merr = {0};
-            if (it->is_latency) {
-                rc = gq_harness_latency(&be, topo, plans[p].test, &it->lat, &ho, &rs, j, &merr);
-            } else {
-                gq_plan_measurement(&plans[p], i, m);
-                rc = gq_harness_measure(&be, topo, m, &ho, &rs, j, &merr);
-            }
-            gq_progress_update(&bar, (long)done_items * o.rounds);
-            if (rc == GQ_E_INTR) {
-                interrupted = true;
-                break;
-            }
-            if (rc == GQ_E_IO && j) {
-                gq_progress_clear(&bar);
-                /* a journal the user named and did not get fails the run at
-                 * the end, in one line (the measurements go on and are
-                 * written); the automatic one only warns */
-                if (!journal_auto)
-                    snprintf(journal_error, sizeof journal_error, "%s", merr.msg);
-                else
-                    gq_cli_warn("%s; continuing without the journal", merr.msg);
-                gq_journal_close(j);
-                j = NULL;
-            } else if (rc == GQ_E_NOMEM) {
-                gq_progress_clear(&bar);
-                gq_cli_error("%s", merr.msg);
-                free(m);
-                exit_code = GQ_EXIT_FAIL;
-                goto out;
-            } else if (rc != GQ_OK && !o.c.quiet) {
-                gq_progress_clear(&bar);
-                gq_cli_warn("%s", merr.msg);
-            }
-        }
-    }
-    free(m);
-    gq_progress_clear(&bar);
-    if (gq_interrupt_requested())
-        interrupted = true;
+    bool interrupted = xr.interrupted;
     tt = gq_now_mono();
 
     /* results */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/stress.h"
+#include "exec/stress_run.h"
 #include "backend/sim/sim_stress.h"
 #include "cli/commands.h"
 #include "cli/common.h"

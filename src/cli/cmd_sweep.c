@@ -13,6 +13,7 @@
 #include "analysis/sweepfit.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "exec/plan_run.h"
 #include "measure/catalog.h"
 #include "measure/harness.h"
 #include "measure/journal.h"
@@ -287,6 +288,13 @@ static int add_pairs(const char *list, const gq_topo *topo, path *paths, int *np
     return GQ_OK;
 }
 
+/* A measurement that fails as a whole (GQ_E_BACKEND, GQ_E_FAIL) is in the
+ * records; anything else stops the sweep. */
+static gq_exec_next after_item(void *arg, gq_exec_step *s, int rc, const gq_err *e)
+{
+    return rc && rc != GQ_E_BACKEND && rc != GQ_E_FAIL && rc != GQ_E_INTR ? GQ_EXEC_ABORT : GQ_EXEC_NEXT;
+}
+
 int gq_cmd_sweep(int argc, char **argv)
 {
     sweep_opts o;
@@ -435,7 +443,7 @@ int gq_cmd_sweep(int argc, char **argv)
                     snprintf(m->test, sizeof m->test, "%s",
                              paths[pi].pr.direction == GQ_DIR_H2D ? "host_to_device_memcpy_ce"
                                                                   : "device_to_host_memcpy_ce");
-                mrc = gq_harness_measure(&be, topo, m, &ho, &rs, have_journal ? &jr : NULL, &err);
+                mrc = gq_exec_one(&be, topo, m, &ho, have_journal ? &jr : NULL, &rs, &err);
             } else {
                 gq_plan plan;
                 memset(&plan, 0, sizeof plan);
@@ -453,16 +461,10 @@ int gq_cmd_sweep(int argc, char **argv)
                     gq_plan_free(&plan);
                     break;
                 }
-                for (int it = 0; it < plan.n && !interrupted; it++) {
-                    if (plan.items[it].is_latency)
-                        continue;
-                    gq_plan_measurement(&plan, it, m);
-                    mrc = gq_harness_measure(&be, topo, m, &ho, &rs, have_journal ? &jr : NULL, &err);
-                    if (mrc == GQ_E_INTR || gq_cli_interrupted())
-                        interrupted = true;
-                    else if (mrc && mrc != GQ_E_BACKEND && mrc != GQ_E_FAIL)
-                        break;
-                }
+                gq_exec_opts xo = {.skip_latency = true, .after = after_item};
+                gq_exec_result xr;
+                mrc = gq_exec_plans(&be, topo, &plan, 1, &ho, have_journal ? &jr : NULL, &xo, &rs, &xr, &err);
+                interrupted = xr.interrupted;
                 gq_plan_free(&plan);
             }
             if (mrc == GQ_E_INTR || gq_cli_interrupted())

@@ -29,10 +29,10 @@
 
 #include "backend/backend.h"
 #include "measure/journal.h"
+#include "measure/measurement.h"
 #include "core/record.h"
 #include "topo/topo.h"
 
-#define GQ_MAX_FLOWS 512
 #define GQ_OVERLAP_MIN 0.99
 /* Auto mode (neither reps nor duration given): target seconds per round. */
 #define GQ_HARNESS_ROUND_S 0.1
@@ -51,17 +51,6 @@
  * within one piece of the deadline together. */
 #define GQ_HARNESS_GRAIN 0.002
 #define GQ_HARNESS_MIN_PIECE (4ull * 1024 * 1024)
-
-typedef struct gq_measurement {
-    char test[64]; /* record "test" field, e.g. "host_to_device_memcpy_ce" */
-    int nflows;
-    gq_flow flows[GQ_MAX_FLOWS];
-    bool aggregate;      /* add an aggregate record over all flows (concurrent tests) */
-    bool direction_sums; /* add per-direction aggregate + a sum record (bidirectional tests) */
-    /* Flows with report[i] == false still run (e.g. the interfering direction of
-     * nvbandwidth's *_bidirectional_* tests) but produce no per-flow record. */
-    bool report[GQ_MAX_FLOWS];
-} gq_measurement;
 
 typedef struct gq_harness_opts {
     int rounds;           /* >= 1; default 5 */

@@ -41,6 +41,7 @@
 #include "measure/harness.h"
 #include "core/record.h"
 #include "core/units.h"
+#include "exec/plan_run.h"
 #include "gpu_ref.h"
 #include "topo/topo.h"
 
@@ -237,6 +238,13 @@ static int run_one(gq_backend *be, const gq_topo *topo, const char *test, uint64
     return rc;
 }
 
+/* Each item of a plan must run without error. */
+static gq_exec_next after_item(void *arg, gq_exec_step *s, int rc, const gq_err *e)
+{
+    check(rc == GQ_OK, s->plan->test, "item %d: %s", s->i, e->msg);
+    return GQ_EXEC_NEXT;
+}
+
 static void corruption(gq_backend *be, const gq_topo *topo, int rounds)
 {
     /* a GPU destination (copy engine) and a host one (SM kernel) */
@@ -343,10 +351,7 @@ int main(int argc, char **argv)
     gq_harness_opts ho;
     gq_harness_opts_default(&ho);
     ho.rounds = rounds;
-    gq_measurement *m = malloc(sizeof *m);
     gq_recordset rs = {0};
-    if (!m)
-        return 1;
     printf("GPUs: %d x %s; buffer %llu MiB; rounds %d\n", topo->ngpu, topo->gpu[0].name,
            (unsigned long long)(bytes / GQ_MiB), rounds);
     if (ref)
@@ -373,17 +378,11 @@ int main(int argc, char **argv)
         }
         int from = rs.n;
         double t0 = gq_now_mono();
-        for (int i = 0; i < plan.n; i++) {
-            gq_err merr = {0};
-            const gq_plan_item *it = &plan.items[i];
-            if (it->is_latency) {
-                rc = gq_harness_latency(&be, topo, test->name, &it->lat, &ho, &rs, NULL, &merr);
-            } else {
-                gq_plan_measurement(&plan, i, m);
-                rc = gq_harness_measure(&be, topo, m, &ho, &rs, NULL, &merr);
-            }
-            check(rc == GQ_OK, test->name, "item %d: %s", i, merr.msg);
-        }
+        gq_exec_opts xo = {.after = after_item};
+        gq_exec_result xr;
+        rc = gq_exec_plans(&be, topo, &plan, 1, &ho, NULL, &xo, &rs, &xr, &err);
+        if (rc != GQ_OK) /* only an out-of-memory stops the runner early */
+            check(false, test->name, "run: %s", err.msg);
         gq_plan_free(&plan);
         ran++;
         check(rs.n > from, test->name, "no record");
@@ -414,7 +413,6 @@ int main(int argc, char **argv)
         corruption(&be, topo, rounds);
     }
     gpu_ref_close(ref);
-    free(m);
     gq_backend_close(&be);
     free(topo);
     printf("\nwall %.1f s; %d checks, %d failed\n%s\n", gq_now_mono() - t_begin, checks, failures,

@@ -1,5 +1,5 @@
 /* Shared by tests/sim/test_discovery_*.c: run the discovery pipeline
- * (analysis/discovery.h) on a simulated machine through the backend seam and
+ * (exec/discovery.h) on a simulated machine through the backend seam and
  * the harness, exactly as `gpuqual domains` does, and helpers to compare its
  * answer with a seed's. The analysis sees only records. */
 #ifndef GQ_TEST_DISCOVERY_UTIL_H
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/discovery.h"
+#include "exec/discovery.h"
 #include "backend/backend.h"
 
 /* Run discovery on `machine` (a built-in name or a topology file) with the

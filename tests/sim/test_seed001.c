@@ -15,6 +15,7 @@
 #include "simtest.h"
 
 #include "analysis/stress.h"
+#include "exec/stress_run.h"
 #include "topo/topo.h"
 
 #define TOL 0.05

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "analysis/stress.h"
+#include "exec/stress_run.h"
 #include "backend/backend.h"
 #include "backend/sim/sim_stress.h"
 #include "core/interrupt.h"

@@ -2,8 +2,8 @@
  * domains -> contention probes -> bottlenecks, measured through the harness
  * on any backend. The analysis steps read only the records it produced.
  */
-#ifndef GQ_ANALYSIS_DISCOVERY_H
-#define GQ_ANALYSIS_DISCOVERY_H
+#ifndef GQ_EXEC_DISCOVERY_H
+#define GQ_EXEC_DISCOVERY_H
 
 #include <stdbool.h>
 

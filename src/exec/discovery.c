@@ -1,10 +1,11 @@
-#include "analysis/discovery.h"
+#include "exec/discovery.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/interrupt.h"
 #include "core/units.h"
+#include "exec/plan_run.h"
 
 void gq_discovery_opts_default(gq_discovery_opts *o)
 {
@@ -32,9 +33,9 @@ typedef struct ctx {
     gq_backend *be;
     const gq_topo *topo;
     const gq_discovery_opts *o;
-    gq_measurement *m;
     gq_discovery *d;
-    int done;
+    int done, total, from;
+    gq_harness_opts retry; /* the options of a retry by duration */
 } ctx;
 
 /* When the aggregate of a concurrent run failed only the overlap rule, the
@@ -64,34 +65,48 @@ static double retry_duration(const gq_recordset *rs, int first)
     return d < 0.25 ? 0.25 : d > GQ_DISCOVERY_MAX_RETRY_S ? GQ_DISCOVERY_MAX_RETRY_S : d;
 }
 
+static void fill_probe(void *arg, gq_exec_step *s, gq_measurement *m)
+{
+    ctx *c = arg;
+    gq_probe_measurement(&c->d->plan.v[c->from + s->index], c->o->bytes, c->o->method, true, m);
+}
+
+static void before_probe(void *arg, const gq_exec_step *s)
+{
+    ctx *c = arg;
+    if (c->o->progress)
+        c->o->progress(c->o->progress_arg, ++c->done, c->total, &c->d->plan.v[c->from + s->index]);
+}
+
+static gq_exec_next after_probe(void *arg, gq_exec_step *s, int rc, const gq_err *e)
+{
+    ctx *c = arg;
+    /* The failed attempt stays in the records, flagged; the retry is a new
+     * group. */
+    double dur = rc == GQ_OK && !s->ho ? retry_duration(&c->d->records, s->first) : 0;
+    if (dur > 0 && !gq_interrupt_requested()) {
+        c->retry = c->o->harness;
+        c->retry.reps = 0;
+        c->retry.duration_s = dur;
+        c->d->retries++;
+        s->ho = &c->retry;
+        return GQ_EXEC_AGAIN;
+    }
+    /* a failed group leaves invalid records behind; the rest still run */
+    return rc && rc != GQ_E_BACKEND && rc != GQ_E_FAIL && rc != GQ_E_INTR ? GQ_EXEC_ABORT : GQ_EXEC_NEXT;
+}
+
 static int run_from(ctx *c, int from, int total, gq_err *err)
 {
-    for (int i = from; i < c->d->plan.n && !c->d->interrupted; i++) {
-        const gq_probe *pr = &c->d->plan.v[i];
-        if (c->o->progress)
-            c->o->progress(c->o->progress_arg, ++c->done, total, pr);
-        gq_probe_measurement(pr, c->o->bytes, c->o->method, true, c->m);
-        int first = c->d->records.n;
-        int rc = gq_harness_measure(c->be, c->topo, c->m, &c->o->harness, &c->d->records, c->o->journal, err);
-        /* The failed attempt stays in the records, flagged; the retry is a
-         * new group. */
-        double dur = rc == GQ_OK ? retry_duration(&c->d->records, first) : 0;
-        if (dur > 0 && !gq_interrupt_requested()) {
-            gq_harness_opts ho = c->o->harness;
-            ho.reps = 0;
-            ho.duration_s = dur;
-            c->d->retries++;
-            rc = gq_harness_measure(c->be, c->topo, c->m, &ho, &c->d->records, c->o->journal, err);
-        }
-        if (rc == GQ_E_INTR || gq_interrupt_requested()) {
-            c->d->interrupted = true;
-            break;
-        }
-        /* a failed group leaves invalid records behind; the rest still run */
-        if (rc && rc != GQ_E_BACKEND && rc != GQ_E_FAIL)
-            return rc;
-    }
-    return GQ_OK;
+    c->from = from;
+    c->total = total;
+    gq_exec_opts xo = {.before = before_probe, .after = after_probe, .arg = c};
+    gq_exec_result res;
+    int rc = gq_exec_items(c->be, c->topo, c->d->plan.n - from, fill_probe, c, &c->o->harness, c->o->journal,
+                           &xo, &c->d->records, &res, err);
+    if (res.interrupted)
+        c->d->interrupted = true;
+    return rc;
 }
 
 int gq_discovery_run(gq_backend *be, const gq_topo *topo, const int *gpus, int n, const gq_discovery_opts *o,
@@ -105,11 +120,10 @@ int gq_discovery_run(gq_backend *be, const gq_topo *topo, const int *gpus, int n
     memset(out, 0, sizeof *out);
     int rc;
     ctx c = {.be = be, .topo = topo, .o = o, .d = out};
-    c.m = malloc(sizeof *c.m);
     out->matrix = malloc(sizeof *out->matrix);
     out->domains = calloc(1, sizeof *out->domains);
     out->bottlenecks = calloc(1, sizeof *out->bottlenecks);
-    if (!c.m || !out->matrix || !out->domains || !out->bottlenecks) {
+    if (!out->matrix || !out->domains || !out->bottlenecks) {
         rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
         goto out;
     }
@@ -134,6 +148,5 @@ int gq_discovery_run(gq_backend *be, const gq_topo *topo, const int *gpus, int n
     bo.bytes = o->bytes;
     rc = gq_bottlenecks_infer(&out->records, topo, out->domains, &bo, out->bottlenecks, err);
 out:
-    free(c.m);
     return rc;
 }

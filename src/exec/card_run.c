@@ -1,0 +1,552 @@
+/* The card's step runner (exec/card_run.h). */
+#include "exec/card_run.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/bottlenecks.h"
+#include "analysis/domains.h"
+#include "analysis/placement.h"
+#include "analysis/probes.h"
+#include "analysis/sweepfit.h"
+#include "core/interrupt.h"
+#include "core/units.h"
+#include "exec/place_verify.h"
+#include "exec/plan_run.h"
+#include "exec/stress_run.h"
+#include "measure/catalog.h"
+#include "measure/harness.h"
+#include "render/analysis_render.h"
+
+/* ---- execution ------------------------------------------------------------ */
+
+static bool p2p_possible(const gq_topo *t, int a, int b)
+{
+    return t->p2p_cuda[a][b] != 0;
+}
+
+typedef struct runner {
+    gq_backend *be;
+    const gq_topo *t;
+    const gq_card_opts *o;
+    gq_card_plan *plan;
+    gq_journal *j;
+    gq_card_progress_fn progress;
+    void *parg;
+    gq_card_result *res;
+    gq_harness_opts ho;
+    gq_measurement *m; /* scratch (large) */
+    double t0;
+    double done_s; /* estimated seconds of finished work */
+    gq_card_step_id cur;
+    double step_t0, step_done0;
+    int nrun, idx;
+} runner;
+
+static void report(runner *R, double frac_of_step)
+{
+    if (!R->progress)
+        return;
+    gq_card_progress p = {
+        .step = R->cur, .step_index = R->idx, .nsteps = R->nrun, .title = gq_card_step_title(R->cur)};
+    p.total_s = R->plan->est_total_s;
+    double est = R->plan->step[R->cur].est_s;
+    p.done_s = R->step_done0 + (frac_of_step >= 0 ? frac_of_step * est : R->done_s - R->step_done0);
+    if (p.done_s > p.total_s)
+        p.done_s = p.total_s;
+    p.elapsed_s = gq_now_mono() - R->t0;
+    /* Scale the estimate left by how fast the work has gone so far. */
+    double rate = p.done_s > 1 && p.elapsed_s > 1 ? p.elapsed_s / p.done_s : 1.0;
+    if (rate < 0.2)
+        rate = 0.2;
+    if (rate > 5)
+        rate = 5;
+    p.left_s = (p.total_s - p.done_s) * rate;
+    R->progress(R->parg, &p);
+}
+
+static int measure(runner *R, gq_err *err)
+{
+    gq_err e = {0};
+    int rc = gq_exec_one(R->be, R->t, R->m, &R->ho, R->j, &R->res->rs, &e);
+    R->done_s +=
+        gq_card_estimate_measurement(R->m->nflows, R->ho.rounds, R->ho.round_s, R->m->flows[0].bytes);
+    report(R, -1);
+    if (rc == GQ_E_INTR || gq_interrupt_requested())
+        return GQ_E_INTR;
+    if (rc == GQ_E_NOMEM)
+        return gq_err_set(err, rc, "%s", e.msg);
+    /* Other errors are recorded as invalid records by the harness; the card
+     * goes on and the verdict reports them. */
+    return GQ_OK;
+}
+
+static void host_flow(gq_flow *f, int gpu, gq_direction d, uint64_t bytes, int tag)
+{
+    memset(f, 0, sizeof *f);
+    gq_endpoint h = {.kind = GQ_EP_HOST, .index = GQ_NUMA_LOCAL}, g = {.kind = GQ_EP_GPU, .index = gpu};
+    f->src = d == GQ_DIR_H2D ? h : g;
+    f->dst = d == GQ_DIR_H2D ? g : h;
+    f->method = GQ_METHOD_CE;
+    f->exec_gpu = gpu;
+    f->bytes = bytes;
+    f->tag = tag;
+}
+
+static void p2p_flow(gq_flow *f, int src, int dst, bool staged, uint64_t bytes, int tag)
+{
+    memset(f, 0, sizeof *f);
+    f->src = (gq_endpoint){.kind = GQ_EP_GPU, .index = src};
+    f->dst = (gq_endpoint){.kind = GQ_EP_GPU, .index = dst};
+    f->method = staged ? GQ_METHOD_STAGED : GQ_METHOD_CE;
+    f->exec_gpu = staged ? src : dst; /* read: the destination pulls */
+    f->bytes = bytes;
+    f->tag = tag;
+}
+
+static void m_reset(gq_measurement *m, const char *test)
+{
+    m->nflows = 0;
+    m->aggregate = m->direction_sums = false;
+    snprintf(m->test, sizeof m->test, "%s", test);
+}
+
+static int run_probe(runner *R, const gq_probe *p, gq_err *err)
+{
+    /* The same measurement `gpuqual domains` runs for this probe, so that its
+     * analysis and saved documents read the card's records unchanged. */
+    gq_probe_measurement(p, R->o->bytes, GQ_METHOD_CE, true, R->m);
+    if (!R->m->nflows)
+        return GQ_OK;
+    return measure(R, err);
+}
+
+static void begin_step(runner *R, gq_card_step_id s)
+{
+    R->cur = s;
+    R->idx++;
+    R->step_t0 = gq_now_mono();
+    R->step_done0 = R->done_s;
+    report(R, 0);
+}
+
+static void end_step(runner *R, gq_card_step_id s, gq_card_step_status st)
+{
+    gq_card_step *step = &R->plan->step[s];
+    step->elapsed_s = gq_now_mono() - R->step_t0;
+    step->status = st;
+    R->done_s = R->step_done0 + step->est_s;
+    report(R, 1.0);
+}
+
+/* Current domains and pair matrix from the records measured so far. */
+static void current_domains(runner *R, gq_pairmatrix *pm, gq_domains *dom)
+{
+    static const char *const tests[] = {GQ_CARD_TEST_MATRIX, GQ_CARD_TEST_STAGED, NULL};
+    gq_pairmatrix_init(pm, R->o->gpus, R->o->ngpus);
+    gq_pairmatrix_from_records(pm, &R->res->rs, tests);
+    gq_domains_opts dopt;
+    gq_domains_opts_default(&dopt);
+    gq_err e;
+    if (gq_domains_cluster(pm, &dopt, dom, &e) != GQ_OK)
+        gq_probes_assume_domains(R->t, R->o->gpus, R->o->ngpus, dom);
+}
+
+static int step_sweep(runner *R, const gq_pairmatrix *pm, gq_err *err)
+{
+    /* Fastest and slowest measured path: P2P pairs when there are any direct
+     * ones, else the host paths (GPU alone, host to GPU). */
+    int fi = -1, fj = -1, si = -1, sj = -1;
+    double fv = -1, sv = INFINITY;
+    for (int i = 0; i < pm->n; i++)
+        for (int j = 0; j < pm->n; j++) {
+            double v = pm->gbps[i][j];
+            if (i == j || !isfinite(v) || pm->staged[i][j])
+                continue;
+            if (v > fv) {
+                fv = v;
+                fi = i;
+                fj = j;
+            }
+            if (v < sv) {
+                sv = v;
+                si = i;
+                sj = j;
+            }
+        }
+    uint64_t sizes[32];
+    int np = gq_card_sweep_sizes(R->plan->sweep_points, sizes);
+    gq_harness_opts ho = R->ho;
+    ho.rounds = R->ho.rounds < 3 ? R->ho.rounds : 3;
+    int rc = GQ_OK;
+    char test[64];
+    if (fi >= 0) {
+        int paths[2][2] = {{pm->gpu[fi], pm->gpu[fj]}, {pm->gpu[si], pm->gpu[sj]}};
+        int npaths = (fi == si && fj == sj) ? 1 : 2;
+        for (int p = 0; p < npaths && !rc; p++)
+            for (int k = 0; k < np && !rc; k++) {
+                snprintf(test, sizeof test, "%s%s", GQ_CARD_TEST_SWEEP_PREFIX, GQ_CARD_TEST_MATRIX);
+                m_reset(R->m, test);
+                p2p_flow(&R->m->flows[0], paths[p][0], paths[p][1], false, sizes[k], 0);
+                R->m->report[0] = true;
+                R->m->nflows = 1;
+                gq_harness_opts save = R->ho;
+                R->ho = ho;
+                rc = measure(R, err);
+                R->ho = save;
+            }
+        return rc;
+    }
+    /* Host paths: the GPU with the fastest and the slowest host-to-GPU rate alone. */
+    int gf = -1, gs = -1;
+    double hf = -1, hs = INFINITY;
+    for (int i = 0; i < R->res->rs.n; i++) {
+        const gq_record *r = &R->res->rs.v[i];
+        if (strcmp(r->test, GQ_CARD_TEST_H2D_SET) || r->aggregate || !r->valid || r->dst.kind != GQ_EP_GPU)
+            continue;
+        int members = 0;
+        for (int k = 0; k < R->res->rs.n; k++)
+            members +=
+                R->res->rs.v[k].group == r->group && !R->res->rs.v[k].aggregate && !R->res->rs.v[k].sum;
+        if (members != 1)
+            continue;
+        if (r->value.median > hf) {
+            hf = r->value.median;
+            gf = r->dst.index;
+        }
+        if (r->value.median < hs) {
+            hs = r->value.median;
+            gs = r->dst.index;
+        }
+    }
+    if (gf < 0)
+        gf = gs = R->o->gpus[0];
+    int gl[2] = {gf, gs};
+    int ng = gf == gs ? 1 : 2;
+    for (int p = 0; p < ng && !rc; p++)
+        for (int k = 0; k < np && !rc; k++) {
+            snprintf(test, sizeof test, "%s%s", GQ_CARD_TEST_SWEEP_PREFIX, GQ_CARD_TEST_H2D);
+            m_reset(R->m, test);
+            host_flow(&R->m->flows[0], gl[p], GQ_DIR_H2D, sizes[k], 0);
+            R->m->report[0] = true;
+            R->m->nflows = 1;
+            gq_harness_opts save = R->ho;
+            R->ho = ho;
+            rc = measure(R, err);
+            R->ho = save;
+        }
+    return rc;
+}
+
+static int step_latency(runner *R, gq_err *err)
+{
+    int n = R->o->ngpus;
+    gq_harness_opts ho = R->ho;
+    for (int a = 0; a < n; a++) {
+        gq_latency_req q = {.kind = GQ_LAT_POINTER_CHASE,
+                            .target = {.kind = GQ_EP_HOST, .index = GQ_NUMA_LOCAL},
+                            .exec_gpu = R->o->gpus[a],
+                            .iters = GQ_CATALOG_CHASE_ITERS};
+        gq_err e = {0};
+        int rc = gq_harness_latency(R->be, R->t, GQ_CARD_TEST_HOST_LAT, &q, &ho, &R->res->rs, R->j, &e);
+        R->done_s += (R->ho.rounds + 0.1) * GQ_CARD_LAT_ROUND_S + 0.05;
+        report(R, -1);
+        if (rc == GQ_E_UNSUPP) {
+            /* The record the harness kept says why; no use asking again. */
+            R->res->rs.n--;
+            snprintf(R->plan->step[GQ_CS_LATENCY].note, sizeof R->plan->step[GQ_CS_LATENCY].note, "%s",
+                     e.msg);
+            return GQ_E_UNSUPP;
+        }
+        if (rc == GQ_E_INTR || gq_interrupt_requested())
+            return GQ_E_INTR;
+    }
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            if (a == b || !p2p_possible(R->t, R->o->gpus[a], R->o->gpus[b]))
+                continue;
+            gq_latency_req q = {.kind = GQ_LAT_POINTER_CHASE,
+                                .target = {.kind = GQ_EP_GPU, .index = R->o->gpus[b]},
+                                .exec_gpu = R->o->gpus[a],
+                                .p2p = true,
+                                .iters = GQ_CATALOG_CHASE_ITERS};
+            gq_err e = {0};
+            int rc = gq_harness_latency(R->be, R->t, GQ_CARD_TEST_P2P_LAT, &q, &ho, &R->res->rs, R->j, &e);
+            R->done_s += (R->ho.rounds + 0.1) * GQ_CARD_LAT_ROUND_S + 0.05;
+            report(R, -1);
+            if (rc == GQ_E_INTR || gq_interrupt_requested())
+                return GQ_E_INTR;
+        }
+    (void)err;
+    return GQ_OK;
+}
+
+static int step_bidir(runner *R, gq_err *err)
+{
+    m_reset(R->m, GQ_CARD_TEST_BIDIR_SET);
+    int n = R->o->ngpus, k = 0;
+    for (int i = 0; i < n && k + 1 < GQ_MAX_FLOWS; i++) {
+        host_flow(&R->m->flows[k], R->o->gpus[i], GQ_DIR_H2D, R->o->bytes, k);
+        R->m->report[k] = true;
+        k++;
+        host_flow(&R->m->flows[k], R->o->gpus[i], GQ_DIR_D2H, R->o->bytes, k);
+        R->m->report[k] = true;
+        k++;
+    }
+    R->m->nflows = k;
+    R->m->aggregate = true;
+    R->m->direction_sums = true;
+    return measure(R, err);
+}
+
+/* Placement needs domains and bottlenecks: build the document the place model
+ * reads (as `gpuqual domains` writes it). */
+static json_t *domains_doc(runner *R, const gq_domains *dom)
+{
+    json_t *doc = json_object(), *d = json_array();
+    for (int k = 0; k < dom->ndomains; k++) {
+        json_t *a = json_array();
+        for (int i = 0; i < dom->size[k]; i++)
+            json_array_append_new(a, json_integer(dom->member[k][i]));
+        json_array_append_new(d, a);
+    }
+    json_object_set_new(doc, "domains", d);
+    gq_bottlenecks bn;
+    gq_bn_opts bo;
+    gq_bn_opts_default(&bo);
+    bo.bytes = R->o->bytes;
+    gq_err e;
+    if (gq_bottlenecks_infer(&R->res->rs, R->t, dom, &bo, &bn, &e) == GQ_OK) {
+        json_t *bj = gq_bottlenecks_to_json(&bn, &R->res->rs);
+        if (bj)
+            json_object_set_new(doc, "bottlenecks", bj);
+    }
+    gq_bottlenecks_free(&bn);
+    return doc;
+}
+
+static int step_placement(runner *R, const gq_domains *dom, gq_err *err)
+{
+    int n = R->o->ngpus;
+    gq_place_model *pm = calloc(1, sizeof *pm);
+    gq_place_result *pr = calloc(1, sizeof *pr);
+    json_t *doc = NULL;
+    int rc = GQ_OK;
+    gq_card_step *st = &R->plan->step[GQ_CS_PLACEMENT];
+    if (!pm || !pr) {
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory planning the placement");
+        goto out;
+    }
+    doc = domains_doc(R, dom);
+    gq_err e = {0};
+    int ngpu_model = 0;
+    for (int i = 0; i < n; i++)
+        if (R->o->gpus[i] + 1 > ngpu_model)
+            ngpu_model = R->o->gpus[i] + 1;
+    if ((rc = gq_place_model_build(pm, ngpu_model, &R->res->rs, doc, R->t, &e))) {
+        snprintf(st->note, sizeof st->note, "%s", e.msg);
+        rc = GQ_E_FAIL;
+        goto out;
+    }
+    gq_place_roles roles = {0};
+    roles.prefill = R->o->prefill;
+    roles.decode = R->o->decode;
+    if (!roles.prefill && !roles.decode && n >= 2) {
+        roles.prefill = n / 2;
+        roles.decode = n / 2;
+    }
+    roles.offload = R->o->offload >= 0 ? R->o->offload : (n >= 2 ? n / 2 : 1);
+    for (int i = 0; i < n; i++)
+        roles.usable |= (gq_gpuset)1 << R->o->gpus[i];
+    if ((rc = gq_place_roles_check(&roles, ngpu_model, &e)) || (rc = gq_place_solve(pm, &roles, pr, &e))) {
+        snprintf(st->note, sizeof st->note, "%s", e.msg);
+        rc = GQ_E_FAIL;
+        goto out;
+    }
+    rc = gq_place_verify(R->be, R->t, pm, pr, R->o->bytes, &R->ho, &R->res->rs, R->j, &e);
+    R->done_s += st->est_s;
+    if (rc == GQ_E_INTR || gq_interrupt_requested())
+        rc = GQ_E_INTR;
+    else if (rc) {
+        snprintf(st->note, sizeof st->note, "verification: %s", e.msg);
+        rc = GQ_OK; /* the solved mapping is still worth reporting */
+    }
+    R->res->placement_json = gq_place_to_json(pm, pr);
+    if (R->res->placement_json && !(R->o->prefill || R->o->decode))
+        json_object_set_new(R->res->placement_json, "default_split", json_true());
+out:
+    json_decref(doc);
+    free(pm);
+    free(pr);
+    return rc;
+}
+
+typedef struct stress_cb {
+    runner *R;
+} stress_cb;
+
+static void on_stress(void *arg, const gq_stress_result *r, double elapsed_s)
+{
+    runner *R = ((stress_cb *)arg)->R;
+    double d = r->duration_s > 0 ? elapsed_s / r->duration_s : 0;
+    report(R, d > 1 ? 1 : d);
+}
+
+static int step_stress(runner *R, gq_err *err)
+{
+    gq_stress_opts so;
+    gq_stress_opts_default(&so);
+    so.duration_s = R->o->stress_s;
+    so.interval_s = R->o->stress_s >= 10 ? 1.0 : fmax(0.1, R->o->stress_s / 10);
+    so.ngpus = R->o->ngpus;
+    memcpy(so.gpus, R->o->gpus, sizeof so.gpus);
+    stress_cb cb = {.R = R};
+    so.progress = on_stress;
+    so.progress_arg = &cb;
+    gq_err e = {0};
+    gq_card_step *st = &R->plan->step[GQ_CS_STRESS];
+    int rc = gq_stress_run(R->be, R->t, &so, &R->res->stress, &e);
+    if (rc && rc != GQ_E_INTR) {
+        snprintf(st->note, sizeof st->note, "%s", e.msg);
+        gq_stress_result_free(&R->res->stress);
+        return rc == GQ_E_NOMEM ? gq_err_set(err, rc, "%s", e.msg) : GQ_E_FAIL;
+    }
+    R->res->have_stress = true;
+    gq_stress_summary *sum = calloc(1, sizeof *sum);
+    if (!sum)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory summarising the stress run");
+    gq_stress_summarize(&R->res->stress, NULL, sum);
+    R->res->stress_json = gq_stress_to_json(&R->res->stress, sum);
+    free(sum);
+    return rc;
+}
+
+int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_card_plan *plan,
+                    gq_journal *j, gq_card_progress_fn progress, void *parg, gq_card_result *res, gq_err *err)
+{
+    runner R = {
+        .be = be, .t = t, .o = o, .plan = plan, .j = j, .progress = progress, .parg = parg, .res = res};
+    gq_probe_plan pp = {0};
+    int rc = GQ_OK;
+    R.m = calloc(1, sizeof *R.m);
+    if (!R.m)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    gq_harness_opts_default(&R.ho);
+    R.ho.rounds = plan->rounds;
+    R.ho.round_s = plan->round_s;
+    R.ho.verify = o->verify;
+    R.t0 = gq_now_mono();
+    for (int s = 0; s < GQ_CS_COUNT; s++)
+        R.nrun += plan->step[s].run;
+    res->stopped_at = GQ_CS_COUNT;
+    /* Large: on the heap, not the stack. */
+    gq_pairmatrix *pmp = calloc(1, sizeof *pmp);
+    gq_domains *domp = calloc(1, sizeof *domp);
+    if (!pmp || !domp) {
+        free(pmp);
+        free(domp);
+        free(R.m);
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    }
+#define pm (*pmp)
+#define dom (*domp)
+
+    for (int s = 0; s < GQ_CS_COUNT && rc != GQ_E_INTR && rc != GQ_E_NOMEM; s++) {
+        gq_card_step *st = &plan->step[s];
+        if (!st->run)
+            continue;
+        if (gq_interrupt_requested()) {
+            rc = GQ_E_INTR;
+            break;
+        }
+        begin_step(&R, (gq_card_step_id)s);
+        int src = GQ_OK;
+        switch ((gq_card_step_id)s) {
+        case GQ_CS_IDENTITY: break; /* discovery already ran; the card composes it */
+        case GQ_CS_MATRIX: {
+            gq_probe_plan_free(&pp);
+            if ((src = gq_probes_plan_matrix(&pp, t, o->gpus, o->ngpus, err)))
+                break;
+            for (int i = 0; i < pp.n && !src; i++)
+                src = run_probe(&R, &pp.v[i], err);
+            break;
+        }
+        case GQ_CS_HOST:
+        case GQ_CS_CONTENTION: {
+            current_domains(&R, &pm, &dom);
+            gq_probe_plan_free(&pp);
+            if ((src = gq_probes_plan_contention(&pp, t, o->gpus, o->ngpus, &dom, err)))
+                break;
+            for (int i = 0; i < pp.n && !src; i++) {
+                bool alone = pp.v[i].kind == GQ_PROBE_HOST_ALONE;
+                if (alone != (s == GQ_CS_HOST))
+                    continue;
+                src = run_probe(&R, &pp.v[i], err);
+            }
+            break;
+        }
+        case GQ_CS_BIDIR: src = step_bidir(&R, err); break;
+        case GQ_CS_SWEEP:
+            current_domains(&R, &pm, &dom);
+            src = step_sweep(&R, &pm, err);
+            break;
+        case GQ_CS_LATENCY:
+            src = step_latency(&R, err);
+            if (src == GQ_E_UNSUPP) {
+                end_step(&R, (gq_card_step_id)s, GQ_CSS_SKIPPED);
+                continue;
+            }
+            break;
+        case GQ_CS_PLACEMENT:
+            current_domains(&R, &pm, &dom);
+            src = step_placement(&R, &dom, err);
+            break;
+        case GQ_CS_STRESS: src = step_stress(&R, err); break;
+        default: break;
+        }
+        if (src == GQ_E_INTR) {
+            end_step(&R, (gq_card_step_id)s, GQ_CSS_INTERRUPTED);
+            res->interrupted = true;
+            res->stopped_at = (gq_card_step_id)s;
+            rc = GQ_E_INTR;
+        } else if (src == GQ_E_NOMEM) {
+            end_step(&R, (gq_card_step_id)s, GQ_CSS_FAILED);
+            rc = src;
+        } else if (src) {
+            if (!st->note[0] && err)
+                snprintf(st->note, sizeof st->note, "%s", err->msg);
+            end_step(&R, (gq_card_step_id)s, GQ_CSS_FAILED);
+            res->nfailed++;
+        } else {
+            end_step(&R, (gq_card_step_id)s, GQ_CSS_DONE);
+        }
+    }
+    if (rc == GQ_E_INTR && res->stopped_at == GQ_CS_COUNT) {
+        res->interrupted = true;
+        for (int s = 0; s < GQ_CS_COUNT; s++)
+            if (plan->step[s].run && plan->step[s].status == GQ_CSS_PLANNED) {
+                res->stopped_at = (gq_card_step_id)s;
+                break;
+            }
+    }
+    for (int s = 0; s < GQ_CS_COUNT; s++)
+        if (plan->step[s].status == GQ_CSS_PLANNED) {
+            plan->step[s].status = GQ_CSS_SKIPPED;
+            /* Only an interrupt or running out of memory leaves a planned step behind. */
+            snprintf(plan->step[s].note, sizeof plan->step[s].note, "not run: %s",
+                     rc == GQ_E_NOMEM ? "out of memory" : "the card was interrupted");
+        }
+#undef pm
+#undef dom
+    res->elapsed_s = gq_now_mono() - R.t0;
+    gq_probe_plan_free(&pp);
+    free(R.m);
+    free(pmp);
+    free(domp);
+    if (rc == GQ_E_INTR)
+        return gq_err_set(err, GQ_E_INTR, "interrupted during %s", gq_card_step_name(res->stopped_at));
+    return rc;
+}
