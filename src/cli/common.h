@@ -12,6 +12,7 @@
 
 #include "backend/backend.h"
 #include "cli/options.h"
+#include "core/outfile.h"
 #include "topo/topo.h"
 
 typedef struct gq_common {
@@ -50,21 +51,10 @@ int gq_cli_open(gq_common *c, gq_backend *be, gq_topo *topo, gq_err *err);
 int gq_cli_check_buffer(gq_backend *be, const gq_common *c, const char *opt, uint64_t bytes, gq_err *err);
 
 /* Check that FILE can be created (its directory exists and is writable)
- * before any work is done. */
+ * before any work is done (gq_outfile_check). */
 int gq_cli_check_writable(const char *path, gq_err *err);
 
-/* Atomic output file: writes go to "PATH.tmp-PID"; commit renames it over
- * PATH; abort (or a failed commit) removes it. Nothing half-written is left
- * looking complete. "-" means stdout (no temp file). */
-typedef struct gq_outfile {
-    FILE *f;
-    char path[1024];
-    char tmp[1100];
-    bool is_stdout;
-} gq_outfile;
-int gq_outfile_open(gq_outfile *o, const char *path, gq_err *err);
-int gq_outfile_commit(gq_outfile *o, gq_err *err);
-void gq_outfile_abort(gq_outfile *o);
+/* The atomic output file (gq_outfile_open/commit/abort) is core/outfile.h. */
 
 /* Ctrl-C handling: the first SIGINT/SIGTERM sets a flag that long loops poll
  * (measurements finish the current step, then stop); a second one exits. */
