@@ -10,6 +10,14 @@
 #include <unistd.h>
 
 #include "core/interrupt.h"
+#include "core/record.h"
+
+#ifndef GQ_VERSION
+#define GQ_VERSION "0.0.0"
+#endif
+#ifndef GQ_GIT_REV
+#define GQ_GIT_REV "unknown"
+#endif
 
 #define OFF(f) offsetof(gq_common, f)
 
@@ -43,6 +51,24 @@ const gq_opt gq_common_backend_opts[] = {
     GQ_OPT_END,
 };
 /* clang-format on */
+
+/* clang-format off */
+const gq_opt gq_common_measure_opts[] = {
+    {.name = "rounds", .shortname = 'i', .type = GQ_OPT_INT, .off = OFF(rounds), .def = "5", .arg = "N",
+     .help = "rounds per measurement: median, min, max and spread over them", .lo = 1, .hi = GQ_MAX_ROUNDS},
+    {.name = "buffer-size", .shortname = 'b', .type = GQ_OPT_SIZE, .off = OFF(buffer_size), .def = "512",
+     .arg = "SIZE", .help = "bytes per copy; a bare number is MiB (4K, 64MiB, 1G also work)", .unit = GQ_MiB,
+     .lo = 1, .hi = 1e15},
+    {.name = "verify", .type = GQ_OPT_FLAG, .off = OFF(verify), .def = "1",
+     .help = "check the data pattern after the timed part; a mismatch fails the test"},
+    {.name = "method", .shortname = 'm', .type = GQ_OPT_ENUM, .off = OFF(method), .def = "ce", .arg = "ce|sm",
+     .help = "GPU-to-GPU copies by copy engine (ce) or SM copy kernel (sm)", .choices = "ce,sm"},
+    GQ_OPT_END,
+};
+/* clang-format on */
+
+const char gq_version[] = GQ_VERSION;
+const char gq_git_rev[] = GQ_GIT_REV;
 
 int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err)
 {

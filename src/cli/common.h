@@ -8,6 +8,7 @@
 #define GQ_CLI_COMMON_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "backend/backend.h"
@@ -27,6 +28,11 @@ typedef struct gq_common {
     const char *sim_fault;
     const char *gpus;    /* --gpus "0,1,3" (NULL = all) */
     const char *journal; /* --journal FILE */
+    /* measurement (gq_common_measure_opts; commands that measure include it) */
+    int rounds;
+    uint64_t buffer_size;
+    bool verify;
+    const char *method; /* ce|sm */
     /* filled by gq_cli_setup() */
     int ngpus_sel;
     int gpus_sel[GQ_MAX_GPUS];
@@ -35,6 +41,10 @@ typedef struct gq_common {
 /* Shared option tables. */
 extern const gq_opt gq_common_output_opts[];  /* --format --json --quiet */
 extern const gq_opt gq_common_backend_opts[]; /* --sim --sim-seed --sim-noise --gpus --journal */
+/* --rounds --buffer-size --verify --method, declared once with one help text
+ * each; a command changes a default with its optset's `defaults`
+ * ("buffer-size=64"), never by declaring the option again. */
+extern const gq_opt gq_common_measure_opts[];
 
 /* Parse a GPU list "0,1,3" / "0-3" / "all" against ngpu. Rejects empty
  * items, non-numbers, negatives, out-of-range and duplicates. */

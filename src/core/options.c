@@ -502,11 +502,11 @@ static void bound_text(const gq_opt *o, double v, char *buf, size_t n)
             if (*c == ' ')
                 *c = NBSP;
     } else if (o->type == GQ_OPT_DURATION)
-        snprintf(buf, n, "%gs", v);
+        snprintf(buf, n, "%.15gs", v);
     else if (o->type == GQ_OPT_PERCENT)
-        snprintf(buf, n, "%g%%", v);
+        snprintf(buf, n, "%.15g%%", v);
     else
-        snprintf(buf, n, "%g", v);
+        snprintf(buf, n, "%.15g", v);
 }
 
 static void help_one(FILE *f, const gq_optset *set, const gq_opt *o, int width)

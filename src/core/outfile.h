@@ -37,7 +37,6 @@ void gq_outfile_abort(gq_outfile *o);
 
 /* The whole file in one call: open, write(f, arg), commit (abort when write
  * returns non-zero; its error is kept). */
-int gq_outfile_write(const char *path, int (*write)(FILE *f, void *arg, gq_err *err), void *arg,
-                     gq_err *err);
+int gq_outfile_write(const char *path, int (*write)(FILE *f, void *arg, gq_err *err), void *arg, gq_err *err);
 
 #endif
