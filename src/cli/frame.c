@@ -29,8 +29,8 @@ static int frame_open(gq_ctx *ctx, gq_outfile *of, bool *help_only, int argc, ch
 {
     const gq_frame_cmd *cmd = ctx->cmd;
     gq_err *err = &ctx->err;
-    int rc = gq_optset_parse(&cmd->opts, ctx->opts, argc, argv, 2, ctx->pos, cmd->maxpos, &ctx->npos, help_only,
-                             err);
+    int rc = gq_optset_parse(&cmd->opts, ctx->opts, argc, argv, 2, ctx->pos, cmd->maxpos, &ctx->npos,
+                             help_only, err);
     if (rc || *help_only)
         return rc;
     if (cmd->needs & (GQ_FRAME_COMMON | GQ_FRAME_BACKEND)) {

@@ -47,10 +47,10 @@ typedef struct gq_ctx {
     /* opened by the frame */
     gq_backend be;
     bool opened;
-    gq_topo *topo;     /* the whole machine after discovery (allocated for every command) */
+    gq_topo *topo;       /* the whole machine after discovery (allocated for every command) */
     gq_journal *journal; /* --journal, or NULL (points at jr) */
     gq_journal jr;
-    FILE *out;         /* -o FILE, else stdout */
+    FILE *out; /* -o FILE, else stdout */
     /* results of run() */
     struct json_t *doc; /* the document: written to --json FILE (the frame frees it) */
     bool doc_stdout;    /* also print doc on stdout (--format json) */
