@@ -80,8 +80,8 @@ static void test_defaults_and_help(void **state)
         int npos;
         bool help;
         gq_err e = {0};
-        assert_int_equal(gq_optset_parse(&c->frame->opts, o, 2, argv, 2, pos, GQ_FRAME_MAXPOS, &npos, &help, &e),
-                         GQ_OK);
+        assert_int_equal(
+            gq_optset_parse(&c->frame->opts, o, 2, argv, 2, pos, GQ_FRAME_MAXPOS, &npos, &help, &e), GQ_OK);
         free(o);
         char *buf = NULL;
         size_t n = 0;

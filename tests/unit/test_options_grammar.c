@@ -276,7 +276,8 @@ static const gq_opt nvb_tab[] = {
 /* clang-format on */
 static const gq_opt *const nvb_tabs[] = {nvb_tab};
 static const gq_opt_grammar nvb_grammar = {.multi_values = true, .case_fold = true, .single_dash_long = true};
-static const gq_optset nvb_set = {.name = "nvbandwidth", .tabs = nvb_tabs, .ntab = 1, .grammar = &nvb_grammar};
+static const gq_optset nvb_set = {
+    .name = "nvbandwidth", .tabs = nvb_tabs, .ntab = 1, .grammar = &nvb_grammar};
 
 static int nvb_parse(nvb *o, gq_err *e, int argc, char **argv)
 {
@@ -314,11 +315,16 @@ static void test_compat_grammar(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lists_accumulate),     cmocka_unit_test(test_key_value),
-        cmocka_unit_test(test_repeated_single_value), cmocka_unit_test(test_values_forms),
-        cmocka_unit_test(test_errors),               cmocka_unit_test(test_bundling),
-        cmocka_unit_test(test_double_dash_and_formats), cmocka_unit_test(test_iterator_and_kinds),
-        cmocka_unit_test(test_help_wraps),           cmocka_unit_test(test_short_flag_table),
+        cmocka_unit_test(test_lists_accumulate),
+        cmocka_unit_test(test_key_value),
+        cmocka_unit_test(test_repeated_single_value),
+        cmocka_unit_test(test_values_forms),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_bundling),
+        cmocka_unit_test(test_double_dash_and_formats),
+        cmocka_unit_test(test_iterator_and_kinds),
+        cmocka_unit_test(test_help_wraps),
+        cmocka_unit_test(test_short_flag_table),
         cmocka_unit_test(test_compat_grammar),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
