@@ -63,8 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         p = nl + 1;
     }
     for (int g = 0; g < 2; g++) {
-        gq_optset set = {.name = "fuzz", .tabs = tabs, .ntab = 1, .formats = "table,json",
-                         .grammar = g ? &compat : NULL};
+        gq_optset set = {
+            .name = "fuzz", .tabs = tabs, .ntab = 1, .formats = "table,json", .grammar = g ? &compat : NULL};
         fopts o;
         memset(&o, 0, sizeof o);
         const char *pos[4];
