@@ -12,6 +12,7 @@
 #include "analysis/compare.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/frame.h"
 #include "core/units.h"
 #include "render/render.h"
 #include "render/analysis_render.h"
@@ -21,6 +22,7 @@ typedef struct compare_cli {
     const char *format;
     const char *json_path;
     bool all;
+    double threshold_pct; /* --threshold, parsed */
 } compare_cli;
 
 #define OFF(f) offsetof(compare_cli, f)
@@ -56,108 +58,91 @@ static const gq_opt compare_opts[] = {
 #undef OFF
 static const gq_opt *const tabs[] = {compare_opts};
 
-static void help(void)
-{
-    printf(
-        "usage: gpuqual compare A.json B.json [C.json ...] [--threshold 5%%] [--all] [--format FMT]\n\n"
-        "Line up the same figures from several saved runs or nodes (the first is the baseline), show the\n"
-        "deltas, and flag regressions: bandwidth or clocks lower, latency or temperature higher, by more\n"
-        "than the threshold. E.g. one node before and after a BIOS change, or eight nodes of one purchase.\n"
-        "Exit codes: 0 no regression, 1 a regression was found, 2 bad input.\n\noptions:\n");
-    gq_opts_help(stdout, tabs, 1);
-}
-
 #define MAXFILES 64
 
-int gq_cmd_compare(int argc, char **argv)
+static int compare_prepare(gq_ctx *ctx)
 {
-    compare_cli o;
-    gq_err err = {0};
-    bool want_help = false;
-    const char *pos[MAXFILES + 1];
-    int npos = 0, rc = GQ_OK, exit_code = 0;
-    gq_compare *c = calloc(1, sizeof *c);
-    json_t *doc = NULL, *sec = NULL;
-    memset(&o, 0, sizeof o);
-    if (!c) {
-        gq_cli_error("out of memory");
-        return 1;
-    }
-    gq_compare_init(c, 5);
-    if ((rc = gq_opts_parse(tabs, 1, &o, argc, argv, 2, pos, MAXFILES + 1, &npos, &want_help, &err)))
-        goto fail;
-    if (want_help) {
-        help();
-        goto out;
-    }
+    compare_cli *o = ctx->opts;
     char tb[64];
-    snprintf(tb, sizeof tb, "%s", o.threshold);
+    snprintf(tb, sizeof tb, "%s", o->threshold);
     size_t tl = strlen(tb);
     if (tl && tb[tl - 1] == '%')
         tb[tl - 1] = 0;
-    double th;
     gq_err e2;
-    if (gq_parse_double(tb, &th, &e2) || !(th > 0) || th >= 1000) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "--threshold '%s': expected a percentage above 0, e.g. 5%% or 2.5",
-                        o.threshold);
-        goto fail;
-    }
-    c->threshold_pct = th;
-    if (npos < 2) {
-        rc =
-            gq_err_set(&err, GQ_E_USAGE,
-                       "compare needs at least two saved runs (got %d): gpuqual compare A.json B.json", npos);
-        goto fail;
-    }
-    if (npos > MAXFILES) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "compare: at most %d files", MAXFILES);
-        goto fail;
-    }
-    if ((rc = gq_cli_check_writable(o.json_path, &err)))
-        goto fail;
-    for (int i = 0; i < npos; i++) {
+    if (gq_parse_double(tb, &o->threshold_pct, &e2) || !(o->threshold_pct > 0) || o->threshold_pct >= 1000)
+        return gq_err_set(&ctx->err, GQ_E_USAGE,
+                          "--threshold '%s': expected a percentage above 0, e.g. 5%% or 2.5", o->threshold);
+    if (ctx->npos < 2)
+        return gq_err_set(&ctx->err, GQ_E_USAGE,
+                          "compare needs at least two saved runs (got %d): gpuqual compare A.json B.json",
+                          ctx->npos);
+    if (ctx->npos > MAXFILES)
+        return gq_err_set(&ctx->err, GQ_E_USAGE, "compare: at most %d files", MAXFILES);
+    ctx->format = o->format;
+    ctx->json_path = o->json_path;
+    return GQ_OK;
+}
+
+static int compare_run(gq_ctx *ctx)
+{
+    compare_cli *o = ctx->opts;
+    gq_compare *c = calloc(1, sizeof *c);
+    int rc = GQ_OK;
+    if (!c)
+        return gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
+    gq_compare_init(c, 5);
+    c->threshold_pct = o->threshold_pct;
+    for (int i = 0; i < ctx->npos && !rc; i++) {
         json_t *root = NULL;
         gq_recordset rs = {0};
-        if ((rc = gq_doc_load(pos[i], &root, &rs, &err)))
-            goto fail;
-        rc = gq_compare_add(c, pos[i], &rs, root, &err);
+        if ((rc = gq_doc_load(ctx->pos[i], &root, &rs, &ctx->err)))
+            break;
+        rc = gq_compare_add(c, ctx->pos[i], &rs, root, &ctx->err);
         json_decref(root);
         gq_records_free(&rs);
-        if (rc)
-            goto fail;
     }
+    if (rc)
+        goto out;
     gq_compare_finish(c);
     if (c->ncompared == 0) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "the files share no figure to compare (different tests or GPUs)");
-        goto fail;
+        rc = gq_err_set(&ctx->err, GQ_E_USAGE,
+                        "the files share no figure to compare (different tests or GPUs)");
+        goto out;
     }
-    if (o.json_path || !strcmp(o.format, "json")) {
-        sec = json_object();
+    bool json = !strcmp(ctx->format, "json");
+    if (ctx->json_path || json) {
+        json_t *sec = json_object();
         json_object_set_new(sec, "compare", gq_compare_to_json(c));
         gq_doc d = {.kind = "compare", .version = gq_version, .git = gq_git_rev, .sections = sec};
-        doc = gq_doc_to_json(&d);
-        if (!doc) {
-            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-            goto fail;
+        ctx->doc = gq_doc_to_json(&d);
+        json_decref(sec);
+        if (!ctx->doc) {
+            rc = gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
+            goto out;
         }
-        if (o.json_path && (rc = gq_json_write_file(doc, o.json_path, &err)))
-            goto fail;
     }
-    if (!strcmp(o.format, "json")) {
-        json_dumpf(doc, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
-    } else {
-        gq_compare_print(stdout, c, !strcmp(o.format, "markdown"), o.all);
-    }
-    exit_code = c->nregressions ? GQ_EXIT_FAIL : GQ_EXIT_OK;
-    goto out;
-fail:
-    gq_cli_error("%s", err.msg[0] ? err.msg : "compare failed");
-    exit_code = gq_status_exit_code(rc);
+    ctx->doc_stdout = json;
+    if (!json)
+        gq_compare_print(stdout, c, !strcmp(ctx->format, "markdown"), o->all);
+    ctx->exit_code = c->nregressions ? GQ_EXIT_FAIL : GQ_EXIT_OK;
 out:
-    json_decref(doc);
-    json_decref(sec);
     gq_compare_free(c);
     free(c);
-    return exit_code;
+    return rc;
 }
+
+const gq_frame_cmd gq_frame_compare = {
+    .name = "compare",
+    .summary = "line up figures from several saved runs and flag regressions",
+    .usage =
+        "usage: gpuqual compare A.json B.json [C.json ...] [--threshold 5%] [--all] [--format FMT]\n\n"
+        "Line up the same figures from several saved runs or nodes (the first is the baseline), show the\n"
+        "deltas, and flag regressions: bandwidth or clocks lower, latency or temperature higher, by more\n"
+        "than the threshold. E.g. one node before and after a BIOS change, or eight nodes of one purchase.\n"
+        "Exit codes: 0 no regression, 1 a regression was found, 2 bad input.\n\n",
+    .opts = {.name = "compare", .tabs = tabs, .ntab = 1},
+    .opts_size = sizeof(compare_cli),
+    .maxpos = MAXFILES + 1,
+    .prepare = compare_prepare,
+    .run = compare_run,
+};

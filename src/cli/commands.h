@@ -1,14 +1,21 @@
-/* The subcommands. Each lives in src/cli/cmd_<name>.c, owns one option table,
- * and is called with the full argv (argv[1] is its name). It returns the
- * process exit code (README "Exit codes"). */
+/* The subcommands. A command converted to the frame is a gq_frame_cmd
+ * (cli/frame.h) in src/cli/cmd_<name>.c; the others are still a function
+ * called with the full argv (argv[1] is its name) that returns the process
+ * exit code (README "Exit codes"), until they are converted. */
 #ifndef GQ_CLI_COMMANDS_H
 #define GQ_CLI_COMMANDS_H
 
+#include "cli/frame.h"
+
 typedef struct gq_command {
     const char *name;
-    int (*fn)(int argc, char **argv);
+    int (*fn)(int argc, char **argv); /* not yet on the frame */
     const char *summary;
+    const gq_frame_cmd *frame; /* on the frame */
 } gq_command;
+
+/* Every command, in `gpuqual --help` order; ends with {0}. */
+extern const gq_command gq_commands[];
 
 /* Exit codes beyond gq_status_exit_code(). */
 #define GQ_EXIT_OK 0
@@ -19,7 +26,10 @@ typedef struct gq_command {
 #define GQ_EXIT_INCOMPLETE 5
 #define GQ_EXIT_INTR 130
 
-int gq_cmd_topo(int argc, char **argv);
+extern const gq_frame_cmd gq_frame_topo;
+extern const gq_frame_cmd gq_frame_report;
+extern const gq_frame_cmd gq_frame_compare;
+
 int gq_cmd_run(int argc, char **argv);
 int gq_cmd_sweep(int argc, char **argv);
 int gq_cmd_pairs(int argc, char **argv);
@@ -28,8 +38,6 @@ int gq_cmd_kv(int argc, char **argv);
 int gq_cmd_place(int argc, char **argv);
 int gq_cmd_stress(int argc, char **argv);
 int gq_cmd_card(int argc, char **argv);
-int gq_cmd_report(int argc, char **argv);
-int gq_cmd_compare(int argc, char **argv);
 int gq_cmd_fleet(int argc, char **argv);
 
 #endif

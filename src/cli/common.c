@@ -2,7 +2,6 @@
 #include "cli/common.h"
 
 #include <errno.h>
-#include <libgen.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -11,6 +10,14 @@
 #include <unistd.h>
 
 #include "core/interrupt.h"
+#include "core/record.h"
+
+#ifndef GQ_VERSION
+#define GQ_VERSION "0.0.0"
+#endif
+#ifndef GQ_GIT_REV
+#define GQ_GIT_REV "unknown"
+#endif
 
 #define OFF(f) offsetof(gq_common, f)
 
@@ -44,6 +51,24 @@ const gq_opt gq_common_backend_opts[] = {
     GQ_OPT_END,
 };
 /* clang-format on */
+
+/* clang-format off */
+const gq_opt gq_common_measure_opts[] = {
+    {.name = "rounds", .shortname = 'i', .type = GQ_OPT_INT, .off = OFF(rounds), .def = "5", .arg = "N",
+     .help = "rounds per measurement: median, min, max and spread over them", .lo = 1, .hi = GQ_MAX_ROUNDS},
+    {.name = "buffer-size", .shortname = 'b', .type = GQ_OPT_SIZE, .off = OFF(buffer_size), .def = "512",
+     .arg = "SIZE", .help = "bytes per copy; a bare number is MiB (4K, 64MiB, 1G also work)", .unit = GQ_MiB,
+     .lo = 1, .hi = 1e15},
+    {.name = "verify", .type = GQ_OPT_FLAG, .off = OFF(verify), .def = "1",
+     .help = "check the data pattern after the timed part; a mismatch fails the test"},
+    {.name = "method", .shortname = 'm', .type = GQ_OPT_ENUM, .off = OFF(method), .def = "ce", .arg = "ce|sm",
+     .help = "GPU-to-GPU copies by copy engine (ce) or SM copy kernel (sm)", .choices = "ce,sm"},
+    GQ_OPT_END,
+};
+/* clang-format on */
+
+const char gq_version[] = GQ_VERSION;
+const char gq_git_rev[] = GQ_GIT_REV;
 
 int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err)
 {
@@ -161,96 +186,7 @@ int gq_cli_check_buffer(gq_backend *be, const gq_common *c, const char *opt, uin
 
 int gq_cli_check_writable(const char *path, gq_err *err)
 {
-    if (!path || !strcmp(path, "-"))
-        return GQ_OK;
-    char tmp[1024];
-    /* the temp name and the messages must hold the whole path: a cut one
-     * would write somewhere else */
-    if (strlen(path) >= 1000)
-        return gq_err_set(err, GQ_E_IO,
-                          "cannot write '%.60s...': the path is %zu characters, expected under 1000", path,
-                          strlen(path));
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return gq_err_set(err, GQ_E_IO, "cannot write '%s': it is a directory, expected a file name", path);
-    snprintf(tmp, sizeof tmp, "%s", path);
-    char *dir = dirname(tmp);
-    if (access(dir, F_OK) != 0)
-        return gq_err_set(err, GQ_E_IO, "cannot write '%s': directory '%s' does not exist", path, dir);
-    if (access(dir, W_OK) != 0)
-        return gq_err_set(err, GQ_E_IO, "cannot write '%s': directory '%s' is not writable", path, dir);
-    if (access(path, F_OK) == 0 && access(path, W_OK) != 0)
-        return gq_err_set(err, GQ_E_IO, "cannot write '%s': file is not writable", path);
-    return GQ_OK;
-}
-
-int gq_outfile_open(gq_outfile *o, const char *path, gq_err *err)
-{
-    memset(o, 0, sizeof *o);
-    if (!strcmp(path, "-")) {
-        o->f = stdout;
-        o->is_stdout = true;
-        return GQ_OK;
-    }
-    int rc = gq_cli_check_writable(path, err);
-    if (rc)
-        return rc;
-    snprintf(o->path, sizeof o->path, "%s", path);
-    /* A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written in place:
-     * renaming a temp file over it would replace the device node. */
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        o->f = fopen(path, "w");
-        if (!o->f)
-            return gq_err_set(err, GQ_E_IO, "cannot write '%s': %s", path, strerror(errno));
-        return GQ_OK;
-    }
-    snprintf(o->tmp, sizeof o->tmp, "%s.tmp-%ld", path, (long)getpid());
-    o->f = fopen(o->tmp, "w");
-    if (!o->f)
-        return gq_err_set(err, GQ_E_IO, "cannot write '%s': %s", path, strerror(errno));
-    return GQ_OK;
-}
-
-int gq_outfile_commit(gq_outfile *o, gq_err *err)
-{
-    if (!o->f)
-        return GQ_OK;
-    if (o->is_stdout) {
-        fflush(stdout);
-        o->f = NULL;
-        return GQ_OK;
-    }
-    int bad = ferror(o->f) || fflush(o->f) != 0;
-    int e = errno;
-    if (fclose(o->f) != 0 && !bad) {
-        bad = 1;
-        e = errno;
-    }
-    o->f = NULL;
-    if (bad) {
-        if (o->tmp[0])
-            unlink(o->tmp);
-        return gq_err_set(err, GQ_E_IO, "writing '%s' failed: %s", o->path, e ? strerror(e) : "write error");
-    }
-    if (!o->tmp[0])
-        return GQ_OK;
-    if (rename(o->tmp, o->path) != 0) {
-        int e = errno;
-        unlink(o->tmp);
-        return gq_err_set(err, GQ_E_IO, "cannot write '%s': %s", o->path, strerror(e));
-    }
-    return GQ_OK;
-}
-
-void gq_outfile_abort(gq_outfile *o)
-{
-    if (o->f && !o->is_stdout) {
-        fclose(o->f);
-        if (o->tmp[0])
-            unlink(o->tmp);
-    }
-    o->f = NULL;
+    return gq_outfile_check(path, err);
 }
 
 static volatile sig_atomic_t nsignals;

@@ -8,10 +8,12 @@
 #define GQ_CLI_COMMON_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "backend/backend.h"
 #include "cli/options.h"
+#include "core/outfile.h"
 #include "topo/topo.h"
 
 typedef struct gq_common {
@@ -26,6 +28,11 @@ typedef struct gq_common {
     const char *sim_fault;
     const char *gpus;    /* --gpus "0,1,3" (NULL = all) */
     const char *journal; /* --journal FILE */
+    /* measurement (gq_common_measure_opts; commands that measure include it) */
+    int rounds;
+    uint64_t buffer_size;
+    bool verify;
+    const char *method; /* ce|sm */
     /* filled by gq_cli_setup() */
     int ngpus_sel;
     int gpus_sel[GQ_MAX_GPUS];
@@ -34,6 +41,10 @@ typedef struct gq_common {
 /* Shared option tables. */
 extern const gq_opt gq_common_output_opts[];  /* --format --json --quiet */
 extern const gq_opt gq_common_backend_opts[]; /* --sim --sim-seed --sim-noise --gpus --journal */
+/* --rounds --buffer-size --verify --method, declared once with one help text
+ * each; a command changes a default with its optset's `defaults`
+ * ("buffer-size=64"), never by declaring the option again. */
+extern const gq_opt gq_common_measure_opts[];
 
 /* Parse a GPU list "0,1,3" / "0-3" / "all" against ngpu. Rejects empty
  * items, non-numbers, negatives, out-of-range and duplicates. */
@@ -50,21 +61,10 @@ int gq_cli_open(gq_common *c, gq_backend *be, gq_topo *topo, gq_err *err);
 int gq_cli_check_buffer(gq_backend *be, const gq_common *c, const char *opt, uint64_t bytes, gq_err *err);
 
 /* Check that FILE can be created (its directory exists and is writable)
- * before any work is done. */
+ * before any work is done (gq_outfile_check). */
 int gq_cli_check_writable(const char *path, gq_err *err);
 
-/* Atomic output file: writes go to "PATH.tmp-PID"; commit renames it over
- * PATH; abort (or a failed commit) removes it. Nothing half-written is left
- * looking complete. "-" means stdout (no temp file). */
-typedef struct gq_outfile {
-    FILE *f;
-    char path[1024];
-    char tmp[1100];
-    bool is_stdout;
-} gq_outfile;
-int gq_outfile_open(gq_outfile *o, const char *path, gq_err *err);
-int gq_outfile_commit(gq_outfile *o, gq_err *err);
-void gq_outfile_abort(gq_outfile *o);
+/* The atomic output file (gq_outfile_open/commit/abort) is core/outfile.h. */
 
 /* Ctrl-C handling: the first SIGINT/SIGTERM sets a flag that long loops poll
  * (measurements finish the current step, then stop); a second one exits. */

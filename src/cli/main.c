@@ -1,4 +1,4 @@
-/* gpuqual: entry point and command table. */
+/* gpuqual: entry point; the commands are in commands.c. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -6,52 +6,6 @@
 #include "backend/backend.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-
-#ifndef GQ_VERSION
-#define GQ_VERSION "0.0.0"
-#endif
-#ifndef GQ_GIT_REV
-#define GQ_GIT_REV "unknown"
-#endif
-
-const char gq_version[] = GQ_VERSION;
-const char gq_git_rev[] = GQ_GIT_REV;
-
-/* One row per command; help text comes from here and from each command's
- * option table (gq_cmd_*_help prints usage + options). */
-static const gq_command commands[] = {
-    {.name = "topo",
-     .fn = gq_cmd_topo,
-     .summary = "show GPUs, links, P2P, NUMA and the PCIe tree (like nvidia-smi topo -m)"},
-    {.name = "run",
-     .fn = gq_cmd_run,
-     .summary = "run transfer tests by name (nvbandwidth's names and more); --list shows them"},
-    {.name = "sweep",
-     .fn = gq_cmd_sweep,
-     .summary = "buffer-size sweep; fits fixed cost and asymptotic bandwidth"},
-    {.name = "pairs",
-     .fn = gq_cmd_pairs,
-     .summary = "run GPU pairs concurrently (e.g. 0:1,2:3) and compare pairings with --vs"},
-    {.name = "domains",
-     .fn = gq_cmd_domains,
-     .summary = "discover performance domains and shared bottlenecks from measurements"},
-    {.name = "kv",
-     .fn = gq_cmd_kv,
-     .summary = "KV-cache handoff: bytes per token, estimates, and the measured handoff"},
-    {.name = "place",
-     .fn = gq_cmd_place,
-     .summary = "place prefill/decode/offload/replica roles on measured paths, then verify"},
-    {.name = "stress",
-     .fn = gq_cmd_stress,
-     .summary = "load every GPU with GEMMs, record telemetry, judge the node"},
-    {.name = "card", .fn = gq_cmd_card, .summary = "the acceptance card: qualify the whole node in one run"},
-    {.name = "report", .fn = gq_cmd_report, .summary = "render a saved run as HTML, Markdown or a table"},
-    {.name = "compare",
-     .fn = gq_cmd_compare,
-     .summary = "line up figures from several saved runs and flag regressions"},
-    {.name = "fleet", .fn = gq_cmd_fleet, .summary = "qualify many nodes under MPI and name the outliers"},
-    {0},
-};
 
 static void features(FILE *f)
 {
@@ -87,8 +41,8 @@ static void usage(FILE *f)
             "       gpuqual help <command> | gpuqual <command> --help | gpuqual --version\n\n"
             "commands:\n",
             gq_version);
-    for (const gq_command *c = commands; c->name; c++)
-        fprintf(f, "  %-9s %s\n", c->name, c->summary);
+    for (const gq_command *c = gq_commands; c->name; c++)
+        fprintf(f, "  %-9s %s\n", c->name, c->frame ? c->frame->summary : c->summary);
     fprintf(
         f,
         "\nWith no GPU, add --sim NAME to run on a simulated machine (rtx4090x8, rtxpro6000x8, a100x6, "
@@ -100,7 +54,7 @@ static void usage(FILE *f)
 
 static const gq_command *find_cmd(const char *name)
 {
-    for (const gq_command *c = commands; c->name; c++)
+    for (const gq_command *c = gq_commands; c->name; c++)
         if (!strcmp(c->name, name))
             return c;
     return NULL;
@@ -110,7 +64,7 @@ static int unknown_cmd(const char *name)
 {
     const char *cands[32];
     int n = 0;
-    for (const gq_command *c = commands; c->name; c++)
+    for (const gq_command *c = gq_commands; c->name; c++)
         cands[n++] = c->name;
     cands[n] = NULL;
     const char *best = gq_closest(name, cands);
@@ -124,6 +78,7 @@ static int unknown_cmd(const char *name)
 int main(int argc, char **argv)
 {
     gq_backend_register_builtin();
+    gq_opts_help_width = gq_frame_help_width();
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -146,7 +101,7 @@ int main(int argc, char **argv)
         if (!c)
             return unknown_cmd(argv[2]);
         char *hargv[] = {argv[0], (char *)c->name, "--help", NULL};
-        return c->fn(3, hargv);
+        return c->frame ? gq_frame_main(c->frame, 3, hargv) : c->fn(3, hargv);
     }
     if (cmd[0] == '-') {
         gq_cli_error("unknown option '%s' before the command; usage: gpuqual <command> [options]", cmd);
@@ -156,7 +111,7 @@ int main(int argc, char **argv)
     if (!c)
         return unknown_cmd(cmd);
     gq_cli_install_signals();
-    int rc = c->fn(argc, argv);
+    int rc = c->frame ? gq_frame_main(c->frame, argc, argv) : c->fn(argc, argv);
     /* Output that never reached stdout (a full disk, a closed pipe) must not
      * end as success. */
     errno = 0;

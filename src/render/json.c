@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/outfile.h"
 #include "core/units.h"
 #include "render/render.h"
 #include "render/render_util.h"
@@ -176,48 +177,16 @@ int gq_json_write_file(const json_t *j, const char *path, gq_err *err)
         fflush(stdout);
         return GQ_OK;
     }
-    if (strlen(path) >= 1000)
-        return gq_err_set(err, GQ_E_IO,
-                          "cannot write '%.60s...': the path is %zu characters, expected under 1000", path,
-                          strlen(path));
-    /* A device or a pipe (/dev/null, /dev/full, a FIFO) is written in place:
-     * renaming a temp file over it would replace the device node. */
-    struct stat st;
-    bool direct = false;
-    if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode))
-            return gq_err_set(err, GQ_E_IO, "cannot write '%s': it is a directory, expected a file name",
-                              path);
-        direct = !S_ISREG(st.st_mode);
-    }
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-    FILE *f = fopen(direct ? path : tmp, "w");
-    if (!f)
-        return gq_err_set(err, GQ_E_IO, "cannot write '%s': %s", path, strerror(errno));
-    int bad = json_dumpf(j, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0;
-    bad |= fputc('\n', f) == EOF;
-    bad |= fflush(f) != 0;
-    int e = errno;
-    if (!direct && !bad && fsync(fileno(f)) != 0) {
-        bad = 1;
-        e = errno;
-    }
-    if (fclose(f) != 0 && !bad) {
-        bad = 1;
-        e = errno;
-    }
+    gq_outfile o;
+    int rc = gq_outfile_open(&o, path, err);
+    if (rc)
+        return rc;
+    int bad = json_dumpf(j, o.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0;
+    bad |= fputc('\n', o.f) == EOF;
     if (bad) {
-        if (!direct)
-            unlink(tmp);
+        int e = errno;
+        gq_outfile_abort(&o);
         return gq_err_set(err, GQ_E_IO, "writing '%s' failed: %s", path, e ? strerror(e) : "write error");
     }
-    if (direct)
-        return GQ_OK;
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return gq_err_set(err, GQ_E_IO, "cannot write '%s': %s", path, strerror(e));
-    }
-    return GQ_OK;
+    return gq_outfile_commit(&o, err);
 }

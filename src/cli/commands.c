@@ -1,0 +1,34 @@
+/* gpuqual's commands, in `gpuqual --help` order. */
+#include "cli/commands.h"
+
+#include <stddef.h>
+
+const gq_command gq_commands[] = {
+    {.name = "topo", .frame = &gq_frame_topo},
+    {.name = "run",
+     .fn = gq_cmd_run,
+     .summary = "run transfer tests by name (nvbandwidth's names and more); --list shows them"},
+    {.name = "sweep",
+     .fn = gq_cmd_sweep,
+     .summary = "buffer-size sweep; fits fixed cost and asymptotic bandwidth"},
+    {.name = "pairs",
+     .fn = gq_cmd_pairs,
+     .summary = "run GPU pairs concurrently (e.g. 0:1,2:3) and compare pairings with --vs"},
+    {.name = "domains",
+     .fn = gq_cmd_domains,
+     .summary = "discover performance domains and shared bottlenecks from measurements"},
+    {.name = "kv",
+     .fn = gq_cmd_kv,
+     .summary = "KV-cache handoff: bytes per token, estimates, and the measured handoff"},
+    {.name = "place",
+     .fn = gq_cmd_place,
+     .summary = "place prefill/decode/offload/replica roles on measured paths, then verify"},
+    {.name = "stress",
+     .fn = gq_cmd_stress,
+     .summary = "load every GPU with GEMMs, record telemetry, judge the node"},
+    {.name = "card", .fn = gq_cmd_card, .summary = "the acceptance card: qualify the whole node in one run"},
+    {.name = "report", .frame = &gq_frame_report},
+    {.name = "compare", .frame = &gq_frame_compare},
+    {.name = "fleet", .fn = gq_cmd_fleet, .summary = "qualify many nodes under MPI and name the outliers"},
+    {0},
+};

@@ -1,0 +1,118 @@
+/* The command frame (frame.h). */
+#include "cli/frame.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "render/render.h"
+
+int gq_frame_help_width(void)
+{
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col < 60 ? 60 : ws.ws_col;
+    return 100;
+}
+
+static void help(const gq_frame_cmd *cmd)
+{
+    fputs(cmd->usage, stdout);
+    fputs("options:\n", stdout);
+    gq_optset_help(stdout, &cmd->opts, gq_opts_help_width);
+}
+
+/* Everything before run(): options, checks, backend, journal, output. */
+static int frame_open(gq_ctx *ctx, gq_outfile *of, bool *help_only, int argc, char **argv)
+{
+    const gq_frame_cmd *cmd = ctx->cmd;
+    gq_err *err = &ctx->err;
+    int rc = gq_optset_parse(&cmd->opts, ctx->opts, argc, argv, 2, ctx->pos, cmd->maxpos, &ctx->npos,
+                             help_only, err);
+    if (rc || *help_only)
+        return rc;
+    if (cmd->needs & (GQ_FRAME_COMMON | GQ_FRAME_BACKEND)) {
+        ctx->c = ctx->opts;
+        ctx->format = ctx->c->format;
+        ctx->json_path = ctx->c->json_path;
+        ctx->quiet = ctx->c->quiet;
+    }
+    if (cmd->prepare && (rc = cmd->prepare(ctx)))
+        return rc;
+    /* Refuse unwritable outputs before any work is done. */
+    if ((rc = gq_outfile_check(ctx->json_path, err)) || (rc = gq_outfile_check(ctx->out_path, err)))
+        return rc;
+    if ((cmd->needs & GQ_FRAME_BACKEND) && !ctx->no_backend) {
+        if ((rc = gq_cli_open(ctx->c, &ctx->be, ctx->topo, err)))
+            return rc;
+        ctx->opened = true;
+    }
+    if ((cmd->needs & GQ_FRAME_JOURNAL) && ctx->c->journal) {
+        if ((rc = gq_journal_open(&ctx->jr, ctx->c->journal, err)))
+            return gq_err_prefix(err, "--journal");
+        ctx->journal = &ctx->jr;
+    }
+    if (ctx->out_path) {
+        if ((rc = gq_outfile_open(of, ctx->out_path, err)))
+            return rc;
+        ctx->out = of->f;
+    }
+    return GQ_OK;
+}
+
+/* Everything after run(): the document and the output, written once. */
+static int frame_outputs(gq_ctx *ctx, gq_outfile *of)
+{
+    int rc = GQ_OK;
+    if (ctx->doc && ctx->json_path && (rc = gq_json_write_file(ctx->doc, ctx->json_path, &ctx->err)))
+        return rc;
+    if (ctx->doc && ctx->doc_stdout) {
+        json_dumpf(ctx->doc, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+    }
+    if (ctx->out != stdout) {
+        ctx->out = stdout;
+        return gq_outfile_commit(of, &ctx->err);
+    }
+    return GQ_OK;
+}
+
+int gq_frame_main(const gq_frame_cmd *cmd, int argc, char **argv)
+{
+    gq_ctx ctx = {.cmd = cmd, .out = stdout};
+    gq_outfile of = {0};
+    bool help_only = false;
+    int rc = GQ_E_NOMEM;
+    ctx.opts = calloc(1, cmd->opts_size ? cmd->opts_size : 1);
+    ctx.topo = calloc(1, sizeof *ctx.topo);
+    if (!ctx.opts || !ctx.topo)
+        gq_err_set(&ctx.err, GQ_E_NOMEM, "out of memory");
+    else if (!(rc = frame_open(&ctx, &of, &help_only, argc, argv)) && help_only)
+        help(cmd);
+    else if (!rc && !(rc = cmd->run(&ctx)))
+        rc = frame_outputs(&ctx, &of);
+    if (ctx.out != stdout)
+        gq_outfile_abort(&of);
+    int code = ctx.exit_code;
+    if (rc) {
+        if (cmd->fail)
+            cmd->fail(&ctx, rc);
+        else if (ctx.err.msg[0])
+            gq_cli_error("%s", ctx.err.msg);
+        else
+            gq_cli_error("%s failed", cmd->name);
+        code = gq_status_exit_code(rc);
+    }
+    if (cmd->done && ctx.opts)
+        cmd->done(&ctx);
+    if (ctx.journal)
+        gq_journal_close(ctx.journal);
+    if (ctx.opened)
+        gq_backend_close(&ctx.be);
+    json_decref(ctx.doc);
+    free(ctx.topo);
+    free(ctx.opts);
+    return code;
+}

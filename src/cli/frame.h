@@ -1,0 +1,89 @@
+/* The command frame: what every command does the same way, written once.
+ *
+ * A command is a gq_frame_cmd: its name, summary, help text, option set
+ * (tables, default overrides, --format values) and two functions. The frame
+ * parses the options, prints --help, calls prepare() to check the options,
+ * checks that the outputs can be written, opens the backend and the journal,
+ * opens -o FILE atomically, calls run(), writes --json FILE and the JSON
+ * document on stdout, commits the output, and maps the status to the exit
+ * code. CONTRIBUTING.md ("Add a command") shows how to write one.
+ */
+#ifndef GQ_CLI_FRAME_H
+#define GQ_CLI_FRAME_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "backend/backend.h"
+#include "cli/common.h"
+#include "core/outfile.h"
+#include "measure/journal.h"
+#include "topo/topo.h"
+
+struct json_t;
+
+#define GQ_FRAME_MAXPOS 65
+
+/* What the frame does for a command (gq_frame_cmd.needs). */
+enum {
+    GQ_FRAME_COMMON = 1u << 0,  /* the options struct begins with gq_common (format, json, quiet, gpus...) */
+    GQ_FRAME_BACKEND = 1u << 1, /* open the backend and discover (gq_cli_open) unless prepare() sets
+                                   ctx->no_backend; implies GQ_FRAME_COMMON */
+    GQ_FRAME_JOURNAL = 1u << 2, /* open --journal FILE as ctx->journal */
+};
+
+typedef struct gq_ctx {
+    const struct gq_frame_cmd *cmd;
+    void *opts;   /* the command's options struct, cmd->opts_size bytes, parsed */
+    gq_common *c; /* opts as gq_common with GQ_FRAME_COMMON, else NULL */
+    const char *pos[GQ_FRAME_MAXPOS];
+    int npos;
+    /* outputs: filled from gq_common, or by prepare() */
+    const char *format;    /* --format, or NULL */
+    const char *json_path; /* --json FILE: the frame writes ctx->doc there after run() */
+    const char *out_path;  /* -o FILE: opened atomically as ctx->out; committed only on success */
+    bool quiet;
+    bool no_backend; /* prepare() sets it to skip the backend (topo --from-snapshot) */
+    /* opened by the frame */
+    gq_backend be;
+    bool opened;
+    gq_topo *topo;       /* the whole machine after discovery (allocated for every command) */
+    gq_journal *journal; /* --journal, or NULL (points at jr) */
+    gq_journal jr;
+    FILE *out; /* -o FILE, else stdout */
+    /* results of run() */
+    struct json_t *doc; /* the document: written to --json FILE (the frame frees it) */
+    bool doc_stdout;    /* also print doc on stdout (--format json) */
+    int exit_code;      /* a verdict's exit code (0, 1, 4, 5) when run() returns GQ_OK */
+    gq_err err;
+} gq_ctx;
+
+typedef struct gq_frame_cmd {
+    const char *name;
+    const char *summary; /* one line for `gpuqual --help` */
+    const char *usage;   /* printed before "options:" by --help */
+    gq_optset opts;
+    size_t opts_size; /* sizeof the options struct */
+    int maxpos;       /* positional arguments accepted (at most GQ_FRAME_MAXPOS) */
+    unsigned needs;   /* GQ_FRAME_* */
+    /* Check the options before any work; may set ctx->out_path, json_path,
+     * no_backend. NULL: nothing to check. */
+    int (*prepare)(gq_ctx *ctx);
+    /* The work. Returns a gq status; GQ_OK with ctx->exit_code for a verdict. */
+    int (*run)(gq_ctx *ctx);
+    /* Report an error another way than one "gpuqual: MSG" line (topo's "no
+     * GPU"). NULL: the one line. */
+    void (*fail)(gq_ctx *ctx, int rc);
+    /* Free what prepare() or run() kept in the options struct; called
+     * always, last. NULL: nothing to free. */
+    void (*done)(gq_ctx *ctx);
+} gq_frame_cmd;
+
+/* Run a command: argv[1] is its name. Returns the exit code. */
+int gq_frame_main(const gq_frame_cmd *cmd, int argc, char **argv);
+
+/* The width help wraps to: the terminal's when stdout is one (never
+ * narrower than 60), else 100. */
+int gq_frame_help_width(void);
+
+#endif
