@@ -47,8 +47,10 @@ typedef struct gq_sim_faults {
 
 /* Parse "gpu3:thermal,gpu1:ecc". NULL or "" = no faults. ngpu > 0 also
  * rejects GPUs the machine does not have ("GPU 9 does not exist (this
- * machine has GPUs 0-7)"). GQ_E_USAGE with one line naming the bad item and
- * listing the valid kinds. */
+ * machine has GPUs 0-7)"); with ngpu 0 (the machine not known yet) only the
+ * grammar is checked, and a GPU number of GQ_MAX_GPUS or more is left out
+ * of *out (the sim backend's init checks it against the machine). GQ_E_USAGE
+ * with one line naming the bad item and listing the valid kinds. */
 int gq_sim_faults_parse(const char *spec, int ngpu, gq_sim_faults *out, gq_err *err);
 
 /* The stress and telemetry model of one open sim backend. The sim backend
