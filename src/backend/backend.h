@@ -110,8 +110,8 @@ typedef struct gq_backend gq_backend;
 /* Backend options, as fio's engines own theirs (ioengine_ops.options):
  * each backend declares its options in a table (name, value kind, bounds,
  * help) that the CLI can list, and parses them into its own options struct
- * (opaque to the seam) through its opt_parse hook. The seam carries only
- * what every backend shares and the KEY=VALUE pairs the caller collected. */
+ * (opaque to the seam) through its opt_parse hook. The seam carries no
+ * backend's fields, only the KEY=VALUE pairs the caller collected. */
 typedef enum gq_backend_opt_kind {
     GQ_BE_OPT_STR = 0, /* non-empty text */
     GQ_BE_OPT_INT,     /* whole number within [lo, hi] */
@@ -143,7 +143,6 @@ typedef struct gq_backend_kv {
 #define GQ_BACKEND_MAX_KV 16
 
 typedef struct gq_backend_opts {
-    const char *snapshot; /* replay discovery from a snapshot file (no transfers) */
     int nkv;
     gq_backend_kv kv[GQ_BACKEND_MAX_KV];
     /* storage for values formatted by gq_backend_opts_addf */

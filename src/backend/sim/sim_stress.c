@@ -424,8 +424,3 @@ void gq_sim_stress_wait(gq_sim_stress *s, double seconds)
     if (seconds > 0)
         s->vt += seconds;
 }
-
-double gq_sim_stress_clock(const gq_sim_stress *s)
-{
-    return s ? s->vt : 0;
-}

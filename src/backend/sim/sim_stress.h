@@ -70,7 +70,4 @@ int gq_sim_stress_stop(gq_sim_stress *s, gq_backend *be, int gpu, gq_err *err);
 int gq_sim_sample(gq_sim_stress *s, gq_backend *be, int gpu, gq_sample *x, gq_err *err);
 void gq_sim_stress_wait(gq_sim_stress *s, double seconds);
 
-/* Virtual seconds the stress model's clock has advanced (by gq_sim_stress_wait). */
-double gq_sim_stress_clock(const gq_sim_stress *s);
-
 #endif
