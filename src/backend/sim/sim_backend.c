@@ -233,18 +233,20 @@ typedef struct sim_opts {
     const char *faults; /* "gpu3:thermal,gpu1:ecc"; GPU numbers checked at init */
 } sim_opts;
 
+enum { O_SIM, O_SEED, O_NOISE, O_FAULT, O_END };
+
 /* clang-format off */
-static const gq_backend_opt sim_options[] = {
-    {.name = "sim", .kind = GQ_BE_OPT_STR, .arg = "TOPO", .opens = true,
+static const gq_backend_opt sim_options[O_END + 1] = {
+    [O_SIM] = {.name = "sim", .kind = GQ_BE_OPT_STR, .arg = "TOPO", .opens = true,
      .help = "run on a simulated machine: a topology file or a built-in name (rtx4090x8, rtxpro6000x8, "
              "a100x6, h200x2)"},
-    {.name = "sim-seed", .kind = GQ_BE_OPT_INT, .arg = "N", .def = "1",
+    [O_SEED] = {.name = "sim-seed", .kind = GQ_BE_OPT_INT, .arg = "N", .def = "1",
      .help = "seed of the simulator's deterministic noise", .lo = 0, .hi = 2147483647},
-    {.name = "sim-noise", .kind = GQ_BE_OPT_DOUBLE, .arg = "FRAC",
+    [O_NOISE] = {.name = "sim-noise", .kind = GQ_BE_OPT_DOUBLE, .arg = "FRAC",
      .help = "relative noise of simulated figures, 0 = none (default: the topology's)", .lo = 0, .hi = 0.5},
-    {.name = "sim-fault", .kind = GQ_BE_OPT_STR, .arg = "SPEC",
+    [O_FAULT] = {.name = "sim-fault", .kind = GQ_BE_OPT_STR, .arg = "SPEC",
      .help = "inject faults into the simulation: gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8"},
-    {.name = NULL},
+    [O_END] = {.name = NULL},
 };
 /* clang-format on */
 
@@ -258,19 +260,20 @@ static void sim_opt_default(void *bopts)
 static int sim_opt_parse(void *bopts, const gq_backend_opt *opt, const gq_backend_val *v, gq_err *err)
 {
     sim_opts *o = bopts;
-    if (opt == &sim_options[0])
-        o->topology = v->str;
-    else if (opt == &sim_options[1])
-        o->seed = (uint64_t)v->i;
-    else if (opt == &sim_options[2])
-        o->noise = v->d;
-    else if (opt == &sim_options[3]) {
+    switch (opt - sim_options) {
+    case O_SIM: o->topology = v->str; break;
+    case O_SEED: o->seed = (uint64_t)v->i; break;
+    case O_NOISE: o->noise = v->d; break;
+    case O_FAULT: {
         /* The grammar now; the GPU numbers once the machine is known (init). */
         gq_sim_faults f;
         int rc = gq_sim_faults_parse(v->str, 0, &f, err);
         if (rc)
             return rc;
         o->faults = v->str;
+        break;
+    }
+    default: return gq_err_set(err, GQ_E_FAIL, "--%s: not a sim option", opt->name);
     }
     return GQ_OK;
 }
