@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "backend/sim/sim.h"
 #include "core/units.h"
 
 #define NGPU 64
@@ -68,7 +69,8 @@ int main(int argc, char **argv)
     gq_backend be;
     gq_err e = {0};
     gq_backend_register_builtin();
-    gq_backend_opts o = {.sim_topology = path, .sim_seed = 1, .sim_noise = -1};
+    gq_backend_opts o;
+    gq_sim_opts(&o, path, 1, -1, NULL);
     int rc = gq_backend_open(&be, "sim", &o, &e);
     unlink(path);
     if (rc) {

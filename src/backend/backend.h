@@ -25,7 +25,7 @@
 #include "core/types.h"
 #include "topo/topo.h"
 
-#define GQ_BACKEND_OPS_VERSION 1
+#define GQ_BACKEND_OPS_VERSION 2
 
 typedef struct gq_flow {
     gq_endpoint src, dst;
@@ -107,21 +107,83 @@ typedef struct gq_latency_req {
 
 typedef struct gq_backend gq_backend;
 
+/* Backend options, as fio's engines own theirs (ioengine_ops.options):
+ * each backend declares its options in a table (name, value kind, bounds,
+ * help) that the CLI can list, and parses them into its own options struct
+ * (opaque to the seam) through its opt_parse hook. The seam carries no
+ * backend's fields, only the KEY=VALUE pairs the caller collected. */
+typedef enum gq_backend_opt_kind {
+    GQ_BE_OPT_STR = 0, /* non-empty text */
+    GQ_BE_OPT_INT,     /* whole number within [lo, hi] */
+    GQ_BE_OPT_DOUBLE,  /* finite number within [lo, hi] */
+} gq_backend_opt_kind;
+
+typedef struct gq_backend_opt {
+    const char *name; /* the command-line name without "--", e.g. "sim-seed"; NULL ends a table */
+    gq_backend_opt_kind kind;
+    const char *arg;  /* the value's placeholder in help, e.g. "N" */
+    const char *def;  /* the default as help shows it; NULL = none */
+    const char *help; /* one line */
+    double lo, hi;    /* bounds of INT and DOUBLE values; lo == hi = none */
+    bool opens;       /* giving this option selects this backend (sim: --sim) */
+} gq_backend_opt;
+
+/* A checked option value: the text, and the number for INT and DOUBLE. */
+typedef struct gq_backend_val {
+    const char *str;
+    long long i;
+    double d;
+} gq_backend_val;
+
+typedef struct gq_backend_kv {
+    const char *key;   /* an option name of the backend's table */
+    const char *value; /* the caller's string, alive until gq_backend_open returns */
+} gq_backend_kv;
+
+#define GQ_BACKEND_MAX_KV 16
+
 typedef struct gq_backend_opts {
-    const char *sim_topology; /* sim: file path or built-in name */
-    uint64_t sim_seed;
-    double sim_noise;       /* sim: relative noise amplitude; 0 = off; <0 = topology default */
-    const char *sim_faults; /* sim: "gpu3:thermal,gpu1:ecc" */
-    const char *snapshot;   /* replay discovery from a snapshot file (no transfers) */
+    int nkv;
+    gq_backend_kv kv[GQ_BACKEND_MAX_KV];
+    /* storage for values formatted by gq_backend_opts_addf */
+    char store[1024];
+    size_t used;
 } gq_backend_opts;
+
+/* Append KEY=VALUE (the strings are borrowed; a key given again replaces
+ * the earlier value). GQ_E_USAGE when full. */
+int gq_backend_opts_add(gq_backend_opts *o, const char *key, const char *value, gq_err *err);
+/* Same, with the value formatted into o's own storage. */
+int gq_backend_opts_addf(gq_backend_opts *o, gq_err *err, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The value of KEY in o, or NULL. */
+const char *gq_backend_opts_get(const gq_backend_opts *o, const char *key);
 
 typedef struct gq_backend_ops {
     int version; /* GQ_BACKEND_OPS_VERSION */
     const char *name;
     unsigned flags; /* GQ_BE_* */
 
-    /* Required. Sets be->priv. GQ_E_NODEV when there is no device/driver. */
-    int (*init)(gq_backend *be, const gq_backend_opts *o, gq_err *err);
+    /* The backend's own options: a table ended by a NULL name (NULL = the
+     * backend takes none), the size of the struct they are parsed into, and
+     * the hooks that fill it. The seam checks each KEY=VALUE against the
+     * table (known name, value kind, bounds) before opt_parse sees it, so
+     * opt_parse only checks what the table cannot say (e.g. a fault spec's
+     * grammar) and stores the value; opt_default (optional) sets the
+     * defaults first. Strings stored may point into the gq_backend_opts and
+     * are valid until init returns. Errors are one line that names the
+     * option and what is right. */
+    const gq_backend_opt *options;
+    size_t opts_size;
+    void (*opt_default)(void *bopts);
+    int (*opt_parse)(void *bopts, const gq_backend_opt *opt, const gq_backend_val *v, gq_err *err);
+
+    /* Required. Sets be->priv, the backend's own state (stress models
+     * included). bopts is the backend's options struct filled by the hooks
+     * above (NULL when opts_size is 0); init checks what needs the machine
+     * (e.g. a fault on a GPU the machine does not have).
+     * GQ_E_NODEV when there is no device/driver. */
+    int (*init)(gq_backend *be, const gq_backend_opts *o, const void *bopts, gq_err *err);
     void (*fini)(gq_backend *be);
     /* Required. Fill *t (already gq_topo_init()ed). */
     int (*discover)(gq_backend *be, gq_topo *t, gq_err *err);
@@ -182,7 +244,15 @@ const gq_backend_ops *gq_backend_find(const char *name);
 /* Names of registered backends, NULL-terminated. */
 const char *const *gq_backend_names(void);
 
-/* Open: find by name, init. On failure *be is left closed. */
+/* Check o's KEY=VALUE pairs against backend `name`'s options and parse them
+ * through its hooks without opening it: a command refuses a bad option
+ * before it starts work. Checks that need the machine happen at open. */
+int gq_backend_check_opts(const char *name, const gq_backend_opts *o, gq_err *err);
+/* The options table of backend `name` (NULL when it has none or is not built in). */
+const gq_backend_opt *gq_backend_options(const char *name);
+
+/* Open: find by name, parse o's options (as gq_backend_check_opts), init.
+ * On failure *be is left closed. */
 int gq_backend_open(gq_backend *be, const char *name, const gq_backend_opts *o, gq_err *err);
 void gq_backend_close(gq_backend *be);
 

@@ -30,7 +30,6 @@
 #include "analysis/expect.h"
 #include "analysis/fleet.h"
 #include "analysis/stress.h"
-#include "backend/sim/sim_stress.h"
 #include "cli/card_opts.h"
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -404,8 +403,10 @@ static int parse_all(int argc, char **argv, fleet_cli *o, gq_expect *ex, double 
                               "--sim-fault needs --sim: faults can only be injected into a simulation");
         if ((rc = faults_for_rank(o->c.sim_fault, -1, faults, sizeof faults, &maxrank, err)))
             return rc;
-        gq_sim_faults sf;
-        if ((rc = gq_sim_faults_parse(faults, 0, &sf, err)))
+        /* The sim backend's option hook checks the spec, rank prefixes resolved. */
+        gq_common cm = o->c;
+        cm.sim_fault = faults[0] ? faults : NULL;
+        if ((rc = gq_cli_check_backend_opts(&cm, err)))
             return rc;
     }
     if (o->expect && (rc = gq_expect_load(o->expect, ex, err)))

@@ -11,7 +11,6 @@
 
 #include "analysis/stress.h"
 #include "exec/stress_run.h"
-#include "backend/sim/sim_stress.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "core/interrupt.h"
@@ -387,16 +386,10 @@ int gq_cmd_stress(int argc, char **argv)
     if ((rc = gq_stress_parse_precision(o.precision, &so.precision, &err)) ||
         (rc = gq_stress_opts_check(&so, &err)))
         goto fail;
-    if (o.c.sim_fault) {
-        gq_sim_faults f;
-        if (!o.c.sim) {
-            rc = gq_err_set(&err, GQ_E_USAGE,
-                            "--sim-fault needs --sim: faults can only be injected into a simulation");
-            goto fail;
-        }
-        if ((rc = gq_sim_faults_parse(o.c.sim_fault, 0, &f, &err)))
-            goto fail;
-    }
+    /* A bad --sim-fault (or other backend option) is refused before anything
+     * runs, by the backend's option hook. */
+    if ((rc = gq_cli_check_backend_opts(&o.c, &err)))
+        goto fail;
     /* Refuse unwritable outputs before any GPU is loaded. */
     if ((rc = gq_cli_check_writable(o.c.json_path, &err)) || (rc = gq_cli_check_writable(o.csv, &err)))
         goto fail;
@@ -404,12 +397,6 @@ int gq_cmd_stress(int argc, char **argv)
     if ((rc = gq_cli_open(&o.c, &be, topo, &err)))
         goto fail;
     opened = true;
-    if (!strcmp(be.ops->name, "sim") && o.c.sim_fault) {
-        /* Check the GPU numbers of the fault spec against this machine. */
-        gq_sim_faults f;
-        if ((rc = gq_sim_faults_parse(o.c.sim_fault, topo->ngpu, &f, &err)))
-            goto fail;
-    }
     if (!o.c.quiet)
         for (int i = 0; i < topo->nwarnings; i++)
             gq_cli_warn("%s", topo->warnings[i]);

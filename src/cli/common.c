@@ -43,7 +43,8 @@ const gq_opt gq_common_backend_opts[] = {
     {.name = "sim-seed", .type = GQ_OPT_INT, .off = OFF(sim_seed), .def = "1", .arg = "N",
      .help = "seed of the simulator's deterministic noise", .lo = 0, .hi = 2147483647},
     {.name = "sim-noise", .type = GQ_OPT_DOUBLE, .off = OFF(sim_noise), .def = "-1", .arg = "FRAC",
-     .help = "relative noise of simulated figures, 0 = none (default: the topology's)", .lo = -1, .hi = 0.5},
+     .help = "relative noise of simulated figures, 0 = none (default: the topology's)", .lo = -1, .hi = 0.5,
+     .seen_off = OFF(sim_noise_given)},
     {.name = "sim-fault", .type = GQ_OPT_STR, .off = OFF(sim_fault), .arg = "SPEC",
      .help = "inject faults into the simulation: gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8"},
     {.name = "journal", .type = GQ_OPT_STR, .off = OFF(journal), .arg = "FILE",
@@ -123,19 +124,49 @@ int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err)
     return GQ_OK;
 }
 
-int gq_cli_open(gq_common *c, gq_backend *be, gq_topo *topo, gq_err *err)
+int gq_cli_backend_opts(const gq_common *c, gq_backend_opts *bo, gq_err *err)
 {
-    gq_backend_opts bo = {
-        .sim_topology = c->sim,
-        .sim_seed = (uint64_t)c->sim_seed,
-        .sim_noise = c->sim_noise,
-        .sim_faults = c->sim_fault,
-    };
+    memset(bo, 0, sizeof *bo);
     if (c->sim_fault && !c->sim)
         return gq_err_set(err, GQ_E_USAGE,
                           "--sim-fault needs --sim: faults can only be injected into a simulation");
-    const char *name = c->sim ? "sim" : "cuda";
+    if (!c->sim)
+        return GQ_OK;
     int rc;
+    if ((rc = gq_backend_opts_add(bo, "sim", c->sim, err)) ||
+        (rc = gq_backend_opts_addf(bo, err, "sim-seed", "%d", c->sim_seed)))
+        return rc;
+    if (c->sim_noise_given) {
+        /* The shortest text that reads back as the same number. */
+        int prec = 1;
+        char buf[40];
+        do
+            snprintf(buf, sizeof buf, "%.*g", prec, c->sim_noise);
+        while (strtod(buf, NULL) != c->sim_noise && ++prec <= 17);
+        if ((rc = gq_backend_opts_addf(bo, err, "sim-noise", "%s", buf)))
+            return rc;
+    }
+    if (c->sim_fault && (rc = gq_backend_opts_add(bo, "sim-fault", c->sim_fault, err)))
+        return rc;
+    return GQ_OK;
+}
+
+int gq_cli_check_backend_opts(const gq_common *c, gq_err *err)
+{
+    gq_backend_opts bo;
+    int rc = gq_cli_backend_opts(c, &bo, err);
+    if (rc || !c->sim)
+        return rc;
+    return gq_backend_check_opts("sim", &bo, err);
+}
+
+int gq_cli_open(gq_common *c, gq_backend *be, gq_topo *topo, gq_err *err)
+{
+    gq_backend_opts bo;
+    int rc = gq_cli_backend_opts(c, &bo, err);
+    if (rc)
+        return rc;
+    const char *name = c->sim ? "sim" : "cuda";
     if (!c->sim && !gq_backend_find("cuda"))
         return gq_err_set(err, GQ_E_NODEV,
                           "this gpuqual was built without CUDA; use --sim NAME (e.g. --sim rtx4090x8) for a "

@@ -24,7 +24,8 @@ typedef struct gq_common {
     /* backend */
     const char *sim; /* --sim FILE|NAME */
     int sim_seed;
-    double sim_noise; /* < 0: the topology's default */
+    double sim_noise;     /* < 0: the topology's default */
+    bool sim_noise_given; /* --sim-noise was on the command line */
     const char *sim_fault;
     const char *gpus;    /* --gpus "0,1,3" (NULL = all) */
     const char *journal; /* --journal FILE */
@@ -49,6 +50,16 @@ extern const gq_opt gq_common_measure_opts[];
 /* Parse a GPU list "0,1,3" / "0-3" / "all" against ngpu. Rejects empty
  * items, non-numbers, negatives, out-of-range and duplicates. */
 int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err);
+
+/* The backend options of c as the seam's KEY=VALUE pairs (the sim
+ * backend's --sim, --sim-seed, --sim-noise when given, --sim-fault; its
+ * option hook parses and checks them). GQ_E_USAGE for --sim-fault without
+ * --sim. The values point into c (and bo). */
+int gq_cli_backend_opts(const gq_common *c, gq_backend_opts *bo, gq_err *err);
+/* Check c's backend options through the backend's option hook without
+ * opening it (a command refuses a bad --sim-fault before it starts work);
+ * what needs the machine is checked when gq_cli_open opens it. */
+int gq_cli_check_backend_opts(const gq_common *c, gq_err *err);
 
 /* Open the backend the options ask for (sim when --sim, else cuda), discover
  * the topology, and resolve --gpus. On GQ_E_NODEV the message says there is no

@@ -50,7 +50,8 @@ static void exercise(const uint8_t *data, size_t size, const gq_sim_machine *m)
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     gq_backend be;
-    gq_backend_opts o = {.sim_topology = path, .sim_seed = 1, .sim_noise = -1};
+    gq_backend_opts o;
+    gq_sim_opts(&o, path, 1, -1, NULL);
     gq_err e = {0};
     gq_backend_register_builtin();
     if (gq_backend_open(&be, "sim", &o, &e) == GQ_OK) {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/sim/sim.h"
 #include "measure/catalog.h"
 #include "measure/harness.h"
 #include "core/record.h"
@@ -208,7 +209,8 @@ static void cells_on_sim(void)
     gq_err err = {0};
     gq_backend be;
     gq_backend_register_builtin();
-    gq_backend_opts bo = {.sim_topology = "h200x2", .sim_seed = 7, .sim_noise = 0};
+    gq_backend_opts bo;
+    gq_sim_opts(&bo, "h200x2", 7, 0, NULL);
     if (gq_backend_open(&be, "sim", &bo, &err) != GQ_OK) {
         check(false, "open sim h200x2: %s", err.msg);
         return;

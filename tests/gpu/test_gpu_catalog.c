@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/sim/sim.h"
 #include "backend/cuda/cuda_internal.h"
 #include "measure/catalog.h"
 #include "measure/harness.h"
@@ -327,7 +328,8 @@ int main(int argc, char **argv)
     gq_err err = {0};
     gq_backend be;
     gq_backend_register_builtin();
-    gq_backend_opts bo = {.sim_topology = sim, .sim_seed = 1, .sim_noise = -1};
+    gq_backend_opts bo;
+    gq_sim_opts(&bo, sim, 1, -1, NULL);
     if (gq_backend_open(&be, sim ? "sim" : "cuda", sim ? &bo : NULL, &err) != GQ_OK) {
         printf("FAIL open: %s\n", err.msg);
         return 1;

@@ -21,6 +21,7 @@
 #include "exec/card_run.h"
 #include "analysis/expect.h"
 #include "backend/backend.h"
+#include "backend/sim/sim.h"
 #include "core/interrupt.h"
 #include "render/card_render.h"
 #include "render/render.h"
@@ -57,10 +58,8 @@ static __attribute__((unused)) card_run cu_run(const card_args *a)
     memset(&out, 0, sizeof out);
     gq_backend_register_builtin();
     gq_backend be = {0};
-    gq_backend_opts bo = {.sim_topology = a->machine,
-                          .sim_seed = a->seed ? a->seed : 1,
-                          .sim_noise = a->noise,
-                          .sim_faults = a->faults};
+    gq_backend_opts bo;
+    gq_sim_opts(&bo, a->machine, a->seed ? a->seed : 1, a->noise, a->faults);
     gq_err e = {0};
     if (gq_backend_open(&be, "sim", &bo, &e))
         fail_msg("open sim %s: %s", a->machine, e.msg);

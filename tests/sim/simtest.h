@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "backend/backend.h"
+#include "backend/sim/sim.h"
 #include "core/units.h"
 
 #define ST_MAX 64
@@ -33,7 +34,8 @@ static inline gq_backend *st_open(const char *machine, uint64_t seed, double noi
 {
     static gq_backend be;
     gq_backend_register_builtin();
-    gq_backend_opts o = {.sim_topology = machine, .sim_seed = seed, .sim_noise = noise};
+    gq_backend_opts o;
+    gq_sim_opts(&o, machine, seed, noise, NULL);
     gq_err e = {0};
     int rc = gq_backend_open(&be, "sim", &o, &e);
     if (rc)

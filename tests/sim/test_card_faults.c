@@ -45,7 +45,8 @@ static void test_budget_too_small(void **state)
     (void)state;
     gq_backend_register_builtin();
     gq_backend be = {0};
-    gq_backend_opts bo = {.sim_topology = "rtxpro6000x8", .sim_seed = 1, .sim_noise = -1};
+    gq_backend_opts bo;
+    gq_sim_opts(&bo, "rtxpro6000x8", 1, -1, NULL);
     gq_err e = {0};
     assert_int_equal(gq_backend_open(&be, "sim", &bo, &e), GQ_OK);
     gq_topo *t = calloc(1, sizeof *t);

@@ -155,7 +155,8 @@ static json_t *run_card(const int *gpus, int n, int prefill, int decode, int off
 {
     gq_backend_register_builtin();
     gq_backend be = {0};
-    gq_backend_opts bo = {.sim_topology = "rtxpro6000x8", .sim_seed = 1, .sim_noise = 0};
+    gq_backend_opts bo;
+    gq_sim_opts(&bo, "rtxpro6000x8", 1, 0, NULL);
     gq_err e = {0};
     if (gq_backend_open(&be, "sim", &bo, &e))
         fail_msg("open: %s", e.msg);

@@ -42,7 +42,8 @@ static void one_gpu(void **state)
     (void)state;
     gq_backend_register_builtin();
     gq_backend be = {0};
-    gq_backend_opts bo = {.sim_topology = "h200x2", .sim_seed = 1, .sim_noise = 0};
+    gq_backend_opts bo;
+    gq_sim_opts(&bo, "h200x2", 1, 0, NULL);
     gq_err err = {0};
     static gq_topo topo;
     assert_int_equal(gq_backend_open(&be, "sim", &bo, &err), 0);

@@ -12,6 +12,7 @@
 
 #include "exec/discovery.h"
 #include "backend/backend.h"
+#include "backend/sim/sim.h"
 
 /* Run discovery on `machine` (a built-in name or a topology file) with the
  * given noise (<0: the topology's default) and seed. Fails the test with the
@@ -25,7 +26,8 @@ static inline void disc_run(const char *machine, double noise, uint64_t seed, in
         registered = 1;
     }
     gq_backend be = {0};
-    gq_backend_opts bo = {.sim_topology = machine, .sim_seed = seed, .sim_noise = noise};
+    gq_backend_opts bo;
+    gq_sim_opts(&bo, machine, seed, noise, NULL);
     gq_err err = {0};
     gq_topo *topo = calloc(1, sizeof *topo);
     assert_non_null(topo);

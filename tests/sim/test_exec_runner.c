@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "backend/backend.h"
+#include "backend/sim/sim.h"
 #include "core/interrupt.h"
 #include "core/units.h"
 #include "exec/plan_run.h"
@@ -31,8 +32,10 @@ static int setup(void **state)
     if (!f)
         return -1;
     gq_backend_register_builtin();
-    gq_backend_opts bo = {.sim_topology = "h200x2", .sim_seed = 1, .sim_noise = 0};
+    gq_backend_opts bo = {0};
     gq_err e = {0};
+    if (gq_sim_opts(&bo, "h200x2", 1, 0, NULL))
+        return -1;
     if (gq_backend_open(&f->be, "sim", &bo, &e))
         return -1;
     gq_topo_init(&f->topo);

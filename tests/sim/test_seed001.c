@@ -235,7 +235,8 @@ static void stress_figures(uint64_t seed)
 {
     gq_backend be;
     gq_backend_register_builtin();
-    gq_backend_opts bo = {.sim_topology = "rtxpro6000x8", .sim_seed = seed, .sim_noise = -1};
+    gq_backend_opts bo;
+    gq_sim_opts(&bo, "rtxpro6000x8", seed, -1, NULL);
     gq_err e = {0};
     if (gq_backend_open(&be, "sim", &bo, &e))
         fail_msg("open sim: %s", e.msg);

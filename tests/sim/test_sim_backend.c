@@ -373,17 +373,17 @@ static void test_open_errors(void **state)
     gq_backend be;
     gq_err e = {0};
     gq_backend_register_builtin();
-    gq_backend_opts o = {.sim_topology = "rtx4090", .sim_noise = -1};
+    gq_backend_opts o;
+    gq_sim_opts(&o, "rtx4090", 0, -1, NULL);
     assert_int_equal(gq_backend_open(&be, "sim", &o, &e), GQ_E_USAGE);
     assert_non_null(strstr(e.msg, "did you mean 'rtx4090x8'"));
-    o.sim_topology = "/nonexistent/dir/m.topo";
+    gq_backend_opts_add(&o, "sim", "/nonexistent/dir/m.topo", NULL);
     assert_int_equal(gq_backend_open(&be, "sim", &o, &e), GQ_E_USAGE);
     assert_non_null(strstr(e.msg, "/nonexistent/dir/m.topo:1:1:"));
-    o.sim_topology = "h200x2";
-    o.sim_faults = "gpu0:meltdown";
+    gq_backend_opts_add(&o, "sim", "h200x2", NULL);
+    gq_backend_opts_add(&o, "sim-fault", "gpu0:meltdown", NULL);
     assert_int_equal(gq_backend_open(&be, "sim", &o, &e), GQ_E_USAGE);
-    o.sim_faults = NULL;
-    o.sim_topology = NULL; /* the default machine */
+    gq_sim_opts(&o, NULL, 0, -1, NULL); /* the default machine */
     assert_int_equal(gq_backend_open(&be, "sim", &o, &e), GQ_OK);
     gq_topo *t = calloc(1, sizeof *t);
     gq_topo_init(t);

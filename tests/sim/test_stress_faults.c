@@ -18,6 +18,7 @@
 #include "analysis/stress.h"
 #include "exec/stress_run.h"
 #include "backend/backend.h"
+#include "backend/sim/sim.h"
 #include "backend/sim/sim_stress.h"
 #include "core/interrupt.h"
 #include "core/units.h"
@@ -43,7 +44,8 @@ static run *stress(const char *machine, const char *faults, double duration, gq_
     assert_non_null(x->r);
     assert_non_null(x->s);
     gq_backend_register_builtin();
-    gq_backend_opts bo = {.sim_topology = machine, .sim_seed = 1, .sim_noise = -1, .sim_faults = faults};
+    gq_backend_opts bo;
+    gq_sim_opts(&bo, machine, 1, -1, faults);
     gq_err e = {0};
     int rc = gq_backend_open(&x->be, "sim", &bo, &e);
     if (rc)
@@ -305,7 +307,8 @@ static void real_time_path(void **state)
     (void)state;
     gq_backend_register_builtin();
     gq_backend be;
-    gq_backend_opts bo = {.sim_topology = "h200x2", .sim_seed = 1, .sim_noise = -1};
+    gq_backend_opts bo;
+    gq_sim_opts(&bo, "h200x2", 1, -1, NULL);
     gq_err e = {0};
     assert_int_equal(gq_backend_open(&be, "sim", &bo, &e), GQ_OK);
     gq_topo *t = calloc(1, sizeof *t);
@@ -386,8 +389,8 @@ static void bad_fault_specs_refused(void **state)
     /* Through the backend: refused when it is opened. */
     gq_backend_register_builtin();
     gq_backend be;
-    gq_backend_opts bo = {
-        .sim_topology = "rtx4090x8", .sim_seed = 1, .sim_noise = -1, .sim_faults = "gpu3:melt"};
+    gq_backend_opts bo;
+    gq_sim_opts(&bo, "rtx4090x8", 1, -1, "gpu3:melt");
     memset(&e, 0, sizeof e);
     assert_int_equal(gq_backend_open(&be, "sim", &bo, &e), GQ_E_USAGE);
     assert_non_null(strstr(e.msg, "gpu3:melt"));

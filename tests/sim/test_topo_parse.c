@@ -99,7 +99,8 @@ static void test_bad_files(void **state)
         assert_null(m);
         /* the same through the backend, as `--sim FILE` opens it */
         gq_backend be;
-        gq_backend_opts o = {.sim_topology = path, .sim_noise = -1};
+        gq_backend_opts o;
+        gq_sim_opts(&o, path, 0, -1, NULL);
         memset(&e, 0, sizeof e);
         rc = gq_backend_open(&be, "sim", &o, &e);
         expect_error(rc, &e, path, cases[i].line, cases[i].col, cases[i].text);

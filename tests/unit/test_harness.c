@@ -43,7 +43,7 @@ struct gq_group {
 };
 static struct gq_group the_group;
 
-static int f_init(gq_backend *be, const gq_backend_opts *o, gq_err *err)
+static int f_init(gq_backend *be, const gq_backend_opts *o, const void *bopts, gq_err *err)
 {
     return GQ_OK;
 }

@@ -143,9 +143,10 @@ out:
 
 /* ---- init / fini / discover / info ---------------------------------------- */
 
-static int cuda_init(gq_backend *be, const gq_backend_opts *o, gq_err *err)
+static int cuda_init(gq_backend *be, const gq_backend_opts *o, const void *bopts, gq_err *err)
 {
     (void)o;
+    (void)bopts;
     int rc = GQ_OK, n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess)

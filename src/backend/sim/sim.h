@@ -210,4 +210,10 @@ void gq_sim_solve(gq_sim_problem *p);
 double gq_sim_noise_unit(uint64_t key);
 uint64_t gq_sim_hash(uint64_t a, uint64_t b);
 
+/* The options of a simulated machine as the seam's KEY=VALUE pairs, for
+ * tests and benches that open the sim backend directly: --sim topology
+ * (NULL = the default machine), --sim-seed, --sim-noise (< 0 = the
+ * topology's: not given), --sim-fault (NULL = none). Resets *o first. */
+int gq_sim_opts(gq_backend_opts *o, const char *topology, uint64_t seed, double noise, const char *faults);
+
 #endif

@@ -46,6 +46,7 @@ typedef struct sim_priv {
     uint64_t calls; /* runs and latency queries so far: part of the noise key */
     int nc;         /* constraints: 3 per link (two directions, duplex) + 1 per GPU */
     int numa_count;
+    gq_sim_stress *stress; /* the stress and telemetry model (sim_stress.c) */
 } sim_priv;
 
 #define C_DIR(l, d) (3 * (l) + (d))
@@ -205,27 +206,109 @@ static int check_endpoint(const sim_priv *s, gq_endpoint e, gq_err *err)
     return GQ_OK;
 }
 
+int gq_sim_opts(gq_backend_opts *o, const char *topology, uint64_t seed, double noise, const char *faults)
+{
+    memset(o, 0, sizeof *o);
+    int rc = GQ_OK;
+    if (topology)
+        rc = gq_backend_opts_add(o, "sim", topology, NULL);
+    if (!rc)
+        rc = gq_backend_opts_addf(o, NULL, "sim-seed", "%llu", (unsigned long long)seed);
+    if (!rc && noise >= 0)
+        rc = gq_backend_opts_addf(o, NULL, "sim-noise", "%.17g", noise);
+    if (!rc && faults)
+        rc = gq_backend_opts_add(o, "sim-fault", faults, NULL);
+    return rc;
+}
+
 /* ---- init / fini ----------------------------------------------------------------- */
 
-static int sim_init(gq_backend *be, const gq_backend_opts *o, gq_err *err)
+/* ---- options ------------------------------------------------------------------- */
+
+/* The sim backend's options, parsed by the seam's option hooks. */
+typedef struct sim_opts {
+    const char *topology; /* file path or built-in name; NULL = the default machine */
+    uint64_t seed;
+    double noise;       /* relative amplitude; < 0 = not given (the topology's) */
+    const char *faults; /* "gpu3:thermal,gpu1:ecc"; GPU numbers checked at init */
+} sim_opts;
+
+enum { O_SIM, O_SEED, O_NOISE, O_FAULT, O_END };
+
+/* clang-format off */
+static const gq_backend_opt sim_options[O_END + 1] = {
+    [O_SIM] = {.name = "sim", .kind = GQ_BE_OPT_STR, .arg = "TOPO", .opens = true,
+     .help = "run on a simulated machine: a topology file or a built-in name (rtx4090x8, rtxpro6000x8, "
+             "a100x6, h200x2)"},
+    [O_SEED] = {.name = "sim-seed", .kind = GQ_BE_OPT_INT, .arg = "N", .def = "1",
+     .help = "seed of the simulator's deterministic noise", .lo = 0, .hi = 2147483647},
+    [O_NOISE] = {.name = "sim-noise", .kind = GQ_BE_OPT_DOUBLE, .arg = "FRAC",
+     .help = "relative noise of simulated figures, 0 = none (default: the topology's)", .lo = 0, .hi = 0.5},
+    [O_FAULT] = {.name = "sim-fault", .kind = GQ_BE_OPT_STR, .arg = "SPEC",
+     .help = "inject faults into the simulation: gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8"},
+    [O_END] = {.name = NULL},
+};
+/* clang-format on */
+
+static void sim_opt_default(void *bopts)
 {
+    sim_opts *o = bopts;
+    o->seed = 1;
+    o->noise = -1;
+}
+
+static int sim_opt_parse(void *bopts, const gq_backend_opt *opt, const gq_backend_val *v, gq_err *err)
+{
+    sim_opts *o = bopts;
+    switch (opt - sim_options) {
+    case O_SIM: o->topology = v->str; break;
+    case O_SEED: o->seed = (uint64_t)v->i; break;
+    case O_NOISE: o->noise = v->d; break;
+    case O_FAULT: {
+        /* The grammar now; the GPU numbers once the machine is known (init). */
+        gq_sim_faults f;
+        int rc = gq_sim_faults_parse(v->str, 0, &f, err);
+        if (rc)
+            return rc;
+        o->faults = v->str;
+        break;
+    }
+    default: return gq_err_set(err, GQ_E_FAIL, "--%s: not a sim option", opt->name);
+    }
+    return GQ_OK;
+}
+
+/* ---- init / fini ----------------------------------------------------------------- */
+
+static void sim_fini(gq_backend *be);
+
+static int sim_init(gq_backend *be, const gq_backend_opts *bo, const void *bopts, gq_err *err)
+{
+    (void)bo;
+    sim_opts none;
+    sim_opt_default(&none);
+    const sim_opts *o = bopts ? bopts : &none;
     sim_priv *s = calloc(1, sizeof *s);
     if (!s)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
-    int rc = gq_sim_load(o->sim_topology, &s->m, err);
+    int rc = gq_sim_load(o->topology, &s->m, err);
     if (rc) {
         free(s);
         return rc;
     }
-    /* The stress and telemetry model (sim_stress.c) checks --sim-fault. */
-    if ((rc = gq_sim_stress_configure(be, o, s->m->ngpu, err))) {
-        gq_sim_stress_fini(be);
-        gq_sim_machine_free(s->m);
-        free(s);
+    be->priv = s;
+    /* The stress and telemetry model: --sim-fault's GPUs against this machine. */
+    gq_sim_faults f;
+    if ((rc = gq_sim_faults_parse(o->faults, s->m->ngpu, &f, err))) {
+        sim_fini(be);
         return rc;
     }
-    s->seed = o->sim_seed;
-    s->noise = o->sim_noise < 0 ? s->m->noise : o->sim_noise;
+    if (!(s->stress = gq_sim_stress_new(o->seed, o->noise, &f))) {
+        sim_fini(be);
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    }
+    s->seed = o->seed;
+    s->noise = o->noise < 0 ? s->m->noise : o->noise;
     if (s->noise > 0.5)
         s->noise = 0.5;
     s->clock = 1.0;
@@ -233,16 +316,15 @@ static int sim_init(gq_backend *be, const gq_backend_opts *o, gq_err *err)
     for (int n = 0; n < s->m->nnode; n++)
         if (s->m->nodes[n].kind == GQ_SIM_MEMORY && s->m->nodes[n].numa + 1 > s->numa_count)
             s->numa_count = s->m->nodes[n].numa + 1;
-    be->priv = s;
     return GQ_OK;
 }
 
 static void sim_fini(gq_backend *be)
 {
     sim_priv *s = P(be);
-    gq_sim_stress_fini(be);
     if (!s)
         return;
+    gq_sim_stress_free(s->stress);
     gq_sim_machine_free(s->m);
     free(s);
     be->priv = NULL;
@@ -1066,13 +1148,38 @@ static void sim_wait(gq_backend *be, double seconds)
 {
     if (seconds > 0)
         P(be)->clock += seconds;
-    gq_sim_wait(be, seconds);
+    gq_sim_stress_wait(P(be)->stress, seconds);
+}
+
+static int sim_stress_start(gq_backend *be, int gpu, gq_precision p, gq_err *err)
+{
+    return gq_sim_stress_start(P(be)->stress, be, gpu, p, err);
+}
+
+static int sim_stress_poll(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty, double *tflops,
+                           gq_err *err)
+{
+    return gq_sim_stress_poll(P(be)->stress, be, gpu, gemms, faulty, tflops, err);
+}
+
+static int sim_stress_stop(gq_backend *be, int gpu, gq_err *err)
+{
+    return gq_sim_stress_stop(P(be)->stress, be, gpu, err);
+}
+
+static int sim_sample(gq_backend *be, int gpu, gq_sample *x, gq_err *err)
+{
+    return gq_sim_sample(P(be)->stress, be, gpu, x, err);
 }
 
 const gq_backend_ops gq_backend_sim_ops = {
     .version = GQ_BACKEND_OPS_VERSION,
     .name = "sim",
     .flags = GQ_BE_SIMULATED | GQ_BE_VIRTUAL_TIME,
+    .options = sim_options,
+    .opts_size = sizeof(sim_opts),
+    .opt_default = sim_opt_default,
+    .opt_parse = sim_opt_parse,
     .init = sim_init,
     .fini = sim_fini,
     .discover = sim_discover,
@@ -1083,9 +1190,9 @@ const gq_backend_ops gq_backend_sim_ops = {
     .mem_info = sim_mem_info,
     .host_mem_avail = sim_host_mem_avail,
     .now = sim_now,
-    .stress_start = gq_sim_stress_start,
-    .stress_poll = gq_sim_stress_poll,
-    .stress_stop = gq_sim_stress_stop,
-    .sample = gq_sim_sample,
+    .stress_start = sim_stress_start,
+    .stress_poll = sim_stress_poll,
+    .stress_stop = sim_stress_stop,
+    .sample = sim_sample,
     .wait = sim_wait,
 };

@@ -2,14 +2,12 @@
 #include "backend/sim/sim_stress.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/units.h"
 
-#define MAX_STATES 16
 #define T_AMB 30.0    /* C */
 #define T_LOADED 71.1 /* C at the power limit, steady (seed 001: max 71 C) */
 #define T_FAULT 110.0 /* C the thermal fault heads for */
@@ -63,50 +61,32 @@ typedef struct sim_gpu {
     uint64_t nsamples;
 } sim_gpu;
 
-typedef struct sim_state {
-    const gq_backend *be;
-    bool configured, have_topo;
+struct gq_sim_stress {
+    bool have_topo;
     uint64_t seed;
     double noise; /* relative amplitude; 0 = none */
     gq_sim_faults faults;
     double vt; /* virtual clock, seconds */
     int ngpu;
     sim_gpu gpu[GQ_MAX_GPUS];
-} sim_state;
+};
+typedef struct gq_sim_stress sim_state;
 
-static pthread_mutex_t states_mu = PTHREAD_MUTEX_INITIALIZER;
-static sim_state *states[MAX_STATES];
-
-static sim_state *state_find(const gq_backend *be)
-{
-    sim_state *s = NULL;
-    pthread_mutex_lock(&states_mu);
-    for (int i = 0; i < MAX_STATES && !s; i++)
-        if (states[i] && states[i]->be == be)
-            s = states[i];
-    pthread_mutex_unlock(&states_mu);
-    return s;
-}
-
-static sim_state *state_new(const gq_backend *be)
+gq_sim_stress *gq_sim_stress_new(uint64_t seed, double noise, const gq_sim_faults *faults)
 {
     sim_state *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    s->be = be;
-    s->seed = 1;
-    s->noise = 0.01;
-    pthread_mutex_lock(&states_mu);
-    int i = 0;
-    while (i < MAX_STATES && states[i])
-        i++;
-    if (i == MAX_STATES) {
-        free(s);
-        s = NULL;
-    } else
-        states[i] = s;
-    pthread_mutex_unlock(&states_mu);
+    s->seed = seed;
+    s->noise = noise >= 0 ? noise : 0.01;
+    if (faults)
+        s->faults = *faults;
     return s;
+}
+
+void gq_sim_stress_free(gq_sim_stress *s)
+{
+    free(s);
 }
 
 /* ---- faults ------------------------------------------------------------- */
@@ -140,7 +120,7 @@ int gq_sim_faults_parse(const char *spec, int ngpu, gq_sim_faults *out, gq_err *
         long g = -1;
         if (colon && !strncmp(item, "gpu", 3) && item + 3 < colon) {
             g = strtol(item + 3, &end, 10);
-            if (end != colon || g < 0 || g >= GQ_MAX_GPUS)
+            if (end != colon || g < 0)
                 g = -1;
         }
         if (g < 0)
@@ -164,27 +144,12 @@ int gq_sim_faults_parse(const char *spec, int ngpu, gq_sim_faults *out, gq_err *
             return gq_err_set(err, GQ_E_USAGE,
                               "--sim-fault '%s': GPU %ld does not exist (this machine has GPUs 0-%d)", item,
                               g, ngpu - 1);
-        out->gpu[g] |= bit;
+        if (g < GQ_MAX_GPUS) /* beyond it ngpu is 0: the sim backend checks it against the machine */
+            out->gpu[g] |= bit;
         if (!c)
             break;
         p = c + 1;
     }
-    return GQ_OK;
-}
-
-int gq_sim_stress_configure(gq_backend *be, const gq_backend_opts *o, int ngpu, gq_err *err)
-{
-    gq_sim_faults f;
-    int rc = gq_sim_faults_parse(o ? o->sim_faults : NULL, ngpu, &f, err);
-    if (rc)
-        return rc;
-    sim_state *s = state_find(be);
-    if (!s && !(s = state_new(be)))
-        return gq_err_set(err, GQ_E_NOMEM, "too many open sim backends");
-    s->configured = true;
-    s->faults = f;
-    s->seed = o ? o->sim_seed : 1;
-    s->noise = o && o->sim_noise >= 0 ? o->sim_noise : 0.01;
     return GQ_OK;
 }
 
@@ -338,18 +303,14 @@ static uint64_t gemms_of(const sim_gpu *g)
     return g->flops_done > 0 ? 2 + (uint64_t)(g->flops_done / f) : 0;
 }
 
-static int get_gpu(gq_backend *be, int gpu, sim_state **sp, sim_gpu **gp, gq_err *err)
+static int get_gpu(sim_state *s, gq_backend *be, int gpu, sim_gpu **gp, gq_err *err)
 {
-    sim_state *s = state_find(be);
-    if (!s && !(s = state_new(be)))
-        return gq_err_set(err, GQ_E_NOMEM, "too many open sim backends");
     int rc = load_topo(be, s, err);
     if (rc)
         return rc;
     if (gpu < 0 || gpu >= s->ngpu)
         return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist (this machine has GPUs 0-%d)", gpu,
                           s->ngpu - 1);
-    *sp = s;
     *gp = &s->gpu[gpu];
     advance(*gp, s->vt);
     return GQ_OK;
@@ -357,11 +318,10 @@ static int get_gpu(gq_backend *be, int gpu, sim_state **sp, sim_gpu **gp, gq_err
 
 /* ---- hooks -------------------------------------------------------------- */
 
-int gq_sim_stress_start(gq_backend *be, int gpu, gq_precision p, gq_err *err)
+int gq_sim_stress_start(gq_sim_stress *s, gq_backend *be, int gpu, gq_precision p, gq_err *err)
 {
-    sim_state *s;
     sim_gpu *g;
-    int rc = get_gpu(be, gpu, &s, &g, err);
+    int rc = get_gpu(s, be, gpu, &g, err);
     if (rc)
         return rc;
     if (p < GQ_PREC_BF16 || p > GQ_PREC_FP64)
@@ -381,12 +341,11 @@ int gq_sim_stress_start(gq_backend *be, int gpu, gq_precision p, gq_err *err)
     return GQ_OK;
 }
 
-int gq_sim_stress_poll(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty, double *tflops,
-                       gq_err *err)
+int gq_sim_stress_poll(gq_sim_stress *s, gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty,
+                       double *tflops, gq_err *err)
 {
-    sim_state *s;
     sim_gpu *g;
-    int rc = get_gpu(be, gpu, &s, &g, err);
+    int rc = get_gpu(s, be, gpu, &g, err);
     if (rc)
         return rc;
     if (!g->running)
@@ -405,11 +364,10 @@ int gq_sim_stress_poll(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *fault
     return GQ_OK;
 }
 
-int gq_sim_stress_stop(gq_backend *be, int gpu, gq_err *err)
+int gq_sim_stress_stop(gq_sim_stress *s, gq_backend *be, int gpu, gq_err *err)
 {
-    sim_state *s;
     sim_gpu *g;
-    int rc = get_gpu(be, gpu, &s, &g, err);
+    int rc = get_gpu(s, be, gpu, &g, err);
     if (rc)
         return rc;
     if (!g->running)
@@ -420,11 +378,10 @@ int gq_sim_stress_stop(gq_backend *be, int gpu, gq_err *err)
     return GQ_OK;
 }
 
-int gq_sim_sample(gq_backend *be, int gpu, gq_sample *x, gq_err *err)
+int gq_sim_sample(gq_sim_stress *s, gq_backend *be, int gpu, gq_sample *x, gq_err *err)
 {
-    sim_state *s;
     sim_gpu *g;
-    int rc = get_gpu(be, gpu, &s, &g, err);
+    int rc = get_gpu(s, be, gpu, &g, err);
     if (rc)
         return rc;
     memset(x, 0, sizeof *x);
@@ -462,28 +419,8 @@ int gq_sim_sample(gq_backend *be, int gpu, gq_sample *x, gq_err *err)
     return GQ_OK;
 }
 
-void gq_sim_wait(gq_backend *be, double seconds)
+void gq_sim_stress_wait(gq_sim_stress *s, double seconds)
 {
-    sim_state *s = state_find(be);
-    if (!s && !(s = state_new(be)))
-        return;
     if (seconds > 0)
         s->vt += seconds;
-}
-
-double gq_sim_stress_clock(const gq_backend *be)
-{
-    sim_state *s = state_find(be);
-    return s ? s->vt : 0;
-}
-
-void gq_sim_stress_fini(gq_backend *be)
-{
-    pthread_mutex_lock(&states_mu);
-    for (int i = 0; i < MAX_STATES; i++)
-        if (states[i] && states[i]->be == be) {
-            free(states[i]);
-            states[i] = NULL;
-        }
-    pthread_mutex_unlock(&states_mu);
 }

@@ -46,27 +46,28 @@ typedef struct gq_sim_faults {
 } gq_sim_faults;
 
 /* Parse "gpu3:thermal,gpu1:ecc". NULL or "" = no faults. ngpu > 0 also
- * rejects GPUs the machine does not have. GQ_E_USAGE with one line naming
- * the bad item and listing the valid kinds. */
+ * rejects GPUs the machine does not have ("GPU 9 does not exist (this
+ * machine has GPUs 0-7)"); with ngpu 0 (the machine not known yet) only the
+ * grammar is checked, and a GPU number of GQ_MAX_GPUS or more is left out
+ * of *out (the sim backend's init checks it against the machine). GQ_E_USAGE
+ * with one line naming the bad item and listing the valid kinds. */
 int gq_sim_faults_parse(const char *spec, int ngpu, gq_sim_faults *out, gq_err *err);
 
-/* Give the stress model of backend `be` its options (faults, seed, noise).
- * Called by the sim backend's init; a stress without it runs fault-free
- * with the default seed. Checks the fault spec (GQ_E_USAGE). */
-int gq_sim_stress_configure(gq_backend *be, const gq_backend_opts *o, int ngpu, gq_err *err);
+/* The stress and telemetry model of one open sim backend. The sim backend
+ * keeps it in its be->priv (there are no global tables): its init creates
+ * it from its options (seed, noise: < 0 = 0.01, faults) and its fini frees
+ * it. NULL when out of memory. */
+typedef struct gq_sim_stress gq_sim_stress;
+gq_sim_stress *gq_sim_stress_new(uint64_t seed, double noise, const gq_sim_faults *faults);
+void gq_sim_stress_free(gq_sim_stress *s);
 
-/* The ops hooks (contracts in backend/backend.h). */
-int gq_sim_stress_start(gq_backend *be, int gpu, gq_precision p, gq_err *err);
-int gq_sim_stress_poll(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty, double *tflops,
-                       gq_err *err);
-int gq_sim_stress_stop(gq_backend *be, int gpu, gq_err *err);
-int gq_sim_sample(gq_backend *be, int gpu, gq_sample *s, gq_err *err);
-void gq_sim_wait(gq_backend *be, double seconds);
-
-/* Virtual seconds the stress model's clock has advanced (by gq_sim_wait). */
-double gq_sim_stress_clock(const gq_backend *be);
-
-/* Drop the model state of `be` (the sim backend's fini calls it). */
-void gq_sim_stress_fini(gq_backend *be);
+/* The ops hooks (contracts in backend/backend.h), on the model s of backend
+ * be (the model learns the machine from be's discover on first use). */
+int gq_sim_stress_start(gq_sim_stress *s, gq_backend *be, int gpu, gq_precision p, gq_err *err);
+int gq_sim_stress_poll(gq_sim_stress *s, gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faulty,
+                       double *tflops, gq_err *err);
+int gq_sim_stress_stop(gq_sim_stress *s, gq_backend *be, int gpu, gq_err *err);
+int gq_sim_sample(gq_sim_stress *s, gq_backend *be, int gpu, gq_sample *x, gq_err *err);
+void gq_sim_stress_wait(gq_sim_stress *s, double seconds);
 
 #endif
