@@ -183,6 +183,8 @@ static void switch_at_node_zero(void **state)
     int i0 = gq_bottlenecks_find(&b, GQ_DIR_H2D, S0, 4), i1 = gq_bottlenecks_find(&b, GQ_DIR_H2D, S1, 4);
     assert_true(i0 >= 0 && i1 >= 0);
     assert_string_equal(b.v[i0].node, "0000:17:00.0");
+    assert_int_equal(b.v[i0].ngpus, 4);
+    assert_int_equal(b.v[i0].gpus[0], 0);
     assert_string_equal(b.v[i1].node, "0000:97:00.0");
     assert_non_null(strstr(b.v[i0].explanation, "GPUs 0-3 sit behind one PCIe switch (0000:17:00.0) whose uplink "
                                                 "carries 31.5 GB/s per direction"));
@@ -319,6 +321,88 @@ static void p2p_sys_explained(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* The largest host run splits into slow and fast GPUs; of two runs as large,
+ * the first is the one read. */
+static void asymmetry(void **state)
+{
+    (void)state;
+    for (int g = 0; g < 8; g++)
+        host_uniform(&g, 1, GQ_DIR_H2D, 30.0);
+    const double r1[8] = {10, 10.5, 11, 10, 20, 21, 20, 20.5};
+    host_group(ALL8, 8, GQ_DIR_H2D, r1);
+    const double r2[8] = {20, 20, 20, 20, 10, 10, 10, 10};
+    host_group(ALL8, 8, GQ_DIR_H2D, r2);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_true(b.asym_obs[0] >= 0);
+    assert_int_equal(b.obs[b.asym_obs[0]].group, 8);
+    assert_int_equal(b.nslow[0], 4);
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(b.slow[0][k], k);
+    assert_true(b.slow_lo[0] == 10 && b.slow_hi[0] == 11);
+    assert_true(b.fast_lo[0] == 20 && b.fast_hi[0] == 21);
+    assert_int_equal(b.asym_obs[1], -1);
+    gq_bottlenecks_free(&b);
+}
+
+/* A drop inside the spread of the GPUs' own figures is no evidence. */
+static void alone_spread_guard(void **state)
+{
+    (void)state;
+    for (int g = 0; g < 4; g++) {
+        host_uniform(&g, 1, GQ_DIR_H2D, 25.0);
+        RS.v[RS.n - 1].value.spread = 0.15;
+    }
+    host_uniform(S0, 4, GQ_DIR_H2D, 70.0 / 4); /* 30 % under 100, spread of the aggregate 0.4 % */
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_int_equal(gq_bottlenecks_find(&b, GQ_DIR_H2D, S0, 4), -1);
+    gq_bottlenecks_free(&b);
+    for (int k = 0; k < RS.n; k++)
+        RS.v[k].value.spread = 0.004;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_true(gq_bottlenecks_find(&b, GQ_DIR_H2D, S0, 4) >= 0);
+    gq_bottlenecks_free(&b);
+}
+
+/* P2P: the domains of a bottleneck's GPUs when domains are given; its
+ * capacity is the most any observation of the set moved. */
+static void p2p_domains_and_capacity(void **state)
+{
+    (void)state;
+    const int src[] = {0, 1}, dst[] = {2, 3};
+    double one = 40.0;
+    for (int i = 0; i < 2; i++)
+        p2p_group(&src[i], &dst[i], &one, 1);
+    const double low[] = {10.0, 10.0}, higher[] = {12.0, 13.0};
+    p2p_group(src, dst, low, 2);
+    p2p_group(src, dst, higher, 2);
+    gq_domains dom;
+    memset(&dom, 0, sizeof dom);
+    for (int g = 0; g < GQ_MAX_GPUS; g++)
+        dom.domain_of[g] = -1;
+    dom.domain_of[0] = dom.domain_of[1] = 0;
+    dom.domain_of[2] = dom.domain_of[3] = 1;
+    dom.ndomains = 2;
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, &dom, NULL, &b, NULL), 0);
+    const int all[] = {0, 1, 2, 3};
+    int i = gq_bottlenecks_find(&b, GQ_DIR_P2P, all, 4);
+    assert_true(i >= 0);
+    assert_true(b.v[i].capacity_gbps == 25.0);
+    assert_int_equal(b.v[i].nevidence, 2);
+    assert_int_equal(b.v[i].ndomains, 2);
+    assert_int_equal(b.v[i].domains[0], 0);
+    assert_int_equal(b.v[i].domains[1], 1);
+    assert_true(b.v[i].cross_domain);
+    gq_bottlenecks_free(&b);
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    i = gq_bottlenecks_find(&b, GQ_DIR_P2P, all, 4);
+    assert_true(i >= 0);
+    assert_int_equal(b.v[i].ndomains, 0);
+    gq_bottlenecks_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -328,6 +412,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(many_ignored, setup, teardown),
         cmocka_unit_test_setup_teardown(two_flows_one_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_sys_explained, setup, teardown),
+        cmocka_unit_test_setup_teardown(asymmetry, setup, teardown),
+        cmocka_unit_test_setup_teardown(alone_spread_guard, setup, teardown),
+        cmocka_unit_test_setup_teardown(p2p_domains_and_capacity, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
