@@ -308,6 +308,11 @@ static void p2p_sys_explained(void **state)
     assert_true(json_is_false(json_object_get(first, "cross_domain")));
     assert_true(json_is_array(json_object_get(first, "domains")));
     assert_string_equal(json_string_value(json_object_get(first, "direction")), "p2p");
+    const json_t *ev = json_array_get(json_object_get(first, "evidence"), 0);
+    assert_true(json_real_value(json_object_get(ev, "overlap")) == 1.0);
+    assert_true(json_real_value(json_object_get(ev, "aggregate_gbps")) == 20.0);
+    assert_true(json_real_value(json_object_get(ev, "sum_alone_gbps")) == 80.0);
+    assert_true(json_is_true(json_object_get(ev, "contended")));
     json_decref(j);
     gq_bottlenecks_free(&b);
     for (int a = 0; a < 4; a++)
