@@ -117,11 +117,52 @@ static void aggregate_carries_size(void **state)
     gq_records_free(&rs);
 }
 
+static char notes[16][200];
+static int nnotes;
+static void on_trace(void *arg, const char *test, const char *phase, double seconds, const char *note)
+{
+    (void)arg;
+    (void)seconds;
+    if (nnotes < 16)
+        snprintf(notes[nnotes++], sizeof notes[0], "%s %s: %s", test, phase, note);
+}
+
+/* The timing trace names each phase and what it chose. */
+static void trace_notes(void **state)
+{
+    (void)state;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.rounds = 3;
+    o.trace = on_trace;
+    nnotes = 0;
+    gq_recordset rs = {0};
+    gq_err e = {0};
+    gq_measurement *m = calloc(1, sizeof *m);
+    snprintf(m->test, sizeof m->test, "t");
+    m->nflows = 1;
+    h2d(&m->flows[0], 0, 32 * GQ_MiB);
+    m->report[0] = true;
+    assert_int_equal(gq_harness_measure(&be, topo, m, &o, &rs, NULL, &e), GQ_OK);
+    assert_true(nnotes >= 4);
+    assert_string_equal(notes[0], "t prepare: 1 flows");
+    assert_true(!strncmp(notes[1], "t calibrate: reps ", 18) || !strncmp(notes[1], "t calibrate: duration ", 22));
+    assert_string_equal(notes[2], "t rounds: 3 rounds");
+    gq_latency_req q = {.kind = GQ_LAT_POINTER_CHASE, .target = {GQ_EP_HOST, 0}, .exec_gpu = 0, .iters = 1000};
+    nnotes = 0;
+    assert_int_equal(gq_harness_latency(&be, topo, "lat", &q, &o, &rs, NULL, &e), GQ_OK);
+    assert_int_equal(nnotes, 1);
+    assert_string_equal(notes[0], "lat latency: 3 rounds");
+    free(m);
+    gq_records_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(latency_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(aggregate_carries_size, setup, teardown),
+        cmocka_unit_test_setup_teardown(trace_notes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
