@@ -72,11 +72,18 @@ static void latency_groups(void **state)
     q.exec_gpu = 1;
     assert_int_equal(gq_harness_latency(&be, topo, "host_device_latency_sm", &q, &o, &rs, NULL, &e), GQ_OK);
     assert_int_equal(rs.n, 3);
+    assert_int_not_equal(rs.v[0].group, -1);
     assert_true(rs.v[1].is_latency && rs.v[2].is_latency);
     assert_int_not_equal(rs.v[1].group, rs.v[0].group);
     assert_int_not_equal(rs.v[2].group, rs.v[1].group);
     assert_int_not_equal(rs.v[2].group, rs.v[0].group);
     assert_true(rs.v[1].value.median > 0);
+    /* no spread target: never flagged for spread */
+    assert_true(o.spread_target == 0 || (rs.v[1].flags & GQ_FLAG_SPREAD) == 0);
+    o.spread_target = 0;
+    assert_int_equal(gq_harness_latency(&be, topo, "host_device_latency_sm", &q, &o, &rs, NULL, &e), GQ_OK);
+    assert_int_equal(rs.v[rs.n - 1].flags & GQ_FLAG_SPREAD, 0);
+    assert_int_equal(rs.v[rs.n - 1].flags & GQ_FLAG_ERROR, 0);
     free(m);
     gq_records_free(&rs);
 }
@@ -92,8 +99,8 @@ static void aggregate_carries_size(void **state)
     gq_measurement *m = calloc(1, sizeof *m);
     snprintf(m->test, sizeof m->test, "host_to_device_set");
     m->nflows = 2;
-    h2d(&m->flows[0], 0, 64 * GQ_MiB);
-    h2d(&m->flows[1], 1, 64 * GQ_MiB);
+    h2d(&m->flows[0], 1, 64 * GQ_MiB); /* the higher GPU first */
+    h2d(&m->flows[1], 0, 64 * GQ_MiB);
     m->report[0] = m->report[1] = true;
     m->aggregate = true;
     assert_int_equal(gq_harness_measure(&be, topo, m, &o, &rs, NULL, &e), GQ_OK);
@@ -104,6 +111,8 @@ static void aggregate_carries_size(void **state)
     assert_true(agg >= 0);
     assert_true(rs.v[agg].bytes == 64 * GQ_MiB);
     assert_int_equal(rs.v[agg].ngpus, 2);
+    assert_int_equal(rs.v[agg].gpus[0], 0); /* in order */
+    assert_int_equal(rs.v[agg].gpus[1], 1);
     assert_int_equal(rs.v[agg].direction, GQ_DIR_H2D);
     /* a zero size is refused, also in the first flow */
     m->flows[0].bytes = 0;
