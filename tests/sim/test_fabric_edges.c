@@ -116,12 +116,52 @@ static void routes(void **state)
     gq_sim_machine_free(m);
 }
 
+/* The noise: triangular on [-1, 1], centred on 0, reproducible from its key. */
+static void noise_shape(void **state)
+{
+    (void)state;
+    double sum = 0, lo = 1, hi = -1;
+    int above_half = 0, below_half = 0, n = 200000;
+    for (int i = 0; i < n; i++) {
+        double u = gq_sim_noise_unit(gq_sim_hash(42, (uint64_t)i));
+        sum += u;
+        lo = u < lo ? u : lo;
+        hi = u > hi ? u : hi;
+        above_half += u > 0.5;
+        below_half += u < -0.5;
+    }
+    assert_true(lo >= -1 && hi <= 1);
+    assert_true(fabs(sum / n) < 0.01);
+    /* P(u > 1/2) = 1/8 for the mean of two uniforms on [-1, 1]... as u1 + u2 - 1 */
+    assert_true(fabs((double)above_half / n - 0.125) < 0.01);
+    assert_true(fabs((double)below_half / n - 0.125) < 0.01);
+    assert_true(gq_sim_noise_unit(7) == gq_sim_noise_unit(7));
+    assert_true(gq_sim_hash(1, 2) != gq_sim_hash(2, 1));
+}
+
+/* The memory nearest a node; no node, no memory. */
+static void nearest_memory(void **state)
+{
+    (void)state;
+    gq_sim_machine *m = NULL;
+    gq_err e = {0};
+    assert_int_equal(gq_sim_load("rtx4090x8", &m, &e), GQ_OK);
+    int mem = gq_sim_nearest_memory(m, m->gpus[0].node, -1);
+    assert_true(mem >= 0 && mem < m->nnode);
+    assert_int_equal(m->nodes[mem].kind, GQ_SIM_MEMORY);
+    assert_int_equal(gq_sim_nearest_memory(m, -1, -1), -1);
+    assert_int_equal(gq_sim_nearest_memory(m, m->nnode, -1), -1);
+    gq_sim_machine_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(solve_twice),
         cmocka_unit_test(weights),
         cmocka_unit_test(routes),
+        cmocka_unit_test(noise_shape),
+        cmocka_unit_test(nearest_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
