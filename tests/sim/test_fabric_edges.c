@@ -85,6 +85,25 @@ static void weights(void **state)
     gq_sim_problem_free(p);
 }
 
+/* Flows that cross nothing are bound by nothing: rate 0, and the solver stops. */
+static void unbound_flows(void **state)
+{
+    (void)state;
+    gq_sim_problem *p = gq_sim_problem_alloc(1, 3, 1);
+    p->cap[0] = 5;
+    p->first[0] = 0;
+    p->first[1] = 0;
+    p->first[2] = 0;
+    p->ent[0] = (gq_sim_entry){.c = 0, .a = 1, .w = 1};
+    p->first[3] = 1; /* flows 0 and 1 have no entries, flow 2 crosses constraint 0 */
+    p->active[0] = p->active[1] = p->active[2] = true;
+    p->rate[0] = p->rate[1] = 99;
+    gq_sim_solve(p);
+    assert_float_equal(p->rate[2], 5, 1e-12);
+    assert_true(p->rate[0] == 0 && p->rate[1] == 0);
+    gq_sim_problem_free(p);
+}
+
 static void routes(void **state)
 {
     (void)state;
@@ -160,6 +179,7 @@ int main(void)
         cmocka_unit_test(solve_twice),
         cmocka_unit_test(weights),
         cmocka_unit_test(routes),
+        cmocka_unit_test(unbound_flows),
         cmocka_unit_test(noise_shape),
         cmocka_unit_test(nearest_memory),
     };
