@@ -1,0 +1,70 @@
+/* The topology parser's defaults and a few exact values: what a machine gets
+ * when a line is left out. Written for the survivors of bench/mutation. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backend/sim/sim.h"
+#include "core/units.h"
+
+static const char tiny[] = "machine tiny\n"
+                           "memory mem0 numa 0 size 16 GiB\n"
+                           "socket cpu0\n"
+                           "fabric mem0 cpu0 cap 50 GB/s\n"
+                           "gpu gpu0 model \"Test GPU\" mem 8 GiB\n"
+                           "pcie gpu0 cpu0 rate 16 GT/s width x16\n";
+
+static void defaults(void **state)
+{
+    (void)state;
+    gq_sim_machine *m = NULL;
+    gq_err e = {0};
+    assert_int_equal(gq_sim_parse(tiny, sizeof tiny - 1, NULL, &m, &e), GQ_OK);
+    assert_string_equal(m->file, "topology");
+    assert_true(m->noise == 0.003);
+    assert_int_equal(m->p2p, GQ_P2P_OK);
+    assert_true(m->driver_factor == 1.0);
+    assert_true(fabs(m->lat_copy - 2e-6) < 1e-18);
+    assert_true(fabs(m->lat_chase - 100e-9) < 1e-18);
+    assert_true(fabs(m->lat_staged - 10e-6) < 1e-18);
+    assert_int_equal(m->sockets, -1);
+    assert_int_equal(m->cores, -1);
+    assert_int_equal(m->vm_gpu_numa, -1);
+    gq_sim_machine_free(m);
+
+    /* the same lines given: the values given */
+    static const char more[] = "machine more\n"
+                               "noise 0.2 %\n"
+                               "staging driver 138 % chunk-cost 2.2 us\n"
+                               "latency copy 3.0 us chase 98 ns staged 12.8 us\n"
+                               "cpu \"X\" sockets 2 cores 32\n"
+                               "memory mem0 numa 0 size 16 GiB\n"
+                               "socket cpu0\n"
+                               "fabric mem0 cpu0 cap 50 GB/s\n"
+                               "gpu gpu0 model \"Test GPU\" mem 8 GiB\n"
+                               "pcie gpu0 cpu0 rate 16 GT/s width x16\n";
+    assert_int_equal(gq_sim_parse(more, sizeof more - 1, "more.topo", &m, &e), GQ_OK);
+    assert_string_equal(m->file, "more.topo");
+    assert_true(fabs(m->noise - 0.002) < 1e-15);
+    assert_true(fabs(m->driver_factor - 1.38) < 1e-12);
+    assert_true(fabs(m->lat_copy - 3e-6) < 1e-18);
+    assert_true(fabs(m->lat_chase - 98e-9) < 1e-18);
+    assert_true(fabs(m->lat_staged - 12.8e-6) < 1e-18);
+    assert_int_equal(m->sockets, 2);
+    assert_int_equal(m->cores, 32);
+    gq_sim_machine_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(defaults),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
