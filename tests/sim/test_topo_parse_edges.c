@@ -36,6 +36,9 @@ static void defaults(void **state)
     assert_int_equal(m->sockets, -1);
     assert_int_equal(m->cores, -1);
     assert_int_equal(m->vm_gpu_numa, -1);
+    /* only GPU nodes name a GPU */
+    for (int k = 0; k < m->nnode; k++)
+        assert_int_equal(m->nodes[k].gpu, m->nodes[k].kind == GQ_SIM_GPU ? 0 : -1);
     gq_sim_machine_free(m);
 
     /* the same lines given: the values given */
@@ -61,10 +64,58 @@ static void defaults(void **state)
     gq_sim_machine_free(m);
 }
 
+/* Numbers with an exponent; an exponent without digits is not a number. */
+static void exponents(void **state)
+{
+    (void)state;
+    static const char text[] = "machine e\n"
+                               "memory mem0 numa 0 size 1.6e1 GiB\n"
+                               "socket cpu0\n"
+                               "fabric mem0 cpu0 cap 5e+1 GB/s\n"
+                               "gpu gpu0 model \"G\" mem 8 GiB\n"
+                               "pcie gpu0 cpu0 rate 16 GT/s width x16\n";
+    gq_sim_machine *m = NULL;
+    gq_err e = {0};
+    assert_int_equal(gq_sim_parse(text, sizeof text - 1, "e", &m, &e), GQ_OK);
+    assert_true(m->nodes[0].size == 16 * GQ_GiB);
+    assert_true(fabs(m->links[0].cap[0] - 50e9) < 1);
+    gq_sim_machine_free(m);
+    static const char bad[] = "machine e\n"
+                              "memory mem0 numa 0 size 16e GiB\n";
+    assert_int_equal(gq_sim_parse(bad, sizeof bad - 1, "e", &m, &e), GQ_E_USAGE);
+    assert_null(m);
+    assert_non_null(strstr(e.msg, "e:2:"));
+}
+
+/* An empty text points at its start; a control character is binary. */
+static void empty_and_binary(void **state)
+{
+    (void)state;
+    gq_sim_machine *m = NULL;
+    gq_err e = {0};
+    assert_int_equal(gq_sim_parse("", 0, "x", &m, &e), GQ_E_USAGE);
+    assert_true(!strncmp(e.msg, "x:1:1: empty topology", 21));
+    assert_int_equal(gq_sim_parse("# only a comment\n", 17, "x", &m, &e), GQ_E_USAGE);
+    assert_true(!strncmp(e.msg, "x:1:1: empty topology", 21));
+    static const char us[] = "machine a\x1f\n";
+    assert_int_equal(gq_sim_parse(us, sizeof us - 1, "x", &m, &e), GQ_E_USAGE);
+    assert_true(!strncmp(e.msg, "x:1:10: ", 8));
+    static const char del[] = "machine a\x7f\n";
+    assert_int_equal(gq_sim_parse(del, sizeof del - 1, "x", &m, &e), GQ_E_USAGE);
+    assert_true(!strncmp(e.msg, "x:1:10: ", 8));
+    /* tab and CR are text: the complaint is about the content, not binary data */
+    static const char tab[] = "machine\ta\r\n";
+    assert_int_equal(gq_sim_parse(tab, sizeof tab - 1, "x", &m, &e), GQ_E_USAGE);
+    assert_null(strstr(e.msg, "binary"));
+    assert_non_null(strstr(e.msg, "declares no 'gpu'"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults),
+        cmocka_unit_test(exponents),
+        cmocka_unit_test(empty_and_binary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
