@@ -110,12 +110,30 @@ static void empty_and_binary(void **state)
     assert_non_null(strstr(e.msg, "declares no 'gpu'"));
 }
 
+/* A refused name leaves no machine behind. */
+static void load_refusals(void **state)
+{
+    (void)state;
+    gq_sim_machine *m = (gq_sim_machine *)1;
+    gq_err e = {0};
+    assert_int_equal(gq_sim_load("", &m, &e), GQ_E_USAGE);
+    assert_null(m);
+    assert_non_null(strstr(e.msg, "--sim needs a topology file or a built-in machine name"));
+    m = (gq_sim_machine *)1;
+    assert_int_not_equal(gq_sim_load("no-such-machine", &m, &e), GQ_OK);
+    assert_null(m);
+    assert_int_equal(gq_sim_load(NULL, &m, &e), GQ_OK); /* the default machine */
+    assert_string_equal(m->name, "rtx4090x8");
+    gq_sim_machine_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults),
         cmocka_unit_test(exponents),
         cmocka_unit_test(empty_and_binary),
+        cmocka_unit_test(load_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
