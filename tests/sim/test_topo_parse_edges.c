@@ -127,6 +127,31 @@ static void load_refusals(void **state)
     gq_sim_machine_free(m);
 }
 
+/* Percentages outside their range are refused, at their bounds accepted. */
+static void percent_ranges(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *line;
+        bool ok;
+    } cases[] = {
+        {"staging driver 1 %", true},    {"staging driver 1000 %", true}, {"staging driver 0.5 %", false},
+        {"staging driver 1001 %", false}, {"staging driver 138 %", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        int n = snprintf(text, sizeof text, "machine p\n%s\n%s", cases[i].line, tiny + strlen("machine tiny\n"));
+        gq_sim_machine *m = NULL;
+        gq_err e = {0};
+        int rc = gq_sim_parse(text, (size_t)n, "p", &m, &e);
+        if ((rc == GQ_OK) != cases[i].ok)
+            fail_msg("'%s': rc %d (%s)", cases[i].line, rc, e.msg);
+        if (!cases[i].ok)
+            assert_non_null(strstr(e.msg, "it must be between 1 % and 1000 %"));
+        gq_sim_machine_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -134,6 +159,7 @@ int main(void)
         cmocka_unit_test(exponents),
         cmocka_unit_test(empty_and_binary),
         cmocka_unit_test(load_refusals),
+        cmocka_unit_test(percent_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
