@@ -291,6 +291,42 @@ static void step_times_and_interrupt(void **state)
     json_decref(run.doc);
 }
 
+/* A budget that keeps the host step and drops contention: each GPU alone is
+ * still measured (the host step runs the "alone" probes, not the others). */
+static void host_alone_without_contention(void **state)
+{
+    (void)state;
+    card_args a = {.machine = "rtx4090x8", .noise = 0, .budget_s = 1};
+    /* find the smallest budget the plan accepts, then keep it */
+    gq_backend_register_builtin();
+    gq_backend be = {0};
+    gq_backend_opts bo = {.sim_topology = "rtx4090x8", .sim_seed = 1, .sim_noise = 0};
+    gq_err e = {0};
+    assert_int_equal(gq_backend_open(&be, "sim", &bo, &e), GQ_OK);
+    gq_topo *t = calloc(1, sizeof *t);
+    gq_topo_init(t);
+    assert_int_equal(be.ops->discover(&be, t, &e), GQ_OK);
+    gq_card_opts co;
+    opts_for(&co, t->ngpu, 1, 0);
+    gq_card_plan p;
+    assert_int_equal(gq_card_plan_make(t, &co, &p, &e), GQ_E_USAGE);
+    a.budget_s = ceil(p.min_s) + 1;
+    gq_backend_close(&be);
+    free(t);
+    card_run run = cu_run(&a);
+    assert_true(run.plan.step[GQ_CS_HOST].run);
+    assert_false(run.plan.step[GQ_CS_CONTENTION].run);
+    const json_t *rows = json_object_get(cu_card(&run), "rows");
+    const char *host = NULL;
+    size_t i;
+    const json_t *r;
+    json_array_foreach(rows, i, r) if (!strcmp(cu_str(r, "check"), "Host-memory traffic")) host = cu_str(r, "result");
+    assert_non_null(host);
+    if (strncmp(host, "alone 25.", 9))
+        fail_msg("host row: %s", host);
+    json_decref(run.doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +334,7 @@ int main(void)
         cmocka_unit_test(steps_off_and_one_gpu), cmocka_unit_test(refusal_durations),
         cmocka_unit_test(explicit_roles), cmocka_unit_test(step_times_and_interrupt),
         cmocka_unit_test(gpu_order_and_bidir),
+        cmocka_unit_test(host_alone_without_contention),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
