@@ -327,6 +327,45 @@ static void host_alone_without_contention(void **state)
     json_decref(run.doc);
 }
 
+/* A sweep spans 4 KiB to 1 GiB, whatever its number of points. */
+static void sweep_sizes_span(void **state)
+{
+    (void)state;
+    static const int g[2] = {0, 1};
+    gq_backend_register_builtin();
+    gq_backend be = {0};
+    gq_backend_opts bo = {.sim_topology = "h200x2", .sim_seed = 1, .sim_noise = 0};
+    gq_err e = {0};
+    assert_int_equal(gq_backend_open(&be, "sim", &bo, &e), GQ_OK);
+    gq_topo *t = calloc(1, sizeof *t);
+    gq_topo_init(t);
+    assert_int_equal(be.ops->discover(&be, t, &e), GQ_OK);
+    gq_card_opts co;
+    opts_for(&co, 2, 300, 0);
+    for (int i = 0; i < 2; i++)
+        co.gpus[i] = g[i];
+    co.no_latency = co.no_placement = true;
+    gq_card_plan plan;
+    assert_int_equal(gq_card_plan_make(t, &co, &plan, &e), GQ_OK);
+    gq_card_result res;
+    memset(&res, 0, sizeof res);
+    assert_int_equal(gq_card_execute(&be, t, &co, &plan, NULL, NULL, NULL, &res, &e), GQ_OK);
+    uint64_t lo = UINT64_MAX, hi = 0;
+    int n = 0;
+    for (int k = 0; k < res.rs.n; k++)
+        if (!strncmp(res.rs.v[k].test, GQ_CARD_TEST_SWEEP_PREFIX, strlen(GQ_CARD_TEST_SWEEP_PREFIX))) {
+            n++;
+            lo = res.rs.v[k].bytes < lo ? res.rs.v[k].bytes : lo;
+            hi = res.rs.v[k].bytes > hi ? res.rs.v[k].bytes : hi;
+        }
+    assert_int_equal(n, plan.sweep_points); /* one path on the pair */
+    assert_true(lo == 4096);
+    assert_true(hi == 1ull << 30);
+    gq_card_result_free(&res);
+    gq_backend_close(&be);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +374,7 @@ int main(void)
         cmocka_unit_test(explicit_roles), cmocka_unit_test(step_times_and_interrupt),
         cmocka_unit_test(gpu_order_and_bidir),
         cmocka_unit_test(host_alone_without_contention),
+        cmocka_unit_test(sweep_sizes_span),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
