@@ -930,6 +930,7 @@ static void test_interference_must_cover(void **state)
     assert_true(rs.v[0].flags & GQ_FLAG_OVERLAP);
     assert_true(fabs(rs.v[0].overlap - 0.9) < 1e-9);
     assert_non_null(strstr(rs.v[0].error, "interfering"));
+    assert_non_null(strstr(rs.v[0].error, "during only 90.0% of the measured window (< 99%)"));
     gq_records_free(&rs);
     free(m);
 }
@@ -952,6 +953,29 @@ static void test_local_counts_bytes_once(void **state)
     assert_true(fabs(rs.v[0].value.median - 1000.0) < 1e-6);
     gq_records_free(&rs);
     free(m);
+}
+
+/* A latency of 0 ns (or none) is an error, in the warm-up and in a round. */
+static void test_latency_zero(void **state)
+{
+    gq_latency_req req = {
+        .kind = GQ_LAT_POINTER_CHASE, .target = {GQ_EP_HOST, 0}, .exec_gpu = 0, .iters = 100};
+    gq_harness_opts o = fixed_opts(3);
+    o.warmup_reps = 1;
+    for (int warm = 0; warm < 2; warm++) {
+        memset(fake.lat, 0, sizeof fake.lat);
+        fake.lat[0] = warm ? 5000 : 0; /* 0 in the warm-up, or in the first round */
+        fake.nlat = 4;
+        fake.lat_calls = 0;
+        gq_recordset rs = {0};
+        assert_int_equal(gq_harness_latency(&be, &topo, "host_device_latency_sm", &req, &o, &rs, NULL, NULL),
+                         GQ_OK);
+        assert_int_equal(rs.n, 1);
+        assert_false(rs.v[0].valid);
+        assert_true(rs.v[0].flags & GQ_FLAG_ERROR);
+        assert_non_null(strstr(rs.v[0].error, "the backend returned no latency"));
+        gq_records_free(&rs);
+    }
 }
 
 static void test_latency(void **state)
@@ -1034,6 +1058,7 @@ int main(void)
         cmocka_unit_test_setup(test_interference_must_cover, setup),
         cmocka_unit_test_setup(test_local_counts_bytes_once, setup),
         cmocka_unit_test_setup(test_latency, setup),
+        cmocka_unit_test_setup(test_latency_zero, setup),
         cmocka_unit_test_setup(test_bad_arguments, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
