@@ -533,6 +533,38 @@ static void test_verify_failure(void **state)
     free(m);
 }
 
+static void verify_run_fails(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    for (int i = 0; i < n; i++)
+        win(&res[i], 0.0, 1.0, 20.0);
+    if (o->verify) {
+        res[0].status = GQ_E_BACKEND;
+        snprintf(res[0].error, sizeof res[0].error, "lost the context");
+    }
+}
+
+/* A flow whose data-check run fails is not a valid figure. */
+static void test_verify_run_failure(void **state)
+{
+    gq_measurement *m = new_m("device_to_host_memcpy_ce");
+    add(m, G(0), H(0), 0, true);
+    add(m, G(1), H(0), 1, true);
+    m->aggregate = true;
+    fake.script = verify_run_fails;
+    gq_harness_opts o = fixed_opts(3);
+    o.verify = true;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    const gq_record *f0 = find(&rs, false, false, -1, 0), *f1 = find(&rs, false, false, -1, 1);
+    assert_false(f0->valid);
+    assert_non_null(strstr(f0->error, "data check run: lost the context"));
+    assert_true(f1->valid);
+    const gq_record *agg = find(&rs, true, false, -1, -1);
+    assert_false(agg->valid);
+    gq_records_free(&rs);
+    free(m);
+}
+
 static void flow1_dies(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
 {
     win(&res[0], 0.0, 1.0, 20.0);
@@ -1044,6 +1076,7 @@ int main(void)
         cmocka_unit_test_setup(test_impossible_flow, setup),
         cmocka_unit_test_setup(test_impossible_aggregate_uplink, setup),
         cmocka_unit_test_setup(test_verify_failure, setup),
+        cmocka_unit_test_setup(test_verify_run_failure, setup),
         cmocka_unit_test_setup(test_per_flow_error, setup),
         cmocka_unit_test_setup(test_prepare_failure, setup),
         cmocka_unit_test_setup(test_whole_run_failure, setup),
