@@ -565,6 +565,35 @@ static void test_verify_run_failure(void **state)
     free(m);
 }
 
+static void pages_on_node_1(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    for (int i = 0; i < n; i++) {
+        win(&res[i], 0.0, 1.0, 20.0);
+        res[i].host_numa_actual = 1;
+    }
+}
+
+/* Host memory "local to the GPU" found on another NUMA node is flagged; on
+ * the GPU's own node it is not. */
+static void test_numa_misplaced_local(void **state)
+{
+    topo.gpu[0].numa_node = 0;
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(-1), G(0), 0, true); /* host:local */
+    fake.script = pages_on_node_1;
+    gq_harness_opts o = fixed_opts(2);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(rs.v[0].host_numa_actual, 1);
+    assert_true(rs.v[0].flags & GQ_FLAG_NUMA_MISPLACED);
+    gq_records_free(&rs);
+    topo.gpu[0].numa_node = 1;
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_false(rs.v[0].flags & GQ_FLAG_NUMA_MISPLACED);
+    gq_records_free(&rs);
+    free(m);
+}
+
 static void flow1_dies(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
 {
     win(&res[0], 0.0, 1.0, 20.0);
@@ -1077,6 +1106,7 @@ int main(void)
         cmocka_unit_test_setup(test_impossible_aggregate_uplink, setup),
         cmocka_unit_test_setup(test_verify_failure, setup),
         cmocka_unit_test_setup(test_verify_run_failure, setup),
+        cmocka_unit_test_setup(test_numa_misplaced_local, setup),
         cmocka_unit_test_setup(test_per_flow_error, setup),
         cmocka_unit_test_setup(test_prepare_failure, setup),
         cmocka_unit_test_setup(test_whole_run_failure, setup),
