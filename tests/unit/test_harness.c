@@ -977,6 +977,34 @@ static void short_interferer(int call, const gq_run_opts *o, const gq_flow *f, i
     win(&res[1], 0.0, 0.9, 18.0); /* stops before the measured flow does */
 }
 
+static void long_measured(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    win(&res[0], 0.0, 1.5, 15.0); /* runs half a round past the deadline */
+    win(&res[1], 0.0, 0.9, 18.0);
+}
+
+/* By duration, an interferer counts as running until the deadline (start +
+ * duration), not past it: a measured flow that runs on after the deadline is
+ * not covered. */
+static void test_interference_until_deadline(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_bidirectional_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, G(0), H(0), 0, false);
+    fake.script = long_measured;
+    gq_harness_opts o = fixed_opts(2);
+    o.reps = 0;
+    o.duration_s = 1.0;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(rs.n, 1);
+    assert_true(fabs(rs.v[0].overlap - 1.0 / 1.5) < 1e-9);
+    assert_true(rs.v[0].flags & GQ_FLAG_OVERLAP);
+    assert_false(rs.v[0].valid);
+    gq_records_free(&rs);
+    free(m);
+}
+
 static void test_interference_must_cover(void **state)
 {
     gq_measurement *m = new_m("host_to_device_bidirectional_memcpy_ce");
@@ -1107,6 +1135,7 @@ int main(void)
         cmocka_unit_test_setup(test_verify_failure, setup),
         cmocka_unit_test_setup(test_verify_run_failure, setup),
         cmocka_unit_test_setup(test_numa_misplaced_local, setup),
+        cmocka_unit_test_setup(test_interference_until_deadline, setup),
         cmocka_unit_test_setup(test_per_flow_error, setup),
         cmocka_unit_test_setup(test_prepare_failure, setup),
         cmocka_unit_test_setup(test_whole_run_failure, setup),
