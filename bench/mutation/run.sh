@@ -16,8 +16,8 @@ root=$(cd "$here/../.." && pwd)
 
 # ---- modules: NAME|FILE[:FUNC,FUNC...] [FILE...]|preferred tests (regex) -------
 MODULES=(
-  "harness|src/core/harness.c|test_harness|test_overlap|test_stats|test_catalog|test_sim_backend|test_seed"
-  "sanity|src/analysis/sanity.c|test_sanity|test_discovery_sanity|test_discovery"
+  "harness|src/measure/harness.c|test_harness|test_overlap|test_stats|test_catalog|test_sim_backend|test_seed"
+  "sanity|src/measure/sanity.c|test_sanity|test_discovery_sanity|test_discovery"
   "domains|src/analysis/domains.c|test_domains|test_discovery|test_card_seed"
   "bottlenecks|src/analysis/bottlenecks.c|test_bottlenecks|test_card_seed|test_card_faults|test_discovery"
   "sweepfit|src/analysis/sweepfit.c|test_sweepfit|test_card"

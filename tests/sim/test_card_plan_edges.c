@@ -2,7 +2,17 @@
  * of one measurement, steps turned off or with nothing to measure, durations
  * in the refusal message, and roles asked for explicitly (0 offload workers is
  * a choice, not "the default"). Written for the survivors of bench/mutation. */
+#include "backend/sim/sim.h"
 #include "card_util.h"
+
+/* cmocka 1.1.5's assert_float_equal passes when a value is infinite or NaN
+ * (its relative test compares inf > inf); this one does not. */
+#define assert_near(a, b, eps)                                                                               \
+    do {                                                                                                     \
+        double a_ = (a), b_ = (b);                                                                           \
+        if (!(fabs(a_ - b_) <= (eps)))                                                                       \
+            fail_msg("%.17g is not %.17g within %g", a_, b_, (double)(eps));                                 \
+    } while (0)
 
 static gq_topo *machine(int n, bool p2p)
 {
@@ -58,10 +68,9 @@ static void names_and_defaults(void **state)
 static void estimate_of_one_measurement(void **state)
 {
     (void)state;
-    assert_float_equal(gq_card_estimate_measurement(1, 5, 0.1, 4000000000ULL), 6 * 0.1 + 0.05 + 1.01, 1e-12);
-    assert_float_equal(gq_card_estimate_measurement(2, 5, 0.1, 4000000000ULL), 7 * 0.1 + 0.05 + 2 * 1.01,
-                       1e-12);
-    assert_float_equal(gq_card_estimate_measurement(3, 3, 0.05, 0), 5 * 0.05 + 0.05 + 3 * 0.01, 1e-12);
+    assert_near(gq_card_estimate_measurement(1, 5, 0.1, 4000000000ULL), 6 * 0.1 + 0.05 + 1.01, 1e-12);
+    assert_near(gq_card_estimate_measurement(2, 5, 0.1, 4000000000ULL), 7 * 0.1 + 0.05 + 2 * 1.01, 1e-12);
+    assert_near(gq_card_estimate_measurement(3, 3, 0.05, 0), 5 * 0.05 + 0.05 + 3 * 0.01, 1e-12);
 }
 
 /* One GPU: no placement (nothing to pair); steps turned off say so. */
@@ -95,7 +104,7 @@ static void steps_off_and_one_gpu(void **state)
     double sum = 0;
     for (int s = 0; s < GQ_CS_COUNT; s++)
         sum += p.step[s].est_s;
-    assert_float_equal(p.est_total_s, sum, 1e-9);
+    assert_near(p.est_total_s, sum, 1e-9);
     assert_true(p.rounds == 5 && p.round_s == 0.10 && p.sweep_points == 10);
     assert_string_equal(p.step[GQ_CS_IDENTITY].note, "");
     /* each one alone: only that step is off */
@@ -111,7 +120,7 @@ static void steps_off_and_one_gpu(void **state)
     free(t);
     t = machine(4, false);
     assert_int_equal(gq_card_plan_make(t, &o, &p, NULL), GQ_OK);
-    assert_float_equal(lat_p2p / p.step[GQ_CS_LATENCY].est_s, 16.0 / 4.0, 1e-9);
+    assert_near(lat_p2p / p.step[GQ_CS_LATENCY].est_s, 16.0 / 4.0, 1e-9);
     free(t);
 }
 
@@ -285,13 +294,92 @@ static void step_times_and_interrupt(void **state)
     json_decref(run.doc);
 }
 
+/* A budget that keeps the host step and drops contention: each GPU alone is
+ * still measured (the host step runs the "alone" probes, not the others). */
+static void host_alone_without_contention(void **state)
+{
+    (void)state;
+    card_args a = {.machine = "rtx4090x8", .noise = 0, .budget_s = 1};
+    /* find the smallest budget the plan accepts, then keep it */
+    gq_backend_register_builtin();
+    gq_backend be = {0};
+    gq_backend_opts bo = {0};
+    gq_sim_opts(&bo, "rtx4090x8", 1, 0, NULL);
+    gq_err e = {0};
+    assert_int_equal(gq_backend_open(&be, "sim", &bo, &e), GQ_OK);
+    gq_topo *t = calloc(1, sizeof *t);
+    gq_topo_init(t);
+    assert_int_equal(be.ops->discover(&be, t, &e), GQ_OK);
+    gq_card_opts co;
+    opts_for(&co, t->ngpu, 1, 0);
+    gq_card_plan p;
+    assert_int_equal(gq_card_plan_make(t, &co, &p, &e), GQ_E_USAGE);
+    a.budget_s = ceil(p.min_s) + 1;
+    gq_backend_close(&be);
+    free(t);
+    card_run run = cu_run(&a);
+    assert_true(run.plan.step[GQ_CS_HOST].run);
+    assert_false(run.plan.step[GQ_CS_CONTENTION].run);
+    const json_t *rows = json_object_get(cu_card(&run), "rows");
+    const char *host = NULL;
+    size_t i;
+    const json_t *r;
+    json_array_foreach(rows, i, r) if (!strcmp(cu_str(r, "check"), "Host-memory traffic")) host =
+        cu_str(r, "result");
+    assert_non_null(host);
+    if (strncmp(host, "alone 25.", 9))
+        fail_msg("host row: %s", host);
+    json_decref(run.doc);
+}
+
+/* A sweep spans 4 KiB to 1 GiB, whatever its number of points. */
+static void sweep_sizes_span(void **state)
+{
+    (void)state;
+    static const int g[2] = {0, 1};
+    gq_backend_register_builtin();
+    gq_backend be = {0};
+    gq_backend_opts bo = {0};
+    gq_sim_opts(&bo, "h200x2", 1, 0, NULL);
+    gq_err e = {0};
+    assert_int_equal(gq_backend_open(&be, "sim", &bo, &e), GQ_OK);
+    gq_topo *t = calloc(1, sizeof *t);
+    gq_topo_init(t);
+    assert_int_equal(be.ops->discover(&be, t, &e), GQ_OK);
+    gq_card_opts co;
+    opts_for(&co, 2, 300, 0);
+    for (int i = 0; i < 2; i++)
+        co.gpus[i] = g[i];
+    co.no_latency = co.no_placement = true;
+    gq_card_plan plan;
+    assert_int_equal(gq_card_plan_make(t, &co, &plan, &e), GQ_OK);
+    gq_card_result res;
+    memset(&res, 0, sizeof res);
+    assert_int_equal(gq_card_execute(&be, t, &co, &plan, NULL, NULL, NULL, &res, &e), GQ_OK);
+    uint64_t lo = UINT64_MAX, hi = 0;
+    int n = 0;
+    for (int k = 0; k < res.rs.n; k++)
+        if (!strncmp(res.rs.v[k].test, GQ_CARD_TEST_SWEEP_PREFIX, strlen(GQ_CARD_TEST_SWEEP_PREFIX))) {
+            n++;
+            lo = res.rs.v[k].bytes < lo ? res.rs.v[k].bytes : lo;
+            hi = res.rs.v[k].bytes > hi ? res.rs.v[k].bytes : hi;
+        }
+    assert_int_equal(n, plan.sweep_points); /* one path on the pair */
+    assert_true(lo == 4096);
+    assert_true(hi == 1ull << 30);
+    gq_card_result_free(&res);
+    gq_backend_close(&be);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(names_and_defaults),    cmocka_unit_test(estimate_of_one_measurement),
         cmocka_unit_test(steps_off_and_one_gpu), cmocka_unit_test(refusal_durations),
         cmocka_unit_test(explicit_roles),        cmocka_unit_test(step_times_and_interrupt),
-        cmocka_unit_test(gpu_order_and_bidir),
+        cmocka_unit_test(gpu_order_and_bidir),   cmocka_unit_test(host_alone_without_contention),
+        cmocka_unit_test(sweep_sizes_span),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -401,6 +402,57 @@ static void json_sections(void **state)
     json_decref(j);
 }
 
+/* A failed allocation of a section's containers gives NULL, not half a
+ * section: jansson's allocator fails at the k-th call. (Failures further in,
+ * inside the arrays' elements, still give a partial section today.) */
+static int alloc_calls, alloc_fail_at;
+static void *failing_malloc(size_t n)
+{
+    return ++alloc_calls == alloc_fail_at ? NULL : malloc(n);
+}
+
+static void json_allocation_failures(void **state)
+{
+    (void)state;
+    gq_pairmatrix_init(&M, NULL, 2);
+    set_sym(&M, 0, 1, 50, 0);
+    gq_domains d;
+    assert_int_equal(gq_domains_cluster(&M, NULL, &d, NULL), 0);
+    /* how many allocations the containers take: two objects and two arrays, one object and four arrays */
+    alloc_fail_at = -1;
+    alloc_calls = 0;
+    json_set_alloc_funcs(failing_malloc, free);
+    json_t *c[6] = {json_object(), json_object(), json_array(), json_array()};
+    int n_dom = alloc_calls;
+    for (int i = 0; i < 4; i++)
+        json_decref(c[i]);
+    alloc_calls = 0;
+    c[0] = json_object();
+    for (int i = 1; i < 5; i++)
+        c[i] = json_array();
+    int n_pm = alloc_calls;
+    for (int i = 0; i < 5; i++)
+        json_decref(c[i]);
+    json_set_alloc_funcs(malloc, free);
+    assert_true(n_dom >= 4 && n_pm >= 5);
+    for (int k = 1; k <= n_dom || k <= n_pm; k++) {
+        alloc_fail_at = k;
+        alloc_calls = 0;
+        json_set_alloc_funcs(failing_malloc, free);
+        json_t *a = k <= n_dom ? gq_domains_to_json(&d) : NULL;
+        alloc_calls = 0;
+        json_t *b = k <= n_pm ? gq_pairmatrix_to_json(&M) : NULL;
+        json_set_alloc_funcs(malloc, free);
+        if (a || b)
+            fail_msg("a section came back when allocation %d of its containers failed", k);
+    }
+    json_t *a = gq_domains_to_json(&d), *b = gq_pairmatrix_to_json(&M);
+    assert_non_null(a);
+    assert_non_null(b);
+    json_decref(a);
+    json_decref(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,7 +460,7 @@ int main(void)
         cmocka_unit_test(group_sizes),          cmocka_unit_test(from_records_filters),
         cmocka_unit_test(cluster_figures),      cmocka_unit_test(gap_threshold_edge),
         cmocka_unit_test(set_str_edges),        cmocka_unit_test(json_sections),
-        cmocka_unit_test(largest_gap_first),
+        cmocka_unit_test(largest_gap_first),    cmocka_unit_test(json_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -533,6 +533,67 @@ static void test_verify_failure(void **state)
     free(m);
 }
 
+static void verify_run_fails(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    for (int i = 0; i < n; i++)
+        win(&res[i], 0.0, 1.0, 20.0);
+    if (o->verify) {
+        res[0].status = GQ_E_BACKEND;
+        snprintf(res[0].error, sizeof res[0].error, "lost the context");
+    }
+}
+
+/* A flow whose data-check run fails is not a valid figure. */
+static void test_verify_run_failure(void **state)
+{
+    gq_measurement *m = new_m("device_to_host_memcpy_ce");
+    add(m, G(0), H(0), 0, true);
+    add(m, G(1), H(0), 1, true);
+    m->aggregate = true;
+    fake.script = verify_run_fails;
+    gq_harness_opts o = fixed_opts(3);
+    o.verify = true;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    const gq_record *f0 = find(&rs, false, false, -1, 0), *f1 = find(&rs, false, false, -1, 1);
+    assert_false(f0->valid);
+    assert_non_null(strstr(f0->error, "data check run: lost the context"));
+    assert_true(f1->valid);
+    const gq_record *agg = find(&rs, true, false, -1, -1);
+    assert_false(agg->valid);
+    gq_records_free(&rs);
+    free(m);
+}
+
+static void pages_on_node_1(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    for (int i = 0; i < n; i++) {
+        win(&res[i], 0.0, 1.0, 20.0);
+        res[i].host_numa_actual = 1;
+    }
+}
+
+/* Host memory "local to the GPU" found on another NUMA node is flagged; on
+ * the GPU's own node it is not. */
+static void test_numa_misplaced_local(void **state)
+{
+    topo.gpu[0].numa_node = 0;
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(-1), G(0), 0, true); /* host:local */
+    fake.script = pages_on_node_1;
+    gq_harness_opts o = fixed_opts(2);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(rs.v[0].host_numa_actual, 1);
+    assert_true(rs.v[0].flags & GQ_FLAG_NUMA_MISPLACED);
+    gq_records_free(&rs);
+    topo.gpu[0].numa_node = 1;
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_false(rs.v[0].flags & GQ_FLAG_NUMA_MISPLACED);
+    gq_records_free(&rs);
+    free(m);
+}
+
 static void flow1_dies(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
 {
     win(&res[0], 0.0, 1.0, 20.0);
@@ -916,6 +977,34 @@ static void short_interferer(int call, const gq_run_opts *o, const gq_flow *f, i
     win(&res[1], 0.0, 0.9, 18.0); /* stops before the measured flow does */
 }
 
+static void long_measured(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    win(&res[0], 0.0, 1.5, 15.0); /* runs half a round past the deadline */
+    win(&res[1], 0.0, 0.9, 18.0);
+}
+
+/* By duration, an interferer counts as running until the deadline (start +
+ * duration), not past it: a measured flow that runs on after the deadline is
+ * not covered. */
+static void test_interference_until_deadline(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_bidirectional_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, G(0), H(0), 0, false);
+    fake.script = long_measured;
+    gq_harness_opts o = fixed_opts(2);
+    o.reps = 0;
+    o.duration_s = 1.0;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(rs.n, 1);
+    assert_true(fabs(rs.v[0].overlap - 1.0 / 1.5) < 1e-9);
+    assert_true(rs.v[0].flags & GQ_FLAG_OVERLAP);
+    assert_false(rs.v[0].valid);
+    gq_records_free(&rs);
+    free(m);
+}
+
 static void test_interference_must_cover(void **state)
 {
     gq_measurement *m = new_m("host_to_device_bidirectional_memcpy_ce");
@@ -930,6 +1019,7 @@ static void test_interference_must_cover(void **state)
     assert_true(rs.v[0].flags & GQ_FLAG_OVERLAP);
     assert_true(fabs(rs.v[0].overlap - 0.9) < 1e-9);
     assert_non_null(strstr(rs.v[0].error, "interfering"));
+    assert_non_null(strstr(rs.v[0].error, "during only 90.0% of the measured window (< 99%)"));
     gq_records_free(&rs);
     free(m);
 }
@@ -952,6 +1042,29 @@ static void test_local_counts_bytes_once(void **state)
     assert_true(fabs(rs.v[0].value.median - 1000.0) < 1e-6);
     gq_records_free(&rs);
     free(m);
+}
+
+/* A latency of 0 ns (or none) is an error, in the warm-up and in a round. */
+static void test_latency_zero(void **state)
+{
+    gq_latency_req req = {
+        .kind = GQ_LAT_POINTER_CHASE, .target = {GQ_EP_HOST, 0}, .exec_gpu = 0, .iters = 100};
+    gq_harness_opts o = fixed_opts(3);
+    o.warmup_reps = 1;
+    for (int warm = 0; warm < 2; warm++) {
+        memset(fake.lat, 0, sizeof fake.lat);
+        fake.lat[0] = warm ? 5000 : 0; /* 0 in the warm-up, or in the first round */
+        fake.nlat = 4;
+        fake.lat_calls = 0;
+        gq_recordset rs = {0};
+        assert_int_equal(gq_harness_latency(&be, &topo, "host_device_latency_sm", &req, &o, &rs, NULL, NULL),
+                         GQ_OK);
+        assert_int_equal(rs.n, 1);
+        assert_false(rs.v[0].valid);
+        assert_true(rs.v[0].flags & GQ_FLAG_ERROR);
+        assert_non_null(strstr(rs.v[0].error, "the backend returned no latency"));
+        gq_records_free(&rs);
+    }
 }
 
 static void test_latency(void **state)
@@ -1020,6 +1133,9 @@ int main(void)
         cmocka_unit_test_setup(test_impossible_flow, setup),
         cmocka_unit_test_setup(test_impossible_aggregate_uplink, setup),
         cmocka_unit_test_setup(test_verify_failure, setup),
+        cmocka_unit_test_setup(test_verify_run_failure, setup),
+        cmocka_unit_test_setup(test_numa_misplaced_local, setup),
+        cmocka_unit_test_setup(test_interference_until_deadline, setup),
         cmocka_unit_test_setup(test_per_flow_error, setup),
         cmocka_unit_test_setup(test_prepare_failure, setup),
         cmocka_unit_test_setup(test_whole_run_failure, setup),
@@ -1034,6 +1150,7 @@ int main(void)
         cmocka_unit_test_setup(test_interference_must_cover, setup),
         cmocka_unit_test_setup(test_local_counts_bytes_once, setup),
         cmocka_unit_test_setup(test_latency, setup),
+        cmocka_unit_test_setup(test_latency_zero, setup),
         cmocka_unit_test_setup(test_bad_arguments, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -93,7 +93,8 @@ static void test_gpu_link_text_and_small_rate(void **state)
     char why[200];
     assert_true(near(gq_sanity_flow_capacity(&t, &f, why, sizeof why), 0.5));
     assert_string_equal(why, "PCIe link of GPU 0, 0.5 GB/s");
-    t.gpu[0].pcie_width_cur = 16; /* width known, generation not */
+    t.gpu[0].pcie_gen_cur = 0; /* width known, generation not */
+    t.gpu[0].pcie_width_cur = 16;
     gq_sanity_flow_capacity(&t, &f, why, sizeof why);
     assert_string_equal(why, "PCIe link of GPU 0, 0.5 GB/s");
     t.gpu[0].pcie_width_cur = 0;

@@ -77,6 +77,18 @@ static void even_count_scale(void **state)
     assert_true(f.rms_rel > 0.005); /* the +-1 % noise of the points kept */
 }
 
+/* Four points are enough for the robust fit: the slow one is an outlier. */
+static void four_points(void **state)
+{
+    (void)state;
+    static const double e[4] = {0.002, -0.001, 0, 0.001};
+    gq_sweepfit f;
+    fit(e, 4, 2, 0.8, &f);
+    assert_int_equal(f.npoints, 4);
+    assert_int_equal(f.noutliers, 1);
+    assert_true(fabs(f.bw_gbps - BW) < 0.02 * BW);
+}
+
 /* Times that would need a negative fixed cost: the fit goes through the origin
  * (a = 0) and B is the weighted slope through it. */
 static void negative_intercept_clamped(void **state)
@@ -116,6 +128,7 @@ int main(void)
         cmocka_unit_test(outlier_anywhere),
         cmocka_unit_test(even_count_scale),
         cmocka_unit_test(negative_intercept_clamped),
+        cmocka_unit_test(four_points),
         cmocka_unit_test(predict_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

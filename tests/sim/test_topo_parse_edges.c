@@ -1,0 +1,163 @@
+/* The topology parser's defaults and a few exact values: what a machine gets
+ * when a line is left out. Written for the survivors of bench/mutation. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backend/sim/sim.h"
+#include "core/units.h"
+
+static const char tiny[] = "machine tiny\n"
+                           "memory mem0 numa 0 size 16 GiB\n"
+                           "socket cpu0\n"
+                           "fabric mem0 cpu0 cap 50 GB/s\n"
+                           "gpu gpu0 model \"Test GPU\" mem 8 GiB\n"
+                           "pcie gpu0 cpu0 rate 16 GT/s width x16\n";
+
+static void defaults(void **state)
+{
+    (void)state;
+    gq_sim_machine *m = NULL;
+    gq_err e = {0};
+    assert_int_equal(gq_sim_parse(tiny, sizeof tiny - 1, NULL, &m, &e), GQ_OK);
+    assert_string_equal(m->file, "topology");
+    assert_true(m->noise == 0.003);
+    assert_int_equal(m->p2p, GQ_P2P_OK);
+    assert_true(m->driver_factor == 1.0);
+    assert_true(fabs(m->lat_copy - 2e-6) < 1e-18);
+    assert_true(fabs(m->lat_chase - 100e-9) < 1e-18);
+    assert_true(fabs(m->lat_staged - 10e-6) < 1e-18);
+    assert_int_equal(m->sockets, -1);
+    assert_int_equal(m->cores, -1);
+    assert_int_equal(m->vm_gpu_numa, -1);
+    /* only GPU nodes name a GPU */
+    for (int k = 0; k < m->nnode; k++)
+        assert_int_equal(m->nodes[k].gpu, m->nodes[k].kind == GQ_SIM_GPU ? 0 : -1);
+    gq_sim_machine_free(m);
+
+    /* the same lines given: the values given */
+    static const char more[] = "machine more\n"
+                               "noise 0.2 %\n"
+                               "staging driver 138 % chunk-cost 2.2 us\n"
+                               "latency copy 3.0 us chase 98 ns staged 12.8 us\n"
+                               "cpu \"X\" sockets 2 cores 32\n"
+                               "memory mem0 numa 0 size 16 GiB\n"
+                               "socket cpu0\n"
+                               "fabric mem0 cpu0 cap 50 GB/s\n"
+                               "gpu gpu0 model \"Test GPU\" mem 8 GiB\n"
+                               "pcie gpu0 cpu0 rate 16 GT/s width x16\n";
+    assert_int_equal(gq_sim_parse(more, sizeof more - 1, "more.topo", &m, &e), GQ_OK);
+    assert_string_equal(m->file, "more.topo");
+    assert_true(fabs(m->noise - 0.002) < 1e-15);
+    assert_true(fabs(m->driver_factor - 1.38) < 1e-12);
+    assert_true(fabs(m->lat_copy - 3e-6) < 1e-18);
+    assert_true(fabs(m->lat_chase - 98e-9) < 1e-18);
+    assert_true(fabs(m->lat_staged - 12.8e-6) < 1e-18);
+    assert_int_equal(m->sockets, 2);
+    assert_int_equal(m->cores, 32);
+    gq_sim_machine_free(m);
+}
+
+/* Numbers with an exponent; an exponent without digits is not a number. */
+static void exponents(void **state)
+{
+    (void)state;
+    static const char text[] = "machine e\n"
+                               "memory mem0 numa 0 size 1.6e1 GiB\n"
+                               "socket cpu0\n"
+                               "fabric mem0 cpu0 cap 5e+1 GB/s\n"
+                               "gpu gpu0 model \"G\" mem 8 GiB\n"
+                               "pcie gpu0 cpu0 rate 16 GT/s width x16\n";
+    gq_sim_machine *m = NULL;
+    gq_err e = {0};
+    assert_int_equal(gq_sim_parse(text, sizeof text - 1, "e", &m, &e), GQ_OK);
+    assert_true(m->nodes[0].size == 16 * GQ_GiB);
+    assert_true(fabs(m->links[0].cap[0] - 50e9) < 1);
+    gq_sim_machine_free(m);
+    static const char bad[] = "machine e\n"
+                              "memory mem0 numa 0 size 16e GiB\n";
+    assert_int_equal(gq_sim_parse(bad, sizeof bad - 1, "e", &m, &e), GQ_E_USAGE);
+    assert_null(m);
+    assert_non_null(strstr(e.msg, "e:2:"));
+}
+
+/* An empty text points at its start; a control character is binary. */
+static void empty_and_binary(void **state)
+{
+    (void)state;
+    gq_sim_machine *m = NULL;
+    gq_err e = {0};
+    assert_int_equal(gq_sim_parse("", 0, "x", &m, &e), GQ_E_USAGE);
+    assert_true(!strncmp(e.msg, "x:1:1: empty topology", 21));
+    assert_int_equal(gq_sim_parse("# only a comment\n", 17, "x", &m, &e), GQ_E_USAGE);
+    assert_true(!strncmp(e.msg, "x:1:1: empty topology", 21));
+    static const char us[] = "machine a\x1f\n";
+    assert_int_equal(gq_sim_parse(us, sizeof us - 1, "x", &m, &e), GQ_E_USAGE);
+    assert_true(!strncmp(e.msg, "x:1:10: ", 8));
+    static const char del[] = "machine a\x7f\n";
+    assert_int_equal(gq_sim_parse(del, sizeof del - 1, "x", &m, &e), GQ_E_USAGE);
+    assert_true(!strncmp(e.msg, "x:1:10: ", 8));
+    /* tab and CR are text: the complaint is about the content, not binary data */
+    static const char tab[] = "machine\ta\r\n";
+    assert_int_equal(gq_sim_parse(tab, sizeof tab - 1, "x", &m, &e), GQ_E_USAGE);
+    assert_null(strstr(e.msg, "binary"));
+    assert_non_null(strstr(e.msg, "declares no 'gpu'"));
+}
+
+/* A refused name leaves no machine behind. */
+static void load_refusals(void **state)
+{
+    (void)state;
+    gq_sim_machine *m = (gq_sim_machine *)1;
+    gq_err e = {0};
+    assert_int_equal(gq_sim_load("", &m, &e), GQ_E_USAGE);
+    assert_null(m);
+    assert_non_null(strstr(e.msg, "--sim needs a topology file or a built-in machine name"));
+    m = (gq_sim_machine *)1;
+    assert_int_not_equal(gq_sim_load("no-such-machine", &m, &e), GQ_OK);
+    assert_null(m);
+    assert_int_equal(gq_sim_load(NULL, &m, &e), GQ_OK); /* the default machine */
+    assert_string_equal(m->name, "rtx4090x8");
+    gq_sim_machine_free(m);
+}
+
+/* Percentages outside their range are refused, at their bounds accepted. */
+static void percent_ranges(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *line;
+        bool ok;
+    } cases[] = {
+        {"staging driver 1 %", true},     {"staging driver 1000 %", true}, {"staging driver 0.5 %", false},
+        {"staging driver 1001 %", false}, {"staging driver 138 %", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        int n =
+            snprintf(text, sizeof text, "machine p\n%s\n%s", cases[i].line, tiny + strlen("machine tiny\n"));
+        gq_sim_machine *m = NULL;
+        gq_err e = {0};
+        int rc = gq_sim_parse(text, (size_t)n, "p", &m, &e);
+        if ((rc == GQ_OK) != cases[i].ok)
+            fail_msg("'%s': rc %d (%s)", cases[i].line, rc, e.msg);
+        if (!cases[i].ok)
+            assert_non_null(strstr(e.msg, "it must be between 1 % and 1000 %"));
+        gq_sim_machine_free(m);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(defaults),      cmocka_unit_test(exponents),      cmocka_unit_test(empty_and_binary),
+        cmocka_unit_test(load_refusals), cmocka_unit_test(percent_ranges),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,429 @@
+/* Bottleneck inference at its edges: the explaining switch at node 0 of the
+ * tree, GPU 63, why impossible records are ignored, many ignored records, two
+ * flows on one GPU, P2P pairs across the CPU interconnect. Written for the
+ * survivors of bench/mutation (helpers as in test_bottlenecks.c). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "analysis/bottlenecks.h"
+#include "render/analysis_render.h"
+#include "core/units.h"
+
+#define BYTES (256 * GQ_MiB)
+
+static gq_topo T;
+static gq_recordset RS;
+static int G; /* next group id */
+
+static void base(gq_record *r, int group)
+{
+    memset(r, 0, sizeof *r);
+    r->method = GQ_METHOD_CE;
+    r->bytes = BYTES;
+    r->rounds = 5;
+    r->valid = true;
+    r->group = group;
+    r->overlap = 1.0;
+    r->flow_tag = 0;
+    r->value.n = 5;
+    r->value.spread = 0.004;
+}
+
+static void set_val(gq_record *r, double v)
+{
+    r->value.median = r->value.min = r->value.max = v;
+}
+
+static void host_flow(int group, int gpu, gq_direction d, double v)
+{
+    gq_record r;
+    base(&r, group);
+    strcpy(r.test, d == GQ_DIR_H2D ? "host_to_device_set" : "device_to_host_set");
+    r.direction = d;
+    gq_endpoint h = {GQ_EP_HOST, 0}, g = {GQ_EP_GPU, gpu};
+    r.src = d == GQ_DIR_H2D ? h : g;
+    r.dst = d == GQ_DIR_H2D ? g : h;
+    set_val(&r, v);
+    assert_int_equal(gq_records_push(&RS, &r), 0);
+}
+
+static void aggregate(int group, const int *gpus, int n, gq_direction d, double v, bool valid)
+{
+    gq_record r;
+    base(&r, group);
+    strcpy(r.test, d == GQ_DIR_P2P   ? "pairs_read_ce"
+                   : d == GQ_DIR_H2D ? "host_to_device_set"
+                                     : "device_to_host_set");
+    r.direction = d;
+    r.aggregate = true;
+    r.flow_tag = -1;
+    r.ngpus = n;
+    memcpy(r.gpus, gpus, (size_t)n * sizeof(int));
+    set_val(&r, v);
+    if (!valid) {
+        r.valid = false;
+        r.flags = GQ_FLAG_OVERLAP;
+        r.overlap = 0.6;
+    }
+    assert_int_equal(gq_records_push(&RS, &r), 0);
+}
+
+/* A host group: gpus copy at once in direction d, each at rate[i]. */
+static int host_group(const int *gpus, int n, gq_direction d, const double *rate)
+{
+    int g = G++;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        host_flow(g, gpus[i], d, rate[i]);
+        sum += rate[i];
+    }
+    if (n > 1)
+        aggregate(g, gpus, n, d, sum, true);
+    return g;
+}
+
+static void host_uniform(const int *gpus, int n, gq_direction d, double each)
+{
+    double r[64];
+    for (int i = 0; i < n; i++)
+        r[i] = each;
+    host_group(gpus, n, d, r);
+}
+
+static void p2p_flow(int group, int s, int t, double v)
+{
+    gq_record r;
+    base(&r, group);
+    strcpy(r.test, "device_to_device_memcpy_read_ce");
+    r.direction = GQ_DIR_P2P;
+    r.src = (gq_endpoint){GQ_EP_GPU, s};
+    r.dst = (gq_endpoint){GQ_EP_GPU, t};
+    set_val(&r, v);
+    assert_int_equal(gq_records_push(&RS, &r), 0);
+}
+
+static void p2p_group(const int *src, const int *dst, const double *rate, int n)
+{
+    int g = G++;
+    int gpus[64], ng = 0;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        p2p_flow(g, src[i], dst[i], rate[i]);
+        sum += rate[i];
+        gpus[ng++] = src[i];
+        gpus[ng++] = dst[i];
+    }
+    aggregate(g, gpus, ng, GQ_DIR_P2P, sum, true);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    gq_records_free(&RS);
+    G = 0;
+    gq_topo_init(&T);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    gq_records_free(&RS);
+    return 0;
+}
+
+static int add_pci(gq_pci_kind k, int parent, int gpu, const char *bus, double link)
+{
+    int i = T.npci++;
+    T.pci[i].kind = k;
+    T.pci[i].parent = parent;
+    T.pci[i].gpu = gpu;
+    T.pci[i].numa_node = -1;
+    snprintf(T.pci[i].bus_id, sizeof T.pci[i].bus_id, "%s", bus);
+    T.pci[i].link_gbps = link;
+    return i;
+}
+
+static const int S0[] = {0, 1, 2, 3}, S1[] = {4, 5, 6, 7}, ALL8[] = {0, 1, 2, 3, 4, 5, 6, 7};
+
+/* Per-socket budgets: four GPUs at 25.2 alone share 25.8 when all four copy. */
+static void socket_records(void)
+{
+    for (int g = 0; g < 8; g++)
+        host_uniform(&g, 1, GQ_DIR_H2D, 25.2);
+    host_uniform(S0, 4, GQ_DIR_H2D, 25.8 / 4);
+    host_uniform(S1, 4, GQ_DIR_H2D, 25.8 / 4);
+    host_uniform(ALL8, 8, GQ_DIR_H2D, 51.6 / 8);
+}
+
+/* The switch that explains a budget is node 0 of the tree (lca >= 0, not > 0). */
+static void switch_at_node_zero(void **state)
+{
+    (void)state;
+    gq_topo_init(&T);
+    T.ngpu = 8;
+    T.numa_nodes = 1;
+    for (int g = 0; g < 8; g++)
+        T.gpu[g].index = g;
+    int sw0 = add_pci(GQ_PCI_BRIDGE, 1, -1, "0000:17:00.0", 31.5);
+    int hb = add_pci(GQ_PCI_HOSTBRIDGE, -1, -1, "0000:00:00.0", 0);
+    int sw1 = add_pci(GQ_PCI_BRIDGE, hb, -1, "0000:97:00.0", 31.5);
+    assert_int_equal(sw0, 0);
+    for (int g = 0; g < 8; g++) {
+        char bus[32];
+        snprintf(bus, sizeof bus, "0000:%02x:00.0", 0x20 + g);
+        add_pci(GQ_PCI_GPU, g < 4 ? sw0 : sw1, g, bus, 31.5);
+    }
+    socket_records();
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, &T, NULL, NULL, &b, NULL), 0);
+    int i0 = gq_bottlenecks_find(&b, GQ_DIR_H2D, S0, 4), i1 = gq_bottlenecks_find(&b, GQ_DIR_H2D, S1, 4);
+    assert_true(i0 >= 0 && i1 >= 0);
+    assert_string_equal(b.v[i0].node, "0000:17:00.0");
+    assert_int_equal(b.v[i0].ngpus, 4);
+    assert_int_equal(b.v[i0].gpus[0], 0);
+    assert_string_equal(b.v[i1].node, "0000:97:00.0");
+    assert_non_null(strstr(b.v[i0].explanation,
+                           "GPUs 0-3 sit behind one PCIe switch (0000:17:00.0) whose uplink "
+                           "carries 31.5 GB/s per direction"));
+    gq_bottlenecks_free(&b);
+}
+
+/* The highest GPU index a set can hold (63) is in the set. */
+static void gpu_63(void **state)
+{
+    (void)state;
+    const int hi[] = {60, 61, 62, 63};
+    for (int i = 0; i < 4; i++)
+        host_uniform(&hi[i], 1, GQ_DIR_D2H, 25.0);
+    host_uniform(hi, 4, GQ_DIR_D2H, 26.0 / 4);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    int i = gq_bottlenecks_find(&b, GQ_DIR_D2H, hi, 4);
+    assert_true(i >= 0);
+    assert_int_equal(b.v[i].ngpus, 4);
+    assert_int_equal(b.v[i].gpus[3], 63);
+    gq_bottlenecks_free(&b);
+}
+
+/* Why an impossible record is ignored: its capacity when it has one. */
+static void impossible_reasons(void **state)
+{
+    (void)state;
+    int g = G++;
+    host_flow(g, 0, GQ_DIR_H2D, 37.0);
+    gq_record *r = &RS.v[RS.n - 1];
+    r->valid = false;
+    r->flags |= GQ_FLAG_IMPOSSIBLE;
+    r->capacity_gbps = 31.5;
+    g = G++;
+    host_flow(g, 1, GQ_DIR_H2D, 37.0);
+    r = &RS.v[RS.n - 1];
+    r->valid = false;
+    r->flags |= GQ_FLAG_IMPOSSIBLE;
+    strcpy(r->error, "above the uplink");
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_int_equal(b.nignored, 2);
+    assert_int_equal(b.ignored[0].record, 0);
+    assert_string_equal(b.ignored[0].why, "impossible: 37.0 GB/s is above the 31.5 GB/s its path can carry");
+    assert_int_equal(b.ignored[1].record, 1);
+    assert_string_equal(b.ignored[1].why, "impossible: above the uplink");
+    gq_bottlenecks_free(&b);
+}
+
+/* Many ignored records: every one listed, in order. */
+static void many_ignored(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 100; k++) {
+        int g = G++;
+        host_flow(g, k % 8, GQ_DIR_H2D, 10.0);
+        RS.v[RS.n - 1].valid = false;
+        snprintf(RS.v[RS.n - 1].error, sizeof RS.v[0].error, "error %d", k);
+    }
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_int_equal(b.nignored, 100);
+    assert_true(b.capignored >= 100);
+    for (int k = 0; k < 100; k++) {
+        char want[32];
+        snprintf(want, sizeof want, "error %d", k);
+        assert_int_equal(b.ignored[k].record, k);
+        assert_string_equal(b.ignored[k].why, want);
+    }
+    gq_bottlenecks_free(&b);
+}
+
+/* A group with two flows on one GPU cannot say what each GPU gets: no observation. */
+static void two_flows_one_gpu(void **state)
+{
+    (void)state;
+    for (int g = 0; g < 4; g++)
+        host_uniform(&g, 1, GQ_DIR_H2D, 25.0);
+    int g = G++;
+    host_flow(g, 0, GQ_DIR_H2D, 6.0);
+    host_flow(g, 0, GQ_DIR_H2D, 6.0);
+    host_flow(g, 1, GQ_DIR_H2D, 6.0);
+    const int p[] = {0, 1};
+    aggregate(g, p, 2, GQ_DIR_H2D, 18.0, true);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    for (int i = 0; i < b.nobs; i++)
+        assert_int_not_equal(b.obs[i].group, g);
+    assert_int_equal(gq_bottlenecks_find(&b, GQ_DIR_H2D, p, 2), -1);
+    gq_bottlenecks_free(&b);
+}
+
+/* Concurrent P2P pairs that cross the CPU interconnect (SYS) on a one-NUMA
+ * machine; then the same pairs under one switch (not SYS): only measurement. */
+static void p2p_sys_explained(void **state)
+{
+    (void)state;
+    gq_topo_init(&T);
+    T.ngpu = 4;
+    T.numa_nodes = 1;
+    for (int a = 0; a < 4; a++) {
+        T.gpu[a].index = a;
+        for (int c = 0; c < 4; c++)
+            T.level[a][c] = a == c ? GQ_LEVEL_X : GQ_LEVEL_SYS;
+    }
+    const int src[] = {0, 1}, dst[] = {2, 3};
+    double one = 40.0;
+    for (int i = 0; i < 2; i++)
+        p2p_group(&src[i], &dst[i], &one, 1);
+    const double half[] = {10.0, 10.0};
+    p2p_group(src, dst, half, 2);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, &T, NULL, NULL, &b, NULL), 0);
+    const int all[] = {0, 1, 2, 3};
+    int i = gq_bottlenecks_find(&b, GQ_DIR_P2P, all, 4);
+    assert_true(i >= 0);
+    assert_int_equal(b.v[i].explained, GQ_EXPLAIN_CPU_INTERCONNECT);
+    assert_non_null(strstr(b.v[i].explanation, "go through the CPU interconnect between NUMA nodes"));
+    json_t *j = gq_bottlenecks_to_json(&b, &RS);
+    const json_t *first = json_array_get(json_object_get(j, "bottlenecks"), 0);
+    assert_true(json_is_false(json_object_get(first, "cross_domain")));
+    assert_true(json_is_array(json_object_get(first, "domains")));
+    assert_string_equal(json_string_value(json_object_get(first, "direction")), "p2p");
+    const json_t *ev = json_array_get(json_object_get(first, "evidence"), 0);
+    assert_true(json_real_value(json_object_get(ev, "overlap")) == 1.0);
+    assert_true(json_real_value(json_object_get(ev, "aggregate_gbps")) == 20.0);
+    assert_true(json_real_value(json_object_get(ev, "sum_alone_gbps")) == 80.0);
+    assert_true(json_is_true(json_object_get(ev, "contended")));
+    json_decref(j);
+    gq_bottlenecks_free(&b);
+    for (int a = 0; a < 4; a++)
+        for (int c = 0; c < 4; c++)
+            T.level[a][c] = a == c ? GQ_LEVEL_X : GQ_LEVEL_PIX;
+    assert_int_equal(gq_bottlenecks_infer(&RS, &T, NULL, NULL, &b, NULL), 0);
+    i = gq_bottlenecks_find(&b, GQ_DIR_P2P, all, 4);
+    assert_true(i >= 0);
+    assert_int_equal(b.v[i].explained, GQ_EXPLAIN_MEASUREMENT_ONLY);
+    assert_non_null(strstr(b.v[i].explanation, "the topology does not show the shared path"));
+    gq_bottlenecks_free(&b);
+}
+
+/* The largest host run splits into slow and fast GPUs; of two runs as large,
+ * the first is the one read. */
+static void asymmetry(void **state)
+{
+    (void)state;
+    for (int g = 0; g < 8; g++)
+        host_uniform(&g, 1, GQ_DIR_H2D, 30.0);
+    const double r1[8] = {10, 10.5, 11, 10, 20, 21, 20, 20.5};
+    host_group(ALL8, 8, GQ_DIR_H2D, r1);
+    const double r2[8] = {20, 20, 20, 20, 10, 10, 10, 10};
+    host_group(ALL8, 8, GQ_DIR_H2D, r2);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_true(b.asym_obs[0] >= 0);
+    assert_int_equal(b.obs[b.asym_obs[0]].group, 8);
+    assert_int_equal(b.nslow[0], 4);
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(b.slow[0][k], k);
+    assert_true(b.slow_lo[0] == 10 && b.slow_hi[0] == 11);
+    assert_true(b.fast_lo[0] == 20 && b.fast_hi[0] == 21);
+    assert_int_equal(b.asym_obs[1], -1);
+    gq_bottlenecks_free(&b);
+}
+
+/* A drop inside the spread of the GPUs' own figures is no evidence. */
+static void alone_spread_guard(void **state)
+{
+    (void)state;
+    for (int g = 0; g < 4; g++) {
+        host_uniform(&g, 1, GQ_DIR_H2D, 25.0);
+        RS.v[RS.n - 1].value.spread = 0.15;
+    }
+    host_uniform(S0, 4, GQ_DIR_H2D, 70.0 / 4); /* 30 % under 100, spread of the aggregate 0.4 % */
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_int_equal(gq_bottlenecks_find(&b, GQ_DIR_H2D, S0, 4), -1);
+    gq_bottlenecks_free(&b);
+    for (int k = 0; k < RS.n; k++)
+        RS.v[k].value.spread = 0.004;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_true(gq_bottlenecks_find(&b, GQ_DIR_H2D, S0, 4) >= 0);
+    gq_bottlenecks_free(&b);
+}
+
+/* P2P: the domains of a bottleneck's GPUs when domains are given; its
+ * capacity is the most any observation of the set moved. */
+static void p2p_domains_and_capacity(void **state)
+{
+    (void)state;
+    const int src[] = {0, 1}, dst[] = {2, 3};
+    double one = 40.0;
+    for (int i = 0; i < 2; i++)
+        p2p_group(&src[i], &dst[i], &one, 1);
+    const double low[] = {10.0, 10.0}, higher[] = {12.0, 13.0};
+    p2p_group(src, dst, low, 2);
+    p2p_group(src, dst, higher, 2);
+    gq_domains dom;
+    memset(&dom, 0, sizeof dom);
+    for (int g = 0; g < GQ_MAX_GPUS; g++)
+        dom.domain_of[g] = -1;
+    dom.domain_of[0] = dom.domain_of[1] = 0;
+    dom.domain_of[2] = dom.domain_of[3] = 1;
+    dom.ndomains = 2;
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, &dom, NULL, &b, NULL), 0);
+    const int all[] = {0, 1, 2, 3};
+    int i = gq_bottlenecks_find(&b, GQ_DIR_P2P, all, 4);
+    assert_true(i >= 0);
+    assert_true(b.v[i].capacity_gbps == 25.0);
+    assert_int_equal(b.v[i].nevidence, 2);
+    assert_int_equal(b.v[i].ndomains, 2);
+    assert_int_equal(b.v[i].domains[0], 0);
+    assert_int_equal(b.v[i].domains[1], 1);
+    assert_true(b.v[i].cross_domain);
+    gq_bottlenecks_free(&b);
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    i = gq_bottlenecks_find(&b, GQ_DIR_P2P, all, 4);
+    assert_true(i >= 0);
+    assert_int_equal(b.v[i].ndomains, 0);
+    gq_bottlenecks_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(switch_at_node_zero, setup, teardown),
+        cmocka_unit_test_setup_teardown(gpu_63, setup, teardown),
+        cmocka_unit_test_setup_teardown(impossible_reasons, setup, teardown),
+        cmocka_unit_test_setup_teardown(many_ignored, setup, teardown),
+        cmocka_unit_test_setup_teardown(two_flows_one_gpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(p2p_sys_explained, setup, teardown),
+        cmocka_unit_test_setup_teardown(asymmetry, setup, teardown),
+        cmocka_unit_test_setup_teardown(alone_spread_guard, setup, teardown),
+        cmocka_unit_test_setup_teardown(p2p_domains_and_capacity, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
