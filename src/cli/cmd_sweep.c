@@ -37,7 +37,7 @@ typedef struct sweep_opts {
 #define OFF(f) offsetof(sweep_opts, f)
 /* clang-format off */
 static const gq_opt sweep_own_opts[] = {
-    {.name = "pair", .shortname = 'p', .type = GQ_OPT_STR, .off = OFF(pair), .arg = "PAIRS",
+    {.name = "pair", .type = GQ_OPT_STR, .off = OFF(pair), .arg = "PAIRS",
      .help = "GPU pairs to sweep one at a time, SRC:DST, e.g. 0:1,0:4 (staged where there is no P2P)"},
     {.name = "h2d", .type = GQ_OPT_STR, .off = OFF(h2d), .arg = "LIST",
      .help = "host -> GPU copies to sweep, one GPU at a time: 0,1 or 0-3 or all"},

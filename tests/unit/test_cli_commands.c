@@ -2,7 +2,8 @@
  * meaning across all commands (core/options.h gq_short_flags), no command
  * declares a name or a letter twice, every default parses, and every help
  * fits 100 columns. Commands not yet on the frame keep their old tables
- * until they are converted; the shared tables are checked here too. */
+ * until they are converted; the shared tables are checked here too. No
+ * command keeps a letter of its own (compare's -t for --threshold is gone). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,28 +15,11 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 
-/* Letters a command uses with another meaning than gq_short_flags'. They
- * predate the one table; each is kept for compatibility and must shrink. */
-static const struct {
-    const char *cmd, *name;
-    char c;
-} legacy[] = {
-    {"compare", "threshold", 't'},
-};
-
-static bool is_legacy(const char *cmd, const gq_opt *o)
-{
-    for (size_t i = 0; i < sizeof legacy / sizeof legacy[0]; i++)
-        if (!strcmp(legacy[i].cmd, cmd) && !strcmp(legacy[i].name, o->name) && legacy[i].c == o->shortname)
-            return true;
-    return false;
-}
-
 static void check_set(const char *cmd, const gq_optset *set)
 {
     int it = 0;
     for (const gq_opt *o = NULL; (o = gq_optset_next(set, &it, o));) {
-        if (o->shortname && !is_legacy(cmd, o)) {
+        if (o->shortname) {
             if (gq_short_for(o->name) != o->shortname)
                 fail_msg("%s: -%c --%s is not in gq_short_flags (it says -%c)", cmd, o->shortname, o->name,
                          gq_short_for(o->name) ? gq_short_for(o->name) : '?');
