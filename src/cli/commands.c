@@ -5,9 +5,7 @@
 
 const gq_command gq_commands[] = {
     {.name = "topo", .frame = &gq_frame_topo},
-    {.name = "run",
-     .fn = gq_cmd_run,
-     .summary = "run transfer tests by name (nvbandwidth's names and more); --list shows them"},
+    {.name = "run", .frame = &gq_frame_run},
     {.name = "sweep",
      .fn = gq_cmd_sweep,
      .summary = "buffer-size sweep; fits fixed cost and asymptotic bandwidth"},

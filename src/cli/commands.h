@@ -29,8 +29,8 @@ extern const gq_command gq_commands[];
 extern const gq_frame_cmd gq_frame_topo;
 extern const gq_frame_cmd gq_frame_report;
 extern const gq_frame_cmd gq_frame_compare;
+extern const gq_frame_cmd gq_frame_run;
 
-int gq_cmd_run(int argc, char **argv);
 int gq_cmd_sweep(int argc, char **argv);
 int gq_cmd_pairs(int argc, char **argv);
 int gq_cmd_domains(int argc, char **argv);
