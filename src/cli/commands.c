@@ -6,9 +6,7 @@
 const gq_command gq_commands[] = {
     {.name = "topo", .frame = &gq_frame_topo},
     {.name = "run", .frame = &gq_frame_run},
-    {.name = "sweep",
-     .fn = gq_cmd_sweep,
-     .summary = "buffer-size sweep; fits fixed cost and asymptotic bandwidth"},
+    {.name = "sweep", .frame = &gq_frame_sweep},
     {.name = "pairs",
      .fn = gq_cmd_pairs,
      .summary = "run GPU pairs concurrently (e.g. 0:1,2:3) and compare pairings with --vs"},
