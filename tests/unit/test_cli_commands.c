@@ -52,6 +52,42 @@ static void test_short_flags_one_meaning(void **state)
     check_set("shared", &all);
 }
 
+/* Is o one of the shared declarations of the measurement options? */
+static bool is_shared_measure(const gq_opt *o)
+{
+    const gq_opt *const one[] = {gq_common_rounds_opt, gq_common_buffer_size_opt, gq_common_verify_opt,
+                                 gq_common_method_opt};
+    for (const gq_opt *m = gq_common_measure_opts; m->name; m++)
+        if (o == m)
+            return true;
+    for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
+        if (o == one[i])
+            return true;
+    return false;
+}
+
+/* The measurement options are declared once (common.c), with one help text:
+ * a command on the frame takes them from there, never declares its own. */
+static void test_measure_opts_declared_once(void **state)
+{
+    (void)state;
+    for (const gq_command *c = gq_commands; c->name; c++) {
+        if (!c->frame)
+            continue;
+        int it = 0;
+        for (const gq_opt *o = NULL; (o = gq_optset_next(&c->frame->opts, &it, o));)
+            for (const gq_opt *m = gq_common_measure_opts; m->name; m++)
+                if (!strcmp(o->name, m->name) && !is_shared_measure(o))
+                    fail_msg("%s: --%s is declared again; use common.c's shared declaration", c->name,
+                             o->name);
+    }
+    const char *framed[] = {"run", "sweep", "pairs", "domains"};
+    for (size_t i = 0; i < sizeof framed / sizeof framed[0]; i++)
+        for (const gq_command *c = gq_commands; c->name; c++)
+            if (!strcmp(c->name, framed[i]) && !c->frame)
+                fail_msg("%s is not on the frame", c->name);
+}
+
 static void test_defaults_and_help(void **state)
 {
     (void)state;
@@ -83,6 +119,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_short_flags_one_meaning),
+        cmocka_unit_test(test_measure_opts_declared_once),
         cmocka_unit_test(test_defaults_and_help),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
