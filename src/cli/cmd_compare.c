@@ -29,7 +29,6 @@ typedef struct compare_cli {
 /* clang-format off */
 static const gq_opt compare_opts[] = {
     {.name = "threshold",
-     .shortname = 't',
      .type = GQ_OPT_STR,
      .off = OFF(threshold),
      .def = "5%",

@@ -26,11 +26,8 @@
 #include "render/analysis_render.h"
 
 typedef struct domains_opts {
-    gq_common c;
+    gq_common c; /* method, buffer_size, rounds from the shared tables */
     bool plan_only;
-    const char *method;
-    uint64_t bytes;
-    int rounds;
     double min_gap;  /* percent */
     double min_drop; /* percent */
 } domains_opts;
@@ -40,12 +37,6 @@ typedef struct domains_opts {
 static const gq_opt domains_own_opts[] = {
     {.name = "plan-only", .type = GQ_OPT_FLAG, .off = OFF(plan_only),
      .help = "print the planned measurements and an estimated time; measure nothing"},
-    {.name = "method", .shortname = 'm', .type = GQ_OPT_ENUM, .off = OFF(method), .def = "ce", .arg = "ce|sm",
-     .help = "GPU-to-GPU copies by copy engine or SM kernel (reads: the destination pulls)", .choices = "ce,sm"},
-    {.name = "buffer-size", .shortname = 'b', .type = GQ_OPT_SIZE, .off = OFF(bytes), .def = "64", .arg = "MiB",
-     .help = "buffer per copy (a bare number is MiB)", .unit = GQ_MiB, .lo = 1, .hi = 1e15},
-    {.name = "rounds", .shortname = 'i', .type = GQ_OPT_INT, .off = OFF(rounds), .def = "5", .arg = "N",
-     .help = "rounds per measurement (median, min, max, spread)", .lo = 1, .hi = GQ_MAX_ROUNDS},
     {.name = "min-gap", .type = GQ_OPT_DOUBLE, .off = OFF(min_gap), .def = "10", .arg = "PCT",
      .help = "smallest relative gap between pair bandwidths that can separate domains", .lo = 1, .hi = 1000},
     {.name = "min-drop", .type = GQ_OPT_DOUBLE, .off = OFF(min_drop), .def = "20", .arg = "PCT",
@@ -55,26 +46,10 @@ static const gq_opt domains_own_opts[] = {
 /* clang-format on */
 #undef OFF
 
-static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, domains_own_opts};
+static const gq_opt *const tabs[] = {gq_common_output_opts,     gq_common_backend_opts, gq_common_method_opt,
+                                     gq_common_buffer_size_opt, gq_common_rounds_opt,   domains_own_opts};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
-
-static void help(void)
-{
-    printf("usage: gpuqual domains [--plan-only] [--gpus LIST] [--method ce|sm] [-b MiB] [options]\n\n"
-           "Discover the effective topology from measurements alone:\n"
-           "  1. the P2P read matrix, one pair at a time (host-staged where P2P is absent);\n"
-           "  2. performance domains: GPUs joined by the pairs above the largest gap between pair\n"
-           "     bandwidths that exceeds the measurement spread (a flat matrix is one domain);\n"
-           "  3. contention probes chosen from the domains and the PCIe/NUMA tree, never all subsets:\n"
-           "     each GPU alone, per switch / root port / NUMA node, per domain, pairs inside domains,\n"
-           "     all at once (host to GPU and GPU to host), and GPU pairs within against across domains;\n"
-           "  4. bottlenecks: sets of GPUs that share a budget, with direction, measured capacity, the\n"
-           "     runs that show it, and whether the topology tree explains it.\n"
-           "The plan grows as N^2 with the GPU count; --plan-only shows it with an estimated time.\n"
-           "Method: docs/method-domains.md. GB/s = 10^9 B/s.\n\n"
-           "options:\n");
-    gq_opts_help(stdout, tabs, NTABS);
-}
+static const char *const defaults[] = {"buffer-size=64", NULL};
 
 /* ---- progress ---------------------------------------------------------------- */
 
@@ -321,226 +296,214 @@ static void print_contention(FILE *f, const gq_bottlenecks *b, const gq_recordse
 
 /* ---- the command ------------------------------------------------------------------ */
 
-int gq_cmd_domains(int argc, char **argv)
+/* ---- the command ------------------------------------------------------------------ */
+
+static int domains_prepare(gq_ctx *ctx)
 {
-    domains_opts o;
-    gq_err err = {0};
-    gq_backend be = {0};
-    gq_journal jr = {0};
-    bool opened = false, want_help = false, have_journal = false;
-    const char *pos[2];
-    int npos = 0, rc = GQ_OK, exit_code = GQ_EXIT_OK;
-    json_t *doc = NULL, *options = NULL, *sections = NULL;
+    domains_opts *o = ctx->opts;
+    if (ctx->npos > 0)
+        return gq_err_set(&ctx->err, GQ_E_USAGE, "domains: unexpected argument '%s'; choose GPUs with --gpus",
+                          ctx->pos[0]);
+    if (strcmp(o->c.format, "table") && strcmp(o->c.format, "json") && strcmp(o->c.format, "csv"))
+        return gq_err_set(&ctx->err, GQ_E_USAGE,
+                          "domains: --format %s does not apply; use table, json or csv", o->c.format);
+    if (o->plan_only && !strcmp(o->c.format, "csv"))
+        return gq_err_set(&ctx->err, GQ_E_USAGE,
+                          "domains: --plan-only measures nothing, so there are no records for "
+                          "--format csv; use table or json");
+    return GQ_OK;
+}
+
+static double round_seconds(const gq_harness_opts *ho)
+{
+    return ho->round_s > 0 ? ho->round_s : GQ_HARNESS_ROUND_S;
+}
+
+/* --plan-only: the planned runs on the domains the tree suggests, and the
+ * estimated time; nothing is measured. */
+static int plan_only(gq_ctx *ctx, const gq_harness_opts *ho)
+{
+    domains_opts *o = ctx->opts;
+    int n = o->c.ngpus_sel;
+    const int *gpus = o->c.gpus_sel;
+    double round_s = round_seconds(ho);
     gq_probe_plan plan = {0};
-    gq_discovery disc;
-    bool progress = false;
-    gq_topo *topo = calloc(1, sizeof *topo);
     gq_domains *dom = calloc(1, sizeof *dom);
-
-    memset(&disc, 0, sizeof disc);
-    memset(&o, 0, sizeof o);
-    if (!topo || !dom) {
-        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-        goto fail;
+    json_t *options = NULL, *sections = NULL;
+    int rc = dom ? GQ_OK : gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
+    if (!rc) {
+        gq_probes_assume_domains(ctx->topo, gpus, n, dom);
+        if (!(rc = gq_probes_plan_matrix(&plan, ctx->topo, gpus, n, &ctx->err)))
+            rc = gq_probes_plan_contention(&plan, ctx->topo, gpus, n, dom, &ctx->err);
     }
-    if ((rc = gq_opts_parse(tabs, NTABS, &o, argc, argv, 2, pos, 2, &npos, &want_help, &err)))
-        goto fail;
-    if (want_help) {
-        help();
-        goto out;
-    }
-    if (npos > 0) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "domains: unexpected argument '%s'; choose GPUs with --gpus",
-                        pos[0]);
-        goto fail;
-    }
-    if (strcmp(o.c.format, "table") && strcmp(o.c.format, "json") && strcmp(o.c.format, "csv")) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "domains: --format %s does not apply; use table, json or csv",
-                        o.c.format);
-        goto fail;
-    }
-    if (o.plan_only && !strcmp(o.c.format, "csv")) {
-        rc = gq_err_set(&err, GQ_E_USAGE,
-                        "domains: --plan-only measures nothing, so there are no records for "
-                        "--format csv; use table or json");
-        goto fail;
-    }
-    if ((rc = gq_cli_check_writable(o.c.json_path, &err)))
-        goto fail;
-    if ((rc = gq_cli_open(&o.c, &be, topo, &err)))
-        goto fail;
-    opened = true;
-    if ((rc = gq_cli_check_buffer(&be, &o.c, "--buffer-size", o.bytes, &err)))
-        goto fail;
-    if (!o.c.quiet)
-        for (int i = 0; i < topo->nwarnings; i++)
-            gq_cli_warn("%s", topo->warnings[i]);
-
-    int n = o.c.ngpus_sel;
-    const int *gpus = o.c.gpus_sel;
-    gq_harness_opts ho;
-    gq_harness_opts_default(&ho);
-    ho.rounds = o.rounds;
-    double round_s = ho.round_s > 0 ? ho.round_s : GQ_HARNESS_ROUND_S;
-    gq_domains_opts dopt;
-    gq_domains_opts_default(&dopt);
-    dopt.min_rel_gap = o.min_gap / 100.0;
-    gq_bn_opts bopt;
-    gq_bn_opts_default(&bopt);
-    bopt.min_drop = o.min_drop / 100.0;
-    bopt.bytes = o.bytes;
-
-    if (o.plan_only) {
-        gq_probes_assume_domains(topo, gpus, n, dom);
-        if ((rc = gq_probes_plan_matrix(&plan, topo, gpus, n, &err)) ||
-            (rc = gq_probes_plan_contention(&plan, topo, gpus, n, dom, &err)))
-            goto fail;
-        bool need_doc = o.c.json_path || !strcmp(o.c.format, "json");
-        if (need_doc) {
-            options = gq_opts_to_json(tabs, NTABS, &o);
-            sections = gq_domains_to_json(dom);
-            json_t *pj = plan_json(&plan, n, o.rounds, round_s, true);
-            if (!options || !sections || !pj) {
-                json_decref(pj);
-                rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-                goto fail;
-            }
+    if (!rc && (o->c.json_path || !strcmp(o->c.format, "json"))) {
+        options = gq_opts_to_json(tabs, NTABS, o);
+        sections = gq_domains_to_json(dom);
+        json_t *pj = plan_json(&plan, n, o->c.rounds, round_s, true);
+        if (options && sections && pj) {
             /* the domains here are assumed, not measured: keep them out of the "domains" contract */
             json_object_set(pj, "assumed_domains", json_object_get(sections, "domains"));
             json_object_del(sections, "domains");
             json_object_del(sections, "domain_analysis");
             json_object_set_new(sections, "plan", pj);
             json_object_set_new(sections, "plan_only", json_true());
+            pj = NULL;
             gq_doc d = {.kind = "domains",
                         .options = options,
-                        .topo = topo,
+                        .topo = ctx->topo,
                         .sections = sections,
-                        .simulated = gq_backend_simulated(&be)};
-            if (!(doc = gq_doc_to_json(&d))) {
-                rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-                goto fail;
-            }
+                        .simulated = gq_backend_simulated(&ctx->be)};
+            ctx->doc = gq_doc_to_json(&d);
         }
-        if (o.c.json_path && (rc = gq_json_write_file(doc, o.c.json_path, &err)))
-            goto fail;
-        if (!strcmp(o.c.format, "json")) {
-            json_dumpf(doc, stdout, JSON_INDENT(2));
-            fputc('\n', stdout);
-        } else {
-            print_plan(stdout, &plan, n, dom, o.rounds, round_s, false);
-        }
-        goto out;
+        json_decref(pj);
+        if (!ctx->doc)
+            rc = gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
     }
-
-    if (o.c.journal) {
-        if ((rc = gq_journal_open(&jr, o.c.journal, &err)))
-            goto fail;
-        have_journal = true;
-    }
-    gq_discovery_opts dso;
-    gq_discovery_opts_default(&dso);
-    dso.bytes = o.bytes;
-    dso.method = !strcmp(o.method, "sm") ? GQ_METHOD_SM : GQ_METHOD_CE;
-    dso.harness = ho;
-    dso.domains = dopt;
-    dso.bottlenecks = bopt;
-    dso.journal = have_journal ? &jr : NULL;
-    progress = !o.c.quiet && gq_cli_tty() && !strcmp(o.c.format, "table");
-    if (progress)
-        dso.progress = on_progress;
-    rc = gq_discovery_run(&be, topo, gpus, n, &dso, &disc, &err);
-    if (progress)
-        fprintf(stderr, "\r%100s\r", "");
-    if (rc)
-        goto fail;
-    const gq_recordset *rsp = &disc.records;
-    const gq_probe_plan *pl = &disc.plan;
-    gq_pairmatrix *mat = disc.matrix;
-    gq_domains *dm = disc.domains;
-    gq_bottlenecks *bn = disc.bottlenecks;
-
-    bool need_doc = o.c.json_path || !strcmp(o.c.format, "json");
-    if (need_doc) {
-        options = gq_opts_to_json(tabs, NTABS, &o);
-        sections = gq_domains_to_json(dm);
-        json_t *bj = gq_bottlenecks_to_json(bn, rsp);
-        json_t *mj = gq_pairmatrix_to_json(mat);
-        json_t *pj = plan_json(pl, n, o.rounds, round_s, true);
-        if (!options || !sections || !bj || !mj || !pj) {
-            json_decref(bj);
-            json_decref(mj);
-            json_decref(pj);
-            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-            goto fail;
-        }
-        json_object_update(sections, bj);
-        json_decref(bj);
-        json_object_set_new(sections, "matrix", mj);
-        json_object_set_new(sections, "plan", pj);
-        json_object_set_new(sections, "plan_only", json_false());
-        gq_doc d = {.kind = "domains",
-                    .options = options,
-                    .topo = topo,
-                    .records = rsp,
-                    .sections = sections,
-                    .simulated = gq_backend_simulated(&be),
-                    .incomplete = disc.interrupted};
-        if (!(doc = gq_doc_to_json(&d))) {
-            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-            goto fail;
-        }
-    }
-    if (o.c.json_path && (rc = gq_json_write_file(doc, o.c.json_path, &err)))
-        goto fail;
-    if (!strcmp(o.c.format, "json")) {
-        json_dumpf(doc, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
-    } else if (!strcmp(o.c.format, "csv")) {
-        gq_render_csv(stdout, rsp);
-    } else {
-        char sz[32];
-        printf("gpuqual domains: %d GPU%s%s, %d measurements of %s, %d rounds each%s\n\n", n,
-               n == 1 ? "" : "s", topo->simulated ? " (simulated)" : "", pl->n,
-               gq_fmt_size(o.bytes, sz, sizeof sz), o.rounds,
-               disc.interrupted ? " (INTERRUPTED: partial)" : "");
-        if (n == 1)
-            printf("One GPU: nothing to pair, so no matrix and no domains to find; host paths below.\n\n");
-        else
-            print_matrix(stdout, mat);
-        if (n > 1)
-            print_domains(stdout, dm);
-        if (bn->one_numa_visible)
-            printf("The platform shows one NUMA node%s: host-path sharing can only be inferred from "
-                   "measurement.\n\n",
-                   topo->is_vm ? " (a VM)" : "");
-        print_contention(stdout, bn, rsp);
-    }
-    fflush(stdout);
-    if (disc.interrupted) {
-        if (have_journal)
-            gq_cli_warn("interrupted; finished measurements are in %s", jr.path);
-        exit_code = GQ_EXIT_INCOMPLETE;
-    } else {
-        for (int i = 0; i < rsp->n; i++)
-            if (gq_record_failed(&rsp->v[i]))
-                exit_code = GQ_EXIT_FAIL;
-    }
-    goto out;
-
-fail:
-    gq_cli_error("%s", err.msg);
-    exit_code = gq_status_exit_code(rc);
-out:
-    if (have_journal)
-        gq_journal_close(&jr);
-    json_decref(doc);
+    ctx->doc_stdout = !strcmp(o->c.format, "json");
+    if (!rc && !ctx->doc_stdout)
+        print_plan(stdout, &plan, n, dom, o->c.rounds, round_s, false);
     json_decref(options);
     json_decref(sections);
     gq_probe_plan_free(&plan);
-    gq_discovery_free(&disc);
-    if (opened)
-        gq_backend_close(&be);
-    free(topo);
     free(dom);
-    return exit_code;
+    return rc;
 }
+
+/* The domains document: options, records, domains, bottlenecks, matrix, plan. */
+static json_t *domains_doc(gq_ctx *ctx, const gq_discovery *disc, double round_s)
+{
+    domains_opts *o = ctx->opts;
+    json_t *doc = NULL, *options = gq_opts_to_json(tabs, NTABS, o),
+           *sections = gq_domains_to_json(disc->domains);
+    json_t *bj = gq_bottlenecks_to_json(disc->bottlenecks, &disc->records);
+    json_t *mj = gq_pairmatrix_to_json(disc->matrix);
+    json_t *pj = plan_json(&disc->plan, o->c.ngpus_sel, o->c.rounds, round_s, true);
+    if (options && sections && bj && mj && pj) {
+        json_object_update(sections, bj);
+        json_object_set_new(sections, "matrix", mj);
+        json_object_set_new(sections, "plan", pj);
+        json_object_set_new(sections, "plan_only", json_false());
+        mj = pj = NULL;
+        gq_doc d = {.kind = "domains",
+                    .options = options,
+                    .topo = ctx->topo,
+                    .records = &disc->records,
+                    .sections = sections,
+                    .simulated = gq_backend_simulated(&ctx->be),
+                    .incomplete = disc->interrupted};
+        doc = gq_doc_to_json(&d);
+    }
+    json_decref(bj);
+    json_decref(mj);
+    json_decref(pj);
+    json_decref(options);
+    json_decref(sections);
+    return doc;
+}
+
+/* The table: matrix, domains, host-path note and the contention probes. */
+static void print_results(const gq_ctx *ctx, const gq_discovery *disc)
+{
+    const domains_opts *o = ctx->opts;
+    int n = o->c.ngpus_sel;
+    char sz[32];
+    printf("gpuqual domains: %d GPU%s%s, %d measurements of %s, %d rounds each%s\n\n", n, n == 1 ? "" : "s",
+           ctx->topo->simulated ? " (simulated)" : "", disc->plan.n,
+           gq_fmt_size(o->c.buffer_size, sz, sizeof sz), o->c.rounds,
+           disc->interrupted ? " (INTERRUPTED: partial)" : "");
+    if (n == 1)
+        printf("One GPU: nothing to pair, so no matrix and no domains to find; host paths below.\n\n");
+    else
+        print_matrix(stdout, disc->matrix);
+    if (n > 1)
+        print_domains(stdout, disc->domains);
+    if (disc->bottlenecks->one_numa_visible)
+        printf("The platform shows one NUMA node%s: host-path sharing can only be inferred from "
+               "measurement.\n\n",
+               ctx->topo->is_vm ? " (a VM)" : "");
+    print_contention(stdout, disc->bottlenecks, &disc->records);
+}
+
+/* Measure: the matrix, domains, contention probes and bottlenecks. */
+static int discover(gq_ctx *ctx, const gq_harness_opts *ho)
+{
+    domains_opts *o = ctx->opts;
+    gq_discovery disc;
+    memset(&disc, 0, sizeof disc);
+    gq_discovery_opts dso;
+    gq_discovery_opts_default(&dso);
+    dso.bytes = o->c.buffer_size;
+    dso.method = !strcmp(o->c.method, "sm") ? GQ_METHOD_SM : GQ_METHOD_CE;
+    dso.harness = *ho;
+    gq_domains_opts_default(&dso.domains);
+    dso.domains.min_rel_gap = o->min_gap / 100.0;
+    gq_bn_opts_default(&dso.bottlenecks);
+    dso.bottlenecks.min_drop = o->min_drop / 100.0;
+    dso.bottlenecks.bytes = o->c.buffer_size;
+    dso.journal = ctx->journal;
+    bool progress = !o->c.quiet && gq_cli_tty() && !strcmp(o->c.format, "table");
+    if (progress)
+        dso.progress = on_progress;
+    int rc = gq_discovery_run(&ctx->be, ctx->topo, o->c.gpus_sel, o->c.ngpus_sel, &dso, &disc, &ctx->err);
+    if (progress)
+        fprintf(stderr, "\r%100s\r", "");
+    if (!rc && (o->c.json_path || !strcmp(o->c.format, "json")) &&
+        !(ctx->doc = domains_doc(ctx, &disc, round_seconds(ho))))
+        rc = gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
+    if (!rc) {
+        ctx->doc_stdout = !strcmp(o->c.format, "json");
+        if (!strcmp(o->c.format, "csv"))
+            gq_render_csv(stdout, &disc.records);
+        else if (!ctx->doc_stdout)
+            print_results(ctx, &disc);
+        if (disc.interrupted) {
+            if (ctx->journal)
+                gq_cli_warn("interrupted; finished measurements are in %s", ctx->journal->path);
+            ctx->exit_code = GQ_EXIT_INCOMPLETE;
+        } else {
+            for (int i = 0; i < disc.records.n; i++)
+                if (gq_record_failed(&disc.records.v[i]))
+                    ctx->exit_code = GQ_EXIT_FAIL;
+        }
+    }
+    gq_discovery_free(&disc);
+    return rc;
+}
+
+static int domains_run(gq_ctx *ctx)
+{
+    domains_opts *o = ctx->opts;
+    int rc = gq_cli_check_buffer(&ctx->be, &o->c, "--buffer-size", o->c.buffer_size, &ctx->err);
+    if (rc)
+        return rc;
+    if (!o->c.quiet)
+        for (int i = 0; i < ctx->topo->nwarnings; i++)
+            gq_cli_warn("%s", ctx->topo->warnings[i]);
+    gq_harness_opts ho;
+    gq_harness_opts_default(&ho);
+    ho.rounds = o->c.rounds;
+    return o->plan_only ? plan_only(ctx, &ho) : discover(ctx, &ho);
+}
+
+const gq_frame_cmd gq_frame_domains = {
+    .name = "domains",
+    .summary = "discover performance domains and shared bottlenecks from measurements",
+    .usage = "usage: gpuqual domains [--plan-only] [--gpus LIST] [--method ce|sm] [-b MiB] [options]\n\n"
+             "Discover the effective topology from measurements alone:\n"
+             "  1. the P2P read matrix, one pair at a time (host-staged where P2P is absent);\n"
+             "  2. performance domains: GPUs joined by the pairs above the largest gap between pair\n"
+             "     bandwidths that exceeds the measurement spread (a flat matrix is one domain);\n"
+             "  3. contention probes chosen from the domains and the PCIe/NUMA tree, never all subsets:\n"
+             "     each GPU alone, per switch / root port / NUMA node, per domain, pairs inside domains,\n"
+             "     all at once (host to GPU and GPU to host), and GPU pairs within against across domains;\n"
+             "  4. bottlenecks: sets of GPUs that share a budget, with direction, measured capacity, the\n"
+             "     runs that show it, and whether the topology tree explains it.\n"
+             "The plan grows as N^2 with the GPU count; --plan-only shows it with an estimated time.\n"
+             "Method: docs/method-domains.md. GB/s = 10^9 B/s.\n\n",
+    .opts = {.name = "domains", .tabs = tabs, .ntab = NTABS, .defaults = defaults},
+    .opts_size = sizeof(domains_opts),
+    .maxpos = 2,
+    .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL,
+    .prepare = domains_prepare,
+    .run = domains_run,
+};

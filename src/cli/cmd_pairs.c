@@ -19,52 +19,6 @@
 #include "core/units.h"
 #include "render/render.h"
 
-typedef struct pairs_opts {
-    gq_common c;
-    const char *vs;
-    bool read, write;
-    const char *method;
-    uint64_t bytes;
-    int rounds;
-    bool isolated;
-} pairs_opts;
-
-#define OFF(f) offsetof(pairs_opts, f)
-/* clang-format off */
-static const gq_opt pairs_own_opts[] = {
-    {.name = "vs", .type = GQ_OPT_STR, .off = OFF(vs), .arg = "PAIRS",
-     .help = "a second pairing to run and set beside the first, e.g. 0:4,1:5,2:6,3:7"},
-    {.name = "read", .type = GQ_OPT_FLAG, .off = OFF(read),
-     .help = "the destination GPU pulls the data (default; nvbandwidth's read)"},
-    {.name = "write", .type = GQ_OPT_FLAG, .off = OFF(write), .help = "the source GPU pushes the data"},
-    {.name = "method", .shortname = 'm', .type = GQ_OPT_ENUM, .off = OFF(method), .def = "ce", .arg = "ce|sm",
-     .help = "copy engine or SM copy kernel", .choices = "ce,sm"},
-    {.name = "buffer-size", .shortname = 'b', .type = GQ_OPT_SIZE, .off = OFF(bytes), .def = "512", .arg = "MiB",
-     .help = "buffer per copy (a bare number is MiB)", .unit = GQ_MiB, .lo = 1, .hi = 1e15},
-    {.name = "rounds", .shortname = 'i', .type = GQ_OPT_INT, .off = OFF(rounds), .def = "5", .arg = "N",
-     .help = "rounds per measurement (median, min, max, spread)", .lo = 1, .hi = GQ_MAX_ROUNDS},
-    {.name = "isolated", .type = GQ_OPT_FLAG, .off = OFF(isolated),
-     .help = "also measure each pair alone, to compare with its rate under contention"},
-    GQ_OPT_END,
-};
-/* clang-format on */
-#undef OFF
-
-static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, pairs_own_opts};
-#define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
-
-static void help(void)
-{
-    printf("usage: gpuqual pairs PAIRS [--vs PAIRS] [--read|--write] [--method ce|sm] [options]\n\n"
-           "Run the listed GPU pairs at the same time, e.g. 'gpuqual pairs 0:1,2:3,4:5,6:7', and report\n"
-           "each pair (SRC:DST, data from SRC to DST) plus the aggregate of all of them with its overlap\n"
-           "(valid only when every copy window overlaps the others by 99%%). --vs runs a second pairing\n"
-           "in the same invocation and shows both side by side. A GPU may\n"
-           "be in one pair of a pairing; pairs without P2P are staged through host memory.\n\n"
-           "options:\n");
-    gq_opts_help(stdout, tabs, NTABS);
-}
-
 #define MAXP GQ_PROBE_MAX_PAIRS
 
 typedef struct pairing {
@@ -78,6 +32,35 @@ typedef struct pairing {
     int agg;         /* aggregate record, -1 none (one pair) */
     bool measured;
 } pairing;
+
+typedef struct pairs_opts {
+    gq_common c; /* method, buffer_size, rounds from the shared tables */
+    const char *vs;
+    bool read, write;
+    bool isolated;
+    /* parsed by pairs_prepare */
+    pairing pg[2];
+    int npg;
+} pairs_opts;
+
+#define OFF(f) offsetof(pairs_opts, f)
+/* clang-format off */
+static const gq_opt pairs_own_opts[] = {
+    {.name = "vs", .type = GQ_OPT_STR, .off = OFF(vs), .arg = "PAIRS",
+     .help = "a second pairing to run and set beside the first, e.g. 0:4,1:5,2:6,3:7"},
+    {.name = "read", .type = GQ_OPT_FLAG, .off = OFF(read),
+     .help = "the destination GPU pulls the data (default; nvbandwidth's read)"},
+    {.name = "write", .type = GQ_OPT_FLAG, .off = OFF(write), .help = "the source GPU pushes the data"},
+    {.name = "isolated", .type = GQ_OPT_FLAG, .off = OFF(isolated),
+     .help = "also measure each pair alone, to compare with its rate under contention"},
+    GQ_OPT_END,
+};
+/* clang-format on */
+#undef OFF
+
+static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts,    pairs_own_opts,
+                                     gq_common_method_opt,  gq_common_buffer_size_opt, gq_common_rounds_opt};
+#define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
 
 static void rate_str(const gq_recordset *rs, int i, char *buf, size_t n)
 {
@@ -94,8 +77,8 @@ static void print_table(FILE *f, const pairs_opts *o, const gq_topo *topo, const
 {
     char b1[64], b2[64], sz[32];
     fprintf(f, "pairs: %s, %s, %s per copy, %d rounds; the pairs of a pairing copy at the same time%s\n",
-            o->write ? "write (source pushes)" : "read (destination pulls)", o->method,
-            gq_fmt_size(o->bytes, sz, sizeof sz), o->rounds, topo->simulated ? " (simulated)" : "");
+            o->write ? "write (source pushes)" : "read (destination pulls)", o->c.method,
+            gq_fmt_size(o->c.buffer_size, sz, sizeof sz), o->c.rounds, topo->simulated ? " (simulated)" : "");
     fprintf(f, "GB/s = 10^9 B/s\n\n");
     for (int p = 0; p < npg; p++) {
         char head[64];
@@ -196,8 +179,8 @@ static int measure(gq_backend *be, const gq_topo *topo, const gq_probe *pr, cons
                    const gq_harness_opts *ho, gq_measurement *m, gq_recordset *rs, gq_journal *j, int *first,
                    gq_err *err)
 {
-    gq_method meth = !strcmp(o->method, "sm") ? GQ_METHOD_SM : GQ_METHOD_CE;
-    gq_probe_measurement(pr, o->bytes, meth, !o->write, m);
+    gq_method meth = !strcmp(o->c.method, "sm") ? GQ_METHOD_SM : GQ_METHOD_CE;
+    gq_probe_measurement(pr, o->c.buffer_size, meth, !o->write, m);
     *first = rs->n;
     return gq_exec_one(be, topo, m, ho, j, rs, err);
 }
@@ -220,224 +203,213 @@ static void pick_records(const gq_recordset *rs, int first, pairing *p, bool alo
     }
 }
 
-int gq_cmd_pairs(int argc, char **argv)
+static int pairs_prepare(gq_ctx *ctx)
 {
-    pairs_opts o;
-    gq_err err = {0};
-    gq_backend be = {0};
-    gq_journal jr = {0};
-    bool opened = false, want_help = false, have_journal = false;
-    const char *pos[4];
-    int npos = 0, rc = GQ_OK, exit_code = GQ_EXIT_OK;
-    json_t *doc = NULL, *options = NULL, *sections = NULL;
-    gq_recordset rs = {0};
-    gq_topo *topo = calloc(1, sizeof *topo);
-    gq_measurement *m = calloc(1, sizeof *m);
-    pairing pg[2];
-    int npg = 0;
-    bool interrupted = false, unmeasured = false;
-
-    memset(&o, 0, sizeof o);
-    memset(pg, 0, sizeof pg);
-    if (!topo || !m) {
-        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-        goto fail;
-    }
-    if ((rc = gq_opts_parse(tabs, NTABS, &o, argc, argv, 2, pos, 4, &npos, &want_help, &err)))
-        goto fail;
-    if (want_help) {
-        help();
-        goto out;
-    }
-    if (npos == 0) {
-        rc = gq_err_set(&err, GQ_E_USAGE,
-                        "pairs: give the pairs to run at the same time, e.g. gpuqual pairs 0:1,2:3");
-        goto fail;
-    }
-    if (npos > 1) {
-        rc = gq_err_set(&err, GQ_E_USAGE,
-                        "pairs: give one list of pairs separated by commas (got '%s' and '%s'), "
-                        "e.g. 0:1,2:3",
-                        pos[0], pos[1]);
-        goto fail;
-    }
-    if (o.read && o.write) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "pairs: --read and --write exclude each other; give one of them");
-        goto fail;
-    }
-    if (strcmp(o.c.format, "table") && strcmp(o.c.format, "json") && strcmp(o.c.format, "csv")) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "pairs: --format %s does not apply; use table, json or csv",
-                        o.c.format);
-        goto fail;
-    }
+    pairs_opts *o = ctx->opts;
+    gq_err *err = &ctx->err;
+    pairing *pg = o->pg;
+    int rc;
+    if (ctx->npos == 0)
+        return gq_err_set(err, GQ_E_USAGE,
+                          "pairs: give the pairs to run at the same time, e.g. gpuqual pairs 0:1,2:3");
+    if (ctx->npos > 1)
+        return gq_err_set(err, GQ_E_USAGE,
+                          "pairs: give one list of pairs separated by commas (got '%s' and '%s'), "
+                          "e.g. 0:1,2:3",
+                          ctx->pos[0], ctx->pos[1]);
+    if (o->read && o->write)
+        return gq_err_set(err, GQ_E_USAGE, "pairs: --read and --write exclude each other; give one of them");
+    if (strcmp(o->c.format, "table") && strcmp(o->c.format, "json") && strcmp(o->c.format, "csv"))
+        return gq_err_set(err, GQ_E_USAGE, "pairs: --format %s does not apply; use table, json or csv",
+                          o->c.format);
     pg[0].label = "pairs";
-    pg[0].spec = pos[0];
-    if ((rc = gq_probes_parse_pairs(pos[0], "pairs", true, 0, pg[0].src, pg[0].dst, MAXP, &pg[0].n, &err)))
-        goto fail;
-    npg = 1;
-    if (o.vs) {
+    pg[0].spec = ctx->pos[0];
+    if ((rc = gq_probes_parse_pairs(pg[0].spec, "pairs", true, 0, pg[0].src, pg[0].dst, MAXP, &pg[0].n, err)))
+        return rc;
+    o->npg = 1;
+    if (o->vs) {
         pg[1].label = "--vs";
-        pg[1].spec = o.vs;
-        if ((rc = gq_probes_parse_pairs(o.vs, "--vs", true, 0, pg[1].src, pg[1].dst, MAXP, &pg[1].n, &err)))
-            goto fail;
-        npg = 2;
+        pg[1].spec = o->vs;
+        if ((rc = gq_probes_parse_pairs(o->vs, "--vs", true, 0, pg[1].src, pg[1].dst, MAXP, &pg[1].n, err)))
+            return rc;
+        o->npg = 2;
     }
-    if (o.c.gpus) {
-        rc = gq_err_set(&err, GQ_E_USAGE,
-                        "--gpus does not apply to pairs: the pairs themselves name the GPUs");
-        goto fail;
-    }
-    if ((rc = gq_cli_check_writable(o.c.json_path, &err)))
-        goto fail;
-    if ((rc = gq_cli_open(&o.c, &be, topo, &err)))
-        goto fail;
-    opened = true;
-    if ((rc = gq_cli_check_buffer(&be, &o.c, "--buffer-size", o.bytes, &err)))
-        goto fail;
-    for (int p = 0; p < npg; p++) {
-        int n;
-        if ((rc = gq_probes_parse_pairs(pg[p].spec, pg[p].label, true, topo->ngpu, pg[p].src, pg[p].dst, MAXP,
-                                        &n, &err)))
-            goto fail;
-        for (int k = 0; k < pg[p].n; k++) {
-            int a = pg[p].src[k], b = pg[p].dst[k];
-            pg[p].staged[k] = topo->p2p_cuda[a][b] == 0;
-            pg[p].rec[k] = pg[p].alone[k] = -1;
-        }
-        pg[p].agg = -1;
-    }
-    if (o.c.journal) {
-        if ((rc = gq_journal_open(&jr, o.c.journal, &err)))
-            goto fail;
-        have_journal = true;
-    }
-    if (!o.c.quiet)
-        for (int i = 0; i < topo->nwarnings; i++)
-            gq_cli_warn("%s", topo->warnings[i]);
+    if (o->c.gpus)
+        return gq_err_set(err, GQ_E_USAGE,
+                          "--gpus does not apply to pairs: the pairs themselves name the GPUs");
+    return GQ_OK;
+}
 
+/* The pairs against the machine: every GPU exists; staged where no P2P. */
+static int check_pairings(gq_ctx *ctx)
+{
+    pairs_opts *o = ctx->opts;
+    for (int p = 0; p < o->npg; p++) {
+        pairing *pg = &o->pg[p];
+        int n, rc = gq_probes_parse_pairs(pg->spec, pg->label, true, ctx->topo->ngpu, pg->src, pg->dst, MAXP,
+                                          &n, &ctx->err);
+        if (rc)
+            return rc;
+        for (int k = 0; k < pg->n; k++) {
+            pg->staged[k] = ctx->topo->p2p_cuda[pg->src[k]][pg->dst[k]] == 0;
+            pg->rec[k] = pg->alone[k] = -1;
+        }
+        pg->agg = -1;
+    }
+    return GQ_OK;
+}
+
+/* One measurement's outcome: GQ_E_INTR to stop, another error to fail,
+ * GQ_OK to go on (a failed one is warned about and fails at the end). */
+static int outcome(gq_ctx *ctx, int mrc, const pairing *pg, int alone_k, bool *unmeasured)
+{
+    if (mrc == GQ_E_INTR || gq_cli_interrupted())
+        return GQ_E_INTR;
+    if (mrc == GQ_E_FAIL) { /* nothing was recorded for it: say so and fail at the end */
+        if (alone_k < 0)
+            gq_cli_warn("%s %s: %s", pg->label, pg->spec, ctx->err.msg);
+        else
+            gq_cli_warn("%s %s, pair %d alone: %s", pg->label, pg->spec, alone_k, ctx->err.msg);
+        *unmeasured = true;
+        return GQ_OK;
+    }
+    return mrc && mrc != GQ_E_BACKEND ? mrc : GQ_OK;
+}
+
+/* Each pairing at once, then (--isolated) each of its pairs alone. Returns
+ * GQ_E_INTR when interrupted. */
+static int measure_pairings(gq_ctx *ctx, gq_measurement *m, gq_recordset *rs, bool *unmeasured)
+{
+    pairs_opts *o = ctx->opts;
     gq_harness_opts ho;
     gq_harness_opts_default(&ho);
-    ho.rounds = o.rounds;
-    for (int p = 0; p < npg && !interrupted; p++) {
+    ho.rounds = o->c.rounds;
+    int rc = GQ_OK;
+    for (int p = 0; p < o->npg && !rc; p++) {
+        pairing *pg = &o->pg[p];
         gq_probe pr;
         memset(&pr, 0, sizeof pr);
         pr.kind = GQ_PROBE_P2P_WITHIN;
         pr.direction = GQ_DIR_P2P;
-        pr.npairs = pg[p].n;
-        memcpy(pr.src, pg[p].src, sizeof pr.src);
-        memcpy(pr.dst, pg[p].dst, sizeof pr.dst);
-        memcpy(pr.staged, pg[p].staged, sizeof pr.staged);
+        pr.npairs = pg->n;
+        memcpy(pr.src, pg->src, sizeof pr.src);
+        memcpy(pr.dst, pg->dst, sizeof pr.dst);
+        memcpy(pr.staged, pg->staged, sizeof pr.staged);
         int first;
-        if (!o.c.quiet && gq_cli_tty())
-            fprintf(stderr, "\rmeasuring %s %s ...", pg[p].label, pg[p].spec);
-        int mrc = measure(&be, topo, &pr, &o, &ho, m, &rs, have_journal ? &jr : NULL, &first, &err);
-        pick_records(&rs, first, &pg[p], false, 0);
-        pg[p].measured = mrc == GQ_OK;
-        if (mrc == GQ_E_INTR || gq_cli_interrupted()) {
-            interrupted = true;
-            break;
-        }
-        if (mrc == GQ_E_FAIL) { /* nothing was recorded for it: say so and fail at the end */
-            gq_cli_warn("%s %s: %s", pg[p].label, pg[p].spec, err.msg);
-            unmeasured = true;
-        } else if (mrc && mrc != GQ_E_BACKEND) {
-            rc = mrc;
-            goto fail;
-        }
-        for (int k = 0; o.isolated && k < pg[p].n; k++) {
+        if (!o->c.quiet && gq_cli_tty())
+            fprintf(stderr, "\rmeasuring %s %s ...", pg->label, pg->spec);
+        int mrc = measure(&ctx->be, ctx->topo, &pr, o, &ho, m, rs, ctx->journal, &first, &ctx->err);
+        pick_records(rs, first, pg, false, 0);
+        pg->measured = mrc == GQ_OK;
+        rc = outcome(ctx, mrc, pg, -1, unmeasured);
+        for (int k = 0; !rc && o->isolated && k < pg->n; k++) {
             gq_probe one;
             memset(&one, 0, sizeof one);
             one.kind = GQ_PROBE_MATRIX;
             one.direction = GQ_DIR_P2P;
             one.npairs = 1;
-            one.src[0] = pg[p].src[k];
-            one.dst[0] = pg[p].dst[k];
-            one.staged[0] = pg[p].staged[k];
-            mrc = measure(&be, topo, &one, &o, &ho, m, &rs, have_journal ? &jr : NULL, &first, &err);
-            pick_records(&rs, first, &pg[p], true, k);
-            if (mrc == GQ_E_INTR || gq_cli_interrupted()) {
-                interrupted = true;
-                break;
-            }
-            if (mrc == GQ_E_FAIL) {
-                gq_cli_warn("%s %s, pair %d alone: %s", pg[p].label, pg[p].spec, k, err.msg);
-                unmeasured = true;
-            } else if (mrc && mrc != GQ_E_BACKEND) {
-                rc = mrc;
-                goto fail;
-            }
+            one.src[0] = pg->src[k];
+            one.dst[0] = pg->dst[k];
+            one.staged[0] = pg->staged[k];
+            mrc = measure(&ctx->be, ctx->topo, &one, o, &ho, m, rs, ctx->journal, &first, &ctx->err);
+            pick_records(rs, first, pg, true, k);
+            rc = outcome(ctx, mrc, pg, k, unmeasured);
         }
     }
-    if (!o.c.quiet && gq_cli_tty())
+    if (!o->c.quiet && gq_cli_tty())
         fprintf(stderr, "\r%60s\r", "");
+    return rc;
+}
 
-    bool need_doc = o.c.json_path || !strcmp(o.c.format, "json");
-    if (need_doc) {
-        options = gq_opts_to_json(tabs, NTABS, &o);
-        sections = json_object();
-        json_t *arr = json_array();
-        if (!options || !sections || !arr) {
-            json_decref(arr);
-            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-            goto fail;
-        }
-        for (int p = 0; p < npg; p++)
-            json_array_append_new(arr, pairing_json(&pg[p], &rs));
+/* The pairs document: options, records, the pairings and their ratio. */
+static json_t *pairs_doc(gq_ctx *ctx, const gq_recordset *rs, bool interrupted)
+{
+    pairs_opts *o = ctx->opts;
+    const pairing *pg = o->pg;
+    json_t *doc = NULL, *options = gq_opts_to_json(tabs, NTABS, o), *sections = json_object();
+    json_t *arr = json_array();
+    if (options && sections && arr) {
+        for (int p = 0; p < o->npg; p++)
+            json_array_append_new(arr, pairing_json(&pg[p], rs));
         json_object_set_new(sections, "pairings", arr);
-        if (npg == 2 && pg[0].agg >= 0 && pg[1].agg >= 0 && rs.v[pg[0].agg].valid && rs.v[pg[1].agg].valid)
+        arr = NULL;
+        if (o->npg == 2 && pg[0].agg >= 0 && pg[1].agg >= 0 && rs->v[pg[0].agg].valid &&
+            rs->v[pg[1].agg].valid)
             json_object_set_new(sections, "vs_ratio",
-                                json_real(rs.v[pg[1].agg].value.median / rs.v[pg[0].agg].value.median));
+                                json_real(rs->v[pg[1].agg].value.median / rs->v[pg[0].agg].value.median));
         gq_doc d = {.kind = "pairs",
                     .options = options,
-                    .topo = topo,
-                    .records = &rs,
+                    .topo = ctx->topo,
+                    .records = rs,
                     .sections = sections,
-                    .simulated = gq_backend_simulated(&be),
+                    .simulated = gq_backend_simulated(&ctx->be),
                     .incomplete = interrupted};
-        if (!(doc = gq_doc_to_json(&d))) {
-            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-            goto fail;
-        }
+        doc = gq_doc_to_json(&d);
     }
-    if (o.c.json_path && (rc = gq_json_write_file(doc, o.c.json_path, &err)))
-        goto fail;
-    if (!strcmp(o.c.format, "json")) {
-        json_dumpf(doc, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
-    } else if (!strcmp(o.c.format, "csv")) {
-        gq_render_csv(stdout, &rs);
-    } else {
-        print_table(stdout, &o, topo, &rs, pg, npg);
-    }
-    fflush(stdout);
-    if (interrupted) {
-        if (have_journal)
-            gq_cli_warn("interrupted; finished measurements are in %s", jr.path);
-        exit_code = GQ_EXIT_INCOMPLETE;
-    } else {
-        for (int i = 0; i < rs.n; i++)
-            if (gq_record_failed(&rs.v[i]))
-                exit_code = GQ_EXIT_FAIL;
-        if (unmeasured)
-            exit_code = GQ_EXIT_FAIL;
-    }
-    goto out;
-
-fail:
-    if (!o.c.quiet && gq_cli_tty())
-        fprintf(stderr, "\r%60s\r", "");
-    gq_cli_error("%s", err.msg);
-    exit_code = gq_status_exit_code(rc);
-out:
-    if (have_journal)
-        gq_journal_close(&jr);
-    json_decref(doc);
+    json_decref(arr);
     json_decref(options);
     json_decref(sections);
-    gq_records_free(&rs);
-    if (opened)
-        gq_backend_close(&be);
-    free(topo);
-    free(m);
-    return exit_code;
+    return doc;
 }
+
+static int pairs_run(gq_ctx *ctx)
+{
+    pairs_opts *o = ctx->opts;
+    gq_recordset rs = {0};
+    bool unmeasured = false;
+    gq_measurement *m = calloc(1, sizeof *m);
+    if (!m)
+        return gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
+    int rc = gq_cli_check_buffer(&ctx->be, &o->c, "--buffer-size", o->c.buffer_size, &ctx->err);
+    if (!rc)
+        rc = check_pairings(ctx);
+    if (!rc && !o->c.quiet)
+        for (int i = 0; i < ctx->topo->nwarnings; i++)
+            gq_cli_warn("%s", ctx->topo->warnings[i]);
+    if (!rc)
+        rc = measure_pairings(ctx, m, &rs, &unmeasured);
+    bool interrupted = rc == GQ_E_INTR;
+    if (interrupted)
+        rc = GQ_OK;
+    if (!rc && (o->c.json_path || !strcmp(o->c.format, "json")) &&
+        !(ctx->doc = pairs_doc(ctx, &rs, interrupted)))
+        rc = gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
+    if (!rc) {
+        ctx->doc_stdout = !strcmp(o->c.format, "json");
+        if (!strcmp(o->c.format, "csv"))
+            gq_render_csv(stdout, &rs);
+        else if (!ctx->doc_stdout)
+            print_table(stdout, o, ctx->topo, &rs, o->pg, o->npg);
+        if (interrupted) {
+            if (ctx->journal)
+                gq_cli_warn("interrupted; finished measurements are in %s", ctx->journal->path);
+            ctx->exit_code = GQ_EXIT_INCOMPLETE;
+        } else {
+            for (int i = 0; i < rs.n; i++)
+                if (gq_record_failed(&rs.v[i]))
+                    ctx->exit_code = GQ_EXIT_FAIL;
+            if (unmeasured)
+                ctx->exit_code = GQ_EXIT_FAIL;
+        }
+    }
+    gq_records_free(&rs);
+    free(m);
+    return rc;
+}
+
+const gq_frame_cmd gq_frame_pairs = {
+    .name = "pairs",
+    .summary = "run GPU pairs concurrently (e.g. 0:1,2:3) and compare pairings with --vs",
+    .usage = "usage: gpuqual pairs PAIRS [--vs PAIRS] [--read|--write] [--method ce|sm] [options]\n\n"
+             "Run the listed GPU pairs at the same time, e.g. 'gpuqual pairs 0:1,2:3,4:5,6:7', and report\n"
+             "each pair (SRC:DST, data from SRC to DST) plus the aggregate of all of them with its overlap\n"
+             "(valid only when every copy window overlaps the others by 99%). --vs runs a second pairing\n"
+             "in the same invocation and shows both side by side. A GPU may\n"
+             "be in one pair of a pairing; pairs without P2P are staged through host memory.\n\n",
+    .opts = {.name = "pairs", .tabs = tabs, .ntab = NTABS},
+    .opts_size = sizeof(pairs_opts),
+    .maxpos = 4,
+    .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL,
+    .prepare = pairs_prepare,
+    .run = pairs_run,
+};

@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/frame.h"
 #include "cli/progress.h"
 #include "exec/plan_run.h"
 #include "measure/catalog.h"
@@ -24,18 +25,22 @@
 #define MAX_POS 64
 
 typedef struct run_opts {
-    gq_common c;
-    const char *tests;
-    const char *prefix;
+    gq_common c; /* rounds, buffer_size, verify from the shared tables */
+    gq_optlist tests;
+    gq_optlist prefixes;
     bool list;
-    uint64_t buffer;
-    int rounds;
     int copies;
     double duration;
     double round_time;
     const char *spread;
-    bool verify;
     const char *host_numa;
+    /* checked by run_prepare */
+    const gq_test *sel[MAX_TESTS];
+    int nsel;
+    double spread_frac;
+    int host_numa_node;
+    bool tracing;
+    double t_cmd; /* when prepare ended (GQ_TRACE's "open" and "total") */
 } run_opts;
 
 #define OFF(f) offsetof(run_opts, f)
@@ -44,37 +49,20 @@ typedef struct run_opts {
 static const gq_opt run_tab[] = {
     {.name = "test",
      .shortname = 't',
-     .type = GQ_OPT_STR,
+     .type = GQ_OPT_LIST,
      .off = OFF(tests),
      .arg = "NAME[,NAME...]",
-     .help = "tests to run, by name (default: every test); --list shows them"},
+     .help = "tests to run, by name, separated by commas (default: every test); --list shows them"},
     {.name = "prefix",
      .shortname = 'p',
-     .type = GQ_OPT_STR,
-     .off = OFF(prefix),
+     .type = GQ_OPT_LIST,
+     .off = OFF(prefixes),
      .arg = "PREFIX",
-     .help = "run every test whose name starts with PREFIX"},
+     .help = "run every test whose name starts with one of these prefixes, separated by commas"},
     {.name = "list",
      .type = GQ_OPT_FLAG,
      .off = OFF(list),
      .help = "list every test with one line, then exit"},
-    {.name = "buffer-size",
-     .shortname = 'b',
-     .type = GQ_OPT_SIZE,
-     .off = OFF(buffer),
-     .def = "512",
-     .arg = "MiB",
-     .help = "bytes per copy; a bare number is MiB (4K, 64MiB, 1G also work)",
-     .unit = GQ_MiB},
-    {.name = "rounds",
-     .shortname = 'i',
-     .type = GQ_OPT_INT,
-     .off = OFF(rounds),
-     .def = "5",
-     .arg = "N",
-     .help = "rounds per measurement: median, min, max and spread over them",
-     .lo = 1,
-     .hi = GQ_MAX_ROUNDS},
     {.name = "copies",
      .shortname = 'l',
      .type = GQ_OPT_INT,
@@ -99,11 +87,6 @@ static const gq_opt run_tab[] = {
      .off = OFF(spread),
      .arg = "PCT",
      .help = "stop a measurement early once every spread is at most this (e.g. 0.5%), after 3 rounds"},
-    {.name = "verify",
-     .type = GQ_OPT_FLAG,
-     .off = OFF(verify),
-     .def = "1",
-     .help = "check the data pattern after the timed part; a mismatch fails the test"},
     {.name = "host-numa",
      .type = GQ_OPT_STR,
      .off = OFF(host_numa),
@@ -113,21 +96,14 @@ static const gq_opt run_tab[] = {
     GQ_OPT_END,
 };
 /* clang-format on */
+#undef OFF
 
-static const gq_opt *const tabs[] = {run_tab, gq_common_output_opts, gq_common_backend_opts};
-#define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
-
-static void usage(FILE *f)
-{
-    fprintf(
-        f, "usage: gpuqual run [-t NAME[,NAME...]] [-p PREFIX] [options]\n"
-           "       gpuqual run --list\n\n"
-           "Runs transfer tests by name: nvbandwidth's (same names and meanings; concurrent tests also\n"
-           "report the measured aggregate and its overlap), p2pBandwidthLatencyTest's matrices, host-staged\n"
-           "GPU-to-GPU copies and GPU sets. Figures are medians over rounds in GB/s (10^9 bytes/s).\n\n"
-           "options:\n");
-    gq_opts_help(f, tabs, NTABS);
-}
+static const gq_opt *const tabs[] = {run_tab,
+                                     gq_common_rounds_opt,
+                                     gq_common_buffer_size_opt,
+                                     gq_common_verify_opt,
+                                     gq_common_output_opts,
+                                     gq_common_backend_opts};
 
 static void list_tests(FILE *f)
 {
@@ -282,14 +258,14 @@ static json_t *options_json(const run_opts *o, const gq_test *const *sel, int ns
     for (int i = 0; i < nsel; i++)
         json_array_append_new(t, json_string(sel[i]->name));
     json_object_set_new(j, "tests", t);
-    json_object_set_new(j, "buffer_bytes", json_integer((json_int_t)o->buffer));
-    json_object_set_new(j, "rounds", json_integer(o->rounds));
+    json_object_set_new(j, "buffer_bytes", json_integer((json_int_t)o->c.buffer_size));
+    json_object_set_new(j, "rounds", json_integer(o->c.rounds));
     json_object_set_new(j, "copies", o->copies > 0 ? json_integer(o->copies) : json_string("auto"));
     json_object_set_new(j, "duration_s", o->duration > 0 ? json_real(o->duration) : json_null());
     json_object_set_new(j, "round_target_s",
                         json_real(o->round_time > 0 ? o->round_time : GQ_HARNESS_ROUND_S));
     json_object_set_new(j, "spread_target", spread > 0 ? json_real(spread) : json_null());
-    json_object_set_new(j, "verify", json_boolean(o->verify));
+    json_object_set_new(j, "verify", json_boolean(o->c.verify));
     json_object_set_new(j, "host_numa", json_string(o->host_numa));
     json_t *g = json_array();
     for (int i = 0; i < c->ngpus_sel; i++)
@@ -342,291 +318,309 @@ static int check_memory(gq_backend *be, const gq_topo *topo, const run_opts *o, 
         if (who >= 0 && gknown[who] && gmax > gfree[who])
             return gq_err_set(err, GQ_E_USAGE,
                               "--buffer-size %s is too large: %s needs %s on GPU %d, which has %s free",
-                              gq_fmt_size(o->buffer, a, sizeof a), plans[p].test,
+                              gq_fmt_size(o->c.buffer_size, a, sizeof a), plans[p].test,
                               gq_fmt_size(gmax, b, sizeof b), who, fmt_mem(gfree[who], c, sizeof c));
         if (hknown && hmax > hostavail)
             return gq_err_set(
                 err, GQ_E_USAGE,
                 "--buffer-size %s is too large: %s needs %s of pinned host memory, %s can be had",
-                gq_fmt_size(o->buffer, a, sizeof a), plans[p].test, gq_fmt_size(hmax, b, sizeof b),
+                gq_fmt_size(o->c.buffer_size, a, sizeof a), plans[p].test, gq_fmt_size(hmax, b, sizeof b),
                 fmt_mem(hostavail, c, sizeof c));
     }
     return GQ_OK;
 }
 
-int gq_cmd_run(int argc, char **argv)
+/* The tests the command line names: -t lists and bare names, joined, and
+ * every -p prefix; in catalog order, each once. */
+static int select_tests(run_opts *o, const gq_ctx *ctx, gq_err *err)
 {
-    run_opts o;
-    memset(&o, 0, sizeof o);
-    const char *pos[MAX_POS];
-    int npos = 0;
-    bool help = false;
-    gq_err err = {0};
-    int exit_code = GQ_EXIT_OK;
-    gq_backend be = {0};
-    gq_topo *topo = NULL;
-    gq_plan *plans = NULL;
-    int nplans = 0;
-    gq_recordset rs = {0};
-    gq_journal jr = {0};
-    gq_journal *j = NULL;
-    bool journal_auto = false;
-    char journal_error[sizeof((gq_err *)0)->msg] = "";
-    json_t *doc = NULL, *opts_json = NULL, *sections = NULL;
-
-    if (gq_opts_parse(tabs, NTABS, &o, argc, argv, 2, pos, MAX_POS, &npos, &help, &err)) {
-        gq_cli_error("%s", err.msg);
-        return GQ_EXIT_USAGE;
-    }
-    if (help) {
-        usage(stdout);
-        return GQ_EXIT_OK;
-    }
-    if (o.list) {
-        list_tests(stdout);
-        return GQ_EXIT_OK;
-    }
-
-    /* everything the command line alone can tell is checked before the backend opens */
     char names[4096] = "";
     size_t used = 0;
-    if (o.tests)
-        used += (size_t)snprintf(names, sizeof names, "%s", o.tests);
-    for (int i = 0; i < npos && used < sizeof names; i++)
-        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? "," : "", pos[i]);
-    const gq_test *sel[MAX_TESTS];
-    int nsel = 0;
-    if (gq_catalog_select(names[0] ? names : NULL, o.prefix, sel, MAX_TESTS, &nsel, &err)) {
-        gq_cli_error("%s", err.msg);
-        return GQ_EXIT_USAGE;
+    for (int i = 0; i < o->tests.n && used < sizeof names; i++)
+        used +=
+            (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? "," : "", o->tests.item[i]);
+    for (int i = 0; i < ctx->npos && used < sizeof names; i++)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? "," : "", ctx->pos[i]);
+    int rc = gq_catalog_select(names[0] ? names : NULL, o->prefixes.n ? o->prefixes.item[0] : NULL, o->sel,
+                               MAX_TESTS, &o->nsel, err);
+    if (rc || o->prefixes.n < 2)
+        return rc;
+    int ncat;
+    const gq_test *cat = gq_catalog(&ncat);
+    bool take[MAX_TESTS] = {0};
+    for (int i = 0; i < o->nsel; i++)
+        take[o->sel[i] - cat] = true;
+    for (int k = 1; k < o->prefixes.n; k++) {
+        const gq_test *more[MAX_TESTS];
+        int nmore;
+        if ((rc = gq_catalog_select(NULL, o->prefixes.item[k], more, MAX_TESTS, &nmore, err)))
+            return rc;
+        for (int i = 0; i < nmore; i++)
+            take[more[i] - cat] = true;
     }
-    double spread = 0;
-    if (o.spread && parse_spread(o.spread, &spread, &err)) {
-        gq_cli_error("%s", err.msg);
-        return GQ_EXIT_USAGE;
-    }
-    int host_numa = GQ_NUMA_LOCAL;
-    if (parse_host_numa(o.host_numa, &host_numa, &err)) {
-        gq_cli_error("%s", err.msg);
-        return GQ_EXIT_USAGE;
-    }
-    if (o.copies > 0 && o.duration > 0) {
-        gq_cli_error("give either --copies or --duration, not both");
-        return GQ_EXIT_USAGE;
-    }
-    if (o.round_time > 0 && (o.copies > 0 || o.duration > 0)) {
-        gq_cli_error("--round-time sets the auto mode's rounds; it does not go with --copies or --duration");
-        return GQ_EXIT_USAGE;
-    }
-    if (o.round_time != 0 && (o.round_time < 0.01 || o.round_time > 10)) {
-        gq_cli_error("--round-time %g s: expected 10ms to 10s", o.round_time);
-        return GQ_EXIT_USAGE;
-    }
-    if (!strcmp(o.c.format, "markdown")) {
-        gq_cli_error("--format markdown is not available for run; use table, json, csv, nvbandwidth-json or "
-                     "prometheus (gpuqual report renders Markdown from a saved run)");
-        return GQ_EXIT_USAGE;
-    }
-    if (o.c.json_path && gq_cli_check_writable(o.c.json_path, &err)) {
-        gq_cli_error("--json: %s", err.msg);
-        return GQ_EXIT_USAGE;
-    }
-    if (o.c.journal && gq_cli_check_writable(o.c.journal, &err)) {
-        gq_cli_error("--journal: %s", err.msg);
-        return GQ_EXIT_USAGE;
-    }
+    o->nsel = 0;
+    for (int i = 0; i < ncat && i < MAX_TESTS; i++)
+        if (take[i])
+            o->sel[o->nsel++] = &cat[i];
+    return GQ_OK;
+}
 
-    topo = malloc(sizeof *topo);
-    if (!topo) {
-        gq_cli_error("out of memory");
-        return GQ_EXIT_FAIL;
+/* Everything the command line alone can tell, before the backend opens. */
+static int run_prepare(gq_ctx *ctx)
+{
+    run_opts *o = ctx->opts;
+    gq_err *err = &ctx->err;
+    if (o->list) {
+        ctx->no_backend = true;
+        ctx->json_path = NULL;
+        return GQ_OK;
     }
-    const bool tracing = trace_on();
-    double tt = gq_now_mono(), t_cmd = tt;
-    int rc = gq_cli_open(&o.c, &be, topo, &err);
-    if (tracing)
-        trace_line("-", "open", gq_now_mono() - tt, "backend init + discovery");
-    tt = gq_now_mono();
-    if (rc) {
-        gq_cli_error("%s", err.msg);
-        free(topo);
-        return gq_status_exit_code(rc);
-    }
-    for (int i = 0; i < topo->nwarnings && !o.c.quiet; i++)
-        gq_cli_warn("%s", topo->warnings[i]);
-    if (host_numa >= 0 && host_numa >= topo->numa_nodes) {
-        gq_cli_error("--host-numa %d: this machine has %d NUMA node%s (0..%d); use local, all or one of them",
-                     host_numa, topo->numa_nodes, topo->numa_nodes == 1 ? "" : "s", topo->numa_nodes - 1);
-        exit_code = GQ_EXIT_USAGE;
-        goto out;
-    }
+    int rc;
+    if ((rc = select_tests(o, ctx, err)))
+        return rc;
+    if (o->spread && (rc = parse_spread(o->spread, &o->spread_frac, err)))
+        return rc;
+    o->host_numa_node = GQ_NUMA_LOCAL;
+    if ((rc = parse_host_numa(o->host_numa, &o->host_numa_node, err)))
+        return rc;
+    if (o->copies > 0 && o->duration > 0)
+        return gq_err_set(err, GQ_E_USAGE, "give either --copies or --duration, not both");
+    if (o->round_time > 0 && (o->copies > 0 || o->duration > 0))
+        return gq_err_set(
+            err, GQ_E_USAGE,
+            "--round-time sets the auto mode's rounds; it does not go with --copies or --duration");
+    if (o->round_time != 0 && (o->round_time < 0.01 || o->round_time > 10))
+        return gq_err_set(err, GQ_E_USAGE, "--round-time %g s: expected 10ms to 10s", o->round_time);
+    if (!strcmp(o->c.format, "markdown"))
+        return gq_err_set(
+            err, GQ_E_USAGE,
+            "--format markdown is not available for run; use table, json, csv, nvbandwidth-json "
+            "or prometheus (gpuqual report renders Markdown from a saved run)");
+    if (o->c.json_path && (rc = gq_cli_check_writable(o->c.json_path, err)))
+        return gq_err_prefix(err, "--json");
+    if (o->c.journal && (rc = gq_cli_check_writable(o->c.journal, err)))
+        return gq_err_prefix(err, "--journal");
+    o->tracing = trace_on();
+    o->t_cmd = gq_now_mono();
+    return GQ_OK;
+}
 
-    /* plan everything first: memory is checked against the largest measurement */
-    gq_plan_opts po = {
-        .bytes = o.buffer, .host_numa = host_numa, .numa_nodes = topo->numa_nodes, .ngpus = o.c.ngpus_sel};
-    memcpy(po.gpus, o.c.gpus_sel, sizeof po.gpus);
-    plans = calloc((size_t)nsel, sizeof *plans);
-    sections = json_object();
+/* What one run keeps between its steps. */
+typedef struct run_state {
+    gq_plan *plans;
+    int nplans;
+    long total_units;
+    json_t *sections; /* "skipped" */
+    gq_recordset rs;
+    gq_journal jr;
+    gq_journal *j;
+    bool journal_auto;
+    char journal_error[sizeof((gq_err *)0)->msg];
+    bool interrupted;
+} run_state;
+
+/* Plan every test first: memory is checked against the largest measurement. */
+static int plan_tests(gq_ctx *ctx, run_state *st)
+{
+    run_opts *o = ctx->opts;
+    const gq_topo *topo = ctx->topo;
+    if (o->host_numa_node >= 0 && o->host_numa_node >= topo->numa_nodes)
+        return gq_err_set(
+            &ctx->err, GQ_E_USAGE,
+            "--host-numa %d: this machine has %d NUMA node%s (0..%d); use local, all or one of them",
+            o->host_numa_node, topo->numa_nodes, topo->numa_nodes == 1 ? "" : "s", topo->numa_nodes - 1);
+    gq_plan_opts po = {.bytes = o->c.buffer_size,
+                       .host_numa = o->host_numa_node,
+                       .numa_nodes = topo->numa_nodes,
+                       .ngpus = o->c.ngpus_sel};
+    memcpy(po.gpus, o->c.gpus_sel, sizeof po.gpus);
+    st->plans = calloc((size_t)o->nsel, sizeof *st->plans);
+    st->sections = json_object();
     json_t *skipped = json_array();
-    json_object_set_new(sections, "skipped", skipped);
-    if (!plans || !sections || !skipped) {
-        gq_cli_error("out of memory");
-        exit_code = GQ_EXIT_FAIL;
-        goto out;
-    }
-    long total_units = 0;
-    for (int i = 0; i < nsel; i++, nplans++) {
-        if ((rc = gq_catalog_plan(sel[i], topo, &po, &plans[i], &err))) {
-            gq_cli_error("%s", err.msg);
-            exit_code = gq_status_exit_code(rc);
-            goto out;
-        }
-        if (plans[i].n == 0) {
+    json_object_set_new(st->sections, "skipped", skipped);
+    if (!st->plans || !st->sections || !skipped)
+        return gq_err_set(&ctx->err, GQ_E_FAIL, "out of memory");
+    for (int i = 0; i < o->nsel; i++, st->nplans++) {
+        int rc = gq_catalog_plan(o->sel[i], topo, &po, &st->plans[i], &ctx->err);
+        if (rc)
+            return rc;
+        if (st->plans[i].n == 0) {
             json_t *s = json_object();
-            json_object_set_new(s, "test", json_string(sel[i]->name));
-            json_object_set_new(s, "reason", json_string(plans[i].note));
+            json_object_set_new(s, "test", json_string(o->sel[i]->name));
+            json_object_set_new(s, "reason", json_string(st->plans[i].note));
             json_array_append_new(skipped, s);
-            gq_cli_warn("%s %s", sel[i]->name, plans[i].note);
+            gq_cli_warn("%s %s", o->sel[i]->name, st->plans[i].note);
         }
-        total_units += (long)plans[i].n * o.rounds;
+        st->total_units += (long)st->plans[i].n * o->c.rounds;
     }
-    if (check_memory(&be, topo, &o, plans, nplans, host_numa, &err)) {
-        gq_cli_error("%s", err.msg);
-        exit_code = GQ_EXIT_USAGE;
-        goto out;
-    }
+    if (check_memory(&ctx->be, topo, o, st->plans, st->nplans, o->host_numa_node, &ctx->err))
+        return GQ_E_USAGE;
+    return GQ_OK;
+}
 
-    if (tracing) {
-        trace_line("-", "plan", gq_now_mono() - tt, "plans + memory check");
-    }
-    if ((rc = gq_journal_open(&jr, o.c.journal, &err))) {
-        gq_cli_error("%s", err.msg);
-        exit_code = gq_status_exit_code(rc);
-        goto out;
-    }
-    j = &jr;
-    journal_auto = !o.c.journal;
-
+/* Run the plans with the progress bar, journalling each figure. */
+static int measure_all(gq_ctx *ctx, run_state *st)
+{
+    run_opts *o = ctx->opts;
+    int rc = gq_journal_open(&st->jr, o->c.journal, &ctx->err);
+    if (rc)
+        return rc;
+    st->j = &st->jr;
+    st->journal_auto = !o->c.journal;
     gq_progress bar;
-    gq_progress_init(&bar, !o.c.quiet, total_units);
+    gq_progress_init(&bar, !o->c.quiet, st->total_units);
     progress_ctx pc = {.bar = &bar,
-                       .rounds = o.rounds,
-                       .quiet = o.c.quiet,
-                       .journal_auto = journal_auto,
-                       .journal_error = journal_error};
+                       .rounds = o->c.rounds,
+                       .quiet = o->c.quiet,
+                       .journal_auto = st->journal_auto,
+                       .journal_error = st->journal_error};
     gq_harness_opts ho;
     gq_harness_opts_default(&ho);
-    ho.rounds = o.rounds;
-    ho.reps = o.copies;
-    ho.duration_s = o.duration;
-    if (o.round_time > 0)
-        ho.round_s = o.round_time;
-    ho.spread_target = spread;
-    ho.verify = o.verify;
+    ho.rounds = o->c.rounds;
+    ho.reps = o->copies;
+    ho.duration_s = o->duration;
+    if (o->round_time > 0)
+        ho.round_s = o->round_time;
+    ho.spread_target = o->spread_frac;
+    ho.verify = o->c.verify;
     ho.progress = on_round;
     ho.progress_arg = &pc;
-    if (tracing) {
+    if (o->tracing) {
         ho.trace = on_trace;
         ho.trace_arg = &pc;
     }
-
     gq_exec_opts xo = {.before = before_item, .after = after_item, .arg = &pc};
     gq_exec_result xr;
-    rc = gq_exec_plans(&be, topo, plans, nplans, &ho, j, &xo, &rs, &xr, &err);
+    rc = gq_exec_plans(&ctx->be, ctx->topo, st->plans, st->nplans, &ho, st->j, &xo, &st->rs, &xr, &ctx->err);
     if (xr.journal_lost) {
-        gq_journal_close(j);
-        j = NULL;
+        gq_journal_close(st->j);
+        st->j = NULL;
     }
     gq_progress_clear(&bar);
-    if (rc) {
-        gq_cli_error("%s", err.msg);
-        exit_code = GQ_EXIT_FAIL;
-        goto out;
-    }
-    bool interrupted = xr.interrupted;
-    tt = gq_now_mono();
+    st->interrupted = xr.interrupted;
+    return rc ? GQ_E_FAIL : GQ_OK;
+}
 
-    /* results */
-    opts_json = options_json(&o, sel, nsel, spread, &o.c, o.c.journal);
+/* The document and the output in the format asked for. */
+static int write_results(gq_ctx *ctx, run_state *st)
+{
+    run_opts *o = ctx->opts;
+    const char *fmt = o->c.format;
+    json_t *opts_json = options_json(o, o->sel, o->nsel, o->spread_frac, &o->c, o->c.journal);
     gq_doc d = {.kind = "run",
                 .version = gq_version,
                 .git = gq_git_rev,
                 .options = opts_json,
-                .topo = topo,
-                .records = &rs,
-                .sections = sections,
-                .simulated = gq_backend_simulated(&be) || topo->simulated,
-                .incomplete = interrupted};
-    doc = gq_doc_to_json(&d);
-    if (!doc) {
-        gq_cli_error("out of memory building the results");
-        exit_code = GQ_EXIT_FAIL;
-        goto out;
-    }
-    if (o.c.json_path && gq_json_write_file(doc, o.c.json_path, &err)) {
-        gq_cli_error("%s", err.msg);
-        exit_code = GQ_EXIT_USAGE;
-    }
-    if (!strcmp(o.c.format, "table")) {
-        gq_render_table(stdout, topo, &rs);
-    } else if (!strcmp(o.c.format, "json")) {
-        if (gq_json_write_file(doc, "-", &err))
+                .topo = ctx->topo,
+                .records = &st->rs,
+                .sections = st->sections,
+                .simulated = gq_backend_simulated(&ctx->be) || ctx->topo->simulated,
+                .incomplete = st->interrupted};
+    ctx->doc = gq_doc_to_json(&d);
+    json_decref(opts_json);
+    if (!ctx->doc)
+        return gq_err_set(&ctx->err, GQ_E_FAIL, "out of memory building the results");
+    gq_err err = {0};
+    if (!strcmp(fmt, "table")) {
+        gq_render_table(stdout, ctx->topo, &st->rs);
+    } else if (!strcmp(fmt, "json")) {
+        if (gq_json_write_file(ctx->doc, "-", &err))
             gq_cli_error("%s", err.msg);
-    } else if (!strcmp(o.c.format, "csv")) {
-        gq_render_csv(stdout, &rs);
-    } else if (!strcmp(o.c.format, "nvbandwidth-json")) {
-        json_t *nv = gq_render_nvbandwidth_json(topo, &rs, gq_version);
+    } else if (!strcmp(fmt, "csv")) {
+        gq_render_csv(stdout, &st->rs);
+    } else if (!strcmp(fmt, "nvbandwidth-json")) {
+        json_t *nv = gq_render_nvbandwidth_json(ctx->topo, &st->rs, gq_version);
         if (!nv || gq_json_write_file(nv, "-", &err))
             gq_cli_error("cannot write nvbandwidth JSON");
         json_decref(nv);
-    } else if (!strcmp(o.c.format, "prometheus")) {
-        gq_render_prometheus(stdout, &rs);
+    } else if (!strcmp(fmt, "prometheus")) {
+        gq_render_prometheus(stdout, &st->rs);
     }
     fflush(stdout);
-    if (tracing)
-        trace_line("-", "output", gq_now_mono() - tt, "JSON + tables");
+    return GQ_OK;
+}
 
-    int nfailed = 0;
-    for (int i = 0; i < rs.n; i++)
-        nfailed += gq_record_failed(&rs.v[i]);
-    if (interrupted) {
-        gq_cli_error("interrupted: %d figure%s kept, the results are marked incomplete; journal: %s", rs.n,
-                     rs.n == 1 ? "" : "s", j ? j->path : "(none)");
-        exit_code = GQ_EXIT_INTR;
-        journal_auto = false;
+/* The exit code: interrupted, a failed figure, or a named journal lost. */
+static int verdict(const run_opts *o, run_state *st)
+{
+    int code = GQ_EXIT_OK, nfailed = 0;
+    const gq_journal *j = st->j;
+    for (int i = 0; i < st->rs.n; i++)
+        nfailed += gq_record_failed(&st->rs.v[i]);
+    if (st->interrupted) {
+        gq_cli_error("interrupted: %d figure%s kept, the results are marked incomplete; journal: %s",
+                     st->rs.n, st->rs.n == 1 ? "" : "s", j ? j->path : "(none)");
+        code = GQ_EXIT_INTR;
+        st->journal_auto = false;
     } else if (nfailed) {
         gq_cli_error("%d figure%s failed (error, verify_failed or impossible); see their flags%s%s", nfailed,
                      nfailed == 1 ? "" : "s", j ? "; journal: " : "", j ? j->path : "");
-        if (exit_code == GQ_EXIT_OK)
-            exit_code = GQ_EXIT_FAIL;
-        journal_auto = false;
+        code = GQ_EXIT_FAIL;
+        st->journal_auto = false;
     }
-    if (journal_error[0] && !interrupted) {
+    if (st->journal_error[0] && !st->interrupted) {
         gq_cli_error("--journal %s was not written (%s); the results above and any --json file are complete",
-                     o.c.journal, journal_error);
-        if (exit_code == GQ_EXIT_OK)
-            exit_code = GQ_EXIT_USAGE;
+                     o->c.journal, st->journal_error);
+        if (code == GQ_EXIT_OK)
+            code = GQ_EXIT_USAGE;
     }
-out:
-    if (j) {
-        gq_journal_close(j);
-        /* an automatic journal is only kept when something went wrong */
-        if (journal_auto && exit_code == GQ_EXIT_OK)
-            remove(jr.path);
-    }
-    json_decref(doc);
-    json_decref(opts_json);
-    json_decref(sections);
-    for (int i = 0; i < nplans; i++)
-        gq_plan_free(&plans[i]);
-    free(plans);
-    gq_records_free(&rs);
-    tt = gq_now_mono();
-    gq_backend_close(&be);
-    if (tracing) {
-        trace_line("-", "close", gq_now_mono() - tt, "backend fini (pinned pool freed)");
-        trace_line("-", "total", gq_now_mono() - t_cmd, "from backend open");
-    }
-    free(topo);
-    return exit_code;
+    return code;
 }
+
+static int run_run(gq_ctx *ctx)
+{
+    run_opts *o = ctx->opts;
+    if (o->list) {
+        list_tests(stdout);
+        return GQ_OK;
+    }
+    double tt = gq_now_mono();
+    if (o->tracing)
+        trace_line("-", "open", tt - o->t_cmd, "backend init + discovery");
+    for (int i = 0; i < ctx->topo->nwarnings && !o->c.quiet; i++)
+        gq_cli_warn("%s", ctx->topo->warnings[i]);
+    run_state st = {0};
+    int rc = plan_tests(ctx, &st);
+    if (!rc && o->tracing)
+        trace_line("-", "plan", gq_now_mono() - tt, "plans + memory check");
+    if (!rc)
+        rc = measure_all(ctx, &st);
+    tt = gq_now_mono();
+    if (!rc)
+        rc = write_results(ctx, &st);
+    if (!rc && o->tracing)
+        trace_line("-", "output", gq_now_mono() - tt, "JSON + tables");
+    if (!rc)
+        ctx->exit_code = verdict(o, &st);
+    if (st.j) {
+        gq_journal_close(st.j);
+        /* an automatic journal is only kept when something went wrong */
+        if (st.journal_auto && !rc && ctx->exit_code == GQ_EXIT_OK)
+            remove(st.jr.path);
+    }
+    json_decref(st.sections);
+    for (int i = 0; i < st.nplans; i++)
+        gq_plan_free(&st.plans[i]);
+    free(st.plans);
+    gq_records_free(&st.rs);
+    if (o->tracing)
+        trace_line("-", "total", gq_now_mono() - o->t_cmd, "from backend open");
+    return rc;
+}
+
+const gq_frame_cmd gq_frame_run = {
+    .name = "run",
+    .summary = "run transfer tests by name (nvbandwidth's names and more); --list shows them",
+    .usage =
+        "usage: gpuqual run [-t NAME[,NAME...]] [-p PREFIX] [options]\n"
+        "       gpuqual run --list\n\n"
+        "Runs transfer tests by name: nvbandwidth's (same names and meanings; concurrent tests also\n"
+        "report the measured aggregate and its overlap), p2pBandwidthLatencyTest's matrices, host-staged\n"
+        "GPU-to-GPU copies and GPU sets. Figures are medians over rounds in GB/s (10^9 bytes/s).\n\n",
+    .opts = {.name = "run", .tabs = tabs, .ntab = (int)(sizeof tabs / sizeof tabs[0])},
+    .opts_size = sizeof(run_opts),
+    .maxpos = MAX_POS,
+    .needs = GQ_FRAME_BACKEND,
+    .prepare = run_prepare,
+    .run = run_run,
+};

@@ -24,20 +24,23 @@
 #define MAX_PATHS 64
 
 typedef struct sweep_opts {
-    gq_common c;
+    gq_common c; /* rounds and method from the shared tables */
     const char *pair, *h2d, *d2h, *test;
     bool read, write;
-    const char *method;
     const char *sizes;
     uint64_t min, max;
     bool min_seen, max_seen;
-    int rounds;
+    /* checked by sweep_prepare */
+    uint64_t size[MAX_SIZES];
+    int nsizes;
+    const gq_test *tests[64];
+    int ntests;
 } sweep_opts;
 
 #define OFF(f) offsetof(sweep_opts, f)
 /* clang-format off */
 static const gq_opt sweep_own_opts[] = {
-    {.name = "pair", .shortname = 'p', .type = GQ_OPT_STR, .off = OFF(pair), .arg = "PAIRS",
+    {.name = "pair", .type = GQ_OPT_STR, .off = OFF(pair), .arg = "PAIRS",
      .help = "GPU pairs to sweep one at a time, SRC:DST, e.g. 0:1,0:4 (staged where there is no P2P)"},
     {.name = "h2d", .type = GQ_OPT_STR, .off = OFF(h2d), .arg = "LIST",
      .help = "host -> GPU copies to sweep, one GPU at a time: 0,1 or 0-3 or all"},
@@ -47,8 +50,6 @@ static const gq_opt sweep_own_opts[] = {
      .help = "catalog tests to sweep (gpuqual run --list), e.g. host_to_device_memcpy_ce"},
     {.name = "read", .type = GQ_OPT_FLAG, .off = OFF(read), .help = "pairs: the destination GPU pulls (default)"},
     {.name = "write", .type = GQ_OPT_FLAG, .off = OFF(write), .help = "pairs: the source GPU pushes"},
-    {.name = "method", .shortname = 'm', .type = GQ_OPT_ENUM, .off = OFF(method), .def = "ce", .arg = "ce|sm",
-     .help = "pairs: copy engine or SM copy kernel", .choices = "ce,sm"},
     {.name = "sizes", .type = GQ_OPT_STR, .off = OFF(sizes), .arg = "LIST",
      .help = "buffer sizes to sweep, e.g. 1M,4M,16M,64M (instead of --min/--max; a bare number is MiB)"},
     {.name = "min", .type = GQ_OPT_SIZE, .off = OFF(min), .def = "4K", .arg = "SIZE",
@@ -56,29 +57,14 @@ static const gq_opt sweep_own_opts[] = {
      .hi = 1e15, .seen_off = OFF(min_seen)},
     {.name = "max", .type = GQ_OPT_SIZE, .off = OFF(max), .def = "1G", .arg = "SIZE",
      .help = "largest buffer", .unit = GQ_MiB, .lo = 1, .hi = 1e15, .seen_off = OFF(max_seen)},
-    {.name = "rounds", .shortname = 'i', .type = GQ_OPT_INT, .off = OFF(rounds), .def = "5", .arg = "N",
-     .help = "rounds per size (median, min, max, spread)", .lo = 1, .hi = GQ_MAX_ROUNDS},
     GQ_OPT_END,
 };
 /* clang-format on */
 #undef OFF
 
-static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, sweep_own_opts};
+static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, sweep_own_opts,
+                                     gq_common_rounds_opt, gq_common_method_opt};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
-
-static void help(void)
-{
-    printf("usage: gpuqual sweep [--pair 0:1,..] [--h2d LIST] [--d2h LIST] [--test NAME,..]\n"
-           "                     [--sizes LIST | --min 4K --max 1G] [options]\n\n"
-           "Measure each chosen path at every buffer size (default 4 KiB to 1 GiB in powers of two) and\n"
-           "fit the time of one copy to t = a + s/B: a is the fixed cost of a transfer (us), B the\n"
-           "asymptotic bandwidth (GB/s = 10^9 B/s) and n1/2 = a*B the buffer size that reaches half of B.\n"
-           "Paths: --pair SRC:DST (one pair at a time), --h2d / --d2h GPU lists (one GPU at a time), or\n"
-           "--test NAME for any bandwidth test of the catalog (every series it produces is fitted).\n"
-           "With none of them: host -> GPU on the first GPU, and the first two GPUs as a pair.\n\n"
-           "options:\n");
-    gq_opts_help(stdout, tabs, NTABS);
-}
 
 /* What one sweep step runs: a probe (pair or host path), or a catalog test. */
 typedef struct path {
@@ -295,215 +281,201 @@ static gq_exec_next after_item(void *arg, gq_exec_step *s, int rc, const gq_err 
     return rc && rc != GQ_E_BACKEND && rc != GQ_E_FAIL && rc != GQ_E_INTR ? GQ_EXEC_ABORT : GQ_EXEC_NEXT;
 }
 
-int gq_cmd_sweep(int argc, char **argv)
+/* The buffer sizes: --sizes, or powers of two from --min to --max. */
+static int sweep_sizes(sweep_opts *o, gq_err *err)
 {
-    sweep_opts o;
-    gq_err err = {0};
-    gq_backend be = {0};
-    gq_journal jr = {0};
-    bool opened = false, want_help = false, have_journal = false, interrupted = false;
-    const char *pos[2];
-    int npos = 0, rc = GQ_OK, exit_code = GQ_EXIT_OK;
-    json_t *doc = NULL, *options = NULL, *sections = NULL;
-    gq_recordset rs = {0};
-    gq_topo *topo = calloc(1, sizeof *topo);
-    gq_measurement *m = calloc(1, sizeof *m);
-    path *paths = calloc(MAX_PATHS, sizeof *paths);
-    series *ser = NULL;
-    int nser = 0, np = 0, nsizes = 0;
-    uint64_t sizes[MAX_SIZES];
-    const gq_test *tests[64];
-    int ntests = 0;
-
-    memset(&o, 0, sizeof o);
-    if (!topo || !m || !paths) {
-        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-        goto fail;
-    }
-    if ((rc = gq_opts_parse(tabs, NTABS, &o, argc, argv, 2, pos, 2, &npos, &want_help, &err)))
-        goto fail;
-    if (want_help) {
-        help();
-        goto out;
-    }
-    if (npos > 0) {
-        rc = gq_err_set(&err, GQ_E_USAGE,
-                        "sweep: unexpected argument '%s'; choose paths with --pair, --h2d, --d2h or --test",
-                        pos[0]);
-        goto fail;
-    }
-    if (o.read && o.write) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "sweep: --read and --write exclude each other; give one of them");
-        goto fail;
-    }
-    if (strcmp(o.c.format, "table") && strcmp(o.c.format, "json") && strcmp(o.c.format, "csv")) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "sweep: --format %s does not apply; use table, json or csv",
-                        o.c.format);
-        goto fail;
-    }
-    /* sizes */
-    if (o.sizes) {
-        if (o.min_seen || o.max_seen) {
-            rc = gq_err_set(&err, GQ_E_USAGE, "sweep: give either --sizes or --min/--max, not both");
-            goto fail;
-        }
-        if ((rc = parse_sizes(o.sizes, sizes, &nsizes, &err)))
-            goto fail;
+    int rc;
+    char a[32], b[32];
+    if (o->sizes) {
+        if (o->min_seen || o->max_seen)
+            return gq_err_set(err, GQ_E_USAGE, "sweep: give either --sizes or --min/--max, not both");
+        if ((rc = parse_sizes(o->sizes, o->size, &o->nsizes, err)))
+            return rc;
     } else {
-        char a[32], b[32];
-        if (o.min > o.max) {
-            rc = gq_err_set(&err, GQ_E_USAGE, "sweep: --min %s is larger than --max %s; give --min <= --max",
-                            gq_fmt_size(o.min, a, sizeof a), gq_fmt_size(o.max, b, sizeof b));
-            goto fail;
-        }
-        for (uint64_t s = o.min; s <= o.max && nsizes < MAX_SIZES; s *= 2)
-            sizes[nsizes++] = s;
-        if (nsizes >= MAX_SIZES) {
-            rc = gq_err_set(&err, GQ_E_USAGE, "sweep: --min %s to --max %s is more than %d sizes",
-                            gq_fmt_size(o.min, a, sizeof a), gq_fmt_size(o.max, b, sizeof b), MAX_SIZES - 1);
-            goto fail;
-        }
+        if (o->min > o->max)
+            return gq_err_set(err, GQ_E_USAGE, "sweep: --min %s is larger than --max %s; give --min <= --max",
+                              gq_fmt_size(o->min, a, sizeof a), gq_fmt_size(o->max, b, sizeof b));
+        for (uint64_t s = o->min; s <= o->max && o->nsizes < MAX_SIZES; s *= 2)
+            o->size[o->nsizes++] = s;
+        if (o->nsizes >= MAX_SIZES)
+            return gq_err_set(err, GQ_E_USAGE, "sweep: --min %s to --max %s is more than %d sizes",
+                              gq_fmt_size(o->min, a, sizeof a), gq_fmt_size(o->max, b, sizeof b),
+                              MAX_SIZES - 1);
     }
-    if (nsizes < 2) {
-        char a[32];
-        rc = gq_err_set(&err, GQ_E_USAGE,
-                        "sweep: only one buffer size (%s); a sweep needs at least 2 sizes to fit t = a + s/B",
-                        gq_fmt_size(sizes[0], a, sizeof a));
-        goto fail;
-    }
+    if (o->nsizes < 2)
+        return gq_err_set(
+            err, GQ_E_USAGE,
+            "sweep: only one buffer size (%s); a sweep needs at least 2 sizes to fit t = a + s/B",
+            gq_fmt_size(o->size[0], a, sizeof a));
+    return GQ_OK;
+}
+
+static int sweep_prepare(gq_ctx *ctx)
+{
+    sweep_opts *o = ctx->opts;
+    gq_err *err = &ctx->err;
+    int rc;
+    if (ctx->npos > 0)
+        return gq_err_set(err, GQ_E_USAGE,
+                          "sweep: unexpected argument '%s'; choose paths with --pair, --h2d, --d2h or --test",
+                          ctx->pos[0]);
+    if (o->read && o->write)
+        return gq_err_set(err, GQ_E_USAGE, "sweep: --read and --write exclude each other; give one of them");
+    if (strcmp(o->c.format, "table") && strcmp(o->c.format, "json") && strcmp(o->c.format, "csv"))
+        return gq_err_set(err, GQ_E_USAGE, "sweep: --format %s does not apply; use table, json or csv",
+                          o->c.format);
+    if ((rc = sweep_sizes(o, err)))
+        return rc;
     /* paths that can be checked before discovery */
-    if (o.pair) {
+    if (o->pair) {
         int s[MAX_PATHS], d[MAX_PATHS], n;
-        if ((rc = gq_probes_parse_pairs(o.pair, "--pair", false, 0, s, d, MAX_PATHS, &n, &err)))
-            goto fail;
+        if ((rc = gq_probes_parse_pairs(o->pair, "--pair", false, 0, s, d, MAX_PATHS, &n, err)))
+            return rc;
     }
-    if (o.test && (rc = gq_catalog_select(o.test, NULL, tests, 64, &ntests, &err)))
-        goto fail;
-    for (int i = 0; i < ntests; i++)
-        if (tests[i]->kind != GQ_TEST_BANDWIDTH) {
-            rc = gq_err_set(&err, GQ_E_USAGE, "sweep: %s measures latency; sweep takes bandwidth tests",
-                            tests[i]->name);
-            goto fail;
-        }
-    if ((rc = gq_cli_check_writable(o.c.json_path, &err)))
-        goto fail;
+    if (o->test && (rc = gq_catalog_select(o->test, NULL, o->tests, 64, &o->ntests, err)))
+        return rc;
+    for (int i = 0; i < o->ntests; i++)
+        if (o->tests[i]->kind != GQ_TEST_BANDWIDTH)
+            return gq_err_set(err, GQ_E_USAGE, "sweep: %s measures latency; sweep takes bandwidth tests",
+                              o->tests[i]->name);
+    return GQ_OK;
+}
 
-    if ((rc = gq_cli_open(&o.c, &be, topo, &err)))
-        goto fail;
-    opened = true;
-    for (int si = 0; si < nsizes; si++)
-        if ((rc = gq_cli_check_buffer(&be, &o.c, "--sizes/--max", sizes[si], &err)))
-            goto fail;
-    if (o.pair && (rc = add_pairs(o.pair, topo, paths, &np, &err)))
-        goto fail;
-    if (o.h2d && (rc = add_host_paths(o.h2d, GQ_DIR_H2D, topo, paths, &np, &err)))
-        goto fail;
-    if (o.d2h && (rc = add_host_paths(o.d2h, GQ_DIR_D2H, topo, paths, &np, &err)))
-        goto fail;
-    for (int i = 0; i < ntests && np < MAX_PATHS; i++) {
-        paths[np].is_test = true;
-        paths[np].test = tests[i];
-        np++;
+/* The paths to sweep; with none given, host -> GPU on the first GPU and the
+ * first two GPUs as a pair. */
+static int sweep_paths(gq_ctx *ctx, path *paths, int *np)
+{
+    sweep_opts *o = ctx->opts;
+    const gq_topo *topo = ctx->topo;
+    gq_err *err = &ctx->err;
+    int rc;
+    if (o->pair && (rc = add_pairs(o->pair, topo, paths, np, err)))
+        return rc;
+    if (o->h2d && (rc = add_host_paths(o->h2d, GQ_DIR_H2D, topo, paths, np, err)))
+        return rc;
+    if (o->d2h && (rc = add_host_paths(o->d2h, GQ_DIR_D2H, topo, paths, np, err)))
+        return rc;
+    for (int i = 0; i < o->ntests && *np < MAX_PATHS; i++) {
+        paths[*np].is_test = true;
+        paths[*np].test = o->tests[i];
+        (*np)++;
     }
-    if (np == 0) {
+    if (*np == 0) {
         char def[32];
-        snprintf(def, sizeof def, "%d", o.c.gpus_sel[0]);
-        if ((rc = add_host_paths(def, GQ_DIR_H2D, topo, paths, &np, &err)))
-            goto fail;
-        if (o.c.ngpus_sel >= 2) {
-            snprintf(def, sizeof def, "%d:%d", o.c.gpus_sel[0], o.c.gpus_sel[1]);
-            if ((rc = add_pairs(def, topo, paths, &np, &err)))
-                goto fail;
+        snprintf(def, sizeof def, "%d", o->c.gpus_sel[0]);
+        if ((rc = add_host_paths(def, GQ_DIR_H2D, topo, paths, np, err)))
+            return rc;
+        if (o->c.ngpus_sel >= 2) {
+            snprintf(def, sizeof def, "%d:%d", o->c.gpus_sel[0], o->c.gpus_sel[1]);
+            if ((rc = add_pairs(def, topo, paths, np, err)))
+                return rc;
         }
     }
-    if (o.c.journal) {
-        if ((rc = gq_journal_open(&jr, o.c.journal, &err)))
-            goto fail;
-        have_journal = true;
-    }
-    if (!o.c.quiet)
-        for (int i = 0; i < topo->nwarnings; i++)
-            gq_cli_warn("%s", topo->warnings[i]);
+    return GQ_OK;
+}
 
+/* One catalog test at one size: returns a planning error; *mrc is the
+ * measurement's status, *skip that the test cannot run on these GPUs. */
+static int measure_test(gq_ctx *ctx, const gq_test *t, uint64_t bytes, const gq_harness_opts *ho,
+                        gq_recordset *rs, int *mrc, bool *skip, bool *interrupted)
+{
+    sweep_opts *o = ctx->opts;
+    gq_plan plan;
+    memset(&plan, 0, sizeof plan);
+    gq_plan_opts po = {.bytes = bytes,
+                       .host_numa = GQ_NUMA_LOCAL,
+                       .numa_nodes = ctx->topo->numa_nodes > 0 ? ctx->topo->numa_nodes : 1,
+                       .ngpus = o->c.ngpus_sel};
+    memcpy(po.gpus, o->c.gpus_sel, sizeof po.gpus);
+    int rc = gq_catalog_plan(t, ctx->topo, &po, &plan, &ctx->err);
+    if (!rc && plan.n == 0) {
+        gq_cli_warn("sweep: %s skipped: %s", t->name, plan.note);
+        *skip = true;
+    } else if (!rc) {
+        gq_exec_opts xo = {.skip_latency = true, .after = after_item};
+        gq_exec_result xr;
+        *mrc = gq_exec_plans(&ctx->be, ctx->topo, &plan, 1, ho, ctx->journal, &xo, rs, &xr, &ctx->err);
+        *interrupted = xr.interrupted;
+    }
+    gq_plan_free(&plan);
+    return rc;
+}
+
+/* Every path at every size, one at a time. GQ_E_INTR when interrupted. */
+static int sweep_measure(gq_ctx *ctx, const path *paths, int np, gq_recordset *rs, bool *interrupted)
+{
+    sweep_opts *o = ctx->opts;
+    gq_measurement *m = calloc(1, sizeof *m);
+    if (!m)
+        return gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
     gq_harness_opts ho;
     gq_harness_opts_default(&ho);
-    ho.rounds = o.rounds;
-    gq_method meth = !strcmp(o.method, "sm") ? GQ_METHOD_SM : GQ_METHOD_CE;
-    bool progress = !o.c.quiet && gq_cli_tty();
-    for (int pi = 0; pi < np && !interrupted; pi++) {
-        for (int si = 0; si < nsizes && !interrupted; si++) {
+    ho.rounds = o->c.rounds;
+    gq_method meth = !strcmp(o->c.method, "sm") ? GQ_METHOD_SM : GQ_METHOD_CE;
+    bool progress = !o->c.quiet && gq_cli_tty();
+    int rc = GQ_OK;
+    for (int pi = 0; pi < np && !*interrupted && !rc; pi++) {
+        for (int si = 0; si < o->nsizes && !*interrupted; si++) {
             char sz[32];
             if (progress)
                 fprintf(stderr, "\rsweep: path %d/%d, %s ...        ", pi + 1, np,
-                        gq_fmt_size(sizes[si], sz, sizeof sz));
+                        gq_fmt_size(o->size[si], sz, sizeof sz));
             int mrc = GQ_OK;
+            bool skip = false;
             if (!paths[pi].is_test) {
-                gq_probe_measurement(&paths[pi].pr, sizes[si], meth, !o.write, m);
+                gq_probe_measurement(&paths[pi].pr, o->size[si], meth, !o->write, m);
                 if (paths[pi].pr.kind == GQ_PROBE_HOST_ALONE)
                     snprintf(m->test, sizeof m->test, "%s",
                              paths[pi].pr.direction == GQ_DIR_H2D ? "host_to_device_memcpy_ce"
                                                                   : "device_to_host_memcpy_ce");
-                mrc = gq_exec_one(&be, topo, m, &ho, have_journal ? &jr : NULL, &rs, &err);
-            } else {
-                gq_plan plan;
-                memset(&plan, 0, sizeof plan);
-                gq_plan_opts po = {.bytes = sizes[si],
-                                   .host_numa = GQ_NUMA_LOCAL,
-                                   .numa_nodes = topo->numa_nodes > 0 ? topo->numa_nodes : 1,
-                                   .ngpus = o.c.ngpus_sel};
-                memcpy(po.gpus, o.c.gpus_sel, sizeof po.gpus);
-                if ((rc = gq_catalog_plan(paths[pi].test, topo, &po, &plan, &err))) {
-                    gq_plan_free(&plan);
-                    goto fail;
-                }
-                if (plan.n == 0) {
-                    gq_cli_warn("sweep: %s skipped: %s", paths[pi].test->name, plan.note);
-                    gq_plan_free(&plan);
-                    break;
-                }
-                gq_exec_opts xo = {.skip_latency = true, .after = after_item};
-                gq_exec_result xr;
-                mrc = gq_exec_plans(&be, topo, &plan, 1, &ho, have_journal ? &jr : NULL, &xo, &rs, &xr, &err);
-                interrupted = xr.interrupted;
-                gq_plan_free(&plan);
+                mrc = gq_exec_one(&ctx->be, ctx->topo, m, &ho, ctx->journal, rs, &ctx->err);
+            } else if ((rc = measure_test(ctx, paths[pi].test, o->size[si], &ho, rs, &mrc, &skip,
+                                          interrupted))) {
+                break;
             }
+            if (skip)
+                break;
             if (mrc == GQ_E_INTR || gq_cli_interrupted())
-                interrupted = true;
+                *interrupted = true;
             else if (mrc && mrc != GQ_E_BACKEND && mrc != GQ_E_FAIL) {
                 rc = mrc;
-                goto fail;
+                break;
             }
         }
     }
     if (progress)
         fprintf(stderr, "\r%60s\r", "");
+    free(m);
+    return rc;
+}
 
-    /* series and fits */
-    ser = calloc((size_t)(rs.n > 0 ? rs.n : 1), sizeof *ser);
-    if (!ser) {
-        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-        goto fail;
-    }
-    for (int i = 0; i < rs.n; i++) {
-        if (rs.v[i].is_latency)
+/* Group the records into series (one figure across sizes) and fit each. */
+static series *fit_series(const gq_recordset *rs, int *nser)
+{
+    series *ser = calloc((size_t)(rs->n > 0 ? rs->n : 1), sizeof *ser);
+    *nser = 0;
+    if (!ser)
+        return NULL;
+    for (int i = 0; i < rs->n; i++) {
+        if (rs->v[i].is_latency)
             continue;
         int k;
-        for (k = 0; k < nser; k++)
-            if (same_series(&rs.v[ser[k].first], &rs.v[i]))
+        for (k = 0; k < *nser; k++)
+            if (same_series(&rs->v[ser[k].first], &rs->v[i]))
                 break;
-        if (k == nser) {
-            ser[nser].first = i;
-            nser++;
+        if (k == *nser) {
+            ser[*nser].first = i;
+            (*nser)++;
         }
         if (ser[k].n < MAX_SIZES)
             ser[k].rec[ser[k].n++] = i;
     }
-    for (int k = 0; k < nser; k++) {
+    for (int k = 0; k < *nser; k++) {
         uint64_t b[MAX_SIZES];
         double g[MAX_SIZES];
         int n = 0;
         for (int i = 0; i < ser[k].n; i++) {
-            const gq_record *r = &rs.v[ser[k].rec[i]];
+            const gq_record *r = &rs->v[ser[k].rec[i]];
             if (!gq_domains_usable(r, NULL))
                 continue;
             b[n] = r->bytes;
@@ -514,80 +486,108 @@ int gq_cmd_sweep(int argc, char **argv)
         ser[k].fit_rc = gq_sweepfit_compute(b, g, n, &ser[k].fit, &fe);
         snprintf(ser[k].fit_error, sizeof ser[k].fit_error, "%.190s", fe.msg);
     }
+    return ser;
+}
 
-    bool need_doc = o.c.json_path || !strcmp(o.c.format, "json");
-    if (need_doc) {
-        options = gq_opts_to_json(tabs, NTABS, &o);
-        sections = json_object();
-        json_t *sw = json_object(), *arr = json_array(), *sz = json_array();
-        if (!options || !sections || !sw || !arr || !sz) {
-            json_decref(sw);
-            json_decref(arr);
-            json_decref(sz);
-            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-            goto fail;
-        }
-        for (int i = 0; i < nsizes; i++)
-            json_array_append_new(sz, json_integer((json_int_t)sizes[i]));
+/* The sweep document: options, records and the "sweep" section. */
+static json_t *sweep_doc(gq_ctx *ctx, const gq_recordset *rs, const series *ser, int nser, bool interrupted)
+{
+    sweep_opts *o = ctx->opts;
+    json_t *doc = NULL, *options = gq_opts_to_json(tabs, NTABS, o), *sections = json_object();
+    json_t *sw = json_object(), *arr = json_array(), *sz = json_array();
+    if (options && sections && sw && arr && sz) {
+        for (int i = 0; i < o->nsizes; i++)
+            json_array_append_new(sz, json_integer((json_int_t)o->size[i]));
         for (int k = 0; k < nser; k++)
-            json_array_append_new(arr, series_json(&rs, &ser[k]));
+            json_array_append_new(arr, series_json(rs, &ser[k]));
         json_object_set_new(sw, "sizes", sz);
         json_object_set_new(sw, "model",
                             json_string("t = a + s/B; fixed_us = a, bandwidth_gbps = B, half_bytes = a*B"));
         json_object_set_new(sw, "series", arr);
         json_object_set_new(sections, "sweep", sw);
+        sw = arr = sz = NULL;
         gq_doc d = {.kind = "sweep",
                     .options = options,
-                    .topo = topo,
-                    .records = &rs,
+                    .topo = ctx->topo,
+                    .records = rs,
                     .sections = sections,
-                    .simulated = gq_backend_simulated(&be),
+                    .simulated = gq_backend_simulated(&ctx->be),
                     .incomplete = interrupted};
-        if (!(doc = gq_doc_to_json(&d))) {
-            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-            goto fail;
-        }
+        doc = gq_doc_to_json(&d);
     }
-    if (o.c.json_path && (rc = gq_json_write_file(doc, o.c.json_path, &err)))
-        goto fail;
-    if (!strcmp(o.c.format, "json")) {
-        json_dumpf(doc, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
-    } else if (!strcmp(o.c.format, "csv")) {
-        gq_render_csv(stdout, &rs);
-    } else {
-        printf("sweep: %d rounds per size%s; GB/s = 10^9 B/s\n\n", o.rounds,
-               topo->simulated ? " (simulated)" : "");
-        for (int k = 0; k < nser; k++)
-            print_series(stdout, &rs, &ser[k]);
-    }
-    fflush(stdout);
-    if (interrupted) {
-        if (have_journal)
-            gq_cli_warn("interrupted; finished measurements are in %s", jr.path);
-        exit_code = GQ_EXIT_INCOMPLETE;
-    } else {
-        for (int i = 0; i < rs.n; i++)
-            if (gq_record_failed(&rs.v[i]))
-                exit_code = GQ_EXIT_FAIL;
-    }
-    goto out;
-
-fail:
-    gq_cli_error("%s", err.msg);
-    exit_code = gq_status_exit_code(rc);
-out:
-    if (have_journal)
-        gq_journal_close(&jr);
-    json_decref(doc);
+    json_decref(sw);
+    json_decref(arr);
+    json_decref(sz);
     json_decref(options);
     json_decref(sections);
-    gq_records_free(&rs);
-    if (opened)
-        gq_backend_close(&be);
-    free(ser);
-    free(topo);
-    free(m);
-    free(paths);
-    return exit_code;
+    return doc;
 }
+
+static int sweep_run(gq_ctx *ctx)
+{
+    sweep_opts *o = ctx->opts;
+    gq_recordset rs = {0};
+    series *ser = NULL;
+    int nser = 0, np = 0, rc = GQ_OK;
+    bool interrupted = false;
+    path *paths = calloc(MAX_PATHS, sizeof *paths);
+    if (!paths)
+        return gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
+    for (int si = 0; si < o->nsizes && !rc; si++)
+        rc = gq_cli_check_buffer(&ctx->be, &o->c, "--sizes/--max", o->size[si], &ctx->err);
+    if (!rc)
+        rc = sweep_paths(ctx, paths, &np);
+    if (!rc && !o->c.quiet)
+        for (int i = 0; i < ctx->topo->nwarnings; i++)
+            gq_cli_warn("%s", ctx->topo->warnings[i]);
+    if (!rc)
+        rc = sweep_measure(ctx, paths, np, &rs, &interrupted);
+    if (!rc && !(ser = fit_series(&rs, &nser)))
+        rc = gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
+    if (!rc && (o->c.json_path || !strcmp(o->c.format, "json")) &&
+        !(ctx->doc = sweep_doc(ctx, &rs, ser, nser, interrupted)))
+        rc = gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
+    if (!rc) {
+        ctx->doc_stdout = !strcmp(o->c.format, "json");
+        if (!strcmp(o->c.format, "csv")) {
+            gq_render_csv(stdout, &rs);
+        } else if (!ctx->doc_stdout) {
+            printf("sweep: %d rounds per size%s; GB/s = 10^9 B/s\n\n", o->c.rounds,
+                   ctx->topo->simulated ? " (simulated)" : "");
+            for (int k = 0; k < nser; k++)
+                print_series(stdout, &rs, &ser[k]);
+        }
+        if (interrupted) {
+            if (ctx->journal)
+                gq_cli_warn("interrupted; finished measurements are in %s", ctx->journal->path);
+            ctx->exit_code = GQ_EXIT_INCOMPLETE;
+        } else {
+            for (int i = 0; i < rs.n; i++)
+                if (gq_record_failed(&rs.v[i]))
+                    ctx->exit_code = GQ_EXIT_FAIL;
+        }
+    }
+    gq_records_free(&rs);
+    free(ser);
+    free(paths);
+    return rc;
+}
+
+const gq_frame_cmd gq_frame_sweep = {
+    .name = "sweep",
+    .summary = "buffer-size sweep; fits fixed cost and asymptotic bandwidth",
+    .usage = "usage: gpuqual sweep [--pair 0:1,..] [--h2d LIST] [--d2h LIST] [--test NAME,..]\n"
+             "                     [--sizes LIST | --min 4K --max 1G] [options]\n\n"
+             "Measure each chosen path at every buffer size (default 4 KiB to 1 GiB in powers of two) and\n"
+             "fit the time of one copy to t = a + s/B: a is the fixed cost of a transfer (us), B the\n"
+             "asymptotic bandwidth (GB/s = 10^9 B/s) and n1/2 = a*B the buffer size that reaches half of B.\n"
+             "Paths: --pair SRC:DST (one pair at a time), --h2d / --d2h GPU lists (one GPU at a time), or\n"
+             "--test NAME for any bandwidth test of the catalog (every series it produces is fitted).\n"
+             "With none of them: host -> GPU on the first GPU, and the first two GPUs as a pair.\n\n",
+    .opts = {.name = "sweep", .tabs = tabs, .ntab = NTABS},
+    .opts_size = sizeof(sweep_opts),
+    .maxpos = 2,
+    .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL,
+    .prepare = sweep_prepare,
+    .run = sweep_run,
+};

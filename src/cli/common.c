@@ -53,19 +53,28 @@ const gq_opt gq_common_backend_opts[] = {
 };
 /* clang-format on */
 
+/* The measurement options, each declared once with one help text. A command
+ * takes them all (gq_common_measure_opts) or only those it uses (one table
+ * each below); the entries are the same. */
 /* clang-format off */
-const gq_opt gq_common_measure_opts[] = {
-    {.name = "rounds", .shortname = 'i', .type = GQ_OPT_INT, .off = OFF(rounds), .def = "5", .arg = "N",
-     .help = "rounds per measurement: median, min, max and spread over them", .lo = 1, .hi = GQ_MAX_ROUNDS},
-    {.name = "buffer-size", .shortname = 'b', .type = GQ_OPT_SIZE, .off = OFF(buffer_size), .def = "512",
-     .arg = "SIZE", .help = "bytes per copy; a bare number is MiB (4K, 64MiB, 1G also work)", .unit = GQ_MiB,
-     .lo = 1, .hi = 1e15},
-    {.name = "verify", .type = GQ_OPT_FLAG, .off = OFF(verify), .def = "1",
-     .help = "check the data pattern after the timed part; a mismatch fails the test"},
-    {.name = "method", .shortname = 'm', .type = GQ_OPT_ENUM, .off = OFF(method), .def = "ce", .arg = "ce|sm",
-     .help = "GPU-to-GPU copies by copy engine (ce) or SM copy kernel (sm)", .choices = "ce,sm"},
-    GQ_OPT_END,
-};
+#define OPT_ROUNDS                                                                                           \
+    {.name = "rounds", .shortname = 'i', .type = GQ_OPT_INT, .off = OFF(rounds), .def = "5", .arg = "N",     \
+     .help = "rounds per measurement: median, min, max and spread over them", .lo = 1, .hi = GQ_MAX_ROUNDS}
+#define OPT_BUFFER_SIZE                                                                                      \
+    {.name = "buffer-size", .shortname = 'b', .type = GQ_OPT_SIZE, .off = OFF(buffer_size), .def = "512",    \
+     .arg = "SIZE", .help = "bytes per copy; a bare number is MiB (4K, 64MiB, 1G also work)", .unit = GQ_MiB, \
+     .lo = 1, .hi = 1e15}
+#define OPT_VERIFY                                                                                           \
+    {.name = "verify", .type = GQ_OPT_FLAG, .off = OFF(verify), .def = "1",                                  \
+     .help = "check the data pattern after the timed part; a mismatch fails the test"}
+#define OPT_METHOD                                                                                           \
+    {.name = "method", .shortname = 'm', .type = GQ_OPT_ENUM, .off = OFF(method), .def = "ce", .arg = "ce|sm", \
+     .help = "GPU-to-GPU copies by copy engine (ce) or SM copy kernel (sm)", .choices = "ce,sm"}
+const gq_opt gq_common_measure_opts[] = {OPT_ROUNDS, OPT_BUFFER_SIZE, OPT_VERIFY, OPT_METHOD, GQ_OPT_END};
+const gq_opt gq_common_rounds_opt[] = {OPT_ROUNDS, GQ_OPT_END};
+const gq_opt gq_common_buffer_size_opt[] = {OPT_BUFFER_SIZE, GQ_OPT_END};
+const gq_opt gq_common_verify_opt[] = {OPT_VERIFY, GQ_OPT_END};
+const gq_opt gq_common_method_opt[] = {OPT_METHOD, GQ_OPT_END};
 /* clang-format on */
 
 const char gq_version[] = GQ_VERSION;

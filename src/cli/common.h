@@ -46,6 +46,13 @@ extern const gq_opt gq_common_backend_opts[]; /* --sim --sim-seed --sim-noise --
  * each; a command changes a default with its optset's `defaults`
  * ("buffer-size=64"), never by declaring the option again. */
 extern const gq_opt gq_common_measure_opts[];
+/* The same options one by one, for a command that uses only some of them
+ * (a command accepts only the options it uses): the entries are those of
+ * gq_common_measure_opts, declared once. */
+extern const gq_opt gq_common_rounds_opt[];      /* --rounds (c.rounds) */
+extern const gq_opt gq_common_buffer_size_opt[]; /* --buffer-size (c.buffer_size) */
+extern const gq_opt gq_common_verify_opt[];      /* --verify (c.verify) */
+extern const gq_opt gq_common_method_opt[];      /* --method (c.method) */
 
 /* Parse a GPU list "0,1,3" / "0-3" / "all" against ngpu. Rejects empty
  * items, non-numbers, negatives, out-of-range and duplicates. */

@@ -14,7 +14,7 @@ const gq_opt_grammar gq_grammar_gpuqual = {
 const gq_short_flag gq_short_flags[] = {
     {'a', "all"},     {'b', "buffer-size"}, {'D', "decode"}, {'d', "duration"}, {'e', "expect"},
     {'g', "gpus"},    {'i', "rounds"},      {'l', "copies"}, {'m', "method"},   {'o', "output"},
-    {'P', "prefill"}, {'p', "pair"},        {'q', "quiet"},  {'t', "test"},     {0, NULL},
+    {'P', "prefill"}, {'p', "prefix"},      {'q', "quiet"},  {'t', "test"},     {0, NULL},
 };
 
 char gq_short_for(const char *name)

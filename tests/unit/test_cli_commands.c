@@ -2,7 +2,8 @@
  * meaning across all commands (core/options.h gq_short_flags), no command
  * declares a name or a letter twice, every default parses, and every help
  * fits 100 columns. Commands not yet on the frame keep their old tables
- * until they are converted; the shared tables are checked here too. */
+ * until they are converted; the shared tables are checked here too. No
+ * command keeps a letter of its own (compare's -t for --threshold is gone). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,28 +15,11 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 
-/* Letters a command uses with another meaning than gq_short_flags'. They
- * predate the one table; each is kept for compatibility and must shrink. */
-static const struct {
-    const char *cmd, *name;
-    char c;
-} legacy[] = {
-    {"compare", "threshold", 't'},
-};
-
-static bool is_legacy(const char *cmd, const gq_opt *o)
-{
-    for (size_t i = 0; i < sizeof legacy / sizeof legacy[0]; i++)
-        if (!strcmp(legacy[i].cmd, cmd) && !strcmp(legacy[i].name, o->name) && legacy[i].c == o->shortname)
-            return true;
-    return false;
-}
-
 static void check_set(const char *cmd, const gq_optset *set)
 {
     int it = 0;
     for (const gq_opt *o = NULL; (o = gq_optset_next(set, &it, o));) {
-        if (o->shortname && !is_legacy(cmd, o)) {
+        if (o->shortname) {
             if (gq_short_for(o->name) != o->shortname)
                 fail_msg("%s: -%c --%s is not in gq_short_flags (it says -%c)", cmd, o->shortname, o->name,
                          gq_short_for(o->name) ? gq_short_for(o->name) : '?');
@@ -66,6 +50,42 @@ static void test_short_flags_one_meaning(void **state)
     const gq_opt *const shared[] = {gq_common_output_opts, gq_common_backend_opts, gq_common_measure_opts};
     gq_optset all = {.tabs = shared, .ntab = 3};
     check_set("shared", &all);
+}
+
+/* Is o one of the shared declarations of the measurement options? */
+static bool is_shared_measure(const gq_opt *o)
+{
+    const gq_opt *const one[] = {gq_common_rounds_opt, gq_common_buffer_size_opt, gq_common_verify_opt,
+                                 gq_common_method_opt};
+    for (const gq_opt *m = gq_common_measure_opts; m->name; m++)
+        if (o == m)
+            return true;
+    for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
+        if (o == one[i])
+            return true;
+    return false;
+}
+
+/* The measurement options are declared once (common.c), with one help text:
+ * a command on the frame takes them from there, never declares its own. */
+static void test_measure_opts_declared_once(void **state)
+{
+    (void)state;
+    for (const gq_command *c = gq_commands; c->name; c++) {
+        if (!c->frame)
+            continue;
+        int it = 0;
+        for (const gq_opt *o = NULL; (o = gq_optset_next(&c->frame->opts, &it, o));)
+            for (const gq_opt *m = gq_common_measure_opts; m->name; m++)
+                if (!strcmp(o->name, m->name) && !is_shared_measure(o))
+                    fail_msg("%s: --%s is declared again; use common.c's shared declaration", c->name,
+                             o->name);
+    }
+    const char *framed[] = {"run", "sweep", "pairs", "domains"};
+    for (size_t i = 0; i < sizeof framed / sizeof framed[0]; i++)
+        for (const gq_command *c = gq_commands; c->name; c++)
+            if (!strcmp(c->name, framed[i]) && !c->frame)
+                fail_msg("%s is not on the frame", c->name);
 }
 
 static void test_defaults_and_help(void **state)
@@ -99,6 +119,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_short_flags_one_meaning),
+        cmocka_unit_test(test_measure_opts_declared_once),
         cmocka_unit_test(test_defaults_and_help),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
