@@ -14,7 +14,10 @@
  *    concurrent pairs, host paths, sweeps, latency), the domains and
  *    bottlenecks, judges them (analysis/expect.h), and writes the "card"
  *    section with seed 001 §9's rows and the findings in plain sentences.
- *    `gpuqual report` runs the same function on saved documents.
+ *    `gpuqual report` runs the same function on saved documents. The figures
+ *    and the composition are in card_compose.c, the facts read from the
+ *    sections in card_facts.c, the verdicts, rows and findings (one function
+ *    per row) in card_judge.c.
  *
  * Steps (in order): identity, matrix (one ordered pair at a time; P2P read,
  * host-staged where P2P is absent), host (each GPU alone, both directions),

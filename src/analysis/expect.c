@@ -648,20 +648,11 @@ static void pair_check(judge *J, const gq_card_facts *f, const bool *in_model, c
         fmtv(thr, b, sizeof b), keys[k].unit, nbad, npairs);
 }
 
-int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist *out, gq_err *err)
+/* Which model entry applies to which GPU (model_of, -1 for none); the
+ * models that match no GPU, count_min, and the GPUs no model covers. */
+static void judge_models(judge *J, const gq_expect *ex, const gq_card_facts *f, int n, int *model_of)
 {
-    gq_expect defaults;
-    const gq_expect *ex = ex_in;
-    if (!ex) {
-        expect_init(&defaults);
-        ex = &defaults;
-    }
-    judge J = {.out = out};
-    char subj[128], a[32], b[32];
-    int model_of[GQ_MAX_GPUS];
-    int n = f->ngpu < GQ_MAX_GPUS ? f->ngpu : GQ_MAX_GPUS;
-
-    /* Which model entry applies to which GPU; unmatched models and GPUs. */
+    char subj[128], a[32];
     for (int i = 0; i < n; i++)
         model_of[i] = gq_expect_match(ex, f->gpu[i].name);
     for (int m = 0; m < ex->nmodels; m++) {
@@ -670,14 +661,14 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
             cnt += model_of[i] == m;
         snprintf(subj, sizeof subj, "model:%s", ex->models[m].match);
         if (!cnt)
-            add(&J, "expect_model_unmatched", subj, "expect", GQ_V_INFO, NAN, NAN, "",
+            add(J, "expect_model_unmatched", subj, "expect", GQ_V_INFO, NAN, NAN, "",
                 "The expectations for '%s' match no GPU on this node; they were not applied.",
                 ex->models[m].match);
         const gq_threshold *t = &ex->models[m].th[GQ_EXK_COUNT_MIN];
         if (t->set && cnt) {
             double thr;
             gq_verdict v = apply(t, true, cnt, &thr);
-            add(&J, "count_min", subj, "expect", v, cnt, thr, "GPUs",
+            add(J, "count_min", subj, "expect", v, cnt, thr, "GPUs",
                 "%d GPUs match '%s' (expected at least %s).", cnt, ex->models[m].match,
                 fmtv(thr, a, sizeof a));
         }
@@ -686,43 +677,53 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
         for (int i = 0; i < n; i++)
             if (model_of[i] < 0) {
                 snprintf(subj, sizeof subj, "gpu:%d", i);
-                add(&J, "expect_uncovered", subj, "expect", GQ_V_WARN, NAN, NAN, "",
+                add(J, "expect_uncovered", subj, "expect", GQ_V_WARN, NAN, NAN, "",
                     "GPU %d (%s) matches no model of the expectations file; only relative checks apply to "
                     "it.",
                     i, f->gpu[i].name);
             }
+}
 
-    /* Absolute per-GPU thresholds. */
+/* Absolute per-GPU thresholds of each GPU's model. */
+static void judge_gpus(judge *J, const gq_expect *ex, const gq_card_facts *f, int n, const int *model_of)
+{
     for (int i = 0; i < n; i++) {
         if (model_of[i] < 0)
             continue;
         const gq_expect_model *m = &ex->models[model_of[i]];
         const gq_gpu_facts *g = &f->gpu[i];
-        gpu_check(&J, m, GQ_EXK_MEMORY_MIB_MIN, g, g->mem_mib, false);
-        gpu_check(&J, m, GQ_EXK_POWER_LIMIT_W_MIN, g, g->power_limit_w, false);
-        gpu_check(&J, m, GQ_EXK_PCIE_GEN_MIN, g, g->pcie_gen_cur, !g->link_under_load);
-        gpu_check(&J, m, GQ_EXK_PCIE_WIDTH_MIN, g, g->pcie_width_cur, !g->link_under_load);
-        gpu_check(&J, m, GQ_EXK_H2D_GBPS_MIN, g, g->h2d_gbps, false);
-        gpu_check(&J, m, GQ_EXK_D2H_GBPS_MIN, g, g->d2h_gbps, false);
-        gpu_check(&J, m, GQ_EXK_HOST_LATENCY_NS_MAX, g, g->host_latency_ns, false);
-        gpu_check(&J, m, GQ_EXK_TEMP_C_MAX, g, g->temp_max_c, false);
-        gpu_check(&J, m, GQ_EXK_SM_CLOCK_MHZ_MIN, g, g->sm_clock_avg_mhz, false);
+        gpu_check(J, m, GQ_EXK_MEMORY_MIB_MIN, g, g->mem_mib, false);
+        gpu_check(J, m, GQ_EXK_POWER_LIMIT_W_MIN, g, g->power_limit_w, false);
+        gpu_check(J, m, GQ_EXK_PCIE_GEN_MIN, g, g->pcie_gen_cur, !g->link_under_load);
+        gpu_check(J, m, GQ_EXK_PCIE_WIDTH_MIN, g, g->pcie_width_cur, !g->link_under_load);
+        gpu_check(J, m, GQ_EXK_H2D_GBPS_MIN, g, g->h2d_gbps, false);
+        gpu_check(J, m, GQ_EXK_D2H_GBPS_MIN, g, g->d2h_gbps, false);
+        gpu_check(J, m, GQ_EXK_HOST_LATENCY_NS_MAX, g, g->host_latency_ns, false);
+        gpu_check(J, m, GQ_EXK_TEMP_C_MAX, g, g->temp_max_c, false);
+        gpu_check(J, m, GQ_EXK_SM_CLOCK_MHZ_MIN, g, g->sm_clock_avg_mhz, false);
     }
-    /* Pair thresholds, per model. */
+}
+
+/* Pair thresholds, per model. */
+static void judge_pairs(judge *J, const gq_expect *ex, const gq_card_facts *f, int n, const int *model_of)
+{
     for (int m = 0; m < ex->nmodels; m++) {
         bool in[GQ_MAX_GPUS] = {0};
         for (int i = 0; i < n; i++)
             in[i] = model_of[i] == m;
-        pair_check(&J, f, in, &ex->models[m], GQ_EXK_P2P_GBPS_MIN, (const double(*)[GQ_MAX_GPUS])f->p2p_gbps,
+        pair_check(J, f, in, &ex->models[m], GQ_EXK_P2P_GBPS_MIN, (const double(*)[GQ_MAX_GPUS])f->p2p_gbps,
                    0);
-        pair_check(&J, f, in, &ex->models[m], GQ_EXK_NVLINK_GBPS_MIN,
+        pair_check(J, f, in, &ex->models[m], GQ_EXK_NVLINK_GBPS_MIN,
                    (const double(*)[GQ_MAX_GPUS])f->p2p_gbps, 1);
-        pair_check(&J, f, in, &ex->models[m], GQ_EXK_P2P_LATENCY_NS_MAX,
+        pair_check(J, f, in, &ex->models[m], GQ_EXK_P2P_LATENCY_NS_MAX,
                    (const double(*)[GQ_MAX_GPUS])f->p2p_lat_ns, 0);
     }
+}
 
-    /* Relative: GPUs of one model (by full name) agree. The expectations'
-     * spread_pct_max, when set for that model, replaces agree_pct. */
+/* Relative: GPUs of one model (by full name) agree. The expectations'
+ * spread_pct_max, when set for that model, replaces agree_pct. */
+static void judge_agreement(judge *J, const gq_expect *ex, const gq_card_facts *f, int n, const int *model_of)
+{
     bool done[GQ_MAX_GPUS] = {0};
     for (int i = 0; i < n; i++) {
         if (done[i])
@@ -744,13 +745,17 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
             src = "expect";
         }
         const char *name = f->gpu[i].name[0] ? f->gpu[i].name : "GPU";
-        agree_check(&J, f, members, nm, name, "h2d", "host-to-GPU bandwidth alone", "GB/s", 0, wp, fp, src);
-        agree_check(&J, f, members, nm, name, "d2h", "GPU-to-host bandwidth alone", "GB/s", 1, wp, fp, src);
-        agree_check(&J, f, members, nm, name, "sm_clock", "average SM clock under load", "MHz", 2, wp, fp,
+        agree_check(J, f, members, nm, name, "h2d", "host-to-GPU bandwidth alone", "GB/s", 0, wp, fp, src);
+        agree_check(J, f, members, nm, name, "d2h", "GPU-to-host bandwidth alone", "GB/s", 1, wp, fp, src);
+        agree_check(J, f, members, nm, name, "sm_clock", "average SM clock under load", "MHz", 2, wp, fp,
                     src);
     }
+}
 
-    /* Relative: links at their maximum generation and width. */
+/* Relative: links at their maximum generation and width. */
+static void judge_links(judge *J, const gq_card_facts *f, int n)
+{
+    char subj[128];
     for (int i = 0; i < n; i++) {
         const gq_gpu_facts *g = &f->gpu[i];
         snprintf(subj, sizeof subj, "gpu:%d", i);
@@ -759,66 +764,92 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
             gq_verdict v = g->pcie_width_cur >= g->pcie_width_max ? GQ_V_PASS
                            : g->link_under_load                   ? GQ_V_FAIL
                                                                   : GQ_V_WARN;
-            add(&J, "link_width", subj, "relative", v, g->pcie_width_cur, g->pcie_width_max, "lanes",
+            add(J, "link_width", subj, "relative", v, g->pcie_width_cur, g->pcie_width_max, "lanes",
                 "GPU %d: PCIe x%d %s, the link can do x%d.", i, g->pcie_width_cur, when, g->pcie_width_max);
         }
         if (g->pcie_gen_cur > 0 && g->pcie_gen_max > 0) {
             gq_verdict v = g->pcie_gen_cur >= g->pcie_gen_max ? GQ_V_PASS
                            : g->link_under_load               ? GQ_V_FAIL
                                                               : GQ_V_INFO;
-            add(&J, "link_gen", subj, "relative", v, g->pcie_gen_cur, g->pcie_gen_max, "gen",
+            add(J, "link_gen", subj, "relative", v, g->pcie_gen_cur, g->pcie_gen_max, "gen",
                 "GPU %d: PCIe Gen%d %s, the link can do Gen%d%s.", i, g->pcie_gen_cur, when, g->pcie_gen_max,
                 v == GQ_V_INFO
                     ? " (idle links slow down to save power; read it under load with the stress run)"
                     : "");
         }
     }
+}
 
-    /* Integrity of the run. */
+/* Integrity of the run. */
+static void judge_integrity(judge *J, const gq_card_facts *f)
+{
     if (f->n_records > 0) {
         if (f->n_impossible)
-            add(&J, "impossible", "node", "integrity", GQ_V_FAIL, f->n_impossible, 0, "figures",
+            add(J, "impossible", "node", "integrity", GQ_V_FAIL, f->n_impossible, 0, "figures",
                 "%d figure%s above the theoretical capacity of its path, e.g. %s.", f->n_impossible,
                 f->n_impossible == 1 ? " is" : "s are", f->impossible_example);
         else
-            add(&J, "impossible", "node", "integrity", GQ_V_PASS, 0, 0, "figures",
+            add(J, "impossible", "node", "integrity", GQ_V_PASS, 0, 0, "figures",
                 "No figure is above the theoretical capacity of its path (%d records).", f->n_records);
         if (f->n_verify_failed)
-            add(&J, "verify", "node", "integrity", GQ_V_FAIL, f->n_verify_failed, 0, "copies",
+            add(J, "verify", "node", "integrity", GQ_V_FAIL, f->n_verify_failed, 0, "copies",
                 "Data check failed on %d measurement%s, e.g. %s.", f->n_verify_failed,
                 f->n_verify_failed == 1 ? "" : "s", f->verify_example);
         if (f->n_errors)
-            add(&J, "errors", "node", "integrity", GQ_V_FAIL, f->n_errors, 0, "measurements",
+            add(J, "errors", "node", "integrity", GQ_V_FAIL, f->n_errors, 0, "measurements",
                 "%d measurement%s failed with an error, e.g. %s.", f->n_errors, f->n_errors == 1 ? "" : "s",
                 f->error_example);
         if (f->n_overlap_invalid)
-            add(&J, "overlap", "node", "integrity", GQ_V_WARN, f->n_overlap_invalid, 99.0, "%",
+            add(J, "overlap", "node", "integrity", GQ_V_WARN, f->n_overlap_invalid, 99.0, "%",
                 "%d concurrent aggregate%s could not be reported: the workers' windows overlapped too "
                 "little, e.g. %s.",
                 f->n_overlap_invalid, f->n_overlap_invalid == 1 ? "" : "s", f->overlap_example);
     }
+}
 
-    /* Stress: throttling and the stress analysis' own verdicts. */
+/* Stress: throttling and the stress analysis' own verdicts. */
+static void judge_stress(judge *J, const gq_card_facts *f, int n)
+{
+    char subj[128], a[32], b[32];
     for (int i = 0; i < n; i++) {
         const gq_gpu_facts *g = &f->gpu[i];
         if (!g->stressed)
             continue;
         snprintf(subj, sizeof subj, "gpu:%d", i);
-        add(&J, "thermal", subj, "stress", g->thermal_slowdown ? GQ_V_FAIL : GQ_V_PASS, g->temp_max_c, NAN,
+        add(J, "thermal", subj, "stress", g->thermal_slowdown ? GQ_V_FAIL : GQ_V_PASS, g->temp_max_c, NAN,
             "°C",
             g->thermal_slowdown ? "GPU %d slowed down for heat under load (max %s °C)."
                                 : "GPU %d: no thermal slowdown under load (max %s °C).",
             i, fmtv(g->temp_max_c, a, sizeof a));
         if (isfinite(g->power_capped_pct) && g->power_capped_pct > 0)
-            add(&J, "power_cap", subj, "stress", GQ_V_INFO, g->power_capped_pct, NAN, "%",
+            add(J, "power_cap", subj, "stress", GQ_V_INFO, g->power_capped_pct, NAN, "%",
                 "GPU %d was power-capped in %s%% of samples: expected near the %s W limit, not a fault.", i,
                 fmtv(g->power_capped_pct, a, sizeof a), fmtv(g->power_limit_w, b, sizeof b));
         if (g->stress_verdict == GQ_V_WARN || g->stress_verdict == GQ_V_FAIL)
-            add(&J, "stress", subj, "stress", (gq_verdict)g->stress_verdict, NAN, NAN, "",
+            add(J, "stress", subj, "stress", (gq_verdict)g->stress_verdict, NAN, NAN, "",
                 "GPU %d under stress: %s.", i,
                 g->stress_reason[0] ? g->stress_reason : gq_verdict_name((gq_verdict)g->stress_verdict));
     }
+}
 
+int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist *out, gq_err *err)
+{
+    gq_expect defaults;
+    const gq_expect *ex = ex_in;
+    if (!ex) {
+        expect_init(&defaults);
+        ex = &defaults;
+    }
+    judge J = {.out = out};
+    int model_of[GQ_MAX_GPUS];
+    int n = f->ngpu < GQ_MAX_GPUS ? f->ngpu : GQ_MAX_GPUS;
+    judge_models(&J, ex, f, n, model_of);
+    judge_gpus(&J, ex, f, n, model_of);
+    judge_pairs(&J, ex, f, n, model_of);
+    judge_agreement(&J, ex, f, n, model_of);
+    judge_links(&J, f, n);
+    judge_integrity(&J, f);
+    judge_stress(&J, f, n);
     if (J.rc)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
     return GQ_OK;

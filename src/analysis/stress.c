@@ -219,8 +219,8 @@ static double mean_get(const mean *m)
     return m->n ? m->sum / m->n : NAN;
 }
 
-static void summarize_gpu(const gq_stress_gpu *g, const gq_stress_rules *rules, gq_stress_gpu_summary *S,
-                          gq_stress_summary *s)
+/* The summary's fields that come from the run itself, before any sample. */
+static void summary_init(const gq_stress_gpu *g, gq_stress_gpu_summary *S)
 {
     memset(S, 0, sizeof *S);
     S->gpu = g->gpu;
@@ -236,7 +236,13 @@ static void summarize_gpu(const gq_stress_gpu *g, const gq_stress_rules *rules, 
     S->errored = g->status != GQ_OK && !g->lost;
     S->xfer_gbps[0] = g->xfer_s[0] > 0 ? g->xfer_bytes[0] / g->xfer_s[0] / GQ_GB : NAN;
     S->xfer_gbps[1] = g->xfer_s[1] > 0 ? g->xfer_bytes[1] / g->xfer_s[1] / GQ_GB : NAN;
+}
 
+/* The summary's figures from the telemetry samples: maxima, averages over
+ * the loaded samples, throttle reasons, the link and the counters' deltas.
+ * Returns the number of loaded samples that were power-capped. */
+static int summarize_samples(const gq_stress_gpu *g, const gq_stress_rules *rules, gq_stress_gpu_summary *S)
+{
     mean temp = {0}, power = {0}, sm = {0}, mem = {0}, util = {0}, tfl = {0};
     int n_reasons_loaded = 0, n_capped = 0, n_reasons_all = 0, n_thermal = 0;
     int gen_seen_max = -1, width_seen_max = -1;
@@ -319,8 +325,14 @@ static void summarize_gpu(const gq_stress_gpu *g, const gq_stress_rules *rules, 
         if (first->remapped_rows >= 0 && last->remapped_rows >= 0)
             S->remapped_delta = last->remapped_rows - first->remapped_rows;
     }
+    return n_capped;
+}
 
-    /* Findings, most severe first (docs/method-stress.md lists the rules). */
+/* The GPU's findings, most severe first (docs/method-stress.md lists the
+ * rules). */
+static void gpu_findings(const gq_stress_gpu *g, const gq_stress_rules *rules, const gq_stress_gpu_summary *S,
+                         int n_capped, gq_stress_summary *s)
+{
     int id = g->gpu;
     char rs[160];
     if (!g->started)
@@ -380,6 +392,14 @@ static void summarize_gpu(const gq_stress_gpu *g, const gq_stress_rules *rules, 
             "GPU %d: power-capped in %.0f%% of loaded samples (avg %.0f W, limit %.0f W): expected near "
             "the limit, not a fault",
             id, S->power_capped_pct, S->power_avg_w, S->power_limit_w);
+}
+
+static void summarize_gpu(const gq_stress_gpu *g, const gq_stress_rules *rules, gq_stress_gpu_summary *S,
+                          gq_stress_summary *s)
+{
+    summary_init(g, S);
+    int n_capped = summarize_samples(g, rules, S);
+    gpu_findings(g, rules, S, n_capped, s);
 }
 
 void gq_stress_summarize(const gq_stress_result *r, const gq_stress_rules *rules, gq_stress_summary *s)

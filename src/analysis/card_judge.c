@@ -1,0 +1,880 @@
+/* Judging the card: the checks on its facts (card_facts.c reads them,
+ * analysis/expect.c judges them), the card's verdict, and the card's table,
+ * one function per row (the row's evidence, result and verdict), each followed
+ * by the function that writes that row's findings in plain sentences.
+ * gq_card_judge calls them in the card's order. Pure: reads the composed card
+ * (card_compose.c) and the stress section; never measures. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/card.h"
+#include "analysis/domains.h"
+#include "analysis/json_get.h"
+#include "core/units.h"
+
+#define MAXG GQ_MAX_GPUS
+
+static double sum_json(const json_t *a)
+{
+    double s = 0;
+    size_t i;
+    const json_t *v;
+    json_array_foreach(a, i, v) if (json_is_number(v)) s += json_number_value(v);
+    return s;
+}
+
+static json_t *jnum(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static int jints(const json_t *a, int *out, int max)
+{
+    int n = 0;
+    size_t i;
+    const json_t *v;
+    json_array_foreach(a, i, v) if (n < max && json_is_integer(v)) out[n++] = (int)json_integer_value(v);
+    return n;
+}
+
+static const char *f1(double v, char *b, size_t n)
+{
+    if (!isfinite(v))
+        snprintf(b, n, "n/a");
+    else if (fabs(v) >= 100 || (fabs(v) < 1e6 && v == floor(v)))
+        snprintf(b, n, "%.0f", v);
+    else if (fabs(v) >= 10)
+        snprintf(b, n, "%.1f", v);
+    else
+        snprintf(b, n, "%.2f", v);
+    return b;
+}
+
+/* A size that need not be a power of two: "74 KiB", "1.5 MiB". */
+static const char *approx_size(double bytes, char *b, size_t n)
+{
+    if (!isfinite(bytes) || bytes < 1)
+        snprintf(b, n, "n/a");
+    else if (bytes >= GQ_GiB)
+        snprintf(b, n, "%.1f GiB", bytes / GQ_GiB);
+    else if (bytes >= GQ_MiB)
+        snprintf(b, n, "%.1f MiB", bytes / GQ_MiB);
+    else if (bytes >= GQ_KiB)
+        snprintf(b, n, "%.0f KiB", bytes / GQ_KiB);
+    else
+        snprintf(b, n, "%.0f B", bytes);
+    return b;
+}
+
+/* "52.6–53.8" or "53.0" */
+static const char *range(double lo, double hi, char *b, size_t n)
+{
+    char x[32], y[32];
+    f1(lo, x, sizeof x);
+    f1(hi, y, sizeof y);
+    if (!strcmp(x, y))
+        snprintf(b, n, "%s", x);
+    else
+        snprintf(b, n, "%s–%s", x, y);
+    return b;
+}
+
+/* pos[g] for a GPU index read from a document, or -1 when g is out of range
+ * (a saved card edited by hand may name any integer). */
+static int pos_of(const int *pos, int g)
+{
+    return g >= 0 && g < MAXG ? pos[g] : -1;
+}
+
+/* ---- the checks and the card's verdict -------------------------------------- */
+
+static json_t *checks_json(const gq_checklist *cl)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < cl->n; i++) {
+        const gq_check *c = &cl->v[i];
+        json_array_append_new(
+            a, json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:s}", "id", c->id, "subject", c->subject,
+                         "source", c->source, "verdict", gq_verdict_name(c->verdict), "figure",
+                         jnum(c->figure), "threshold", jnum(c->threshold), "unit", c->unit, "text", c->text));
+    }
+    return a;
+}
+
+/* The checks, their counts, the card's verdict, the expectations used and the
+ * exit code, written into card; returns the overall verdict. */
+static gq_verdict judge_summary(json_t *card, const gq_checklist *cl, const gq_expect *ex)
+{
+    json_object_set_new(card, "checks", checks_json(cl));
+    gq_verdict overall = gq_checklist_overall(cl);
+    json_object_set_new(
+        card, "counts",
+        json_pack("{s:i, s:i, s:i, s:i, s:i}", "pass", gq_checklist_count(cl, GQ_V_PASS), "warn",
+                  gq_checklist_count(cl, GQ_V_WARN), "fail", gq_checklist_count(cl, GQ_V_FAIL), "info",
+                  gq_checklist_count(cl, GQ_V_INFO), "skip", gq_checklist_count(cl, GQ_V_SKIP)));
+    json_object_set_new(card, "verdict", json_string(gq_verdict_name(overall)));
+    json_object_set_new(card, "expectations",
+                        ex && ex->nmodels
+                            ? json_pack("{s:s, s:s}", "file", ex->path[0] ? ex->path : "(inline)",
+                                        "description", ex->description)
+                            : json_null());
+    bool complete = !json_is_false(json_object_get(card, "complete"));
+    json_object_set_new(card, "exit_code", json_integer(complete ? gq_verdict_exit_code(overall) : 5));
+    return overall;
+}
+
+/* ---- the rows and their findings -------------------------------------------- */
+
+/* Worst verdict among the checks whose id is in ids (NULL-terminated). Rows
+ * with no judged check are "info" (reported, nothing to judge) or "skip". */
+static const char *row_verdict(const gq_checklist *cl, const char *const *ids, bool measured)
+{
+    gq_verdict w = GQ_V_SKIP;
+    bool any = false;
+    for (int i = 0; i < cl->n; i++)
+        for (int k = 0; ids[k]; k++)
+            if (!strcmp(cl->v[i].id, ids[k])) {
+                gq_verdict v = cl->v[i].verdict;
+                if (v >= GQ_V_PASS) {
+                    any = true;
+                    if (v > w || w < GQ_V_PASS)
+                        w = v;
+                }
+            }
+    if (any)
+        return gq_verdict_name(w);
+    return measured ? "info" : "skip";
+}
+
+static void row(json_t *rows, const char *check, const char *evidence, const char *result,
+                const char *verdict, const char *decision)
+{
+    json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:s, s:s}", "check", check, "evidence", evidence,
+                                          "result", result, "verdict", verdict, "decision", decision));
+}
+
+__attribute__((format(printf, 2, 3))) static void finding(json_t *fs, const char *fmt, ...)
+{
+    char buf[640];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    json_array_append_new(fs, json_string(buf));
+}
+
+/* The performance domains of the card's domains section: dom_of by GPU index
+ * (-1 unknown) and their count. */
+typedef struct card_doms {
+    int dom_of[MAXG];
+    int ndom;
+} card_doms;
+
+static void doms_of(const json_t *dm, card_doms *d)
+{
+    for (int k = 0; k < MAXG; k++)
+        d->dom_of[k] = -1;
+    d->ndom = 0;
+    size_t i;
+    const json_t *x;
+    json_array_foreach(json_object_get(dm, "domains"), i, x)
+    {
+        int gl[MAXG];
+        int n = jints(x, gl, MAXG);
+        for (int k = 0; k < n; k++)
+            if (gl[k] >= 0 && gl[k] < MAXG)
+                d->dom_of[gl[k]] = (int)i;
+        d->ndom++;
+    }
+}
+
+/* The first matrix's ranges of GB/s: min and max of its finite cells within
+ * a domain (both GPUs in the same one), across, and overall; NAN without a
+ * matrix. */
+typedef struct p2p_ranges {
+    double wlo, whi, alo, ahi, lo, hi;
+} p2p_ranges;
+
+static void p2p_ranges_of(const json_t *m0, const card_doms *d, p2p_ranges *r)
+{
+    r->wlo = r->whi = r->alo = r->ahi = r->lo = r->hi = NAN;
+    if (!m0)
+        return;
+    r->wlo = r->alo = r->lo = INFINITY;
+    r->whi = r->ahi = r->hi = -INFINITY;
+    int gl[MAXG];
+    int n = jints(json_object_get(m0, "gpus"), gl, MAXG);
+    const json_t *vals = json_object_get(m0, "values");
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            const json_t *x = json_array_get(json_array_get(vals, (size_t)a), (size_t)b);
+            if (!json_is_number(x))
+                continue;
+            double v = json_number_value(x);
+            r->lo = fmin(r->lo, v);
+            r->hi = fmax(r->hi, v);
+            int da = pos_of(d->dom_of, gl[a]);
+            if (da >= 0 && da == pos_of(d->dom_of, gl[b])) {
+                r->wlo = fmin(r->wlo, v);
+                r->whi = fmax(r->whi, v);
+            } else {
+                r->alo = fmin(r->alo, v);
+                r->ahi = fmax(r->ahi, v);
+            }
+        }
+}
+
+/* Identity and links: the GPUs, their memory, power and PCIe links. */
+static void row_identity(json_t *rows, const gq_checklist *cl, const json_t *id)
+{
+    char ev[512], res[512], a[32], b[32], c[32], d[32];
+    size_t i;
+    const json_t *x;
+    int n = (int)json_array_size(json_object_get(id, "gpus"));
+    const json_t *g0 = json_array_get(json_object_get(id, "gpus"), 0);
+    const json_t *pc = json_object_get(g0, "pcie");
+    bool same = true;
+    json_array_foreach(json_object_get(id, "gpus"), i, x) same &=
+        !strcmp(gq_json_str(x, "name", ""), gq_json_str(g0, "name", ""));
+    snprintf(ev, sizeof ev, "%d × %s%s, %s MiB, %s W limit; PCIe Gen%s x%s %s; driver %s, CUDA %s", n,
+             gq_json_str(g0, "name", "?"), same ? "" : " (mixed models)",
+             f1(gq_json_num(g0, "memory_mib"), a, sizeof a),
+             f1(gq_json_num(g0, "power_limit_w"), b, sizeof b), f1(gq_json_num(pc, "gen"), c, sizeof c),
+             f1(gq_json_num(pc, "width"), d, sizeof d),
+             json_is_true(json_object_get(pc, "under_load")) ? "under load" : "at idle",
+             gq_json_str(id, "driver", "?"), gq_json_str(id, "cuda_driver_str", "?"));
+    int down = 0;
+    json_array_foreach(json_object_get(id, "gpus"), i, x)
+    {
+        const json_t *p = json_object_get(x, "pcie");
+        down += gq_json_num(p, "width") < gq_json_num(p, "width_max") ||
+                (json_is_true(json_object_get(p, "under_load")) &&
+                 gq_json_num(p, "gen") < gq_json_num(p, "gen_max"));
+    }
+    if (down)
+        snprintf(res, sizeof res, "%d GPU%s below the link's maximum", down, down == 1 ? "" : "s");
+    else
+        snprintf(res, sizeof res, "every link at its maximum (Gen%s x%s)",
+                 f1(gq_json_num(pc, "gen_max"), a, sizeof a), f1(gq_json_num(pc, "width_max"), b, sizeof b));
+    static const char *const ids[] = {"count_min",    "memory_mib_min",   "power_limit_w_min",
+                                      "pcie_gen_min", "pcie_width_min",   "link_width",
+                                      "link_gen",     "expect_uncovered", NULL};
+    row(rows, "Identity and links", ev, res, row_verdict(cl, ids, n > 0),
+        "Confirm the delivered configuration");
+}
+
+/* Pairwise GPU traffic: the first matrix, one pair at a time, within and across domains. */
+static void row_pairwise(json_t *rows, const gq_checklist *cl, const json_t *m0, const json_t *dm, int ndom,
+                         const p2p_ranges *r)
+{
+    char ev[512], res[512], s1[64], s2[64];
+    if (m0) {
+        int n = (int)json_array_size(json_object_get(m0, "gpus"));
+        bool staged = json_is_true(json_object_get(m0, "staged"));
+        snprintf(ev, sizeof ev, "%s matrix %d×%d, one pair at a time%s",
+                 staged ? "host-staged GPU-to-GPU" : "P2P read", n, n, staged ? " (no P2P)" : "");
+        if (json_is_true(json_object_get(dm, "split")))
+            snprintf(res, sizeof res, "%d domains; within %s GB/s, across %s GB/s", ndom,
+                     range(r->wlo, r->whi, s1, sizeof s1), range(r->alo, r->ahi, s2, sizeof s2));
+        else
+            snprintf(res, sizeof res, "%s GB/s%s", range(r->lo, r->hi, s1, sizeof s1),
+                     json_is_true(json_object_get(dm, "no_p2p")) ? "; no pair has P2P" : "; one domain");
+        static const char *const ids[] = {"p2p_gbps_min", "nvlink_gbps_min", NULL};
+        row(rows, "Pairwise GPU traffic", ev, res, row_verdict(cl, ids, isfinite(r->lo)),
+            "Discover fast communication groups");
+    } else {
+        static const char *const ids[] = {NULL};
+        row(rows, "Pairwise GPU traffic", "P2P read matrix", "not measured", row_verdict(cl, ids, false),
+            "Discover fast communication groups");
+    }
+}
+
+/* The pairwise finding: no P2P, the domains, or one domain. */
+static void find_pairwise(json_t *fs, const json_t *m0, const json_t *dm, int ndom, const p2p_ranges *r)
+{
+    char s1[64], s2[64];
+    size_t i;
+    const json_t *x;
+    if (m0 && isfinite(r->lo)) {
+        bool staged = json_is_true(json_object_get(m0, "staged"));
+        if (json_is_true(json_object_get(dm, "no_p2p")) || staged)
+            finding(
+                fs,
+                "No GPU pair has P2P: every GPU-to-GPU byte goes through host memory (%s GB/s one pair at a "
+                "time, host-staged), so the host paths are the budget for any multi-GPU exchange.",
+                range(r->lo, r->hi, s1, sizeof s1));
+        else if (json_is_true(json_object_get(dm, "split"))) {
+            char list[256] = "";
+            size_t used = 0;
+            json_array_foreach(json_object_get(dm, "domains"), i, x)
+            {
+                int gl[MAXG];
+                int n = jints(x, gl, MAXG);
+                char sb[64];
+                int w = snprintf(list + used, sizeof list - used, "%s{%s}", i ? ", " : "",
+                                 gq_domains_set_str(gl, n, sb, sizeof sb));
+                if (w > 0 && (size_t)w < sizeof list - used)
+                    used += (size_t)w;
+            }
+            finding(
+                fs,
+                "GPUs form %d performance domains, %s: pairs within a domain reach %s GB/s one way, pairs "
+                "across %s GB/s (one pair at a time).",
+                ndom, list, range(r->wlo, r->whi, s1, sizeof s1), range(r->alo, r->ahi, s2, sizeof s2));
+        } else
+            finding(
+                fs,
+                "Every GPU pair reaches %s GB/s one way: one performance domain, no boundary larger than the "
+                "measurement spread.",
+                range(r->lo, r->hi, s1, sizeof s1));
+    }
+}
+
+/* Concurrent GPU traffic: pairs at once within domains and across. */
+static void row_concurrent(json_t *rows, const gq_checklist *cl, const json_t *pairs, const json_t *dm,
+                           int ndom)
+{
+    char ev[512], res[512], a[32], b[32];
+    const json_t *w = json_object_get(pairs, "within"), *ac = json_object_get(pairs, "across");
+    if (json_is_object(pairs))
+        snprintf(ev, sizeof ev, "%d pairs at once within domains, %d across",
+                 (int)json_array_size(json_object_get(w, "pairs")),
+                 (int)json_array_size(json_object_get(ac, "pairs")));
+    else
+        snprintf(ev, sizeof ev, "the intended simultaneous pairs, within and across domains");
+    double ra = gq_json_num(pairs, "ratio");
+    char pct[24] = "";
+    if (isfinite(ra))
+        snprintf(pct, sizeof pct, " (%.0f%%)", ra * 100);
+    if (json_is_object(w) && json_is_object(ac))
+        snprintf(res, sizeof res, "within %s GB/s in total, across %s GB/s%s",
+                 f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a),
+                 f1(gq_json_num(ac, "aggregate_gbps"), b, sizeof b), pct);
+    else if (json_is_object(w))
+        snprintf(res, sizeof res, "within %s GB/s in total",
+                 f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a));
+    else if (json_is_object(ac))
+        snprintf(res, sizeof res, "%d pairs at once %s GB/s in total, %s GB/s one at a time",
+                 (int)json_array_size(json_object_get(ac, "pairs")),
+                 f1(gq_json_num(ac, "aggregate_gbps"), a, sizeof a),
+                 f1(isfinite(gq_json_num(ac, "aggregate_gbps"))
+                        ? sum_json(json_object_get(ac, "isolated_gbps"))
+                        : NAN,
+                    b, sizeof b));
+    else if (json_is_true(json_object_get(dm, "no_p2p")))
+        snprintf(res, sizeof res,
+                 "no P2P: concurrent GPU pairs go through host memory (see the host paths and "
+                 "the placement)");
+    else
+        snprintf(res, sizeof res, "%s", ndom <= 1 ? "one domain: nothing to compare" : "not measured");
+    static const char *const ids[] = {NULL};
+    row(rows, "Concurrent GPU traffic", ev, res, row_verdict(cl, ids, json_is_object(pairs)),
+        "Place workers without overloading shared paths");
+}
+
+/* The concurrent finding: what crossing domains keeps. */
+static void find_concurrent(json_t *fs, const json_t *pairs)
+{
+    char a[32], b[32];
+    const json_t *w = json_object_get(pairs, "within"), *ac = json_object_get(pairs, "across");
+    double ra = gq_json_num(pairs, "ratio");
+    if (json_is_object(w) && json_is_object(ac) && isfinite(ra))
+        finding(fs,
+                "%d pairs at once within domains moved %s GB/s in total, %d pairs across domains %s GB/s: "
+                "crossing domains keeps %.0f%% of the bandwidth. Keep heavy GPU-to-GPU exchanges within "
+                "domains.",
+                (int)json_array_size(json_object_get(w, "pairs")),
+                f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a),
+                (int)json_array_size(json_object_get(ac, "pairs")),
+                f1(gq_json_num(ac, "aggregate_gbps"), b, sizeof b), ra * 100);
+}
+
+/* Host-memory traffic: each GPU alone, subsets and all at once, and the shared host budgets. */
+static void row_host(json_t *rows, const gq_checklist *cl, const json_t *host, const json_t *bottlenecks)
+{
+    char ev[512], res[512], a[32], b[32], s1[64], s2[64];
+    size_t i;
+    const json_t *x;
+    double h2lo = INFINITY, h2hi = -INFINITY, d2lo = INFINITY, d2hi = -INFINITY;
+    int n = (int)json_array_size(json_object_get(json_object_get(host, "alone"), "h2d"));
+    for (int k = 0; k < n && k < MAXG; k++) {
+        const json_t *e1 = json_array_get(json_object_get(json_object_get(host, "alone"), "h2d"), (size_t)k);
+        const json_t *e2 = json_array_get(json_object_get(json_object_get(host, "alone"), "d2h"), (size_t)k);
+        if (json_is_number(e1)) {
+            h2lo = fmin(h2lo, json_number_value(e1));
+            h2hi = fmax(h2hi, json_number_value(e1));
+        }
+        if (json_is_number(e2)) {
+            d2lo = fmin(d2lo, json_number_value(e2));
+            d2hi = fmax(d2hi, json_number_value(e2));
+        }
+    }
+    int nsub = (int)json_array_size(json_object_get(host, "subsets"));
+    snprintf(ev, sizeof ev, "both directions: each GPU alone, %d subset%s, all at once", nsub,
+             nsub == 1 ? "" : "s");
+    const json_t *all = json_object_get(host, "all");
+    int nbn = 0;
+    json_array_foreach(bottlenecks, i, x) nbn += strcmp(gq_json_str(x, "direction", ""), "p2p") != 0;
+    snprintf(res, sizeof res, "alone %s / %s GB/s (to GPU / to host)%s%s%s%s%s; %d shared host budget%s",
+             range(h2lo, h2hi, s1, sizeof s1), range(d2lo, d2hi, s2, sizeof s2),
+             json_is_object(all) ? "; all at once " : "",
+             json_is_object(all) ? f1(gq_json_num(all, "h2d_aggregate_gbps"), a, sizeof a) : "",
+             json_is_object(all) ? " / " : "",
+             json_is_object(all) ? f1(gq_json_num(all, "d2h_aggregate_gbps"), b, sizeof b) : "",
+             json_is_object(all) ? " GB/s" : "", nbn, nbn == 1 ? "" : "s");
+    static const char *const ids[] = {"h2d_gbps_min", "d2h_gbps_min", "agree_h2d", "agree_d2h", NULL};
+    row(rows, "Host-memory traffic", ev, res, row_verdict(cl, ids, isfinite(h2lo)),
+        "Select and qualify offload workers");
+}
+
+/* The bottleneck findings: the shared budgets (P2P and host) inferred from concurrent copies. */
+static void find_bottlenecks(json_t *fs, const json_t *bottlenecks)
+{
+    char a[32], b[32];
+    size_t i;
+    const json_t *x;
+    json_array_foreach(bottlenecks, i, x)
+    {
+        const char *dir = gq_json_str(x, "direction", "?");
+        int gl[MAXG];
+        int n = jints(json_object_get(x, "gpus"), gl, MAXG);
+        char sb[64];
+        const char *expl = gq_json_str(x, "explanation", "");
+        if (!strcmp(dir, "p2p"))
+            finding(fs,
+                    "Concurrent GPU pairs among GPUs %s share about %s GB/s when they copy at once (one pair "
+                    "at a "
+                    "time they would move %s GB/s). %s%s",
+                    gq_domains_set_str(gl, n, sb, sizeof sb),
+                    f1(gq_json_num(x, "capacity_gbps"), a, sizeof a),
+                    f1(gq_json_num(x, "sum_alone_gbps"), b, sizeof b), expl,
+                    *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
+        else
+            finding(fs,
+                    "GPUs %s share one %s budget of about %s GB/s when they copy at once (alone they would "
+                    "move %s GB/s together). %s%s",
+                    gq_domains_set_str(gl, n, sb, sizeof sb),
+                    !strcmp(dir, "h2d")   ? "host-to-GPU"
+                    : !strcmp(dir, "d2h") ? "GPU-to-host"
+                                          : dir,
+                    f1(gq_json_num(x, "capacity_gbps"), a, sizeof a),
+                    f1(gq_json_num(x, "sum_alone_gbps"), b, sizeof b), expl,
+                    *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
+    }
+}
+
+/* The host finding: an asymmetry with all GPUs copying at once that each GPU alone does not show. */
+static void find_host(json_t *fs, const json_t *host)
+{
+    char s1[64], s2[64];
+    const json_t *all = json_object_get(host, "all");
+    static const char *const dn[2] = {"h2d", "d2h"};
+    for (int dd = 0; dd < 2 && json_is_object(all); dd++) {
+        int gl[MAXG];
+        int n = jints(json_object_get(host, "gpus"), gl, MAXG);
+        double v[MAXG];
+        double vlo = INFINITY, vhi = -INFINITY;
+        for (int k = 0; k < n; k++) {
+            const json_t *e = json_array_get(json_object_get(all, dn[dd]), (size_t)k);
+            v[k] = json_is_number(e) ? json_number_value(e) : NAN;
+            if (isfinite(v[k])) {
+                vlo = fmin(vlo, v[k]);
+                vhi = fmax(vhi, v[k]);
+            }
+        }
+        if (!(isfinite(vlo) && vhi > 0 && vlo < 0.85 * vhi))
+            continue;
+        int slow[MAXG], fast[MAXG], ns = 0, nf = 0;
+        double mid = (vlo + vhi) / 2, sl = INFINITY, sh = -INFINITY, fl = INFINITY, fh = -INFINITY;
+        for (int k = 0; k < n; k++) {
+            if (!isfinite(v[k]))
+                continue;
+            if (v[k] < mid) {
+                slow[ns++] = gl[k];
+                sl = fmin(sl, v[k]);
+                sh = fmax(sh, v[k]);
+            } else {
+                fast[nf++] = gl[k];
+                fl = fmin(fl, v[k]);
+                fh = fmax(fh, v[k]);
+            }
+        }
+        char sa[64], sb2[64];
+        finding(fs,
+                "With all %d GPUs copying %s at once, GPUs %s get %s GB/s each against %s GB/s for GPUs "
+                "%s: an "
+                "asymmetry that each GPU alone does not show.",
+                n, dd ? "to host memory" : "from host memory", gq_domains_set_str(slow, ns, sa, sizeof sa),
+                range(sl, sh, s1, sizeof s1), range(fl, fh, s2, sizeof s2),
+                gq_domains_set_str(fast, nf, sb2, sizeof sb2));
+    }
+}
+
+/* Transfer granularity: the buffer-size sweeps and their fits. */
+static void row_sweeps(json_t *rows, const gq_checklist *cl, const json_t *sweeps)
+{
+    char ev[512], res[512], a[32], b[32];
+    size_t i;
+    const json_t *x;
+    snprintf(ev, sizeof ev, "buffer-size sweep on %d path%s", (int)json_array_size(sweeps),
+             json_array_size(sweeps) == 1 ? "" : "s");
+    res[0] = 0;
+    size_t used = 0;
+    json_array_foreach(sweeps, i, x)
+    {
+        const json_t *fit = json_object_get(x, "fit");
+        if (!json_is_object(fit))
+            continue;
+        char hb[32];
+        double h = gq_json_num(fit, "half_bytes");
+        int w = snprintf(res + used, sizeof res - used, "%s%s: %s µs fixed cost, half of %s GB/s at %s",
+                         used ? "; " : "", gq_json_str(x, "label", "?"),
+                         f1(gq_json_num(fit, "fixed_us"), a, sizeof a),
+                         f1(gq_json_num(fit, "asymptotic_gbps"), b, sizeof b), approx_size(h, hb, sizeof hb));
+        if (w > 0 && (size_t)w < sizeof res - used)
+            used += (size_t)w;
+    }
+    if (!used)
+        snprintf(res, sizeof res, "%s", json_array_size(sweeps) ? "no fit" : "not measured");
+    static const char *const ids[] = {NULL};
+    row(rows, "Transfer granularity", ev, res, row_verdict(cl, ids, json_array_size(sweeps) > 0),
+        "Budget transfer overhead realistically");
+}
+
+/* The sweep finding: the first fitted sweep's fixed cost and half-bandwidth size. */
+static void find_sweeps(json_t *fs, const json_t *sweeps)
+{
+    char a[32], b[32];
+    size_t i;
+    const json_t *x;
+    json_array_foreach(sweeps, i, x)
+    {
+        const json_t *fit = json_object_get(x, "fit");
+        if (!json_is_object(fit))
+            continue;
+        double h = gq_json_num(fit, "half_bytes");
+        char hb[32];
+        finding(
+            fs,
+            "%s: each copy costs about %s µs before data moves; copies smaller than %s get less than half of "
+            "its %s GB/s.",
+            gq_json_str(x, "label", "?"), f1(gq_json_num(fit, "fixed_us"), a, sizeof a),
+            approx_size(h, hb, sizeof hb), f1(gq_json_num(fit, "asymptotic_gbps"), b, sizeof b));
+        break;
+    }
+}
+
+/* Latency: pointer chase host-GPU and GPU-GPU. */
+static void row_latency(json_t *rows, const gq_checklist *cl, const json_t *lat)
+{
+    char ev[512], res[512], s1[64], s2[64];
+    size_t i;
+    const json_t *x;
+    double hl = INFINITY, hh = -INFINITY, pl = INFINITY, ph = -INFINITY;
+    json_array_foreach(json_object_get(json_object_get(lat, "host"), "ns"), i, x) if (json_is_number(x))
+    {
+        hl = fmin(hl, json_number_value(x));
+        hh = fmax(hh, json_number_value(x));
+    }
+    const json_t *row_;
+    json_array_foreach(json_object_get(json_object_get(lat, "p2p"), "values"), i, row_)
+    {
+        size_t k;
+        json_array_foreach(row_, k, x) if (json_is_number(x))
+        {
+            pl = fmin(pl, json_number_value(x));
+            ph = fmax(ph, json_number_value(x));
+        }
+    }
+    snprintf(ev, sizeof ev, "pointer chase host↔GPU%s", isfinite(pl) ? " and GPU↔GPU" : "");
+    if (isfinite(hl))
+        snprintf(res, sizeof res, "host %s ns%s%s%s", range(hl, hh, s1, sizeof s1),
+                 isfinite(pl) ? ", GPU↔GPU " : "", isfinite(pl) ? range(pl, ph, s2, sizeof s2) : "",
+                 isfinite(pl) ? " ns" : "");
+    else
+        snprintf(res, sizeof res, "not measured");
+    static const char *const ids[] = {"host_latency_ns_max", "p2p_latency_ns_max", NULL};
+    row(rows, "Latency", ev, res, row_verdict(cl, ids, isfinite(hl)), "Know what small messages cost");
+}
+
+/* Whole-node health: the stress section's temperatures, clocks, power capping and slowdowns. */
+static void row_health(json_t *rows, const gq_checklist *cl, const json_t *stress)
+{
+    char ev[512], res[512], a[32], b[32], c[32], s1[64];
+    size_t i;
+    const json_t *x;
+    double tmax = -INFINITY, clo = INFINITY, chi = -INFINITY, cap = -INFINITY;
+    int nth = 0, ng = 0;
+    json_array_foreach(json_object_get(stress, "gpus"), i, x)
+    {
+        ng++;
+        tmax = fmax(tmax, gq_json_num(x, "temp_max_c"));
+        double ck = gq_json_num(x, "sm_clock_avg_mhz");
+        if (isfinite(ck)) {
+            clo = fmin(clo, ck);
+            chi = fmax(chi, ck);
+        }
+        double cp = gq_json_num(x, "power_capped_pct");
+        if (isfinite(cp))
+            cap = fmax(cap, cp);
+        nth += json_is_true(json_object_get(x, "thermal_slowdown"));
+    }
+    if (ng) {
+        snprintf(ev, sizeof ev,
+                 "%s s GEMM load on %d GPU%s; temperature, power, clocks, throttle reasons, errors",
+                 f1(gq_json_num(stress, "elapsed_s"), a, sizeof a), ng, ng == 1 ? "" : "s");
+        snprintf(res, sizeof res,
+                 "max %s °C, average SM clock %s MHz, power-capped up to %s%% of samples, %s",
+                 f1(tmax, b, sizeof b), range(clo, chi, s1, sizeof s1), f1(cap, c, sizeof c),
+                 nth ? "THERMAL SLOWDOWN" : "no thermal slowdown");
+    } else {
+        snprintf(ev, sizeof ev, "sustained load with telemetry");
+        snprintf(res, sizeof res, "not run");
+    }
+    static const char *const ids[] = {"temp_c_max", "sm_clock_mhz_min", "agree_sm_clock",
+                                      "thermal",    "stress",           NULL};
+    row(rows, "Whole-node health", ev, res, row_verdict(cl, ids, ng > 0), "Accept the operating envelope");
+}
+
+/* The health finding: what the load did to the hottest GPU. */
+static void find_health(json_t *fs, const json_t *stress)
+{
+    char a[32], b[32], c[32], d[32], s1[64];
+    size_t i;
+    const json_t *x;
+    if (json_is_object(stress)) {
+        double tmax = -INFINITY, cap = -INFINITY;
+        int nth = 0, ng = 0;
+        json_array_foreach(json_object_get(stress, "gpus"), i, x)
+        {
+            ng++;
+            tmax = fmax(tmax, gq_json_num(x, "temp_max_c"));
+            double cp = gq_json_num(x, "power_capped_pct");
+            if (isfinite(cp))
+                cap = fmax(cap, cp);
+            nth += json_is_true(json_object_get(x, "thermal_slowdown"));
+        }
+        const json_t *node = json_object_get(stress, "node");
+        char who[32];
+        if (ng == 1)
+            snprintf(who, sizeof who, "the GPU");
+        else if (ng == 2)
+            snprintf(who, sizeof who, "both GPUs");
+        else
+            snprintf(who, sizeof who, "all %d GPUs", ng);
+        finding(fs,
+                "Under %s s of load on %s (%s W together, GPU telemetry), the hottest reached %s °C%s%s%s; "
+                "power capping in up to %s%% of samples is expected near the limit and is not a thermal "
+                "slowdown.",
+                f1(gq_json_num(stress, "elapsed_s"), a, sizeof a), who,
+                f1(gq_json_num(node, "power_total_avg_w"), b, sizeof b), f1(tmax, c, sizeof c),
+                nth ? ", with THERMAL SLOWDOWN on " : ", with no thermal slowdown",
+                nth ? f1(nth, d, sizeof d) : "",
+                nth == 1 ? " GPU"
+                : nth    ? " GPUs"
+                         : "",
+                f1(cap, s1, sizeof s1));
+    }
+}
+
+/* Placement: the roles solved on the measured paths and the gain over the naive mapping. */
+static void row_placement(json_t *rows, const gq_checklist *cl, const json_t *pl)
+{
+    char ev[512], res[512], a[32], b[32], c[32];
+    size_t i;
+    const json_t *x;
+    const json_t *roles = json_object_get(pl, "roles");
+    snprintf(
+        ev, sizeof ev,
+        "%s prefill, %s decode, %s offload workers%s; the implied pattern measured against the naive one",
+        f1(gq_json_num(roles, "prefill"), a, sizeof a), f1(gq_json_num(roles, "decode"), b, sizeof b),
+        f1(gq_json_num(roles, "offload"), c, sizeof c),
+        json_is_true(json_object_get(pl, "default_split")) ? " (default split)" : "");
+    res[0] = 0;
+    size_t used = 0;
+    const json_t *pp = json_object_get(pl, "pairs");
+    if (json_array_size(pp)) {
+        used += (size_t)snprintf(res, sizeof res, "pairs");
+        json_array_foreach(pp, i, x) if (used < sizeof res - 24) used +=
+            (size_t)snprintf(res + used, sizeof res - used, " %d→%d", (int)gq_json_num(x, "prefill"),
+                             (int)gq_json_num(x, "decode"));
+    }
+    const json_t *off = json_object_get(pl, "offload");
+    if (json_array_size(off) && used < sizeof res - 40) {
+        used += (size_t)snprintf(res + used, sizeof res - used, "%soffload on", used ? "; " : "");
+        json_array_foreach(off, i, x) if (used < sizeof res - 16) used += (size_t)snprintf(
+            res + used, sizeof res - used, "%s %d", i ? "," : "", (int)gq_json_num(x, "gpu"));
+    }
+    double gain = gq_json_num(pl, "gain");
+    if (isfinite(gain) && used < sizeof res - 40)
+        used += (size_t)snprintf(res + used, sizeof res - used, "; %.2f× the naive mapping", gain);
+    if (!used)
+        snprintf(res, sizeof res, "not computed");
+    static const char *const ids[] = {NULL};
+    row(rows, "Placement", ev, res, row_verdict(cl, ids, json_is_object(pl)),
+        "Keep heavy exchanges on fast paths; verify in the serving stack");
+}
+
+/* The placement findings: the offload workers and the prefill-to-decode handoffs. */
+static void find_placement(json_t *fs, const json_t *pl)
+{
+    char a[32], b[32];
+    size_t i;
+    const json_t *x;
+    if (json_is_object(pl)) {
+        const json_t *off = json_object_get(pl, "offload");
+        if (json_array_size(off)) {
+            int gl[MAXG], n = 0;
+            json_array_foreach(off, i, x) if (n < MAXG) gl[n++] = (int)gq_json_num(x, "gpu");
+            const json_t *oa = json_object_get(pl, "offload_aggregate");
+            double mh = gq_json_num(json_object_get(oa, "h2d"), "measured_gbps"),
+                   md = gq_json_num(json_object_get(oa, "d2h"), "measured_gbps");
+            char list[96] = "";
+            size_t used = 0;
+            for (int k = 0; k < n; k++) {
+                /* 64 workers do not fit: stop at the last whole entry rather than run past list. */
+                int w = snprintf(list + used, sizeof list - used, "%s%d", k ? "," : "", gl[k]);
+                if (w < 0 || (size_t)w >= sizeof list - used)
+                    break;
+                used += (size_t)w;
+            }
+            if (n > 1)
+                finding(fs,
+                        "For KV offload, use GPUs %s: their host paths do not collide (measured together: %s "
+                        "GB/s "
+                        "to GPU, %s GB/s to host in total).",
+                        list, f1(mh, a, sizeof a), f1(md, b, sizeof b));
+            else
+                finding(fs, "For KV offload, use GPU %s (%s GB/s to GPU, %s GB/s to host).", list,
+                        f1(mh, a, sizeof a), f1(md, b, sizeof b));
+        }
+        const json_t *pp = json_object_get(pl, "pairs");
+        if (json_array_size(pp)) {
+            char list[256] = "";
+            size_t used = 0;
+            json_array_foreach(pp, i, x) if (used < sizeof list - 16) used +=
+                (size_t)snprintf(list + used, sizeof list - used, "%s%d→%d", i ? ", " : "",
+                                 (int)gq_json_num(x, "prefill"), (int)gq_json_num(x, "decode"));
+            double gain = gq_json_num(pl, "gain");
+            const json_t *pa = json_object_get(pl, "pairs_aggregate");
+            if (json_is_true(json_object_get(pl, "all_staged")))
+                finding(fs,
+                        "Prefill→decode handoffs %s: every handoff is host-staged (no P2P), so the pairs are "
+                        "chosen "
+                        "to use both sockets' host budgets.",
+                        list);
+            else
+                finding(fs,
+                        "Prefill→decode handoffs %s keep every KV transfer on a fast path: %s GB/s measured "
+                        "together%s%s%s.",
+                        list, f1(gq_json_num(pa, "measured_gbps"), a, sizeof a), isfinite(gain) ? ", " : "",
+                        isfinite(gain) ? f1(gain, b, sizeof b) : "",
+                        isfinite(gain) ? "× the naive mapping (GPUs in index order)" : "");
+        }
+    }
+}
+
+/* Measurement integrity: impossible figures, overlap, data checks and errors. */
+static void row_integrity(json_t *rows, const gq_checklist *cl, const gq_card_facts *f)
+{
+    char ev[512], res[512];
+    snprintf(ev, sizeof ev,
+             "%d records: every figure against its path's capacity, overlap of concurrent windows, "
+             "data pattern checks",
+             f->n_records);
+    snprintf(res, sizeof res, "%d impossible, %d overlap-invalid, %d failed checks, %d errors",
+             f->n_impossible, f->n_overlap_invalid, f->n_verify_failed, f->n_errors);
+    static const char *const ids[] = {"impossible", "verify", "errors", "overlap", NULL};
+    row(rows, "Measurement integrity", ev, res, row_verdict(cl, ids, f->n_records > 0),
+        "Trust the figures above");
+}
+
+/* Application validation: not measured by gpuqual. */
+static void row_application(json_t *rows)
+{
+    row(rows, "Application validation", "TTFT, ITL, throughput, tails and errors under the target workload",
+        "not measured by gpuqual: run the serving stack on the placement above", "skip",
+        "Confirm the infrastructure choices improve service");
+}
+
+/* The verdict findings: up to six checks with the card's verdict, when it is warn or fail. */
+static void find_verdicts(json_t *fs, const gq_checklist *cl, gq_verdict overall)
+{
+    if (overall == GQ_V_FAIL || overall == GQ_V_WARN) {
+        int shown = 0;
+        for (int k = 0; k < cl->n && shown < 6; k++)
+            if (cl->v[k].verdict == overall) {
+                finding(fs, "%s: %s", overall == GQ_V_FAIL ? "FAIL" : "WARN", cl->v[k].text);
+                shown++;
+            }
+    }
+}
+
+/* The identity finding: a virtual machine showing one NUMA node. */
+static void find_identity(json_t *fs, const json_t *id)
+{
+    if (json_is_true(json_object_get(id, "vm")) && gq_json_num(id, "numa_nodes") <= 1)
+        finding(
+            fs,
+            "This is a virtual machine showing one NUMA node: host buffers cannot be bound to the physical "
+            "memory locality, and shared budgets found here are inferred from measurement only.");
+}
+
+/* ---- the judge -------------------------------------------------------------- */
+
+int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_recordset *rs,
+                  const gq_expect *ex, gq_err *err)
+{
+    gq_card_facts *f = malloc(sizeof *f);
+    gq_checklist cl = {0};
+    int rc = GQ_OK;
+    if (!f)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
+    gq_card_facts_from_json(card, stress, rs, f);
+    if ((rc = gq_expect_judge(ex, f, &cl, err)))
+        goto out;
+    gq_verdict overall = judge_summary(card, &cl, ex);
+
+    /* ---- rows: seed 001 §9 ---- */
+    const json_t *id = json_object_get(card, "identity"), *dm = json_object_get(card, "domains");
+    const json_t *m0 = json_array_get(json_object_get(card, "matrices"), 0);
+    const json_t *pairs = json_object_get(card, "pairs"), *host = json_object_get(card, "host");
+    const json_t *sweeps = json_object_get(card, "sweeps"), *lat = json_object_get(card, "latency");
+    const json_t *pl = json_object_get(card, "placement");
+    card_doms d;
+    doms_of(dm, &d);
+    p2p_ranges pr;
+    p2p_ranges_of(m0, &d, &pr);
+    json_t *rows = json_array();
+    row_identity(rows, &cl, id);
+    row_pairwise(rows, &cl, m0, dm, d.ndom, &pr);
+    row_concurrent(rows, &cl, pairs, dm, d.ndom);
+    row_host(rows, &cl, host, bottlenecks);
+    row_sweeps(rows, &cl, sweeps);
+    row_latency(rows, &cl, lat);
+    row_health(rows, &cl, stress);
+    row_placement(rows, &cl, pl);
+    row_integrity(rows, &cl, f);
+    row_application(rows);
+    json_object_set_new(card, "rows", rows);
+
+    /* ---- findings in plain sentences ---- */
+    json_t *fs = json_array();
+    find_verdicts(fs, &cl, overall);
+    find_pairwise(fs, m0, dm, d.ndom, &pr);
+    find_concurrent(fs, pairs);
+    find_bottlenecks(fs, bottlenecks);
+    find_host(fs, host);
+    find_placement(fs, pl);
+    find_sweeps(fs, sweeps);
+    find_health(fs, stress);
+    find_identity(fs, id);
+    json_object_set_new(card, "findings", fs);
+out:
+    gq_checklist_free(&cl);
+    free(f);
+    return rc;
+}
