@@ -28,6 +28,14 @@
  *
  * Nothing here prints. gq_place_verify (exec/place_verify.h) runs the chosen
  * pattern through the harness.
+ *
+ * The implementation, one job a file: placement_model.c (the model from
+ * records, and learning from verification), placement_doc.c (the model's
+ * additions from a saved domains document), placement_predict.c,
+ * placement_search.c (choosing candidates), placement_solve.c (the mapping
+ * with its explanations), placement_judge.c (verification's judging steps);
+ * placement_internal.h is what they share. The JSON codec of the result is
+ * render/placement_json.c.
  */
 #ifndef GQ_ANALYSIS_PLACEMENT_H
 #define GQ_ANALYSIS_PLACEMENT_H
