@@ -129,10 +129,6 @@ typedef struct gq_pflow_pred {
  * out[] has n entries. */
 double gq_place_predict(const gq_place_model *m, const gq_pflow *flows, int n, gq_pflow_pred *out);
 
-/* The way a handoff between two GPUs goes: P2P when measured possible, else
- * host-staged. */
-gq_pflow_kind gq_place_handoff_kind(const gq_place_model *m, int src, int dst);
-
 /* ---- roles and the mapping ------------------------------------------- */
 
 typedef struct gq_place_roles {
@@ -254,6 +250,5 @@ void gq_place_note(gq_place_result *res, const char *fmt, ...) __attribute__((fo
 
 /* "0,1,2" into buf. */
 const char *gq_gpuset_str(gq_gpuset s, char *buf, size_t n);
-int gq_gpuset_count(gq_gpuset s);
 
 #endif

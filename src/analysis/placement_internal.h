@@ -30,7 +30,9 @@ typedef struct gq_place_score {
     double agg, min;
 } gq_place_score;
 
-/* placement_model.c: the performance domain GPU g belongs to; -1 none. */
+/* placement_model.c: how many GPUs s holds; the performance domain GPU g
+ * belongs to (-1 none). */
+int gq_gpuset_count(gq_gpuset s);
 int gq_place_domain_of(const gq_place_model *m, int g);
 
 /* placement_doc.c: add the domains and bottlenecks a saved `gpuqual

@@ -49,7 +49,9 @@ static double flow_alone(const gq_place_model *m, const gq_pflow *f)
     return 0;
 }
 
-gq_pflow_kind gq_place_handoff_kind(const gq_place_model *m, int src, int dst)
+/* The way a handoff between two GPUs goes: P2P when measured possible, else
+ * host-staged. */
+static gq_pflow_kind handoff_kind(const gq_place_model *m, int src, int dst)
 {
     if (m->p2p[src][dst] > 0 && !m->no_p2p[src][dst])
         return GQ_PF_P2P;
@@ -209,7 +211,7 @@ int gq_place_pairs_to_flows(const gq_place_model *m, const int (*pairs)[2], int 
     for (int i = 0; i < np; i++) {
         f[i].src = pairs[i][0];
         f[i].dst = pairs[i][1];
-        f[i].kind = gq_place_handoff_kind(m, pairs[i][0], pairs[i][1]);
+        f[i].kind = handoff_kind(m, pairs[i][0], pairs[i][1]);
     }
     return np;
 }

@@ -422,7 +422,11 @@ const char *gq_probe_str(const gq_probe *pr, char *buf, size_t n)
     return gq_domains_set_str(pr->gpus, pr->ngpus, buf, n);
 }
 
-const char *gq_probe_test_name(const gq_probe *pr, gq_method p2p_method, bool read)
+/* Test names the probes' records carry. Host probes use the catalog's
+ * host_to_device_set / device_to_host_set; a matrix cell is
+ * device_to_device_memcpy_{read,write}_{ce,sm}, or device_to_device_staged
+ * without P2P; concurrent pairs are concurrent_pairs_{read,write}_{ce,sm}. */
+static const char *probe_test_name(const gq_probe *pr, gq_method p2p_method, bool read)
 {
     bool sm = p2p_method == GQ_METHOD_SM;
     switch (pr->kind) {
@@ -447,7 +451,7 @@ void gq_probe_measurement(const gq_probe *pr, uint64_t bytes, gq_method p2p_meth
                           gq_measurement *m)
 {
     memset(m, 0, sizeof *m);
-    snprintf(m->test, sizeof m->test, "%s", gq_probe_test_name(pr, p2p_method, read));
+    snprintf(m->test, sizeof m->test, "%s", probe_test_name(pr, p2p_method, read));
     if (pr->npairs > 0) {
         for (int k = 0; k < pr->npairs && m->nflows < GQ_MAX_FLOWS; k++) {
             gq_flow *f = &m->flows[m->nflows];
