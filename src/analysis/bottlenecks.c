@@ -696,45 +696,18 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_domains *dom,
-                         const gq_bn_opts *o, gq_bottlenecks *out, gq_err *err)
-{
-    gq_bn_opts def;
-    if (!o) {
-        gq_bn_opts_default(&def);
-        o = &def;
-    }
-    memset(out, 0, sizeof *out);
-    for (int s = 0; s < 2; s++)
-        for (int g = 0; g < GQ_MAX_GPUS; g++) {
-            out->alone[s][g] = NAN;
-            out->alone_record[s][g] = -1;
-        }
-    out->one_numa_visible = topo && topo->numa_nodes <= 1;
-    out->asym_obs[0] = out->asym_obs[1] = -1;
+typedef double iso_matrix[GQ_MAX_GPUS][GQ_MAX_GPUS];
 
-    cand *c = NULL;
-    int nc = 0, rc;
-    double(*iso)[GQ_MAX_GPUS] = NULL;
-    double(*iso_sp)[GQ_MAX_GPUS] = NULL;
-    if ((rc = collect(rs, topo, out, &c, &nc)))
-        goto nomem;
-    iso = malloc(sizeof(double[GQ_MAX_GPUS][GQ_MAX_GPUS]));
-    iso_sp = malloc(sizeof(double[GQ_MAX_GPUS][GQ_MAX_GPUS]));
-    if (!iso || !iso_sp)
-        goto nomem;
+/* Alone rates and isolated pair rates (iso, with their spreads): one-flow
+ * groups (a later measurement replaces an earlier one). */
+static void alone_rates(const gq_recordset *rs, const cand *c, int nc, uint64_t pbytes, gq_bottlenecks *out,
+                        iso_matrix iso, iso_matrix iso_sp)
+{
     for (int i = 0; i < GQ_MAX_GPUS; i++)
         for (int j = 0; j < GQ_MAX_GPUS; j++) {
             iso[i][j] = NAN;
             iso_sp[i][j] = 0;
         }
-
-    uint64_t pbytes = common_bytes(c, nc, true, -1);
-    for (int s = 0; s < 2; s++)
-        out->bytes[s] = o->bytes ? o->bytes : common_bytes(c, nc, false, s);
-
-    /* Alone rates and isolated pair rates: one-flow groups (a later
-     * measurement replaces an earlier one). */
     for (int i = 0; i < nc; i++) {
         if (c[i].nflows != 1)
             continue;
@@ -754,8 +727,12 @@ int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_d
             out->alone_record[c[i].slot][g] = c[i].flows[0];
         }
     }
+}
 
-    /* Observations: the concurrent groups. */
+/* Observations: the concurrent groups at the common transfer size. -1 when
+ * out of memory. */
+static int observations(const gq_recordset *rs, const cand *c, int nc, uint64_t pbytes, gq_bottlenecks *out)
+{
     for (int i = 0; i < nc; i++) {
         if (c[i].nflows < 2)
             continue;
@@ -765,7 +742,7 @@ int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_d
         }
         gq_bn_obs *ob = push_obs(out);
         if (!ob)
-            goto nomem;
+            return -1;
         const gq_record *ag = &rs->v[c[i].agg];
         ob->group = c[i].group;
         ob->record = c[i].agg;
@@ -795,12 +772,27 @@ int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_d
         }
         ob->ngpus = mask_list(m, ob->gpus);
     }
+    return 0;
+}
 
-    for (int s = 0; s < 2; s++)
-        if ((rc = infer_host(out, rs, s, o)))
-            goto nomem;
+/* The sorted performance domains a new P2P bottleneck's GPUs belong to. */
+static void p2p_domains(gq_bottleneck *bn, const gq_bn_obs *ob, const gq_domains *dom)
+{
+    for (int g = 0; g < ob->ngpus; g++) {
+        int d = dom->domain_of[ob->gpus[g]];
+        bool have = d < 0;
+        for (int q = 0; q < bn->ndomains && !have; q++)
+            have = bn->domains[q] == d;
+        if (!have)
+            bn->domains[bn->ndomains++] = d;
+    }
+    qsort(bn->domains, (size_t)bn->ndomains, sizeof(int), cmp_int);
+}
 
-    /* P2P: each concurrent group against the same pairs one at a time. */
+/* P2P: each concurrent group against the same pairs one at a time. */
+static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_domains *dom, const gq_bn_opts *o,
+                      iso_matrix iso, iso_matrix iso_sp)
+{
     for (int i = 0; i < out->nobs; i++) {
         gq_bn_obs *ob = &out->obs[i];
         if (!ob->p2p)
@@ -843,24 +835,19 @@ int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_d
             bn->capacity_gbps = ob->aggregate_gbps;
             bn->sum_alone_gbps = bn->expected_gbps = sum;
             bn->cross_domain = ob->p2p_kind == GQ_P2P_ACROSS;
-            if (dom) {
-                for (int g = 0; g < ob->ngpus; g++) {
-                    int d = dom->domain_of[ob->gpus[g]];
-                    bool have = d < 0;
-                    for (int q = 0; q < bn->ndomains && !have; q++)
-                        have = bn->domains[q] == d;
-                    if (!have)
-                        bn->domains[bn->ndomains++] = d;
-                }
-                qsort(bn->domains, (size_t)bn->ndomains, sizeof(int), cmp_int);
-            }
+            if (dom)
+                p2p_domains(bn, ob, dom);
         } else if (ob->aggregate_gbps > bn->capacity_gbps) {
             bn->capacity_gbps = ob->aggregate_gbps;
         }
         add_evidence(bn, i);
     }
+}
 
-    /* Asymmetry inside the largest host run of each direction. */
+/* Asymmetry inside the largest host run of each direction: which GPUs of it
+ * ran slow, and the ranges of the slow and the fast. */
+static void host_asymmetry(gq_bottlenecks *out, const gq_bn_opts *o)
+{
     for (int sl = 0; sl < 2; sl++) {
         gq_direction dir = sl == 0 ? GQ_DIR_H2D : GQ_DIR_D2H;
         int best = -1;
@@ -894,8 +881,11 @@ int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_d
                 *hi = r;
         }
     }
+}
 
-    /* Explanations against the tree. */
+/* Explanations against the tree. */
+static void explain_all(gq_bottlenecks *out, const gq_topo *topo)
+{
     for (int i = 0; i < out->n; i++) {
         gq_bottleneck *bn = &out->v[i];
         if (bn->p2p) {
@@ -909,6 +899,47 @@ int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_d
             explain_host(bn, topo, univ, out->one_numa_visible);
         }
     }
+}
+
+int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_domains *dom,
+                         const gq_bn_opts *o, gq_bottlenecks *out, gq_err *err)
+{
+    gq_bn_opts def;
+    if (!o) {
+        gq_bn_opts_default(&def);
+        o = &def;
+    }
+    memset(out, 0, sizeof *out);
+    for (int s = 0; s < 2; s++)
+        for (int g = 0; g < GQ_MAX_GPUS; g++) {
+            out->alone[s][g] = NAN;
+            out->alone_record[s][g] = -1;
+        }
+    out->one_numa_visible = topo && topo->numa_nodes <= 1;
+    out->asym_obs[0] = out->asym_obs[1] = -1;
+
+    cand *c = NULL;
+    int nc = 0;
+    iso_matrix *iso = NULL, *iso_sp = NULL;
+    if (collect(rs, topo, out, &c, &nc))
+        goto nomem;
+    iso = malloc(sizeof *iso);
+    iso_sp = malloc(sizeof *iso_sp);
+    if (!iso || !iso_sp)
+        goto nomem;
+
+    uint64_t pbytes = common_bytes(c, nc, true, -1);
+    for (int s = 0; s < 2; s++)
+        out->bytes[s] = o->bytes ? o->bytes : common_bytes(c, nc, false, s);
+    alone_rates(rs, c, nc, pbytes, out, *iso, *iso_sp);
+    if (observations(rs, c, nc, pbytes, out))
+        goto nomem;
+    for (int s = 0; s < 2; s++)
+        if (infer_host(out, rs, s, o))
+            goto nomem;
+    infer_p2p(out, rs, dom, o, *iso, *iso_sp);
+    host_asymmetry(out, o);
+    explain_all(out, topo);
     free(c);
     free(iso);
     free(iso_sp);

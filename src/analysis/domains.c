@@ -198,27 +198,12 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int gq_domains_cluster(const gq_pairmatrix *m, const gq_domains_opts *o, gq_domains *out, gq_err *err)
+/* The pairs with a figure: each pair's mean over the directions measured
+ * (staged ones only when o->staged_edges) and its widest spread, into pv;
+ * returns how many. Counts the missing pairs and the widest spread in out. */
+static int pair_values(const gq_pairmatrix *m, const gq_domains_opts *o, pairv *pv, gq_domains *out)
 {
-    gq_domains_opts def;
-    if (!o) {
-        gq_domains_opts_default(&def);
-        o = &def;
-    }
-    memset(out, 0, sizeof *out);
-    for (int g = 0; g < GQ_MAX_GPUS; g++)
-        out->domain_of[g] = -1;
-    out->within_min_gbps = NAN;
-    out->across_max_gbps = NAN;
-    if (!m || m->n < 1)
-        return gq_err_set(err, GQ_E_USAGE, "no GPU to group into domains");
-    int n = m->n;
-
-    int maxp = n * (n - 1) / 2;
-    pairv *pv = malloc((size_t)(maxp > 0 ? maxp : 1) * sizeof *pv);
-    if (!pv)
-        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
-    int np = 0;
+    int n = m->n, np = 0;
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
             double sum = 0, sp = 0;
@@ -242,75 +227,79 @@ int gq_domains_cluster(const gq_pairmatrix *m, const gq_domains_opts *o, gq_doma
             if (sp > out->max_spread)
                 out->max_spread = sp;
         }
-    out->npairs = np;
-    out->no_p2p = n >= 2 && np == 0;
-    qsort(pv, (size_t)np, sizeof *pv, cmp_pairv);
+    return np;
+}
 
-    int comp[GQ_MAX_GPUS];
-    int base = components(n, pv, np, -INFINITY, comp);
-
+/* The largest relative gap between sorted pair figures, wider than both
+ * sides' spreads, that splits the GPUs into more components than base: its
+ * upper figure into *thr and the split into out (*thr unchanged when none
+ * does). -1 when out of memory. */
+static int split_at_gap(const pairv *pv, int np, int n, int base, const gq_domains_opts *o, gq_domains *out,
+                        double *thr)
+{
     /* Candidate gaps, largest relative first. lo_top[k] / hi_bot[k]: the
      * spread-widened edges of the values below and above gap k. */
-    double thr = -INFINITY;
-    if (np >= 2) {
-        double *lo_top = malloc((size_t)np * sizeof *lo_top);
-        double *hi_bot = malloc((size_t)np * sizeof *hi_bot);
-        int *order = malloc((size_t)np * sizeof *order);
-        if (!lo_top || !hi_bot || !order) {
-            free(lo_top);
-            free(hi_bot);
-            free(order);
-            free(pv);
-            return gq_err_set(err, GQ_E_NOMEM, "out of memory");
-        }
-        double run = -INFINITY;
-        for (int k = 0; k < np; k++) {
-            double t = pv[k].v * (1 + pv[k].s);
-            run = t > run ? t : run;
-            lo_top[k] = run;
-        }
-        run = INFINITY;
-        for (int k = np - 1; k >= 0; k--) {
-            double b = pv[k].v * (1 - pv[k].s);
-            run = b < run ? b : run;
-            hi_bot[k] = run;
-        }
-        int nc = 0;
-        for (int k = 0; k + 1 < np; k++) {
-            double rel = pv[k + 1].v / pv[k].v - 1;
-            if (rel >= o->min_rel_gap && hi_bot[k + 1] > lo_top[k])
-                order[nc++] = k;
-        }
-        /* sort candidates by gap size, descending (nc is small) */
-        for (int a = 1; a < nc; a++)
-            for (int b = a; b > 0; b--) {
-                double ga = pv[order[b] + 1].v / pv[order[b]].v;
-                double gb = pv[order[b - 1] + 1].v / pv[order[b - 1]].v;
-                if (ga <= gb)
-                    break;
-                int t = order[b];
-                order[b] = order[b - 1];
-                order[b - 1] = t;
-            }
-        for (int c = 0; c < nc; c++) {
-            int k = order[c];
-            int tmp[GQ_MAX_GPUS];
-            if (components(n, pv, np, pv[k + 1].v, tmp) > base) {
-                thr = pv[k + 1].v;
-                out->split = true;
-                out->threshold_gbps = thr;
-                out->gap_lo_gbps = pv[k].v;
-                out->gap_hi_gbps = pv[k + 1].v;
-                break;
-            }
-        }
+    double *lo_top = malloc((size_t)np * sizeof *lo_top);
+    double *hi_bot = malloc((size_t)np * sizeof *hi_bot);
+    int *order = malloc((size_t)np * sizeof *order);
+    if (!lo_top || !hi_bot || !order) {
         free(lo_top);
         free(hi_bot);
         free(order);
+        return -1;
     }
-    components(n, pv, np, thr, comp);
+    double run = -INFINITY;
+    for (int k = 0; k < np; k++) {
+        double t = pv[k].v * (1 + pv[k].s);
+        run = t > run ? t : run;
+        lo_top[k] = run;
+    }
+    run = INFINITY;
+    for (int k = np - 1; k >= 0; k--) {
+        double b = pv[k].v * (1 - pv[k].s);
+        run = b < run ? b : run;
+        hi_bot[k] = run;
+    }
+    int nc = 0;
+    for (int k = 0; k + 1 < np; k++) {
+        double rel = pv[k + 1].v / pv[k].v - 1;
+        if (rel >= o->min_rel_gap && hi_bot[k + 1] > lo_top[k])
+            order[nc++] = k;
+    }
+    /* sort candidates by gap size, descending (nc is small) */
+    for (int a = 1; a < nc; a++)
+        for (int b = a; b > 0; b--) {
+            double ga = pv[order[b] + 1].v / pv[order[b]].v;
+            double gb = pv[order[b - 1] + 1].v / pv[order[b - 1]].v;
+            if (ga <= gb)
+                break;
+            int t = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = t;
+        }
+    for (int c = 0; c < nc; c++) {
+        int k = order[c];
+        int tmp[GQ_MAX_GPUS];
+        if (components(n, pv, np, pv[k + 1].v, tmp) > base) {
+            *thr = pv[k + 1].v;
+            out->split = true;
+            out->threshold_gbps = *thr;
+            out->gap_lo_gbps = pv[k].v;
+            out->gap_hi_gbps = pv[k + 1].v;
+            break;
+        }
+    }
+    free(lo_top);
+    free(hi_bot);
+    free(order);
+    return 0;
+}
 
-    /* Domains in order of their first GPU index. */
+/* Domains in order of their first GPU index, from each GPU position's
+ * component; members sorted. */
+static void number_domains(const gq_pairmatrix *m, const int *comp, gq_domains *out)
+{
+    int n = m->n;
     int rep_dom[GQ_MAX_GPUS];
     for (int k = 0; k < n; k++)
         rep_dom[k] = -1;
@@ -336,13 +325,16 @@ int gq_domains_cluster(const gq_pairmatrix *m, const gq_domains_opts *o, gq_doma
     }
     for (int d = 0; d < out->ndomains; d++)
         qsort(out->member[d], (size_t)out->size[d], sizeof(int), cmp_int);
+}
 
-    /* Within / across figures and chaining. */
+/* Within / across figures and chaining (a pair inside a domain below the
+ * threshold, or missing). -1 when out of memory. */
+static int within_across(const gq_pairmatrix *m, const pairv *pv, int np, double thr, gq_domains *out)
+{
+    int n = m->n;
     unsigned char(*has)[GQ_MAX_GPUS] = calloc(GQ_MAX_GPUS, sizeof *has);
-    if (!has) {
-        free(pv);
-        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
-    }
+    if (!has)
+        return -1;
     for (int e = 0; e < np; e++) {
         has[pv[e].i][pv[e].j] = 1;
         int da = out->domain_of[m->gpu[pv[e].i]], db = out->domain_of[m->gpu[pv[e].j]];
@@ -365,8 +357,46 @@ int gq_domains_cluster(const gq_pairmatrix *m, const gq_domains_opts *o, gq_doma
                 out->chained[da] = true;
         }
     free(has);
+    return 0;
+}
+
+int gq_domains_cluster(const gq_pairmatrix *m, const gq_domains_opts *o, gq_domains *out, gq_err *err)
+{
+    gq_domains_opts def;
+    if (!o) {
+        gq_domains_opts_default(&def);
+        o = &def;
+    }
+    memset(out, 0, sizeof *out);
+    for (int g = 0; g < GQ_MAX_GPUS; g++)
+        out->domain_of[g] = -1;
+    out->within_min_gbps = NAN;
+    out->across_max_gbps = NAN;
+    if (!m || m->n < 1)
+        return gq_err_set(err, GQ_E_USAGE, "no GPU to group into domains");
+    int n = m->n;
+
+    int maxp = n * (n - 1) / 2;
+    pairv *pv = malloc((size_t)(maxp > 0 ? maxp : 1) * sizeof *pv);
+    if (!pv)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    int np = pair_values(m, o, pv, out);
+    out->npairs = np;
+    out->no_p2p = n >= 2 && np == 0;
+    qsort(pv, (size_t)np, sizeof *pv, cmp_pairv);
+
+    int comp[GQ_MAX_GPUS];
+    int base = components(n, pv, np, -INFINITY, comp);
+    double thr = -INFINITY;
+    if (np >= 2 && split_at_gap(pv, np, n, base, o, out, &thr)) {
+        free(pv);
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    }
+    components(n, pv, np, thr, comp);
+    number_domains(m, comp, out);
+    int rc = within_across(m, pv, np, thr, out);
     free(pv);
-    return GQ_OK;
+    return rc ? gq_err_set(err, GQ_E_NOMEM, "out of memory") : GQ_OK;
 }
 
 const char *gq_domains_set_str(const int *gpus, int n, char *buf, size_t len)

@@ -28,6 +28,14 @@
  *
  * Nothing here prints. gq_place_verify (exec/place_verify.h) runs the chosen
  * pattern through the harness.
+ *
+ * The implementation, one job a file: placement_model.c (the model from
+ * records, and learning from verification), placement_doc.c (the model's
+ * additions from a saved domains document), placement_predict.c,
+ * placement_search.c (choosing candidates), placement_solve.c (the mapping
+ * with its explanations), placement_judge.c (verification's judging steps);
+ * placement_internal.h is what they share. The JSON codec of the result is
+ * render/placement_json.c.
  */
 #ifndef GQ_ANALYSIS_PLACEMENT_H
 #define GQ_ANALYSIS_PLACEMENT_H
@@ -120,10 +128,6 @@ typedef struct gq_pflow_pred {
 /* Predict every flow of a concurrent pattern. Returns the aggregate (GB/s).
  * out[] has n entries. */
 double gq_place_predict(const gq_place_model *m, const gq_pflow *flows, int n, gq_pflow_pred *out);
-
-/* The way a handoff between two GPUs goes: P2P when measured possible, else
- * host-staged. */
-gq_pflow_kind gq_place_handoff_kind(const gq_place_model *m, int src, int dst);
 
 /* ---- roles and the mapping ------------------------------------------- */
 
@@ -246,6 +250,5 @@ void gq_place_note(gq_place_result *res, const char *fmt, ...) __attribute__((fo
 
 /* "0,1,2" into buf. */
 const char *gq_gpuset_str(gq_gpuset s, char *buf, size_t n);
-int gq_gpuset_count(gq_gpuset s);
 
 #endif

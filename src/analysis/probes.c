@@ -182,6 +182,100 @@ static void fill_gpus(gq_probe *pr, mask_t m)
             pr->gpus[pr->ngpus++] = g;
 }
 
+/* GPU pairs worth a host probe of their own: inside a domain of more than
+ * two GPUs, or inside one of the smallest tree groups (the first nt of
+ * sets), unless one of the ns sets is that pair already. Into pairs and
+ * pwhy; returns how many. */
+static int host_pairs(const int *gpus, int n, const gq_domains *dom, const hset *sets, int nt, int ns,
+                      int (*pairs)[2], char (*pwhy)[96])
+{
+    int npairs = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            int a = gpus[i] < gpus[j] ? gpus[i] : gpus[j], b = gpus[i] < gpus[j] ? gpus[j] : gpus[i];
+            const char *why = NULL;
+            char buf[96];
+            if (dom && dom->domain_of[a] >= 0 && dom->domain_of[a] == dom->domain_of[b] &&
+                dom->size[dom->domain_of[a]] > 2) {
+                snprintf(buf, sizeof buf, "pair inside domain %d", dom->domain_of[a]);
+                why = buf;
+            }
+            for (int s = 0; s < nt && !why; s++)
+                if (sets[s].leaf && (sets[s].m & bit(a)) && (sets[s].m & bit(b)) && popc(sets[s].m) > 2) {
+                    snprintf(buf, sizeof buf, "pair inside %.80s", sets[s].why);
+                    why = buf;
+                }
+            bool dup = false;
+            for (int s = 0; s < ns && !dup; s++)
+                dup = sets[s].m == (bit(a) | bit(b));
+            if (!why || dup)
+                continue;
+            pairs[npairs][0] = a;
+            pairs[npairs][1] = b;
+            snprintf(pwhy[npairs], sizeof pwhy[0], "%s", why);
+            npairs++;
+        }
+    return npairs;
+}
+
+/* GPU-to-GPU probes: pairs inside every domain at once, then domain against
+ * domain. GQ_OK or GQ_E_NOMEM. */
+static int plan_p2p(gq_probe_plan *p, const gq_topo *t, mask_t sel, const gq_domains *dom, gq_err *err)
+{
+    int rc = GQ_OK;
+    gq_probe w;
+    memset(&w, 0, sizeof w);
+    for (int d = 0; d < dom->ndomains; d++) {
+        int mem[GQ_MAX_GPUS], nm = 0;
+        for (int k = 0; k < dom->size[d]; k++)
+            if (sel & bit(dom->member[d][k]))
+                mem[nm++] = dom->member[d][k];
+        for (int k = 0; k + 1 < nm && w.npairs < GQ_PROBE_MAX_PAIRS; k += 2) {
+            w.src[w.npairs] = mem[k];
+            w.dst[w.npairs] = mem[k + 1];
+            w.staged[w.npairs] = !p2p_possible(t, mem[k], mem[k + 1]);
+            w.npairs++;
+        }
+    }
+    if (w.npairs >= 2) {
+        gq_probe *pr = push(p, GQ_PROBE_P2P_WITHIN, GQ_DIR_P2P, err);
+        if (!pr)
+            rc = GQ_E_NOMEM;
+        else {
+            w.kind = GQ_PROBE_P2P_WITHIN;
+            w.direction = GQ_DIR_P2P;
+            snprintf(w.why, sizeof w.why, "pairs inside every domain at once");
+            *pr = w;
+        }
+    }
+    for (int a = 0; a < dom->ndomains && !rc; a++)
+        for (int b = a + 1; b < dom->ndomains && !rc; b++) {
+            int ma[GQ_MAX_GPUS], mb[GQ_MAX_GPUS], na = 0, nb = 0;
+            for (int k = 0; k < dom->size[a]; k++)
+                if (sel & bit(dom->member[a][k]))
+                    ma[na++] = dom->member[a][k];
+            for (int k = 0; k < dom->size[b]; k++)
+                if (sel & bit(dom->member[b][k]))
+                    mb[nb++] = dom->member[b][k];
+            int np = na < nb ? na : nb;
+            if (np < 2)
+                continue;
+            gq_probe *pr = push(p, GQ_PROBE_P2P_ACROSS, GQ_DIR_P2P, err);
+            if (!pr) {
+                rc = GQ_E_NOMEM;
+                break;
+            }
+            for (int k = 0; k < np && k < GQ_PROBE_MAX_PAIRS; k++) {
+                pr->src[k] = ma[k];
+                pr->dst[k] = mb[k];
+                pr->staged[k] = !p2p_possible(t, ma[k], mb[k]);
+            }
+            pr->npairs = np < GQ_PROBE_MAX_PAIRS ? np : GQ_PROBE_MAX_PAIRS;
+            snprintf(pr->why, sizeof pr->why, "domain %d against domain %d", a, b);
+        }
+    return rc;
+}
+
 int gq_probes_plan_contention(gq_probe_plan *p, const gq_topo *t, const int *gpus, int n,
                               const gq_domains *dom, gq_err *err)
 {
@@ -209,7 +303,6 @@ int gq_probes_plan_contention(gq_probe_plan *p, const gq_topo *t, const int *gpu
         }
 
     /* pairs inside domains and inside the smallest tree groups */
-    int npairs = 0;
     int(*pairs)[2] = malloc(sizeof(int[2]) * (size_t)(n * (n - 1) / 2 + 1));
     char(*pwhy)[96] = malloc(sizeof(char[96]) * (size_t)(n * (n - 1) / 2 + 1));
     if (!pairs || !pwhy) {
@@ -218,32 +311,7 @@ int gq_probes_plan_contention(gq_probe_plan *p, const gq_topo *t, const int *gpu
         free(pwhy);
         return gq_err_set(err, GQ_E_NOMEM, "out of memory planning probes");
     }
-    for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++) {
-            int a = gpus[i] < gpus[j] ? gpus[i] : gpus[j], b = gpus[i] < gpus[j] ? gpus[j] : gpus[i];
-            const char *why = NULL;
-            char buf[96];
-            if (dom && dom->domain_of[a] >= 0 && dom->domain_of[a] == dom->domain_of[b] &&
-                dom->size[dom->domain_of[a]] > 2) {
-                snprintf(buf, sizeof buf, "pair inside domain %d", dom->domain_of[a]);
-                why = buf;
-            }
-            for (int s = 0; s < nt && !why; s++)
-                if (sets[s].leaf && (sets[s].m & bit(a)) && (sets[s].m & bit(b)) && popc(sets[s].m) > 2) {
-                    snprintf(buf, sizeof buf, "pair inside %.80s", sets[s].why);
-                    why = buf;
-                }
-            bool dup = false;
-            for (int s = 0; s < ns && !dup; s++)
-                dup = sets[s].m == (bit(a) | bit(b));
-            if (!why || dup)
-                continue;
-            pairs[npairs][0] = a;
-            pairs[npairs][1] = b;
-            snprintf(pwhy[npairs], sizeof pwhy[0], "%s", why);
-            npairs++;
-        }
-
+    int npairs = host_pairs(gpus, n, dom, sets, nt, ns, pairs, pwhy);
     int rc = GQ_OK;
     const gq_direction dirs[2] = {GQ_DIR_H2D, GQ_DIR_D2H};
     for (int d = 0; d < 2 && !rc; d++) {
@@ -285,59 +353,8 @@ int gq_probes_plan_contention(gq_probe_plan *p, const gq_topo *t, const int *gpu
         }
     }
 
-    /* GPU-to-GPU: pairs inside every domain at once, then domain against domain */
-    if (dom && !rc) {
-        gq_probe w;
-        memset(&w, 0, sizeof w);
-        for (int d = 0; d < dom->ndomains; d++) {
-            int mem[GQ_MAX_GPUS], nm = 0;
-            for (int k = 0; k < dom->size[d]; k++)
-                if (sel & bit(dom->member[d][k]))
-                    mem[nm++] = dom->member[d][k];
-            for (int k = 0; k + 1 < nm && w.npairs < GQ_PROBE_MAX_PAIRS; k += 2) {
-                w.src[w.npairs] = mem[k];
-                w.dst[w.npairs] = mem[k + 1];
-                w.staged[w.npairs] = !p2p_possible(t, mem[k], mem[k + 1]);
-                w.npairs++;
-            }
-        }
-        if (w.npairs >= 2) {
-            gq_probe *pr = push(p, GQ_PROBE_P2P_WITHIN, GQ_DIR_P2P, err);
-            if (!pr)
-                rc = GQ_E_NOMEM;
-            else {
-                w.kind = GQ_PROBE_P2P_WITHIN;
-                w.direction = GQ_DIR_P2P;
-                snprintf(w.why, sizeof w.why, "pairs inside every domain at once");
-                *pr = w;
-            }
-        }
-        for (int a = 0; a < dom->ndomains && !rc; a++)
-            for (int b = a + 1; b < dom->ndomains && !rc; b++) {
-                int ma[GQ_MAX_GPUS], mb[GQ_MAX_GPUS], na = 0, nb = 0;
-                for (int k = 0; k < dom->size[a]; k++)
-                    if (sel & bit(dom->member[a][k]))
-                        ma[na++] = dom->member[a][k];
-                for (int k = 0; k < dom->size[b]; k++)
-                    if (sel & bit(dom->member[b][k]))
-                        mb[nb++] = dom->member[b][k];
-                int np = na < nb ? na : nb;
-                if (np < 2)
-                    continue;
-                gq_probe *pr = push(p, GQ_PROBE_P2P_ACROSS, GQ_DIR_P2P, err);
-                if (!pr) {
-                    rc = GQ_E_NOMEM;
-                    break;
-                }
-                for (int k = 0; k < np && k < GQ_PROBE_MAX_PAIRS; k++) {
-                    pr->src[k] = ma[k];
-                    pr->dst[k] = mb[k];
-                    pr->staged[k] = !p2p_possible(t, ma[k], mb[k]);
-                }
-                pr->npairs = np < GQ_PROBE_MAX_PAIRS ? np : GQ_PROBE_MAX_PAIRS;
-                snprintf(pr->why, sizeof pr->why, "domain %d against domain %d", a, b);
-            }
-    }
+    if (dom && !rc)
+        rc = plan_p2p(p, t, sel, dom, err);
     free(sets);
     free(pairs);
     free(pwhy);
@@ -405,7 +422,11 @@ const char *gq_probe_str(const gq_probe *pr, char *buf, size_t n)
     return gq_domains_set_str(pr->gpus, pr->ngpus, buf, n);
 }
 
-const char *gq_probe_test_name(const gq_probe *pr, gq_method p2p_method, bool read)
+/* Test names the probes' records carry. Host probes use the catalog's
+ * host_to_device_set / device_to_host_set; a matrix cell is
+ * device_to_device_memcpy_{read,write}_{ce,sm}, or device_to_device_staged
+ * without P2P; concurrent pairs are concurrent_pairs_{read,write}_{ce,sm}. */
+static const char *probe_test_name(const gq_probe *pr, gq_method p2p_method, bool read)
 {
     bool sm = p2p_method == GQ_METHOD_SM;
     switch (pr->kind) {
@@ -430,7 +451,7 @@ void gq_probe_measurement(const gq_probe *pr, uint64_t bytes, gq_method p2p_meth
                           gq_measurement *m)
 {
     memset(m, 0, sizeof *m);
-    snprintf(m->test, sizeof m->test, "%s", gq_probe_test_name(pr, p2p_method, read));
+    snprintf(m->test, sizeof m->test, "%s", probe_test_name(pr, p2p_method, read));
     if (pr->npairs > 0) {
         for (int k = 0; k < pr->npairs && m->nflows < GQ_MAX_FLOWS; k++) {
             gq_flow *f = &m->flows[m->nflows];

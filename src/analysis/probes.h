@@ -88,12 +88,6 @@ long gq_probes_bound(int n);
  * a concurrent one (rounds + 2) (its overlap calibration), plus setup. */
 double gq_probes_estimate_s(const gq_probe_plan *p, int rounds, double round_s);
 
-/* Test names the probes' records carry. Host probes use the catalog's
- * host_to_device_set / device_to_host_set; a matrix cell is
- * device_to_device_memcpy_{read,write}_{ce,sm}, or device_to_device_staged
- * without P2P; concurrent pairs are concurrent_pairs_{read,write}_{ce,sm}. */
-const char *gq_probe_test_name(const gq_probe *pr, gq_method p2p_method, bool read);
-
 /* The harness measurement for a probe: host probes copy between each GPU and
  * host memory local to it (copy engine); GPU pairs copy src -> dst with
  * p2p_method (ce or sm) executed by dst when `read`, by src otherwise, or
