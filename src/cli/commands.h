@@ -29,6 +29,7 @@ extern const gq_command gq_commands[];
 extern const gq_frame_cmd gq_frame_topo;
 extern const gq_frame_cmd gq_frame_report;
 extern const gq_frame_cmd gq_frame_compare;
+extern const gq_frame_cmd gq_frame_stress;
 
 int gq_cmd_run(int argc, char **argv);
 int gq_cmd_sweep(int argc, char **argv);
@@ -36,7 +37,6 @@ int gq_cmd_pairs(int argc, char **argv);
 int gq_cmd_domains(int argc, char **argv);
 int gq_cmd_kv(int argc, char **argv);
 int gq_cmd_place(int argc, char **argv);
-int gq_cmd_stress(int argc, char **argv);
 int gq_cmd_card(int argc, char **argv);
 int gq_cmd_fleet(int argc, char **argv);
 
