@@ -6,7 +6,6 @@
 #define OFF(f) offsetof(gq_card_cli, f)
 /* clang-format off */
 const gq_opt gq_card_cli_opts[] = {
-
     {.name = "budget",
      .type = GQ_OPT_DURATION,
      .off = OFF(budget_s),
@@ -54,21 +53,18 @@ const gq_opt gq_card_cli_opts[] = {
      .help = "KV offload workers for the placement (-1: half the GPUs)",
      .lo = -1,
      .hi = GQ_MAX_GPUS},
-    {.name = "buffer-size",
-     .shortname = 'b',
-     .type = GQ_OPT_SIZE,
-     .off = OFF(bytes),
-     .def = "256",
-     .arg = "MiB",
-     .help = "buffer per copy for the bandwidth steps (a bare number is MiB)",
-     .unit = GQ_MiB,
-     .lo = 4096,
-     .hi = 1e13},
-    {.name = "verify",
-     .type = GQ_OPT_FLAG,
-     .off = OFF(verify),
-     .def = "true",
-     .help = "check a data pattern after every timed copy (--no-verify to skip)"},
     GQ_OPT_END,
 };
 /* clang-format on */
+
+const char *const gq_card_defaults[] = {"buffer-size=256", NULL};
+
+int gq_card_check_opts(const gq_card_cli *o, gq_err *err)
+{
+    if (o->c.buffer_size < 4096 || o->c.buffer_size > 1e13) {
+        char a[32];
+        return gq_err_set(err, GQ_E_USAGE, "--buffer-size %s is out of range, expected 4096..1e+13",
+                          gq_fmt_size(o->c.buffer_size, a, sizeof a));
+    }
+    return GQ_OK;
+}

@@ -17,16 +17,23 @@
     const char *outdir;                                                                                      \
     double stress_s;                                                                                         \
     bool no_stress;                                                                                          \
-    int prefill, decode, offload;                                                                            \
-    uint64_t bytes;                                                                                          \
-    bool verify;
+    int prefill, decode, offload;
 
 typedef struct gq_card_cli {
     GQ_CARD_CLI_FIELDS
 } gq_card_cli;
 
-/* --budget --expect --stress --no-stress --prefill --decode --offload
- * --buffer-size --verify (not -o: its help differs per command). */
+/* --budget --expect --stress --no-stress --prefill --decode --offload (not
+ * -o: its help differs per command). The card's --buffer-size and --verify
+ * are the shared measurement options (gq_common_measure_opts, less
+ * GQ_CARD_OMIT, with GQ_CARD_DEFAULTS). */
 extern const gq_opt gq_card_cli_opts[];
+/* The shared measurement options the card does not take. */
+#define GQ_CARD_OMIT "rounds,method"
+/* The card's defaults of the shared options: 256 MiB per copy. */
+extern const char *const gq_card_defaults[];
+/* The card's bounds on --buffer-size (at least a page, at most 10 TB):
+ * checked in prepare. */
+int gq_card_check_opts(const gq_card_cli *o, gq_err *err);
 
 #endif

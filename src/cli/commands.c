@@ -24,9 +24,9 @@ const gq_command gq_commands[] = {
      .fn = gq_cmd_place,
      .summary = "place prefill/decode/offload/replica roles on measured paths, then verify"},
     {.name = "stress", .frame = &gq_frame_stress},
-    {.name = "card", .fn = gq_cmd_card, .summary = "the acceptance card: qualify the whole node in one run"},
+    {.name = "card", .frame = &gq_frame_card},
     {.name = "report", .frame = &gq_frame_report},
     {.name = "compare", .frame = &gq_frame_compare},
-    {.name = "fleet", .fn = gq_cmd_fleet, .summary = "qualify many nodes under MPI and name the outliers"},
+    {.name = "fleet", .frame = &gq_frame_fleet},
     {0},
 };

@@ -30,6 +30,8 @@ extern const gq_frame_cmd gq_frame_topo;
 extern const gq_frame_cmd gq_frame_report;
 extern const gq_frame_cmd gq_frame_compare;
 extern const gq_frame_cmd gq_frame_stress;
+extern const gq_frame_cmd gq_frame_card;
+extern const gq_frame_cmd gq_frame_fleet;
 
 int gq_cmd_run(int argc, char **argv);
 int gq_cmd_sweep(int argc, char **argv);
@@ -37,7 +39,5 @@ int gq_cmd_pairs(int argc, char **argv);
 int gq_cmd_domains(int argc, char **argv);
 int gq_cmd_kv(int argc, char **argv);
 int gq_cmd_place(int argc, char **argv);
-int gq_cmd_card(int argc, char **argv);
-int gq_cmd_fleet(int argc, char **argv);
 
 #endif

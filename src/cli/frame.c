@@ -97,13 +97,15 @@ int gq_frame_main(const gq_frame_cmd *cmd, int argc, char **argv)
         gq_outfile_abort(&of);
     int code = ctx.exit_code;
     if (rc) {
-        if (cmd->fail)
+        code = gq_status_exit_code(rc);
+        if (cmd->fail) {
+            ctx.exit_code = code;
             cmd->fail(&ctx, rc);
-        else if (ctx.err.msg[0])
+            code = ctx.exit_code;
+        } else if (ctx.err.msg[0])
             gq_cli_error("%s", ctx.err.msg);
         else
             gq_cli_error("%s failed", cmd->name);
-        code = gq_status_exit_code(rc);
     }
     if (cmd->done && ctx.opts)
         cmd->done(&ctx);

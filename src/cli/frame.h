@@ -72,7 +72,9 @@ typedef struct gq_frame_cmd {
     /* The work. Returns a gq status; GQ_OK with ctx->exit_code for a verdict. */
     int (*run)(gq_ctx *ctx);
     /* Report an error another way than one "gpuqual: MSG" line (topo's "no
-     * GPU"). NULL: the one line. */
+     * GPU"), or undo what a refused run left behind (card's directory).
+     * ctx->exit_code holds the status's exit code; fail() may change it.
+     * NULL: the one line. */
     void (*fail)(gq_ctx *ctx, int rc);
     /* Free what prepare() or run() kept in the options struct; called
      * always, last. NULL: nothing to free. */

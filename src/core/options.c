@@ -42,15 +42,21 @@ const char *gq_opt_kind_name(gq_opt_type t)
     return "?";
 }
 
+static int choice_ok(const char *choices, const char *v);
+
 const gq_opt *gq_optset_next(const gq_optset *set, int *it, const gq_opt *prev)
 {
     const gq_opt *o = prev ? prev + 1 : (set->ntab > 0 ? set->tabs[0] : NULL);
-    while (o && !o->name) {
-        if (++*it >= set->ntab)
-            return NULL;
-        o = set->tabs[*it];
+    for (;;) {
+        while (o && !o->name) {
+            if (++*it >= set->ntab)
+                return NULL;
+            o = set->tabs[*it];
+        }
+        if (!o || !set->omit || !choice_ok(set->omit, o->name))
+            return o;
+        o++;
     }
-    return o;
 }
 
 const char *gq_optset_default(const gq_optset *set, const gq_opt *o)
