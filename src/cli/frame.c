@@ -49,7 +49,7 @@ static int frame_open(gq_ctx *ctx, gq_outfile *of, bool *help_only, int argc, ch
             return rc;
         ctx->opened = true;
     }
-    if ((cmd->needs & GQ_FRAME_JOURNAL) && ctx->c->journal) {
+    if ((cmd->needs & GQ_FRAME_JOURNAL) && ctx->c->journal && !ctx->no_backend) {
         if ((rc = gq_journal_open(&ctx->jr, ctx->c->journal, err)))
             return gq_err_prefix(err, "--journal");
         ctx->journal = &ctx->jr;

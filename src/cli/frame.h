@@ -29,7 +29,8 @@ enum {
     GQ_FRAME_COMMON = 1u << 0,  /* the options struct begins with gq_common (format, json, quiet, gpus...) */
     GQ_FRAME_BACKEND = 1u << 1, /* open the backend and discover (gq_cli_open) unless prepare() sets
                                    ctx->no_backend; implies GQ_FRAME_COMMON */
-    GQ_FRAME_JOURNAL = 1u << 2, /* open --journal FILE as ctx->journal */
+    GQ_FRAME_JOURNAL = 1u << 2, /* open --journal FILE as ctx->journal (not with ctx->no_backend: nothing is
+                                   measured) */
 };
 
 typedef struct gq_ctx {

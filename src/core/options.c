@@ -53,7 +53,8 @@ const gq_opt *gq_optset_next(const gq_optset *set, int *it, const gq_opt *prev)
                 return NULL;
             o = set->tabs[*it];
         }
-        if (!o || !set->omit || !choice_ok(set->omit, o->name))
+        /* omit names shared options; the last table (the command's own) keeps its names */
+        if (!o || !set->omit || *it == set->ntab - 1 || !choice_ok(set->omit, o->name))
             return o;
         o++;
     }

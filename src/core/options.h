@@ -84,7 +84,9 @@ typedef struct gq_optset {
     const char *const *defaults;   /* "name=value" overrides of shared defaults, NULL-terminated, or NULL */
     const char *formats;           /* the --format values this command accepts ("table,json"), or NULL */
     const gq_opt_grammar *grammar; /* NULL: gq_grammar_gpuqual */
-    const char *omit; /* options of the shared tables this command does not take ("rounds,method"), or NULL */
+    /* Options of the shared tables this command does not take ("rounds,method"), or NULL. It applies
+     * to every table but the last, which is the command's own. */
+    const char *omit;
 } gq_optset;
 
 /* Parse argv[first..argc) against the set, writing into `dst`. Defaults are
