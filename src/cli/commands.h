@@ -33,11 +33,11 @@ extern const gq_frame_cmd gq_frame_stress;
 extern const gq_frame_cmd gq_frame_card;
 extern const gq_frame_cmd gq_frame_fleet;
 extern const gq_frame_cmd gq_frame_place;
+extern const gq_frame_cmd gq_frame_kv;
 
 int gq_cmd_run(int argc, char **argv);
 int gq_cmd_sweep(int argc, char **argv);
 int gq_cmd_pairs(int argc, char **argv);
 int gq_cmd_domains(int argc, char **argv);
-int gq_cmd_kv(int argc, char **argv);
 
 #endif
