@@ -8,7 +8,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "analysis/card.h"
+#include "analysis/expect.h"
 #include "cli/common.h"
+#include "exec/card_run.h"
 
 #define GQ_CARD_CLI_FIELDS                                                                                   \
     gq_common c;                                                                                             \
@@ -35,5 +38,29 @@ extern const char *const gq_card_defaults[];
 /* The card's bounds on --buffer-size (at least a page, at most 10 TB):
  * checked in prepare. */
 int gq_card_check_opts(const gq_card_cli *o, gq_err *err);
+
+/* What `card` and every `fleet` rank do the same way. */
+
+/* The card's options for the machine found (cm's GPUs) into *co, the role
+ * counts checked against them, and the plan. */
+int gq_card_cli_plan(const gq_card_cli *o, const gq_common *cm, const gq_topo *topo, gq_card_opts *co,
+                     gq_card_plan *plan, gq_err *err);
+
+/* A finished (or interrupted: !complete) run, composed into the card
+ * document (*doc, new reference) with `options` (the options in force). */
+typedef struct gq_card_cli_run {
+    const gq_topo *topo;
+    const gq_card_result *res;
+    const gq_expect *expect; /* NULL: none */
+    const gq_card_plan *plan;
+    const gq_card_opts *co;
+    bool complete, simulated;
+} gq_card_cli_run;
+int gq_card_cli_document(const gq_card_cli_run *run, struct json_t *options, struct json_t **doc,
+                         gq_err *err);
+
+/* card.json, card.md, card.html, nvbandwidth.json and (with a stress run)
+ * stress.csv of the document into dir. */
+int gq_card_cli_write(const char *dir, const struct json_t *doc, const gq_card_cli_run *run, gq_err *err);
 
 #endif

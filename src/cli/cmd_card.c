@@ -101,23 +101,6 @@ static void on_progress(void *arg, const gq_card_progress *p)
     gq_progress_update(&P->bar, (long)(p->done_s * 10));
 }
 
-static int write_text(const char *dir, const char *name, const json_t *doc,
-                      int (*fn)(FILE *, const json_t *, gq_err *), gq_err *err)
-{
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    gq_outfile of;
-    int rc = gq_outfile_open(&of, path, err);
-    if (rc)
-        return rc;
-    if ((rc = fn(of.f, doc, err))) {
-        gq_outfile_abort(&of);
-        return rc;
-    }
-    return gq_outfile_commit(&of, err);
-}
-
-/* Where the artefacts go, checked before opening anything. */
 static int check_outdir(const char *outdir, gq_err *err)
 {
     if (!outdir)
@@ -186,27 +169,7 @@ static int card_plan(gq_ctx *ctx)
     int rc;
     if ((rc = gq_cli_check_buffer(&ctx->be, &o->c, "--buffer-size", o->c.buffer_size, err)))
         return rc;
-    gq_card_opts_default(co);
-    co->budget_s = o->budget_s;
-    co->stress_s = o->no_stress ? 0 : o->stress_s;
-    co->prefill = o->prefill;
-    co->decode = o->decode;
-    co->offload = o->offload;
-    co->bytes = o->c.buffer_size;
-    co->verify = o->c.verify;
-    co->ngpus = o->c.ngpus_sel;
-    memcpy(co->gpus, o->c.gpus_sel, sizeof co->gpus);
-    if ((o->prefill > 0) != (o->decode > 0))
-        return gq_err_set(err, GQ_E_USAGE,
-                          "--prefill and --decode go together (e.g. --prefill 4 --decode 4)");
-    if (o->prefill + o->decode > co->ngpus)
-        return gq_err_set(err, GQ_E_USAGE, "--prefill %d --decode %d needs %d GPUs; %d %s selected",
-                          o->prefill, o->decode, o->prefill + o->decode, co->ngpus,
-                          co->ngpus == 1 ? "is" : "are");
-    if (o->offload > co->ngpus)
-        return gq_err_set(err, GQ_E_USAGE, "--offload %d needs %d GPUs; %d %s selected", o->offload,
-                          o->offload, co->ngpus, co->ngpus == 1 ? "is" : "are");
-    if ((rc = gq_card_plan_make(ctx->topo, co, o->plan, err)))
+    if ((rc = gq_card_cli_plan((const gq_card_cli *)o, &o->c, ctx->topo, co, o->plan, err)))
         return rc;
     /* Expectations that match no GPU: a warning, not an error. */
     if (o->expect)
@@ -248,69 +211,21 @@ static int card_open_dir(gq_ctx *ctx)
     return GQ_OK;
 }
 
-/* The card's document: the composed card with the options, records and topology. */
-static int card_document(gq_ctx *ctx, bool complete)
+/* The card's document and its artefacts in the directory. */
+static int card_write(gq_ctx *ctx, bool complete)
 {
     card_cli *o = ctx->opts;
-    gq_card_inputs in = {.topo = ctx->topo,
-                         .rs = &o->res.rs,
-                         .stress = o->res.stress_json,
-                         .placement = o->res.placement_json,
-                         .expect = o->expect ? o->ex : NULL,
-                         .plan = o->plan,
-                         .opts = o->co,
-                         .elapsed_s = o->res.elapsed_s,
-                         .complete = complete,
-                         .stopped_at = complete ? NULL : gq_card_step_name(o->res.stopped_at),
-                         .bytes = o->co->bytes};
-    json_t *composed = gq_card_compose(&in, &ctx->err);
-    if (!composed)
-        return ctx->err.code ? ctx->err.code : GQ_E_NOMEM;
-    if (o->res.stress_json)
-        json_object_set(composed, "stress", o->res.stress_json);
+    gq_card_cli_run run = {.topo = ctx->topo,
+                           .res = &o->res,
+                           .expect = o->expect ? o->ex : NULL,
+                           .plan = o->plan,
+                           .co = o->co,
+                           .complete = complete,
+                           .simulated = gq_backend_simulated(&ctx->be)};
     json_t *options = gq_optset_to_json(&ctx->cmd->opts, o);
-    gq_doc d = {.kind = "card",
-                .version = gq_version,
-                .git = gq_git_rev,
-                .options = options,
-                .topo = ctx->topo,
-                .records = &o->res.rs,
-                .sections = composed,
-                .simulated = gq_backend_simulated(&ctx->be),
-                .incomplete = !complete};
-    ctx->doc = gq_doc_to_json(&d);
+    int rc = gq_card_cli_document(&run, options, &ctx->doc, &ctx->err);
     json_decref(options);
-    json_decref(composed);
-    if (!ctx->doc)
-        return gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory building card.json");
-    return GQ_OK;
-}
-
-/* card.json, card.md, card.html, nvbandwidth.json and stress.csv into the directory. */
-static int card_write_artefacts(gq_ctx *ctx)
-{
-    card_cli *o = ctx->opts;
-    const char *dir = o->dir;
-    gq_err *err = &ctx->err;
-    char path[1200];
-    int rc;
-    snprintf(path, sizeof path, "%s/card.json", dir);
-    if ((rc = gq_json_write_file(ctx->doc, path, err)) ||
-        (rc = write_text(dir, "card.md", ctx->doc, gq_card_render_markdown, err)) ||
-        (rc = write_text(dir, "card.html", ctx->doc, gq_card_render_html, err)))
-        return rc;
-    json_t *nvb = gq_render_nvbandwidth_json(ctx->topo, &o->res.rs, gq_version);
-    snprintf(path, sizeof path, "%s/nvbandwidth.json", dir);
-    rc = nvb ? gq_json_write_file(nvb, path, err) : GQ_OK;
-    json_decref(nvb);
-    if (rc || !o->res.have_stress)
-        return rc;
-    snprintf(path, sizeof path, "%s/stress.csv", dir);
-    gq_outfile of;
-    if ((rc = gq_outfile_open(&of, path, err)))
-        return rc;
-    gq_stress_write_csv(of.f, &o->res.stress);
-    return gq_outfile_commit(&of, err);
+    return rc ? rc : gq_card_cli_write(o->dir, ctx->doc, &run, &ctx->err);
 }
 
 /* The summary (or the card as markdown or JSON) on stdout. */
@@ -348,7 +263,7 @@ static int card_run(gq_ctx *ctx)
     if (rc && rc != GQ_E_INTR)
         return rc;
     bool complete = rc == GQ_OK;
-    if ((rc = card_document(ctx, complete)) || (rc = card_write_artefacts(ctx)))
+    if ((rc = card_write(ctx, complete)))
         return rc;
     /* The copy named by --json comes last: a failure to write it (a full
      * disk) leaves the directory's card whole, and says so. */

@@ -200,22 +200,6 @@ static int check_outdir(const char *outdir, gq_err *err)
 }
 
 #ifdef GQ_HAVE_MPI
-static int write_text(const char *dir, const char *name, const json_t *doc,
-                      int (*fn)(FILE *, const json_t *, gq_err *), gq_err *err)
-{
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    gq_outfile of;
-    int rc = gq_outfile_open(&of, path, err);
-    if (rc)
-        return rc;
-    if ((rc = fn(of.f, doc, err))) {
-        gq_outfile_abort(&of);
-        return rc;
-    }
-    return gq_outfile_commit(&of, err);
-}
-
 /* This rank's card, as `gpuqual card` runs it, into nodedir (created under
  * fleetdir once the plan is accepted). On success *doc_out is the card
  * document (new reference). Returns GQ_OK or a negative status with *err. */
@@ -226,7 +210,7 @@ static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char
     gq_journal jr = {0};
     bool opened = false, have_journal = false;
     int rc = GQ_OK;
-    json_t *options = NULL, *composed = NULL, *doc = NULL, *nvb = NULL;
+    json_t *options = NULL;
     gq_topo *topo = calloc(1, sizeof *topo);
     gq_card_plan *plan = calloc(1, sizeof *plan);
     gq_card_opts *co = calloc(1, sizeof *co);
@@ -241,27 +225,7 @@ static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char
     if ((rc = gq_cli_open(cm, &be, topo, err)))
         goto out;
     opened = true;
-    gq_card_opts_default(co);
-    co->budget_s = o->budget_s;
-    co->stress_s = o->no_stress ? 0 : o->stress_s;
-    co->prefill = o->prefill;
-    co->decode = o->decode;
-    co->offload = o->offload;
-    co->bytes = cm->buffer_size;
-    co->verify = cm->verify;
-    co->ngpus = cm->ngpus_sel;
-    memcpy(co->gpus, cm->gpus_sel, sizeof co->gpus);
-    if (o->prefill + o->decode > co->ngpus) {
-        rc = gq_err_set(err, GQ_E_USAGE, "--prefill %d --decode %d needs %d GPUs; %d %s selected", o->prefill,
-                        o->decode, o->prefill + o->decode, co->ngpus, co->ngpus == 1 ? "is" : "are");
-        goto out;
-    }
-    if (o->offload > co->ngpus) {
-        rc = gq_err_set(err, GQ_E_USAGE, "--offload %d needs %d GPUs; %d %s selected", o->offload, o->offload,
-                        co->ngpus, co->ngpus == 1 ? "is" : "are");
-        goto out;
-    }
-    if ((rc = gq_card_plan_make(topo, co, plan, err)))
+    if ((rc = gq_card_cli_plan((const gq_card_cli *)o, cm, topo, co, plan, err)))
         goto out;
     if ((rc = ensure_dir(fleetdir, err)) || (rc = ensure_dir(nodedir, err)))
         goto out;
@@ -270,71 +234,27 @@ static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char
     if ((rc = gq_journal_open(&jr, path, err)))
         goto out;
     have_journal = true;
-    int xrc = gq_card_execute(&be, topo, co, plan, &jr, NULL, NULL, &res, err);
-    if (xrc && xrc != GQ_E_INTR) {
-        rc = xrc;
+    rc = gq_card_execute(&be, topo, co, plan, &jr, NULL, NULL, &res, err);
+    if (rc && rc != GQ_E_INTR)
         goto out;
-    }
-    bool complete = xrc == GQ_OK;
-    gq_card_inputs in = {.topo = topo,
-                         .rs = &res.rs,
-                         .stress = res.stress_json,
-                         .placement = res.placement_json,
-                         .expect = ex,
-                         .plan = plan,
-                         .opts = co,
-                         .elapsed_s = res.elapsed_s,
-                         .complete = complete,
-                         .stopped_at = complete ? NULL : gq_card_step_name(res.stopped_at),
-                         .bytes = co->bytes};
-    if (!(composed = gq_card_compose(&in, err))) {
-        rc = err->code ? err->code : GQ_E_NOMEM;
-        goto out;
-    }
-    if (res.stress_json)
-        json_object_set(composed, "stress", res.stress_json);
+    gq_card_cli_run run = {.topo = topo,
+                           .res = &res,
+                           .expect = ex,
+                           .plan = plan,
+                           .co = co,
+                           .complete = rc == GQ_OK,
+                           .simulated = gq_backend_simulated(&be)};
     options = gq_optset_to_json(&gq_frame_fleet.opts, o);
-    gq_doc d = {.kind = "card",
-                .version = gq_version,
-                .git = gq_git_rev,
-                .options = options,
-                .topo = topo,
-                .records = &res.rs,
-                .sections = composed,
-                .simulated = gq_backend_simulated(&be),
-                .incomplete = !complete};
-    if (!(doc = gq_doc_to_json(&d))) {
-        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory building card.json");
-        goto out;
+    if ((rc = gq_card_cli_document(&run, options, doc_out, err)) ||
+        (rc = gq_card_cli_write(nodedir, *doc_out, &run, err))) {
+        json_decref(*doc_out);
+        *doc_out = NULL;
     }
-    snprintf(path, sizeof path, "%s/card.json", nodedir);
-    if ((rc = gq_json_write_file(doc, path, err)) ||
-        (rc = write_text(nodedir, "card.md", doc, gq_card_render_markdown, err)) ||
-        (rc = write_text(nodedir, "card.html", doc, gq_card_render_html, err)))
-        goto out;
-    nvb = gq_render_nvbandwidth_json(topo, &res.rs, gq_version);
-    snprintf(path, sizeof path, "%s/nvbandwidth.json", nodedir);
-    if (nvb && (rc = gq_json_write_file(nvb, path, err)))
-        goto out;
-    if (res.have_stress) {
-        snprintf(path, sizeof path, "%s/stress.csv", nodedir);
-        gq_outfile of;
-        if ((rc = gq_outfile_open(&of, path, err)))
-            goto out;
-        gq_stress_write_csv(of.f, &res.stress);
-        if ((rc = gq_outfile_commit(&of, err)))
-            goto out;
-    }
-    *doc_out = doc;
-    doc = NULL;
 out:
     if (have_journal)
         gq_journal_close(&jr);
     gq_card_result_free(&res);
     json_decref(options);
-    json_decref(composed);
-    json_decref(doc);
-    json_decref(nvb);
     if (opened)
         gq_backend_close(&be);
     free(topo);
