@@ -66,15 +66,7 @@ const gq_opt gq_card_cli_opts[] = {
 
 const char *const gq_card_defaults[] = {"buffer-size=256", NULL};
 
-int gq_card_check_opts(const gq_card_cli *o, gq_err *err)
-{
-    if (o->c.buffer_size < 4096 || o->c.buffer_size > 1e13) {
-        char a[32];
-        return gq_err_set(err, GQ_E_USAGE, "--buffer-size %s is out of range, expected 4096..1e+13",
-                          gq_fmt_size(o->c.buffer_size, a, sizeof a));
-    }
-    return GQ_OK;
-}
+const char *const gq_card_bounds[] = {"buffer-size=4096..1e13", NULL};
 
 int gq_card_cli_plan(const gq_card_cli *o, const gq_common *cm, const gq_topo *topo, gq_card_opts *co,
                      gq_card_plan *plan, gq_err *err)

@@ -29,15 +29,15 @@ typedef struct gq_card_cli {
 /* --budget --expect --stress --no-stress --prefill --decode --offload (not
  * -o: its help differs per command). The card's --buffer-size and --verify
  * are the shared measurement options (gq_common_measure_opts, less
- * GQ_CARD_OMIT, with GQ_CARD_DEFAULTS). */
+ * GQ_CARD_OMIT, with gq_card_defaults and gq_card_bounds). */
 extern const gq_opt gq_card_cli_opts[];
 /* The shared measurement options the card does not take. */
 #define GQ_CARD_OMIT "rounds,method"
 /* The card's defaults of the shared options: 256 MiB per copy. */
 extern const char *const gq_card_defaults[];
-/* The card's bounds on --buffer-size (at least a page, at most 10 TB):
- * checked in prepare. */
-int gq_card_check_opts(const gq_card_cli *o, gq_err *err);
+/* The card's bounds of the shared options: --buffer-size at least a page,
+ * at most 10 TB. */
+extern const char *const gq_card_bounds[];
 
 /* What `card` and every `fleet` rank do the same way. */
 

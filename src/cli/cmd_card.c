@@ -135,8 +135,6 @@ static int card_prepare(gq_ctx *ctx)
     card_cli *o = ctx->opts;
     gq_err *err = &ctx->err;
     int rc;
-    if ((rc = gq_card_check_opts((const gq_card_cli *)o, err)))
-        return rc;
     if (ctx->npos > 0)
         return gq_err_set(err, GQ_E_USAGE,
                           "card: unexpected argument '%s'; the output directory is given with -o DIR",
@@ -324,7 +322,12 @@ const gq_frame_cmd gq_frame_card = {
         "one-screen summary on stdout (--format markdown or json prints the card instead).\n"
         "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (interrupted: the card shows what was measured),\n"
         "2 bad input, 3 no GPU. Details: docs/card.md.\n\n",
-    .opts = {.name = "card", .tabs = tabs, .ntab = NTABS, .defaults = gq_card_defaults, .omit = GQ_CARD_OMIT},
+    .opts = {.name = "card",
+             .tabs = tabs,
+             .ntab = NTABS,
+             .defaults = gq_card_defaults,
+             .bounds = gq_card_bounds,
+             .omit = GQ_CARD_OMIT},
     .opts_size = sizeof(card_cli),
     .maxpos = 2,
     .needs = GQ_FRAME_BACKEND,

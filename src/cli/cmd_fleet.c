@@ -273,8 +273,6 @@ static int fleet_prepare(gq_ctx *ctx)
     gq_err *err = &ctx->err;
     int rc, maxrank;
     char faults[1024];
-    if ((rc = gq_card_check_opts((const gq_card_cli *)o, err)))
-        return rc;
     if (ctx->npos > 0)
         return gq_err_set(err, GQ_E_USAGE,
                           "fleet: unexpected argument '%s'; the output directory is given with -o DIR",
@@ -595,8 +593,12 @@ const gq_frame_cmd gq_frame_fleet = {
         "failed\n"
         "or its card did not run; 5 a card is incomplete; 2 bad input. Other ranks exit 0 unless their card\n"
         "could not run." FLEET_NO_MPI "\n\n",
-    .opts =
-        {.name = "fleet", .tabs = tabs, .ntab = NTABS, .defaults = gq_card_defaults, .omit = GQ_CARD_OMIT},
+    .opts = {.name = "fleet",
+             .tabs = tabs,
+             .ntab = NTABS,
+             .defaults = gq_card_defaults,
+             .bounds = gq_card_bounds,
+             .omit = GQ_CARD_OMIT},
     .opts_size = sizeof(fleet_cli),
     .maxpos = 2,
     .needs = GQ_FRAME_COMMON,

@@ -112,6 +112,7 @@ static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_op
 /* Place's --verify runs the verification patterns (its own option); its
  * copies are always checked. 256 MiB per copy. */
 static const char *const place_defaults[] = {"buffer-size=256", NULL};
+static const char *const place_bounds[] = {"buffer-size=4096..1e12", NULL};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
 
 /* ---- live discovery ----------------------------------------------------- */
@@ -467,11 +468,6 @@ static int place_prepare(gq_ctx *ctx)
     if (strcmp(ctx->format, "table") && strcmp(ctx->format, "json"))
         return gq_err_set(err, GQ_E_USAGE, "place: --format %s does not apply; use table or json",
                           ctx->format);
-    if (o->c.buffer_size < 4096 || o->c.buffer_size > 1e12) {
-        char a[32];
-        return gq_err_set(err, GQ_E_USAGE, "--buffer-size %s is out of range, expected 4096..1e+12",
-                          gq_fmt_size(o->c.buffer_size, a, sizeof a));
-    }
     o->roles = (gq_place_roles){
         .prefill = o->prefill, .decode = o->decode, .offload = o->offload, .replicas = o->replicas};
     /* Counts first, against no machine yet: bad roles fail before anything runs. */
@@ -674,8 +670,12 @@ const gq_frame_cmd gq_frame_place = {
              "Examples:\n"
              "  gpuqual place --prefill 4 --decode 4 --sim rtxpro6000x8\n"
              "  gpuqual place --offload 4 --input domains.json\n\n",
-    .opts =
-        {.name = "place", .tabs = tabs, .ntab = NTABS, .defaults = place_defaults, .omit = "verify,method"},
+    .opts = {.name = "place",
+             .tabs = tabs,
+             .ntab = NTABS,
+             .defaults = place_defaults,
+             .bounds = place_bounds,
+             .omit = "verify,method"},
     .opts_size = sizeof(place_opts),
     .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL,
     .prepare = place_prepare,

@@ -82,6 +82,7 @@ typedef struct gq_optset {
     const gq_opt *const *tabs;
     int ntab;
     const char *const *defaults;   /* "name=value" overrides of shared defaults, NULL-terminated, or NULL */
+    const char *const *bounds;     /* "name=LO..HI" overrides of shared bounds, NULL-terminated, or NULL */
     const char *formats;           /* the --format values this command accepts ("table,json"), or NULL */
     const gq_opt_grammar *grammar; /* NULL: gq_grammar_gpuqual */
     /* Options of the shared tables this command does not take ("rounds,method"), or NULL. It applies
