@@ -579,24 +579,27 @@ static int kv_check_memory(gq_ctx *ctx)
     return GQ_OK;
 }
 
-/* The rates and the handoff measured on this machine. */
-static int kv_measure_live(gq_ctx *ctx)
+/* This machine: --from and --to exist, and the payload fits. */
+static int kv_check(gq_ctx *ctx)
 {
     kv_opts *o = ctx->opts;
-    kv_result *k = o->k;
     gq_topo *topo = ctx->topo;
-    int rc;
     if (o->from >= topo->ngpu || o->to >= topo->ngpu)
         return gq_err_set(&ctx->err, GQ_E_USAGE, "kv: GPU %d does not exist (this machine has GPUs 0-%d)",
                           o->from >= topo->ngpu ? o->from : o->to, topo->ngpu - 1);
     snprintf(o->machine, sizeof o->machine, "%s%s", topo->source, topo->simulated ? " (simulated)" : "");
-    k->r.p2p_impossible = topo->p2p_cuda[o->from][o->to] == 0;
-    if ((rc = kv_check_memory(ctx)))
-        return rc;
+    o->k->r.p2p_impossible = topo->p2p_cuda[o->from][o->to] == 0;
+    return kv_check_memory(ctx);
+}
+
+/* The rates and the handoff measured on this machine. */
+static int kv_measure_live(gq_ctx *ctx)
+{
+    kv_opts *o = ctx->opts;
     gq_harness_opts ho;
     gq_harness_opts_default(&ho);
     ho.rounds = o->c.rounds;
-    rc = gq_kv_measure(&ctx->be, topo, &ho, o->estimate_only, &o->rs, ctx->journal, k, &ctx->err);
+    int rc = gq_kv_measure(&ctx->be, ctx->topo, &ho, o->estimate_only, &o->rs, ctx->journal, o->k, &ctx->err);
     if (rc == GQ_E_INTR) {
         ctx->exit_code = GQ_EXIT_INTR; /* README: kv interrupted exits 130 */
         rc = GQ_OK;
@@ -709,6 +712,7 @@ const gq_frame_cmd gq_frame_kv = {
     .opts_size = sizeof(kv_opts),
     .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL,
     .prepare = kv_prepare,
+    .check = kv_check,
     .run = kv_run,
     .done = kv_done,
 };

@@ -514,7 +514,7 @@ static int load_input(gq_ctx *ctx)
 }
 
 /* The machine opened by the frame: the same as --input's, and room for the buffers. */
-static int check_machine(gq_ctx *ctx)
+static int place_check(gq_ctx *ctx)
 {
     place_opts *o = ctx->opts;
     int rc;
@@ -616,8 +616,6 @@ static int place_run(gq_ctx *ctx)
 {
     place_opts *o = ctx->opts;
     int rc;
-    if (ctx->opened && (rc = check_machine(ctx)))
-        return rc;
     for (int i = 0; i < o->c.ngpus_sel; i++)
         o->roles.usable |= (gq_gpuset)1 << o->c.gpus_sel[i];
     if ((rc = gq_place_roles_check(&o->roles, o->ngpu, &ctx->err)))
@@ -679,6 +677,7 @@ const gq_frame_cmd gq_frame_place = {
     .opts_size = sizeof(place_opts),
     .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL,
     .prepare = place_prepare,
+    .check = place_check,
     .run = place_run,
     .done = place_done,
 };

@@ -48,6 +48,8 @@ static int frame_open(gq_ctx *ctx, gq_outfile *of, bool *help_only, int argc, ch
         if ((rc = gq_cli_open(ctx->c, &ctx->be, ctx->topo, err)))
             return rc;
         ctx->opened = true;
+        if (cmd->check && (rc = cmd->check(ctx)))
+            return rc;
     }
     if ((cmd->needs & GQ_FRAME_JOURNAL) && ctx->c->journal && !ctx->no_backend) {
         if ((rc = gq_journal_open(&ctx->jr, ctx->c->journal, err)))

@@ -70,6 +70,10 @@ typedef struct gq_frame_cmd {
     /* Check the options before any work; may set ctx->out_path, json_path,
      * no_backend. NULL: nothing to check. */
     int (*prepare)(gq_ctx *ctx);
+    /* Check what needs the machine (ctx->be, ctx->topo) once the backend is
+     * open, before the journal and -o FILE are opened (a payload too large
+     * for a GPU leaves no journal behind). NULL: nothing to check. */
+    int (*check)(gq_ctx *ctx);
     /* The work. Returns a gq status; GQ_OK with ctx->exit_code for a verdict. */
     int (*run)(gq_ctx *ctx);
     /* Report an error another way than one "gpuqual: MSG" line (topo's "no
