@@ -1,12 +1,18 @@
 #include "cli/card_opts.h"
 
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "render/analysis_render.h"
+#include "render/card_render.h"
+#include "render/render.h"
 #include "core/units.h"
 #include "topo/topo.h"
 
 #define OFF(f) offsetof(gq_card_cli, f)
 /* clang-format off */
 const gq_opt gq_card_cli_opts[] = {
-
     {.name = "budget",
      .type = GQ_OPT_DURATION,
      .off = OFF(budget_s),
@@ -54,21 +60,109 @@ const gq_opt gq_card_cli_opts[] = {
      .help = "KV offload workers for the placement (-1: half the GPUs)",
      .lo = -1,
      .hi = GQ_MAX_GPUS},
-    {.name = "buffer-size",
-     .shortname = 'b',
-     .type = GQ_OPT_SIZE,
-     .off = OFF(bytes),
-     .def = "256",
-     .arg = "MiB",
-     .help = "buffer per copy for the bandwidth steps (a bare number is MiB)",
-     .unit = GQ_MiB,
-     .lo = 4096,
-     .hi = 1e13},
-    {.name = "verify",
-     .type = GQ_OPT_FLAG,
-     .off = OFF(verify),
-     .def = "true",
-     .help = "check a data pattern after every timed copy (--no-verify to skip)"},
     GQ_OPT_END,
 };
 /* clang-format on */
+
+const char *const gq_card_defaults[] = {"buffer-size=256", NULL};
+
+const char *const gq_card_bounds[] = {"buffer-size=4096..1e13", NULL};
+
+int gq_card_cli_plan(const gq_card_cli *o, const gq_common *cm, const gq_topo *topo, gq_card_opts *co,
+                     gq_card_plan *plan, gq_err *err)
+{
+    gq_card_opts_default(co);
+    co->budget_s = o->budget_s;
+    co->stress_s = o->no_stress ? 0 : o->stress_s;
+    co->prefill = o->prefill;
+    co->decode = o->decode;
+    co->offload = o->offload;
+    co->bytes = cm->buffer_size;
+    co->verify = cm->verify;
+    co->ngpus = cm->ngpus_sel;
+    memcpy(co->gpus, cm->gpus_sel, sizeof co->gpus);
+    if ((o->prefill > 0) != (o->decode > 0))
+        return gq_err_set(err, GQ_E_USAGE,
+                          "--prefill and --decode go together (e.g. --prefill 4 --decode 4)");
+    if (o->prefill + o->decode > co->ngpus)
+        return gq_err_set(err, GQ_E_USAGE, "--prefill %d --decode %d needs %d GPUs; %d %s selected",
+                          o->prefill, o->decode, o->prefill + o->decode, co->ngpus,
+                          co->ngpus == 1 ? "is" : "are");
+    if (o->offload > co->ngpus)
+        return gq_err_set(err, GQ_E_USAGE, "--offload %d needs %d GPUs; %d %s selected", o->offload,
+                          o->offload, co->ngpus, co->ngpus == 1 ? "is" : "are");
+    return gq_card_plan_make(topo, co, plan, err);
+}
+
+int gq_card_cli_document(const gq_card_cli_run *run, json_t *options, json_t **doc, gq_err *err)
+{
+    const gq_card_result *res = run->res;
+    gq_card_inputs in = {.topo = run->topo,
+                         .rs = &res->rs,
+                         .stress = res->stress_json,
+                         .placement = res->placement_json,
+                         .expect = run->expect,
+                         .plan = run->plan,
+                         .opts = run->co,
+                         .elapsed_s = res->elapsed_s,
+                         .complete = run->complete,
+                         .stopped_at = run->complete ? NULL : gq_card_step_name(res->stopped_at),
+                         .bytes = run->co->bytes};
+    json_t *composed = gq_card_compose(&in, err);
+    *doc = NULL;
+    if (!composed)
+        return err->code ? err->code : GQ_E_NOMEM;
+    if (res->stress_json)
+        json_object_set(composed, "stress", res->stress_json);
+    gq_doc d = {.kind = "card",
+                .version = gq_version,
+                .git = gq_git_rev,
+                .options = options,
+                .topo = run->topo,
+                .records = &res->rs,
+                .sections = composed,
+                .simulated = run->simulated,
+                .incomplete = !run->complete};
+    *doc = gq_doc_to_json(&d);
+    json_decref(composed);
+    return *doc ? GQ_OK : gq_err_set(err, GQ_E_NOMEM, "out of memory building card.json");
+}
+
+static int write_text(const char *dir, const char *name, const json_t *doc,
+                      int (*fn)(FILE *, const json_t *, gq_err *), gq_err *err)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    gq_outfile of;
+    int rc = gq_outfile_open(&of, path, err);
+    if (rc)
+        return rc;
+    if ((rc = fn(of.f, doc, err))) {
+        gq_outfile_abort(&of);
+        return rc;
+    }
+    return gq_outfile_commit(&of, err);
+}
+
+int gq_card_cli_write(const char *dir, const json_t *doc, const gq_card_cli_run *run, gq_err *err)
+{
+    char path[1200];
+    int rc;
+    snprintf(path, sizeof path, "%s/card.json", dir);
+    if ((rc = gq_json_write_file(doc, path, err)) ||
+        (rc = write_text(dir, "card.md", doc, gq_card_render_markdown, err)) ||
+        (rc = write_text(dir, "card.html", doc, gq_card_render_html, err)))
+        return rc;
+    json_t *nvb = gq_render_nvbandwidth_json(run->topo, &run->res->rs, gq_version);
+    snprintf(path, sizeof path, "%s/nvbandwidth.json", dir);
+    rc = nvb ? gq_json_write_file(nvb, path, err) : GQ_OK;
+    json_decref(nvb);
+    if (rc || !run->res->have_stress)
+        return rc;
+    snprintf(path, sizeof path, "%s/stress.csv", dir);
+    gq_outfile of;
+    if ((rc = gq_outfile_open(&of, path, err)))
+        return rc;
+    gq_stress_write_csv(of.f, &run->res->stress);
+    return gq_outfile_commit(&of, err);
+}

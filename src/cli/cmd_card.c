@@ -21,6 +21,8 @@
 #include "cli/commands.h"
 #include "cli/card_opts.h"
 #include "cli/common.h"
+#include "cli/frame.h"
+#include "cli/options.h"
 #include "cli/progress.h"
 #include "core/interrupt.h"
 #include "measure/journal.h"
@@ -29,7 +31,20 @@
 #include "render/render.h"
 #include "render/analysis_render.h"
 
-typedef gq_card_cli card_cli;
+/* The card's options, then what a run keeps for fail() and done(). */
+typedef struct card_cli {
+    GQ_CARD_CLI_FIELDS
+    const char *json_copy; /* --json FILE: written last, by run() */
+    gq_expect *ex;
+    gq_card_plan *plan;
+    gq_card_opts *co;
+    gq_card_result res;
+    char dir[1024];
+    bool created, measured, have_journal;
+    gq_journal jr;
+} card_cli;
+_Static_assert(offsetof(card_cli, offload) == offsetof(gq_card_cli, offload),
+               "card_cli begins with GQ_CARD_CLI_FIELDS");
 
 #define OFF(f) offsetof(card_cli, f)
 /* clang-format off */
@@ -46,24 +61,8 @@ static const gq_opt card_own_opts[] = {
 #undef OFF
 
 static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, gq_card_cli_opts,
-                                     card_own_opts};
+                                     gq_common_measure_opts, card_own_opts};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
-
-static void help(void)
-{
-    printf(
-        "usage: gpuqual card [--budget 5m] [--expect FILE] [-o DIR] [--stress 60s | --no-stress]\n"
-        "                    [--prefill N --decode M] [--gpus LIST] [--sim NAME] [options]\n\n"
-        "The acceptance card: identity and links, pairwise matrices, concurrent pairs\n"
-        "within and across domains, host paths (each GPU alone, the bottleneck subsets, all at once),\n"
-        "buffer sweeps on the fastest and slowest path, latency, a stress run, domains and bottlenecks,\n"
-        "a verified placement, and the verdicts, planned to fit --budget.\n\n"
-        "Writes DIR/card.json, card.md, card.html, nvbandwidth.json, stress.csv and journal.jsonl, and a\n"
-        "one-screen summary on stdout (--format markdown or json prints the card instead).\n"
-        "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (interrupted: the card shows what was measured),\n"
-        "2 bad input, 3 no GPU. Details: docs/card.md.\n\noptions:\n");
-    gq_opts_help(stdout, tabs, NTABS);
-}
 
 /* Directory: created here when missing (its parent must exist); an existing
  * one must be a writable directory. *created says whether to remove it when
@@ -102,283 +101,238 @@ static void on_progress(void *arg, const gq_card_progress *p)
     gq_progress_update(&P->bar, (long)(p->done_s * 10));
 }
 
-static int write_text(const char *dir, const char *name, const json_t *doc,
-                      int (*fn)(FILE *, const json_t *, gq_err *), gq_err *err)
+static int check_outdir(const char *outdir, gq_err *err)
 {
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    gq_outfile of;
-    int rc = gq_outfile_open(&of, path, err);
-    if (rc)
-        return rc;
-    if ((rc = fn(of.f, doc, err))) {
-        gq_outfile_abort(&of);
-        return rc;
+    if (!outdir)
+        return access(".", W_OK | X_OK) != 0
+                   ? gq_err_set(err, GQ_E_IO, "the current directory is not writable; choose one with -o DIR")
+                   : GQ_OK;
+    if (!*outdir)
+        return gq_err_set(err, GQ_E_USAGE, "-o: empty directory name");
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", outdir);
+    struct stat st;
+    if (stat(tmp, &st) != 0) {
+        char *slash = strrchr(tmp, '/');
+        const char *parent = ".";
+        if (slash) {
+            *slash = 0;
+            parent = *tmp ? tmp : "/";
+        }
+        if (access(parent, W_OK | X_OK) != 0)
+            return gq_err_set(err, GQ_E_IO, "-o '%s': cannot create it: '%s' %s", outdir, parent,
+                              access(parent, F_OK) ? "does not exist" : "is not writable");
+    } else if (!S_ISDIR(st.st_mode)) {
+        return gq_err_set(err, GQ_E_IO, "-o '%s': exists and is not a directory", outdir);
+    } else if (access(outdir, W_OK | X_OK) != 0) {
+        return gq_err_set(err, GQ_E_IO, "-o '%s': directory is not writable", outdir);
     }
-    return gq_outfile_commit(&of, err);
+    return GQ_OK;
 }
 
-int gq_cmd_card(int argc, char **argv)
+static int card_prepare(gq_ctx *ctx)
 {
-    card_cli o;
-    gq_err err = {0};
-    gq_backend be = {0};
-    gq_journal jr = {0};
-    bool opened = false, want_help = false, have_journal = false, created = false, measured = false;
-    const char *pos[2];
-    int npos = 0, rc = GQ_OK, exit_code = GQ_EXIT_OK;
-    char dir[1024] = "";
-    json_t *options = NULL, *composed = NULL, *doc = NULL, *nvb = NULL;
-    gq_topo *topo = calloc(1, sizeof *topo);
-    gq_expect *ex = calloc(1, sizeof *ex);
-    gq_card_plan *plan = calloc(1, sizeof *plan);
-    gq_card_opts *co = calloc(1, sizeof *co);
-    gq_card_result res;
-    memset(&res, 0, sizeof res);
-    memset(&o, 0, sizeof o);
-    prog P;
-    memset(&P, 0, sizeof P);
+    card_cli *o = ctx->opts;
+    gq_err *err = &ctx->err;
+    int rc;
+    if (ctx->npos > 0)
+        return gq_err_set(err, GQ_E_USAGE,
+                          "card: unexpected argument '%s'; the output directory is given with -o DIR",
+                          ctx->pos[0]);
+    if (strcmp(ctx->format, "table") && strcmp(ctx->format, "json") && strcmp(ctx->format, "markdown"))
+        return gq_err_set(err, GQ_E_USAGE,
+                          "card: --format %s does not apply; use table (the summary), markdown or json",
+                          ctx->format);
+    o->ex = calloc(1, sizeof *o->ex);
+    o->plan = calloc(1, sizeof *o->plan);
+    o->co = calloc(1, sizeof *o->co);
+    if (!o->ex || !o->plan || !o->co)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    if (o->expect && (rc = gq_expect_load(o->expect, o->ex, err)))
+        return rc;
+    if ((rc = gq_outfile_check(ctx->json_path, err)))
+        return rc;
+    /* The card writes its --json copy itself, last (run()). */
+    o->json_copy = ctx->json_path;
+    ctx->json_path = NULL;
+    return check_outdir(o->outdir, err);
+}
 
-    if (!topo || !ex || !plan || !co) {
-        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-        goto fail;
-    }
-    if ((rc = gq_opts_parse(tabs, NTABS, &o, argc, argv, 2, pos, 2, &npos, &want_help, &err)))
-        goto fail;
-    if (want_help) {
-        help();
-        goto out;
-    }
-    if (npos > 0) {
-        rc = gq_err_set(&err, GQ_E_USAGE,
-                        "card: unexpected argument '%s'; the output directory is given with -o DIR", pos[0]);
-        goto fail;
-    }
-    if (strcmp(o.c.format, "table") && strcmp(o.c.format, "json") && strcmp(o.c.format, "markdown")) {
-        rc = gq_err_set(&err, GQ_E_USAGE,
-                        "card: --format %s does not apply; use table (the summary), markdown or json",
-                        o.c.format);
-        goto fail;
-    }
-    if (o.expect) {
-        if ((rc = gq_expect_load(o.expect, ex, &err)))
-            goto fail;
-    }
-    if ((rc = gq_cli_check_writable(o.c.json_path, &err)))
-        goto fail;
-    if (o.outdir && !*o.outdir) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "-o: empty directory name");
-        goto fail;
-    }
-    /* Check where the artefacts go before opening anything. */
-    if (o.outdir) {
-        char tmp[1024];
-        snprintf(tmp, sizeof tmp, "%s", o.outdir);
-        struct stat st;
-        if (stat(tmp, &st) != 0) {
-            char *slash = strrchr(tmp, '/');
-            const char *parent = ".";
-            if (slash) {
-                *slash = 0;
-                parent = *tmp ? tmp : "/";
-            }
-            if (access(parent, W_OK | X_OK) != 0) {
-                rc = gq_err_set(&err, GQ_E_IO, "-o '%s': cannot create it: '%s' %s", o.outdir, parent,
-                                access(parent, F_OK) ? "does not exist" : "is not writable");
-                goto fail;
-            }
-        } else if (!S_ISDIR(st.st_mode)) {
-            rc = gq_err_set(&err, GQ_E_IO, "-o '%s': exists and is not a directory", o.outdir);
-            goto fail;
-        } else if (access(o.outdir, W_OK | X_OK) != 0) {
-            rc = gq_err_set(&err, GQ_E_IO, "-o '%s': directory is not writable", o.outdir);
-            goto fail;
-        }
-    } else if (access(".", W_OK | X_OK) != 0) {
-        rc = gq_err_set(&err, GQ_E_IO, "the current directory is not writable; choose one with -o DIR");
-        goto fail;
-    }
-
-    if ((rc = gq_cli_open(&o.c, &be, topo, &err)))
-        goto fail;
-    opened = true;
-    if ((rc = gq_cli_check_buffer(&be, &o.c, "--buffer-size", o.bytes, &err)))
-        goto fail;
-
-    gq_card_opts_default(co);
-    co->budget_s = o.budget_s;
-    co->stress_s = o.no_stress ? 0 : o.stress_s;
-    co->prefill = o.prefill;
-    co->decode = o.decode;
-    co->offload = o.offload;
-    co->bytes = o.bytes;
-    co->verify = o.verify;
-    co->ngpus = o.c.ngpus_sel;
-    memcpy(co->gpus, o.c.gpus_sel, sizeof co->gpus);
-    if ((o.prefill > 0) != (o.decode > 0)) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "--prefill and --decode go together (e.g. --prefill 4 --decode 4)");
-        goto fail;
-    }
-    if (o.prefill + o.decode > co->ngpus) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "--prefill %d --decode %d needs %d GPUs; %d %s selected", o.prefill,
-                        o.decode, o.prefill + o.decode, co->ngpus, co->ngpus == 1 ? "is" : "are");
-        goto fail;
-    }
-    if (o.offload > co->ngpus) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "--offload %d needs %d GPUs; %d %s selected", o.offload, o.offload,
-                        co->ngpus, co->ngpus == 1 ? "is" : "are");
-        goto fail;
-    }
-    if ((rc = gq_card_plan_make(topo, co, plan, &err)))
-        goto fail;
-
+/* The card's options for the machine found, and its plan. */
+static int card_plan(gq_ctx *ctx)
+{
+    card_cli *o = ctx->opts;
+    gq_card_opts *co = o->co;
+    gq_err *err = &ctx->err;
+    int rc;
+    if ((rc = gq_cli_check_buffer(&ctx->be, &o->c, "--buffer-size", o->c.buffer_size, err)))
+        return rc;
+    if ((rc = gq_card_cli_plan((const gq_card_cli *)o, &o->c, ctx->topo, co, o->plan, err)))
+        return rc;
     /* Expectations that match no GPU: a warning, not an error. */
-    if (o.expect)
-        for (int m = 0; m < ex->nmodels; m++) {
+    if (o->expect)
+        for (int m = 0; m < o->ex->nmodels; m++) {
             bool hit = false;
             for (int k = 0; k < co->ngpus; k++)
-                hit |= gq_expect_match(ex, topo->gpu[co->gpus[k]].name) == m;
+                hit |= gq_expect_match(o->ex, ctx->topo->gpu[co->gpus[k]].name) == m;
             if (!hit)
-                gq_cli_warn("%s: the expectations for '%s' match no GPU here; they are not applied", o.expect,
-                            ex->models[m].match);
+                gq_cli_warn("%s: the expectations for '%s' match no GPU here; they are not applied",
+                            o->expect, o->ex->models[m].match);
         }
+    return GQ_OK;
+}
 
-    if (o.outdir)
-        snprintf(dir, sizeof dir, "%s", o.outdir);
+/* The artefact directory (-o DIR or a new ./gpuqual-card-<host>-<time>) and
+ * its journal (or --journal FILE). */
+static int card_open_dir(gq_ctx *ctx)
+{
+    card_cli *o = ctx->opts;
+    int rc;
+    if (o->outdir)
+        snprintf(o->dir, sizeof o->dir, "%s", o->outdir);
     else {
         char ts[32];
         time_t now = time(NULL);
         struct tm tmv;
         localtime_r(&now, &tmv);
         strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", &tmv);
-        snprintf(dir, sizeof dir, "gpuqual-card-%s-%s", topo->hostname[0] ? topo->hostname : "host", ts);
+        snprintf(o->dir, sizeof o->dir, "gpuqual-card-%s-%s",
+                 ctx->topo->hostname[0] ? ctx->topo->hostname : "host", ts);
     }
-    if ((rc = prepare_dir(dir, &created, &err)))
-        goto fail;
+    if ((rc = prepare_dir(o->dir, &o->created, &ctx->err)))
+        return rc;
     char jpath[1200];
-    snprintf(jpath, sizeof jpath, "%s/journal.jsonl", dir);
-    if ((rc = gq_journal_open(&jr, o.c.journal ? o.c.journal : jpath, &err)))
-        goto fail;
-    have_journal = true;
+    snprintf(jpath, sizeof jpath, "%s/journal.jsonl", o->dir);
+    if ((rc = gq_journal_open(&o->jr, o->c.journal ? o->c.journal : jpath, &ctx->err)))
+        return rc;
+    o->have_journal = true;
+    return GQ_OK;
+}
 
-    gq_progress_init(&P.bar, !o.c.quiet, (long)(plan->est_total_s * 10) + 1);
-    measured = true;
-    int xrc = gq_card_execute(&be, topo, co, plan, &jr, on_progress, &P, &res, &err);
-    gq_progress_clear(&P.bar);
-    if (xrc && xrc != GQ_E_INTR) {
-        rc = xrc;
-        goto fail;
-    }
-    bool complete = xrc == GQ_OK;
+/* The card's document and its artefacts in the directory. */
+static int card_write(gq_ctx *ctx, bool complete)
+{
+    card_cli *o = ctx->opts;
+    gq_card_cli_run run = {.topo = ctx->topo,
+                           .res = &o->res,
+                           .expect = o->expect ? o->ex : NULL,
+                           .plan = o->plan,
+                           .co = o->co,
+                           .complete = complete,
+                           .simulated = gq_backend_simulated(&ctx->be)};
+    json_t *options = gq_optset_to_json(&ctx->cmd->opts, o);
+    int rc = gq_card_cli_document(&run, options, &ctx->doc, &ctx->err);
+    json_decref(options);
+    return rc ? rc : gq_card_cli_write(o->dir, ctx->doc, &run, &ctx->err);
+}
 
-    gq_card_inputs in = {.topo = topo,
-                         .rs = &res.rs,
-                         .stress = res.stress_json,
-                         .placement = res.placement_json,
-                         .expect = o.expect ? ex : NULL,
-                         .plan = plan,
-                         .opts = co,
-                         .elapsed_s = res.elapsed_s,
-                         .complete = complete,
-                         .stopped_at = complete ? NULL : gq_card_step_name(res.stopped_at),
-                         .bytes = co->bytes};
-    if (!(composed = gq_card_compose(&in, &err))) {
-        rc = err.code ? err.code : GQ_E_NOMEM;
-        goto fail;
-    }
-    if (res.stress_json)
-        json_object_set(composed, "stress", res.stress_json);
-    options = gq_opts_to_json(tabs, NTABS, &o);
-    gq_doc d = {.kind = "card",
-                .version = gq_version,
-                .git = gq_git_rev,
-                .options = options,
-                .topo = topo,
-                .records = &res.rs,
-                .sections = composed,
-                .simulated = gq_backend_simulated(&be),
-                .incomplete = !complete};
-    if (!(doc = gq_doc_to_json(&d))) {
-        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory building card.json");
-        goto fail;
-    }
-    char path[1200];
-    snprintf(path, sizeof path, "%s/card.json", dir);
-    if ((rc = gq_json_write_file(doc, path, &err)))
-        goto fail;
-    if ((rc = write_text(dir, "card.md", doc, gq_card_render_markdown, &err)) ||
-        (rc = write_text(dir, "card.html", doc, gq_card_render_html, &err)))
-        goto fail;
-    nvb = gq_render_nvbandwidth_json(topo, &res.rs, gq_version);
-    snprintf(path, sizeof path, "%s/nvbandwidth.json", dir);
-    if (nvb && (rc = gq_json_write_file(nvb, path, &err)))
-        goto fail;
-    if (res.have_stress) {
-        snprintf(path, sizeof path, "%s/stress.csv", dir);
-        gq_outfile of;
-        if ((rc = gq_outfile_open(&of, path, &err)))
-            goto fail;
-        gq_stress_write_csv(of.f, &res.stress);
-        if ((rc = gq_outfile_commit(&of, &err)))
-            goto fail;
-    }
-    /* The copy named by --json comes last: a failure to write it (a full
-     * disk) leaves the directory's card whole, and says so. */
-    if (o.c.json_path && (rc = gq_json_write_file(doc, o.c.json_path, &err))) {
-        gq_cli_error("--json: %s; the card itself is complete in %s/", err.msg, dir);
-        exit_code = GQ_EXIT_USAGE;
-        goto out;
-    }
-    const json_t *card = json_object_get(doc, "card");
-    if (!strcmp(o.c.format, "json")) {
-        json_dumpf(doc, stdout, JSON_INDENT(2));
+/* The summary (or the card as markdown or JSON) on stdout. */
+static void card_print(gq_ctx *ctx, bool complete)
+{
+    card_cli *o = ctx->opts;
+    if (!strcmp(ctx->format, "json")) {
+        json_dumpf(ctx->doc, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
-    } else if (!strcmp(o.c.format, "markdown")) {
-        gq_card_render_markdown(stdout, doc, &err);
+    } else if (!strcmp(ctx->format, "markdown")) {
+        gq_card_render_markdown(stdout, ctx->doc, &ctx->err);
     } else {
-        gq_card_render_summary(stdout, doc, 0, &err);
-        printf("artefacts: %s/ (card.html, card.md, card.json, nvbandwidth.json%s, journal.jsonl)\n", dir,
-               res.have_stress ? ", stress.csv" : "");
+        gq_card_render_summary(stdout, ctx->doc, 0, &ctx->err);
+        printf("artefacts: %s/ (card.html, card.md, card.json, nvbandwidth.json%s, journal.jsonl)\n", o->dir,
+               o->res.have_stress ? ", stress.csv" : "");
     }
     fflush(stdout);
     if (!complete)
         gq_cli_warn("interrupted during %s: the card in %s/ holds what was measured and is marked incomplete",
-                    gq_card_step_name(res.stopped_at), dir);
-    exit_code = gq_card_exit_code(card);
-    goto out;
+                    gq_card_step_name(o->res.stopped_at), o->dir);
+}
 
-fail:
+static int card_run(gq_ctx *ctx)
+{
+    card_cli *o = ctx->opts;
+    int rc;
+    if ((rc = card_plan(ctx)) || (rc = card_open_dir(ctx)))
+        return rc;
+    prog P;
+    memset(&P, 0, sizeof P);
+    gq_progress_init(&P.bar, !ctx->quiet, (long)(o->plan->est_total_s * 10) + 1);
+    o->measured = true;
+    rc = gq_card_execute(&ctx->be, ctx->topo, o->co, o->plan, &o->jr, on_progress, &P, &o->res, &ctx->err);
+    gq_progress_clear(&P.bar);
+    if (rc && rc != GQ_E_INTR)
+        return rc;
+    bool complete = rc == GQ_OK;
+    if ((rc = card_write(ctx, complete)))
+        return rc;
+    /* The copy named by --json comes last: a failure to write it (a full
+     * disk) leaves the directory's card whole, and says so. */
+    if (o->json_copy && (rc = gq_json_write_file(ctx->doc, o->json_copy, &ctx->err))) {
+        gq_cli_error("--json: %s; the card itself is complete in %s/", ctx->err.msg, o->dir);
+        ctx->exit_code = GQ_EXIT_USAGE;
+        return GQ_OK;
+    }
+    card_print(ctx, complete);
+    ctx->exit_code = gq_card_exit_code(json_object_get(ctx->doc, "card"));
+    return GQ_OK;
+}
+
+static void card_fail(gq_ctx *ctx, int rc)
+{
+    card_cli *o = ctx->opts;
     if (rc == GQ_E_INTR) {
-        gq_cli_error("%s", err.msg);
-        exit_code = GQ_EXIT_INCOMPLETE;
+        gq_cli_error("%s", ctx->err.msg);
+        ctx->exit_code = GQ_EXIT_INCOMPLETE;
     } else {
-        gq_cli_error("%s", err.msg[0] ? err.msg : "card failed");
-        exit_code = gq_status_exit_code(rc);
+        gq_cli_error("%s", ctx->err.msg[0] ? ctx->err.msg : "card failed");
     }
     /* Refused before anything was measured: leave nothing behind. */
-    if (!measured && created && dir[0]) {
-        if (have_journal) {
-            gq_journal_close(&jr);
-            have_journal = false;
+    if (!o->measured && o->created && o->dir[0]) {
+        if (o->have_journal) {
+            gq_journal_close(&o->jr);
+            o->have_journal = false;
             char jp[1200];
-            snprintf(jp, sizeof jp, "%s/journal.jsonl", dir);
+            snprintf(jp, sizeof jp, "%s/journal.jsonl", o->dir);
             unlink(jp);
         }
-        rmdir(dir);
+        rmdir(o->dir);
     }
-out:
-    if (have_journal)
-        gq_journal_close(&jr);
-    gq_card_result_free(&res);
-    json_decref(options);
-    json_decref(composed);
-    json_decref(doc);
-    json_decref(nvb);
-    if (opened)
-        gq_backend_close(&be);
-    free(topo);
-    free(ex);
-    free(plan);
-    free(co);
-    return exit_code;
 }
+
+static void card_done(gq_ctx *ctx)
+{
+    card_cli *o = ctx->opts;
+    if (o->have_journal)
+        gq_journal_close(&o->jr);
+    gq_card_result_free(&o->res);
+    free(o->ex);
+    free(o->plan);
+    free(o->co);
+}
+
+const gq_frame_cmd gq_frame_card = {
+    .name = "card",
+    .summary = "the acceptance card: qualify the whole node in one run",
+    .usage =
+        "usage: gpuqual card [--budget 5m] [--expect FILE] [-o DIR] [--stress 60s | --no-stress]\n"
+        "                    [--prefill N --decode M] [--gpus LIST] [--sim NAME] [options]\n\n"
+        "The acceptance card: identity and links, pairwise matrices, concurrent pairs\n"
+        "within and across domains, host paths (each GPU alone, the bottleneck subsets, all at once),\n"
+        "buffer sweeps on the fastest and slowest path, latency, a stress run, domains and bottlenecks,\n"
+        "a verified placement, and the verdicts, planned to fit --budget.\n\n"
+        "Writes DIR/card.json, card.md, card.html, nvbandwidth.json, stress.csv and journal.jsonl, and a\n"
+        "one-screen summary on stdout (--format markdown or json prints the card instead).\n"
+        "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (interrupted: the card shows what was measured),\n"
+        "2 bad input, 3 no GPU. Details: docs/card.md.\n\n",
+    .opts = {.name = "card",
+             .tabs = tabs,
+             .ntab = NTABS,
+             .defaults = gq_card_defaults,
+             .bounds = gq_card_bounds,
+             .omit = GQ_CARD_OMIT},
+    .opts_size = sizeof(card_cli),
+    .maxpos = 2,
+    .needs = GQ_FRAME_BACKEND,
+    .prepare = card_prepare,
+    .run = card_run,
+    .fail = card_fail,
+    .done = card_done,
+};

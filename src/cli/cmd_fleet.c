@@ -33,6 +33,8 @@
 #include "cli/card_opts.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/frame.h"
+#include "cli/options.h"
 #include "measure/journal.h"
 #include "core/units.h"
 #include "render/card_render.h"
@@ -43,9 +45,13 @@ typedef struct fleet_cli {
     GQ_CARD_CLI_FIELDS
     const char *threshold;
     bool seed_per_rank;
+    /* what prepare() found, for run() */
+    double threshold_pct;
+    const char *json_copy; /* --json FILE: written by rank 0 */
+    gq_expect *ex;
 } fleet_cli;
 /* gq_card_cli_opts writes through offsetof(gq_card_cli, ...): same leading fields, same layout */
-_Static_assert(offsetof(fleet_cli, verify) == offsetof(gq_card_cli, verify),
+_Static_assert(offsetof(fleet_cli, offload) == offsetof(gq_card_cli, offload),
                "fleet_cli must begin like gq_card_cli");
 
 /* The card's options come from gq_card_cli_opts (card_opts.c); -o names the fleet's directory. */
@@ -60,7 +66,6 @@ static const gq_opt fleet_own_opts[] = {
      .help = "directory for fleet.json, fleet.md and one <host>-rank<N>/ per node (default "
              "./gpuqual-fleet-<time>)"},
     {.name = "threshold",
-     .shortname = 't',
      .type = GQ_OPT_STR,
      .off = OFF(threshold),
      .def = "5%",
@@ -76,34 +81,8 @@ static const gq_opt fleet_own_opts[] = {
 #undef OFF
 
 static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, gq_card_cli_opts,
-                                     fleet_own_opts};
+                                     gq_common_measure_opts, fleet_own_opts};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
-
-static void help(void)
-{
-    printf(
-        "usage: mpirun -np N gpuqual fleet [card options] [-o DIR] [--threshold 5%%]\n"
-        "       srun --ntasks-per-node=1 gpuqual fleet [card options] [-o DIR] [--threshold 5%%]\n\n"
-        "Every MPI rank runs the acceptance card (gpuqual card) on its own node and writes its artefacts to\n"
-        "DIR/<host>-rank<N>/. Rank 0 gathers the cards, lines up the same figures across the nodes, and "
-        "names\n"
-        "the outliers: nodes worse than the fleet median by more than --threshold (bandwidth, clocks, power\n"
-        "below it; latency, temperature above it), and nodes whose card warned, failed or is incomplete.\n"
-        "Rank 0 writes DIR/fleet.json and DIR/fleet.md and prints the summary. Without mpirun it is a fleet\n"
-        "of one node. With --sim every rank simulates the machine; --sim-fault rankN:gpuM:KIND injects a\n"
-        "fault on rank N only (gpuM:KIND on every rank).\n"
-        "Exit codes (rank 0): 0 every node passes, no outlier; 4 a warn verdict or an outlier; 1 a node "
-        "failed\n"
-        "or its card did not run; 5 a card is incomplete; 2 bad input. Other ranks exit 0 unless their card\n"
-        "could not run.%s\n\noptions:\n",
-#ifdef GQ_HAVE_MPI
-        ""
-#else
-        "\nThis gpuqual was built without MPI: install libopenmpi-dev and rebuild to use it."
-#endif
-    );
-    gq_opts_help(stdout, tabs, NTABS);
-}
 
 /* "5%" or "5" -> 5. */
 static int parse_threshold(const char *s, double *out, gq_err *err)
@@ -221,22 +200,6 @@ static int check_outdir(const char *outdir, gq_err *err)
 }
 
 #ifdef GQ_HAVE_MPI
-static int write_text(const char *dir, const char *name, const json_t *doc,
-                      int (*fn)(FILE *, const json_t *, gq_err *), gq_err *err)
-{
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    gq_outfile of;
-    int rc = gq_outfile_open(&of, path, err);
-    if (rc)
-        return rc;
-    if ((rc = fn(of.f, doc, err))) {
-        gq_outfile_abort(&of);
-        return rc;
-    }
-    return gq_outfile_commit(&of, err);
-}
-
 /* This rank's card, as `gpuqual card` runs it, into nodedir (created under
  * fleetdir once the plan is accepted). On success *doc_out is the card
  * document (new reference). Returns GQ_OK or a negative status with *err. */
@@ -247,7 +210,7 @@ static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char
     gq_journal jr = {0};
     bool opened = false, have_journal = false;
     int rc = GQ_OK;
-    json_t *options = NULL, *composed = NULL, *doc = NULL, *nvb = NULL;
+    json_t *options = NULL;
     gq_topo *topo = calloc(1, sizeof *topo);
     gq_card_plan *plan = calloc(1, sizeof *plan);
     gq_card_opts *co = calloc(1, sizeof *co);
@@ -262,27 +225,7 @@ static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char
     if ((rc = gq_cli_open(cm, &be, topo, err)))
         goto out;
     opened = true;
-    gq_card_opts_default(co);
-    co->budget_s = o->budget_s;
-    co->stress_s = o->no_stress ? 0 : o->stress_s;
-    co->prefill = o->prefill;
-    co->decode = o->decode;
-    co->offload = o->offload;
-    co->bytes = o->bytes;
-    co->verify = o->verify;
-    co->ngpus = cm->ngpus_sel;
-    memcpy(co->gpus, cm->gpus_sel, sizeof co->gpus);
-    if (o->prefill + o->decode > co->ngpus) {
-        rc = gq_err_set(err, GQ_E_USAGE, "--prefill %d --decode %d needs %d GPUs; %d %s selected", o->prefill,
-                        o->decode, o->prefill + o->decode, co->ngpus, co->ngpus == 1 ? "is" : "are");
-        goto out;
-    }
-    if (o->offload > co->ngpus) {
-        rc = gq_err_set(err, GQ_E_USAGE, "--offload %d needs %d GPUs; %d %s selected", o->offload, o->offload,
-                        co->ngpus, co->ngpus == 1 ? "is" : "are");
-        goto out;
-    }
-    if ((rc = gq_card_plan_make(topo, co, plan, err)))
+    if ((rc = gq_card_cli_plan((const gq_card_cli *)o, cm, topo, co, plan, err)))
         goto out;
     if ((rc = ensure_dir(fleetdir, err)) || (rc = ensure_dir(nodedir, err)))
         goto out;
@@ -291,71 +234,27 @@ static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char
     if ((rc = gq_journal_open(&jr, path, err)))
         goto out;
     have_journal = true;
-    int xrc = gq_card_execute(&be, topo, co, plan, &jr, NULL, NULL, &res, err);
-    if (xrc && xrc != GQ_E_INTR) {
-        rc = xrc;
+    rc = gq_card_execute(&be, topo, co, plan, &jr, NULL, NULL, &res, err);
+    if (rc && rc != GQ_E_INTR)
         goto out;
+    gq_card_cli_run run = {.topo = topo,
+                           .res = &res,
+                           .expect = ex,
+                           .plan = plan,
+                           .co = co,
+                           .complete = rc == GQ_OK,
+                           .simulated = gq_backend_simulated(&be)};
+    options = gq_optset_to_json(&gq_frame_fleet.opts, o);
+    if ((rc = gq_card_cli_document(&run, options, doc_out, err)) ||
+        (rc = gq_card_cli_write(nodedir, *doc_out, &run, err))) {
+        json_decref(*doc_out);
+        *doc_out = NULL;
     }
-    bool complete = xrc == GQ_OK;
-    gq_card_inputs in = {.topo = topo,
-                         .rs = &res.rs,
-                         .stress = res.stress_json,
-                         .placement = res.placement_json,
-                         .expect = ex,
-                         .plan = plan,
-                         .opts = co,
-                         .elapsed_s = res.elapsed_s,
-                         .complete = complete,
-                         .stopped_at = complete ? NULL : gq_card_step_name(res.stopped_at),
-                         .bytes = co->bytes};
-    if (!(composed = gq_card_compose(&in, err))) {
-        rc = err->code ? err->code : GQ_E_NOMEM;
-        goto out;
-    }
-    if (res.stress_json)
-        json_object_set(composed, "stress", res.stress_json);
-    options = gq_opts_to_json(tabs, NTABS, o);
-    gq_doc d = {.kind = "card",
-                .version = gq_version,
-                .git = gq_git_rev,
-                .options = options,
-                .topo = topo,
-                .records = &res.rs,
-                .sections = composed,
-                .simulated = gq_backend_simulated(&be),
-                .incomplete = !complete};
-    if (!(doc = gq_doc_to_json(&d))) {
-        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory building card.json");
-        goto out;
-    }
-    snprintf(path, sizeof path, "%s/card.json", nodedir);
-    if ((rc = gq_json_write_file(doc, path, err)) ||
-        (rc = write_text(nodedir, "card.md", doc, gq_card_render_markdown, err)) ||
-        (rc = write_text(nodedir, "card.html", doc, gq_card_render_html, err)))
-        goto out;
-    nvb = gq_render_nvbandwidth_json(topo, &res.rs, gq_version);
-    snprintf(path, sizeof path, "%s/nvbandwidth.json", nodedir);
-    if (nvb && (rc = gq_json_write_file(nvb, path, err)))
-        goto out;
-    if (res.have_stress) {
-        snprintf(path, sizeof path, "%s/stress.csv", nodedir);
-        gq_outfile of;
-        if ((rc = gq_outfile_open(&of, path, err)))
-            goto out;
-        gq_stress_write_csv(of.f, &res.stress);
-        if ((rc = gq_outfile_commit(&of, err)))
-            goto out;
-    }
-    *doc_out = doc;
-    doc = NULL;
 out:
     if (have_journal)
         gq_journal_close(&jr);
     gq_card_result_free(&res);
     json_decref(options);
-    json_decref(composed);
-    json_decref(doc);
-    json_decref(nvb);
     if (opened)
         gq_backend_close(&be);
     free(topo);
@@ -366,26 +265,23 @@ out:
 
 #endif /* GQ_HAVE_MPI */
 
-/* Parse every option and check what can be checked before MPI starts (the
- * same on every rank: the same argv). GQ_OK, or a status with *err;
- * *want_help when --help was given. */
-static int parse_all(int argc, char **argv, fleet_cli *o, gq_expect *ex, double *threshold, bool *want_help,
-                     gq_err *err)
+/* Check what can be checked before MPI starts (the same on every rank: the
+ * same argv). */
+static int fleet_prepare(gq_ctx *ctx)
 {
-    const char *pos[2];
-    int npos = 0, rc, maxrank;
+    fleet_cli *o = ctx->opts;
+    gq_err *err = &ctx->err;
+    int rc, maxrank;
     char faults[1024];
-    if ((rc = gq_opts_parse(tabs, NTABS, o, argc, argv, 2, pos, 2, &npos, want_help, err)) || *want_help)
-        return rc;
-    if (npos > 0)
+    if (ctx->npos > 0)
         return gq_err_set(err, GQ_E_USAGE,
                           "fleet: unexpected argument '%s'; the output directory is given with -o DIR",
-                          pos[0]);
-    if (strcmp(o->c.format, "table") && strcmp(o->c.format, "json") && strcmp(o->c.format, "markdown"))
+                          ctx->pos[0]);
+    if (strcmp(ctx->format, "table") && strcmp(ctx->format, "json") && strcmp(ctx->format, "markdown"))
         return gq_err_set(err, GQ_E_USAGE,
                           "fleet: --format %s does not apply; use table (the summary), markdown or json",
-                          o->c.format);
-    if ((rc = parse_threshold(o->threshold, threshold, err)))
+                          ctx->format);
+    if ((rc = parse_threshold(o->threshold, &o->threshold_pct, err)))
         return rc;
     if (o->c.journal)
         return gq_err_set(
@@ -409,10 +305,15 @@ static int parse_all(int argc, char **argv, fleet_cli *o, gq_expect *ex, double 
         if ((rc = gq_cli_check_backend_opts(&cm, err)))
             return rc;
     }
-    if (o->expect && (rc = gq_expect_load(o->expect, ex, err)))
+    if (!(o->ex = calloc(1, sizeof *o->ex)))
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    if (o->expect && (rc = gq_expect_load(o->expect, o->ex, err)))
         return rc;
-    if ((rc = gq_cli_check_writable(o->c.json_path, err)))
+    if ((rc = gq_outfile_check(ctx->json_path, err)))
         return rc;
+    /* Rank 0 writes the --json copy itself, with fleet.json. */
+    o->json_copy = ctx->json_path;
+    ctx->json_path = NULL;
     return check_outdir(o->outdir, err);
 }
 
@@ -479,7 +380,7 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
         goto fail;
     sec = json_object();
     json_object_set_new(sec, "fleet", gq_fleet_to_json(f));
-    options = gq_opts_to_json(tabs, NTABS, o);
+    options = gq_optset_to_json(&gq_frame_fleet.opts, o);
     gq_doc d = {.kind = "fleet",
                 .version = gq_version,
                 .git = gq_git_rev,
@@ -495,7 +396,7 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
     snprintf(path, sizeof path, "%s/fleet.json", dir);
     if ((rc = gq_json_write_file(doc, path, &err)))
         goto fail;
-    if (o->c.json_path && (rc = gq_json_write_file(doc, o->c.json_path, &err)))
+    if (o->json_copy && (rc = gq_json_write_file(doc, o->json_copy, &err)))
         goto fail;
     snprintf(path, sizeof path, "%s/fleet.md", dir);
     gq_outfile of;
@@ -627,48 +528,82 @@ static int run_fleet(fleet_cli *o, gq_expect *ex, double threshold, int rank, in
 
 #endif /* GQ_HAVE_MPI */
 
-int gq_cmd_fleet(int argc, char **argv)
+static int fleet_run(gq_ctx *ctx)
 {
-    fleet_cli o;
-    gq_err err = {0};
-    bool want_help = false;
-    double threshold = 5;
-    int exit_code = GQ_EXIT_OK;
-    gq_expect *ex = calloc(1, sizeof *ex);
-    memset(&o, 0, sizeof o);
-    if (!ex) {
-        gq_cli_error("out of memory");
-        return GQ_EXIT_FAIL;
-    }
-    int rc = parse_all(argc, argv, &o, ex, &threshold, &want_help, &err);
-    if (want_help && !rc) {
-        help();
-        goto out;
-    }
 #ifndef GQ_HAVE_MPI
-    if (rc) {
-        gq_cli_error("%s", err.msg);
-        exit_code = gq_status_exit_code(rc);
-    } else {
-        gq_cli_error("this gpuqual was built without MPI, which fleet needs: install libopenmpi-dev "
-                     "(scripts/install-deps) and rebuild");
-        exit_code = GQ_EXIT_FAIL;
-    }
+    (void)ctx;
+    gq_cli_error("this gpuqual was built without MPI, which fleet needs: install libopenmpi-dev "
+                 "(scripts/install-deps) and rebuild");
+    ctx->exit_code = GQ_EXIT_FAIL;
 #else
+    fleet_cli *o = ctx->opts;
     int rank = 0, size = 1;
-    MPI_Init(&argc, &argv);
+    MPI_Init(NULL, NULL);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (rc) {
-        /* The same argv everywhere: every rank refuses; one says why. */
-        if (rank == 0)
-            gq_cli_error("%s", err.msg);
-        exit_code = gq_status_exit_code(rc);
-    } else
-        exit_code = run_fleet(&o, ex, threshold, rank, size);
+    ctx->exit_code = run_fleet(o, o->ex, o->threshold_pct, rank, size);
     MPI_Finalize();
 #endif
-out:
-    free(ex);
-    return exit_code;
+    return GQ_OK;
 }
+
+/* Bad input: the same argv everywhere, so every rank refuses; one says why. */
+static void fleet_fail(gq_ctx *ctx, int rc)
+{
+    (void)rc;
+#ifndef GQ_HAVE_MPI
+    gq_cli_error("%s", ctx->err.msg);
+#else
+    int rank = 0;
+    MPI_Init(NULL, NULL);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        gq_cli_error("%s", ctx->err.msg);
+    MPI_Finalize();
+#endif
+}
+
+static void fleet_done(gq_ctx *ctx)
+{
+    fleet_cli *o = ctx->opts;
+    free(o->ex);
+}
+
+#ifdef GQ_HAVE_MPI
+#define FLEET_NO_MPI ""
+#else
+#define FLEET_NO_MPI "\nThis gpuqual was built without MPI: install libopenmpi-dev and rebuild to use it."
+#endif
+
+const gq_frame_cmd gq_frame_fleet = {
+    .name = "fleet",
+    .summary = "qualify many nodes under MPI and name the outliers",
+    .usage =
+        "usage: mpirun -np N gpuqual fleet [card options] [-o DIR] [--threshold 5%]\n"
+        "       srun --ntasks-per-node=1 gpuqual fleet [card options] [-o DIR] [--threshold 5%]\n\n"
+        "Every MPI rank runs the acceptance card (gpuqual card) on its own node and writes its artefacts to\n"
+        "DIR/<host>-rank<N>/. Rank 0 gathers the cards, lines up the same figures across the nodes, and "
+        "names\n"
+        "the outliers: nodes worse than the fleet median by more than --threshold (bandwidth, clocks, power\n"
+        "below it; latency, temperature above it), and nodes whose card warned, failed or is incomplete.\n"
+        "Rank 0 writes DIR/fleet.json and DIR/fleet.md and prints the summary. Without mpirun it is a fleet\n"
+        "of one node. With --sim every rank simulates the machine; --sim-fault rankN:gpuM:KIND injects a\n"
+        "fault on rank N only (gpuM:KIND on every rank).\n"
+        "Exit codes (rank 0): 0 every node passes, no outlier; 4 a warn verdict or an outlier; 1 a node "
+        "failed\n"
+        "or its card did not run; 5 a card is incomplete; 2 bad input. Other ranks exit 0 unless their card\n"
+        "could not run." FLEET_NO_MPI "\n\n",
+    .opts = {.name = "fleet",
+             .tabs = tabs,
+             .ntab = NTABS,
+             .defaults = gq_card_defaults,
+             .bounds = gq_card_bounds,
+             .omit = GQ_CARD_OMIT},
+    .opts_size = sizeof(fleet_cli),
+    .maxpos = 2,
+    .needs = GQ_FRAME_COMMON,
+    .prepare = fleet_prepare,
+    .run = fleet_run,
+    .fail = fleet_fail,
+    .done = fleet_done,
+};

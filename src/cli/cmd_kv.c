@@ -14,6 +14,8 @@
 #include "analysis/kv.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/frame.h"
+#include "cli/options.h"
 #include "exec/kv_handoff.h"
 #include "measure/harness.h"
 #include "measure/journal.h"
@@ -34,8 +36,12 @@ typedef struct kv_opts {
     const char *input;
     double p2p_gbps, down_gbps, up_gbps, pipelined_gbps;
     const char *chunks;
-    int rounds;
     bool estimate_only;
+    /* what prepare() and run() keep */
+    struct gq_kv_result *k;
+    json_t *saved;
+    gq_recordset rs, saved_rs;
+    char machine[96];
 } kv_opts;
 
 #define OFF(f) offsetof(kv_opts, f)
@@ -71,7 +77,6 @@ static const gq_opt kv_own_opts[] = {
      .arg = "TYPE",
      .help = "KV cache element type: fp32, bf16, fp16, fp8 (e4m3) or fp8_e5m2 (overrides torch_dtype)"},
     {.name = "tokens",
-     .shortname = 't',
      .type = GQ_OPT_INT,
      .off = OFF(tokens),
      .arg = "N",
@@ -137,15 +142,6 @@ static const gq_opt kv_own_opts[] = {
      .def = "1,2,4,8,16,32",
      .arg = "MiB,...",
      .help = "chunk sizes of the pipelined staged handoff to sweep"},
-    {.name = "rounds",
-     .shortname = 'i',
-     .type = GQ_OPT_INT,
-     .off = OFF(rounds),
-     .def = "5",
-     .arg = "N",
-     .help = "rounds per measurement (median, min, max, spread)",
-     .lo = 1,
-     .hi = GQ_MAX_ROUNDS},
     {.name = "estimate-only",
      .type = GQ_OPT_FLAG,
      .off = OFF(estimate_only),
@@ -155,27 +151,9 @@ static const gq_opt kv_own_opts[] = {
 /* clang-format on */
 #undef OFF
 
-static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, kv_own_opts};
+static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, gq_common_measure_opts,
+                                     kv_own_opts};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
-
-static void help(void)
-{
-    printf("usage: gpuqual kv (--config config.json | --layers N --kv-heads N --head-dim N --kv-dtype TYPE)\n"
-           "                  --tokens N [--from GPU] [--to GPU] [--input RUN.json] [options]\n\n"
-           "The KV-cache handoff from a prefill GPU (--from) to a decode GPU (--to):\n"
-           "  bytes/token = 2 x layers x KV heads x head dim x dtype bytes; payload = bytes/token x tokens.\n"
-           "Estimates: direct = payload / P2P rate; staged serial = payload x (1/down + 1/up);\n"
-           "staged pipelined = payload / min(down, up) measured while both run at once.\n"
-           "Measured (unless --input, --*-gbps or --estimate-only): the payload copied directly (P2P),\n"
-           "staged serially (whole payload down, then up) and staged pipelined for each --chunks size,\n"
-           "each in ms and GB/s next to its estimate. GB/s = 10^9 bytes/s.\n"
-           "Examples:\n"
-           "  gpuqual kv --layers 80 --kv-heads 8 --head-dim 128 --kv-dtype bf16 --tokens 8000 --sim h200x2\n"
-           "  gpuqual kv --config Llama-3-70B/config.json --kv-dtype fp8 --tokens 32000 --from 0 --to 4\n"
-           "  gpuqual kv --config config.json --tokens 8000 --input card.json --from 2 --to 6\n\n"
-           "options:\n");
-    gq_opts_help(stdout, tabs, NTABS);
-}
 
 /* ---- rates -------------------------------------------------------------- */
 
@@ -473,251 +451,268 @@ static void print_table(FILE *f, const kv_result *k, const char *machine, bool m
 
 /* ---- the command -------------------------------------------------------- */
 
-int gq_cmd_kv(int argc, char **argv)
+/* The model's shape: config.json first, flags override its fields. */
+static int kv_shape(const kv_opts *o, gq_kv_shape *s, gq_err *err)
 {
-    kv_opts o;
-    gq_err err = {0};
-    gq_backend be = {0};
-    bool opened = false, want_help = false, jopen = false;
-    const char *pos[1];
-    int npos = 0, rc = GQ_OK, exit_code = GQ_EXIT_OK;
-    json_t *doc = NULL, *options = NULL, *sections = NULL, *saved = NULL;
-    gq_recordset rs = {0}, saved_rs = {0};
-    gq_topo *topo = calloc(1, sizeof *topo);
-    kv_result *k = calloc(1, sizeof *k);
-    gq_journal jr = {0};
-    char machine[96] = "";
-
-    memset(&o, 0, sizeof o);
-    if (!topo || !k) {
-        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-        goto fail;
-    }
-    if ((rc = gq_opts_parse(tabs, NTABS, &o, argc, argv, 2, pos, 0, &npos, &want_help, &err)))
-        goto fail;
-    if (want_help) {
-        help();
-        goto out;
-    }
-    if (!strcmp(o.c.format, "nvbandwidth-json") || !strcmp(o.c.format, "csv") ||
-        !strcmp(o.c.format, "prometheus")) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "kv: --format %s does not apply; use table, json or markdown",
-                        o.c.format);
-        goto fail;
-    }
-
-    /* The model's shape: config.json first, flags override its fields. */
-    gq_kv_shape *s = &k->shape;
     bool has_dtype = false;
-    if (o.config && (rc = gq_kv_config_load(o.config, s, &has_dtype, &err)))
-        goto fail;
-    if (!o.config && !(o.layers_seen && o.kv_heads_seen && o.head_dim_seen)) {
-        rc = gq_err_set(&err, GQ_E_USAGE,
-                        "kv: give the model's shape: --config config.json, or --layers, "
-                        "--kv-heads and --head-dim (missing --%s)",
-                        !o.layers_seen     ? "layers"
-                        : !o.kv_heads_seen ? "kv-heads"
-                                           : "head-dim");
-        goto fail;
-    }
-    if (o.layers_seen)
-        s->layers = o.layers;
-    if (o.kv_heads_seen)
-        s->kv_heads = o.kv_heads;
-    if (o.head_dim_seen)
-        s->head_dim = o.head_dim;
-    if (o.kv_dtype && (rc = gq_kv_dtype_parse(o.kv_dtype, "--kv-dtype", &s->dtype, &err)))
-        goto fail;
-    if (!o.kv_dtype && !has_dtype) {
-        rc = gq_err_set(&err, GQ_E_USAGE,
-                        "kv: no KV dtype: give --kv-dtype fp32|bf16|fp16|fp8_e4m3|fp8_e5m2%s",
-                        o.config ? " (the config has no torch_dtype)" : "");
-        goto fail;
-    }
-    if (!o.tokens_seen) {
-        rc = gq_err_set(&err, GQ_E_USAGE,
-                        "kv: --tokens N is required (the tokens whose KV cache is handed off)");
-        goto fail;
-    }
-    k->tokens = o.tokens;
-    if ((rc = gq_kv_payload(s, k->tokens, &k->payload, &err)))
-        goto fail;
-    k->bpt = gq_kv_bytes_per_token(s);
-    k->from = o.from;
-    k->to = o.to;
-    k->best_chunk = -1;
-    if (o.from == o.to) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "kv: --from %d and --to %d are the same GPU; a handoff needs two",
-                        o.from, o.to);
-        goto fail;
-    }
-    if ((rc = parse_chunks(o.chunks, k->chunk, &k->nchunks, &err)))
-        goto fail;
-    if ((rc = gq_cli_check_writable(o.c.json_path, &err)))
-        goto fail;
+    int rc;
+    if (o->config && (rc = gq_kv_config_load(o->config, s, &has_dtype, err)))
+        return rc;
+    if (!o->config && !(o->layers_seen && o->kv_heads_seen && o->head_dim_seen))
+        return gq_err_set(err, GQ_E_USAGE,
+                          "kv: give the model's shape: --config config.json, or --layers, "
+                          "--kv-heads and --head-dim (missing --%s)",
+                          !o->layers_seen     ? "layers"
+                          : !o->kv_heads_seen ? "kv-heads"
+                                              : "head-dim");
+    if (o->layers_seen)
+        s->layers = o->layers;
+    if (o->kv_heads_seen)
+        s->kv_heads = o->kv_heads;
+    if (o->head_dim_seen)
+        s->head_dim = o->head_dim;
+    if (o->kv_dtype && (rc = gq_kv_dtype_parse(o->kv_dtype, "--kv-dtype", &s->dtype, err)))
+        return rc;
+    if (!o->kv_dtype && !has_dtype)
+        return gq_err_set(err, GQ_E_USAGE,
+                          "kv: no KV dtype: give --kv-dtype fp32|bf16|fp16|fp8_e4m3|fp8_e5m2%s",
+                          o->config ? " (the config has no torch_dtype)" : "");
+    return GQ_OK;
+}
 
-    bool assumed = o.p2p_gbps > 0 || o.down_gbps > 0 || o.up_gbps > 0 || o.pipelined_gbps > 0;
-    bool live = !o.input && !assumed;
-    if (o.input) {
-        if ((rc = gq_doc_load(o.input, &saved, &saved_rs, &err)))
-            goto fail;
-        int ngpu = 0;
-        json_t *tj = json_object_get(saved, "topology");
-        if (tj && gq_topo_from_json(tj, topo, NULL) == GQ_OK)
-            ngpu = topo->ngpu;
-        for (int i = 0; i < saved_rs.n && !ngpu; i++) /* no topology section: the records say */
-            for (int x = 0; x < 2; x++) {
-                gq_endpoint e = x ? saved_rs.v[i].dst : saved_rs.v[i].src;
-                if (e.kind == GQ_EP_GPU && e.index + 1 > ngpu)
-                    ngpu = e.index + 1;
-            }
-        if (ngpu == 0) {
-            rc = gq_err_set(&err, GQ_E_USAGE,
-                            "kv: '%s' names no GPU; pass a saved 'gpuqual run', 'domains' or 'card' JSON",
-                            o.input);
-            goto fail;
+/* The rates of a saved run (--input). */
+static int kv_load_input(gq_ctx *ctx)
+{
+    kv_opts *o = ctx->opts;
+    kv_result *k = o->k;
+    gq_topo *topo = ctx->topo;
+    int rc;
+    if ((rc = gq_doc_load(o->input, &o->saved, &o->saved_rs, &ctx->err)))
+        return rc;
+    int ngpu = 0;
+    json_t *tj = json_object_get(o->saved, "topology");
+    if (tj && gq_topo_from_json(tj, topo, NULL) == GQ_OK)
+        ngpu = topo->ngpu;
+    for (int i = 0; i < o->saved_rs.n && !ngpu; i++) /* no topology section: the records say */
+        for (int x = 0; x < 2; x++) {
+            gq_endpoint e = x ? o->saved_rs.v[i].dst : o->saved_rs.v[i].src;
+            if (e.kind == GQ_EP_GPU && e.index + 1 > ngpu)
+                ngpu = e.index + 1;
         }
-        if (o.from >= ngpu || o.to >= ngpu) {
-            rc = gq_err_set(&err, GQ_E_USAGE, "kv: GPU %d is not in '%s' (it has GPUs 0-%d)",
-                            o.from >= ngpu ? o.from : o.to, o.input, ngpu - 1);
-            goto fail;
+    if (ngpu == 0)
+        return gq_err_set(&ctx->err, GQ_E_USAGE,
+                          "kv: '%s' names no GPU; pass a saved 'gpuqual run', 'domains' or 'card' JSON",
+                          o->input);
+    if (o->from >= ngpu || o->to >= ngpu)
+        return gq_err_set(&ctx->err, GQ_E_USAGE, "kv: GPU %d is not in '%s' (it has GPUs 0-%d)",
+                          o->from >= ngpu ? o->from : o->to, o->input, ngpu - 1);
+    k->r.p2p_impossible = tj && topo->ngpu > 0 && topo->p2p_cuda[o->from][o->to] == 0;
+    rates_from_records(&o->saved_rs, o->input, o->from, o->to, &k->r);
+    snprintf(o->machine, sizeof o->machine, "%s (saved run)", o->input);
+    return GQ_OK;
+}
+
+static int kv_prepare(gq_ctx *ctx)
+{
+    kv_opts *o = ctx->opts;
+    gq_err *err = &ctx->err;
+    int rc;
+    if (!strcmp(ctx->format, "nvbandwidth-json") || !strcmp(ctx->format, "csv") ||
+        !strcmp(ctx->format, "prometheus"))
+        return gq_err_set(err, GQ_E_USAGE, "kv: --format %s does not apply; use table, json or markdown",
+                          ctx->format);
+    kv_result *k = o->k = calloc(1, sizeof *o->k);
+    if (!k)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    if ((rc = kv_shape(o, &k->shape, err)))
+        return rc;
+    if (!o->tokens_seen)
+        return gq_err_set(err, GQ_E_USAGE,
+                          "kv: --tokens N is required (the tokens whose KV cache is handed off)");
+    k->tokens = o->tokens;
+    if ((rc = gq_kv_payload(&k->shape, k->tokens, &k->payload, err)))
+        return rc;
+    k->bpt = gq_kv_bytes_per_token(&k->shape);
+    k->from = o->from;
+    k->to = o->to;
+    k->best_chunk = -1;
+    if (o->from == o->to)
+        return gq_err_set(err, GQ_E_USAGE, "kv: --from %d and --to %d are the same GPU; a handoff needs two",
+                          o->from, o->to);
+    if ((rc = parse_chunks(o->chunks, k->chunk, &k->nchunks, err)))
+        return rc;
+    if ((rc = gq_outfile_check(ctx->json_path, err)))
+        return rc;
+    bool assumed = o->p2p_gbps > 0 || o->down_gbps > 0 || o->up_gbps > 0 || o->pipelined_gbps > 0;
+    /* Measured only without --input and --*-gbps. */
+    ctx->no_backend = o->input || assumed;
+    return o->input ? kv_load_input(ctx) : GQ_OK;
+}
+
+/* The whole payload must fit where it is copied to and from. */
+static int kv_check_memory(gq_ctx *ctx)
+{
+    kv_opts *o = ctx->opts;
+    gq_backend *be = &ctx->be;
+    uint64_t payload = o->k->payload;
+    char a[32], b[32], c[32];
+    if (o->estimate_only)
+        return GQ_OK;
+    if (be->ops->mem_info)
+        for (int x = 0; x < 2; x++) {
+            int g = x ? o->to : o->from;
+            uint64_t fr = 0, tot = 0;
+            if (be->ops->mem_info(be, g, &fr, &tot, NULL) == GQ_OK && fr > 0 && payload > fr)
+                return gq_err_set(&ctx->err, GQ_E_USAGE,
+                                  "kv: the payload (%s) does not fit in GPU %d's free memory (%s of %s); use "
+                                  "fewer --tokens or --estimate-only",
+                                  gq_fmt_size(payload, a, sizeof a), g, gq_fmt_size(fr, b, sizeof b),
+                                  gq_fmt_size(tot, c, sizeof c));
         }
-        k->r.p2p_impossible = tj && topo->ngpu > 0 && topo->p2p_cuda[o.from][o.to] == 0;
-        rates_from_records(&saved_rs, o.input, o.from, o.to, &k->r);
-        snprintf(machine, sizeof machine, "%s (saved run)", o.input);
-    } else if (live) {
-        if ((rc = gq_cli_open(&o.c, &be, topo, &err)))
-            goto fail;
-        opened = true;
-        if (o.from >= topo->ngpu || o.to >= topo->ngpu) {
-            rc = gq_err_set(&err, GQ_E_USAGE, "kv: GPU %d does not exist (this machine has GPUs 0-%d)",
-                            o.from >= topo->ngpu ? o.from : o.to, topo->ngpu - 1);
-            goto fail;
-        }
-        snprintf(machine, sizeof machine, "%s%s", topo->source, topo->simulated ? " (simulated)" : "");
-        k->r.p2p_impossible = topo->p2p_cuda[o.from][o.to] == 0;
-        /* The whole payload must fit where it is copied to and from. */
-        if (be.ops->mem_info && !o.estimate_only)
-            for (int x = 0; x < 2; x++) {
-                int g = x ? o.to : o.from;
-                uint64_t fr = 0, tot = 0;
-                char a[32], b[32], c[32];
-                if (be.ops->mem_info(&be, g, &fr, &tot, NULL) == GQ_OK && fr > 0 && k->payload > fr) {
-                    rc = gq_err_set(
-                        &err, GQ_E_USAGE,
-                        "kv: the payload (%s) does not fit in GPU %d's free memory (%s of %s); use "
-                        "fewer --tokens or --estimate-only",
-                        gq_fmt_size(k->payload, a, sizeof a), g, gq_fmt_size(fr, b, sizeof b),
-                        gq_fmt_size(tot, c, sizeof c));
-                    goto fail;
-                }
-            }
-        if (be.ops->host_mem_avail && !o.estimate_only) {
-            uint64_t av = 0;
-            char a[32], b[32];
-            if (be.ops->host_mem_avail(&be, -1, &av, NULL) == GQ_OK && av > 0 && k->payload > av) {
-                rc = gq_err_set(
-                    &err, GQ_E_USAGE,
-                    "kv: the payload (%s) is more than the pinned host memory to be had (%s) for the "
-                    "serial staged handoff; use fewer --tokens or --estimate-only",
-                    gq_fmt_size(k->payload, a, sizeof a), gq_fmt_size(av, b, sizeof b));
-                goto fail;
-            }
-        }
-        if (o.c.journal) {
-            if ((rc = gq_journal_open(&jr, o.c.journal, &err)))
-                goto fail;
-            jopen = true;
-        }
-        gq_harness_opts ho;
-        gq_harness_opts_default(&ho);
-        ho.rounds = o.rounds;
-        rc = gq_kv_measure(&be, topo, &ho, o.estimate_only, &rs, jopen ? &jr : NULL, k, &err);
-        if (rc == GQ_E_INTR) {
-            exit_code = GQ_EXIT_INTR; /* README: kv interrupted exits 130 */
-            rc = GQ_OK;
-            gq_cli_warn("interrupted: reporting what was measured%s%s", jopen ? "; journal: " : "",
-                        jopen ? jr.path : "");
-        } else if (rc) {
-            goto fail;
-        }
+    uint64_t av = 0;
+    if (be->ops->host_mem_avail && be->ops->host_mem_avail(be, -1, &av, NULL) == GQ_OK && av > 0 &&
+        payload > av)
+        return gq_err_set(&ctx->err, GQ_E_USAGE,
+                          "kv: the payload (%s) is more than the pinned host memory to be had (%s) for the "
+                          "serial staged handoff; use fewer --tokens or --estimate-only",
+                          gq_fmt_size(payload, a, sizeof a), gq_fmt_size(av, b, sizeof b));
+    return GQ_OK;
+}
+
+/* This machine: --from and --to exist, and the payload fits. */
+static int kv_check(gq_ctx *ctx)
+{
+    kv_opts *o = ctx->opts;
+    gq_topo *topo = ctx->topo;
+    if (o->from >= topo->ngpu || o->to >= topo->ngpu)
+        return gq_err_set(&ctx->err, GQ_E_USAGE, "kv: GPU %d does not exist (this machine has GPUs 0-%d)",
+                          o->from >= topo->ngpu ? o->from : o->to, topo->ngpu - 1);
+    snprintf(o->machine, sizeof o->machine, "%s%s", topo->source, topo->simulated ? " (simulated)" : "");
+    o->k->r.p2p_impossible = topo->p2p_cuda[o->from][o->to] == 0;
+    return kv_check_memory(ctx);
+}
+
+/* The rates and the handoff measured on this machine. */
+static int kv_measure_live(gq_ctx *ctx)
+{
+    kv_opts *o = ctx->opts;
+    gq_harness_opts ho;
+    gq_harness_opts_default(&ho);
+    ho.rounds = o->c.rounds;
+    int rc = gq_kv_measure(&ctx->be, ctx->topo, &ho, o->estimate_only, &o->rs, ctx->journal, o->k, &ctx->err);
+    if (rc == GQ_E_INTR) {
+        ctx->exit_code = GQ_EXIT_INTR; /* README: kv interrupted exits 130 */
+        rc = GQ_OK;
+        gq_cli_warn("interrupted: reporting what was measured%s%s", ctx->journal ? "; journal: " : "",
+                    ctx->journal ? ctx->journal->path : "");
     }
-    if (o.p2p_gbps > 0)
-        gq_kv_set_rate(&k->r.p2p, o.p2p_gbps, "assumed (--p2p-gbps)");
-    if (o.down_gbps > 0)
-        gq_kv_set_rate(&k->r.down, o.down_gbps, "assumed (--down-gbps)");
-    if (o.up_gbps > 0)
-        gq_kv_set_rate(&k->r.up, o.up_gbps, "assumed (--up-gbps)");
-    if (o.pipelined_gbps > 0) {
-        gq_kv_set_rate(&k->r.cdown, o.pipelined_gbps, "assumed (--pipelined-gbps)");
-        gq_kv_set_rate(&k->r.cup, o.pipelined_gbps, "assumed (--pipelined-gbps)");
+    return rc;
+}
+
+/* The --*-gbps rates over the measured or saved ones, and the estimates. */
+static void kv_estimate(const kv_opts *o, kv_result *k)
+{
+    if (o->p2p_gbps > 0)
+        gq_kv_set_rate(&k->r.p2p, o->p2p_gbps, "assumed (--p2p-gbps)");
+    if (o->down_gbps > 0)
+        gq_kv_set_rate(&k->r.down, o->down_gbps, "assumed (--down-gbps)");
+    if (o->up_gbps > 0)
+        gq_kv_set_rate(&k->r.up, o->up_gbps, "assumed (--up-gbps)");
+    if (o->pipelined_gbps > 0) {
+        gq_kv_set_rate(&k->r.cdown, o->pipelined_gbps, "assumed (--pipelined-gbps)");
+        gq_kv_set_rate(&k->r.cup, o->pipelined_gbps, "assumed (--pipelined-gbps)");
     }
-    k->est_direct = k->r.p2p_impossible && !(o.p2p_gbps > 0) ? 0 : k->r.p2p.gbps;
+    k->est_direct = k->r.p2p_impossible && !(o->p2p_gbps > 0) ? 0 : k->r.p2p.gbps;
     k->est_serial = gq_kv_serial_gbps(k->r.down.gbps, k->r.up.gbps);
     k->est_pipe = gq_kv_pipelined_gbps(k->r.cdown.gbps, k->r.cup.gbps);
     if (!(k->est_pipe > 0))
         snprintf(k->why_pipe, sizeof k->why_pipe,
-                 "no pipelined estimate: it needs GPU %d -> host and host -> GPU %d measured at once", o.from,
-                 o.to);
+                 "no pipelined estimate: it needs GPU %d -> host and host -> GPU %d measured at once",
+                 o->from, o->to);
+}
 
-    bool need_doc = o.c.json_path || !strcmp(o.c.format, "json");
-    if (need_doc) {
-        options = gq_opts_to_json(tabs, NTABS, &o);
-        sections = json_object();
-        json_t *kj = kv_json(k);
-        if (!options || !sections || !kj) {
-            json_decref(kj);
-            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-            goto fail;
-        }
+static int kv_document(gq_ctx *ctx)
+{
+    kv_opts *o = ctx->opts;
+    json_t *options = gq_optset_to_json(&ctx->cmd->opts, o);
+    json_t *sections = json_object();
+    json_t *kj = kv_json(o->k);
+    if (options && sections && kj) {
         json_object_set_new(sections, "kv", kj);
+        kj = NULL;
         gq_doc d = {.kind = "kv",
                     .version = gq_version,
                     .git = gq_git_rev,
                     .options = options,
-                    .topo = (opened || o.input) && topo->ngpu > 0 ? topo : NULL,
-                    .records = &rs,
+                    .topo = (ctx->opened || o->input) && ctx->topo->ngpu > 0 ? ctx->topo : NULL,
+                    .records = &o->rs,
                     .sections = sections,
-                    .simulated = opened && gq_backend_simulated(&be),
-                    .incomplete = exit_code == GQ_EXIT_INTR};
-        if (!(doc = gq_doc_to_json(&d))) {
-            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-            goto fail;
-        }
-        if (o.c.json_path && (rc = gq_json_write_file(doc, o.c.json_path, &err)))
-            goto fail;
+                    .simulated = ctx->opened && gq_backend_simulated(&ctx->be),
+                    .incomplete = ctx->exit_code == GQ_EXIT_INTR};
+        ctx->doc = gq_doc_to_json(&d);
     }
-    if (!strcmp(o.c.format, "json")) {
-        json_dumpf(doc, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
-    } else {
-        print_table(stdout, k, machine, !strcmp(o.c.format, "markdown"));
-    }
+    json_decref(kj);
+    json_decref(options);
+    json_decref(sections);
+    return ctx->doc ? GQ_OK : gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
+}
+
+static int kv_run(gq_ctx *ctx)
+{
+    kv_opts *o = ctx->opts;
+    kv_result *k = o->k;
+    int rc;
+    if (ctx->opened && (rc = kv_measure_live(ctx)))
+        return rc;
+    kv_estimate(o, k);
+    bool json = !strcmp(ctx->format, "json");
+    if ((ctx->json_path || json) && (rc = kv_document(ctx)))
+        return rc;
+    ctx->doc_stdout = json;
+    if (!json)
+        print_table(stdout, k, o->machine, !strcmp(ctx->format, "markdown"));
     fflush(stdout);
-    if (k->measured && exit_code == GQ_EXIT_OK) {
+    if (k->measured && ctx->exit_code == GQ_EXIT_OK) {
         bool bad = (k->direct.run && !k->direct.valid) || !k->serial.valid;
         for (int i = 0; i < k->nchunks; i++)
             bad |= k->pipe[i].run && !k->pipe[i].valid;
         if (bad)
-            exit_code = GQ_EXIT_FAIL;
+            ctx->exit_code = GQ_EXIT_FAIL;
     }
-    goto out;
-
-fail:
-    gq_cli_error("%s", err.msg);
-    exit_code = gq_status_exit_code(rc);
-out:
-    if (jopen)
-        gq_journal_close(&jr);
-    json_decref(doc);
-    json_decref(options);
-    json_decref(sections);
-    json_decref(saved);
-    gq_records_free(&rs);
-    gq_records_free(&saved_rs);
-    if (opened)
-        gq_backend_close(&be);
-    free(topo);
-    free(k);
-    return exit_code;
+    return GQ_OK;
 }
+
+static void kv_done(gq_ctx *ctx)
+{
+    kv_opts *o = ctx->opts;
+    json_decref(o->saved);
+    gq_records_free(&o->rs);
+    gq_records_free(&o->saved_rs);
+    free(o->k);
+}
+
+const gq_frame_cmd gq_frame_kv = {
+    .name = "kv",
+    .summary = "KV-cache handoff: bytes per token, estimates, and the measured handoff",
+    .usage =
+        "usage: gpuqual kv (--config config.json | --layers N --kv-heads N --head-dim N --kv-dtype TYPE)\n"
+        "                  --tokens N [--from GPU] [--to GPU] [--input RUN.json] [options]\n\n"
+        "The KV-cache handoff from a prefill GPU (--from) to a decode GPU (--to):\n"
+        "  bytes/token = 2 x layers x KV heads x head dim x dtype bytes; payload = bytes/token x tokens.\n"
+        "Estimates: direct = payload / P2P rate; staged serial = payload x (1/down + 1/up);\n"
+        "staged pipelined = payload / min(down, up) measured while both run at once.\n"
+        "Measured (unless --input, --*-gbps or --estimate-only): the payload copied directly (P2P),\n"
+        "staged serially (whole payload down, then up) and staged pipelined for each --chunks size,\n"
+        "each in ms and GB/s next to its estimate. GB/s = 10^9 bytes/s.\n"
+        "Examples:\n"
+        "  gpuqual kv --layers 80 --kv-heads 8 --head-dim 128 --kv-dtype bf16 --tokens 8000 --sim h200x2\n"
+        "  gpuqual kv --config Llama-3-70B/config.json --kv-dtype fp8 --tokens 32000 --from 0 --to 4\n"
+        "  gpuqual kv --config config.json --tokens 8000 --input card.json --from 2 --to 6\n\n",
+    .opts = {.name = "kv", .tabs = tabs, .ntab = NTABS, .omit = "buffer-size,verify,method"},
+    .opts_size = sizeof(kv_opts),
+    .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL,
+    .prepare = kv_prepare,
+    .check = kv_check,
+    .run = kv_run,
+    .done = kv_done,
+};

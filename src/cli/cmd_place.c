@@ -23,6 +23,8 @@
 #include "analysis/probes.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/frame.h"
+#include "cli/options.h"
 #include "cli/progress.h"
 #include "measure/harness.h"
 #include "measure/journal.h"
@@ -35,9 +37,18 @@ typedef struct place_opts {
     int prefill, decode, offload, replicas;
     const char *input;
     bool verify, verify_seen;
-    uint64_t bytes;
-    int rounds;
     double tolerance; /* percent */
+    /* what prepare() and run() keep */
+    bool verify_run; /* run the verification (with --input: only when --verify is given) */
+    gq_place_roles roles;
+    int ngpu;
+    json_t *saved, *sections;
+    gq_recordset rs;
+    gq_topo *saved_topo;
+    bool have_saved_topo;
+    gq_place_model *model;
+    gq_place_result *res;
+    char machine[128];
 } place_opts;
 
 #define OFF(f) offsetof(place_opts, f)
@@ -83,25 +94,6 @@ static const gq_opt place_own_opts[] = {
      .help = "run the mapping's pattern and the naive one's, and report measured against predicted (with "
              "--input: "
              "only when given)"},
-    {.name = "buffer-size",
-     .shortname = 'b',
-     .type = GQ_OPT_SIZE,
-     .off = OFF(bytes),
-     .def = "256",
-     .arg = "MiB",
-     .help = "bytes per copy in the measurements",
-     .lo = 4096,
-     .hi = 1e12,
-     .unit = GQ_MiB},
-    {.name = "rounds",
-     .shortname = 'i',
-     .type = GQ_OPT_INT,
-     .off = OFF(rounds),
-     .def = "5",
-     .arg = "N",
-     .help = "rounds per measurement",
-     .lo = 1,
-     .hi = GQ_MAX_ROUNDS},
     {.name = "tolerance",
      .type = GQ_OPT_DOUBLE,
      .off = OFF(tolerance),
@@ -115,26 +107,13 @@ static const gq_opt place_own_opts[] = {
 /* clang-format on */
 #undef OFF
 
-static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, place_own_opts};
+static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, gq_common_measure_opts,
+                                     place_own_opts};
+/* Place's --verify runs the verification patterns (its own option); its
+ * copies are always checked. 256 MiB per copy. */
+static const char *const place_defaults[] = {"buffer-size=256", NULL};
+static const char *const place_bounds[] = {"buffer-size=4096..1e12", NULL};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
-
-static void help(void)
-{
-    printf("usage: gpuqual place [--prefill N --decode M] [--offload K] [--replicas R]\n"
-           "                     [--input domains.json|card.json] [--no-verify] [options]\n\n"
-           "Choose GPUs for serving roles from measured paths and explain each choice:\n"
-           "  prefill->decode pairs on the fastest paths while all hand off at once (with P2P domains\n"
-           "  {0-3} and {4-7}: {0,1}->{2,3} and {4,5}->{6,7}, not 0-3 -> 4-7); KV offload workers whose\n"
-           "  host paths do not collide (one per shared host budget); replicas on separate host budgets.\n"
-           "Then verify: run exactly the concurrent pattern the mapping implies, and the naive mapping's\n"
-           "(GPUs in index order), and report predicted against measured and the gain.\n"
-           "Without --input it first measures what it needs (the 'gpuqual domains' probes).\n"
-           "Examples:\n"
-           "  gpuqual place --prefill 4 --decode 4 --sim rtxpro6000x8\n"
-           "  gpuqual place --offload 4 --input domains.json\n\n"
-           "options:\n");
-    gq_opts_help(stdout, tabs, NTABS);
-}
 
 /* ---- live discovery ----------------------------------------------------- */
 
@@ -479,221 +458,226 @@ static int ngpu_of_doc(const json_t *root, const gq_recordset *rs, gq_topo *topo
     return n;
 }
 
-int gq_cmd_place(int argc, char **argv)
+static int load_input(gq_ctx *ctx);
+
+static int place_prepare(gq_ctx *ctx)
 {
-    place_opts o;
-    gq_err err = {0};
-    gq_backend be = {0};
-    bool opened = false, want_help = false, jopen = false;
-    const char *pos[1];
-    int npos = 0, rc = GQ_OK, exit_code = GQ_EXIT_OK;
-    json_t *doc = NULL, *options = NULL, *sections = NULL, *saved = NULL;
-    gq_recordset rs = {0};
-    gq_topo *topo = calloc(1, sizeof *topo), *saved_topo = calloc(1, sizeof *saved_topo);
-    gq_place_model *model = calloc(1, sizeof *model);
-    gq_place_result *res = calloc(1, sizeof *res);
-    gq_journal jr = {0};
-    gq_progress prog = {0};
-    char machine[128] = "";
-
-    memset(&o, 0, sizeof o);
-    if (!topo || !saved_topo || !model || !res || !(sections = json_object())) {
-        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-        goto fail;
-    }
-    if ((rc = gq_opts_parse(tabs, NTABS, &o, argc, argv, 2, pos, 0, &npos, &want_help, &err)))
-        goto fail;
-    if (want_help) {
-        help();
-        goto out;
-    }
-    if (strcmp(o.c.format, "table") && strcmp(o.c.format, "json")) {
-        rc = gq_err_set(&err, GQ_E_USAGE, "place: --format %s does not apply; use table or json", o.c.format);
-        goto fail;
-    }
-    gq_place_roles roles = {
-        .prefill = o.prefill, .decode = o.decode, .offload = o.offload, .replicas = o.replicas};
+    place_opts *o = ctx->opts;
+    gq_err *err = &ctx->err;
+    int rc;
+    if (strcmp(ctx->format, "table") && strcmp(ctx->format, "json"))
+        return gq_err_set(err, GQ_E_USAGE, "place: --format %s does not apply; use table or json",
+                          ctx->format);
+    o->roles = (gq_place_roles){
+        .prefill = o->prefill, .decode = o->decode, .offload = o->offload, .replicas = o->replicas};
     /* Counts first, against no machine yet: bad roles fail before anything runs. */
-    if ((rc = gq_place_roles_check(&roles, 0, &err)))
-        goto fail;
-    bool verify = o.input ? (o.verify_seen && o.verify) : o.verify;
-    if ((rc = gq_cli_check_writable(o.c.json_path, &err)))
-        goto fail;
+    if ((rc = gq_place_roles_check(&o->roles, 0, err)))
+        return rc;
+    o->verify_run = o->input ? (o->verify_seen && o->verify) : o->verify;
+    if ((rc = gq_outfile_check(ctx->json_path, err)))
+        return rc;
+    o->saved_topo = calloc(1, sizeof *o->saved_topo);
+    o->model = calloc(1, sizeof *o->model);
+    o->res = calloc(1, sizeof *o->res);
+    if (!o->saved_topo || !o->model || !o->res || !(o->sections = json_object()))
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    /* Planning from a saved run needs no GPU unless it is verified. */
+    ctx->no_backend = o->input && !o->verify_run;
+    return o->input ? load_input(ctx) : GQ_OK;
+}
 
-    int ngpu = 0;
-    bool have_saved_topo = false;
-    if (o.input) {
-        if ((rc = gq_doc_load(o.input, &saved, &rs, &err)))
-            goto fail;
-        ngpu = ngpu_of_doc(saved, &rs, saved_topo, &have_saved_topo);
-        const char *kind = json_string_value(json_object_get(saved, "kind"));
-        if (ngpu <= 0) {
-            rc = gq_err_set(&err, GQ_E_USAGE,
-                            "'%s' (a saved '%s' run) names no GPU; save 'gpuqual domains' or "
-                            "'gpuqual card' with --json and pass that",
-                            o.input, kind ? kind : "?");
-            goto fail;
-        }
-        if (o.c.gpus && (rc = gq_parse_gpu_list(o.c.gpus, ngpu, o.c.gpus_sel, &o.c.ngpus_sel, &err)))
-            goto fail;
-        if (!o.c.gpus)
-            gq_parse_gpu_list(NULL, ngpu, o.c.gpus_sel, &o.c.ngpus_sel, NULL);
-        for (const char *const *k = (const char *const[]){"domains", "bottlenecks", NULL}; *k; k++)
-            if (json_object_get(saved, *k))
-                json_object_set(sections, *k, json_object_get(saved, *k));
-        snprintf(machine, sizeof machine, "%s (saved %s run%s)", o.input, kind ? kind : "?",
-                 json_is_true(json_object_get(saved, "simulated")) ? ", simulated" : "");
-    }
-    if (!o.input || verify) {
-        if ((rc = gq_cli_open(&o.c, &be, topo, &err)))
-            goto fail;
-        opened = true;
-        if (o.input && topo->ngpu != ngpu) {
-            rc = gq_err_set(&err, GQ_E_USAGE,
-                            "'%s' has %d GPUs but this machine has %d; --verify needs the same "
-                            "machine",
-                            o.input, ngpu, topo->ngpu);
-            goto fail;
-        }
-        ngpu = topo->ngpu;
-        if ((rc = gq_cli_check_buffer(&be, &o.c, "--buffer-size", o.bytes, &err)))
-            goto fail;
-        if (!o.input)
-            snprintf(machine, sizeof machine, "%s%s", topo->source, topo->simulated ? " (simulated)" : "");
-        if (o.c.journal) {
-            if ((rc = gq_journal_open(&jr, o.c.journal, &err)))
-                goto fail;
-            jopen = true;
-        }
-    }
-    for (int i = 0; i < o.c.ngpus_sel; i++)
-        roles.usable |= (gq_gpuset)1 << o.c.gpus_sel[i];
-    if ((rc = gq_place_roles_check(&roles, ngpu, &err)))
-        goto fail;
+/* The saved run of --input: its GPUs, its domains and bottlenecks. */
+static int load_input(gq_ctx *ctx)
+{
+    place_opts *o = ctx->opts;
+    gq_err *err = &ctx->err;
+    int rc;
+    if ((rc = gq_doc_load(o->input, &o->saved, &o->rs, err)))
+        return rc;
+    o->ngpu = ngpu_of_doc(o->saved, &o->rs, o->saved_topo, &o->have_saved_topo);
+    const char *kind = json_string_value(json_object_get(o->saved, "kind"));
+    if (o->ngpu <= 0)
+        return gq_err_set(err, GQ_E_USAGE,
+                          "'%s' (a saved '%s' run) names no GPU; save 'gpuqual domains' or "
+                          "'gpuqual card' with --json and pass that",
+                          o->input, kind ? kind : "?");
+    if (o->c.gpus && (rc = gq_parse_gpu_list(o->c.gpus, o->ngpu, o->c.gpus_sel, &o->c.ngpus_sel, err)))
+        return rc;
+    if (!o->c.gpus)
+        gq_parse_gpu_list(NULL, o->ngpu, o->c.gpus_sel, &o->c.ngpus_sel, NULL);
+    for (const char *const *k = (const char *const[]){"domains", "bottlenecks", NULL}; *k; k++)
+        if (json_object_get(o->saved, *k))
+            json_object_set(o->sections, *k, json_object_get(o->saved, *k));
+    snprintf(o->machine, sizeof o->machine, "%s (saved %s run%s)", o->input, kind ? kind : "?",
+             json_is_true(json_object_get(o->saved, "simulated")) ? ", simulated" : "");
+    return GQ_OK;
+}
 
+/* The machine opened by the frame: the same as --input's, and room for the buffers. */
+static int place_check(gq_ctx *ctx)
+{
+    place_opts *o = ctx->opts;
+    int rc;
+    if (o->input && ctx->topo->ngpu != o->ngpu)
+        return gq_err_set(&ctx->err, GQ_E_USAGE,
+                          "'%s' has %d GPUs but this machine has %d; --verify needs the same "
+                          "machine",
+                          o->input, o->ngpu, ctx->topo->ngpu);
+    o->ngpu = ctx->topo->ngpu;
+    if ((rc = gq_cli_check_buffer(&ctx->be, &o->c, "--buffer-size", o->c.buffer_size, &ctx->err)))
+        return rc;
+    if (!o->input)
+        snprintf(o->machine, sizeof o->machine, "%s%s", ctx->topo->source,
+                 ctx->topo->simulated ? " (simulated)" : "");
+    return GQ_OK;
+}
+
+/* The document: options, the topology (live or saved), records and sections. */
+static int place_document(gq_ctx *ctx, bool incomplete)
+{
+    place_opts *o = ctx->opts;
+    json_t *options = gq_optset_to_json(&ctx->cmd->opts, o);
+    gq_doc d = {.kind = "place",
+                .version = gq_version,
+                .git = gq_git_rev,
+                .options = options,
+                .topo = ctx->opened          ? ctx->topo
+                        : o->have_saved_topo ? o->saved_topo
+                                             : NULL,
+                .records = &o->rs,
+                .sections = o->sections,
+                .simulated = ctx->opened ? gq_backend_simulated(&ctx->be)
+                                         : json_is_true(json_object_get(o->saved, "simulated")),
+                .incomplete = incomplete};
+    ctx->doc = gq_doc_to_json(&d);
+    json_decref(options);
+    return ctx->doc ? GQ_OK : gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
+}
+
+/* Measure the paths live (the domains probes). GQ_E_INTR: interrupted, what
+ * was measured goes to --json, and the command exits 130. */
+static int measure_paths(gq_ctx *ctx, const gq_harness_opts *ho)
+{
+    place_opts *o = ctx->opts;
+    gq_progress prog = {0};
+    live l = {.be = &ctx->be,
+              .topo = ctx->topo,
+              .ho = *ho,
+              .rs = &o->rs,
+              .j = ctx->journal,
+              .bytes = o->c.buffer_size,
+              .prog = &prog};
+    long n = o->c.ngpus_sel;
+    gq_progress_init(&prog, !ctx->quiet, (n * (n - 1) + 6 * n + 8) * (o->c.rounds + 1));
+    l.ho.progress = on_round;
+    l.ho.progress_arg = &l;
+    int rc = discover(&l, o->c.gpus_sel, o->c.ngpus_sel, o->sections, &ctx->err);
+    gq_progress_clear(&prog);
+    if (rc != GQ_E_INTR)
+        return rc;
+    /* no placement without every path, but what was measured is kept */
+    if (ctx->json_path && (rc = place_document(ctx, true)))
+        return rc;
+    gq_cli_error("interrupted while measuring the paths: no placement; %d figures kept%s%s%s%s", o->rs.n,
+                 ctx->json_path ? " in " : "", ctx->json_path ? ctx->json_path : "",
+                 ctx->journal ? ", journal: " : "", ctx->journal ? ctx->journal->path : "");
+    ctx->exit_code = GQ_EXIT_INTR;
+    return GQ_E_INTR;
+}
+
+/* The model from the figures, the mapping, and its verification. */
+static int place_solve(gq_ctx *ctx, const gq_harness_opts *ho)
+{
+    place_opts *o = ctx->opts;
+    int rc;
+    if ((rc = gq_place_model_build(o->model, o->ngpu, &o->rs, o->input ? o->saved : o->sections,
+                                   ctx->opened          ? ctx->topo
+                                   : o->have_saved_topo ? o->saved_topo
+                                                        : NULL,
+                                   &ctx->err)))
+        return rc;
+    o->model->tolerance = o->tolerance / 100.0;
+    if (o->input)
+        snprintf(o->model->source, sizeof o->model->source, "%s", o->input);
+    if ((rc = gq_place_solve(o->model, &o->roles, o->res, &ctx->err)) || !o->verify_run)
+        return rc;
+    rc = gq_place_verify(&ctx->be, ctx->topo, o->model, o->res, o->c.buffer_size, ho, &o->rs, ctx->journal,
+                         &ctx->err);
+    if (rc == GQ_E_INTR) {
+        ctx->exit_code = GQ_EXIT_INTR; /* README: place interrupted exits 130 */
+        gq_cli_warn("interrupted: the verification is incomplete%s%s", ctx->journal ? "; journal: " : "",
+                    ctx->journal ? ctx->journal->path : "");
+        rc = GQ_OK;
+    }
+    return rc;
+}
+
+static int place_run(gq_ctx *ctx)
+{
+    place_opts *o = ctx->opts;
+    int rc;
+    for (int i = 0; i < o->c.ngpus_sel; i++)
+        o->roles.usable |= (gq_gpuset)1 << o->c.gpus_sel[i];
+    if ((rc = gq_place_roles_check(&o->roles, o->ngpu, &ctx->err)))
+        return rc;
     gq_harness_opts ho;
     gq_harness_opts_default(&ho);
-    ho.rounds = o.rounds;
-    if (!o.input) {
-        live l = {.be = &be,
-                  .topo = topo,
-                  .ho = ho,
-                  .rs = &rs,
-                  .j = jopen ? &jr : NULL,
-                  .bytes = o.bytes,
-                  .prog = &prog};
-        long n = o.c.ngpus_sel;
-        gq_progress_init(&prog, !o.c.quiet, (n * (n - 1) + 6 * n + 8) * (o.rounds + 1));
-        l.ho.progress = on_round;
-        l.ho.progress_arg = &l;
-        rc = discover(&l, o.c.gpus_sel, o.c.ngpus_sel, sections, &err);
-        gq_progress_clear(&prog);
-        if (rc == GQ_E_INTR) {
-            /* no placement without every path, but what was measured is kept */
-            if (o.c.json_path) {
-                options = gq_opts_to_json(tabs, NTABS, &o);
-                gq_doc d = {.kind = "place",
-                            .version = gq_version,
-                            .git = gq_git_rev,
-                            .options = options,
-                            .topo = topo,
-                            .records = &rs,
-                            .sections = sections,
-                            .simulated = gq_backend_simulated(&be),
-                            .incomplete = true};
-                if (!(doc = gq_doc_to_json(&d))) {
-                    rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-                    goto fail;
-                }
-                if ((rc = gq_json_write_file(doc, o.c.json_path, &err)))
-                    goto fail;
-            }
-            gq_cli_error("interrupted while measuring the paths: no placement; %d figures kept%s%s%s%s", rs.n,
-                         o.c.json_path ? " in " : "", o.c.json_path ? o.c.json_path : "",
-                         jopen ? ", journal: " : "", jopen ? jr.path : "");
-            exit_code = GQ_EXIT_INTR;
-            goto out;
-        }
-        if (rc)
-            goto fail;
-    }
-    if ((rc = gq_place_model_build(model, ngpu, &rs, o.input ? saved : sections,
-                                   opened            ? topo
-                                   : have_saved_topo ? saved_topo
-                                                     : NULL,
-                                   &err)))
-        goto fail;
-    model->tolerance = o.tolerance / 100.0;
-    if (o.input)
-        snprintf(model->source, sizeof model->source, "%s", o.input);
-    if ((rc = gq_place_solve(model, &roles, res, &err)))
-        goto fail;
-    if (verify) {
-        rc = gq_place_verify(&be, topo, model, res, o.bytes, &ho, &rs, jopen ? &jr : NULL, &err);
-        if (rc == GQ_E_INTR) {
-            exit_code = GQ_EXIT_INTR; /* README: place interrupted exits 130 */
-            gq_cli_warn("interrupted: the verification is incomplete%s%s", jopen ? "; journal: " : "",
-                        jopen ? jr.path : "");
-            rc = GQ_OK;
-        } else if (rc) {
-            goto fail;
-        }
-    }
-
-    json_t *pj = gq_place_to_json(model, res);
-    if (!pj) {
-        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-        goto fail;
-    }
-    json_object_update(sections, pj);
+    ho.rounds = o->c.rounds;
+    if (!o->input && (rc = measure_paths(ctx, &ho)))
+        return rc == GQ_E_INTR ? GQ_OK : rc;
+    if ((rc = place_solve(ctx, &ho)))
+        return rc;
+    json_t *pj = gq_place_to_json(o->model, o->res);
+    if (!pj)
+        return gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
+    json_object_update(o->sections, pj);
     json_decref(pj);
-    if (o.c.json_path || !strcmp(o.c.format, "json")) {
-        options = gq_opts_to_json(tabs, NTABS, &o);
-        gq_doc d = {.kind = "place",
-                    .version = gq_version,
-                    .git = gq_git_rev,
-                    .options = options,
-                    .topo = opened            ? topo
-                            : have_saved_topo ? saved_topo
-                                              : NULL,
-                    .records = &rs,
-                    .sections = sections,
-                    .simulated = opened ? gq_backend_simulated(&be)
-                                        : json_is_true(json_object_get(saved, "simulated")),
-                    .incomplete = exit_code == GQ_EXIT_INTR};
-        if (!(doc = gq_doc_to_json(&d))) {
-            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-            goto fail;
-        }
-        if (o.c.json_path && (rc = gq_json_write_file(doc, o.c.json_path, &err)))
-            goto fail;
-    }
-    if (!strcmp(o.c.format, "json")) {
-        json_dumpf(doc, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
-    } else {
-        print_result(stdout, model, res, machine);
-    }
+    bool json = !strcmp(ctx->format, "json");
+    if ((ctx->json_path || json) && (rc = place_document(ctx, ctx->exit_code == GQ_EXIT_INTR)))
+        return rc;
+    ctx->doc_stdout = json;
+    if (!json)
+        print_result(stdout, o->model, o->res, o->machine);
     fflush(stdout);
-    goto out;
-
-fail:
-    gq_progress_clear(&prog);
-    gq_cli_error("%s", err.msg);
-    exit_code = gq_status_exit_code(rc);
-out:
-    if (jopen)
-        gq_journal_close(&jr);
-    json_decref(doc);
-    json_decref(options);
-    json_decref(sections);
-    json_decref(saved);
-    gq_records_free(&rs);
-    if (opened)
-        gq_backend_close(&be);
-    free(topo);
-    free(saved_topo);
-    free(model);
-    free(res);
-    return exit_code;
+    return GQ_OK;
 }
+
+static void place_done(gq_ctx *ctx)
+{
+    place_opts *o = ctx->opts;
+    json_decref(o->sections);
+    json_decref(o->saved);
+    gq_records_free(&o->rs);
+    free(o->saved_topo);
+    free(o->model);
+    free(o->res);
+}
+
+const gq_frame_cmd gq_frame_place = {
+    .name = "place",
+    .summary = "place prefill/decode/offload/replica roles on measured paths, then verify",
+    .usage = "usage: gpuqual place [--prefill N --decode M] [--offload K] [--replicas R]\n"
+             "                     [--input domains.json|card.json] [--no-verify] [options]\n\n"
+             "Choose GPUs for serving roles from measured paths and explain each choice:\n"
+             "  prefill->decode pairs on the fastest paths while all hand off at once (with P2P domains\n"
+             "  {0-3} and {4-7}: {0,1}->{2,3} and {4,5}->{6,7}, not 0-3 -> 4-7); KV offload workers whose\n"
+             "  host paths do not collide (one per shared host budget); replicas on separate host budgets.\n"
+             "Then verify: run exactly the concurrent pattern the mapping implies, and the naive mapping's\n"
+             "(GPUs in index order), and report predicted against measured and the gain.\n"
+             "Without --input it first measures what it needs (the 'gpuqual domains' probes).\n"
+             "Examples:\n"
+             "  gpuqual place --prefill 4 --decode 4 --sim rtxpro6000x8\n"
+             "  gpuqual place --offload 4 --input domains.json\n\n",
+    .opts = {.name = "place",
+             .tabs = tabs,
+             .ntab = NTABS,
+             .defaults = place_defaults,
+             .bounds = place_bounds,
+             .omit = "verify,method"},
+    .opts_size = sizeof(place_opts),
+    .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL,
+    .prepare = place_prepare,
+    .check = place_check,
+    .run = place_run,
+    .done = place_done,
+};

@@ -13,6 +13,7 @@
 #include "exec/stress_run.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/frame.h"
 #include "core/interrupt.h"
 #include "core/units.h"
 #include "render/render.h"
@@ -39,7 +40,6 @@ static const gq_opt stress_own_opts[] = {
      .arg = "TIME",
      .help = "how long to load the GPUs: 90s, 5m, 1h"},
     {.name = "precision",
-     .shortname = 'p',
      .type = GQ_OPT_ENUM,
      .off = OFF(precision),
      .def = "bf16",
@@ -47,7 +47,6 @@ static const gq_opt stress_own_opts[] = {
      .help = "GEMM element type (bf16/fp16 on the tensor cores)",
      .choices = "bf16,fp16,fp32,fp64"},
     {.name = "interval",
-     .shortname = 'i',
      .type = GQ_OPT_DURATION,
      .off = OFF(interval),
      .def = "1s",
@@ -77,20 +76,6 @@ static const gq_opt stress_own_opts[] = {
 
 static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, stress_own_opts};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
-
-static void help(void)
-{
-    printf("usage: gpuqual stress [--duration 5m] [--gpus LIST] [--precision bf16|fp16|fp32|fp64]\n"
-           "                      [--interval 1s] [--with-transfers] [--csv FILE] [options]\n\n"
-           "Load every chosen GPU at once with a cuBLAS GEMM in a loop (results checked against the\n"
-           "first one), sample temperature, power, clocks, clock-event reasons, PCIe link, replay and\n"
-           "ECC counters, then summarise each GPU and judge the node (docs/method-stress.md):\n"
-           "faulty results, uncorrected ECC, a lost GPU, thermal slowdown or a link trained down under\n"
-           "load fail; clock spread across same-model GPUs warns; power capping alone is information.\n"
-           "Exit code: 0 pass, 4 warn, 1 fail, 5 interrupted (Ctrl-C; the summary is still written).\n\n"
-           "options:\n");
-    gq_opts_help(stdout, tabs, NTABS);
-}
 
 /* ---- progress ------------------------------------------------------------- */
 
@@ -346,144 +331,161 @@ static int write_csv_file(const gq_stress_result *r, const char *path, gq_err *e
 
 /* ---- the command ---------------------------------------------------------- */
 
-int gq_cmd_stress(int argc, char **argv)
+/* The stress options from the command line (the GPUs come once they are known). */
+static int stress_opts_from(const stress_opts *o, gq_stress_opts *so, gq_err *err)
 {
-    stress_opts o;
-    gq_err err = {0};
-    gq_backend be = {0};
-    bool opened = false, want_help = false;
-    const char *pos[1];
-    int npos = 0, rc = GQ_OK, exit_code = GQ_EXIT_OK;
-    json_t *doc = NULL, *options = NULL, *sections = NULL;
-    gq_topo *topo = calloc(1, sizeof *topo);
-    gq_stress_result *res = calloc(1, sizeof *res);
-    gq_stress_summary *sum = calloc(1, sizeof *sum);
-    gq_stress_opts so;
-    progress prog = {0};
+    gq_stress_opts_default(so);
+    so->duration_s = o->duration;
+    so->interval_s = o->interval;
+    so->with_transfers = o->with_transfers;
+    so->ngpus = 1; /* checked again once the GPUs are known */
+    int rc = gq_stress_parse_precision(o->precision, &so->precision, err);
+    return rc ? rc : gq_stress_opts_check(so, err);
+}
 
-    memset(&o, 0, sizeof o);
-    if (!topo || !res || !sum) {
-        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-        goto fail;
-    }
-    if ((rc = gq_opts_parse(tabs, NTABS, &o, argc, argv, 2, pos, 0, &npos, &want_help, &err)))
-        goto fail;
-    if (want_help) {
-        help();
-        goto out;
-    }
-    if (!strcmp(o.c.format, "nvbandwidth-json")) {
-        rc = gq_err_set(
-            &err, GQ_E_USAGE,
+static int stress_prepare(gq_ctx *ctx)
+{
+    stress_opts *o = ctx->opts;
+    gq_stress_opts so;
+    int rc;
+    if (!strcmp(o->c.format, "nvbandwidth-json"))
+        return gq_err_set(
+            &ctx->err, GQ_E_USAGE,
             "stress: --format nvbandwidth-json does not apply; use table, json, csv, markdown or prometheus");
-        goto fail;
-    }
-    gq_stress_opts_default(&so);
-    so.duration_s = o.duration;
-    so.interval_s = o.interval;
-    so.with_transfers = o.with_transfers;
-    so.ngpus = 1; /* checked again once the GPUs are known */
-    if ((rc = gq_stress_parse_precision(o.precision, &so.precision, &err)) ||
-        (rc = gq_stress_opts_check(&so, &err)))
-        goto fail;
+    if ((rc = stress_opts_from(o, &so, &ctx->err)))
+        return rc;
     /* A bad --sim-fault (or other backend option) is refused before anything
      * runs, by the backend's option hook. */
-    if ((rc = gq_cli_check_backend_opts(&o.c, &err)))
-        goto fail;
+    if ((rc = gq_cli_check_backend_opts(&o->c, &ctx->err)))
+        return rc;
     /* Refuse unwritable outputs before any GPU is loaded. */
-    if ((rc = gq_cli_check_writable(o.c.json_path, &err)) || (rc = gq_cli_check_writable(o.csv, &err)))
-        goto fail;
+    if ((rc = gq_outfile_check(ctx->json_path, &ctx->err)))
+        return rc;
+    return gq_outfile_check(o->csv, &ctx->err);
+}
 
-    if ((rc = gq_cli_open(&o.c, &be, topo, &err)))
-        goto fail;
-    opened = true;
-    if (!o.c.quiet)
-        for (int i = 0; i < topo->nwarnings; i++)
-            gq_cli_warn("%s", topo->warnings[i]);
-
-    so.ngpus = o.c.ngpus_sel;
-    memcpy(so.gpus, o.c.gpus_sel, sizeof so.gpus);
-    prog.on = gq_cli_tty() && !o.c.quiet && !strcmp(o.c.format, "table");
-    so.progress = on_progress;
-    so.progress_arg = &prog;
-
-    int run_rc = gq_stress_run(&be, topo, &so, res, &err);
-    progress_end(&prog);
-    if (run_rc != GQ_OK && run_rc != GQ_E_INTR) {
-        rc = run_rc;
-        goto fail;
-    }
-    gq_stress_rules rules;
-    gq_stress_rules_default(&rules);
-    rules.clock_spread_warn = o.clock_spread_warn / 100.0;
-    gq_stress_summarize(res, &rules, sum);
-
-    bool need_doc = o.c.json_path || !strcmp(o.c.format, "json");
-    if (need_doc) {
-        options = gq_opts_to_json(tabs, NTABS, &o);
-        sections = json_object();
-        json_t *st = gq_stress_to_json(res, sum);
-        if (!options || !sections || !st) {
-            json_decref(st);
-            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-            goto fail;
-        }
+/* The JSON document of the run into ctx->doc. */
+static int stress_doc(gq_ctx *ctx, const gq_stress_result *res, const gq_stress_summary *sum)
+{
+    json_t *options = gq_opts_to_json(ctx->cmd->opts.tabs, ctx->cmd->opts.ntab, ctx->opts);
+    json_t *sections = json_object();
+    json_t *st = gq_stress_to_json(res, sum);
+    int rc = GQ_OK;
+    if (options && sections && st) {
         json_object_set_new(sections, "stress", st);
+        st = NULL;
         gq_doc d = {.kind = "stress",
                     .options = options,
-                    .topo = topo,
+                    .topo = ctx->topo,
                     .records = NULL,
                     .sections = sections,
                     .simulated = res->simulated,
                     .incomplete = res->interrupted};
-        if (!(doc = gq_doc_to_json(&d))) {
-            rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-            goto fail;
-        }
+        ctx->doc = gq_doc_to_json(&d);
     }
-    if (o.c.json_path && (rc = gq_json_write_file(doc, o.c.json_path, &err)))
-        goto fail;
-    if (o.csv && (rc = write_csv_file(res, o.csv, &err)))
-        goto fail;
-
-    if (!strcmp(o.c.format, "json")) {
-        json_dumpf(doc, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
-    } else if (!strcmp(o.c.format, "csv")) {
-        gq_stress_write_csv(stdout, res);
-    } else if (!strcmp(o.c.format, "markdown")) {
-        print_table(stdout, res, sum, true);
-    } else if (!strcmp(o.c.format, "prometheus")) {
-        print_prometheus(stdout, sum);
-    } else {
-        print_table(stdout, res, sum, false);
-    }
-    fflush(stdout);
-
-    if (sum->verdict == GQ_STRESS_FAIL)
-        exit_code = GQ_EXIT_FAIL;
-    else if (res->interrupted)
-        exit_code = GQ_EXIT_INCOMPLETE;
-    else if (sum->verdict == GQ_STRESS_WARN)
-        exit_code = GQ_EXIT_WARN;
-    else
-        exit_code = GQ_EXIT_OK;
-    goto out;
-
-fail:
-    progress_end(&prog);
-    gq_cli_error("%s", err.msg);
-    exit_code = gq_status_exit_code(rc);
-out:
-    json_decref(doc);
+    if (!ctx->doc)
+        rc = gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
+    json_decref(st);
     json_decref(options);
     json_decref(sections);
-    if (opened)
-        gq_backend_close(&be);
+    return rc;
+}
+
+static void stress_print(gq_ctx *ctx, const gq_stress_result *res, const gq_stress_summary *sum)
+{
+    const char *format = ctx->format;
+    if (!strcmp(format, "json"))
+        ctx->doc_stdout = true;
+    else if (!strcmp(format, "csv"))
+        gq_stress_write_csv(stdout, res);
+    else if (!strcmp(format, "markdown"))
+        print_table(stdout, res, sum, true);
+    else if (!strcmp(format, "prometheus"))
+        print_prometheus(stdout, sum);
+    else
+        print_table(stdout, res, sum, false);
+    fflush(stdout);
+}
+
+static int stress_exit_code(const gq_stress_result *res, const gq_stress_summary *sum)
+{
+    if (sum->verdict == GQ_STRESS_FAIL)
+        return GQ_EXIT_FAIL;
+    if (res->interrupted)
+        return GQ_EXIT_INCOMPLETE;
+    if (sum->verdict == GQ_STRESS_WARN)
+        return GQ_EXIT_WARN;
+    return GQ_EXIT_OK;
+}
+
+/* Load, judge and write the outputs of one stress run. */
+static int stress_judge_and_write(gq_ctx *ctx, gq_stress_result *res, gq_stress_summary *sum)
+{
+    stress_opts *o = ctx->opts;
+    gq_stress_rules rules;
+    gq_stress_rules_default(&rules);
+    rules.clock_spread_warn = o->clock_spread_warn / 100.0;
+    gq_stress_summarize(res, &rules, sum);
+    int rc;
+    if ((ctx->json_path || !strcmp(ctx->format, "json")) && (rc = stress_doc(ctx, res, sum)))
+        return rc;
+    if (o->csv && (rc = write_csv_file(res, o->csv, &ctx->err)))
+        return rc;
+    stress_print(ctx, res, sum);
+    ctx->exit_code = stress_exit_code(res, sum);
+    return GQ_OK;
+}
+
+static int stress_run(gq_ctx *ctx)
+{
+    stress_opts *o = ctx->opts;
+    gq_stress_opts so;
+    progress prog = {0};
+    gq_stress_result *res = calloc(1, sizeof *res);
+    gq_stress_summary *sum = calloc(1, sizeof *sum);
+    int rc = GQ_OK;
+    if (!res || !sum) {
+        rc = gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
+        goto out;
+    }
+    if (!ctx->quiet)
+        for (int i = 0; i < ctx->topo->nwarnings; i++)
+            gq_cli_warn("%s", ctx->topo->warnings[i]);
+    if ((rc = stress_opts_from(o, &so, &ctx->err)))
+        goto out;
+    so.ngpus = o->c.ngpus_sel;
+    memcpy(so.gpus, o->c.gpus_sel, sizeof so.gpus);
+    prog.on = gq_cli_tty() && !ctx->quiet && !strcmp(ctx->format, "table");
+    so.progress = on_progress;
+    so.progress_arg = &prog;
+    rc = gq_stress_run(&ctx->be, ctx->topo, &so, res, &ctx->err);
+    progress_end(&prog);
+    if (rc == GQ_E_INTR)
+        rc = GQ_OK;
+    if (!rc)
+        rc = stress_judge_and_write(ctx, res, sum);
+out:
     if (res)
         gq_stress_result_free(res);
     free(res);
     free(sum);
-    free(topo);
-    return exit_code;
+    return rc;
 }
+
+const gq_frame_cmd gq_frame_stress = {
+    .name = "stress",
+    .summary = "load every GPU with GEMMs, record telemetry, judge the node",
+    .usage = "usage: gpuqual stress [--duration 5m] [--gpus LIST] [--precision bf16|fp16|fp32|fp64]\n"
+             "                      [--interval 1s] [--with-transfers] [--csv FILE] [options]\n\n"
+             "Load every chosen GPU at once with a cuBLAS GEMM in a loop (results checked against the\n"
+             "first one), sample temperature, power, clocks, clock-event reasons, PCIe link, replay and\n"
+             "ECC counters, then summarise each GPU and judge the node (docs/method-stress.md):\n"
+             "faulty results, uncorrected ECC, a lost GPU, thermal slowdown or a link trained down under\n"
+             "load fail; clock spread across same-model GPUs warns; power capping alone is information.\n"
+             "Exit code: 0 pass, 4 warn, 1 fail, 5 interrupted (Ctrl-C; the summary is still written).\n\n",
+    .opts = {.name = "stress", .tabs = tabs, .ntab = NTABS},
+    .opts_size = sizeof(stress_opts),
+    .needs = GQ_FRAME_BACKEND,
+    .prepare = stress_prepare,
+    .run = stress_run,
+};

@@ -33,11 +33,10 @@ extern const gq_frame_cmd gq_frame_run;
 extern const gq_frame_cmd gq_frame_sweep;
 extern const gq_frame_cmd gq_frame_pairs;
 extern const gq_frame_cmd gq_frame_domains;
-
-int gq_cmd_kv(int argc, char **argv);
-int gq_cmd_place(int argc, char **argv);
-int gq_cmd_stress(int argc, char **argv);
-int gq_cmd_card(int argc, char **argv);
-int gq_cmd_fleet(int argc, char **argv);
+extern const gq_frame_cmd gq_frame_stress;
+extern const gq_frame_cmd gq_frame_card;
+extern const gq_frame_cmd gq_frame_fleet;
+extern const gq_frame_cmd gq_frame_place;
+extern const gq_frame_cmd gq_frame_kv;
 
 #endif

@@ -48,8 +48,10 @@ static int frame_open(gq_ctx *ctx, gq_outfile *of, bool *help_only, int argc, ch
         if ((rc = gq_cli_open(ctx->c, &ctx->be, ctx->topo, err)))
             return rc;
         ctx->opened = true;
+        if (cmd->check && (rc = cmd->check(ctx)))
+            return rc;
     }
-    if ((cmd->needs & GQ_FRAME_JOURNAL) && ctx->c->journal) {
+    if ((cmd->needs & GQ_FRAME_JOURNAL) && ctx->c->journal && !ctx->no_backend) {
         if ((rc = gq_journal_open(&ctx->jr, ctx->c->journal, err)))
             return gq_err_prefix(err, "--journal");
         ctx->journal = &ctx->jr;
@@ -97,13 +99,15 @@ int gq_frame_main(const gq_frame_cmd *cmd, int argc, char **argv)
         gq_outfile_abort(&of);
     int code = ctx.exit_code;
     if (rc) {
-        if (cmd->fail)
+        code = gq_status_exit_code(rc);
+        if (cmd->fail) {
+            ctx.exit_code = code;
             cmd->fail(&ctx, rc);
-        else if (ctx.err.msg[0])
+            code = ctx.exit_code;
+        } else if (ctx.err.msg[0])
             gq_cli_error("%s", ctx.err.msg);
         else
             gq_cli_error("%s failed", cmd->name);
-        code = gq_status_exit_code(rc);
     }
     if (cmd->done && ctx.opts)
         cmd->done(&ctx);

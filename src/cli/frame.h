@@ -29,7 +29,8 @@ enum {
     GQ_FRAME_COMMON = 1u << 0,  /* the options struct begins with gq_common (format, json, quiet, gpus...) */
     GQ_FRAME_BACKEND = 1u << 1, /* open the backend and discover (gq_cli_open) unless prepare() sets
                                    ctx->no_backend; implies GQ_FRAME_COMMON */
-    GQ_FRAME_JOURNAL = 1u << 2, /* open --journal FILE as ctx->journal */
+    GQ_FRAME_JOURNAL = 1u << 2, /* open --journal FILE as ctx->journal (not with ctx->no_backend: nothing is
+                                   measured) */
 };
 
 typedef struct gq_ctx {
@@ -69,10 +70,16 @@ typedef struct gq_frame_cmd {
     /* Check the options before any work; may set ctx->out_path, json_path,
      * no_backend. NULL: nothing to check. */
     int (*prepare)(gq_ctx *ctx);
+    /* Check what needs the machine (ctx->be, ctx->topo) once the backend is
+     * open, before the journal and -o FILE are opened (a payload too large
+     * for a GPU leaves no journal behind). NULL: nothing to check. */
+    int (*check)(gq_ctx *ctx);
     /* The work. Returns a gq status; GQ_OK with ctx->exit_code for a verdict. */
     int (*run)(gq_ctx *ctx);
     /* Report an error another way than one "gpuqual: MSG" line (topo's "no
-     * GPU"). NULL: the one line. */
+     * GPU"), or undo what a refused run left behind (card's directory).
+     * ctx->exit_code holds the status's exit code; fail() may change it.
+     * NULL: the one line. */
     void (*fail)(gq_ctx *ctx, int rc);
     /* Free what prepare() or run() kept in the options struct; called
      * always, last. NULL: nothing to free. */

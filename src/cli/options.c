@@ -10,33 +10,41 @@ static json_t *list_json(const gq_optlist *l)
     return a;
 }
 
+static json_t *opt_json(const gq_opt *op, const void *src)
+{
+    const char *p = (const char *)src + op->off;
+    switch (op->type) {
+    case GQ_OPT_FLAG: return json_boolean(*(const bool *)p);
+    case GQ_OPT_INT: return json_integer(*(const int *)p);
+    case GQ_OPT_DOUBLE:
+    case GQ_OPT_PERCENT:
+    case GQ_OPT_DURATION: return json_real(*(const double *)p);
+    case GQ_OPT_SIZE: return json_integer((json_int_t) * (const uint64_t *)p);
+    case GQ_OPT_STR:
+    case GQ_OPT_ENUM: {
+        const char *s = *(const char *const *)p;
+        return s ? json_string(s) : json_null();
+    }
+    case GQ_OPT_LIST:
+    case GQ_OPT_KV: return list_json((const gq_optlist *)p);
+    }
+    return NULL;
+}
+
 json_t *gq_opts_to_json(const gq_opt *const *tabs, int ntab, const void *src)
 {
+    gq_optset set = {.tabs = tabs, .ntab = ntab};
+    return gq_optset_to_json(&set, src);
+}
+
+json_t *gq_optset_to_json(const gq_optset *set, const void *src)
+{
     json_t *o = json_object();
-    if (!o)
-        return NULL;
-    for (int t = 0; t < ntab; t++)
-        for (const gq_opt *op = tabs[t]; op->name; op++) {
-            const char *p = (const char *)src + op->off;
-            json_t *v = NULL;
-            switch (op->type) {
-            case GQ_OPT_FLAG: v = json_boolean(*(const bool *)p); break;
-            case GQ_OPT_INT: v = json_integer(*(const int *)p); break;
-            case GQ_OPT_DOUBLE:
-            case GQ_OPT_PERCENT:
-            case GQ_OPT_DURATION: v = json_real(*(const double *)p); break;
-            case GQ_OPT_SIZE: v = json_integer((json_int_t) * (const uint64_t *)p); break;
-            case GQ_OPT_STR:
-            case GQ_OPT_ENUM: {
-                const char *s = *(const char *const *)p;
-                v = s ? json_string(s) : json_null();
-                break;
-            }
-            case GQ_OPT_LIST:
-            case GQ_OPT_KV: v = list_json((const gq_optlist *)p); break;
-            }
-            if (v)
-                json_object_set_new(o, op->name, v);
-        }
+    int it = 0;
+    for (const gq_opt *op = NULL; o && (op = gq_optset_next(set, &it, op));) {
+        json_t *v = opt_json(op, src);
+        if (v)
+            json_object_set_new(o, op->name, v);
+    }
     return o;
 }

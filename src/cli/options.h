@@ -9,5 +9,7 @@
  * (every option of the tables, defaults included). New reference. */
 struct json_t;
 struct json_t *gq_opts_to_json(const gq_opt *const *tabs, int ntab, const void *src);
+/* The same for the options of a set (less its `omit`). */
+struct json_t *gq_optset_to_json(const gq_optset *set, const void *src);
 
 #endif

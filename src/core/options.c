@@ -1,6 +1,7 @@
 #include "core/options.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -42,15 +43,22 @@ const char *gq_opt_kind_name(gq_opt_type t)
     return "?";
 }
 
+static int choice_ok(const char *choices, const char *v);
+
 const gq_opt *gq_optset_next(const gq_optset *set, int *it, const gq_opt *prev)
 {
     const gq_opt *o = prev ? prev + 1 : (set->ntab > 0 ? set->tabs[0] : NULL);
-    while (o && !o->name) {
-        if (++*it >= set->ntab)
-            return NULL;
-        o = set->tabs[*it];
+    for (;;) {
+        while (o && !o->name) {
+            if (++*it >= set->ntab)
+                return NULL;
+            o = set->tabs[*it];
+        }
+        /* omit names shared options; the last table (the command's own) keeps its names */
+        if (!o || !set->omit || *it == set->ntab - 1 || !choice_ok(set->omit, o->name))
+            return o;
+        o++;
     }
-    return o;
 }
 
 const char *gq_optset_default(const gq_optset *set, const gq_opt *o)
@@ -127,8 +135,29 @@ static int list_add(const gq_opt *o, gq_optlist *l, const char *v, gq_err *err)
     return GQ_OK;
 }
 
-static int set_value(const gq_opt *o, void *dst, const char *v, gq_err *err)
+/* o with the set's bounds for it ("buffer-size=4096..1e13" in set->bounds)
+ * in *tmp, else o itself. */
+static const gq_opt *with_bounds(const gq_optset *set, const gq_opt *o, gq_opt *tmp)
 {
+    size_t l = strlen(o->name);
+    for (const char *const *b = set->bounds; b && *b; b++) {
+        if (strncmp(*b, o->name, l) || (*b)[l] != '=')
+            continue;
+        const char *dots = strstr(*b + l + 1, "..");
+        if (!dots)
+            return o;
+        *tmp = *o;
+        tmp->lo = strtod(*b + l + 1, NULL); /* "4096." reads as 4096 */
+        tmp->hi = strtod(dots + 2, NULL);
+        return tmp;
+    }
+    return o;
+}
+
+static int set_value(const gq_optset *set, const gq_opt *o, void *dst, const char *v, gq_err *err)
+{
+    gq_opt bounded;
+    o = with_bounds(set, o, &bounded);
     char *p = (char *)dst + o->off;
     gq_err e = {0};
     switch (o->type) {
@@ -197,7 +226,7 @@ static int set_defaults(const gq_optset *set, void *dst, gq_err *err)
         const char *def = gq_optset_default(set, o);
         if (!def)
             continue;
-        if (set_value(o, dst, def, err))
+        if (set_value(set, o, dst, def, err))
             return gq_err_prefix(err, "internal: bad default");
     }
     return GQ_OK;
@@ -314,7 +343,7 @@ static int apply(pstate *s, const gq_opt *o, const char *shown, const char *val,
         return gq_err_set(err, GQ_E_USAGE, "%s%s--format %s is not available here; use %s",
                           s->set->name ? s->set->name : "", s->set->name ? ": " : "", val, alts);
     }
-    int rc = set_value(o, s->dst, val, err);
+    int rc = set_value(s->set, o, s->dst, val, err);
     if (rc)
         return rc;
     set_seen(o, s->dst);
@@ -408,7 +437,7 @@ int gq_optset_parse(const gq_optset *set, void *dst, int argc, char **argv, int 
         const char *a = argv[i];
         if (only_pos || a[0] != '-' || a[1] == 0) {
             if (!only_pos && s.pending) {
-                if ((rc = set_value(s.pending, dst, a, err)))
+                if ((rc = set_value(set, s.pending, dst, a, err)))
                     return rc;
                 continue;
             }
@@ -511,6 +540,8 @@ static void bound_text(const gq_opt *o, double v, char *buf, size_t n)
 
 static void help_one(FILE *f, const gq_optset *set, const gq_opt *o, int width)
 {
+    gq_opt bounded;
+    o = with_bounds(set, o, &bounded);
     char left[96], text[1024];
     const char *arg = o->type == GQ_OPT_FLAG ? "" : (o->arg ? o->arg : "VALUE");
     if (o->shortname)

@@ -82,8 +82,12 @@ typedef struct gq_optset {
     const gq_opt *const *tabs;
     int ntab;
     const char *const *defaults;   /* "name=value" overrides of shared defaults, NULL-terminated, or NULL */
+    const char *const *bounds;     /* "name=LO..HI" overrides of shared bounds, NULL-terminated, or NULL */
     const char *formats;           /* the --format values this command accepts ("table,json"), or NULL */
     const gq_opt_grammar *grammar; /* NULL: gq_grammar_gpuqual */
+    /* Options of the shared tables this command does not take ("rounds,method"), or NULL. It applies
+     * to every table but the last, which is the command's own. */
+    const char *omit;
 } gq_optset;
 
 /* Parse argv[first..argc) against the set, writing into `dst`. Defaults are
@@ -109,7 +113,7 @@ void gq_opts_help(FILE *f, const gq_opt *const *tabs, int ntab);
 /* The width help wraps to: 100 unless the front end sets it (the terminal's). */
 extern int gq_opts_help_width;
 
-/* Walk every option of a set (man pages, completion, checks):
+/* Walk every option of a set, less its `omit` (man pages, completion, checks):
  * for (const gq_opt *o = NULL; (o = gq_optset_next(set, &it, o));) ... with
  * `int it = 0` before. */
 const gq_opt *gq_optset_next(const gq_optset *set, int *it, const gq_opt *prev);

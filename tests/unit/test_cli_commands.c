@@ -66,6 +66,14 @@ static bool is_shared_measure(const gq_opt *o)
     return false;
 }
 
+/* The one known exception: place's own --verify runs the mapping's pattern and the naive one's and
+ * reports measured against predicted; it is not the data-pattern check, which place does not offer.
+ * (A rename to a name of its own is left for the "one meaning per flag" work.) */
+static bool place_verify(const gq_command *c, const gq_opt *o)
+{
+    return !strcmp(c->name, "place") && !strcmp(o->name, "verify");
+}
+
 /* The measurement options are declared once (common.c), with one help text:
  * a command on the frame takes them from there, never declares its own. */
 static void test_measure_opts_declared_once(void **state)
@@ -77,11 +85,12 @@ static void test_measure_opts_declared_once(void **state)
         int it = 0;
         for (const gq_opt *o = NULL; (o = gq_optset_next(&c->frame->opts, &it, o));)
             for (const gq_opt *m = gq_common_measure_opts; m->name; m++)
-                if (!strcmp(o->name, m->name) && !is_shared_measure(o))
+                if (!strcmp(o->name, m->name) && !is_shared_measure(o) && !place_verify(c, o))
                     fail_msg("%s: --%s is declared again; use common.c's shared declaration", c->name,
                              o->name);
     }
-    const char *framed[] = {"run", "sweep", "pairs", "domains"};
+    const char *framed[] = {"topo",  "run",    "sweep", "pairs",  "domains", "kv",
+                            "place", "stress", "card",  "report", "compare", "fleet"};
     for (size_t i = 0; i < sizeof framed / sizeof framed[0]; i++)
         for (const gq_command *c = gq_commands; c->name; c++)
             if (!strcmp(c->name, framed[i]) && !c->frame)
