@@ -154,7 +154,6 @@ static int push(gq_recordset *out, gq_journal *j, const gq_record *r, gq_err *je
     return GQ_OK;
 }
 
-
 /* What every record of one measurement's emission shares. */
 typedef struct emit_ctx {
     const hctx *c;
@@ -187,8 +186,8 @@ static void interferer_failure(const hctx *c, char *msg, size_t size)
 }
 
 /* The record of reported flow i. */
-static void flow_record(const emit_ctx *ec, int i, double overlap, bool has_interferers, const char *interferer_msg,
-                        gq_record *r)
+static void flow_record(const emit_ctx *ec, int i, double overlap, bool has_interferers,
+                        const char *interferer_msg, gq_record *r)
 {
     const hctx *c = ec->c;
     const gq_measurement *m = c->m;
@@ -218,14 +217,16 @@ static void flow_record(const emit_ctx *ec, int i, double overlap, bool has_inte
         gq_hrec_set_error(r, GQ_FLAG_ERROR, interferer_msg);
     if (has_interferers && c->rounds > 0 && c->min_overlap < GQ_OVERLAP_MIN) {
         char msg[160];
-        snprintf(msg, sizeof msg, "the interfering flows ran during only %.1f%% of the measured window (< %.0f%%)",
+        snprintf(msg, sizeof msg,
+                 "the interfering flows ran during only %.1f%% of the measured window (< %.0f%%)",
                  100.0 * c->min_overlap, 100.0 * GQ_OVERLAP_MIN);
         gq_hrec_set_error(r, GQ_FLAG_OVERLAP, msg);
     }
     if (fs->verify_failed) {
         char msg[160];
         snprintf(msg, sizeof msg, "data check failed: first bad byte at offset %llu of %s",
-                 (unsigned long long)fs->bad_offset, r->dst.kind == GQ_EP_HOST ? "the host buffer" : "the GPU buffer");
+                 (unsigned long long)fs->bad_offset,
+                 r->dst.kind == GQ_EP_HOST ? "the host buffer" : "the GPU buffer");
         gq_hrec_set_error(r, GQ_FLAG_VERIFY_FAILED, msg);
     }
     if (fs->n == 0 && !(r->flags & GQ_FLAG_ERROR))
@@ -367,8 +368,8 @@ static int emit_aggregate(const emit_ctx *ec, int pass, const member_facts *fact
     return push(ec->out, ec->j, &r, ec->jerr, ec->jfailed);
 }
 
-int gq_harness_emit(const hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_opts *o, gq_recordset *out,
-                    gq_journal *j, int group, double t0, gq_err *jerr, bool *jfailed)
+int gq_harness_emit(const hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_opts *o,
+                    gq_recordset *out, gq_journal *j, int group, double t0, gq_err *jerr, bool *jfailed)
 {
     const gq_measurement *m = c->m;
     emit_ctx ec = {.c = c,

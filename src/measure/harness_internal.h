@@ -41,8 +41,8 @@ typedef struct hctx {
 } hctx;
 
 /* Build and push every record of the measurement (harness_emit.c). */
-int gq_harness_emit(const hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_opts *o, gq_recordset *out,
-                    gq_journal *j, int group, double t0, gq_err *jerr, bool *jfailed);
+int gq_harness_emit(const hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_opts *o,
+                    gq_recordset *out, gq_journal *j, int group, double t0, gq_err *jerr, bool *jfailed);
 
 /* Record helpers shared by both files (harness_emit.c). */
 void gq_hrec_add_flow_gpus(gq_record *r, const gq_flow *f);

@@ -89,7 +89,8 @@ static void discover_gpu(const sim_priv *s, int g, gq_gpu_info *gi)
     const gq_sim_node *nd = &m->nodes[sg->node];
     gi->index = g;
     snprintf(gi->name, sizeof gi->name, "%s", sg->model);
-    uint64_t h = gq_sim_hash(gq_sim_hash(0x5157u, (uint64_t)g), (uint64_t)strlen(m->name) * 131u + (uint8_t)m->name[0]);
+    uint64_t h = gq_sim_hash(gq_sim_hash(0x5157u, (uint64_t)g),
+                             (uint64_t)strlen(m->name) * 131u + (uint8_t)m->name[0]);
     for (const char *c = m->name; *c; c++)
         h = gq_sim_hash(h, (uint8_t)*c);
     uint64_t h2 = gq_sim_hash(h, 7);
@@ -184,7 +185,8 @@ static void discover_pci_vm(const gq_sim_machine *m, gq_topo *t)
 }
 
 /* The tree node of machine node n, whose parent is already at pci_of[]. */
-static void fill_pci_node(const gq_sim_machine *m, const gq_topo *t, int n, const int *pci_of, gq_pci_node *pn)
+static void fill_pci_node(const gq_sim_machine *m, const gq_topo *t, int n, const int *pci_of,
+                          gq_pci_node *pn)
 {
     const gq_sim_node *nd = &m->nodes[n];
     memset(pn, 0, sizeof *pn);

@@ -114,8 +114,8 @@ typedef struct reps_loop {
 
 /* Rates and copy speeds of the active flows at time t, and the time of the
  * next completion (INFINITY if none); a flow with no bandwidth fails. */
-static double next_finish(const sim_priv *s, gq_group *g, const gq_run_opts *o, run_state *rs, gq_flow_result *res,
-                          double t, bool until_measured, reps_loop *lp)
+static double next_finish(const sim_priv *s, gq_group *g, const gq_run_opts *o, run_state *rs,
+                          gq_flow_result *res, double t, bool until_measured, reps_loop *lp)
 {
     solve_active(s, g, rs->act, rs->r);
     double tn = INFINITY;
@@ -144,8 +144,8 @@ static double next_finish(const sim_priv *s, gq_group *g, const gq_run_opts *o, 
 }
 
 /* Advance every active flow from t to tn; flows that finish by tn are done. */
-static void advance_flows(const gq_group *g, const gq_run_opts *o, run_state *rs, gq_flow_result *res, double t,
-                          double tn, bool until_measured, reps_loop *lp)
+static void advance_flows(const gq_group *g, const gq_run_opts *o, run_state *rs, gq_flow_result *res,
+                          double t, double tn, bool until_measured, reps_loop *lp)
 {
     for (int i = 0; i < rs->n; i++) {
         if (!rs->act[i])
@@ -197,8 +197,8 @@ static void finish_interferers(const gq_group *g, run_state *rs, gq_flow_result 
 }
 
 /* A run by reps; returns when the last flow ended. */
-static double run_by_reps(const sim_priv *s, gq_group *g, const gq_run_opts *o, run_state *rs, gq_flow_result *res,
-                          double t0)
+static double run_by_reps(const sim_priv *s, gq_group *g, const gq_run_opts *o, run_state *rs,
+                          gq_flow_result *res, double t0)
 {
     /* Event-driven: re-solve whenever a flow finishes its copies. The
      * few microseconds of start jitter shift windows but are not events
@@ -313,7 +313,8 @@ int gq_sim_be_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_res
     uint64_t call = ++s->calls;
     double t0 = s->clock + 20e-6; /* after the barrier and the launches */
     start_flows(s, g, o, call, t0, &rs, res);
-    double tend_all = o->reps > 0 ? run_by_reps(s, g, o, &rs, res, t0) : run_by_duration(s, g, o, &rs, res, t0);
+    double tend_all =
+        o->reps > 0 ? run_by_reps(s, g, o, &rs, res, t0) : run_by_duration(s, g, o, &rs, res, t0);
     align_split_pairs(g, res);
     s->clock = tend_all + 10e-6;
 out:
