@@ -879,21 +879,12 @@ static bool node_is(const gq_sim_node *n, unsigned mask)
 }
 #define K(k) (1u << (k))
 
-static int add_link(pctx *p, gq_sim_link_kind kind, const tok *kwt)
+/* The link's ends suit its kind (a PCIe child under a parent without a loop,
+ * NVLink between GPUs, no fabric to a GPU) and are not linked already. */
+static int check_link_ends(pctx *p, gq_sim_link_kind kind, const tok *kwt, int a, int b)
 {
     gq_sim_machine *m = p->m;
     const val *va = &p->v[S_POS0], *vb = &p->v[S_POS1];
-    int a = find_node(m, va->str), b = find_node(m, vb->str);
-    const char *ra = kind == GQ_SIM_LINK_PCIE ? "child" : "node",
-               *rb = kind == GQ_SIM_LINK_PCIE ? "parent" : "node";
-    if (a < 0)
-        return unknown_node(p, va->col, va->str, ra);
-    if (b < 0)
-        return unknown_node(p, vb->col, vb->str, rb);
-    if (a == b)
-        return perr(p, vb->col, "a link from '%s' to itself", va->str);
-    if (m->nlink == GQ_SIM_MAX_LINKS)
-        return perr(p, kwt->col, "too many links (at most %d)", GQ_SIM_MAX_LINKS);
     gq_sim_node *na = &m->nodes[a], *nb = &m->nodes[b];
     switch (kind) {
     case GQ_SIM_LINK_PCIE:
@@ -936,15 +927,14 @@ static int add_link(pctx *p, gq_sim_link_kind kind, const tok *kwt)
             return perr(p, kwt->col, "a second link between '%s' and '%s' (first at line %d); merge them",
                         na->name, nb->name, o->line);
     }
+    return GQ_OK;
+}
 
-    gq_sim_link *L = &m->links[m->nlink];
-    memset(L, 0, sizeof *L);
-    L->kind = kind;
-    L->a = a;
-    L->b = b;
-    L->line = p->line;
-    L->col = kwt->col;
-    L->w[0] = L->w[1] = 1.0;
+/* The slots holding the capacities a -> b (*fwd) and b -> a (*rev): up/down
+ * and read/write are aliases of fwd/rev. */
+static int link_dir_slots(pctx *p, gq_sim_link_kind kind, const gq_sim_node *na, const gq_sim_node *nb,
+                          int *fwd, int *rev)
+{
     val *v = p->v;
     /* Direction aliases: up/down on PCIe (up = child -> parent = a -> b),
      * read/write on a fabric link to memory (read = out of memory). */
@@ -976,6 +966,19 @@ static int add_link(pctx *p, gq_sim_link_kind kind, const tok *kwt)
             rev_slot = S_READ;
         }
     }
+    *fwd = fwd_slot;
+    *rev = rev_slot;
+    return GQ_OK;
+}
+
+/* The link's capacity per direction: given, per direction, or from its PCIe
+ * rate and width or its NVLink count and rate; the PCIe and NVLink fields. */
+static int link_capacity(pctx *p, gq_sim_link_kind kind, const tok *kwt, gq_sim_link *L, int fwd_slot,
+                         int rev_slot)
+{
+    gq_sim_machine *m = p->m;
+    const gq_sim_node *na = &m->nodes[L->a], *nb = &m->nodes[L->b];
+    val *v = p->v;
     bool any_dir = v[fwd_slot].set || v[rev_slot].set;
     if (v[S_CAP].set && any_dir)
         return perr(p, v[S_CAP].col,
@@ -1014,6 +1017,13 @@ static int add_link(pctx *p, gq_sim_link_kind kind, const tok *kwt)
         return perr(p, kwt->col, "the link %s-%s needs a capacity: 'cap BW', or one per direction", na->name,
                     nb->name);
     }
+    return GQ_OK;
+}
+
+/* Duplex limit and weights, flow caps, SM share, latency and cost. */
+static int link_extras(pctx *p, gq_sim_link *L)
+{
+    val *v = p->v;
     L->duplex = v[S_DUPLEX].set ? v[S_DUPLEX].num : 0;
     if (v[S_WEIGHTS].set) {
         if (!v[S_DUPLEX].set)
@@ -1033,6 +1043,41 @@ static int add_link(pctx *p, gq_sim_link_kind kind, const tok *kwt)
     L->sm_frac = v[S_SM].set ? v[S_SM].num : 0;
     L->lat = v[S_LAT].set ? v[S_LAT].num : 0;
     L->cost = v[S_COST].set ? v[S_COST].num : 0;
+    return GQ_OK;
+}
+
+static int add_link(pctx *p, gq_sim_link_kind kind, const tok *kwt)
+{
+    gq_sim_machine *m = p->m;
+    const val *va = &p->v[S_POS0], *vb = &p->v[S_POS1];
+    int a = find_node(m, va->str), b = find_node(m, vb->str);
+    const char *ra = kind == GQ_SIM_LINK_PCIE ? "child" : "node",
+               *rb = kind == GQ_SIM_LINK_PCIE ? "parent" : "node";
+    if (a < 0)
+        return unknown_node(p, va->col, va->str, ra);
+    if (b < 0)
+        return unknown_node(p, vb->col, vb->str, rb);
+    if (a == b)
+        return perr(p, vb->col, "a link from '%s' to itself", va->str);
+    if (m->nlink == GQ_SIM_MAX_LINKS)
+        return perr(p, kwt->col, "too many links (at most %d)", GQ_SIM_MAX_LINKS);
+    int rc;
+    if ((rc = check_link_ends(p, kind, kwt, a, b)))
+        return rc;
+    gq_sim_node *na = &m->nodes[a], *nb = &m->nodes[b];
+
+    gq_sim_link *L = &m->links[m->nlink];
+    memset(L, 0, sizeof *L);
+    L->kind = kind;
+    L->a = a;
+    L->b = b;
+    L->line = p->line;
+    L->col = kwt->col;
+    L->w[0] = L->w[1] = 1.0;
+    int fwd_slot = S_FWD, rev_slot = S_REV;
+    if ((rc = link_dir_slots(p, kind, na, nb, &fwd_slot, &rev_slot)) ||
+        (rc = link_capacity(p, kind, kwt, L, fwd_slot, rev_slot)) || (rc = link_extras(p, L)))
+        return rc;
     if (kind == GQ_SIM_LINK_PCIE)
         na->parent_link = m->nlink;
     na->nlinks++;
