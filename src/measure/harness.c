@@ -1,3 +1,7 @@
+/* The measurement harness: runs a measurement's flows in rounds (group mode,
+ * calibration, timed rounds, the data check) and a latency test; the records
+ * of a measurement are built by harness_emit.c.
+ */
 #include "measure/harness.h"
 
 #include <math.h>
@@ -6,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "measure/harness_internal.h"
 #include "measure/sanity.h"
 #include "core/interrupt.h"
 #include "core/units.h"
 
 #define MAX_REPS 10000000
-#define NDIR 4
 
 void gq_harness_opts_default(gq_harness_opts *o)
 {
@@ -60,38 +64,6 @@ gq_direction gq_flow_direction(const gq_flow *f)
     return GQ_DIR_P2P;
 }
 
-/* Per-flow state across rounds. */
-typedef struct flow_state {
-    double rate[GQ_MAX_ROUNDS];
-    double window[GQ_MAX_ROUNDS];
-    int n;
-    bool dead; /* failed once: no more samples */
-    char error[200];
-    bool verify_failed;
-    uint64_t bad_offset;
-    int numa_actual;
-} flow_state;
-
-typedef struct hctx {
-    const gq_measurement *m;
-    flow_state fs[GQ_MAX_FLOWS];
-    double agg[NDIR][GQ_MAX_ROUNDS]; /* per-direction aggregate of reported flows */
-    bool agg_broken[NDIR];
-    double sum[GQ_MAX_ROUNDS];
-    bool sum_broken;
-    double aggwin[GQ_MAX_ROUNDS]; /* longest window of the round */
-    int rounds;                   /* completed rounds */
-    double min_overlap;
-    char whole_error[200]; /* run() failed as a whole */
-    bool interrupted;
-    unsigned dir_present; /* directions among reported flows */
-} hctx;
-
-static bool is_host(gq_endpoint e)
-{
-    return e.kind == GQ_EP_HOST;
-}
-
 /* Bytes are counted once per copy, local copies included: nvbandwidth's
  * device_local_copy reports copy size / time (2091.5 GB/s on an H200, whose
  * HBM then moves ~4.2 TB/s reading plus writing), while p2pBandwidthLatencyTest's
@@ -111,333 +83,12 @@ static int next_group(const gq_recordset *out)
     return g;
 }
 
-static void add_gpu(gq_record *r, int g)
-{
-    if (g < 0)
-        return;
-    for (int i = 0; i < r->ngpus; i++)
-        if (r->gpus[i] == g)
-            return;
-    if (r->ngpus >= GQ_MAX_GPUS)
-        return;
-    int i = r->ngpus++;
-    while (i > 0 && r->gpus[i - 1] > g) {
-        r->gpus[i] = r->gpus[i - 1];
-        i--;
-    }
-    r->gpus[i] = g;
-}
-
-static void add_flow_gpus(gq_record *r, const gq_flow *f)
-{
-    if (f->src.kind == GQ_EP_GPU)
-        add_gpu(r, f->src.index);
-    if (f->dst.kind == GQ_EP_GPU)
-        add_gpu(r, f->dst.index);
-}
-
-static void set_error(gq_record *r, unsigned flag, const char *msg)
-{
-    r->flags |= flag;
-    r->valid = false;
-    if (!msg || !msg[0])
-        return;
-    if (!r->error[0]) {
-        snprintf(r->error, sizeof r->error, "%s", msg);
-    } else if (!strstr(r->error, msg)) {
-        size_t l = strlen(r->error);
-        snprintf(r->error + l, sizeof r->error - l, "; %s", msg);
-    }
-}
-
-static double median_of(const double *v, int n)
-{
-    if (n <= 0)
-        return 0;
-    gq_stat s = gq_stat_compute(v, n);
-    return s.median;
-}
-
-static void fill_value(gq_record *r, const double *samples, int n)
-{
-    if (n > GQ_MAX_ROUNDS)
-        n = GQ_MAX_ROUNDS;
-    r->rounds = n;
-    if (n > 0) {
-        memcpy(r->samples, samples, (size_t)n * sizeof *samples);
-        r->value = gq_stat_compute(samples, n);
-    }
-}
-
-/* The record fields every record of the measurement shares. */
-static void base_record(gq_record *r, const gq_measurement *m, int group, double t0, bool simulated)
-{
-    memset(r, 0, sizeof *r);
-    snprintf(r->test, sizeof r->test, "%s", m->test);
-    r->valid = true;
-    r->group = group;
-    r->flow_tag = -1;
-    r->exec_gpu = -1;
-    r->overlap = -1;
-    r->host_numa_req = -1;
-    r->host_numa_actual = -1;
-    r->timestamp = t0;
-    r->simulated = simulated;
-}
-
-static int host_numa_req_of(const gq_flow *f)
-{
-    if (is_host(f->src))
-        return f->src.index;
-    if (is_host(f->dst))
-        return f->dst.index;
-    return -1;
-}
-
-static bool misplaced(const gq_topo *topo, const gq_flow *f, int actual)
-{
-    if (actual == -1 || (!is_host(f->src) && !is_host(f->dst)))
-        return false;
-    int req = host_numa_req_of(f);
-    if (req < 0) {
-        int g = is_host(f->src) ? f->dst.index : f->src.index;
-        if (!topo || g < 0 || g >= topo->ngpu || topo->gpu[g].numa_node < 0)
-            return false;
-        req = topo->gpu[g].numa_node;
-    }
-    return actual != req; /* includes -2, "mixed" */
-}
-
-/* Endpoint common to the members on one side, or GQ_EP_MANY where they
- * differ. A sum over both directions has hosts and GPUs on both sides: it is
- * written host side -> GPU side ("host:0" -> "gpu:*"). */
-static gq_endpoint common_ep(const gq_measurement *m, const bool *member, bool src)
-{
-    bool kinds[2] = {false, false};
-    for (int i = 0; i < m->nflows; i++)
-        if (member[i])
-            kinds[(src ? m->flows[i].src : m->flows[i].dst).kind] = true;
-    bool mixed = kinds[GQ_EP_HOST] && kinds[GQ_EP_GPU];
-    gq_ep_kind want = src ? GQ_EP_HOST : GQ_EP_GPU;
-    gq_endpoint e = {mixed ? want : GQ_EP_GPU, GQ_EP_MANY};
-    bool first = true;
-    for (int i = 0; i < m->nflows; i++) {
-        if (!member[i])
-            continue;
-        const gq_flow *f = &m->flows[i];
-        gq_endpoint x = src ? f->src : f->dst;
-        if (mixed) /* take the endpoint of the wanted kind, from whichever side holds it */
-            x = f->src.kind == want ? f->src : f->dst;
-        if (first) {
-            e = x;
-            first = false;
-        } else if (x.index != e.index) {
-            e.index = GQ_EP_MANY;
-        }
-    }
-    return e;
-}
-
-static int push(gq_recordset *out, gq_journal *j, const gq_record *r, gq_err *jerr, bool *jfailed)
-{
-    int rc = gq_records_push(out, r);
-    if (rc)
-        return rc;
-    if (j && !*jfailed) {
-        if (gq_journal_append(j, r, jerr))
-            *jfailed = true;
-    }
-    return GQ_OK;
-}
-
 static bool round_stats_ok(const double *v, int n, double target)
 {
     if (n <= 0)
         return true;
     gq_stat s = gq_stat_compute(v, n);
     return s.spread <= target;
-}
-
-/* Build and push every record of the measurement. */
-static int emit(hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_opts *o, gq_recordset *out,
-                gq_journal *j, int group, double t0, gq_err *jerr, bool *jfailed)
-{
-    const gq_measurement *m = c->m;
-    bool simulated = gq_backend_simulated(be) || (topo && topo->simulated);
-    bool incomplete = c->interrupted && c->rounds < o->rounds;
-    gq_record r;
-    int rc;
-    bool any_report = false;
-    for (int i = 0; i < m->nflows; i++)
-        any_report |= m->report[i];
-    unsigned ndir = 0;
-    for (int d = 0; d < NDIR; d++)
-        if (c->dir_present & (1u << d))
-            ndir++;
-    bool emit_dir_aggs = m->aggregate || (m->direction_sums && ndir >= 2);
-    bool emit_sum = m->direction_sums && (ndir >= 2 || !m->aggregate);
-    double overlap = m->nflows > 1 ? c->min_overlap : -1;
-    if (!any_report)
-        return GQ_OK;
-
-    /* an interfering flow that failed leaves the measured flows without their interference */
-    char interferer_msg[200] = "";
-    bool has_interferers = false;
-    for (int i = 0; i < m->nflows; i++)
-        has_interferers |= !m->report[i];
-    for (int i = 0; i < m->nflows && !interferer_msg[0]; i++)
-        if (!m->report[i] && c->fs[i].error[0])
-            snprintf(interferer_msg, sizeof interferer_msg, "the interfering flow failed: %.160s",
-                     c->fs[i].error);
-
-    /* member-level facts the aggregates inherit */
-    bool member_err[NDIR] = {0}, member_verify[NDIR] = {0}, member_imp[NDIR] = {0};
-    char member_msg[NDIR][200];
-    memset(member_msg, 0, sizeof member_msg);
-
-    for (int i = 0; i < m->nflows; i++) {
-        if (!m->report[i])
-            continue;
-        const gq_flow *f = &m->flows[i];
-        flow_state *fs = &c->fs[i];
-        int d = (int)gq_flow_direction(f);
-        base_record(&r, m, group, t0, simulated);
-        r.method = f->method;
-        r.src = f->src;
-        r.dst = f->dst;
-        r.direction = (gq_direction)d;
-        r.dirs = 1u << d;
-        r.bytes = f->bytes;
-        r.exec_gpu = f->exec_gpu;
-        r.flow_tag = f->tag;
-        r.overlap = overlap;
-        r.host_numa_req = host_numa_req_of(f);
-        r.host_numa_actual = fs->numa_actual;
-        add_flow_gpus(&r, f);
-        fill_value(&r, fs->rate, fs->n);
-        r.window_s = median_of(fs->window, fs->n);
-        if (c->whole_error[0])
-            set_error(&r, GQ_FLAG_ERROR, c->whole_error);
-        if (fs->error[0])
-            set_error(&r, GQ_FLAG_ERROR, fs->error);
-        if (interferer_msg[0])
-            set_error(&r, GQ_FLAG_ERROR, interferer_msg);
-        if (has_interferers && c->rounds > 0 && c->min_overlap < GQ_OVERLAP_MIN) {
-            char msg[160];
-            snprintf(msg, sizeof msg,
-                     "the interfering flows ran during only %.1f%% of the measured window (< %.0f%%)",
-                     100.0 * c->min_overlap, 100.0 * GQ_OVERLAP_MIN);
-            set_error(&r, GQ_FLAG_OVERLAP, msg);
-        }
-        if (fs->verify_failed) {
-            char msg[160];
-            snprintf(msg, sizeof msg, "data check failed: first bad byte at offset %llu of %s",
-                     (unsigned long long)fs->bad_offset,
-                     r.dst.kind == GQ_EP_HOST ? "the host buffer" : "the GPU buffer");
-            set_error(&r, GQ_FLAG_VERIFY_FAILED, msg);
-        }
-        if (fs->n == 0 && !(r.flags & GQ_FLAG_ERROR))
-            set_error(&r, GQ_FLAG_ERROR, "no round completed");
-        if (misplaced(topo, f, fs->numa_actual))
-            r.flags |= GQ_FLAG_NUMA_MISPLACED;
-        if (incomplete)
-            r.flags |= GQ_FLAG_INCOMPLETE;
-        if (o->spread_target > 0 && r.value.n > 0 && r.value.spread > o->spread_target)
-            r.flags |= GQ_FLAG_SPREAD;
-        char why[240];
-        double cap = gq_sanity_flow_capacity(topo, f, why, sizeof why);
-        gq_sanity_apply(&r, cap, why);
-        if (r.flags & GQ_FLAG_ERROR) {
-            member_err[d] = true;
-            if (!member_msg[d][0])
-                snprintf(member_msg[d], sizeof member_msg[d], "a member flow failed: %.150s", r.error);
-        }
-        member_verify[d] |= (r.flags & GQ_FLAG_VERIFY_FAILED) != 0;
-        member_imp[d] |= (r.flags & GQ_FLAG_IMPOSSIBLE) != 0;
-        if ((rc = push(out, j, &r, jerr, jfailed)))
-            return rc;
-    }
-
-    /* aggregates: one per direction, then the sum over directions */
-    for (int pass = 0; pass <= NDIR; pass++) {
-        bool is_sum = pass == NDIR;
-        if (is_sum ? !emit_sum : (!emit_dir_aggs || !(c->dir_present & (1u << pass))))
-            continue;
-        bool member[GQ_MAX_FLOWS];
-        gq_flow mf[GQ_MAX_FLOWS];
-        int nm = 0;
-        for (int i = 0; i < m->nflows; i++) {
-            member[i] = m->report[i] && (is_sum || (int)gq_flow_direction(&m->flows[i]) == pass);
-            if (member[i])
-                mf[nm++] = m->flows[i];
-        }
-        base_record(&r, m, group, t0, simulated);
-        r.aggregate = !is_sum;
-        r.sum = is_sum;
-        r.overlap = c->min_overlap;
-        r.src = common_ep(m, member, true);
-        r.dst = common_ep(m, member, false);
-        const gq_flow *f0 = &mf[0];
-        r.method = f0->method;
-        r.bytes = f0->bytes;
-        r.direction = is_sum ? gq_flow_direction(f0) : (gq_direction)pass;
-        int nreq = -3, nact = -3;
-        for (int i = 0; i < m->nflows; i++) {
-            if (!member[i])
-                continue;
-            const gq_flow *f = &m->flows[i];
-            r.dirs |= 1u << gq_flow_direction(f);
-            add_flow_gpus(&r, f);
-            int q = host_numa_req_of(f), a = c->fs[i].numa_actual;
-            nreq = nreq == -3 ? q : (nreq == q ? q : -1);
-            nact = nact == -3 ? a : (nact == a ? a : (a == -1 || nact == -1 ? -1 : -2));
-            if (misplaced(topo, f, a))
-                r.flags |= GQ_FLAG_NUMA_MISPLACED;
-        }
-        r.host_numa_req = nreq == -3 ? -1 : nreq;
-        r.host_numa_actual = nact == -3 ? -1 : nact;
-        fill_value(&r, is_sum ? c->sum : c->agg[pass], c->rounds);
-        r.window_s = median_of(c->aggwin, c->rounds);
-        bool broken = is_sum ? c->sum_broken : c->agg_broken[pass];
-        bool err = false, ver = false, imp = false;
-        const char *emsg = NULL;
-        for (int d = 0; d < NDIR; d++) {
-            if (!is_sum && d != pass)
-                continue;
-            err |= member_err[d];
-            ver |= member_verify[d];
-            imp |= member_imp[d];
-            if (member_err[d] && !emsg)
-                emsg = member_msg[d];
-        }
-        if (c->whole_error[0])
-            set_error(&r, GQ_FLAG_ERROR, c->whole_error);
-        if (err || broken)
-            set_error(&r, GQ_FLAG_ERROR, emsg ? emsg : "a member flow failed");
-        if (ver)
-            set_error(&r, GQ_FLAG_VERIFY_FAILED, "a member flow failed its data check");
-        if (imp)
-            set_error(&r, GQ_FLAG_IMPOSSIBLE, "a member flow is above its path's capacity");
-        if (c->rounds == 0 && !(r.flags & GQ_FLAG_ERROR))
-            set_error(&r, GQ_FLAG_ERROR, "no round completed");
-        if (c->rounds > 0 && c->min_overlap < GQ_OVERLAP_MIN) {
-            char msg[200];
-            snprintf(msg, sizeof msg,
-                     "overlap %.1f%% < %.0f%%: the flows did not copy at the same time long enough for a sum",
-                     100.0 * c->min_overlap, 100.0 * GQ_OVERLAP_MIN);
-            set_error(&r, GQ_FLAG_OVERLAP, msg);
-        }
-        if (incomplete)
-            r.flags |= GQ_FLAG_INCOMPLETE;
-        if (o->spread_target > 0 && r.value.n > 0 && r.value.spread > o->spread_target)
-            r.flags |= GQ_FLAG_SPREAD;
-        char why[240];
-        double cap = gq_sanity_group_capacity(topo, mf, nm, why, sizeof why);
-        gq_sanity_apply(&r, cap, why);
-        if ((rc = push(out, j, &r, jerr, jfailed)))
-            return rc;
-    }
-    return GQ_OK;
 }
 
 /* The overlap of a round: among the reported flows (the ones whose figures
@@ -884,7 +535,7 @@ int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement
         rc = gq_err_set(err, GQ_E_INTR, "interrupted before the first round of %s", m->test);
         goto out;
     }
-    if ((erc = emit(c, be, topo, o, out, j, group, t0, &jerr, &jfailed)) != GQ_OK) {
+    if ((erc = gq_harness_emit(c, be, topo, o, out, j, group, t0, &jerr, &jfailed)) != GQ_OK) {
         rc = gq_err_set(err, erc, "harness: out of memory");
         goto out;
     }
@@ -939,9 +590,9 @@ int gq_harness_latency(gq_backend *be, const gq_topo *topo, const char *test, co
     gq_flow f = {.src = r.src, .dst = r.dst, .method = r.method, .exec_gpu = req->exec_gpu, .bytes = 1};
     r.direction = gq_flow_direction(&f);
     r.dirs = 1u << r.direction;
-    r.host_numa_req = host_numa_req_of(&f);
+    r.host_numa_req = gq_hrec_host_numa_req(&f);
     r.host_numa_actual = -1;
-    add_flow_gpus(&r, &f);
+    gq_hrec_add_flow_gpus(&r, &f);
 
     int rc = GQ_OK;
     double v[GQ_MAX_ROUNDS];
@@ -949,7 +600,7 @@ int gq_harness_latency(gq_backend *be, const gq_topo *topo, const char *test, co
     bool interrupted = false;
     if (!be->ops->latency) {
         rc = gq_err_set(err, GQ_E_UNSUPP, "%s: the %s backend cannot measure latency", test, be->ops->name);
-        set_error(&r, GQ_FLAG_ERROR, err ? err->msg : "latency not supported by this backend");
+        gq_hrec_set_error(&r, GQ_FLAG_ERROR, err ? err->msg : "latency not supported by this backend");
     } else {
         double tp = gq_now_mono();
         /* An untimed warm-up of a tenth of the loads: the first chase after
@@ -964,7 +615,8 @@ int gq_harness_latency(gq_backend *be, const gq_topo *topo, const char *test, co
             gq_err lerr = {0};
             int lrc = be->ops->latency(be, &w, &ns, &lerr);
             if (lrc != GQ_OK || !(ns > 0)) {
-                set_error(&r, GQ_FLAG_ERROR, lrc != GQ_OK ? lerr.msg : "the backend returned no latency");
+                gq_hrec_set_error(&r, GQ_FLAG_ERROR,
+                                  lrc != GQ_OK ? lerr.msg : "the backend returned no latency");
                 warm_failed = true;
             }
         }
@@ -977,7 +629,8 @@ int gq_harness_latency(gq_backend *be, const gq_topo *topo, const char *test, co
             gq_err lerr = {0};
             int lrc = be->ops->latency(be, req, &ns, &lerr);
             if (lrc != GQ_OK || !(ns > 0)) {
-                set_error(&r, GQ_FLAG_ERROR, lrc != GQ_OK ? lerr.msg : "the backend returned no latency");
+                gq_hrec_set_error(&r, GQ_FLAG_ERROR,
+                                  lrc != GQ_OK ? lerr.msg : "the backend returned no latency");
                 break;
             }
             v[n++] = ns;
@@ -989,10 +642,10 @@ int gq_harness_latency(gq_backend *be, const gq_topo *topo, const char *test, co
         trace(o, test, "latency", &tp, "%d rounds", n);
     }
     if (rc == GQ_OK && !interrupted && n == 0 && !(r.flags & GQ_FLAG_ERROR))
-        set_error(&r, GQ_FLAG_ERROR, "no round completed");
+        gq_hrec_set_error(&r, GQ_FLAG_ERROR, "no round completed");
     if (interrupted && n == 0)
         return gq_err_set(err, GQ_E_INTR, "interrupted");
-    fill_value(&r, v, n);
+    gq_hrec_fill_value(&r, v, n);
     if (interrupted)
         r.flags |= GQ_FLAG_INCOMPLETE;
     if (o->spread_target > 0 && n > 0 && r.value.spread > o->spread_target)

@@ -226,16 +226,9 @@ static int lookup(const char *s, const char *const *names, int n)
     return -1;
 }
 
-int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err)
+/* The record's identity: test, method, endpoints and directions. */
+static int read_identity(const json_t *j, gq_record *r, gq_err *err)
 {
-    memset(r, 0, sizeof *r);
-    r->flow_tag = -1;
-    r->exec_gpu = -1;
-    r->overlap = -1;
-    r->host_numa_req = -1;
-    r->host_numa_actual = -1;
-    if (!json_is_object(j))
-        return gq_err_set(err, GQ_E_USAGE, "record: not a JSON object");
     json_t *v;
     int rc;
     if ((rc = need(j, "test", &v, err)))
@@ -283,6 +276,14 @@ int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err)
             r->dirs |= 1u << k;
         }
     }
+    return GQ_OK;
+}
+
+/* The size, the rounds, the figure (gbps or latency_ns) and its samples. */
+static int read_value(const json_t *j, gq_record *r, gq_err *err)
+{
+    json_t *v;
+    int rc;
     if ((rc = need(j, "bytes", &v, err)))
         return rc;
     if (!json_is_integer(v) || json_integer_value(v) < 0)
@@ -317,6 +318,14 @@ int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err)
         }
         r->value.n = n;
     }
+    return GQ_OK;
+}
+
+/* 'valid' and the flags this version knows. */
+static int read_flags(const json_t *j, gq_record *r, gq_err *err)
+{
+    json_t *v;
+    int rc;
     if ((rc = need(j, "valid", &v, err)))
         return rc;
     if (!json_is_boolean(v))
@@ -340,6 +349,13 @@ int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err)
                     r->flags |= flag_names[k].flag;
         }
     }
+    return GQ_OK;
+}
+
+/* The optional fields: error, capacity, GPUs, placement, window, time. */
+static int read_optional(const json_t *j, gq_record *r, gq_err *err)
+{
+    json_t *v;
     if ((v = json_object_get(j, "error")) && json_is_string(v))
         snprintf(r->error, sizeof r->error, "%s", json_string_value(v));
     if ((v = json_object_get(j, "capacity_gbps")) && json_is_number(v))
@@ -384,6 +400,23 @@ int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err)
             r->timestamp = json_number_value(v);
         }
     }
+    return GQ_OK;
+}
+
+int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err)
+{
+    memset(r, 0, sizeof *r);
+    r->flow_tag = -1;
+    r->exec_gpu = -1;
+    r->overlap = -1;
+    r->host_numa_req = -1;
+    r->host_numa_actual = -1;
+    if (!json_is_object(j))
+        return gq_err_set(err, GQ_E_USAGE, "record: not a JSON object");
+    int rc;
+    if ((rc = read_identity(j, r, err)) || (rc = read_value(j, r, err)) || (rc = read_flags(j, r, err)) ||
+        (rc = read_optional(j, r, err)))
+        return rc;
     r->simulated = json_is_true(json_object_get(j, "simulated"));
     return GQ_OK;
 }

@@ -550,29 +550,9 @@ static void html_plan(FILE *f, const json_t *card)
     fputs("</table>\n", f);
 }
 
-int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
+/* The page's head, title, verdict, run facts and expectations line. */
+static void html_head(FILE *f, const json_t *root, const json_t *card, const char *ids)
 {
-    const json_t *card = gq_cj_card(root, err);
-    if (!card)
-        return GQ_E_USAGE;
-    figs F = {0};
-    char *fbuf = NULL;
-    size_t flen = 0;
-    F.f = open_memstream(&fbuf, &flen);
-    if (!F.f)
-        return gq_err_set(err, GQ_E_NOMEM, "out of memory rendering the card");
-    size_t i;
-    const json_t *m;
-    json_array_foreach(json_object_get(card, "matrices"), i, m) fig_matrix(&F, m, NULL, NULL);
-    fig_pairs(&F, json_object_get(card, "pairs"));
-    fig_host(&F, json_object_get(card, "host"));
-    fig_sweeps(&F, json_object_get(card, "sweeps"));
-    const json_t *lat = json_object_get(card, "latency");
-    if (json_is_object(json_object_get(lat, "p2p")))
-        fig_matrix(&F, json_object_get(lat, "p2p"), "p2p_latency", "GPU↔GPU latency");
-    fig_stress(&F, json_object_get(root, "stress"));
-    fclose(F.f);
-
     const char *host = gq_cj_str(card, "hostname", "?");
     const char *verdict = gq_cj_str(card, "verdict", "skip");
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
@@ -584,7 +564,7 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
           f);
     esc(f, host);
     fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body data-figures=\"", css);
-    esc(f, F.ids);
+    esc(f, ids);
     fprintf(f, "\" data-verdict=\"%s\">\n<h1>Acceptance card: ", vclass(verdict));
     esc(f, host);
     fputs("</h1>\n<p>", f);
@@ -627,11 +607,16 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
               f);
     }
     fputs("</p>\n", f);
+}
 
+/* The card: one row per check. */
+static void html_card_rows(FILE *f, const json_t *card)
+{
     fputs(
         "<h2 id=\"card\">Card</h2>\n<table><tr><th>Check</th><th>Evidence</th><th>Result</th><th>Verdict</th>"
         "<th>Decision it supports</th></tr>\n",
         f);
+    size_t i;
     const json_t *r;
     json_array_foreach(json_object_get(card, "rows"), i, r)
     {
@@ -646,6 +631,13 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
         fputs("</tr>\n", f);
     }
     fputs("</table>\n", f);
+}
+
+/* The findings, when there are any. */
+static void html_findings(FILE *f, const json_t *card)
+{
+    size_t i;
+    const json_t *r;
     const json_t *fs = json_object_get(card, "findings");
     if (json_array_size(fs)) {
         fputs("<h2 id=\"findings\">Findings</h2>\n<ul>\n", f);
@@ -657,17 +649,13 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
         }
         fputs("</ul>\n", f);
     }
-    if (F.n) {
-        fputs("<h2 id=\"figures\">Figures</h2>\n", f);
-        fwrite(fbuf, 1, flen, f);
-    }
-    free(fbuf);
-    html_host_subsets(f, json_object_get(card, "host"));
-    const json_t *st = json_object_get(root, "stress");
-    if (json_is_object(st)) {
-        fputs("<h2 id=\"stress\">Whole-node health</h2>\n", f);
-        html_stress(f, st);
-    }
+}
+
+/* The recommended placement: prefill/decode pairs and notes. */
+static void html_placement(FILE *f, const json_t *card)
+{
+    size_t i;
+    const json_t *r;
     const json_t *pl = json_object_get(card, "placement");
     const json_t *notes = json_object_get(pl, "notes");
     const json_t *pairs = json_object_get(pl, "pairs");
@@ -698,6 +686,46 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
         }
         fputs("</ul>\n", f);
     }
+}
+
+int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
+{
+    const json_t *card = gq_cj_card(root, err);
+    if (!card)
+        return GQ_E_USAGE;
+    figs F = {0};
+    char *fbuf = NULL;
+    size_t flen = 0;
+    F.f = open_memstream(&fbuf, &flen);
+    if (!F.f)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory rendering the card");
+    size_t i;
+    const json_t *m;
+    json_array_foreach(json_object_get(card, "matrices"), i, m) fig_matrix(&F, m, NULL, NULL);
+    fig_pairs(&F, json_object_get(card, "pairs"));
+    fig_host(&F, json_object_get(card, "host"));
+    fig_sweeps(&F, json_object_get(card, "sweeps"));
+    const json_t *lat = json_object_get(card, "latency");
+    if (json_is_object(json_object_get(lat, "p2p")))
+        fig_matrix(&F, json_object_get(lat, "p2p"), "p2p_latency", "GPU↔GPU latency");
+    fig_stress(&F, json_object_get(root, "stress"));
+    fclose(F.f);
+
+    html_head(f, root, card, F.ids);
+    html_card_rows(f, card);
+    html_findings(f, card);
+    if (F.n) {
+        fputs("<h2 id=\"figures\">Figures</h2>\n", f);
+        fwrite(fbuf, 1, flen, f);
+    }
+    free(fbuf);
+    html_host_subsets(f, json_object_get(card, "host"));
+    const json_t *st = json_object_get(root, "stress");
+    if (json_is_object(st)) {
+        fputs("<h2 id=\"stress\">Whole-node health</h2>\n", f);
+        html_stress(f, st);
+    }
+    html_placement(f, card);
     html_checks(f, json_object_get(card, "checks"));
     html_identity(f, json_object_get(card, "identity"));
     html_plan(f, card);

@@ -1,6 +1,6 @@
 /* State shared by the transfer-side files of the CUDA backend
- * (cuda_backend.c, cuda_host.c, cuda_latency.c). Includes CUDA headers: only
- * files in src/backend/cuda include this. */
+ * (cuda_backend.c, cuda_run.c, cuda_host.c, cuda_latency.c). Includes CUDA
+ * headers: only files in src/backend/cuda include this. */
 #ifndef GQ_BACKEND_CUDA_PRIV_H
 #define GQ_BACKEND_CUDA_PRIV_H
 

@@ -1,6 +1,7 @@
 /* The simulated fabric: internal interface between the topology parser
- * (topo_parse.c), the fabric model (fabric.c: routing and the max-min
- * solver) and the backend ops (sim_backend.c). Nothing outside
+ * (topo_load.c, topo_parse.c, topo_lex.c), the fabric model (fabric.c:
+ * routing and the max-min solver) and the backend ops (sim_backend.c,
+ * sim_discover.c, sim_run.c). Nothing outside
  * src/backend/sim and its tests includes this header; the rest of gpuqual
  * sees the simulator only through gq_backend_sim_ops.
  *
@@ -113,7 +114,7 @@ typedef struct gq_sim_machine {
     int *adj_off, *adj;
 } gq_sim_machine;
 
-/* ---- topo_parse.c ---------------------------------------------------------- */
+/* ---- topo_load.c ----------------------------------------------------------- */
 
 /* Parse a topology from text (len bytes; need not be NUL-terminated). `fname`
  * names it in messages. On success *out is a new machine (free with
