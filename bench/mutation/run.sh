@@ -16,7 +16,7 @@ root=$(cd "$here/../.." && pwd)
 
 # ---- modules: NAME|FILE[:FUNC,FUNC...] [FILE...]|preferred tests (regex) -------
 MODULES=(
-  "harness|src/measure/harness.c|test_harness|test_overlap|test_stats|test_catalog|test_sim_backend|test_seed"
+  "harness|src/measure/harness.c src/measure/harness_emit.c|test_harness|test_overlap|test_stats|test_catalog|test_sim_backend|test_seed"
   "sanity|src/measure/sanity.c|test_sanity|test_discovery_sanity|test_discovery"
   "domains|src/analysis/domains.c|test_domains|test_discovery|test_card_seed"
   "bottlenecks|src/analysis/bottlenecks.c|test_bottlenecks|test_card_seed|test_card_faults|test_discovery"
@@ -25,7 +25,7 @@ MODULES=(
   "card-plan|src/analysis/card.c|test_card"
   "card-verdict|src/analysis/card_facts.c:example,pos_of,jidx,gq_card_facts_from_json src/analysis/card_judge.c:pos_of,checks_json,judge_summary,row_verdict,row,doms_of,p2p_ranges_of,row_identity,row_pairwise,find_pairwise,row_concurrent,find_concurrent,row_host,find_bottlenecks,find_host,row_sweeps,find_sweeps,row_latency,row_health,find_health,row_placement,find_placement,row_integrity,row_application,find_verdicts,find_identity,gq_card_judge src/analysis/card_compose.c:gq_card_exit_code|test_card|test_expect"
   "fabric|src/backend/sim/fabric.c|test_sim|test_seed|test_h200|test_discovery"
-  "topo-parse|src/backend/sim/topo_parse.c|test_topo_parse|test_sim|test_seed"
+  "topo-parse|src/backend/sim/topo_lex.c src/backend/sim/topo_parse.c src/backend/sim/topo_load.c|test_topo_parse|test_sim|test_seed"
 )
 
 usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
