@@ -8,15 +8,18 @@
 # It prints both figures for both revisions and the ratio AFTER / BEFORE.
 #   bench/compare-revisions.sh BEFORE [AFTER] [--runs N] [--sim MACHINE]
 # (defaults: AFTER = HEAD, N = 20, MACHINE = rtxpro6000x8)
+# --instructions adds one run of each under valgrind's callgrind: instructions executed, which do
+# not depend on what else the machine is doing (CPU time on a shared 2-core machine does).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-before="" after=HEAD runs=20 machine=rtxpro6000x8
+before="" after=HEAD runs=20 machine=rtxpro6000x8 instr=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --runs) runs=$2; shift 2 ;;
         --sim) machine=$2; shift 2 ;;
+        --instructions) instr=1; shift ;;
         -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
-        -*) echo "compare-revisions: unknown option '$1' (known: --runs N, --sim MACHINE)" >&2; exit 2 ;;
+        -*) echo "compare-revisions: unknown option '$1' (known: --runs N, --sim MACHINE, --instructions)" >&2; exit 2 ;;
         *) if [ -z "$before" ]; then before=$1; else after=$1; fi; shift ;;
     esac
 done
@@ -60,5 +63,15 @@ printf '%-44s %12s %12s %8s\n' "figure" "before" "after" "ratio"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
 printf '%-44s %12s %12s %8s\n' "sim_perf: one concurrent step, best of 5 (ms)" "$sb" "$sa" "$(ratio "$sa" "$sb")"
 printf '%-44s %12s %12s %8s\n' "simulated catalog, median CPU (s)" "$mb" "$ma" "$(ratio "$ma" "$mb")"
+if [ "$instr" = 1 ]; then
+    ir() { # NAME -> instructions of one simulated catalog under callgrind
+        valgrind --tool=callgrind --callgrind-out-file="$work/cg.$1" "$work/$1/b/gpuqual" run --sim "$machine" -q \
+            --json /dev/null >/dev/null 2>"$work/$1.vg"
+        awk '/^summary:/ {print $2}' "$work/cg.$1"
+    }
+    ib=$(ir before)
+    ia=$(ir after)
+    printf '%-44s %12s %12s %8s\n' "simulated catalog, instructions (callgrind)" "$ib" "$ia" "$(ratio "$ia" "$ib")"
+fi
 echo "catalog CPU per run, before: $(tr '\n' ' ' <"$work/cb")"
 echo "catalog CPU per run, after:  $(tr '\n' ' ' <"$work/ca")"

@@ -238,6 +238,8 @@ int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out
 
 void gq_card_result_free(gq_card_result *r)
 {
+    if (!r)
+        return;
     gq_records_free(&r->rs);
     if (r->have_stress)
         gq_stress_result_free(&r->stress);

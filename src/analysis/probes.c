@@ -28,6 +28,8 @@ const char *gq_probe_kind_name(gq_probe_kind k)
 
 void gq_probe_plan_free(gq_probe_plan *p)
 {
+    if (!p)
+        return;
     free(p->v);
     memset(p, 0, sizeof *p);
 }

@@ -114,6 +114,8 @@ int gq_stress_point_push(gq_stress_gpu *g, const gq_stress_point *p)
 
 void gq_stress_result_free(gq_stress_result *r)
 {
+    if (!r)
+        return;
     for (int i = 0; i < GQ_MAX_GPUS; i++)
         free(r->gpu[i].pts);
     memset(r, 0, sizeof *r);

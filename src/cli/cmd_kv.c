@@ -14,6 +14,7 @@
 #include "analysis/kv.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "core/json.h"
 #include "cli/frame.h"
 #include "cli/options.h"
 #include "exec/kv_handoff.h"
@@ -271,9 +272,11 @@ static int parse_chunks(const char *s, uint64_t *out, int *n, gq_err *err)
 
 typedef gq_kv_result kv_result;
 
+/* The one JSON-number rule (core/json.h): a rate or time of 0 or less is "not available" (null);
+ * figures keep 4 decimals. */
 static json_t *num(double v)
 {
-    return v > 0 && isfinite(v) ? json_real(round(v * 1e4) / 1e4) : json_null();
+    return gq_json_num_if(round(v * 1e4) / 1e4, v > 0);
 }
 
 static json_t *stat_json(const gq_stat *s)

@@ -1,7 +1,7 @@
-/* The subcommands. A command converted to the frame is a gq_frame_cmd
- * (cli/frame.h) in src/cli/cmd_<name>.c; the others are still a function
- * called with the full argv (argv[1] is its name) that returns the process
- * exit code (README "Exit codes"), until they are converted. */
+/* The subcommands. Each is a gq_frame_cmd (cli/frame.h) in
+ * src/cli/cmd_<name>.c: the frame parses its options, opens the backend, the
+ * journal and the outputs, runs it and maps its status to the process exit
+ * code (README "Exit codes"). */
 #ifndef GQ_CLI_COMMANDS_H
 #define GQ_CLI_COMMANDS_H
 
@@ -9,9 +9,7 @@
 
 typedef struct gq_command {
     const char *name;
-    int (*fn)(int argc, char **argv); /* not yet on the frame */
-    const char *summary;
-    const gq_frame_cmd *frame; /* on the frame */
+    const gq_frame_cmd *frame;
 } gq_command;
 
 /* Every command, in `gpuqual --help` order; ends with {0}. */

@@ -42,7 +42,7 @@ static void usage(FILE *f)
             "commands:\n",
             gq_version);
     for (const gq_command *c = gq_commands; c->name; c++)
-        fprintf(f, "  %-9s %s\n", c->name, c->frame ? c->frame->summary : c->summary);
+        fprintf(f, "  %-9s %s\n", c->name, c->frame->summary);
     fprintf(
         f,
         "\nWith no GPU, add --sim NAME to run on a simulated machine (rtx4090x8, rtxpro6000x8, a100x6, "
@@ -101,7 +101,7 @@ int main(int argc, char **argv)
         if (!c)
             return unknown_cmd(argv[2]);
         char *hargv[] = {argv[0], (char *)c->name, "--help", NULL};
-        return c->frame ? gq_frame_main(c->frame, 3, hargv) : c->fn(3, hargv);
+        return gq_frame_main(c->frame, 3, hargv);
     }
     if (cmd[0] == '-') {
         gq_cli_error("unknown option '%s' before the command; usage: gpuqual <command> [options]", cmd);
@@ -111,7 +111,7 @@ int main(int argc, char **argv)
     if (!c)
         return unknown_cmd(cmd);
     gq_cli_install_signals();
-    int rc = c->frame ? gq_frame_main(c->frame, argc, argv) : c->fn(argc, argv);
+    int rc = gq_frame_main(c->frame, argc, argv);
     /* Output that never reached stdout (a full disk, a closed pipe) must not
      * end as success. */
     errno = 0;

@@ -19,6 +19,8 @@ void gq_discovery_opts_default(gq_discovery_opts *o)
 
 void gq_discovery_free(gq_discovery *d)
 {
+    if (!d)
+        return;
     gq_records_free(&d->records);
     gq_probe_plan_free(&d->plan);
     if (d->bottlenecks)
