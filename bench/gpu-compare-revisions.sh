@@ -6,11 +6,14 @@
 # of the after runs to the before runs within the larger of 1 % and twice the observed spread.
 #   source .deps/unpack-deps && bench/gpu-compare-revisions.sh BEFORE.tar FIRST LAST [--compare]
 # Builds live in build-gpu-before/ and build-gpu-after/ (kept between calls on a warm machine),
-# outputs under $OUT (default /tmp/gq-gpu-compare). Run iterations 1-2 in one call and 3 with
-# --compare in the next if one call's time is not enough.
+# outputs under $GQ_DATA (default /tmp/gq-gpu-compare, which a warm machine keeps between calls;
+# the device tool's $OUT is new at every call), and the whole of it is packed into
+# $OUT/gpu-compare.tgz at the end when $OUT is set (the device tool brings back only a few files).
+# Run iterations 1-2 in one call and 3 with --compare in the next if one call's time is not enough.
 set -u
 tar=$1 first=$2 last=$3 cmp=${4:-}
-OUT=${OUT:-/tmp/gq-gpu-compare}
+pack=${OUT:-}
+OUT=${GQ_DATA:-/tmp/gq-gpu-compare}
 mkdir -p "$OUT"
 root=$PWD
 t0=$(date +%s)
@@ -53,5 +56,8 @@ if [ "$cmp" = --compare ]; then
     echo "== card: after vs before"
     "$root/build-gpu-after/revcmp" "$OUT"/before-card-*/card.json -- "$OUT"/after-card-*/card.json >"$OUT/revcmp-card.txt"
     tail -1 "$OUT/revcmp-card.txt"; grep DIFFER "$OUT/revcmp-card.txt"
+fi
+if [ -n "$pack" ]; then
+    tar -czf "$pack/gpu-compare.tgz" -C "$OUT" . && echo "packed into $pack/gpu-compare.tgz"
 fi
 echo "== done in $(el) s"
