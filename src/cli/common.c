@@ -133,7 +133,11 @@ int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err)
     return GQ_OK;
 }
 
-int gq_cli_backend_opts(const gq_common *c, gq_backend_opts *bo, gq_err *err)
+/* The backend options of c as the seam's KEY=VALUE pairs (the sim
+ * backend's --sim, --sim-seed, --sim-noise when given, --sim-fault; its
+ * option hook parses and checks them). GQ_E_USAGE for --sim-fault without
+ * --sim. The values point into c (and bo). */
+static int backend_opts(const gq_common *c, gq_backend_opts *bo, gq_err *err)
 {
     memset(bo, 0, sizeof *bo);
     if (c->sim_fault && !c->sim)
@@ -163,7 +167,7 @@ int gq_cli_backend_opts(const gq_common *c, gq_backend_opts *bo, gq_err *err)
 int gq_cli_check_backend_opts(const gq_common *c, gq_err *err)
 {
     gq_backend_opts bo;
-    int rc = gq_cli_backend_opts(c, &bo, err);
+    int rc = backend_opts(c, &bo, err);
     if (rc || !c->sim)
         return rc;
     return gq_backend_check_opts("sim", &bo, err);
@@ -172,7 +176,7 @@ int gq_cli_check_backend_opts(const gq_common *c, gq_err *err)
 int gq_cli_open(gq_common *c, gq_backend *be, gq_topo *topo, gq_err *err)
 {
     gq_backend_opts bo;
-    int rc = gq_cli_backend_opts(c, &bo, err);
+    int rc = backend_opts(c, &bo, err);
     if (rc)
         return rc;
     const char *name = c->sim ? "sim" : "cuda";

@@ -58,11 +58,6 @@ extern const gq_opt gq_common_method_opt[];      /* --method (c.method) */
  * items, non-numbers, negatives, out-of-range and duplicates. */
 int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err);
 
-/* The backend options of c as the seam's KEY=VALUE pairs (the sim
- * backend's --sim, --sim-seed, --sim-noise when given, --sim-fault; its
- * option hook parses and checks them). GQ_E_USAGE for --sim-fault without
- * --sim. The values point into c (and bo). */
-int gq_cli_backend_opts(const gq_common *c, gq_backend_opts *bo, gq_err *err);
 /* Check c's backend options through the backend's option hook without
  * opening it (a command refuses a bad --sim-fault before it starts work);
  * what needs the machine is checked when gq_cli_open opens it. */

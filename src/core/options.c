@@ -232,12 +232,6 @@ static int set_defaults(const gq_optset *set, void *dst, gq_err *err)
     return GQ_OK;
 }
 
-int gq_opts_defaults(const gq_opt *const *tabs, int ntab, void *dst, gq_err *err)
-{
-    gq_optset set = {.tabs = tabs, .ntab = ntab};
-    return set_defaults(&set, dst, err);
-}
-
 static bool name_eq(const gq_opt_grammar *g, const char *a, const char *b, size_t len)
 {
     return strlen(a) == len && (g->case_fold ? strncasecmp(a, b, len) : strncmp(a, b, len)) == 0;

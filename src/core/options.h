@@ -102,9 +102,6 @@ int gq_optset_parse(const gq_optset *set, void *dst, int argc, char **argv, int 
 int gq_opts_parse(const gq_opt *const *tabs, int ntab, void *dst, int argc, char **argv, int first,
                   const char **pos, int maxpos, int *npos, bool *help, gq_err *err);
 
-/* Apply defaults only. */
-int gq_opts_defaults(const gq_opt *const *tabs, int ntab, void *dst, gq_err *err);
-
 /* Help: the options of the set, one per entry, with their bounds, enum values
  * and defaults, wrapped to `width` columns (never cut mid-word). */
 void gq_optset_help(FILE *f, const gq_optset *set, int width);

@@ -93,7 +93,7 @@ int gq_cuda_numa_resolve(const cuda_be *b, int node, int gpu, int *out, gq_err *
     return GQ_OK;
 }
 
-int gq_cuda_pages_node(const void *p, uint64_t bytes)
+static int pages_node(const void *p, uint64_t bytes)
 {
     enum { SAMPLES = 64 };
     long page = sysconf(_SC_PAGESIZE);
@@ -185,7 +185,7 @@ static int host_alloc(cuda_be *b, uint64_t bytes, int node, int mode, cuda_hbuf 
         registered = true;
     }
     CK(cudaHostGetDevicePointer(&h->dptr, h->p, 0));
-    h->actual = gq_cuda_pages_node(h->p, bytes);
+    h->actual = pages_node(h->p, bytes);
     *out = h;
     return GQ_OK;
 out:

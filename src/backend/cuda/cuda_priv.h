@@ -75,8 +75,6 @@ void gq_cuda_host_put(cuda_be *b, cuda_hbuf *h);
 void gq_cuda_host_pool_drain(cuda_be *b);
 /* Resolve GQ_NUMA_LOCAL against a GPU; GQ_E_USAGE for a node that does not exist. */
 int gq_cuda_numa_resolve(const cuda_be *b, int node, int gpu, int *out, gq_err *err);
-/* Where the pages of [p, p+bytes) are: node, -1 unknown, -2 mixed. */
-int gq_cuda_pages_node(const void *p, uint64_t bytes);
 int gq_cuda_numa_count(void);
 void gq_cuda_sysfs_dev(const char *busid, int *numa, char *cpulist, size_t n);
 int gq_cuda_host_avail(int node, uint64_t *bytes, gq_err *err);

@@ -145,8 +145,6 @@ typedef struct gq_sim_builtin {
 } gq_sim_builtin;
 extern const gq_sim_builtin gq_sim_builtins[];
 extern const int gq_sim_nbuiltins;
-/* NULL-terminated list of the built-in names. */
-const char *const *gq_sim_builtin_names(void);
 
 /* ---- fabric.c -------------------------------------------------------------- */
 
