@@ -15,7 +15,11 @@
  *    line up; 0 prints "0";
  *  - GQ_NUM_RUNS (a figure lined up across runs or nodes by compare and fleet):
  *    two decimals ("52.71", "9.86", "0.12", "0.00"), so small differences
- *    between runs show. */
+ *    between runs show.
+ * The terminal's fixed-width matrices and lines (render/table.c, the
+ * commands' own tables) keep nvbandwidth's layout instead: GB/s with two
+ * decimals in fixed columns ("%10.2f"), so they line up with nvbandwidth's
+ * output; every other number a person reads comes from gq_fmt_num. */
 #ifndef GQ_RENDER_NUMFMT_H
 #define GQ_RENDER_NUMFMT_H
 
