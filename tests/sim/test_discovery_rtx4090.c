@@ -30,6 +30,7 @@ static void rtx4090x8(void **state)
                         "h2d:0-3 h2d:4-7 d2h:0-3 d2h:4-7");
     for (int s = 0; s < 2; s++) {
         int i = disc_find(d.bottlenecks, GQ_DIR_H2D, s ? "4-7" : "0-3");
+        assert_true(i >= 0);
         const gq_bottleneck *bn = &d.bottlenecks->v[i];
         /* seed 000: 25.2-25.8 GB/s per socket whatever the number of GPUs */
         assert_true(bn->capacity_gbps > 24.0 && bn->capacity_gbps < 27.0);

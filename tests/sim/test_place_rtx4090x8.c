@@ -59,6 +59,8 @@ static void offload_and_replicas(void **state)
     assert_non_null(doc);
     const json_t *off = json_object_get(doc, "offload");
     assert_int_equal(json_array_size(off), 2);
+    assert_true(json_is_integer(json_object_get(json_array_get(off, 0), "gpu")));
+    assert_true(json_is_integer(json_object_get(json_array_get(off, 1), "gpu")));
     int s0 = (int)json_integer_value(json_object_get(json_array_get(off, 0), "gpu")) / 4;
     int s1 = (int)json_integer_value(json_object_get(json_array_get(off, 1), "gpu")) / 4;
     assert_int_not_equal(s0, s1);
@@ -67,6 +69,8 @@ static void offload_and_replicas(void **state)
     assert_int_equal(json_array_size(reps), 2);
     for (size_t r = 0; r < 2; r++) {
         const json_t *g = json_object_get(json_array_get(reps, r), "gpus");
+        assert_true(json_array_size(g) >= 1);
+        assert_true(json_is_integer(json_array_get(g, 0)));
         int sock = (int)json_integer_value(json_array_get(g, 0)) / 4;
         for (size_t k = 0; k < json_array_size(g); k++)
             assert_int_equal((int)json_integer_value(json_array_get(g, k)) / 4, sock);

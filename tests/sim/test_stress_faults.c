@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -90,6 +91,13 @@ static void only_gpu_fails(const run *x, int bad, const char *rule)
 {
     assert_int_equal(x->rc, GQ_OK);
     assert_int_equal(x->s->verdict, GQ_STRESS_FAIL);
+    /* every GPU of the machine was judged, the bad one among them */
+    assert_true(x->s->ngpu > 1);
+    bool seen_bad = false;
+    for (int k = 0; k < x->s->ngpu; k++)
+        seen_bad |= x->s->gpu[k].gpu == bad;
+    if (!seen_bad)
+        fail_msg("GPU %d is not among the %d GPUs judged", bad, x->s->ngpu);
     for (int k = 0; k < x->s->ngpu; k++) {
         if (x->s->gpu[k].gpu == bad) {
             assert_int_equal(x->s->gpu[k].verdict, GQ_STRESS_FAIL);

@@ -116,9 +116,13 @@ static void seed000(void **state)
     assert_int_equal(p.count[GQ_PROBE_HOST_PAIR], 24);
     assert_int_equal(p.count[GQ_PROBE_P2P_WITHIN] + p.count[GQ_PROBE_P2P_ACROSS], 0);
     /* the group is named by the most specific tree node */
+    int ngroups = 0; /* the probes themselves, not only p.count[], hold the 4 groups */
     for (int i = 0; i < p.n; i++)
-        if (p.v[i].kind == GQ_PROBE_HOST_GROUP)
+        if (p.v[i].kind == GQ_PROBE_HOST_GROUP) {
             assert_non_null(strstr(p.v[i].why, "PCIe switch"));
+            ngroups++;
+        }
+    assert_int_equal(ngroups, 4);
     gq_probe_plan_free(&p);
 }
 
@@ -176,12 +180,19 @@ static void seed001(void **state)
     assert_int_equal(p.count[GQ_PROBE_P2P_WITHIN], 1);
     assert_int_equal(p.count[GQ_PROBE_P2P_ACROSS], 1);
     char buf[128];
+    int nwithin = 0, nacross = 0;
     for (int i = 0; i < p.n; i++) {
-        if (p.v[i].kind == GQ_PROBE_P2P_WITHIN)
+        if (p.v[i].kind == GQ_PROBE_P2P_WITHIN) {
             assert_string_equal(gq_probe_str(&p.v[i], buf, sizeof buf), "0:1,2:3,4:5,6:7");
-        if (p.v[i].kind == GQ_PROBE_P2P_ACROSS)
+            nwithin++;
+        }
+        if (p.v[i].kind == GQ_PROBE_P2P_ACROSS) {
             assert_string_equal(gq_probe_str(&p.v[i], buf, sizeof buf), "0:4,1:5,2:6,3:7");
+            nacross++;
+        }
     }
+    assert_int_equal(nwithin, 1);
+    assert_int_equal(nacross, 1);
     gq_probe_plan_free(&p);
 }
 
@@ -204,9 +215,13 @@ static void a100_nvlink(void **state)
     assert_int_equal(p.count[GQ_PROBE_P2P_WITHIN], 1);
     assert_int_equal(p.count[GQ_PROBE_P2P_ACROSS], 3);
     char buf[128];
+    int nwithin = 0;
     for (int i = 0; i < p.n; i++)
-        if (p.v[i].kind == GQ_PROBE_P2P_WITHIN)
+        if (p.v[i].kind == GQ_PROBE_P2P_WITHIN) {
             assert_string_equal(gq_probe_str(&p.v[i], buf, sizeof buf), "0:3,1:2,4:5");
+            nwithin++;
+        }
+    assert_int_equal(nwithin, 1);
     /* each 2-GPU domain is a host group once (not again as a pair) */
     assert_int_equal(count_sets(&p, "0,3", GQ_DIR_H2D), 1);
     gq_probe_plan_free(&p);

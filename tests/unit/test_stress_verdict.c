@@ -495,6 +495,8 @@ static void json_section(void **state)
     json_t *series = json_object_get(j, "series");
     json_t *cols = json_object_get(series, "columns");
     json_t *g1 = json_array_get(json_object_get(series, "gpus"), 1);
+    assert_non_null(g1);
+    assert_true(json_array_size(cols) >= 5); /* t, temp_c, power_w, sm_clock_mhz, ... */
     size_t i;
     json_t *c;
     json_array_foreach(cols, i, c)
