@@ -13,15 +13,7 @@
 #include <cmocka.h>
 
 #include "backend/sim/sim.h"
-
-/* cmocka 1.1.5's assert_float_equal passes when a value is infinite or NaN
- * (its relative test compares inf > inf); this one does not. */
-#define assert_near(a, b, eps)                                                                               \
-    do {                                                                                                     \
-        double a_ = (a), b_ = (b);                                                                           \
-        if (!(fabs(a_ - b_) <= (eps)))                                                                       \
-            fail_msg("%.17g is not %.17g within %g", a_, b_, (double)(eps));                                 \
-    } while (0)
+#include "../test_util.h"
 
 /* Two links (10 and 4); flow 0 crosses both, flow 1 the first, flow 2 the second. */
 static gq_sim_problem *three_flows(void)

@@ -12,15 +12,7 @@
 
 #include "analysis/kv.h"
 #include "core/units.h"
-
-/* cmocka 1.1.5's assert_float_equal passes when a value is infinite or NaN
- * (its relative test compares inf > inf); this one does not. */
-#define assert_near(a, b, eps)                                                                               \
-    do {                                                                                                     \
-        double a_ = (a), b_ = (b);                                                                           \
-        if (!(fabs(a_ - b_) <= (eps)))                                                                       \
-            fail_msg("%.17g is not %.17g within %g", a_, b_, (double)(eps));                                 \
-    } while (0)
+#include "../test_util.h"
 
 static void payload_at_2_63(void **state)
 {
