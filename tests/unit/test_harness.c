@@ -1118,6 +1118,140 @@ static void test_bad_arguments(void **state)
     free(m);
 }
 
+/* One flow, auto count: the warm-up copy takes 1 ms, the rounds' copies
+ * g_round_copy each (the copy slowed down after the warm-up). */
+static double g_round_copy;
+static double g_round_win; /* > 0: every round's window, whatever the count */
+static void slower_rounds(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    double ct = call == 0 ? 0.001 : g_round_copy;
+    int k = o->reps > 0 ? o->reps : 1;
+    double w = call > 0 && g_round_win > 0 ? g_round_win : k * ct;
+    win(&res[0], 0.0, w, k * (double)f[0].bytes / 1e9);
+    res[0].copies_done = k;
+}
+
+/* The count is corrected from the first real round: 50 copies of 1 ms were
+ * asked (half the target round, 10 copies of 1 ms being shorter); 50 copies of
+ * 4 ms took 200 ms, over twice the 50 ms round of 10 such copies, so the next
+ * rounds ask for ceil(50 * 50 ms / 200 ms) = 13. */
+static void test_auto_single_refit(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    fake.script = slower_rounds;
+    g_round_copy = 0.004;
+    g_round_win = 0;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.verify = false;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(fake.opts[0].reps, 1);
+    assert_int_equal(fake.opts[1].reps, 50);
+    assert_int_equal(fake.opts[2].reps, 13);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* A window of exactly twice the round is kept as it is: 50 copies in 100 ms
+ * against a 50 ms round do not change the count. */
+static void test_auto_single_refit_bound(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    fake.script = slower_rounds;
+    g_round_copy = 0.002;
+    g_round_win = 0.1;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.verify = false;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(fake.opts[1].reps, 50);
+    assert_int_equal(fake.opts[2].reps, 50);
+    /* and a window just over twice it is corrected: ceil(50 * 50 / 100.1) = 25 */
+    memset(&fake, 0, sizeof fake);
+    fake.fail_call = -1;
+    fake.script = slower_rounds;
+    g_round_win = 0.1001;
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(fake.opts[2].reps, 25);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* Two equal reported flows and an interferer that, counting copies, stops
+ * half-way through their window: the counted calibration round does not
+ * cover them (the interferer is not assumed to run on, as it would by
+ * duration), so it is not kept and the rounds run by duration. */
+static void early_interferer(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    for (int i = 0; i < n; i++) {
+        double d = o->duration_s > 0 ? o->duration_s : (o->reps > 0 ? o->reps : 1) * 0.012;
+        int k = (int)floor(d / 0.012 + 1e-9);
+        double end = i == 2 && o->reps > 0 ? 0.5 * k * 0.012 : k * 0.012;
+        win(&res[i], 0.0, end, k * (double)f[i].bytes / 1e9);
+        res[i].copies_done = k;
+    }
+}
+
+static void test_counted_round_interferer_not_extended(void **state)
+{
+    gq_measurement *m = new_m("host_to_all_bidirectional_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    add(m, G(0), H(0), 0, false);
+    m->aggregate = true;
+    fake.script = early_interferer;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.verify = false;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(fake.opts[1].reps, (int)ceil(GQ_HARNESS_ROUND_S / 0.012));
+    assert_int_equal(fake.opts[2].reps, 0);
+    assert_true(fake.opts[2].duration_s > 0);
+    assert_int_equal(fake.calls, 2 + 5);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* Two equal flows whose counted windows end 0.4% apart: an overlap of 99.6%
+ * meets the rule for keeping the counted round (99.5%), though rounds by
+ * duration in 4 MiB pieces (0.19 ms of a 100 ms round) would promise 99.8%. */
+static void nearly_together(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    for (int i = 0; i < n; i++) {
+        double d = o->duration_s > 0 ? o->duration_s : (o->reps > 0 ? o->reps : 1) * 0.012;
+        int k = (int)floor(d / 0.012 + 1e-9);
+        double end = i == 1 && o->reps > 1 ? 0.996 * k * 0.012 : k * 0.012;
+        win(&res[i], 0.0, end, k * (double)f[i].bytes / 1e9);
+        res[i].copies_done = k;
+    }
+}
+
+static void test_counted_round_kept_at_995(void **state)
+{
+    gq_measurement *m = new_m("host_to_all_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    m->aggregate = true;
+    fake.script = nearly_together;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.verify = false;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(fake.opts[2].reps, (int)ceil(GQ_HARNESS_ROUND_S / 0.012));
+    assert_int_equal(fake.calls, 1 + 5);
+    const gq_record *agg = find(&rs, true, false, GQ_DIR_H2D, -1);
+    assert_true(agg->valid);
+    assert_true(fabs(agg->overlap - 0.996) < 1e-9);
+    gq_records_free(&rs);
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1152,6 +1286,10 @@ int main(void)
         cmocka_unit_test_setup(test_latency, setup),
         cmocka_unit_test_setup(test_latency_zero, setup),
         cmocka_unit_test_setup(test_bad_arguments, setup),
+        cmocka_unit_test_setup(test_auto_single_refit, setup),
+        cmocka_unit_test_setup(test_auto_single_refit_bound, setup),
+        cmocka_unit_test_setup(test_counted_round_interferer_not_extended, setup),
+        cmocka_unit_test_setup(test_counted_round_kept_at_995, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
