@@ -412,6 +412,28 @@ static void p2p_domains_and_capacity(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* The host analysis' buffer size is taken from host candidates only, per
+ * direction: P2P groups alone leave both at 0, and H2D groups alone leave
+ * D2H at 0. */
+static void host_bytes_from_host_groups(void **state)
+{
+    (void)state;
+    const int src[] = {0, 1}, dst[] = {2, 3};
+    const double half[] = {10.0, 10.0};
+    p2p_group(src, dst, half, 2);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_true(b.bytes[0] == 0);
+    assert_true(b.bytes[1] == 0);
+    gq_bottlenecks_free(&b);
+    gq_records_free(&RS);
+    host_uniform(S0, 4, GQ_DIR_H2D, 6.0);
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_true(b.bytes[0] == BYTES || b.bytes[1] == BYTES);
+    assert_true(b.bytes[0] == 0 || b.bytes[1] == 0);
+    gq_bottlenecks_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -424,6 +446,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(asymmetry, setup, teardown),
         cmocka_unit_test_setup_teardown(alone_spread_guard, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_domains_and_capacity, setup, teardown),
+        cmocka_unit_test_setup_teardown(host_bytes_from_host_groups, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
