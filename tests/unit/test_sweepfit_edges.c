@@ -146,6 +146,35 @@ static void tukey_to_fixed_point(void **state)
     assert_near(f.bw_gbps, 20.087205822265464, 1e-6); /* one Tukey step: 20.012 */
 }
 
+/* 256 points is the most a fit takes; 257 is refused. */
+static void at_most_256(void **state)
+{
+    (void)state;
+    static uint64_t s[257];
+    static double g[257];
+    for (int i = 0; i < 257; i++) {
+        s[i] = (uint64_t)(i % 16 + 1) * GQ_MiB;
+        g[i] = rate(s[i], 0);
+    }
+    gq_sweepfit f;
+    assert_int_equal(gq_sweepfit_compute(s, g, 256, &f, NULL), 0);
+    assert_int_equal(f.npoints, 256);
+    assert_near(f.bw_gbps, BW, 1e-6);
+    assert_int_equal(gq_sweepfit_compute(s, g, 257, &f, NULL), GQ_E_USAGE);
+}
+
+/* Copy times that do not grow with size (a slope of exactly 0) fit no bandwidth. */
+static void flat_times(void **state)
+{
+    (void)state;
+    const uint64_t s[] = {GQ_MiB, 2 * GQ_MiB};
+    const double g[] = {1.0, 2.0};
+    gq_sweepfit f;
+    gq_err e = {0};
+    assert_int_equal(gq_sweepfit_compute(s, g, 2, &f, &e), GQ_E_FAIL);
+    assert_non_null(strstr(e.msg, "copy times do not grow with buffer size"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -155,6 +184,8 @@ int main(void)
         cmocka_unit_test(four_points),
         cmocka_unit_test(predict_edges),
         cmocka_unit_test(tukey_to_fixed_point),
+        cmocka_unit_test(at_most_256),
+        cmocka_unit_test(flat_times),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
