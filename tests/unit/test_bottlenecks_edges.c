@@ -434,6 +434,21 @@ static void host_bytes_from_host_groups(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* The first group in the records may be the concurrent one: it is an
+ * observation like any other. */
+static void concurrent_group_first(void **state)
+{
+    (void)state;
+    host_uniform(S0, 4, GQ_DIR_H2D, 6.0);
+    for (int g = 0; g < 4; g++)
+        host_uniform(&g, 1, GQ_DIR_H2D, 25.0);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_int_equal(b.nobs, 1);
+    assert_int_equal(b.obs[0].group, 0);
+    gq_bottlenecks_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -447,6 +462,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(alone_spread_guard, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_domains_and_capacity, setup, teardown),
         cmocka_unit_test_setup_teardown(host_bytes_from_host_groups, setup, teardown),
+        cmocka_unit_test_setup_teardown(concurrent_group_first, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
