@@ -449,6 +449,24 @@ static void concurrent_group_first(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* Two GPUs are enough for an asymmetric run: one of them at half the other's rate. */
+static void asymmetry_of_two(void **state)
+{
+    (void)state;
+    for (int g = 0; g < 2; g++)
+        host_uniform(&g, 1, GQ_DIR_H2D, 30.0);
+    const int two[] = {0, 1};
+    const double r[2] = {10, 20};
+    host_group(two, 2, GQ_DIR_H2D, r);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_true(b.asym_obs[0] >= 0);
+    assert_int_equal(b.obs[b.asym_obs[0]].ngpus, 2);
+    assert_int_equal(b.nslow[0], 1);
+    assert_int_equal(b.slow[0][0], 0);
+    gq_bottlenecks_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -463,6 +481,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(p2p_domains_and_capacity, setup, teardown),
         cmocka_unit_test_setup_teardown(host_bytes_from_host_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(concurrent_group_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(asymmetry_of_two, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
