@@ -467,6 +467,78 @@ static void asymmetry_of_two(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* One record is a record set: its GPU's alone rate is read. */
+static void one_record(void **state)
+{
+    (void)state;
+    int g = 0;
+    host_uniform(&g, 1, GQ_DIR_H2D, 25.0);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_true(b.alone[0][0] == 25.0);
+    gq_bottlenecks_free(&b);
+}
+
+/* A second run of a budget's own GPU set is more evidence for it. */
+static void repeat_confirms(void **state)
+{
+    (void)state;
+    for (int g = 0; g < 4; g++)
+        host_uniform(&g, 1, GQ_DIR_H2D, 25.0);
+    host_uniform(S0, 4, GQ_DIR_H2D, 6.0);
+    host_uniform(S0, 4, GQ_DIR_H2D, 6.0);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    int i = gq_bottlenecks_find(&b, GQ_DIR_H2D, S0, 4);
+    assert_true(i >= 0);
+    assert_int_equal(b.v[i].nevidence, 2);
+    gq_bottlenecks_free(&b);
+}
+
+/* A budget inside a larger one of the same capacity is folded into it, its
+ * evidence with it; with min_drop 0 an equal capacity is enough. */
+static void fold_equal_budget(void **state)
+{
+    (void)state;
+    for (int g = 0; g < 4; g++)
+        host_uniform(&g, 1, GQ_DIR_H2D, 25.0);
+    const int two[] = {0, 1};
+    host_uniform(two, 2, GQ_DIR_H2D, 10.0);
+    host_uniform(S0, 4, GQ_DIR_H2D, 5.0);
+    gq_bn_opts o;
+    gq_bn_opts_default(&o);
+    o.min_drop = 0;
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, &o, &b, NULL), 0);
+    assert_int_equal(gq_bottlenecks_find(&b, GQ_DIR_H2D, two, 2), -1);
+    int i = gq_bottlenecks_find(&b, GQ_DIR_H2D, S0, 4);
+    assert_true(i >= 0);
+    assert_int_equal(b.v[i].nevidence, 2);
+    gq_bottlenecks_free(&b);
+}
+
+/* P2P contention is judged against (1 - min_drop - 2 x spread) of the pairs'
+ * alone sum: 50 GB/s alone, spreads 0.4 %, so 39.6 GB/s; 39.5 is contended. */
+static void p2p_contended_threshold(void **state)
+{
+    (void)state;
+    const int src[] = {0, 1}, dst[] = {2, 3};
+    double one = 25.0;
+    for (int i = 0; i < 2; i++)
+        p2p_group(&src[i], &dst[i], &one, 1);
+    const double both[] = {19.75, 19.75};
+    p2p_group(src, dst, both, 2);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    int k = -1;
+    for (int i = 0; i < b.nobs; i++)
+        if (b.obs[i].p2p && b.obs[i].npairs == 2)
+            k = i;
+    assert_true(k >= 0);
+    assert_true(b.obs[k].contended);
+    gq_bottlenecks_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -482,6 +554,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(host_bytes_from_host_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(concurrent_group_first, setup, teardown),
         cmocka_unit_test_setup_teardown(asymmetry_of_two, setup, teardown),
+        cmocka_unit_test_setup_teardown(one_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(repeat_confirms, setup, teardown),
+        cmocka_unit_test_setup_teardown(fold_equal_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(p2p_contended_threshold, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
