@@ -539,6 +539,51 @@ static void p2p_contended_threshold(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* A flow flagged impossible whose median is within the tolerance of its
+ * capacity is not called above it: the record's own reason is given. */
+static void impossible_within_tolerance(void **state)
+{
+    (void)state;
+    int g = G++;
+    host_flow(g, 0, GQ_DIR_H2D, 31.5);
+    gq_record *r = &RS.v[RS.n - 1];
+    r->valid = false;
+    r->flags |= GQ_FLAG_IMPOSSIBLE;
+    r->capacity_gbps = 31.5;
+    strcpy(r->error, "the group is above the uplink");
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_int_equal(b.nignored, 1);
+    assert_string_equal(b.ignored[0].why, "impossible: the group is above the uplink");
+    gq_bottlenecks_free(&b);
+}
+
+/* A group with a flow that is neither host<->GPU nor GPU<->GPU (a local
+ * copy) is not evidence. */
+static void local_flow_in_group(void **state)
+{
+    (void)state;
+    for (int g = 0; g < 4; g++)
+        host_uniform(&g, 1, GQ_DIR_H2D, 25.0);
+    int g = G++;
+    host_flow(g, 0, GQ_DIR_H2D, 6.0);
+    host_flow(g, 1, GQ_DIR_H2D, 6.0);
+    gq_record r;
+    base(&r, g);
+    strcpy(r.test, "host_to_device_set");
+    r.direction = GQ_DIR_LOCAL;
+    r.src = r.dst = (gq_endpoint){GQ_EP_GPU, 2};
+    set_val(&r, 6.0);
+    assert_int_equal(gq_records_push(&RS, &r), 0);
+    const int p[] = {0, 1, 2};
+    aggregate(g, p, 3, GQ_DIR_H2D, 18.0, true);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    for (int i = 0; i < b.nobs; i++)
+        assert_int_not_equal(b.obs[i].group, g);
+    gq_bottlenecks_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -558,6 +603,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(repeat_confirms, setup, teardown),
         cmocka_unit_test_setup_teardown(fold_equal_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_contended_threshold, setup, teardown),
+        cmocka_unit_test_setup_teardown(impossible_within_tolerance, setup, teardown),
+        cmocka_unit_test_setup_teardown(local_flow_in_group, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
