@@ -153,11 +153,71 @@ static void percent_ranges(void **state)
     }
 }
 
+/* Written for the survivors of bench/mutation (seed 165809224): the defaults
+ * of a GPU's clock, of P2P stream caps and of a link's direction shares, a
+ * cpu line without cores, and GPU indices at their limits. */
+static void more_defaults(void **state)
+{
+    (void)state;
+    gq_sim_machine *m = NULL;
+    gq_err e = {0};
+    assert_int_equal(gq_sim_parse(tiny, sizeof tiny - 1, NULL, &m, &e), GQ_OK);
+    assert_true(m->gpus[0].clock_mhz == 0);
+    for (int k = 0; k < m->nnode; k++)
+        assert_true(m->nodes[k].p2p_flowcap == 0);
+    for (int l = 0; l < m->nlink; l++) {
+        assert_true(m->links[l].w[0] == 1.0 && m->links[l].w[1] == 1.0);
+        assert_true(m->links[l].p2p_flowcap == 0);
+    }
+    gq_sim_machine_free(m);
+    static const char nocores[] = "machine nocores\n"
+                                  "cpu \"X\" sockets 2\n"
+                                  "memory mem0 numa 0 size 16 GiB\n"
+                                  "socket cpu0\n"
+                                  "fabric mem0 cpu0 cap 50 GB/s\n"
+                                  "gpu gpu0 model \"Test GPU\" mem 8 GiB\n"
+                                  "pcie gpu0 cpu0 rate 16 GT/s width x16\n";
+    m = NULL;
+    assert_int_equal(gq_sim_parse(nocores, sizeof nocores - 1, NULL, &m, &e), GQ_OK);
+    assert_int_equal(m->sockets, 2);
+    assert_int_equal(m->cores, -1);
+    gq_sim_machine_free(m);
+}
+
+static void gpu_index_limits(void **state)
+{
+    (void)state;
+    static const char gap[] = "machine gap\n"
+                              "memory mem0 numa 0 size 16 GiB\n"
+                              "socket cpu0\n"
+                              "fabric mem0 cpu0 cap 50 GB/s\n"
+                              "gpu gpu0 index 1 model \"Test GPU\" mem 8 GiB\n"
+                              "pcie gpu0 cpu0 rate 16 GT/s width x16\n";
+    gq_sim_machine *m = NULL;
+    gq_err e = {0};
+    assert_int_not_equal(gq_sim_parse(gap, sizeof gap - 1, NULL, &m, &e), GQ_OK);
+    assert_non_null(strstr(e.msg, "GPU index 1 of 'gpu0' leaves a gap"));
+    gq_sim_machine_free(m);
+    static const char big[] = "machine big\n"
+                              "memory mem0 numa 0 size 16 GiB\n"
+                              "socket cpu0\n"
+                              "fabric mem0 cpu0 cap 50 GB/s\n"
+                              "gpu gpu0 index 64 model \"Test GPU\" mem 8 GiB\n"
+                              "pcie gpu0 cpu0 rate 16 GT/s width x16\n";
+    m = NULL;
+    memset(&e, 0, sizeof e);
+    assert_int_not_equal(gq_sim_parse(big, sizeof big - 1, NULL, &m, &e), GQ_OK);
+    assert_non_null(strstr(e.msg, "'index' is 64; it must be between 0 and 63"));
+    gq_sim_machine_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(defaults),      cmocka_unit_test(exponents),      cmocka_unit_test(empty_and_binary),
-        cmocka_unit_test(load_refusals), cmocka_unit_test(percent_ranges),
+        cmocka_unit_test(defaults),         cmocka_unit_test(exponents),
+        cmocka_unit_test(empty_and_binary), cmocka_unit_test(load_refusals),
+        cmocka_unit_test(percent_ranges),   cmocka_unit_test(more_defaults),
+        cmocka_unit_test(gpu_index_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
