@@ -245,12 +245,31 @@ static void config_load_errors(void **state)
     assert_non_null(strstr(e.msg, "cannot read model config '/nonexistent/config.json'"));
 }
 
+/* A record of one round, or of a rate below 1 GB/s, is still a rate
+ * (written for the survivors of bench/mutation, seed 165809224). */
+static void record_ok_small(void **state)
+{
+    (void)state;
+    gq_record r;
+    memset(&r, 0, sizeof r);
+    r.valid = true;
+    r.value.n = 1;
+    r.value.median = 0.5;
+    assert_true(gq_kv_record_ok(&r));
+    r.value.n = 0;
+    assert_false(gq_kv_record_ok(&r));
+    r.value.n = 1;
+    r.value.median = 0;
+    assert_false(gq_kv_record_ok(&r));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(payload_at_2_63), cmocka_unit_test(dtype_names_all),
         cmocka_unit_test(config_fields),   cmocka_unit_test(config_text_and_dtype),
         cmocka_unit_test(rates),           cmocka_unit_test(config_load_errors),
+        cmocka_unit_test(record_ok_small),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
