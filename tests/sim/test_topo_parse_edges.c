@@ -211,13 +211,36 @@ static void gpu_index_limits(void **state)
     gq_sim_machine_free(m);
 }
 
+/* Every PCIe width is accepted, x1 and x2 too. */
+static void pcie_narrow_widths(void **state)
+{
+    (void)state;
+    static const char *w[] = {"x1", "x2"};
+    for (int i = 0; i < 2; i++) {
+        char text[512];
+        int n = snprintf(text, sizeof text,
+                         "machine narrow\n"
+                         "memory mem0 numa 0 size 16 GiB\n"
+                         "socket cpu0\n"
+                         "fabric mem0 cpu0 cap 50 GB/s\n"
+                         "gpu gpu0 model \"Test GPU\" mem 8 GiB\n"
+                         "pcie gpu0 cpu0 rate 16 GT/s width %s\n",
+                         w[i]);
+        gq_sim_machine *m = NULL;
+        gq_err e = {0};
+        if (gq_sim_parse(text, (size_t)n, NULL, &m, &e) != GQ_OK)
+            fail_msg("width %s refused: %s", w[i], e.msg);
+        gq_sim_machine_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults),         cmocka_unit_test(exponents),
         cmocka_unit_test(empty_and_binary), cmocka_unit_test(load_refusals),
         cmocka_unit_test(percent_ranges),   cmocka_unit_test(more_defaults),
-        cmocka_unit_test(gpu_index_limits),
+        cmocka_unit_test(gpu_index_limits), cmocka_unit_test(pcie_narrow_widths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
