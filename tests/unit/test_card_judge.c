@@ -322,6 +322,32 @@ static void exit_codes(void **state)
     }
 }
 
+/* Written for the survivors of bench/mutation (seed 165809224): the power
+ * limit is read; NVLink counts land by card position, position 0 included;
+ * only the p2p_read matrix is read, also when another one follows it. */
+static void facts_power_nvlinks_matrices(void **state)
+{
+    (void)state;
+    json_t *card =
+        load("{\"identity\": {\"gpus\": [{\"index\": 3, \"name\": \"G\", \"power_limit_w\": 300}, "
+             "{\"index\": 5, \"name\": \"G\", \"power_limit_w\": 350}], "
+             "\"nvlinks\": {\"gpus\": [5, 3], \"values\": [[0, 4], [4, 0]]}}, "
+             "\"matrices\": [{\"id\": \"p2p_read\", \"gpus\": [3, 5], \"values\": [[null, 40], [41, null]]}, "
+             "{\"id\": \"p2p_write\", \"gpus\": [3, 5], \"values\": [[null, 7], [7, null]]}]}");
+    gq_card_facts *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    gq_card_facts_from_json(card, NULL, NULL, f);
+    assert_int_equal(f->ngpu, 2);
+    assert_true(f->gpu[0].power_limit_w == 300);
+    assert_true(f->gpu[1].power_limit_w == 350);
+    assert_int_equal(f->nvlinks[1][0], 4);
+    assert_int_equal(f->nvlinks[0][1], 4);
+    assert_true(f->p2p_gbps[0][1] == 40);
+    assert_true(f->p2p_gbps[1][0] == 41);
+    free(f);
+    json_decref(card);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -329,7 +355,7 @@ int main(void)
         cmocka_unit_test(empty_card_rows),          cmocka_unit_test(one_gpu_stress_row),
         cmocka_unit_test(pairs_finding_needs_both), cmocka_unit_test(exit_codes),
         cmocka_unit_test(rows_do_not_inherit),      cmocka_unit_test(long_offload_list),
-        cmocka_unit_test(one_record_is_measured),
+        cmocka_unit_test(one_record_is_measured),   cmocka_unit_test(facts_power_nvlinks_matrices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
