@@ -174,11 +174,39 @@ static void nearest_memory(void **state)
     gq_sim_machine_free(m);
 }
 
+/* Written for the survivors of bench/mutation (seed 165809224): a route with
+ * the first node out of range and a valid second one is refused; the nearest
+ * memory of node 0 is searched like any other node's. */
+static void node_zero_and_range(void **state)
+{
+    (void)state;
+    gq_sim_machine *m = NULL;
+    gq_err e = {0};
+    assert_int_equal(gq_sim_load("rtx4090x8", &m, &e), GQ_OK);
+    gq_sim_hop h[GQ_SIM_MAX_HOPS];
+    assert_int_equal(gq_sim_route(m, m->nnode, m->gpus[0].node, false, h, GQ_SIM_MAX_HOPS), -1);
+    assert_int_equal(gq_sim_route(m, m->nnode + 5, 0, false, h, GQ_SIM_MAX_HOPS), -1);
+    int n0 = gq_sim_nearest_memory(m, 0, -1);
+    int want = -1;
+    /* what the search from node 0 finds: some memory node other than node 0 */
+    for (int k = 1; k < m->nnode && want < 0; k++)
+        if (m->nodes[k].kind == GQ_SIM_MEMORY)
+            want = k;
+    if (want >= 0)
+        assert_true(n0 >= 1 && m->nodes[n0].kind == GQ_SIM_MEMORY);
+    gq_sim_machine_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(solve_twice),   cmocka_unit_test(weights),     cmocka_unit_test(routes),
-        cmocka_unit_test(unbound_flows), cmocka_unit_test(noise_shape), cmocka_unit_test(nearest_memory),
+        cmocka_unit_test(solve_twice),
+        cmocka_unit_test(weights),
+        cmocka_unit_test(routes),
+        cmocka_unit_test(unbound_flows),
+        cmocka_unit_test(noise_shape),
+        cmocka_unit_test(nearest_memory),
+        cmocka_unit_test(node_zero_and_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
