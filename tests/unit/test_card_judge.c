@@ -348,6 +348,23 @@ static void facts_power_nvlinks_matrices(void **state)
     json_decref(card);
 }
 
+/* A link under load at a lower generation than its maximum is below it; at
+ * idle it is not (links train down when idle). */
+static void link_gen_under_load(void **state)
+{
+    (void)state;
+    json_t *card = load("{\"identity\": {\"gpus\": [{\"index\": 0, \"name\": \"G\", \"pcie\": {\"gen\": 4, "
+                        "\"width\": 16, \"gen_max\": 5, \"width_max\": 16, \"under_load\": true}}]}}");
+    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_string_equal(rs(card, "Identity and links", "result"), "1 GPU below the link's maximum");
+    json_decref(card);
+    card = load("{\"identity\": {\"gpus\": [{\"index\": 0, \"name\": \"G\", \"pcie\": {\"gen\": 4, "
+                "\"width\": 16, \"gen_max\": 5, \"width_max\": 16, \"under_load\": false}}]}}");
+    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_string_equal(rs(card, "Identity and links", "result"), "every link at its maximum (Gen5 x16)");
+    json_decref(card);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +373,7 @@ int main(void)
         cmocka_unit_test(pairs_finding_needs_both), cmocka_unit_test(exit_codes),
         cmocka_unit_test(rows_do_not_inherit),      cmocka_unit_test(long_offload_list),
         cmocka_unit_test(one_record_is_measured),   cmocka_unit_test(facts_power_nvlinks_matrices),
+        cmocka_unit_test(link_gen_under_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
