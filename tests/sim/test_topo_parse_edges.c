@@ -234,13 +234,52 @@ static void pcie_narrow_widths(void **state)
     }
 }
 
+/* A built-in machine is named by its built-in file; a quoted number is not a
+ * number; 'index' given to one GPU and not another is refused. */
+static void names_quotes_indices(void **state)
+{
+    (void)state;
+    gq_sim_machine *m = NULL;
+    gq_err e = {0};
+    assert_int_equal(gq_sim_load("h200x2", &m, &e), GQ_OK);
+    assert_string_equal(m->file, "builtin:h200x2.topo");
+    gq_sim_machine_free(m);
+    static const char quoted[] = "machine q\n"
+                                 "memory mem0 numa \"0\" size 16 GiB\n"
+                                 "socket cpu0\n"
+                                 "fabric mem0 cpu0 cap 50 GB/s\n"
+                                 "gpu gpu0 model \"Test GPU\" mem 8 GiB\n"
+                                 "pcie gpu0 cpu0 rate 16 GT/s width x16\n";
+    m = NULL;
+    assert_int_not_equal(gq_sim_parse(quoted, sizeof quoted - 1, NULL, &m, &e), GQ_OK);
+    gq_sim_machine_free(m);
+    static const char mixed[] = "machine mixed\n"
+                                "memory mem0 numa 0 size 16 GiB\n"
+                                "socket cpu0\n"
+                                "fabric mem0 cpu0 cap 50 GB/s\n"
+                                "gpu gpu0 index 0 model \"Test GPU\" mem 8 GiB\n"
+                                "gpu gpu1 model \"Test GPU\" mem 8 GiB\n"
+                                "pcie gpu0 cpu0 rate 16 GT/s width x16\n"
+                                "pcie gpu1 cpu0 rate 16 GT/s width x16\n";
+    m = NULL;
+    memset(&e, 0, sizeof e);
+    assert_int_not_equal(gq_sim_parse(mixed, sizeof mixed - 1, NULL, &m, &e), GQ_OK);
+    assert_non_null(strstr(e.msg, "give 'index N' to every gpu or to none"));
+    gq_sim_machine_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(defaults),         cmocka_unit_test(exponents),
-        cmocka_unit_test(empty_and_binary), cmocka_unit_test(load_refusals),
-        cmocka_unit_test(percent_ranges),   cmocka_unit_test(more_defaults),
-        cmocka_unit_test(gpu_index_limits), cmocka_unit_test(pcie_narrow_widths),
+        cmocka_unit_test(defaults),
+        cmocka_unit_test(exponents),
+        cmocka_unit_test(empty_and_binary),
+        cmocka_unit_test(load_refusals),
+        cmocka_unit_test(percent_ranges),
+        cmocka_unit_test(more_defaults),
+        cmocka_unit_test(gpu_index_limits),
+        cmocka_unit_test(pcie_narrow_widths),
+        cmocka_unit_test(names_quotes_indices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
