@@ -268,6 +268,32 @@ static void names_quotes_indices(void **state)
     gq_sim_machine_free(m);
 }
 
+/* A capacity of exactly 1000 TB/s is the largest accepted; just over it is refused. */
+static void capacity_limit(void **state)
+{
+    (void)state;
+    static const char *cap[] = {"1000 TB/s", "1000.001 TB/s"};
+    for (int i = 0; i < 2; i++) {
+        char text[512];
+        int n = snprintf(text, sizeof text,
+                         "machine lim\n"
+                         "memory mem0 numa 0 size 16 GiB\n"
+                         "socket cpu0\n"
+                         "fabric mem0 cpu0 cap %s\n"
+                         "gpu gpu0 model \"Test GPU\" mem 8 GiB\n"
+                         "pcie gpu0 cpu0 rate 16 GT/s width x16\n",
+                         cap[i]);
+        gq_sim_machine *m = NULL;
+        gq_err e = {0};
+        int rc = gq_sim_parse(text, (size_t)n, NULL, &m, &e);
+        if (i == 0 && rc != GQ_OK)
+            fail_msg("%s refused: %s", cap[i], e.msg);
+        if (i == 1)
+            assert_non_null(strstr(e.msg, "is beyond any real link"));
+        gq_sim_machine_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -280,6 +306,7 @@ int main(void)
         cmocka_unit_test(gpu_index_limits),
         cmocka_unit_test(pcie_narrow_widths),
         cmocka_unit_test(names_quotes_indices),
+        cmocka_unit_test(capacity_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
