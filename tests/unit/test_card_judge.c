@@ -365,6 +365,37 @@ static void link_gen_under_load(void **state)
     json_decref(card);
 }
 
+/* The placement's pair list stops once 240 bytes are used: a list that
+ * reaches exactly 240 takes no further pair ("10→11" is 7 bytes, ", 12→13"
+ * 9, ", 1→2" 7: 7 + 22 x 9 + 5 x 7 = 240). */
+static void pair_list_limit(void **state)
+{
+    (void)state;
+    char json[8192];
+    size_t used = (size_t)snprintf(
+        json, sizeof json, "{\"identity\": {\"gpus\": []}, \"placement\": {\"gain\": 1.5, \"pairs\": [");
+    int n = 0;
+    for (int k = 0; k < 23; k++, n++)
+        used += (size_t)snprintf(json + used, sizeof json - used, "%s{\"prefill\": %d, \"decode\": %d}",
+                                 n ? ", " : "", 10 + 2 * k, 11 + 2 * k);
+    for (int k = 1; k <= 6; k++, n++)
+        used += (size_t)snprintf(json + used, sizeof json - used, ", {\"prefill\": %d, \"decode\": %d}", k,
+                                 k + 1);
+    snprintf(json + used, sizeof json - used, "]}}");
+    json_t *card = load(json);
+    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    const char *f = NULL;
+    size_t i;
+    const json_t *x;
+    json_array_foreach(json_object_get(card, "findings"), i, x) if (strstr(json_string_value(x), "10→11")) f =
+        json_string_value(x);
+    assert_non_null(f);
+    assert_non_null(strstr(f, "54→55, 1→2"));
+    assert_non_null(strstr(f, "5→6"));
+    assert_null(strstr(f, "6→7"));
+    json_decref(card);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -373,7 +404,7 @@ int main(void)
         cmocka_unit_test(pairs_finding_needs_both), cmocka_unit_test(exit_codes),
         cmocka_unit_test(rows_do_not_inherit),      cmocka_unit_test(long_offload_list),
         cmocka_unit_test(one_record_is_measured),   cmocka_unit_test(facts_power_nvlinks_matrices),
-        cmocka_unit_test(link_gen_under_load),
+        cmocka_unit_test(link_gen_under_load),      cmocka_unit_test(pair_list_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
