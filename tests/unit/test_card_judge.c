@@ -396,6 +396,31 @@ static void pair_list_limit(void **state)
     json_decref(card);
 }
 
+/* The Placement row's pair list stops once 488 bytes are used: "pairs" (5)
+ * + 58 x " 10→11" (8) + 2 x " 1→2" (6) + " 1→10" (7) = 488 takes no further
+ * pair. */
+static void placement_row_pair_limit(void **state)
+{
+    (void)state;
+    char json[16384];
+    size_t used =
+        (size_t)snprintf(json, sizeof json, "{\"identity\": {\"gpus\": []}, \"placement\": {\"pairs\": [");
+    for (int k = 0; k < 58; k++)
+        used += (size_t)snprintf(json + used, sizeof json - used, "%s{\"prefill\": %d, \"decode\": %d}",
+                                 k ? ", " : "", 10 + k % 80, 11 + k % 80);
+    used += (size_t)snprintf(json + used, sizeof json - used,
+                             ", {\"prefill\": 1, \"decode\": 2}, {\"prefill\": 2, \"decode\": 3}"
+                             ", {\"prefill\": 1, \"decode\": 10}, {\"prefill\": 5, \"decode\": 9}");
+    snprintf(json + used, sizeof json - used, "]}}");
+    json_t *card = load(json);
+    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    const char *r = rs(card, "Placement", "result");
+    assert_int_equal(strlen(r), 488);
+    assert_string_equal(r + 488 - strlen(" 1→10"), " 1→10");
+    assert_null(strstr(r, "5→9"));
+    json_decref(card);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +430,7 @@ int main(void)
         cmocka_unit_test(rows_do_not_inherit),      cmocka_unit_test(long_offload_list),
         cmocka_unit_test(one_record_is_measured),   cmocka_unit_test(facts_power_nvlinks_matrices),
         cmocka_unit_test(link_gen_under_load),      cmocka_unit_test(pair_list_limit),
+        cmocka_unit_test(placement_row_pair_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
