@@ -175,6 +175,25 @@ static void flat_times(void **state)
     assert_non_null(strstr(e.msg, "copy times do not grow with buffer size"));
 }
 
+/* A 256-point fit reads all 256 residuals for its scale: with +-3 % of noise
+ * (a fixed pattern) and every 17th point 12 % slow, the fit below is the one
+ * of the full scale (a scale from 255 of them lands elsewhere). */
+static void scale_of_256(void **state)
+{
+    (void)state;
+    static uint64_t s[256];
+    static double g[256];
+    for (int i = 0; i < 256; i++) {
+        s[i] = (uint64_t)(i % 16 + 1) * GQ_MiB;
+        double e = 0.03 * sin(0.7 * i + 0.3 * (i % 5));
+        g[i] = rate(s[i], i % 17 == 0 ? 0.12 : e);
+    }
+    gq_sweepfit f;
+    assert_int_equal(gq_sweepfit_compute(s, g, 256, &f, NULL), 0);
+    assert_near(f.a_us, 9.7086471928645697, 1e-6); /* from 255 residuals: 9.70835 */
+    assert_near(f.bw_gbps, 19.943568284158157, 1e-6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -186,6 +205,7 @@ int main(void)
         cmocka_unit_test(tukey_to_fixed_point),
         cmocka_unit_test(at_most_256),
         cmocka_unit_test(flat_times),
+        cmocka_unit_test(scale_of_256),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
