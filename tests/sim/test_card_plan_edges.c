@@ -4,15 +4,7 @@
  * a choice, not "the default"). Written for the survivors of bench/mutation. */
 #include "backend/sim/sim.h"
 #include "card_util.h"
-
-/* cmocka 1.1.5's assert_float_equal passes when a value is infinite or NaN
- * (its relative test compares inf > inf); this one does not. */
-#define assert_near(a, b, eps)                                                                               \
-    do {                                                                                                     \
-        double a_ = (a), b_ = (b);                                                                           \
-        if (!(fabs(a_ - b_) <= (eps)))                                                                       \
-            fail_msg("%.17g is not %.17g within %g", a_, b_, (double)(eps));                                 \
-    } while (0)
+#include "../test_util.h"
 
 static gq_topo *machine(int n, bool p2p)
 {
@@ -372,6 +364,25 @@ static void sweep_sizes_span(void **state)
     free(t);
 }
 
+/* Written for the survivors of bench/mutation (seed 165809224): a sweep of
+ * fewer than 2 points is 2 points, and the identity step is estimated at
+ * 0.2 s. */
+static void sweep_sizes_at_least_two(void **state)
+{
+    (void)state;
+    uint64_t out[32];
+    assert_int_equal(gq_card_sweep_sizes(1, out), 2);
+    assert_int_equal(gq_card_sweep_sizes(0, out), 2);
+    assert_true(out[0] < out[1]);
+    gq_topo *t = machine(4, true);
+    gq_card_opts o;
+    opts_for(&o, 4, 3600, 0);
+    gq_card_plan p;
+    assert_int_equal(gq_card_plan_make(t, &o, &p, NULL), GQ_OK);
+    assert_near(p.step[GQ_CS_IDENTITY].est_s, 0.2, 1e-12);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -379,7 +390,7 @@ int main(void)
         cmocka_unit_test(steps_off_and_one_gpu), cmocka_unit_test(refusal_durations),
         cmocka_unit_test(explicit_roles),        cmocka_unit_test(step_times_and_interrupt),
         cmocka_unit_test(gpu_order_and_bidir),   cmocka_unit_test(host_alone_without_contention),
-        cmocka_unit_test(sweep_sizes_span),
+        cmocka_unit_test(sweep_sizes_span),      cmocka_unit_test(sweep_sizes_at_least_two),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

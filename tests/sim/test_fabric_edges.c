@@ -13,15 +13,7 @@
 #include <cmocka.h>
 
 #include "backend/sim/sim.h"
-
-/* cmocka 1.1.5's assert_float_equal passes when a value is infinite or NaN
- * (its relative test compares inf > inf); this one does not. */
-#define assert_near(a, b, eps)                                                                               \
-    do {                                                                                                     \
-        double a_ = (a), b_ = (b);                                                                           \
-        if (!(fabs(a_ - b_) <= (eps)))                                                                       \
-            fail_msg("%.17g is not %.17g within %g", a_, b_, (double)(eps));                                 \
-    } while (0)
+#include "../test_util.h"
 
 /* Two links (10 and 4); flow 0 crosses both, flow 1 the first, flow 2 the second. */
 static gq_sim_problem *three_flows(void)
@@ -182,11 +174,39 @@ static void nearest_memory(void **state)
     gq_sim_machine_free(m);
 }
 
+/* Written for the survivors of bench/mutation (seed 165809224): a route with
+ * the first node out of range and a valid second one is refused; the nearest
+ * memory of node 0 is searched like any other node's. */
+static void node_zero_and_range(void **state)
+{
+    (void)state;
+    gq_sim_machine *m = NULL;
+    gq_err e = {0};
+    assert_int_equal(gq_sim_load("rtx4090x8", &m, &e), GQ_OK);
+    gq_sim_hop h[GQ_SIM_MAX_HOPS];
+    assert_int_equal(gq_sim_route(m, m->nnode, m->gpus[0].node, false, h, GQ_SIM_MAX_HOPS), -1);
+    assert_int_equal(gq_sim_route(m, m->nnode + 5, 0, false, h, GQ_SIM_MAX_HOPS), -1);
+    int n0 = gq_sim_nearest_memory(m, 0, -1);
+    int want = -1;
+    /* what the search from node 0 finds: some memory node other than node 0 */
+    for (int k = 1; k < m->nnode && want < 0; k++)
+        if (m->nodes[k].kind == GQ_SIM_MEMORY)
+            want = k;
+    if (want >= 0)
+        assert_true(n0 >= 1 && m->nodes[n0].kind == GQ_SIM_MEMORY);
+    gq_sim_machine_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(solve_twice),   cmocka_unit_test(weights),     cmocka_unit_test(routes),
-        cmocka_unit_test(unbound_flows), cmocka_unit_test(noise_shape), cmocka_unit_test(nearest_memory),
+        cmocka_unit_test(solve_twice),
+        cmocka_unit_test(weights),
+        cmocka_unit_test(routes),
+        cmocka_unit_test(unbound_flows),
+        cmocka_unit_test(noise_shape),
+        cmocka_unit_test(nearest_memory),
+        cmocka_unit_test(node_zero_and_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "test_place_util.h"
+#include "../test_util.h"
 
 #define SEED001_SHAPE "--layers 80 --kv-heads 8 --head-dim 128 --kv-dtype bf16 --tokens 8000"
 
@@ -41,10 +42,10 @@ static void h200_three_ways(void **state)
         double g = med(m, "gbps"), ms = med(m, "ms");
         assert_true(g > 0 && ms > 0);
         /* ms and GB/s describe the same payload */
-        assert_float_equal(2621.44 / g, ms, 0.02 * ms);
+        assert_near(2621.44 / g, ms, 0.02 * ms);
         /* the estimate sits next to it, and the measurement is near it */
         double e = jnum(json_object_get(est, names[i]), "gbps");
-        assert_float_equal(jnum(m, "estimate_gbps"), e, 1e-3);
+        assert_near(jnum(m, "estimate_gbps"), e, 1e-3);
         if (fabs(g - e) > 0.15 * e)
             fail_msg("%s: measured %.1f GB/s, estimated %.1f", names[i], g, e);
     }
@@ -60,11 +61,11 @@ static void h200_three_ways(void **state)
     size_t i;
     const json_t *c;
     json_array_foreach(json_object_get(pipe, "chunks"), i, c) best = fmax(best, med(c, "gbps"));
-    assert_float_equal(best, med(pipe, "gbps"), 1e-6);
+    assert_near(best, med(pipe, "gbps"), 1e-6);
     /* serial estimate is 1/(1/down + 1/up) of the measured rates */
     const json_t *rates = json_object_get(k, "rates");
     double d = jnum(json_object_get(rates, "down"), "gbps"), u = jnum(json_object_get(rates, "up"), "gbps");
-    assert_float_equal(jnum(json_object_get(est, "staged_serial"), "gbps"), 1 / (1 / d + 1 / u), 1e-3);
+    assert_near(jnum(json_object_get(est, "staged_serial"), "gbps"), 1 / (1 / d + 1 / u), 1e-3);
     json_decref(doc);
 }
 
@@ -125,7 +126,7 @@ static void estimates_from_saved_run(void **state)
         double a = jnum(json_object_get(json_object_get(kv(live), "estimates"), names[i]), "gbps");
         double b = jnum(json_object_get(json_object_get(kv(saved), "estimates"), names[i]), "gbps");
         assert_true(a > 0);
-        assert_float_equal(a, b, 1e-3);
+        assert_near(a, b, 1e-3);
     }
     assert_true(json_is_null(json_object_get(kv(saved), "measured")));
     json_decref(live);

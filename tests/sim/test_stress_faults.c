@@ -23,6 +23,7 @@
 #include "backend/sim/sim_stress.h"
 #include "core/interrupt.h"
 #include "core/units.h"
+#include "../test_util.h"
 
 typedef struct run {
     gq_backend be;
@@ -127,7 +128,7 @@ static void clean_node_passes_with_power_cap_as_info(void **state)
     assert_int_equal(x->s->verdict, GQ_STRESS_PASS);
     /* Virtual time: 5 minutes of samples, in well under a second. */
     assert_true(wall < 1.0);
-    assert_float_equal(x->r->elapsed_s, 300, 1e-6);
+    assert_near(x->r->elapsed_s, 300, 1e-6);
     for (int k = 0; k < 8; k++) {
         const gq_stress_gpu_summary *g = &x->s->gpu[k];
         assert_int_equal(x->r->gpu[k].npoints, 301);
@@ -274,7 +275,7 @@ static void interrupt_stops_all_and_keeps_summary(void **state)
     gq_interrupt_clear();
     assert_int_equal(x->rc, GQ_E_INTR);
     assert_true(x->r->interrupted);
-    assert_float_equal(x->r->elapsed_s, 30, 1e-6);
+    assert_near(x->r->elapsed_s, 30, 1e-6);
     assert_int_equal(x->r->gpu[0].npoints, 31);
     /* Judged on what ran: the fault seen before the interrupt still fails. */
     assert_int_equal(x->s->verdict, GQ_STRESS_FAIL);
@@ -346,7 +347,7 @@ static void real_time_path(void **state)
     assert_true(wall_s >= 1.45 && wall_s < 3.0);
     for (int k = 0; k < 2; k++) {
         assert_int_equal(r->gpu[k].npoints, 4);
-        assert_float_equal(r->gpu[k].pts[3].t, 1.5, 0.2);
+        assert_near(r->gpu[k].pts[3].t, 1.5, 0.2);
         assert_true(r->gpu[k].xfer_s[0] > 0 && r->gpu[k].xfer_s[1] > 0);
     }
     gq_stress_result_free(r);

@@ -153,11 +153,160 @@ static void percent_ranges(void **state)
     }
 }
 
+/* Written for the survivors of bench/mutation (seed 165809224): the defaults
+ * of a GPU's clock, of P2P stream caps and of a link's direction shares, a
+ * cpu line without cores, and GPU indices at their limits. */
+static void more_defaults(void **state)
+{
+    (void)state;
+    gq_sim_machine *m = NULL;
+    gq_err e = {0};
+    assert_int_equal(gq_sim_parse(tiny, sizeof tiny - 1, NULL, &m, &e), GQ_OK);
+    assert_true(m->gpus[0].clock_mhz == 0);
+    for (int k = 0; k < m->nnode; k++)
+        assert_true(m->nodes[k].p2p_flowcap == 0);
+    for (int l = 0; l < m->nlink; l++) {
+        assert_true(m->links[l].w[0] == 1.0 && m->links[l].w[1] == 1.0);
+        assert_true(m->links[l].p2p_flowcap == 0);
+    }
+    gq_sim_machine_free(m);
+    static const char nocores[] = "machine nocores\n"
+                                  "cpu \"X\" sockets 2\n"
+                                  "memory mem0 numa 0 size 16 GiB\n"
+                                  "socket cpu0\n"
+                                  "fabric mem0 cpu0 cap 50 GB/s\n"
+                                  "gpu gpu0 model \"Test GPU\" mem 8 GiB\n"
+                                  "pcie gpu0 cpu0 rate 16 GT/s width x16\n";
+    m = NULL;
+    assert_int_equal(gq_sim_parse(nocores, sizeof nocores - 1, NULL, &m, &e), GQ_OK);
+    assert_int_equal(m->sockets, 2);
+    assert_int_equal(m->cores, -1);
+    gq_sim_machine_free(m);
+}
+
+static void gpu_index_limits(void **state)
+{
+    (void)state;
+    static const char gap[] = "machine gap\n"
+                              "memory mem0 numa 0 size 16 GiB\n"
+                              "socket cpu0\n"
+                              "fabric mem0 cpu0 cap 50 GB/s\n"
+                              "gpu gpu0 index 1 model \"Test GPU\" mem 8 GiB\n"
+                              "pcie gpu0 cpu0 rate 16 GT/s width x16\n";
+    gq_sim_machine *m = NULL;
+    gq_err e = {0};
+    assert_int_not_equal(gq_sim_parse(gap, sizeof gap - 1, NULL, &m, &e), GQ_OK);
+    assert_non_null(strstr(e.msg, "GPU index 1 of 'gpu0' leaves a gap"));
+    gq_sim_machine_free(m);
+    static const char big[] = "machine big\n"
+                              "memory mem0 numa 0 size 16 GiB\n"
+                              "socket cpu0\n"
+                              "fabric mem0 cpu0 cap 50 GB/s\n"
+                              "gpu gpu0 index 64 model \"Test GPU\" mem 8 GiB\n"
+                              "pcie gpu0 cpu0 rate 16 GT/s width x16\n";
+    m = NULL;
+    memset(&e, 0, sizeof e);
+    assert_int_not_equal(gq_sim_parse(big, sizeof big - 1, NULL, &m, &e), GQ_OK);
+    assert_non_null(strstr(e.msg, "'index' is 64; it must be between 0 and 63"));
+    gq_sim_machine_free(m);
+}
+
+/* Every PCIe width is accepted, x1 and x2 too. */
+static void pcie_narrow_widths(void **state)
+{
+    (void)state;
+    static const char *w[] = {"x1", "x2"};
+    for (int i = 0; i < 2; i++) {
+        char text[512];
+        int n = snprintf(text, sizeof text,
+                         "machine narrow\n"
+                         "memory mem0 numa 0 size 16 GiB\n"
+                         "socket cpu0\n"
+                         "fabric mem0 cpu0 cap 50 GB/s\n"
+                         "gpu gpu0 model \"Test GPU\" mem 8 GiB\n"
+                         "pcie gpu0 cpu0 rate 16 GT/s width %s\n",
+                         w[i]);
+        gq_sim_machine *m = NULL;
+        gq_err e = {0};
+        if (gq_sim_parse(text, (size_t)n, NULL, &m, &e) != GQ_OK)
+            fail_msg("width %s refused: %s", w[i], e.msg);
+        gq_sim_machine_free(m);
+    }
+}
+
+/* A built-in machine is named by its built-in file; a quoted number is not a
+ * number; 'index' given to one GPU and not another is refused. */
+static void names_quotes_indices(void **state)
+{
+    (void)state;
+    gq_sim_machine *m = NULL;
+    gq_err e = {0};
+    assert_int_equal(gq_sim_load("h200x2", &m, &e), GQ_OK);
+    assert_string_equal(m->file, "builtin:h200x2.topo");
+    gq_sim_machine_free(m);
+    static const char quoted[] = "machine q\n"
+                                 "memory mem0 numa \"0\" size 16 GiB\n"
+                                 "socket cpu0\n"
+                                 "fabric mem0 cpu0 cap 50 GB/s\n"
+                                 "gpu gpu0 model \"Test GPU\" mem 8 GiB\n"
+                                 "pcie gpu0 cpu0 rate 16 GT/s width x16\n";
+    m = NULL;
+    assert_int_not_equal(gq_sim_parse(quoted, sizeof quoted - 1, NULL, &m, &e), GQ_OK);
+    gq_sim_machine_free(m);
+    static const char mixed[] = "machine mixed\n"
+                                "memory mem0 numa 0 size 16 GiB\n"
+                                "socket cpu0\n"
+                                "fabric mem0 cpu0 cap 50 GB/s\n"
+                                "gpu gpu0 index 0 model \"Test GPU\" mem 8 GiB\n"
+                                "gpu gpu1 model \"Test GPU\" mem 8 GiB\n"
+                                "pcie gpu0 cpu0 rate 16 GT/s width x16\n"
+                                "pcie gpu1 cpu0 rate 16 GT/s width x16\n";
+    m = NULL;
+    memset(&e, 0, sizeof e);
+    assert_int_not_equal(gq_sim_parse(mixed, sizeof mixed - 1, NULL, &m, &e), GQ_OK);
+    assert_non_null(strstr(e.msg, "give 'index N' to every gpu or to none"));
+    gq_sim_machine_free(m);
+}
+
+/* A capacity of exactly 1000 TB/s is the largest accepted; just over it is refused. */
+static void capacity_limit(void **state)
+{
+    (void)state;
+    static const char *cap[] = {"1000 TB/s", "1000.001 TB/s"};
+    for (int i = 0; i < 2; i++) {
+        char text[512];
+        int n = snprintf(text, sizeof text,
+                         "machine lim\n"
+                         "memory mem0 numa 0 size 16 GiB\n"
+                         "socket cpu0\n"
+                         "fabric mem0 cpu0 cap %s\n"
+                         "gpu gpu0 model \"Test GPU\" mem 8 GiB\n"
+                         "pcie gpu0 cpu0 rate 16 GT/s width x16\n",
+                         cap[i]);
+        gq_sim_machine *m = NULL;
+        gq_err e = {0};
+        int rc = gq_sim_parse(text, (size_t)n, NULL, &m, &e);
+        if (i == 0 && rc != GQ_OK)
+            fail_msg("%s refused: %s", cap[i], e.msg);
+        if (i == 1)
+            assert_non_null(strstr(e.msg, "is beyond any real link"));
+        gq_sim_machine_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(defaults),      cmocka_unit_test(exponents),      cmocka_unit_test(empty_and_binary),
-        cmocka_unit_test(load_refusals), cmocka_unit_test(percent_ranges),
+        cmocka_unit_test(defaults),
+        cmocka_unit_test(exponents),
+        cmocka_unit_test(empty_and_binary),
+        cmocka_unit_test(load_refusals),
+        cmocka_unit_test(percent_ranges),
+        cmocka_unit_test(more_defaults),
+        cmocka_unit_test(gpu_index_limits),
+        cmocka_unit_test(pcie_narrow_widths),
+        cmocka_unit_test(names_quotes_indices),
+        cmocka_unit_test(capacity_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -412,6 +412,178 @@ static void p2p_domains_and_capacity(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* The host analysis' buffer size is taken from host candidates only, per
+ * direction: P2P groups alone leave both at 0, and H2D groups alone leave
+ * D2H at 0. */
+static void host_bytes_from_host_groups(void **state)
+{
+    (void)state;
+    const int src[] = {0, 1}, dst[] = {2, 3};
+    const double half[] = {10.0, 10.0};
+    p2p_group(src, dst, half, 2);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_true(b.bytes[0] == 0);
+    assert_true(b.bytes[1] == 0);
+    gq_bottlenecks_free(&b);
+    gq_records_free(&RS);
+    host_uniform(S0, 4, GQ_DIR_H2D, 6.0);
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_true(b.bytes[0] == BYTES || b.bytes[1] == BYTES);
+    assert_true(b.bytes[0] == 0 || b.bytes[1] == 0);
+    gq_bottlenecks_free(&b);
+}
+
+/* The first group in the records may be the concurrent one: it is an
+ * observation like any other. */
+static void concurrent_group_first(void **state)
+{
+    (void)state;
+    host_uniform(S0, 4, GQ_DIR_H2D, 6.0);
+    for (int g = 0; g < 4; g++)
+        host_uniform(&g, 1, GQ_DIR_H2D, 25.0);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_int_equal(b.nobs, 1);
+    assert_int_equal(b.obs[0].group, 0);
+    gq_bottlenecks_free(&b);
+}
+
+/* Two GPUs are enough for an asymmetric run: one of them at half the other's rate. */
+static void asymmetry_of_two(void **state)
+{
+    (void)state;
+    for (int g = 0; g < 2; g++)
+        host_uniform(&g, 1, GQ_DIR_H2D, 30.0);
+    const int two[] = {0, 1};
+    const double r[2] = {10, 20};
+    host_group(two, 2, GQ_DIR_H2D, r);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_true(b.asym_obs[0] >= 0);
+    assert_int_equal(b.obs[b.asym_obs[0]].ngpus, 2);
+    assert_int_equal(b.nslow[0], 1);
+    assert_int_equal(b.slow[0][0], 0);
+    gq_bottlenecks_free(&b);
+}
+
+/* One record is a record set: its GPU's alone rate is read. */
+static void one_record(void **state)
+{
+    (void)state;
+    int g = 0;
+    host_uniform(&g, 1, GQ_DIR_H2D, 25.0);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_true(b.alone[0][0] == 25.0);
+    gq_bottlenecks_free(&b);
+}
+
+/* A second run of a budget's own GPU set is more evidence for it. */
+static void repeat_confirms(void **state)
+{
+    (void)state;
+    for (int g = 0; g < 4; g++)
+        host_uniform(&g, 1, GQ_DIR_H2D, 25.0);
+    host_uniform(S0, 4, GQ_DIR_H2D, 6.0);
+    host_uniform(S0, 4, GQ_DIR_H2D, 6.0);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    int i = gq_bottlenecks_find(&b, GQ_DIR_H2D, S0, 4);
+    assert_true(i >= 0);
+    assert_int_equal(b.v[i].nevidence, 2);
+    gq_bottlenecks_free(&b);
+}
+
+/* A budget inside a larger one of the same capacity is folded into it, its
+ * evidence with it; with min_drop 0 an equal capacity is enough. */
+static void fold_equal_budget(void **state)
+{
+    (void)state;
+    for (int g = 0; g < 4; g++)
+        host_uniform(&g, 1, GQ_DIR_H2D, 25.0);
+    const int two[] = {0, 1};
+    host_uniform(two, 2, GQ_DIR_H2D, 10.0);
+    host_uniform(S0, 4, GQ_DIR_H2D, 5.0);
+    gq_bn_opts o;
+    gq_bn_opts_default(&o);
+    o.min_drop = 0;
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, &o, &b, NULL), 0);
+    assert_int_equal(gq_bottlenecks_find(&b, GQ_DIR_H2D, two, 2), -1);
+    int i = gq_bottlenecks_find(&b, GQ_DIR_H2D, S0, 4);
+    assert_true(i >= 0);
+    assert_int_equal(b.v[i].nevidence, 2);
+    gq_bottlenecks_free(&b);
+}
+
+/* P2P contention is judged against (1 - min_drop - 2 x spread) of the pairs'
+ * alone sum: 50 GB/s alone, spreads 0.4 %, so 39.6 GB/s; 39.5 is contended. */
+static void p2p_contended_threshold(void **state)
+{
+    (void)state;
+    const int src[] = {0, 1}, dst[] = {2, 3};
+    double one = 25.0;
+    for (int i = 0; i < 2; i++)
+        p2p_group(&src[i], &dst[i], &one, 1);
+    const double both[] = {19.75, 19.75};
+    p2p_group(src, dst, both, 2);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    int k = -1;
+    for (int i = 0; i < b.nobs; i++)
+        if (b.obs[i].p2p && b.obs[i].npairs == 2)
+            k = i;
+    assert_true(k >= 0);
+    assert_true(b.obs[k].contended);
+    gq_bottlenecks_free(&b);
+}
+
+/* A flow flagged impossible whose median is within the tolerance of its
+ * capacity is not called above it: the record's own reason is given. */
+static void impossible_within_tolerance(void **state)
+{
+    (void)state;
+    int g = G++;
+    host_flow(g, 0, GQ_DIR_H2D, 31.5);
+    gq_record *r = &RS.v[RS.n - 1];
+    r->valid = false;
+    r->flags |= GQ_FLAG_IMPOSSIBLE;
+    r->capacity_gbps = 31.5;
+    strcpy(r->error, "the group is above the uplink");
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_int_equal(b.nignored, 1);
+    assert_string_equal(b.ignored[0].why, "impossible: the group is above the uplink");
+    gq_bottlenecks_free(&b);
+}
+
+/* A group with a flow that is neither host<->GPU nor GPU<->GPU (a local
+ * copy) is not evidence. */
+static void local_flow_in_group(void **state)
+{
+    (void)state;
+    for (int g = 0; g < 4; g++)
+        host_uniform(&g, 1, GQ_DIR_H2D, 25.0);
+    int g = G++;
+    host_flow(g, 0, GQ_DIR_H2D, 6.0);
+    host_flow(g, 1, GQ_DIR_H2D, 6.0);
+    gq_record r;
+    base(&r, g);
+    strcpy(r.test, "host_to_device_set");
+    r.direction = GQ_DIR_LOCAL;
+    r.src = r.dst = (gq_endpoint){GQ_EP_GPU, 2};
+    set_val(&r, 6.0);
+    assert_int_equal(gq_records_push(&RS, &r), 0);
+    const int p[] = {0, 1, 2};
+    aggregate(g, p, 3, GQ_DIR_H2D, 18.0, true);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    for (int i = 0; i < b.nobs; i++)
+        assert_int_not_equal(b.obs[i].group, g);
+    gq_bottlenecks_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -424,6 +596,15 @@ int main(void)
         cmocka_unit_test_setup_teardown(asymmetry, setup, teardown),
         cmocka_unit_test_setup_teardown(alone_spread_guard, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_domains_and_capacity, setup, teardown),
+        cmocka_unit_test_setup_teardown(host_bytes_from_host_groups, setup, teardown),
+        cmocka_unit_test_setup_teardown(concurrent_group_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(asymmetry_of_two, setup, teardown),
+        cmocka_unit_test_setup_teardown(one_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(repeat_confirms, setup, teardown),
+        cmocka_unit_test_setup_teardown(fold_equal_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(p2p_contended_threshold, setup, teardown),
+        cmocka_unit_test_setup_teardown(impossible_within_tolerance, setup, teardown),
+        cmocka_unit_test_setup_teardown(local_flow_in_group, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

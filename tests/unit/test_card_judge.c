@@ -322,6 +322,105 @@ static void exit_codes(void **state)
     }
 }
 
+/* Written for the survivors of bench/mutation (seed 165809224): the power
+ * limit is read; NVLink counts land by card position, position 0 included;
+ * only the p2p_read matrix is read, also when another one follows it. */
+static void facts_power_nvlinks_matrices(void **state)
+{
+    (void)state;
+    json_t *card =
+        load("{\"identity\": {\"gpus\": [{\"index\": 3, \"name\": \"G\", \"power_limit_w\": 300}, "
+             "{\"index\": 5, \"name\": \"G\", \"power_limit_w\": 350}], "
+             "\"nvlinks\": {\"gpus\": [5, 3], \"values\": [[0, 4], [4, 0]]}}, "
+             "\"matrices\": [{\"id\": \"p2p_read\", \"gpus\": [3, 5], \"values\": [[null, 40], [41, null]]}, "
+             "{\"id\": \"p2p_write\", \"gpus\": [3, 5], \"values\": [[null, 7], [7, null]]}]}");
+    gq_card_facts *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    gq_card_facts_from_json(card, NULL, NULL, f);
+    assert_int_equal(f->ngpu, 2);
+    assert_true(f->gpu[0].power_limit_w == 300);
+    assert_true(f->gpu[1].power_limit_w == 350);
+    assert_int_equal(f->nvlinks[1][0], 4);
+    assert_int_equal(f->nvlinks[0][1], 4);
+    assert_true(f->p2p_gbps[0][1] == 40);
+    assert_true(f->p2p_gbps[1][0] == 41);
+    free(f);
+    json_decref(card);
+}
+
+/* A link under load at a lower generation than its maximum is below it; at
+ * idle it is not (links train down when idle). */
+static void link_gen_under_load(void **state)
+{
+    (void)state;
+    json_t *card = load("{\"identity\": {\"gpus\": [{\"index\": 0, \"name\": \"G\", \"pcie\": {\"gen\": 4, "
+                        "\"width\": 16, \"gen_max\": 5, \"width_max\": 16, \"under_load\": true}}]}}");
+    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_string_equal(rs(card, "Identity and links", "result"), "1 GPU below the link's maximum");
+    json_decref(card);
+    card = load("{\"identity\": {\"gpus\": [{\"index\": 0, \"name\": \"G\", \"pcie\": {\"gen\": 4, "
+                "\"width\": 16, \"gen_max\": 5, \"width_max\": 16, \"under_load\": false}}]}}");
+    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_string_equal(rs(card, "Identity and links", "result"), "every link at its maximum (Gen5 x16)");
+    json_decref(card);
+}
+
+/* The placement's pair list stops once 240 bytes are used: a list that
+ * reaches exactly 240 takes no further pair ("10→11" is 7 bytes, ", 12→13"
+ * 9, ", 1→2" 7: 7 + 22 x 9 + 5 x 7 = 240). */
+static void pair_list_limit(void **state)
+{
+    (void)state;
+    char json[8192];
+    size_t used = (size_t)snprintf(
+        json, sizeof json, "{\"identity\": {\"gpus\": []}, \"placement\": {\"gain\": 1.5, \"pairs\": [");
+    int n = 0;
+    for (int k = 0; k < 23; k++, n++)
+        used += (size_t)snprintf(json + used, sizeof json - used, "%s{\"prefill\": %d, \"decode\": %d}",
+                                 n ? ", " : "", 10 + 2 * k, 11 + 2 * k);
+    for (int k = 1; k <= 6; k++, n++)
+        used += (size_t)snprintf(json + used, sizeof json - used, ", {\"prefill\": %d, \"decode\": %d}", k,
+                                 k + 1);
+    snprintf(json + used, sizeof json - used, "]}}");
+    json_t *card = load(json);
+    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    const char *f = NULL;
+    size_t i;
+    const json_t *x;
+    json_array_foreach(json_object_get(card, "findings"), i, x) if (strstr(json_string_value(x), "10→11")) f =
+        json_string_value(x);
+    assert_non_null(f);
+    assert_non_null(strstr(f, "54→55, 1→2"));
+    assert_non_null(strstr(f, "5→6"));
+    assert_null(strstr(f, "6→7"));
+    json_decref(card);
+}
+
+/* The Placement row's pair list stops once 488 bytes are used: "pairs" (5)
+ * + 58 x " 10→11" (8) + 2 x " 1→2" (6) + " 1→10" (7) = 488 takes no further
+ * pair. */
+static void placement_row_pair_limit(void **state)
+{
+    (void)state;
+    char json[16384];
+    size_t used =
+        (size_t)snprintf(json, sizeof json, "{\"identity\": {\"gpus\": []}, \"placement\": {\"pairs\": [");
+    for (int k = 0; k < 58; k++)
+        used += (size_t)snprintf(json + used, sizeof json - used, "%s{\"prefill\": %d, \"decode\": %d}",
+                                 k ? ", " : "", 10 + k % 80, 11 + k % 80);
+    used += (size_t)snprintf(json + used, sizeof json - used,
+                             ", {\"prefill\": 1, \"decode\": 2}, {\"prefill\": 2, \"decode\": 3}"
+                             ", {\"prefill\": 1, \"decode\": 10}, {\"prefill\": 5, \"decode\": 9}");
+    snprintf(json + used, sizeof json - used, "]}}");
+    json_t *card = load(json);
+    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    const char *r = rs(card, "Placement", "result");
+    assert_int_equal(strlen(r), 488);
+    assert_string_equal(r + 488 - strlen(" 1→10"), " 1→10");
+    assert_null(strstr(r, "5→9"));
+    json_decref(card);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -329,7 +428,9 @@ int main(void)
         cmocka_unit_test(empty_card_rows),          cmocka_unit_test(one_gpu_stress_row),
         cmocka_unit_test(pairs_finding_needs_both), cmocka_unit_test(exit_codes),
         cmocka_unit_test(rows_do_not_inherit),      cmocka_unit_test(long_offload_list),
-        cmocka_unit_test(one_record_is_measured),
+        cmocka_unit_test(one_record_is_measured),   cmocka_unit_test(facts_power_nvlinks_matrices),
+        cmocka_unit_test(link_gen_under_load),      cmocka_unit_test(pair_list_limit),
+        cmocka_unit_test(placement_row_pair_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

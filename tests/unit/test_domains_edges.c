@@ -453,6 +453,54 @@ static void json_allocation_failures(void **state)
     json_decref(b);
 }
 
+/* A pair missing inside a domain is a chain: GPUs 0-1 and 1-2 are fast, 0-2
+ * was not measured, so the one domain {0,1,2} is chained; any pair of the
+ * three missing marks it. */
+static void missing_pair_chains(void **state)
+{
+    (void)state;
+    for (int miss = 0; miss < 3; miss++) {
+        int a = miss == 2 ? 1 : 0, b = miss == 0 ? 1 : 2;
+        gq_pairmatrix_init(&M, NULL, 3);
+        for (int i = 0; i < 3; i++)
+            for (int j = i + 1; j < 3; j++)
+                if (!(i == a && j == b))
+                    set_sym(&M, i, j, 50, 0);
+        gq_domains d;
+        assert_int_equal(gq_domains_cluster(&M, NULL, &d, NULL), 0);
+        if (miss == 0) {
+            /* 0-1 missing: 0-2 and 1-2 still join the three */
+            assert_int_equal(d.ndomains, 1);
+        }
+        if (d.ndomains == 1 && !d.chained[0])
+            fail_msg("pair %d-%d missing inside the domain: not chained", a, b);
+    }
+    /* all three pairs: not chained */
+    gq_pairmatrix_init(&M, NULL, 3);
+    set_sym(&M, 0, 1, 50, 0);
+    set_sym(&M, 0, 2, 50, 0);
+    set_sym(&M, 1, 2, 50, 0);
+    gq_domains d;
+    assert_int_equal(gq_domains_cluster(&M, NULL, &d, NULL), 0);
+    assert_int_equal(d.ndomains, 1);
+    assert_false(d.chained[0]);
+}
+
+/* gq_domains_set_str() writes nothing past len, also when an item "a,b" does
+ * not fit. */
+static void set_str_stays_in_len(void **state)
+{
+    (void)state;
+    const int g[] = {0, 1, 5, 6};
+    char buf[16];
+    memset(buf, 'X', sizeof buf);
+    gq_domains_set_str(g, 4, buf, 6);
+    assert_true(strlen(buf) < 6);
+    for (size_t k = 6; k < sizeof buf; k++)
+        assert_int_equal(buf[k], 'X');
+    assert_int_equal(strncmp(buf, "0,1", 3), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -461,6 +509,7 @@ int main(void)
         cmocka_unit_test(cluster_figures),      cmocka_unit_test(gap_threshold_edge),
         cmocka_unit_test(set_str_edges),        cmocka_unit_test(json_sections),
         cmocka_unit_test(largest_gap_first),    cmocka_unit_test(json_allocation_failures),
+        cmocka_unit_test(missing_pair_chains),  cmocka_unit_test(set_str_stays_in_len),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

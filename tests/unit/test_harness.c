@@ -18,6 +18,7 @@
 #include "core/interrupt.h"
 #include "measure/journal.h"
 #include "core/units.h"
+#include "../test_util.h"
 
 /* ---- the fake backend ---------------------------------------------------- */
 
@@ -1118,6 +1119,462 @@ static void test_bad_arguments(void **state)
     free(m);
 }
 
+/* One flow, auto count: the warm-up copy takes 1 ms, the rounds' copies
+ * g_round_copy each (the copy slowed down after the warm-up). */
+static double g_round_copy;
+static double g_round_win; /* > 0: every round's window, whatever the count */
+static void slower_rounds(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    double ct = call == 0 ? 0.001 : g_round_copy;
+    int k = o->reps > 0 ? o->reps : 1;
+    double w = call > 0 && g_round_win > 0 ? g_round_win : k * ct;
+    win(&res[0], 0.0, w, k * (double)f[0].bytes / 1e9);
+    res[0].copies_done = k;
+}
+
+/* The count is corrected from the first real round: 50 copies of 1 ms were
+ * asked (half the target round, 10 copies of 1 ms being shorter); 50 copies of
+ * 4 ms took 200 ms, over twice the 50 ms round of 10 such copies, so the next
+ * rounds ask for ceil(50 * 50 ms / 200 ms) = 13. */
+static void test_auto_single_refit(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    fake.script = slower_rounds;
+    g_round_copy = 0.004;
+    g_round_win = 0;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.verify = false;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(fake.opts[0].reps, 1);
+    assert_int_equal(fake.opts[1].reps, 50);
+    assert_int_equal(fake.opts[2].reps, 13);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* A window of exactly twice the round is kept as it is: 50 copies in 100 ms
+ * against a 50 ms round do not change the count. */
+static void test_auto_single_refit_bound(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    fake.script = slower_rounds;
+    g_round_copy = 0.002;
+    g_round_win = 0.1;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.verify = false;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(fake.opts[1].reps, 50);
+    assert_int_equal(fake.opts[2].reps, 50);
+    /* and a window just over twice it is corrected: ceil(50 * 50 / 100.1) = 25 */
+    memset(&fake, 0, sizeof fake);
+    fake.fail_call = -1;
+    fake.script = slower_rounds;
+    g_round_win = 0.1001;
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(fake.opts[2].reps, 25);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* Two equal reported flows and an interferer that, counting copies, stops
+ * half-way through their window: the counted calibration round does not
+ * cover them (the interferer is not assumed to run on, as it would by
+ * duration), so it is not kept and the rounds run by duration. */
+static void early_interferer(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    for (int i = 0; i < n; i++) {
+        double d = o->duration_s > 0 ? o->duration_s : (o->reps > 0 ? o->reps : 1) * 0.012;
+        int k = (int)floor(d / 0.012 + 1e-9);
+        double end = i == 2 && o->reps > 0 ? 0.5 * k * 0.012 : k * 0.012;
+        win(&res[i], 0.0, end, k * (double)f[i].bytes / 1e9);
+        res[i].copies_done = k;
+    }
+}
+
+static void test_counted_round_interferer_not_extended(void **state)
+{
+    gq_measurement *m = new_m("host_to_all_bidirectional_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    add(m, G(0), H(0), 0, false);
+    m->aggregate = true;
+    fake.script = early_interferer;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.verify = false;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(fake.opts[1].reps, (int)ceil(GQ_HARNESS_ROUND_S / 0.012));
+    assert_int_equal(fake.opts[2].reps, 0);
+    assert_true(fake.opts[2].duration_s > 0);
+    assert_int_equal(fake.calls, 2 + 5);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* Two equal flows whose counted windows end 0.4% apart: an overlap of 99.6%
+ * meets the rule for keeping the counted round (99.5%), though rounds by
+ * duration in 4 MiB pieces (0.19 ms of a 100 ms round) would promise 99.8%. */
+static void nearly_together(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    for (int i = 0; i < n; i++) {
+        double d = o->duration_s > 0 ? o->duration_s : (o->reps > 0 ? o->reps : 1) * 0.012;
+        int k = (int)floor(d / 0.012 + 1e-9);
+        double end = i == 1 && o->reps > 1 ? 0.996 * k * 0.012 : k * 0.012;
+        win(&res[i], 0.0, end, k * (double)f[i].bytes / 1e9);
+        res[i].copies_done = k;
+    }
+}
+
+static void test_counted_round_kept_at_995(void **state)
+{
+    gq_measurement *m = new_m("host_to_all_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    m->aggregate = true;
+    fake.script = nearly_together;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.verify = false;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(fake.opts[2].reps, (int)ceil(GQ_HARNESS_ROUND_S / 0.012));
+    assert_int_equal(fake.calls, 1 + 5);
+    const gq_record *agg = find(&rs, true, false, GQ_DIR_H2D, -1);
+    assert_true(agg->valid);
+    assert_true(fabs(agg->overlap - 0.996) < 1e-9);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* ---- written for the survivors of bench/mutation (seed 165809224) ---------- */
+
+/* Windows that do not meet share nothing. */
+static void test_overlap_disjoint(void **state)
+{
+    const double st[] = {0.0, 2.0}, en[] = {1.0, 3.0};
+    assert_true(gq_harness_overlap(st, en, 2) == 0.0);
+}
+
+/* An interferer that starts late covers the measured window from its start
+ * only; one round is enough to judge it. */
+static void late_interferer(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    win(&res[0], 0.0, 1.0, 16.5);
+    win(&res[1], 0.1, 1.0, 18.0);
+}
+
+static void test_late_interferer_one_round(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_bidirectional_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, G(0), H(0), 0, false);
+    fake.script = late_interferer;
+    gq_harness_opts o = fixed_opts(1);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(rs.n, 1);
+    assert_false(rs.v[0].valid);
+    assert_true(fabs(rs.v[0].overlap - 0.9) < 1e-9);
+    assert_non_null(strstr(rs.v[0].error, "during only 90.0% of the measured window (< 99%)"));
+    /* and a flow record names its one direction */
+    assert_int_equal(rs.v[0].dirs, 1u << GQ_DIR_H2D);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* An interferer that fails makes the measured flow's record invalid. */
+static void interferer_fails(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    win(&res[0], 0.0, 1.0, 16.5);
+    res[1].status = GQ_E_BACKEND;
+    snprintf(res[1].error, sizeof res[1].error, "the copy engine hung");
+}
+
+static void test_interferer_failure(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_bidirectional_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, G(0), H(0), 0, false);
+    fake.script = interferer_fails;
+    gq_harness_opts o = fixed_opts(2);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(rs.n, 1);
+    assert_false(rs.v[0].valid);
+    assert_true(rs.v[0].flags & GQ_FLAG_ERROR);
+    assert_non_null(strstr(rs.v[0].error, "the interfering flow failed: the copy engine hung"));
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* A failed data check names the buffer it was read from: the host's for a
+ * copy to the host. */
+static void test_verify_failure_names_buffer(void **state)
+{
+    gq_measurement *m = new_m("device_to_host_memcpy_ce");
+    add(m, G(0), H(0), 0, true);
+    fake.script = bad_pattern;
+    gq_harness_opts o = fixed_opts(2);
+    o.verify = true;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_non_null(strstr(rs.v[0].error, "first bad byte at offset 4096 of the host buffer"));
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* A flow that failed in a round keeps that failure: the data check run does
+ * not look at it again. */
+static void dies_then_check_fails(int call, const gq_run_opts *o, const gq_flow *f, int n,
+                                  gq_flow_result *res)
+{
+    win(&res[0], 0.0, 1.0, 20.0);
+    win(&res[1], 0.0, 1.0, 20.0);
+    if (call >= 1) {
+        res[0].status = GQ_E_BACKEND;
+        snprintf(res[0].error, sizeof res[0].error, o->verify ? "second failure" : "first failure");
+    }
+}
+
+static void test_dead_flow_not_checked(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    fake.script = dies_then_check_fails;
+    gq_harness_opts o = fixed_opts(3);
+    o.verify = true;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    const gq_record *f0 = find(&rs, false, false, -1, 0);
+    assert_false(f0->valid);
+    assert_non_null(strstr(f0->error, "first failure"));
+    assert_null(strstr(f0->error, "data check run"));
+    assert_true(find(&rs, false, false, -1, 1)->valid);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* A round that ends with no bytes moved (status OK) kills the flow in that
+ * round: its rate is not taken. */
+static void zero_bytes_round_2(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    win(&res[0], 0.0, 1.0, call == 1 ? 0.0 : 20.0);
+}
+
+static void test_zero_bytes_round(void **state)
+{
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    fake.script = zero_bytes_round_2;
+    gq_harness_opts o = fixed_opts(3);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_false(rs.v[0].valid);
+    assert_int_equal(rs.v[0].value.n, 1);
+    assert_non_null(strstr(rs.v[0].error, "no copy completed inside the window of round 2"));
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* The early stop waits for the aggregates: flow 1 dies in round 2, flow 0
+ * stays flat, but the H2D aggregate dropped by half. */
+static void second_dies(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    win(&res[0], 0.0, 1.0, 20.0);
+    win(&res[1], 0.0, 1.0, 20.0);
+    if (call >= 1)
+        res[1].status = GQ_E_BACKEND;
+}
+
+static void test_early_stop_waits_for_aggregate(void **state)
+{
+    gq_measurement *m = new_m("host_to_all_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    m->aggregate = true;
+    fake.script = second_dies;
+    gq_harness_opts o = fixed_opts(5);
+    o.spread_target = 0.05;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(fake.calls, 5);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* An aggregate whose rounds spread more than the target is flagged so. */
+static void alternating(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    win(&res[0], 0.0, 1.0, call % 2 ? 15.0 : 10.0);
+    win(&res[1], 0.0, 1.0, 20.0);
+}
+
+static void test_aggregate_spread_flag(void **state)
+{
+    gq_measurement *m = new_m("host_to_all_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    m->aggregate = true;
+    fake.script = alternating;
+    gq_harness_opts o = fixed_opts(5);
+    o.spread_target = 0.01;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    const gq_record *agg = find(&rs, true, false, GQ_DIR_H2D, -1);
+    assert_non_null(agg);
+    assert_true(agg->flags & GQ_FLAG_SPREAD);
+    assert_false(find(&rs, false, false, -1, 1)->flags & GQ_FLAG_SPREAD);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* A latency record has no overlap (-1) and, on a real backend and topology,
+ * is not simulated. */
+static void test_latency_record_fields(void **state)
+{
+    fake.lat[0] = 1200;
+    fake.lat[1] = 1190;
+    fake.lat[2] = 1210;
+    fake.nlat = 3;
+    gq_latency_req req = {
+        .kind = GQ_LAT_POINTER_CHASE, .target = {GQ_EP_HOST, 0}, .exec_gpu = 1, .iters = 100};
+    gq_harness_opts o = fixed_opts(3);
+    gq_recordset rs = {0};
+    gq_backend_ops real = fake_ops;
+    real.flags = 0;
+    gq_backend rb = {.ops = &real};
+    topo.simulated = false;
+    assert_int_equal(gq_harness_latency(&rb, &topo, "host_device_latency_sm", &req, &o, &rs, NULL, NULL),
+                     GQ_OK);
+    assert_true(rs.v[0].valid);
+    assert_true(rs.v[0].overlap == -1);
+    assert_false(rs.v[0].simulated);
+    /* one round is a valid count */
+    fake.lat[3] = 1200;
+    fake.nlat = 4;
+    o.rounds = 1;
+    assert_int_equal(gq_harness_latency(&rb, &topo, "host_device_latency_sm", &req, &o, &rs, NULL, NULL),
+                     GQ_OK);
+    assert_int_equal(rs.n, 2);
+    assert_true(rs.v[1].valid);
+    assert_int_equal(rs.v[1].value.n, 1);
+    gq_records_free(&rs);
+}
+
+/* Group calibration by copy time: two 4 MiB flows (one piece each) of 10 and
+ * 12 ms; the warm-up reports two copies each, so a copy time is its window
+ * over its copies. Counting 9 copies ends the windows 17% apart; by
+ * duration a round must be long enough that a 12 ms piece is 0.5% of it:
+ * 2.4 s. */
+static void small_unequal(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    double ct[2] = {0.010, 0.012};
+    for (int i = 0; i < 2; i++) {
+        int k = call == 0 ? 2 : o->duration_s > 0 ? (int)floor(o->duration_s / ct[i] + 1e-9) : o->reps;
+        win(&res[i], 0.0, k * ct[i], k * (double)f[i].bytes / 1e9);
+        res[i].copies_done = k;
+    }
+}
+
+static void test_group_duration_from_piece(void **state)
+{
+    gq_measurement *m = new_m("host_to_all_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    m->flows[0].bytes = m->flows[1].bytes = 4 * GQ_MiB;
+    m->aggregate = true;
+    fake.script = small_unequal;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.verify = false;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(fake.opts[1].reps, 9);
+    assert_int_equal(fake.opts[2].reps, 0);
+    assert_near(fake.opts[2].duration_s, 2.4, 1e-9);
+    assert_true(fake.grain[2][0] == 0 && fake.grain[2][1] == 0);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* Counting stands when duration cannot do better: two 4 MiB flows of 100 ms
+ * copies (one piece each), whose counted windows end 1% apart (99%); by
+ * duration the longest round (6 s) still leaves a piece of 1/60, 98.3%. */
+static void slow_small(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    for (int i = 0; i < 2; i++) {
+        int k = o->duration_s > 0 ? (int)floor(o->duration_s / 0.1 + 1e-9) : (o->reps > 0 ? o->reps : 1);
+        double end = i == 1 && call == 1 ? 0.99 * k * 0.1 : k * 0.1;
+        win(&res[i], 0.0, end, k * (double)f[i].bytes / 1e9);
+        res[i].copies_done = k;
+    }
+}
+
+static void test_group_counting_stands(void **state)
+{
+    gq_measurement *m = new_m("host_to_all_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    m->flows[0].bytes = m->flows[1].bytes = 4 * GQ_MiB;
+    m->aggregate = true;
+    fake.script = slow_small;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.verify = false;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(fake.opts[1].reps, 1);
+    assert_int_equal(fake.opts[2].reps, 1);
+    assert_true(fake.opts[2].duration_s == 0);
+    assert_int_equal(fake.calls, 1 + 5); /* the counted round is round 1 */
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* A measured flow that gave no copy in the warm-up: nothing to size pieces
+ * from, so the counted round stands even though its windows end apart. */
+static void third_late_start(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    for (int i = 0; i < 3; i++) {
+        int k = o->reps > 0 ? o->reps : 1;
+        double end = i == 2 && call > 0 ? 0.9 * k * 0.012 : k * 0.012;
+        win(&res[i], 0.0, end, k * (double)f[i].bytes / 1e9);
+        res[i].copies_done = k;
+    }
+    if (call == 0) {
+        res[2].status = GQ_E_BACKEND;
+        snprintf(res[2].error, sizeof res[2].error, "not ready");
+    }
+}
+
+static void test_group_flow_without_copy_time(void **state)
+{
+    gq_measurement *m = new_m("host_to_all_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    add(m, H(0), G(2), 2, true);
+    topo.ngpu = 3;
+    m->aggregate = true;
+    fake.script = third_late_start;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.verify = false;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_true(fake.opts[2].duration_s == 0);
+    assert_int_equal(fake.calls, 1 + 5);
+    gq_records_free(&rs);
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1152,6 +1609,22 @@ int main(void)
         cmocka_unit_test_setup(test_latency, setup),
         cmocka_unit_test_setup(test_latency_zero, setup),
         cmocka_unit_test_setup(test_bad_arguments, setup),
+        cmocka_unit_test_setup(test_auto_single_refit, setup),
+        cmocka_unit_test_setup(test_auto_single_refit_bound, setup),
+        cmocka_unit_test_setup(test_counted_round_interferer_not_extended, setup),
+        cmocka_unit_test_setup(test_counted_round_kept_at_995, setup),
+        cmocka_unit_test_setup(test_overlap_disjoint, setup),
+        cmocka_unit_test_setup(test_late_interferer_one_round, setup),
+        cmocka_unit_test_setup(test_interferer_failure, setup),
+        cmocka_unit_test_setup(test_verify_failure_names_buffer, setup),
+        cmocka_unit_test_setup(test_dead_flow_not_checked, setup),
+        cmocka_unit_test_setup(test_zero_bytes_round, setup),
+        cmocka_unit_test_setup(test_early_stop_waits_for_aggregate, setup),
+        cmocka_unit_test_setup(test_aggregate_spread_flag, setup),
+        cmocka_unit_test_setup(test_latency_record_fields, setup),
+        cmocka_unit_test_setup(test_group_duration_from_piece, setup),
+        cmocka_unit_test_setup(test_group_counting_stands, setup),
+        cmocka_unit_test_setup(test_group_flow_without_copy_time, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

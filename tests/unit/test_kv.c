@@ -9,6 +9,7 @@
 
 #include "analysis/kv.h"
 #include "core/units.h"
+#include "../test_util.h"
 
 #define HF GQ_TEST_DATA "/data/hf/"
 
@@ -23,12 +24,12 @@ static void seed001_example(void **state)
     uint64_t payload = 0;
     assert_int_equal(gq_kv_payload(&s, 8000, &payload, NULL), GQ_OK);
     assert_int_equal(payload, UINT64_C(2621440000));
-    assert_float_equal((double)payload / GQ_GB, 2.62144, 1e-9);
+    assert_near((double)payload / GQ_GB, 2.62144, 1e-9);
     /* The seed rounds to whole milliseconds. */
     assert_int_equal((int)(gq_kv_time_ms(payload, 53) + 0.5), 49);
     assert_int_equal((int)(gq_kv_time_ms(payload, 38) + 0.5), 69);
     assert_int_equal((int)(gq_kv_time_ms(payload, 22) + 0.5), 119);
-    assert_float_equal(gq_kv_time_ms(payload, 53), 2621.44 / 53, 1e-9);
+    assert_near(gq_kv_time_ms(payload, 53), 2621.44 / 53, 1e-9);
 }
 
 /* seed 000: 1 GiB at 26.3 down and 25.3 up, one after the other ->
@@ -37,12 +38,12 @@ static void seed000_serial(void **state)
 {
     (void)state;
     double g = gq_kv_serial_gbps(26.3, 25.3);
-    assert_float_equal(g, 26.3 * 25.3 / (26.3 + 25.3), 1e-12);
-    assert_float_equal(g, 12.9, 0.05);
+    assert_near(g, 26.3 * 25.3 / (26.3 + 25.3), 1e-12);
+    assert_near(g, 12.9, 0.05);
     double ms = gq_kv_time_ms(GQ_GiB, g);
     assert_int_equal((int)(ms + 0.5), 83);
     /* The time of the serial handoff is the sum of the two copies' times. */
-    assert_float_equal(ms, gq_kv_time_ms(GQ_GiB, 26.3) + gq_kv_time_ms(GQ_GiB, 25.3), 1e-9);
+    assert_near(ms, gq_kv_time_ms(GQ_GiB, 26.3) + gq_kv_time_ms(GQ_GiB, 25.3), 1e-9);
 }
 
 /* seed 001 §5: a 640 MiB offload payload takes roughly 12 ms at 58 GB/s and
@@ -59,11 +60,11 @@ static void pipelined_is_min_of_concurrent(void **state)
 {
     (void)state;
     /* seed 000: one GPU both ways at once, 16.5 + 19.7 GB/s. */
-    assert_float_equal(gq_kv_pipelined_gbps(19.7, 16.5), 16.5, 1e-12);
-    assert_float_equal(gq_kv_pipelined_gbps(16.5, 19.7), 16.5, 1e-12);
-    assert_float_equal(gq_kv_pipelined_gbps(0, 19.7), 0, 0);
-    assert_float_equal(gq_kv_serial_gbps(-1, 19.7), 0, 0);
-    assert_float_equal(gq_kv_time_ms(1000, 0), 0, 0);
+    assert_near(gq_kv_pipelined_gbps(19.7, 16.5), 16.5, 1e-12);
+    assert_near(gq_kv_pipelined_gbps(16.5, 19.7), 16.5, 1e-12);
+    assert_near(gq_kv_pipelined_gbps(0, 19.7), 0, 0);
+    assert_near(gq_kv_serial_gbps(-1, 19.7), 0, 0);
+    assert_near(gq_kv_time_ms(1000, 0), 0, 0);
 }
 
 static void dtypes(void **state)

@@ -263,6 +263,89 @@ static void test_check_all_skips_flagged(void **state)
     gq_records_free(&rs);
 }
 
+/* ---- written for the survivors of bench/mutation (seed 165809224) ---------- */
+
+/* A PCIe pair whose second GPU's link is unknown: the first GPU's link bounds
+ * it; a second link below 1 GB/s is still the lower one. */
+static void test_pcie_pair_second_link(void **state)
+{
+    gpu_link(0, 4, 16);
+    gq_flow f = flow(GQ_EP_GPU, 0, GQ_EP_GPU, 1, GQ_METHOD_CE);
+    char why[200];
+    assert_true(near(gq_sanity_flow_capacity(&t, &f, why, sizeof why), gq_pcie_gbps(4, 16)));
+    assert_string_equal(why, "PCIe Gen4 x16 link of GPU 0, 31.5 GB/s");
+    t.gpu[1].pcie_gbps = 0.5;
+    assert_true(near(gq_sanity_flow_capacity(&t, &f, why, sizeof why), 0.5));
+    assert_string_equal(why, "PCIe link of GPU 1, 0.5 GB/s");
+}
+
+/* Host-staged with the second GPU's host path unknown: the first one's; with
+ * both unknown, no bound and no reason. */
+static void test_staged_second_path_unknown(void **state)
+{
+    gq_flow f = flow(GQ_EP_GPU, 0, GQ_EP_GPU, 1, GQ_METHOD_STAGED);
+    char why[200];
+    strcpy(why, "stale");
+    assert_true(gq_sanity_flow_capacity(&t, &f, why, sizeof why) == 0.0);
+    assert_string_equal(why, "");
+    gpu_link(0, 4, 16);
+    assert_true(near(gq_sanity_flow_capacity(&t, &f, why, sizeof why), gq_pcie_gbps(4, 16)));
+    assert_string_equal(why, "host-staged through PCIe Gen4 x16 link of GPU 0, 31.5 GB/s");
+}
+
+/* A GPU that is not on the machine has no bound, alone or in a group. */
+static void test_gpu_not_on_machine(void **state)
+{
+    gpu_link(0, 4, 16);
+    gpu_link(1, 4, 16);
+    gq_flow f = flow(GQ_EP_HOST, 0, GQ_EP_GPU, 5, GQ_METHOD_CE);
+    assert_true(gq_sanity_flow_capacity(&t, &f, NULL, 0) == 0.0);
+    gq_flow g[2] = {flow(GQ_EP_HOST, 0, GQ_EP_GPU, 0, GQ_METHOD_CE),
+                    flow(GQ_EP_HOST, 0, GQ_EP_GPU, 5, GQ_METHOD_CE)};
+    char why[300];
+    assert_true(gq_sanity_group_capacity(&t, g, 2, why, sizeof why) == 0.0);
+}
+
+/* P2P between a GPU in the PCIe tree and one outside it: only the two GPUs'
+ * links, not the first GPU's uplink (the pair has no common ancestor to walk to). */
+static void test_p2p_one_gpu_outside_tree(void **state)
+{
+    gpu_link(0, 4, 16);
+    gpu_link(1, 4, 16);
+    t.npci = 3;
+    t.pci[0] = (gq_pci_node){.kind = GQ_PCI_GPU, .parent = 1, .gpu = 0};
+    t.pci[1] = (gq_pci_node){
+        .kind = GQ_PCI_BRIDGE, .parent = 2, .gpu = -1, .bus_id = "0000:16:00.0", .link_gbps = 8.0};
+    t.pci[2] = (gq_pci_node){.kind = GQ_PCI_HOSTBRIDGE, .parent = -1, .gpu = -1};
+    gq_flow f = flow(GQ_EP_GPU, 0, GQ_EP_GPU, 1, GQ_METHOD_CE);
+    assert_true(near(gq_sanity_flow_capacity(&t, &f, NULL, 0), gq_pcie_gbps(4, 16)));
+    gq_flow r = flow(GQ_EP_GPU, 1, GQ_EP_GPU, 0, GQ_METHOD_CE);
+    assert_true(near(gq_sanity_flow_capacity(&t, &r, NULL, 0), gq_pcie_gbps(4, 16)));
+}
+
+/* A latency record has no capacity. */
+static void test_latency_record_no_capacity(void **state)
+{
+    gpu_link(0, 4, 16);
+    gq_record r = crafted(20.0);
+    assert_true(near(gq_sanity_record_capacity(&t, NULL, &r, NULL, 0), gq_pcie_gbps(4, 16)));
+    r.is_latency = true;
+    assert_true(gq_sanity_record_capacity(&t, NULL, &r, NULL, 0) == 0.0);
+}
+
+/* A group outside the tree is named by its first GPU with a known link, also
+ * one below 1 GB/s. */
+static void test_group_small_link_named(void **state)
+{
+    t.gpu[0].pcie_gbps = 0.5;
+    t.gpu[1].pcie_gbps = 0.75;
+    gq_flow h2d[2] = {flow(GQ_EP_HOST, 0, GQ_EP_GPU, 0, GQ_METHOD_CE),
+                      flow(GQ_EP_HOST, 0, GQ_EP_GPU, 1, GQ_METHOD_CE)};
+    char why[300];
+    assert_true(near(gq_sanity_group_capacity(&t, h2d, 2, why, sizeof why), 1.25));
+    assert_string_equal(why, "h2d: PCIe link of GPU 0, 0.5 GB/s");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -277,6 +360,12 @@ int main(void)
         cmocka_unit_test_setup(test_deepest_possible_tree, setup),
         cmocka_unit_test_setup(test_record_capacity_clears_the_reason, setup),
         cmocka_unit_test_setup(test_check_all_skips_flagged, setup),
+        cmocka_unit_test_setup(test_pcie_pair_second_link, setup),
+        cmocka_unit_test_setup(test_staged_second_path_unknown, setup),
+        cmocka_unit_test_setup(test_gpu_not_on_machine, setup),
+        cmocka_unit_test_setup(test_p2p_one_gpu_outside_tree, setup),
+        cmocka_unit_test_setup(test_latency_record_no_capacity, setup),
+        cmocka_unit_test_setup(test_group_small_link_named, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 
 #include "analysis/stress.h"
 #include "render/analysis_render.h"
+#include "../test_util.h"
 
 /* A GPU loaded for n samples at 1 Hz: temperature, power and clock steady,
  * the given reasons on every sample, PCIe Gen5 x16, clean counters. */
@@ -113,15 +114,15 @@ static void seed001_clean_node_passes(void **state)
     for (int k = 0; k < 8; k++) {
         assert_int_equal(s->gpu[k].verdict, GQ_STRESS_PASS);
         assert_false(s->gpu[k].thermal_slowdown);
-        assert_float_equal(s->gpu[k].power_capped_pct, 100, 1e-9);
+        assert_near(s->gpu[k].power_capped_pct, 100, 1e-9);
     }
     const gq_stress_finding *f = find_rule(s, "power-cap");
     assert_non_null(f);
     assert_int_equal(f->level, GQ_STRESS_INFO);
     assert_null(find_rule(s, "thermal-slowdown"));
     assert_null(find_rule(s, "clock-spread"));
-    assert_float_equal(s->clock_spread, (2249.0 - 2208.0) / 2208.0, 1e-9); /* ~1.9% */
-    assert_float_equal(s->power_total_avg_w, 8 * 595, 1e-6);
+    assert_near(s->clock_spread, (2249.0 - 2208.0) / 2208.0, 1e-9); /* ~1.9% */
+    assert_near(s->power_total_avg_w, 8 * 595, 1e-6);
     done(r, s);
 }
 
@@ -144,13 +145,13 @@ static void averages_use_loaded_samples_only(void **state)
     const gq_stress_gpu_summary *S = &s->gpu[0];
     assert_int_equal(S->nsamples, 10);
     assert_int_equal(S->nloaded, 8);
-    assert_float_equal(S->temp_avg_c, (7 * 60 + 70) / 8.0, 1e-9);
-    assert_float_equal(S->temp_max_c, 75, 1e-9);
-    assert_float_equal(S->power_avg_w, 500, 1e-9);
-    assert_float_equal(S->sm_clock_avg_mhz, 2000, 1e-9);
-    assert_float_equal(S->power_capped_pct, 100, 1e-9);
-    assert_float_equal(S->mem_temp_max_c, 68, 1e-9);
-    assert_float_equal(S->tflops_avg, 400, 1e-9);
+    assert_near(S->temp_avg_c, (7 * 60 + 70) / 8.0, 1e-9);
+    assert_near(S->temp_max_c, 75, 1e-9);
+    assert_near(S->power_avg_w, 500, 1e-9);
+    assert_near(S->sm_clock_avg_mhz, 2000, 1e-9);
+    assert_near(S->power_capped_pct, 100, 1e-9);
+    assert_near(S->mem_temp_max_c, 68, 1e-9);
+    assert_near(S->tflops_avg, 400, 1e-9);
     assert_int_equal(S->pcie_gen_min, 5);
     assert_int_equal(S->pcie_width_min, 16);
     assert_int_equal(s->verdict, GQ_STRESS_PASS);
@@ -191,7 +192,7 @@ static void each_thermal_reason_fails(void **state)
         const gq_stress_finding *f = find_rule(s, "thermal-slowdown");
         assert_non_null(f);
         assert_int_equal(f->gpu, 1);
-        assert_float_equal(s->gpu[1].thermal_pct, 1, 1e-9);
+        assert_near(s->gpu[1].thermal_pct, 1, 1e-9);
         assert_int_equal(s->gpu[1].thermal_slowdown,
                          (bits[b] & (GQ_CLK_SW_THERMAL | GQ_CLK_HW_THERMAL)) != 0);
         assert_int_equal(s->gpu[1].hw_slowdown, bits[b] == GQ_CLK_HW_SLOWDOWN);
@@ -379,7 +380,7 @@ static void clock_spread_warns_above_threshold(void **state)
     make_gpu(r, 1, "A", 30, 70, 590, 1880, 0); /* 6.4% below */
     make_gpu(r, 2, "B", 30, 70, 590, 1000, 0); /* other model: not compared */
     gq_stress_summary *s = judge(r, NULL);
-    assert_float_equal(s->clock_spread, 120.0 / 1880.0, 1e-9);
+    assert_near(s->clock_spread, 120.0 / 1880.0, 1e-9);
     assert_string_equal(s->clock_spread_model, "A");
     const gq_stress_finding *f = find_rule(s, "clock-spread");
     assert_non_null(f);

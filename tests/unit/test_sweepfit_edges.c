@@ -14,6 +14,7 @@
 
 #include "analysis/sweepfit.h"
 #include "core/units.h"
+#include "../test_util.h"
 
 #define A_US 10.0
 #define BW 20.0
@@ -122,6 +123,77 @@ static void predict_edges(void **state)
     assert_true(gq_sweepfit_predict_gbps(&f, 1024) == 0);
 }
 
+/* Tukey's biweight runs to its fixed point, not one step: on twelve points
+ * with +-3 % of noise and two points 10 % and 14 % slow, each step changes the
+ * weights of the doubtful points and so the fit. The figures are the fixed
+ * point's (another step moves them by under 1e-9); one Tukey step leaves the
+ * fit elsewhere. */
+static void tukey_to_fixed_point(void **state)
+{
+    (void)state;
+    static const double e[12] = {0.03,  -0.02, 0.10, 0.01,   -0.03, 0.025,
+                                 -0.01, 0.14,  0.02, -0.025, 0.015, -0.02};
+    uint64_t s[12];
+    double g[12];
+    for (int i = 0; i < 12; i++) {
+        s[i] = (uint64_t)(i + 1) * GQ_MiB;
+        g[i] = rate(s[i], e[i]);
+    }
+    gq_sweepfit f;
+    assert_int_equal(gq_sweepfit_compute(s, g, 12, &f, NULL), 0);
+    assert_int_equal(f.noutliers, 0);
+    assert_near(f.a_us, 11.783217806946697, 1e-6);    /* one Tukey step: 11.486 */
+    assert_near(f.bw_gbps, 20.087205822265464, 1e-6); /* one Tukey step: 20.012 */
+}
+
+/* 256 points is the most a fit takes; 257 is refused. */
+static void at_most_256(void **state)
+{
+    (void)state;
+    static uint64_t s[257];
+    static double g[257];
+    for (int i = 0; i < 257; i++) {
+        s[i] = (uint64_t)(i % 16 + 1) * GQ_MiB;
+        g[i] = rate(s[i], 0);
+    }
+    gq_sweepfit f;
+    assert_int_equal(gq_sweepfit_compute(s, g, 256, &f, NULL), 0);
+    assert_int_equal(f.npoints, 256);
+    assert_near(f.bw_gbps, BW, 1e-6);
+    assert_int_equal(gq_sweepfit_compute(s, g, 257, &f, NULL), GQ_E_USAGE);
+}
+
+/* Copy times that do not grow with size (a slope of exactly 0) fit no bandwidth. */
+static void flat_times(void **state)
+{
+    (void)state;
+    const uint64_t s[] = {GQ_MiB, 2 * GQ_MiB};
+    const double g[] = {1.0, 2.0};
+    gq_sweepfit f;
+    gq_err e = {0};
+    assert_int_equal(gq_sweepfit_compute(s, g, 2, &f, &e), GQ_E_FAIL);
+    assert_non_null(strstr(e.msg, "copy times do not grow with buffer size"));
+}
+
+/* A 256-point fit reads all 256 residuals for its scale: with +-3 % of noise
+ * (a fixed pattern) and every 17th point 12 % slow, the fit below is the one
+ * of the full scale (a scale from 255 of them lands elsewhere). */
+static void scale_of_256(void **state)
+{
+    (void)state;
+    static uint64_t s[256];
+    static double g[256];
+    for (int i = 0; i < 256; i++) {
+        s[i] = (uint64_t)(i % 16 + 1) * GQ_MiB;
+        double e = 0.03 * sin(0.7 * i + 0.3 * (i % 5));
+        g[i] = rate(s[i], i % 17 == 0 ? 0.12 : e);
+    }
+    gq_sweepfit f;
+    assert_int_equal(gq_sweepfit_compute(s, g, 256, &f, NULL), 0);
+    assert_near(f.a_us, 9.7086471928645697, 1e-6); /* from 255 residuals: 9.70835 */
+    assert_near(f.bw_gbps, 19.943568284158157, 1e-6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -130,6 +202,10 @@ int main(void)
         cmocka_unit_test(negative_intercept_clamped),
         cmocka_unit_test(four_points),
         cmocka_unit_test(predict_edges),
+        cmocka_unit_test(tukey_to_fixed_point),
+        cmocka_unit_test(at_most_256),
+        cmocka_unit_test(flat_times),
+        cmocka_unit_test(scale_of_256),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
