@@ -173,6 +173,14 @@ static void loading(void)
           "bandwidth bound at 49.5 of 55");
     check(gpu_ref_meets(1000, 900, true) && !gpu_ref_meets(1000.1, 900, true),
           "latency bound at 1000 of 900");
+    /* a test with a documented variation gets a wider bound, the others do not */
+    check(gpu_ref_variation("host_to_device_bidirectional_memcpy_ce") > 0.1 &&
+              gpu_ref_variation("host_to_device_memcpy_ce") == 0 && gpu_ref_variation(NULL) == 0,
+          "only the documented bidirectional host tests have a variation");
+    check(gpu_ref_meets_for("host_to_device_bidirectional_memcpy_ce", 36.42, 47.01, false) &&
+              !gpu_ref_meets_for("host_to_device_bidirectional_memcpy_ce", 34.0, 47.01, false) &&
+              !gpu_ref_meets_for("device_to_host_bidirectional_memcpy_ce", 36.42, 47.01, false),
+          "47.01 x 0.9 x (1 - 0.183) = 34.57 is the bound of the variable test only");
 }
 
 /* ---- records laid out as nvbandwidth's cells (sim h200x2) ---- */
