@@ -34,6 +34,9 @@ typedef enum gq_direction { GQ_DIR_H2D = 0, GQ_DIR_D2H, GQ_DIR_P2P, GQ_DIR_LOCAL
 #define GQ_FLAG_SPREAD 0x10u         /* spread above target after all rounds */
 #define GQ_FLAG_NUMA_MISPLACED 0x20u /* host pages not on the requested node */
 #define GQ_FLAG_INCOMPLETE 0x40u     /* fewer rounds than asked (interrupted) */
+#define GQ_FLAG_OVERLAP_RETRIED                                                                              \
+    0x80u /* a round whose windows overlapped < 99% was re-run (informational)                               \
+           */
 
 typedef struct gq_stat {
     double median, min, max, spread; /* spread = (max - min) / median */

@@ -375,6 +375,24 @@ static int calibrate(gq_backend *be, const gq_topo *topo, gq_group *g, const gq_
     return GQ_OK;
 }
 
+/* Whether a round's windows overlapped too little for a sum (among at least
+ * two reported flows, or with interferers) and may be run again instead of
+ * being counted (GQ_HARNESS_OVERLAP_RETRIES per measurement). */
+static bool retry_round(hctx *c, const gq_flow_result *res, double duration_s)
+{
+    const gq_measurement *m = c->m;
+    if (m->nflows < 2 || c->overlap_retries >= GQ_HARNESS_OVERLAP_RETRIES)
+        return false;
+    bool ok[GQ_MAX_FLOWS];
+    for (int i = 0; i < m->nflows; i++)
+        ok[i] = result_ok(&res[i]);
+    double ov = round_overlap(m, res, ok, duration_s);
+    if (ov < 0 || ov >= GQ_OVERLAP_MIN)
+        return false;
+    c->overlap_retries++;
+    return true;
+}
+
 /* The timed rounds, until all are done, the spread target is met, every
  * flow failed, or an interruption is asked for. */
 static int timed_rounds(gq_backend *be, gq_group *g, hctx *c, const gq_harness_opts *o, gq_flow_result *res,
@@ -393,6 +411,8 @@ static int timed_rounds(gq_backend *be, gq_group *g, hctx *c, const gq_harness_o
         ro->verify = false;
         if ((rc = be->ops->run(be, g, ro, res, rerr)) != GQ_OK)
             return rc;
+        if (retry_round(c, res, ro->reps > 0 ? 0 : ro->duration_s))
+            continue;
         take_round(c, res, ro->reps > 0 ? 0 : ro->duration_s);
         if (o->progress)
             o->progress(o->progress_arg, m->test, c->rounds, o->rounds);

@@ -34,6 +34,11 @@
 #include "topo/topo.h"
 
 #define GQ_OVERLAP_MIN 0.99
+/* A timed round of concurrent reported flows whose windows overlap less than
+ * GQ_OVERLAP_MIN is not counted and is run again, at most this many times per
+ * measurement; the records then carry GQ_FLAG_OVERLAP_RETRIED. A round that
+ * still fails after that is counted, and its aggregate and sum are invalid. */
+#define GQ_HARNESS_OVERLAP_RETRIES 2
 /* Auto mode (neither reps nor duration given): target seconds per round. */
 #define GQ_HARNESS_ROUND_S 0.1
 /* Auto mode: a round holds this many copies of the slowest measured flow,

@@ -235,6 +235,8 @@ static void flow_record(const emit_ctx *ec, int i, double overlap, bool has_inte
         r->flags |= GQ_FLAG_NUMA_MISPLACED;
     if (ec->incomplete)
         r->flags |= GQ_FLAG_INCOMPLETE;
+    if (c->overlap_retries > 0)
+        r->flags |= GQ_FLAG_OVERLAP_RETRIED;
     if (ec->o->spread_target > 0 && r->value.n > 0 && r->value.spread > ec->o->spread_target)
         r->flags |= GQ_FLAG_SPREAD;
     char why[240];
@@ -329,6 +331,8 @@ static void aggregate_flags(const emit_ctx *ec, int pass, bool is_sum, const mem
     }
     if (ec->incomplete)
         r->flags |= GQ_FLAG_INCOMPLETE;
+    if (c->overlap_retries > 0)
+        r->flags |= GQ_FLAG_OVERLAP_RETRIED;
     if (ec->o->spread_target > 0 && r->value.n > 0 && r->value.spread > ec->o->spread_target)
         r->flags |= GQ_FLAG_SPREAD;
 }

@@ -35,6 +35,7 @@ typedef struct hctx {
     double aggwin[GQ_MAX_ROUNDS]; /* longest window of the round */
     int rounds;                   /* completed rounds */
     double min_overlap;
+    int overlap_retries;   /* rounds re-run because their windows overlapped < GQ_OVERLAP_MIN */
     char whole_error[200]; /* run() failed as a whole */
     bool interrupted;
     unsigned dir_present; /* directions among reported flows */

@@ -110,6 +110,7 @@ static const struct {
     {GQ_FLAG_SPREAD, "spread"},
     {GQ_FLAG_NUMA_MISPLACED, "numa_misplaced"},
     {GQ_FLAG_INCOMPLETE, "incomplete"},
+    {GQ_FLAG_OVERLAP_RETRIED, "overlap_retried"},
 };
 
 static const char *method_names[] = {"ce", "sm", "staged", "driver_staged"};

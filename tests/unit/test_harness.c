@@ -243,29 +243,72 @@ static void test_overlap_995_is_valid(void **state)
     free(m);
 }
 
-/* One bad round is enough: the rule holds in EVERY round. */
-static void one_bad_round(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+/* The rule holds in every COUNTED round. A round that breaks it is not
+ * counted and is run again, at most GQ_HARNESS_OVERLAP_RETRIES times per
+ * measurement, and the records say so; a round that still breaks it after
+ * that is counted and makes the aggregate invalid. */
+static int g_bad_from, g_bad_to; /* calls [from, to) have a late second flow */
+static void bad_rounds(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
 {
-    double late = call == 3 ? 0.03 : 0.0;
+    double late = call >= g_bad_from && call < g_bad_to ? 0.03 : 0.0;
     win(&res[0], 0.0, 1.0, 10.0);
     win(&res[1], late, 1.0, 10.0);
 }
 
-static void test_overlap_every_round(void **state)
+static const gq_record *measure_two_d2h(int bad_from, int bad_to, gq_recordset *rs, int *calls)
 {
     gq_measurement *m = new_m("all_to_host_memcpy_ce");
     add(m, G(0), H(0), 0, true);
     add(m, G(1), H(0), 1, true);
     m->aggregate = true;
-    fake.script = one_bad_round;
+    g_bad_from = bad_from;
+    g_bad_to = bad_to;
+    fake.script = bad_rounds;
+    fake.calls = 0;
     gq_harness_opts o = fixed_opts(5);
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, rs, NULL, NULL), GQ_OK);
+    *calls = fake.calls;
+    free(m);
+    return find(rs, true, false, GQ_DIR_D2H, -1);
+}
+
+static void test_overlap_bad_round_run_again(void **state)
+{
     gq_recordset rs = {0};
-    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
-    const gq_record *agg = find(&rs, true, false, GQ_DIR_D2H, -1);
+    int calls0 = 0, calls1 = 0;
+    /* all good: the reference count of run() calls */
+    const gq_record *agg = measure_two_d2h(0, 0, &rs, &calls0);
+    assert_true(agg->valid);
+    assert_int_equal(agg->flags & GQ_FLAG_OVERLAP_RETRIED, 0);
+    gq_records_free(&rs);
+    /* one bad round: run once more, not counted; 5 rounds, all at full overlap */
+    rs = (gq_recordset){0};
+    agg = measure_two_d2h(3, 4, &rs, &calls1);
+    assert_int_equal(calls1, calls0 + 1);
+    assert_true(agg->valid);
+    assert_true(agg->flags & GQ_FLAG_OVERLAP_RETRIED);
+    assert_int_equal(agg->rounds, 5);
+    assert_true(fabs(agg->overlap - 1.0) < 1e-9);
+    for (int i = 0; i < rs.n; i++) /* every record of the measurement says so */
+        assert_true(rs.v[i].flags & GQ_FLAG_OVERLAP_RETRIED);
+    gq_records_free(&rs);
+}
+
+static void test_overlap_retries_are_bounded(void **state)
+{
+    gq_recordset rs = {0};
+    int calls0 = 0, calls = 0;
+    measure_two_d2h(0, 0, &rs, &calls0);
+    gq_records_free(&rs);
+    /* every round from the third on is bad: 2 re-runs, then the bad round counts */
+    rs = (gq_recordset){0};
+    const gq_record *agg = measure_two_d2h(3, 1000, &rs, &calls);
+    assert_int_equal(calls, calls0 + GQ_HARNESS_OVERLAP_RETRIES);
     assert_false(agg->valid);
+    assert_true(agg->flags & GQ_FLAG_OVERLAP);
+    assert_true(agg->flags & GQ_FLAG_OVERLAP_RETRIED);
     assert_true(fabs(agg->overlap - 0.97) < 1e-9);
     gq_records_free(&rs);
-    free(m);
 }
 
 /* ---- directions kept apart ----------------------------------------------- */
@@ -1570,7 +1613,9 @@ static void test_group_flow_without_copy_time(void **state)
     gq_recordset rs = {0};
     assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
     assert_true(fake.opts[2].duration_s == 0);
-    assert_int_equal(fake.calls, 1 + 5);
+    /* every timed round's windows overlap 90 %: two of them are run again
+     * (GQ_HARNESS_OVERLAP_RETRIES), then the bad rounds are counted */
+    assert_int_equal(fake.calls, 1 + 5 + GQ_HARNESS_OVERLAP_RETRIES);
     gq_records_free(&rs);
     free(m);
 }
@@ -1580,7 +1625,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_overlap_98_is_invalid, setup),
         cmocka_unit_test_setup(test_overlap_995_is_valid, setup),
-        cmocka_unit_test_setup(test_overlap_every_round, setup),
+        cmocka_unit_test_setup(test_overlap_bad_round_run_again, setup),
+        cmocka_unit_test_setup(test_overlap_retries_are_bounded, setup),
         cmocka_unit_test_setup(test_direction_sums, setup),
         cmocka_unit_test_setup(test_p2p_pair_sum, setup),
         cmocka_unit_test_setup(test_interferer_not_reported, setup),
