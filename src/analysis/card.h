@@ -200,7 +200,9 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
 int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_recordset *rs,
                   const gq_expect *ex, gq_err *err);
 
-/* Exit code of a card section: 5 when incomplete, else the verdict's. */
+/* Exit code of a card section: 5 when incomplete, else the verdict's (0 pass,
+ * 4 warn, 1 fail); -1 when "verdict" is missing, not a string, or not exactly
+ * "pass", "warn" or "fail" (a document read back is never a pass by default). */
 int gq_card_exit_code(const json_t *card);
 
 #endif

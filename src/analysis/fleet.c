@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/card.h"
 #include "analysis/compare.h"
 
 void gq_fleet_init(gq_fleet *f, double threshold_pct)
@@ -85,12 +86,14 @@ int gq_fleet_add_card(gq_fleet *f, int rank, const char *host, const json_t *roo
         snprintf(n->verdict, sizeof n->verdict, "incomplete");
         n->exit_code = 5;
     } else {
-        const char *v = gq_json_str(card, "verdict", "pass");
+        /* Fail closed: a card without a readable verdict is an error, never a pass. */
+        int code = gq_card_exit_code(card);
         snprintf(n->verdict, sizeof n->verdict, "%s",
-                 !strcmp(v, "fail")   ? "fail"
-                 : !strcmp(v, "warn") ? "warn"
-                                      : "pass");
-        n->exit_code = !strcmp(n->verdict, "fail") ? 1 : !strcmp(n->verdict, "warn") ? 4 : 0;
+                 code == 1   ? "fail"
+                 : code == 4 ? "warn"
+                 : code == 0 ? "pass"
+                             : "error");
+        n->exit_code = code < 0 ? 1 : code;
     }
     /* The node alone in a comparison: its figures, keyed as compare keys them. */
     if ((rc = gq_compare_add(c, n->label, rs, root, err)))

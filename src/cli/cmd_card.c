@@ -272,6 +272,8 @@ static int card_run(gq_ctx *ctx)
     }
     card_print(ctx, complete);
     ctx->exit_code = gq_card_exit_code(json_object_get(ctx->doc, "card"));
+    if (ctx->exit_code < 0) /* the card just judged has a verdict; never report success without one */
+        ctx->exit_code = 1;
     return GQ_OK;
 }
 

@@ -176,11 +176,26 @@ static int report_run(gq_ctx *ctx)
                                                 json_object_get(root, "stress"), &rs, o->ex, &ctx->err))) {
         goto out;
     }
+    /* Fail closed, before anything is written: a card read back without a
+     * verdict gpuqual writes is bad input, never a pass. */
+    ctx->exit_code = gq_card_exit_code(card);
+    if (ctx->exit_code < 0) {
+        const json_t *v = json_object_get(card, "verdict");
+        if (json_is_string(v))
+            rc = gq_err_set(&ctx->err, GQ_E_USAGE,
+                            "%s: card.verdict is \"%s\", expected \"pass\", \"warn\" or \"fail\"",
+                            ctx->pos[0], json_string_value(v));
+        else
+            rc = gq_err_set(&ctx->err, GQ_E_USAGE,
+                            "%s: card.verdict is %s, expected \"pass\", \"warn\" or \"fail\"", ctx->pos[0],
+                            v ? "not a string" : "missing");
+    }
+    if (rc)
+        goto out;
     if (o->expect && !o->quiet)
         unmatched_expectations(o, card);
     if ((rc = render(ctx, root)))
         goto out;
-    ctx->exit_code = gq_card_exit_code(card);
 out:
     json_decref(root);
     gq_records_free(&rs);

@@ -309,7 +309,12 @@ static void exit_codes(void **state)
         {"{\"verdict\": \"pass\"}", 0},
         {"{\"verdict\": \"warn\"}", 4},
         {"{\"verdict\": \"fail\"}", 1},
-        {"{}", 0},
+        {"{}", -1},                      /* no verdict: never a pass */
+        {"{\"verdict\": \"FAIL\"}", -1}, /* odd case */
+        {"{\"verdict\": \"PASS\"}", -1},
+        {"{\"verdict\": \"garbage\"}", -1},
+        {"{\"verdict\": 0}", -1},
+        {"{\"verdict\": null}", -1},
         {"{\"verdict\": \"fail\", \"complete\": false}", 5},
         {"{\"verdict\": \"pass\", \"complete\": false}", 5},
         {"{\"verdict\": \"fail\", \"complete\": true}", 1},

@@ -114,6 +114,15 @@ static void test_verdicts(void **state)
     assert_string_equal(f.node[1].label, "m-rank1");
     assert_int_equal(f.ncompared, 0); /* one node with figures: no median */
     gq_fleet_free(&f);
+    /* a node whose card has no verdict gpuqual writes is an error, never a pass: 1 */
+    gq_fleet_init(&f, 5);
+    add(&f, 0, "pass", true, 60, 1700, 55);
+    add(&f, 1, "PASS", true, 60, 1700, 55);
+    assert_int_equal(gq_fleet_finish(&f, &err), 0);
+    assert_string_equal(f.node[1].verdict, "error");
+    assert_int_equal(f.node[1].exit_code, 1);
+    assert_int_equal(f.exit_code, 1);
+    gq_fleet_free(&f);
 }
 
 int main(void)
