@@ -589,10 +589,9 @@ const gq_frame_cmd gq_frame_fleet = {
         "Rank 0 writes DIR/fleet.json and DIR/fleet.md and prints the summary. Without mpirun it is a fleet\n"
         "of one node. With --sim every rank simulates the machine; --sim-fault rankN:gpuM:KIND injects a\n"
         "fault on rank N only (gpuM:KIND on every rank).\n"
-        "Exit codes (rank 0): 0 every node passes, no outlier; 4 a warn verdict or an outlier; 1 a node "
-        "failed\n"
-        "or its card did not run; 5 a card is incomplete; 2 bad input. Other ranks exit 0 unless their card\n"
-        "could not run." FLEET_NO_MPI "\n\n",
+        "Exit codes (rank 0): 0 every node passes, no outlier; 4 a warn verdict or an outlier; 1 a\n"
+        "node failed or its card did not run; 5 a card is incomplete; 2 bad input. Other ranks exit 0\n"
+        "unless their card could not run." FLEET_NO_MPI "\n\n",
     .opts = {.name = "fleet",
              .tabs = tabs,
              .ntab = NTABS,
