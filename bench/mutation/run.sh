@@ -23,7 +23,7 @@ MODULES=(
   "sweepfit|src/analysis/sweepfit.c|test_sweepfit|test_card"
   "kv|src/analysis/kv.c|test_kv|test_place_kv"
   "card-plan|src/analysis/card.c|test_card"
-  "card-verdict|src/analysis/card_facts.c:example,pos_of,jidx,gq_card_facts_from_json src/analysis/card_judge.c:pos_of,checks_json,judge_summary,row_verdict,row,doms_of,p2p_ranges_of,row_identity,row_pairwise,find_pairwise,row_concurrent,find_concurrent,row_host,find_bottlenecks,find_host,row_sweeps,find_sweeps,row_latency,row_health,find_health,row_placement,find_placement,row_integrity,row_application,find_verdicts,find_identity,gq_card_judge src/analysis/card_compose.c:gq_card_exit_code|test_card|test_expect"
+  "card-verdict|src/analysis/card_facts.c:example,pos_of,jidx,gq_card_facts_from_json src/analysis/card_judge.c:pos_of,checks_json,judge_summary,row_verdict,row,doms_of,p2p_ranges_of,row_identity,row_pairwise,find_pairwise,row_concurrent,find_concurrent,row_host,find_bottlenecks,find_host,row_sweeps,find_sweeps,row_latency,row_health,find_health,row_placement,find_placement,row_integrity,row_application,find_verdicts,find_identity,gq_card_judge,gq_card_exit_code|test_card|test_expect"
   "fabric|src/backend/sim/fabric.c|test_sim|test_seed|test_h200|test_discovery"
   "topo-parse|src/backend/sim/topo_lex.c src/backend/sim/topo_parse.c src/backend/sim/topo_load.c|test_topo_parse|test_sim|test_seed"
 )

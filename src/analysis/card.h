@@ -9,13 +9,13 @@
  *    analysis and the placement verification; keeps every record; stops
  *    cleanly on Ctrl-C (what was measured is kept, the run is marked
  *    incomplete). Never prints: progress goes through a callback.
- *  - gq_card_compose(): pure function of the topology, the records and the
+ *  - gq_card_compose() (render/card_compose.h): pure function of the topology, the records and the
  *    saved sections (stress, placement): derives the figures (matrices,
  *    concurrent pairs, host paths, sweeps, latency), the domains and
  *    bottlenecks, judges them (analysis/expect.h), and writes the "card"
  *    section with seed 001 §9's rows and the findings in plain sentences.
  *    `gpuqual report` runs the same function on saved documents. The figures
- *    and the composition are in card_compose.c, the facts read from the
+ *    and the composition are in render/card_compose.c, the facts read from the
  *    sections in card_facts.c, the verdicts, rows and findings (one function
  *    per row) in card_judge.c.
  *
@@ -166,28 +166,6 @@ typedef struct gq_card_result {
 } gq_card_result;
 
 void gq_card_result_free(gq_card_result *r);
-
-/* Inputs of the composition. Everything but topo and rs may be NULL / 0. */
-typedef struct gq_card_inputs {
-    const gq_topo *topo;
-    const gq_recordset *rs;
-    const json_t *stress;    /* "stress" section */
-    const json_t *placement; /* "placement" section */
-    const gq_expect *expect;
-    const gq_card_plan *plan; /* steps with their status */
-    const gq_card_opts *opts; /* budget, roles, GPUs (NULL: every GPU in topo) */
-    double elapsed_s;
-    bool complete;
-    const char *stopped_at; /* step name when interrupted */
-    const char *hostname;   /* NULL: topo->hostname */
-    uint64_t bytes;         /* main buffer size; 0: the most common size among the records */
-} gq_card_inputs;
-
-/* Compose. Returns a new object with the root sections of a card document:
- * "card", "domains" (list of lists, as `gpuqual domains` writes it) and
- * "bottlenecks"; the caller merges them into the root. NULL with *err on
- * failure (GQ_E_NOMEM, or GQ_E_USAGE when rs has nothing a card can use). */
-json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err);
 
 /* Facts for the verdicts, from a card section and the stress section (both
  * as composed or saved) and the records (integrity counts; may be NULL). */

@@ -1,5 +1,5 @@
 /* Reading fields of a parsed JSON document (jansson) with a default: the
- * analysis modules that read saved runs and cards (card_compose, compare,
+ * analysis and render modules that read saved runs and cards (card_compose, compare,
  * fleet) share these instead of each keeping a copy. */
 #ifndef GQ_ANALYSIS_JSON_GET_H
 #define GQ_ANALYSIS_JSON_GET_H

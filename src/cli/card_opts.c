@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "render/analysis_render.h"
+#include "render/card_compose.h"
 #include "render/card_render.h"
 #include "render/render.h"
 #include "core/units.h"

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/card.h"
+#include "render/card_compose.h"
 #include "analysis/expect.h"
 #include "cli/commands.h"
 #include "cli/common.h"

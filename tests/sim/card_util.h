@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "analysis/card.h"
+#include "render/card_compose.h"
 #include "exec/card_run.h"
 #include "analysis/expect.h"
 #include "backend/backend.h"

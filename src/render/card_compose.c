@@ -10,6 +10,7 @@
 #include "analysis/bottlenecks.h"
 #include "analysis/json_get.h"
 #include "analysis/card.h"
+#include "render/card_compose.h"
 #include "analysis/domains.h"
 #include "analysis/sweepfit.h"
 #include "core/units.h"
@@ -568,15 +569,4 @@ done:
     free(pw);
     free(dom);
     return out;
-}
-
-int gq_card_exit_code(const json_t *card)
-{
-    if (json_is_false(json_object_get(card, "complete")))
-        return 5;
-    /* Fail closed: only the three verdicts, spelled as gpuqual writes them. */
-    const char *v = json_string_value(json_object_get(card, "verdict"));
-    if (!v)
-        return -1;
-    return !strcmp(v, "fail") ? 1 : !strcmp(v, "warn") ? 4 : !strcmp(v, "pass") ? 0 : -1;
 }

@@ -1,0 +1,39 @@
+/* The card document composed from a run: the "card", "domains" and
+ * "bottlenecks" sections, judged by analysis (card_judge.c). Render's job:
+ * it writes the analysis results as JSON sections (render/analysis_render.h).
+ * Read by the card command, report and the tests. */
+#ifndef GQ_RENDER_CARD_COMPOSE_H
+#define GQ_RENDER_CARD_COMPOSE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/card.h"
+#include "analysis/expect.h"
+#include "core/record.h"
+#include "core/status.h"
+#include "topo/topo.h"
+
+/* Inputs of the composition. Everything but topo and rs may be NULL / 0. */
+typedef struct gq_card_inputs {
+    const gq_topo *topo;
+    const gq_recordset *rs;
+    const json_t *stress;    /* "stress" section */
+    const json_t *placement; /* "placement" section */
+    const gq_expect *expect;
+    const gq_card_plan *plan; /* steps with their status */
+    const gq_card_opts *opts; /* budget, roles, GPUs (NULL: every GPU in topo) */
+    double elapsed_s;
+    bool complete;
+    const char *stopped_at; /* step name when interrupted */
+    const char *hostname;   /* NULL: topo->hostname */
+    uint64_t bytes;         /* main buffer size; 0: the most common size among the records */
+} gq_card_inputs;
+
+/* Compose. Returns a new object with the root sections of a card document:
+ * "card", "domains" (list of lists, as `gpuqual domains` writes it) and
+ * "bottlenecks"; the caller merges them into the root. NULL with *err on
+ * failure (GQ_E_NOMEM, or GQ_E_USAGE when rs has nothing a card can use). */
+json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err);
+#endif
