@@ -6,32 +6,7 @@
 #include "card_util.h"
 #include "../test_util.h"
 
-static gq_topo *machine(int n, bool p2p)
-{
-    gq_topo *t = calloc(1, sizeof *t);
-    gq_topo_init(t);
-    t->ngpu = n;
-    t->numa_nodes = 1;
-    for (int i = 0; i < n; i++) {
-        snprintf(t->gpu[i].name, sizeof t->gpu[i].name, "Test GPU");
-        t->gpu[i].index = i;
-        t->gpu[i].pcie_gen_cur = t->gpu[i].pcie_gen_max = 5;
-        t->gpu[i].pcie_width_cur = t->gpu[i].pcie_width_max = 16;
-        for (int j = 0; j < n; j++)
-            t->p2p_cuda[i][j] = i == j ? 1 : p2p;
-    }
-    return t;
-}
-
-static void opts_for(gq_card_opts *o, int n, double budget, double stress)
-{
-    gq_card_opts_default(o);
-    o->ngpus = n;
-    for (int i = 0; i < n; i++)
-        o->gpus[i] = i;
-    o->budget_s = budget;
-    o->stress_s = stress;
-}
+#include "../card_plan_util.h"
 
 static void names_and_defaults(void **state)
 {
