@@ -51,6 +51,7 @@ const char *gq_flags_str(unsigned flags, char *buf, size_t n)
         {GQ_FLAG_SPREAD, "spread"},
         {GQ_FLAG_NUMA_MISPLACED, "numa_misplaced"},
         {GQ_FLAG_INCOMPLETE, "incomplete"},
+        {GQ_FLAG_CONTAMINATED, "contaminated"},
     };
     size_t used = 0;
     buf[0] = 0;
@@ -86,4 +87,36 @@ gq_stat gq_stat_compute(const double *v, int n)
     s.median = (n % 2) ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
     s.spread = s.median > 0 ? (s.max - s.min) / s.median : 0.0;
     return s;
+}
+
+bool gq_contamination_kind_ok(const char *s)
+{
+    static const char *kinds[] = {"process", "utilization", "memory", "lock", "sim"};
+    for (size_t i = 0; s && i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strcmp(s, kinds[i]))
+            return true;
+    return false;
+}
+
+int gq_record_contaminate(gq_record *r, const char *kind, int gpu, int pid, const char *name,
+                          const char *detail)
+{
+    if (!gq_contamination_kind_ok(kind))
+        return GQ_E_USAGE;
+    char nm[64] = "";
+    if (name && *name) {
+        snprintf(nm, sizeof nm, "%s", name);
+        for (char *c = nm; *c; c++)
+            if (*c == ' ' || *c == ':' || *c == ';')
+                *c = '_';
+    }
+    char pidbuf[24] = "";
+    if (pid >= 0)
+        snprintf(pidbuf, sizeof pidbuf, " pid %d", pid);
+    size_t used = strlen(r->contaminated);
+    snprintf(r->contaminated + used, sizeof r->contaminated - used, "%s%s gpu %d%s%s%s: %s", used ? "; " : "",
+             kind, gpu, pidbuf, nm[0] ? " " : "", nm, detail ? detail : "");
+    r->valid = false;
+    r->flags |= GQ_FLAG_CONTAMINATED;
+    return GQ_OK;
 }

@@ -35,8 +35,9 @@ typedef enum gq_direction { GQ_DIR_H2D = 0, GQ_DIR_D2H, GQ_DIR_P2P, GQ_DIR_LOCAL
 #define GQ_FLAG_NUMA_MISPLACED 0x20u /* host pages not on the requested node */
 #define GQ_FLAG_INCOMPLETE 0x40u     /* fewer rounds than asked (interrupted) */
 #define GQ_FLAG_OVERLAP_RETRIED                                                                              \
-    0x80u /* a round whose windows overlapped < 99% was re-run (informational)                               \
-           */
+    0x80u                           /* a round whose windows overlapped < 99% was re-run (informational)     \
+                                     */
+#define GQ_FLAG_CONTAMINATED 0x100u /* something else used the GPU or its path while measuring */
 
 typedef struct gq_stat {
     double median, min, max, spread; /* spread = (max - min) / median */
@@ -75,6 +76,12 @@ typedef struct gq_record {
     double window_s;      /* median window length */
     double timestamp;     /* unix seconds when measured */
     bool simulated;
+    /* What else was seen on the GPUs or paths while this was measured: ""
+     * when clean, else entries "KIND gpu G[ pid P][ NAME]: DETAIL" joined by
+     * "; " (KIND process|utilization|memory|lock|sim). Written as the
+     * record's "contaminated" array (docs/json.md); a contaminated record is
+     * never valid. */
+    char contaminated[240];
 } gq_record;
 
 typedef struct gq_recordset {
@@ -88,6 +95,15 @@ void gq_records_free(gq_recordset *rs);
 const char *gq_direction_name(gq_direction d); /* "h2d","d2h","p2p","local" */
 /* Writes flag names comma-separated into buf. */
 const char *gq_flags_str(unsigned flags, char *buf, size_t n);
+
+/* Append one observation to r->contaminated (see there), and mark r
+ * invalid with GQ_FLAG_CONTAMINATED. kind is one of the five names; pid < 0
+ * and name NULL or "" when not known; spaces, ':' and ';' in name become
+ * '_'. GQ_E_USAGE on an unknown kind; an entry that does not fit is cut. */
+int gq_record_contaminate(gq_record *r, const char *kind, int gpu, int pid, const char *name,
+                          const char *detail);
+/* The five kinds, and whether s is one of them (exact case). */
+bool gq_contamination_kind_ok(const char *s);
 
 /* A failed measurement, for exit codes: flagged error, verify_failed or
  * impossible. Overlap, spread and NUMA placement are reported, not failures. */

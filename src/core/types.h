@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 /* The schema of every gpuqual document and journal line (docs/json.md). */
-#define GQ_SCHEMA_VERSION 1
+#define GQ_SCHEMA_VERSION 2
 
 #define GQ_MAX_GPUS 64
 #define GQ_MAX_NUMA 16

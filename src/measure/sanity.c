@@ -404,3 +404,20 @@ int gq_sanity_check_all(const gq_topo *t, gq_recordset *rs)
     }
     return flagged;
 }
+
+bool gq_sanity_plausible(const gq_record *r, char *why, size_t n)
+{
+    double v = r->value.median;
+    const char *unit = r->is_latency ? "ns" : "GB/s";
+    if (!isfinite(v))
+        snprintf(why, n, "is %s", isnan(v) ? "not a number" : "infinite");
+    else if (v <= 0)
+        snprintf(why, n, "%g %s is not above 0", v, unit);
+    else if (!r->is_latency && v > GQ_SANITY_MAX_GBPS)
+        snprintf(why, n, "%g GB/s is above %g GB/s", v, GQ_SANITY_MAX_GBPS);
+    else if (!r->is_latency && r->capacity_gbps > 0 && v > 1.5 * r->capacity_gbps)
+        snprintf(why, n, "%g GB/s is above 1.5x the path's capacity of %g GB/s", v, r->capacity_gbps);
+    else
+        return true;
+    return false;
+}

@@ -61,6 +61,14 @@ double gq_sanity_record_capacity(const gq_topo *t, const gq_recordset *rs, const
  * 0. Returns true when flagged. */
 bool gq_sanity_apply(gq_record *r, double capacity, const char *why);
 
+/* Whether a figure read back from a document can be a measurement at all,
+ * whatever the machine: finite; for a bandwidth above 0, at most
+ * GQ_SANITY_MAX_GBPS, and at most 1.5x the record's own capacity_gbps when
+ * it names one; for a latency above 0. When not, why (n bytes) says what
+ * is wrong ("1e+308 GB/s is above 100000 GB/s"). */
+#define GQ_SANITY_MAX_GBPS 100000.0
+bool gq_sanity_plausible(const gq_record *r, char *why, size_t n);
+
 /* Check every bandwidth record of rs against its capacity (computed with
  * gq_sanity_record_capacity). Returns the number flagged impossible. */
 int gq_sanity_check_all(const gq_topo *t, gq_recordset *rs);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/outfile.h"
+#include "core/runid.h"
 #include "core/units.h"
 #include "render/render.h"
 #include "render/render_util.h"
@@ -60,6 +61,7 @@ static json_t *gpus_json(const gq_topo *t)
         json_object_set_new(o, "nvlinks",
                             g->nvlinks_total >= 0 ? json_integer(g->nvlinks_total) : json_null());
         json_object_set_new(o, "power_limit_w", gq_json_num_if(g->power_limit_w, g->power_limit_w > 0));
+        gq_gpu_identity_to_json(g, o);
         json_array_append_new(a, o);
     }
     return a;
@@ -75,6 +77,7 @@ json_t *gq_doc_to_json(const gq_doc *d)
     json_object_set_new(root, "tool", json_string("gpuqual"));
     json_object_set_new(root, "schema_version", json_integer(GQ_SCHEMA_VERSION));
     json_object_set_new(root, "kind", json_string(d->kind ? d->kind : "run"));
+    json_object_set_new(root, "run_id", json_string(d->run_id ? d->run_id : gq_run_id_current()));
     json_object_set_new(root, "version", json_string(d->version ? d->version : "unknown"));
     json_object_set_new(root, "git", json_string(d->git ? d->git : "unknown"));
     json_object_set_new(root, "timestamp", json_string(gq_iso_time(gq_now_unix(), ts, sizeof ts)));
@@ -107,60 +110,142 @@ json_t *gq_doc_to_json(const gq_doc *d)
     return root;
 }
 
-int gq_doc_load(const char *path, json_t **root, gq_recordset *out_records, gq_err *err)
+/* Read and parse path: duplicate keys refused; a directory named as one;
+ * FIFOs and /dev/fd/N read as streams. */
+static int load_json(const char *path, json_t **out, gq_err *err)
 {
-    *root = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return gq_err_set(err, GQ_E_USAGE, "'%s' is a directory, expected a gpuqual JSON document", path);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", path, strerror(errno));
     json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
-    if (!j) {
-        if (access(path, R_OK) != 0)
-            return gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", path, strerror(errno));
-        return gq_err_set(err, GQ_E_USAGE, "'%s' is not JSON (line %d: %s)", path, je.line, je.text);
-    }
-    int rc = GQ_OK;
+    *out = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    int e = ferror(f) ? errno : 0;
+    fclose(f);
+    if (*out)
+        return GQ_OK;
+    if (e)
+        return gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", path, strerror(e));
+    if (strstr(je.text, "duplicate object key"))
+        return gq_err_set(err, GQ_E_USAGE, "%s: line %d: %s, expected each key once", path, je.line, je.text);
+    return gq_err_set(err, GQ_E_USAGE, "'%s' is not JSON (line %d: %s)", path, je.line, je.text);
+}
+
+/* tool and schema_version: a gpuqual document this version reads. */
+static int check_header(const char *path, const json_t *j, gq_err *err)
+{
     const char *tool = json_string_value(json_object_get(j, "tool"));
     json_t *sv = json_object_get(j, "schema_version");
     if (!json_is_object(j) || !tool || strcmp(tool, "gpuqual") != 0) {
         if (json_is_object(j) && json_object_get(j, "nvbandwidth"))
-            rc = gq_err_set(err, GQ_E_USAGE, "'%s' is nvbandwidth's JSON, not a gpuqual document", path);
-        else
-            rc = gq_err_set(err, GQ_E_USAGE, "'%s' is not a gpuqual document (no \"tool\": \"gpuqual\")",
-                            path);
-        goto out;
+            return gq_err_set(err, GQ_E_USAGE, "'%s' is nvbandwidth's JSON, not a gpuqual document", path);
+        return gq_err_set(err, GQ_E_USAGE, "'%s' is not a gpuqual document (no \"tool\": \"gpuqual\")", path);
     }
-    if (!json_is_integer(sv) || json_integer_value(sv) < 1) {
-        rc = gq_err_set(err, GQ_E_USAGE, "'%s' has no valid schema_version", path);
-        goto out;
-    }
-    if (json_integer_value(sv) > GQ_SCHEMA_VERSION) {
-        rc = gq_err_set(
+    if (!json_is_integer(sv) || json_integer_value(sv) < 1)
+        return gq_err_set(err, GQ_E_USAGE,
+                          "%s: schema_version: missing or not a positive integer, expected 1..%d", path,
+                          GQ_SCHEMA_VERSION);
+    if (json_integer_value(sv) > GQ_SCHEMA_VERSION)
+        return gq_err_set(
             err, GQ_E_USAGE,
             "'%s' has schema_version %lld, newer than this gpuqual reads (%d); use a newer gpuqual", path,
             (long long)json_integer_value(sv), GQ_SCHEMA_VERSION);
+    json_t *rid = json_object_get(j, "run_id");
+    if (rid && !json_is_null(rid) && !json_is_string(rid))
+        return gq_err_set(err, GQ_E_USAGE,
+                          "%s: run_id: is not a string, expected \"YYYYMMDDTHHMMSSZ-xxxxxxxx\"", path);
+    return GQ_OK;
+}
+
+/* The document's GPU count: its gpus[] (indices 0..n-1, each once), or -1
+ * when it has none. */
+static int doc_gpus(const char *path, const json_t *j, int *ngpu, gq_err *err)
+{
+    *ngpu = -1;
+    json_t *g = json_object_get(j, "gpus");
+    if (!g || json_is_null(g))
+        return GQ_OK;
+    if (!json_is_array(g) || json_array_size(g) > GQ_MAX_GPUS)
+        return gq_err_set(err, GQ_E_USAGE, "%s: gpus: expected a list of at most %d GPUs", path, GQ_MAX_GPUS);
+    bool seen[GQ_MAX_GPUS] = {0};
+    size_t i;
+    json_t *x;
+    json_array_foreach(g, i, x)
+    {
+        json_t *ix = json_object_get(x, "index");
+        if (!json_is_object(x) || !json_is_integer(ix) || json_integer_value(ix) < 0 ||
+            json_integer_value(ix) >= (json_int_t)json_array_size(g))
+            return gq_err_set(err, GQ_E_USAGE, "%s: gpus[%zu].index: expected a GPU index 0..%zu", path, i,
+                              json_array_size(g) - 1);
+        if (seen[json_integer_value(ix)])
+            return gq_err_set(err, GQ_E_USAGE,
+                              "%s: gpus[%zu].index: GPU %lld is repeated, expected each GPU once", path, i,
+                              (long long)json_integer_value(ix));
+        seen[json_integer_value(ix)] = true;
+    }
+    *ngpu = (int)json_array_size(g);
+    return GQ_OK;
+}
+
+/* A GPU a record names that the document does not have: its key, or NULL. */
+static const char *gpu_beyond(const gq_record *r, int ngpu, int *which)
+{
+    if (ngpu < 0)
+        return NULL;
+    if (r->src.kind == GQ_EP_GPU && r->src.index != GQ_EP_MANY && r->src.index >= ngpu)
+        return *which = r->src.index, "src";
+    if (r->dst.kind == GQ_EP_GPU && r->dst.index != GQ_EP_MANY && r->dst.index >= ngpu)
+        return *which = r->dst.index, "dst";
+    if (r->exec_gpu >= ngpu)
+        return *which = r->exec_gpu, "exec_gpu";
+    for (int k = 0; k < r->ngpus; k++)
+        if (r->gpus[k] >= ngpu)
+            return *which = r->gpus[k], "gpus";
+    return NULL;
+}
+
+int gq_doc_records_from_json(const char *path, const json_t *recs, int ngpu, gq_recordset *out, gq_err *err)
+{
+    if (!recs || json_is_null(recs))
+        return GQ_OK;
+    if (!json_is_array(recs))
+        return gq_err_set(err, GQ_E_USAGE, "%s: records: expected a list of records", path);
+    size_t i;
+    json_t *x;
+    json_array_foreach(recs, i, x)
+    {
+        gq_record r;
+        gq_err rerr = {0};
+        if (gq_record_from_json(x, &r, &rerr))
+            return gq_err_set(err, GQ_E_USAGE, "%s: records[%zu].%s", path, i, rerr.msg);
+        int g = 0;
+        const char *key = gpu_beyond(&r, ngpu, &g);
+        if (key)
+            return gq_err_set(err, GQ_E_USAGE, "%s: records[%zu].%s: GPU %d is out of range, expected 0..%d",
+                              path, i, key, g, ngpu - 1);
+        int rc = gq_records_push(out, &r);
+        if (rc)
+            return gq_err_set(err, rc, "out of memory reading '%s'", path);
+    }
+    return GQ_OK;
+}
+
+int gq_doc_load(const char *path, json_t **root, gq_recordset *out_records, gq_err *err)
+{
+    *root = NULL;
+    json_t *j = NULL;
+    int rc = load_json(path, &j, err), ngpu = -1;
+    if (rc)
+        return rc;
+    if ((rc = check_header(path, j, err)) || (rc = doc_gpus(path, j, &ngpu, err)))
         goto out;
-    }
-    if (out_records) {
-        json_t *recs = json_object_get(j, "records");
-        if (recs && !json_is_array(recs)) {
-            rc = gq_err_set(err, GQ_E_USAGE, "'%s': \"records\" must be a list", path);
-            goto out;
-        }
-        size_t i;
-        json_t *x;
-        json_array_foreach(recs, i, x)
-        {
-            gq_record r;
-            gq_err rerr = {0};
-            if (gq_record_from_json(x, &r, &rerr)) {
-                rc = gq_err_set(err, GQ_E_USAGE, "'%s': record %zu: %s", path, i, rerr.msg);
-                goto out;
-            }
-            if ((rc = gq_records_push(out_records, &r))) {
-                gq_err_set(err, rc, "out of memory reading '%s'", path);
-                goto out;
-            }
-        }
-    }
+    if (out_records &&
+        (rc = gq_doc_records_from_json(path, json_object_get(j, "records"), ngpu, out_records, err)))
+        gq_records_free(out_records);
 out:
     if (rc)
         json_decref(j);

@@ -2,7 +2,7 @@
  * topology / analysis sections of a document) and writes one format.
  *
  * The saved document (docs/json.md) is the root of every JSON output:
- *   { "tool":"gpuqual", "schema_version":1, "kind":"<command>", "version":..,
+ *   { "tool":"gpuqual", "schema_version":2, "kind":"<command>", "run_id":..., "version":..,
  *     "git":.., "timestamp":"ISO-8601", "simulated":bool, "incomplete":bool,
  *     "options":{every option in force}, "host":{driver,cuda,hostname,..},
  *     "gpus":[{index,name,uuid,..}], "records":[...], <command sections> }
@@ -22,6 +22,7 @@
 
 typedef struct gq_doc {
     const char *kind;            /* "run", "domains", "card", ... */
+    const char *run_id;          /* NULL: this process's (gq_run_id_current) */
     const char *version;         /* gpuqual version (the CLI passes gq_version); NULL = "unknown" */
     const char *git;             /* git revision (gq_git_rev); NULL = "unknown" */
     json_t *options;             /* borrowed; options in force (may be NULL) */
@@ -42,6 +43,10 @@ json_t *gq_doc_to_json(const gq_doc *d);
  * versions). On success *root is a new reference and, when out_records is
  * non-NULL, the records are parsed into it. */
 int gq_doc_load(const char *path, json_t **root, gq_recordset *out_records, gq_err *err);
+/* The records array of a document (path names the file in messages), each
+ * through gq_record_from_json; a GPU index at or beyond ngpu (when ngpu >= 0)
+ * is refused. Messages: "FILE: records[3].gbps.median: ...". */
+int gq_doc_records_from_json(const char *path, const json_t *recs, int ngpu, gq_recordset *out, gq_err *err);
 
 /* Write a JSON value to a file atomically (tmp + rename) or "-" for stdout. */
 int gq_json_write_file(const json_t *j, const char *path, gq_err *err);

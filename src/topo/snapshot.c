@@ -1,4 +1,5 @@
 #include "topo/snapshot.h"
+#include "core/runid.h"
 #include "core/json.h"
 
 #include <errno.h>
@@ -115,6 +116,7 @@ json_t *gq_topo_to_json(const gq_topo *t)
         json_object_set_new(x, "nvlinks_total", int_or_null(g->nvlinks_total, -1));
         json_object_set_new(x, "nvlink_gbps_per_link",
                             gq_json_num_if(g->nvlink_gbps_per_link, g->nvlink_gbps_per_link != 0));
+        gq_gpu_identity_to_json(g, x);
         json_array_append_new(gpus, x);
     }
     json_object_set_new(o, "gpus", gpus);
@@ -278,6 +280,66 @@ static int parse_gpu(const json_t *x, int i, gq_gpu_info *g, gq_err *err)
         get_int(x, w, "nvlinks_total", true, -1, 0, 1024, &g->nvlinks_total, err) ||
         get_num(x, w, "nvlink_gbps_per_link", &g->nvlink_gbps_per_link, err))
         return GQ_E_USAGE;
+    return gq_gpu_identity_from_json(x, w, g, err);
+}
+
+static const char *mode_names[] = {"unknown", "enabled", "disabled", "not supported"};
+
+const char *gq_mode_name(int m)
+{
+    return m > 0 && m < 4 ? mode_names[m] : mode_names[0];
+}
+
+int gq_mode_from_name(const char *s)
+{
+    for (int k = 0; s && k < 4; k++)
+        if (!strcmp(s, mode_names[k]))
+            return k;
+    return -1;
+}
+
+void gq_gpu_identity_to_json(const gq_gpu_info *g, json_t *x)
+{
+    json_object_set_new(x, "serial", json_string(g->serial[0] ? g->serial : "unknown"));
+    json_object_set_new(x, "vbios", json_string(g->vbios[0] ? g->vbios : "unknown"));
+    json_object_set_new(x, "ecc_mode", json_string(gq_mode_name(g->ecc_mode)));
+    json_object_set_new(x, "mig_mode", json_string(gq_mode_name(g->mig_mode)));
+    json_object_set_new(x, "persistence_mode", json_string(gq_mode_name(g->persistence_mode)));
+}
+
+/* An optional identity string: absent leaves "" (unknown). */
+static int opt_str(const json_t *x, const char *w, const char *key, char *dst, size_t n, gq_err *err)
+{
+    json_t *v = json_object_get(x, key);
+    if (!v || json_is_null(v))
+        return GQ_OK;
+    if (!json_is_string(v) || json_string_length(v) >= n)
+        return gq_err_set(err, GQ_E_USAGE, "field '%s%s' must be a string of at most %zu characters or null",
+                          w, key, n - 1);
+    if (strcmp(json_string_value(v), "unknown"))
+        snprintf(dst, n, "%s", json_string_value(v));
+    return GQ_OK;
+}
+
+int gq_gpu_identity_from_json(const json_t *x, const char *w, gq_gpu_info *g, gq_err *err)
+{
+    if (opt_str(x, w, "serial", g->serial, sizeof g->serial, err) ||
+        opt_str(x, w, "vbios", g->vbios, sizeof g->vbios, err))
+        return GQ_E_USAGE;
+    static const char *keys[] = {"ecc_mode", "mig_mode", "persistence_mode"};
+    int *dst[] = {&g->ecc_mode, &g->mig_mode, &g->persistence_mode};
+    for (int k = 0; k < 3; k++) {
+        json_t *v = json_object_get(x, keys[k]);
+        if (!v || json_is_null(v))
+            continue;
+        int m = gq_mode_from_name(json_string_value(v));
+        if (m < 0)
+            return gq_err_set(
+                err, GQ_E_USAGE,
+                "field '%s%s' must be \"enabled\", \"disabled\", \"not supported\" or \"unknown\"", w,
+                keys[k]);
+        *dst[k] = m;
+    }
     return GQ_OK;
 }
 
@@ -415,9 +477,18 @@ int gq_topo_from_json(const json_t *j, gq_topo *t, gq_err *err)
     if (n < 1 || n > GQ_MAX_GPUS)
         return gq_err_set(err, GQ_E_USAGE, "field 'gpus' has %zu GPUs, expected 1 to %d", n, GQ_MAX_GPUS);
     t->ngpu = (int)n;
-    for (int i = 0; i < t->ngpu; i++)
+    for (int i = 0; i < t->ngpu; i++) {
         if (parse_gpu(json_array_get(v, (size_t)i), i, &t->gpu[i], err))
             return GQ_E_USAGE;
+        if (t->gpu[i].index >= t->ngpu)
+            return gq_err_set(err, GQ_E_USAGE, "field 'gpus[%d].index' is %d, expected 0..%d", i,
+                              t->gpu[i].index, t->ngpu - 1);
+        for (int k = 0; k < i; k++)
+            if (t->gpu[k].index == t->gpu[i].index)
+                return gq_err_set(err, GQ_E_USAGE,
+                                  "field 'gpus[%d].index' repeats GPU %d, expected each GPU once", i,
+                                  t->gpu[i].index);
+    }
     if (field(j, "", "links", &v, err))
         return GQ_E_USAGE;
     if (!json_is_object(v))
@@ -467,6 +538,7 @@ json_t *gq_topo_doc(const gq_topo *t, const char *kind, int schema_version)
     json_object_set_new(root, "tool", json_string("gpuqual"));
     json_object_set_new(root, "kind", json_string(kind));
     json_object_set_new(root, "schema_version", json_integer(schema_version));
+    json_object_set_new(root, "run_id", json_string(gq_run_id_current()));
     json_object_set_new(root, "version", json_string(GQ_VERSION));
     json_object_set_new(root, "git", json_string(GQ_GIT_REV));
     json_object_set_new(root, "timestamp", json_string(ts));

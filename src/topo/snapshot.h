@@ -30,6 +30,13 @@
 json_t *gq_topo_to_json(const gq_topo *t);
 int gq_topo_from_json(const json_t *j, gq_topo *t, gq_err *err);
 
+/* A GPU's identity fields (serial, vbios, ecc_mode, mig_mode,
+ * persistence_mode) into the object x, and back: absent fields stay unknown
+ * (schema 1), a mode not among the four names is GQ_E_USAGE naming
+ * where (the key prefix, e.g. "gpus[2].") and the key. */
+void gq_gpu_identity_to_json(const gq_gpu_info *g, json_t *x);
+int gq_gpu_identity_from_json(const json_t *x, const char *where, gq_gpu_info *g, gq_err *err);
+
 /* A document root: tool, kind, schema_version, version, git, timestamp
  * (now, UTC), then the keys of gq_topo_to_json(t) merged in. New reference,
  * NULL on allocation failure. */

@@ -44,6 +44,14 @@ typedef enum gq_p2p_status {
     GQ_P2P_DISABLED, /* disabled by regkey/driver ("DS") */
 } gq_p2p_status;
 
+/* A GPU setting that is on, off, not offered by the GPU, or not known
+ * (written as "enabled", "disabled", "not supported", "unknown"). */
+typedef enum gq_mode { GQ_MODE_UNKNOWN = 0, GQ_MODE_ENABLED, GQ_MODE_DISABLED, GQ_MODE_UNSUPPORTED } gq_mode;
+/* The name above; "unknown" for any other value. */
+const char *gq_mode_name(int m);
+/* The inverse (exact case); -1 when s is none of the four. */
+int gq_mode_from_name(const char *s);
+
 typedef struct gq_gpu_info {
     int index; /* CUDA device ordinal */
     char name[96];
@@ -60,6 +68,10 @@ typedef struct gq_gpu_info {
     double power_limit_w;             /* enforced power limit; 0 unknown */
     int nvlinks_total;                /* active NVLinks on this GPU; -1 unknown */
     double nvlink_gbps_per_link;      /* per direction; 0 unknown */
+    /* Identity: board serial and VBIOS version ("" unknown, or "not
+     * supported"), and the ECC, MIG and persistence modes (gq_mode). */
+    char serial[64], vbios[64];
+    int ecc_mode, mig_mode, persistence_mode;
 } gq_gpu_info;
 
 /* A node of the PCIe tree: host bridge, switch/bridge, or a GPU endpoint. */

@@ -97,6 +97,10 @@ static void discover_gpu(const sim_priv *s, int g, gq_gpu_info *gi)
     snprintf(gi->uuid, sizeof gi->uuid, "GPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(h >> 32),
              (unsigned)(h >> 16) & 0xffffu, (unsigned)h & 0xffffu, (unsigned)(h2 >> 48),
              (unsigned long long)(h2 & 0xffffffffffffull));
+    /* a simulated board has no serial, VBIOS or modes to read */
+    snprintf(gi->serial, sizeof gi->serial, "not supported");
+    snprintf(gi->vbios, sizeof gi->vbios, "not supported");
+    gi->ecc_mode = gi->mig_mode = gi->persistence_mode = GQ_MODE_UNSUPPORTED;
     gi->mem_bytes = sg->mem;
     if (sg->bus[0])
         snprintf(gi->pci_bus_id, sizeof gi->pci_bus_id, "%s", sg->bus);
