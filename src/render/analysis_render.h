@@ -33,6 +33,13 @@
  *                asymmetry: [{direction, gpus, slow, slow_gbps: [lo, hi], fast_gbps: [lo, hi], group}]}
  *   ignored: [{record, test, src, dst, gbps, why}] (rs may be NULL) */
 json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs);
+/* The inverse for what other commands read back: doc's "bottlenecks" list
+ * into b->v (b->n of them; evidence observations, contention and ignored are
+ * not read back). Fail closed: gpus (indices below ngpu, each once),
+ * direction (h2d|d2h|p2p) and capacity_gbps (above 0, at most 100000) are
+ * required; the other fields, when present, must have their type and
+ * explained_by one of its names. GQ_E_USAGE "FILE: bottlenecks[2].gpus[1]: ...". */
+int gq_bottlenecks_from_json(const char *path, const json_t *doc, int ngpu, gq_bottlenecks *b, gq_err *err);
 
 /* ---- domains (render/domains_json.c) ---- */
 
@@ -43,6 +50,11 @@ json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs);
  *     or null, within_min_gbps, across_max_gbps (null when not applicable),
  *     max_spread, pairs, missing_pairs, no_p2p, method: text}. */
 json_t *gq_domains_to_json(const gq_domains *d);
+/* The inverse: doc's "domains" (a list, empty when nothing was clustered; each domain a list of GPU
+ * indices or {"gpus": [...]}, each GPU below ngpu and in one domain only)
+ * and, when present, "domain_analysis" (each field of its type). Fail
+ * closed: GQ_E_USAGE "FILE: domains[1][0]: ...". */
+int gq_domains_from_json(const char *path, const json_t *doc, int ngpu, gq_domains *d, gq_err *err);
 
 /* The matrix as JSON: {gpus: [..], gbps: [[..]] with null for missing,
  * spread: [[..]], staged: [[bool..]]}. */

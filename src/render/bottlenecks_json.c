@@ -2,9 +2,11 @@
  * the typed result of analysis/bottlenecks. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/json.h"
 #include "render/analysis_render.h"
+#include "render/decode.h"
 
 static json_t *int_array(const int *v, int n)
 {
@@ -137,4 +139,75 @@ json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs)
     json_object_set_new(root, "contention", ct);
     json_object_set_new(root, "ignored", ign);
     return root;
+}
+
+static const char *const explain_names[] = {"measurement_only", "pcie_switch", "root_port",
+                                            "host_bridge",      "numa_node",   "cpu_interconnect"};
+
+/* One entry of "bottlenecks" (its evidence observations are not read back). */
+static int bottleneck_from_json(const char *path, size_t i, const json_t *j, int ngpu, gq_bottleneck *bn,
+                                gq_err *err)
+{
+    char key[96];
+    int rc, dir = 0, ex = 0;
+    snprintf(key, sizeof key, "bottlenecks[%zu]", i);
+    if (!json_is_object(j))
+        return gq_dec_bad(path, key, j, "an object {gpus, direction, capacity_gbps, ...}", err);
+    memset(bn, 0, sizeof *bn);
+#define K(f) (snprintf(key, sizeof key, "bottlenecks[%zu].%s", i, f), key)
+    static const char *const dirs[] = {"h2d", "d2h", "p2p"};
+    if ((rc = gq_dec_gpus(path, K("gpus"), json_object_get(j, "gpus"), ngpu, bn->gpus, &bn->ngpus, err)) ||
+        (rc = gq_dec_enum(path, K("direction"), json_object_get(j, "direction"), dirs, 3, &dir, err)) ||
+        (rc = gq_dec_num(path, K("capacity_gbps"), json_object_get(j, "capacity_gbps"), false, 1e-9,
+                         GQ_DEC_MAX_GBPS, &bn->capacity_gbps, err)) ||
+        (rc = gq_dec_num(path, K("sum_alone_gbps"), json_object_get(j, "sum_alone_gbps"), true, 0,
+                         GQ_DEC_MAX_GBPS, &bn->sum_alone_gbps, err)) ||
+        (rc = gq_dec_num(path, K("expected_gbps"), json_object_get(j, "expected_gbps"), true, 0,
+                         GQ_DEC_MAX_GBPS, &bn->expected_gbps, err)) ||
+        (rc = gq_dec_num(path, K("link_gbps"), json_object_get(j, "link_gbps"), true, 0, GQ_DEC_MAX_GBPS,
+                         &bn->link_gbps, err)) ||
+        (rc =
+             gq_dec_str(path, K("node"), json_object_get(j, "node"), true, bn->node, sizeof bn->node, err)) ||
+        (rc = gq_dec_str(path, K("explanation"), json_object_get(j, "explanation"), true, bn->explanation,
+                         sizeof bn->explanation, err)) ||
+        (rc = gq_dec_bool(path, K("cross_domain"), json_object_get(j, "cross_domain"), false,
+                          &bn->cross_domain, err)))
+        return rc;
+    bn->direction = dir == 0 ? GQ_DIR_H2D : dir == 1 ? GQ_DIR_D2H : GQ_DIR_P2P;
+    bn->p2p = dir == 2;
+    if (!isfinite(bn->link_gbps))
+        bn->link_gbps = 0;
+    json_t *e = json_object_get(j, "explained_by");
+    if (e && !json_is_null(e) && (rc = gq_dec_enum(path, K("explained_by"), e, explain_names, 6, &ex, err)))
+        return rc;
+    bn->explained = (gq_bn_explain)ex;
+    json_t *d = json_object_get(j, "domains");
+    if (d && !json_is_null(d) && json_array_size(d) > 0) {
+        if ((rc = gq_dec_gpus(path, K("domains"), d, GQ_MAX_GPUS, bn->domains, &bn->ndomains, err)))
+            return rc;
+    }
+#undef K
+    return GQ_OK;
+}
+
+int gq_bottlenecks_from_json(const char *path, const json_t *doc, int ngpu, gq_bottlenecks *b, gq_err *err)
+{
+    memset(b, 0, sizeof *b);
+    for (int s = 0; s < 2; s++)
+        for (int g = 0; g < GQ_MAX_GPUS; g++)
+            b->alone[s][g] = b->alone_spread[s][g] = NAN;
+    b->asym_obs[0] = b->asym_obs[1] = -1;
+    const json_t *bl = json_object_get(doc, "bottlenecks");
+    if (!json_is_array(bl) || json_array_size(bl) > GQ_BN_MAX)
+        return gq_dec_bad(path, "bottlenecks", bl, "a list of at most 64 bottlenecks", err);
+    size_t i;
+    const json_t *v;
+    json_array_foreach(bl, i, v)
+    {
+        int rc = bottleneck_from_json(path, i, v, ngpu, &b->v[b->n], err);
+        if (rc)
+            return rc;
+        b->n++;
+    }
+    return GQ_OK;
 }

@@ -1,9 +1,12 @@
 /* The "domains" and "domain_analysis" sections, and the pair matrix, from the
  * typed results of analysis/domains. */
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "core/json.h"
 #include "render/analysis_render.h"
+#include "render/decode.h"
 
 json_t *gq_domains_to_json(const gq_domains *d)
 {
@@ -71,4 +74,81 @@ json_t *gq_pairmatrix_to_json(const gq_pairmatrix *m)
     json_object_set_new(o, "spread", s);
     json_object_set_new(o, "staged", st);
     return o;
+}
+
+/* domain_analysis, optional: each field, when present, of its type. */
+static int analysis_from_json(const char *path, const json_t *o, gq_domains *d, gq_err *err)
+{
+    if (!o || json_is_null(o))
+        return GQ_OK;
+    if (!json_is_object(o))
+        return gq_dec_bad(path, "domain_analysis", o, "an object", err);
+    int rc;
+    double pairs = 0, missing = 0;
+    if ((rc = gq_dec_bool(path, "domain_analysis.split", json_object_get(o, "split"), false, &d->split,
+                          err)) ||
+        (rc = gq_dec_bool(path, "domain_analysis.no_p2p", json_object_get(o, "no_p2p"), false, &d->no_p2p,
+                          err)) ||
+        (rc = gq_dec_num(path, "domain_analysis.threshold_gbps", json_object_get(o, "threshold_gbps"), true,
+                         0, GQ_DEC_MAX_GBPS, &d->threshold_gbps, err)) ||
+        (rc = gq_dec_num(path, "domain_analysis.within_min_gbps", json_object_get(o, "within_min_gbps"), true,
+                         0, GQ_DEC_MAX_GBPS, &d->within_min_gbps, err)) ||
+        (rc = gq_dec_num(path, "domain_analysis.across_max_gbps", json_object_get(o, "across_max_gbps"), true,
+                         0, GQ_DEC_MAX_GBPS, &d->across_max_gbps, err)) ||
+        (rc = gq_dec_num(path, "domain_analysis.max_spread", json_object_get(o, "max_spread"), true, 0, 1e6,
+                         &d->max_spread, err)) ||
+        (rc = gq_dec_num(path, "domain_analysis.pairs", json_object_get(o, "pairs"), true, 0, 1e6, &pairs,
+                         err)) ||
+        (rc = gq_dec_num(path, "domain_analysis.missing_pairs", json_object_get(o, "missing_pairs"), true, 0,
+                         1e6, &missing, err)))
+        return rc;
+    d->npairs = isfinite(pairs) ? (int)pairs : 0;
+    d->nmissing = isfinite(missing) ? (int)missing : 0;
+    if (!isfinite(d->threshold_gbps))
+        d->threshold_gbps = 0;
+    json_t *ch = json_object_get(o, "chained");
+    if (ch && !json_is_null(ch)) {
+        if (!json_is_array(ch) || (int)json_array_size(ch) != d->ndomains)
+            return gq_dec_bad(path, "domain_analysis.chained", ch, "a list of one boolean per domain", err);
+        for (int k = 0; k < d->ndomains; k++) {
+            char key[64];
+            snprintf(key, sizeof key, "domain_analysis.chained[%d]", k);
+            if ((rc = gq_dec_bool(path, key, json_array_get(ch, (size_t)k), false, &d->chained[k], err)))
+                return rc;
+        }
+    }
+    return GQ_OK;
+}
+
+int gq_domains_from_json(const char *path, const json_t *doc, int ngpu, gq_domains *d, gq_err *err)
+{
+    memset(d, 0, sizeof *d);
+    for (int g = 0; g < GQ_MAX_GPUS; g++)
+        d->domain_of[g] = -1;
+    d->within_min_gbps = d->across_max_gbps = NAN;
+    const json_t *doms = json_object_get(doc, "domains");
+    if (!json_is_array(doms) || json_array_size(doms) > GQ_MAX_GPUS)
+        return gq_dec_bad(path, "domains", doms, "a list of domains, each a list of GPU indices", err);
+    size_t i;
+    const json_t *v;
+    json_array_foreach(doms, i, v)
+    {
+        char key[64];
+        /* a domain is a list of GPUs, or an object {"gpus": [...]} */
+        const json_t *g = json_is_object(v) ? json_object_get(v, "gpus") : v;
+        snprintf(key, sizeof key, json_is_object(v) ? "domains[%zu].gpus" : "domains[%zu]", i);
+        int rc = gq_dec_gpus(path, key, g, ngpu, d->member[i], &d->size[i], err);
+        if (rc)
+            return rc;
+        for (int k = 0; k < d->size[i]; k++) {
+            int gpu = d->member[i][k];
+            if (d->domain_of[gpu] >= 0)
+                return gq_err_set(err, GQ_E_USAGE,
+                                  "%s: %s[%d]: GPU %d is also in domain %d, expected each GPU in one domain",
+                                  path, key, k, gpu, d->domain_of[gpu]);
+            d->domain_of[gpu] = (int)i;
+        }
+        d->ndomains++;
+    }
+    return analysis_from_json(path, json_object_get(doc, "domain_analysis"), d, err);
 }

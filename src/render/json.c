@@ -13,6 +13,8 @@
 #include "core/units.h"
 #include "render/render.h"
 #include "render/render_util.h"
+#include "render/analysis_render.h"
+#include "render/decode.h"
 
 /* ---- small helpers shared by the renderers (render_util.h) --------------- */
 
@@ -234,6 +236,53 @@ int gq_doc_records_from_json(const char *path, const json_t *recs, int ngpu, gq_
     return GQ_OK;
 }
 
+/* The saved topology, when present, decoded in full; its GPU count must
+ * be the document's. */
+static int doc_topology(const char *path, const json_t *j, int *ngpu, gq_err *err)
+{
+    const json_t *tj = json_object_get(j, "topology");
+    if (!tj || json_is_null(tj))
+        return GQ_OK;
+    gq_topo *t = malloc(sizeof *t);
+    if (!t)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory reading '%s'", path);
+    gq_err terr = {0};
+    int rc = GQ_OK;
+    if (gq_topo_from_json(tj, t, &terr) != GQ_OK)
+        rc = gq_err_set(err, GQ_E_USAGE, "%s: topology: %s", path, terr.msg);
+    else if (*ngpu >= 0 && t->ngpu != *ngpu)
+        rc = gq_err_set(err, GQ_E_USAGE, "%s: topology.gpus: holds %d GPUs, expected the document's %d", path,
+                        t->ngpu, *ngpu);
+    else
+        *ngpu = t->ngpu;
+    free(t);
+    return rc;
+}
+
+int gq_doc_check_sections(const char *path, const json_t *j, int ngpu, gq_err *err)
+{
+    int rc = GQ_OK;
+    if (json_object_get(j, "domains")) {
+        gq_domains *d = malloc(sizeof *d);
+        if (!d)
+            return gq_err_set(err, GQ_E_NOMEM, "out of memory reading '%s'", path);
+        rc = gq_domains_from_json(path, j, ngpu, d, err);
+        free(d);
+    }
+    if (!rc && json_object_get(j, "bottlenecks")) {
+        gq_bottlenecks *b = malloc(sizeof *b);
+        if (!b)
+            return gq_err_set(err, GQ_E_NOMEM, "out of memory reading '%s'", path);
+        rc = gq_bottlenecks_from_json(path, j, ngpu, b, err);
+        free(b);
+    }
+    /* the card section's own codec checks its fields; here only its shape */
+    const json_t *card = json_object_get(j, "card");
+    if (!rc && card && !json_is_object(card))
+        rc = gq_dec_bad(path, "card", card, "an object", err);
+    return rc;
+}
+
 int gq_doc_load(const char *path, json_t **root, gq_recordset *out_records, gq_err *err)
 {
     *root = NULL;
@@ -241,7 +290,8 @@ int gq_doc_load(const char *path, json_t **root, gq_recordset *out_records, gq_e
     int rc = load_json(path, &j, err), ngpu = -1;
     if (rc)
         return rc;
-    if ((rc = check_header(path, j, err)) || (rc = doc_gpus(path, j, &ngpu, err)))
+    if ((rc = check_header(path, j, err)) || (rc = doc_gpus(path, j, &ngpu, err)) ||
+        (rc = doc_topology(path, j, &ngpu, err)) || (rc = gq_doc_check_sections(path, j, ngpu, err)))
         goto out;
     if (out_records &&
         (rc = gq_doc_records_from_json(path, json_object_get(j, "records"), ngpu, out_records, err)))

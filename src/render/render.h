@@ -38,11 +38,21 @@ typedef struct gq_doc {
  * gq_topo (gq_topo_to_json) so that saved runs can be re-analysed. */
 json_t *gq_doc_to_json(const gq_doc *d);
 
-/* Load a saved document: must be an object with tool=="gpuqual" and
- * schema_version <= GQ_SCHEMA_VERSION (a newer one is refused, naming both
- * versions). On success *root is a new reference and, when out_records is
- * non-NULL, the records are parsed into it. */
+/* The one loader of saved documents (docs/json.md): reads the file (a
+ * directory is refused as one; FIFOs and /dev/fd/N are read as streams),
+ * refuses duplicate keys, requires tool=="gpuqual" and schema_version 1..
+ * GQ_SCHEMA_VERSION (a newer one is refused, naming both versions), checks
+ * gpus[] (indices 0..n-1, each once), decodes the topology and the analysis
+ * sections (gq_doc_check_sections) and, when out_records is non-NULL, the
+ * records (gq_doc_records_from_json). Every refusal is GQ_E_USAGE with one
+ * line naming the file and the key path. On success *root is a new
+ * reference. */
 int gq_doc_load(const char *path, json_t **root, gq_recordset *out_records, gq_err *err);
+/* The analysis sections other commands read back, each through its decoder
+ * when present: domains, bottlenecks (GPU indices below ngpu when ngpu >= 0),
+ * and the card section's shape. gq_doc_load calls it. */
+int gq_doc_check_sections(const char *path, const json_t *root, int ngpu, gq_err *err);
+
 /* The records array of a document (path names the file in messages), each
  * through gq_record_from_json; a GPU index at or beyond ngpu (when ngpu >= 0)
  * is refused. Messages: "FILE: records[3].gbps.median: ...". */
