@@ -1,12 +1,9 @@
 #include "analysis/fleet.h"
-#include "analysis/json_get.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "analysis/card.h"
-#include "analysis/compare.h"
 
 void gq_fleet_init(gq_fleet *f, double threshold_pct)
 {
@@ -66,68 +63,110 @@ static int find_fig(const gq_fleet *f, const char *key, int hint)
     return -1;
 }
 
-int gq_fleet_add_card(gq_fleet *f, int rank, const char *host, const json_t *root, const gq_recordset *rs,
-                      gq_err *err)
+const char *gq_node_verdict_name(gq_node_verdict v)
 {
-    const json_t *card = json_object_get(root, "card");
-    gq_compare *c = malloc(sizeof *c);
-    if (!c)
-        return gq_err_set(err, GQ_E_NOMEM, "out of memory comparing the fleet");
-    int rc = GQ_OK;
-    gq_compare_init(c, f->threshold_pct);
-    gq_fleet_node *n = new_node(f, rank, host ? host : gq_json_str(card, "hostname", NULL), err);
-    if (!n) {
-        rc = GQ_E_NOMEM;
-        goto out;
+    switch (v) {
+    case GQ_NODE_PASS: return "pass";
+    case GQ_NODE_WARN: return "warn";
+    case GQ_NODE_FAIL: return "fail";
+    case GQ_NODE_INCOMPLETE: return "incomplete";
     }
-    snprintf(n->card_host, sizeof n->card_host, "%s", gq_json_str(card, "hostname", ""));
-    n->simulated = json_is_true(json_object_get(root, "simulated"));
-    if (json_is_false(json_object_get(card, "complete"))) {
-        snprintf(n->verdict, sizeof n->verdict, "incomplete");
-        n->exit_code = 5;
+    return "fail";
+}
+
+int gq_node_verdict_from_name(const char *s)
+{
+    for (int v = GQ_NODE_PASS; s && v <= GQ_NODE_INCOMPLETE; v++)
+        if (!strcmp(s, gq_node_verdict_name((gq_node_verdict)v)))
+            return v;
+    return -1;
+}
+
+void gq_node_summary_init(gq_node_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    s->verdict = GQ_NODE_FAIL;
+    s->exit_code = 1;
+    s->stress_s = 0;
+}
+
+void gq_node_summary_free(gq_node_summary *s)
+{
+    if (!s)
+        return;
+    free(s->fig);
+    s->fig = NULL;
+    s->nfig = s->capfig = 0;
+}
+
+int gq_node_summary_add_fig(gq_node_summary *s, const char *key, double v)
+{
+    if (grow((void **)&s->fig, &s->capfig, s->nfig, sizeof *s->fig))
+        return GQ_E_NOMEM;
+    gq_node_figure *g = &s->fig[s->nfig++];
+    snprintf(g->key, sizeof g->key, "%s", key);
+    g->v = v;
+    return GQ_OK;
+}
+
+void gq_node_fig_unit(const char *key, char *unit, size_t n, bool *higher_is_better)
+{
+    const char *u = "GB/s";
+    bool hi = true;
+    const char *sp = strchr(key, ' ');
+    size_t first = sp ? (size_t)(sp - key) : strlen(key);
+    if (!strncmp(key, "stress max temperature", 22)) {
+        u = "°C";
+        hi = false;
+    } else if (!strncmp(key, "stress average SM clock", 23)) {
+        u = "MHz";
+    } else if (!strncmp(key, "stress average power", 20)) {
+        u = "W";
     } else {
-        /* Fail closed: a card without a readable verdict is an error, never a pass. */
-        int code = gq_card_exit_code(card);
-        snprintf(n->verdict, sizeof n->verdict, "%s",
-                 code == 1   ? "fail"
-                 : code == 4 ? "warn"
-                 : code == 0 ? "pass"
-                             : "error");
-        n->exit_code = code < 0 ? 1 : code;
+        for (size_t i = 0; i + 7 <= first; i++)
+            if (!strncmp(key + i, "latency", 7)) {
+                u = "ns";
+                hi = false;
+                break;
+            }
     }
-    /* The node alone in a comparison: its figures, keyed as compare keys them. */
-    if ((rc = gq_compare_add(c, n->label, rs, root, err)))
-        goto out;
+    snprintf(unit, n, "%s", u);
+    *higher_is_better = hi;
+}
+
+int gq_fleet_add_summary(gq_fleet *f, const char *host, const gq_node_summary *s, gq_err *err)
+{
+    gq_fleet_node *n = new_node(f, s->rank, host && *host ? host : s->hostname, err);
+    if (!n)
+        return GQ_E_NOMEM;
+    snprintf(n->card_host, sizeof n->card_host, "%s", s->hostname);
+    n->simulated = s->simulated;
+    /* Typed: an incomplete card is incomplete whatever its verdict says. */
+    gq_node_verdict v = s->complete ? s->verdict : GQ_NODE_INCOMPLETE;
+    snprintf(n->verdict, sizeof n->verdict, "%s", gq_node_verdict_name(v));
+    n->exit_code = v == GQ_NODE_PASS ? 0 : v == GQ_NODE_WARN ? 4 : v == GQ_NODE_INCOMPLETE ? 5 : 1;
     int node = f->nnodes - 1, hint = 0;
-    for (int i = 0; i < c->nfig; i++) {
-        const gq_cmp_fig *x = &c->fig[i];
-        if (isnan(x->v[0]))
+    for (int i = 0; i < s->nfig; i++) {
+        const gq_node_figure *x = &s->fig[i];
+        if (isnan(x->v))
             continue;
         int k = find_fig(f, x->key, hint);
         if (k < 0) {
-            if (grow((void **)&f->fig, &f->capfig, f->nfig, sizeof *f->fig)) {
-                rc = gq_err_set(err, GQ_E_NOMEM, "out of memory comparing the fleet");
-                goto out;
-            }
+            if (grow((void **)&f->fig, &f->capfig, f->nfig, sizeof *f->fig))
+                return gq_err_set(err, GQ_E_NOMEM, "out of memory comparing the fleet");
             k = f->nfig++;
             gq_fleet_fig *g = &f->fig[k];
             memset(g, 0, sizeof *g);
             snprintf(g->key, sizeof g->key, "%s", x->key);
-            snprintf(g->unit, sizeof g->unit, "%s", x->unit);
-            g->higher_is_better = x->higher_is_better;
+            gq_node_fig_unit(x->key, g->unit, sizeof g->unit, &g->higher_is_better);
             g->median = NAN;
         }
         hint = k + 1;
-        if (grow((void **)&f->val, &f->capval, f->nval, sizeof *f->val)) {
-            rc = gq_err_set(err, GQ_E_NOMEM, "out of memory comparing the fleet");
-            goto out;
-        }
-        f->val[f->nval++] = (gq_fleet_value){.fig = k, .node = node, .v = x->v[0]};
+        if (grow((void **)&f->val, &f->capval, f->nval, sizeof *f->val))
+            return gq_err_set(err, GQ_E_NOMEM, "out of memory comparing the fleet");
+        f->val[f->nval++] = (gq_fleet_value){.fig = k, .node = node, .v = x->v};
     }
-out:
-    gq_compare_free(c);
-    free(c);
-    return rc;
+    return GQ_OK;
 }
 
 int gq_fleet_add_error(gq_fleet *f, int rank, const char *host, const char *why, gq_err *err)

@@ -1,8 +1,9 @@
 /* The fleet: the acceptance cards of many nodes (one per MPI rank of
- * `gpuqual fleet`), the same figures lined up across them, and the outliers
- * named (README "gpuqual fleet").
+ * `gpuqual fleet`), each gathered as its node summary (below; the whole card
+ * stays in the node's folder), the same figures lined up across them, and
+ * the outliers named (README "gpuqual fleet").
  *
- * Figures are extracted exactly as `gpuqual compare` extracts them
+ * A summary's figures are keyed exactly as `gpuqual compare` keys them
  * (analysis/compare.h: one key per record, the stress figures per GPU; invalid
  * records left out), one node at a time, so the number of nodes is not bound
  * by GQ_CMP_MAX_RUNS. For each figure present on at least two nodes, the fleet
@@ -24,11 +25,77 @@
 #ifndef GQ_ANALYSIS_FLEET_H
 #define GQ_ANALYSIS_FLEET_H
 
-#include <jansson.h>
 #include <stdbool.h>
 
 #include "core/record.h"
 #include "core/status.h"
+#include "core/types.h"
+
+/* ---- the fleet node summary (docs/json.md, kind "fleet-node") ----------
+ * What one rank sends rank 0 instead of its whole card document: a few KB.
+ * Its JSON codec is render/fleet_node.c; built from a card there too. */
+
+#define GQ_NODE_MAX_CHECKS 256
+
+typedef struct gq_node_check {
+    char id[48];
+    char subject[64];
+    char verdict[12];  /* the card's check verdict ("pass", "warn", "fail", "skip", ...) */
+    char evidence[16]; /* "measured", "skipped", "failed", "unknown" */
+    double figure;     /* NAN: none */
+    char unit[12];
+} gq_node_check;
+
+typedef struct gq_node_figure {
+    char key[200]; /* as gpuqual compare keys it */
+    double v;
+} gq_node_figure;
+
+typedef struct gq_node_identity {
+    int index;
+    char uuid[80], serial[64], vbios[64];
+    int pcie_gen_max, pcie_width_max, pcie_gen_cur, pcie_width_cur; /* -1 unknown */
+} gq_node_identity;
+
+typedef enum gq_node_verdict {
+    GQ_NODE_PASS = 0,
+    GQ_NODE_WARN,
+    GQ_NODE_FAIL,
+    GQ_NODE_INCOMPLETE,
+} gq_node_verdict;
+/* "pass", "warn", "fail", "incomplete"; the inverse is -1 for any other
+ * string (exact case). */
+const char *gq_node_verdict_name(gq_node_verdict v);
+int gq_node_verdict_from_name(const char *s);
+
+typedef struct gq_node_summary {
+    char hostname[64]; /* the card's hostname (the simulated machine's under --sim) */
+    int rank;
+    char gpu_model[96];
+    int ngpus;
+    char level[16]; /* "" = null (a card without levels) */
+    double stress_s;
+    gq_node_verdict verdict;
+    int exit_code;
+    bool complete;
+    bool simulated;
+    int nchecks;
+    gq_node_check checks[GQ_NODE_MAX_CHECKS];
+    int nfig, capfig;
+    gq_node_figure *fig; /* owned */
+    int nident;
+    gq_node_identity ident[GQ_MAX_GPUS];
+    char artefacts[512];
+} gq_node_summary;
+
+void gq_node_summary_init(gq_node_summary *s);
+void gq_node_summary_free(gq_node_summary *s);
+/* Append a figure. GQ_E_NOMEM. */
+int gq_node_summary_add_fig(gq_node_summary *s, const char *key, double v);
+/* A figure's unit and better direction from its key, as compare assigns
+ * them (stress temperature: °C, lower; clocks: MHz; power: W; a latency
+ * test: ns, lower; else GB/s, higher). */
+void gq_node_fig_unit(const char *key, char *unit, size_t n, bool *higher_is_better);
 
 typedef struct gq_fleet_node {
     char label[128];    /* "<host>-rank<N>" */
@@ -81,11 +148,9 @@ typedef struct gq_fleet {
 void gq_fleet_init(gq_fleet *f, double threshold_pct);
 void gq_fleet_free(gq_fleet *f);
 
-/* Add a node whose card ran: root is its card document (borrowed; "card"
- * and "stress" are read), rs its records (borrowed; may be NULL). host is
- * where the rank ran (NULL: the card's hostname). GQ_E_NOMEM. */
-int gq_fleet_add_card(gq_fleet *f, int rank, const char *host, const json_t *root, const gq_recordset *rs,
-                      gq_err *err);
+/* Add a node whose card ran, from its summary (borrowed). host is where
+ * the rank ran (NULL: the summary's hostname). GQ_E_NOMEM. */
+int gq_fleet_add_summary(gq_fleet *f, const char *host, const gq_node_summary *s, gq_err *err);
 
 /* Add a node whose card did not run: why, in one line. GQ_E_NOMEM. */
 int gq_fleet_add_error(gq_fleet *f, int rank, const char *host, const char *why, gq_err *err);

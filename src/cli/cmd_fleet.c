@@ -328,10 +328,15 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
     int rc = GQ_OK, exit_code = GQ_EXIT_FAIL;
     json_t *sec = NULL, *doc = NULL, *options = NULL;
     gq_fleet *f = calloc(1, sizeof *f);
+    gq_node_summary *sum = calloc(1, sizeof *sum);
+    json_t *nodes = json_array();
     bool simulated = false, incomplete = false;
     int nusage = 0;
     gq_err first_usage = {0};
-    if (!f) {
+    if (!f || !sum || !nodes) {
+        free(sum);
+        free(f);
+        json_decref(nodes);
         gq_cli_error("out of memory");
         return GQ_EXIT_FAIL;
     }
@@ -340,7 +345,7 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
         json_error_t je;
         json_t *p = json_loadb(buf + displs[r], (size_t)lens[r], 0, &je);
         const char *host = json_string_value(json_object_get(p, "host"));
-        json_t *card = json_object_get(p, "card");
+        json_t *card = json_object_get(p, "summary"), *node_json = NULL;
         const char *why = json_string_value(json_object_get(p, "error"));
         if (!p || (!card && !why)) {
             rc = gq_fleet_add_error(f, r, host, "rank 0 received no card from this rank", &err);
@@ -350,22 +355,21 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
                 gq_err_set(&first_usage, st, "%s", why);
             rc = gq_fleet_add_error(f, r, host, why, &err);
         } else {
-            gq_recordset rs = {0};
-            size_t i;
-            json_t *x;
-            json_array_foreach(json_object_get(card, "records"), i, x)
-            {
-                gq_record rec;
-                gq_err rerr = {0};
-                if (gq_record_from_json(x, &rec, &rerr) == GQ_OK && (rc = gq_records_push(&rs, &rec)))
-                    break;
+            /* Fail closed: a summary rank 0 cannot read is that node's error, never a pass. */
+            char where[32];
+            gq_err serr = {0};
+            snprintf(where, sizeof where, "rank %d", r);
+            if (gq_node_summary_from_json(where, card, sum, &serr) != GQ_OK) {
+                rc = gq_fleet_add_error(f, r, host, serr.msg, &err);
+            } else {
+                rc = gq_fleet_add_summary(f, host, sum, &err);
+                simulated |= sum->simulated;
+                incomplete |= !sum->complete;
+                gq_node_summary_free(sum);
+                node_json = json_incref(json_object_get(card, "node"));
             }
-            if (!rc)
-                rc = gq_fleet_add_card(f, r, host, card, &rs, &err);
-            gq_records_free(&rs);
-            simulated |= json_is_true(json_object_get(card, "simulated"));
-            incomplete |= json_is_true(json_object_get(card, "incomplete"));
         }
+        json_array_append_new(nodes, node_json ? node_json : json_null());
         json_decref(p);
         if (rc)
             goto fail;
@@ -379,7 +383,13 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
     if ((rc = gq_fleet_finish(f, &err)) || (rc = ensure_dir(dir, &err)))
         goto fail;
     sec = json_object();
-    json_object_set_new(sec, "fleet", gq_fleet_to_json(f));
+    json_t *fj = gq_fleet_to_json(f);
+    /* each node's entry carries its summary's fields (docs/json.md) */
+    for (size_t i = 0; fj && i < json_array_size(nodes); i++)
+        if (json_is_object(json_array_get(nodes, i)))
+            json_object_update_missing(json_array_get(json_object_get(fj, "nodes"), i),
+                                       json_array_get(nodes, i));
+    json_object_set_new(sec, "fleet", fj);
     options = gq_optset_to_json(&gq_frame_fleet.opts, o);
     gq_doc d = {.kind = "fleet",
                 .version = gq_version,
@@ -423,9 +433,33 @@ out:
     json_decref(sec);
     json_decref(doc);
     json_decref(options);
+    json_decref(nodes);
+    free(sum);
     gq_fleet_free(f);
     free(f);
     return exit_code;
+}
+
+/* This rank's card as the node summary rank 0 gathers (a few KB; the whole
+ * card stays in nodedir). New reference, or NULL with *err. */
+static json_t *summarise(const json_t *doc, int rank, const char *nodedir, gq_err *err)
+{
+    gq_recordset rs = {0};
+    gq_node_summary *s = calloc(1, sizeof *s);
+    json_t *j = NULL;
+    if (!s) {
+        gq_err_set(err, GQ_E_NOMEM, "out of memory summarising the card");
+        return NULL;
+    }
+    if (gq_doc_records_from_json("card", json_object_get(doc, "records"), -1, &rs, err) == GQ_OK &&
+        gq_node_summary_from_card(doc, &rs, rank, nodedir, s, err) == GQ_OK) {
+        if (!(j = gq_node_summary_to_json(s, gq_version)))
+            gq_err_set(err, GQ_E_NOMEM, "out of memory summarising the card");
+        gq_node_summary_free(s);
+    }
+    gq_records_free(&rs);
+    free(s);
+    return j;
 }
 
 static int run_fleet(fleet_cli *o, gq_expect *ex, double threshold, int rank, int size)
@@ -469,8 +503,11 @@ static int run_fleet(fleet_cli *o, gq_expect *ex, double threshold, int rank, in
     if (o->seed_per_rank)
         cm.sim_seed = (int)(((long long)o->c.sim_seed + rank) % 2147483648LL);
     int rc = run_card(o, &cm, o->expect ? ex : NULL, dir, nodedir, &doc, &err);
+    json_t *summary = NULL;
+    if (rc == GQ_OK && !(summary = summarise(doc, rank, nodedir, &err)))
+        rc = err.code ? err.code : GQ_E_NOMEM;
     if (rc == GQ_OK)
-        p = json_pack("{s:i, s:s, s:O}", "rank", rank, "host", host, "card", doc);
+        p = json_pack("{s:i, s:s, s:o}", "rank", rank, "host", host, "summary", summary);
     else
         p = json_pack("{s:i, s:s, s:s, s:i}", "rank", rank, "host", host, "error",
                       err.msg[0] ? err.msg : "card failed", "status", rc);

@@ -227,6 +227,16 @@ int main(int argc, char **argv)
     CHECK(json_array_size(json_object_get(f, "outliers")) == 0, "healthy fleet has %zu outliers",
           json_array_size(json_object_get(f, "outliers")));
     CHECK(json_array_size(json_object_get(f, "nodes")) == 3, "healthy fleet: not 3 nodes");
+    /* rank 0 gathered each node's summary (docs/json.md, "fleet-node"), not its card */
+    for (int r = 0; r < 3; r++) {
+        const json_t *nd = node(f, r);
+        const json_t *figs = json_object_get(nd, "figures");
+        CHECK(json_is_object(figs) && json_object_size(figs) > 10, "node %d: %zu summary figures", r,
+              json_object_size(figs));
+        CHECK(json_array_size(json_object_get(nd, "identity")) == 2, "node %d: no identity of 2 GPUs", r);
+        CHECK(strstr(str(nd, "artefacts"), "-rank") != NULL, "node %d: artefacts '%s'", r,
+              str(nd, "artefacts"));
+    }
     json_decref(doc);
     if (failures > before)
         show(log);

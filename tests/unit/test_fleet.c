@@ -44,7 +44,21 @@ static void add(gq_fleet *f, int rank, const char *verdict, bool complete, doubl
     json_t *d = doc(verdict, complete, temp, clock);
     gq_recordset rs = h2d(bw);
     gq_err err = {0};
-    assert_int_equal(gq_fleet_add_card(f, rank, "n", d, &rs, &err), 0);
+    /* as the ranks do: the card into its summary, through its JSON, into the fleet */
+    gq_node_summary *s = calloc(1, sizeof *s), *back = calloc(1, sizeof *back);
+    assert_non_null(s);
+    assert_non_null(back);
+    assert_int_equal(gq_node_summary_from_card(d, &rs, rank, "fleet/n-rank0", s, &err), 0);
+    json_t *j = gq_node_summary_to_json(s, "test");
+    assert_int_equal(gq_node_summary_from_json("rank", j, back, &err), 0);
+    assert_int_equal(back->nfig, s->nfig);
+    assert_int_equal(back->verdict, s->verdict);
+    assert_int_equal(gq_fleet_add_summary(f, "n", back, &err), 0);
+    gq_node_summary_free(s);
+    gq_node_summary_free(back);
+    free(s);
+    free(back);
+    json_decref(j);
     gq_records_free(&rs);
     json_decref(d);
 }
@@ -117,17 +131,98 @@ static void test_verdicts(void **state)
     /* a node whose card has no verdict gpuqual writes is an error, never a pass: 1 */
     gq_fleet_init(&f, 5);
     add(&f, 0, "pass", true, 60, 1700, 55);
-    add(&f, 1, "PASS", true, 60, 1700, 55);
+    {
+        /* as a rank does: the card cannot be summarised, so the node is an error */
+        json_t *d = doc("PASS", true, 60, 1700);
+        gq_node_summary *s = calloc(1, sizeof *s);
+        gq_err serr = {0};
+        assert_int_equal(gq_node_summary_from_card(d, NULL, 1, "", s, &serr), GQ_E_USAGE);
+        assert_int_equal(gq_fleet_add_error(&f, 1, "n", serr.msg, &err), 0);
+        free(s);
+        json_decref(d);
+    }
     assert_int_equal(gq_fleet_finish(&f, &err), 0);
     assert_string_equal(f.node[1].verdict, "error");
+    assert_non_null(strstr(f.node[1].error, "card.verdict: is \"PASS\""));
     assert_int_equal(f.node[1].exit_code, 1);
     assert_int_equal(f.exit_code, 1);
     gq_fleet_free(&f);
 }
 
+/* The summary's decoder fails closed, naming the key. */
+static void summary_refused(json_t *j, const char *want)
+{
+    gq_node_summary *s = calloc(1, sizeof *s);
+    gq_err err = {0};
+    assert_int_equal(gq_node_summary_from_json("rank 2", j, s, &err), GQ_E_USAGE);
+    if (!strstr(err.msg, want))
+        fail_msg("message '%s' does not hold '%s'", err.msg, want);
+    json_decref(j);
+    free(s);
+}
+
+static json_t *good_summary(void)
+{
+    json_t *d = doc("warn", true, 60, 1700);
+    gq_recordset rs = h2d(55);
+    gq_node_summary *s = calloc(1, sizeof *s);
+    gq_err err = {0};
+    assert_int_equal(gq_node_summary_from_card(d, &rs, 2, "dir", s, &err), 0);
+    json_t *j = gq_node_summary_to_json(s, "test");
+    assert_string_equal(json_string_value(json_object_get(j, "kind")), "fleet-node");
+    json_t *n = json_object_get(j, "node");
+    assert_string_equal(json_string_value(json_object_get(n, "verdict")), "warn");
+    assert_int_equal(json_integer_value(json_object_get(n, "exit_code")), 4);
+    assert_true(json_is_number(
+        json_object_get(json_object_get(n, "figures"), "host_to_device_set ce host:local->gpu:0 256 MiB")));
+    assert_true(
+        json_is_number(json_object_get(json_object_get(n, "figures"), "stress max temperature gpu:0")));
+    gq_node_summary_free(s);
+    free(s);
+    gq_records_free(&rs);
+    json_decref(d);
+    return j;
+}
+
+static void test_summary_refusals(void **state)
+{
+    (void)state;
+    json_t *j = good_summary();
+    json_object_set_new(json_object_get(j, "node"), "verdict", json_string("PASS"));
+    summary_refused(
+        j, "rank 2: node.verdict: is \"PASS\", expected one of \"pass\", \"warn\", \"fail\", \"incomplete\"");
+    j = good_summary();
+    json_object_del(json_object_get(j, "node"), "verdict");
+    summary_refused(j, "node.verdict: is missing");
+    j = good_summary();
+    json_object_set_new(json_object_get(j, "node"), "complete", json_string("yes"));
+    summary_refused(j, "node.complete: is \"yes\", expected true or false");
+    j = good_summary();
+    json_object_set_new(json_object_get(json_object_get(j, "node"), "figures"), "x", json_string("1"));
+    summary_refused(j, "node.figures[\"x\"]: is \"1\", expected a number");
+    j = good_summary();
+    json_array_append_new(json_object_get(json_object_get(j, "node"), "identity"),
+                          json_pack("{s:i}", "index", 0));
+    json_array_append_new(json_object_get(json_object_get(j, "node"), "identity"),
+                          json_pack("{s:i}", "index", 0));
+    summary_refused(j, "node.identity[1].index: GPU 0 is repeated");
+    j = good_summary();
+    json_object_set_new(j, "kind", json_string("card"));
+    summary_refused(j, "rank 2: kind: is \"card\", expected \"fleet-node\"");
+    /* a card whose verdict gpuqual does not write is no summary at all */
+    json_t *d = doc("FAIL", true, 60, 1700);
+    gq_node_summary *s = calloc(1, sizeof *s);
+    gq_err err = {0};
+    assert_int_equal(gq_node_summary_from_card(d, NULL, 0, "", s, &err), GQ_E_USAGE);
+    assert_non_null(strstr(err.msg, "card.verdict: is \"FAIL\""));
+    free(s);
+    json_decref(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_summary_refusals),
         cmocka_unit_test(test_outliers_both_directions),
         cmocka_unit_test(test_verdicts),
     };
