@@ -1,5 +1,5 @@
 #include "analysis/compare.h"
-#include "analysis/json_get.h"
+#include <stdio.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -85,19 +85,17 @@ static gq_cmp_fig *find_or_add(gq_compare *c, const char *key, const char *unit,
     return f;
 }
 
-int gq_compare_add(gq_compare *c, const char *label, const gq_recordset *rs, const json_t *root, gq_err *err)
+int gq_compare_add(gq_compare *c, const char *label, const gq_recordset *rs, const gq_cmp_doc *doc,
+                   gq_err *err)
 {
     if (c->nruns >= GQ_CMP_MAX_RUNS)
         return gq_err_set(err, GQ_E_USAGE, "compare: at most %d files", GQ_CMP_MAX_RUNS);
     int run = c->nruns++;
     snprintf(c->label[run], sizeof c->label[run], "%s", label);
-    const json_t *card = json_object_get(root, "card");
-    const json_t *host = json_object_get(root, "host");
-    snprintf(c->host[run], sizeof c->host[run], "%s",
-             gq_json_str(card, "hostname", gq_json_str(host, "hostname", "?")));
-    snprintf(c->when[run], sizeof c->when[run], "%s", gq_json_str(root, "timestamp", "?"));
-    snprintf(c->kind[run], sizeof c->kind[run], "%s", gq_json_str(root, "kind", "?"));
-    snprintf(c->verdict[run], sizeof c->verdict[run], "%s", gq_json_str(card, "verdict", ""));
+    snprintf(c->host[run], sizeof c->host[run], "%s", doc && doc->host[0] ? doc->host : "?");
+    snprintf(c->when[run], sizeof c->when[run], "%s", doc && doc->when[0] ? doc->when : "?");
+    snprintf(c->kind[run], sizeof c->kind[run], "%s", doc && doc->kind[0] ? doc->kind : "?");
+    snprintf(c->verdict[run], sizeof c->verdict[run], "%s", doc ? doc->verdict : "");
     char key[200];
     for (int i = 0; rs && i < rs->n; i++) {
         const gq_record *r = &rs->v[i];
@@ -110,28 +108,23 @@ int gq_compare_add(gq_compare *c, const char *label, const gq_recordset *rs, con
             return gq_err_set(err, GQ_E_NOMEM, "out of memory comparing runs");
         f->v[run] = r->value.median;
     }
-    size_t i;
-    const json_t *g;
-    json_array_foreach(json_object_get(json_object_get(root, "stress"), "gpus"), i, g)
-    {
-        const json_t *id = json_object_get(g, "gpu");
-        if (!json_is_integer(id))
-            continue;
-        static const struct {
-            const char *field, *name, *unit;
+    for (int i = 0; doc && i < doc->nstress; i++) {
+        const gq_cmp_stress_gpu *g = &doc->stress[i];
+        const struct {
+            double v;
+            const char *name, *unit;
             bool higher;
-        } sf[] = {{"temp_max_c", "stress max temperature", "°C", false},
-                  {"sm_clock_avg_mhz", "stress average SM clock", "MHz", true},
-                  {"power_avg_w", "stress average power", "W", true}};
+        } sf[] = {{g->temp_max_c, "stress max temperature", "°C", false},
+                  {g->sm_clock_avg_mhz, "stress average SM clock", "MHz", true},
+                  {g->power_avg_w, "stress average power", "W", true}};
         for (size_t k = 0; k < sizeof sf / sizeof sf[0]; k++) {
-            const json_t *v = json_object_get(g, sf[k].field);
-            if (!json_is_number(v))
+            if (!isfinite(sf[k].v))
                 continue;
-            snprintf(key, sizeof key, "%s gpu:%lld", sf[k].name, (long long)json_integer_value(id));
+            snprintf(key, sizeof key, "%s gpu:%d", sf[k].name, g->gpu);
             gq_cmp_fig *f = find_or_add(c, key, sf[k].unit, sf[k].higher, run);
             if (!f)
                 return gq_err_set(err, GQ_E_NOMEM, "out of memory comparing runs");
-            f->v[run] = json_number_value(v);
+            f->v[run] = sf[k].v;
         }
     }
     return GQ_OK;

@@ -14,11 +14,11 @@
 #ifndef GQ_ANALYSIS_COMPARE_H
 #define GQ_ANALYSIS_COMPARE_H
 
-#include <jansson.h>
 #include <stdbool.h>
 
 #include "core/record.h"
 #include "core/status.h"
+#include "core/types.h"
 
 #define GQ_CMP_MAX_RUNS 64
 
@@ -46,13 +46,30 @@ typedef struct gq_compare {
     int ncompared;    /* figures present in every run */
 } gq_compare;
 
+/* What a saved document adds to its records, decoded by its reader
+ * (render/analysis_render.h gq_cmp_doc_from_json): where and when it ran,
+ * its card's verdict, and the stress figures per GPU (NAN: not measured). */
+typedef struct gq_cmp_stress_gpu {
+    int gpu;
+    double temp_max_c, sm_clock_avg_mhz, power_avg_w;
+} gq_cmp_stress_gpu;
+
+typedef struct gq_cmp_doc {
+    char host[64];
+    char when[40];
+    char kind[24];
+    char verdict[12]; /* the card's, "" when none */
+    int nstress;
+    gq_cmp_stress_gpu stress[GQ_MAX_GPUS];
+} gq_cmp_doc;
+
 void gq_compare_init(gq_compare *c, double threshold_pct);
 void gq_compare_free(gq_compare *c);
 
-/* Add one run: its label, its records, and its document root (may be NULL;
- * card and stress sections are read from it). GQ_E_USAGE beyond
- * GQ_CMP_MAX_RUNS, GQ_E_NOMEM. */
-int gq_compare_add(gq_compare *c, const char *label, const gq_recordset *rs, const json_t *root, gq_err *err);
+/* Add one run: its label, its records, and what its document adds (may be
+ * NULL). GQ_E_USAGE beyond GQ_CMP_MAX_RUNS, GQ_E_NOMEM. */
+int gq_compare_add(gq_compare *c, const char *label, const gq_recordset *rs, const gq_cmp_doc *doc,
+                   gq_err *err);
 
 /* Deltas and regressions (after the last add). */
 void gq_compare_finish(gq_compare *c);

@@ -96,7 +96,9 @@ static int compare_run(gq_ctx *ctx)
         gq_recordset rs = {0};
         if ((rc = gq_doc_load(ctx->pos[i], &root, &rs, &ctx->err)))
             break;
-        rc = gq_compare_add(c, ctx->pos[i], &rs, root, &ctx->err);
+        gq_cmp_doc d;
+        if (!(rc = gq_cmp_doc_from_json(ctx->pos[i], root, &d, &ctx->err)))
+            rc = gq_compare_add(c, ctx->pos[i], &rs, &d, &ctx->err);
         json_decref(root);
         gq_records_free(&rs);
     }

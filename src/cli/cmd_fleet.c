@@ -343,7 +343,7 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
     gq_fleet_init(f, threshold);
     for (int r = 0; r < size; r++) {
         json_error_t je;
-        json_t *p = json_loadb(buf + displs[r], (size_t)lens[r], 0, &je);
+        json_t *p = json_loadb(buf + displs[r], (size_t)lens[r], JSON_REJECT_DUPLICATES, &je);
         const char *host = json_string_value(json_object_get(p, "host"));
         json_t *card = json_object_get(p, "summary"), *node_json = NULL;
         const char *why = json_string_value(json_object_get(p, "error"));

@@ -62,6 +62,14 @@ json_t *gq_pairmatrix_to_json(const gq_pairmatrix *m);
 
 /* ---- compare (render/compare_render.c) ---- */
 
+/* What compare and fleet read from a saved document besides its records,
+ * fail closed: the card's hostname (else host.hostname), timestamp, kind,
+ * card.verdict (when a card is present: "pass", "warn", "fail" or
+ * "incomplete", exact case), and stress.gpus[] (gpu: an index below 64,
+ * each once; temp_max_c, sm_clock_avg_mhz, power_avg_w: numbers or null).
+ * GQ_E_USAGE "FILE: stress.gpus[1].gpu: ..." (render/decode.c). */
+int gq_cmp_doc_from_json(const char *path, const json_t *root, gq_cmp_doc *d, gq_err *err);
+
 /* Outputs: a terminal/Markdown table (figures in every run first, the
  * regressions marked), and the "compare" JSON section (docs/json-card.md). */
 void gq_compare_print(FILE *f, const gq_compare *c, bool markdown, bool all);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/types.h"
+#include "render/analysis_render.h"
 
 static const char *what(const json_t *v)
 {
@@ -117,4 +118,71 @@ int gq_dec_bool(const char *path, const char *key, const json_t *v, bool def, bo
         return gq_dec_bad(path, key, v, "true or false", err);
     *out = json_is_true(v);
     return GQ_OK;
+}
+
+/* stress.gpus[]: each GPU's stress figures. */
+static int stress_from_json(const char *path, const json_t *st, gq_cmp_doc *d, gq_err *err)
+{
+    if (!st || json_is_null(st))
+        return GQ_OK;
+    if (!json_is_object(st))
+        return gq_dec_bad(path, "stress", st, "an object", err);
+    const json_t *gpus = json_object_get(st, "gpus");
+    if (!gpus || json_is_null(gpus))
+        return GQ_OK;
+    if (!json_is_array(gpus) || json_array_size(gpus) > GQ_MAX_GPUS)
+        return gq_dec_bad(path, "stress.gpus", gpus, "a list of at most 64 GPUs", err);
+    size_t i;
+    json_t *g;
+    json_array_foreach(gpus, i, g)
+    {
+        gq_cmp_stress_gpu *s = &d->stress[d->nstress];
+        char k[64];
+        double gi = 0;
+        int rc;
+        snprintf(k, sizeof k, "stress.gpus[%zu].gpu", i);
+        if (!json_is_object(g))
+            return gq_dec_bad(path, k, g, "an object {gpu, ...}", err);
+        if ((rc = gq_dec_num(path, k, json_object_get(g, "gpu"), false, 0, GQ_MAX_GPUS - 1, &gi, err)))
+            return rc;
+        if (gi != (int)gi)
+            return gq_dec_bad(path, k, json_object_get(g, "gpu"), "a GPU index 0..63", err);
+        s->gpu = (int)gi;
+        for (int m = 0; m < d->nstress; m++)
+            if (d->stress[m].gpu == s->gpu)
+                return gq_err_set(err, GQ_E_USAGE, "%s: %s: GPU %d is repeated, expected each GPU once", path,
+                                  k, s->gpu);
+        static const char *f[] = {"temp_max_c", "sm_clock_avg_mhz", "power_avg_w"};
+        double *dst[] = {&s->temp_max_c, &s->sm_clock_avg_mhz, &s->power_avg_w};
+        for (int m = 0; m < 3; m++) {
+            snprintf(k, sizeof k, "stress.gpus[%zu].%s", i, f[m]);
+            if ((rc = gq_dec_num(path, k, json_object_get(g, f[m]), true, -1e6, 1e6, dst[m], err)))
+                return rc;
+        }
+        d->nstress++;
+    }
+    return GQ_OK;
+}
+
+int gq_cmp_doc_from_json(const char *path, const json_t *root, gq_cmp_doc *d, gq_err *err)
+{
+    memset(d, 0, sizeof *d);
+    const json_t *card = json_object_get(root, "card");
+    const char *host = json_string_value(json_object_get(card, "hostname"));
+    if (!host)
+        host = json_string_value(json_object_get(json_object_get(root, "host"), "hostname"));
+    snprintf(d->host, sizeof d->host, "%s", host ? host : "");
+    const char *when = json_string_value(json_object_get(root, "timestamp"));
+    const char *kind = json_string_value(json_object_get(root, "kind"));
+    snprintf(d->when, sizeof d->when, "%s", when ? when : "");
+    snprintf(d->kind, sizeof d->kind, "%s", kind ? kind : "");
+    if (json_is_object(card)) {
+        static const char *const verdicts[] = {"pass", "warn", "fail", "incomplete"};
+        int v = 0,
+            rc = gq_dec_enum(path, "card.verdict", json_object_get(card, "verdict"), verdicts, 4, &v, err);
+        if (rc)
+            return rc;
+        snprintf(d->verdict, sizeof d->verdict, "%s", verdicts[v]);
+    }
+    return stress_from_json(path, json_object_get(root, "stress"), d, err);
 }

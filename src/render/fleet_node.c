@@ -308,10 +308,17 @@ int gq_node_summary_from_card(const json_t *doc, const gq_recordset *rs, int ran
     identity_from_doc(doc, s);
     /* The figures, keyed exactly as compare keys them: the node alone in a comparison. */
     gq_compare *c = malloc(sizeof *c);
-    if (!c)
+    gq_cmp_doc *cd = malloc(sizeof *cd);
+    if (!c || !cd) {
+        free(c);
+        free(cd);
         return gq_err_set(err, GQ_E_NOMEM, "out of memory summarising the card");
+    }
     gq_compare_init(c, 5);
-    rc = gq_compare_add(c, "node", rs, doc, err);
+    rc = gq_cmp_doc_from_json("card", doc, cd, err);
+    if (!rc)
+        rc = gq_compare_add(c, "node", rs, cd, err);
+    free(cd);
     for (int i = 0; !rc && i < c->nfig; i++)
         if (!isnan(c->fig[i].v[0]) && gq_node_summary_add_fig(s, c->fig[i].key, c->fig[i].v[0]))
             rc = gq_err_set(err, GQ_E_NOMEM, "out of memory summarising the card");
