@@ -16,6 +16,7 @@
 
 #include "core/runid.h"
 #include "core/units.h"
+#include "render/analysis_render.h"
 #include "render/render.h"
 
 static char dir[64];
@@ -305,6 +306,83 @@ static void test_run_id(void **state)
     assert_string_not_equal(a, b);
 }
 
+/* Domains and bottlenecks: what the writers write reads back as it was. */
+static void test_sections_round_trip(void **state)
+{
+    gq_domains *d = calloc(1, sizeof *d), *d2 = calloc(1, sizeof *d2);
+    gq_bottlenecks *b = calloc(1, sizeof *b), *b2 = calloc(1, sizeof *b2);
+    assert_non_null(d);
+    assert_non_null(d2);
+    assert_non_null(b);
+    assert_non_null(b2);
+    d->ndomains = 2;
+    for (int k = 0; k < 2; k++) {
+        d->size[k] = 4;
+        for (int i = 0; i < 4; i++)
+            d->member[k][i] = 4 * k + i;
+    }
+    d->chained[1] = true;
+    d->split = true;
+    d->threshold_gbps = 40.5;
+    d->within_min_gbps = 41;
+    d->across_max_gbps = 20;
+    d->max_spread = 0.02;
+    d->npairs = 28;
+    json_t *j = gq_domains_to_json(d);
+    gq_err err = {0};
+    assert_int_equal(gq_domains_from_json("d.json", j, 8, d2, &err), GQ_OK);
+    assert_int_equal(d2->ndomains, 2);
+    assert_memory_equal(d2->member, d->member, sizeof d->member);
+    assert_int_equal(d2->domain_of[6], 1);
+    assert_true(d2->chained[1] && !d2->chained[0] && d2->split);
+    assert_true(fabs(d2->threshold_gbps - 40.5) < 1e-12 && d2->npairs == 28);
+    /* a GPU the document does not have */
+    assert_int_equal(gq_domains_from_json("d.json", j, 6, d2, &err), GQ_E_USAGE);
+    assert_non_null(strstr(err.msg, "d.json: domains[1][2]: is 6, expected a GPU index 0..5"));
+    json_decref(j);
+
+    b->n = 1;
+    gq_bottleneck *bn = &b->v[0];
+    bn->direction = GQ_DIR_D2H;
+    bn->ngpus = 4;
+    for (int i = 0; i < 4; i++)
+        bn->gpus[i] = i;
+    bn->capacity_gbps = 25.6;
+    bn->sum_alone_gbps = 101;
+    bn->expected_gbps = 76;
+    bn->explained = GQ_EXPLAIN_PCIE_SWITCH;
+    snprintf(bn->node, sizeof bn->node, "0000:17:00.0");
+    bn->link_gbps = 31.5;
+    snprintf(bn->explanation, sizeof bn->explanation, "GPUs 0-3 sit behind one PCIe switch");
+    for (int s = 0; s < 2; s++)
+        for (int g = 0; g < GQ_MAX_GPUS; g++)
+            b->alone[s][g] = NAN;
+    b->asym_obs[0] = b->asym_obs[1] = -1;
+    j = gq_bottlenecks_to_json(b, NULL);
+    assert_int_equal(gq_bottlenecks_from_json("b.json", j, 8, b2, &err), GQ_OK);
+    assert_int_equal(b2->n, 1);
+    const gq_bottleneck *x = &b2->v[0];
+    assert_int_equal(x->direction, GQ_DIR_D2H);
+    assert_false(x->p2p);
+    assert_int_equal(x->ngpus, 4);
+    assert_memory_equal(x->gpus, bn->gpus, 4 * sizeof(int));
+    assert_true(x->capacity_gbps == bn->capacity_gbps && x->link_gbps == bn->link_gbps);
+    assert_int_equal(x->explained, GQ_EXPLAIN_PCIE_SWITCH);
+    assert_string_equal(x->node, bn->node);
+    assert_string_equal(x->explanation, bn->explanation);
+    /* an explanation kind in another case */
+    json_object_set_new(json_array_get(json_object_get(j, "bottlenecks"), 0), "explained_by",
+                        json_string("PCIe_switch"));
+    assert_int_equal(gq_bottlenecks_from_json("b.json", j, 8, b2, &err), GQ_E_USAGE);
+    assert_non_null(
+        strstr(err.msg, "b.json: bottlenecks[0].explained_by: is \"PCIe_switch\", expected one of"));
+    json_decref(j);
+    free(d);
+    free(d2);
+    free(b);
+    free(b2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -314,6 +392,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_doc_loader, setup, teardown),
         cmocka_unit_test_setup_teardown(test_doc_fifo, setup, teardown),
         cmocka_unit_test(test_run_id),
+        cmocka_unit_test(test_sections_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
