@@ -40,10 +40,11 @@
 #ifndef GQ_ANALYSIS_PLACEMENT_H
 #define GQ_ANALYSIS_PLACEMENT_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "analysis/bottlenecks.h"
+#include "analysis/domains.h"
 #include "core/types.h"
 #include "measure/measurement.h"
 #include "core/record.h"
@@ -90,15 +91,17 @@ typedef struct gq_place_model {
     char source[160]; /* where the figures came from */
 } gq_place_model;
 
-/* Build the model from records (saved or just measured). `doc` (may be NULL)
- * is a saved document's root: its "domains" and "bottlenecks" sections are
- * used when present and well-formed. `topo` (may be NULL) supplies P2P
- * possibility. Invalid records (impossible, overlap, error) are ignored.
- * GQ_E_USAGE when the records hold nothing to place with (no P2P/staged matrix
- * and no host rates), naming what is missing. The caller owns *m (large:
- * allocate it). */
-int gq_place_model_build(gq_place_model *m, int ngpu, const gq_recordset *rs, const json_t *doc,
-                         const gq_topo *topo, gq_err *err);
+/* Build the model from records (saved or just measured). `dom` and `bn`
+ * (each may be NULL) are the performance domains and the shared budgets a
+ * domains analysis found (decoded from a saved document by
+ * render/analysis_render.h's gq_place_model_build, which takes the
+ * document); domains or budgets naming a GPU beyond ngpu are left out.
+ * `topo` (may be NULL) supplies P2P possibility. Invalid records
+ * (impossible, overlap, error) are ignored. GQ_E_USAGE when the records hold
+ * nothing to place with (no P2P/staged matrix and no host rates), naming
+ * what is missing. The caller owns *m (large: allocate it). */
+int gq_place_model_build_typed(gq_place_model *m, int ngpu, const gq_recordset *rs, const gq_domains *dom,
+                               const gq_bottlenecks *bn, const gq_topo *topo, gq_err *err);
 
 /* Add a limit (for tests and for callers with their own evidence). */
 int gq_place_model_add_limit(gq_place_model *m, gq_limit_kind kind, gq_gpuset a, gq_gpuset b, double cap,

@@ -35,9 +35,9 @@ typedef struct gq_place_score {
 int gq_gpuset_count(gq_gpuset s);
 int gq_place_domain_of(const gq_place_model *m, int g);
 
-/* placement_doc.c: add the domains and bottlenecks a saved `gpuqual
- * domains` document holds. */
-void gq_place_model_from_doc(gq_place_model *m, const json_t *doc);
+/* placement_doc.c: add the domains and the shared budgets a domains
+ * analysis found (either may be NULL). */
+void gq_place_model_from_saved(gq_place_model *m, const gq_domains *dom, const gq_bottlenecks *bn);
 
 /* placement_predict.c: how many units of limit l flow f uses; the handoff
  * flows of np prefill->decode pairs into f (returns np); the predicted host

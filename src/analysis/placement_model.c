@@ -306,8 +306,8 @@ static int cmp_grp(const void *a, const void *b)
     return (x->ix > y->ix) - (x->ix < y->ix);
 }
 
-int gq_place_model_build(gq_place_model *m, int ngpu, const gq_recordset *rs, const json_t *doc,
-                         const gq_topo *topo, gq_err *err)
+int gq_place_model_build_typed(gq_place_model *m, int ngpu, const gq_recordset *rs, const gq_domains *dom,
+                               const gq_bottlenecks *bn, const gq_topo *topo, gq_err *err)
 {
     int rc = GQ_OK;
     int *group_flows = NULL, *idx = NULL;
@@ -342,8 +342,7 @@ int gq_place_model_build(gq_place_model *m, int ngpu, const gq_recordset *rs, co
             group_flows[order[k].ix] = is_flow_record(&rs->v[order[k].ix]) ? flows : 0;
     }
     collect_alone(m, rs, group_flows);
-    if (doc)
-        gq_place_model_from_doc(m, doc);
+    gq_place_model_from_saved(m, dom, bn);
     if (!m->ndomains)
         derive_domains(m);
     /* Concurrent groups, once each, in the order they ran. */

@@ -60,6 +60,15 @@ int gq_domains_from_json(const char *path, const json_t *doc, int ngpu, gq_domai
  * spread: [[..]], staged: [[bool..]]}. */
 json_t *gq_pairmatrix_to_json(const gq_pairmatrix *m);
 
+/* ---- placement from a document (render/placement_json.c) ---- */
+
+/* gq_place_model_build_typed with the "domains" and "bottlenecks" sections
+ * of doc (a document root, or an object holding those sections; may be
+ * NULL), decoded fail closed (GQ_E_USAGE naming the key); a "bottlenecks"
+ * that is not a list is not read (what the card's step runner passes). */
+int gq_place_model_build(gq_place_model *m, int ngpu, const gq_recordset *rs, const json_t *doc,
+                         const gq_topo *topo, gq_err *err);
+
 /* ---- compare (render/compare_render.c) ---- */
 
 /* What compare and fleet read from a saved document besides its records,

@@ -1,6 +1,7 @@
 /* The sections of a place document, from the typed model and result of
  * analysis/placement. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "core/json.h"
 #include "render/analysis_render.h"
@@ -184,4 +185,34 @@ json_t *gq_place_to_json(const gq_place_model *m, const gq_place_result *res)
                                   "tolerance", m->tolerance, "candidates", res->candidates, "exhaustive",
                                   res->exhaustive, "source", m->source));
     return o;
+}
+
+int gq_place_model_build(gq_place_model *m, int ngpu, const gq_recordset *rs, const json_t *doc,
+                         const gq_topo *topo, gq_err *err)
+{
+    gq_domains *dom = NULL;
+    gq_bottlenecks *bn = NULL;
+    int rc = GQ_OK;
+    if (doc && json_object_get(doc, "domains")) {
+        if (!(dom = malloc(sizeof *dom)))
+            return gq_err_set(err, GQ_E_NOMEM, "placement: out of memory");
+        rc = gq_domains_from_json("the domains analysis", doc, -1, dom, err);
+    }
+    /* Only a list is a bottlenecks section. The card's step runner hands over
+     * an object here (the whole bottlenecks/contention/ignored sections under
+     * the one key), which the placement has never read: kept as it was, and
+     * left for the card's typed runner to pass its budgets directly. Saved
+     * documents reach this through gq_doc_load, which refuses a malformed
+     * section before. */
+    if (!rc && doc && json_is_array(json_object_get(doc, "bottlenecks"))) {
+        if (!(bn = malloc(sizeof *bn)))
+            rc = gq_err_set(err, GQ_E_NOMEM, "placement: out of memory");
+        else
+            rc = gq_bottlenecks_from_json("the domains analysis", doc, -1, bn, err);
+    }
+    if (!rc)
+        rc = gq_place_model_build_typed(m, ngpu, rs, dom, bn, topo, err);
+    free(dom);
+    free(bn);
+    return rc;
 }

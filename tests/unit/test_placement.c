@@ -427,6 +427,45 @@ static void empty_records(void **state)
     free(m);
 }
 
+/* A saved domains analysis reaches the model: its domains, and each shared
+ * budget as a limit of its kind with its capacity and sentence. */
+static void saved_sections(void **state)
+{
+    (void)state;
+    builder b = {0};
+    for (int g = 0; g < 8; g++)
+        alone_host(&b, g, 25.0, 26.0);
+    json_t *doc =
+        json_pack("{s:[[i,i,i,i],[i,i,i,i]], s:[{s:[i,i,i,i], s:s, s:f, s:s}, {s:[i,i], s:s, s:f, s:s}]}",
+                  "domains", 0, 1, 2, 3, 4, 5, 6, 7, "bottlenecks", "gpus", 0, 1, 2, 3, "direction", "h2d",
+                  "capacity_gbps", 30.5, "explanation", "GPUs 0-3 share one switch", "gpus", 3, 4,
+                  "direction", "p2p", "capacity_gbps", 12.0, "explanation", "across the sockets");
+    gq_place_model *m = malloc(sizeof *m);
+    gq_err e = {0};
+    assert_int_equal(gq_place_model_build(m, 8, &b.rs, doc, NULL, &e), GQ_OK);
+    assert_int_equal(m->ndomains, 2);
+    assert_int_equal(m->domains[1], 0xf0);
+    int h2d = -1, p2p = 0;
+    for (int i = 0; i < m->nlimits; i++) {
+        if (m->limits[i].kind == GQ_LIMIT_H2D && m->limits[i].capacity_gbps == 30.5)
+            h2d = i;
+        if (m->limits[i].kind == GQ_LIMIT_P2P && m->limits[i].capacity_gbps == 12.0)
+            p2p++;
+    }
+    assert_true(h2d >= 0);
+    assert_int_equal(m->limits[h2d].a, 0x0f);
+    assert_non_null(strstr(m->limits[h2d].evidence, "GPUs 0-3 share one switch"));
+    assert_int_equal(p2p, 2); /* across two domains: one limit each way */
+    /* a malformed section is refused, never skipped */
+    json_object_set_new(json_array_get(json_object_get(doc, "bottlenecks"), 0), "direction",
+                        json_string("both"));
+    assert_int_equal(gq_place_model_build(m, 8, &b.rs, doc, NULL, &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "bottlenecks[0].direction: is \"both\""));
+    json_decref(doc);
+    free(m);
+    gq_records_free(&b.rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -434,6 +473,7 @@ int main(void)
         cmocka_unit_test(seed001_offload), cmocka_unit_test(seed001_replicas),
         cmocka_unit_test(seed000_staged),  cmocka_unit_test(roles_errors),
         cmocka_unit_test(unequal_roles),   cmocka_unit_test(empty_records),
+        cmocka_unit_test(saved_sections),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
