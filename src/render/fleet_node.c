@@ -11,6 +11,12 @@
 #include "render/analysis_render.h"
 #include "render/decode.h"
 
+/* v's string, or def when v is not a string. */
+static const char *str_or(const json_t *v, const char *def)
+{
+    return json_is_string(v) ? json_string_value(v) : def;
+}
+
 static json_t *int_or_null(int v)
 {
     return v >= 0 ? json_integer(v) : json_null();
@@ -238,12 +244,11 @@ static void checks_from_card(const json_t *card, gq_node_summary *s)
             break;
         gq_node_check *c = &s->checks[s->nchecks++];
         const char *ev = json_string_value(json_object_get(x, "evidence"));
-        snprintf(c->id, sizeof c->id, "%s", json_string_value(json_object_get(x, "id")) ?: "?");
-        snprintf(c->subject, sizeof c->subject, "%s", json_string_value(json_object_get(x, "subject")) ?: "");
-        snprintf(c->verdict, sizeof c->verdict, "%s",
-                 json_string_value(json_object_get(x, "verdict")) ?: "?");
+        snprintf(c->id, sizeof c->id, "%s", str_or(json_object_get(x, "id"), "?"));
+        snprintf(c->subject, sizeof c->subject, "%s", str_or(json_object_get(x, "subject"), ""));
+        snprintf(c->verdict, sizeof c->verdict, "%s", str_or(json_object_get(x, "verdict"), "?"));
         snprintf(c->evidence, sizeof c->evidence, "%s", ev ? ev : "unknown");
-        snprintf(c->unit, sizeof c->unit, "%s", json_string_value(json_object_get(x, "unit")) ?: "");
+        snprintf(c->unit, sizeof c->unit, "%s", str_or(json_object_get(x, "unit"), ""));
         json_t *f = json_object_get(x, "figure");
         c->figure = json_is_number(f) ? json_number_value(f) : NAN;
     }
@@ -262,9 +267,9 @@ static void identity_from_doc(const json_t *doc, gq_node_summary *s)
         static const char *pk[] = {"pcie_gen_max", "pcie_width_max", "pcie_gen", "pcie_width"};
         int *dst[] = {&d->pcie_gen_max, &d->pcie_width_max, &d->pcie_gen_cur, &d->pcie_width_cur};
         d->index = (int)json_integer_value(json_object_get(g, "index"));
-        snprintf(d->uuid, sizeof d->uuid, "%s", json_string_value(json_object_get(g, "uuid")) ?: "");
-        snprintf(d->serial, sizeof d->serial, "%s", json_string_value(json_object_get(g, "serial")) ?: "");
-        snprintf(d->vbios, sizeof d->vbios, "%s", json_string_value(json_object_get(g, "vbios")) ?: "");
+        snprintf(d->uuid, sizeof d->uuid, "%s", str_or(json_object_get(g, "uuid"), ""));
+        snprintf(d->serial, sizeof d->serial, "%s", str_or(json_object_get(g, "serial"), ""));
+        snprintf(d->vbios, sizeof d->vbios, "%s", str_or(json_object_get(g, "vbios"), ""));
         for (int m = 0; m < 4; m++) {
             json_t *v = json_object_get(g, pk[m]);
             *dst[m] = json_is_integer(v) ? (int)json_integer_value(v) : -1;
@@ -294,14 +299,13 @@ int gq_node_summary_from_card(const json_t *doc, const gq_recordset *rs, int ran
                    : s->verdict == GQ_NODE_FAIL ? 1
                                                 : 5;
     s->simulated = json_is_true(json_object_get(doc, "simulated"));
-    snprintf(s->hostname, sizeof s->hostname, "%s",
-             json_string_value(json_object_get(card, "hostname")) ?: "?");
-    snprintf(s->level, sizeof s->level, "%s", json_string_value(json_object_get(card, "level")) ?: "");
+    snprintf(s->hostname, sizeof s->hostname, "%s", str_or(json_object_get(card, "hostname"), "?"));
+    snprintf(s->level, sizeof s->level, "%s", str_or(json_object_get(card, "level"), ""));
     snprintf(s->artefacts, sizeof s->artefacts, "%s", artefacts ? artefacts : "");
     const json_t *gpus = json_object_get(doc, "gpus");
     s->ngpus = (int)json_array_size(gpus);
     snprintf(s->gpu_model, sizeof s->gpu_model, "%s",
-             json_string_value(json_object_get(json_array_get(gpus, 0), "name")) ?: "");
+             str_or(json_object_get(json_array_get(gpus, 0), "name"), ""));
     const json_t *el = json_object_get(json_object_get(doc, "stress"), "elapsed_s");
     s->stress_s = json_is_number(el) ? json_number_value(el) : 0;
     checks_from_card(card, s);
