@@ -361,6 +361,10 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
             snprintf(where, sizeof where, "rank %d", r);
             if (gq_node_summary_from_json(where, card, sum, &serr) != GQ_OK) {
                 rc = gq_fleet_add_error(f, r, host, serr.msg, &err);
+            } else if (sum->rank != r) {
+                gq_err_set(&serr, GQ_E_USAGE, "rank %d: node.rank: is %d, expected %d", r, sum->rank, r);
+                gq_node_summary_free(sum);
+                rc = gq_fleet_add_error(f, r, host, serr.msg, &err);
             } else {
                 rc = gq_fleet_add_summary(f, host, sum, &err);
                 simulated |= sum->simulated;
