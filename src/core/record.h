@@ -37,6 +37,29 @@ typedef enum gq_direction { GQ_DIR_H2D = 0, GQ_DIR_D2H, GQ_DIR_P2P, GQ_DIR_LOCAL
 #define GQ_FLAG_OVERLAP_RETRIED                                                                              \
     0x80u /* a round whose windows overlapped < 99% was re-run (informational)                               \
            */
+/* Something else used a GPU of the measurement while it ran (the clean room,
+ * measure/cleanroom.h): not valid for an aggregate or a verdict. */
+#define GQ_FLAG_CONTAMINATED 0x100u
+
+/* What the clean room saw, as schema 2's record "contaminated" array. */
+#define GQ_CONTAM_MAX 4
+typedef struct gq_contam_item {
+    char kind[16]; /* "process", "utilization", "memory", "lock", "sim" */
+    int gpu;
+    int pid; /* 0 when none */
+    char name[48];
+    char detail[128];
+} gq_contam_item;
+
+typedef struct gq_contam {
+    int n; /* items kept (at most GQ_CONTAM_MAX) */
+    gq_contam_item item[GQ_CONTAM_MAX];
+} gq_contam;
+
+/* One line: "GPU 0: process 4242 (gpu_burn), 20480 MiB; GPU 1: 63% utilization". */
+void gq_contam_summary(const gq_contam *c, char *buf, size_t n);
+/* Add an item unless an equal one (kind, gpu, pid) is there; false when full. */
+bool gq_contam_add(gq_contam *c, const gq_contam_item *it);
 
 typedef struct gq_stat {
     double median, min, max, spread; /* spread = (max - min) / median */
@@ -75,6 +98,11 @@ typedef struct gq_record {
     double window_s;      /* median window length */
     double timestamp;     /* unix seconds when measured */
     bool simulated;
+
+    /* Clean room: what else used the GPUs (n == 0: nothing seen). Set with
+     * GQ_FLAG_CONTAMINATED and valid = false. contaminated is the summary. */
+    gq_contam contam;
+    char contaminated[240];
 } gq_record;
 
 typedef struct gq_recordset {

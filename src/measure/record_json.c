@@ -111,12 +111,65 @@ static const struct {
     {GQ_FLAG_NUMA_MISPLACED, "numa_misplaced"},
     {GQ_FLAG_INCOMPLETE, "incomplete"},
     {GQ_FLAG_OVERLAP_RETRIED, "overlap_retried"},
+    {GQ_FLAG_CONTAMINATED, "contaminated"},
 };
 
 static const char *method_names[] = {"ce", "sm", "staged", "driver_staged"};
 static const char *dir_names[] = {"h2d", "d2h", "p2p", "local"};
 
 /* ---- record <-> JSON ----------------------------------------------------- */
+
+/* Schema 2's "contaminated": null when clean, else what was seen. */
+static json_t *contam_json(const gq_contam *c)
+{
+    if (c->n == 0)
+        return json_null();
+    json_t *a = json_array();
+    for (int i = 0; i < c->n; i++) {
+        const gq_contam_item *it = &c->item[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "kind", json_string(it->kind));
+        json_object_set_new(o, "gpu", json_integer(it->gpu));
+        json_object_set_new(o, "pid", it->pid > 0 ? json_integer(it->pid) : json_null());
+        json_object_set_new(o, "name", it->name[0] ? json_string(it->name) : json_null());
+        json_object_set_new(o, "detail", json_string(it->detail));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+/* Read it back (schema 2); anything but null or such an array is an error. */
+static int contam_from_json(const json_t *v, gq_record *r, gq_err *err)
+{
+    if (!v || json_is_null(v))
+        return GQ_OK;
+    if (!json_is_array(v))
+        return gq_err_set(err, GQ_E_USAGE, "record '%s': field 'contaminated' must be null or an array",
+                          r->test);
+    size_t i;
+    const json_t *e;
+    json_array_foreach(v, i, e)
+    {
+        const json_t *k = json_object_get(e, "kind"), *g = json_object_get(e, "gpu"),
+                     *p = json_object_get(e, "pid"), *nm = json_object_get(e, "name"),
+                     *d = json_object_get(e, "detail");
+        if (!json_is_object(e) || !json_is_string(k) || !json_is_integer(g) || !json_is_string(d) ||
+            (p && !json_is_null(p) && !json_is_integer(p)) ||
+            (nm && !json_is_null(nm) && !json_is_string(nm)))
+            return gq_err_set(err, GQ_E_USAGE,
+                              "record '%s': contaminated[%zu] must be {kind, gpu, pid, name, detail}",
+                              r->test, i);
+        gq_contam_item it = {.gpu = (int)json_integer_value(g),
+                             .pid = json_is_integer(p) ? (int)json_integer_value(p) : 0};
+        snprintf(it.kind, sizeof it.kind, "%s", json_string_value(k));
+        snprintf(it.detail, sizeof it.detail, "%s", json_string_value(d));
+        if (json_is_string(nm))
+            snprintf(it.name, sizeof it.name, "%s", json_string_value(nm));
+        gq_contam_add(&r->contam, &it);
+    }
+    gq_contam_summary(&r->contam, r->contaminated, sizeof r->contaminated);
+    return GQ_OK;
+}
 
 static json_t *stat_json(const gq_stat *s)
 {
@@ -192,6 +245,7 @@ json_t *gq_record_to_json(const gq_record *r)
     json_object_set_new(o, "window_s", json_real(r->window_s));
     json_object_set_new(o, "timestamp", json_string(gq_iso_time(r->timestamp, ts, sizeof ts)));
     json_object_set_new(o, "simulated", json_boolean(r->simulated));
+    json_object_set_new(o, "contaminated", contam_json(&r->contam));
     return o;
 }
 
@@ -419,6 +473,9 @@ int gq_record_from_json(const json_t *j, gq_record *r, gq_err *err)
         (rc = read_optional(j, r, err)))
         return rc;
     r->simulated = json_is_true(json_object_get(j, "simulated"));
+    int crc = contam_from_json(json_object_get(j, "contaminated"), r, err);
+    if (crc)
+        return crc;
     return GQ_OK;
 }
 
