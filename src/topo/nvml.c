@@ -89,6 +89,7 @@ enum { /* nvmlValueType_t */
 #define NVML_FI_DEV_MEMORY_TEMP 82
 #define NVML_NVLINK_MAX_LINKS 18
 #define NVML_TEMPERATURE_GPU 0
+#define NVML_TEMPERATURE_THRESHOLD_SLOWDOWN 1
 #define NVML_CLOCK_SM 1
 #define NVML_CLOCK_MEM 2
 #define NVML_MEMORY_ERROR_TYPE_CORRECTED 0
@@ -155,6 +156,7 @@ typedef struct nvml_fns {
     nvml_ret (*DeviceGetPcieReplayCounter)(nvml_dev, unsigned *);
     nvml_ret (*DeviceGetTotalEccErrors)(nvml_dev, int, int, unsigned long long *);
     nvml_ret (*DeviceGetRemappedRows)(nvml_dev, unsigned *, unsigned *, unsigned *, unsigned *);
+    nvml_ret (*DeviceGetTemperatureThreshold)(nvml_dev, int, unsigned *);
     nvml_ret (*DeviceGetComputeRunningProcesses)(nvml_dev, unsigned *, nvml_process_info *);
     nvml_ret (*DeviceGetGraphicsRunningProcesses)(nvml_dev, unsigned *, nvml_process_info *);
 } nvml_fns;
@@ -204,6 +206,7 @@ static const nvml_sym syms[] = {
     {.off = SLOT(DeviceGetPcieReplayCounter), .names = {"nvmlDeviceGetPcieReplayCounter"}},
     {.off = SLOT(DeviceGetTotalEccErrors), .names = {"nvmlDeviceGetTotalEccErrors"}},
     {.off = SLOT(DeviceGetRemappedRows), .names = {"nvmlDeviceGetRemappedRows"}},
+    {.off = SLOT(DeviceGetTemperatureThreshold), .names = {"nvmlDeviceGetTemperatureThreshold"}},
     /* Only the _v3 entry points: _v2 has the same layout but older drivers'
      * _v2 filled it differently, and _v1 has no instance ids (16 bytes). */
     {.off = SLOT(DeviceGetComputeRunningProcesses), .names = {"nvmlDeviceGetComputeRunningProcesses_v3"}},
@@ -525,7 +528,7 @@ int gq_nvml_sample(gq_nvml_dev d, gq_sample *s, gq_err *err)
 
     memset(s, 0, sizeof *s);
     s->t = gq_now_mono();
-    s->temp_c = s->mem_temp_c = s->power_w = s->power_limit_w = NAN;
+    s->temp_c = s->mem_temp_c = s->power_w = s->power_limit_w = s->temp_slowdown_c = NAN;
     s->sm_clock_mhz = s->mem_clock_mhz = s->util_pct = NAN;
     s->clock_reasons = s->pcie_replay = s->ecc_corrected = s->ecc_uncorrected = GQ_SAMPLE_U64_UNKNOWN;
     s->pcie_gen = s->pcie_width = s->remapped_rows = -1;
@@ -537,6 +540,9 @@ int gq_nvml_sample(gq_nvml_dev d, gq_sample *s, gq_err *err)
 #define TRY(call) ((r = (call)) == NVML_SUCCESS || ((lost |= (r == NVML_ERROR_GPU_IS_LOST)), false))
     if (fn.DeviceGetTemperature && TRY(fn.DeviceGetTemperature(d, NVML_TEMPERATURE_GPU, &u)))
         s->temp_c = u;
+    if (fn.DeviceGetTemperatureThreshold &&
+        TRY(fn.DeviceGetTemperatureThreshold(d, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &u)) && u > 0)
+        s->temp_slowdown_c = u;
     if (fn.DeviceGetFieldValues) {
         nvml_field_value fv;
         memset(&fv, 0, sizeof fv);

@@ -391,7 +391,7 @@ int gq_sim_sample(gq_sim_stress *s, gq_backend *be, int gpu, gq_sample *x, gq_er
     x->t = s->vt;
     if (g->lost) {
         /* What NVML gives for a GPU that is gone: nothing but the fact. */
-        x->temp_c = x->mem_temp_c = x->power_w = x->power_limit_w = NAN;
+        x->temp_c = x->mem_temp_c = x->power_w = x->power_limit_w = x->temp_slowdown_c = NAN;
         x->sm_clock_mhz = x->mem_clock_mhz = x->util_pct = NAN;
         x->clock_reasons = x->pcie_replay = x->ecc_corrected = x->ecc_uncorrected = UINT64_MAX;
         x->pcie_gen = x->pcie_width = x->remapped_rows = -1;
@@ -403,6 +403,7 @@ int gq_sim_sample(gq_sim_stress *s, gq_backend *be, int gpu, gq_sample *x, gq_er
     op_point o = operating(g, s->vt);
     x->temp_c = round(g->temp + 0.3 * (a / 0.01) * hash_pm1(s->seed, (uint64_t)gpu, 100 + 3 * k));
     x->mem_temp_c = x->temp_c + 8;
+    x->temp_slowdown_c = T_THROTTLE_ON;
     x->power_w = o.power * (1 + 0.3 * a * hash_pm1(s->seed, (uint64_t)gpu, 101 + 3 * k));
     if (o.capped && x->power_w > g->limit_w)
         x->power_w = g->limit_w;
