@@ -81,10 +81,13 @@ void gq_cleanroom_step(gq_cleanroom *c, const int *gpus, int n, double seconds)
                 continue;
             if (gpus[i] >= 0 && gpus[i] < GQ_MAX_GPUS)
                 c->procs_hidden[gpus[i]] = !l.procs_known;
+            /* the lowest reading: NVML averages over up to 1 s, so the tail of
+             * gpuqual's own previous step (or of a process that just ended)
+             * fades within the window, while another tenant's load stays */
             if (l.util_pct >= 0) {
-                util_known[i] = true;
-                if (l.util_pct > util_max[i])
+                if (!util_known[i] || l.util_pct < util_max[i])
                     util_max[i] = l.util_pct;
+                util_known[i] = true;
             }
             /* the smallest reading: a transient allocation is not a tenant */
             if (l.mem_used_mib >= 0 && (mem_min[i] < 0 || l.mem_used_mib < mem_min[i]))
@@ -96,7 +99,7 @@ void gq_cleanroom_step(gq_cleanroom *c, const int *gpus, int n, double seconds)
         if (util_known[i] && util_max[i] > GQ_CLEAN_UTIL_PCT) {
             snprintf(it.kind, sizeof it.kind, "utilization");
             snprintf(it.detail, sizeof it.detail,
-                     "%.0f%% utilization before the step while gpuqual was idle (above %.0f%%)", util_max[i],
+                     "%.0f%% utilization (lowest of the readings before the step, gpuqual idle; above %.0f%%)", util_max[i],
                      GQ_CLEAN_UTIL_PCT);
             add(c, &c->step, &it);
         }

@@ -7,8 +7,9 @@
  *    without gpuqual itself), read before and after every measurement (it is
  *    cheap). This is the primary signal: a light load may read 0%
  *    utilization;
- *  - utilization above GQ_CLEAN_UTIL_PCT, sampled GQ_CLEAN_SAMPLES times over
- *    GQ_CLEAN_STEP_S before each step (a step: a command's plan, a card step),
+ *  - utilization above GQ_CLEAN_UTIL_PCT in every one of GQ_CLEAN_SAMPLES
+ *    readings over GQ_CLEAN_STEP_S before each step (the lowest counts: the
+ *    driver averages over up to 1 s, and the tail of what just ended fades) (a step: a command's plan, a card step),
  *    while gpuqual itself runs nothing on the GPU, so its own work never trips
  *    it;
  *  - memory in use above GQ_CLEAN_MEM_MIB before a step, checked only where
