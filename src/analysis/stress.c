@@ -1,4 +1,5 @@
 #include "analysis/stress.h"
+#include "analysis/stress_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -86,7 +87,7 @@ void gq_stress_sample_unknown(gq_sample *s)
 {
     memset(s, 0, sizeof *s);
     s->t = NAN;
-    s->temp_c = s->mem_temp_c = NAN;
+    s->temp_c = s->mem_temp_c = s->temp_slowdown_c = NAN;
     s->power_w = s->power_limit_w = NAN;
     s->sm_clock_mhz = s->mem_clock_mhz = NAN;
     s->util_pct = NAN;
@@ -175,10 +176,8 @@ const char *gq_clock_reasons_str(uint64_t bits, char *buf, size_t n)
     return buf;
 }
 
-static void add_finding(gq_stress_summary *s, gq_stress_level lvl, int gpu, const char *rule, const char *fmt,
-                        ...) __attribute__((format(printf, 5, 6)));
-static void add_finding(gq_stress_summary *s, gq_stress_level lvl, int gpu, const char *rule, const char *fmt,
-                        ...)
+void gq_stress_add_finding(gq_stress_summary *s, gq_stress_level lvl, int gpu, const char *rule,
+                           const char *fmt, ...)
 {
     if (s->nfindings >= GQ_STRESS_MAX_FINDINGS) {
         s->nfindings_dropped++;
@@ -338,58 +337,66 @@ static void gpu_findings(const gq_stress_gpu *g, const gq_stress_rules *rules, c
     int id = g->gpu;
     char rs[160];
     if (!g->started)
-        add_finding(s, GQ_STRESS_FAIL, id, "gpu-error", "GPU %d: the load could not start: %s", id, g->error);
+        gq_stress_add_finding(s, GQ_STRESS_FAIL, id, "gpu-error", "GPU %d: the load could not start: %s", id,
+                              g->error);
     else if (g->lost)
-        add_finding(s, GQ_STRESS_FAIL, id, "gpu-lost", "GPU %d dropped off after %.0f s under load: %s", id,
-                    g->lost_t, g->error);
+        gq_stress_add_finding(s, GQ_STRESS_FAIL, id, "gpu-lost",
+                              "GPU %d dropped off after %.0f s under load: %s", id, g->lost_t, g->error);
     else if (g->status != GQ_OK)
-        add_finding(s, GQ_STRESS_FAIL, id, "gpu-error",
-                    "GPU %d: the load stopped with an error after %.0f s: %s", id, g->lost_t, g->error);
+        gq_stress_add_finding(s, GQ_STRESS_FAIL, id, "gpu-error",
+                              "GPU %d: the load stopped with an error after %.0f s: %s", id, g->lost_t,
+                              g->error);
     if (g->faulty > 0)
-        add_finding(s, GQ_STRESS_FAIL, id, "faulty-result",
-                    "GPU %d: %llu faulty result elements in %llu GEMMs (checked against the first result)",
-                    id, (unsigned long long)g->faulty, (unsigned long long)g->gemms);
+        gq_stress_add_finding(
+            s, GQ_STRESS_FAIL, id, "faulty-result",
+            "GPU %d: %llu faulty result elements in %llu GEMMs (checked against the first result)", id,
+            (unsigned long long)g->faulty, (unsigned long long)g->gemms);
     if (S->ecc_uncorrected > 0)
-        add_finding(s, GQ_STRESS_FAIL, id, "ecc-uncorrected",
-                    "GPU %d: %lld uncorrected ECC error%s during the run", id, (long long)S->ecc_uncorrected,
-                    S->ecc_uncorrected == 1 ? "" : "s");
+        gq_stress_add_finding(s, GQ_STRESS_FAIL, id, "ecc-uncorrected",
+                              "GPU %d: %lld uncorrected ECC error%s during the run", id,
+                              (long long)S->ecc_uncorrected, S->ecc_uncorrected == 1 ? "" : "s");
     if (S->reasons_seen & GQ_CLK_THERMAL_MASK)
-        add_finding(s, GQ_STRESS_FAIL, id, "thermal-slowdown",
-                    "GPU %d: %s in %.0f%% of samples under load (max %.0f C)", id,
-                    gq_clock_reasons_str(S->reasons_seen & GQ_CLK_THERMAL_MASK, rs, sizeof rs),
-                    S->thermal_pct, S->temp_max_c);
+        gq_stress_add_finding(s, GQ_STRESS_FAIL, id, "thermal-slowdown",
+                              "GPU %d: %s in %.0f%% of samples under load (max %.0f C)", id,
+                              gq_clock_reasons_str(S->reasons_seen & GQ_CLK_THERMAL_MASK, rs, sizeof rs),
+                              S->thermal_pct, S->temp_max_c);
     if (S->link_down)
-        add_finding(s, GQ_STRESS_FAIL, id, "link-down",
-                    "GPU %d: PCIe link at Gen%d x%d under load; it can do Gen%d x%d", id, S->pcie_gen_min,
-                    S->pcie_width_min, S->pcie_gen_max, S->pcie_width_max);
+        gq_stress_add_finding(s, GQ_STRESS_FAIL, id, "link-down",
+                              "GPU %d: PCIe link at Gen%d x%d under load; it can do Gen%d x%d", id,
+                              S->pcie_gen_min, S->pcie_width_min, S->pcie_gen_max, S->pcie_width_max);
     if (g->xfer_status != GQ_OK)
-        add_finding(s, GQ_STRESS_FAIL, id, "transfer-error",
-                    "GPU %d: host<->GPU transfers during the load failed: %s", id, g->xfer_error);
+        gq_stress_add_finding(s, GQ_STRESS_FAIL, id, "transfer-error",
+                              "GPU %d: host<->GPU transfers during the load failed: %s", id, g->xfer_error);
     if (S->ecc_corrected > 0)
-        add_finding(s, GQ_STRESS_WARN, id, "ecc-corrected",
-                    "GPU %d: %lld corrected ECC error%s during the run", id, (long long)S->ecc_corrected,
-                    S->ecc_corrected == 1 ? "" : "s");
+        gq_stress_add_finding(s, GQ_STRESS_WARN, id, "ecc-corrected",
+                              "GPU %d: %lld corrected ECC error%s during the run", id,
+                              (long long)S->ecc_corrected, S->ecc_corrected == 1 ? "" : "s");
     if (S->pcie_replay > 0)
-        add_finding(s, GQ_STRESS_WARN, id, "pcie-replay",
-                    "GPU %d: PCIe replay counter rose by %lld during the run", id, (long long)S->pcie_replay);
+        gq_stress_add_finding(s, GQ_STRESS_WARN, id, "pcie-replay",
+                              "GPU %d: PCIe replay counter rose by %lld during the run", id,
+                              (long long)S->pcie_replay);
     if (S->remapped_delta > 0)
-        add_finding(s, GQ_STRESS_WARN, id, "remapped-rows", "GPU %d: %d memory rows remapped during the run",
-                    id, S->remapped_delta);
+        gq_stress_add_finding(s, GQ_STRESS_WARN, id, "remapped-rows",
+                              "GPU %d: %d memory rows remapped during the run", id, S->remapped_delta);
     if (g->telemetry_unsupported)
-        add_finding(s, GQ_STRESS_WARN, id, "no-telemetry",
-                    "GPU %d: no telemetry (%s); temperature, power, clocks and counters were not judged", id,
-                    g->sample_error);
+        gq_stress_add_finding(
+            s, GQ_STRESS_WARN, id, "no-telemetry",
+            "GPU %d: no telemetry (%s); temperature, power, clocks and counters were not judged", id,
+            g->sample_error);
     else if (g->sample_errors > 0)
-        add_finding(s, GQ_STRESS_WARN, id, "telemetry-error", "GPU %d: %d telemetry samples failed: %s", id,
-                    g->sample_errors, g->sample_error);
+        gq_stress_add_finding(s, GQ_STRESS_WARN, id, "telemetry-error",
+                              "GPU %d: %d telemetry samples failed: %s", id, g->sample_errors,
+                              g->sample_error);
     if (g->started && S->nsamples > 0 && S->nloaded == 0)
-        add_finding(s, GQ_STRESS_WARN, id, "low-load",
-                    "GPU %d: utilisation never reached %.0f%% under load; averages are over no sample", id,
-                    rules->loaded_util_pct);
+        gq_stress_add_finding(
+            s, GQ_STRESS_WARN, id, "low-load",
+            "GPU %d: utilisation never reached %.0f%% under load; averages are over no sample", id,
+            rules->loaded_util_pct);
     if (g->started && g->status == GQ_OK && g->gemms == 0)
-        add_finding(s, GQ_STRESS_WARN, id, "no-progress", "GPU %d: no GEMM completed during the run", id);
+        gq_stress_add_finding(s, GQ_STRESS_WARN, id, "no-progress",
+                              "GPU %d: no GEMM completed during the run", id);
     if (n_capped > 0)
-        add_finding(
+        gq_stress_add_finding(
             s, GQ_STRESS_INFO, id, "power-cap",
             "GPU %d: power-capped in %.0f%% of loaded samples (avg %.0f W, limit %.0f W): expected near "
             "the limit, not a fault",
@@ -456,7 +463,7 @@ void gq_stress_summarize(const gq_stress_result *r, const gq_stress_rules *rules
             copy_msg(s->clock_spread_model, sizeof s->clock_spread_model, s->gpu[a].name);
         }
         if (spread > s->rules.clock_spread_warn)
-            add_finding(
+            gq_stress_add_finding(
                 s, GQ_STRESS_WARN, -1, "clock-spread",
                 "%s: average SM clocks differ by %.1f%% (GPU %d %.0f MHz to GPU %d %.0f MHz), above %.1f%%",
                 s->gpu[a].name[0] ? s->gpu[a].name : "GPUs", 100 * spread, s->gpu[ilo].gpu, lo,
@@ -467,15 +474,18 @@ void gq_stress_summarize(const gq_stress_result *r, const gq_stress_rules *rules
         for (int k = 0; k < r->ngpu; k++)
             any |= isfinite(s->gpu[k].xfer_gbps[0]) || isfinite(s->gpu[k].xfer_gbps[1]);
         if (r->xfer_error[0])
-            add_finding(s, GQ_STRESS_WARN, -1, "transfers", "--with-transfers: host<->GPU transfers %s: %s",
-                        any ? "stopped early" : "could not run", r->xfer_error);
+            gq_stress_add_finding(s, GQ_STRESS_WARN, -1, "transfers",
+                                  "--with-transfers: host<->GPU transfers %s: %s",
+                                  any ? "stopped early" : "could not run", r->xfer_error);
         else if (!any)
-            add_finding(s, GQ_STRESS_WARN, -1, "transfers",
-                        "--with-transfers: no host<->GPU transfer completed");
+            gq_stress_add_finding(s, GQ_STRESS_WARN, -1, "transfers",
+                                  "--with-transfers: no host<->GPU transfer completed");
     }
+    gq_stress_peer_findings(r, s);
     if (r->interrupted)
-        add_finding(s, GQ_STRESS_INFO, -1, "interrupted",
-                    "interrupted after %.0f s of %.0f s; judged on what ran", r->elapsed_s, r->duration_s);
+        gq_stress_add_finding(s, GQ_STRESS_INFO, -1, "interrupted",
+                              "interrupted after %.0f s of %.0f s; judged on what ran", r->elapsed_s,
+                              r->duration_s);
 
     for (int i = 0; i < s->nfindings; i++)
         if (s->findings[i].level > s->verdict && s->findings[i].level != GQ_STRESS_INFO)

@@ -25,7 +25,7 @@
 #include "core/types.h"
 #include "topo/topo.h"
 
-#define GQ_BACKEND_OPS_VERSION 2
+#define GQ_BACKEND_OPS_VERSION 3
 
 typedef struct gq_flow {
     gq_endpoint src, dst;
@@ -106,6 +106,25 @@ typedef struct gq_latency_req {
 } gq_latency_req;
 
 typedef struct gq_backend gq_backend;
+
+/* What else is using a GPU (the clean room, measure/cleanroom.h). */
+#define GQ_LOAD_MAX_PROCS 8
+typedef struct gq_gpu_proc {
+    int pid;        /* as the driver reports it */
+    char name[48];  /* from /proc/PID/comm; "" when the process is not visible here */
+    bool graphics;  /* from the graphics list (else compute) */
+    bool visible;   /* the pid exists in this process's PID namespace */
+    double mem_mib; /* memory it holds on the GPU; < 0 unknown */
+} gq_gpu_proc;
+
+typedef struct gq_gpu_load {
+    bool procs_known; /* the running-process lists could be read */
+    int nprocs;       /* processes other than this one, up to GQ_LOAD_MAX_PROCS listed */
+    int nprocs_total; /* all of them, when more than fit */
+    gq_gpu_proc procs[GQ_LOAD_MAX_PROCS];
+    double util_pct;     /* GPU utilization over the driver's last sample period; < 0 unknown */
+    double mem_used_mib; /* device memory in use by every process; < 0 unknown */
+} gq_gpu_load;
 
 /* Backend options, as fio's engines own theirs (ioengine_ops.options):
  * each backend declares its options in a table (name, value kind, bounds,
@@ -225,6 +244,13 @@ typedef struct gq_backend_ops {
      * backend that runs stress must have it: it advances the model clock, so
      * a 5-minute simulated stress takes no wall time. */
     void (*wait)(gq_backend *be, double seconds);
+
+    /* Optional (version 3): what else uses a GPU now, for the clean room
+     * (measure/cleanroom.h): the driver's compute and graphics process
+     * lists without this process, utilization and memory in use. Cheap
+     * enough to call before and after every measurement. GQ_E_UNSUPP when
+     * the backend cannot tell (then nothing is claimed clean or busy). */
+    int (*observe)(gq_backend *be, int gpu, gq_gpu_load *out, gq_err *err);
 } gq_backend_ops;
 
 #define GQ_BE_SIMULATED 0x1u    /* figures are model output, not measurements */

@@ -503,7 +503,7 @@ const gq_frame_cmd gq_frame_domains = {
     .opts = {.name = "domains", .tabs = tabs, .ntab = NTABS, .defaults = defaults},
     .opts_size = sizeof(domains_opts),
     .maxpos = 2,
-    .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL,
+    .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL | GQ_FRAME_MEASURES,
     .prepare = domains_prepare,
     .run = domains_run,
 };

@@ -713,7 +713,7 @@ const gq_frame_cmd gq_frame_kv = {
         "  gpuqual kv --config config.json --tokens 8000 --input card.json --from 2 --to 6\n\n",
     .opts = {.name = "kv", .tabs = tabs, .ntab = NTABS, .omit = "buffer-size,verify,method"},
     .opts_size = sizeof(kv_opts),
-    .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL,
+    .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL | GQ_FRAME_MEASURES,
     .prepare = kv_prepare,
     .check = kv_check,
     .run = kv_run,

@@ -409,7 +409,7 @@ const gq_frame_cmd gq_frame_pairs = {
     .opts = {.name = "pairs", .tabs = tabs, .ntab = NTABS},
     .opts_size = sizeof(pairs_opts),
     .maxpos = 4,
-    .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL,
+    .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL | GQ_FRAME_MEASURES,
     .prepare = pairs_prepare,
     .run = pairs_run,
 };

@@ -620,7 +620,7 @@ const gq_frame_cmd gq_frame_run = {
     .opts = {.name = "run", .tabs = tabs, .ntab = (int)(sizeof tabs / sizeof tabs[0])},
     .opts_size = sizeof(run_opts),
     .maxpos = MAX_POS,
-    .needs = GQ_FRAME_BACKEND,
+    .needs = GQ_FRAME_BACKEND | GQ_FRAME_MEASURES,
     .prepare = run_prepare,
     .run = run_run,
 };

@@ -485,7 +485,7 @@ const gq_frame_cmd gq_frame_stress = {
              "Exit code: 0 pass, 4 warn, 1 fail, 5 interrupted (Ctrl-C; the summary is still written).\n\n",
     .opts = {.name = "stress", .tabs = tabs, .ntab = NTABS},
     .opts_size = sizeof(stress_opts),
-    .needs = GQ_FRAME_BACKEND,
+    .needs = GQ_FRAME_BACKEND | GQ_FRAME_MEASURES,
     .prepare = stress_prepare,
     .run = stress_run,
 };

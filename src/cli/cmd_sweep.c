@@ -587,7 +587,7 @@ const gq_frame_cmd gq_frame_sweep = {
     .opts = {.name = "sweep", .tabs = tabs, .ntab = NTABS},
     .opts_size = sizeof(sweep_opts),
     .maxpos = 2,
-    .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL,
+    .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL | GQ_FRAME_MEASURES,
     .prepare = sweep_prepare,
     .run = sweep_run,
 };

@@ -49,6 +49,11 @@ const gq_opt gq_common_backend_opts[] = {
      .help = "inject faults into the simulation: gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8"},
     {.name = "journal", .type = GQ_OPT_STR, .off = OFF(journal), .arg = "FILE",
      .help = "append every finished measurement to FILE (JSON lines)"},
+    {.name = "wait-busy", .type = GQ_OPT_DURATION, .off = OFF(wait_busy_s), .arg = "TIME",
+     .help = "when another gpuqual holds a GPU, wait up to TIME for it (default: do not wait), then exit 6",
+     .lo = 0, .hi = 7 * 86400},
+    {.name = "sim-lock", .type = GQ_OPT_FLAG, .off = OFF(sim_lock),
+     .help = "take the per-GPU locks on a simulated machine too (for tests; real GPUs always take them)"},
     GQ_OPT_END,
 };
 /* clang-format on */

@@ -29,6 +29,8 @@ typedef struct gq_common {
     const char *sim_fault;
     const char *gpus;    /* --gpus "0,1,3" (NULL = all) */
     const char *journal; /* --journal FILE */
+    double wait_busy_s;  /* --wait-busy: how long to wait for another gpuqual's GPU lock */
+    bool sim_lock;       /* --sim-lock: take the GPU locks on a simulated machine too (tests) */
     /* measurement (gq_common_measure_opts; commands that measure include it) */
     int rounds;
     uint64_t buffer_size;

@@ -24,6 +24,31 @@ static void help(const gq_frame_cmd *cmd)
     gq_optset_help(stdout, &cmd->opts, gq_opts_help_width);
 }
 
+/* One gpuqual per GPU, and the clean room for every measurement. The
+ * simulator takes no lock unless --sim-lock asks for it (tests). */
+static int frame_clean_room(gq_ctx *ctx)
+{
+    gq_cleanroom_init(&ctx->clean, &ctx->be);
+    gq_cleanroom_install(&ctx->clean);
+    int all[GQ_MAX_GPUS], n = ctx->c->ngpus_sel;
+    const int *gpus = ctx->c->gpus_sel;
+    if (n <= 0) {
+        for (n = 0; n < ctx->topo->ngpu && n < GQ_MAX_GPUS; n++)
+            all[n] = n;
+        gpus = all;
+    }
+    int rc = GQ_OK;
+    if (!gq_backend_simulated(&ctx->be) || ctx->c->sim_lock) {
+        char what[64];
+        snprintf(what, sizeof what, "gpuqual %s", ctx->cmd->name);
+        rc = gq_gpulock_acquire(&ctx->lock, ctx->topo, gpus, n, ctx->c->wait_busy_s, what, &ctx->err);
+    }
+    /* The command's plan is one step: utilization and memory sampled once before it. */
+    if (rc == GQ_OK)
+        gq_cleanroom_step(&ctx->clean, gpus, n, GQ_CLEAN_STEP_S);
+    return rc;
+}
+
 /* Everything before run(): options, checks, backend, journal, output. */
 static int frame_open(gq_ctx *ctx, gq_outfile *of, bool *help_only, int argc, char **argv)
 {
@@ -49,6 +74,8 @@ static int frame_open(gq_ctx *ctx, gq_outfile *of, bool *help_only, int argc, ch
             return rc;
         ctx->opened = true;
         if (cmd->check && (rc = cmd->check(ctx)))
+            return rc;
+        if ((cmd->needs & GQ_FRAME_MEASURES) && (rc = frame_clean_room(ctx)))
             return rc;
     }
     if ((cmd->needs & GQ_FRAME_JOURNAL) && ctx->c->journal && !ctx->no_backend) {
@@ -97,7 +124,16 @@ int gq_frame_main(const gq_frame_cmd *cmd, int argc, char **argv)
         rc = frame_outputs(&ctx, &of);
     if (ctx.out != stdout)
         gq_outfile_abort(&of);
+    char note[400];
+    gq_cleanroom_note(&ctx.clean, note, sizeof note);
+    if (note[0] && !help_only)
+        gq_cli_warn("%s", note);
+    gq_cleanroom_install(NULL);
+    gq_gpulock_release(&ctx.lock);
     int code = ctx.exit_code;
+    /* Figures taken while something else used the GPU are not clean. */
+    if (!rc && code == 0 && ctx.clean.contaminated > 0 && !ctx.busy_judged)
+        code = gq_status_exit_code(GQ_E_BUSY);
     if (rc) {
         code = gq_status_exit_code(rc);
         if (cmd->fail) {

@@ -17,6 +17,8 @@
 #include "backend/backend.h"
 #include "cli/common.h"
 #include "core/outfile.h"
+#include "measure/cleanroom.h"
+#include "measure/gpulock.h"
 #include "measure/journal.h"
 #include "topo/topo.h"
 
@@ -26,11 +28,14 @@ struct json_t;
 
 /* What the frame does for a command (gq_frame_cmd.needs). */
 enum {
-    GQ_FRAME_COMMON = 1u << 0,  /* the options struct begins with gq_common (format, json, quiet, gpus...) */
-    GQ_FRAME_BACKEND = 1u << 1, /* open the backend and discover (gq_cli_open) unless prepare() sets
-                                   ctx->no_backend; implies GQ_FRAME_COMMON */
-    GQ_FRAME_JOURNAL = 1u << 2, /* open --journal FILE as ctx->journal (not with ctx->no_backend: nothing is
-                                   measured) */
+    GQ_FRAME_COMMON = 1u << 0,   /* the options struct begins with gq_common (format, json, quiet, gpus...) */
+    GQ_FRAME_BACKEND = 1u << 1,  /* open the backend and discover (gq_cli_open) unless prepare() sets
+                                    ctx->no_backend; implies GQ_FRAME_COMMON */
+    GQ_FRAME_JOURNAL = 1u << 2,  /* open --journal FILE as ctx->journal (not with ctx->no_backend: nothing is
+                                    measured) */
+    GQ_FRAME_MEASURES = 1u << 3, /* it measures the GPUs: take each selected GPU's lock (measure/gpulock.h;
+                                    --wait-busy) and watch the clean room (measure/cleanroom.h), whose note
+                                    the frame prints after run() */
 };
 
 typedef struct gq_ctx {
@@ -51,11 +56,15 @@ typedef struct gq_ctx {
     gq_topo *topo;       /* the whole machine after discovery (allocated for every command) */
     gq_journal *journal; /* --journal, or NULL (points at jr) */
     gq_journal jr;
+    gq_cleanroom clean; /* with GQ_FRAME_MEASURES: installed for gq_harness_opts_default() */
+    gq_gpulock lock;
     FILE *out; /* -o FILE, else stdout */
     /* results of run() */
     struct json_t *doc; /* the document: written to --json FILE (the frame frees it) */
     bool doc_stdout;    /* also print doc on stdout (--format json) */
     int exit_code;      /* a verdict's exit code (0, 1, 4, 5) when run() returns GQ_OK */
+    bool busy_judged;   /* run() turned the clean room's findings into its verdict (the card); else a
+                           successful run with contaminated measurements exits 6 */
     gq_err err;
 } gq_ctx;
 

@@ -51,6 +51,7 @@ const char *gq_flags_str(unsigned flags, char *buf, size_t n)
         {GQ_FLAG_SPREAD, "spread"},
         {GQ_FLAG_NUMA_MISPLACED, "numa_misplaced"},
         {GQ_FLAG_INCOMPLETE, "incomplete"},
+        {GQ_FLAG_OVERLAP_RETRIED, "overlap_retried"},
         {GQ_FLAG_CONTAMINATED, "contaminated"},
     };
     size_t used = 0;
@@ -119,4 +120,30 @@ int gq_record_contaminate(gq_record *r, const char *kind, int gpu, int pid, cons
     r->valid = false;
     r->flags |= GQ_FLAG_CONTAMINATED;
     return GQ_OK;
+}
+
+bool gq_contam_add(gq_contam *c, const gq_contam_item *it)
+{
+    for (int i = 0; i < c->n; i++)
+        if (!strcmp(c->item[i].kind, it->kind) && c->item[i].gpu == it->gpu && c->item[i].pid == it->pid)
+            return true;
+    if (c->n >= GQ_CONTAM_MAX)
+        return false;
+    c->item[c->n++] = *it;
+    return true;
+}
+
+void gq_contam_summary(const gq_contam *c, char *buf, size_t n)
+{
+    size_t used = 0;
+    if (n == 0)
+        return;
+    buf[0] = '\0';
+    for (int i = 0; i < c->n && used + 1 < n; i++) {
+        const gq_contam_item *it = &c->item[i];
+        int w = snprintf(buf + used, n - used, "%sGPU %d: %s", i ? "; " : "", it->gpu, it->detail);
+        if (w < 0)
+            break;
+        used += (size_t)w < n - used ? (size_t)w : n - used - 1;
+    }
 }

@@ -35,9 +35,33 @@ typedef enum gq_direction { GQ_DIR_H2D = 0, GQ_DIR_D2H, GQ_DIR_P2P, GQ_DIR_LOCAL
 #define GQ_FLAG_NUMA_MISPLACED 0x20u /* host pages not on the requested node */
 #define GQ_FLAG_INCOMPLETE 0x40u     /* fewer rounds than asked (interrupted) */
 #define GQ_FLAG_OVERLAP_RETRIED                                                                              \
-    0x80u                           /* a round whose windows overlapped < 99% was re-run (informational)     \
-                                     */
-#define GQ_FLAG_CONTAMINATED 0x100u /* something else used the GPU or its path while measuring */
+    0x80u /* a round whose windows overlapped < 99% was re-run (informational)                               \
+           */
+/* Something else used a GPU of the measurement while it ran (the clean room,
+ * measure/cleanroom.h): not valid for an aggregate or a verdict. */
+#define GQ_FLAG_CONTAMINATED 0x100u
+
+/* What the clean room saw around one measurement (measure/cleanroom.h); each
+ * item becomes one entry of the record's "contaminated" summary through
+ * gq_record_contaminate. */
+#define GQ_CONTAM_MAX 4
+typedef struct gq_contam_item {
+    char kind[16]; /* "process", "utilization", "memory", "lock", "sim" */
+    int gpu;
+    int pid; /* 0 when none */
+    char name[48];
+    char detail[128];
+} gq_contam_item;
+
+typedef struct gq_contam {
+    int n; /* items kept (at most GQ_CONTAM_MAX) */
+    gq_contam_item item[GQ_CONTAM_MAX];
+} gq_contam;
+
+/* One line: "GPU 0: process 4242 (gpu_burn), 20480 MiB; GPU 1: 63% utilization". */
+void gq_contam_summary(const gq_contam *c, char *buf, size_t n);
+/* Add an item unless an equal one (kind, gpu, pid) is there; false when full. */
+bool gq_contam_add(gq_contam *c, const gq_contam_item *it);
 
 typedef struct gq_stat {
     double median, min, max, spread; /* spread = (max - min) / median */

@@ -47,6 +47,7 @@ typedef struct gq_sample {
     uint64_t ecc_corrected, ecc_uncorrected; /* volatile, cumulative */
     int remapped_rows;                       /* pending + failed; -1 unknown */
     bool lost;                               /* GPU fell off the bus / no longer answers */
+    double temp_slowdown_c;                  /* the GPU's slowdown temperature threshold; NAN unknown */
 } gq_sample;
 
 /* Bits of gq_sample.clock_reasons: NVML's nvmlClocksEventReason* values. */

@@ -24,6 +24,7 @@ void gq_harness_opts_default(gq_harness_opts *o)
     o->verify = true;
     o->warmup_reps = 1;
     o->round_s = GQ_HARNESS_ROUND_S;
+    o->clean = gq_cleanroom_installed();
 }
 
 double gq_harness_overlap(const double *start, const double *end, int n)
@@ -515,6 +516,19 @@ int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement
     int group = next_group(out);
     double t0 = gq_now_unix();
     double tp = gq_now_mono();
+    int cgpus[2 * GQ_MAX_FLOWS + GQ_MAX_FLOWS], ncg = 0;
+    if (o->clean) {
+        for (int i = 0; i < m->nflows; i++) {
+            const gq_flow *f = &m->flows[i];
+            if (f->exec_gpu >= 0)
+                cgpus[ncg++] = f->exec_gpu;
+            if (f->src.kind == GQ_EP_GPU)
+                cgpus[ncg++] = f->src.index;
+            if (f->dst.kind == GQ_EP_GPU)
+                cgpus[ncg++] = f->dst.index;
+        }
+        gq_cleanroom_check(o->clean, cgpus, ncg, &c->contam);
+    }
 
     if ((rc = be->ops->prepare(be, m->flows, m->nflows, &g, &rerr)) != GQ_OK) {
         g = NULL;
@@ -555,6 +569,10 @@ int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement
         rc = gq_err_set(err, GQ_E_INTR, "interrupted before the first round of %s", m->test);
         goto out;
     }
+    if (o->clean)
+        gq_cleanroom_check(o->clean, cgpus, ncg, &c->contam);
+    if (o->clean && c->contam.n)
+        o->clean->contaminated++;
     if ((erc = gq_harness_emit(c, be, topo, o, out, j, group, t0, &jerr, &jfailed)) != GQ_OK) {
         rc = gq_err_set(err, erc, "harness: out of memory");
         goto out;
@@ -618,6 +636,10 @@ int gq_harness_latency(gq_backend *be, const gq_topo *topo, const char *test, co
     double v[GQ_MAX_ROUNDS];
     int n = 0;
     bool interrupted = false;
+    gq_contam cs = {0};
+    int lgpus[2] = {req->exec_gpu, req->target.kind == GQ_EP_GPU ? req->target.index : req->exec_gpu};
+    if (o->clean)
+        gq_cleanroom_check(o->clean, lgpus, 2, &cs);
     if (!be->ops->latency) {
         rc = gq_err_set(err, GQ_E_UNSUPP, "%s: the %s backend cannot measure latency", test, be->ops->name);
         gq_hrec_set_error(&r, GQ_FLAG_ERROR, err ? err->msg : "latency not supported by this backend");
@@ -666,6 +688,12 @@ int gq_harness_latency(gq_backend *be, const gq_topo *topo, const char *test, co
     if (interrupted && n == 0)
         return gq_err_set(err, GQ_E_INTR, "interrupted");
     gq_hrec_fill_value(&r, v, n);
+    if (o->clean) {
+        gq_cleanroom_check(o->clean, lgpus, 2, &cs);
+        if (cs.n)
+            o->clean->contaminated++;
+        gq_cleanroom_mark(&r, &cs);
+    }
     if (interrupted)
         r.flags |= GQ_FLAG_INCOMPLETE;
     if (o->spread_target > 0 && n > 0 && r.value.spread > o->spread_target)

@@ -28,6 +28,7 @@
 #include <stdbool.h>
 
 #include "backend/backend.h"
+#include "measure/cleanroom.h"
 #include "measure/journal.h"
 #include "measure/measurement.h"
 #include "core/record.h"
@@ -75,6 +76,10 @@ typedef struct gq_harness_opts {
      * prints these under GQ_TRACE=1. */
     void (*trace)(void *arg, const char *test, const char *phase, double seconds, const char *note);
     void *trace_arg;
+    /* The clean room (measure/cleanroom.h), or NULL: the GPUs of each
+     * measurement are checked before it and after its rounds, and what was
+     * seen marks every record of it contaminated (valid = false). */
+    gq_cleanroom *clean;
 } gq_harness_opts;
 
 /* Default options: 5 rounds, verify on, one warm-up copy, auto mode (reps 0,

@@ -142,8 +142,11 @@ static gq_endpoint common_ep(const gq_measurement *m, const bool *member, bool s
     return e;
 }
 
-static int push(gq_recordset *out, gq_journal *j, const gq_record *r, gq_err *jerr, bool *jfailed)
+static int push(gq_recordset *out, gq_journal *j, const gq_record *r0, const gq_contam *cs, gq_err *jerr,
+                bool *jfailed)
 {
+    gq_record rr = *r0, *r = &rr;
+    gq_cleanroom_mark(r, cs);
     int rc = gq_records_push(out, r);
     if (rc)
         return rc;
@@ -268,7 +271,7 @@ static int emit_flows(const emit_ctx *ec, double overlap, member_facts *mf)
         }
         mf->verify[d] |= (r.flags & GQ_FLAG_VERIFY_FAILED) != 0;
         mf->imp[d] |= (r.flags & GQ_FLAG_IMPOSSIBLE) != 0;
-        if ((rc = push(ec->out, ec->j, &r, ec->jerr, ec->jfailed)))
+        if ((rc = push(ec->out, ec->j, &r, &ec->c->contam, ec->jerr, ec->jfailed)))
             return rc;
     }
     return GQ_OK;
@@ -369,7 +372,7 @@ static int emit_aggregate(const emit_ctx *ec, int pass, const member_facts *fact
     char why[240];
     double cap = gq_sanity_group_capacity(ec->topo, mf, nm, why, sizeof why);
     gq_sanity_apply(&r, cap, why);
-    return push(ec->out, ec->j, &r, ec->jerr, ec->jfailed);
+    return push(ec->out, ec->j, &r, &ec->c->contam, ec->jerr, ec->jfailed);
 }
 
 int gq_harness_emit(const hctx *c, gq_backend *be, const gq_topo *topo, const gq_harness_opts *o,

@@ -39,6 +39,7 @@ typedef struct hctx {
     char whole_error[200]; /* run() failed as a whole */
     bool interrupted;
     unsigned dir_present; /* directions among reported flows */
+    gq_contam contam;     /* the clean room's observations, before and after the rounds */
 } hctx;
 
 /* Build and push every record of the measurement (harness_emit.c). */

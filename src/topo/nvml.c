@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/units.h"
@@ -39,6 +40,19 @@ typedef union nvml_pci_info {
 typedef struct nvml_memory { /* nvmlMemory_t (v1) */
     unsigned long long total, free, used;
 } nvml_memory;
+
+/* nvmlProcessInfo_t as nvmlDevice{Compute,Graphics}RunningProcesses_v3 fill
+ * it (nvml.h, R510 and later; the same layout as nvmlProcessInfo_v2_t):
+ * 4 bytes of pid, 4 of padding, 8 of memory, two 4-byte instance ids: 24
+ * bytes on LP64. tests/unit/test_nvml_layout.c pins the offsets and
+ * tests/gpu checks them against a real call (this process must be listed). */
+typedef struct nvml_process_info {
+    unsigned int pid;
+    unsigned long long usedGpuMemory; /* NVML_VALUE_NOT_AVAILABLE (all ones) when unknown */
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvml_process_info;
+#define NVML_ERROR_INSUFFICIENT_SIZE 7
 
 typedef struct nvml_utilization { /* nvmlUtilization_t */
     unsigned gpu, memory;
@@ -75,6 +89,7 @@ enum { /* nvmlValueType_t */
 #define NVML_FI_DEV_MEMORY_TEMP 82
 #define NVML_NVLINK_MAX_LINKS 18
 #define NVML_TEMPERATURE_GPU 0
+#define NVML_TEMPERATURE_THRESHOLD_SLOWDOWN 1
 #define NVML_CLOCK_SM 1
 #define NVML_CLOCK_MEM 2
 #define NVML_MEMORY_ERROR_TYPE_CORRECTED 0
@@ -141,6 +156,9 @@ typedef struct nvml_fns {
     nvml_ret (*DeviceGetPcieReplayCounter)(nvml_dev, unsigned *);
     nvml_ret (*DeviceGetTotalEccErrors)(nvml_dev, int, int, unsigned long long *);
     nvml_ret (*DeviceGetRemappedRows)(nvml_dev, unsigned *, unsigned *, unsigned *, unsigned *);
+    nvml_ret (*DeviceGetTemperatureThreshold)(nvml_dev, int, unsigned *);
+    nvml_ret (*DeviceGetComputeRunningProcesses)(nvml_dev, unsigned *, nvml_process_info *);
+    nvml_ret (*DeviceGetGraphicsRunningProcesses)(nvml_dev, unsigned *, nvml_process_info *);
 } nvml_fns;
 
 /* Each entry: the struct slot and the symbol names to try, newest first
@@ -188,6 +206,11 @@ static const nvml_sym syms[] = {
     {.off = SLOT(DeviceGetPcieReplayCounter), .names = {"nvmlDeviceGetPcieReplayCounter"}},
     {.off = SLOT(DeviceGetTotalEccErrors), .names = {"nvmlDeviceGetTotalEccErrors"}},
     {.off = SLOT(DeviceGetRemappedRows), .names = {"nvmlDeviceGetRemappedRows"}},
+    {.off = SLOT(DeviceGetTemperatureThreshold), .names = {"nvmlDeviceGetTemperatureThreshold"}},
+    /* Only the _v3 entry points: _v2 has the same layout but older drivers'
+     * _v2 filled it differently, and _v1 has no instance ids (16 bytes). */
+    {.off = SLOT(DeviceGetComputeRunningProcesses), .names = {"nvmlDeviceGetComputeRunningProcesses_v3"}},
+    {.off = SLOT(DeviceGetGraphicsRunningProcesses), .names = {"nvmlDeviceGetGraphicsRunningProcesses_v3"}},
 };
 #undef SLOT
 
@@ -505,7 +528,7 @@ int gq_nvml_sample(gq_nvml_dev d, gq_sample *s, gq_err *err)
 
     memset(s, 0, sizeof *s);
     s->t = gq_now_mono();
-    s->temp_c = s->mem_temp_c = s->power_w = s->power_limit_w = NAN;
+    s->temp_c = s->mem_temp_c = s->power_w = s->power_limit_w = s->temp_slowdown_c = NAN;
     s->sm_clock_mhz = s->mem_clock_mhz = s->util_pct = NAN;
     s->clock_reasons = s->pcie_replay = s->ecc_corrected = s->ecc_uncorrected = GQ_SAMPLE_U64_UNKNOWN;
     s->pcie_gen = s->pcie_width = s->remapped_rows = -1;
@@ -517,6 +540,9 @@ int gq_nvml_sample(gq_nvml_dev d, gq_sample *s, gq_err *err)
 #define TRY(call) ((r = (call)) == NVML_SUCCESS || ((lost |= (r == NVML_ERROR_GPU_IS_LOST)), false))
     if (fn.DeviceGetTemperature && TRY(fn.DeviceGetTemperature(d, NVML_TEMPERATURE_GPU, &u)))
         s->temp_c = u;
+    if (fn.DeviceGetTemperatureThreshold &&
+        TRY(fn.DeviceGetTemperatureThreshold(d, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &u)) && u > 0)
+        s->temp_slowdown_c = u;
     if (fn.DeviceGetFieldValues) {
         nvml_field_value fv;
         memset(&fv, 0, sizeof fv);
@@ -554,5 +580,103 @@ int gq_nvml_sample(gq_nvml_dev d, gq_sample *s, gq_err *err)
         s->remapped_rows = (int)(u + u2);
 #undef TRY
     s->lost = lost;
+    return GQ_OK;
+}
+
+size_t gq_nvml_process_info_size(void)
+{
+    return sizeof(nvml_process_info);
+}
+
+size_t gq_nvml_process_info_offset(int field)
+{
+    switch (field) {
+    case 0: return offsetof(nvml_process_info, pid);
+    case 1: return offsetof(nvml_process_info, usedGpuMemory);
+    case 2: return offsetof(nvml_process_info, gpuInstanceId);
+    default: return offsetof(nvml_process_info, computeInstanceId);
+    }
+}
+
+/* One of the two lists, appended to out[*n..max). */
+static nvml_ret list_procs(nvml_ret (*get)(nvml_dev, unsigned *, nvml_process_info *), nvml_dev d,
+                           bool graphics, gq_nvml_proc *out, int max, int *n, int *total)
+{
+    unsigned cap = 64;
+    nvml_process_info *v = NULL;
+    nvml_ret r = NVML_SUCCESS;
+    for (int tries = 0; tries < 4; tries++) {
+        nvml_process_info *nv = realloc(v, cap * sizeof *v);
+        if (!nv) {
+            free(v);
+            return NVML_ERROR_INSUFFICIENT_SIZE;
+        }
+        v = nv;
+        unsigned count = cap;
+        r = get(d, &count, v);
+        if (r == NVML_ERROR_INSUFFICIENT_SIZE && count > cap && count < 65536) {
+            cap = count + 16; /* processes may start between the two calls */
+            continue;
+        }
+        if (r == NVML_SUCCESS) {
+            for (unsigned i = 0; i < count && i < cap; i++) {
+                (*total)++;
+                if (*n < max) {
+                    out[*n].pid = v[i].pid;
+                    out[*n].used_bytes = v[i].usedGpuMemory;
+                    out[*n].graphics = graphics;
+                    (*n)++;
+                }
+            }
+        }
+        break;
+    }
+    free(v);
+    return r;
+}
+
+int gq_nvml_processes(gq_nvml_dev d, gq_nvml_proc *out, int max, int *n, int *total, gq_err *err)
+{
+    *n = *total = 0;
+    if (need_open(err))
+        return GQ_E_UNSUPP;
+    if (!fn.DeviceGetComputeRunningProcesses)
+        return gq_err_set(err, GQ_E_UNSUPP,
+                          "this driver's NVML has no nvmlDeviceGetComputeRunningProcesses_v3");
+    nvml_ret r = list_procs(fn.DeviceGetComputeRunningProcesses, d, false, out, max, n, total);
+    if (r != NVML_SUCCESS)
+        return gq_err_set(err, GQ_E_UNSUPP, "nvmlDeviceGetComputeRunningProcesses_v3: %s", errstr(r));
+    if (fn.DeviceGetGraphicsRunningProcesses) {
+        /* A process with both a compute and a graphics context is listed twice. */
+        int n0 = *n;
+        gq_nvml_proc g[GQ_NVML_MAX_PROCS];
+        int gn = 0, gt = 0;
+        r = list_procs(fn.DeviceGetGraphicsRunningProcesses, d, true, g, GQ_NVML_MAX_PROCS, &gn, &gt);
+        if (r == NVML_SUCCESS)
+            for (int i = 0; i < gn; i++) {
+                bool seen = false;
+                for (int k = 0; k < n0 && !seen; k++)
+                    seen = out[k].pid == g[i].pid;
+                if (seen)
+                    continue;
+                (*total)++;
+                if (*n < max)
+                    out[(*n)++] = g[i];
+            }
+    }
+    return GQ_OK;
+}
+
+int gq_nvml_load(gq_nvml_dev d, double *util_pct, double *mem_used_mib, gq_err *err)
+{
+    *util_pct = *mem_used_mib = -1;
+    if (need_open(err))
+        return GQ_E_UNSUPP;
+    nvml_utilization u;
+    if (fn.DeviceGetUtilizationRates && fn.DeviceGetUtilizationRates(d, &u) == NVML_SUCCESS)
+        *util_pct = u.gpu;
+    nvml_memory m;
+    if (fn.DeviceGetMemoryInfo && fn.DeviceGetMemoryInfo(d, &m) == NVML_SUCCESS)
+        *mem_used_mib = (double)m.used / (1024.0 * 1024.0);
     return GQ_OK;
 }

@@ -65,4 +65,27 @@ void gq_nvml_fill_topo(gq_topo *t);
  * NVML_ERROR_GPU_IS_LOST. Needs NVML open; returns GQ_E_UNSUPP otherwise. */
 int gq_nvml_sample(gq_nvml_dev d, gq_sample *s, gq_err *err);
 
+/* The processes holding a context on a GPU, from the driver's compute and
+ * graphics lists (the _v3 entry points; a process in both is listed once).
+ * Up to max into out[]; *n listed, *total in all. This process is among
+ * them once it has a context there. GQ_E_UNSUPP when NVML is not open or
+ * the driver cannot list processes (some vGPU and MIG setups). */
+#define GQ_NVML_MAX_PROCS 64
+typedef struct gq_nvml_proc {
+    unsigned pid;
+    unsigned long long used_bytes; /* ULLONG_MAX when the driver does not say */
+    bool graphics;
+} gq_nvml_proc;
+int gq_nvml_processes(gq_nvml_dev d, gq_nvml_proc *out, int max, int *n, int *total, gq_err *err);
+
+/* Utilization (%, over the driver's last sample period) and memory in use
+ * (MiB, by every process); -1 for what cannot be read. */
+int gq_nvml_load(gq_nvml_dev d, double *util_pct, double *mem_used_mib, gq_err *err);
+
+/* sizeof and field offsets (0 pid, 1 usedGpuMemory, 2 gpuInstanceId, 3
+ * computeInstanceId) of the nvmlProcessInfo_t declared here, for the layout
+ * test. */
+size_t gq_nvml_process_info_size(void);
+size_t gq_nvml_process_info_offset(int field);
+
 #endif

@@ -241,6 +241,48 @@ int main(int argc, char **argv)
     if (failures > before)
         show(log);
 
+    /* 2b. Without stress, rank 1's GPU 0 link runs at x8: its host paths move half (27.5 of
+     * 55.1 GB/s), so that node fails its card and is the one flagged, with or without stress. */
+    snprintf(dir, sizeof dir, "%s/x8", tmp);
+    snprintf(log, sizeof log, "%s/x8.log", tmp);
+    char *ax8[] = {mpirun,
+                   "--allow-run-as-root",
+                   "--oversubscribe",
+                   "--bind-to",
+                   "none",
+                   "-np",
+                   "3",
+                   bin,
+                   "fleet",
+                   "--sim",
+                   "h200x2",
+                   "--no-stress",
+                   "--budget",
+                   "1m",
+                   "--sim-seed-per-rank",
+                   "--sim-fault",
+                   "rank1:gpu0:link-x8",
+                   "-q",
+                   "-o",
+                   dir,
+                   NULL};
+    before = failures;
+    rc = run(ax8, log);
+    CHECK(rc == 1, "x8 fleet: exit %d, expected 1 (a node fails)", rc);
+    doc = load(dir);
+    f = json_object_get(doc, "fleet");
+    for (int r = 0; r < 3; r++) {
+        const json_t *n = node(f, r);
+        CHECK(n, "x8 fleet: rank %d missing", r);
+        CHECK(!strcmp(str(n, "verdict"), r == 1 ? "fail" : "pass"), "x8 fleet: rank %d verdict '%s'", r,
+              str(n, "verdict"));
+        CHECK(json_is_true(json_object_get(n, "flagged")) == (r == 1), "x8 fleet: rank %d flagged wrongly",
+              r);
+    }
+    json_decref(doc);
+    if (failures > before)
+        show(log);
+
     /* 3. No mpirun: a fleet of one node. */
     snprintf(dir, sizeof dir, "%s/single", tmp);
     snprintf(log, sizeof log, "%s/single.log", tmp);

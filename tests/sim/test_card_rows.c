@@ -238,9 +238,9 @@ static const char *const a100x6_lines[] = {
     "8.88–10.0 GB/s | pass | Discover fast communication groups",
     "ROW Concurrent GPU traffic | 3 pairs at once within domains, 2 across | within 790 GB/s in total, "
     "across 19.3 GB/s (2%) | info | Place workers without overloading shared paths",
-    "ROW Host-memory traffic | both directions: each GPU alone, 14 subsets, all at once | alone 24.5 / 24.5 "
-    "GB/s (to GPU / to host); all at once 100.0 / 100.0 GB/s; 4 shared host budgets | pass | Select and "
-    "qualify offload workers",
+    "ROW Host-memory traffic | both directions: each GPU alone, 14 subsets, all at once | alone 12.2–24.5 / "
+    "12.2–24.5 GB/s (to GPU / to host); all at once 87.7 / 87.7 GB/s; 4 shared host budgets | fail | Select "
+    "and qualify offload workers",
     "ROW Transfer granularity | buffer-size sweep on 2 paths | fastest path: GPU 5 → GPU 4: 2.00 µs fixed "
     "cost, half of 264 GB/s at 516 KiB; slowest path: GPU 0 → GPU 4: 4.00 µs fixed cost, half of 8.88 GB/s "
     "at 35 KiB | info | Budget transfer overhead realistically",
@@ -250,7 +250,7 @@ static const char *const a100x6_lines[] = {
     "| max 44 °C, average SM clock 1201 MHz, power-capped up to 100% of samples, no thermal slowdown | fail "
     "| Accept the operating envelope",
     "ROW Placement | 3 prefill, 3 decode, 3 offload workers (default split); the implied pattern measured "
-    "against the naive one | pairs 0→3 1→2 4→5; offload on 0, 3, 4; 2.81× the naive mapping | info | Keep "
+    "against the naive one | pairs 0→3 1→2 4→5; offload on 1, 3, 4; 2.81× the naive mapping | info | Keep "
     "heavy exchanges on fast paths; verify in the serving stack",
     "ROW Measurement integrity | 198 records: every figure against its path's capacity, overlap of "
     "concurrent windows, data pattern checks | 0 impossible, 0 overlap-invalid, 0 failed checks, 0 errors | "
@@ -259,6 +259,10 @@ static const char *const a100x6_lines[] = {
     "measured by gpuqual: run the serving stack on the placement above | skip | Confirm the infrastructure "
     "choices improve service",
     "FIND FAIL: GPU 0 (NVIDIA A100-PCIE-40GB): PCIe width 8 lanes, below the expected minimum 16 lanes.",
+    "FIND FAIL: 6 × NVIDIA A100-PCIE-40GB: host-to-GPU bandwidth alone ranges from 12.2 GB/s (GPU 0) to 24.5 "
+    "GB/s (GPU 1), a spread of 50.0% (above 20%).",
+    "FIND FAIL: 6 × NVIDIA A100-PCIE-40GB: GPU-to-host bandwidth alone ranges from 12.2 GB/s (GPU 0) to 24.5 "
+    "GB/s (GPU 1), a spread of 50.0% (above 20%).",
     "FIND FAIL: GPU 0: PCIe x8 under load, the link can do x16.",
     "FIND FAIL: GPU 0 under stress: GPU 0: PCIe link at Gen4 x8 under load; it can do Gen4 x16.",
     "FIND GPUs form 3 performance domains, {0,3}, {1,2}, {4,5}: pairs within a domain reach 263 GB/s one "
@@ -277,11 +281,11 @@ static const char *const a100x6_lines[] = {
     "FIND GPUs 4,5 share one GPU-to-host budget of about 25.5 GB/s when they copy at once (alone they would "
     "move 49.0 GB/s together). GPUs 4,5 sit behind one PCIe switch (0000:d8:00.0) whose uplink carries 31.5 "
     "GB/s per direction; they share 25.5 GB/s d2h.",
-    "FIND With all 6 GPUs copying from host memory at once, GPUs 1,2,4,5 get 12.7 GB/s each against 24.5 "
-    "GB/s for GPUs 0,3: an asymmetry that each GPU alone does not show.",
-    "FIND With all 6 GPUs copying to host memory at once, GPUs 1,2,4,5 get 12.7 GB/s each against 24.5 GB/s "
-    "for GPUs 0,3: an asymmetry that each GPU alone does not show.",
-    "FIND For KV offload, use GPUs 0,3,4: their host paths do not collide (measured together: 73.5 GB/s to "
+    "FIND With all 6 GPUs copying from host memory at once, GPUs 0-2,4,5 get 12.2–12.7 GB/s each against "
+    "24.5 GB/s for GPUs 3: an asymmetry that each GPU alone does not show.",
+    "FIND With all 6 GPUs copying to host memory at once, GPUs 0-2,4,5 get 12.2–12.7 GB/s each against 24.5 "
+    "GB/s for GPUs 3: an asymmetry that each GPU alone does not show.",
+    "FIND For KV offload, use GPUs 1,3,4: their host paths do not collide (measured together: 73.5 GB/s to "
     "GPU, 73.5 GB/s to host in total).",
     "FIND Prefill→decode handoffs 0→3, 1→2, 4→5 keep every KV transfer on a fast path: 790 GB/s measured "
     "together, 2.81× the naive mapping (GPUs in index order).",
@@ -290,7 +294,7 @@ static const char *const a100x6_lines[] = {
     "FIND Under 10 s of load on all 6 GPUs (1488 W together, GPU telemetry), the hottest reached 44 °C, with "
     "no thermal slowdown; power capping in up to 100% of samples is expected near the limit and is not a "
     "thermal slowdown.",
-    "VERDICT fail exit 1 (1) pass 47 warn 0 fail 3 info 6 skip 0",
+    "VERDICT fail exit 1 (1) pass 45 warn 0 fail 5 info 6 skip 0",
     NULL,
 };
 

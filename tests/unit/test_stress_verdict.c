@@ -168,9 +168,12 @@ static void power_cap_alone_is_info(void **state)
     gq_stress_summary *s = judge(r, NULL);
     assert_int_equal(s->verdict, GQ_STRESS_PASS);
     assert_int_equal(s->gpu[0].verdict, GQ_STRESS_PASS);
-    assert_int_equal(s->nfindings, 1);
+    /* power capping, and (one GPU) that nothing compares it with a peer: both info */
+    assert_int_equal(s->nfindings, 2);
     assert_int_equal(s->findings[0].level, GQ_STRESS_INFO);
     assert_string_equal(s->findings[0].rule, "power-cap");
+    assert_int_equal(s->findings[1].level, GQ_STRESS_INFO);
+    assert_string_equal(s->findings[1].rule, "no-peers");
     done(r, s);
 }
 
@@ -292,7 +295,8 @@ static void unknown_counters_are_not_errors(void **state)
     assert_int_equal(s->gpu[0].remapped_delta, -1);
     assert_true(isnan(s->gpu[0].power_capped_pct));
     assert_int_equal(s->verdict, GQ_STRESS_PASS);
-    assert_int_equal(s->nfindings, 0);
+    assert_int_equal(s->nfindings, 1); /* only "no-peers": one GPU */
+    assert_string_equal(s->findings[0].rule, "no-peers");
     done(r, s);
 }
 
@@ -514,6 +518,138 @@ static void json_section(void **state)
     done(r, s);
 }
 
+/* A GPU whose temperature follows T(t) = tinf - (tinf - 35) e^(-t/tau),
+ * sampled at 1 Hz for n s, readings rounded as NVML gives them. */
+static void heat_curve(gq_stress_result *r, int k, int n, double tinf, double tau, double slowdown)
+{
+    make_gpu(r, k, "H", n, 60, 500, 2000, GQ_CLK_SW_POWER_CAP);
+    gq_stress_gpu *g = &r->gpu[k];
+    for (int i = 0; i < n; i++) {
+        g->pts[i].s.temp_c = round(tinf - (tinf - 35) * exp(-i / tau));
+        g->pts[i].s.temp_slowdown_c = slowdown;
+    }
+}
+
+/* Peers: four identical GPUs, one 12 °C hotter than the median: WARN naming
+ * the figure, the GPU, its value and the median; within 10 °C: nothing. */
+static void peer_outlier_temperature(void **state)
+{
+    (void)state;
+    gq_stress_result *r = new_result();
+    make_gpu(r, 0, "P", 60, 60, 500, 2000, GQ_CLK_SW_POWER_CAP);
+    make_gpu(r, 1, "P", 60, 61, 500, 2000, GQ_CLK_SW_POWER_CAP);
+    make_gpu(r, 2, "P", 60, 62, 500, 2000, GQ_CLK_SW_POWER_CAP);
+    make_gpu(r, 3, "P", 60, 73.5, 500, 2000, GQ_CLK_SW_POWER_CAP); /* median of 60,61,62,73.5 = 61.5: +12 */
+    gq_stress_summary *s = judge(r, NULL);
+    const gq_stress_finding *f = find_rule(s, "peer-outlier");
+    assert_non_null(f);
+    assert_int_equal(f->level, GQ_STRESS_WARN);
+    assert_int_equal(f->gpu, 3);
+    assert_non_null(strstr(f->text, "GPU 3: maximum temperature 74 °C against its peers' median 62 °C"));
+    assert_int_equal(s->gpu[3].verdict, GQ_STRESS_WARN);
+    assert_int_equal(s->gpu[0].verdict, GQ_STRESS_PASS);
+    assert_int_equal(s->verdict, GQ_STRESS_WARN);
+    done(r, s);
+    /* 9.5 °C above the median: within the margin */
+    r = new_result();
+    make_gpu(r, 0, "P", 60, 60, 500, 2000, GQ_CLK_SW_POWER_CAP);
+    make_gpu(r, 1, "P", 60, 61, 500, 2000, GQ_CLK_SW_POWER_CAP);
+    make_gpu(r, 2, "P", 60, 62, 500, 2000, GQ_CLK_SW_POWER_CAP);
+    make_gpu(r, 3, "P", 60, 71, 500, 2000, GQ_CLK_SW_POWER_CAP);
+    s = judge(r, NULL);
+    assert_null(find_rule(s, "peer-outlier"));
+    assert_int_equal(s->verdict, GQ_STRESS_PASS);
+    done(r, s);
+}
+
+/* Two GPUs: each against the other, at 15 °C; the same 12 °C is not an
+ * outlier there, 16 °C is. Different models are never peers. */
+static void peer_two_gpus_wider_margin(void **state)
+{
+    (void)state;
+    gq_stress_result *r = new_result();
+    make_gpu(r, 0, "P", 60, 60, 500, 2000, GQ_CLK_SW_POWER_CAP);
+    make_gpu(r, 1, "P", 60, 72, 500, 2000, GQ_CLK_SW_POWER_CAP);
+    gq_stress_summary *s = judge(r, NULL);
+    assert_null(find_rule(s, "peer-outlier"));
+    done(r, s);
+    r = new_result();
+    make_gpu(r, 0, "P", 60, 60, 500, 2000, GQ_CLK_SW_POWER_CAP);
+    make_gpu(r, 1, "P", 60, 76, 500, 2000, GQ_CLK_SW_POWER_CAP);
+    make_gpu(r, 2, "Q", 60, 40, 500, 2000, GQ_CLK_SW_POWER_CAP);
+    s = judge(r, NULL);
+    const gq_stress_finding *f = find_rule(s, "peer-outlier");
+    assert_non_null(f);
+    assert_int_equal(f->gpu, 1);
+    assert_non_null(strstr(f->text, "against the other GPU's 60 °C (2 identical GPUs; margin 15 °C)"));
+    /* GPU 2 (Q) is alone: info, not compared with the P pair */
+    const gq_stress_finding *np = find_rule(s, "no-peers");
+    assert_non_null(np);
+    assert_int_equal(np->gpu, 2);
+    assert_int_equal(np->level, GQ_STRESS_INFO);
+    done(r, s);
+}
+
+/* Clock, power and TFLOP/s against the median. */
+static void peer_clock_power_tflops(void **state)
+{
+    (void)state;
+    gq_stress_result *r = new_result();
+    for (int k = 0; k < 4; k++)
+        make_gpu(r, k, "P", 60, 60, k == 2 ? 420 : 500, k == 1 ? 1880 : 2000, GQ_CLK_SW_POWER_CAP);
+    for (int i = 0; i < 60; i++)
+        r->gpu[3].pts[i].tflops = 360; /* 10% below 400 */
+    gq_stress_summary *s = judge(r, NULL);
+    int clock = 0, power = 0, tfl = 0;
+    for (int i = 0; i < s->nfindings; i++) {
+        const gq_stress_finding *f = &s->findings[i];
+        if (strcmp(f->rule, "peer-outlier"))
+            continue;
+        clock += f->gpu == 1 && strstr(f->text, "average SM clock 1880 MHz") != NULL;
+        power += f->gpu == 2 && strstr(f->text, "average power 420 W") != NULL;
+        tfl += f->gpu == 3 && strstr(f->text, "average 360.0 TFLOP/s") != NULL;
+    }
+    assert_int_equal(clock, 1); /* 6% below 2000 */
+    assert_int_equal(power, 1); /* 16% below 500 */
+    assert_int_equal(tfl, 1);
+    assert_int_equal(s->gpu[0].verdict, GQ_STRESS_PASS);
+    done(r, s);
+}
+
+/* Heading for slowdown: 60 s of a curve heading for 100 °C (tau 60 s) with a
+ * slowdown at 88: WARN with the time left, from the first-order fit:
+ * T(60) = round(100 - 65 e^-1) = 76; it reaches 88 at t = 60 ln(65/12) =
+ * 101 s, so about 40 s after the last sample. A curve settling at 71 °C
+ * (tau 26 s) is never named; nor is any curve over less than 30 s. */
+static void heading_for_slowdown(void **state)
+{
+    (void)state;
+    gq_stress_result *r = new_result();
+    heat_curve(r, 0, 61, 100, 60, 88);
+    gq_stress_summary *s = judge(r, NULL);
+    const gq_stress_finding *f = find_rule(s, "heading-slowdown");
+    assert_non_null(f);
+    assert_int_equal(f->level, GQ_STRESS_WARN);
+    assert_non_null(strstr(f->text, "GPU 0: 76 °C and still heating"));
+    assert_non_null(strstr(f->text, "slowdown temperature 88 °C"));
+    int secs = 0;
+    const char *p = strstr(f->text, "in about ");
+    assert_non_null(p);
+    secs = atoi(p + 9);
+    assert_in_range(secs, 25, 60);
+    done(r, s);
+    r = new_result();
+    heat_curve(r, 0, 300, 71, 26, 88);
+    s = judge(r, NULL);
+    assert_null(find_rule(s, "heading-slowdown"));
+    done(r, s);
+    r = new_result();
+    heat_curve(r, 0, 20, 100, 60, 88);
+    s = judge(r, NULL);
+    assert_null(find_rule(s, "heading-slowdown"));
+    done(r, s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -535,6 +671,10 @@ int main(void)
         cmocka_unit_test(reasons_string),
         cmocka_unit_test(options_checked),
         cmocka_unit_test(json_section),
+        cmocka_unit_test(peer_outlier_temperature),
+        cmocka_unit_test(peer_two_gpus_wider_margin),
+        cmocka_unit_test(peer_clock_power_tflops),
+        cmocka_unit_test(heading_for_slowdown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -604,4 +604,5 @@ const gq_backend_ops gq_backend_cuda_ops = {
     .stress_poll = gq_cuda_stress_poll,
     .stress_stop = gq_cuda_stress_stop,
     .sample = gq_cuda_sample,
+    .observe = gq_cuda_observe,
 };

@@ -4,6 +4,7 @@
 #define GQ_BACKEND_CUDA_INTERNAL_H
 
 #include "backend/backend.h"
+#include "topo/nvml.h"
 
 /* CUDA-runtime part of discovery: device count, names, memory, bus ids,
  * compute capability, cudaDeviceCanAccessPeer, runtime/driver versions; then
@@ -81,5 +82,12 @@ int gq_cuda_stress_poll(gq_backend *be, int gpu, uint64_t *gemms, uint64_t *faul
 int gq_cuda_stress_stop(gq_backend *be, int gpu, gq_err *err);
 int gq_cuda_sample(gq_backend *be, int gpu, gq_sample *s, gq_err *err);
 void gq_cuda_stress_fini(gq_backend *be);
+/* The NVML handle of CUDA device gpu (matched by PCI bus id; NVML opened on
+ * first use and closed by gq_cuda_stress_fini). GQ_E_UNSUPP when NVML is
+ * absent or does not know the GPU. */
+int gq_cuda_nvml_dev(gq_backend *be, int gpu, gq_nvml_dev *dev, gq_err *err);
+
+/* The ops' observe hook (cuda_observe.c). */
+int gq_cuda_observe(gq_backend *be, int gpu, gq_gpu_load *out, gq_err *err);
 
 #endif

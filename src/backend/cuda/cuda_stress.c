@@ -413,7 +413,7 @@ int gq_cuda_stress_stop(gq_backend *be, int gpu, gq_err *err)
     return rc;
 }
 
-int gq_cuda_sample(gq_backend *be, int gpu, gq_sample *smp, gq_err *err)
+int gq_cuda_nvml_dev(gq_backend *be, int gpu, gq_nvml_dev *dev, gq_err *err)
 {
     stress_state *s = state_of(be, true);
     if (!s)
@@ -449,7 +449,15 @@ int gq_cuda_sample(gq_backend *be, int gpu, gq_sample *smp, gq_err *err)
     }
     if (s->nvdev_ok[gpu] < 0)
         return gq_err_set(err, GQ_E_UNSUPP, "GPU %d: NVML: %s", gpu, s->nvdev_error[gpu]);
-    return gq_nvml_sample(s->nvdev[gpu], smp, err);
+    *dev = s->nvdev[gpu];
+    return GQ_OK;
+}
+
+int gq_cuda_sample(gq_backend *be, int gpu, gq_sample *smp, gq_err *err)
+{
+    gq_nvml_dev d;
+    int rc = gq_cuda_nvml_dev(be, gpu, &d, err);
+    return rc ? rc : gq_nvml_sample(d, smp, err);
 }
 
 void gq_cuda_stress_fini(gq_backend *be)

@@ -230,6 +230,55 @@ static int sim_opt_parse(void *bopts, const gq_backend_opt *opt, const gq_backen
 
 static void sim_fini(gq_backend *be);
 
+/* Scale a link's bandwidth limits by k (both directions, duplex, stream caps). */
+static void scale_link(gq_sim_link *L, double k)
+{
+    L->cap[0] *= k;
+    L->cap[1] *= k;
+    L->duplex *= k;
+    L->flowcap *= k;
+    L->p2p_flowcap *= k;
+    L->p2p_dircap[0] *= k;
+    L->p2p_dircap[1] *= k;
+}
+
+/* The faults that change what transfers see (sim_stress.h): link-x8 halves
+ * the GPU's PCIe link; busy slows its link, local copies and memory. */
+static void apply_link_faults(gq_sim_machine *m, const gq_sim_faults *f)
+{
+    for (int g = 0; g < m->ngpu; g++) {
+        int pl = m->nodes[gnode(m, g)].parent_link;
+        /* The width stays: discovery reads the link at idle, where it is x16. */
+        if ((f->gpu[g] & GQ_SIM_FAULT_LINK_X8) && pl >= 0 && m->links[pl].width > 8)
+            scale_link(&m->links[pl], 8.0 / m->links[pl].width);
+        if (f->gpu[g] & GQ_SIM_FAULT_BUSY) {
+            if (pl >= 0)
+                scale_link(&m->links[pl], 0.6);
+            m->gpus[g].local_copy *= 0.45;
+            m->gpus[g].memlat *= 2;
+        }
+    }
+}
+
+static int sim_observe(gq_backend *be, int gpu, gq_gpu_load *out, gq_err *err)
+{
+    sim_priv *s = P(be);
+    if (gpu < 0 || gpu >= s->m->ngpu)
+        return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist", gpu);
+    memset(out, 0, sizeof *out);
+    out->procs_known = true;
+    out->util_pct = 0;
+    out->mem_used_mib = 0;
+    if (s->faults.gpu[gpu] & GQ_SIM_FAULT_BUSY) {
+        out->nprocs = out->nprocs_total = 1;
+        out->procs[0] = (gq_gpu_proc){.pid = 4242, .visible = true, .mem_mib = 20480};
+        snprintf(out->procs[0].name, sizeof out->procs[0].name, "sim-load");
+        out->util_pct = 100;
+        out->mem_used_mib = 20480;
+    }
+    return GQ_OK;
+}
+
 static int sim_init(gq_backend *be, const gq_backend_opts *bo, const void *bopts, gq_err *err)
 {
     (void)bo;
@@ -255,6 +304,8 @@ static int sim_init(gq_backend *be, const gq_backend_opts *bo, const void *bopts
         sim_fini(be);
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
     }
+    s->faults = f;
+    apply_link_faults(s->m, &f);
     s->seed = o->seed;
     s->noise = o->noise < 0 ? s->m->noise : o->noise;
     if (s->noise > 0.5)
@@ -678,6 +729,7 @@ static int sim_sample(gq_backend *be, int gpu, gq_sample *x, gq_err *err)
 
 const gq_backend_ops gq_backend_sim_ops = {
     .version = GQ_BACKEND_OPS_VERSION,
+    .observe = sim_observe,
     .name = "sim",
     .flags = GQ_BE_SIMULATED | GQ_BE_VIRTUAL_TIME,
     .options = sim_options,

@@ -21,6 +21,7 @@ typedef struct sim_priv {
     int nc;         /* constraints: 3 per link (two directions, duplex) + 1 per GPU */
     int numa_count;
     gq_sim_stress *stress; /* the stress and telemetry model (sim_stress.c) */
+    gq_sim_faults faults;  /* --sim-fault, per GPU */
 } sim_priv;
 
 #define C_DIR(l, d) (3 * (l) + (d))

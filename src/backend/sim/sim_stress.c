@@ -44,7 +44,8 @@ typedef struct sim_gpu {
     /* fixed */
     const gpu_model *m;
     double limit_w, clock_off, temp_off;
-    int gen_max, width_max;
+    int gen_max, width_max; /* what the link can do */
+    int gen_cur, width_cur; /* what it trained at (the topology's negotiated link) */
     unsigned faults;
     /* load */
     bool running;
@@ -96,9 +97,9 @@ static const struct {
     unsigned bit;
 } fault_kinds[] = {
     {"thermal", GQ_SIM_FAULT_THERMAL}, {"ecc", GQ_SIM_FAULT_ECC},   {"faulty-result", GQ_SIM_FAULT_FAULTY},
-    {"link-x8", GQ_SIM_FAULT_LINK_X8}, {"lost", GQ_SIM_FAULT_LOST},
+    {"link-x8", GQ_SIM_FAULT_LINK_X8}, {"lost", GQ_SIM_FAULT_LOST}, {"busy", GQ_SIM_FAULT_BUSY},
 };
-#define VALID_FAULTS "gpuN:thermal, gpuN:ecc, gpuN:faulty-result, gpuN:link-x8, gpuN:lost"
+#define VALID_FAULTS "gpuN:thermal, gpuN:ecc, gpuN:faulty-result, gpuN:link-x8, gpuN:lost, gpuN:busy"
 
 int gq_sim_faults_parse(const char *spec, int ngpu, gq_sim_faults *out, gq_err *err)
 {
@@ -195,6 +196,8 @@ static int load_topo(gq_backend *be, sim_state *s, gq_err *err)
             g->width_max = gi->pcie_width_max > 0   ? gi->pcie_width_max
                            : gi->pcie_width_cur > 0 ? gi->pcie_width_cur
                                                     : 16;
+            g->gen_cur = gi->pcie_gen_cur > 0 ? gi->pcie_gen_cur : g->gen_max;
+            g->width_cur = gi->pcie_width_cur > 0 ? gi->pcie_width_cur : g->width_max;
             g->clock_off = 0.0092 * scale * hash_pm1(s->seed, (uint64_t)i, 1);
             g->temp_off = 0.4 * scale * hash_pm1(s->seed, (uint64_t)i, 2);
             g->faults = s->faults.gpu[i];
@@ -388,7 +391,7 @@ int gq_sim_sample(gq_sim_stress *s, gq_backend *be, int gpu, gq_sample *x, gq_er
     x->t = s->vt;
     if (g->lost) {
         /* What NVML gives for a GPU that is gone: nothing but the fact. */
-        x->temp_c = x->mem_temp_c = x->power_w = x->power_limit_w = NAN;
+        x->temp_c = x->mem_temp_c = x->power_w = x->power_limit_w = x->temp_slowdown_c = NAN;
         x->sm_clock_mhz = x->mem_clock_mhz = x->util_pct = NAN;
         x->clock_reasons = x->pcie_replay = x->ecc_corrected = x->ecc_uncorrected = UINT64_MAX;
         x->pcie_gen = x->pcie_width = x->remapped_rows = -1;
@@ -400,6 +403,7 @@ int gq_sim_sample(gq_sim_stress *s, gq_backend *be, int gpu, gq_sample *x, gq_er
     op_point o = operating(g, s->vt);
     x->temp_c = round(g->temp + 0.3 * (a / 0.01) * hash_pm1(s->seed, (uint64_t)gpu, 100 + 3 * k));
     x->mem_temp_c = x->temp_c + 8;
+    x->temp_slowdown_c = T_THROTTLE_ON;
     x->power_w = o.power * (1 + 0.3 * a * hash_pm1(s->seed, (uint64_t)gpu, 101 + 3 * k));
     if (o.capped && x->power_w > g->limit_w)
         x->power_w = g->limit_w;
@@ -408,9 +412,12 @@ int gq_sim_sample(gq_sim_stress *s, gq_backend *be, int gpu, gq_sample *x, gq_er
     x->mem_clock_mhz = g->m->mem_mhz;
     x->util_pct = o.util;
     x->clock_reasons = o.reasons;
+    /* Under load the link runs at what it trained at (x8 with the link-x8
+     * fault); at idle it drops to Gen1 to save power, as real GPUs do, so an
+     * idle reading says nothing about the trained speed. */
     bool busy = g->running && o.util > 0;
-    x->pcie_gen = g->gen_max;
-    x->pcie_width = (g->faults & GQ_SIM_FAULT_LINK_X8) && busy ? 8 : g->width_max;
+    x->pcie_gen = busy ? g->gen_cur : 1;
+    x->pcie_width = (g->faults & GQ_SIM_FAULT_LINK_X8) && busy && g->width_cur > 8 ? 8 : g->width_cur;
     x->pcie_replay = (uint64_t)g->replay;
     x->ecc_corrected = (uint64_t)g->ecc_c;
     x->ecc_uncorrected = (uint64_t)g->ecc_u;

@@ -1,6 +1,9 @@
 /* The simulated backend's stress load and telemetry model (issue 7), and the
  * fault injection of --sim-fault.
  *
+ * Link readings: under load the trained generation and width (the
+ * topology's negotiated link); at idle Gen1 at the trained width.
+ *
  * Model, per GPU, in virtual time (the ops' wait hook advances it, so a
  * 5-minute stress runs in milliseconds):
  *  - power: idle at 10% of the limit; under a GEMM load the GPU asks for
@@ -26,7 +29,14 @@
  *                  and corrected ones (+3 / 10 s);
  *   faulty-result  from 3 s under load, 7 faulty elements every 2 s;
  *   link-x8        the PCIe link runs at x8 while loaded (x16 idle), and the
- *                  replay counter rises 2 per second under load;
+ *                  replay counter rises 2 per second under load; the GPU's
+ *                  PCIe link carries half its bandwidth in every measurement
+ *                  (the sim backend halves it at init);
+ *   busy           another process (pid 4242, "sim-load") uses the GPU:
+ *                  the observe hook lists it with 100% utilization and 20 GiB
+ *                  in use, and the GPU's link and local copies slow down (its
+ *                  link to 60%, local copies to 45%, memory latency x2: what
+ *                  a GEMM load did to one H200's figures);
  *   lost           the GPU falls off the bus after 10 s under load.
  */
 #ifndef GQ_BACKEND_SIM_STRESS_H
@@ -39,6 +49,7 @@
 #define GQ_SIM_FAULT_FAULTY 0x4u
 #define GQ_SIM_FAULT_LINK_X8 0x8u
 #define GQ_SIM_FAULT_LOST 0x10u
+#define GQ_SIM_FAULT_BUSY 0x20u
 
 /* Faults per GPU (bitmask of GQ_SIM_FAULT_*). */
 typedef struct gq_sim_faults {
