@@ -1,6 +1,7 @@
 /* The command frame (frame.h). */
 #include "cli/frame.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,22 @@ static int frame_outputs(gq_ctx *ctx, gq_outfile *of)
     return GQ_OK;
 }
 
+/* A renderer that failed on its stream says "write error"; the user needs the
+ * file (or stdout) and the reason. */
+static void name_write_error(gq_ctx *ctx)
+{
+    int e = errno;
+    if (!ctx->out || !ferror(ctx->out))
+        return;
+    const char *path = ctx->out == stdout ? NULL : ctx->out_path;
+    if (!e)
+        e = EIO;
+    if (path)
+        gq_err_set(&ctx->err, GQ_E_IO, "writing '%s' failed: %s", path, strerror(e));
+    else
+        gq_err_set(&ctx->err, GQ_E_IO, "writing the output to stdout failed: %s", strerror(e));
+}
+
 int gq_frame_main(const gq_frame_cmd *cmd, int argc, char **argv)
 {
     gq_ctx ctx = {.cmd = cmd, .out = stdout};
@@ -95,6 +112,8 @@ int gq_frame_main(const gq_frame_cmd *cmd, int argc, char **argv)
         help(cmd);
     else if (!rc && !(rc = cmd->run(&ctx)))
         rc = frame_outputs(&ctx, &of);
+    else if (rc == GQ_E_IO)
+        name_write_error(&ctx);
     if (ctx.out != stdout)
         gq_outfile_abort(&of);
     int code = ctx.exit_code;
