@@ -96,8 +96,10 @@ static int compare_run(gq_ctx *ctx)
     for (int i = 0; i < ctx->npos && !rc; i++) {
         json_t *root = NULL;
         gq_recordset rs = {0};
-        if ((rc = gq_doc_load(ctx->pos[i], &root, &rs, &ctx->err)))
+        if ((rc = gq_doc_load(ctx->pos[i], &root, &rs, &ctx->err))) {
+            gq_records_free(&rs); /* the records read before the bad one */
             break;
+        }
         rc = gq_compare_add(c, ctx->pos[i], &rs, root, &ctx->err);
         json_decref(root);
         gq_records_free(&rs);
