@@ -174,7 +174,10 @@ static int set_value(const gq_optset *set, const gq_opt *o, void *dst, const cha
     case GQ_OPT_INT: {
         long x;
         long lo = o->lo < o->hi ? (long)o->lo : -2147483647L, hi = o->lo < o->hi ? (long)o->hi : 2147483647L;
-        if (gq_parse_int(v, lo, hi, &x, &e))
+        if (gq_parse_int(v, lo, hi, &x, &e) && !(o->lo < o->hi) && strstr(e.msg, "out of range"))
+            return gq_err_set(err, GQ_E_USAGE, "--%s: %s is too %s, expected a whole number within %ld..%ld",
+                              o->name, v, v[0] == '-' ? "small" : "large", lo, hi);
+        if (e.msg[0])
             return gq_err_set(err, GQ_E_USAGE, "--%s: %s", o->name, e.msg);
         *(int *)p = (int)x;
         return GQ_OK;
