@@ -110,9 +110,16 @@ int gq_frame_main(const gq_frame_cmd *cmd, int argc, char **argv)
         gq_err_set(&ctx.err, GQ_E_NOMEM, "out of memory");
     else if (!(rc = frame_open(&ctx, &of, &help_only, argc, argv)) && help_only)
         help(cmd);
-    else if (!rc && !(rc = cmd->run(&ctx)))
+    else if (!rc && !(rc = cmd->run(&ctx))) {
+        int e = errno; /* a failed write to stdout during run() left its reason here */
         rc = frame_outputs(&ctx, &of);
-    else if (rc == GQ_E_IO)
+        if (!rc && ferror(stdout) && !gq_cli_errors) {
+            errno = e;
+            rc = GQ_E_IO;
+            ctx.out = stdout;
+            name_write_error(&ctx);
+        }
+    } else if (rc == GQ_E_IO)
         name_write_error(&ctx);
     if (ctx.out != stdout)
         gq_outfile_abort(&of);
