@@ -1,3 +1,4 @@
+#include "core/infile.h"
 #include "analysis/expect.h"
 
 #include <ctype.h>
@@ -186,7 +187,10 @@ static int parse_model(const json_t *m, int idx, const char *file, gq_expect_mod
     if (!match)
         return gq_err_set(err, GQ_E_USAGE, "%s: missing \"match\" (a part of the GPU name, e.g. \"H200\")",
                           where);
-    if (!json_is_string(match) || !json_string_length(match))
+    if (json_is_string(match) && !json_string_length(match))
+        return gq_err_set(err, GQ_E_USAGE,
+                          "%s: \"match\" is empty, expected a part of the GPU name (e.g. \"H200\")", where);
+    if (!json_is_string(match))
         return gq_err_set(err, GQ_E_USAGE, "%s: \"match\" must be a non-empty string, not %s", where,
                           json_type_word(match));
     snprintf(out->match, sizeof out->match, "%s", json_string_value(match));
@@ -331,6 +335,9 @@ out:
 
 int gq_expect_load(const char *path, gq_expect *ex, gq_err *err)
 {
+    int crc = gq_infile_check(path, "an expectations file (examples/expect/*.expect)", err);
+    if (crc)
+        return gq_err_prefix(err, "expectations");
     FILE *f = fopen(path, "r");
     char *buf = NULL;
     int rc;

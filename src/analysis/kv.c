@@ -1,3 +1,4 @@
+#include "core/infile.h"
 #include "analysis/kv.h"
 
 #include <errno.h>
@@ -243,6 +244,9 @@ int gq_kv_config_parse(const json_t *root, const char *path, gq_kv_shape *s, boo
 
 int gq_kv_config_load(const char *path, gq_kv_shape *s, bool *has_dtype, gq_err *err)
 {
+    int crc = gq_infile_check(path, "a model's config.json", err);
+    if (crc)
+        return gq_err_prefix(err, "model config");
     FILE *f = fopen(path, "r");
     if (!f)
         return gq_err_set(err, GQ_E_IO, "cannot read model config '%s': %s", path, strerror(errno));

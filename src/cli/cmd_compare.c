@@ -70,13 +70,15 @@ static int compare_prepare(gq_ctx *ctx)
     gq_err e2;
     if (gq_parse_double(tb, &o->threshold_pct, &e2) || !(o->threshold_pct > 0) || o->threshold_pct >= 1000)
         return gq_err_set(&ctx->err, GQ_E_USAGE,
-                          "--threshold '%s': expected a percentage above 0, e.g. 5%% or 2.5", o->threshold);
+                          "--threshold '%s': expected a percentage above 0 and below 1000, e.g. 5%% or 2.5",
+                          o->threshold);
     if (ctx->npos < 2)
         return gq_err_set(&ctx->err, GQ_E_USAGE,
                           "compare needs at least two saved runs (got %d): gpuqual compare A.json B.json",
                           ctx->npos);
     if (ctx->npos > MAXFILES)
-        return gq_err_set(&ctx->err, GQ_E_USAGE, "compare: at most %d files", MAXFILES);
+        return gq_err_set(&ctx->err, GQ_E_USAGE,
+                          "compare: %d files given, at most %d can be compared at once", ctx->npos, MAXFILES);
     ctx->format = o->format;
     ctx->json_path = o->json_path;
     return GQ_OK;
@@ -94,8 +96,10 @@ static int compare_run(gq_ctx *ctx)
     for (int i = 0; i < ctx->npos && !rc; i++) {
         json_t *root = NULL;
         gq_recordset rs = {0};
-        if ((rc = gq_doc_load(ctx->pos[i], &root, &rs, &ctx->err)))
+        if ((rc = gq_doc_load(ctx->pos[i], &root, &rs, &ctx->err))) {
+            gq_records_free(&rs); /* the records read before the bad one */
             break;
+        }
         gq_cmp_doc d;
         if (!(rc = gq_cmp_doc_from_json(ctx->pos[i], root, &d, &ctx->err)))
             rc = gq_compare_add(c, ctx->pos[i], &rs, &d, &ctx->err);
@@ -143,7 +147,7 @@ const gq_frame_cmd gq_frame_compare = {
         "Exit codes: 0 no regression, 1 a regression was found, 2 bad input.\n\n",
     .opts = {.name = "compare", .tabs = tabs, .ntab = 1},
     .opts_size = sizeof(compare_cli),
-    .maxpos = MAXFILES + 1,
+    .maxpos = GQ_FRAME_MAXPOS, /* more than MAXFILES, so that prepare names the limit */
     .prepare = compare_prepare,
     .run = compare_run,
 };

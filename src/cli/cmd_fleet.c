@@ -94,7 +94,8 @@ static int parse_threshold(const char *s, double *out, gq_err *err)
         tb[tl - 1] = 0;
     gq_err e2;
     if (gq_parse_double(tb, out, &e2) || !(*out > 0) || *out >= 1000)
-        return gq_err_set(err, GQ_E_USAGE, "--threshold '%s': expected a percentage above 0, e.g. 5%% or 2.5",
+        return gq_err_set(err, GQ_E_USAGE,
+                          "--threshold '%s': expected a percentage above 0 and below 1000, e.g. 5%% or 2.5",
                           s);
     return GQ_OK;
 }

@@ -711,7 +711,7 @@ const gq_frame_cmd gq_frame_kv = {
         "  gpuqual kv --layers 80 --kv-heads 8 --head-dim 128 --kv-dtype bf16 --tokens 8000 --sim h200x2\n"
         "  gpuqual kv --config Llama-3-70B/config.json --kv-dtype fp8 --tokens 32000 --from 0 --to 4\n"
         "  gpuqual kv --config config.json --tokens 8000 --input card.json --from 2 --to 6\n\n",
-    .opts = {.name = "kv", .tabs = tabs, .ntab = NTABS, .omit = "buffer-size,verify,method"},
+    .opts = {.name = "kv", .tabs = tabs, .ntab = NTABS, .omit = "buffer-size,verify,method,gpus"},
     .opts_size = sizeof(kv_opts),
     .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL | GQ_FRAME_MEASURES,
     .prepare = kv_prepare,

@@ -123,9 +123,13 @@ static int compose(gq_ctx *ctx, json_t *root, const gq_recordset *rs)
     report_cli *o = ctx->opts;
     const char *path = ctx->pos[0];
     const json_t *tj = json_object_get(root, "topology");
-    if (!tj || gq_topo_from_json(tj, ctx->topo, &ctx->err) != GQ_OK)
+    if (!tj)
         return gq_err_set(&ctx->err, GQ_E_USAGE,
                           "'%s' has no saved topology, so no card can be composed from it", path);
+    gq_err te = {0};
+    if (gq_topo_from_json(tj, ctx->topo, &te) != GQ_OK)
+        return gq_err_set(&ctx->err, GQ_E_USAGE, "'%s': its saved topology cannot be read: %s", path,
+                          te.msg[0] ? te.msg : "not a topology object");
     if (rs->n == 0)
         return gq_err_set(&ctx->err, GQ_E_USAGE, "'%s' holds no records to make a card from", path);
     gq_card_inputs in = {.topo = ctx->topo,

@@ -3,7 +3,8 @@
  *
  * Exit codes: 0 every figure valid or flagged only for overlap, spread,
  * NUMA placement; 1 any figure failed (error, verify_failed, impossible);
- * 2 bad input (nothing runs); 3 no GPU; 130 interrupted (what finished is
+ * 2 bad input (nothing runs); 3 no GPU; 5 nothing measured (every requested test
+ * was skipped); 130 interrupted (what finished is
  * written, marked incomplete, and the journal is kept).
  */
 #include <stdio.h>
@@ -276,7 +277,7 @@ static json_t *options_json(const run_opts *o, const gq_test *const *sel, int ns
     json_object_set_new(j, "journal", journal ? json_string(journal) : json_null());
     json_object_set_new(j, "sim", c->sim ? json_string(c->sim) : json_null());
     json_object_set_new(j, "sim_seed", json_integer(c->sim_seed));
-    json_object_set_new(j, "sim_noise", json_real(c->sim_noise));
+    json_object_set_new(j, "sim_noise", json_real(c->sim_noise_given ? c->sim_noise : -1));
     json_object_set_new(j, "sim_fault", c->sim_fault ? json_string(c->sim_fault) : json_null());
     json_object_set_new(j, "overlap_min", json_real(GQ_OVERLAP_MIN));
     return j;
@@ -417,6 +418,8 @@ typedef struct run_state {
     bool journal_auto;
     char journal_error[sizeof((gq_err *)0)->msg];
     bool interrupted;
+    int nskipped;         /* tests planned with no measurement (their reason is warned) */
+    char first_skip[256]; /* "NAME: reason" of the first of them */
 } run_state;
 
 /* Plan every test first: memory is checked against the largest measurement. */
@@ -450,6 +453,8 @@ static int plan_tests(gq_ctx *ctx, run_state *st)
             json_object_set_new(s, "reason", json_string(st->plans[i].note));
             json_array_append_new(skipped, s);
             gq_cli_warn("%s %s", o->sel[i]->name, st->plans[i].note);
+            if (!st->nskipped++)
+                snprintf(st->first_skip, sizeof st->first_skip, "%s %s", o->sel[i]->name, st->plans[i].note);
         }
         st->total_units += (long)st->plans[i].n * o->c.rounds;
     }
@@ -502,6 +507,13 @@ static int measure_all(gq_ctx *ctx, run_state *st)
 }
 
 /* The document and the output in the format asked for. */
+/* Every requested test was skipped: nothing was measured, so the run is
+ * incomplete (exit 5), not a pass. */
+static bool nothing_measured(const run_opts *o, const run_state *st)
+{
+    return o->nsel > 0 && st->nskipped == o->nsel;
+}
+
 static int write_results(gq_ctx *ctx, run_state *st)
 {
     run_opts *o = ctx->opts;
@@ -515,7 +527,7 @@ static int write_results(gq_ctx *ctx, run_state *st)
                 .records = &st->rs,
                 .sections = st->sections,
                 .simulated = gq_backend_simulated(&ctx->be) || ctx->topo->simulated,
-                .incomplete = st->interrupted};
+                .incomplete = st->interrupted || nothing_measured(o, st)};
     ctx->doc = gq_doc_to_json(&d);
     json_decref(opts_json);
     if (!ctx->doc)
@@ -557,6 +569,11 @@ static int verdict(const run_opts *o, run_state *st)
                      nfailed == 1 ? "" : "s", j ? "; journal: " : "", j ? j->path : "");
         code = GQ_EXIT_FAIL;
         st->journal_auto = false;
+    }
+    if (!st->interrupted && code == GQ_EXIT_OK && nothing_measured(o, st)) {
+        gq_cli_error("nothing was measured: %s%s; the run is incomplete", st->first_skip,
+                     st->nskipped > 1 ? " (and every other requested test was skipped too)" : "");
+        code = GQ_EXIT_INCOMPLETE;
     }
     if (st->journal_error[0] && !st->interrupted) {
         gq_cli_error("--journal %s was not written (%s); the results above and any --json file are complete",

@@ -483,7 +483,7 @@ const gq_frame_cmd gq_frame_stress = {
              "faulty results, uncorrected ECC, a lost GPU, thermal slowdown or a link trained down under\n"
              "load fail; clock spread across same-model GPUs warns; power capping alone is information.\n"
              "Exit code: 0 pass, 4 warn, 1 fail, 5 interrupted (Ctrl-C; the summary is still written).\n\n",
-    .opts = {.name = "stress", .tabs = tabs, .ntab = NTABS},
+    .opts = {.name = "stress", .tabs = tabs, .ntab = NTABS, .omit = "journal"},
     .opts_size = sizeof(stress_opts),
     .needs = GQ_FRAME_BACKEND | GQ_FRAME_MEASURES,
     .prepare = stress_prepare,

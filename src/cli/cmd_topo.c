@@ -132,7 +132,7 @@ const gq_frame_cmd gq_frame_topo = {
              "as in nvidia-smi topo -m, P2P from CUDA and NVML), the driver and CUDA versions, the host\n"
              "(CPU, sockets, NUMA nodes, VM) and the PCIe tree. Exit 0 when a GPU was found, 3 when\n"
              "there is no GPU or driver (so `gpuqual topo -q` tests for one).\n\n",
-    .opts = {.name = "topo", .tabs = tabs, .ntab = NTABS, .formats = "table,json"},
+    .opts = {.name = "topo", .tabs = tabs, .ntab = NTABS, .formats = "table,json", .omit = "journal"},
     .opts_size = sizeof(topo_opts),
     .needs = GQ_FRAME_BACKEND,
     .prepare = topo_prepare,

@@ -42,8 +42,8 @@ const gq_opt gq_common_backend_opts[] = {
              "a100x6, h200x2)"},
     {.name = "sim-seed", .type = GQ_OPT_INT, .off = OFF(sim_seed), .def = "1", .arg = "N",
      .help = "seed of the simulator's deterministic noise", .lo = 0, .hi = 2147483647},
-    {.name = "sim-noise", .type = GQ_OPT_DOUBLE, .off = OFF(sim_noise), .def = "-1", .arg = "FRAC",
-     .help = "relative noise of simulated figures, 0 = none (default: the topology's)", .lo = -1, .hi = 0.5,
+    {.name = "sim-noise", .type = GQ_OPT_DOUBLE, .off = OFF(sim_noise), .arg = "FRAC",
+     .help = "relative noise of simulated figures, 0 = none (default: the topology's)", .lo = 0, .hi = 0.5,
      .seen_off = OFF(sim_noise_given)},
     {.name = "sim-fault", .type = GQ_OPT_STR, .off = OFF(sim_fault), .arg = "SPEC",
      .help = "inject faults into the simulation: gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8"},
@@ -279,8 +279,11 @@ static void put_line(const char *prefix, const char *fmt, va_list ap)
     fprintf(stderr, "%s%s\n", prefix, buf);
 }
 
+int gq_cli_errors;
+
 void gq_cli_error(const char *fmt, ...)
 {
+    gq_cli_errors++;
     va_list ap;
     va_start(ap, fmt);
     put_line("gpuqual: ", fmt, ap);

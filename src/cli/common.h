@@ -24,7 +24,7 @@ typedef struct gq_common {
     /* backend */
     const char *sim; /* --sim FILE|NAME */
     int sim_seed;
-    double sim_noise;     /* < 0: the topology's default */
+    double sim_noise;     /* 0..0.5, when sim_noise_given; else the topology's default */
     bool sim_noise_given; /* --sim-noise was on the command line */
     const char *sim_fault;
     const char *gpus;    /* --gpus "0,1,3" (NULL = all) */
@@ -88,6 +88,8 @@ bool gq_cli_interrupted(void);
 
 /* One line on stderr: "gpuqual: <msg>". */
 void gq_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* How many errors gq_cli_error has printed (main prints no second line for one failure). */
+extern int gq_cli_errors;
 void gq_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Is stdout / stderr a terminal (for progress bars)? */

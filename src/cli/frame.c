@@ -1,6 +1,7 @@
 /* The command frame (frame.h). */
 #include "cli/frame.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,22 @@ static int frame_outputs(gq_ctx *ctx, gq_outfile *of)
     return GQ_OK;
 }
 
+/* A renderer that failed on its stream says "write error"; the user needs the
+ * file (or stdout) and the reason. */
+static void name_write_error(gq_ctx *ctx)
+{
+    int e = errno;
+    if (!ctx->out || !ferror(ctx->out))
+        return;
+    const char *path = ctx->out == stdout ? NULL : ctx->out_path;
+    if (!e)
+        e = EIO;
+    if (path)
+        gq_err_set(&ctx->err, GQ_E_IO, "writing '%s' failed: %s", path, strerror(e));
+    else
+        gq_err_set(&ctx->err, GQ_E_IO, "writing the output to stdout failed: %s", strerror(e));
+}
+
 int gq_frame_main(const gq_frame_cmd *cmd, int argc, char **argv)
 {
     gq_ctx ctx = {.cmd = cmd, .out = stdout};
@@ -120,8 +137,17 @@ int gq_frame_main(const gq_frame_cmd *cmd, int argc, char **argv)
         gq_err_set(&ctx.err, GQ_E_NOMEM, "out of memory");
     else if (!(rc = frame_open(&ctx, &of, &help_only, argc, argv)) && help_only)
         help(cmd);
-    else if (!rc && !(rc = cmd->run(&ctx)))
+    else if (!rc && !(rc = cmd->run(&ctx))) {
+        int e = errno; /* a failed write to stdout during run() left its reason here */
         rc = frame_outputs(&ctx, &of);
+        if (!rc && ferror(stdout) && !gq_cli_errors) {
+            errno = e;
+            rc = GQ_E_IO;
+            ctx.out = stdout;
+            name_write_error(&ctx);
+        }
+    } else if (rc == GQ_E_IO)
+        name_write_error(&ctx);
     if (ctx.out != stdout)
         gq_outfile_abort(&of);
     char note[400];

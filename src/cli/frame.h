@@ -24,7 +24,7 @@
 
 struct json_t;
 
-#define GQ_FRAME_MAXPOS 65
+#define GQ_FRAME_MAXPOS 256
 
 /* What the frame does for a command (gq_frame_cmd.needs). */
 enum {

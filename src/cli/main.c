@@ -52,6 +52,17 @@ static void usage(FILE *f)
         "            4 warn verdict, 5 incomplete (interrupted, partial results kept), 130 interrupted.\n");
 }
 
+/* "topo, run, ..." for the one-line message when no command is given. */
+static const char *command_list(void)
+{
+    static char buf[512];
+    size_t u = 0;
+    buf[0] = 0;
+    for (const gq_command *c = gq_commands; c->name && u < sizeof buf; c++)
+        u += (size_t)snprintf(buf + u, sizeof buf - u, "%s%s", u ? ", " : "", c->name);
+    return buf;
+}
+
 static const gq_command *find_cmd(const char *name)
 {
     for (const gq_command *c = gq_commands; c->name; c++)
@@ -80,7 +91,7 @@ int main(int argc, char **argv)
     gq_backend_register_builtin();
     gq_opts_help_width = gq_frame_help_width();
     if (argc < 2) {
-        usage(stderr);
+        gq_cli_error("no command given; expected one of %s (gpuqual --help describes them)", command_list());
         return 2;
     }
     const char *cmd = argv[1];
@@ -116,7 +127,9 @@ int main(int argc, char **argv)
      * end as success. */
     errno = 0;
     if ((fflush(stdout) != 0 || ferror(stdout)) && (rc == 0 || rc == 4 || rc == 5)) {
-        gq_cli_error("writing the output to stdout failed: %s", errno ? strerror(errno) : "write error");
+        /* One line: a command that already said why it failed is not told twice. */
+        if (!gq_cli_errors)
+            gq_cli_error("writing the output to stdout failed: %s", errno ? strerror(errno) : "write error");
         rc = 2;
     }
     return rc;

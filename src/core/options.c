@@ -1,6 +1,7 @@
 #include "core/options.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -76,12 +77,20 @@ static void set_seen(const gq_opt *o, void *dst)
         *(bool *)((char *)dst + o->seen_off) = true;
 }
 
+static void bound_text(const gq_opt *o, double v, char *buf, size_t n);
+
 static int bounds_check(const gq_opt *o, double v, const char *text, gq_err *err)
 {
-    if (o->lo < o->hi && (v < o->lo || v > o->hi))
-        return gq_err_set(err, GQ_E_USAGE, "--%s %s is out of range, expected %g..%g", o->name, text, o->lo,
-                          o->hi);
-    return GQ_OK;
+    if (!(o->lo < o->hi && (v < o->lo || v > o->hi)))
+        return GQ_OK;
+    if (o->type == GQ_OPT_DURATION) {
+        char lo[32], hi[32];
+        bound_text(o, o->lo, lo, sizeof lo);
+        bound_text(o, o->hi, hi, sizeof hi);
+        return gq_err_set(err, GQ_E_USAGE, "--%s %s is out of range, expected %s..%s", o->name, text, lo, hi);
+    }
+    return gq_err_set(err, GQ_E_USAGE, "--%s %s is out of range, expected %g..%g", o->name, text, o->lo,
+                      o->hi);
 }
 
 static int choice_ok(const char *choices, const char *v)
@@ -165,7 +174,10 @@ static int set_value(const gq_optset *set, const gq_opt *o, void *dst, const cha
     case GQ_OPT_INT: {
         long x;
         long lo = o->lo < o->hi ? (long)o->lo : -2147483647L, hi = o->lo < o->hi ? (long)o->hi : 2147483647L;
-        if (gq_parse_int(v, lo, hi, &x, &e))
+        if (gq_parse_int(v, lo, hi, &x, &e) && !(o->lo < o->hi) && strstr(e.msg, "out of range"))
+            return gq_err_set(err, GQ_E_USAGE, "--%s: %s is too %s, expected a whole number within %ld..%ld",
+                              o->name, v, v[0] == '-' ? "small" : "large", lo, hi);
+        if (e.msg[0])
             return gq_err_set(err, GQ_E_USAGE, "--%s: %s", o->name, e.msg);
         *(int *)p = (int)x;
         return GQ_OK;
@@ -435,6 +447,9 @@ int gq_optset_parse(const gq_optset *set, void *dst, int argc, char **argv, int 
                     return rc;
                 continue;
             }
+            if (*npos >= maxpos && maxpos > 1)
+                return gq_err_set(err, GQ_E_USAGE, "unexpected argument '%s': %s takes at most %d arguments",
+                                  a, set->name ? set->name : "this command", maxpos);
             if (*npos >= maxpos)
                 return gq_err_set(err, GQ_E_USAGE, "unexpected argument '%s'%s", a,
                                   maxpos ? "" : " (this command takes options only)");
@@ -524,9 +539,16 @@ static void bound_text(const gq_opt *o, double v, char *buf, size_t n)
         for (char *c = buf; *c; c++)
             if (*c == ' ')
                 *c = NBSP;
-    } else if (o->type == GQ_OPT_DURATION)
-        snprintf(buf, n, "%.15gs", v);
-    else if (o->type == GQ_OPT_PERCENT)
+    } else if (o->type == GQ_OPT_DURATION) {
+        if (v >= 3600 && fmod(v, 3600) == 0)
+            snprintf(buf, n, "%.15gh", v / 3600);
+        else if (v >= 60 && fmod(v, 60) == 0)
+            snprintf(buf, n, "%.15gm", v / 60);
+        else if (v >= 1)
+            snprintf(buf, n, "%.15gs", v);
+        else
+            snprintf(buf, n, "%.15gms", v * 1000);
+    } else if (o->type == GQ_OPT_PERCENT)
         snprintf(buf, n, "%.15g%%", v);
     else
         snprintf(buf, n, "%.15g", v);
@@ -549,10 +571,12 @@ static void help_one(FILE *f, const gq_optset *set, const gq_opt *o, int width)
         choices = set->formats;
     if (o->type == GQ_OPT_ENUM && choices && u < sizeof text)
         u += (size_t)snprintf(text + u, sizeof text - u, " [%s]", choices);
-    if (o->lo < o->hi && o->type != GQ_OPT_FLAG && o->type != GQ_OPT_ENUM && u < sizeof text) {
+    bool dur_default = o->type == GQ_OPT_DURATION && !(o->lo < o->hi);
+    if ((o->lo < o->hi || dur_default) && o->type != GQ_OPT_FLAG && o->type != GQ_OPT_ENUM &&
+        u < sizeof text) {
         char lo[32], hi[32];
-        bound_text(o, o->lo, lo, sizeof lo);
-        bound_text(o, o->hi, hi, sizeof hi);
+        bound_text(o, dur_default ? GQ_DURATION_MIN_S : o->lo, lo, sizeof lo);
+        bound_text(o, dur_default ? GQ_DURATION_MAX_S : o->hi, hi, sizeof hi);
         u += (size_t)snprintf(text + u, sizeof text - u, " (%s..%s)", lo, hi);
     }
     if ((o->type == GQ_OPT_LIST || o->type == GQ_OPT_KV) && u < sizeof text)

@@ -19,6 +19,11 @@ int gq_outfile_check(const char *path, gq_err *err)
                           "cannot write '%.60s...': the path is %zu characters, expected under 1000", path,
                           strlen(path));
     struct stat st;
+    size_t len = strlen(path);
+    if (len && path[len - 1] == '/')
+        return gq_err_set(err, GQ_E_IO,
+                          "cannot write '%s': a name ending in '/' is a directory, expected a file name",
+                          path);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return gq_err_set(err, GQ_E_IO, "cannot write '%s': it is a directory, expected a file name", path);
     snprintf(tmp, sizeof tmp, "%s", path);

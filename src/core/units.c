@@ -11,12 +11,22 @@
 #include <strings.h>
 #include <time.h>
 
+/* strtod reads "0x10" as sixteen and "0x1p4" too; gpuqual's numbers are decimal. */
+static bool is_hex(const char *s)
+{
+    if (*s == '+' || *s == '-')
+        s++;
+    return s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+}
+
 int gq_parse_double(const char *s, double *out, gq_err *err)
 {
     if (!s || !*s)
         return gq_err_set(err, GQ_E_USAGE, "empty number, expected a decimal number");
     char *end;
     errno = 0;
+    if (is_hex(s))
+        return gq_err_set(err, GQ_E_USAGE, "'%s': hexadecimal is not accepted, expected a decimal number", s);
     double v = strtod(s, &end);
     if (end == s || *end || errno == ERANGE || !isfinite(v) || isspace((unsigned char)*s))
         return gq_err_set(err, GQ_E_USAGE, "'%s' is not a number", s);
@@ -49,6 +59,9 @@ int gq_parse_size(const char *s, uint64_t unit, uint64_t *out, gq_err *err)
     errno = 0;
     if (!isdigit((unsigned char)*s) && *s != '.')
         return gq_err_set(err, GQ_E_USAGE, "'%s' is not a size, expected e.g. 512, 4K, 64MiB or 1G", s);
+    if (is_hex(s))
+        return gq_err_set(err, GQ_E_USAGE,
+                          "'%s': hexadecimal is not accepted, expected a decimal size (e.g. 16, 4K)", s);
     double v = strtod(s, &end);
     if (end == s || errno == ERANGE || !isfinite(v))
         return gq_err_set(err, GQ_E_USAGE, "'%s' is not a size, expected e.g. 512, 4K, 64MiB or 1G", s);
@@ -101,6 +114,9 @@ int gq_parse_duration(const char *s, double *out, gq_err *err)
     errno = 0;
     if (!isdigit((unsigned char)*s) && *s != '.')
         return gq_err_set(err, GQ_E_USAGE, "'%s' is not a duration, expected e.g. 30s, 5m or 1h", s);
+    if (is_hex(s))
+        return gq_err_set(err, GQ_E_USAGE, "'%s': hexadecimal is not accepted, expected e.g. 30s, 5m or 1h",
+                          s);
     double v = strtod(s, &end);
     if (end == s || errno == ERANGE || !isfinite(v))
         return gq_err_set(err, GQ_E_USAGE, "'%s' is not a duration, expected e.g. 30s, 5m or 1h", s);
@@ -116,9 +132,14 @@ int gq_parse_duration(const char *s, double *out, gq_err *err)
     else
         return gq_err_set(err, GQ_E_USAGE, "'%s': unknown duration unit '%s', expected ms, s, m or h", s,
                           end);
-    if (v * mul <= 0)
+    double secs = v * mul;
+    if (secs <= 0)
         return gq_err_set(err, GQ_E_USAGE, "duration '%s' must be greater than zero", s);
-    *out = v * mul;
+    if (!isfinite(secs) || secs > GQ_DURATION_MAX_S)
+        return gq_err_set(err, GQ_E_USAGE, "duration '%s' is over the 168h maximum (7 days)", s);
+    if (secs < GQ_DURATION_MIN_S)
+        return gq_err_set(err, GQ_E_USAGE, "duration '%s' is under the 1ms minimum", s);
+    *out = secs;
     return GQ_OK;
 }
 

@@ -20,6 +20,10 @@
  * bytes. K/M/G and KiB/MiB/GiB are binary; KB/MB/GB are decimal. Must be > 0. */
 int gq_parse_size(const char *s, uint64_t unit, uint64_t *out, gq_err *err);
 /* "300", "300s", "5m", "1.5h", "250ms" -> seconds; must be > 0. */
+/* Every duration is within 1 ms .. 7 days; options that give 0 a meaning
+ * ("do not wait") say so in their own help and parse it themselves. */
+#define GQ_DURATION_MIN_S 0.001
+#define GQ_DURATION_MAX_S (7.0 * 86400.0)
 int gq_parse_duration(const char *s, double *out, gq_err *err);
 /* Whole decimal integer within [lo, hi]. */
 int gq_parse_int(const char *s, long lo, long hi, long *out, gq_err *err);

@@ -1,4 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
+#include "core/infile.h"
 #include "measure/journal.h"
 
 #include <errno.h>
@@ -112,6 +113,9 @@ int gq_journal_read(const char *path, gq_recordset *out, bool *truncated, gq_err
 {
     if (truncated)
         *truncated = false;
+    int crc = gq_infile_check(path, "a journal file (JSON lines)", err);
+    if (crc)
+        return gq_err_prefix(err, "journal");
     FILE *f = fopen(path, "r");
     if (!f)
         return gq_err_set(err, GQ_E_IO, "cannot read journal '%s': %s", path, strerror(errno));

@@ -90,6 +90,11 @@ static int parse_iso_time(const char *s, double *out)
         return -1;
     if (s[used] != 'Z' && s[used] != 0)
         return -1;
+    /* Each field within its calendar range (and the seconds finite) before
+     * any conversion: "3.3e70" seconds would overflow the int. */
+    if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour < 0 ||
+        tm.tm_hour > 23 || tm.tm_min < 0 || tm.tm_min > 59 || !(sec >= 0 && sec < 61))
+        return -1;
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
     tm.tm_sec = (int)floor(sec);

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/infile.h"
 #include "core/outfile.h"
 #include "core/runid.h"
 #include "core/units.h"
@@ -307,9 +308,11 @@ out:
 int gq_json_write_file(const json_t *j, const char *path, gq_err *err)
 {
     if (!strcmp(path, "-")) {
-        if (json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0 || fputc('\n', stdout) == EOF)
-            return gq_err_set(err, GQ_E_IO, "cannot write JSON to stdout");
-        fflush(stdout);
+        errno = 0;
+        if (json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0 || fputc('\n', stdout) == EOF ||
+            fflush(stdout) != 0)
+            return gq_err_set(err, GQ_E_IO, "writing the JSON to stdout failed: %s",
+                              errno ? strerror(errno) : "write error");
         return GQ_OK;
     }
     gq_outfile o;

@@ -56,6 +56,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* Arguments of one case (compare's limit of 64 files needs 65). */
+#define MAX_ARGS 96
+
 static char *replace_all(const char *s, const char *pat, const char *rep)
 {
     size_t lp = strlen(pat), lr = strlen(rep);
@@ -87,9 +90,9 @@ static int run_case(const char *bin, char **args, int nargs, char *out, size_t o
         dup2(perr[1], 2);
         close(pout[0]);
         close(perr[0]);
-        char *argv[64];
+        char *argv[MAX_ARGS + 2];
         argv[0] = (char *)bin;
-        for (int i = 0; i < nargs && i < 62; i++)
+        for (int i = 0; i < nargs && i < MAX_ARGS; i++)
             argv[i + 1] = args[i];
         argv[nargs + 1] = NULL;
         alarm(120); /* a hung case dies by SIGALRM and fails, instead of hanging ctest */
@@ -539,9 +542,9 @@ int main(int argc, char **argv)
             failed++;
             continue;
         }
-        char *args[64];
+        char *args[MAX_ARGS];
         int nargs = 0;
-        for (char *tok = strtok(p2 + 3, " "); tok && nargs < 62; tok = strtok(NULL, " "))
+        for (char *tok = strtok(p2 + 3, " "); tok && nargs < MAX_ARGS; tok = strtok(NULL, " "))
             args[nargs++] = strcmp(tok, "''") ? tok : "";
         /* the paths `file` lines name (an exit-2 case may write only these) */
         char *declared_paths[32];

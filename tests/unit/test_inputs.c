@@ -1,0 +1,112 @@
+/* Value parsing at its bounds (core/units.c, core/infile.c) and the record
+ * codec's timestamp on absurd input: what the bad-input table in tests/cli/
+ * relies on, tested at the function. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+
+#include "core/infile.h"
+#include "core/units.h"
+#include "measure/record_json.h"
+
+static void test_duration_bounds(void **state)
+{
+    (void)state;
+    double d;
+    gq_err e = {0};
+    assert_int_equal(gq_parse_duration("1ms", &d, &e), GQ_OK);
+    assert_true(fabs(d - 0.001) < 1e-12);
+    assert_int_equal(gq_parse_duration("168h", &d, &e), GQ_OK);
+    assert_true(d == 7 * 86400.0);
+    const char *bad[] = {"0.5ms",  "1e-300s", "169h", "1e308h", "604801", "0x10",
+                         "0X1p4s", "inf",     "nan",  "-1s",    ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        memset(&e, 0, sizeof e);
+        assert_int_equal(gq_parse_duration(bad[i], &d, &e), GQ_E_USAGE);
+        assert_non_null(strstr(e.msg, bad[i][0] ? bad[i] : "empty"));
+        assert_null(strchr(e.msg, '\n'));
+    }
+    assert_int_equal(gq_parse_duration("1e308h", &d, &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "168h maximum"));
+    assert_int_equal(gq_parse_duration("0.1ms", &d, &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "1ms minimum"));
+}
+
+static void test_no_hex(void **state)
+{
+    (void)state;
+    uint64_t b;
+    double v;
+    gq_err e = {0};
+    assert_int_equal(gq_parse_size("16", 1, &b, &e), GQ_OK);
+    assert_int_equal(b, 16);
+    assert_int_equal(gq_parse_size("0x10", 1, &b, &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "hexadecimal"));
+    assert_int_equal(gq_parse_size("0X10M", 1, &b, &e), GQ_E_USAGE);
+    assert_int_equal(gq_parse_double("0x1p-2", &v, &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "hexadecimal"));
+    assert_int_equal(gq_parse_double("-0x10", &v, &e), GQ_E_USAGE);
+    assert_int_equal(gq_parse_double("0.25", &v, &e), GQ_OK);
+    assert_true(v == 0.25);
+    long l;
+    assert_int_equal(gq_parse_int("0x10", 0, 100, &l, &e), GQ_E_USAGE);
+}
+
+static void test_infile_directory(void **state)
+{
+    (void)state;
+    gq_err e = {0};
+    assert_int_equal(gq_infile_check(GQ_TEST_DATA, "a JSON file", &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "is a directory, expected a JSON file"));
+    /* a missing file is left to the caller's open, which names its errno */
+    assert_int_equal(gq_infile_check("/nonexistent/x.json", "a JSON file", &e), GQ_OK);
+    assert_int_equal(gq_infile_check(GQ_TEST_DATA "/data/bad/run-ok.json", "a JSON file", &e), GQ_OK);
+    /* /dev/stdin and the like are read like any file */
+    assert_int_equal(gq_infile_check("/dev/null", "a JSON file", &e), GQ_OK);
+}
+
+/* A record whose timestamp's seconds are 3.3e70 (once undefined behaviour in
+ * the float -> int conversion; -fsanitize=float-cast-overflow catches it). */
+static void test_timestamp_out_of_range(void **state)
+{
+    (void)state;
+    json_error_t je;
+    json_t *doc = json_load_file(GQ_TEST_DATA "/data/bad/run-ok.json", 0, &je);
+    assert_non_null(doc);
+    json_t *rec = json_array_get(json_object_get(doc, "records"), 0);
+    assert_non_null(rec);
+    gq_record r;
+    gq_err e = {0};
+    assert_int_equal(gq_record_from_json(rec, &r, &e), GQ_OK);
+    const char *bad[] = {"2026-12-01T15:33:3.3e70Z", "2026-12-01T15:33:-1Z",  "2026-13-01T15:33:03Z",
+                         "2026-12-01T24:33:03Z",     "2026-12-01T15:33:nanZ", "2026-12-01T15:60:03Z"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_object_set_new(rec, "timestamp", json_string(bad[i]));
+        memset(&e, 0, sizeof e);
+        assert_int_equal(gq_record_from_json(rec, &r, &e), GQ_E_USAGE);
+        assert_non_null(strstr(e.msg, "timestamp"));
+    }
+    json_object_set_new(rec, "timestamp", json_string("2026-12-01T15:33:03.5Z"));
+    assert_int_equal(gq_record_from_json(rec, &r, &e), GQ_OK);
+    assert_true(fabs(r.timestamp - 1796139183.5) < 1e-3);
+    json_decref(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_duration_bounds),
+        cmocka_unit_test(test_no_hex),
+        cmocka_unit_test(test_infile_directory),
+        cmocka_unit_test(test_timestamp_out_of_range),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
