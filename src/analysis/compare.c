@@ -11,6 +11,14 @@ void gq_compare_init(gq_compare *c, double threshold_pct)
 {
     memset(c, 0, sizeof *c);
     c->threshold_pct = threshold_pct > 0 ? threshold_pct : 5.0;
+    c->threshold_c = GQ_CMP_TEMP_THRESHOLD_C;
+}
+
+bool gq_compare_same_stress(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    return fabs(a - b) <= 0.01 * fmax(a, b);
 }
 
 void gq_compare_free(gq_compare *c)
@@ -96,6 +104,8 @@ int gq_compare_add(gq_compare *c, const char *label, const gq_recordset *rs, con
     snprintf(c->when[run], sizeof c->when[run], "%s", doc && doc->when[0] ? doc->when : "?");
     snprintf(c->kind[run], sizeof c->kind[run], "%s", doc && doc->kind[0] ? doc->kind : "?");
     snprintf(c->verdict[run], sizeof c->verdict[run], "%s", doc ? doc->verdict : "");
+    snprintf(c->model[run], sizeof c->model[run], "%s", doc ? doc->model : "");
+    c->stress_s[run] = doc && doc->stress_s > 0 ? doc->stress_s : NAN;
     char key[200];
     for (int i = 0; rs && i < rs->n; i++) {
         const gq_record *r = &rs->v[i];
@@ -125,30 +135,79 @@ int gq_compare_add(gq_compare *c, const char *label, const gq_recordset *rs, con
             if (!f)
                 return gq_err_set(err, GQ_E_NOMEM, "out of memory comparing runs");
             f->v[run] = sf[k].v;
+            f->stress = true;
+            f->absolute = !strcmp(sf[k].unit, "°C"); /* temperatures: degrees, not percent */
         }
+    }
+    return GQ_OK;
+}
+
+/* How run r differs from the baseline for figure f. */
+static gq_cmp_across across_of(const gq_compare *c, const gq_cmp_fig *f, int r)
+{
+    if (strcmp(c->model[r], c->model[0]))
+        return GQ_CMP_ACROSS_MODEL;
+    if (f->stress && !gq_compare_same_stress(c->stress_s[r], c->stress_s[0]))
+        return GQ_CMP_ACROSS_STRESS;
+    return GQ_CMP_SAME;
+}
+
+int gq_compare_check(const gq_compare *c, gq_err *err)
+{
+    if (c->across_models)
+        return GQ_OK;
+    for (int r = 1; r < c->nruns; r++) {
+        if (strcmp(c->model[r], c->model[0]))
+            return gq_err_set(err, GQ_E_USAGE,
+                              "compare: %s has %s and %s has %s; a difference between GPU models is not a "
+                              "regression (--across-models compares them anyway, marking every line)",
+                              c->label[0], c->model[0][0] ? c->model[0] : "no GPU listed", c->label[r],
+                              c->model[r][0] ? c->model[r] : "no GPU listed");
+        if (!isnan(c->stress_s[r]) && !isnan(c->stress_s[0]) &&
+            !gq_compare_same_stress(c->stress_s[r], c->stress_s[0]))
+            return gq_err_set(
+                err, GQ_E_USAGE,
+                "compare: the stress of %s ran %g s and that of %s %g s; figures of stresses of "
+                "different lengths are not comparable (--across-models compares them anyway, "
+                "marking every line)",
+                c->label[0], c->stress_s[0], c->label[r], c->stress_s[r]);
     }
     return GQ_OK;
 }
 
 void gq_compare_finish(gq_compare *c)
 {
-    c->nregressions = c->ncompared = 0;
+    c->nregressions = c->ncompared = c->ndiffers = 0;
     for (int i = 0; i < c->nfig; i++) {
         gq_cmp_fig *f = &c->fig[i];
         f->present = 0;
-        bool reg = false;
+        bool reg = false, dif = false;
         for (int r = 0; r < c->nruns; r++) {
             f->present += !isnan(f->v[r]);
-            f->delta_pct[r] = NAN;
-            f->regression[r] = false;
-            if (r == 0 || isnan(f->v[r]) || isnan(f->v[0]) || f->v[0] == 0)
+            f->delta_pct[r] = f->delta_abs[r] = NAN;
+            f->regression[r] = f->differs[r] = false;
+            f->across[r] = r ? across_of(c, f, r) : GQ_CMP_SAME;
+            if (r == 0 || isnan(f->v[r]) || isnan(f->v[0]) || (!f->absolute && f->v[0] == 0))
                 continue;
-            f->delta_pct[r] = (f->v[r] - f->v[0]) / fabs(f->v[0]) * 100.0;
-            double worse = f->higher_is_better ? -f->delta_pct[r] : f->delta_pct[r];
-            f->regression[r] = worse > c->threshold_pct;
+            f->delta_abs[r] = f->v[r] - f->v[0];
+            double worse;
+            if (f->absolute) { /* °C: an absolute rise against an absolute threshold */
+                worse = f->higher_is_better ? -f->delta_abs[r] : f->delta_abs[r];
+                worse = worse > c->threshold_c ? 1 : 0;
+            } else {
+                f->delta_pct[r] = f->delta_abs[r] / fabs(f->v[0]) * 100.0;
+                worse = f->higher_is_better ? -f->delta_pct[r] : f->delta_pct[r];
+                worse = worse > c->threshold_pct ? 1 : 0;
+            }
+            if (f->across[r])
+                f->differs[r] = worse > 0;
+            else
+                f->regression[r] = worse > 0;
             reg |= f->regression[r];
+            dif |= f->differs[r];
         }
         c->nregressions += reg;
+        c->ndiffers += dif;
         c->ncompared += f->present == c->nruns;
     }
 }

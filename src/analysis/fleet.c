@@ -5,10 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/compare.h"
+
 void gq_fleet_init(gq_fleet *f, double threshold_pct)
 {
     memset(f, 0, sizeof *f);
     f->threshold_pct = threshold_pct > 0 ? threshold_pct : 5.0;
+    f->threshold_c = GQ_CMP_TEMP_THRESHOLD_C;
     snprintf(f->verdict, sizeof f->verdict, "pass");
 }
 
@@ -20,6 +23,7 @@ void gq_fleet_free(gq_fleet *f)
     free(f->fig);
     free(f->val);
     free(f->out);
+    free(f->groups);
     memset(f, 0, sizeof *f);
 }
 
@@ -46,9 +50,26 @@ static gq_fleet_node *new_node(gq_fleet *f, int rank, const char *host, gq_err *
     gq_fleet_node *n = &f->node[f->nnodes++];
     memset(n, 0, sizeof *n);
     n->rank = rank;
+    n->group = -1;
+    n->stress_s = NAN;
     snprintf(n->host, sizeof n->host, "%s", host && *host ? host : "?");
     snprintf(n->label, sizeof n->label, "%s-rank%d", n->host, rank);
     return n;
+}
+
+/* The group of a GPU model and a stress duration, added when new; -1 out of memory. */
+static int group_of(gq_fleet *f, const char *model, double stress_s)
+{
+    for (int g = 0; g < f->ngroups; g++)
+        if (!strcmp(f->groups[g].model, model) && gq_compare_same_stress(f->groups[g].stress_s, stress_s))
+            return g;
+    if (grow((void **)&f->groups, &f->capgroups, f->ngroups, sizeof *f->groups))
+        return -1;
+    gq_fleet_group *g = &f->groups[f->ngroups];
+    memset(g, 0, sizeof *g);
+    snprintf(g->model, sizeof g->model, "%s", model);
+    g->stress_s = stress_s;
+    return f->ngroups++;
 }
 
 /* Index of key, or -1. Nodes list their figures in the same order as a rule,
@@ -145,6 +166,12 @@ int gq_fleet_add_summary(gq_fleet *f, const char *host, const gq_node_summary *s
     gq_node_verdict v = s->complete ? s->verdict : GQ_NODE_INCOMPLETE;
     snprintf(n->verdict, sizeof n->verdict, "%s", gq_node_verdict_name(v));
     n->exit_code = v == GQ_NODE_PASS ? 0 : v == GQ_NODE_WARN ? 4 : v == GQ_NODE_INCOMPLETE ? 5 : 1;
+    /* grouped by GPU model and stress duration: H200s are not measured against A100s */
+    snprintf(n->model, sizeof n->model, "%s", s->gpu_model);
+    n->stress_s = s->stress_s > 0 ? s->stress_s : NAN;
+    if ((n->group = group_of(f, n->model, n->stress_s)) < 0)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory comparing the fleet");
+    f->groups[n->group].nnodes++;
     int node = f->nnodes - 1, hint = 0;
     for (int i = 0; i < s->nfig; i++) {
         const gq_node_figure *x = &s->fig[i];
@@ -159,12 +186,13 @@ int gq_fleet_add_summary(gq_fleet *f, const char *host, const gq_node_summary *s
             memset(g, 0, sizeof *g);
             snprintf(g->key, sizeof g->key, "%s", x->key);
             gq_node_fig_unit(x->key, g->unit, sizeof g->unit, &g->higher_is_better);
+            g->absolute = !strcmp(g->unit, "°C"); /* temperatures: degrees, not percent */
             g->median = NAN;
         }
         hint = k + 1;
         if (grow((void **)&f->val, &f->capval, f->nval, sizeof *f->val))
             return gq_err_set(err, GQ_E_NOMEM, "out of memory comparing the fleet");
-        f->val[f->nval++] = (gq_fleet_value){.fig = k, .node = node, .v = x->v};
+        f->val[f->nval++] = (gq_fleet_value){.fig = k, .group = n->group, .node = node, .v = x->v};
     }
     return GQ_OK;
 }
@@ -185,6 +213,8 @@ static int cmp_val(const void *a, const void *b)
     const gq_fleet_value *x = a, *y = b;
     if (x->fig != y->fig)
         return x->fig < y->fig ? -1 : 1;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
     return x->node < y->node ? -1 : x->node > y->node;
 }
 
@@ -202,47 +232,75 @@ static int cmp_out(const void *a, const void *b)
     return x->fig < y->fig ? -1 : x->fig > y->fig;
 }
 
+/* The outliers among values a..b (one figure, one group) against their median. */
+static int group_outliers(gq_fleet *f, int a, int b, double median)
+{
+    const gq_fleet_fig *g = &f->fig[f->val[a].fig];
+    for (int i = a; i < b; i++) {
+        double v = f->val[i].v, d = NAN, worse;
+        if (g->absolute) {
+            worse = g->higher_is_better ? median - v : v - median;
+            if (!(worse > f->threshold_c))
+                continue;
+        } else {
+            if (median == 0)
+                continue;
+            d = (v - median) / fabs(median) * 100.0;
+            worse = g->higher_is_better ? -d : d;
+            if (!(worse > f->threshold_pct))
+                continue;
+        }
+        if (grow((void **)&f->out, &f->capout, f->nout, sizeof *f->out))
+            return -1;
+        f->out[f->nout++] = (gq_fleet_outlier){.node = f->val[i].node,
+                                               .fig = f->val[i].fig,
+                                               .group = f->val[i].group,
+                                               .value = v,
+                                               .median = median,
+                                               .delta_pct = d,
+                                               .delta_abs = v - median};
+        f->node[f->val[i].node].noutliers++;
+    }
+    return 0;
+}
+
 int gq_fleet_finish(gq_fleet *f, gq_err *err)
 {
     f->nout = f->ncompared = f->nflagged = 0;
     for (int i = 0; i < f->nnodes; i++)
         f->node[i].noutliers = 0;
-    qsort(f->val, (size_t)f->nval, sizeof *f->val, cmp_val);
+    if (f->nval > 0)
+        qsort(f->val, (size_t)f->nval, sizeof *f->val, cmp_val);
     double *tmp = malloc((size_t)(f->nnodes > 0 ? f->nnodes : 1) * sizeof *tmp);
     if (!tmp)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory comparing the fleet");
     for (int a = 0; a < f->nval;) {
-        int b = a;
-        while (b < f->nval && f->val[b].fig == f->val[a].fig)
-            b++;
+        int e = a; /* one figure: a..e; one group of it: a..b */
+        while (e < f->nval && f->val[e].fig == f->val[a].fig)
+            e++;
         gq_fleet_fig *g = &f->fig[f->val[a].fig];
-        g->present = b - a;
+        g->present = e - a;
         g->median = NAN;
-        if (g->present >= 2) {
-            f->ncompared++;
+        bool compared = false;
+        for (int b; a < e; a = b) {
+            for (b = a; b < e && f->val[b].group == f->val[a].group;)
+                b++;
+            int n = b - a;
+            if (n < 2)
+                continue;
+            compared = true;
             for (int i = a; i < b; i++)
                 tmp[i - a] = f->val[i].v;
-            qsort(tmp, (size_t)g->present, sizeof *tmp, cmp_double);
-            int m = g->present / 2;
-            g->median = g->present % 2 ? tmp[m] : (tmp[m - 1] + tmp[m]) / 2;
-            for (int i = a; i < b && g->median != 0; i++) {
-                double d = (f->val[i].v - g->median) / fabs(g->median) * 100.0;
-                double worse = g->higher_is_better ? -d : d;
-                if (!(worse > f->threshold_pct))
-                    continue;
-                if (grow((void **)&f->out, &f->capout, f->nout, sizeof *f->out)) {
-                    free(tmp);
-                    return gq_err_set(err, GQ_E_NOMEM, "out of memory comparing the fleet");
-                }
-                f->out[f->nout++] = (gq_fleet_outlier){.node = f->val[i].node,
-                                                       .fig = f->val[i].fig,
-                                                       .value = f->val[i].v,
-                                                       .median = g->median,
-                                                       .delta_pct = d};
-                f->node[f->val[i].node].noutliers++;
+            qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
+            double median = n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+            if (isnan(g->median))
+                g->median = median;
+            if (group_outliers(f, a, b, median)) {
+                free(tmp);
+                return gq_err_set(err, GQ_E_NOMEM, "out of memory comparing the fleet");
             }
         }
-        a = b;
+        f->ncompared += compared;
     }
     free(tmp);
     if (f->nout > 0) /* f->out is NULL when there is no outlier; qsort(NULL, 0) is undefined */

@@ -6,10 +6,13 @@
  * A summary's figures are keyed exactly as `gpuqual compare` keys them
  * (analysis/compare.h: one key per record, the stress figures per GPU; invalid
  * records left out), one node at a time, so the number of nodes is not bound
- * by GQ_CMP_MAX_RUNS. For each figure present on at least two nodes, the fleet
- * median is taken over the nodes that have it; a node is an outlier on that
- * figure when it is worse than the median by more than the threshold:
- * bandwidth, clocks and power below it, latency and temperature above it.
+ * by GQ_CMP_MAX_RUNS. Nodes are grouped by GPU model and stress duration
+ * (a mixed fleet's H200s are not measured against its A100s, nor a 60 s
+ * stress against a 5 min one). For each figure present on at least two nodes
+ * of a group, the group median is taken over them; a node is an outlier on
+ * that figure when it is worse than its group's median by more than the
+ * threshold: bandwidth, clocks and power below it, latency above it, and
+ * temperature above it by more than threshold_c degrees (absolute, not %).
  * With two nodes the median is their mean, so a gap of twice the threshold
  * flags both: two nodes cannot say which one is off.
  *
@@ -106,30 +109,46 @@ typedef struct gq_fleet_node {
     int exit_code;    /* the card's (0, 4, 1, 5), or 1 for an error */
     char error[512];  /* why the card did not run ("" when it ran) */
     bool simulated;
-    int noutliers; /* figures on which this node is an outlier */
-    bool flagged;  /* after gq_fleet_finish */
+    int noutliers;   /* figures on which this node is an outlier */
+    bool flagged;    /* after gq_fleet_finish */
+    char model[128]; /* GPU model(s) of its card ("" unknown) */
+    double stress_s; /* its stress duration (NAN: none) */
+    int group;       /* index into groups; -1 for a node whose card did not run */
 } gq_fleet_node;
+
+/* Nodes of one GPU model and one stress duration. */
+typedef struct gq_fleet_group {
+    char model[128];
+    double stress_s;
+    int nnodes;
+} gq_fleet_group;
 
 typedef struct gq_fleet_fig {
     char key[200];
     char unit[8];
     bool higher_is_better;
+    bool absolute; /* compared in its unit (°C), not in % */
     int present;   /* nodes that have it (after finish) */
-    double median; /* over those nodes (NAN below two) */
+    double median; /* over the nodes of the first group with two or more (NAN: none) */
 } gq_fleet_fig;
 
 typedef struct gq_fleet_outlier {
-    int node, fig;
-    double value, median, delta_pct; /* delta against the median, signed */
+    int node, fig, group;
+    double value, median; /* median of the node's group */
+    double delta_pct;     /* against the median, signed; NAN for °C figures */
+    double delta_abs;     /* value - median, in the figure's unit */
 } gq_fleet_outlier;
 
 typedef struct gq_fleet_value {
-    int fig, node;
+    int fig, group, node;
     double v;
 } gq_fleet_value;
 
 typedef struct gq_fleet {
     double threshold_pct; /* > 0 */
+    double threshold_c;   /* °C, > 0 (GQ_CMP_TEMP_THRESHOLD_C) */
+    int ngroups, capgroups;
+    gq_fleet_group *groups; /* owned */
     int nnodes, capnodes;
     gq_fleet_node *node; /* owned */
     int nfig, capfig;
@@ -138,7 +157,7 @@ typedef struct gq_fleet {
     gq_fleet_value *val; /* owned */
     int nout, capout;
     gq_fleet_outlier *out; /* owned; by node, then figure order */
-    int ncompared;         /* figures present on at least two nodes */
+    int ncompared;         /* figures present on at least two nodes of a group */
     int nflagged;
     char verdict[12]; /* fleet verdict (after finish) */
     int exit_code;

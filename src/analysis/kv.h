@@ -15,9 +15,15 @@
  * Rates are GB/s (10^9 B/s); times are milliseconds. Pure functions apart from
  * gq_kv_config_load(), which reads a file. Nothing here prints.
  *
- * What the formula does not cover: models with multi-head latent attention
- * (DeepSeek's kv_lora_rank) store a compressed latent, not K and V per head;
- * gq_kv_config_parse() refuses them rather than give a wrong figure.
+ * Models people serve differ from that formula in two ways, both handled:
+ *   - multi-head latent attention (DeepSeek-V2/V3, Kimi-K2: kv_lora_rank)
+ *     keeps one latent per layer and token, not K and V per head:
+ *       bytes/token = layers x (kv_lora_rank + qk_rope_head_dim) x dtype bytes
+ *   - sliding windows: a windowed layer keeps only the last `window` tokens,
+ *       payload = layer bytes x (full layers x tokens
+ *                                + windowed layers x min(tokens, window))
+ * What a config does not let gpuqual size (an unknown layer type, a window
+ * whose layers the config does not say) is refused naming the missing field.
  */
 #ifndef GQ_ANALYSIS_KV_H
 #define GQ_ANALYSIS_KV_H
@@ -36,37 +42,59 @@ typedef enum gq_kv_dtype {
     GQ_KV_FP16,
     GQ_KV_FP8_E4M3,
     GQ_KV_FP8_E5M2,
+    GQ_KV_INT8, /* 1 byte; per-block scales, where an engine keeps them, are not counted */
 } gq_kv_dtype;
 
-/* A model's KV shape. All counts > 0 once checked. */
+/* A model's KV shape. All counts > 0 once checked (kv_heads and head_dim
+ * only without MLA). */
 typedef struct gq_kv_shape {
     long layers;
     long kv_heads;
     long head_dim;
     gq_kv_dtype dtype;
+    /* multi-head latent attention: both > 0, or both 0 (K and V per head) */
+    long mla_rank; /* kv_lora_rank */
+    long mla_rope; /* qk_rope_head_dim */
+    /* sliding window: window_layers of the layers keep only the last `window`
+     * tokens; window 0 = every layer keeps every token */
+    long window;
+    long window_layers;
+    char window_rule[160]; /* how the windowed layers were found ("" = no window) */
 } gq_kv_shape;
 
 /* Parse a dtype name, case-insensitive: fp32/float32, bf16/bfloat16,
  * fp16/float16/half, fp8 (= fp8_e4m3), fp8_e4m3/e4m3/float8_e4m3fn,
- * fp8_e5m2/e5m2/float8_e5m2. Unknown names: GQ_E_USAGE with a message that
+ * fp8_e5m2/e5m2/float8_e5m2, int8. Unknown names: GQ_E_USAGE with a message that
  * lists the accepted names (and the closest one). `what` names the source in
  * the message (e.g. "--kv-dtype" or "config.json torch_dtype"). */
 int gq_kv_dtype_parse(const char *name, const char *what, gq_kv_dtype *out, gq_err *err);
-/* Bytes per element (4, 2, 2, 1, 1); 0 for GQ_KV_DTYPE_NONE. */
+/* Bytes per element (4, 2, 2, 1, 1, 1); 0 for GQ_KV_DTYPE_NONE. */
 int gq_kv_dtype_bytes(gq_kv_dtype d);
-/* Canonical name ("fp32", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "none"). */
+/* Canonical name ("fp32", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "int8", "none"). */
 const char *gq_kv_dtype_name(gq_kv_dtype d);
 
 /* Check that every count is > 0 and a dtype is set; GQ_E_USAGE naming the
  * first bad field otherwise (as a flag name: --layers, --kv-heads, ...). */
 int gq_kv_shape_check(const gq_kv_shape *s, gq_err *err);
 
-/* Bytes per token of a checked shape. Returns 0 when it would overflow. */
+/* Bytes one layer keeps per token: 2 x kv_heads x head_dim x dtype bytes, or
+ * (kv_lora_rank + qk_rope_head_dim) x dtype bytes with MLA. 0 on a bad shape. */
+uint64_t gq_kv_layer_bytes(const gq_kv_shape *s);
+
+/* Bytes per token while every layer keeps it (tokens <= window): layers x
+ * layer bytes. Returns 0 when it would overflow. */
 uint64_t gq_kv_bytes_per_token(const gq_kv_shape *s);
 
-/* payload = bytes/token x tokens. tokens must be > 0; GQ_E_USAGE on a bad
- * shape, tokens <= 0, or overflow past 2^63 bytes. */
+/* payload = layer bytes x (full layers x tokens + windowed layers x
+ * min(tokens, window)). tokens must be > 0; GQ_E_USAGE on a bad shape,
+ * tokens <= 0, or overflow past 2^63 bytes. */
 int gq_kv_payload(const gq_kv_shape *s, long tokens, uint64_t *bytes, gq_err *err);
+
+/* Parse a token count: digits with an optional fraction and an optional
+ * suffix k (x 1,000) or M (x 1,000,000), case-insensitive: "8000", "8k",
+ * "1.5M". The result must be a whole number from 1 to 10^12. `what` names the
+ * source in the message ("--tokens"). */
+int gq_kv_tokens_parse(const char *text, const char *what, long *out, gq_err *err);
 
 /* Read the KV shape from a Hugging Face config object. Fields:
  *   num_hidden_layers (required), num_attention_heads (required unless both
@@ -74,6 +102,13 @@ int gq_kv_payload(const gq_kv_shape *s, long tokens, uint64_t *bytes, gq_err *er
  *   (default: num_attention_heads), head_dim (default: hidden_size /
  *   num_attention_heads, which must divide evenly), torch_dtype (or "dtype",
  *   the newer name) as the default KV dtype.
+ *   MLA: kv_lora_rank with qk_rope_head_dim (required then).
+ *   Windows: sliding_window unless use_sliding_window is false; which layers
+ *   use it comes from layer_types when listed, else from the architecture
+ *   (model_type): mistral/mixtral every layer, gemma2 every other layer from
+ *   layer 0, gemma3 all but every sliding_window_pattern-th (default 6),
+ *   qwen2/qwen3 (and their _moe) the layers from max_window_layers on. Any
+ *   other model_type with a window and no layer_types is refused.
  * Multimodal configs that keep the language model under "text_config" are
  * read from there. A null value counts as absent. `path` only labels messages.
  * *has_dtype tells whether a dtype was found (a config without torch_dtype is

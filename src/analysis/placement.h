@@ -53,6 +53,8 @@
 #define GQ_PLACE_MAX_LIMITS 256
 #define GQ_PLACE_MAX_PAIRS GQ_MAX_GPUS
 #define GQ_PLACE_TOLERANCE 0.05 /* default: relative difference treated as a tie */
+#define GQ_PLACE_WARN_MISS 0.10 /* a measured flow this far (relative) from its prediction is a warning */
+#define GQ_PLACE_MAX_WARNINGS 8
 
 typedef uint64_t gq_gpuset; /* bit i = GPU i (GQ_MAX_GPUS == 64) */
 
@@ -202,8 +204,18 @@ typedef struct gq_place_attempt {
     char finding[480]; /* "pairs 0->2 and 1->3 ran at 31.0 GB/s against 53.9 predicted: ..." */
 } gq_place_attempt;
 
+/* A warning (the document's warnings[]): a prediction that missed, workers
+ * that share a host budget. id is stable ("place_prediction_missed",
+ * "place_offload_shared_budget"); text is one sentence. */
+typedef struct gq_place_warning {
+    char id[40];
+    char text[480];
+} gq_place_warning;
+
 typedef struct gq_place_result {
     gq_place_roles roles;
+    int nwarnings;
+    gq_place_warning warnings[GQ_PLACE_MAX_WARNINGS];
     gq_place_map chosen, naive;
     bool all_staged; /* every handoff of the chosen map goes through host memory */
     int nnotes;
@@ -250,6 +262,22 @@ void gq_place_summarize_attempt(const gq_place_map *c, gq_place_attempt *a);
 bool gq_place_same_map(const gq_place_map *a, const gq_place_map *b);
 bool gq_place_attempt_better(const gq_place_attempt *a, const gq_place_attempt *b, double tol);
 void gq_place_note(gq_place_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Warnings. gq_place_warn appends one (dropped past GQ_PLACE_MAX_WARNINGS).
+ * gq_place_missed_flows is gq_place_slow_flows both ways: flows measured more
+ * than tol away from their prediction, faster or slower. gq_place_warn_missed
+ * warns when a verified map's flows missed by more than GQ_PLACE_WARN_MISS
+ * (label: "the chosen mapping", "the naive mapping"); returns how many
+ * missed. gq_place_warn_budgets warns for every host budget of the model
+ * (a limit on host traffic) that two or more of the chosen offload workers
+ * share and that binds (their rates alone add up to more), naming the budget,
+ * its capacity, its evidence and the GPUs; gq_place_solve calls it, and the
+ * card may call it for its offload finding. Returns how many it added. */
+void gq_place_warn(gq_place_result *res, const char *id, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int gq_place_missed_flows(const gq_place_map *c, double tol, char *buf, size_t n);
+int gq_place_warn_missed(gq_place_result *res, const gq_place_map *c, const char *label);
+int gq_place_warn_budgets(const gq_place_model *m, gq_place_result *res);
 
 /* "0,1,2" into buf. */
 const char *gq_gpuset_str(gq_gpuset s, char *buf, size_t n);

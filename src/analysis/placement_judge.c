@@ -1,6 +1,8 @@
 /* The judging steps of placement verification (exec/place_verify.c runs
  * them): the concurrent patterns a map implies as measurements, the flows
  * slower than predicted, attempt summaries and which attempt to keep. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "analysis/placement_internal.h"
@@ -73,46 +75,144 @@ int gq_place_replicas_measurement(const gq_place_map *map, uint64_t bytes, gq_me
     return out->nflows;
 }
 
-/* Flows that ran slower than predicted, in words; 0 when none did. */
-int gq_place_slow_flows(const gq_place_map *c, double tol, char *buf, size_t n)
+/* Is measured m off its prediction p by more than tol: slower only, or
+ * either way? (m < 0: not measured.) */
+static bool off(double m, double p, double tol, bool both)
 {
-    int slow = 0;
+    if (m < 0 || !(p > 0))
+        return false;
+    return m < p * (1 - tol) || (both && m > p * (1 + tol));
+}
+
+static void append(char *buf, size_t n, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t n, size_t *used, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf + *used, n - *used, fmt, ap);
+    va_end(ap);
+    if (w > 0 && (size_t)w < n - *used)
+        *used += (size_t)w;
+}
+
+/* Flows off their prediction, in words; 0 when none were. */
+static int off_flows(const gq_place_map *c, double tol, bool both, char *buf, size_t n)
+{
+    int k = 0;
     size_t used = 0;
     buf[0] = 0;
     for (int i = 0; i < c->npairs; i++) {
         const gq_place_pair *q = &c->pairs[i];
-        if (q->measured_gbps < 0 || q->measured_gbps >= q->predicted_gbps * (1 - tol))
+        if (!off(q->measured_gbps, q->predicted_gbps, tol, both))
             continue;
-        slow++;
-        int w = snprintf(buf + used, n - used, "%s%d->%d %.1f (predicted %.1f)", used ? ", " : "", q->prefill,
-                         q->decode, q->measured_gbps, q->predicted_gbps);
-        if (w > 0 && (size_t)w < n - used)
-            used += (size_t)w;
+        k++;
+        append(buf, n, &used, "%s%d->%d %.1f (predicted %.1f)", used ? ", " : "", q->prefill, q->decode,
+               q->measured_gbps, q->predicted_gbps);
     }
     for (int i = 0; i < c->nworkers; i++) {
         const gq_place_worker *w = &c->workers[i];
-        bool sh = w->measured_h2d >= 0 && w->measured_h2d < w->predicted_h2d * (1 - tol);
-        bool sd = w->measured_d2h >= 0 && w->measured_d2h < w->predicted_d2h * (1 - tol);
+        bool sh = off(w->measured_h2d, w->predicted_h2d, tol, both);
+        bool sd = off(w->measured_d2h, w->predicted_d2h, tol, both);
         if (!sh && !sd)
             continue;
-        slow++;
-        int k = snprintf(buf + used, n - used, "%sworker %d %s %.1f (predicted %.1f)", used ? ", " : "",
-                         w->gpu, sh ? "h2d" : "d2h", sh ? w->measured_h2d : w->measured_d2h,
-                         sh ? w->predicted_h2d : w->predicted_d2h);
-        if (k > 0 && (size_t)k < n - used)
-            used += (size_t)k;
+        k++;
+        append(buf, n, &used, "%sworker %d %s %.1f (predicted %.1f)", used ? ", " : "", w->gpu,
+               sh ? "h2d" : "d2h", sh ? w->measured_h2d : w->measured_d2h,
+               sh ? w->predicted_h2d : w->predicted_d2h);
     }
     for (int r = 0; r < c->nreplicas; r++) {
         const gq_place_replica *rep = &c->replicas[r];
-        if (rep->measured_gbps < 0 || rep->measured_gbps >= rep->predicted_gbps * (1 - tol))
+        if (!off(rep->measured_gbps, rep->predicted_gbps, tol, both))
             continue;
-        slow++;
-        int k = snprintf(buf + used, n - used, "%sreplica %d %.1f (predicted %.1f)", used ? ", " : "", r,
-                         rep->measured_gbps, rep->predicted_gbps);
-        if (k > 0 && (size_t)k < n - used)
-            used += (size_t)k;
+        k++;
+        append(buf, n, &used, "%sreplica %d %.1f (predicted %.1f)", used ? ", " : "", r, rep->measured_gbps,
+               rep->predicted_gbps);
     }
-    return slow;
+    return k;
+}
+
+/* Flows that ran slower than predicted, in words; 0 when none did. */
+int gq_place_slow_flows(const gq_place_map *c, double tol, char *buf, size_t n)
+{
+    return off_flows(c, tol, false, buf, n);
+}
+
+int gq_place_missed_flows(const gq_place_map *c, double tol, char *buf, size_t n)
+{
+    return off_flows(c, tol, true, buf, n);
+}
+
+void gq_place_warn(gq_place_result *res, const char *id, const char *fmt, ...)
+{
+    if (res->nwarnings >= GQ_PLACE_MAX_WARNINGS)
+        return;
+    gq_place_warning *w = &res->warnings[res->nwarnings++];
+    snprintf(w->id, sizeof w->id, "%s", id);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->text, sizeof w->text, fmt, ap);
+    va_end(ap);
+}
+
+int gq_place_warn_missed(gq_place_result *res, const gq_place_map *c, const char *label)
+{
+    char buf[360];
+    int k = gq_place_missed_flows(c, GQ_PLACE_WARN_MISS, buf, sizeof buf);
+    if (k)
+        gq_place_warn(
+            res, "place_prediction_missed",
+            "%s missed its prediction by more than %.0f%%: %s; the model's figures for %s are not to "
+            "be trusted",
+            label, 100 * GQ_PLACE_WARN_MISS, buf, k == 1 ? "this path" : "these paths");
+    return k;
+}
+
+/* The host limits that bind on the chosen offload workers. */
+int gq_place_warn_budgets(const gq_place_model *m, gq_place_result *res)
+{
+    const gq_place_map *c = &res->chosen;
+    int added = 0;
+    gq_gpuset workers = 0;
+    for (int i = 0; i < c->nworkers; i++)
+        workers |= (gq_gpuset)1 << c->workers[i].gpu;
+    for (int l = 0; l < m->nlimits && c->nworkers >= 2; l++) {
+        const gq_place_limit *lim = &m->limits[l];
+        if (gq_place_limit_is_gpu(lim->kind))
+            continue;
+        gq_gpuset shared = lim->a & workers;
+        double alone = 0;
+        int k = 0;
+        for (int g = 0; g < m->ngpu; g++)
+            if ((shared >> g) & 1u) {
+                k++;
+                alone += lim->kind == GQ_LIMIT_H2D   ? m->h2d[g]
+                         : lim->kind == GQ_LIMIT_D2H ? m->d2h[g]
+                                                     : m->h2d[g] + m->d2h[g];
+            }
+        if (k < 2 || !(alone > lim->capacity_gbps * (1 + m->tolerance)))
+            continue;
+        if (++added > 5) /* room is kept for the predictions' warnings */
+            continue;
+        char set[96], gpus[96];
+        gq_gpuset_str(lim->a, set, sizeof set);
+        gq_gpuset_str(shared, gpus, sizeof gpus);
+        gq_place_warn(
+            res, "place_offload_shared_budget",
+            "offload workers on GPUs %s share one host budget: %s {%s} <= %.1f GB/s (limit #%d; %s), "
+            "less than their %.1f GB/s alone",
+            gpus,
+            lim->kind == GQ_LIMIT_H2D   ? "host->GPU"
+            : lim->kind == GQ_LIMIT_D2H ? "GPU->host"
+                                        : "host, both ways",
+            set, lim->capacity_gbps, l, lim->evidence, alone);
+    }
+    if (added > 5)
+        gq_place_warn(
+            res, "place_offload_shared_budget",
+            "%d more host budgets shared by the offload workers bind; they are the model's host limits",
+            added - 5);
+    return added;
 }
 
 void gq_place_summarize_attempt(const gq_place_map *c, gq_place_attempt *a)

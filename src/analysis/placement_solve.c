@@ -496,6 +496,7 @@ int gq_place_solve(const gq_place_model *m, const gq_place_roles *r, gq_place_re
             out,
             "too many candidate mappings to compare all: a heuristic (cells per domain, then pairwise swaps) "
             "chose this one");
+    gq_place_warn_budgets(m, out);
     return GQ_OK;
 }
 

@@ -22,6 +22,8 @@ typedef struct compare_cli {
     const char *format;
     const char *json_path;
     bool all;
+    bool across_models;
+    double temp_threshold_c;
     double threshold_pct; /* --threshold, parsed */
 } compare_cli;
 
@@ -46,6 +48,19 @@ static const gq_opt compare_opts[] = {
      .off = OFF(json_path),
      .arg = "FILE",
      .help = "also write the comparison as a gpuqual document to FILE"},
+    {.name = "temp-threshold",
+     .type = GQ_OPT_DOUBLE,
+     .off = OFF(temp_threshold_c),
+     .def = "5",
+     .arg = "C",
+     .help = "a temperature higher than the first run's by more than this many degrees C is a regression",
+     .lo = 0.1,
+     .hi = 100},
+    {.name = "across-models",
+     .type = GQ_OPT_FLAG,
+     .off = OFF(across_models),
+     .help = "compare runs on different GPU models or with stresses of different lengths; every affected "
+             "line says so, and its differences are not regressions"},
     {.name = "all",
      .shortname = 'a',
      .type = GQ_OPT_FLAG,
@@ -93,6 +108,8 @@ static int compare_run(gq_ctx *ctx)
         return gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
     gq_compare_init(c, 5);
     c->threshold_pct = o->threshold_pct;
+    c->threshold_c = o->temp_threshold_c;
+    c->across_models = o->across_models;
     for (int i = 0; i < ctx->npos && !rc; i++) {
         json_t *root = NULL;
         gq_recordset rs = {0};
@@ -106,7 +123,7 @@ static int compare_run(gq_ctx *ctx)
         json_decref(root);
         gq_records_free(&rs);
     }
-    if (rc)
+    if (rc || (rc = gq_compare_check(c, &ctx->err)))
         goto out;
     gq_compare_finish(c);
     if (c->ncompared == 0) {
@@ -142,8 +159,10 @@ const gq_frame_cmd gq_frame_compare = {
     .usage =
         "usage: gpuqual compare A.json B.json [C.json ...] [--threshold 5%] [--all] [--format FMT]\n\n"
         "Line up the same figures from several saved runs or nodes (the first is the baseline), show the\n"
-        "deltas, and flag regressions: bandwidth or clocks lower, latency or temperature higher, by more\n"
-        "than the threshold. E.g. one node before and after a BIOS change, or eight nodes of one purchase.\n"
+        "deltas, and flag regressions: bandwidth or clocks lower or latency higher by more than the\n"
+        "threshold, temperatures higher by more than --temp-threshold degrees. E.g. one node before and\n"
+        "after a BIOS change, or eight nodes of one purchase. Runs on different GPU models, or with\n"
+        "stresses of different lengths, are refused unless --across-models (then every such line says so).\n"
         "Exit codes: 0 no regression, 1 a regression was found, 2 bad input.\n\n",
     .opts = {.name = "compare", .tabs = tabs, .ntab = 1},
     .opts_size = sizeof(compare_cli),

@@ -31,8 +31,7 @@ typedef struct kv_opts {
     int layers, kv_heads, head_dim;
     bool layers_seen, kv_heads_seen, head_dim_seen;
     const char *kv_dtype;
-    int tokens;
-    bool tokens_seen;
+    const char *tokens;
     int from, to;
     const char *input;
     double p2p_gbps, down_gbps, up_gbps, pipelined_gbps;
@@ -53,7 +52,8 @@ static const gq_opt kv_own_opts[] = {
      .off = OFF(config),
      .arg = "FILE",
      .help = "Hugging Face config.json: num_hidden_layers, num_key_value_heads, head_dim (or hidden_size / "
-             "num_attention_heads), torch_dtype"},
+             "num_attention_heads), torch_dtype; kv_lora_rank + qk_rope_head_dim (multi-head latent "
+             "attention); sliding_window and the layers that use it"},
     {.name = "layers",
      .type = GQ_OPT_INT,
      .off = OFF(layers),
@@ -76,13 +76,13 @@ static const gq_opt kv_own_opts[] = {
      .type = GQ_OPT_STR,
      .off = OFF(kv_dtype),
      .arg = "TYPE",
-     .help = "KV cache element type: fp32, bf16, fp16, fp8 (e4m3) or fp8_e5m2 (overrides torch_dtype)"},
+     .help = "KV cache element type: fp32, bf16, fp16, fp8 (e4m3), fp8_e5m2 or int8 (overrides torch_dtype)"},
     {.name = "tokens",
-     .type = GQ_OPT_INT,
+     .type = GQ_OPT_STR,
      .off = OFF(tokens),
      .arg = "N",
-     .help = "tokens handed off: payload = bytes/token x N",
-     .seen_off = OFF(tokens_seen)},
+     .help = "tokens handed off (8000, 8k = 8,000, 1.5M = 1,500,000): payload = bytes/token x N, windowed "
+             "layers keeping at most their window"},
     {.name = "from",
      .type = GQ_OPT_INT,
      .off = OFF(from),
@@ -302,6 +302,26 @@ static json_t *rate_json(const rate *r)
     return json_pack("{s:o, s:s}", "gbps", num(r->gbps), "source", r->gbps > 0 ? r->source : "not available");
 }
 
+/* A count, or null when 0 (not this kind of model). */
+static json_t *count_or_null(long v)
+{
+    return v > 0 ? json_integer((json_int_t)v) : json_null();
+}
+
+static json_t *model_json(const gq_kv_shape *s)
+{
+    bool mla = s->mla_rank > 0;
+    return json_pack("{s:I, s:s, s:o, s:o, s:o, s:o, s:s, s:i, s:I, s:o, s:I, s:o}", "layers",
+                     (json_int_t)s->layers, "attention", mla ? "mla" : "mha", "kv_heads",
+                     count_or_null(mla ? 0 : s->kv_heads), "head_dim", count_or_null(mla ? 0 : s->head_dim),
+                     "kv_lora_rank", count_or_null(s->mla_rank), "qk_rope_head_dim",
+                     count_or_null(s->mla_rope), "dtype", gq_kv_dtype_name(s->dtype), "dtype_bytes",
+                     gq_kv_dtype_bytes(s->dtype), "layer_bytes_per_token", (json_int_t)gq_kv_layer_bytes(s),
+                     "sliding_window", count_or_null(s->window), "window_layers",
+                     (json_int_t)(s->window > 0 ? s->window_layers : 0), "window_rule",
+                     s->window > 0 ? json_string(s->window_rule) : json_null());
+}
+
 static json_t *kv_json(const kv_result *k)
 {
     json_t *est = json_pack("{s:{s:o, s:o, s:s}, s:{s:o, s:o, s:s}, s:{s:o, s:o, s:s}}", "direct", "gbps",
@@ -311,15 +331,13 @@ static json_t *kv_json(const kv_result *k)
                             "payload x (1/down + 1/up)", "staged_pipelined", "gbps", num(k->est_pipe), "ms",
                             num(gq_kv_time_ms(k->payload, k->est_pipe)), "formula",
                             "payload / min(down, up) measured with both legs at once");
-    json_t *o = json_pack(
-        "{s:{s:I, s:I, s:I, s:s, s:i}, s:I, s:I, s:I, s:f, s:i, s:i, s:{s:o, s:o, s:o, s:o, s:o, s:b}, s:o}",
-        "model", "layers", (json_int_t)k->shape.layers, "kv_heads", (json_int_t)k->shape.kv_heads, "head_dim",
-        (json_int_t)k->shape.head_dim, "dtype", gq_kv_dtype_name(k->shape.dtype), "dtype_bytes",
-        gq_kv_dtype_bytes(k->shape.dtype), "bytes_per_token", (json_int_t)k->bpt, "tokens",
-        (json_int_t)k->tokens, "payload_bytes", (json_int_t)k->payload, "payload_gb",
-        (double)k->payload / GQ_GB, "from", k->from, "to", k->to, "rates", "p2p", rate_json(&k->r.p2p),
-        "down", rate_json(&k->r.down), "up", rate_json(&k->r.up), "down_concurrent", rate_json(&k->r.cdown),
-        "up_concurrent", rate_json(&k->r.cup), "p2p_impossible", k->r.p2p_impossible, "estimates", est);
+    json_t *o = json_pack("{s:o, s:I, s:I, s:I, s:f, s:i, s:i, s:{s:o, s:o, s:o, s:o, s:o, s:b}, s:o}",
+                          "model", model_json(&k->shape), "bytes_per_token", (json_int_t)k->bpt, "tokens",
+                          (json_int_t)k->tokens, "payload_bytes", (json_int_t)k->payload, "payload_gb",
+                          (double)k->payload / GQ_GB, "from", k->from, "to", k->to, "rates", "p2p",
+                          rate_json(&k->r.p2p), "down", rate_json(&k->r.down), "up", rate_json(&k->r.up),
+                          "down_concurrent", rate_json(&k->r.cdown), "up_concurrent", rate_json(&k->r.cup),
+                          "p2p_impossible", k->r.p2p_impossible, "estimates", est);
     if (k->measured) {
         json_t *chunks = json_array();
         for (int i = 0; i < k->nchunks; i++) {
@@ -389,14 +407,30 @@ static void print_table(FILE *f, const kv_result *k, const char *machine, bool m
     const char *bar = markdown ? "| " : "";
     fprintf(f, "%sKV handoff GPU %d -> GPU %d%s%s\n\n", markdown ? "## " : "", k->from, k->to,
             machine[0] ? " on " : "", machine);
-    char g1[32], g2[32], g3[32];
-    fprintf(
-        f, "%smodel: 2 (K and V) x %ld layers x %ld KV heads x %ld head dim x %d B (%s) = %s B/token (%s)\n",
-        bar, k->shape.layers, k->shape.kv_heads, k->shape.head_dim, gq_kv_dtype_bytes(k->shape.dtype),
-        gq_kv_dtype_name(k->shape.dtype), grouped(k->bpt, g1, sizeof g1), gq_fmt_size(k->bpt, a, sizeof a));
-    fprintf(f, "%spayload: %s tokens = %s B = %.6g GB (%s)\n\n", bar,
+    char g1[32], g2[32], g3[32], g4[32];
+    const gq_kv_shape *s = &k->shape;
+    if (s->mla_rank > 0)
+        fprintf(
+            f,
+            "%smodel: %ld layers x (%ld kv_lora_rank + %ld qk_rope_head_dim) x %d B (%s) = %s B/token (%s), "
+            "multi-head latent attention\n",
+            bar, s->layers, s->mla_rank, s->mla_rope, gq_kv_dtype_bytes(s->dtype), gq_kv_dtype_name(s->dtype),
+            grouped(k->bpt, g1, sizeof g1), gq_fmt_size(k->bpt, a, sizeof a));
+    else
+        fprintf(
+            f,
+            "%smodel: 2 (K and V) x %ld layers x %ld KV heads x %ld head dim x %d B (%s) = %s B/token (%s)\n",
+            bar, s->layers, s->kv_heads, s->head_dim, gq_kv_dtype_bytes(s->dtype), gq_kv_dtype_name(s->dtype),
+            grouped(k->bpt, g1, sizeof g1), gq_fmt_size(k->bpt, a, sizeof a));
+    if (s->window > 0)
+        fprintf(f, "%ssliding window: %s tokens on %ld of %ld layers (%s)\n", bar,
+                grouped((uint64_t)s->window, g4, sizeof g4), s->window_layers, s->layers, s->window_rule);
+    fprintf(f, "%spayload: %s tokens = %s B = %.6g GB (%s)%s\n\n", bar,
             grouped((uint64_t)k->tokens, g2, sizeof g2), grouped(k->payload, g3, sizeof g3),
-            (double)k->payload / GQ_GB, gq_fmt_size(k->payload, b, sizeof b));
+            (double)k->payload / GQ_GB, gq_fmt_size(k->payload, b, sizeof b),
+            s->window > 0 && s->window_layers > 0 && k->tokens > s->window
+                ? ", windowed layers keep their window"
+                : "");
     fprintf(f, "%srates (GB/s = 10^9 B/s):\n", markdown ? "" : "");
     const struct {
         const char *label;
@@ -468,6 +502,17 @@ static int kv_shape(const kv_opts *o, gq_kv_shape *s, gq_err *err)
                           !o->layers_seen     ? "layers"
                           : !o->kv_heads_seen ? "kv-heads"
                                               : "head-dim");
+    if (o->layers_seen && s->window_layers > 0)
+        return gq_err_set(err, GQ_E_USAGE,
+                          "kv: --layers cannot override a config with windowed layers (%s); edit the config "
+                          "instead",
+                          s->window_rule);
+    if ((o->kv_heads_seen || o->head_dim_seen) && s->mla_rank > 0)
+        return gq_err_set(
+            err, GQ_E_USAGE,
+            "kv: --%s does not apply: the config uses multi-head latent attention (kv_lora_rank "
+            "%ld), which has no KV heads",
+            o->kv_heads_seen ? "kv-heads" : "head-dim", s->mla_rank);
     if (o->layers_seen)
         s->layers = o->layers;
     if (o->kv_heads_seen)
@@ -478,7 +523,7 @@ static int kv_shape(const kv_opts *o, gq_kv_shape *s, gq_err *err)
         return rc;
     if (!o->kv_dtype && !has_dtype)
         return gq_err_set(err, GQ_E_USAGE,
-                          "kv: no KV dtype: give --kv-dtype fp32|bf16|fp16|fp8_e4m3|fp8_e5m2%s",
+                          "kv: no KV dtype: give --kv-dtype fp32|bf16|fp16|fp8_e4m3|fp8_e5m2|int8%s",
                           o->config ? " (the config has no torch_dtype)" : "");
     return GQ_OK;
 }
@@ -529,10 +574,11 @@ static int kv_prepare(gq_ctx *ctx)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
     if ((rc = kv_shape(o, &k->shape, err)))
         return rc;
-    if (!o->tokens_seen)
+    if (!o->tokens)
         return gq_err_set(err, GQ_E_USAGE,
                           "kv: --tokens N is required (the tokens whose KV cache is handed off)");
-    k->tokens = o->tokens;
+    if ((rc = gq_kv_tokens_parse(o->tokens, "--tokens", &k->tokens, err)))
+        return rc;
     if ((rc = gq_kv_payload(&k->shape, k->tokens, &k->payload, err)))
         return rc;
     k->bpt = gq_kv_bytes_per_token(&k->shape);
@@ -701,7 +747,9 @@ const gq_frame_cmd gq_frame_kv = {
         "usage: gpuqual kv (--config config.json | --layers N --kv-heads N --head-dim N --kv-dtype TYPE)\n"
         "                  --tokens N [--from GPU] [--to GPU] [--input RUN.json] [options]\n\n"
         "The KV-cache handoff from a prefill GPU (--from) to a decode GPU (--to):\n"
-        "  bytes/token = 2 x layers x KV heads x head dim x dtype bytes; payload = bytes/token x tokens.\n"
+        "  bytes/token = 2 x layers x KV heads x head dim x dtype bytes (multi-head latent attention:\n"
+        "  layers x (kv_lora_rank + qk_rope_head_dim) x dtype bytes); payload = bytes/token x tokens,\n"
+        "  except that layers with a sliding window keep at most the window's tokens.\n"
         "Estimates: direct = payload / P2P rate; staged serial = payload x (1/down + 1/up);\n"
         "staged pipelined = payload / min(down, up) measured while both run at once.\n"
         "Measured (unless --input, --*-gbps or --estimate-only): the payload copied directly (P2P),\n"
@@ -709,7 +757,8 @@ const gq_frame_cmd gq_frame_kv = {
         "each in ms and GB/s next to its estimate. GB/s = 10^9 bytes/s.\n"
         "Examples:\n"
         "  gpuqual kv --layers 80 --kv-heads 8 --head-dim 128 --kv-dtype bf16 --tokens 8000 --sim h200x2\n"
-        "  gpuqual kv --config Llama-3-70B/config.json --kv-dtype fp8 --tokens 32000 --from 0 --to 4\n"
+        "  gpuqual kv --config Llama-3-70B/config.json --kv-dtype fp8 --tokens 32k --from 0 --to 4\n"
+        "  gpuqual kv --config DeepSeek-V3/config.json --tokens 128k --estimate-only\n"
         "  gpuqual kv --config config.json --tokens 8000 --input card.json --from 2 --to 6\n\n",
     .opts = {.name = "kv", .tabs = tabs, .ntab = NTABS, .omit = "buffer-size,verify,method,gpus"},
     .opts_size = sizeof(kv_opts),

@@ -403,6 +403,10 @@ static void print_result(FILE *f, const gq_place_model *m, const gq_place_result
         }
         fprintf(f, "\n");
     }
+    for (int i = 0; i < res->nwarnings; i++)
+        fprintf(f, "warning: %s\n", res->warnings[i].text);
+    if (res->nwarnings)
+        fprintf(f, "\n");
     if (res->nnotes) {
         fprintf(f, "findings:\n");
         for (int i = 0; i < res->nnotes; i++)

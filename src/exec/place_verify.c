@@ -109,8 +109,37 @@ out:
     return rc;
 }
 
-int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_model *m, gq_place_result *res,
-                    uint64_t bytes, const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_err *err)
+/* What one attempt found, in att->finding. chosen_slow / naive_slow: the
+ * flows slower than predicted ("" none); learned: limits learned; how: what
+ * happens next. */
+static void finding(gq_place_attempt *att, double tol, const char *chosen_slow, const char *naive_slow,
+                    int learned, const char *how)
+{
+    char c[400], nv[420] = "";
+    if (chosen_slow[0])
+        snprintf(c, sizeof c, "slower than predicted: %s", chosen_slow);
+    else
+        snprintf(c, sizeof c, "ran as predicted (within %.0f%%)", 100 * tol);
+    if (naive_slow[0])
+        snprintf(nv, sizeof nv, "; the naive mapping ran slower than predicted: %s", naive_slow);
+    if (!chosen_slow[0] && !naive_slow[0])
+        snprintf(att->finding, sizeof att->finding, "%s", c);
+    else if (!learned)
+        snprintf(att->finding, sizeof att->finding,
+                 "%s%s; the measurements show no shared limit to learn from", c, nv);
+    else
+        snprintf(att->finding, sizeof att->finding, "%s%s; %d shared limit%s learned from this run%s", c, nv,
+                 learned, learned == 1 ? "" : "s", how);
+}
+
+/* Verify, learn from a shortfall, place again, up to GQ_PLACE_MAX_ATTEMPTS.
+ * The first attempt also runs the naive mapping (into *naive, which keeps the
+ * prediction it was made with): its measurement teaches the model too, so a
+ * naive mapping slower than predicted can move the chosen one. *res becomes
+ * the attempt that measured best. */
+static int verify_attempts(gq_backend *be, const gq_topo *topo, gq_place_model *m, gq_place_result *res,
+                           gq_place_map *naive, uint64_t bytes, const gq_harness_opts *ho, gq_recordset *rs,
+                           gq_journal *j, gq_err *err)
 {
     int rc = GQ_OK, n = 0, best = 0;
     gq_place_result *tries = calloc(GQ_PLACE_MAX_ATTEMPTS, sizeof *tries);
@@ -121,35 +150,26 @@ int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_model *m, gq_p
     }
     tries[0] = *res;
     for (; n < GQ_PLACE_MAX_ATTEMPTS; n++) {
-        char suffix[16] = "";
+        char suffix[16] = "", slow[360] = "", nslow[360] = "";
         if (n)
             snprintf(suffix, sizeof suffix, "_try%d", n + 1);
         int first = rs->n;
         rc = verify_map(be, topo, &tries[n].chosen, suffix, bytes, ho, rs, j, err);
         gq_place_summarize_attempt(&tries[n].chosen, &att[n]);
+        if (!rc && n == 0)
+            rc = verify_map(be, topo, naive, "_naive", bytes, ho, rs, j, err);
         if (rc) {
             n++;
             goto out;
         }
         if (n && gq_place_attempt_better(&att[n], &att[best], m->tolerance))
             best = n;
-        char slow[360];
-        if (!gq_place_slow_flows(&tries[n].chosen, m->tolerance, slow, sizeof slow)) {
-            snprintf(att[n].finding, sizeof att[n].finding, "ran as predicted (within %.0f%%)",
-                     100 * m->tolerance);
-            n++;
-            break;
-        }
-        att[n].nlearned = gq_place_learn(m, rs, first);
-        if (!att[n].nlearned) {
-            snprintf(att[n].finding, sizeof att[n].finding,
-                     "slower than predicted: %s; the measurements show no shared limit to learn from", slow);
-            n++;
-            break;
-        }
-        if (n + 1 >= GQ_PLACE_MAX_ATTEMPTS) {
-            snprintf(att[n].finding, sizeof att[n].finding, "slower than predicted: %s; no attempts left",
-                     slow);
+        gq_place_slow_flows(&tries[n].chosen, m->tolerance, slow, sizeof slow);
+        if (n == 0)
+            gq_place_slow_flows(naive, m->tolerance, nslow, sizeof nslow);
+        att[n].nlearned = slow[0] || nslow[0] ? gq_place_learn(m, rs, first) : 0;
+        if (!att[n].nlearned || n + 1 >= GQ_PLACE_MAX_ATTEMPTS) {
+            finding(&att[n], m->tolerance, slow, nslow, att[n].nlearned, "; no attempts left");
             n++;
             break;
         }
@@ -162,11 +182,9 @@ int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_model *m, gq_p
         bool repeat = false;
         for (int k = 0; k <= n; k++)
             repeat |= gq_place_same_map(&tries[n + 1].chosen, &tries[k].chosen);
-        snprintf(att[n].finding, sizeof att[n].finding,
-                 "slower than predicted: %s; %d shared limit%s learned from this run%s", slow,
-                 att[n].nlearned, att[n].nlearned == 1 ? "" : "s",
-                 repeat ? ", and the model still prefers a mapping already tried"
-                        : ", so the roles were placed again");
+        finding(&att[n], m->tolerance, slow, nslow, att[n].nlearned,
+                repeat ? ", and the model still prefers a mapping already tried"
+                       : ", so the roles were placed again");
         if (repeat) {
             n++;
             break;
@@ -188,13 +206,12 @@ out:
     }
     free(tries);
     free(att);
-    if (rc)
-        return rc;
+    return rc;
+}
 
-    rc = verify_map(be, topo, &res->naive, "_naive", bytes, ho, rs, j, err);
-    if (rc)
-        return rc;
-    res->verified = true;
+/* The gains of the chosen mapping over the naive one, from what both measured. */
+static void gains(gq_place_result *res)
+{
     const gq_place_map *c = &res->chosen, *nv = &res->naive;
     res->gain_pairs = res->gain_offload = res->gain_replicas = 0;
     if (c->npairs) {
@@ -213,5 +230,23 @@ out:
                             (nv->offload_measured_h2d + nv->offload_measured_d2h);
     if (c->nreplicas && c->replicas_valid && nv->replicas_valid && nv->replicas_measured_min > 0)
         res->gain_replicas = c->replicas_measured_min / nv->replicas_measured_min;
+}
+
+int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_model *m, gq_place_result *res,
+                    uint64_t bytes, const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_err *err)
+{
+    gq_place_map *naive = malloc(sizeof *naive);
+    if (!naive)
+        return gq_err_set(err, GQ_E_NOMEM, "placement: out of memory");
+    *naive = res->naive;
+    int rc = verify_attempts(be, topo, m, res, naive, bytes, ho, rs, j, err);
+    res->naive = *naive; /* as measured, next to the prediction it was made with */
+    free(naive);
+    gq_place_warn_missed(res, &res->chosen, "the chosen mapping");
+    gq_place_warn_missed(res, &res->naive, "the naive mapping");
+    if (rc)
+        return rc;
+    res->verified = true;
+    gains(res);
     return GQ_OK;
 }

@@ -164,6 +164,31 @@ static int stress_from_json(const char *path, const json_t *st, gq_cmp_doc *d, g
     return GQ_OK;
 }
 
+/* A document's identity for comparing: its GPU model(s), the distinct
+ * "name"s of its "gpus" joined with " + ", and its stress duration. */
+static void cmp_identity(const json_t *root, gq_cmp_doc *d)
+{
+    size_t i, used = 0;
+    const json_t *g;
+    const char *seen[GQ_MAX_GPUS];
+    int nseen = 0;
+    json_array_foreach(json_object_get(root, "gpus"), i, g)
+    {
+        const char *name = json_string_value(json_object_get(g, "name"));
+        bool dup = !name || !*name;
+        for (int k = 0; k < nseen && !dup; k++)
+            dup = !strcmp(seen[k], name);
+        if (dup || nseen >= GQ_MAX_GPUS)
+            continue;
+        seen[nseen++] = name; /* distinct names in order: "A + B" */
+        int w = snprintf(d->model + used, sizeof d->model - used, "%s%s", used ? " + " : "", name);
+        if (w > 0 && (size_t)w < sizeof d->model - used)
+            used += (size_t)w;
+    }
+    const json_t *s = json_object_get(json_object_get(root, "stress"), "duration_s");
+    d->stress_s = json_is_number(s) && json_number_value(s) > 0 ? json_number_value(s) : 0;
+}
+
 int gq_cmp_doc_from_json(const char *path, const json_t *root, gq_cmp_doc *d, gq_err *err)
 {
     memset(d, 0, sizeof *d);
@@ -184,5 +209,6 @@ int gq_cmp_doc_from_json(const char *path, const json_t *root, gq_cmp_doc *d, gq
             return rc;
         snprintf(d->verdict, sizeof d->verdict, "%s", verdicts[v]);
     }
+    cmp_identity(root, d);
     return stress_from_json(path, json_object_get(root, "stress"), d, err);
 }

@@ -306,7 +306,11 @@ int gq_node_summary_from_card(const json_t *doc, const gq_recordset *rs, int ran
     s->ngpus = (int)json_array_size(gpus);
     snprintf(s->gpu_model, sizeof s->gpu_model, "%s",
              str_or(json_object_get(json_array_get(gpus, 0), "name"), ""));
-    const json_t *el = json_object_get(json_object_get(doc, "stress"), "elapsed_s");
+    /* the stress duration asked (as compare groups runs), else what ran */
+    const json_t *st = json_object_get(doc, "stress");
+    const json_t *el = json_object_get(st, "duration_s");
+    if (!json_is_number(el))
+        el = json_object_get(st, "elapsed_s");
     s->stress_s = json_is_number(el) ? json_number_value(el) : 0;
     checks_from_card(card, s);
     identity_from_doc(doc, s);

@@ -19,6 +19,14 @@ json_t *gq_fleet_to_json(const gq_fleet *f)
         return NULL;
     }
     json_object_set_new(o, "threshold_pct", gq_json_num(f->threshold_pct));
+    json_object_set_new(o, "threshold_c", gq_json_num(f->threshold_c));
+    json_t *groups = json_array();
+    for (int g = 0; g < f->ngroups; g++)
+        json_array_append_new(
+            groups, json_pack("{s:i, s:o, s:o, s:i}", "group", g, "gpu_model",
+                              f->groups[g].model[0] ? json_string(f->groups[g].model) : json_null(),
+                              "stress_s", gq_json_num(f->groups[g].stress_s), "nodes", f->groups[g].nnodes));
+    json_object_set_new(o, "groups", groups);
     json_object_set_new(o, "verdict", json_string(f->verdict));
     json_object_set_new(o, "exit_code", json_integer(f->exit_code));
     for (int i = 0; i < f->nnodes; i++) {
@@ -29,6 +37,11 @@ json_t *gq_fleet_to_json(const gq_fleet *f)
                               "flagged", n->flagged);
         if (j && n->error[0])
             json_object_set_new(j, "error", json_string(n->error));
+        if (j) {
+            json_object_set_new(j, "gpu_model", n->model[0] ? json_string(n->model) : json_null());
+            json_object_set_new(j, "stress_s", gq_json_num(n->stress_s));
+            json_object_set_new(j, "group", n->group >= 0 ? json_integer(n->group) : json_null());
+        }
         if (j && n->flagged) {
             json_t *why = json_array();
             if (strcmp(n->verdict, "pass"))
@@ -45,11 +58,12 @@ json_t *gq_fleet_to_json(const gq_fleet *f)
         const gq_fleet_outlier *x = &f->out[i];
         const gq_fleet_fig *g = &f->fig[x->fig];
         const gq_fleet_node *n = &f->node[x->node];
-        json_array_append_new(outs,
-                              json_pack("{s:s, s:i, s:s, s:s, s:b, s:o, s:o, s:o}", "node", n->label, "rank",
-                                        n->rank, "figure", g->key, "unit", g->unit, "higher_is_better",
-                                        g->higher_is_better, "value", gq_json_num(x->value), "fleet_median",
-                                        gq_json_num(x->median), "delta_pct", gq_json_num(x->delta_pct)));
+        json_array_append_new(outs, json_pack("{s:s, s:i, s:i, s:s, s:s, s:b, s:o, s:o, s:o, s:o}", "node",
+                                              n->label, "rank", n->rank, "group", x->group, "figure", g->key,
+                                              "unit", g->unit, "higher_is_better", g->higher_is_better,
+                                              "value", gq_json_num(x->value), "fleet_median",
+                                              gq_json_num(x->median), "delta_pct", gq_json_num(x->delta_pct),
+                                              "delta_abs", gq_json_num(x->delta_abs)));
     }
     json_object_set_new(o, "nodes", nodes);
     json_object_set_new(o, "figures", json_integer(f->nfig));
@@ -86,9 +100,21 @@ void gq_fleet_print(FILE *out, const gq_fleet *f, bool md, int max_outliers)
     fprintf(
         out,
         "cards: %d pass, %d warn, %d fail, %d incomplete, %d did not run; %d outlier figure%s on %d node%s "
-        "(worse than the fleet median by more than %.1f%%, over %d figure%s on two or more nodes)\n",
+        "(worse than their group's median by more than %.1f%%, temperatures by more than %.1f °C, over %d "
+        "figure%s on two or more nodes of a group)\n",
         cnt[0], cnt[1], cnt[2], cnt[3], cnt[4], f->nout, f->nout == 1 ? "" : "s", with_out,
-        with_out == 1 ? "" : "s", f->threshold_pct, f->ncompared, f->ncompared == 1 ? "" : "s");
+        with_out == 1 ? "" : "s", f->threshold_pct, f->threshold_c, f->ncompared,
+        f->ncompared == 1 ? "" : "s");
+    fprintf(out, "groups (GPU model, stress duration; outliers are found within each):");
+    for (int g = 0; g < f->ngroups; g++) {
+        char st[32] = "no stress";
+        if (!isnan(f->groups[g].stress_s))
+            snprintf(st, sizeof st, "stress %g s", f->groups[g].stress_s);
+        fprintf(out, "%s [%d] %s, %s: %d node%s", g ? ";" : "", g,
+                f->groups[g].model[0] ? f->groups[g].model : "GPU model unknown", st, f->groups[g].nnodes,
+                f->groups[g].nnodes == 1 ? "" : "s");
+    }
+    fputs(f->ngroups ? "\n" : " none\n", out);
     fputc('\n', out);
     if (md)
         fputs("## Nodes\n\n| rank | node | card | verdict | outliers | note |\n|---:|---|---|---|---:|---|\n",
@@ -109,7 +135,7 @@ void gq_fleet_print(FILE *out, const gq_fleet *f, bool md, int max_outliers)
             fprintf(out, "%-5d %-32s %-11s %-8d %s\n", n->rank, n->label, n->verdict, n->noutliers, note);
     }
     if (f->nout) {
-        fputs(md ? "\n## Outliers\n\n| node | figure | value | fleet median | delta "
+        fputs(md ? "\n## Outliers\n\n| node | figure | value | group median | delta "
                    "|\n|---|---|---:|---:|---:|\n"
                  : "\noutliers:\n",
               out);
@@ -119,15 +145,19 @@ void gq_fleet_print(FILE *out, const gq_fleet *f, bool md, int max_outliers)
                 break;
             const gq_fleet_outlier *x = &f->out[i];
             const gq_fleet_fig *g = &f->fig[x->fig];
-            char a[32], b[32];
-            if (md)
-                fprintf(out, "| %s | %s | %s %s | %s %s | %+.1f%% |\n", f->node[x->node].label, g->key,
-                        gq_fmt_num(x->value, GQ_NUM_RUNS, a, sizeof a), g->unit,
-                        gq_fmt_num(x->median, GQ_NUM_RUNS, b, sizeof b), g->unit, x->delta_pct);
+            char a[32], b[32], d[32];
+            if (g->absolute)
+                snprintf(d, sizeof d, "%+.1f %s", x->delta_abs, g->unit);
             else
-                fprintf(out, "  %-24s %-56s %s %s (median %s, %+.1f%%)\n", f->node[x->node].label, g->key,
+                snprintf(d, sizeof d, "%+.1f%%", x->delta_pct);
+            if (md)
+                fprintf(out, "| %s | %s | %s %s | %s %s | %s |\n", f->node[x->node].label, g->key,
                         gq_fmt_num(x->value, GQ_NUM_RUNS, a, sizeof a), g->unit,
-                        gq_fmt_num(x->median, GQ_NUM_RUNS, b, sizeof b), x->delta_pct);
+                        gq_fmt_num(x->median, GQ_NUM_RUNS, b, sizeof b), g->unit, d);
+            else
+                fprintf(out, "  %-24s %-56s %s %s (group %d median %s, %s)\n", f->node[x->node].label, g->key,
+                        gq_fmt_num(x->value, GQ_NUM_RUNS, a, sizeof a), g->unit, x->group,
+                        gq_fmt_num(x->median, GQ_NUM_RUNS, b, sizeof b), d);
             shown++;
         }
         if (shown < f->nout)

@@ -133,6 +133,11 @@ json_t *gq_place_to_json(const gq_place_model *m, const gq_place_result *res)
     for (int i = 0; i < res->nnotes; i++)
         json_array_append_new(notes, json_string(res->notes[i]));
     json_object_set_new(o, "notes", notes);
+    json_t *warnings = json_array();
+    for (int i = 0; i < res->nwarnings; i++)
+        json_array_append_new(
+            warnings, json_pack("{s:s, s:s}", "id", res->warnings[i].id, "text", res->warnings[i].text));
+    json_object_set_new(o, "warnings", warnings);
     json_t *atts = json_array();
     for (int a = 0; a < res->nattempts; a++) {
         const gq_place_attempt *t = &res->attempts[a];

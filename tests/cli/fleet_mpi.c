@@ -178,7 +178,7 @@ int main(int argc, char **argv)
               card, str(json_object_get(c, "card"), "verdict"));
         json_decref(c);
     }
-    /* The hot GPU: its temperature above the median, by more than 5 %. */
+    /* The hot GPU: its temperature above the median, by more than 5 °C (an absolute delta, no %). */
     bool hot = false;
     size_t i;
     const json_t *o;
@@ -187,7 +187,8 @@ int main(int argc, char **argv)
         if (!strcmp(str(o, "figure"), "stress max temperature gpu:1")) {
             hot = json_real_value(json_object_get(o, "value")) >
                       json_real_value(json_object_get(o, "fleet_median")) &&
-                  json_real_value(json_object_get(o, "delta_pct")) > 5;
+                  json_real_value(json_object_get(o, "delta_abs")) > 5 &&
+                  json_is_null(json_object_get(o, "delta_pct"));
         }
     }
     CHECK(hot, "no outlier 'stress max temperature gpu:1' above the median");

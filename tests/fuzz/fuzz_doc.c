@@ -53,11 +53,21 @@ static void consume(const json_t *root, const gq_recordset *rs)
             fuzz_check_refusal(rc, &e);
     }
 
+    /* as a fleet rank: the card into its node summary, through its JSON, into the fleet */
     gq_fleet f;
     gq_fleet_init(&f, 5);
-    if (gq_fleet_add_card(&f, 0, "a", root, rs, &e) == GQ_OK &&
-        gq_fleet_add_card(&f, 1, "b", root, rs, &e) == GQ_OK)
-        (void)gq_fleet_finish(&f, &e);
+    static gq_node_summary s, back;
+    if (gq_node_summary_from_card(root, rs, 0, "a", &s, &e) == GQ_OK) {
+        json_t *j = gq_node_summary_to_json(&s, "fuzz");
+        if (j && gq_node_summary_from_json("rank 0", j, &back, &e) == GQ_OK) {
+            if (gq_fleet_add_summary(&f, "a", &back, &e) == GQ_OK &&
+                gq_fleet_add_summary(&f, "b", &back, &e) == GQ_OK)
+                (void)gq_fleet_finish(&f, &e);
+            gq_node_summary_free(&back);
+        }
+        json_decref(j);
+        gq_node_summary_free(&s);
+    }
     gq_fleet_free(&f);
 }
 

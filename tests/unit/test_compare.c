@@ -143,11 +143,109 @@ static void test_keys(void **state)
     gq_records_free(&a);
 }
 
+/* A card's typed identity: its GPU model, its stress with GPU 0's maximum
+ * temperature and average clock. */
+static gq_cmp_doc *root(const char *model, double stress_s, double temp, double clock)
+{
+    gq_cmp_doc *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    snprintf(d->kind, sizeof d->kind, "card");
+    snprintf(d->model, sizeof d->model, "%s", model);
+    d->stress_s = stress_s;
+    d->nstress = 1;
+    d->stress[0].gpu = 0;
+    d->stress[0].temp_max_c = temp;
+    d->stress[0].sm_clock_avg_mhz = clock;
+    d->stress[0].power_avg_w = NAN;
+    return d;
+}
+
+/* Temperatures are compared in degrees: 38 -> 53 °C is +15 °C, past 5 °C;
+ * 80 -> 85 °C is +5 °C, not past it (though +6.25 %): not a regression. */
+static void test_temperature_in_degrees(void **state)
+{
+    (void)state;
+    gq_compare c;
+    gq_compare_init(&c, 5);
+    gq_cmp_doc *a = root("NVIDIA H200", 60, 38, 1700), *b = root("NVIDIA H200", 60, 53, 1700);
+    assert_int_equal(gq_compare_add(&c, "a", NULL, a, NULL), GQ_OK);
+    assert_int_equal(gq_compare_add(&c, "b", NULL, b, NULL), GQ_OK);
+    assert_int_equal(gq_compare_check(&c, NULL), GQ_OK);
+    gq_compare_finish(&c);
+    const gq_cmp_fig *t = fig(&c, "stress max temperature gpu:0");
+    assert_non_null(t);
+    assert_true(t->absolute);
+    assert_true(isnan(t->delta_pct[1]));
+    assert_true(fabs(t->delta_abs[1] - 15.0) < 1e-9);
+    assert_true(t->regression[1]);
+    gq_compare_free(&c);
+    free(a);
+    free(b);
+    gq_compare_init(&c, 5);
+    a = root("NVIDIA H200", 60, 80, 1700);
+    b = root("NVIDIA H200", 60, 85, 1700);
+    gq_compare_add(&c, "a", NULL, a, NULL);
+    gq_compare_add(&c, "b", NULL, b, NULL);
+    gq_compare_finish(&c);
+    assert_false(fig(&c, "stress max temperature gpu:0")->regression[1]);
+    assert_int_equal(c.nregressions, 0);
+    gq_compare_free(&c);
+    free(a);
+    free(b);
+}
+
+/* Different GPU models, or stresses of different lengths, are refused;
+ * with across_models every figure says why, and a worse one differs but does
+ * not regress. */
+static void test_across_models(void **state)
+{
+    (void)state;
+    gq_compare c;
+    gq_err e = {0};
+    gq_compare_init(&c, 5);
+    gq_cmp_doc *a = root("NVIDIA H200", 60, 40, 1700), *b = root("NVIDIA A100-SXM4-80GB", 60, 40, 1400);
+    gq_compare_add(&c, "h200.json", NULL, a, NULL);
+    gq_compare_add(&c, "a100.json", NULL, b, NULL);
+    assert_int_equal(gq_compare_check(&c, &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "h200.json has NVIDIA H200 and a100.json has NVIDIA A100-SXM4-80GB"));
+    assert_non_null(strstr(e.msg, "--across-models"));
+    c.across_models = true;
+    assert_int_equal(gq_compare_check(&c, NULL), GQ_OK);
+    gq_compare_finish(&c);
+    const gq_cmp_fig *clk = fig(&c, "stress average SM clock gpu:0");
+    assert_int_equal(clk->across[1], GQ_CMP_ACROSS_MODEL);
+    assert_true(clk->differs[1]); /* 1400 against 1700: -17.6 % */
+    assert_false(clk->regression[1]);
+    assert_int_equal(c.nregressions, 0);
+    assert_int_equal(c.ndiffers, 1);
+    gq_compare_free(&c);
+    free(b);
+
+    /* the same model, stresses of 60 s and 300 s: only the stress figures are across */
+    gq_compare_init(&c, 5);
+    b = root("NVIDIA H200", 300, 40, 1500);
+    gq_compare_add(&c, "60s.json", NULL, a, NULL);
+    gq_compare_add(&c, "300s.json", NULL, b, NULL);
+    assert_int_equal(gq_compare_check(&c, &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "ran 60 s and that of 300s.json 300 s"));
+    c.across_models = true;
+    gq_compare_finish(&c);
+    clk = fig(&c, "stress average SM clock gpu:0");
+    assert_int_equal(clk->across[1], GQ_CMP_ACROSS_STRESS);
+    assert_false(clk->regression[1]);
+    assert_true(clk->differs[1]);
+    gq_compare_free(&c);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deltas_and_regressions),
         cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_temperature_in_degrees),
+        cmocka_unit_test(test_across_models),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

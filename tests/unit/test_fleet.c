@@ -80,7 +80,9 @@ static void test_outliers_both_directions(void **state)
     assert_true(f.out[0].delta_pct < -5);
     assert_string_equal(f.fig[f.out[0].fig].unit, "GB/s");
     assert_int_equal(f.out[1].node, 2);
-    assert_true(f.out[1].delta_pct > 5);
+    /* temperatures in degrees: 80 against the median 60.75 is +19.25 °C, no % */
+    assert_true(isnan(f.out[1].delta_pct));
+    assert_true(fabs(f.out[1].delta_abs - 19.25) < 1e-9);
     assert_true(fabs(f.out[1].median - 60.75) < 1e-9); /* mean of the middle two of four */
     assert_false(f.node[0].flagged);
     assert_true(f.node[1].flagged);
@@ -92,6 +94,59 @@ static void test_outliers_both_directions(void **state)
     assert_non_null(j);
     assert_int_equal(json_array_size(json_object_get(j, "outliers")), 2);
     assert_int_equal(json_array_size(json_object_get(j, "flagged")), 2);
+    json_decref(j);
+    gq_fleet_free(&f);
+}
+
+/* A node of a mixed fleet: its GPU model and stress duration. */
+static void add_model(gq_fleet *f, int rank, const char *model, double stress_s, double temp, double bw)
+{
+    json_t *d =
+        json_pack("{s:{s:s, s:b, s:s}, s:[{s:i, s:s}], s:{s:f, s:[{s:i, s:f, s:f}]}}", "card", "verdict",
+                  "pass", "complete", true, "hostname", "sim", "gpus", "index", 0, "name", model, "stress",
+                  "duration_s", stress_s, "gpus", "gpu", 0, "temp_max_c", temp, "sm_clock_avg_mhz", 1700.0);
+    gq_recordset rs = h2d(bw);
+    gq_err err = {0};
+    gq_node_summary *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    assert_int_equal(gq_node_summary_from_card(d, &rs, rank, "fleet/n", s, &err), 0);
+    assert_int_equal(gq_fleet_add_summary(f, "n", s, &err), 0);
+    gq_node_summary_free(s);
+    free(s);
+    gq_records_free(&rs);
+    json_decref(d);
+}
+
+/* Four H200 nodes at 55 GB/s and three A100 nodes at 25: a single median
+ * (55) would make every A100 an outlier. Grouped by model, none is, and the
+ * one slow A100 (20 GB/s against its group's 25) is. A 300 s stress runs
+ * hotter than a 60 s one: its node is grouped apart, not an outlier. */
+static void test_groups(void **state)
+{
+    (void)state;
+    gq_fleet f;
+    gq_err err = {0};
+    gq_fleet_init(&f, 5);
+    for (int i = 0; i < 4; i++)
+        add_model(&f, i, "NVIDIA H200", 60, 60, 55);
+    add_model(&f, 4, "NVIDIA A100-SXM4-80GB", 60, 60, 25);
+    add_model(&f, 5, "NVIDIA A100-SXM4-80GB", 60, 60, 25);
+    add_model(&f, 6, "NVIDIA A100-SXM4-80GB", 60, 60, 20);
+    add_model(&f, 7, "NVIDIA H200", 300, 75, 55);
+    assert_int_equal(gq_fleet_finish(&f, &err), 0);
+    assert_int_equal(f.ngroups, 3);
+    assert_int_equal(f.node[0].group, f.node[3].group);
+    assert_true(f.node[4].group != f.node[0].group);
+    assert_true(f.node[7].group != f.node[0].group);
+    assert_int_equal(f.groups[f.node[4].group].nnodes, 3);
+    assert_int_equal(f.nout, 1);
+    assert_int_equal(f.out[0].node, 6);
+    assert_true(fabs(f.out[0].median - 25) < 1e-9);
+    assert_true(fabs(f.out[0].delta_pct + 20) < 1e-9);
+    assert_false(f.node[4].flagged);
+    assert_false(f.node[7].flagged);
+    json_t *j = gq_fleet_to_json(&f);
+    assert_int_equal(json_array_size(json_object_get(j, "groups")), 3);
     json_decref(j);
     gq_fleet_free(&f);
 }
@@ -225,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_summary_refusals),
         cmocka_unit_test(test_outliers_both_directions),
         cmocka_unit_test(test_verdicts),
+        cmocka_unit_test(test_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,7 +79,8 @@ static void dtypes(void **state)
         {"bfloat16", GQ_KV_BF16, 2},     {"BF16", GQ_KV_BF16, 2},     {"torch.bfloat16", GQ_KV_BF16, 2},
         {"fp16", GQ_KV_FP16, 2},         {"float16", GQ_KV_FP16, 2},  {"fp8", GQ_KV_FP8_E4M3, 1},
         {"fp8_e4m3", GQ_KV_FP8_E4M3, 1}, {"e4m3", GQ_KV_FP8_E4M3, 1}, {"float8_e4m3fn", GQ_KV_FP8_E4M3, 1},
-        {"fp8_e5m2", GQ_KV_FP8_E5M2, 1}, {"e5m2", GQ_KV_FP8_E5M2, 1},
+        {"fp8_e5m2", GQ_KV_FP8_E5M2, 1}, {"e5m2", GQ_KV_FP8_E5M2, 1}, {"int8", GQ_KV_INT8, 1},
+        {"INT8", GQ_KV_INT8, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gq_kv_dtype d = GQ_KV_DTYPE_NONE;
@@ -203,7 +204,9 @@ static void config_errors(void **state)
     expect_config_error("zero-heads.json", GQ_E_USAGE, "'num_key_value_heads' is 0");
     expect_config_error("bad-dtype.json", GQ_E_USAGE, "unknown dtype 'bfloat17'");
     expect_config_error("indivisible.json", GQ_E_USAGE, "not a multiple of num_attention_heads");
-    expect_config_error("mla.json", GQ_E_USAGE, "multi-head latent attention");
+    expect_config_error("mla-no-rope.json", GQ_E_USAGE, "lacks field 'qk_rope_head_dim'");
+    expect_config_error("window-unknown-arch.json", GQ_E_USAGE, "missing field 'layer_types'");
+    expect_config_error("layer-types-linear.json", GQ_E_USAGE, "layer_types[0] is 'linear_attention'");
     expect_config_error("not-object.json", GQ_E_USAGE, "expected a JSON object");
 }
 

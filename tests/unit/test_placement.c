@@ -416,6 +416,65 @@ static void unequal_roles(void **state)
     gq_records_free(&b.rs);
 }
 
+static int count_warnings(const gq_place_result *res, const char *id, const char *text)
+{
+    int k = 0;
+    for (int i = 0; i < res->nwarnings; i++)
+        k += !strcmp(res->warnings[i].id, id) && (!text || strstr(res->warnings[i].text, text));
+    return k;
+}
+
+/* Offload workers that share a host budget are a warning naming the budget
+ * and the GPUs; workers spread over budgets are not. */
+static void offload_budget_warning(void **state)
+{
+    (void)state;
+    builder b;
+    seed001(&b);
+    gq_place_model *m = model_of(&b, NULL);
+    gq_place_result *res = calloc(1, sizeof *res);
+    gq_err e = {0};
+    gq_place_roles four = {.offload = 4};
+    assert_int_equal(gq_place_solve(m, &four, res, &e), GQ_OK);
+    /* {0,2,4,6}: one worker per quadrant, no budget shared */
+    assert_int_equal(count_warnings(res, "place_offload_shared_budget", NULL), 0);
+    gq_place_roles eight = {.offload = 8};
+    assert_int_equal(gq_place_solve(m, &eight, res, &e), GQ_OK);
+    /* GPUs 0 and 1 now share their quadrant's 39.0 + 39.2 = 78.2 GB/s of host->GPU */
+    assert_int_equal(count_warnings(res, "place_offload_shared_budget", "GPUs 0,1 share one host budget"), 1);
+    assert_true(count_warnings(res, "place_offload_shared_budget", "{0,1} <= 78.2 GB/s") == 1);
+    free(res);
+    free(m);
+    gq_records_free(&b.rs);
+}
+
+/* A prediction missed either way by more than 10% is a warning; within 10%
+ * it is not, and the slow-flow test of the learning loop stays one-sided. */
+static void prediction_missed(void **state)
+{
+    (void)state;
+    gq_place_result *res = calloc(1, sizeof *res);
+    gq_place_map *map = &res->naive;
+    map->npairs = 2;
+    map->pairs[0] = (gq_place_pair){.prefill = 0, .decode = 4, .predicted_gbps = 51.2, .measured_gbps = 40.0};
+    map->pairs[1] = (gq_place_pair){.prefill = 1, .decode = 5, .predicted_gbps = 50.0, .measured_gbps = 46.0};
+    char buf[200];
+    /* 40.0 against 51.2 is 22% short; 46.0 against 50.0 is 8% */
+    assert_int_equal(gq_place_missed_flows(map, 0.10, buf, sizeof buf), 1);
+    assert_non_null(strstr(buf, "0->4 40.0 (predicted 51.2)"));
+    assert_int_equal(gq_place_warn_missed(res, map, "the naive mapping"), 1);
+    assert_int_equal(
+        count_warnings(res, "place_prediction_missed", "the naive mapping missed its prediction"), 1);
+    /* faster than predicted by 12% is a miss too, but not a slow flow */
+    map->pairs[0].measured_gbps = 57.4;
+    assert_int_equal(gq_place_missed_flows(map, 0.10, buf, sizeof buf), 1);
+    assert_int_equal(gq_place_slow_flows(map, 0.10, buf, sizeof buf), 0);
+    map->pairs[0].measured_gbps = 50.0;
+    assert_int_equal(gq_place_warn_missed(res, map, "the naive mapping"), 0);
+    assert_int_equal(res->nwarnings, 1);
+    free(res);
+}
+
 static void empty_records(void **state)
 {
     (void)state;
@@ -469,11 +528,12 @@ static void saved_sections(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(predictor),       cmocka_unit_test(seed001_cells),
-        cmocka_unit_test(seed001_offload), cmocka_unit_test(seed001_replicas),
-        cmocka_unit_test(seed000_staged),  cmocka_unit_test(roles_errors),
-        cmocka_unit_test(unequal_roles),   cmocka_unit_test(empty_records),
-        cmocka_unit_test(saved_sections),
+        cmocka_unit_test(predictor),         cmocka_unit_test(seed001_cells),
+        cmocka_unit_test(seed001_offload),   cmocka_unit_test(seed001_replicas),
+        cmocka_unit_test(seed000_staged),    cmocka_unit_test(roles_errors),
+        cmocka_unit_test(unequal_roles),     cmocka_unit_test(empty_records),
+        cmocka_unit_test(saved_sections),    cmocka_unit_test(offload_budget_warning),
+        cmocka_unit_test(prediction_missed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
