@@ -60,6 +60,7 @@ typedef struct gq_gpu_info {
     double power_limit_w;             /* enforced power limit; 0 unknown */
     int nvlinks_total;                /* active NVLinks on this GPU; -1 unknown */
     double nvlink_gbps_per_link;      /* per direction; 0 unknown */
+    int nvswitch_links;               /* of nvlinks_total, those to an NVSwitch; -1 unknown */
 } gq_gpu_info;
 
 /* A node of the PCIe tree: host bridge, switch/bridge, or a GPU endpoint. */
