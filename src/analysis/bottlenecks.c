@@ -447,7 +447,16 @@ static int infer_host(gq_bottlenecks *b, const gq_recordset *rs, int slot, const
         ob->sum_alone_gbps = sum;
         ob->expected_gbps = expect(set, b->alone[slot], k, nk, -1);
         double limit = ob->expected_gbps * (1 - o->min_drop - 2 * sp);
-        ob->contended = ob->aggregate_gbps < limit;
+        /* A run that got no more than a budget strictly inside it already
+         * gives, where its GPUs should have got well more, shares that budget
+         * whole: a switch first seen from a domain of three of its GPUs. */
+        double inner = 0;
+        for (int i = 0; i < nk; i++)
+            if (strictly_inside(k[i].set, set) && k[i].cap > inner)
+                inner = k[i].cap;
+        bool no_more = inner > 0 && ob->aggregate_gbps <= inner * (1 + o->min_drop) &&
+                       ob->expected_gbps > inner * (1 + o->min_drop + 2 * sp);
+        ob->contended = ob->aggregate_gbps < limit || no_more;
         int ob_index = (int)(ob - b->obs);
         if (ob->contended) {
             bool added;

@@ -191,6 +191,18 @@ static void print_domains(FILE *f, const gq_domains *d)
         fprintf(f,
                 "  no gap between pair bandwidths exceeds the measurement spread and the minimum gap: %s\n",
                 d->ndomains == 1 ? "one domain" : "domains are the GPUs joined by P2P");
+    for (int k = 0; k < d->ngroups; k++)
+        if (d->groups[k].depth > 0) {
+            int g[GQ_MAX_GPUS] = {0}, n = 0;
+            for (int i = 0; i < 64; i++)
+                if (d->groups[k].gpus >> i & 1)
+                    g[n++] = i;
+            fprintf(f, "  inside {%s}: a further boundary between %.1f and %.1f GB/s\n",
+                    gq_domains_set_str(g, n, buf, sizeof buf), d->groups[k].gap_lo_gbps,
+                    d->groups[k].gap_hi_gbps);
+        }
+    for (int k = 0; k < d->nset_aside; k++)
+        fprintf(f, "  GPU %d set aside before clustering: %s\n", d->set_aside[k], d->set_aside_why[k]);
     if (d->nmissing > 0 && !d->no_p2p)
         fprintf(f, "  %d pair%s without a usable direct figure (no P2P, invalid or not measured)\n",
                 d->nmissing, d->nmissing == 1 ? "" : "s");
