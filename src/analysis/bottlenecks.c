@@ -655,18 +655,52 @@ static void explain_host(gq_bottleneck *bn, const gq_topo *t, mask_t univ, bool 
                  : "");
 }
 
+/* The PCIe bridge (not a host bridge) whose uplink every flow from `from`
+ * to `to` crosses: every GPU of `from` below it and none of `to`; of those,
+ * the one with the narrowest known uplink (else the lowest). -1 when none. */
+static int shared_uplink(const gq_topo *t, mask_t from, mask_t to)
+{
+    int first = -1;
+    for (int g = 0; g < 64 && first < 0; g++)
+        if (from & bit(g))
+            first = pci_of_gpu(t, g);
+    if (first < 0)
+        return -1;
+    int best = -1;
+    for (int a = t->pci[first].parent, guard = 0; a >= 0 && guard < GQ_MAX_PCI_NODES;
+         a = t->pci[a].parent, guard++) {
+        if (t->pci[a].kind == GQ_PCI_HOSTBRIDGE)
+            break;
+        mask_t u = under(t, a, from | to);
+        if ((u & from) != from || (u & to))
+            continue;
+        if (best < 0 || (t->pci[a].link_gbps > 0 &&
+                         (t->pci[best].link_gbps <= 0 || t->pci[a].link_gbps < t->pci[best].link_gbps)))
+            best = a;
+    }
+    return best;
+}
+
+static const char *pci_name(const gq_topo *t, int node)
+{
+    return t->pci[node].bus_id[0] ? t->pci[node].bus_id : t->pci[node].label;
+}
+
 static void explain_p2p(gq_bottleneck *bn, const gq_bn_obs *ob, const gq_topo *t)
 {
     char set[160];
     gq_domains_set_str(bn->gpus, bn->ngpus, set, sizeof set);
     bool all_sys = t && ob->npairs > 0, all_numa = t && t->numa_nodes > 1 && ob->npairs > 0;
     int na = -1, nb = -1;
+    mask_t src = 0, dst = 0;
     for (int p = 0; t && p < ob->npairs; p++) {
         int a = ob->pair_src[p], c = ob->pair_dst[p];
         if (a >= t->ngpu || c >= t->ngpu) {
             all_sys = all_numa = false;
             break;
         }
+        src |= bit(a);
+        dst |= bit(c);
         if (t->level[a][c] != GQ_LEVEL_SYS)
             all_sys = false;
         int x = t->gpu[a].numa_node, y = t->gpu[c].numa_node;
@@ -678,23 +712,60 @@ static void explain_p2p(gq_bottleneck *bn, const gq_bn_obs *ob, const gq_topo *t
         }
     }
     const char *kind = bn->cross_domain ? "pairs crossing between domains" : "concurrent pairs";
+    /* the devices every pair crosses: a switch or root port's uplink on the
+     * sending side, on the receiving side, or both */
+    int up = -1, down = -1;
+    if (t && t->npci > 0 && !t->is_vm && src && dst && !(src & dst)) {
+        up = shared_uplink(t, src, dst);
+        down = shared_uplink(t, dst, src);
+    }
+    if (up >= 0 || down >= 0) {
+        int k = up >= 0 ? up : down;
+        if (down >= 0 && t->pci[down].link_gbps > 0 &&
+            (t->pci[k].link_gbps <= 0 || t->pci[down].link_gbps < t->pci[k].link_gbps))
+            k = down;
+        bn->explained = gq_bn_pci_kind(t, k);
+        snprintf(bn->node, sizeof bn->node, "%s", pci_name(t, k));
+        bn->link_gbps = t->pci[k].link_gbps;
+        char via[160];
+        if (up >= 0 && down >= 0)
+            snprintf(via, sizeof via, "the uplinks of %s %s and %s %s",
+                     gq_bn_pci_kind_text(gq_bn_pci_kind(t, up)), pci_name(t, up),
+                     gq_bn_pci_kind_text(gq_bn_pci_kind(t, down)), pci_name(t, down));
+        else
+            snprintf(via, sizeof via, "the uplink of %s %s", gq_bn_pci_kind_text(gq_bn_pci_kind(t, k)),
+                     pci_name(t, k));
+        set_text(bn->explanation, sizeof bn->explanation,
+                 "%s (GPUs %s) all cross %s%s; together they get %.1f GB/s against %.1f GB/s one pair at a "
+                 "time",
+                 kind, set, via, all_numa ? " and the CPU interconnect" : "", bn->capacity_gbps,
+                 bn->sum_alone_gbps);
+        return;
+    }
     if (all_numa || all_sys) {
         bn->explained = GQ_EXPLAIN_CPU_INTERCONNECT;
         if (na >= 0)
             snprintf(bn->node, sizeof bn->node, "numa:%d-numa:%d", na, nb);
         set_text(
             bn->explanation, sizeof bn->explanation,
-            "%s (GPUs %s) go through the CPU interconnect between NUMA nodes; together they get %.1f GB/s "
-            "against %.1f GB/s one pair at a time",
-            kind, set, bn->capacity_gbps, bn->sum_alone_gbps);
+            "%s (GPUs %s) go through the CPU interconnect between NUMA nodes, and no PCIe switch or root "
+            "port carries them all; together they get %.1f GB/s against %.1f GB/s one pair at a time%s",
+            kind, set, bn->capacity_gbps, bn->sum_alone_gbps,
+            bn->expected_gbps < bn->sum_alone_gbps * 0.999 ? " and below the limits already found inside"
+                                                           : "");
         return;
     }
     bn->explained = GQ_EXPLAIN_MEASUREMENT_ONLY;
+    const char *why = !t         ? "no topology was given"
+                      : t->is_vm ? "the VM shows one host bridge with every GPU under it"
+                      : t->numa_nodes <= 1
+                          ? "the platform shows one NUMA node, and no PCIe switch or root port "
+                            "carries every pair"
+                          : "no PCIe switch, root port or socket link carries every pair";
     set_text(bn->explanation, sizeof bn->explanation,
-             "%s (GPUs %s) together get %.1f GB/s against %.1f GB/s one pair at a time; the topology does "
-             "not show "
-             "the shared path: inferred from measurement only",
-             kind, set, bn->capacity_gbps, bn->sum_alone_gbps);
+             "%s (GPUs %s) together get %.1f GB/s against %.1f GB/s one pair at a time; inferred from "
+             "measurement only: %s",
+             kind, set, bn->capacity_gbps, bn->sum_alone_gbps, why);
 }
 
 /* ---- the whole inference ----------------------------------------------------- */
@@ -798,14 +869,103 @@ static void p2p_domains(gq_bottleneck *bn, const gq_bn_obs *ob, const gq_domains
     qsort(bn->domains, (size_t)bn->ndomains, sizeof(int), cmp_int);
 }
 
-/* P2P: each concurrent group against the same pairs one at a time. */
+/* A P2P budget found so far: the observation that revealed it (its pairs)
+ * and its capacity. */
+typedef struct p2p_known {
+    int obs;
+    double cap;
+} p2p_known;
+
+/* Is every pair of observation s, in either direction, a pair of ob? */
+static bool pairs_inside(const gq_bn_obs *s, const gq_bn_obs *ob)
+{
+    if (s->npairs >= ob->npairs)
+        return false;
+    for (int a = 0; a < s->npairs; a++) {
+        bool hit = false;
+        for (int b = 0; b < ob->npairs && !hit; b++)
+            hit = (s->pair_src[a] == ob->pair_src[b] && s->pair_dst[a] == ob->pair_dst[b]) ||
+                  (s->pair_src[a] == ob->pair_dst[b] && s->pair_dst[a] == ob->pair_src[b]);
+        if (!hit)
+            return false;
+    }
+    return true;
+}
+
+/* What ob's pairs should get with the P2P budgets already found: each pair
+ * its rate alone, except that the pairs of a budget found on a run of some
+ * of these pairs (either direction; the larger budgets first, disjoint) get
+ * at most its capacity together. */
+static double p2p_expect(const gq_bottlenecks *out, const gq_bn_obs *ob, const p2p_known *k, int nk,
+                         iso_matrix iso)
+{
+    bool used[GQ_BN_MAX_PAIRS] = {false};
+    double total = 0;
+    bool taken[GQ_BN_MAX] = {false};
+    for (;;) {
+        int best = -1;
+        for (int i = 0; i < nk; i++) {
+            const gq_bn_obs *s = &out->obs[k[i].obs];
+            if (taken[i] || !pairs_inside(s, ob))
+                continue;
+            bool free_pairs = true;
+            for (int a = 0; a < s->npairs && free_pairs; a++)
+                for (int b = 0; b < ob->npairs; b++)
+                    if (used[b] &&
+                        ((s->pair_src[a] == ob->pair_src[b] && s->pair_dst[a] == ob->pair_dst[b]) ||
+                         (s->pair_src[a] == ob->pair_dst[b] && s->pair_dst[a] == ob->pair_src[b])))
+                        free_pairs = false;
+            if (free_pairs && (best < 0 || s->npairs > out->obs[k[best].obs].npairs))
+                best = i;
+        }
+        if (best < 0)
+            break;
+        taken[best] = true;
+        const gq_bn_obs *s = &out->obs[k[best].obs];
+        double sum = 0;
+        for (int a = 0; a < s->npairs; a++)
+            for (int b = 0; b < ob->npairs; b++)
+                if (!used[b] && ((s->pair_src[a] == ob->pair_src[b] && s->pair_dst[a] == ob->pair_dst[b]) ||
+                                 (s->pair_src[a] == ob->pair_dst[b] && s->pair_dst[a] == ob->pair_src[b]))) {
+                    used[b] = true;
+                    sum += iso[ob->pair_src[b]][ob->pair_dst[b]];
+                }
+        total += sum < k[best].cap ? sum : k[best].cap;
+    }
+    for (int b = 0; b < ob->npairs; b++)
+        if (!used[b])
+            total += iso[ob->pair_src[b]][ob->pair_dst[b]];
+    return total;
+}
+
+static int cmp_obs_pairs(const void *a, const void *b)
+{
+    const gq_bn_obs *x = *(const gq_bn_obs *const *)a, *y = *(const gq_bn_obs *const *)b;
+    if (x->npairs != y->npairs)
+        return x->npairs - y->npairs;
+    return (x->group > y->group) - (x->group < y->group);
+}
+
+/* P2P: each concurrent group against the same pairs one at a time, capped by
+ * the P2P budgets already found among them (smaller runs first), so that a
+ * link binding only when many pairs cross at once (the socket interconnect
+ * behind two switch uplinks) shows below the sum of the narrower limits. */
 static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_domains *dom, const gq_bn_opts *o,
                       iso_matrix iso, iso_matrix iso_sp)
 {
-    for (int i = 0; i < out->nobs; i++) {
-        gq_bn_obs *ob = &out->obs[i];
-        if (!ob->p2p)
-            continue;
+    gq_bn_obs **ord = malloc((size_t)(out->nobs > 0 ? out->nobs : 1) * sizeof *ord);
+    if (!ord)
+        return;
+    int nord = 0;
+    for (int i = 0; i < out->nobs; i++)
+        if (out->obs[i].p2p)
+            ord[nord++] = &out->obs[i];
+    qsort(ord, (size_t)nord, sizeof *ord, cmp_obs_pairs);
+    p2p_known kn[GQ_BN_MAX];
+    int nk = 0;
+    for (int q = 0; q < nord; q++) {
+        gq_bn_obs *ob = ord[q];
+        int i = (int)(ob - out->obs);
         double sum = 0, sp = rec_spread(rs, ob->record);
         bool ok = true;
         int within = 0, across = 0;
@@ -832,17 +992,21 @@ static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_doma
             ob->sum_alone_gbps = ob->expected_gbps = NAN;
             continue;
         }
-        ob->sum_alone_gbps = ob->expected_gbps = sum;
-        ob->contended = ob->aggregate_gbps < sum * (1 - o->min_drop - 2 * sp);
+        ob->sum_alone_gbps = sum;
+        ob->expected_gbps = p2p_expect(out, ob, kn, nk, iso);
+        ob->contended = ob->aggregate_gbps < ob->expected_gbps * (1 - o->min_drop - 2 * sp);
         if (!ob->contended)
             continue;
         bool added;
         gq_bottleneck *bn = find_or_add(out, true, GQ_DIR_P2P, mask_of(ob->gpus, ob->ngpus), &added);
         if (!bn)
             continue;
+        if (nk < GQ_BN_MAX)
+            kn[nk++] = (p2p_known){.obs = i, .cap = ob->aggregate_gbps};
         if (added) {
             bn->capacity_gbps = ob->aggregate_gbps;
-            bn->sum_alone_gbps = bn->expected_gbps = sum;
+            bn->sum_alone_gbps = sum;
+            bn->expected_gbps = ob->expected_gbps;
             bn->cross_domain = ob->p2p_kind == GQ_P2P_ACROSS;
             if (dom)
                 p2p_domains(bn, ob, dom);
@@ -851,6 +1015,7 @@ static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_doma
         }
         add_evidence(bn, i);
     }
+    free(ord);
 }
 
 /* Asymmetry inside the largest host run of each direction: which GPUs of it

@@ -85,6 +85,10 @@ static void print_plan(FILE *f, const gq_probe_plan *p, int n, const gq_domains 
     fprintf(f, "  %-12s %6d   = %.2f N^2 (bound for any domains: %ld = %.2f N^2)\n", "total", p->n,
             nn ? (double)p->n / (double)nn : 0, gq_probes_bound(n),
             nn ? (double)gq_probes_bound(n) / (double)nn : 0);
+    fprintf(f,
+            "  how it grows: planned runs / N^2 = %.2f; the bound is N(N-1) + 2(4N+1+N(N-1)/2) + 1 + N^2/8 + "
+            "8N = 2.125 N^2 + 14 N + 3 at most: %ld for %d GPUs, %ld for %d\n",
+            nn ? (double)p->n / (double)nn : 0, gq_probes_bound(2 * n), 2 * n, gq_probes_bound(4 * n), 4 * n);
     double est = gq_probes_estimate_s(p, rounds, round_s);
     fprintf(f, "  estimated time on real GPUs: %.0f s (%.1f min) at %d rounds of ~%.2f s\n", est, est / 60,
             rounds, round_s);
@@ -119,6 +123,11 @@ static json_t *plan_json(const gq_probe_plan *p, int n, int rounds, double round
     json_object_set_new(j, "total", json_integer(p->n));
     json_object_set_new(j, "bound", json_integer(gq_probes_bound(n)));
     json_object_set_new(j, "n_squared", json_integer((json_int_t)n * n));
+    json_object_set_new(j, "per_n_squared", json_real(n ? (double)p->n / ((double)n * n) : 0));
+    json_object_set_new(j, "growth",
+                        json_pack("[{s:i,s:I},{s:i,s:I}]", "gpus", 2 * n, "bound",
+                                  (json_int_t)gq_probes_bound(2 * n), "gpus", 4 * n, "bound",
+                                  (json_int_t)gq_probes_bound(4 * n)));
     json_object_set_new(j, "estimated_s", json_real(gq_probes_estimate_s(p, rounds, round_s)));
     for (int i = 0; with_probes && i < p->n; i++) {
         const gq_probe *pr = &p->v[i];
