@@ -16,7 +16,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "simtest.h"
+#include "topo/snapshot.h"
 #include "../test_util.h"
 
 #define NVS8 GQ_TEST_DATA "/data/topologies/nvswitch8.topo"
@@ -94,6 +97,21 @@ static void nvswitch8_pairs(void **state)
                 assert_int_equal(t->p2p_cuda[i][j], 1);
             }
     }
+    /* a snapshot keeps it; one written before it existed reads as unknown */
+    json_t *j = gq_topo_to_json(t);
+    assert_non_null(j);
+    gq_topo *back = calloc(1, sizeof *back);
+    gq_topo_init(back);
+    assert_int_equal(gq_topo_from_json(j, back, &e), GQ_OK);
+    assert_int_equal(back->gpu[3].nvswitch_links, 18);
+    json_t *g3 = json_array_get(json_object_get(j, "gpus"), 3);
+    assert_non_null(g3);
+    json_object_del(g3, "nvswitch_links");
+    gq_topo_init(back);
+    assert_int_equal(gq_topo_from_json(j, back, &e), GQ_OK);
+    assert_int_equal(back->gpu[3].nvswitch_links, -1);
+    json_decref(j);
+    free(back);
     free(t);
     st_close(be);
 }
