@@ -513,13 +513,17 @@ const gq_frame_cmd gq_frame_domains = {
              "Discover the effective topology from measurements alone:\n"
              "  1. the P2P read matrix, one pair at a time (host-staged where P2P is absent);\n"
              "  2. performance domains: GPUs joined by the pairs above the largest gap between pair\n"
-             "     bandwidths that exceeds the measurement spread (a flat matrix is one domain);\n"
+             "     bandwidths that exceeds the measurement spread (a flat matrix is one domain), found\n"
+             "     again inside each group (node, socket, switch), after setting aside a GPU whose every\n"
+             "     pair is slow for a reason of its own (its link, no P2P);\n"
              "  3. contention probes chosen from the domains and the PCIe/NUMA tree, never all subsets:\n"
              "     each GPU alone, per switch / root port / NUMA node, per domain, pairs inside domains,\n"
-             "     all at once (host to GPU and GPU to host), and GPU pairs within against across domains;\n"
+             "     all at once (host to GPU and GPU to host), GPU pairs within against across domains,\n"
+             "     and all the pairs crossing each split (socket, root complex, switch) at once;\n"
              "  4. bottlenecks: sets of GPUs that share a budget, with direction, measured capacity, the\n"
              "     runs that show it, and whether the topology tree explains it.\n"
-             "The plan grows as N^2 with the GPU count; --plan-only shows it with an estimated time.\n"
+             "The plan grows as N^2 with the GPU count; --plan-only shows it (planned runs / N^2, the\n"
+             "bound for more GPUs) with an estimated time.\n"
              "Method: docs/method-domains.md. GB/s = 10^9 B/s.\n\n",
     .opts = {.name = "domains", .tabs = tabs, .ntab = NTABS, .defaults = defaults},
     .opts_size = sizeof(domains_opts),
