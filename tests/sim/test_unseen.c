@@ -177,11 +177,51 @@ static void sw2bad(void **state)
     check(&(want){TOPO("sw2bad"), "{0,1,3}{2}{4,5,7}{6}", "2:slow 6:no_p2p", bn});
 }
 
+/* The split runs: the sockets of sw16x2 each way, all eight pairs at once;
+ * on sw2bad none touches the GPUs set aside; on rtx4090x8 (no P2P at all)
+ * none, since every pair would be host-staged. */
+static void split_runs(void **state)
+{
+    (void)state;
+    gq_discovery d;
+    char buf[256];
+    disc_run(TOPO("sw16x2"), 0.01, 1, 5, &d, NULL);
+    int fwd = 0, rev = 0;
+    for (int i = 0; i < d.plan.n; i++) {
+        const gq_probe *pr = &d.plan.v[i];
+        if (pr->kind != GQ_PROBE_P2P_SPLIT)
+            continue;
+        fwd += !strcmp(gq_probe_str(pr, buf, sizeof buf), "0:8,1:9,2:10,3:11,4:12,5:13,6:14,7:15");
+        rev += !strcmp(gq_probe_str(pr, buf, sizeof buf), "8:0,9:1,10:2,11:3,12:4,13:5,14:6,15:7");
+    }
+    assert_int_equal(fwd, 1);
+    assert_int_equal(rev, 1);
+    gq_discovery_free(&d);
+
+    disc_run(TOPO("sw2bad"), 0.01, 1, 5, &d, NULL);
+    int splits = 0;
+    for (int i = 0; i < d.plan.n; i++) {
+        const gq_probe *pr = &d.plan.v[i];
+        if (pr->kind != GQ_PROBE_P2P_SPLIT)
+            continue;
+        splits++;
+        for (int k = 0; k < pr->npairs; k++)
+            if (pr->src[k] == 2 || pr->dst[k] == 2 || pr->src[k] == 6 || pr->dst[k] == 6)
+                fail_msg("sw2bad: split run %s touches a GPU set aside", gq_probe_str(pr, buf, sizeof buf));
+    }
+    assert_true(splits >= 1);
+    gq_discovery_free(&d);
+
+    disc_run("rtx4090x8", 0.01, 1, 5, &d, NULL);
+    assert_int_equal(d.plan.count[GQ_PROBE_P2P_SPLIT], 0);
+    gq_discovery_free(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nvpair4), cmocka_unit_test(sw16x2), cmocka_unit_test(nvswitch8),
-        cmocka_unit_test(sw1x4),   cmocka_unit_test(sw2bad),
+        cmocka_unit_test(sw1x4),   cmocka_unit_test(sw2bad), cmocka_unit_test(split_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
