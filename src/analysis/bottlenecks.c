@@ -1,5 +1,6 @@
 #include "analysis/bottlenecks.h"
 
+#include "analysis/bottlenecks_internal.h"
 #include "measure/sanity.h"
 
 #include <math.h>
@@ -447,7 +448,16 @@ static int infer_host(gq_bottlenecks *b, const gq_recordset *rs, int slot, const
         ob->sum_alone_gbps = sum;
         ob->expected_gbps = expect(set, b->alone[slot], k, nk, -1);
         double limit = ob->expected_gbps * (1 - o->min_drop - 2 * sp);
-        ob->contended = ob->aggregate_gbps < limit;
+        /* A run that got no more than a budget strictly inside it already
+         * gives, where its GPUs should have got well more, shares that budget
+         * whole: a switch first seen from a domain of three of its GPUs. */
+        double inner = 0;
+        for (int i = 0; i < nk; i++)
+            if (strictly_inside(k[i].set, set) && k[i].cap > inner)
+                inner = k[i].cap;
+        bool no_more = inner > 0 && ob->aggregate_gbps <= inner * (1 + o->min_drop) &&
+                       ob->expected_gbps > inner * (1 + o->min_drop + 2 * sp);
+        ob->contended = ob->aggregate_gbps < limit || no_more;
         int ob_index = (int)(ob - b->obs);
         if (ob->contended) {
             bool added;
@@ -504,188 +514,6 @@ static int infer_host(gq_bottlenecks *b, const gq_recordset *rs, int slot, const
         }
     }
     return GQ_OK;
-}
-
-/* ---- explanations ----------------------------------------------------------- */
-
-static int pci_of_gpu(const gq_topo *t, int g)
-{
-    for (int i = 0; i < t->npci && i < GQ_MAX_PCI_NODES; i++)
-        if (t->pci[i].kind == GQ_PCI_GPU && t->pci[i].gpu == g)
-            return i;
-    return -1;
-}
-
-static bool is_ancestor(const gq_topo *t, int anc, int node)
-{
-    for (int p = node, guard = 0; p >= 0 && guard < GQ_MAX_PCI_NODES; p = t->pci[p].parent, guard++)
-        if (p == anc)
-            return true;
-    return false;
-}
-
-/* GPUs of `univ` below tree node a. */
-static mask_t under(const gq_topo *t, int a, mask_t univ)
-{
-    mask_t m = 0;
-    for (int g = 0; g < 64; g++)
-        if (univ & bit(g)) {
-            int p = pci_of_gpu(t, g);
-            if (p >= 0 && is_ancestor(t, a, p))
-                m |= bit(g);
-        }
-    return m;
-}
-
-gq_bn_explain gq_bn_pci_kind(const gq_topo *t, int node)
-{
-    const gq_pci_node *nd = &t->pci[node];
-    if (nd->kind == GQ_PCI_HOSTBRIDGE)
-        return GQ_EXPLAIN_HOST_BRIDGE;
-    int children = 0;
-    for (int i = 0; i < t->npci && i < GQ_MAX_PCI_NODES; i++)
-        children += t->pci[i].parent == node;
-    int par = nd->parent;
-    if (children >= 2 || (par >= 0 && t->pci[par].kind != GQ_PCI_HOSTBRIDGE))
-        return GQ_EXPLAIN_PCIE_SWITCH;
-    return GQ_EXPLAIN_ROOT_PORT;
-}
-
-const char *gq_bn_pci_kind_text(gq_bn_explain e)
-{
-    switch (e) {
-    case GQ_EXPLAIN_HOST_BRIDGE: return "host bridge";
-    case GQ_EXPLAIN_ROOT_PORT: return "root port";
-    case GQ_EXPLAIN_PCIE_SWITCH: return "PCIe switch";
-    default: return "PCIe node";
-    }
-}
-
-static void set_text(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_text(char *buf, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, n, fmt, ap);
-    va_end(ap);
-}
-
-static void explain_host(gq_bottleneck *bn, const gq_topo *t, mask_t univ, bool one_numa)
-{
-    char set[160];
-    gq_domains_set_str(bn->gpus, bn->ngpus, set, sizeof set);
-    mask_t s = mask_of(bn->gpus, bn->ngpus);
-    if (t && t->npci > 0) {
-        int first = pci_of_gpu(t, bn->gpus[0]);
-        int lca = -1;
-        for (int a = first >= 0 ? t->pci[first].parent : -1, guard = 0; a >= 0 && guard < GQ_MAX_PCI_NODES;
-             a = t->pci[a].parent, guard++)
-            if ((under(t, a, s) & s) == s) {
-                lca = a;
-                break;
-            }
-        if (lca >= 0 && under(t, lca, univ) == s) {
-            /* Of the nodes from the LCA up whose GPUs are still exactly the set,
-             * the one with the narrowest known uplink is the likeliest limit. */
-            int best = lca;
-            for (int a = lca; a >= 0 && under(t, a, univ) == s; a = t->pci[a].parent)
-                if (t->pci[a].link_gbps > 0 &&
-                    (t->pci[best].link_gbps <= 0 || t->pci[a].link_gbps < t->pci[best].link_gbps))
-                    best = a;
-            const gq_pci_node *nd = &t->pci[best];
-            bn->explained = gq_bn_pci_kind(t, best);
-            snprintf(bn->node, sizeof bn->node, "%s", nd->bus_id[0] ? nd->bus_id : nd->label);
-            bn->link_gbps = nd->link_gbps;
-            const char *what = gq_bn_pci_kind_text(bn->explained);
-            if (nd->link_gbps > 0)
-                set_text(bn->explanation, sizeof bn->explanation,
-                         "GPUs %s sit behind one %s (%s) whose uplink carries %.1f GB/s per direction; they "
-                         "share %.1f GB/s %s",
-                         set, what, bn->node, nd->link_gbps, bn->capacity_gbps,
-                         gq_direction_name(bn->direction));
-            else
-                set_text(bn->explanation, sizeof bn->explanation,
-                         "GPUs %s sit behind one %s (%s); they share %.1f GB/s %s", set, what, bn->node,
-                         bn->capacity_gbps, gq_direction_name(bn->direction));
-            return;
-        }
-    }
-    if (t && t->numa_nodes > 1) {
-        int node = -2;
-        for (int i = 0; i < bn->ngpus; i++) {
-            int nn = bn->gpus[i] < t->ngpu ? t->gpu[bn->gpus[i]].numa_node : -1;
-            if (nn < 0 || (node != -2 && nn != node)) {
-                node = -1;
-                break;
-            }
-            node = nn;
-        }
-        if (node >= 0) {
-            mask_t same = 0;
-            for (int g = 0; g < t->ngpu && g < 64; g++)
-                if ((univ & bit(g)) && t->gpu[g].numa_node == node)
-                    same |= bit(g);
-            if (same == s) {
-                bn->explained = GQ_EXPLAIN_NUMA_NODE;
-                snprintf(bn->node, sizeof bn->node, "numa:%d", node);
-                set_text(bn->explanation, sizeof bn->explanation,
-                         "GPUs %s are the GPUs of NUMA node %d (one socket); they share %.1f GB/s %s", set,
-                         node, bn->capacity_gbps, gq_direction_name(bn->direction));
-                return;
-            }
-        }
-    }
-    bn->explained = GQ_EXPLAIN_MEASUREMENT_ONLY;
-    set_text(bn->explanation, sizeof bn->explanation,
-             "GPUs %s share %.1f GB/s %s, but no PCIe switch, root port or NUMA node in the topology groups "
-             "exactly "
-             "them: inferred from measurement only%s",
-             set, bn->capacity_gbps, gq_direction_name(bn->direction),
-             one_numa
-                 ? (t && t->is_vm ? " (the VM shows one NUMA node)" : " (the platform shows one NUMA node)")
-                 : "");
-}
-
-static void explain_p2p(gq_bottleneck *bn, const gq_bn_obs *ob, const gq_topo *t)
-{
-    char set[160];
-    gq_domains_set_str(bn->gpus, bn->ngpus, set, sizeof set);
-    bool all_sys = t && ob->npairs > 0, all_numa = t && t->numa_nodes > 1 && ob->npairs > 0;
-    int na = -1, nb = -1;
-    for (int p = 0; t && p < ob->npairs; p++) {
-        int a = ob->pair_src[p], c = ob->pair_dst[p];
-        if (a >= t->ngpu || c >= t->ngpu) {
-            all_sys = all_numa = false;
-            break;
-        }
-        if (t->level[a][c] != GQ_LEVEL_SYS)
-            all_sys = false;
-        int x = t->gpu[a].numa_node, y = t->gpu[c].numa_node;
-        if (x < 0 || y < 0 || x == y)
-            all_numa = false;
-        else if (na < 0) {
-            na = x < y ? x : y;
-            nb = x < y ? y : x;
-        }
-    }
-    const char *kind = bn->cross_domain ? "pairs crossing between domains" : "concurrent pairs";
-    if (all_numa || all_sys) {
-        bn->explained = GQ_EXPLAIN_CPU_INTERCONNECT;
-        if (na >= 0)
-            snprintf(bn->node, sizeof bn->node, "numa:%d-numa:%d", na, nb);
-        set_text(
-            bn->explanation, sizeof bn->explanation,
-            "%s (GPUs %s) go through the CPU interconnect between NUMA nodes; together they get %.1f GB/s "
-            "against %.1f GB/s one pair at a time",
-            kind, set, bn->capacity_gbps, bn->sum_alone_gbps);
-        return;
-    }
-    bn->explained = GQ_EXPLAIN_MEASUREMENT_ONLY;
-    set_text(bn->explanation, sizeof bn->explanation,
-             "%s (GPUs %s) together get %.1f GB/s against %.1f GB/s one pair at a time; the topology does "
-             "not show "
-             "the shared path: inferred from measurement only",
-             kind, set, bn->capacity_gbps, bn->sum_alone_gbps);
 }
 
 /* ---- the whole inference ----------------------------------------------------- */
@@ -789,14 +617,103 @@ static void p2p_domains(gq_bottleneck *bn, const gq_bn_obs *ob, const gq_domains
     qsort(bn->domains, (size_t)bn->ndomains, sizeof(int), cmp_int);
 }
 
-/* P2P: each concurrent group against the same pairs one at a time. */
+/* A P2P budget found so far: the observation that revealed it (its pairs)
+ * and its capacity. */
+typedef struct p2p_known {
+    int obs;
+    double cap;
+} p2p_known;
+
+/* Is every pair of observation s, in either direction, a pair of ob? */
+static bool pairs_inside(const gq_bn_obs *s, const gq_bn_obs *ob)
+{
+    if (s->npairs >= ob->npairs)
+        return false;
+    for (int a = 0; a < s->npairs; a++) {
+        bool hit = false;
+        for (int b = 0; b < ob->npairs && !hit; b++)
+            hit = (s->pair_src[a] == ob->pair_src[b] && s->pair_dst[a] == ob->pair_dst[b]) ||
+                  (s->pair_src[a] == ob->pair_dst[b] && s->pair_dst[a] == ob->pair_src[b]);
+        if (!hit)
+            return false;
+    }
+    return true;
+}
+
+/* What ob's pairs should get with the P2P budgets already found: each pair
+ * its rate alone, except that the pairs of a budget found on a run of some
+ * of these pairs (either direction; the larger budgets first, disjoint) get
+ * at most its capacity together. */
+static double p2p_expect(const gq_bottlenecks *out, const gq_bn_obs *ob, const p2p_known *k, int nk,
+                         iso_matrix iso)
+{
+    bool used[GQ_BN_MAX_PAIRS] = {false};
+    double total = 0;
+    bool taken[GQ_BN_MAX] = {false};
+    for (;;) {
+        int best = -1;
+        for (int i = 0; i < nk; i++) {
+            const gq_bn_obs *s = &out->obs[k[i].obs];
+            if (taken[i] || !pairs_inside(s, ob))
+                continue;
+            bool free_pairs = true;
+            for (int a = 0; a < s->npairs && free_pairs; a++)
+                for (int b = 0; b < ob->npairs; b++)
+                    if (used[b] &&
+                        ((s->pair_src[a] == ob->pair_src[b] && s->pair_dst[a] == ob->pair_dst[b]) ||
+                         (s->pair_src[a] == ob->pair_dst[b] && s->pair_dst[a] == ob->pair_src[b])))
+                        free_pairs = false;
+            if (free_pairs && (best < 0 || s->npairs > out->obs[k[best].obs].npairs))
+                best = i;
+        }
+        if (best < 0)
+            break;
+        taken[best] = true;
+        const gq_bn_obs *s = &out->obs[k[best].obs];
+        double sum = 0;
+        for (int a = 0; a < s->npairs; a++)
+            for (int b = 0; b < ob->npairs; b++)
+                if (!used[b] && ((s->pair_src[a] == ob->pair_src[b] && s->pair_dst[a] == ob->pair_dst[b]) ||
+                                 (s->pair_src[a] == ob->pair_dst[b] && s->pair_dst[a] == ob->pair_src[b]))) {
+                    used[b] = true;
+                    sum += iso[ob->pair_src[b]][ob->pair_dst[b]];
+                }
+        total += sum < k[best].cap ? sum : k[best].cap;
+    }
+    for (int b = 0; b < ob->npairs; b++)
+        if (!used[b])
+            total += iso[ob->pair_src[b]][ob->pair_dst[b]];
+    return total;
+}
+
+static int cmp_obs_pairs(const void *a, const void *b)
+{
+    const gq_bn_obs *x = *(const gq_bn_obs *const *)a, *y = *(const gq_bn_obs *const *)b;
+    if (x->npairs != y->npairs)
+        return x->npairs - y->npairs;
+    return (x->group > y->group) - (x->group < y->group);
+}
+
+/* P2P: each concurrent group against the same pairs one at a time, capped by
+ * the P2P budgets already found among them (smaller runs first), so that a
+ * link binding only when many pairs cross at once (the socket interconnect
+ * behind two switch uplinks) shows below the sum of the narrower limits. */
 static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_domains *dom, const gq_bn_opts *o,
                       iso_matrix iso, iso_matrix iso_sp)
 {
-    for (int i = 0; i < out->nobs; i++) {
-        gq_bn_obs *ob = &out->obs[i];
-        if (!ob->p2p)
-            continue;
+    gq_bn_obs **ord = malloc((size_t)(out->nobs > 0 ? out->nobs : 1) * sizeof *ord);
+    if (!ord)
+        return;
+    int nord = 0;
+    for (int i = 0; i < out->nobs; i++)
+        if (out->obs[i].p2p)
+            ord[nord++] = &out->obs[i];
+    qsort(ord, (size_t)nord, sizeof *ord, cmp_obs_pairs);
+    p2p_known kn[GQ_BN_MAX];
+    int nk = 0;
+    for (int q = 0; q < nord; q++) {
+        gq_bn_obs *ob = ord[q];
+        int i = (int)(ob - out->obs);
         double sum = 0, sp = rec_spread(rs, ob->record);
         bool ok = true;
         int within = 0, across = 0;
@@ -823,17 +740,21 @@ static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_doma
             ob->sum_alone_gbps = ob->expected_gbps = NAN;
             continue;
         }
-        ob->sum_alone_gbps = ob->expected_gbps = sum;
-        ob->contended = ob->aggregate_gbps < sum * (1 - o->min_drop - 2 * sp);
+        ob->sum_alone_gbps = sum;
+        ob->expected_gbps = p2p_expect(out, ob, kn, nk, iso);
+        ob->contended = ob->aggregate_gbps < ob->expected_gbps * (1 - o->min_drop - 2 * sp);
         if (!ob->contended)
             continue;
         bool added;
         gq_bottleneck *bn = find_or_add(out, true, GQ_DIR_P2P, mask_of(ob->gpus, ob->ngpus), &added);
         if (!bn)
             continue;
+        if (nk < GQ_BN_MAX)
+            kn[nk++] = (p2p_known){.obs = i, .cap = ob->aggregate_gbps};
         if (added) {
             bn->capacity_gbps = ob->aggregate_gbps;
-            bn->sum_alone_gbps = bn->expected_gbps = sum;
+            bn->sum_alone_gbps = sum;
+            bn->expected_gbps = ob->expected_gbps;
             bn->cross_domain = ob->p2p_kind == GQ_P2P_ACROSS;
             if (dom)
                 p2p_domains(bn, ob, dom);
@@ -842,6 +763,7 @@ static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_doma
         }
         add_evidence(bn, i);
     }
+    free(ord);
 }
 
 /* Asymmetry inside the largest host run of each direction: which GPUs of it
@@ -889,14 +811,14 @@ static void explain_all(gq_bottlenecks *out, const gq_topo *topo)
     for (int i = 0; i < out->n; i++) {
         gq_bottleneck *bn = &out->v[i];
         if (bn->p2p) {
-            explain_p2p(bn, &out->obs[bn->evidence[0]], topo);
+            gq_bn_explain_p2p(bn, &out->obs[bn->evidence[0]], topo);
         } else {
             int s = slot_of(bn->direction);
             mask_t univ = 0;
             for (int g = 0; g < GQ_MAX_GPUS; g++)
                 if (isfinite(out->alone[s][g]))
                     univ |= bit(g);
-            explain_host(bn, topo, univ, out->one_numa_visible);
+            gq_bn_explain_host(bn, topo, univ, out->one_numa_visible);
         }
     }
 }

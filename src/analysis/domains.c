@@ -144,6 +144,8 @@ void gq_domains_opts_default(gq_domains_opts *o)
 {
     o->min_rel_gap = 0.10;
     o->staged_edges = false;
+    o->no_set_aside = false;
+    o->topo = NULL;
 }
 
 typedef struct pairv {
@@ -171,14 +173,22 @@ static int uf_find(int *p, int x)
     return x;
 }
 
-/* Components of the graph whose edges are the pairs with value >= thr;
- * comp[k] = representative; returns the number of components. */
-static int components(int n, const pairv *pv, int np, double thr, int *comp)
+typedef uint64_t pmask; /* bit k: matrix position k (GQ_MAX_GPUS == 64) */
+
+static pmask pbit(int k)
+{
+    return (k >= 0 && k < 64) ? (pmask)1 << k : 0;
+}
+
+/* Components of the graph on the positions in `in` whose edges are the pairs
+ * inside `in` with value >= thr; comp[k] = representative (positions outside
+ * `in` are their own and not counted); returns the number of components. */
+static int components(int n, const pairv *pv, int np, double thr, pmask in, int *comp)
 {
     for (int k = 0; k < n; k++)
         comp[k] = k;
     for (int e = 0; e < np; e++) {
-        if (pv[e].v < thr)
+        if (pv[e].v < thr || !(in & pbit(pv[e].i)) || !(in & pbit(pv[e].j)))
             continue;
         int a = uf_find(comp, pv[e].i), b = uf_find(comp, pv[e].j);
         if (a != b)
@@ -187,7 +197,7 @@ static int components(int n, const pairv *pv, int np, double thr, int *comp)
     int nc = 0;
     for (int k = 0; k < n; k++) {
         comp[k] = uf_find(comp, k);
-        nc += comp[k] == k;
+        nc += comp[k] == k && (in & pbit(k));
     }
     return nc;
 }
@@ -230,13 +240,18 @@ static int pair_values(const gq_pairmatrix *m, const gq_domains_opts *o, pairv *
     return np;
 }
 
-/* The largest relative gap between sorted pair figures, wider than both
- * sides' spreads, that splits the GPUs into more components than base: its
- * upper figure into *thr and the split into out (*thr unchanged when none
- * does). -1 when out of memory. */
-static int split_at_gap(const pairv *pv, int np, int n, int base, const gq_domains_opts *o, gq_domains *out,
-                        double *thr)
+typedef struct gap {
+    bool found;
+    double thr, lo, hi;
+} gap;
+
+/* The largest relative gap between sorted pair figures (the pairs inside
+ * `in`), wider than both sides' spreads, that splits the GPUs of `in` into
+ * more components than base: into *g (g->found false when none does). -1
+ * when out of memory. */
+static int split_at_gap(const pairv *pv, int np, int n, pmask in, int base, const gq_domains_opts *o, gap *g)
 {
+    g->found = false;
     /* Candidate gaps, largest relative first. lo_top[k] / hi_bot[k]: the
      * spread-widened edges of the values below and above gap k. */
     double *lo_top = malloc((size_t)np * sizeof *lo_top);
@@ -280,12 +295,8 @@ static int split_at_gap(const pairv *pv, int np, int n, int base, const gq_domai
     for (int c = 0; c < nc; c++) {
         int k = order[c];
         int tmp[GQ_MAX_GPUS];
-        if (components(n, pv, np, pv[k + 1].v, tmp) > base) {
-            *thr = pv[k + 1].v;
-            out->split = true;
-            out->threshold_gbps = *thr;
-            out->gap_lo_gbps = pv[k].v;
-            out->gap_hi_gbps = pv[k + 1].v;
+        if (components(n, pv, np, pv[k + 1].v, in, tmp) > base) {
+            *g = (gap){.found = true, .thr = pv[k + 1].v, .lo = pv[k].v, .hi = pv[k + 1].v};
             break;
         }
     }
@@ -329,7 +340,7 @@ static void number_domains(const gq_pairmatrix *m, const int *comp, gq_domains *
 
 /* Within / across figures and chaining (a pair inside a domain below the
  * threshold, or missing). -1 when out of memory. */
-static int within_across(const gq_pairmatrix *m, const pairv *pv, int np, double thr, gq_domains *out)
+static int within_across(const gq_pairmatrix *m, const pairv *pv, int np, const double *thr, gq_domains *out)
 {
     int n = m->n;
     unsigned char(*has)[GQ_MAX_GPUS] = calloc(GQ_MAX_GPUS, sizeof *has);
@@ -341,7 +352,7 @@ static int within_across(const gq_pairmatrix *m, const pairv *pv, int np, double
         if (da == db) {
             if (isnan(out->within_min_gbps) || pv[e].v < out->within_min_gbps)
                 out->within_min_gbps = pv[e].v;
-            if (pv[e].v < thr)
+            if (pv[e].v < thr[pv[e].i])
                 out->chained[da] = true;
         } else if (isnan(out->across_max_gbps) || pv[e].v > out->across_max_gbps) {
             out->across_max_gbps = pv[e].v;
@@ -358,6 +369,179 @@ static int within_across(const gq_pairmatrix *m, const pairv *pv, int np, double
         }
     free(has);
     return 0;
+}
+
+/* Values of the pairs inside `in` into sub (sorted as pv); returns how many. */
+static int pairs_inside(const pairv *pv, int np, pmask in, pairv *sub)
+{
+    int ns = 0;
+    for (int e = 0; e < np; e++)
+        if ((in & pbit(pv[e].i)) && (in & pbit(pv[e].j)))
+            sub[ns++] = pv[e];
+    return ns;
+}
+
+static uint64_t gpu_mask(const gq_pairmatrix *m, pmask in)
+{
+    uint64_t g = 0;
+    for (int k = 0; k < m->n; k++)
+        if ((in & pbit(k)) && m->gpu[k] >= 0 && m->gpu[k] < 64)
+            g |= (uint64_t)1 << m->gpu[k];
+    return g;
+}
+
+typedef struct hier {
+    const gq_pairmatrix *m;
+    const gq_domains_opts *o;
+    gq_domains *out;
+    int comp[GQ_MAX_GPUS];   /* leaf representative by position */
+    double thr[GQ_MAX_GPUS]; /* by position: the boundary that made its leaf (-inf: none) */
+} hier;
+
+/* Split the group `in` at its widest significant gap, then each part again,
+ * down to groups no gap splits (the domains). -1 when out of memory. */
+static int split_group(hier *h, const pairv *pv, int np, pmask in, int parent, int depth, double thr_in)
+{
+    int n = h->m->n;
+    pairv *sub = calloc((size_t)(np > 0 ? np : 1), sizeof *sub);
+    if (!sub)
+        return -1;
+    int ns = pairs_inside(pv, np, in, sub), comp[GQ_MAX_GPUS];
+    int base = components(n, sub, ns, -INFINITY, in, comp);
+    gap g = {0};
+    if (ns >= 2 && split_at_gap(sub, ns, n, in, base, h->o, &g)) {
+        free(sub);
+        return -1;
+    }
+    if (!g.found || h->out->ngroups >= GQ_MAX_GPUS) {
+        for (int k = 0; k < n; k++)
+            if (in & pbit(k)) {
+                h->comp[k] = comp[k];
+                h->thr[k] = thr_in;
+            }
+        free(sub);
+        return 0;
+    }
+    int me = h->out->ngroups++;
+    h->out->groups[me] = (gq_domain_group){.gpus = gpu_mask(h->m, in),
+                                           .parent = parent,
+                                           .depth = depth,
+                                           .threshold_gbps = g.thr,
+                                           .gap_lo_gbps = g.lo,
+                                           .gap_hi_gbps = g.hi};
+    if (depth == 0) {
+        h->out->split = true;
+        h->out->threshold_gbps = g.thr;
+        h->out->gap_lo_gbps = g.lo;
+        h->out->gap_hi_gbps = g.hi;
+    }
+    components(n, sub, ns, g.thr, in, comp);
+    int rc = 0;
+    for (int r = 0; r < n && !rc; r++) {
+        if (!(in & pbit(r)) || comp[r] != r)
+            continue;
+        pmask child = 0;
+        for (int k = 0; k < n; k++)
+            if ((in & pbit(k)) && comp[k] == r)
+                child |= pbit(k);
+        if (__builtin_popcountll(child) >= 3) {
+            rc = split_group(h, sub, ns, child, me, depth + 1, g.thr);
+        } else {
+            for (int k = 0; k < n; k++)
+                if (child & pbit(k)) {
+                    h->comp[k] = r;
+                    h->thr[k] = g.thr;
+                }
+        }
+    }
+    free(sub);
+    return rc;
+}
+
+static bool link_down(const gq_topo *t, int g)
+{
+    if (!t || g < 0 || g >= t->ngpu)
+        return false;
+    const gq_gpu_info *gi = &t->gpu[g];
+    return (gi->pcie_width_cur > 0 && gi->pcie_width_max > gi->pcie_width_cur) ||
+           (gi->pcie_gen_cur > 0 && gi->pcie_gen_max > gi->pcie_gen_cur);
+}
+
+/* The text saying why GPU position k was set aside. */
+static void set_aside_text(const gq_pairmatrix *m, const gq_domains_opts *o, int k, bool no_p2p, double lo,
+                           double hi, double others, char *buf, size_t len)
+{
+    int g = m->gpu[k];
+    if (no_p2p) {
+        snprintf(buf, len,
+                 "GPU %d has no P2P with any GPU (every copy with it is staged through host memory)", g);
+        return;
+    }
+    int w =
+        snprintf(buf, len,
+                 "every pair with GPU %d copies at %.1f-%.1f GB/s, below the slowest pair among the other "
+                 "GPUs (%.1f GB/s): a limit of its own",
+                 g, lo, hi, others);
+    const gq_topo *t = o->topo;
+    if (link_down(t, g) && w > 0 && (size_t)w < len) {
+        const gq_gpu_info *gi = &t->gpu[g];
+        snprintf(buf + w, len - (size_t)w, "; its PCIe link runs Gen%d x%d where it can do Gen%d x%d",
+                 gi->pcie_gen_cur, gi->pcie_width_cur, gi->pcie_gen_max, gi->pcie_width_max);
+    }
+}
+
+/* GPUs whose every pair is slow for a reason of their own: positions
+ * removed from *keep and listed in out. */
+static void set_aside(const gq_pairmatrix *m, const gq_domains_opts *o, const pairv *pv, int np, pmask *keep,
+                      gq_domains *out)
+{
+    int n = m->n;
+    bool changed = true;
+    while (changed && __builtin_popcountll(*keep) > 2) {
+        changed = false;
+        bool any_edge = false;
+        for (int e = 0; e < np; e++)
+            any_edge |= (*keep & pbit(pv[e].i)) && (*keep & pbit(pv[e].j));
+        for (int k = 0; k < n && !changed; k++) {
+            if (!(*keep & pbit(k)))
+                continue;
+            double hi = -INFINITY, lo = INFINITY, hi_s = -INFINITY, others = INFINITY, others_s = INFINITY,
+                   others_hi = -INFINITY;
+            int mine = 0, theirs = 0;
+            for (int e = 0; e < np; e++) {
+                if (!(*keep & pbit(pv[e].i)) || !(*keep & pbit(pv[e].j)))
+                    continue;
+                if (pv[e].i == k || pv[e].j == k) {
+                    mine++;
+                    hi = fmax(hi, pv[e].v);
+                    lo = fmin(lo, pv[e].v);
+                    hi_s = fmax(hi_s, pv[e].v * (1 + pv[e].s));
+                } else {
+                    theirs++;
+                    others = fmin(others, pv[e].v);
+                    others_hi = fmax(others_hi, pv[e].v);
+                    others_s = fmin(others_s, pv[e].v * (1 - pv[e].s));
+                }
+            }
+            bool no_p2p = mine == 0 && any_edge && theirs > 0;
+            bool slow = mine > 0 && theirs > 0 && hi_s < others_s && others >= hi * (1 + o->min_rel_gap);
+            /* A reason of its own, not its place in the tree: its link runs
+             * below what it can do, or its pairs are the same whoever the
+             * partner is while the other GPUs' pairs are not. */
+            bool flat = hi <= lo * (1 + o->min_rel_gap) && others_hi >= others * (1 + o->min_rel_gap);
+            if (slow && !flat && !link_down(o->topo, m->gpu[k]))
+                slow = false;
+            if (!no_p2p && !slow)
+                continue;
+            int s = out->nset_aside++;
+            out->set_aside[s] = m->gpu[k];
+            out->set_aside_no_p2p[s] = no_p2p;
+            set_aside_text(m, o, k, no_p2p, lo, hi, others, out->set_aside_why[s],
+                           sizeof out->set_aside_why[s]);
+            *keep &= ~pbit(k);
+            changed = true;
+        }
+    }
 }
 
 int gq_domains_cluster(const gq_pairmatrix *m, const gq_domains_opts *o, gq_domains *out, gq_err *err)
@@ -385,16 +569,27 @@ int gq_domains_cluster(const gq_pairmatrix *m, const gq_domains_opts *o, gq_doma
     out->no_p2p = n >= 2 && np == 0;
     qsort(pv, (size_t)np, sizeof *pv, cmp_pairv);
 
-    int comp[GQ_MAX_GPUS];
-    int base = components(n, pv, np, -INFINITY, comp);
-    double thr = -INFINITY;
-    if (np >= 2 && split_at_gap(pv, np, n, base, o, out, &thr)) {
+    pmask keep = n >= 64 ? ~(pmask)0 : (((pmask)1 << n) - 1);
+    if (!o->no_set_aside && n >= 3)
+        set_aside(m, o, pv, np, &keep, out);
+    hier *h = malloc(sizeof *h);
+    if (!h) {
         free(pv);
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
     }
-    components(n, pv, np, thr, comp);
-    number_domains(m, comp, out);
-    int rc = within_across(m, pv, np, thr, out);
+    h->m = m;
+    h->o = o;
+    h->out = out;
+    for (int k = 0; k < n; k++) {
+        h->comp[k] = k; /* set-aside GPUs are their own domain */
+        h->thr[k] = -INFINITY;
+    }
+    int rc = split_group(h, pv, np, keep, -1, 0, -INFINITY);
+    if (!rc) {
+        number_domains(m, h->comp, out);
+        rc = within_across(m, pv, np, h->thr, out);
+    }
+    free(h);
     free(pv);
     return rc ? gq_err_set(err, GQ_E_NOMEM, "out of memory") : GQ_OK;
 }

@@ -23,12 +23,25 @@
  *     singletons when none has (every GPU-to-GPU byte is host-staged).
  * A domain whose own pairs are not all above the boundary (joined through a
  * chain of fast pairs) is marked "chained".
+ *
+ * Two refinements (docs/method-domains.md, "A broken GPU, and the hierarchy"):
+ *  - Before clustering, a GPU whose every pair is slow for a reason of its
+ *    own is set aside as a finding about that GPU (a singleton domain): one
+ *    with no direct P2P pair while other GPUs have some, or one whose fastest
+ *    pair, raised by its spread, stays below the slowest pair among the other
+ *    GPUs, lowered by its spread, by at least min_rel_gap (its link trained
+ *    down, say). Repeated while a GPU qualifies and at least two remain.
+ *  - The boundary is found again inside every group it makes (of 3+ GPUs),
+ *    down the hierarchy of gaps that exceed the spread (node, socket,
+ *    switch): the domains are the groups no significant gap splits further,
+ *    and every group that was split is listed in `groups`.
  */
 #ifndef GQ_ANALYSIS_DOMAINS_H
 #define GQ_ANALYSIS_DOMAINS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/record.h"
 #include "topo/topo.h"
@@ -67,9 +80,19 @@ int gq_domains_group_sizes(const gq_recordset *rs, int *out);
 int gq_pairmatrix_from_records(gq_pairmatrix *m, const gq_recordset *rs, const char *const *tests);
 
 typedef struct gq_domains_opts {
-    double min_rel_gap; /* smallest relative gap that may be a boundary; default 0.10 */
-    bool staged_edges;  /* count host-staged cells as edges; default false */
+    double min_rel_gap;  /* smallest relative gap that may be a boundary; default 0.10 */
+    bool staged_edges;   /* count host-staged cells as edges; default false */
+    bool no_set_aside;   /* do not set broken GPUs aside (default false) */
+    const gq_topo *topo; /* NULL, or discovery's, to say why a GPU was set aside (its link) */
 } gq_domains_opts;
+
+/* One group of the hierarchy that a boundary split: its GPUs, the group it
+ * lies in (-1: the top), its depth (0: the top) and its boundary. */
+typedef struct gq_domain_group {
+    uint64_t gpus; /* bit g: GPU index g */
+    int parent, depth;
+    double threshold_gbps, gap_lo_gbps, gap_hi_gbps;
+} gq_domain_group;
 
 void gq_domains_opts_default(gq_domains_opts *o);
 
@@ -81,13 +104,19 @@ typedef struct gq_domains {
     int domain_of[GQ_MAX_GPUS];           /* by GPU index; -1 for GPUs not in the matrix */
     bool split;                           /* a significant gap was found */
     double threshold_gbps; /* pairs >= this are "fast" (the value just above the gap); 0 without split */
-    double gap_lo_gbps, gap_hi_gbps; /* the pair values either side of the boundary */
-    double within_min_gbps;          /* slowest pair inside any domain; NAN if no domain has 2 GPUs */
-    double across_max_gbps;          /* fastest pair between domains; NAN if none */
-    double max_spread;               /* largest spread among the pair values */
-    int npairs;                      /* unordered pairs with a usable value */
-    int nmissing;                    /* unordered pairs without */
-    bool no_p2p;                     /* n >= 2 and no pair has a usable direct value */
+    double gap_lo_gbps, gap_hi_gbps;    /* the pair values either side of the boundary */
+    double within_min_gbps;             /* slowest pair inside any domain; NAN if no domain has 2 GPUs */
+    double across_max_gbps;             /* fastest pair between domains; NAN if none */
+    double max_spread;                  /* largest spread among the pair values */
+    int npairs;                         /* unordered pairs with a usable value */
+    int nmissing;                       /* unordered pairs without */
+    bool no_p2p;                        /* n >= 2 and no pair has a usable direct value */
+    int nset_aside;                     /* GPUs set aside before clustering (each its own domain) */
+    int set_aside[GQ_MAX_GPUS];         /* their indices, in the order found */
+    bool set_aside_no_p2p[GQ_MAX_GPUS]; /* [k]: set aside for having no P2P (else: slow pairs) */
+    char set_aside_why[GQ_MAX_GPUS][200];
+    int ngroups; /* groups split by a boundary, parents before children */
+    gq_domain_group groups[GQ_MAX_GPUS];
 } gq_domains;
 
 /* Cluster. Returns GQ_OK, or GQ_E_USAGE for an empty matrix (n < 1). */

@@ -21,7 +21,7 @@ const char *gq_probe_kind_name(gq_probe_kind k)
         [GQ_PROBE_MATRIX] = "matrix",         [GQ_PROBE_HOST_ALONE] = "host_alone",
         [GQ_PROBE_HOST_GROUP] = "host_group", [GQ_PROBE_HOST_PAIR] = "host_pair",
         [GQ_PROBE_HOST_ALL] = "host_all",     [GQ_PROBE_P2P_WITHIN] = "p2p_within",
-        [GQ_PROBE_P2P_ACROSS] = "p2p_across",
+        [GQ_PROBE_P2P_ACROSS] = "p2p_across", [GQ_PROBE_P2P_SPLIT] = "p2p_split",
     };
     return (k >= 0 && k < GQ_PROBE_NKINDS) ? names[k] : "?";
 }
@@ -278,6 +278,119 @@ static int plan_p2p(gq_probe_plan *p, const gq_topo *t, mask_t sel, const gq_dom
     return rc;
 }
 
+/* Does the plan hold a P2P probe with exactly these pairs (in any order)? */
+static bool have_pairs(const gq_probe_plan *p, const int *src, const int *dst, int np)
+{
+    for (int i = 0; i < p->n; i++) {
+        const gq_probe *q = &p->v[i];
+        if (q->kind == GQ_PROBE_MATRIX || q->npairs != np || q->direction != GQ_DIR_P2P)
+            continue;
+        int hit = 0;
+        for (int a = 0; a < np; a++)
+            for (int b = 0; b < np; b++)
+                hit += q->src[b] == src[a] && q->dst[b] == dst[a];
+        if (hit == np)
+            return true;
+    }
+    return false;
+}
+
+/* One probe each way for the split A | B: the k-th GPU of A with the k-th of
+ * B, all at once. GQ_OK or GQ_E_NOMEM. */
+static int split_probe(gq_probe_plan *p, const gq_topo *t, mask_t A, mask_t B, const char *what, gq_err *err)
+{
+    int a[64], b[64], na = 0, nb = 0;
+    for (int g = 0; g < 64; g++) {
+        if (A & bit(g))
+            a[na++] = g;
+        if (B & bit(g))
+            b[nb++] = g;
+    }
+    int np = na < nb ? na : nb;
+    if (np > GQ_PROBE_MAX_PAIRS)
+        np = GQ_PROBE_MAX_PAIRS;
+    if (np < 2)
+        return GQ_OK;
+    /* a run of host-staged pairs only loads the host paths, which the host
+     * probes measure directly: at least one pair must have P2P */
+    bool any_p2p = false;
+    for (int k = 0; k < np && !any_p2p; k++)
+        any_p2p = p2p_possible(t, a[k], b[k]) || p2p_possible(t, b[k], a[k]);
+    if (!any_p2p)
+        return GQ_OK;
+    for (int dir = 0; dir < 2; dir++) {
+        const int *s = dir ? b : a, *d = dir ? a : b;
+        if (have_pairs(p, s, d, np))
+            continue;
+        gq_probe *pr = push(p, GQ_PROBE_P2P_SPLIT, GQ_DIR_P2P, err);
+        if (!pr)
+            return GQ_E_NOMEM;
+        pr->npairs = np;
+        for (int k = 0; k < np; k++) {
+            pr->src[k] = s[k];
+            pr->dst[k] = d[k];
+            pr->staged[k] = !p2p_possible(t, s[k], d[k]);
+        }
+        snprintf(pr->why, sizeof pr->why, "every pair across %.70s%s", what, dir ? ", reverse" : "");
+    }
+    return GQ_OK;
+}
+
+/* The splits: each group of the domain hierarchy into its halves, and each
+ * tree group against the rest, over the GPUs not set aside. */
+static int plan_splits(gq_probe_plan *p, const gq_topo *t, mask_t sel, const gq_domains *dom,
+                       const hset *sets, int nt, gq_err *err)
+{
+    mask_t elig = sel;
+    for (int k = 0; k < dom->nset_aside; k++)
+        elig &= ~bit(dom->set_aside[k]);
+    int rc = GQ_OK;
+    for (int gi = 0; gi < dom->ngroups && !rc; gi++) {
+        mask_t G = dom->groups[gi].gpus & elig;
+        /* its parts: the child groups, and the domains under no child */
+        mask_t parts[64];
+        int nparts = 0;
+        mask_t seen = 0;
+        for (int c = 0; c < dom->ngroups && nparts < 64; c++)
+            if (dom->groups[c].parent == gi && (dom->groups[c].gpus & G)) {
+                parts[nparts++] = dom->groups[c].gpus & G;
+                seen |= dom->groups[c].gpus;
+            }
+        for (int d = 0; d < dom->ndomains && nparts < 64; d++) {
+            mask_t m = 0;
+            for (int k = 0; k < dom->size[d]; k++)
+                m |= bit(dom->member[d][k]);
+            if ((m & G) && !(m & seen))
+                parts[nparts++] = m & G;
+        }
+        if (nparts < 2)
+            continue;
+        mask_t A = 0, B = 0;
+        for (int k = 0; k < nparts; k++)
+            if (k < (nparts + 1) / 2)
+                A |= parts[k];
+            else
+                B |= parts[k];
+        char what[96], sa[48], sb[48];
+        int la[64], lb[64];
+        int na = 0, nb = 0;
+        for (int g = 0; g < 64; g++) {
+            if (A & bit(g))
+                la[na++] = g;
+            if (B & bit(g))
+                lb[nb++] = g;
+        }
+        snprintf(what, sizeof what, "the boundary between GPUs %s and %s",
+                 gq_domains_set_str(la, na, sa, sizeof sa), gq_domains_set_str(lb, nb, sb, sizeof sb));
+        rc = split_probe(p, t, A, B, what, err);
+    }
+    for (int s = 0; s < nt && !rc; s++) {
+        mask_t A = sets[s].m & elig, B = elig & ~sets[s].m;
+        rc = split_probe(p, t, A, B, sets[s].why, err);
+    }
+    return rc;
+}
+
 int gq_probes_plan_contention(gq_probe_plan *p, const gq_topo *t, const int *gpus, int n,
                               const gq_domains *dom, gq_err *err)
 {
@@ -357,6 +470,8 @@ int gq_probes_plan_contention(gq_probe_plan *p, const gq_topo *t, const int *gpu
 
     if (dom && !rc)
         rc = plan_p2p(p, t, sel, dom, err);
+    if (dom && !rc)
+        rc = plan_splits(p, t, sel, dom, sets, nt, err);
     free(sets);
     free(pairs);
     free(pwhy);
@@ -394,7 +509,7 @@ void gq_probes_assume_domains(const gq_topo *t, const int *gpus, int n, gq_domai
 long gq_probes_bound(int n)
 {
     long N = n;
-    return N * (N - 1) + 2 * (4 * N + 1 + N * (N - 1) / 2) + 1 + N * N / 8;
+    return N * (N - 1) + 2 * (4 * N + 1 + N * (N - 1) / 2) + 1 + N * N / 8 + 8 * N;
 }
 
 double gq_probes_estimate_s(const gq_probe_plan *p, int rounds, double round_s)
@@ -443,6 +558,7 @@ static const char *probe_test_name(const gq_probe *pr, gq_method p2p_method, boo
                     : (sm ? "device_to_device_memcpy_write_sm" : "device_to_device_memcpy_write_ce");
     case GQ_PROBE_P2P_WITHIN:
     case GQ_PROBE_P2P_ACROSS:
+    case GQ_PROBE_P2P_SPLIT:
     case GQ_PROBE_NKINDS: break;
     }
     return read ? (sm ? "concurrent_pairs_read_sm" : "concurrent_pairs_read_ce")

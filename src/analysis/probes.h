@@ -15,9 +15,16 @@
  *     at most N(N-1)/2.
  *   GPU-to-GPU: one probe with disjoint pairs inside every domain at once,
  *   and for every two domains of 2+ GPUs one probe pairing them k-th to k-th
- *   (seed 001's 0:4,1:5,2:6,3:7).
+ *   (seed 001's 0:4,1:5,2:6,3:7); then, for every split the measurements or
+ *   the tree suggest (each group of the domain hierarchy into its halves;
+ *   the GPUs below each PCIe switch, root port or host bridge, and of each
+ *   NUMA node, against the rest), one probe in each direction where all the
+ *   pairs crossing it copy at once (P2P where it exists, host-staged where
+ *   not; GPUs the domains set aside stay out), to find a link that binds only
+ *   when many pairs cross together (the socket interconnect behind several
+ *   switches).
  * Sets are de-duplicated. The whole plan is at most N(N-1) + 2(4N + 1 +
- * N(N-1)/2) + 1 + N^2/8 measurements: O(N^2).
+ * N(N-1)/2) + 1 + N^2/8 + 8N measurements: O(N^2).
  */
 #ifndef GQ_ANALYSIS_PROBES_H
 #define GQ_ANALYSIS_PROBES_H
@@ -39,10 +46,12 @@ typedef enum gq_probe_kind {
     GQ_PROBE_HOST_ALL,   /* every GPU with host memory at once */
     GQ_PROBE_P2P_WITHIN, /* concurrent pairs inside domains */
     GQ_PROBE_P2P_ACROSS, /* concurrent pairs between two domains */
+    GQ_PROBE_P2P_SPLIT,  /* every pair crossing one split (socket, root complex, switch) at once */
     GQ_PROBE_NKINDS
 } gq_probe_kind;
 
-/* "matrix", "host_alone", "host_group", "host_pair", "host_all", "p2p_within", "p2p_across". */
+/* "matrix", "host_alone", "host_group", "host_pair", "host_all", "p2p_within", "p2p_across",
+ * "p2p_split". */
 const char *gq_probe_kind_name(gq_probe_kind k);
 
 typedef struct gq_probe {

@@ -85,6 +85,10 @@ static void print_plan(FILE *f, const gq_probe_plan *p, int n, const gq_domains 
     fprintf(f, "  %-12s %6d   = %.2f N^2 (bound for any domains: %ld = %.2f N^2)\n", "total", p->n,
             nn ? (double)p->n / (double)nn : 0, gq_probes_bound(n),
             nn ? (double)gq_probes_bound(n) / (double)nn : 0);
+    fprintf(f,
+            "  how it grows: planned runs / N^2 = %.2f; the bound is N(N-1) + 2(4N+1+N(N-1)/2) + 1 + N^2/8 + "
+            "8N = 2.125 N^2 + 14 N + 3 at most: %ld for %d GPUs, %ld for %d\n",
+            nn ? (double)p->n / (double)nn : 0, gq_probes_bound(2 * n), 2 * n, gq_probes_bound(4 * n), 4 * n);
     double est = gq_probes_estimate_s(p, rounds, round_s);
     fprintf(f, "  estimated time on real GPUs: %.0f s (%.1f min) at %d rounds of ~%.2f s\n", est, est / 60,
             rounds, round_s);
@@ -119,6 +123,11 @@ static json_t *plan_json(const gq_probe_plan *p, int n, int rounds, double round
     json_object_set_new(j, "total", json_integer(p->n));
     json_object_set_new(j, "bound", json_integer(gq_probes_bound(n)));
     json_object_set_new(j, "n_squared", json_integer((json_int_t)n * n));
+    json_object_set_new(j, "per_n_squared", json_real(n ? (double)p->n / ((double)n * n) : 0));
+    json_object_set_new(j, "growth",
+                        json_pack("[{s:i,s:I},{s:i,s:I}]", "gpus", 2 * n, "bound",
+                                  (json_int_t)gq_probes_bound(2 * n), "gpus", 4 * n, "bound",
+                                  (json_int_t)gq_probes_bound(4 * n)));
     json_object_set_new(j, "estimated_s", json_real(gq_probes_estimate_s(p, rounds, round_s)));
     for (int i = 0; with_probes && i < p->n; i++) {
         const gq_probe *pr = &p->v[i];
@@ -191,6 +200,18 @@ static void print_domains(FILE *f, const gq_domains *d)
         fprintf(f,
                 "  no gap between pair bandwidths exceeds the measurement spread and the minimum gap: %s\n",
                 d->ndomains == 1 ? "one domain" : "domains are the GPUs joined by P2P");
+    for (int k = 0; k < d->ngroups; k++)
+        if (d->groups[k].depth > 0) {
+            int g[GQ_MAX_GPUS] = {0}, n = 0;
+            for (int i = 0; i < 64; i++)
+                if (d->groups[k].gpus >> i & 1)
+                    g[n++] = i;
+            fprintf(f, "  inside {%s}: a further boundary between %.1f and %.1f GB/s\n",
+                    gq_domains_set_str(g, n, buf, sizeof buf), d->groups[k].gap_lo_gbps,
+                    d->groups[k].gap_hi_gbps);
+        }
+    for (int k = 0; k < d->nset_aside; k++)
+        fprintf(f, "  GPU %d set aside before clustering: %s\n", d->set_aside[k], d->set_aside_why[k]);
     if (d->nmissing > 0 && !d->no_p2p)
         fprintf(f, "  %d pair%s without a usable direct figure (no P2P, invalid or not measured)\n",
                 d->nmissing, d->nmissing == 1 ? "" : "s");
@@ -492,13 +513,17 @@ const gq_frame_cmd gq_frame_domains = {
              "Discover the effective topology from measurements alone:\n"
              "  1. the P2P read matrix, one pair at a time (host-staged where P2P is absent);\n"
              "  2. performance domains: GPUs joined by the pairs above the largest gap between pair\n"
-             "     bandwidths that exceeds the measurement spread (a flat matrix is one domain);\n"
+             "     bandwidths that exceeds the measurement spread (a flat matrix is one domain), found\n"
+             "     again inside each group (node, socket, switch), after setting aside a GPU whose every\n"
+             "     pair is slow for a reason of its own (its link, no P2P);\n"
              "  3. contention probes chosen from the domains and the PCIe/NUMA tree, never all subsets:\n"
              "     each GPU alone, per switch / root port / NUMA node, per domain, pairs inside domains,\n"
-             "     all at once (host to GPU and GPU to host), and GPU pairs within against across domains;\n"
+             "     all at once (host to GPU and GPU to host), GPU pairs within against across domains,\n"
+             "     and all the pairs crossing each split (socket, root complex, switch) at once;\n"
              "  4. bottlenecks: sets of GPUs that share a budget, with direction, measured capacity, the\n"
              "     runs that show it, and whether the topology tree explains it.\n"
-             "The plan grows as N^2 with the GPU count; --plan-only shows it with an estimated time.\n"
+             "The plan grows as N^2 with the GPU count; --plan-only shows it (planned runs / N^2, the\n"
+             "bound for more GPUs) with an estimated time.\n"
              "Method: docs/method-domains.md. GB/s = 10^9 B/s.\n\n",
     .opts = {.name = "domains", .tabs = tabs, .ntab = NTABS, .defaults = defaults},
     .opts_size = sizeof(domains_opts),

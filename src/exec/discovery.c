@@ -137,7 +137,10 @@ int gq_discovery_run(gq_backend *be, const gq_topo *topo, const int *gpus, int n
     /* 2. domains from it */
     gq_pairmatrix_init(out->matrix, gpus, n);
     gq_pairmatrix_from_records(out->matrix, &out->records, NULL);
-    if ((rc = gq_domains_cluster(out->matrix, &o->domains, out->domains, err)))
+    gq_domains_opts dopt = o->domains;
+    if (!dopt.topo)
+        dopt.topo = topo;
+    if ((rc = gq_domains_cluster(out->matrix, &dopt, out->domains, err)))
         goto out;
     /* 3. contention probes from the domains and the tree */
     int from = out->plan.n;

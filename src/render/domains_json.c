@@ -37,10 +37,28 @@ json_t *gq_domains_to_json(const gq_domains *d)
     json_object_set_new(o, "pairs", json_integer(d->npairs));
     json_object_set_new(o, "missing_pairs", json_integer(d->nmissing));
     json_object_set_new(o, "no_p2p", json_boolean(d->no_p2p));
+    json_t *sa = json_array(), *gr = json_array();
+    for (int k = 0; k < d->nset_aside; k++)
+        json_array_append_new(sa, json_pack("{s:i,s:s,s:s}", "gpu", d->set_aside[k], "reason",
+                                            d->set_aside_no_p2p[k] ? "no_p2p" : "slow_pairs", "text",
+                                            d->set_aside_why[k]));
+    for (int k = 0; k < d->ngroups; k++) {
+        const gq_domain_group *g = &d->groups[k];
+        json_t *gp = json_array();
+        for (int i = 0; i < 64; i++)
+            if (g->gpus >> i & 1)
+                json_array_append_new(gp, json_integer(i));
+        json_array_append_new(gr, json_pack("{s:o,s:i,s:i,s:f,s:[ff]}", "gpus", gp, "parent", g->parent,
+                                            "depth", g->depth, "threshold_gbps", g->threshold_gbps,
+                                            "gap_gbps", g->gap_lo_gbps, g->gap_hi_gbps));
+    }
+    json_object_set_new(o, "set_aside", sa);
+    json_object_set_new(o, "groups", gr);
     json_object_set_new(
         o, "method",
         json_string("single linkage at the largest gap between sorted pair bandwidths that exceeds "
-                    "both the measurement spread and 10%; direct P2P cells only "
+                    "both the measurement spread and 10%, again inside every group it makes, after setting "
+                    "aside GPUs whose every pair is slow for a reason of their own; direct P2P cells only "
                     "(docs/method-domains.md)"));
     json_object_set_new(root, "domain_analysis", o);
     return root;

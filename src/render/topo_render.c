@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/domains.h"
 #include "core/units.h"
 #include "render/render.h"
 #include "topo/snapshot.h"
@@ -182,8 +183,25 @@ static void gpu_table(FILE *f, const gq_topo *t, table *tb)
     fputc('\n', f);
 }
 
+/* "NVSwitch: GPUs 0-7 ..." when some GPUs reach their peers through NVSwitches. */
+static void nvswitch_line(FILE *f, const gq_topo *t)
+{
+    char buf[256];
+    int gs[GQ_MAX_GPUS] = {0}, n = 0;
+    for (int i = 0; i < t->ngpu && n < GQ_MAX_GPUS; i++)
+        if (t->gpu[i].nvswitch_links > 0)
+            gs[n++] = t->gpu[i].index;
+    gq_domains_set_str(gs, n, buf, sizeof buf);
+    if (n)
+        fprintf(f,
+                "NVSwitch: GPU%s %s reach each other through NVSwitches; each GPU's NVLink bandwidth is "
+                "shared by all the peers it copies with at once\n",
+                n == 1 ? "" : "s", buf);
+}
+
 static void uuid_and_nvlink_lines(FILE *f, const gq_topo *t)
 {
+    nvswitch_line(f, t);
     for (int i = 0; i < t->ngpu; i++) {
         const gq_gpu_info *g = &t->gpu[i];
         fprintf(f, "GPU %-3d   UUID %s; NVLinks ", g->index, str_or_unknown(g->uuid));
@@ -196,6 +214,9 @@ static void uuid_and_nvlink_lines(FILE *f, const gq_topo *t)
                     g->nvlink_gbps_per_link, g->nvlinks_total * g->nvlink_gbps_per_link);
         else
             fprintf(f, "%d active (rate per link unknown)", g->nvlinks_total);
+        if (g->nvswitch_links > 0)
+            fprintf(f, ", %s to an NVSwitch (shared by all its peers)",
+                    g->nvswitch_links == g->nvlinks_total ? "all" : "some");
         fputc('\n', f);
     }
 }

@@ -461,8 +461,10 @@ static void fill_pairs(gq_topo *t, nvml_dev *devs, const nvlink_census *cen)
                 n = cen[i].unresolved < cen[j].unresolved ? cen[i].unresolved : cen[j].unresolved;
             t->nvlinks[i][j] = n;
         }
-        if (cen[i].known)
+        if (cen[i].known) {
             t->gpu[i].nvlinks_total += cen[i].to_switch + cen[i].unresolved;
+            t->gpu[i].nvswitch_links = cen[i].to_switch;
+        }
     }
 }
 

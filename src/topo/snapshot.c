@@ -114,6 +114,7 @@ json_t *gq_topo_to_json(const gq_topo *t)
         json_object_set_new(x, "cpulist", json_string(g->cpulist));
         json_object_set_new(x, "power_limit_w", gq_json_num_if(g->power_limit_w, g->power_limit_w != 0));
         json_object_set_new(x, "nvlinks_total", int_or_null(g->nvlinks_total, -1));
+        json_object_set_new(x, "nvswitch_links", int_or_null(g->nvswitch_links, -1));
         json_object_set_new(x, "nvlink_gbps_per_link",
                             gq_json_num_if(g->nvlink_gbps_per_link, g->nvlink_gbps_per_link != 0));
         gq_gpu_identity_to_json(g, x);
@@ -278,7 +279,10 @@ static int parse_gpu(const json_t *x, int i, gq_gpu_info *g, gq_err *err)
         get_str(x, w, "cpulist", g->cpulist, sizeof g->cpulist, err) ||
         get_num(x, w, "power_limit_w", &g->power_limit_w, err) ||
         get_int(x, w, "nvlinks_total", true, -1, 0, 1024, &g->nvlinks_total, err) ||
-        get_num(x, w, "nvlink_gbps_per_link", &g->nvlink_gbps_per_link, err))
+        get_num(x, w, "nvlink_gbps_per_link", &g->nvlink_gbps_per_link, err) ||
+        /* optional: snapshots written before NVSwitches were told apart lack it */
+        (json_object_get(x, "nvswitch_links") &&
+         get_int(x, w, "nvswitch_links", true, -1, 0, 1024, &g->nvswitch_links, err)))
         return GQ_E_USAGE;
     return gq_gpu_identity_from_json(x, w, g, err);
 }

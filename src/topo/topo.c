@@ -56,6 +56,7 @@ void gq_topo_init(gq_topo *t)
         g->pcie_gen_cur = g->pcie_width_cur = g->pcie_gen_max = g->pcie_width_max = -1;
         g->numa_node = -1;
         g->nvlinks_total = -1;
+        g->nvswitch_links = -1;
         g->cc_major = g->cc_minor = -1;
         g->sm_count = -1;
         for (int j = 0; j < GQ_MAX_GPUS; j++) {
@@ -120,6 +121,7 @@ int gq_topo_select(const gq_topo *in, const int *sel, int nsel, gq_topo *out, gq
         g->pcie_gen_cur = g->pcie_width_cur = g->pcie_gen_max = g->pcie_width_max = -1;
         g->numa_node = -1;
         g->nvlinks_total = -1;
+        g->nvswitch_links = -1;
         g->cc_major = g->cc_minor = -1;
         g->sm_count = -1;
     }

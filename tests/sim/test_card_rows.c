@@ -154,8 +154,8 @@ static const char *const rtx4090x8_lines[] = {
     "GB/s per direction; they share 26.6 GB/s d2h.",
     "FIND Concurrent GPU pairs among GPUs 0-7 share about 35.3 GB/s when they copy at once (one pair at a "
     "time they would move 70.3 GB/s). pairs crossing between domains (GPUs 0-7) together get 35.3 GB/s "
-    "against 70.3 GB/s one pair at a time; the topology does not show the shared path: inferred from "
-    "measurement only.",
+    "against 70.3 GB/s one pair at a time; inferred from measurement only: no PCIe switch, root port or "
+    "socket link carries every pair.",
     "FIND For KV offload, use GPUs 0,2,4,6: their host paths do not collide (measured together: 51.2 GB/s to "
     "GPU, 53.2 GB/s to host in total).",
     "FIND Prefill→decode handoffs 0→2, 1→3, 4→6, 5→7: every handoff is host-staged (no P2P), so the pairs "
@@ -189,7 +189,7 @@ static const char *const rtxpro6000x8_lines[] = {
     "ROW Placement | 4 prefill, 4 decode, 4 offload workers (default split); the implied pattern measured "
     "against the naive one | pairs 0→2 1→3 4→6 5→7; offload on 0, 2, 4, 6; 2.40× the naive mapping | info | "
     "Keep heavy exchanges on fast paths; verify in the serving stack",
-    "ROW Measurement integrity | 325 records: every figure against its path's capacity, overlap of "
+    "ROW Measurement integrity | 330 records: every figure against its path's capacity, overlap of "
     "concurrent windows, data pattern checks | 0 impossible, 0 overlap-invalid, 0 failed checks, 0 errors | "
     "pass | Trust the figures above",
     "ROW Application validation | TTFT, ITL, throughput, tails and errors under the target workload | not "
@@ -213,8 +213,8 @@ static const char *const rtxpro6000x8_lines[] = {
     "the topology groups exactly them: inferred from measurement only (the VM shows one NUMA node).",
     "FIND Concurrent GPU pairs among GPUs 0-7 share about 91.0 GB/s when they copy at once (one pair at a "
     "time they would move 160 GB/s). pairs crossing between domains (GPUs 0-7) together get 91.0 GB/s "
-    "against 159.5 GB/s one pair at a time; the topology does not show the shared path: inferred from "
-    "measurement only.",
+    "against 159.5 GB/s one pair at a time; inferred from measurement only: the VM shows one host bridge "
+    "with every GPU under it.",
     "FIND With all 8 GPUs copying from host memory at once, GPUs 0-3 get 35.6 GB/s each against 49.1 GB/s "
     "for GPUs 4-7: an asymmetry that each GPU alone does not show.",
     "FIND With all 8 GPUs copying to host memory at once, GPUs 0-3 get 29.2 GB/s each against 48.7 GB/s for "
@@ -252,7 +252,7 @@ static const char *const a100x6_lines[] = {
     "ROW Placement | 3 prefill, 3 decode, 3 offload workers (default split); the implied pattern measured "
     "against the naive one | pairs 0→3 1→2 4→5; offload on 1, 3, 4; 2.81× the naive mapping | info | Keep "
     "heavy exchanges on fast paths; verify in the serving stack",
-    "ROW Measurement integrity | 198 records: every figure against its path's capacity, overlap of "
+    "ROW Measurement integrity | 215 records: every figure against its path's capacity, overlap of "
     "concurrent windows, data pattern checks | 0 impossible, 0 overlap-invalid, 0 failed checks, 0 errors | "
     "pass | Trust the figures above",
     "ROW Application validation | TTFT, ITL, throughput, tails and errors under the target workload | not "

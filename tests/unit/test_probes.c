@@ -269,7 +269,9 @@ static void scales_n2(void **state)
             assert_int_equal(gq_probes_plan_matrix(&p, &T, ALL, n, NULL), 0);
             assert_int_equal(gq_probes_plan_contention(&p, &T, ALL, n, &dom, NULL), 0);
             assert_true(p.n <= gq_probes_bound(n));
-            assert_true(gq_probes_bound(n) <= 3L * n * n);
+            /* 2.125 N^2 + 14 N + 3: under 3 N^2 + 16 N, and under 3 N^2 from 17 GPUs on */
+            assert_true(gq_probes_bound(n) <= 3L * n * n + 16L * n);
+            assert_true(n < 17 || gq_probes_bound(n) <= 3L * n * n);
             /* never all subsets: for 16 GPUs that would be 65536 per direction */
             assert_true(p.count[GQ_PROBE_HOST_GROUP] <= 2 * 4 * n);
             assert_true(gq_probes_estimate_s(&p, 5, 0.1) > 0);

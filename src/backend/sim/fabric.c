@@ -30,6 +30,52 @@ int gq_sim_nvlink_between(const gq_sim_machine *m, int gi, int gj)
     return -1;
 }
 
+int gq_sim_nvswitch_between(const gq_sim_machine *m, int gi, int gj, int *li, int *lj)
+{
+    if (gi < 0 || gj < 0 || gi >= m->ngpu || gj >= m->ngpu || gi == gj)
+        return -1;
+    int a = m->gpus[gi].node, b = m->gpus[gj].node;
+    for (int k = m->adj_off[a]; k < m->adj_off[a + 1]; k++) {
+        const gq_sim_link *L = &m->links[m->adj[k]];
+        int s = L->a == a ? L->b : L->a;
+        if (L->kind != GQ_SIM_LINK_NVLINK || m->nodes[s].kind != GQ_SIM_NVSWITCH)
+            continue;
+        for (int q = m->adj_off[b]; q < m->adj_off[b + 1]; q++) {
+            const gq_sim_link *M = &m->links[m->adj[q]];
+            if (M->kind == GQ_SIM_LINK_NVLINK && (M->a == s || M->b == s)) {
+                if (li)
+                    *li = m->adj[k];
+                if (lj)
+                    *lj = m->adj[q];
+                return s;
+            }
+        }
+    }
+    return -1;
+}
+
+int gq_sim_nvlinks(const gq_sim_machine *m, int gi, int gj)
+{
+    int d = gq_sim_nvlink_between(m, gi, gj), li, lj;
+    if (d >= 0)
+        return m->links[d].nvl;
+    if (gq_sim_nvswitch_between(m, gi, gj, &li, &lj) < 0)
+        return 0;
+    return m->links[li].nvl < m->links[lj].nvl ? m->links[li].nvl : m->links[lj].nvl;
+}
+
+gq_p2p_status gq_sim_pair_p2p(const gq_sim_machine *m, int gi, int gj)
+{
+    if (gq_sim_nvlinks(m, gi, gj) > 0)
+        return GQ_P2P_OK;
+    for (int k = 0; k < 2; k++) {
+        int g = k ? gj : gi;
+        if (g >= 0 && g < m->ngpu && m->gpus[g].p2p >= 0 && m->gpus[g].p2p != GQ_P2P_OK)
+            return (gq_p2p_status)m->gpus[g].p2p;
+    }
+    return m->p2p;
+}
+
 /* Breadth-first search from `from`; stops at `to` (or, when to < 0, at the
  * first memory node whose NUMA node is numa, any when numa < 0). Returns the
  * node reached or -1, with prev_link[] describing the tree. */
@@ -78,6 +124,18 @@ int gq_sim_route(const gq_sim_machine *m, int from, int to, bool nvlink, gq_sim_
                 hops[0].link = m->adj[k];
                 hops[0].dir = L->a == from ? 0 : 1;
                 return 1;
+            }
+        }
+        /* through an NVSwitch: up the source's bundle, down the destination's */
+        int li, lj;
+        if (max >= 2 && m->nodes[from].kind == GQ_SIM_GPU && m->nodes[to].kind == GQ_SIM_GPU) {
+            int s = gq_sim_nvswitch_between(m, m->nodes[from].gpu, m->nodes[to].gpu, &li, &lj);
+            if (s >= 0) {
+                hops[0].link = li;
+                hops[0].dir = m->links[li].a == from ? 0 : 1;
+                hops[1].link = lj;
+                hops[1].dir = m->links[lj].a == s ? 0 : 1;
+                return 2;
             }
         }
     }

@@ -32,11 +32,12 @@ typedef enum gq_sim_node_kind {
     GQ_SIM_SWITCH,     /* PCIe switch */
     GQ_SIM_BRIDGE,     /* root port, IO-die quadrant or other PCIe bridge */
     GQ_SIM_GPU,
+    GQ_SIM_NVSWITCH, /* an NVLink switch: every GPU on it reaches every other, sharing its own links */
 } gq_sim_node_kind;
 
 typedef enum gq_sim_link_kind {
     GQ_SIM_LINK_PCIE = 0, /* child -> parent edge of the PCIe tree */
-    GQ_SIM_LINK_NVLINK,   /* a bundle of NVLinks between two GPUs */
+    GQ_SIM_LINK_NVLINK,   /* a bundle of NVLinks between two GPUs, or between a GPU and an NVSwitch */
     GQ_SIM_LINK_FABRIC,   /* anything else: memory channels, CPU interconnect */
 } gq_sim_link_kind;
 
@@ -67,6 +68,7 @@ typedef struct gq_sim_gpu {
     double memlat;     /* s: device memory access latency (pointer chase target) */
     double max_gts;    /* PCIe the card can do; 0 = as negotiated */
     int max_width;
+    int p2p; /* gq_p2p_status of every pair with this GPU that no NVLink joins; -1: the machine's */
 } gq_sim_gpu;
 
 typedef struct gq_sim_link {
@@ -169,6 +171,21 @@ int gq_sim_nearest_memory(const gq_sim_machine *m, int node, int numa);
 
 /* NVLink bundle joining GPUs i and j (link index), or -1. */
 int gq_sim_nvlink_between(const gq_sim_machine *m, int gi, int gj);
+
+/* An NVSwitch both GPUs i and j have NVLinks to: the switch's node index,
+ * with GPU i's bundle in *li and GPU j's in *lj (either may be NULL); -1 when
+ * none. Through it the pair gets the smaller of the two bundles, and each
+ * GPU's bundle is shared by all its peers. */
+int gq_sim_nvswitch_between(const gq_sim_machine *m, int gi, int gj, int *li, int *lj);
+
+/* NVLinks joining GPUs i and j, directly or through an NVSwitch (the smaller
+ * bundle); 0 none. */
+int gq_sim_nvlinks(const gq_sim_machine *m, int gi, int gj);
+
+/* P2P status of a GPU pair: OK when NVLink joins them (directly or through
+ * an NVSwitch), else a GPU's own status when it has one that is not OK, else
+ * the machine's. */
+gq_p2p_status gq_sim_pair_p2p(const gq_sim_machine *m, int gi, int gj);
 
 /* The max-min solver. A problem has constraints (a capacity each) and flows;
  * a flow uses constraints through entries (coefficient a: capacity consumed

@@ -47,7 +47,7 @@
 
 static bool p2p_possible(const gq_sim_machine *m, int a, int b)
 {
-    return gq_sim_nvlink_between(m, a, b) >= 0 || m->p2p == GQ_P2P_OK;
+    return gq_sim_pair_p2p(m, a, b) == GQ_P2P_OK;
 }
 
 /* Growable entry list. */
@@ -450,7 +450,7 @@ static int build_flow(const sim_priv *s, const gq_flow *f, int i, gq_group *g, f
                 err, GQ_E_UNSUPP,
                 "flow %d: an SM copy from GPU %d to GPU %d needs peer access, which this machine does "
                 "not have (%s)",
-                i, a, b, gq_p2p_status_name(m->p2p));
+                i, a, b, gq_p2p_status_name(gq_sim_pair_p2p(m, a, b)));
         meth = GQ_METHOD_DRIVER_STAGED; /* what cudaMemcpyPeer does without P2P */
     }
     if (meth == GQ_METHOD_CE || meth == GQ_METHOD_SM) {
@@ -640,7 +640,7 @@ static int sim_latency(gq_backend *be, const gq_latency_req *q, double *ns, gq_e
                     err, GQ_E_UNSUPP,
                     "a pointer chase from GPU %d into GPU %d needs peer access, which this machine "
                     "does not have (%s)",
-                    e, t, gq_p2p_status_name(m->p2p));
+                    e, t, gq_p2p_status_name(gq_sim_pair_p2p(m, e, t)));
             sec = m->lat_chase + 2 * route_lat(s, gnode(m, e), gnode(m, t), true, &ok) + m->gpus[t].memlat;
         } else if (q->p2p && p2p_possible(m, e, t)) {
             sec = m->lat_copy + route_lat(s, gnode(m, e), gnode(m, t), true, &ok);

@@ -122,10 +122,14 @@ static void discover_gpu(const sim_priv *s, int g, gq_gpu_info *gi)
     cpulist_for(m, m->vm ? -1 : local, s->numa_count, gi->cpulist, sizeof gi->cpulist);
     gi->power_limit_w = sg->power_w;
     gi->nvlinks_total = 0;
+    gi->nvswitch_links = 0;
     for (int k = m->adj_off[sg->node]; k < m->adj_off[sg->node + 1]; k++) {
         const gq_sim_link *L = &m->links[m->adj[k]];
         if (L->kind == GQ_SIM_LINK_NVLINK) {
             gi->nvlinks_total += L->nvl;
+            int far = L->a == sg->node ? L->b : L->a;
+            if (m->nodes[far].kind == GQ_SIM_NVSWITCH)
+                gi->nvswitch_links += L->nvl;
             if (L->nvl_rate > 0)
                 gi->nvlink_gbps_per_link = L->nvl_rate / 1e9;
         }
@@ -137,18 +141,18 @@ static void discover_pairs(const gq_sim_machine *m, gq_topo *t)
 {
     for (int i = 0; i < m->ngpu; i++)
         for (int j = 0; j < m->ngpu; j++) {
-            int nv = gq_sim_nvlink_between(m, i, j);
-            t->nvlinks[i][j] = nv >= 0 ? m->links[nv].nvl : 0;
+            int nv = gq_sim_nvlinks(m, i, j);
+            t->nvlinks[i][j] = nv;
             if (i == j) {
                 t->level[i][j] = t->pci_level[i][j] = GQ_LEVEL_X;
                 continue;
             }
-            gq_p2p_status st = nv >= 0 ? GQ_P2P_OK : m->p2p;
+            gq_p2p_status st = gq_sim_pair_p2p(m, i, j);
             t->p2p_nvml[i][j] = (unsigned char)st;
             t->p2p_cuda[i][j] = st == GQ_P2P_OK ? 1 : 0;
             gq_link_level pl = m->vm ? GQ_LEVEL_PHB : tree_level(m, gnode(m, i), gnode(m, j));
             t->pci_level[i][j] = (unsigned char)pl;
-            t->level[i][j] = (unsigned char)(nv >= 0 ? GQ_LEVEL_NV : pl);
+            t->level[i][j] = (unsigned char)(nv > 0 ? GQ_LEVEL_NV : pl);
         }
 }
 
@@ -236,7 +240,7 @@ static int discover_pci_tree(const gq_sim_machine *m, gq_topo *t, gq_err *err)
     for (int d = 0; d <= maxd; d++)
         for (int n = 0; n < m->nnode; n++) {
             const gq_sim_node *nd = &m->nodes[n];
-            if (nd->kind == GQ_SIM_MEMORY || depth_of(m, n) != d)
+            if (nd->kind == GQ_SIM_MEMORY || nd->kind == GQ_SIM_NVSWITCH || depth_of(m, n) != d)
                 continue;
             if (t->npci == GQ_MAX_PCI_NODES) {
                 gq_topo_warn(t, "sim: the PCIe tree has more than %d nodes; the rest is not shown",

@@ -92,6 +92,7 @@ static const attr_spec a_gpu[] = {
     {.name = "memlat", .t = VT_TIME, .slot = S_MEMLAT},
     {.name = "max-rate", .t = VT_GTS, .slot = S_MAXRATE},
     {.name = "max-width", .t = VT_WIDTH, .slot = S_MAXWIDTH},
+    {.name = "p2p", .t = VT_WORD, .slot = S_P2PSTATUS},
     END_ATTRS,
 };
 #define LINK_COMMON                                                                                          \
@@ -174,6 +175,12 @@ static const decl_spec decls[] = {
      .attrs = a_socket},
     {.kw = "switch", .id = D_SWITCH, .npos = 1, .pos = {VT_NAME}, .usage = "switch NAME", .attrs = a_bridge},
     {.kw = "bridge", .id = D_BRIDGE, .npos = 1, .pos = {VT_NAME}, .usage = "bridge NAME", .attrs = a_bridge},
+    {.kw = "nvswitch",
+     .id = D_NVSWITCH,
+     .npos = 1,
+     .pos = {VT_NAME},
+     .usage = "nvswitch NAME",
+     .attrs = a_none},
     {.kw = "gpu",
      .id = D_GPU,
      .npos = 1,
@@ -210,6 +217,8 @@ bool gq_tp_is_keyword(const char *s)
 }
 /* ---- building the machine -------------------------------------------------- */
 
+static int parse_p2p_status(const char *s, gq_p2p_status *out);
+
 static int gen_from_gts(double gts)
 {
     static const double g[] = {2.5, 5, 8, 16, 32, 64};
@@ -235,6 +244,7 @@ const char *gq_tp_kind_name(gq_sim_node_kind k)
     case GQ_SIM_SWITCH: return "switch";
     case GQ_SIM_BRIDGE: return "bridge";
     case GQ_SIM_GPU: return "gpu";
+    case GQ_SIM_NVSWITCH: return "nvswitch";
     }
     return "node";
 }
@@ -333,6 +343,15 @@ static int add_node(pctx *p, gq_sim_node_kind kind, const tok *kwt)
         g->memlat = p->v[S_MEMLAT].set ? p->v[S_MEMLAT].num : 300e-9;
         g->max_gts = p->v[S_MAXRATE].set ? p->v[S_MAXRATE].num : 0;
         g->max_width = p->v[S_MAXWIDTH].set ? (int)p->v[S_MAXWIDTH].num : 0;
+        g->p2p = -1;
+        if (p->v[S_P2PSTATUS].set) {
+            gq_p2p_status st;
+            if (parse_p2p_status(p->v[S_P2PSTATUS].str, &st))
+                return gq_tp_err(p, p->v[S_P2PSTATUS].col,
+                                 "unknown P2P status '%s'; use OK, CNS, GNS, TNS, NS or DS",
+                                 p->v[S_P2PSTATUS].str);
+            g->p2p = (int)st;
+        }
         m->ngpu++;
     }
     m->nnode++;
@@ -373,13 +392,17 @@ static int check_link_ends(pctx *p, gq_sim_link_kind kind, const tok *kwt, int a
         break;
     case GQ_SIM_LINK_NVLINK:
         if (na->kind != GQ_SIM_GPU)
-            return gq_tp_err(p, va->col, "NVLink joins GPUs; '%s' is a %s", na->name,
-                             gq_tp_kind_name(na->kind));
-        if (nb->kind != GQ_SIM_GPU)
-            return gq_tp_err(p, vb->col, "NVLink joins GPUs; '%s' is a %s", nb->name,
+            return gq_tp_err(p, va->col, "NVLink starts at a GPU ('nvlink GPU GPU|NVSWITCH'); '%s' is a %s",
+                             na->name, gq_tp_kind_name(na->kind));
+        if (nb->kind != GQ_SIM_GPU && nb->kind != GQ_SIM_NVSWITCH)
+            return gq_tp_err(p, vb->col, "NVLink joins a GPU to a GPU or an nvswitch; '%s' is a %s", nb->name,
                              gq_tp_kind_name(nb->kind));
         break;
     case GQ_SIM_LINK_FABRIC:
+        if (na->kind == GQ_SIM_NVSWITCH || nb->kind == GQ_SIM_NVSWITCH)
+            return gq_tp_err(p, (na->kind == GQ_SIM_NVSWITCH ? va : vb)->col,
+                             "an nvswitch joins GPUs through 'nvlink GPU NVSWITCH' only ('%s')",
+                             (na->kind == GQ_SIM_NVSWITCH ? na : nb)->name);
         if (na->kind == GQ_SIM_GPU)
             return gq_tp_err(p, va->col, "GPUs attach through 'pcie' or 'nvlink', not 'fabric' ('%s')",
                              na->name);
@@ -690,6 +713,7 @@ int gq_tp_declaration(pctx *p)
     case D_SOCKET: return add_node(p, GQ_SIM_SOCKET, kwt);
     case D_SWITCH: return add_node(p, GQ_SIM_SWITCH, kwt);
     case D_BRIDGE: return add_node(p, GQ_SIM_BRIDGE, kwt);
+    case D_NVSWITCH: return add_node(p, GQ_SIM_NVSWITCH, kwt);
     case D_GPU: return add_node(p, GQ_SIM_GPU, kwt);
     case D_PCIE: return add_link(p, GQ_SIM_LINK_PCIE, kwt);
     case D_NVLINK: return add_link(p, GQ_SIM_LINK_NVLINK, kwt);

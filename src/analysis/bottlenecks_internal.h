@@ -1,0 +1,21 @@
+/* Shared between bottlenecks.c (the inference) and bottlenecks_explain.c
+ * (what in the topology explains each bottleneck). */
+#ifndef GQ_ANALYSIS_BOTTLENECKS_INTERNAL_H
+#define GQ_ANALYSIS_BOTTLENECKS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/bottlenecks.h"
+
+/* A host budget: the lowest PCIe node whose measured GPUs (univ) are exactly
+ * the budget's, or its NUMA node, else measurement only (one_numa: the
+ * platform shows one NUMA node). */
+void gq_bn_explain_host(gq_bottleneck *bn, const gq_topo *t, uint64_t univ, bool one_numa);
+
+/* A P2P budget, from the pairs of the run that revealed it: the switch or
+ * root port uplinks every pair crosses, else the CPU interconnect when every
+ * pair crosses sockets, else measurement only with the reason. */
+void gq_bn_explain_p2p(gq_bottleneck *bn, const gq_bn_obs *ob, const gq_topo *t);
+
+#endif
