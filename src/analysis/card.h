@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "analysis/card_types.h"
 #include "analysis/expect.h"
 #include "analysis/stress.h"
 #include "core/types.h"
@@ -42,7 +43,7 @@
 #include "core/record.h"
 #include "topo/topo.h"
 
-#define GQ_CARD_VERSION 1
+#define GQ_CARD_VERSION 2
 
 /* Record "test" names the card uses. Probes are measured as `gpuqual domains`
  * measures them (analysis/probes.h: gq_probe_measurement): host paths as
@@ -61,18 +62,7 @@
 #define GQ_CARD_TEST_HOST_LAT "host_device_latency_sm"
 #define GQ_CARD_TEST_P2P_LAT "device_to_device_latency_sm"
 
-typedef enum gq_card_step_id {
-    GQ_CS_IDENTITY = 0,
-    GQ_CS_MATRIX,
-    GQ_CS_HOST,
-    GQ_CS_CONTENTION,
-    GQ_CS_BIDIR,
-    GQ_CS_SWEEP,
-    GQ_CS_LATENCY,
-    GQ_CS_PLACEMENT,
-    GQ_CS_STRESS,
-    GQ_CS_COUNT
-} gq_card_step_id;
+/* gq_card_step_id, the evidence states, levels and verdicts: analysis/card_types.h. */
 
 typedef enum gq_card_step_status {
     GQ_CSS_PLANNED = 0,
@@ -82,9 +72,6 @@ typedef enum gq_card_step_status {
     GQ_CSS_FAILED,
 } gq_card_step_status;
 
-/* "identity", "matrix", ... and "Identity and links", ... */
-const char *gq_card_step_name(gq_card_step_id s);
-const char *gq_card_step_title(gq_card_step_id s);
 const char *gq_card_step_status_name(gq_card_step_status s);
 
 typedef struct gq_card_step {
@@ -92,10 +79,12 @@ typedef struct gq_card_step {
     double est_s; /* estimate at the chosen quality */
     double elapsed_s;
     gq_card_step_status status;
+    gq_ev_reason reason; /* why it did not run (skipped, interrupted, failed); GQ_EVR_NONE when done */
     char note[600];
 } gq_card_step;
 
 typedef struct gq_card_opts {
+    gq_card_level level; /* which steps the card is made of (default standard) */
     double budget_s;     /* > 0 */
     double stress_s;     /* 0: no stress */
     int prefill, decode; /* roles; both 0: the default split (half and half) */
@@ -104,7 +93,7 @@ typedef struct gq_card_opts {
     bool verify;         /* data pattern check after timed parts (default on) */
     int ngpus;           /* selected GPUs, in order */
     int gpus[GQ_MAX_GPUS];
-    /* Force steps off (tests, --no-stress): */
+    /* Force steps off (tests, --no-stress, --no-placement): the card says the user turned them off. */
     bool no_sweep, no_latency, no_placement;
 } gq_card_opts;
 
@@ -119,6 +108,7 @@ typedef struct gq_card_plan {
     double min_s;  /* the smallest card: identity + host alone (+ stress) */
     double full_s; /* everything at the best quality */
     int quality;   /* 0 best .. */
+    gq_card_level level;
 } gq_card_plan;
 
 /* Plan for topo and the selected GPUs. GQ_E_USAGE when even the smallest
@@ -167,6 +157,13 @@ typedef struct gq_card_result {
 
 void gq_card_result_free(gq_card_result *r);
 
+/* Each step's evidence from a card section's "plan": "done" is measured;
+ * "skipped" and "interrupted" are skipped, "failed" failed, with the entry's
+ * "reason" (schema 2) or, in a schema-1 card, the reason its note gives
+ * ("--no-..." the user, "budget", "one GPU", "interrupted", else not
+ * applicable); a step the plan does not list is unknown. */
+void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *why);
+
 /* Facts for the verdicts, from a card section and the stress section (both
  * as composed or saved) and the records (integrity counts; may be NULL). */
 void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
@@ -178,9 +175,35 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
 int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_recordset *rs,
                   const gq_expect *ex, gq_err *err);
 
-/* Exit code of a card section: 5 when incomplete, else the verdict's (0 pass,
- * 4 warn, 1 fail); -1 when "verdict" is missing, not a string, or not exactly
- * "pass", "warn" or "fail" (a document read back is never a pass by default). */
+/* The checks (written as the card's "checks"), their counts, the card's
+ * verdict from the worst check and the steps' evidence (gq_card_overall),
+ * verdict_text, turned_off, level (kept; "standard" when missing), the
+ * expectations used and the exit code, into card. Returns the worst check. */
+gq_verdict gq_card_judge_summary(json_t *card, const gq_checklist *cl, const gq_expect *ex,
+                                 const gq_evidence *ev, const gq_ev_reason *why);
+
+/* Each row's "step", "evidence" and "evidence_reason" from its step's (by its
+ * title, gq_card_row_step); a row whose evidence is not measured says "not
+ * measured (why)" as its result and is "skip". */
+void gq_card_rows_rest_on(json_t *rows, const gq_evidence *ev, const gq_ev_reason *why);
+
+/* A schema-1 card section read as schema 2, in place: each step's evidence
+ * from its plan (gq_card_plan_evidence), each check and row resting on it (a
+ * check on evidence not measured or unknown is skip, never pass), the row's
+ * words moved from "evidence" to "measurement", the counts, the verdict
+ * (INCOMPLETE when a step of the level is missing) and the exit code judged
+ * again; the expectations named are kept. The reader has checked the
+ * verdicts' spelling first. GQ_E_NOMEM only. */
+int gq_card_upgrade_v1(json_t *card);
+
+/* "skip", "info", "pass", "warn", "fail" exactly (gq_verdict_name). */
+bool gq_verdict_parse(const char *s, gq_verdict *out);
+
+/* Exit code of a card section, from its typed verdict (gq_card_verdict_parse,
+ * gq_card_verdict_exit_code): 0 pass, 4 warn, 1 fail, 5 incomplete (also
+ * when a schema-1 card says "complete": false); -1 when "verdict" is missing,
+ * not a string, or not exactly "pass", "warn", "fail" or "incomplete" (a
+ * document read back is never a pass by default). */
 int gq_card_exit_code(const json_t *card);
 
 #endif

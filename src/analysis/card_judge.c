@@ -26,11 +26,6 @@ static double sum_json(const json_t *a)
     return s;
 }
 
-static json_t *jnum(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
 static int jints(const json_t *a, int *out, int max)
 {
     int n = 0;
@@ -91,41 +86,6 @@ static int pos_of(const int *pos, int g)
 
 /* ---- the checks and the card's verdict -------------------------------------- */
 
-static json_t *checks_json(const gq_checklist *cl)
-{
-    json_t *a = json_array();
-    for (int i = 0; i < cl->n; i++) {
-        const gq_check *c = &cl->v[i];
-        json_array_append_new(
-            a, json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:s}", "id", c->id, "subject", c->subject,
-                         "source", c->source, "verdict", gq_verdict_name(c->verdict), "figure",
-                         jnum(c->figure), "threshold", jnum(c->threshold), "unit", c->unit, "text", c->text));
-    }
-    return a;
-}
-
-/* The checks, their counts, the card's verdict, the expectations used and the
- * exit code, written into card; returns the overall verdict. */
-static gq_verdict judge_summary(json_t *card, const gq_checklist *cl, const gq_expect *ex)
-{
-    json_object_set_new(card, "checks", checks_json(cl));
-    gq_verdict overall = gq_checklist_overall(cl);
-    json_object_set_new(
-        card, "counts",
-        json_pack("{s:i, s:i, s:i, s:i, s:i}", "pass", gq_checklist_count(cl, GQ_V_PASS), "warn",
-                  gq_checklist_count(cl, GQ_V_WARN), "fail", gq_checklist_count(cl, GQ_V_FAIL), "info",
-                  gq_checklist_count(cl, GQ_V_INFO), "skip", gq_checklist_count(cl, GQ_V_SKIP)));
-    json_object_set_new(card, "verdict", json_string(gq_verdict_name(overall)));
-    json_object_set_new(card, "expectations",
-                        ex && ex->nmodels
-                            ? json_pack("{s:s, s:s}", "file", ex->path[0] ? ex->path : "(inline)",
-                                        "description", ex->description)
-                            : json_null());
-    bool complete = !json_is_false(json_object_get(card, "complete"));
-    json_object_set_new(card, "exit_code", json_integer(complete ? gq_verdict_exit_code(overall) : 5));
-    return overall;
-}
-
 /* ---- the rows and their findings -------------------------------------------- */
 
 /* Worst verdict among the checks whose id is in ids (NULL-terminated). Rows
@@ -152,8 +112,9 @@ static const char *row_verdict(const gq_checklist *cl, const char *const *ids, b
 static void row(json_t *rows, const char *check, const char *evidence, const char *result,
                 const char *verdict, const char *decision)
 {
-    json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:s, s:s}", "check", check, "evidence", evidence,
-                                          "result", result, "verdict", verdict, "decision", decision));
+    json_array_append_new(rows,
+                          json_pack("{s:s, s:s, s:s, s:s, s:s}", "check", check, "measurement", evidence,
+                                    "result", result, "verdict", verdict, "decision", decision));
 }
 
 __attribute__((format(printf, 2, 3))) static void finding(json_t *fs, const char *fmt, ...)
@@ -393,7 +354,8 @@ static void find_concurrent(json_t *fs, const json_t *pairs)
 }
 
 /* Host-memory traffic: each GPU alone, subsets and all at once, and the shared host budgets. */
-static void row_host(json_t *rows, const gq_checklist *cl, const json_t *host, const json_t *bottlenecks)
+static void row_host(json_t *rows, const gq_checklist *cl, const json_t *host, const json_t *bottlenecks,
+                     const gq_card_facts *f)
 {
     char ev[512], res[512], a[32], b[32], s1[64], s2[64];
     size_t i;
@@ -418,13 +380,22 @@ static void row_host(json_t *rows, const gq_checklist *cl, const json_t *host, c
     const json_t *all = json_object_get(host, "all");
     int nbn = 0;
     json_array_foreach(bottlenecks, i, x) nbn += strcmp(gq_json_str(x, "direction", ""), "p2p") != 0;
-    snprintf(res, sizeof res, "alone %s / %s GB/s (to GPU / to host)%s%s%s%s%s; %d shared host budget%s",
+    char budgets[160];
+    /* How many shared host budgets there are is a fact only when the concurrent copies ran. */
+    if (f->step_ev[GQ_CS_CONTENTION] == GQ_EV_MEASURED)
+        snprintf(budgets, sizeof budgets, "%d shared host budget%s", nbn, nbn == 1 ? "" : "s");
+    else
+        snprintf(budgets, sizeof budgets, "shared host budgets not measured (contention %s)",
+                 f->step_ev[GQ_CS_CONTENTION] == GQ_EV_UNKNOWN
+                     ? "unknown"
+                     : gq_ev_reason_words(f->step_why[GQ_CS_CONTENTION]));
+    snprintf(res, sizeof res, "alone %s / %s GB/s (to GPU / to host)%s%s%s%s%s; %s",
              range(h2lo, h2hi, s1, sizeof s1), range(d2lo, d2hi, s2, sizeof s2),
              json_is_object(all) ? "; all at once " : "",
              json_is_object(all) ? f1(gq_json_num(all, "h2d_aggregate_gbps"), a, sizeof a) : "",
              json_is_object(all) ? " / " : "",
              json_is_object(all) ? f1(gq_json_num(all, "d2h_aggregate_gbps"), b, sizeof b) : "",
-             json_is_object(all) ? " GB/s" : "", nbn, nbn == 1 ? "" : "s");
+             json_is_object(all) ? " GB/s" : "", budgets);
     static const char *const ids[] = {"h2d_gbps_min", "d2h_gbps_min", "agree_h2d", "agree_d2h", NULL};
     row(rows, "Host-memory traffic", ev, res, row_verdict(cl, ids, isfinite(h2lo)),
         "Select and qualify offload workers");
@@ -719,7 +690,56 @@ static void row_placement(json_t *rows, const gq_checklist *cl, const json_t *pl
 }
 
 /* The placement findings: the offload workers and the prefill-to-decode handoffs. */
-static void find_placement(json_t *fs, const json_t *pl)
+/* The offload sentence: "do not collide" only when the measured budgets show
+ * it; else the shared budget that two offload workers draw on, or that the
+ * budgets were not measured. */
+static void find_offload(json_t *fs, const int *gl, int n, const char *list, double mh, double md,
+                         const json_t *bottlenecks, const gq_card_facts *f)
+{
+    char a[32], b[32], c[32], sb[64], sc[64];
+    if (f->step_ev[GQ_CS_CONTENTION] != GQ_EV_MEASURED) {
+        finding(fs,
+                "For KV offload, use GPUs %s (measured together: %s GB/s to GPU, %s GB/s to host in total); "
+                "whether their host paths collide was not measured (contention %s).",
+                list, f1(mh, a, sizeof a), f1(md, b, sizeof b),
+                f->step_ev[GQ_CS_CONTENTION] == GQ_EV_UNKNOWN
+                    ? "unknown"
+                    : gq_ev_reason_words(f->step_why[GQ_CS_CONTENTION]));
+        return;
+    }
+    size_t i;
+    const json_t *x;
+    json_array_foreach(bottlenecks, i, x)
+    {
+        const char *dir = gq_json_str(x, "direction", "?");
+        if (!strcmp(dir, "p2p"))
+            continue;
+        int bl[MAXG], shared[MAXG], ns = 0;
+        int nb = jints(json_object_get(x, "gpus"), bl, MAXG);
+        for (int k = 0; k < n; k++)
+            for (int j = 0; j < nb; j++)
+                if (gl[k] == bl[j] && ns < MAXG)
+                    shared[ns++] = gl[k];
+        if (ns < 2)
+            continue;
+        finding(fs,
+                "For KV offload, use GPUs %s (measured together: %s GB/s to GPU, %s GB/s to host in total); "
+                "GPUs %s of them share the %s budget of GPUs %s, about %s GB/s, when they copy at once.",
+                list, f1(mh, a, sizeof a), f1(md, b, sizeof b), gq_domains_set_str(shared, ns, sb, sizeof sb),
+                !strcmp(dir, "h2d")   ? "host-to-GPU"
+                : !strcmp(dir, "d2h") ? "GPU-to-host"
+                                      : dir,
+                gq_domains_set_str(bl, nb, sc, sizeof sc), f1(gq_json_num(x, "capacity_gbps"), c, sizeof c));
+        return;
+    }
+    finding(
+        fs,
+        "For KV offload, use GPUs %s: their host paths do not collide (measured together: %s GB/s to GPU, "
+        "%s GB/s to host in total).",
+        list, f1(mh, a, sizeof a), f1(md, b, sizeof b));
+}
+
+static void find_placement(json_t *fs, const json_t *pl, const json_t *bottlenecks, const gq_card_facts *f)
 {
     char a[32], b[32];
     size_t i;
@@ -742,11 +762,7 @@ static void find_placement(json_t *fs, const json_t *pl)
                 used += (size_t)w;
             }
             if (n > 1)
-                finding(fs,
-                        "For KV offload, use GPUs %s: their host paths do not collide (measured together: %s "
-                        "GB/s "
-                        "to GPU, %s GB/s to host in total).",
-                        list, f1(mh, a, sizeof a), f1(md, b, sizeof b));
+                find_offload(fs, gl, n, list, mh, md, bottlenecks, f);
             else
                 finding(fs, "For KV offload, use GPU %s (%s GB/s to GPU, %s GB/s to host).", list,
                         f1(mh, a, sizeof a), f1(md, b, sizeof b));
@@ -836,7 +852,7 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
     gq_card_facts_from_json(card, stress, rs, f);
     if ((rc = gq_expect_judge(ex, f, &cl, err)))
         goto out;
-    gq_verdict overall = judge_summary(card, &cl, ex);
+    gq_verdict overall = gq_card_judge_summary(card, &cl, ex, f->step_ev, f->step_why);
 
     /* ---- rows: seed 001 §9 ---- */
     const json_t *id = json_object_get(card, "identity"), *dm = json_object_get(card, "domains");
@@ -852,13 +868,14 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
     row_identity(rows, &cl, id);
     row_pairwise(rows, &cl, m0, dm, d.ndom, &pr);
     row_concurrent(rows, &cl, pairs, dm, d.ndom);
-    row_host(rows, &cl, host, bottlenecks);
+    row_host(rows, &cl, host, bottlenecks, f);
     row_sweeps(rows, &cl, sweeps);
     row_latency(rows, &cl, lat);
     row_health(rows, &cl, stress);
     row_placement(rows, &cl, pl);
     row_integrity(rows, &cl, f);
     row_application(rows);
+    gq_card_rows_rest_on(rows, f->step_ev, f->step_why);
     json_object_set_new(card, "rows", rows);
 
     /* ---- findings in plain sentences ---- */
@@ -866,9 +883,12 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
     find_verdicts(fs, &cl, overall);
     find_pairwise(fs, m0, dm, d.ndom, &pr);
     find_concurrent(fs, pairs);
-    find_bottlenecks(fs, bottlenecks);
+    /* Shared budgets are stated from the contention step's copies only (other
+     * steps' groups, such as the placement's, are not a survey of the paths). */
+    if (f->step_ev[GQ_CS_CONTENTION] == GQ_EV_MEASURED)
+        find_bottlenecks(fs, bottlenecks);
     find_host(fs, host);
-    find_placement(fs, pl);
+    find_placement(fs, pl, bottlenecks, f);
     find_sweeps(fs, sweeps);
     find_health(fs, stress);
     find_identity(fs, id);
@@ -877,15 +897,4 @@ out:
     gq_checklist_free(&cl);
     free(f);
     return rc;
-}
-
-int gq_card_exit_code(const json_t *card)
-{
-    if (json_is_false(json_object_get(card, "complete")))
-        return 5;
-    /* Fail closed: only the three verdicts, spelled as gpuqual writes them. */
-    const char *v = json_string_value(json_object_get(card, "verdict"));
-    if (!v)
-        return -1;
-    return !strcmp(v, "fail") ? 1 : !strcmp(v, "warn") ? 4 : !strcmp(v, "pass") ? 0 : -1;
 }

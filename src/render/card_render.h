@@ -6,7 +6,7 @@
  * same output for the same run. Nothing here measures or judges: the rows,
  * verdicts and findings are already in the document.
  *
- *  - Markdown: seed 001 §9's table (check, evidence, result, verdict, decision
+ *  - Markdown: seed 001 §9's table (check, what was measured, result, verdict, decision
  *    it supports), the findings in plain sentences, every check, then the
  *    figures as tables.
  *  - HTML: ONE self-contained file (inline CSS and SVG, no script, no
@@ -26,6 +26,7 @@
 #define GQ_RENDER_CARD_RENDER_H
 
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "core/status.h"
@@ -35,10 +36,23 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err);
 /* width: terminal columns (<= 0: 100). */
 int gq_card_render_summary(FILE *f, const json_t *root, int width, gq_err *err);
 
+/* Reads a saved card section (root's "card"), fail closed: its card_version
+ * (none: 1; newer than GQ_CARD_VERSION refused), its verdict spelled exactly
+ * as gpuqual writes it, every check and row with a verdict gpuqual writes,
+ * and in schema 2 their evidence, reason and step (a verdict other than skip
+ * on evidence not measured is refused), the plan's steps, the level,
+ * verdict_text and an exit_code that matches the verdict. GQ_E_USAGE with one
+ * line naming file, the key path and what was expected. A schema-1 card is
+ * then read into schema 2 in place (gq_card_upgrade_v1). */
+int gq_card_read(json_t *card, const char *file, gq_err *err);
+
 /* ---- helpers shared by the card renderers (render/card_util.c) ---------- */
 
 /* The card section of root, or NULL (err says why). */
 const json_t *gq_cj_card(const json_t *root, gq_err *err);
+/* The card's verdict for a person: its "verdict_text" ("PASS without
+ * stress", "INCOMPLETE"), else its "verdict" in capitals, else "?". */
+const char *gq_cj_verdict_text(const json_t *card, char *buf, size_t n);
 /* Number at key, NAN when missing, null or not a number. */
 double gq_cj_num(const json_t *o, const char *key);
 /* String at key, or def. */

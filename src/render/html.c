@@ -23,7 +23,7 @@ static const char css[] =
     "td.num{text-align:right;font-variant-numeric:tabular-nums}"
     ".badge{display:inline-block;padding:2px 10px;border-radius:4px;font-weight:bold;color:#fff}"
     ".v-pass{background:#2e7d32}.v-warn{background:#ef8f00}.v-fail{background:#c62828}"
-    ".v-info{background:#607d8b}.v-skip{background:#9e9e9e}"
+    ".v-info{background:#607d8b}.v-skip{background:#9e9e9e}.v-incomplete{background:#6a1b9a}"
     ".big{font-size:1.3em;padding:4px 16px}"
     ".note{background:#fff3cd;border:1px solid #e0c060;padding:8px 12px;border-radius:4px}"
     ".sim{background:#e8f0fe;border:1px solid #9ab7e8;padding:8px 12px;border-radius:4px}"
@@ -38,8 +38,8 @@ static void esc(FILE *f, const char *s)
 
 static const char *vclass(const char *v)
 {
-    static const char *const known[] = {"pass", "warn", "fail", "info", "skip"};
-    for (int i = 0; i < 5; i++)
+    static const char *const known[] = {"pass", "warn", "fail", "info", "skip", "incomplete"};
+    for (int i = 0; i < 6; i++)
         if (v && !strcmp(v, known[i]))
             return known[i];
     return "skip";
@@ -568,7 +568,10 @@ static void html_head(FILE *f, const json_t *root, const json_t *card, const cha
     fprintf(f, "\" data-verdict=\"%s\">\n<h1>Acceptance card: ", vclass(verdict));
     esc(f, host);
     fputs("</h1>\n<p>", f);
-    badge(f, verdict, true);
+    char vt[32];
+    fprintf(f, "<span class=\"badge v-%s big\">", vclass(verdict));
+    esc(f, gq_cj_verdict_text(card, vt, sizeof vt));
+    fputs("</span>", f);
     const json_t *counts = json_object_get(card, "counts");
     char b[3][32];
     fprintf(f, " &#160;%s pass, %s warn, %s fail</p>\n",
@@ -622,7 +625,7 @@ static void html_card_rows(FILE *f, const json_t *card)
     {
         fputs("<tr>", f);
         td_text(f, gq_cj_str(r, "check", ""));
-        td_text(f, gq_cj_str(r, "evidence", ""));
+        td_text(f, gq_cj_str(r, "measurement", ""));
         td_text(f, gq_cj_str(r, "result", ""));
         fputs("<td>", f);
         badge(f, gq_cj_str(r, "verdict", "skip"), false);

@@ -478,10 +478,9 @@ int gq_card_render_markdown(FILE *f, const json_t *root, gq_err *err)
     const json_t *card = gq_cj_card(root, err);
     if (!card)
         return GQ_E_USAGE;
-    char b[3][32];
-    const char *verdict = gq_cj_str(card, "verdict", "?");
+    char b[3][32], vt[32];
     fprintf(f, "# Acceptance card: %s\n\n", gq_cj_str(card, "hostname", "?"));
-    fprintf(f, "**Verdict: %s**", verdict_word(verdict));
+    fprintf(f, "**Verdict: %s**", gq_cj_verdict_text(card, vt, sizeof vt));
     const json_t *counts = json_object_get(card, "counts");
     if (json_is_object(counts))
         fprintf(f, " (%s pass, %s warn, %s fail)",
@@ -508,6 +507,8 @@ int gq_card_render_markdown(FILE *f, const json_t *root, gq_err *err)
                 "before.\n",
                 gq_cj_str(card, "stopped_at", "?"));
 
+    if (gq_cj_str(card, "level", NULL))
+        fprintf(f, "\nLevel: %s.\n", gq_cj_str(card, "level", "?"));
     fputs("\n## Card\n\n| Check | Evidence | Result | Verdict | Decision it supports "
           "|\n|---|---|---|---|---|\n",
           f);
@@ -518,7 +519,7 @@ int gq_card_render_markdown(FILE *f, const json_t *root, gq_err *err)
         fputs("| ", f);
         cell(f, gq_cj_str(r, "check", ""));
         fputs(" | ", f);
-        cell(f, gq_cj_str(r, "evidence", ""));
+        cell(f, gq_cj_str(r, "measurement", ""));
         fputs(" | ", f);
         cell(f, gq_cj_str(r, "result", ""));
         fprintf(f, " | %s | ", verdict_word(gq_cj_str(r, "verdict", NULL)));
@@ -582,10 +583,10 @@ int gq_card_render_summary(FILE *f, const json_t *root, int width, gq_err *err)
         return GQ_E_USAGE;
     if (width <= 0)
         width = 100;
-    char b[3][32];
+    char b[3][32], vt[32];
     const json_t *counts = json_object_get(card, "counts");
     fprintf(f, "gpuqual card: %s — %s (%s pass, %s warn, %s fail)%s%s\n", gq_cj_str(card, "hostname", "?"),
-            verdict_word(gq_cj_str(card, "verdict", "?")),
+            gq_cj_verdict_text(card, vt, sizeof vt),
             gq_fmt_num(gq_cj_num(counts, "pass"), GQ_NUM_FIGURE, b[0], 32),
             gq_fmt_num(gq_cj_num(counts, "warn"), GQ_NUM_FIGURE, b[1], 32),
             gq_fmt_num(gq_cj_num(counts, "fail"), GQ_NUM_FIGURE, b[2], 32),

@@ -16,12 +16,21 @@
 #include "analysis/card.h"
 #include "analysis/expect.h"
 
+/* A JSON text; a card section (it has "identity") without a plan gets one in
+ * which every step is done, so its checks and rows rest on measured evidence. */
 static json_t *load(const char *text)
 {
     json_error_t je;
     json_t *j = json_loads(text, 0, &je);
     if (!j)
         fail_msg("bad test JSON: %s (column %d)", je.text, je.column);
+    if (json_object_get(j, "identity") && !json_object_get(j, "plan")) {
+        json_t *plan = json_array();
+        for (int s = 0; s < GQ_CS_COUNT; s++)
+            json_array_append_new(plan, json_pack("{s:s, s:s}", "step", gq_card_step_name((gq_card_step_id)s),
+                                                  "status", "done"));
+        json_object_set_new(j, "plan", plan);
+    }
     return j;
 }
 
@@ -170,7 +179,7 @@ static void empty_card_rows(void **state)
     assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, &e), GQ_OK);
     assert_int_equal(json_array_size(json_object_get(card, "rows")), 10);
     assert_string_equal(rs(card, "Identity and links", "verdict"), "skip");
-    assert_string_equal(rs(card, "Pairwise GPU traffic", "evidence"), "P2P read matrix");
+    assert_string_equal(rs(card, "Pairwise GPU traffic", "measurement"), "P2P read matrix");
     assert_string_equal(rs(card, "Pairwise GPU traffic", "result"), "not measured");
     assert_string_equal(rs(card, "Pairwise GPU traffic", "verdict"), "skip");
     assert_string_equal(rs(card, "Pairwise GPU traffic", "decision"), "Discover fast communication groups");
@@ -198,11 +207,11 @@ static void rows_do_not_inherit(void **state)
     json_t *card = load("{\"identity\": {\"gpus\": []}, \"sweeps\": [{\"label\": \"host → GPU 0\", \"fit\": "
                         "{\"fixed_us\": 3, \"asymptotic_gbps\": 25.3, \"half_bytes\": 75776}}]}");
     assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
-    assert_string_equal(rs(card, "Transfer granularity", "evidence"), "buffer-size sweep on 1 path");
+    assert_string_equal(rs(card, "Transfer granularity", "measurement"), "buffer-size sweep on 1 path");
     assert_string_equal(rs(card, "Transfer granularity", "result"),
                         "host → GPU 0: 3 µs fixed cost, half of 25.3 GB/s at 74 KiB");
     assert_string_equal(rs(card, "Transfer granularity", "verdict"), "info");
-    assert_string_equal(rs(card, "Latency", "evidence"), "pointer chase host↔GPU");
+    assert_string_equal(rs(card, "Latency", "measurement"), "pointer chase host↔GPU");
     assert_string_equal(rs(card, "Latency", "result"), "not measured");
     assert_string_equal(rs(card, "Latency", "verdict"), "skip");
     json_decref(card);
@@ -248,7 +257,7 @@ static void one_record_is_measured(void **state)
     json_t *card = load("{\"identity\": {\"gpus\": []}}");
     assert_int_equal(gq_card_judge(card, NULL, NULL, &set, NULL, NULL), GQ_OK);
     assert_string_equal(
-        rs(card, "Measurement integrity", "evidence"),
+        rs(card, "Measurement integrity", "measurement"),
         "1 records: every figure against its path's capacity, overlap of concurrent windows, data "
         "pattern checks");
     assert_string_not_equal(rs(card, "Measurement integrity", "verdict"), "skip");
@@ -263,7 +272,7 @@ static void one_gpu_stress_row(void **state)
     json_t *card = load("{\"identity\": {\"gpus\": [{\"index\": 0, \"name\": \"G\"}]}}");
     json_t *stress = load("{\"elapsed_s\": 30, \"gpus\": [{\"gpu\": 0}]}");
     assert_int_equal(gq_card_judge(card, NULL, stress, NULL, NULL, NULL), GQ_OK);
-    assert_string_equal(rs(card, "Whole-node health", "evidence"),
+    assert_string_equal(rs(card, "Whole-node health", "measurement"),
                         "30 s GEMM load on 1 GPU; temperature, power, clocks, throttle reasons, errors");
     assert_string_not_equal(rs(card, "Whole-node health", "verdict"), "skip");
     json_decref(card);
