@@ -100,9 +100,16 @@ static void estimate(const gq_topo *t, const gq_card_opts *o, int q, double est[
     uint64_t B = o->bytes;
     double one = gq_card_estimate_measurement(1, R, rs, B);
     memset(est, 0, sizeof(double) * GQ_CS_COUNT);
+    int npairs = 0; /* ordered pairs with P2P */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j && p2p_possible(t, o->gpus[i], o->gpus[j]))
+                npairs++;
     est[GQ_CS_IDENTITY] = 0.2;
-    /* full: both directions of the matrix (read and write) */
-    est[GQ_CS_MATRIX] = n > 1 ? n * (n - 1) * one * (o->level == GQ_LEVEL_FULL ? 2 : 1) : 0;
+    /* quick: the pairs with P2P only; full: both directions of the matrix (read and write) */
+    est[GQ_CS_MATRIX] = o->level == GQ_LEVEL_QUICK ? npairs * one
+                        : n > 1                    ? n * (n - 1) * one * (o->level == GQ_LEVEL_FULL ? 2 : 1)
+                                                   : 0;
     est[GQ_CS_HOST] = 2 * n * one;
     /* Contention: plan it with the domains the tree suggests. */
     gq_domains dom;
@@ -129,11 +136,6 @@ static void estimate(const gq_topo *t, const gq_card_opts *o, int q, double est[
         sw += gq_card_estimate_measurement(1, 3, rs, sizes[k]);
     /* standard: the fastest and the slowest path; full: those of the P2P pairs and of the host paths */
     est[GQ_CS_SWEEP] = o->no_sweep ? 0 : (o->level == GQ_LEVEL_FULL ? 4 : 2) * sw;
-    int npairs = 0;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++)
-            if (i != j && p2p_possible(t, o->gpus[i], o->gpus[j]))
-                npairs++;
     /* a round chases GQ_CATALOG_CHASE_ITERS loads of ~1.2 us to host memory */
     est[GQ_CS_LATENCY] = o->no_latency ? 0 : (n + npairs) * ((R + 0.1) * GQ_CARD_LAT_ROUND_S + 0.05);
     est[GQ_CS_PLACEMENT] = o->no_placement || n < 2 ? 0 : 6 * gq_card_estimate_measurement(n, R, rs, B);
@@ -242,9 +244,11 @@ int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out
                    (s == GQ_CS_PLACEMENT && o->no_placement)) {
             why = "turned off";
             r = GQ_EVR_USER;
-        } else if (s == GQ_CS_MATRIX || s == GQ_CS_PLACEMENT) {
+        } else if ((s == GQ_CS_MATRIX || s == GQ_CS_PLACEMENT) && o->ngpus < 2) {
             why = "one GPU: no pair to measure";
             r = GQ_EVR_ONE_GPU;
+        } else if (s == GQ_CS_MATRIX && o->level == GQ_LEVEL_QUICK) {
+            why = "no pair has P2P (the quick level measures P2P pairs only)";
         }
         snprintf(st->note, sizeof st->note, "%s", why);
         st->reason = r;

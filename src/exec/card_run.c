@@ -476,8 +476,9 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
             gq_probe_plan_free(&pp);
             if ((src = gq_probes_plan_matrix(&pp, t, o->gpus, o->ngpus, err)))
                 break;
-            for (int i = 0; i < pp.n && !src; i++)
-                src = run_probe(&R, &pp.v[i], err);
+            for (int i = 0; i < pp.n && !src; i++) /* quick: the pairs with P2P only */
+                if (o->level != GQ_LEVEL_QUICK || !pp.v[i].staged[0])
+                    src = run_probe(&R, &pp.v[i], err);
             /* full: the write direction too (the pair's source pushes) */
             for (int i = 0; i < pp.n && !src && o->level == GQ_LEVEL_FULL; i++) {
                 gq_probe_measurement(&pp.v[i], o->bytes, GQ_METHOD_CE, false, R.m);

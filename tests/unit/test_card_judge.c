@@ -327,6 +327,10 @@ static void exit_codes(void **state)
         {"{\"verdict\": \"fail\", \"complete\": false}", 5},
         {"{\"verdict\": \"pass\", \"complete\": false}", 5},
         {"{\"verdict\": \"fail\", \"complete\": true}", 1},
+        {"{\"verdict\": \"incomplete\"}", 5}, /* schema 2 */
+        {"{\"verdict\": \"incomplete\", \"complete\": true}", 5},
+        {"{\"verdict\": \"INCOMPLETE\"}", -1},
+        {"{\"verdict\": \"pass \"}", -1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         json_t *c = load(cases[i].json);
@@ -435,15 +439,145 @@ static void placement_row_pair_limit(void **state)
     json_decref(card);
 }
 
+/* The card's verdict from the worst check and the steps' evidence. */
+static void overall_from_evidence(void **state)
+{
+    (void)state;
+    gq_evidence ev[GQ_CS_COUNT];
+    gq_ev_reason why[GQ_CS_COUNT];
+    bool off[GQ_CS_COUNT];
+    char text[160];
+    for (int s = 0; s < GQ_CS_COUNT; s++) {
+        ev[s] = GQ_EV_MEASURED;
+        why[s] = GQ_EVR_NONE;
+    }
+    assert_int_equal(gq_card_overall(GQ_V_PASS, true, GQ_LEVEL_STANDARD, ev, why, off, text, sizeof text),
+                     GQ_CV_PASS);
+    assert_string_equal(text, "PASS");
+    assert_int_equal(gq_card_overall(GQ_V_SKIP, true, GQ_LEVEL_STANDARD, ev, why, off, text, sizeof text),
+                     GQ_CV_PASS); /* nothing judged: pass, as gq_checklist_overall */
+    ev[GQ_CS_STRESS] = GQ_EV_SKIPPED;
+    why[GQ_CS_STRESS] = GQ_EVR_USER;
+    ev[GQ_CS_PLACEMENT] = GQ_EV_SKIPPED;
+    why[GQ_CS_PLACEMENT] = GQ_EVR_USER;
+    assert_int_equal(gq_card_overall(GQ_V_WARN, true, GQ_LEVEL_STANDARD, ev, why, off, text, sizeof text),
+                     GQ_CV_WARN);
+    assert_string_equal(text, "WARN without placement and stress");
+    assert_true(off[GQ_CS_STRESS] && off[GQ_CS_PLACEMENT] && !off[GQ_CS_HOST]);
+    /* not in the quick level: changes nothing; in it: incomplete */
+    ev[GQ_CS_LATENCY] = GQ_EV_SKIPPED;
+    why[GQ_CS_LATENCY] = GQ_EVR_BUDGET;
+    assert_int_equal(gq_card_overall(GQ_V_PASS, true, GQ_LEVEL_QUICK, ev, why, off, text, sizeof text),
+                     GQ_CV_PASS);
+    assert_string_equal(text, "PASS without stress");
+    assert_int_equal(gq_card_overall(GQ_V_FAIL, true, GQ_LEVEL_STANDARD, ev, why, off, text, sizeof text),
+                     GQ_CV_INCOMPLETE);
+    assert_string_equal(text, "INCOMPLETE");
+    why[GQ_CS_LATENCY] = GQ_EVR_NOT_APPLICABLE; /* nothing to measure here: not missing */
+    assert_int_equal(gq_card_overall(GQ_V_PASS, true, GQ_LEVEL_STANDARD, ev, why, off, text, sizeof text),
+                     GQ_CV_PASS);
+    static const gq_evidence missing[] = {GQ_EV_UNKNOWN, GQ_EV_FAILED};
+    for (int k = 0; k < 2; k++) {
+        ev[GQ_CS_MATRIX] = missing[k];
+        assert_int_equal(gq_card_overall(GQ_V_PASS, true, GQ_LEVEL_QUICK, ev, why, off, text, sizeof text),
+                         GQ_CV_INCOMPLETE);
+    }
+    ev[GQ_CS_MATRIX] = GQ_EV_MEASURED;
+    assert_int_equal(gq_card_overall(GQ_V_PASS, false, GQ_LEVEL_QUICK, ev, why, off, text, sizeof text),
+                     GQ_CV_INCOMPLETE);
+    assert_int_equal(gq_card_verdict_exit_code(GQ_CV_INCOMPLETE), 5);
+    assert_int_equal(gq_card_verdict_exit_code(GQ_CV_WARN), 4);
+}
+
+/* The names read back strictly: no other case, no default. */
+static void names_parse_strictly(void **state)
+{
+    (void)state;
+    gq_card_verdict v;
+    gq_evidence e;
+    gq_ev_reason r;
+    gq_card_level l;
+    gq_card_step_id s;
+    assert_true(gq_card_verdict_parse("incomplete", &v) && v == GQ_CV_INCOMPLETE);
+    assert_false(gq_card_verdict_parse("Pass", &v));
+    assert_false(gq_card_verdict_parse("", &v));
+    assert_false(gq_card_verdict_parse(NULL, &v));
+    assert_true(gq_evidence_parse("unknown", &e) && e == GQ_EV_UNKNOWN);
+    assert_false(gq_evidence_parse("measure", &e));
+    assert_true(gq_ev_reason_parse("one_gpu", &r) && r == GQ_EVR_ONE_GPU);
+    assert_false(gq_ev_reason_parse("none", &r));
+    assert_true(gq_card_level_parse("full", &l) && l == GQ_LEVEL_FULL);
+    assert_false(gq_card_level_parse("Quick", &l));
+    assert_true(gq_card_step_parse("contention", &s) && s == GQ_CS_CONTENTION);
+    assert_false(gq_card_step_parse("Contention", &s));
+    assert_int_equal(gq_card_check_step("agree_sm_clock"), GQ_CS_STRESS);
+    assert_int_equal(gq_card_check_step("p2p_latency_ns_max"), GQ_CS_LATENCY);
+    assert_int_equal(gq_card_check_step("impossible"), GQ_CS_IDENTITY);
+    assert_int_equal(gq_card_row_step("Concurrent GPU traffic"), GQ_CS_CONTENTION);
+    assert_int_equal(gq_card_row_step("Application validation"), -1);
+}
+
+/* A schema-1 card read as schema 2: evidence from its plan's statuses and
+ * notes; a check on a step the plan skipped is skip, never pass; a cut step
+ * makes it INCOMPLETE; the row's words move to "measurement". */
+static void schema1_card_upgraded(void **state)
+{
+    (void)state;
+    json_t *card = load(
+        "{\"verdict\": \"pass\", \"complete\": true, \"exit_code\": 0, \"expectations\": {\"file\": \"x\"},"
+        " \"plan\": [{\"step\": \"identity\", \"status\": \"done\", \"note\": \"\"},"
+        " {\"step\": \"host\", \"status\": \"done\", \"note\": \"\"},"
+        " {\"step\": \"contention\", \"status\": \"skipped\", \"note\": \"did not fit the 30s budget\"},"
+        " {\"step\": \"stress\", \"status\": \"skipped\", \"note\": \"--no-stress\"}],"
+        " \"checks\": [{\"id\": \"h2d_gbps_min\", \"subject\": \"gpu:0\", \"verdict\": \"pass\", \"text\": "
+        "\"ok\"},"
+        " {\"id\": \"thermal\", \"subject\": \"gpu:0\", \"verdict\": \"pass\", \"text\": \"cool\"}],"
+        " \"rows\": [{\"check\": \"Host-memory traffic\", \"evidence\": \"each GPU alone\", \"result\": "
+        "\"r\","
+        " \"verdict\": \"pass\"}, {\"check\": \"Concurrent GPU traffic\", \"evidence\": \"pairs\","
+        " \"result\": \"0 pairs\", \"verdict\": \"pass\"}, {\"check\": \"Latency\", \"evidence\": \"chase\","
+        " \"result\": \"1 ns\", \"verdict\": \"pass\"}]}");
+    assert_int_equal(gq_card_upgrade_v1(card), GQ_OK);
+    const json_t *c0 = json_array_get(json_object_get(card, "checks"), 0);
+    const json_t *c1 = json_array_get(json_object_get(card, "checks"), 1);
+    assert_string_equal(json_string_value(json_object_get(c0, "verdict")), "pass");
+    assert_string_equal(json_string_value(json_object_get(c0, "evidence")), "measured");
+    assert_string_equal(json_string_value(json_object_get(c1, "verdict")), "skip");
+    assert_string_equal(json_string_value(json_object_get(c1, "evidence_reason")), "user");
+    assert_string_equal(rs(card, "Host-memory traffic", "measurement"), "each GPU alone");
+    assert_string_equal(rs(card, "Host-memory traffic", "verdict"), "pass");
+    assert_string_equal(rs(card, "Concurrent GPU traffic", "result"),
+                        "not measured (did not fit the budget)");
+    assert_string_equal(rs(card, "Concurrent GPU traffic", "verdict"), "skip");
+    /* latency is not in the plan: unknown, never pass */
+    assert_string_equal(rs(card, "Latency", "evidence"), "unknown");
+    assert_string_equal(rs(card, "Latency", "verdict"), "skip");
+    assert_string_equal(json_string_value(json_object_get(card, "verdict")), "incomplete");
+    assert_int_equal(gq_card_exit_code(card), 5);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(card, "counts"), "pass")), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(card, "expectations"), "file")),
+                        "x");
+    json_decref(card);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(facts_by_position),        cmocka_unit_test(facts_from_records),
-        cmocka_unit_test(empty_card_rows),          cmocka_unit_test(one_gpu_stress_row),
-        cmocka_unit_test(pairs_finding_needs_both), cmocka_unit_test(exit_codes),
-        cmocka_unit_test(rows_do_not_inherit),      cmocka_unit_test(long_offload_list),
-        cmocka_unit_test(one_record_is_measured),   cmocka_unit_test(facts_power_nvlinks_matrices),
-        cmocka_unit_test(link_gen_under_load),      cmocka_unit_test(pair_list_limit),
+        cmocka_unit_test(overall_from_evidence),
+        cmocka_unit_test(names_parse_strictly),
+        cmocka_unit_test(schema1_card_upgraded),
+        cmocka_unit_test(facts_by_position),
+        cmocka_unit_test(facts_from_records),
+        cmocka_unit_test(empty_card_rows),
+        cmocka_unit_test(one_gpu_stress_row),
+        cmocka_unit_test(pairs_finding_needs_both),
+        cmocka_unit_test(exit_codes),
+        cmocka_unit_test(rows_do_not_inherit),
+        cmocka_unit_test(long_offload_list),
+        cmocka_unit_test(one_record_is_measured),
+        cmocka_unit_test(facts_power_nvlinks_matrices),
+        cmocka_unit_test(link_gen_under_load),
+        cmocka_unit_test(pair_list_limit),
         cmocka_unit_test(placement_row_pair_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
