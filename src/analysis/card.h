@@ -164,37 +164,72 @@ void gq_card_result_free(gq_card_result *r);
  * applicable); a step the plan does not list is unknown. */
 void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *why);
 
+/* ---- the typed card ---------------------------------------------------------
+ * What the card concludes, as a struct: its rows (seed 001 §9's table), its
+ * checks, its findings, each with the step it rests on and that step's
+ * evidence, and the card's verdict. gq_card_judge fills it; the one codec
+ * (render/card_render.h: gq_card_to_json, gq_card_from_json) writes and reads
+ * it; the renderers print the table, the verdict and the findings from it. */
+#define GQ_CARD_MAX_ROWS 16
+#define GQ_CARD_MAX_FINDINGS 48
+
+typedef struct gq_card_row {
+    char check[48];        /* "Host-memory traffic" */
+    char measurement[512]; /* what was measured, in words */
+    char result[512];
+    gq_verdict verdict; /* worst check of the row; info: nothing to judge; skip: not measured */
+    char decision[96];  /* the decision it supports */
+    int step;           /* gq_card_step_id, -1: no step (application validation) */
+    gq_evidence evidence;
+    gq_ev_reason reason;
+} gq_card_row;
+
+typedef struct gq_card {
+    gq_card_level level;
+    gq_card_verdict verdict;
+    char verdict_text[160];
+    int exit_code;
+    bool turned_off[GQ_CS_COUNT];
+    gq_evidence step_ev[GQ_CS_COUNT]; /* each step's evidence, as the plan says */
+    gq_ev_reason step_why[GQ_CS_COUNT];
+    bool complete;       /* the run finished (not interrupted) */
+    int counts[5];       /* checks by gq_verdict: skip, info, pass, warn, fail */
+    gq_checklist checks; /* owned */
+    bool have_expect;    /* expectations applied */
+    char expect_file[512];
+    char expect_description[256];
+    int nrows;
+    gq_card_row rows[GQ_CARD_MAX_ROWS];
+    int nfindings;
+    char findings[GQ_CARD_MAX_FINDINGS][640];
+} gq_card;
+
+/* A card with nothing judged yet (every step unknown, complete, standard). */
+void gq_card_init(gq_card *c);
+void gq_card_free(gq_card *c);
+
+/* Each row's evidence and reason from its step's (c->step_ev); a row whose
+ * evidence is not measured says "not measured (why)" and is skip. */
+void gq_card_rest_rows(gq_card *c);
+
+/* The counts of c->checks, and the card's verdict (gq_card_overall from the
+ * worst check, c->complete, c->level and c->step_ev), verdict_text,
+ * turned_off and exit_code. Returns the worst check verdict. */
+gq_verdict gq_card_summarize(gq_card *c);
+
 /* Facts for the verdicts, from a card section and the stress section (both
  * as composed or saved) and the records (integrity counts; may be NULL). */
 void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
                              gq_card_facts *f);
 
-/* Judge a composed or saved card section again (e.g. `report --expect`):
- * replaces its checks, counts, verdict, exit_code, expectations, rows and
- * findings. bottlenecks and stress are the root sections (may be NULL). */
-int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_recordset *rs,
-                  const gq_expect *ex, gq_err *err);
-
-/* The checks (written as the card's "checks"), their counts, the card's
- * verdict from the worst check and the steps' evidence (gq_card_overall),
- * verdict_text, turned_off, level (kept; "standard" when missing), the
- * expectations used and the exit code, into card. Returns the worst check. */
-gq_verdict gq_card_judge_summary(json_t *card, const gq_checklist *cl, const gq_expect *ex,
-                                 const gq_evidence *ev, const gq_ev_reason *why);
-
-/* Each row's "step", "evidence" and "evidence_reason" from its step's (by its
- * title, gq_card_row_step); a row whose evidence is not measured says "not
- * measured (why)" as its result and is "skip". */
-void gq_card_rows_rest_on(json_t *rows, const gq_evidence *ev, const gq_ev_reason *why);
-
-/* A schema-1 card section read as schema 2, in place: each step's evidence
- * from its plan (gq_card_plan_evidence), each check and row resting on it (a
- * check on evidence not measured or unknown is skip, never pass), the row's
- * words moved from "evidence" to "measurement", the counts, the verdict
- * (INCOMPLETE when a step of the level is missing) and the exit code judged
- * again; the expectations named are kept. The reader has checked the
- * verdicts' spelling first. GQ_E_NOMEM only. */
-int gq_card_upgrade_v1(json_t *card);
+/* Judge a composed or saved card section (e.g. `report --expect`) into *out
+ * (gq_card_init'ed here; gq_card_free it): the checks on its facts, their
+ * counts, the verdict from them and the steps' evidence (the section's plan,
+ * its level and "complete"), the rows and the findings. bottlenecks and
+ * stress are the root sections (may be NULL). The section is not changed:
+ * gq_card_to_json (render/card_render.h) writes the result into it. */
+int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_recordset *rs,
+                  const gq_expect *ex, gq_card *out, gq_err *err);
 
 /* "skip", "info", "pass", "warn", "fail" exactly (gq_verdict_name). */
 bool gq_verdict_parse(const char *s, gq_verdict *out);

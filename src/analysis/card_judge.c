@@ -109,22 +109,29 @@ static const char *row_verdict(const gq_checklist *cl, const char *const *ids, b
     return measured ? "info" : "skip";
 }
 
-static void row(json_t *rows, const char *check, const char *evidence, const char *result,
+static void row(gq_card *rows, const char *check, const char *evidence, const char *result,
                 const char *verdict, const char *decision)
 {
-    json_array_append_new(rows,
-                          json_pack("{s:s, s:s, s:s, s:s, s:s}", "check", check, "measurement", evidence,
-                                    "result", result, "verdict", verdict, "decision", decision));
+    if (rows->nrows >= GQ_CARD_MAX_ROWS)
+        return;
+    gq_card_row *r = &rows->rows[rows->nrows++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->check, sizeof r->check, "%s", check);
+    snprintf(r->measurement, sizeof r->measurement, "%s", evidence);
+    snprintf(r->result, sizeof r->result, "%s", result);
+    snprintf(r->decision, sizeof r->decision, "%s", decision);
+    if (!gq_verdict_parse(verdict, &r->verdict))
+        r->verdict = GQ_V_SKIP;
 }
 
-__attribute__((format(printf, 2, 3))) static void finding(json_t *fs, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void finding(gq_card *fs, const char *fmt, ...)
 {
-    char buf[640];
+    if (fs->nfindings >= GQ_CARD_MAX_FINDINGS)
+        return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    vsnprintf(fs->findings[fs->nfindings++], sizeof fs->findings[0], fmt, ap);
     va_end(ap);
-    json_array_append_new(fs, json_string(buf));
 }
 
 /* The performance domains of the card's domains section: dom_of by GPU index
@@ -189,7 +196,7 @@ static void p2p_ranges_of(const json_t *m0, const card_doms *d, p2p_ranges *r)
 }
 
 /* Identity and links: the GPUs, their memory, power and PCIe links. */
-static void row_identity(json_t *rows, const gq_checklist *cl, const json_t *id)
+static void row_identity(gq_card *rows, const gq_checklist *cl, const json_t *id)
 {
     char ev[512], res[512], a[32], b[32], c[32], d[32];
     size_t i;
@@ -228,7 +235,7 @@ static void row_identity(json_t *rows, const gq_checklist *cl, const json_t *id)
 }
 
 /* Pairwise GPU traffic: the first matrix, one pair at a time, within and across domains. */
-static void row_pairwise(json_t *rows, const gq_checklist *cl, const json_t *m0, const json_t *dm, int ndom,
+static void row_pairwise(gq_card *rows, const gq_checklist *cl, const json_t *m0, const json_t *dm, int ndom,
                          const p2p_ranges *r)
 {
     char ev[512], res[512], s1[64], s2[64];
@@ -254,7 +261,7 @@ static void row_pairwise(json_t *rows, const gq_checklist *cl, const json_t *m0,
 }
 
 /* The pairwise finding: no P2P, the domains, or one domain. */
-static void find_pairwise(json_t *fs, const json_t *m0, const json_t *dm, int ndom, const p2p_ranges *r)
+static void find_pairwise(gq_card *fs, const json_t *m0, const json_t *dm, int ndom, const p2p_ranges *r)
 {
     char s1[64], s2[64];
     size_t i;
@@ -295,7 +302,7 @@ static void find_pairwise(json_t *fs, const json_t *m0, const json_t *dm, int nd
 }
 
 /* Concurrent GPU traffic: pairs at once within domains and across. */
-static void row_concurrent(json_t *rows, const gq_checklist *cl, const json_t *pairs, const json_t *dm,
+static void row_concurrent(gq_card *rows, const gq_checklist *cl, const json_t *pairs, const json_t *dm,
                            int ndom)
 {
     char ev[512], res[512], a[32], b[32];
@@ -337,7 +344,7 @@ static void row_concurrent(json_t *rows, const gq_checklist *cl, const json_t *p
 }
 
 /* The concurrent finding: what crossing domains keeps. */
-static void find_concurrent(json_t *fs, const json_t *pairs)
+static void find_concurrent(gq_card *fs, const json_t *pairs)
 {
     char a[32], b[32];
     const json_t *w = json_object_get(pairs, "within"), *ac = json_object_get(pairs, "across");
@@ -354,7 +361,7 @@ static void find_concurrent(json_t *fs, const json_t *pairs)
 }
 
 /* Host-memory traffic: each GPU alone, subsets and all at once, and the shared host budgets. */
-static void row_host(json_t *rows, const gq_checklist *cl, const json_t *host, const json_t *bottlenecks,
+static void row_host(gq_card *rows, const gq_checklist *cl, const json_t *host, const json_t *bottlenecks,
                      const gq_card_facts *f)
 {
     char ev[512], res[512], a[32], b[32], s1[64], s2[64];
@@ -402,7 +409,7 @@ static void row_host(json_t *rows, const gq_checklist *cl, const json_t *host, c
 }
 
 /* The bottleneck findings: the shared budgets (P2P and host) inferred from concurrent copies. */
-static void find_bottlenecks(json_t *fs, const json_t *bottlenecks)
+static void find_bottlenecks(gq_card *fs, const json_t *bottlenecks)
 {
     char a[32], b[32];
     size_t i;
@@ -438,7 +445,7 @@ static void find_bottlenecks(json_t *fs, const json_t *bottlenecks)
 }
 
 /* The host finding: an asymmetry with all GPUs copying at once that each GPU alone does not show. */
-static void find_host(json_t *fs, const json_t *host)
+static void find_host(gq_card *fs, const json_t *host)
 {
     char s1[64], s2[64];
     const json_t *all = json_object_get(host, "all");
@@ -485,7 +492,7 @@ static void find_host(json_t *fs, const json_t *host)
 }
 
 /* Transfer granularity: the buffer-size sweeps and their fits. */
-static void row_sweeps(json_t *rows, const gq_checklist *cl, const json_t *sweeps)
+static void row_sweeps(gq_card *rows, const gq_checklist *cl, const json_t *sweeps)
 {
     char ev[512], res[512], a[32], b[32];
     size_t i;
@@ -516,7 +523,7 @@ static void row_sweeps(json_t *rows, const gq_checklist *cl, const json_t *sweep
 }
 
 /* The sweep finding: the first fitted sweep's fixed cost and half-bandwidth size. */
-static void find_sweeps(json_t *fs, const json_t *sweeps)
+static void find_sweeps(gq_card *fs, const json_t *sweeps)
 {
     char a[32], b[32];
     size_t i;
@@ -539,7 +546,7 @@ static void find_sweeps(json_t *fs, const json_t *sweeps)
 }
 
 /* Latency: pointer chase host-GPU and GPU-GPU. */
-static void row_latency(json_t *rows, const gq_checklist *cl, const json_t *lat)
+static void row_latency(gq_card *rows, const gq_checklist *cl, const json_t *lat)
 {
     char ev[512], res[512], s1[64], s2[64];
     size_t i;
@@ -572,7 +579,7 @@ static void row_latency(json_t *rows, const gq_checklist *cl, const json_t *lat)
 }
 
 /* Whole-node health: the stress section's temperatures, clocks, power capping and slowdowns. */
-static void row_health(json_t *rows, const gq_checklist *cl, const json_t *stress)
+static void row_health(gq_card *rows, const gq_checklist *cl, const json_t *stress)
 {
     char ev[512], res[512], a[32], b[32], c[32], s1[64];
     size_t i;
@@ -611,7 +618,7 @@ static void row_health(json_t *rows, const gq_checklist *cl, const json_t *stres
 }
 
 /* The health finding: what the load did to the hottest GPU. */
-static void find_health(json_t *fs, const json_t *stress)
+static void find_health(gq_card *fs, const json_t *stress)
 {
     char a[32], b[32], c[32], d[32], s1[64];
     size_t i;
@@ -652,7 +659,7 @@ static void find_health(json_t *fs, const json_t *stress)
 }
 
 /* Placement: the roles solved on the measured paths and the gain over the naive mapping. */
-static void row_placement(json_t *rows, const gq_checklist *cl, const json_t *pl)
+static void row_placement(gq_card *rows, const gq_checklist *cl, const json_t *pl)
 {
     char ev[512], res[512], a[32], b[32], c[32];
     size_t i;
@@ -693,7 +700,7 @@ static void row_placement(json_t *rows, const gq_checklist *cl, const json_t *pl
 /* The offload sentence: "do not collide" only when the measured budgets show
  * it; else the shared budget that two offload workers draw on, or that the
  * budgets were not measured. */
-static void find_offload(json_t *fs, const int *gl, int n, const char *list, double mh, double md,
+static void find_offload(gq_card *fs, const int *gl, int n, const char *list, double mh, double md,
                          const json_t *bottlenecks, const gq_card_facts *f)
 {
     char a[32], b[32], c[32], sb[64], sc[64];
@@ -739,7 +746,7 @@ static void find_offload(json_t *fs, const int *gl, int n, const char *list, dou
         list, f1(mh, a, sizeof a), f1(md, b, sizeof b));
 }
 
-static void find_placement(json_t *fs, const json_t *pl, const json_t *bottlenecks, const gq_card_facts *f)
+static void find_placement(gq_card *fs, const json_t *pl, const json_t *bottlenecks, const gq_card_facts *f)
 {
     char a[32], b[32];
     size_t i;
@@ -794,7 +801,7 @@ static void find_placement(json_t *fs, const json_t *pl, const json_t *bottlenec
 }
 
 /* Measurement integrity: impossible figures, overlap, data checks and errors. */
-static void row_integrity(json_t *rows, const gq_checklist *cl, const gq_card_facts *f)
+static void row_integrity(gq_card *rows, const gq_checklist *cl, const gq_card_facts *f)
 {
     char ev[512], res[512];
     snprintf(ev, sizeof ev,
@@ -809,7 +816,7 @@ static void row_integrity(json_t *rows, const gq_checklist *cl, const gq_card_fa
 }
 
 /* Application validation: not measured by gpuqual. */
-static void row_application(json_t *rows)
+static void row_application(gq_card *rows)
 {
     row(rows, "Application validation", "TTFT, ITL, throughput, tails and errors under the target workload",
         "not measured by gpuqual: run the serving stack on the placement above", "skip",
@@ -817,7 +824,7 @@ static void row_application(json_t *rows)
 }
 
 /* The verdict findings: up to six checks with the card's verdict, when it is warn or fail. */
-static void find_verdicts(json_t *fs, const gq_checklist *cl, gq_verdict overall)
+static void find_verdicts(gq_card *fs, const gq_checklist *cl, gq_verdict overall)
 {
     if (overall == GQ_V_FAIL || overall == GQ_V_WARN) {
         int shown = 0;
@@ -830,7 +837,7 @@ static void find_verdicts(json_t *fs, const gq_checklist *cl, gq_verdict overall
 }
 
 /* The identity finding: a virtual machine showing one NUMA node. */
-static void find_identity(json_t *fs, const json_t *id)
+static void find_identity(gq_card *fs, const json_t *id)
 {
     if (json_is_true(json_object_get(id, "vm")) && gq_json_num(id, "numa_nodes") <= 1)
         finding(
@@ -841,18 +848,28 @@ static void find_identity(json_t *fs, const json_t *id)
 
 /* ---- the judge -------------------------------------------------------------- */
 
-int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_recordset *rs,
-                  const gq_expect *ex, gq_err *err)
+int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_recordset *rs,
+                  const gq_expect *ex, gq_card *out, gq_err *err)
 {
+    gq_card_init(out);
     gq_card_facts *f = malloc(sizeof *f);
-    gq_checklist cl = {0};
-    int rc = GQ_OK;
     if (!f)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
     gq_card_facts_from_json(card, stress, rs, f);
-    if ((rc = gq_expect_judge(ex, f, &cl, err)))
+    int rc = gq_expect_judge(ex, f, &out->checks, err);
+    if (rc)
         goto out;
-    gq_verdict overall = gq_card_judge_summary(card, &cl, ex, f->step_ev, f->step_why);
+    memcpy(out->step_ev, f->step_ev, sizeof out->step_ev);
+    memcpy(out->step_why, f->step_why, sizeof out->step_why);
+    if (!gq_card_level_parse(json_string_value(json_object_get(card, "level")), &out->level))
+        out->level = GQ_LEVEL_STANDARD; /* a schema-1 card: today's standard card */
+    out->complete = !json_is_false(json_object_get(card, "complete"));
+    if ((out->have_expect = ex && ex->nmodels)) {
+        snprintf(out->expect_file, sizeof out->expect_file, "%s", ex->path[0] ? ex->path : "(inline)");
+        snprintf(out->expect_description, sizeof out->expect_description, "%s", ex->description);
+    }
+    const gq_checklist *cl = &out->checks;
+    gq_verdict overall = gq_card_summarize(out);
 
     /* ---- rows: seed 001 §9 ---- */
     const json_t *id = json_object_get(card, "identity"), *dm = json_object_get(card, "domains");
@@ -864,37 +881,32 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
     doms_of(dm, &d);
     p2p_ranges pr;
     p2p_ranges_of(m0, &d, &pr);
-    json_t *rows = json_array();
-    row_identity(rows, &cl, id);
-    row_pairwise(rows, &cl, m0, dm, d.ndom, &pr);
-    row_concurrent(rows, &cl, pairs, dm, d.ndom);
-    row_host(rows, &cl, host, bottlenecks, f);
-    row_sweeps(rows, &cl, sweeps);
-    row_latency(rows, &cl, lat);
-    row_health(rows, &cl, stress);
-    row_placement(rows, &cl, pl);
-    row_integrity(rows, &cl, f);
-    row_application(rows);
-    gq_card_rows_rest_on(rows, f->step_ev, f->step_why);
-    json_object_set_new(card, "rows", rows);
+    row_identity(out, cl, id);
+    row_pairwise(out, cl, m0, dm, d.ndom, &pr);
+    row_concurrent(out, cl, pairs, dm, d.ndom);
+    row_host(out, cl, host, bottlenecks, f);
+    row_sweeps(out, cl, sweeps);
+    row_latency(out, cl, lat);
+    row_health(out, cl, stress);
+    row_placement(out, cl, pl);
+    row_integrity(out, cl, f);
+    row_application(out);
+    gq_card_rest_rows(out);
 
     /* ---- findings in plain sentences ---- */
-    json_t *fs = json_array();
-    find_verdicts(fs, &cl, overall);
-    find_pairwise(fs, m0, dm, d.ndom, &pr);
-    find_concurrent(fs, pairs);
+    find_verdicts(out, cl, overall);
+    find_pairwise(out, m0, dm, d.ndom, &pr);
+    find_concurrent(out, pairs);
     /* Shared budgets are stated from the contention step's copies only (other
      * steps' groups, such as the placement's, are not a survey of the paths). */
     if (f->step_ev[GQ_CS_CONTENTION] == GQ_EV_MEASURED)
-        find_bottlenecks(fs, bottlenecks);
-    find_host(fs, host);
-    find_placement(fs, pl, bottlenecks, f);
-    find_sweeps(fs, sweeps);
-    find_health(fs, stress);
-    find_identity(fs, id);
-    json_object_set_new(card, "findings", fs);
+        find_bottlenecks(out, bottlenecks);
+    find_host(out, host);
+    find_placement(out, pl, bottlenecks, f);
+    find_sweeps(out, sweeps);
+    find_health(out, stress);
+    find_identity(out, id);
 out:
-    gq_checklist_free(&cl);
     free(f);
     return rc;
 }

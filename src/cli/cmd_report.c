@@ -181,8 +181,9 @@ static int report_run(gq_ctx *ctx)
     } else if ((rc = gq_card_read(card, ctx->pos[0], &ctx->err))) {
         /* Fail closed, before anything is written: a card read back is never a pass by default. */
         goto out;
-    } else if (o->expect && (rc = gq_card_judge(card, json_object_get(root, "bottlenecks"),
-                                                json_object_get(root, "stress"), &rs, o->ex, &ctx->err))) {
+    } else if (o->expect &&
+               (rc = gq_card_judge_json(card, json_object_get(root, "bottlenecks"),
+                                        json_object_get(root, "stress"), &rs, o->ex, &ctx->err))) {
         goto out;
     }
     ctx->exit_code = gq_card_exit_code(card);

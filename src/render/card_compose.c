@@ -11,6 +11,7 @@
 #include "analysis/json_get.h"
 #include "analysis/card.h"
 #include "render/card_compose.h"
+#include "render/card_render.h"
 #include "analysis/domains.h"
 #include "analysis/sweepfit.h"
 #include "core/units.h"
@@ -597,7 +598,7 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
         bl = json_array();
     }
     out = json_object();
-    if (gq_card_judge(card, bl, in->stress, rs, in->expect, err)) {
+    if (gq_card_judge_json(card, bl, in->stress, rs, in->expect, err)) {
         json_decref(bl);
         json_decref(dlist);
         json_decref(out);

@@ -20,19 +20,6 @@ const json_t *gq_cj_card(const json_t *root, gq_err *err)
     return c;
 }
 
-const char *gq_cj_verdict_text(const json_t *card, char *buf, size_t n)
-{
-    const char *t = gq_cj_str(card, "verdict_text", NULL);
-    if (t)
-        return t;
-    const char *v = gq_cj_str(card, "verdict", "?");
-    size_t k = 0;
-    for (; v[k] && k + 1 < n; k++)
-        buf[k] = (char)(v[k] >= 'a' && v[k] <= 'z' ? v[k] - 'a' + 'A' : v[k]);
-    buf[k] = 0;
-    return buf;
-}
-
 double gq_cj_num(const json_t *o, const char *key)
 {
     const json_t *v = o ? json_object_get(o, key) : NULL;

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "analysis/card.h"
+#include "render/card_render.h"
 #include "analysis/expect.h"
 
 /* A JSON text; a card section (it has "identity") without a plan gets one in
@@ -176,7 +177,7 @@ static void empty_card_rows(void **state)
     (void)state;
     json_t *card = load("{\"identity\": {\"gpus\": []}}");
     gq_err e = {0};
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, &e), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, &e), GQ_OK);
     assert_int_equal(json_array_size(json_object_get(card, "rows")), 10);
     assert_string_equal(rs(card, "Identity and links", "verdict"), "skip");
     assert_string_equal(rs(card, "Pairwise GPU traffic", "measurement"), "P2P read matrix");
@@ -206,7 +207,7 @@ static void rows_do_not_inherit(void **state)
     (void)state;
     json_t *card = load("{\"identity\": {\"gpus\": []}, \"sweeps\": [{\"label\": \"host → GPU 0\", \"fit\": "
                         "{\"fixed_us\": 3, \"asymptotic_gbps\": 25.3, \"half_bytes\": 75776}}]}");
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     assert_string_equal(rs(card, "Transfer granularity", "measurement"), "buffer-size sweep on 1 path");
     assert_string_equal(rs(card, "Transfer granularity", "result"),
                         "host → GPU 0: 3 µs fixed cost, half of 25.3 GB/s at 74 KiB");
@@ -228,7 +229,7 @@ static void long_offload_list(void **state)
         used += (size_t)snprintf(json + used, sizeof json - used, "%s{\"gpu\": %d}", g > 10 ? ", " : "", g);
     snprintf(json + used, sizeof json - used, "]}}");
     json_t *card = load(json);
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     const char *f = NULL;
     size_t i;
     const json_t *x;
@@ -255,7 +256,7 @@ static void one_record_is_measured(void **state)
     strcpy(r.test, "t");
     gq_records_push(&set, &r);
     json_t *card = load("{\"identity\": {\"gpus\": []}}");
-    assert_int_equal(gq_card_judge(card, NULL, NULL, &set, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, &set, NULL, NULL), GQ_OK);
     assert_string_equal(
         rs(card, "Measurement integrity", "measurement"),
         "1 records: every figure against its path's capacity, overlap of concurrent windows, data "
@@ -271,7 +272,7 @@ static void one_gpu_stress_row(void **state)
     (void)state;
     json_t *card = load("{\"identity\": {\"gpus\": [{\"index\": 0, \"name\": \"G\"}]}}");
     json_t *stress = load("{\"elapsed_s\": 30, \"gpus\": [{\"gpu\": 0}]}");
-    assert_int_equal(gq_card_judge(card, NULL, stress, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, stress, NULL, NULL, NULL), GQ_OK);
     assert_string_equal(rs(card, "Whole-node health", "measurement"),
                         "30 s GEMM load on 1 GPU; temperature, power, clocks, throttle reasons, errors");
     assert_string_not_equal(rs(card, "Whole-node health", "verdict"), "skip");
@@ -285,13 +286,13 @@ static void pairs_finding_needs_both(void **state)
     (void)state;
     json_t *card = load("{\"identity\": {\"gpus\": []}, \"pairs\": {\"within\": {\"pairs\": [[0, 1]], "
                         "\"aggregate_gbps\": 50}}}");
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     assert_false(finding_has(card, "pairs at once within domains moved"));
     assert_string_equal(rs(card, "Concurrent GPU traffic", "result"), "within 50 GB/s in total");
     json_decref(card);
     card = load("{\"identity\": {\"gpus\": []}, \"pairs\": {\"across\": {\"pairs\": [[0, 2], [1, 3]], "
                 "\"aggregate_gbps\": 30, \"isolated_gbps\": [20, 25]}, \"ratio\": 0.5}}");
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     assert_false(finding_has(card, "pairs at once within domains moved"));
     assert_string_equal(rs(card, "Concurrent GPU traffic", "result"),
                         "2 pairs at once 30 GB/s in total, 45 GB/s one at a time");
@@ -299,7 +300,7 @@ static void pairs_finding_needs_both(void **state)
     card = load("{\"identity\": {\"gpus\": []}, \"pairs\": {\"within\": {\"pairs\": [[0, 1]], "
                 "\"aggregate_gbps\": 50}, "
                 "\"across\": {\"pairs\": [[0, 2]], \"aggregate_gbps\": 20}, \"ratio\": 0.4}}");
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     assert_true(finding_has(card,
                             "1 pairs at once within domains moved 50 GB/s in total, 1 pairs across domains "
                             "20 GB/s: crossing domains keeps 40% of the bandwidth."));
@@ -373,12 +374,12 @@ static void link_gen_under_load(void **state)
     (void)state;
     json_t *card = load("{\"identity\": {\"gpus\": [{\"index\": 0, \"name\": \"G\", \"pcie\": {\"gen\": 4, "
                         "\"width\": 16, \"gen_max\": 5, \"width_max\": 16, \"under_load\": true}}]}}");
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     assert_string_equal(rs(card, "Identity and links", "result"), "1 GPU below the link's maximum");
     json_decref(card);
     card = load("{\"identity\": {\"gpus\": [{\"index\": 0, \"name\": \"G\", \"pcie\": {\"gen\": 4, "
                 "\"width\": 16, \"gen_max\": 5, \"width_max\": 16, \"under_load\": false}}]}}");
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     assert_string_equal(rs(card, "Identity and links", "result"), "every link at its maximum (Gen5 x16)");
     json_decref(card);
 }
@@ -401,7 +402,7 @@ static void pair_list_limit(void **state)
                                  k + 1);
     snprintf(json + used, sizeof json - used, "]}}");
     json_t *card = load(json);
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     const char *f = NULL;
     size_t i;
     const json_t *x;
@@ -431,7 +432,7 @@ static void placement_row_pair_limit(void **state)
                              ", {\"prefill\": 1, \"decode\": 10}, {\"prefill\": 5, \"decode\": 9}");
     snprintf(json + used, sizeof json - used, "]}}");
     json_t *card = load(json);
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     const char *r = rs(card, "Placement", "result");
     assert_int_equal(strlen(r), 488);
     assert_string_equal(r + 488 - strlen(" 1→10"), " 1→10");
@@ -537,7 +538,8 @@ static void schema1_card_upgraded(void **state)
         " \"verdict\": \"pass\"}, {\"check\": \"Concurrent GPU traffic\", \"evidence\": \"pairs\","
         " \"result\": \"0 pairs\", \"verdict\": \"pass\"}, {\"check\": \"Latency\", \"evidence\": \"chase\","
         " \"result\": \"1 ns\", \"verdict\": \"pass\"}]}");
-    assert_int_equal(gq_card_upgrade_v1(card), GQ_OK);
+    gq_err e = {0};
+    assert_int_equal(gq_card_read(card, "v1.json", &e), GQ_OK);
     const json_t *c0 = json_array_get(json_object_get(card, "checks"), 0);
     const json_t *c1 = json_array_get(json_object_get(card, "checks"), 1);
     assert_string_equal(json_string_value(json_object_get(c0, "verdict")), "pass");
