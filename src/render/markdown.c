@@ -602,6 +602,10 @@ int gq_card_render_summary(FILE *f, const json_t *root, int width, gq_err *err)
             c->verdict_text, c->counts[GQ_V_PASS], c->counts[GQ_V_WARN], c->counts[GQ_V_FAIL],
             json_is_true(json_object_get(root, "simulated")) ? " [simulated]" : "",
             !c->complete && c->verdict != GQ_CV_INCOMPLETE ? " [INCOMPLETE]" : "");
+    /* The quality used, when the planner lowered it to fit the budget (the identity step's note). */
+    const char *qn = gq_cj_str(json_array_get(json_object_get(card, "plan"), 0), "note", "");
+    if (!strncmp(qn, "quality lowered", 15))
+        fprintf(f, "  level %s; %s\n", gq_card_level_name(c->level), qn);
     for (int i = 0; i < c->nrows; i++) {
         const gq_card_row *r = &c->rows[i];
         const char *v = verdict_word(gq_verdict_name(r->verdict));
