@@ -171,7 +171,6 @@ void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *wh
  * (render/card_render.h: gq_card_to_json, gq_card_from_json) writes and reads
  * it; the renderers print the table, the verdict and the findings from it. */
 #define GQ_CARD_MAX_ROWS 16
-#define GQ_CARD_MAX_FINDINGS 48
 
 typedef struct gq_card_row {
     char check[48];        /* "Host-memory traffic" */
@@ -200,13 +199,16 @@ typedef struct gq_card {
     char expect_description[256];
     int nrows;
     gq_card_row rows[GQ_CARD_MAX_ROWS];
-    int nfindings;
-    char findings[GQ_CARD_MAX_FINDINGS][640];
+    int nfindings, capfindings;
+    char (*findings)[640]; /* owned; one plain sentence each */
+    bool oom;              /* a finding was dropped for want of memory */
 } gq_card;
 
 /* A card with nothing judged yet (every step unknown, complete, standard). */
 void gq_card_init(gq_card *c);
 void gq_card_free(gq_card *c);
+/* Appends a finding (cut at 639 bytes); GQ_E_NOMEM when it cannot grow. */
+int gq_card_add_finding(gq_card *c, const char *text);
 
 /* Each row's evidence and reason from its step's (c->step_ev); a row whose
  * evidence is not measured says "not measured (why)" and is skip. */

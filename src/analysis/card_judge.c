@@ -124,14 +124,16 @@ static void row(gq_card *rows, const char *check, const char *evidence, const ch
         r->verdict = GQ_V_SKIP;
 }
 
+/* A finding; running out of memory drops it and gq_card_judge reports it. */
 __attribute__((format(printf, 2, 3))) static void finding(gq_card *fs, const char *fmt, ...)
 {
-    if (fs->nfindings >= GQ_CARD_MAX_FINDINGS)
-        return;
+    char buf[640];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(fs->findings[fs->nfindings++], sizeof fs->findings[0], fmt, ap);
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    if (gq_card_add_finding(fs, buf))
+        fs->oom = true;
 }
 
 /* The performance domains of the card's domains section: dom_of by GPU index
@@ -906,6 +908,8 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *s
     find_sweeps(out, sweeps);
     find_health(out, stress);
     find_identity(out, id);
+    if (out->oom)
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory writing the card's findings");
 out:
     free(f);
     return rc;

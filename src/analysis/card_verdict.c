@@ -18,8 +18,26 @@ void gq_card_init(gq_card *c)
 
 void gq_card_free(gq_card *c)
 {
-    if (c)
-        gq_checklist_free(&c->checks);
+    if (!c)
+        return;
+    gq_checklist_free(&c->checks);
+    free(c->findings);
+    c->findings = NULL;
+    c->nfindings = c->capfindings = 0;
+}
+
+int gq_card_add_finding(gq_card *c, const char *text)
+{
+    if (c->nfindings == c->capfindings) {
+        int cap = c->capfindings ? 2 * c->capfindings : 16;
+        void *p = realloc(c->findings, (size_t)cap * sizeof c->findings[0]);
+        if (!p)
+            return GQ_E_NOMEM;
+        c->findings = p;
+        c->capfindings = cap;
+    }
+    snprintf(c->findings[c->nfindings++], sizeof c->findings[0], "%s", text);
+    return GQ_OK;
 }
 
 void gq_card_rest_rows(gq_card *c)

@@ -319,8 +319,12 @@ int gq_card_from_json(const json_t *card, const char *file, gq_card *out, gq_err
     decode_rows(card, R.version, out);
     size_t i;
     const json_t *x;
-    json_array_foreach(json_object_get(card, "findings"), i, x) if (out->nfindings < GQ_CARD_MAX_FINDINGS)
-        snprintf(out->findings[out->nfindings++], sizeof out->findings[0], "%s", json_string_value(x));
+    json_array_foreach(json_object_get(card, "findings"), i,
+                       x) if (gq_card_add_finding(out, json_string_value(x)))
+    {
+        gq_card_free(out);
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory reading the card");
+    }
     if (R.version < 2) { /* judged again on the evidence its plan gives */
         gq_card_summarize(out);
         return GQ_OK;

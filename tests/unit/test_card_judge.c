@@ -562,24 +562,67 @@ static void schema1_card_upgraded(void **state)
     json_decref(card);
 }
 
+/* The codec: what gq_card_to_json writes, gq_card_from_json reads back the
+ * same (rows, evidence, verdict, every finding, however many). */
+static void codec_round_trip(void **state)
+{
+    (void)state;
+    gq_card *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+    gq_card_init(a);
+    a->level = GQ_LEVEL_QUICK;
+    for (int s = 0; s < GQ_CS_COUNT; s++)
+        a->step_ev[s] = GQ_EV_MEASURED;
+    a->step_ev[GQ_CS_STRESS] = GQ_EV_SKIPPED;
+    a->step_why[GQ_CS_STRESS] = GQ_EVR_USER;
+    a->nrows = 2;
+    snprintf(a->rows[0].check, sizeof a->rows[0].check, "Latency");
+    snprintf(a->rows[0].measurement, sizeof a->rows[0].measurement, "pointer chase");
+    a->rows[0].verdict = GQ_V_PASS;
+    snprintf(a->rows[1].check, sizeof a->rows[1].check, "Whole-node health");
+    a->rows[1].verdict = GQ_V_PASS;
+    gq_card_rest_rows(a);
+    for (int k = 0; k < 100; k++) {
+        char t[32];
+        snprintf(t, sizeof t, "finding %d", k);
+        assert_int_equal(gq_card_add_finding(a, t), GQ_OK);
+    }
+    gq_card_summarize(a);
+    assert_string_equal(a->verdict_text, "PASS without stress");
+    json_t *card = json_pack("{s:[{s:s, s:s}]}", "plan", "step", "stress", "status", "skipped");
+    gq_card_to_json(a, card);
+    gq_err e = {0};
+    if (gq_card_from_json(card, "rt.json", b, &e))
+        fail_msg("%s", e.msg);
+    assert_int_equal(b->nfindings, 100);
+    assert_string_equal(b->findings[99], "finding 99");
+    assert_int_equal(b->nrows, 2);
+    assert_string_equal(b->rows[0].measurement, "pointer chase");
+    assert_int_equal(b->rows[1].verdict, GQ_V_SKIP);
+    assert_int_equal(b->rows[1].evidence, GQ_EV_SKIPPED);
+    assert_int_equal(b->rows[1].reason, GQ_EVR_USER);
+    assert_int_equal(b->rows[1].step, GQ_CS_STRESS);
+    assert_int_equal(b->verdict, GQ_CV_PASS);
+    assert_int_equal(b->level, GQ_LEVEL_QUICK);
+    assert_true(b->turned_off[GQ_CS_STRESS]);
+    assert_string_equal(b->verdict_text, "PASS without stress");
+    json_decref(card);
+    gq_card_free(a);
+    gq_card_free(b);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(overall_from_evidence),
-        cmocka_unit_test(names_parse_strictly),
-        cmocka_unit_test(schema1_card_upgraded),
-        cmocka_unit_test(facts_by_position),
-        cmocka_unit_test(facts_from_records),
-        cmocka_unit_test(empty_card_rows),
-        cmocka_unit_test(one_gpu_stress_row),
-        cmocka_unit_test(pairs_finding_needs_both),
-        cmocka_unit_test(exit_codes),
-        cmocka_unit_test(rows_do_not_inherit),
-        cmocka_unit_test(long_offload_list),
-        cmocka_unit_test(one_record_is_measured),
-        cmocka_unit_test(facts_power_nvlinks_matrices),
-        cmocka_unit_test(link_gen_under_load),
-        cmocka_unit_test(pair_list_limit),
+        cmocka_unit_test(overall_from_evidence),    cmocka_unit_test(names_parse_strictly),
+        cmocka_unit_test(schema1_card_upgraded),    cmocka_unit_test(codec_round_trip),
+        cmocka_unit_test(facts_by_position),        cmocka_unit_test(facts_from_records),
+        cmocka_unit_test(empty_card_rows),          cmocka_unit_test(one_gpu_stress_row),
+        cmocka_unit_test(pairs_finding_needs_both), cmocka_unit_test(exit_codes),
+        cmocka_unit_test(rows_do_not_inherit),      cmocka_unit_test(long_offload_list),
+        cmocka_unit_test(one_record_is_measured),   cmocka_unit_test(facts_power_nvlinks_matrices),
+        cmocka_unit_test(link_gen_under_load),      cmocka_unit_test(pair_list_limit),
         cmocka_unit_test(placement_row_pair_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
