@@ -420,41 +420,36 @@ static void html_identity(FILE *f, const json_t *id)
     fputs(".</p>\n", f);
 }
 
-static void html_checks(FILE *f, const json_t *checks)
+static void html_checks(FILE *f, const gq_checklist *cl)
 {
-    if (!json_array_size(checks))
+    if (!cl->n)
         return;
-    static const char *const order[] = {"fail", "warn", "pass", "info", "skip"};
+    static const gq_verdict order[] = {GQ_V_FAIL, GQ_V_WARN, GQ_V_PASS, GQ_V_INFO, GQ_V_SKIP};
     fputs(
         "<h2 "
         "id=\"checks\">Checks</h2>\n<table><tr><th>verdict</th><th>check</th><th>subject</th><th>figure</th>"
         "<th>threshold</th><th>detail</th></tr>\n",
         f);
     char b[64], x[32];
-    for (int o = 0; o < 5; o++) {
-        size_t i;
-        const json_t *c;
-        json_array_foreach(checks, i, c)
-        {
-            if (strcmp(gq_cj_str(c, "verdict", ""), order[o]))
+    for (int o = 0; o < 5; o++)
+        for (int i = 0; i < cl->n; i++) {
+            const gq_check *c = &cl->v[i];
+            if (c->verdict != order[o])
                 continue;
-            const char *unit = gq_cj_str(c, "unit", "");
             fputs("<tr><td>", f);
-            badge(f, order[o], false);
+            badge(f, gq_verdict_name(order[o]), false);
             fputs("</td>", f);
-            td_text(f, gq_cj_str(c, "id", ""));
-            td_text(f, gq_cj_str(c, "subject", ""));
-            double fig = gq_cj_num(c, "figure"), thr = gq_cj_num(c, "threshold");
-            snprintf(b, sizeof b, "%s %s", gq_fmt_num(fig, GQ_NUM_FIGURE, x, sizeof x),
-                     isfinite(fig) ? unit : "");
+            td_text(f, c->id);
+            td_text(f, c->subject);
+            snprintf(b, sizeof b, "%s %s", gq_fmt_num(c->figure, GQ_NUM_FIGURE, x, sizeof x),
+                     isfinite(c->figure) ? c->unit : "");
             td_text(f, b);
-            snprintf(b, sizeof b, "%s %s", gq_fmt_num(thr, GQ_NUM_FIGURE, x, sizeof x),
-                     isfinite(thr) ? unit : "");
+            snprintf(b, sizeof b, "%s %s", gq_fmt_num(c->threshold, GQ_NUM_FIGURE, x, sizeof x),
+                     isfinite(c->threshold) ? c->unit : "");
             td_text(f, b);
-            td_text(f, gq_cj_str(c, "text", ""));
+            td_text(f, c->text);
             fputs("</tr>\n", f);
         }
-    }
     fputs("</table>\n", f);
 }
 
@@ -716,8 +711,6 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
     html_head(f, root, card, c, F.ids);
     html_card_rows(f, c);
     html_findings(f, c);
-    gq_card_free(c);
-    free(c);
     if (F.n) {
         fputs("<h2 id=\"figures\">Figures</h2>\n", f);
         fwrite(fbuf, 1, flen, f);
@@ -730,7 +723,9 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
         html_stress(f, st);
     }
     html_placement(f, card);
-    html_checks(f, json_object_get(card, "checks"));
+    html_checks(f, &c->checks);
+    gq_card_free(c);
+    free(c);
     html_identity(f, json_object_get(card, "identity"));
     html_plan(f, card);
     fputs("<p class=\"meta\">Units: GB/s = 10<sup>9</sup> bytes/s; buffer sizes in KiB/MiB/GiB. The full "

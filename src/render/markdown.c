@@ -445,33 +445,29 @@ static void md_identity(FILE *f, const json_t *id)
             gq_cj_str(id, "gpuqual", "?"));
 }
 
-static void md_checks(FILE *f, const json_t *checks)
+static void md_checks(FILE *f, const gq_checklist *cl)
 {
-    if (!json_array_size(checks))
+    if (!cl->n)
         return;
-    static const char *const order[] = {"fail", "warn", "pass", "info", "skip"};
+    static const gq_verdict order[] = {GQ_V_FAIL, GQ_V_WARN, GQ_V_PASS, GQ_V_INFO, GQ_V_SKIP};
     char b[2][32];
     fputs("\n## Checks\n\n| verdict | check | subject | figure | threshold | detail "
           "|\n|---|---|---|---:|---:|---|\n",
           f);
-    for (int o = 0; o < 5; o++) {
-        size_t i;
-        const json_t *c;
-        json_array_foreach(checks, i, c)
-        {
-            if (strcmp(gq_cj_str(c, "verdict", ""), order[o]))
+    for (int o = 0; o < 5; o++)
+        for (int i = 0; i < cl->n; i++) {
+            const gq_check *c = &cl->v[i];
+            if (c->verdict != order[o])
                 continue;
-            const char *unit = gq_cj_str(c, "unit", "");
-            double fig = gq_cj_num(c, "figure"), thr = gq_cj_num(c, "threshold");
-            fprintf(f, "| %s | %s | %s | %s%s%s | %s%s%s | ", verdict_word(order[o]), gq_cj_str(c, "id", "?"),
-                    gq_cj_str(c, "subject", ""), gq_fmt_num(fig, GQ_NUM_FIGURE, b[0], 32),
-                    isfinite(fig) && *unit ? " " : "", isfinite(fig) ? unit : "",
-                    gq_fmt_num(thr, GQ_NUM_FIGURE, b[1], 32), isfinite(thr) && *unit ? " " : "",
-                    isfinite(thr) ? unit : "");
-            cell(f, gq_cj_str(c, "text", ""));
+            const char *unit = c->unit;
+            double fig = c->figure, thr = c->threshold;
+            fprintf(f, "| %s | %s | %s | %s%s%s | %s%s%s | ", verdict_word(gq_verdict_name(order[o])), c->id,
+                    c->subject, gq_fmt_num(fig, GQ_NUM_FIGURE, b[0], 32), isfinite(fig) && *unit ? " " : "",
+                    isfinite(fig) ? unit : "", gq_fmt_num(thr, GQ_NUM_FIGURE, b[1], 32),
+                    isfinite(thr) && *unit ? " " : "", isfinite(thr) ? unit : "");
+            cell(f, c->text);
             fputs(" |\n", f);
         }
-    }
 }
 
 /* The card's table and findings, from the typed card. */
@@ -539,11 +535,11 @@ int gq_card_render_markdown(FILE *f, const json_t *root, gq_err *err)
                 gq_cj_str(card, "stopped_at", "?"));
     fprintf(f, "\nLevel: %s.\n", gq_card_level_name(c->level));
     md_card(f, c);
+    md_checks(f, &c->checks);
     gq_card_free(c);
     free(c);
     size_t i;
     const json_t *r;
-    md_checks(f, json_object_get(card, "checks"));
     md_identity(f, json_object_get(card, "identity"));
     const json_t *mats = json_object_get(card, "matrices");
     if (json_array_size(mats)) {
