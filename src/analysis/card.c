@@ -48,8 +48,9 @@ const char *gq_card_step_status_name(gq_card_step_status s)
 void gq_card_opts_default(gq_card_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->budget_s = 300;
-    o->stress_s = 60;
+    o->level = GQ_LEVEL_STANDARD;
+    o->budget_s = gq_card_level_budget_s(o->level);
+    o->stress_s = gq_card_level_stress_s(o->level);
     o->offload = -1;
     o->bytes = 256 * GQ_MiB;
     o->verify = true;
@@ -99,8 +100,16 @@ static void estimate(const gq_topo *t, const gq_card_opts *o, int q, double est[
     uint64_t B = o->bytes;
     double one = gq_card_estimate_measurement(1, R, rs, B);
     memset(est, 0, sizeof(double) * GQ_CS_COUNT);
+    int npairs = 0; /* ordered pairs with P2P */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j && p2p_possible(t, o->gpus[i], o->gpus[j]))
+                npairs++;
     est[GQ_CS_IDENTITY] = 0.2;
-    est[GQ_CS_MATRIX] = n > 1 ? n * (n - 1) * one : 0;
+    /* quick: the pairs with P2P only; full: both directions of the matrix (read and write) */
+    est[GQ_CS_MATRIX] = o->level == GQ_LEVEL_QUICK ? npairs * one
+                        : n > 1                    ? n * (n - 1) * one * (o->level == GQ_LEVEL_FULL ? 2 : 1)
+                                                   : 0;
     est[GQ_CS_HOST] = 2 * n * one;
     /* Contention: plan it with the domains the tree suggests. */
     gq_domains dom;
@@ -125,16 +134,15 @@ static void estimate(const gq_topo *t, const gq_card_opts *o, int q, double est[
     double sw = 0;
     for (int k = 0; k < np; k++)
         sw += gq_card_estimate_measurement(1, 3, rs, sizes[k]);
-    est[GQ_CS_SWEEP] = o->no_sweep ? 0 : 2 * sw;
-    int npairs = 0;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++)
-            if (i != j && p2p_possible(t, o->gpus[i], o->gpus[j]))
-                npairs++;
+    /* standard: the fastest and the slowest path; full: those of the P2P pairs and of the host paths */
+    est[GQ_CS_SWEEP] = o->no_sweep ? 0 : (o->level == GQ_LEVEL_FULL ? 4 : 2) * sw;
     /* a round chases GQ_CATALOG_CHASE_ITERS loads of ~1.2 us to host memory */
     est[GQ_CS_LATENCY] = o->no_latency ? 0 : (n + npairs) * ((R + 0.1) * GQ_CARD_LAT_ROUND_S + 0.05);
     est[GQ_CS_PLACEMENT] = o->no_placement || n < 2 ? 0 : 6 * gq_card_estimate_measurement(n, R, rs, B);
     est[GQ_CS_STRESS] = o->stress_s > 0 ? o->stress_s + 2.0 : 0;
+    for (int s = 0; s < GQ_CS_COUNT; s++)
+        if (!gq_card_level_has(o->level, (gq_card_step_id)s))
+            est[s] = 0;
 }
 
 static void fmt_dur(double s, char *buf, size_t n)
@@ -190,7 +198,8 @@ int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out
         for (q = 0; q < NQUALITY; q++) {
             estimate(t, o, q, est);
             for (int d = 0; d < dropped; d++)
-                est[drop_order[d]] = -1;
+                if (est[drop_order[d]] > 0) /* a step that would run: cut for the budget */
+                    est[drop_order[d]] = -1;
             total = 0;
             for (int s = 0; s < GQ_CS_COUNT; s++)
                 if (est[s] > 0)
@@ -204,6 +213,7 @@ int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out
     if (q >= NQUALITY)
         q = NQUALITY - 1; /* cannot happen: min fits */
     out->quality = q;
+    out->level = o->level;
     out->rounds = quality[q].rounds;
     out->round_s = quality[q].round_s;
     out->sweep_points = quality[q].sweep_points;
@@ -215,19 +225,33 @@ int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out
         st->est_s = est[s] > 0 ? est[s] : 0;
         st->run = est[s] > 0 || s == GQ_CS_IDENTITY;
         st->status = st->run ? GQ_CSS_PLANNED : GQ_CSS_SKIPPED;
-        if (est[s] < 0)
+        st->reason = GQ_EVR_NONE;
+        if (st->run)
+            continue;
+        const char *why = "nothing to measure";
+        gq_ev_reason r = GQ_EVR_NOT_APPLICABLE;
+        if (est[s] < 0) {
             snprintf(st->note, sizeof st->note, "did not fit the %s budget", a);
-        else if (!st->run) {
-            const char *why = "nothing to measure";
-            if (s == GQ_CS_STRESS)
-                why = "--no-stress";
-            else if ((s == GQ_CS_SWEEP && o->no_sweep) || (s == GQ_CS_LATENCY && o->no_latency) ||
-                     (s == GQ_CS_PLACEMENT && o->no_placement))
-                why = "turned off";
-            else if (s == GQ_CS_MATRIX || s == GQ_CS_PLACEMENT)
-                why = "one GPU: no pair to measure";
-            snprintf(st->note, sizeof st->note, "%s", why);
+            st->reason = GQ_EVR_BUDGET;
+            continue;
         }
+        if (!gq_card_level_has(o->level, (gq_card_step_id)s))
+            why = o->level == GQ_LEVEL_QUICK ? "not in the quick level" : "not in this level";
+        else if (s == GQ_CS_STRESS) {
+            why = "--no-stress";
+            r = GQ_EVR_USER;
+        } else if ((s == GQ_CS_SWEEP && o->no_sweep) || (s == GQ_CS_LATENCY && o->no_latency) ||
+                   (s == GQ_CS_PLACEMENT && o->no_placement)) {
+            why = "turned off";
+            r = GQ_EVR_USER;
+        } else if ((s == GQ_CS_MATRIX || s == GQ_CS_PLACEMENT) && o->ngpus < 2) {
+            why = "one GPU: no pair to measure";
+            r = GQ_EVR_ONE_GPU;
+        } else if (s == GQ_CS_MATRIX && o->level == GQ_LEVEL_QUICK) {
+            why = "no pair has P2P (the quick level measures P2P pairs only)";
+        }
+        snprintf(st->note, sizeof st->note, "%s", why);
+        st->reason = r;
     }
     if (q > 0)
         snprintf(out->step[GQ_CS_IDENTITY].note, sizeof out->step[GQ_CS_IDENTITY].note,

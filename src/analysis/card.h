@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "analysis/card_types.h"
 #include "analysis/expect.h"
 #include "analysis/stress.h"
 #include "core/types.h"
@@ -42,7 +43,7 @@
 #include "core/record.h"
 #include "topo/topo.h"
 
-#define GQ_CARD_VERSION 1
+#define GQ_CARD_VERSION 2
 
 /* Record "test" names the card uses. Probes are measured as `gpuqual domains`
  * measures them (analysis/probes.h: gq_probe_measurement): host paths as
@@ -61,18 +62,7 @@
 #define GQ_CARD_TEST_HOST_LAT "host_device_latency_sm"
 #define GQ_CARD_TEST_P2P_LAT "device_to_device_latency_sm"
 
-typedef enum gq_card_step_id {
-    GQ_CS_IDENTITY = 0,
-    GQ_CS_MATRIX,
-    GQ_CS_HOST,
-    GQ_CS_CONTENTION,
-    GQ_CS_BIDIR,
-    GQ_CS_SWEEP,
-    GQ_CS_LATENCY,
-    GQ_CS_PLACEMENT,
-    GQ_CS_STRESS,
-    GQ_CS_COUNT
-} gq_card_step_id;
+/* gq_card_step_id, the evidence states, levels and verdicts: analysis/card_types.h. */
 
 typedef enum gq_card_step_status {
     GQ_CSS_PLANNED = 0,
@@ -82,9 +72,6 @@ typedef enum gq_card_step_status {
     GQ_CSS_FAILED,
 } gq_card_step_status;
 
-/* "identity", "matrix", ... and "Identity and links", ... */
-const char *gq_card_step_name(gq_card_step_id s);
-const char *gq_card_step_title(gq_card_step_id s);
 const char *gq_card_step_status_name(gq_card_step_status s);
 
 typedef struct gq_card_step {
@@ -92,10 +79,12 @@ typedef struct gq_card_step {
     double est_s; /* estimate at the chosen quality */
     double elapsed_s;
     gq_card_step_status status;
+    gq_ev_reason reason; /* why it did not run (skipped, interrupted, failed); GQ_EVR_NONE when done */
     char note[600];
 } gq_card_step;
 
 typedef struct gq_card_opts {
+    gq_card_level level; /* which steps the card is made of (default standard) */
     double budget_s;     /* > 0 */
     double stress_s;     /* 0: no stress */
     int prefill, decode; /* roles; both 0: the default split (half and half) */
@@ -104,7 +93,7 @@ typedef struct gq_card_opts {
     bool verify;         /* data pattern check after timed parts (default on) */
     int ngpus;           /* selected GPUs, in order */
     int gpus[GQ_MAX_GPUS];
-    /* Force steps off (tests, --no-stress): */
+    /* Force steps off (tests, --no-stress, --no-placement): the card says the user turned them off. */
     bool no_sweep, no_latency, no_placement;
 } gq_card_opts;
 
@@ -119,6 +108,7 @@ typedef struct gq_card_plan {
     double min_s;  /* the smallest card: identity + host alone (+ stress) */
     double full_s; /* everything at the best quality */
     int quality;   /* 0 best .. */
+    gq_card_level level;
 } gq_card_plan;
 
 /* Plan for topo and the selected GPUs. GQ_E_USAGE when even the smallest
@@ -167,20 +157,90 @@ typedef struct gq_card_result {
 
 void gq_card_result_free(gq_card_result *r);
 
+/* Each step's evidence from a card section's "plan": "done" is measured;
+ * "skipped" and "interrupted" are skipped, "failed" failed, with the entry's
+ * "reason" (schema 2) or, in a schema-1 card, the reason its note gives
+ * ("--no-..." the user, "budget", "one GPU", "interrupted", else not
+ * applicable); a step the plan does not list is unknown. */
+void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *why);
+
+/* ---- the typed card ---------------------------------------------------------
+ * What the card concludes, as a struct: its rows (seed 001 §9's table), its
+ * checks, its findings, each with the step it rests on and that step's
+ * evidence, and the card's verdict. gq_card_judge fills it; the one codec
+ * (render/card_render.h: gq_card_to_json, gq_card_from_json) writes and reads
+ * it; the renderers print the table, the verdict and the findings from it. */
+#define GQ_CARD_MAX_ROWS 16
+
+typedef struct gq_card_row {
+    char check[48];        /* "Host-memory traffic" */
+    char measurement[512]; /* what was measured, in words */
+    char result[512];
+    gq_verdict verdict; /* worst check of the row; info: nothing to judge; skip: not measured */
+    char decision[96];  /* the decision it supports */
+    int step;           /* gq_card_step_id, -1: no step (application validation) */
+    gq_evidence evidence;
+    gq_ev_reason reason;
+} gq_card_row;
+
+typedef struct gq_card {
+    gq_card_level level;
+    gq_card_verdict verdict;
+    char verdict_text[160];
+    int exit_code;
+    bool turned_off[GQ_CS_COUNT];
+    gq_evidence step_ev[GQ_CS_COUNT]; /* each step's evidence, as the plan says */
+    gq_ev_reason step_why[GQ_CS_COUNT];
+    bool complete;       /* the run finished (not interrupted) */
+    int counts[5];       /* checks by gq_verdict: skip, info, pass, warn, fail */
+    gq_checklist checks; /* owned */
+    bool have_expect;    /* expectations applied */
+    char expect_file[512];
+    char expect_description[256];
+    int nrows;
+    gq_card_row rows[GQ_CARD_MAX_ROWS];
+    int nfindings, capfindings;
+    char (*findings)[640]; /* owned; one plain sentence each */
+    bool oom;              /* a finding was dropped for want of memory */
+} gq_card;
+
+/* A card with nothing judged yet (every step unknown, complete, standard). */
+void gq_card_init(gq_card *c);
+void gq_card_free(gq_card *c);
+/* Appends a finding (cut at 639 bytes); GQ_E_NOMEM when it cannot grow. */
+int gq_card_add_finding(gq_card *c, const char *text);
+
+/* Each row's evidence and reason from its step's (c->step_ev); a row whose
+ * evidence is not measured says "not measured (why)" and is skip. */
+void gq_card_rest_rows(gq_card *c);
+
+/* The counts of c->checks, and the card's verdict (gq_card_overall from the
+ * worst check, c->complete, c->level and c->step_ev), verdict_text,
+ * turned_off and exit_code. Returns the worst check verdict. */
+gq_verdict gq_card_summarize(gq_card *c);
+
 /* Facts for the verdicts, from a card section and the stress section (both
  * as composed or saved) and the records (integrity counts; may be NULL). */
 void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
                              gq_card_facts *f);
 
-/* Judge a composed or saved card section again (e.g. `report --expect`):
- * replaces its checks, counts, verdict, exit_code, expectations, rows and
- * findings. bottlenecks and stress are the root sections (may be NULL). */
-int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_recordset *rs,
-                  const gq_expect *ex, gq_err *err);
+/* Judge a composed or saved card section (e.g. `report --expect`) into *out
+ * (gq_card_init'ed here; gq_card_free it): the checks on its facts, their
+ * counts, the verdict from them and the steps' evidence (the section's plan,
+ * its level and "complete"), the rows and the findings. bottlenecks and
+ * stress are the root sections (may be NULL). The section is not changed:
+ * gq_card_to_json (render/card_render.h) writes the result into it. */
+int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_recordset *rs,
+                  const gq_expect *ex, gq_card *out, gq_err *err);
 
-/* Exit code of a card section: 5 when incomplete, else the verdict's (0 pass,
- * 4 warn, 1 fail); -1 when "verdict" is missing, not a string, or not exactly
- * "pass", "warn" or "fail" (a document read back is never a pass by default). */
+/* "skip", "info", "pass", "warn", "fail" exactly (gq_verdict_name). */
+bool gq_verdict_parse(const char *s, gq_verdict *out);
+
+/* Exit code of a card section, from its typed verdict (gq_card_verdict_parse,
+ * gq_card_verdict_exit_code): 0 pass, 4 warn, 1 fail, 5 incomplete (also
+ * when a schema-1 card says "complete": false); -1 when "verdict" is missing,
+ * not a string, or not exactly "pass", "warn", "fail" or "incomplete" (a
+ * document read back is never a pass by default). */
 int gq_card_exit_code(const json_t *card);
 
 #endif

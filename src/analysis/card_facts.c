@@ -43,10 +43,50 @@ static int jidx(const json_t *o, const char *k)
     return isfinite(v) && fabs(v) < 1e9 ? (int)v : -1;
 }
 
+void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *why)
+{
+    for (int s = 0; s < GQ_CS_COUNT; s++) {
+        ev[s] = GQ_EV_UNKNOWN;
+        why[s] = GQ_EVR_NONE;
+    }
+    size_t i;
+    const json_t *p;
+    json_array_foreach(json_object_get(card, "plan"), i, p)
+    {
+        gq_card_step_id s;
+        if (!gq_card_step_parse(json_string_value(json_object_get(p, "step")), &s))
+            continue;
+        const char *st = json_string_value(json_object_get(p, "status"));
+        const char *note = gq_json_str(p, "note", "");
+        const json_t *rj = json_object_get(p, "reason");
+        gq_ev_reason r = GQ_EVR_NONE;
+        bool have_r = json_is_string(rj) && gq_ev_reason_parse(json_string_value(rj), &r);
+        if (!st)
+            continue;
+        if (!strcmp(st, "done")) {
+            ev[s] = GQ_EV_MEASURED;
+        } else if (!strcmp(st, "skipped") || !strcmp(st, "interrupted")) {
+            ev[s] = GQ_EV_SKIPPED;
+            /* A schema-1 card has no reason: its note says it. */
+            if (!have_r)
+                r = !strcmp(st, "interrupted") || strstr(note, "interrupted")  ? GQ_EVR_INTERRUPTED
+                    : !strncmp(note, "--no-", 5) || strstr(note, "turned off") ? GQ_EVR_USER
+                    : strstr(note, "budget")                                   ? GQ_EVR_BUDGET
+                    : strstr(note, "one GPU")                                  ? GQ_EVR_ONE_GPU
+                                                                               : GQ_EVR_NOT_APPLICABLE;
+            why[s] = r;
+        } else if (!strcmp(st, "failed")) {
+            ev[s] = GQ_EV_FAILED;
+            why[s] = have_r ? r : GQ_EVR_ERROR;
+        }
+    }
+}
+
 void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
                              gq_card_facts *f)
 {
     gq_card_facts_init(f);
+    gq_card_plan_evidence(card, f->step_ev, f->step_why);
     const json_t *id = json_object_get(card, "identity");
     int pos[MAXG];
     for (int k = 0; k < MAXG; k++)

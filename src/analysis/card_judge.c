@@ -26,11 +26,6 @@ static double sum_json(const json_t *a)
     return s;
 }
 
-static json_t *jnum(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
 static int jints(const json_t *a, int *out, int max)
 {
     int n = 0;
@@ -91,41 +86,6 @@ static int pos_of(const int *pos, int g)
 
 /* ---- the checks and the card's verdict -------------------------------------- */
 
-static json_t *checks_json(const gq_checklist *cl)
-{
-    json_t *a = json_array();
-    for (int i = 0; i < cl->n; i++) {
-        const gq_check *c = &cl->v[i];
-        json_array_append_new(
-            a, json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:s}", "id", c->id, "subject", c->subject,
-                         "source", c->source, "verdict", gq_verdict_name(c->verdict), "figure",
-                         jnum(c->figure), "threshold", jnum(c->threshold), "unit", c->unit, "text", c->text));
-    }
-    return a;
-}
-
-/* The checks, their counts, the card's verdict, the expectations used and the
- * exit code, written into card; returns the overall verdict. */
-static gq_verdict judge_summary(json_t *card, const gq_checklist *cl, const gq_expect *ex)
-{
-    json_object_set_new(card, "checks", checks_json(cl));
-    gq_verdict overall = gq_checklist_overall(cl);
-    json_object_set_new(
-        card, "counts",
-        json_pack("{s:i, s:i, s:i, s:i, s:i}", "pass", gq_checklist_count(cl, GQ_V_PASS), "warn",
-                  gq_checklist_count(cl, GQ_V_WARN), "fail", gq_checklist_count(cl, GQ_V_FAIL), "info",
-                  gq_checklist_count(cl, GQ_V_INFO), "skip", gq_checklist_count(cl, GQ_V_SKIP)));
-    json_object_set_new(card, "verdict", json_string(gq_verdict_name(overall)));
-    json_object_set_new(card, "expectations",
-                        ex && ex->nmodels
-                            ? json_pack("{s:s, s:s}", "file", ex->path[0] ? ex->path : "(inline)",
-                                        "description", ex->description)
-                            : json_null());
-    bool complete = !json_is_false(json_object_get(card, "complete"));
-    json_object_set_new(card, "exit_code", json_integer(complete ? gq_verdict_exit_code(overall) : 5));
-    return overall;
-}
-
 /* ---- the rows and their findings -------------------------------------------- */
 
 /* Worst verdict among the checks whose id is in ids (NULL-terminated). Rows
@@ -149,21 +109,31 @@ static const char *row_verdict(const gq_checklist *cl, const char *const *ids, b
     return measured ? "info" : "skip";
 }
 
-static void row(json_t *rows, const char *check, const char *evidence, const char *result,
+static void row(gq_card *rows, const char *check, const char *evidence, const char *result,
                 const char *verdict, const char *decision)
 {
-    json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:s, s:s}", "check", check, "evidence", evidence,
-                                          "result", result, "verdict", verdict, "decision", decision));
+    if (rows->nrows >= GQ_CARD_MAX_ROWS)
+        return;
+    gq_card_row *r = &rows->rows[rows->nrows++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->check, sizeof r->check, "%s", check);
+    snprintf(r->measurement, sizeof r->measurement, "%s", evidence);
+    snprintf(r->result, sizeof r->result, "%s", result);
+    snprintf(r->decision, sizeof r->decision, "%s", decision);
+    if (!gq_verdict_parse(verdict, &r->verdict))
+        r->verdict = GQ_V_SKIP;
 }
 
-__attribute__((format(printf, 2, 3))) static void finding(json_t *fs, const char *fmt, ...)
+/* A finding; running out of memory drops it and gq_card_judge reports it. */
+__attribute__((format(printf, 2, 3))) static void finding(gq_card *fs, const char *fmt, ...)
 {
     char buf[640];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    json_array_append_new(fs, json_string(buf));
+    if (gq_card_add_finding(fs, buf))
+        fs->oom = true;
 }
 
 /* The performance domains of the card's domains section: dom_of by GPU index
@@ -228,7 +198,7 @@ static void p2p_ranges_of(const json_t *m0, const card_doms *d, p2p_ranges *r)
 }
 
 /* Identity and links: the GPUs, their memory, power and PCIe links. */
-static void row_identity(json_t *rows, const gq_checklist *cl, const json_t *id)
+static void row_identity(gq_card *rows, const gq_checklist *cl, const json_t *id)
 {
     char ev[512], res[512], a[32], b[32], c[32], d[32];
     size_t i;
@@ -267,7 +237,7 @@ static void row_identity(json_t *rows, const gq_checklist *cl, const json_t *id)
 }
 
 /* Pairwise GPU traffic: the first matrix, one pair at a time, within and across domains. */
-static void row_pairwise(json_t *rows, const gq_checklist *cl, const json_t *m0, const json_t *dm, int ndom,
+static void row_pairwise(gq_card *rows, const gq_checklist *cl, const json_t *m0, const json_t *dm, int ndom,
                          const p2p_ranges *r)
 {
     char ev[512], res[512], s1[64], s2[64];
@@ -293,7 +263,7 @@ static void row_pairwise(json_t *rows, const gq_checklist *cl, const json_t *m0,
 }
 
 /* The pairwise finding: no P2P, the domains, or one domain. */
-static void find_pairwise(json_t *fs, const json_t *m0, const json_t *dm, int ndom, const p2p_ranges *r)
+static void find_pairwise(gq_card *fs, const json_t *m0, const json_t *dm, int ndom, const p2p_ranges *r)
 {
     char s1[64], s2[64];
     size_t i;
@@ -334,7 +304,7 @@ static void find_pairwise(json_t *fs, const json_t *m0, const json_t *dm, int nd
 }
 
 /* Concurrent GPU traffic: pairs at once within domains and across. */
-static void row_concurrent(json_t *rows, const gq_checklist *cl, const json_t *pairs, const json_t *dm,
+static void row_concurrent(gq_card *rows, const gq_checklist *cl, const json_t *pairs, const json_t *dm,
                            int ndom)
 {
     char ev[512], res[512], a[32], b[32];
@@ -376,7 +346,7 @@ static void row_concurrent(json_t *rows, const gq_checklist *cl, const json_t *p
 }
 
 /* The concurrent finding: what crossing domains keeps. */
-static void find_concurrent(json_t *fs, const json_t *pairs)
+static void find_concurrent(gq_card *fs, const json_t *pairs)
 {
     char a[32], b[32];
     const json_t *w = json_object_get(pairs, "within"), *ac = json_object_get(pairs, "across");
@@ -393,7 +363,8 @@ static void find_concurrent(json_t *fs, const json_t *pairs)
 }
 
 /* Host-memory traffic: each GPU alone, subsets and all at once, and the shared host budgets. */
-static void row_host(json_t *rows, const gq_checklist *cl, const json_t *host, const json_t *bottlenecks)
+static void row_host(gq_card *rows, const gq_checklist *cl, const json_t *host, const json_t *bottlenecks,
+                     const gq_card_facts *f)
 {
     char ev[512], res[512], a[32], b[32], s1[64], s2[64];
     size_t i;
@@ -418,20 +389,29 @@ static void row_host(json_t *rows, const gq_checklist *cl, const json_t *host, c
     const json_t *all = json_object_get(host, "all");
     int nbn = 0;
     json_array_foreach(bottlenecks, i, x) nbn += strcmp(gq_json_str(x, "direction", ""), "p2p") != 0;
-    snprintf(res, sizeof res, "alone %s / %s GB/s (to GPU / to host)%s%s%s%s%s; %d shared host budget%s",
+    char budgets[160];
+    /* How many shared host budgets there are is a fact only when the concurrent copies ran. */
+    if (f->step_ev[GQ_CS_CONTENTION] == GQ_EV_MEASURED)
+        snprintf(budgets, sizeof budgets, "%d shared host budget%s", nbn, nbn == 1 ? "" : "s");
+    else
+        snprintf(budgets, sizeof budgets, "shared host budgets not measured (contention %s)",
+                 f->step_ev[GQ_CS_CONTENTION] == GQ_EV_UNKNOWN
+                     ? "unknown"
+                     : gq_ev_reason_words(f->step_why[GQ_CS_CONTENTION]));
+    snprintf(res, sizeof res, "alone %s / %s GB/s (to GPU / to host)%s%s%s%s%s; %s",
              range(h2lo, h2hi, s1, sizeof s1), range(d2lo, d2hi, s2, sizeof s2),
              json_is_object(all) ? "; all at once " : "",
              json_is_object(all) ? f1(gq_json_num(all, "h2d_aggregate_gbps"), a, sizeof a) : "",
              json_is_object(all) ? " / " : "",
              json_is_object(all) ? f1(gq_json_num(all, "d2h_aggregate_gbps"), b, sizeof b) : "",
-             json_is_object(all) ? " GB/s" : "", nbn, nbn == 1 ? "" : "s");
+             json_is_object(all) ? " GB/s" : "", budgets);
     static const char *const ids[] = {"h2d_gbps_min", "d2h_gbps_min", "agree_h2d", "agree_d2h", NULL};
     row(rows, "Host-memory traffic", ev, res, row_verdict(cl, ids, isfinite(h2lo)),
         "Select and qualify offload workers");
 }
 
 /* The bottleneck findings: the shared budgets (P2P and host) inferred from concurrent copies. */
-static void find_bottlenecks(json_t *fs, const json_t *bottlenecks)
+static void find_bottlenecks(gq_card *fs, const json_t *bottlenecks)
 {
     char a[32], b[32];
     size_t i;
@@ -467,7 +447,7 @@ static void find_bottlenecks(json_t *fs, const json_t *bottlenecks)
 }
 
 /* The host finding: an asymmetry with all GPUs copying at once that each GPU alone does not show. */
-static void find_host(json_t *fs, const json_t *host)
+static void find_host(gq_card *fs, const json_t *host)
 {
     char s1[64], s2[64];
     const json_t *all = json_object_get(host, "all");
@@ -514,7 +494,7 @@ static void find_host(json_t *fs, const json_t *host)
 }
 
 /* Transfer granularity: the buffer-size sweeps and their fits. */
-static void row_sweeps(json_t *rows, const gq_checklist *cl, const json_t *sweeps)
+static void row_sweeps(gq_card *rows, const gq_checklist *cl, const json_t *sweeps)
 {
     char ev[512], res[512], a[32], b[32];
     size_t i;
@@ -545,7 +525,7 @@ static void row_sweeps(json_t *rows, const gq_checklist *cl, const json_t *sweep
 }
 
 /* The sweep finding: the first fitted sweep's fixed cost and half-bandwidth size. */
-static void find_sweeps(json_t *fs, const json_t *sweeps)
+static void find_sweeps(gq_card *fs, const json_t *sweeps)
 {
     char a[32], b[32];
     size_t i;
@@ -568,7 +548,7 @@ static void find_sweeps(json_t *fs, const json_t *sweeps)
 }
 
 /* Latency: pointer chase host-GPU and GPU-GPU. */
-static void row_latency(json_t *rows, const gq_checklist *cl, const json_t *lat)
+static void row_latency(gq_card *rows, const gq_checklist *cl, const json_t *lat)
 {
     char ev[512], res[512], s1[64], s2[64];
     size_t i;
@@ -601,7 +581,7 @@ static void row_latency(json_t *rows, const gq_checklist *cl, const json_t *lat)
 }
 
 /* Whole-node health: the stress section's temperatures, clocks, power capping and slowdowns. */
-static void row_health(json_t *rows, const gq_checklist *cl, const json_t *stress)
+static void row_health(gq_card *rows, const gq_checklist *cl, const json_t *stress)
 {
     char ev[512], res[512], a[32], b[32], c[32], s1[64];
     size_t i;
@@ -640,7 +620,7 @@ static void row_health(json_t *rows, const gq_checklist *cl, const json_t *stres
 }
 
 /* The health finding: what the load did to the hottest GPU. */
-static void find_health(json_t *fs, const json_t *stress)
+static void find_health(gq_card *fs, const json_t *stress)
 {
     char a[32], b[32], c[32], d[32], s1[64];
     size_t i;
@@ -681,7 +661,7 @@ static void find_health(json_t *fs, const json_t *stress)
 }
 
 /* Placement: the roles solved on the measured paths and the gain over the naive mapping. */
-static void row_placement(json_t *rows, const gq_checklist *cl, const json_t *pl)
+static void row_placement(gq_card *rows, const gq_checklist *cl, const json_t *pl)
 {
     char ev[512], res[512], a[32], b[32], c[32];
     size_t i;
@@ -719,7 +699,56 @@ static void row_placement(json_t *rows, const gq_checklist *cl, const json_t *pl
 }
 
 /* The placement findings: the offload workers and the prefill-to-decode handoffs. */
-static void find_placement(json_t *fs, const json_t *pl)
+/* The offload sentence: "do not collide" only when the measured budgets show
+ * it; else the shared budget that two offload workers draw on, or that the
+ * budgets were not measured. */
+static void find_offload(gq_card *fs, const int *gl, int n, const char *list, double mh, double md,
+                         const json_t *bottlenecks, const gq_card_facts *f)
+{
+    char a[32], b[32], c[32], sb[64], sc[64];
+    if (f->step_ev[GQ_CS_CONTENTION] != GQ_EV_MEASURED) {
+        finding(fs,
+                "For KV offload, use GPUs %s (measured together: %s GB/s to GPU, %s GB/s to host in total); "
+                "whether their host paths collide was not measured (contention %s).",
+                list, f1(mh, a, sizeof a), f1(md, b, sizeof b),
+                f->step_ev[GQ_CS_CONTENTION] == GQ_EV_UNKNOWN
+                    ? "unknown"
+                    : gq_ev_reason_words(f->step_why[GQ_CS_CONTENTION]));
+        return;
+    }
+    size_t i;
+    const json_t *x;
+    json_array_foreach(bottlenecks, i, x)
+    {
+        const char *dir = gq_json_str(x, "direction", "?");
+        if (!strcmp(dir, "p2p"))
+            continue;
+        int bl[MAXG], shared[MAXG], ns = 0;
+        int nb = jints(json_object_get(x, "gpus"), bl, MAXG);
+        for (int k = 0; k < n; k++)
+            for (int j = 0; j < nb; j++)
+                if (gl[k] == bl[j] && ns < MAXG)
+                    shared[ns++] = gl[k];
+        if (ns < 2)
+            continue;
+        finding(fs,
+                "For KV offload, use GPUs %s (measured together: %s GB/s to GPU, %s GB/s to host in total); "
+                "GPUs %s of them share the %s budget of GPUs %s, about %s GB/s, when they copy at once.",
+                list, f1(mh, a, sizeof a), f1(md, b, sizeof b), gq_domains_set_str(shared, ns, sb, sizeof sb),
+                !strcmp(dir, "h2d")   ? "host-to-GPU"
+                : !strcmp(dir, "d2h") ? "GPU-to-host"
+                                      : dir,
+                gq_domains_set_str(bl, nb, sc, sizeof sc), f1(gq_json_num(x, "capacity_gbps"), c, sizeof c));
+        return;
+    }
+    finding(
+        fs,
+        "For KV offload, use GPUs %s: their host paths do not collide (measured together: %s GB/s to GPU, "
+        "%s GB/s to host in total).",
+        list, f1(mh, a, sizeof a), f1(md, b, sizeof b));
+}
+
+static void find_placement(gq_card *fs, const json_t *pl, const json_t *bottlenecks, const gq_card_facts *f)
 {
     char a[32], b[32];
     size_t i;
@@ -742,11 +771,7 @@ static void find_placement(json_t *fs, const json_t *pl)
                 used += (size_t)w;
             }
             if (n > 1)
-                finding(fs,
-                        "For KV offload, use GPUs %s: their host paths do not collide (measured together: %s "
-                        "GB/s "
-                        "to GPU, %s GB/s to host in total).",
-                        list, f1(mh, a, sizeof a), f1(md, b, sizeof b));
+                find_offload(fs, gl, n, list, mh, md, bottlenecks, f);
             else
                 finding(fs, "For KV offload, use GPU %s (%s GB/s to GPU, %s GB/s to host).", list,
                         f1(mh, a, sizeof a), f1(md, b, sizeof b));
@@ -778,7 +803,7 @@ static void find_placement(json_t *fs, const json_t *pl)
 }
 
 /* Measurement integrity: impossible figures, overlap, data checks and errors. */
-static void row_integrity(json_t *rows, const gq_checklist *cl, const gq_card_facts *f)
+static void row_integrity(gq_card *rows, const gq_checklist *cl, const gq_card_facts *f)
 {
     char ev[512], res[512];
     snprintf(ev, sizeof ev,
@@ -793,7 +818,7 @@ static void row_integrity(json_t *rows, const gq_checklist *cl, const gq_card_fa
 }
 
 /* Application validation: not measured by gpuqual. */
-static void row_application(json_t *rows)
+static void row_application(gq_card *rows)
 {
     row(rows, "Application validation", "TTFT, ITL, throughput, tails and errors under the target workload",
         "not measured by gpuqual: run the serving stack on the placement above", "skip",
@@ -801,7 +826,7 @@ static void row_application(json_t *rows)
 }
 
 /* The verdict findings: up to six checks with the card's verdict, when it is warn or fail. */
-static void find_verdicts(json_t *fs, const gq_checklist *cl, gq_verdict overall)
+static void find_verdicts(gq_card *fs, const gq_checklist *cl, gq_verdict overall)
 {
     if (overall == GQ_V_FAIL || overall == GQ_V_WARN) {
         int shown = 0;
@@ -814,7 +839,7 @@ static void find_verdicts(json_t *fs, const gq_checklist *cl, gq_verdict overall
 }
 
 /* The identity finding: a virtual machine showing one NUMA node. */
-static void find_identity(json_t *fs, const json_t *id)
+static void find_identity(gq_card *fs, const json_t *id)
 {
     if (json_is_true(json_object_get(id, "vm")) && gq_json_num(id, "numa_nodes") <= 1)
         finding(
@@ -825,18 +850,28 @@ static void find_identity(json_t *fs, const json_t *id)
 
 /* ---- the judge -------------------------------------------------------------- */
 
-int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_recordset *rs,
-                  const gq_expect *ex, gq_err *err)
+int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_recordset *rs,
+                  const gq_expect *ex, gq_card *out, gq_err *err)
 {
+    gq_card_init(out);
     gq_card_facts *f = malloc(sizeof *f);
-    gq_checklist cl = {0};
-    int rc = GQ_OK;
     if (!f)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
     gq_card_facts_from_json(card, stress, rs, f);
-    if ((rc = gq_expect_judge(ex, f, &cl, err)))
+    int rc = gq_expect_judge(ex, f, &out->checks, err);
+    if (rc)
         goto out;
-    gq_verdict overall = judge_summary(card, &cl, ex);
+    memcpy(out->step_ev, f->step_ev, sizeof out->step_ev);
+    memcpy(out->step_why, f->step_why, sizeof out->step_why);
+    if (!gq_card_level_parse(json_string_value(json_object_get(card, "level")), &out->level))
+        out->level = GQ_LEVEL_STANDARD; /* a schema-1 card: today's standard card */
+    out->complete = !json_is_false(json_object_get(card, "complete"));
+    if ((out->have_expect = ex && ex->nmodels)) {
+        snprintf(out->expect_file, sizeof out->expect_file, "%s", ex->path[0] ? ex->path : "(inline)");
+        snprintf(out->expect_description, sizeof out->expect_description, "%s", ex->description);
+    }
+    const gq_checklist *cl = &out->checks;
+    gq_verdict overall = gq_card_summarize(out);
 
     /* ---- rows: seed 001 §9 ---- */
     const json_t *id = json_object_get(card, "identity"), *dm = json_object_get(card, "domains");
@@ -848,44 +883,34 @@ int gq_card_judge(json_t *card, const json_t *bottlenecks, const json_t *stress,
     doms_of(dm, &d);
     p2p_ranges pr;
     p2p_ranges_of(m0, &d, &pr);
-    json_t *rows = json_array();
-    row_identity(rows, &cl, id);
-    row_pairwise(rows, &cl, m0, dm, d.ndom, &pr);
-    row_concurrent(rows, &cl, pairs, dm, d.ndom);
-    row_host(rows, &cl, host, bottlenecks);
-    row_sweeps(rows, &cl, sweeps);
-    row_latency(rows, &cl, lat);
-    row_health(rows, &cl, stress);
-    row_placement(rows, &cl, pl);
-    row_integrity(rows, &cl, f);
-    row_application(rows);
-    json_object_set_new(card, "rows", rows);
+    row_identity(out, cl, id);
+    row_pairwise(out, cl, m0, dm, d.ndom, &pr);
+    row_concurrent(out, cl, pairs, dm, d.ndom);
+    row_host(out, cl, host, bottlenecks, f);
+    row_sweeps(out, cl, sweeps);
+    row_latency(out, cl, lat);
+    row_health(out, cl, stress);
+    row_placement(out, cl, pl);
+    row_integrity(out, cl, f);
+    row_application(out);
+    gq_card_rest_rows(out);
 
     /* ---- findings in plain sentences ---- */
-    json_t *fs = json_array();
-    find_verdicts(fs, &cl, overall);
-    find_pairwise(fs, m0, dm, d.ndom, &pr);
-    find_concurrent(fs, pairs);
-    find_bottlenecks(fs, bottlenecks);
-    find_host(fs, host);
-    find_placement(fs, pl);
-    find_sweeps(fs, sweeps);
-    find_health(fs, stress);
-    find_identity(fs, id);
-    json_object_set_new(card, "findings", fs);
+    find_verdicts(out, cl, overall);
+    find_pairwise(out, m0, dm, d.ndom, &pr);
+    find_concurrent(out, pairs);
+    /* Shared budgets are stated from the contention step's copies only (other
+     * steps' groups, such as the placement's, are not a survey of the paths). */
+    if (f->step_ev[GQ_CS_CONTENTION] == GQ_EV_MEASURED)
+        find_bottlenecks(out, bottlenecks);
+    find_host(out, host);
+    find_placement(out, pl, bottlenecks, f);
+    find_sweeps(out, sweeps);
+    find_health(out, stress);
+    find_identity(out, id);
+    if (out->oom)
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory writing the card's findings");
 out:
-    gq_checklist_free(&cl);
     free(f);
     return rc;
-}
-
-int gq_card_exit_code(const json_t *card)
-{
-    if (json_is_false(json_object_get(card, "complete")))
-        return 5;
-    /* Fail closed: only the three verdicts, spelled as gpuqual writes them. */
-    const char *v = json_string_value(json_object_get(card, "verdict"));
-    if (!v)
-        return -1;
-    return !strcmp(v, "fail") ? 1 : !strcmp(v, "warn") ? 4 : !strcmp(v, "pass") ? 0 : -1;
 }

@@ -409,6 +409,22 @@ int gq_expect_match(const gq_expect *ex, const char *gpu_name)
 
 /* ---- facts and checks ----------------------------------------------------- */
 
+void gq_check_rest_on(gq_check *c, const gq_evidence *step_ev, const gq_ev_reason *step_why)
+{
+    c->step = gq_card_check_step(c->id);
+    c->evidence = step_ev[c->step];
+    c->reason = c->evidence == GQ_EV_MEASURED ? GQ_EVR_NONE : step_why[c->step];
+    if (c->evidence == GQ_EV_MEASURED || c->verdict == GQ_V_SKIP)
+        return;
+    /* Never judged on evidence that was not measured. */
+    c->verdict = GQ_V_SKIP;
+    char was[sizeof c->text];
+    snprintf(was, sizeof was, "%s", c->text);
+    const char *w = gq_ev_reason_words(c->reason);
+    snprintf(c->text, sizeof c->text, "Not measured (%s %s%s%s): %s", gq_card_step_name(c->step),
+             gq_evidence_name(c->evidence), *w ? ", " : "", w, was);
+}
+
 void gq_card_facts_init(gq_card_facts *f)
 {
     memset(f, 0, sizeof *f);
@@ -848,6 +864,7 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
         ex = &defaults;
     }
     judge J = {.out = out};
+    int first = out->n;
     int model_of[GQ_MAX_GPUS];
     int n = f->ngpu < GQ_MAX_GPUS ? f->ngpu : GQ_MAX_GPUS;
     judge_models(&J, ex, f, n, model_of);
@@ -859,5 +876,7 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
     judge_stress(&J, f, n);
     if (J.rc)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
+    for (int i = first; i < out->n; i++)
+        gq_check_rest_on(&out->v[i], f->step_ev, f->step_why);
     return GQ_OK;
 }

@@ -27,6 +27,7 @@
 
 #include <stdbool.h>
 
+#include "analysis/card_types.h"
 #include "core/status.h"
 #include "topo/topo.h"
 
@@ -134,6 +135,11 @@ typedef struct gq_card_facts {
     int n_overlap_invalid;
     char overlap_example[240];
     bool stress_ran;
+    /* What each step of the card gave: a check rests on its step's evidence
+     * (gq_card_check_step) and is never judged on evidence not measured.
+     * gq_card_facts_init leaves every step unknown. */
+    gq_evidence step_ev[GQ_CS_COUNT];
+    gq_ev_reason step_why[GQ_CS_COUNT];
 } gq_card_facts;
 
 /* Set every figure to "not measured". */
@@ -148,7 +154,10 @@ typedef struct gq_check {
     double figure;    /* NAN when none */
     double threshold; /* the threshold that decided it; NAN when none */
     char unit[16];
-    char text[320]; /* one plain sentence with the figure and the threshold */
+    char text[320];       /* one plain sentence with the figure and the threshold */
+    gq_card_step_id step; /* the step it rests on */
+    gq_evidence evidence; /* that step's evidence; not measured: the verdict is skip */
+    gq_ev_reason reason;
 } gq_check;
 
 typedef struct gq_checklist {
@@ -162,6 +171,11 @@ void gq_checklist_free(gq_checklist *cl);
 gq_verdict gq_checklist_overall(const gq_checklist *cl);
 /* Count of checks with verdict v. */
 int gq_checklist_count(const gq_checklist *cl, gq_verdict v);
+
+/* Sets c's step (by its id), its evidence and reason from the steps' ones;
+ * a check whose evidence is not measured becomes skip, its text prefixed
+ * with "Not measured (STEP EVIDENCE, REASON): ". */
+void gq_check_rest_on(gq_check *c, const gq_evidence *step_ev, const gq_ev_reason *step_why);
 
 /* Judge facts against expectations (ex may be NULL: relative checks with the
  * default percentages). Appends to *out. GQ_E_NOMEM only. */

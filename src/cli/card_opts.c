@@ -14,12 +14,21 @@
 #define OFF(f) offsetof(gq_card_cli, f)
 /* clang-format off */
 const gq_opt gq_card_cli_opts[] = {
+    {.name = "level",
+     .type = GQ_OPT_ENUM,
+     .off = OFF(level),
+     .def = "standard",
+     .arg = "LEVEL",
+     .help = "which steps: quick (identity, each GPU's host paths, the P2P read matrix, 30 s stress; "
+             "1m budget), standard (every step, 60 s stress; 5m) or full (standard with both matrix "
+             "directions and more sweeps, 5 min stress; 15m)",
+     .choices = "quick,standard,full"},
     {.name = "budget",
      .type = GQ_OPT_DURATION,
      .off = OFF(budget_s),
-     .def = "5m",
      .arg = "TIME",
-     .help = "time the whole card may take (e.g. 3m, 300s); steps that do not fit are skipped",
+     .help = "time the whole card may take (default: the level's); quality is lowered to fit, and a step of "
+             "the level that still does not fit makes the card INCOMPLETE",
      .lo = 0.001,
      .hi = 7 * 86400},
     {.name = "expect",
@@ -31,12 +40,15 @@ const gq_opt gq_card_cli_opts[] = {
     {.name = "stress",
      .type = GQ_OPT_DURATION,
      .off = OFF(stress_s),
-     .def = "60s",
      .arg = "TIME",
-     .help = "length of the stress run with telemetry",
+     .help = "length of the stress run with telemetry (default: the level's, 30s, 60s or 5m)",
      .lo = 0.1,
      .hi = 7 * 86400},
-    {.name = "no-stress", .type = GQ_OPT_FLAG, .off = OFF(no_stress), .help = "skip the stress run"},
+    {.name = "no-stress", .type = GQ_OPT_FLAG, .off = OFF(no_stress), .help = "skip the stress run (the verdict says so)"},
+    {.name = "no-placement",
+     .type = GQ_OPT_FLAG,
+     .off = OFF(no_placement),
+     .help = "skip the placement step (the verdict says so)"},
     {.name = "prefill",
      .type = GQ_OPT_INT,
      .off = OFF(prefill),
@@ -73,8 +85,11 @@ int gq_card_cli_plan(const gq_card_cli *o, const gq_common *cm, const gq_topo *t
                      gq_card_plan *plan, gq_err *err)
 {
     gq_card_opts_default(co);
-    co->budget_s = o->budget_s;
-    co->stress_s = o->no_stress ? 0 : o->stress_s;
+    if (o->level && !gq_card_level_parse(o->level, &co->level))
+        return gq_err_set(err, GQ_E_USAGE, "--level %s: expected quick, standard or full", o->level);
+    co->budget_s = o->budget_s > 0 ? o->budget_s : gq_card_level_budget_s(co->level);
+    co->stress_s = o->no_stress ? 0 : o->stress_s > 0 ? o->stress_s : gq_card_level_stress_s(co->level);
+    co->no_placement = o->no_placement;
     co->prefill = o->prefill;
     co->decode = o->decode;
     co->offload = o->offload;

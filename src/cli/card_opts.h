@@ -19,14 +19,15 @@
     const char *expect;                                                                                      \
     const char *outdir;                                                                                      \
     double stress_s;                                                                                         \
-    bool no_stress;                                                                                          \
+    bool no_stress, no_placement;                                                                            \
+    const char *level;                                                                                       \
     int prefill, decode, offload;
 
 typedef struct gq_card_cli {
     GQ_CARD_CLI_FIELDS
 } gq_card_cli;
 
-/* --budget --expect --stress --no-stress --prefill --decode --offload (not
+/* --level --budget --expect --stress --no-stress --no-placement --prefill --decode --offload (not
  * -o: its help differs per command). The card's --buffer-size and --verify
  * are the shared measurement options (gq_common_measure_opts, less
  * GQ_CARD_OMIT, with gq_card_defaults and gq_card_bounds). */

@@ -314,16 +314,28 @@ const gq_frame_cmd gq_frame_card = {
     .name = "card",
     .summary = "the acceptance card: qualify the whole node in one run",
     .usage =
-        "usage: gpuqual card [--budget 5m] [--expect FILE] [-o DIR] [--stress 60s | --no-stress]\n"
-        "                    [--prefill N --decode M] [--gpus LIST] [--sim NAME] [options]\n\n"
-        "The acceptance card: identity and links, pairwise matrices, concurrent pairs\n"
-        "within and across domains, host paths (each GPU alone, the bottleneck subsets, all at once),\n"
-        "buffer sweeps on the fastest and slowest path, latency, a stress run, domains and bottlenecks,\n"
-        "a verified placement, and the verdicts, planned to fit --budget.\n\n"
+        "usage: gpuqual card [--level quick|standard|full] [--budget TIME] [--expect FILE] [-o DIR]\n"
+        "                    [--stress TIME | --no-stress] [--no-placement] [--prefill N --decode M]\n"
+        "                    [--gpus LIST] [--sim NAME] [options]\n\n"
+        "The acceptance card, planned to fit --budget (default: the level's). Levels:\n"
+        "  quick     identity and links, each GPU's host paths alone, the pairwise P2P read matrix where\n"
+        "            P2P exists, a 30 s stress; budget 1m (a scheduler's prolog)\n"
+        "  standard  quick's steps plus concurrent host and GPU traffic (shared budgets, domains), both "
+        "host\n"
+        "            directions at once, buffer sweeps on the fastest and slowest path, latency, a verified\n"
+        "            placement, a 60 s stress; budget 5m (the default)\n"
+        "  full      standard plus the write direction of the matrix, sweeps on the P2P and the host paths,\n"
+        "            a 5-minute stress; budget 15m\n"
+        "Quality (rounds, round length, sweep points) is lowered to fit; a step of the level that still "
+        "does\n"
+        "not fit makes the card INCOMPLETE. A step turned off (--no-stress, --no-placement) is not run, and\n"
+        "the verdict names it (\"PASS without stress\"). No check passes on evidence that was not "
+        "measured.\n\n"
         "Writes DIR/card.json, card.md, card.html, nvbandwidth.json, stress.csv and journal.jsonl, and a\n"
         "one-screen summary on stdout (--format markdown or json prints the card instead).\n"
-        "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (interrupted: the card shows what was measured),\n"
-        "2 bad input, 3 no GPU. Details: docs/card.md.\n\n",
+        "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (interrupted, or a step cut by the budget: the "
+        "card\n"
+        "shows what was measured), 2 bad input, 3 no GPU. Details: docs/card.md.\n\n",
     .opts = {.name = "card",
              .tabs = tabs,
              .ntab = NTABS,

@@ -138,6 +138,10 @@ static void end_step(runner *R, gq_card_step_id s, gq_card_step_status st)
     gq_card_step *step = &R->plan->step[s];
     step->elapsed_s = gq_now_mono() - R->step_t0;
     step->status = st;
+    step->reason = st == GQ_CSS_DONE          ? GQ_EVR_NONE
+                   : st == GQ_CSS_INTERRUPTED ? GQ_EVR_INTERRUPTED
+                   : st == GQ_CSS_FAILED      ? GQ_EVR_ERROR
+                                              : GQ_EVR_NOT_APPLICABLE;
     R->done_s = R->step_done0 + step->est_s;
     report(R, 1.0);
 }
@@ -198,7 +202,9 @@ static int step_sweep(runner *R, const gq_pairmatrix *pm, gq_err *err)
                 rc = measure(R, err);
                 R->ho = save;
             }
-        return rc;
+        /* full: the host paths' fastest and slowest too */
+        if (rc || R->o->level != GQ_LEVEL_FULL)
+            return rc;
     }
     /* Host paths: the GPU with the fastest and the slowest host-to-GPU rate alone. */
     int gf = -1, gs = -1;
@@ -470,8 +476,14 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
             gq_probe_plan_free(&pp);
             if ((src = gq_probes_plan_matrix(&pp, t, o->gpus, o->ngpus, err)))
                 break;
-            for (int i = 0; i < pp.n && !src; i++)
-                src = run_probe(&R, &pp.v[i], err);
+            for (int i = 0; i < pp.n && !src; i++) /* quick: the pairs with P2P only */
+                if (o->level != GQ_LEVEL_QUICK || !pp.v[i].staged[0])
+                    src = run_probe(&R, &pp.v[i], err);
+            /* full: the write direction too (the pair's source pushes) */
+            for (int i = 0; i < pp.n && !src && o->level == GQ_LEVEL_FULL; i++) {
+                gq_probe_measurement(&pp.v[i], o->bytes, GQ_METHOD_CE, false, R.m);
+                src = R.m->nflows ? measure(&R, err) : GQ_OK;
+            }
             break;
         }
         case GQ_CS_HOST:
@@ -535,6 +547,7 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
     for (int s = 0; s < GQ_CS_COUNT; s++)
         if (plan->step[s].status == GQ_CSS_PLANNED) {
             plan->step[s].status = GQ_CSS_SKIPPED;
+            plan->step[s].reason = rc == GQ_E_NOMEM ? GQ_EVR_ERROR : GQ_EVR_INTERRUPTED;
             /* Only an interrupt or running out of memory leaves a planned step behind. */
             snprintf(plan->step[s].note, sizeof plan->step[s].note, "not run: %s",
                      rc == GQ_E_NOMEM ? "out of memory" : "the card was interrupted");

@@ -11,6 +11,7 @@
 #include "analysis/json_get.h"
 #include "analysis/card.h"
 #include "render/card_compose.h"
+#include "render/card_render.h"
 #include "analysis/domains.h"
 #include "analysis/sweepfit.h"
 #include "core/units.h"
@@ -422,8 +423,46 @@ static json_t *latency_json(const gq_recordset *rs, const int *sel, int n)
     return o;
 }
 
-/* ---- facts and judging ------------------------------------------------------ */
 /* ---- composition ------------------------------------------------------------ */
+
+/* A document that is not a card (a run, domains, sweep ...) has no plan: each
+ * step is done when the document holds its records (or section), else
+ * skipped as not applicable, with a note saying the document has none. */
+static void infer_plan(const gq_recordset *rs, const json_t *stress, const json_t *placement, int ngpu,
+                       gq_card_plan *p)
+{
+    bool have[GQ_CS_COUNT] = {[GQ_CS_IDENTITY] = true};
+    for (int i = 0; i < rs->n; i++) {
+        const gq_record *r = &rs->v[i];
+        const char *t = r->test;
+        if (!strncmp(t, GQ_CARD_TEST_SWEEP_PREFIX, strlen(GQ_CARD_TEST_SWEEP_PREFIX)))
+            have[GQ_CS_SWEEP] = true;
+        else if (r->is_latency)
+            have[GQ_CS_LATENCY] = true;
+        else if (!strcmp(t, GQ_CARD_TEST_BIDIR_SET))
+            have[GQ_CS_BIDIR] = true;
+        else if (r->src.kind == GQ_EP_GPU && r->dst.kind == GQ_EP_GPU)
+            have[r->aggregate || !strcmp(t, GQ_CARD_TEST_PAIRS) ? GQ_CS_CONTENTION : GQ_CS_MATRIX] = true;
+        else if (r->aggregate)
+            have[GQ_CS_CONTENTION] = true;
+        else
+            have[GQ_CS_HOST] = true;
+    }
+    have[GQ_CS_STRESS] = json_is_object(stress);
+    have[GQ_CS_PLACEMENT] = json_is_object(placement);
+    memset(p, 0, sizeof *p);
+    p->level = GQ_LEVEL_STANDARD;
+    for (int s = 0; s < GQ_CS_COUNT; s++) {
+        gq_card_step *st = &p->step[s];
+        st->run = have[s];
+        st->status = have[s] ? GQ_CSS_DONE : GQ_CSS_SKIPPED;
+        if (have[s])
+            continue;
+        bool pair = s == GQ_CS_MATRIX || s == GQ_CS_CONTENTION || s == GQ_CS_PLACEMENT;
+        st->reason = pair && ngpu < 2 ? GQ_EVR_ONE_GPU : GQ_EVR_NOT_APPLICABLE;
+        snprintf(st->note, sizeof st->note, "the document holds no such measurement");
+    }
+}
 
 json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
 {
@@ -463,20 +502,31 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
     json_object_set_new(card, "complete", json_boolean(in->complete));
     json_object_set_new(card, "stopped_at", in->stopped_at ? json_string(in->stopped_at) : json_null());
     json_object_set_new(card, "bytes", json_integer((json_int_t)bytes));
-    if (in->plan) {
+    gq_card_plan *inferred = NULL;
+    const gq_card_plan *plan = in->plan;
+    if (!plan && (inferred = calloc(1, sizeof *inferred))) {
+        infer_plan(rs, in->stress, in->placement, n, inferred);
+        plan = inferred;
+    }
+    json_object_set_new(card, "level",
+                        json_string(gq_card_level_name(plan ? plan->level : GQ_LEVEL_STANDARD)));
+    if (plan) {
         json_t *pj = json_array();
         for (int s = 0; s < GQ_CS_COUNT; s++) {
-            const gq_card_step *st = &in->plan->step[s];
-            json_array_append_new(pj, json_pack("{s:s, s:s, s:f, s:f, s:s, s:s}", "step",
+            const gq_card_step *st = &plan->step[s];
+            const char *why = gq_ev_reason_name(st->reason);
+            json_array_append_new(pj, json_pack("{s:s, s:s, s:f, s:f, s:s, s:s, s:o}", "step",
                                                 gq_card_step_name(s), "title", gq_card_step_title(s), "est_s",
                                                 st->est_s, "elapsed_s", st->elapsed_s, "status",
-                                                gq_card_step_status_name(st->status), "note", st->note));
+                                                gq_card_step_status_name(st->status), "note", st->note,
+                                                "reason", why ? json_string(why) : json_null()));
         }
         json_object_set_new(card, "plan", pj);
         json_object_set_new(card, "quality",
-                            json_pack("{s:i, s:f, s:i}", "rounds", in->plan->rounds, "round_s",
-                                      in->plan->round_s, "sweep_points", in->plan->sweep_points));
+                            json_pack("{s:i, s:f, s:i}", "rounds", plan->rounds, "round_s", plan->round_s,
+                                      "sweep_points", plan->sweep_points));
     }
+    free(inferred);
     json_object_set_new(card, "identity", identity_json(t, sel, n, in->stress));
 
     /* Pairwise matrices and the domains they show. */
@@ -548,7 +598,7 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
         bl = json_array();
     }
     out = json_object();
-    if (gq_card_judge(card, bl, in->stress, rs, in->expect, err)) {
+    if (gq_card_judge_json(card, bl, in->stress, rs, in->expect, err)) {
         json_decref(bl);
         json_decref(dlist);
         json_decref(out);

@@ -23,7 +23,7 @@ static const char css[] =
     "td.num{text-align:right;font-variant-numeric:tabular-nums}"
     ".badge{display:inline-block;padding:2px 10px;border-radius:4px;font-weight:bold;color:#fff}"
     ".v-pass{background:#2e7d32}.v-warn{background:#ef8f00}.v-fail{background:#c62828}"
-    ".v-info{background:#607d8b}.v-skip{background:#9e9e9e}"
+    ".v-info{background:#607d8b}.v-skip{background:#9e9e9e}.v-incomplete{background:#6a1b9a}"
     ".big{font-size:1.3em;padding:4px 16px}"
     ".note{background:#fff3cd;border:1px solid #e0c060;padding:8px 12px;border-radius:4px}"
     ".sim{background:#e8f0fe;border:1px solid #9ab7e8;padding:8px 12px;border-radius:4px}"
@@ -38,8 +38,8 @@ static void esc(FILE *f, const char *s)
 
 static const char *vclass(const char *v)
 {
-    static const char *const known[] = {"pass", "warn", "fail", "info", "skip"};
-    for (int i = 0; i < 5; i++)
+    static const char *const known[] = {"pass", "warn", "fail", "info", "skip", "incomplete"};
+    for (int i = 0; i < 6; i++)
         if (v && !strcmp(v, known[i]))
             return known[i];
     return "skip";
@@ -420,41 +420,36 @@ static void html_identity(FILE *f, const json_t *id)
     fputs(".</p>\n", f);
 }
 
-static void html_checks(FILE *f, const json_t *checks)
+static void html_checks(FILE *f, const gq_checklist *cl)
 {
-    if (!json_array_size(checks))
+    if (!cl->n)
         return;
-    static const char *const order[] = {"fail", "warn", "pass", "info", "skip"};
+    static const gq_verdict order[] = {GQ_V_FAIL, GQ_V_WARN, GQ_V_PASS, GQ_V_INFO, GQ_V_SKIP};
     fputs(
         "<h2 "
         "id=\"checks\">Checks</h2>\n<table><tr><th>verdict</th><th>check</th><th>subject</th><th>figure</th>"
         "<th>threshold</th><th>detail</th></tr>\n",
         f);
     char b[64], x[32];
-    for (int o = 0; o < 5; o++) {
-        size_t i;
-        const json_t *c;
-        json_array_foreach(checks, i, c)
-        {
-            if (strcmp(gq_cj_str(c, "verdict", ""), order[o]))
+    for (int o = 0; o < 5; o++)
+        for (int i = 0; i < cl->n; i++) {
+            const gq_check *c = &cl->v[i];
+            if (c->verdict != order[o])
                 continue;
-            const char *unit = gq_cj_str(c, "unit", "");
             fputs("<tr><td>", f);
-            badge(f, order[o], false);
+            badge(f, gq_verdict_name(order[o]), false);
             fputs("</td>", f);
-            td_text(f, gq_cj_str(c, "id", ""));
-            td_text(f, gq_cj_str(c, "subject", ""));
-            double fig = gq_cj_num(c, "figure"), thr = gq_cj_num(c, "threshold");
-            snprintf(b, sizeof b, "%s %s", gq_fmt_num(fig, GQ_NUM_FIGURE, x, sizeof x),
-                     isfinite(fig) ? unit : "");
+            td_text(f, c->id);
+            td_text(f, c->subject);
+            snprintf(b, sizeof b, "%s %s", gq_fmt_num(c->figure, GQ_NUM_FIGURE, x, sizeof x),
+                     isfinite(c->figure) ? c->unit : "");
             td_text(f, b);
-            snprintf(b, sizeof b, "%s %s", gq_fmt_num(thr, GQ_NUM_FIGURE, x, sizeof x),
-                     isfinite(thr) ? unit : "");
+            snprintf(b, sizeof b, "%s %s", gq_fmt_num(c->threshold, GQ_NUM_FIGURE, x, sizeof x),
+                     isfinite(c->threshold) ? c->unit : "");
             td_text(f, b);
-            td_text(f, gq_cj_str(c, "text", ""));
+            td_text(f, c->text);
             fputs("</tr>\n", f);
         }
-    }
     fputs("</table>\n", f);
 }
 
@@ -551,10 +546,10 @@ static void html_plan(FILE *f, const json_t *card)
 }
 
 /* The page's head, title, verdict, run facts and expectations line. */
-static void html_head(FILE *f, const json_t *root, const json_t *card, const char *ids)
+static void html_head(FILE *f, const json_t *root, const json_t *card, const gq_card *c, const char *ids)
 {
     const char *host = gq_cj_str(card, "hostname", "?");
-    const char *verdict = gq_cj_str(card, "verdict", "skip");
+    const char *verdict = gq_card_verdict_name(c->verdict);
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"
           /* Nothing may load from anywhere: the file must stand alone. */
@@ -568,13 +563,12 @@ static void html_head(FILE *f, const json_t *root, const json_t *card, const cha
     fprintf(f, "\" data-verdict=\"%s\">\n<h1>Acceptance card: ", vclass(verdict));
     esc(f, host);
     fputs("</h1>\n<p>", f);
-    badge(f, verdict, true);
-    const json_t *counts = json_object_get(card, "counts");
+    fprintf(f, "<span class=\"badge v-%s big\">", vclass(verdict));
+    esc(f, c->verdict_text);
+    fputs("</span>", f);
     char b[3][32];
-    fprintf(f, " &#160;%s pass, %s warn, %s fail</p>\n",
-            gq_fmt_num(gq_cj_num(counts, "pass"), GQ_NUM_FIGURE, b[0], 32),
-            gq_fmt_num(gq_cj_num(counts, "warn"), GQ_NUM_FIGURE, b[1], 32),
-            gq_fmt_num(gq_cj_num(counts, "fail"), GQ_NUM_FIGURE, b[2], 32));
+    fprintf(f, " &#160;%d pass, %d warn, %d fail · level %s</p>\n", c->counts[GQ_V_PASS],
+            c->counts[GQ_V_WARN], c->counts[GQ_V_FAIL], gq_card_level_name(c->level));
     fputs("<p class=\"meta\">Measured ", f);
     esc(f, gq_cj_str(root, "timestamp", "?"));
     fputs(" · gpuqual ", f);
@@ -587,19 +581,17 @@ static void html_head(FILE *f, const json_t *root, const json_t *card, const cha
     if (json_is_true(json_object_get(root, "simulated")))
         fputs("<p class=\"sim\">Simulated machine: these figures are model output, not measurements.</p>\n",
               f);
-    if (json_is_true(json_object_get(root, "incomplete")) ||
-        json_is_false(json_object_get(card, "complete"))) {
+    if (json_is_true(json_object_get(root, "incomplete")) || !c->complete) {
         fputs("<p class=\"note\"><b>Incomplete.</b> The run stopped at step <code>", f);
         esc(f, gq_cj_str(card, "stopped_at", "?"));
         fputs("</code>; this card shows only what was measured before.</p>\n", f);
     }
-    const json_t *ex = json_object_get(card, "expectations");
     fputs("<p class=\"meta\">", f);
-    if (json_is_object(ex)) {
+    if (c->have_expect) {
         fputs("Expectations: <code>", f);
-        esc(f, gq_cj_str(ex, "file", "?"));
+        esc(f, c->expect_file);
         fputs("</code> ", f);
-        esc(f, gq_cj_str(ex, "description", ""));
+        esc(f, c->expect_description);
     } else {
         fputs("No expectations file: only relative checks (GPUs of one model agree, links at their maximum, "
               "nothing "
@@ -609,46 +601,40 @@ static void html_head(FILE *f, const json_t *root, const json_t *card, const cha
     fputs("</p>\n", f);
 }
 
-/* The card: one row per check. */
-static void html_card_rows(FILE *f, const json_t *card)
+/* The card: one row per check, from the typed card. */
+static void html_card_rows(FILE *f, const gq_card *c)
 {
     fputs(
         "<h2 id=\"card\">Card</h2>\n<table><tr><th>Check</th><th>Evidence</th><th>Result</th><th>Verdict</th>"
         "<th>Decision it supports</th></tr>\n",
         f);
-    size_t i;
-    const json_t *r;
-    json_array_foreach(json_object_get(card, "rows"), i, r)
-    {
+    for (int i = 0; i < c->nrows; i++) {
+        const gq_card_row *r = &c->rows[i];
         fputs("<tr>", f);
-        td_text(f, gq_cj_str(r, "check", ""));
-        td_text(f, gq_cj_str(r, "evidence", ""));
-        td_text(f, gq_cj_str(r, "result", ""));
+        td_text(f, r->check);
+        td_text(f, r->measurement);
+        td_text(f, r->result);
         fputs("<td>", f);
-        badge(f, gq_cj_str(r, "verdict", "skip"), false);
+        badge(f, gq_verdict_name(r->verdict), false);
         fputs("</td>", f);
-        td_text(f, gq_cj_str(r, "decision", ""));
+        td_text(f, r->decision);
         fputs("</tr>\n", f);
     }
     fputs("</table>\n", f);
 }
 
 /* The findings, when there are any. */
-static void html_findings(FILE *f, const json_t *card)
+static void html_findings(FILE *f, const gq_card *c)
 {
-    size_t i;
-    const json_t *r;
-    const json_t *fs = json_object_get(card, "findings");
-    if (json_array_size(fs)) {
-        fputs("<h2 id=\"findings\">Findings</h2>\n<ul>\n", f);
-        json_array_foreach(fs, i, r)
-        {
-            fputs("<li>", f);
-            esc(f, json_string_value(r));
-            fputs("</li>\n", f);
-        }
-        fputs("</ul>\n", f);
+    if (!c->nfindings)
+        return;
+    fputs("<h2 id=\"findings\">Findings</h2>\n<ul>\n", f);
+    for (int i = 0; i < c->nfindings; i++) {
+        fputs("<li>", f);
+        esc(f, c->findings[i]);
+        fputs("</li>\n", f);
     }
+    fputs("</ul>\n", f);
 }
 
 /* The recommended placement: prefill/decode pairs and notes. */
@@ -711,9 +697,20 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
     fig_stress(&F, json_object_get(root, "stress"));
     fclose(F.f);
 
-    html_head(f, root, card, F.ids);
-    html_card_rows(f, card);
-    html_findings(f, card);
+    gq_card *c = malloc(sizeof *c);
+    if (!c) {
+        free(fbuf);
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory rendering the card");
+    }
+    int rc = gq_card_from_json(card, "the card", c, err);
+    if (rc) {
+        free(fbuf);
+        free(c);
+        return rc;
+    }
+    html_head(f, root, card, c, F.ids);
+    html_card_rows(f, c);
+    html_findings(f, c);
     if (F.n) {
         fputs("<h2 id=\"figures\">Figures</h2>\n", f);
         fwrite(fbuf, 1, flen, f);
@@ -726,7 +723,9 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
         html_stress(f, st);
     }
     html_placement(f, card);
-    html_checks(f, json_object_get(card, "checks"));
+    html_checks(f, &c->checks);
+    gq_card_free(c);
+    free(c);
     html_identity(f, json_object_get(card, "identity"));
     html_plan(f, card);
     fputs("<p class=\"meta\">Units: GB/s = 10<sup>9</sup> bytes/s; buffer sizes in KiB/MiB/GiB. The full "

@@ -2,6 +2,7 @@
  * document only (render/card_render.h). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/units.h"
@@ -444,31 +445,55 @@ static void md_identity(FILE *f, const json_t *id)
             gq_cj_str(id, "gpuqual", "?"));
 }
 
-static void md_checks(FILE *f, const json_t *checks)
+static void md_checks(FILE *f, const gq_checklist *cl)
 {
-    if (!json_array_size(checks))
+    if (!cl->n)
         return;
-    static const char *const order[] = {"fail", "warn", "pass", "info", "skip"};
+    static const gq_verdict order[] = {GQ_V_FAIL, GQ_V_WARN, GQ_V_PASS, GQ_V_INFO, GQ_V_SKIP};
     char b[2][32];
     fputs("\n## Checks\n\n| verdict | check | subject | figure | threshold | detail "
           "|\n|---|---|---|---:|---:|---|\n",
           f);
-    for (int o = 0; o < 5; o++) {
-        size_t i;
-        const json_t *c;
-        json_array_foreach(checks, i, c)
-        {
-            if (strcmp(gq_cj_str(c, "verdict", ""), order[o]))
+    for (int o = 0; o < 5; o++)
+        for (int i = 0; i < cl->n; i++) {
+            const gq_check *c = &cl->v[i];
+            if (c->verdict != order[o])
                 continue;
-            const char *unit = gq_cj_str(c, "unit", "");
-            double fig = gq_cj_num(c, "figure"), thr = gq_cj_num(c, "threshold");
-            fprintf(f, "| %s | %s | %s | %s%s%s | %s%s%s | ", verdict_word(order[o]), gq_cj_str(c, "id", "?"),
-                    gq_cj_str(c, "subject", ""), gq_fmt_num(fig, GQ_NUM_FIGURE, b[0], 32),
-                    isfinite(fig) && *unit ? " " : "", isfinite(fig) ? unit : "",
-                    gq_fmt_num(thr, GQ_NUM_FIGURE, b[1], 32), isfinite(thr) && *unit ? " " : "",
-                    isfinite(thr) ? unit : "");
-            cell(f, gq_cj_str(c, "text", ""));
+            const char *unit = c->unit;
+            double fig = c->figure, thr = c->threshold;
+            fprintf(f, "| %s | %s | %s | %s%s%s | %s%s%s | ", verdict_word(gq_verdict_name(order[o])), c->id,
+                    c->subject, gq_fmt_num(fig, GQ_NUM_FIGURE, b[0], 32), isfinite(fig) && *unit ? " " : "",
+                    isfinite(fig) ? unit : "", gq_fmt_num(thr, GQ_NUM_FIGURE, b[1], 32),
+                    isfinite(thr) && *unit ? " " : "", isfinite(thr) ? unit : "");
+            cell(f, c->text);
             fputs(" |\n", f);
+        }
+}
+
+/* The card's table and findings, from the typed card. */
+static void md_card(FILE *f, const gq_card *c)
+{
+    fputs("\n## Card\n\n| Check | Evidence | Result | Verdict | Decision it supports "
+          "|\n|---|---|---|---|---|\n",
+          f);
+    for (int i = 0; i < c->nrows; i++) {
+        const gq_card_row *r = &c->rows[i];
+        fputs("| ", f);
+        cell(f, r->check);
+        fputs(" | ", f);
+        cell(f, r->measurement);
+        fputs(" | ", f);
+        cell(f, r->result);
+        fprintf(f, " | %s | ", verdict_word(gq_verdict_name(r->verdict)));
+        cell(f, r->decision);
+        fputs(" |\n", f);
+    }
+    if (c->nfindings) {
+        fputs("\n## Findings\n\n", f);
+        for (int i = 0; i < c->nfindings; i++) {
+            fputs("- ", f);
+            cell(f, c->findings[i]);
+            fputc('\n', f);
         }
     }
 }
@@ -478,64 +503,43 @@ int gq_card_render_markdown(FILE *f, const json_t *root, gq_err *err)
     const json_t *card = gq_cj_card(root, err);
     if (!card)
         return GQ_E_USAGE;
+    gq_card *c = malloc(sizeof *c);
+    if (!c)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    int rc = gq_card_from_json(card, "the card", c, err);
+    if (rc) {
+        free(c);
+        return rc;
+    }
     char b[3][32];
-    const char *verdict = gq_cj_str(card, "verdict", "?");
     fprintf(f, "# Acceptance card: %s\n\n", gq_cj_str(card, "hostname", "?"));
-    fprintf(f, "**Verdict: %s**", verdict_word(verdict));
-    const json_t *counts = json_object_get(card, "counts");
-    if (json_is_object(counts))
-        fprintf(f, " (%s pass, %s warn, %s fail)",
-                gq_fmt_num(gq_cj_num(counts, "pass"), GQ_NUM_FIGURE, b[0], 32),
-                gq_fmt_num(gq_cj_num(counts, "warn"), GQ_NUM_FIGURE, b[1], 32),
-                gq_fmt_num(gq_cj_num(counts, "fail"), GQ_NUM_FIGURE, b[2], 32));
+    fprintf(f, "**Verdict: %s** (%d pass, %d warn, %d fail)", c->verdict_text, c->counts[GQ_V_PASS],
+            c->counts[GQ_V_WARN], c->counts[GQ_V_FAIL]);
     fprintf(f, " · measured %s · gpuqual %s", gq_cj_str(root, "timestamp", "?"),
             gq_cj_str(root, "version", "?"));
     if (json_is_true(json_object_get(root, "simulated")))
         fputs(" · **simulated machine** (figures are model output, not measurements)", f);
     fputs("\n", f);
-    const json_t *ex = json_object_get(card, "expectations");
-    if (json_is_object(ex))
-        fprintf(f, "\nExpectations: `%s`%s%s.\n", gq_cj_str(ex, "file", "?"),
-                *gq_cj_str(ex, "description", "") ? " — " : "", gq_cj_str(ex, "description", ""));
+    if (c->have_expect)
+        fprintf(f, "\nExpectations: `%s`%s%s.\n", c->expect_file, *c->expect_description ? " — " : "",
+                c->expect_description);
     else
         fputs("\nNo expectations file: only relative checks (GPUs of one model agree, links at their "
               "maximum, nothing "
               "impossible, nothing throttled).\n",
               f);
-    if (json_is_true(json_object_get(root, "incomplete")) || json_is_false(json_object_get(card, "complete")))
+    if (json_is_true(json_object_get(root, "incomplete")) || !c->complete)
         fprintf(f,
                 "\n> **Incomplete.** The run stopped at step `%s`; this card shows only what was measured "
                 "before.\n",
                 gq_cj_str(card, "stopped_at", "?"));
-
-    fputs("\n## Card\n\n| Check | Evidence | Result | Verdict | Decision it supports "
-          "|\n|---|---|---|---|---|\n",
-          f);
+    fprintf(f, "\nLevel: %s.\n", gq_card_level_name(c->level));
+    md_card(f, c);
+    md_checks(f, &c->checks);
+    gq_card_free(c);
+    free(c);
     size_t i;
     const json_t *r;
-    json_array_foreach(json_object_get(card, "rows"), i, r)
-    {
-        fputs("| ", f);
-        cell(f, gq_cj_str(r, "check", ""));
-        fputs(" | ", f);
-        cell(f, gq_cj_str(r, "evidence", ""));
-        fputs(" | ", f);
-        cell(f, gq_cj_str(r, "result", ""));
-        fprintf(f, " | %s | ", verdict_word(gq_cj_str(r, "verdict", NULL)));
-        cell(f, gq_cj_str(r, "decision", ""));
-        fputs(" |\n", f);
-    }
-    const json_t *fs = json_object_get(card, "findings");
-    if (json_array_size(fs)) {
-        fputs("\n## Findings\n\n", f);
-        json_array_foreach(fs, i, r)
-        {
-            fputs("- ", f);
-            cell(f, json_string_value(r));
-            fputc('\n', f);
-        }
-    }
-    md_checks(f, json_object_get(card, "checks"));
     md_identity(f, json_object_get(card, "identity"));
     const json_t *mats = json_object_get(card, "matrices");
     if (json_array_size(mats)) {
@@ -580,25 +584,29 @@ int gq_card_render_summary(FILE *f, const json_t *root, int width, gq_err *err)
     const json_t *card = gq_cj_card(root, err);
     if (!card)
         return GQ_E_USAGE;
+    gq_card *c = malloc(sizeof *c);
+    if (!c)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    int rc = gq_card_from_json(card, "the card", c, err);
+    if (rc) {
+        free(c);
+        return rc;
+    }
     if (width <= 0)
         width = 100;
-    char b[3][32];
-    const json_t *counts = json_object_get(card, "counts");
-    fprintf(f, "gpuqual card: %s — %s (%s pass, %s warn, %s fail)%s%s\n", gq_cj_str(card, "hostname", "?"),
-            verdict_word(gq_cj_str(card, "verdict", "?")),
-            gq_fmt_num(gq_cj_num(counts, "pass"), GQ_NUM_FIGURE, b[0], 32),
-            gq_fmt_num(gq_cj_num(counts, "warn"), GQ_NUM_FIGURE, b[1], 32),
-            gq_fmt_num(gq_cj_num(counts, "fail"), GQ_NUM_FIGURE, b[2], 32),
+    fprintf(f, "gpuqual card: %s — %s (%d pass, %d warn, %d fail)%s%s\n", gq_cj_str(card, "hostname", "?"),
+            c->verdict_text, c->counts[GQ_V_PASS], c->counts[GQ_V_WARN], c->counts[GQ_V_FAIL],
             json_is_true(json_object_get(root, "simulated")) ? " [simulated]" : "",
-            json_is_false(json_object_get(card, "complete")) ? " [INCOMPLETE]" : "");
-    size_t i;
-    const json_t *r;
-    json_array_foreach(json_object_get(card, "rows"), i, r)
-    {
-        const char *v = verdict_word(gq_cj_str(r, "verdict", NULL));
+            !c->complete && c->verdict != GQ_CV_INCOMPLETE ? " [INCOMPLETE]" : "");
+    /* The quality used, when the planner lowered it to fit the budget (the identity step's note). */
+    const char *qn = gq_cj_str(json_array_get(json_object_get(card, "plan"), 0), "note", "");
+    if (!strncmp(qn, "quality lowered", 15))
+        fprintf(f, "  level %s; %s\n", gq_card_level_name(c->level), qn);
+    for (int i = 0; i < c->nrows; i++) {
+        const gq_card_row *r = &c->rows[i];
+        const char *v = verdict_word(gq_verdict_name(r->verdict));
         char line[1024];
-        snprintf(line, sizeof line, "  %-5s %-24s %s", strlen(v) > 5 ? "-" : v, gq_cj_str(r, "check", ""),
-                 gq_cj_str(r, "result", ""));
+        snprintf(line, sizeof line, "  %-5s %-24s %s", strlen(v) > 5 ? "-" : v, r->check, r->result);
         if ((int)strlen(line) > width && width > 4) {
             /* Cut on a UTF-8 boundary. */
             int cut = width - 3;
@@ -609,25 +617,33 @@ int gq_card_render_summary(FILE *f, const json_t *root, int width, gq_err *err)
         }
         fprintf(f, "%s\n", line);
     }
-    const json_t *fs = json_object_get(card, "findings");
-    int shown = 0;
-    json_array_foreach(fs, i, r)
-    {
-        if (shown++ >= 6)
-            break;
-        fprintf(f, "%s- %s\n", shown == 1 ? "findings:\n" : "", json_string_value(r));
+    if (c->verdict == GQ_CV_INCOMPLETE) { /* what is missing, by step */
+        int n = 0;
+        for (int s = 0; s < GQ_CS_COUNT; s++)
+            if (gq_card_level_has(c->level, (gq_card_step_id)s) && c->step_ev[s] != GQ_EV_MEASURED &&
+                !c->turned_off[s] && c->step_why[s] != GQ_EVR_NOT_APPLICABLE &&
+                c->step_why[s] != GQ_EVR_ONE_GPU)
+                fprintf(f, "%s%s (%s)",
+                        n++ ? ", " : "incomplete: not measured: ", gq_card_step_name((gq_card_step_id)s),
+                        c->step_ev[s] == GQ_EV_UNKNOWN ? "unknown" : gq_ev_reason_words(c->step_why[s]));
+        if (n)
+            fputc('\n', f);
     }
+    for (int i = 0; i < c->nfindings && i < 6; i++)
+        fprintf(f, "%s- %s\n", i == 0 ? "findings:\n" : "", c->findings[i]);
     int nbad = 0;
-    json_array_foreach(json_object_get(card, "checks"), i, r)
-    {
-        const char *v = gq_cj_str(r, "verdict", "");
-        if (strcmp(v, "fail") && strcmp(v, "warn"))
+    for (int i = 0; i < c->checks.n; i++) {
+        const gq_check *k = &c->checks.v[i];
+        if (k->verdict != GQ_V_FAIL && k->verdict != GQ_V_WARN)
             continue;
         if (nbad++ >= 8)
             continue;
-        fprintf(f, "%s  %s: %s\n", nbad == 1 ? "problems:\n" : "", verdict_word(v), gq_cj_str(r, "text", ""));
+        fprintf(f, "%s  %s: %s\n", nbad == 1 ? "problems:\n" : "", verdict_word(gq_verdict_name(k->verdict)),
+                k->text);
     }
     if (nbad > 8)
         fprintf(f, "  ... and %d more (see the card)\n", nbad - 8);
+    gq_card_free(c);
+    free(c);
     return GQ_OK;
 }

@@ -72,7 +72,7 @@ typedef struct gq_gpu_info {
      * supported"), and the ECC, MIG and persistence modes (gq_mode). */
     char serial[64], vbios[64];
     int ecc_mode, mig_mode, persistence_mode;
-    int nvswitch_links;               /* of nvlinks_total, those to an NVSwitch; -1 unknown */
+    int nvswitch_links; /* of nvlinks_total, those to an NVSwitch; -1 unknown */
 } gq_gpu_info;
 
 /* A node of the PCIe tree: host bridge, switch/bridge, or a GPU endpoint. */

@@ -42,6 +42,9 @@ typedef struct card_args {
     double stress_s;     /* 0: no stress */
     const char *expect;  /* file under examples/expect, or NULL */
     int interrupt_after; /* > 0: request an interrupt after this many progress calls */
+    int level;           /* 0: standard; else gq_card_level + 1 */
+    int cut_step;        /* > 0: gq_card_step_id + 1 planned as cut by the budget (not run) */
+    bool no_placement;   /* the user turns the placement off */
 } card_args;
 
 static int cu_calls, cu_stop_after;
@@ -70,13 +73,24 @@ static __attribute__((unused)) card_run cu_run(const card_args *a)
         fail_msg("discover: %s", e.msg);
     gq_card_opts co;
     gq_card_opts_default(&co);
+    if (a->level)
+        co.level = (gq_card_level)(a->level - 1);
     co.budget_s = a->budget_s > 0 ? a->budget_s : 300;
     co.stress_s = a->stress_s;
+    co.no_placement = a->no_placement;
     co.ngpus = t->ngpu;
     for (int i = 0; i < t->ngpu; i++)
         co.gpus[i] = i;
     if (gq_card_plan_make(t, &co, &out.plan, &e))
         fail_msg("plan: %s", e.msg);
+    if (a->cut_step > 0) { /* as the planner cuts a step that does not fit */
+        gq_card_step *st = &out.plan.step[a->cut_step - 1];
+        st->run = false;
+        st->est_s = 0;
+        st->status = GQ_CSS_SKIPPED;
+        st->reason = GQ_EVR_BUDGET;
+        snprintf(st->note, sizeof st->note, "did not fit the budget");
+    }
     gq_expect ex;
     if (a->expect) {
         char path[1024];

@@ -14,14 +14,24 @@
 #include <jansson.h>
 
 #include "analysis/card.h"
+#include "render/card_render.h"
 #include "analysis/expect.h"
 
+/* A JSON text; a card section (it has "identity") without a plan gets one in
+ * which every step is done, so its checks and rows rest on measured evidence. */
 static json_t *load(const char *text)
 {
     json_error_t je;
     json_t *j = json_loads(text, 0, &je);
     if (!j)
         fail_msg("bad test JSON: %s (column %d)", je.text, je.column);
+    if (json_object_get(j, "identity") && !json_object_get(j, "plan")) {
+        json_t *plan = json_array();
+        for (int s = 0; s < GQ_CS_COUNT; s++)
+            json_array_append_new(plan, json_pack("{s:s, s:s}", "step", gq_card_step_name((gq_card_step_id)s),
+                                                  "status", "done"));
+        json_object_set_new(j, "plan", plan);
+    }
     return j;
 }
 
@@ -167,10 +177,10 @@ static void empty_card_rows(void **state)
     (void)state;
     json_t *card = load("{\"identity\": {\"gpus\": []}}");
     gq_err e = {0};
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, &e), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, &e), GQ_OK);
     assert_int_equal(json_array_size(json_object_get(card, "rows")), 10);
     assert_string_equal(rs(card, "Identity and links", "verdict"), "skip");
-    assert_string_equal(rs(card, "Pairwise GPU traffic", "evidence"), "P2P read matrix");
+    assert_string_equal(rs(card, "Pairwise GPU traffic", "measurement"), "P2P read matrix");
     assert_string_equal(rs(card, "Pairwise GPU traffic", "result"), "not measured");
     assert_string_equal(rs(card, "Pairwise GPU traffic", "verdict"), "skip");
     assert_string_equal(rs(card, "Pairwise GPU traffic", "decision"), "Discover fast communication groups");
@@ -197,12 +207,12 @@ static void rows_do_not_inherit(void **state)
     (void)state;
     json_t *card = load("{\"identity\": {\"gpus\": []}, \"sweeps\": [{\"label\": \"host → GPU 0\", \"fit\": "
                         "{\"fixed_us\": 3, \"asymptotic_gbps\": 25.3, \"half_bytes\": 75776}}]}");
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
-    assert_string_equal(rs(card, "Transfer granularity", "evidence"), "buffer-size sweep on 1 path");
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_string_equal(rs(card, "Transfer granularity", "measurement"), "buffer-size sweep on 1 path");
     assert_string_equal(rs(card, "Transfer granularity", "result"),
                         "host → GPU 0: 3 µs fixed cost, half of 25.3 GB/s at 74 KiB");
     assert_string_equal(rs(card, "Transfer granularity", "verdict"), "info");
-    assert_string_equal(rs(card, "Latency", "evidence"), "pointer chase host↔GPU");
+    assert_string_equal(rs(card, "Latency", "measurement"), "pointer chase host↔GPU");
     assert_string_equal(rs(card, "Latency", "result"), "not measured");
     assert_string_equal(rs(card, "Latency", "verdict"), "skip");
     json_decref(card);
@@ -219,7 +229,7 @@ static void long_offload_list(void **state)
         used += (size_t)snprintf(json + used, sizeof json - used, "%s{\"gpu\": %d}", g > 10 ? ", " : "", g);
     snprintf(json + used, sizeof json - used, "]}}");
     json_t *card = load(json);
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     const char *f = NULL;
     size_t i;
     const json_t *x;
@@ -246,9 +256,9 @@ static void one_record_is_measured(void **state)
     strcpy(r.test, "t");
     gq_records_push(&set, &r);
     json_t *card = load("{\"identity\": {\"gpus\": []}}");
-    assert_int_equal(gq_card_judge(card, NULL, NULL, &set, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, &set, NULL, NULL), GQ_OK);
     assert_string_equal(
-        rs(card, "Measurement integrity", "evidence"),
+        rs(card, "Measurement integrity", "measurement"),
         "1 records: every figure against its path's capacity, overlap of concurrent windows, data "
         "pattern checks");
     assert_string_not_equal(rs(card, "Measurement integrity", "verdict"), "skip");
@@ -262,8 +272,8 @@ static void one_gpu_stress_row(void **state)
     (void)state;
     json_t *card = load("{\"identity\": {\"gpus\": [{\"index\": 0, \"name\": \"G\"}]}}");
     json_t *stress = load("{\"elapsed_s\": 30, \"gpus\": [{\"gpu\": 0}]}");
-    assert_int_equal(gq_card_judge(card, NULL, stress, NULL, NULL, NULL), GQ_OK);
-    assert_string_equal(rs(card, "Whole-node health", "evidence"),
+    assert_int_equal(gq_card_judge_json(card, NULL, stress, NULL, NULL, NULL), GQ_OK);
+    assert_string_equal(rs(card, "Whole-node health", "measurement"),
                         "30 s GEMM load on 1 GPU; temperature, power, clocks, throttle reasons, errors");
     assert_string_not_equal(rs(card, "Whole-node health", "verdict"), "skip");
     json_decref(card);
@@ -276,13 +286,13 @@ static void pairs_finding_needs_both(void **state)
     (void)state;
     json_t *card = load("{\"identity\": {\"gpus\": []}, \"pairs\": {\"within\": {\"pairs\": [[0, 1]], "
                         "\"aggregate_gbps\": 50}}}");
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     assert_false(finding_has(card, "pairs at once within domains moved"));
     assert_string_equal(rs(card, "Concurrent GPU traffic", "result"), "within 50 GB/s in total");
     json_decref(card);
     card = load("{\"identity\": {\"gpus\": []}, \"pairs\": {\"across\": {\"pairs\": [[0, 2], [1, 3]], "
                 "\"aggregate_gbps\": 30, \"isolated_gbps\": [20, 25]}, \"ratio\": 0.5}}");
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     assert_false(finding_has(card, "pairs at once within domains moved"));
     assert_string_equal(rs(card, "Concurrent GPU traffic", "result"),
                         "2 pairs at once 30 GB/s in total, 45 GB/s one at a time");
@@ -290,7 +300,7 @@ static void pairs_finding_needs_both(void **state)
     card = load("{\"identity\": {\"gpus\": []}, \"pairs\": {\"within\": {\"pairs\": [[0, 1]], "
                 "\"aggregate_gbps\": 50}, "
                 "\"across\": {\"pairs\": [[0, 2]], \"aggregate_gbps\": 20}, \"ratio\": 0.4}}");
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     assert_true(finding_has(card,
                             "1 pairs at once within domains moved 50 GB/s in total, 1 pairs across domains "
                             "20 GB/s: crossing domains keeps 40% of the bandwidth."));
@@ -318,6 +328,10 @@ static void exit_codes(void **state)
         {"{\"verdict\": \"fail\", \"complete\": false}", 5},
         {"{\"verdict\": \"pass\", \"complete\": false}", 5},
         {"{\"verdict\": \"fail\", \"complete\": true}", 1},
+        {"{\"verdict\": \"incomplete\"}", 5}, /* schema 2 */
+        {"{\"verdict\": \"incomplete\", \"complete\": true}", 5},
+        {"{\"verdict\": \"INCOMPLETE\"}", -1},
+        {"{\"verdict\": \"pass \"}", -1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         json_t *c = load(cases[i].json);
@@ -360,12 +374,12 @@ static void link_gen_under_load(void **state)
     (void)state;
     json_t *card = load("{\"identity\": {\"gpus\": [{\"index\": 0, \"name\": \"G\", \"pcie\": {\"gen\": 4, "
                         "\"width\": 16, \"gen_max\": 5, \"width_max\": 16, \"under_load\": true}}]}}");
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     assert_string_equal(rs(card, "Identity and links", "result"), "1 GPU below the link's maximum");
     json_decref(card);
     card = load("{\"identity\": {\"gpus\": [{\"index\": 0, \"name\": \"G\", \"pcie\": {\"gen\": 4, "
                 "\"width\": 16, \"gen_max\": 5, \"width_max\": 16, \"under_load\": false}}]}}");
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     assert_string_equal(rs(card, "Identity and links", "result"), "every link at its maximum (Gen5 x16)");
     json_decref(card);
 }
@@ -388,7 +402,7 @@ static void pair_list_limit(void **state)
                                  k + 1);
     snprintf(json + used, sizeof json - used, "]}}");
     json_t *card = load(json);
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     const char *f = NULL;
     size_t i;
     const json_t *x;
@@ -418,7 +432,7 @@ static void placement_row_pair_limit(void **state)
                              ", {\"prefill\": 1, \"decode\": 10}, {\"prefill\": 5, \"decode\": 9}");
     snprintf(json + used, sizeof json - used, "]}}");
     json_t *card = load(json);
-    assert_int_equal(gq_card_judge(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     const char *r = rs(card, "Placement", "result");
     assert_int_equal(strlen(r), 488);
     assert_string_equal(r + 488 - strlen(" 1→10"), " 1→10");
@@ -426,9 +440,183 @@ static void placement_row_pair_limit(void **state)
     json_decref(card);
 }
 
+/* The card's verdict from the worst check and the steps' evidence. */
+static void overall_from_evidence(void **state)
+{
+    (void)state;
+    gq_evidence ev[GQ_CS_COUNT];
+    gq_ev_reason why[GQ_CS_COUNT];
+    bool off[GQ_CS_COUNT];
+    char text[160];
+    for (int s = 0; s < GQ_CS_COUNT; s++) {
+        ev[s] = GQ_EV_MEASURED;
+        why[s] = GQ_EVR_NONE;
+    }
+    assert_int_equal(gq_card_overall(GQ_V_PASS, true, GQ_LEVEL_STANDARD, ev, why, off, text, sizeof text),
+                     GQ_CV_PASS);
+    assert_string_equal(text, "PASS");
+    assert_int_equal(gq_card_overall(GQ_V_SKIP, true, GQ_LEVEL_STANDARD, ev, why, off, text, sizeof text),
+                     GQ_CV_PASS); /* nothing judged: pass, as gq_checklist_overall */
+    ev[GQ_CS_STRESS] = GQ_EV_SKIPPED;
+    why[GQ_CS_STRESS] = GQ_EVR_USER;
+    ev[GQ_CS_PLACEMENT] = GQ_EV_SKIPPED;
+    why[GQ_CS_PLACEMENT] = GQ_EVR_USER;
+    assert_int_equal(gq_card_overall(GQ_V_WARN, true, GQ_LEVEL_STANDARD, ev, why, off, text, sizeof text),
+                     GQ_CV_WARN);
+    assert_string_equal(text, "WARN without placement and stress");
+    assert_true(off[GQ_CS_STRESS] && off[GQ_CS_PLACEMENT] && !off[GQ_CS_HOST]);
+    /* not in the quick level: changes nothing; in it: incomplete */
+    ev[GQ_CS_LATENCY] = GQ_EV_SKIPPED;
+    why[GQ_CS_LATENCY] = GQ_EVR_BUDGET;
+    assert_int_equal(gq_card_overall(GQ_V_PASS, true, GQ_LEVEL_QUICK, ev, why, off, text, sizeof text),
+                     GQ_CV_PASS);
+    assert_string_equal(text, "PASS without stress");
+    assert_int_equal(gq_card_overall(GQ_V_FAIL, true, GQ_LEVEL_STANDARD, ev, why, off, text, sizeof text),
+                     GQ_CV_INCOMPLETE);
+    assert_string_equal(text, "INCOMPLETE");
+    why[GQ_CS_LATENCY] = GQ_EVR_NOT_APPLICABLE; /* nothing to measure here: not missing */
+    assert_int_equal(gq_card_overall(GQ_V_PASS, true, GQ_LEVEL_STANDARD, ev, why, off, text, sizeof text),
+                     GQ_CV_PASS);
+    static const gq_evidence missing[] = {GQ_EV_UNKNOWN, GQ_EV_FAILED};
+    for (int k = 0; k < 2; k++) {
+        ev[GQ_CS_MATRIX] = missing[k];
+        assert_int_equal(gq_card_overall(GQ_V_PASS, true, GQ_LEVEL_QUICK, ev, why, off, text, sizeof text),
+                         GQ_CV_INCOMPLETE);
+    }
+    ev[GQ_CS_MATRIX] = GQ_EV_MEASURED;
+    assert_int_equal(gq_card_overall(GQ_V_PASS, false, GQ_LEVEL_QUICK, ev, why, off, text, sizeof text),
+                     GQ_CV_INCOMPLETE);
+    assert_int_equal(gq_card_verdict_exit_code(GQ_CV_INCOMPLETE), 5);
+    assert_int_equal(gq_card_verdict_exit_code(GQ_CV_WARN), 4);
+}
+
+/* The names read back strictly: no other case, no default. */
+static void names_parse_strictly(void **state)
+{
+    (void)state;
+    gq_card_verdict v;
+    gq_evidence e;
+    gq_ev_reason r;
+    gq_card_level l;
+    gq_card_step_id s;
+    assert_true(gq_card_verdict_parse("incomplete", &v) && v == GQ_CV_INCOMPLETE);
+    assert_false(gq_card_verdict_parse("Pass", &v));
+    assert_false(gq_card_verdict_parse("", &v));
+    assert_false(gq_card_verdict_parse(NULL, &v));
+    assert_true(gq_evidence_parse("unknown", &e) && e == GQ_EV_UNKNOWN);
+    assert_false(gq_evidence_parse("measure", &e));
+    assert_true(gq_ev_reason_parse("one_gpu", &r) && r == GQ_EVR_ONE_GPU);
+    assert_false(gq_ev_reason_parse("none", &r));
+    assert_true(gq_card_level_parse("full", &l) && l == GQ_LEVEL_FULL);
+    assert_false(gq_card_level_parse("Quick", &l));
+    assert_true(gq_card_step_parse("contention", &s) && s == GQ_CS_CONTENTION);
+    assert_false(gq_card_step_parse("Contention", &s));
+    assert_int_equal(gq_card_check_step("agree_sm_clock"), GQ_CS_STRESS);
+    assert_int_equal(gq_card_check_step("p2p_latency_ns_max"), GQ_CS_LATENCY);
+    assert_int_equal(gq_card_check_step("impossible"), GQ_CS_IDENTITY);
+    assert_int_equal(gq_card_row_step("Concurrent GPU traffic"), GQ_CS_CONTENTION);
+    assert_int_equal(gq_card_row_step("Application validation"), -1);
+}
+
+/* A schema-1 card read as schema 2: evidence from its plan's statuses and
+ * notes; a check on a step the plan skipped is skip, never pass; a cut step
+ * makes it INCOMPLETE; the row's words move to "measurement". */
+static void schema1_card_upgraded(void **state)
+{
+    (void)state;
+    json_t *card = load(
+        "{\"verdict\": \"pass\", \"complete\": true, \"exit_code\": 0, \"expectations\": {\"file\": \"x\"},"
+        " \"plan\": [{\"step\": \"identity\", \"status\": \"done\", \"note\": \"\"},"
+        " {\"step\": \"host\", \"status\": \"done\", \"note\": \"\"},"
+        " {\"step\": \"contention\", \"status\": \"skipped\", \"note\": \"did not fit the 30s budget\"},"
+        " {\"step\": \"stress\", \"status\": \"skipped\", \"note\": \"--no-stress\"}],"
+        " \"checks\": [{\"id\": \"h2d_gbps_min\", \"subject\": \"gpu:0\", \"verdict\": \"pass\", \"text\": "
+        "\"ok\"},"
+        " {\"id\": \"thermal\", \"subject\": \"gpu:0\", \"verdict\": \"pass\", \"text\": \"cool\"}],"
+        " \"rows\": [{\"check\": \"Host-memory traffic\", \"evidence\": \"each GPU alone\", \"result\": "
+        "\"r\","
+        " \"verdict\": \"pass\"}, {\"check\": \"Concurrent GPU traffic\", \"evidence\": \"pairs\","
+        " \"result\": \"0 pairs\", \"verdict\": \"pass\"}, {\"check\": \"Latency\", \"evidence\": \"chase\","
+        " \"result\": \"1 ns\", \"verdict\": \"pass\"}]}");
+    gq_err e = {0};
+    assert_int_equal(gq_card_read(card, "v1.json", &e), GQ_OK);
+    const json_t *c0 = json_array_get(json_object_get(card, "checks"), 0);
+    const json_t *c1 = json_array_get(json_object_get(card, "checks"), 1);
+    assert_string_equal(json_string_value(json_object_get(c0, "verdict")), "pass");
+    assert_string_equal(json_string_value(json_object_get(c0, "evidence")), "measured");
+    assert_string_equal(json_string_value(json_object_get(c1, "verdict")), "skip");
+    assert_string_equal(json_string_value(json_object_get(c1, "evidence_reason")), "user");
+    assert_string_equal(rs(card, "Host-memory traffic", "measurement"), "each GPU alone");
+    assert_string_equal(rs(card, "Host-memory traffic", "verdict"), "pass");
+    assert_string_equal(rs(card, "Concurrent GPU traffic", "result"),
+                        "not measured (did not fit the budget)");
+    assert_string_equal(rs(card, "Concurrent GPU traffic", "verdict"), "skip");
+    /* latency is not in the plan: unknown, never pass */
+    assert_string_equal(rs(card, "Latency", "evidence"), "unknown");
+    assert_string_equal(rs(card, "Latency", "verdict"), "skip");
+    assert_string_equal(json_string_value(json_object_get(card, "verdict")), "incomplete");
+    assert_int_equal(gq_card_exit_code(card), 5);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(card, "counts"), "pass")), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(card, "expectations"), "file")),
+                        "x");
+    json_decref(card);
+}
+
+/* The codec: what gq_card_to_json writes, gq_card_from_json reads back the
+ * same (rows, evidence, verdict, every finding, however many). */
+static void codec_round_trip(void **state)
+{
+    (void)state;
+    gq_card *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+    gq_card_init(a);
+    a->level = GQ_LEVEL_QUICK;
+    for (int s = 0; s < GQ_CS_COUNT; s++)
+        a->step_ev[s] = GQ_EV_MEASURED;
+    a->step_ev[GQ_CS_STRESS] = GQ_EV_SKIPPED;
+    a->step_why[GQ_CS_STRESS] = GQ_EVR_USER;
+    a->nrows = 2;
+    snprintf(a->rows[0].check, sizeof a->rows[0].check, "Latency");
+    snprintf(a->rows[0].measurement, sizeof a->rows[0].measurement, "pointer chase");
+    a->rows[0].verdict = GQ_V_PASS;
+    snprintf(a->rows[1].check, sizeof a->rows[1].check, "Whole-node health");
+    a->rows[1].verdict = GQ_V_PASS;
+    gq_card_rest_rows(a);
+    for (int k = 0; k < 100; k++) {
+        char t[32];
+        snprintf(t, sizeof t, "finding %d", k);
+        assert_int_equal(gq_card_add_finding(a, t), GQ_OK);
+    }
+    gq_card_summarize(a);
+    assert_string_equal(a->verdict_text, "PASS without stress");
+    json_t *card = json_pack("{s:[{s:s, s:s}]}", "plan", "step", "stress", "status", "skipped");
+    gq_card_to_json(a, card);
+    gq_err e = {0};
+    if (gq_card_from_json(card, "rt.json", b, &e))
+        fail_msg("%s", e.msg);
+    assert_int_equal(b->nfindings, 100);
+    assert_string_equal(b->findings[99], "finding 99");
+    assert_int_equal(b->nrows, 2);
+    assert_string_equal(b->rows[0].measurement, "pointer chase");
+    assert_int_equal(b->rows[1].verdict, GQ_V_SKIP);
+    assert_int_equal(b->rows[1].evidence, GQ_EV_SKIPPED);
+    assert_int_equal(b->rows[1].reason, GQ_EVR_USER);
+    assert_int_equal(b->rows[1].step, GQ_CS_STRESS);
+    assert_int_equal(b->verdict, GQ_CV_PASS);
+    assert_int_equal(b->level, GQ_LEVEL_QUICK);
+    assert_true(b->turned_off[GQ_CS_STRESS]);
+    assert_string_equal(b->verdict_text, "PASS without stress");
+    json_decref(card);
+    gq_card_free(a);
+    gq_card_free(b);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(overall_from_evidence),    cmocka_unit_test(names_parse_strictly),
+        cmocka_unit_test(schema1_card_upgraded),    cmocka_unit_test(codec_round_trip),
         cmocka_unit_test(facts_by_position),        cmocka_unit_test(facts_from_records),
         cmocka_unit_test(empty_card_rows),          cmocka_unit_test(one_gpu_stress_row),
         cmocka_unit_test(pairs_finding_needs_both), cmocka_unit_test(exit_codes),

@@ -91,10 +91,18 @@ static void test_parse_errors(void **state)
                  "not valid JSON");
 }
 
+/* Every step of the card measured (gq_card_facts_init leaves them unknown). */
+static void all_measured(gq_card_facts *f)
+{
+    for (int s = 0; s < GQ_CS_COUNT; s++)
+        f->step_ev[s] = GQ_EV_MEASURED;
+}
+
 /* Seed 001's machine as facts: 8 GPUs, two domains, healthy. */
 static void seed001_facts(gq_card_facts *f)
 {
     gq_card_facts_init(f);
+    all_measured(f);
     f->ngpu = 8;
     f->n_records = 100;
     f->stress_ran = true;
@@ -231,6 +239,7 @@ static void test_judge_uncovered_and_skip(void **state)
     assert_int_equal(gq_expect_parse(only_h200, "h.expect", &ex, &e), GQ_OK);
     gq_card_facts *f = malloc(sizeof *f);
     gq_card_facts_init(f);
+    all_measured(f);
     f->ngpu = 2;
     for (int i = 0; i < 2; i++) {
         snprintf(f->gpu[i].name, sizeof f->gpu[i].name, i == 0 ? "NVIDIA H200" : "NVIDIA A100-PCIE-40GB");

@@ -1,0 +1,217 @@
+/* The card's typed vocabulary (analysis/card_types.h). */
+#include "analysis/card_types.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const ev_names[] = {"unknown", "measured", "skipped", "failed"};
+static const char *const reason_names[] = {NULL,   "budget",      "one_gpu", "not_applicable",
+                                           "user", "interrupted", "error"};
+static const char *const reason_words[] = {"",
+                                           "did not fit the budget",
+                                           "one GPU",
+                                           "not applicable",
+                                           "turned off",
+                                           "interrupted",
+                                           "failed with an error"};
+static const char *const level_names[] = {"quick", "standard", "full"};
+static const char *const verdict_names[] = {"pass", "warn", "fail", "incomplete"};
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+const char *gq_evidence_name(gq_evidence e)
+{
+    return (unsigned)e < (unsigned)N(ev_names) ? ev_names[e] : "unknown";
+}
+
+const char *gq_ev_reason_name(gq_ev_reason r)
+{
+    return (unsigned)r < (unsigned)N(reason_names) ? reason_names[r] : NULL;
+}
+
+const char *gq_ev_reason_words(gq_ev_reason r)
+{
+    return (unsigned)r < (unsigned)N(reason_words) ? reason_words[r] : "";
+}
+
+const char *gq_card_level_name(gq_card_level l)
+{
+    return (unsigned)l < (unsigned)N(level_names) ? level_names[l] : "?";
+}
+
+const char *gq_card_verdict_name(gq_card_verdict v)
+{
+    return (unsigned)v < (unsigned)N(verdict_names) ? verdict_names[v] : "?";
+}
+
+int gq_card_verdict_exit_code(gq_card_verdict v)
+{
+    switch (v) {
+    case GQ_CV_PASS: return 0;
+    case GQ_CV_WARN: return 4;
+    case GQ_CV_FAIL: return 1;
+    case GQ_CV_INCOMPLETE: return 5;
+    }
+    return 1;
+}
+
+static bool find(const char *s, const char *const *names, int n, int *out)
+{
+    if (!s)
+        return false;
+    for (int i = 0; i < n; i++)
+        if (names[i] && !strcmp(s, names[i])) {
+            *out = i;
+            return true;
+        }
+    return false;
+}
+
+bool gq_evidence_parse(const char *s, gq_evidence *out)
+{
+    int i;
+    if (!find(s, ev_names, N(ev_names), &i))
+        return false;
+    *out = (gq_evidence)i;
+    return true;
+}
+
+bool gq_ev_reason_parse(const char *s, gq_ev_reason *out)
+{
+    int i;
+    if (!find(s, reason_names, N(reason_names), &i))
+        return false;
+    *out = (gq_ev_reason)i;
+    return true;
+}
+
+bool gq_card_level_parse(const char *s, gq_card_level *out)
+{
+    int i;
+    if (!find(s, level_names, N(level_names), &i))
+        return false;
+    *out = (gq_card_level)i;
+    return true;
+}
+
+bool gq_card_verdict_parse(const char *s, gq_card_verdict *out)
+{
+    int i;
+    if (!find(s, verdict_names, N(verdict_names), &i))
+        return false;
+    *out = (gq_card_verdict)i;
+    return true;
+}
+
+bool gq_card_step_parse(const char *s, gq_card_step_id *out)
+{
+    for (int i = 0; s && i < GQ_CS_COUNT; i++)
+        if (!strcmp(s, gq_card_step_name((gq_card_step_id)i))) {
+            *out = (gq_card_step_id)i;
+            return true;
+        }
+    return false;
+}
+
+bool gq_card_level_has(gq_card_level l, gq_card_step_id s)
+{
+    if ((unsigned)s >= GQ_CS_COUNT)
+        return false;
+    if (l == GQ_LEVEL_QUICK)
+        return s == GQ_CS_IDENTITY || s == GQ_CS_MATRIX || s == GQ_CS_HOST || s == GQ_CS_STRESS;
+    return true;
+}
+
+double gq_card_level_budget_s(gq_card_level l)
+{
+    return l == GQ_LEVEL_QUICK ? 60 : l == GQ_LEVEL_FULL ? 900 : 300;
+}
+
+double gq_card_level_stress_s(gq_card_level l)
+{
+    return l == GQ_LEVEL_QUICK ? 30 : l == GQ_LEVEL_FULL ? 300 : 60;
+}
+
+gq_card_step_id gq_card_check_step(const char *id)
+{
+    static const struct {
+        const char *id;
+        gq_card_step_id step;
+    } map[] = {
+        {"h2d_gbps_min", GQ_CS_HOST},
+        {"d2h_gbps_min", GQ_CS_HOST},
+        {"agree_h2d", GQ_CS_HOST},
+        {"agree_d2h", GQ_CS_HOST},
+        {"p2p_gbps_min", GQ_CS_MATRIX},
+        {"nvlink_gbps_min", GQ_CS_MATRIX},
+        {"host_latency_ns_max", GQ_CS_LATENCY},
+        {"p2p_latency_ns_max", GQ_CS_LATENCY},
+        {"temp_c_max", GQ_CS_STRESS},
+        {"sm_clock_mhz_min", GQ_CS_STRESS},
+        {"agree_sm_clock", GQ_CS_STRESS},
+        {"thermal", GQ_CS_STRESS},
+        {"power_cap", GQ_CS_STRESS},
+        {"stress", GQ_CS_STRESS},
+    };
+    for (int i = 0; id && i < N(map); i++)
+        if (!strcmp(id, map[i].id))
+            return map[i].step;
+    /* Identity and links, the expectations' coverage, and the integrity of
+     * the records: what discovery and every step give. */
+    return GQ_CS_IDENTITY;
+}
+
+int gq_card_row_step(const char *title)
+{
+    static const struct {
+        const char *title;
+        int step;
+    } map[] = {
+        {"Identity and links", GQ_CS_IDENTITY},       {"Pairwise GPU traffic", GQ_CS_MATRIX},
+        {"Concurrent GPU traffic", GQ_CS_CONTENTION}, {"Host-memory traffic", GQ_CS_HOST},
+        {"Transfer granularity", GQ_CS_SWEEP},        {"Latency", GQ_CS_LATENCY},
+        {"Whole-node health", GQ_CS_STRESS},          {"Placement", GQ_CS_PLACEMENT},
+        {"Measurement integrity", GQ_CS_IDENTITY},
+    };
+    for (int i = 0; title && i < N(map); i++)
+        if (!strcmp(title, map[i].title))
+            return map[i].step;
+    return -1;
+}
+
+gq_card_verdict gq_card_overall(int worst, bool complete, gq_card_level level, const gq_evidence *ev,
+                                const gq_ev_reason *why, bool *turned_off, char *text, size_t n)
+{
+    gq_card_verdict v = worst == 4 ? GQ_CV_FAIL : worst == 3 ? GQ_CV_WARN : GQ_CV_PASS;
+    int noff = 0;
+    for (int s = 0; s < GQ_CS_COUNT; s++) {
+        turned_off[s] = false;
+        if (!gq_card_level_has(level, (gq_card_step_id)s) || ev[s] == GQ_EV_MEASURED)
+            continue;
+        if (ev[s] == GQ_EV_SKIPPED && why[s] == GQ_EVR_USER) {
+            turned_off[s] = true;
+            noff++;
+        } else if (ev[s] == GQ_EV_UNKNOWN || ev[s] == GQ_EV_FAILED ||
+                   (ev[s] == GQ_EV_SKIPPED &&
+                    (why[s] == GQ_EVR_BUDGET || why[s] == GQ_EVR_INTERRUPTED || why[s] == GQ_EVR_ERROR))) {
+            complete = false; /* a step of the level that should have run did not */
+        }
+    }
+    if (!complete)
+        v = GQ_CV_INCOMPLETE;
+    static const char *const upper[] = {"PASS", "WARN", "FAIL", "INCOMPLETE"};
+    size_t used = (size_t)snprintf(text, n, "%s", upper[v]);
+    int k = 0;
+    for (int s = 0; s < GQ_CS_COUNT && v != GQ_CV_INCOMPLETE && used < n; s++) {
+        if (!turned_off[s])
+            continue;
+        k++;
+        used += (size_t)snprintf(text + used, n - used, "%s%s",
+                                 k == 1      ? " without "
+                                 : k == noff ? " and "
+                                             : ", ",
+                                 gq_card_step_name((gq_card_step_id)s));
+    }
+    return v;
+}

@@ -1,0 +1,93 @@
+/* The typed card's verdict from its checks and its steps' evidence, the
+ * rows' evidence, and the exit code (analysis/card.h). Pure. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/card.h"
+
+void gq_card_init(gq_card *c)
+{
+    memset(c, 0, sizeof *c);
+    c->level = GQ_LEVEL_STANDARD;
+    c->complete = true;
+    c->exit_code = 1;
+    c->verdict = GQ_CV_INCOMPLETE;
+}
+
+void gq_card_free(gq_card *c)
+{
+    if (!c)
+        return;
+    gq_checklist_free(&c->checks);
+    free(c->findings);
+    c->findings = NULL;
+    c->nfindings = c->capfindings = 0;
+}
+
+int gq_card_add_finding(gq_card *c, const char *text)
+{
+    if (c->nfindings == c->capfindings) {
+        int cap = c->capfindings ? 2 * c->capfindings : 16;
+        void *p = realloc(c->findings, (size_t)cap * sizeof c->findings[0]);
+        if (!p)
+            return GQ_E_NOMEM;
+        c->findings = p;
+        c->capfindings = cap;
+    }
+    snprintf(c->findings[c->nfindings++], sizeof c->findings[0], "%s", text);
+    return GQ_OK;
+}
+
+void gq_card_rest_rows(gq_card *c)
+{
+    for (int i = 0; i < c->nrows; i++) {
+        gq_card_row *r = &c->rows[i];
+        int s = gq_card_row_step(r->check);
+        r->step = s;
+        r->evidence = s < 0 ? GQ_EV_SKIPPED : c->step_ev[s];
+        r->reason = s < 0                           ? GQ_EVR_NOT_APPLICABLE
+                    : r->evidence == GQ_EV_MEASURED ? GQ_EVR_NONE
+                                                    : c->step_why[s];
+        if (r->evidence == GQ_EV_MEASURED || s < 0)
+            continue;
+        snprintf(r->result, sizeof r->result, "not measured (%s)",
+                 r->evidence == GQ_EV_UNKNOWN ? "the card does not say whether this step ran"
+                 : r->reason                  ? gq_ev_reason_words(r->reason)
+                                              : gq_evidence_name(r->evidence));
+        r->verdict = GQ_V_SKIP;
+    }
+}
+
+gq_verdict gq_card_summarize(gq_card *c)
+{
+    for (int v = 0; v < 5; v++)
+        c->counts[v] = gq_checklist_count(&c->checks, (gq_verdict)v);
+    gq_verdict worst = gq_checklist_overall(&c->checks);
+    c->verdict = gq_card_overall((int)worst, c->complete, c->level, c->step_ev, c->step_why, c->turned_off,
+                                 c->verdict_text, sizeof c->verdict_text);
+    c->exit_code = gq_card_verdict_exit_code(c->verdict);
+    return worst;
+}
+
+int gq_card_exit_code(const json_t *card)
+{
+    /* Fail closed: only the verdicts gpuqual writes, spelled as it writes them. */
+    gq_card_verdict v;
+    if (!gq_card_verdict_parse(json_string_value(json_object_get(card, "verdict")), &v))
+        return -1;
+    if (json_is_false(json_object_get(card, "complete"))) /* schema 1: incomplete beside the verdict */
+        v = GQ_CV_INCOMPLETE;
+    return gq_card_verdict_exit_code(v);
+}
+
+bool gq_verdict_parse(const char *s, gq_verdict *out)
+{
+    for (int v = GQ_V_SKIP; s && v <= GQ_V_FAIL; v++)
+        if (!strcmp(s, gq_verdict_name((gq_verdict)v))) {
+            *out = (gq_verdict)v;
+            return true;
+        }
+    return false;
+}
