@@ -37,6 +37,7 @@ typedef struct nvbw_opts {
     int samples;
     int loop_count;
     bool list, verbose, skip_verify, no_affinity, use_mean, json, perf;
+    bool loop_count_given;
     bool parsed; /* the options parsed: a later usage error is gpuqual's own line */
     bool both;   /* -t with -p */
 } nvbw_opts;
@@ -68,7 +69,8 @@ static const gq_opt nvbw_tab[] = {
     {.name = "json", .shortname = 'j', .type = GQ_OPT_FLAG, .off = OFF(json),
      .help = "print nvbandwidth's JSON instead of its text"},
     {.name = "loopCount", .type = GQ_OPT_INT, .off = OFF(loop_count), .def = "16", .arg = "N",
-     .help = "copies per sample", .lo = 1, .hi = 10000000},
+     .help = "copies per sample; without it gpuqual sizes each sample (about 0.1 s) so that concurrent "
+             "copies overlap", .lo = 1, .hi = 10000000, .seen_off = OFF(loop_count_given)},
     {.name = "perfFormatter", .type = GQ_OPT_FLAG, .off = OFF(perf),
      .help = "\"&&&& PERF\" lines in place of SUM lines"},
     GQ_OPT_END,
@@ -217,7 +219,8 @@ static int nvbw_run(gq_ctx *ctx)
     gq_harness_opts ho;
     gq_harness_opts_default(&ho);
     ho.rounds = o->samples;
-    ho.reps = o->loop_count;
+    if (o->loop_count_given)
+        ho.reps = o->loop_count;
     ho.verify = !o->skip_verify;
     gq_nvbw_result *res = calloc((size_t)nids, sizeof *res);
     if (!res)

@@ -78,12 +78,23 @@ static double figure(const gq_record *r, bool use_mean)
     return s / n;
 }
 
-static void put(gq_nvbw_matrix *m, int row, int col, const gq_record *r, bool use_mean)
+/* An invalid figure is "N/A", and its test's status is Error. */
+static void set_error(gq_nvbw_result *out, const gq_record *r)
+{
+    if (out->status == GQ_NVBW_ERROR)
+        return;
+    out->status = GQ_NVBW_ERROR;
+    snprintf(out->msg, sizeof out->msg, "%s", r->error[0] ? r->error : "a figure is invalid");
+}
+
+static void put(gq_nvbw_result *out, gq_nvbw_matrix *m, int row, int col, const gq_record *r, bool use_mean)
 {
     if (!r || row < 0 || col < 0 || row >= m->rows || col >= m->cols)
         return;
-    if (!r->valid || r->value.n == 0 || !isfinite(r->value.median))
+    if (!r->valid || r->value.n == 0 || !isfinite(r->value.median)) {
+        set_error(out, r);
         return;
+    }
     m->v[row][col] = figure(r, use_mean);
     m->has[row][col] = true;
 }
@@ -123,7 +134,8 @@ static const gq_record *pair_rec(const gq_recordset *rs, const char *test, int a
     return NULL;
 }
 
-static void host_rows(const gq_recordset *rs, const char *test, gq_nvbw_matrix *m, bool use_mean)
+static void host_rows(const gq_recordset *rs, const char *test, gq_nvbw_result *out, gq_nvbw_matrix *m,
+                      bool use_mean)
 {
     int key[GQ_NVBW_MAXROWS], nr = 0;
     for (int i = 0; i < rs->n; i++) {
@@ -138,7 +150,7 @@ static void host_rows(const gq_recordset *rs, const char *test, gq_nvbw_matrix *
             key[nr++] = row;
         if (k < nr) {
             m->rows = nr;
-            put(m, k, col, r, use_mean);
+            put(out, m, k, col, r, use_mean);
         }
     }
     if (m->rows == 0)
@@ -167,7 +179,7 @@ static void bidir(const gq_recordset *rs, const gq_test *t, gq_nvbw_result *out,
         for (int r = 0; r < nc; r++)
             for (int c = 0; c < nc; c++)
                 if (r != c)
-                    put(m, r, c, pair_rec(rs, test, r, c, part == 0 ? r : c, part == 2), use_mean);
+                    put(out, m, r, c, pair_rec(rs, test, r, c, part == 0 ? r : c, part == 2), use_mean);
     }
 }
 
@@ -179,10 +191,9 @@ void gq_nvbw_build(const gq_topo *topo, const gq_recordset *rs, const char *test
     const gq_test *t = gq_catalog_find(test);
     for (int i = 0; i < rs->n; i++) {
         const gq_record *r = &rs->v[i];
-        if (!strcmp(r->test, test) && !r->valid && out->status != GQ_NVBW_ERROR) {
-            out->status = GQ_NVBW_ERROR;
-            snprintf(out->msg, sizeof out->msg, "%s", r->error[0] ? r->error : "a figure is invalid");
-        }
+        /* shown or not: a concurrent test whose flows did not overlap has no figures */
+        if (!strcmp(r->test, test) && !r->valid)
+            set_error(out, r);
     }
     if (!t)
         return;
@@ -194,13 +205,13 @@ void gq_nvbw_build(const gq_topo *topo, const gq_recordset *rs, const char *test
     snprintf(m->key, sizeof m->key, "%s", test);
     snprintf(m->desc, sizeof m->desc, "%s", t->title);
     switch (t->layout) {
-    case GQ_LAYOUT_HOST_GPU: host_rows(rs, test, m, use_mean); break;
+    case GQ_LAYOUT_HOST_GPU: host_rows(rs, test, out, m, use_mean); break;
     case GQ_LAYOUT_GPU_GPU:
         m->rows = nc;
         for (int r = 0; r < nc; r++)
             for (int c = 0; c < nc; c++)
                 if (r != c)
-                    put(m, r, c, flow_at(rs, test, r, c), use_mean);
+                    put(out, m, r, c, flow_at(rs, test, r, c), use_mean);
         break;
     case GQ_LAYOUT_GPU_BIDIR: bidir(rs, t, out, nc, use_mean); break;
     case GQ_LAYOUT_TARGET:
@@ -208,13 +219,13 @@ void gq_nvbw_build(const gq_topo *topo, const gq_recordset *rs, const char *test
         for (int i = 0; i < rs->n; i++) {
             const gq_record *r = &rs->v[i];
             if (!strcmp(r->test, test) && r->aggregate)
-                put(m, 0, gq_test_target(t, r), r, use_mean);
+                put(out, m, 0, gq_test_target(t, r), r, use_mean);
         }
         break;
     case GQ_LAYOUT_LOCAL:
         m->rows = 1;
         for (int c = 0; c < nc; c++)
-            put(m, 0, c, flow_at(rs, test, c, c), use_mean);
+            put(out, m, 0, c, flow_at(rs, test, c, c), use_mean);
         break;
     case GQ_LAYOUT_SET: out->nmat = 0; break;
     }
