@@ -30,14 +30,13 @@
 #define MAX_IDS GQ_OPTLIST_MAX
 
 typedef struct nvbw_opts {
-    gq_common c; /* --sim, --gpus and the simulator's options */
+    gq_common c; /* --sim, --gpus and the simulator's options (not --journal: nothing is journalled) */
     gq_optlist tests;
     gq_optlist prefixes;
     int buffer_mib;
     int samples;
     int loop_count;
     bool list, verbose, skip_verify, no_affinity, use_mean, json, perf;
-    bool loop_count_given;
     bool parsed; /* the options parsed: a later usage error is gpuqual's own line */
     bool both;   /* -t with -p */
 } nvbw_opts;
@@ -68,9 +67,9 @@ static const gq_opt nvbw_tab[] = {
      .help = "report the mean of the samples instead of the median"},
     {.name = "json", .shortname = 'j', .type = GQ_OPT_FLAG, .off = OFF(json),
      .help = "print nvbandwidth's JSON instead of its text"},
-    {.name = "loopCount", .type = GQ_OPT_INT, .off = OFF(loop_count), .def = "16", .arg = "N",
+    {.name = "loopCount", .type = GQ_OPT_INT, .off = OFF(loop_count), .arg = "N",
      .help = "copies per sample; without it gpuqual sizes each sample (about 0.1 s) so that concurrent "
-             "copies overlap", .lo = 1, .hi = 10000000, .seen_off = OFF(loop_count_given)},
+             "copies overlap", .lo = 1, .hi = 10000000},
     {.name = "perfFormatter", .type = GQ_OPT_FLAG, .off = OFF(perf),
      .help = "\"&&&& PERF\" lines in place of SUM lines"},
     GQ_OPT_END,
@@ -219,7 +218,7 @@ static int nvbw_run(gq_ctx *ctx)
     gq_harness_opts ho;
     gq_harness_opts_default(&ho);
     ho.rounds = o->samples;
-    if (o->loop_count_given)
+    if (o->loop_count > 0)
         ho.reps = o->loop_count;
     ho.verify = !o->skip_verify;
     gq_nvbw_result *res = calloc((size_t)nids, sizeof *res);
@@ -290,7 +289,8 @@ const gq_frame_cmd gq_frame_nvbandwidth = {
     .opts = {.name = "nvbandwidth",
              .tabs = tabs,
              .ntab = (int)(sizeof tabs / sizeof tabs[0]),
-             .grammar = &nvbw_grammar},
+             .grammar = &nvbw_grammar,
+             .omit = "journal"},
     .opts_size = sizeof(nvbw_opts),
     .maxpos = 0,
     .needs = GQ_FRAME_BACKEND,
