@@ -55,7 +55,7 @@ static const gq_opt nvbw_tab[] = {
     {.name = "testcasePrefixes", .shortname = 'p', .type = GQ_OPT_LIST, .off = OFF(prefixes),
      .arg = "PREFIX...", .help = "run the tests whose names start with one of these prefixes"},
     {.name = "verbose", .shortname = 'v', .type = GQ_OPT_FLAG, .off = OFF(verbose),
-     .help = "also MIN/MAX/AVG lines (JSON: min, max, average)"},
+     .help = "also the per-sample lines and MIN/MAX/AVG lines (JSON: min, max, average)"},
     {.name = "skipVerification", .shortname = 's', .type = GQ_OPT_FLAG, .off = OFF(skip_verify),
      .help = "skip the data check after the copies"},
     {.name = "disableAffinity", .shortname = 'd', .type = GQ_OPT_FLAG, .off = OFF(no_affinity),
@@ -137,7 +137,7 @@ static int ids_of(const nvbw_opts *o, const char **ids)
 /* One test: plan it, measure it, lay it out. Waived when the plan is empty
  * (no GPU pair with peer access: nvbandwidth's filter). */
 static int measure(gq_ctx *ctx, const gq_test *t, const gq_harness_opts *ho, gq_nvbw_result *res,
-                   bool *interrupted)
+                   gq_recordset *rs, bool *interrupted)
 {
     nvbw_opts *o = ctx->opts;
     gq_plan_opts po = {.bytes = (uint64_t)o->buffer_mib * GQ_MiB,
@@ -156,14 +156,12 @@ static int measure(gq_ctx *ctx, const gq_test *t, const gq_harness_opts *ho, gq_
         gq_plan_free(&plan);
         return GQ_OK;
     }
-    gq_recordset rs = {0};
     gq_exec_result xr;
     gq_exec_opts xo = {0};
-    rc = gq_exec_plans(&ctx->be, ctx->topo, &plan, 1, ho, NULL, &xo, &rs, &xr, &ctx->err);
+    rc = gq_exec_plans(&ctx->be, ctx->topo, &plan, 1, ho, NULL, &xo, rs, &xr, &ctx->err);
     *interrupted = xr.interrupted;
     if (!rc)
-        gq_nvbw_build(ctx->topo, &rs, t->name, o->use_mean, res);
-    gq_records_free(&rs);
+        gq_nvbw_build(ctx->topo, rs, t->name, o->use_mean, res);
     gq_plan_free(&plan);
     return rc;
 }
@@ -228,6 +226,7 @@ static int nvbw_run(gq_ctx *ctx)
     bool interrupted = false;
     for (; n < nids && !rc && !interrupted; n++) {
         char msg[160];
+        gq_recordset rs = {0};
         int k = gq_nvbw_find(ids[n], msg, sizeof msg);
         const gq_test *t = k >= 0 ? gq_catalog_find(gq_nvbw_cases[k].name) : NULL;
         if (!t) {
@@ -235,13 +234,14 @@ static int nvbw_run(gq_ctx *ctx)
             res[n].status = GQ_NVBW_NOTFOUND;
             snprintf(res[n].msg, sizeof res[n].msg, "%s", k >= 0 ? "not in this build" : msg);
         } else {
-            rc = measure(ctx, t, &ho, &res[n], &interrupted);
+            rc = measure(ctx, t, &ho, &res[n], &rs, &interrupted);
             failed += !rc && res[n].status == GQ_NVBW_ERROR;
         }
         if (!rc && !o->json) {
-            gq_nvbw_text_result(f, &res[n], &in);
+            gq_nvbw_text_result(f, &res[n], &in, &rs);
             fflush(f);
         }
+        gq_records_free(&rs);
     }
     if (!rc && o->json) {
         json_t *doc = gq_nvbw_json(ctx->topo, res, n, &in, NULL);

@@ -81,8 +81,11 @@ void gq_nvbw_text_version(FILE *f, const gq_nvbw_info *in);
 void gq_nvbw_bus(const char *bus, char *out, size_t n);
 /* CUDA/driver versions, the host name and "Device i: NAME (bus)". */
 void gq_nvbw_text_machine(FILE *f, const gq_topo *topo);
-/* "Running X." and the matrices, "Waived: " or "ERROR: msg". */
-void gq_nvbw_text_result(FILE *f, const gq_nvbw_result *r, const gq_nvbw_info *in);
+/* "Running X." and the matrices, "Waived: " or "ERROR: msg". With -v and
+ * the test's records (rs may be NULL), first nvbandwidth's per-sample
+ * lines: "\tSample N: Host -> Device 0: 55.01 GB/s". */
+void gq_nvbw_text_result(FILE *f, const gq_nvbw_result *r, const gq_nvbw_info *in, const gq_recordset *rs);
+void gq_nvbw_text_samples(FILE *f, const gq_recordset *rs, const char *test);
 /* The closing NOTE lines. */
 void gq_nvbw_text_note(FILE *f);
 /* `nvbandwidth -l`. */

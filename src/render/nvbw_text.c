@@ -75,7 +75,7 @@ static void matrix(FILE *f, const gq_nvbw_matrix *m, const gq_nvbw_info *in)
     fprintf(f, "\n");
 }
 
-void gq_nvbw_text_result(FILE *f, const gq_nvbw_result *r, const gq_nvbw_info *in)
+void gq_nvbw_text_result(FILE *f, const gq_nvbw_result *r, const gq_nvbw_info *in, const gq_recordset *rs)
 {
     switch (r->status) {
     case GQ_NVBW_NOTFOUND: fprintf(f, "ERROR: %s\n", r->msg); return;
@@ -84,10 +84,48 @@ void gq_nvbw_text_result(FILE *f, const gq_nvbw_result *r, const gq_nvbw_info *i
     case GQ_NVBW_ERROR: break;
     }
     fprintf(f, "Running %s.\n", r->name);
+    if (in->verbose && rs)
+        gq_nvbw_text_samples(f, rs, r->name);
     for (int i = 0; i < r->nmat; i++)
         matrix(f, &r->mat[i], in);
     if (r->status == GQ_NVBW_ERROR)
         fprintf(f, "Error: %s\n", r->msg);
+}
+
+static const char *buffer_name(gq_endpoint e, char *buf, size_t n)
+{
+    if (e.kind == GQ_EP_HOST)
+        snprintf(buf, n, "Host");
+    else
+        snprintf(buf, n, "Device %d", e.index);
+    return buf;
+}
+
+static bool sampled(const gq_record *r, const char *test)
+{
+    return !strcmp(r->test, test) && !r->aggregate && !r->sum && !r->is_latency;
+}
+
+void gq_nvbw_text_samples(FILE *f, const gq_recordset *rs, const char *test)
+{
+    for (int i = 0; i < rs->n; i++) {
+        const gq_record *r = &rs->v[i];
+        bool first = sampled(r, test);
+        for (int k = 0; k < i && first; k++)
+            first = !(sampled(&rs->v[k], test) && rs->v[k].group == r->group);
+        if (!first)
+            continue;
+        /* each sample of a measurement, then each of its copies, as nvbandwidth prints them */
+        for (int n = 0; n < r->value.n && n < GQ_MAX_ROUNDS; n++)
+            for (int k = i; k < rs->n; k++) {
+                const gq_record *q = &rs->v[k];
+                char a[32], b[32];
+                if (!sampled(q, test) || q->group != r->group || n >= q->value.n)
+                    continue;
+                fprintf(f, "\tSample %d: %s -> %s: %.2f GB/s\n", n, buffer_name(q->src, a, sizeof a),
+                        buffer_name(q->dst, b, sizeof b), q->samples[n]);
+            }
+    }
 }
 
 void gq_nvbw_text_note(FILE *f)

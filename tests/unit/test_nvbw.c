@@ -57,7 +57,7 @@ static char *capture_result(const gq_nvbw_result *r, const gq_nvbw_info *in)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    gq_nvbw_text_result(f, r, in);
+    gq_nvbw_text_result(f, r, in, NULL);
     fclose(f);
     return buf;
 }
@@ -93,6 +93,7 @@ static void test_host_text_and_mean(void **state)
     gq_record r = rec("host_to_device_memcpy_ce", H0, G(0), a, 3, 0);
     gq_records_push(&rs, &r);
     r = rec("host_to_device_memcpy_ce", H0, G(1), b, 3, 1);
+    r.group = 1;
     gq_records_push(&rs, &r);
     gq_nvbw_result *res = calloc(1, sizeof *res);
     gq_nvbw_build(&topo, &rs, "host_to_device_memcpy_ce", false, res);
@@ -110,6 +111,17 @@ static void test_host_text_and_mean(void **state)
                            "AVG host_to_device_memcpy_ce 52.50\n"
                            "\n");
     free(t);
+    /* -v's per-sample lines: each measurement's samples in turn */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    gq_nvbw_text_samples(f, &rs, "host_to_device_memcpy_ce");
+    fclose(f);
+    assert_string_equal(
+        buf, "\tSample 0: Host -> Device 0: 54.00 GB/s\n\tSample 1: Host -> Device 0: 55.00 GB/s\n"
+             "\tSample 2: Host -> Device 0: 59.00 GB/s\n\tSample 0: Host -> Device 1: 50.00 GB/s\n"
+             "\tSample 1: Host -> Device 1: 50.00 GB/s\n\tSample 2: Host -> Device 1: 50.00 GB/s\n");
+    free(buf);
     gq_nvbw_build(&topo, &rs, "host_to_device_memcpy_ce", true, res);
     assert_true(fabs(res->mat[0].v[0][0] - 56.0) < 1e-9);
     free(res);
