@@ -1,8 +1,8 @@
 /* DCGM's nvbandwidth plugin against `gpuqual nvbandwidth`.
  *
  * The rules below were written from reading NVIDIA/DCGM,
- * nvvs/plugin_src/nvbandwidth (NVBandwidthPlugin.cpp, NVBandwidthResult.cpp;
- * the plugin at commit 72fa3fe, the stored copy read was 37b325d): the plugin
+ * nvvs/plugin_src/nvbandwidth (NVBandwidthPlugin.cpp, NVBandwidthResult.cpp)
+ * and nvvs/src/Plugin.cpp (LaunchExecutable) at commit 72fa3fe: the plugin
  * finds a regular file named nvbandwidth, sets CUDA_VISIBLE_DEVICES to the
  * GPUs' UUIDs separated by commas, runs `nvbandwidth -j -v` plus "-t NAME"
  * for each test of its parameter, and fails on a non-zero exit. From stdout

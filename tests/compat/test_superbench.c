@@ -1,9 +1,9 @@
 /* SuperBench's nvbandwidth benchmark against `gpuqual nvbandwidth`.
  *
  * The rules below were written from reading microsoft/superbenchmark,
- * superbench/benchmarks/micro_benchmarks/nvbandwidth.py (the benchmark at
- * commit 700d650; the stored copy read was 266019e, whose parser and command
- * lines are those): it lists the tests with `nvbandwidth --list` and keeps
+ * superbench/benchmarks/micro_benchmarks/nvbandwidth.py at commit 700d650
+ * (its parser is unchanged since 266019e; 700d650 may put `numactl
+ * --cpunodebind=N --membind=N` before the command): it lists the tests with `nvbandwidth --list` and keeps
  * the names matching `(\d+),\s+([\w_]+):` (a non-zero exit or anything on
  * stderr gives no tests); it runs `nvbandwidth --bufferSize N [--testcase A
  * B ...] [--skipVerification] [--disableAffinity] [--useMean] --testSamples
