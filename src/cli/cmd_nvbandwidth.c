@@ -82,6 +82,7 @@ static const gq_opt_grammar nvbw_grammar = {
     .multi_values = true,
     .single_dash_long = true,
     .case_fold = true,
+    .whole_values = true,
 };
 
 static const gq_opt *const tabs[] = {gq_common_backend_opts, nvbw_tab};
