@@ -9,12 +9,13 @@
 #   source .deps/unpack-deps && bench/nvbw-dropin.sh
 #
 # Needs .deps/ (../shared/device/README.md: fetch-deps, and fetch-anchors for nvbandwidth v0.8's
-# sources) unless /tmp/nvb/nvbandwidth and a CUDA build of gpuqual ($GQ, default /tmp/b/gpuqual)
-# are already there. About 3 minutes of building (in parallel) and 2-3 minutes of runs on 1-2 H200.
+# sources) unless /tmp/nvb/nvbandwidth is already there. gpuqual is built from this tree into
+# /tmp/b-nvbw (incrementally) unless GQ names a binary to use. About 3 minutes of building (in parallel) and 2-3 minutes of runs on 1-2 H200.
 # Everything goes under $OUT (default /tmp/gq-nvbw-dropin): tar it.
 set -u
 OUT=${OUT:-/tmp/gq-nvbw-dropin}
-GQ=${GQ:-/tmp/b/gpuqual}
+GQ_GIVEN=${GQ:+yes}
+GQ=${GQ:-/tmp/b-nvbw/gpuqual}
 NVB=${NVB:-/tmp/nvb/nvbandwidth}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUT"
@@ -30,7 +31,7 @@ if [ ! -x "$NVB" ] && [ -f "$ROOT/.deps/anchors/build-anchors" ]; then
     (cd "$ROOT" && nice -n 10 bash -c 'source .deps/anchors/build-anchors') >"$OUT/anchors-build.log" 2>&1 &
     anchors_pid=$!
 fi
-if [ ! -x "$GQ" ]; then
+if [ -z "$GQ_GIVEN" ]; then
     b=$(dirname "$GQ")
     (cmake -S "$ROOT" -B "$b" -DCMAKE_BUILD_TYPE=Release -DGQ_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
         -DGQ_TESTS=OFF && cmake --build "$b" -j16 --target gpuqual) >"$OUT/gpuqual-build.log" 2>&1 ||
