@@ -9,8 +9,9 @@
 #   source .deps/unpack-deps && bench/nvbw-dropin.sh
 #
 # Needs .deps/ (the libraries, and nvbandwidth v0.8's sources with their build script in
-# .deps/anchors/, as bench/gpu-tests.sh uses them) unless /tmp/nvb/nvbandwidth is already there. gpuqual is built from this tree into
-# /tmp/b-nvbw (incrementally) unless GQ names a binary to use. About 3 minutes of building (in parallel) and 2-3 minutes of runs on 1-2 H200.
+# .deps/anchors/, as bench/gpu-tests.sh uses them) unless /tmp/nvb/nvbandwidth is already there.
+# gpuqual is built from this tree into /tmp/b-nvbw (incrementally) unless GQ names a binary.
+# About 3 minutes of building (in parallel) and 2-3 minutes of runs on 1-2 H200.
 # Everything goes under $OUT (default /tmp/gq-nvbw-dropin): tar it.
 set -u
 OUT=${OUT:-/tmp/gq-nvbw-dropin}
