@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "core/units.h"
+#include "measure/catalog.h"
 #include "render/nvbw.h"
 
 static gq_topo topo;
@@ -77,8 +78,16 @@ static void test_ids(void **state)
     assert_int_equal(gq_nvbw_find("4x", msg, sizeof msg), -1);
     assert_string_equal(msg, "Testcase 4x not found!");
     int peer = 0;
-    for (int i = 0; i < GQ_NVBW_NTESTS; i++)
+    for (int i = 0; i < GQ_NVBW_NTESTS; i++) {
         peer += gq_nvbw_cases[i].peer;
+        /* every test is in the catalog, with a one-line description (-l prints it) */
+        const gq_test *t = gq_catalog_find(gq_nvbw_cases[i].name);
+        assert_non_null(t);
+        assert_true(t->nvbandwidth);
+        assert_true(strlen(t->description) > 10);
+        if (strstr(t->description, "  ") || strchr(t->description, '\n'))
+            fail_msg("%s: description '%s' is not one clean line", t->name, t->description);
+    }
     assert_int_equal(peer, 17);
 }
 
