@@ -16,5 +16,6 @@ const gq_command gq_commands[] = {
     {.name = "report", .frame = &gq_frame_report},
     {.name = "compare", .frame = &gq_frame_compare},
     {.name = "fleet", .frame = &gq_frame_fleet},
+    {.name = "nvbandwidth", .frame = &gq_frame_nvbandwidth},
     {0},
 };

@@ -36,5 +36,6 @@ extern const gq_frame_cmd gq_frame_card;
 extern const gq_frame_cmd gq_frame_fleet;
 extern const gq_frame_cmd gq_frame_place;
 extern const gq_frame_cmd gq_frame_kv;
+extern const gq_frame_cmd gq_frame_nvbandwidth;
 
 #endif

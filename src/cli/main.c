@@ -1,5 +1,7 @@
 /* gpuqual: entry point; the commands are in commands.c. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,7 +44,7 @@ static void usage(FILE *f)
             "commands:\n",
             gq_version);
     for (const gq_command *c = gq_commands; c->name; c++)
-        fprintf(f, "  %-9s %s\n", c->name, c->frame->summary);
+        fprintf(f, "  %-11s %s\n", c->name, c->frame->summary);
     fprintf(
         f,
         "\nWith no GPU, add --sim NAME to run on a simulated machine (rtx4090x8, rtxpro6000x8, a100x6, "
@@ -86,10 +88,45 @@ static int unknown_cmd(const char *name)
     return 2;
 }
 
+/* Called through a link named nvbandwidth: nvbandwidth's command line. */
+static bool called_as_nvbandwidth(const char *argv0)
+{
+    const char *base = strrchr(argv0, '/');
+    return !strcmp(base ? base + 1 : argv0, "nvbandwidth");
+}
+
+static int finish(int rc)
+{
+    /* Output that never reached stdout (a full disk, a closed pipe) must not
+     * end as success. */
+    errno = 0;
+    if ((fflush(stdout) != 0 || ferror(stdout)) && (rc == 0 || rc == 4 || rc == 5)) {
+        /* One line: a command that already said why it failed is not told twice. */
+        if (!gq_cli_errors)
+            gq_cli_error("writing the output to stdout failed: %s", errno ? strerror(errno) : "write error");
+        rc = 2;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     gq_backend_register_builtin();
     gq_opts_help_width = gq_frame_help_width();
+    if (argc >= 1 && called_as_nvbandwidth(argv[0])) {
+        /* the frame reads options from argv[2]: put the command's name in argv[1] */
+        char **av = calloc((size_t)argc + 2, sizeof *av);
+        if (!av)
+            return 1;
+        av[0] = argv[0];
+        av[1] = "nvbandwidth";
+        for (int i = 1; i < argc; i++)
+            av[i + 1] = argv[i];
+        gq_cli_install_signals();
+        int rc = finish(gq_frame_main(&gq_frame_nvbandwidth, argc + 1, av));
+        free(av);
+        return rc;
+    }
     if (argc < 2) {
         gq_cli_error("no command given; expected one of %s (gpuqual --help describes them)", command_list());
         return 2;
@@ -122,15 +159,5 @@ int main(int argc, char **argv)
     if (!c)
         return unknown_cmd(cmd);
     gq_cli_install_signals();
-    int rc = gq_frame_main(c->frame, argc, argv);
-    /* Output that never reached stdout (a full disk, a closed pipe) must not
-     * end as success. */
-    errno = 0;
-    if ((fflush(stdout) != 0 || ferror(stdout)) && (rc == 0 || rc == 4 || rc == 5)) {
-        /* One line: a command that already said why it failed is not told twice. */
-        if (!gq_cli_errors)
-            gq_cli_error("writing the output to stdout failed: %s", errno ? strerror(errno) : "write error");
-        rc = 2;
-    }
-    return rc;
+    return finish(gq_frame_main(c->frame, argc, argv));
 }

@@ -106,7 +106,7 @@ static int choice_ok(const char *choices, const char *v)
     return 0;
 }
 
-static int list_add(const gq_opt *o, gq_optlist *l, const char *v, gq_err *err)
+static int list_add(const gq_opt *o, gq_optlist *l, const char *v, bool split, gq_err *err)
 {
     if (o->type == GQ_OPT_KV) {
         const char *eq = strchr(v, '=');
@@ -119,7 +119,7 @@ static int list_add(const gq_opt *o, gq_optlist *l, const char *v, gq_err *err)
     }
     if (!*v)
         return gq_err_set(err, GQ_E_USAGE, "--%s needs a non-empty value", o->name);
-    if (!strchr(v, ',')) {
+    if (!split || !strchr(v, ',')) {
         if (l->n >= GQ_OPTLIST_MAX)
             return gq_err_set(err, GQ_E_USAGE, "--%s: at most %d items", o->name, GQ_OPTLIST_MAX);
         l->item[l->n++] = v;
@@ -226,7 +226,8 @@ static int set_value(const gq_optset *set, const gq_opt *o, void *dst, const cha
         *(const char **)p = v;
         return GQ_OK;
     case GQ_OPT_LIST:
-    case GQ_OPT_KV: return list_add(o, (gq_optlist *)p, v, err);
+    case GQ_OPT_KV:
+        return list_add(o, (gq_optlist *)p, v, !(set->grammar && set->grammar->whole_values), err);
     }
     return gq_err_set(err, GQ_E_FAIL, "--%s: bad option type", o->name);
 }

@@ -73,6 +73,7 @@ typedef struct gq_opt_grammar {
     bool multi_values;     /* a LIST option takes every following word up to the next option (-t a b c) */
     bool single_dash_long; /* -name is a long name too (when no short flag matches the whole word) */
     bool case_fold;        /* long names match ignoring case (--bufferSize = --buffersize) */
+    bool whole_values;     /* a LIST value is one item, commas included (nvbandwidth's -t a,b is one id) */
 } gq_opt_grammar;
 extern const gq_opt_grammar gq_grammar_gpuqual;
 

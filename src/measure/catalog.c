@@ -545,8 +545,7 @@ static int plan_d2d_lat(const gq_test *t, const gq_topo *topo, const gq_plan_opt
      .variant = DIR_H2D | V_BIDIR}, \
     {.name = "all_to_one_write_" SUF, \
      .title = "memcpy " MS " GPU(row) <- GPU(column) bandwidth (GB/s)", \
-     .description = "every other GPU writes to the column GPU at once: the aggregate and each flow (" MS" \
-                    " ")", \
+     .description = "every other GPU writes to the column GPU at once: aggregate and each flow (" MS ")", \
      .layout = GQ_LAYOUT_TARGET, \
      .min_gpus = 2, \
      .nvbandwidth = true, \
@@ -555,8 +554,7 @@ static int plan_d2d_lat(const gq_test *t, const gq_topo *topo, const gq_plan_opt
      .variant = V_WRITE}, \
     {.name = "all_to_one_read_" SUF, \
      .title = "memcpy " MS " GPU(row) -> GPU(column) bandwidth (GB/s)", \
-     .description = "every other GPU reads from the column GPU at once: the aggregate and each flow (" MS" \
-                    " ")", \
+     .description = "every other GPU reads from the column GPU at once: aggregate and each flow (" MS ")", \
      .layout = GQ_LAYOUT_TARGET, \
      .min_gpus = 2, \
      .nvbandwidth = true, \
@@ -565,8 +563,7 @@ static int plan_d2d_lat(const gq_test *t, const gq_topo *topo, const gq_plan_opt
      .variant = V_READ}, \
     {.name = "one_to_all_write_" SUF, \
      .title = "memcpy " MS " GPU(row) -> GPU(column) bandwidth (GB/s)", \
-     .description = "the column GPU writes to every other GPU at once: the aggregate and each flow (" MS" \
-                    " ")", \
+     .description = "the column GPU writes to every other GPU at once: aggregate and each flow (" MS ")", \
      .layout = GQ_LAYOUT_TARGET, \
      .min_gpus = 2, \
      .nvbandwidth = true, \
@@ -575,8 +572,7 @@ static int plan_d2d_lat(const gq_test *t, const gq_topo *topo, const gq_plan_opt
      .variant = V_WRITE}, \
     {.name = "one_to_all_read_" SUF, \
      .title = "memcpy " MS " GPU(row) <- GPU(column) bandwidth (GB/s)", \
-     .description = "the column GPU reads from every other GPU at once: the aggregate and each flow (" MS" \
-                    " ")", \
+     .description = "the column GPU reads from every other GPU at once: aggregate and each flow (" MS ")", \
      .layout = GQ_LAYOUT_TARGET, \
      .min_gpus = 2, \
      .nvbandwidth = true, \

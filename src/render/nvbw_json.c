@@ -1,9 +1,12 @@
 /* nvbandwidth's JSON output, for parsers written against nvbandwidth v0.8:
  * keys in nvbandwidth's (alphabetical) order, cells as strings with six
  * significant digits or "N/A", bidirectional GPU pairs as the three stacked
- * matrices (first direction, second direction, total). A cell whose figure
- * is invalid is "N/A": such parsers cannot see our flags, so they must not
- * see the number either. */
+ * matrices (first direction, second direction, total) with the last one's
+ * description and sum, as nvbandwidth's JSON writer leaves them. A cell
+ * whose figure is invalid is "N/A": such parsers cannot see our flags, so
+ * they must not see the number either. A waived test is {name, status}
+ * alone; an id that names no test is {name, status "ERROR"}. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,201 +14,119 @@
 
 #include "core/json.h"
 #include "measure/catalog.h"
+#include "render/nvbw.h"
 #include "render/render.h"
-#include "render/render_util.h"
 
-#define MAXR (GQ_MAX_NUMA + 2)
-
-static json_t *cell(const gq_record *r, double *sum)
+static const char *status_name(gq_nvbw_status s)
 {
-    if (!r || !r->valid || r->value.n == 0 || !isfinite(r->value.median))
-        return json_string("N/A");
-    char buf[32];
-    snprintf(buf, sizeof buf, "%g", r->value.median);
-    *sum += r->value.median;
-    return json_string(buf);
+    switch (s) {
+    case GQ_NVBW_PASSED: return "Passed";
+    case GQ_NVBW_WAIVED: return "Waived";
+    case GQ_NVBW_ERROR: return "Error";
+    case GQ_NVBW_NOTFOUND: return "ERROR";
+    }
+    return "Error";
 }
 
-/* The per-flow record at (row, col) of a test, or NULL. */
-static const gq_record *flow_at(const gq_recordset *rs, const char *test, int row, int col)
+static json_t *testcase(const gq_nvbw_result *r, bool verbose)
 {
-    const gq_record *hit = NULL;
-    for (int i = 0; i < rs->n; i++) {
-        const gq_record *r = &rs->v[i];
-        if (strcmp(r->test, test) || r->aggregate || r->sum)
-            continue;
-        int rr, cc;
-        gq_record_cell(r, &rr, &cc);
-        if (rr == row && cc == col)
-            hit = r;
-    }
-    return hit;
-}
-
-/* Bidirectional pair {a,b}: the flow executed by `exec`, or the pair's sum. */
-static const gq_record *pair_rec(const gq_recordset *rs, const char *test, int a, int b, int exec,
-                                 bool want_sum)
-{
-    for (int i = 0; i < rs->n; i++) {
-        const gq_record *r = &rs->v[i];
-        if (strcmp(r->test, test) || r->aggregate || r->ngpus != 2)
-            continue;
-        bool pair = (r->gpus[0] == a && r->gpus[1] == b) || (r->gpus[0] == b && r->gpus[1] == a);
-        if (!pair)
-            continue;
-        if (want_sum && r->sum)
-            return r;
-        if (!want_sum && !r->sum && r->exec_gpu == exec)
-            return r;
-    }
-    return NULL;
-}
-
-static json_t *testcase(const gq_topo *topo, const gq_recordset *rs, const char *test, const gq_test *t)
-{
-    int nc = gq_rec_ncols(topo, rs, test);
-    double sum = 0;
-    bool ok = true;
-    json_t *mat = json_array();
-    char desc[300];
-    snprintf(desc, sizeof desc, "%s", t->title);
-    for (int i = 0; i < rs->n; i++)
-        if (!strcmp(rs->v[i].test, test) && !rs->v[i].valid)
-            ok = false;
-    switch (t->layout) {
-    case GQ_LAYOUT_HOST_GPU: {
-        int rows[MAXR], nr = 0;
-        for (int i = 0; i < rs->n && nr < MAXR; i++) {
-            const gq_record *r = &rs->v[i];
-            if (strcmp(r->test, test) || r->aggregate || r->sum)
-                continue;
-            int row, col;
-            gq_record_cell(r, &row, &col);
-            bool seen = false;
-            for (int k = 0; k < nr; k++)
-                seen |= rows[k] == row;
-            if (!seen)
-                rows[nr++] = row;
-        }
-        for (int k = 0; k < nr; k++) {
-            json_t *line = json_array();
-            for (int c = 0; c < nc; c++)
-                json_array_append_new(line, cell(flow_at(rs, test, rows[k], c), &sum));
-            json_array_append_new(mat, line);
-        }
-        break;
-    }
-    case GQ_LAYOUT_GPU_GPU:
-        for (int r = 0; r < nc; r++) {
-            json_t *line = json_array();
-            for (int c = 0; c < nc; c++)
-                json_array_append_new(line,
-                                      r == c ? json_string("N/A") : cell(flow_at(rs, test, r, c), &sum));
-            json_array_append_new(mat, line);
-        }
-        break;
-    case GQ_LAYOUT_GPU_BIDIR: {
-        bool nvbw = t->nvbandwidth;
-        /* nvbandwidth stacks direction 1, direction 2 and the total */
-        for (int part = nvbw ? 0 : 2; part < 3; part++) {
-            double partsum = 0;
-            for (int r = 0; r < nc; r++) {
-                json_t *line = json_array();
-                for (int c = 0; c < nc; c++) {
-                    if (r == c) {
-                        json_array_append_new(line, json_string("N/A"));
-                        continue;
-                    }
-                    const gq_record *x = pair_rec(rs, test, r, c, part == 0 ? r : c, part == 2);
-                    json_array_append_new(line, cell(x, &partsum));
-                }
-                json_array_append_new(mat, line);
-            }
-            if (part == 2)
-                sum += partsum;
-        }
-        if (nvbw)
-            snprintf(desc, sizeof desc, "%s Total bandwidth (GB/s)", t->title);
-        break;
-    }
-    case GQ_LAYOUT_TARGET: {
-        json_t *line = json_array();
-        for (int c = 0; c < nc; c++) {
-            const gq_record *hit = NULL;
-            for (int i = 0; i < rs->n; i++) {
-                const gq_record *r = &rs->v[i];
-                if (!strcmp(r->test, test) && r->aggregate && gq_test_target(t, r) == c)
-                    hit = r;
-            }
-            json_array_append_new(line, cell(hit, &sum));
-        }
-        json_array_append_new(mat, line);
-        break;
-    }
-    case GQ_LAYOUT_LOCAL: {
-        json_t *line = json_array();
-        for (int c = 0; c < nc; c++)
-            json_array_append_new(line, cell(flow_at(rs, test, c, c), &sum));
-        json_array_append_new(mat, line);
-        break;
-    }
-    case GQ_LAYOUT_SET: json_decref(mat); return NULL;
-    }
     json_t *o = json_object();
-    json_object_set_new(o, "bandwidth_description", json_string(desc));
+    json_object_set_new(o, "name", json_string(r->name));
+    json_object_set_new(o, "status", json_string(status_name(r->status)));
+    if (r->status == GQ_NVBW_NOTFOUND || r->status == GQ_NVBW_WAIVED || r->nmat == 0)
+        return o;
+    json_t *mat = json_array();
+    double sum = 0, max = DBL_MIN, min = DBL_MAX;
+    int count = 0;
+    for (int k = 0; k < r->nmat; k++) {
+        const gq_nvbw_matrix *m = &r->mat[k];
+        sum = 0, max = DBL_MIN, min = DBL_MAX, count = 0; /* the last matrix's, as nvbandwidth keeps */
+        for (int i = 0; i < m->rows; i++) {
+            json_t *line = json_array();
+            for (int c = 0; c < m->cols; c++) {
+                double v = m->has[i][c] ? m->v[i][c] : 0.0;
+                char buf[32];
+                snprintf(buf, sizeof buf, "%g", v);
+                json_array_append_new(line, json_string(m->has[i][c] ? buf : "N/A"));
+                sum += v;
+                max = v > max ? v : max;
+                min = v < min ? v : min;
+                count += v > 0;
+            }
+            json_array_append_new(mat, line);
+        }
+        json_object_set_new(o, "bandwidth_description", json_string(m->desc));
+    }
     json_object_set_new(o, "bandwidth_matrix", mat);
-    json_object_set_new(o, "name", json_string(test));
-    json_object_set_new(o, "status", json_string(ok ? "Passed" : "Error"));
     json_object_set_new(o, "sum", gq_json_num(sum));
+    if (r->status == GQ_NVBW_ERROR)
+        json_object_set_new(o, "error", json_string(r->msg));
+    if (verbose) {
+        json_object_set_new(o, "min", gq_json_num(min));
+        json_object_set_new(o, "max", gq_json_num(max));
+        json_object_set_new(o, "average", count ? gq_json_num(sum / count) : json_null());
+    }
     return o;
 }
 
-/* "0000:00:06.0" -> "00000000:00:06", nvbandwidth's form. */
-static void nvbw_bus(const char *bus, char *out, size_t n)
-{
-    unsigned dom = 0, b = 0, d = 0, fn = 0;
-    if (sscanf(bus, "%x:%x:%x.%x", &dom, &b, &d, &fn) >= 3)
-        snprintf(out, n, "%08x:%02x:%02x", dom, b, d);
-    else
-        snprintf(out, n, "%s", bus);
-}
-
-json_t *gq_render_nvbandwidth_json(const gq_topo *topo, const gq_recordset *rs, const char *version)
+json_t *gq_nvbw_json(const gq_topo *topo, const gq_nvbw_result *res, int n, const gq_nvbw_info *in,
+                     const char *error)
 {
     json_t *body = json_object();
-    json_object_set_new(
-        body, "CUDA Runtime Version",
-        json_integer(topo && topo->cuda_runtime_version >= 0 ? topo->cuda_runtime_version : 0));
+    int cuda =
+        topo ? (topo->cuda_driver_version > 0 ? topo->cuda_driver_version : topo->cuda_runtime_version) : 0;
+    json_object_set_new(body, "CUDA Runtime Version", json_integer(cuda > 0 ? cuda : 0));
     json_object_set_new(body, "Driver Version", json_string(topo ? topo->driver_version : ""));
     json_t *devs = json_array();
     for (int i = 0; topo && i < topo->ngpu; i++) {
         char bus[40], line[300];
-        nvbw_bus(topo->gpu[i].pci_bus_id, bus, sizeof bus);
+        gq_nvbw_bus(topo->gpu[i].pci_bus_id, bus, sizeof bus);
         snprintf(line, sizeof line, "%d: %s (%s): (%s)", i, topo->gpu[i].name, bus,
                  topo->hostname[0] ? topo->hostname : topo->source);
         json_array_append_new(devs, json_string(line));
     }
     json_object_set_new(body, "GPU Device list", devs);
     char gv[96];
-    snprintf(gv, sizeof gv, "gpuqual %s%s", version ? version : "unknown",
-             (topo && topo->simulated) ? " (simulated)" : "");
+    snprintf(gv, sizeof gv, "gpuqual %s%s", in->version ? in->version : "unknown",
+             in->simulated ? " (simulated)" : "");
     json_object_set_new(body, "git_version", json_string(gv));
     json_t *cases = json_array();
-    for (int i = 0; rs && i < rs->n; i++) {
+    for (int i = 0; i < n; i++)
+        json_array_append_new(cases, testcase(&res[i], in->verbose));
+    json_object_set_new(body, "testcases", cases);
+    json_object_set_new(body, "version", json_string(gv));
+    if (error)
+        json_object_set_new(body, "error", json_string(error));
+    if (in->warning)
+        json_object_set_new(body, "warning", json_string(in->warning));
+    json_t *root = json_object();
+    json_object_set_new(root, "nvbandwidth", body);
+    return root;
+}
+
+void gq_nvbw_json_print(FILE *f, const json_t *doc)
+{
+    json_dumpf(doc, f, JSON_INDENT(2) | JSON_SORT_KEYS);
+    fputs("\n\n", f);
+}
+
+json_t *gq_render_nvbandwidth_json(const gq_topo *topo, const gq_recordset *rs, const char *version)
+{
+    gq_nvbw_info in = {.version = version, .simulated = topo && topo->simulated};
+    json_t *doc = gq_nvbw_json(topo, NULL, 0, &in, NULL);
+    json_t *cases = json_object_get(json_object_get(doc, "nvbandwidth"), "testcases");
+    gq_nvbw_result *res = malloc(sizeof *res);
+    for (int i = 0; res && rs && i < rs->n; i++) {
         const char *test = rs->v[i].test;
         bool seen = false;
         for (int k = 0; k < i && !seen; k++)
             seen = !strcmp(rs->v[k].test, test);
         const gq_test *t = gq_catalog_find(test);
-        if (seen || !t)
+        if (seen || !t || t->layout == GQ_LAYOUT_SET)
             continue;
-        json_t *c = testcase(topo, rs, test, t);
-        if (c)
-            json_array_append_new(cases, c);
+        gq_nvbw_build(topo, rs, test, false, res);
+        json_array_append_new(cases, testcase(res, false));
     }
-    json_object_set_new(body, "testcases", cases);
-    json_object_set_new(body, "version", json_string(gv));
-    json_t *root = json_object();
-    json_object_set_new(root, "nvbandwidth", body);
-    return root;
+    free(res);
+    return doc;
 }

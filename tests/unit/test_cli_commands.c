@@ -19,7 +19,9 @@ static void check_set(const char *cmd, const gq_optset *set)
 {
     int it = 0;
     for (const gq_opt *o = NULL; (o = gq_optset_next(set, &it, o));) {
-        if (o->shortname) {
+        /* a compatibility grammar (nvbandwidth's) keeps the other tool's letters */
+        bool own = !set->grammar || set->grammar == &gq_grammar_gpuqual;
+        if (o->shortname && own) {
             if (gq_short_for(o->name) != o->shortname)
                 fail_msg("%s: -%c --%s is not in gq_short_flags (it says -%c)", cmd, o->shortname, o->name,
                          gq_short_for(o->name) ? gq_short_for(o->name) : '?');
