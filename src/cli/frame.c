@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "cli/outputs.h"
 #include "render/render.h"
 
 int gq_frame_help_width(void)
@@ -32,6 +33,9 @@ static int frame_open(gq_ctx *ctx, gq_outfile *of, bool *help_only, int argc, ch
     int rc = gq_optset_parse(&cmd->opts, ctx->opts, argc, argv, 2, ctx->pos, cmd->maxpos, &ctx->npos,
                              help_only, err);
     if (rc || *help_only)
+        return rc;
+    /* An output that would overwrite an input or another output. */
+    if ((rc = gq_cli_check_same_files(argc, argv, err)))
         return rc;
     if (cmd->needs & (GQ_FRAME_COMMON | GQ_FRAME_BACKEND)) {
         ctx->c = ctx->opts;

@@ -1,0 +1,21 @@
+/* Outputs that are the same file as an input or as another output.
+ *
+ * Before anything is read or measured, the frame looks at the command line:
+ * the values of --json, -o/--output, --journal, --csv and --save-snapshot are
+ * outputs; every positional argument and every other option's value that
+ * names an existing file is an input. An output that is the same file as an
+ * input (same device and inode) or as another output (same device and inode,
+ * or the same resolved path when it does not exist yet) is refused with exit
+ * 2 before it could be overwritten. Character devices and FIFOs (/dev/null,
+ * /dev/stdout) and "-" are exempt: writing them twice harms nothing. --resume
+ * names a journal that is appended to on purpose and is not compared.
+ */
+#ifndef GQ_CLI_OUTPUTS_H
+#define GQ_CLI_OUTPUTS_H
+
+#include "core/status.h"
+
+/* argv as main() got it; argv[0] the program, argv[1] the command. */
+int gq_cli_check_same_files(int argc, char **argv, gq_err *err);
+
+#endif
