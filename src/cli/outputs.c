@@ -116,7 +116,8 @@ int gq_cli_check_same_files(int argc, char **argv, gq_err *err)
         if (!v[i].output || exempt(v[i].path))
             continue;
         for (int j = 0; j < n && !rc; j++) {
-            if (j == i || (v[j].output && j < i) || exempt(v[j].path) || !same_file(&v[i], &v[j]))
+            const arg_path *w = &v[j];
+            if (j == i || (w->output && j < i) || exempt(w->path) || !same_file(&v[i], w))
                 continue;
             char a[64], b[64];
             opt_name(&v[i], a, sizeof a);
