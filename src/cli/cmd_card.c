@@ -25,6 +25,7 @@
 #include "cli/options.h"
 #include "cli/progress.h"
 #include "core/interrupt.h"
+#include "cli/outputs.h"
 #include "measure/journal.h"
 #include "core/units.h"
 #include "render/card_render.h"
@@ -203,7 +204,12 @@ static int card_open_dir(gq_ctx *ctx)
         return rc;
     char jpath[1200];
     snprintf(jpath, sizeof jpath, "%s/journal.jsonl", o->dir);
-    if ((rc = gq_journal_open(&o->jr, o->c.journal ? o->c.journal : jpath, &ctx->err)))
+    json_t *jo = gq_cli_journal_options(&o->c);
+    gq_journal_id id;
+    gq_cli_journal_id(&id, "card", &o->c, ctx->topo, jo);
+    rc = gq_journal_open(&o->jr, o->c.journal ? o->c.journal : jpath, &id, &ctx->err);
+    json_decref(jo);
+    if (rc)
         return rc;
     o->have_journal = true;
     return GQ_OK;

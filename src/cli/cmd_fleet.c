@@ -35,6 +35,7 @@
 #include "cli/common.h"
 #include "cli/frame.h"
 #include "cli/options.h"
+#include "cli/outputs.h"
 #include "measure/journal.h"
 #include "core/units.h"
 #include "render/card_render.h"
@@ -231,7 +232,12 @@ static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char
         goto out;
     char path[1200];
     snprintf(path, sizeof path, "%s/journal.jsonl", nodedir);
-    if ((rc = gq_journal_open(&jr, path, err)))
+    json_t *jo = gq_cli_journal_options(cm);
+    gq_journal_id id;
+    gq_cli_journal_id(&id, "fleet", cm, topo, jo);
+    rc = gq_journal_open(&jr, path, &id, err);
+    json_decref(jo);
+    if (rc)
         goto out;
     have_journal = true;
     rc = gq_card_execute(&be, topo, co, plan, &jr, NULL, NULL, &res, err);

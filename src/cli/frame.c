@@ -56,8 +56,13 @@ static int frame_open(gq_ctx *ctx, gq_outfile *of, bool *help_only, int argc, ch
             return rc;
     }
     if ((cmd->needs & GQ_FRAME_JOURNAL) && ctx->c->journal && !ctx->no_backend) {
-        if ((rc = gq_journal_open(&ctx->jr, ctx->c->journal, err)))
-            return gq_err_prefix(err, "--journal");
+        json_t *jo = gq_cli_journal_options(ctx->c);
+        gq_journal_id id;
+        gq_cli_journal_id(&id, cmd->name, ctx->c, ctx->topo, jo);
+        rc = gq_journal_open(&ctx->jr, ctx->c->journal, &id, err);
+        json_decref(jo);
+        if (rc)
+            return rc;
         ctx->journal = &ctx->jr;
     }
     if (ctx->out_path) {

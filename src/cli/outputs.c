@@ -1,6 +1,7 @@
 /* Outputs that are the same file as an input or another output (outputs.h). */
 #include "cli/outputs.h"
 
+#include <jansson.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -128,4 +129,27 @@ int gq_cli_check_same_files(int argc, char **argv, gq_err *err)
     }
     free(v);
     return rc;
+}
+
+json_t *gq_cli_journal_options(const gq_common *c)
+{
+    json_t *o = json_object(), *gpus = json_array();
+    json_object_set_new(o, "buffer_size", json_integer((json_int_t)c->buffer_size));
+    json_object_set_new(o, "rounds", json_integer(c->rounds));
+    json_object_set_new(o, "method", c->method ? json_string(c->method) : json_null());
+    for (int i = 0; i < c->ngpus_sel; i++)
+        json_array_append_new(gpus, json_integer(c->gpus_sel[i]));
+    json_object_set_new(o, "gpus", gpus);
+    return o;
+}
+
+void gq_cli_journal_id(gq_journal_id *id, const char *cmd, const gq_common *c, const gq_topo *topo,
+                       json_t *opts)
+{
+    *id = (gq_journal_id){.command = cmd,
+                          .version = gq_version,
+                          .git = gq_git_rev,
+                          .options = opts,
+                          .topo = topo,
+                          .sim = c ? c->sim : NULL};
 }

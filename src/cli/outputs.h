@@ -13,9 +13,23 @@
 #ifndef GQ_CLI_OUTPUTS_H
 #define GQ_CLI_OUTPUTS_H
 
+#include "cli/common.h"
 #include "core/status.h"
+#include "measure/journal.h"
+
+struct json_t;
 
 /* argv as main() got it; argv[0] the program, argv[1] the command. */
 int gq_cli_check_same_files(int argc, char **argv, gq_err *err);
+
+/* The journal header's options that shape a figure, from the common
+ * options: buffer_size, rounds, method, gpus (new reference). A command adds
+ * its own (run: tests; card: level). */
+struct json_t *gq_cli_journal_options(const gq_common *c);
+
+/* The journal's identity for command cmd: this gpuqual, the machine (topo),
+ * --sim and opts (borrowed). */
+void gq_cli_journal_id(gq_journal_id *id, const char *cmd, const gq_common *c, const gq_topo *topo,
+                       struct json_t *opts);
 
 #endif
