@@ -9,8 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/outfile.h"
+#include "render/render.h"
+#include "topo/snapshot.h"
 
 static const char *const output_opts[] = {"json", "output", "journal", "csv", "save-snapshot", NULL};
 
@@ -152,4 +155,64 @@ void gq_cli_journal_id(gq_journal_id *id, const char *cmd, const gq_common *c, c
                           .options = opts,
                           .topo = topo,
                           .sim = c ? c->sim : NULL};
+}
+
+/* A journal as a document: its header's options and machine, its records. */
+static int journal_doc(const char *path, json_t **root, gq_recordset *rs, gq_err *err)
+{
+    json_t *h = gq_journal_header(path, err);
+    gq_recordset tmp = {0};
+    gq_topo *topo = calloc(1, sizeof *topo);
+    int rc = h ? GQ_OK : GQ_E_USAGE;
+    if (rc == GQ_OK && !topo)
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    json_t *t = h ? json_object_get(h, "topology") : NULL;
+    if (rc == GQ_OK && t && gq_topo_from_json(t, topo, err))
+        rc = gq_err_prefix(err, "journal '%s'", path);
+    if (rc == GQ_OK)
+        rc = gq_journal_read(path, rs ? rs : &tmp, NULL, err);
+    if (rc == GQ_OK) {
+        const char *ver = json_string_value(json_object_get(h, "version"));
+        const char *git = json_string_value(json_object_get(h, "git"));
+        json_t *sim = json_object_get(json_object_get(h, "machine"), "simulated");
+        gq_doc d = {.kind = "run",
+                    .version = ver,
+                    .git = git,
+                    .options = json_object_get(h, "options"),
+                    .topo = t ? topo : NULL,
+                    .records = rs ? rs : &tmp,
+                    .simulated = json_is_true(sim),
+                    .incomplete = true};
+        *root = gq_doc_to_json(&d);
+        if (!*root)
+            rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        else
+            json_object_set(*root, "run_id", json_object_get(h, "run_id"));
+    }
+    gq_records_free(&tmp);
+    free(topo);
+    json_decref(h);
+    return rc;
+}
+
+int gq_cli_doc_load(const char *path, json_t **root, gq_recordset *rs, gq_err *err)
+{
+    struct stat st;
+    *root = NULL;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        char p[PATH_MAX + 32];
+        snprintf(p, sizeof p, "%s/card.json", path);
+        if (access(p, F_OK) == 0)
+            return gq_doc_load(p, root, rs, err);
+        snprintf(p, sizeof p, "%s/journal.jsonl", path);
+        if (access(p, F_OK) == 0)
+            return journal_doc(p, root, rs, err);
+        return gq_err_set(err, GQ_E_USAGE,
+                          "'%s' is a directory without card.json or journal.jsonl; expected a "
+                          "gpuqual document, a journal or a card directory",
+                          path);
+    }
+    if (gq_journal_sniff(path))
+        return journal_doc(path, root, rs, err);
+    return gq_doc_load(path, root, rs, err);
 }

@@ -32,4 +32,10 @@ struct json_t *gq_cli_journal_options(const gq_common *c);
 void gq_cli_journal_id(gq_journal_id *id, const char *cmd, const gq_common *c, const gq_topo *topo,
                        struct json_t *opts);
 
+/* Load what report and compare read: a saved document (gq_doc_load), a
+ * journal (a document of kind "run" marked incomplete, rebuilt from its
+ * header and records), or a card directory (its card.json; an interrupted
+ * one, DIR.partial-RUNID/, by its journal). */
+int gq_cli_doc_load(const char *path, struct json_t **root, gq_recordset *rs, gq_err *err);
+
 #endif

@@ -15,6 +15,7 @@
 #include "core/outfile.h"
 #include "core/runid.h"
 #include "measure/record_json.h"
+#include "topo/snapshot.h"
 
 #define MAGIC "gpuqual-journal"
 
@@ -62,6 +63,10 @@ static json_t *header_json(const gq_journal_id *id, const char *run_id)
     json_object_set_new(h, "command", json_string(id->command ? id->command : ""));
     json_object_set_new(h, "options", id->options ? json_deep_copy(id->options) : json_object());
     json_object_set_new(h, "machine", machine_json(id));
+    /* the whole machine, so that report can read a journal as a document */
+    json_t *t = id->topo ? gq_topo_to_json(id->topo) : NULL;
+    if (t)
+        json_object_set_new(h, "topology", t);
     return h;
 }
 

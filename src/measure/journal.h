@@ -7,7 +7,8 @@
  *   {"journal":"gpuqual","schema_version":N,"header":{"magic":"gpuqual-journal",
  *    "run_id":..., "version":..., "git":..., "started":ISO-8601, "command":...,
  *    "options":{...the options that shape a figure...},
- *    "machine":{"hostname","driver","simulated","sim","gpus":[{"index","uuid","name"}]}}}
+ *    "machine":{"hostname","driver","simulated","sim","gpus":[{"index","uuid","name"}]},
+ *    "topology":{...the whole machine, as in documents; optional}}}
  * Then one line per event, each with the header's run_id:
  *   {"journal":"gpuqual","schema_version":N,"run_id":...,"record":{...}}
  * (the record in the same JSON form as in saved documents), or "step" (card
