@@ -25,7 +25,9 @@
 #include "cli/options.h"
 #include "cli/progress.h"
 #include "core/interrupt.h"
+#include "cli/carddir.h"
 #include "cli/outputs.h"
+#include "core/runid.h"
 #include "measure/journal.h"
 #include "core/units.h"
 #include "render/card_render.h"
@@ -40,7 +42,10 @@ typedef struct card_cli {
     gq_card_plan *plan;
     gq_card_opts *co;
     gq_card_result res;
-    char dir[1024];
+    char dir[1024];       /* where the card is written: DIR.partial-RUNID/ until it is complete */
+    char final_dir[1024]; /* -o DIR (or the default name) */
+    char run_id[32];
+    bool force;
     bool created, measured, have_journal;
     gq_journal jr;
 } card_cli;
@@ -50,6 +55,10 @@ _Static_assert(offsetof(card_cli, offload) == offsetof(gq_card_cli, offload),
 #define OFF(f) offsetof(card_cli, f)
 /* clang-format off */
 static const gq_opt card_own_opts[] = {
+    {.name = "force",
+     .type = GQ_OPT_FLAG,
+     .off = OFF(force),
+     .help = "replace the card already in -o DIR (only once the new one is complete)"},
     {.name = "output",
      .shortname = 'o',
      .type = GQ_OPT_STR,
@@ -68,23 +77,6 @@ static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_op
 /* Directory: created here when missing (its parent must exist); an existing
  * one must be a writable directory. *created says whether to remove it when
  * the run is refused before anything was measured. */
-static int prepare_dir(const char *dir, bool *created, gq_err *err)
-{
-    struct stat st;
-    *created = false;
-    if (stat(dir, &st) == 0) {
-        if (!S_ISDIR(st.st_mode))
-            return gq_err_set(err, GQ_E_IO, "-o '%s': exists and is not a directory", dir);
-        if (access(dir, W_OK | X_OK) != 0)
-            return gq_err_set(err, GQ_E_IO, "-o '%s': directory is not writable", dir);
-        return GQ_OK;
-    }
-    if (mkdir(dir, 0777) != 0)
-        return gq_err_set(err, GQ_E_IO, "-o '%s': cannot create the directory: %s", dir, strerror(errno));
-    *created = true;
-    return GQ_OK;
-}
-
 typedef struct prog {
     gq_progress bar;
 } prog;
@@ -156,7 +148,9 @@ static int card_prepare(gq_ctx *ctx)
     /* The card writes its --json copy itself, last (run()). */
     o->json_copy = ctx->json_path;
     ctx->json_path = NULL;
-    return check_outdir(o->outdir, err);
+    if ((rc = check_outdir(o->outdir, err)))
+        return rc;
+    return o->outdir ? gq_carddir_check(o->outdir, o->force, err) : GQ_OK;
 }
 
 /* The card's options for the machine found, and its plan. */
@@ -200,13 +194,19 @@ static int card_open_dir(gq_ctx *ctx)
         snprintf(o->dir, sizeof o->dir, "gpuqual-card-%s-%s",
                  ctx->topo->hostname[0] ? ctx->topo->hostname : "host", ts);
     }
-    if ((rc = prepare_dir(o->dir, &o->created, &ctx->err)))
+    snprintf(o->final_dir, sizeof o->final_dir, "%s", o->dir);
+    gq_run_id_make(o->run_id);
+    /* the card is written beside DIR and swapped in once complete */
+    if ((rc = gq_carddir_check(o->final_dir, o->force, &ctx->err)) ||
+        (rc = gq_carddir_begin(o->final_dir, o->run_id, o->dir, sizeof o->dir, &ctx->err)))
         return rc;
+    o->created = true;
     char jpath[1200];
     snprintf(jpath, sizeof jpath, "%s/journal.jsonl", o->dir);
     json_t *jo = gq_cli_journal_options(&o->c);
     gq_journal_id id;
     gq_cli_journal_id(&id, "card", &o->c, ctx->topo, jo);
+    id.run_id = o->run_id;
     rc = gq_journal_open(&o->jr, o->c.journal ? o->c.journal : jpath, &id, &ctx->err);
     json_decref(jo);
     if (rc)
@@ -269,6 +269,15 @@ static int card_run(gq_ctx *ctx)
     bool complete = rc == GQ_OK;
     if ((rc = card_write(ctx, complete)))
         return rc;
+    if (complete) { /* the whole card replaces the earlier one at once */
+        if (o->have_journal) {
+            gq_journal_close(&o->jr);
+            o->have_journal = false;
+        }
+        if ((rc = gq_carddir_commit(o->final_dir, o->dir, o->run_id, &ctx->err)))
+            return rc;
+        snprintf(o->dir, sizeof o->dir, "%s", o->final_dir);
+    }
     /* The copy named by --json comes last: a failure to write it (a full
      * disk) leaves the directory's card whole, and says so. */
     if (o->json_copy && (rc = gq_json_write_file(ctx->doc, o->json_copy, &ctx->err))) {
@@ -297,11 +306,8 @@ static void card_fail(gq_ctx *ctx, int rc)
         if (o->have_journal) {
             gq_journal_close(&o->jr);
             o->have_journal = false;
-            char jp[1200];
-            snprintf(jp, sizeof jp, "%s/journal.jsonl", o->dir);
-            unlink(jp);
         }
-        rmdir(o->dir);
+        gq_carddir_discard(o->dir);
     }
 }
 
