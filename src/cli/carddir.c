@@ -39,6 +39,12 @@ static bool is_card_json(const char *path)
 
 int gq_carddir_check(const char *dir, bool force, gq_err *err)
 {
+    struct stat lst;
+    if (lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode))
+        return gq_err_set(err, GQ_E_USAGE,
+                          "-o '%s' is a symbolic link, which a card is never written through; give "
+                          "the directory itself",
+                          dir);
     DIR *d = opendir(dir);
     if (!d)
         return GQ_OK; /* new: check_outdir has checked its parent */
@@ -93,9 +99,13 @@ int gq_carddir_begin(const char *dir, const char *run_id, char *partial, size_t 
 /* Remove a card directory: its regular files, then itself. */
 static int remove_card(const char *path)
 {
-    DIR *d = opendir(path);
-    if (!d)
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); /* never through a link */
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
         return -1;
+    }
     struct dirent *e;
     while ((e = readdir(d))) {
         struct stat st;
