@@ -520,7 +520,7 @@ static int measure_all(gq_ctx *ctx, run_state *st)
     rc = gq_exec_plans(&ctx->be, ctx->topo, st->plans, st->nplans, &ho, st->j, &xo, &st->rs, &xr, &ctx->err);
     gq_records_free(&done);
     free(done_item);
-    if (o->resume && !o->c.quiet)
+    if (o->resume)
         gq_cli_warn("--resume: %d measurement%s re-used from %s, %d measured now", xr.reused,
                     xr.reused == 1 ? "" : "s", o->resume, xr.items);
     gq_progress_clear(&bar);
