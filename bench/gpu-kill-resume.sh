@@ -43,18 +43,26 @@ for t in $(seq 1 "$N"); do
     sleep "$at"
     kill -9 "$pid"
     wait "$pid" 2>/dev/null
-    kept=$(grep -c '"record"' "$j")
+    kept=$(grep -c '"record"' "$j" 2>/dev/null)
     t0=$(date +%s%N)
-    # shellcheck disable=SC2086
-    "$gq" run $ARGS --resume "$j" --json "$R/t$t.json" >"$R/t$t-resume.log" 2>&1
-    rc=$?
+    if head -c 200 "$j" 2>/dev/null | grep -q '"header"'; then
+        # shellcheck disable=SC2086
+        "$gq" run $ARGS --resume "$j" --json "$R/t$t.json" >"$R/t$t-resume.log" 2>&1
+        rc=$?
+    else # killed before its journal began: nothing to resume, run it again
+        rm -f "$j"
+        # shellcheck disable=SC2086
+        "$gq" run $ARGS --journal "$j" --json "$R/t$t.json" >"$R/t$t-resume.log" 2>&1
+        rc=$?
+        echo "trial $t: killed before the journal began; ran again" | tee -a "$S"
+    fi
     rms=$((($(date +%s%N) - t0) / 1000000))
     left=$(find "$R" -maxdepth 1 -name '.gq-*' | wc -l)
     "$B/revcmp" "$R/ref1.json" "$R/ref2.json" -- "$R/t$t.json" >"$R/t$t-revcmp.txt" 2>&1
     verdict=$(tail -1 "$R/t$t-revcmp.txt")
     case "$verdict" in *" 0 differ, 0 unmatched"*) ok=1 ;; *) ok=0 ;; esac
     [ "$rc" -eq 0 ] && [ "$left" -eq 0 ] && [ "$ok" -eq 1 ] || bad=$((bad + 1))
-    echo "trial $t: killed at ${at} s with $kept records journalled; resume exit $rc in $rms ms" \
+    echo "trial $t: killed at ${at} s with ${kept:-0} records journalled; resume exit $rc in $rms ms" \
         "($(grep -o '[0-9]* measurements re-used[^;]*' "$R/t$t-resume.log" || true)); $left .gq-* left; $verdict" |
         tee -a "$S"
     grep DIFFER "$R/t$t-revcmp.txt" | head -5 | tee -a "$S"
