@@ -22,9 +22,9 @@
 /* The fields of the header that must match to resume: the machine and the
  * options that shape a figure. */
 static const char *const identity_keys[][2] = {
-    {"machine", "hostname"}, {"machine", "driver"}, {"machine", "simulated"},   {"machine", "sim"},
-    {"machine", "gpus"},     {"options", "tests"},  {"options", "buffer_size"}, {"options", "rounds"},
-    {"options", "method"},   {"options", "gpus"},   {"options", "level"},
+    {"", "command"},       {"machine", "hostname"}, {"machine", "driver"}, {"machine", "simulated"},
+    {"machine", "sim"},    {"machine", "gpus"},     {"options", "tests"},  {"options", "buffer_size"},
+    {"options", "rounds"}, {"options", "method"},   {"options", "gpus"},   {"options", "level"},
 };
 
 static json_t *machine_json(const gq_journal_id *id)
@@ -281,8 +281,9 @@ static int compare_identity(const char *path, json_t *h, const gq_journal_id *id
     json_t *now = header_json(id, "");
     int rc = GQ_OK;
     for (size_t i = 0; i < sizeof identity_keys / sizeof identity_keys[0] && !rc; i++) {
-        json_t *a = json_object_get(json_object_get(h, identity_keys[i][0]), identity_keys[i][1]);
-        json_t *b = json_object_get(json_object_get(now, identity_keys[i][0]), identity_keys[i][1]);
+        const char *sec = identity_keys[i][0];
+        json_t *a = json_object_get(sec[0] ? json_object_get(h, sec) : h, identity_keys[i][1]);
+        json_t *b = json_object_get(sec[0] ? json_object_get(now, sec) : now, identity_keys[i][1]);
         if ((!a || json_is_null(a)) && (!b || json_is_null(b)))
             continue;
         if (a && b && json_equal(a, b))
@@ -291,9 +292,9 @@ static int compare_identity(const char *path, json_t *h, const gq_journal_id *id
         char *sb = b ? json_dumps(b, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
         rc = gq_err_set(
             err, GQ_E_USAGE,
-            "cannot resume '%s': its %s.%s is %.80s, this run's is %.80s; resume with the same options "
+            "cannot resume '%s': its %s%s%s is %.80s, this run's is %.80s; resume with the same options "
             "on the same machine, or start a new journal",
-            path, identity_keys[i][0], identity_keys[i][1], sa ? sa : "absent", sb ? sb : "absent");
+            path, sec, sec[0] ? "." : "", identity_keys[i][1], sa ? sa : "absent", sb ? sb : "absent");
         free(sa);
         free(sb);
     }
