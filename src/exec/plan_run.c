@@ -20,7 +20,7 @@ static int item_done(gq_journal *j, const gq_exec_step *s, gq_err *e)
     json_t *st = json_object();
     json_object_set_new(st, "step", json_string("item"));
     json_object_set_new(st, "status", json_string("done"));
-    json_object_set_new(st, "item", json_integer(s->index));
+    json_object_set_new(st, "item", json_integer(j->item));
     int rc = st ? gq_journal_event(j, "step", st, e) : gq_err_set(e, GQ_E_NOMEM, "out of memory");
     json_decref(st);
     return rc;
@@ -101,14 +101,18 @@ int gq_exec_items(gq_backend *be, const gq_topo *topo, int n, gq_exec_fill_fn fi
             res->interrupted = true;
             break;
         }
-        if (reuse_item(xo->reuse, k, rs)) {
+        /* items are numbered through the whole journal, so that a command
+         * that runs several lists (the card's steps) numbers them the same
+         * way when it is resumed */
+        int seq = j ? j->next_item++ : k;
+        if (reuse_item(xo->reuse, seq, rs)) {
             res->reused++;
             continue;
         }
         if (xo->before)
             xo->before(xo->arg, &s);
         if (j)
-            j->item = k;
+            j->item = seq;
         gq_err e;
         int rc;
         if (run_item(be, topo, &s, m, ho, &j, xo, rs, res, &rc, &e) == GQ_EXEC_ABORT) {

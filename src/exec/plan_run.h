@@ -4,8 +4,10 @@
  * gq_exec_items runs a list whose items a callback describes (a measurement
  * or a latency); gq_exec_plans runs plans of the catalog (measure/catalog.h)
  * with it. Each finished record goes to the journal at once (the harness
- * appends it), tagged with its item's index, and a finished item adds a
- * "step" line {"step":"item","status":"done","item":K}; a resumed run
+ * appends it), tagged with its item's number K (items are numbered through
+ * the whole journal, gq_journal.next_item, so a command that runs several
+ * lists numbers them the same way again), and a finished item adds a "step"
+ * line {"step":"item","status":"done","item":K}; a resumed run
  * (gq_exec_opts.reuse) re-uses the records of those items. Ctrl-C (core/interrupt.h) stops the run after the
  * current round: what was measured is kept. Progress is reported through callbacks; nothing here prints (the
  * CLI does).

@@ -35,6 +35,7 @@ typedef struct gq_journal {
     char run_id[32];
     int written;
     int item;      /* the plan item being measured (its records carry it), -1 none */
+    int next_item; /* the number the next item gets (plan_run counts items through the journal) */
     bool in_place; /* a device or a pipe: written, never synced */
 } gq_journal;
 
