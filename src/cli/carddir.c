@@ -158,3 +158,47 @@ int gq_carddir_commit(const char *dir, const char *partial, const char *run_id, 
     gq_outfile_sync_dir(dir);
     return GQ_OK;
 }
+
+int gq_carddir_find_partial(const char *dir, char *final, char *partial, size_t cap, char run_id[32],
+                            gq_err *err)
+{
+    char d[1024];
+    snprintf(d, sizeof d, "%s", dir);
+    size_t len = strlen(d);
+    while (len > 1 && d[len - 1] == '/')
+        d[--len] = 0;
+    const char *mark = strstr(d, ".partial-");
+    struct stat st;
+    if (mark && strlen(mark + 9) < 32 && stat(d, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(final, cap, "%.*s", (int)(mark - d), d);
+        snprintf(partial, cap, "%s", d);
+        snprintf(run_id, 32, "%s", mark + 9);
+        return GQ_OK;
+    }
+    const char *slash = strrchr(d, '/');
+    char parent[1024];
+    if (!slash)
+        snprintf(parent, sizeof parent, ".");
+    else if (slash == d)
+        snprintf(parent, sizeof parent, "/");
+    else
+        snprintf(parent, sizeof parent, "%.*s", (int)(slash - d), d);
+    const char *base = slash ? slash + 1 : d;
+    size_t blen = strlen(base);
+    DIR *p = opendir(parent);
+    char best[256] = "";
+    struct dirent *e;
+    while (p && (e = readdir(p)))
+        if (!strncmp(e->d_name, base, blen) && !strncmp(e->d_name + blen, ".partial-", 9) &&
+            strlen(e->d_name + blen + 9) < 32 && strcmp(e->d_name, best) > 0)
+            snprintf(best, sizeof best, "%s", e->d_name);
+    if (p)
+        closedir(p);
+    if (!best[0])
+        return gq_err_set(err, GQ_E_USAGE,
+                          "--resume '%s': no interrupted card there (no '%s.partial-RUNID/')", dir, d);
+    snprintf(final, cap, "%s", d);
+    snprintf(partial, cap, "%s/%s", parent, best);
+    snprintf(run_id, 32, "%s", best + blen + 9);
+    return GQ_OK;
+}

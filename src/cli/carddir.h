@@ -32,6 +32,12 @@ int gq_carddir_begin(const char *dir, const char *run_id, char *partial, size_t 
 /* Swap the complete card in partial into DIR and remove the earlier one. */
 int gq_carddir_commit(const char *dir, const char *partial, const char *run_id, gq_err *err);
 
+/* card --resume DIR: the interrupted card to continue. DIR is the card's
+ * directory (its newest DIR.partial-RUNID/ is taken) or a partial directory
+ * itself. Fills final (the card's directory), partial and run_id. */
+int gq_carddir_find_partial(const char *dir, char *final, char *partial, size_t cap, char run_id[32],
+                            gq_err *err);
+
 /* Remove a partial directory that holds nothing measured. */
 void gq_carddir_discard(const char *partial);
 

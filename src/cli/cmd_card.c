@@ -46,6 +46,10 @@ typedef struct card_cli {
     char final_dir[1024]; /* -o DIR (or the default name) */
     char run_id[32];
     bool force;
+    const char *resume;        /* --resume DIR */
+    char resume_partial[1024]; /* the interrupted card's DIR.partial-RUNID/ */
+    gq_recordset done;         /* its finished measurements, re-used */
+    int *done_item;
     bool created, measured, have_journal;
     gq_journal jr;
 } card_cli;
@@ -55,6 +59,12 @@ _Static_assert(offsetof(card_cli, offload) == offsetof(gq_card_cli, offload),
 #define OFF(f) offsetof(card_cli, f)
 /* clang-format off */
 static const gq_opt card_own_opts[] = {
+    {.name = "resume",
+     .type = GQ_OPT_STR,
+     .off = OFF(resume),
+     .arg = "DIR",
+     .help = "continue the interrupted card of DIR (DIR.partial-RUNID/): re-use every finished measurement, "
+             "measure the rest"},
     {.name = "force",
      .type = GQ_OPT_FLAG,
      .off = OFF(force),
@@ -148,6 +158,17 @@ static int card_prepare(gq_ctx *ctx)
     /* The card writes its --json copy itself, last (run()). */
     o->json_copy = ctx->json_path;
     ctx->json_path = NULL;
+    if (o->resume) {
+        if (o->outdir || o->c.journal)
+            return gq_err_set(
+                err, GQ_E_USAGE,
+                "--resume DIR continues the card in DIR and its journal; leave out -o and --journal");
+        if ((rc = gq_carddir_find_partial(o->resume, o->final_dir, o->resume_partial, sizeof o->final_dir,
+                                          o->run_id, err)))
+            return rc;
+        o->outdir = o->final_dir; /* the card it continues may replace the one in DIR */
+        o->force = true;
+    }
     if ((rc = check_outdir(o->outdir, err)))
         return rc;
     return o->outdir ? gq_carddir_check(o->outdir, o->force, err) : GQ_OK;
@@ -195,19 +216,38 @@ static int card_open_dir(gq_ctx *ctx)
                  ctx->topo->hostname[0] ? ctx->topo->hostname : "host", ts);
     }
     snprintf(o->final_dir, sizeof o->final_dir, "%s", o->dir);
-    gq_run_id_make(o->run_id);
-    /* the card is written beside DIR and swapped in once complete */
-    if ((rc = gq_carddir_check(o->final_dir, o->force, &ctx->err)) ||
-        (rc = gq_carddir_begin(o->final_dir, o->run_id, o->dir, sizeof o->dir, &ctx->err)))
-        return rc;
-    o->created = true;
+    if (o->resume) {
+        snprintf(o->dir, sizeof o->dir, "%s", o->resume_partial);
+    } else {
+        gq_run_id_make(o->run_id);
+        /* the card is written beside DIR and swapped in once complete */
+        if ((rc = gq_carddir_check(o->final_dir, o->force, &ctx->err)) ||
+            (rc = gq_carddir_begin(o->final_dir, o->run_id, o->dir, sizeof o->dir, &ctx->err)))
+            return rc;
+        o->created = true;
+    }
     char jpath[1200];
     snprintf(jpath, sizeof jpath, "%s/journal.jsonl", o->dir);
-    json_t *jo = gq_cli_journal_options(&o->c);
+    json_t *jo = gq_cli_journal_options(&o->c), *own = gq_optset_to_json(&ctx->cmd->opts, o);
+    /* the card's own options shape its plan; where it writes does not */
+    static const char *const not_shape[] = {"resume",  "force",  "output", "json",
+                                            "journal", "format", "quiet",  NULL};
+    for (int i = 0; not_shape[i]; i++)
+        json_object_del(own, not_shape[i]);
+    json_object_set_new(jo, "card", own);
     gq_journal_id id;
     gq_cli_journal_id(&id, "card", &o->c, ctx->topo, jo);
     id.run_id = o->run_id;
-    rc = gq_journal_open(&o->jr, o->c.journal ? o->c.journal : jpath, &id, &ctx->err);
+    if (o->resume) {
+        rc = gq_journal_resume(&o->jr, jpath, &id, &o->done, &o->done_item, &ctx->err);
+        o->jr.reuse_rs = &o->done;
+        o->jr.reuse_item = o->done_item;
+        if (!rc)
+            gq_cli_warn("--resume: %d finished measurement%s re-used from %s/", o->done.n,
+                        o->done.n == 1 ? "" : "s", o->dir);
+    } else {
+        rc = gq_journal_open(&o->jr, o->c.journal ? o->c.journal : jpath, &id, &ctx->err);
+    }
     json_decref(jo);
     if (rc)
         return rc;
@@ -317,6 +357,8 @@ static void card_done(gq_ctx *ctx)
     if (o->have_journal)
         gq_journal_close(&o->jr);
     gq_card_result_free(&o->res);
+    gq_records_free(&o->done);
+    free(o->done_item);
     free(o->ex);
     free(o->plan);
     free(o->co);

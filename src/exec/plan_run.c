@@ -92,6 +92,8 @@ int gq_exec_items(gq_backend *be, const gq_topo *topo, int n, gq_exec_fill_fn fi
     if (!m)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
     int ret = GQ_OK;
+    gq_exec_reuse jreuse = {.rs = j ? j->reuse_rs : NULL, .item = j ? j->reuse_item : NULL};
+    const gq_exec_reuse *reuse = xo->reuse ? xo->reuse : jreuse.rs ? &jreuse : NULL;
     for (int k = 0; k < n && !res->interrupted; k++) {
         gq_exec_step s = {.index = k, .done = k + 1, .total = n};
         fill(fill_arg, &s, m);
@@ -105,7 +107,7 @@ int gq_exec_items(gq_backend *be, const gq_topo *topo, int n, gq_exec_fill_fn fi
          * that runs several lists (the card's steps) numbers them the same
          * way when it is resumed */
         int seq = j ? j->next_item++ : k;
-        if (reuse_item(xo->reuse, seq, rs)) {
+        if (reuse_item(reuse, seq, rs)) {
             res->reused++;
             continue;
         }
@@ -197,7 +199,7 @@ int gq_exec_one(gq_backend *be, const gq_topo *topo, const gq_measurement *m, co
     int rc = gq_exec_items(be, topo, 1, fill_one, &c, ho, j, &xo, rs, &res, err);
     if (rc)
         return rc;
-    if (!res.items)
+    if (!res.items && !res.reused)
         return gq_err_set(err, GQ_E_INTR, "interrupted");
     if (c.rc && err)
         *err = c.e;

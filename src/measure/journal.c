@@ -25,6 +25,7 @@ static const char *const identity_keys[][2] = {
     {"", "command"},       {"machine", "hostname"}, {"machine", "driver"}, {"machine", "simulated"},
     {"machine", "sim"},    {"machine", "gpus"},     {"options", "tests"},  {"options", "buffer_size"},
     {"options", "rounds"}, {"options", "method"},   {"options", "gpus"},   {"options", "level"},
+    {"options", "card"}, /* the card's own options: they shape its plan */
 };
 
 static json_t *machine_json(const gq_journal_id *id)

@@ -36,6 +36,10 @@ typedef struct gq_journal {
     int written;
     int item;      /* the plan item being measured (its records carry it), -1 none */
     int next_item; /* the number the next item gets (plan_run counts items through the journal) */
+    /* a resumed journal's finished items, for plan_run to re-use (borrowed;
+     * NULL: measure everything): record i of reuse_rs is item reuse_item[i] */
+    const gq_recordset *reuse_rs;
+    const int *reuse_item;
     bool in_place; /* a device or a pipe: written, never synced */
 } gq_journal;
 

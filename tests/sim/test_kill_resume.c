@@ -188,8 +188,65 @@ static void test_kill_and_resume(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The card: killed at random points, `card --resume DIR` completes it from
+ * DIR.partial-RUNID/ into DIR (no partial directory left) with the records
+ * of an uninterrupted card. */
+static void test_card_kill_and_resume(void **state)
+{
+    (void)state;
+    snprintf(top, sizeof top, "/tmp/gq-kill-XXXXXX");
+    assert_non_null(mkdtemp(top));
+    char ref[128], refj[160];
+    snprintf(ref, sizeof ref, "%s/ref", top);
+    snprintf(refj, sizeof refj, "%s/card.json", ref);
+    char *refargv[] = {"gpuqual",     "card", "--sim", "h200x2", "--sim-noise", "0",
+                       "--no-stress", "-q",   "-o",    ref,      NULL};
+    assert_int_equal(run_wait(refargv), 0);
+    unsigned seed = (unsigned)time(NULL);
+    int resumed = 0;
+    for (int t = 0; t < 10; t++) {
+        char dir[128], out[160];
+        snprintf(dir, sizeof dir, "%s/c%02d", top, t);
+        snprintf(out, sizeof out, "%s/card.json", dir);
+        char *argv[] = {"gpuqual",     "card", "--sim", "h200x2", "--sim-noise", "0",
+                        "--no-stress", "-q",   "-o",    dir,      NULL};
+        pid_t p = spawn(argv);
+        assert_true(p > 0);
+        usleep((useconds_t)(rand_r(&seed) % 60000));
+        kill(p, SIGKILL);
+        waitpid(p, NULL, 0);
+        if (access(out, F_OK) == 0)
+            continue; /* finished before the kill */
+        char *rargv[] = {"gpuqual",     "card", "--sim",    "h200x2", "--sim-noise", "0",
+                         "--no-stress", "-q",   "--resume", dir,      NULL};
+        char probe[300];
+        snprintf(probe, sizeof probe, "grep -qs '\"header\"' '%s'.partial-*/journal.jsonl", dir);
+        if (system(probe) == 0) {
+            int rc = run_wait(rargv);
+            if (rc != 0)
+                fail_msg("card trial %d: card --resume exited %d", t, rc);
+            resumed++;
+        } else { /* killed before the partial directory had its journal */
+            char cmd[300];
+            snprintf(cmd, sizeof cmd, "rm -rf '%s'.partial-*", dir);
+            assert_int_equal(system(cmd), 0);
+            assert_int_equal(run_wait(argv), 0);
+        }
+        char pattern[200];
+        snprintf(pattern, sizeof pattern, "ls -d '%s'.partial-* >/dev/null 2>&1", dir);
+        if (system(pattern) == 0)
+            fail_msg("card trial %d: a partial directory is left beside %s", t, dir);
+        same_records(refj, out, t);
+    }
+    print_message("%d of 10 card trials resumed\n", resumed);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_kill_and_resume)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_kill_and_resume),
+                                       cmocka_unit_test(test_card_kill_and_resume)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
