@@ -1,4 +1,5 @@
-/* A run killed at random points (SIGKILL, 20 trials) and resumed:
+/* A run killed at random points (SIGKILL, or Ctrl-C twice; 20 trials) and
+ * resumed:
  *  - the next start leaves no `.gq-*` temporary file in the output directory
  *    (one of a dead process is planted there too, as a kill mid-write on a
  *    file system without O_TMPFILE would leave it);
@@ -156,7 +157,12 @@ static void test_kill_and_resume(void **state)
         pid_t p = spawn(argv);
         assert_true(p > 0);
         usleep((useconds_t)(rand_r(&seed) % 1400000));
-        kill(p, SIGKILL);
+        if (t % 2) { /* Ctrl-C twice: the second exits at once */
+            kill(p, SIGINT);
+            kill(p, SIGINT);
+        } else {
+            kill(p, SIGKILL);
+        }
         waitpid(p, NULL, 0);
         /* what a kill mid-write leaves where O_TMPFILE is missing */
         pid_t child = fork();
