@@ -375,7 +375,9 @@ const gq_frame_cmd gq_frame_card = {
         "buffer sweeps on the fastest and slowest path, latency, a stress run, domains and bottlenecks,\n"
         "a verified placement, and the verdicts, planned to fit --budget.\n\n"
         "Writes DIR/card.json, card.md, card.html, nvbandwidth.json, stress.csv and journal.jsonl, and a\n"
-        "one-screen summary on stdout (--format markdown or json prints the card instead).\n"
+        "one-screen summary on stdout (--format markdown or json prints the card instead). DIR is\n"
+        "written as a set: the card goes to DIR.partial-RUNID/ and replaces DIR only once complete\n"
+        "(an earlier card only with --force); an interrupted card stays there for --resume DIR.\n"
         "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (interrupted: the card shows what was measured),\n"
         "2 bad input, 3 no GPU. Details: docs/card.md.\n\n",
     .opts = {.name = "card",
