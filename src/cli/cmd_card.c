@@ -25,6 +25,9 @@
 #include "cli/options.h"
 #include "cli/progress.h"
 #include "core/interrupt.h"
+#include "cli/carddir.h"
+#include "cli/outputs.h"
+#include "core/runid.h"
 #include "measure/journal.h"
 #include "core/units.h"
 #include "render/card_render.h"
@@ -39,7 +42,14 @@ typedef struct card_cli {
     gq_card_plan *plan;
     gq_card_opts *co;
     gq_card_result res;
-    char dir[1024];
+    char dir[1024];       /* where the card is written: DIR.partial-RUNID/ until it is complete */
+    char final_dir[1024]; /* -o DIR (or the default name) */
+    char run_id[32];
+    bool force;
+    const char *resume;        /* --resume DIR */
+    char resume_partial[1024]; /* the interrupted card's DIR.partial-RUNID/ */
+    gq_recordset done;         /* its finished measurements, re-used */
+    int *done_item;
     bool created, measured, have_journal;
     gq_journal jr;
 } card_cli;
@@ -49,6 +59,16 @@ _Static_assert(offsetof(card_cli, offload) == offsetof(gq_card_cli, offload),
 #define OFF(f) offsetof(card_cli, f)
 /* clang-format off */
 static const gq_opt card_own_opts[] = {
+    {.name = "resume",
+     .type = GQ_OPT_STR,
+     .off = OFF(resume),
+     .arg = "DIR",
+     .help = "continue the interrupted card of DIR (DIR.partial-RUNID/): re-use every finished measurement, "
+             "measure the rest"},
+    {.name = "force",
+     .type = GQ_OPT_FLAG,
+     .off = OFF(force),
+     .help = "replace the card already in -o DIR (only once the new one is complete)"},
     {.name = "output",
      .shortname = 'o',
      .type = GQ_OPT_STR,
@@ -67,23 +87,6 @@ static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_op
 /* Directory: created here when missing (its parent must exist); an existing
  * one must be a writable directory. *created says whether to remove it when
  * the run is refused before anything was measured. */
-static int prepare_dir(const char *dir, bool *created, gq_err *err)
-{
-    struct stat st;
-    *created = false;
-    if (stat(dir, &st) == 0) {
-        if (!S_ISDIR(st.st_mode))
-            return gq_err_set(err, GQ_E_IO, "-o '%s': exists and is not a directory", dir);
-        if (access(dir, W_OK | X_OK) != 0)
-            return gq_err_set(err, GQ_E_IO, "-o '%s': directory is not writable", dir);
-        return GQ_OK;
-    }
-    if (mkdir(dir, 0777) != 0)
-        return gq_err_set(err, GQ_E_IO, "-o '%s': cannot create the directory: %s", dir, strerror(errno));
-    *created = true;
-    return GQ_OK;
-}
-
 typedef struct prog {
     gq_progress bar;
 } prog;
@@ -155,7 +158,20 @@ static int card_prepare(gq_ctx *ctx)
     /* The card writes its --json copy itself, last (run()). */
     o->json_copy = ctx->json_path;
     ctx->json_path = NULL;
-    return check_outdir(o->outdir, err);
+    if (o->resume) {
+        if (o->outdir || o->c.journal)
+            return gq_err_set(
+                err, GQ_E_USAGE,
+                "--resume DIR continues the card in DIR and its journal; leave out -o and --journal");
+        if ((rc = gq_carddir_find_partial(o->resume, o->final_dir, o->resume_partial, sizeof o->final_dir,
+                                          o->run_id, err)))
+            return rc;
+        o->outdir = o->final_dir; /* the card it continues may replace the one in DIR */
+        o->force = true;
+    }
+    if ((rc = check_outdir(o->outdir, err)))
+        return rc;
+    return o->outdir ? gq_carddir_check(o->outdir, o->force, err) : GQ_OK;
 }
 
 /* The card's options for the machine found, and its plan. */
@@ -199,11 +215,41 @@ static int card_open_dir(gq_ctx *ctx)
         snprintf(o->dir, sizeof o->dir, "gpuqual-card-%s-%s",
                  ctx->topo->hostname[0] ? ctx->topo->hostname : "host", ts);
     }
-    if ((rc = prepare_dir(o->dir, &o->created, &ctx->err)))
-        return rc;
+    snprintf(o->final_dir, sizeof o->final_dir, "%s", o->dir);
+    if (o->resume) {
+        snprintf(o->dir, sizeof o->dir, "%s", o->resume_partial);
+    } else {
+        snprintf(o->run_id, sizeof o->run_id, "%s", gq_run_id_current());
+        /* the card is written beside DIR and swapped in once complete */
+        if ((rc = gq_carddir_check(o->final_dir, o->force, &ctx->err)) ||
+            (rc = gq_carddir_begin(o->final_dir, o->run_id, o->dir, sizeof o->dir, &ctx->err)))
+            return rc;
+        o->created = true;
+    }
     char jpath[1200];
     snprintf(jpath, sizeof jpath, "%s/journal.jsonl", o->dir);
-    if ((rc = gq_journal_open(&o->jr, o->c.journal ? o->c.journal : jpath, &ctx->err)))
+    json_t *jo = gq_cli_journal_options(&o->c), *own = gq_optset_to_json(&ctx->cmd->opts, o);
+    /* the card's own options shape its plan; where it writes does not */
+    static const char *const not_shape[] = {"resume",  "force",  "output", "json",
+                                            "journal", "format", "quiet",  NULL};
+    for (int i = 0; not_shape[i]; i++)
+        json_object_del(own, not_shape[i]);
+    json_object_set_new(jo, "card", own);
+    gq_journal_id id;
+    gq_cli_journal_id(&id, "card", &o->c, ctx->topo, jo);
+    id.run_id = o->run_id;
+    if (o->resume) {
+        rc = gq_journal_resume(&o->jr, jpath, &id, &o->done, &o->done_item, &ctx->err);
+        o->jr.reuse_rs = &o->done;
+        o->jr.reuse_item = o->done_item;
+        if (!rc)
+            gq_cli_warn("--resume: %d finished measurement%s re-used from %s/", o->done.n,
+                        o->done.n == 1 ? "" : "s", o->dir);
+    } else {
+        rc = gq_journal_open(&o->jr, o->c.journal ? o->c.journal : jpath, &id, &ctx->err);
+    }
+    json_decref(jo);
+    if (rc)
         return rc;
     o->have_journal = true;
     return GQ_OK;
@@ -263,6 +309,15 @@ static int card_run(gq_ctx *ctx)
     bool complete = rc == GQ_OK;
     if ((rc = card_write(ctx, complete)))
         return rc;
+    if (complete) { /* the whole card replaces the earlier one at once */
+        if (o->have_journal) {
+            gq_journal_close(&o->jr);
+            o->have_journal = false;
+        }
+        if ((rc = gq_carddir_commit(o->final_dir, o->dir, o->run_id, &ctx->err)))
+            return rc;
+        snprintf(o->dir, sizeof o->dir, "%s", o->final_dir);
+    }
     /* The copy named by --json comes last: a failure to write it (a full
      * disk) leaves the directory's card whole, and says so. */
     if (o->json_copy && (rc = gq_json_write_file(ctx->doc, o->json_copy, &ctx->err))) {
@@ -291,11 +346,8 @@ static void card_fail(gq_ctx *ctx, int rc)
         if (o->have_journal) {
             gq_journal_close(&o->jr);
             o->have_journal = false;
-            char jp[1200];
-            snprintf(jp, sizeof jp, "%s/journal.jsonl", o->dir);
-            unlink(jp);
         }
-        rmdir(o->dir);
+        gq_carddir_discard(o->dir);
     }
 }
 
@@ -305,6 +357,8 @@ static void card_done(gq_ctx *ctx)
     if (o->have_journal)
         gq_journal_close(&o->jr);
     gq_card_result_free(&o->res);
+    gq_records_free(&o->done);
+    free(o->done_item);
     free(o->ex);
     free(o->plan);
     free(o->co);
@@ -332,10 +386,12 @@ const gq_frame_cmd gq_frame_card = {
         "the verdict names it (\"PASS without stress\"). No check passes on evidence that was not "
         "measured.\n\n"
         "Writes DIR/card.json, card.md, card.html, nvbandwidth.json, stress.csv and journal.jsonl, and a\n"
-        "one-screen summary on stdout (--format markdown or json prints the card instead).\n"
-        "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (interrupted, or a step cut by the budget: the "
-        "card\n"
-        "shows what was measured), 2 bad input, 3 no GPU. Details: docs/card.md.\n\n",
+        "one-screen summary on stdout (--format markdown or json prints the card instead). DIR is\n"
+        "written as a set: the card goes to DIR.partial-RUNID/ and replaces DIR only once complete\n"
+        "(an earlier card only with --force); an interrupted card stays there for --resume DIR.\n"
+        "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (interrupted, or a step cut by the budget: the\n"
+        "card shows what was measured), 6 busy (another gpuqual, or other work on a GPU), 2 bad input,\n"
+        "3 no GPU. Details: docs/card.md.\n\n",
     .opts = {.name = "card",
              .tabs = tabs,
              .ntab = NTABS,

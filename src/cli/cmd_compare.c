@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/frame.h"
+#include "cli/outputs.h"
 #include "core/units.h"
 #include "render/render.h"
 #include "render/analysis_render.h"
@@ -113,7 +114,7 @@ static int compare_run(gq_ctx *ctx)
     for (int i = 0; i < ctx->npos && !rc; i++) {
         json_t *root = NULL;
         gq_recordset rs = {0};
-        if ((rc = gq_doc_load(ctx->pos[i], &root, &rs, &ctx->err))) {
+        if ((rc = gq_cli_doc_load(ctx->pos[i], &root, &rs, &ctx->err))) {
             gq_records_free(&rs); /* the records read before the bad one */
             break;
         }

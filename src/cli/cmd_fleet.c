@@ -35,6 +35,9 @@
 #include "cli/common.h"
 #include "cli/frame.h"
 #include "cli/options.h"
+#include "cli/carddir.h"
+#include "cli/outputs.h"
+#include "core/runid.h"
 #include "measure/journal.h"
 #include "core/units.h"
 #include "render/card_render.h"
@@ -228,11 +231,22 @@ static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char
     opened = true;
     if ((rc = gq_card_cli_plan((const gq_card_cli *)o, cm, topo, co, plan, err)))
         goto out;
-    if ((rc = ensure_dir(fleetdir, err)) || (rc = ensure_dir(nodedir, err)))
+    /* the node's folder is written as a set: DIR/<node>.partial-RUNID,
+     * swapped in once the card is complete (cli/carddir.h) */
+    char run_id[32], partial[1300];
+    gq_run_id_make(run_id);
+    if ((rc = ensure_dir(fleetdir, err)) ||
+        (rc = gq_carddir_begin(nodedir, run_id, partial, sizeof partial, err)))
         goto out;
-    char path[1200];
-    snprintf(path, sizeof path, "%s/journal.jsonl", nodedir);
-    if ((rc = gq_journal_open(&jr, path, err)))
+    char path[1400];
+    snprintf(path, sizeof path, "%s/journal.jsonl", partial);
+    json_t *jo = gq_cli_journal_options(cm);
+    gq_journal_id id;
+    gq_cli_journal_id(&id, "fleet", cm, topo, jo);
+    id.run_id = run_id;
+    rc = gq_journal_open(&jr, path, &id, err);
+    json_decref(jo);
+    if (rc)
         goto out;
     have_journal = true;
     rc = gq_card_execute(&be, topo, co, plan, &jr, NULL, NULL, &res, err);
@@ -246,8 +260,16 @@ static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char
                            .complete = rc == GQ_OK,
                            .simulated = gq_backend_simulated(&be)};
     options = gq_optset_to_json(&gq_frame_fleet.opts, o);
-    if ((rc = gq_card_cli_document(&run, options, doc_out, err)) ||
-        (rc = gq_card_cli_write(nodedir, *doc_out, &run, err))) {
+    int written = gq_card_cli_document(&run, options, doc_out, err);
+    if (!written)
+        written = gq_card_cli_write(partial, *doc_out, &run, err);
+    if (!written && run.complete) {
+        gq_journal_close(&jr);
+        have_journal = false;
+        written = gq_carddir_commit(nodedir, partial, run_id, err);
+    }
+    rc = written; /* an interrupted card is written and says so itself */
+    if (written) {
         json_decref(*doc_out);
         *doc_out = NULL;
     }

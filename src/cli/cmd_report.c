@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/frame.h"
+#include "cli/outputs.h"
 #include "render/card_render.h"
 #include "render/render.h"
 
@@ -169,7 +170,7 @@ static int report_run(gq_ctx *ctx)
     report_cli *o = ctx->opts;
     json_t *root = NULL;
     gq_recordset rs = {0};
-    int rc = gq_doc_load(ctx->pos[0], &root, &rs, &ctx->err);
+    int rc = gq_cli_doc_load(ctx->pos[0], &root, &rs, &ctx->err);
     if (rc)
         goto out;
     json_t *card = json_object_get(root, "card");

@@ -7,6 +7,7 @@
  * was skipped); 130 interrupted (what finished is
  * written, marked incomplete, and the journal is kept).
  */
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/frame.h"
+#include "cli/outputs.h"
 #include "cli/progress.h"
 #include "exec/plan_run.h"
 #include "measure/catalog.h"
@@ -35,6 +37,7 @@ typedef struct run_opts {
     double round_time;
     const char *spread;
     const char *host_numa;
+    const char *resume; /* --resume JOURNAL */
     /* checked by run_prepare */
     const gq_test *sel[MAX_TESTS];
     int nsel;
@@ -88,6 +91,11 @@ static const gq_opt run_tab[] = {
      .off = OFF(spread),
      .arg = "PCT",
      .help = "stop a measurement early once every spread is at most this (e.g. 0.5%), after 3 rounds"},
+    {.name = "resume",
+     .type = GQ_OPT_STR,
+     .off = OFF(resume),
+     .arg = "JOURNAL",
+     .help = "continue the run of this journal: re-use every finished measurement, measure the rest, append to it"},
     {.name = "host-numa",
      .type = GQ_OPT_STR,
      .off = OFF(host_numa),
@@ -401,6 +409,9 @@ static int run_prepare(gq_ctx *ctx)
         return gq_err_prefix(err, "--json");
     if (o->c.journal && (rc = gq_cli_check_writable(o->c.journal, err)))
         return gq_err_prefix(err, "--journal");
+    if (o->resume && o->c.journal)
+        return gq_err_set(err, GQ_E_USAGE,
+                          "--resume appends to the journal it continues; leave out --journal");
     o->tracing = trace_on();
     o->t_cmd = gq_now_mono();
     return GQ_OK;
@@ -467,11 +478,25 @@ static int plan_tests(gq_ctx *ctx, run_state *st)
 static int measure_all(gq_ctx *ctx, run_state *st)
 {
     run_opts *o = ctx->opts;
-    int rc = gq_journal_open(&st->jr, o->c.journal, &ctx->err);
-    if (rc)
+    json_t *jo = gq_cli_journal_options(&o->c), *tests = json_array();
+    for (int i = 0; i < o->nsel; i++)
+        json_array_append_new(tests, json_string(o->sel[i]->name));
+    json_object_set_new(jo, "tests", tests);
+    gq_journal_id id;
+    gq_cli_journal_id(&id, "run", &o->c, ctx->topo, jo);
+    gq_recordset done = {0};
+    int *done_item = NULL;
+    int rc = o->resume ? gq_journal_resume(&st->jr, o->resume, &id, &done, &done_item, &ctx->err)
+                       : gq_journal_open(&st->jr, o->c.journal, &id, &ctx->err);
+    json_decref(jo);
+    if (rc) {
+        gq_records_free(&done);
+        free(done_item);
         return rc;
+    }
+    gq_exec_reuse reuse = {.rs = &done, .item = done_item};
     st->j = &st->jr;
-    st->journal_auto = !o->c.journal;
+    st->journal_auto = !o->c.journal && !o->resume;
     gq_progress bar;
     gq_progress_init(&bar, !o->c.quiet, st->total_units);
     progress_ctx pc = {.bar = &bar,
@@ -494,13 +519,15 @@ static int measure_all(gq_ctx *ctx, run_state *st)
         ho.trace = on_trace;
         ho.trace_arg = &pc;
     }
-    gq_exec_opts xo = {.before = before_item, .after = after_item, .arg = &pc};
+    gq_exec_opts xo = {
+        .before = before_item, .after = after_item, .arg = &pc, .reuse = o->resume ? &reuse : NULL};
     gq_exec_result xr;
     rc = gq_exec_plans(&ctx->be, ctx->topo, st->plans, st->nplans, &ho, st->j, &xo, &st->rs, &xr, &ctx->err);
-    if (xr.journal_lost) {
-        gq_journal_close(st->j);
-        st->j = NULL;
-    }
+    gq_records_free(&done);
+    free(done_item);
+    if (o->resume)
+        gq_cli_warn("--resume: %d measurement%s re-used from %s, %d measured now", xr.reused,
+                    xr.reused == 1 ? "" : "s", o->resume, xr.items);
     gq_progress_clear(&bar);
     st->interrupted = xr.interrupted;
     return rc ? GQ_E_FAIL : GQ_OK;

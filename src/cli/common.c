@@ -245,6 +245,7 @@ static void on_signal(int sig)
     (void)sig;
     if (++nsignals > 1) {
         static const char msg[] = "\ngpuqual: interrupted twice, exiting now\n";
+        gq_cleanup_run(); /* the temporary files being written */
         ssize_t w = write(2, msg, sizeof msg - 1);
         (void)w;
         _exit(130);

@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "cli/outputs.h"
 #include "render/render.h"
 
 int gq_frame_help_width(void)
@@ -59,6 +60,9 @@ static int frame_open(gq_ctx *ctx, gq_outfile *of, bool *help_only, int argc, ch
                              help_only, err);
     if (rc || *help_only)
         return rc;
+    /* An output that would overwrite an input or another output. */
+    if ((rc = gq_cli_check_same_files(argc, argv, err)))
+        return rc;
     if (cmd->needs & (GQ_FRAME_COMMON | GQ_FRAME_BACKEND)) {
         ctx->c = ctx->opts;
         ctx->format = ctx->c->format;
@@ -80,8 +84,13 @@ static int frame_open(gq_ctx *ctx, gq_outfile *of, bool *help_only, int argc, ch
             return rc;
     }
     if ((cmd->needs & GQ_FRAME_JOURNAL) && ctx->c->journal && !ctx->no_backend) {
-        if ((rc = gq_journal_open(&ctx->jr, ctx->c->journal, err)))
-            return gq_err_prefix(err, "--journal");
+        json_t *jo = gq_cli_journal_options(ctx->c);
+        gq_journal_id id;
+        gq_cli_journal_id(&id, cmd->name, ctx->c, ctx->topo, jo);
+        rc = gq_journal_open(&ctx->jr, ctx->c->journal, &id, err);
+        json_decref(jo);
+        if (rc)
+            return rc;
         ctx->journal = &ctx->jr;
     }
     if (ctx->out_path) {

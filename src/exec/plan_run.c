@@ -1,6 +1,7 @@
 /* The one plan runner (exec/plan_run.h). */
 #include "exec/plan_run.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,33 @@
 static gq_exec_next default_after(int rc)
 {
     return rc == GQ_E_NOMEM ? GQ_EXEC_ABORT : GQ_EXEC_NEXT;
+}
+
+/* The journal's mark that item s finished: a resumed run re-uses the
+ * records of marked items only. */
+static int item_done(gq_journal *j, const gq_exec_step *s, gq_err *e)
+{
+    json_t *st = json_object();
+    json_object_set_new(st, "step", json_string("item"));
+    json_object_set_new(st, "status", json_string("done"));
+    json_object_set_new(st, "item", json_integer(j->item));
+    int rc = st ? gq_journal_event(j, "step", st, e) : gq_err_set(e, GQ_E_NOMEM, "out of memory");
+    json_decref(st);
+    return rc;
+}
+
+/* Put the journal's records of item k (a resumed run) in *rs; false when it
+ * has none. */
+static bool reuse_item(const gq_exec_reuse *ru, int k, gq_recordset *rs)
+{
+    bool any = false;
+    for (int i = 0; ru && i < ru->rs->n; i++)
+        if (ru->item[i] == k) {
+            if (gq_records_push(rs, &ru->rs->v[i]))
+                return any;
+            any = true;
+        }
+    return any;
 }
 
 /* Run one described item, again while the callback asks. Returns the item's
@@ -28,9 +56,19 @@ static gq_exec_next run_item(gq_backend *be, const gq_topo *topo, gq_exec_step *
             *rc = gq_harness_measure(be, topo, m, o, rs, *j, e);
         res->items++;
         if (*rc == GQ_E_IO && *j) {
+            /* what is not journalled would be lost to a crash: stop now,
+             * keep what was written */
             res->journal_lost = true;
             snprintf(res->journal_error, sizeof res->journal_error, "%s", e->msg);
             *j = NULL;
+            *rc = gq_err_set(e, GQ_E_FAIL, "%s; the run stopped", res->journal_error);
+            return GQ_EXEC_ABORT;
+        }
+        if (*rc == GQ_OK && *j && (*rc = item_done(*j, s, e))) {
+            res->journal_lost = true;
+            snprintf(res->journal_error, sizeof res->journal_error, "%s", e->msg);
+            *j = NULL;
+            return GQ_EXEC_ABORT;
         }
         gq_exec_next next = xo->after ? xo->after(xo->arg, s, *rc, e) : default_after(*rc);
         if (*rc == GQ_E_INTR) {
@@ -54,6 +92,8 @@ int gq_exec_items(gq_backend *be, const gq_topo *topo, int n, gq_exec_fill_fn fi
     if (!m)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
     int ret = GQ_OK;
+    gq_exec_reuse jreuse = {.rs = j ? j->reuse_rs : NULL, .item = j ? j->reuse_item : NULL};
+    const gq_exec_reuse *reuse = xo->reuse ? xo->reuse : jreuse.rs ? &jreuse : NULL;
     for (int k = 0; k < n && !res->interrupted; k++) {
         gq_exec_step s = {.index = k, .done = k + 1, .total = n};
         fill(fill_arg, &s, m);
@@ -63,8 +103,18 @@ int gq_exec_items(gq_backend *be, const gq_topo *topo, int n, gq_exec_fill_fn fi
             res->interrupted = true;
             break;
         }
+        /* items are numbered through the whole journal, so that a command
+         * that runs several lists (the card's steps) numbers them the same
+         * way when it is resumed */
+        int seq = j ? j->next_item++ : k;
+        if (reuse_item(reuse, seq, rs)) {
+            res->reused++;
+            continue;
+        }
         if (xo->before)
             xo->before(xo->arg, &s);
+        if (j)
+            j->item = seq;
         gq_err e;
         int rc;
         if (run_item(be, topo, &s, m, ho, &j, xo, rs, res, &rc, &e) == GQ_EXEC_ABORT) {
@@ -75,6 +125,8 @@ int gq_exec_items(gq_backend *be, const gq_topo *topo, int n, gq_exec_fill_fn fi
         }
     }
     free(m);
+    if (j)
+        j->item = -1;
     if (ret == GQ_OK && gq_interrupt_requested())
         res->interrupted = true;
     return ret;
@@ -147,7 +199,7 @@ int gq_exec_one(gq_backend *be, const gq_topo *topo, const gq_measurement *m, co
     int rc = gq_exec_items(be, topo, 1, fill_one, &c, ho, j, &xo, rs, &res, err);
     if (rc)
         return rc;
-    if (!res.items)
+    if (!res.items && !res.reused)
         return gq_err_set(err, GQ_E_INTR, "interrupted");
     if (c.rc && err)
         *err = c.e;

@@ -4,9 +4,13 @@
  * gq_exec_items runs a list whose items a callback describes (a measurement
  * or a latency); gq_exec_plans runs plans of the catalog (measure/catalog.h)
  * with it. Each finished record goes to the journal at once (the harness
- * appends it). Ctrl-C (core/interrupt.h) stops the run after the current
- * round: what was measured is kept. Progress is reported through callbacks;
- * nothing here prints (the CLI does).
+ * appends it), tagged with its item's number K (items are numbered through
+ * the whole journal, gq_journal.next_item, so a command that runs several
+ * lists numbers them the same way again), and a finished item adds a "step"
+ * line {"step":"item","status":"done","item":K}; a resumed run
+ * (gq_exec_opts.reuse) re-uses the records of those items. Ctrl-C (core/interrupt.h) stops the run after the
+ * current round: what was measured is kept. Progress is reported through callbacks; nothing here prints (the
+ * CLI does).
  */
 #ifndef GQ_EXEC_PLAN_RUN_H
 #define GQ_EXEC_PLAN_RUN_H
@@ -43,23 +47,33 @@ typedef enum gq_exec_next {
     GQ_EXEC_AGAIN,    /* run the same item once more, with s->ho as the callback left it */
 } gq_exec_next;
 
+/* A resumed run's finished items (gq_journal_resume): record i of rs belongs
+ * to item item[i]. Those items are not measured again; their records are
+ * put in the results in their place. */
+typedef struct gq_exec_reuse {
+    const gq_recordset *rs;
+    const int *item;
+} gq_exec_reuse;
+
 typedef struct gq_exec_opts {
     bool skip_latency; /* gq_exec_plans: leave out latency items (sweep measures bandwidth only) */
     /* called before each item; may be NULL */
     void (*before)(void *arg, const gq_exec_step *s);
     /* called after each item with the harness' status; after GQ_E_INTR the
      * runner stops whatever it returns. When the journal could not be
-     * written (GQ_E_IO), the runner has already stopped using it
-     * (gq_exec_result's journal_lost). NULL: GQ_E_NOMEM aborts, everything
+     * written, the runner stops at once (journal_lost) and returns
+     * GQ_E_FAIL: what is not journalled would be lost to a crash. NULL: GQ_E_NOMEM aborts, everything
      * else goes on. */
     gq_exec_next (*after)(void *arg, gq_exec_step *s, int rc, const gq_err *e);
     void *arg;
+    const gq_exec_reuse *reuse; /* NULL: measure every item */
 } gq_exec_opts;
 
 typedef struct gq_exec_result {
     bool interrupted;  /* Ctrl-C: the run stopped early, what finished is kept */
-    bool journal_lost; /* a journal write failed; the journal was not used after it */
+    bool journal_lost; /* a journal write failed: the run stopped there (GQ_E_FAIL) */
     int items;         /* items run (interrupted or not) */
+    int reused;        /* items taken from a resumed journal */
     /* that failure's text */
     char journal_error[sizeof((gq_err *)0)->msg];
 } gq_exec_result;

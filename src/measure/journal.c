@@ -1,8 +1,11 @@
-#define _POSIX_C_SOURCE 200809L
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "core/infile.h"
 #include "measure/journal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,94 +13,360 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/outfile.h"
+#include "core/runid.h"
 #include "measure/record_json.h"
+#include "topo/snapshot.h"
 
-/* A crash mid-write leaves a line without its newline. Appending after it
- * would glue the next record to the fragment, so the fragment (never a
- * finished record) is cut off before appending. */
-static int cut_partial_tail(FILE *f, const char *path, gq_err *err)
+#define MAGIC "gpuqual-journal"
+
+/* The fields of the header that must match to resume: the machine and the
+ * options that shape a figure. */
+static const char *const identity_keys[][2] = {
+    {"", "command"},       {"machine", "hostname"}, {"machine", "driver"}, {"machine", "simulated"},
+    {"machine", "sim"},    {"machine", "gpus"},     {"options", "tests"},  {"options", "buffer_size"},
+    {"options", "rounds"}, {"options", "method"},   {"options", "gpus"},   {"options", "level"},
+    {"options", "card"}, /* the card's own options: they shape its plan */
+};
+
+static json_t *machine_json(const gq_journal_id *id)
 {
-    if (fseek(f, 0, SEEK_END) != 0)
-        return GQ_OK;
-    long size = ftell(f);
-    if (size <= 0)
-        return GQ_OK;
-    long pos = size;
-    int ch = 0;
-    if (fseek(f, pos - 1, SEEK_SET) == 0 && (ch = fgetc(f)) == '\n')
-        return GQ_OK;
-    while (pos > 0) {
-        if (fseek(f, pos - 1, SEEK_SET) != 0)
-            break;
-        if (fgetc(f) == '\n')
-            break;
-        pos--;
+    json_t *m = json_object(), *gpus = json_array();
+    const gq_topo *t = id->topo;
+    json_object_set_new(m, "hostname", t ? json_string(t->hostname) : json_null());
+    json_object_set_new(m, "driver",
+                        t && t->driver_version[0] ? json_string(t->driver_version) : json_null());
+    json_object_set_new(m, "simulated", json_boolean(t ? t->simulated : id->sim != NULL));
+    json_object_set_new(m, "sim", id->sim ? json_string(id->sim) : json_null());
+    for (int i = 0; t && i < t->ngpu; i++) {
+        json_t *g = json_object();
+        json_object_set_new(g, "index", json_integer(t->gpu[i].index));
+        json_object_set_new(g, "uuid", json_string(t->gpu[i].uuid));
+        json_object_set_new(g, "name", json_string(t->gpu[i].name));
+        json_array_append_new(gpus, g);
     }
-    fflush(f);
-    if (ftruncate(fileno(f), pos) != 0)
-        return gq_err_set(err, GQ_E_IO, "journal '%s': cannot cut its unfinished last line: %s", path,
-                          strerror(errno));
-    fseek(f, 0, SEEK_END);
+    json_object_set_new(m, "gpus", gpus);
+    return m;
+}
+
+static json_t *header_json(const gq_journal_id *id, const char *run_id)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char started[32];
+    strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    json_t *h = json_object();
+    json_object_set_new(h, "magic", json_string(MAGIC));
+    json_object_set_new(h, "run_id", json_string(run_id));
+    json_object_set_new(h, "version", json_string(id->version ? id->version : ""));
+    json_object_set_new(h, "git", json_string(id->git ? id->git : ""));
+    json_object_set_new(h, "started", json_string(started));
+    json_object_set_new(h, "command", json_string(id->command ? id->command : ""));
+    json_object_set_new(h, "options", id->options ? json_deep_copy(id->options) : json_object());
+    json_object_set_new(h, "machine", machine_json(id));
+    /* the whole machine, so that report can read a journal as a document */
+    json_t *t = id->topo ? gq_topo_to_json(id->topo) : NULL;
+    if (t)
+        json_object_set_new(h, "topology", t);
+    return h;
+}
+
+/* One line, flushed and (on a file) synced. */
+static int put_line(gq_journal *j, json_t *root, gq_err *err)
+{
+    char *line = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (!line)
+        return gq_err_set(err, GQ_E_NOMEM, "journal: out of memory");
+    int bad = fputs(line, j->f) == EOF || fputc('\n', j->f) == EOF || fflush(j->f) != 0 ||
+              (!j->in_place && fsync(fileno(j->f)) != 0);
+    int e = errno;
+    free(line);
+    if (bad)
+        return gq_err_set(err, GQ_E_FAIL,
+                          "cannot write journal '%s': %s; the run stopped, what was written is kept", j->path,
+                          strerror(e));
     return GQ_OK;
 }
 
-int gq_journal_open(gq_journal *j, const char *path, gq_err *err)
+static json_t *line_root(gq_journal *j)
+{
+    json_t *root = json_object();
+    json_object_set_new(root, "journal", json_string("gpuqual"));
+    json_object_set_new(root, "schema_version", json_integer(GQ_SCHEMA_VERSION));
+    if (j)
+        json_object_set_new(root, "run_id", json_string(j->run_id));
+    return root;
+}
+
+/* What the first line of a file says. */
+typedef enum { FIRST_EMPTY, FIRST_HEADER, FIRST_V1, FIRST_OTHER } first_kind;
+
+static first_kind first_line(FILE *f, json_t **header)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len = getline(&line, &cap, f);
+    first_kind k = FIRST_OTHER;
+    if (len <= 0) {
+        free(line);
+        return FIRST_EMPTY;
+    }
+    json_t *root = json_loadb(line, (size_t)len, 0, NULL);
+    free(line);
+    const char *tool = json_string_value(json_object_get(root, "journal"));
+    json_t *h = json_object_get(root, "header");
+    if (tool && !strcmp(tool, "gpuqual") && json_is_integer(json_object_get(root, "schema_version"))) {
+        const char *magic = json_string_value(json_object_get(h, "magic"));
+        if (json_is_object(h) && magic && !strcmp(magic, MAGIC) &&
+            json_is_string(json_object_get(h, "run_id"))) {
+            k = FIRST_HEADER;
+            if (header)
+                *header = json_incref(h);
+        } else if (json_is_object(json_object_get(root, "record"))) {
+            k = FIRST_V1;
+        }
+    }
+    json_decref(root);
+    return k;
+}
+
+json_t *gq_journal_header(const char *path, gq_err *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        gq_err_set(err, GQ_E_IO, "cannot read journal '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    json_t *h = NULL;
+    first_kind k = first_line(f, &h);
+    fclose(f);
+    if (k == FIRST_V1)
+        gq_err_set(err, GQ_E_UNSUPP, "journal '%s' was written by an earlier gpuqual (schema 1, no header)",
+                   path);
+    else if (k != FIRST_HEADER)
+        gq_err_set(err, GQ_E_USAGE, "'%s' is not a gpuqual journal (its first line is not a journal header)",
+                   path);
+    return h;
+}
+
+bool gq_journal_sniff(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    first_kind k = first_line(f, NULL);
+    fclose(f);
+    return k == FIRST_HEADER || k == FIRST_V1;
+}
+
+/* Refuse a file that holds anything; it is never written. */
+static int refuse_existing(const char *path, gq_err *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return gq_err_set(err, GQ_E_IO, "cannot read journal '%s': %s", path, strerror(errno));
+    json_t *h = NULL;
+    first_kind k = first_line(f, &h);
+    fclose(f);
+    int rc = GQ_OK;
+    if (k == FIRST_HEADER)
+        rc = gq_err_set(err, GQ_E_USAGE,
+                        "journal '%s' holds run %s; continue it with --resume %s, or give a new file name",
+                        path, json_string_value(json_object_get(h, "run_id")), path);
+    else if (k == FIRST_V1)
+        rc = gq_err_set(
+            err, GQ_E_USAGE,
+            "journal '%s' holds a run of an earlier gpuqual, which cannot be continued; give a new "
+            "file name",
+            path);
+    else if (k == FIRST_OTHER)
+        rc = gq_err_set(err, GQ_E_USAGE,
+                        "'%s' is not a gpuqual journal and was left unchanged; give a new file name", path);
+    json_decref(h);
+    return rc;
+}
+
+static int auto_path(gq_journal *j, gq_err *err)
+{
+    const char *xdg = getenv("XDG_STATE_HOME"), *tmp = getenv("TMPDIR");
+    char dir[900];
+    struct stat st;
+    if (xdg && xdg[0] == '/' && stat(xdg, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(dir, sizeof dir, "%s/gpuqual", xdg);
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+            snprintf(dir, sizeof dir, "%s", tmp && tmp[0] ? tmp : "/tmp");
+    } else {
+        snprintf(dir, sizeof dir, "%s", tmp && tmp[0] ? tmp : "/tmp");
+    }
+    snprintf(j->path, sizeof j->path, "%s/gpuqual-journal-XXXXXX.jsonl", dir);
+    int fd = mkstemps(j->path, 6); /* O_EXCL, mode 0600 */
+    if (fd < 0)
+        return gq_err_set(err, GQ_E_IO, "cannot create a journal in '%s': %s", dir, strerror(errno));
+    j->f = fdopen(fd, "a");
+    if (!j->f) {
+        close(fd);
+        return gq_err_set(err, GQ_E_NOMEM, "journal: out of memory");
+    }
+    return GQ_OK;
+}
+
+static int open_named(gq_journal *j, const char *path, gq_err *err)
+{
+    int rc = gq_outfile_check(path, err); /* links, directories, the directory */
+    if (rc)
+        return gq_err_prefix(err, "--journal");
+    snprintf(j->path, sizeof j->path, "%s", path);
+    struct stat st;
+    j->in_place = gq_outfile_is_device(path);
+    if (!j->in_place && lstat(path, &st) == 0 && st.st_size > 0)
+        return refuse_existing(path, err);
+    int flags = j->in_place ? O_WRONLY | O_NOCTTY : O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW;
+    int fd = open(path, flags | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return gq_err_set(err, GQ_E_IO, "cannot open journal '%s': %s", path, strerror(errno));
+    if (!j->in_place && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 0)) {
+        close(fd); /* replaced between the check and the open */
+        return gq_err_set(err, GQ_E_IO, "journal '%s' changed while opening; give a new file name", path);
+    }
+    j->f = fdopen(fd, "a");
+    if (!j->f) {
+        close(fd);
+        return gq_err_set(err, GQ_E_NOMEM, "journal: out of memory");
+    }
+    return GQ_OK;
+}
+
+int gq_journal_open(gq_journal *j, const char *path, const gq_journal_id *id, gq_err *err)
+{
+    static const gq_journal_id none = {0};
+    memset(j, 0, sizeof *j);
+    if (!id)
+        id = &none;
+    j->item = -1;
+    int rc = path && path[0] ? open_named(j, path, err) : auto_path(j, err);
+    if (rc) {
+        j->f = NULL;
+        return rc;
+    }
+    if (id->run_id)
+        snprintf(j->run_id, sizeof j->run_id, "%s", id->run_id);
+    else
+        snprintf(j->run_id, sizeof j->run_id, "%s",
+                 gq_run_id_current()); /* the documents name the same run */
+    json_t *root = line_root(NULL);
+    json_object_set_new(root, "header", header_json(id, j->run_id));
+    rc = put_line(j, root, err);
+    json_decref(root);
+    if (rc)
+        gq_journal_close(j);
+    return rc;
+}
+
+/* A crash mid-write leaves a line without its newline. Appending after it
+ * would glue the next record to the fragment, so the fragment (never a
+ * finished record) is cut off before appending; only ever in a journal whose
+ * header was recognised. */
+static int cut_partial_tail(int fd, const char *path, gq_err *err)
+{
+    off_t size = lseek(fd, 0, SEEK_END), pos = size;
+    char ch;
+    while (pos > 0 && pread(fd, &ch, 1, pos - 1) == 1 && ch != '\n')
+        pos--;
+    if (pos < size && ftruncate(fd, pos) != 0)
+        return gq_err_set(err, GQ_E_IO, "journal '%s': cannot cut its unfinished last line: %s", path,
+                          strerror(errno));
+    return GQ_OK;
+}
+
+static int compare_identity(const char *path, json_t *h, const gq_journal_id *id, gq_err *err)
+{
+    json_t *now = header_json(id, "");
+    int rc = GQ_OK;
+    for (size_t i = 0; i < sizeof identity_keys / sizeof identity_keys[0] && !rc; i++) {
+        const char *sec = identity_keys[i][0];
+        json_t *a = json_object_get(sec[0] ? json_object_get(h, sec) : h, identity_keys[i][1]);
+        json_t *b = json_object_get(sec[0] ? json_object_get(now, sec) : now, identity_keys[i][1]);
+        if ((!a || json_is_null(a)) && (!b || json_is_null(b)))
+            continue;
+        if (a && b && json_equal(a, b))
+            continue;
+        char *sa = a ? json_dumps(a, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        char *sb = b ? json_dumps(b, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        rc = gq_err_set(
+            err, GQ_E_USAGE,
+            "cannot resume '%s': its %s%s%s is %.80s, this run's is %.80s; resume with the same options "
+            "on the same machine, or start a new journal",
+            path, sec, sec[0] ? "." : "", identity_keys[i][1], sa ? sa : "absent", sb ? sb : "absent");
+        free(sa);
+        free(sb);
+    }
+    json_decref(now);
+    return rc;
+}
+
+static int read_journal(const char *path, gq_recordset *out, int **items, bool *truncated, gq_err *err);
+
+int gq_journal_resume(gq_journal *j, const char *path, const gq_journal_id *id, gq_recordset *done,
+                      int **done_item, gq_err *err)
 {
     memset(j, 0, sizeof *j);
-    if (path && path[0]) {
-        snprintf(j->path, sizeof j->path, "%s", path);
-    } else {
-        const char *dir = getenv("TMPDIR");
-        if (!dir || !dir[0])
-            dir = "/tmp";
-        time_t now = time(NULL);
-        struct tm tm;
-        gmtime_r(&now, &tm);
-        char stamp[32];
-        strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-        snprintf(j->path, sizeof j->path, "%s/gpuqual-journal-%s-%ld.jsonl", dir, stamp, (long)getpid());
+    j->item = -1;
+    *done_item = NULL;
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return gq_err_set(err, GQ_E_IO, "--resume: cannot read journal '%s': %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return gq_err_set(err, GQ_E_IO,
+                          "--resume: '%s' is not a regular file; give the journal of the run to continue",
+                          path);
+    json_t *h = gq_journal_header(path, err);
+    if (!h)
+        return gq_err_prefix(err, "--resume");
+    int rc = compare_identity(path, h, id, err);
+    if (!rc)
+        snprintf(j->run_id, sizeof j->run_id, "%s", json_string_value(json_object_get(h, "run_id")));
+    json_decref(h);
+    if (rc || (rc = read_journal(path, done, done_item, NULL, err)))
+        return rc;
+    int fd = open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return gq_err_set(err, GQ_E_IO, "--resume: cannot open journal '%s': %s", path, strerror(errno));
+    if ((rc = cut_partial_tail(fd, path, err))) {
+        close(fd);
+        return rc;
     }
-    j->f = fopen(j->path, "a+");
-    if (!j->f)
-        return gq_err_set(err, GQ_E_IO, "cannot open journal '%s': %s", j->path, strerror(errno));
-    int rc = cut_partial_tail(j->f, j->path, err);
-    if (rc) {
-        fclose(j->f);
-        j->f = NULL;
+    snprintf(j->path, sizeof j->path, "%s", path);
+    j->f = fdopen(fd, "a");
+    if (!j->f) {
+        close(fd);
+        return gq_err_set(err, GQ_E_NOMEM, "journal: out of memory");
     }
+    return GQ_OK;
+}
+
+int gq_journal_event(gq_journal *j, const char *key, json_t *obj, gq_err *err)
+{
+    if (!j || !j->f)
+        return gq_err_set(err, GQ_E_FAIL, "journal is not open");
+    json_t *root = line_root(j);
+    if (!strcmp(key, "record") && j->item >= 0)
+        json_object_set_new(root, "item", json_integer(j->item));
+    json_object_set(root, key, obj);
+    int rc = put_line(j, root, err);
+    json_decref(root);
+    if (!rc)
+        j->written++;
     return rc;
 }
 
 int gq_journal_append(gq_journal *j, const gq_record *r, gq_err *err)
 {
-    if (!j || !j->f)
-        return gq_err_set(err, GQ_E_IO, "journal is not open");
-    int rc = GQ_OK;
-    char *line = NULL;
-    json_t *root = json_object();
     json_t *rec = gq_record_to_json(r);
-    if (!root || !rec) {
-        json_decref(rec);
-        rc = gq_err_set(err, GQ_E_NOMEM, "journal: out of memory");
-        goto out;
-    }
-    json_object_set_new(root, "journal", json_string("gpuqual"));
-    json_object_set_new(root, "schema_version", json_integer(GQ_SCHEMA_VERSION));
-    json_object_set_new(root, "record", rec);
-    line = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    if (!line) {
-        rc = gq_err_set(err, GQ_E_NOMEM, "journal: out of memory");
-        goto out;
-    }
-    if (fputs(line, j->f) == EOF || fputc('\n', j->f) == EOF || fflush(j->f) != 0 ||
-        fsync(fileno(j->f)) != 0) {
-        rc = gq_err_set(err, GQ_E_IO, "cannot write journal '%s': %s", j->path, strerror(errno));
-        goto out;
-    }
-    j->written++;
-out:
-    free(line);
-    json_decref(root);
+    if (!rec)
+        return gq_err_set(err, GQ_E_NOMEM, "journal: out of memory");
+    int rc = gq_journal_event(j, "record", rec, err);
+    json_decref(rec);
     return rc;
 }
 
@@ -109,7 +378,136 @@ void gq_journal_close(gq_journal *j)
     }
 }
 
-int gq_journal_read(const char *path, gq_recordset *out, bool *truncated, gq_err *err)
+/* What the reader keeps: records, and for resume each record's item and
+ * which items were marked done. */
+typedef struct reader {
+    gq_recordset *out;
+    int *item; /* per record of out (resume), or NULL */
+    int icap;
+    bool *done; /* per item index */
+    int dcap;
+} reader;
+
+static int mark_done(reader *rd, json_t *step)
+{
+    json_t *k = json_object_get(step, "item");
+    const char *status = json_string_value(json_object_get(step, "status"));
+    if (!json_is_integer(k) || !status || strcmp(status, "done") || json_integer_value(k) < 0 ||
+        json_integer_value(k) > 10000000)
+        return GQ_OK;
+    int i = (int)json_integer_value(k);
+    if (i >= rd->dcap) {
+        int cap = i * 2 + 16;
+        bool *d = realloc(rd->done, (size_t)cap * sizeof *d);
+        if (!d)
+            return GQ_E_NOMEM;
+        memset(d + rd->dcap, 0, (size_t)(cap - rd->dcap) * sizeof *d);
+        rd->done = d;
+        rd->dcap = cap;
+    }
+    rd->done[i] = true;
+    return GQ_OK;
+}
+
+static int keep_item(reader *rd, json_t *root)
+{
+    json_t *k = json_object_get(root, "item");
+    if (rd->out->n > rd->icap) {
+        int cap = rd->out->n * 2 + 16;
+        int *v = realloc(rd->item, (size_t)cap * sizeof *v);
+        if (!v)
+            return GQ_E_NOMEM;
+        rd->item = v;
+        rd->icap = cap;
+    }
+    rd->item[rd->out->n - 1] = json_is_integer(k) ? (int)json_integer_value(k) : -1;
+    return GQ_OK;
+}
+
+/* One complete line of a journal: a record goes to out; a header, a step or
+ * a sample is skipped (a step marks its item done). */
+static int read_line(const char *path, int lineno, json_t *root, reader *rd, gq_err *err)
+{
+    const char *tool = json_string_value(json_object_get(root, "journal"));
+    json_t *sv = json_object_get(root, "schema_version");
+    json_t *rec = json_object_get(root, "record");
+    if (!tool || strcmp(tool, "gpuqual") != 0 || !json_is_integer(sv))
+        return gq_err_set(err, GQ_E_USAGE, "journal '%s' line %d is not a gpuqual journal line", path,
+                          lineno);
+    if (json_integer_value(sv) > GQ_SCHEMA_VERSION)
+        return gq_err_set(err, GQ_E_USAGE,
+                          "journal '%s' line %d has schema_version %lld; this gpuqual reads up to %d", path,
+                          lineno, (long long)json_integer_value(sv), GQ_SCHEMA_VERSION);
+    if (!json_is_object(rec)) {
+        json_t *step = json_object_get(root, "step");
+        if (json_is_object(step))
+            return mark_done(rd, step) ? gq_err_set(err, GQ_E_NOMEM, "journal: out of memory") : GQ_OK;
+        if (json_is_object(json_object_get(root, "header")) || json_object_get(root, "sample"))
+            return GQ_OK;
+        return gq_err_set(err, GQ_E_USAGE, "journal '%s' line %d is not a gpuqual journal line", path,
+                          lineno);
+    }
+    gq_record r;
+    gq_err rerr = {0};
+    if (gq_record_from_json(rec, &r, &rerr))
+        return gq_err_set(err, GQ_E_USAGE, "journal '%s' line %d: %s", path, lineno, rerr.msg);
+    if (gq_records_push(rd->out, &r) || (rd->icap >= 0 && keep_item(rd, root)))
+        return gq_err_set(err, GQ_E_NOMEM, "journal: out of memory");
+    return GQ_OK;
+}
+
+static int read_lines(FILE *f, const char *path, reader *rd, bool *truncated, gq_err *err)
+{
+    int rc = GQ_OK;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int lineno = 0;
+    while (!rc && (len = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        bool complete = line[len - 1] == '\n';
+        json_error_t je;
+        json_t *root = json_loadb(line, (size_t)len, 0, &je);
+        if (!root) {
+            if (!complete) { /* the crash case: an unfinished last line */
+                if (truncated)
+                    *truncated = true;
+                break;
+            }
+            if (len != 1) /* not a blank line */
+                rc = gq_err_set(err, GQ_E_USAGE, "journal '%s' line %d is not JSON: %s", path, lineno,
+                                je.text);
+            continue;
+        }
+        rc = read_line(path, lineno, root, rd, err);
+        json_decref(root);
+    }
+    free(line);
+    return rc;
+}
+
+/* Keep only the records of items marked done, none cut short, failed or
+ * contaminated (measured while something else used the GPU). */
+static void keep_finished(reader *rd)
+{
+    gq_recordset *rs = rd->out;
+    int n = 0;
+    for (int i = 0; i < rs->n; i++) {
+        int k = rd->item[i];
+        bool ok = k >= 0 && k < rd->dcap && rd->done[k];
+        for (int x = 0; ok && x < rs->n; x++)
+            if (rd->item[x] == k &&
+                (rs->v[x].flags & (GQ_FLAG_INCOMPLETE | GQ_FLAG_ERROR | GQ_FLAG_CONTAMINATED)))
+                ok = false;
+        if (ok) {
+            rd->item[n] = k;
+            rs->v[n++] = rs->v[i];
+        }
+    }
+    rs->n = n;
+}
+
+static int read_journal(const char *path, gq_recordset *out, int **items, bool *truncated, gq_err *err)
 {
     if (truncated)
         *truncated = false;
@@ -119,59 +517,22 @@ int gq_journal_read(const char *path, gq_recordset *out, bool *truncated, gq_err
     FILE *f = fopen(path, "r");
     if (!f)
         return gq_err_set(err, GQ_E_IO, "cannot read journal '%s': %s", path, strerror(errno));
-    int rc = GQ_OK;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    int lineno = 0;
-    json_t *root = NULL;
-    while ((len = getline(&line, &cap, f)) > 0) {
-        lineno++;
-        bool complete = line[len - 1] == '\n';
-        json_error_t je;
-        root = json_loadb(line, (size_t)len, 0, &je);
-        if (!root) {
-            if (!complete) {
-                /* the crash case: an unfinished last line */
-                if (truncated)
-                    *truncated = true;
-                break;
-            }
-            if (len == 1)
-                continue; /* blank line */
-            rc = gq_err_set(err, GQ_E_USAGE, "journal '%s' line %d is not JSON: %s", path, lineno, je.text);
-            goto out;
-        }
-        const char *tool = json_string_value(json_object_get(root, "journal"));
-        json_t *sv = json_object_get(root, "schema_version");
-        json_t *rec = json_object_get(root, "record");
-        if (!tool || strcmp(tool, "gpuqual") != 0 || !json_is_integer(sv) || !json_is_object(rec)) {
-            rc = gq_err_set(err, GQ_E_USAGE, "journal '%s' line %d is not a gpuqual journal record", path,
-                            lineno);
-            goto out;
-        }
-        if (json_integer_value(sv) > GQ_SCHEMA_VERSION) {
-            rc = gq_err_set(err, GQ_E_USAGE,
-                            "journal '%s' line %d has schema_version %lld; this gpuqual reads up to %d", path,
-                            lineno, (long long)json_integer_value(sv), GQ_SCHEMA_VERSION);
-            goto out;
-        }
-        gq_record r;
-        gq_err rerr = {0};
-        if (gq_record_from_json(rec, &r, &rerr)) {
-            rc = gq_err_set(err, GQ_E_USAGE, "journal '%s' line %d: %s", path, lineno, rerr.msg);
-            goto out;
-        }
-        if ((rc = gq_records_push(out, &r))) {
-            gq_err_set(err, rc, "journal: out of memory");
-            goto out;
-        }
-        json_decref(root);
-        root = NULL;
-    }
-out:
-    json_decref(root);
-    free(line);
+    reader rd = {.out = out, .icap = items ? 0 : -1};
+    int rc = read_lines(f, path, &rd, truncated, err);
     fclose(f);
+    if (!rc && items) {
+        if (!rd.item && out->n == 0)
+            rd.item = malloc(sizeof(int));
+        keep_finished(&rd);
+        *items = rd.item;
+        rd.item = NULL;
+    }
+    free(rd.item);
+    free(rd.done);
     return rc;
+}
+
+int gq_journal_read(const char *path, gq_recordset *out, bool *truncated, gq_err *err)
+{
+    return read_journal(path, out, NULL, truncated, err);
 }

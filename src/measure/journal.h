@@ -1,10 +1,22 @@
-/* The journal: every finished measurement is appended as one JSON line and
- * flushed (fflush + fsync) at once, so Ctrl-C or a crash loses nothing that was
- * finished. Reading tolerates a truncated last line (a crash mid-write): it is
- * skipped and reported through *truncated.
+/* The journal: JSON Lines. Every finished measurement is appended as one line
+ * and flushed (fflush + fsync) at once, so Ctrl-C or a crash loses nothing
+ * that was finished. Reading tolerates a truncated last line (a crash
+ * mid-write): it is skipped and reported through *truncated.
  *
- * Line format: {"journal":"gpuqual","schema_version":N, "record":{...}} with
- * the record in the same JSON form as in saved documents (render/json.h).
+ * Line 1, the header (the run's identity):
+ *   {"journal":"gpuqual","schema_version":N,"header":{"magic":"gpuqual-journal",
+ *    "run_id":..., "version":..., "git":..., "started":ISO-8601, "command":...,
+ *    "options":{...the options that shape a figure...},
+ *    "machine":{"hostname","driver","simulated","sim","gpus":[{"index","uuid","name"}]},
+ *    "topology":{...the whole machine, as in documents; optional}}}
+ * Then one line per event, each with the header's run_id:
+ *   {"journal":"gpuqual","schema_version":N,"run_id":...,"record":{...}}
+ * (the record in the same JSON form as in saved documents), or "step" (card
+ * steps) or "sample" (stress telemetry) instead of "record".
+ *
+ * gpuqual appends only to a journal whose header it recognises, and only on
+ * purpose (--resume); it never truncates or appends to anything else. A
+ * schema-1 journal (records without a header) can still be read.
  */
 #ifndef GQ_CORE_JOURNAL_H
 #define GQ_CORE_JOURNAL_H
@@ -13,22 +25,70 @@
 #include <stdio.h>
 
 #include "core/record.h"
+#include "topo/topo.h"
+
+struct json_t;
 
 typedef struct gq_journal {
     FILE *f;
     char path[1024];
+    char run_id[32];
     int written;
+    int item;      /* the plan item being measured (its records carry it), -1 none */
+    int next_item; /* the number the next item gets (plan_run counts items through the journal) */
+    /* a resumed journal's finished items, for plan_run to re-use (borrowed;
+     * NULL: measure everything): record i of reuse_rs is item reuse_item[i] */
+    const gq_recordset *reuse_rs;
+    const int *reuse_item;
+    bool in_place; /* a device or a pipe: written, never synced */
 } gq_journal;
 
-/* Open for append (creating it). path NULL: a fresh file under $TMPDIR (or
- * /tmp) named gpuqual-journal-<time>-<pid>.jsonl; j->path says where. */
-int gq_journal_open(gq_journal *j, const char *path, gq_err *err);
+/* What the header says. */
+typedef struct gq_journal_id {
+    const char *command; /* "run", "card", ... */
+    const char *version; /* gpuqual's version and git revision */
+    const char *git;
+    const char *run_id;     /* NULL: a fresh one */
+    struct json_t *options; /* the options that shape a figure (borrowed; NULL: {}) */
+    const gq_topo *topo;    /* the machine (NULL: unknown) */
+    const char *sim;        /* --sim NAME, or NULL */
+} gq_journal_id;
+
+/* Start a new journal at path (NULL or "": an automatic one, created with
+ * mkstemp under $XDG_STATE_HOME/gpuqual/, else $TMPDIR, else /tmp, mode 0600;
+ * j->path says where) and write its header. PATH must be new, empty, or a
+ * character device or a FIFO (/dev/null); a file that holds anything is left
+ * unchanged and refused (exit 2): another run's journal names --resume.
+ * A write failure is GQ_E_FAIL (exit 1). */
+int gq_journal_open(gq_journal *j, const char *path, const gq_journal_id *id, gq_err *err);
+
+/* Continue the journal at path: its header must say the same machine and
+ * shape options as id (else GQ_E_USAGE naming the field that differs). The
+ * records of every finished item (a "step" line marks it done), none of them
+ * cut short by Ctrl-C or failed, are read into *done, with their item's index
+ * in (*done_item)[i] (malloc'd; the caller frees it): the measurements to
+ * re-use. A cut last line is dropped, and new lines are appended under the
+ * journal's run id. */
+int gq_journal_resume(gq_journal *j, const char *path, const gq_journal_id *id, gq_recordset *done,
+                      int **done_item, gq_err *err);
+
 int gq_journal_append(gq_journal *j, const gq_record *r, gq_err *err);
+/* One other event line: key is "step" or "sample", obj borrowed. */
+int gq_journal_event(gq_journal *j, const char *key, struct json_t *obj, gq_err *err);
 void gq_journal_close(gq_journal *j);
 
 /* Read every complete record of a journal into *out. *truncated (may be NULL)
  * is set when the last line was cut short and skipped. A line that is complete
- * but not a gpuqual record is an error naming its line number. */
+ * but not a gpuqual journal line is an error naming its line number. */
 int gq_journal_read(const char *path, gq_recordset *out, bool *truncated, gq_err *err);
+
+/* The header object of the journal at path (new reference), or NULL with
+ * *err set: not a journal (GQ_E_USAGE), a schema-1 journal without one
+ * (GQ_E_UNSUPP), unreadable (GQ_E_IO). */
+struct json_t *gq_journal_header(const char *path, gq_err *err);
+
+/* Does the file at path start like a gpuqual journal (a header or a schema-1
+ * record line)? */
+bool gq_journal_sniff(const char *path);
 
 #endif

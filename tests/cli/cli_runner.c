@@ -17,6 +17,9 @@
  *                                reals with %.6g, true/false/null)
  *   file PATH json-len KEY N     the array or object at KEY has N members
  *   file PATH jsonl N            PATH has exactly N lines, each a JSON object
+ *   file PATH journal-records N  PATH is a gpuqual journal: its first line is the
+ *                                header, every line a JSON object, exactly N
+ *                                of them records
  *                                (a blank line counts, and fails)
  *   file PATH csv N HEADER       the first line starts with HEADER and N data
  *                                lines follow
@@ -423,6 +426,29 @@ static bool check_file(char *spec, const char *where)
         }
         ok = rest && n == want && objects == n;
         snprintf(why, sizeof why, "%zu lines, %zu of them JSON objects; want %zu objects", n, objects, want);
+    } else if (!strcmp(kind, "journal-records")) {
+        /* a journal: a header line first, then exactly N record lines, every
+         * line a JSON object */
+        size_t want = rest ? strtoul(rest, NULL, 10) : 0, n = 0, records = 0, objects = 0;
+        bool header = false;
+        for (char *l = text; *l;) {
+            char *nl = strchr(l, '\n');
+            if (nl)
+                *nl = 0;
+            json_t *j = json_loads(l, 0, NULL);
+            const char *magic = json_string_value(json_object_get(json_object_get(j, "header"), "magic"));
+            if (n++ == 0)
+                header = magic && !strcmp(magic, "gpuqual-journal");
+            objects += json_is_object(j);
+            records += json_is_object(json_object_get(j, "record"));
+            json_decref(j);
+            if (!nl)
+                break;
+            l = nl + 1;
+        }
+        ok = rest && header && records == want && objects == n;
+        snprintf(why, sizeof why, "%s; %zu lines, %zu JSON objects, %zu records; want %zu records",
+                 header ? "header" : "no journal header", n, objects, records, want);
     } else if (!strcmp(kind, "csv")) {
         char *n_s = rest ? strtok(rest, " ") : NULL;
         char *header = n_s ? strtok(NULL, "") : NULL;

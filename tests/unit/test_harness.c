@@ -779,7 +779,7 @@ static void test_journal_gets_every_record(void **state)
     assert_true(fd >= 0);
     close(fd);
     gq_journal j;
-    assert_int_equal(gq_journal_open(&j, path, NULL), GQ_OK);
+    assert_int_equal(gq_journal_open(&j, path, NULL, NULL), GQ_OK);
     gq_measurement *m = new_m("bidirectional_set");
     add(m, H(0), G(0), 0, true);
     add(m, G(0), H(0), 0, true);

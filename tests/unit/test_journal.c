@@ -1,5 +1,7 @@
 /* The journal: every finished record is one flushed JSON line; reading it
- * back survives a crash mid-write (a truncated last line). */
+ * back survives a crash mid-write (a truncated last line); a header names
+ * the run; nothing but an empty file or a device is ever appended to, except
+ * by resume. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include <cmocka.h>
 
@@ -65,7 +70,8 @@ static gq_record rec(int i)
 static void write_n(int n)
 {
     gq_journal j;
-    assert_int_equal(gq_journal_open(&j, path, NULL), GQ_OK);
+    unlink(path);
+    assert_int_equal(gq_journal_open(&j, path, NULL, NULL), GQ_OK);
     for (int i = 0; i < n; i++) {
         gq_record r = rec(i);
         assert_int_equal(gq_journal_append(&j, &r, NULL), GQ_OK);
@@ -109,40 +115,157 @@ static void append_raw(const char *text)
     fclose(f);
 }
 
-static void test_truncated_last_line(void **state)
+static void slurp(const char *p, char *buf, size_t cap)
 {
-    write_n(3);
-    append_raw("{\"journal\":\"gpuqual\",\"schema_version\":1,\"record\":{\"test\":\"host_to_dev");
-    gq_recordset rs = {0};
-    bool trunc = false;
-    assert_int_equal(gq_journal_read(path, &rs, &trunc, NULL), GQ_OK);
-    assert_true(trunc);
-    assert_int_equal(rs.n, 3);
-    gq_records_free(&rs);
+    buf[0] = 0;
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = 0;
+    fclose(f);
+}
 
-    /* appending again first cuts the fragment off, so the journal stays readable */
+/* The header names the run, the machine and the shape options; every line
+ * carries the run id. */
+static void test_header_identity(void **state)
+{
+    static gq_topo topo;
+    memset(&topo, 0, sizeof topo);
+    topo.ngpu = 1;
+    snprintf(topo.hostname, sizeof topo.hostname, "node7");
+    snprintf(topo.driver_version, sizeof topo.driver_version, "580.1");
+    snprintf(topo.gpu[0].uuid, sizeof topo.gpu[0].uuid, "GPU-abc");
+    snprintf(topo.gpu[0].name, sizeof topo.gpu[0].name, "H200");
+    json_t *opts = json_pack("{s:i,s:i}", "buffer_size", 1024, "rounds", 3);
+    gq_journal_id id = {.command = "run", .version = "9.9", .git = "g", .options = opts, .topo = &topo};
     gq_journal j;
-    assert_int_equal(gq_journal_open(&j, path, NULL), GQ_OK);
-    gq_record r = rec(3);
+    assert_int_equal(gq_journal_open(&j, path, &id, NULL), GQ_OK);
+    gq_record r = rec(0);
     assert_int_equal(gq_journal_append(&j, &r, NULL), GQ_OK);
     gq_journal_close(&j);
-    trunc = true;
-    assert_int_equal(gq_journal_read(path, &rs, &trunc, NULL), GQ_OK);
+    gq_err err = {0};
+    json_t *h = gq_journal_header(path, &err);
+    assert_non_null(h);
+    assert_string_equal(json_string_value(json_object_get(h, "magic")), "gpuqual-journal");
+    assert_string_equal(json_string_value(json_object_get(h, "run_id")), j.run_id);
+    assert_int_equal(strlen(j.run_id), 25); /* YYYYMMDDTHHMMSSZ-xxxxxxxx */
+    assert_int_equal(j.run_id[16], '-');
+    assert_string_equal(json_string_value(json_object_get(h, "command")), "run");
+    json_t *m = json_object_get(h, "machine");
+    assert_string_equal(json_string_value(json_object_get(m, "hostname")), "node7");
+    assert_string_equal(json_string_value(json_object_get(m, "driver")), "580.1");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(json_object_get(m, "gpus"), 0), "uuid")), "GPU-abc");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(h, "options"), "rounds")), 3);
+    json_decref(h);
+    char buf[8192], want[64];
+    slurp(path, buf, sizeof buf);
+    snprintf(want, sizeof want, "\"run_id\":\"%s\",\"record\"", j.run_id);
+    assert_non_null(strstr(buf, want));
+    json_decref(opts);
+}
+
+/* gpuqual never appends to, truncates or rewrites a file that holds
+ * anything: a foreign file, another run's journal, a schema-1 journal. */
+static void test_refuses_existing_files(void **state)
+{
+    static const char foreign[] = "\x7f"
+                                  "ELF binary\nwith an unterminated last line";
+    append_raw(foreign);
+    gq_journal j;
+    gq_err err = {0};
+    char buf[4096];
+    assert_int_equal(gq_journal_open(&j, path, NULL, &err), GQ_E_USAGE);
+    assert_non_null(strstr(err.msg, "not a gpuqual journal"));
+    slurp(path, buf, sizeof buf);
+    assert_string_equal(buf, foreign);
+    write_n(1);
+    slurp(path, buf, sizeof buf);
+    assert_int_equal(gq_journal_open(&j, path, NULL, &err), GQ_E_USAGE);
+    assert_non_null(strstr(err.msg, "--resume"));
+    char after[4096];
+    slurp(path, after, sizeof after);
+    assert_string_equal(after, buf);
+    unlink(path);
+    append_raw("{\"journal\":\"gpuqual\",\"schema_version\":1,\"record\":{\"test\":\"x\"}}\n");
+    assert_int_equal(gq_journal_open(&j, path, NULL, &err), GQ_E_USAGE);
+    assert_non_null(strstr(err.msg, "earlier gpuqual"));
+    /* an empty file is used */
+    unlink(path);
+    append_raw("");
+    assert_int_equal(gq_journal_open(&j, path, NULL, &err), GQ_OK);
+    gq_journal_close(&j);
+}
+
+/* Devices: /dev/null works, /dev/full fails at once with exit 1's status. */
+static void test_devices(void **state)
+{
+    gq_journal j;
+    gq_err err = {0};
+    assert_int_equal(gq_journal_open(&j, "/dev/null", NULL, &err), GQ_OK);
+    gq_record r = rec(0);
+    assert_int_equal(gq_journal_append(&j, &r, &err), GQ_OK);
+    gq_journal_close(&j);
+    assert_int_equal(gq_journal_open(&j, "/dev/full", NULL, &err), GQ_E_FAIL);
+    assert_non_null(strstr(err.msg, "No space"));
+    assert_null(j.f);
+}
+
+/* Resume: the same identity continues, re-using only finished items; a
+ * different one is refused naming the field. */
+static void test_resume(void **state)
+{
+    json_t *opts = json_pack("{s:i,s:[s]}", "rounds", 3, "tests", "a");
+    gq_journal_id id = {.command = "run", .options = opts};
+    gq_journal j;
+    assert_int_equal(gq_journal_open(&j, path, &id, NULL), GQ_OK);
+    for (int k = 0; k < 3; k++) {
+        j.item = k;
+        gq_record r = rec(k == 2 ? 0 : k);
+        if (k == 1)
+            r.flags |= GQ_FLAG_INCOMPLETE; /* cut short by Ctrl-C: measured again */
+        assert_int_equal(gq_journal_append(&j, &r, NULL), GQ_OK);
+        json_t *st = json_pack("{s:s,s:s,s:i}", "step", "item", "status", "done", "item", k);
+        if (k < 2) /* item 2 never finished */
+            assert_int_equal(gq_journal_event(&j, "step", st, NULL), GQ_OK);
+        json_decref(st);
+    }
+    gq_journal_close(&j);
+    append_raw("{\"journal\":\"gpuqual\",\"schema_version\":1,\"run_id\":\"x\",\"record\":{\"te");
+    char run_id[32];
+    snprintf(run_id, sizeof run_id, "%s", j.run_id);
+    gq_recordset done = {0};
+    int *item = NULL;
+    gq_err err = {0};
+    assert_int_equal(gq_journal_resume(&j, path, &id, &done, &item, &err), GQ_OK);
+    assert_int_equal(done.n, 1);
+    assert_int_equal(item[0], 0);
+    assert_string_equal(j.run_id, run_id);
+    gq_record r = rec(1);
+    assert_int_equal(gq_journal_append(&j, &r, NULL), GQ_OK); /* the cut line was dropped first */
+    gq_journal_close(&j);
+    gq_records_free(&done);
+    free(item);
+    bool trunc = true;
+    assert_int_equal(gq_journal_read(path, &done, &trunc, NULL), GQ_OK);
     assert_false(trunc);
-    assert_int_equal(rs.n, 4);
-    assert_int_equal(rs.v[3].dst.index, 3);
-    gq_records_free(&rs);
+    assert_int_equal(done.n, 4);
+    gq_records_free(&done);
+    json_object_set_new(opts, "rounds", json_integer(5));
+    assert_int_equal(gq_journal_resume(&j, path, &id, &done, &item, &err), GQ_E_USAGE);
+    assert_non_null(strstr(err.msg, "options.rounds is 3, this run's is 5"));
+    assert_null(j.f);
+    json_decref(opts);
 }
 
 static void test_bad_line_names_its_number(void **state)
 {
     write_n(1);
     append_raw("this is not json\n");
-    write_n(1);
     gq_recordset rs = {0};
     gq_err err = {0};
     assert_int_equal(gq_journal_read(path, &rs, NULL, &err), GQ_E_USAGE);
-    assert_non_null(strstr(err.msg, "line 2"));
+    assert_non_null(strstr(err.msg, "line 3"));
     gq_records_free(&rs);
 }
 
@@ -152,7 +275,7 @@ static void test_foreign_and_newer_lines(void **state)
     gq_recordset rs = {0};
     gq_err err = {0};
     assert_int_equal(gq_journal_read(path, &rs, NULL, &err), GQ_E_USAGE);
-    assert_non_null(strstr(err.msg, "not a gpuqual journal record"));
+    assert_non_null(strstr(err.msg, "not a gpuqual journal line"));
     unlink(path);
     append_raw("{\"journal\":\"gpuqual\",\"schema_version\":99,\"record\":{}}\n");
     assert_int_equal(gq_journal_read(path, &rs, NULL, &err), GQ_E_USAGE);
@@ -164,16 +287,34 @@ static void test_foreign_and_newer_lines(void **state)
     gq_records_free(&rs);
 }
 
-static void test_default_path_in_tmpdir(void **state)
+/* The automatic journal: mkstemp under $XDG_STATE_HOME/gpuqual (else
+ * $TMPDIR), mode 0600, one run per file. */
+static void test_default_paths(void **state)
 {
     setenv("TMPDIR", dir, 1);
-    gq_journal j;
-    assert_int_equal(gq_journal_open(&j, NULL, NULL), GQ_OK);
+    unsetenv("XDG_STATE_HOME");
+    gq_journal j, k;
+    assert_int_equal(gq_journal_open(&j, NULL, NULL, NULL), GQ_OK);
+    assert_int_equal(gq_journal_open(&k, NULL, NULL, NULL), GQ_OK);
     assert_true(!strncmp(j.path, dir, strlen(dir)));
     assert_non_null(strstr(j.path, "gpuqual-journal-"));
     assert_non_null(strstr(j.path, ".jsonl"));
-    assert_int_equal(access(j.path, W_OK), 0);
+    assert_string_not_equal(j.path, k.path);
+    struct stat st;
+    assert_int_equal(stat(j.path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
     gq_journal_close(&j);
+    gq_journal_close(&k);
+    char state_dir[128];
+    snprintf(state_dir, sizeof state_dir, "%s/state", dir);
+    assert_int_equal(mkdir(state_dir, 0700), 0);
+    setenv("XDG_STATE_HOME", state_dir, 1);
+    assert_int_equal(gq_journal_open(&j, NULL, NULL, NULL), GQ_OK);
+    char want[160];
+    snprintf(want, sizeof want, "%s/gpuqual/gpuqual-journal-", state_dir);
+    assert_true(!strncmp(j.path, want, strlen(want)));
+    gq_journal_close(&j);
+    unsetenv("XDG_STATE_HOME");
     unsetenv("TMPDIR");
 }
 
@@ -183,17 +324,20 @@ static void test_missing_file(void **state)
     gq_err err = {0};
     assert_int_equal(gq_journal_read("/nonexistent/dir/j.jsonl", &rs, NULL, &err), GQ_E_IO);
     gq_journal j;
-    assert_int_equal(gq_journal_open(&j, "/nonexistent/dir/j.jsonl", &err), GQ_E_IO);
+    assert_int_equal(gq_journal_open(&j, "/nonexistent/dir/j.jsonl", NULL, &err), GQ_E_IO);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_write_read_back, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_truncated_last_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_header_identity, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refuses_existing_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_devices, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resume, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_line_names_its_number, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_and_newer_lines, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_default_path_in_tmpdir, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_default_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

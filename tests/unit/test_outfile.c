@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -120,12 +121,143 @@ static void test_write_in_one_call(void **state)
     assert_int_equal(count_files(), 0);
 }
 
+static void slurp(const char *path, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = 0;
+    fclose(f);
+}
+
+/* A link planted under the output name, or under a temporary name the
+ * writer could pick, never redirects the write. */
+static void test_symlinks_not_followed(void **state)
+{
+    (void)state;
+    char victim[300], link[300], tmpl[300], buf[64];
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    FILE *f = fopen(victim, "w");
+    fputs("precious", f);
+    fclose(f);
+    snprintf(link, sizeof link, "%s/out.json", dir);
+    assert_int_equal(symlink(victim, link), 0);
+    gq_outfile o;
+    gq_err e = {0};
+    assert_int_equal(gq_outfile_check(link, &e), GQ_E_IO);
+    assert_non_null(strstr(e.msg, "symbolic link"));
+    assert_int_equal(gq_outfile_open(&o, link, &e), GQ_E_IO);
+    slurp(victim, buf, sizeof buf);
+    assert_string_equal(buf, "precious");
+    /* a link to a directory or to nothing is refused too */
+    unlink(link);
+    assert_int_equal(symlink("/nonexistent/x", link), 0);
+    assert_int_equal(gq_outfile_check(link, &e), GQ_E_IO);
+    unlink(link);
+    /* a link to a character device is followed (written in place) */
+    assert_int_equal(symlink("/dev/null", link), 0);
+    assert_int_equal(gq_outfile_open(&o, link, &e), GQ_OK);
+    fputs("x", o.f);
+    assert_int_equal(gq_outfile_commit(&o, &e), GQ_OK);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    unlink(link);
+    /* links planted under every temporary name this process could pick (the
+     * random part cannot be guessed; plant many) are never written through */
+    for (int i = 0; i < 200; i++) {
+        gq_outfile_tmpname(tmpl, sizeof tmpl, dir);
+        if (symlink(victim, tmpl) != 0)
+            continue;
+    }
+    char path[300];
+    snprintf(path, sizeof path, "%s/real.json", dir);
+    assert_int_equal(gq_outfile_open(&o, path, &e), GQ_OK);
+    fputs("new", o.f);
+    assert_int_equal(gq_outfile_commit(&o, &e), GQ_OK);
+    slurp(victim, buf, sizeof buf);
+    assert_string_equal(buf, "precious");
+    slurp(path, buf, sizeof buf);
+    assert_string_equal(buf, "new");
+}
+
+/* Leftovers of a process that no longer exists are swept by the next check;
+ * a live process's are kept. */
+static void test_sweep_dead_leftovers(void **state)
+{
+    (void)state;
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    int ws;
+    waitpid(child, &ws, 0);
+    char dead[300], live[300], other[300];
+    snprintf(dead, sizeof dead, "%s/.gq-%ld-abcdef", dir, (long)child);
+    snprintf(live, sizeof live, "%s/.gq-%ld-abcdef", dir, (long)getppid());
+    snprintf(other, sizeof other, "%s/.gqnot-%ld-abcdef", dir, (long)child);
+    fclose(fopen(dead, "w"));
+    fclose(fopen(live, "w"));
+    fclose(fopen(other, "w"));
+    char path[300];
+    snprintf(path, sizeof path, "%s/x.json", dir);
+    gq_err e = {0};
+    assert_int_equal(gq_outfile_check(path, &e), GQ_OK);
+    assert_int_not_equal(access(dead, F_OK), 0);
+    assert_int_equal(access(live, F_OK), 0);
+    assert_int_equal(access(other, F_OK), 0);
+}
+
+/* The file gets 0666 less the umask; a 255-byte name works; 256 is refused
+ * before any work; a name ending in '/' is refused. */
+static void test_mode_and_names(void **state)
+{
+    (void)state;
+    mode_t old = umask(027);
+    char path[600];
+    snprintf(path, sizeof path, "%s/m.json", dir);
+    gq_err e = {0};
+    assert_int_equal(gq_outfile_write(path, write_two, "ab", &e), GQ_OK);
+    umask(old);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0640);
+    char name[260];
+    memset(name, 'n', 255);
+    name[255] = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    assert_int_equal(gq_outfile_write(path, write_two, "ab", &e), GQ_OK);
+    assert_int_equal(access(path, F_OK), 0);
+    strcat(path, "n");
+    assert_int_equal(gq_outfile_check(path, &e), GQ_E_IO);
+    assert_non_null(strstr(e.msg, "256 bytes"));
+    snprintf(path, sizeof path, "%s/out.json/", dir);
+    assert_int_equal(gq_outfile_check(path, &e), GQ_E_IO);
+    assert_non_null(strstr(e.msg, "a name ending in '/' is a directory"));
+}
+
+/* A commit that cannot write (/dev/full) fails with the reason; /dev/null
+ * works though fsync on it fails. */
+static void test_device_errors(void **state)
+{
+    (void)state;
+    gq_err e = {0};
+    assert_int_equal(gq_outfile_write("/dev/full", write_two, "ab", &e), GQ_E_IO);
+    assert_non_null(strstr(e.msg, "No space"));
+    assert_int_equal(gq_outfile_write("/dev/null", write_two, "ab", &e), GQ_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_commit_and_abort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals_and_devices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_in_one_call, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_symlinks_not_followed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sweep_dead_leftovers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mode_and_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_device_errors, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
