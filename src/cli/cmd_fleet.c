@@ -34,6 +34,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/frame.h"
+#include "cli/textfiles.h"
 #include "cli/options.h"
 #include "measure/journal.h"
 #include "core/units.h"
@@ -80,8 +81,9 @@ static const gq_opt fleet_own_opts[] = {
 /* clang-format on */
 #undef OFF
 
-static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, gq_card_cli_opts,
-                                     gq_common_measure_opts, fleet_own_opts};
+static const gq_opt *const tabs[] = {gq_common_output_opts,  gq_common_backend_opts, gq_card_cli_opts,
+                                     gq_common_measure_opts, fleet_own_opts,         gq_common_prom_opt,
+                                     gq_common_junit_opt};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
 
 /* "5%" or "5" -> 5. */
@@ -335,10 +337,19 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
         gq_cli_error("out of memory");
         return GQ_EXIT_FAIL;
     }
+    /* Each rank's payload, kept for --prom and --junit. */
+    json_t **pl = calloc((size_t)size, sizeof *pl), **cards = calloc((size_t)size, sizeof *cards);
+    const char **hosts = calloc((size_t)size, sizeof *hosts);
+    if (!pl || !cards || !hosts) {
+        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+        goto fail;
+    }
     gq_fleet_init(f, threshold);
     for (int r = 0; r < size; r++) {
         json_error_t je;
         json_t *p = json_loadb(buf + displs[r], (size_t)lens[r], 0, &je);
+        pl[r] = json_incref(p);
+        hosts[r] = json_string_value(json_object_get(p, "host"));
         const char *host = json_string_value(json_object_get(p, "host"));
         json_t *card = json_object_get(p, "card");
         const char *why = json_string_value(json_object_get(p, "error"));
@@ -362,6 +373,7 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
             }
             if (!rc)
                 rc = gq_fleet_add_card(f, r, host, card, &rs, &err);
+            cards[r] = card;
             gq_records_free(&rs);
             simulated |= json_is_true(json_object_get(card, "simulated"));
             incomplete |= json_is_true(json_object_get(card, "incomplete"));
@@ -405,6 +417,8 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
     gq_fleet_print(of.f, f, true, 0);
     if ((rc = gq_outfile_commit(&of, &err)))
         goto fail;
+    if ((rc = gq_cli_card_files(o->c.prom_path, o->c.junit_path, "fleet", cards, hosts, size, &err)))
+        goto fail;
     if (!strcmp(o->c.format, "json")) {
         json_dumpf(doc, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
@@ -420,6 +434,11 @@ fail:
     gq_cli_error("%s", err.msg[0] ? err.msg : "fleet failed");
     exit_code = gq_status_exit_code(rc);
 out:
+    for (int r = 0; pl && r < size; r++)
+        json_decref(pl[r]);
+    free(pl);
+    free(cards);
+    free(hosts);
     json_decref(sec);
     json_decref(doc);
     json_decref(options);

@@ -44,6 +44,17 @@ typedef enum gq_p2p_status {
     GQ_P2P_DISABLED, /* disabled by regkey/driver ("DS") */
 } gq_p2p_status;
 
+/* A mode NVML reports for a GPU (ECC, MIG, persistence). */
+typedef enum gq_mode {
+    GQ_MODE_UNKNOWN = 0, /* not read (no NVML, an error) */
+    GQ_MODE_ENABLED,
+    GQ_MODE_DISABLED,
+    GQ_MODE_UNSUPPORTED, /* NVML says the GPU does not support it */
+} gq_mode;
+
+/* "enabled", "disabled", "not supported", "unknown". Never NULL. */
+const char *gq_mode_name(int m);
+
 typedef struct gq_gpu_info {
     int index; /* CUDA device ordinal */
     char name[96];
@@ -60,6 +71,10 @@ typedef struct gq_gpu_info {
     double power_limit_w;             /* enforced power limit; 0 unknown */
     int nvlinks_total;                /* active NVLinks on this GPU; -1 unknown */
     double nvlink_gbps_per_link;      /* per direction; 0 unknown */
+    /* Identity from NVML: "" unknown, "not supported" where NVML says so. */
+    char serial[64];                          /* the board's serial number */
+    char vbios[64];                           /* VBIOS version */
+    int ecc_mode, mig_mode, persistence_mode; /* gq_mode (current modes) */
 } gq_gpu_info;
 
 /* A node of the PCIe tree: host bridge, switch/bridge, or a GPU endpoint. */
