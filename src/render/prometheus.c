@@ -109,6 +109,11 @@ void gq_prom_gpus(FILE *f, const gq_topo *topo)
         lab(&l, "model_name", g->name);
         lab(&l, "pci_bus_id", g->pci_bus_id);
         lab(&l, "driver_version", topo->driver_version);
+        lab(&l, "vbios", g->vbios[0] ? g->vbios : "unknown");
+        lab(&l, "serial", g->serial[0] ? g->serial : "unknown");
+        lab(&l, "ecc_mode", gq_mode_name(g->ecc_mode));
+        lab(&l, "mig_mode", gq_mode_name(g->mig_mode));
+        lab(&l, "persistence_mode", gq_mode_name(g->persistence_mode));
         sample(f, "gpuqual_gpu_info", &l, 1);
     }
 }

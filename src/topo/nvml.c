@@ -379,15 +379,23 @@ static void fill_identity(gq_gpu_info *g, nvml_dev d)
 {
     int cur = -1, pending = -1;
     unsigned ucur = 2, upending = 2;
+    nvml_ret r;
     fill_str(g->vbios, sizeof g->vbios, fn.DeviceGetVbiosVersion, d);
     fill_str(g->serial, sizeof g->serial, fn.DeviceGetSerial, d);
-    if (fn.DeviceGetEccMode)
-        g->ecc_mode = mode_of(fn.DeviceGetEccMode(d, &cur, &pending), cur);
-    if (fn.DeviceGetMigMode)
-        g->mig_mode = mode_of(fn.DeviceGetMigMode(d, &ucur, &upending), (long)ucur);
+    /* each call before its value is read: the order of a call's arguments is unspecified */
+    if (fn.DeviceGetEccMode) {
+        r = fn.DeviceGetEccMode(d, &cur, &pending);
+        g->ecc_mode = mode_of(r, cur);
+    }
+    if (fn.DeviceGetMigMode) {
+        r = fn.DeviceGetMigMode(d, &ucur, &upending);
+        g->mig_mode = mode_of(r, (long)ucur);
+    }
     cur = -1;
-    if (fn.DeviceGetPersistenceMode)
-        g->persistence_mode = mode_of(fn.DeviceGetPersistenceMode(d, &cur), cur);
+    if (fn.DeviceGetPersistenceMode) {
+        r = fn.DeviceGetPersistenceMode(d, &cur);
+        g->persistence_mode = mode_of(r, cur);
+    }
 }
 
 static void fill_gpu(gq_gpu_info *g, nvml_dev d)
