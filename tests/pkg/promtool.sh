@@ -46,6 +46,12 @@ if "$gq" --version | grep -q 'mpi: yes'; then
     check "$work/fleet.prom"
     [ "$(grep -c '<testsuite name="gpuqual card ' "$work/fleet.xml")" = "$([ ${#mpi[@]} -gt 0 ] && echo 2 || echo 1)" ] ||
         fail "fleet.xml does not hold one testsuite per node"
+    grep -q '^gpuqual_card_verdict{Hostname="sim-h200x2",rank="0",verdict="pass"} 1$' "$work/fleet.prom" ||
+        fail "fleet.prom has no pass verdict for rank 0"
+    if [ ${#mpi[@]} -gt 0 ]; then
+        grep -q '^gpuqual_card_verdict{Hostname="sim-h200x2",rank="1",verdict="pass"} 1$' "$work/fleet.prom" ||
+            fail "fleet.prom has no pass verdict for rank 1"
+    fi
     n=$((n + 1))
 fi
 echo "promtool: all $n files pass"
