@@ -339,8 +339,8 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
     }
     /* Each rank's payload, kept for --prom and --junit. */
     json_t **pl = calloc((size_t)size, sizeof *pl), **cards = calloc((size_t)size, sizeof *cards);
-    const char **hosts = calloc((size_t)size, sizeof *hosts);
-    if (!pl || !cards || !hosts) {
+    const char **hosts = calloc((size_t)size, sizeof *hosts), **whys = calloc((size_t)size, sizeof *whys);
+    if (!pl || !cards || !hosts || !whys) {
         rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
         goto fail;
     }
@@ -353,6 +353,7 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
         const char *host = json_string_value(json_object_get(p, "host"));
         json_t *card = json_object_get(p, "card");
         const char *why = json_string_value(json_object_get(p, "error"));
+        whys[r] = why;
         if (!p || (!card && !why)) {
             rc = gq_fleet_add_error(f, r, host, "rank 0 received no card from this rank", &err);
         } else if (why) {
@@ -417,7 +418,7 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
     gq_fleet_print(of.f, f, true, 0);
     if ((rc = gq_outfile_commit(&of, &err)))
         goto fail;
-    if ((rc = gq_cli_card_files(o->c.prom_path, o->c.junit_path, "fleet", cards, hosts, size, &err)))
+    if ((rc = gq_cli_card_files(o->c.prom_path, o->c.junit_path, "fleet", cards, hosts, whys, size, &err)))
         goto fail;
     if (!strcmp(o->c.format, "json")) {
         json_dumpf(doc, stdout, JSON_INDENT(2));
@@ -439,6 +440,7 @@ out:
     free(pl);
     free(cards);
     free(hosts);
+    free(whys);
     json_decref(sec);
     json_decref(doc);
     json_decref(options);

@@ -58,15 +58,15 @@ int gq_cli_prom_stress(const char *path, const gq_stress_summary *s, const gq_to
 }
 
 /* A node whose card did not run: failed, no checks, and why. */
-static json_t *failed_node(const char *host)
+static json_t *failed_node(const char *host, const char *why)
 {
-    return json_pack("{s:s, s:s, s:i, s:b, s:[], s:s}", "hostname", host ? host : "unknown", "verdict",
+    return json_pack("{s:s, s:s, s:i, s:b, s:[], s:s+}", "hostname", host ? host : "unknown", "verdict",
                      "fail", "exit_code", GQ_EXIT_FAIL, "complete", 0, "checks", "error",
-                     "the card did not run");
+                     "the card did not run: ", why ? why : "rank 0 received nothing from this node");
 }
 
 int gq_cli_card_files(const char *prom, const char *junit, const char *command, json_t *const *docs,
-                      const char *const *hosts, int n, gq_err *err)
+                      const char *const *hosts, const char *const *errors, int n, gq_err *err)
 {
     if (!prom && !junit)
         return GQ_OK;
@@ -77,7 +77,7 @@ int gq_cli_card_files(const char *prom, const char *junit, const char *command, 
         if (!source && docs[i])
             source = json_string_value(json_object_get(json_object_get(docs[i], "host"), "source"));
         if (!s)
-            s = failed_node(hosts ? hosts[i] : NULL);
+            s = failed_node(hosts ? hosts[i] : NULL, errors ? errors[i] : NULL);
         if (s && !strcmp(command, "fleet")) /* simulated nodes share a hostname: the rank tells them apart */
             json_object_set_new(s, "rank", json_integer(i));
         if (json_array_append_new(nodes, s)) {

@@ -19,9 +19,10 @@ int gq_cli_prom_stress(const char *path, const gq_stress_summary *s, const gq_to
 
 /* `gpuqual card` (one card document) and `gpuqual fleet` (rank 0: every
  * node's card document, NULL for a node whose card did not run, with its
- * host): --prom and --junit from the documents' node summaries
- * (render/card_summary.h). NULL paths are not written. */
+ * host and why in errors[]): --prom and --junit from the documents' node
+ * summaries (render/card_summary.h). hosts and errors may be NULL; NULL
+ * paths are not written. */
 int gq_cli_card_files(const char *prom, const char *junit, const char *command, json_t *const *docs,
-                      const char *const *hosts, int n, gq_err *err);
+                      const char *const *hosts, const char *const *errors, int n, gq_err *err);
 
 #endif
