@@ -21,6 +21,8 @@ while [ $# -gt 0 ]; do
     shift
 done
 mkdir -p "$R"
+# the revision this ran (scripts/revision: never a surrounding repository's)
+echo "revision $("$(dirname "$0")/../scripts/revision")" >"$R/revision.txt"
 t0=$(date +%s)
 { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DGQ_TESTS=OFF \
     -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON && cmake --build "$B" -j"$(nproc)"; } >"$R/build.log" 2>&1 ||

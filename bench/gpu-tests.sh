@@ -10,7 +10,8 @@ OUT=${OUT:-/tmp/gq-gpu-tests}
 mkdir -p "$OUT"
 t0=$(date +%s)
 left() { echo $((avail - ($(date +%s) - t0))); }
-git -C "$(dirname "$0")/.." log -1 --format='revision %H %s' 2>/dev/null >"$OUT/revision.txt" || true
+# the revision this ran (scripts/revision: never a surrounding repository's)
+echo "revision $("$(dirname "$0")/../scripts/revision")" >"$OUT/revision.txt"
 nvidia-smi -L >"$OUT/nvidia-smi-L.txt" 2>&1
 nvidia-smi topo -m >"$OUT/nvidia-smi-topo.txt" 2>&1
 anchors_pid=""

@@ -9,6 +9,8 @@ OUT=${OUT:-/tmp/gq-session}
 B=${B:-/tmp/b}
 R=$OUT/session
 mkdir -p "$R"
+# the revision this ran (scripts/revision: never a surrounding repository's)
+echo "revision $("$(dirname "$0")/../scripts/revision")" >"$R/revision.txt"
 steps=${*:-topo catalog kv domains place stress card}
 t0=$(date +%s)
 { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DGQ_TESTS=OFF &&

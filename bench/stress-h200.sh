@@ -10,6 +10,8 @@ set -u
 OUT=${OUT:-/tmp/stress-out}
 B=${B:-/tmp/b}
 mkdir -p "$OUT"
+# the revision this ran (scripts/revision: never a surrounding repository's)
+echo "revision $("$(dirname "$0")/../scripts/revision")" >"$OUT/revision.txt"
 t0=$(date +%s)
 { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DGQ_TESTS=OFF &&
   cmake --build "$B" -j16; } >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }

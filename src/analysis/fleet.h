@@ -45,6 +45,7 @@ typedef struct gq_node_check {
     char subject[64];
     char verdict[12];  /* the card's check verdict ("pass", "warn", "fail", "skip", ...) */
     char evidence[16]; /* "measured", "skipped", "failed", "unknown" */
+    char reason[16];   /* evidence_reason when not measured ("budget", "user", ...); "" none */
     double figure;     /* NAN: none */
     char unit[12];
 } gq_node_check;

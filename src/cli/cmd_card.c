@@ -22,6 +22,7 @@
 #include "cli/card_opts.h"
 #include "cli/common.h"
 #include "cli/frame.h"
+#include "cli/textfiles.h"
 #include "cli/options.h"
 #include "cli/progress.h"
 #include "core/interrupt.h"
@@ -80,8 +81,9 @@ static const gq_opt card_own_opts[] = {
 /* clang-format on */
 #undef OFF
 
-static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, gq_card_cli_opts,
-                                     gq_common_measure_opts, card_own_opts};
+static const gq_opt *const tabs[] = {gq_common_output_opts,  gq_common_backend_opts, gq_card_cli_opts,
+                                     gq_common_measure_opts, card_own_opts,          gq_common_prom_opt,
+                                     gq_common_junit_opt};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
 
 /* Directory: created here when missing (its parent must exist); an existing
@@ -322,6 +324,12 @@ static int card_run(gq_ctx *ctx)
      * disk) leaves the directory's card whole, and says so. */
     if (o->json_copy && (rc = gq_json_write_file(ctx->doc, o->json_copy, &ctx->err))) {
         gq_cli_error("--json: %s; the card itself is complete in %s/", ctx->err.msg, o->dir);
+        ctx->exit_code = GQ_EXIT_USAGE;
+        return GQ_OK;
+    }
+    json_t *docs[1] = {ctx->doc};
+    if ((rc = gq_cli_card_files(o->c.prom_path, o->c.junit_path, "card", docs, NULL, NULL, 1, &ctx->err))) {
+        gq_cli_error("%s; the card itself is complete in %s/", ctx->err.msg, o->dir);
         ctx->exit_code = GQ_EXIT_USAGE;
         return GQ_OK;
     }

@@ -34,6 +34,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/frame.h"
+#include "cli/textfiles.h"
 #include "cli/options.h"
 #include "cli/carddir.h"
 #include "cli/outputs.h"
@@ -83,8 +84,9 @@ static const gq_opt fleet_own_opts[] = {
 /* clang-format on */
 #undef OFF
 
-static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, gq_card_cli_opts,
-                                     gq_common_measure_opts, fleet_own_opts};
+static const gq_opt *const tabs[] = {gq_common_output_opts,  gq_common_backend_opts, gq_card_cli_opts,
+                                     gq_common_measure_opts, fleet_own_opts,         gq_common_prom_opt,
+                                     gq_common_junit_opt};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
 
 /* "5%" or "5" -> 5. */
@@ -363,13 +365,23 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
         gq_cli_error("out of memory");
         return GQ_EXIT_FAIL;
     }
+    /* Each rank's payload, kept for --prom and --junit. */
+    json_t **pl = calloc((size_t)size, sizeof *pl), **cards = calloc((size_t)size, sizeof *cards);
+    const char **hosts = calloc((size_t)size, sizeof *hosts), **whys = calloc((size_t)size, sizeof *whys);
+    if (!pl || !cards || !hosts || !whys) {
+        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+        goto fail;
+    }
     gq_fleet_init(f, threshold);
     for (int r = 0; r < size; r++) {
         json_error_t je;
         json_t *p = json_loadb(buf + displs[r], (size_t)lens[r], JSON_REJECT_DUPLICATES, &je);
+        hosts[r] = json_string_value(json_object_get(p, "host"));
+        pl[r] = json_incref(p);
         const char *host = json_string_value(json_object_get(p, "host"));
         json_t *card = json_object_get(p, "summary"), *node_json = NULL;
         const char *why = json_string_value(json_object_get(p, "error"));
+        whys[r] = why;
         if (!p || (!card && !why)) {
             rc = gq_fleet_add_error(f, r, host, "rank 0 received no card from this rank", &err);
         } else if (why) {
@@ -394,6 +406,7 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
                 incomplete |= !sum->complete;
                 gq_node_summary_free(sum);
                 node_json = json_incref(json_object_get(card, "node"));
+                cards[r] = json_incref(node_json); /* --prom and --junit read the summaries */
             }
         }
         json_array_append_new(nodes, node_json ? node_json : json_null());
@@ -442,6 +455,21 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
     gq_fleet_print(of.f, f, true, 0);
     if ((rc = gq_outfile_commit(&of, &err)))
         goto fail;
+    if (o->c.prom_path || o->c.junit_path) {
+        /* the gathered summaries, as they are; a node whose card did not run: failed, with why */
+        json_t *sums = json_array();
+        for (int r = 0; sums && r < size; r++) {
+            json_t *x = cards[r] ? json_deep_copy(cards[r]) : gq_cli_failed_node(hosts[r], whys[r]);
+            if (x) /* simulated nodes share a hostname: the rank tells them apart */
+                json_object_set_new(x, "rank", json_integer(r));
+            json_array_append_new(sums, x);
+        }
+        rc = sums ? gq_cli_summary_files(o->c.prom_path, o->c.junit_path, "fleet", sums, NULL, &err)
+                  : gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+        json_decref(sums);
+        if (rc)
+            goto fail;
+    }
     if (!strcmp(o->c.format, "json")) {
         json_dumpf(doc, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
@@ -457,6 +485,14 @@ fail:
     gq_cli_error("%s", err.msg[0] ? err.msg : "fleet failed");
     exit_code = gq_status_exit_code(rc);
 out:
+    for (int r = 0; pl && r < size; r++)
+        json_decref(pl[r]);
+    for (int r = 0; cards && r < size; r++)
+        json_decref(cards[r]);
+    free(pl);
+    free(cards);
+    free(hosts);
+    free(whys);
     json_decref(sec);
     json_decref(doc);
     json_decref(options);

@@ -17,6 +17,7 @@
 #include "cli/frame.h"
 #include "cli/outputs.h"
 #include "cli/progress.h"
+#include "cli/textfiles.h"
 #include "exec/plan_run.h"
 #include "measure/catalog.h"
 #include "measure/harness.h"
@@ -112,7 +113,8 @@ static const gq_opt *const tabs[] = {run_tab,
                                      gq_common_buffer_size_opt,
                                      gq_common_verify_opt,
                                      gq_common_output_opts,
-                                     gq_common_backend_opts};
+                                     gq_common_backend_opts,
+                                     gq_common_prom_opt};
 
 static void list_tests(FILE *f)
 {
@@ -573,10 +575,11 @@ static int write_results(gq_ctx *ctx, run_state *st)
             gq_cli_error("cannot write nvbandwidth JSON");
         json_decref(nv);
     } else if (!strcmp(fmt, "prometheus")) {
-        gq_render_prometheus(stdout, &st->rs);
+        if (gq_cli_prom_run("-", &st->rs, ctx->topo, &err))
+            gq_cli_error("%s", err.msg);
     }
     fflush(stdout);
-    return GQ_OK;
+    return gq_cli_prom_run(o->c.prom_path, &st->rs, ctx->topo, &ctx->err);
 }
 
 /* The exit code: interrupted, a failed figure, or a named journal lost. */

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/frame.h"
+#include "cli/textfiles.h"
 #include "core/interrupt.h"
 #include "core/units.h"
 #include "render/render.h"
@@ -74,7 +75,8 @@ static const gq_opt stress_own_opts[] = {
 /* clang-format on */
 #undef OFF
 
-static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, stress_own_opts};
+static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, stress_own_opts,
+                                     gq_common_prom_opt};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
 
 /* ---- progress ------------------------------------------------------------- */
@@ -280,45 +282,6 @@ static void print_table(FILE *f, const gq_stress_result *r, const gq_stress_summ
             r->interrupted ? " (interrupted: judged on what ran)" : "");
 }
 
-static void print_prometheus(FILE *f, const gq_stress_summary *s)
-{
-    fprintf(f, "# HELP gpuqual_stress_verdict 0 pass, 2 warn, 3 fail\n# TYPE gpuqual_stress_verdict gauge\n");
-    fprintf(f, "gpuqual_stress_verdict %d\n", (int)s->verdict);
-    struct {
-        const char *name, *help;
-        size_t off;
-    } m[] = {
-        {"temp_avg_celsius", "average GPU temperature under load",
-         offsetof(gq_stress_gpu_summary, temp_avg_c)},
-        {"temp_max_celsius", "maximum GPU temperature under load",
-         offsetof(gq_stress_gpu_summary, temp_max_c)},
-        {"power_avg_watts", "average power under load", offsetof(gq_stress_gpu_summary, power_avg_w)},
-        {"sm_clock_avg_mhz", "average SM clock under load",
-         offsetof(gq_stress_gpu_summary, sm_clock_avg_mhz)},
-        {"power_capped_percent", "share of loaded samples power-capped",
-         offsetof(gq_stress_gpu_summary, power_capped_pct)},
-        {"tflops_avg", "achieved GEMM TFLOP/s", offsetof(gq_stress_gpu_summary, tflops_avg)},
-    };
-    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
-        fprintf(f, "# HELP gpuqual_stress_%s %s\n# TYPE gpuqual_stress_%s gauge\n", m[i].name, m[i].help,
-                m[i].name);
-        for (int k = 0; k < s->ngpu; k++) {
-            double v = *(const double *)((const char *)&s->gpu[k] + m[i].off);
-            if (isfinite(v))
-                fprintf(f, "gpuqual_stress_%s{gpu=\"%d\"} %g\n", m[i].name, s->gpu[k].gpu, v);
-        }
-    }
-    fprintf(f, "# HELP gpuqual_stress_faulty_elements faulty GEMM result elements\n"
-               "# TYPE gpuqual_stress_faulty_elements counter\n");
-    for (int k = 0; k < s->ngpu; k++)
-        fprintf(f, "gpuqual_stress_faulty_elements{gpu=\"%d\"} %llu\n", s->gpu[k].gpu,
-                (unsigned long long)s->gpu[k].faulty);
-    fprintf(f, "# HELP gpuqual_stress_gpu_verdict 0 pass, 2 warn, 3 fail\n# TYPE gpuqual_stress_gpu_verdict "
-               "gauge\n");
-    for (int k = 0; k < s->ngpu; k++)
-        fprintf(f, "gpuqual_stress_gpu_verdict{gpu=\"%d\"} %d\n", s->gpu[k].gpu, (int)s->gpu[k].verdict);
-}
-
 static int write_csv_file(const gq_stress_result *r, const char *path, gq_err *err)
 {
     gq_outfile o;
@@ -400,9 +363,11 @@ static void stress_print(gq_ctx *ctx, const gq_stress_result *res, const gq_stre
         gq_stress_write_csv(stdout, res);
     else if (!strcmp(format, "markdown"))
         print_table(stdout, res, sum, true);
-    else if (!strcmp(format, "prometheus"))
-        print_prometheus(stdout, sum);
-    else
+    else if (!strcmp(format, "prometheus")) {
+        gq_err err = {0};
+        if (gq_cli_prom_stress("-", sum, ctx->topo, &err))
+            gq_cli_error("%s", err.msg);
+    } else
         print_table(stdout, res, sum, false);
     fflush(stdout);
 }
@@ -430,6 +395,8 @@ static int stress_judge_and_write(gq_ctx *ctx, gq_stress_result *res, gq_stress_
     if ((ctx->json_path || !strcmp(ctx->format, "json")) && (rc = stress_doc(ctx, res, sum)))
         return rc;
     if (o->csv && (rc = write_csv_file(res, o->csv, &ctx->err)))
+        return rc;
+    if ((rc = gq_cli_prom_stress(o->c.prom_path, sum, ctx->topo, &ctx->err)))
         return rc;
     stress_print(ctx, res, sum);
     ctx->exit_code = stress_exit_code(res, sum);

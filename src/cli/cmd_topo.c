@@ -113,7 +113,9 @@ static int topo_run(gq_ctx *ctx)
         for (int i = 0; i < shown->nwarnings; i++)
             gq_cli_warn("%s", shown->warnings[i]);
         ctx->doc_stdout = json;
-        if (!json)
+        if (!strcmp(ctx->format, "csv"))
+            gq_render_topo_csv(stdout, shown);
+        else if (!json)
             gq_render_topo_table(stdout, shown);
     }
 out:
@@ -130,9 +132,11 @@ const gq_frame_cmd gq_frame_topo = {
              "Show the GPUs (name, UUID, memory, bus id, PCIe link now and max with its per-direction\n"
              "GB/s, NUMA node, local CPUs, power limit), the links between them (NVLinks, PCIe level\n"
              "as in nvidia-smi topo -m, P2P from CUDA and NVML), the driver and CUDA versions, the host\n"
-             "(CPU, sockets, NUMA nodes, VM) and the PCIe tree. Exit 0 when a GPU was found, 3 when\n"
+             "(CPU, sockets, NUMA nodes, VM) and the PCIe tree; each GPU's VBIOS, serial and ECC, MIG and\n"
+             "persistence modes (\"not supported\" where NVML says so). --format csv: one line per GPU. Exit "
+             "0 when a GPU was found, 3 when\n"
              "there is no GPU or driver (so `gpuqual topo -q` tests for one).\n\n",
-    .opts = {.name = "topo", .tabs = tabs, .ntab = NTABS, .formats = "table,json", .omit = "journal"},
+    .opts = {.name = "topo", .tabs = tabs, .ntab = NTABS, .formats = "table,json,csv", .omit = "journal"},
     .opts_size = sizeof(topo_opts),
     .needs = GQ_FRAME_BACKEND,
     .prepare = topo_prepare,

@@ -34,6 +34,20 @@ const gq_opt gq_common_output_opts[] = {
 /* clang-format on */
 
 /* clang-format off */
+const gq_opt gq_common_prom_opt[] = {
+    {.name = "prom", .type = GQ_OPT_STR, .off = OFF(prom_path), .arg = "FILE",
+     .help = "also write the results as a Prometheus textfile (node_exporter's textfile collector; "
+             "docs/prometheus.md)"},
+    GQ_OPT_END,
+};
+const gq_opt gq_common_junit_opt[] = {
+    {.name = "junit", .type = GQ_OPT_STR, .off = OFF(junit_path), .arg = "FILE",
+     .help = "also write the checks as JUnit XML for CI: failed checks fail, checks not measured are skipped"},
+    GQ_OPT_END,
+};
+/* clang-format on */
+
+/* clang-format off */
 const gq_opt gq_common_backend_opts[] = {
     {.name = "gpus", .shortname = 'g', .type = GQ_OPT_STR, .off = OFF(gpus), .arg = "LIST",
      .help = "GPUs to use: 0,1,3 or 0-3 or all (default all)"},

@@ -18,9 +18,11 @@
 
 typedef struct gq_common {
     /* output */
-    const char *format;    /* table|json|csv|markdown|nvbandwidth-json|prometheus */
-    const char *json_path; /* --json FILE: also write the JSON document there */
-    bool quiet;            /* no progress, summary only */
+    const char *format;     /* table|json|csv|markdown|nvbandwidth-json|prometheus */
+    const char *json_path;  /* --json FILE: also write the JSON document there */
+    bool quiet;             /* no progress, summary only */
+    const char *prom_path;  /* --prom FILE: Prometheus textfile (run, stress, card, fleet) */
+    const char *junit_path; /* --junit FILE: JUnit XML of the checks (card, fleet) */
     /* backend */
     const char *sim; /* --sim FILE|NAME */
     int sim_seed;
@@ -44,6 +46,8 @@ typedef struct gq_common {
 /* Shared option tables. */
 extern const gq_opt gq_common_output_opts[];  /* --format --json --quiet */
 extern const gq_opt gq_common_backend_opts[]; /* --sim --sim-seed --sim-noise --gpus --journal */
+extern const gq_opt gq_common_prom_opt[];     /* --prom FILE (c.prom_path) */
+extern const gq_opt gq_common_junit_opt[];    /* --junit FILE (c.junit_path) */
 /* --rounds --buffer-size --verify --method, declared once with one help text
  * each; a command changes a default with its optset's `defaults`
  * ("buffer-size=64"), never by declaring the option again. */

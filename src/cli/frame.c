@@ -74,6 +74,10 @@ static int frame_open(gq_ctx *ctx, gq_outfile *of, bool *help_only, int argc, ch
     /* Refuse unwritable outputs before any work is done. */
     if ((rc = gq_outfile_check(ctx->json_path, err)) || (rc = gq_outfile_check(ctx->out_path, err)))
         return rc;
+    if (ctx->c && (rc = gq_outfile_check(ctx->c->prom_path, err)))
+        return gq_err_prefix(err, "--prom");
+    if (ctx->c && (rc = gq_outfile_check(ctx->c->junit_path, err)))
+        return gq_err_prefix(err, "--junit");
     if ((cmd->needs & GQ_FRAME_BACKEND) && !ctx->no_backend) {
         if ((rc = gq_cli_open(ctx->c, &ctx->be, ctx->topo, err)))
             return rc;

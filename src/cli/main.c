@@ -8,6 +8,7 @@
 #include "backend/backend.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/manpage.h"
 
 static void features(FILE *f)
 {
@@ -17,7 +18,8 @@ static void features(FILE *f)
         fprintf(f, " %s", *n);
     fprintf(f, "\n");
 #ifdef GQ_HAVE_CUDA
-    fprintf(f, "cuda: yes (built with CUDA runtime %d)\n", GQ_CUDART_VERSION);
+    fprintf(f, "cuda: yes (built with CUDA runtime %d, linked statically)\n", GQ_CUDART_VERSION);
+    fprintf(f, "cublas: loaded at run time with dlopen(\"%s\") by stress\n", GQ_CUBLAS_SONAME);
 #else
     fprintf(f, "cuda: no (simulated backend only)\n");
 #endif
@@ -139,6 +141,18 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V") || !strcmp(cmd, "version")) {
         features(stdout);
         return 0;
+    }
+    /* Hidden, for the build: the man pages and the completion scripts (cli/manpage.h). */
+    if (!strcmp(cmd, "--man")) {
+        if (gq_cli_man(stdout, argc > 2 ? argv[2] : NULL) == 0)
+            return 0;
+        return unknown_cmd(argv[2]);
+    }
+    if (!strcmp(cmd, "--completion")) {
+        if (argc > 2 && gq_cli_completion(stdout, argv[2]) == 0)
+            return 0;
+        gq_cli_error("--completion: expected bash or zsh");
+        return 2;
     }
     if (!strcmp(cmd, "help")) {
         if (argc < 3) {

@@ -81,6 +81,12 @@ static json_t *identity_json(const gq_topo *t, const int *sel, int n, const json
         json_object_set_new(j, "numa_node", json_integer(g->numa_node));
         json_object_set_new(j, "cpulist", json_string(g->cpulist));
         json_object_set_new(j, "pci_bus_id", json_string(g->pci_bus_id));
+        /* identity from NVML: "unknown" when not read, "not supported" where NVML says so */
+        json_object_set_new(j, "serial", json_string(g->serial[0] ? g->serial : "unknown"));
+        json_object_set_new(j, "vbios", json_string(g->vbios[0] ? g->vbios : "unknown"));
+        json_object_set_new(j, "ecc_mode", json_string(gq_mode_name(g->ecc_mode)));
+        json_object_set_new(j, "mig_mode", json_string(gq_mode_name(g->mig_mode)));
+        json_object_set_new(j, "persistence_mode", json_string(gq_mode_name(g->persistence_mode)));
         json_object_set_new(j, "nvlinks", json_integer(g->nvlinks_total));
         int gen = g->pcie_gen_cur, wid = g->pcie_width_cur;
         bool loaded = false;

@@ -51,9 +51,11 @@ json_t *gq_node_summary_to_json(const gq_node_summary *s, const char *version)
     json_object_set_new(n, "simulated", json_boolean(s->simulated));
     for (int i = 0; i < s->nchecks; i++) {
         const gq_node_check *c = &s->checks[i];
-        json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:s, s:o, s:s}", "id", c->id, "subject",
+        json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s}", "id", c->id, "subject",
                                                 c->subject, "verdict", c->verdict, "evidence", c->evidence,
-                                                "figure", gq_json_num(c->figure), "unit", c->unit));
+                                                "evidence_reason",
+                                                c->reason[0] ? json_string(c->reason) : json_null(), "figure",
+                                                gq_json_num(c->figure), "unit", c->unit));
     }
     for (int i = 0; i < s->nfig; i++)
         json_object_set_new(figs, s->fig[i].key, gq_json_num(s->fig[i].v));
@@ -100,6 +102,9 @@ static int checks_from_json(const char *w, const json_t *a, gq_node_summary *s, 
                              sizeof c->subject, err)) ||
             (rc = gq_dec_str(w, K("evidence"), json_object_get(x, "evidence"), true, c->evidence,
                              sizeof c->evidence, err)) ||
+            (!json_is_null(json_object_get(x, "evidence_reason")) &&
+             (rc = gq_dec_str(w, K("evidence_reason"), json_object_get(x, "evidence_reason"), true, c->reason,
+                              sizeof c->reason, err))) ||
             (rc = gq_dec_str(w, K("unit"), json_object_get(x, "unit"), true, c->unit, sizeof c->unit, err)) ||
             (rc = gq_dec_num(w, K("figure"), json_object_get(x, "figure"), true, -1e300, 1e300, &c->figure,
                              err)))
@@ -248,6 +253,7 @@ static void checks_from_card(const json_t *card, gq_node_summary *s)
         snprintf(c->subject, sizeof c->subject, "%s", str_or(json_object_get(x, "subject"), ""));
         snprintf(c->verdict, sizeof c->verdict, "%s", str_or(json_object_get(x, "verdict"), "?"));
         snprintf(c->evidence, sizeof c->evidence, "%s", ev ? ev : "unknown");
+        snprintf(c->reason, sizeof c->reason, "%s", str_or(json_object_get(x, "evidence_reason"), ""));
         snprintf(c->unit, sizeof c->unit, "%s", str_or(json_object_get(x, "unit"), ""));
         json_t *f = json_object_get(x, "figure");
         c->figure = json_is_number(f) ? json_number_value(f) : NAN;

@@ -405,7 +405,24 @@ static void html_identity(FILE *f, const json_t *id)
         td_text(f, gq_cj_str(g, "uuid", ""));
         fputs("</tr>\n", f);
     }
-    fputs("</table>\n<p class=\"meta\">Driver ", f);
+    fputs("</table>\n", f);
+    json_array_foreach(json_object_get(id, "gpus"), i, g)
+    {
+        snprintf(b, sizeof b, "GPU %lld: VBIOS ", (long long)json_integer_value(json_object_get(g, "index")));
+        fputs("<p class=\"meta\">", f);
+        esc(f, b);
+        esc(f, gq_cj_str(g, "vbios", "unknown"));
+        fputs(", serial ", f);
+        esc(f, gq_cj_str(g, "serial", "unknown"));
+        fputs(", ECC ", f);
+        esc(f, gq_cj_str(g, "ecc_mode", "unknown"));
+        fputs(", MIG ", f);
+        esc(f, gq_cj_str(g, "mig_mode", "unknown"));
+        fputs(", persistence ", f);
+        esc(f, gq_cj_str(g, "persistence_mode", "unknown"));
+        fputs("</p>\n", f);
+    }
+    fputs("<p class=\"meta\">Driver ", f);
     esc(f, gq_cj_str(id, "driver", "?"));
     fputs(", CUDA driver ", f);
     esc(f, gq_cj_str(id, "cuda_driver_str", "?"));

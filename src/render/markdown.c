@@ -437,6 +437,16 @@ static void md_identity(FILE *f, const json_t *id)
         cell(f, gq_cj_str(g, "uuid", ""));
         fputs(" |\n", f);
     }
+    fputc('\n', f);
+    json_array_foreach(json_object_get(id, "gpus"), i, g)
+    {
+        fprintf(f, "- GPU %lld: VBIOS ", (long long)json_integer_value(json_object_get(g, "index")));
+        cell(f, gq_cj_str(g, "vbios", "unknown"));
+        fputs(", serial ", f);
+        cell(f, gq_cj_str(g, "serial", "unknown"));
+        fprintf(f, ", ECC %s, MIG %s, persistence %s\n", gq_cj_str(g, "ecc_mode", "unknown"),
+                gq_cj_str(g, "mig_mode", "unknown"), gq_cj_str(g, "persistence_mode", "unknown"));
+    }
     fprintf(f, "\nDriver %s, CUDA driver %s, runtime %s; CPU %s; %s NUMA node(s) visible%s; gpuqual %s.\n",
             gq_cj_str(id, "driver", "?"), gq_cj_str(id, "cuda_driver_str", "?"),
             gq_cj_str(id, "cuda_runtime_str", "?"), gq_cj_str(id, "cpu", "?"),

@@ -1,84 +1,427 @@
-/* Prometheus text exposition format (version 0.0.4): one gauge sample per
- * record and statistic, labelled by test, endpoints, method and kind. */
-#include <stdio.h>
+/* Prometheus text files (prometheus.h): node_exporter's textfile
+ * conventions and dcgm-exporter's label names. */
+#include "render/prometheus.h"
+
+#include <jansson.h>
+#include <math.h>
 #include <string.h>
 
-#include "render/render.h"
-#include "render/render_util.h"
+#include "measure/record_json.h"
 
-static void label_value(FILE *f, const char *s)
+#ifndef GQ_VERSION
+#define GQ_VERSION "0.0.0"
+#endif
+#ifndef GQ_GIT_REV
+#define GQ_GIT_REV "unknown"
+#endif
+
+/* ---- labels ---------------------------------------------------------------- */
+
+typedef struct labels {
+    char s[1024];
+    size_t n;
+} labels;
+
+/* Append name="value" with the exposition format's escapes (\\, \", \n). */
+static void lab(labels *l, const char *name, const char *value)
 {
-    for (const char *p = s; *p; p++) {
-        if (*p == '\\' || *p == '"')
-            fputc('\\', f);
-        if (*p == '\n') {
-            fputs("\\n", f);
-            continue;
-        }
-        fputc(*p, f);
+    if (!value || !*value || l->n + 8 >= sizeof l->s)
+        return;
+    l->n += (size_t)snprintf(l->s + l->n, sizeof l->s - l->n, "%s%s=\"", l->n ? "," : "", name);
+    for (const char *p = value; *p && l->n + 4 < sizeof l->s; p++) {
+        if (*p == '\\' || *p == '"') {
+            l->s[l->n++] = '\\';
+            l->s[l->n++] = *p;
+        } else if (*p == '\n') {
+            l->s[l->n++] = '\\';
+            l->s[l->n++] = 'n';
+        } else
+            l->s[l->n++] = *p;
+    }
+    if (l->n + 2 < sizeof l->s)
+        l->s[l->n++] = '"';
+    l->s[l->n] = 0;
+}
+
+static void labi(labels *l, const char *name, long v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%ld", v);
+    lab(l, name, b);
+}
+
+/* dcgm-exporter's labels for GPU `index` (CUDA ordinal) of topo: gpu, UUID,
+ * Hostname. Its fourth, modelName, is on gpuqual_gpu_info as model_name:
+ * promtool refuses camelCase label names, and the model follows from the
+ * UUID. */
+static void gpu_labels(labels *l, const gq_topo *topo, int index)
+{
+    labi(l, "gpu", index);
+    for (int k = 0; topo && k < topo->ngpu; k++)
+        if (topo->gpu[k].index == index)
+            lab(l, "UUID", topo->gpu[k].uuid);
+    if (topo)
+        lab(l, "Hostname", topo->hostname);
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void sample(FILE *f, const char *name, const labels *l, double v)
+{
+    if (!isfinite(v))
+        return;
+    fprintf(f, "%s{%s} %.10g\n", name, l ? l->s : "", v);
+}
+
+/* ---- every file ------------------------------------------------------------ */
+
+void gq_prom_header(FILE *f, const char *command, const char *hostname, const char *source, double now)
+{
+    labels l = {.n = 0};
+    lab(&l, "version", GQ_VERSION);
+    lab(&l, "revision", GQ_GIT_REV);
+    lab(&l, "command", command);
+    lab(&l, "Hostname", hostname);
+    lab(&l, "source", source);
+    family(f, "gpuqual_info", "gauge",
+           "gpuqual's version and revision, the command and where its figures come from (source sim:NAME is "
+           "a simulated machine)");
+    sample(f, "gpuqual_info", &l, 1);
+    labels t = {.n = 0};
+    lab(&t, "command", command);
+    lab(&t, "Hostname", hostname);
+    family(f, "gpuqual_last_run_timestamp_seconds", "gauge", "When the command finished, in unix seconds");
+    sample(f, "gpuqual_last_run_timestamp_seconds", &t, now);
+}
+
+void gq_prom_gpus(FILE *f, const gq_topo *topo)
+{
+    if (!topo || topo->ngpu <= 0)
+        return;
+    family(f, "gpuqual_gpu_info", "gauge", "Each GPU's identity (join on gpu, UUID and Hostname)");
+    for (int k = 0; k < topo->ngpu; k++) {
+        const gq_gpu_info *g = &topo->gpu[k];
+        labels l = {.n = 0};
+        gpu_labels(&l, topo, g->index);
+        lab(&l, "model_name", g->name);
+        lab(&l, "pci_bus_id", g->pci_bus_id);
+        lab(&l, "driver_version", topo->driver_version);
+        lab(&l, "vbios", g->vbios[0] ? g->vbios : "unknown");
+        lab(&l, "serial", g->serial[0] ? g->serial : "unknown");
+        lab(&l, "ecc_mode", gq_mode_name(g->ecc_mode));
+        lab(&l, "mig_mode", gq_mode_name(g->mig_mode));
+        lab(&l, "persistence_mode", gq_mode_name(g->persistence_mode));
+        sample(f, "gpuqual_gpu_info", &l, 1);
     }
 }
 
-static void labels(FILE *f, const gq_record *r, const char *stat)
+/* ---- run: records -------------------------------------------------------- */
+
+/* The GPU a record's figure belongs to: the source GPU of a copy that reads
+ * a GPU, else its destination GPU; -1 for an aggregate over several GPUs. */
+static int record_gpu(const gq_record *r)
+{
+    if ((r->aggregate || r->sum) && r->ngpus != 1)
+        return -1;
+    if (r->src.kind == GQ_EP_GPU)
+        return r->src.index;
+    if (r->dst.kind == GQ_EP_GPU)
+        return r->dst.index;
+    return r->ngpus == 1 ? r->gpus[0] : -1;
+}
+
+static void record_labels(labels *l, const gq_record *r, const gq_topo *topo)
 {
     char a[32], b[32], gl[400] = "";
     size_t used = 0;
+    int g = record_gpu(r);
+    if (g >= 0)
+        gpu_labels(l, topo, g);
+    else if (topo)
+        lab(l, "Hostname", topo->hostname);
     for (int k = 0; k < r->ngpus && used + 8 < sizeof gl; k++)
         used += (size_t)snprintf(gl + used, sizeof gl - used, "%s%d", k ? "," : "", r->gpus[k]);
-    fputs("{test=\"", f);
-    label_value(f, r->test);
-    fprintf(f, "\",kind=\"%s\",method=\"%s\",src=\"%s\",dst=\"%s\",direction=\"%s\",gpus=\"%s\"",
-            r->sum         ? "sum"
-            : r->aggregate ? "aggregate"
-                           : "flow",
-            gq_method_name(r->method), gq_rec_endpoint(r->src, a, sizeof a),
-            gq_rec_endpoint(r->dst, b, sizeof b), gq_direction_name(r->direction), gl);
-    fprintf(f, ",bytes=\"%llu\",group=\"%d\"", (unsigned long long)r->bytes, r->group);
-    if (stat)
-        fprintf(f, ",stat=\"%s\"", stat);
-    fputc('}', f);
+    lab(l, "test", r->test);
+    lab(l, "src", gq_rec_endpoint(r->src, a, sizeof a));
+    lab(l, "dst", gq_rec_endpoint(r->dst, b, sizeof b));
+    lab(l, "method", gq_method_name(r->method));
+    lab(l, "kind", r->sum ? "sum" : r->aggregate ? "aggregate" : "flow");
+    lab(l, "direction", gq_direction_name(r->direction));
+    lab(l, "gpus", gl);
+    labi(l, "bytes", (long)r->bytes);
+    labi(l, "group", r->group);
 }
 
-static void family(FILE *f, const gq_recordset *rs, const char *name, const char *help, int which)
+enum { F_BW, F_LAT, F_SPREAD, F_OVERLAP, F_VALID };
+
+static void record_family(FILE *f, const gq_recordset *rs, const gq_topo *topo, int which)
 {
+    static const struct {
+        const char *name, *help;
+    } fam[] = {
+        {"gpuqual_bandwidth_bytes_per_second", "Measured bandwidth over the rounds (stat: median, min, max)"},
+        {"gpuqual_latency_seconds", "Measured latency over the rounds (stat: median, min, max)"},
+        {"gpuqual_spread_ratio", "Spread between rounds, (max - min) / median"},
+        {"gpuqual_overlap_ratio",
+         "Window shared by concurrent flows over each flow's own window (min over rounds)"},
+        {"gpuqual_valid",
+         "1 when the figure is valid, 0 when flagged (impossible, overlap, error, verify_failed)"},
+    };
     bool header = false;
     for (int i = 0; rs && i < rs->n; i++) {
         const gq_record *r = &rs->v[i];
-        bool lat = r->is_latency;
-        if ((which == 0 && lat) || (which == 1 && !lat))
-            continue;
-        if (which <= 1 && r->value.n == 0)
-            continue;
-        if (which == 3 && r->overlap < 0)
+        if ((which == F_BW && (r->is_latency || r->value.n == 0)) ||
+            (which == F_LAT && (!r->is_latency || r->value.n == 0)) ||
+            (which == F_SPREAD && r->value.n == 0) || (which == F_OVERLAP && r->overlap < 0))
             continue;
         if (!header) {
-            fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+            family(f, fam[which].name, "gauge", fam[which].help);
             header = true;
         }
-        if (which <= 1) {
+        if (which == F_BW || which == F_LAT) {
             static const char *stats[] = {"median", "min", "max"};
             const double v[] = {r->value.median, r->value.min, r->value.max};
+            const double scale = which == F_BW ? 1e9 : 1e-9; /* GB/s -> B/s, ns -> s */
             for (int s = 0; s < 3; s++) {
-                fputs(name, f);
-                labels(f, r, stats[s]);
-                fprintf(f, " %.6g\n", v[s]);
+                labels l = {.n = 0};
+                record_labels(&l, r, topo);
+                lab(&l, "stat", stats[s]);
+                sample(f, fam[which].name, &l, v[s] * scale);
             }
-        } else {
-            double v = which == 2 ? r->value.spread : which == 3 ? r->overlap : (r->valid ? 1.0 : 0.0);
-            fputs(name, f);
-            labels(f, r, NULL);
-            fprintf(f, " %.6g\n", v);
+            continue;
+        }
+        labels l = {.n = 0};
+        record_labels(&l, r, topo);
+        double v = which == F_SPREAD    ? r->value.spread
+                   : which == F_OVERLAP ? r->overlap
+                                        : (r->valid ? 1.0 : 0.0);
+        sample(f, fam[which].name, &l, v);
+    }
+}
+
+void gq_prom_records(FILE *f, const gq_recordset *rs, const gq_topo *topo)
+{
+    for (int w = F_BW; w <= F_VALID; w++)
+        record_family(f, rs, topo, w);
+}
+
+/* ---- stress ---------------------------------------------------------------- */
+
+static const char *const stress_verdicts[] = {"pass", "warn", "fail"};
+
+static void verdict_series(FILE *f, const char *name, const labels *base, const char *verdict,
+                           const char *const *values, int nvalues)
+{
+    for (int v = 0; v < nvalues; v++) {
+        labels l = *base;
+        lab(&l, "verdict", values[v]);
+        sample(f, name, &l, !strcmp(values[v], verdict) ? 1 : 0);
+    }
+}
+
+static void stress_gauges(FILE *f, const gq_stress_summary *s, const gq_topo *topo)
+{
+    static const struct {
+        const char *name, *help;
+        size_t off;
+        double scale;
+    } m[] = {
+        {"gpuqual_stress_temperature_avg_celsius", "Average GPU temperature under load",
+         offsetof(gq_stress_gpu_summary, temp_avg_c), 1},
+        {"gpuqual_stress_temperature_max_celsius", "Maximum GPU temperature under load",
+         offsetof(gq_stress_gpu_summary, temp_max_c), 1},
+        {"gpuqual_stress_power_avg_watts", "Average power under load",
+         offsetof(gq_stress_gpu_summary, power_avg_w), 1},
+        {"gpuqual_stress_power_limit_watts", "Enforced power limit",
+         offsetof(gq_stress_gpu_summary, power_limit_w), 1},
+        {"gpuqual_stress_sm_clock_avg_hertz", "Average SM clock under load",
+         offsetof(gq_stress_gpu_summary, sm_clock_avg_mhz), 1e6},
+        {"gpuqual_stress_power_capped_ratio", "Share of loaded samples with the software power cap (0-1)",
+         offsetof(gq_stress_gpu_summary, power_capped_pct), 0.01},
+        {"gpuqual_stress_thermal_ratio", "Share of loaded samples with a thermal slowdown reason (0-1)",
+         offsetof(gq_stress_gpu_summary, thermal_pct), 0.01},
+        {"gpuqual_stress_gemm_flops_per_second", "Achieved GEMM floating-point operations per second",
+         offsetof(gq_stress_gpu_summary, tflops_avg), 1e12},
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        family(f, m[i].name, "gauge", m[i].help);
+        for (int k = 0; k < s->ngpu; k++) {
+            double v = *(const double *)((const char *)&s->gpu[k] + m[i].off);
+            labels l = {.n = 0};
+            gpu_labels(&l, topo, s->gpu[k].gpu);
+            if (v >= 0 || m[i].scale == 1) /* unknown ratios are negative or NaN */
+                sample(f, m[i].name, &l, v * m[i].scale);
         }
     }
 }
 
-void gq_render_prometheus(FILE *f, const gq_recordset *rs)
+static void stress_counters(FILE *f, const gq_stress_summary *s, const gq_topo *topo)
 {
-    family(f, rs, "gpuqual_bandwidth_gbps", "Measured bandwidth in GB/s (10^9 bytes/s) over the rounds", 0);
-    family(f, rs, "gpuqual_latency_ns", "Measured latency in nanoseconds over the rounds", 1);
-    family(f, rs, "gpuqual_spread_ratio", "Spread between rounds, (max - min) / median", 2);
-    family(f, rs, "gpuqual_overlap_ratio",
-           "Window shared by concurrent flows over each flow's own window (min over rounds)", 3);
-    family(f, rs, "gpuqual_valid",
-           "1 when the figure is valid, 0 when flagged (impossible, overlap, error, verify_failed)", 4);
+    static const struct {
+        const char *name, *help;
+        int which;
+    } m[] = {
+        {"gpuqual_stress_gemms_total", "GEMMs run during the stress run", 0},
+        {"gpuqual_stress_faulty_elements_total", "Faulty GEMM result elements found during the stress run",
+         1},
+        {"gpuqual_stress_ecc_corrected_errors_total", "Corrected ECC errors counted during the stress run",
+         2},
+        {"gpuqual_stress_ecc_uncorrected_errors_total",
+         "Uncorrected ECC errors counted during the stress run", 3},
+        {"gpuqual_stress_pcie_replays_total", "PCIe replays counted during the stress run", 4},
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        family(f, m[i].name, "counter", m[i].help);
+        for (int k = 0; k < s->ngpu; k++) {
+            const gq_stress_gpu_summary *g = &s->gpu[k];
+            double v = m[i].which == 0   ? (double)g->gemms
+                       : m[i].which == 1 ? (double)g->faulty
+                       : m[i].which == 2 ? (double)g->ecc_corrected
+                       : m[i].which == 3 ? (double)g->ecc_uncorrected
+                                         : (double)g->pcie_replay;
+            labels l = {.n = 0};
+            gpu_labels(&l, topo, g->gpu);
+            if (v >= 0) /* -1: the counter could not be read */
+                sample(f, m[i].name, &l, v);
+        }
+    }
+}
+
+void gq_prom_stress(FILE *f, const gq_stress_summary *s, const gq_topo *topo)
+{
+    labels host = {.n = 0};
+    if (topo)
+        lab(&host, "Hostname", topo->hostname);
+    family(f, "gpuqual_stress_verdict", "gauge",
+           "The stress run's verdict: 1 for the verdict it reached, else 0");
+    verdict_series(f, "gpuqual_stress_verdict", &host, gq_stress_level_name(s->verdict), stress_verdicts, 3);
+    family(f, "gpuqual_stress_gpu_verdict", "gauge",
+           "Each GPU's stress verdict: 1 for the verdict it reached, else 0");
+    for (int k = 0; k < s->ngpu; k++) {
+        labels l = {.n = 0};
+        gpu_labels(&l, topo, s->gpu[k].gpu);
+        const char *v = gq_stress_level_name(s->gpu[k].verdict);
+        verdict_series(f, "gpuqual_stress_gpu_verdict", &l, !strcmp(v, "info") ? "pass" : v, stress_verdicts,
+                       3);
+    }
+    stress_gauges(f, s, topo);
+    stress_counters(f, s, topo);
+}
+
+/* ---- card and fleet ------------------------------------------------------ */
+
+static const char *const card_verdicts[] = {"pass", "warn", "fail", "incomplete"};
+static const char *const check_verdicts[] = {"pass", "warn", "fail", "info", "skip"};
+
+static const char *jstr(const json_t *o, const char *key, const char *def)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : def;
+}
+
+/* A check's figure in base units: the family and the scale, or NULL for a
+ * unit with no base-unit family (the figure is then left out). */
+static const char *figure_family(const char *unit, double *scale)
+{
+    static const struct {
+        const char *unit, *family;
+        double scale;
+    } u[] = {
+        {"GB/s", "gpuqual_card_check_bytes_per_second", 1e9},
+        {"ns", "gpuqual_card_check_seconds", 1e-9},
+        {"us", "gpuqual_card_check_seconds", 1e-6},
+        {"s", "gpuqual_card_check_seconds", 1},
+        {"°C", "gpuqual_card_check_celsius", 1},
+        {"C", "gpuqual_card_check_celsius", 1},
+        {"W", "gpuqual_card_check_watts", 1},
+        {"MHz", "gpuqual_card_check_hertz", 1e6},
+        {"%", "gpuqual_card_check_ratio", 0.01},
+        {"ratio", "gpuqual_card_check_ratio", 1},
+    };
+    for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
+        if (!strcmp(unit, u[i].unit)) {
+            *scale = u[i].scale;
+            return u[i].family;
+        }
+    return NULL;
+}
+
+/* The node: its Hostname, and its rank in a fleet. */
+static void node_labels(labels *l, const json_t *node)
+{
+    lab(l, "Hostname", jstr(node, "hostname", ""));
+    if (json_is_integer(json_object_get(node, "rank")))
+        labi(l, "rank", (long)json_integer_value(json_object_get(node, "rank")));
+}
+
+static void check_labels(labels *l, const json_t *node, const json_t *c)
+{
+    node_labels(l, node);
+    lab(l, "check", jstr(c, "id", ""));
+    lab(l, "subject", jstr(c, "subject", ""));
+    lab(l, "evidence", jstr(c, "evidence", ""));
+}
+
+static void card_figures(FILE *f, const json_t *nodes)
+{
+    static const char *fams[] = {"gpuqual_card_check_bytes_per_second",
+                                 "gpuqual_card_check_seconds",
+                                 "gpuqual_card_check_celsius",
+                                 "gpuqual_card_check_watts",
+                                 "gpuqual_card_check_hertz",
+                                 "gpuqual_card_check_ratio"};
+    for (size_t fi = 0; fi < sizeof fams / sizeof fams[0]; fi++) {
+        bool header = false;
+        size_t i, k;
+        json_t *node, *c;
+        json_array_foreach(nodes, i, node) json_array_foreach(json_object_get(node, "checks"), k, c)
+        {
+            double scale = 1;
+            const char *fam = figure_family(jstr(c, "unit", ""), &scale);
+            json_t *fig = json_object_get(c, "figure");
+            if (!fam || strcmp(fam, fams[fi]) || !json_is_number(fig))
+                continue;
+            if (!header) {
+                family(f, fam, "gauge", "The figure a card check judged, in base units");
+                header = true;
+            }
+            labels l = {.n = 0};
+            check_labels(&l, node, c);
+            sample(f, fam, &l, json_number_value(fig) * scale);
+        }
+    }
+}
+
+void gq_prom_cards(FILE *f, const json_t *nodes)
+{
+    size_t i, k;
+    json_t *node, *c;
+    family(f, "gpuqual_card_verdict", "gauge", "The card's verdict: 1 for the verdict it reached, else 0");
+    json_array_foreach(nodes, i, node)
+    {
+        labels l = {.n = 0};
+        node_labels(&l, node);
+        verdict_series(f, "gpuqual_card_verdict", &l, jstr(node, "verdict", "incomplete"), card_verdicts, 4);
+    }
+    family(f, "gpuqual_card_exit_code", "gauge",
+           "The card's exit code (0 pass, 4 warn, 1 fail, 5 incomplete)");
+    json_array_foreach(nodes, i, node)
+    {
+        labels l = {.n = 0};
+        node_labels(&l, node);
+        sample(f, "gpuqual_card_exit_code", &l,
+               (double)json_integer_value(json_object_get(node, "exit_code")));
+    }
+    family(f, "gpuqual_card_check_verdict", "gauge",
+           "Each check's verdict: 1 for the verdict it reached, else 0 (skip: not measured)");
+    json_array_foreach(nodes, i, node) json_array_foreach(json_object_get(node, "checks"), k, c)
+    {
+        labels l = {.n = 0};
+        check_labels(&l, node, c);
+        verdict_series(f, "gpuqual_card_check_verdict", &l, jstr(c, "verdict", "skip"), check_verdicts, 5);
+    }
+    card_figures(f, nodes);
 }

@@ -78,9 +78,6 @@ void gq_render_csv(FILE *f, const gq_recordset *rs);
  * Cells hold the medians; a cell whose record is invalid is "N/A" and the
  * testcase's status is "Error". version: gpuqual's version (may be NULL). */
 json_t *gq_render_nvbandwidth_json(const gq_topo *topo, const gq_recordset *rs, const char *version);
-/* Prometheus text exposition: gpuqual_bandwidth_gbps{test,src,dst,...},
- * gpuqual_latency_ns{...}, gpuqual_spread{...}, gpuqual_overlap{...} and
- * gpuqual_valid{...} (1/0), one sample per record. */
-void gq_render_prometheus(FILE *f, const gq_recordset *rs);
+/* Prometheus textfiles: render/prometheus.h. */
 
 #endif

@@ -218,6 +218,76 @@ static void uuid_and_nvlink_lines(FILE *f, const gq_topo *t)
             fprintf(f, ", %s to an NVSwitch (shared by all its peers)",
                     g->nvswitch_links == g->nvlinks_total ? "all" : "some");
         fputc('\n', f);
+        fprintf(f, "          VBIOS %s; serial %s; ECC %s; MIG %s; persistence %s\n",
+                str_or_unknown(g->vbios), str_or_unknown(g->serial), gq_mode_name(g->ecc_mode),
+                gq_mode_name(g->mig_mode), gq_mode_name(g->persistence_mode));
+    }
+}
+
+/* A CSV field: quoted, with quotes doubled. */
+static void csv_str(FILE *f, const char *s, bool last)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s == '\n' ? ' ' : *s, f);
+    }
+    fputs(last ? "\"\n" : "\",", f);
+}
+
+static void csv_int(FILE *f, long long v)
+{
+    if (v >= 0)
+        fprintf(f, "%lld,", v);
+    else
+        fputc(',', f);
+}
+
+static void csv_num(FILE *f, double v)
+{
+    if (v > 0)
+        fprintf(f, "%g,", v);
+    else
+        fputc(',', f);
+}
+
+void gq_render_topo_csv(FILE *f, const gq_topo *t)
+{
+    fputs("gpu,name,uuid,serial,vbios,ecc_mode,mig_mode,persistence_mode,memory_mib,pci_bus_id,compute_"
+          "capability,"
+          "sm_count,pcie_gen_cur,pcie_width_cur,pcie_gen_max,pcie_width_max,pcie_gbps,numa_node,cpulist,"
+          "power_limit_w,nvlinks,hostname,driver,source\n",
+          f);
+    for (int i = 0; i < t->ngpu; i++) {
+        const gq_gpu_info *g = &t->gpu[i];
+        char cc[16] = "";
+        if (g->cc_major >= 0)
+            snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor < 0 ? 0 : g->cc_minor);
+        fprintf(f, "%d,", g->index);
+        csv_str(f, g->name, false);
+        csv_str(f, g->uuid, false);
+        csv_str(f, str_or_unknown(g->serial), false);
+        csv_str(f, str_or_unknown(g->vbios), false);
+        csv_str(f, gq_mode_name(g->ecc_mode), false);
+        csv_str(f, gq_mode_name(g->mig_mode), false);
+        csv_str(f, gq_mode_name(g->persistence_mode), false);
+        csv_int(f, g->mem_bytes ? (long long)(g->mem_bytes / GQ_MiB) : -1);
+        csv_str(f, g->pci_bus_id, false);
+        csv_str(f, cc, false);
+        csv_int(f, g->sm_count > 0 ? g->sm_count : -1);
+        csv_int(f, g->pcie_gen_cur);
+        csv_int(f, g->pcie_width_cur);
+        csv_int(f, g->pcie_gen_max);
+        csv_int(f, g->pcie_width_max);
+        csv_num(f, g->pcie_gbps);
+        csv_int(f, g->numa_node);
+        csv_str(f, g->cpulist, false);
+        csv_num(f, g->power_limit_w);
+        csv_int(f, g->nvlinks_total);
+        csv_str(f, t->hostname, false);
+        csv_str(f, t->driver_version, false);
+        csv_str(f, t->source, true);
     }
 }
 

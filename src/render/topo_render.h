@@ -17,6 +17,12 @@
  * matrix cell). */
 void gq_render_topo_table(FILE *f, const gq_topo *t);
 
+/* One CSV line per GPU after a header: identity (name, UUID, serial, VBIOS,
+ * ECC, MIG and persistence modes), memory, PCIe link, NUMA, power limit,
+ * NVLinks, and the host, driver and source. Unknown numbers are empty
+ * fields; unknown serial/VBIOS and modes say "unknown". */
+void gq_render_topo_csv(FILE *f, const gq_topo *t);
+
 /* The JSON document of `gpuqual topo` (docs/json-topo.md): header with
  * "kind":"topo", "options" (borrowed; may be NULL, then {}), "incomplete":
  * false, and the topology keys. New reference, NULL on allocation failure. */

@@ -159,6 +159,11 @@ typedef struct nvml_fns {
     nvml_ret (*DeviceGetTemperatureThreshold)(nvml_dev, int, unsigned *);
     nvml_ret (*DeviceGetComputeRunningProcesses)(nvml_dev, unsigned *, nvml_process_info *);
     nvml_ret (*DeviceGetGraphicsRunningProcesses)(nvml_dev, unsigned *, nvml_process_info *);
+    nvml_ret (*DeviceGetVbiosVersion)(nvml_dev, char *, unsigned);
+    nvml_ret (*DeviceGetSerial)(nvml_dev, char *, unsigned);
+    nvml_ret (*DeviceGetEccMode)(nvml_dev, int *, int *);           /* nvmlEnableState_t current, pending */
+    nvml_ret (*DeviceGetMigMode)(nvml_dev, unsigned *, unsigned *); /* current, pending */
+    nvml_ret (*DeviceGetPersistenceMode)(nvml_dev, int *);          /* nvmlEnableState_t */
 } nvml_fns;
 
 /* Each entry: the struct slot and the symbol names to try, newest first
@@ -211,6 +216,11 @@ static const nvml_sym syms[] = {
      * _v2 filled it differently, and _v1 has no instance ids (16 bytes). */
     {.off = SLOT(DeviceGetComputeRunningProcesses), .names = {"nvmlDeviceGetComputeRunningProcesses_v3"}},
     {.off = SLOT(DeviceGetGraphicsRunningProcesses), .names = {"nvmlDeviceGetGraphicsRunningProcesses_v3"}},
+    {.off = SLOT(DeviceGetVbiosVersion), .names = {"nvmlDeviceGetVbiosVersion"}},
+    {.off = SLOT(DeviceGetSerial), .names = {"nvmlDeviceGetSerial"}},
+    {.off = SLOT(DeviceGetEccMode), .names = {"nvmlDeviceGetEccMode"}},
+    {.off = SLOT(DeviceGetMigMode), .names = {"nvmlDeviceGetMigMode"}},
+    {.off = SLOT(DeviceGetPersistenceMode), .names = {"nvmlDeviceGetPersistenceMode"}},
 };
 #undef SLOT
 
@@ -362,8 +372,58 @@ static int find_gpu_by_bus(const gq_topo *t, const char *bus_id)
     return -1;
 }
 
+/* A string NVML reads into buf: the text, "not supported" where NVML says
+ * so, "" (unknown) on another error or without the entry point. */
+static void fill_str(char *out, size_t n, nvml_ret (*get)(nvml_dev, char *, unsigned), nvml_dev d)
+{
+    char buf[96] = "";
+    nvml_ret r = get ? get(d, buf, sizeof buf) : -1;
+    buf[sizeof buf - 1] = 0;
+    if (r == NVML_SUCCESS)
+        snprintf(out, n, "%s", buf);
+    else if (r == NVML_ERROR_NOT_SUPPORTED)
+        snprintf(out, n, "not supported");
+    else if (n)
+        out[0] = 0;
+}
+
+/* An NVML mode (1 enabled, 0 disabled) as a gq_mode. */
+static int mode_of(nvml_ret r, long v)
+{
+    if (r == NVML_ERROR_NOT_SUPPORTED)
+        return GQ_MODE_UNSUPPORTED;
+    if (r != NVML_SUCCESS)
+        return GQ_MODE_UNKNOWN;
+    return v == 1 ? GQ_MODE_ENABLED : v == 0 ? GQ_MODE_DISABLED : GQ_MODE_UNKNOWN;
+}
+
+/* VBIOS, serial, and the ECC, MIG and persistence modes. */
+static void fill_identity(gq_gpu_info *g, nvml_dev d)
+{
+    int cur = -1, pending = -1;
+    unsigned ucur = 2, upending = 2;
+    nvml_ret r;
+    fill_str(g->vbios, sizeof g->vbios, fn.DeviceGetVbiosVersion, d);
+    fill_str(g->serial, sizeof g->serial, fn.DeviceGetSerial, d);
+    /* each call before its value is read: the order of a call's arguments is unspecified */
+    if (fn.DeviceGetEccMode) {
+        r = fn.DeviceGetEccMode(d, &cur, &pending);
+        g->ecc_mode = mode_of(r, cur);
+    }
+    if (fn.DeviceGetMigMode) {
+        r = fn.DeviceGetMigMode(d, &ucur, &upending);
+        g->mig_mode = mode_of(r, (long)ucur);
+    }
+    cur = -1;
+    if (fn.DeviceGetPersistenceMode) {
+        r = fn.DeviceGetPersistenceMode(d, &cur);
+        g->persistence_mode = mode_of(r, cur);
+    }
+}
+
 static void fill_gpu(gq_gpu_info *g, nvml_dev d)
 {
+    fill_identity(g, d);
     char buf[128];
     unsigned u;
     nvml_memory m;

@@ -289,11 +289,7 @@ static int parse_gpu(const json_t *x, int i, gq_gpu_info *g, gq_err *err)
 
 static const char *mode_names[] = {"unknown", "enabled", "disabled", "not supported"};
 
-const char *gq_mode_name(int m)
-{
-    return m > 0 && m < 4 ? mode_names[m] : mode_names[0];
-}
-
+/* gq_mode_name is in topo/identity.c; the same names, in gq_mode's order. */
 int gq_mode_from_name(const char *s)
 {
     for (int k = 0; s && k < 4; k++)

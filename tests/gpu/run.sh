@@ -109,7 +109,7 @@ if [ -z "$built" ]; then
     ar rcs "$M/libgqmanual.a" "${objs[@]}" >>"$log" 2>&1 || ok=0
     for t in "${tests[@]}"; do
         gcc -std=c11 -O2 -Isrc -I"$CUDA_HOME/include" $defs $pkg "tests/gpu/$t.c" tests/gpu/gpu_ref.c "$M/libgqmanual.a" \
-            -L"$CUDA_HOME/lib64" -lcudart_static -lcublas $libs -lpthread -ldl -lrt -lm -lstdc++ \
+            -L"$CUDA_HOME/lib64" -lcudart_static $libs -lpthread -ldl -lrt -lm -lstdc++ \
             -o "$B/$t" >>"$log" 2>&1 || ok=0
     done
     [ "$ok" = 1 ] || { echo "run.sh: manual build failed; last lines of $log:"; tail -30 "$log"; echo "run.sh: FAIL (build)"; exit 1; }

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "core/units.h"
+#include "render/prometheus.h"
 #include "render/render.h"
 
 static gq_topo topo;
@@ -166,7 +167,7 @@ static void do_csv(FILE *f, const gq_recordset *rs, const gq_topo *t)
 }
 static void do_prom(FILE *f, const gq_recordset *rs, const gq_topo *t)
 {
-    gq_render_prometheus(f, rs);
+    gq_prom_records(f, rs, t);
 }
 
 /* ---- records ------------------------------------------------------------- */
@@ -395,16 +396,27 @@ static void test_prometheus(void **state)
     gq_recordset rs = {0};
     sample_run(&rs);
     char *out = capture(do_prom, &rs);
-    assert_non_null(strstr(out, "# TYPE gpuqual_bandwidth_gbps gauge\n"));
+    /* base units: 55.3 GB/s is 5.53e10 bytes per second, latency in seconds */
+    assert_non_null(strstr(out, "# HELP gpuqual_bandwidth_bytes_per_second "));
+    assert_non_null(strstr(out, "# TYPE gpuqual_bandwidth_bytes_per_second gauge\n"));
     assert_non_null(
-        strstr(out, "gpuqual_bandwidth_gbps{test=\"host_to_device_memcpy_ce\",kind=\"flow\",method=\"ce\","
-                    "src=\"host:local\",dst=\"gpu:0\""));
-    assert_non_null(strstr(out, "# TYPE gpuqual_latency_ns gauge\n"));
-    assert_non_null(strstr(out, "stat=\"median\"} 55.3\n"));
-    /* the overlap-invalid aggregate is exported as invalid */
-    assert_non_null(strstr(out, "gpuqual_valid{test=\"all_to_host_memcpy_ce\",kind=\"aggregate\""));
-    const char *p = strstr(out, "gpuqual_valid{test=\"all_to_host_memcpy_ce\",kind=\"aggregate\"");
-    assert_non_null(strstr(p, "} 0\n"));
+        strstr(out, "gpuqual_bandwidth_bytes_per_second{gpu=\"0\",UUID=\"GPU-00000000-aaaa-bbbb-cccc-"
+                    "dddddddddddd\",test=\"host_to_device_memcpy_ce\",src=\"host:local\",dst=\"gpu:0\""));
+    assert_non_null(strstr(out, "stat=\"median\"} 5.53e+10\n"));
+    assert_non_null(strstr(out, "# TYPE gpuqual_latency_seconds gauge\n"));
+    assert_null(strstr(out, "gbps"));
+    assert_null(strstr(out, "_ns"));
+    /* a peer copy belongs to its source GPU */
+    assert_non_null(
+        strstr(out, "{gpu=\"1\",UUID=\"GPU-00000001-aaaa-bbbb-cccc-dddddddddddd\",test=\"device_to_device_"
+                    "memcpy_read_ce\",src=\"gpu:1\",dst=\"gpu:0\""));
+    /* an aggregate over two GPUs has no gpu label; it is exported as invalid */
+    const char *p = strstr(out, "gpuqual_valid{test=\"all_to_host_memcpy_ce\",src=\"gpu:*\"");
+    assert_non_null(p);
+    assert_non_null(strstr(p, "kind=\"aggregate\""));
+    const char *nl = strchr(p, '\n');
+    assert_non_null(nl);
+    assert_memory_equal(nl - 3, "} 0", 3);
     free(out);
     gq_records_free(&rs);
 }

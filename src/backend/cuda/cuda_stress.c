@@ -30,9 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include "backend/cuda/cublas_dl.h"
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_priv.h"
 #include "backend/cuda/stress_kernels.h"
@@ -152,14 +152,16 @@ static gemm_desc describe(gq_precision p)
     }
 }
 
+static const gq_cublas *cublas; /* loaded by gq_cuda_stress_start before any worker runs */
+
 static cublasStatus_t gemm(cublasHandle_t h, const gemm_desc *d, const void *A, const void *B, void *C)
 {
     static const float one_f = 1.0f, zero_f = 0.0f;
     static const double one_d = 1.0, zero_d = 0.0;
     bool dbl = d->compute == CUBLAS_COMPUTE_64F;
-    return cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, d->n, d->n, d->n, dbl ? (const void *)&one_d : &one_f, A,
-                        d->type, d->n, B, d->type, d->n, dbl ? (const void *)&zero_d : &zero_f, C, d->type,
-                        d->n, d->compute, CUBLAS_GEMM_DEFAULT);
+    return cublas->gemm_ex(h, CUBLAS_OP_N, CUBLAS_OP_N, d->n, d->n, d->n, dbl ? (const void *)&one_d : &one_f,
+                           A, d->type, d->n, B, d->type, d->n, dbl ? (const void *)&zero_d : &zero_f, C,
+                           d->type, d->n, d->compute, CUBLAS_GEMM_DEFAULT);
 }
 
 /* One batch of the loop: `batch` GEMMs (every CHECK_EVERY-th result
@@ -233,8 +235,8 @@ static int worker_body(stress_gpu *g, gq_err *err)
     CK(cudaHostGetDevicePointer((void **)&hcount_d, hcount, 0));
     hcount[0] = hcount[1] = 0;
     CK(cudaMemsetAsync(dcount, 0, sizeof *dcount, st));
-    CKB(cublasCreate(&h));
-    CKB(cublasSetStream(h, st));
+    CKB(cublas->create(&h));
+    CKB(cublas->set_stream(h, st));
     CK(gq_k_stress_fill(A, elems, (int)g->prec, 0x5eed0001ull + (uint64_t)g->dev, st));
     CK(gq_k_stress_fill(B, elems, (int)g->prec, 0x5eed0002ull + (uint64_t)g->dev, st));
 
@@ -294,7 +296,7 @@ out:
     if (st)
         cudaStreamSynchronize(st);
     if (h)
-        cublasDestroy(h);
+        cublas->destroy(h);
     cudaFree(A);
     cudaFree(B);
     cudaFree(C);
@@ -338,6 +340,9 @@ int gq_cuda_stress_start(gq_backend *be, int gpu, gq_precision p, gq_err *err)
                           ndev - 1);
     if (p < GQ_PREC_BF16 || p > GQ_PREC_FP64)
         return gq_err_set(err, GQ_E_USAGE, "unknown precision %d", (int)p);
+    int rc = gq_cublas_load(&cublas, err);
+    if (rc)
+        return rc;
     stress_state *s = state_of(be, true);
     if (!s)
         return gq_err_set(err, GQ_E_NOMEM, "too many open CUDA backends for stress");

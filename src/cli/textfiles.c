@@ -1,0 +1,110 @@
+/* --prom FILE and --junit FILE (textfiles.h). */
+#include "cli/textfiles.h"
+
+#include <string.h>
+
+#include "cli/commands.h"
+#include "core/outfile.h"
+#include "core/units.h"
+#include "render/card_summary.h"
+#include "render/junit.h"
+#include "render/prometheus.h"
+
+typedef struct prom_arg {
+    const char *command;
+    const gq_recordset *rs;
+    const gq_stress_summary *stress;
+    const gq_topo *topo;
+    json_t *nodes;
+    const char *hostname, *source;
+} prom_arg;
+
+static int write_prom(FILE *f, void *p, gq_err *err)
+{
+    const prom_arg *a = p;
+    gq_prom_header(f, a->command, a->topo ? a->topo->hostname : a->hostname,
+                   a->topo ? a->topo->source : a->source, gq_now_unix());
+    gq_prom_gpus(f, a->topo);
+    if (a->rs)
+        gq_prom_records(f, a->rs, a->topo);
+    if (a->stress)
+        gq_prom_stress(f, a->stress, a->topo);
+    if (a->nodes)
+        gq_prom_cards(f, a->nodes);
+    return GQ_OK;
+}
+
+static int write_junit(FILE *f, void *p, gq_err *err)
+{
+    gq_junit_cards(f, p);
+    return GQ_OK;
+}
+
+static int prefixed(int rc, const char *opt, gq_err *err)
+{
+    return rc ? gq_err_prefix(err, opt) : GQ_OK;
+}
+
+int gq_cli_prom_run(const char *path, const gq_recordset *rs, const gq_topo *topo, gq_err *err)
+{
+    prom_arg a = {.command = "run", .rs = rs, .topo = topo};
+    return path ? prefixed(gq_outfile_write(path, write_prom, &a, err), "--prom", err) : GQ_OK;
+}
+
+int gq_cli_prom_stress(const char *path, const gq_stress_summary *s, const gq_topo *topo, gq_err *err)
+{
+    prom_arg a = {.command = "stress", .stress = s, .topo = topo};
+    return path ? prefixed(gq_outfile_write(path, write_prom, &a, err), "--prom", err) : GQ_OK;
+}
+
+/* A node whose card did not run: failed, no checks, and why. */
+json_t *gq_cli_failed_node(const char *host, const char *why)
+{
+    return json_pack("{s:s, s:s, s:i, s:b, s:[], s:s+}", "hostname", host ? host : "unknown", "verdict",
+                     "fail", "exit_code", GQ_EXIT_FAIL, "complete", 0, "checks", "error",
+                     "the card did not run: ", why ? why : "rank 0 received nothing from this node");
+}
+
+int gq_cli_card_files(const char *prom, const char *junit, const char *command, json_t *const *docs,
+                      const char *const *hosts, const char *const *errors, int n, gq_err *err)
+{
+    if (!prom && !junit)
+        return GQ_OK;
+    json_t *nodes = json_array();
+    const char *source = NULL;
+    for (int i = 0; nodes && i < n; i++) {
+        json_t *s = docs[i] ? gq_card_node_summary(docs[i]) : NULL;
+        if (!source && docs[i])
+            source = json_string_value(json_object_get(json_object_get(docs[i], "host"), "source"));
+        if (!s)
+            s = gq_cli_failed_node(hosts ? hosts[i] : NULL, errors ? errors[i] : NULL);
+        if (s && !strcmp(command, "fleet")) /* simulated nodes share a hostname: the rank tells them apart */
+            json_object_set_new(s, "rank", json_integer(i));
+        if (json_array_append_new(nodes, s)) {
+            json_decref(nodes);
+            nodes = NULL;
+        }
+    }
+    if (!nodes)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    int rc = gq_cli_summary_files(prom, junit, command, nodes, source, err);
+    json_decref(nodes);
+    return rc;
+}
+
+int gq_cli_summary_files(const char *prom, const char *junit, const char *command, json_t *nodes,
+                         const char *source, gq_err *err)
+{
+    if (!prom && !junit)
+        return GQ_OK;
+    const char *host = json_array_size(nodes) == 1
+                           ? json_string_value(json_object_get(json_array_get(nodes, 0), "hostname"))
+                           : NULL;
+    prom_arg a = {.command = command, .nodes = nodes, .hostname = host, .source = source};
+    int rc = GQ_OK;
+    if (prom)
+        rc = prefixed(gq_outfile_write(prom, write_prom, &a, err), "--prom", err);
+    if (!rc && junit)
+        rc = prefixed(gq_outfile_write(junit, write_junit, nodes, err), "--junit", err);
+    return rc;
+}

@@ -1,0 +1,37 @@
+/* The operators' files: --prom FILE (Prometheus textfile) and --junit FILE
+ * (JUnit XML), written through the atomic writer (core/outfile.h); "-" is
+ * stdout (--format prometheus). */
+#ifndef GQ_CLI_TEXTFILES_H
+#define GQ_CLI_TEXTFILES_H
+
+#include <jansson.h>
+
+#include "analysis/stress.h"
+#include "core/record.h"
+#include "core/status.h"
+#include "topo/topo.h"
+
+/* `gpuqual run`'s records. */
+int gq_cli_prom_run(const char *path, const gq_recordset *rs, const gq_topo *topo, gq_err *err);
+
+/* `gpuqual stress`'s summary. */
+int gq_cli_prom_stress(const char *path, const gq_stress_summary *s, const gq_topo *topo, gq_err *err);
+
+/* `gpuqual card` (one card document) and `gpuqual fleet` (rank 0: every
+ * node's card document, NULL for a node whose card did not run, with its
+ * host and why in errors[]): --prom and --junit from the documents' node
+ * summaries (render/card_summary.h). hosts and errors may be NULL; NULL
+ * paths are not written. */
+int gq_cli_card_files(const char *prom, const char *junit, const char *command, json_t *const *docs,
+                      const char *const *hosts, const char *const *errors, int n, gq_err *err);
+
+/* The same from node summaries already made (fleet: each rank's gathered
+ * summary, docs/json.md "fleet node summary"; a failed node from
+ * gq_cli_failed_node). source names the machine source for the header (may
+ * be NULL). */
+int gq_cli_summary_files(const char *prom, const char *junit, const char *command, json_t *nodes,
+                         const char *source, gq_err *err);
+/* A node whose card did not run: fail, no checks, and why. */
+json_t *gq_cli_failed_node(const char *host, const char *why);
+
+#endif

@@ -1,0 +1,19 @@
+/* The node summary of a card document: what `--prom` and `--junit` read
+ * from `gpuqual card` and `gpuqual fleet`, the shape of a fleet node's
+ * summary (docs/json.md). */
+#ifndef GQ_RENDER_CARD_SUMMARY_H
+#define GQ_RENDER_CARD_SUMMARY_H
+
+#include <jansson.h>
+
+/* From a card document (its `card` section; `hostname` falls back to the
+ * document's host): {"hostname", "verdict" (pass, warn, fail or
+ * incomplete), "exit_code", "complete", "checks": [{"id", "subject",
+ * "verdict", "evidence", "evidence_reason", "step", "figure", "unit",
+ * "text"}]}. A check's evidence is its own field when the document has one;
+ * else "skipped" for a check judged skip and "measured" for the others (a
+ * document of card_version 1 judged only what it measured). NULL when doc
+ * has no card section, or out of memory. */
+json_t *gq_card_node_summary(const json_t *doc);
+
+#endif

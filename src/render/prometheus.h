@@ -1,0 +1,47 @@
+/* Prometheus text files (exposition format 0.0.4), as node_exporter's
+ * textfile collector reads them: base units (bytes per second, seconds,
+ * celsius, watts, hertz, 0-1 ratios), `_total` on counters, HELP and TYPE
+ * for every family, each family's samples together. GPU series carry
+ * dcgm-exporter's label names `gpu`, `UUID` and `Hostname`, so they join
+ * with its series without relabelling; its `modelName` is `model_name` on
+ * gpuqual_gpu_info (promtool refuses camelCase label names).
+ * docs/prometheus.md lists every metric. */
+#ifndef GQ_RENDER_PROMETHEUS_H
+#define GQ_RENDER_PROMETHEUS_H
+
+#include <stdio.h>
+
+#include "analysis/stress.h"
+#include "core/record.h"
+#include "topo/topo.h"
+
+struct json_t;
+
+/* What every file says about the run: gpuqual_info and
+ * gpuqual_last_run_timestamp_seconds (`now`: unix seconds). `command` is
+ * "run", "stress", "card" or "fleet"; `source` is the topology's source
+ * ("cuda", "sim:NAME", ...) or NULL. */
+void gq_prom_header(FILE *f, const char *command, const char *hostname, const char *source, double now);
+
+/* gpuqual_gpu_info: one series per GPU of topo with its identity (nothing
+ * when topo is NULL or has no GPU). */
+void gq_prom_gpus(FILE *f, const gq_topo *topo);
+
+/* `gpuqual run`: one series per record and statistic (median, min, max) of
+ * its bandwidth in bytes per second or latency in seconds, its spread and
+ * overlap ratios and whether it is valid. topo (may be NULL) gives the GPU
+ * labels. */
+void gq_prom_records(FILE *f, const gq_recordset *rs, const gq_topo *topo);
+
+/* `gpuqual stress`: the node's and each GPU's verdict, one series per
+ * verdict value, and the per-GPU telemetry summary. */
+void gq_prom_stress(FILE *f, const gq_stress_summary *s, const gq_topo *topo);
+
+/* `gpuqual card` and `fleet`: `nodes` is an array of node summaries
+ * ({"hostname", "verdict", "exit_code", "checks": [{"id", "subject",
+ * "verdict", "evidence", "figure", "unit"}]}, as gq_card_node_summary (render/card_summary.h) makes
+ * from a card document): the card's verdict, one series per verdict value,
+ * its exit code, and each check's verdict and figure. */
+void gq_prom_cards(FILE *f, const struct json_t *nodes);
+
+#endif
