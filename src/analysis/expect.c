@@ -1,5 +1,6 @@
 #include "core/infile.h"
 #include "analysis/expect.h"
+#include "core/yaml.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/units.h"
 
@@ -71,6 +73,13 @@ int gq_verdict_exit_code(gq_verdict v)
 }
 
 /* Defaults only (no models): the relative checks' percentages. */
+static void expect_init(gq_expect *ex);
+
+void gq_expect_init(gq_expect *ex)
+{
+    expect_init(ex);
+}
+
 static void expect_init(gq_expect *ex)
 {
     memset(ex, 0, sizeof *ex);
@@ -228,18 +237,35 @@ static int parse_model(const json_t *m, int idx, const char *file, gq_expect_mod
     return GQ_OK;
 }
 
+static int expect_from_json(json_t *root, const char *file, gq_expect *ex, gq_err *err);
+
 int gq_expect_parse(const char *text, const char *name, gq_expect *ex, gq_err *err)
 {
     expect_init(ex);
     const char *file = name && *name ? name : "expectations";
-    json_error_t je;
-    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+    json_t *root = NULL;
+    if (gq_yaml_looks_like(name, text)) {
+        int yrc = gq_yaml_to_json(text, strlen(text), file, &root, err);
+        if (yrc)
+            return yrc;
+    } else {
+        json_error_t je;
+        root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+        if (!root)
+            return gq_err_set(err, GQ_E_USAGE, "%s: not valid JSON at line %d: %s", file, je.line, je.text);
+    }
+    int rc = expect_from_json(root, file, ex, err);
+    json_decref(root);
+    return rc;
+}
+
+/* The document, JSON or YAML read as JSON: checked key by key. */
+static int expect_from_json(json_t *root, const char *file, gq_expect *ex, gq_err *err)
+{
     int rc = GQ_OK;
-    if (!root)
-        return gq_err_set(err, GQ_E_USAGE, "%s: not valid JSON at line %d: %s", file, je.line, je.text);
     if (!json_is_object(root)) {
-        rc = gq_err_set(err, GQ_E_USAGE, "%s: must be a JSON object with \"gpuqual_expect\" and \"models\"",
-                        file);
+        rc = gq_err_set(err, GQ_E_USAGE,
+                        "%s: must be a mapping (a JSON object) with \"gpuqual_expect\" and \"models\"", file);
         goto out;
     }
     const json_t *fmt = json_object_get(root, "gpuqual_expect");
@@ -329,7 +355,6 @@ int gq_expect_parse(const char *text, const char *name, gq_expect *ex, gq_err *e
         rc = gq_err_set(err, GQ_E_USAGE,
                         "%s: no 'models' list; add e.g. \"models\": [{\"match\": \"H200\", ...}]", file);
 out:
-    json_decref(root);
     return rc;
 }
 
@@ -385,8 +410,8 @@ out:
 static bool icontains(const char *hay, const char *needle)
 {
     size_t ln = strlen(needle);
-    if (!ln)
-        return false;
+    if (!ln) /* only --set's catch-all model has no match (files need one): every GPU */
+        return true;
     for (; *hay; hay++) {
         size_t i = 0;
         while (i < ln && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
@@ -878,5 +903,152 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
         return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
     for (int i = first; i < out->n; i++)
         gq_check_rest_on(&out->v[i], f->step_ev, f->step_why);
+    return GQ_OK;
+}
+
+/* ---- --set ------------------------------------------------------------------ */
+
+static void threshold_text(const gq_threshold *t, const char *level, char *buf, size_t n)
+{
+    if (!t->set || (!strcmp(level, "warn") && !t->has_warn) || (!strcmp(level, "fail") && !isfinite(t->fail)))
+        snprintf(buf, n, "unset");
+    else
+        snprintf(buf, n, "%g", !strcmp(level, "warn") ? t->warn : t->fail);
+}
+
+static int set_threshold(gq_threshold *t, gq_expect_key k, const char *level, double v, const char *spec,
+                         gq_err *err)
+{
+    gq_threshold n = *t;
+    if (!n.set) {
+        n.set = true;
+        n.has_warn = false;
+        n.fail = keys[k].is_min ? -INFINITY : INFINITY;
+    }
+    if (!strcmp(level, "warn")) {
+        n.warn = v;
+        n.has_warn = true;
+    } else {
+        n.fail = v;
+    }
+    if (n.has_warn && isfinite(n.fail)) {
+        bool ordered = keys[k].is_min ? n.warn >= n.fail : n.warn <= n.fail;
+        if (!ordered)
+            return gq_err_set(err, GQ_E_USAGE,
+                              "--set %s: would give %s warn %g %s fail %g; a %s needs warn %s fail", spec,
+                              keys[k].name, n.warn, keys[k].is_min ? "below" : "above", n.fail,
+                              keys[k].is_min ? "minimum" : "maximum", keys[k].is_min ? ">=" : "<=");
+    }
+    *t = n;
+    return GQ_OK;
+}
+
+int gq_expect_set(gq_expect *ex, const char *spec, gq_err *err)
+{
+    if (ex->noverrides >= GQ_EXPECT_MAX_OVERRIDES)
+        return gq_err_set(err, GQ_E_USAGE, "--set %s: at most %d overrides", spec, GQ_EXPECT_MAX_OVERRIDES);
+    char buf[128], model[96] = "";
+    if (strlen(spec) >= sizeof buf)
+        return gq_err_set(err, GQ_E_USAGE, "--set: '%.40s...' is too long", spec);
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *eq = strchr(buf, '=');
+    char *colon = strchr(buf, ':');
+    if (colon && (!eq || colon < eq)) {
+        *colon = 0;
+        snprintf(model, sizeof model, "%s", buf);
+        memmove(buf, colon + 1, strlen(colon + 1) + 1);
+        eq = strchr(buf, '=');
+    }
+    char *dot = eq ? memchr(buf, '.', (size_t)(eq - buf)) : NULL;
+    if (!eq || !dot || dot == buf)
+        return gq_err_set(
+            err, GQ_E_USAGE,
+            "--set '%s': expected [MODEL:]CHECK.warn=VALUE or CHECK.fail=VALUE, e.g. h2d_gbps.fail=50", spec);
+    *dot = 0;
+    *eq = 0;
+    const char *check = buf, *level = dot + 1, *val = eq + 1;
+    if (strcmp(level, "warn") && strcmp(level, "fail"))
+        return gq_err_set(err, GQ_E_USAGE, "--set '%s': the level is '%s'; use warn or fail", spec, level);
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(val, &end);
+    if (!*val || !end || *end || !isfinite(v) || errno || strpbrk(val, "xX"))
+        return gq_err_set(err, GQ_E_USAGE, "--set '%s': '%s' is not a number", spec, val);
+    gq_expect_override *o = &ex->overrides[ex->noverrides];
+    memset(o, 0, sizeof *o);
+    snprintf(o->spec, sizeof o->spec, "%s", spec);
+    snprintf(o->level, sizeof o->level, "%s", level);
+    o->value = v;
+    if (!strcmp(check, "agree")) {
+        if (model[0])
+            return gq_err_set(err, GQ_E_USAGE, "--set '%s': agree applies to every model; drop '%s:'", spec,
+                              model);
+        if (!(v > 0) || v > 100)
+            return gq_err_set(err, GQ_E_USAGE, "--set '%s': a percentage above 0 and at most 100", spec);
+        double *slot = !strcmp(level, "warn") ? &ex->agree_pct : &ex->agree_fail_pct;
+        snprintf(o->was, sizeof o->was, "%g", *slot);
+        double w = !strcmp(level, "warn") ? v : ex->agree_pct,
+               f = !strcmp(level, "fail") ? v : ex->agree_fail_pct;
+        if (f < w)
+            return gq_err_set(err, GQ_E_USAGE, "--set '%s': agree fail (%g%%) must be >= warn (%g%%)", spec,
+                              f, w);
+        *slot = v;
+        snprintf(o->key, sizeof o->key, "%s", !strcmp(level, "warn") ? "agree_pct" : "agree_fail_pct");
+        ex->noverrides++;
+        return GQ_OK;
+    }
+    int k = -1;
+    for (int i = 0; i < GQ_EXK_COUNT && k < 0; i++) {
+        size_t l = strlen(check);
+        if (!strcmp(keys[i].name, check) ||
+            (!strncmp(keys[i].name, check, l) &&
+             (!strcmp(keys[i].name + l, "_min") || !strcmp(keys[i].name + l, "_max"))))
+            k = i;
+    }
+    if (k < 0) {
+        const char *cands[GQ_EXK_COUNT + 2];
+        for (int i = 0; i < GQ_EXK_COUNT; i++)
+            cands[i] = keys[i].name;
+        cands[GQ_EXK_COUNT] = "agree";
+        cands[GQ_EXK_COUNT + 1] = NULL;
+        char where[160];
+        snprintf(where, sizeof where, "--set '%s'", spec);
+        return unknown_key(err, where, check, cands);
+    }
+    if (keys[k].integer && v != floor(v))
+        return gq_err_set(err, GQ_E_USAGE, "--set '%s': %s takes a whole number", spec, keys[k].name);
+    snprintf(o->key, sizeof o->key, "%s", keys[k].name);
+    if (ex->nmodels == 0 && !model[0]) {
+        gq_expect_model *m = &ex->models[ex->nmodels++];
+        memset(m, 0, sizeof *m);
+        snprintf(m->description, sizeof m->description, "thresholds given with --set, for every GPU");
+    }
+    int hit = 0;
+    size_t wl = 0;
+    for (int m = 0; m < ex->nmodels; m++) {
+        if (model[0] && strcasecmp(model, ex->models[m].match))
+            continue;
+        char was[32];
+        threshold_text(&ex->models[m].th[k], level, was, sizeof was);
+        int rc = set_threshold(&ex->models[m].th[k], (gq_expect_key)k, level, v, spec, err);
+        if (rc)
+            return rc;
+        int w = snprintf(o->was + wl, sizeof o->was - wl, "%s%s", hit ? ", " : "", was);
+        if (w > 0 && (size_t)w < sizeof o->was - wl)
+            wl += (size_t)w;
+        hit++;
+    }
+    if (!hit) {
+        char names[256] = "";
+        size_t nl = 0;
+        for (int m = 0; m < ex->nmodels; m++) {
+            int w = snprintf(names + nl, sizeof names - nl, "%s'%s'", m ? ", " : "", ex->models[m].match);
+            if (w > 0 && (size_t)w < sizeof names - nl)
+                nl += (size_t)w;
+        }
+        return gq_err_set(err, GQ_E_USAGE, "--set '%s': no model matches '%s'; the expectations have %s",
+                          spec, model, nl ? names : "no model");
+    }
+    ex->noverrides++;
     return GQ_OK;
 }

@@ -79,6 +79,16 @@ typedef struct gq_expect_model {
     gq_threshold th[GQ_EXK_COUNT];
 } gq_expect_model;
 
+/* One --set override, as given and what it replaced. */
+#define GQ_EXPECT_MAX_OVERRIDES 16
+typedef struct gq_expect_override {
+    char spec[128]; /* "h2d_gbps.fail=50", as given */
+    char key[40];   /* the expectation key it set: "h2d_gbps_min", "agree_pct" */
+    char level[8];  /* "warn" or "fail" */
+    double value;
+    char was[64]; /* what it replaced: "48", "unset", ...; per model when several */
+} gq_expect_override;
+
 typedef struct gq_expect {
     char path[512]; /* where it was read from ("" when parsed from memory) */
     char description[256];
@@ -86,7 +96,23 @@ typedef struct gq_expect {
     double agree_fail_pct; /* relative: fail above (default 20) */
     int nmodels;
     gq_expect_model models[GQ_EXPECT_MAX_MODELS];
+    int noverrides; /* --set, in the order given; the card records them */
+    gq_expect_override overrides[GQ_EXPECT_MAX_OVERRIDES];
 } gq_expect;
+
+/* An empty set of expectations: relative checks at the default percentages. */
+void gq_expect_init(gq_expect *ex);
+
+/* Override one threshold from the command line: "[MODEL:]CHECK.LEVEL=VALUE".
+ * CHECK is an expectation key with or without its _min/_max ending
+ * ("h2d_gbps" or "h2d_gbps_min"), or "agree" (the relative agreement: warn
+ * sets agree_pct, fail agree_fail_pct); LEVEL is warn or fail; VALUE a finite
+ * number (a whole one for counts, generations and widths). MODEL names the
+ * models it applies to (their "match", any case); without it, every model,
+ * and with no model at all a catch-all one (match "") is added. The warn and
+ * fail of a threshold must stay in order after the change. Recorded in
+ * ex->overrides. GQ_E_USAGE with one line naming the spec and what is right. */
+int gq_expect_set(gq_expect *ex, const char *spec, gq_err *err);
 
 /* Parse an expectations document from text / from a file into *ex (caller's
  * storage). GQ_E_USAGE for malformed JSON, unknown keys (with a did-you-mean),

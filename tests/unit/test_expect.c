@@ -63,7 +63,7 @@ static void test_parse_errors(void **state)
 {
     (void)state;
     expect_error("{", "not valid JSON");
-    expect_error("[]", "must be a JSON object");
+    expect_error("[]", "must be a mapping (a JSON object)");
     expect_error("{\"models\": []}", "not a gpuqual expectations file");
     expect_error("{\"gpuqual_expect\": 2, \"models\": [{\"match\":\"H200\"}]}", "newer");
     expect_error("{\"gpuqual_expect\": 1}", "no 'models'");
