@@ -19,6 +19,7 @@
 #include "analysis/probes.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/progress.h"
 #include "measure/harness.h"
 #include "measure/journal.h"
 #include "core/units.h"
@@ -55,11 +56,12 @@ static const char *const defaults[] = {"buffer-size=64", NULL};
 
 static void on_progress(void *arg, int done, int total, const gq_probe *pr)
 {
-    (void)arg;
+    gq_progress *bar = arg;
     char what[256];
-    fprintf(stderr, "\r[%d/%d] %s %s %-40.40s", done, total, gq_probe_kind_name(pr->kind),
-            gq_direction_name(pr->direction), gq_probe_str(pr, what, sizeof what));
-    fflush(stderr);
+    gq_progress_set_total(bar, total);
+    gq_progress_step(bar, "probe %d/%d %s %s %s", done, total, gq_probe_kind_name(pr->kind),
+                     gq_direction_name(pr->direction), gq_probe_str(pr, what, sizeof what));
+    gq_progress_update(bar, done - 1);
 }
 
 /* ---- output ---------------------------------------------------------------------- */
@@ -441,12 +443,16 @@ static int discover(gq_ctx *ctx, const gq_harness_opts *ho)
     dso.bottlenecks.min_drop = o->min_drop / 100.0;
     dso.bottlenecks.bytes = o->c.buffer_size;
     dso.journal = ctx->journal;
-    bool progress = !o->c.quiet && gq_cli_tty() && !strcmp(o->c.format, "table");
-    if (progress)
-        dso.progress = on_progress;
+    gq_progress bar;
+    gq_progress_init(&bar, gq_progress_wanted(o->c.quiet, o->c.format), 1);
+    dso.progress = on_progress;
+    dso.progress_arg = &bar;
     int rc = gq_discovery_run(&ctx->be, ctx->topo, o->c.gpus_sel, o->c.ngpus_sel, &dso, &disc, &ctx->err);
-    if (progress)
-        fprintf(stderr, "\r%100s\r", "");
+    if (!rc && !disc.interrupted) {
+        gq_progress_step(&bar, "probe %d/%d done", disc.plan.n, disc.plan.n);
+        gq_progress_update(&bar, bar.total);
+    }
+    gq_progress_clear(&bar);
     if (!rc && (o->c.json_path || !strcmp(o->c.format, "json")) &&
         !(ctx->doc = domains_doc(ctx, &disc, round_seconds(ho))))
         rc = gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
