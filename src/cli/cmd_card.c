@@ -236,7 +236,7 @@ static void card_print(gq_ctx *ctx, bool complete)
     } else if (!strcmp(ctx->format, "markdown")) {
         gq_card_render_markdown(stdout, ctx->doc, &ctx->err);
     } else {
-        gq_card_render_summary(stdout, ctx->doc, 0, &ctx->err);
+        gq_card_render_summary(stdout, ctx->doc, gq_frame_help_width(), &ctx->err);
         printf("artefacts: %s/ (card.html, card.md, card.json, nvbandwidth.json%s, journal.jsonl)\n", o->dir,
                o->res.have_stress ? ", stress.csv" : "");
     }

@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "cli/outwrap.h"
 #include "render/render.h"
 
 int gq_frame_help_width(void)
@@ -15,6 +16,14 @@ int gq_frame_help_width(void)
     if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
         return ws.ws_col < 60 ? 60 : ws.ws_col;
     return 100;
+}
+
+/* Human-readable output on stdout wraps to gq_frame_help_width() (outwrap.h). */
+static void wrap_stdout(gq_ctx *ctx)
+{
+    FILE *before = stdout;
+    if (gq_outwrap_format(ctx->format) && gq_outwrap_begin(gq_frame_help_width()) && ctx->out == before)
+        ctx->out = stdout;
 }
 
 static void help(const gq_frame_cmd *cmd)
@@ -91,12 +100,17 @@ int gq_frame_main(const gq_frame_cmd *cmd, int argc, char **argv)
     ctx.topo = calloc(1, sizeof *ctx.topo);
     if (!ctx.opts || !ctx.topo)
         gq_err_set(&ctx.err, GQ_E_NOMEM, "out of memory");
-    else if (!(rc = frame_open(&ctx, &of, &help_only, argc, argv)) && help_only)
+    else if (!(rc = frame_open(&ctx, &of, &help_only, argc, argv)) && help_only) {
+        wrap_stdout(&ctx);
         help(cmd);
-    else if (!rc && !(rc = cmd->run(&ctx)))
-        rc = frame_outputs(&ctx, &of);
+    } else if (!rc) {
+        wrap_stdout(&ctx);
+        if (!(rc = cmd->run(&ctx)))
+            rc = frame_outputs(&ctx, &of);
+    }
     if (ctx.out != stdout)
         gq_outfile_abort(&of);
+    gq_outwrap_end();
     int code = ctx.exit_code;
     if (rc) {
         code = gq_status_exit_code(rc);

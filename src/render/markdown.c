@@ -7,6 +7,7 @@
 #include "core/units.h"
 #include "render/card_render.h"
 #include "render/numfmt.h"
+#include "render/wrap.h"
 
 #define MAXG 64
 
@@ -599,15 +600,8 @@ int gq_card_render_summary(FILE *f, const json_t *root, int width, gq_err *err)
         char line[1024];
         snprintf(line, sizeof line, "  %-5s %-24s %s", strlen(v) > 5 ? "-" : v, gq_cj_str(r, "check", ""),
                  gq_cj_str(r, "result", ""));
-        if ((int)strlen(line) > width && width > 4) {
-            /* Cut on a UTF-8 boundary. */
-            int cut = width - 3;
-            while (cut > 0 && ((unsigned char)line[cut] & 0xC0) == 0x80)
-                cut--;
-            line[cut] = 0;
-            strcat(line, "...");
-        }
-        fprintf(f, "%s\n", line);
+        /* wrapped at spaces under the result column, never cut */
+        gq_wrap_line(f, line, strlen(line), width, 33);
     }
     const json_t *fs = json_object_get(card, "findings");
     int shown = 0;
@@ -615,7 +609,11 @@ int gq_card_render_summary(FILE *f, const json_t *root, int width, gq_err *err)
     {
         if (shown++ >= 6)
             break;
-        fprintf(f, "%s- %s\n", shown == 1 ? "findings:\n" : "", json_string_value(r));
+        char line[2048];
+        if (shown == 1)
+            fputs("findings:\n", f);
+        snprintf(line, sizeof line, "- %s", json_string_value(r));
+        gq_wrap_line(f, line, strlen(line), width, 2);
     }
     int nbad = 0;
     json_array_foreach(json_object_get(card, "checks"), i, r)
@@ -625,7 +623,11 @@ int gq_card_render_summary(FILE *f, const json_t *root, int width, gq_err *err)
             continue;
         if (nbad++ >= 8)
             continue;
-        fprintf(f, "%s  %s: %s\n", nbad == 1 ? "problems:\n" : "", verdict_word(v), gq_cj_str(r, "text", ""));
+        char line[2048];
+        if (nbad == 1)
+            fputs("problems:\n", f);
+        snprintf(line, sizeof line, "  %s: %s", verdict_word(v), gq_cj_str(r, "text", ""));
+        gq_wrap_line(f, line, strlen(line), width, 4);
     }
     if (nbad > 8)
         fprintf(f, "  ... and %d more (see the card)\n", nbad - 8);

@@ -1,0 +1,20 @@
+/* Standard output wrapped to a width for the human-readable formats: each
+ * line wider than the width is broken at spaces (render/wrap.h), keeping
+ * its hanging indent; narrower lines pass unchanged, so scripts reading
+ * table output see the same text except for the wrapping. The frame turns
+ * it on for `--format table` (and commands without --format); never for
+ * JSON, CSV, Markdown, Prometheus or nvbandwidth's formats. */
+#ifndef GQ_CLI_OUTWRAP_H
+#define GQ_CLI_OUTWRAP_H
+
+#include <stdbool.h>
+
+/* Whether a command's output in this format is wrapped. */
+bool gq_outwrap_format(const char *format);
+/* Replace stdout by the wrapping stream (glibc lets a program assign
+ * stdout). Returns false, leaving stdout as it is, when it cannot. */
+bool gq_outwrap_begin(int width);
+/* Write what is pending and restore stdout. Does nothing when off. */
+void gq_outwrap_end(void);
+
+#endif
