@@ -22,7 +22,8 @@ int gq_frame_help_width(void)
 static void wrap_stdout(gq_ctx *ctx)
 {
     FILE *before = stdout;
-    if (gq_outwrap_format(ctx->format) && gq_outwrap_begin(gq_frame_help_width()) && ctx->out == before)
+    if (!(ctx->cmd->needs & GQ_FRAME_NOWRAP) && gq_outwrap_format(ctx->format) &&
+        gq_outwrap_begin(gq_frame_help_width()) && ctx->out == before)
         ctx->out = stdout;
 }
 

@@ -31,6 +31,8 @@ enum {
                                    ctx->no_backend; implies GQ_FRAME_COMMON */
     GQ_FRAME_JOURNAL = 1u << 2, /* open --journal FILE as ctx->journal (not with ctx->no_backend: nothing is
                                    measured) */
+    GQ_FRAME_NOWRAP = 1u << 3,  /* stdout is never wrapped to 100 columns (cli/outwrap.h): output that keeps
+                                   another tool's layout, such as nvbandwidth's */
 };
 
 typedef struct gq_ctx {

@@ -155,6 +155,9 @@ static void test_pty_bars_reach_their_total(void **state)
     expect_full_bar(pairs);
     expect_full_bar(kv);
     expect_full_bar(stress);
+    /* place counts its measurements exactly: no forced last update */
+    const char *place[] = {GQ_BIN, "place", "--sim", "a100x6", "--prefill", "1", "--decode", "1", NULL};
+    expect_full_bar(place);
 }
 
 /* Not a terminal, or a quiet run: no bar at all. */
