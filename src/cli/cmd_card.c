@@ -91,13 +91,8 @@ typedef struct prog {
 static void on_progress(void *arg, const gq_card_progress *p)
 {
     prog *P = arg;
-    char left[32];
-    double l = p->left_s;
-    if (l < 60)
-        snprintf(left, sizeof left, "%.0fs", l);
-    else
-        snprintf(left, sizeof left, "%.0fm%02.0fs", floor(l / 60), fmod(l, 60));
-    gq_progress_step(&P->bar, "step %d/%d %s, ~%s left", p->step_index, p->nsteps, p->title, left);
+    /* the bar shows the time left (from the same estimates) */
+    gq_progress_step(&P->bar, "step %d/%d %s", p->step_index, p->nsteps, p->title);
     gq_progress_update(&P->bar, (long)(p->done_s * 10));
 }
 

@@ -1,5 +1,7 @@
 #include "render/wrap.h"
 
+#include <ctype.h>
+#include <stdbool.h>
 #include <string.h>
 
 static int is_cont(unsigned char c)
@@ -15,6 +17,16 @@ int gq_text_cols(const char *s, size_t len)
     return n;
 }
 
+/* Where s may break at i: a space (the next line starts after it), or
+ * after a comma in a list such as "[table,json,csv]" (never in "1,024"). */
+static bool breaks_at(const char *s, size_t len, size_t i)
+{
+    if (s[i] == ' ')
+        return true;
+    return s[i] == ',' && i + 1 < len && s[i + 1] != ' ' &&
+           !(i > 0 && isdigit((unsigned char)s[i - 1]) && isdigit((unsigned char)s[i + 1]));
+}
+
 void gq_wrap_line(FILE *f, const char *s, size_t len, int width, int hang)
 {
     if (hang < 0 || hang > width / 2)
@@ -26,41 +38,47 @@ void gq_wrap_line(FILE *f, const char *s, size_t len, int width, int hang)
             fwrite(s, 1, len, f);
             break;
         }
-        /* the last space at or before the room's edge, past the first word */
-        size_t brk = 0, first_word_end = 0;
-        int col = 0;
+        /* the last break at or before the room's edge; else the first one
+         * (a word wider than the room stays whole) */
+        size_t end = 0, next = 0, first_end = 0, first_next = 0;
         size_t i = 0;
         while (i < len && s[i] == ' ')
             i++;
-        col = (int)i;
+        int col = (int)i;
         for (; i < len; i++) {
             if (!is_cont((unsigned char)s[i]))
                 col++;
-            if (s[i] == ' ') {
-                if (!first_word_end)
-                    first_word_end = i;
-                if (col - 1 <= room)
-                    brk = i;
-                else
-                    break;
+            if (!breaks_at(s, len, i))
+                continue;
+            /* a space is left out; a comma stays on this line */
+            size_t e = s[i] == ' ' ? i : i + 1;
+            int ecols = s[i] == ' ' ? col - 1 : col;
+            if (!first_end) {
+                first_end = e;
+                first_next = i + 1;
             }
+            if (ecols > room)
+                break;
+            end = e;
+            next = i + 1;
         }
-        if (!brk)
-            brk = first_word_end; /* one word wider than the room */
-        if (!brk) {
+        if (!end) {
+            end = first_end;
+            next = first_next;
+        }
+        if (!end) {
             fwrite(s, 1, len, f);
             break;
         }
-        size_t end = brk;
         while (end > 0 && s[end - 1] == ' ')
             end--;
         fwrite(s, 1, end, f);
         fprintf(f, "\n%*s", hang, "");
         lead = hang;
-        while (brk < len && s[brk] == ' ')
-            brk++;
-        s += brk;
-        len -= brk;
+        while (next < len && s[next] == ' ')
+            next++;
+        s += next;
+        len -= next;
     }
     fputc('\n', f);
 }

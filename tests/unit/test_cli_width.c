@@ -1,5 +1,6 @@
 /* No line of gpuqual's human-readable output is wider than 100 columns
- * (UTF-8 code points) when stdout is not a terminal: every command's --help,
+ * (UTF-8 code points) when stdout is not a terminal, nor than the
+ * terminal's width on one: every command's --help,
  * and the typical output of every command on the simulated machines. The
  * failure lists each offending command and line. */
 #include <setjmp.h>
@@ -8,10 +9,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <pty.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -144,6 +148,55 @@ static void test_outputs(void **state)
     finish(bad, report);
 }
 
+/* On a terminal the width is the terminal's: 80 columns here. */
+static void test_terminal_width(void **state)
+{
+    (void)state;
+    static const char *const runs[][8] = {
+        {"topo", "--sim", "a100x6", NULL},
+        {"run", "--list", "--sim", "h200x2", NULL},
+        {"run", "-t", "device_to_device_memcpy_read_ce", "--sim", "rtxpro6000x8", "-i", "1", NULL},
+        {"domains", "--sim", "rtx4090x8", "-i", "2", NULL},
+        {"run", "--help", NULL},
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
+        struct winsize ws = {.ws_row = 24, .ws_col = 80};
+        int master;
+        pid_t pid = forkpty(&master, NULL, NULL, &ws);
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            int null = open("/dev/null", O_WRONLY);
+            dup2(null, STDERR_FILENO);
+            const char *argv[10] = {GQ_BIN};
+            for (int i = 0; runs[k][i]; i++)
+                argv[i + 1] = runs[k][i];
+            execv(GQ_BIN, (char *const *)argv);
+            _exit(127);
+        }
+        char out[1 << 16];
+        size_t n = 0;
+        ssize_t r;
+        while (n < sizeof out - 1 && (r = read(master, out + n, sizeof out - 1 - n)) > 0)
+            n += (size_t)r;
+        out[n] = 0;
+        close(master);
+        int st;
+        waitpid(pid, &st, 0);
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        int lines = 0;
+        for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+            size_t len = strlen(line);
+            if (len && line[len - 1] == '\r') /* the terminal's own \r\n */
+                line[--len] = 0;
+            lines++;
+            if (cols(line, len) > 80)
+                fail_msg("gpuqual %s %s on an 80-column terminal: %d columns: %s", runs[k][0], runs[k][1],
+                         cols(line, len), line);
+        }
+        assert_true(lines > 3);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -164,6 +217,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_outputs),
+        cmocka_unit_test(test_terminal_width),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

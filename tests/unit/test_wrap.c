@@ -63,6 +63,18 @@ static void test_long_word_stays_whole(void **state)
     free(o);
 }
 
+static void test_breaks_after_commas_in_lists(void **state)
+{
+    (void)state;
+    char *o = wrapped("formats [table,json,csv,markdown]", 24, 2);
+    assert_string_equal(o, "formats [table,json,csv,\n  markdown]\n");
+    free(o);
+    /* never inside a number */
+    o = wrapped("moved 1,024,000 bytes", 10, 0);
+    assert_string_equal(o, "moved\n1,024,000\nbytes\n");
+    free(o);
+}
+
 static void test_hang(void **state)
 {
     (void)state;
@@ -84,6 +96,7 @@ int main(void)
         cmocka_unit_test(test_breaks_at_spaces_with_hang),
         cmocka_unit_test(test_columns_are_code_points),
         cmocka_unit_test(test_long_word_stays_whole),
+        cmocka_unit_test(test_breaks_after_commas_in_lists),
         cmocka_unit_test(test_hang),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
