@@ -5,6 +5,7 @@
 
 #include "backend/backend.h"
 #include "cli/commands.h"
+#include "cli/outwrap.h"
 #include "cli/common.h"
 
 static void features(FILE *f)
@@ -84,8 +85,10 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || (!strcmp(cmd, "help") && argc < 3)) {
+        gq_outwrap_begin(gq_opts_help_width); /* a terminal's width, as every command's help */
         usage(stdout);
+        gq_outwrap_end();
         return 0;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V") || !strcmp(cmd, "version")) {
@@ -93,10 +96,6 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "help")) {
-        if (argc < 3) {
-            usage(stdout);
-            return 0;
-        }
         const gq_command *c = find_cmd(argv[2]);
         if (!c)
             return unknown_cmd(argv[2]);

@@ -158,6 +158,7 @@ static void test_terminal_width(void **state)
         {"run", "-t", "device_to_device_memcpy_read_ce", "--sim", "rtxpro6000x8", "-i", "1", NULL},
         {"domains", "--sim", "rtx4090x8", "-i", "2", NULL},
         {"run", "--help", NULL},
+        {"--help", NULL},
     };
     for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
         struct winsize ws = {.ws_row = 24, .ws_col = 80};
@@ -190,8 +191,8 @@ static void test_terminal_width(void **state)
                 line[--len] = 0;
             lines++;
             if (cols(line, len) > 80)
-                fail_msg("gpuqual %s %s on an 80-column terminal: %d columns: %s", runs[k][0], runs[k][1],
-                         cols(line, len), line);
+                fail_msg("gpuqual %s %s on an 80-column terminal: %d columns: %s", runs[k][0],
+                         runs[k][1] ? runs[k][1] : "", cols(line, len), line);
         }
         assert_true(lines > 3);
     }
