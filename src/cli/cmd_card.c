@@ -249,7 +249,7 @@ static int card_run(gq_ctx *ctx)
         return rc;
     prog P;
     memset(&P, 0, sizeof P);
-    gq_progress_init(&P.bar, !ctx->quiet, (long)(o->plan->est_total_s * 10) + 1);
+    gq_progress_init(&P.bar, !ctx->quiet, (long)(o->plan->est_total_s * 10 + 0.5));
     o->measured = true;
     rc = gq_card_execute(&ctx->be, ctx->topo, o->co, o->plan, &o->jr, on_progress, &P, &o->res, &ctx->err);
     gq_progress_clear(&P.bar);

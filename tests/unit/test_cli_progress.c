@@ -158,6 +158,14 @@ static void test_pty_bars_reach_their_total(void **state)
     /* place counts its measurements exactly: no forced last update */
     const char *place[] = {GQ_BIN, "place", "--sim", "a100x6", "--prefill", "1", "--decode", "1", NULL};
     expect_full_bar(place);
+    /* the card's bar runs on the plan's estimated seconds and ends full */
+    char dir[] = "/tmp/gq-progress-XXXXXX", out[64], rm[96];
+    assert_non_null(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/card", dir);
+    const char *card[] = {GQ_BIN, "card", "--sim", "h200x2", "-o", out, NULL};
+    expect_full_bar(card);
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    assert_int_equal(system(rm), 0);
 }
 
 /* Not a terminal, or a quiet run: no bar at all. */
