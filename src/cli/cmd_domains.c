@@ -22,6 +22,7 @@
 #include "cli/progress.h"
 #include "measure/harness.h"
 #include "measure/journal.h"
+#include "core/options.h"
 #include "core/units.h"
 #include "render/render.h"
 #include "render/analysis_render.h"
@@ -148,17 +149,16 @@ static json_t *plan_json(const gq_probe_plan *p, int n, int rounds, double round
     return j;
 }
 
-static void print_matrix(FILE *f, const gq_pairmatrix *m)
+/* Columns from..to of the matrix, each 8 wide after a 7-wide row label. */
+static void print_matrix_block(FILE *f, const gq_pairmatrix *m, int from, int to)
 {
-    fprintf(f, "P2P read bandwidth, one pair at a time (GB/s; row = source, column = destination;\n"
-               "* = host-staged, no P2P; x = invalid or impossible, kept out)\n");
     fprintf(f, "  %5s", "");
-    for (int j = 0; j < m->n; j++)
+    for (int j = from; j < to; j++)
         fprintf(f, " %7d", m->gpu[j]);
     fprintf(f, "\n");
     for (int i = 0; i < m->n; i++) {
         fprintf(f, "  %5d", m->gpu[i]);
-        for (int j = 0; j < m->n; j++) {
+        for (int j = from; j < to; j++) {
             if (i == j)
                 fprintf(f, " %7s", "-");
             else if (isfinite(m->gbps[i][j]))
@@ -169,6 +169,18 @@ static void print_matrix(FILE *f, const gq_pairmatrix *m)
         fprintf(f, "\n");
     }
     fprintf(f, "\n");
+}
+
+/* Wider than the output (gq_opts_help_width): in blocks of columns, each
+ * with every row. */
+static void print_matrix(FILE *f, const gq_pairmatrix *m)
+{
+    fprintf(f, "P2P read bandwidth, one pair at a time (GB/s; row = source, column = destination;\n"
+               "* = host-staged, no P2P; x = invalid or impossible, kept out)\n");
+    int width = gq_opts_help_width > 0 ? gq_opts_help_width : 100;
+    int per = (width - 7) / 8 > 0 ? (width - 7) / 8 : 1;
+    for (int from = 0; from < m->n; from += per)
+        print_matrix_block(f, m, from, from + per < m->n ? from + per : m->n);
 }
 
 static void print_domains(FILE *f, const gq_domains *d)

@@ -17,14 +17,26 @@ int gq_text_cols(const char *s, size_t len)
     return n;
 }
 
+/* A comma inside a number: a digit before it and exactly three after
+ * ("1,024"), unlike a list of pairs ("0:1,2:3"). */
+static bool in_number(const char *s, size_t len, size_t i)
+{
+    if (i == 0 || !isdigit((unsigned char)s[i - 1]))
+        return false;
+    size_t d = 0;
+    while (i + 1 + d < len && isdigit((unsigned char)s[i + 1 + d]))
+        d++;
+    return d == 3;
+}
+
 /* Where s may break at i: a space (the next line starts after it), or
- * after a comma in a list such as "[table,json,csv]" (never in "1,024"). */
+ * after a comma in a list such as "[table,json,csv]" or "0:1,2:3" (never
+ * in "1,024"). */
 static bool breaks_at(const char *s, size_t len, size_t i)
 {
     if (s[i] == ' ')
         return true;
-    return s[i] == ',' && i + 1 < len && s[i + 1] != ' ' &&
-           !(i > 0 && isdigit((unsigned char)s[i - 1]) && isdigit((unsigned char)s[i + 1]));
+    return s[i] == ',' && i + 1 < len && s[i + 1] != ' ' && !in_number(s, len, i);
 }
 
 void gq_wrap_line(FILE *f, const char *s, size_t len, int width, int hang)

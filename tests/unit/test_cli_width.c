@@ -131,6 +131,7 @@ static void test_outputs(void **state)
         "topo --sim @EX@/topologies/big64.topo",
         "run --list --sim @EX@/topologies/big64.topo",
         "domains --plan-only --sim @EX@/topologies/big64.topo",
+        "domains --sim @EX@/topologies/big64.topo -i 1",
         "run -t device_to_device_memcpy_read_ce --sim @EX@/topologies/big64.topo --gpus 0-11 -i 1",
         "run -t host_to_device_memcpy_ce --sim @EX@/topologies/big64.topo -i 1",
     };

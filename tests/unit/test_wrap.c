@@ -73,6 +73,10 @@ static void test_breaks_after_commas_in_lists(void **state)
     o = wrapped("moved 1,024,000 bytes", 10, 0);
     assert_string_equal(o, "moved\n1,024,000\nbytes\n");
     free(o);
+    /* a list of GPU pairs breaks after a comma */
+    o = wrapped("pairs 0:1,2:3,4:5,6:7", 12, 2);
+    assert_string_equal(o, "pairs 0:1,\n  2:3,4:5,\n  6:7\n");
+    free(o);
 }
 
 static void test_hang(void **state)
