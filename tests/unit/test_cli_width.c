@@ -132,6 +132,9 @@ static void test_outputs(void **state)
         "run --list --sim @EX@/topologies/big64.topo",
         "domains --plan-only --sim @EX@/topologies/big64.topo",
         "domains --sim @EX@/topologies/big64.topo -i 1",
+        "place --sim @EX@/topologies/big64.topo --prefill 4 --decode 4 -b 1 -i 1",
+        "stress --sim @EX@/topologies/big64.topo -d 2s",
+        "card --sim @EX@/topologies/big64.topo -o @TMP@/card-big64",
         "run -t device_to_device_memcpy_read_ce --sim @EX@/topologies/big64.topo --gpus 0-11 -i 1",
         "run -t host_to_device_memcpy_ce --sim @EX@/topologies/big64.topo -i 1",
     };
