@@ -22,7 +22,10 @@ int gq_frame_help_width(void)
 static void wrap_stdout(gq_ctx *ctx)
 {
     FILE *before = stdout;
-    if (!(ctx->cmd->needs & GQ_FRAME_NOWRAP) && gq_outwrap_format(ctx->format) &&
+    /* JSON (--json -) or a file's bytes (-o -) on stdout are never wrapped */
+    bool raw =
+        (ctx->json_path && !strcmp(ctx->json_path, "-")) || (ctx->out_path && !strcmp(ctx->out_path, "-"));
+    if (!raw && !(ctx->cmd->needs & GQ_FRAME_NOWRAP) && gq_outwrap_format(ctx->format) &&
         gq_outwrap_begin(gq_frame_help_width()) && ctx->out == before)
         ctx->out = stdout;
 }

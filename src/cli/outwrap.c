@@ -19,7 +19,7 @@ static FILE *saved;
 
 bool gq_outwrap_format(const char *format)
 {
-    return !format || !strcmp(format, "table");
+    return !format || !strcmp(format, "table") || !strcmp(format, "summary");
 }
 
 static void emit(wrap *w, const char *s, size_t len)

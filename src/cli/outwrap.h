@@ -2,8 +2,9 @@
  * line wider than the width is broken at spaces (render/wrap.h), keeping
  * its hanging indent; narrower lines pass unchanged, so scripts reading
  * table output see the same text except for the wrapping. The frame turns
- * it on for `--format table` (and commands without --format); never for
- * JSON, CSV, Markdown, Prometheus or nvbandwidth's formats. */
+ * it on for `--format table`, report's summary and commands without
+ * --format; never for JSON, CSV, Markdown, HTML, Prometheus or nvbandwidth's
+ * formats, nor when --json - or -o - puts a document on stdout. */
 #ifndef GQ_CLI_OUTWRAP_H
 #define GQ_CLI_OUTWRAP_H
 

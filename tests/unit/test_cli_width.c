@@ -152,6 +152,25 @@ static void test_outputs(void **state)
     finish(bad, report);
 }
 
+/* --json - puts the document on stdout after the table: its long strings
+ * stay on one line (wrapping them would break the JSON). */
+static void test_json_on_stdout_not_wrapped(void **state)
+{
+    (void)state;
+    FILE *f = popen(GQ_BIN " domains --sim rtxpro6000x8 -i 2 --json - 2>/dev/null", "r");
+    assert_non_null(f);
+    char *l = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int long_strings = 0;
+    while ((n = getline(&l, &cap, f)) > 0)
+        if (cols(l, (size_t)n) > WIDTH + 1 && l[strspn(l, " ")] == '"')
+            long_strings++;
+    free(l);
+    assert_int_equal(pclose(f), 0);
+    assert_true(long_strings > 0);
+}
+
 /* On a terminal the width is the terminal's: 80 columns here. */
 static void test_terminal_width(void **state)
 {
@@ -223,6 +242,7 @@ int main(void)
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_outputs),
         cmocka_unit_test(test_terminal_width),
+        cmocka_unit_test(test_json_on_stdout_not_wrapped),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
