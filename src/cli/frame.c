@@ -18,14 +18,19 @@ int gq_frame_help_width(void)
     return 100;
 }
 
-/* Human-readable output on stdout wraps to gq_frame_help_width() (outwrap.h). */
-static void wrap_stdout(gq_ctx *ctx)
+/* Human-readable output on stdout wraps to gq_frame_help_width() (outwrap.h),
+ * unless a file's bytes go to stdout: an argument "-" (--json -, -o -,
+ * --csv -) or "--opt=-" names stdout as a file, whose content (JSON, CSV)
+ * must stay whole. */
+static void wrap_stdout(gq_ctx *ctx, int argc, char **argv)
 {
+    for (int i = 2; i < argc; i++) {
+        size_t l = strlen(argv[i]);
+        if (!strcmp(argv[i], "-") || (l > 2 && !strncmp(argv[i], "--", 2) && !strcmp(argv[i] + l - 2, "=-")))
+            return;
+    }
     FILE *before = stdout;
-    /* JSON (--json -) or a file's bytes (-o -) on stdout are never wrapped */
-    bool raw =
-        (ctx->json_path && !strcmp(ctx->json_path, "-")) || (ctx->out_path && !strcmp(ctx->out_path, "-"));
-    if (!raw && !(ctx->cmd->needs & GQ_FRAME_NOWRAP) && gq_outwrap_format(ctx->format) &&
+    if (!(ctx->cmd->needs & GQ_FRAME_NOWRAP) && gq_outwrap_format(ctx->format) &&
         gq_outwrap_begin(gq_frame_help_width()) && ctx->out == before)
         ctx->out = stdout;
 }
@@ -105,10 +110,10 @@ int gq_frame_main(const gq_frame_cmd *cmd, int argc, char **argv)
     if (!ctx.opts || !ctx.topo)
         gq_err_set(&ctx.err, GQ_E_NOMEM, "out of memory");
     else if (!(rc = frame_open(&ctx, &of, &help_only, argc, argv)) && help_only) {
-        wrap_stdout(&ctx);
+        wrap_stdout(&ctx, argc, argv);
         help(cmd);
     } else if (!rc) {
-        wrap_stdout(&ctx);
+        wrap_stdout(&ctx, argc, argv);
         if (!(rc = cmd->run(&ctx)))
             rc = frame_outputs(&ctx, &of);
     }

@@ -153,7 +153,8 @@ static void test_outputs(void **state)
 }
 
 /* --json - puts the document on stdout after the table: its long strings
- * stay on one line (wrapping them would break the JSON). */
+ * stay on one line (wrapping them would break the JSON); the same for a
+ * CSV file on stdout. */
 static void test_json_on_stdout_not_wrapped(void **state)
 {
     (void)state;
@@ -166,9 +167,17 @@ static void test_json_on_stdout_not_wrapped(void **state)
     while ((n = getline(&l, &cap, f)) > 0)
         if (cols(l, (size_t)n) > WIDTH + 1 && l[strspn(l, " ")] == '"')
             long_strings++;
-    free(l);
     assert_int_equal(pclose(f), 0);
     assert_true(long_strings > 0);
+    /* stress's CSV on stdout: one row per line, as its header says */
+    f = popen(GQ_BIN " stress --sim h200x2 -d 2s --csv - 2>/dev/null", "r");
+    assert_non_null(f);
+    int header = 0;
+    while ((n = getline(&l, &cap, f)) > 0)
+        header += !strncmp(l, "gpu,t_s,", 8) && strstr(l, ",tflops");
+    free(l);
+    assert_int_equal(pclose(f), 0);
+    assert_int_equal(header, 1);
 }
 
 /* On a terminal the width is the terminal's: 80 columns here. */
