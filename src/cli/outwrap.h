@@ -4,7 +4,8 @@
  * table output see the same text except for the wrapping. The frame turns
  * it on for `--format table`, report's summary and commands without
  * --format; never for JSON, CSV, Markdown, HTML, Prometheus or nvbandwidth's
- * formats, nor when --json - or -o - puts a document on stdout. */
+ * formats, nor when an argument "-" (--json -, -o -, --csv -) puts a
+ * file's bytes on stdout. */
 #ifndef GQ_CLI_OUTWRAP_H
 #define GQ_CLI_OUTWRAP_H
 
