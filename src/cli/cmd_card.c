@@ -96,13 +96,8 @@ typedef struct prog {
 static void on_progress(void *arg, const gq_card_progress *p)
 {
     prog *P = arg;
-    char left[32];
-    double l = p->left_s;
-    if (l < 60)
-        snprintf(left, sizeof left, "%.0fs", l);
-    else
-        snprintf(left, sizeof left, "%.0fm%02.0fs", floor(l / 60), fmod(l, 60));
-    gq_progress_step(&P->bar, "step %d/%d %s, ~%s left", p->step_index, p->nsteps, p->title, left);
+    /* the bar shows the time left (from the same estimates) */
+    gq_progress_step(&P->bar, "step %d/%d %s", p->step_index, p->nsteps, p->title);
     gq_progress_update(&P->bar, (long)(p->done_s * 10));
 }
 
@@ -284,7 +279,7 @@ static void card_print(gq_ctx *ctx, bool complete)
     } else if (!strcmp(ctx->format, "markdown")) {
         gq_card_render_markdown(stdout, ctx->doc, &ctx->err);
     } else {
-        gq_card_render_summary(stdout, ctx->doc, 0, &ctx->err);
+        gq_card_render_summary(stdout, ctx->doc, gq_frame_help_width(), &ctx->err);
         printf("artefacts: %s/ (card.html, card.md, card.json, nvbandwidth.json%s, journal.jsonl)\n", o->dir,
                o->res.have_stress ? ", stress.csv" : "");
     }
@@ -302,7 +297,7 @@ static int card_run(gq_ctx *ctx)
         return rc;
     prog P;
     memset(&P, 0, sizeof P);
-    gq_progress_init(&P.bar, !ctx->quiet, (long)(o->plan->est_total_s * 10) + 1);
+    gq_progress_init(&P.bar, !ctx->quiet, (long)(o->plan->est_total_s * 10 + 0.5));
     o->measured = true;
     rc = gq_card_execute(&ctx->be, ctx->topo, o->co, o->plan, &o->jr, on_progress, &P, &o->res, &ctx->err);
     gq_progress_clear(&P.bar);

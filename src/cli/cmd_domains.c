@@ -19,8 +19,10 @@
 #include "analysis/probes.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/progress.h"
 #include "measure/harness.h"
 #include "measure/journal.h"
+#include "core/options.h"
 #include "core/units.h"
 #include "render/render.h"
 #include "render/analysis_render.h"
@@ -55,11 +57,12 @@ static const char *const defaults[] = {"buffer-size=64", NULL};
 
 static void on_progress(void *arg, int done, int total, const gq_probe *pr)
 {
-    (void)arg;
+    gq_progress *bar = arg;
     char what[256];
-    fprintf(stderr, "\r[%d/%d] %s %s %-40.40s", done, total, gq_probe_kind_name(pr->kind),
-            gq_direction_name(pr->direction), gq_probe_str(pr, what, sizeof what));
-    fflush(stderr);
+    gq_progress_set_total(bar, total);
+    gq_progress_step(bar, "probe %d/%d %s %s %s", done, total, gq_probe_kind_name(pr->kind),
+                     gq_direction_name(pr->direction), gq_probe_str(pr, what, sizeof what));
+    gq_progress_update(bar, done - 1);
 }
 
 /* ---- output ---------------------------------------------------------------------- */
@@ -155,17 +158,16 @@ static json_t *plan_json(const gq_probe_plan *p, int n, int rounds, double round
     return j;
 }
 
-static void print_matrix(FILE *f, const gq_pairmatrix *m)
+/* Columns from..to of the matrix, each 8 wide after a 7-wide row label. */
+static void print_matrix_block(FILE *f, const gq_pairmatrix *m, int from, int to)
 {
-    fprintf(f, "P2P read bandwidth, one pair at a time (GB/s; row = source, column = destination;\n"
-               "* = host-staged, no P2P; x = invalid or impossible, kept out)\n");
     fprintf(f, "  %5s", "");
-    for (int j = 0; j < m->n; j++)
+    for (int j = from; j < to; j++)
         fprintf(f, " %7d", m->gpu[j]);
     fprintf(f, "\n");
     for (int i = 0; i < m->n; i++) {
         fprintf(f, "  %5d", m->gpu[i]);
-        for (int j = 0; j < m->n; j++) {
+        for (int j = from; j < to; j++) {
             if (i == j)
                 fprintf(f, " %7s", "-");
             else if (isfinite(m->gbps[i][j]))
@@ -176,6 +178,18 @@ static void print_matrix(FILE *f, const gq_pairmatrix *m)
         fprintf(f, "\n");
     }
     fprintf(f, "\n");
+}
+
+/* Wider than the output (gq_opts_help_width): in blocks of columns, each
+ * with every row. */
+static void print_matrix(FILE *f, const gq_pairmatrix *m)
+{
+    fprintf(f, "P2P read bandwidth, one pair at a time (GB/s; row = source, column = destination;\n"
+               "* = host-staged, no P2P; x = invalid or impossible, kept out)\n");
+    int width = gq_opts_help_width > 0 ? gq_opts_help_width : 100;
+    int per = (width - 7) / 8 > 0 ? (width - 7) / 8 : 1;
+    for (int from = 0; from < m->n; from += per)
+        print_matrix_block(f, m, from, from + per < m->n ? from + per : m->n);
 }
 
 static void print_domains(FILE *f, const gq_domains *d)
@@ -462,12 +476,16 @@ static int discover(gq_ctx *ctx, const gq_harness_opts *ho)
     dso.bottlenecks.min_drop = o->min_drop / 100.0;
     dso.bottlenecks.bytes = o->c.buffer_size;
     dso.journal = ctx->journal;
-    bool progress = !o->c.quiet && gq_cli_tty() && !strcmp(o->c.format, "table");
-    if (progress)
-        dso.progress = on_progress;
+    gq_progress bar;
+    gq_progress_init(&bar, gq_progress_wanted(o->c.quiet, o->c.format), 1);
+    dso.progress = on_progress;
+    dso.progress_arg = &bar;
     int rc = gq_discovery_run(&ctx->be, ctx->topo, o->c.gpus_sel, o->c.ngpus_sel, &dso, &disc, &ctx->err);
-    if (progress)
-        fprintf(stderr, "\r%100s\r", "");
+    if (!rc && !disc.interrupted) {
+        gq_progress_step(&bar, "probe %d/%d done", disc.plan.n, disc.plan.n);
+        gq_progress_update(&bar, bar.total);
+    }
+    gq_progress_clear(&bar);
     if (!rc && (o->c.json_path || !strcmp(o->c.format, "json")) &&
         !(ctx->doc = domains_doc(ctx, &disc, round_seconds(ho))))
         rc = gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");

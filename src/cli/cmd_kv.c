@@ -14,6 +14,7 @@
 #include "analysis/kv.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/progress.h"
 #include "core/json.h"
 #include "cli/frame.h"
 #include "cli/options.h"
@@ -648,7 +649,16 @@ static int kv_measure_live(gq_ctx *ctx)
     gq_harness_opts ho;
     gq_harness_opts_default(&ho);
     ho.rounds = o->c.rounds;
+    /* the rates (P2P unless impossible, down, up, both at once), then the
+     * handoffs (direct unless impossible, down, up, one per chunk size) */
+    int p2p = o->k->r.p2p_impossible ? 0 : 1;
+    long nmeas = p2p + 3 + (o->estimate_only ? 0 : p2p + 2 + o->k->nchunks);
+    gq_progress bar;
+    gq_progress_init(&bar, gq_progress_wanted(ctx->quiet, ctx->format), nmeas * o->c.rounds);
+    ho.progress = gq_progress_on_round;
+    ho.progress_arg = &bar;
     int rc = gq_kv_measure(&ctx->be, ctx->topo, &ho, o->estimate_only, &o->rs, ctx->journal, o->k, &ctx->err);
+    gq_progress_clear(&bar);
     if (rc == GQ_E_INTR) {
         ctx->exit_code = GQ_EXIT_INTR; /* README: kv interrupted exits 130 */
         rc = GQ_OK;

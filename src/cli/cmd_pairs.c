@@ -13,6 +13,7 @@
 #include "analysis/probes.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/progress.h"
 #include "exec/plan_run.h"
 #include "measure/harness.h"
 #include "measure/journal.h"
@@ -284,6 +285,13 @@ static int measure_pairings(gq_ctx *ctx, gq_measurement *m, gq_recordset *rs, bo
     gq_harness_opts ho;
     gq_harness_opts_default(&ho);
     ho.rounds = o->c.rounds;
+    gq_progress bar;
+    long nmeas = 0;
+    for (int p = 0; p < o->npg; p++)
+        nmeas += 1 + (o->isolated ? o->pg[p].n : 0);
+    gq_progress_init(&bar, gq_progress_wanted(o->c.quiet, o->c.format), nmeas * o->c.rounds);
+    ho.progress = gq_progress_on_round;
+    ho.progress_arg = &bar;
     int rc = GQ_OK;
     for (int p = 0; p < o->npg && !rc; p++) {
         pairing *pg = &o->pg[p];
@@ -296,8 +304,6 @@ static int measure_pairings(gq_ctx *ctx, gq_measurement *m, gq_recordset *rs, bo
         memcpy(pr.dst, pg->dst, sizeof pr.dst);
         memcpy(pr.staged, pg->staged, sizeof pr.staged);
         int first;
-        if (!o->c.quiet && gq_cli_tty())
-            fprintf(stderr, "\rmeasuring %s %s ...", pg->label, pg->spec);
         int mrc = measure(&ctx->be, ctx->topo, &pr, o, &ho, m, rs, ctx->journal, &first, &ctx->err);
         pick_records(rs, first, pg, false, 0);
         pg->measured = mrc == GQ_OK;
@@ -316,8 +322,7 @@ static int measure_pairings(gq_ctx *ctx, gq_measurement *m, gq_recordset *rs, bo
             rc = outcome(ctx, mrc, pg, k, unmeasured);
         }
     }
-    if (!o->c.quiet && gq_cli_tty())
-        fprintf(stderr, "\r%60s\r", "");
+    gq_progress_clear(&bar);
     return rc;
 }
 

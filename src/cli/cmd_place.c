@@ -133,16 +133,12 @@ typedef struct live {
     gq_journal *j;
     uint64_t bytes;
     gq_progress *prog;
-    long done;
 } live;
 
-static void on_round(void *arg, const char *test, int round, int rounds)
+/* The bar's total: n measurements of the harness's rounds each. */
+static void set_total(live *l, long n)
 {
-    live *l = arg;
-    (void)test;
-    (void)rounds;
-    (void)round;
-    gq_progress_update(l->prog, ++l->done);
+    gq_progress_set_total(l->prog, n * l->ho.rounds);
 }
 
 static int run_plan(live *l, const gq_probe_plan *plan, gq_measurement *m, gq_err *err)
@@ -184,6 +180,27 @@ static int run_bidir(live *l, const int *gpus, int n, gq_measurement *m, gq_err 
     return gq_exec_one(l->be, l->topo, m, &l->ho, l->j, l->rs, err);
 }
 
+/* How many run_bidir() calls discover() makes: one per distinct host
+ * budget, and one over all the GPUs. */
+static int count_bidir(const gq_bottlenecks *bn)
+{
+    int did = 0;
+    gq_gpuset done[GQ_BN_MAX + 1];
+    for (int b = 0; b < bn->n; b++) {
+        if (bn->v[b].p2p)
+            continue;
+        gq_gpuset s = 0;
+        for (int k = 0; k < bn->v[b].ngpus; k++)
+            s |= (gq_gpuset)1 << bn->v[b].gpus[k];
+        bool dup = false;
+        for (int x = 0; x < did; x++)
+            dup |= done[x] == s;
+        if (!dup)
+            done[did++] = s;
+    }
+    return did + 1;
+}
+
 /* The domains pipeline: matrix, clustering, contention probes, bottlenecks.
  * Its sections (domains, bottlenecks, ...) go into *sections. */
 static int discover(live *l, const int *sel, int nsel, json_t *sections, gq_err *err)
@@ -199,7 +216,17 @@ static int discover(live *l, const int *sel, int nsel, json_t *sections, gq_err 
         rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
         goto out;
     }
-    if ((rc = gq_probes_plan_matrix(&plan, l->topo, sel, nsel, err)) || (rc = run_plan(l, &plan, m, err)))
+    if ((rc = gq_probes_plan_matrix(&plan, l->topo, sel, nsel, err)))
+        goto out;
+    /* the contention probes on the domains the tree suggests, until the
+     * measured domains fix them */
+    gq_probes_assume_domains(l->topo, sel, nsel, dom);
+    if ((rc = gq_probes_plan_contention(&plan2, l->topo, sel, nsel, dom, err)))
+        goto out;
+    set_total(l, plan.n + plan2.n);
+    gq_probe_plan_free(&plan2);
+    memset(&plan2, 0, sizeof plan2);
+    if ((rc = run_plan(l, &plan, m, err)))
         goto out;
     gq_pairmatrix_init(pm, sel, nsel);
     gq_pairmatrix_from_records(pm, l->rs, NULL);
@@ -207,8 +234,10 @@ static int discover(live *l, const int *sel, int nsel, json_t *sections, gq_err 
     gq_domains_opts_default(&dopts);
     if ((rc = gq_domains_cluster(pm, &dopts, dom, err)))
         goto out;
-    if ((rc = gq_probes_plan_contention(&plan2, l->topo, sel, nsel, dom, err)) ||
-        (rc = run_plan(l, &plan2, m, err)))
+    if ((rc = gq_probes_plan_contention(&plan2, l->topo, sel, nsel, dom, err)))
+        goto out;
+    set_total(l, plan.n + plan2.n);
+    if ((rc = run_plan(l, &plan2, m, err)))
         goto out;
     gq_bn_opts bo;
     gq_bn_opts_default(&bo);
@@ -222,6 +251,7 @@ static int discover(live *l, const int *sel, int nsel, json_t *sections, gq_err 
     if (any_staged) {
         int did = 0;
         gq_gpuset done[GQ_BN_MAX + 1];
+        set_total(l, plan.n + plan2.n + count_bidir(&bn));
         for (int b = 0; b < bn.n && !rc; b++) {
             if (bn.v[b].p2p)
                 continue;
@@ -579,10 +609,9 @@ static int measure_paths(gq_ctx *ctx, const gq_harness_opts *ho)
               .j = ctx->journal,
               .bytes = o->c.buffer_size,
               .prog = &prog};
-    long n = o->c.ngpus_sel;
-    gq_progress_init(&prog, !ctx->quiet, (n * (n - 1) + 6 * n + 8) * (o->c.rounds + 1));
-    l.ho.progress = on_round;
-    l.ho.progress_arg = &l;
+    gq_progress_init(&prog, gq_progress_wanted(ctx->quiet, ctx->format), 1);
+    l.ho.progress = gq_progress_on_round;
+    l.ho.progress_arg = &prog;
     int rc = discover(&l, o->c.gpus_sel, o->c.ngpus_sel, o->sections, &ctx->err);
     gq_progress_clear(&prog);
     if (rc != GQ_E_INTR)

@@ -162,7 +162,7 @@ static int render(gq_ctx *ctx, json_t *root)
         fputc('\n', ctx->out);
         return rc;
     }
-    return gq_card_render_summary(ctx->out, root, 0, &ctx->err);
+    return gq_card_render_summary(ctx->out, root, ctx->out == stdout ? gq_frame_help_width() : 0, &ctx->err);
 }
 
 static int report_run(gq_ctx *ctx)

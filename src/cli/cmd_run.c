@@ -500,7 +500,7 @@ static int measure_all(gq_ctx *ctx, run_state *st)
     st->j = &st->jr;
     st->journal_auto = !o->c.journal && !o->resume;
     gq_progress bar;
-    gq_progress_init(&bar, !o->c.quiet, st->total_units);
+    gq_progress_init(&bar, gq_progress_wanted(o->c.quiet, o->c.format), st->total_units);
     progress_ctx pc = {.bar = &bar,
                        .rounds = o->c.rounds,
                        .quiet = o->c.quiet,

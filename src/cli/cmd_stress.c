@@ -13,6 +13,7 @@
 #include "exec/stress_run.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/progress.h"
 #include "cli/frame.h"
 #include "cli/textfiles.h"
 #include "core/interrupt.h"
@@ -81,30 +82,13 @@ static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_op
 
 /* ---- progress ------------------------------------------------------------- */
 
-typedef struct progress {
-    bool on;
-    double last_wall;
-    int width;
-} progress;
-
-static void fmt_mmss(double s, char *buf, size_t n)
-{
-    long t = s > 0 && s < 3.6e6 ? (long)(s + 0.5) : 0;
-    if (t >= 3600)
-        snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-    else
-        snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
-}
-
+/* The one bar (cli/progress.h) in tenths of a second of the run, with the
+ * GPUs' telemetry as its step. */
 static void on_progress(void *arg, const gq_stress_result *r, double elapsed)
 {
-    progress *p = arg;
+    gq_progress *p = arg;
     if (!p->on)
         return;
-    double now = gq_now_mono();
-    if (now - p->last_wall < 0.1 && elapsed < r->duration_s)
-        return;
-    p->last_wall = now;
     double power = 0, tmax = NAN, tflops = 0;
     int live = 0;
     for (int k = 0; k < r->ngpu; k++) {
@@ -121,25 +105,10 @@ static void on_progress(void *arg, const gq_stress_result *r, double elapsed)
         if (isfinite(pt->tflops))
             tflops += pt->tflops;
     }
-    double frac = r->duration_s > 0 ? elapsed / r->duration_s : 1;
-    if (frac > 1)
-        frac = 1;
-    char bar[32], a[32], b[32];
-    int w = 24, fill = (int)(frac * w + 0.5);
-    for (int i = 0; i < w; i++)
-        bar[i] = i < fill ? '#' : '.';
-    bar[w] = 0;
-    fmt_mmss(elapsed, a, sizeof a);
-    fmt_mmss(r->duration_s, b, sizeof b);
-    fprintf(stderr, "\r[%s] %s/%s  %d/%d GPUs  %.0f W  max %.0f C  %.0f TFLOP/s  ", bar, a, b, live, r->ngpu,
-            power, isfinite(tmax) ? tmax : 0, tflops);
-    fflush(stderr);
-}
-
-static void progress_end(progress *p)
-{
-    if (p->on)
-        fprintf(stderr, "\r%*s\r", 100, "");
+    gq_progress_set_total(p, (long)(r->duration_s * 10 + 0.5));
+    gq_progress_step(p, "%d/%d GPUs  %.0f W  max %.0f C  %.0f TFLOP/s", live, r->ngpu, power,
+                     isfinite(tmax) ? tmax : 0, tflops);
+    gq_progress_update(p, (long)(elapsed * 10));
 }
 
 /* ---- output --------------------------------------------------------------- */
@@ -407,7 +376,7 @@ static int stress_run(gq_ctx *ctx)
 {
     stress_opts *o = ctx->opts;
     gq_stress_opts so;
-    progress prog = {0};
+    gq_progress prog = {0};
     gq_stress_result *res = calloc(1, sizeof *res);
     gq_stress_summary *sum = calloc(1, sizeof *sum);
     int rc = GQ_OK;
@@ -422,11 +391,11 @@ static int stress_run(gq_ctx *ctx)
         goto out;
     so.ngpus = o->c.ngpus_sel;
     memcpy(so.gpus, o->c.gpus_sel, sizeof so.gpus);
-    prog.on = gq_cli_tty() && !ctx->quiet && !strcmp(ctx->format, "table");
+    gq_progress_init(&prog, gq_progress_wanted(ctx->quiet, ctx->format), 1);
     so.progress = on_progress;
     so.progress_arg = &prog;
     rc = gq_stress_run(&ctx->be, ctx->topo, &so, res, &ctx->err);
-    progress_end(&prog);
+    gq_progress_clear(&prog);
     if (rc == GQ_E_INTR)
         rc = GQ_OK;
     if (!rc)

@@ -13,6 +13,7 @@
 #include "analysis/sweepfit.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/progress.h"
 #include "exec/plan_run.h"
 #include "measure/catalog.h"
 #include "measure/harness.h"
@@ -412,14 +413,14 @@ static int sweep_measure(gq_ctx *ctx, const path *paths, int np, gq_recordset *r
     gq_harness_opts_default(&ho);
     ho.rounds = o->c.rounds;
     gq_method meth = !strcmp(o->c.method, "sm") ? GQ_METHOD_SM : GQ_METHOD_CE;
-    bool progress = !o->c.quiet && gq_cli_tty();
+    gq_progress bar;
+    gq_progress_init(&bar, gq_progress_wanted(o->c.quiet, o->c.format), (long)np * o->nsizes);
     int rc = GQ_OK;
     for (int pi = 0; pi < np && !*interrupted && !rc; pi++) {
         for (int si = 0; si < o->nsizes && !*interrupted; si++) {
             char sz[32];
-            if (progress)
-                fprintf(stderr, "\rsweep: path %d/%d, %s ...        ", pi + 1, np,
-                        gq_fmt_size(o->size[si], sz, sizeof sz));
+            gq_progress_step(&bar, "path %d/%d, %s", pi + 1, np, gq_fmt_size(o->size[si], sz, sizeof sz));
+            gq_progress_update(&bar, (long)pi * o->nsizes + si);
             int mrc = GQ_OK;
             bool skip = false;
             if (!paths[pi].is_test) {
@@ -443,8 +444,9 @@ static int sweep_measure(gq_ctx *ctx, const path *paths, int np, gq_recordset *r
             }
         }
     }
-    if (progress)
-        fprintf(stderr, "\r%60s\r", "");
+    if (!rc && !*interrupted)
+        gq_progress_update(&bar, bar.total);
+    gq_progress_clear(&bar);
     free(m);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/outputs.h"
+#include "cli/outwrap.h"
 #include "render/render.h"
 
 int gq_frame_help_width(void)
@@ -17,6 +18,23 @@ int gq_frame_help_width(void)
     if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
         return ws.ws_col < 60 ? 60 : ws.ws_col;
     return 100;
+}
+
+/* Human-readable output on stdout wraps to gq_frame_help_width() (outwrap.h),
+ * unless a file's bytes go to stdout: an argument "-" (--json -, -o -,
+ * --csv -) or "--opt=-" names stdout as a file, whose content (JSON, CSV)
+ * must stay whole. */
+static void wrap_stdout(gq_ctx *ctx, int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++) {
+        size_t l = strlen(argv[i]);
+        if (!strcmp(argv[i], "-") || (l > 2 && !strncmp(argv[i], "--", 2) && !strcmp(argv[i] + l - 2, "=-")))
+            return;
+    }
+    FILE *before = stdout;
+    if (!(ctx->cmd->needs & GQ_FRAME_NOWRAP) && gq_outwrap_format(ctx->format) &&
+        gq_outwrap_begin(gq_frame_help_width()) && ctx->out == before)
+        ctx->out = stdout;
 }
 
 static void help(const gq_frame_cmd *cmd)
@@ -148,24 +166,32 @@ int gq_frame_main(const gq_frame_cmd *cmd, int argc, char **argv)
     ctx.topo = calloc(1, sizeof *ctx.topo);
     if (!ctx.opts || !ctx.topo)
         gq_err_set(&ctx.err, GQ_E_NOMEM, "out of memory");
-    else if (!(rc = frame_open(&ctx, &of, &help_only, argc, argv)) && help_only)
+    else if (!(rc = frame_open(&ctx, &of, &help_only, argc, argv)) && help_only) {
+        wrap_stdout(&ctx, argc, argv);
         help(cmd);
-    else if (!rc && !(rc = cmd->run(&ctx))) {
-        int e = errno; /* a failed write to stdout during run() left its reason here */
-        rc = frame_outputs(&ctx, &of);
-        if (!rc && ferror(stdout) && !gq_cli_errors) {
-            errno = e;
-            rc = GQ_E_IO;
-            ctx.out = stdout;
+    } else if (!rc) {
+        wrap_stdout(&ctx, argc, argv);
+        if (!(rc = cmd->run(&ctx))) {
+            int e = errno; /* a failed write to stdout during run() left its reason here */
+            rc = frame_outputs(&ctx, &of);
+            if (!rc && ferror(stdout) && !gq_cli_errors) {
+                errno = e;
+                rc = GQ_E_IO;
+                ctx.out = stdout;
+                name_write_error(&ctx);
+            }
+        } else if (rc == GQ_E_IO)
             name_write_error(&ctx);
-        }
     } else if (rc == GQ_E_IO)
         name_write_error(&ctx);
     if (ctx.out != stdout)
         gq_outfile_abort(&of);
+    gq_outwrap_end();
     char note[400];
     gq_cleanroom_note(&ctx.clean, note, sizeof note);
-    if (note[0] && !help_only)
+    /* a command that keeps another tool's layout (nvbandwidth's) says nothing of its own on stderr: its
+     * contaminated figures show as that tool shows invalid ones */
+    if (note[0] && !help_only && !(cmd->needs & GQ_FRAME_NOWRAP))
         gq_cli_warn("%s", note);
     gq_cleanroom_install(NULL);
     gq_gpulock_release(&ctx.lock);

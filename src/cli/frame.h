@@ -36,6 +36,9 @@ enum {
     GQ_FRAME_MEASURES = 1u << 3, /* it measures the GPUs: take each selected GPU's lock (measure/gpulock.h;
                                     --wait-busy) and watch the clean room (measure/cleanroom.h), whose note
                                     the frame prints after run() */
+    GQ_FRAME_NOWRAP = 1u << 4,   /* output that keeps another tool's layout, such as nvbandwidth's: stdout is
+                                    never wrapped to 100 columns (cli/outwrap.h), and the frame prints no
+                                    clean-room note on stderr */
 };
 
 typedef struct gq_ctx {

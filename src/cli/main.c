@@ -7,6 +7,7 @@
 
 #include "backend/backend.h"
 #include "cli/commands.h"
+#include "cli/outwrap.h"
 #include "cli/common.h"
 #include "cli/manpage.h"
 
@@ -105,7 +106,10 @@ static int finish(int rc)
     if ((fflush(stdout) != 0 || ferror(stdout)) && (rc == 0 || rc == 4 || rc == 5)) {
         /* One line: a command that already said why it failed is not told twice. */
         if (!gq_cli_errors)
-            gq_cli_error("writing the output to stdout failed: %s", errno ? strerror(errno) : "write error");
+            gq_cli_error("writing the output to stdout failed: %s", errno ? strerror(errno)
+                                                                    : gq_outwrap_errno()
+                                                                        ? strerror(gq_outwrap_errno())
+                                                                        : "write error");
         rc = 2;
     }
     return rc;
@@ -134,8 +138,10 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || (!strcmp(cmd, "help") && argc < 3)) {
+        gq_outwrap_begin(gq_opts_help_width); /* a terminal's width, as every command's help */
         usage(stdout);
+        gq_outwrap_end();
         return 0;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V") || !strcmp(cmd, "version")) {
@@ -155,10 +161,6 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!strcmp(cmd, "help")) {
-        if (argc < 3) {
-            usage(stdout);
-            return 0;
-        }
         const gq_command *c = find_cmd(argv[2]);
         if (!c)
             return unknown_cmd(argv[2]);

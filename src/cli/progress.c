@@ -15,6 +15,29 @@ void gq_progress_init(gq_progress *p, bool enabled, long total)
     p->t0 = gq_now_mono();
 }
 
+bool gq_progress_wanted(bool quiet, const char *format)
+{
+    return !quiet && !(format && !strncmp(format, "nvbandwidth", 11));
+}
+
+void gq_progress_set_total(gq_progress *p, long total)
+{
+    p->total = total > 0 ? total : 1;
+}
+
+void gq_progress_on_round(void *arg, const char *test, int round, int rounds)
+{
+    gq_progress *p = arg;
+    if (round <= p->last_round || p->last_rounds == 0) {
+        /* a new measurement: the previous one counts whole */
+        p->base += p->last_rounds;
+        p->last_rounds = rounds;
+    }
+    p->last_round = round;
+    gq_progress_step(p, "%s round %d/%d", test, round, rounds);
+    gq_progress_update(p, p->base + round);
+}
+
 static int term_width(void)
 {
     struct winsize ws;

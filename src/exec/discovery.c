@@ -111,6 +111,25 @@ static int run_from(ctx *c, int from, int total, gq_err *err)
     return rc;
 }
 
+/* How many contention probes the plan would hold on the domains the tree
+ * suggests (what `domains --plan-only` shows): the progress total until the
+ * measured domains fix the real plan. 0 when it cannot be planned. */
+static int planned_contention(const gq_topo *topo, const int *gpus, int n)
+{
+    gq_domains *dom = calloc(1, sizeof *dom);
+    gq_probe_plan p = {0};
+    gq_err e = {0};
+    int count = 0;
+    if (dom) {
+        gq_probes_assume_domains(topo, gpus, n, dom);
+        if (!gq_probes_plan_contention(&p, topo, gpus, n, dom, &e))
+            count = p.n;
+    }
+    gq_probe_plan_free(&p);
+    free(dom);
+    return count;
+}
+
 int gq_discovery_run(gq_backend *be, const gq_topo *topo, const int *gpus, int n, const gq_discovery_opts *o,
                      gq_discovery *out, gq_err *err)
 {
@@ -132,7 +151,7 @@ int gq_discovery_run(gq_backend *be, const gq_topo *topo, const int *gpus, int n
     /* 1. the matrix, one pair at a time */
     if ((rc = gq_probes_plan_matrix(&out->plan, topo, gpus, n, err)))
         goto out;
-    if ((rc = run_from(&c, 0, out->plan.n + 2 * n, err)))
+    if ((rc = run_from(&c, 0, out->plan.n + (o->progress ? planned_contention(topo, gpus, n) : 0), err)))
         goto out;
     /* 2. domains from it */
     gq_pairmatrix_init(out->matrix, gpus, n);

@@ -28,7 +28,10 @@ typedef struct gq_discovery_opts {
     gq_domains_opts domains;
     gq_bn_opts bottlenecks; /* .bytes is set to `bytes` */
     gq_journal *journal;    /* may be NULL */
-    /* called before each measurement; may be NULL */
+    /* called before each measurement (done: its number, from 1); may be
+     * NULL. total: the matrix plus the contention probes on the domains the
+     * tree suggests (what --plan-only shows) until the measured domains are
+     * known, then the plan's real count. */
     void (*progress)(void *arg, int done, int total, const gq_probe *pr);
     void *progress_arg;
 } gq_discovery_opts;

@@ -44,12 +44,13 @@ static void cell(const gq_cmp_fig *x, int r, char *buf, size_t n)
 
 void gq_compare_print(FILE *f, const gq_compare *c, bool md, bool all)
 {
-    fprintf(f,
-            "%sComparing %d runs against the first (threshold %.1f%%, temperatures %.1f °C): %d figure%s in "
-            "every run, %d regression%s%s",
-            md ? "## " : "", c->nruns, c->threshold_pct, c->threshold_c, c->ncompared,
-            c->ncompared == 1 ? "" : "s", c->nregressions, c->nregressions == 1 ? "" : "s",
-            c->across_models ? "" : ".\n");
+    fprintf(
+        f,
+        "%sComparing %d runs against the first (threshold %.1f%%, temperatures %.1f °C):\n%s%d figure%s in "
+        "every run, %d regression%s%s",
+        md ? "## " : "", c->nruns, c->threshold_pct, c->threshold_c, md ? "\n" : "", c->ncompared,
+        c->ncompared == 1 ? "" : "s", c->nregressions, c->nregressions == 1 ? "" : "s",
+        c->across_models ? "" : ".\n");
     if (c->across_models)
         fprintf(f, ", %d difference%s across GPU models or stress durations (not regressions).\n",
                 c->ndiffers, c->ndiffers == 1 ? "" : "s");

@@ -8,6 +8,7 @@
 #include "core/units.h"
 #include "render/card_render.h"
 #include "render/numfmt.h"
+#include "render/wrap.h"
 
 #define MAXG 64
 
@@ -617,15 +618,8 @@ int gq_card_render_summary(FILE *f, const json_t *root, int width, gq_err *err)
         const char *v = verdict_word(gq_verdict_name(r->verdict));
         char line[1024];
         snprintf(line, sizeof line, "  %-5s %-24s %s", strlen(v) > 5 ? "-" : v, r->check, r->result);
-        if ((int)strlen(line) > width && width > 4) {
-            /* Cut on a UTF-8 boundary. */
-            int cut = width - 3;
-            while (cut > 0 && ((unsigned char)line[cut] & 0xC0) == 0x80)
-                cut--;
-            line[cut] = 0;
-            strcat(line, "...");
-        }
-        fprintf(f, "%s\n", line);
+        /* wrapped at spaces under the result column, never cut */
+        gq_wrap_line(f, line, strlen(line), width, 33);
     }
     if (c->verdict == GQ_CV_INCOMPLETE) { /* what is missing, by step */
         int n = 0;
@@ -639,8 +633,13 @@ int gq_card_render_summary(FILE *f, const json_t *root, int width, gq_err *err)
         if (n)
             fputc('\n', f);
     }
-    for (int i = 0; i < c->nfindings && i < 6; i++)
-        fprintf(f, "%s- %s\n", i == 0 ? "findings:\n" : "", c->findings[i]);
+    for (int i = 0; i < c->nfindings && i < 6; i++) {
+        char line[2048];
+        if (i == 0)
+            fputs("findings:\n", f);
+        snprintf(line, sizeof line, "- %s", c->findings[i]);
+        gq_wrap_line(f, line, strlen(line), width, 2);
+    }
     int nbad = 0;
     for (int i = 0; i < c->checks.n; i++) {
         const gq_check *k = &c->checks.v[i];
@@ -648,8 +647,11 @@ int gq_card_render_summary(FILE *f, const json_t *root, int width, gq_err *err)
             continue;
         if (nbad++ >= 8)
             continue;
-        fprintf(f, "%s  %s: %s\n", nbad == 1 ? "problems:\n" : "", verdict_word(gq_verdict_name(k->verdict)),
-                k->text);
+        char line[2048];
+        if (nbad == 1)
+            fputs("problems:\n", f);
+        snprintf(line, sizeof line, "  %s: %s", verdict_word(gq_verdict_name(k->verdict)), k->text);
+        gq_wrap_line(f, line, strlen(line), width, 4);
     }
     if (nbad > 8)
         fprintf(f, "  ... and %d more (see the card)\n", nbad - 8);

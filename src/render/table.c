@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options.h"
+
 #include "measure/catalog.h"
 #include "render/render.h"
 #include "render/render_util.h"
@@ -91,6 +93,8 @@ static void put_cell(cellmap *m, int rowkey, bool host, int col, const gq_record
         m->cell[i][col] = r;
 }
 
+static void print_block(FILE *f, const cellmap *m, int w, int from, int to);
+
 static void print_matrix(FILE *f, const cellmap *m, const char *title, const char *note)
 {
     fprintf(f, "%s%s\n", title, note ? note : "");
@@ -100,13 +104,29 @@ static void print_matrix(FILE *f, const cellmap *m, const char *title, const cha
         if (l > w)
             w = l;
     }
+    /* columns of 10; wider than the output (gq_opts_help_width), in blocks
+     * of columns that each repeat the row labels */
+    int width = gq_opts_help_width > 0 ? gq_opts_help_width : 100;
+    int per = (width - w) / 10 > 0 ? (width - w) / 10 : 1;
+    for (int from = 0; from < m->ncols || from == 0; from += per) {
+        int to = from + per < m->ncols ? from + per : m->ncols;
+        if (from > 0)
+            fputc('\n', f);
+        print_block(f, m, w, from, to);
+        if (m->ncols == 0)
+            break;
+    }
+}
+
+static void print_block(FILE *f, const cellmap *m, int w, int from, int to)
+{
     fprintf(f, "%*s", w, "");
-    for (int c = 0; c < m->ncols; c++)
+    for (int c = from; c < to; c++)
         fprintf(f, "%10d", c);
     fputc('\n', f);
     for (int i = 0; i < m->nrows; i++) {
         fprintf(f, "%*s", w, m->rowlabel[i]);
-        for (int c = 0; c < m->ncols; c++) {
+        for (int c = from; c < to; c++) {
             const gq_record *r = m->cell[i][c];
             if (!r)
                 fprintf(f, "%10s", "N/A");

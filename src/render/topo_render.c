@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "analysis/domains.h"
+#include "core/options.h"
 #include "core/units.h"
 #include "render/render.h"
+#include "render/wrap.h"
 #include "topo/snapshot.h"
 
 #define UNKNOWN "unknown"
@@ -43,27 +45,45 @@ static void table_row(table *tb, const char *const *vals, int n)
     tb->nrows++;
 }
 
+static void table_cell(FILE *f, const char *s, int w, bool last)
+{
+    fputs(s, f);
+    if (!last) /* padded by columns (UTF-8 code points), not bytes */
+        fprintf(f, "%*s", w - gq_text_cols(s, strlen(s)) + 2, "");
+}
+
+/* The table, in blocks of columns when it is wider than the output
+ * (gq_opts_help_width): each block repeats the first column, so a matrix of
+ * many GPUs reads as several narrower matrices. */
 static void table_print(FILE *f, const table *tb, const char *indent)
 {
     int w[MAXCOLS] = {0};
     for (int r = 0; r < tb->nrows; r++)
         for (int c = 0; c < tb->ncols; c++) {
-            int l = (int)strlen(tb->cells[r][c]);
+            int l = gq_text_cols(tb->cells[r][c], strlen(tb->cells[r][c]));
             if (l > w[c])
                 w[c] = l;
         }
-    for (int r = 0; r < tb->nrows; r++) {
-        fputs(indent, f);
-        for (int c = 0; c < tb->ncols; c++) {
-            bool last = c == tb->ncols - 1;
-            if (last)
-                fprintf(f, "%s", tb->cells[r][c]);
-            else
-                fprintf(f, "%-*s  ", w[c], tb->cells[r][c]);
+    int width = gq_opts_help_width > 0 ? gq_opts_help_width : 100;
+    int from = 1;
+    do {
+        int used = (int)strlen(indent) + w[0] + 2, to = from;
+        while (to < tb->ncols && (to == from || used + w[to] <= width)) {
+            used += w[to] + 2;
+            to++;
         }
-        /* trailing spaces would make golden comparisons fragile */
-        fputc('\n', f);
-    }
+        if (from > 1)
+            fputc('\n', f);
+        for (int r = 0; r < tb->nrows; r++) {
+            fputs(indent, f);
+            table_cell(f, tb->cells[r][0], w[0], to <= 1);
+            for (int c = from; c < to; c++)
+                table_cell(f, tb->cells[r][c], w[c], c == to - 1);
+            /* trailing spaces would make golden comparisons fragile */
+            fputc('\n', f);
+        }
+        from = to;
+    } while (from < tb->ncols);
 }
 
 /* ---- cells ---------------------------------------------------------------------- */

@@ -1,0 +1,202 @@
+/* The one progress display (cli/progress.h): its counting, when it is
+ * shown, and, under a pseudo-terminal, that commands' bars reach the total
+ * they promised. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pty.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include "cli/progress.h"
+
+/* Three measurements of 5 rounds, the second stopped after 2: each counts
+ * whole, and the last round of the last one is the total. */
+static void test_on_round_counts_measurements(void **state)
+{
+    (void)state;
+    gq_progress p;
+    gq_progress_init(&p, false, 3 * 5);
+    for (int r = 1; r <= 5; r++)
+        gq_progress_on_round(&p, "a", r, 5);
+    assert_int_equal(p.done, 5);
+    gq_progress_on_round(&p, "b", 1, 5);
+    assert_int_equal(p.done, 6);
+    gq_progress_on_round(&p, "b", 2, 5);
+    assert_int_equal(p.done, 7);
+    gq_progress_on_round(&p, "c", 1, 5);
+    assert_int_equal(p.done, 11);
+    for (int r = 2; r <= 5; r++)
+        gq_progress_on_round(&p, "c", r, 5);
+    assert_int_equal(p.done, p.total);
+    /* the same test name twice in a row is two measurements */
+    gq_progress_init(&p, false, 2);
+    gq_progress_on_round(&p, "x", 1, 1);
+    gq_progress_on_round(&p, "x", 1, 1);
+    assert_int_equal(p.done, 2);
+}
+
+static void test_wanted(void **state)
+{
+    (void)state;
+    assert_true(gq_progress_wanted(false, "table"));
+    assert_true(gq_progress_wanted(false, "json"));
+    assert_true(gq_progress_wanted(false, NULL));
+    assert_false(gq_progress_wanted(true, "table"));
+    assert_false(gq_progress_wanted(false, "nvbandwidth"));
+    assert_false(gq_progress_wanted(false, "nvbandwidth-json"));
+}
+
+static void test_format_time_left_and_width(void **state)
+{
+    (void)state;
+    char b[256];
+    gq_progress_format(b, sizeof b, 100, 25, 100, 30.0, "step");
+    assert_non_null(strstr(b, " 25%"));
+    assert_non_null(strstr(b, "~1:30 left")); /* 30 s for a quarter: 90 s left */
+    gq_progress_format(b, sizeof b, 30, 50, 100, 1.0, "a long step name that does not fit");
+    assert_true(strlen(b) < 30);
+}
+
+/* Runs GQ_BIN with args, stderr on a pseudo-terminal (stdout to /dev/null);
+ * returns everything written to the terminal (malloc'd) and the exit code. */
+static char *run_pty(const char *const *args, int *code)
+{
+    int master;
+    pid_t pid = forkpty(&master, NULL, NULL, NULL);
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, STDOUT_FILENO);
+        execv(GQ_BIN, (char *const *)args);
+        _exit(127);
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *out = malloc(cap);
+    for (;;) {
+        if (n + 4096 > cap)
+            out = realloc(out, cap *= 2);
+        ssize_t k = read(master, out + n, cap - n - 1);
+        if (k <= 0)
+            break;
+        n += (size_t)k;
+    }
+    out[n] = 0;
+    close(master);
+    int st;
+    waitpid(pid, &st, 0);
+    *code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    return out;
+}
+
+/* The last bar drawn: the text after the last "\r\033[K" that holds "%". */
+static const char *last_bar(const char *out)
+{
+    const char *last = NULL;
+    for (const char *p = strstr(out, "\r\033[K"); p; p = strstr(p + 1, "\r\033[K"))
+        if (strchr(p + 4, '%'))
+            last = p + 4;
+    return last;
+}
+
+static void expect_full_bar(const char *const *args)
+{
+    int code;
+    char *out = run_pty(args, &code);
+    assert_int_equal(code, 0);
+    const char *bar = last_bar(out);
+    if (!bar)
+        fail_msg("%s %s: no bar drawn: %s", args[1], args[2], out);
+    if (strncmp(bar, "[####################] 100%", 27))
+        fail_msg("%s %s: the last bar is not full: %.80s", args[1], args[2], bar);
+    free(out);
+}
+
+/* `domains` promises the plan's count (--plan-only's) in its first bar and
+ * counts to exactly that. */
+static void test_pty_domains_counts_to_its_promise(void **state)
+{
+    (void)state;
+    const char *args[] = {GQ_BIN, "domains", "--sim", "rtx4090x8", NULL};
+    int code;
+    char *out = run_pty(args, &code);
+    assert_int_equal(code, 0);
+    const char *first = strstr(out, "probe 1/");
+    assert_non_null(first);
+    int promised = atoi(first + 8);
+    const char *bar = last_bar(out);
+    assert_non_null(bar);
+    int done = -1, total = -2;
+    const char *pr = strstr(bar, "probe ");
+    assert_non_null(pr);
+    assert_int_equal(sscanf(pr, "probe %d/%d", &done, &total), 2);
+    assert_int_equal(done, total);
+    assert_int_equal(total, promised);
+    assert_non_null(strstr(bar, "100%"));
+    free(out);
+}
+
+static void test_pty_bars_reach_their_total(void **state)
+{
+    (void)state;
+    const char *sweep[] = {GQ_BIN, "sweep", "--sim", "h200x2", NULL};
+    const char *pairs[] = {GQ_BIN, "pairs", "0:1,2:3", "--vs", "0:2,1:3", "--sim", "rtx4090x8", NULL};
+    const char *kv[] = {GQ_BIN,       "kv",  "--sim",      "h200x2", "--layers", "8",    "--kv-heads", "8",
+                        "--head-dim", "128", "--kv-dtype", "bf16",   "--tokens", "1000", NULL};
+    const char *stress[] = {GQ_BIN, "stress", "--sim", "h200x2", "--duration", "2", NULL};
+    expect_full_bar(sweep);
+    expect_full_bar(pairs);
+    expect_full_bar(kv);
+    expect_full_bar(stress);
+    /* place counts its measurements exactly: no forced last update */
+    const char *place[] = {GQ_BIN, "place", "--sim", "a100x6", "--prefill", "1", "--decode", "1", NULL};
+    expect_full_bar(place);
+    /* the card's bar runs on the plan's estimated seconds and ends full */
+    char dir[] = "/tmp/gq-progress-XXXXXX", out[64], rm[96];
+    assert_non_null(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/card", dir);
+    const char *card[] = {GQ_BIN, "card", "--sim", "h200x2", "-o", out, NULL};
+    expect_full_bar(card);
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    assert_int_equal(system(rm), 0);
+}
+
+/* Not a terminal, or a quiet run: no bar at all. */
+static void test_no_bar_without_a_terminal(void **state)
+{
+    (void)state;
+    FILE *f = popen(GQ_BIN " domains --sim h200x2 2>&1 >/dev/null", "r");
+    assert_non_null(f);
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    assert_int_equal(pclose(f), 0);
+    assert_null(strchr(buf, '\r'));
+    const char *quiet[] = {GQ_BIN, "sweep", "--sim", "h200x2", "--quiet", NULL};
+    int code;
+    char *out = run_pty(quiet, &code);
+    assert_int_equal(code, 0);
+    assert_null(strstr(out, "\033[K"));
+    assert_null(strstr(out, "] "));
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_on_round_counts_measurements),
+        cmocka_unit_test(test_wanted),
+        cmocka_unit_test(test_format_time_left_and_width),
+        cmocka_unit_test(test_pty_domains_counts_to_its_promise),
+        cmocka_unit_test(test_pty_bars_reach_their_total),
+        cmocka_unit_test(test_no_bar_without_a_terminal),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
