@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The clean room on a real GPU. Builds gpuqual (GPU build) and the project's own
 # load (bench/probes/gpu_load.cu), then:
-#   1. tests/gpu's test_cleanroom: NVML's process list through gpuqual's struct, GPU idle;
+#   1. tests/gpu's test_gpu_cleanroom: NVML's process list through gpuqual's struct, GPU idle;
 #   2. `gpuqual run` on an idle GPU: nothing flagged, exit 0;
 #   3. the same with gpu_load running on GPU 0: records flagged contaminated, the
-#      process named, exit 6; test_cleanroom with GQ_EXPECT_BUSY=1 sees it too;
+#      process named, exit 6; test_gpu_cleanroom with GQ_EXPECT_BUSY=1 sees it too;
 #   4. a second gpuqual while `gpuqual stress` holds GPU 0: refused at once (exit 6),
 #      then waits with --wait-busy and runs.
 # Prints one line per step with PASS/FAIL and writes the outputs under $OUT/cleanroom/.
@@ -16,9 +16,9 @@ B=${1:-/tmp/b}
 O=${OUT:-/tmp/gq-out}/cleanroom
 mkdir -p "$O"
 echo "revision: $(git rev-parse --short HEAD 2>/dev/null || cat VERSION 2>/dev/null || echo unknown)" | tee "$O/summary.txt"
-if [ ! -x "$B/gpuqual" ] || [ ! -x "$B/test_cleanroom" ]; then
+if [ ! -x "$B/gpuqual" ] || [ ! -x "$B/test_gpu_cleanroom" ]; then
     cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$O/build.log" 2>&1 &&
-        cmake --build "$B" -j"$(nproc)" --target gpuqual test_cleanroom >>"$O/build.log" 2>&1 ||
+        cmake --build "$B" -j"$(nproc)" --target gpuqual test_gpu_cleanroom >>"$O/build.log" 2>&1 ||
         { echo "build failed"; tail -20 "$O/build.log"; exit 1; }
 fi
 nvcc -O2 -o "$O/gpu_load" bench/probes/gpu_load.cu >>"$O/build.log" 2>&1 || { echo "nvcc gpu_load failed"; exit 1; }
@@ -26,8 +26,8 @@ G=$B/gpuqual
 T="-t host_to_device_memcpy_ce,device_local_copy,host_device_latency_sm -g 0"
 say() { echo "$*" | tee -a "$O/summary.txt"; }
 
-"$B/test_cleanroom" >"$O/1-test-idle.txt" 2>&1; rc=$?
-say "1 test_cleanroom, idle GPU: rc $rc $( [ $rc = 0 ] && echo PASS || echo FAIL)"
+"$B/test_gpu_cleanroom" >"$O/1-test-idle.txt" 2>&1; rc=$?
+say "1 test_gpu_cleanroom, idle GPU: rc $rc $( [ $rc = 0 ] && echo PASS || echo FAIL)"
 cat "$O/1-test-idle.txt"
 
 "$G" run $T --json "$O/2-idle.json" >"$O/2-idle.txt" 2>&1; rc=$?
@@ -42,8 +42,8 @@ n=$(grep -c '"contaminated": \[' "$O/3-busy.json" 2>/dev/null)
 named=$(grep -c 'gpu_load' "$O/3-busy.txt")
 say "3 run with gpu_load (pid $lp) on GPU 0: rc $rc, contaminated records $n, process named in $named lines $( [ $rc = 6 ] && [ "$n" -gt 0 ] && [ "$named" -gt 0 ] && echo PASS || echo FAIL)"
 grep -E "INVALID|contaminated|warning" "$O/3-busy.txt" | head -5 | tee -a "$O/summary.txt"
-GQ_EXPECT_BUSY=1 "$B/test_cleanroom" >"$O/3-test-busy.txt" 2>&1; rc=$?
-say "3b test_cleanroom with the load: rc $rc $( [ $rc = 0 ] && echo PASS || echo FAIL)"
+GQ_EXPECT_BUSY=1 "$B/test_gpu_cleanroom" >"$O/3-test-busy.txt" 2>&1; rc=$?
+say "3b test_gpu_cleanroom with the load: rc $rc $( [ $rc = 0 ] && echo PASS || echo FAIL)"
 grep -E "other:|clean room" "$O/3-test-busy.txt" | tee -a "$O/summary.txt"
 kill $lp 2>/dev/null; wait $lp 2>/dev/null
 

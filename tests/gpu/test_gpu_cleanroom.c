@@ -36,7 +36,7 @@ int main(void)
     gq_backend_opts bo = {0};
     gq_err e = {0};
     if (gq_backend_open(&be, "cuda", &bo, &e)) {
-        printf("test_cleanroom: no CUDA backend: %s\nRESULT: FAIL\n", e.msg);
+        printf("test_gpu_cleanroom: no CUDA backend: %s\nRESULT: FAIL\n", e.msg);
         return 1;
     }
     gq_topo *t = calloc(1, sizeof *t);
