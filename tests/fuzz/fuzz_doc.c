@@ -17,6 +17,7 @@
 #include "analysis/fleet.h"
 #include "analysis/placement.h"
 #include "fuzz_util.h"
+#include "render/analysis_render.h"
 #include "render/render.h"
 #include "topo/snapshot.h"
 #include "topo/topo.h"
@@ -36,7 +37,11 @@ static void consume(const json_t *root, const gq_recordset *rs)
     gq_compare *c = calloc(1, sizeof *c);
     if (c) {
         gq_compare_init(c, 5);
-        if (gq_compare_add(c, "a", rs, root, &e) == GQ_OK && gq_compare_add(c, "b", rs, root, &e) == GQ_OK)
+        static gq_cmp_doc d;
+        int drc = gq_cmp_doc_from_json("fuzz", root, &d, &e);
+        if (drc)
+            fuzz_check_refusal(drc, &e);
+        else if (gq_compare_add(c, "a", rs, &d, &e) == GQ_OK && gq_compare_add(c, "b", rs, &d, &e) == GQ_OK)
             gq_compare_finish(c);
         gq_compare_free(c);
         free(c);

@@ -12,6 +12,7 @@
 #include "fuzz_util.h"
 #include "render/card_compose.h"
 #include "render/card_render.h"
+#include "render/prometheus.h"
 #include "render/render.h"
 #include "topo/snapshot.h"
 #include "topo/topo.h"
@@ -76,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_check_refusal(rc, &e);
     } else {
         gq_render_csv(devnull, &rs);
-        gq_render_prometheus(devnull, &rs);
+        gq_prom_records(devnull, &rs, NULL);
         render_card(root, &rs);
     }
     gq_records_free(&rs);
