@@ -61,4 +61,11 @@ int gq_fleet_gather_finish(gq_fleet_gather *g, gq_err *err);
  * NULL). New reference, NULL when out of memory. */
 json_t *gq_fleet_gather_document(const gq_fleet_gather *g, json_t *options);
 
+/* `gpuqual report` of a fleet document (root, kind "fleet"; cli/report_fleet.c):
+ * its nodes through the steps above, rendered as ctx->format says (summary,
+ * markdown, html: the node × check heatmap, json: as saved) to ctx->out;
+ * *exit_code the fleet's. GQ_E_USAGE naming the key when the document is bad. */
+struct gq_ctx;
+int gq_report_fleet(struct gq_ctx *ctx, const json_t *root, int *exit_code);
+
 #endif
