@@ -486,6 +486,15 @@ static int run_fleet(fleet_cli *o, gq_expect *ex, double threshold, int rank, in
     if (!payload)
         payload = strdup("{}");
     size_t plen = payload ? strlen(payload) : 0;
+    if (plen > (size_t)INT_MAX) { /* MPI counts are int: say so rather than send a cut payload */
+        free(payload);
+        json_t *e = json_pack("{s:i, s:s, s:s, s:i}", "rank", rank, "host", host, "error",
+                              "this node's summary is over 2 GiB, more than one MPI message holds", "status",
+                              GQ_E_BACKEND);
+        payload = e ? json_dumps(e, JSON_COMPACT) : NULL;
+        json_decref(e);
+        plen = payload ? strlen(payload) : 0;
+    }
     int len = plen > (size_t)INT_MAX ? 0 : (int)plen;
 
     /* Every rank must learn whether rank 0 can take the lengths and then
