@@ -35,6 +35,7 @@
 #include "cli/common.h"
 #include "cli/frame.h"
 #include "cli/textfiles.h"
+#include "cli/fleet_gather.h"
 #include "cli/options.h"
 #include "cli/carddir.h"
 #include "cli/outputs.h"
@@ -344,101 +345,37 @@ static int fleet_prepare(gq_ctx *ctx)
 
 #ifdef GQ_HAVE_MPI
 
-/* Rank 0: the gathered payloads into the fleet; writes and prints. Returns
- * the exit code. */
+/* Rank 0: the gathered payloads into the fleet (cli/fleet_gather.h, the
+ * same code as the replay and `report fleet.json`); writes and prints.
+ * Returns the exit code. */
 static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, const int *lens,
                     const int *displs, int size)
 {
     gq_err err = {0};
     int rc = GQ_OK, exit_code = GQ_EXIT_FAIL;
-    json_t *sec = NULL, *doc = NULL, *options = NULL;
-    gq_fleet *f = calloc(1, sizeof *f);
-    gq_node_summary *sum = calloc(1, sizeof *sum);
-    json_t *nodes = json_array();
-    bool simulated = false, incomplete = false;
-    int nusage = 0;
-    gq_err first_usage = {0};
-    if (!f || !sum || !nodes) {
-        free(sum);
-        free(f);
-        json_decref(nodes);
+    json_t *doc = NULL, *options = NULL;
+    gq_fleet_gather *g = calloc(1, sizeof *g);
+    if (!g) {
         gq_cli_error("out of memory");
         return GQ_EXIT_FAIL;
     }
-    /* Each rank's payload, kept for --prom and --junit. */
-    json_t **pl = calloc((size_t)size, sizeof *pl), **cards = calloc((size_t)size, sizeof *cards);
-    const char **hosts = calloc((size_t)size, sizeof *hosts), **whys = calloc((size_t)size, sizeof *whys);
-    if (!pl || !cards || !hosts || !whys) {
-        rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory");
+    if ((rc = gq_fleet_gather_init(g, size, threshold, &err))) {
+        free(g);
+        gq_cli_error("%s", err.msg);
+        return gq_status_exit_code(rc);
+    }
+    if ((rc = gq_fleet_gather_buffer(g, buf, lens, displs, &err)))
         goto fail;
-    }
-    gq_fleet_init(f, threshold);
-    for (int r = 0; r < size; r++) {
-        json_error_t je;
-        json_t *p = json_loadb(buf + displs[r], (size_t)lens[r], JSON_REJECT_DUPLICATES, &je);
-        hosts[r] = json_string_value(json_object_get(p, "host"));
-        pl[r] = json_incref(p);
-        const char *host = json_string_value(json_object_get(p, "host"));
-        json_t *card = json_object_get(p, "summary"), *node_json = NULL;
-        const char *why = json_string_value(json_object_get(p, "error"));
-        whys[r] = why;
-        if (!p || (!card && !why)) {
-            rc = gq_fleet_add_error(f, r, host, "rank 0 received no card from this rank", &err);
-        } else if (why) {
-            int st = (int)json_integer_value(json_object_get(p, "status"));
-            if (gq_status_exit_code(st) == GQ_EXIT_USAGE && nusage++ == 0)
-                gq_err_set(&first_usage, st, "%s", why);
-            rc = gq_fleet_add_error(f, r, host, why, &err);
-        } else {
-            /* Fail closed: a summary rank 0 cannot read is that node's error, never a pass. */
-            char where[32];
-            gq_err serr = {0};
-            snprintf(where, sizeof where, "rank %d", r);
-            if (gq_node_summary_from_json(where, card, sum, &serr) != GQ_OK) {
-                rc = gq_fleet_add_error(f, r, host, serr.msg, &err);
-            } else if (sum->rank != r) {
-                gq_err_set(&serr, GQ_E_USAGE, "rank %d: node.rank: is %d, expected %d", r, sum->rank, r);
-                gq_node_summary_free(sum);
-                rc = gq_fleet_add_error(f, r, host, serr.msg, &err);
-            } else {
-                rc = gq_fleet_add_summary(f, host, sum, &err);
-                simulated |= sum->simulated;
-                incomplete |= !sum->complete;
-                gq_node_summary_free(sum);
-                node_json = json_incref(json_object_get(card, "node"));
-                cards[r] = json_incref(node_json); /* --prom and --junit read the summaries */
-            }
-        }
-        json_array_append_new(nodes, node_json ? node_json : json_null());
-        json_decref(p);
-        if (rc)
-            goto fail;
-    }
     /* Every node refused the same bad input: say it once, as `card` does. */
-    if (nusage == size) {
-        gq_cli_error("%s", first_usage.msg);
+    if (g->nusage == size) {
+        gq_cli_error("%s", g->first_usage.msg);
         exit_code = GQ_EXIT_USAGE;
         goto out;
     }
-    if ((rc = gq_fleet_finish(f, &err)) || (rc = ensure_dir(dir, &err)))
+    if ((rc = gq_fleet_gather_finish(g, &err)) || (rc = ensure_dir(dir, &err)))
         goto fail;
-    sec = json_object();
-    json_t *fj = gq_fleet_to_json(f);
-    /* each node's entry carries its summary's fields (docs/json.md) */
-    for (size_t i = 0; fj && i < json_array_size(nodes); i++)
-        if (json_is_object(json_array_get(nodes, i)))
-            json_object_update_missing(json_array_get(json_object_get(fj, "nodes"), i),
-                                       json_array_get(nodes, i));
-    json_object_set_new(sec, "fleet", fj);
     options = gq_optset_to_json(&gq_frame_fleet.opts, o);
-    gq_doc d = {.kind = "fleet",
-                .version = gq_version,
-                .git = gq_git_rev,
-                .options = options,
-                .sections = sec,
-                .simulated = simulated,
-                .incomplete = incomplete};
-    if (!(doc = gq_doc_to_json(&d))) {
+    if (!(doc = gq_fleet_gather_document(g, options))) {
         rc = gq_err_set(&err, GQ_E_NOMEM, "out of memory building fleet.json");
         goto fail;
     }
@@ -452,14 +389,18 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
     gq_outfile of;
     if ((rc = gq_outfile_open(&of, path, &err)))
         goto fail;
-    gq_fleet_print(of.f, f, true, 0);
+    gq_fleet_print(of.f, &g->f, true, 0);
     if ((rc = gq_outfile_commit(&of, &err)))
         goto fail;
     if (o->c.prom_path || o->c.junit_path) {
         /* the gathered summaries, as they are; a node whose card did not run: failed, with why */
         json_t *sums = json_array();
         for (int r = 0; sums && r < size; r++) {
-            json_t *x = cards[r] ? json_deep_copy(cards[r]) : gq_cli_failed_node(hosts[r], whys[r]);
+            json_t *n = json_array_get(g->nodes, (size_t)r);
+            json_t *x = json_is_object(n)
+                            ? json_deep_copy(n)
+                            : gq_cli_failed_node(json_string_value(json_array_get(g->hosts, (size_t)r)),
+                                                 json_string_value(json_array_get(g->whys, (size_t)r)));
             if (x) /* simulated nodes share a hostname: the rank tells them apart */
                 json_object_set_new(x, "rank", json_integer(r));
             json_array_append_new(sums, x);
@@ -474,55 +415,22 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
         json_dumpf(doc, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
     } else {
-        gq_fleet_print(stdout, f, !strcmp(o->c.format, "markdown"), 12);
+        gq_fleet_print(stdout, &g->f, !strcmp(o->c.format, "markdown"), 12);
         if (strcmp(o->c.format, "markdown"))
             printf("artefacts: %s/ (fleet.json, fleet.md, and each node's card in <host>-rank<N>/)\n", dir);
     }
     fflush(stdout);
-    exit_code = f->exit_code;
+    exit_code = g->f.exit_code;
     goto out;
 fail:
     gq_cli_error("%s", err.msg[0] ? err.msg : "fleet failed");
     exit_code = gq_status_exit_code(rc);
 out:
-    for (int r = 0; pl && r < size; r++)
-        json_decref(pl[r]);
-    for (int r = 0; cards && r < size; r++)
-        json_decref(cards[r]);
-    free(pl);
-    free(cards);
-    free(hosts);
-    free(whys);
-    json_decref(sec);
     json_decref(doc);
     json_decref(options);
-    json_decref(nodes);
-    free(sum);
-    gq_fleet_free(f);
-    free(f);
+    gq_fleet_gather_free(g);
+    free(g);
     return exit_code;
-}
-
-/* This rank's card as the node summary rank 0 gathers (a few KB; the whole
- * card stays in nodedir). New reference, or NULL with *err. */
-static json_t *summarise(const json_t *doc, int rank, const char *nodedir, gq_err *err)
-{
-    gq_recordset rs = {0};
-    gq_node_summary *s = calloc(1, sizeof *s);
-    json_t *j = NULL;
-    if (!s) {
-        gq_err_set(err, GQ_E_NOMEM, "out of memory summarising the card");
-        return NULL;
-    }
-    if (gq_doc_records_from_json("card", json_object_get(doc, "records"), -1, &rs, err) == GQ_OK &&
-        gq_node_summary_from_card(doc, &rs, rank, nodedir, s, err) == GQ_OK) {
-        if (!(j = gq_node_summary_to_json(s, gq_version)))
-            gq_err_set(err, GQ_E_NOMEM, "out of memory summarising the card");
-        gq_node_summary_free(s);
-    }
-    gq_records_free(&rs);
-    free(s);
-    return j;
 }
 
 static int run_fleet(fleet_cli *o, gq_expect *ex, double threshold, int rank, int size)
@@ -567,7 +475,7 @@ static int run_fleet(fleet_cli *o, gq_expect *ex, double threshold, int rank, in
         cm.sim_seed = (int)(((long long)o->c.sim_seed + rank) % 2147483648LL);
     int rc = run_card(o, &cm, o->expect ? ex : NULL, dir, nodedir, &doc, &err);
     json_t *summary = NULL;
-    if (rc == GQ_OK && !(summary = summarise(doc, rank, nodedir, &err)))
+    if (rc == GQ_OK && !(summary = gq_fleet_summarise(doc, rank, nodedir, &err)))
         rc = err.code ? err.code : GQ_E_NOMEM;
     if (rc == GQ_OK)
         p = json_pack("{s:i, s:s, s:o}", "rank", rank, "host", host, "summary", summary);
@@ -578,6 +486,15 @@ static int run_fleet(fleet_cli *o, gq_expect *ex, double threshold, int rank, in
     if (!payload)
         payload = strdup("{}");
     size_t plen = payload ? strlen(payload) : 0;
+    if (plen > (size_t)INT_MAX) { /* MPI counts are int: say so rather than send a cut payload */
+        free(payload);
+        json_t *e = json_pack("{s:i, s:s, s:s, s:i}", "rank", rank, "host", host, "error",
+                              "this node's summary is over 2 GiB, more than one MPI message holds", "status",
+                              GQ_E_BACKEND);
+        payload = e ? json_dumps(e, JSON_COMPACT) : NULL;
+        json_decref(e);
+        plen = payload ? strlen(payload) : 0;
+    }
     int len = plen > (size_t)INT_MAX ? 0 : (int)plen;
 
     /* Every rank must learn whether rank 0 can take the lengths and then
@@ -591,22 +508,24 @@ static int run_fleet(fleet_cli *o, gq_expect *ex, double threshold, int rank, in
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (ok)
         MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    gq_err gerr = {0};
     if (rank == 0 && ok) {
+        /* int displacements: a total over 2 GiB is refused, never wrapped */
         long long total = 0;
-        for (int r = 0; r < size; r++) {
-            displs[r] = (int)total;
-            total += lens[r];
+        if (gq_fleet_displs(lens, size, displs, &total, &gerr))
+            ok = 0;
+        else if (!(buf = malloc((size_t)total + 1))) {
+            gq_err_set(&gerr, GQ_E_NOMEM,
+                       "rank 0 cannot hold the %d nodes' summaries (%lld bytes): out of memory", size, total);
+            ok = 0;
         }
-        ok = total < INT_MAX && (buf = malloc((size_t)total + 1)) != NULL;
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (ok)
         MPI_Gatherv(payload, len, MPI_CHAR, buf, lens, displs, MPI_CHAR, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         if (!ok) {
-            gq_cli_error(
-                "rank 0 cannot hold the %d nodes' cards (over 2 GiB or out of memory); run smaller fleets",
-                size);
+            gq_cli_error("%s", gerr.msg[0] ? gerr.msg : "rank 0 cannot hold the nodes' summaries");
             exit_code = GQ_EXIT_FAIL;
         } else
             exit_code = conclude(o, threshold, dir, buf, lens, displs, size);

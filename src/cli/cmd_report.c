@@ -2,7 +2,8 @@
  * run as the acceptance card. A card document is rendered as saved (judged
  * again with --expect FILE); any other gpuqual document (run, domains,
  * sweep, ...) is composed into a card from its records first, with the same
- * code as `gpuqual card` (docs/card.md). */
+ * code as `gpuqual card` (docs/card.md). A fleet document is rendered as the
+ * fleet (cli/report_fleet.c). */
 #include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "analysis/expect.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/fleet_gather.h"
 #include "cli/frame.h"
 #include "cli/outputs.h"
 #include "render/card_render.h"
@@ -173,6 +175,15 @@ static int report_run(gq_ctx *ctx)
     int rc = gq_cli_doc_load(ctx->pos[0], &root, &rs, &ctx->err);
     if (rc)
         goto out;
+    /* a fleet: its nodes and outliers (cli/report_fleet.c) */
+    const char *kind = json_string_value(json_object_get(root, "kind"));
+    if (kind && !strcmp(kind, "fleet")) {
+        rc = o->expect ? gq_err_set(&ctx->err, GQ_E_USAGE,
+                                    "report: --expect does not apply to a fleet; each node's card in its "
+                                    "folder can be reported with --expect")
+                       : gq_report_fleet(ctx, root, &ctx->exit_code);
+        goto out;
+    }
     json_t *card = json_object_get(root, "card");
     if (card && !json_is_object(card)) {
         rc = gq_err_set(&ctx->err, GQ_E_USAGE, "%s: card is not an object, expected the card section",
@@ -218,7 +229,9 @@ const gq_frame_cmd gq_frame_report = {
         "usage: gpuqual report RUN.json [-o card.html|card.md|card.json] [--format FMT] [--expect FILE]\n\n"
         "Render a saved gpuqual document as the acceptance card: one self-contained HTML file with its\n"
         "figures, Markdown (the card's table and findings), the card JSON, or a terminal\n"
-        "summary. Documents other than cards are composed into a card from their records.\n"
+        "summary. Documents other than cards are composed into a card from their records. A fleet\n"
+        "document (DIR/fleet.json of gpuqual fleet) is rendered as the fleet: its summary, Markdown,\n"
+        "or HTML with a node × check heatmap, the flagged nodes and the outliers; it exits as the fleet.\n"
         "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (the card's verdict); 2 bad input.\n\n",
     .opts = {.name = "report", .tabs = tabs, .ntab = 1},
     .opts_size = sizeof(report_cli),

@@ -107,6 +107,13 @@ int gq_node_summary_from_card(const json_t *doc, const gq_recordset *rs, int ran
  * exit_code, nodes, figures, figures_compared, outliers, flagged. New
  * reference; NULL on allocation failure. */
 json_t *gq_fleet_to_json(const gq_fleet *f);
+/* The fleet as one self-contained HTML page (render/fleet_html.c): a node ×
+ * check heatmap (a row per node, a column per check id, coloured by the worst
+ * verdict over the check's subjects; a check not measured on the node is
+ * shown as not measured, with its evidence) and the outliers. nodes[i] is
+ * node i's summary "node" object (docs/json.md), or null when its card did
+ * not run. GQ_E_IO when the stream fails. */
+int gq_fleet_render_html(FILE *out, const gq_fleet *f, const json_t *nodes, gq_err *err);
 
 /* The summary (markdown=false: a terminal screen, at most max_outliers
  * outliers listed, 0 = all) or the Markdown report. */
