@@ -26,7 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         /* every count > 0: heads and head size, or (multi-head latent attention) both latent sizes */
         bool mla = s.mla_rank > 0 || s.mla_rope > 0;
-        if (s.layers <= 0 || (mla ? (s.mla_rank <= 0 || s.mla_rope <= 0) : (s.kv_heads <= 0 || s.head_dim <= 0)))
+        if (s.layers <= 0 ||
+            (mla ? (s.mla_rank <= 0 || s.mla_rope <= 0) : (s.kv_heads <= 0 || s.head_dim <= 0)))
             abort();
         if (!has_dtype)
             s.dtype = GQ_KV_BF16;
