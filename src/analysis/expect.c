@@ -1,5 +1,6 @@
 #include "core/infile.h"
 #include "analysis/expect.h"
+#include "analysis/expect_internal.h"
 #include "core/yaml.h"
 
 #include <ctype.h>
@@ -103,7 +104,7 @@ static const char *json_type_word(const json_t *v)
     }
 }
 
-static int unknown_key(gq_err *err, const char *where, const char *key, const char *const *cands)
+int gq_expect_unknown_key(gq_err *err, const char *where, const char *key, const char *const *cands)
 {
     const char *best = gq_closest(key, cands);
     if (best)
@@ -157,7 +158,7 @@ static int parse_threshold(const json_t *v, gq_expect_key k, const char *where, 
                     return rc;
                 have_fail = true;
             } else
-                return unknown_key(err, sub, name, tk);
+                return gq_expect_unknown_key(err, sub, name, tk);
         }
         if (!have_fail && !t->has_warn)
             return gq_err_set(err, GQ_E_USAGE, "%s: '%s' needs \"warn\" and/or \"fail\"", where, key);
@@ -230,7 +231,7 @@ static int parse_model(const json_t *m, int idx, const char *file, gq_expect_mod
             if (!strcmp(name, keys[k].name))
                 break;
         if (k == GQ_EXK_COUNT)
-            return unknown_key(err, where, name, cands);
+            return gq_expect_unknown_key(err, where, name, cands);
         if ((rc = parse_threshold(v, (gq_expect_key)k, where, &out->th[k], err)))
             return rc;
     }
@@ -313,7 +314,7 @@ static int expect_from_json(json_t *root, const char *file, gq_expect *ex, gq_er
             {
                 double d;
                 if (strcmp(k2, "agree_pct") && strcmp(k2, "agree_fail_pct")) {
-                    rc = unknown_key(err, where, k2, rk);
+                    rc = gq_expect_unknown_key(err, where, k2, rk);
                     goto out;
                 }
                 if ((rc = get_number(v2, where, k2, &d, err)))
@@ -347,7 +348,7 @@ static int expect_from_json(json_t *root, const char *file, gq_expect *ex, gq_er
             }
             ex->nmodels = (int)json_array_size(v);
         } else {
-            rc = unknown_key(err, file, key, top);
+            rc = gq_expect_unknown_key(err, file, key, top);
             goto out;
         }
     }
@@ -906,149 +907,17 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
     return GQ_OK;
 }
 
-/* ---- --set ------------------------------------------------------------------ */
-
-static void threshold_text(const gq_threshold *t, const char *level, char *buf, size_t n)
+const char *gq_expect_key_name(int k)
 {
-    if (!t->set || (!strcmp(level, "warn") && !t->has_warn) || (!strcmp(level, "fail") && !isfinite(t->fail)))
-        snprintf(buf, n, "unset");
-    else
-        snprintf(buf, n, "%g", !strcmp(level, "warn") ? t->warn : t->fail);
+    return k >= 0 && k < GQ_EXK_COUNT ? keys[k].name : "?";
 }
 
-static int set_threshold(gq_threshold *t, gq_expect_key k, const char *level, double v, const char *spec,
-                         gq_err *err)
+bool gq_expect_key_is_min(int k)
 {
-    gq_threshold n = *t;
-    if (!n.set) {
-        n.set = true;
-        n.has_warn = false;
-        n.fail = keys[k].is_min ? -INFINITY : INFINITY;
-    }
-    if (!strcmp(level, "warn")) {
-        n.warn = v;
-        n.has_warn = true;
-    } else {
-        n.fail = v;
-    }
-    if (n.has_warn && isfinite(n.fail)) {
-        bool ordered = keys[k].is_min ? n.warn >= n.fail : n.warn <= n.fail;
-        if (!ordered)
-            return gq_err_set(err, GQ_E_USAGE,
-                              "--set %s: would give %s warn %g %s fail %g; a %s needs warn %s fail", spec,
-                              keys[k].name, n.warn, keys[k].is_min ? "below" : "above", n.fail,
-                              keys[k].is_min ? "minimum" : "maximum", keys[k].is_min ? ">=" : "<=");
-    }
-    *t = n;
-    return GQ_OK;
+    return k >= 0 && k < GQ_EXK_COUNT && keys[k].is_min;
 }
 
-int gq_expect_set(gq_expect *ex, const char *spec, gq_err *err)
+bool gq_expect_key_integer(int k)
 {
-    if (ex->noverrides >= GQ_EXPECT_MAX_OVERRIDES)
-        return gq_err_set(err, GQ_E_USAGE, "--set %s: at most %d overrides", spec, GQ_EXPECT_MAX_OVERRIDES);
-    char buf[128], model[96] = "";
-    if (strlen(spec) >= sizeof buf)
-        return gq_err_set(err, GQ_E_USAGE, "--set: '%.40s...' is too long", spec);
-    snprintf(buf, sizeof buf, "%s", spec);
-    char *eq = strchr(buf, '=');
-    char *colon = strchr(buf, ':');
-    if (colon && (!eq || colon < eq)) {
-        *colon = 0;
-        snprintf(model, sizeof model, "%s", buf);
-        memmove(buf, colon + 1, strlen(colon + 1) + 1);
-        eq = strchr(buf, '=');
-    }
-    char *dot = eq ? memchr(buf, '.', (size_t)(eq - buf)) : NULL;
-    if (!eq || !dot || dot == buf)
-        return gq_err_set(
-            err, GQ_E_USAGE,
-            "--set '%s': expected [MODEL:]CHECK.warn=VALUE or CHECK.fail=VALUE, e.g. h2d_gbps.fail=50", spec);
-    *dot = 0;
-    *eq = 0;
-    const char *check = buf, *level = dot + 1, *val = eq + 1;
-    if (strcmp(level, "warn") && strcmp(level, "fail"))
-        return gq_err_set(err, GQ_E_USAGE, "--set '%s': the level is '%s'; use warn or fail", spec, level);
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(val, &end);
-    if (!*val || !end || *end || !isfinite(v) || errno || strpbrk(val, "xX"))
-        return gq_err_set(err, GQ_E_USAGE, "--set '%s': '%s' is not a number", spec, val);
-    gq_expect_override *o = &ex->overrides[ex->noverrides];
-    memset(o, 0, sizeof *o);
-    snprintf(o->spec, sizeof o->spec, "%s", spec);
-    snprintf(o->level, sizeof o->level, "%s", level);
-    o->value = v;
-    if (!strcmp(check, "agree")) {
-        if (model[0])
-            return gq_err_set(err, GQ_E_USAGE, "--set '%s': agree applies to every model; drop '%s:'", spec,
-                              model);
-        if (!(v > 0) || v > 100)
-            return gq_err_set(err, GQ_E_USAGE, "--set '%s': a percentage above 0 and at most 100", spec);
-        double *slot = !strcmp(level, "warn") ? &ex->agree_pct : &ex->agree_fail_pct;
-        snprintf(o->was, sizeof o->was, "%g", *slot);
-        double w = !strcmp(level, "warn") ? v : ex->agree_pct,
-               f = !strcmp(level, "fail") ? v : ex->agree_fail_pct;
-        if (f < w)
-            return gq_err_set(err, GQ_E_USAGE, "--set '%s': agree fail (%g%%) must be >= warn (%g%%)", spec,
-                              f, w);
-        *slot = v;
-        snprintf(o->key, sizeof o->key, "%s", !strcmp(level, "warn") ? "agree_pct" : "agree_fail_pct");
-        ex->noverrides++;
-        return GQ_OK;
-    }
-    int k = -1;
-    for (int i = 0; i < GQ_EXK_COUNT && k < 0; i++) {
-        size_t l = strlen(check);
-        if (!strcmp(keys[i].name, check) ||
-            (!strncmp(keys[i].name, check, l) &&
-             (!strcmp(keys[i].name + l, "_min") || !strcmp(keys[i].name + l, "_max"))))
-            k = i;
-    }
-    if (k < 0) {
-        const char *cands[GQ_EXK_COUNT + 2];
-        for (int i = 0; i < GQ_EXK_COUNT; i++)
-            cands[i] = keys[i].name;
-        cands[GQ_EXK_COUNT] = "agree";
-        cands[GQ_EXK_COUNT + 1] = NULL;
-        char where[160];
-        snprintf(where, sizeof where, "--set '%s'", spec);
-        return unknown_key(err, where, check, cands);
-    }
-    if (keys[k].integer && v != floor(v))
-        return gq_err_set(err, GQ_E_USAGE, "--set '%s': %s takes a whole number", spec, keys[k].name);
-    snprintf(o->key, sizeof o->key, "%s", keys[k].name);
-    if (ex->nmodels == 0 && !model[0]) {
-        gq_expect_model *m = &ex->models[ex->nmodels++];
-        memset(m, 0, sizeof *m);
-        snprintf(m->description, sizeof m->description, "thresholds given with --set, for every GPU");
-    }
-    int hit = 0;
-    size_t wl = 0;
-    for (int m = 0; m < ex->nmodels; m++) {
-        if (model[0] && strcasecmp(model, ex->models[m].match))
-            continue;
-        char was[32];
-        threshold_text(&ex->models[m].th[k], level, was, sizeof was);
-        int rc = set_threshold(&ex->models[m].th[k], (gq_expect_key)k, level, v, spec, err);
-        if (rc)
-            return rc;
-        int w = snprintf(o->was + wl, sizeof o->was - wl, "%s%s", hit ? ", " : "", was);
-        if (w > 0 && (size_t)w < sizeof o->was - wl)
-            wl += (size_t)w;
-        hit++;
-    }
-    if (!hit) {
-        char names[256] = "";
-        size_t nl = 0;
-        for (int m = 0; m < ex->nmodels; m++) {
-            int w = snprintf(names + nl, sizeof names - nl, "%s'%s'", m ? ", " : "", ex->models[m].match);
-            if (w > 0 && (size_t)w < sizeof names - nl)
-                nl += (size_t)w;
-        }
-        return gq_err_set(err, GQ_E_USAGE, "--set '%s': no model matches '%s'; the expectations have %s",
-                          spec, model, nl ? names : "no model");
-    }
-    ex->noverrides++;
-    return GQ_OK;
+    return k >= 0 && k < GQ_EXK_COUNT && keys[k].integer;
 }

@@ -1,0 +1,17 @@
+/* Shared by the expectation files' reader (expect.c) and --set (expect_set.c).
+ * Nothing outside src/analysis includes this. */
+#ifndef GQ_ANALYSIS_EXPECT_INTERNAL_H
+#define GQ_ANALYSIS_EXPECT_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "core/status.h"
+
+/* An unknown key, with a did-you-mean among cands (NULL-terminated), or the list. */
+int gq_expect_unknown_key(gq_err *err, const char *where, const char *key, const char *const *cands);
+/* The key table: name ("h2d_gbps_min"), whether it is a minimum, whether it takes whole numbers. */
+const char *gq_expect_key_name(int k);
+bool gq_expect_key_is_min(int k);
+bool gq_expect_key_integer(int k);
+
+#endif
