@@ -13,6 +13,7 @@
 #include "render/card_compose.h"
 #include "render/card_render.h"
 #include "analysis/domains.h"
+#include "analysis/probes.h"
 #include "analysis/sweepfit.h"
 #include "core/units.h"
 #include "render/analysis_render.h"
@@ -173,7 +174,44 @@ static json_t *matrix_json(const char *id, const char *title, const char *test, 
                      ncells > 0 && nstaged == ncells, "staged_cells", nstaged);
 }
 
-static json_t *host_json(const gq_bottlenecks *bn, const int *sel, int n, const gq_recordset *rs)
+/* Why the run measured this host subset: the reason of the contention probe
+ * (analysis/probes.h) with the same GPUs and direction, planned again from
+ * the topology and the domains as the run planned it; NULL when no probe
+ * has that set. */
+static const char *subset_why(const gq_probe_plan *pp, const gq_bn_obs *ob)
+{
+    for (int i = 0; pp && i < pp->n; i++) {
+        const gq_probe *pr = &pp->v[i];
+        if (pr->kind == GQ_PROBE_MATRIX || pr->direction != ob->direction || pr->ngpus != ob->ngpus)
+            continue;
+        bool same = true;
+        for (int k = 0; k < pr->ngpus && same; k++)
+            same = pr->gpus[k] == ob->gpus[k];
+        if (same && pr->why[0])
+            return pr->why;
+    }
+    return NULL;
+}
+
+/* Host subsets: the contention probes' sets (not the placement step's
+ * verification sets), each set and direction once. */
+static bool subset_listed(const gq_bottlenecks *bn, int upto, const gq_bn_obs *ob)
+{
+    if (strcmp(ob->test, GQ_CARD_TEST_H2D_SET) && strcmp(ob->test, GQ_CARD_TEST_D2H_SET))
+        return false;
+    for (int i = 0; i < upto; i++) {
+        const gq_bn_obs *o = &bn->obs[i];
+        if (o->p2p || o->direction != ob->direction || o->ngpus != ob->ngpus ||
+            (strcmp(o->test, GQ_CARD_TEST_H2D_SET) && strcmp(o->test, GQ_CARD_TEST_D2H_SET)))
+            continue;
+        if (!memcmp(o->gpus, ob->gpus, sizeof(int) * (size_t)ob->ngpus))
+            return false;
+    }
+    return true;
+}
+
+static json_t *host_json(const gq_bottlenecks *bn, const int *sel, int n, const gq_recordset *rs,
+                         const gq_probe_plan *pp)
 {
     json_t *o = json_object();
     json_object_set_new(o, "gpus", ints_json(sel, n));
@@ -209,7 +247,7 @@ static json_t *host_json(const gq_bottlenecks *bn, const int *sel, int n, const 
     json_t *subs = json_array();
     for (int i = 0; i < bn->nobs; i++) {
         const gq_bn_obs *ob = &bn->obs[i];
-        if (ob->p2p || ob->ngpus < 2 || ob->ngpus >= n)
+        if (ob->p2p || ob->ngpus < 2 || ob->ngpus >= n || !subset_listed(bn, i, ob))
             continue;
         json_t *pg = json_array();
         for (int k = 0; k < ob->ngpus; k++)
@@ -220,6 +258,9 @@ static json_t *host_json(const gq_bottlenecks *bn, const int *sel, int n, const 
                             "per_gpu", pg, "aggregate_gbps", jnum(ob->aggregate_gbps), "expected_gbps",
                             jnum(ob->expected_gbps), "sum_alone_gbps", jnum(ob->sum_alone_gbps), "valid",
                             true, "overlap", jnum(ob->overlap), "contended", ob->contended));
+        const char *why = subset_why(pp, ob);
+        json_object_set_new(json_array_get(subs, json_array_size(subs) - 1), "why",
+                            why ? json_string(why) : json_null());
     }
     json_object_set_new(o, "subsets", subs);
     /* Both directions at once (bidirectional_set): direction aggregates and their sum. */
@@ -586,7 +627,10 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
         goto fail;
     }
     have_bn = true;
-    json_object_set_new(card, "host", host_json(&bn, sel, n, rs));
+    gq_probe_plan pp = {0};
+    bool have_pp = gq_probes_plan_contention(&pp, t, sel, n, have_dom ? dom : NULL, &e) == GQ_OK;
+    json_object_set_new(card, "host", host_json(&bn, sel, n, rs, have_pp ? &pp : NULL));
+    gq_probe_plan_free(&pp);
     bool multi = false; /* a domain of 2+ GPUs: within and across mean something */
     for (int k = 0; have_dom && k < dom->ndomains; k++)
         multi |= dom->size[k] >= 2;
