@@ -374,9 +374,53 @@ static void gpus_str(const json_t *arr, char *buf, size_t n)
     }
 }
 
+/* The identity fields a check can find wrong, and how the card names them.
+ * The identity step's other checks (impossible records, overlap, errors) are
+ * about the measurements, not the machine's identity. */
+static const struct {
+    const char *id, *field;
+} id_fields[] = {
+    {"link_width", "PCIe link width"},
+    {"link_gen", "PCIe link generation"},
+    {"pcie_width_min", "PCIe link width"},
+    {"pcie_gen_min", "PCIe link generation"},
+    {"memory_mib_min", "memory"},
+    {"power_limit_w_min", "power limit"},
+    {"count_min", "GPU count"},
+    {"expect_uncovered", "model"},
+    {"expect_model_unmatched", "model"},
+    {"vbios", "VBIOS"},
+    {"ecc", "ECC mode"},
+    {"mig", "MIG mode"},
+    {"persistence", "persistence mode"},
+    {"driver", "driver"},
+};
+
+/* The field a failing identity check is about, or NULL when c is not one. */
+static const char *identity_field(const gq_check *c)
+{
+    if (c->step != GQ_CS_IDENTITY || (c->verdict != GQ_V_FAIL && c->verdict != GQ_V_WARN))
+        return NULL;
+    for (size_t i = 0; i < sizeof id_fields / sizeof id_fields[0]; i++)
+        if (!strncmp(c->id, id_fields[i].id, strlen(id_fields[i].id)))
+            return id_fields[i].field;
+    return NULL;
+}
+
 static bool identity_problem(const gq_check *c)
 {
-    return c->step == GQ_CS_IDENTITY && (c->verdict == GQ_V_FAIL || c->verdict == GQ_V_WARN);
+    return identity_field(c) != NULL;
+}
+
+/* "gpu:1" as "GPU 1"; other subjects as they are. */
+static void subject_text(const char *subj, char *buf, size_t n)
+{
+    if (!strncmp(subj, "gpu:", 4))
+        snprintf(buf, n, "GPU %s", subj + 4);
+    else if (!strncmp(subj, "model:", 6))
+        snprintf(buf, n, "every %s", subj + 6);
+    else
+        snprintf(buf, n, "%s", subj);
 }
 
 static void html_identity(FILE *f, const json_t *id, const gq_checklist *cl)
@@ -712,7 +756,7 @@ static void html_identity_alert(FILE *f, const gq_checklist *cl)
     if (!n)
         return;
     fputs("<div class=\"alert\" id=\"identity-problems\">\n<h2>Identity problems</h2>\n"
-          "<table><tr><th>verdict</th><th>subject</th><th>check</th><th>found</th><th>expected</th>"
+          "<table><tr><th>verdict</th><th>GPU</th><th>field</th><th>found</th><th>expected</th>"
           "<th>cause</th></tr>\n",
           f);
     char b[64], x[32];
@@ -726,8 +770,10 @@ static void html_identity_alert(FILE *f, const gq_checklist *cl)
             fputs("\"><td>", f);
             badge(f, gq_verdict_name(c->verdict), false);
             fputs("</td>", f);
-            td_text(f, c->subject);
-            td_text(f, c->id);
+            char subj[160];
+            subject_text(c->subject, subj, sizeof subj);
+            td_text(f, subj);
+            td_text(f, identity_field(c));
             snprintf(b, sizeof b, "%s %s", gq_fmt_num(c->figure, GQ_NUM_FIGURE, x, sizeof x),
                      isfinite(c->figure) ? c->unit : "");
             td_text(f, b);

@@ -82,7 +82,11 @@ static void test_identity_on_top(void **state)
     assert_non_null(box);
     assert_non_null(strstr(box, "data-check=\"link_width\""));
     assert_non_null(strstr(box, "GPU 1: PCIe x8 under load, the link can do x16."));
-    assert_null(strstr(box, "gpu:0")); /* GPU 0's link is fine */
+    assert_non_null(strstr(box, "<td>GPU 1</td><td>PCIe link width</td><td>8 lanes</td><td>16 lanes</td>"));
+    assert_null(strstr(box, "GPU 0")); /* GPU 0's link is fine */
+    /* only identity fields: the measurement checks of that step are not in the box */
+    assert_null(strstr(box, "data-check=\"impossible\""));
+    assert_null(strstr(box, "data-check=\"overlap\""));
     free(box);
     /* the identity table highlights GPU 1's row, not GPU 0's */
     char *idt = element(table, "<table>", "</table>");
@@ -148,6 +152,9 @@ static void test_subsets_once_with_why(void **state)
     assert_int_equal(count_of(t, "<tr>"), 1 + (int)json_array_size(subs) / 2);
     assert_null(strstr(t, "<td></td>"));
     free(t);
+    const char *e = exponent_in(html);
+    if (e)
+        fail_msg("exponent notation in card.html: %.30s", e);
     free(html);
 }
 
