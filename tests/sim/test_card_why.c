@@ -158,12 +158,35 @@ static void test_subsets_once_with_why(void **state)
     free(html);
 }
 
+/* A card saved by an older gpuqual: no reasons, and a set listed twice (the
+ * placement step's sets were listed as subsets). Each set still shows once,
+ * and the reason cell says it was not recorded instead of staying empty. */
+static void test_subsets_older_card(void **state)
+{
+    (void)state;
+    card_run old = {.doc = json_deep_copy(pro.doc)};
+    json_t *subs = json_object_get(json_object_get(json_object_get(old.doc, "card"), "host"), "subsets");
+    size_t n = json_array_size(subs), i;
+    json_t *s;
+    json_array_foreach(subs, i, s) json_object_del(s, "why");
+    json_array_append_new(subs, json_deep_copy(json_array_get(subs, n - 1)));
+    char *html = cu_render(&old, gq_card_render_html);
+    char *t = element(html, "<h3>Host-path subsets</h3>", "</table>");
+    assert_non_null(t);
+    assert_int_equal(count_of(t, "<tr>"), 1 + (int)n / 2);
+    assert_int_equal(count_of(t, "not recorded (card of an older gpuqual)"), (int)n / 2);
+    free(t);
+    free(html);
+    json_decref(old.doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_identity_on_top),
         cmocka_unit_test(test_health_cause),
         cmocka_unit_test(test_subsets_once_with_why),
+        cmocka_unit_test(test_subsets_older_card),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
