@@ -627,8 +627,15 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
         goto fail;
     }
     have_bn = true;
+    /* The subsets' reasons: the contention probes planned again as the run
+     * planned them, from the measured domains or, where the matrix gave none,
+     * the domains the tree suggests (exec/card_run.c). */
     gq_probe_plan pp = {0};
-    bool have_pp = gq_probes_plan_contention(&pp, t, sel, n, have_dom ? dom : NULL, &e) == GQ_OK;
+    gq_domains *assumed = have_dom ? NULL : calloc(1, sizeof *assumed);
+    if (assumed)
+        gq_probes_assume_domains(t, sel, n, assumed);
+    bool have_pp = gq_probes_plan_contention(&pp, t, sel, n, have_dom ? dom : assumed, &e) == GQ_OK;
+    free(assumed);
     json_object_set_new(card, "host", host_json(&bn, sel, n, rs, have_pp ? &pp : NULL));
     gq_probe_plan_free(&pp);
     bool multi = false; /* a domain of 2+ GPUs: within and across mean something */

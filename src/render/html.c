@@ -587,7 +587,7 @@ static void html_host_subsets(FILE *f, const json_t *host)
         fputs("<tr>", f);
         gpus_str(gs, b, sizeof b);
         td_text(f, b);
-        td_text(f, why ? why : "not recorded (card of an older gpuqual)");
+        td_text(f, why ? why : "not recorded");
         for (int d = 0; d < 2; d++) {
             per_gpu_str(dir[d], b, sizeof b);
             td_text(f, dir[d] ? b : "–");
