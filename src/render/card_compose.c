@@ -210,9 +210,21 @@ static bool subset_listed(const gq_bottlenecks *bn, int upto, const gq_bn_obs *o
     return true;
 }
 
+/* The host section. dom: the measured domains, NULL when none. */
 static json_t *host_json(const gq_bottlenecks *bn, const int *sel, int n, const gq_recordset *rs,
-                         const gq_probe_plan *pp)
+                         const gq_topo *t, const gq_domains *dom)
 {
+    /* The subsets' reasons: the contention probes planned again as the run
+     * planned them, from the measured domains or, where the matrix gave none,
+     * the domains the tree suggests (exec/card_run.c). */
+    gq_probe_plan plan = {0}, *pp = NULL;
+    gq_domains *assumed = dom ? NULL : calloc(1, sizeof *assumed);
+    if (assumed)
+        gq_probes_assume_domains(t, sel, n, assumed);
+    gq_err e = {0};
+    if ((dom || assumed) && gq_probes_plan_contention(&plan, t, sel, n, dom ? dom : assumed, &e) == GQ_OK)
+        pp = &plan;
+    free(assumed);
     json_t *o = json_object();
     json_object_set_new(o, "gpus", ints_json(sel, n));
     json_t *alone = json_object(), *all = json_object();
@@ -263,6 +275,7 @@ static json_t *host_json(const gq_bottlenecks *bn, const int *sel, int n, const 
                             why ? json_string(why) : json_null());
     }
     json_object_set_new(o, "subsets", subs);
+    gq_probe_plan_free(&plan);
     /* Both directions at once (bidirectional_set): direction aggregates and their sum. */
     double agg[2] = {NAN, NAN}, sum = NAN;
     for (int i = 0; i < rs->n; i++) {
@@ -511,6 +524,25 @@ static void infer_plan(const gq_recordset *rs, const json_t *stress, const json_
     }
 }
 
+/* The "plan" and "quality" keys of the card section. */
+static void plan_json(json_t *card, const gq_card_plan *plan)
+{
+    json_t *pj = json_array();
+    for (int s = 0; s < GQ_CS_COUNT; s++) {
+        const gq_card_step *st = &plan->step[s];
+        const char *why = gq_ev_reason_name(st->reason);
+        json_array_append_new(pj,
+                              json_pack("{s:s, s:s, s:f, s:f, s:s, s:s, s:o}", "step", gq_card_step_name(s),
+                                        "title", gq_card_step_title(s), "est_s", st->est_s, "elapsed_s",
+                                        st->elapsed_s, "status", gq_card_step_status_name(st->status), "note",
+                                        st->note, "reason", why ? json_string(why) : json_null()));
+    }
+    json_object_set_new(card, "plan", pj);
+    json_object_set_new(card, "quality",
+                        json_pack("{s:i, s:f, s:i}", "rounds", plan->rounds, "round_s", plan->round_s,
+                                  "sweep_points", plan->sweep_points));
+}
+
 json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
 {
     const gq_topo *t = in->topo;
@@ -557,22 +589,8 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
     }
     json_object_set_new(card, "level",
                         json_string(gq_card_level_name(plan ? plan->level : GQ_LEVEL_STANDARD)));
-    if (plan) {
-        json_t *pj = json_array();
-        for (int s = 0; s < GQ_CS_COUNT; s++) {
-            const gq_card_step *st = &plan->step[s];
-            const char *why = gq_ev_reason_name(st->reason);
-            json_array_append_new(pj, json_pack("{s:s, s:s, s:f, s:f, s:s, s:s, s:o}", "step",
-                                                gq_card_step_name(s), "title", gq_card_step_title(s), "est_s",
-                                                st->est_s, "elapsed_s", st->elapsed_s, "status",
-                                                gq_card_step_status_name(st->status), "note", st->note,
-                                                "reason", why ? json_string(why) : json_null()));
-        }
-        json_object_set_new(card, "plan", pj);
-        json_object_set_new(card, "quality",
-                            json_pack("{s:i, s:f, s:i}", "rounds", plan->rounds, "round_s", plan->round_s,
-                                      "sweep_points", plan->sweep_points));
-    }
+    if (plan)
+        plan_json(card, plan);
     free(inferred);
     json_object_set_new(card, "identity", identity_json(t, sel, n, in->stress));
 
@@ -627,17 +645,7 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
         goto fail;
     }
     have_bn = true;
-    /* The subsets' reasons: the contention probes planned again as the run
-     * planned them, from the measured domains or, where the matrix gave none,
-     * the domains the tree suggests (exec/card_run.c). */
-    gq_probe_plan pp = {0};
-    gq_domains *assumed = have_dom ? NULL : calloc(1, sizeof *assumed);
-    if (assumed)
-        gq_probes_assume_domains(t, sel, n, assumed);
-    bool have_pp = gq_probes_plan_contention(&pp, t, sel, n, have_dom ? dom : assumed, &e) == GQ_OK;
-    free(assumed);
-    json_object_set_new(card, "host", host_json(&bn, sel, n, rs, have_pp ? &pp : NULL));
-    gq_probe_plan_free(&pp);
+    json_object_set_new(card, "host", host_json(&bn, sel, n, rs, t, have_dom ? dom : NULL));
     bool multi = false; /* a domain of 2+ GPUs: within and across mean something */
     for (int k = 0; have_dom && k < dom->ndomains; k++)
         multi |= dom->size[k] >= 2;
