@@ -180,9 +180,10 @@ static void fig_pairs(figs *F, const json_t *pairs)
                      .compact = true};
     fig_begin(F, "pairs");
     gq_svg_write_bars(F->f, &b, &F->err);
-    char cap[400], x[32], y[32], ratio[64] = "";
+    char cap[400], x[32], y[32], ratio[64] = "", pct[32];
     if (isfinite(agg[0]) && isfinite(agg[1]) && agg[0] > 0)
-        snprintf(ratio, sizeof ratio, " (across is %.0f%% of within)", agg[1] / agg[0] * 100);
+        snprintf(ratio, sizeof ratio, " (across is %s%% of within)",
+                 gq_fmt_num(agg[1] / agg[0] * 100, GQ_NUM_FIGURE, pct, sizeof pct));
     snprintf(cap, sizeof cap,
              "Every pair of one placement ran at the same time. Aggregate within domains %s GB/s, across %s "
              "GB/s%s.",
