@@ -362,6 +362,20 @@ static void find_concurrent(gq_card *fs, const json_t *pairs)
                 f1(gq_json_num(ac, "aggregate_gbps"), b, sizeof b), ra * 100);
 }
 
+/* GPU sets among the host subsets (a set measured in both directions counts once). */
+static int distinct_sets(const json_t *subs)
+{
+    int n = 0;
+    for (size_t i = 0; i < json_array_size(subs); i++) {
+        const json_t *g = json_object_get(json_array_get(subs, i), "gpus");
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = json_equal(g, json_object_get(json_array_get(subs, j), "gpus"));
+        n += !seen;
+    }
+    return n;
+}
+
 /* Host-memory traffic: each GPU alone, subsets and all at once, and the shared host budgets. */
 static void row_host(gq_card *rows, const gq_checklist *cl, const json_t *host, const json_t *bottlenecks,
                      const gq_card_facts *f)
@@ -383,7 +397,7 @@ static void row_host(gq_card *rows, const gq_checklist *cl, const json_t *host, 
             d2hi = fmax(d2hi, json_number_value(e2));
         }
     }
-    int nsub = (int)json_array_size(json_object_get(host, "subsets"));
+    int nsub = distinct_sets(json_object_get(host, "subsets"));
     snprintf(ev, sizeof ev, "both directions: each GPU alone, %d subset%s, all at once", nsub,
              nsub == 1 ? "" : "s");
     const json_t *all = json_object_get(host, "all");

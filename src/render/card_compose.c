@@ -13,6 +13,7 @@
 #include "render/card_compose.h"
 #include "render/card_render.h"
 #include "analysis/domains.h"
+#include "analysis/probes.h"
 #include "analysis/sweepfit.h"
 #include "core/units.h"
 #include "render/analysis_render.h"
@@ -173,8 +174,57 @@ static json_t *matrix_json(const char *id, const char *title, const char *test, 
                      ncells > 0 && nstaged == ncells, "staged_cells", nstaged);
 }
 
-static json_t *host_json(const gq_bottlenecks *bn, const int *sel, int n, const gq_recordset *rs)
+/* Why the run measured this host subset: the reason of the contention probe
+ * (analysis/probes.h) with the same GPUs and direction, planned again from
+ * the topology and the domains as the run planned it; NULL when no probe
+ * has that set. */
+static const char *subset_why(const gq_probe_plan *pp, const gq_bn_obs *ob)
 {
+    for (int i = 0; pp && i < pp->n; i++) {
+        const gq_probe *pr = &pp->v[i];
+        if (pr->kind == GQ_PROBE_MATRIX || pr->direction != ob->direction || pr->ngpus != ob->ngpus)
+            continue;
+        bool same = true;
+        for (int k = 0; k < pr->ngpus && same; k++)
+            same = pr->gpus[k] == ob->gpus[k];
+        if (same && pr->why[0])
+            return pr->why;
+    }
+    return NULL;
+}
+
+/* Host subsets: the contention probes' sets (not the placement step's
+ * verification sets), each set and direction once. */
+static bool subset_listed(const gq_bottlenecks *bn, int upto, const gq_bn_obs *ob)
+{
+    if (strcmp(ob->test, GQ_CARD_TEST_H2D_SET) && strcmp(ob->test, GQ_CARD_TEST_D2H_SET))
+        return false;
+    for (int i = 0; i < upto; i++) {
+        const gq_bn_obs *o = &bn->obs[i];
+        if (o->p2p || o->direction != ob->direction || o->ngpus != ob->ngpus ||
+            (strcmp(o->test, GQ_CARD_TEST_H2D_SET) && strcmp(o->test, GQ_CARD_TEST_D2H_SET)))
+            continue;
+        if (!memcmp(o->gpus, ob->gpus, sizeof(int) * (size_t)ob->ngpus))
+            return false;
+    }
+    return true;
+}
+
+/* The host section. dom: the measured domains, NULL when none. */
+static json_t *host_json(const gq_bottlenecks *bn, const int *sel, int n, const gq_recordset *rs,
+                         const gq_topo *t, const gq_domains *dom)
+{
+    /* The subsets' reasons: the contention probes planned again as the run
+     * planned them, from the measured domains or, where the matrix gave none,
+     * the domains the tree suggests (exec/card_run.c). */
+    gq_probe_plan plan = {0}, *pp = NULL;
+    gq_domains *assumed = dom ? NULL : calloc(1, sizeof *assumed);
+    if (assumed)
+        gq_probes_assume_domains(t, sel, n, assumed);
+    gq_err e = {0};
+    if ((dom || assumed) && gq_probes_plan_contention(&plan, t, sel, n, dom ? dom : assumed, &e) == GQ_OK)
+        pp = &plan;
+    free(assumed);
     json_t *o = json_object();
     json_object_set_new(o, "gpus", ints_json(sel, n));
     json_t *alone = json_object(), *all = json_object();
@@ -209,7 +259,7 @@ static json_t *host_json(const gq_bottlenecks *bn, const int *sel, int n, const 
     json_t *subs = json_array();
     for (int i = 0; i < bn->nobs; i++) {
         const gq_bn_obs *ob = &bn->obs[i];
-        if (ob->p2p || ob->ngpus < 2 || ob->ngpus >= n)
+        if (ob->p2p || ob->ngpus < 2 || ob->ngpus >= n || !subset_listed(bn, i, ob))
             continue;
         json_t *pg = json_array();
         for (int k = 0; k < ob->ngpus; k++)
@@ -220,8 +270,12 @@ static json_t *host_json(const gq_bottlenecks *bn, const int *sel, int n, const 
                             "per_gpu", pg, "aggregate_gbps", jnum(ob->aggregate_gbps), "expected_gbps",
                             jnum(ob->expected_gbps), "sum_alone_gbps", jnum(ob->sum_alone_gbps), "valid",
                             true, "overlap", jnum(ob->overlap), "contended", ob->contended));
+        const char *why = subset_why(pp, ob);
+        json_object_set_new(json_array_get(subs, json_array_size(subs) - 1), "why",
+                            why ? json_string(why) : json_null());
     }
     json_object_set_new(o, "subsets", subs);
+    gq_probe_plan_free(&plan);
     /* Both directions at once (bidirectional_set): direction aggregates and their sum. */
     double agg[2] = {NAN, NAN}, sum = NAN;
     for (int i = 0; i < rs->n; i++) {
@@ -470,6 +524,25 @@ static void infer_plan(const gq_recordset *rs, const json_t *stress, const json_
     }
 }
 
+/* The "plan" and "quality" keys of the card section. */
+static void plan_json(json_t *card, const gq_card_plan *plan)
+{
+    json_t *pj = json_array();
+    for (int s = 0; s < GQ_CS_COUNT; s++) {
+        const gq_card_step *st = &plan->step[s];
+        const char *why = gq_ev_reason_name(st->reason);
+        json_array_append_new(pj,
+                              json_pack("{s:s, s:s, s:f, s:f, s:s, s:s, s:o}", "step", gq_card_step_name(s),
+                                        "title", gq_card_step_title(s), "est_s", st->est_s, "elapsed_s",
+                                        st->elapsed_s, "status", gq_card_step_status_name(st->status), "note",
+                                        st->note, "reason", why ? json_string(why) : json_null()));
+    }
+    json_object_set_new(card, "plan", pj);
+    json_object_set_new(card, "quality",
+                        json_pack("{s:i, s:f, s:i}", "rounds", plan->rounds, "round_s", plan->round_s,
+                                  "sweep_points", plan->sweep_points));
+}
+
 json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
 {
     const gq_topo *t = in->topo;
@@ -516,22 +589,8 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
     }
     json_object_set_new(card, "level",
                         json_string(gq_card_level_name(plan ? plan->level : GQ_LEVEL_STANDARD)));
-    if (plan) {
-        json_t *pj = json_array();
-        for (int s = 0; s < GQ_CS_COUNT; s++) {
-            const gq_card_step *st = &plan->step[s];
-            const char *why = gq_ev_reason_name(st->reason);
-            json_array_append_new(pj, json_pack("{s:s, s:s, s:f, s:f, s:s, s:s, s:o}", "step",
-                                                gq_card_step_name(s), "title", gq_card_step_title(s), "est_s",
-                                                st->est_s, "elapsed_s", st->elapsed_s, "status",
-                                                gq_card_step_status_name(st->status), "note", st->note,
-                                                "reason", why ? json_string(why) : json_null()));
-        }
-        json_object_set_new(card, "plan", pj);
-        json_object_set_new(card, "quality",
-                            json_pack("{s:i, s:f, s:i}", "rounds", plan->rounds, "round_s", plan->round_s,
-                                      "sweep_points", plan->sweep_points));
-    }
+    if (plan)
+        plan_json(card, plan);
     free(inferred);
     json_object_set_new(card, "identity", identity_json(t, sel, n, in->stress));
 
@@ -586,7 +645,7 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
         goto fail;
     }
     have_bn = true;
-    json_object_set_new(card, "host", host_json(&bn, sel, n, rs));
+    json_object_set_new(card, "host", host_json(&bn, sel, n, rs, t, have_dom ? dom : NULL));
     bool multi = false; /* a domain of 2+ GPUs: within and across mean something */
     for (int k = 0; have_dom && k < dom->ndomains; k++)
         multi |= dom->size[k] >= 2;

@@ -29,6 +29,8 @@ static const char css[] =
     ".sim{background:#e8f0fe;border:1px solid #9ab7e8;padding:8px 12px;border-radius:4px}"
     "figure{margin:1.2em 0;padding:0}figcaption{font-size:.9em;color:#444;margin-top:.3em}"
     ".meta{color:#555;font-size:.92em}"
+    ".alert{background:#fdecea;border:2px solid #c62828;padding:8px 12px;border-radius:4px}"
+    ".alert h2{margin-top:.2em;border:none}tr.bad td{background:#fdecea}td.cause{max-width:420px}"
     "@media print{body{max-width:none}figure{break-inside:avoid}}";
 
 static void esc(FILE *f, const char *s)
@@ -178,9 +180,10 @@ static void fig_pairs(figs *F, const json_t *pairs)
                      .compact = true};
     fig_begin(F, "pairs");
     gq_svg_write_bars(F->f, &b, &F->err);
-    char cap[400], x[32], y[32], ratio[64] = "";
+    char cap[400], x[32], y[32], ratio[64] = "", pct[32];
     if (isfinite(agg[0]) && isfinite(agg[1]) && agg[0] > 0)
-        snprintf(ratio, sizeof ratio, " (across is %.0f%% of within)", agg[1] / agg[0] * 100);
+        snprintf(ratio, sizeof ratio, " (across is %s%% of within)",
+                 gq_fmt_num(agg[1] / agg[0] * 100, GQ_NUM_FIGURE, pct, sizeof pct));
     snprintf(cap, sizeof cap,
              "Every pair of one placement ran at the same time. Aggregate within domains %s GB/s, across %s "
              "GB/s%s.",
@@ -372,7 +375,56 @@ static void gpus_str(const json_t *arr, char *buf, size_t n)
     }
 }
 
-static void html_identity(FILE *f, const json_t *id)
+/* The identity fields a check can find wrong, and how the card names them.
+ * The identity step's other checks (impossible records, overlap, errors) are
+ * about the measurements, not the machine's identity. */
+static const struct {
+    const char *id, *field;
+} id_fields[] = {
+    {"link_width", "PCIe link width"},
+    {"link_gen", "PCIe link generation"},
+    {"pcie_width_min", "PCIe link width"},
+    {"pcie_gen_min", "PCIe link generation"},
+    {"memory_mib_min", "memory"},
+    {"power_limit_w_min", "power limit"},
+    {"count_min", "GPU count"},
+    {"expect_uncovered", "model"},
+    {"expect_model_unmatched", "model"},
+    {"vbios", "VBIOS"},
+    {"ecc", "ECC mode"},
+    {"mig", "MIG mode"},
+    {"persistence", "persistence mode"},
+    {"driver", "driver"},
+};
+
+/* The field a failing identity check is about, or NULL when c is not one. */
+static const char *identity_field(const gq_check *c)
+{
+    if (c->step != GQ_CS_IDENTITY || (c->verdict != GQ_V_FAIL && c->verdict != GQ_V_WARN))
+        return NULL;
+    for (size_t i = 0; i < sizeof id_fields / sizeof id_fields[0]; i++)
+        if (!strncmp(c->id, id_fields[i].id, strlen(id_fields[i].id)))
+            return id_fields[i].field;
+    return NULL;
+}
+
+static bool identity_problem(const gq_check *c)
+{
+    return identity_field(c) != NULL;
+}
+
+/* "gpu:1" as "GPU 1"; other subjects as they are. */
+static void subject_text(const char *subj, char *buf, size_t n)
+{
+    if (!strncmp(subj, "gpu:", 4))
+        snprintf(buf, n, "GPU %s", subj + 4);
+    else if (!strncmp(subj, "model:", 6))
+        snprintf(buf, n, "every %s", subj + 6);
+    else
+        snprintf(buf, n, "%s", subj);
+}
+
+static void html_identity(FILE *f, const json_t *id, const gq_checklist *cl)
 {
     if (!json_is_object(id))
         return;
@@ -387,7 +439,12 @@ static void html_identity(FILE *f, const json_t *id)
     json_array_foreach(json_object_get(id, "gpus"), i, g)
     {
         const json_t *pc = json_object_get(g, "pcie");
-        fputs("<tr>", f);
+        char subj[32];
+        snprintf(subj, sizeof subj, "gpu:%lld", (long long)json_integer_value(json_object_get(g, "index")));
+        bool bad = false;
+        for (int k = 0; k < cl->n && !bad; k++)
+            bad = identity_problem(&cl->v[k]) && !strcmp(cl->v[k].subject, subj);
+        fputs(bad ? "<tr class=\"bad\">" : "<tr>", f);
         td_num(f, gq_cj_num(g, "index"));
         td_text(f, gq_cj_str(g, "name", "?"));
         td_num(f, gq_cj_num(g, "memory_mib"));
@@ -470,52 +527,121 @@ static void html_checks(FILE *f, const gq_checklist *cl)
     fputs("</table>\n", f);
 }
 
+/* "2.1, 2.0" per GPU, into b. */
+static void per_gpu_str(const json_t *s, char *b, size_t n)
+{
+    double pg[MAXG];
+    char x[32];
+    int np = gq_cj_nums(json_object_get(s, "per_gpu"), pg, MAXG);
+    size_t used = 0;
+    b[0] = 0;
+    for (int k = 0; k < np && used + 40 < n; k++)
+        used += (size_t)snprintf(b + used, n - used, "%s%s", k ? ", " : "",
+                                 gq_fmt_num(pg[k], GQ_NUM_FIGURE, x, sizeof x));
+}
+
+static bool same_ints(const json_t *a, const json_t *b)
+{
+    if (json_array_size(a) != json_array_size(b))
+        return false;
+    for (size_t i = 0; i < json_array_size(a); i++)
+        if (json_integer_value(json_array_get(a, i)) != json_integer_value(json_array_get(b, i)))
+            return false;
+    return true;
+}
+
+/* One row per GPU set, both directions side by side: a set is listed once
+ * even when the document has it twice (a card of an older gpuqual also
+ * listed the placement step's sets). */
 static void html_host_subsets(FILE *f, const json_t *host)
 {
     const json_t *subs = json_object_get(host, "subsets");
     if (!json_array_size(subs))
         return;
-    fputs("<h3>Host-path subsets</h3>\n<table><tr><th>GPUs</th><th>direction</th><th>per GPU, GB/s</th>"
-          "<th>aggregate GB/s</th><th>why this subset</th></tr>\n",
+    fputs("<h3>Host-path subsets</h3>\n<table><tr><th>GPUs</th><th>why this subset</th>"
+          "<th>host→GPU per GPU, GB/s</th><th>host→GPU aggregate GB/s</th>"
+          "<th>GPU→host per GPU, GB/s</th><th>GPU→host aggregate GB/s</th></tr>\n",
           f);
-    size_t i;
-    const json_t *s;
-    char b[256], x[32];
+    size_t i, j;
+    const json_t *s, *o;
+    char b[256];
     json_array_foreach(subs, i, s)
     {
+        const json_t *gs = json_object_get(s, "gpus");
+        bool seen = false;
+        for (j = 0; j < i && !seen; j++)
+            seen = same_ints(gs, json_object_get(json_array_get(subs, j), "gpus"));
+        if (seen)
+            continue;
+        const json_t *dir[2] = {NULL, NULL}; /* h2d, d2h: the first of each */
+        const char *why = NULL;
+        json_array_foreach(subs, j, o)
+        {
+            if (!same_ints(gs, json_object_get(o, "gpus")))
+                continue;
+            int d = !strcmp(gq_cj_str(o, "direction", ""), "d2h");
+            if (!dir[d])
+                dir[d] = o;
+            if (!why && json_is_string(json_object_get(o, "why")))
+                why = json_string_value(json_object_get(o, "why"));
+        }
         fputs("<tr>", f);
-        gpus_str(json_object_get(s, "gpus"), b, sizeof b);
+        gpus_str(gs, b, sizeof b);
         td_text(f, b);
-        td_text(f, gq_cj_str(s, "direction", "?"));
-        double pg[MAXG];
-        int np = gq_cj_nums(json_object_get(s, "per_gpu"), pg, MAXG);
-        size_t used = 0;
-        b[0] = 0;
-        for (int k = 0; k < np && used < sizeof b - 40; k++)
-            used += (size_t)snprintf(b + used, sizeof b - used, "%s%s", k ? ", " : "",
-                                     gq_fmt_num(pg[k], GQ_NUM_FIGURE, x, sizeof x));
-        td_text(f, b);
-        td_num(f, gq_cj_num(s, "aggregate_gbps"));
-        td_text(f, gq_cj_str(s, "why", ""));
+        td_text(f, why ? why : "not recorded");
+        for (int d = 0; d < 2; d++) {
+            per_gpu_str(dir[d], b, sizeof b);
+            td_text(f, dir[d] ? b : "–");
+            td_num(f, gq_cj_num(dir[d], "aggregate_gbps"));
+        }
         fputs("</tr>\n", f);
     }
     fputs("</table>\n", f);
 }
 
-static void html_stress(FILE *f, const json_t *st)
+/* Why GPU gpu failed or warned: the text of its failing checks, then of its
+ * warning ones (sentences, one space between), into buf; "" when it has none. */
+static void gpu_cause(const gq_checklist *cl, long long gpu, char *buf, size_t n)
+{
+    char subj[32];
+    snprintf(subj, sizeof subj, "gpu:%lld", gpu);
+    size_t used = 0;
+    buf[0] = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < cl->n; i++) {
+            const gq_check *c = &cl->v[i];
+            if (c->verdict != (pass ? GQ_V_WARN : GQ_V_FAIL) || strcmp(c->subject, subj))
+                continue;
+            int w = snprintf(buf + used, n - used, "%s%s", used ? " " : "", c->text);
+            if (w < 0 || (size_t)w >= n - used) {
+                buf[n - 1] = 0;
+                return;
+            }
+            used += (size_t)w;
+        }
+}
+
+static void html_stress(FILE *f, const json_t *st, const gq_checklist *cl)
 {
     if (!json_is_object(st))
         return;
-    char b[64];
+    char b[64], cause[1024];
     fputs("<table><tr><th>GPU</th><th>avg °C</th><th>max °C</th><th>avg W</th><th>limit W</th><th>avg SM "
           "MHz</th>"
-          "<th>power-capped %</th><th>thermal slowdown</th><th>faulty elements</th><th>verdict</th></tr>\n",
+          "<th>power-capped %</th><th>thermal slowdown</th><th>faulty elements</th><th>verdict</th>"
+          "<th>cause</th></tr>\n",
           f);
     size_t i;
     const json_t *g;
     json_array_foreach(json_object_get(st, "gpus"), i, g)
     {
-        fputs("<tr>", f);
+        long long gpu = json_integer_value(json_object_get(g, "gpu"));
+        const char *v = gq_cj_str(g, "verdict", "skip");
+        gpu_cause(cl, gpu, cause, sizeof cause);
+        if (!cause[0] && strcmp(v, "pass")) /* no check names it: the stress result's own error */
+            snprintf(cause, sizeof cause, "%s", gq_cj_str(g, "error", ""));
+        fprintf(f, "<tr data-gpu=\"%lld\" data-verdict=\"%s\"%s>", gpu, vclass(v),
+                cause[0] || !strcmp(v, "fail") || !strcmp(v, "warn") ? " class=\"bad\"" : "");
         td_num(f, gq_cj_num(g, "gpu"));
         td_num(f, gq_cj_num(g, "temp_avg_c"));
         td_num(f, gq_cj_num(g, "temp_max_c"));
@@ -526,7 +652,9 @@ static void html_stress(FILE *f, const json_t *st)
         td_text(f, json_is_true(json_object_get(g, "thermal_slowdown")) ? "yes" : "no");
         td_num(f, gq_cj_num(g, "faulty_elements"));
         fputs("<td>", f);
-        badge(f, gq_cj_str(g, "verdict", "skip"), false);
+        badge(f, v, false);
+        fputs("</td><td class=\"cause\">", f);
+        esc(f, cause[0] ? cause : "–");
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
@@ -616,6 +744,49 @@ static void html_head(FILE *f, const json_t *root, const json_t *card, const gq_
               f);
     }
     fputs("</p>\n", f);
+}
+
+/* Failing identity fields (a link trained down, a VBIOS, ECC or MIG mode
+ * other than expected), highlighted at the top of the card: they explain
+ * most of what follows. Nothing when every identity check passed. */
+static void html_identity_alert(FILE *f, const gq_checklist *cl)
+{
+    int n = 0;
+    for (int i = 0; i < cl->n; i++)
+        n += identity_problem(&cl->v[i]);
+    if (!n)
+        return;
+    fputs("<div class=\"alert\" id=\"identity-problems\">\n<h2>Identity problems</h2>\n"
+          "<table><tr><th>verdict</th><th>GPU</th><th>field</th><th>found</th><th>expected</th>"
+          "<th>cause</th></tr>\n",
+          f);
+    char b[64], x[32];
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < cl->n; i++) {
+            const gq_check *c = &cl->v[i];
+            if (!identity_problem(c) || c->verdict != (pass ? GQ_V_WARN : GQ_V_FAIL))
+                continue;
+            fputs("<tr class=\"bad\" data-check=\"", f);
+            esc(f, c->id);
+            fputs("\"><td>", f);
+            badge(f, gq_verdict_name(c->verdict), false);
+            fputs("</td>", f);
+            char subj[160];
+            subject_text(c->subject, subj, sizeof subj);
+            td_text(f, subj);
+            td_text(f, identity_field(c));
+            snprintf(b, sizeof b, "%s %s", gq_fmt_num(c->figure, GQ_NUM_FIGURE, x, sizeof x),
+                     isfinite(c->figure) ? c->unit : "");
+            td_text(f, b);
+            snprintf(b, sizeof b, "%s %s", gq_fmt_num(c->threshold, GQ_NUM_FIGURE, x, sizeof x),
+                     isfinite(c->threshold) ? c->unit : "");
+            td_text(f, b);
+            td_text(f, c->text);
+            fputs("</tr>\n", f);
+        }
+    fputs("</table>\n<p class=\"meta\">The full identity table is under <a href=\"#identity\">Identity and "
+          "links</a>.</p>\n</div>\n",
+          f);
 }
 
 /* The card: one row per check, from the typed card. */
@@ -726,6 +897,7 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
         return rc;
     }
     html_head(f, root, card, c, F.ids);
+    html_identity_alert(f, &c->checks);
     html_card_rows(f, c);
     html_findings(f, c);
     if (F.n) {
@@ -737,13 +909,13 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
     const json_t *st = json_object_get(root, "stress");
     if (json_is_object(st)) {
         fputs("<h2 id=\"stress\">Whole-node health</h2>\n", f);
-        html_stress(f, st);
+        html_stress(f, st, &c->checks);
     }
     html_placement(f, card);
     html_checks(f, &c->checks);
+    html_identity(f, json_object_get(card, "identity"), &c->checks);
     gq_card_free(c);
     free(c);
-    html_identity(f, json_object_get(card, "identity"));
     html_plan(f, card);
     fputs("<p class=\"meta\">Units: GB/s = 10<sup>9</sup> bytes/s; buffer sizes in KiB/MiB/GiB. The full "
           "evidence "

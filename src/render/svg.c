@@ -237,13 +237,95 @@ static void y_axis(FILE *f, double lo, double hi, double step, int x0, int x1, i
     fputs("</text>\n", f);
 }
 
-static void legend(FILE *f, const char *const *names, int n, int x, int y)
+/* The legend is laid out from the names' lengths, so that no two entries
+ * overlap: entries go left to right and wrap to a new row when the next one
+ * would pass the right margin. A character of the legend's 11-unit font is
+ * taken as LEG_CHAR_W wide: above what digits, arrows and most letters of a
+ * sans-serif font advance at that size (about 6 on average), though a name
+ * made mostly of the widest letters ("W", "m", near 10) would run past its
+ * box. A name longer than a whole row is cut with "…". Each entry carries
+ * its box (swatch and text) as a transparent <rect class="gq-legend-box">,
+ * which tests/browser reads to check that no two overlap. */
+#define LEG_CHAR_W 7.5
+#define LEG_ROW_H 16
+#define LEG_GAP 14
+
+typedef struct leg_item {
+    int x, y;     /* top-left of the entry's box */
+    int w;        /* swatch + gap + text */
+    int nchars;   /* characters kept of the name */
+    bool cut;     /* the name was cut */
+    size_t bytes; /* bytes kept of the name */
+} leg_item;
+
+/* Characters (UTF-8 code points) of s, up to keep of them (keep < 0: all);
+ * *bytes: the bytes those characters take. */
+static int utf8_chars(const char *s, int keep, size_t *bytes)
 {
+    int n = 0;
+    size_t i = 0;
+    for (; s[i]; i++) {
+        if (((unsigned char)s[i] & 0xC0) == 0x80)
+            continue;
+        if (n == keep)
+            break;
+        n++;
+    }
+    *bytes = i;
+    return n;
+}
+
+static int legend_layout(const char *const *names, int n, int x0, int x1, int y, leg_item *it)
+{
+    if (n < 2)
+        return 0;
+    int maxc = (int)((x1 - x0 - 14) / LEG_CHAR_W);
+    int x = x0, row = 0;
     for (int s = 0; s < n; s++) {
-        int lx = x + (s % 4) * 170, ly = y + (s / 4) * 16;
-        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>\n", lx, ly - 9,
+        const char *nm = names && names[s] ? names[s] : "";
+        size_t all;
+        int c = utf8_chars(nm, -1, &all);
+        it[s].cut = c > maxc;
+        it[s].nchars =
+            it[s].cut ? utf8_chars(nm, maxc - 1, &it[s].bytes) + 1 : utf8_chars(nm, -1, &it[s].bytes);
+        it[s].w = 14 + (int)ceil(it[s].nchars * LEG_CHAR_W);
+        if (x > x0 && x + it[s].w > x1) {
+            x = x0;
+            row++;
+        }
+        it[s].x = x;
+        it[s].y = y + row * LEG_ROW_H;
+        x += it[s].w + LEG_GAP;
+    }
+    return row + 1;
+}
+
+/* Rows the legend of these names takes between x0 and x1. */
+static int legend_rows(const char *const *names, int n, int x0, int x1)
+{
+    leg_item it[GQ_SVG_MAX_SERIES];
+    return legend_layout(names, n < GQ_SVG_MAX_SERIES ? n : GQ_SVG_MAX_SERIES, x0, x1, 0, it);
+}
+
+static void legend(FILE *f, const char *const *names, int n, int x0, int x1, int y)
+{
+    leg_item it[GQ_SVG_MAX_SERIES];
+    if (n > GQ_SVG_MAX_SERIES)
+        n = GQ_SVG_MAX_SERIES;
+    legend_layout(names, n, x0, x1, y - 11, it);
+    for (int s = 0; s < n; s++) {
+        const char *nm = names && names[s] ? names[s] : "";
+        char buf[512];
+        snprintf(buf, sizeof buf, "%.*s%s", (int)(it[s].bytes < 400 ? it[s].bytes : 400), nm,
+                 it[s].cut ? "…" : "");
+        fprintf(f,
+                "<g class=\"gq-legend\" data-legend=\"%d\"><rect class=\"gq-legend-box\" x=\"%d\" "
+                "y=\"%d\" width=\"%d\" height=\"14\" fill=\"none\" stroke=\"none\"/>\n",
+                s, it[s].x, it[s].y, it[s].w);
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>\n", it[s].x, it[s].y + 2,
                 series_color(s));
-        text_at(f, lx + 14, ly, "start", "font-size=\"11\"", names && names[s] ? names[s] : "");
+        text_at(f, it[s].x + 14, it[s].y + 11, "start", "font-size=\"11\"", buf);
+        fputs("</g>\n", f);
     }
 }
 
@@ -263,9 +345,9 @@ int gq_svg_write_bars(FILE *f, const gq_svg_bars *b, gq_err *err)
     double lo, hi, step;
     gq_svg_nice_axis(0, vmax > 0 ? vmax : 1, 5, &lo, &hi, &step);
     lo = 0;
-    int legend_rows = b->nser > 1 ? (b->nser + 3) / 4 : 0;
-    int mb = MB + legend_rows * 16;
-    int hgt = H + legend_rows * 16;
+    int lrows = legend_rows(b->series, b->nser, ML, W - MR);
+    int mb = MB + lrows * LEG_ROW_H;
+    int hgt = H + lrows * LEG_ROW_H;
     int x0 = ML, x1 = W - MR, y0 = MT, y1 = hgt - mb;
     svg_open(f, b->id, W, hgt, b->title);
     y_axis(f, lo, hi, step, x0, x1, y0, y1, b->unit);
@@ -331,7 +413,7 @@ int gq_svg_write_bars(FILE *f, const gq_svg_bars *b, gq_err *err)
                 b->ref_labels && b->ref_labels[k] ? b->ref_labels[k] : "");
     }
     if (b->nser > 1)
-        legend(f, b->series, b->nser, x0, hgt - legend_rows * 16 + 4);
+        legend(f, b->series, b->nser, x0, W - MR, hgt - lrows * LEG_ROW_H + 4);
     fputs("</svg>\n", f);
     return GQ_OK;
 }
@@ -387,9 +469,9 @@ int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err)
     } else {
         gq_svg_nice_axis(xmin, xmax, 6, &xa, &xb, &xstep);
     }
-    int legend_rows = l->nser > 1 ? (l->nser + 3) / 4 : 0;
-    int hgt = H + legend_rows * 16;
-    int x0 = ML, x1 = W - MR, y0 = MT, y1 = hgt - MB - legend_rows * 16;
+    int lrows = legend_rows(l->series, l->nser, ML, W - MR);
+    int hgt = H + lrows * LEG_ROW_H;
+    int x0 = ML, x1 = W - MR, y0 = MT, y1 = hgt - MB - lrows * LEG_ROW_H;
     svg_open(f, l->id, W, hgt, l->title);
     y_axis(f, ylo, yhi, ystep, x0, x1, y0, y1, l->unit);
 #define XPOS(x) (x0 + ((l->log_x ? log2(x) : (x)) - xa) / (xb - xa) * (x1 - x0))
@@ -469,7 +551,7 @@ int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err)
     if (!any)
         text_at(f, (x0 + x1) / 2.0, (y0 + y1) / 2.0, "middle", "fill=\"#888\"", "no data");
     if (l->nser > 1)
-        legend(f, l->series, l->nser, x0, hgt - legend_rows * 16 + 4);
+        legend(f, l->series, l->nser, x0, W - MR, hgt - lrows * LEG_ROW_H + 4);
     fputs("</svg>\n", f);
     return GQ_OK;
 }

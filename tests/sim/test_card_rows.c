@@ -123,7 +123,7 @@ static const char *const rtx4090x8_lines[] = {
     "ROW Concurrent GPU traffic | the intended simultaneous pairs, within and across domains | no P2P: "
     "concurrent GPU pairs go through host memory (see the host paths and the placement) | skip | Place "
     "workers without overloading shared paths | measured () on contention",
-    "ROW Host-memory traffic | both directions: each GPU alone, 32 subsets, all at once | alone 25.3 / 26.3 "
+    "ROW Host-memory traffic | both directions: each GPU alone, 14 subsets, all at once | alone 25.3 / 26.3 "
     "GB/s (to GPU / to host); all at once 51.2 / 53.2 GB/s; 4 shared host budgets | pass | Select and "
     "qualify offload workers | measured () on host",
     "ROW Transfer granularity | buffer-size sweep on 1 path | host → GPU 0: 3.00 µs fixed cost, half of 25.3 "
@@ -183,7 +183,7 @@ static const char *const rtxpro6000x8_lines[] = {
     "ROW Concurrent GPU traffic | 4 pairs at once within domains, 4 across | within 218 GB/s in total, "
     "across 91.0 GB/s (42%) | info | Place workers without overloading shared paths | measured () on "
     "contention",
-    "ROW Host-memory traffic | both directions: each GPU alone, 32 subsets, all at once | alone 57.9 / 56.6 "
+    "ROW Host-memory traffic | both directions: each GPU alone, 14 subsets, all at once | alone 57.9 / 56.6 "
     "GB/s (to GPU / to host); all at once 339 / 312 GB/s; 4 shared host budgets | pass | Select and qualify "
     "offload workers | measured () on host",
     "ROW Transfer granularity | buffer-size sweep on 2 paths | fastest path: GPU 3 → GPU 1: 2.00 µs fixed "
@@ -247,7 +247,7 @@ static const char *const a100x6_lines[] = {
     "ROW Concurrent GPU traffic | 3 pairs at once within domains, 2 across | within 790 GB/s in total, "
     "across 19.3 GB/s (2%) | info | Place workers without overloading shared paths | measured () on "
     "contention",
-    "ROW Host-memory traffic | both directions: each GPU alone, 14 subsets, all at once | alone 12.2–24.5 / "
+    "ROW Host-memory traffic | both directions: each GPU alone, 5 subsets, all at once | alone 12.2–24.5 / "
     "12.2–24.5 GB/s (to GPU / to host); all at once 87.7 / 87.7 GB/s; 4 shared host budgets | fail | Select "
     "and qualify offload workers | measured () on host",
     "ROW Transfer granularity | buffer-size sweep on 2 paths | fastest path: GPU 5 → GPU 4: 2.00 µs fixed "
@@ -354,7 +354,7 @@ static const char *const rtx4090x8_cut_lines[] = {
     "ROW Concurrent GPU traffic | the intended simultaneous pairs, within and across domains | not measured "
     "(did not fit the budget) | skip | Place workers without overloading shared paths | skipped (budget) on "
     "contention",
-    "ROW Host-memory traffic | both directions: each GPU alone, 10 subsets, all at once | alone 25.3 / 26.3 "
+    "ROW Host-memory traffic | both directions: each GPU alone, 0 subsets, all at once | alone 25.3 / 26.3 "
     "GB/s (to GPU / to host); shared host budgets not measured (contention did not fit the budget) | pass | "
     "Select and qualify offload workers | measured () on host",
     "ROW Transfer granularity | buffer-size sweep on 1 path | host → GPU 0: 3.00 µs fixed cost, half of 25.3 "

@@ -266,12 +266,144 @@ static void test_nice_axis(void **state)
     assert_true(hi > lo && st > 0);
 }
 
+/* The legend's boxes (class gq-legend-box): none overlaps another, each is
+ * inside the drawing, and each is at least as wide as its text needs at 7
+ * units a character (wider than any letter of the 11-unit legend font but
+ * "W" and "m"). Returns how many boxes. */
+static int legend_boxes_ok(const char *s)
+{
+    double bx[64][4];
+    int n = 0;
+    int vw = 0, vh = 0;
+    const char *vb = strstr(s, "viewBox=\"0 0 ");
+    assert_non_null(vb);
+    assert_int_equal(sscanf(vb, "viewBox=\"0 0 %d %d\"", &vw, &vh), 2);
+    for (const char *p = strstr(s, "class=\"gq-legend-box\""); p && n < 64;
+         p = strstr(p + 1, "class=\"gq-legend-box\"")) {
+        double *b = bx[n];
+        assert_int_equal(sscanf(p, "class=\"gq-legend-box\" x=\"%lf\" y=\"%lf\" width=\"%lf\" height=\"%lf\"",
+                                &b[0], &b[1], &b[2], &b[3]),
+                         4);
+        assert_true(b[0] >= 0 && b[1] >= 0 && b[0] + b[2] <= vw && b[1] + b[3] <= vh);
+        /* the text drawn in this entry: its characters fit the box */
+        const char *t = strstr(p, "<text");
+        t = strchr(t, '>') + 1;
+        int chars = 0;
+        for (const char *q = t; *q && *q != '<'; q++)
+            chars += ((unsigned char)*q & 0xC0) != 0x80 && *q != '&';
+        assert_true(b[2] >= 14 + 7.0 * chars);
+        n++;
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            bool apart = bx[i][0] + bx[i][2] <= bx[j][0] || bx[j][0] + bx[j][2] <= bx[i][0] ||
+                         bx[i][1] + bx[i][3] <= bx[j][1] || bx[j][1] + bx[j][3] <= bx[i][1];
+            if (!apart)
+                fail_msg("legend boxes %d and %d overlap", i, j);
+        }
+    return n;
+}
+
+/* The card's sweep legend: long labels (the fastest and the slowest path)
+ * and many series wrap into rows without overlapping; a name longer than a
+ * row is cut. */
+static void test_legend_no_overlap(void **state)
+{
+    (void)state;
+    double xs0[3] = {4096, 1 << 20, 256 << 20}, ys0[3] = {0.9, 40, 54};
+    const double *xs[12], *ys[12];
+    int np[12];
+    const char *names[12] = {"fastest pair: GPU 0 → GPU 1 (NVLink, within domain 0)",
+                             "slowest pair: GPU 3 → GPU 4 (host-staged, across domains)",
+                             "host → GPU 0",
+                             "GPU 7 → host, all GPUs active at the same time",
+                             "WWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWW"
+                             "WWWWWWWWWWWWWWWWWWWWW",
+                             "mmmmmmmmmmmmmmmmmmmmmmmm",
+                             "GPU 1",
+                             "GPU 2",
+                             "GPU 3",
+                             "GPU 4",
+                             "GPU 5",
+                             "GPU 6"};
+    for (int k = 0; k < 12; k++) {
+        xs[k] = xs0;
+        ys[k] = ys0;
+        np[k] = 3;
+    }
+    for (int nser = 2; nser <= 12; nser += 5) {
+        gq_svg_lines l = {.id = "sweep",
+                          .title = "Sweep",
+                          .x_label = "bytes per copy",
+                          .unit = "GB/s",
+                          .nser = nser,
+                          .series = names,
+                          .npts = np,
+                          .xs = xs,
+                          .ys = ys,
+                          .log_x = true,
+                          .x_is_bytes = true,
+                          .markers = true};
+        int rc;
+        char *s = capture_lines(&l, &rc);
+        assert_int_equal(rc, GQ_OK);
+        assert_wellformed(s);
+        assert_int_equal(legend_boxes_ok(s), nser);
+        free(s);
+    }
+    /* bars: four long series names */
+    const char *cats[2] = {"GPU 0", "GPU 1"};
+    const char *ser[4] = {"host→GPU alone", "host→GPU, all active", "GPU→host alone", "GPU→host, all active"};
+    double v[8] = {55, 55, 50, 50, 55, 55, 48, 48};
+    gq_svg_bars b = {.id = "host",
+                     .title = "Host",
+                     .unit = "GB/s",
+                     .ncat = 2,
+                     .nser = 4,
+                     .cats = cats,
+                     .series = ser,
+                     .vals = v};
+    int rc;
+    char *s = capture_bars(&b, &rc);
+    assert_int_equal(rc, GQ_OK);
+    assert_int_equal(legend_boxes_ok(s), 4);
+    free(s);
+}
+
+/* No exponent notation anywhere in a chart: tiny and huge values. */
+static void test_no_exponent(void **state)
+{
+    (void)state;
+    double t[3] = {0, 1e-5, 3e-5}, y[3] = {3e-5, 1e-4, 2e-6};
+    const double *xs[1] = {t}, *ys[1] = {y};
+    int np[1] = {3};
+    const char *names[1] = {"tiny"};
+    gq_svg_lines l = {.id = "tiny",
+                      .title = "Tiny",
+                      .x_label = "s",
+                      .unit = "W",
+                      .nser = 1,
+                      .series = names,
+                      .npts = np,
+                      .xs = xs,
+                      .ys = ys,
+                      .markers = true};
+    int rc;
+    char *s = capture_lines(&l, &rc);
+    assert_int_equal(rc, GQ_OK);
+    for (const char *p = s; *p; p++)
+        if (p > s && p[0] == 'e' && (p[1] == '-' || p[1] == '+') && p[-1] >= '0' && p[-1] <= '9')
+            fail_msg("exponent notation in the chart: %.20s", p - 3);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_heatmap_8x8), cmocka_unit_test(test_heatmap_large_and_bad),
-        cmocka_unit_test(test_bars_pairs),  cmocka_unit_test(test_bars_heights),
-        cmocka_unit_test(test_lines_sweep), cmocka_unit_test(test_nice_axis),
+        cmocka_unit_test(test_heatmap_8x8),       cmocka_unit_test(test_heatmap_large_and_bad),
+        cmocka_unit_test(test_bars_pairs),        cmocka_unit_test(test_bars_heights),
+        cmocka_unit_test(test_lines_sweep),       cmocka_unit_test(test_nice_axis),
+        cmocka_unit_test(test_legend_no_overlap), cmocka_unit_test(test_no_exponent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
