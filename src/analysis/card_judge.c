@@ -810,11 +810,17 @@ static void row_integrity(gq_card *rows, const gq_checklist *cl, const gq_card_f
              "%d records: every figure against its path's capacity, overlap of concurrent windows, "
              "data pattern checks",
              f->n_records);
-    snprintf(res, sizeof res, "%d impossible, %d overlap-invalid, %d failed checks, %d errors",
-             f->n_impossible, f->n_overlap_invalid, f->n_verify_failed, f->n_errors);
+    int n = snprintf(res, sizeof res, "%d impossible, %d overlap-invalid, %d failed checks, %d errors",
+                     f->n_impossible, f->n_overlap_invalid, f->n_verify_failed, f->n_errors);
+    /* Figures taken while a GPU was busy are left out: the row cannot say
+     * "trust the figures" (the card's verdict says whether it was allowed). */
+    if (f->n_contaminated && n > 0 && (size_t)n < sizeof res)
+        snprintf(res + n, sizeof res - (size_t)n, ", %d contaminated (a GPU was busy)", f->n_contaminated);
     static const char *const ids[] = {"impossible", "verify", "errors", "overlap", NULL};
-    row(rows, "Measurement integrity", ev, res, row_verdict(cl, ids, f->n_records > 0),
-        "Trust the figures above");
+    const char *v = row_verdict(cl, ids, f->n_records > 0);
+    if (f->n_contaminated && strcmp(v, "fail"))
+        v = "warn";
+    row(rows, "Measurement integrity", ev, res, v, "Trust the figures above");
 }
 
 /* Application validation: not measured by gpuqual. */
@@ -836,6 +842,22 @@ static void find_verdicts(gq_card *fs, const gq_checklist *cl, gq_verdict overal
                 shown++;
             }
     }
+}
+
+/* One finding per busy GPU: what ran on it and what the card did about it. */
+static void find_busy(gq_card *fs)
+{
+    for (int g = 0; g < GQ_MAX_GPUS; g++)
+        if (fs->busy_records[g])
+            finding(fs,
+                    "GPU %d was busy while the card measured (%s): %d measurement%s flagged contaminated and "
+                    "left "
+                    "out of every figure and verdict. %s",
+                    g, fs->busy_what[g][0] ? fs->busy_what[g] : "other work seen", fs->busy_records[g],
+                    fs->busy_records[g] == 1 ? "" : "s",
+                    fs->allow_busy ? "The card was judged without them (--allow-busy)."
+                                   : "The card is INCOMPLETE: run it again with the GPU idle, or with "
+                                     "--allow-busy to judge the rest.");
 }
 
 /* The identity finding: a virtual machine showing one NUMA node. */
@@ -866,6 +888,12 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *s
     if (!gq_card_level_parse(json_string_value(json_object_get(card, "level")), &out->level))
         out->level = GQ_LEVEL_STANDARD; /* a schema-1 card: today's standard card */
     out->complete = !json_is_false(json_object_get(card, "complete"));
+    out->allow_busy = json_is_true(json_object_get(card, "allow_busy"));
+    for (int g = 0; g < GQ_MAX_GPUS; g++)
+        if ((out->busy_records[g] = f->busy_records[g])) {
+            out->nbusy++;
+            snprintf(out->busy_what[g], sizeof out->busy_what[g], "%s", f->busy_what[g]);
+        }
     if ((out->have_expect = ex && ex->nmodels)) {
         snprintf(out->expect_file, sizeof out->expect_file, "%s", ex->path[0] ? ex->path : "(inline)");
         snprintf(out->expect_description, sizeof out->expect_description, "%s", ex->description);
@@ -896,6 +924,7 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *s
     gq_card_rest_rows(out);
 
     /* ---- findings in plain sentences ---- */
+    find_busy(out);
     find_verdicts(out, cl, overall);
     find_pairwise(out, m0, dm, d.ndom, &pr);
     find_concurrent(out, pairs);

@@ -49,6 +49,11 @@ const gq_opt gq_card_cli_opts[] = {
      .type = GQ_OPT_FLAG,
      .off = OFF(no_placement),
      .help = "skip the placement step (the verdict says so)"},
+    {.name = "allow-busy",
+     .type = GQ_OPT_FLAG,
+     .off = OFF(allow_busy),
+     .help = "judge the card even when other work ran on a GPU (its figures are still left out; the verdict "
+             "names the busy GPU); without it such a card is INCOMPLETE"},
     {.name = "prefill",
      .type = GQ_OPT_INT,
      .off = OFF(prefill),
@@ -90,6 +95,7 @@ int gq_card_cli_plan(const gq_card_cli *o, const gq_common *cm, const gq_topo *t
     co->budget_s = o->budget_s > 0 ? o->budget_s : gq_card_level_budget_s(co->level);
     co->stress_s = o->no_stress ? 0 : o->stress_s > 0 ? o->stress_s : gq_card_level_stress_s(co->level);
     co->no_placement = o->no_placement;
+    co->allow_busy = o->allow_busy;
     co->prefill = o->prefill;
     co->decode = o->decode;
     co->offload = o->offload;

@@ -19,7 +19,7 @@
     const char *expect;                                                                                      \
     const char *outdir;                                                                                      \
     double stress_s;                                                                                         \
-    bool no_stress, no_placement;                                                                            \
+    bool no_stress, no_placement, allow_busy;                                                                \
     const char *level;                                                                                       \
     int prefill, decode, offload;
 
@@ -27,10 +27,9 @@ typedef struct gq_card_cli {
     GQ_CARD_CLI_FIELDS
 } gq_card_cli;
 
-/* --level --budget --expect --stress --no-stress --no-placement --prefill --decode --offload (not
- * -o: its help differs per command). The card's --buffer-size and --verify
- * are the shared measurement options (gq_common_measure_opts, less
- * GQ_CARD_OMIT, with gq_card_defaults and gq_card_bounds). */
+/* --level --budget --expect --stress --no-stress --no-placement --allow-busy --prefill --decode --offload
+ * (not -o: its help differs per command). The card's --buffer-size and --verify are the shared measurement
+ * options (gq_common_measure_opts, less GQ_CARD_OMIT, with gq_card_defaults and gq_card_bounds). */
 extern const gq_opt gq_card_cli_opts[];
 /* The shared measurement options the card does not take. */
 #define GQ_CARD_OMIT "rounds,method"

@@ -329,6 +329,9 @@ static int card_run(gq_ctx *ctx)
         return GQ_OK;
     }
     card_print(ctx, complete);
+    /* A busy GPU is in the card's verdict (INCOMPLETE, or allowed): the
+     * frame does not turn the exit into 6. */
+    ctx->busy_judged = true;
     ctx->exit_code = gq_card_exit_code(json_object_get(ctx->doc, "card"));
     if (ctx->exit_code < 0) /* the card just judged has a verdict; never report success without one */
         ctx->exit_code = 1;
@@ -392,9 +395,9 @@ const gq_frame_cmd gq_frame_card = {
         "one-screen summary on stdout (--format markdown or json prints the card instead). DIR is\n"
         "written as a set: the card goes to DIR.partial-RUNID/ and replaces DIR only once complete\n"
         "(an earlier card only with --force); an interrupted card stays there for --resume DIR.\n"
-        "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (interrupted, or a step cut by the budget: the\n"
-        "card shows what was measured), 6 busy (another gpuqual, or other work on a GPU), 2 bad input,\n"
-        "3 no GPU. Details: docs/card.md.\n\n",
+        "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (interrupted, a step cut by the budget, or other\n"
+        "work on a GPU without --allow-busy: the card shows what was measured), 6 busy (another gpuqual\n"
+        "holds a GPU), 2 bad input, 3 no GPU. Details: docs/card.md.\n\n",
     .opts = {.name = "card",
              .tabs = tabs,
              .ntab = NTABS,

@@ -18,6 +18,7 @@
 #include "exec/plan_run.h"
 #include "exec/stress_run.h"
 #include "measure/catalog.h"
+#include "measure/cleanroom.h"
 #include "measure/harness.h"
 #include "render/analysis_render.h"
 
@@ -131,6 +132,11 @@ static void begin_step(runner *R, gq_card_step_id s)
     R->step_t0 = gq_now_mono();
     R->step_done0 = R->done_s;
     report(R, 0);
+    /* The clean room samples the GPUs' load before each step, gpuqual idle
+     * (the frame sampled before the first one). */
+    gq_cleanroom *cr = gq_cleanroom_installed();
+    if (cr && R->idx > 1)
+        gq_cleanroom_step(cr, R->o->gpus, R->o->ngpus, GQ_CLEAN_STEP_S);
 }
 
 static void end_step(runner *R, gq_card_step_id s, gq_card_step_status st)

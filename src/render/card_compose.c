@@ -503,6 +503,7 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
                                     : t->hostname[0] ? t->hostname
                                                      : "unknown"));
     json_object_set_new(card, "budget_s", in->opts ? json_real(in->opts->budget_s) : json_null());
+    json_object_set_new(card, "allow_busy", json_boolean(in->opts && in->opts->allow_busy));
     json_object_set_new(card, "planned_s", in->plan ? json_real(in->plan->est_total_s) : json_null());
     json_object_set_new(card, "elapsed_s", in->elapsed_s > 0 ? json_real(in->elapsed_s) : json_null());
     json_object_set_new(card, "complete", json_boolean(in->complete));

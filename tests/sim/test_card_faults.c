@@ -69,6 +69,75 @@ static void test_placement_budgets(void **state)
     json_decref(run.doc);
 }
 
+/* Other work on GPU 1 (the simulator's busy fault: a process and full
+ * utilization): the card names the GPU and what ran on it, its figures are
+ * left out, and the card is INCOMPLETE; the load reading comes from the
+ * clean room's sampling before each card step (no sampling before the run
+ * here). */
+static int n_contam_kind(const card_run *run, const char *kind, int gpu)
+{
+    int n = 0;
+    size_t i, k;
+    const json_t *r, *c;
+    json_array_foreach(json_object_get(run->doc, "records"), i, r)
+    {
+        json_array_foreach(json_object_get(r, "contaminated"), k, c)
+        {
+            if (!strcmp(cu_str(c, "kind"), kind) && cu_int(c, "gpu") == gpu) {
+                assert_true(json_is_false(json_object_get(r, "valid")));
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
+static void test_busy_gpu(void **state)
+{
+    (void)state;
+    card_args a = {.machine = "h200x2", .noise = 0, .faults = "gpu1:busy", .cleanroom = true};
+    card_run run = cu_run(&a);
+    const json_t *c = cu_card(&run);
+    assert_string_equal(cu_str(c, "verdict"), "incomplete");
+    assert_int_equal(gq_card_exit_code(c), 5);
+    assert_string_equal(cu_str(c, "verdict_text"), "INCOMPLETE: GPU 1 busy");
+    assert_true(cu_finding(&run, "GPU 1 was busy", "compute process 4242 (sim-load)", "INCOMPLETE", NULL));
+    const json_t *b = json_array_get(json_object_get(c, "busy"), 0);
+    assert_int_equal(json_array_size(json_object_get(c, "busy")), 1);
+    assert_int_equal(cu_int(b, "gpu"), 1);
+    assert_true(cu_int(b, "records") > 0);
+    assert_true(n_contam_kind(&run, "process", 1) > 0);
+    assert_true(n_contam_kind(&run, "utilization", 1) > 0); /* sampled before the card's steps */
+    assert_int_equal(n_contam_kind(&run, "process", 0), 0);
+    const json_t *row = NULL;
+    size_t i;
+    json_array_foreach(json_object_get(c, "rows"), i,
+                       row) if (!strcmp(cu_str(row, "check"), "Measurement integrity")) break;
+    assert_string_equal(cu_str(row, "verdict"), "warn");
+    assert_non_null(strstr(cu_str(row, "result"), "contaminated (a GPU was busy)"));
+    json_decref(run.doc);
+
+    /* --allow-busy: judged on the rest, and the verdict says the GPU was busy */
+    a.allow_busy = true;
+    run = cu_run(&a);
+    c = cu_card(&run);
+    assert_string_equal(cu_str(c, "verdict"), "pass");
+    assert_int_equal(gq_card_exit_code(c), 0);
+    assert_string_equal(cu_str(c, "verdict_text"), "PASS without stress (GPU 1 busy, allowed)");
+    assert_true(cu_finding(&run, "GPU 1 was busy", "--allow-busy", NULL));
+    json_decref(run.doc);
+
+    /* the same card with nothing else on the GPUs: nothing flagged */
+    a.allow_busy = false;
+    a.faults = NULL;
+    run = cu_run(&a);
+    c = cu_card(&run);
+    assert_string_equal(cu_str(c, "verdict"), "pass");
+    assert_int_equal(json_array_size(json_object_get(c, "busy")), 0);
+    assert_false(cu_finding(&run, "busy", NULL));
+    json_decref(run.doc);
+}
+
 static void test_budget_too_small(void **state)
 {
     (void)state;
@@ -161,7 +230,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_thermal_fault),    cmocka_unit_test(test_link_fault),
         cmocka_unit_test(test_budget_too_small), cmocka_unit_test(test_placement_budgets),
-        cmocka_unit_test(test_interrupted),
+        cmocka_unit_test(test_interrupted),      cmocka_unit_test(test_busy_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
