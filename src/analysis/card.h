@@ -208,6 +208,8 @@ typedef struct gq_card {
     bool have_expect;    /* expectations applied */
     char expect_file[512];
     char expect_description[256];
+    int noverrides; /* --set, in the order given (gq_expect.overrides) */
+    gq_expect_override overrides[GQ_EXPECT_MAX_OVERRIDES];
     int nrows;
     gq_card_row rows[GQ_CARD_MAX_ROWS];
     int nfindings, capfindings;

@@ -895,8 +895,15 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *s
             snprintf(out->busy_what[g], sizeof out->busy_what[g], "%s", f->busy_what[g]);
         }
     if ((out->have_expect = ex && ex->nmodels)) {
-        snprintf(out->expect_file, sizeof out->expect_file, "%s", ex->path[0] ? ex->path : "(inline)");
+        snprintf(out->expect_file, sizeof out->expect_file, "%s",
+                 ex->path[0]          ? ex->path
+                 : ex->noverrides > 0 ? "--set"
+                                      : "(inline)");
         snprintf(out->expect_description, sizeof out->expect_description, "%s", ex->description);
+    }
+    if (ex) {
+        out->noverrides = ex->noverrides < GQ_EXPECT_MAX_OVERRIDES ? ex->noverrides : GQ_EXPECT_MAX_OVERRIDES;
+        memcpy(out->overrides, ex->overrides, sizeof out->overrides[0] * (size_t)out->noverrides);
     }
     const gq_checklist *cl = &out->checks;
     gq_verdict overall = gq_card_summarize(out);

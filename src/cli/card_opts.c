@@ -37,6 +37,11 @@ const gq_opt gq_card_cli_opts[] = {
      .off = OFF(expect),
      .arg = "FILE",
      .help = "expectations file with per-GPU-model thresholds (examples/expect/*.expect)"},
+    {.name = "set",
+     .type = GQ_OPT_KV,
+     .off = OFF(set),
+     .arg = "[MODEL:]CHECK.LEVEL=VALUE",
+     .help = GQ_CARD_SET_HELP},
     {.name = "stress",
      .type = GQ_OPT_DURATION,
      .off = OFF(stress_s),
@@ -85,6 +90,19 @@ const gq_opt gq_card_cli_opts[] = {
 const char *const gq_card_defaults[] = {"buffer-size=256", NULL};
 
 const char *const gq_card_bounds[] = {"buffer-size=4096..1e13", NULL};
+
+int gq_card_cli_expect(const char *path, const gq_optlist *set, gq_expect *ex, bool *have, gq_err *err)
+{
+    *have = path || set->n > 0;
+    int rc = GQ_OK;
+    if (path)
+        rc = gq_expect_load(path, ex, err);
+    else
+        gq_expect_init(ex);
+    for (int i = 0; !rc && i < set->n; i++)
+        rc = gq_expect_set(ex, set->item[i], err);
+    return rc;
+}
 
 int gq_card_cli_plan(const gq_card_cli *o, const gq_common *cm, const gq_topo *topo, gq_card_opts *co,
                      gq_card_plan *plan, gq_err *err)

@@ -148,7 +148,7 @@ static int card_prepare(gq_ctx *ctx)
     o->co = calloc(1, sizeof *o->co);
     if (!o->ex || !o->plan || !o->co)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
-    if (o->expect && (rc = gq_expect_load(o->expect, o->ex, err)))
+    if ((rc = gq_card_cli_expect(o->expect, &o->set, o->ex, &o->have_ex, err)))
         return rc;
     if ((rc = gq_outfile_check(ctx->json_path, err)))
         return rc;
@@ -183,14 +183,14 @@ static int card_plan(gq_ctx *ctx)
     if ((rc = gq_card_cli_plan((const gq_card_cli *)o, &o->c, ctx->topo, co, o->plan, err)))
         return rc;
     /* Expectations that match no GPU: a warning, not an error. */
-    if (o->expect)
+    if (o->have_ex)
         for (int m = 0; m < o->ex->nmodels; m++) {
             bool hit = false;
             for (int k = 0; k < co->ngpus; k++)
                 hit |= gq_expect_match(o->ex, ctx->topo->gpu[co->gpus[k]].name) == m;
             if (!hit)
                 gq_cli_warn("%s: the expectations for '%s' match no GPU here; they are not applied",
-                            o->expect, o->ex->models[m].match);
+                            o->expect ? o->expect : "--set", o->ex->models[m].match);
         }
     return GQ_OK;
 }
@@ -258,7 +258,7 @@ static int card_write(gq_ctx *ctx, bool complete)
     card_cli *o = ctx->opts;
     gq_card_cli_run run = {.topo = ctx->topo,
                            .res = &o->res,
-                           .expect = o->expect ? o->ex : NULL,
+                           .expect = o->have_ex ? o->ex : NULL,
                            .plan = o->plan,
                            .co = o->co,
                            .complete = complete,

@@ -315,6 +315,26 @@ static void decode_busy(const json_t *card, gq_card *out)
     }
 }
 
+/* "overrides" (opt): the --set overrides the card was judged with. */
+static void decode_overrides(const json_t *card, gq_card *out)
+{
+    size_t i;
+    const json_t *x;
+    json_array_foreach(json_object_get(card, "overrides"), i, x)
+    {
+        if (out->noverrides >= GQ_EXPECT_MAX_OVERRIDES || !json_is_object(x))
+            continue;
+        gq_expect_override *o = &out->overrides[out->noverrides++];
+        str_into(o->spec, sizeof o->spec, x, "spec");
+        str_into(o->key, sizeof o->key, x, "key");
+        str_into(o->level, sizeof o->level, x, "level");
+        str_into(o->was, sizeof o->was, x, "was");
+        o->value = json_is_number(json_object_get(x, "value"))
+                       ? json_number_value(json_object_get(x, "value"))
+                       : NAN;
+    }
+}
+
 int gq_card_from_json(const json_t *card, const char *file, gq_card *out, gq_err *err)
 {
     rd R = {.file = file, .err = err, .version = 1};
@@ -327,6 +347,7 @@ int gq_card_from_json(const json_t *card, const char *file, gq_card *out, gq_err
     if (!gq_card_level_parse(json_string_value(json_object_get(card, "level")), &out->level))
         out->level = GQ_LEVEL_STANDARD;
     decode_busy(card, out);
+    decode_overrides(card, out);
     const json_t *ex = json_object_get(card, "expectations");
     if ((out->have_expect = json_is_object(ex))) {
         str_into(out->expect_file, sizeof out->expect_file, ex, "file");
@@ -401,6 +422,13 @@ void gq_card_to_json(const gq_card *c, json_t *card)
             json_array_append_new(to, json_string(gq_card_step_name((gq_card_step_id)s)));
     json_object_set_new(card, "turned_off", to);
     json_object_set_new(card, "allow_busy", json_boolean(c->allow_busy));
+    json_t *ov = json_array();
+    for (int i = 0; i < c->noverrides; i++) {
+        const gq_expect_override *x = &c->overrides[i];
+        json_array_append_new(ov, json_pack("{s:s, s:s, s:s, s:f, s:s}", "spec", x->spec, "key", x->key,
+                                            "level", x->level, "value", x->value, "was", x->was));
+    }
+    json_object_set_new(card, "overrides", ov);
     json_t *busy = json_array();
     for (int g = 0; g < GQ_MAX_GPUS; g++)
         if (c->busy_records[g])
