@@ -844,6 +844,23 @@ static void find_verdicts(gq_card *fs, const gq_checklist *cl, gq_verdict overal
     }
 }
 
+/* One finding per GPU the domains analysis set aside (the card's "domains"
+ * section's set_aside[]: every pair with it slow for a reason of its own). */
+static void find_set_aside(gq_card *fs, const json_t *dm)
+{
+    size_t i;
+    const json_t *s;
+    json_array_foreach(json_object_get(dm, "set_aside"), i, s)
+    {
+        const json_t *g = json_object_get(s, "gpu");
+        if (json_is_integer(g))
+            finding(fs,
+                    "GPU %d set aside: %s; it is its own domain, and the other GPUs' domains are found "
+                    "without it.",
+                    (int)json_integer_value(g), gq_json_str(s, "text", "every pair with it is slow"));
+    }
+}
+
 /* One finding per busy GPU: what ran on it and what the card did about it. */
 static void find_busy(gq_card *fs)
 {
@@ -934,6 +951,7 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *s
     find_busy(out);
     find_verdicts(out, cl, overall);
     find_pairwise(out, m0, dm, d.ndom, &pr);
+    find_set_aside(out, dm);
     find_concurrent(out, pairs);
     /* Shared budgets are stated from the contention step's copies only (other
      * steps' groups, such as the placement's, are not a survey of the paths). */

@@ -138,6 +138,33 @@ static void test_busy_gpu(void **state)
     json_decref(run.doc);
 }
 
+/* sw2bad (tests/data/topologies): GPU 2's link trained down to Gen4 x8 and
+ * GPU 6 without P2P. The domains analysis sets both aside, and the card says
+ * so in a finding of its own for each, with the reason. */
+static void test_set_aside(void **state)
+{
+    (void)state;
+    card_args a = {.machine = GQ_TEST_DATA "/data/topologies/sw2bad.topo", .noise = 0};
+    card_run run = cu_run(&a);
+    const json_t *sa = json_object_get(json_object_get(cu_card(&run), "domains"), "set_aside");
+    assert_int_equal(json_array_size(sa), 2);
+    assert_int_equal(cu_int(json_array_get(sa, 0), "gpu"), 2);
+    assert_string_equal(cu_str(json_array_get(sa, 0), "reason"), "slow_pairs");
+    assert_int_equal(cu_int(json_array_get(sa, 1), "gpu"), 6);
+    assert_string_equal(cu_str(json_array_get(sa, 1), "reason"), "no_p2p");
+    assert_true(cu_finding(&run, "GPU 2 set aside: every pair with GPU 2 copies at",
+                           "Gen4 x8 where it can do Gen5 x16", NULL));
+    assert_true(cu_finding(&run, "GPU 6 set aside: GPU 6 has no P2P with any GPU", NULL));
+    json_decref(run.doc);
+    /* a machine with nothing to set aside says nothing of it */
+    card_args b = {.machine = "rtxpro6000x8", .noise = 0};
+    run = cu_run(&b);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(cu_card(&run), "domains"), "set_aside")),
+                     0);
+    assert_false(cu_finding(&run, "set aside", NULL));
+    json_decref(run.doc);
+}
+
 static void test_budget_too_small(void **state)
 {
     (void)state;
@@ -231,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_thermal_fault),    cmocka_unit_test(test_link_fault),
         cmocka_unit_test(test_budget_too_small), cmocka_unit_test(test_placement_budgets),
         cmocka_unit_test(test_interrupted),      cmocka_unit_test(test_busy_gpu),
+        cmocka_unit_test(test_set_aside),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
