@@ -95,6 +95,7 @@ typedef struct gq_card_opts {
     int gpus[GQ_MAX_GPUS];
     /* Force steps off (tests, --no-stress, --no-placement): the card says the user turned them off. */
     bool no_sweep, no_latency, no_placement;
+    bool no_roles; /* every role left out (--prefill 0 --decode 0 --offload 0): the placement is turned off */
     /* Judge the card even when a GPU was busy (--allow-busy): its
      * contaminated figures are still left out, and the verdict says so. */
     bool allow_busy;

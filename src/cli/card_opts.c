@@ -64,9 +64,11 @@ const gq_opt gq_card_cli_opts[] = {
      .off = OFF(prefill),
      .def = "0",
      .arg = "N",
-     .help = "prefill workers for the placement (0 with --decode 0: half the GPUs each)",
+     .help = "prefill workers for the placement (left out with --decode: half the GPUs each; --prefill 0 "
+             "--decode 0 --offload 0 leaves every role out, which turns the placement off)",
      .lo = 0,
-     .hi = GQ_MAX_GPUS},
+     .hi = GQ_MAX_GPUS,
+     .seen_off = OFF(prefill_seen)},
     {.name = "decode",
      .type = GQ_OPT_INT,
      .off = OFF(decode),
@@ -74,7 +76,8 @@ const gq_opt gq_card_cli_opts[] = {
      .arg = "M",
      .help = "decode workers for the placement",
      .lo = 0,
-     .hi = GQ_MAX_GPUS},
+     .hi = GQ_MAX_GPUS,
+     .seen_off = OFF(decode_seen)},
     {.name = "offload",
      .type = GQ_OPT_INT,
      .off = OFF(offload),
@@ -113,6 +116,9 @@ int gq_card_cli_plan(const gq_card_cli *o, const gq_common *cm, const gq_topo *t
     co->budget_s = o->budget_s > 0 ? o->budget_s : gq_card_level_budget_s(co->level);
     co->stress_s = o->no_stress ? 0 : o->stress_s > 0 ? o->stress_s : gq_card_level_stress_s(co->level);
     co->no_placement = o->no_placement;
+    /* Every role left out: nothing to place, as if the placement were turned off. */
+    co->no_roles = o->prefill_seen && o->decode_seen && !o->prefill && !o->decode && o->offload == 0;
+    co->no_placement |= co->no_roles;
     co->allow_busy = o->allow_busy;
     co->prefill = o->prefill;
     co->decode = o->decode;

@@ -22,8 +22,9 @@
     bool no_stress, no_placement, allow_busy;                                                                \
     const char *level;                                                                                       \
     int prefill, decode, offload;                                                                            \
-    gq_optlist set; /* --set [MODEL:]CHECK.LEVEL=VALUE, in order */                                          \
-    bool have_ex;   /* --expect or --set given: the expectations apply */
+    gq_optlist set;                 /* --set [MODEL:]CHECK.LEVEL=VALUE, in order */                          \
+    bool have_ex;                   /* --expect or --set given: the expectations apply */                    \
+    bool prefill_seen, decode_seen; /* --prefill / --decode given (0 given: no such role) */
 
 typedef struct gq_card_cli {
     GQ_CARD_CLI_FIELDS
