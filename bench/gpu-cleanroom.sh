@@ -6,7 +6,10 @@
 #   3. the same with gpu_load running on GPU 0: records flagged contaminated, the
 #      process named, exit 6; test_gpu_cleanroom with GQ_EXPECT_BUSY=1 sees it too;
 #   4. a second gpuqual while `gpuqual stress` holds GPU 0: refused at once (exit 6),
-#      then waits with --wait-busy and runs.
+#      then waits with --wait-busy and runs;
+#   5. `gpuqual card` with gpu_load on GPU 0: INCOMPLETE (exit 5) naming the process, and
+#      with --allow-busy judged on the rest ("GPU 0 busy, allowed");
+#   6. the card's link row: "not measured under load" without stress, read under load with it.
 # Prints one line per step with PASS/FAIL and writes the outputs under $OUT/cleanroom/.
 #   bench/gpu-cleanroom.sh [BUILD_DIR]   (default /tmp/b; on the device machine source
 #   .deps/unpack-deps first)
@@ -60,3 +63,27 @@ t1=$(date +%s.%N)
 say "4b with --wait-busy 60s: rc $rc after $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s $( [ $rc = 0 ] && echo PASS || echo FAIL)"
 wait $sp
 say "stress (the holder) exited $?"
+
+# 5. the card with gpu_load on GPU 0: INCOMPLETE (exit 5, not 6), naming GPU 0 and the
+#    process; with --allow-busy it is judged on the rest and the verdict says GPU 0 was busy.
+C=(card -g 0 --level quick --no-stress -q --force)
+"$O/gpu_load" 0 120 >"$O/load5.txt" 2>&1 &
+lp=$!
+sleep 3
+"$G" "${C[@]}" -o "$O/5-card-busy" >"$O/5-card-busy.txt" 2>&1; rc=$?
+v=$(head -1 "$O/5-card-busy.txt")
+named=$(grep -c 'GPU 0 was busy.*gpu_load' "$O/5-card-busy/card.md" 2>/dev/null)
+say "5 card with gpu_load on GPU 0: rc $rc, '$v', finding names gpu_load: $named $( [ $rc = 5 ] && [ "${named:-0}" -gt 0 ] && echo "$v" | grep -q 'INCOMPLETE: GPU 0 busy' && echo PASS || echo FAIL)"
+"$G" "${C[@]}" --allow-busy -o "$O/5-card-allowed" >"$O/5-card-allowed.txt" 2>&1; rc=$?
+v=$(head -1 "$O/5-card-allowed.txt")
+say "5b the same with --allow-busy: rc $rc, '$v' $( [ $rc != 5 ] && [ $rc != 6 ] && echo "$v" | grep -q 'GPU 0 busy, allowed' && echo PASS || echo FAIL)"
+kill $lp 2>/dev/null; wait $lp 2>/dev/null
+
+# 6. links: without stress the card's link row is "not measured under load" (never PASS);
+#    with a short stress run it reads the link under load (PASS at the GPU's maximum).
+"$G" "${C[@]}" -o "$O/6-card-idle" >"$O/6-card-idle.txt" 2>&1; rc=$?
+row=$(grep 'Identity and links' "$O/6-card-idle.txt")
+say "6 card, no stress: rc $rc, row '$row' $(echo "$row" | grep -q 'not measured under load' && ! echo "$row" | grep -q PASS && echo PASS || echo FAIL)"
+"$G" card -g 0 --level quick --stress 10s -q --force -o "$O/6-card-load" >"$O/6-card-load.txt" 2>&1; rc=$?
+row=$(grep 'Identity and links' "$O/6-card-load.txt")
+say "6b card, 10 s stress: rc $rc, row '$row' $(echo "$row" | grep -q 'under load' && echo PASS || echo FAIL)"

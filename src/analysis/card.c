@@ -242,7 +242,10 @@ int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out
             r = GQ_EVR_USER;
         } else if ((s == GQ_CS_SWEEP && o->no_sweep) || (s == GQ_CS_LATENCY && o->no_latency) ||
                    (s == GQ_CS_PLACEMENT && o->no_placement)) {
-            why = "turned off";
+            why = s == GQ_CS_PLACEMENT && o->no_roles
+                      ? "turned off: no roles to place (--prefill 0 --decode 0 "
+                        "--offload 0)"
+                      : "turned off";
             r = GQ_EVR_USER;
         } else if ((s == GQ_CS_MATRIX || s == GQ_CS_PLACEMENT) && o->ngpus < 2) {
             why = "one GPU: no pair to measure";

@@ -95,6 +95,10 @@ typedef struct gq_card_opts {
     int gpus[GQ_MAX_GPUS];
     /* Force steps off (tests, --no-stress, --no-placement): the card says the user turned them off. */
     bool no_sweep, no_latency, no_placement;
+    bool no_roles; /* every role left out (--prefill 0 --decode 0 --offload 0): the placement is turned off */
+    /* Judge the card even when a GPU was busy (--allow-busy): its
+     * contaminated figures are still left out, and the verdict says so. */
+    bool allow_busy;
 } gq_card_opts;
 
 void gq_card_opts_default(gq_card_opts *o);
@@ -191,12 +195,22 @@ typedef struct gq_card {
     bool turned_off[GQ_CS_COUNT];
     gq_evidence step_ev[GQ_CS_COUNT]; /* each step's evidence, as the plan says */
     gq_ev_reason step_why[GQ_CS_COUNT];
-    bool complete;       /* the run finished (not interrupted) */
+    bool complete; /* the run finished (not interrupted) */
+    /* GPUs the clean room saw busy (other work on them while the card
+     * measured): their measurements are contaminated and left out. The card
+     * is INCOMPLETE unless the user allowed it (--allow-busy, "allow_busy"
+     * in the section), and then its verdict text says so. */
+    bool allow_busy;
+    int nbusy;
+    int busy_records[GQ_MAX_GPUS]; /* by GPU index: contaminated records naming it (0: not busy) */
+    char busy_what[GQ_MAX_GPUS][160];
     int counts[5];       /* checks by gq_verdict: skip, info, pass, warn, fail */
     gq_checklist checks; /* owned */
     bool have_expect;    /* expectations applied */
     char expect_file[512];
     char expect_description[256];
+    int noverrides; /* --set, in the order given (gq_expect.overrides) */
+    gq_expect_override overrides[GQ_EXPECT_MAX_OVERRIDES];
     int nrows;
     gq_card_row rows[GQ_CARD_MAX_ROWS];
     int nfindings, capfindings;
@@ -216,7 +230,9 @@ void gq_card_rest_rows(gq_card *c);
 
 /* The counts of c->checks, and the card's verdict (gq_card_overall from the
  * worst check, c->complete, c->level and c->step_ev), verdict_text,
- * turned_off and exit_code. Returns the worst check verdict. */
+ * turned_off and exit_code; a busy GPU makes it INCOMPLETE ("INCOMPLETE: GPU
+ * 1 busy") unless c->allow_busy, when the text adds "GPU 1 busy, allowed".
+ * Returns the worst check verdict. */
 gq_verdict gq_card_summarize(gq_card *c);
 
 /* Facts for the verdicts, from a card section and the stress section (both

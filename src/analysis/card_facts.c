@@ -29,6 +29,34 @@ static void example(char *dst, size_t n, const gq_record *r)
              gq_endpoint_str(r->dst, b, sizeof b), r->error[0] ? r->error : "no detail");
 }
 
+/* A contaminated record's summary ("KIND gpu G[ pid P][ NAME]: DETAIL"
+ * joined by "; ", core/record.h): count it for every GPU it names, and keep
+ * the first detail seen per GPU (a process's over a load reading). */
+static void busy_of(gq_card_facts *f, const gq_record *r)
+{
+    bool seen[GQ_MAX_GPUS] = {false};
+    const char *p = r->contaminated;
+    while (p && *p) {
+        char kind[16];
+        int g = -1;
+        if (sscanf(p, "%15s gpu %d", kind, &g) == 2 && g >= 0 && g < GQ_MAX_GPUS) {
+            const char *colon = strstr(p, ": "), *end = strstr(p, "; ");
+            if (!end)
+                end = p + strlen(p);
+            bool proc = !strcmp(kind, "process");
+            if (!seen[g])
+                f->busy_records[g]++;
+            seen[g] = true;
+            if (colon && colon < end &&
+                (!f->busy_what[g][0] || (proc && !strstr(f->busy_what[g], "process"))))
+                snprintf(f->busy_what[g], sizeof f->busy_what[g], "%.*s", (int)(end - colon - 2), colon + 2);
+        }
+        p = strstr(p, "; ");
+        if (p)
+            p += 2;
+    }
+}
+
 /* pos[g] for a GPU index read from a document, or -1 when g is out of range
  * (a saved card edited by hand may name any integer). */
 static int pos_of(const int *pos, int g)
@@ -220,6 +248,10 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
             if (r->flags & GQ_FLAG_ERROR) {
                 f->n_errors++;
                 example(f->error_example, sizeof f->error_example, r);
+            }
+            if (r->flags & GQ_FLAG_CONTAMINATED) {
+                f->n_contaminated++;
+                busy_of(f, r);
             }
             if (r->aggregate && (r->flags & GQ_FLAG_OVERLAP)) {
                 f->n_overlap_invalid++;

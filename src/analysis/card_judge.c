@@ -216,24 +216,33 @@ static void row_identity(gq_card *rows, const gq_checklist *cl, const json_t *id
              f1(gq_json_num(pc, "width"), d, sizeof d),
              json_is_true(json_object_get(pc, "under_load")) ? "under load" : "at idle",
              gq_json_str(id, "driver", "?"), gq_json_str(id, "cuda_driver_str", "?"));
-    int down = 0;
+    int down = 0, idle = 0;
     json_array_foreach(json_object_get(id, "gpus"), i, x)
     {
         const json_t *p = json_object_get(x, "pcie");
+        bool load = json_is_true(json_object_get(p, "under_load"));
+        idle += !load;
         down += gq_json_num(p, "width") < gq_json_num(p, "width_max") ||
-                (json_is_true(json_object_get(p, "under_load")) &&
-                 gq_json_num(p, "gen") < gq_json_num(p, "gen_max"));
+                (load && gq_json_num(p, "gen") < gq_json_num(p, "gen_max"));
     }
-    if (down)
-        snprintf(res, sizeof res, "%d GPU%s below the link's maximum", down, down == 1 ? "" : "s");
-    else
-        snprintf(res, sizeof res, "every link at its maximum (Gen%s x%s)",
-                 f1(gq_json_num(pc, "gen_max"), a, sizeof a), f1(gq_json_num(pc, "width_max"), b, sizeof b));
+    int w = down ? snprintf(res, sizeof res, "%d GPU%s below the link's maximum", down, down == 1 ? "" : "s")
+            : idle ? snprintf(res, sizeof res, "Gen%s x%s at idle", f1(gq_json_num(pc, "gen"), a, sizeof a),
+                              f1(gq_json_num(pc, "width"), b, sizeof b))
+                   : snprintf(res, sizeof res, "every link at its maximum under load (Gen%s x%s)",
+                              f1(gq_json_num(pc, "gen_max"), a, sizeof a),
+                              f1(gq_json_num(pc, "width_max"), b, sizeof b));
+    /* At idle a link slows down to save power: only the stress run's reading under load judges it. */
+    if (idle == n && w > 0 && (size_t)w < sizeof res)
+        snprintf(res + w, sizeof res - (size_t)w, ", not measured under load");
+    else if (idle && w > 0 && (size_t)w < sizeof res)
+        snprintf(res + w, sizeof res - (size_t)w, ", %d of %d GPUs not measured under load", idle, n);
     static const char *const ids[] = {"count_min",    "memory_mib_min",   "power_limit_w_min",
                                       "pcie_gen_min", "pcie_width_min",   "link_width",
                                       "link_gen",     "expect_uncovered", NULL};
-    row(rows, "Identity and links", ev, res, row_verdict(cl, ids, n > 0),
-        "Confirm the delivered configuration");
+    const char *v = row_verdict(cl, ids, n > 0);
+    if (idle && !strcmp(v, "pass"))
+        v = "info"; /* the links are part of the row: never a pass without a reading under load */
+    row(rows, "Identity and links", ev, res, v, "Confirm the delivered configuration");
 }
 
 /* Pairwise GPU traffic: the first matrix, one pair at a time, within and across domains. */
@@ -824,11 +833,17 @@ static void row_integrity(gq_card *rows, const gq_checklist *cl, const gq_card_f
              "%d records: every figure against its path's capacity, overlap of concurrent windows, "
              "data pattern checks",
              f->n_records);
-    snprintf(res, sizeof res, "%d impossible, %d overlap-invalid, %d failed checks, %d errors",
-             f->n_impossible, f->n_overlap_invalid, f->n_verify_failed, f->n_errors);
+    int n = snprintf(res, sizeof res, "%d impossible, %d overlap-invalid, %d failed checks, %d errors",
+                     f->n_impossible, f->n_overlap_invalid, f->n_verify_failed, f->n_errors);
+    /* Figures taken while a GPU was busy are left out: the row cannot say
+     * "trust the figures" (the card's verdict says whether it was allowed). */
+    if (f->n_contaminated && n > 0 && (size_t)n < sizeof res)
+        snprintf(res + n, sizeof res - (size_t)n, ", %d contaminated (a GPU was busy)", f->n_contaminated);
     static const char *const ids[] = {"impossible", "verify", "errors", "overlap", NULL};
-    row(rows, "Measurement integrity", ev, res, row_verdict(cl, ids, f->n_records > 0),
-        "Trust the figures above");
+    const char *v = row_verdict(cl, ids, f->n_records > 0);
+    if (f->n_contaminated && strcmp(v, "fail"))
+        v = "warn";
+    row(rows, "Measurement integrity", ev, res, v, "Trust the figures above");
 }
 
 /* Application validation: not measured by gpuqual. */
@@ -850,6 +865,39 @@ static void find_verdicts(gq_card *fs, const gq_checklist *cl, gq_verdict overal
                 shown++;
             }
     }
+}
+
+/* One finding per GPU the domains analysis set aside (the card's "domains"
+ * section's set_aside[]: every pair with it slow for a reason of its own). */
+static void find_set_aside(gq_card *fs, const json_t *dm)
+{
+    size_t i;
+    const json_t *s;
+    json_array_foreach(json_object_get(dm, "set_aside"), i, s)
+    {
+        const json_t *g = json_object_get(s, "gpu");
+        if (json_is_integer(g))
+            finding(fs,
+                    "GPU %d set aside: %s; it is its own domain, and the other GPUs' domains are found "
+                    "without it.",
+                    (int)json_integer_value(g), gq_json_str(s, "text", "every pair with it is slow"));
+    }
+}
+
+/* One finding per busy GPU: what ran on it and what the card did about it. */
+static void find_busy(gq_card *fs)
+{
+    for (int g = 0; g < GQ_MAX_GPUS; g++)
+        if (fs->busy_records[g])
+            finding(fs,
+                    "GPU %d was busy while the card measured (%s): %d measurement%s flagged contaminated and "
+                    "left "
+                    "out of every figure and verdict. %s",
+                    g, fs->busy_what[g][0] ? fs->busy_what[g] : "other work seen", fs->busy_records[g],
+                    fs->busy_records[g] == 1 ? "" : "s",
+                    fs->allow_busy ? "The card was judged without them (--allow-busy)."
+                                   : "The card is INCOMPLETE: run it again with the GPU idle, or with "
+                                     "--allow-busy to judge the rest.");
 }
 
 /* The identity finding: a virtual machine showing one NUMA node. */
@@ -880,9 +928,22 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *s
     if (!gq_card_level_parse(json_string_value(json_object_get(card, "level")), &out->level))
         out->level = GQ_LEVEL_STANDARD; /* a schema-1 card: today's standard card */
     out->complete = !json_is_false(json_object_get(card, "complete"));
+    out->allow_busy = json_is_true(json_object_get(card, "allow_busy"));
+    for (int g = 0; g < GQ_MAX_GPUS; g++)
+        if ((out->busy_records[g] = f->busy_records[g])) {
+            out->nbusy++;
+            snprintf(out->busy_what[g], sizeof out->busy_what[g], "%s", f->busy_what[g]);
+        }
     if ((out->have_expect = ex && ex->nmodels)) {
-        snprintf(out->expect_file, sizeof out->expect_file, "%s", ex->path[0] ? ex->path : "(inline)");
+        snprintf(out->expect_file, sizeof out->expect_file, "%s",
+                 ex->path[0]          ? ex->path
+                 : ex->noverrides > 0 ? "--set"
+                                      : "(inline)");
         snprintf(out->expect_description, sizeof out->expect_description, "%s", ex->description);
+    }
+    if (ex) {
+        out->noverrides = ex->noverrides < GQ_EXPECT_MAX_OVERRIDES ? ex->noverrides : GQ_EXPECT_MAX_OVERRIDES;
+        memcpy(out->overrides, ex->overrides, sizeof out->overrides[0] * (size_t)out->noverrides);
     }
     const gq_checklist *cl = &out->checks;
     gq_verdict overall = gq_card_summarize(out);
@@ -910,8 +971,10 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *s
     gq_card_rest_rows(out);
 
     /* ---- findings in plain sentences ---- */
+    find_busy(out);
     find_verdicts(out, cl, overall);
     find_pairwise(out, m0, dm, d.ndom, &pr);
+    find_set_aside(out, dm);
     find_concurrent(out, pairs);
     /* Shared budgets are stated from the contention step's copies only (other
      * steps' groups, such as the placement's, are not a survey of the paths). */

@@ -67,6 +67,22 @@ gq_verdict gq_card_summarize(gq_card *c)
     gq_verdict worst = gq_checklist_overall(&c->checks);
     c->verdict = gq_card_overall((int)worst, c->complete, c->level, c->step_ev, c->step_why, c->turned_off,
                                  c->verdict_text, sizeof c->verdict_text);
+    if (c->nbusy) {
+        char gpus[120] = "";
+        size_t used = 0;
+        int k = 0;
+        for (int g = 0; g < GQ_MAX_GPUS && used < sizeof gpus; g++)
+            if (c->busy_records[g])
+                used += (size_t)snprintf(gpus + used, sizeof gpus - used, "%s%d", k++ ? "," : "", g);
+        size_t t = strlen(c->verdict_text);
+        if (!c->allow_busy) {
+            c->verdict = GQ_CV_INCOMPLETE;
+            snprintf(c->verdict_text, sizeof c->verdict_text, "INCOMPLETE: GPU%s %s busy", k > 1 ? "s" : "",
+                     gpus);
+        } else if (t < sizeof c->verdict_text)
+            snprintf(c->verdict_text + t, sizeof c->verdict_text - t, " (GPU%s %s busy, allowed)",
+                     k > 1 ? "s" : "", gpus);
+    }
     c->exit_code = gq_card_verdict_exit_code(c->verdict);
     return worst;
 }

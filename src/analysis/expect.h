@@ -161,6 +161,12 @@ typedef struct gq_card_facts {
     int n_overlap_invalid;
     char overlap_example[240];
     bool stress_ran;
+    /* Measurements the clean room flagged contaminated (measure/cleanroom.h:
+     * something else ran on a GPU), by the GPU it names: how many records, and
+     * what was seen first (a process when one was named). */
+    int n_contaminated;
+    int busy_records[GQ_MAX_GPUS];
+    char busy_what[GQ_MAX_GPUS][160];
     /* What each step of the card gave: a check rests on its step's evidence
      * (gq_card_check_step) and is never judged on evidence not measured.
      * gq_card_facts_init leaves every step unknown. */

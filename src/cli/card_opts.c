@@ -37,6 +37,11 @@ const gq_opt gq_card_cli_opts[] = {
      .off = OFF(expect),
      .arg = "FILE",
      .help = "expectations file with per-GPU-model thresholds (examples/expect/*.expect)"},
+    {.name = "set",
+     .type = GQ_OPT_KV,
+     .off = OFF(set),
+     .arg = "[MODEL:]CHECK.LEVEL=VALUE",
+     .help = GQ_CARD_SET_HELP},
     {.name = "stress",
      .type = GQ_OPT_DURATION,
      .off = OFF(stress_s),
@@ -49,14 +54,21 @@ const gq_opt gq_card_cli_opts[] = {
      .type = GQ_OPT_FLAG,
      .off = OFF(no_placement),
      .help = "skip the placement step (the verdict says so)"},
+    {.name = "allow-busy",
+     .type = GQ_OPT_FLAG,
+     .off = OFF(allow_busy),
+     .help = "judge the card even when other work ran on a GPU (its figures are still left out; the verdict "
+             "names the busy GPU); without it such a card is INCOMPLETE"},
     {.name = "prefill",
      .type = GQ_OPT_INT,
      .off = OFF(prefill),
      .def = "0",
      .arg = "N",
-     .help = "prefill workers for the placement (0 with --decode 0: half the GPUs each)",
+     .help = "prefill workers for the placement (left out with --decode: half the GPUs each; --prefill 0 "
+             "--decode 0 --offload 0 leaves every role out, which turns the placement off)",
      .lo = 0,
-     .hi = GQ_MAX_GPUS},
+     .hi = GQ_MAX_GPUS,
+     .seen_off = OFF(prefill_seen)},
     {.name = "decode",
      .type = GQ_OPT_INT,
      .off = OFF(decode),
@@ -64,7 +76,8 @@ const gq_opt gq_card_cli_opts[] = {
      .arg = "M",
      .help = "decode workers for the placement",
      .lo = 0,
-     .hi = GQ_MAX_GPUS},
+     .hi = GQ_MAX_GPUS,
+     .seen_off = OFF(decode_seen)},
     {.name = "offload",
      .type = GQ_OPT_INT,
      .off = OFF(offload),
@@ -81,6 +94,19 @@ const char *const gq_card_defaults[] = {"buffer-size=256", NULL};
 
 const char *const gq_card_bounds[] = {"buffer-size=4096..1e13", NULL};
 
+int gq_card_cli_expect(const char *path, const gq_optlist *set, gq_expect *ex, bool *have, gq_err *err)
+{
+    *have = path || set->n > 0;
+    int rc = GQ_OK;
+    if (path)
+        rc = gq_expect_load(path, ex, err);
+    else
+        gq_expect_init(ex);
+    for (int i = 0; !rc && i < set->n; i++)
+        rc = gq_expect_set(ex, set->item[i], err);
+    return rc;
+}
+
 int gq_card_cli_plan(const gq_card_cli *o, const gq_common *cm, const gq_topo *topo, gq_card_opts *co,
                      gq_card_plan *plan, gq_err *err)
 {
@@ -90,6 +116,10 @@ int gq_card_cli_plan(const gq_card_cli *o, const gq_common *cm, const gq_topo *t
     co->budget_s = o->budget_s > 0 ? o->budget_s : gq_card_level_budget_s(co->level);
     co->stress_s = o->no_stress ? 0 : o->stress_s > 0 ? o->stress_s : gq_card_level_stress_s(co->level);
     co->no_placement = o->no_placement;
+    /* Every role left out: nothing to place, as if the placement were turned off. */
+    co->no_roles = o->prefill_seen && o->decode_seen && !o->prefill && !o->decode && o->offload == 0;
+    co->no_placement |= co->no_roles;
+    co->allow_busy = o->allow_busy;
     co->prefill = o->prefill;
     co->decode = o->decode;
     co->offload = o->offload;

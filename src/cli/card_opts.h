@@ -19,18 +19,21 @@
     const char *expect;                                                                                      \
     const char *outdir;                                                                                      \
     double stress_s;                                                                                         \
-    bool no_stress, no_placement;                                                                            \
+    bool no_stress, no_placement, allow_busy;                                                                \
     const char *level;                                                                                       \
-    int prefill, decode, offload;
+    int prefill, decode, offload;                                                                            \
+    gq_optlist set;                 /* --set [MODEL:]CHECK.LEVEL=VALUE, in order */                          \
+    bool have_ex;                   /* --expect or --set given: the expectations apply */                    \
+    bool prefill_seen, decode_seen; /* --prefill / --decode given (0 given: no such role) */
 
 typedef struct gq_card_cli {
     GQ_CARD_CLI_FIELDS
 } gq_card_cli;
 
-/* --level --budget --expect --stress --no-stress --no-placement --prefill --decode --offload (not
- * -o: its help differs per command). The card's --buffer-size and --verify
- * are the shared measurement options (gq_common_measure_opts, less
- * GQ_CARD_OMIT, with gq_card_defaults and gq_card_bounds). */
+/* --level --budget --expect --set --stress --no-stress --no-placement --allow-busy --prefill --decode
+ * --offload (not -o: its help differs per command). The card's --buffer-size and --verify are the shared
+ * measurement options (gq_common_measure_opts, less GQ_CARD_OMIT, with gq_card_defaults and gq_card_bounds).
+ */
 extern const gq_opt gq_card_cli_opts[];
 /* The shared measurement options the card does not take. */
 #define GQ_CARD_OMIT "rounds,method"
@@ -41,6 +44,16 @@ extern const char *const gq_card_defaults[];
 extern const char *const gq_card_bounds[];
 
 /* What `card` and every `fleet` rank do the same way. */
+
+/* The --set option (card, fleet and report share it). */
+#define GQ_CARD_SET_HELP                                                                                     \
+    "override one expectation threshold, after --expect (or with none): [MODEL:]CHECK.LEVEL=VALUE, e.g. "    \
+    "h2d_gbps.fail=50 or H200:temp_c.warn=80 (repeatable, at most 16); the card lists every override"
+
+/* The expectations: --expect FILE (or none: gq_expect_init) into *ex, then
+ * every --set in order (gq_expect_set). *have: either was given. GQ_E_USAGE
+ * or GQ_E_IO with the one line that names what is wrong. */
+int gq_card_cli_expect(const char *path, const gq_optlist *set, gq_expect *ex, bool *have, gq_err *err);
 
 /* The card's options for the machine found (cm's GPUs) into *co, the role
  * counts checked against them, and the plan. */

@@ -148,7 +148,7 @@ static int card_prepare(gq_ctx *ctx)
     o->co = calloc(1, sizeof *o->co);
     if (!o->ex || !o->plan || !o->co)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
-    if (o->expect && (rc = gq_expect_load(o->expect, o->ex, err)))
+    if ((rc = gq_card_cli_expect(o->expect, &o->set, o->ex, &o->have_ex, err)))
         return rc;
     if ((rc = gq_outfile_check(ctx->json_path, err)))
         return rc;
@@ -183,14 +183,14 @@ static int card_plan(gq_ctx *ctx)
     if ((rc = gq_card_cli_plan((const gq_card_cli *)o, &o->c, ctx->topo, co, o->plan, err)))
         return rc;
     /* Expectations that match no GPU: a warning, not an error. */
-    if (o->expect)
+    if (o->have_ex)
         for (int m = 0; m < o->ex->nmodels; m++) {
             bool hit = false;
             for (int k = 0; k < co->ngpus; k++)
                 hit |= gq_expect_match(o->ex, ctx->topo->gpu[co->gpus[k]].name) == m;
             if (!hit)
                 gq_cli_warn("%s: the expectations for '%s' match no GPU here; they are not applied",
-                            o->expect, o->ex->models[m].match);
+                            o->expect ? o->expect : "--set", o->ex->models[m].match);
         }
     return GQ_OK;
 }
@@ -258,7 +258,7 @@ static int card_write(gq_ctx *ctx, bool complete)
     card_cli *o = ctx->opts;
     gq_card_cli_run run = {.topo = ctx->topo,
                            .res = &o->res,
-                           .expect = o->expect ? o->ex : NULL,
+                           .expect = o->have_ex ? o->ex : NULL,
                            .plan = o->plan,
                            .co = o->co,
                            .complete = complete,
@@ -329,6 +329,9 @@ static int card_run(gq_ctx *ctx)
         return GQ_OK;
     }
     card_print(ctx, complete);
+    /* A busy GPU is in the card's verdict (INCOMPLETE, or allowed): the
+     * frame does not turn the exit into 6. */
+    ctx->busy_judged = true;
     ctx->exit_code = gq_card_exit_code(json_object_get(ctx->doc, "card"));
     if (ctx->exit_code < 0) /* the card just judged has a verdict; never report success without one */
         ctx->exit_code = 1;
@@ -392,9 +395,9 @@ const gq_frame_cmd gq_frame_card = {
         "one-screen summary on stdout (--format markdown or json prints the card instead). DIR is\n"
         "written as a set: the card goes to DIR.partial-RUNID/ and replaces DIR only once complete\n"
         "(an earlier card only with --force); an interrupted card stays there for --resume DIR.\n"
-        "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (interrupted, or a step cut by the budget: the\n"
-        "card shows what was measured), 6 busy (another gpuqual, or other work on a GPU), 2 bad input,\n"
-        "3 no GPU. Details: docs/card.md.\n\n",
+        "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (interrupted, a step cut by the budget, or other\n"
+        "work on a GPU without --allow-busy: the card shows what was measured), 6 busy (another gpuqual\n"
+        "holds a GPU), 2 bad input, 3 no GPU. Details: docs/card.md.\n\n",
     .opts = {.name = "card",
              .tabs = tabs,
              .ntab = NTABS,

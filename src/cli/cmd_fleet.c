@@ -333,7 +333,7 @@ static int fleet_prepare(gq_ctx *ctx)
     }
     if (!(o->ex = calloc(1, sizeof *o->ex)))
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
-    if (o->expect && (rc = gq_expect_load(o->expect, o->ex, err)))
+    if ((rc = gq_card_cli_expect(o->expect, &o->set, o->ex, &o->have_ex, err)))
         return rc;
     if ((rc = gq_outfile_check(ctx->json_path, err)))
         return rc;
@@ -473,7 +473,7 @@ static int run_fleet(fleet_cli *o, gq_expect *ex, double threshold, int rank, in
     cm.sim_fault = faults[0] ? faults : NULL;
     if (o->seed_per_rank)
         cm.sim_seed = (int)(((long long)o->c.sim_seed + rank) % 2147483648LL);
-    int rc = run_card(o, &cm, o->expect ? ex : NULL, dir, nodedir, &doc, &err);
+    int rc = run_card(o, &cm, o->have_ex ? ex : NULL, dir, nodedir, &doc, &err);
     json_t *summary = NULL;
     if (rc == GQ_OK && !(summary = gq_fleet_summarise(doc, rank, nodedir, &err)))
         rc = err.code ? err.code : GQ_E_NOMEM;

@@ -14,6 +14,7 @@
 #include "render/card_compose.h"
 #include "analysis/expect.h"
 #include "cli/commands.h"
+#include "cli/card_opts.h"
 #include "cli/common.h"
 #include "cli/fleet_gather.h"
 #include "cli/frame.h"
@@ -26,7 +27,9 @@ typedef struct report_cli {
     const char *format;
     const char *expect;
     bool quiet;
-    gq_expect *ex; /* --expect, loaded */
+    gq_optlist set; /* --set, in order */
+    bool have_ex;   /* --expect or --set given */
+    gq_expect *ex;  /* --expect, loaded, then --set */
 } report_cli;
 
 #define OFF(f) offsetof(report_cli, f)
@@ -51,6 +54,7 @@ static const gq_opt report_opts[] = {
      .off = OFF(expect),
      .arg = "FILE",
      .help = "judge the saved figures again against an expectations file"},
+    {.name = "set", .type = GQ_OPT_KV, .off = OFF(set), .arg = "[MODEL:]CHECK.LEVEL=VALUE", .help = GQ_CARD_SET_HELP},
     {.name = "quiet", .shortname = 'q', .type = GQ_OPT_FLAG, .off = OFF(quiet), .help = "no warnings"},
     GQ_OPT_END,
 };
@@ -100,9 +104,11 @@ static int report_prepare(gq_ctx *ctx)
     ctx->quiet = o->quiet;
     if (o->output && strcmp(o->output, "-"))
         ctx->out_path = o->output;
-    if (o->expect && !(o->ex = calloc(1, sizeof *o->ex)))
+    if (!o->expect && !o->set.n)
+        return GQ_OK;
+    if (!(o->ex = calloc(1, sizeof *o->ex)))
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
-    return o->expect ? gq_expect_load(o->expect, o->ex, err) : GQ_OK;
+    return gq_card_cli_expect(o->expect, &o->set, o->ex, &o->have_ex, err);
 }
 
 /* Warn about expectations that match no GPU of the run. */
@@ -115,8 +121,8 @@ static void unmatched_expectations(const report_cli *o, const json_t *card)
             hit |= gq_expect_match(o->ex,
                                    json_string_value(json_object_get(json_array_get(gpus, k), "name"))) == m;
         if (!hit)
-            gq_cli_warn("%s: the expectations for '%s' match no GPU of this run", o->expect,
-                        o->ex->models[m].match);
+            gq_cli_warn("%s: the expectations for '%s' match no GPU of this run",
+                        o->expect ? o->expect : "--set", o->ex->models[m].match);
     }
 }
 
@@ -197,7 +203,7 @@ static int report_run(gq_ctx *ctx)
     } else if ((rc = gq_card_read(card, ctx->pos[0], &ctx->err))) {
         /* Fail closed, before anything is written: a card read back is never a pass by default. */
         goto out;
-    } else if (o->expect &&
+    } else if (o->have_ex &&
                (rc = gq_card_judge_json(card, json_object_get(root, "bottlenecks"),
                                         json_object_get(root, "stress"), &rs, o->ex, &ctx->err))) {
         goto out;
@@ -207,7 +213,7 @@ static int report_run(gq_ctx *ctx)
         rc = gq_err_set(&ctx->err, GQ_E_USAGE, "%s: card.verdict is not one gpuqual writes", ctx->pos[0]);
     if (rc)
         goto out;
-    if (o->expect && !o->quiet)
+    if (o->have_ex && !o->quiet)
         unmatched_expectations(o, card);
     if ((rc = render(ctx, root)))
         goto out;

@@ -18,6 +18,7 @@
 #include "exec/plan_run.h"
 #include "exec/stress_run.h"
 #include "measure/catalog.h"
+#include "measure/cleanroom.h"
 #include "measure/harness.h"
 #include "render/analysis_render.h"
 
@@ -131,6 +132,11 @@ static void begin_step(runner *R, gq_card_step_id s)
     R->step_t0 = gq_now_mono();
     R->step_done0 = R->done_s;
     report(R, 0);
+    /* The clean room samples the GPUs' load before each step, gpuqual idle
+     * (the frame sampled before the first one). */
+    gq_cleanroom *cr = gq_cleanroom_installed();
+    if (cr && R->idx > 1)
+        gq_cleanroom_step(cr, R->o->gpus, R->o->ngpus, GQ_CLEAN_STEP_S);
 }
 
 static void end_step(runner *R, gq_card_step_id s, gq_card_step_status st)
@@ -308,51 +314,32 @@ static int step_bidir(runner *R, gq_err *err)
     return measure(R, err);
 }
 
-/* Placement needs domains and bottlenecks: build the document the place model
- * reads (as `gpuqual domains` writes it). */
-static json_t *domains_doc(runner *R, const gq_domains *dom)
-{
-    json_t *doc = json_object(), *d = json_array();
-    for (int k = 0; k < dom->ndomains; k++) {
-        json_t *a = json_array();
-        for (int i = 0; i < dom->size[k]; i++)
-            json_array_append_new(a, json_integer(dom->member[k][i]));
-        json_array_append_new(d, a);
-    }
-    json_object_set_new(doc, "domains", d);
-    gq_bottlenecks bn;
-    gq_bn_opts bo;
-    gq_bn_opts_default(&bo);
-    bo.bytes = R->o->bytes;
-    gq_err e;
-    if (gq_bottlenecks_infer(&R->res->rs, R->t, dom, &bo, &bn, &e) == GQ_OK) {
-        json_t *bj = gq_bottlenecks_to_json(&bn, &R->res->rs);
-        if (bj)
-            json_object_set_new(doc, "bottlenecks", bj);
-    }
-    gq_bottlenecks_free(&bn);
-    return doc;
-}
-
 static int step_placement(runner *R, const gq_domains *dom, gq_err *err)
 {
     int n = R->o->ngpus;
     gq_place_model *pm = calloc(1, sizeof *pm);
     gq_place_result *pr = calloc(1, sizeof *pr);
-    json_t *doc = NULL;
+    gq_bottlenecks *bn = calloc(1, sizeof *bn);
     int rc = GQ_OK;
     gq_card_step *st = &R->plan->step[GQ_CS_PLACEMENT];
-    if (!pm || !pr) {
+    if (!pm || !pr || !bn) {
         rc = gq_err_set(err, GQ_E_NOMEM, "out of memory planning the placement");
         goto out;
     }
-    doc = domains_doc(R, dom);
+    /* The measured domains and the bottlenecks inferred from the records so
+     * far (shared host budgets among them), typed, as `gpuqual place` reads
+     * them from a domains document. */
+    gq_bn_opts bo;
+    gq_bn_opts_default(&bo);
+    bo.bytes = R->o->bytes;
     gq_err e = {0};
+    bool have_bn = gq_bottlenecks_infer(&R->res->rs, R->t, dom, &bo, bn, &e) == GQ_OK;
+    memset(&e, 0, sizeof e);
     int ngpu_model = 0;
     for (int i = 0; i < n; i++)
         if (R->o->gpus[i] + 1 > ngpu_model)
             ngpu_model = R->o->gpus[i] + 1;
-    if ((rc = gq_place_model_build(pm, ngpu_model, &R->res->rs, doc, R->t, &e))) {
+    if ((rc = gq_place_model_build_typed(pm, ngpu_model, &R->res->rs, dom, have_bn ? bn : NULL, R->t, &e))) {
         snprintf(st->note, sizeof st->note, "%s", e.msg);
         rc = GQ_E_FAIL;
         goto out;
@@ -384,7 +371,9 @@ static int step_placement(runner *R, const gq_domains *dom, gq_err *err)
     if (R->res->placement_json && !(R->o->prefill || R->o->decode))
         json_object_set_new(R->res->placement_json, "default_split", json_true());
 out:
-    json_decref(doc);
+    if (bn)
+        gq_bottlenecks_free(bn); /* whatever the inference returned; a zeroed one frees nothing */
+    free(bn);
     free(pm);
     free(pr);
     return rc;

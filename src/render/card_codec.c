@@ -296,6 +296,45 @@ static void decode_rows(const json_t *card, int version, gq_card *c)
         gq_card_rest_rows(c);
 }
 
+/* "allow_busy" and "busy" (opt): GPUs the clean room saw busy; an entry
+ * whose GPU is not an index is ignored. */
+static void decode_busy(const json_t *card, gq_card *out)
+{
+    out->allow_busy = json_is_true(json_object_get(card, "allow_busy"));
+    size_t i;
+    const json_t *b;
+    json_array_foreach(json_object_get(card, "busy"), i, b)
+    {
+        json_int_t g = json_integer_value(json_object_get(b, "gpu"));
+        json_int_t n = json_integer_value(json_object_get(b, "records"));
+        if (!json_is_integer(json_object_get(b, "gpu")) || g < 0 || g >= GQ_MAX_GPUS || out->busy_records[g])
+            continue;
+        out->busy_records[g] = n > 0 && n < 1000000000 ? (int)n : 1;
+        out->nbusy++;
+        str_into(out->busy_what[g], sizeof out->busy_what[g], b, "what");
+    }
+}
+
+/* "overrides" (opt): the --set overrides the card was judged with. */
+static void decode_overrides(const json_t *card, gq_card *out)
+{
+    size_t i;
+    const json_t *x;
+    json_array_foreach(json_object_get(card, "overrides"), i, x)
+    {
+        if (out->noverrides >= GQ_EXPECT_MAX_OVERRIDES || !json_is_object(x))
+            continue;
+        gq_expect_override *o = &out->overrides[out->noverrides++];
+        str_into(o->spec, sizeof o->spec, x, "spec");
+        str_into(o->key, sizeof o->key, x, "key");
+        str_into(o->level, sizeof o->level, x, "level");
+        str_into(o->was, sizeof o->was, x, "was");
+        o->value = json_is_number(json_object_get(x, "value"))
+                       ? json_number_value(json_object_get(x, "value"))
+                       : NAN;
+    }
+}
+
 int gq_card_from_json(const json_t *card, const char *file, gq_card *out, gq_err *err)
 {
     rd R = {.file = file, .err = err, .version = 1};
@@ -307,6 +346,8 @@ int gq_card_from_json(const json_t *card, const char *file, gq_card *out, gq_err
     out->complete = !json_is_false(json_object_get(card, "complete"));
     if (!gq_card_level_parse(json_string_value(json_object_get(card, "level")), &out->level))
         out->level = GQ_LEVEL_STANDARD;
+    decode_busy(card, out);
+    decode_overrides(card, out);
     const json_t *ex = json_object_get(card, "expectations");
     if ((out->have_expect = json_is_object(ex))) {
         str_into(out->expect_file, sizeof out->expect_file, ex, "file");
@@ -380,6 +421,20 @@ void gq_card_to_json(const gq_card *c, json_t *card)
         if (c->turned_off[s])
             json_array_append_new(to, json_string(gq_card_step_name((gq_card_step_id)s)));
     json_object_set_new(card, "turned_off", to);
+    json_object_set_new(card, "allow_busy", json_boolean(c->allow_busy));
+    json_t *ov = json_array();
+    for (int i = 0; i < c->noverrides; i++) {
+        const gq_expect_override *x = &c->overrides[i];
+        json_array_append_new(ov, json_pack("{s:s, s:s, s:s, s:f, s:s}", "spec", x->spec, "key", x->key,
+                                            "level", x->level, "value", x->value, "was", x->was));
+    }
+    json_object_set_new(card, "overrides", ov);
+    json_t *busy = json_array();
+    for (int g = 0; g < GQ_MAX_GPUS; g++)
+        if (c->busy_records[g])
+            json_array_append_new(busy, json_pack("{s:i, s:i, s:s}", "gpu", g, "records", c->busy_records[g],
+                                                  "what", c->busy_what[g]));
+    json_object_set_new(card, "busy", busy);
     json_object_set_new(
         card, "expectations",
         c->have_expect ? json_pack("{s:s, s:s}", "file", c->expect_file, "description", c->expect_description)

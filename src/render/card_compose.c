@@ -576,6 +576,7 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
                                     : t->hostname[0] ? t->hostname
                                                      : "unknown"));
     json_object_set_new(card, "budget_s", in->opts ? json_real(in->opts->budget_s) : json_null());
+    json_object_set_new(card, "allow_busy", json_boolean(in->opts && in->opts->allow_busy));
     json_object_set_new(card, "planned_s", in->plan ? json_real(in->plan->est_total_s) : json_null());
     json_object_set_new(card, "elapsed_s", in->elapsed_s > 0 ? json_real(in->elapsed_s) : json_null());
     json_object_set_new(card, "complete", json_boolean(in->complete));
@@ -619,6 +620,7 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
     json_object_set_new(card, "matrices", mats);
     gq_domains_opts dopt;
     gq_domains_opts_default(&dopt);
+    dopt.topo = t; /* to say why a GPU was set aside (its link) */
     gq_err e = {0};
     bool have_dom = n >= 1 && gq_domains_cluster(pm, &dopt, dom, &e) == GQ_OK;
     json_t *dlist = json_array();
@@ -630,6 +632,13 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
                                       "threshold_gbps", jnum(dom->split ? dom->threshold_gbps : NAN),
                                       "within_min_gbps", jnum(dom->within_min_gbps), "across_max_gbps",
                                       jnum(dom->across_max_gbps), "no_p2p", dom->no_p2p));
+        /* GPUs whose every pair is slow for a reason of their own, as `gpuqual domains` sets them aside. */
+        json_t *sa = json_array();
+        for (int k = 0; k < dom->nset_aside; k++)
+            json_array_append_new(sa, json_pack("{s:i, s:s, s:s}", "gpu", dom->set_aside[k], "reason",
+                                                dom->set_aside_no_p2p[k] ? "no_p2p" : "slow_pairs", "text",
+                                                dom->set_aside_why[k]));
+        json_object_set_new(json_object_get(card, "domains"), "set_aside", sa);
     } else {
         json_object_set_new(card, "domains", json_null());
     }

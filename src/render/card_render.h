@@ -81,5 +81,8 @@ int gq_cj_nums(const json_t *arr, double *out, int max);
  * (n*n, row-major, NAN for null). Returns n (0 when malformed). vals must
  * hold max*max doubles; labels max entries of 16 bytes. */
 int gq_cj_matrix(const json_t *m, int max, char (*labels)[16], double *vals);
+/* The card's --set overrides in one line ("h2d_gbps.fail=50 (h2d_gbps_min
+ * fail, was 48); ..."), "" when none. */
+void gq_card_overrides_text(const gq_card *c, char *buf, size_t n);
 
 #endif

@@ -70,3 +70,15 @@ int gq_cj_matrix(const json_t *m, int max, char (*labels)[16], double *vals)
     }
     return n;
 }
+
+void gq_card_overrides_text(const gq_card *c, char *buf, size_t n)
+{
+    size_t used = 0;
+    if (n)
+        buf[0] = 0;
+    for (int i = 0; i < c->noverrides && used < n; i++) {
+        const gq_expect_override *o = &c->overrides[i];
+        used += (size_t)snprintf(buf + used, n - used, "%s%s (%s %s, was %s)", i ? "; " : "", o->spec, o->key,
+                                 o->level, o->was[0] ? o->was : "unset");
+    }
+}

@@ -743,6 +743,13 @@ static void html_head(FILE *f, const json_t *root, const json_t *card, const gq_
               "impossible, nothing throttled).",
               f);
     }
+    char ov[2400];
+    gq_card_overrides_text(c, ov, sizeof ov);
+    if (ov[0]) {
+        fputs(" Overrides (<code>--set</code>): ", f);
+        esc(f, ov);
+        fputc('.', f);
+    }
     fputs("</p>\n", f);
 }
 

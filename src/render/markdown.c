@@ -539,6 +539,10 @@ int gq_card_render_markdown(FILE *f, const json_t *root, gq_err *err)
               "maximum, nothing "
               "impossible, nothing throttled).\n",
               f);
+    char ov[2400];
+    gq_card_overrides_text(c, ov, sizeof ov);
+    if (ov[0])
+        fprintf(f, "\nOverrides (`--set`): %s.\n", ov);
     if (json_is_true(json_object_get(root, "incomplete")) || !c->complete)
         fprintf(f,
                 "\n> **Incomplete.** The run stopped at step `%s`; this card shows only what was measured "
@@ -613,6 +617,13 @@ int gq_card_render_summary(FILE *f, const json_t *root, int width, gq_err *err)
     const char *qn = gq_cj_str(json_array_get(json_object_get(card, "plan"), 0), "note", "");
     if (!strncmp(qn, "quality lowered", 15))
         fprintf(f, "  level %s; %s\n", gq_card_level_name(c->level), qn);
+    char ov[2400];
+    gq_card_overrides_text(c, ov, sizeof ov);
+    if (ov[0]) {
+        char line[2500];
+        snprintf(line, sizeof line, "  overrides (--set): %s", ov);
+        gq_wrap_line(f, line, strlen(line), width, 4);
+    }
     for (int i = 0; i < c->nrows; i++) {
         const gq_card_row *r = &c->rows[i];
         const char *v = verdict_word(gq_verdict_name(r->verdict));

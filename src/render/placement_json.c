@@ -203,12 +203,10 @@ int gq_place_model_build(gq_place_model *m, int ngpu, const gq_recordset *rs, co
             return gq_err_set(err, GQ_E_NOMEM, "placement: out of memory");
         rc = gq_domains_from_json("the domains analysis", doc, -1, dom, err);
     }
-    /* Only a list is a bottlenecks section. The card's step runner hands over
-     * an object here (the whole bottlenecks/contention/ignored sections under
-     * the one key), which the placement has never read: kept as it was, and
-     * left for the card's typed runner to pass its budgets directly. Saved
-     * documents reach this through gq_doc_load, which refuses a malformed
-     * section before. */
+    /* Only a list is a bottlenecks section (the card's step runner passes its
+     * typed budgets to gq_place_model_build_typed directly). Saved documents
+     * reach this through gq_doc_load, which refuses a malformed section
+     * before. */
     if (!rc && doc && json_is_array(json_object_get(doc, "bottlenecks"))) {
         if (!(bn = malloc(sizeof *bn)))
             rc = gq_err_set(err, GQ_E_NOMEM, "placement: out of memory");

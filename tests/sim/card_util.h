@@ -24,6 +24,7 @@
 #include "backend/backend.h"
 #include "backend/sim/sim.h"
 #include "core/interrupt.h"
+#include "measure/cleanroom.h"
 #include "render/card_render.h"
 #include "render/render.h"
 
@@ -45,6 +46,9 @@ typedef struct card_args {
     int level;           /* 0: standard; else gq_card_level + 1 */
     int cut_step;        /* > 0: gq_card_step_id + 1 planned as cut by the budget (not run) */
     bool no_placement;   /* the user turns the placement off */
+    bool cleanroom;      /* watch the GPUs with a clean room, as the command frame does (no sampling
+                            before the run: the card's own steps sample) */
+    bool allow_busy;     /* --allow-busy */
 } card_args;
 
 static int cu_calls, cu_stop_after;
@@ -78,6 +82,7 @@ static __attribute__((unused)) card_run cu_run(const card_args *a)
     co.budget_s = a->budget_s > 0 ? a->budget_s : 300;
     co.stress_s = a->stress_s;
     co.no_placement = a->no_placement;
+    co.allow_busy = a->allow_busy;
     co.ngpus = t->ngpu;
     for (int i = 0; i < t->ngpu; i++)
         co.gpus[i] = i;
@@ -103,7 +108,13 @@ static __attribute__((unused)) card_run cu_run(const card_args *a)
     gq_interrupt_clear();
     cu_calls = 0;
     cu_stop_after = a->interrupt_after;
+    gq_cleanroom clean;
+    if (a->cleanroom) {
+        gq_cleanroom_init(&clean, &be);
+        gq_cleanroom_install(&clean);
+    }
     out.exec_rc = gq_card_execute(&be, t, &co, &out.plan, NULL, cu_progress, NULL, &res, &e);
+    gq_cleanroom_install(NULL);
     gq_interrupt_clear();
     if (out.exec_rc && out.exec_rc != GQ_E_INTR)
         fail_msg("execute: %s", e.msg);

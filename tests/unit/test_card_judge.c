@@ -367,8 +367,23 @@ static void facts_power_nvlinks_matrices(void **state)
     json_decref(card);
 }
 
-/* A link under load at a lower generation than its maximum is below it; at
- * idle it is not (links train down when idle). */
+/* The verdict of the check id on subject in a judged card section, or NULL. */
+static const char *check_verdict(const json_t *card, const char *id, const char *subject)
+{
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(card, "checks"), i, c)
+    {
+        if (!strcmp(json_string_value(json_object_get(c, "id")), id) &&
+            !strcmp(json_string_value(json_object_get(c, "subject")), subject))
+            return json_string_value(json_object_get(c, "verdict"));
+    }
+    return NULL;
+}
+
+/* A link under load at a lower generation than its maximum is below it (FAIL);
+ * at idle it is not (links train down when idle), and an idle reading, even
+ * at the maximum, is "not measured under load": never a pass. */
 static void link_gen_under_load(void **state)
 {
     (void)state;
@@ -376,11 +391,35 @@ static void link_gen_under_load(void **state)
                         "\"width\": 16, \"gen_max\": 5, \"width_max\": 16, \"under_load\": true}}]}}");
     assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
     assert_string_equal(rs(card, "Identity and links", "result"), "1 GPU below the link's maximum");
+    assert_string_equal(rs(card, "Identity and links", "verdict"), "fail");
+    assert_string_equal(check_verdict(card, "link_gen", "gpu:0"), "fail");
     json_decref(card);
     card = load("{\"identity\": {\"gpus\": [{\"index\": 0, \"name\": \"G\", \"pcie\": {\"gen\": 4, "
                 "\"width\": 16, \"gen_max\": 5, \"width_max\": 16, \"under_load\": false}}]}}");
     assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
-    assert_string_equal(rs(card, "Identity and links", "result"), "every link at its maximum (Gen5 x16)");
+    assert_string_equal(rs(card, "Identity and links", "result"),
+                        "Gen4 x16 at idle, not measured under load");
+    assert_string_equal(rs(card, "Identity and links", "verdict"), "info");
+    assert_string_equal(check_verdict(card, "link_gen", "gpu:0"), "info");
+    json_decref(card);
+    /* at its maximum, at idle: still not a pass */
+    card = load("{\"identity\": {\"gpus\": [{\"index\": 0, \"name\": \"G\", \"pcie\": {\"gen\": 5, "
+                "\"width\": 16, \"gen_max\": 5, \"width_max\": 16, \"under_load\": false}}]}}");
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_string_equal(rs(card, "Identity and links", "result"),
+                        "Gen5 x16 at idle, not measured under load");
+    assert_string_equal(rs(card, "Identity and links", "verdict"), "info");
+    assert_string_equal(check_verdict(card, "link_gen", "gpu:0"), "info");
+    assert_string_equal(check_verdict(card, "link_width", "gpu:0"), "info");
+    json_decref(card);
+    /* and under load at its maximum: pass */
+    card = load("{\"identity\": {\"gpus\": [{\"index\": 0, \"name\": \"G\", \"pcie\": {\"gen\": 5, "
+                "\"width\": 16, \"gen_max\": 5, \"width_max\": 16, \"under_load\": true}}]}}");
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_string_equal(rs(card, "Identity and links", "result"),
+                        "every link at its maximum under load (Gen5 x16)");
+    assert_string_equal(rs(card, "Identity and links", "verdict"), "pass");
+    assert_string_equal(check_verdict(card, "link_width", "gpu:0"), "pass");
     json_decref(card);
 }
 
