@@ -42,7 +42,7 @@ static int write_junit(FILE *f, void *p, gq_err *err)
 
 static int prefixed(int rc, const char *opt, gq_err *err)
 {
-    return rc ? gq_err_prefix(err, opt) : GQ_OK;
+    return rc ? gq_err_prefix(err, "%s", opt) : GQ_OK;
 }
 
 int gq_cli_prom_run(const char *path, const gq_recordset *rs, const gq_topo *topo, gq_err *err)

@@ -12,6 +12,7 @@
 #include "fuzz_util.h"
 #include "render/card_compose.h"
 #include "render/card_render.h"
+#include "render/prometheus.h"
 #include "render/render.h"
 #include "topo/snapshot.h"
 #include "topo/topo.h"
@@ -54,6 +55,8 @@ static void render_card(json_t *root, const gq_recordset *rs)
         fuzz_check_refusal(rc, &e);
     if (have_topo) {
         gq_render_table(devnull, &topo, rs);
+        gq_prom_gpus(devnull, &topo);
+        gq_prom_records(devnull, rs, &topo);
         json_t *nv = gq_render_nvbandwidth_json(&topo, rs, "fuzz");
         json_decref(nv);
     }
@@ -76,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_check_refusal(rc, &e);
     } else {
         gq_render_csv(devnull, &rs);
-        gq_render_prometheus(devnull, &rs);
+        gq_prom_records(devnull, &rs, NULL);
         render_card(root, &rs);
     }
     gq_records_free(&rs);
