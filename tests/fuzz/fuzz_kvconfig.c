@@ -23,7 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc) {
         fuzz_check_refusal(rc, &e);
     } else {
-        if (s.layers <= 0 || s.kv_heads <= 0 || s.head_dim <= 0)
+        /* an accepted config has layers, and KV heads of a size or (multi-head
+         * latent attention) a latent rank */
+        if (s.layers <= 0 || (s.mla_rank <= 0 && (s.kv_heads <= 0 || s.head_dim <= 0)))
             abort();
         if (!has_dtype)
             s.dtype = GQ_KV_BF16;
