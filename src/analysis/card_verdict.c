@@ -50,8 +50,12 @@ void gq_card_rest_rows(gq_card *c)
         r->reason = s < 0                           ? GQ_EVR_NOT_APPLICABLE
                     : r->evidence == GQ_EV_MEASURED ? GQ_EVR_NONE
                                                     : c->step_why[s];
-        if (r->evidence == GQ_EV_MEASURED || s < 0)
+        if (r->evidence == GQ_EV_MEASURED || (s < 0 && r->verdict == GQ_V_SKIP))
             continue;
+        if (s < 0) { /* a row of no step gpuqual knows that claims a verdict: unknown, never pass */
+            r->evidence = GQ_EV_UNKNOWN;
+            r->reason = GQ_EVR_NONE;
+        }
         snprintf(r->result, sizeof r->result, "not measured (%s)",
                  r->evidence == GQ_EV_UNKNOWN ? "the card does not say whether this step ran"
                  : r->reason                  ? gq_ev_reason_words(r->reason)

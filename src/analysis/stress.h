@@ -114,6 +114,12 @@ typedef struct gq_stress_opts {
     int gpus[GQ_MAX_GPUS]; /* device indices into the topology */
     gq_stress_progress_fn progress;
     void *progress_arg;
+    /* Called after every sampling tick, after progress (NULL: none): a
+     * status other than GQ_OK (with *err set) stops the load on every GPU,
+     * and gq_stress_run returns it with what was recorded kept in r. stress
+     * --journal writes the tick's samples through it. */
+    int (*on_tick)(void *arg, const gq_stress_result *r, gq_err *err);
+    void *tick_arg;
 } gq_stress_opts;
 
 typedef struct gq_stress_rules {

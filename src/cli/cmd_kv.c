@@ -599,13 +599,28 @@ static int kv_prepare(gq_ctx *ctx)
     return o->input ? kv_load_input(ctx) : GQ_OK;
 }
 
+/* The most tokens whose payload fits in room bytes (a binary search: a
+ * sliding window makes the payload grow more slowly past the window). */
+static unsigned long long fit_tokens(const kv_result *k, uint64_t room)
+{
+    long long lo = 0, hi = (long long)k->tokens; /* payload(lo) fits, payload(hi) does not */
+    while (hi - lo > 1) {
+        long long mid = lo + (hi - lo) / 2;
+        uint64_t p = 0;
+        if (gq_kv_payload(&k->shape, mid, &p, NULL) == GQ_OK && p <= room)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (unsigned long long)lo;
+}
+
 /* The whole payload must fit where it is copied to and from. */
 static int kv_check_memory(gq_ctx *ctx)
 {
     kv_opts *o = ctx->opts;
     gq_backend *be = &ctx->be;
     uint64_t payload = o->k->payload;
-    char a[32], b[32], c[32];
     if (o->estimate_only)
         return GQ_OK;
     if (be->ops->mem_info)
@@ -614,18 +629,19 @@ static int kv_check_memory(gq_ctx *ctx)
             uint64_t fr = 0, tot = 0;
             if (be->ops->mem_info(be, g, &fr, &tot, NULL) == GQ_OK && fr > 0 && payload > fr)
                 return gq_err_set(&ctx->err, GQ_E_USAGE,
-                                  "kv: the payload (%s) does not fit in GPU %d's free memory (%s of %s); use "
-                                  "fewer --tokens or --estimate-only",
-                                  gq_fmt_size(payload, a, sizeof a), g, gq_fmt_size(fr, b, sizeof b),
-                                  gq_fmt_size(tot, c, sizeof c));
+                                  "kv: the payload (%.1f GiB) does not fit in GPU %d's free memory (%.1f GiB "
+                                  "free of %.1f GiB); use at most %llu --tokens, or --estimate-only",
+                                  (double)payload / GQ_GiB, g, (double)fr / GQ_GiB, (double)tot / GQ_GiB,
+                                  fit_tokens(o->k, fr));
         }
     uint64_t av = 0;
     if (be->ops->host_mem_avail && be->ops->host_mem_avail(be, -1, &av, NULL) == GQ_OK && av > 0 &&
         payload > av)
         return gq_err_set(&ctx->err, GQ_E_USAGE,
-                          "kv: the payload (%s) is more than the pinned host memory to be had (%s) for the "
-                          "serial staged handoff; use fewer --tokens or --estimate-only",
-                          gq_fmt_size(payload, a, sizeof a), gq_fmt_size(av, b, sizeof b));
+                          "kv: the payload (%.1f GiB) is more than the pinned host memory to be had "
+                          "(%.1f GiB) for the serial staged handoff; use at most %llu --tokens, or "
+                          "--estimate-only",
+                          (double)payload / GQ_GiB, (double)av / GQ_GiB, fit_tokens(o->k, av));
     return GQ_OK;
 }
 

@@ -15,9 +15,11 @@
 #include "cli/common.h"
 #include "cli/progress.h"
 #include "cli/frame.h"
+#include "cli/outputs.h"
 #include "cli/textfiles.h"
 #include "core/interrupt.h"
 #include "core/units.h"
+#include "measure/journal.h"
 #include "render/render.h"
 #include "render/analysis_render.h"
 
@@ -109,6 +111,54 @@ static void on_progress(void *arg, const gq_stress_result *r, double elapsed)
     gq_progress_step(p, "%d/%d GPUs  %.0f W  max %.0f C  %.0f TFLOP/s", live, r->ngpu, power,
                      isfinite(tmax) ? tmax : 0, tflops);
     gq_progress_update(p, (long)(elapsed * 10));
+}
+
+/* ---- the journal ---------------------------------------------------------- */
+
+/* --journal FILE: every telemetry sample as a "sample" line, written as its
+ * tick ends; a write failure stops the load (exit 1). */
+typedef struct stress_journal {
+    gq_journal j;
+    int sent[GQ_MAX_GPUS]; /* samples of GPU slot k already written */
+} stress_journal;
+
+static int journal_tick(void *arg, const gq_stress_result *r, gq_err *err)
+{
+    stress_journal *sj = arg;
+    for (int k = 0; k < r->ngpu; k++) {
+        const gq_stress_gpu *g = &r->gpu[k];
+        for (; sj->sent[k] < g->npoints; sj->sent[k]++) {
+            json_t *s = gq_stress_sample_to_json(g->gpu, &g->pts[sj->sent[k]]);
+            if (!s)
+                return gq_err_set(err, GQ_E_NOMEM, "journal: out of memory");
+            int rc = gq_journal_event(&sj->j, "sample", s, err);
+            json_decref(s);
+            if (rc)
+                return rc;
+        }
+    }
+    return GQ_OK;
+}
+
+static int journal_open(gq_ctx *ctx, const gq_stress_opts *so, stress_journal *sj)
+{
+    stress_opts *o = ctx->opts;
+    json_t *jo = gq_cli_journal_options(&o->c);
+    if (!jo)
+        return gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
+    /* the copy options do not shape a stress load */
+    json_object_del(jo, "buffer_size");
+    json_object_del(jo, "rounds");
+    json_object_del(jo, "method");
+    json_object_set_new(jo, "duration_s", json_real(so->duration_s));
+    json_object_set_new(jo, "interval_s", json_real(so->interval_s));
+    json_object_set_new(jo, "precision", json_string(gq_precision_name(so->precision)));
+    json_object_set_new(jo, "with_transfers", json_boolean(so->with_transfers));
+    gq_journal_id id;
+    gq_cli_journal_id(&id, "stress", &o->c, ctx->topo, jo);
+    int rc = gq_journal_open(&sj->j, o->c.journal, &id, &ctx->err);
+    json_decref(jo);
+    return rc;
 }
 
 /* ---- output --------------------------------------------------------------- */
@@ -293,7 +343,11 @@ static int stress_prepare(gq_ctx *ctx)
     /* Refuse unwritable outputs before any GPU is loaded. */
     if ((rc = gq_outfile_check(ctx->json_path, &ctx->err)))
         return rc;
-    return gq_outfile_check(o->csv, &ctx->err);
+    if ((rc = gq_outfile_check(o->csv, &ctx->err)))
+        return rc;
+    if (o->c.journal && (rc = gq_cli_check_writable(o->c.journal, &ctx->err)))
+        return gq_err_prefix(&ctx->err, "--journal");
+    return GQ_OK;
 }
 
 /* The JSON document of the run into ctx->doc. */
@@ -379,6 +433,7 @@ static int stress_run(gq_ctx *ctx)
     gq_progress prog = {0};
     gq_stress_result *res = calloc(1, sizeof *res);
     gq_stress_summary *sum = calloc(1, sizeof *sum);
+    stress_journal *sj = NULL;
     int rc = GQ_OK;
     if (!res || !sum) {
         rc = gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
@@ -391,6 +446,16 @@ static int stress_run(gq_ctx *ctx)
         goto out;
     so.ngpus = o->c.ngpus_sel;
     memcpy(so.gpus, o->c.gpus_sel, sizeof so.gpus);
+    if (o->c.journal) {
+        if (!(sj = calloc(1, sizeof *sj))) {
+            rc = gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
+            goto out;
+        }
+        if ((rc = journal_open(ctx, &so, sj)))
+            goto out;
+        so.on_tick = journal_tick;
+        so.tick_arg = sj;
+    }
     gq_progress_init(&prog, gq_progress_wanted(ctx->quiet, ctx->format), 1);
     so.progress = on_progress;
     so.progress_arg = &prog;
@@ -401,6 +466,11 @@ static int stress_run(gq_ctx *ctx)
     if (!rc)
         rc = stress_judge_and_write(ctx, res, sum);
 out:
+    if (sj) {
+        if (sj->j.f)
+            gq_journal_close(&sj->j);
+        free(sj);
+    }
     if (res)
         gq_stress_result_free(res);
     free(res);
@@ -411,15 +481,16 @@ out:
 const gq_frame_cmd gq_frame_stress = {
     .name = "stress",
     .summary = "load every GPU with GEMMs, record telemetry, judge the node",
-    .usage = "usage: gpuqual stress [--duration 5m] [--gpus LIST] [--precision bf16|fp16|fp32|fp64]\n"
-             "                      [--interval 1s] [--with-transfers] [--csv FILE] [options]\n\n"
-             "Load every chosen GPU at once with a cuBLAS GEMM in a loop (results checked against the\n"
-             "first one), sample temperature, power, clocks, clock-event reasons, PCIe link, replay and\n"
-             "ECC counters, then summarise each GPU and judge the node (docs/method-stress.md):\n"
-             "faulty results, uncorrected ECC, a lost GPU, thermal slowdown or a link trained down under\n"
-             "load fail; clock spread across same-model GPUs warns; power capping alone is information.\n"
-             "Exit code: 0 pass, 4 warn, 1 fail, 5 interrupted (Ctrl-C; the summary is still written).\n\n",
-    .opts = {.name = "stress", .tabs = tabs, .ntab = NTABS, .omit = "journal"},
+    .usage =
+        "usage: gpuqual stress [--duration 5m] [--gpus LIST] [--precision bf16|fp16|fp32|fp64]\n"
+        "                      [--interval 1s] [--with-transfers] [--csv FILE] [--journal FILE] [options]\n\n"
+        "Load every chosen GPU at once with a cuBLAS GEMM in a loop (results checked against the\n"
+        "first one), sample temperature, power, clocks, clock-event reasons, PCIe link, replay and\n"
+        "ECC counters, then summarise each GPU and judge the node (docs/method-stress.md):\n"
+        "faulty results, uncorrected ECC, a lost GPU, thermal slowdown or a link trained down under\n"
+        "load fail; clock spread across same-model GPUs warns; power capping alone is information.\n"
+        "Exit code: 0 pass, 4 warn, 1 fail, 5 interrupted (Ctrl-C; the summary is still written).\n\n",
+    .opts = {.name = "stress", .tabs = tabs, .ntab = NTABS},
     .opts_size = sizeof(stress_opts),
     .needs = GQ_FRAME_BACKEND | GQ_FRAME_MEASURES,
     .prepare = stress_prepare,

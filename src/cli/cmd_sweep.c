@@ -238,9 +238,9 @@ static int add_host_paths(const char *list, gq_direction d, const gq_topo *topo,
                           gq_err *err)
 {
     int g[GQ_MAX_GPUS], n;
-    int rc = gq_parse_gpu_list(list, topo->ngpu, g, &n, err);
+    int rc = gq_parse_gpu_list_opt(d == GQ_DIR_H2D ? "--h2d" : "--d2h", list, topo->ngpu, g, &n, err);
     if (rc)
-        return gq_err_prefix(err, "%s", d == GQ_DIR_H2D ? "--h2d" : "--d2h");
+        return rc;
     for (int i = 0; i < n; i++) {
         if (*np >= MAX_PATHS)
             return gq_err_set(err, GQ_E_USAGE, "sweep: more than %d paths", MAX_PATHS);
@@ -280,6 +280,47 @@ static int add_pairs(const char *list, const gq_topo *topo, path *paths, int *np
 static gq_exec_next after_item(void *arg, gq_exec_step *s, int rc, const gq_err *e)
 {
     return rc && rc != GQ_E_BACKEND && rc != GQ_E_FAIL && rc != GQ_E_INTR ? GQ_EXEC_ABORT : GQ_EXEC_NEXT;
+}
+
+/* The largest size swept must fit in every selected GPU's free memory; the
+ * message names the option that set it (--max: the largest power-of-two
+ * multiple of --min up to it). */
+static int sweep_check_fit(gq_ctx *ctx, const sweep_opts *o)
+{
+    uint64_t big = 0;
+    for (int si = 0; si < o->nsizes; si++)
+        if (o->size[si] > big)
+            big = o->size[si];
+    gq_err e = {0};
+    if (!big || gq_cli_check_buffer(&ctx->be, &o->c, "--max", big, &e) == GQ_OK)
+        return GQ_OK;
+    uint64_t freeb = UINT64_MAX, tot = 0;
+    int gpu = -1;
+    for (int i = 0; i < o->c.ngpus_sel; i++) {
+        uint64_t f = 0;
+        gq_err me = {0};
+        if (ctx->be.ops->mem_info(&ctx->be, o->c.gpus_sel[i], &f, &tot, &me) == GQ_OK && f < freeb) {
+            freeb = f;
+            gpu = o->c.gpus_sel[i];
+        }
+    }
+    if (gpu < 0) /* the check said no, the GPUs no longer say why */
+        return gq_err_set(&ctx->err, e.code ? e.code : GQ_E_USAGE, "%s", e.msg);
+    char a[32], b[32], m[32];
+    unsigned long long fit_gib = (unsigned long long)(freeb / GQ_GiB);
+    if (o->sizes)
+        return gq_err_set(&ctx->err, GQ_E_USAGE,
+                          "--sizes: %s does not fit: GPU %d has %.1f GiB free; give sizes up to %lluG",
+                          gq_fmt_size(big, a, sizeof a), gpu, (double)freeb / GQ_GiB, fit_gib);
+    if (big == o->max)
+        return gq_err_set(&ctx->err, GQ_E_USAGE,
+                          "--max %s does not fit: GPU %d has %.1f GiB free; give --max %lluG or less",
+                          gq_fmt_size(big, a, sizeof a), gpu, (double)freeb / GQ_GiB, fit_gib);
+    return gq_err_set(&ctx->err, GQ_E_USAGE,
+                      "--max %s: the largest size swept, %s (--min %s doubled up to --max), does not fit: "
+                      "GPU %d has %.1f GiB free; give --max %lluG or less",
+                      gq_fmt_size(o->max, m, sizeof m), gq_fmt_size(big, a, sizeof a),
+                      gq_fmt_size(o->min, b, sizeof b), gpu, (double)freeb / GQ_GiB, fit_gib);
 }
 
 /* The buffer sizes: --sizes, or powers of two from --min to --max. */
@@ -535,8 +576,7 @@ static int sweep_run(gq_ctx *ctx)
     path *paths = calloc(MAX_PATHS, sizeof *paths);
     if (!paths)
         return gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
-    for (int si = 0; si < o->nsizes && !rc; si++)
-        rc = gq_cli_check_buffer(&ctx->be, &o->c, "--sizes/--max", o->size[si], &ctx->err);
+    rc = sweep_check_fit(ctx, o);
     if (!rc)
         rc = sweep_paths(ctx, paths, &np);
     if (!rc && !o->c.quiet)

@@ -99,7 +99,7 @@ const gq_opt gq_common_method_opt[] = {OPT_METHOD, GQ_OPT_END};
 const char gq_version[] = GQ_VERSION;
 const char gq_git_rev[] = GQ_GIT_REV;
 
-int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err)
+int gq_parse_gpu_list_opt(const char *opt, const char *s, int ngpu, int *out, int *nout, gq_err *err)
 {
     *nout = 0;
     if (!s || !strcmp(s, "all")) {
@@ -108,7 +108,7 @@ int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err)
         return GQ_OK;
     }
     if (!*s)
-        return gq_err_set(err, GQ_E_USAGE, "--gpus: empty list, expected e.g. 0,1,3 or 0-3");
+        return gq_err_set(err, GQ_E_USAGE, "%s: empty list, expected e.g. 0,1,3 or 0-3", opt);
     bool seen[GQ_MAX_GPUS] = {0};
     const char *p = s;
     while (1) {
@@ -116,9 +116,9 @@ int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err)
         size_t l = c ? (size_t)(c - p) : strlen(p);
         char item[32];
         if (l == 0)
-            return gq_err_set(err, GQ_E_USAGE, "--gpus '%s': empty item, expected e.g. 0,1,3", s);
+            return gq_err_set(err, GQ_E_USAGE, "%s '%s': empty item, expected e.g. 0,1,3", opt, s);
         if (l >= sizeof item)
-            return gq_err_set(err, GQ_E_USAGE, "--gpus '%s': item too long", s);
+            return gq_err_set(err, GQ_E_USAGE, "%s '%s': item too long", opt, s);
         memcpy(item, p, l);
         item[l] = 0;
         long lo, hi;
@@ -128,20 +128,20 @@ int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err)
             *dash = 0;
             if (gq_parse_int(item, 0, 1 << 20, &lo, &e) || gq_parse_int(dash + 1, 0, 1 << 20, &hi, &e) ||
                 hi < lo)
-                return gq_err_set(err, GQ_E_USAGE, "--gpus '%s': bad range '%.*s', expected e.g. 0-3", s,
+                return gq_err_set(err, GQ_E_USAGE, "%s '%s': bad range '%.*s', expected e.g. 0-3", opt, s,
                                   (int)l, p);
         } else {
             if (gq_parse_int(item, -(1L << 20), 1 << 20, &lo, &e))
-                return gq_err_set(err, GQ_E_USAGE, "--gpus '%s': '%s' is not a GPU index", s, item);
+                return gq_err_set(err, GQ_E_USAGE, "%s '%s': '%s' is not a GPU index", opt, s, item);
             hi = lo;
         }
         for (long g = lo; g <= hi; g++) {
             if (g < 0 || g >= ngpu)
                 return gq_err_set(err, GQ_E_USAGE,
-                                  "--gpus '%s': GPU %ld does not exist (this machine has GPUs 0-%d)", s, g,
+                                  "%s '%s': GPU %ld does not exist (this machine has GPUs 0-%d)", opt, s, g,
                                   ngpu - 1);
             if (seen[g])
-                return gq_err_set(err, GQ_E_USAGE, "--gpus '%s': GPU %ld is listed twice", s, g);
+                return gq_err_set(err, GQ_E_USAGE, "%s '%s': GPU %ld is listed twice", opt, s, g);
             seen[g] = true;
             out[(*nout)++] = (int)g;
         }
@@ -150,6 +150,11 @@ int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err)
         p = c + 1;
     }
     return GQ_OK;
+}
+
+int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err)
+{
+    return gq_parse_gpu_list_opt("--gpus", s, ngpu, out, nout, err);
 }
 
 /* The backend options of c as the seam's KEY=VALUE pairs (the sim

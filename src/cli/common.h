@@ -63,6 +63,9 @@ extern const gq_opt gq_common_method_opt[];      /* --method (c.method) */
 /* Parse a GPU list "0,1,3" / "0-3" / "all" against ngpu. Rejects empty
  * items, non-numbers, negatives, out-of-range and duplicates. */
 int gq_parse_gpu_list(const char *s, int ngpu, int *out, int *nout, gq_err *err);
+/* The same for a GPU list given as option opt (e.g. "--h2d"), which its
+ * messages name. */
+int gq_parse_gpu_list_opt(const char *opt, const char *s, int ngpu, int *out, int *nout, gq_err *err);
 
 /* Check c's backend options through the backend's option hook without
  * opening it (a command refuses a bad --sim-fault before it starts work);

@@ -138,13 +138,25 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || (!strcmp(cmd, "help") && argc < 3)) {
+    bool is_help = !strcmp(cmd, "--help") || !strcmp(cmd, "-h"),
+         is_version = !strcmp(cmd, "--version") || !strcmp(cmd, "-V") || !strcmp(cmd, "version");
+    if ((is_help || is_version) && argc > 2) {
+        gq_cli_error("unexpected argument '%s' after %s; it takes none%s", argv[2], cmd,
+                     is_help ? " (gpuqual help COMMAND shows one command's options)" : "");
+        return 2;
+    }
+    if (!strcmp(cmd, "help") && argc > 3) {
+        gq_cli_error("unexpected argument '%s' after 'help %s'; give one command: gpuqual help %s", argv[3],
+                     argv[2], argv[2]);
+        return 2;
+    }
+    if (is_help || (!strcmp(cmd, "help") && argc < 3)) {
         gq_outwrap_begin(gq_opts_help_width); /* a terminal's width, as every command's help */
         usage(stdout);
         gq_outwrap_end();
         return 0;
     }
-    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V") || !strcmp(cmd, "version")) {
+    if (is_version) {
         features(stdout);
         return 0;
     }

@@ -164,6 +164,13 @@ static int journal_doc(const char *path, json_t **root, gq_recordset *rs, gq_err
     gq_recordset tmp = {0};
     gq_topo *topo = calloc(1, sizeof *topo);
     int rc = h ? GQ_OK : GQ_E_USAGE;
+    const char *cmd = json_string_value(json_object_get(h, "command"));
+    if (rc == GQ_OK && cmd && !strcmp(cmd, "stress"))
+        rc =
+            gq_err_set(err, GQ_E_USAGE,
+                       "'%s' is the journal of gpuqual stress: telemetry samples, no measurements to report; "
+                       "give the document of its run (stress --json FILE)",
+                       path);
     if (rc == GQ_OK && !topo)
         rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
     json_t *t = h ? json_object_get(h, "topology") : NULL;

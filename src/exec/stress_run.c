@@ -322,6 +322,8 @@ int gq_stress_run(gq_backend *be, const gq_topo *topo, const gq_stress_opts *o, 
         r->elapsed_s = t;
         if (o->progress)
             o->progress(o->progress_arg, r, t);
+        if (o->on_tick && (rc = o->on_tick(o->tick_arg, r, err)) != GQ_OK)
+            goto stop;
         if (target >= o->duration_s)
             break;
     }

@@ -170,7 +170,11 @@ static int refuse_existing(const char *path, gq_err *err)
     first_kind k = first_line(f, &h);
     fclose(f);
     int rc = GQ_OK;
-    if (k == FIRST_HEADER)
+    const char *cmd = json_string_value(json_object_get(h, "command"));
+    if (k == FIRST_HEADER && cmd && *cmd && strcmp(cmd, "run") && strcmp(cmd, "card"))
+        rc = gq_err_set(err, GQ_E_USAGE, "journal '%s' holds a '%s' run (%s); give a new file name", path,
+                        cmd, json_string_value(json_object_get(h, "run_id")));
+    else if (k == FIRST_HEADER)
         rc = gq_err_set(err, GQ_E_USAGE,
                         "journal '%s' holds run %s; continue it with --resume %s, or give a new file name",
                         path, json_string_value(json_object_get(h, "run_id")), path);

@@ -132,6 +132,11 @@ json_t *gq_place_to_json(const gq_place_model *m, const gq_place_result *res);
  * verdict, and the time series ("series": per GPU, one array per column). */
 json_t *gq_stress_to_json(const gq_stress_result *r, const gq_stress_summary *s);
 
+/* One telemetry sample of GPU gpu as a journal's "sample" object: {"gpu": N}
+ * and the time series' columns, each a value (new reference; NULL on
+ * allocation failure). */
+json_t *gq_stress_sample_to_json(int gpu, const gq_stress_point *p);
+
 /* Time series as CSV, one row per GPU per sample, header first. */
 void gq_stress_write_csv(FILE *f, const gq_stress_result *r);
 

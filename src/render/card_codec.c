@@ -456,16 +456,30 @@ void gq_card_to_json(const gq_card *c, json_t *card)
     for (int i = 0; i < c->nfindings; i++)
         json_array_append_new(fs, json_string(c->findings[i]));
     json_object_set_new(card, "findings", fs);
-    /* the plan's reasons, as the card's evidence has them */
+    /* The plan as schema 2 has it. A schema-1 card's plan was not checked
+     * (nor had it reasons): the steps gpuqual knows are kept, each with its
+     * status, and the reason its evidence has where the reason is missing or
+     * not one gpuqual writes; an entry of no known step said nothing about
+     * the evidence and is left out; no plan is an empty one (no step known). */
+    json_t *plan_out = json_array();
     size_t i;
     json_t *st;
     json_array_foreach(json_object_get(card, "plan"), i, st)
     {
         gq_card_step_id s;
-        if (json_is_object(st) && !json_object_get(st, "reason") &&
-            gq_card_step_parse(json_string_value(json_object_get(st, "step")), &s))
+        if (!json_is_object(st) || !gq_card_step_parse(json_string_value(json_object_get(st, "step")), &s) ||
+            !json_is_string(json_object_get(st, "status")) ||
+            !ok_status(json_string_value(json_object_get(st, "status"))))
+            continue;
+        const json_t *rj = json_object_get(st, "reason");
+        gq_ev_reason known;
+        bool ok = rj && (json_is_null(rj) ||
+                         (json_is_string(rj) && gq_ev_reason_parse(json_string_value(rj), &known)));
+        if (!ok)
             json_object_set_new(st, "reason", jreason(c->step_why[s]));
+        json_array_append(plan_out, st);
     }
+    json_object_set_new(card, "plan", plan_out);
 }
 
 int gq_card_read(json_t *card, const char *file, gq_err *err)

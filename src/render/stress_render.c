@@ -234,6 +234,17 @@ json_t *gq_stress_to_json(const gq_stress_result *r, const gq_stress_summary *s)
     return o;
 }
 
+json_t *gq_stress_sample_to_json(int gpu, const gq_stress_point *p)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    json_object_set_new(o, "gpu", json_integer(gpu));
+    for (int c = 0; c < C_N; c++)
+        json_object_set_new(o, col_names[c], cell_json(p, c));
+    return o;
+}
+
 void gq_stress_write_csv(FILE *f, const gq_stress_result *r)
 {
     fputs("gpu", f);

@@ -35,13 +35,16 @@ static void consume(const json_t *root, const gq_recordset *rs)
         fuzz_check_refusal(GQ_E_USAGE, &e);
 
     gq_compare *c = calloc(1, sizeof *c);
+    static gq_cmp_doc cd;
+    memset(&e, 0, sizeof e);
+    int drc = gq_cmp_doc_from_json("fuzz.json", root, &cd, &e);
+    if (drc)
+        fuzz_check_refusal(drc, &e);
     if (c) {
         gq_compare_init(c, 5);
-        static gq_cmp_doc d;
-        int drc = gq_cmp_doc_from_json("fuzz", root, &d, &e);
-        if (drc)
-            fuzz_check_refusal(drc, &e);
-        else if (gq_compare_add(c, "a", rs, &d, &e) == GQ_OK && gq_compare_add(c, "b", rs, &d, &e) == GQ_OK)
+        const gq_cmp_doc *d = drc ? NULL : &cd;
+        if (gq_compare_add(c, "a", rs, d, &e) == GQ_OK && gq_compare_add(c, "b", rs, d, &e) == GQ_OK &&
+            gq_compare_check(c, &e) == GQ_OK)
             gq_compare_finish(c);
         gq_compare_free(c);
         free(c);

@@ -1,8 +1,7 @@
 /* libFuzzer target for kv's model config (a Hugging Face config.json,
  * analysis/kv.c): the input is read as `kv --config FILE` reads it
  * (gq_kv_config_load); a shape that parses is checked and sized for 8192
- * tokens. A refusal is one line; an accepted shape has every count > 0
- * (for multi-head latent attention, the two latent sizes).
+ * tokens. A refusal is one line; an accepted shape has every count > 0.
  *
  * Build and run: as tests/fuzz/fuzz_doc.c, with the target fuzz_kvconfig.
  */
@@ -24,10 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc) {
         fuzz_check_refusal(rc, &e);
     } else {
-        /* every count > 0: heads and head size, or (multi-head latent attention) both latent sizes */
-        bool mla = s.mla_rank > 0 || s.mla_rope > 0;
-        if (s.layers <= 0 ||
-            (mla ? (s.mla_rank <= 0 || s.mla_rope <= 0) : (s.kv_heads <= 0 || s.head_dim <= 0)))
+        /* an accepted config has layers, and KV heads of a size or (multi-head
+         * latent attention) a latent rank */
+        if (s.layers <= 0 || (s.mla_rank <= 0 && (s.kv_heads <= 0 || s.head_dim <= 0)))
             abort();
         if (!has_dtype)
             s.dtype = GQ_KV_BF16;

@@ -55,6 +55,8 @@ static void render_card(json_t *root, const gq_recordset *rs)
         fuzz_check_refusal(rc, &e);
     if (have_topo) {
         gq_render_table(devnull, &topo, rs);
+        gq_prom_gpus(devnull, &topo);
+        gq_prom_records(devnull, rs, &topo);
         json_t *nv = gq_render_nvbandwidth_json(&topo, rs, "fuzz");
         json_decref(nv);
     }

@@ -12,18 +12,23 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 bdir=${1:?usage: tests/fuzz/run-all.sh BUILD_DIR SECONDS [WORK]}
 secs=${2:?usage: tests/fuzz/run-all.sh BUILD_DIR SECONDS [WORK]}
 work=${3:-$bdir/fuzz-work}
+# absolute: each target runs inside its own work folder
+mkdir -p "$work"
+bdir=$(cd "$bdir" && pwd)
+work=$(cd "$work" && pwd)
 # The longest input each target reads (documents and topologies are larger than option lines).
 max_len() {
     case $1 in
-    fuzz_doc | fuzz_render | fuzz_topo | fuzz_snapshot | fuzz_journal) echo 65536 ;;
-    fuzz_expect | fuzz_kvconfig) echo 16384 ;;
+    fuzz_doc | fuzz_render | fuzz_topo | fuzz_snapshot | fuzz_journal | fuzz_card | fuzz_node) echo 65536 ;;
+    fuzz_expect | fuzz_kvconfig | fuzz_yaml) echo 16384 ;;
     *) echo 4096 ;;
     esac
 }
 dict() {
     case $1 in
     fuzz_topo) echo "-dict=$root/tests/fuzz/topo.dict" ;;
-    fuzz_doc | fuzz_render | fuzz_expect | fuzz_kvconfig | fuzz_snapshot | fuzz_journal) echo "-dict=$root/tests/fuzz/json.dict" ;;
+    fuzz_doc | fuzz_render | fuzz_expect | fuzz_kvconfig | fuzz_snapshot | fuzz_journal | fuzz_card | fuzz_node)
+        echo "-dict=$root/tests/fuzz/json.dict" ;;
     esac
 }
 status=0

@@ -289,6 +289,43 @@ static void interrupt_stops_all_and_keeps_summary(void **state)
     done(x);
 }
 
+/* The tick hook (stress --journal writes its samples there): a failure at
+ * t = 12 s stops every load at once and is returned; what ran is kept. */
+static int fail_at(void *arg, const gq_stress_result *r, gq_err *err)
+{
+    int *ticks = arg;
+    if (++*ticks == 13)
+        return gq_err_set(err, GQ_E_FAIL, "cannot write journal 'j': No space left on device");
+    assert_int_equal(r->gpu[0].npoints, *ticks);
+    return GQ_OK;
+}
+
+static void tick_hook_failure_stops_all(void **state)
+{
+    (void)state;
+    int ticks = 0;
+    gq_stress_opts o;
+    gq_stress_opts_default(&o);
+    o.ngpus = 3;
+    for (int i = 0; i < 3; i++)
+        o.gpus[i] = i;
+    o.on_tick = fail_at;
+    o.tick_arg = &ticks;
+    run *x = stress("rtx4090x8", NULL, 300, &o);
+    assert_int_equal(x->rc, GQ_E_FAIL);
+    assert_int_equal(ticks, 13);
+    assert_near(x->r->elapsed_s, 12, 1e-6);
+    assert_int_equal(x->r->gpu[2].npoints, 13);
+    assert_false(x->r->interrupted);
+    /* Every load was stopped: starting again works. */
+    gq_err e = {0};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(x->be.ops->stress_start(&x->be, i, GQ_PREC_BF16, &e), GQ_OK);
+        assert_int_equal(x->be.ops->stress_stop(&x->be, i, &e), GQ_OK);
+    }
+    done(x);
+}
+
 static void with_transfers_reports_rates(void **state)
 {
     (void)state;
@@ -418,6 +455,7 @@ int main(void)
         cmocka_unit_test(unselected_faulty_gpu_is_not_judged),
         cmocka_unit_test(precisions_all_run),
         cmocka_unit_test(interrupt_stops_all_and_keeps_summary),
+        cmocka_unit_test(tick_hook_failure_stops_all),
         cmocka_unit_test(with_transfers_reports_rates),
         cmocka_unit_test(real_time_path),
         cmocka_unit_test(bad_fault_specs_refused),

@@ -568,7 +568,8 @@ static void schema1_card_upgraded(void **state)
         " \"plan\": [{\"step\": \"identity\", \"status\": \"done\", \"note\": \"\"},"
         " {\"step\": \"host\", \"status\": \"done\", \"note\": \"\"},"
         " {\"step\": \"contention\", \"status\": \"skipped\", \"note\": \"did not fit the 30s budget\"},"
-        " {\"step\": \"stress\", \"status\": \"skipped\", \"note\": \"--no-stress\"}],"
+        " {\"step\": \"stress\", \"status\": \"skipped\", \"note\": \"--no-stress\", \"reason\": "
+        "\"bubget\"}],"
         " \"checks\": [{\"id\": \"h2d_gbps_min\", \"subject\": \"gpu:0\", \"verdict\": \"pass\", \"text\": "
         "\"ok\"},"
         " {\"id\": \"thermal\", \"subject\": \"gpu:0\", \"verdict\": \"pass\", \"text\": \"cool\"}],"
@@ -598,6 +599,42 @@ static void schema1_card_upgraded(void **state)
     assert_int_equal(json_integer_value(json_object_get(json_object_get(card, "counts"), "pass")), 1);
     assert_string_equal(json_string_value(json_object_get(json_object_get(card, "expectations"), "file")),
                         "x");
+    /* schema 1 had no plan reasons: one there is not read, and is written as the evidence says,
+     * so that the upgraded card reads again */
+    const json_t *p3 = json_array_get(json_object_get(card, "plan"), 3);
+    assert_string_equal(json_string_value(json_object_get(p3, "reason")), "user");
+    assert_int_equal(gq_card_read(card, "v1-upgraded.json", &e), GQ_OK);
+    json_decref(card);
+}
+
+/* A schema-1 card without a plan is upgraded with an empty one (no step is
+ * known): every row's evidence unknown, and the upgraded card reads again. */
+static void schema1_card_without_plan(void **state)
+{
+    (void)state;
+    json_t *card = load("{\"verdict\": \"pass\", \"exit_code\": 0, \"checks\": [],"
+                        " \"rows\": [{\"check\": \"Latency\", \"verdict\": \"pass\", \"result\": \"1 ns\"},"
+                        " {\"check\": \"Mystery\", \"verdict\": \"pass\", \"result\": \"r\"}]}");
+    gq_err e = {0};
+    assert_int_equal(gq_card_read(card, "v1.json", &e), GQ_OK);
+    assert_true(json_is_array(json_object_get(card, "plan")));
+    assert_string_equal(rs(card, "Latency", "evidence"), "unknown");
+    assert_string_equal(rs(card, "Latency", "verdict"), "skip");
+    /* a row of no step gpuqual knows cannot say whether it was measured: unknown, never pass */
+    assert_string_equal(rs(card, "Mystery", "evidence"), "unknown");
+    assert_string_equal(rs(card, "Mystery", "verdict"), "skip");
+    assert_int_equal(gq_card_read(card, "v1-upgraded.json", &e), GQ_OK);
+    json_decref(card);
+    /* schema 1 did not check its plan: an entry of no known step (or status) said nothing about the
+     * evidence and is left out, so that the upgraded card reads again */
+    card = load("{\"verdict\": \"pass\", \"exit_code\": 0, \"checks\": [], \"rows\": [],"
+                " \"plan\": [{\"step\": \"}stress\", \"status\": \"done\"}, \"x\", {\"step\": \"host\"},"
+                " {\"step\": \"stress\", \"status\": \"skipped\", \"note\": \"--no-stress\"}]}");
+    assert_int_equal(gq_card_read(card, "v1.json", &e), GQ_OK);
+    const json_t *plan = json_object_get(card, "plan");
+    assert_int_equal(json_array_size(plan), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(plan, 0), "reason")), "user");
+    assert_int_equal(gq_card_read(card, "v1-upgraded.json", &e), GQ_OK);
     json_decref(card);
 }
 
@@ -654,14 +691,23 @@ static void codec_round_trip(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(overall_from_evidence),    cmocka_unit_test(names_parse_strictly),
-        cmocka_unit_test(schema1_card_upgraded),    cmocka_unit_test(codec_round_trip),
-        cmocka_unit_test(facts_by_position),        cmocka_unit_test(facts_from_records),
-        cmocka_unit_test(empty_card_rows),          cmocka_unit_test(one_gpu_stress_row),
-        cmocka_unit_test(pairs_finding_needs_both), cmocka_unit_test(exit_codes),
-        cmocka_unit_test(rows_do_not_inherit),      cmocka_unit_test(long_offload_list),
-        cmocka_unit_test(one_record_is_measured),   cmocka_unit_test(facts_power_nvlinks_matrices),
-        cmocka_unit_test(link_gen_under_load),      cmocka_unit_test(pair_list_limit),
+        cmocka_unit_test(overall_from_evidence),
+        cmocka_unit_test(names_parse_strictly),
+        cmocka_unit_test(schema1_card_upgraded),
+        cmocka_unit_test(codec_round_trip),
+        cmocka_unit_test(schema1_card_without_plan),
+        cmocka_unit_test(facts_by_position),
+        cmocka_unit_test(facts_from_records),
+        cmocka_unit_test(empty_card_rows),
+        cmocka_unit_test(one_gpu_stress_row),
+        cmocka_unit_test(pairs_finding_needs_both),
+        cmocka_unit_test(exit_codes),
+        cmocka_unit_test(rows_do_not_inherit),
+        cmocka_unit_test(long_offload_list),
+        cmocka_unit_test(one_record_is_measured),
+        cmocka_unit_test(facts_power_nvlinks_matrices),
+        cmocka_unit_test(link_gen_under_load),
+        cmocka_unit_test(pair_list_limit),
         cmocka_unit_test(placement_row_pair_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -187,6 +187,17 @@ static void test_refuses_existing_files(void **state)
     slurp(path, after, sizeof after);
     assert_string_equal(after, buf);
     unlink(path);
+    /* a stress journal cannot be continued: a new name, not --resume */
+    gq_journal_id sid = {.command = "stress"};
+    assert_int_equal(gq_journal_open(&j, path, &sid, NULL), GQ_OK);
+    gq_journal_close(&j);
+    slurp(path, buf, sizeof buf);
+    assert_int_equal(gq_journal_open(&j, path, &sid, &err), GQ_E_USAGE);
+    assert_non_null(strstr(err.msg, "holds a 'stress' run"));
+    assert_null(strstr(err.msg, "--resume"));
+    slurp(path, after, sizeof after);
+    assert_string_equal(after, buf);
+    unlink(path);
     append_raw("{\"journal\":\"gpuqual\",\"schema_version\":1,\"record\":{\"test\":\"x\"}}\n");
     assert_int_equal(gq_journal_open(&j, path, NULL, &err), GQ_E_USAGE);
     assert_non_null(strstr(err.msg, "earlier gpuqual"));
