@@ -3,11 +3,21 @@
 #include <stdio.h>
 #include <string.h>
 
+/* An error is one line: a control character that came from the user's input
+ * (a name or key read from a file) is shown as a space, never as a line break. */
+static void one_line(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = ' ';
+}
+
 static int err_vset(gq_err *e, int code, const char *fmt, va_list ap)
 {
     if (e) {
         e->code = code;
         vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+        one_line(e->msg);
     }
     return code;
 }
@@ -34,6 +44,7 @@ int gq_err_prefix(gq_err *e, const char *fmt, ...)
     char buf[sizeof pre + sizeof old + 4];
     snprintf(buf, sizeof buf, "%s: %s", pre, old);
     snprintf(e->msg, sizeof e->msg, "%.*s", (int)(sizeof e->msg - 1), buf);
+    one_line(e->msg);
     return e->code;
 }
 

@@ -30,7 +30,8 @@ typedef struct gq_err {
     char msg[512];
 } gq_err;
 
-/* Fill *e (if non-NULL) with code and a printf-formatted message; returns code
+/* Fill *e (if non-NULL) with code and a printf-formatted message, always one
+ * line (control characters from echoed input become spaces); returns code
  * so callers can write `return gq_err_set(e, GQ_E_USAGE, "...")`. */
 int gq_err_set(gq_err *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

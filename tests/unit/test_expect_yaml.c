@@ -94,6 +94,9 @@ static void yaml_hazards_refused(void **state)
     for (int i = 0; i < 70; i++)
         strcat(deep, "[");
     refused(deep, "e.yaml", "nested deeper than 64");
+    /* a line break inside an echoed name never splits the one-line message (found by fuzz_yaml) */
+    refused("{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"H200\\nX\", \"h2d_gbps_mn\": 48}]}", "e.json",
+            "model 'H200 X': unknown key 'h2d_gbps_mn'");
     /* unknown keys keep their did-you-mean in YAML too */
     refused("gpuqual_expect: 1\nmodels:\n  - match: H200\n    h2d_gbps_mn: 48\n", "e.yaml", "h2d_gbps_min");
 }
