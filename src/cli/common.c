@@ -62,7 +62,7 @@ const gq_opt gq_common_backend_opts[] = {
     {.name = "sim-fault", .type = GQ_OPT_STR, .off = OFF(sim_fault), .arg = "SPEC",
      .help = "inject faults into the simulation: gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8"},
     {.name = "journal", .type = GQ_OPT_STR, .off = OFF(journal), .arg = "FILE",
-     .help = "append every finished measurement to FILE (JSON lines)"},
+     .help = "write each finished measurement to FILE as it completes (JSON lines; a new or empty file; stress writes its telemetry samples)"},
     {.name = "wait-busy", .type = GQ_OPT_DURATION, .off = OFF(wait_busy_s), .arg = "TIME",
      .help = "when another gpuqual holds a GPU, wait up to TIME for it (default: do not wait), then exit 6",
      .lo = 0, .hi = 7 * 86400},
