@@ -202,3 +202,36 @@ int gq_carddir_find_partial(const char *dir, char *final, char *partial, size_t 
     snprintf(run_id, 32, "%s", best + blen + 9);
     return GQ_OK;
 }
+
+int gq_carddir_check_outdir(const char *outdir, gq_err *err)
+{
+    if (!outdir)
+        return access(".", W_OK | X_OK)
+                   ? gq_err_set(err, GQ_E_IO, "the current directory is not writable; choose one with -o DIR")
+                   : GQ_OK;
+    if (!*outdir)
+        return gq_err_set(err, GQ_E_USAGE, "-o: empty directory name");
+    if (strlen(outdir) >= 1024)
+        return gq_err_set(err, GQ_E_USAGE, "-o: the path is %zu characters, expected under 1024",
+                          strlen(outdir));
+    struct stat st;
+    if (stat(outdir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return gq_err_set(err, GQ_E_IO, "-o '%s': exists and is not a directory", outdir);
+        if (access(outdir, W_OK | X_OK) != 0)
+            return gq_err_set(err, GQ_E_IO, "-o '%s': directory is not writable", outdir);
+        return GQ_OK;
+    }
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", outdir);
+    char *slash = strrchr(tmp, '/');
+    const char *parent = ".";
+    if (slash) {
+        *slash = 0;
+        parent = *tmp ? tmp : "/";
+    }
+    if (access(parent, W_OK | X_OK) != 0)
+        return gq_err_set(err, GQ_E_IO, "-o '%s': cannot create it: '%s' %s", outdir, parent,
+                          access(parent, F_OK) ? "does not exist" : "is not writable");
+    return GQ_OK;
+}

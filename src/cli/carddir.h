@@ -22,6 +22,12 @@
 
 #include "core/status.h"
 
+/* Where a card's (or a fleet's) artefacts go must be creatable before anything
+ * runs: outdir NULL is the current directory, which must be writable; else it
+ * must be a writable directory, or a name whose parent is one. One line naming
+ * -o and what is wrong. */
+int gq_carddir_check_outdir(const char *outdir, gq_err *err);
+
 /* Before anything is measured: may DIR receive a card? (A missing or empty
  * directory may; an earlier card only with force; anything else never.) */
 int gq_carddir_check(const char *dir, bool force, gq_err *err);

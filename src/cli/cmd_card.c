@@ -101,35 +101,6 @@ static void on_progress(void *arg, const gq_card_progress *p)
     gq_progress_update(&P->bar, (long)(p->done_s * 10));
 }
 
-static int check_outdir(const char *outdir, gq_err *err)
-{
-    if (!outdir)
-        return access(".", W_OK | X_OK) != 0
-                   ? gq_err_set(err, GQ_E_IO, "the current directory is not writable; choose one with -o DIR")
-                   : GQ_OK;
-    if (!*outdir)
-        return gq_err_set(err, GQ_E_USAGE, "-o: empty directory name");
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", outdir);
-    struct stat st;
-    if (stat(tmp, &st) != 0) {
-        char *slash = strrchr(tmp, '/');
-        const char *parent = ".";
-        if (slash) {
-            *slash = 0;
-            parent = *tmp ? tmp : "/";
-        }
-        if (access(parent, W_OK | X_OK) != 0)
-            return gq_err_set(err, GQ_E_IO, "-o '%s': cannot create it: '%s' %s", outdir, parent,
-                              access(parent, F_OK) ? "does not exist" : "is not writable");
-    } else if (!S_ISDIR(st.st_mode)) {
-        return gq_err_set(err, GQ_E_IO, "-o '%s': exists and is not a directory", outdir);
-    } else if (access(outdir, W_OK | X_OK) != 0) {
-        return gq_err_set(err, GQ_E_IO, "-o '%s': directory is not writable", outdir);
-    }
-    return GQ_OK;
-}
-
 static int card_prepare(gq_ctx *ctx)
 {
     card_cli *o = ctx->opts;
@@ -166,7 +137,7 @@ static int card_prepare(gq_ctx *ctx)
         o->outdir = o->final_dir; /* the card it continues may replace the one in DIR */
         o->force = true;
     }
-    if ((rc = check_outdir(o->outdir, err)))
+    if ((rc = gq_carddir_check_outdir(o->outdir, err)))
         return rc;
     return o->outdir ? gq_carddir_check(o->outdir, o->force, err) : GQ_OK;
 }

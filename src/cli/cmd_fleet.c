@@ -172,38 +172,14 @@ static int ensure_dir(const char *dir, gq_err *err)
 
 #endif
 
-/* Where the artefacts go must be creatable before anything runs. */
+/* Where the artefacts go must be creatable before anything runs; each node's
+ * folder is made under it, so its name stays short enough for theirs. */
 static int check_outdir(const char *outdir, gq_err *err)
 {
-    if (!outdir)
-        return access(".", W_OK | X_OK)
-                   ? gq_err_set(err, GQ_E_IO, "the current directory is not writable; choose one with -o DIR")
-                   : GQ_OK;
-    if (!*outdir)
-        return gq_err_set(err, GQ_E_USAGE, "-o: empty directory name");
-    if (strlen(outdir) > 800)
+    if (outdir && strlen(outdir) > 800)
         return gq_err_set(err, GQ_E_USAGE, "-o: the path is %zu characters, expected under 800",
                           strlen(outdir));
-    struct stat st;
-    if (stat(outdir, &st) == 0) {
-        if (!S_ISDIR(st.st_mode))
-            return gq_err_set(err, GQ_E_IO, "-o '%s': exists and is not a directory", outdir);
-        if (access(outdir, W_OK | X_OK) != 0)
-            return gq_err_set(err, GQ_E_IO, "-o '%s': directory is not writable", outdir);
-        return GQ_OK;
-    }
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", outdir);
-    char *slash = strrchr(tmp, '/');
-    const char *parent = ".";
-    if (slash) {
-        *slash = 0;
-        parent = *tmp ? tmp : "/";
-    }
-    if (access(parent, W_OK | X_OK) != 0)
-        return gq_err_set(err, GQ_E_IO, "-o '%s': cannot create it: '%s' %s", outdir, parent,
-                          access(parent, F_OK) ? "does not exist" : "is not writable");
-    return GQ_OK;
+    return gq_carddir_check_outdir(outdir, err);
 }
 
 #ifdef GQ_HAVE_MPI
