@@ -71,16 +71,23 @@ done
 "$NVB" -b 64 -i 1 -t host_to_device_memcpy_ce device_local_copy >"$OUT/nvbandwidth.txt" 2>&1
 "$GQ" nvbandwidth -b 64 -i 1 -t host_to_device_memcpy_ce device_local_copy >"$OUT/gpuqual.txt" 2>&1
 uuids=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | tac | paste -sd, -)
-if [ "$(echo "$uuids" | tr ',' '\n' | wc -l)" -ge 2 ]; then
+n_uuids=$(echo "$uuids" | tr ',' '\n' | grep -c .)
+if [ "$n_uuids" -ge 1 ]; then
     CUDA_VISIBLE_DEVICES=$uuids "$NVB" -t 0 -b 64 -i 1 >"$OUT/nvbandwidth-cvd.txt" 2>&1
     CUDA_VISIBLE_DEVICES=$uuids "$GQ" nvbandwidth -t 0 -b 64 -i 1 >"$OUT/gpuqual-cvd.txt" 2>&1
-    if diff <(grep '^Device ' "$OUT/nvbandwidth-cvd.txt") <(grep '^Device ' "$OUT/gpuqual-cvd.txt") &&
-        ! diff -q <(grep '^Device ' "$OUT/nvbandwidth.txt") <(grep '^Device ' "$OUT/gpuqual-cvd.txt") >/dev/null; then
-        echo "CUDA_VISIBLE_DEVICES=$uuids: the same reordered Device lines as nvbandwidth: PASS"
+    same=no
+    diff <(grep '^Device ' "$OUT/nvbandwidth-cvd.txt") <(grep '^Device ' "$OUT/gpuqual-cvd.txt") && same=yes
+    [ "$(grep -c '^Device ' "$OUT/gpuqual-cvd.txt")" = "$n_uuids" ] || same=no
+    if [ "$n_uuids" -ge 2 ]; then
+        # reversed UUIDs must reorder the lines (they differ from the plain run's)
+        diff -q <(grep '^Device ' "$OUT/nvbandwidth.txt") <(grep '^Device ' "$OUT/gpuqual-cvd.txt") >/dev/null && same=no
+    fi
+    if [ "$same" = yes ]; then
+        echo "CUDA_VISIBLE_DEVICES=$uuids ($n_uuids GPU by UUID, reversed): the same Device lines as nvbandwidth: PASS"
     else
         echo "CUDA_VISIBLE_DEVICES=$uuids: Device lines differ from nvbandwidth's or are not reordered: FAIL"
     fi
 else
-    echo "CUDA_VISIBLE_DEVICES: one GPU, nothing to reorder"
+    echo "CUDA_VISIBLE_DEVICES: no GPU UUID from nvidia-smi: FAIL"
 fi
 echo "== done in $(($(date +%s) - t0)) s; outputs in $OUT"
