@@ -235,9 +235,10 @@ int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out
             st->reason = GQ_EVR_BUDGET;
             continue;
         }
-        if (!gq_card_level_has(o->level, (gq_card_step_id)s))
+        if (!gq_card_level_has(o->level, (gq_card_step_id)s)) {
             why = o->level == GQ_LEVEL_QUICK ? "not in the quick level" : "not in this level";
-        else if (s == GQ_CS_STRESS) {
+            r = GQ_EVR_LEVEL;
+        } else if (s == GQ_CS_STRESS) {
             why = "--no-stress";
             r = GQ_EVR_USER;
         } else if ((s == GQ_CS_SWEEP && o->no_sweep) || (s == GQ_CS_LATENCY && o->no_latency) ||

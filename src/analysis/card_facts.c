@@ -101,6 +101,7 @@ void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *wh
                     : !strncmp(note, "--no-", 5) || strstr(note, "turned off") ? GQ_EVR_USER
                     : strstr(note, "budget")                                   ? GQ_EVR_BUDGET
                     : strstr(note, "one GPU")                                  ? GQ_EVR_ONE_GPU
+                    : strstr(note, " level")                                   ? GQ_EVR_LEVEL
                                                                                : GQ_EVR_NOT_APPLICABLE;
             why[s] = r;
         } else if (!strcmp(st, "failed")) {

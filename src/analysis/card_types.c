@@ -7,14 +7,15 @@
 
 static const char *const ev_names[] = {"unknown", "measured", "skipped", "failed"};
 static const char *const reason_names[] = {NULL,   "budget",      "one_gpu", "not_applicable",
-                                           "user", "interrupted", "error"};
+                                           "user", "interrupted", "error",   "level"};
 static const char *const reason_words[] = {"",
                                            "did not fit the budget",
                                            "one GPU",
                                            "not applicable",
                                            "turned off",
                                            "interrupted",
-                                           "failed with an error"};
+                                           "failed with an error",
+                                           "not in this level"};
 static const char *const level_names[] = {"quick", "standard", "full"};
 static const char *const verdict_names[] = {"pass", "warn", "fail", "incomplete"};
 

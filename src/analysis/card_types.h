@@ -35,10 +35,11 @@ typedef enum gq_ev_reason {
     GQ_EVR_NONE = 0,
     GQ_EVR_BUDGET,         /* did not fit the budget */
     GQ_EVR_ONE_GPU,        /* one GPU: no pair */
-    GQ_EVR_NOT_APPLICABLE, /* nothing to measure on this machine, or not in the level */
+    GQ_EVR_NOT_APPLICABLE, /* nothing to measure on this machine */
     GQ_EVR_USER,           /* turned off by the user (--no-stress, --no-placement) */
     GQ_EVR_INTERRUPTED,
     GQ_EVR_ERROR,
+    GQ_EVR_LEVEL, /* not a step of the card's level (--level quick has no latency) */
 } gq_ev_reason;
 
 typedef enum gq_card_level {
@@ -61,7 +62,7 @@ const char *gq_card_step_title(gq_card_step_id s);
 
 /* "measured", "skipped", "failed", "unknown". */
 const char *gq_evidence_name(gq_evidence e);
-/* NULL for GQ_EVR_NONE; "budget", "one_gpu", "not_applicable", "user", "interrupted", "error". */
+/* NULL for GQ_EVR_NONE; "budget", "one_gpu", "not_applicable", "user", "interrupted", "error", "level". */
 const char *gq_ev_reason_name(gq_ev_reason r);
 /* Words for a person: "did not fit the budget", "turned off", ... ("" for none). */
 const char *gq_ev_reason_words(gq_ev_reason r);

@@ -72,10 +72,10 @@ typedef struct gq_stress_gpu {
     bool has_baseline;                /* a sample before the load started */
     gq_sample baseline;
     int npoints, cap;
-    gq_stress_point *pts; /* owned; freed by gq_stress_result_free() */
-    bool started;         /* stress_start succeeded */
-    int status;           /* GQ_OK or the first error of this GPU's load */
-    char error[200];
+    gq_stress_point *pts;   /* owned; freed by gq_stress_result_free() */
+    bool started;           /* stress_start succeeded */
+    int status;             /* GQ_OK or the first error of this GPU's load */
+    char error[512];        /* as long as an error message (gq_err) */
     bool lost;              /* fell off the bus / stopped answering */
     double lost_t;          /* when lost or errored, seconds since start; -1 never */
     uint64_t gemms, faulty; /* final */
@@ -129,9 +129,9 @@ typedef struct gq_stress_rules {
 
 typedef struct gq_stress_finding {
     gq_stress_level level;
-    int gpu;       /* device index, -1 for the whole node */
-    char rule[24]; /* "faulty-result", "thermal-slowdown", "power-cap", ... (docs/method-stress.md) */
-    char text[240];
+    int gpu;        /* device index, -1 for the whole node */
+    char rule[24];  /* "faulty-result", "thermal-slowdown", "power-cap", ... (docs/method-stress.md) */
+    char text[640]; /* room for a whole error message and its lead-in */
 } gq_stress_finding;
 
 typedef struct gq_stress_gpu_summary {

@@ -362,8 +362,18 @@ static void lost_or_errored_gpu_fails_others_pass(void **state)
     snprintf(r->gpu[2].error, sizeof r->gpu[2].error, "CUBLAS_STATUS_EXECUTION_FAILED");
     r->gpu[3].started = false;
     r->gpu[3].status = GQ_E_NOMEM;
-    snprintf(r->gpu[3].error, sizeof r->gpu[3].error, "out of memory");
+    /* a whole error message (gq_err's 512 bytes) reaches the finding uncut: the
+     * cuBLAS-missing message, about 300 characters, was cut at 200 on the H200 */
+    char msg[sizeof((gq_err *)0)->msg];
+    memset(msg, 'x', sizeof msg - 6);
+    memcpy(msg + sizeof msg - 6, "-end.", 6);
+    snprintf(r->gpu[3].error, sizeof r->gpu[3].error, "%s", msg);
     gq_stress_summary *s = judge(r, NULL);
+    bool whole = false;
+    for (int i = 0; i < s->nfindings; i++)
+        if (s->findings[i].gpu == 3 && strstr(s->findings[i].text, msg))
+            whole = true;
+    assert_true(whole);
     assert_int_equal(s->gpu[0].verdict, GQ_STRESS_PASS);
     assert_int_equal(s->gpu[1].verdict, GQ_STRESS_FAIL);
     assert_true(s->gpu[1].lost);
