@@ -92,6 +92,46 @@ static bool p2p_possible(const gq_topo *t, int a, int b)
     return t->p2p_cuda[a][b] != 0;
 }
 
+long gq_card_p2p_path_class(const gq_topo *t, int a, int b)
+{
+    int nv = t->nvlinks[a][b] > 0 ? t->nvlinks[a][b] : 0;
+    return (long)t->level[a][b] * 1000 + nv;
+}
+
+long gq_card_host_path_class(const gq_topo *t, int g)
+{
+    const gq_gpu_info *G = &t->gpu[g];
+    return (long)(G->numa_node + 1) * 100000 + (G->pcie_gen_max + 1) * 100 + (G->pcie_width_max + 1);
+}
+
+/* Count distinct keys (at most GQ_CARD_MAX_SWEEP_PATHS - 1). */
+static int add_key(long *keys, int n, long k)
+{
+    for (int i = 0; i < n; i++)
+        if (keys[i] == k)
+            return n;
+    if (n < GQ_CARD_MAX_SWEEP_PATHS - 1)
+        keys[n++] = k;
+    return n;
+}
+
+void gq_card_full_sweep_counts(const gq_topo *t, const int *gpus, int n, int *p2p, int *host)
+{
+    long keys[GQ_CARD_MAX_SWEEP_PATHS];
+    int np = 0, nh = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j && p2p_possible(t, gpus[i], gpus[j]))
+                np = add_key(keys, np, gq_card_p2p_path_class(t, gpus[i], gpus[j]));
+    /* each class may split into pairs within and across measured domains */
+    *p2p = np ? 2 * np + 1 : 0;
+    if (*p2p > GQ_CARD_MAX_SWEEP_PATHS)
+        *p2p = GQ_CARD_MAX_SWEEP_PATHS;
+    for (int i = 0; i < n; i++)
+        nh = add_key(keys, nh, gq_card_host_path_class(t, gpus[i]));
+    *host = nh + 1;
+}
+
 /* Step estimates at one quality level. */
 static void estimate(const gq_topo *t, const gq_card_opts *o, int q, double est[GQ_CS_COUNT])
 {
@@ -134,8 +174,12 @@ static void estimate(const gq_topo *t, const gq_card_opts *o, int q, double est[
     double sw = 0;
     for (int k = 0; k < np; k++)
         sw += gq_card_estimate_measurement(1, 3, rs, sizes[k]);
-    /* standard: the fastest and the slowest path; full: those of the P2P pairs and of the host paths */
-    est[GQ_CS_SWEEP] = o->no_sweep ? 0 : (o->level == GQ_LEVEL_FULL ? 4 : 2) * sw;
+    /* standard: the fastest and the slowest path; full: every distinct path (one per class of P2P
+     * pair and of host path, and the fastest of each kind) */
+    int full_p2p = 0, full_host = 0;
+    if (o->level == GQ_LEVEL_FULL)
+        gq_card_full_sweep_counts(t, o->gpus, n, &full_p2p, &full_host);
+    est[GQ_CS_SWEEP] = o->no_sweep ? 0 : (o->level == GQ_LEVEL_FULL ? full_p2p + full_host : 2) * sw;
     /* a round chases GQ_CATALOG_CHASE_ITERS loads of ~1.2 us to host memory */
     est[GQ_CS_LATENCY] = o->no_latency ? 0 : (n + npairs) * ((R + 0.1) * GQ_CARD_LAT_ROUND_S + 0.05);
     est[GQ_CS_PLACEMENT] = o->no_placement || n < 2 ? 0 : 6 * gq_card_estimate_measurement(n, R, rs, B);

@@ -126,6 +126,21 @@ int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out
  * (2^12..2^30), into out[]; returns the count. */
 int gq_card_sweep_sizes(int n, uint64_t *out);
 
+/* The full level sweeps every distinct path: one per class of path, where a
+ * GPU pair's class is its link (the level, NV/PIX/.../SYS, and the NVLink
+ * count; the card also tells pairs within a measured domain from pairs across)
+ * and a host path's class is the GPU's NUMA node and PCIe link (the
+ * generation and width it can do). Two paths of one class share a key. */
+long gq_card_p2p_path_class(const gq_topo *t, int a, int b);
+long gq_card_host_path_class(const gq_topo *t, int gpu);
+/* The most sweep paths of one kind (pairs, or host paths) a card measures. */
+#define GQ_CARD_MAX_SWEEP_PATHS 16
+/* How many paths of each kind a full card sweeps on the GPUs gpus[0..n):
+ * twice the classes with P2P (within and across domains) into *p2p and the host
+ * classes into *host, each with one more for the fastest path (at most
+ * GQ_CARD_MAX_SWEEP_PATHS each). */
+void gq_card_full_sweep_counts(const gq_topo *t, const int *gpus, int n, int *p2p, int *host);
+
 /* One latency round: GQ_CATALOG_CHASE_ITERS (measure/catalog.h) loads of
  * about 1.2 us (host memory). */
 #define GQ_CARD_LAT_ROUND_S (GQ_CATALOG_CHASE_ITERS * 1.2e-6)

@@ -165,12 +165,55 @@ static void current_domains(runner *R, gq_pairmatrix *pm, gq_domains *dom)
         gq_probes_assume_domains(R->t, R->o->gpus, R->o->ngpus, dom);
 }
 
-static int step_sweep(runner *R, const gq_pairmatrix *pm, gq_err *err)
+/* Sweep paths: {a, b} a GPU pair, {g, -1} GPU g's host path. */
+typedef struct sweep_paths {
+    int n;
+    int v[GQ_CARD_MAX_SWEEP_PATHS][2];
+    long cls[GQ_CARD_MAX_SWEEP_PATHS]; /* the class whose slowest member v[] is (full) */
+    double rate[GQ_CARD_MAX_SWEEP_PATHS];
+} sweep_paths;
+
+static void add_path(sweep_paths *P, int a, int b)
 {
-    /* Fastest and slowest measured path: P2P pairs when there are any direct
-     * ones, else the host paths (GPU alone, host to GPU). */
+    for (int k = 0; k < P->n; k++)
+        if (P->v[k][0] == a && P->v[k][1] == b)
+            return;
+    if (P->n < GQ_CARD_MAX_SWEEP_PATHS) {
+        P->v[P->n][0] = a;
+        P->v[P->n][1] = b;
+        P->n++;
+    }
+}
+
+/* Full: the slowest measured member of each class (cls: a path's class). */
+static void note_class(sweep_paths *C, long cls, int a, int b, double v)
+{
+    int k = 0;
+    while (k < C->n && C->cls[k] != cls)
+        k++;
+    if (k == C->n) {
+        if (C->n == GQ_CARD_MAX_SWEEP_PATHS)
+            return;
+        C->n++;
+        C->cls[k] = cls;
+        C->rate[k] = INFINITY;
+    }
+    if (v < C->rate[k]) {
+        C->rate[k] = v;
+        C->v[k][0] = a;
+        C->v[k][1] = b;
+    }
+}
+
+/* The P2P paths to sweep: the fastest and the slowest measured direct pair,
+ * and at the full level the slowest of every class of pair too, a class being
+ * the pair's link and, where the measurements split the GPUs into domains,
+ * whether the pair is within one domain or across (a VM hides its switches). */
+static void p2p_sweep_paths(const runner *R, const gq_pairmatrix *pm, const gq_domains *dom, sweep_paths *P)
+{
     int fi = -1, fj = -1, si = -1, sj = -1;
     double fv = -1, sv = INFINITY;
+    sweep_paths C = {0};
     for (int i = 0; i < pm->n; i++)
         for (int j = 0; j < pm->n; j++) {
             double v = pm->gbps[i][j];
@@ -186,35 +229,27 @@ static int step_sweep(runner *R, const gq_pairmatrix *pm, gq_err *err)
                 si = i;
                 sj = j;
             }
+            int a = pm->gpu[i], b = pm->gpu[j];
+            bool across = dom->split && dom->domain_of[a] != dom->domain_of[b];
+            note_class(&C, gq_card_p2p_path_class(R->t, a, b) * 2 + across, a, b, v);
         }
-    uint64_t sizes[32];
-    int np = gq_card_sweep_sizes(R->plan->sweep_points, sizes);
-    gq_harness_opts ho = R->ho;
-    ho.rounds = R->ho.rounds < 3 ? R->ho.rounds : 3;
-    int rc = GQ_OK;
-    char test[64];
-    if (fi >= 0) {
-        int paths[2][2] = {{pm->gpu[fi], pm->gpu[fj]}, {pm->gpu[si], pm->gpu[sj]}};
-        int npaths = (fi == si && fj == sj) ? 1 : 2;
-        for (int p = 0; p < npaths && !rc; p++)
-            for (int k = 0; k < np && !rc; k++) {
-                snprintf(test, sizeof test, "%s%s", GQ_CARD_TEST_SWEEP_PREFIX, GQ_CARD_TEST_MATRIX);
-                m_reset(R->m, test);
-                p2p_flow(&R->m->flows[0], paths[p][0], paths[p][1], false, sizes[k], 0);
-                R->m->report[0] = true;
-                R->m->nflows = 1;
-                gq_harness_opts save = R->ho;
-                R->ho = ho;
-                rc = measure(R, err);
-                R->ho = save;
-            }
-        /* full: the host paths' fastest and slowest too */
-        if (rc || R->o->level != GQ_LEVEL_FULL)
-            return rc;
-    }
-    /* Host paths: the GPU with the fastest and the slowest host-to-GPU rate alone. */
+    if (fi < 0)
+        return;
+    add_path(P, pm->gpu[fi], pm->gpu[fj]);
+    add_path(P, pm->gpu[si], pm->gpu[sj]);
+    if (R->o->level == GQ_LEVEL_FULL)
+        for (int k = 0; k < C.n; k++)
+            add_path(P, C.v[k][0], C.v[k][1]);
+}
+
+/* The host paths to sweep: the GPUs with the fastest and the slowest
+ * host-to-GPU rate alone, and at the full level the slowest of every class of
+ * host path too. */
+static void host_sweep_paths(const runner *R, sweep_paths *P)
+{
     int gf = -1, gs = -1;
     double hf = -1, hs = INFINITY;
+    sweep_paths C = {0};
     for (int i = 0; i < R->res->rs.n; i++) {
         const gq_record *r = &R->res->rs.v[i];
         if (strcmp(r->test, GQ_CARD_TEST_H2D_SET) || r->aggregate || !r->valid || r->dst.kind != GQ_EP_GPU)
@@ -233,16 +268,41 @@ static int step_sweep(runner *R, const gq_pairmatrix *pm, gq_err *err)
             hs = r->value.median;
             gs = r->dst.index;
         }
+        note_class(&C, gq_card_host_path_class(R->t, r->dst.index), r->dst.index, -1, r->value.median);
     }
     if (gf < 0)
         gf = gs = R->o->gpus[0];
-    int gl[2] = {gf, gs};
-    int ng = gf == gs ? 1 : 2;
-    for (int p = 0; p < ng && !rc; p++)
+    add_path(P, gf, -1);
+    add_path(P, gs, -1);
+    if (R->o->level == GQ_LEVEL_FULL)
+        for (int k = 0; k < C.n; k++)
+            add_path(P, C.v[k][0], -1);
+}
+
+static int step_sweep(runner *R, const gq_pairmatrix *pm, const gq_domains *dom, gq_err *err)
+{
+    /* P2P pairs when there are any direct ones, else the host paths; the full
+     * level sweeps both, on every distinct path (docs/card.md). */
+    sweep_paths P = {0};
+    p2p_sweep_paths(R, pm, dom, &P);
+    if (P.n == 0 || R->o->level == GQ_LEVEL_FULL)
+        host_sweep_paths(R, &P);
+    uint64_t sizes[32];
+    int np = gq_card_sweep_sizes(R->plan->sweep_points, sizes);
+    gq_harness_opts ho = R->ho;
+    ho.rounds = R->ho.rounds < 3 ? R->ho.rounds : 3;
+    int rc = GQ_OK;
+    char test[64];
+    for (int p = 0; p < P.n && !rc; p++)
         for (int k = 0; k < np && !rc; k++) {
-            snprintf(test, sizeof test, "%s%s", GQ_CARD_TEST_SWEEP_PREFIX, GQ_CARD_TEST_H2D);
+            bool host = P.v[p][1] < 0;
+            snprintf(test, sizeof test, "%s%s", GQ_CARD_TEST_SWEEP_PREFIX,
+                     host ? GQ_CARD_TEST_H2D : GQ_CARD_TEST_MATRIX);
             m_reset(R->m, test);
-            host_flow(&R->m->flows[0], gl[p], GQ_DIR_H2D, sizes[k], 0);
+            if (host)
+                host_flow(&R->m->flows[0], P.v[p][0], GQ_DIR_H2D, sizes[k], 0);
+            else
+                p2p_flow(&R->m->flows[0], P.v[p][0], P.v[p][1], false, sizes[k], 0);
             R->m->report[0] = true;
             R->m->nflows = 1;
             gq_harness_opts save = R->ho;
@@ -492,7 +552,7 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
         case GQ_CS_BIDIR: src = step_bidir(&R, err); break;
         case GQ_CS_SWEEP:
             current_domains(&R, &pm, &dom);
-            src = step_sweep(&R, &pm, err);
+            src = step_sweep(&R, &pm, &dom, err);
             break;
         case GQ_CS_LATENCY:
             src = step_latency(&R, err);

@@ -235,12 +235,79 @@ static void levels_cover_their_steps(void **state)
     json_decref(run.doc);
 }
 
+/* "gpu:3" -> 3; "host..." -> -1 */
+static int ep_gpu(const char *ep)
+{
+    return ep && !strncmp(ep, "gpu:", 4) ? atoi(ep + 4) : -1;
+}
+
+/* The full level sweeps every distinct path: for every class of P2P pair the
+ * matrix measured directly, and every class of host path, some sweep record
+ * lies on a path of that class (the standard level sweeps only the fastest
+ * and the slowest, which misses classes on a100x6). */
+static void full_sweeps_every_distinct_path(void **state)
+{
+    (void)state;
+    static const char *const machines[] = {"a100x6", "rtxpro6000x8", "h200x2", "rtx4090x8"};
+    for (size_t k = 0; k < sizeof machines / sizeof machines[0]; k++) {
+        gq_backend be = {0};
+        gq_backend_opts bo;
+        gq_sim_opts(&bo, machines[k], 1, 0, NULL);
+        gq_err e = {0};
+        assert_int_equal(gq_backend_open(&be, "sim", &bo, &e), GQ_OK);
+        gq_topo *t = calloc(1, sizeof *t);
+        gq_topo_init(t);
+        assert_int_equal(be.ops->discover(&be, t, &e), GQ_OK);
+        gq_backend_close(&be);
+        card_args a = {.machine = machines[k], .noise = 0, .level = GQ_LEVEL_FULL + 1, .budget_s = 900};
+        card_run run = cu_run(&a);
+        bool p2p_cls[8 * 1000 + 100] = {0}, p2p_swept[8 * 1000 + 100] = {0};
+        bool host_swept[GQ_MAX_GPUS] = {0};
+        int nsweep_p2p = 0;
+        size_t i;
+        const json_t *r;
+        json_array_foreach(json_object_get(run.doc, "records"), i, r)
+        {
+            const char *test = cu_str(r, "test");
+            int src = ep_gpu(cu_str(r, "src")), dst = ep_gpu(cu_str(r, "dst"));
+            bool sweep = !strncmp(test, GQ_CARD_TEST_SWEEP_PREFIX, strlen(GQ_CARD_TEST_SWEEP_PREFIX));
+            if (src >= 0 && dst >= 0) {
+                long c = gq_card_p2p_path_class(t, src, dst);
+                assert_true(c >= 0 && c < (long)(sizeof p2p_cls));
+                if (sweep) {
+                    p2p_swept[c] = true;
+                    nsweep_p2p++;
+                } else if (!strcmp(test, GQ_CARD_TEST_MATRIX) && json_is_true(json_object_get(r, "valid")))
+                    p2p_cls[c] = true;
+            } else if (sweep && dst >= 0) {
+                host_swept[dst] = true;
+            }
+        }
+        for (size_t c = 0; c < sizeof p2p_cls; c++)
+            if (p2p_cls[c] && !p2p_swept[c])
+                fail_msg("%s full: no sweep on a pair of class %zu (level %zu, %zu NVLinks)", machines[k], c,
+                         c / 1000, c % 1000);
+        for (int g = 0; g < t->ngpu; g++) {
+            bool covered = false;
+            for (int h = 0; h < t->ngpu; h++)
+                covered |= host_swept[h] && gq_card_host_path_class(t, h) == gq_card_host_path_class(t, g);
+            if (!covered)
+                fail_msg("%s full: no sweep on a host path of GPU %d's class", machines[k], g);
+        }
+        /* at least the fastest and the slowest pair where pairs were swept at all */
+        if (nsweep_p2p)
+            assert_true(nsweep_p2p >= 2);
+        json_decref(run.doc);
+        free(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_step_cut_in_turn),      cmocka_unit_test(whole_card_measured),
         cmocka_unit_test(budget_cut_8gpu_incomplete), cmocka_unit_test(turned_off_is_named),
-        cmocka_unit_test(levels_cover_their_steps),
+        cmocka_unit_test(levels_cover_their_steps),   cmocka_unit_test(full_sweeps_every_distinct_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
