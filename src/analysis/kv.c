@@ -1,4 +1,5 @@
 #include "core/infile.h"
+#include "core/json.h"
 #include "analysis/kv.h"
 
 #include <errno.h>
@@ -435,7 +436,7 @@ int gq_kv_config_load(const char *path, gq_kv_shape *s, bool *has_dtype, gq_err 
     if (!f)
         return gq_err_set(err, GQ_E_IO, "cannot read model config '%s': %s", path, strerror(errno));
     json_error_t je;
-    json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    json_t *root = gq_json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     fclose(f);
     if (!root)
         return gq_err_set(err, GQ_E_USAGE, "%s: not valid JSON at line %d column %d: %s", path, je.line,

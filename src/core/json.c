@@ -11,3 +11,16 @@ json_t *gq_json_num_if(double v, bool known)
 {
     return known ? gq_json_num(v) : json_null();
 }
+
+/* jansson's callback: up to buflen bytes into buffer, 0 at the end, -1 on an error */
+static size_t next_block(void *buffer, size_t buflen, void *arg)
+{
+    FILE *f = arg;
+    size_t n = fread(buffer, 1, buflen, f);
+    return n ? n : (ferror(f) ? (size_t)-1 : 0);
+}
+
+json_t *gq_json_loadf(FILE *f, size_t flags, json_error_t *je)
+{
+    return json_load_callback(next_block, f, flags, je);
+}

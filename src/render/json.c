@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/infile.h"
+#include "core/json.h"
 #include "core/outfile.h"
 #include "core/runid.h"
 #include "core/units.h"
@@ -126,7 +127,7 @@ static int load_json(const char *path, json_t **out, gq_err *err)
     if (!f)
         return gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", path, strerror(errno));
     json_error_t je;
-    *out = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    *out = gq_json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     int e = ferror(f) ? errno : 0;
     fclose(f);
     if (*out)

@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "measure/record_json.h"
@@ -157,7 +158,20 @@ static void record_labels(labels *l, const gq_record *r, const gq_topo *topo)
 
 enum { F_BW, F_LAT, F_SPREAD, F_OVERLAP, F_VALID };
 
-static void record_family(FILE *f, const gq_recordset *rs, const gq_topo *topo, int which)
+/* A record's labels, from the cache gq_prom_records made (each record's
+ * labels are built once for all five families), or built now without one. */
+static void labels_of(labels *l, const labels *cache, int i, const gq_record *r, const gq_topo *topo)
+{
+    if (cache) {
+        *l = cache[i];
+        return;
+    }
+    l->n = 0;
+    l->s[0] = 0;
+    record_labels(l, r, topo);
+}
+
+static void record_family(FILE *f, const gq_recordset *rs, const gq_topo *topo, const labels *cache, int which)
 {
     static const struct {
         const char *name, *help;
@@ -185,16 +199,17 @@ static void record_family(FILE *f, const gq_recordset *rs, const gq_topo *topo, 
             static const char *stats[] = {"median", "min", "max"};
             const double v[] = {r->value.median, r->value.min, r->value.max};
             const double scale = which == F_BW ? 1e9 : 1e-9; /* GB/s -> B/s, ns -> s */
+            labels base;
+            labels_of(&base, cache, i, r, topo);
             for (int s = 0; s < 3; s++) {
-                labels l = {.n = 0};
-                record_labels(&l, r, topo);
+                labels l = base;
                 lab(&l, "stat", stats[s]);
                 sample(f, fam[which].name, &l, v[s] * scale);
             }
             continue;
         }
-        labels l = {.n = 0};
-        record_labels(&l, r, topo);
+        labels l;
+        labels_of(&l, cache, i, r, topo);
         double v = which == F_SPREAD    ? r->value.spread
                    : which == F_OVERLAP ? r->overlap
                                         : (r->valid ? 1.0 : 0.0);
@@ -204,8 +219,12 @@ static void record_family(FILE *f, const gq_recordset *rs, const gq_topo *topo, 
 
 void gq_prom_records(FILE *f, const gq_recordset *rs, const gq_topo *topo)
 {
+    labels *cache = rs && rs->n > 0 ? calloc((size_t)rs->n, sizeof *cache) : NULL;
+    for (int i = 0; cache && i < rs->n; i++)
+        record_labels(&cache[i], &rs->v[i], topo);
     for (int w = F_BW; w <= F_VALID; w++)
-        record_family(f, rs, topo, w);
+        record_family(f, rs, topo, cache, w);
+    free(cache);
 }
 
 /* ---- stress ---------------------------------------------------------------- */

@@ -602,7 +602,7 @@ int gq_snapshot_load(const char *path, gq_topo *t, gq_err *err)
         rc = gq_err_set(err, GQ_E_IO, "cannot read snapshot '%s': it is a directory", path);
         goto out;
     }
-    root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    root = gq_json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     if (!root) {
         rc = gq_err_set(err, GQ_E_USAGE, "snapshot '%s' is not valid JSON: %s (line %d, column %d)", path,
                         je.text, je.line, je.column);

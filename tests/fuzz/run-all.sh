@@ -7,6 +7,8 @@
 #
 #   tests/fuzz/run-all.sh BUILD_DIR SECONDS [WORK]
 # BUILD_DIR holds the targets (a -DGQ_FUZZ=ON build with clang).
+# Environment: GQ_FUZZ_JOBS (targets run at once, default 1), GQ_FUZZ_ARGS
+# (more libFuzzer flags for every target), GQ_FUZZ_ASAN (more ASAN_OPTIONS).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bdir=${1:?usage: tests/fuzz/run-all.sh BUILD_DIR SECONDS [WORK]}
@@ -31,27 +33,49 @@ dict() {
         echo "-dict=$root/tests/fuzz/json.dict" ;;
     esac
 }
-status=0
-printf '%-16s %12s %10s  %s\n' target executions exec/s result
-for src in "$root"/tests/fuzz/fuzz_*.c; do
-    t=$(basename "$src" .c)
-    bin=$bdir/$t
-    [ -x "$bin" ] || { printf '%-16s %12s %10s  %s\n' "$t" - - "not built"; status=1; continue; }
+jobs=${GQ_FUZZ_JOBS:-1}
+# one target: its result line into WORK/<target>/result; exit 1 when it failed
+run_one() {
+    local t=$1 bin=$bdir/$1
     mkdir -p "$work/$t/corpus"
+    if [ ! -x "$bin" ]; then
+        printf '%-16s %12s %10s  %s\n' "$t" - - "not built" >"$work/$t/result"
+        return 1
+    fi
     [ -d "$root/tests/fuzz/corpus/$t" ] && cp -n "$root/tests/fuzz/corpus/$t"/* "$work/$t/corpus/" 2>/dev/null
-    log=$work/$t/log
-    # shellcheck disable=SC2046
-    (cd "$work/$t" && ASAN_OPTIONS=detect_leaks=1 "$bin" -max_total_time="$secs" -max_len="$(max_len "$t")" \
-        -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 $(dict "$t") corpus >"$log" 2>&1)
+    local log=$work/$t/log rc execs rate result
+    # shellcheck disable=SC2046,SC2086
+    (cd "$work/$t" && ASAN_OPTIONS=detect_leaks=1${GQ_FUZZ_ASAN:+:$GQ_FUZZ_ASAN} "$bin" -max_total_time="$secs" \
+        -max_len="$(max_len "$t")" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 $(dict "$t") \
+        ${GQ_FUZZ_ARGS:-} corpus >"$log" 2>&1)
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-    if [ $rc -eq 0 ]; then
-        result=ok
+    result=ok
+    [ $rc -eq 0 ] || result="FAILED (exit $rc; see $log)"
+    printf '%-16s %12s %10s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "$result" >"$work/$t/result"
+}
+targets=()
+for src in "$root"/tests/fuzz/fuzz_*.c; do
+    targets+=("$(basename "$src" .c)")
+done
+for t in "${targets[@]}"; do
+    rm -f "$work/$t/result"
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+        wait -n 2>/dev/null || true
+    done
+    run_one "$t" &
+done
+wait
+status=0
+printf '%-16s %12s %10s  %s\n' target executions exec/s result
+for t in "${targets[@]}"; do
+    if [ -f "$work/$t/result" ]; then
+        cat "$work/$t/result"
+        grep -q ' ok$' "$work/$t/result" || status=1
     else
-        result="FAILED (exit $rc; see $log)"
+        printf '%-16s %12s %10s  %s\n' "$t" - - "no result"
         status=1
     fi
-    printf '%-16s %12s %10s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "$result"
 done
 exit $status
