@@ -171,7 +171,8 @@ static void labels_of(labels *l, const labels *cache, int i, const gq_record *r,
     record_labels(l, r, topo);
 }
 
-static void record_family(FILE *f, const gq_recordset *rs, const gq_topo *topo, const labels *cache, int which)
+static void record_family(FILE *f, const gq_recordset *rs, const gq_topo *topo, const labels *cache,
+                          int which)
 {
     static const struct {
         const char *name, *help;
