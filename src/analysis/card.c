@@ -292,7 +292,7 @@ int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out
                         "--offload 0)"
                       : "turned off";
             r = GQ_EVR_USER;
-        } else if ((s == GQ_CS_MATRIX || s == GQ_CS_PLACEMENT) && o->ngpus < 2) {
+        } else if ((s == GQ_CS_MATRIX || s == GQ_CS_CONTENTION || s == GQ_CS_PLACEMENT) && o->ngpus < 2) {
             why = "one GPU: no pair to measure";
             r = GQ_EVR_ONE_GPU;
         } else if (s == GQ_CS_MATRIX && o->level == GQ_LEVEL_QUICK) {

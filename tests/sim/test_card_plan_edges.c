@@ -53,6 +53,10 @@ static void steps_off_and_one_gpu(void **state)
     assert_true(p.step[GQ_CS_PLACEMENT].est_s == 0);
     assert_string_equal(p.step[GQ_CS_PLACEMENT].note, "one GPU: no pair to measure");
     assert_int_equal(p.step[GQ_CS_PLACEMENT].status, GQ_CSS_SKIPPED);
+    /* concurrent traffic needs two GPUs too: the card says "one GPU", as it
+     * does for the matrix (on the H200 it said "not applicable") */
+    assert_int_equal(p.step[GQ_CS_CONTENTION].reason, GQ_EVR_ONE_GPU);
+    assert_int_equal(p.step[GQ_CS_MATRIX].reason, GQ_EVR_ONE_GPU);
     assert_true(p.step[GQ_CS_IDENTITY].run);
     assert_int_equal(p.step[GQ_CS_IDENTITY].status, GQ_CSS_PLANNED);
     free(t);
