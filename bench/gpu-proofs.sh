@@ -11,6 +11,9 @@
 #   nvbw      bench/nvbw-dropin.sh (nvbandwidth v0.8 beside `gpuqual nvbandwidth`, alternated)
 #                                                                         -> $OUT/nvbw.tar.gz
 #   levels    bench/card-levels.sh (card --level quick and standard, timed) -> $OUT/levels.tar.gz
+#   full      bench/card-levels.sh --levels full (its 5-minute stress included) -> $OUT/full.tar.gz
+#   cardresume bench/gpu-card-resume.sh 2 (a card interrupted with Ctrl-C, then --resume)
+#                                                                         -> $OUT/cardresume.tar.gz
 #   source .deps/unpack-deps && bench/gpu-proofs.sh [--avail SECONDS] STEP...
 # A step that would start with less than its usual time left is skipped and says so.
 # $OUT/summary.txt: one line per step (exit code, wall time) and each step's own summary.
@@ -18,7 +21,7 @@ set -u
 cd "$(dirname "$0")/.."
 avail=580
 if [ "${1:-}" = --avail ]; then avail=$2; shift 2; fi
-[ $# -gt 0 ] || { echo "usage: $0 [--avail SECONDS] STEP... (tests package cleanroom resume nvbw levels)" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: $0 [--avail SECONDS] STEP... (tests package cleanroom resume nvbw levels full cardresume)" >&2; exit 2; }
 OUT=${OUT:-/tmp/gq-proofs}
 B=${B:-$PWD/build-gpu}
 mkdir -p "$OUT"
@@ -71,9 +74,16 @@ for st in "$@"; do
         step levels 420 "$OUT/card-levels" env OUT="$OUT" B="$B" bench/card-levels.sh --no-build
         rm -f "$OUT/card-levels.tar.gz"
         cat "$OUT/card-levels/results.txt" >>"$S" 2>/dev/null ;;
+    full) mkdir -p "$OUT/card-levels"
+        step full 450 "$OUT/card-levels" env OUT="$OUT" B="$B" bench/card-levels.sh --no-build --levels full
+        rm -f "$OUT/card-levels.tar.gz"
+        cat "$OUT/card-levels/results.txt" >>"$S" 2>/dev/null ;;
+    cardresume) mkdir -p "$OUT/card-resume"
+        step cardresume 180 "$OUT/card-resume" env OUT="$OUT" B="$B" GQ_NO_BUILD=1 bench/gpu-card-resume.sh 2
+        grep -E '^(trial|RESULT|reference)' "$OUT/card-resume/summary.txt" >>"$S" ;;
     *) say "unknown step $st" ;;
     esac
 done
-rm -rf "$OUT/tests" "$OUT/package" "$OUT/cleanroom" "$OUT/kill-resume" "$OUT/nvbw" "$OUT/card-levels"
+rm -rf "$OUT/tests" "$OUT/package" "$OUT/cleanroom" "$OUT/kill-resume" "$OUT/nvbw" "$OUT/card-levels" "$OUT/card-resume"
 gzip -f "$OUT/build.log" 2>/dev/null
 say "== done in $(($(date +%s) - t0)) s"
