@@ -209,6 +209,7 @@ int gq_card_cli_write(const char *dir, const json_t *doc, const gq_card_cli_run 
     gq_outfile of;
     if ((rc = gq_outfile_open(&of, path, err)))
         return rc;
-    gq_stress_write_csv(of.f, &run->res->stress);
+    /* from the section: the same file for a stress run re-used from a journal */
+    gq_stress_write_csv_section(of.f, run->res->stress_json);
     return gq_outfile_commit(&of, err);
 }

@@ -4,11 +4,13 @@
 #endif
 #include "cli/carddir.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -37,6 +39,41 @@ static bool is_card_json(const char *path)
     return ok;
 }
 
+/* What a directory holds, against a card's files: how many entries, the
+ * first one that is not a card's file, and whether one marks a card (a
+ * gpuqual card.json, or a journal). False when it cannot be opened. */
+typedef struct card_scan {
+    int n;
+    char foreign[256];
+    bool card;
+} card_scan;
+
+static bool scan_card(const char *dir, card_scan *s)
+{
+    memset(s, 0, sizeof *s);
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        s->n++;
+        char p[2048];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (!card_file(e->d_name) || lstat(p, &st) != 0 || !S_ISREG(st.st_mode)) {
+            if (!s->foreign[0])
+                snprintf(s->foreign, sizeof s->foreign, "%s", e->d_name);
+        } else if ((!strcmp(e->d_name, "card.json") && is_card_json(p)) ||
+                   (!strcmp(e->d_name, "journal.jsonl") && gq_journal_sniff(p))) {
+            s->card = true;
+        }
+    }
+    closedir(d);
+    return true;
+}
+
 int gq_carddir_check(const char *dir, bool force, gq_err *err)
 {
     struct stat lst;
@@ -45,30 +82,12 @@ int gq_carddir_check(const char *dir, bool force, gq_err *err)
                           "-o '%s' is a symbolic link, which a card is never written through; give "
                           "the directory itself",
                           dir);
-    DIR *d = opendir(dir);
-    if (!d)
+    card_scan cs;
+    if (!scan_card(dir, &cs))
         return GQ_OK; /* new: check_outdir has checked its parent */
-    struct dirent *e;
-    char foreign[256] = "";
-    int n = 0;
-    bool card = false;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        n++;
-        char p[2048];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (!card_file(e->d_name) || lstat(p, &st) != 0 || !S_ISREG(st.st_mode)) {
-            if (!foreign[0])
-                snprintf(foreign, sizeof foreign, "%s", e->d_name);
-        } else if ((!strcmp(e->d_name, "card.json") && is_card_json(p)) ||
-                   (!strcmp(e->d_name, "journal.jsonl") && gq_journal_sniff(p))) {
-            card = true;
-        }
-    }
-    closedir(d);
-    if (n == 0)
+    const char *foreign = cs.foreign;
+    bool card = cs.card;
+    if (cs.n == 0)
         return GQ_OK;
     if (foreign[0] || !card)
         return gq_err_set(
@@ -234,4 +253,181 @@ int gq_carddir_check_outdir(const char *outdir, gq_err *err)
         return gq_err_set(err, GQ_E_IO, "-o '%s': cannot create it: '%s' %s", outdir, parent,
                           access(parent, F_OK) ? "does not exist" : "is not writable");
     return GQ_OK;
+}
+
+/* ---- fleet directories ---------------------------------------------------- */
+
+/* A node's folder as fleet names it: <host>-rank<N>, or its partial or
+ * aside form <host>-rank<N>.partial-RUNID / .old-RUNID. *rank gets N,
+ * *host_len the length of <host>, *base whether it is the plain form. */
+static bool node_folder(const char *name, int *rank, size_t *host_len, bool *base)
+{
+    const char *r = NULL;
+    for (const char *p = strstr(name, "-rank"); p; p = strstr(p + 1, "-rank"))
+        r = p;
+    if (!r || r == name || !isdigit((unsigned char)r[5]))
+        return false;
+    const char *d = r + 5;
+    long v = 0;
+    while (isdigit((unsigned char)*d) && v < 100000000)
+        v = v * 10 + (*d++ - '0');
+    if (isdigit((unsigned char)*d))
+        return false;
+    *rank = (int)v;
+    *host_len = (size_t)(r - name);
+    *base = !*d;
+    if (*base)
+        return true;
+    const char *id = !strncmp(d, ".partial-", 9) ? d + 9 : !strncmp(d, ".old-", 5) ? d + 5 : NULL;
+    return id && *id && strlen(id) < 32;
+}
+
+static bool file_starts(const char *path, const char *prefix)
+{
+    char buf[64] = "";
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = 0;
+    return !strncmp(buf, prefix, strlen(prefix));
+}
+
+static bool is_fleet_json(const char *path)
+{
+    json_t *j = json_load_file(path, 0, NULL);
+    const char *tool = json_string_value(json_object_get(j, "tool"));
+    const char *kind = json_string_value(json_object_get(j, "kind"));
+    bool ok = tool && !strcmp(tool, "gpuqual") && kind && !strcmp(kind, "fleet");
+    json_decref(j);
+    return ok;
+}
+
+/* One entry of a fleet directory: fleet.json, fleet.md, a temporary file of
+ * gpuqual's writer, or a node's folder holding only a card's files (*node).
+ * Else *bad names what is not part of a fleet. */
+static bool fleet_entry(const char *dir, const char *name, bool *node, bool *mark, char *bad, size_t cap)
+{
+    char p[2048];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    struct stat st;
+    int rank;
+    size_t hl;
+    bool base;
+    *node = false;
+    if (lstat(p, &st) != 0)
+        return true; /* gone since readdir */
+    if (S_ISREG(st.st_mode) && ((!strcmp(name, "fleet.json") && is_fleet_json(p)) ||
+                                (!strcmp(name, "fleet.md") && file_starts(p, "# gpuqual fleet")))) {
+        *mark = true;
+        return true;
+    }
+    if (S_ISREG(st.st_mode) && !strncmp(name, ".gq-", 4))
+        return true;
+    card_scan cs;
+    if (S_ISDIR(st.st_mode) && node_folder(name, &rank, &hl, &base) && scan_card(p, &cs)) {
+        if (!cs.foreign[0] && (cs.card || cs.n == 0)) {
+            *node = *mark = true;
+            return true;
+        }
+        snprintf(bad, cap, "%s/%s", name, cs.foreign[0] ? cs.foreign : "");
+        return false;
+    }
+    snprintf(bad, cap, "%s", name);
+    return false;
+}
+
+int gq_carddir_check_fleet(const char *dir, bool force, char ***earlier, gq_err *err)
+{
+    *earlier = NULL;
+    struct stat lst;
+    if (lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode))
+        return gq_err_set(err, GQ_E_USAGE,
+                          "-o '%s' is a symbolic link, which a fleet is never written through; give "
+                          "the directory itself",
+                          dir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return GQ_OK; /* new: check_outdir has checked its parent */
+    struct dirent *e;
+    char bad[600] = "";
+    int n = 0, nodes = 0, cap = 0, rc = GQ_OK;
+    bool mark = false, json = false;
+    char **names = NULL;
+    while ((e = readdir(d)) && !bad[0] && !rc) {
+        bool node;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        n++;
+        if (!fleet_entry(dir, e->d_name, &node, &mark, bad, sizeof bad) || !node) {
+            json |= !strcmp(e->d_name, "fleet.json") && !bad[0];
+            continue;
+        }
+        if (nodes + 2 > cap) {
+            cap = cap * 2 + 8;
+            char **v = realloc(names, (size_t)cap * sizeof *v);
+            if (!v)
+                rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+            else
+                names = v;
+        }
+        if (!rc && !(names[nodes] = strdup(e->d_name)))
+            rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        if (!rc)
+            names[++nodes] = NULL;
+    }
+    closedir(d);
+    if (!rc && bad[0])
+        rc = gq_err_set(err, GQ_E_USAGE,
+                        "-o '%s' holds '%s', which is not part of a gpuqual fleet (fleet.json, fleet.md, one "
+                        "<host>-rank<N>/ card folder per node); give a new or empty directory (--force "
+                        "replaces only an earlier fleet)",
+                        dir, bad);
+    else if (!rc && n && !mark)
+        rc = gq_err_set(err, GQ_E_USAGE,
+                        "-o '%s' holds only temporary files, not a gpuqual fleet; give a new or empty "
+                        "directory",
+                        dir);
+    else if (!rc && n && !force)
+        rc = gq_err_set(err, GQ_E_USAGE,
+                        "-o '%s' holds an earlier gpuqual fleet (%s%d node folder%s); give --force to "
+                        "replace it, or another directory",
+                        dir, json ? "fleet.json and " : "", nodes, nodes == 1 ? "" : "s");
+    if (rc)
+        gq_carddir_names_free(names);
+    else
+        *earlier = names;
+    return rc;
+}
+
+void gq_carddir_names_free(char **names)
+{
+    for (int i = 0; names && names[i]; i++)
+        free(names[i]);
+    free(names);
+}
+
+int gq_carddir_fleet_prune(const char *dir, char *const *earlier, const char *const *hosts, int size,
+                           char *left, size_t cap)
+{
+    int failed = 0;
+    if (left && cap)
+        left[0] = 0;
+    for (int i = 0; earlier && earlier[i]; i++) {
+        int rank;
+        size_t hl;
+        bool base;
+        if (!node_folder(earlier[i], &rank, &hl, &base))
+            continue;
+        /* this fleet's own folder for that rank: replaced by its new card, or kept
+         * beside that card's partial folder when it did not complete (as card does) */
+        const char *h = rank < size ? hosts[rank] : NULL;
+        if (base && rank < size && (!h || (strlen(h) == hl && !strncmp(h, earlier[i], hl))))
+            continue;
+        char p[2048];
+        snprintf(p, sizeof p, "%s/%s", dir, earlier[i]);
+        if (remove_card(p) != 0 && errno != ENOENT && failed++ == 0 && left)
+            snprintf(left, cap, "%s", p);
+    }
+    return failed;
 }

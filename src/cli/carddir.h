@@ -47,4 +47,27 @@ int gq_carddir_find_partial(const char *dir, char *final, char *partial, size_t 
 /* Remove a partial directory that holds nothing measured. */
 void gq_carddir_discard(const char *partial);
 
+/* fleet -o DIR, before any rank runs (rank 0): may DIR receive a fleet? A
+ * missing or empty directory may. One that holds only an earlier fleet's
+ * output may only with force: fleet.json (a gpuqual fleet document),
+ * fleet.md, the temporary files of gpuqual's writer, and the nodes' folders
+ * <host>-rank<N>/ (and their .partial-RUNID/ and .old-RUNID/ forms), each
+ * empty or holding only a card's files. Anything else never: one line naming
+ * DIR and the first entry that is not a fleet's. *earlier gets the earlier
+ * fleet's node folders (NULL-terminated; gq_carddir_names_free), NULL when
+ * there are none. */
+int gq_carddir_check_fleet(const char *dir, bool force, char ***earlier, gq_err *err);
+void gq_carddir_names_free(char **names);
+
+/* After rank 0 wrote the new fleet.json (fleet --force): remove the earlier
+ * fleet's node folders that no node of this fleet took over: partial and
+ * aside folders, and plain ones of a rank this fleet does not have or that
+ * ran on another host (hosts[r]: rank r's host, NULL unknown: kept). A
+ * node's plain folder of this fleet's own name is never removed: its new
+ * card replaced it, or, when that card did not complete, the earlier card
+ * stays beside the new partial folder, as card does. Returns how many could
+ * not be removed, the first one's path in left. */
+int gq_carddir_fleet_prune(const char *dir, char *const *earlier, const char *const *hosts, int size,
+                           char *left, size_t cap);
+
 #endif

@@ -64,8 +64,9 @@ static const gq_opt card_own_opts[] = {
      .type = GQ_OPT_STR,
      .off = OFF(resume),
      .arg = "DIR",
-     .help = "continue the interrupted card of DIR (DIR.partial-RUNID/): re-use every finished measurement, "
-             "measure the rest"},
+     .help = "continue the interrupted card of DIR (DIR.partial-RUNID/): re-use every finished measurement "
+             "(latency included) and a completed stress run, measure the rest (a stress run cut off part-way "
+             "runs again whole)"},
     {.name = "force",
      .type = GQ_OPT_FLAG,
      .off = OFF(force),
@@ -206,13 +207,11 @@ static int card_open_dir(gq_ctx *ctx)
     gq_journal_id id;
     gq_cli_journal_id(&id, "card", &o->c, ctx->topo, jo);
     id.run_id = o->run_id;
+    id.layout = GQ_CARD_JOURNAL_LAYOUT;
     if (o->resume) {
         rc = gq_journal_resume(&o->jr, jpath, &id, &o->done, &o->done_item, &ctx->err);
         o->jr.reuse_rs = &o->done;
         o->jr.reuse_item = o->done_item;
-        if (!rc)
-            gq_cli_warn("--resume: %d finished measurement%s re-used from %s/", o->done.n,
-                        o->done.n == 1 ? "" : "s", o->dir);
     } else {
         rc = gq_journal_open(&o->jr, o->c.journal ? o->c.journal : jpath, &id, &ctx->err);
     }
@@ -274,6 +273,14 @@ static int card_run(gq_ctx *ctx)
     gq_progress_clear(&P.bar);
     if (rc && rc != GQ_E_INTR)
         return rc;
+    if (o->resume) {
+        const gq_card_step *st = &o->plan->step[GQ_CS_STRESS];
+        gq_cli_warn("--resume: %d measurement%s re-used from %s/, %d measured now%s", o->res.reused,
+                    o->res.reused == 1 ? "" : "s", o->resume_partial, o->res.measured,
+                    o->res.stress_reused        ? "; the completed stress run re-used"
+                    : st->status == GQ_CSS_DONE ? "; the stress run measured whole"
+                                                : "");
+    }
     bool complete = rc == GQ_OK;
     if ((rc = card_write(ctx, complete)))
         return rc;
@@ -366,7 +373,9 @@ const gq_frame_cmd gq_frame_card = {
         "Writes DIR/card.json, card.md, card.html, nvbandwidth.json, stress.csv and journal.jsonl, and a\n"
         "one-screen summary on stdout (--format markdown or json prints the card instead). DIR is\n"
         "written as a set: the card goes to DIR.partial-RUNID/ and replaces DIR only once complete\n"
-        "(an earlier card only with --force); an interrupted card stays there for --resume DIR.\n"
+        "(an earlier card only with --force); an interrupted card stays there for --resume DIR, which\n"
+        "re-uses every finished measurement and a completed stress run (one cut off part-way runs again\n"
+        "whole: a partial stress is no evidence for the full duration) and measures the rest.\n"
         "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (interrupted, a step cut by the budget, or other\n"
         "work on a GPU without --allow-busy: the card shows what was measured), 6 busy (another gpuqual\n"
         "holds a GPU), 2 bad input, 3 no GPU. Details: docs/card.md.\n\n",

@@ -54,6 +54,8 @@ typedef struct fleet_cli {
     double threshold_pct;
     const char *json_copy; /* --json FILE: written by rank 0 */
     gq_expect *ex;
+    bool force;
+    char **earlier; /* rank 0, --force: the earlier fleet's node folders in -o DIR */
 } fleet_cli;
 /* gq_card_cli_opts writes through offsetof(gq_card_cli, ...): same leading fields, same layout */
 _Static_assert(offsetof(fleet_cli, offload) == offsetof(gq_card_cli, offload),
@@ -70,6 +72,11 @@ static const gq_opt fleet_own_opts[] = {
      .arg = "DIR",
      .help = "directory for fleet.json, fleet.md and one <host>-rank<N>/ per node (default "
              "./gpuqual-fleet-<time>)"},
+    {.name = "force",
+     .type = GQ_OPT_FLAG,
+     .off = OFF(force),
+     .help = "replace the earlier fleet in -o DIR: each node's folder once its new card is complete, "
+             "fleet.json and fleet.md, and the earlier nodes' folders this fleet does not have"},
     {.name = "threshold",
      .type = GQ_OPT_STR,
      .off = OFF(threshold),
@@ -172,14 +179,51 @@ static int ensure_dir(const char *dir, gq_err *err)
 
 #endif
 
-/* Where the artefacts go must be creatable before anything runs; each node's
- * folder is made under it, so its name stays short enough for theirs. */
-static int check_outdir(const char *outdir, gq_err *err)
+#ifdef GQ_HAVE_MPI
+static void mpi_start(void)
 {
-    if (outdir && strlen(outdir) > 800)
-        return gq_err_set(err, GQ_E_USAGE, "-o: the path is %zu characters, expected under 800",
-                          strlen(outdir));
-    return gq_carddir_check_outdir(outdir, err);
+    int on = 0;
+    MPI_Initialized(&on);
+    if (!on)
+        MPI_Init(NULL, NULL);
+}
+
+static void mpi_stop(void)
+{
+    int on = 0, off = 0;
+    MPI_Initialized(&on);
+    MPI_Finalized(&off);
+    if (on && !off)
+        MPI_Finalize();
+}
+#endif
+
+/* Where the artefacts go must be creatable before anything runs; each node's
+ * folder is made under it, so its name stays short enough for theirs. An
+ * existing DIR must hold nothing, or an earlier fleet and --force
+ * (cli/carddir.h). Rank 0 alone looks, before any rank runs, and tells the
+ * others: a slower rank never sees the node folders the faster ones of this
+ * fleet have begun. */
+static int check_outdir(fleet_cli *o, gq_err *err)
+{
+    int rc = GQ_OK, rank = 0;
+#ifdef GQ_HAVE_MPI
+    mpi_start();
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+#endif
+    if (rank == 0) {
+        if (o->outdir && strlen(o->outdir) > 800)
+            rc = gq_err_set(err, GQ_E_USAGE, "-o: the path is %zu characters, expected under 800",
+                            strlen(o->outdir));
+        else if (!(rc = gq_carddir_check_outdir(o->outdir, err)) && o->outdir)
+            rc = gq_carddir_check_fleet(o->outdir, o->force, &o->earlier, err);
+    }
+#ifdef GQ_HAVE_MPI
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(err->msg, (int)sizeof err->msg, MPI_CHAR, 0, MPI_COMM_WORLD);
+    err->code = rc;
+#endif
+    return rc;
 }
 
 #ifdef GQ_HAVE_MPI
@@ -187,7 +231,7 @@ static int check_outdir(const char *outdir, gq_err *err)
  * fleetdir once the plan is accepted). On success *doc_out is the card
  * document (new reference). Returns GQ_OK or a negative status with *err. */
 static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char *fleetdir,
-                    const char *nodedir, json_t **doc_out, gq_err *err)
+                    const char *nodedir, json_t **doc_out, char *where, size_t cap, gq_err *err)
 {
     gq_backend be = {0};
     gq_journal jr = {0};
@@ -223,6 +267,7 @@ static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char
     gq_journal_id id;
     gq_cli_journal_id(&id, "fleet", cm, topo, jo);
     id.run_id = run_id;
+    id.layout = GQ_CARD_JOURNAL_LAYOUT;
     rc = gq_journal_open(&jr, path, &id, err);
     json_decref(jo);
     if (rc)
@@ -242,6 +287,8 @@ static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char
     int written = gq_card_cli_document(&run, options, doc_out, err);
     if (!written)
         written = gq_card_cli_write(partial, *doc_out, &run, err);
+    /* the node's artefacts: its folder, or the partial one of a card that did not complete */
+    snprintf(where, cap, "%s", run.complete ? nodedir : partial);
     if (!written && run.complete) {
         gq_journal_close(&jr);
         have_journal = false;
@@ -316,10 +363,27 @@ static int fleet_prepare(gq_ctx *ctx)
     /* Rank 0 writes the --json copy itself, with fleet.json. */
     o->json_copy = ctx->json_path;
     ctx->json_path = NULL;
-    return check_outdir(o->outdir, err);
+    return check_outdir(o, err);
 }
 
 #ifdef GQ_HAVE_MPI
+
+/* --force: the earlier fleet's node folders that no node of this one took over. */
+static void prune_earlier(const fleet_cli *o, const gq_fleet_gather *g, const char *dir, int size)
+{
+    const char **hosts = calloc((size_t)size, sizeof *hosts);
+    if (!hosts) {
+        gq_cli_warn("out of memory: the earlier fleet's node folders are left in %s/", dir);
+        return;
+    }
+    for (int r = 0; r < size; r++)
+        hosts[r] = json_string_value(json_array_get(g->hosts, (size_t)r));
+    char left[2048];
+    int n = gq_carddir_fleet_prune(dir, o->earlier, hosts, size, left, sizeof left);
+    if (n)
+        gq_cli_warn("%d of the earlier fleet's node folders could not be removed, first '%s'", n, left);
+    free(hosts);
+}
 
 /* Rank 0: the gathered payloads into the fleet (cli/fleet_gather.h, the
  * same code as the replay and `report fleet.json`); writes and prints.
@@ -368,6 +432,8 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
     gq_fleet_print(of.f, &g->f, true, 0);
     if ((rc = gq_outfile_commit(&of, &err)))
         goto fail;
+    if (o->force && o->earlier)
+        prune_earlier(o, g, dir, size);
     if (o->c.prom_path || o->c.junit_path) {
         /* the gathered summaries, as they are; a node whose card did not run: failed, with why */
         json_t *sums = json_array();
@@ -449,9 +515,11 @@ static int run_fleet(fleet_cli *o, gq_expect *ex, double threshold, int rank, in
     cm.sim_fault = faults[0] ? faults : NULL;
     if (o->seed_per_rank)
         cm.sim_seed = (int)(((long long)o->c.sim_seed + rank) % 2147483648LL);
-    int rc = run_card(o, &cm, o->have_ex ? ex : NULL, dir, nodedir, &doc, &err);
+    char where[1400];
+    snprintf(where, sizeof where, "%s", nodedir);
+    int rc = run_card(o, &cm, o->have_ex ? ex : NULL, dir, nodedir, &doc, where, sizeof where, &err);
     json_t *summary = NULL;
-    if (rc == GQ_OK && !(summary = gq_fleet_summarise(doc, rank, nodedir, &err)))
+    if (rc == GQ_OK && !(summary = gq_fleet_summarise(doc, rank, where, &err)))
         rc = err.code ? err.code : GQ_E_NOMEM;
     if (rc == GQ_OK)
         p = json_pack("{s:i, s:s, s:o}", "rank", rank, "host", host, "summary", summary);
@@ -533,11 +601,11 @@ static int fleet_run(gq_ctx *ctx)
 #else
     fleet_cli *o = ctx->opts;
     int rank = 0, size = 1;
-    MPI_Init(NULL, NULL);
+    mpi_start(); /* prepare started it to check -o DIR */
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     ctx->exit_code = run_fleet(o, o->ex, o->threshold_pct, rank, size);
-    MPI_Finalize();
+    mpi_stop();
 #endif
     return GQ_OK;
 }
@@ -550,11 +618,11 @@ static void fleet_fail(gq_ctx *ctx, int rc)
     gq_cli_error("%s", ctx->err.msg);
 #else
     int rank = 0;
-    MPI_Init(NULL, NULL);
+    mpi_start();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0)
         gq_cli_error("%s", ctx->err.msg);
-    MPI_Finalize();
+    mpi_stop();
 #endif
 }
 
@@ -562,6 +630,10 @@ static void fleet_done(gq_ctx *ctx)
 {
     fleet_cli *o = ctx->opts;
     free(o->ex);
+    gq_carddir_names_free(o->earlier);
+#ifdef GQ_HAVE_MPI
+    mpi_stop();
+#endif
 }
 
 #ifdef GQ_HAVE_MPI
@@ -581,9 +653,12 @@ const gq_frame_cmd gq_frame_fleet = {
         "names\n"
         "the outliers: nodes worse than the fleet median by more than --threshold (bandwidth, clocks, power\n"
         "below it; latency, temperature above it), and nodes whose card warned, failed or is incomplete.\n"
-        "Rank 0 writes DIR/fleet.json and DIR/fleet.md and prints the summary. Without mpirun it is a fleet\n"
-        "of one node. With --sim every rank simulates the machine; --sim-fault rankN:gpuM:KIND injects a\n"
-        "fault on rank N only (gpuM:KIND on every rank).\n"
+        "Rank 0 writes DIR/fleet.json and DIR/fleet.md and prints the summary. Before any rank runs, rank 0\n"
+        "checks -o DIR: it must be new or empty, or hold an earlier fleet (fleet.json, fleet.md, one card\n"
+        "folder per node), which only --force replaces; anything else is refused. Each node's folder is\n"
+        "written as a set (<host>-rank<N>.partial-RUNID/ until its card is complete). Without mpirun it is\n"
+        "a fleet of one node. With --sim every rank simulates the machine; --sim-fault rankN:gpuM:KIND\n"
+        "injects a fault on rank N only (gpuM:KIND on every rank).\n"
         "Exit codes (rank 0): 0 every node passes, no outlier; 4 a warn verdict or an outlier; 1 a\n"
         "node failed or its card did not run; 5 a card is incomplete; 2 bad input. Other ranks exit 0\n"
         "unless their card could not run." FLEET_NO_MPI "\n\n",

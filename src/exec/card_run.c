@@ -313,47 +313,76 @@ static int step_sweep(runner *R, const gq_pairmatrix *pm, const gq_domains *dom,
     return rc;
 }
 
+/* The latency step's items: each GPU's pointer chase to host memory, then
+ * every ordered pair with P2P. They go through the plan runner like every
+ * other measurement (numbered through the journal, each marked done), so a
+ * resumed card re-uses the finished ones. */
+typedef struct lat_items {
+    runner *R;
+    gq_latency_req q;
+    bool unsupported; /* the host chase cannot run here: the step is skipped */
+} lat_items;
+
+static double lat_est_s(const runner *R)
+{
+    return (R->ho.rounds + 0.1) * GQ_CARD_LAT_ROUND_S + 0.05;
+}
+
+static void fill_latency(void *arg, gq_exec_step *s, gq_measurement *m)
+{
+    lat_items *L = arg;
+    const runner *R = L->R;
+    int n = R->o->ngpus, k = s->index;
+    (void)m;
+    memset(&L->q, 0, sizeof L->q);
+    L->q.kind = GQ_LAT_POINTER_CHASE;
+    L->q.iters = GQ_CATALOG_CHASE_ITERS;
+    if (k < n) {
+        L->q.target = (gq_endpoint){.kind = GQ_EP_HOST, .index = GQ_NUMA_LOCAL};
+        L->q.exec_gpu = R->o->gpus[k];
+        s->test = GQ_CARD_TEST_HOST_LAT;
+    } else {
+        int a = (k - n) / n, b = (k - n) % n;
+        L->q.target = (gq_endpoint){.kind = GQ_EP_GPU, .index = R->o->gpus[b]};
+        L->q.exec_gpu = R->o->gpus[a];
+        L->q.p2p = true;
+        s->test = GQ_CARD_TEST_P2P_LAT;
+        s->skip = a == b || !p2p_possible(R->t, R->o->gpus[a], R->o->gpus[b]);
+    }
+    s->lat = &L->q;
+}
+
+static gq_exec_next after_latency(void *arg, gq_exec_step *s, int rc, const gq_err *e)
+{
+    lat_items *L = arg;
+    runner *R = L->R;
+    R->done_s += lat_est_s(R);
+    report(R, -1);
+    if (rc == GQ_E_UNSUPP && s->index < R->o->ngpus) {
+        /* The record the harness kept says why; no use asking again. */
+        L->unsupported = true;
+        R->res->rs.n = s->first;
+        snprintf(R->plan->step[GQ_CS_LATENCY].note, sizeof R->plan->step[GQ_CS_LATENCY].note, "%s", e->msg);
+        return GQ_EXEC_ABORT;
+    }
+    return rc == GQ_E_NOMEM ? GQ_EXEC_ABORT : GQ_EXEC_NEXT;
+}
+
 static int step_latency(runner *R, gq_err *err)
 {
     int n = R->o->ngpus;
-    gq_harness_opts ho = R->ho;
-    for (int a = 0; a < n; a++) {
-        gq_latency_req q = {.kind = GQ_LAT_POINTER_CHASE,
-                            .target = {.kind = GQ_EP_HOST, .index = GQ_NUMA_LOCAL},
-                            .exec_gpu = R->o->gpus[a],
-                            .iters = GQ_CATALOG_CHASE_ITERS};
-        gq_err e = {0};
-        int rc = gq_harness_latency(R->be, R->t, GQ_CARD_TEST_HOST_LAT, &q, &ho, &R->res->rs, R->j, &e);
-        R->done_s += (R->ho.rounds + 0.1) * GQ_CARD_LAT_ROUND_S + 0.05;
-        report(R, -1);
-        if (rc == GQ_E_UNSUPP) {
-            /* The record the harness kept says why; no use asking again. */
-            R->res->rs.n--;
-            snprintf(R->plan->step[GQ_CS_LATENCY].note, sizeof R->plan->step[GQ_CS_LATENCY].note, "%s",
-                     e.msg);
-            return GQ_E_UNSUPP;
-        }
-        if (rc == GQ_E_INTR || gq_interrupt_requested())
-            return GQ_E_INTR;
-    }
-    for (int a = 0; a < n; a++)
-        for (int b = 0; b < n; b++) {
-            if (a == b || !p2p_possible(R->t, R->o->gpus[a], R->o->gpus[b]))
-                continue;
-            gq_latency_req q = {.kind = GQ_LAT_POINTER_CHASE,
-                                .target = {.kind = GQ_EP_GPU, .index = R->o->gpus[b]},
-                                .exec_gpu = R->o->gpus[a],
-                                .p2p = true,
-                                .iters = GQ_CATALOG_CHASE_ITERS};
-            gq_err e = {0};
-            int rc = gq_harness_latency(R->be, R->t, GQ_CARD_TEST_P2P_LAT, &q, &ho, &R->res->rs, R->j, &e);
-            R->done_s += (R->ho.rounds + 0.1) * GQ_CARD_LAT_ROUND_S + 0.05;
-            report(R, -1);
-            if (rc == GQ_E_INTR || gq_interrupt_requested())
-                return GQ_E_INTR;
-        }
-    (void)err;
-    return GQ_OK;
+    lat_items L = {.R = R};
+    gq_exec_opts xo = {.after = after_latency, .arg = &L};
+    gq_exec_result xr;
+    gq_err e = {0};
+    int rc = gq_exec_items(R->be, R->t, n + n * n, fill_latency, &L, &R->ho, R->j, &xo, &R->res->rs, &xr, &e);
+    R->done_s += xr.reused * lat_est_s(R);
+    if (L.unsupported)
+        return GQ_E_UNSUPP;
+    if (xr.interrupted || gq_interrupt_requested())
+        return GQ_E_INTR;
+    /* Other errors are in the records, as for every measurement of the card. */
+    return rc == GQ_E_NOMEM ? gq_err_set(err, rc, "%s", e.msg) : GQ_OK;
 }
 
 static int step_bidir(runner *R, gq_err *err)
@@ -441,6 +470,7 @@ out:
 
 typedef struct stress_cb {
     runner *R;
+    int sent[GQ_MAX_GPUS]; /* samples of GPU slot k already journalled */
 } stress_cb;
 
 static void on_stress(void *arg, const gq_stress_result *r, double elapsed_s)
@@ -450,8 +480,80 @@ static void on_stress(void *arg, const gq_stress_result *r, double elapsed_s)
     report(R, d > 1 ? 1 : d);
 }
 
+/* Each tick's telemetry samples to the journal as the load runs ("sample"
+ * lines, as stress --journal writes them). */
+static int journal_samples(void *arg, const gq_stress_result *r, gq_err *err)
+{
+    stress_cb *cb = arg;
+    gq_journal *j = cb->R->j;
+    for (int k = 0; j && k < r->ngpu; k++)
+        for (; cb->sent[k] < r->gpu[k].npoints; cb->sent[k]++) {
+            json_t *s = gq_stress_sample_to_json(r->gpu[k].gpu, &r->gpu[k].pts[cb->sent[k]]);
+            int rc = s ? gq_journal_event(j, "sample", s, err) : gq_err_set(err, GQ_E_NOMEM, "out of memory");
+            json_decref(s);
+            if (rc)
+                return rc;
+        }
+    return GQ_OK;
+}
+
+/* The completed stress run's mark in the journal: its whole section (every
+ * sample in its series, the summaries and the verdict), which a resumed card
+ * re-uses. A run cut off part-way has samples in the journal but no mark. */
+static void journal_stress_done(runner *R)
+{
+    json_t *st = R->j ? json_object() : NULL;
+    if (!st)
+        return;
+    json_object_set_new(st, "step", json_string("stress"));
+    json_object_set_new(st, "status", json_string("done"));
+    json_object_set(st, "stress", R->res->stress_json);
+    gq_err e = {0};
+    /* a failure only means that a resume measures the stress again */
+    (void)gq_journal_event(R->j, "step", st, &e);
+    json_decref(st);
+}
+
+/* The interrupted card's stress run, when it completed: the same duration,
+ * not interrupted, and every GPU of this card sampled to its end. */
+static const json_t *stress_to_reuse(const runner *R)
+{
+    const json_t *step = R->j ? json_object_get(R->j->done_steps, "stress") : NULL;
+    const json_t *sec = json_object_get(step, "stress");
+    const json_t *gpus = json_object_get(sec, "gpus");
+    const json_t *series = json_object_get(json_object_get(sec, "series"), "gpus");
+    int n = R->o->ngpus;
+    if (!json_is_object(sec) || !json_is_false(json_object_get(sec, "interrupted")) ||
+        !json_is_string(json_object_get(sec, "verdict")) || json_array_size(gpus) != (size_t)n ||
+        json_array_size(series) != (size_t)n)
+        return NULL;
+    double dur = json_number_value(json_object_get(sec, "duration_s"));
+    if (fabs(dur - R->o->stress_s) > 1e-6 ||
+        !(json_number_value(json_object_get(sec, "elapsed_s")) >= dur - 1e-6))
+        return NULL;
+    size_t np0 = json_array_size(json_object_get(json_array_get(series, 0), "t_s"));
+    for (int k = 0; k < n; k++) {
+        const gq_gpu_info *gi = &R->t->gpu[R->o->gpus[k]];
+        json_int_t dev = gi->index >= 0 ? gi->index : R->o->gpus[k];
+        const json_t *g = json_array_get(series, (size_t)k), *ts = json_object_get(g, "t_s");
+        size_t np = json_array_size(ts);
+        if (json_integer_value(json_object_get(json_array_get(gpus, (size_t)k), "gpu")) != dev ||
+            json_integer_value(json_object_get(g, "gpu")) != dev || np < 2 || np != np0 ||
+            !(json_number_value(json_array_get(ts, np - 1)) >= dur - 1e-6))
+            return NULL;
+    }
+    return sec;
+}
+
 static int step_stress(runner *R, gq_err *err)
 {
+    const json_t *done = stress_to_reuse(R);
+    if (done) {
+        if (!(R->res->stress_json = json_deep_copy(done)))
+            return gq_err_set(err, GQ_E_NOMEM, "out of memory re-using the stress run");
+        R->res->have_stress = R->res->stress_reused = true;
+        return GQ_OK;
+    }
     gq_stress_opts so;
     gq_stress_opts_default(&so);
     so.duration_s = R->o->stress_s;
@@ -461,6 +563,8 @@ static int step_stress(runner *R, gq_err *err)
     stress_cb cb = {.R = R};
     so.progress = on_stress;
     so.progress_arg = &cb;
+    so.on_tick = journal_samples;
+    so.tick_arg = &cb;
     gq_err e = {0};
     gq_card_step *st = &R->plan->step[GQ_CS_STRESS];
     int rc = gq_stress_run(R->be, R->t, &so, &R->res->stress, &e);
@@ -476,6 +580,8 @@ static int step_stress(runner *R, gq_err *err)
     gq_stress_summarize(&R->res->stress, NULL, sum);
     R->res->stress_json = gq_stress_to_json(&R->res->stress, sum);
     free(sum);
+    if (rc == GQ_OK && R->res->stress_json)
+        journal_stress_done(R);
     return rc;
 }
 
@@ -604,6 +710,10 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
 #undef pm
 #undef dom
     res->elapsed_s = gq_now_mono() - R.t0;
+    if (j) { /* items are numbered through the journal, re-used or measured */
+        res->reused = j->reused;
+        res->measured = j->next_item - j->reused;
+    }
     gq_probe_plan_free(&pp);
     free(R.m);
     free(pmp);

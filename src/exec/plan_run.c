@@ -109,6 +109,8 @@ int gq_exec_items(gq_backend *be, const gq_topo *topo, int n, gq_exec_fill_fn fi
         int seq = j ? j->next_item++ : k;
         if (reuse_item(reuse, seq, rs)) {
             res->reused++;
+            if (j)
+                j->reused++;
             continue;
         }
         if (xo->before)

@@ -27,6 +27,7 @@ static const char *const identity_keys[][2] = {
     {"machine", "sim"},    {"machine", "gpus"},     {"options", "tests"},  {"options", "buffer_size"},
     {"options", "rounds"}, {"options", "method"},   {"options", "gpus"},   {"options", "level"},
     {"options", "card"}, /* the card's own options: they shape its plan */
+    {"", "layout"},      /* how items are numbered: another layout's numbers name other measurements */
 };
 
 static json_t *machine_json(const gq_journal_id *id)
@@ -63,6 +64,8 @@ static json_t *header_json(const gq_journal_id *id, const char *run_id)
     json_object_set_new(h, "git", json_string(id->git ? id->git : ""));
     json_object_set_new(h, "started", json_string(started));
     json_object_set_new(h, "command", json_string(id->command ? id->command : ""));
+    if (id->layout)
+        json_object_set_new(h, "layout", json_string(id->layout));
     json_object_set_new(h, "options", id->options ? json_deep_copy(id->options) : json_object());
     json_object_set_new(h, "machine", machine_json(id));
     /* the whole machine, so that report can read a journal as a document */
@@ -297,11 +300,18 @@ static int compare_identity(const char *path, json_t *h, const gq_journal_id *id
             continue;
         char *sa = a ? json_dumps(a, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
         char *sb = b ? json_dumps(b, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-        rc = gq_err_set(
-            err, GQ_E_USAGE,
-            "cannot resume '%s': its %s%s%s is %.80s, this run's is %.80s; resume with the same options "
-            "on the same machine, or start a new journal",
-            path, sec, sec[0] ? "." : "", identity_keys[i][1], sa ? sa : "absent", sb ? sb : "absent");
+        if (!strcmp(identity_keys[i][1], "layout"))
+            rc = gq_err_set(err, GQ_E_USAGE,
+                            "cannot resume '%s': it was written by another gpuqual, whose journal numbers "
+                            "the measurements differently (layout %.40s, this one's %.40s); start again "
+                            "without --resume",
+                            path, sa ? sa : "absent", sb ? sb : "absent");
+        else
+            rc = gq_err_set(
+                err, GQ_E_USAGE,
+                "cannot resume '%s': its %s%s%s is %.80s, this run's is %.80s; resume with the same options "
+                "on the same machine, or start a new journal",
+                path, sec, sec[0] ? "." : "", identity_keys[i][1], sa ? sa : "absent", sb ? sb : "absent");
         free(sa);
         free(sb);
     }
@@ -309,7 +319,8 @@ static int compare_identity(const char *path, json_t *h, const gq_journal_id *id
     return rc;
 }
 
-static int read_journal(const char *path, gq_recordset *out, int **items, bool *truncated, gq_err *err);
+static int read_journal(const char *path, gq_recordset *out, int **items, json_t **steps, bool *truncated,
+                        gq_err *err);
 
 int gq_journal_resume(gq_journal *j, const char *path, const gq_journal_id *id, gq_recordset *done,
                       int **done_item, gq_err *err)
@@ -331,22 +342,25 @@ int gq_journal_resume(gq_journal *j, const char *path, const gq_journal_id *id, 
     if (!rc)
         snprintf(j->run_id, sizeof j->run_id, "%s", json_string_value(json_object_get(h, "run_id")));
     json_decref(h);
-    if (rc || (rc = read_journal(path, done, done_item, NULL, err)))
+    json_t *steps = NULL;
+    if (rc || (rc = read_journal(path, done, done_item, &steps, NULL, err)))
         return rc;
+    j->done_steps = steps;
     int fd = open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return gq_err_set(err, GQ_E_IO, "--resume: cannot open journal '%s': %s", path, strerror(errno));
-    if ((rc = cut_partial_tail(fd, path, err))) {
-        close(fd);
-        return rc;
+        rc = gq_err_set(err, GQ_E_IO, "--resume: cannot open journal '%s': %s", path, strerror(errno));
+    else if ((rc = cut_partial_tail(fd, path, err)) == GQ_OK) {
+        snprintf(j->path, sizeof j->path, "%s", path);
+        j->f = fdopen(fd, "a");
+        if (!j->f)
+            rc = gq_err_set(err, GQ_E_NOMEM, "journal: out of memory");
     }
-    snprintf(j->path, sizeof j->path, "%s", path);
-    j->f = fdopen(fd, "a");
-    if (!j->f) {
-        close(fd);
-        return gq_err_set(err, GQ_E_NOMEM, "journal: out of memory");
+    if (rc) {
+        if (fd >= 0)
+            close(fd);
+        gq_journal_close(j);
     }
-    return GQ_OK;
+    return rc;
 }
 
 int gq_journal_event(gq_journal *j, const char *key, json_t *obj, gq_err *err)
@@ -380,6 +394,10 @@ void gq_journal_close(gq_journal *j)
         fclose(j->f);
         j->f = NULL;
     }
+    if (j) {
+        json_decref(j->done_steps);
+        j->done_steps = NULL;
+    }
 }
 
 /* What the reader keeps: records, and for resume each record's item and
@@ -390,12 +408,16 @@ typedef struct reader {
     int icap;
     bool *done; /* per item index */
     int dcap;
+    json_t *steps; /* resume: the last finished line of each named step, or NULL */
 } reader;
 
 static int mark_done(reader *rd, json_t *step)
 {
     json_t *k = json_object_get(step, "item");
     const char *status = json_string_value(json_object_get(step, "status"));
+    const char *name = json_string_value(json_object_get(step, "step"));
+    if (rd->steps && name && strcmp(name, "item") && status && !strcmp(status, "done"))
+        return json_object_set(rd->steps, name, step) ? GQ_E_NOMEM : GQ_OK;
     if (!json_is_integer(k) || !status || strcmp(status, "done") || json_integer_value(k) < 0 ||
         json_integer_value(k) > 10000000)
         return GQ_OK;
@@ -511,7 +533,8 @@ static void keep_finished(reader *rd)
     rs->n = n;
 }
 
-static int read_journal(const char *path, gq_recordset *out, int **items, bool *truncated, gq_err *err)
+static int read_journal(const char *path, gq_recordset *out, int **items, json_t **steps, bool *truncated,
+                        gq_err *err)
 {
     if (truncated)
         *truncated = false;
@@ -521,8 +544,9 @@ static int read_journal(const char *path, gq_recordset *out, int **items, bool *
     FILE *f = fopen(path, "r");
     if (!f)
         return gq_err_set(err, GQ_E_IO, "cannot read journal '%s': %s", path, strerror(errno));
-    reader rd = {.out = out, .icap = items ? 0 : -1};
-    int rc = read_lines(f, path, &rd, truncated, err);
+    reader rd = {.out = out, .icap = items ? 0 : -1, .steps = steps ? json_object() : NULL};
+    int rc = steps && !rd.steps ? gq_err_set(err, GQ_E_NOMEM, "journal: out of memory")
+                                : read_lines(f, path, &rd, truncated, err);
     fclose(f);
     if (!rc && items) {
         if (!rd.item && out->n == 0)
@@ -533,10 +557,14 @@ static int read_journal(const char *path, gq_recordset *out, int **items, bool *
     }
     free(rd.item);
     free(rd.done);
+    if (steps && !rc)
+        *steps = rd.steps;
+    else
+        json_decref(rd.steps);
     return rc;
 }
 
 int gq_journal_read(const char *path, gq_recordset *out, bool *truncated, gq_err *err)
 {
-    return read_journal(path, out, NULL, truncated, err);
+    return read_journal(path, out, NULL, NULL, truncated, err);
 }

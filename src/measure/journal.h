@@ -40,6 +40,11 @@ typedef struct gq_journal {
      * NULL: measure everything): record i of reuse_rs is item reuse_item[i] */
     const gq_recordset *reuse_rs;
     const int *reuse_item;
+    int reused; /* items taken from reuse_rs so far (plan_run counts them) */
+    /* a resumed journal's finished named steps (owned; NULL: none): the last
+     * "step" line {"step":NAME,"status":"done",...} of each NAME other than
+     * "item", keyed by NAME (the card's "stress" carries its whole section) */
+    struct json_t *done_steps;
     bool in_place; /* a device or a pipe: written, never synced */
 } gq_journal;
 
@@ -52,6 +57,10 @@ typedef struct gq_journal_id {
     struct json_t *options; /* the options that shape a figure (borrowed; NULL: {}) */
     const gq_topo *topo;    /* the machine (NULL: unknown) */
     const char *sim;        /* --sim NAME, or NULL */
+    /* how the command numbers its items and names its steps (the card's
+     * "card-2"; NULL: none): a journal written with another layout is not
+     * resumed, its item numbers would name other measurements */
+    const char *layout;
 } gq_journal_id;
 
 /* Start a new journal at path (NULL or "": an automatic one, created with
@@ -62,19 +71,21 @@ typedef struct gq_journal_id {
  * A write failure is GQ_E_FAIL (exit 1). */
 int gq_journal_open(gq_journal *j, const char *path, const gq_journal_id *id, gq_err *err);
 
-/* Continue the journal at path: its header must say the same machine and
- * shape options as id (else GQ_E_USAGE naming the field that differs). The
- * records of every finished item (a "step" line marks it done), none of them
- * cut short by Ctrl-C or failed, are read into *done, with their item's index
- * in (*done_item)[i] (malloc'd; the caller frees it): the measurements to
- * re-use. A cut last line is dropped, and new lines are appended under the
- * journal's run id. */
+/* Continue the journal at path: its header must say the same machine, shape
+ * options and layout as id (else GQ_E_USAGE naming the field that differs).
+ * The records of every finished item (a "step" line marks it done), none of
+ * them cut short by Ctrl-C, failed or contaminated, are read into *done, with
+ * their item's index in (*done_item)[i] (malloc'd; the caller frees it): the
+ * measurements to re-use. The last finished line of each named step goes to
+ * j->done_steps (freed by gq_journal_close). A cut last line is dropped, and
+ * new lines are appended under the journal's run id. */
 int gq_journal_resume(gq_journal *j, const char *path, const gq_journal_id *id, gq_recordset *done,
                       int **done_item, gq_err *err);
 
 int gq_journal_append(gq_journal *j, const gq_record *r, gq_err *err);
 /* One other event line: key is "step" or "sample", obj borrowed. */
 int gq_journal_event(gq_journal *j, const char *key, struct json_t *obj, gq_err *err);
+/* Close the file and free what a resume read (done_steps). */
 void gq_journal_close(gq_journal *j);
 
 /* Read every complete record of a journal into *out. *truncated (may be NULL)

@@ -140,4 +140,10 @@ json_t *gq_stress_sample_to_json(int gpu, const gq_stress_point *p);
 /* Time series as CSV, one row per GPU per sample, header first. */
 void gq_stress_write_csv(FILE *f, const gq_stress_result *r);
 
+/* The same CSV from a "stress" section's series (gq_stress_to_json's, or one
+ * read back): the same columns and numbers, so that the card writes the same
+ * stress.csv whether its stress run was measured now or re-used from a
+ * journal. A column missing from a GPU's series leaves its cells empty. */
+void gq_stress_write_csv_section(FILE *f, const json_t *section);
+
 #endif

@@ -245,27 +245,54 @@ json_t *gq_stress_sample_to_json(int gpu, const gq_stress_point *p)
     return o;
 }
 
-void gq_stress_write_csv(FILE *f, const gq_stress_result *r)
+static void csv_header(FILE *f)
 {
     fputs("gpu", f);
     for (int c = 0; c < C_N; c++)
         fprintf(f, ",%s", col_names[c]);
     fputc('\n', f);
+}
+
+/* One cell: a number as the CSV writes it, a boolean as 1 or 0, unknown empty. */
+static void csv_cell(FILE *f, const json_t *v)
+{
+    fputc(',', f);
+    if (json_is_real(v))
+        fprintf(f, "%.6g", json_real_value(v));
+    else if (json_is_integer(v))
+        fprintf(f, "%lld", (long long)json_integer_value(v));
+    else if (json_is_boolean(v))
+        fputs(json_is_true(v) ? "1" : "0", f);
+}
+
+void gq_stress_write_csv(FILE *f, const gq_stress_result *r)
+{
+    csv_header(f);
     for (int k = 0; k < r->ngpu; k++) {
         const gq_stress_gpu *g = &r->gpu[k];
         for (int i = 0; i < g->npoints; i++) {
             fprintf(f, "%d", g->gpu);
             for (int c = 0; c < C_N; c++) {
                 json_t *v = cell_json(&g->pts[i], c);
-                fputc(',', f);
-                if (json_is_real(v))
-                    fprintf(f, "%.6g", json_real_value(v));
-                else if (json_is_integer(v))
-                    fprintf(f, "%lld", (long long)json_integer_value(v));
-                else if (json_is_boolean(v))
-                    fputs(json_is_true(v) ? "1" : "0", f);
+                csv_cell(f, v);
                 json_decref(v);
             }
+            fputc('\n', f);
+        }
+    }
+}
+
+void gq_stress_write_csv_section(FILE *f, const json_t *section)
+{
+    csv_header(f);
+    const json_t *gpus = json_object_get(json_object_get(section, "series"), "gpus");
+    for (size_t k = 0; k < json_array_size(gpus); k++) {
+        const json_t *g = json_array_get(gpus, k);
+        size_t n = json_array_size(json_object_get(g, col_names[C_T]));
+        for (size_t i = 0; i < n; i++) {
+            fprintf(f, "%lld", (long long)json_integer_value(json_object_get(g, "gpu")));
+            for (int c = 0; c < C_N; c++)
+                csv_cell(f, json_array_get(json_object_get(g, col_names[c]), i));
             fputc('\n', f);
         }
     }

@@ -1,7 +1,8 @@
 /* gpuqual fleet under mpirun (registered only where MPI and mpirun were
  * found): three simulated ranks, one given a thermal fault, must name that
  * node, and only it; three healthy ranks with different seeds must pass with
- * no outlier; a singleton run is a fleet of one node.
+ * no outlier; a singleton run is a fleet of one node; a fleet's -o DIR holding
+ * an earlier fleet is refused without --force and replaced with it.
  *
  * usage: fleet_mpi MPIRUN GPUQUAL */
 #include <jansson.h>
@@ -297,6 +298,44 @@ int main(int argc, char **argv)
     CHECK(!strcmp(str(f, "verdict"), "pass"), "singleton verdict '%s'", str(f, "verdict"));
     check_md(dir, "# gpuqual fleet: 1 node — PASS");
     json_decref(doc);
+    if (failures > before)
+        show(log);
+
+    /* 4. -o DIR holding the earlier fleet of (2): refused without --force (exit 2, one line,
+     * nothing changed); with --force a fleet of one node replaces it: its own folder swapped
+     * in, fleet.json of one node, and the earlier ranks 1 and 2 removed. */
+    snprintf(dir, sizeof dir, "%s/healthy", tmp);
+    snprintf(log, sizeof log, "%s/again.log", tmp);
+    char *a4[] = {bin, "fleet", "--sim", "h200x2", "--no-stress", "--budget", "1m", "-q", "-o", dir, NULL};
+    before = failures;
+    rc = run(a4, log);
+    char text[4096] = "", node1[512];
+    FILE *lf = fopen(log, "r");
+    size_t nr = lf ? fread(text, 1, sizeof text - 1, lf) : 0;
+    text[nr] = 0;
+    if (lf)
+        fclose(lf);
+    CHECK(rc == 2, "earlier fleet without --force: exit %d, expected 2", rc);
+    CHECK(strstr(text, "holds an earlier gpuqual fleet (fleet.json and 3 node folders); give --force") &&
+              strchr(text, '\n') == text + strlen(text) - 1,
+          "earlier fleet without --force said '%s'", text);
+    snprintf(node1, sizeof node1, "%s/%s-rank1/card.json", dir, host);
+    struct stat st;
+    CHECK(stat(node1, &st) == 0, "the refused fleet removed %s", node1);
+    char *a5[] = {bin,  "fleet", "--sim",   "h200x2", "--no-stress", "--budget",
+                  "1m", "-q",    "--force", "-o",     dir,           NULL};
+    rc = run(a5, log);
+    CHECK(rc == 0, "--force: exit %d, expected 0", rc);
+    doc = load(dir);
+    f = json_object_get(doc, "fleet");
+    CHECK(json_array_size(json_object_get(f, "nodes")) == 1, "--force: fleet.json has %zu nodes, expected 1",
+          json_array_size(json_object_get(f, "nodes")));
+    json_decref(doc);
+    for (int r = 0; r < 3; r++) {
+        char nd[512];
+        snprintf(nd, sizeof nd, "%s/%s-rank%d", dir, host, r);
+        CHECK((stat(nd, &st) == 0) == (r == 0), "--force: %s %s", nd, r ? "is left" : "is missing");
+    }
     if (failures > before)
         show(log);
 

@@ -269,6 +269,47 @@ static void test_resume(void **state)
     json_decref(opts);
 }
 
+/* Resume keeps the last finished line of each named step (the card's
+ * stress run carries its section there): a step that did not finish, or an
+ * item's mark, is not one; and a journal of another layout is refused. */
+static void test_resume_steps_and_layout(void **state)
+{
+    json_t *opts = json_pack("{s:i}", "rounds", 3);
+    gq_journal_id id = {.command = "card", .options = opts, .layout = "card-2"};
+    gq_journal j;
+    assert_int_equal(gq_journal_open(&j, path, &id, NULL), GQ_OK);
+    const char *lines[][2] = {{"stress", "done"}, {"stress", "started"}, {"item", "done"}, {"other", "done"}};
+    for (int i = 0; i < 4; i++) {
+        json_t *st = json_pack("{s:s,s:s,s:i}", "step", lines[i][0], "status", lines[i][1], "n", i);
+        if (!strcmp(lines[i][0], "item"))
+            json_object_set_new(st, "item", json_integer(0));
+        assert_int_equal(gq_journal_event(&j, "step", st, NULL), GQ_OK);
+        json_decref(st);
+    }
+    gq_journal_close(&j);
+    assert_null(j.done_steps);
+    gq_recordset done = {0};
+    int *item = NULL;
+    gq_err err = {0};
+    assert_int_equal(gq_journal_resume(&j, path, &id, &done, &item, &err), GQ_OK);
+    assert_int_equal(json_object_size(j.done_steps), 2);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(j.done_steps, "stress"), "n")), 0);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(j.done_steps, "other"), "n")), 3);
+    gq_journal_close(&j);
+    assert_null(j.done_steps);
+    free(item);
+    item = NULL;
+    id.layout = NULL;
+    assert_int_equal(gq_journal_resume(&j, path, &id, &done, &item, &err), GQ_E_USAGE);
+    assert_non_null(
+        strstr(err.msg, "numbers the measurements differently (layout \"card-2\", this one's absent)"));
+    assert_null(j.f);
+    assert_null(j.done_steps);
+    free(item);
+    gq_records_free(&done);
+    json_decref(opts);
+}
+
 static void test_bad_line_names_its_number(void **state)
 {
     write_n(1);
@@ -346,6 +387,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refuses_existing_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_devices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resume_steps_and_layout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_line_names_its_number, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_and_newer_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_default_paths, setup, teardown),
