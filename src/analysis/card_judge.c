@@ -347,6 +347,8 @@ static void row_concurrent(gq_card *rows, const gq_checklist *cl, const json_t *
         snprintf(res, sizeof res,
                  "no P2P: concurrent GPU pairs go through host memory (see the host paths and "
                  "the placement)");
+    else if (dm && json_integer_value(json_object_get(dm, "pairs")) == 0)
+        snprintf(res, sizeof res, "not measured (no usable GPU pair figure)");
     else
         snprintf(res, sizeof res, "%s", ndom <= 1 ? "one domain: nothing to compare" : "not measured");
     static const char *const ids[] = {NULL};
@@ -808,7 +810,12 @@ static void find_placement(gq_card *fs, const json_t *pl, const json_t *bottlene
                                  (int)gq_json_num(x, "prefill"), (int)gq_json_num(x, "decode"));
             double gain = gq_json_num(pl, "gain");
             const json_t *pa = json_object_get(pl, "pairs_aggregate");
-            if (json_is_true(json_object_get(pl, "all_staged")))
+            if (json_integer_value(json_object_get(pl, "staged_unmeasured")) > 0)
+                finding(fs,
+                        "Prefill→decode handoffs %s are planned through host memory because no usable P2P "
+                        "figure was measured for %d of them: measure the pairs before relying on it.",
+                        list, (int)json_integer_value(json_object_get(pl, "staged_unmeasured")));
+            else if (json_is_true(json_object_get(pl, "all_staged")))
                 finding(fs,
                         "Prefill→decode handoffs %s: every handoff is host-staged (no P2P), so the pairs are "
                         "chosen "

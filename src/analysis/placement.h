@@ -217,7 +217,9 @@ typedef struct gq_place_result {
     int nwarnings;
     gq_place_warning warnings[GQ_PLACE_MAX_WARNINGS];
     gq_place_map chosen, naive;
-    bool all_staged; /* every handoff of the chosen map goes through host memory */
+    bool all_staged;       /* every handoff of the chosen map goes through host memory */
+    int staged_unmeasured; /* of those handoffs, the ones staged for want of a P2P figure (the pair's P2P
+                              was not measured, or its figure was not usable), not for want of P2P */
     int nnotes;
     char notes[16][320]; /* findings in plain sentences ("every handoff is host-staged ...") */
     double gain_pairs;   /* measured aggregate / naive's; predicted ratio before verify; 0 n/a */

@@ -374,20 +374,31 @@ static int solve_pairs(const gq_place_model *m, const gq_place_roles *r, const i
     fill_pairs(m, (const int(*)[2])naive, K, &out->naive);
     out->all_staged = true;
     int within = 0, nwithin = 0, nstaged = 0;
+    out->staged_unmeasured = 0;
     for (int i = 0; i < K; i++) {
-        nstaged += out->chosen.pairs[i].path == GQ_PF_STAGED;
+        const gq_place_pair *pp = &out->chosen.pairs[i];
+        nstaged += pp->path == GQ_PF_STAGED;
+        out->staged_unmeasured += pp->path == GQ_PF_STAGED && !m->no_p2p[pp->prefill][pp->decode];
         int d = gq_place_domain_of(m, out->chosen.pairs[i].prefill);
         within += d >= 0 && d == gq_place_domain_of(m, out->chosen.pairs[i].decode);
         d = gq_place_domain_of(m, out->naive.pairs[i].prefill);
         nwithin += d >= 0 && d == gq_place_domain_of(m, out->naive.pairs[i].decode);
     }
     out->all_staged = nstaged == K;
-    if (out->all_staged)
+    if (out->staged_unmeasured)
+        gq_place_note(out,
+                      "%d of %d handoffs are planned host-staged because their GPU pair has no usable P2P "
+                      "figure (not measured, or flagged): the topology does not say they lack P2P",
+                      out->staged_unmeasured, K);
+    else if (out->all_staged)
         gq_place_note(
             out, "every handoff is host-staged (GPU -> host memory -> GPU): there is no P2P path between "
                  "the chosen GPUs, so the host budgets carry every byte twice");
     else if (nstaged)
         gq_place_note(out, "%d of %d handoffs are host-staged (no P2P between those GPUs)", nstaged, K);
+    if (out->staged_unmeasured && nstaged > out->staged_unmeasured)
+        gq_place_note(out, "%d of %d handoffs are host-staged (no P2P between those GPUs)",
+                      nstaged - out->staged_unmeasured, K);
     if (any_real_domain(m) && m->ndomains > 1)
         gq_place_note(out, "%d of %d handoffs stay inside a performance domain (the naive mapping: %d of %d)",
                       within, K, nwithin, K);

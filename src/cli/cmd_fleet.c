@@ -243,6 +243,11 @@ static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char
     gq_card_opts *co = calloc(1, sizeof *co);
     gq_card_result res;
     memset(&res, 0, sizeof res);
+    gq_cleanroom clean;
+    gq_gpulock lock;
+    memset(&clean, 0, sizeof clean);
+    memset(&lock, 0, sizeof lock);
+    bool cleaning = false;
     *doc_out = NULL;
 
     if (!topo || !plan || !co) {
@@ -253,6 +258,11 @@ static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char
         goto out;
     opened = true;
     if ((rc = gq_card_cli_plan((const gq_card_cli *)o, cm, topo, co, plan, err)))
+        goto out;
+    /* as `gpuqual card`: this node's GPUs locked, and every figure watched by the
+     * clean room, so a busy GPU makes the node's card INCOMPLETE (or allowed) */
+    cleaning = true;
+    if ((rc = gq_frame_clean_room(&clean, &lock, &be, topo, cm, "fleet", err)))
         goto out;
     /* the node's folder is written as a set: DIR/<node>.partial-RUNID,
      * swapped in once the card is complete (cli/carddir.h) */
@@ -302,6 +312,10 @@ static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char
 out:
     if (have_journal)
         gq_journal_close(&jr);
+    if (cleaning) {
+        gq_cleanroom_install(NULL);
+        gq_gpulock_release(&lock);
+    }
     gq_card_result_free(&res);
     json_decref(options);
     if (opened)

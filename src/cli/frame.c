@@ -44,29 +44,34 @@ static void help(const gq_frame_cmd *cmd)
     gq_optset_help(stdout, &cmd->opts, gq_opts_help_width);
 }
 
-/* One gpuqual per GPU, and the clean room for every measurement. The
- * simulator takes no lock unless --sim-lock asks for it (tests). */
-static int frame_clean_room(gq_ctx *ctx)
+int gq_frame_clean_room(gq_cleanroom *clean, gq_gpulock *lock, gq_backend *be, const gq_topo *topo,
+                        const gq_common *c, const char *cmd, gq_err *err)
 {
-    gq_cleanroom_init(&ctx->clean, &ctx->be);
-    gq_cleanroom_install(&ctx->clean);
-    int all[GQ_MAX_GPUS], n = ctx->c->ngpus_sel;
-    const int *gpus = ctx->c->gpus_sel;
+    gq_cleanroom_init(clean, be);
+    gq_cleanroom_install(clean);
+    int all[GQ_MAX_GPUS], n = c->ngpus_sel;
+    const int *gpus = c->gpus_sel;
     if (n <= 0) {
-        for (n = 0; n < ctx->topo->ngpu && n < GQ_MAX_GPUS; n++)
+        for (n = 0; n < topo->ngpu && n < GQ_MAX_GPUS; n++)
             all[n] = n;
         gpus = all;
     }
     int rc = GQ_OK;
-    if (!gq_backend_simulated(&ctx->be) || ctx->c->sim_lock) {
+    if (!gq_backend_simulated(be) || c->sim_lock) {
         char what[64];
-        snprintf(what, sizeof what, "gpuqual %s", ctx->cmd->name);
-        rc = gq_gpulock_acquire(&ctx->lock, ctx->topo, gpus, n, ctx->c->wait_busy_s, what, &ctx->err);
+        snprintf(what, sizeof what, "gpuqual %s", cmd);
+        rc = gq_gpulock_acquire(lock, topo, gpus, n, c->wait_busy_s, what, err);
     }
     /* The command's plan is one step: utilization and memory sampled once before it. */
     if (rc == GQ_OK)
-        gq_cleanroom_step(&ctx->clean, gpus, n, GQ_CLEAN_STEP_S);
+        gq_cleanroom_step(clean, gpus, n, GQ_CLEAN_STEP_S);
     return rc;
+}
+
+static int frame_clean_room(gq_ctx *ctx)
+{
+    return gq_frame_clean_room(&ctx->clean, &ctx->lock, &ctx->be, ctx->topo, ctx->c, ctx->cmd->name,
+                               &ctx->err);
 }
 
 /* Everything before run(): options, checks, backend, journal, output. */

@@ -101,6 +101,16 @@ typedef struct gq_frame_cmd {
 /* Run a command: argv[1] is its name. Returns the exit code. */
 int gq_frame_main(const gq_frame_cmd *cmd, int argc, char **argv);
 
+/* One gpuqual per GPU, and the clean room for every measurement: installs
+ * clean for gq_harness_opts_default(), takes each selected GPU's lock (lock;
+ * waiting c->wait_busy_s; the simulator takes none unless --sim-lock asks,
+ * for tests) and samples the GPUs once before the first step. What the frame
+ * does for a command that measures; fleet does it for each rank's card. The
+ * caller uninstalls (gq_cleanroom_install(NULL)) and releases the lock.
+ * GQ_E_BUSY when another gpuqual holds a GPU. */
+int gq_frame_clean_room(gq_cleanroom *clean, gq_gpulock *lock, gq_backend *be, const gq_topo *topo,
+                        const gq_common *c, const char *cmd, gq_err *err);
+
 /* The width help wraps to: the terminal's when stdout is one (never
  * narrower than 60), else 100. */
 int gq_frame_help_width(void);

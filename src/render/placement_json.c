@@ -129,6 +129,7 @@ json_t *gq_place_to_json(const gq_place_model *m, const gq_place_result *res)
     json_object_set_new(o, "replicas_gain",
                         gq_json_num_if(res->gain_replicas, r->replicas && res->gain_replicas > 0));
     json_object_set_new(o, "all_staged", json_boolean(r->prefill && res->all_staged));
+    json_object_set_new(o, "staged_unmeasured", json_integer(r->prefill ? res->staged_unmeasured : 0));
     json_t *notes = json_array();
     for (int i = 0; i < res->nnotes; i++)
         json_array_append_new(notes, json_string(res->notes[i]));

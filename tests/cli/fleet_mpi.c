@@ -301,6 +301,34 @@ int main(int argc, char **argv)
     if (failures > before)
         show(log);
 
+    /* 3b. Another process on GPU 0: the node's card is watched by the clean room, as
+     * `gpuqual card` is, so it is INCOMPLETE "GPU 0 busy" (it passed before: a fleet
+     * rank ran its card without the clean room). */
+    snprintf(dir, sizeof dir, "%s/busy", tmp);
+    snprintf(log, sizeof log, "%s/busy.log", tmp);
+    char *a3b[] = {bin,           "fleet",     "--sim", "h200x2", "--no-stress", "--budget", "1m",
+                   "--sim-fault", "gpu0:busy", "-q",    "-o",     dir,           NULL};
+    before = failures;
+    rc = run(a3b, log);
+    CHECK(rc == 5, "busy singleton: exit %d, expected 5 (incomplete)", rc);
+    doc = load(dir);
+    f = json_object_get(doc, "fleet");
+    CHECK(!strcmp(str(node(f, 0), "verdict"), "incomplete"), "busy singleton: node verdict '%s'",
+          str(node(f, 0), "verdict"));
+    json_decref(doc);
+    {
+        char card[512];
+        snprintf(card, sizeof card, "%s/%s-rank0/card.json", dir, host);
+        json_error_t je;
+        json_t *c = json_load_file(card, 0, &je);
+        CHECK(c, "%s: %s", card, je.text);
+        CHECK(!strcmp(str(json_object_get(c, "card"), "verdict_text"), "INCOMPLETE: GPU 0 busy"),
+              "busy singleton: card verdict '%s'", str(json_object_get(c, "card"), "verdict_text"));
+        json_decref(c);
+    }
+    if (failures > before)
+        show(log);
+
     /* 4. -o DIR holding the earlier fleet of (2): refused without --force (exit 2, one line,
      * nothing changed); with --force a fleet of one node replaces it: its own folder swapped
      * in, fleet.json of one node, and the earlier ranks 1 and 2 removed. */

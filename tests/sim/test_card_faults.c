@@ -115,6 +115,13 @@ static void test_busy_gpu(void **state)
                        row) if (!strcmp(cu_str(row, "check"), "Measurement integrity")) break;
     assert_string_equal(cu_str(row, "verdict"), "warn");
     assert_non_null(strstr(cu_str(row, "result"), "contaminated (a GPU was busy)"));
+    /* the pair matrix is all flagged: nothing is known of P2P, so no sentence says "no P2P"
+     * (it did: "no P2P: concurrent GPU pairs go through host memory", "host-staged (no P2P)") */
+    json_array_foreach(json_object_get(c, "rows"), i,
+                       row) if (!strcmp(cu_str(row, "check"), "Concurrent GPU traffic")) break;
+    assert_string_equal(cu_str(row, "result"), "not measured (no usable GPU pair figure)");
+    assert_false(cu_finding(&run, "no P2P", NULL));
+    assert_true(cu_finding(&run, "no usable P2P figure", NULL));
     json_decref(run.doc);
 
     /* --allow-busy: judged on the rest, and the verdict says the GPU was busy */
