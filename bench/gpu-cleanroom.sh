@@ -9,7 +9,8 @@
 #      then waits with --wait-busy and runs;
 #   5. `gpuqual card` with gpu_load on GPU 0: INCOMPLETE (exit 5) naming the process, and
 #      with --allow-busy judged on the rest ("GPU 0 busy, allowed");
-#   6. the card's link row: "not measured under load" without stress, read under load with it.
+#   6. the card's link row: "not measured under load" without stress, read under load with it;
+#   7. `gpuqual fleet` (one node, no mpirun) with gpu_load on GPU 0: the node INCOMPLETE, exit 5.
 # Prints one line per step with PASS/FAIL and writes the outputs under $OUT/cleanroom/.
 #   bench/gpu-cleanroom.sh [BUILD_DIR]   (default /tmp/b; on the device machine source
 #   .deps/unpack-deps first)
@@ -87,3 +88,13 @@ say "6 card, no stress: rc $rc, row '$row' $(echo "$row" | grep -q 'not measured
 "$G" card -g 0 --level quick --stress 10s -q --force -o "$O/6-card-load" >"$O/6-card-load.txt" 2>&1; rc=$?
 row=$(grep 'Identity and links' "$O/6-card-load.txt")
 say "6b card, 10 s stress: rc $rc, row '$row' $(echo "$row" | grep -q 'under load' && echo PASS || echo FAIL)"
+
+# 7. fleet: each rank's card runs in the clean room too. A fleet of one node (no mpirun)
+#    with gpu_load on GPU 0: the node's card is INCOMPLETE "GPU 0 busy", and so is the fleet (exit 5).
+"$O/gpu_load" 0 120 >"$O/load7.txt" 2>&1 &
+lp=$!
+sleep 3
+"$G" fleet -g 0 --level quick --no-stress -q --force -o "$O/7-fleet-busy" >"$O/7-fleet-busy.txt" 2>&1; rc=$?
+v=$(grep -ho '"verdict_text": *"[^"]*"' "$O"/7-fleet-busy/*-rank0/card.json 2>/dev/null | head -1)
+say "7 fleet of one node with gpu_load on GPU 0: rc $rc, node card $v $( [ $rc = 5 ] && echo "$v" | grep -q 'INCOMPLETE: GPU 0 busy' && echo PASS || echo FAIL)"
+kill $lp 2>/dev/null; wait $lp 2>/dev/null

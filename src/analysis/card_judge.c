@@ -419,7 +419,7 @@ static void row_host(gq_card *rows, const gq_checklist *cl, const json_t *host, 
     if (f->step_ev[GQ_CS_CONTENTION] == GQ_EV_MEASURED)
         snprintf(budgets, sizeof budgets, "%d shared host budget%s", nbn, nbn == 1 ? "" : "s");
     else
-        snprintf(budgets, sizeof budgets, "shared host budgets not measured (contention %s)",
+        snprintf(budgets, sizeof budgets, "shared host budgets not measured (contention step: %s)",
                  f->step_ev[GQ_CS_CONTENTION] == GQ_EV_UNKNOWN
                      ? "unknown"
                      : gq_ev_reason_words(f->step_why[GQ_CS_CONTENTION]));
@@ -734,7 +734,7 @@ static void find_offload(gq_card *fs, const int *gl, int n, const char *list, do
     if (f->step_ev[GQ_CS_CONTENTION] != GQ_EV_MEASURED) {
         finding(fs,
                 "For KV offload, use GPUs %s (measured together: %s GB/s to GPU, %s GB/s to host in total); "
-                "whether their host paths collide was not measured (contention %s).",
+                "whether their host paths collide was not measured (contention step: %s).",
                 list, f1(mh, a, sizeof a), f1(md, b, sizeof b),
                 f->step_ev[GQ_CS_CONTENTION] == GQ_EV_UNKNOWN
                     ? "unknown"

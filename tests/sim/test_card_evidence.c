@@ -140,7 +140,7 @@ static void budget_cut_8gpu_incomplete(void **state)
             fail_msg("%s at --budget %.0fs: verdict %s", machines[m], a.budget_s, cu_str(c, "verdict"));
         assert_int_equal(gq_card_exit_code(c), 5);
         const char *host = cu_str(row_of(&run, "Host-memory traffic"), "result");
-        if (!strstr(host, "shared host budgets not measured (contention did not fit the budget)"))
+        if (!strstr(host, "shared host budgets not measured (contention step: did not fit the budget)"))
             fail_msg("%s host row: %s", machines[m], host);
         assert_false(cu_finding(&run, "share one", NULL));
         json_decref(run.doc);

@@ -358,7 +358,7 @@ static const char *const rtx4090x8_cut_lines[] = {
     "(did not fit the budget) | skip | Place workers without overloading shared paths | skipped (budget) on "
     "contention",
     "ROW Host-memory traffic | both directions: each GPU alone, 0 subsets, all at once | alone 25.3 / 26.3 "
-    "GB/s (to GPU / to host); shared host budgets not measured (contention did not fit the budget) | pass | "
+    "GB/s (to GPU / to host); shared host budgets not measured (contention step: did not fit the budget) | pass | "
     "Select and qualify offload workers | measured () on host",
     "ROW Transfer granularity | buffer-size sweep on 1 path | host → GPU 0: 3.00 µs fixed cost, half of 25.3 "
     "GB/s at 74 KiB | info | Budget transfer overhead realistically | measured () on sweep",
@@ -378,7 +378,7 @@ static const char *const rtx4090x8_cut_lines[] = {
     "FIND No GPU pair has P2P: every GPU-to-GPU byte goes through host memory (17.6–24.3 GB/s one pair at a "
     "time, host-staged), so the host paths are the budget for any multi-GPU exchange.",
     "FIND For KV offload, use GPUs 1,4,5,7 (measured together: 50.9 GB/s to GPU, 52.9 GB/s to host in "
-    "total); whether their host paths collide was not measured (contention did not fit the budget).",
+    "total); whether their host paths collide was not measured (contention step: did not fit the budget).",
     "FIND Prefill→decode handoffs 0→3, 1→5, 2→6, 4→7: every handoff is host-staged (no P2P), so the pairs "
     "are chosen to use both sockets' host budgets.",
     "FIND host → GPU 0: each copy costs about 3.00 µs before data moves; copies smaller than 74 KiB get less "
