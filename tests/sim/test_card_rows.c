@@ -358,7 +358,8 @@ static const char *const rtx4090x8_cut_lines[] = {
     "(did not fit the budget) | skip | Place workers without overloading shared paths | skipped (budget) on "
     "contention",
     "ROW Host-memory traffic | both directions: each GPU alone, 0 subsets, all at once | alone 25.3 / 26.3 "
-    "GB/s (to GPU / to host); shared host budgets not measured (contention step: did not fit the budget) | pass | "
+    "GB/s (to GPU / to host); shared host budgets not measured (contention step: did not fit the budget) | "
+    "pass | "
     "Select and qualify offload workers | measured () on host",
     "ROW Transfer granularity | buffer-size sweep on 1 path | host → GPU 0: 3.00 µs fixed cost, half of 25.3 "
     "GB/s at 74 KiB | info | Budget transfer overhead realistically | measured () on sweep",
