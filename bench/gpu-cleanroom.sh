@@ -98,3 +98,7 @@ sleep 3
 v=$(grep -ho '"verdict_text": *"[^"]*"' "$O"/7-fleet-busy/*-rank0/card.json 2>/dev/null | head -1)
 say "7 fleet of one node with gpu_load on GPU 0: rc $rc, node card $v $( [ $rc = 5 ] && echo "$v" | grep -q 'INCOMPLETE: GPU 0 busy' && echo PASS || echo FAIL)"
 kill $lp 2>/dev/null; wait $lp 2>/dev/null
+
+fails=$(grep -c 'FAIL$' "$O/summary.txt")
+say "RESULT: $fails step(s) failed"
+[ "$fails" -eq 0 ]

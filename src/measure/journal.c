@@ -512,8 +512,11 @@ static int read_lines(FILE *f, const char *path, reader *rd, bool *truncated, gq
     return rc;
 }
 
-/* Keep only the records of items marked done, none cut short, failed or
- * contaminated (measured while something else used the GPU). */
+/* Keep only the records of items marked done, none cut short, failed,
+ * contaminated (measured while something else used the GPU) or refused for
+ * overlap (concurrent windows that overlapped too little for a sum: a failure
+ * of the attempt, not a finding about the machine, so it is measured again,
+ * as it was once a card on one H200 re-used one and kept its WARN). */
 static void keep_finished(reader *rd)
 {
     gq_recordset *rs = rd->out;
@@ -523,7 +526,7 @@ static void keep_finished(reader *rd)
         bool ok = k >= 0 && k < rd->dcap && rd->done[k];
         for (int x = 0; ok && x < rs->n; x++)
             if (rd->item[x] == k &&
-                (rs->v[x].flags & (GQ_FLAG_INCOMPLETE | GQ_FLAG_ERROR | GQ_FLAG_CONTAMINATED)))
+                (rs->v[x].flags & (GQ_FLAG_INCOMPLETE | GQ_FLAG_ERROR | GQ_FLAG_CONTAMINATED | GQ_FLAG_OVERLAP)))
                 ok = false;
         if (ok) {
             rd->item[n] = k;

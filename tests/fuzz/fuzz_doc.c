@@ -2,8 +2,9 @@
  * `place --input`, `kv --input` and fleet's gather: the input is a saved
  * gpuqual document read with gq_doc_load (render/json.c: the root checks and
  * every record through the record codec); what loads then goes through the
- * saved topology's decoder, the comparison, the placement model and the
- * fleet's node table, as those commands do with it.
+ * saved topology's decoder and one of the comparison, the placement model and
+ * the fleet's node table (picked per input by fuzz_pick), as those commands do
+ * with it.
  *
  * Build and run (clang; the library is instrumented too in this mode):
  *   cmake -S . -B /tmp/b-fuzz -G Ninja -DGQ_FUZZ=ON -DGQ_CUDA=OFF -DGQ_TESTS=OFF -DCMAKE_C_COMPILER=clang
@@ -25,7 +26,7 @@
 static gq_topo topo;
 static gq_place_model model;
 
-static void consume(const json_t *root, const gq_recordset *rs)
+static void consume(const json_t *root, const gq_recordset *rs, unsigned which)
 {
     gq_err e = {0};
     gq_topo_init(&topo);
@@ -34,10 +35,11 @@ static void consume(const json_t *root, const gq_recordset *rs)
     if (tj && !have_topo)
         fuzz_check_refusal(GQ_E_USAGE, &e);
 
-    gq_compare *c = calloc(1, sizeof *c);
+    /* one consumer per input (fuzz_pick): compare, the placement model, or the fleet */
+    gq_compare *c = which == 0 ? calloc(1, sizeof *c) : NULL;
     static gq_cmp_doc cd;
     memset(&e, 0, sizeof e);
-    int drc = gq_cmp_doc_from_json("fuzz.json", root, &cd, &e);
+    int drc = which == 0 ? gq_cmp_doc_from_json("fuzz.json", root, &cd, &e) : GQ_OK;
     if (drc)
         fuzz_check_refusal(drc, &e);
     if (c) {
@@ -54,7 +56,7 @@ static void consume(const json_t *root, const gq_recordset *rs)
     for (int i = 0; i < rs->n && !ngpu; i++)
         if (rs->v[i].src.kind == GQ_EP_GPU && rs->v[i].src.index + 1 > ngpu)
             ngpu = rs->v[i].src.index + 1;
-    if (ngpu > 0 && ngpu <= GQ_MAX_GPUS) {
+    if (which == 1 && ngpu > 0 && ngpu <= GQ_MAX_GPUS) {
         memset(&e, 0, sizeof e);
         int rc = gq_place_model_build(&model, ngpu, rs, root, have_topo ? &topo : NULL, &e);
         if (rc)
@@ -62,6 +64,8 @@ static void consume(const json_t *root, const gq_recordset *rs)
     }
 
     /* as a fleet rank: the card into its node summary, through its JSON, into the fleet */
+    if (which != 2)
+        return;
     gq_fleet f;
     gq_fleet_init(&f, 5);
     static gq_node_summary s, back;
@@ -95,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (root)
             abort(); /* a refused document is not handed out */
     } else {
-        consume(root, &rs);
+        consume(root, &rs, fuzz_pick(data, size, 3));
     }
     gq_records_free(&rs);
     json_decref(root);

@@ -1,9 +1,10 @@
 /* libFuzzer target for the renderers on decoded documents: the input is a
  * saved gpuqual document; what gq_doc_load accepts is rendered as `report`
  * renders it (a card composed from its records and saved topology when it has
- * no card section, then the summary, Markdown and HTML), and its records as
- * `run` renders them (table, CSV, nvbandwidth JSON, Prometheus). Output goes
- * to /dev/null; a refusal must be one line.
+ * no card section, then the summary and Markdown, or the HTML), or its records
+ * as `run` renders them (table and Prometheus, or CSV and nvbandwidth JSON):
+ * one of the four per input, picked by fuzz_pick. Output goes to /dev/null; a
+ * refusal must be one line.
  *
  * Build and run: as tests/fuzz/fuzz_doc.c, with the target fuzz_render.
  */
@@ -20,7 +21,7 @@
 static gq_topo topo;
 static FILE *devnull;
 
-static void render_card(json_t *root, const gq_recordset *rs)
+static void render_card(json_t *root, const gq_recordset *rs, unsigned which)
 {
     gq_err e = {0};
     gq_topo_init(&topo);
@@ -41,24 +42,40 @@ static void render_card(json_t *root, const gq_recordset *rs)
         json_object_foreach(composed, k, v) json_object_set(root, k, v);
         json_decref(composed);
     }
-    if (!json_is_object(json_object_get(root, "card")))
-        return;
     int rc;
-    memset(&e, 0, sizeof e);
-    if ((rc = gq_card_render_summary(devnull, root, 80, &e)))
-        fuzz_check_refusal(rc, &e);
-    memset(&e, 0, sizeof e);
-    if ((rc = gq_card_render_markdown(devnull, root, &e)))
-        fuzz_check_refusal(rc, &e);
-    memset(&e, 0, sizeof e);
-    if ((rc = gq_card_render_html(devnull, root, &e)))
-        fuzz_check_refusal(rc, &e);
-    if (have_topo) {
-        gq_render_table(devnull, &topo, rs);
-        gq_prom_gpus(devnull, &topo);
-        gq_prom_records(devnull, rs, &topo);
-        json_t *nv = gq_render_nvbandwidth_json(&topo, rs, "fuzz");
-        json_decref(nv);
+    /* one renderer per input (fuzz_pick): each costs as much as the decoding */
+    switch (which) {
+    case 0:
+        if (!json_is_object(json_object_get(root, "card")))
+            break;
+        memset(&e, 0, sizeof e);
+        if ((rc = gq_card_render_summary(devnull, root, 80, &e)))
+            fuzz_check_refusal(rc, &e);
+        memset(&e, 0, sizeof e);
+        if ((rc = gq_card_render_markdown(devnull, root, &e)))
+            fuzz_check_refusal(rc, &e);
+        break;
+    case 1:
+        if (!json_is_object(json_object_get(root, "card")))
+            break;
+        memset(&e, 0, sizeof e);
+        if ((rc = gq_card_render_html(devnull, root, &e)))
+            fuzz_check_refusal(rc, &e);
+        break;
+    case 2:
+        if (have_topo) {
+            gq_render_table(devnull, &topo, rs);
+            gq_prom_gpus(devnull, &topo);
+            gq_prom_records(devnull, rs, &topo);
+        }
+        break;
+    default:
+        if (have_topo) {
+            json_t *nv = gq_render_nvbandwidth_json(&topo, rs, "fuzz");
+            json_decref(nv);
+        }
+        gq_render_csv(devnull, rs);
+        gq_prom_records(devnull, rs, NULL);
     }
 }
 
@@ -78,9 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc) {
         fuzz_check_refusal(rc, &e);
     } else {
-        gq_render_csv(devnull, &rs);
-        gq_prom_records(devnull, &rs, NULL);
-        render_card(root, &rs);
+        render_card(root, &rs, fuzz_pick(data, size, 4));
     }
     gq_records_free(&rs);
     json_decref(root);

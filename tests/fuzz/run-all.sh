@@ -8,7 +8,8 @@
 #   tests/fuzz/run-all.sh BUILD_DIR SECONDS [WORK]
 # BUILD_DIR holds the targets (a -DGQ_FUZZ=ON build with clang).
 # Environment: GQ_FUZZ_JOBS (targets run at once, default 1), GQ_FUZZ_ARGS
-# (more libFuzzer flags for every target), GQ_FUZZ_ASAN (more ASAN_OPTIONS).
+# (more libFuzzer flags for every target), GQ_FUZZ_ASAN (more ASAN_OPTIONS),
+# GQ_FUZZ_ONLY (the targets to run, by name; default every one).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bdir=${1:?usage: tests/fuzz/run-all.sh BUILD_DIR SECONDS [WORK]}
@@ -57,7 +58,9 @@ run_one() {
 }
 targets=()
 for src in "$root"/tests/fuzz/fuzz_*.c; do
-    targets+=("$(basename "$src" .c)")
+    t=$(basename "$src" .c)
+    [ -z "${GQ_FUZZ_ONLY:-}" ] || [[ " $GQ_FUZZ_ONLY " == *" $t "* ]] || continue
+    targets+=("$t")
 done
 for t in "${targets[@]}"; do
     rm -f "$work/$t/result"

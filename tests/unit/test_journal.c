@@ -269,6 +269,45 @@ static void test_resume(void **state)
     json_decref(opts);
 }
 
+/* A finished measurement whose aggregate the engine refused (windows that
+ * overlapped too little) is measured again on resume, like a failed one; on
+ * one H200 a resumed card re-used such a measurement and kept its WARN. */
+static void test_resume_remeasures_overlap_refusals(void **state)
+{
+    (void)state;
+    json_t *opts = json_pack("{s:i}", "rounds", 3);
+    gq_journal_id id = {.command = "run", .options = opts};
+    gq_journal j;
+    unlink(path);
+    assert_int_equal(gq_journal_open(&j, path, &id, NULL), GQ_OK);
+    for (int k = 0; k < 2; k++) {
+        j.item = k;
+        gq_record flow = rec(k), agg = rec(k);
+        agg.aggregate = true;
+        if (k == 1) {
+            agg.flags |= GQ_FLAG_OVERLAP;
+            agg.valid = false;
+        }
+        assert_int_equal(gq_journal_append(&j, &flow, NULL), GQ_OK);
+        assert_int_equal(gq_journal_append(&j, &agg, NULL), GQ_OK);
+        json_t *st = json_pack("{s:s,s:s,s:i}", "step", "item", "status", "done", "item", k);
+        assert_int_equal(gq_journal_event(&j, "step", st, NULL), GQ_OK);
+        json_decref(st);
+    }
+    gq_journal_close(&j);
+    gq_recordset done = {0};
+    int *item = NULL;
+    gq_err err = {0};
+    assert_int_equal(gq_journal_resume(&j, path, &id, &done, &item, &err), GQ_OK);
+    assert_int_equal(done.n, 2); /* item 0's flow and aggregate; nothing of item 1 */
+    assert_int_equal(item[0], 0);
+    assert_int_equal(item[1], 0);
+    gq_journal_close(&j);
+    gq_records_free(&done);
+    free(item);
+    json_decref(opts);
+}
+
 /* Resume keeps the last finished line of each named step (the card's
  * stress run carries its section there): a step that did not finish, or an
  * item's mark, is not one; and a journal of another layout is refused. */
@@ -387,6 +426,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refuses_existing_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_devices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resume_remeasures_overlap_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume_steps_and_layout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_line_names_its_number, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_and_newer_lines, setup, teardown),
