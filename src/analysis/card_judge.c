@@ -347,7 +347,8 @@ static void row_concurrent(gq_card *rows, const gq_checklist *cl, const json_t *
         snprintf(res, sizeof res,
                  "no P2P: concurrent GPU pairs go through host memory (see the host paths and "
                  "the placement)");
-    else if (dm && json_integer_value(json_object_get(dm, "pairs")) == 0)
+    else if (json_is_integer(json_object_get(dm, "pairs")) &&
+             json_integer_value(json_object_get(dm, "pairs")) == 0)
         snprintf(res, sizeof res, "not measured (no usable GPU pair figure)");
     else
         snprintf(res, sizeof res, "%s", ndom <= 1 ? "one domain: nothing to compare" : "not measured");

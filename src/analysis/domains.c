@@ -566,14 +566,14 @@ int gq_domains_cluster(const gq_pairmatrix *m, const gq_domains_opts *o, gq_doma
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
     int np = pair_values(m, o, pv, out);
     out->npairs = np;
-    /* "no P2P" is a finding only when pairs were measured through host memory;
-     * a matrix with nothing usable in it (not measured, every figure flagged)
-     * says nothing about P2P */
-    bool any_staged = false;
+    /* "no P2P" is a finding only when some pair was measured (through host
+     * memory, or at nothing); a matrix with nothing in it (not measured, every
+     * figure flagged and left out) says nothing about P2P */
+    bool any_measured = false;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
-            any_staged |= i != j && m->staged[i][j] && isfinite(m->gbps[i][j]);
-    out->no_p2p = n >= 2 && np == 0 && any_staged;
+            any_measured |= i != j && isfinite(m->gbps[i][j]);
+    out->no_p2p = n >= 2 && np == 0 && any_measured;
     qsort(pv, (size_t)np, sizeof *pv, cmp_pairv);
 
     pmask keep = n >= 64 ? ~(pmask)0 : (((pmask)1 << n) - 1);

@@ -111,7 +111,7 @@ typedef struct gq_domains {
     int npairs;                         /* unordered pairs with a usable value */
     int nmissing;                       /* unordered pairs without */
     bool no_p2p;                        /* n >= 2, no pair has a usable direct value, and some pair was
-                                           measured through host memory (else nothing is known of P2P) */
+                                           measured (staged, or at 0; else nothing is known of P2P) */
     int nset_aside;                     /* GPUs set aside before clustering (each its own domain) */
     int set_aside[GQ_MAX_GPUS];         /* their indices, in the order found */
     bool set_aside_no_p2p[GQ_MAX_GPUS]; /* [k]: set aside for having no P2P (else: slow pairs) */

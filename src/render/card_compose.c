@@ -639,6 +639,8 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
                                                 dom->set_aside_no_p2p[k] ? "no_p2p" : "slow_pairs", "text",
                                                 dom->set_aside_why[k]));
         json_object_set_new(json_object_get(card, "domains"), "set_aside", sa);
+        /* unordered pairs with a usable figure: 0 means nothing is known of the pairs */
+        json_object_set_new(json_object_get(card, "domains"), "pairs", json_integer(dom->npairs));
     } else {
         json_object_set_new(card, "domains", json_null());
     }

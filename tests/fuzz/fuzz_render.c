@@ -27,7 +27,9 @@ static void render_card(json_t *root, const gq_recordset *rs, unsigned which)
     gq_topo_init(&topo);
     const json_t *tj = json_object_get(root, "topology");
     bool have_topo = tj && gq_topo_from_json(tj, &topo, &e) == GQ_OK;
-    if (!json_is_object(json_object_get(root, "card")) && have_topo && rs->n > 0) {
+    /* the card renderers (0, 1) on a card composed from the records when there is none;
+     * the record renderers (2, 3) need no card */
+    if (which < 2 && !json_is_object(json_object_get(root, "card")) && have_topo && rs->n > 0) {
         gq_card_inputs in = {.topo = &topo,
                              .rs = rs,
                              .stress = json_object_get(root, "stress"),
