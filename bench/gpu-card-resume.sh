@@ -40,7 +40,7 @@ bad=0
 for t in $(seq 1 "$N"); do
     d=$R/t$t
     # from 15 % to 60 % of the way through: the measuring steps first, the stress run last
-    at=$(awk -v t="$t" -v n="$N" -v ms="$ms" 'BEGIN { f = n > 1 ? 0.15 + 0.45 * (t - 1) / (n - 1) : 0.4; printf "%.1f", f * ms / 1000 }')
+    at=$(awk -v t="$t" -v n="$N" -v ms="$ms" 'BEGIN { f = n > 1 ? 0.15 + 0.45 * (t - 1) / (n - 1) : 0.15; printf "%.1f", f * ms / 1000 }')
     "$gq" card -q "${OPTS[@]}" -o "$d" >"$R/t$t-interrupted.txt" 2>&1 &
     pid=$!
     sleep "$at"

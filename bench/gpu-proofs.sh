@@ -12,7 +12,7 @@
 #                                                                         -> $OUT/nvbw.tar.gz
 #   levels    bench/card-levels.sh (card --level quick and standard, timed) -> $OUT/levels.tar.gz
 #   full      bench/card-levels.sh --levels full (its 5-minute stress included) -> $OUT/full.tar.gz
-#   cardresume bench/gpu-card-resume.sh 2 (a card interrupted with Ctrl-C, then --resume)
+#   cardresume bench/gpu-card-resume.sh $GQ_RESUME_TRIALS (default 2; a card interrupted with Ctrl-C, then --resume)
 #                                                                         -> $OUT/cardresume.tar.gz
 #   source .deps/unpack-deps && bench/gpu-proofs.sh [--avail SECONDS] STEP...
 # A step that would start with less than its usual time left is skipped and says so.
@@ -79,7 +79,7 @@ for st in "$@"; do
         rm -f "$OUT/card-levels.tar.gz"
         cat "$OUT/card-levels/results.txt" >>"$S" 2>/dev/null ;;
     cardresume) mkdir -p "$OUT/card-resume"
-        step cardresume 180 "$OUT/card-resume" env OUT="$OUT" B="$B" GQ_NO_BUILD=1 bench/gpu-card-resume.sh 2
+        step cardresume 180 "$OUT/card-resume" env OUT="$OUT" B="$B" GQ_NO_BUILD=1 bench/gpu-card-resume.sh "${GQ_RESUME_TRIALS:-2}"
         grep -E '^(trial|RESULT|reference)' "$OUT/card-resume/summary.txt" >>"$S" ;;
     *) say "unknown step $st" ;;
     esac
