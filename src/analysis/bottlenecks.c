@@ -542,7 +542,11 @@ static void alone_rates(const gq_recordset *rs, const cand *c, int nc, uint64_t 
         const gq_record *r = &rs->v[c[i].flows[0]];
         double sp = r->value.spread > 0 && isfinite(r->value.spread) ? r->value.spread : 0;
         if (c[i].p2p) {
-            if (c[i].bytes != pbytes || r->src.index >= GQ_MAX_GPUS || r->dst.index >= GQ_MAX_GPUS)
+            /* one GPU at each end: "gpu:*" (index -2) in a document is no pair
+             * (fuzz_render wrote out of bounds with it) */
+            if (c[i].bytes != pbytes || r->src.kind != GQ_EP_GPU || r->dst.kind != GQ_EP_GPU ||
+                r->src.index < 0 || r->dst.index < 0 || r->src.index >= GQ_MAX_GPUS ||
+                r->dst.index >= GQ_MAX_GPUS)
                 continue;
             iso[r->src.index][r->dst.index] = r->value.median;
             iso_sp[r->src.index][r->dst.index] = sp;
