@@ -372,7 +372,6 @@ static int solve_pairs(const gq_place_model *m, const gq_place_roles *r, const i
         naive[k][1] = u[N + k * M / K];
     }
     fill_pairs(m, (const int(*)[2])naive, K, &out->naive);
-    out->all_staged = true;
     int within = 0, nwithin = 0, nstaged = 0;
     out->staged_unmeasured = 0;
     for (int i = 0; i < K; i++) {
@@ -385,20 +384,19 @@ static int solve_pairs(const gq_place_model *m, const gq_place_roles *r, const i
         nwithin += d >= 0 && d == gq_place_domain_of(m, out->naive.pairs[i].decode);
     }
     out->all_staged = nstaged == K;
+    /* handoffs staged because their pair has no P2P, apart from those staged for want of a figure */
+    int no_p2p = nstaged - out->staged_unmeasured;
     if (out->staged_unmeasured)
         gq_place_note(out,
                       "%d of %d handoffs are planned host-staged because their GPU pair has no usable P2P "
                       "figure (not measured, or flagged): the topology does not say they lack P2P",
                       out->staged_unmeasured, K);
-    else if (out->all_staged)
+    if (no_p2p == K)
         gq_place_note(
             out, "every handoff is host-staged (GPU -> host memory -> GPU): there is no P2P path between "
                  "the chosen GPUs, so the host budgets carry every byte twice");
-    else if (nstaged)
-        gq_place_note(out, "%d of %d handoffs are host-staged (no P2P between those GPUs)", nstaged, K);
-    if (out->staged_unmeasured && nstaged > out->staged_unmeasured)
-        gq_place_note(out, "%d of %d handoffs are host-staged (no P2P between those GPUs)",
-                      nstaged - out->staged_unmeasured, K);
+    else if (no_p2p)
+        gq_place_note(out, "%d of %d handoffs are host-staged (no P2P between those GPUs)", no_p2p, K);
     if (any_real_domain(m) && m->ndomains > 1)
         gq_place_note(out, "%d of %d handoffs stay inside a performance domain (the naive mapping: %d of %d)",
                       within, K, nwithin, K);
