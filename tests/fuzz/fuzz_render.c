@@ -24,7 +24,7 @@ static FILE *devnull;
 static void render_card(json_t *root, const gq_recordset *rs, unsigned which)
 {
     gq_err e = {0};
-    gq_topo_init(&topo);
+    /* gq_topo_from_json starts from gq_topo_init; topo is read only when it decoded */
     const json_t *tj = json_object_get(root, "topology");
     bool have_topo = tj && gq_topo_from_json(tj, &topo, &e) == GQ_OK;
     /* the card renderers (0, 1) on a card composed from the records when there is none;
