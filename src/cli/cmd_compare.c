@@ -95,6 +95,14 @@ static int compare_prepare(gq_ctx *ctx)
     if (ctx->npos > MAXFILES)
         return gq_err_set(&ctx->err, GQ_E_USAGE,
                           "compare: %d files given, at most %d can be compared at once", ctx->npos, MAXFILES);
+    int nstdin = 0;
+    for (int i = 0; i < ctx->npos; i++)
+        nstdin += !strcmp(ctx->pos[i], "-");
+    if (nstdin > 1)
+        return gq_err_set(&ctx->err, GQ_E_USAGE,
+                          "compare: '-' (stdin) is given %d times; stdin can be read once, give files for "
+                          "the other runs",
+                          nstdin);
     ctx->format = o->format;
     ctx->json_path = o->json_path;
     return GQ_OK;
@@ -164,6 +172,7 @@ const gq_frame_cmd gq_frame_compare = {
         "threshold, temperatures higher by more than --temp-threshold degrees. E.g. one node before and\n"
         "after a BIOS change, or eight nodes of one purchase. Runs on different GPU models, or with\n"
         "stresses of different lengths, are refused unless --across-models (then every such line says so).\n"
+        "Each run is a saved document, a journal or a card directory; one of them may be '-' (stdin).\n"
         "Exit codes: 0 no regression, 1 a regression was found, 2 bad input.\n\n",
     .opts = {.name = "compare", .tabs = tabs, .ntab = 1},
     .opts_size = sizeof(compare_cli),

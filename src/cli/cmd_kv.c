@@ -13,6 +13,7 @@
 
 #include "analysis/kv.h"
 #include "cli/commands.h"
+#include "cli/outputs.h"
 #include "cli/common.h"
 #include "cli/progress.h"
 #include "core/json.h"
@@ -60,19 +61,25 @@ static const gq_opt kv_own_opts[] = {
      .off = OFF(layers),
      .arg = "N",
      .help = "transformer layers",
-     .seen_off = OFF(layers_seen)},
+     .seen_off = OFF(layers_seen),
+     .lo = 1,
+     .hi = 1e9},
     {.name = "kv-heads",
      .type = GQ_OPT_INT,
      .off = OFF(kv_heads),
      .arg = "N",
      .help = "KV heads per layer",
-     .seen_off = OFF(kv_heads_seen)},
+     .seen_off = OFF(kv_heads_seen),
+     .lo = 1,
+     .hi = 1e9},
     {.name = "head-dim",
      .type = GQ_OPT_INT,
      .off = OFF(head_dim),
      .arg = "N",
      .help = "head dimension",
-     .seen_off = OFF(head_dim_seen)},
+     .seen_off = OFF(head_dim_seen),
+     .lo = 1,
+     .hi = 1e9},
     {.name = "kv-dtype",
      .type = GQ_OPT_STR,
      .off = OFF(kv_dtype),
@@ -105,7 +112,8 @@ static const gq_opt kv_own_opts[] = {
      .off = OFF(input),
      .arg = "FILE",
      .help =
-         "take the rates from a saved run (run, domains or card JSON) instead of measuring; no GPU needed"},
+         "take the rates from a saved run (run, domains or card JSON) instead of measuring; no GPU needed; "
+         "'-' reads stdin"},
     {.name = "p2p-gbps",
      .type = GQ_OPT_DOUBLE,
      .off = OFF(p2p_gbps),
@@ -536,7 +544,7 @@ static int kv_load_input(gq_ctx *ctx)
     kv_result *k = o->k;
     gq_topo *topo = ctx->topo;
     int rc;
-    if ((rc = gq_doc_load(o->input, &o->saved, &o->saved_rs, &ctx->err)))
+    if ((rc = gq_cli_doc_input(o->input, &o->saved, &o->saved_rs, &ctx->err)))
         return rc;
     int ngpu = 0;
     json_t *tj = json_object_get(o->saved, "topology");

@@ -22,6 +22,7 @@
 #include "exec/plan_run.h"
 #include "analysis/probes.h"
 #include "cli/commands.h"
+#include "cli/outputs.h"
 #include "cli/common.h"
 #include "cli/frame.h"
 #include "cli/options.h"
@@ -93,7 +94,8 @@ static const gq_opt place_own_opts[] = {
      .off = OFF(input),
      .arg = "FILE",
      .help =
-         "plan from a saved 'gpuqual domains' or 'gpuqual card' JSON instead of measuring (no GPU needed)"},
+         "plan from a saved 'gpuqual domains' or 'gpuqual card' JSON instead of measuring (no GPU needed; "
+         "'-' reads stdin)"},
     {.name = "verify",
      .type = GQ_OPT_FLAG,
      .off = OFF(verify),
@@ -534,7 +536,7 @@ static int load_input(gq_ctx *ctx)
     place_opts *o = ctx->opts;
     gq_err *err = &ctx->err;
     int rc;
-    if ((rc = gq_doc_load(o->input, &o->saved, &o->rs, err)))
+    if ((rc = gq_cli_doc_input(o->input, &o->saved, &o->rs, err)))
         return rc;
     o->ngpu = ngpu_of_doc(o->saved, &o->rs, o->saved_topo, &o->have_saved_topo);
     const char *kind = json_string_value(json_object_get(o->saved, "kind"));

@@ -238,6 +238,7 @@ const gq_frame_cmd gq_frame_report = {
         "summary. Documents other than cards are composed into a card from their records. A fleet\n"
         "document (DIR/fleet.json of gpuqual fleet) is rendered as the fleet: its summary, Markdown,\n"
         "or HTML with a node × check heatmap, the flagged nodes and the outliers; it exits as the fleet.\n"
+        "RUN.json may also be a run's journal, a card directory, '-' for stdin, a pipe or a FIFO.\n"
         "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (the card's verdict); 2 bad input.\n\n",
     .opts = {.name = "report", .tabs = tabs, .ntab = 1},
     .opts_size = sizeof(report_cli),

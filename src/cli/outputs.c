@@ -1,6 +1,7 @@
 /* Outputs that are the same file as an input or another output (outputs.h). */
 #include "cli/outputs.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <libgen.h>
 #include <limits.h>
@@ -202,7 +203,7 @@ static int journal_doc(const char *path, json_t **root, gq_recordset *rs, gq_err
     return rc;
 }
 
-int gq_cli_doc_load(const char *path, json_t **root, gq_recordset *rs, gq_err *err)
+static int doc_load(const char *path, json_t **root, gq_recordset *rs, gq_err *err)
 {
     struct stat st;
     *root = NULL;
@@ -221,5 +222,104 @@ int gq_cli_doc_load(const char *path, json_t **root, gq_recordset *rs, gq_err *e
     }
     if (gq_journal_sniff(path))
         return journal_doc(path, root, rs, err);
+    return gq_doc_load(path, root, rs, err);
+}
+
+/* Every "from" in err's message replaced by "to" (the spool's name by the user's). */
+static void msg_rename(gq_err *err, const char *from, const char *to)
+{
+    char out[sizeof err->msg];
+    size_t n = 0, fl = strlen(from), tl = strlen(to);
+    for (const char *s = err->msg; *s && n + 1 < sizeof out;) {
+        if (!strncmp(s, from, fl)) {
+            size_t k = tl < sizeof out - 1 - n ? tl : sizeof out - 1 - n;
+            memcpy(out + n, to, k);
+            n += k;
+            s += fl;
+        } else
+            out[n++] = *s++;
+    }
+    out[n] = 0;
+    memcpy(err->msg, out, n + 1);
+}
+
+/* The most a stream (a pipe, a FIFO, stdin) may hold: documents and journals are far smaller. */
+#define SPOOL_MAX ((size_t)1 << 30)
+
+/* A stream read once into an unlinked temporary file, then loaded from there
+ * by load (which may open it several times: a journal is sniffed, then read).
+ * Reading stops early when the first byte that is not white space is not '{',
+ * since neither a document nor a journal can start that way (so /dev/zero is
+ * refused at once). Messages name the stream as the user gave it. */
+static int spooled(const char *path, const char *name,
+                   int (*load)(const char *, json_t **, gq_recordset *, gq_err *), json_t **root,
+                   gq_recordset *rs, gq_err *err)
+{
+    bool is_stdin = !strcmp(path, "-");
+    FILE *in = is_stdin ? stdin : fopen(path, "r");
+    if (!in)
+        return gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", name, strerror(errno));
+    FILE *t = tmpfile();
+    if (!t) {
+        int e = errno;
+        if (!is_stdin)
+            fclose(in);
+        return gq_err_set(err, GQ_E_IO, "cannot read '%s': no temporary file to hold it: %s", name,
+                          strerror(e));
+    }
+    char buf[65536];
+    size_t n, total = 0;
+    bool seen = false, bad = false;
+    while (!bad && (n = fread(buf, 1, sizeof buf, in)) > 0) {
+        for (size_t i = 0; i < n && !seen; i++)
+            if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' && buf[i] != '\n') {
+                seen = true;
+                bad = buf[i] != '{';
+            }
+        if (fwrite(buf, 1, n, t) != n || (total += n) > SPOOL_MAX)
+            break;
+    }
+    int rerr = ferror(in) ? errno : 0, werr = ferror(t) || fflush(t) ? errno : 0;
+    if (!is_stdin)
+        fclose(in);
+    int rc;
+    if (rerr)
+        rc = gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", name, strerror(rerr));
+    else if (werr)
+        rc = gq_err_set(err, GQ_E_IO, "cannot read '%s': writing its temporary copy failed: %s", name,
+                        strerror(werr));
+    else if (total > SPOOL_MAX)
+        rc = gq_err_set(err, GQ_E_USAGE, "'%s' holds more than 1 GiB; expected a gpuqual document or journal",
+                        name);
+    else {
+        char sp[64];
+        snprintf(sp, sizeof sp, "/proc/self/fd/%d", fileno(t));
+        if ((rc = load(sp, root, rs, err)))
+            msg_rename(err, sp, name);
+    }
+    fclose(t);
+    return rc;
+}
+
+/* A path to read as a stream: "-" (stdin), or what is neither a regular file nor a directory. */
+static bool is_stream(const char *path)
+{
+    struct stat st;
+    return !strcmp(path, "-") || (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
+}
+
+int gq_cli_doc_load(const char *path, json_t **root, gq_recordset *rs, gq_err *err)
+{
+    *root = NULL;
+    if (is_stream(path))
+        return spooled(path, strcmp(path, "-") ? path : "<stdin>", doc_load, root, rs, err);
+    return doc_load(path, root, rs, err);
+}
+
+int gq_cli_doc_input(const char *path, json_t **root, gq_recordset *rs, gq_err *err)
+{
+    *root = NULL;
+    if (!strcmp(path, "-"))
+        return spooled(path, "<stdin>", gq_doc_load, root, rs, err);
     return gq_doc_load(path, root, rs, err);
 }

@@ -37,5 +37,9 @@ void gq_cli_journal_id(gq_journal_id *id, const char *cmd, const gq_common *c, c
  * header and records), or a card directory (its card.json; an interrupted
  * one, DIR.partial-RUNID/, by its journal). */
 int gq_cli_doc_load(const char *path, struct json_t **root, gq_recordset *rs, gq_err *err);
+/* A saved document only (gq_doc_load), for --input. */
+int gq_cli_doc_input(const char *path, struct json_t **root, gq_recordset *rs, gq_err *err);
+/* In both, "-" is stdin; a pipe, a FIFO or stdin is read once (up to 1 GiB)
+ * and messages name it as given ("<stdin>" for "-"). */
 
 #endif
