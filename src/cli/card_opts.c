@@ -92,7 +92,7 @@ const gq_opt gq_card_cli_opts[] = {
 
 const char *const gq_card_defaults[] = {"buffer-size=256", NULL};
 
-const char *const gq_card_bounds[] = {"buffer-size=4096..1e13", NULL};
+const char *const gq_card_bounds[] = {"buffer-size=4096..1099511627776", NULL};
 
 int gq_card_cli_expect(const char *path, const gq_optlist *set, gq_expect *ex, bool *have, gq_err *err)
 {

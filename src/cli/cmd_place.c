@@ -122,7 +122,7 @@ static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_op
 /* Place's --verify runs the verification patterns (its own option); its
  * copies are always checked. 256 MiB per copy. */
 static const char *const place_defaults[] = {"buffer-size=256", NULL};
-static const char *const place_bounds[] = {"buffer-size=4096..1e12", NULL};
+static const char *const place_bounds[] = {"buffer-size=4096..1099511627776", NULL};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))
 
 /* ---- live discovery ----------------------------------------------------- */

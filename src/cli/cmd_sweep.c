@@ -55,9 +55,9 @@ static const gq_opt sweep_own_opts[] = {
      .help = "buffer sizes to sweep, e.g. 1M,4M,16M,64M (instead of --min/--max; a bare number is MiB)"},
     {.name = "min", .type = GQ_OPT_SIZE, .off = OFF(min), .def = "4K", .arg = "SIZE",
      .help = "smallest buffer; sizes double up to --max (a bare number is MiB)", .unit = GQ_MiB, .lo = 1,
-     .hi = 1e15, .seen_off = OFF(min_seen)},
+     .hi = 1099511627776.0, .seen_off = OFF(min_seen)},
     {.name = "max", .type = GQ_OPT_SIZE, .off = OFF(max), .def = "1G", .arg = "SIZE",
-     .help = "largest buffer", .unit = GQ_MiB, .lo = 1, .hi = 1e15, .seen_off = OFF(max_seen)},
+     .help = "largest buffer", .unit = GQ_MiB, .lo = 1, .hi = 1099511627776.0, .seen_off = OFF(max_seen)},
     GQ_OPT_END,
 };
 /* clang-format on */

@@ -82,7 +82,7 @@ const gq_opt gq_common_backend_opts[] = {
 #define OPT_BUFFER_SIZE                                                                                      \
     {.name = "buffer-size", .shortname = 'b', .type = GQ_OPT_SIZE, .off = OFF(buffer_size), .def = "512",    \
      .arg = "SIZE", .help = "bytes per copy; a bare number is MiB (4K, 64MiB, 1G also work)", .unit = GQ_MiB, \
-     .lo = 1, .hi = 1e15}
+     .lo = 1, .hi = 1099511627776.0 /* 1 TiB */}
 #define OPT_VERIFY                                                                                           \
     {.name = "verify", .type = GQ_OPT_FLAG, .off = OFF(verify), .def = "1",                                  \
      .help = "check the data pattern after the timed part; a mismatch fails the test"}

@@ -77,20 +77,16 @@ static void set_seen(const gq_opt *o, void *dst)
         *(bool *)((char *)dst + o->seen_off) = true;
 }
 
-static void bound_text(const gq_opt *o, double v, char *buf, size_t n);
+static void bound_text(const gq_opt *o, double v, char *buf, size_t n, bool nbsp);
 
 static int bounds_check(const gq_opt *o, double v, const char *text, gq_err *err)
 {
     if (!(o->lo < o->hi && (v < o->lo || v > o->hi)))
         return GQ_OK;
-    if (o->type == GQ_OPT_DURATION) {
-        char lo[32], hi[32];
-        bound_text(o, o->lo, lo, sizeof lo);
-        bound_text(o, o->hi, hi, sizeof hi);
-        return gq_err_set(err, GQ_E_USAGE, "--%s %s is out of range, expected %s..%s", o->name, text, lo, hi);
-    }
-    return gq_err_set(err, GQ_E_USAGE, "--%s %s is out of range, expected %g..%g", o->name, text, o->lo,
-                      o->hi);
+    char lo[32], hi[32];
+    bound_text(o, o->lo, lo, sizeof lo, false);
+    bound_text(o, o->hi, hi, sizeof hi, false);
+    return gq_err_set(err, GQ_E_USAGE, "--%s %s is out of range, expected %s..%s", o->name, text, lo, hi);
 }
 
 static int choice_ok(const char *choices, const char *v)
@@ -366,6 +362,13 @@ static int need_value(const char *shown, const gq_opt *o, int argc, char **argv,
         return GQ_OK;
     if (*i + 1 >= argc)
         return gq_err_set(err, GQ_E_USAGE, "%s needs a value (%s)", shown, o->arg ? o->arg : "VALUE");
+    const char *v = argv[*i + 1];
+    /* "--json -o out": the value forgotten, the next option taken for a file name */
+    if (o->type == GQ_OPT_STR && v[0] == '-' &&
+        (v[1] == '-' || (v[1] >= 'a' && v[1] <= 'z') || (v[1] >= 'A' && v[1] <= 'Z')))
+        return gq_err_set(err, GQ_E_USAGE,
+                          "%s needs a value (%s), not the option '%s'; for a file so named, write ./%s",
+                          shown, o->arg ? o->arg : "VALUE", v, v);
     *val = argv[++*i];
     return GQ_OK;
 }
@@ -533,11 +536,13 @@ static void wrap(FILE *f, const char *text, int col, int width)
     }
 }
 
-static void bound_text(const gq_opt *o, double v, char *buf, size_t n)
+/* A bound as the user writes it (4 KiB, 1 TiB, 100ms, 168h, 5%); in help (nbsp)
+ * a size's space does not break, so the wrapping keeps "4 KiB" whole. */
+static void bound_text(const gq_opt *o, double v, char *buf, size_t n, bool nbsp)
 {
     if (o->type == GQ_OPT_SIZE) {
         gq_fmt_size((uint64_t)v, buf, n);
-        for (char *c = buf; *c; c++)
+        for (char *c = buf; nbsp && *c; c++)
             if (*c == ' ')
                 *c = NBSP;
     } else if (o->type == GQ_OPT_DURATION) {
@@ -576,8 +581,8 @@ static void help_one(FILE *f, const gq_optset *set, const gq_opt *o, int width)
     if ((o->lo < o->hi || dur_default) && o->type != GQ_OPT_FLAG && o->type != GQ_OPT_ENUM &&
         u < sizeof text) {
         char lo[32], hi[32];
-        bound_text(o, dur_default ? GQ_DURATION_MIN_S : o->lo, lo, sizeof lo);
-        bound_text(o, dur_default ? GQ_DURATION_MAX_S : o->hi, hi, sizeof hi);
+        bound_text(o, dur_default ? GQ_DURATION_MIN_S : o->lo, lo, sizeof lo, true);
+        bound_text(o, dur_default ? GQ_DURATION_MAX_S : o->hi, hi, sizeof hi, true);
         u += (size_t)snprintf(text + u, sizeof text - u, " (%s..%s)", lo, hi);
     }
     if ((o->type == GQ_OPT_LIST || o->type == GQ_OPT_KV) && u < sizeof text)

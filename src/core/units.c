@@ -145,12 +145,15 @@ int gq_parse_duration(const char *s, double *out, gq_err *err)
 
 const char *gq_fmt_size(uint64_t b, char *buf, size_t n)
 {
-    if (b >= GQ_GiB && b % (GQ_GiB / 4) == 0)
-        snprintf(buf, n, "%g GiB", (double)b / GQ_GiB);
+    /* %.15g: every figure here is exact, and none is written with an exponent */
+    if (b >= GQ_GiB * 1024 && b % (GQ_GiB * 256) == 0)
+        snprintf(buf, n, "%.15g TiB", (double)b / ((double)GQ_GiB * 1024));
+    else if (b >= GQ_GiB && b % (GQ_GiB / 4) == 0)
+        snprintf(buf, n, "%.15g GiB", (double)b / GQ_GiB);
     else if (b >= GQ_MiB && b % (GQ_MiB / 4) == 0)
-        snprintf(buf, n, "%g MiB", (double)b / GQ_MiB);
+        snprintf(buf, n, "%.15g MiB", (double)b / GQ_MiB);
     else if (b >= GQ_KiB && b % GQ_KiB == 0)
-        snprintf(buf, n, "%g KiB", (double)b / GQ_KiB);
+        snprintf(buf, n, "%.15g KiB", (double)b / GQ_KiB);
     else
         snprintf(buf, n, "%llu B", (unsigned long long)b);
     return buf;

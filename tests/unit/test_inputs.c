@@ -40,6 +40,24 @@ static void test_duration_bounds(void **state)
     assert_non_null(strstr(e.msg, "1ms minimum"));
 }
 
+/* Sizes as messages and help print them: exact, in the largest unit that
+ * divides them, never with an exponent (1 TiB was "1024 GiB", 10^15 B
+ * "9.76562e+11 KiB"). */
+static void test_fmt_size(void **state)
+{
+    (void)state;
+    char b[40];
+    assert_string_equal(gq_fmt_size(1, b, sizeof b), "1 B");
+    assert_string_equal(gq_fmt_size(4096, b, sizeof b), "4 KiB");
+    assert_string_equal(gq_fmt_size(3 * GQ_MiB / 2, b, sizeof b), "1.5 MiB");
+    assert_string_equal(gq_fmt_size(3 * GQ_KiB / 2, b, sizeof b), "1536 B");
+    assert_string_equal(gq_fmt_size(GQ_GiB + GQ_GiB / 4, b, sizeof b), "1.25 GiB");
+    assert_string_equal(gq_fmt_size(1024 * GQ_GiB, b, sizeof b), "1 TiB");
+    assert_string_equal(gq_fmt_size(1536 * GQ_GiB, b, sizeof b), "1.5 TiB");
+    assert_string_equal(gq_fmt_size(1000000000000000ull, b, sizeof b), "976562500000 KiB");
+    assert_string_equal(gq_fmt_size(1234567 * GQ_KiB, b, sizeof b), "1234567 KiB");
+}
+
 static void test_no_hex(void **state)
 {
     (void)state;
@@ -104,6 +122,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_duration_bounds),
+        cmocka_unit_test(test_fmt_size),
         cmocka_unit_test(test_no_hex),
         cmocka_unit_test(test_infile_directory),
         cmocka_unit_test(test_timestamp_out_of_range),
