@@ -137,6 +137,9 @@ static void test_outputs(void **state)
         "card --sim @EX@/topologies/big64.topo -o @TMP@/card-big64",
         "run -t device_to_device_memcpy_read_ce --sim @EX@/topologies/big64.topo --gpus 0-11 -i 1",
         "run -t host_to_device_memcpy_ce --sim @EX@/topologies/big64.topo -i 1",
+        /* a fleet of one node (no mpirun): its summary lines are the longest of any command */
+        "fleet --sim h200x2 --stress 2s -o @TMP@/fleet",
+        "report @TMP@/fleet/fleet.json",
     };
     char *report = NULL;
     size_t rlen = 0;
