@@ -22,15 +22,15 @@ work=$(cd "$work" && pwd)
 # The longest input each target reads (documents and topologies are larger than option lines).
 # The document readers' two broadest targets, which decode a whole document and then run
 # analyses or renderers on it, stop at 20 KiB (fuzz_doc: a 2-GPU card, minified, is 17 KiB)
-# and 12 KiB (fuzz_render: the same card with one record and three plan steps, 11.8 KiB, and
-# saved runs that compose a card from their records); larger cards are fuzz_card's, up to
-# 64 KiB. Their speed falls with the input's size, nearly all of it in decoding the JSON under
-# ASan: at 64 KiB they ran under 1,200 executions a second; fuzz_render about 1,500 at 16 KiB
-# and 2,000 at 12 KiB.
+# and 8 KiB (fuzz_render: cards of 2 GPUs and of 1 H200 cut to their card sections, 6.8 and
+# 5.5 KiB, and saved runs that compose a card from their records); whole cards are
+# fuzz_card's, up to 64 KiB. Their speed falls with the input's size, nearly all of it in
+# decoding the JSON under ASan: at 64 KiB they ran under 1,200 executions a second, and
+# fuzz_render about 1,500 at 12 and 16 KiB in ten-minute runs beside another target.
 max_len() {
     case $1 in
     fuzz_doc) echo 20480 ;;
-    fuzz_render) echo 12288 ;;
+    fuzz_render) echo 8192 ;;
     fuzz_topo | fuzz_snapshot | fuzz_journal | fuzz_card | fuzz_node) echo 65536 ;;
     fuzz_expect | fuzz_kvconfig | fuzz_yaml) echo 16384 ;;
     *) echo 4096 ;;
