@@ -322,13 +322,13 @@ int gq_tp_value(pctx *p, vtype type, double lo, double hi, const char *attr, int
         (*ti)++;
         return GQ_OK;
     case VT_CC: {
-        unsigned maj, min;
-        char extra;
-        if (t->quoted || sscanf(t->s, "%2u.%2u%c", &maj, &min, &extra) != 2 ||
-            number_prefix(t->s) != strlen(t->s))
+        /* digits only: sscanf's %u takes a sign, and "-1.0" read as 4294967295 */
+        const char *s = t->s;
+        size_t a = strspn(s, "0123456789"), b = s[a] == '.' ? strspn(s + a + 1, "0123456789") : 0;
+        if (t->quoted || a < 1 || a > 2 || b < 1 || b > 2 || s[a + 1 + b])
             return gq_tp_err(p, t->col, "compute capability '%s' should look like 8.9", t->s);
-        v->num = maj;
-        v->num2 = min;
+        v->num = atoi(s);
+        v->num2 = atoi(s + a + 1);
         (*ti)++;
         return GQ_OK;
     }
