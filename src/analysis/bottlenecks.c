@@ -542,14 +542,13 @@ static void alone_rates(const gq_recordset *rs, const cand *c, int nc, uint64_t 
         const gq_record *r = &rs->v[c[i].flows[0]];
         double sp = r->value.spread > 0 && isfinite(r->value.spread) ? r->value.spread : 0;
         if (c[i].p2p) {
-            /* one GPU at each end: "gpu:*" (index -2) in a document is no pair
+            /* one GPU at each end: "gpu:*" in a document is no pair
              * (fuzz_render wrote out of bounds with it) */
-            if (c[i].bytes != pbytes || r->src.kind != GQ_EP_GPU || r->dst.kind != GQ_EP_GPU ||
-                r->src.index < 0 || r->dst.index < 0 || r->src.index >= GQ_MAX_GPUS ||
-                r->dst.index >= GQ_MAX_GPUS)
+            int s = gq_ep_gpu(r->src), d = gq_ep_gpu(r->dst);
+            if (c[i].bytes != pbytes || s < 0 || d < 0)
                 continue;
-            iso[r->src.index][r->dst.index] = r->value.median;
-            iso_sp[r->src.index][r->dst.index] = sp;
+            iso[s][d] = r->value.median;
+            iso_sp[s][d] = sp;
         } else {
             int g = host_gpu(r);
             if (c[i].bytes != out->bytes[c[i].slot] || g < 0 || g >= GQ_MAX_GPUS)

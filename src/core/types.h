@@ -23,6 +23,13 @@ typedef struct gq_endpoint {
     int index;
 } gq_endpoint;
 
+/* The one GPU an endpoint names: its index, or -1 for host memory, for the
+ * all-GPUs endpoint "gpu:*" (index -2) and for an index out of range. */
+static inline int gq_ep_gpu(gq_endpoint e)
+{
+    return e.kind == GQ_EP_GPU && e.index >= 0 && e.index < GQ_MAX_GPUS ? e.index : -1;
+}
+
 /* How the copy is executed. */
 typedef enum gq_method {
     GQ_METHOD_CE = 0,            /* copy engine (cudaMemcpyAsync) */

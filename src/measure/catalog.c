@@ -851,11 +851,11 @@ void gq_plan_memory(const gq_plan *p, int ngpu, uint64_t *gpu_bytes_max, int *gp
         uint64_t h = 0;
         for (int k = 0; k < it->nflows; k++) {
             const gq_flow *f = &p->flows[it->flow_off + k];
-            if (f->src.kind == GQ_EP_GPU && f->src.index >= 0 && f->src.index < GQ_MAX_GPUS)
+            if (gq_ep_gpu(f->src) >= 0)
                 per[f->src.index] += f->bytes;
             else if (f->src.kind == GQ_EP_HOST)
                 h += f->bytes;
-            if (f->dst.kind == GQ_EP_GPU && f->dst.index >= 0 && f->dst.index < GQ_MAX_GPUS)
+            if (gq_ep_gpu(f->dst) >= 0)
                 per[f->dst.index] += f->bytes;
             else if (f->dst.kind == GQ_EP_HOST)
                 h += f->bytes;
