@@ -99,6 +99,11 @@ typedef struct gq_card_opts {
     /* Judge the card even when a GPU was busy (--allow-busy): its
      * contaminated figures are still left out, and the verdict says so. */
     bool allow_busy;
+    /* The harness's timing trace (measure/harness.h), or NULL: every
+     * measurement's phases and the window log of a round that failed the
+     * overlap rule (the CLI sets it under GQ_TRACE=1). */
+    void (*trace)(void *arg, const char *test, const char *phase, double seconds, const char *note);
+    void *trace_arg;
 } gq_card_opts;
 
 void gq_card_opts_default(gq_card_opts *o);

@@ -862,8 +862,9 @@ static void judge_integrity(judge *J, const gq_card_facts *f)
                 f->error_example);
         if (f->n_overlap_invalid)
             add(J, "overlap", "node", "integrity", GQ_V_WARN, f->n_overlap_invalid, 99.0, "%",
-                "%d concurrent aggregate%s could not be reported: the workers' windows overlapped too "
-                "little, e.g. %s.",
+                "gpuqual's measurement failed, not the hardware: %d concurrent aggregate%s could not be "
+                "reported, the workers' windows overlapped too little even by duration and after re-runs, "
+                "e.g. %s.",
                 f->n_overlap_invalid, f->n_overlap_invalid == 1 ? "" : "s", f->overlap_example);
     }
 }

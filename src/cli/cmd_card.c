@@ -259,6 +259,15 @@ static void card_print(gq_ctx *ctx, bool complete)
                     gq_card_step_name(o->res.stopped_at), o->dir);
 }
 
+/* GQ_TRACE=1: each measurement's phases, and the window log of any round
+ * that failed the overlap rule, on stderr (as `run` prints them). */
+static void on_trace(void *arg, const char *test, const char *phase, double seconds, const char *note)
+{
+    prog *P = arg;
+    gq_progress_clear(&P->bar);
+    fprintf(stderr, "trace: %8.3f s  %-46s %-9s %s\n", seconds, test, phase, note ? note : "");
+}
+
 static int card_run(gq_ctx *ctx)
 {
     card_cli *o = ctx->opts;
@@ -269,6 +278,11 @@ static int card_run(gq_ctx *ctx)
     memset(&P, 0, sizeof P);
     gq_progress_init(&P.bar, !ctx->quiet, (long)(o->plan->est_total_s * 10 + 0.5));
     o->measured = true;
+    const char *tr = getenv("GQ_TRACE");
+    if (tr && *tr && strcmp(tr, "0") != 0) {
+        o->co->trace = on_trace;
+        o->co->trace_arg = &P;
+    }
     rc = gq_card_execute(&ctx->be, ctx->topo, o->co, o->plan, &o->jr, on_progress, &P, &o->res, &ctx->err);
     gq_progress_clear(&P.bar);
     if (rc && rc != GQ_E_INTR)

@@ -20,10 +20,6 @@
 
 #define GQ_MAX_ROUNDS 64
 
-/* Endpoint index of an aggregate's endpoint that spans several GPUs or NUMA
- * nodes ("gpu:*", "host:*"). */
-#define GQ_EP_MANY (-2)
-
 typedef enum gq_direction { GQ_DIR_H2D = 0, GQ_DIR_D2H, GQ_DIR_P2P, GQ_DIR_LOCAL } gq_direction;
 
 /* Flags (bitmask; rendered as strings). */

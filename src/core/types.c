@@ -26,7 +26,9 @@ const char *gq_precision_name(gq_precision p)
 
 const char *gq_endpoint_str(gq_endpoint e, char *buf, size_t n)
 {
-    if (e.kind == GQ_EP_GPU)
+    if (e.index == GQ_EP_MANY)
+        snprintf(buf, n, "%s:*", e.kind == GQ_EP_GPU ? "gpu" : "host");
+    else if (e.kind == GQ_EP_GPU)
         snprintf(buf, n, "gpu:%d", e.index);
     else if (e.index == GQ_NUMA_LOCAL)
         snprintf(buf, n, "host:local");

@@ -18,6 +18,9 @@
  * (the node local to the flow's GPU; falls back to node 0). */
 typedef enum gq_ep_kind { GQ_EP_HOST = 0, GQ_EP_GPU = 1 } gq_ep_kind;
 #define GQ_NUMA_LOCAL (-1)
+/* Endpoint index of an aggregate's endpoint that spans several GPUs or NUMA
+ * nodes ("gpu:*", "host:*"). */
+#define GQ_EP_MANY (-2)
 typedef struct gq_endpoint {
     gq_ep_kind kind;
     int index;
@@ -70,7 +73,7 @@ typedef struct gq_sample {
 
 const char *gq_method_name(gq_method m); /* "ce", "sm", "staged", "driver_staged" */
 const char *gq_precision_name(gq_precision p);
-/* "gpu:N" or "host:N" ("host:local"). buf >= 24 bytes. */
+/* "gpu:N" or "host:N" ("host:local"; "gpu:*" or "host:*" for GQ_EP_MANY). buf >= 24 bytes. */
 const char *gq_endpoint_str(gq_endpoint e, char *buf, size_t n);
 
 #endif

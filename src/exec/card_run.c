@@ -599,6 +599,8 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
     R.ho.rounds = plan->rounds;
     R.ho.round_s = plan->round_s;
     R.ho.verify = o->verify;
+    R.ho.trace = o->trace;
+    R.ho.trace_arg = o->trace_arg;
     R.t0 = gq_now_mono();
     for (int s = 0; s < GQ_CS_COUNT; s++)
         R.nrun += plan->step[s].run;

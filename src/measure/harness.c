@@ -241,6 +241,53 @@ static double round_len(double T, double t_copy)
     return r < 0.5 * T ? 0.5 * T : r > T ? T : r;
 }
 
+/* Rounds by duration for a concurrent group whose counted rounds end apart:
+ * each reported window ends at its last completed piece before the
+ * deadline, and pieces of at most GQ_HARNESS_GRAIN of the round make the
+ * windows end together within that, at any round length. ctime[i] is flow
+ * i's copy time (0: unknown). Sets ro and grain and returns true when the
+ * duration plan promises more overlap than ov_count (the overlap counting
+ * gave); false leaves them as they were: a measured flow without a copy
+ * time (it failed) gives nothing to size its pieces from, or counting still
+ * does better. */
+static bool plan_duration(const gq_measurement *m, const double *ctime, double T, double ov_count,
+                          gq_run_opts *ro, uint64_t *grain)
+{
+    double piece_max = 0;
+    uint64_t g[GQ_MAX_FLOWS] = {0};
+    for (int i = 0; i < m->nflows; i++)
+        if (m->report[i] && !(ctime[i] > 0))
+            return false;
+    for (int i = 0; i < m->nflows; i++) {
+        if (!m->report[i])
+            continue;
+        uint64_t bytes = m->flows[i].bytes;
+        double rate = (double)bytes / ctime[i];
+        double want = rate * GQ_HARNESS_GRAIN * T;
+        uint64_t p =
+            want < (double)GQ_HARNESS_MIN_PIECE ? GQ_HARNESS_MIN_PIECE : (uint64_t)want / GQ_MiB * GQ_MiB;
+        /* the backend moves staged copies in whole staging chunks */
+        uint64_t q = gq_flow_piece_quantum(&m->flows[i]);
+        p = (p + q - 1) / q * q;
+        double pt = ctime[i];
+        if (p < bytes) {
+            g[i] = p;
+            pt = (double)p / rate;
+        }
+        if (pt > piece_max)
+            piece_max = pt;
+    }
+    double D = piece_max / (1.0 - GQ_OVERLAP_MIN) * 2.0;
+    D = D < T ? T : D > GQ_HARNESS_MAX_ROUND_S ? GQ_HARNESS_MAX_ROUND_S : D;
+    if (!(1.0 - piece_max / D > ov_count))
+        return false;
+    memcpy(grain, g, (size_t)m->nflows * sizeof *grain);
+    ro->reps = 0;
+    ro->duration_s = D;
+    ro->grain = grain;
+    return true;
+}
+
 /* Auto mode for a concurrent group. Windows end at a copy's completion, so
  * with a count of copies they end together when the flows' copy times are
  * equal or when they share a bottleneck (a flow that finishes first hands its
@@ -295,48 +342,11 @@ static int choose_group_mode(gq_backend *be, gq_group *g, const gq_measurement *
         ro->duration_s = D < T ? T : D > GQ_HARNESS_MAX_ROUND_S ? GQ_HARNESS_MAX_ROUND_S : D;
         return GQ_OK;
     }
-    /* By duration, each reported window ends at its last completed piece
-     * before the deadline: pieces of at most GQ_HARNESS_GRAIN of the round
-     * make the windows end together within that, at any round length. */
-    double piece_max = 0;
-    for (int i = 0; i < m->nflows; i++)
-        if (m->report[i] && !(ctime[i] > 0)) {
-            /* a measured flow that gave no copy time (it failed): nothing to
-             * size its pieces from; the counted round stands, and the
-             * flow's failure is in its records */
-            *have_round = true;
-            return GQ_OK;
-        }
-    for (int i = 0; i < m->nflows; i++) {
-        grain[i] = 0;
-        if (!m->report[i])
-            continue;
-        uint64_t bytes = m->flows[i].bytes;
-        double rate = (double)bytes / ctime[i];
-        double want = rate * GQ_HARNESS_GRAIN * T;
-        uint64_t p =
-            want < (double)GQ_HARNESS_MIN_PIECE ? GQ_HARNESS_MIN_PIECE : (uint64_t)want / GQ_MiB * GQ_MiB;
-        /* the backend moves staged copies in whole staging chunks */
-        uint64_t q = gq_flow_piece_quantum(&m->flows[i]);
-        p = (p + q - 1) / q * q;
-        double pt = ctime[i];
-        if (p < bytes) {
-            grain[i] = p;
-            pt = (double)p / rate;
-        }
-        if (pt > piece_max)
-            piece_max = pt;
-    }
-    double D = piece_max / (1.0 - GQ_OVERLAP_MIN) * 2.0;
-    D = D < T ? T : D > GQ_HARNESS_MAX_ROUND_S ? GQ_HARNESS_MAX_ROUND_S : D;
-    if (1.0 - piece_max / D > ov_count) {
-        ro->reps = 0;
-        ro->duration_s = D;
-        ro->grain = grain;
-    } else {
-        /* counting still does better: its round stands */
+    /* a measured flow that gave no copy time (it failed): nothing to size
+     * its pieces from; the counted round stands, and the flow's failure is
+     * in its records */
+    if (!plan_duration(m, ctime, T, ov_count, ro, grain))
         *have_round = true;
-    }
     return GQ_OK;
 }
 
@@ -376,32 +386,97 @@ static int calibrate(gq_backend *be, const gq_topo *topo, gq_group *g, const gq_
     return GQ_OK;
 }
 
-/* Whether a round's windows overlapped too little for a sum (among at least
- * two reported flows, or with interferers) and may be run again instead of
- * being counted (GQ_HARNESS_OVERLAP_RETRIES per measurement). */
-static bool retry_round(hctx *c, const gq_flow_result *res, double duration_s)
+/* The overlap of a round that fails the rule (among at least two reported
+ * flows, or with interferers), or -1 when it keeps the rule. */
+static double short_overlap(const hctx *c, const gq_flow_result *res, double duration_s)
 {
     const gq_measurement *m = c->m;
-    if (m->nflows < 2 || c->overlap_retries >= GQ_HARNESS_OVERLAP_RETRIES)
-        return false;
+    if (m->nflows < 2)
+        return -1;
     bool ok[GQ_MAX_FLOWS];
     for (int i = 0; i < m->nflows; i++)
         ok[i] = result_ok(&res[i]);
     double ov = round_overlap(m, res, ok, duration_s);
-    if (ov < 0 || ov >= GQ_OVERLAP_MIN)
+    return ov >= 0 && ov < GQ_OVERLAP_MIN ? ov : -1;
+}
+
+static void trace(const gq_harness_opts *o, const char *test, const char *phase, double *tp, const char *fmt,
+                  ...) __attribute__((format(printf, 5, 6)));
+
+/* The window log of a round that failed the overlap rule, on the trace:
+ * each flow's window (start and end in ms from the first start), its copies
+ * and its rate, so that the cause (a late start, an early end, a slow flow)
+ * can be read off (GQ_TRACE=1). */
+static void trace_windows(const gq_harness_opts *o, const hctx *c, const gq_flow_result *res, double ov,
+                          const char *what)
+{
+    if (!o->trace)
+        return;
+    const gq_measurement *m = c->m;
+    char note[GQ_HARNESS_TRACE_NOTE];
+    size_t l = 0;
+    double t0 = HUGE_VAL;
+    for (int i = 0; i < m->nflows; i++)
+        if (res[i].t_end > res[i].t_start && res[i].t_start < t0)
+            t0 = res[i].t_start;
+    l += (size_t)snprintf(note, sizeof note, "round %d overlap %.2f%%, %s:", c->rounds + 1,
+                          floor(ov * 10000.0) / 100.0, what);
+    for (int i = 0; i < m->nflows && l < sizeof note; i++) {
+        const gq_flow_result *x = &res[i];
+        double w = x->t_end - x->t_start;
+        l += (size_t)snprintf(note + l, sizeof note - l, " [%d %s%s %.3f..%.3f ms %d copies %.2f GB/s]", i,
+                              gq_direction_name(gq_flow_direction(&m->flows[i])),
+                              m->report[i] ? "" : " interferer", 1e3 * (x->t_start - t0),
+                              1e3 * (x->t_end - t0), x->copies_done,
+                              w > 0 ? (double)x->bytes_done / w / GQ_GB : 0.0);
+    }
+    double tp = gq_now_mono();
+    trace(o, m->test, "overlap", &tp, "%s", note);
+}
+
+/* A counted round of a concurrent group ended its windows apart: its
+ * flows' copy times differ by more than the rule allows, and counting will
+ * not do better from round to round (each flow's rate moves on its own).
+ * The remaining rounds run by duration, in pieces (plan_duration), sized
+ * from this round's copy times; one reported flow with interferers runs by
+ * duration whole (its window is exact, the interferers run to the
+ * deadline). Returns whether the mode changed. */
+static bool switch_to_duration(const hctx *c, const gq_flow_result *res, double T, double ov, gq_run_opts *ro,
+                               uint64_t *grain)
+{
+    const gq_measurement *m = c->m;
+    double ctime[GQ_MAX_FLOWS], rep_max = 0;
+    int nrep = 0;
+    for (int i = 0; i < m->nflows; i++) {
+        ctime[i] = 0;
+        nrep += m->report[i];
+        if (!result_ok(&res[i]) || res[i].copies_done < 1)
+            continue;
+        ctime[i] = (res[i].t_end - res[i].t_start) / res[i].copies_done;
+        if (m->report[i] && ctime[i] > rep_max)
+            rep_max = ctime[i];
+    }
+    if (!(rep_max > 0))
         return false;
-    c->overlap_retries++;
-    return true;
+    if (nrep == 1) {
+        double D = GQ_HARNESS_MIN_COPIES * rep_max;
+        ro->reps = 0;
+        ro->duration_s = D < T ? T : D > GQ_HARNESS_MAX_ROUND_S ? GQ_HARNESS_MAX_ROUND_S : D;
+        ro->grain = NULL;
+        return true;
+    }
+    return plan_duration(m, ctime, T, ov, ro, grain);
 }
 
 /* The timed rounds, until all are done, the spread target is met, every
  * flow failed, or an interruption is asked for. */
 static int timed_rounds(gq_backend *be, gq_group *g, hctx *c, const gq_harness_opts *o, gq_flow_result *res,
-                        gq_run_opts *ro, gq_err *rerr)
+                        gq_run_opts *ro, uint64_t *grain, gq_err *rerr)
 {
     const gq_measurement *m = c->m;
     double T = o->round_s > 0 ? o->round_s : GQ_HARNESS_ROUND_S;
-    bool auto_single = o->reps <= 0 && !(o->duration_s > 0) && m->nflows == 1;
+    bool auto_mode = o->reps <= 0 && !(o->duration_s > 0);
+    bool auto_single = auto_mode && m->nflows == 1;
     int rc;
     while (c->rounds < o->rounds) {
         if (gq_interrupt_requested())
@@ -412,8 +487,21 @@ static int timed_rounds(gq_backend *be, gq_group *g, hctx *c, const gq_harness_o
         ro->verify = false;
         if ((rc = be->ops->run(be, g, ro, res, rerr)) != GQ_OK)
             return rc;
-        if (retry_round(c, res, ro->reps > 0 ? 0 : ro->duration_s))
+        double ov = short_overlap(c, res, ro->reps > 0 ? 0 : ro->duration_s);
+        if (ov >= 0 && auto_mode && ro->reps > 0 && !c->mode_switched &&
+            switch_to_duration(c, res, T, ov, ro, grain)) {
+            /* not counted: the round runs again by duration */
+            trace_windows(o, c, res, ov, "rounds now by duration");
+            c->mode_switched = true;
             continue;
+        }
+        if (ov >= 0 && c->overlap_retries < GQ_HARNESS_OVERLAP_RETRIES) {
+            trace_windows(o, c, res, ov, "round run again");
+            c->overlap_retries++;
+            continue;
+        }
+        if (ov >= 0)
+            trace_windows(o, c, res, ov, "round counted, its sum invalid");
         take_round(c, res, ro->reps > 0 ? 0 : ro->duration_s);
         if (o->progress)
             o->progress(o->progress_arg, m->test, c->rounds, o->rounds);
@@ -437,13 +525,11 @@ static int timed_rounds(gq_backend *be, gq_group *g, hctx *c, const gq_harness_o
 
 /* Report a phase that began at *tp, and start the next one now. */
 static void trace(const gq_harness_opts *o, const char *test, const char *phase, double *tp, const char *fmt,
-                  ...) __attribute__((format(printf, 5, 6)));
-static void trace(const gq_harness_opts *o, const char *test, const char *phase, double *tp, const char *fmt,
                   ...)
 {
     double now = gq_now_mono();
     if (o && o->trace) {
-        char note[96];
+        char note[GQ_HARNESS_TRACE_NOTE];
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(note, sizeof note, fmt, ap);
@@ -550,7 +636,7 @@ int gq_harness_measure(gq_backend *be, const gq_topo *topo, const gq_measurement
                 o->progress(o->progress_arg, m->test, c->rounds, o->rounds);
         }
         if (rc == GQ_OK) {
-            rc = timed_rounds(be, g, c, o, res, &ro, &rerr);
+            rc = timed_rounds(be, g, c, o, res, &ro, grain, &rerr);
             trace(o, m->test, "rounds", &tp, "%d rounds", c->rounds);
         }
         if (rc == GQ_OK && o->verify && !c->interrupted && !all_dead(c)) {

@@ -36,9 +36,13 @@
 
 #define GQ_OVERLAP_MIN 0.99
 /* A timed round of concurrent reported flows whose windows overlap less than
- * GQ_OVERLAP_MIN is not counted and is run again, at most this many times per
- * measurement; the records then carry GQ_FLAG_OVERLAP_RETRIED. A round that
- * still fails after that is counted, and its aggregate and sum are invalid. */
+ * GQ_OVERLAP_MIN is not counted. A counted round (a fixed number of copies per
+ * flow) that fails switches the measurement's remaining rounds to rounds by
+ * duration in pieces, once: flows whose rates move apart from round to round
+ * cannot end a count together. A round by duration that fails is run again, at
+ * most this many times per measurement. The records then carry
+ * GQ_FLAG_OVERLAP_RETRIED. A round that still fails after that is counted, and
+ * its aggregate and sum are invalid. */
 #define GQ_HARNESS_OVERLAP_RETRIES 2
 /* Auto mode (neither reps nor duration given): target seconds per round. */
 #define GQ_HARNESS_ROUND_S 0.1
@@ -57,6 +61,8 @@
  * within one piece of the deadline together. */
 #define GQ_HARNESS_GRAIN 0.002
 #define GQ_HARNESS_MIN_PIECE (4ull * 1024 * 1024)
+/* Longest note the trace hook is given (a round's window log). */
+#define GQ_HARNESS_TRACE_NOTE 640
 
 typedef struct gq_harness_opts {
     int rounds;           /* >= 1; default 5 */

@@ -3,12 +3,21 @@
  * overlap, data check, NUMA placement, spread, sanity against the path's
  * capacity). The rounds themselves are run by harness.c.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "measure/harness_internal.h"
 #include "measure/sanity.h"
+
+/* A share below a rule's bound as a percentage with one decimal, rounded
+ * down, so that a figure under the bound never prints as the bound
+ * ("98.96 %" reads 98.9 %, never "99.0 % < 99 %"). */
+static double pct_down(double share)
+{
+    return floor(share * 1000.0 + 1e-9) / 10.0;
+}
 
 static bool is_host(gq_endpoint e)
 {
@@ -222,7 +231,7 @@ static void flow_record(const emit_ctx *ec, int i, double overlap, bool has_inte
         char msg[160];
         snprintf(msg, sizeof msg,
                  "the interfering flows ran during only %.1f%% of the measured window (< %.0f%%)",
-                 100.0 * c->min_overlap, 100.0 * GQ_OVERLAP_MIN);
+                 pct_down(c->min_overlap), 100.0 * GQ_OVERLAP_MIN);
         gq_hrec_set_error(r, GQ_FLAG_OVERLAP, msg);
     }
     if (fs->verify_failed) {
@@ -238,7 +247,7 @@ static void flow_record(const emit_ctx *ec, int i, double overlap, bool has_inte
         r->flags |= GQ_FLAG_NUMA_MISPLACED;
     if (ec->incomplete)
         r->flags |= GQ_FLAG_INCOMPLETE;
-    if (c->overlap_retries > 0)
+    if (c->overlap_retries > 0 || c->mode_switched)
         r->flags |= GQ_FLAG_OVERLAP_RETRIED;
     if (ec->o->spread_target > 0 && r->value.n > 0 && r->value.spread > ec->o->spread_target)
         r->flags |= GQ_FLAG_SPREAD;
@@ -329,12 +338,12 @@ static void aggregate_flags(const emit_ctx *ec, int pass, bool is_sum, const mem
         char msg[200];
         snprintf(msg, sizeof msg,
                  "overlap %.1f%% < %.0f%%: the flows did not copy at the same time long enough for a sum",
-                 100.0 * c->min_overlap, 100.0 * GQ_OVERLAP_MIN);
+                 pct_down(c->min_overlap), 100.0 * GQ_OVERLAP_MIN);
         gq_hrec_set_error(r, GQ_FLAG_OVERLAP, msg);
     }
     if (ec->incomplete)
         r->flags |= GQ_FLAG_INCOMPLETE;
-    if (c->overlap_retries > 0)
+    if (c->overlap_retries > 0 || c->mode_switched)
         r->flags |= GQ_FLAG_OVERLAP_RETRIED;
     if (ec->o->spread_target > 0 && r->value.n > 0 && r->value.spread > ec->o->spread_target)
         r->flags |= GQ_FLAG_SPREAD;

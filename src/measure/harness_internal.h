@@ -36,6 +36,7 @@ typedef struct hctx {
     int rounds;                   /* completed rounds */
     double min_overlap;
     int overlap_retries;   /* rounds re-run because their windows overlapped < GQ_OVERLAP_MIN */
+    bool mode_switched;    /* a counted round failed the overlap rule: the rest run by duration */
     char whole_error[200]; /* run() failed as a whole */
     bool interrupted;
     unsigned dir_present; /* directions among reported flows */

@@ -76,26 +76,21 @@ static void placement(void **state)
     }
 }
 
-/* The card's warn and fail checks as sorted "id:verdict", leaving out the
- * integrity warning "overlap" (a concurrent aggregate whose windows overlapped
- * 98.8-98.9 % on some seeds: listed in unseen-known-differences.tsv). */
-static bool only_overlap;
+/* The card's warn and fail checks as sorted "id:verdict". The integrity
+ * warning "overlap" counts like any other: since the harness runs a group
+ * whose counted rounds end apart by duration instead, a healthy machine has
+ * none (nvpair4 and nvswitch8 had it on 3 and 5 of 10 seeds before). */
 static void card_findings(const json_t *card, char *out, size_t n)
 {
     char items[64][96];
     int k = 0;
     size_t i;
     const json_t *c;
-    only_overlap = false;
     json_array_foreach(json_object_get(card, "checks"), i, c)
     {
         const char *v = cu_str(c, "verdict");
         if (strcmp(v, "warn") && strcmp(v, "fail"))
             continue;
-        if (!strcmp(cu_str(c, "id"), "overlap") && !strcmp(v, "warn")) {
-            only_overlap = true;
-            continue;
-        }
         if (k < 64)
             snprintf(items[k++], sizeof items[0], "%s:%s", cu_str(c, "id"), v);
     }
@@ -105,8 +100,6 @@ static void card_findings(const json_t *card, char *out, size_t n)
         size_t l = strlen(out);
         snprintf(out + l, n - l, "%s%s", j ? " " : "", items[j]);
     }
-    if (k)
-        only_overlap = false;
 }
 
 static void verdicts(void **state)
@@ -134,9 +127,7 @@ static void verdicts(void **state)
             if (strcmp(got, want[m].findings))
                 fail_msg("%s seed %d: card checks '%s', expected '%s'", want[m].machine, (int)seed, got,
                          want[m].findings);
-            bool ok = !strcmp(v, want[m].verdict) ||
-                      (only_overlap && !strcmp(want[m].verdict, "pass") && !strcmp(v, "warn"));
-            if (!ok)
+            if (strcmp(v, want[m].verdict))
                 fail_msg("%s seed %d: card verdict %s, expected %s", want[m].machine, (int)seed, v,
                          want[m].verdict);
             json_decref(run.doc);

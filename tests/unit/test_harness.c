@@ -931,6 +931,113 @@ static void test_auto_duration_for_unequal_flows(void **state)
     free(m);
 }
 
+/* Equal copy times in calibration (the counted round is kept), then the D2H
+ * flow runs 4 % slower from the third call on, as real host paths drift from
+ * round to round: counted, its window ends 4 % after the other's; by
+ * duration (in pieces) both windows end together at the deadline. */
+static void drift_apart(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    for (int i = 0; i < 2; i++) {
+        double c = 256.0 * GQ_MiB / 25e9 * (call >= 2 && i == 1 ? 1.04 : 1.0); /* s per copy */
+        if (o->reps > 0) {
+            win(&res[i], 0.0, o->reps * c, o->reps * 256.0 * GQ_MiB / 1e9);
+            res[i].copies_done = o->reps;
+        } else {
+            double piece = o->grain && o->grain[i] ? (double)o->grain[i] : 256.0 * GQ_MiB;
+            double pt = c * piece / (256.0 * GQ_MiB);
+            double k = floor(o->duration_s / pt);
+            win(&res[i], 0.0, k * pt, k * piece / 1e9);
+            res[i].copies_done = (int)(k * piece / (256.0 * GQ_MiB));
+        }
+    }
+}
+
+/* A counted group whose flows drift apart after calibration: the first
+ * round that misses the overlap rule is not counted, and the rest run by
+ * duration in pieces sized from that round's copy times; the aggregate is
+ * valid, and its records say a round was run again. */
+static void test_counted_rounds_drift_switch_to_duration(void **state)
+{
+    gq_measurement *m = new_m("bidirectional_set");
+    add(m, H(0), G(0), 0, true);
+    add(m, G(0), H(0), 0, true);
+    m->direction_sums = true;
+    fake.script = drift_apart;
+    gq_harness_opts o;
+    gq_harness_opts_default(&o);
+    o.verify = false;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_true(fake.opts[1].reps > 0); /* the counted calibration round, kept */
+    assert_true(fake.opts[2].reps > 0); /* a counted round: 96 % overlap, not kept */
+    assert_int_equal(fake.opts[3].reps, 0);
+    assert_true(fake.opts[3].duration_s >= GQ_HARNESS_ROUND_S - 1e-12);
+    assert_true(fake.grain[3][0] > 0 && fake.grain[3][0] < m->flows[0].bytes);
+    assert_true(fake.grain[3][1] > 0 && fake.grain[3][1] < m->flows[1].bytes);
+    /* calibration's warm-up, its kept round, the round given up, 4 by duration */
+    assert_int_equal(fake.calls, 2 + 1 + 4);
+    const gq_record *s_ = find(&rs, false, true, -1, -1);
+    assert_true(s_->valid);
+    assert_int_equal(s_->rounds, 5);
+    assert_true(s_->overlap >= GQ_OVERLAP_MIN);
+    assert_true(s_->flags & GQ_FLAG_OVERLAP_RETRIED);
+    assert_false(s_->flags & GQ_FLAG_OVERLAP);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* With a count the user gave (nvbandwidth's loop count), the mode is the
+ * user's: a round that misses the rule is run again, never by duration. */
+static void test_user_count_keeps_counting(void **state)
+{
+    gq_measurement *m = new_m("bidirectional_set");
+    add(m, H(0), G(0), 0, true);
+    add(m, G(0), H(0), 0, true);
+    m->direction_sums = true;
+    fake.script = drift_apart;
+    gq_harness_opts o = fixed_opts(4);
+    o.reps = 8;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    for (int k = 0; k < fake.calls; k++)
+        assert_true(fake.opts[k].reps > 0);
+    const gq_record *s_ = find(&rs, false, true, -1, -1);
+    assert_false(s_->valid);
+    assert_true(s_->flags & GQ_FLAG_OVERLAP);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* Rounds whose windows end 1.04 % apart fail the 99 % rule; the message
+ * rounds down, so it never reads "overlap 99.0% < 99%". */
+static void ends_apart_1pct(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    win(&res[0], 0.0, 1.0, 10.0);
+    win(&res[1], 0.0, 1.0105, 10.0);
+}
+
+static void test_overlap_message_rounds_down(void **state)
+{
+    gq_measurement *m = new_m("device_to_host_memcpy_ce");
+    add(m, G(0), H(0), 0, true);
+    add(m, G(1), H(0), 1, true);
+    m->aggregate = true;
+    fake.script = ends_apart_1pct;
+    gq_harness_opts o = fixed_opts(2);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    const gq_record *agg = find(&rs, true, false, GQ_DIR_D2H, -1);
+    assert_false(agg->valid);
+    assert_true(agg->overlap > 0.9895 && agg->overlap < 0.99);
+    assert_non_null(strstr(agg->error, "overlap 98.9% < 99%"));
+    assert_null(strstr(agg->error, "99.0%"));
+    /* the aggregate's endpoint reads as every GPU, never the placeholder */
+    char b[24];
+    assert_string_equal(gq_endpoint_str(agg->src, b, sizeof b), "gpu:*");
+    gq_records_free(&rs);
+    free(m);
+}
+
 static void same_copy_time(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
 {
     /* equal flows, 12 ms copies; interferers (2x the bytes) 24 ms */
@@ -1613,9 +1720,12 @@ static void test_group_flow_without_copy_time(void **state)
     gq_recordset rs = {0};
     assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
     assert_true(fake.opts[2].duration_s == 0);
-    /* every timed round's windows overlap 90 %: two of them are run again
-     * (GQ_HARNESS_OVERLAP_RETRIES), then the bad rounds are counted */
-    assert_int_equal(fake.calls, 1 + 5 + GQ_HARNESS_OVERLAP_RETRIES);
+    /* the first timed round's windows overlap 90 %: by its copy times the
+     * rest run by duration in pieces (the round is not counted); there too
+     * they overlap 90 %, so two are run again (GQ_HARNESS_OVERLAP_RETRIES),
+     * then the bad rounds are counted */
+    assert_true(fake.opts[3].duration_s > 0 && fake.opts[3].reps == 0);
+    assert_int_equal(fake.calls, 1 + 5 + 1 + GQ_HARNESS_OVERLAP_RETRIES);
     gq_records_free(&rs);
     free(m);
 }
@@ -1650,6 +1760,9 @@ int main(void)
         cmocka_unit_test_setup(test_fast_paths_half_rounds, setup),
         cmocka_unit_test_setup(test_auto_duration_for_unequal_flows, setup),
         cmocka_unit_test_setup(test_auto_count_for_equal_flows, setup),
+        cmocka_unit_test_setup(test_counted_rounds_drift_switch_to_duration, setup),
+        cmocka_unit_test_setup(test_user_count_keeps_counting, setup),
+        cmocka_unit_test_setup(test_overlap_message_rounds_down, setup),
         cmocka_unit_test_setup(test_interference_must_cover, setup),
         cmocka_unit_test_setup(test_local_counts_bytes_once, setup),
         cmocka_unit_test_setup(test_latency, setup),
