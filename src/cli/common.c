@@ -57,7 +57,9 @@ const gq_opt gq_common_backend_opts[] = {
     {.name = "sim-seed", .type = GQ_OPT_INT, .off = OFF(sim_seed), .def = "1", .arg = "N",
      .help = "seed of the simulator's deterministic noise", .lo = 0, .hi = 2147483647},
     {.name = "sim-noise", .type = GQ_OPT_DOUBLE, .off = OFF(sim_noise), .arg = "FRAC",
-     .help = "relative noise of simulated figures, 0 = none (default: the topology's)", .lo = 0, .hi = 0.5,
+     .help = "scale of the simulated noise (figures, latency, telemetry), 0 = none (default: the topology's; "
+             "0.01, the calibrated noise, in every built-in)",
+     .lo = 0, .hi = 0.5,
      .seen_off = OFF(sim_noise_given)},
     {.name = "sim-fault", .type = GQ_OPT_STR, .off = OFF(sim_fault), .arg = "SPEC",
      .help = "inject faults into the simulation: gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8"},

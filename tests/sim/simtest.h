@@ -26,7 +26,15 @@
 
 #define ST_MAX 64
 
-/* Seeds every golden test runs with (noise on, the topology's default). */
+/* The noise the golden tests run at, pinned: 0.3 %, the simulator's default
+ * before the measured noise model. A golden test holds each published cell
+ * within 3-5 %, and at the calibrated noise (1 %, every topology's default
+ * now) a host path's drift from seed to seed alone can reach 2.25 % and,
+ * sharing a link, 6.75 % (docs/method.md): the tables describe the machine,
+ * not one noisy run of it. test_sim_noise.c tests the model at its own size. */
+#define ST_GOLDEN_NOISE 0.003
+
+/* Seeds every golden test runs with (noise on, ST_GOLDEN_NOISE). */
 static const uint64_t st_seeds[] = {1, 7, 424242};
 #define ST_NSEEDS (sizeof st_seeds / sizeof st_seeds[0])
 

@@ -17,7 +17,7 @@ static double one(gq_backend *be, gq_flow f)
 
 static void check(uint64_t seed)
 {
-    gq_backend *be = st_open("h200x2", seed, -1);
+    gq_backend *be = st_open("h200x2", seed, ST_GOLDEN_NOISE);
     st_out o;
     static const double h2d[2] = {55.14, 55.23}, d2h[2] = {55.31, 55.31};
     static const double h2d_bi[2] = {38.47, 37.09}, d2h_bi[2] = {51.62, 51.26};
@@ -97,7 +97,7 @@ static void test_reference(void **state)
 static void test_discovery(void **state)
 {
     (void)state;
-    gq_backend *be = st_open("h200x2", 1, -1);
+    gq_backend *be = st_open("h200x2", 1, ST_GOLDEN_NOISE);
     gq_topo *t = calloc(1, sizeof *t);
     gq_topo_init(t);
     gq_err e = {0};

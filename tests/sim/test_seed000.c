@@ -45,18 +45,31 @@ static const row table[] = {
      .both_d2h = 36.6},
 };
 
+/* A concurrent run by duration whose windows miss the overlap rule (99 %) is
+ * run again, at most twice, as the harness does (docs/method.md): with noise
+ * on, a flow's slow round can end its last whole copy well before the
+ * others'. */
+static void run_overlapping(gq_backend *be, const gq_flow *f, int n, st_out *o, const char *what)
+{
+    for (int tries = 0; tries < 3; tries++) {
+        st_run(be, f, n, 1.0, 0, o);
+        if (o->overlap >= 0.99)
+            return;
+    }
+    fail_msg("%s: the windows overlapped %.4f < 0.99 in three runs", what, o->overlap);
+}
+
 static void check_table(uint64_t seed)
 {
-    gq_backend *be = st_open("rtx4090x8", seed, -1);
+    gq_backend *be = st_open("rtx4090x8", seed, ST_GOLDEN_NOISE);
     st_out o;
     for (size_t r = 0; r < sizeof table / sizeof table[0]; r++) {
         const row *w = &table[r];
         gq_flow f[16];
         for (int i = 0; i < w->n; i++)
             f[i] = st_h2d(w->gpus[i]);
-        st_run(be, f, w->n, 1.0, 0, &o);
+        run_overlapping(be, f, w->n, &o, w->what);
         st_near(o.sum, w->h2d, TOL, "seed %llu, %s, host to GPU", (unsigned long long)seed, w->what);
-        assert_true(o.overlap >= 0.99);
         for (int i = 0; i < w->n; i++) {
             f[2 * i] = st_h2d(w->gpus[i]);
             f[2 * i + 1] = st_d2h(w->gpus[i]);
@@ -87,7 +100,7 @@ static void test_single_gpu_any_placement(void **state)
 {
     (void)state;
     for (size_t k = 0; k < ST_NSEEDS; k++) {
-        gq_backend *be = st_open("rtx4090x8", st_seeds[k], -1);
+        gq_backend *be = st_open("rtx4090x8", st_seeds[k], ST_GOLDEN_NOISE);
         st_out o;
         for (int numa = -1; numa <= 1; numa++) {
             gq_flow f = st_h2d(5);
@@ -108,7 +121,7 @@ static void test_single_gpu_any_placement(void **state)
 static void test_consistency_findings(void **state)
 {
     (void)state;
-    gq_backend *be = st_open("rtx4090x8", 3, -1);
+    gq_backend *be = st_open("rtx4090x8", 3, ST_GOLDEN_NOISE);
     st_out one, two, four, across;
     gq_flow f[8];
     f[0] = st_h2d(2);
@@ -140,7 +153,7 @@ static void test_consistency_findings(void **state)
 static void test_driver_staging(void **state)
 {
     (void)state;
-    gq_backend *be = st_open("rtx4090x8", 11, -1);
+    gq_backend *be = st_open("rtx4090x8", 11, ST_GOLDEN_NOISE);
     gq_topo *t = calloc(1, sizeof *t);
     gq_topo_init(t);
     gq_err e = {0};

@@ -27,7 +27,7 @@ static bool same_domain(int a, int b)
 
 static void check_pairs(uint64_t seed)
 {
-    gq_backend *be = st_open("rtxpro6000x8", seed, -1);
+    gq_backend *be = st_open("rtxpro6000x8", seed, ST_GOLDEN_NOISE);
     st_out o;
     for (int a = 0; a < 8; a++)
         for (int b = 0; b < 8; b++) {
@@ -74,7 +74,7 @@ static void test_concurrent_pairs(void **state)
     static const int across[4][2] = {{0, 4}, {1, 5}, {2, 6}, {3, 7}};
     static const double across_gbps[4] = {21.12, 20.60, 24.28, 24.95};
     for (size_t k = 0; k < ST_NSEEDS; k++) {
-        gq_backend *be = st_open("rtxpro6000x8", st_seeds[k], -1);
+        gq_backend *be = st_open("rtxpro6000x8", st_seeds[k], ST_GOLDEN_NOISE);
         gq_flow f[4];
         st_out in, out;
         for (int i = 0; i < 4; i++)
@@ -108,7 +108,7 @@ static void test_concurrent_pairs(void **state)
 static void test_consistency_unequal_pairs_by_count(void **state)
 {
     (void)state;
-    gq_backend *be = st_open("rtxpro6000x8", 5, -1);
+    gq_backend *be = st_open("rtxpro6000x8", 5, ST_GOLDEN_NOISE);
     gq_flow f[4] = {st_p2p(0, 4, GQ_METHOD_CE), st_p2p(1, 5, GQ_METHOD_CE), st_p2p(2, 6, GQ_METHOD_CE),
                     st_p2p(3, 7, GQ_METHOD_CE)};
     st_out o;
@@ -128,7 +128,7 @@ static void test_host(void **state)
 {
     (void)state;
     for (size_t k = 0; k < ST_NSEEDS; k++) {
-        gq_backend *be = st_open("rtxpro6000x8", st_seeds[k], -1);
+        gq_backend *be = st_open("rtxpro6000x8", st_seeds[k], ST_GOLDEN_NOISE);
         gq_flow f[8];
         st_out h, d;
         for (int g = 0; g < 8; g++) {
@@ -201,7 +201,7 @@ static void test_sweep(void **state)
     static const double within[4] = {36.71, 49.53, 53.78, 54.51};
     static const double across[4] = {35.85, 40.16, 40.90, 38.72};
     for (size_t k = 0; k < ST_NSEEDS; k++) {
-        gq_backend *be = st_open("rtxpro6000x8", st_seeds[k], -1);
+        gq_backend *be = st_open("rtxpro6000x8", st_seeds[k], ST_GOLDEN_NOISE);
         double w[4], x[4];
         for (int i = 0; i < 4; i++) {
             gq_flow f = st_p2p(0, 1, GQ_METHOD_CE);
@@ -305,7 +305,7 @@ static void test_stress(void **state)
 static void test_discovery(void **state)
 {
     (void)state;
-    gq_backend *be = st_open("rtxpro6000x8", 1, -1);
+    gq_backend *be = st_open("rtxpro6000x8", 1, ST_GOLDEN_NOISE);
     gq_topo *t = calloc(1, sizeof *t);
     gq_topo_init(t);
     gq_err e = {0};

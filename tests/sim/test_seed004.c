@@ -143,7 +143,7 @@ static void all_known_used(int per_cell)
 
 static void matrices(uint64_t seed, double uni[2][6][6], double bi[2][6][6])
 {
-    gq_backend *be = st_open("a100x6", seed, -1);
+    gq_backend *be = st_open("a100x6", seed, ST_GOLDEN_NOISE);
     for (int p2p = 0; p2p <= 1; p2p++) {
         gq_method m = p2p ? GQ_METHOD_CE : GQ_METHOD_DRIVER_STAGED;
         for (int a = 0; a < 6; a++)
@@ -169,7 +169,7 @@ static void matrices(uint64_t seed, double uni[2][6][6], double bi[2][6][6])
 
 static void latencies(uint64_t seed, double on[6][6], double off[6][6])
 {
-    gq_backend *be = st_open("a100x6", seed, -1);
+    gq_backend *be = st_open("a100x6", seed, ST_GOLDEN_NOISE);
     gq_err e = {0};
     for (int a = 0; a < 6; a++)
         for (int b = 0; b < 6; b++) {
@@ -232,7 +232,7 @@ static void test_consistency_relations(void **state)
 static void test_discovery(void **state)
 {
     (void)state;
-    gq_backend *be = st_open("a100x6", 1, -1);
+    gq_backend *be = st_open("a100x6", 1, ST_GOLDEN_NOISE);
     gq_topo *t = calloc(1, sizeof *t);
     gq_topo_init(t);
     gq_err e = {0};

@@ -184,7 +184,7 @@ static void test_valid_tiny(void **state)
     const gq_sim_link *L = &m->links[1];
     assert_int_equal(L->kind, GQ_SIM_LINK_PCIE);
     assert_true(fabs(L->cap[0] - 31.5076923e9) < 1e4); /* from 16 GT/s x16 */
-    assert_true(fabs(m->noise - 0.003) < 1e-12);       /* the default */
+    assert_true(m->noise == GQ_SIM_NOISE_DEFAULT);     /* the default, the calibrated noise */
     assert_int_equal(m->gpus[0].mem, 8 * GQ_GiB);
     gq_sim_machine_free(m);
 

@@ -27,7 +27,8 @@ static void defaults(void **state)
     gq_err e = {0};
     assert_int_equal(gq_sim_parse(tiny, sizeof tiny - 1, NULL, &m, &e), GQ_OK);
     assert_string_equal(m->file, "topology");
-    assert_true(m->noise == 0.003);
+    assert_true(m->noise == GQ_SIM_NOISE_DEFAULT);
+    assert_true(m->skew_s == 0 && m->skew_share == 0);
     assert_int_equal(m->p2p, GQ_P2P_OK);
     assert_true(m->driver_factor == 1.0);
     assert_true(fabs(m->lat_copy - 2e-6) < 1e-18);
@@ -43,7 +44,7 @@ static void defaults(void **state)
 
     /* the same lines given: the values given */
     static const char more[] = "machine more\n"
-                               "noise 0.2 %\n"
+                               "noise 0.2 % skew 3 ms rounds 25 %\n"
                                "staging driver 138 % chunk-cost 2.2 us\n"
                                "latency copy 3.0 us chase 98 ns staged 12.8 us\n"
                                "cpu \"X\" sockets 2 cores 32\n"
@@ -55,6 +56,7 @@ static void defaults(void **state)
     assert_int_equal(gq_sim_parse(more, sizeof more - 1, "more.topo", &m, &e), GQ_OK);
     assert_string_equal(m->file, "more.topo");
     assert_true(fabs(m->noise - 0.002) < 1e-15);
+    assert_true(fabs(m->skew_s - 3e-3) < 1e-15 && fabs(m->skew_share - 0.25) < 1e-15);
     assert_true(fabs(m->driver_factor - 1.38) < 1e-12);
     assert_true(fabs(m->lat_copy - 3e-6) < 1e-18);
     assert_true(fabs(m->lat_chase - 98e-9) < 1e-18);

@@ -99,7 +99,9 @@ typedef struct gq_sim_machine {
     bool vm;
     char hypervisor[32];
     int vm_gpu_numa;      /* NUMA node a VM guest reports for its GPUs */
-    double noise;         /* default relative noise amplitude */
+    double noise;         /* FRAC, the noise model's scale (GQ_SIM_NOISE_DEFAULT) */
+    double skew_s;        /* test hook: a worker starts this late ... */
+    double skew_share;    /* ... in this share of the run calls (noise ... skew T rounds P %) */
     gq_p2p_status p2p;    /* P2P status between GPUs without NVLink */
     double driver_factor; /* driver-staged rate = factor / (1/d2h + 1/h2d) */
     double chunk_cost;    /* s per chunk of gpuqual's pipelined staging */
@@ -225,6 +227,73 @@ void gq_sim_solve(gq_sim_problem *p);
 /* Deterministic noise in [-1, 1] from a key (splitmix64 based). */
 double gq_sim_noise_unit(uint64_t key);
 uint64_t gq_sim_hash(uint64_t a, uint64_t b);
+
+/* ---- noise.c: the measured noise model ---------------------------------------- */
+
+/* FRAC (--sim-noise, or the topology's `noise`) is the amplitude of the
+ * round-to-round jitter of a host path that shares a link with other copies;
+ * every part of the model is a fixed multiple of it (docs/method.md, "The
+ * simulator's noise", with the real runs each multiple came from). */
+#define GQ_SIM_NOISE_DEFAULT 0.01 /* the calibrated FRAC: every topology's default */
+
+/* The class of a path, which sets the size of each part. */
+typedef enum gq_sim_path_class {
+    GQ_SIM_PC_HOST = 0, /* host <-> GPU, and copies staged through host memory */
+    GQ_SIM_PC_P2P,      /* GPU <-> GPU over PCIe */
+    GQ_SIM_PC_NVLINK,   /* GPU <-> GPU over NVLink (directly or through an NVSwitch) */
+    GQ_SIM_PC_LOCAL,    /* a copy inside one GPU */
+    GQ_SIM_NPC
+} gq_sim_path_class;
+
+/* The parts of one class, each a multiple of FRAC: amplitudes of triangular
+ * draws on [-1, 1] (standard deviation amplitude / sqrt 6), and the
+ * probability of a slow round. Index [0] is a flow alone, [1] a flow that
+ * shares a link (or its GPU) with another flow of the same run. */
+typedef struct gq_sim_noise_params {
+    double jitter[2];    /* round to round, per flow */
+    double drift_common; /* run to run (per seed), common to the class */
+    double drift_path;   /* run to run, each path its own */
+    double drift_shared; /* the common drift's multiple for a shared flow */
+    double slow_p[2];    /* probability per round and flow of a slow round (shared: in a pair) */
+} gq_sim_noise_params;
+extern const gq_sim_noise_params gq_sim_noise_bw[GQ_SIM_NPC];  /* bandwidth figures */
+extern const gq_sim_noise_params gq_sim_noise_lat[GQ_SIM_NPC]; /* latency figures (jitter[0], drift) */
+
+#define GQ_SIM_JITTER_CORR 0.8 /* share of a shared flow's jitter common to the run's shared flows */
+#define GQ_SIM_SLOW_MIN 2.0    /* a slow round is slower by 2 to 6 x FRAC (log scale) */
+#define GQ_SIM_SLOW_MAX 6.0
+#define GQ_SIM_SKEW_S 0.010 /* each worker leaves the barrier within FRAC x 10 ms of the first */
+
+/* One flow's draw in one run call, and its parts (in units of FRAC). */
+typedef struct gq_sim_noise_parts {
+    double factor; /* exp(FRAC x (drift + jitter - slow)); exactly 1 with FRAC 0 */
+    double drift, jitter, slow;
+    bool slowed; /* this round is a slow one */
+} gq_sim_noise_parts;
+
+/* Uniform on [0, 1) from a key. */
+double gq_sim_uniform(uint64_t key);
+
+/* The factor of a flow's rate in a run call: `nshared` is how many flows of
+ * the call share a link or GPU with another (0: this one does not), `path`
+ * names the path (its drift), `flow` the flow (its own jitter), `call` the
+ * run call (the round). A shared flow's slow rounds come with probability
+ * slow_p[1] x 2 / max(2, nshared): a run of shared flows has 2 x slow_p[1]
+ * of its rounds slow in one flow, as the pairs measured had. parts may be
+ * NULL. */
+double gq_sim_flow_noise(uint64_t seed, double frac, gq_sim_path_class cls, int nshared, uint64_t path,
+                         uint64_t flow, uint64_t call, gq_sim_noise_parts *parts);
+
+/* When a flow's worker leaves the barrier, after the first possible instant:
+ * uniform in [0, FRAC x GQ_SIM_SKEW_S). 0 with FRAC 0. */
+double gq_sim_start_delay(uint64_t seed, double frac, uint64_t flow, uint64_t call);
+
+/* The topology's `noise ... skew TIME rounds P %` test hook: which of nflows
+ * flows starts TIME late in this run call (in a share P of the calls), or -1. */
+int gq_sim_late_flow(uint64_t seed, double share, int nflows, uint64_t call);
+
+/* The factor of a latency figure (a time) in a query: exp(FRAC x (drift + jitter)). */
+double gq_sim_latency_noise(uint64_t seed, double frac, gq_sim_path_class cls, uint64_t path, uint64_t call);
 
 /* The options of a simulated machine as the seam's KEY=VALUE pairs, for
  * tests and benches that open the sim backend directly: --sim topology

@@ -7,8 +7,9 @@
  * share), each copy costs bytes/rate plus the fixed per-transfer cost of its
  * path, and each flow starts after a small deterministic jitter, so windows
  * differ as they do on real hardware and the harness's overlap rule applies
- * unchanged. Noise is a deterministic multiplicative factor per flow and run,
- * keyed by (seed, flow, call counter).
+ * unchanged. Noise is noise.c's measured model (drift per seed and path,
+ * jitter per flow and call, slow rounds, start skew), keyed by (seed, path,
+ * flow, call counter).
  *
  * Model of each transfer kind:
  *   H2D / D2H      the route between the GPU and the nearest memory node of
@@ -191,7 +192,8 @@ static const gq_backend_opt sim_options[O_END + 1] = {
     [O_SEED] = {.name = "sim-seed", .kind = GQ_BE_OPT_INT, .arg = "N", .def = "1",
      .help = "seed of the simulator's deterministic noise", .lo = 0, .hi = 2147483647},
     [O_NOISE] = {.name = "sim-noise", .kind = GQ_BE_OPT_DOUBLE, .arg = "FRAC",
-     .help = "relative noise of simulated figures, 0 = none (default: the topology's)", .lo = 0, .hi = 0.5},
+     .help = "scale of the simulated noise (figures, latency, telemetry), 0 = none (default: the topology's; "
+             "0.01, the calibrated noise, in every built-in)", .lo = 0, .hi = 0.5},
     [O_FAULT] = {.name = "sim-fault", .kind = GQ_BE_OPT_STR, .arg = "SPEC",
      .help = "inject faults into the simulation: gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8"},
     [O_END] = {.name = NULL},
@@ -300,16 +302,17 @@ static int sim_init(gq_backend *be, const gq_backend_opts *bo, const void *bopts
         sim_fini(be);
         return rc;
     }
-    if (!(s->stress = gq_sim_stress_new(o->seed, o->noise, &f))) {
+    s->seed = o->seed;
+    s->noise = o->noise < 0 ? s->m->noise : o->noise;
+    if (s->noise > 0.5)
+        s->noise = 0.5;
+    /* One scale for figures, latency and telemetry. */
+    if (!(s->stress = gq_sim_stress_new(o->seed, s->noise, &f))) {
         sim_fini(be);
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
     }
     s->faults = f;
     apply_link_faults(s->m, &f);
-    s->seed = o->seed;
-    s->noise = o->noise < 0 ? s->m->noise : o->noise;
-    if (s->noise > 0.5)
-        s->noise = 0.5;
     s->clock = 1.0;
     s->nc = 3 * s->m->nlink + s->m->ngpu;
     for (int n = 0; n < s->m->nnode; n++)
@@ -341,6 +344,9 @@ static void group_free(gq_group *g)
     free(g->flowcap);
     free(g->cost);
     free(g->key);
+    free(g->cls);
+    free(g->path);
+    free(g->shared);
     free(g->leg0);
     gq_sim_problem_free(g->main);
     gq_sim_problem_free(g->legs);
@@ -501,6 +507,63 @@ static int copy_entries(gq_sim_problem *p, int f, const ebuf *b, int *ne)
     return 0;
 }
 
+/* The noise model's class of a flow's path (noise.c). */
+static int path_class(const gq_sim_machine *m, const gq_flow *f, int kind)
+{
+    if (f->src.kind == GQ_EP_HOST || f->dst.kind == GQ_EP_HOST || kind == K_DRIVER ||
+        f->method == GQ_METHOD_STAGED || f->method == GQ_METHOD_DRIVER_STAGED)
+        return GQ_SIM_PC_HOST;
+    if (f->src.index == f->dst.index)
+        return GQ_SIM_PC_LOCAL;
+    return gq_sim_nvlinks(m, f->src.index, f->dst.index) > 0 ? GQ_SIM_PC_NVLINK : GQ_SIM_PC_P2P;
+}
+
+/* The path a flow's drift belongs to: its two ends (host memory by the NUMA
+ * node it resolved to) and its class; not the method or the group. */
+static uint64_t path_key(const gq_flow *f, int host_numa, int cls)
+{
+    uint64_t a = f->src.kind == GQ_EP_HOST ? 1000u + (uint64_t)(host_numa + 1) : (uint64_t)f->src.index;
+    uint64_t b = f->dst.kind == GQ_EP_HOST ? 1000u + (uint64_t)(host_numa + 1) : (uint64_t)f->dst.index;
+    return gq_sim_hash(gq_sim_hash(a + 7, b + 7), (uint64_t)cls);
+}
+
+/* A flow is shared when another flow of the group uses one of its links
+ * (either direction, or the duplex budget) or one of its GPUs; a copy
+ * staged through host memory always is (its two legs run at once, and
+ * measured so: docs/method.md). */
+static int mark_shared(const sim_priv *s, gq_group *g, gq_err *err)
+{
+    int *users = calloc((size_t)s->nc, sizeof *users), *stamp = malloc(sizeof *stamp * (size_t)s->nc);
+    if (!users || !stamp) {
+        free(users);
+        free(stamp);
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    }
+    const gq_sim_problem *p = g->main;
+    int nl3 = 3 * s->m->nlink;
+    for (int c = 0; c < s->nc; c++)
+        stamp[c] = -1;
+    /* each flow counts once per link (its three constraints are one link) and GPU */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < g->n; i++) {
+            if (pass)
+                g->shared[i] = g->kind[i] == K_DRIVER || g->flows[i].method == GQ_METHOD_STAGED;
+            for (int e = p->first[i]; e < p->first[i + 1]; e++) {
+                int c = p->ent[e].c < nl3 ? p->ent[e].c / 3 * 3 : p->ent[e].c;
+                if (!pass && stamp[c] != i) {
+                    stamp[c] = i;
+                    users[c]++;
+                }
+                if (pass && users[c] > 1)
+                    g->shared[i] = true;
+            }
+            g->nshared += pass && g->shared[i];
+        }
+    free(users);
+    free(stamp);
+    return GQ_OK;
+}
+
 static int sim_prepare(gq_backend *be, const gq_flow *flows, int nflows, gq_group **out, gq_err *err)
 {
     sim_priv *s = P(be);
@@ -524,7 +587,11 @@ static int sim_prepare(gq_backend *be, const gq_flow *flows, int nflows, gq_grou
     g->cost = calloc((size_t)nflows, sizeof *g->cost);
     g->key = calloc((size_t)nflows, sizeof *g->key);
     g->leg0 = calloc((size_t)nflows, sizeof *g->leg0);
-    if (!g->flows || !g->kind || !g->host_numa || !g->flowcap || !g->cost || !g->key || !g->leg0) {
+    g->cls = calloc((size_t)nflows, sizeof *g->cls);
+    g->path = calloc((size_t)nflows, sizeof *g->path);
+    g->shared = calloc((size_t)nflows, sizeof *g->shared);
+    if (!g->flows || !g->kind || !g->host_numa || !g->flowcap || !g->cost || !g->key || !g->leg0 || !g->cls ||
+        !g->path || !g->shared) {
         rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
         goto out;
     }
@@ -540,6 +607,8 @@ static int sim_prepare(gq_backend *be, const gq_flow *flows, int nflows, gq_grou
                                  (uint64_t)f->dst.kind * 131u + (uint64_t)(f->dst.index + 2));
         k = gq_sim_hash(k, (uint64_t)f->method * 257u + (uint64_t)f->exec_gpu);
         g->key[i] = gq_sim_hash(k, (uint64_t)i);
+        g->cls[i] = path_class(s->m, f, g->kind[i]);
+        g->path[i] = path_key(f, g->host_numa[i], g->cls[i]);
         ne_main += fb[i].main.n;
         if (g->kind[i] == K_DRIVER) {
             g->leg0[i] = nflows + 2 * g->ndriver;
@@ -560,6 +629,8 @@ static int sim_prepare(gq_backend *be, const gq_flow *flows, int nflows, gq_grou
         copy_entries(g->main, i, &fb[i].main, &ne);
         g->main->demand[i] = g->flowcap[i];
     }
+    if ((rc = mark_shared(s, g, err)))
+        goto out;
     if (g->ndriver) {
         int nf = nflows + 2 * g->ndriver;
         g->legs = gq_sim_problem_alloc(s->nc, nf, ne_legs);
@@ -623,6 +694,7 @@ static int sim_latency(gq_backend *be, const gq_latency_req *q, double *ns, gq_e
         return rc;
     int e = q->exec_gpu, ok = 1;
     double sec;
+    gq_sim_path_class cls = GQ_SIM_PC_HOST; /* the noise model's class of the path crossed */
     if (q->target.kind == GQ_EP_HOST) {
         int mem = host_memory(s, e, q->target.index, err);
         if (mem < 0)
@@ -632,6 +704,7 @@ static int sim_latency(gq_backend *be, const gq_latency_req *q, double *ns, gq_e
                                               : m->lat_copy + path;
     } else {
         int t = q->target.index;
+        cls = t == e ? GQ_SIM_PC_LOCAL : gq_sim_nvlinks(m, e, t) > 0 ? GQ_SIM_PC_NVLINK : GQ_SIM_PC_P2P;
         if (t == e) {
             sec = (q->kind == GQ_LAT_POINTER_CHASE ? m->lat_chase : m->lat_copy) + m->gpus[t].memlat;
         } else if (q->kind == GQ_LAT_POINTER_CHASE) {
@@ -648,6 +721,7 @@ static int sim_latency(gq_backend *be, const gq_latency_req *q, double *ns, gq_e
             int mem = host_memory(s, e, GQ_NUMA_LOCAL, err);
             if (mem < 0)
                 return mem;
+            cls = GQ_SIM_PC_HOST; /* the driver stages it through host memory */
             sec = m->lat_copy + m->lat_staged + route_lat(s, gnode(m, e), mem, false, &ok) +
                   route_lat(s, mem, gnode(m, t), false, &ok);
         }
@@ -655,10 +729,10 @@ static int sim_latency(gq_backend *be, const gq_latency_req *q, double *ns, gq_e
     if (!ok)
         return gq_err_set(err, GQ_E_BACKEND, "sim: no route for this latency measurement");
     uint64_t call = ++s->calls;
-    uint64_t k = gq_sim_hash(gq_sim_hash(s->seed, call),
-                             (uint64_t)q->kind * 1000003u + (uint64_t)q->target.kind * 1009u +
-                                 (uint64_t)(q->target.index + 2) * 31u + (uint64_t)e);
-    sec *= 1.0 + s->noise * gq_sim_noise_unit(k);
+    uint64_t path = gq_sim_hash((uint64_t)q->kind * 1000003u + (uint64_t)q->target.kind * 1009u +
+                                    (uint64_t)(q->target.index + 2) * 31u + (uint64_t)e,
+                                (uint64_t)cls);
+    sec *= gq_sim_latency_noise(s->seed, s->noise, cls, path, call);
     *ns = sec * 1e9;
     s->clock += sec * (q->iters > 0 ? q->iters : 1) + 10e-6;
     return GQ_OK;

@@ -38,6 +38,12 @@ struct gq_group {
     double *flowcap; /* B/s, 0 = none */
     double *cost;    /* s per copy */
     uint64_t *key;
+    /* the noise model (noise.c): each flow's path class, path (its drift's
+     * key) and whether it shares a link or its GPU with another flow */
+    int *cls;
+    uint64_t *path;
+    bool *shared;
+    int nshared; /* flows with shared true */
     int ndriver;
     gq_sim_problem *main; /* one stream per flow */
     gq_sim_problem *legs; /* flows as in main (drivers off) + two legs per driver flow */

@@ -86,15 +86,20 @@ static int run_state_alloc(run_state *rs, int n)
 }
 
 /* Start times, noise factors and each result's fixed fields; t0 is when the
- * workers are released. */
+ * workers are released. The noise model is noise.c's: each worker leaves
+ * the barrier within FRAC x 10 ms, and each flow's rate is scaled by its
+ * path's drift for this seed, its jitter in this call and, now and then, a
+ * slow round. The topology's skew hook makes one worker late on purpose. */
 static void start_flows(const sim_priv *s, const gq_group *g, const gq_run_opts *o, uint64_t call, double t0,
                         run_state *rs, gq_flow_result *res)
 {
+    int late = gq_sim_late_flow(s->seed, s->m->skew_share, rs->n, call);
     for (int i = 0; i < rs->n; i++) {
-        uint64_t k = gq_sim_hash(gq_sim_hash(s->seed, g->key[i]), call);
-        /* each worker leaves the barrier 1-16 us after the first */
-        rs->start[i] = t0 + 1e-6 + 15e-6 * (0.5 + 0.5 * gq_sim_noise_unit(k ^ 0x1234));
-        rs->nf[i] = 1.0 + s->noise * gq_sim_noise_unit(k);
+        uint64_t flow = gq_sim_hash(g->key[i], 0x666c6f77ull);
+        rs->start[i] =
+            t0 + gq_sim_start_delay(s->seed, s->noise, flow, call) + (i == late ? s->m->skew_s : 0);
+        rs->nf[i] = gq_sim_flow_noise(s->seed, s->noise, (gq_sim_path_class)g->cls[i],
+                                      g->shared[i] ? g->nshared : 0, g->path[i], flow, call, NULL);
         rs->act[i] = true;
         memset(&res[i], 0, sizeof res[i]);
         res[i].tag = g->flows[i].tag;
@@ -201,8 +206,8 @@ static double run_by_reps(const sim_priv *s, gq_group *g, const gq_run_opts *o, 
                           gq_flow_result *res, double t0)
 {
     /* Event-driven: re-solve whenever a flow finishes its copies. The
-     * few microseconds of start jitter shift windows but are not events
-     * (sharing is solved as if all had started). */
+     * start skew shifts windows but is not an event (sharing is solved as
+     * if all had started). */
     /* Interferers copy until every measured flow has finished (the
      * backend contract), then complete the copy they are in. */
     reps_loop lp = {.left = rs->n, .measured = 0, .tend_all = t0};

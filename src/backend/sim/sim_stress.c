@@ -1,5 +1,6 @@
 /* Simulated stress load and telemetry (model and faults in sim_stress.h). */
 #include "backend/sim/sim_stress.h"
+#include "backend/sim/sim.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -79,7 +80,7 @@ gq_sim_stress *gq_sim_stress_new(uint64_t seed, double noise, const gq_sim_fault
     if (!s)
         return NULL;
     s->seed = seed;
-    s->noise = noise >= 0 ? noise : 0.01;
+    s->noise = noise >= 0 ? noise : GQ_SIM_NOISE_DEFAULT;
     if (faults)
         s->faults = *faults;
     return s;
@@ -177,9 +178,7 @@ static int load_topo(gq_backend *be, sim_state *s, gq_err *err)
     int rc = be->ops->discover(be, t, err);
     if (rc == GQ_OK) {
         s->ngpu = t->ngpu < GQ_MAX_GPUS ? t->ngpu : GQ_MAX_GPUS;
-        double scale = s->noise / 0.01;
-        if (scale > 3)
-            scale = 3;
+        double scale = s->noise / 0.01; /* linear in the one noise scale, as every part of it */
         for (int i = 0; i < s->ngpu; i++) {
             sim_gpu *g = &s->gpu[i];
             const gq_gpu_info *gi = &t->gpu[i];

@@ -19,7 +19,9 @@
  *  - achieved TFLOP/s from the model's rate x clock ratio; counters of
  *    GEMMs and faulty elements as the CUDA backend reports them.
  * Noise on power, temperature and clocks is deterministic (seed, GPU,
- * sample), scaled by --sim-noise (0 turns noise and offsets off).
+ * sample), linear in the simulator's one noise scale (--sim-noise, else the
+ * topology's `noise`; the sizes above are at 0.01, the calibrated default;
+ * 0 turns noise and offsets off).
  *
  * Faults ("gpuN:KIND", comma-separated):
  *   thermal        cooling fails: temperature heads for ~110 C; at 88 C the
@@ -66,8 +68,8 @@ int gq_sim_faults_parse(const char *spec, int ngpu, gq_sim_faults *out, gq_err *
 
 /* The stress and telemetry model of one open sim backend. The sim backend
  * keeps it in its be->priv (there are no global tables): its init creates
- * it from its options (seed, noise: < 0 = 0.01, faults) and its fini frees
- * it. NULL when out of memory. */
+ * it from its options (seed, noise: the backend's scale, < 0 = GQ_SIM_NOISE_DEFAULT, faults) and its fini
+ * frees it. NULL when out of memory. */
 typedef struct gq_sim_stress gq_sim_stress;
 gq_sim_stress *gq_sim_stress_new(uint64_t seed, double noise, const gq_sim_faults *faults);
 void gq_sim_stress_free(gq_sim_stress *s);

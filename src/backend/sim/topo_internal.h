@@ -47,6 +47,8 @@ enum slot {
     S_COPY,
     S_CHASE,
     S_STAGED,
+    S_SKEW,
+    S_SKEWROUNDS,
     S_NUMA,
     S_SIZE,
     S_AVAIL,

@@ -144,7 +144,7 @@ int gq_sim_parse(const char *text, size_t len, const char *fname, gq_sim_machine
     p->err = err;
     p->m = m;
     snprintf(m->file, sizeof m->file, "%s", p->fname);
-    m->noise = 0.003;
+    m->noise = GQ_SIM_NOISE_DEFAULT;
     m->p2p = GQ_P2P_OK;
     m->driver_factor = 1.0;
     m->lat_copy = 2e-6;

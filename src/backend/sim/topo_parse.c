@@ -59,6 +59,11 @@ static const attr_spec a_latency[] = {
     {.name = "staged", .t = VT_TIME, .slot = S_STAGED},
     END_ATTRS,
 };
+static const attr_spec a_noise[] = {
+    {.name = "skew", .t = VT_TIME, .slot = S_SKEW},
+    {.name = "rounds", .t = VT_PCT, .lo = 0, .hi = 100, .slot = S_SKEWROUNDS},
+    END_ATTRS,
+};
 static const attr_spec a_memory[] = {
     {.name = "numa", .t = VT_INT, .lo = 0, .hi = GQ_MAX_NUMA - 1, .slot = S_NUMA},
     {.name = "size", .t = VT_SIZE, .slot = S_SIZE},
@@ -144,7 +149,12 @@ static const decl_spec decls[] = {
      .pos = {VT_WORD},
      .usage = "vm HYPERVISOR [gpu-numa N]",
      .attrs = a_vm},
-    {.kw = "noise", .id = D_NOISE, .npos = 1, .pos = {VT_PCT}, .usage = "noise PERCENT %", .attrs = a_none},
+    {.kw = "noise",
+     .id = D_NOISE,
+     .npos = 1,
+     .pos = {VT_PCT},
+     .usage = "noise PERCENT % [skew TIME [rounds PERCENT %]]",
+     .attrs = a_noise},
     {.kw = "p2p",
      .id = D_P2P,
      .npos = 1,
@@ -689,6 +699,14 @@ int gq_tp_declaration(pctx *p)
         if (v[S_POS0].num < 0)
             return gq_tp_err(p, v[S_POS0].col, "noise cannot be negative");
         m->noise = v[S_POS0].num;
+        if (v[S_SKEWROUNDS].set && !v[S_SKEW].set)
+            return gq_tp_err(p, v[S_SKEWROUNDS].col,
+                             "'rounds' says how often the skew comes; give 'skew TIME' too");
+        if (v[S_SKEW].set && v[S_SKEW].num > 1.0)
+            return gq_tp_err(p, v[S_SKEW].col, "a start skew of %g s is longer than a round; at most 1 s",
+                             v[S_SKEW].num);
+        m->skew_s = v[S_SKEW].set ? v[S_SKEW].num : 0;
+        m->skew_share = v[S_SKEW].set ? (v[S_SKEWROUNDS].set ? v[S_SKEWROUNDS].num : 1.0) : 0;
         return GQ_OK;
     case D_P2P:
         if (parse_p2p_status(v[S_POS0].str, &m->p2p))
