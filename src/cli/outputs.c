@@ -158,7 +158,11 @@ void gq_cli_journal_id(gq_journal_id *id, const char *cmd, const gq_common *c, c
                           .sim = c ? c->sim : NULL};
 }
 
-/* A journal as a document: its header's options and machine, its records. */
+/* The last journal_doc read a journal whose last line was unfinished. */
+static bool journal_cut;
+
+/* A journal as a document: its header's options and machine, its records;
+ * complete when the run marked its end. */
 static int journal_doc(const char *path, json_t **root, gq_recordset *rs, gq_err *err)
 {
     json_t *h = gq_journal_header(path, err);
@@ -177,8 +181,10 @@ static int journal_doc(const char *path, json_t **root, gq_recordset *rs, gq_err
     json_t *t = h ? json_object_get(h, "topology") : NULL;
     if (rc == GQ_OK && t && gq_topo_from_json(t, topo, err))
         rc = gq_err_prefix(err, "journal '%s'", path);
+    gq_journal_info info = {0};
     if (rc == GQ_OK)
-        rc = gq_journal_read(path, rs ? rs : &tmp, NULL, err);
+        rc = gq_journal_read_info(path, rs ? rs : &tmp, &info, err);
+    journal_cut = rc == GQ_OK && info.truncated;
     if (rc == GQ_OK) {
         const char *ver = json_string_value(json_object_get(h, "version"));
         const char *git = json_string_value(json_object_get(h, "git"));
@@ -190,7 +196,7 @@ static int journal_doc(const char *path, json_t **root, gq_recordset *rs, gq_err
                     .topo = t ? topo : NULL,
                     .records = rs ? rs : &tmp,
                     .simulated = json_is_true(sim),
-                    .incomplete = true};
+                    .incomplete = !info.complete};
         *root = gq_doc_to_json(&d);
         if (!*root)
             rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
@@ -311,9 +317,14 @@ static bool is_stream(const char *path)
 int gq_cli_doc_load(const char *path, json_t **root, gq_recordset *rs, gq_err *err)
 {
     *root = NULL;
-    if (is_stream(path))
-        return spooled(path, strcmp(path, "-") ? path : "<stdin>", doc_load, root, rs, err);
-    return doc_load(path, root, rs, err);
+    journal_cut = false;
+    int rc = is_stream(path) ? spooled(path, strcmp(path, "-") ? path : "<stdin>", doc_load, root, rs, err)
+                             : doc_load(path, root, rs, err);
+    if (!rc && journal_cut)
+        gq_cli_warn("%s: the journal's last line was unfinished (cut off mid-write) and is left out; %d "
+                    "measurement%s read",
+                    strcmp(path, "-") ? path : "<stdin>", rs ? rs->n : 0, rs && rs->n == 1 ? "" : "s");
+    return rc;
 }
 
 int gq_cli_doc_input(const char *path, json_t **root, gq_recordset *rs, gq_err *err)

@@ -1,0 +1,250 @@
+/* Readers that cannot be fooled (issue 29): a journal is one run, and what
+ * reads a saved file refuses what is not one. Each class is its own ctest
+ * (cli/readers_<class>, CMakeLists.txt), run as `cli_readers GPUQUAL CLASS`:
+ * the journals are made by the gpuqual under test, then spoiled the way a
+ * user's file gets spoiled (lines of another run appended, a line repeated,
+ * another revision's header, a line cut off by a crash, a card directory
+ * holding another card's journal), and every reader is held to one line
+ * naming the file, the line and the reason, exit 2. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include <cmocka.h>
+
+static const char *bin;
+static char dir[64];
+static char *out, *err; /* the last command's stdout and stderr */
+
+static char *slurp(const char *p)
+{
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    char *b = calloc(1, 1 << 20);
+    assert_non_null(b);
+    size_t n = fread(b, 1, (1 << 20) - 1, f);
+    b[n] = 0;
+    fclose(f);
+    return b;
+}
+
+/* Runs "sh -c CMD" in dir ($G is gpuqual); returns its exit code. */
+static int sh(const char *fmt, ...)
+{
+    char cmd[4096], full[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    snprintf(full, sizeof full, "cd '%s' && G='%s' && ( %s ) >out.txt 2>err.txt", dir, bin, cmd);
+    int st = system(full);
+    assert_true(st != -1 && WIFEXITED(st));
+    free(out);
+    free(err);
+    char p[128];
+    snprintf(p, sizeof p, "%s/out.txt", dir);
+    out = slurp(p);
+    snprintf(p, sizeof p, "%s/err.txt", dir);
+    err = slurp(p);
+    return WEXITSTATUS(st);
+}
+
+static int lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* A refusal: exit 2, one line on stderr holding each of the texts. */
+static void refused(int rc, const char *a, const char *b)
+{
+    if (rc != 2 || lines(err) != 1 || !strstr(err, a) || (b && !strstr(err, b)))
+        fprintf(stderr, "exit %d, stderr:\n%s(want '%s' and '%s')\n", rc, err, a, b ? b : "");
+    assert_int_equal(rc, 2);
+    assert_int_equal(lines(err), 1);
+    assert_non_null(strstr(err, a));
+    if (b)
+        assert_non_null(strstr(err, b));
+}
+
+#define RUN "$G run --sim h200x2 -i 2 -q"
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/gq-readers-XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    /* two whole runs of the same machine and options: j (with its document r.json) and k */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' run --sim h200x2 -i 2 -q --json r.json --journal j.jsonl >/dev/null 2>&1 && "
+             "'%s' run --sim h200x2 -i 2 -q --journal k.jsonl >/dev/null 2>&1",
+             dir, bin, bin);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    free(out);
+    free(err);
+    out = err = NULL;
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Lines of another run appended to a journal: resume, report and compare
+ * refuse it, naming the first foreign line (once, on another machine, such a
+ * line put an RTX 4090's figure in an H200's table). */
+static void test_mixed(void **state)
+{
+    (void)state;
+    assert_int_equal(sh("cp j.jsonl m.jsonl && sed -n 2,3p k.jsonl >>m.jsonl"), 0);
+    char where[64];
+    assert_int_equal(sh("wc -l <j.jsonl"), 0);
+    snprintf(where, sizeof where, "m.jsonl' line %d:", atoi(out) + 1);
+    refused(sh(RUN " --resume m.jsonl"), where, "a line of run");
+    refused(sh("$G report m.jsonl"), where, "a journal holds one run");
+    refused(sh("$G compare m.jsonl r.json"), where, "a journal holds one run");
+    /* a whole other journal appended: its header is the line named */
+    assert_int_equal(sh("cat j.jsonl k.jsonl >mm.jsonl"), 0);
+    refused(sh("$G report mm.jsonl"), where, "a second header");
+    refused(sh(RUN " --resume mm.jsonl"), where, "a second header");
+}
+
+/* A record repeated: the same measurement would count twice. */
+static void test_duplicate(void **state)
+{
+    (void)state;
+    assert_int_equal(sh("head -40 j.jsonl >d.jsonl && sed -n 2p j.jsonl >>d.jsonl"), 0);
+    refused(sh(RUN " --resume d.jsonl"), "d.jsonl' line 41:", "the same measurement as line 2");
+    refused(sh("$G report d.jsonl"), "d.jsonl' line 41:", "the same measurement as line 2");
+    refused(sh("$G compare r.json d.jsonl"), "d.jsonl' line 41:", "the same measurement as line 2");
+}
+
+/* A header of another revision: resume only when asked; compare compares
+ * across revisions (that is its job). */
+static void test_revision(void **state)
+{
+    (void)state;
+    assert_int_equal(sh("head -40 j.jsonl | sed '1s/\"git\":\"[^\"]*\"/\"git\":\"0123456789ab\"/' >v.jsonl"),
+                     0);
+    refused(sh(RUN " --resume v.jsonl"), "v.jsonl' line 1:", "--resume-other-revision");
+    assert_non_null(strstr(err, "git 0123456789ab"));
+    assert_int_equal(sh("$G compare v.jsonl r.json"), 0);
+    int rc = sh(RUN " --resume v.jsonl --resume-other-revision --json v.json");
+    if (rc)
+        fprintf(stderr, "%s", err);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(err, "re-used from v.jsonl"));
+    /* --help names the flag */
+    assert_int_equal(sh("$G run --help"), 0);
+    assert_non_null(strstr(out, "--resume-other-revision"));
+    assert_int_equal(sh("$G card --help"), 0);
+    assert_non_null(strstr(out, "--resume-other-revision"));
+}
+
+/* The measurements (plan items) marked done in the first n lines of journal p. */
+static int finished_items(const char *p, int n)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", dir, p);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1 << 16];
+    int nrec = 0, done[4096] = {0};
+    for (int l = 0; l < n && fgets(line, sizeof line, f); l++) {
+        json_t *root = json_loads(line, 0, NULL);
+        assert_non_null(root);
+        json_t *st = json_object_get(root, "step");
+        if (json_object_get(root, "record"))
+            nrec++;
+        else if (st && !strcmp(json_string_value(json_object_get(st, "status")), "done") &&
+                 json_is_integer(json_object_get(st, "item")))
+            done[json_integer_value(json_object_get(st, "item")) % 4096] = 1;
+        json_decref(root);
+    }
+    fclose(f);
+    int k = 0;
+    for (int i = 0; i < 4096; i++)
+        k += done[i];
+    return nrec ? k : 0;
+}
+
+/* A line cut off by a crash is dropped, and the one warning says so and how
+ * many measurements were re-used. */
+static void test_torn(void **state)
+{
+    (void)state;
+    assert_int_equal(sh("head -50 j.jsonl >t.jsonl && sed -n 51p j.jsonl | head -c 100 >>t.jsonl"), 0);
+    int reused = finished_items("t.jsonl", 50);
+    assert_true(reused > 0);
+    char want[128];
+    snprintf(want, sizeof want, "was unfinished (cut off mid-write) and was dropped; %d measurements re-used",
+             reused);
+    assert_int_equal(sh("$G report t.jsonl"), 5); /* an interrupted run */
+    assert_int_equal(lines(err), 1);
+    assert_non_null(strstr(err, "t.jsonl: the journal's last line was unfinished"));
+    int rc = sh(RUN " --resume t.jsonl --json t.json");
+    if (rc || !strstr(err, want))
+        fprintf(stderr, "exit %d, stderr:\n%s(want '%s')\n", rc, err, want);
+    assert_int_equal(rc, 0);
+    assert_int_equal(lines(err), 1);
+    assert_non_null(strstr(err, want));
+    /* the resumed journal reads whole, as the run's document */
+    assert_int_equal(sh("$G report t.jsonl"), 0);
+    assert_int_equal(sh("$G report t.json"), 0);
+}
+
+/* A partial card directory whose journal is another card's. */
+static void test_carddir(void **state)
+{
+    (void)state;
+    assert_int_equal(sh("$G card --sim h200x2 --level quick -q -o c1"), 0);
+    assert_int_equal(sh("cp -r c1 c2.partial-20261206T000000Z-0badcafe"), 0);
+    refused(sh("$G card --sim h200x2 --level quick -q --resume c2"),
+            "c2.partial-20261206T000000Z-0badcafe/journal.jsonl' line 1:",
+            "the card directory names run 20261206T000000Z-0badcafe");
+}
+
+/* report of a whole run's journal exits, and prints, as report of its document. */
+static void test_complete(void **state)
+{
+    (void)state;
+    int a = sh("$G report r.json");
+    char *doc = strdup(out);
+    int b = sh("$G report j.jsonl");
+    assert_int_equal(b, a);
+    assert_string_equal(out, doc);
+    free(doc);
+    /* cut before its end mark: an interrupted run (exit 5) */
+    assert_int_equal(sh("head -60 j.jsonl >i.jsonl"), 0);
+    assert_int_equal(sh("$G report i.jsonl"), 5);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: cli_readers GPUQUAL [CLASS]\n");
+        return 2;
+    }
+    bin = argv[1];
+    if (argc > 2)
+        cmocka_set_test_filter(argv[2]);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mixed),  cmocka_unit_test(test_duplicate), cmocka_unit_test(test_revision),
+        cmocka_unit_test(test_torn),   cmocka_unit_test(test_carddir),   cmocka_unit_test(test_complete),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
