@@ -361,7 +361,8 @@ out:
 
 int gq_expect_load(const char *path, gq_expect *ex, gq_err *err)
 {
-    int crc = gq_infile_check(path, "an expectations file (examples/expect/*.expect)", err);
+    int crc = gq_infile_check_size(path, "an expectations file (examples/expect/*.expect)",
+                                   GQ_INFILE_TEXT_MAX, err);
     if (crc)
         return gq_err_prefix(err, "expectations");
     FILE *f = fopen(path, "r");

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/infile.h"
 #include "analysis/card.h"
 #include "exec/card_run.h"
 #include "analysis/expect.h"
@@ -67,7 +68,7 @@ static const gq_opt card_own_opts[] = {
      .arg = "DIR",
      .help = "continue the interrupted card of DIR (DIR.partial-RUNID/): re-use every finished measurement "
              "(latency included) and a completed stress run, measure the rest (a stress run cut off part-way "
-             "runs again whole)"},
+             "runs again whole; its journal at most " GQ_INFILE_DOC_MAX_TEXT ")"},
     {.name = "resume-other-revision",
      .type = GQ_OPT_FLAG,
      .off = OFF(other_revision),

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/infile.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/frame.h"
@@ -97,7 +98,8 @@ static const gq_opt run_tab[] = {
      .type = GQ_OPT_STR,
      .off = OFF(resume),
      .arg = "JOURNAL",
-     .help = "continue the run of this journal: re-use every finished measurement, measure the rest, append to it"},
+     .help = "continue the run of this journal (at most " GQ_INFILE_DOC_MAX_TEXT "): re-use every finished measurement, measure "
+             "the rest, append to it"},
     {.name = "resume-other-revision",
      .type = GQ_OPT_FLAG,
      .off = OFF(other_revision),

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/infile.h"
+#include "core/interrupt.h"
 #include "core/outfile.h"
 #include "render/render.h"
 #include "topo/snapshot.h"
@@ -226,6 +228,10 @@ static int doc_load(const char *path, json_t **root, gq_recordset *rs, gq_err *e
                           "gpuqual document, a journal or a card directory",
                           path);
     }
+    /* refused from its size before a byte is read (the sniff reads a line) */
+    int rc = gq_infile_check_size(path, "a gpuqual document or journal", GQ_INFILE_DOC_MAX, err);
+    if (rc)
+        return rc;
     if (gq_journal_sniff(path))
         return journal_doc(path, root, rs, err);
     return gq_doc_load(path, root, rs, err);
@@ -249,8 +255,8 @@ static void msg_rename(gq_err *err, const char *from, const char *to)
     memcpy(err->msg, out, n + 1);
 }
 
-/* The most a stream (a pipe, a FIFO, stdin) may hold: documents and journals are far smaller. */
-#define SPOOL_MAX ((size_t)1 << 30)
+/* The most a stream (a pipe, a FIFO, stdin) may hold: the limit of a file. */
+#define SPOOL_MAX ((size_t)GQ_INFILE_DOC_MAX)
 
 /* A stream read once into an unlinked temporary file, then loaded from there
  * by load (which may open it several times: a journal is sniffed, then read).
@@ -262,7 +268,9 @@ static int spooled(const char *path, const char *name,
                    gq_recordset *rs, gq_err *err)
 {
     bool is_stdin = !strcmp(path, "-");
-    FILE *in = is_stdin ? stdin : fopen(path, "r");
+    FILE *in = is_stdin ? stdin : fopen(path, "r"); /* a FIFO waits here for its writer */
+    if (!in && gq_interrupt_requested())
+        return gq_err_set(err, GQ_E_INTR, "reading '%s' was interrupted (it had no writer yet)", name);
     if (!in)
         return gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", name, strerror(errno));
     FILE *t = tmpfile();
@@ -276,7 +284,7 @@ static int spooled(const char *path, const char *name,
     char buf[65536];
     size_t n, total = 0;
     bool seen = false, bad = false;
-    while (!bad && (n = fread(buf, 1, sizeof buf, in)) > 0) {
+    while (!bad && !gq_interrupt_requested() && (n = fread(buf, 1, sizeof buf, in)) > 0) {
         for (size_t i = 0; i < n && !seen; i++)
             if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' && buf[i] != '\n') {
                 seen = true;
@@ -289,14 +297,19 @@ static int spooled(const char *path, const char *name,
     if (!is_stdin)
         fclose(in);
     int rc;
-    if (rerr)
+    if (gq_interrupt_requested())
+        rc = gq_err_set(err, GQ_E_INTR, "reading '%s' was interrupted", name);
+    else if (rerr)
         rc = gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", name, strerror(rerr));
     else if (werr)
         rc = gq_err_set(err, GQ_E_IO, "cannot read '%s': writing its temporary copy failed: %s", name,
                         strerror(werr));
     else if (total > SPOOL_MAX)
-        rc = gq_err_set(err, GQ_E_USAGE, "'%s' holds more than 1 GiB; expected a gpuqual document or journal",
-                        name);
+        rc = gq_err_set(
+            err, GQ_E_USAGE,
+            "'%s' holds more than %s, the limit for a gpuqual document or journal; is it the right "
+            "file?",
+            name, GQ_INFILE_DOC_MAX_TEXT);
     else {
         char sp[64];
         snprintf(sp, sizeof sp, "/proc/self/fd/%d", fileno(t));

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/interrupt.h"
 #include "core/outfile.h"
 #include "core/runid.h"
 #include "measure/record_json.h"
@@ -136,6 +137,8 @@ static first_kind first_line(FILE *f, json_t **header)
 
 json_t *gq_journal_header(const char *path, gq_err *err)
 {
+    if (gq_infile_check_size(path, "a journal file (JSON lines)", GQ_INFILE_DOC_MAX, err))
+        return NULL;
     FILE *f = fopen(path, "r");
     if (!f) {
         gq_err_set(err, GQ_E_IO, "cannot read journal '%s': %s", path, strerror(errno));
@@ -155,6 +158,8 @@ json_t *gq_journal_header(const char *path, gq_err *err)
 
 bool gq_journal_sniff(const char *path)
 {
+    if (gq_infile_check_size(path, "a journal", GQ_INFILE_DOC_MAX, NULL))
+        return false; /* the reader that follows names why */
     FILE *f = fopen(path, "r");
     if (!f)
         return false;
@@ -676,6 +681,10 @@ static int read_lines(FILE *f, reader *rd, bool *truncated, gq_err *err)
     int lineno = 0;
     while (!rc && (len = getline(&line, &cap, f)) > 0) {
         lineno++;
+        if (gq_interrupt_requested()) { /* SIGTERM or Ctrl-C: stop reading now */
+            rc = gq_err_set(err, GQ_E_INTR, "reading journal '%s' was interrupted", rd->path);
+            break;
+        }
         bool complete = line[len - 1] == '\n';
         json_error_t je;
         json_t *root = json_loadb(line, (size_t)len, 0, &je);
@@ -726,7 +735,7 @@ static int read_journal(const char *path, gq_recordset *out, int **items, json_t
 {
     if (info)
         memset(info, 0, sizeof *info);
-    int crc = gq_infile_check(path, "a journal file (JSON lines)", err);
+    int crc = gq_infile_check_size(path, "a journal file (JSON lines)", GQ_INFILE_DOC_MAX, err);
     if (crc)
         return gq_err_prefix(err, "journal");
     FILE *f = fopen(path, "r");

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/infile.h"
+#include "core/interrupt.h"
 #include "core/json.h"
 #include "core/outfile.h"
 #include "core/runid.h"
@@ -123,6 +124,9 @@ static int load_json(const char *path, json_t **out, gq_err *err)
         return gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", path, strerror(errno));
     if (S_ISDIR(st.st_mode))
         return gq_err_set(err, GQ_E_USAGE, "'%s' is a directory, expected a gpuqual JSON document", path);
+    int rc = gq_infile_check_size(path, "a gpuqual document", GQ_INFILE_DOC_MAX, err);
+    if (rc)
+        return rc;
     FILE *f = fopen(path, "r");
     if (!f)
         return gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", path, strerror(errno));
@@ -132,6 +136,8 @@ static int load_json(const char *path, json_t **out, gq_err *err)
     fclose(f);
     if (*out)
         return GQ_OK;
+    if (gq_interrupt_requested())
+        return gq_err_set(err, GQ_E_INTR, "reading '%s' was interrupted", path);
     if (e)
         return gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", path, strerror(e));
     if (strstr(je.text, "duplicate object key"))

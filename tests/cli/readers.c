@@ -233,6 +233,94 @@ static void test_complete(void **state)
     assert_int_equal(sh("$G report i.jsonl"), 5);
 }
 
+/* Every run of white space in s as one space. */
+static void squeeze(char *s)
+{
+    char *o = s;
+    for (const char *p = s; *p; p++)
+        if (!(*p == ' ' || *p == '\n') || (o > s && o[-1] != ' '))
+            *o++ = *p == '\n' ? ' ' : *p;
+    *o = 0;
+}
+
+/* The limit a refusal names ("over the 256 MiB limit"), or "". */
+static const char *limit_named(char *buf, size_t cap)
+{
+    const char *p = strstr(err, "over the ");
+    const char *e = p ? strstr(p, " limit") : NULL;
+    if (!p || !e)
+        return "";
+    snprintf(buf, cap, "%.*s", (int)(e - p - 9), p + 9);
+    return buf;
+}
+
+/* A 2 GiB sparse file is refused from its size, before it is read: every
+ * reader of a saved document, under a memory limit far below the file's size
+ * (400 MB of address space), the message naming the size and the limit, and
+ * the same limit stated in the command's --help. */
+static void test_size(void **state)
+{
+    (void)state;
+    assert_int_equal(sh("truncate -s 2G big.json && truncate -s 2G big.expect && truncate -s 2G big.topo"),
+                     0);
+    static const struct {
+        const char *cmd, *help;
+    } readers[] = {
+        {"$G report big.json", "$G report --help"},
+        {"$G compare r.json big.json", "$G compare --help"},
+        {"$G place --input big.json --prefill 1 --decode 1", "$G place --help"},
+        {"$G kv --input big.json --config big.json", "$G kv --help"},
+        {"$G kv --config big.json --tokens 8000 --p2p-gbps 53", "$G kv --help"},
+        {RUN " --resume big.json", "$G run --help"},
+        {"$G card --sim h200x2 --resume big", NULL}, /* no partial directory: refused before */
+        {"$G report r.json --expect big.expect", "$G report --help"},
+        {"$G card --sim h200x2 --expect big.expect -o c9", "$G card --help"},
+        {"$G topo --sim ./big.topo", "$G topo --help"},
+        {"$G topo --from-snapshot big.json", "$G topo --help"},
+    };
+    for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++) {
+        if (!readers[i].help)
+            continue;
+        int rc = sh("ulimit -v 400000 && %s", readers[i].cmd);
+        if (rc != 2 ||
+            (!strstr(err, "(2147483648 bytes), over the ") && !strstr(err, "(2147483648 bytes, over")))
+            fprintf(stderr, "%s: exit %d, stderr:\n%s", readers[i].cmd, rc, err);
+        assert_int_equal(rc, 2);
+        assert_int_equal(lines(err), 1);
+        char lim[64];
+        if (strstr(err, "(2147483648 bytes), over the ")) {
+            limit_named(lim, sizeof lim);
+            assert_true(lim[0]);
+        } else { /* the topology file's own: "over the limit of 1048576 bytes (1 MiB)" */
+            assert_non_null(
+                strstr(err, "larger than 1 MiB (2147483648 bytes, over the limit of 1048576 bytes)"));
+            snprintf(lim, sizeof lim, "at most 1 MiB");
+        }
+        char *e = strdup(err);
+        assert_int_equal(sh("%s", readers[i].help), 0);
+        squeeze(out); /* help wraps its lines */
+        if (!strstr(out, lim))
+            fprintf(stderr, "%s: '%s' (from: %s) not in its --help\n", readers[i].cmd, lim, e);
+        assert_non_null(strstr(out, lim));
+        free(e);
+    }
+}
+
+/* A FIFO where a topology file is needed: refused at once, never waited on. */
+static void test_fifo(void **state)
+{
+    (void)state;
+    assert_int_equal(sh("rm -f tp && mkfifo tp"), 0);
+    refused(sh("timeout 20 $G topo --sim ./tp"), "./tp:1:1: is a FIFO, not a regular file", NULL);
+    refused(sh("timeout 20 $G run --sim ./tp -q"), "./tp:1:1: is a FIFO, not a regular file", NULL);
+    /* a document FIFO without a writer is waited on, as cat does, until SIGTERM */
+    assert_int_equal(sh("rm -f dp && mkfifo dp"), 0);
+    int rc = sh("$G report dp & p=$!; sleep 1; kill -TERM $p; wait $p");
+    assert_int_equal(rc, 130);
+    assert_int_equal(lines(err), 1);
+    assert_non_null(strstr(err, "reading 'dp' was interrupted"));
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -243,8 +331,9 @@ int main(int argc, char **argv)
     if (argc > 2)
         cmocka_set_test_filter(argv[2]);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mixed),  cmocka_unit_test(test_duplicate), cmocka_unit_test(test_revision),
-        cmocka_unit_test(test_torn),   cmocka_unit_test(test_carddir),   cmocka_unit_test(test_complete),
+        cmocka_unit_test(test_mixed), cmocka_unit_test(test_duplicate), cmocka_unit_test(test_revision),
+        cmocka_unit_test(test_torn),  cmocka_unit_test(test_carddir),   cmocka_unit_test(test_complete),
+        cmocka_unit_test(test_size),  cmocka_unit_test(test_fifo),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
