@@ -233,6 +233,9 @@ int gq_carddir_check_outdir(const char *outdir, gq_err *err)
                    : GQ_OK;
     if (!*outdir)
         return gq_err_set(err, GQ_E_USAGE, "-o: empty directory name");
+    int crc = gq_outfile_check_chars("-o", outdir, err);
+    if (crc)
+        return crc;
     if (strlen(outdir) >= 1024)
         return gq_err_set(err, GQ_E_USAGE, "-o: the path is %zu characters, expected under 1024",
                           strlen(outdir));

@@ -321,6 +321,52 @@ static void test_fifo(void **state)
     assert_non_null(strstr(err, "reading 'dp' was interrupted"));
 }
 
+/* Thresholds no check's physics allows are refused where they enter: --set
+ * and an expectations file, naming the value and what would be right. */
+static void test_threshold(void **state)
+{
+    (void)state;
+    refused(sh("$G card --sim h200x2 --level quick -q -o c3 --set h2d_gbps.fail=-5"),
+            "--set 'h2d_gbps.fail=-5': -5 cannot be a threshold of h2d_gbps_min", "give a value above 0");
+    refused(sh("$G report r.json --set p2p_latency_ns.warn=0"), "--set 'p2p_latency_ns.warn=0': 0 cannot be",
+            "give a value above 0");
+    refused(sh("$G report r.json --set H200:sm_clock_mhz.fail=-1200"), "-1200 cannot be a threshold", NULL);
+    refused(sh("$G report r.json --set spread_pct.warn=-1"), "-1 cannot be a threshold of spread_pct_max",
+            "0 % or more");
+    assert_int_equal(sh("$G report r.json --set spread_pct.warn=0 >/dev/null"),
+                     4); /* 0 %: any spread warns */
+    /* an expectations file: a fail level of 0 GB/s */
+    assert_int_equal(
+        sh("sed 's/\"h2d_gbps_min\": { \"warn\": 53, \"fail\": 48 }/\"h2d_gbps_min\": { \"warn\": 53, "
+           "\"fail\": 0 }/' '%s' >z.expect && grep -q '\"fail\": 0 }' z.expect",
+           GQ_SRC "/examples/expect/h200.expect"),
+        0);
+    refused(sh("$G report r.json --expect z.expect"),
+            "'h2d_gbps_min' fail 0 GB/s cannot be a threshold of host-to-GPU bandwidth alone",
+            "give a value above 0");
+}
+
+/* A path to write with a control character in it is refused before anything
+ * is measured or written, naming the character. */
+static void test_newline(void **state)
+{
+    (void)state;
+    static const char *const cmds[] = {
+        RUN " --json \"$(printf 'n1\\nx.json')\"",
+        RUN " --journal \"$(printf 'n2\\nx.jsonl')\"",
+        "$G stress --sim h200x2 --duration 1 --csv \"$(printf 'n3\\tx.csv')\"",
+        "$G card --sim h200x2 --level quick -q -o \"$(printf 'n4\\ncard')\"",
+        "$G report r.json -o \"$(printf 'n5\\nx.html')\"",
+        "$G topo --sim h200x2 --save-snapshot \"$(printf 'n6\\nx.json')\"",
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        int rc = sh("%s", cmds[i]);
+        refused(rc, "it holds a control character", "give a path without control characters");
+        assert_int_equal(sh("ls | grep -c '^n[0-9]' || true"), 0);
+        assert_int_equal(atoi(out), 0); /* nothing written, no directory made */
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -331,9 +377,10 @@ int main(int argc, char **argv)
     if (argc > 2)
         cmocka_set_test_filter(argv[2]);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mixed), cmocka_unit_test(test_duplicate), cmocka_unit_test(test_revision),
-        cmocka_unit_test(test_torn),  cmocka_unit_test(test_carddir),   cmocka_unit_test(test_complete),
-        cmocka_unit_test(test_size),  cmocka_unit_test(test_fifo),
+        cmocka_unit_test(test_mixed),   cmocka_unit_test(test_duplicate), cmocka_unit_test(test_revision),
+        cmocka_unit_test(test_torn),    cmocka_unit_test(test_carddir),   cmocka_unit_test(test_complete),
+        cmocka_unit_test(test_size),    cmocka_unit_test(test_fifo),      cmocka_unit_test(test_threshold),
+        cmocka_unit_test(test_newline),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
