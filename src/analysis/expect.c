@@ -131,6 +131,30 @@ static int get_number(const json_t *v, const char *where, const char *key, doubl
     return GQ_OK;
 }
 
+const char *gq_expect_key_bound(int k, double v)
+{
+    switch (k) {
+    case GQ_EXK_SPREAD_PCT_MAX: return v >= 0 ? NULL : "0 % or more"; /* 0: every GPU alike */
+    case GQ_EXK_TEMP_C_MAX: return v > -273.15 ? NULL : "above absolute zero (-273.15 °C)";
+    default: return v > 0 ? NULL : "above 0"; /* no bandwidth, latency, clock, size or count is 0 or less */
+    }
+}
+
+/* Each level of a parsed threshold within what its check's physics allows. */
+static int check_bounds(gq_expect_key k, const gq_threshold *t, const char *where, gq_err *err)
+{
+    double vals[2] = {t->fail, t->has_warn ? t->warn : NAN};
+    static const char *const level[2] = {"fail", "warn"};
+    for (int i = 0; i < 2; i++) {
+        const char *b = isfinite(vals[i]) ? gq_expect_key_bound(k, vals[i]) : NULL;
+        if (b)
+            return gq_err_set(err, GQ_E_USAGE,
+                              "%s: '%s' %s %g %s cannot be a threshold of %s; give a value %s", where,
+                              keys[k].name, level[i], vals[i], keys[k].unit, keys[k].what, b);
+    }
+    return GQ_OK;
+}
+
 static int parse_threshold(const json_t *v, gq_expect_key k, const char *where, gq_threshold *t, gq_err *err)
 {
     const char *key = keys[k].name;
@@ -176,6 +200,8 @@ static int parse_threshold(const json_t *v, gq_expect_key k, const char *where, 
         return gq_err_set(err, GQ_E_USAGE, "%s: '%s' must be a number or {\"warn\": N, \"fail\": N}, not %s",
                           where, key, json_type_word(v));
     }
+    if (t->set && (rc = check_bounds(k, t, where, err)))
+        return rc;
     if (keys[k].integer && t->set) {
         double vals[2] = {t->fail, t->has_warn ? t->warn : 0};
         for (int i = 0; i < 2; i++)
@@ -361,7 +387,8 @@ out:
 
 int gq_expect_load(const char *path, gq_expect *ex, gq_err *err)
 {
-    int crc = gq_infile_check(path, "an expectations file (examples/expect/*.expect)", err);
+    int crc = gq_infile_check_size(path, "an expectations file (examples/expect/*.expect)",
+                                   GQ_INFILE_TEXT_MAX, err);
     if (crc)
         return gq_err_prefix(err, "expectations");
     FILE *f = fopen(path, "r");

@@ -13,5 +13,9 @@ int gq_expect_unknown_key(gq_err *err, const char *where, const char *key, const
 const char *gq_expect_key_name(int k);
 bool gq_expect_key_is_min(int k);
 bool gq_expect_key_integer(int k);
+/* What the check's physics allows as a threshold: NULL when v is allowed,
+ * else what would be ("above 0"): no bandwidth, latency, clock, size or count
+ * is 0 or less, a spread is 0 % or more, a temperature above absolute zero. */
+const char *gq_expect_key_bound(int k, double v);
 
 #endif

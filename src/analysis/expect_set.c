@@ -118,6 +118,10 @@ int gq_expect_set(gq_expect *ex, const char *spec, gq_err *err)
         snprintf(where, sizeof where, "--set '%s'", spec);
         return gq_expect_unknown_key(err, where, check, cands);
     }
+    const char *bound = gq_expect_key_bound(k, v);
+    if (bound) /* refused where it enters: no check could ever pass or fail on it as meant */
+        return gq_err_set(err, GQ_E_USAGE, "--set '%s': %g cannot be a threshold of %s; give a value %s",
+                          spec, v, gq_expect_key_name(k), bound);
     if (gq_expect_key_integer(k) && v != floor(v))
         return gq_err_set(err, GQ_E_USAGE, "--set '%s': %s takes a whole number", spec,
                           gq_expect_key_name(k));

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/interrupt.h"
 #include "core/units.h"
 
 static const struct {
@@ -429,7 +430,7 @@ int gq_kv_config_parse(const json_t *root, const char *path, gq_kv_shape *s, boo
 
 int gq_kv_config_load(const char *path, gq_kv_shape *s, bool *has_dtype, gq_err *err)
 {
-    int crc = gq_infile_check(path, "a model's config.json", err);
+    int crc = gq_infile_check_size(path, "a model's config.json", GQ_INFILE_TEXT_MAX, err);
     if (crc)
         return gq_err_prefix(err, "model config");
     FILE *f = fopen(path, "r");
@@ -438,6 +439,8 @@ int gq_kv_config_load(const char *path, gq_kv_shape *s, bool *has_dtype, gq_err 
     json_error_t je;
     json_t *root = gq_json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     fclose(f);
+    if (!root && gq_interrupt_requested())
+        return gq_err_set(err, GQ_E_INTR, "reading model config '%s' was interrupted", path);
     if (!root)
         return gq_err_set(err, GQ_E_USAGE, "%s: not valid JSON at line %d column %d: %s", path, je.line,
                           je.column, je.text);

@@ -1,3 +1,4 @@
+#include "core/infile.h"
 #include "cli/card_opts.h"
 
 #include <jansson.h>
@@ -36,7 +37,7 @@ const gq_opt gq_card_cli_opts[] = {
      .type = GQ_OPT_STR,
      .off = OFF(expect),
      .arg = "FILE",
-     .help = "expectations file with per-GPU-model thresholds (examples/expect/*.expect)"},
+     .help = "expectations file with per-GPU-model thresholds (examples/expect/*.expect; at most " GQ_INFILE_TEXT_MAX_TEXT ")"},
     {.name = "set",
      .type = GQ_OPT_KV,
      .off = OFF(set),

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/outfile.h"
+#include "core/infile.h"
 #include "measure/journal.h"
 
 /* The files a card directory holds. */
@@ -32,6 +33,8 @@ static bool card_file(const char *name)
 
 static bool is_card_json(const char *path)
 {
+    if (gq_infile_check_size(path, "a card", GQ_INFILE_DOC_MAX, NULL))
+        return false;
     json_t *j = json_load_file(path, 0, NULL);
     const char *tool = json_string_value(json_object_get(j, "tool"));
     bool ok = tool && !strcmp(tool, "gpuqual") && json_is_object(json_object_get(j, "card"));
@@ -230,6 +233,9 @@ int gq_carddir_check_outdir(const char *outdir, gq_err *err)
                    : GQ_OK;
     if (!*outdir)
         return gq_err_set(err, GQ_E_USAGE, "-o: empty directory name");
+    int crc = gq_outfile_check_chars("-o", outdir, err);
+    if (crc)
+        return crc;
     if (strlen(outdir) >= 1024)
         return gq_err_set(err, GQ_E_USAGE, "-o: the path is %zu characters, expected under 1024",
                           strlen(outdir));
@@ -295,6 +301,8 @@ static bool file_starts(const char *path, const char *prefix)
 
 static bool is_fleet_json(const char *path)
 {
+    if (gq_infile_check_size(path, "a fleet document", GQ_INFILE_DOC_MAX, NULL))
+        return false;
     json_t *j = json_load_file(path, 0, NULL);
     const char *tool = json_string_value(json_object_get(j, "tool"));
     const char *kind = json_string_value(json_object_get(j, "kind"));

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/infile.h"
 #include "analysis/card.h"
 #include "exec/card_run.h"
 #include "analysis/expect.h"
@@ -48,6 +49,7 @@ typedef struct card_cli {
     char run_id[32];
     bool force;
     const char *resume;        /* --resume DIR */
+    bool other_revision;       /* --resume-other-revision */
     char resume_partial[1024]; /* the interrupted card's DIR.partial-RUNID/ */
     gq_recordset done;         /* its finished measurements, re-used */
     int *done_item;
@@ -66,7 +68,12 @@ static const gq_opt card_own_opts[] = {
      .arg = "DIR",
      .help = "continue the interrupted card of DIR (DIR.partial-RUNID/): re-use every finished measurement "
              "(latency included) and a completed stress run, measure the rest (a stress run cut off part-way "
-             "runs again whole)"},
+             "runs again whole; its journal at most " GQ_INFILE_DOC_MAX_TEXT ")"},
+    {.name = "resume-other-revision",
+     .type = GQ_OPT_FLAG,
+     .off = OFF(other_revision),
+     .help = "with --resume: continue a card whose journal another gpuqual version or git revision wrote "
+             "(refused without it)"},
     {.name = "force",
      .type = GQ_OPT_FLAG,
      .off = OFF(force),
@@ -199,8 +206,8 @@ static int card_open_dir(gq_ctx *ctx)
     snprintf(jpath, sizeof jpath, "%s/journal.jsonl", o->dir);
     json_t *jo = gq_cli_journal_options(&o->c), *own = gq_optset_to_json(&ctx->cmd->opts, o);
     /* the card's own options shape its plan; where it writes does not */
-    static const char *const not_shape[] = {"resume",  "force",  "output", "json",
-                                            "journal", "format", "quiet",  NULL};
+    static const char *const not_shape[] = {
+        "resume", "resume-other-revision", "force", "output", "json", "journal", "format", "quiet", NULL};
     for (int i = 0; not_shape[i]; i++)
         json_object_del(own, not_shape[i]);
     json_object_set_new(jo, "card", own);
@@ -208,6 +215,7 @@ static int card_open_dir(gq_ctx *ctx)
     gq_cli_journal_id(&id, "card", &o->c, ctx->topo, jo);
     id.run_id = o->run_id;
     id.layout = GQ_CARD_JOURNAL_LAYOUT;
+    id.other_revision = o->other_revision;
     if (o->resume) {
         rc = gq_journal_resume(&o->jr, jpath, &id, &o->done, &o->done_item, &ctx->err);
         o->jr.reuse_rs = &o->done;
@@ -289,8 +297,11 @@ static int card_run(gq_ctx *ctx)
         return rc;
     if (o->resume) {
         const gq_card_step *st = &o->plan->step[GQ_CS_STRESS];
-        gq_cli_warn("--resume: %d measurement%s re-used from %s/, %d measured now%s", o->res.reused,
-                    o->res.reused == 1 ? "" : "s", o->resume_partial, o->res.measured,
+        gq_cli_warn("--resume: %s%d measurement%s re-used from %s/, %d measured now%s",
+                    o->jr.tail_cut ? "the journal's last line was unfinished (cut off mid-write) and was "
+                                     "dropped; "
+                                   : "",
+                    o->res.reused, o->res.reused == 1 ? "" : "s", o->resume_partial, o->res.measured,
                     o->res.stress_reused        ? "; the completed stress run re-used"
                     : st->status == GQ_CSS_DONE ? "; the stress run measured whole"
                                                 : "");

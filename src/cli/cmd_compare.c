@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/infile.h"
 #include "analysis/compare.h"
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -173,6 +174,8 @@ const gq_frame_cmd gq_frame_compare = {
         "after a BIOS change, or eight nodes of one purchase. Runs on different GPU models, or with\n"
         "stresses of different lengths, are refused unless --across-models (then every such line says so).\n"
         "Each run is a saved document, a journal or a card directory; one of them may be '-' (stdin).\n"
+        "A document or journal larger than " GQ_INFILE_DOC_MAX_TEXT
+        " is refused from its size, before it is read.\n"
         "Exit codes: 0 no regression, 1 a regression was found, 2 bad input.\n\n",
     .opts = {.name = "compare", .tabs = tabs, .ntab = 1},
     .opts_size = sizeof(compare_cli),

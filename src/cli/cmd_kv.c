@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/infile.h"
 #include "analysis/kv.h"
 #include "cli/commands.h"
 #include "cli/outputs.h"
@@ -55,7 +56,7 @@ static const gq_opt kv_own_opts[] = {
      .arg = "FILE",
      .help = "Hugging Face config.json: num_hidden_layers, num_key_value_heads, head_dim (or hidden_size / "
              "num_attention_heads), torch_dtype; kv_lora_rank + qk_rope_head_dim (multi-head latent "
-             "attention); sliding_window and the layers that use it"},
+             "attention); sliding_window and the layers that use it (at most " GQ_INFILE_TEXT_MAX_TEXT ")"},
     {.name = "layers",
      .type = GQ_OPT_INT,
      .off = OFF(layers),
@@ -112,8 +113,8 @@ static const gq_opt kv_own_opts[] = {
      .off = OFF(input),
      .arg = "FILE",
      .help =
-         "take the rates from a saved run (run, domains or card JSON) instead of measuring; no GPU needed; "
-         "'-' reads stdin"},
+         "take the rates from a saved run (run, domains or card JSON, at most " GQ_INFILE_DOC_MAX_TEXT ") instead of measuring; "
+         "no GPU needed; '-' reads stdin"},
     {.name = "p2p-gbps",
      .type = GQ_OPT_DOUBLE,
      .off = OFF(p2p_gbps),

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/infile.h"
 #include "analysis/bottlenecks.h"
 #include "analysis/domains.h"
 #include "analysis/placement.h"
@@ -94,8 +95,8 @@ static const gq_opt place_own_opts[] = {
      .off = OFF(input),
      .arg = "FILE",
      .help =
-         "plan from a saved 'gpuqual domains' or 'gpuqual card' JSON instead of measuring (no GPU needed; "
-         "'-' reads stdin)"},
+         "plan from a saved 'gpuqual domains' or 'gpuqual card' JSON (at most " GQ_INFILE_DOC_MAX_TEXT ") instead of measuring "
+         "(no GPU needed; '-' reads stdin)"},
     {.name = "verify",
      .type = GQ_OPT_FLAG,
      .off = OFF(verify),
@@ -120,7 +121,7 @@ static const gq_opt place_own_opts[] = {
 static const gq_opt *const tabs[] = {gq_common_output_opts, gq_common_backend_opts, gq_common_measure_opts,
                                      place_own_opts};
 /* Place's --verify runs the verification patterns (its own option); its
- * copies are always checked. 256 MiB per copy. */
+ * copies are always checked. " GQ_INFILE_DOC_MAX_TEXT " per copy. */
 static const char *const place_defaults[] = {"buffer-size=256", NULL};
 static const char *const place_bounds[] = {"buffer-size=4096..1099511627776", NULL};
 #define NTABS ((int)(sizeof tabs / sizeof tabs[0]))

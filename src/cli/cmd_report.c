@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/infile.h"
 #include "analysis/card.h"
 #include "render/card_compose.h"
 #include "analysis/expect.h"
@@ -53,7 +54,7 @@ static const gq_opt report_opts[] = {
      .type = GQ_OPT_STR,
      .off = OFF(expect),
      .arg = "FILE",
-     .help = "judge the saved figures again against an expectations file"},
+     .help = "judge the saved figures again against an expectations file (at most " GQ_INFILE_TEXT_MAX_TEXT ")"},
     {.name = "set", .type = GQ_OPT_KV, .off = OFF(set), .arg = "[MODEL:]CHECK.LEVEL=VALUE", .help = GQ_CARD_SET_HELP},
     {.name = "quiet", .shortname = 'q', .type = GQ_OPT_FLAG, .off = OFF(quiet), .help = "no warnings"},
     GQ_OPT_END,
@@ -238,7 +239,9 @@ const gq_frame_cmd gq_frame_report = {
         "summary. Documents other than cards are composed into a card from their records. A fleet\n"
         "document (DIR/fleet.json of gpuqual fleet) is rendered as the fleet: its summary, Markdown,\n"
         "or HTML with a node × check heatmap, the flagged nodes and the outliers; it exits as the fleet.\n"
-        "RUN.json may also be a run's journal, a card directory, '-' for stdin, a pipe or a FIFO.\n"
+        "RUN.json may also be a run's journal, a card directory, '-' for stdin, a pipe or a FIFO; a\n"
+        "document or journal larger than " GQ_INFILE_DOC_MAX_TEXT
+        " is refused from its size, before it is read.\n"
         "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (the card's verdict); 2 bad input.\n\n",
     .opts = {.name = "report", .tabs = tabs, .ntab = 1},
     .opts_size = sizeof(report_cli),

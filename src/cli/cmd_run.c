@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/infile.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/frame.h"
@@ -38,7 +39,8 @@ typedef struct run_opts {
     double round_time;
     const char *spread;
     const char *host_numa;
-    const char *resume; /* --resume JOURNAL */
+    const char *resume;  /* --resume JOURNAL */
+    bool other_revision; /* --resume-other-revision */
     /* checked by run_prepare */
     const gq_test *sel[MAX_TESTS];
     int nsel;
@@ -96,7 +98,13 @@ static const gq_opt run_tab[] = {
      .type = GQ_OPT_STR,
      .off = OFF(resume),
      .arg = "JOURNAL",
-     .help = "continue the run of this journal: re-use every finished measurement, measure the rest, append to it"},
+     .help = "continue the run of this journal (at most " GQ_INFILE_DOC_MAX_TEXT "): re-use every finished measurement, measure "
+             "the rest, append to it"},
+    {.name = "resume-other-revision",
+     .type = GQ_OPT_FLAG,
+     .off = OFF(other_revision),
+     .help = "with --resume: continue a journal written by another gpuqual version or git revision (refused "
+             "without it)"},
     {.name = "host-numa",
      .type = GQ_OPT_STR,
      .off = OFF(host_numa),
@@ -486,6 +494,7 @@ static int measure_all(gq_ctx *ctx, run_state *st)
     json_object_set_new(jo, "tests", tests);
     gq_journal_id id;
     gq_cli_journal_id(&id, "run", &o->c, ctx->topo, jo);
+    id.other_revision = o->other_revision;
     gq_recordset done = {0};
     int *done_item = NULL;
     int rc = o->resume ? gq_journal_resume(&st->jr, o->resume, &id, &done, &done_item, &ctx->err)
@@ -527,9 +536,22 @@ static int measure_all(gq_ctx *ctx, run_state *st)
     rc = gq_exec_plans(&ctx->be, ctx->topo, st->plans, st->nplans, &ho, st->j, &xo, &st->rs, &xr, &ctx->err);
     gq_records_free(&done);
     free(done_item);
-    if (o->resume)
+    if (o->resume && st->jr.tail_cut)
+        gq_cli_warn("--resume: the last line of %s was unfinished (cut off mid-write) and was dropped; %d "
+                    "measurement%s re-used, %d measured now",
+                    o->resume, xr.reused, xr.reused == 1 ? "" : "s", xr.items);
+    else if (o->resume)
         gq_cli_warn("--resume: %d measurement%s re-used from %s, %d measured now", xr.reused,
                     xr.reused == 1 ? "" : "s", o->resume, xr.items);
+    /* the journal's mark that the run ended whole: report reads it as the run's document */
+    if (!rc && !xr.interrupted && st->j && st->nskipped < o->nsel) {
+        json_t *end = json_pack("{s:s,s:s,s:i}", "step", "run", "status", "done", "records", st->rs.n);
+        gq_err je = {0};
+        /* without it, the journal reads as an interrupted run: nothing is lost */
+        if (end)
+            (void)gq_journal_event(st->j, "step", end, &je);
+        json_decref(end);
+    }
     gq_progress_clear(&bar);
     st->interrupted = xr.interrupted;
     return rc ? GQ_E_FAIL : GQ_OK;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/infile.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/frame.h"
@@ -31,7 +32,8 @@ static const gq_opt topo_own_opts[] = {
      .type = GQ_OPT_STR,
      .off = OFF(from_snapshot),
      .arg = "FILE",
-     .help = "replay discovery from a snapshot FILE instead of asking the GPUs (no GPU needed)"},
+     .help = "replay discovery from a snapshot FILE (at most " GQ_INFILE_TEXT_MAX_TEXT ") instead of asking the GPUs (no GPU "
+             "needed)"},
     GQ_OPT_END,
 };
 /* clang-format on */

@@ -52,8 +52,8 @@ const gq_opt gq_common_backend_opts[] = {
     {.name = "gpus", .shortname = 'g', .type = GQ_OPT_STR, .off = OFF(gpus), .arg = "LIST",
      .help = "GPUs to use: 0,1,3 or 0-3 or all (default all)"},
     {.name = "sim", .type = GQ_OPT_STR, .off = OFF(sim), .arg = "TOPO",
-     .help = "run on a simulated machine: a topology file or a built-in name (rtx4090x8, rtxpro6000x8, "
-             "a100x6, h200x2)"},
+     .help = "run on a simulated machine: a topology file (a regular file of at most 1 MiB) or a built-in "
+             "name (rtx4090x8, rtxpro6000x8, a100x6, h200x2)"},
     {.name = "sim-seed", .type = GQ_OPT_INT, .off = OFF(sim_seed), .def = "1", .arg = "N",
      .help = "seed of the simulator's deterministic noise", .lo = 0, .hi = 2147483647},
     {.name = "sim-noise", .type = GQ_OPT_DOUBLE, .off = OFF(sim_noise), .arg = "FRAC",

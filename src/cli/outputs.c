@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/infile.h"
+#include "core/interrupt.h"
 #include "core/outfile.h"
 #include "render/render.h"
 #include "topo/snapshot.h"
@@ -158,7 +160,11 @@ void gq_cli_journal_id(gq_journal_id *id, const char *cmd, const gq_common *c, c
                           .sim = c ? c->sim : NULL};
 }
 
-/* A journal as a document: its header's options and machine, its records. */
+/* The last journal_doc read a journal whose last line was unfinished. */
+static bool journal_cut;
+
+/* A journal as a document: its header's options and machine, its records;
+ * complete when the run marked its end. */
 static int journal_doc(const char *path, json_t **root, gq_recordset *rs, gq_err *err)
 {
     json_t *h = gq_journal_header(path, err);
@@ -177,8 +183,10 @@ static int journal_doc(const char *path, json_t **root, gq_recordset *rs, gq_err
     json_t *t = h ? json_object_get(h, "topology") : NULL;
     if (rc == GQ_OK && t && gq_topo_from_json(t, topo, err))
         rc = gq_err_prefix(err, "journal '%s'", path);
+    gq_journal_info info = {0};
     if (rc == GQ_OK)
-        rc = gq_journal_read(path, rs ? rs : &tmp, NULL, err);
+        rc = gq_journal_read_info(path, rs ? rs : &tmp, &info, err);
+    journal_cut = rc == GQ_OK && info.truncated;
     if (rc == GQ_OK) {
         const char *ver = json_string_value(json_object_get(h, "version"));
         const char *git = json_string_value(json_object_get(h, "git"));
@@ -190,7 +198,7 @@ static int journal_doc(const char *path, json_t **root, gq_recordset *rs, gq_err
                     .topo = t ? topo : NULL,
                     .records = rs ? rs : &tmp,
                     .simulated = json_is_true(sim),
-                    .incomplete = true};
+                    .incomplete = !info.complete};
         *root = gq_doc_to_json(&d);
         if (!*root)
             rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
@@ -220,6 +228,10 @@ static int doc_load(const char *path, json_t **root, gq_recordset *rs, gq_err *e
                           "gpuqual document, a journal or a card directory",
                           path);
     }
+    /* refused from its size before a byte is read (the sniff reads a line) */
+    int rc = gq_infile_check_size(path, "a gpuqual document or journal", GQ_INFILE_DOC_MAX, err);
+    if (rc)
+        return rc;
     if (gq_journal_sniff(path))
         return journal_doc(path, root, rs, err);
     return gq_doc_load(path, root, rs, err);
@@ -243,8 +255,8 @@ static void msg_rename(gq_err *err, const char *from, const char *to)
     memcpy(err->msg, out, n + 1);
 }
 
-/* The most a stream (a pipe, a FIFO, stdin) may hold: documents and journals are far smaller. */
-#define SPOOL_MAX ((size_t)1 << 30)
+/* The most a stream (a pipe, a FIFO, stdin) may hold: the limit of a file. */
+#define SPOOL_MAX ((size_t)GQ_INFILE_DOC_MAX)
 
 /* A stream read once into an unlinked temporary file, then loaded from there
  * by load (which may open it several times: a journal is sniffed, then read).
@@ -256,7 +268,9 @@ static int spooled(const char *path, const char *name,
                    gq_recordset *rs, gq_err *err)
 {
     bool is_stdin = !strcmp(path, "-");
-    FILE *in = is_stdin ? stdin : fopen(path, "r");
+    FILE *in = is_stdin ? stdin : fopen(path, "r"); /* a FIFO waits here for its writer */
+    if (!in && gq_interrupt_requested())
+        return gq_err_set(err, GQ_E_INTR, "reading '%s' was interrupted (it had no writer yet)", name);
     if (!in)
         return gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", name, strerror(errno));
     FILE *t = tmpfile();
@@ -270,7 +284,7 @@ static int spooled(const char *path, const char *name,
     char buf[65536];
     size_t n, total = 0;
     bool seen = false, bad = false;
-    while (!bad && (n = fread(buf, 1, sizeof buf, in)) > 0) {
+    while (!bad && !gq_interrupt_requested() && (n = fread(buf, 1, sizeof buf, in)) > 0) {
         for (size_t i = 0; i < n && !seen; i++)
             if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' && buf[i] != '\n') {
                 seen = true;
@@ -283,14 +297,19 @@ static int spooled(const char *path, const char *name,
     if (!is_stdin)
         fclose(in);
     int rc;
-    if (rerr)
+    if (gq_interrupt_requested())
+        rc = gq_err_set(err, GQ_E_INTR, "reading '%s' was interrupted", name);
+    else if (rerr)
         rc = gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", name, strerror(rerr));
     else if (werr)
         rc = gq_err_set(err, GQ_E_IO, "cannot read '%s': writing its temporary copy failed: %s", name,
                         strerror(werr));
     else if (total > SPOOL_MAX)
-        rc = gq_err_set(err, GQ_E_USAGE, "'%s' holds more than 1 GiB; expected a gpuqual document or journal",
-                        name);
+        rc = gq_err_set(
+            err, GQ_E_USAGE,
+            "'%s' holds more than %s, the limit for a gpuqual document or journal; is it the right "
+            "file?",
+            name, GQ_INFILE_DOC_MAX_TEXT);
     else {
         char sp[64];
         snprintf(sp, sizeof sp, "/proc/self/fd/%d", fileno(t));
@@ -311,9 +330,14 @@ static bool is_stream(const char *path)
 int gq_cli_doc_load(const char *path, json_t **root, gq_recordset *rs, gq_err *err)
 {
     *root = NULL;
-    if (is_stream(path))
-        return spooled(path, strcmp(path, "-") ? path : "<stdin>", doc_load, root, rs, err);
-    return doc_load(path, root, rs, err);
+    journal_cut = false;
+    int rc = is_stream(path) ? spooled(path, strcmp(path, "-") ? path : "<stdin>", doc_load, root, rs, err)
+                             : doc_load(path, root, rs, err);
+    if (!rc && journal_cut)
+        gq_cli_warn("%s: the journal's last line was unfinished (cut off mid-write) and is left out; %d "
+                    "measurement%s read",
+                    strcmp(path, "-") ? path : "<stdin>", rs ? rs->n : 0, rs && rs->n == 1 ? "" : "s");
+    return rc;
 }
 
 int gq_cli_doc_input(const char *path, json_t **root, gq_recordset *rs, gq_err *err)

@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include "core/interrupt.h"
+
 json_t *gq_json_num(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
@@ -16,6 +18,8 @@ json_t *gq_json_num_if(double v, bool known)
 static size_t next_block(void *buffer, size_t buflen, void *arg)
 {
     FILE *f = arg;
+    if (gq_interrupt_requested()) /* SIGTERM or Ctrl-C: stop reading now */
+        return (size_t)-1;
     size_t n = fread(buffer, 1, buflen, f);
     return n ? n : (ferror(f) ? (size_t)-1 : 0);
 }

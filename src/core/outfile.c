@@ -138,10 +138,32 @@ static int check_node(const char *path, gq_err *err)
     return GQ_OK;
 }
 
+int gq_outfile_check_chars(const char *what, const char *path, gq_err *err)
+{
+    for (size_t i = 0; path && path[i]; i++) {
+        unsigned char c = (unsigned char)path[i];
+        if (c < 0x20 || c == 0x7f)
+            return gq_err_set(err, GQ_E_USAGE,
+                              "%s%scannot write '%s': it holds a control character (%s) at byte %zu; give a "
+                              "path without control characters",
+                              what ? what : "", what ? ": " : "", path,
+                              c == '\n'   ? "a newline"
+                              : c == '\t' ? "a tab"
+                              : c == '\r' ? "a carriage return"
+                              : c == 0x1b ? "an escape"
+                                          : "a control byte",
+                              i + 1);
+    }
+    return GQ_OK;
+}
+
 int gq_outfile_check(const char *path, gq_err *err)
 {
     if (!path || !strcmp(path, "-"))
         return GQ_OK;
+    int crc = gq_outfile_check_chars(NULL, path, err);
+    if (crc)
+        return crc;
     size_t len = strlen(path);
     /* the messages and the names must hold the whole path: a cut one would
      * write somewhere else */

@@ -50,6 +50,12 @@ typedef struct gq_outfile {
  * "-" pass. */
 int gq_outfile_check(const char *path, gq_err *err);
 
+/* A path to write holds no control character (a newline, a tab, an escape:
+ * bytes below 0x20 and 0x7f), which would make a file nobody can name in a
+ * shell or a log line: GQ_E_USAGE naming the byte and its position. what
+ * names the option ("-o", "--journal"). gq_outfile_check does this too. */
+int gq_outfile_check_chars(const char *what, const char *path, gq_err *err);
+
 /* Is PATH written in place (a character device or a FIFO, or a link to one)? */
 bool gq_outfile_is_device(const char *path);
 

@@ -1,5 +1,6 @@
 #include "core/status.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,11 +13,58 @@ static void one_line(char *s)
             *s = ' ';
 }
 
+static bool boundary(char c)
+{
+    return c == ' ' || c == ',' || c == ';';
+}
+
+const char *gq_ellipsize(char *buf, size_t cap, const char *s, size_t max)
+{
+    if (!cap)
+        return buf;
+    size_t n = strlen(s);
+    if (n <= max) {
+        snprintf(buf, cap, "%s", s);
+        return buf;
+    }
+    size_t cut = 0; /* after the last boundary within max */
+    for (size_t i = 0; i < max && i < n; i++)
+        if (boundary(s[i]))
+            cut = i + 1;
+    if (!cut) { /* one word: whole up to its end when it fits */
+        size_t w = 0;
+        while (w < n && !boundary(s[w]))
+            w++;
+        cut = w + 4 <= cap ? w : cap > 4 ? cap - 4 : 0;
+    }
+    if (cut + 4 > cap)
+        cut = cap > 4 ? cap - 4 : 0;
+    while (cut > 0 && s[cut - 1] == ' ')
+        cut--;
+    snprintf(buf, cap, "%.*s...", (int)cut, s);
+    return buf;
+}
+
+/* A message longer than its buffer ends at a word, with "...". */
+static void end_at_word(char *msg, size_t cap, size_t full)
+{
+    if (full < cap || cap < 8)
+        return;
+    size_t cut = cap - 4;
+    while (cut > cap / 2 && !boundary(msg[cut - 1]) && !boundary(msg[cut]))
+        cut--;
+    while (cut > 0 && msg[cut - 1] == ' ')
+        cut--;
+    memcpy(msg + cut, "...", 4);
+}
+
 static int err_vset(gq_err *e, int code, const char *fmt, va_list ap)
 {
     if (e) {
         e->code = code;
-        vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+        int full = vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+        if (full > 0)
+            end_at_word(e->msg, sizeof e->msg, (size_t)full);
         one_line(e->msg);
     }
     return code;
@@ -42,8 +90,10 @@ int gq_err_prefix(gq_err *e, const char *fmt, ...)
     va_end(ap);
     snprintf(old, sizeof old, "%s", e->msg);
     char buf[sizeof pre + sizeof old + 4];
-    snprintf(buf, sizeof buf, "%s: %s", pre, old);
+    int full = snprintf(buf, sizeof buf, "%s: %s", pre, old);
     snprintf(e->msg, sizeof e->msg, "%.*s", (int)(sizeof e->msg - 1), buf);
+    if (full > 0)
+        end_at_word(e->msg, sizeof e->msg, (size_t)full);
     one_line(e->msg);
     return e->code;
 }

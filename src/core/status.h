@@ -10,6 +10,7 @@
 #define GQ_CORE_STATUS_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 typedef enum gq_status {
     GQ_OK = 0,
@@ -37,6 +38,12 @@ int gq_err_set(gq_err *e, int code, const char *fmt, ...) __attribute__((format(
 
 /* Prefix an existing message: "ctx: old message". Returns e->code. */
 int gq_err_prefix(gq_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* s shortened to at most max bytes for quoting in a message: whole when it
+ * fits, else cut after the last word or item boundary (a space, a comma, a
+ * semicolon) within max and ended with "..."; a single word longer than max
+ * is kept whole when buf holds it. Returns buf (cap bytes). */
+const char *gq_ellipsize(char *buf, size_t cap, const char *s, size_t max);
 
 /* Process exit code for a status (documented in README). */
 int gq_status_exit_code(int status);

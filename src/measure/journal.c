@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/interrupt.h"
 #include "core/outfile.h"
 #include "core/runid.h"
 #include "measure/record_json.h"
@@ -136,6 +137,8 @@ static first_kind first_line(FILE *f, json_t **header)
 
 json_t *gq_journal_header(const char *path, gq_err *err)
 {
+    if (gq_infile_check_size(path, "a journal file (JSON lines)", GQ_INFILE_DOC_MAX, err))
+        return NULL;
     FILE *f = fopen(path, "r");
     if (!f) {
         gq_err_set(err, GQ_E_IO, "cannot read journal '%s': %s", path, strerror(errno));
@@ -155,6 +158,8 @@ json_t *gq_journal_header(const char *path, gq_err *err)
 
 bool gq_journal_sniff(const char *path)
 {
+    if (gq_infile_check_size(path, "a journal", GQ_INFILE_DOC_MAX, NULL))
+        return false; /* the reader that follows names why */
     FILE *f = fopen(path, "r");
     if (!f)
         return false;
@@ -290,6 +295,14 @@ static int compare_identity(const char *path, json_t *h, const gq_journal_id *id
 {
     json_t *now = header_json(id, "");
     int rc = GQ_OK;
+    const char *rid = json_string_value(json_object_get(h, "run_id"));
+    if (id->run_id && rid && strcmp(rid, id->run_id)) {
+        json_decref(now);
+        return gq_err_set(err, GQ_E_USAGE,
+                          "cannot resume '%s' line 1: its header is of run %.40s, but the card directory "
+                          "names run %s; the journal belongs to another card, start a new one",
+                          path, rid, id->run_id);
+    }
     for (size_t i = 0; i < sizeof identity_keys / sizeof identity_keys[0] && !rc; i++) {
         const char *sec = identity_keys[i][0];
         json_t *a = json_object_get(sec[0] ? json_object_get(h, sec) : h, identity_keys[i][1]);
@@ -300,27 +313,41 @@ static int compare_identity(const char *path, json_t *h, const gq_journal_id *id
             continue;
         char *sa = a ? json_dumps(a, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
         char *sb = b ? json_dumps(b, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        char qa[128], qb[128];
+        gq_ellipsize(qa, sizeof qa, sa ? sa : "absent", 80);
+        gq_ellipsize(qb, sizeof qb, sb ? sb : "absent", 80);
         if (!strcmp(identity_keys[i][1], "layout"))
             rc = gq_err_set(err, GQ_E_USAGE,
-                            "cannot resume '%s': it was written by another gpuqual, whose journal numbers "
-                            "the measurements differently (layout %.40s, this one's %.40s); start again "
+                            "cannot resume '%s' line 1: it was written by another gpuqual, whose journal "
+                            "numbers the measurements differently (layout %s, this one's %s); start again "
                             "without --resume",
-                            path, sa ? sa : "absent", sb ? sb : "absent");
+                            path, qa, qb);
         else
-            rc = gq_err_set(
-                err, GQ_E_USAGE,
-                "cannot resume '%s': its %s%s%s is %.80s, this run's is %.80s; resume with the same options "
-                "on the same machine, or start a new journal",
-                path, sec, sec[0] ? "." : "", identity_keys[i][1], sa ? sa : "absent", sb ? sb : "absent");
+            rc = gq_err_set(err, GQ_E_USAGE,
+                            "cannot resume '%s' line 1: its %s%s%s is %s, this run's is %s; resume with the "
+                            "same options on the same machine, or start a new journal",
+                            path, sec, sec[0] ? "." : "", identity_keys[i][1], qa, qb);
         free(sa);
         free(sb);
+    }
+    /* another revision may measure or number differently: only when asked */
+    const char *ver = json_string_value(json_object_get(h, "version"));
+    const char *git = json_string_value(json_object_get(h, "git"));
+    const char *nver = id->version ? id->version : "", *ngit = id->git ? id->git : "";
+    if (!rc && !id->other_revision && (!ver || !git || strcmp(ver, nver) || strcmp(git, ngit))) {
+        char qa[64], qb[64];
+        rc = gq_err_set(err, GQ_E_USAGE,
+                        "cannot resume '%s' line 1: it was written by gpuqual %s (git %s), this is %s (git "
+                        "%s); give --resume-other-revision to continue it anyway, or start a new journal",
+                        path, gq_ellipsize(qa, sizeof qa, ver ? ver : "unknown", 40),
+                        gq_ellipsize(qb, sizeof qb, git ? git : "unknown", 40), nver, ngit);
     }
     json_decref(now);
     return rc;
 }
 
-static int read_journal(const char *path, gq_recordset *out, int **items, json_t **steps, bool *truncated,
-                        gq_err *err);
+static int read_journal(const char *path, gq_recordset *out, int **items, json_t **steps,
+                        gq_journal_info *info, gq_err *err);
 
 int gq_journal_resume(gq_journal *j, const char *path, const gq_journal_id *id, gq_recordset *done,
                       int **done_item, gq_err *err)
@@ -343,9 +370,11 @@ int gq_journal_resume(gq_journal *j, const char *path, const gq_journal_id *id, 
         snprintf(j->run_id, sizeof j->run_id, "%s", json_string_value(json_object_get(h, "run_id")));
     json_decref(h);
     json_t *steps = NULL;
-    if (rc || (rc = read_journal(path, done, done_item, &steps, NULL, err)))
+    gq_journal_info info;
+    if (rc || (rc = read_journal(path, done, done_item, &steps, &info, err)))
         return rc;
     j->done_steps = steps;
+    j->tail_cut = info.truncated;
     int fd = open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         rc = gq_err_set(err, GQ_E_IO, "--resume: cannot open journal '%s': %s", path, strerror(errno));
@@ -355,8 +384,15 @@ int gq_journal_resume(gq_journal *j, const char *path, const gq_journal_id *id, 
         if (!j->f)
             rc = gq_err_set(err, GQ_E_NOMEM, "journal: out of memory");
     }
+    if (!rc) { /* where the resume begins: what was left unfinished before is measured again */
+        json_t *st = json_pack("{s:s,s:s,s:i}", "step", "resume", "status", "started", "reused", done->n);
+        rc = st ? gq_journal_event(j, "step", st, err) : gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        json_decref(st);
+        if (!rc)
+            j->written = 0;
+    }
     if (rc) {
-        if (fd >= 0)
+        if (fd >= 0 && !j->f)
             close(fd);
         gq_journal_close(j);
     }
@@ -400,39 +436,75 @@ void gq_journal_close(gq_journal *j)
     }
 }
 
-/* What the reader keeps: records, and for resume each record's item and
- * which items were marked done. */
+/* What the reader keeps: records, each record's item, which items were
+ * marked done, and what makes the journal one run (the header's run id, the
+ * records seen). */
 typedef struct reader {
+    const char *path;
     gq_recordset *out;
-    int *item; /* per record of out (resume), or NULL */
+    int *item; /* per record of out */
     int icap;
     bool *done; /* per item index */
     int dcap;
-    json_t *steps; /* resume: the last finished line of each named step, or NULL */
+    json_t *steps;   /* resume: the last finished line of each named step, or NULL */
+    char run_id[64]; /* the header's; "" for a schema-1 journal without one */
+    bool header;     /* line 1 was a header */
+    bool complete;   /* a "run" step marked done: the run ended, every item measured */
+    /* the records seen, as (hash of item and record, line): a repeated line is
+     * a measurement counted twice */
+    unsigned long long *seen;
+    int *seen_line;
+    size_t seen_cap, nseen;
 } reader;
+
+static int grow_done(reader *rd, int i)
+{
+    if (i < rd->dcap)
+        return GQ_OK;
+    int cap = i * 2 + 16;
+    bool *d = realloc(rd->done, (size_t)cap * sizeof *d);
+    if (!d)
+        return GQ_E_NOMEM;
+    memset(d + rd->dcap, 0, (size_t)(cap - rd->dcap) * sizeof *d);
+    rd->done = d;
+    rd->dcap = cap;
+    return GQ_OK;
+}
 
 static int mark_done(reader *rd, json_t *step)
 {
     json_t *k = json_object_get(step, "item");
     const char *status = json_string_value(json_object_get(step, "status"));
     const char *name = json_string_value(json_object_get(step, "step"));
+    if (name && !strcmp(name, "run") && status && !strcmp(status, "done"))
+        rd->complete = true;
     if (rd->steps && name && strcmp(name, "item") && status && !strcmp(status, "done"))
         return json_object_set(rd->steps, name, step) ? GQ_E_NOMEM : GQ_OK;
     if (!json_is_integer(k) || !status || strcmp(status, "done") || json_integer_value(k) < 0 ||
         json_integer_value(k) > 10000000)
         return GQ_OK;
     int i = (int)json_integer_value(k);
-    if (i >= rd->dcap) {
-        int cap = i * 2 + 16;
-        bool *d = realloc(rd->done, (size_t)cap * sizeof *d);
-        if (!d)
-            return GQ_E_NOMEM;
-        memset(d + rd->dcap, 0, (size_t)(cap - rd->dcap) * sizeof *d);
-        rd->done = d;
-        rd->dcap = cap;
-    }
+    if (grow_done(rd, i))
+        return GQ_E_NOMEM;
     rd->done[i] = true;
     return GQ_OK;
+}
+
+/* A resume starts here: the records of items it found unfinished were an
+ * attempt cut off by the crash or Ctrl-C, and the resumed run measures those
+ * items again, so they are no measurements of the run. */
+static void drop_unfinished(reader *rd)
+{
+    gq_recordset *rs = rd->out;
+    int n = 0;
+    for (int i = 0; i < rs->n; i++) {
+        int k = rd->item[i];
+        if (k >= 0 && (k >= rd->dcap || !rd->done[k]))
+            continue;
+        rd->item[n] = k;
+        rs->v[n++] = rs->v[i];
+    }
+    rs->n = n;
 }
 
 static int keep_item(reader *rd, json_t *root)
@@ -446,14 +518,111 @@ static int keep_item(reader *rd, json_t *root)
         rd->item = v;
         rd->icap = cap;
     }
-    rd->item[rd->out->n - 1] = json_is_integer(k) ? (int)json_integer_value(k) : -1;
+    rd->item[rd->out->n - 1] =
+        json_is_integer(k) && json_integer_value(k) >= 0 && json_integer_value(k) <= 10000000
+            ? (int)json_integer_value(k)
+            : -1;
+    return GQ_OK;
+}
+
+/* FNV-1a of the item number and the record as written (its keys sorted): two
+ * lines that hash alike hold the same measurement, to the last digit, which
+ * two real measurements never do. */
+static unsigned long long record_hash(json_t *root, json_t *rec)
+{
+    char *s = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+    if (!s)
+        return 0;
+    unsigned long long h = 1469598103934665603ull;
+    json_t *k = json_object_get(root, "item");
+    long long item = json_is_integer(k) ? (long long)json_integer_value(k) : -1;
+    for (int b = 0; b < 8; b++) {
+        h ^= (unsigned char)(item >> (8 * b));
+        h *= 1099511628211ull;
+    }
+    for (const char *c = s; *c; c++) {
+        h ^= (unsigned char)*c;
+        h *= 1099511628211ull;
+    }
+    free(s);
+    return h ? h : 1;
+}
+
+/* The line where the same record was seen first, 0 if none (and remember it). */
+static int seen_before(reader *rd, unsigned long long h, int lineno, int *first)
+{
+    *first = 0;
+    if (rd->nseen * 2 >= rd->seen_cap) {
+        size_t cap = rd->seen_cap ? rd->seen_cap * 2 : 1024;
+        unsigned long long *v = calloc(cap, sizeof *v);
+        int *l = calloc(cap, sizeof *l);
+        if (!v || !l) {
+            free(v);
+            free(l);
+            return GQ_E_NOMEM;
+        }
+        for (size_t i = 0; i < rd->seen_cap; i++)
+            if (rd->seen[i]) {
+                size_t p = rd->seen[i] & (cap - 1);
+                while (v[p])
+                    p = (p + 1) & (cap - 1);
+                v[p] = rd->seen[i];
+                l[p] = rd->seen_line[i];
+            }
+        free(rd->seen);
+        free(rd->seen_line);
+        rd->seen = v;
+        rd->seen_line = l;
+        rd->seen_cap = cap;
+    }
+    size_t p = h & (rd->seen_cap - 1);
+    while (rd->seen[p] && rd->seen[p] != h)
+        p = (p + 1) & (rd->seen_cap - 1);
+    if (rd->seen[p]) {
+        *first = rd->seen_line[p];
+        return GQ_OK;
+    }
+    rd->seen[p] = h;
+    rd->seen_line[p] = lineno;
+    rd->nseen++;
+    return GQ_OK;
+}
+
+/* Every line after the header belongs to the header's run. */
+static int same_run(reader *rd, int lineno, json_t *root, gq_err *err)
+{
+    if (json_is_object(json_object_get(root, "header")))
+        return lineno == 1
+                   ? GQ_OK
+                   : gq_err_set(
+                         err, GQ_E_USAGE,
+                         "journal '%s' line %d: a second header (run %.40s); a journal "
+                         "holds one run, give each run its own journal",
+                         rd->path, lineno,
+                         json_string_value(json_object_get(json_object_get(root, "header"), "run_id"))
+                             ? json_string_value(json_object_get(json_object_get(root, "header"), "run_id"))
+                             : "unnamed");
+    if (!rd->header)
+        return GQ_OK; /* schema 1: no header, no run to hold the lines to */
+    const char *rid = json_string_value(json_object_get(root, "run_id"));
+    if (!rid)
+        return gq_err_set(err, GQ_E_USAGE,
+                          "journal '%s' line %d: no run_id; every line of a journal names the run "
+                          "of its header (%s)",
+                          rd->path, lineno, rd->run_id);
+    if (strcmp(rid, rd->run_id))
+        return gq_err_set(err, GQ_E_USAGE,
+                          "journal '%s' line %d: a line of run %.40s in the journal of run %s; a journal "
+                          "holds one run, give each run its own journal",
+                          rd->path, lineno, rid, rd->run_id);
     return GQ_OK;
 }
 
 /* One complete line of a journal: a record goes to out; a header, a step or
  * a sample is skipped (a step marks its item done). */
-static int read_line(const char *path, int lineno, json_t *root, reader *rd, gq_err *err)
+static int read_line(int lineno, json_t *root, reader *rd, gq_err *err)
 {
+    const char *path = rd->path;
     const char *tool = json_string_value(json_object_get(root, "journal"));
     json_t *sv = json_object_get(root, "schema_version");
     json_t *rec = json_object_get(root, "record");
@@ -464,25 +633,46 @@ static int read_line(const char *path, int lineno, json_t *root, reader *rd, gq_
         return gq_err_set(err, GQ_E_USAGE,
                           "journal '%s' line %d has schema_version %lld; this gpuqual reads up to %d", path,
                           lineno, (long long)json_integer_value(sv), GQ_SCHEMA_VERSION);
+    json_t *h = json_object_get(root, "header");
+    if (lineno == 1 && json_is_object(h)) {
+        const char *rid = json_string_value(json_object_get(h, "run_id"));
+        rd->header = rid != NULL;
+        snprintf(rd->run_id, sizeof rd->run_id, "%s", rid ? rid : "");
+    }
+    int rc = same_run(rd, lineno, root, err);
+    if (rc)
+        return rc;
     if (!json_is_object(rec)) {
         json_t *step = json_object_get(root, "step");
-        if (json_is_object(step))
+        if (json_is_object(step)) {
+            const char *name = json_string_value(json_object_get(step, "step"));
+            if (name && !strcmp(name, "resume"))
+                drop_unfinished(rd);
             return mark_done(rd, step) ? gq_err_set(err, GQ_E_NOMEM, "journal: out of memory") : GQ_OK;
-        if (json_is_object(json_object_get(root, "header")) || json_object_get(root, "sample"))
+        }
+        if (json_is_object(h) || json_object_get(root, "sample"))
             return GQ_OK;
         return gq_err_set(err, GQ_E_USAGE, "journal '%s' line %d is not a gpuqual journal line", path,
                           lineno);
     }
+    int first = 0;
+    if (seen_before(rd, record_hash(root, rec), lineno, &first))
+        return gq_err_set(err, GQ_E_NOMEM, "journal: out of memory");
+    if (first)
+        return gq_err_set(err, GQ_E_USAGE,
+                          "journal '%s' line %d: the same measurement as line %d; a journal holds each "
+                          "measurement once",
+                          path, lineno, first);
     gq_record r;
     gq_err rerr = {0};
     if (gq_record_from_json(rec, &r, &rerr))
         return gq_err_set(err, GQ_E_USAGE, "journal '%s' line %d: %s", path, lineno, rerr.msg);
-    if (gq_records_push(rd->out, &r) || (rd->icap >= 0 && keep_item(rd, root)))
+    if (gq_records_push(rd->out, &r) || keep_item(rd, root))
         return gq_err_set(err, GQ_E_NOMEM, "journal: out of memory");
     return GQ_OK;
 }
 
-static int read_lines(FILE *f, const char *path, reader *rd, bool *truncated, gq_err *err)
+static int read_lines(FILE *f, reader *rd, bool *truncated, gq_err *err)
 {
     int rc = GQ_OK;
     char *line = NULL;
@@ -491,6 +681,10 @@ static int read_lines(FILE *f, const char *path, reader *rd, bool *truncated, gq
     int lineno = 0;
     while (!rc && (len = getline(&line, &cap, f)) > 0) {
         lineno++;
+        if (gq_interrupt_requested()) { /* SIGTERM or Ctrl-C: stop reading now */
+            rc = gq_err_set(err, GQ_E_INTR, "reading journal '%s' was interrupted", rd->path);
+            break;
+        }
         bool complete = line[len - 1] == '\n';
         json_error_t je;
         json_t *root = json_loadb(line, (size_t)len, 0, &je);
@@ -501,11 +695,11 @@ static int read_lines(FILE *f, const char *path, reader *rd, bool *truncated, gq
                 break;
             }
             if (len != 1) /* not a blank line */
-                rc = gq_err_set(err, GQ_E_USAGE, "journal '%s' line %d is not JSON: %s", path, lineno,
+                rc = gq_err_set(err, GQ_E_USAGE, "journal '%s' line %d is not JSON: %s", rd->path, lineno,
                                 je.text);
             continue;
         }
-        rc = read_line(path, lineno, root, rd, err);
+        rc = read_line(lineno, root, rd, err);
         json_decref(root);
     }
     free(line);
@@ -536,23 +730,25 @@ static void keep_finished(reader *rd)
     rs->n = n;
 }
 
-static int read_journal(const char *path, gq_recordset *out, int **items, json_t **steps, bool *truncated,
-                        gq_err *err)
+static int read_journal(const char *path, gq_recordset *out, int **items, json_t **steps,
+                        gq_journal_info *info, gq_err *err)
 {
-    if (truncated)
-        *truncated = false;
-    int crc = gq_infile_check(path, "a journal file (JSON lines)", err);
+    if (info)
+        memset(info, 0, sizeof *info);
+    int crc = gq_infile_check_size(path, "a journal file (JSON lines)", GQ_INFILE_DOC_MAX, err);
     if (crc)
         return gq_err_prefix(err, "journal");
     FILE *f = fopen(path, "r");
     if (!f)
         return gq_err_set(err, GQ_E_IO, "cannot read journal '%s': %s", path, strerror(errno));
-    reader rd = {.out = out, .icap = items ? 0 : -1, .steps = steps ? json_object() : NULL};
+    reader rd = {.path = path, .out = out, .steps = steps ? json_object() : NULL};
     int rc = steps && !rd.steps ? gq_err_set(err, GQ_E_NOMEM, "journal: out of memory")
-                                : read_lines(f, path, &rd, truncated, err);
+                                : read_lines(f, &rd, info ? &info->truncated : NULL, err);
     fclose(f);
+    if (!rc && info)
+        info->complete = rd.complete;
     if (!rc && items) {
-        if (!rd.item && out->n == 0)
+        if (!rd.item)
             rd.item = malloc(sizeof(int));
         keep_finished(&rd);
         *items = rd.item;
@@ -560,6 +756,8 @@ static int read_journal(const char *path, gq_recordset *out, int **items, json_t
     }
     free(rd.item);
     free(rd.done);
+    free(rd.seen);
+    free(rd.seen_line);
     if (steps && !rc)
         *steps = rd.steps;
     else
@@ -567,7 +765,16 @@ static int read_journal(const char *path, gq_recordset *out, int **items, json_t
     return rc;
 }
 
+int gq_journal_read_info(const char *path, gq_recordset *out, gq_journal_info *info, gq_err *err)
+{
+    return read_journal(path, out, NULL, NULL, info, err);
+}
+
 int gq_journal_read(const char *path, gq_recordset *out, bool *truncated, gq_err *err)
 {
-    return read_journal(path, out, NULL, NULL, truncated, err);
+    gq_journal_info info;
+    int rc = read_journal(path, out, NULL, NULL, &info, err);
+    if (truncated)
+        *truncated = info.truncated;
+    return rc;
 }

@@ -9,7 +9,8 @@
  *    "options":{...the options that shape a figure...},
  *    "machine":{"hostname","driver","simulated","sim","gpus":[{"index","uuid","name"}]},
  *    "topology":{...the whole machine, as in documents; optional}}}
- * Then one line per event, each with the header's run_id:
+ * Then one line per event, each with the header's run_id (a line of another
+ * run, a second header or a repeated record makes the journal unreadable):
  *   {"journal":"gpuqual","schema_version":N,"run_id":...,"record":{...}}
  * (the record in the same JSON form as in saved documents), or "step" (card
  * steps) or "sample" (stress telemetry) instead of "record".
@@ -46,6 +47,7 @@ typedef struct gq_journal {
      * "item", keyed by NAME (the card's "stress" carries its whole section) */
     struct json_t *done_steps;
     bool in_place; /* a device or a pipe: written, never synced */
+    bool tail_cut; /* resume: the journal's last line was unfinished and was dropped */
 } gq_journal;
 
 /* What the header says. */
@@ -61,6 +63,10 @@ typedef struct gq_journal_id {
      * "card-2"; NULL: none): a journal written with another layout is not
      * resumed, its item numbers would name other measurements */
     const char *layout;
+    /* resume a journal written by another gpuqual revision (version or git);
+     * without it such a journal is refused, since another revision may
+     * measure or number differently */
+    bool other_revision;
 } gq_journal_id;
 
 /* Start a new journal at path (NULL or "": an automatic one, created with
@@ -92,6 +98,19 @@ void gq_journal_close(gq_journal *j);
  * is set when the last line was cut short and skipped. A line that is complete
  * but not a gpuqual journal line is an error naming its line number. */
 int gq_journal_read(const char *path, gq_recordset *out, bool *truncated, gq_err *err);
+
+/* What reading a journal found besides its records. */
+typedef struct gq_journal_info {
+    bool truncated; /* its last line was unfinished (a crash mid-write) and was left out */
+    bool complete;  /* a "run" step marked done: the run ended with every item measured */
+} gq_journal_info;
+
+/* gq_journal_read, with what it found in *info. Both refuse (GQ_E_USAGE, one
+ * line naming the file and the line) a journal that is not one run: a second
+ * header, a line of another run id, or a record repeated to the last digit.
+ * Records of items left unfinished where a resume began are left out (the
+ * resumed run measured them again). */
+int gq_journal_read_info(const char *path, gq_recordset *out, gq_journal_info *info, gq_err *err);
 
 /* The header object of the journal at path (new reference), or NULL with
  * *err set: not a journal (GQ_E_USAGE), a schema-1 journal without one

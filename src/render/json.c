@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include "core/infile.h"
+#include "core/interrupt.h"
 #include "core/json.h"
 #include "core/outfile.h"
 #include "core/runid.h"
 #include "core/units.h"
+#include "render/card_render.h"
 #include "render/render.h"
 #include "render/render_util.h"
 #include "render/analysis_render.h"
@@ -123,6 +125,9 @@ static int load_json(const char *path, json_t **out, gq_err *err)
         return gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", path, strerror(errno));
     if (S_ISDIR(st.st_mode))
         return gq_err_set(err, GQ_E_USAGE, "'%s' is a directory, expected a gpuqual JSON document", path);
+    int rc = gq_infile_check_size(path, "a gpuqual document", GQ_INFILE_DOC_MAX, err);
+    if (rc)
+        return rc;
     FILE *f = fopen(path, "r");
     if (!f)
         return gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", path, strerror(errno));
@@ -132,6 +137,8 @@ static int load_json(const char *path, json_t **out, gq_err *err)
     fclose(f);
     if (*out)
         return GQ_OK;
+    if (gq_interrupt_requested())
+        return gq_err_set(err, GQ_E_INTR, "reading '%s' was interrupted", path);
     if (e)
         return gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", path, strerror(e));
     if (strstr(je.text, "duplicate object key"))
@@ -278,7 +285,7 @@ int gq_doc_check_sections(const char *path, const json_t *j, int ngpu, gq_err *e
         rc = gq_bottlenecks_from_json(path, j, ngpu, b, err);
         free(b);
     }
-    /* the card section's own codec checks its fields; here only its shape */
+    /* the card section's shape; its fields are the card codec's (gq_doc_load) */
     const json_t *card = json_object_get(j, "card");
     if (!rc && card && !json_is_object(card))
         rc = gq_dec_bad(path, "card", card, "an object", err);
@@ -294,6 +301,12 @@ int gq_doc_load(const char *path, json_t **root, gq_recordset *out_records, gq_e
         return rc;
     if ((rc = check_header(path, j, err)) || (rc = doc_gpus(path, j, &ngpu, err)) ||
         (rc = doc_topology(path, j, &ngpu, err)) || (rc = gq_doc_check_sections(path, j, ngpu, err)))
+        goto out;
+    /* the card section read by the card's one codec, fail closed, as report
+     * reads it: whatever report refuses, every command that loads a document
+     * (compare, place --input, kv --input) refuses too */
+    json_t *card = json_object_get(j, "card");
+    if (card && (rc = gq_card_read(card, path, err)))
         goto out;
     if (out_records &&
         (rc = gq_doc_records_from_json(path, json_object_get(j, "records"), ngpu, out_records, err)))

@@ -1,4 +1,5 @@
 #include "topo/snapshot.h"
+#include "core/infile.h"
 #include "core/runid.h"
 #include "core/json.h"
 
@@ -593,9 +594,12 @@ int gq_snapshot_load(const char *path, gq_topo *t, gq_err *err)
     struct stat st;
     json_t *root = NULL;
     int rc = GQ_OK;
-    FILE *f = fopen(path, "r");
-
     gq_topo_init(t);
+    /* a file too large is refused from its size (a directory below, by name) */
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+        gq_infile_check_size(path, "a snapshot (topo --save-snapshot)", GQ_INFILE_TEXT_MAX, err))
+        return err ? err->code : GQ_E_USAGE;
+    FILE *f = fopen(path, "r");
     if (!f)
         return gq_err_set(err, GQ_E_IO, "cannot read snapshot '%s': %s", path, strerror(errno));
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {

@@ -260,7 +260,9 @@ static void test_resume(void **state)
     bool trunc = true;
     assert_int_equal(gq_journal_read(path, &done, &trunc, NULL), GQ_OK);
     assert_false(trunc);
-    assert_int_equal(done.n, 4);
+    /* items 0 and 1 and the record appended; item 2's unfinished attempt is
+     * left out where the resume began (the resumed run measures it again) */
+    assert_int_equal(done.n, 3);
     gq_records_free(&done);
     json_object_set_new(opts, "rounds", json_integer(5));
     assert_int_equal(gq_journal_resume(&j, path, &id, &done, &item, &err), GQ_E_USAGE);

@@ -244,13 +244,34 @@ int gq_sim_load_file(const char *path, gq_sim_machine **out, gq_err *err)
     *out = NULL;
     char *buf = NULL;
     int rc = GQ_OK;
+    /* what the path is, before it is opened: a FIFO would block the open
+     * until a writer came, and a file too large is refused from its size */
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return gq_err_set(err, GQ_E_USAGE, "%s:1:1: cannot open the topology file: %s", path,
+                          strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return gq_err_set(err, GQ_E_USAGE, "%s:1:1: is a directory, not a topology file", path);
+    if (!S_ISREG(st.st_mode))
+        return gq_err_set(err, GQ_E_USAGE,
+                          "%s:1:1: is a %s, not a regular file; give a topology file (examples/topologies/)",
+                          path,
+                          S_ISFIFO(st.st_mode)   ? "FIFO"
+                          : S_ISCHR(st.st_mode)  ? "character device"
+                          : S_ISSOCK(st.st_mode) ? "socket"
+                                                 : "special file");
+    if (st.st_size > GQ_SIM_MAX_FILE)
+        return gq_err_set(
+            err, GQ_E_USAGE,
+            "%s:1:1: the topology file is larger than 1 MiB (%lld bytes, over the limit of %d bytes); is "
+            "it the right file?",
+            path, (long long)st.st_size, GQ_SIM_MAX_FILE);
     FILE *f = fopen(path, "rb");
     if (!f)
         return gq_err_set(err, GQ_E_USAGE, "%s:1:1: cannot open the topology file: %s", path,
                           strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        rc = gq_err_set(err, GQ_E_USAGE, "%s:1:1: is a directory, not a topology file", path);
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        rc = gq_err_set(err, GQ_E_USAGE, "%s:1:1: changed while opening; give a topology file", path);
         goto out;
     }
     buf = malloc(GQ_SIM_MAX_FILE + 1);
