@@ -189,6 +189,22 @@ static void estimate(const gq_topo *t, const gq_card_opts *o, int q, double est[
             est[s] = 0;
 }
 
+double gq_card_default_budget_s(const gq_topo *t, const gq_card_opts *o)
+{
+    double own = gq_card_level_budget_s(o->level);
+    if (o->ngpus < 1)
+        return own;
+    double est[GQ_CS_COUNT], total = 0;
+    estimate(t, o, NQUALITY - 1, est);
+    for (int s = 0; s < GQ_CS_COUNT; s++)
+        if (est[s] > 0)
+            total += est[s];
+    total = ceil(total);
+    if (total > GQ_CARD_DEFAULT_BUDGET_MAX_X * own)
+        total = GQ_CARD_DEFAULT_BUDGET_MAX_X * own;
+    return total > own ? total : own;
+}
+
 static void fmt_dur(double s, char *buf, size_t n)
 {
     if (s < 90)
@@ -301,10 +317,25 @@ int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out
         snprintf(st->note, sizeof st->note, "%s", why);
         st->reason = r;
     }
-    if (q > 0)
-        snprintf(out->step[GQ_CS_IDENTITY].note, sizeof out->step[GQ_CS_IDENTITY].note,
-                 "quality lowered to fit the budget: %d rounds of %.2f s per measurement", out->rounds,
-                 out->round_s);
+    char *note = out->step[GQ_CS_IDENTITY].note;
+    size_t nn = sizeof out->step[GQ_CS_IDENTITY].note;
+    if (o->level_budget_s > 0 && o->budget_s > o->level_budget_s) {
+        char own[32], raised[32];
+        fmt_dur(o->level_budget_s, own, sizeof own);
+        fmt_dur(o->budget_s, raised, sizeof raised);
+        double need = 0;
+        for (int s = 0; s < GQ_CS_COUNT; s++)
+            need += worst[s] > 0 ? worst[s] : 0;
+        snprintf(note, nn, "the %s level's %s budget raised to %s for %d GPUs (%s)",
+                 gq_card_level_name(o->level), own, raised, o->ngpus,
+                 o->budget_s >= ceil(need) ? "every step of the level at the lowest quality"
+                                           : "the most a default is raised to: --budget gives more");
+    }
+    if (q > 0) {
+        size_t l = strlen(note);
+        snprintf(note + l, nn - l, "%squality lowered to fit the budget: %d rounds of %.2f s per measurement",
+                 l ? "; " : "", out->rounds, out->round_s);
+    }
     return GQ_OK;
 }
 

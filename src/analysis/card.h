@@ -86,6 +86,9 @@ typedef struct gq_card_step {
 typedef struct gq_card_opts {
     gq_card_level level; /* which steps the card is made of (default standard) */
     double budget_s;     /* > 0 */
+    /* The level's own budget when budget_s is the default raised to fit the
+     * machine (gq_card_default_budget_s, no --budget given); 0 otherwise. */
+    double level_budget_s;
     double stress_s;     /* 0: no stress */
     int prefill, decode; /* roles; both 0: the default split (half and half) */
     int offload;         /* KV offload workers; -1: default (half the GPUs) */
@@ -119,6 +122,20 @@ typedef struct gq_card_plan {
     int quality;   /* 0 best .. */
     gq_card_level level;
 } gq_card_plan;
+
+/* The budget a level's default gives this machine: the level's own
+ * (gq_card_level_budget_s: 1m, 5m, 15m), raised, where the machine needs more,
+ * to the time every step of the level takes at the lowest quality (in whole
+ * seconds), so that a default card never drops a step for the budget; but
+ * never above GQ_CARD_DEFAULT_BUDGET_MAX_X times the level's own, so that a
+ * default never turns into hours (64 GPUs need 17m41s at quick, an hour at
+ * standard: they are INCOMPLETE at the default and take --budget). On the
+ * simulated 8-GPU machines that is the level's own; a 16-GPU machine's matrix
+ * of 240 pairs raises it (sw16x2: quick 1m40s, standard 5m07s). Uses o's level,
+ * GPUs, buffer size, stress length and the steps turned off; o->budget_s is not
+ * read. */
+#define GQ_CARD_DEFAULT_BUDGET_MAX_X 4
+double gq_card_default_budget_s(const gq_topo *t, const gq_card_opts *o);
 
 /* Plan for topo and the selected GPUs. GQ_E_USAGE when even the smallest
  * card (identity, each GPU's host paths, and the stress run asked for) does

@@ -28,8 +28,9 @@ const gq_opt gq_card_cli_opts[] = {
      .type = GQ_OPT_DURATION,
      .off = OFF(budget_s),
      .arg = "TIME",
-     .help = "time the whole card may take (default: the level's); quality is lowered to fit, and a step of "
-             "the level that still does not fit makes the card INCOMPLETE",
+     .help = "time the whole card may take (default: the level's, raised for a machine whose steps need more, "
+             "at most 4 times); quality is lowered to fit, and a step of the level that still does not fit "
+             "makes the card INCOMPLETE",
      .lo = 0.001,
      .hi = 7 * 86400},
     {.name = "expect",
@@ -114,7 +115,6 @@ int gq_card_cli_plan(const gq_card_cli *o, const gq_common *cm, const gq_topo *t
     gq_card_opts_default(co);
     if (o->level && !gq_card_level_parse(o->level, &co->level))
         return gq_err_set(err, GQ_E_USAGE, "--level %s: expected quick, standard or full", o->level);
-    co->budget_s = o->budget_s > 0 ? o->budget_s : gq_card_level_budget_s(co->level);
     co->stress_s = o->no_stress ? 0 : o->stress_s > 0 ? o->stress_s : gq_card_level_stress_s(co->level);
     co->no_placement = o->no_placement;
     /* Every role left out: nothing to place, as if the placement were turned off. */
@@ -138,6 +138,13 @@ int gq_card_cli_plan(const gq_card_cli *o, const gq_common *cm, const gq_topo *t
     if (o->offload > co->ngpus)
         return gq_err_set(err, GQ_E_USAGE, "--offload %d needs %d GPUs; %d %s selected", o->offload,
                           o->offload, co->ngpus, co->ngpus == 1 ? "is" : "are");
+    /* --budget as given; without it, the level's, raised to what the machine needs. */
+    if (o->budget_s > 0) {
+        co->budget_s = o->budget_s;
+    } else {
+        co->budget_s = gq_card_default_budget_s(topo, co);
+        co->level_budget_s = gq_card_level_budget_s(co->level);
+    }
     return gq_card_plan_make(topo, co, plan, err);
 }
 

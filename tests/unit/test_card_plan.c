@@ -167,13 +167,70 @@ static void test_one_gpu_and_growth(void **state)
                 gq_card_estimate_measurement(1, 5, 0.1, 1 << 28));
 }
 
+/* A level's default fits the machine (issue 28, item 6): up to 16 GPUs the
+ * default budget never drops a step for the budget, at every level, with or
+ * without the stress; where the level's own budget already fits, it is the
+ * level's own; the default is raised at most GQ_CARD_DEFAULT_BUDGET_MAX_X
+ * times; and the note says why the budget is what it is. */
+static void test_default_budget(void **state)
+{
+    (void)state;
+    static const gq_card_level levels[] = {GQ_LEVEL_QUICK, GQ_LEVEL_STANDARD, GQ_LEVEL_FULL};
+    gq_card_opts o;
+    gq_card_plan p;
+    gq_err e = {0};
+    bool raised16 = false;
+    for (int n = 1; n <= 16; n++)
+        for (int withp2p = 0; withp2p < 2; withp2p++)
+            for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++)
+                for (int st = 0; st < 2; st++) {
+                    gq_topo *t = machine(n, withp2p);
+                    opts_for(&o, n, 0, st ? gq_card_level_stress_s(levels[l]) : 0);
+                    o.level = levels[l];
+                    double own = gq_card_level_budget_s(levels[l]);
+                    o.budget_s = gq_card_default_budget_s(t, &o);
+                    o.level_budget_s = own;
+                    assert_true(o.budget_s >= own);
+                    assert_int_equal(gq_card_plan_make(t, &o, &p, &e), GQ_OK);
+                    for (int s = 0; s < GQ_CS_COUNT; s++)
+                        if (p.step[s].reason == GQ_EVR_BUDGET)
+                            fail_msg("%d GPUs (p2p %d), level %d, stress %d: step %s did not fit the default "
+                                     "budget of %.0f s",
+                                     n, withp2p, (int)levels[l], st, gq_card_step_name((gq_card_step_id)s),
+                                     o.budget_s);
+                    if (o.budget_s > own) {
+                        raised16 |= n == 16;
+                        /* raised only as far as the level needs at the lowest quality */
+                        assert_true(p.est_total_s > own);
+                        assert_true(o.budget_s - p.est_total_s < 1.0);
+                        assert_non_null(strstr(p.step[GQ_CS_IDENTITY].note, "budget raised to"));
+                        assert_non_null(strstr(p.step[GQ_CS_IDENTITY].note, "lowest quality"));
+                    } else {
+                        assert_null(strstr(p.step[GQ_CS_IDENTITY].note, "budget raised"));
+                    }
+                    free(t);
+                }
+    /* 16 GPUs with P2P everywhere need more than a minute at quick */
+    assert_true(raised16);
+    /* 64 GPUs: raised to the cap and no further; steps then drop, and the note says so */
+    gq_topo *t = machine(64, true);
+    opts_for(&o, 64, 0, 30);
+    o.level = GQ_LEVEL_QUICK;
+    o.budget_s = gq_card_default_budget_s(t, &o);
+    o.level_budget_s = gq_card_level_budget_s(o.level);
+    assert_true(fabs(o.budget_s - GQ_CARD_DEFAULT_BUDGET_MAX_X * o.level_budget_s) < 1e-9);
+    assert_int_equal(gq_card_plan_make(t, &o, &p, &e), GQ_OK);
+    assert_int_equal(p.step[GQ_CS_MATRIX].reason, GQ_EVR_BUDGET);
+    assert_non_null(strstr(p.step[GQ_CS_IDENTITY].note, "--budget gives more"));
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fits_budget),
-        cmocka_unit_test(test_drop_order),
-        cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_one_gpu_and_growth),
+        cmocka_unit_test(test_fits_budget),    cmocka_unit_test(test_drop_order),
+        cmocka_unit_test(test_refused),        cmocka_unit_test(test_one_gpu_and_growth),
+        cmocka_unit_test(test_default_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
