@@ -130,6 +130,36 @@ static void jitter_scales(void **state)
     free(v);
 }
 
+/* Every part is linear in FRAC: with the same seed the draws are the same,
+ * so each round's figure moves from the quiet one by exactly twice as much
+ * (in log) at twice the noise: jitter, drift and slow rounds alike, alone
+ * and shared, host and GPU paths (to within the copies' fixed cost). */
+static void every_part_linear(void **state)
+{
+    (void)state;
+    enum { CALLS = 300, N = 4 };
+    gq_flow f[N] = {sized(st_h2d(0), 8), sized(st_d2h(0), 8), sized(st_p2p(2, 3, GQ_METHOD_CE), 8),
+                    sized(st_p2p(5, 5, GQ_METHOD_CE), 16)};
+    double *v[3];
+    for (int k = 0; k < 3; k++) {
+        v[k] = malloc(sizeof *v[k] * CALLS * N);
+        assert_non_null(v[k]);
+        gq_backend *be = st_open("rtxpro6000x8", 17, 0.01 * k);
+        rates(be, f, N, CALLS, v[k], NULL);
+        st_close(be);
+    }
+    int moved = 0;
+    for (int c = 0; c < CALLS * N; c++) {
+        double one = log(v[1][c] / v[0][c]), two = log(v[2][c] / v[0][c]);
+        moved += fabs(one) > 1e-4;
+        if (!(fabs(two - 2 * one) <= 0.03 * fabs(one) + 1e-9))
+            fail_msg("round %d flow %d: %.6f at 1 %%, %.6f at 2 %%", c / N, c % N, one, two);
+    }
+    assert_true(moved > CALLS * N * 9 / 10);
+    for (int k = 0; k < 3; k++)
+        free(v[k]);
+}
+
 /* ---- run to run -------------------------------------------------------------- */
 
 /* The drift of a path: the mean of a few rounds, seed after seed. */
@@ -427,7 +457,8 @@ static void quiet_and_deterministic(void **state)
     }
     /* the model itself: FRAC 0 multiplies by exactly 1 and delays nothing */
     for (uint64_t k = 0; k < 1000; k++) {
-        assert_true(gq_sim_flow_noise(k, 0, (gq_sim_path_class)(k % GQ_SIM_NPC), (int)(k % 4), k, k * 3, k, NULL) == 1.0);
+        assert_true(gq_sim_flow_noise(k, 0, (gq_sim_path_class)(k % GQ_SIM_NPC), (int)(k % 4), k, k * 3, k,
+                                      NULL) == 1.0);
         assert_true(gq_sim_start_delay(k, 0, k, k) == 0.0);
         assert_true(gq_sim_latency_noise(k, 0, GQ_SIM_PC_HOST, k, k) == 1.0);
     }
@@ -452,8 +483,8 @@ static void skew_topology(const char *noise_line, char *path, size_t len)
     assert_true(fd >= 0);
     FILE *fp = fdopen(fd, "w");
     assert_non_null(fp);
-    fprintf(fp, "%.*s\n%s%.*s", (int)(at - b->text), b->text, noise_line, (int)(b->len - (size_t)(eol - b->text)),
-            eol);
+    fprintf(fp, "%.*s\n%s%.*s", (int)(at - b->text), b->text, noise_line,
+            (int)(b->len - (size_t)(eol - b->text)), eol);
     assert_int_equal(fclose(fp), 0);
 }
 
@@ -488,6 +519,14 @@ static void skew_hook(void **state)
     unlink(path);
     for (int c = 0; c < 50; c++) /* 5 ms, give or take the noise's own skew of 100 us */
         st_within(fabs(st[2 * c] - st[2 * c + 1]), 4.9e-3, 5.1e-3, 0, "late start in run %d", c);
+    /* the ready-made machine for the harness's tests: 3 ms late in a fifth of the runs */
+    be = st_open(GQ_TEST_DATA "/data/topo/h200x2-late-start.topo", 4, -1);
+    rates(be, f, 2, CALLS, v, st);
+    st_close(be);
+    late = 0;
+    for (int c = 0; c < CALLS; c++)
+        late += fabs(st[2 * c] - st[2 * c + 1]) > 2.8e-3;
+    st_within((double)late / CALLS, 0.15, 0.25, 0, "share of runs with a worker 3 ms late");
 }
 
 /* The hook's grammar: `rounds` needs `skew`; a skew is at most 1 s. */
@@ -497,9 +536,12 @@ static void skew_grammar(void **state)
     static const struct {
         const char *text, *msg;
     } bad[] = {
-        {"machine m\nnoise 1 % rounds 10 %\n", "t:2:18: 'rounds' says how often the skew comes; give 'skew TIME' too"},
-        {"machine m\nnoise 1 % skew 2 s\n", "t:2:16: a start skew of 2 s is longer than a round; at most 1 s"},
-        {"machine m\nnoise 1 % skew 1 ms rounds 120 %\n", "t:2:28: 'rounds' is 120 %; it must be between 0 % and 100 %"},
+        {"machine m\nnoise 1 % rounds 10 %\n",
+         "t:2:18: 'rounds' says how often the skew comes; give 'skew TIME' too"},
+        {"machine m\nnoise 1 % skew 2 s\n",
+         "t:2:16: a start skew of 2 s is longer than a round; at most 1 s"},
+        {"machine m\nnoise 1 % skew 1 ms rounds 120 %\n",
+         "t:2:28: 'rounds' is 120 %; it must be between 0 % and 100 %"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         gq_sim_machine *m = NULL;
@@ -515,6 +557,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(quiet_and_deterministic),
         cmocka_unit_test(jitter_scales),
+        cmocka_unit_test(every_part_linear),
         cmocka_unit_test(drift_by_class),
         cmocka_unit_test(drift_common_part),
         cmocka_unit_test(skew_scales),

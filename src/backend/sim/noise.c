@@ -53,7 +53,8 @@ double gq_sim_uniform(uint64_t key)
 }
 
 /* The drift of a class or path in a run: fixed by the seed alone. */
-static double drift(const gq_sim_noise_params *p, uint64_t seed, int cls, uint64_t path, bool shared, uint64_t salt)
+static double drift(const gq_sim_noise_params *p, uint64_t seed, int cls, uint64_t path, bool shared,
+                    uint64_t salt)
 {
     double common = gq_sim_noise_unit(gq_sim_hash(gq_sim_hash(seed, salt ^ SALT_DRIFT_CLASS), (uint64_t)cls));
     double own = gq_sim_noise_unit(gq_sim_hash(gq_sim_hash(seed, salt ^ SALT_DRIFT_PATH), path));
@@ -81,7 +82,8 @@ double gq_sim_flow_noise(uint64_t seed, double frac, gq_sim_path_class cls, int 
          * showed (2 x slow_p[1] a round), spread over however many share */
         double ps = shared ? p->slow_p[1] * 2.0 / (nshared > 2 ? nshared : 2) : p->slow_p[0];
         if (gq_sim_uniform(k ^ SALT_SLOW) < ps) {
-            x.slow = GQ_SIM_SLOW_MIN + (GQ_SIM_SLOW_MAX - GQ_SIM_SLOW_MIN) * gq_sim_uniform(k ^ SALT_SLOW_DEPTH);
+            x.slow =
+                GQ_SIM_SLOW_MIN + (GQ_SIM_SLOW_MAX - GQ_SIM_SLOW_MIN) * gq_sim_uniform(k ^ SALT_SLOW_DEPTH);
             x.slowed = true;
         }
     }

@@ -5,9 +5,9 @@
  * simulation in virtual time: rates are recomputed whenever the set of
  * running flows changes (a flow that finishes its copies early frees its
  * share), each copy costs bytes/rate plus the fixed per-transfer cost of its
- * path, and each flow starts after a small deterministic jitter, so windows
- * differ as they do on real hardware and the harness's overlap rule applies
- * unchanged. Noise is noise.c's measured model (drift per seed and path,
+ * path, and each flow starts after a deterministic skew (none without
+ * noise), so windows differ as they do on real hardware and the harness's
+ * overlap rule applies unchanged. Noise is noise.c's measured model (drift per seed and path,
  * jitter per flow and call, slow rounds, start skew), keyed by (seed, path,
  * flow, call counter).
  *
