@@ -84,7 +84,7 @@ for k, v in sorted(fig.items()):
     print("%-36s %-11s %-11s %s n=%d  %.2f..%.2f GB/s  run-to-run %.1f%%" % (
         k[0][:36], k[1], k[2], "sum" if k[4] else "agg" if k[3] else "   ", len(v), lo, hi, 100 * (hi - lo) / (sorted(v)[len(v) // 2] or 1)))
 EOF
-verdicts=$(grep -o 'exit [0-9]*' "$S" | sort | uniq -c | paste -sd';' -)
+verdicts=$(grep -o 'exit [0-9][0-9]*' "$S" | sort | uniq -c | paste -sd';' -)
 say "exit codes over the runs: $verdicts"
 tar -C "$OUT" -czf "$OUT/repeat-$tag.tar.gz" "repeat-$tag" 2>/dev/null
-[ "$(grep -o 'exit [0-9]*' "$S" | sort -u | wc -l)" -le 1 ]
+[ "$(grep -o 'exit [0-9][0-9]*' "$S" | sort -u | wc -l)" -le 1 ]
