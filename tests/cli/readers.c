@@ -367,6 +367,34 @@ static void test_newline(void **state)
     }
 }
 
+/* A value quoted in a refusal is shortened at an item boundary, never cut
+ * mid-word (once: "...`host_to_device_bidirecti`; resume with the same
+ * options..."). */
+static void test_messages(void **state)
+{
+    (void)state;
+    refused(sh("$G run --sim h200x2 -i 2 -q -t host_to_device_memcpy_ce --resume j.jsonl"),
+            "line 1: its options.tests is [", "this run's is [\"host_to_device_memcpy_ce\"]");
+    /* the journal's list of 40-odd tests, quoted up to a whole item and "..." */
+    const char *v = strstr(err, "options.tests is [") + strlen("options.tests is [");
+    const char *dots = strstr(v, "...");
+    assert_non_null(dots);
+    assert_true(dots - v > 10);
+    assert_true(dots[-1] == ','); /* after an item's comma */
+    assert_true(dots[-2] == '"'); /* the item before it whole, closing quote included */
+    assert_int_equal(strncmp(dots, "..., this run's is", 18), 0);
+    int quotes = 0;
+    for (const char *p = v; p < dots; p++)
+        quotes += *p == '"';
+    assert_int_equal(quotes % 2, 0); /* no item opened and left cut */
+    /* a --set spec too long for its buffer: quoted to a whole word */
+    refused(sh("$G report r.json --set "
+               "h2d_gbps.fail=5,"
+               "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+               "aaaaaaaaaaaaaaaaaaaaaaa"),
+            "--set: 'h2d_gbps.fail=5,...' is too long", NULL);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -380,7 +408,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_mixed),   cmocka_unit_test(test_duplicate), cmocka_unit_test(test_revision),
         cmocka_unit_test(test_torn),    cmocka_unit_test(test_carddir),   cmocka_unit_test(test_complete),
         cmocka_unit_test(test_size),    cmocka_unit_test(test_fifo),      cmocka_unit_test(test_threshold),
-        cmocka_unit_test(test_newline),
+        cmocka_unit_test(test_newline), cmocka_unit_test(test_messages),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
