@@ -25,8 +25,8 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 card() { # NAME TOPO LEVEL
     local name=$1 topo=$2 level=$3 e u s
     : >"$OUT/$name.times"
-    for r in $(seq 1 "$REPS"); do
-        rm -rf "$OUT/$name"
+    for _ in $(seq 1 "$REPS"); do
+        rm -rf "${OUT:?}/${name:?}"
         /usr/bin/time -f "%e %U %S" -o "$OUT/$name.t" \
             "$gq" card --sim "$topo" --level "$level" -q -o "$OUT/$name" >/dev/null 2>&1
         tail -1 "$OUT/$name.t" >>"$OUT/$name.times" # after "Command exited with non-zero status"
@@ -38,7 +38,7 @@ card() { # NAME TOPO LEVEL
     lines=$(wc -l <"$OUT/$name/journal.jsonl")
     fs=- wr=-
     if [ -n "$have_strace" ]; then
-        rm -rf "$OUT/$name"
+        rm -rf "${OUT:?}/${name:?}"
         strace -f -c -e trace=fsync,fdatasync,write -o "$OUT/$name.strace" \
             "$gq" card --sim "$topo" --level "$level" -q -o "$OUT/$name" >/dev/null 2>&1
         fs=$(awk '$NF == "fsync" { print $4 }' "$OUT/$name.strace")
