@@ -325,6 +325,13 @@ static void test_fifo(void **state)
     assert_int_equal(rc, 130);
     assert_int_equal(lines(err), 1);
     assert_non_null(strstr(err, "reading 'dp' was interrupted"));
+    /* a stream is read once, up to the file's limit: 20 MB of one JSON string
+     * into kv --config (16 MiB) stops there, under the memory limit */
+    assert_int_equal(sh("rm -f kf && mkfifo kf"), 0);
+    refused(sh("( (printf '{\"a\":\"'; head -c 20000000 /dev/zero | tr '\\0' a) >kf 2>/dev/null & ) && "
+               "%s$G kv --config kf --tokens 8000 --p2p-gbps 53",
+               MEMLIMIT),
+            "model config 'kf' holds more than 16 MiB", NULL);
 }
 
 /* Thresholds no check's physics allows are refused where they enter: --set
