@@ -52,7 +52,8 @@ int gq_expect_set(gq_expect *ex, const char *spec, gq_err *err)
         return gq_err_set(err, GQ_E_USAGE, "--set %s: at most %d overrides", spec, GQ_EXPECT_MAX_OVERRIDES);
     char buf[128], model[96] = "";
     if (strlen(spec) >= sizeof buf)
-        return gq_err_set(err, GQ_E_USAGE, "--set: '%.40s...' is too long", spec);
+        return gq_err_set(err, GQ_E_USAGE, "--set: '%s' is too long, expected at most %zu characters",
+                          gq_ellipsize(buf, sizeof buf, spec, 40), sizeof buf - 1);
     snprintf(buf, sizeof buf, "%s", spec);
     char *eq = strchr(buf, '=');
     char *colon = strchr(buf, ':');

@@ -437,8 +437,12 @@ int gq_kv_config_load(const char *path, gq_kv_shape *s, bool *has_dtype, gq_err 
     if (!f)
         return gq_err_set(err, GQ_E_IO, "cannot read model config '%s': %s", path, strerror(errno));
     json_error_t je;
-    json_t *root = gq_json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    bool over = false;
+    json_t *root = gq_json_loadf_max(f, JSON_REJECT_DUPLICATES, GQ_INFILE_TEXT_MAX, &over, &je);
     fclose(f);
+    if (!root && over)
+        return gq_err_set(err, GQ_E_USAGE, "model config '%s' holds more than %s; is it the right file?",
+                          path, GQ_INFILE_TEXT_MAX_TEXT);
     if (!root && gq_interrupt_requested())
         return gq_err_set(err, GQ_E_INTR, "reading model config '%s' was interrupted", path);
     if (!root)

@@ -613,10 +613,12 @@ int gq_probes_parse_pairs(const char *s, const char *what, bool disjoint, int ng
         char item[48];
         if (l == 0)
             return gq_err_set(err, GQ_E_USAGE, "%s '%s': empty item, expected pairs like 0:1,2:3", what, s);
-        if (l >= sizeof item)
-            return gq_err_set(err, GQ_E_USAGE,
-                              "%s '%s': item '%.20s...' is too long, expected SRC:DST such as 0:1", what, s,
-                              p);
+        if (l >= sizeof item) {
+            char q[48];
+            snprintf(item, sizeof item, "%.*s", (int)(sizeof item - 1), p);
+            return gq_err_set(err, GQ_E_USAGE, "%s '%s': item '%s' is too long, expected SRC:DST such as 0:1",
+                              what, s, gq_ellipsize(q, sizeof q, item, 20));
+        }
         memcpy(item, p, l);
         item[l] = 0;
         char *colon = strchr(item, ':');

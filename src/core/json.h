@@ -21,5 +21,8 @@ json_t *gq_json_num_if(double v, bool known);
  * large documents. f may be a pipe or a FIFO; ferror(f) says whether reading
  * failed. */
 json_t *gq_json_loadf(FILE *f, size_t flags, json_error_t *je);
+/* gq_json_loadf reading at most max bytes: a stream (a FIFO, a pipe) that
+ * holds more fails, with *over set, without reading further. */
+json_t *gq_json_loadf_max(FILE *f, size_t flags, long long max, bool *over, json_error_t *je);
 
 #endif

@@ -167,20 +167,22 @@ int gq_outfile_check(const char *path, gq_err *err)
     size_t len = strlen(path);
     /* the messages and the names must hold the whole path: a cut one would
      * write somewhere else */
-    if (len >= 1000)
-        return gq_err_set(err, GQ_E_IO,
-                          "cannot write '%.60s...': the path is %zu characters, expected under 1000", path,
-                          len);
+    if (len >= 1000) {
+        char q[96];
+        return gq_err_set(err, GQ_E_IO, "cannot write '%s': the path is %zu characters, expected under 1000",
+                          gq_ellipsize(q, sizeof q, path, 60), len);
+    }
     if (len == 0)
         return gq_err_set(err, GQ_E_IO, "cannot write '': expected a file name");
     if (path[len - 1] == '/')
         return gq_err_set(err, GQ_E_IO,
                           "cannot write '%s': a name ending in '/' is a directory, expected a file name",
                           path);
-    if (strlen(base_of(path)) > NAME_MAX)
-        return gq_err_set(err, GQ_E_IO,
-                          "cannot write '%.60s...': the file name is %zu bytes, expected at most %d", path,
-                          strlen(base_of(path)), NAME_MAX);
+    if (strlen(base_of(path)) > NAME_MAX) {
+        char q[96];
+        return gq_err_set(err, GQ_E_IO, "cannot write '%s': the file name is %zu bytes, expected at most %d",
+                          gq_ellipsize(q, sizeof q, path, 60), strlen(base_of(path)), NAME_MAX);
+    }
     int rc = check_node(path, err);
     if (rc)
         return rc;

@@ -15,7 +15,7 @@ static void one_line(char *s)
 
 static bool boundary(char c)
 {
-    return c == ' ' || c == ',' || c == ';';
+    return c == ' ' || c == ',' || c == ';' || c == '/';
 }
 
 const char *gq_ellipsize(char *buf, size_t cap, const char *s, size_t max)

@@ -41,7 +41,7 @@ int gq_err_prefix(gq_err *e, const char *fmt, ...) __attribute__((format(printf,
 
 /* s shortened to at most max bytes for quoting in a message: whole when it
  * fits, else cut after the last word or item boundary (a space, a comma, a
- * semicolon) within max and ended with "..."; a single word longer than max
+ * semicolon, a slash) within max and ended with "..."; a single word longer than max
  * is kept whole when buf holds it. Returns buf (cap bytes). */
 const char *gq_ellipsize(char *buf, size_t cap, const char *s, size_t max);
 

@@ -150,6 +150,11 @@ static void end_step(runner *R, gq_card_step_id s, gq_card_step_status st)
                                               : GQ_EVR_NOT_APPLICABLE;
     R->done_s = R->step_done0 + step->est_s;
     report(R, 1.0);
+    /* the step's journal lines synced together; a failed fsync stops the
+     * card at its next journal line, as a failed write does */
+    gq_err e = {0};
+    if (R->j)
+        (void)gq_journal_sync(R->j, &e);
 }
 
 /* Current domains and pair matrix from the records measured so far. */

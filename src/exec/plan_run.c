@@ -170,7 +170,18 @@ int gq_exec_plans(gq_backend *be, const gq_topo *topo, const gq_plan *plans, int
     int n = 0;
     for (int p = 0; p < nplans; p++)
         n += plans[p].n;
-    return gq_exec_items(be, topo, n, fill_plan, &c, ho, j, xo, rs, res, err);
+    int rc = gq_exec_items(be, topo, n, fill_plan, &c, ho, j, xo, rs, res, err);
+    /* the plans are one step: their journal lines synced together (and at
+     * least once a second while they run, by the journal) */
+    gq_err se = {0};
+    if (j && !res->journal_lost && gq_journal_sync(j, &se) && rc == GQ_OK) {
+        res->journal_lost = true;
+        snprintf(res->journal_error, sizeof res->journal_error, "%s", se.msg);
+        if (err)
+            *err = se;
+        rc = GQ_E_FAIL;
+    }
+    return rc;
 }
 
 typedef struct one_ctx {

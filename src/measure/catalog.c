@@ -757,7 +757,8 @@ int gq_catalog_select(const char *names, const char *prefix, const gq_test **out
                 return gq_err_set(err, GQ_E_USAGE, "-t '%s': empty test name; names are separated by commas",
                                   names);
             if (l >= sizeof word)
-                return gq_err_set(err, GQ_E_USAGE, "-t: test name '%.40s...' is too long", p);
+                return gq_err_set(err, GQ_E_USAGE, "-t: test name '%s' is too long",
+                                  gq_ellipsize(word, sizeof word, p, 40));
             memcpy(word, p, l);
             word[l] = 0;
             const gq_test *t = gq_catalog_find(word);

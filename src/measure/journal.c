@@ -76,20 +76,64 @@ static json_t *header_json(const gq_journal_id *id, const char *run_id)
     return h;
 }
 
-/* One line, flushed and (on a file) synced. */
-static int put_line(gq_journal *j, json_t *root, gq_err *err)
+static double mono_s(void)
 {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int write_failed(gq_journal *j, int e, gq_err *err)
+{
+    return gq_err_set(err, GQ_E_FAIL,
+                      "cannot write journal '%s': %s; the run stopped, what was written is kept", j->path,
+                      strerror(e));
+}
+
+/* fsync what was flushed since the last one (on a file; a device or a pipe
+ * is never synced). A failure is kept and reported by the next write. */
+static int sync_now(gq_journal *j)
+{
+    if (j->in_place || !j->dirty || !j->f)
+        return GQ_OK;
+    j->dirty = false;
+    j->synced_at = mono_s();
+    j->syncs++;
+    if (fsync(fileno(j->f)) != 0) {
+        j->sync_errno = errno ? errno : EIO;
+        return GQ_E_FAIL;
+    }
+    return GQ_OK;
+}
+
+/* One line, written and flushed at once: from then on it is in the kernel,
+ * and a kill -9 of gpuqual loses nothing. The fsync, for a power loss, is
+ * grouped: sync asks for it now (the header, the end of a step), else it
+ * comes when GQ_JOURNAL_SYNC_S has passed since the last one. */
+static int put_line(gq_journal *j, json_t *root, bool sync, gq_err *err)
+{
+    if (j->sync_errno)
+        return write_failed(j, j->sync_errno, err);
     char *line = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
     if (!line)
         return gq_err_set(err, GQ_E_NOMEM, "journal: out of memory");
-    int bad = fputs(line, j->f) == EOF || fputc('\n', j->f) == EOF || fflush(j->f) != 0 ||
-              (!j->in_place && fsync(fileno(j->f)) != 0);
+    int bad = fputs(line, j->f) == EOF || fputc('\n', j->f) == EOF || fflush(j->f) != 0;
     int e = errno;
     free(line);
     if (bad)
-        return gq_err_set(err, GQ_E_FAIL,
-                          "cannot write journal '%s': %s; the run stopped, what was written is kept", j->path,
-                          strerror(e));
+        return write_failed(j, e, err);
+    j->dirty = true;
+    if ((sync || mono_s() - j->synced_at >= GQ_JOURNAL_SYNC_S) && sync_now(j))
+        return write_failed(j, j->sync_errno, err);
+    return GQ_OK;
+}
+
+int gq_journal_sync(gq_journal *j, gq_err *err)
+{
+    if (!j || !j->f)
+        return GQ_OK;
+    if (j->sync_errno || sync_now(j))
+        return write_failed(j, j->sync_errno, err);
     return GQ_OK;
 }
 
@@ -268,7 +312,7 @@ int gq_journal_open(gq_journal *j, const char *path, const gq_journal_id *id, gq
                  gq_run_id_current()); /* the documents name the same run */
     json_t *root = line_root(NULL);
     json_object_set_new(root, "header", header_json(id, j->run_id));
-    rc = put_line(j, root, err);
+    rc = put_line(j, root, true, err);
     json_decref(root);
     if (rc)
         gq_journal_close(j);
@@ -407,7 +451,11 @@ int gq_journal_event(gq_journal *j, const char *key, json_t *obj, gq_err *err)
     if (!strcmp(key, "record") && j->item >= 0)
         json_object_set_new(root, "item", json_integer(j->item));
     json_object_set(root, key, obj);
-    int rc = put_line(j, root, err);
+    /* a step other than an item's (a card step, the stress run, the run's
+     * end, a resume) is synced at once; records, samples and items' marks
+     * with the next sync */
+    const char *name = !strcmp(key, "step") ? json_string_value(json_object_get(obj, "step")) : NULL;
+    int rc = put_line(j, root, name && strcmp(name, "item"), err);
     json_decref(root);
     if (!rc)
         j->written++;
@@ -427,6 +475,7 @@ int gq_journal_append(gq_journal *j, const gq_record *r, gq_err *err)
 void gq_journal_close(gq_journal *j)
 {
     if (j && j->f) {
+        (void)sync_now(j); /* what the last step left unsynced */
         fclose(j->f);
         j->f = NULL;
     }

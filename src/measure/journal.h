@@ -1,6 +1,8 @@
 /* The journal: JSON Lines. Every finished measurement is appended as one line
- * and flushed (fflush + fsync) at once, so Ctrl-C or a crash loses nothing
- * that was finished. Reading tolerates a truncated last line (a crash
+ * and written to the file at once (fflush), so Ctrl-C, a crash or kill -9 of
+ * gpuqual loses nothing that was finished. The fsync (for a power loss) is
+ * grouped: at the end of each step, for a named step's line, and at least
+ * once a second (GQ_JOURNAL_SYNC_S) while lines keep coming. Reading tolerates a truncated last line (a crash
  * mid-write): it is skipped and reported through *truncated.
  *
  * Line 1, the header (the run's identity):
@@ -48,7 +50,16 @@ typedef struct gq_journal {
     struct json_t *done_steps;
     bool in_place; /* a device or a pipe: written, never synced */
     bool tail_cut; /* resume: the journal's last line was unfinished and was dropped */
+    /* the grouped fsync: lines flushed since the last one, when it was
+     * (CLOCK_MONOTONIC seconds), how many, and a failed one's errno */
+    bool dirty;
+    double synced_at;
+    int syncs;
+    int sync_errno;
 } gq_journal;
+
+/* The longest a flushed line waits for its fsync while lines keep coming. */
+#define GQ_JOURNAL_SYNC_S 1.0
 
 /* What the header says. */
 typedef struct gq_journal_id {
@@ -89,6 +100,9 @@ int gq_journal_resume(gq_journal *j, const char *path, const gq_journal_id *id, 
                       int **done_item, gq_err *err);
 
 int gq_journal_append(gq_journal *j, const gq_record *r, gq_err *err);
+/* fsync what was written since the last one: the end of a step (a list of
+ * items, a card step). GQ_E_FAIL when it fails (as a write does). */
+int gq_journal_sync(gq_journal *j, gq_err *err);
 /* One other event line: key is "step" or "sample", obj borrowed. */
 int gq_journal_event(gq_journal *j, const char *key, struct json_t *obj, gq_err *err);
 /* Close the file and free what a resume read (done_steps). */

@@ -34,7 +34,8 @@ static const char *seen(const json_t *v, char *buf, size_t n)
     if (!v)
         return "is missing";
     if (json_is_string(v)) {
-        snprintf(buf, n, "is \"%.80s\"", json_string_value(v));
+        char q[128];
+        snprintf(buf, n, "is \"%s\"", gq_ellipsize(q, sizeof q, json_string_value(v), 80));
         return buf;
     }
     return json_is_null(v) ? "is null" : "is not a string";

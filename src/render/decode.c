@@ -25,9 +25,10 @@ static const char *what(const json_t *v)
 
 int gq_dec_bad(const char *path, const char *key, const json_t *v, const char *expected, gq_err *err)
 {
+    char q[96];
     if (json_is_string(v))
-        return gq_err_set(err, GQ_E_USAGE, "%s: %s: is \"%.40s\", expected %s", path, key,
-                          json_string_value(v), expected);
+        return gq_err_set(err, GQ_E_USAGE, "%s: %s: is \"%s\", expected %s", path, key,
+                          gq_ellipsize(q, sizeof q, json_string_value(v), 40), expected);
     if (json_is_number(v))
         return gq_err_set(err, GQ_E_USAGE, "%s: %s: is %g, expected %s", path, key, json_number_value(v),
                           expected);

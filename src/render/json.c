@@ -132,11 +132,16 @@ static int load_json(const char *path, json_t **out, gq_err *err)
     if (!f)
         return gq_err_set(err, GQ_E_IO, "cannot read '%s': %s", path, strerror(errno));
     json_error_t je;
-    *out = gq_json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    bool over = false; /* a stream larger than a file may be */
+    *out = gq_json_loadf_max(f, JSON_REJECT_DUPLICATES, GQ_INFILE_DOC_MAX, &over, &je);
     int e = ferror(f) ? errno : 0;
     fclose(f);
     if (*out)
         return GQ_OK;
+    if (over)
+        return gq_err_set(err, GQ_E_USAGE,
+                          "'%s' holds more than %s, the limit for a gpuqual document; is it the right file?",
+                          path, GQ_INFILE_DOC_MAX_TEXT);
     if (gq_interrupt_requested())
         return gq_err_set(err, GQ_E_INTR, "reading '%s' was interrupted", path);
     if (e)

@@ -606,7 +606,13 @@ int gq_snapshot_load(const char *path, gq_topo *t, gq_err *err)
         rc = gq_err_set(err, GQ_E_IO, "cannot read snapshot '%s': it is a directory", path);
         goto out;
     }
-    root = gq_json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    bool over = false;
+    root = gq_json_loadf_max(f, JSON_REJECT_DUPLICATES, GQ_INFILE_TEXT_MAX, &over, &je);
+    if (!root && over) {
+        rc = gq_err_set(err, GQ_E_USAGE, "snapshot '%s' holds more than %s; is it the right file?", path,
+                        GQ_INFILE_TEXT_MAX_TEXT);
+        goto out;
+    }
     if (!root) {
         rc = gq_err_set(err, GQ_E_USAGE, "snapshot '%s' is not valid JSON: %s (line %d, column %d)", path,
                         je.text, je.line, je.column);

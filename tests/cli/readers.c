@@ -256,8 +256,14 @@ static const char *limit_named(char *buf, size_t cap)
 
 /* A 2 GiB sparse file is refused from its size, before it is read: every
  * reader of a saved document, under a memory limit far below the file's size
- * (400 MB of address space), the message naming the size and the limit, and
- * the same limit stated in the command's --help. */
+ * (400 MB of address space; not under ASan, which reserves terabytes of it),
+ * the message naming the size and the limit, and the same limit stated in the
+ * command's --help. */
+#ifdef GQ_TEST_ASAN
+#define MEMLIMIT ""
+#else
+#define MEMLIMIT "ulimit -v 400000 && "
+#endif
 static void test_size(void **state)
 {
     (void)state;
@@ -281,7 +287,7 @@ static void test_size(void **state)
     for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++) {
         if (!readers[i].help)
             continue;
-        int rc = sh("ulimit -v 400000 && %s", readers[i].cmd);
+        int rc = sh("%s%s", MEMLIMIT, readers[i].cmd);
         if (rc != 2 ||
             (!strstr(err, "(2147483648 bytes), over the ") && !strstr(err, "(2147483648 bytes, over")))
             fprintf(stderr, "%s: exit %d, stderr:\n%s", readers[i].cmd, rc, err);
@@ -319,6 +325,13 @@ static void test_fifo(void **state)
     assert_int_equal(rc, 130);
     assert_int_equal(lines(err), 1);
     assert_non_null(strstr(err, "reading 'dp' was interrupted"));
+    /* a stream is read once, up to the file's limit: 20 MB of one JSON string
+     * into kv --config (16 MiB) stops there, under the memory limit */
+    assert_int_equal(sh("rm -f kf && mkfifo kf"), 0);
+    refused(sh("( (printf '{\"a\":\"'; head -c 20000000 /dev/zero | tr '\\0' a) >kf 2>/dev/null & ) && "
+               "%s$G kv --config kf --tokens 8000 --p2p-gbps 53",
+               MEMLIMIT),
+            "model config 'kf' holds more than 16 MiB", NULL);
 }
 
 /* Thresholds no check's physics allows are refused where they enter: --set
@@ -367,6 +380,34 @@ static void test_newline(void **state)
     }
 }
 
+/* A value quoted in a refusal is shortened at an item boundary, never cut
+ * mid-word (once: "...`host_to_device_bidirecti`; resume with the same
+ * options..."). */
+static void test_messages(void **state)
+{
+    (void)state;
+    refused(sh("$G run --sim h200x2 -i 2 -q -t host_to_device_memcpy_ce --resume j.jsonl"),
+            "line 1: its options.tests is [", "this run's is [\"host_to_device_memcpy_ce\"]");
+    /* the journal's list of 40-odd tests, quoted up to a whole item and "..." */
+    const char *v = strstr(err, "options.tests is [") + strlen("options.tests is [");
+    const char *dots = strstr(v, "...");
+    assert_non_null(dots);
+    assert_true(dots - v > 10);
+    assert_true(dots[-1] == ','); /* after an item's comma */
+    assert_true(dots[-2] == '"'); /* the item before it whole, closing quote included */
+    assert_int_equal(strncmp(dots, "..., this run's is", 18), 0);
+    int quotes = 0;
+    for (const char *p = v; p < dots; p++)
+        quotes += *p == '"';
+    assert_int_equal(quotes % 2, 0); /* no item opened and left cut */
+    /* a --set spec too long for its buffer: quoted to a whole word */
+    refused(sh("$G report r.json --set "
+               "h2d_gbps.fail=5,"
+               "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+               "aaaaaaaaaaaaaaaaaaaaaaa"),
+            "--set: 'h2d_gbps.fail=5,...' is too long", NULL);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -380,7 +421,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_mixed),   cmocka_unit_test(test_duplicate), cmocka_unit_test(test_revision),
         cmocka_unit_test(test_torn),    cmocka_unit_test(test_carddir),   cmocka_unit_test(test_complete),
         cmocka_unit_test(test_size),    cmocka_unit_test(test_fifo),      cmocka_unit_test(test_threshold),
-        cmocka_unit_test(test_newline),
+        cmocka_unit_test(test_newline), cmocka_unit_test(test_messages),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

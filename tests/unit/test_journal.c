@@ -420,10 +420,56 @@ static void test_missing_file(void **state)
     assert_int_equal(gq_journal_open(&j, "/nonexistent/dir/j.jsonl", NULL, &err), GQ_E_IO);
 }
 
+/* Every line is in the file as soon as it is appended (a kill -9 then loses
+ * nothing), while the fsyncs are grouped: records and items' marks wait for
+ * the end of the step (gq_journal_sync) or a named step's line. */
+static void test_grouped_sync(void **state)
+{
+    (void)state;
+    gq_journal j;
+    unlink(path);
+    assert_int_equal(gq_journal_open(&j, path, NULL, NULL), GQ_OK);
+    assert_int_equal(j.syncs, 1); /* the header */
+    for (int k = 0; k < 200; k++) {
+        j.item = k;
+        gq_record r = rec(k % 2);
+        r.timestamp += k; /* each a measurement of its own */
+        assert_int_equal(gq_journal_append(&j, &r, NULL), GQ_OK);
+        json_t *st = json_pack("{s:s,s:s,s:i}", "step", "item", "status", "done", "item", k);
+        assert_int_equal(gq_journal_event(&j, "step", st, NULL), GQ_OK);
+        json_decref(st);
+        /* read back by another handle: the line is already in the file */
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        int lines = 0, ch;
+        while ((ch = fgetc(f)) != EOF)
+            lines += ch == '\n';
+        fclose(f);
+        assert_int_equal(lines, 1 + 2 * (k + 1));
+    }
+    /* 400 lines in well under a second: at most one sync by the clock */
+    assert_true(j.syncs <= 2);
+    int before = j.syncs;
+    assert_int_equal(gq_journal_sync(&j, NULL), GQ_OK); /* the end of the step */
+    assert_int_equal(j.syncs, before + 1);
+    assert_int_equal(gq_journal_sync(&j, NULL), GQ_OK); /* nothing new: no fsync */
+    assert_int_equal(j.syncs, before + 1);
+    json_t *st = json_pack("{s:s,s:s}", "step", "stress", "status", "done");
+    assert_int_equal(gq_journal_event(&j, "step", st, NULL), GQ_OK); /* a named step: at once */
+    json_decref(st);
+    assert_int_equal(j.syncs, before + 2);
+    gq_journal_close(&j);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_journal_read(path, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(rs.n, 200);
+    gq_records_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_write_read_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_grouped_sync, setup, teardown),
         cmocka_unit_test_setup_teardown(test_header_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_existing_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_devices, setup, teardown),
