@@ -197,6 +197,17 @@ static void p2p_ranges_of(const json_t *m0, const card_doms *d, p2p_ranges *r)
         }
 }
 
+/* How many of the uplinks above the GPUs (identity.uplinks) trained below their maximum width. */
+static int uplinks_down(const json_t *id)
+{
+    int down = 0;
+    size_t i;
+    const json_t *x;
+    json_array_foreach(json_object_get(id, "uplinks"), i, x) down +=
+        gq_json_num(x, "width") < gq_json_num(x, "width_max");
+    return down;
+}
+
 /* Identity and links: the GPUs, their memory, power and PCIe links. */
 static void row_identity(gq_card *rows, const gq_checklist *cl, const json_t *id)
 {
@@ -228,17 +239,45 @@ static void row_identity(gq_card *rows, const gq_checklist *cl, const json_t *id
     int w = down ? snprintf(res, sizeof res, "%d GPU%s below the link's maximum", down, down == 1 ? "" : "s")
             : idle ? snprintf(res, sizeof res, "Gen%s x%s at idle", f1(gq_json_num(pc, "gen"), a, sizeof a),
                               f1(gq_json_num(pc, "width"), b, sizeof b))
-                   : snprintf(res, sizeof res, "every link at its maximum under load (Gen%s x%s)",
+                   : snprintf(res, sizeof res, "every %s at its maximum under load (Gen%s x%s)",
+                              uplinks_down(id) ? "GPU's own link" : "link",
                               f1(gq_json_num(pc, "gen_max"), a, sizeof a),
                               f1(gq_json_num(pc, "width_max"), b, sizeof b));
     /* At idle a link slows down to save power: only the stress run's reading under load judges it. */
     if (idle == n && w > 0 && (size_t)w < sizeof res)
-        snprintf(res + w, sizeof res - (size_t)w, ", not measured under load");
+        w += snprintf(res + w, sizeof res - (size_t)w, ", not measured under load");
     else if (idle && w > 0 && (size_t)w < sizeof res)
-        snprintf(res + w, sizeof res - (size_t)w, ", %d of %d GPUs not measured under load", idle, n);
-    static const char *const ids[] = {"count_min",    "memory_mib_min",   "power_limit_w_min",
-                                      "pcie_gen_min", "pcie_width_min",   "link_width",
-                                      "link_gen",     "expect_uncovered", NULL};
+        w += snprintf(res + w, sizeof res - (size_t)w, ", %d of %d GPUs not measured under load", idle, n);
+    /* The links above the GPUs (switch and root port uplinks), read by discovery: each one below its
+     * maximum width is named. */
+    int nup = 0, updown = 0;
+    json_array_foreach(json_object_get(id, "uplinks"), i, x)
+    {
+        nup++;
+        double cw = gq_json_num(x, "width"), mw = gq_json_num(x, "width_max");
+        if (!(isfinite(cw) && isfinite(mw) && cw < mw) || w <= 0 || (size_t)w >= sizeof res)
+            continue;
+        char set[128] = "";
+        int gl[GQ_MAX_GPUS], ng = 0;
+        size_t k;
+        const json_t *gj;
+        json_array_foreach(json_object_get(x, "gpus"), k, gj) if (ng < GQ_MAX_GPUS && json_is_integer(gj))
+            gl[ng++] = (int)json_integer_value(gj);
+        gq_domains_set_str(gl, ng, set, sizeof set);
+        w += snprintf(res + w, sizeof res - (size_t)w, "; the uplink of %s %s (GPU%s %s) at x%s, can do x%s",
+                      !strcmp(gq_json_str(x, "kind", ""), "root_port") ? "root port" : "PCIe switch",
+                      gq_json_str(x, "node", "?"), ng == 1 ? "" : "s", set, f1(cw, a, sizeof a),
+                      f1(mw, b, sizeof b));
+        updown++;
+    }
+    if (nup && !updown && w > 0 && (size_t)w < sizeof res)
+        snprintf(res + w, sizeof res - (size_t)w,
+                 "; %d uplink%s above the GPUs at %s maximum width (read at idle)", nup, nup == 1 ? "" : "s",
+                 nup == 1 ? "its" : "their");
+    static const char *const ids[] = {
+        "count_min",  "memory_mib_min", "power_limit_w_min", "pcie_gen_min", "pcie_width_min",
+        "link_width", "link_gen",       "uplink_width",      "uplink_gen",   "expect_uncovered",
+        NULL};
     const char *v = row_verdict(cl, ids, n > 0);
     if (idle && !strcmp(v, "pass"))
         v = "info"; /* the links are part of the row: never a pass without a reading under load */

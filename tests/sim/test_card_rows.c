@@ -117,7 +117,8 @@ static const char *const h200x2_lines[] = {
 
 static const char *const rtx4090x8_lines[] = {
     "ROW Identity and links | 8 × NVIDIA GeForce RTX 4090, 24564 MiB, 450 W limit; PCIe Gen4 x16 under load; "
-    "driver sim, CUDA unknown | every link at its maximum under load (Gen4 x16) | pass | Confirm the "
+    "driver sim, CUDA unknown | every link at its maximum under load (Gen4 x16); 2 uplinks above the GPUs at "
+    "their maximum width (read at idle) | pass | Confirm the "
     "delivered "
     "configuration | measured () on identity",
     "ROW Pairwise GPU traffic | host-staged GPU-to-GPU matrix 8×8, one pair at a time (no P2P) | 17.6–24.3 "
@@ -172,7 +173,7 @@ static const char *const rtx4090x8_lines[] = {
     "FIND Under 10 s of load on all 8 GPUs (3571 W together, GPU telemetry), the hottest reached 44 °C, with "
     "no thermal slowdown; power capping in up to 100% of samples is expected near the limit and is not a "
     "thermal slowdown.",
-    "VERDICT pass \"PASS\" exit 0 (0) pass 77 warn 0 fail 0 info 8 skip 0",
+    "VERDICT pass \"PASS\" exit 0 (0) pass 77 warn 0 fail 0 info 12 skip 0",
     NULL,
 };
 
@@ -243,7 +244,8 @@ static const char *const rtxpro6000x8_lines[] = {
 
 static const char *const a100x6_lines[] = {
     "ROW Identity and links | 6 × NVIDIA A100-PCIE-40GB, 40960 MiB, 250 W limit; PCIe Gen4 x8 under load; "
-    "driver sim, CUDA unknown | 1 GPU below the link's maximum | fail | Confirm the delivered configuration "
+    "driver sim, CUDA unknown | 1 GPU below the link's maximum; 2 uplinks above the GPUs at their maximum "
+    "width (read at idle) | fail | Confirm the delivered configuration "
     "| measured () on identity",
     "ROW Pairwise GPU traffic | P2P read matrix 6×6, one pair at a time | 3 domains; within 263 GB/s, across "
     "8.88–10.0 GB/s | pass | Discover fast communication groups | measured () on matrix",
@@ -306,7 +308,7 @@ static const char *const a100x6_lines[] = {
     "FIND Under 10 s of load on all 6 GPUs (1488 W together, GPU telemetry), the hottest reached 44 °C, with "
     "no thermal slowdown; power capping in up to 100% of samples is expected near the limit and is not a "
     "thermal slowdown.",
-    "VERDICT fail \"FAIL\" exit 1 (1) pass 45 warn 0 fail 5 info 6 skip 0",
+    "VERDICT fail \"FAIL\" exit 1 (1) pass 45 warn 0 fail 5 info 10 skip 0",
     NULL,
 };
 
@@ -350,7 +352,8 @@ static void rows_a100x6_link_fault(void **state)
 
 static const char *const rtx4090x8_cut_lines[] = {
     "ROW Identity and links | 8 × NVIDIA GeForce RTX 4090, 24564 MiB, 450 W limit; PCIe Gen4 x16 at idle; "
-    "driver sim, CUDA unknown | Gen4 x16 at idle, not measured under load | info | Confirm the delivered "
+    "driver sim, CUDA unknown | Gen4 x16 at idle, not measured under load; 2 uplinks above the GPUs at their "
+    "maximum width (read at idle) | info | Confirm the delivered "
     "configuration | measured () on identity",
     "ROW Pairwise GPU traffic | host-staged GPU-to-GPU matrix 8×8, one pair at a time (no P2P) | 17.6–24.3 "
     "GB/s; no pair has P2P | info | Discover fast communication groups | measured () on matrix",
@@ -384,7 +387,7 @@ static const char *const rtx4090x8_cut_lines[] = {
     "are chosen to use both sockets' host budgets.",
     "FIND host → GPU 0: each copy costs about 3.00 µs before data moves; copies smaller than 74 KiB get less "
     "than half of its 25.3 GB/s.",
-    "VERDICT incomplete \"INCOMPLETE\" exit 5 (5) pass 3 warn 0 fail 0 info 16 skip 0",
+    "VERDICT incomplete \"INCOMPLETE\" exit 5 (5) pass 3 warn 0 fail 0 info 20 skip 0",
     NULL,
 };
 

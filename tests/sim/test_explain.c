@@ -51,7 +51,7 @@ static void g5sock20_socket_link_named(void **state)
 static void named_devices_account(void **state)
 {
     (void)state;
-    static const char *const machines[] = {TOPO("g5sock20"), TOPO("sw16x2"), TOPO("sw2bad"),
+    static const char *const machines[] = {TOPO("g5sock20"), TOPO("sw16x2"),    TOPO("sw2bad"),
                                            TOPO("sw1x4"),    TOPO("nvswitch8"), "rtx4090x8"};
     for (size_t m = 0; m < sizeof machines / sizeof machines[0]; m++) {
         gq_discovery d;
