@@ -541,6 +541,10 @@ static void alone_rates(const gq_recordset *rs, const cand *c, int nc, uint64_t 
             continue;
         const gq_record *r = &rs->v[c[i].flows[0]];
         double sp = r->value.spread > 0 && isfinite(r->value.spread) ? r->value.spread : 0;
+        /* the driver's own staged copy (the card measures it beside the pipelined one) is
+         * not what the concurrent runs move: it is no pair's alone rate here */
+        if (r->method == GQ_METHOD_DRIVER_STAGED)
+            continue;
         if (c[i].p2p) {
             /* one GPU at each end: "gpu:*" in a document is no pair
              * (fuzz_render wrote out of bounds with it) */
@@ -708,8 +712,9 @@ static uint64_t held_back(const gq_bn_obs *ob, iso_matrix iso, double keep, gq_b
     *held = *ob;
     uint64_t pairs = 0;
     int nfree = 0;
-    for (int p = 0; p < ob->npairs && p < 64; p++) {
-        double v = iso[ob->pair_src[p]][ob->pair_dst[p]], r = ob->rate[p];
+    for (int p = 0; p < ob->npairs && p < GQ_BN_MAX_PAIRS; p++) {
+        int a = ob->pair_src[p], b = ob->pair_dst[p];
+        double v = a >= 0 && a < GQ_MAX_GPUS && b >= 0 && b < GQ_MAX_GPUS ? iso[a][b] : NAN, r = ob->rate[p];
         if (isfinite(r) && isfinite(v) && r >= keep * v)
             nfree++;
         else
@@ -720,10 +725,11 @@ static uint64_t held_back(const gq_bn_obs *ob, iso_matrix iso, double keep, gq_b
     held->npairs = 0;
     held->aggregate_gbps = held->sum_alone_gbps = 0;
     mask_t m = 0;
-    for (int p = 0; p < ob->npairs && p < 64; p++) {
-        if (!(pairs >> p & 1))
+    for (int p = 0; p < ob->npairs && p < GQ_BN_MAX_PAIRS; p++) {
+        int a = ob->pair_src[p], b = ob->pair_dst[p];
+        if (!(pairs >> p & 1) || a < 0 || a >= GQ_MAX_GPUS || b < 0 || b >= GQ_MAX_GPUS)
             continue;
-        int a = ob->pair_src[p], b = ob->pair_dst[p], k = held->npairs++;
+        int k = held->npairs++;
         held->pair_src[k] = a;
         held->pair_dst[k] = b;
         held->rate[k] = ob->rate[p];

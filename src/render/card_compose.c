@@ -655,12 +655,26 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
         json_array_append_new(mats, mj);
     else
         json_decref(mj);
+    /* host-staged pairs: the driver's own staged copy beside gpuqual's pipelined one */
+    static const char *const dtests[] = {GQ_CARD_TEST_DRIVER_STAGED, NULL};
+    gq_pairmatrix_init(pw, sel, n);
+    gq_pairmatrix_from_records(pw, rs, dtests);
+    mj = matrix_json("driver_staged",
+                     "GPU-to-GPU through host memory by the driver (cudaMemcpyPeer without P2P)",
+                     GQ_CARD_TEST_DRIVER_STAGED, pw, "GB/s", &any);
+    json_t *driver = any ? mj : NULL;
+    if (!any)
+        json_decref(mj);
+    gq_pairmatrix_init(pw, sel, n);
+    gq_pairmatrix_from_records(pw, rs, wtests);
     mj = matrix_json("p2p_write", "GPU-to-GPU write, one pair at a time", "device_to_device_memcpy_write_ce",
                      pw, "GB/s", &any);
     if (any)
         json_array_append_new(mats, mj);
     else
         json_decref(mj);
+    if (driver)
+        json_array_append_new(mats, driver);
     json_object_set_new(card, "matrices", mats);
     gq_domains_opts dopt;
     gq_domains_opts_default(&dopt);

@@ -85,7 +85,8 @@ static const json_t *row(const card_run *r, const char *title)
 {
     size_t i;
     const json_t *x;
-    json_array_foreach(json_object_get(cu_card(r), "rows"), i, x) if (!strcmp(cu_str(x, "check"), title)) return x;
+    json_array_foreach(json_object_get(cu_card(r), "rows"), i,
+                       x) if (!strcmp(cu_str(x, "check"), title)) return x;
     fail_msg("no row %s", title);
     return NULL;
 }
@@ -94,8 +95,8 @@ static const json_t *row(const card_run *r, const char *title)
  * link is at its maximum under load. */
 static void card_names_uplink(const char *machine, const char *faults, const char *bus, const char *gpus)
 {
-    card_run r = cu_run(&(card_args){.machine = machine, .noise = 0, .faults = faults, .stress_s = 5,
-                                     .level = GQ_LEVEL_QUICK + 1});
+    card_run r = cu_run(&(card_args){
+        .machine = machine, .noise = 0, .faults = faults, .stress_s = 5, .level = GQ_LEVEL_QUICK + 1});
     char subj[64];
     snprintf(subj, sizeof subj, "pcie:%s", bus);
     const json_t *c = cu_check(&r, "uplink_width", subj);
@@ -112,7 +113,8 @@ static void card_names_uplink(const char *machine, const char *faults, const cha
     /* the GPUs' own links are fine: it is not put down to them */
     size_t i;
     const json_t *k;
-    json_array_foreach(json_object_get(cu_card(&r), "checks"), i, k) if (!strcmp(cu_str(k, "id"), "link_width"))
+    json_array_foreach(json_object_get(cu_card(&r), "checks"), i,
+                       k) if (!strcmp(cu_str(k, "id"), "link_width"))
         assert_string_equal(cu_str(k, "verdict"), "pass");
     assert_string_equal(cu_str(cu_card(&r), "verdict"), "fail");
     json_decref(r.doc);
@@ -134,8 +136,8 @@ static void card_uplink_from_fault(void **state)
 static void healthy_uplink_is_info(void **state)
 {
     (void)state;
-    card_run r = cu_run(&(card_args){.machine = TOPO("sw1x4"), .noise = 0, .stress_s = 5,
-                                     .level = GQ_LEVEL_QUICK + 1});
+    card_run r = cu_run(
+        &(card_args){.machine = TOPO("sw1x4"), .noise = 0, .stress_s = 5, .level = GQ_LEVEL_QUICK + 1});
     const json_t *c = cu_check(&r, "uplink_width", "pcie:0000:40:00.0");
     assert_non_null(c);
     assert_string_equal(cu_str(c, "verdict"), "info");
@@ -186,7 +188,8 @@ static void bad_specs(void **state)
     for (size_t i = 0; i < sizeof topo_bad / sizeof topo_bad[0]; i++) {
         gq_sim_machine *m = NULL;
         memset(&e, 0, sizeof e);
-        assert_int_equal(gq_sim_parse(topo_bad[i].text, strlen(topo_bad[i].text), "x.topo", &m, &e), GQ_E_USAGE);
+        assert_int_equal(gq_sim_parse(topo_bad[i].text, strlen(topo_bad[i].text), "x.topo", &m, &e),
+                         GQ_E_USAGE);
         assert_string_equal(e.msg, topo_bad[i].want);
         assert_null(m);
     }
@@ -195,8 +198,10 @@ static void bad_specs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(discovery_reads_uplinks), cmocka_unit_test(card_uplink_from_topology),
-        cmocka_unit_test(card_uplink_from_fault),  cmocka_unit_test(healthy_uplink_is_info),
+        cmocka_unit_test(discovery_reads_uplinks),
+        cmocka_unit_test(card_uplink_from_topology),
+        cmocka_unit_test(card_uplink_from_fault),
+        cmocka_unit_test(healthy_uplink_is_info),
         cmocka_unit_test(bad_specs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
