@@ -802,10 +802,12 @@ static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_doma
             continue;
         /* A pair that ran at its rate alone shares no budget with the pairs
          * that were held back: the budget is over the held-back pairs only,
-         * with their own sum (docs/method-domains.md, "free and held-back
-         * pairs"). */
+         * with their own sum (docs/method-domains.md, "Free and held-back
+         * pairs"). Free means clearly free, within half of min_drop (and the
+         * spread) of its rate alone, so that noise does not move a pair that
+         * lost a little between the two. */
         gq_bn_obs held;
-        uint64_t pairs = held_back(ob, iso, 1 - o->min_drop - 2 * sp, &held);
+        uint64_t pairs = held_back(ob, iso, 1 - o->min_drop / 2 - 2 * sp, &held);
         if (!pairs)
             continue;
         if (held.npairs < ob->npairs) {
