@@ -10,7 +10,8 @@ static const json_t *matrix(const card_run *r, const char *id)
 {
     size_t i;
     const json_t *m;
-    json_array_foreach(json_object_get(cu_card(r), "matrices"), i, m) if (!strcmp(cu_str(m, "id"), id)) return m;
+    json_array_foreach(json_object_get(cu_card(r), "matrices"), i,
+                       m) if (!strcmp(cu_str(m, "id"), id)) return m;
     return NULL;
 }
 
@@ -22,8 +23,8 @@ static const json_t *record(const card_run *r, const char *method, int s, int d)
     size_t i;
     const json_t *x;
     json_array_foreach(json_object_get(r->doc, "records"), i, x) if (!strcmp(cu_str(x, "method"), method) &&
-                                                                    !strcmp(cu_str(x, "src"), src) &&
-                                                                    !strcmp(cu_str(x, "dst"), dst)) return x;
+                                                                     !strcmp(cu_str(x, "src"), src) &&
+                                                                     !strcmp(cu_str(x, "dst"), dst)) return x;
     return NULL;
 }
 
@@ -31,7 +32,8 @@ static const json_t *row(const card_run *r, const char *title)
 {
     size_t i;
     const json_t *x;
-    json_array_foreach(json_object_get(cu_card(r), "rows"), i, x) if (!strcmp(cu_str(x, "check"), title)) return x;
+    json_array_foreach(json_object_get(cu_card(r), "rows"), i,
+                       x) if (!strcmp(cu_str(x, "check"), title)) return x;
     return NULL;
 }
 
@@ -47,7 +49,8 @@ static void both_figures(const char *machine, int want_gpu)
     int n = cu_ints(json_object_get(md, "gpus"), gl, 64), cells = 0;
     for (int a = 0; a < n; a++)
         for (int b = 0; b < n; b++) {
-            const json_t *v = json_array_get(json_array_get(json_object_get(md, "values"), (size_t)a), (size_t)b);
+            const json_t *v =
+                json_array_get(json_array_get(json_object_get(md, "values"), (size_t)a), (size_t)b);
             if (!json_is_number(v))
                 continue;
             cells++;
