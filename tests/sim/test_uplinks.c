@@ -7,6 +7,8 @@
  * discovery reports and the card document, never the simulator's model. */
 #include "card_util.h"
 
+#include <unistd.h>
+
 #include "backend/sim/sim_stress.h"
 #include "topo/snapshot.h"
 
@@ -132,6 +134,46 @@ static void card_uplink_from_fault(void **state)
     card_names_uplink(TOPO("sw1x4"), "sw0:link-x8", "0000:40:00.0", "0-3");
 }
 
+/* A root port (a bridge with one child right below a socket) trained down,
+ * described by the topology or injected on the command line: named as a
+ * root port. */
+static void card_root_port(void **state)
+{
+    (void)state;
+    char path[256];
+    snprintf(path, sizeof path, "%s/gq-rootport-%d.topo", P_tmpdir, (int)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("machine rp\ncpu \"X\" sockets 1 cores 8\nmemory mem0 numa 0 size 64 GiB\n"
+          "socket cpu0 numa 0 bus 0000:00\nfabric mem0 cpu0 read 100 GB/s write 100 GB/s\n"
+          "bridge rp0 bus 0000:01:00.0\nbridge rp1 bus 0000:02:00.0\n"
+          "pcie rp0 cpu0 rate 16 GT/s width x8 max-width x16 up 13 GB/s down 13 GB/s\n"
+          "pcie rp1 cpu0 rate 16 GT/s width x16 up 26 GB/s down 26 GB/s\n"
+          "gpu g0 model \"X\" mem 16 GiB bus 0000:03:00.0\ngpu g1 model \"X\" mem 16 GiB bus 0000:04:00.0\n"
+          "pcie g0 rp0 rate 16 GT/s width x16 up 26 GB/s down 26 GB/s\n"
+          "pcie g1 rp1 rate 16 GT/s width x16 up 26 GB/s down 26 GB/s\n",
+          f);
+    fclose(f);
+    for (int k = 0; k < 2; k++) {
+        card_run r = cu_run(&(card_args){.machine = path,
+                                         .noise = 0,
+                                         .faults = k ? "rp1:link-x8" : NULL,
+                                         .stress_s = 5,
+                                         .level = GQ_LEVEL_QUICK + 1});
+        const char *bus = k ? "0000:02:00.0" : "0000:01:00.0";
+        char subj[64], want[128];
+        snprintf(subj, sizeof subj, "pcie:%s", bus);
+        const json_t *c = cu_check(&r, "uplink_width", subj);
+        assert_non_null(c);
+        assert_string_equal(cu_str(c, "verdict"), "fail");
+        snprintf(want, sizeof want, "the uplink of root port %s (GPU %d) at x8, can do x16", bus, k);
+        if (!strstr(cu_str(row(&r, "Identity and links"), "result"), want))
+            fail_msg("links row says '%s', not '%s'", cu_str(row(&r, "Identity and links"), "result"), want);
+        json_decref(r.doc);
+    }
+    remove(path);
+}
+
 /* A healthy uplink, read at idle by discovery, is shown but never passes: info. */
 static void healthy_uplink_is_info(void **state)
 {
@@ -203,6 +245,7 @@ int main(void)
         cmocka_unit_test(card_uplink_from_fault),
         cmocka_unit_test(healthy_uplink_is_info),
         cmocka_unit_test(bad_specs),
+        cmocka_unit_test(card_root_port),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
