@@ -541,6 +541,10 @@ static void alone_rates(const gq_recordset *rs, const cand *c, int nc, uint64_t 
             continue;
         const gq_record *r = &rs->v[c[i].flows[0]];
         double sp = r->value.spread > 0 && isfinite(r->value.spread) ? r->value.spread : 0;
+        /* the driver's own staged copy (the card measures it beside the pipelined one) is
+         * not what the concurrent runs move: it is no pair's alone rate here */
+        if (r->method == GQ_METHOD_DRIVER_STAGED)
+            continue;
         if (c[i].p2p) {
             /* one GPU at each end: "gpu:*" in a document is no pair
              * (fuzz_render wrote out of bounds with it) */
@@ -625,14 +629,23 @@ static void p2p_domains(gq_bottleneck *bn, const gq_bn_obs *ob, const gq_domains
 typedef struct p2p_known {
     int obs;
     double cap;
+    uint64_t pairs; /* which of the observation's pairs share it (bit p: pair p) */
 } p2p_known;
 
-/* Is every pair of observation s, in either direction, a pair of ob? */
-static bool pairs_inside(const gq_bn_obs *s, const gq_bn_obs *ob)
+static bool in_pairs(uint64_t pairs, int p)
 {
-    if (s->npairs >= ob->npairs)
+    return p >= 0 && p < 64 && (pairs >> p & 1);
+}
+
+/* Is every pair of budget k (pairs of observation s), in either direction, a
+ * pair of ob? */
+static bool pairs_inside(const gq_bn_obs *s, uint64_t pairs, const gq_bn_obs *ob)
+{
+    if (popcount(pairs) >= ob->npairs)
         return false;
     for (int a = 0; a < s->npairs; a++) {
+        if (!in_pairs(pairs, a))
+            continue;
         bool hit = false;
         for (int b = 0; b < ob->npairs && !hit; b++)
             hit = (s->pair_src[a] == ob->pair_src[b] && s->pair_dst[a] == ob->pair_dst[b]) ||
@@ -657,16 +670,16 @@ static double p2p_expect(const gq_bottlenecks *out, const gq_bn_obs *ob, const p
         int best = -1;
         for (int i = 0; i < nk; i++) {
             const gq_bn_obs *s = &out->obs[k[i].obs];
-            if (taken[i] || !pairs_inside(s, ob))
+            if (taken[i] || !pairs_inside(s, k[i].pairs, ob))
                 continue;
             bool free_pairs = true;
             for (int a = 0; a < s->npairs && free_pairs; a++)
-                for (int b = 0; b < ob->npairs; b++)
+                for (int b = 0; b < ob->npairs && in_pairs(k[i].pairs, a); b++)
                     if (used[b] &&
                         ((s->pair_src[a] == ob->pair_src[b] && s->pair_dst[a] == ob->pair_dst[b]) ||
                          (s->pair_src[a] == ob->pair_dst[b] && s->pair_dst[a] == ob->pair_src[b])))
                         free_pairs = false;
-            if (free_pairs && (best < 0 || s->npairs > out->obs[k[best].obs].npairs))
+            if (free_pairs && (best < 0 || popcount(k[i].pairs) > popcount(k[best].pairs)))
                 best = i;
         }
         if (best < 0)
@@ -675,7 +688,7 @@ static double p2p_expect(const gq_bottlenecks *out, const gq_bn_obs *ob, const p
         const gq_bn_obs *s = &out->obs[k[best].obs];
         double sum = 0;
         for (int a = 0; a < s->npairs; a++)
-            for (int b = 0; b < ob->npairs; b++)
+            for (int b = 0; b < ob->npairs && in_pairs(k[best].pairs, a); b++)
                 if (!used[b] && ((s->pair_src[a] == ob->pair_src[b] && s->pair_dst[a] == ob->pair_dst[b]) ||
                                  (s->pair_src[a] == ob->pair_dst[b] && s->pair_dst[a] == ob->pair_src[b]))) {
                     used[b] = true;
@@ -687,6 +700,45 @@ static double p2p_expect(const gq_bottlenecks *out, const gq_bn_obs *ob, const p
         if (!used[b])
             total += iso[ob->pair_src[b]][ob->pair_dst[b]];
     return total;
+}
+
+/* The pairs of a contended run that were held back: each below `keep` x its
+ * rate one at a time (a pair without a per-pair figure counts as held back).
+ * When some pairs ran free, *held is the run restricted to the others (their
+ * GPUs, rates, sums and kind), its aggregate the sum of their rates; else a
+ * copy of the run. Returns the held-back pairs as a mask (0: none). */
+static uint64_t held_back(const gq_bn_obs *ob, iso_matrix iso, double keep, gq_bn_obs *held)
+{
+    *held = *ob;
+    uint64_t pairs = 0;
+    int nfree = 0;
+    for (int p = 0; p < ob->npairs && p < GQ_BN_MAX_PAIRS; p++) {
+        int a = ob->pair_src[p], b = ob->pair_dst[p];
+        double v = a >= 0 && a < GQ_MAX_GPUS && b >= 0 && b < GQ_MAX_GPUS ? iso[a][b] : NAN, r = ob->rate[p];
+        if (isfinite(r) && isfinite(v) && r >= keep * v)
+            nfree++;
+        else
+            pairs |= (uint64_t)1 << p;
+    }
+    if (!nfree || !pairs)
+        return nfree ? 0 : pairs;
+    held->npairs = 0;
+    held->aggregate_gbps = held->sum_alone_gbps = 0;
+    mask_t m = 0;
+    for (int p = 0; p < ob->npairs && p < GQ_BN_MAX_PAIRS; p++) {
+        int a = ob->pair_src[p], b = ob->pair_dst[p];
+        if (!(pairs >> p & 1) || a < 0 || a >= GQ_MAX_GPUS || b < 0 || b >= GQ_MAX_GPUS)
+            continue;
+        int k = held->npairs++;
+        held->pair_src[k] = a;
+        held->pair_dst[k] = b;
+        held->rate[k] = ob->rate[p];
+        held->aggregate_gbps += ob->rate[p];
+        held->sum_alone_gbps += iso[a][b];
+        m |= bit(a) | bit(b);
+    }
+    held->ngpus = mask_list(m, held->gpus);
+    return pairs;
 }
 
 static int cmp_obs_pairs(const void *a, const void *b)
@@ -748,21 +800,45 @@ static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_doma
         ob->contended = ob->aggregate_gbps < ob->expected_gbps * (1 - o->min_drop - 2 * sp);
         if (!ob->contended)
             continue;
+        /* A pair that ran at its rate alone shares no budget with the pairs
+         * that were held back: the budget is over the held-back pairs only,
+         * with their own sum (docs/method-domains.md, "Free and held-back
+         * pairs"). Free means clearly free, within half of min_drop (and the
+         * spread) of its rate alone, so that noise does not move a pair that
+         * lost a little between the two. */
+        gq_bn_obs held;
+        uint64_t pairs = held_back(ob, iso, 1 - o->min_drop / 2 - 2 * sp, &held);
+        if (!pairs)
+            continue;
+        if (held.npairs < ob->npairs) {
+            int w = 0, x = 0;
+            for (int p = 0; dom && p < held.npairs; p++) {
+                int da = dom->domain_of[held.pair_src[p]], db = dom->domain_of[held.pair_dst[p]];
+                w += da >= 0 && da == db;
+                x += da >= 0 && db >= 0 && da != db;
+            }
+            held.p2p_kind = w == held.npairs   ? GQ_P2P_WITHIN
+                            : x == held.npairs ? GQ_P2P_ACROSS
+                                               : GQ_P2P_MIXED;
+            held.expected_gbps = p2p_expect(out, &held, kn, nk, iso);
+            if (!(held.aggregate_gbps < held.expected_gbps * (1 - o->min_drop - 2 * sp)))
+                continue; /* the held-back pairs are within a budget already found */
+        }
         bool added;
-        gq_bottleneck *bn = find_or_add(out, true, GQ_DIR_P2P, mask_of(ob->gpus, ob->ngpus), &added);
+        gq_bottleneck *bn = find_or_add(out, true, GQ_DIR_P2P, mask_of(held.gpus, held.ngpus), &added);
         if (!bn)
             continue;
         if (nk < GQ_BN_MAX)
-            kn[nk++] = (p2p_known){.obs = i, .cap = ob->aggregate_gbps};
+            kn[nk++] = (p2p_known){.obs = i, .cap = held.aggregate_gbps, .pairs = pairs};
         if (added) {
-            bn->capacity_gbps = ob->aggregate_gbps;
-            bn->sum_alone_gbps = sum;
-            bn->expected_gbps = ob->expected_gbps;
-            bn->cross_domain = ob->p2p_kind == GQ_P2P_ACROSS;
+            bn->capacity_gbps = held.aggregate_gbps;
+            bn->sum_alone_gbps = held.sum_alone_gbps;
+            bn->expected_gbps = held.expected_gbps;
+            bn->cross_domain = held.p2p_kind == GQ_P2P_ACROSS;
             if (dom)
-                p2p_domains(bn, ob, dom);
-        } else if (ob->aggregate_gbps > bn->capacity_gbps) {
-            bn->capacity_gbps = ob->aggregate_gbps;
+                p2p_domains(bn, &held, dom);
+        } else if (held.aggregate_gbps > bn->capacity_gbps) {
+            bn->capacity_gbps = held.aggregate_gbps;
         }
         add_evidence(bn, i);
     }

@@ -98,7 +98,7 @@ typedef struct gq_bottleneck {
     gq_bn_explain explained;
     char node[64];         /* the tree node or NUMA node that explains it ("" none) */
     double link_gbps;      /* that node's upstream link capacity, 0 unknown */
-    char explanation[256]; /* one sentence */
+    char explanation[384]; /* one sentence */
 } gq_bottleneck;
 
 typedef struct gq_bn_ignored {

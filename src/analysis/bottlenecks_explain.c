@@ -4,6 +4,7 @@
  * port uplinks, or the CPU interconnect, every pair of a P2P budget crosses. */
 #include "analysis/bottlenecks_internal.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,6 +79,24 @@ const char *gq_bn_pci_kind_text(gq_bn_explain e)
     }
 }
 
+/* Can a link whose theoretical rate is link_gbps per direction be the limit
+ * that held flows to cap_gbps together? Only when the figure is what such a
+ * link delivers: at least GQ_BN_LINK_EFF_MIN of its rate (bulk copies over
+ * PCIe get 75-90 % of it: 25.8 of 31.5 GB/s on the RTX 4090 server's Gen4
+ * uplinks, 55 of 63 on Gen5), and not above it. A link of unknown rate
+ * (0) cannot be checked and is not refused. */
+bool gq_bn_link_accounts(double link_gbps, double cap_gbps)
+{
+    if (!(link_gbps > 0) || !isfinite(cap_gbps))
+        return true;
+    return cap_gbps >= GQ_BN_LINK_EFF_MIN * link_gbps && cap_gbps <= link_gbps * GQ_BN_LINK_OVER_MAX;
+}
+
+static const char *pci_name(const gq_topo *t, int node)
+{
+    return t->pci[node].bus_id[0] ? t->pci[node].bus_id : t->pci[node].label;
+}
+
 static void set_text(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void set_text(char *buf, size_t n, const char *fmt, ...)
 {
@@ -92,6 +111,7 @@ void gq_bn_explain_host(gq_bottleneck *bn, const gq_topo *t, uint64_t univ, bool
     char set[160];
     gq_domains_set_str(bn->gpus, bn->ngpus, set, sizeof set);
     mask_t s = mask_of(bn->gpus, bn->ngpus);
+    int best = -1, refused = -1; /* refused: the narrowest node that groups them but cannot account */
     if (t && t->npci > 0) {
         int first = pci_of_gpu(t, bn->gpus[0]);
         int lca = -1;
@@ -103,29 +123,36 @@ void gq_bn_explain_host(gq_bottleneck *bn, const gq_topo *t, uint64_t univ, bool
             }
         if (lca >= 0 && under(t, lca, univ) == s) {
             /* Of the nodes from the LCA up whose GPUs are still exactly the set,
-             * the one with the narrowest known uplink is the likeliest limit. */
-            int best = lca;
-            for (int a = lca; a >= 0 && under(t, a, univ) == s; a = t->pci[a].parent)
-                if (t->pci[a].link_gbps > 0 &&
-                    (t->pci[best].link_gbps <= 0 || t->pci[a].link_gbps < t->pci[best].link_gbps))
+             * the one with the narrowest known uplink is the likeliest limit,
+             * among those whose uplink can account for the budget. */
+            for (int a = lca; a >= 0 && under(t, a, univ) == s; a = t->pci[a].parent) {
+                double l = t->pci[a].link_gbps;
+                if (!gq_bn_link_accounts(l, bn->capacity_gbps)) {
+                    if (refused < 0 || l < t->pci[refused].link_gbps)
+                        refused = a;
+                    continue;
+                }
+                if (best < 0 || (l > 0 && (t->pci[best].link_gbps <= 0 || l < t->pci[best].link_gbps)))
                     best = a;
-            const gq_pci_node *nd = &t->pci[best];
-            bn->explained = gq_bn_pci_kind(t, best);
-            snprintf(bn->node, sizeof bn->node, "%s", nd->bus_id[0] ? nd->bus_id : nd->label);
-            bn->link_gbps = nd->link_gbps;
-            const char *what = gq_bn_pci_kind_text(bn->explained);
-            if (nd->link_gbps > 0)
-                set_text(bn->explanation, sizeof bn->explanation,
-                         "GPUs %s sit behind one %s (%s) whose uplink carries %.1f GB/s per direction; they "
-                         "share %.1f GB/s %s",
-                         set, what, bn->node, nd->link_gbps, bn->capacity_gbps,
-                         gq_direction_name(bn->direction));
-            else
-                set_text(bn->explanation, sizeof bn->explanation,
-                         "GPUs %s sit behind one %s (%s); they share %.1f GB/s %s", set, what, bn->node,
-                         bn->capacity_gbps, gq_direction_name(bn->direction));
-            return;
+            }
         }
+    }
+    if (best >= 0) {
+        const gq_pci_node *nd = &t->pci[best];
+        bn->explained = gq_bn_pci_kind(t, best);
+        snprintf(bn->node, sizeof bn->node, "%s", nd->bus_id[0] ? nd->bus_id : nd->label);
+        bn->link_gbps = nd->link_gbps;
+        const char *what = gq_bn_pci_kind_text(bn->explained);
+        if (nd->link_gbps > 0)
+            set_text(bn->explanation, sizeof bn->explanation,
+                     "GPUs %s sit behind one %s (%s) whose uplink carries %.1f GB/s per direction; they "
+                     "share %.1f GB/s %s",
+                     set, what, bn->node, nd->link_gbps, bn->capacity_gbps, gq_direction_name(bn->direction));
+        else
+            set_text(bn->explanation, sizeof bn->explanation,
+                     "GPUs %s sit behind one %s (%s); they share %.1f GB/s %s", set, what, bn->node,
+                     bn->capacity_gbps, gq_direction_name(bn->direction));
+        return;
     }
     if (t && t->numa_nodes > 1) {
         int node = -2;
@@ -153,6 +180,15 @@ void gq_bn_explain_host(gq_bottleneck *bn, const gq_topo *t, uint64_t univ, bool
         }
     }
     bn->explained = GQ_EXPLAIN_MEASUREMENT_ONLY;
+    if (refused >= 0) {
+        set_text(bn->explanation, sizeof bn->explanation,
+                 "GPUs %s share %.1f GB/s %s; the %s (%s) that groups them has an uplink of %.1f GB/s per "
+                 "direction, which cannot account for that figure: inferred from measurement only",
+                 set, bn->capacity_gbps, gq_direction_name(bn->direction),
+                 gq_bn_pci_kind_text(gq_bn_pci_kind(t, refused)), pci_name(t, refused),
+                 t->pci[refused].link_gbps);
+        return;
+    }
     set_text(bn->explanation, sizeof bn->explanation,
              "GPUs %s share %.1f GB/s %s, but no PCIe switch, root port or NUMA node in the topology groups "
              "exactly "
@@ -165,8 +201,9 @@ void gq_bn_explain_host(gq_bottleneck *bn, const gq_topo *t, uint64_t univ, bool
 
 /* The PCIe bridge (not a host bridge) whose uplink every flow from `from`
  * to `to` crosses: every GPU of `from` below it and none of `to`; of those,
- * the one with the narrowest known uplink (else the lowest). -1 when none. */
-static int shared_uplink(const gq_topo *t, mask_t from, mask_t to)
+ * the one with the narrowest known uplink (else the lowest), among those
+ * whose uplink can account for cap (NAN: any). -1 when none. */
+static int shared_uplink(const gq_topo *t, mask_t from, mask_t to, double cap)
 {
     int first = -1;
     for (int g = 0; g < 64 && first < 0; g++)
@@ -180,7 +217,7 @@ static int shared_uplink(const gq_topo *t, mask_t from, mask_t to)
         if (t->pci[a].kind == GQ_PCI_HOSTBRIDGE)
             break;
         mask_t u = under(t, a, from | to);
-        if ((u & from) != from || (u & to))
+        if ((u & from) != from || (u & to) || !gq_bn_link_accounts(t->pci[a].link_gbps, cap))
             continue;
         if (best < 0 || (t->pci[a].link_gbps > 0 &&
                          (t->pci[best].link_gbps <= 0 || t->pci[a].link_gbps < t->pci[best].link_gbps)))
@@ -189,15 +226,21 @@ static int shared_uplink(const gq_topo *t, mask_t from, mask_t to)
     return best;
 }
 
-static const char *pci_name(const gq_topo *t, int node)
-{
-    return t->pci[node].bus_id[0] ? t->pci[node].bus_id : t->pci[node].label;
-}
-
-void gq_bn_explain_p2p(gq_bottleneck *bn, const gq_bn_obs *ob, const gq_topo *t)
+void gq_bn_explain_p2p(gq_bottleneck *bn, const gq_bn_obs *run, const gq_topo *t)
 {
     char set[160];
     gq_domains_set_str(bn->gpus, bn->ngpus, set, sizeof set);
+    /* only the run's pairs inside the budget: pairs that ran free beside it
+     * (bottlenecks.c) are not part of what is explained */
+    mask_t in = mask_of(bn->gpus, bn->ngpus);
+    gq_bn_obs own = *run;
+    own.npairs = 0;
+    for (int p = 0; p < run->npairs; p++)
+        if ((in & bit(run->pair_src[p])) && (in & bit(run->pair_dst[p]))) {
+            own.pair_src[own.npairs] = run->pair_src[p];
+            own.pair_dst[own.npairs++] = run->pair_dst[p];
+        }
+    const gq_bn_obs *ob = &own;
     bool all_sys = t && ob->npairs > 0, all_numa = t && t->numa_nodes > 1 && ob->npairs > 0;
     int na = -1, nb = -1;
     mask_t src = 0, dst = 0;
@@ -222,10 +265,24 @@ void gq_bn_explain_p2p(gq_bottleneck *bn, const gq_bn_obs *ob, const gq_topo *t)
     const char *kind = bn->cross_domain ? "pairs crossing between domains" : "concurrent pairs";
     /* the devices every pair crosses: a switch or root port's uplink on the
      * sending side, on the receiving side, or both */
-    int up = -1, down = -1;
+    int up = -1, down = -1, up_any = -1, down_any = -1;
     if (t && t->npci > 0 && !t->is_vm && src && dst && !(src & dst)) {
-        up = shared_uplink(t, src, dst);
-        down = shared_uplink(t, dst, src);
+        up = shared_uplink(t, src, dst, bn->capacity_gbps);
+        down = shared_uplink(t, dst, src, bn->capacity_gbps);
+        /* the same devices regardless of their rate: named when their uplinks
+         * carry too much to account for the budget */
+        up_any = shared_uplink(t, src, dst, NAN);
+        down_any = shared_uplink(t, dst, src, NAN);
+    }
+    char beyond[200] = "";
+    if (up < 0 && down < 0 && (up_any >= 0 || down_any >= 0)) {
+        int k = up_any >= 0 ? up_any : down_any;
+        if (down_any >= 0 && t->pci[down_any].link_gbps < t->pci[k].link_gbps)
+            k = down_any;
+        snprintf(beyond, sizeof beyond,
+                 " (the narrowest uplink they cross, %s %s at %.1f GB/s, cannot account for %.1f GB/s)",
+                 gq_bn_pci_kind_text(gq_bn_pci_kind(t, k)), pci_name(t, k), t->pci[k].link_gbps,
+                 bn->capacity_gbps);
     }
     if (up >= 0 || down >= 0) {
         int k = up >= 0 ? up : down;
@@ -260,8 +317,8 @@ void gq_bn_explain_p2p(gq_bottleneck *bn, const gq_bn_obs *ob, const gq_topo *t)
         set_text(
             bn->explanation, sizeof bn->explanation,
             "%s (GPUs %s) cross the CPU interconnect between NUMA nodes, which no PCIe switch or root port "
-            "explains: %.1f GB/s together against %.1f one pair at a time%s",
-            kind, set, bn->capacity_gbps, bn->sum_alone_gbps, inside);
+            "explains%s: %.1f GB/s together against %.1f one pair at a time%s",
+            kind, set, beyond, bn->capacity_gbps, bn->sum_alone_gbps, inside);
         return;
     }
     bn->explained = GQ_EXPLAIN_MEASUREMENT_ONLY;
@@ -273,6 +330,7 @@ void gq_bn_explain_p2p(gq_bottleneck *bn, const gq_bn_obs *ob, const gq_topo *t)
                           : "no PCIe switch, root port or socket link carries every pair";
     set_text(bn->explanation, sizeof bn->explanation,
              "%s (GPUs %s) together get %.1f GB/s against %.1f GB/s one pair at a time; inferred from "
-             "measurement only: %s",
-             kind, set, bn->capacity_gbps, bn->sum_alone_gbps, why);
+             "measurement only: %s%s",
+             kind, set, bn->capacity_gbps, bn->sum_alone_gbps,
+             beyond[0] ? "no device on their path can account for the figure" : why, beyond);
 }

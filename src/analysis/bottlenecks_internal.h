@@ -8,6 +8,13 @@
 
 #include "analysis/bottlenecks.h"
 
+/* A link accounts for a shared capacity when the capacity is between
+ * GQ_BN_LINK_EFF_MIN and GQ_BN_LINK_OVER_MAX of its theoretical rate
+ * (docs/method-domains.md, "Explained by the tree"). */
+#define GQ_BN_LINK_EFF_MIN 0.6
+#define GQ_BN_LINK_OVER_MAX 1.05
+bool gq_bn_link_accounts(double link_gbps, double cap_gbps);
+
 /* A host budget: the lowest PCIe node whose measured GPUs (univ) are exactly
  * the budget's, or its NUMA node, else measurement only (one_numa: the
  * platform shows one NUMA node). */

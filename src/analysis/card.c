@@ -104,6 +104,28 @@ long gq_card_host_path_class(const gq_topo *t, int g)
     return (long)(G->numa_node + 1) * 100000 + (G->pcie_gen_max + 1) * 100 + (G->pcie_width_max + 1);
 }
 
+int gq_card_driver_staged_pairs(const gq_topo *t, const int *gpus, int n, int *src, int *dst, int max)
+{
+    long keys[GQ_MAX_GPUS];
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            int a = gpus[i], b = gpus[j];
+            if (i == j || p2p_possible(t, a, b) || k >= max || k >= GQ_MAX_GPUS)
+                continue;
+            long key = gq_card_host_path_class(t, a) * 10000000L + gq_card_host_path_class(t, b);
+            bool seen = false;
+            for (int q = 0; q < k && !seen; q++)
+                seen = keys[q] == key;
+            if (seen)
+                continue;
+            keys[k] = key;
+            src[k] = a;
+            dst[k++] = b;
+        }
+    return k;
+}
+
 /* Count distinct keys (at most GQ_CARD_MAX_SWEEP_PATHS - 1). */
 static int add_key(long *keys, int n, long k)
 {
@@ -150,6 +172,11 @@ static void estimate(const gq_topo *t, const gq_card_opts *o, int q, double est[
     est[GQ_CS_MATRIX] = o->level == GQ_LEVEL_QUICK ? npairs * one
                         : n > 1                    ? n * (n - 1) * one * (o->level == GQ_LEVEL_FULL ? 2 : 1)
                                                    : 0;
+    /* standard and full: the driver's staged copy beside the pipelined one, one pair per class */
+    if (o->level != GQ_LEVEL_QUICK && n > 1) {
+        int ds[GQ_MAX_GPUS], dd[GQ_MAX_GPUS];
+        est[GQ_CS_MATRIX] += gq_card_driver_staged_pairs(t, o->gpus, n, ds, dd, GQ_MAX_GPUS) * one;
+    }
     est[GQ_CS_HOST] = 2 * n * one;
     /* Contention: plan it with the domains the tree suggests. */
     gq_domains dom;

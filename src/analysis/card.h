@@ -52,6 +52,7 @@
  * concurrent pairs as concurrent_pairs_read_ce. */
 #define GQ_CARD_TEST_MATRIX "device_to_device_memcpy_read_ce"
 #define GQ_CARD_TEST_STAGED "device_to_device_staged"
+#define GQ_CARD_TEST_DRIVER_STAGED "device_to_device_driver_staged"
 #define GQ_CARD_TEST_H2D "host_to_device_memcpy_ce"
 #define GQ_CARD_TEST_D2H "device_to_host_memcpy_ce"
 #define GQ_CARD_TEST_H2D_SET "host_to_device_set"
@@ -162,6 +163,13 @@ long gq_card_host_path_class(const gq_topo *t, int gpu);
  * classes into *host, each with one more for the fastest path (at most
  * GQ_CARD_MAX_SWEEP_PATHS each). */
 void gq_card_full_sweep_counts(const gq_topo *t, const int *gpus, int n, int *p2p, int *host);
+
+/* The host-staged pairs (no P2P) whose driver-staged copy the matrix step
+ * measures beside gpuqual's pipelined one, at the standard and full levels:
+ * the first ordered pair (in matrix order) of each class of staged path, a
+ * class being the two GPUs' host path classes (gq_card_host_path_class).
+ * Returns how many were written to src/dst (at most max). */
+int gq_card_driver_staged_pairs(const gq_topo *t, const int *gpus, int n, int *src, int *dst, int max);
 
 /* One latency round: GQ_CATALOG_CHASE_ITERS (measure/catalog.h) loads of
  * about 1.2 us (host memory). */

@@ -143,6 +143,23 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
         gf->pcie_width_max = isfinite(v = gq_json_num(pc, "width_max")) ? (int)v : -1;
         gf->link_under_load = json_is_true(json_object_get(pc, "under_load"));
     }
+    /* The uplinks above the GPUs, as discovery read them. */
+    const json_t *up;
+    json_array_foreach(json_object_get(id, "uplinks"), i, up)
+    {
+        if (f->nuplinks >= GQ_CARD_MAX_UPLINKS)
+            break;
+        gq_uplink_facts *u = &f->uplink[f->nuplinks++];
+        snprintf(u->node, sizeof u->node, "%s", gq_json_str(up, "node", "?"));
+        snprintf(u->kind, sizeof u->kind, "%s", gq_json_str(up, "kind", "pcie_switch"));
+        u->ngpus = jints(json_object_get(up, "gpus"), u->gpus, MAXG);
+        double v;
+        u->gen_cur = isfinite(v = gq_json_num(up, "gen")) && fabs(v) < 1e6 ? (int)v : -1;
+        u->width_cur = isfinite(v = gq_json_num(up, "width")) && fabs(v) < 1e6 ? (int)v : -1;
+        u->gen_max = isfinite(v = gq_json_num(up, "gen_max")) && fabs(v) < 1e6 ? (int)v : -1;
+        u->width_max = isfinite(v = gq_json_num(up, "width_max")) && fabs(v) < 1e6 ? (int)v : -1;
+        u->under_load = json_is_true(json_object_get(up, "under_load"));
+    }
     /* Facts are indexed by position (0..ngpu-1); the judge names gpu[k].index. */
     const json_t *nvl = json_object_get(id, "nvlinks");
     {

@@ -197,6 +197,70 @@ static void p2p_ranges_of(const json_t *m0, const card_doms *d, p2p_ranges *r)
         }
 }
 
+/* Host-staged pairs measured both ways: gpuqual's pipelined staging (the
+ * first matrix's cell) and the driver's own staged copy (the "driver_staged"
+ * matrix), over the same pairs; n = 0 when none. a/b: the pair where the
+ * driver falls furthest below the pipeline. */
+typedef struct staged_pair {
+    int n, a, b;
+    double plo, phi, dlo, dhi, worst_p, worst_d;
+} staged_pair;
+
+static void staged_pairs_of(const json_t *card, const json_t *m0, staged_pair *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->plo = sp->dlo = INFINITY;
+    sp->phi = sp->dhi = -INFINITY;
+    const json_t *md = NULL, *m;
+    size_t i;
+    json_array_foreach(json_object_get(card, "matrices"), i,
+                       m) if (!strcmp(gq_json_str(m, "id", ""), "driver_staged")) md = m;
+    if (!md || !m0)
+        return;
+    int gl[MAXG], gp[MAXG];
+    int n = jints(json_object_get(md, "gpus"), gl, MAXG), np = jints(json_object_get(m0, "gpus"), gp, MAXG);
+    for (int x = 0; x < n; x++)
+        for (int y = 0; y < n; y++) {
+            const json_t *dv =
+                json_array_get(json_array_get(json_object_get(md, "values"), (size_t)x), (size_t)y);
+            int px = -1, py = -1;
+            for (int k = 0; k < np; k++) {
+                px = gp[k] == gl[x] ? k : px;
+                py = gp[k] == gl[y] ? k : py;
+            }
+            const json_t *pv =
+                px >= 0 && py >= 0
+                    ? json_array_get(json_array_get(json_object_get(m0, "values"), (size_t)px), (size_t)py)
+                    : NULL;
+            if (!json_is_number(dv) || !json_is_number(pv))
+                continue;
+            double d = json_number_value(dv), p = json_number_value(pv);
+            if (!(p > 0))
+                continue;
+            sp->plo = fmin(sp->plo, p);
+            sp->phi = fmax(sp->phi, p);
+            sp->dlo = fmin(sp->dlo, d);
+            sp->dhi = fmax(sp->dhi, d);
+            if (!sp->n++ || d / p < sp->worst_d / sp->worst_p) {
+                sp->a = gl[x];
+                sp->b = gl[y];
+                sp->worst_p = p;
+                sp->worst_d = d;
+            }
+        }
+}
+
+/* How many of the uplinks above the GPUs (identity.uplinks) trained below their maximum width. */
+static int uplinks_down(const json_t *id)
+{
+    int down = 0;
+    size_t i;
+    const json_t *x;
+    json_array_foreach(json_object_get(id, "uplinks"), i, x) down +=
+        gq_json_num(x, "width") < gq_json_num(x, "width_max");
+    return down;
+}
+
 /* Identity and links: the GPUs, their memory, power and PCIe links. */
 static void row_identity(gq_card *rows, const gq_checklist *cl, const json_t *id)
 {
@@ -228,17 +292,45 @@ static void row_identity(gq_card *rows, const gq_checklist *cl, const json_t *id
     int w = down ? snprintf(res, sizeof res, "%d GPU%s below the link's maximum", down, down == 1 ? "" : "s")
             : idle ? snprintf(res, sizeof res, "Gen%s x%s at idle", f1(gq_json_num(pc, "gen"), a, sizeof a),
                               f1(gq_json_num(pc, "width"), b, sizeof b))
-                   : snprintf(res, sizeof res, "every link at its maximum under load (Gen%s x%s)",
+                   : snprintf(res, sizeof res, "every %s at its maximum under load (Gen%s x%s)",
+                              uplinks_down(id) ? "GPU's own link" : "link",
                               f1(gq_json_num(pc, "gen_max"), a, sizeof a),
                               f1(gq_json_num(pc, "width_max"), b, sizeof b));
     /* At idle a link slows down to save power: only the stress run's reading under load judges it. */
     if (idle == n && w > 0 && (size_t)w < sizeof res)
-        snprintf(res + w, sizeof res - (size_t)w, ", not measured under load");
+        w += snprintf(res + w, sizeof res - (size_t)w, ", not measured under load");
     else if (idle && w > 0 && (size_t)w < sizeof res)
-        snprintf(res + w, sizeof res - (size_t)w, ", %d of %d GPUs not measured under load", idle, n);
-    static const char *const ids[] = {"count_min",    "memory_mib_min",   "power_limit_w_min",
-                                      "pcie_gen_min", "pcie_width_min",   "link_width",
-                                      "link_gen",     "expect_uncovered", NULL};
+        w += snprintf(res + w, sizeof res - (size_t)w, ", %d of %d GPUs not measured under load", idle, n);
+    /* The links above the GPUs (switch and root port uplinks), read by discovery: each one below its
+     * maximum width is named. */
+    int nup = 0, updown = 0;
+    json_array_foreach(json_object_get(id, "uplinks"), i, x)
+    {
+        nup++;
+        double cw = gq_json_num(x, "width"), mw = gq_json_num(x, "width_max");
+        if (!(isfinite(cw) && isfinite(mw) && cw < mw) || w <= 0 || (size_t)w >= sizeof res)
+            continue;
+        char set[128] = "";
+        int gl[GQ_MAX_GPUS], ng = 0;
+        size_t k;
+        const json_t *gj;
+        json_array_foreach(json_object_get(x, "gpus"), k, gj) if (ng < GQ_MAX_GPUS && json_is_integer(gj))
+            gl[ng++] = (int)json_integer_value(gj);
+        gq_domains_set_str(gl, ng, set, sizeof set);
+        w += snprintf(res + w, sizeof res - (size_t)w, "; the uplink of %s %s (GPU%s %s) at x%s, can do x%s",
+                      !strcmp(gq_json_str(x, "kind", ""), "root_port") ? "root port" : "PCIe switch",
+                      gq_json_str(x, "node", "?"), ng == 1 ? "" : "s", set, f1(cw, a, sizeof a),
+                      f1(mw, b, sizeof b));
+        updown++;
+    }
+    if (nup && !updown && w > 0 && (size_t)w < sizeof res)
+        snprintf(res + w, sizeof res - (size_t)w,
+                 "; %d uplink%s above the GPUs at %s maximum width (read at idle)", nup, nup == 1 ? "" : "s",
+                 nup == 1 ? "its" : "their");
+    static const char *const ids[] = {
+        "count_min",  "memory_mib_min", "power_limit_w_min", "pcie_gen_min", "pcie_width_min",
+        "link_width", "link_gen",       "uplink_width",      "uplink_gen",   "expect_uncovered",
+        NULL};
     const char *v = row_verdict(cl, ids, n > 0);
     if (idle && !strcmp(v, "pass"))
         v = "info"; /* the links are part of the row: never a pass without a reading under load */
@@ -247,7 +339,7 @@ static void row_identity(gq_card *rows, const gq_checklist *cl, const json_t *id
 
 /* Pairwise GPU traffic: the first matrix, one pair at a time, within and across domains. */
 static void row_pairwise(gq_card *rows, const gq_checklist *cl, const json_t *m0, const json_t *dm, int ndom,
-                         const p2p_ranges *r)
+                         const p2p_ranges *r, const staged_pair *sp)
 {
     char ev[512], res[512], s1[64], s2[64];
     if (m0) {
@@ -261,6 +353,14 @@ static void row_pairwise(gq_card *rows, const gq_checklist *cl, const json_t *m0
         else
             snprintf(res, sizeof res, "%s GB/s%s", range(r->lo, r->hi, s1, sizeof s1),
                      json_is_true(json_object_get(dm, "no_p2p")) ? "; no pair has P2P" : "; one domain");
+        if (sp->n) {
+            size_t w = strlen(res);
+            snprintf(res + w, sizeof res - w,
+                     "; host-staged: %s GB/s by gpuqual's pipelined staging, %s GB/s by the driver's copy "
+                     "(cudaMemcpyPeer) on %d pair%s",
+                     range(sp->plo, sp->phi, s1, sizeof s1), range(sp->dlo, sp->dhi, s2, sizeof s2), sp->n,
+                     sp->n == 1 ? "" : "s");
+        }
         static const char *const ids[] = {"p2p_gbps_min", "nvlink_gbps_min", NULL};
         row(rows, "Pairwise GPU traffic", ev, res, row_verdict(cl, ids, isfinite(r->lo)),
             "Discover fast communication groups");
@@ -967,7 +1067,9 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *s
     p2p_ranges pr;
     p2p_ranges_of(m0, &d, &pr);
     row_identity(out, cl, id);
-    row_pairwise(out, cl, m0, dm, d.ndom, &pr);
+    staged_pair sp;
+    staged_pairs_of(card, m0, &sp);
+    row_pairwise(out, cl, m0, dm, d.ndom, &pr, &sp);
     row_concurrent(out, cl, pairs, dm, d.ndom);
     row_host(out, cl, host, bottlenecks, f);
     row_sweeps(out, cl, sweeps);
@@ -982,6 +1084,18 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *s
     find_busy(out);
     find_verdicts(out, cl, overall);
     find_pairwise(out, m0, dm, d.ndom, &pr);
+    if (sp.n) {
+        char s1[64], s2[64];
+        finding(
+            out,
+            "Host-staged pairs (no P2P): gpuqual's pipelined staging moves %s GB/s one pair at a time, the "
+            "driver's own staged copy %s GB/s on the same %d pair%s (GPU %d → %d: %.1f against %.1f GB/s). "
+            "A serving stack that copies between these GPUs with cudaMemcpy or cudaMemcpyPeer gets the "
+            "driver's figure; one that stages through pinned host memory in chunks of its own, pipelined "
+            "(as NCCL's shared-memory transport does without P2P), can approach the pipelined one.",
+            range(sp.plo, sp.phi, s1, sizeof s1), range(sp.dlo, sp.dhi, s2, sizeof s2), sp.n,
+            sp.n == 1 ? "" : "s", sp.a, sp.b, sp.worst_d, sp.worst_p);
+    }
     find_set_aside(out, dm);
     find_concurrent(out, pairs);
     /* Shared budgets are stated from the contention step's copies only (other

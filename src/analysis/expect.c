@@ -1,4 +1,5 @@
 #include "core/infile.h"
+#include "analysis/domains.h"
 #include "analysis/expect.h"
 #include "analysis/expect_internal.h"
 #include "core/yaml.h"
@@ -868,6 +869,44 @@ static void judge_links(judge *J, const gq_card_facts *f, int n)
     }
 }
 
+/* The uplinks above the GPUs (switches, root ports), read by discovery. A
+ * bridge's link is not narrowed to save power (only a GPU's driver slows its
+ * own link at idle), so a width below the maximum is a link that trained
+ * down: fail, whenever it was read. Its generation, like a GPU's, may drop
+ * at idle: below the maximum at idle is info, and only a reading under load
+ * passes or fails it. A link at its maximum read at idle is info, never pass
+ * (docs/card.md). */
+static void judge_uplinks(judge *J, const gq_card_facts *f)
+{
+    static const char idle_note[] = "; read by discovery at idle, not under load";
+    for (int i = 0; i < f->nuplinks; i++) {
+        const gq_uplink_facts *u = &f->uplink[i];
+        char subj[64], set[160];
+        snprintf(subj, sizeof subj, "pcie:%s", u->node);
+        gq_domains_set_str(u->gpus, u->ngpus, set, sizeof set);
+        const char *what = !strcmp(u->kind, "root_port") ? "root port" : "PCIe switch";
+        bool load = u->under_load;
+        const char *when = load ? "under load" : "at idle";
+        if (u->width_cur > 0 && u->width_max > 0) {
+            bool full = u->width_cur >= u->width_max;
+            gq_verdict v = !full ? GQ_V_FAIL : load ? GQ_V_PASS : GQ_V_INFO;
+            add(J, "uplink_width", subj, "relative", v, u->width_cur, u->width_max, "lanes",
+                "The uplink of %s %s (GPU%s %s): PCIe x%d %s, the link can do x%d%s.", what, u->node,
+                u->ngpus == 1 ? "" : "s", set, u->width_cur, when, u->width_max,
+                full && !load ? idle_note
+                : !full       ? "; a bridge's link is not narrowed to save power: it trained down"
+                              : "");
+        }
+        if (u->gen_cur > 0 && u->gen_max > 0) {
+            bool full = u->gen_cur >= u->gen_max;
+            gq_verdict v = !load ? GQ_V_INFO : full ? GQ_V_PASS : GQ_V_FAIL;
+            add(J, "uplink_gen", subj, "relative", v, u->gen_cur, u->gen_max, "gen",
+                "The uplink of %s %s (GPU%s %s): PCIe Gen%d %s, the link can do Gen%d%s.", what, u->node,
+                u->ngpus == 1 ? "" : "s", set, u->gen_cur, when, u->gen_max, load ? "" : idle_note);
+        }
+    }
+}
+
 /* Integrity of the run. */
 static void judge_integrity(judge *J, const gq_card_facts *f)
 {
@@ -938,6 +977,7 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
     judge_pairs(&J, ex, f, n, model_of);
     judge_agreement(&J, ex, f, n, model_of);
     judge_links(&J, f, n);
+    judge_uplinks(&J, f);
     judge_integrity(&J, f);
     judge_stress(&J, f, n);
     if (J.rc)

@@ -143,9 +143,23 @@ typedef struct gq_gpu_facts {
     char stress_reason[160]; /* its reason, when not pass */
 } gq_gpu_facts;
 
+/* A link above the GPUs: the uplink of a PCIe switch or root port on their
+ * path to the root, as discovery read it (identity.uplinks). 0 unknown. */
+#define GQ_CARD_MAX_UPLINKS 32
+typedef struct gq_uplink_facts {
+    char node[32]; /* bus id, or the label when there is none */
+    char kind[16]; /* "pcie_switch", "root_port" */
+    int ngpus;
+    int gpus[GQ_MAX_GPUS]; /* the GPUs behind it (their indices) */
+    int gen_cur, width_cur, gen_max, width_max;
+    bool under_load; /* read under load (false: discovery's reading) */
+} gq_uplink_facts;
+
 typedef struct gq_card_facts {
     int ngpu;
     gq_gpu_facts gpu[GQ_MAX_GPUS];
+    int nuplinks;
+    gq_uplink_facts uplink[GQ_CARD_MAX_UPLINKS];
     double p2p_gbps[GQ_MAX_GPUS][GQ_MAX_GPUS]; /* one pair alone, one direction */
     bool p2p_direct[GQ_MAX_GPUS][GQ_MAX_GPUS]; /* measured over P2P (else host-staged) */
     int nvlinks[GQ_MAX_GPUS][GQ_MAX_GPUS];     /* from discovery; -1 unknown */

@@ -81,10 +81,12 @@ typedef struct gq_place_limit {
 /* Paths as measured. Rates in GB/s; 0 = not measured / not possible. */
 typedef struct gq_place_model {
     int ngpu;
-    double p2p[GQ_MAX_GPUS][GQ_MAX_GPUS];      /* direct P2P copy alone (CE/SM) */
-    double staged[GQ_MAX_GPUS][GQ_MAX_GPUS];   /* GPU->host->GPU alone (staged or driver-staged) */
-    bool no_p2p[GQ_MAX_GPUS][GQ_MAX_GPUS];     /* discovery or the records say P2P is impossible */
-    double h2d[GQ_MAX_GPUS], d2h[GQ_MAX_GPUS]; /* each GPU alone */
+    double p2p[GQ_MAX_GPUS][GQ_MAX_GPUS];           /* direct P2P copy alone (CE/SM) */
+    double staged[GQ_MAX_GPUS][GQ_MAX_GPUS];        /* GPU->host->GPU alone, gpuqual's pipelined staging */
+    double driver_staged[GQ_MAX_GPUS][GQ_MAX_GPUS]; /* the driver's own staged copy alone (cudaMemcpyPeer
+                                                       without P2P); 0 not measured */
+    bool no_p2p[GQ_MAX_GPUS][GQ_MAX_GPUS];          /* discovery or the records say P2P is impossible */
+    double h2d[GQ_MAX_GPUS], d2h[GQ_MAX_GPUS];      /* each GPU alone */
     int ndomains;
     gq_gpuset domains[GQ_MAX_GPUS]; /* performance domains (from `domains`, or one per GPU set) */
     int nlimits;

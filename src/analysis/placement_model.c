@@ -115,6 +115,8 @@ static void collect_alone(gq_place_model *m, const gq_recordset *rs, const int *
                 break;
             if (r->method == GQ_METHOD_CE || r->method == GQ_METHOD_SM)
                 m->p2p[s][d] = fmax(m->p2p[s][d], v);
+            else if (r->method == GQ_METHOD_DRIVER_STAGED)
+                m->driver_staged[s][d] = fmax(m->driver_staged[s][d], v);
             else
                 m->staged[s][d] = fmax(m->staged[s][d], v);
             break;
@@ -138,7 +140,9 @@ static double alone_of(const gq_place_model *m, const gq_record *r)
     case GQ_DIR_P2P:
         if (s < 0 || d < 0)
             return 0;
-        return (r->method == GQ_METHOD_CE || r->method == GQ_METHOD_SM) ? m->p2p[s][d] : m->staged[s][d];
+        return (r->method == GQ_METHOD_CE || r->method == GQ_METHOD_SM) ? m->p2p[s][d]
+               : r->method == GQ_METHOD_DRIVER_STAGED                   ? m->driver_staged[s][d]
+                                                                        : m->staged[s][d];
     case GQ_DIR_H2D: return d >= 0 ? m->h2d[d] : 0;
     case GQ_DIR_D2H: return s >= 0 ? m->d2h[s] : 0;
     case GQ_DIR_LOCAL: break;

@@ -352,6 +352,36 @@ static void note_budgets(const gq_place_model *m, gq_place_result *res)
         gq_place_note(res, "the staged handoffs use %d host budget%s: %s", used, used == 1 ? "" : "s", text);
 }
 
+/* Host-staged handoffs are predicted at gpuqual's pipelined staging. Say what
+ * the driver's own staged copy gave where it was measured (the pair where it
+ * falls furthest below the pipelined figure): a stack that moves the
+ * handoffs with cudaMemcpy or cudaMemcpyPeer gets that figure. */
+static void note_driver_staged(const gq_place_model *m, gq_place_result *out)
+{
+    int ws = -1, wd = -1;
+    for (int s = 0; s < m->ngpu; s++)
+        for (int d = 0; d < m->ngpu; d++)
+            if (m->driver_staged[s][d] > 0 && m->staged[s][d] > 0 &&
+                (ws < 0 ||
+                 m->driver_staged[s][d] / m->staged[s][d] < m->driver_staged[ws][wd] / m->staged[ws][wd])) {
+                ws = s;
+                wd = d;
+            }
+    if (ws < 0) {
+        gq_place_note(out,
+                      "staged handoffs are predicted at gpuqual's pipelined staging; the driver's own staged "
+                      "copy (what cudaMemcpy/cudaMemcpyPeer get without P2P) was not measured");
+        return;
+    }
+    gq_place_note(
+        out,
+        "staged handoffs are predicted at gpuqual's pipelined staging (GPU %d -> %d: %.1f GB/s alone); "
+        "a stack that moves them with cudaMemcpy or cudaMemcpyPeer gets the driver's own staged copy, "
+        "%.1f GB/s measured there (%.0f %%)",
+        ws, wd, m->staged[ws][wd], m->driver_staged[ws][wd],
+        100.0 * m->driver_staged[ws][wd] / m->staged[ws][wd]);
+}
+
 /* Prefill/decode pairs: the chosen and the naive (index order) mapping,
  * with notes on staged handoffs, domains and host budgets. */
 static int solve_pairs(const gq_place_model *m, const gq_place_roles *r, const int *u, int nu,
@@ -397,6 +427,8 @@ static int solve_pairs(const gq_place_model *m, const gq_place_roles *r, const i
                  "the chosen GPUs, so the host budgets carry every byte twice");
     else if (no_p2p)
         gq_place_note(out, "%d of %d handoffs are host-staged (no P2P between those GPUs)", no_p2p, K);
+    if (nstaged)
+        note_driver_staged(m, out);
     if (any_real_domain(m) && m->ndomains > 1)
         gq_place_note(out, "%d of %d handoffs stay inside a performance domain (the naive mapping: %d of %d)",
                       within, K, nwithin, K);

@@ -17,6 +17,7 @@
 
 #include "core/infile.h"
 #include "analysis/bottlenecks.h"
+#include "analysis/card.h"
 #include "analysis/domains.h"
 #include "analysis/placement.h"
 #include "exec/place_verify.h"
@@ -271,6 +272,24 @@ static int discover(live *l, const int *sel, int nsel, json_t *sections, gq_err 
         }
         if (!rc)
             rc = run_bidir(l, sel, nsel, m, err);
+        /* the driver's own staged copy (what cudaMemcpyPeer gets without P2P) beside the pipelined
+         * one, on one staged pair of each class, as the card measures it: the placement says both */
+        int ds[GQ_MAX_GPUS], dd[GQ_MAX_GPUS];
+        int nd = gq_card_driver_staged_pairs(l->topo, sel, nsel, ds, dd, GQ_MAX_GPUS);
+        set_total(l, plan.n + plan2.n + count_bidir(&bn) + nd);
+        for (int i = 0; i < nd && !rc; i++) {
+            memset(m, 0, sizeof *m);
+            snprintf(m->test, sizeof m->test, "%s", GQ_CARD_TEST_DRIVER_STAGED);
+            m->flows[0] = (gq_flow){.src = {GQ_EP_GPU, ds[i]},
+                                    .dst = {GQ_EP_GPU, dd[i]},
+                                    .method = GQ_METHOD_DRIVER_STAGED,
+                                    .exec_gpu = ds[i],
+                                    .bytes = l->bytes};
+            m->report[0] = true;
+            m->nflows = 1;
+            gq_progress_step(l->prog, "driver-staged copy GPU %d -> GPU %d", ds[i], dd[i]);
+            rc = gq_exec_one(l->be, l->topo, m, &l->ho, l->j, l->rs, err);
+        }
         if (rc)
             goto out;
     }

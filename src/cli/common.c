@@ -62,7 +62,7 @@ const gq_opt gq_common_backend_opts[] = {
      .lo = 0, .hi = 0.5,
      .seen_off = OFF(sim_noise_given)},
     {.name = "sim-fault", .type = GQ_OPT_STR, .off = OFF(sim_fault), .arg = "SPEC",
-     .help = "inject faults into the simulation: gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8"},
+     .help = "inject faults into the simulation: gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8,sw0:link-x8"},
     {.name = "journal", .type = GQ_OPT_STR, .off = OFF(journal), .arg = "FILE",
      .help = "write each finished measurement to FILE as it completes (JSON lines; a new or empty file; stress writes its telemetry samples)"},
     {.name = "wait-busy", .type = GQ_OPT_DURATION, .off = OFF(wait_busy_s), .arg = "TIME",

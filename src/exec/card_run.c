@@ -641,6 +641,20 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
             for (int i = 0; i < pp.n && !src; i++) /* quick: the pairs with P2P only */
                 if (o->level != GQ_LEVEL_QUICK || !pp.v[i].staged[0])
                     src = run_probe(&R, &pp.v[i], err);
+            /* standard and full: where a pair has no P2P, the driver's own staged copy (what
+             * cudaMemcpyPeer gets) beside gpuqual's pipelined one, one pair per class of staged path */
+            if (o->level != GQ_LEVEL_QUICK && !src) {
+                int ds[GQ_MAX_GPUS], dd[GQ_MAX_GPUS];
+                int nd = gq_card_driver_staged_pairs(t, o->gpus, o->ngpus, ds, dd, GQ_MAX_GPUS);
+                for (int i = 0; i < nd && !src; i++) {
+                    m_reset(R.m, GQ_CARD_TEST_DRIVER_STAGED);
+                    p2p_flow(&R.m->flows[0], ds[i], dd[i], true, o->bytes, 0);
+                    R.m->flows[0].method = GQ_METHOD_DRIVER_STAGED;
+                    R.m->report[0] = true;
+                    R.m->nflows = 1;
+                    src = measure(&R, err);
+                }
+            }
             /* full: the write direction too (the pair's source pushes) */
             for (int i = 0; i < pp.n && !src && o->level == GQ_LEVEL_FULL; i++) {
                 gq_probe_measurement(&pp.v[i], o->bytes, GQ_METHOD_CE, false, R.m);

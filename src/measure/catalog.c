@@ -611,12 +611,20 @@ static const gq_test catalog[] = {
     {.name = "device_to_device_staged",
      .title =
          "staged (P2P off, through pinned host memory, pipelined) GPU(row) -> GPU(column) bandwidth (GB/s)",
-     .description =
-         "every GPU pair without P2P: chunks through pinned host memory, double-buffered, pipelined",
+     .description = "every GPU pair without P2P: gpuqual's own staging, chunks through pinned host memory, "
+                    "pipelined on both GPUs' streams",
      .layout = GQ_LAYOUT_GPU_GPU,
      .min_gpus = 2,
      .plan = plan_staged,
      .method = GQ_METHOD_STAGED},
+    {.name = "device_to_device_driver_staged",
+     .title = "driver-staged (cudaMemcpyPeer with peer access off) GPU(row) -> GPU(column) bandwidth (GB/s)",
+     .description = "every GPU pair: the driver's own copy through host memory, what cudaMemcpy and "
+                    "cudaMemcpyPeer between GPUs without P2P get",
+     .layout = GQ_LAYOUT_GPU_GPU,
+     .min_gpus = 2,
+     .plan = plan_staged,
+     .method = GQ_METHOD_DRIVER_STAGED},
     {.name = "p2p_matrix_unidirectional_enabled",
      .title = "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)",
      .description = "p2pBandwidthLatencyTest: each pair one way, peer copies by the row GPU",

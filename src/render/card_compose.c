@@ -66,6 +66,49 @@ static uint64_t main_bytes(const gq_recordset *rs)
     return best;
 }
 
+/* The links above the GPUs: every switch or root port on a selected GPU's
+ * path to the root whose uplink discovery read, once, with the GPUs behind
+ * it. Read by discovery (sysfs), never under load. */
+static json_t *uplinks_json(const gq_topo *t, const int *sel, int n)
+{
+    json_t *a = json_array();
+    uint64_t behind[GQ_MAX_PCI_NODES] = {0};
+    int gpu_of_bit[64];
+    for (int k = 0; k < n && k < 64; k++) {
+        gpu_of_bit[k] = sel[k];
+        int node = -1;
+        for (int i = 0; i < t->npci && node < 0; i++)
+            if (t->pci[i].kind == GQ_PCI_GPU && t->pci[i].gpu == sel[k])
+                node = i;
+        for (int p = node >= 0 ? t->pci[node].parent : -1, guard = 0;
+             p >= 0 && p < t->npci && guard < GQ_MAX_PCI_NODES; p = t->pci[p].parent, guard++)
+            if (t->pci[p].kind == GQ_PCI_BRIDGE && t->pci[p].link_width > 0 && t->pci[p].link_width_max > 0)
+                behind[p] |= (uint64_t)1 << k;
+    }
+    for (int i = 0; i < t->npci && i < GQ_MAX_PCI_NODES; i++) {
+        if (!behind[i])
+            continue;
+        const gq_pci_node *p = &t->pci[i];
+        json_t *g = json_array();
+        for (int k = 0; k < n && k < 64; k++)
+            if (behind[i] >> k & 1)
+                json_array_append_new(g, json_integer(gpu_of_bit[k]));
+        json_t *o = json_object();
+        json_object_set_new(o, "node", json_string(p->bus_id[0] ? p->bus_id : p->label));
+        json_object_set_new(o, "kind", json_string(gq_bn_explain_name(gq_bn_pci_kind(t, i))));
+        json_object_set_new(o, "gpus", g);
+        json_object_set_new(o, "gen", p->link_gen > 0 ? json_integer(p->link_gen) : json_null());
+        json_object_set_new(o, "width", json_integer(p->link_width));
+        json_object_set_new(o, "gen_max", p->link_gen_max > 0 ? json_integer(p->link_gen_max) : json_null());
+        json_object_set_new(o, "width_max", json_integer(p->link_width_max));
+        json_object_set_new(o, "gbps", jnum(p->link_gbps > 0 ? p->link_gbps : NAN));
+        json_object_set_new(o, "under_load", json_false());
+        json_object_set_new(o, "source", json_string("discovery"));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
 static json_t *identity_json(const gq_topo *t, const int *sel, int n, const json_t *stress)
 {
     json_t *o = json_object(), *gs = json_array();
@@ -113,6 +156,7 @@ static json_t *identity_json(const gq_topo *t, const int *sel, int n, const json
         json_array_append_new(gs, j);
     }
     json_object_set_new(o, "gpus", gs);
+    json_object_set_new(o, "uplinks", uplinks_json(t, sel, n));
     json_t *nv = json_array();
     for (int a = 0; a < n; a++) {
         json_t *row = json_array();
@@ -611,12 +655,26 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
         json_array_append_new(mats, mj);
     else
         json_decref(mj);
+    /* host-staged pairs: the driver's own staged copy beside gpuqual's pipelined one */
+    static const char *const dtests[] = {GQ_CARD_TEST_DRIVER_STAGED, NULL};
+    gq_pairmatrix_init(pw, sel, n);
+    gq_pairmatrix_from_records(pw, rs, dtests);
+    mj = matrix_json("driver_staged",
+                     "GPU-to-GPU through host memory by the driver (cudaMemcpyPeer without P2P)",
+                     GQ_CARD_TEST_DRIVER_STAGED, pw, "GB/s", &any);
+    json_t *driver = any ? mj : NULL;
+    if (!any)
+        json_decref(mj);
+    gq_pairmatrix_init(pw, sel, n);
+    gq_pairmatrix_from_records(pw, rs, wtests);
     mj = matrix_json("p2p_write", "GPU-to-GPU write, one pair at a time", "device_to_device_memcpy_write_ce",
                      pw, "GB/s", &any);
     if (any)
         json_array_append_new(mats, mj);
     else
         json_decref(mj);
+    if (driver)
+        json_array_append_new(mats, driver);
     json_object_set_new(card, "matrices", mats);
     gq_domains_opts dopt;
     gq_domains_opts_default(&dopt);

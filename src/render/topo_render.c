@@ -398,11 +398,23 @@ static void tree_node(FILE *f, const gq_topo *t, int n, const char *prefix, bool
     const gq_pci_node *p = &t->pci[n];
     /* One snprintf: chained "l += snprintf" runs past line once a part is
      * truncated (a hand-written topology can hold any link figure). */
-    char line[256], link[48] = "", numa[24] = "";
+    char line[320], link[128] = "", numa[24] = "", trained[80] = "";
     bool bus = p->kind != GQ_PCI_HOSTBRIDGE && p->bus_id[0];
     bool name = p->kind == GQ_PCI_GPU && p->gpu >= 0 && p->gpu < t->ngpu && t->gpu[p->gpu].name[0];
+    /* a bridge's uplink as sysfs reads it, and whether it trained below what it can do */
+    if (p->kind == GQ_PCI_BRIDGE && p->link_gen > 0 && p->link_width > 0) {
+        bool down = (p->link_gen_max > p->link_gen) || (p->link_width_max > p->link_width);
+        if (down)
+            snprintf(trained, sizeof trained, " (Gen%d x%d, can do Gen%d x%d: trained down)", p->link_gen,
+                     p->link_width, p->link_gen_max > 0 ? p->link_gen_max : p->link_gen,
+                     p->link_width_max > 0 ? p->link_width_max : p->link_width);
+        else
+            snprintf(trained, sizeof trained, " (Gen%d x%d)", p->link_gen, p->link_width);
+    }
     if (p->link_gbps > 0)
-        snprintf(link, sizeof link, "  link %.1f GB/s", p->link_gbps);
+        snprintf(link, sizeof link, "  link %.1f GB/s%s", p->link_gbps, trained);
+    else if (trained[0])
+        snprintf(link, sizeof link, "  link%s", trained);
     if (p->kind == GQ_PCI_HOSTBRIDGE && p->numa_node >= 0)
         snprintf(numa, sizeof numa, "  NUMA %d", p->numa_node);
     snprintf(line, sizeof line, "%s%s%s%s%s%s%s", p->label, bus ? "  " : "", bus ? p->bus_id : "",

@@ -26,6 +26,7 @@ void gq_topo_discover_local(gq_topo *t)
     gq_pcitree_sysfs(t, "");
     if (topo) {
         gq_pcitree_fill(t, topo);
+        gq_pcitree_bridge_links(t, "");
         hwloc_topology_destroy(topo);
     }
     gq_topo_finish(t);

@@ -227,6 +227,55 @@ static void link_from_sysfs(const char *dir, const char *speed_file, const char 
     }
 }
 
+/* The uplink of every switch in the tree. A port's link registers
+ * (sysfs current_link_speed/width, max_link_speed/width) describe the link
+ * it sits on: below it for a root port or a switch's downstream port, above
+ * it for a switch's upstream port. Below a host bridge the ports alternate,
+ * root port (downstream-facing), then upstream port, downstream port, ...:
+ * a bridge with an odd number of bridges above it is an upstream port, and
+ * its registers are its switch's uplink. That link can do no more than both
+ * ends allow, so its maximum is the smaller of the upstream port's maximum
+ * and that of the port above it. The other bridges keep 0 (their upstream is
+ * inside a chip); a GPU's own link comes from NVML and the GPU's own
+ * registers (gq_pcitree_sysfs above). */
+void gq_pcitree_bridge_links(gq_topo *t, const char *root)
+{
+    if (!root)
+        root = "";
+    for (int n = 0; n < t->npci; n++) {
+        gq_pci_node *p = &t->pci[n];
+        if (p->kind != GQ_PCI_BRIDGE || !p->bus_id[0])
+            continue;
+        int bridges = 0, top = n, guard = 0;
+        for (int a = p->parent; a >= 0 && a < t->npci && guard < GQ_MAX_PCI_NODES;
+             a = t->pci[a].parent, guard++) {
+            bridges += t->pci[a].kind == GQ_PCI_BRIDGE;
+            top = a;
+        }
+        if (t->pci[top].kind != GQ_PCI_HOSTBRIDGE || bridges % 2 == 0)
+            continue;
+        char dir[320];
+        snprintf(dir, sizeof dir, "%s/sys/bus/pci/devices/%s", root, p->bus_id);
+        int gen = -1, width = -1, gen_max = -1, width_max = -1;
+        link_from_sysfs(dir, "current_link_speed", "current_link_width", &gen, &width);
+        link_from_sysfs(dir, "max_link_speed", "max_link_width", &gen_max, &width_max);
+        const gq_pci_node *up = &t->pci[p->parent];
+        if (up->bus_id[0]) {
+            int ug = -1, uw = -1;
+            snprintf(dir, sizeof dir, "%s/sys/bus/pci/devices/%s", root, up->bus_id);
+            link_from_sysfs(dir, "max_link_speed", "max_link_width", &ug, &uw);
+            if (ug > 0 && ug < gen_max)
+                gen_max = ug;
+            if (uw > 0 && uw < width_max)
+                width_max = uw;
+        }
+        p->link_gen = gen > 0 ? gen : 0;
+        p->link_width = width > 0 ? width : 0;
+        p->link_gen_max = gen_max > 0 ? gen_max : 0;
+        p->link_width_max = width_max > 0 ? width_max : 0;
+    }
+}
+
 void gq_pcitree_sysfs(gq_topo *t, const char *root)
 {
     for (int i = 0; i < t->ngpu; i++) {

@@ -38,6 +38,14 @@ void gq_pcitree_fill(gq_topo *t, hwloc_topology_t topo);
  * PCIe" -> gen 5). Missing files leave the fields unknown. */
 void gq_pcitree_sysfs(gq_topo *t, const char *root);
 
+/* After gq_pcitree_fill, from sysfs (root as above): each switch's uplink,
+ * read from its upstream port's current_link_speed/width and
+ * max_link_speed/width (the maximum also capped by the port above it), into
+ * pci[n].link_gen, link_width, link_gen_max, link_width_max. Bridges that
+ * are root ports or downstream ports, and files that cannot be read, stay 0
+ * (unknown). */
+void gq_pcitree_bridge_links(gq_topo *t, const char *root);
+
 /* For every GPU pair whose pci_level is unknown, derive it from t->pci[]:
  *   common ancestor a bridge, each GPU at most one bridge below it   -> PIX
  *   common ancestor a bridge, deeper                                 -> PXB

@@ -144,6 +144,11 @@ json_t *gq_topo_to_json(const gq_topo *t)
         json_object_set_new(x, "bus_id", json_string(p->bus_id));
         json_object_set_new(x, "label", json_string(p->label));
         json_object_set_new(x, "link_gbps", gq_json_num_if(p->link_gbps, p->link_gbps != 0));
+        json_object_set_new(x, "link_gen", int_or_null(p->link_gen > 0 ? p->link_gen : -1, -1));
+        json_object_set_new(x, "link_width", int_or_null(p->link_width > 0 ? p->link_width : -1, -1));
+        json_object_set_new(x, "link_gen_max", int_or_null(p->link_gen_max > 0 ? p->link_gen_max : -1, -1));
+        json_object_set_new(x, "link_width_max",
+                            int_or_null(p->link_width_max > 0 ? p->link_width_max : -1, -1));
         json_array_append_new(pci, x);
     }
     json_object_set_new(o, "pci", pci);
@@ -210,6 +215,18 @@ static int get_int(const json_t *obj, const char *where, const char *key, bool n
                           (long long)x, lo, hi);
     *dst = (int)x;
     return GQ_OK;
+}
+
+/* A field snapshots before the link readings of bridges did not have:
+ * absent or null is unknown (0). */
+static int get_opt_int(const json_t *obj, const char *where, const char *key, long long lo, long long hi,
+                       int *dst, gq_err *err)
+{
+    if (!json_object_get(obj, key)) {
+        *dst = 0;
+        return GQ_OK;
+    }
+    return get_int(obj, where, key, true, 0, lo, hi, dst, err);
 }
 
 /* A number >= 0; null gives 0.0 (unknown). */
@@ -450,7 +467,11 @@ static int parse_pci(const json_t *arr, gq_topo *t, gq_err *err)
             get_int(x, w, "numa_node", true, -1, 0, 4095, &p->numa_node, err) ||
             get_str(x, w, "bus_id", p->bus_id, sizeof p->bus_id, err) ||
             get_str(x, w, "label", p->label, sizeof p->label, err) ||
-            get_num(x, w, "link_gbps", &p->link_gbps, err))
+            get_num(x, w, "link_gbps", &p->link_gbps, err) ||
+            get_opt_int(x, w, "link_gen", 1, 16, &p->link_gen, err) ||
+            get_opt_int(x, w, "link_width", 1, 32, &p->link_width, err) ||
+            get_opt_int(x, w, "link_gen_max", 1, 16, &p->link_gen_max, err) ||
+            get_opt_int(x, w, "link_width_max", 1, 32, &p->link_width_max, err))
             return GQ_E_USAGE;
         if ((p->kind == GQ_PCI_GPU) != (p->gpu >= 0))
             return gq_err_set(err, GQ_E_USAGE,

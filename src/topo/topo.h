@@ -85,6 +85,11 @@ typedef struct gq_pci_node {
     char bus_id[32];  /* "0000:3a:00.0" or "" */
     char label[64];   /* "HostBridge", "PCIBridge", "GPU 0" ... */
     double link_gbps; /* upstream link per-direction GB/s, 0 unknown */
+    /* The upstream link as discovery read it (for a bridge: sysfs
+     * current_link_speed/width and max_link_speed/width of a switch's
+     * upstream port; for a GPU, its own link): the generation and width it
+     * trained at, and the most it can do; 0 unknown. */
+    int link_gen, link_width, link_gen_max, link_width_max;
 } gq_pci_node;
 
 typedef struct gq_topo {

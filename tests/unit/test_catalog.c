@@ -53,6 +53,7 @@ static const char *const nvbw[] = {
 
 static const char *const ours[] = {
     "device_to_device_staged",
+    "device_to_device_driver_staged",
     "p2p_matrix_unidirectional_enabled",
     "p2p_matrix_unidirectional_disabled",
     "p2p_matrix_bidirectional_enabled",
@@ -106,7 +107,7 @@ static void test_every_nvbandwidth_name(void **state)
     }
     int n;
     const gq_test *c = gq_catalog(&n);
-    assert_int_equal(n, 35 + 10);
+    assert_int_equal(n, 35 + 11);
     for (int i = 0; i < n; i++) {
         assert_non_null(c[i].description);
         assert_true(strlen(c[i].description) > 10);
@@ -139,7 +140,7 @@ static void test_select(void **state)
     for (int i = 0; i < n; i++)
         assert_true(!strncmp(sel[i]->name, "host_to_device", 14));
     assert_int_equal(gq_catalog_select(NULL, NULL, sel, 64, &n, &err), GQ_OK);
-    assert_int_equal(n, 45);
+    assert_int_equal(n, 46);
     assert_int_equal(gq_catalog_select("host_to_device_memcpy_cee", NULL, sel, 64, &n, &err), GQ_E_USAGE);
     assert_non_null(strstr(err.msg, "did you mean 'host_to_device_memcpy_ce'"));
     assert_int_equal(gq_catalog_select("frobnicate", NULL, sel, 64, &n, &err), GQ_E_USAGE);
@@ -309,6 +310,12 @@ static void test_new_tests(void **state)
     gq_plan_free(&p);
     plan("p2p_matrix_unidirectional_disabled", &p);
     assert_int_equal(flow(&p, 0, 0)->method, GQ_METHOD_DRIVER_STAGED);
+    gq_plan_free(&p);
+    /* the driver's own staged copy, every ordered pair, run by the source */
+    plan("device_to_device_driver_staged", &p);
+    assert_int_equal(p.n, 2);
+    assert_int_equal(flow(&p, 0, 0)->method, GQ_METHOD_DRIVER_STAGED);
+    assert_int_equal(flow(&p, 0, 0)->exec_gpu, flow(&p, 0, 0)->src.index);
     gq_plan_free(&p);
     plan("p2p_matrix_bidirectional_enabled", &p);
     assert_int_equal(p.n, 1);

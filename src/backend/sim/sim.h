@@ -85,8 +85,10 @@ typedef struct gq_sim_link {
     double cost;          /* s per transfer */
     double gts;           /* PCIe: negotiated rate per lane; 0 = not PCIe or unknown */
     int width;            /* PCIe lanes */
-    int nvl;              /* NVLink: number of links in the bundle */
-    double nvl_rate;      /* NVLink: B/s per link per direction (theoretical) */
+    double max_gts;       /* PCIe between bridges and sockets: the most the link can do; 0 = as negotiated */
+    int max_width;
+    int nvl;         /* NVLink: number of links in the bundle */
+    double nvl_rate; /* NVLink: B/s per link per direction (theoretical) */
     int line, col;
 } gq_sim_link;
 

@@ -195,7 +195,7 @@ static const gq_backend_opt sim_options[O_END + 1] = {
      .help = "scale of the simulated noise (figures, latency, telemetry), 0 = none (default: the topology's; "
              "0.01, the calibrated noise, in every built-in)", .lo = 0, .hi = 0.5},
     [O_FAULT] = {.name = "sim-fault", .kind = GQ_BE_OPT_STR, .arg = "SPEC",
-     .help = "inject faults into the simulation: gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8"},
+     .help = "inject faults into the simulation: gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8,sw0:link-x8"},
     [O_END] = {.name = NULL},
 };
 /* clang-format on */
@@ -262,6 +262,51 @@ static void apply_link_faults(gq_sim_machine *m, const gq_sim_faults *f)
     }
 }
 
+/* "sw0:link-x8": the uplink of that switch or bridge trains down to x8.
+ * Unlike a GPU's link-x8 (x16 at idle, x8 under load: the stress telemetry
+ * shows it), a bridge's link shows x8 to discovery, as sysfs would: its
+ * width, and the maximum it could train at. */
+static int apply_node_faults(gq_sim_machine *m, const gq_sim_faults *f, gq_err *err)
+{
+    for (int k = 0; k < f->nnode; k++) {
+        int n = -1;
+        for (int i = 0; i < m->nnode && n < 0; i++)
+            if (!strcmp(m->nodes[i].name, f->node[k]))
+                n = i;
+        if (n < 0 || (m->nodes[n].kind != GQ_SIM_SWITCH && m->nodes[n].kind != GQ_SIM_BRIDGE)) {
+            char have[160] = "";
+            for (int i = 0; i < m->nnode; i++) {
+                size_t l = strlen(have);
+                if ((m->nodes[i].kind == GQ_SIM_SWITCH || m->nodes[i].kind == GQ_SIM_BRIDGE) &&
+                    l + strlen(m->nodes[i].name) + 8 < sizeof have)
+                    snprintf(have + l, sizeof have - l, "%s%s", l ? ", " : "", m->nodes[i].name);
+            }
+            return gq_err_set(
+                err, GQ_E_USAGE,
+                "--sim-fault '%s:link-x8': this machine has no switch or bridge named '%s' (%s%s)",
+                f->node[k], f->node[k], have[0] ? "it has " : "it has none", have);
+        }
+        int pl = m->nodes[n].parent_link;
+        gq_sim_link *L = pl >= 0 ? &m->links[pl] : NULL;
+        if (!L || L->gts <= 0 || L->width <= 8)
+            return gq_err_set(
+                err, GQ_E_USAGE,
+                "--sim-fault '%s:link-x8': the uplink of '%s' %s; a switch or bridge whose uplink "
+                "is wider than x8 can be trained down",
+                f->node[k], f->node[k],
+                !L            ? "does not exist"
+                : L->gts <= 0 ? "has no PCIe rate and width"
+                              : "is x8 or narrower already");
+        if (!L->max_width)
+            L->max_width = L->width;
+        if (L->max_gts <= 0)
+            L->max_gts = L->gts;
+        scale_link(L, 8.0 / L->width);
+        L->width = 8;
+    }
+    return GQ_OK;
+}
+
 static int sim_observe(gq_backend *be, int gpu, gq_gpu_load *out, gq_err *err)
 {
     sim_priv *s = P(be);
@@ -313,6 +358,10 @@ static int sim_init(gq_backend *be, const gq_backend_opts *bo, const void *bopts
     }
     s->faults = f;
     apply_link_faults(s->m, &f);
+    if ((rc = apply_node_faults(s->m, &f, err))) {
+        sim_fini(be);
+        return rc;
+    }
     s->clock = 1.0;
     s->nc = 3 * s->m->nlink + s->m->ngpu;
     for (int n = 0; n < s->m->nnode; n++)

@@ -218,6 +218,14 @@ static void fill_pci_node(const gq_sim_machine *m, const gq_topo *t, int n, cons
     default:
         pn->kind = GQ_PCI_BRIDGE;
         snprintf(pn->label, sizeof pn->label, "PCIBridge %.40s", nd->name);
+        /* what sysfs shows of a switch's uplink: the trained link and the most it can do */
+        if (nd->parent_link >= 0 && m->links[nd->parent_link].gts > 0) {
+            const gq_sim_link *L = &m->links[nd->parent_link];
+            pn->link_gen = gen_from_gts(L->gts);
+            pn->link_width = L->width;
+            pn->link_gen_max = L->max_gts > 0 ? gen_from_gts(L->max_gts) : pn->link_gen;
+            pn->link_width_max = L->max_width > 0 ? L->max_width : L->width;
+        }
         break;
     }
     const char *bus = nd->kind == GQ_SIM_GPU ? t->gpu[nd->gpu].pci_bus_id : nd->bus;

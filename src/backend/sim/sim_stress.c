@@ -2,10 +2,12 @@
 #include "backend/sim/sim_stress.h"
 #include "backend/sim/sim.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/units.h"
 
@@ -100,7 +102,20 @@ static const struct {
     {"thermal", GQ_SIM_FAULT_THERMAL}, {"ecc", GQ_SIM_FAULT_ECC},   {"faulty-result", GQ_SIM_FAULT_FAULTY},
     {"link-x8", GQ_SIM_FAULT_LINK_X8}, {"lost", GQ_SIM_FAULT_LOST}, {"busy", GQ_SIM_FAULT_BUSY},
 };
-#define VALID_FAULTS "gpuN:thermal, gpuN:ecc, gpuN:faulty-result, gpuN:link-x8, gpuN:lost, gpuN:busy"
+#define VALID_FAULTS                                                                                         \
+    "gpuN:thermal, gpuN:ecc, gpuN:faulty-result, gpuN:link-x8, gpuN:lost, gpuN:busy, "                       \
+    "SWITCH:link-x8 (a switch or bridge of the topology, e.g. sw0:link-x8)"
+
+/* A node name of the topology format: a letter, then letters, digits, _ - . */
+static bool node_name(const char *s, size_t n)
+{
+    if (!n || n >= sizeof((gq_sim_faults *)0)->node[0] || !isalpha((unsigned char)s[0]))
+        return false;
+    for (size_t i = 1; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.')
+            return false;
+    return true;
+}
 
 int gq_sim_faults_parse(const char *spec, int ngpu, gq_sim_faults *out, gq_err *err)
 {
@@ -124,6 +139,28 @@ int gq_sim_faults_parse(const char *spec, int ngpu, gq_sim_faults *out, gq_err *
             g = strtol(item + 3, &end, 10);
             if (end != colon || g < 0)
                 g = -1;
+        }
+        if (g < 0 && colon && node_name(item, (size_t)(colon - item)) && strncasecmp(item, "gpu", 3)) {
+            /* a switch or bridge: only its uplink can train down */
+            *colon = 0;
+            if (strcmp(colon + 1, "link-x8"))
+                return gq_err_set(err, GQ_E_USAGE,
+                                  "--sim-fault '%s:%s': a switch or bridge takes only link-x8 (%s:link-x8); "
+                                  "valid: %s",
+                                  item, colon + 1, item, VALID_FAULTS);
+            bool dup = false;
+            for (int k = 0; k < out->nnode; k++)
+                dup |= !strcmp(out->node[k], item);
+            if (!dup && out->nnode == GQ_SIM_MAX_NODE_FAULTS)
+                return gq_err_set(err, GQ_E_USAGE,
+                                  "--sim-fault: at most %d switches or bridges can be trained down",
+                                  GQ_SIM_MAX_NODE_FAULTS);
+            if (!dup)
+                snprintf(out->node[out->nnode++], sizeof out->node[0], "%s", item);
+            if (!c)
+                break;
+            p = c + 1;
+            continue;
         }
         if (g < 0)
             return gq_err_set(err, GQ_E_USAGE, "--sim-fault: unknown fault spec '%s'; valid: %s", item,

@@ -53,12 +53,18 @@
 #define GQ_SIM_FAULT_LOST 0x10u
 #define GQ_SIM_FAULT_BUSY 0x20u
 
-/* Faults per GPU (bitmask of GQ_SIM_FAULT_*). */
+#define GQ_SIM_MAX_NODE_FAULTS 8
+
+/* Faults per GPU (bitmask of GQ_SIM_FAULT_*), and the switches and bridges
+ * whose uplink trains down to x8 ("sw0:link-x8": node names of the
+ * topology, checked against the machine by the sim backend's init). */
 typedef struct gq_sim_faults {
     unsigned gpu[GQ_MAX_GPUS];
+    int nnode;
+    char node[GQ_SIM_MAX_NODE_FAULTS][48];
 } gq_sim_faults;
 
-/* Parse "gpu3:thermal,gpu1:ecc". NULL or "" = no faults. ngpu > 0 also
+/* Parse "gpu3:thermal,gpu1:ecc,sw0:link-x8". NULL or "" = no faults. ngpu > 0 also
  * rejects GPUs the machine does not have ("GPU 9 does not exist (this
  * machine has GPUs 0-7)"); with ngpu 0 (the machine not known yet) only the
  * grammar is checked, and a GPU number of GQ_MAX_GPUS or more is left out

@@ -119,6 +119,8 @@ static const attr_spec a_pcie[] = {
     {.name = "down", .t = VT_BW, .slot = S_DOWN},
     {.name = "rate", .t = VT_GTS, .slot = S_RATE},
     {.name = "width", .t = VT_WIDTH, .slot = S_WIDTH},
+    {.name = "max-rate", .t = VT_GTS, .slot = S_MAXRATE},
+    {.name = "max-width", .t = VT_WIDTH, .slot = S_MAXWIDTH},
     END_ATTRS,
 };
 static const attr_spec a_nvlink[] = {
@@ -494,6 +496,25 @@ static int link_capacity(pctx *p, gq_sim_link_kind kind, const tok *kwt, gq_sim_
         if (v[S_RATE].set != v[S_WIDTH].set)
             return gq_tp_err(p, (v[S_RATE].set ? v[S_RATE] : v[S_WIDTH]).col,
                              "give both 'rate GT/s' and 'width xN'");
+        /* A trained-down uplink: what the link of a switch or bridge could do */
+        for (int k = 0; k < 2; k++) {
+            const val *mx = &v[k ? S_MAXWIDTH : S_MAXRATE];
+            const char *nm = k ? "max-width" : "max-rate";
+            if (!mx->set)
+                continue;
+            if (na->kind == GQ_SIM_GPU)
+                return gq_tp_err(p, mx->col, "'%s' of a GPU's own link goes on its gpu line (gpu %s ... %s)",
+                                 nm, na->name, nm);
+            if (!v[S_RATE].set)
+                return gq_tp_err(p, mx->col, "'%s' needs the trained link too: 'rate GT/s' and 'width xN'",
+                                 nm);
+            if (k ? mx->num < v[S_WIDTH].num : mx->num < v[S_RATE].num)
+                return gq_tp_err(p, mx->col,
+                                 "'%s' is below the trained '%s': the maximum is what the link can do", nm,
+                                 k ? "width" : "rate");
+        }
+        L->max_gts = v[S_MAXRATE].set ? v[S_MAXRATE].num : 0;
+        L->max_width = v[S_MAXWIDTH].set ? (int)v[S_MAXWIDTH].num : 0;
     }
     if (kind == GQ_SIM_LINK_NVLINK) {
         L->nvl = v[S_LINKS].set ? (int)v[S_LINKS].num : 0;

@@ -1,0 +1,107 @@
+/* Discovery of the links above the GPUs from sysfs (a fake tree in a
+ * temporary directory): a switch's upstream port reports its uplink, whose
+ * maximum is also capped by the port above it; root ports and downstream
+ * ports (whose registers describe the link below them) keep 0. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "topo/pcitree.h"
+#include "topo/topo.h"
+
+static gq_topo T;
+static char root[256];
+
+static int node(gq_pci_kind kind, int parent, int gpu, const char *bus)
+{
+    gq_pci_node *n = &T.pci[T.npci];
+    memset(n, 0, sizeof *n);
+    n->kind = kind;
+    n->parent = parent;
+    n->gpu = gpu;
+    n->numa_node = 0;
+    snprintf(n->bus_id, sizeof n->bus_id, "%s", bus);
+    return T.npci++;
+}
+
+static void put(const char *bus, const char *file, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/sys", root);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/sys/bus", root);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/sys/bus/pci", root);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/sys/bus/pci/devices", root);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/sys/bus/pci/devices/%s", root, bus);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/sys/bus/pci/devices/%s/%s", root, bus, file);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "%s\n", text);
+    fclose(f);
+}
+
+static void link_files(const char *bus, const char *cur, const char *curw, const char *max, const char *maxw)
+{
+    put(bus, "current_link_speed", cur);
+    put(bus, "current_link_width", curw);
+    put(bus, "max_link_speed", max);
+    put(bus, "max_link_width", maxw);
+}
+
+/* host bridge -> root port -> switch upstream port -> downstream port -> GPU 0
+ * host bridge -> root port -> GPU 1 */
+static void uplink_from_upstream_port(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof root, "%s/gq-uplinks-XXXXXX", P_tmpdir);
+    assert_non_null(mkdtemp(root));
+    gq_topo_init(&T);
+    T.ngpu = 2;
+    int hb = node(GQ_PCI_HOSTBRIDGE, -1, -1, "0000:00");
+    int rp = node(GQ_PCI_BRIDGE, hb, -1, "0000:00:01.0");
+    int usp = node(GQ_PCI_BRIDGE, rp, -1, "0000:01:00.0");
+    int dsp = node(GQ_PCI_BRIDGE, usp, -1, "0000:02:00.0");
+    node(GQ_PCI_GPU, dsp, 0, "0000:03:00.0");
+    int rp2 = node(GQ_PCI_BRIDGE, hb, -1, "0000:00:02.0");
+    node(GQ_PCI_GPU, rp2, 1, "0000:04:00.0");
+    /* the uplink trained at Gen4 x8; the switch can do Gen5 x16, the root port Gen4 x16 */
+    link_files("0000:00:01.0", "16.0 GT/s PCIe", "8", "16.0 GT/s PCIe", "16");
+    link_files("0000:01:00.0", "16.0 GT/s PCIe", "8", "32.0 GT/s PCIe", "16");
+    link_files("0000:02:00.0", "32.0 GT/s PCIe", "16", "32.0 GT/s PCIe", "16");
+    link_files("0000:00:02.0", "2.5 GT/s PCIe", "16", "32.0 GT/s PCIe", "16");
+    gq_pcitree_bridge_links(&T, root);
+    assert_int_equal(T.pci[usp].link_gen, 4);
+    assert_int_equal(T.pci[usp].link_width, 8);
+    assert_int_equal(T.pci[usp].link_gen_max, 4); /* the root port above can do no more than Gen4 */
+    assert_int_equal(T.pci[usp].link_width_max, 16);
+    /* root ports and downstream ports: their registers describe the link below them */
+    assert_int_equal(T.pci[rp].link_width, 0);
+    assert_int_equal(T.pci[dsp].link_width, 0);
+    assert_int_equal(T.pci[rp2].link_width, 0);
+    /* unreadable files leave the link unknown */
+    T.pci[usp].link_width = -5;
+    snprintf(T.pci[usp].bus_id, sizeof T.pci[usp].bus_id, "0000:09:00.0");
+    gq_pcitree_bridge_links(&T, root);
+    assert_int_equal(T.pci[usp].link_width, 0);
+    assert_int_equal(T.pci[usp].link_width_max, 0);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(uplink_from_upstream_port)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
