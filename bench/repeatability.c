@@ -5,7 +5,7 @@
  * is judged.
  *
  * Usage: gq_repeatability --bin GPUQUAL --src REPO [--seeds N] [--quick]
- *          [--jobs J] [--levels quick,standard] [--noise calibrated,2x]
+ *          [--jobs J] [--levels quick,standard] [--noise calibrated,2x,FRACTION...]
  *          [--machines a,b] [--faults healthy,thermal,...] [-o FILE.md] [--json FILE]
  *          [--revision TEXT]
  * Markdown on stdout (or -o FILE), one JSON object per group with --json.
@@ -36,7 +36,7 @@ static int usage(const char *why)
 {
     fprintf(stderr, "gq_repeatability: %s\n", why);
     fprintf(stderr, "usage: gq_repeatability --bin GPUQUAL --src REPO [--seeds N] [--quick] [--jobs J] "
-                    "[--levels quick,standard] [--noise calibrated,2x] [--machines a,b] [--faults "
+                    "[--levels quick,standard] [--noise calibrated,2x,0.01,...] [--machines a,b] [--faults "
                     "healthy,thermal,...] [-o FILE.md] [--json FILE] [--revision TEXT]\n");
     return 2;
 }
@@ -113,7 +113,31 @@ typedef struct group {
 } group;
 
 static const char *level_names[] = {"quick", "standard"};
-static const char *noise_names[] = {"calibrated", "2x"};
+/* A noise to run at: the topology's own ("calibrated"), twice it ("2x"), or
+ * an absolute fraction ("0.01"). */
+typedef struct noise_sel {
+    char name[24];
+    double abs; /* < 0: a multiple of the topology's own */
+    int mult;
+} noise_sel;
+static noise_sel noises[8];
+
+static double noise_frac(const gq_rep_machine *m, int z)
+{
+    return noises[z].abs >= 0 ? noises[z].abs : noises[z].mult * m->noise;
+}
+/* --sim-noise to pass: < 0 for none (the topology's own) */
+static double noise_arg(const gq_rep_machine *m, int z)
+{
+    return noises[z].abs < 0 && noises[z].mult == 1 ? -1 : noise_frac(m, z);
+}
+/* Judged by the strict rule (the calibrated noise: >= 99 %, every fault), or
+ * the rule for twice it (>= 95 %, no wrong finding): an absolute noise up to
+ * 1 % as calibrated, above it as twice. */
+static bool strict_rule(int z)
+{
+    return noises[z].abs >= 0 ? noises[z].abs <= 0.01 + 1e-12 : noises[z].mult == 1;
+}
 
 int main(int argc, char **argv)
 {
@@ -224,13 +248,30 @@ int main(int argc, char **argv)
     bool healthy = in_list(o.faults, "healthy");
 
     /* Every job: machine x level x noise x (healthy, faults) x seed. */
-    int nlev = 0, lev[2], nnoise = 0, noi[2];
+    int nlev = 0, lev[2], nnoise = 0;
     for (int l = 0; l < 2; l++)
         if (in_list(o.levels, level_names[l]))
             lev[nlev++] = l;
-    for (int l = 0; l < 2; l++)
-        if (in_list(o.noise, noise_names[l]))
-            noi[nnoise++] = l;
+    for (const char *p = o.noise; *p && nnoise < 8;) {
+        size_t k = strcspn(p, ",");
+        noise_sel *ns = &noises[nnoise];
+        snprintf(ns->name, sizeof ns->name, "%.*s", (int)k, p);
+        char *end = NULL;
+        ns->abs = -1;
+        ns->mult = 1;
+        if (!strcmp(ns->name, "2x"))
+            ns->mult = 2;
+        else if (strcmp(ns->name, "calibrated")) {
+            ns->abs = strtod(ns->name, &end);
+            if (end == ns->name || *end || ns->abs < 0 || ns->abs > 0.5)
+                return usage("--noise: expected calibrated, 2x or a fraction 0..0.5 (0.01 is 1 %), "
+                             "comma-separated");
+        }
+        nnoise++;
+        p += k;
+        if (*p)
+            p++;
+    }
     int nvar = nf + (healthy ? 1 : 0);
     int ngroups = nm * nlev * nnoise * nvar;
     if (!ngroups) {
@@ -252,12 +293,12 @@ int main(int argc, char **argv)
             for (int z = 0; z < nnoise; z++)
                 for (int v = healthy ? -1 : 0; v < nf; v++) {
                     groups[g] = (group){
-                        .m = m, .level = lev[l], .noise = noi[z], .fault = v, .first = (int)j, .n = o.seeds};
+                        .m = m, .level = lev[l], .noise = z, .fault = v, .first = (int)j, .n = o.seeds};
                     for (int s = 1; s <= o.seeds; s++, j++)
                         jobs[j] = (gq_rep_job){.m = &mach[m],
                                                .f = v < 0 ? NULL : &faults[v],
                                                .level = level_names[lev[l]],
-                                               .noise = noi[z] ? 2 * mach[m].noise : -1,
+                                               .noise = noise_arg(&mach[m], z),
                                                .seed = s};
                     g++;
                 }
@@ -300,7 +341,8 @@ int main(int argc, char **argv)
             o.jobs, sysconf(_SC_NPROCESSORS_ONLN));
     fprintf(out,
             "Noise \"calibrated\" is the topology's own (no `--sim-noise`), \"2x\" passes `--sim-noise` at "
-            "twice the topology's `noise` line. Healthy cards run with `--no-stress`; a fault runs with the "
+            "twice the topology's `noise` line, a fraction (0.01) passes it as it is. Healthy cards run with "
+            "`--no-stress`; a fault runs with the "
             "stress tests/data/golden/fault-outcomes.tsv gives it, on GPU %d. A card *agrees* when its "
             "verdict is the one the machine deserves (its topology's header, or the known-differences "
             "file) and, with a fault, the fault's GPU is the subject of a warning or failing check (or "
@@ -330,9 +372,9 @@ int main(int argc, char **argv)
         else
             snprintf(ps, sizeof ps, "%.0f-%.0f", G->s.planned_min, G->s.planned_max);
         fprintf(out, "| %s | %d | %s | %s (%.2g %%) | %s | %s | %s | %s | %s | %s |\n", M->name, M->ngpu,
-                level_names[G->level], noise_names[G->noise], 100 * (G->noise ? 2 * M->noise : M->noise),
-                M->deserved, pct(G->s.agree, G->s.n, b1, sizeof b1), vs,
-                pct(G->s.key_mode, G->s.n, b2, sizeof b2), ps, pct(G->s.wrong, G->s.n, b3, sizeof b3));
+                level_names[G->level], noises[G->noise].name, 100 * noise_frac(M, G->noise), M->deserved,
+                pct(G->s.agree, G->s.n, b1, sizeof b1), vs, pct(G->s.key_mode, G->s.n, b2, sizeof b2), ps,
+                pct(G->s.wrong, G->s.n, b3, sizeof b3));
     }
     if (nf) {
         fprintf(out, "\n## Injected faults: detected and the right GPU named (share of seeds)\n\n");
@@ -347,7 +389,7 @@ int main(int argc, char **argv)
             const group *G = &groups[g];
             if (G->fault != 0)
                 continue;
-            fprintf(out, "| %s | %s | %s |", mach[G->m].name, level_names[G->level], noise_names[G->noise]);
+            fprintf(out, "| %s | %s | %s |", mach[G->m].name, level_names[G->level], noises[G->noise].name);
             double pmin = 1e30, pmax = 0;
             for (int f = 0; f < nf; f++) {
                 const gq_rep_stats *S = &groups[g + f].s;
@@ -365,7 +407,9 @@ int main(int argc, char **argv)
     fprintf(out,
             "At the calibrated noise: healthy agrees on >= 99 %% of seeds, every fault detected and "
             "named on 100 %%, domains and bottlenecks identical on >= 99 %%. At twice the noise: >= 95 %% "
-            "on each, and no wrong finding.\n\n");
+            "on each, and no wrong finding. An absolute noise (`--noise 0.01`) is held to the first rule up "
+            "to 1 %% and "
+            "to the second above it.\n\n");
     fprintf(out, "| machine | level | noise | healthy agrees | faults named | identical | wrong findings | "
                  "meets |\n|---|---|---|---|---|---|---|---|\n");
     int meet = 0, rows = 0;
@@ -388,13 +432,14 @@ int main(int argc, char **argv)
             }
             wr += H->s.wrong;
         }
-        double need = G->noise ? 0.95 : 0.99;
-        bool ok = (!hn || ha >= need * hn) && (!fn || (G->noise ? fa >= need * fn : fa == fn)) &&
-                  (!kn || km >= need * kn) && (!G->noise || !wr);
+        bool strict = strict_rule(G->noise);
+        double need = strict ? 0.99 : 0.95;
+        bool ok = (!hn || ha >= need * hn) && (!fn || (strict ? fa == fn : fa >= need * fn)) &&
+                  (!kn || km >= need * kn) && (strict || !wr);
         rows++;
         meet += ok;
         fprintf(out, "| %s | %s | %s | %s | %s | %s | %d | %s |\n", mach[G->m].name, level_names[G->level],
-                noise_names[G->noise], pct(ha, hn, b1, sizeof b1), pct(fa, fn, b2, sizeof b2),
+                noises[G->noise].name, pct(ha, hn, b1, sizeof b1), pct(fa, fn, b2, sizeof b2),
                 pct(km, kn, b3, sizeof b3), wr, ok ? "yes" : "**no**");
     }
     fprintf(out, "\n%d of %d rows meet it.\n", meet, rows);
@@ -407,7 +452,7 @@ int main(int argc, char **argv)
         if (G->s.agree == G->s.n)
             continue;
         fprintf(out, "| %s | %s | %s | %s | %d of %d | %s (%d) |\n", mach[G->m].name, level_names[G->level],
-                noise_names[G->noise], G->fault < 0 ? "healthy" : faults[G->fault].kind, G->s.n - G->s.agree,
+                noises[G->noise].name, G->fault < 0 ? "healthy" : faults[G->fault].kind, G->s.n - G->s.agree,
                 G->s.n, G->s.why, G->s.why_n);
     }
     fprintf(out, "\n## Where the domains and bottlenecks differed between seeds\n\n");
@@ -420,7 +465,7 @@ int main(int argc, char **argv)
         if (G->s.key_mode == G->s.n)
             continue;
         fprintf(out, "| %s | %s | %s | %s | %d of %d | %d | %s |\n", mach[G->m].name, level_names[G->level],
-                noise_names[G->noise], G->fault < 0 ? "healthy" : faults[G->fault].kind, G->s.key_mode,
+                noises[G->noise].name, G->fault < 0 ? "healthy" : faults[G->fault].kind, G->s.key_mode,
                 G->s.n, G->s.key_next_n, G->s.key_diff);
     }
     if (o.out)
@@ -441,7 +486,7 @@ int main(int argc, char **argv)
             json_t *row = json_pack(
                 "{s:s, s:i, s:s, s:s, s:f, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:o, s:f, s:f, s:s, s:i}",
                 "machine", M->name, "gpus", M->ngpu, "level", level_names[G->level], "noise",
-                noise_names[G->noise], "noise_frac", G->noise ? 2 * M->noise : M->noise, "fault",
+                noises[G->noise].name, "noise_frac", noise_frac(M, G->noise), "fault",
                 G->fault < 0 ? "healthy" : faults[G->fault].kind, "deserved",
                 gq_rep_deserved(&jobs[G->first]), "deserved_from", M->from, "seeds", G->s.n, "agree",
                 G->s.agree, "identical", G->s.key_mode, "wrong_finding", G->s.wrong, "verdicts", verd,
