@@ -303,6 +303,9 @@ int main(int argc, char **argv)
                     g++;
                 }
 
+    /* the CPU of the cards alone: not what ran before (a build that exec'd this program) */
+    struct rusage ru0;
+    getrusage(RUSAGE_CHILDREN, &ru0);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int last = -1;
@@ -316,8 +319,10 @@ int main(int argc, char **argv)
     double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     struct rusage ru;
     getrusage(RUSAGE_CHILDREN, &ru);
-    double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-                 (double)ru.ru_stime.tv_usec / 1e6;
+    double cpu = (double)(ru.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
+                 (double)(ru.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6 +
+                 (double)(ru.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
+                 (double)(ru.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
     for (g = 0; g < ngroups; g++)
         gq_rep_stats_of(&jobs[groups[g].first], &cards[groups[g].first], groups[g].n, &groups[g].s);
 
@@ -335,7 +340,7 @@ int main(int argc, char **argv)
     fprintf(out, "# Repeatability of the card on the simulated machines\n\n");
     fprintf(out,
             "`bench/repeatability` (bench/repeatability.c), %s, gpuqual %s. %d seeds (`--sim-seed` 1..%d) "
-            "per machine, level, noise and fault: %zu cards in %.0f s wall, %.0f s CPU, %d at once on "
+            "per machine, level, noise and fault: %zu cards in %.1f s wall, %.1f s CPU, %d at once on "
             "%ld CPUs.\n\n",
             date, o.revision ? o.revision : "(revision not given)", o.seeds, o.seeds, njobs, wall, cpu,
             o.jobs, sysconf(_SC_NPROCESSORS_ONLN));
