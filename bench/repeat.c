@@ -193,8 +193,9 @@ int gq_rep_faults_load(const char *path, gq_rep_fault *out, int max, char *err, 
         if (end == col[2] || *end || q->stress_s < 0 ||
             (verdict_rank(col[3]) < 0 && strcmp(col[3], "incomplete"))) {
             fclose(f);
-            return fail(err, errn, "%s:%d: stress must be seconds >= 0 and verdict pass, warn, fail or incomplete",
-                        path, ln);
+            return fail(err, errn,
+                        "%s:%d: stress must be seconds >= 0 and verdict pass, warn, fail or incomplete", path,
+                        ln);
         }
         snprintf(q->kind, sizeof q->kind, "%s", col[0]);
         snprintf(q->spec, sizeof q->spec, "%s", col[1]);
@@ -448,7 +449,8 @@ static void job_argv(const gq_rep_job *j, const char *bin, const char *dir, char
         char spec[128];
         const char *t = strstr(j->f->spec, "{gpu}");
         if (t)
-            snprintf(spec, sizeof spec, "%.*s%d%s", (int)(t - j->f->spec), j->f->spec, GQ_REP_FAULT_GPU, t + 5);
+            snprintf(spec, sizeof spec, "%.*s%d%s", (int)(t - j->f->spec), j->f->spec, GQ_REP_FAULT_GPU,
+                     t + 5);
         else
             snprintf(spec, sizeof spec, "%s", j->f->spec);
         ARG("--sim-fault");
@@ -535,13 +537,53 @@ int gq_rep_run(const char *bin, const gq_rep_job *jobs, int n, int parallel, con
     return 0;
 }
 
+int gq_rep_scratch(char *out, size_t n, char *err, size_t errn)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(out, n, "%s/gq-repeat-XXXXXX",
+             !access("/dev/shm", W_OK) ? "/dev/shm"
+             : tmp && *tmp             ? tmp
+                                       : "/tmp");
+    if (!mkdtemp(out))
+        return fail(err, errn, "%s: %s", out, strerror(errno));
+    return 0;
+}
+
+void gq_rep_scratch_remove(const char *dir)
+{
+    remove_tree(dir);
+}
+
 /* ---- statistics --------------------------------------------------------------- */
+
+/* Items (space-separated) of a that are not in b, each with its sign, appended to out. */
+static void key_minus(const char *a, const char *b, char sign, char *out, size_t n)
+{
+    char item[256];
+    for (const char *p = a; *p;) {
+        size_t l = strcspn(p, " ");
+        snprintf(item, sizeof item, "%c%.*s", sign, (int)l, p);
+        bool in = false;
+        for (const char *q = b; *q && !in;) {
+            size_t k = strcspn(q, " ");
+            in = k == l && !strncmp(q, p, l);
+            q += k;
+            while (*q == ' ')
+                q++;
+        }
+        if (!in)
+            add_str(out, n, " ", item);
+        p += l;
+        while (*p == ' ')
+            p++;
+    }
+}
 
 void gq_rep_stats_of(const gq_rep_job *j, const gq_rep_card *c, int n, gq_rep_stats *s)
 {
     memset(s, 0, sizeof *s);
     s->n = n;
-    int why_best = 0;
+    int why_best = 0, top = 0;
     for (int i = 0; i < n; i++) {
         bool ok = gq_rep_agrees(&j[i], &c[i]);
         s->agree += ok;
@@ -560,8 +602,10 @@ void gq_rep_stats_of(const gq_rep_job *j, const gq_rep_card *c, int n, gq_rep_st
         int same = 0;
         for (int k = 0; k < n; k++)
             same += !strcmp(c[i].key, c[k].key);
-        if (same > s->key_mode)
+        if (same > s->key_mode) {
             s->key_mode = same;
+            top = i;
+        }
         if (ok)
             continue;
         /* the commonest reason among the cards that disagreed */
@@ -575,5 +619,22 @@ void gq_rep_stats_of(const gq_rep_job *j, const gq_rep_card *c, int n, gq_rep_st
                      c[i].reasons, c[i].incomplete[0] ? "; not run: " : "", c[i].incomplete);
             s->why_n = cnt;
         }
+    }
+    /* the second most common set of domains and bottlenecks, against the commonest */
+    int next = -1;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(c[i].key, c[top].key))
+            continue;
+        int same = 0;
+        for (int k = 0; k < n; k++)
+            same += !strcmp(c[i].key, c[k].key);
+        if (same > s->key_next_n) {
+            s->key_next_n = same;
+            next = i;
+        }
+    }
+    if (next >= 0) {
+        key_minus(c[top].key, c[next].key, '-', s->key_diff, sizeof s->key_diff);
+        key_minus(c[next].key, c[top].key, '+', s->key_diff, sizeof s->key_diff);
     }
 }
