@@ -48,12 +48,25 @@ int gq_rep_named_gpu(const gq_rep_job *j)
     return j->f && !strcmp(j->f->named, "gpu:{gpu}") ? GQ_REP_FAULT_GPU : -1;
 }
 
+bool gq_rep_applies(const gq_rep_job *j)
+{
+    return !j->f || !strstr(j->f->spec, "{switch}") || j->m->sw_name[0];
+}
+
 bool gq_rep_agrees(const gq_rep_job *j, const gq_rep_card *c)
 {
     if (strcmp(c->verdict, gq_rep_deserved(j)))
         return false;
     if (!j->f)
         return true;
+    if (!strcmp(j->f->named, "pcie:{switch}")) {
+        char want[40];
+        snprintf(want, sizeof want, "pcie:%s", j->m->sw_bus);
+        for (const char *p = strstr(c->named_pcie, want); p; p = strstr(p + 1, want))
+            if ((p == c->named_pcie || p[-1] == ' ') && (p[strlen(want)] == ' ' || !p[strlen(want)]))
+                return j->m->sw_bus[0] != 0;
+        return false;
+    }
     int g = gq_rep_named_gpu(j);
     return g >= 0 && (c->named >> g & 1);
 }
@@ -126,9 +139,35 @@ int gq_rep_machine_load(gq_rep_machine *m, const char *path, const char *known_d
         return fail(err, errn, "%s: %s", path, strerror(errno));
     char line[1024];
     bool header = true, block = false;
+    /* the switch above GQ_REP_FAULT_GPU: its gpu line's name, its pcie
+     * line's parent, and that parent's switch line */
+    char gname[64] = "", parent[64] = "";
+    char sw[32][64], swbus[32][32];
+    int nsw = 0, gdecl = 0;
+    bool gindexed = false;
     while (fgets(line, sizeof line, f)) {
         if (line[0] != '#')
             header = false;
+        if (!header) {
+            char a[64], b[64];
+            const char *ix = strstr(line, " index ");
+            if (sscanf(line, "gpu %63s", a) == 1) {
+                int idx = ix ? atoi(ix + 7) : gdecl;
+                gindexed |= ix != NULL;
+                if (idx == GQ_REP_FAULT_GPU)
+                    snprintf(gname, sizeof gname, "%s", a);
+                gdecl++;
+            } else if (sscanf(line, "switch %63s", a) == 1 && nsw < 32) {
+                const char *bp = strstr(line, " bus ");
+                snprintf(sw[nsw], sizeof sw[0], "%s", a);
+                swbus[nsw][0] = 0;
+                if (bp)
+                    sscanf(bp + 5, "%31s", swbus[nsw]);
+                nsw++;
+            } else if (sscanf(line, "pcie %63s %63s", a, b) == 2 && gname[0] && !strcmp(a, gname)) {
+                snprintf(parent, sizeof parent, "%s", b);
+            }
+        }
         if (header) {
             if (strstr(line, "EXPECTED ANSWER") || strstr(line, "DESERVED VERDICT"))
                 block = true;
@@ -154,6 +193,12 @@ int gq_rep_machine_load(gq_rep_machine *m, const char *path, const char *known_d
             m->ngpu++;
     }
     fclose(f);
+    (void)gindexed;
+    for (int k = 0; k < nsw && parent[0]; k++)
+        if (!strcmp(sw[k], parent) && swbus[k][0]) {
+            snprintf(m->sw_name, sizeof m->sw_name, "%s", sw[k]);
+            snprintf(m->sw_bus, sizeof m->sw_bus, "%s", swbus[k]);
+        }
     if (known_diff)
         known_difference(m, known_diff);
     if (verdict_rank(m->deserved) < 0)
@@ -272,15 +317,18 @@ int gq_rep_binary_faults(const char *bin, const char *topo, const char *scratch,
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 2 || !v)
         return fail(err, errn, "%s card --sim-fault gpu0:? did not list the valid faults (it said: %s)", bin,
                     line);
+    /* "gpuN:KIND" is KIND; "SWITCH:KIND (…)" is switch-KIND; the rest of a
+     * segment (an example in parentheses) is not a fault */
     int n = 0;
     for (const char *p2 = v + 7; *p2 && n < max;) {
         size_t l = strcspn(p2, ",");
-        const char *c = memchr(p2, ':', l);
-        if (c) {
-            size_t k = l - (size_t)(c + 1 - p2);
-            while (k && isspace((unsigned char)c[k]))
-                k--;
-            snprintf(kinds[n++], 32, "%.*s", (int)k, c + 1);
+        const char *pre = !strncmp(p2, "gpuN:", 5) ? "" : !strncmp(p2, "SWITCH:", 7) ? "switch-" : NULL;
+        if (pre) {
+            const char *c = strchr(p2, ':') + 1;
+            size_t k = 0;
+            while (c + k < p2 + l && (isalnum((unsigned char)c[k]) || c[k] == '-'))
+                k++;
+            snprintf(kinds[n++], 32, "%s%.*s", pre, (int)k, c);
         }
         p2 += l;
         while (*p2 == ',' || *p2 == ' ')
@@ -391,6 +439,8 @@ int gq_rep_card_read(const char *card_json, gq_rep_card *c)
         char r[128];
         snprintf(r, sizeof r, "%s@%s", id ? id : "?", subj ? subj : "?");
         add_str(c->reasons, sizeof c->reasons, ",", r);
+        if (subj && !strncmp(subj, "pcie:", 5))
+            add_str(c->named_pcie, sizeof c->named_pcie, " ", subj);
         if (subj && !strncmp(subj, "gpu:", 4) && isdigit((unsigned char)subj[4])) {
             long g = strtol(subj + 4, NULL, 10);
             if (g >= 0 && g < 64)
@@ -447,10 +497,12 @@ static void job_argv(const gq_rep_job *j, const char *bin, const char *dir, char
     ARG("%s", j->level);
     if (j->f) {
         char spec[128];
-        const char *t = strstr(j->f->spec, "{gpu}");
+        const char *t = strstr(j->f->spec, "{gpu}"), *w = strstr(j->f->spec, "{switch}");
         if (t)
             snprintf(spec, sizeof spec, "%.*s%d%s", (int)(t - j->f->spec), j->f->spec, GQ_REP_FAULT_GPU,
                      t + 5);
+        else if (w)
+            snprintf(spec, sizeof spec, "%.*s%s%s", (int)(w - j->f->spec), j->f->spec, j->m->sw_name, w + 8);
         else
             snprintf(spec, sizeof spec, "%s", j->f->spec);
         ARG("--sim-fault");
@@ -504,6 +556,18 @@ int gq_rep_run(const char *bin, const gq_rep_job *jobs, int n, int parallel, con
         for (int s = 0; s < parallel && next < n; s++) {
             if (pid[s])
                 continue;
+            while (next < n && !gq_rep_applies(&jobs[next])) {
+                memset(&out[next], 0, sizeof out[next]);
+                snprintf(out[next].verdict, sizeof out[next].verdict, "n/a");
+                snprintf(out[next].verdict_text, sizeof out[next].verdict_text, "no PCIe switch above GPU %d",
+                         GQ_REP_FAULT_GPU);
+                next++;
+                done++;
+                if (progress)
+                    progress(arg, done, n);
+            }
+            if (next >= n)
+                break;
             char dir[1100], efile[1100], buf[4096], *argv[40];
             snprintf(dir, sizeof dir, "%s/c%d", scratch, s);
             snprintf(efile, sizeof efile, "%s/c%d.err", scratch, s);
@@ -515,6 +579,8 @@ int gq_rep_run(const char *bin, const gq_rep_job *jobs, int n, int parallel, con
             job[s] = next++;
             running++;
         }
+        if (!running)
+            continue;
         int st = 0;
         pid_t p = waitpid(-1, &st, 0);
         if (p < 0)
@@ -584,7 +650,11 @@ void gq_rep_stats_of(const gq_rep_job *j, const gq_rep_card *c, int n, gq_rep_st
     memset(s, 0, sizeof *s);
     s->n = n;
     int why_best = 0, top = 0;
+    for (int i = 0; i < n; i++)
+        s->n -= !gq_rep_applies(&j[i]);
     for (int i = 0; i < n; i++) {
+        if (!gq_rep_applies(&j[i]))
+            continue;
         bool ok = gq_rep_agrees(&j[i], &c[i]);
         s->agree += ok;
         s->wrong += gq_rep_wrong(&j[i], &c[i]) != 0;

@@ -32,6 +32,8 @@ typedef struct gq_rep_machine {
     char deserved[16]; /* pass, warn or fail */
     char from[64];     /* where the deserved verdict is written: "header" or the known-differences file */
     uint64_t allowed;  /* GPUs the deserved answer names (its header's "GPU N"): not a wrong finding */
+    char sw_name[64];  /* the PCIe switch above GQ_REP_FAULT_GPU ({switch} in a fault's spec), or "" */
+    char sw_bus[32];   /* its bus id: the card names it as the subject "pcie:BUS" */
 } gq_rep_machine;
 
 /* One injectable fault and the outcome it deserves (fault-outcomes.tsv). */
@@ -40,7 +42,7 @@ typedef struct gq_rep_fault {
     char spec[64];    /* --sim-fault, with {gpu} */
     double stress_s;  /* 0: --no-stress */
     char verdict[16]; /* pass, warn, fail or incomplete */
-    char named[32];   /* gpu:{gpu} */
+    char named[32];   /* gpu:{gpu}, or pcie:{switch} (the switch above GPU {gpu}) */
 } gq_rep_fault;
 
 /* The GPU every fault is injected on. */
@@ -61,6 +63,7 @@ typedef struct gq_rep_card {
     char verdict[16];       /* pass, warn, fail, incomplete; "refused" (exit 2, no card) or "error" */
     char verdict_text[160]; /* the card's verdict text, or the refusal's line */
     uint64_t named;         /* GPUs named by a warning or failing check (subject gpu:N) or as busy */
+    char named_pcie[256];   /* the subjects "pcie:BUS" of warning or failing checks, space-separated */
     char reasons[192];      /* the warning and failing checks, "id@subject" comma-separated */
     char key[768];          /* the domains, GPUs set aside and bottlenecks found (direction and GPUs) */
     double planned_s, budget_s;
@@ -70,6 +73,10 @@ typedef struct gq_rep_card {
 /* The verdict a job deserves: the fault's, made no better than the machine's
  * healthy one (incomplete stands as it is), or the machine's when healthy. */
 const char *gq_rep_deserved(const gq_rep_job *j);
+/* Whether a job applies to its machine: a fault on the switch above GPU
+ * {gpu} needs a machine with one. A job that does not apply is not run; its
+ * card's verdict is "n/a", and it counts in no share. */
+bool gq_rep_applies(const gq_rep_job *j);
 /* The GPU a job's fault must name (-1 when healthy or its `named` is not gpu:{gpu}). */
 int gq_rep_named_gpu(const gq_rep_job *j);
 /* Whether the card gave the job what it deserves: the verdict, and for a

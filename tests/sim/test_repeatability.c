@@ -65,8 +65,29 @@ static void deserved(void **state)
     gq_rep_job j = {.m = &m, .f = NULL};
     for (int f = 0; f < nfaults; f++) {
         j.f = &faults[f];
-        assert_int_equal(gq_rep_named_gpu(&j), GQ_REP_FAULT_GPU);
+        if (strstr(faults[f].spec, "{switch}")) {
+            /* a switch's fault names the switch, on a machine that has one */
+            assert_int_equal(gq_rep_named_gpu(&j), -1);
+            assert_string_equal(faults[f].named, "pcie:{switch}");
+            assert_false(gq_rep_applies(&j)); /* nvpair4: no switch above GPU 1 */
+        } else {
+            assert_int_equal(gq_rep_named_gpu(&j), GQ_REP_FAULT_GPU);
+        }
     }
+    /* sw2bad: GPU 1 sits under sw0, bus 0000:20:00.0 */
+    load_machine(&m, GQ_TEST_DATA "/data/topologies/sw2bad.topo", true);
+    assert_string_equal(m.sw_name, "sw0");
+    assert_string_equal(m.sw_bus, "0000:20:00.0");
+    for (int f = 0; f < nfaults; f++)
+        if (strstr(faults[f].spec, "{switch}")) {
+            j.f = &faults[f];
+            assert_true(gq_rep_applies(&j));
+            gq_rep_card c = {.named_pcie = "pcie:0000:a0:00.0 pcie:0000:20:00.0"};
+            snprintf(c.verdict, sizeof c.verdict, "fail");
+            assert_true(gq_rep_agrees(&j, &c));
+            snprintf(c.named_pcie, sizeof c.named_pcie, "pcie:0000:20:00.01"); /* another bus */
+            assert_false(gq_rep_agrees(&j, &c));
+        }
     load_machine(&m, GQ_TEST_DATA "/data/topologies/sw2bad.topo", true);
     gq_rep_fault warn = faults[0];
     snprintf(warn.verdict, sizeof warn.verdict, "warn");
