@@ -156,6 +156,13 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
                     f->nvlinks[pos[gl[a]]][pos[gl[b]]] = (int)json_integer_value(x);
             }
     }
+    const json_t *und;
+    json_array_foreach(json_object_get(card, "undetermined"), i, und)
+    {
+        const char *t = json_string_value(json_object_get(und, "text"));
+        if (t && f->n_undetermined < GQ_FACTS_MAX_UNDETERMINED)
+            snprintf(f->undetermined[f->n_undetermined++], sizeof f->undetermined[0], "%s", t);
+    }
     const json_t *host = json_object_get(card, "host");
     {
         int gl[MAXG];

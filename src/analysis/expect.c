@@ -868,6 +868,15 @@ static void judge_integrity(judge *J, const gq_card_facts *f)
     }
 }
 
+/* Decisions the intervals left open: each a WARN naming what could not be
+ * decided and the intervals, never a coin toss between PASS and FAIL. */
+static void judge_undetermined(judge *J, const gq_card_facts *f)
+{
+    for (int i = 0; i < f->n_undetermined; i++)
+        add(J, "undetermined", "node", "analysis", GQ_V_WARN, NAN, NAN, "",
+            "Undetermined after measuring again: %s.", f->undetermined[i]);
+}
+
 /* Stress: throttling and the stress analysis' own verdicts. */
 static void judge_stress(judge *J, const gq_card_facts *f, int n)
 {
@@ -911,6 +920,7 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
     judge_agreement(&J, ex, f, n, model_of);
     judge_links(&J, f, n);
     judge_integrity(&J, f);
+    judge_undetermined(&J, f);
     judge_stress(&J, f, n);
     if (J.rc)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");

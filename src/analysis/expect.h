@@ -143,6 +143,8 @@ typedef struct gq_gpu_facts {
     char stress_reason[160]; /* its reason, when not pass */
 } gq_gpu_facts;
 
+#define GQ_FACTS_MAX_UNDETERMINED 16
+
 typedef struct gq_card_facts {
     int ngpu;
     gq_gpu_facts gpu[GQ_MAX_GPUS];
@@ -161,6 +163,11 @@ typedef struct gq_card_facts {
     int n_overlap_invalid;
     char overlap_example[240];
     bool stress_ran;
+    /* Decisions the analysis could not make on the figures' intervals, even
+     * after measuring them again (the card's "undetermined" list): each is
+     * judged WARN, never PASS or FAIL (docs/card.md). */
+    int n_undetermined;
+    char undetermined[GQ_FACTS_MAX_UNDETERMINED][256];
     /* Measurements the clean room flagged contaminated (measure/cleanroom.h:
      * something else ran on a GPU), by the GPU it names: how many records, and
      * what was seen first (a process when one was named). */

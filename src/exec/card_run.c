@@ -14,6 +14,7 @@
 #include "analysis/sweepfit.h"
 #include "core/interrupt.h"
 #include "core/units.h"
+#include "exec/discovery.h"
 #include "exec/place_verify.h"
 #include "exec/plan_run.h"
 #include "exec/stress_run.h"
@@ -385,6 +386,42 @@ static int step_latency(runner *R, gq_err *err)
     return rc == GQ_E_NOMEM ? gq_err_set(err, rc, "%s", e.msg) : GQ_OK;
 }
 
+/* Decisions the bottleneck inference leaves open: the groups they rest on
+ * measured again with more rounds (exec/discovery.h, GQ_SETTLE_*), inside
+ * the contention step; what stays open the card reports as undetermined. */
+static int settle_open(runner *R, const gq_domains *dom, gq_err *err)
+{
+    gq_bottlenecks *bn = calloc(1, sizeof *bn);
+    if (!bn)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    gq_bn_opts bo;
+    gq_bn_opts_default(&bo);
+    bo.bytes = R->o->bytes;
+    int rc = GQ_OK;
+    for (int pass = 0; pass < GQ_SETTLE_PASSES && !rc; pass++) {
+        int groups[GQ_SETTLE_MAX_GROUPS];
+        gq_err e = {0};
+        if (gq_bottlenecks_infer(&R->res->rs, R->t, dom, &bo, bn, &e)) {
+            rc = gq_err_set(err, GQ_E_NOMEM, "%s", e.msg);
+            break;
+        }
+        int n = gq_bottlenecks_open_groups(bn, &R->res->rs, groups, GQ_SETTLE_MAX_GROUPS);
+        gq_bottlenecks_free(bn);
+        gq_harness_opts save = R->ho;
+        R->ho.rounds = gq_settle_rounds(save.rounds, pass);
+        for (int k = 0; k < n && !rc; k++)
+            if (gq_measurement_from_group(&R->res->rs, groups[k], R->m)) {
+                rc = measure(R, err);
+                R->res->remeasured++;
+            }
+        R->ho = save;
+        if (!n)
+            break;
+    }
+    free(bn);
+    return rc;
+}
+
 static int step_bidir(runner *R, gq_err *err)
 {
     m_reset(R->m, GQ_CARD_TEST_BIDIR_SET);
@@ -653,6 +690,8 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
                     continue;
                 src = run_probe(&R, &pp.v[i], err);
             }
+            if (!src && s == GQ_CS_CONTENTION)
+                src = settle_open(&R, &dom, err);
             break;
         }
         case GQ_CS_BIDIR: src = step_bidir(&R, err); break;

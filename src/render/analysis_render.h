@@ -21,18 +21,26 @@
 
 /* Document sections: an object whose keys merge into the document root (new
  * reference; NULL on allocation failure):
- *   bottlenecks: [{gpus, direction (h2d|d2h|p2p), capacity_gbps, sum_alone_gbps,
+ *   bottlenecks: [{gpus, direction (h2d|d2h|p2p), capacity_gbps, capacity_interval_gbps,
+ *                  sum_alone_gbps,
  *                  expected_gbps, explained_by (gq_bn_explain_name), node, link_gbps,
  *                  explanation, [cross_domain, domains for p2p],
  *                  evidence: [observation..]}]
  *   contention: {observations: [every analysed group: group, test, direction, bytes,
  *                  gpus, per_gpu_gbps | pairs + kind, aggregate_gbps, sum_alone_gbps,
- *                  expected_gbps, overlap, contended],
+ *                  expected_gbps, overlap, contended, aggregate_interval_gbps,
+ *                  limit_interval_gbps, undecided],
  *                host_alone_gbps: {h2d: [..], d2h: [..]} by GPU (null unknown),
  *                host_bytes, skipped_groups, one_numa_visible,
  *                asymmetry: [{direction, gpus, slow, slow_gbps: [lo, hi], fast_gbps: [lo, hi], group}]}
+ *   undetermined: [decisions left open: gq_bn_open_to_json]
  *   ignored: [{record, test, src, dst, gbps, why}] (rs may be NULL) */
 json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs);
+/* One decision the intervals left open (gq_bottlenecks.open), as the
+ * "undetermined" lists of the domains document and the card show it:
+ * {decision: shared_budget|nested_budget, direction, gpus,
+ *  figure_interval_gbps: [lo, hi], limit_interval_gbps: [lo, hi], text}. */
+json_t *gq_bn_open_to_json(const gq_bn_open *u);
 /* The inverse for what other commands read back: doc's "bottlenecks" list
  * into b->v (b->n of them; evidence observations, contention and ignored are
  * not read back). Fail closed: gpus (indices below ngpu, each once),

@@ -657,6 +657,11 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
     }
     have_bn = true;
     json_object_set_new(card, "host", host_json(&bn, sel, n, rs, t, have_dom ? dom : NULL));
+    /* decisions the figures' intervals left open after measuring again */
+    json_t *und = json_array();
+    for (int k = 0; k < bn.nopen; k++)
+        json_array_append_new(und, gq_bn_open_to_json(&bn.open[k]));
+    json_object_set_new(card, "undetermined", und);
     bool multi = false; /* a domain of 2+ GPUs: within and across mean something */
     for (int k = 0; have_dom && k < dom->ndomains; k++)
         multi |= dom->size[k] >= 2;
