@@ -178,8 +178,55 @@ static bool same_run(const gq_recordset *rs, const cand *x, const cand *y)
     return true;
 }
 
+/* The rounds a candidate's figure came from: its aggregate's, else its flow's. */
+static int cand_rounds(const gq_recordset *rs, const cand *c)
+{
+    return rs->v[c->agg >= 0 ? c->agg : c->flows[0]].rounds;
+}
+
 /* Turn the record set into candidates: one per group that ran flows of one
  * kind (host in one direction, or P2P). */
+/* A run whose aggregate was refused by the overlap rule alone and that no
+ * valid run of the same flows replaces: an open decision (the set's figure is
+ * missing), measured again by exec. */
+static void note_missing(gq_bottlenecks *b, const gq_recordset *rs, const cand *m, const cand *c, int nc)
+{
+    for (int i = 0; i < nc; i++)
+        if (c[i].nflows >= 2 && c[i].p2p == m->p2p && c[i].slot == m->slot && c[i].bytes == m->bytes &&
+            c[i].nflows == m->nflows) {
+            cand x = *m;
+            x.agg = c[i].agg;
+            if (same_run(rs, &x, &c[i]))
+                return;
+        }
+    if (b->nopen >= GQ_BN_MAX)
+        return;
+    gq_bn_open *u = &b->open[b->nopen++];
+    memset(u, 0, sizeof *u);
+    u->kind = GQ_BN_OPEN_MISSING;
+    u->obs = u->other = -1;
+    u->group = m->group;
+    u->p2p = m->p2p;
+    u->direction = m->p2p ? GQ_DIR_P2P : m->slot == 0 ? GQ_DIR_H2D : GQ_DIR_D2H;
+    mask_t set = 0;
+    for (int f = 0; f < m->nflows; f++) {
+        const gq_record *r = &rs->v[m->flows[f]];
+        set |= m->p2p ? bit(r->src.index) | bit(r->dst.index) : bit(host_gpu(r));
+    }
+    u->ngpus = mask_list(set, u->gpus);
+    u->figure_lo_gbps = u->figure_hi_gbps = u->limit_lo_gbps = u->limit_hi_gbps = NAN;
+    char gs[96];
+    gq_domains_set_str(u->gpus, u->ngpus, gs, sizeof gs);
+    snprintf(u->text, sizeof u->text,
+             "whether GPUs %s share a %s budget: their run together (%s) was refused by the overlap rule each "
+             "time it was measured",
+             gs,
+             m->p2p               ? "GPU-to-GPU"
+             : u->direction == GQ_DIR_H2D ? "host-to-GPU"
+                                          : "GPU-to-host",
+             rs->v[m->flows[0]].test);
+}
+
 static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *b, cand **out, int *nout)
 {
     *out = NULL;
@@ -189,8 +236,10 @@ static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *
     int rc = GQ_E_NOMEM;
     gref *v = malloc((size_t)rs->n * sizeof *v);
     cand *c = malloc((size_t)rs->n * sizeof *c);
+    cand *miss = malloc((size_t)rs->n * sizeof *miss);
     bool *ok = malloc((size_t)rs->n * sizeof *ok);
-    if (!v || !c || !ok)
+    int nmiss = 0;
+    if (!v || !c || !ok || !miss)
         goto out;
     for (int i = 0; i < rs->n; i++) {
         const gq_record *r = &rs->v[i];
@@ -297,6 +346,18 @@ static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *
                     cd.agg = v[k].idx;
             }
             if (cd.agg < 0) {
+                /* refused by the overlap rule alone: the figure is missing */
+                bool overlap_only = false;
+                for (int k = a; k < e; k++) {
+                    const gq_record *r = &rs->v[v[k].idx];
+                    if (r->aggregate && !r->sum && !r->is_latency &&
+                        (!host || slot_of(r->direction) == cd.slot) && (!p2p || r->direction == GQ_DIR_P2P))
+                        overlap_only = (r->flags & GQ_FLAG_OVERLAP) &&
+                                       !(r->flags & (GQ_FLAG_ERROR | GQ_FLAG_IMPOSSIBLE | GQ_FLAG_VERIFY_FAILED |
+                                                     GQ_FLAG_CONTAMINATED));
+                }
+                if (overlap_only)
+                    miss[nmiss++] = cd;
                 b->nskipped++;
                 a = e;
                 continue;
@@ -312,13 +373,20 @@ static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *
     for (int i = 0; i < nc; i++) {
         bool later = false;
         for (int j = i + 1; j < nc && !later; j++)
-            later = same_run(rs, &c[i], &c[j]) && rs->v[c[j].flows[0]].rounds > rs->v[c[i].flows[0]].rounds;
+            later = same_run(rs, &c[i], &c[j]) && cand_rounds(rs, &c[j]) > cand_rounds(rs, &c[i]);
         if (later)
             b->nsuperseded++;
         else
             c[kept++] = c[i];
     }
     nc = kept;
+    for (int i = 0; i < nmiss; i++) {
+        bool again = false; /* a later refused run of the same flows stands for it */
+        for (int j = i + 1; j < nmiss && !again; j++)
+            again = same_run(rs, &miss[i], &miss[j]);
+        if (!again)
+            note_missing(b, rs, &miss[i], c, nc);
+    }
     *out = c;
     *nout = nc;
     c = NULL;
@@ -326,6 +394,7 @@ static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *
 out:
     free(v);
     free(c);
+    free(miss);
     free(ok);
     return rc;
 }
@@ -489,6 +558,7 @@ static void add_open(gq_bottlenecks *b, gq_bn_open_kind kind, const gq_bn_obs *o
     memset(u, 0, sizeof *u);
     u->kind = kind;
     u->obs = (int)(ob - b->obs);
+    u->group = ob->group;
     u->other = other;
     u->p2p = ob->p2p;
     u->direction = ob->direction;
@@ -1109,6 +1179,10 @@ int gq_bottlenecks_open_groups(const gq_bottlenecks *b, const gq_recordset *rs, 
         return 0;
     }
     for (int u = 0; u < b->nopen; u++) {
+        if (b->open[u].kind == GQ_BN_OPEN_MISSING) {
+            n = add_group(groups, n, max, b->open[u].group);
+            continue;
+        }
         int obs[2] = {b->open[u].obs, b->open[u].other};
         for (int q = 0; q < 2; q++) {
             if (obs[q] < 0 || obs[q] >= b->nobs)

@@ -123,12 +123,14 @@ typedef struct gq_bottleneck {
 typedef enum gq_bn_open_kind {
     GQ_BN_OPEN_BUDGET = 0, /* obs: was the run held below its expectation? */
     GQ_BN_OPEN_FOLD,       /* obs (inside) and other (containing): does the inner set have a budget of its own? */
+    GQ_BN_OPEN_MISSING,    /* group: a run whose aggregate failed the overlap rule, never measured valid */
 } gq_bn_open_kind;
 
 typedef struct gq_bn_open {
     gq_bn_open_kind kind;
     int obs;   /* the observation (for a fold: of the inner budget) */
     int other; /* for a fold: the observation of the containing budget; else -1 */
+    int group; /* for a missing run: its group (obs is -1); else the group of obs */
     bool p2p;
     gq_direction direction;
     int ngpus;

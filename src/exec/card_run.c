@@ -387,8 +387,9 @@ static int step_latency(runner *R, gq_err *err)
 }
 
 /* Decisions the bottleneck inference leaves open: the groups they rest on
- * measured again with more rounds (exec/discovery.h, GQ_SETTLE_*), inside
- * the contention step; what stays open the card reports as undetermined. */
+ * measured again with more rounds (exec/discovery.h, GQ_SETTLE_*), at the
+ * end of the contention and the placement steps (whose runs the inference
+ * reads); what stays open the card reports as undetermined. */
 static int settle_open(runner *R, const gq_domains *dom, gq_err *err)
 {
     gq_bottlenecks *bn = calloc(1, sizeof *bn);
@@ -408,9 +409,9 @@ static int settle_open(runner *R, const gq_domains *dom, gq_err *err)
         int n = gq_bottlenecks_open_groups(bn, &R->res->rs, groups, GQ_SETTLE_MAX_GROUPS);
         gq_bottlenecks_free(bn);
         gq_harness_opts save = R->ho;
-        R->ho.rounds = gq_settle_rounds(save.rounds, pass);
         for (int k = 0; k < n && !rc; k++)
             if (gq_measurement_from_group(&R->res->rs, groups[k], R->m)) {
+                R->ho.rounds = gq_settle_rounds(&R->res->rs, groups[k], save.rounds, pass);
                 rc = measure(R, err);
                 R->res->remeasured++;
             }
@@ -709,6 +710,9 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
         case GQ_CS_PLACEMENT:
             current_domains(&R, &pm, &dom);
             src = step_placement(&R, &dom, err);
+            /* its runs feed the inference too: settle what they left open */
+            if (!src)
+                src = settle_open(&R, &dom, err);
             break;
         case GQ_CS_STRESS: src = step_stress(&R, err); break;
         default: break;

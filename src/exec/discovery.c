@@ -111,8 +111,12 @@ static int run_from(ctx *c, int from, int total, gq_err *err)
     return rc;
 }
 
-int gq_settle_rounds(int rounds, int pass)
+int gq_settle_rounds(const gq_recordset *rs, int group, int rounds, int pass)
 {
+    for (int i = 0; rs && i < rs->n; i++)
+        if (rs->v[i].group == group && (rs->v[i].aggregate || rs->v[i].sum) &&
+            (rs->v[i].flags & GQ_FLAG_OVERLAP))
+            return rounds;
     long r = (long)(rounds > 0 ? rounds : 1) * (GQ_SETTLE_ROUNDS_X << (pass > 0 ? pass : 0));
     return r > GQ_MAX_ROUNDS ? GQ_MAX_ROUNDS : (int)r;
 }
@@ -170,10 +174,10 @@ static int settle(ctx *c, const gq_domains *dom, const gq_bn_opts *bo, gq_err *e
         if (!n)
             break;
         gq_harness_opts ho = c->o->harness;
-        ho.rounds = gq_settle_rounds(ho.rounds, pass);
         for (int k = 0; k < n && !rc; k++) {
             if (!gq_measurement_from_group(&c->d->records, groups[k], m))
                 continue;
+            ho.rounds = gq_settle_rounds(&c->d->records, groups[k], c->o->harness.rounds, pass);
             gq_err e = {0};
             int r = gq_exec_one(c->be, c->topo, m, &ho, c->o->journal, &c->d->records, &e);
             c->d->remeasured++;

@@ -48,8 +48,11 @@ void gq_discovery_opts_default(gq_discovery_opts *o);
 #define GQ_SETTLE_PASSES 2
 #define GQ_SETTLE_MAX_GROUPS 24
 
-/* The rounds of settle pass `pass` for a plan of `rounds` rounds. */
-int gq_settle_rounds(int rounds, int pass);
+/* The rounds to measure group `group` of rs again with, in settle pass
+ * `pass`, for a plan of `rounds` rounds: more rounds narrow an interval; a
+ * run the overlap rule refused is repeated with as many rounds as before
+ * (more rounds would only give it more chances to be refused again). */
+int gq_settle_rounds(const gq_recordset *rs, int group, int rounds, int pass);
 
 /* The measurement that ran as group `group` of rs, to run it again: its
  * reported flows (ends, method, size, executing GPU) with the same test

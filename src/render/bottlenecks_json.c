@@ -66,7 +66,9 @@ json_t *gq_bn_open_to_json(const gq_bn_open *u)
     json_t *j = json_object();
     if (!j)
         return NULL;
-    json_object_set_new(j, "decision", json_string(u->kind == GQ_BN_OPEN_FOLD ? "nested_budget" : "shared_budget"));
+    json_object_set_new(j, "decision", json_string(u->kind == GQ_BN_OPEN_FOLD      ? "nested_budget"
+                                                   : u->kind == GQ_BN_OPEN_MISSING ? "missing_run"
+                                                                                   : "shared_budget"));
     json_object_set_new(j, "direction", json_string(gq_direction_name(u->direction)));
     json_object_set_new(j, "gpus", int_array(u->gpus, u->ngpus));
     json_object_set_new(j, "figure_interval_gbps", interval_json(u->figure_lo_gbps, u->figure_hi_gbps));
