@@ -423,6 +423,38 @@ static int settle_open(runner *R, const gq_domains *dom, gq_err *err)
     return rc;
 }
 
+/* Domain boundaries the matrix leaves open: the pairs nearest each measured
+ * again with more rounds, at the end of the matrix step. */
+static int settle_domains(runner *R, gq_err *err)
+{
+    gq_pairmatrix *pm = malloc(sizeof *pm);
+    gq_domains *dom = malloc(sizeof *dom);
+    int rc = GQ_OK;
+    if (!pm || !dom) {
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        goto out;
+    }
+    for (int pass = 0; pass < GQ_SETTLE_PASSES && !rc; pass++) {
+        current_domains(R, pm, dom);
+        int groups[GQ_SETTLE_MAX_GROUPS];
+        int n = dom->nopen ? gq_domains_open_groups(dom, pm, &R->res->rs, groups, GQ_SETTLE_MAX_GROUPS) : 0;
+        if (!n)
+            break;
+        gq_harness_opts save = R->ho;
+        for (int k = 0; k < n && !rc; k++)
+            if (gq_measurement_from_group(&R->res->rs, groups[k], R->m)) {
+                R->ho.rounds = gq_settle_rounds(&R->res->rs, groups[k], save.rounds, pass);
+                rc = measure(R, err);
+                R->res->remeasured++;
+            }
+        R->ho = save;
+    }
+out:
+    free(pm);
+    free(dom);
+    return rc;
+}
+
 static int step_bidir(runner *R, gq_err *err)
 {
     m_reset(R->m, GQ_CARD_TEST_BIDIR_SET);
@@ -677,6 +709,8 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
                 gq_probe_measurement(&pp.v[i], o->bytes, GQ_METHOD_CE, false, R.m);
                 src = R.m->nflows ? measure(&R, err) : GQ_OK;
             }
+            if (!src)
+                src = settle_domains(&R, err);
             break;
         }
         case GQ_CS_HOST:

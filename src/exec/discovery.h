@@ -60,6 +60,11 @@ int gq_settle_rounds(const gq_recordset *rs, int group, int rounds, int pass);
  * has no flow of that group. */
 bool gq_measurement_from_group(const gq_recordset *rs, int group, gq_measurement *m);
 
+/* The groups behind the pairs of dom's open boundaries (both directions of
+ * each pair, from the cells of m), each once, at most max; returns how many. */
+int gq_domains_open_groups(const gq_domains *dom, const gq_pairmatrix *m, const gq_recordset *rs, int *groups,
+                           int max);
+
 typedef struct gq_discovery {
     gq_recordset records; /* every record measured */
     gq_probe_plan plan;   /* every probe planned (matrix first) */

@@ -56,8 +56,14 @@ int gq_bottlenecks_from_json(const char *path, const json_t *doc, int ngpu, gq_b
  *   domains: [[GPU..]..]   (the contract other commands read)
  *   domain_analysis: {chained: [bool..], split, threshold_gbps, gap_gbps: [lo, hi]
  *     or null, within_min_gbps, across_max_gbps (null when not applicable),
- *     max_spread, pairs, missing_pairs, no_p2p, method: text}. */
+ *     max_spread, pairs, missing_pairs, no_p2p, set_aside, groups,
+ *     undetermined: [gq_domain_open_to_json], method: text}. */
 json_t *gq_domains_to_json(const gq_domains *d);
+/* One boundary left open (gq_domains.open), as domain_analysis.undetermined
+ * and the card's "undetermined" list show it: {decision: "domain_boundary",
+ * gpus (the group), gap_gbps: [below, above], gap_interval_pct: [worst, best],
+ * pairs: [[a, b]..] (measured again), text}. */
+json_t *gq_domain_open_to_json(const gq_domain_open *u);
 /* The inverse: doc's "domains" (a list, empty when nothing was clustered; each domain a list of GPU
  * indices or {"gpus": [...]}, each GPU below ngpu and in one domain only)
  * and, when present, "domain_analysis" (each field of its type). Fail

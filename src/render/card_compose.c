@@ -659,6 +659,8 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
     json_object_set_new(card, "host", host_json(&bn, sel, n, rs, t, have_dom ? dom : NULL));
     /* decisions the figures' intervals left open after measuring again */
     json_t *und = json_array();
+    for (int k = 0; have_dom && k < dom->nopen; k++)
+        json_array_append_new(und, gq_domain_open_to_json(&dom->open[k]));
     for (int k = 0; k < bn.nopen; k++)
         json_array_append_new(und, gq_bn_open_to_json(&bn.open[k]));
     json_object_set_new(card, "undetermined", und);
