@@ -99,6 +99,10 @@ typedef struct gq_card_opts {
     /* Judge the card even when a GPU was busy (--allow-busy): its
      * contaminated figures are still left out, and the verdict says so. */
     bool allow_busy;
+    /* The expectations the card will be judged by (NULL: the defaults): the
+     * step runner measures again the host runs a threshold or agreement
+     * check would be undetermined on (gq_expect_open_host). */
+    const gq_expect *expect;
 } gq_card_opts;
 
 void gq_card_opts_default(gq_card_opts *o);

@@ -269,6 +269,7 @@ static int card_run(gq_ctx *ctx)
     memset(&P, 0, sizeof P);
     gq_progress_init(&P.bar, !ctx->quiet, (long)(o->plan->est_total_s * 10 + 0.5));
     o->measured = true;
+    o->co->expect = o->have_ex ? o->ex : NULL;
     rc = gq_card_execute(&ctx->be, ctx->topo, o->co, o->plan, &o->jr, on_progress, &P, &o->res, &ctx->err);
     gq_progress_clear(&P.bar);
     if (rc && rc != GQ_E_INTR)

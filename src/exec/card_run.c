@@ -423,6 +423,69 @@ static int settle_open(runner *R, const gq_domains *dom, gq_err *err)
     return rc;
 }
 
+/* Threshold and agreement checks on the host figures alone that their
+ * intervals would leave undetermined (gq_expect_open_host, against the
+ * expectations the card is judged by): those GPUs' runs alone measured again
+ * with more rounds, at the end of the host step. */
+static int settle_host(runner *R, gq_err *err)
+{
+    gq_bottlenecks *bn = calloc(1, sizeof *bn);
+    gq_card_facts *f = malloc(sizeof *f);
+    int rc = GQ_OK;
+    if (!bn || !f) {
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        goto out;
+    }
+    gq_bn_opts bo;
+    gq_bn_opts_default(&bo);
+    bo.bytes = R->o->bytes;
+    for (int pass = 0; pass < GQ_SETTLE_PASSES && !rc; pass++) {
+        gq_err e = {0};
+        if (gq_bottlenecks_infer(&R->res->rs, R->t, NULL, &bo, bn, &e)) {
+            rc = gq_err_set(err, GQ_E_NOMEM, "%s", e.msg);
+            break;
+        }
+        gq_card_facts_init(f);
+        f->ngpu = R->o->ngpus;
+        for (int k = 0; k < R->o->ngpus; k++) {
+            int g = R->o->gpus[k];
+            gq_gpu_facts *G = &f->gpu[k];
+            G->index = g;
+            snprintf(G->name, sizeof G->name, "%s", R->t->gpu[g].name);
+            G->h2d_gbps = bn->alone[0][g];
+            G->d2h_gbps = bn->alone[1][g];
+            G->h2d_lo = bn->alone_lo[0][g];
+            G->h2d_hi = bn->alone_hi[0][g];
+            G->d2h_lo = bn->alone_lo[1][g];
+            G->d2h_hi = bn->alone_hi[1][g];
+        }
+        bool open[2][GQ_MAX_GPUS];
+        int groups[GQ_SETTLE_MAX_GROUPS], n = 0;
+        if (gq_expect_open_host(R->o->expect, f, open[0], open[1]))
+            for (int d = 0; d < 2; d++)
+                for (int k = 0; k < R->o->ngpus && n < GQ_SETTLE_MAX_GROUPS; k++) {
+                    int r = bn->alone_record[d][R->o->gpus[k]];
+                    if (open[d][k] && r >= 0)
+                        groups[n++] = R->res->rs.v[r].group;
+                }
+        gq_bottlenecks_free(bn);
+        if (!n)
+            break;
+        gq_harness_opts save = R->ho;
+        for (int k = 0; k < n && !rc; k++)
+            if (gq_measurement_from_group(&R->res->rs, groups[k], R->m)) {
+                R->ho.rounds = gq_settle_rounds(&R->res->rs, groups[k], save.rounds, pass);
+                rc = measure(R, err);
+                R->res->remeasured++;
+            }
+        R->ho = save;
+    }
+out:
+    free(bn);
+    free(f);
+    return rc;
+}
+
 /* Domain boundaries the matrix leaves open: the pairs nearest each measured
  * again with more rounds, at the end of the matrix step. */
 static int settle_domains(runner *R, gq_err *err)
@@ -727,6 +790,8 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
             }
             if (!src && s == GQ_CS_CONTENTION)
                 src = settle_open(&R, &dom, err);
+            if (!src && s == GQ_CS_HOST)
+                src = settle_host(&R, err);
             break;
         }
         case GQ_CS_BIDIR: src = step_bidir(&R, err); break;
