@@ -217,14 +217,15 @@ static void note_missing(gq_bottlenecks *b, const gq_recordset *rs, const cand *
     u->figure_lo_gbps = u->figure_hi_gbps = u->limit_lo_gbps = u->limit_hi_gbps = NAN;
     char gs[96];
     gq_domains_set_str(u->gpus, u->ngpus, gs, sizeof gs);
-    snprintf(u->text, sizeof u->text,
-             "whether GPUs %s share a %s budget: their run together (%s) was refused by the overlap rule each "
-             "time it was measured",
-             gs,
-             m->p2p               ? "GPU-to-GPU"
-             : u->direction == GQ_DIR_H2D ? "host-to-GPU"
-                                          : "GPU-to-host",
-             rs->v[m->flows[0]].test);
+    snprintf(
+        u->text, sizeof u->text,
+        "whether GPUs %s share a %s budget: their run together (%s) was refused by the overlap rule each "
+        "time it was measured",
+        gs,
+        m->p2p                       ? "GPU-to-GPU"
+        : u->direction == GQ_DIR_H2D ? "host-to-GPU"
+                                     : "GPU-to-host",
+        rs->v[m->flows[0]].test);
 }
 
 static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *b, cand **out, int *nout)
@@ -353,8 +354,8 @@ static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *
                     if (r->aggregate && !r->sum && !r->is_latency &&
                         (!host || slot_of(r->direction) == cd.slot) && (!p2p || r->direction == GQ_DIR_P2P))
                         overlap_only = (r->flags & GQ_FLAG_OVERLAP) &&
-                                       !(r->flags & (GQ_FLAG_ERROR | GQ_FLAG_IMPOSSIBLE | GQ_FLAG_VERIFY_FAILED |
-                                                     GQ_FLAG_CONTAMINATED));
+                                       !(r->flags & (GQ_FLAG_ERROR | GQ_FLAG_IMPOSSIBLE |
+                                                     GQ_FLAG_VERIFY_FAILED | GQ_FLAG_CONTAMINATED));
                 }
                 if (overlap_only)
                     miss[nmiss++] = cd;
@@ -733,12 +734,13 @@ static int infer_host(gq_bottlenecks *b, const gq_recordset *rs, int slot, const
                     char gs[96], gt[96];
                     gpus_text(s->gpus, s->ngpus, gs, sizeof gs);
                     gpus_text(t->gpus, t->ngpus, gt, sizeof gt);
-                    add_open(b, GQ_BN_OPEN_FOLD, &b->obs[s->evidence[0]], t->evidence[0], t->capacity_lo_gbps,
-                             t->capacity_hi_gbps, s->capacity_lo_gbps * g, s->capacity_hi_gbps * g,
-                             "whether GPUs %s have a %s budget of their own (%.1f-%.1f GB/s) inside the one of "
-                             "GPUs %s (%.1f-%.1f GB/s)",
-                             gs, dir == GQ_DIR_H2D ? "host-to-GPU" : "GPU-to-host", s->capacity_lo_gbps,
-                             s->capacity_hi_gbps, gt, t->capacity_lo_gbps, t->capacity_hi_gbps);
+                    add_open(
+                        b, GQ_BN_OPEN_FOLD, &b->obs[s->evidence[0]], t->evidence[0], t->capacity_lo_gbps,
+                        t->capacity_hi_gbps, s->capacity_lo_gbps * g, s->capacity_hi_gbps * g,
+                        "whether GPUs %s have a %s budget of their own (%.1f-%.1f GB/s) inside the one of "
+                        "GPUs %s (%.1f-%.1f GB/s)",
+                        gs, dir == GQ_DIR_H2D ? "host-to-GPU" : "GPU-to-host", s->capacity_lo_gbps,
+                        s->capacity_hi_gbps, gt, t->capacity_lo_gbps, t->capacity_hi_gbps);
                 }
                 if (wider == 0) {
                     for (int e = 0; e < s->nevidence; e++)
@@ -1004,12 +1006,13 @@ static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_doma
         if (ob->undecided) {
             char gs[96];
             gpus_text(ob->gpus, ob->ngpus, gs, sizeof gs);
-            add_open(out, GQ_BN_OPEN_BUDGET, ob, -1, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps,
-                     ob->limit_lo_gbps, ob->limit_hi_gbps,
-                     "whether %d GPU pairs over GPUs %s share a budget: together they moved %.1f-%.1f GB/s, the "
-                     "level that means a shared budget is %.1f-%.1f GB/s",
-                     ob->npairs, gs, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps, ob->limit_lo_gbps,
-                     ob->limit_hi_gbps);
+            add_open(
+                out, GQ_BN_OPEN_BUDGET, ob, -1, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps,
+                ob->limit_lo_gbps, ob->limit_hi_gbps,
+                "whether %d GPU pairs over GPUs %s share a budget: together they moved %.1f-%.1f GB/s, the "
+                "level that means a shared budget is %.1f-%.1f GB/s",
+                ob->npairs, gs, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps, ob->limit_lo_gbps,
+                ob->limit_hi_gbps);
         }
         if (!ob->contended)
             continue;
@@ -1018,8 +1021,10 @@ static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_doma
         if (!bn)
             continue;
         if (nk < GQ_BN_MAX)
-            kn[nk++] = (p2p_known){
-                .obs = i, .cap = ob->aggregate_gbps, .lo = ob->aggregate_lo_gbps, .hi = ob->aggregate_hi_gbps};
+            kn[nk++] = (p2p_known){.obs = i,
+                                   .cap = ob->aggregate_gbps,
+                                   .lo = ob->aggregate_lo_gbps,
+                                   .hi = ob->aggregate_hi_gbps};
         if (added) {
             bn->capacity_gbps = ob->aggregate_gbps;
             bn->capacity_lo_gbps = ob->aggregate_lo_gbps;

@@ -106,10 +106,10 @@ typedef struct gq_bottleneck {
     int gpus[GQ_MAX_GPUS]; /* ascending */
     double capacity_gbps;  /* the measured shared capacity (largest aggregate seen for this set) */
     double capacity_lo_gbps, capacity_hi_gbps; /* its interval, from the rounds of that aggregate */
-    double sum_alone_gbps; /* what the GPUs get alone, summed (p2p: isolated pairs) */
-    double expected_gbps;  /* what was expected without this bottleneck */
-    bool cross_domain;     /* p2p: every pair crossed between domains */
-    int ndomains;          /* p2p: the domains the pairs touch */
+    double sum_alone_gbps;                     /* what the GPUs get alone, summed (p2p: isolated pairs) */
+    double expected_gbps;                      /* what was expected without this bottleneck */
+    bool cross_domain;                         /* p2p: every pair crossed between domains */
+    int ndomains;                              /* p2p: the domains the pairs touch */
     int domains[GQ_MAX_GPUS];
     int nevidence;
     int evidence[GQ_BN_MAX_EVIDENCE]; /* indices into obs[] */
@@ -122,8 +122,8 @@ typedef struct gq_bottleneck {
 /* A decision the figures could not make (gq_bottlenecks.undecided). */
 typedef enum gq_bn_open_kind {
     GQ_BN_OPEN_BUDGET = 0, /* obs: was the run held below its expectation? */
-    GQ_BN_OPEN_FOLD,       /* obs (inside) and other (containing): does the inner set have a budget of its own? */
-    GQ_BN_OPEN_MISSING,    /* group: a run whose aggregate failed the overlap rule, never measured valid */
+    GQ_BN_OPEN_FOLD, /* obs (inside) and other (containing): does the inner set have a budget of its own? */
+    GQ_BN_OPEN_MISSING, /* group: a run whose aggregate failed the overlap rule, never measured valid */
 } gq_bn_open_kind;
 
 typedef struct gq_bn_open {
@@ -161,7 +161,7 @@ typedef struct gq_bottlenecks {
     int nsuperseded;        /* groups measured again later with more rounds (the later run counts) */
     int nopen;              /* decisions the intervals left open: "undetermined" in the output */
     gq_bn_open open[GQ_BN_MAX];
-    bool one_numa_visible;  /* the topology shows one NUMA node */
+    bool one_numa_visible; /* the topology shows one NUMA node */
     /* Asymmetry in the largest host run of each direction (seed 001: with all
      * eight copying, GPUs 0-3 get less than 4-7): the GPUs whose rate is below
      * (1 - min_drop) x the fastest GPU of that run. asym_obs = -1: no such run. */

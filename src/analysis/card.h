@@ -175,7 +175,7 @@ typedef struct gq_card_result {
     double elapsed_s;
     bool interrupted;
     gq_card_step_id stopped_at;
-    int nfailed; /* steps that failed with an error (the rest continued) */
+    int nfailed;    /* steps that failed with an error (the rest continued) */
     int remeasured; /* groups measured again because a decision on them was open */
     /* a resumed card (a journal with finished items): the measurements taken
      * from it and those measured now, and whether its completed stress run was

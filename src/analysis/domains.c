@@ -232,7 +232,8 @@ static int pair_values(const gq_pairmatrix *m, const gq_domains_opts *o, pairv *
                 sum += v;
                 if (m->spread[a][b] > sp)
                     sp = m->spread[a][b];
-                bool iv = isfinite(m->lo[a][b]) && isfinite(m->hi[a][b]) && m->lo[a][b] <= v && m->hi[a][b] >= v;
+                bool iv =
+                    isfinite(m->lo[a][b]) && isfinite(m->hi[a][b]) && m->lo[a][b] <= v && m->hi[a][b] >= v;
                 lo += iv ? m->lo[a][b] : v * (1 - m->spread[a][b] / 2);
                 hi += iv ? m->hi[a][b] : v * (1 + m->spread[a][b] / 2);
                 k++;

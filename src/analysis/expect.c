@@ -620,9 +620,9 @@ static void gpu_check(judge *J, const gq_expect_model *m, gq_expect_key k, const
             char c[32], d[32];
             add(J, keys[k].name, subj, "expect", GQ_V_WARN, figure, at, keys[k].unit,
                 "GPU %d (%s): %s %s %s (%s-%s from its rounds) straddles the %s %s %s: undetermined.",
-                g->index, g->name, keys[k].what, fmtv(figure, a, sizeof a), keys[k].unit, fmtv(lo, b, sizeof b),
-                fmtv(hi, c, sizeof c), at == t->fail ? "threshold" : "warning threshold", fmtv(at, d, sizeof d),
-                keys[k].unit);
+                g->index, g->name, keys[k].what, fmtv(figure, a, sizeof a), keys[k].unit,
+                fmtv(lo, b, sizeof b), fmtv(hi, c, sizeof c),
+                at == t->fail ? "threshold" : "warning threshold", fmtv(at, d, sizeof d), keys[k].unit);
             last_interval(J, lo, hi, true);
             mark_open(J, (int)(g - J->f->gpu), field);
             return;
@@ -725,7 +725,8 @@ static void agree_check(judge *J, const gq_card_facts *f, const int *members, in
         if (vl != vh) {
             double at = vh == GQ_V_FAIL ? fail_pct : warn_pct;
             add(J, id, subj, source, GQ_V_WARN, sp, at, "%",
-                "%d × %s: %s ranges from %s %s (GPU %d) to %s %s (GPU %d), a spread of %.1f%%, %.1f-%.1f%% on "
+                "%d × %s: %s ranges from %s %s (GPU %d) to %s %s (GPU %d), a spread of %.1f%%, %.1f-%.1f%% "
+                "on "
                 "the intervals from the rounds, which straddle %.0f%%: undetermined.",
                 nm, model, what, fmtv(v[lo], a, sizeof a), unit, members[lo], fmtv(v[hi], b, sizeof b), unit,
                 members[hi], sp, sp_lo, sp_hi, at);

@@ -196,7 +196,7 @@ typedef struct gq_check {
     double figure;    /* NAN when none */
     double threshold; /* the threshold that decided it; NAN when none */
     char unit[16];
-    char text[320];       /* one plain sentence with the figure and the threshold */
+    char text[320]; /* one plain sentence with the figure and the threshold */
     /* Decided on an interval: the figure's ends (NAN when it has none). When
      * the ends fall on two sides of a threshold the check is undetermined:
      * verdict WARN, naming the interval, never PASS or FAIL by the median. */

@@ -200,7 +200,8 @@ static int settle_domains(ctx *c, const gq_domains_opts *dopt, gq_err *err)
         if (!c->d->domains->nopen)
             break;
         int groups[GQ_SETTLE_MAX_GROUPS];
-        int n = gq_domains_open_groups(c->d->domains, c->d->matrix, &c->d->records, groups, GQ_SETTLE_MAX_GROUPS);
+        int n =
+            gq_domains_open_groups(c->d->domains, c->d->matrix, &c->d->records, groups, GQ_SETTLE_MAX_GROUPS);
         gq_harness_opts ho = c->o->harness;
         for (int k = 0; k < n && !rc; k++) {
             if (!gq_measurement_from_group(&c->d->records, groups[k], m))

@@ -404,11 +404,12 @@ void gq_card_to_json(const gq_card *c, json_t *card)
     json_t *a = json_array();
     for (int i = 0; i < c->checks.n; i++) {
         const gq_check *k = &c->checks.v[i];
-        json_t *kj = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:s, s:s, s:s, s:o}", "id", k->id, "subject",
-                         k->subject, "source", k->source, "verdict", gq_verdict_name(k->verdict), "figure",
-                         jnum(k->figure), "threshold", jnum(k->threshold), "unit", k->unit, "text", k->text,
-                         "step", gq_card_step_name(k->step), "evidence", gq_evidence_name(k->evidence),
-                         "evidence_reason", jreason(k->reason));
+        json_t *kj =
+            json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:s, s:s, s:s, s:o}", "id", k->id, "subject",
+                      k->subject, "source", k->source, "verdict", gq_verdict_name(k->verdict), "figure",
+                      jnum(k->figure), "threshold", jnum(k->threshold), "unit", k->unit, "text", k->text,
+                      "step", gq_card_step_name(k->step), "evidence", gq_evidence_name(k->evidence),
+                      "evidence_reason", jreason(k->reason));
         /* decided on an interval that straddled a threshold: say so */
         if (kj && k->undetermined) {
             json_object_set_new(kj, "undetermined", json_true());

@@ -73,10 +73,11 @@ json_t *gq_domains_to_json(const gq_domains *d)
     json_object_set_new(o, "undetermined", und);
     json_object_set_new(
         o, "method",
-        json_string("single linkage at the largest gap between sorted pair bandwidths that exceeds "
-                    "10% at the ends of the figures' intervals, again inside every group it makes, after setting "
-                    "aside GPUs whose every pair is slow for a reason of their own; direct P2P cells only "
-                    "(docs/method-domains.md)"));
+        json_string(
+            "single linkage at the largest gap between sorted pair bandwidths that exceeds "
+            "10% at the ends of the figures' intervals, again inside every group it makes, after setting "
+            "aside GPUs whose every pair is slow for a reason of their own; direct P2P cells only "
+            "(docs/method-domains.md)"));
     json_object_set_new(root, "domain_analysis", o);
     return root;
 }

@@ -81,8 +81,8 @@ static void check_machine(const char *machine, const char *domains, const char *
 static void rtx4090x8(void **state)
 {
     (void)state;
-    static const char *const b[] = {"h2d:0,1,2,3", "h2d:4,5,6,7", "d2h:0,1,2,3", "d2h:4,5,6,7",
-                                    "p2p:0,1,2,3,4,5,6,7", NULL};
+    static const char *const b[] = {"h2d:0,1,2,3", "h2d:4,5,6,7",         "d2h:0,1,2,3",
+                                    "d2h:4,5,6,7", "p2p:0,1,2,3,4,5,6,7", NULL};
     check_machine("rtx4090x8", "[[0],[1],[2],[3],[4],[5],[6],[7]]", b);
 }
 
@@ -103,8 +103,8 @@ static void a100x6(void **state)
 static void nvswitch8(void **state)
 {
     (void)state;
-    static const char *const b[] = {"h2d:0,1", "h2d:2,3", "h2d:4,5", "h2d:6,7",
-                                    "d2h:0,1", "d2h:2,3", "d2h:4,5", "d2h:6,7", NULL};
+    static const char *const b[] = {"h2d:0,1", "h2d:2,3", "h2d:4,5", "h2d:6,7", "d2h:0,1",
+                                    "d2h:2,3", "d2h:4,5", "d2h:6,7", NULL};
     check_machine(TOPO("nvswitch8"), "[[0,1,2,3,4,5,6,7]]", b);
 }
 

@@ -328,7 +328,7 @@ static void noise_guard(void **state)
         host_uniform(&g, 1, GQ_DIR_H2D, 50.0);
     const int both[] = {0, 1};
     host_uniform(both, 2, GQ_DIR_H2D, 36.0); /* 72 of 100: 28% below */
-    for (int i = 0; i < RS.n; i++) { /* rounds 10% either side: 64.8-79.2 against 72-88 */
+    for (int i = 0; i < RS.n; i++) {         /* rounds 10% either side: 64.8-79.2 against 72-88 */
         RS.v[i].value.min = RS.v[i].value.median * 0.9;
         RS.v[i].value.max = RS.v[i].value.median * 1.1;
     }
