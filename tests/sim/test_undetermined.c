@@ -60,7 +60,8 @@ static int set_runs(const json_t *doc, int rounds)
     const json_t *r;
     json_array_foreach(json_object_get(doc, "records"), i, r)
     {
-        if (!json_is_true(json_object_get(r, "aggregate")) || strcmp(cu_str(r, "test"), "host_to_device_set") ||
+        if (!json_is_true(json_object_get(r, "aggregate")) ||
+            strcmp(cu_str(r, "test"), "host_to_device_set") ||
             json_integer_value(json_object_get(r, "rounds")) != rounds)
             continue;
         int g[8];
@@ -97,8 +98,10 @@ static void budget_on_its_threshold(void **state)
                 continue;
             const json_t *fi = json_object_get(x, "figure_interval_gbps"),
                          *li = json_object_get(x, "limit_interval_gbps");
-            double flo = json_number_value(json_array_get(fi, 0)), fhi = json_number_value(json_array_get(fi, 1));
-            double llo = json_number_value(json_array_get(li, 0)), lhi = json_number_value(json_array_get(li, 1));
+            double flo = json_number_value(json_array_get(fi, 0)),
+                   fhi = json_number_value(json_array_get(fi, 1));
+            double llo = json_number_value(json_array_get(li, 0)),
+                   lhi = json_number_value(json_array_get(li, 1));
             assert_true(flo <= fhi && llo <= lhi && flo < lhi && llo <= fhi); /* they overlap */
             assert_true(flo > 30 && fhi < 50);
             assert_non_null(strstr(cu_str(x, "text"), "whether GPUs 0,1 share a host-to-GPU budget"));
