@@ -725,8 +725,9 @@ static int infer_host(gq_bottlenecks *b, const gq_recordset *rs, int slot, const
                 if ((ms & ~mt) || ms == mt)
                     continue;
                 /* on intervals: no wider when t's whole interval is within
-                 * (1 + min_drop) of s's; wider when wholly above; else open,
-                 * and both stay, named as undetermined */
+                 * (1 + min_drop) of s's; wider when wholly above; else open:
+                 * named as undetermined, and s folded into t (an open
+                 * decision is no budget of its own) */
                 double g = 1 + o->min_drop;
                 int wider = below(s->capacity_lo_gbps * g, s->capacity_hi_gbps * g, t->capacity_lo_gbps,
                                   t->capacity_hi_gbps);
@@ -742,7 +743,7 @@ static int infer_host(gq_bottlenecks *b, const gq_recordset *rs, int slot, const
                         gs, dir == GQ_DIR_H2D ? "host-to-GPU" : "GPU-to-host", s->capacity_lo_gbps,
                         s->capacity_hi_gbps, gt, t->capacity_lo_gbps, t->capacity_hi_gbps);
                 }
-                if (wider == 0) {
+                if (wider <= 0) {
                     for (int e = 0; e < s->nevidence; e++)
                         add_evidence(t, s->evidence[e]);
                     memmove(s, s + 1, (size_t)(b->n - i - 1) * sizeof *s);

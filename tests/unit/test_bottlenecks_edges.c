@@ -598,6 +598,34 @@ static void clear_drop_decided(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* A budget inside a larger one whose capacities' intervals neither keep it
+ * within (1 + min_drop) of the larger nor clear of it: the fold is open,
+ * named, and the inner set gets no budget of its own. */
+static void fold_open_named(void **state)
+{
+    (void)state;
+    for (int g = 0; g < 4; g++)
+        host_uniform(&g, 1, GQ_DIR_H2D, 25.0);
+    const int two[] = {0, 1};
+    host_uniform(two, 2, GQ_DIR_H2D, 5.0); /* {0,1}: 10 of 50 */
+    RS.v[RS.n - 1].value.min = 9.5;
+    RS.v[RS.n - 1].value.max = 10.5;           /* x 1.2: 11.4-12.6 */
+    host_uniform(S0, 4, GQ_DIR_H2D, 12.0 / 4); /* {0-3}: 12, 11-12.8 */
+    RS.v[RS.n - 1].value.min = 11.0;
+    RS.v[RS.n - 1].value.max = 12.8;
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_int_equal(gq_bottlenecks_find(&b, GQ_DIR_H2D, two, 2), -1);
+    assert_true(gq_bottlenecks_find(&b, GQ_DIR_H2D, S0, 4) >= 0);
+    assert_int_equal(b.nopen, 1);
+    assert_int_equal(b.open[0].kind, GQ_BN_OPEN_FOLD);
+    assert_non_null(strstr(b.open[0].text, "whether GPUs 0,1 have a host-to-GPU budget of their own"));
+    int groups[16];
+    /* the two runs and the runs alone of GPUs 0-3 */
+    assert_int_equal(gq_bottlenecks_open_groups(&b, &RS, groups, 16), 6);
+    gq_bottlenecks_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -624,6 +652,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(open_then_decided, setup, teardown),
         cmocka_unit_test_setup_teardown(open_stays_open, setup, teardown),
         cmocka_unit_test_setup_teardown(clear_drop_decided, setup, teardown),
+        cmocka_unit_test_setup_teardown(fold_open_named, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
