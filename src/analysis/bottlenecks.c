@@ -1002,11 +1002,44 @@ static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_doma
         ob->limit_hi_gbps = p2p_expect(out, ob, kn, nk, is->hi, AT_HI) * f;
         obs_interval(rs, ob);
         int held = below(ob->aggregate_lo_gbps, ob->aggregate_hi_gbps, ob->limit_lo_gbps, ob->limit_hi_gbps);
+        /* A run that got no more than (1 + min_drop) x a budget found on a
+         * run of some of its pairs is that budget seen with more pairs: more
+         * evidence for it, never a budget of its own (as a host budget no
+         * wider than a larger one is folded), whether it was held below its
+         * expectation or not; on the intervals, open in between. */
+        int in = -1, more = 1;
+        for (int x = 0; x < nk; x++)
+            if (pairs_inside(&out->obs[kn[x].obs], ob) && (in < 0 || kn[x].cap > kn[in].cap))
+                in = x;
+        double g = 1 + o->min_drop;
+        if (in >= 0)
+            more = below(kn[in].lo * g, kn[in].hi * g, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps);
         ob->contended = held == 1;
-        ob->undecided = held < 0;
-        if (ob->undecided) {
-            char gs[96];
-            gpus_text(ob->gpus, ob->ngpus, gs, sizeof gs);
+        ob->undecided = held < 0 && more != 0;
+        char gs[96];
+        gpus_text(ob->gpus, ob->ngpus, gs, sizeof gs);
+        if (in >= 0 && more == 0) {
+            const gq_bn_obs *io = &out->obs[kn[in].obs];
+            int b = held == 1 ? gq_bottlenecks_find(out, GQ_DIR_P2P, io->gpus, io->ngpus) : -1;
+            if (b >= 0)
+                add_evidence(&out->v[b], i);
+            continue;
+        }
+        if (held == 1 && in >= 0 && more < 0) {
+            const gq_bn_obs *io = &out->obs[kn[in].obs];
+            char gi[96];
+            gpus_text(io->gpus, io->ngpus, gi, sizeof gi);
+            ob->contended = false;
+            ob->undecided = true;
+            add_open(out, GQ_BN_OPEN_BUDGET, ob, kn[in].obs, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps,
+                     kn[in].lo * g, kn[in].hi * g,
+                     "whether %d GPU pairs over GPUs %s share a budget beyond the %.1f-%.1f GB/s of the "
+                     "pairs over "
+                     "GPUs %s: together they moved %.1f-%.1f GB/s",
+                     ob->npairs, gs, kn[in].lo, kn[in].hi, gi, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps);
+            continue;
+        }
+        if (ob->undecided)
             add_open(
                 out, GQ_BN_OPEN_BUDGET, ob, -1, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps,
                 ob->limit_lo_gbps, ob->limit_hi_gbps,
@@ -1014,7 +1047,6 @@ static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_doma
                 "level that means a shared budget is %.1f-%.1f GB/s",
                 ob->npairs, gs, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps, ob->limit_lo_gbps,
                 ob->limit_hi_gbps);
-        }
         if (!ob->contended)
             continue;
         bool added;

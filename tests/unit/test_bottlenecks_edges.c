@@ -626,6 +626,34 @@ static void fold_open_named(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* P2P: a run that got no more than a budget found on some of its pairs
+ * allows (sw2bad's placement run: 4 pairs across the switches moved 51.4
+ * GB/s, 3 of them 52.2) is that budget seen with one more pair: evidence for
+ * it, not a budget over all eight GPUs. */
+static void p2p_no_more_than_inner(void **state)
+{
+    (void)state;
+    const int s3[] = {4, 5, 7, 2}, d3[] = {0, 1, 3, 6};
+    const double alone[] = {30.0, 30.0, 30.0, 13.0};
+    for (int i = 0; i < 4; i++)
+        p2p_group(&s3[i], &d3[i], &alone[i], 1);
+    const double three[] = {17.4, 17.4, 17.4}, four[] = {12.9, 12.9, 12.6, 13.0};
+    p2p_group(s3, d3, three, 3); /* 52.2 of 90 */
+    p2p_group(s3, d3, four, 4);  /* 51.4 of 52.2 + 13 */
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    int n = 0;
+    for (int i = 0; i < b.n; i++)
+        n += b.v[i].p2p;
+    assert_int_equal(n, 1);
+    const int six[] = {0, 1, 3, 4, 5, 7};
+    int i = gq_bottlenecks_find(&b, GQ_DIR_P2P, six, 6);
+    assert_true(i >= 0);
+    assert_int_equal(b.v[i].nevidence, 2);
+    assert_int_equal(b.nopen, 0);
+    gq_bottlenecks_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -653,6 +681,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(open_stays_open, setup, teardown),
         cmocka_unit_test_setup_teardown(clear_drop_decided, setup, teardown),
         cmocka_unit_test_setup_teardown(fold_open_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(p2p_no_more_than_inner, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
