@@ -156,8 +156,78 @@ static int slot_of(gq_direction d)
     return d == GQ_DIR_H2D ? 0 : d == GQ_DIR_D2H ? 1 : -1;
 }
 
+static bool same_flow(const gq_record *x, const gq_record *y)
+{
+    return x->src.kind == y->src.kind && x->src.index == y->src.index && x->dst.kind == y->dst.kind &&
+           x->dst.index == y->dst.index && x->method == y->method && x->bytes == y->bytes;
+}
+
+/* Do two candidates repeat one run: the same test over the same flows? */
+static bool same_run(const gq_recordset *rs, const cand *x, const cand *y)
+{
+    if (x->p2p != y->p2p || x->slot != y->slot || x->bytes != y->bytes || x->nflows != y->nflows ||
+        strcmp(rs->v[x->flows[0]].test, rs->v[y->flows[0]].test))
+        return false;
+    for (int a = 0; a < x->nflows; a++) {
+        bool hit = false;
+        for (int b = 0; b < y->nflows && !hit; b++)
+            hit = same_flow(&rs->v[x->flows[a]], &rs->v[y->flows[b]]);
+        if (!hit)
+            return false;
+    }
+    return true;
+}
+
+/* The rounds a candidate's figure came from: its aggregate's, else its flow's. */
+static int cand_rounds(const gq_recordset *rs, const cand *c)
+{
+    return rs->v[c->agg >= 0 ? c->agg : c->flows[0]].rounds;
+}
+
 /* Turn the record set into candidates: one per group that ran flows of one
  * kind (host in one direction, or P2P). */
+/* A run whose aggregate was refused by the overlap rule alone and that no
+ * valid run of the same flows replaces: an open decision (the set's figure is
+ * missing), measured again by exec. */
+static void note_missing(gq_bottlenecks *b, const gq_recordset *rs, const cand *m, const cand *c, int nc)
+{
+    for (int i = 0; i < nc; i++)
+        if (c[i].nflows >= 2 && c[i].p2p == m->p2p && c[i].slot == m->slot && c[i].bytes == m->bytes &&
+            c[i].nflows == m->nflows) {
+            cand x = *m;
+            x.agg = c[i].agg;
+            if (same_run(rs, &x, &c[i]))
+                return;
+        }
+    if (b->nopen >= GQ_BN_MAX)
+        return;
+    gq_bn_open *u = &b->open[b->nopen++];
+    memset(u, 0, sizeof *u);
+    u->kind = GQ_BN_OPEN_MISSING;
+    u->obs = u->other = -1;
+    u->group = m->group;
+    u->p2p = m->p2p;
+    u->direction = m->p2p ? GQ_DIR_P2P : m->slot == 0 ? GQ_DIR_H2D : GQ_DIR_D2H;
+    mask_t set = 0;
+    for (int f = 0; f < m->nflows; f++) {
+        const gq_record *r = &rs->v[m->flows[f]];
+        set |= m->p2p ? bit(r->src.index) | bit(r->dst.index) : bit(host_gpu(r));
+    }
+    u->ngpus = mask_list(set, u->gpus);
+    u->figure_lo_gbps = u->figure_hi_gbps = u->limit_lo_gbps = u->limit_hi_gbps = NAN;
+    char gs[96];
+    gq_domains_set_str(u->gpus, u->ngpus, gs, sizeof gs);
+    snprintf(
+        u->text, sizeof u->text,
+        "whether GPUs %s share a %s budget: their run together (%s) was refused by the overlap rule each "
+        "time it was measured",
+        gs,
+        m->p2p                       ? "GPU-to-GPU"
+        : u->direction == GQ_DIR_H2D ? "host-to-GPU"
+                                     : "GPU-to-host",
+        rs->v[m->flows[0]].test);
+}
+
 static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *b, cand **out, int *nout)
 {
     *out = NULL;
@@ -167,8 +237,10 @@ static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *
     int rc = GQ_E_NOMEM;
     gref *v = malloc((size_t)rs->n * sizeof *v);
     cand *c = malloc((size_t)rs->n * sizeof *c);
+    cand *miss = malloc((size_t)rs->n * sizeof *miss);
     bool *ok = malloc((size_t)rs->n * sizeof *ok);
-    if (!v || !c || !ok)
+    int nmiss = 0;
+    if (!v || !c || !ok || !miss)
         goto out;
     for (int i = 0; i < rs->n; i++) {
         const gq_record *r = &rs->v[i];
@@ -275,6 +347,18 @@ static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *
                     cd.agg = v[k].idx;
             }
             if (cd.agg < 0) {
+                /* refused by the overlap rule alone: the figure is missing */
+                bool overlap_only = false;
+                for (int k = a; k < e; k++) {
+                    const gq_record *r = &rs->v[v[k].idx];
+                    if (r->aggregate && !r->sum && !r->is_latency &&
+                        (!host || slot_of(r->direction) == cd.slot) && (!p2p || r->direction == GQ_DIR_P2P))
+                        overlap_only = (r->flags & GQ_FLAG_OVERLAP) &&
+                                       !(r->flags & (GQ_FLAG_ERROR | GQ_FLAG_IMPOSSIBLE |
+                                                     GQ_FLAG_VERIFY_FAILED | GQ_FLAG_CONTAMINATED));
+                }
+                if (overlap_only)
+                    miss[nmiss++] = cd;
                 b->nskipped++;
                 a = e;
                 continue;
@@ -283,6 +367,27 @@ static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *
         c[nc++] = cd;
         a = e;
     }
+    /* A group measured again with more rounds (same test, flows and size:
+     * exec's settle step, when a decision on it was open) replaces the
+     * earlier run; a repeat with as many rounds is more evidence. */
+    int kept = 0;
+    for (int i = 0; i < nc; i++) {
+        bool later = false;
+        for (int j = i + 1; j < nc && !later; j++)
+            later = same_run(rs, &c[i], &c[j]) && cand_rounds(rs, &c[j]) > cand_rounds(rs, &c[i]);
+        if (later)
+            b->nsuperseded++;
+        else
+            c[kept++] = c[i];
+    }
+    nc = kept;
+    for (int i = 0; i < nmiss; i++) {
+        bool again = false; /* a later refused run of the same flows stands for it */
+        for (int j = i + 1; j < nmiss && !again; j++)
+            again = same_run(rs, &miss[i], &miss[j]);
+        if (!again)
+            note_missing(b, rs, &miss[i], c, nc);
+    }
     *out = c;
     *nout = nc;
     c = NULL;
@@ -290,6 +395,7 @@ static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *
 out:
     free(v);
     free(c);
+    free(miss);
     free(ok);
     return rc;
 }
@@ -318,8 +424,17 @@ static uint64_t common_bytes(const cand *c, int n, bool p2p, int slot)
 
 typedef struct known {
     mask_t set;
-    double cap;
+    double cap, lo, hi; /* the measured capacity and its interval */
+    int obs;            /* the observation that measured it */
 } known;
+
+/* Which figure of each interval an expectation adds up. */
+typedef enum { AT_MID = 0, AT_LO, AT_HI } at_t;
+
+static double cap_at(const known *k, at_t at)
+{
+    return at == AT_LO ? k->lo : at == AT_HI ? k->hi : k->cap;
+}
 
 /* Expected aggregate of the active GPUs `act`: alone rates, capped by the
  * known budgets, nested ones first. Budgets are handled as a laminar family
@@ -330,7 +445,7 @@ static bool strictly_inside(mask_t a, mask_t b)
     return !(a & ~b) && a != b;
 }
 
-static double expect(mask_t act, const double *alone, const known *k, int nk, int parent)
+static double expect(mask_t act, const double *alone, const known *k, int nk, int parent, at_t at)
 {
     double total = 0;
     mask_t covered = 0;
@@ -359,8 +474,8 @@ static double expect(mask_t act, const double *alone, const known *k, int nk, in
         mask_t part = T->set & act & ~covered;
         if (!part)
             continue;
-        double inner = expect(part, alone, k, nk, order[t]);
-        total += inner < T->cap ? inner : T->cap;
+        double inner = expect(part, alone, k, nk, order[t], at), cap = cap_at(T, at);
+        total += inner < cap ? inner : cap;
         covered |= part;
     }
     for (int g = 0; g < 64; g++)
@@ -410,6 +525,65 @@ static double rec_spread(const gq_recordset *rs, int i)
     return s > 0 && isfinite(s) ? s : 0;
 }
 
+/* An observation's aggregate and its interval. */
+static void obs_interval(const gq_recordset *rs, gq_bn_obs *ob)
+{
+    gq_interval iv = gq_record_interval(&rs->v[ob->record]);
+    ob->aggregate_lo_gbps = iv.lo;
+    ob->aggregate_hi_gbps = iv.hi;
+}
+
+/* Three-way: 1 when [lo, hi] is wholly below [llo, lhi], 0 when wholly at or
+ * above it, -1 when the two overlap (open). */
+static int below(double lo, double hi, double llo, double lhi)
+{
+    if (hi < llo)
+        return 1;
+    if (lo >= lhi)
+        return 0;
+    return -1;
+}
+
+static void gpus_text(const int *g, int n, char *buf, size_t len)
+{
+    gq_domains_set_str(g, n, buf, len);
+}
+
+/* Record a decision left open. */
+static void add_open(gq_bottlenecks *b, gq_bn_open_kind kind, const gq_bn_obs *ob, int other, double flo,
+                     double fhi, double llo, double lhi, const char *fmt, ...)
+{
+    if (b->nopen >= GQ_BN_MAX)
+        return;
+    gq_bn_open *u = &b->open[b->nopen++];
+    memset(u, 0, sizeof *u);
+    u->kind = kind;
+    u->obs = (int)(ob - b->obs);
+    u->group = ob->group;
+    u->other = other;
+    u->p2p = ob->p2p;
+    u->direction = ob->direction;
+    u->ngpus = ob->ngpus;
+    memcpy(u->gpus, ob->gpus, sizeof u->gpus);
+    u->figure_lo_gbps = flo;
+    u->figure_hi_gbps = fhi;
+    u->limit_lo_gbps = llo;
+    u->limit_hi_gbps = lhi;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(u->text, sizeof u->text, fmt, ap);
+    va_end(ap);
+}
+
+static bool fold_noted(const gq_bottlenecks *b, const gq_bottleneck *s, const gq_bottleneck *t)
+{
+    for (int i = 0; i < b->nopen; i++)
+        if (b->open[i].kind == GQ_BN_OPEN_FOLD && b->open[i].obs == s->evidence[0] &&
+            b->open[i].other == t->evidence[0])
+            return true;
+    return false;
+}
+
 static int infer_host(gq_bottlenecks *b, const gq_recordset *rs, int slot, const gq_bn_opts *o)
 {
     gq_direction dir = slot == 0 ? GQ_DIR_H2D : GQ_DIR_D2H;
@@ -445,20 +619,55 @@ static int infer_host(gq_bottlenecks *b, const gq_recordset *rs, int slot, const
             ob->sum_alone_gbps = NAN;
             continue;
         }
+        (void)sp;
         ob->sum_alone_gbps = sum;
-        ob->expected_gbps = expect(set, b->alone[slot], k, nk, -1);
-        double limit = ob->expected_gbps * (1 - o->min_drop - 2 * sp);
+        ob->expected_gbps = expect(set, b->alone[slot], k, nk, -1, AT_MID);
+        /* The decision on intervals: the aggregate's against expected x
+         * (1 - min_drop), whose interval adds up the alone rates' and the
+         * known budgets' intervals. */
+        double f = 1 - o->min_drop;
+        ob->limit_lo_gbps = expect(set, b->alone_lo[slot], k, nk, -1, AT_LO) * f;
+        ob->limit_hi_gbps = expect(set, b->alone_hi[slot], k, nk, -1, AT_HI) * f;
+        obs_interval(rs, ob);
+        int held = below(ob->aggregate_lo_gbps, ob->aggregate_hi_gbps, ob->limit_lo_gbps, ob->limit_hi_gbps);
         /* A run that got no more than a budget strictly inside it already
          * gives, where its GPUs should have got well more, shares that budget
          * whole: a switch first seen from a domain of three of its GPUs. */
-        double inner = 0;
+        int inner = -1;
         for (int i = 0; i < nk; i++)
-            if (strictly_inside(k[i].set, set) && k[i].cap > inner)
-                inner = k[i].cap;
-        bool no_more = inner > 0 && ob->aggregate_gbps <= inner * (1 + o->min_drop) &&
-                       ob->expected_gbps > inner * (1 + o->min_drop + 2 * sp);
-        ob->contended = ob->aggregate_gbps < limit || no_more;
+            if (strictly_inside(k[i].set, set) && (inner < 0 || k[i].cap > k[inner].cap))
+                inner = i;
+        int no_more = 0;
+        if (inner >= 0) {
+            double g = 1 + o->min_drop;
+            /* got no more than the inner budget allows ... */
+            int got = below(k[inner].lo * g, k[inner].hi * g, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps);
+            got = got < 0 ? -1 : !got;
+            /* ... where the GPUs should have got well more */
+            int more = below(k[inner].lo * g, k[inner].hi * g, ob->limit_lo_gbps / f, ob->limit_hi_gbps / f);
+            no_more = got == 0 || more == 0 ? 0 : got == 1 && more == 1 ? 1 : -1;
+        }
+        ob->contended = held == 1 || no_more == 1;
+        ob->undecided = !ob->contended && (held < 0 || no_more < 0);
         int ob_index = (int)(ob - b->obs);
+        if (ob->undecided) {
+            char gs[96], d[24];
+            gpus_text(ob->gpus, ob->ngpus, gs, sizeof gs);
+            snprintf(d, sizeof d, "%s", slot == 0 ? "host-to-GPU" : "GPU-to-host");
+            if (held < 0)
+                add_open(b, GQ_BN_OPEN_BUDGET, ob, -1, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps,
+                         ob->limit_lo_gbps, ob->limit_hi_gbps,
+                         "whether GPUs %s share a %s budget: together they moved %.1f-%.1f GB/s, the level "
+                         "that means a shared budget is %.1f-%.1f GB/s",
+                         gs, d, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps, ob->limit_lo_gbps,
+                         ob->limit_hi_gbps);
+            else
+                add_open(b, GQ_BN_OPEN_BUDGET, ob, k[inner].obs, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps,
+                         k[inner].lo * (1 + o->min_drop), k[inner].hi * (1 + o->min_drop),
+                         "whether GPUs %s share the %s budget of %.1f-%.1f GB/s found inside them: together "
+                         "they moved %.1f-%.1f GB/s",
+                         gs, d, k[inner].lo, k[inner].hi, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps);
+        }
         if (ob->contended) {
             bool added;
             gq_bottleneck *bn = find_or_add(b, false, dir, set, &added);
@@ -466,15 +675,27 @@ static int infer_host(gq_bottlenecks *b, const gq_recordset *rs, int slot, const
                 continue; /* more bottlenecks than GQ_BN_MAX: the rest are still observations */
             if (added) {
                 bn->capacity_gbps = ob->aggregate_gbps;
+                bn->capacity_lo_gbps = ob->aggregate_lo_gbps;
+                bn->capacity_hi_gbps = ob->aggregate_hi_gbps;
                 bn->sum_alone_gbps = sum;
                 bn->expected_gbps = ob->expected_gbps;
                 if (nk < GQ_BN_MAX)
-                    k[nk++] = (known){.set = set, .cap = ob->aggregate_gbps};
+                    k[nk++] = (known){.set = set,
+                                      .cap = ob->aggregate_gbps,
+                                      .lo = ob->aggregate_lo_gbps,
+                                      .hi = ob->aggregate_hi_gbps,
+                                      .obs = ob_index};
             } else if (ob->aggregate_gbps > bn->capacity_gbps) {
                 bn->capacity_gbps = ob->aggregate_gbps;
+                bn->capacity_lo_gbps = ob->aggregate_lo_gbps;
+                bn->capacity_hi_gbps = ob->aggregate_hi_gbps;
                 for (int i = 0; i < nk; i++)
-                    if (k[i].set == set)
+                    if (k[i].set == set) {
                         k[i].cap = ob->aggregate_gbps;
+                        k[i].lo = ob->aggregate_lo_gbps;
+                        k[i].hi = ob->aggregate_hi_gbps;
+                        k[i].obs = ob_index;
+                    }
             }
             add_evidence(bn, ob_index);
         } else {
@@ -503,7 +724,26 @@ static int infer_host(gq_bottlenecks *b, const gq_recordset *rs, int slot, const
                 mask_t mt = mask_of(t->gpus, t->ngpus);
                 if ((ms & ~mt) || ms == mt)
                     continue;
-                if (t->capacity_gbps <= s->capacity_gbps * (1 + o->min_drop)) {
+                /* on intervals: no wider when t's whole interval is within
+                 * (1 + min_drop) of s's; wider when wholly above; else open:
+                 * named as undetermined, and s folded into t (an open
+                 * decision is no budget of its own) */
+                double g = 1 + o->min_drop;
+                int wider = below(s->capacity_lo_gbps * g, s->capacity_hi_gbps * g, t->capacity_lo_gbps,
+                                  t->capacity_hi_gbps);
+                if (wider < 0 && s->nevidence > 0 && t->nevidence > 0 && !fold_noted(b, s, t)) {
+                    char gs[96], gt[96];
+                    gpus_text(s->gpus, s->ngpus, gs, sizeof gs);
+                    gpus_text(t->gpus, t->ngpus, gt, sizeof gt);
+                    add_open(
+                        b, GQ_BN_OPEN_FOLD, &b->obs[s->evidence[0]], t->evidence[0], t->capacity_lo_gbps,
+                        t->capacity_hi_gbps, s->capacity_lo_gbps * g, s->capacity_hi_gbps * g,
+                        "whether GPUs %s have a %s budget of their own (%.1f-%.1f GB/s) inside the one of "
+                        "GPUs %s (%.1f-%.1f GB/s)",
+                        gs, dir == GQ_DIR_H2D ? "host-to-GPU" : "GPU-to-host", s->capacity_lo_gbps,
+                        s->capacity_hi_gbps, gt, t->capacity_lo_gbps, t->capacity_hi_gbps);
+                }
+                if (wider <= 0) {
                     for (int e = 0; e < s->nevidence; e++)
                         add_evidence(t, s->evidence[e]);
                     memmove(s, s + 1, (size_t)(b->n - i - 1) * sizeof *s);
@@ -526,16 +766,41 @@ static int cmp_int(const void *a, const void *b)
 
 typedef double iso_matrix[GQ_MAX_GPUS][GQ_MAX_GPUS];
 
-/* Alone rates and isolated pair rates (iso, with their spreads): one-flow
- * groups (a later measurement replaces an earlier one). */
-static void alone_rates(const gq_recordset *rs, const cand *c, int nc, uint64_t pbytes, gq_bottlenecks *out,
-                        iso_matrix iso, iso_matrix iso_sp)
+/* The isolated pair rates: medians, spreads and intervals. */
+typedef struct iso_set {
+    iso_matrix v, sp, lo, hi;
+} iso_set;
+
+/* Whether record r replaces the one (*have, -1: none) taken so far for
+ * the same path: a later measurement of the same test replaces an earlier
+ * one (a repeat, a retry by duration), and any measurement with more rounds
+ * does (the step runners measure an undecided path again with more); another
+ * test's with no more rounds (the placement's single-worker pattern, say)
+ * does not, so a path's figure and interval come from the measurement made
+ * for it. */
+static bool replaces(const gq_recordset *rs, int have, const gq_record *r)
 {
-    for (int i = 0; i < GQ_MAX_GPUS; i++)
+    if (have < 0)
+        return true;
+    const gq_record *h = &rs->v[have];
+    return r->value.n > h->value.n || (r->value.n == h->value.n && !strcmp(r->test, h->test));
+}
+
+/* Alone rates and isolated pair rates (iso, with their spreads): one-flow
+ * groups (which one of several: replaces()). */
+static void alone_rates(const gq_recordset *rs, const cand *c, int nc, uint64_t pbytes, gq_bottlenecks *out,
+                        iso_set *is)
+{
+    int iso_rec[GQ_MAX_GPUS][GQ_MAX_GPUS];
+    int alone_rec[2][GQ_MAX_GPUS];
+    for (int i = 0; i < GQ_MAX_GPUS; i++) {
+        alone_rec[0][i] = alone_rec[1][i] = -1;
         for (int j = 0; j < GQ_MAX_GPUS; j++) {
-            iso[i][j] = NAN;
-            iso_sp[i][j] = 0;
+            is->v[i][j] = is->lo[i][j] = is->hi[i][j] = NAN;
+            is->sp[i][j] = 0;
+            iso_rec[i][j] = -1;
         }
+    }
     for (int i = 0; i < nc; i++) {
         if (c[i].nflows != 1)
             continue;
@@ -545,20 +810,28 @@ static void alone_rates(const gq_recordset *rs, const cand *c, int nc, uint64_t 
          * not what the concurrent runs move: it is no pair's alone rate here */
         if (r->method == GQ_METHOD_DRIVER_STAGED)
             continue;
+        gq_interval iv = gq_record_interval(r);
         if (c[i].p2p) {
             /* one GPU at each end: "gpu:*" in a document is no pair
              * (fuzz_render wrote out of bounds with it) */
             int s = gq_ep_gpu(r->src), d = gq_ep_gpu(r->dst);
-            if (c[i].bytes != pbytes || s < 0 || d < 0)
+            if (c[i].bytes != pbytes || s < 0 || d < 0 || !replaces(rs, iso_rec[s][d], r))
                 continue;
-            iso[s][d] = r->value.median;
-            iso_sp[s][d] = sp;
+            iso_rec[s][d] = c[i].flows[0];
+            is->v[s][d] = r->value.median;
+            is->sp[s][d] = sp;
+            is->lo[s][d] = iv.lo;
+            is->hi[s][d] = iv.hi;
         } else {
             int g = host_gpu(r);
-            if (c[i].bytes != out->bytes[c[i].slot] || g < 0 || g >= GQ_MAX_GPUS)
+            if (c[i].bytes != out->bytes[c[i].slot] || g < 0 || g >= GQ_MAX_GPUS ||
+                !replaces(rs, alone_rec[c[i].slot][g], r))
                 continue;
+            alone_rec[c[i].slot][g] = c[i].flows[0];
             out->alone[c[i].slot][g] = r->value.median;
             out->alone_spread[c[i].slot][g] = sp;
+            out->alone_lo[c[i].slot][g] = iv.lo;
+            out->alone_hi[c[i].slot][g] = iv.hi;
             out->alone_record[c[i].slot][g] = c[i].flows[0];
         }
     }
@@ -628,7 +901,7 @@ static void p2p_domains(gq_bottleneck *bn, const gq_bn_obs *ob, const gq_domains
  * and its capacity. */
 typedef struct p2p_known {
     int obs;
-    double cap;
+    double cap, lo, hi;
     uint64_t pairs; /* which of the observation's pairs share it (bit p: pair p) */
 } p2p_known;
 
@@ -661,7 +934,7 @@ static bool pairs_inside(const gq_bn_obs *s, uint64_t pairs, const gq_bn_obs *ob
  * of these pairs (either direction; the larger budgets first, disjoint) get
  * at most its capacity together. */
 static double p2p_expect(const gq_bottlenecks *out, const gq_bn_obs *ob, const p2p_known *k, int nk,
-                         iso_matrix iso)
+                         iso_matrix iso, at_t at)
 {
     bool used[GQ_BN_MAX_PAIRS] = {false};
     double total = 0;
@@ -694,7 +967,8 @@ static double p2p_expect(const gq_bottlenecks *out, const gq_bn_obs *ob, const p
                     used[b] = true;
                     sum += iso[ob->pair_src[b]][ob->pair_dst[b]];
                 }
-        total += sum < k[best].cap ? sum : k[best].cap;
+        double cap = at == AT_LO ? k[best].lo : at == AT_HI ? k[best].hi : k[best].cap;
+        total += sum < cap ? sum : cap;
     }
     for (int b = 0; b < ob->npairs; b++)
         if (!used[b])
@@ -738,6 +1012,10 @@ static uint64_t held_back(const gq_bn_obs *ob, iso_matrix iso, double keep, gq_b
         m |= bit(a) | bit(b);
     }
     held->ngpus = mask_list(m, held->gpus);
+    /* the held-back pairs' share of the run's interval (their rounds are the run's) */
+    double k = ob->aggregate_gbps > 0 ? held->aggregate_gbps / ob->aggregate_gbps : 1;
+    held->aggregate_lo_gbps = ob->aggregate_lo_gbps * k;
+    held->aggregate_hi_gbps = ob->aggregate_hi_gbps * k;
     return pairs;
 }
 
@@ -754,7 +1032,7 @@ static int cmp_obs_pairs(const void *a, const void *b)
  * link binding only when many pairs cross at once (the socket interconnect
  * behind two switch uplinks) shows below the sum of the narrower limits. */
 static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_domains *dom, const gq_bn_opts *o,
-                      iso_matrix iso, iso_matrix iso_sp)
+                      iso_set *is)
 {
     gq_bn_obs **ord = malloc((size_t)(out->nobs > 0 ? out->nobs : 1) * sizeof *ord);
     if (!ord)
@@ -774,14 +1052,14 @@ static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_doma
         int within = 0, across = 0;
         for (int p = 0; p < ob->npairs; p++) {
             int a = ob->pair_src[p], b = ob->pair_dst[p];
-            double v = (a < GQ_MAX_GPUS && b < GQ_MAX_GPUS) ? iso[a][b] : NAN;
+            double v = (a < GQ_MAX_GPUS && b < GQ_MAX_GPUS) ? is->v[a][b] : NAN;
             if (!isfinite(v)) {
                 ok = false;
                 break;
             }
             sum += v;
-            if (iso_sp[a][b] > sp)
-                sp = iso_sp[a][b];
+            if (is->sp[a][b] > sp)
+                sp = is->sp[a][b];
             if (dom && dom->domain_of[a] >= 0 && dom->domain_of[a] == dom->domain_of[b])
                 within++;
             else if (dom && dom->domain_of[a] >= 0 && dom->domain_of[b] >= 0)
@@ -796,8 +1074,58 @@ static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_doma
             continue;
         }
         ob->sum_alone_gbps = sum;
-        ob->expected_gbps = p2p_expect(out, ob, kn, nk, iso);
-        ob->contended = ob->aggregate_gbps < ob->expected_gbps * (1 - o->min_drop - 2 * sp);
+        (void)sp;
+        ob->expected_gbps = p2p_expect(out, ob, kn, nk, is->v, AT_MID);
+        double f = 1 - o->min_drop;
+        ob->limit_lo_gbps = p2p_expect(out, ob, kn, nk, is->lo, AT_LO) * f;
+        ob->limit_hi_gbps = p2p_expect(out, ob, kn, nk, is->hi, AT_HI) * f;
+        obs_interval(rs, ob);
+        int held = below(ob->aggregate_lo_gbps, ob->aggregate_hi_gbps, ob->limit_lo_gbps, ob->limit_hi_gbps);
+        /* A run that got no more than (1 + min_drop) x a budget found on a
+         * run of some of its pairs is that budget seen with more pairs: more
+         * evidence for it, never a budget of its own (as a host budget no
+         * wider than a larger one is folded), whether it was held below its
+         * expectation or not; on the intervals, open in between. */
+        int in = -1, more = 1;
+        for (int x = 0; x < nk; x++)
+            if (pairs_inside(&out->obs[kn[x].obs], kn[x].pairs, ob) && (in < 0 || kn[x].cap > kn[in].cap))
+                in = x;
+        double g = 1 + o->min_drop;
+        if (in >= 0)
+            more = below(kn[in].lo * g, kn[in].hi * g, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps);
+        ob->contended = held == 1;
+        ob->undecided = held < 0 && more != 0;
+        char gs[96];
+        gpus_text(ob->gpus, ob->ngpus, gs, sizeof gs);
+        if (in >= 0 && more == 0) {
+            const gq_bn_obs *io = &out->obs[kn[in].obs];
+            int b = held == 1 ? gq_bottlenecks_find(out, GQ_DIR_P2P, io->gpus, io->ngpus) : -1;
+            if (b >= 0)
+                add_evidence(&out->v[b], i);
+            continue;
+        }
+        if (held == 1 && in >= 0 && more < 0) {
+            const gq_bn_obs *io = &out->obs[kn[in].obs];
+            char gi[96];
+            gpus_text(io->gpus, io->ngpus, gi, sizeof gi);
+            ob->contended = false;
+            ob->undecided = true;
+            add_open(out, GQ_BN_OPEN_BUDGET, ob, kn[in].obs, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps,
+                     kn[in].lo * g, kn[in].hi * g,
+                     "whether %d GPU pairs over GPUs %s share a budget beyond the %.1f-%.1f GB/s of the "
+                     "pairs over "
+                     "GPUs %s: together they moved %.1f-%.1f GB/s",
+                     ob->npairs, gs, kn[in].lo, kn[in].hi, gi, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps);
+            continue;
+        }
+        if (ob->undecided)
+            add_open(
+                out, GQ_BN_OPEN_BUDGET, ob, -1, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps,
+                ob->limit_lo_gbps, ob->limit_hi_gbps,
+                "whether %d GPU pairs over GPUs %s share a budget: together they moved %.1f-%.1f GB/s, the "
+                "level that means a shared budget is %.1f-%.1f GB/s",
+                ob->npairs, gs, ob->aggregate_lo_gbps, ob->aggregate_hi_gbps, ob->limit_lo_gbps,
+                ob->limit_hi_gbps);
         if (!ob->contended)
             continue;
         /* A pair that ran at its rate alone shares no budget with the pairs
@@ -806,39 +1134,45 @@ static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_doma
          * pairs"). Free means clearly free, within half of min_drop (and the
          * spread) of its rate alone, so that noise does not move a pair that
          * lost a little between the two. */
-        gq_bn_obs held;
-        uint64_t pairs = held_back(ob, iso, 1 - o->min_drop / 2 - 2 * sp, &held);
+        gq_bn_obs hb;
+        uint64_t pairs = held_back(ob, is->v, 1 - o->min_drop / 2 - 2 * sp, &hb);
         if (!pairs)
             continue;
-        if (held.npairs < ob->npairs) {
+        if (hb.npairs < ob->npairs) {
             int w = 0, x = 0;
-            for (int p = 0; dom && p < held.npairs; p++) {
-                int da = dom->domain_of[held.pair_src[p]], db = dom->domain_of[held.pair_dst[p]];
+            for (int p = 0; dom && p < hb.npairs; p++) {
+                int da = dom->domain_of[hb.pair_src[p]], db = dom->domain_of[hb.pair_dst[p]];
                 w += da >= 0 && da == db;
                 x += da >= 0 && db >= 0 && da != db;
             }
-            held.p2p_kind = w == held.npairs   ? GQ_P2P_WITHIN
-                            : x == held.npairs ? GQ_P2P_ACROSS
-                                               : GQ_P2P_MIXED;
-            held.expected_gbps = p2p_expect(out, &held, kn, nk, iso);
-            if (!(held.aggregate_gbps < held.expected_gbps * (1 - o->min_drop - 2 * sp)))
+            hb.p2p_kind = w == hb.npairs ? GQ_P2P_WITHIN : x == hb.npairs ? GQ_P2P_ACROSS : GQ_P2P_MIXED;
+            hb.expected_gbps = p2p_expect(out, &hb, kn, nk, is->v, AT_MID);
+            if (!(hb.aggregate_gbps < hb.expected_gbps * (1 - o->min_drop - 2 * sp)))
                 continue; /* the held-back pairs are within a budget already found */
         }
         bool added;
-        gq_bottleneck *bn = find_or_add(out, true, GQ_DIR_P2P, mask_of(held.gpus, held.ngpus), &added);
+        gq_bottleneck *bn = find_or_add(out, true, GQ_DIR_P2P, mask_of(hb.gpus, hb.ngpus), &added);
         if (!bn)
             continue;
         if (nk < GQ_BN_MAX)
-            kn[nk++] = (p2p_known){.obs = i, .cap = held.aggregate_gbps, .pairs = pairs};
+            kn[nk++] = (p2p_known){.obs = i,
+                                   .cap = hb.aggregate_gbps,
+                                   .lo = hb.aggregate_lo_gbps,
+                                   .hi = hb.aggregate_hi_gbps,
+                                   .pairs = pairs};
         if (added) {
-            bn->capacity_gbps = held.aggregate_gbps;
-            bn->sum_alone_gbps = held.sum_alone_gbps;
-            bn->expected_gbps = held.expected_gbps;
-            bn->cross_domain = held.p2p_kind == GQ_P2P_ACROSS;
+            bn->capacity_gbps = hb.aggregate_gbps;
+            bn->capacity_lo_gbps = hb.aggregate_lo_gbps;
+            bn->capacity_hi_gbps = hb.aggregate_hi_gbps;
+            bn->sum_alone_gbps = hb.sum_alone_gbps;
+            bn->expected_gbps = hb.expected_gbps;
+            bn->cross_domain = hb.p2p_kind == GQ_P2P_ACROSS;
             if (dom)
-                p2p_domains(bn, &held, dom);
-        } else if (held.aggregate_gbps > bn->capacity_gbps) {
-            bn->capacity_gbps = held.aggregate_gbps;
+                p2p_domains(bn, &hb, dom);
+        } else if (hb.aggregate_gbps > bn->capacity_gbps) {
+            bn->capacity_gbps = hb.aggregate_gbps;
+            bn->capacity_lo_gbps = hb.aggregate_lo_gbps;
+            bn->capacity_hi_gbps = hb.aggregate_hi_gbps;
         }
         add_evidence(bn, i);
     }
@@ -915,41 +1249,98 @@ int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_d
         for (int g = 0; g < GQ_MAX_GPUS; g++) {
             out->alone[s][g] = NAN;
             out->alone_record[s][g] = -1;
+            out->alone_lo[s][g] = out->alone_hi[s][g] = NAN;
         }
     out->one_numa_visible = topo && topo->numa_nodes <= 1;
     out->asym_obs[0] = out->asym_obs[1] = -1;
 
     cand *c = NULL;
     int nc = 0;
-    iso_matrix *iso = NULL, *iso_sp = NULL;
+    iso_set *iso = NULL;
     if (collect(rs, topo, out, &c, &nc))
         goto nomem;
     iso = malloc(sizeof *iso);
-    iso_sp = malloc(sizeof *iso_sp);
-    if (!iso || !iso_sp)
+    if (!iso)
         goto nomem;
 
     uint64_t pbytes = common_bytes(c, nc, true, -1);
     for (int s = 0; s < 2; s++)
         out->bytes[s] = o->bytes ? o->bytes : common_bytes(c, nc, false, s);
-    alone_rates(rs, c, nc, pbytes, out, *iso, *iso_sp);
+    alone_rates(rs, c, nc, pbytes, out, iso);
     if (observations(rs, c, nc, pbytes, out))
         goto nomem;
     for (int s = 0; s < 2; s++)
         if (infer_host(out, rs, s, o))
             goto nomem;
-    infer_p2p(out, rs, dom, o, *iso, *iso_sp);
+    infer_p2p(out, rs, dom, o, iso);
     host_asymmetry(out, o);
     explain_all(out, topo);
     free(c);
     free(iso);
-    free(iso_sp);
     return GQ_OK;
 nomem:
     free(c);
     free(iso);
-    free(iso_sp);
     return gq_err_set(err, GQ_E_NOMEM, "out of memory while inferring bottlenecks");
+}
+
+static int add_group(int *groups, int n, int max, int g)
+{
+    for (int i = 0; i < n; i++)
+        if (groups[i] == g)
+            return n;
+    if (n < max)
+        groups[n++] = g;
+    return n;
+}
+
+/* The latest one-flow group that ran flow r alone (same ends, method and
+ * size), or -1. */
+static int alone_group(const gq_recordset *rs, const int *gsize, const gq_record *r)
+{
+    int g = -1;
+    for (int i = 0; i < rs->n; i++) {
+        const gq_record *x = &rs->v[i];
+        if (gsize[i] == 1 && !x->aggregate && !x->sum && !x->is_latency && same_flow(x, r) &&
+            !strstr(x->test, "bidirectional") && !strstr(x->test, "sweep"))
+            g = x->group;
+    }
+    return g;
+}
+
+int gq_bottlenecks_open_groups(const gq_bottlenecks *b, const gq_recordset *rs, int *groups, int max)
+{
+    int n = 0;
+    if (!b || !rs || rs->n <= 0 || b->nopen <= 0)
+        return 0;
+    int *gsize = malloc((size_t)rs->n * sizeof *gsize);
+    if (!gsize || gq_domains_group_sizes(rs, gsize)) {
+        free(gsize);
+        return 0;
+    }
+    for (int u = 0; u < b->nopen; u++) {
+        if (b->open[u].kind == GQ_BN_OPEN_MISSING) {
+            n = add_group(groups, n, max, b->open[u].group);
+            continue;
+        }
+        int obs[2] = {b->open[u].obs, b->open[u].other};
+        for (int q = 0; q < 2; q++) {
+            if (obs[q] < 0 || obs[q] >= b->nobs)
+                continue;
+            const gq_bn_obs *ob = &b->obs[obs[q]];
+            n = add_group(groups, n, max, ob->group);
+            for (int i = 0; i < rs->n; i++) {
+                const gq_record *r = &rs->v[i];
+                if (r->group != ob->group || r->aggregate || r->sum || r->is_latency)
+                    continue;
+                int g = alone_group(rs, gsize, r);
+                if (g >= 0)
+                    n = add_group(groups, n, max, g);
+            }
+        }
+    }
+    free(gsize);
+    return n;
 }
 
 int gq_bottlenecks_find(const gq_bottlenecks *b, gq_direction dir, const int *gpus, int n)

@@ -22,7 +22,15 @@
  * cross-node P2P; otherwise it is "inferred from measurement only" (as in a
  * VM that shows one NUMA node and a flat tree).
  * Only usable records count (gq_domains_usable); the others are listed in
- * `ignored` with the reason.
+ * `ignored` with the reason. A group measured again with more rounds (the
+ * same test over the same flows and size) counts by that run only; a repeat
+ * with as many rounds is one more observation.
+ * Every decision is made on intervals (gq_record_interval): a run is held
+ * back when its aggregate's whole interval is below the whole interval of
+ * expected x (1 - min_drop), free when wholly above; otherwise the decision
+ * is open (`open`): exec measures the groups it rests on again with more
+ * rounds (gq_bottlenecks_open_groups), and what stays open is reported as
+ * undetermined, never decided by the median alone.
  */
 #ifndef GQ_ANALYSIS_BOTTLENECKS_H
 #define GQ_ANALYSIS_BOTTLENECKS_H
@@ -80,6 +88,15 @@ typedef struct gq_bn_obs {
     double expected_gbps;  /* host: with the bottlenecks known before it; p2p: = sum_alone */
     double overlap;
     bool contended; /* aggregate well below expected */
+    /* The decision on intervals (docs/method-domains.md, "Decisions on
+     * intervals"): the aggregate's interval from its rounds, and the
+     * interval of the level it is held to (expected x (1 - min_drop), from
+     * the intervals of the figures the expectation adds up). undecided: the
+     * two overlap, so whether the run was held back is not known; it is then
+     * not taken as a budget. */
+    double aggregate_lo_gbps, aggregate_hi_gbps;
+    double limit_lo_gbps, limit_hi_gbps;
+    bool undecided;
 } gq_bn_obs;
 
 typedef struct gq_bottleneck {
@@ -88,10 +105,11 @@ typedef struct gq_bottleneck {
     int ngpus;
     int gpus[GQ_MAX_GPUS]; /* ascending */
     double capacity_gbps;  /* the measured shared capacity (largest aggregate seen for this set) */
-    double sum_alone_gbps; /* what the GPUs get alone, summed (p2p: isolated pairs) */
-    double expected_gbps;  /* what was expected without this bottleneck */
-    bool cross_domain;     /* p2p: every pair crossed between domains */
-    int ndomains;          /* p2p: the domains the pairs touch */
+    double capacity_lo_gbps, capacity_hi_gbps; /* its interval, from the rounds of that aggregate */
+    double sum_alone_gbps;                     /* what the GPUs get alone, summed (p2p: isolated pairs) */
+    double expected_gbps;                      /* what was expected without this bottleneck */
+    bool cross_domain;                         /* p2p: every pair crossed between domains */
+    int ndomains;                              /* p2p: the domains the pairs touch */
     int domains[GQ_MAX_GPUS];
     int nevidence;
     int evidence[GQ_BN_MAX_EVIDENCE]; /* indices into obs[] */
@@ -100,6 +118,27 @@ typedef struct gq_bottleneck {
     double link_gbps;      /* that node's upstream link capacity, 0 unknown */
     char explanation[384]; /* one sentence */
 } gq_bottleneck;
+
+/* A decision the figures could not make (gq_bottlenecks.undecided). */
+typedef enum gq_bn_open_kind {
+    GQ_BN_OPEN_BUDGET = 0, /* obs: was the run held below its expectation? */
+    GQ_BN_OPEN_FOLD, /* obs (inside) and other (containing): does the inner set have a budget of its own? */
+    GQ_BN_OPEN_MISSING, /* group: a run whose aggregate failed the overlap rule, never measured valid */
+} gq_bn_open_kind;
+
+typedef struct gq_bn_open {
+    gq_bn_open_kind kind;
+    int obs;   /* the observation (for a fold: of the inner budget) */
+    int other; /* for a fold: the observation of the containing budget; else -1 */
+    int group; /* for a missing run: its group (obs is -1); else the group of obs */
+    bool p2p;
+    gq_direction direction;
+    int ngpus;
+    int gpus[GQ_MAX_GPUS];
+    double figure_lo_gbps, figure_hi_gbps; /* the figure's interval */
+    double limit_lo_gbps, limit_hi_gbps;   /* the interval of what it was held to */
+    char text[256];                        /* one sentence: what could not be decided, with the intervals */
+} gq_bn_open;
 
 typedef struct gq_bn_ignored {
     int record;
@@ -113,12 +152,16 @@ typedef struct gq_bottlenecks {
     gq_bn_obs *obs;               /* owned */
     double alone[2][GQ_MAX_GPUS]; /* [0] h2d, [1] d2h, by GPU; NAN unknown */
     double alone_spread[2][GQ_MAX_GPUS];
+    double alone_lo[2][GQ_MAX_GPUS], alone_hi[2][GQ_MAX_GPUS]; /* their intervals (gq_record_interval) */
     int alone_record[2][GQ_MAX_GPUS];
     uint64_t bytes[2]; /* buffer size the host analysis used, per direction */
     int nignored, capignored;
     gq_bn_ignored *ignored; /* owned: records kept out and why */
     int nskipped;           /* groups that could not be analysed (missing alone rate, mixed, ...) */
-    bool one_numa_visible;  /* the topology shows one NUMA node */
+    int nsuperseded;        /* groups measured again later with more rounds (the later run counts) */
+    int nopen;              /* decisions the intervals left open: "undetermined" in the output */
+    gq_bn_open open[GQ_BN_MAX];
+    bool one_numa_visible; /* the topology shows one NUMA node */
     /* Asymmetry in the largest host run of each direction (seed 001: with all
      * eight copying, GPUs 0-3 get less than 4-7): the GPUs whose rate is below
      * (1 - min_drop) x the fastest GPU of that run. asym_obs = -1: no such run. */
@@ -141,6 +184,12 @@ void gq_bn_opts_default(gq_bn_opts *o);
 int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_domains *dom,
                          const gq_bn_opts *o, gq_bottlenecks *out, gq_err *err);
 void gq_bottlenecks_free(gq_bottlenecks *b);
+
+/* The groups to measure again so that the open decisions can be made: each
+ * open observation's own group and the one-flow groups its expectation rests
+ * on (each GPU's run alone, each pair's run alone). Writes at most max group
+ * ids into groups, each once; returns how many. */
+int gq_bottlenecks_open_groups(const gq_bottlenecks *b, const gq_recordset *rs, int *groups, int max);
 
 /* Index of the bottleneck with exactly these GPUs and direction, or -1. */
 int gq_bottlenecks_find(const gq_bottlenecks *b, gq_direction dir, const int *gpus, int n);

@@ -108,6 +108,10 @@ typedef struct gq_card_opts {
      * overlap rule (the CLI sets it under GQ_TRACE=1). */
     void (*trace)(void *arg, const char *test, const char *phase, double seconds, const char *note);
     void *trace_arg;
+    /* The expectations the card will be judged by (NULL: the defaults): the
+     * step runner measures again the host runs a threshold or agreement
+     * check would be undetermined on (gq_expect_open_host). */
+    const gq_expect *expect;
 } gq_card_opts;
 
 void gq_card_opts_default(gq_card_opts *o);
@@ -201,7 +205,8 @@ typedef struct gq_card_result {
     double elapsed_s;
     bool interrupted;
     gq_card_step_id stopped_at;
-    int nfailed; /* steps that failed with an error (the rest continued) */
+    int nfailed;    /* steps that failed with an error (the rest continued) */
+    int remeasured; /* groups measured again because a decision on them was open */
     /* a resumed card (a journal with finished items): the measurements taken
      * from it and those measured now, and whether its completed stress run was
      * re-used (a stress run cut off part-way never is: it runs again whole) */

@@ -173,6 +173,13 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
                     f->nvlinks[pos[gl[a]]][pos[gl[b]]] = (int)json_integer_value(x);
             }
     }
+    const json_t *und;
+    json_array_foreach(json_object_get(card, "undetermined"), i, und)
+    {
+        const char *t = json_string_value(json_object_get(und, "text"));
+        if (t && f->n_undetermined < GQ_FACTS_MAX_UNDETERMINED)
+            snprintf(f->undetermined[f->n_undetermined++], sizeof f->undetermined[0], "%s", t);
+    }
     const json_t *host = json_object_get(card, "host");
     {
         int gl[MAXG];
@@ -185,6 +192,16 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
             f->gpu[pos[gl[k]]].h2d_gbps = json_is_number(x) ? json_number_value(x) : NAN;
             x = json_array_get(json_object_get(alone, "d2h"), (size_t)k);
             f->gpu[pos[gl[k]]].d2h_gbps = json_is_number(x) ? json_number_value(x) : NAN;
+            const json_t *aiv = json_object_get(host, "alone_interval");
+            for (int d = 0; d < 2; d++) {
+                const json_t *iv = json_array_get(json_object_get(aiv, d ? "d2h" : "h2d"), (size_t)k);
+                const json_t *lo = json_array_get(iv, 0), *hi = json_array_get(iv, 1);
+                if (!json_is_number(lo) || !json_is_number(hi))
+                    continue;
+                gq_gpu_facts *g = &f->gpu[pos[gl[k]]];
+                *(d ? &g->d2h_lo : &g->h2d_lo) = json_number_value(lo);
+                *(d ? &g->d2h_hi : &g->h2d_hi) = json_number_value(hi);
+            }
         }
     }
     const json_t *m;

@@ -154,6 +154,7 @@ gq_card_step_id gq_card_check_step(const char *id)
         {"thermal", GQ_CS_STRESS},
         {"power_cap", GQ_CS_STRESS},
         {"stress", GQ_CS_STRESS},
+        {"undetermined", GQ_CS_CONTENTION},
     };
     for (int i = 0; id && i < N(map); i++)
         if (!strcmp(id, map[i].id))

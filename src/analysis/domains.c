@@ -19,6 +19,7 @@ void gq_pairmatrix_init(gq_pairmatrix *m, const int *gpus, int n)
             m->spread[i][j] = 0;
             m->staged[i][j] = false;
             m->record[i][j] = -1;
+            m->lo[i][j] = m->hi[i][j] = NAN;
         }
     }
 }
@@ -121,10 +122,13 @@ int gq_pairmatrix_from_records(gq_pairmatrix *m, const gq_recordset *rs, const c
         if (a < 0 || b < 0 || a == b)
             continue;
         if (!gq_domains_usable(r, NULL)) {
-            m->gbps[a][b] = NAN;
+            m->gbps[a][b] = m->lo[a][b] = m->hi[a][b] = NAN;
             m->record[a][b] = i;
             continue;
         }
+        gq_interval iv = gq_record_interval(r);
+        m->lo[a][b] = iv.lo;
+        m->hi[a][b] = iv.hi;
         m->gbps[a][b] = r->value.median;
         m->spread[a][b] = r->value.spread > 0 ? r->value.spread : 0;
         m->staged[a][b] = r->method == GQ_METHOD_STAGED || r->method == GQ_METHOD_DRIVER_STAGED;
@@ -151,6 +155,7 @@ void gq_domains_opts_default(gq_domains_opts *o)
 typedef struct pairv {
     int i, j; /* matrix positions, i < j */
     double v, s;
+    double lo, hi; /* the interval of v: the directions' intervals, averaged */
 } pairv;
 
 static int cmp_pairv(const void *a, const void *b)
@@ -216,7 +221,7 @@ static int pair_values(const gq_pairmatrix *m, const gq_domains_opts *o, pairv *
     int n = m->n, np = 0;
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
-            double sum = 0, sp = 0;
+            double sum = 0, sp = 0, lo = 0, hi = 0;
             int k = 0;
             const int c[2][2] = {{i, j}, {j, i}};
             for (int d = 0; d < 2; d++) {
@@ -227,13 +232,17 @@ static int pair_values(const gq_pairmatrix *m, const gq_domains_opts *o, pairv *
                 sum += v;
                 if (m->spread[a][b] > sp)
                     sp = m->spread[a][b];
+                bool iv =
+                    isfinite(m->lo[a][b]) && isfinite(m->hi[a][b]) && m->lo[a][b] <= v && m->hi[a][b] >= v;
+                lo += iv ? m->lo[a][b] : v * (1 - m->spread[a][b] / 2);
+                hi += iv ? m->hi[a][b] : v * (1 + m->spread[a][b] / 2);
                 k++;
             }
             if (!k) {
                 out->nmissing++;
                 continue;
             }
-            pv[np++] = (pairv){.i = i, .j = j, .v = sum / k, .s = sp};
+            pv[np++] = (pairv){.i = i, .j = j, .v = sum / k, .s = sp, .lo = lo / k, .hi = hi / k};
             if (sp > out->max_spread)
                 out->max_spread = sp;
         }
@@ -243,44 +252,53 @@ static int pair_values(const gq_pairmatrix *m, const gq_domains_opts *o, pairv *
 typedef struct gap {
     bool found;
     double thr, lo, hi;
+    /* the widest gap whose decision the intervals left open, tried before
+     * the one found (or with none found); k: its index in the sorted pairs */
+    bool open;
+    int k;
+    double worst, best, olo, ohi;
 } gap;
 
 /* The largest relative gap between sorted pair figures (the pairs inside
- * `in`), wider than both sides' spreads, that splits the GPUs of `in` into
- * more components than base: into *g (g->found false when none does). -1
+ * `in`) that is a boundary on the intervals and splits the GPUs of `in` into
+ * more components than base: into *g (g->found false when none does). A gap
+ * is a boundary when even the least favourable ends of the intervals either
+ * side (the highest end below, the lowest above) stay min_rel_gap apart; it
+ * is none when even the most favourable ends do not; between the two it is
+ * open, and the widest open one tried before the boundary is kept in *g. -1
  * when out of memory. */
 static int split_at_gap(const pairv *pv, int np, int n, pmask in, int base, const gq_domains_opts *o, gap *g)
 {
-    g->found = false;
-    /* Candidate gaps, largest relative first. lo_top[k] / hi_bot[k]: the
-     * spread-widened edges of the values below and above gap k. */
+    memset(g, 0, sizeof *g);
+    /* lo_top[k] / hi_bot[k]: the highest interval end at or below k, the
+     * lowest above it; lo_bot / hi_top: the highest lower end at or below k,
+     * the lowest upper end above it. */
     double *lo_top = malloc((size_t)np * sizeof *lo_top);
     double *hi_bot = malloc((size_t)np * sizeof *hi_bot);
+    double *lo_bot = malloc((size_t)np * sizeof *lo_bot);
+    double *hi_top = malloc((size_t)np * sizeof *hi_top);
     int *order = malloc((size_t)np * sizeof *order);
-    if (!lo_top || !hi_bot || !order) {
-        free(lo_top);
-        free(hi_bot);
-        free(order);
-        return -1;
-    }
-    double run = -INFINITY;
+    int rc = -1;
+    if (!lo_top || !hi_bot || !lo_bot || !hi_top || !order)
+        goto out;
+    double run = -INFINITY, run2 = -INFINITY;
     for (int k = 0; k < np; k++) {
-        double t = pv[k].v * (1 + pv[k].s);
-        run = t > run ? t : run;
+        run = pv[k].hi > run ? pv[k].hi : run;
+        run2 = pv[k].lo > run2 ? pv[k].lo : run2;
         lo_top[k] = run;
+        lo_bot[k] = run2;
     }
-    run = INFINITY;
+    run = run2 = INFINITY;
     for (int k = np - 1; k >= 0; k--) {
-        double b = pv[k].v * (1 - pv[k].s);
-        run = b < run ? b : run;
+        run = pv[k].lo < run ? pv[k].lo : run;
+        run2 = pv[k].hi < run2 ? pv[k].hi : run2;
         hi_bot[k] = run;
+        hi_top[k] = run2;
     }
     int nc = 0;
-    for (int k = 0; k + 1 < np; k++) {
-        double rel = pv[k + 1].v / pv[k].v - 1;
-        if (rel >= o->min_rel_gap && hi_bot[k + 1] > lo_top[k])
+    for (int k = 0; k + 1 < np; k++)
+        if (hi_top[k + 1] / lo_bot[k] - 1 >= o->min_rel_gap) /* could be a boundary */
             order[nc++] = k;
-    }
     /* sort candidates by gap size, descending (nc is small) */
     for (int a = 1; a < nc; a++)
         for (int b = a; b > 0; b--) {
@@ -295,15 +313,71 @@ static int split_at_gap(const pairv *pv, int np, int n, pmask in, int base, cons
     for (int c = 0; c < nc; c++) {
         int k = order[c];
         int tmp[GQ_MAX_GPUS];
-        if (components(n, pv, np, pv[k + 1].v, in, tmp) > base) {
-            *g = (gap){.found = true, .thr = pv[k + 1].v, .lo = pv[k].v, .hi = pv[k + 1].v};
+        if (components(n, pv, np, pv[k + 1].v, in, tmp) <= base)
+            continue;
+        double worst = hi_bot[k + 1] / lo_top[k] - 1, best = hi_top[k + 1] / lo_bot[k] - 1;
+        if (worst >= o->min_rel_gap) {
+            g->found = true;
+            g->thr = pv[k + 1].v;
+            g->lo = pv[k].v;
+            g->hi = pv[k + 1].v;
             break;
         }
+        if (!g->open) {
+            g->open = true;
+            g->k = k;
+            g->worst = worst;
+            g->best = best;
+            g->olo = pv[k].v;
+            g->ohi = pv[k + 1].v;
+        }
     }
+    rc = 0;
+out:
     free(lo_top);
     free(hi_bot);
+    free(lo_bot);
+    free(hi_top);
     free(order);
-    return 0;
+    return rc;
+}
+
+/* An open boundary of group `in` into out->open: the text, and the pairs
+ * nearest the gap on either side (sorted sub[0..ns) and the gap at k). */
+static void note_open(const gq_pairmatrix *m, const pairv *sub, int ns, pmask in, const gap *g,
+                      const gq_domains_opts *o, gq_domains *out)
+{
+    if (out->nopen >= GQ_DOMAINS_MAX_OPEN)
+        return;
+    gq_domain_open *u = &out->open[out->nopen++];
+    memset(u, 0, sizeof *u);
+    for (int k = 0; k < m->n; k++)
+        if ((in & pbit(k)) && m->gpu[k] >= 0 && m->gpu[k] < 64)
+            u->gpus |= (uint64_t)1 << m->gpu[k];
+    u->lo_gbps = g->olo;
+    u->hi_gbps = g->ohi;
+    u->worst_pct = g->worst * 100;
+    u->best_pct = g->best * 100;
+    /* alternate below and above, nearest first */
+    for (int d = 0; u->npairs < GQ_DOMAINS_OPEN_PAIRS && (g->k - d >= 0 || g->k + 1 + d < ns); d++) {
+        const int idx[2] = {g->k - d, g->k + 1 + d};
+        for (int q = 0; q < 2 && u->npairs < GQ_DOMAINS_OPEN_PAIRS; q++)
+            if (idx[q] >= 0 && idx[q] < ns) {
+                u->pair_a[u->npairs] = m->gpu[sub[idx[q]].i];
+                u->pair_b[u->npairs] = m->gpu[sub[idx[q]].j];
+                u->npairs++;
+            }
+    }
+    int gl[GQ_MAX_GPUS], ng = 0;
+    for (int b = 0; b < 64; b++)
+        if (u->gpus & ((uint64_t)1 << b))
+            gl[ng++] = b;
+    char gs[160];
+    gq_domains_set_str(gl, ng, gs, sizeof gs);
+    snprintf(u->text, sizeof u->text,
+             "whether GPUs %s split into domains between pairs at %.1f GB/s and at %.1f GB/s: the gap is "
+             "%.1f-%.1f %% at the ends of the intervals, against the %.0f %% a boundary needs",
+             gs, g->olo, g->ohi, u->worst_pct > 0 ? u->worst_pct : 0, u->best_pct, o->min_rel_gap * 100);
 }
 
 /* Domains in order of their first GPU index, from each GPU position's
@@ -413,6 +487,8 @@ static int split_group(hier *h, const pairv *pv, int np, pmask in, int parent, i
         free(sub);
         return -1;
     }
+    if (g.open)
+        note_open(h->m, sub, ns, in, &g, h->o, h->out);
     if (!g.found || h->out->ngroups >= GQ_MAX_GPUS) {
         for (int k = 0; k < n; k++)
             if (in & pbit(k)) {

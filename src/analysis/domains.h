@@ -8,12 +8,15 @@
  *     default only direct P2P cells, not host-staged ones), and the larger of
  *     their relative spreads. A pair with no usable cell is "missing": no edge.
  *  2. The pair values are sorted. A gap between the k-th and (k+1)-th value is
- *     a candidate boundary when it is both
- *       - larger than the measurement spread: every value below it, raised by
- *         its own spread, stays below every value above it, lowered by its own
- *         spread; and
- *       - at least min_rel_gap (10%) in relative size, so that a noiseless
- *         simulation does not split on model details.
+ *     a boundary when, on the pair values' intervals from their rounds
+ *     (gq_record_interval; without one, the value +- half its spread), even
+ *     the least favourable ends keep it at least min_rel_gap (10%) wide: the
+ *     lowest end above it over the highest end below it. So it is larger
+ *     than the measurement noise, and a noiseless simulation does not split
+ *     on model details. It is no boundary when even the most favourable
+ *     ends (the highest lower end below, the lowest upper end above) are
+ *     less than min_rel_gap apart; between the two it is open: not split,
+ *     and named in `open` (exec measures its nearest pairs again).
  *  3. Candidates are tried from the largest relative gap (log ratio) down. For
  *     each, the GPUs are joined by every pair at or above the gap (single
  *     linkage = connected components). The first candidate that gives more
@@ -56,6 +59,9 @@ typedef struct gq_pairmatrix {
     double spread[GQ_MAX_GPUS][GQ_MAX_GPUS]; /* relative, (max-min)/median; 0 = unknown */
     bool staged[GQ_MAX_GPUS][GQ_MAX_GPUS];   /* the cell was measured through host memory */
     int record[GQ_MAX_GPUS][GQ_MAX_GPUS];    /* index of the record behind the cell, -1 none */
+    /* the cell's interval from its rounds (gq_record_interval); NAN unknown:
+     * the cell's figure +- half its spread is used */
+    double lo[GQ_MAX_GPUS][GQ_MAX_GPUS], hi[GQ_MAX_GPUS][GQ_MAX_GPUS];
 } gq_pairmatrix;
 
 /* Set n GPUs (gpus may be NULL: 0..n-1) and every cell to missing. */
@@ -96,6 +102,25 @@ typedef struct gq_domain_group {
 
 void gq_domains_opts_default(gq_domains_opts *o);
 
+/* A boundary the figures' intervals could not decide (docs/method-domains.md,
+ * "Decisions on intervals"): within the group `gpus`, the pairs at or below
+ * lo_gbps and those at or above hi_gbps (medians either side of the gap) are
+ * split when even the least favourable ends of their intervals (worst_pct)
+ * keep them min_rel_gap apart, and not when even the most favourable ends
+ * (best_pct) fall short; between the two the boundary is open. The group is
+ * then not split there. pairs: the GPU pairs nearest the gap on either side,
+ * the ones to measure again. */
+#define GQ_DOMAINS_MAX_OPEN 8
+#define GQ_DOMAINS_OPEN_PAIRS 8
+typedef struct gq_domain_open {
+    uint64_t gpus; /* bit g: GPU index g */
+    double lo_gbps, hi_gbps;
+    double worst_pct, best_pct; /* the gap's relative size at the intervals' ends, % */
+    int npairs;
+    int pair_a[GQ_DOMAINS_OPEN_PAIRS], pair_b[GQ_DOMAINS_OPEN_PAIRS]; /* GPU indices */
+    char text[256];
+} gq_domain_open;
+
 typedef struct gq_domains {
     int ndomains;
     int size[GQ_MAX_GPUS];                /* GPUs in domain d */
@@ -118,6 +143,8 @@ typedef struct gq_domains {
     char set_aside_why[GQ_MAX_GPUS][200];
     int ngroups; /* groups split by a boundary, parents before children */
     gq_domain_group groups[GQ_MAX_GPUS];
+    int nopen; /* boundaries left open (not split), each named */
+    gq_domain_open open[GQ_DOMAINS_MAX_OPEN];
 } gq_domains;
 
 /* Cluster. Returns GQ_OK, or GQ_E_USAGE for an empty matrix (n < 1). */

@@ -488,6 +488,7 @@ void gq_card_facts_init(gq_card_facts *f)
         g->mem_mib = g->power_limit_w = NAN;
         g->pcie_gen_cur = g->pcie_width_cur = g->pcie_gen_max = g->pcie_width_max = -1;
         g->h2d_gbps = g->d2h_gbps = g->host_latency_ns = NAN;
+        g->h2d_lo = g->h2d_hi = g->d2h_lo = g->d2h_hi = NAN;
         g->temp_max_c = g->sm_clock_avg_mhz = g->power_capped_pct = NAN;
         g->stress_verdict = GQ_V_SKIP;
         for (int j = 0; j < GQ_MAX_GPUS; j++) {
@@ -542,7 +543,33 @@ int gq_checklist_count(const gq_checklist *cl, gq_verdict v)
 typedef struct judge {
     gq_checklist *out;
     int rc;
+    const gq_card_facts *f;
+    /* gq_expect_open_host: the GPUs an undetermined host check rests on */
+    bool *open_h2d, *open_d2h;
+    int nopen;
 } judge;
+
+/* The last check added: decided on [lo, hi] (undetermined when und). */
+static void last_interval(judge *J, double lo, double hi, bool und)
+{
+    if (J->rc || J->out->n <= 0)
+        return;
+    gq_check *c = &J->out->v[J->out->n - 1];
+    c->figure_lo = lo;
+    c->figure_hi = hi;
+    c->undetermined = und;
+}
+
+/* Mark GPU position i's host figure (field 0 h2d, 1 d2h) as one an
+ * undetermined check rests on. */
+static void mark_open(judge *J, int i, int field)
+{
+    bool *v = field == 0 ? J->open_h2d : field == 1 ? J->open_d2h : NULL;
+    if (v && i >= 0 && i < GQ_MAX_GPUS && !v[i]) {
+        v[i] = true;
+        J->nopen++;
+    }
+}
 
 __attribute__((format(printf, 9, 10))) static void add(judge *J, const char *id, const char *subject,
                                                        const char *source, gq_verdict v, double figure,
@@ -553,6 +580,7 @@ __attribute__((format(printf, 9, 10))) static void add(judge *J, const char *id,
         return;
     gq_check c;
     memset(&c, 0, sizeof c);
+    c.figure_lo = c.figure_hi = NAN;
     snprintf(c.id, sizeof c.id, "%s", id);
     snprintf(c.subject, sizeof c.subject, "%s", subject);
     snprintf(c.source, sizeof c.source, "%s", source);
@@ -594,9 +622,10 @@ static const char *fmtv(double v, char *b, size_t n)
     return b;
 }
 
-/* One per-GPU threshold check. */
+/* One per-GPU threshold check; lo, hi: the figure's interval (NAN: none;
+ * field: 0 h2d, 1 d2h, -1 other, for gq_expect_open_host). */
 static void gpu_check(judge *J, const gq_expect_model *m, gq_expect_key k, const gq_gpu_facts *g,
-                      double figure, bool idle_reading)
+                      double figure, bool idle_reading, double lo, double hi, int field)
 {
     const gq_threshold *t = &m->th[k];
     if (!t->set)
@@ -610,6 +639,23 @@ static void gpu_check(judge *J, const gq_expect_model *m, gq_expect_key k, const
     }
     double thr;
     gq_verdict v = apply(t, keys[k].is_min, figure, &thr);
+    if (isfinite(lo) && isfinite(hi) && lo <= figure && hi >= figure) {
+        double tl, th;
+        gq_verdict vl = apply(t, keys[k].is_min, lo, &tl), vh = apply(t, keys[k].is_min, hi, &th);
+        if (vl != vh) {
+            /* the interval straddles a threshold: neither verdict is known */
+            double at = vl == GQ_V_FAIL || vh == GQ_V_FAIL ? t->fail : t->warn;
+            char c[32], d[32];
+            add(J, keys[k].name, subj, "expect", GQ_V_WARN, figure, at, keys[k].unit,
+                "GPU %d (%s): %s %s %s (%s-%s from its rounds) straddles the %s %s %s: undetermined.",
+                g->index, g->name, keys[k].what, fmtv(figure, a, sizeof a), keys[k].unit,
+                fmtv(lo, b, sizeof b), fmtv(hi, c, sizeof c),
+                at == t->fail ? "threshold" : "warning threshold", fmtv(at, d, sizeof d), keys[k].unit);
+            last_interval(J, lo, hi, true);
+            mark_open(J, (int)(g - J->f->gpu), field);
+            return;
+        }
+    }
     const char *rel = keys[k].is_min ? (v == GQ_V_PASS ? ">=" : "below") : (v == GQ_V_PASS ? "<=" : "above");
     if (idle_reading && v == GQ_V_FAIL) {
         /* PCIe links slow down at idle to save power: an idle reading alone
@@ -683,6 +729,41 @@ static void agree_check(judge *J, const gq_card_facts *f, const int *members, in
     snprintf(id, sizeof id, "agree_%s", metric);
     snprintf(subj, sizeof subj, "model:%s", model);
     gq_verdict vd = sp > fail_pct ? GQ_V_FAIL : sp > warn_pct ? GQ_V_WARN : GQ_V_PASS;
+    /* On the GPUs' intervals (host figures): the spread could be as small as
+     * the highest lower end over the lowest upper end, and as large as the
+     * highest upper end over the lowest lower end. */
+    double med = sp > 0 ? (v[hi] - v[lo]) / sp * 100 : v[lo]; /* the median spread_pct divides by */
+    double top_lo = -INFINITY, top_hi = -INFINITY, bot_lo = INFINITY, bot_hi = INFINITY;
+    bool iv = field < 2;
+    for (int i = 0; i < nm && iv; i++) {
+        const gq_gpu_facts *g = &f->gpu[members[i]];
+        double l = field == 0 ? g->h2d_lo : g->d2h_lo, h = field == 0 ? g->h2d_hi : g->d2h_hi;
+        if (!isfinite(v[i]))
+            continue;
+        iv = isfinite(l) && isfinite(h);
+        top_lo = fmax(top_lo, l);
+        top_hi = fmax(top_hi, h);
+        bot_lo = fmin(bot_lo, l);
+        bot_hi = fmin(bot_hi, h);
+    }
+    if (iv && med > 0) {
+        double sp_lo = fmax(0, top_lo - bot_hi) / med * 100, sp_hi = (top_hi - bot_lo) / med * 100;
+        gq_verdict vl = sp_lo > fail_pct ? GQ_V_FAIL : sp_lo > warn_pct ? GQ_V_WARN : GQ_V_PASS;
+        gq_verdict vh = sp_hi > fail_pct ? GQ_V_FAIL : sp_hi > warn_pct ? GQ_V_WARN : GQ_V_PASS;
+        if (vl != vh) {
+            double at = vh == GQ_V_FAIL ? fail_pct : warn_pct;
+            add(J, id, subj, source, GQ_V_WARN, sp, at, "%",
+                "%d × %s: %s ranges from %s %s (GPU %d) to %s %s (GPU %d), a spread of %.1f%%, %.1f-%.1f%% "
+                "on "
+                "the intervals from the rounds, which straddle %.0f%%: undetermined.",
+                nm, model, what, fmtv(v[lo], a, sizeof a), unit, members[lo], fmtv(v[hi], b, sizeof b), unit,
+                members[hi], sp, sp_lo, sp_hi, at);
+            last_interval(J, sp_lo, sp_hi, true);
+            for (int i = 0; i < nm; i++)
+                mark_open(J, members[i], field);
+            return;
+        }
+    }
     add(J, id, subj, source, vd, sp, vd == GQ_V_FAIL ? fail_pct : warn_pct, "%",
         "%d × %s: %s ranges from %s %s (GPU %d) to %s %s (GPU %d), a spread of %.1f%% (%s %.0f%%).", nm,
         model, what, fmtv(v[lo], a, sizeof a), unit, members[lo], fmtv(v[hi], b, sizeof b), unit, members[hi],
@@ -777,15 +858,15 @@ static void judge_gpus(judge *J, const gq_expect *ex, const gq_card_facts *f, in
             continue;
         const gq_expect_model *m = &ex->models[model_of[i]];
         const gq_gpu_facts *g = &f->gpu[i];
-        gpu_check(J, m, GQ_EXK_MEMORY_MIB_MIN, g, g->mem_mib, false);
-        gpu_check(J, m, GQ_EXK_POWER_LIMIT_W_MIN, g, g->power_limit_w, false);
-        gpu_check(J, m, GQ_EXK_PCIE_GEN_MIN, g, g->pcie_gen_cur, !g->link_under_load);
-        gpu_check(J, m, GQ_EXK_PCIE_WIDTH_MIN, g, g->pcie_width_cur, !g->link_under_load);
-        gpu_check(J, m, GQ_EXK_H2D_GBPS_MIN, g, g->h2d_gbps, false);
-        gpu_check(J, m, GQ_EXK_D2H_GBPS_MIN, g, g->d2h_gbps, false);
-        gpu_check(J, m, GQ_EXK_HOST_LATENCY_NS_MAX, g, g->host_latency_ns, false);
-        gpu_check(J, m, GQ_EXK_TEMP_C_MAX, g, g->temp_max_c, false);
-        gpu_check(J, m, GQ_EXK_SM_CLOCK_MHZ_MIN, g, g->sm_clock_avg_mhz, false);
+        gpu_check(J, m, GQ_EXK_MEMORY_MIB_MIN, g, g->mem_mib, false, NAN, NAN, -1);
+        gpu_check(J, m, GQ_EXK_POWER_LIMIT_W_MIN, g, g->power_limit_w, false, NAN, NAN, -1);
+        gpu_check(J, m, GQ_EXK_PCIE_GEN_MIN, g, g->pcie_gen_cur, !g->link_under_load, NAN, NAN, -1);
+        gpu_check(J, m, GQ_EXK_PCIE_WIDTH_MIN, g, g->pcie_width_cur, !g->link_under_load, NAN, NAN, -1);
+        gpu_check(J, m, GQ_EXK_H2D_GBPS_MIN, g, g->h2d_gbps, false, g->h2d_lo, g->h2d_hi, 0);
+        gpu_check(J, m, GQ_EXK_D2H_GBPS_MIN, g, g->d2h_gbps, false, g->d2h_lo, g->d2h_hi, 1);
+        gpu_check(J, m, GQ_EXK_HOST_LATENCY_NS_MAX, g, g->host_latency_ns, false, NAN, NAN, -1);
+        gpu_check(J, m, GQ_EXK_TEMP_C_MAX, g, g->temp_max_c, false, NAN, NAN, -1);
+        gpu_check(J, m, GQ_EXK_SM_CLOCK_MHZ_MIN, g, g->sm_clock_avg_mhz, false, NAN, NAN, -1);
     }
 }
 
@@ -935,6 +1016,17 @@ static void judge_integrity(judge *J, const gq_card_facts *f)
     }
 }
 
+/* Decisions the intervals left open: each a WARN naming what could not be
+ * decided and the intervals, never a coin toss between PASS and FAIL. */
+static void judge_undetermined(judge *J, const gq_card_facts *f)
+{
+    for (int i = 0; i < f->n_undetermined; i++) {
+        add(J, "undetermined", "node", "analysis", GQ_V_WARN, NAN, NAN, "",
+            "Undetermined after measuring again: %s.", f->undetermined[i]);
+        last_interval(J, NAN, NAN, true);
+    }
+}
+
 /* Stress: throttling and the stress analysis' own verdicts. */
 static void judge_stress(judge *J, const gq_card_facts *f, int n)
 {
@@ -968,7 +1060,7 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
         expect_init(&defaults);
         ex = &defaults;
     }
-    judge J = {.out = out};
+    judge J = {.out = out, .f = f};
     int first = out->n;
     int model_of[GQ_MAX_GPUS];
     int n = f->ngpu < GQ_MAX_GPUS ? f->ngpu : GQ_MAX_GPUS;
@@ -979,6 +1071,7 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
     judge_links(&J, f, n);
     judge_uplinks(&J, f);
     judge_integrity(&J, f);
+    judge_undetermined(&J, f);
     judge_stress(&J, f, n);
     if (J.rc)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
@@ -990,6 +1083,27 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
 const char *gq_expect_key_name(int k)
 {
     return k >= 0 && k < GQ_EXK_COUNT ? keys[k].name : "?";
+}
+
+int gq_expect_open_host(const gq_expect *ex_in, const gq_card_facts *f, bool *h2d, bool *d2h)
+{
+    gq_expect defaults;
+    const gq_expect *ex = ex_in;
+    if (!ex) {
+        expect_init(&defaults);
+        ex = &defaults;
+    }
+    gq_checklist cl = {0};
+    judge J = {.out = &cl, .f = f, .open_h2d = h2d, .open_d2h = d2h};
+    int model_of[GQ_MAX_GPUS];
+    int n = f->ngpu < GQ_MAX_GPUS ? f->ngpu : GQ_MAX_GPUS;
+    for (int i = 0; i < n; i++)
+        h2d[i] = d2h[i] = false;
+    judge_models(&J, ex, f, n, model_of);
+    judge_gpus(&J, ex, f, n, model_of);
+    judge_agreement(&J, ex, f, n, model_of);
+    gq_checklist_free(&cl);
+    return J.nopen;
 }
 
 bool gq_expect_key_is_min(int k)

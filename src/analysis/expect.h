@@ -133,6 +133,9 @@ typedef struct gq_gpu_facts {
     int pcie_gen_cur, pcie_width_cur, pcie_gen_max, pcie_width_max;
     bool link_under_load;      /* gen/width above were read under load (stress telemetry) */
     double h2d_gbps, d2h_gbps; /* this GPU alone, median */
+    /* their intervals from the rounds (gq_record_interval); NAN unknown: the
+     * median itself */
+    double h2d_lo, h2d_hi, d2h_lo, d2h_hi;
     double host_latency_ns;
     bool stressed; /* the stress run covered this GPU */
     double temp_max_c;
@@ -154,6 +157,7 @@ typedef struct gq_uplink_facts {
     int gen_cur, width_cur, gen_max, width_max;
     bool under_load; /* read under load (false: discovery's reading) */
 } gq_uplink_facts;
+#define GQ_FACTS_MAX_UNDETERMINED 16
 
 typedef struct gq_card_facts {
     int ngpu;
@@ -175,6 +179,11 @@ typedef struct gq_card_facts {
     int n_overlap_invalid;
     char overlap_example[240];
     bool stress_ran;
+    /* Decisions the analysis could not make on the figures' intervals, even
+     * after measuring them again (the card's "undetermined" list): each is
+     * judged WARN, never PASS or FAIL (docs/card.md). */
+    int n_undetermined;
+    char undetermined[GQ_FACTS_MAX_UNDETERMINED][256];
     /* Measurements the clean room flagged contaminated (measure/cleanroom.h:
      * something else ran on a GPU), by the GPU it names: how many records, and
      * what was seen first (a process when one was named). */
@@ -200,7 +209,12 @@ typedef struct gq_check {
     double figure;    /* NAN when none */
     double threshold; /* the threshold that decided it; NAN when none */
     char unit[16];
-    char text[320];       /* one plain sentence with the figure and the threshold */
+    char text[320]; /* one plain sentence with the figure and the threshold */
+    /* Decided on an interval: the figure's ends (NAN when it has none). When
+     * the ends fall on two sides of a threshold the check is undetermined:
+     * verdict WARN, naming the interval, never PASS or FAIL by the median. */
+    double figure_lo, figure_hi;
+    bool undetermined;
     gq_card_step_id step; /* the step it rests on */
     gq_evidence evidence; /* that step's evidence; not measured: the verdict is skip */
     gq_ev_reason reason;
@@ -212,6 +226,12 @@ typedef struct gq_checklist {
 } gq_checklist;
 
 void gq_checklist_free(gq_checklist *cl);
+
+/* The GPUs whose host-to-GPU (h2d[g]) and GPU-to-host (d2h[g]) figures alone
+ * an undetermined threshold or agreement check of gq_expect_judge(ex, f)
+ * rests on, by GPU position in f (every GPU of the model for an agreement);
+ * returns how many flags it set. exec measures those runs again. */
+int gq_expect_open_host(const gq_expect *ex, const gq_card_facts *f, bool *h2d, bool *d2h);
 /* Worst of pass/warn/fail over the list (info and skip do not count); pass
  * when the list has nothing judged. */
 gq_verdict gq_checklist_overall(const gq_checklist *cl);

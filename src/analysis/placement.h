@@ -174,7 +174,8 @@ typedef struct gq_place_replica {
 typedef struct gq_place_map {
     int npairs;
     gq_place_pair pairs[GQ_PLACE_MAX_PAIRS];
-    double pairs_predicted, pairs_measured; /* aggregate of all pairs at once; measured < 0: not run */
+    double pairs_predicted, pairs_measured;      /* aggregate of all pairs at once; measured < 0: not run */
+    double pairs_measured_lo, pairs_measured_hi; /* its interval from the rounds (0: unknown) */
     double pairs_overlap;
     bool pairs_valid;
     int nworkers;
@@ -225,6 +226,10 @@ typedef struct gq_place_result {
     int nnotes;
     char notes[16][320]; /* findings in plain sentences ("every handoff is host-staged ...") */
     double gain_pairs;   /* measured aggregate / naive's; predicted ratio before verify; 0 n/a */
+    /* gain_pairs' interval, from the two aggregates' intervals (the chosen
+     * one's low end over the naive one's high end, and the reverse); 0 n/a.
+     * A gain whose interval holds 1 is not established. */
+    double gain_pairs_lo, gain_pairs_hi;
     double gain_offload, gain_replicas;
     bool verified;
     int nattempts;     /* verification attempts (1 when the first choice held) */

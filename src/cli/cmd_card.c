@@ -291,6 +291,7 @@ static int card_run(gq_ctx *ctx)
         o->co->trace = on_trace;
         o->co->trace_arg = &P;
     }
+    o->co->expect = o->have_ex ? o->ex : NULL;
     rc = gq_card_execute(&ctx->be, ctx->topo, o->co, o->plan, &o->jr, on_progress, &P, &o->res, &ctx->err);
     gq_progress_clear(&P.bar);
     if (rc && rc != GQ_E_INTR)

@@ -226,6 +226,8 @@ static void print_domains(FILE *f, const gq_domains *d)
         }
     for (int k = 0; k < d->nset_aside; k++)
         fprintf(f, "  GPU %d set aside before clustering: %s\n", d->set_aside[k], d->set_aside_why[k]);
+    for (int k = 0; k < d->nopen; k++)
+        fprintf(f, "  undetermined after measuring again: %s\n", d->open[k].text);
     if (d->nmissing > 0 && !d->no_p2p)
         fprintf(f, "  %d pair%s without a usable direct figure (no P2P, invalid or not measured)\n",
                 d->nmissing, d->nmissing == 1 ? "" : "s");
@@ -312,6 +314,8 @@ static void print_contention(FILE *f, const gq_bottlenecks *b, const gq_recordse
                     what, o->aggregate_gbps, o->expected_gbps);
         }
     }
+    for (int i = 0; i < b->nopen; i++)
+        fprintf(f, "  undetermined after measuring again: %s\n", b->open[i].text);
     if (b->nignored) {
         fprintf(f, "\nKept out of the analysis (%d record%s):\n", b->nignored, b->nignored == 1 ? "" : "s");
         for (int i = 0; i < b->nignored && i < 50; i++) {

@@ -283,6 +283,7 @@ static int run_card(fleet_cli *o, gq_common *cm, const gq_expect *ex, const char
     if (rc)
         goto out;
     have_journal = true;
+    co->expect = ex;
     rc = gq_card_execute(&be, topo, co, plan, &jr, NULL, NULL, &res, err);
     if (rc && rc != GQ_E_INTR)
         goto out;

@@ -1,5 +1,6 @@
 #include "core/record.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,4 +147,59 @@ void gq_contam_summary(const gq_contam *c, char *buf, size_t n)
             break;
         used += (size_t)w < n - used ? (size_t)w : n - used - 1;
     }
+}
+
+/* P(Bin(n, 1/2) <= k) */
+static double binom_half_cdf(int n, int k)
+{
+    double p = 0, c = 1; /* C(n, i) */
+    for (int i = 0; i <= k; i++) {
+        p += c;
+        c = c * (n - i) / (i + 1);
+    }
+    return p / pow(2.0, n);
+}
+
+gq_interval gq_record_interval(const gq_record *r)
+{
+    double med = r->value.median;
+    gq_interval iv = {.lo = med, .hi = med, .conf = 0, .n = r->value.n};
+    int n = r->value.n;
+    if (!isfinite(med))
+        return iv;
+    double v[GQ_MAX_ROUNDS];
+    bool have = n >= 2 && n <= GQ_MAX_ROUNDS;
+    for (int i = 0; have && i < n; i++) {
+        v[i] = r->samples[i];
+        have = isfinite(v[i]);
+    }
+    if (have) {
+        qsort(v, (size_t)n, sizeof *v, cmp_double);
+        /* samples that are not the ones the statistics came from (a record
+         * written by hand, or read back without them) are not used */
+        double m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+        double tol = 1e-9 * (fabs(med) > 1 ? fabs(med) : 1);
+        have = fabs(m - med) <= tol && v[0] <= med && v[n - 1] >= med;
+    }
+    if (!have) {
+        /* the range of the statistics, else the spread around the median */
+        double lo = r->value.min, hi = r->value.max, sp = r->value.spread;
+        if (isfinite(lo) && isfinite(hi) && lo <= med && hi >= med && hi > lo) {
+            iv.lo = lo;
+            iv.hi = hi;
+        } else if (sp > 0 && isfinite(sp)) {
+            iv.lo = med * (1 - sp / 2);
+            iv.hi = med * (1 + sp / 2);
+        }
+        return iv;
+    }
+    /* the innermost pair of order statistics x(k), x(n-k+1) that still holds
+     * the median with at least GQ_INTERVAL_CONF (distribution-free) */
+    int k = 1;
+    while (k + 1 <= n / 2 && 1 - 2 * binom_half_cdf(n, k) >= GQ_INTERVAL_CONF)
+        k++;
+    iv.lo = v[k - 1] < med ? v[k - 1] : med;
+    iv.hi = v[n - k] > med ? v[n - k] : med;
+    iv.conf = 1 - 2 * binom_half_cdf(n, k - 1);
+    return iv;
 }

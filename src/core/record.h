@@ -135,4 +135,21 @@ static inline bool gq_record_failed(const gq_record *r)
 /* Statistics over n values (n >= 1): median, min, max, spread. */
 gq_stat gq_stat_compute(const double *v, int n);
 
+/* How sure a record's median is, from its rounds (docs/method.md,
+ * "Decisions on intervals"): the pair of order statistics of the per-round
+ * samples, innermost first, that holds the true median with probability at
+ * least GQ_INTERVAL_CONF whatever the distribution of a round (with 5
+ * rounds: the lowest and the highest, 94 %; with 15: the 4th and the 12th,
+ * 96 %). Fewer rounds than that confidence needs: the lowest and highest
+ * anyway (conf says how sure). Without samples: [min, max] of the
+ * statistics; without those: the median itself. More rounds narrow it; that
+ * is what re-measuring an undecided figure buys. */
+#define GQ_INTERVAL_CONF 0.90
+typedef struct gq_interval {
+    double lo, hi; /* GB/s or ns, lo <= median <= hi */
+    double conf;   /* the probability the interval holds the median; 0 unknown */
+    int n;         /* rounds it came from */
+} gq_interval;
+gq_interval gq_record_interval(const gq_record *r);
+
 #endif

@@ -14,6 +14,7 @@
 #include "analysis/sweepfit.h"
 #include "core/interrupt.h"
 #include "core/units.h"
+#include "exec/discovery.h"
 #include "exec/place_verify.h"
 #include "exec/plan_run.h"
 #include "exec/stress_run.h"
@@ -390,6 +391,138 @@ static int step_latency(runner *R, gq_err *err)
     return rc == GQ_E_NOMEM ? gq_err_set(err, rc, "%s", e.msg) : GQ_OK;
 }
 
+/* Decisions the bottleneck inference leaves open: the groups they rest on
+ * measured again with more rounds (exec/discovery.h, GQ_SETTLE_*), at the
+ * end of the contention and the placement steps (whose runs the inference
+ * reads); what stays open the card reports as undetermined. */
+static int settle_open(runner *R, const gq_domains *dom, gq_err *err)
+{
+    gq_bottlenecks *bn = calloc(1, sizeof *bn);
+    if (!bn)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    gq_bn_opts bo;
+    gq_bn_opts_default(&bo);
+    bo.bytes = R->o->bytes;
+    int rc = GQ_OK;
+    for (int pass = 0; pass < GQ_SETTLE_PASSES && !rc; pass++) {
+        int groups[GQ_SETTLE_MAX_GROUPS];
+        gq_err e = {0};
+        if (gq_bottlenecks_infer(&R->res->rs, R->t, dom, &bo, bn, &e)) {
+            rc = gq_err_set(err, GQ_E_NOMEM, "%s", e.msg);
+            break;
+        }
+        int n = gq_bottlenecks_open_groups(bn, &R->res->rs, groups, GQ_SETTLE_MAX_GROUPS);
+        gq_bottlenecks_free(bn);
+        gq_harness_opts save = R->ho;
+        for (int k = 0; k < n && !rc; k++)
+            if (gq_measurement_from_group(&R->res->rs, groups[k], R->m)) {
+                R->ho.rounds = gq_settle_rounds(&R->res->rs, groups[k], save.rounds, pass);
+                rc = measure(R, err);
+                R->res->remeasured++;
+            }
+        R->ho = save;
+        if (!n)
+            break;
+    }
+    free(bn);
+    return rc;
+}
+
+/* Threshold and agreement checks on the host figures alone that their
+ * intervals would leave undetermined (gq_expect_open_host, against the
+ * expectations the card is judged by): those GPUs' runs alone measured again
+ * with more rounds, at the end of the host step. */
+static int settle_host(runner *R, gq_err *err)
+{
+    gq_bottlenecks *bn = calloc(1, sizeof *bn);
+    gq_card_facts *f = malloc(sizeof *f);
+    int rc = GQ_OK;
+    if (!bn || !f) {
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        goto out;
+    }
+    gq_bn_opts bo;
+    gq_bn_opts_default(&bo);
+    bo.bytes = R->o->bytes;
+    for (int pass = 0; pass < GQ_SETTLE_PASSES && !rc; pass++) {
+        gq_err e = {0};
+        if (gq_bottlenecks_infer(&R->res->rs, R->t, NULL, &bo, bn, &e)) {
+            rc = gq_err_set(err, GQ_E_NOMEM, "%s", e.msg);
+            break;
+        }
+        gq_card_facts_init(f);
+        f->ngpu = R->o->ngpus;
+        for (int k = 0; k < R->o->ngpus; k++) {
+            int g = R->o->gpus[k];
+            gq_gpu_facts *G = &f->gpu[k];
+            G->index = g;
+            snprintf(G->name, sizeof G->name, "%s", R->t->gpu[g].name);
+            G->h2d_gbps = bn->alone[0][g];
+            G->d2h_gbps = bn->alone[1][g];
+            G->h2d_lo = bn->alone_lo[0][g];
+            G->h2d_hi = bn->alone_hi[0][g];
+            G->d2h_lo = bn->alone_lo[1][g];
+            G->d2h_hi = bn->alone_hi[1][g];
+        }
+        bool open[2][GQ_MAX_GPUS];
+        int groups[GQ_SETTLE_MAX_GROUPS], n = 0;
+        if (gq_expect_open_host(R->o->expect, f, open[0], open[1]))
+            for (int d = 0; d < 2; d++)
+                for (int k = 0; k < R->o->ngpus && n < GQ_SETTLE_MAX_GROUPS; k++) {
+                    int r = bn->alone_record[d][R->o->gpus[k]];
+                    if (open[d][k] && r >= 0)
+                        groups[n++] = R->res->rs.v[r].group;
+                }
+        gq_bottlenecks_free(bn);
+        if (!n)
+            break;
+        gq_harness_opts save = R->ho;
+        for (int k = 0; k < n && !rc; k++)
+            if (gq_measurement_from_group(&R->res->rs, groups[k], R->m)) {
+                R->ho.rounds = gq_settle_rounds(&R->res->rs, groups[k], save.rounds, pass);
+                rc = measure(R, err);
+                R->res->remeasured++;
+            }
+        R->ho = save;
+    }
+out:
+    free(bn);
+    free(f);
+    return rc;
+}
+
+/* Domain boundaries the matrix leaves open: the pairs nearest each measured
+ * again with more rounds, at the end of the matrix step. */
+static int settle_domains(runner *R, gq_err *err)
+{
+    gq_pairmatrix *pm = malloc(sizeof *pm);
+    gq_domains *dom = malloc(sizeof *dom);
+    int rc = GQ_OK;
+    if (!pm || !dom) {
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        goto out;
+    }
+    for (int pass = 0; pass < GQ_SETTLE_PASSES && !rc; pass++) {
+        current_domains(R, pm, dom);
+        int groups[GQ_SETTLE_MAX_GROUPS];
+        int n = dom->nopen ? gq_domains_open_groups(dom, pm, &R->res->rs, groups, GQ_SETTLE_MAX_GROUPS) : 0;
+        if (!n)
+            break;
+        gq_harness_opts save = R->ho;
+        for (int k = 0; k < n && !rc; k++)
+            if (gq_measurement_from_group(&R->res->rs, groups[k], R->m)) {
+                R->ho.rounds = gq_settle_rounds(&R->res->rs, groups[k], save.rounds, pass);
+                rc = measure(R, err);
+                R->res->remeasured++;
+            }
+        R->ho = save;
+    }
+out:
+    free(pm);
+    free(dom);
+    return rc;
+}
+
 static int step_bidir(runner *R, gq_err *err)
 {
     m_reset(R->m, GQ_CARD_TEST_BIDIR_SET);
@@ -660,6 +793,8 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
                 gq_probe_measurement(&pp.v[i], o->bytes, GQ_METHOD_CE, false, R.m);
                 src = R.m->nflows ? measure(&R, err) : GQ_OK;
             }
+            if (!src)
+                src = settle_domains(&R, err);
             break;
         }
         case GQ_CS_HOST:
@@ -674,6 +809,10 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
                     continue;
                 src = run_probe(&R, &pp.v[i], err);
             }
+            if (!src && s == GQ_CS_CONTENTION)
+                src = settle_open(&R, &dom, err);
+            if (!src && s == GQ_CS_HOST)
+                src = settle_host(&R, err);
             break;
         }
         case GQ_CS_BIDIR: src = step_bidir(&R, err); break;
@@ -691,6 +830,9 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
         case GQ_CS_PLACEMENT:
             current_domains(&R, &pm, &dom);
             src = step_placement(&R, &dom, err);
+            /* its runs feed the inference too: settle what they left open */
+            if (!src)
+                src = settle_open(&R, &dom, err);
             break;
         case GQ_CS_STRESS: src = step_stress(&R, err); break;
         default: break;

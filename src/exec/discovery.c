@@ -111,6 +111,165 @@ static int run_from(ctx *c, int from, int total, gq_err *err)
     return rc;
 }
 
+int gq_settle_rounds(const gq_recordset *rs, int group, int rounds, int pass)
+{
+    for (int i = 0; rs && i < rs->n; i++)
+        if (rs->v[i].group == group && (rs->v[i].aggregate || rs->v[i].sum) &&
+            (rs->v[i].flags & GQ_FLAG_OVERLAP))
+            return rounds;
+    long r = (long)(rounds > 0 ? rounds : 1) * (GQ_SETTLE_ROUNDS_X << (pass > 0 ? pass : 0));
+    return r > GQ_MAX_ROUNDS ? GQ_MAX_ROUNDS : (int)r;
+}
+
+bool gq_measurement_from_group(const gq_recordset *rs, int group, gq_measurement *m)
+{
+    memset(m, 0, sizeof *m);
+    for (int i = 0; rs && i < rs->n; i++) {
+        const gq_record *r = &rs->v[i];
+        if (r->group != group || r->is_latency)
+            continue;
+        if (r->aggregate) {
+            m->aggregate = true;
+            continue;
+        }
+        if (r->sum) {
+            m->direction_sums = true;
+            continue;
+        }
+        if (m->nflows >= GQ_MAX_FLOWS)
+            break;
+        if (!m->nflows)
+            snprintf(m->test, sizeof m->test, "%s", r->test);
+        gq_flow *f = &m->flows[m->nflows];
+        f->src = r->src;
+        f->dst = r->dst;
+        f->method = r->method;
+        f->exec_gpu = r->exec_gpu;
+        f->bytes = r->bytes;
+        f->tag = r->flow_tag >= 0 ? r->flow_tag : m->nflows;
+        m->report[m->nflows++] = true;
+    }
+    if (m->direction_sums)
+        m->aggregate = true;
+    return m->nflows > 0;
+}
+
+static int add_group(int *groups, int n, int max, int g)
+{
+    for (int i = 0; i < n; i++)
+        if (groups[i] == g)
+            return n;
+    if (n < max)
+        groups[n++] = g;
+    return n;
+}
+
+int gq_domains_open_groups(const gq_domains *dom, const gq_pairmatrix *m, const gq_recordset *rs, int *groups,
+                           int max)
+{
+    int n = 0;
+    for (int u = 0; u < dom->nopen; u++)
+        for (int p = 0; p < dom->open[u].npairs; p++) {
+            int a = -1, b = -1;
+            for (int k = 0; k < m->n; k++) {
+                if (m->gpu[k] == dom->open[u].pair_a[p])
+                    a = k;
+                if (m->gpu[k] == dom->open[u].pair_b[p])
+                    b = k;
+            }
+            if (a < 0 || b < 0)
+                continue;
+            const int rec[2] = {m->record[a][b], m->record[b][a]};
+            for (int d = 0; d < 2; d++)
+                if (rec[d] >= 0 && rec[d] < rs->n)
+                    n = add_group(groups, n, max, rs->v[rec[d]].group);
+        }
+    return n;
+}
+
+/* The boundaries the matrix leaves open: the pairs nearest each measured
+ * again with more rounds (see GQ_SETTLE_*), and the domains clustered again
+ * into *out. */
+static int settle_domains(ctx *c, const gq_domains_opts *dopt, gq_err *err)
+{
+    gq_measurement *m = calloc(1, sizeof *m);
+    int rc = GQ_OK;
+    if (!m)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    for (int pass = 0; pass < GQ_SETTLE_PASSES && !rc && !gq_interrupt_requested(); pass++) {
+        if (!c->d->domains->nopen)
+            break;
+        int groups[GQ_SETTLE_MAX_GROUPS];
+        int n =
+            gq_domains_open_groups(c->d->domains, c->d->matrix, &c->d->records, groups, GQ_SETTLE_MAX_GROUPS);
+        gq_harness_opts ho = c->o->harness;
+        for (int k = 0; k < n && !rc; k++) {
+            if (!gq_measurement_from_group(&c->d->records, groups[k], m))
+                continue;
+            ho.rounds = gq_settle_rounds(&c->d->records, groups[k], c->o->harness.rounds, pass);
+            gq_err e = {0};
+            int r = gq_exec_one(c->be, c->topo, m, &ho, c->o->journal, &c->d->records, &e);
+            c->d->remeasured++;
+            if (r == GQ_E_INTR) {
+                c->d->interrupted = true;
+                break;
+            }
+            if (r == GQ_E_NOMEM || r == GQ_E_IO)
+                rc = gq_err_set(err, r, "%s", e.msg);
+        }
+        if (rc || c->d->interrupted)
+            break;
+        int gl[GQ_MAX_GPUS], ng = c->d->matrix->n;
+        memcpy(gl, c->d->matrix->gpu, sizeof gl);
+        gq_pairmatrix_init(c->d->matrix, gl, ng);
+        gq_pairmatrix_from_records(c->d->matrix, &c->d->records, NULL);
+        rc = gq_domains_cluster(c->d->matrix, dopt, c->d->domains, err);
+    }
+    free(m);
+    return rc;
+}
+
+/* Measure the groups the open decisions of the bottleneck inference rest on
+ * again (see GQ_SETTLE_*), the pipeline's way: through the plan runner. */
+static int settle(ctx *c, const gq_domains *dom, const gq_bn_opts *bo, gq_err *err)
+{
+    gq_bottlenecks *bn = calloc(1, sizeof *bn);
+    gq_measurement *m = calloc(1, sizeof *m);
+    int rc = GQ_OK;
+    if (!bn || !m) {
+        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+        goto out;
+    }
+    for (int pass = 0; pass < GQ_SETTLE_PASSES && !rc && !gq_interrupt_requested(); pass++) {
+        int groups[GQ_SETTLE_MAX_GROUPS];
+        if ((rc = gq_bottlenecks_infer(&c->d->records, c->topo, dom, bo, bn, err)))
+            break;
+        int n = gq_bottlenecks_open_groups(bn, &c->d->records, groups, GQ_SETTLE_MAX_GROUPS);
+        gq_bottlenecks_free(bn);
+        if (!n)
+            break;
+        gq_harness_opts ho = c->o->harness;
+        for (int k = 0; k < n && !rc; k++) {
+            if (!gq_measurement_from_group(&c->d->records, groups[k], m))
+                continue;
+            ho.rounds = gq_settle_rounds(&c->d->records, groups[k], c->o->harness.rounds, pass);
+            gq_err e = {0};
+            int r = gq_exec_one(c->be, c->topo, m, &ho, c->o->journal, &c->d->records, &e);
+            c->d->remeasured++;
+            if (r == GQ_E_INTR) {
+                c->d->interrupted = true;
+                goto out;
+            }
+            if (r == GQ_E_NOMEM || r == GQ_E_IO)
+                rc = gq_err_set(err, r, "%s", e.msg);
+        }
+    }
+out:
+    free(bn);
+    free(m);
+    return rc;
+}
+
 /* How many contention probes the plan would hold on the domains the tree
  * suggests (what `domains --plan-only` shows): the progress total until the
  * measured domains fix the real plan. 0 when it cannot be planned. */
@@ -161,15 +320,19 @@ int gq_discovery_run(gq_backend *be, const gq_topo *topo, const int *gpus, int n
         dopt.topo = topo;
     if ((rc = gq_domains_cluster(out->matrix, &dopt, out->domains, err)))
         goto out;
+    if ((rc = settle_domains(&c, &dopt, err)))
+        goto out;
     /* 3. contention probes from the domains and the tree */
     int from = out->plan.n;
     if ((rc = gq_probes_plan_contention(&out->plan, topo, gpus, n, out->domains, err)))
         goto out;
     if ((rc = run_from(&c, from, out->plan.n, err)))
         goto out;
-    /* 4. bottlenecks */
+    /* 4. bottlenecks, once the open decisions were measured again */
     gq_bn_opts bo = o->bottlenecks;
     bo.bytes = o->bytes;
+    if (!out->interrupted && (rc = settle(&c, out->domains, &bo, err)))
+        goto out;
     rc = gq_bottlenecks_infer(&out->records, topo, out->domains, &bo, out->bottlenecks, err);
 out:
     return rc;

@@ -38,6 +38,33 @@ typedef struct gq_discovery_opts {
 
 void gq_discovery_opts_default(gq_discovery_opts *o);
 
+/* Decisions left open (docs/method-domains.md, "Decisions on intervals"):
+ * the groups they rest on are measured again with more rounds, pass p
+ * (from 0) with GQ_SETTLE_ROUNDS_X << p times the rounds (at most
+ * GQ_MAX_ROUNDS), at most GQ_SETTLE_PASSES passes of at most
+ * GQ_SETTLE_MAX_GROUPS groups each; what is still open after that is
+ * reported as undetermined. */
+#define GQ_SETTLE_ROUNDS_X 3
+#define GQ_SETTLE_PASSES 2
+#define GQ_SETTLE_MAX_GROUPS 24
+
+/* The rounds to measure group `group` of rs again with, in settle pass
+ * `pass`, for a plan of `rounds` rounds: more rounds narrow an interval; a
+ * run the overlap rule refused is repeated with as many rounds as before
+ * (more rounds would only give it more chances to be refused again). */
+int gq_settle_rounds(const gq_recordset *rs, int group, int rounds, int pass);
+
+/* The measurement that ran as group `group` of rs, to run it again: its
+ * reported flows (ends, method, size, executing GPU) with the same test
+ * name, an aggregate and direction sums where it had them. false when rs
+ * has no flow of that group. */
+bool gq_measurement_from_group(const gq_recordset *rs, int group, gq_measurement *m);
+
+/* The groups behind the pairs of dom's open boundaries (both directions of
+ * each pair, from the cells of m), each once, at most max; returns how many. */
+int gq_domains_open_groups(const gq_domains *dom, const gq_pairmatrix *m, const gq_recordset *rs, int *groups,
+                           int max);
+
 typedef struct gq_discovery {
     gq_recordset records; /* every record measured */
     gq_probe_plan plan;   /* every probe planned (matrix first) */
@@ -46,6 +73,7 @@ typedef struct gq_discovery {
     gq_bottlenecks *bottlenecks;
     bool interrupted; /* Ctrl-C: the analysis covers what finished */
     int retries;      /* concurrent runs measured again by duration after an overlap failure */
+    int remeasured;   /* groups measured again because a decision on them was open */
 } gq_discovery;
 
 /* Run the pipeline over gpus[0..n). *out is initialised here; release it with

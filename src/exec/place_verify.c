@@ -16,9 +16,10 @@ static bool is_flow_record(const gq_record *r)
 
 static int run_pattern(gq_backend *be, const gq_topo *topo, gq_measurement *ms, const gq_harness_opts *ho,
                        gq_recordset *rs, gq_journal *j, double *rate, double *agg, double *overlap,
-                       bool *valid, gq_err *err)
+                       bool *valid, double *iv, gq_err *err)
 {
     int first = rs->n;
+    iv[0] = iv[1] = 0;
     for (int i = 0; i < ms->nflows; i++)
         rate[i] = -1;
     *agg = -1;
@@ -31,6 +32,9 @@ static int run_pattern(gq_backend *be, const gq_topo *topo, gq_measurement *ms, 
             *agg = r->value.n > 0 ? r->value.median : -1;
             *overlap = r->overlap;
             *valid = r->valid;
+            gq_interval v = gq_record_interval(r);
+            iv[0] = v.lo;
+            iv[1] = v.hi;
         } else if (is_flow_record(r)) {
             int t = r->flow_tag;
             if (t < 0 || t >= ms->nflows) /* fall back to flow order */
@@ -45,8 +49,12 @@ static int run_pattern(gq_backend *be, const gq_topo *topo, gq_measurement *ms, 
         *overlap = 1;
         *valid = true;
         for (int k = first; k < rs->n; k++)
-            if (is_flow_record(&rs->v[k]))
+            if (is_flow_record(&rs->v[k])) {
                 *valid = rs->v[k].valid;
+                gq_interval v = gq_record_interval(&rs->v[k]);
+                iv[0] = v.lo;
+                iv[1] = v.hi;
+            }
     }
     return rc;
 }
@@ -55,14 +63,16 @@ static int verify_map(gq_backend *be, const gq_topo *topo, gq_place_map *map, co
                       uint64_t bytes, const gq_harness_opts *ho, gq_recordset *rs, gq_journal *j, gq_err *err)
 {
     int rc = GQ_OK;
-    double rate[GQ_MAX_FLOWS];
+    double rate[GQ_MAX_FLOWS], iv[2];
     gq_measurement *ms = malloc(sizeof *ms);
     if (!ms)
         return gq_err_set(err, GQ_E_NOMEM, "placement: out of memory");
     if (gq_place_pairs_measurement(map, bytes, ms) > 0) {
         snprintf(ms->test, sizeof ms->test, "place_pairs%s", suffix);
         rc = run_pattern(be, topo, ms, ho, rs, j, rate, &map->pairs_measured, &map->pairs_overlap,
-                         &map->pairs_valid, err);
+                         &map->pairs_valid, iv, err);
+        map->pairs_measured_lo = iv[0];
+        map->pairs_measured_hi = iv[1];
         for (int i = 0; i < map->npairs; i++)
             map->pairs[i].measured_gbps = rate[i];
         if (rc)
@@ -76,7 +86,8 @@ static int verify_map(gq_backend *be, const gq_topo *topo, gq_place_map *map, co
             gq_place_offload_measurement(map, dir, bytes, ms);
             snprintf(ms->test, sizeof ms->test, "place_offload_%s%s", gq_direction_name(dir), suffix);
             rc = run_pattern(be, topo, ms, ho, rs, j, rate,
-                             d ? &map->offload_measured_d2h : &map->offload_measured_h2d, &ov, &valid, err);
+                             d ? &map->offload_measured_d2h : &map->offload_measured_h2d, &ov, &valid, iv,
+                             err);
             map->offload_valid = d ? map->offload_valid && valid : valid;
             for (int i = 0; i < map->nworkers; i++)
                 *(d ? &map->workers[i].measured_d2h : &map->workers[i].measured_h2d) = rate[i];
@@ -88,7 +99,7 @@ static int verify_map(gq_backend *be, const gq_topo *topo, gq_place_map *map, co
         double agg, ov;
         gq_place_replicas_measurement(map, bytes, ms);
         snprintf(ms->test, sizeof ms->test, "place_replicas_h2d%s", suffix);
-        rc = run_pattern(be, topo, ms, ho, rs, j, rate, &agg, &ov, &map->replicas_valid, err);
+        rc = run_pattern(be, topo, ms, ho, rs, j, rate, &agg, &ov, &map->replicas_valid, iv, err);
         int f = 0;
         map->replicas_measured_min = INFINITY;
         for (int r = 0; r < map->nreplicas; r++) {
@@ -214,15 +225,26 @@ static void gains(gq_place_result *res)
 {
     const gq_place_map *c = &res->chosen, *nv = &res->naive;
     res->gain_pairs = res->gain_offload = res->gain_replicas = 0;
+    res->gain_pairs_lo = res->gain_pairs_hi = 0;
     if (c->npairs) {
-        if (c->pairs_valid && nv->pairs_valid && nv->pairs_measured > 0)
+        if (c->pairs_valid && nv->pairs_valid && nv->pairs_measured > 0) {
             res->gain_pairs = c->pairs_measured / nv->pairs_measured;
-        else
+            if (c->pairs_measured_lo > 0 && nv->pairs_measured_lo > 0) {
+                res->gain_pairs_lo = c->pairs_measured_lo / nv->pairs_measured_hi;
+                res->gain_pairs_hi = c->pairs_measured_hi / nv->pairs_measured_lo;
+                if (res->gain_pairs_lo <= 1 && res->gain_pairs_hi >= 1)
+                    gq_place_note(res,
+                                  "the gain over the naive mapping is %.2f-%.2fx on the intervals from the "
+                                  "rounds: whether the chosen mapping moves more is undetermined",
+                                  res->gain_pairs_lo, res->gain_pairs_hi);
+            }
+        } else {
             gq_place_note(
                 res,
                 "the pairs' aggregate is not valid (windows overlapped %.1f%% and %.1f%%, below 99%%): no "
                 "gain is claimed",
                 100 * c->pairs_overlap, 100 * nv->pairs_overlap);
+        }
     }
     if (c->nworkers && c->offload_valid && nv->offload_valid &&
         nv->offload_measured_h2d + nv->offload_measured_d2h > 0)

@@ -21,18 +21,26 @@
 
 /* Document sections: an object whose keys merge into the document root (new
  * reference; NULL on allocation failure):
- *   bottlenecks: [{gpus, direction (h2d|d2h|p2p), capacity_gbps, sum_alone_gbps,
+ *   bottlenecks: [{gpus, direction (h2d|d2h|p2p), capacity_gbps, capacity_interval_gbps,
+ *                  sum_alone_gbps,
  *                  expected_gbps, explained_by (gq_bn_explain_name), node, link_gbps,
  *                  explanation, [cross_domain, domains for p2p],
  *                  evidence: [observation..]}]
  *   contention: {observations: [every analysed group: group, test, direction, bytes,
  *                  gpus, per_gpu_gbps | pairs + kind, aggregate_gbps, sum_alone_gbps,
- *                  expected_gbps, overlap, contended],
+ *                  expected_gbps, overlap, contended, aggregate_interval_gbps,
+ *                  limit_interval_gbps, undecided],
  *                host_alone_gbps: {h2d: [..], d2h: [..]} by GPU (null unknown),
  *                host_bytes, skipped_groups, one_numa_visible,
  *                asymmetry: [{direction, gpus, slow, slow_gbps: [lo, hi], fast_gbps: [lo, hi], group}]}
+ *   undetermined: [decisions left open: gq_bn_open_to_json]
  *   ignored: [{record, test, src, dst, gbps, why}] (rs may be NULL) */
 json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs);
+/* One decision the intervals left open (gq_bottlenecks.open), as the
+ * "undetermined" lists of the domains document and the card show it:
+ * {decision: shared_budget|nested_budget, direction, gpus,
+ *  figure_interval_gbps: [lo, hi], limit_interval_gbps: [lo, hi], text}. */
+json_t *gq_bn_open_to_json(const gq_bn_open *u);
 /* The inverse for what other commands read back: doc's "bottlenecks" list
  * into b->v (b->n of them; evidence observations, contention and ignored are
  * not read back). Fail closed: gpus (indices below ngpu, each once),
@@ -48,8 +56,14 @@ int gq_bottlenecks_from_json(const char *path, const json_t *doc, int ngpu, gq_b
  *   domains: [[GPU..]..]   (the contract other commands read)
  *   domain_analysis: {chained: [bool..], split, threshold_gbps, gap_gbps: [lo, hi]
  *     or null, within_min_gbps, across_max_gbps (null when not applicable),
- *     max_spread, pairs, missing_pairs, no_p2p, method: text}. */
+ *     max_spread, pairs, missing_pairs, no_p2p, set_aside, groups,
+ *     undetermined: [gq_domain_open_to_json], method: text}. */
 json_t *gq_domains_to_json(const gq_domains *d);
+/* One boundary left open (gq_domains.open), as domain_analysis.undetermined
+ * and the card's "undetermined" list show it: {decision: "domain_boundary",
+ * gpus (the group), gap_gbps: [below, above], gap_interval_pct: [worst, best],
+ * pairs: [[a, b]..] (measured again), text}. */
+json_t *gq_domain_open_to_json(const gq_domain_open *u);
 /* The inverse: doc's "domains" (a list, empty when nothing was clustered; each domain a list of GPU
  * indices or {"gpus": [...]}, each GPU below ngpu and in one domain only)
  * and, when present, "domain_analysis" (each field of its type). Fail

@@ -16,6 +16,14 @@ static json_t *int_array(const int *v, int n)
     return a;
 }
 
+/* [lo, hi], or null when either end is unknown. */
+static json_t *interval_json(double lo, double hi)
+{
+    if (!isfinite(lo) || !isfinite(hi) || lo <= 0)
+        return json_null();
+    return json_pack("[oo]", gq_json_num(lo), gq_json_num(hi));
+}
+
 static json_t *obs_json(const gq_bn_obs *o)
 {
     json_t *j = json_object();
@@ -47,6 +55,27 @@ static json_t *obs_json(const gq_bn_obs *o)
     json_object_set_new(j, "expected_gbps", gq_json_num(o->expected_gbps));
     json_object_set_new(j, "overlap", gq_json_num(o->overlap));
     json_object_set_new(j, "contended", json_boolean(o->contended));
+    json_object_set_new(j, "aggregate_interval_gbps",
+                        interval_json(o->aggregate_lo_gbps, o->aggregate_hi_gbps));
+    json_object_set_new(j, "limit_interval_gbps", interval_json(o->limit_lo_gbps, o->limit_hi_gbps));
+    json_object_set_new(j, "undecided", json_boolean(o->undecided));
+    return j;
+}
+
+json_t *gq_bn_open_to_json(const gq_bn_open *u)
+{
+    json_t *j = json_object();
+    if (!j)
+        return NULL;
+    json_object_set_new(j, "decision",
+                        json_string(u->kind == GQ_BN_OPEN_FOLD      ? "nested_budget"
+                                    : u->kind == GQ_BN_OPEN_MISSING ? "missing_run"
+                                                                    : "shared_budget"));
+    json_object_set_new(j, "direction", json_string(gq_direction_name(u->direction)));
+    json_object_set_new(j, "gpus", int_array(u->gpus, u->ngpus));
+    json_object_set_new(j, "figure_interval_gbps", interval_json(u->figure_lo_gbps, u->figure_hi_gbps));
+    json_object_set_new(j, "limit_interval_gbps", interval_json(u->limit_lo_gbps, u->limit_hi_gbps));
+    json_object_set_new(j, "text", json_string(u->text));
     return j;
 }
 
@@ -68,6 +97,8 @@ json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs)
         json_object_set_new(j, "gpus", int_array(bn->gpus, bn->ngpus));
         json_object_set_new(j, "direction", json_string(gq_direction_name(bn->direction)));
         json_object_set_new(j, "capacity_gbps", gq_json_num(bn->capacity_gbps));
+        json_object_set_new(j, "capacity_interval_gbps",
+                            interval_json(bn->capacity_lo_gbps, bn->capacity_hi_gbps));
         json_object_set_new(j, "sum_alone_gbps", gq_json_num(bn->sum_alone_gbps));
         json_object_set_new(j, "expected_gbps", gq_json_num(bn->expected_gbps));
         json_object_set_new(j, "explained_by", json_string(gq_bn_explain_name(bn->explained)));
@@ -110,6 +141,10 @@ json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs)
         json_array_append_new(ign, j);
     }
     json_object_set_new(root, "bottlenecks", bl);
+    json_t *und = json_array();
+    for (int i = 0; i < b->nopen; i++)
+        json_array_append_new(und, gq_bn_open_to_json(&b->open[i]));
+    json_object_set_new(root, "undetermined", und);
     json_t *ct = json_object();
     json_object_set_new(ct, "observations", obs);
     json_object_set_new(ct, "host_alone_gbps", alone);

@@ -263,6 +263,10 @@ static int decode_checks(const json_t *card, int version, gq_card *c)
         str_into(k->text, sizeof k->text, x, "text");
         k->figure = num_or_nan(x, "figure");
         k->threshold = num_or_nan(x, "threshold");
+        const json_t *fi = json_object_get(x, "figure_interval");
+        k->figure_lo = json_is_number(json_array_get(fi, 0)) ? json_number_value(json_array_get(fi, 0)) : NAN;
+        k->figure_hi = json_is_number(json_array_get(fi, 1)) ? json_number_value(json_array_get(fi, 1)) : NAN;
+        k->undetermined = json_is_true(json_object_get(x, "undetermined"));
         gq_verdict_parse(json_string_value(json_object_get(x, "verdict")), &k->verdict);
         if (version < 2) {
             gq_check_rest_on(k, c->step_ev, c->step_why); /* schema 1: from the plan */
@@ -401,12 +405,21 @@ void gq_card_to_json(const gq_card *c, json_t *card)
     json_t *a = json_array();
     for (int i = 0; i < c->checks.n; i++) {
         const gq_check *k = &c->checks.v[i];
-        json_array_append_new(
-            a, json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:s, s:s, s:s, s:o}", "id", k->id, "subject",
-                         k->subject, "source", k->source, "verdict", gq_verdict_name(k->verdict), "figure",
-                         jnum(k->figure), "threshold", jnum(k->threshold), "unit", k->unit, "text", k->text,
-                         "step", gq_card_step_name(k->step), "evidence", gq_evidence_name(k->evidence),
-                         "evidence_reason", jreason(k->reason)));
+        json_t *kj =
+            json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:s, s:s, s:s, s:o}", "id", k->id, "subject",
+                      k->subject, "source", k->source, "verdict", gq_verdict_name(k->verdict), "figure",
+                      jnum(k->figure), "threshold", jnum(k->threshold), "unit", k->unit, "text", k->text,
+                      "step", gq_card_step_name(k->step), "evidence", gq_evidence_name(k->evidence),
+                      "evidence_reason", jreason(k->reason));
+        /* decided on an interval that straddled a threshold: say so */
+        if (kj && k->undetermined) {
+            json_object_set_new(kj, "undetermined", json_true());
+            json_object_set_new(kj, "figure_interval",
+                                isfinite(k->figure_lo) && isfinite(k->figure_hi)
+                                    ? json_pack("[oo]", jnum(k->figure_lo), jnum(k->figure_hi))
+                                    : json_null());
+        }
+        json_array_append_new(a, kj);
     }
     json_object_set_new(card, "checks", a);
     json_object_set_new(card, "counts",

@@ -271,14 +271,19 @@ static json_t *host_json(const gq_bottlenecks *bn, const int *sel, int n, const 
     free(assumed);
     json_t *o = json_object();
     json_object_set_new(o, "gpus", ints_json(sel, n));
-    json_t *alone = json_object(), *all = json_object();
+    json_t *alone = json_object(), *all = json_object(), *aiv = json_object();
     static const char *const dn[2] = {"h2d", "d2h"};
     bool any_all = false;
     for (int d = 0; d < 2; d++) {
-        json_t *a = json_array();
-        for (int k = 0; k < n; k++)
+        json_t *a = json_array(), *iv = json_array();
+        for (int k = 0; k < n; k++) {
             json_array_append_new(a, jnum(bn->alone[d][sel[k]]));
+            double lo = bn->alone_lo[d][sel[k]], hi = bn->alone_hi[d][sel[k]];
+            json_array_append_new(iv, isfinite(lo) && isfinite(hi) ? json_pack("[oo]", jnum(lo), jnum(hi))
+                                                                   : json_null());
+        }
         json_object_set_new(alone, dn[d], a);
+        json_object_set_new(aiv, dn[d], iv);
         /* All at once: the largest host group of that direction covering every GPU. */
         const gq_bn_obs *best = NULL;
         for (int i = 0; i < bn->nobs; i++) {
@@ -299,6 +304,7 @@ static json_t *host_json(const gq_bottlenecks *bn, const int *sel, int n, const 
         any_all |= best != NULL;
     }
     json_object_set_new(o, "alone", alone);
+    json_object_set_new(o, "alone_interval", aiv);
     json_object_set_new(o, "all", any_all ? all : (json_decref(all), json_null()));
     json_t *subs = json_array();
     for (int i = 0; i < bn->nobs; i++) {
@@ -715,6 +721,13 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
     }
     have_bn = true;
     json_object_set_new(card, "host", host_json(&bn, sel, n, rs, t, have_dom ? dom : NULL));
+    /* decisions the figures' intervals left open after measuring again */
+    json_t *und = json_array();
+    for (int k = 0; have_dom && k < dom->nopen; k++)
+        json_array_append_new(und, gq_domain_open_to_json(&dom->open[k]));
+    for (int k = 0; k < bn.nopen; k++)
+        json_array_append_new(und, gq_bn_open_to_json(&bn.open[k]));
+    json_object_set_new(card, "undetermined", und);
     bool multi = false; /* a domain of 2+ GPUs: within and across mean something */
     for (int k = 0; have_dom && k < dom->ndomains; k++)
         multi |= dom->size[k] >= 2;

@@ -8,6 +8,19 @@
 #include "render/analysis_render.h"
 #include "render/decode.h"
 
+json_t *gq_domain_open_to_json(const gq_domain_open *u)
+{
+    json_t *gp = json_array(), *pairs = json_array();
+    for (int i = 0; gp && i < 64; i++)
+        if (u->gpus >> i & 1)
+            json_array_append_new(gp, json_integer(i));
+    for (int p = 0; pairs && p < u->npairs; p++)
+        json_array_append_new(pairs, json_pack("[ii]", u->pair_a[p], u->pair_b[p]));
+    return json_pack("{s:s,s:o,s:[oo],s:[oo],s:o,s:s}", "decision", "domain_boundary", "gpus", gp, "gap_gbps",
+                     gq_json_num(u->lo_gbps), gq_json_num(u->hi_gbps), "gap_interval_pct",
+                     gq_json_num(u->worst_pct), gq_json_num(u->best_pct), "pairs", pairs, "text", u->text);
+}
+
 json_t *gq_domains_to_json(const gq_domains *d)
 {
     json_t *root = json_object(), *o = json_object(), *doms = json_array(), *ch = json_array();
@@ -54,12 +67,17 @@ json_t *gq_domains_to_json(const gq_domains *d)
     }
     json_object_set_new(o, "set_aside", sa);
     json_object_set_new(o, "groups", gr);
+    json_t *und = json_array();
+    for (int k = 0; k < d->nopen; k++)
+        json_array_append_new(und, gq_domain_open_to_json(&d->open[k]));
+    json_object_set_new(o, "undetermined", und);
     json_object_set_new(
         o, "method",
-        json_string("single linkage at the largest gap between sorted pair bandwidths that exceeds "
-                    "both the measurement spread and 10%, again inside every group it makes, after setting "
-                    "aside GPUs whose every pair is slow for a reason of their own; direct P2P cells only "
-                    "(docs/method-domains.md)"));
+        json_string(
+            "single linkage at the largest gap between sorted pair bandwidths that exceeds "
+            "10% at the ends of the figures' intervals, again inside every group it makes, after setting "
+            "aside GPUs whose every pair is slow for a reason of their own; direct P2P cells only "
+            "(docs/method-domains.md)"));
     json_object_set_new(root, "domain_analysis", o);
     return root;
 }

@@ -124,6 +124,11 @@ json_t *gq_place_to_json(const gq_place_model *m, const gq_place_result *res)
     json_object_set_new(o, "naive", naive);
     json_object_set_new(o, "verified", json_boolean(res->verified));
     json_object_set_new(o, "gain", gq_json_num_if(res->gain_pairs, r->prefill && res->gain_pairs > 0));
+    json_object_set_new(
+        o, "gain_interval",
+        r->prefill && res->gain_pairs_lo > 0
+            ? json_pack("[oo]", gq_json_num(res->gain_pairs_lo), gq_json_num(res->gain_pairs_hi))
+            : json_null());
     json_object_set_new(o, "offload_gain",
                         gq_json_num_if(res->gain_offload, r->offload && res->gain_offload > 0));
     json_object_set_new(o, "replicas_gain",

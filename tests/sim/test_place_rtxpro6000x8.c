@@ -80,6 +80,11 @@ static void cells_verified(void **state)
         if (!(got >= 2.0 * naive))
             fail_msg("seed %d: chosen %.1f GB/s is not 2x naive %.1f GB/s", seed, got, naive);
         assert_near(jnum(doc, "gain"), got / naive, 1e-3);
+        /* ... on the intervals from the rounds too: the gain's interval holds
+         * the gain and lies wholly above 1 (established, not undetermined) */
+        const json_t *gi = json_object_get(doc, "gain_interval");
+        double glo = json_number_value(json_array_get(gi, 0)), ghi = json_number_value(json_array_get(gi, 1));
+        assert_true(json_array_size(gi) == 2 && glo <= got / naive && ghi >= got / naive && glo > 1.0);
 
         /* Every pair was measured, and the model's prediction is near it. */
         size_t i;

@@ -308,7 +308,7 @@ static void slow_rounds(void **state)
     int slowed = 0;
     for (int c = 0; c < CALLS; c++) {
         gq_sim_noise_parts x;
-        gq_sim_flow_noise(3, frac, GQ_SIM_PC_HOST, 2, 42, 7, (uint64_t)c, &x);
+        gq_sim_flow_noise(3, frac, 1.0, GQ_SIM_PC_HOST, 2, 42, 7, (uint64_t)c, &x);
         slowed += x.slowed;
         assert_true(!x.slowed || (x.slow >= GQ_SIM_SLOW_MIN && x.slow <= GQ_SIM_SLOW_MAX));
         assert_true(x.slowed || x.slow == 0);
@@ -319,7 +319,7 @@ static void slow_rounds(void **state)
     slowed = 0;
     for (int c = 0; c < CALLS; c++) {
         gq_sim_noise_parts x;
-        gq_sim_flow_noise(3, frac, GQ_SIM_PC_HOST, 8, 42, 7, (uint64_t)c, &x);
+        gq_sim_flow_noise(3, frac, 1.0, GQ_SIM_PC_HOST, 8, 42, 7, (uint64_t)c, &x);
         slowed += x.slowed;
     }
     st_within((double)slowed / CALLS, p / 4 * 0.7, p / 4 * 1.3, 0, "share of slow rounds, one of 8 sharing");
@@ -457,8 +457,8 @@ static void quiet_and_deterministic(void **state)
     }
     /* the model itself: FRAC 0 multiplies by exactly 1 and delays nothing */
     for (uint64_t k = 0; k < 1000; k++) {
-        assert_true(gq_sim_flow_noise(k, 0, (gq_sim_path_class)(k % GQ_SIM_NPC), (int)(k % 4), k, k * 3, k,
-                                      NULL) == 1.0);
+        assert_true(gq_sim_flow_noise(k, 0, 1.0, (gq_sim_path_class)(k % GQ_SIM_NPC), (int)(k % 4), k, k * 3,
+                                      k, NULL) == 1.0);
         assert_true(gq_sim_start_delay(k, 0, k, k) == 0.0);
         assert_true(gq_sim_latency_noise(k, 0, GQ_SIM_PC_HOST, k, k) == 1.0);
     }

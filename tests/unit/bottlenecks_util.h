@@ -97,6 +97,15 @@ static inline void host_uniform(const int *gpus, int n, gq_direction d, double e
     host_group(gpus, n, d, r);
 }
 
+/* host_uniform, returning the group id. */
+static inline int host_uniform_group(const int *gpus, int n, gq_direction d, double each)
+{
+    double r[64];
+    for (int i = 0; i < n; i++)
+        r[i] = each;
+    return host_group(gpus, n, d, r);
+}
+
 static inline void p2p_flow(int group, int s, int t, double v)
 {
     gq_record r;

@@ -317,9 +317,10 @@ static void h200_none(void **state)
     gq_bottlenecks_free(&b);
 }
 
-/* A drop within the noise is not a bottleneck; the same drop measured
- * tightly is. A mild drop (11%, the H200's two GPUs to host at once) is
- * interference, not a shared budget. */
+/* A drop within the noise is not a bottleneck, and the decision is named as
+ * open; the same drop measured tightly is a bottleneck. A mild drop (11%,
+ * the H200's two GPUs to host at once) is interference, not a shared
+ * budget. */
 static void noise_guard(void **state)
 {
     (void)state;
@@ -327,14 +328,23 @@ static void noise_guard(void **state)
         host_uniform(&g, 1, GQ_DIR_H2D, 50.0);
     const int both[] = {0, 1};
     host_uniform(both, 2, GQ_DIR_H2D, 36.0); /* 72 of 100: 28% below */
-    for (int i = 0; i < RS.n; i++)
-        RS.v[i].value.spread = 0.05; /* 20% drop + 2 x 5% noise = 30% needed */
+    for (int i = 0; i < RS.n; i++) {         /* rounds 10% either side: 64.8-79.2 against 72-88 */
+        RS.v[i].value.min = RS.v[i].value.median * 0.9;
+        RS.v[i].value.max = RS.v[i].value.median * 1.1;
+    }
     gq_bottlenecks b;
     assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
     assert_int_equal(b.n, 0);
+    assert_int_equal(b.nopen, 1);
+    assert_int_equal(b.open[0].kind, GQ_BN_OPEN_BUDGET);
+    assert_true(b.obs[0].undecided && !b.obs[0].contended);
+    assert_true(fabs(b.open[0].figure_lo_gbps - 64.8) < 1e-6 && fabs(b.open[0].limit_hi_gbps - 88.0) < 1e-6);
+    assert_non_null(strstr(b.open[0].text, "whether GPUs 0,1 share a host-to-GPU budget"));
     gq_bottlenecks_free(&b);
-    for (int i = 0; i < RS.n; i++)
+    for (int i = 0; i < RS.n; i++) {
+        RS.v[i].value.min = RS.v[i].value.max = RS.v[i].value.median;
         RS.v[i].value.spread = 0.005;
+    }
     assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
     assert_int_equal(b.n, 1);
     assert_int_equal(b.v[0].explained, GQ_EXPLAIN_MEASUREMENT_ONLY);

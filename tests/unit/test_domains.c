@@ -133,12 +133,34 @@ static void gap_within_spread(void **state)
     gq_domains d;
     assert_int_equal(gq_domains_cluster(&M, NULL, &d, NULL), 0);
     expect_domains(&d, "{0-3}");
-    /* the same matrix measured tightly does split */
+    /* ... and the boundary is named as open: 40 +- 4 against 50 +- 5 is 2.3 %
+     * apart at worst, 53 % at best; the pairs nearest the gap go first */
+    assert_int_equal(d.nopen, 1);
+    assert_true(d.open[0].gpus == 0xf && d.open[0].lo_gbps == 40 && d.open[0].hi_gbps == 50);
+    assert_true(fabs(d.open[0].worst_pct - 100.0 * (45.0 / 44.0 - 1)) < 1e-9);
+    assert_true(fabs(d.open[0].best_pct - 100.0 * (55.0 / 36.0 - 1)) < 1e-9);
+    assert_int_equal(d.open[0].npairs, 6);
+    assert_true(d.open[0].pair_a[0] == 1 && d.open[0].pair_b[0] == 3); /* the last 40 GB/s pair */
+    assert_true(d.open[0].pair_a[1] == 0 && d.open[0].pair_b[1] == 1); /* the first 50 GB/s pair */
+    assert_non_null(strstr(d.open[0].text, "whether GPUs 0-3 split into domains"));
+    /* the same matrix measured tightly does split, nothing open */
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++)
             M.spread[i][j] = 0.01;
     assert_int_equal(gq_domains_cluster(&M, NULL, &d, NULL), 0);
     expect_domains(&d, "{0,1}{2,3}");
+    assert_int_equal(d.nopen, 0);
+    /* intervals from the rounds win over the spread: the loose spread with
+     * tight intervals splits */
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            M.spread[i][j] = 0.2;
+            M.lo[i][j] = M.gbps[i][j] * 0.99;
+            M.hi[i][j] = M.gbps[i][j] * 1.01;
+        }
+    assert_int_equal(gq_domains_cluster(&M, NULL, &d, NULL), 0);
+    expect_domains(&d, "{0,1}{2,3}");
+    assert_int_equal(d.nopen, 0);
 }
 
 /* No P2P anywhere (only host-staged cells): singletons, flagged. With

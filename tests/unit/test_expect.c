@@ -189,6 +189,82 @@ static void test_judge_pass_and_failures(void **state)
     free(f);
 }
 
+/* Thresholds on intervals: a figure whose interval from its rounds lies on
+ * both sides of a threshold is undetermined (WARN naming the interval), never
+ * PASS or FAIL by its median; one wholly on one side is decided; and
+ * gq_expect_open_host names the GPUs whose runs to measure again. */
+static void test_judge_on_intervals(void **state)
+{
+    (void)state;
+    gq_expect ex;
+    gq_err e = {0};
+    assert_int_equal(gq_expect_parse(good, "good.expect", &ex, &e), GQ_OK);
+    gq_card_facts *f = malloc(sizeof *f);
+    seed001_facts(f);
+    for (int i = 0; i < 8; i++) {
+        f->gpu[i].h2d_lo = 57.5;
+        f->gpu[i].h2d_hi = 58.3;
+        f->gpu[i].d2h_lo = 56.2;
+        f->gpu[i].d2h_hi = 57.0;
+    }
+    /* GPU 1 at 50.4 (49.6-51.2): the fail level 50 lies inside; GPU 2 at
+     * 53.0 (52.0-54.0), wholly between fail and warn: WARN, decided */
+    f->gpu[1].h2d_gbps = 50.4;
+    f->gpu[1].h2d_lo = 49.6;
+    f->gpu[1].h2d_hi = 51.2;
+    f->gpu[2].h2d_gbps = 53.0;
+    f->gpu[2].h2d_lo = 52.0;
+    f->gpu[2].h2d_hi = 54.0;
+    gq_checklist cl = {0};
+    assert_int_equal(gq_expect_judge(&ex, f, &cl, &e), GQ_OK);
+    const gq_check *c = find(&cl, "h2d_gbps_min", "gpu:1");
+    assert_int_equal(c->verdict, GQ_V_WARN);
+    assert_true(c->undetermined && c->figure_lo == 49.6 && c->figure_hi == 51.2 && c->threshold == 50);
+    assert_non_null(strstr(c->text, "49.6-51.2"));
+    assert_non_null(strstr(c->text, "undetermined"));
+    c = find(&cl, "h2d_gbps_min", "gpu:2");
+    assert_int_equal(c->verdict, GQ_V_WARN);
+    assert_false(c->undetermined);
+    assert_int_equal(find(&cl, "h2d_gbps_min", "gpu:3")->verdict, GQ_V_PASS);
+    gq_checklist_free(&cl);
+    bool h2d[GQ_MAX_GPUS], d2h[GQ_MAX_GPUS];
+    /* GPU 1 for its threshold, and all eight for the agreement (50.4 against
+     * 57.9 is 13 %, 11-15 % on the intervals: above the 4 % warn level, wholly
+     * below the 20 % fail level: decided, not open) */
+    assert_int_equal(gq_expect_open_host(&ex, f, h2d, d2h), 1);
+    assert_true(h2d[1] && !h2d[0] && !h2d[2] && !d2h[1]);
+    /* the agreement straddling its warn level (the default 5 %): 57.9
+     * against 55.9 is 3.5 %, 1.4-5.7 % on the intervals */
+    seed001_facts(f);
+    for (int i = 0; i < 8; i++) {
+        f->gpu[i].h2d_lo = 57.5;
+        f->gpu[i].h2d_hi = 58.3;
+    }
+    f->gpu[6].h2d_gbps = 55.9;
+    f->gpu[6].h2d_lo = 55.0;
+    f->gpu[6].h2d_hi = 56.7;
+    assert_int_equal(gq_expect_judge(NULL, f, &cl, &e), GQ_OK);
+    c = find(&cl, "agree_h2d", NULL);
+    assert_int_equal(c->verdict, GQ_V_WARN);
+    assert_true(c->undetermined && c->figure_lo < 5 && c->figure_hi > 5);
+    gq_checklist_free(&cl);
+    assert_int_equal(gq_expect_open_host(NULL, f, h2d, d2h), 8);
+    for (int i = 0; i < 8; i++)
+        assert_true(h2d[i] && !d2h[i]);
+    /* measured again, tight: decided (PASS) */
+    for (int i = 0; i < 8; i++) {
+        f->gpu[i].h2d_lo = f->gpu[i].h2d_gbps - 0.1;
+        f->gpu[i].h2d_hi = f->gpu[i].h2d_gbps + 0.1;
+    }
+    assert_int_equal(gq_expect_judge(NULL, f, &cl, &e), GQ_OK);
+    c = find(&cl, "agree_h2d", NULL);
+    assert_int_equal(c->verdict, GQ_V_PASS);
+    assert_false(c->undetermined);
+    gq_checklist_free(&cl);
+    assert_int_equal(gq_expect_open_host(NULL, f, h2d, d2h), 0);
+    free(f);
+}
+
 static void test_judge_relative_only(void **state)
 {
     (void)state;
@@ -288,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_judge_pass_and_failures),
         cmocka_unit_test(test_judge_relative_only),
+        cmocka_unit_test(test_judge_on_intervals),
         cmocka_unit_test(test_judge_uncovered_and_skip),
         cmocka_unit_test(test_examples_parse),
     };

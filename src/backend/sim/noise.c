@@ -61,14 +61,14 @@ static double drift(const gq_sim_noise_params *p, uint64_t seed, int cls, uint64
     return p->drift_common * (shared ? p->drift_shared : 1.0) * common + p->drift_path * own;
 }
 
-double gq_sim_flow_noise(uint64_t seed, double frac, gq_sim_path_class cls, int nshared, uint64_t path,
-                         uint64_t flow, uint64_t call, gq_sim_noise_parts *parts)
+double gq_sim_flow_noise(uint64_t seed, double frac, double drift_share, gq_sim_path_class cls, int nshared,
+                         uint64_t path, uint64_t flow, uint64_t call, gq_sim_noise_parts *parts)
 {
     gq_sim_noise_parts x = {0};
     if (frac > 0 && (unsigned)cls < GQ_SIM_NPC) {
         const gq_sim_noise_params *p = &gq_sim_noise_bw[cls];
         bool shared = nshared > 0;
-        x.drift = drift(p, seed, (int)cls, path, shared, 0);
+        x.drift = drift_share * drift(p, seed, (int)cls, path, shared, 0);
         uint64_t k = gq_sim_hash(gq_sim_hash(seed, call), flow);
         double own = gq_sim_noise_unit(k ^ SALT_JITTER);
         if (shared) {

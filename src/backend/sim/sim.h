@@ -104,6 +104,7 @@ typedef struct gq_sim_machine {
     double noise;         /* FRAC, the noise model's scale (GQ_SIM_NOISE_DEFAULT) */
     double skew_s;        /* test hook: a worker starts this late ... */
     double skew_share;    /* ... in this share of the run calls (noise ... skew T rounds P %) */
+    double drift_share;   /* test hook: the share of the model's run-to-run drift (noise ... drift P %; 1) */
     gq_p2p_status p2p;    /* P2P status between GPUs without NVLink */
     double driver_factor; /* driver-staged rate = factor / (1/d2h + 1/h2d) */
     double chunk_cost;    /* s per chunk of gpuqual's pipelined staging */
@@ -276,15 +277,16 @@ typedef struct gq_sim_noise_parts {
 /* Uniform on [0, 1) from a key. */
 double gq_sim_uniform(uint64_t key);
 
-/* The factor of a flow's rate in a run call: `nshared` is how many flows of
+/* The factor of a flow's rate in a run call (its drift scaled by drift_share, the
+ * topology's test hook, 1 otherwise): `nshared` is how many flows of
  * the call share a link or GPU with another (0: this one does not), `path`
  * names the path (its drift), `flow` the flow (its own jitter), `call` the
  * run call (the round). A shared flow's slow rounds come with probability
  * slow_p[1] x 2 / max(2, nshared): a run of shared flows has 2 x slow_p[1]
  * of its rounds slow in one flow, as the pairs measured had. parts may be
  * NULL. */
-double gq_sim_flow_noise(uint64_t seed, double frac, gq_sim_path_class cls, int nshared, uint64_t path,
-                         uint64_t flow, uint64_t call, gq_sim_noise_parts *parts);
+double gq_sim_flow_noise(uint64_t seed, double frac, double drift_share, gq_sim_path_class cls, int nshared,
+                         uint64_t path, uint64_t flow, uint64_t call, gq_sim_noise_parts *parts);
 
 /* When a flow's worker leaves the barrier, after the first possible instant:
  * uniform in [0, FRAC x GQ_SIM_SKEW_S). 0 with FRAC 0. */

@@ -98,7 +98,7 @@ static void start_flows(const sim_priv *s, const gq_group *g, const gq_run_opts 
         uint64_t flow = gq_sim_hash(g->key[i], 0x666c6f77ull);
         rs->start[i] =
             t0 + gq_sim_start_delay(s->seed, s->noise, flow, call) + (i == late ? s->m->skew_s : 0);
-        rs->nf[i] = gq_sim_flow_noise(s->seed, s->noise, (gq_sim_path_class)g->cls[i],
+        rs->nf[i] = gq_sim_flow_noise(s->seed, s->noise, s->m->drift_share, (gq_sim_path_class)g->cls[i],
                                       g->shared[i] ? g->nshared : 0, g->path[i], flow, call, NULL);
         rs->act[i] = true;
         memset(&res[i], 0, sizeof res[i]);

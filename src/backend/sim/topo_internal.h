@@ -49,6 +49,7 @@ enum slot {
     S_STAGED,
     S_SKEW,
     S_SKEWROUNDS,
+    S_DRIFT,
     S_NUMA,
     S_SIZE,
     S_AVAIL,

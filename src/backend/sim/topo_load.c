@@ -145,6 +145,7 @@ int gq_sim_parse(const char *text, size_t len, const char *fname, gq_sim_machine
     p->m = m;
     snprintf(m->file, sizeof m->file, "%s", p->fname);
     m->noise = GQ_SIM_NOISE_DEFAULT;
+    m->drift_share = 1.0;
     m->p2p = GQ_P2P_OK;
     m->driver_factor = 1.0;
     m->lat_copy = 2e-6;

@@ -62,6 +62,7 @@ static const attr_spec a_latency[] = {
 static const attr_spec a_noise[] = {
     {.name = "skew", .t = VT_TIME, .slot = S_SKEW},
     {.name = "rounds", .t = VT_PCT, .lo = 0, .hi = 100, .slot = S_SKEWROUNDS},
+    {.name = "drift", .t = VT_PCT, .lo = 0, .hi = 100, .slot = S_DRIFT},
     END_ATTRS,
 };
 static const attr_spec a_memory[] = {
@@ -155,7 +156,7 @@ static const decl_spec decls[] = {
      .id = D_NOISE,
      .npos = 1,
      .pos = {VT_PCT},
-     .usage = "noise PERCENT % [skew TIME [rounds PERCENT %]]",
+     .usage = "noise PERCENT % [skew TIME [rounds PERCENT %]] [drift PERCENT %]",
      .attrs = a_noise},
     {.kw = "p2p",
      .id = D_P2P,
@@ -728,6 +729,7 @@ int gq_tp_declaration(pctx *p)
                              v[S_SKEW].num);
         m->skew_s = v[S_SKEW].set ? v[S_SKEW].num : 0;
         m->skew_share = v[S_SKEW].set ? (v[S_SKEWROUNDS].set ? v[S_SKEWROUNDS].num : 1.0) : 0;
+        m->drift_share = v[S_DRIFT].set ? v[S_DRIFT].num : 1.0;
         return GQ_OK;
     case D_P2P:
         if (parse_p2p_status(v[S_POS0].str, &m->p2p))
