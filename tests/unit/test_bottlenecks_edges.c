@@ -409,6 +409,44 @@ static void p2p_contended_threshold(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* The P2P contention limit's allowance for spread at its boundary: two pairs
+ * of 25 GB/s alone, their concurrent run's spread sp = 2 %, so the limit is
+ * 50 x (1 - min_drop - 2 x sp). Just under it is contended; just over it is
+ * not (an allowance of one spread, or none, or added instead of taken off,
+ * calls it contended). */
+static void p2p_contended_allowance_boundary(void **state)
+{
+    (void)state;
+    gq_bn_opts o;
+    gq_bn_opts_default(&o);
+    const double sp = 0.02, alone = 25.0;
+    const double limit = 2 * alone * (1 - o.min_drop - 2 * sp);
+    for (int side = 0; side < 2; side++) {
+        gq_records_free(&RS);
+        G = 0;
+        const int src[] = {0, 1}, dst[] = {2, 3};
+        for (int i = 0; i < 2; i++)
+            p2p_group(&src[i], &dst[i], &alone, 1);
+        double each = limit * (side ? 1.002 : 0.998) / 2;
+        const double both[] = {each, each};
+        p2p_group(src, dst, both, 2);
+        for (int i = 0; i < RS.n; i++)
+            RS.v[i].value.spread = sp;
+        gq_bottlenecks b;
+        assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, &o, &b, NULL), 0);
+        int k = -1;
+        for (int i = 0; i < b.nobs; i++)
+            if (b.obs[i].p2p && b.obs[i].npairs == 2)
+                k = i;
+        assert_true(k >= 0);
+        assert_true(fabs(b.obs[k].expected_gbps - 2 * alone) < 1e-9);
+        if (b.obs[k].contended != !side)
+            fail_msg("%.3f GB/s against a limit of %.3f: contended %d, want %d", b.obs[k].aggregate_gbps,
+                     limit, b.obs[k].contended, !side);
+        gq_bottlenecks_free(&b);
+    }
+}
+
 /* A flow flagged impossible whose median is within the tolerance of its
  * capacity is not called above it: the record's own reason is given. */
 static void impossible_within_tolerance(void **state)
@@ -473,6 +511,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(repeat_confirms, setup, teardown),
         cmocka_unit_test_setup_teardown(fold_equal_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_contended_threshold, setup, teardown),
+        cmocka_unit_test_setup_teardown(p2p_contended_allowance_boundary, setup, teardown),
         cmocka_unit_test_setup_teardown(impossible_within_tolerance, setup, teardown),
         cmocka_unit_test_setup_teardown(local_flow_in_group, setup, teardown),
     };
