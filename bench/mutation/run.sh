@@ -127,7 +127,7 @@ mkdir -p "$out"
 res=$out/results.tsv
 : >"$res"
 : >"$out/survivors.diff"
-echo "seed $seed  max $max per module  results in $out"
+if [ "$all" = 1 ]; then echo "seed $seed  $max mutants across src/  results in $out"; else echo "seed $seed  max $max per module  results in $out"; fi
 
 # ---- build once, time the tests and map what each one runs --------------------
 # One build serves everything: AddressSanitizer with LeakSanitizer and UBSan (the sanitizers
