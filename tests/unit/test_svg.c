@@ -233,6 +233,44 @@ static void test_bars_heights(void **state)
     free(s);
 }
 
+/* A legend entry is as wide as its characters, not its bytes: "→→→" (three
+ * characters, nine bytes) takes the box of "abc". */
+static void test_legend_counts_characters(void **state)
+{
+    (void)state;
+    double x[2] = {0, 1}, y[2] = {1, 2};
+    const double *xs[2] = {x, x}, *ys[2] = {y, y};
+    int np[2] = {2, 2};
+    const char *names[2] = {"abc", "→→→"};
+    gq_svg_lines l = {.id = "leg",
+                      .title = "t",
+                      .x_label = "s",
+                      .unit = "GB/s",
+                      .nser = 2,
+                      .series = names,
+                      .npts = np,
+                      .xs = xs,
+                      .ys = ys};
+    int rc;
+    char *s = capture_lines(&l, &rc);
+    assert_int_equal(rc, GQ_OK);
+    int w[2] = {-1, -1};
+    for (int k = 0; k < 2; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "data-legend=\"%d\"", k);
+        const char *at = strstr(s, key);
+        assert_non_null(at);
+        const char *wp = strstr(at, "width=\"");
+        assert_non_null(wp);
+        w[k] = atoi(wp + 7);
+    }
+    assert_true(w[0] > 14);
+    if (w[0] != w[1])
+        fail_msg("legend boxes %d and %d wide for three characters each", w[0], w[1]);
+    assert_non_null(strstr(s, ">→→→<"));
+    free(s);
+}
+
 static void test_lines_sweep(void **state)
 {
     (void)state;
@@ -433,6 +471,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_heatmap_8x8),
         cmocka_unit_test(test_heatmap_viridis_stops),
+        cmocka_unit_test(test_legend_counts_characters),
         cmocka_unit_test(test_heatmap_large_and_bad),
         cmocka_unit_test(test_bars_pairs),
         cmocka_unit_test(test_bars_heights),

@@ -193,6 +193,17 @@ static void test_prom_units(void **state)
         if (!strstr(buf, line))
             fail_msg("unit %s: no line '%s' in\n%s", u[i].unit, line, buf);
     }
+    /* one HELP/TYPE header per family, however many checks fall in it */
+    static const char *const fams[] = {"bytes_per_second", "seconds", "celsius", "watts", "hertz", "ratio"};
+    for (size_t k = 0; k < sizeof fams / sizeof fams[0]; k++) {
+        char type[96];
+        snprintf(type, sizeof type, "# TYPE gpuqual_card_check_%s gauge\n", fams[k]);
+        int n = 0;
+        for (const char *p = strstr(buf, type); p; p = strstr(p + 1, type))
+            n++;
+        if (n != 1)
+            fail_msg("%d '# TYPE gpuqual_card_check_%s' lines, want 1", n, fams[k]);
+    }
     json_decref(nodes);
 }
 
