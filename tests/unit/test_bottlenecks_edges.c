@@ -447,6 +447,32 @@ static void p2p_contended_allowance_boundary(void **state)
     }
 }
 
+/* A host group's observation in the JSON carries each GPU's own rate under
+ * its index (per_gpu_gbps), and the group's aggregate. */
+static void host_observation_per_gpu(void **state)
+{
+    (void)state;
+    const int gpus[] = {0, 1};
+    const double alone[] = {40.0}, both[] = {30.0, 20.0};
+    host_group(&gpus[0], 1, GQ_DIR_H2D, alone);
+    host_group(&gpus[1], 1, GQ_DIR_H2D, alone);
+    host_group(gpus, 2, GQ_DIR_H2D, both);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    json_t *j = gq_bottlenecks_to_json(&b, &RS);
+    const json_t *obs = json_object_get(json_object_get(j, "contention"), "observations"), *o, *two = NULL;
+    size_t i;
+    json_array_foreach(obs, i, o) if (json_array_size(json_object_get(o, "gpus")) == 2) two = o;
+    assert_non_null(two);
+    const json_t *per = json_object_get(two, "per_gpu_gbps");
+    assert_int_equal(json_object_size(per), 2);
+    assert_true(json_number_value(json_object_get(per, "0")) == 30.0);
+    assert_true(json_number_value(json_object_get(per, "1")) == 20.0);
+    assert_true(json_number_value(json_object_get(two, "aggregate_gbps")) == 50.0);
+    json_decref(j);
+    gq_bottlenecks_free(&b);
+}
+
 /* A flow flagged impossible whose median is within the tolerance of its
  * capacity is not called above it: the record's own reason is given. */
 static void impossible_within_tolerance(void **state)
@@ -512,6 +538,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(fold_equal_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_contended_threshold, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_contended_allowance_boundary, setup, teardown),
+        cmocka_unit_test_setup_teardown(host_observation_per_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(impossible_within_tolerance, setup, teardown),
         cmocka_unit_test_setup_teardown(local_flow_in_group, setup, teardown),
     };
