@@ -2,10 +2,12 @@
 # Mutation testing for gpuqual: bench/mutation/README.md says what it does.
 #
 #   bench/mutation/run.sh [--seed S] [--max N] [--out DIR] [--keep] MODULE...
+#   bench/mutation/run.sh --all [--seed S] [--max N]   (N mutants across every file of src/
+#                                               that runs here, weighted by lines; default 200)
 #   bench/mutation/run.sh [--seed S] --only FILE:LINE:COL:KIND [--only ...]
-#   bench/mutation/run.sh --list-modules
-#   bench/mutation/run.sh --list MODULE        (every candidate site of a module)
-#   --rev REV tests the tree at a commit instead of the working tree.
+#   bench/mutation/run.sh --list-modules | --list-files | --list MODULE
+#   --rev REV tests the tree at a commit instead of the working tree;
+#   --no-asan builds without AddressSanitizer/LeakSanitizer (faster, leaks not seen).
 #
 # The source tree is never modified: it is copied to a scratch directory and
 # every mutant is built and tested there.
@@ -28,10 +30,21 @@ MODULES=(
   "topo-parse|src/backend/sim/topo_lex.c src/backend/sim/topo_parse.c src/backend/sim/topo_load.c|test_topo_parse|test_sim|test_seed"
 )
 
-usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+
+# ---- --all: every file of src/ that runs without a GPU --------------------------
+# Left out, because they cannot run here: the CUDA backend (src/backend/cuda/, no GPU and no
+# nvcc), and the MPI path of `fleet` (the GQ_HAVE_MPI branches of src/cli/cmd_fleet.c: the
+# mutation build has no MPI, as the ASan build of CI). mutate.c drops the code of any branch
+# the build does not compile (GQ_MUT_UNDEF below), so the rest of cmd_fleet.c is in.
+EXCLUDED_DIRS="src/backend/cuda/"
+export GQ_MUT_UNDEF="GQ_HAVE_CUDA GQ_HAVE_MPI"
+all_files() { (cd "$1" && find src -name '*.c' | LC_ALL=C sort | grep -v "^$EXCLUDED_DIRS"); }
 
 seed=""
-max=60
+max=""
+all=0
+asan=1
 out=""
 keep=0
 rev=""
@@ -44,6 +57,14 @@ while [ $# -gt 0 ]; do
     --max) max=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --keep) keep=1; shift ;;
+    --all) all=1; shift ;;
+    --no-asan) asan=0; shift ;;
+    --list-files)
+      echo "# every file of src/ that --all samples (lines), then what is left out"
+      for f in $(all_files "$root"); do printf '%6d %s\n' "$(wc -l <"$root/$f")" "$f"; done
+      echo "# left out: $EXCLUDED_DIRS (the CUDA backend: needs a GPU and nvcc)"
+      echo "# left out: the #ifdef GQ_HAVE_MPI branches of src/cli/cmd_fleet.c (fleet over MPI; the build has no MPI)"
+      exit 0 ;;
     --rev) rev=$2; shift 2 ;;
     --only) only+=("$2"); shift 2 ;;
     --list) list_mod=$2; shift 2 ;;
@@ -57,6 +78,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$seed" ] || seed=$(( $(date +%s%N) % 1000000007 ))
 case "$seed" in *[!0-9]*|"") echo "run.sh: --seed takes a non-negative integer" >&2; exit 2 ;; esac
+[ -n "$max" ] || { [ "$all" = 1 ] && max=200 || max=60; }
 case "$max" in *[!0-9]*|"") echo "run.sh: --max takes a positive integer" >&2; exit 2 ;; esac
 
 module_line() {
@@ -64,7 +86,7 @@ module_line() {
   for m in "${MODULES[@]}"; do [ "${m%%|*}" = "$1" ] && { echo "$m"; return 0; }; done
   echo "run.sh: no module '$1' (--list-modules lists them)" >&2; return 1
 }
-if [ ${#mods[@]} -eq 0 ] && [ ${#only[@]} -eq 0 ] && [ -z "$list_mod" ]; then usage 2; fi
+if [ ${#mods[@]} -eq 0 ] && [ ${#only[@]} -eq 0 ] && [ -z "$list_mod" ] && [ "$all" = 0 ]; then usage 2; fi
 for m in "${mods[@]}"; do module_line "$m" >/dev/null || exit 2; done
 
 scratch=$(mktemp -d /tmp/gq-mut-XXXXXX)
@@ -84,8 +106,10 @@ else # the tree as it is now (tracked files plus untracked, not ignored ones)
 fi
 # In the copy only: the library is built shared, and executables are not relinked
 # when it changes, so a mutant costs one object and one library link.
-sed -i 's/add_library(gqcore STATIC/add_library(gqcore SHARED/' "$S/CMakeLists.txt"
-grep -q 'add_library(gqcore SHARED' "$S/CMakeLists.txt" || { echo "run.sh: cannot make gqcore shared" >&2; exit 2; }
+sed -i -e 's/add_library(gqcore STATIC/add_library(gqcore SHARED/' -e 's/add_library(gqcli STATIC/add_library(gqcli SHARED/' \
+  "$S/CMakeLists.txt"
+grep -q 'add_library(gqcore SHARED' "$S/CMakeLists.txt" && grep -q 'add_library(gqcli SHARED' "$S/CMakeLists.txt" ||
+  { echo "run.sh: cannot make gqcore and gqcli shared" >&2; exit 2; }
 
 sites_of() { # module line -> candidate sites (paths relative to the copy)
   local files f funcs
@@ -103,96 +127,141 @@ mkdir -p "$out"
 res=$out/results.tsv
 : >"$res"
 : >"$out/survivors.diff"
-echo "seed $seed  max $max per module  results in $out"
+if [ "$all" = 1 ]; then echo "seed $seed  $max mutants across src/  results in $out"; else echo "seed $seed  max $max per module  results in $out"; fi
 
-# ---- build once, and time the tests on the unmutated tree ---------------------
+# ---- build once, time the tests and map what each one runs --------------------
+# One build serves everything: AddressSanitizer with LeakSanitizer and UBSan (the sanitizers
+# of CI's ASan build, so a dropped free or an overflow fails a test as it would there; not
+# with --no-asan), and gcov coverage, read once on the unmutated tree, to run for each mutant
+# only the tests that execute its line. Casts that a swapped argument makes (a pointer for
+# an int) are errors, so those mutants count as not compiling.
 echo "configuring and building the unmutated copy in $B ..."
+cflags="-O1 --coverage -Werror=int-conversion -Werror=incompatible-pointer-types"
+san=()
+[ "$asan" = 1 ] && san=(-DGQ_SANITIZE=ON)
 cmake -S "$S" -B "$B" -G Ninja -DGQ_CUDA=OFF -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON -DCMAKE_BUILD_TYPE=None \
-  -DCMAKE_C_FLAGS=-O1 -DCMAKE_LINK_DEPENDS_NO_SHARED=ON >"$scratch/configure.log" 2>&1 || { cat "$scratch/configure.log"; exit 2; }
+  "${san[@]}" -DCMAKE_C_FLAGS="$cflags" -DCMAKE_EXE_LINKER_FLAGS=--coverage -DCMAKE_SHARED_LINKER_FLAGS=--coverage \
+  -DCMAKE_LINK_DEPENDS_NO_SHARED=ON >"$scratch/configure.log" 2>&1 || { cat "$scratch/configure.log"; exit 2; }
 nice cmake --build "$B" -j2 >"$scratch/build.log" 2>&1 || { tail -30 "$scratch/build.log"; exit 2; }
+export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=0
 
 declare -A TTIME
 TESTS=()
-for f in "$S"/tests/unit/test_*.c "$S"/tests/sim/test_*.c; do
+for f in "$S"/tests/unit/test_*.c "$S"/tests/sim/test_*.c "$S"/tests/compat/test_*.c; do
+  [ -f "$f" ] || continue
   t=$(basename "$f" .c)
   TESTS+=("$t")
 done
 CLIS=()
-for f in "$S"/tests/cli/*.txt; do CLIS+=("$(basename "$f" .txt)"); done
+for f in "$S"/tests/cli/*.txt; do CLIS+=("cli/$(basename "$f" .txt)"); done
 
-run_test() { # name timeout -> exit status of the test
-  (cd "$B" && CMOCKA_MESSAGE_OUTPUT=stdout timeout -k 2 "$2" "./$1" >/dev/null 2>&1)
+run_one() { # name timeout -> exit status of the test (a unit/sim test, or cli/NAME)
+  case "$1" in
+    cli/*) (cd "$B" && timeout -k 2 "$2" ./cli_runner ./gpuqual "$S/tests/${1}.txt" "$S" >/dev/null 2>&1) ;;
+    test_nvml_identity) (cd "$B" && LD_LIBRARY_PATH=$B/fake-nvml CMOCKA_MESSAGE_OUTPUT=stdout timeout -k 2 "$2" "./$1" >/dev/null 2>&1) ;;
+    *) (cd "$B" && CMOCKA_MESSAGE_OUTPUT=stdout timeout -k 2 "$2" "./$1" >/dev/null 2>&1) ;;
+  esac
 }
-run_cli() {
-  (cd "$B" && timeout -k 2 "$2" ./cli_runner ./gpuqual "$S/tests/cli/$1.txt" "$S" >/dev/null 2>&1)
+# The lines a test ran: gcov's JSON of every .gcda the run wrote, as "FILE LINE" pairs.
+covered_lines() {
+  find "$B" -name '*.gcda' -path '*src*' >"$scratch/gcda.list"
+  [ -s "$scratch/gcda.list" ] || return 0
+  (cd "$scratch/gcov" && xargs -a "$scratch/gcda.list" gcov --json-format --stdout 2>/dev/null) |
+    python3 -c '
+import json, sys
+root = sys.argv[1].rstrip("/") + "/"
+for doc in sys.stdin:
+    doc = doc.strip()
+    if not doc:
+        continue
+    for f in json.loads(doc).get("files", []):
+        name = f["file"]
+        if name.startswith(root):
+            name = name[len(root):]
+        if not name.startswith("src/"):
+            continue
+        ran = False
+        for l in f.get("lines", []):
+            if l.get("count", 0) > 0:
+                print(name, l["line_number"])
+                ran = True
+            else:
+                print(name, -l["line_number"])  # counted by gcov, not run by this test
+        if ran:
+            print(name, 0)  # the test ran some line of the file
+' "$S"
 }
-echo "baseline: every unit/sim test and CLI table on the unmutated copy ..."
-for t in "${TESTS[@]}"; do
+mkdir -p "$scratch/gcov" "$scratch/cov"
+echo "baseline: every unit/sim/compat test and CLI table on the unmutated copy, with coverage ..."
+for t in "${TESTS[@]}" "${CLIS[@]}"; do
+  find "$B" -name '*.gcda' -delete
   s=$(date +%s%N)
-  run_test "$t" 300 || { echo "baseline: $t fails on the unmutated tree; fix that first" >&2; exit 2; }
+  run_one "$t" 600 || { echo "baseline: $t fails on the unmutated tree; fix that first" >&2; exit 2; }
   TTIME[$t]=$(( ($(date +%s%N) - s) / 1000000 ))
+  covered_lines | sort -u >"$scratch/cov/${t//\//_}"
 done
-for c in "${CLIS[@]}"; do
-  s=$(date +%s%N)
-  run_cli "$c" 600 || { echo "baseline: cli/$c fails on the unmutated tree; fix that first" >&2; exit 2; }
-  TTIME[cli/$c]=$(( ($(date +%s%N) - s) / 1000000 ))
+find "$B" -name '*.gcda' -delete
+for t in "${TESTS[@]}" "${CLIS[@]}"; do
+  printf '%s\t%s\t%s\n' "$t" "${TTIME[$t]}" "$(grep -c ' [1-9]' "$scratch/cov/${t//\//_}")"
+done >"$out/baseline.tsv" # test, ms on the unmutated copy, lines of src/ it ran
+echo "baseline: $(awk -F'\t' '{s += $2} END {printf "%.0f", s / 1000}' "$out/baseline.tsv") s for ${#TESTS[@]} tests and ${#CLIS[@]} CLI tables"
+# During mutant runs coverage is written out of the way, and not read.
+export GCOV_PREFIX=$scratch/gcov-sink GCOV_PREFIX_STRIP=0
+# FILE LINE -> the tests that ran that line ("FILE 0": ran any of the file), fastest first
+declare -A COVER
+mapfile -t BYTIME < <(for t in "${TESTS[@]}" "${CLIS[@]}"; do echo "${TTIME[$t]} $t"; done | sort -n | awk '{print $2}')
+declare -A COUNTED # FILE:LINE of every line gcov counts (run or not)
+for t in "${BYTIME[@]}"; do
+  while read -r f l; do
+    if [ "$l" -lt 0 ]; then COUNTED["$f:${l#-}"]=1; else COVER["$f:$l"]+="$t "; COUNTED["$f:$l"]=1; fi
+  done <"$scratch/cov/${t//\//_}"
 done
+echo "coverage: ${#COVER[@]} (file, line) entries from ${#BYTIME[@]} tests"
 tmo() { # a test's timeout in s: 10x its baseline, at least 10 s
   local x=$(( ${TTIME[$1]} / 100 + 1 ))
   [ $x -lt 10 ] && x=10
   echo $x
 }
-# tests by baseline time, fastest first
-mapfile -t BYTIME < <(for t in "${TESTS[@]}"; do echo "${TTIME[$t]} $t"; done | sort -n | awk '{print $2}')
-
-order_for() { # preferred regexes... -> every test, preferred first
-  local -A seen=()
-  local r t
-  for r in "$@"; do
-    for t in "${BYTIME[@]}"; do
-      [ -z "${seen[$t]:-}" ] && [[ $t =~ ^($r) ]] && { echo "$t"; seen[$t]=1; }
-    done
-  done
-  for t in "${BYTIME[@]}"; do [ -z "${seen[$t]:-}" ] && echo "$t"; done
+tests_for() { # FILE LINE -> the tests to run, fastest first: those that ran the line (none
+  # when gcov counts the line and no test ran it); a line gcov does not count (a declaration, a
+  # buffer's size) gets those that ran any line of its file
+  local k="$1:$2"
+  if [ -n "${COUNTED[$k]+x}" ]; then echo "${COVER[$k]:-}"; else echo "${COVER[$1:0]:-}"; fi
+}
+target_of() { # the build target that holds a source file
+  case "$1" in src/cli/main.c) echo gpuqual ;; src/cli/*) echo gqcli ;; *) echo gqcore ;; esac
 }
 
 # ---- one mutant ----------------------------------------------------------------
 # run_mutant MODULE SPEC ORIG REPL TESTS... ; appends a line to results.tsv
 run_mutant() {
-  local mod=$1 spec=$2 orig=$3 repl=$4; shift 4
+  local mod=$1 spec=$2 orig=$3 repl=$4
   local file=${spec%%:*} pos=${spec#*:}
-  local s0 outcome="survived" killer="-" t
+  local line=${pos%%:*}
+  local s0 outcome="survived" killer="-" t ntests=0
   s0=$(date +%s)
   [ -f "$P/$file" ] || { mkdir -p "$(dirname "$P/$file")"; cp "$S/$file" "$P/$file"; }
   if ! "$M" apply "$P/$file" "$pos" "$S/$file"; then
     outcome="bad-spec"
-  elif ! nice timeout 300 cmake --build "$B" --target gqcore >"$scratch/m.log" 2>&1; then
+  elif ! nice timeout 300 cmake --build "$B" --target "$(target_of "$file")" >"$scratch/m.log" 2>&1; then
     outcome="nocompile"
   else
-    for t in "$@"; do
-      run_test "$t" "$(tmo "$t")"; rc=$?
+    for t in $(tests_for "$file" "$line"); do
+      ntests=$((ntests + 1))
+      run_one "$t" "$(tmo "$t")"; rc=$?
       if [ $rc -ne 0 ]; then
         outcome="killed"; killer=$t
         [ $rc -eq 124 ] || [ $rc -eq 137 ] && killer="$t(timeout)"
         break
       fi
     done
-    if [ "$outcome" = survived ]; then
-      for c in "${CLIS[@]}"; do
-        run_cli "$c" "$(tmo "cli/$c")"; rc=$?
-        if [ $rc -ne 0 ]; then
-          outcome="killed"; killer="cli/$c"
-          [ $rc -eq 124 ] || [ $rc -eq 137 ] && killer="cli/$c(timeout)"
-          break
-        fi
-      done
-    fi
+    [ "$outcome" = survived ] && [ $ntests -eq 0 ] && killer="(no test runs this line)"
   fi
   local d
   d=$(diff -u --label "a/$file" --label "b/$file" "$P/$file" "$S/$file")
   cp "$P/$file" "$S/$file"   # restore (a new mtime, so the next build recompiles it)
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mod" "$spec" "$orig" "$repl" "$outcome" "$killer" \
-    "$(( $(date +%s) - s0 ))" >>"$res"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mod" "$spec" "$orig" "$repl" "$outcome" "$killer" \
+    "$(( $(date +%s) - s0 ))" "$ntests" >>"$res"
   printf '  %-9s %-55s %s\n' "$outcome" "$spec" "$killer"
   if [ "$outcome" = survived ]; then
     { echo "### $mod $spec ($orig -> $repl)"; echo "$d"; echo; } >>"$out/survivors.diff"
@@ -200,31 +269,40 @@ run_mutant() {
   fi
 }
 
-restore_build() { nice cmake --build "$B" --target gqcore >/dev/null 2>&1; }
+restore_build() { nice cmake --build "$B" --target gqcore gqcli gpuqual >/dev/null 2>&1; }
 
+module_of() { # a file -> the module that lists it, or the file itself (--all, --only)
+  local m n f
+  for m in "${MODULES[@]}"; do IFS='|' read -r n f _ <<<"$m"; [[ " $f" == *" $1"* ]] && { echo "$n"; return; }; done
+  echo "$1"
+}
 if [ ${#only[@]} -gt 0 ]; then
-  mapfile -t ORDER < <(order_for)
   for spec in "${only[@]}"; do
     file=${spec%%:*}
-    mod=$(for m in "${MODULES[@]}"; do IFS='|' read -r n f _ <<<"$m"; [[ " $f" == *" $file"* ]] && { echo "$n"; break; }; done)
-    [ -n "$mod" ] || mod=only
-    ml=$(module_line "$mod" 2>/dev/null) && { IFS='|' read -r _ _ prefs <<<"$ml"; IFS='|' read -ra pr <<<"$prefs";
-      mapfile -t ORDER < <(order_for "${pr[@]}"); }
+    mod=$(module_of "$file")
+    [ "$all" = 1 ] && mod=$file
     line=$(cd "$S" && "$M" list "$file" "" | awk -F'\t' -v s="$spec" '$1 == s' | head -1)
     IFS=$'\t' read -r _ orig repl <<<"$line"
-    run_mutant "$mod" "$spec" "${orig:-?}" "${repl:-?}" "${ORDER[@]}"
+    run_mutant "$mod" "$spec" "${orig:-?}" "${repl:-?}"
     restore_build
   done
+elif [ "$all" = 1 ]; then
+  mapfile -t FILES < <(all_files "$S")
+  (cd "$S" && for f in "${FILES[@]}"; do "$M" list "$f" ""; done) >"$scratch/sites.tsv"
+  echo "== all of src/ that runs here: ${#FILES[@]} files, $(wc -l <"$scratch/sites.tsv") candidate sites," \
+    "sampling $max weighted by lines (seed $seed)"
+  (cd "$S" && "$M" wsample "$seed" "$max" <"$scratch/sites.tsv") >"$out/sample.tsv"
+  while IFS=$'\t' read -r spec orig repl; do
+    run_mutant "${spec%%:*}" "$spec" "$orig" "$repl"
+  done <"$out/sample.tsv"
+  restore_build
 else
   for m in "${mods[@]}"; do
     ml=$(module_line "$m")
-    IFS='|' read -r _ _ prefs <<<"$ml"
-    IFS='|' read -ra pr <<<"$prefs"
-    mapfile -t ORDER < <(order_for "${pr[@]}")
     n=$(sites_of "$ml" | wc -l)
-    echo "== $m: $n candidate sites, sampling $max (seed $seed); tests in order: ${ORDER[*]:0:6} ..."
+    echo "== $m: $n candidate sites, sampling $max (seed $seed)"
     while IFS=$'\t' read -r spec orig repl; do
-      run_mutant "$m" "$spec" "$orig" "$repl" "${ORDER[@]}"
+      run_mutant "$m" "$spec" "$orig" "$repl"
     done < <(sites_of "$ml" | "$M" sample "$seed" "$max")
     restore_build
   done
@@ -232,10 +310,13 @@ fi
 
 # ---- summary ------------------------------------------------------------------
 {
-  echo "seed $seed, up to $max mutants per module"
+  [ "$all" = 1 ] && echo "seed $seed, $max mutants across src/ (weighted by lines)" ||
+    echo "seed $seed, up to $max mutants per module"
   printf '%-13s %7s %7s %9s %10s\n' module killed total killed% nocompile
   awk -F'\t' '{ m[$1]=1; if ($5=="killed") k[$1]++; if ($5=="killed"||$5=="survived") t[$1]++;
                if ($5=="nocompile") nc[$1]++ }
     END { for (x in m) printf "%-13s %7d %7d %8.1f%% %10d\n", x, k[x], t[x], t[x] ? 100*k[x]/t[x] : 0, nc[x] }' "$res" | sort
+  awk -F'\t' '{ if ($5=="killed") k++; if ($5=="killed"||$5=="survived") t++; if ($5=="nocompile") nc++ }
+    END { printf "%-13s %7d %7d %8.1f%% %10d\n", "ALL", k, t, t ? 100*k/t : 0, nc }' "$res"
 } | tee "$out/summary.txt"
 echo "survivors' diffs: $out/survivors.diff"

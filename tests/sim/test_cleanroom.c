@@ -144,6 +144,11 @@ static void latency_is_flagged_too(void **state)
     assert_int_equal(gq_harness_latency(&s.be, s.t, "host_device_latency_sm", &q, &o, &rs, NULL, &e), GQ_OK);
     assert_true(rs.v[0].flags & GQ_FLAG_CONTAMINATED);
     assert_false(rs.v[0].valid);
+    /* counted once for the note the commands print */
+    assert_int_equal(cr.contaminated, 1);
+    char note[512];
+    gq_cleanroom_note(&cr, note, sizeof note);
+    assert_non_null(strstr(note, "1 measurement"));
     gq_records_free(&rs);
     sim_close(&s);
 }

@@ -105,6 +105,39 @@ static void unbound_flows(void **state)
     gq_sim_problem_free(p);
 }
 
+/* The solver's tie band at its boundary: flows whose shares are within a
+ * relative 1e-9 of the smallest are fixed in the same filling step, the rest
+ * in a later one. Two flows on two separate links, the second link wider by
+ * a factor 1 + d: d just inside the band (and exactly at its edge) takes one
+ * step; d just outside takes two; either way each flow gets its own link. */
+static void tie_band_boundary(void **state)
+{
+    (void)state;
+    static const struct {
+        double d;
+        int steps;
+    } cases[] = {{0.0, 1}, {0.9e-9, 1}, {1e-9, 1}, {1.1e-9, 2}, {1e-6, 2}};
+    gq_sim_problem *p = gq_sim_problem_alloc(2, 2, 2);
+    assert_non_null(p);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        p->cap[0] = 4.0;
+        p->cap[1] = 4.0 * (1.0 + cases[k].d);
+        p->first[0] = 0;
+        p->ent[0] = (gq_sim_entry){.c = 0, .a = 1, .w = 1};
+        p->first[1] = 1;
+        p->ent[1] = (gq_sim_entry){.c = 1, .a = 1, .w = 1};
+        p->first[2] = 2;
+        p->active[0] = p->active[1] = true;
+        gq_sim_solve(p);
+        if (p->iterations != cases[k].steps)
+            fail_msg("links 4 and 4 x (1 + %g): %d filling steps, want %d", cases[k].d, p->iterations,
+                     cases[k].steps);
+        assert_true(p->rate[0] == p->cap[0]);
+        assert_true(p->rate[1] == p->cap[1]);
+    }
+    gq_sim_problem_free(p);
+}
+
 static void routes(void **state)
 {
     (void)state;
@@ -204,6 +237,7 @@ int main(void)
         cmocka_unit_test(weights),
         cmocka_unit_test(routes),
         cmocka_unit_test(unbound_flows),
+        cmocka_unit_test(tie_band_boundary),
         cmocka_unit_test(noise_shape),
         cmocka_unit_test(nearest_memory),
         cmocka_unit_test(node_zero_and_range),

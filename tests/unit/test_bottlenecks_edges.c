@@ -412,6 +412,79 @@ static void p2p_contended_threshold(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* The P2P contention decision at its boundaries, on intervals: two pairs of
+ * 25 GB/s alone and their concurrent run, every record with a spread of 2 %
+ * and no rounds kept, so each interval is its median +- 1 %. The limit is
+ * the alone sum x (1 - min_drop): 39.6-40.4 GB/s. The run is held back
+ * (contended) only when its whole interval is below the limit's (just under
+ * 39.6 / 1.01), free only when wholly above it (just over 40.4 / 0.99), and
+ * undecided in between; a margin taken once, twice or not at all, or added
+ * instead of taken off, moves one of the three. */
+static void p2p_contended_allowance_boundary(void **state)
+{
+    (void)state;
+    gq_bn_opts o;
+    gq_bn_opts_default(&o);
+    const double sp = 0.02, alone = 25.0;
+    const double lim_lo = 2 * alone * (1 - sp / 2) * (1 - o.min_drop);
+    const double lim_hi = 2 * alone * (1 + sp / 2) * (1 - o.min_drop);
+    const double agg[3] = {lim_lo / (1 + sp / 2) * 0.998, (lim_lo + lim_hi) / 2,
+                           lim_hi / (1 - sp / 2) * 1.002};
+    const bool want_held[3] = {true, false, false}, want_open[3] = {false, true, false};
+    for (int side = 0; side < 3; side++) {
+        gq_records_free(&RS);
+        G = 0;
+        const int src[] = {0, 1}, dst[] = {2, 3};
+        for (int i = 0; i < 2; i++)
+            p2p_group(&src[i], &dst[i], &alone, 1);
+        const double both[] = {agg[side] / 2, agg[side] / 2};
+        p2p_group(src, dst, both, 2);
+        for (int i = 0; i < RS.n; i++) {
+            RS.v[i].value.spread = sp;
+            RS.v[i].value.min = RS.v[i].value.max = NAN;
+        }
+        gq_bottlenecks b;
+        assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, &o, &b, NULL), 0);
+        int k = -1;
+        for (int i = 0; i < b.nobs; i++)
+            if (b.obs[i].p2p && b.obs[i].npairs == 2)
+                k = i;
+        assert_true(k >= 0);
+        assert_true(fabs(b.obs[k].expected_gbps - 2 * alone) < 1e-9);
+        if (b.obs[k].contended != want_held[side] || b.obs[k].undecided != want_open[side])
+            fail_msg("%.3f GB/s against a limit of %.3f-%.3f: contended %d undecided %d, want %d %d",
+                     b.obs[k].aggregate_gbps, lim_lo, lim_hi, b.obs[k].contended, b.obs[k].undecided,
+                     want_held[side], want_open[side]);
+        gq_bottlenecks_free(&b);
+    }
+}
+
+/* A host group's observation in the JSON carries each GPU's own rate under
+ * its index (per_gpu_gbps), and the group's aggregate. */
+static void host_observation_per_gpu(void **state)
+{
+    (void)state;
+    const int gpus[] = {0, 1};
+    const double alone[] = {40.0}, both[] = {30.0, 20.0};
+    host_group(&gpus[0], 1, GQ_DIR_H2D, alone);
+    host_group(&gpus[1], 1, GQ_DIR_H2D, alone);
+    host_group(gpus, 2, GQ_DIR_H2D, both);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    json_t *j = gq_bottlenecks_to_json(&b, &RS);
+    const json_t *obs = json_object_get(json_object_get(j, "contention"), "observations"), *o, *two = NULL;
+    size_t i;
+    json_array_foreach(obs, i, o) if (json_array_size(json_object_get(o, "gpus")) == 2) two = o;
+    assert_non_null(two);
+    const json_t *per = json_object_get(two, "per_gpu_gbps");
+    assert_int_equal(json_object_size(per), 2);
+    assert_true(json_number_value(json_object_get(per, "0")) == 30.0);
+    assert_true(json_number_value(json_object_get(per, "1")) == 20.0);
+    assert_true(json_number_value(json_object_get(two, "aggregate_gbps")) == 50.0);
+    json_decref(j);
+    gq_bottlenecks_free(&b);
+}
+
 /* A flow flagged impossible whose median is within the tolerance of its
  * capacity is not called above it: the record's own reason is given. */
 static void impossible_within_tolerance(void **state)
@@ -673,6 +746,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(repeat_confirms, setup, teardown),
         cmocka_unit_test_setup_teardown(fold_equal_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_contended_threshold, setup, teardown),
+        cmocka_unit_test_setup_teardown(p2p_contended_allowance_boundary, setup, teardown),
+        cmocka_unit_test_setup_teardown(host_observation_per_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(impossible_within_tolerance, setup, teardown),
         cmocka_unit_test_setup_teardown(local_flow_in_group, setup, teardown),
         cmocka_unit_test_setup_teardown(interval_from_rounds, setup, teardown),

@@ -341,6 +341,43 @@ static void exit_codes(void **state)
     }
 }
 
+/* A step of the card's level that was skipped because of an error, or cut
+ * short, or that failed, leaves the card incomplete whatever its checks say
+ * (exit 5); one the user turned off, or that did not apply, does not. The plan
+ * is read from the card's JSON, as `report` reads a saved card. */
+static void step_skipped_by_error_is_incomplete(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *status, *reason, *verdict;
+    } cases[] = {
+        {"skipped", "error", "incomplete"},    {"skipped", "interrupted", "incomplete"},
+        {"skipped", "budget", "incomplete"},   {"failed", NULL, "incomplete"},
+        {"interrupted", NULL, "incomplete"},   {"skipped", "user", "pass"},
+        {"skipped", "not_applicable", "pass"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        json_t *card = load("{\"identity\": {\"gpus\": []}, \"level\": \"standard\"}");
+        size_t i;
+        json_t *p;
+        json_array_foreach(json_object_get(card, "plan"), i, p)
+        {
+            if (strcmp(json_string_value(json_object_get(p, "step")), gq_card_step_name(GQ_CS_LATENCY)))
+                continue;
+            json_object_set_new(p, "status", json_string(cases[k].status));
+            if (cases[k].reason)
+                json_object_set_new(p, "reason", json_string(cases[k].reason));
+        }
+        assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+        const char *v = json_string_value(json_object_get(card, "verdict"));
+        if (!v || strcmp(v, cases[k].verdict))
+            fail_msg("latency step %s (%s): verdict %s, want %s", cases[k].status,
+                     cases[k].reason ? cases[k].reason : "no reason", v ? v : "none", cases[k].verdict);
+        assert_int_equal(gq_card_exit_code(card), strcmp(cases[k].verdict, "incomplete") ? 0 : 5);
+        json_decref(card);
+    }
+}
+
 /* Written for the survivors of bench/mutation (seed 165809224): the power
  * limit is read; NVLink counts land by card position, position 0 included;
  * only the p2p_read matrix is read, also when another one follows it. */
@@ -691,23 +728,15 @@ static void codec_round_trip(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(overall_from_evidence),
-        cmocka_unit_test(names_parse_strictly),
-        cmocka_unit_test(schema1_card_upgraded),
-        cmocka_unit_test(codec_round_trip),
-        cmocka_unit_test(schema1_card_without_plan),
-        cmocka_unit_test(facts_by_position),
-        cmocka_unit_test(facts_from_records),
-        cmocka_unit_test(empty_card_rows),
-        cmocka_unit_test(one_gpu_stress_row),
-        cmocka_unit_test(pairs_finding_needs_both),
-        cmocka_unit_test(exit_codes),
-        cmocka_unit_test(rows_do_not_inherit),
-        cmocka_unit_test(long_offload_list),
-        cmocka_unit_test(one_record_is_measured),
-        cmocka_unit_test(facts_power_nvlinks_matrices),
-        cmocka_unit_test(link_gen_under_load),
-        cmocka_unit_test(pair_list_limit),
+        cmocka_unit_test(overall_from_evidence),    cmocka_unit_test(step_skipped_by_error_is_incomplete),
+        cmocka_unit_test(names_parse_strictly),     cmocka_unit_test(schema1_card_upgraded),
+        cmocka_unit_test(codec_round_trip),         cmocka_unit_test(schema1_card_without_plan),
+        cmocka_unit_test(facts_by_position),        cmocka_unit_test(facts_from_records),
+        cmocka_unit_test(empty_card_rows),          cmocka_unit_test(one_gpu_stress_row),
+        cmocka_unit_test(pairs_finding_needs_both), cmocka_unit_test(exit_codes),
+        cmocka_unit_test(rows_do_not_inherit),      cmocka_unit_test(long_offload_list),
+        cmocka_unit_test(one_record_is_measured),   cmocka_unit_test(facts_power_nvlinks_matrices),
+        cmocka_unit_test(link_gen_under_load),      cmocka_unit_test(pair_list_limit),
         cmocka_unit_test(placement_row_pair_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

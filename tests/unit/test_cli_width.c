@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/outwrap.h"
 
 #define WIDTH 100
 
@@ -249,6 +250,45 @@ static void test_terminal_width(void **state)
     }
 }
 
+/* The narrowest width that wraps is 20 columns: gq_outwrap_begin(19) leaves
+ * stdout as it is; at 20 a long line is broken into lines of at most 20. */
+static void test_narrowest_width(void **state)
+{
+    (void)state;
+    char path[300];
+    snprintf(path, sizeof path, "%s/narrow.txt", tmpdir);
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, STDOUT_FILENO);
+    close(fd);
+    bool on19 = gq_outwrap_begin(19);
+    if (on19)
+        gq_outwrap_end();
+    bool on20 = gq_outwrap_begin(20);
+    printf("alpha beta gamma delta epsilon zeta eta theta iota kappa\n");
+    if (on20)
+        gq_outwrap_end();
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    assert_false(on19);
+    assert_true(on20);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[256];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        n++;
+        line[strcspn(line, "\n")] = 0;
+        if (strlen(line) > 20)
+            fail_msg("a line of %zu columns at width 20: '%s'", strlen(line), line);
+    }
+    fclose(f);
+    assert_true(n >= 3);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -271,6 +311,7 @@ int main(void)
         cmocka_unit_test(test_outputs),
         cmocka_unit_test(test_terminal_width),
         cmocka_unit_test(test_json_on_stdout_not_wrapped),
+        cmocka_unit_test(test_narrowest_width),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

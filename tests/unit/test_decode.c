@@ -145,6 +145,23 @@ static void test_invalid_records_kept(void **state)
         assert_int_equal(b.flags, GQ_FLAG_ERROR);
         json_decref(j);
     }
+    /* a figure's min, max and spread may be missing or null (not measured): NaN; its
+     * median may be missing only on an invalid record, never on a valid one */
+    {
+        gq_record r = rec(50);
+        json_t *j = gq_record_to_json(&r);
+        json_t *g = json_object_get(j, "gbps");
+        json_object_del(g, "min");
+        json_object_set_new(g, "max", json_null());
+        json_object_del(g, "spread");
+        assert_int_equal(gq_record_from_json(j, &b, &err), GQ_OK);
+        assert_true(b.value.median == r.value.median);
+        assert_true(isnan(b.value.min) && isnan(b.value.max) && isnan(b.value.spread));
+        json_object_del(g, "median");
+        assert_int_equal(gq_record_from_json(j, &b, &err), GQ_E_USAGE);
+        assert_non_null(strstr(err.msg, "gbps.median: missing, expected a number"));
+        json_decref(j);
+    }
     /* an unknown field and an unknown flag name are ignored */
     gq_record r = rec(50);
     json_t *j = gq_record_to_json(&r);

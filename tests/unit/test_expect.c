@@ -59,6 +59,22 @@ static void expect_error(const char *text, const char *needle)
     assert_null(strchr(e.msg, '\n'));
 }
 
+/* Text without a file name (NULL or ""): its messages name it "expectations". */
+static void test_parse_unnamed(void **state)
+{
+    (void)state;
+    const char *names[] = {NULL, ""};
+    for (int k = 0; k < 2; k++) {
+        gq_expect ex;
+        gq_err e = {0};
+        assert_int_equal(gq_expect_parse("{\"gpuqual_expect\": 1, \"models\": 7}", names[k], &ex, &e),
+                         GQ_E_USAGE);
+        if (strncmp(e.msg, "expectations", 12))
+            fail_msg("name %s: message '%s' does not start with 'expectations'", names[k] ? "\"\"" : "NULL",
+                     e.msg);
+    }
+}
+
 static void test_parse_errors(void **state)
 {
     (void)state;
@@ -362,6 +378,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_good),
         cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_unnamed),
         cmocka_unit_test(test_judge_pass_and_failures),
         cmocka_unit_test(test_judge_relative_only),
         cmocka_unit_test(test_judge_on_intervals),

@@ -150,6 +150,16 @@ static void set_overrides(void **state)
     assert_int_equal(gq_expect_set(&ex_a, "agree.fail=25", &e), GQ_OK);
     assert_true(ex_a.agree_fail_pct == 25);
     assert_int_equal(gq_expect_set(&ex_a, "agree.warn=30", &e), GQ_E_USAGE);
+    /* agreement is across every model: a model prefix, or a percentage out of (0, 100], is refused
+     * and changes nothing */
+    int before = ex_a.noverrides;
+    assert_int_equal(gq_expect_set(&ex_a, "h200:agree.fail=24", &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "agree applies to every model; drop 'h200:'"));
+    assert_int_equal(gq_expect_set(&ex_a, "agree.fail=0", &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "a percentage above 0 and at most 100"));
+    assert_int_equal(gq_expect_set(&ex_a, "agree.fail=101", &e), GQ_E_USAGE);
+    assert_true(ex_a.agree_fail_pct == 25);
+    assert_int_equal(ex_a.noverrides, before);
     /* malformed */
     assert_int_equal(gq_expect_set(&ex_a, "h2d_gbps=50", &e), GQ_E_USAGE);
     assert_non_null(strstr(e.msg, "expected [MODEL:]CHECK.warn=VALUE"));

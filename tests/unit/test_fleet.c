@@ -147,6 +147,10 @@ static void test_groups(void **state)
     assert_false(f.node[7].flagged);
     json_t *j = gq_fleet_to_json(&f);
     assert_int_equal(json_array_size(json_object_get(j, "groups")), 3);
+    /* the fleet's verdict and exit code, as the fleet computed them */
+    assert_true(json_is_integer(json_object_get(j, "exit_code")));
+    assert_int_equal(json_integer_value(json_object_get(j, "exit_code")), f.exit_code);
+    assert_string_equal(json_string_value(json_object_get(j, "verdict")), f.verdict);
     json_decref(j);
     gq_fleet_free(&f);
 }

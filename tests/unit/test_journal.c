@@ -310,6 +310,53 @@ static void test_resume_remeasures_overlap_refusals(void **state)
     json_decref(opts);
 }
 
+/* A finished measurement that the clean room flagged contaminated (something
+ * else used the GPU while it ran) is measured again on resume, never kept: a
+ * resumed card must not carry a figure of a busy GPU. Its clean neighbour in
+ * the same item is kept with it only when the whole item is clean. */
+static void test_resume_remeasures_contaminated(void **state)
+{
+    (void)state;
+    json_t *opts = json_pack("{s:i}", "rounds", 3);
+    gq_journal_id id = {.command = "run", .options = opts};
+    gq_journal j;
+    unlink(path);
+    assert_int_equal(gq_journal_open(&j, path, &id, NULL), GQ_OK);
+    for (int k = 0; k < 3; k++) {
+        j.item = k;
+        gq_record r = rec(k == 2 ? 0 : k);
+        if (k == 1) {
+            assert_int_equal(
+                gq_record_contaminate(&r, "process", 1, 4242, "gpu_burn", "compute process 4242"), GQ_OK);
+            assert_true(r.flags & GQ_FLAG_CONTAMINATED);
+        }
+        assert_int_equal(gq_journal_append(&j, &r, NULL), GQ_OK);
+        json_t *st = json_pack("{s:s,s:s,s:i}", "step", "item", "status", "done", "item", k);
+        assert_int_equal(gq_journal_event(&j, "step", st, NULL), GQ_OK);
+        json_decref(st);
+    }
+    gq_journal_close(&j);
+    gq_recordset done = {0};
+    int *item = NULL;
+    gq_err err = {0};
+    assert_int_equal(gq_journal_resume(&j, path, &id, &done, &item, &err), GQ_OK);
+    assert_int_equal(done.n, 2); /* items 0 and 2; item 1 is measured again */
+    assert_int_equal(item[0], 0);
+    assert_int_equal(item[1], 2);
+    for (int i = 0; i < done.n; i++)
+        assert_false(done.v[i].flags & GQ_FLAG_CONTAMINATED);
+    gq_journal_close(&j);
+    gq_records_free(&done);
+    free(item);
+    /* the journal itself keeps the flagged record (report shows it) */
+    assert_int_equal(gq_journal_read(path, &done, NULL, NULL), GQ_OK);
+    assert_int_equal(done.n, 3);
+    assert_true(done.v[1].flags & GQ_FLAG_CONTAMINATED);
+    assert_non_null(strstr(done.v[1].contaminated, "gpu_burn"));
+    gq_records_free(&done);
+    json_decref(opts);
+}
+
 /* Resume keeps the last finished line of each named step (the card's
  * stress run carries its section there): a step that did not finish, or an
  * item's mark, is not one; and a journal of another layout is refused. */
@@ -475,6 +522,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_devices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume_remeasures_overlap_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resume_remeasures_contaminated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume_steps_and_layout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_line_names_its_number, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_and_newer_lines, setup, teardown),

@@ -232,6 +232,44 @@ static void test_statuses_and_header(void **state)
     free(buf);
 }
 
+/* --perfFormatter: "&&&& PERF KEY SUM UNIT" in place of the SUM line, the unit
+ * with its direction of better ("+GB/s" for a bandwidth, higher is better;
+ * "-ns" for a latency, lower is better), the -v lines unchanged. */
+static void test_perf_lines(void **state)
+{
+    (void)state;
+    gq_recordset rs = {0};
+    double a[] = {54.0, 55.0, 56.0}, l[] = {700.0, 710.0, 720.0};
+    gq_record r = rec("host_to_device_memcpy_ce", H0, G(0), a, 3, 0);
+    gq_records_push(&rs, &r);
+    r = rec("host_device_latency_sm", H0, G(0), l, 3, 0);
+    gq_records_push(&rs, &r);
+    gq_nvbw_result *res = calloc(1, sizeof *res);
+    gq_nvbw_info in = {.perf = true};
+    gq_nvbw_build(&topo, &rs, "host_to_device_memcpy_ce", false, res);
+    assert_false(res->mat[0].latency);
+    char *t = capture_result(res, &in);
+    assert_non_null(strstr(t, "\n&&&& PERF host_to_device_memcpy_ce 55.00 +GB/s\n"));
+    assert_null(strstr(t, "SUM "));
+    free(t);
+    gq_nvbw_build(&topo, &rs, "host_device_latency_sm", false, res);
+    assert_true(res->mat[0].latency);
+    t = capture_result(res, &in);
+    assert_non_null(strstr(t, "\n&&&& PERF host_device_latency_sm 710.00 -ns\n"));
+    free(t);
+    in.verbose = true;
+    t = capture_result(res, &in);
+    assert_non_null(strstr(t, "\n&&&& PERF host_device_latency_sm 710.00 -ns\nMIN host_device_latency_sm "));
+    free(t);
+    in.perf = false;
+    t = capture_result(res, &in);
+    assert_non_null(strstr(t, "\nSUM host_device_latency_sm 710.00\n"));
+    assert_null(strstr(t, "PERF"));
+    free(t);
+    free(res);
+    gq_records_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -239,6 +277,7 @@ int main(void)
         cmocka_unit_test(test_host_text_and_mean),
         cmocka_unit_test(test_bidir_and_invalid),
         cmocka_unit_test(test_statuses_and_header),
+        cmocka_unit_test(test_perf_lines),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -49,8 +49,27 @@ static void test_mode_names(void **state)
     assert_string_equal(gq_mode_name(42), "unknown");
 }
 
+/* A device is looked up only while NVML is open: before the first open and
+ * after the last close the call says NVML is not loaded; in between it finds
+ * the stand-in's GPU by its bus id. */
+static void test_lookup_needs_open(void **state)
+{
+    (void)state;
+    gq_nvml_dev d = NULL;
+    gq_err e = {0};
+    assert_int_equal(gq_nvml_device_by_bus_id("0000:00:06.0", &d, &e), GQ_E_UNSUPP);
+    assert_non_null(strstr(e.msg, "NVML is not loaded"));
+    assert_int_equal(gq_nvml_open(&e), GQ_OK);
+    assert_int_equal(gq_nvml_device_by_bus_id("0000:00:06.0", &d, &e), GQ_OK);
+    gq_nvml_close();
+    e.msg[0] = 0;
+    assert_int_equal(gq_nvml_device_by_bus_id("0000:00:06.0", &d, &e), GQ_E_UNSUPP);
+    assert_non_null(strstr(e.msg, "NVML is not loaded"));
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_identity), cmocka_unit_test(test_mode_names)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_lookup_needs_open),
+                                       cmocka_unit_test(test_identity), cmocka_unit_test(test_mode_names)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

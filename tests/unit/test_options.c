@@ -141,6 +141,31 @@ static void test_ints_and_bounds(void **state)
     assert_non_null(strstr(e.msg, "out of range"));
 }
 
+/* A bounded duration's range is written in the unit that fits each end:
+ * 500ms, 90s, 2m, 3h. */
+static void test_duration_bounds_text(void **state)
+{
+    (void)state;
+    static const struct {
+        double lo, hi;
+        const char *want;
+    } c[] = {
+        {0.5, 120, "expected 500ms..2m"}, {90, 10800, "expected 90s..3h"}, {1, 150, "expected 1s..150s"}};
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        gq_opt t[] = {
+            {.name = "wait", .type = GQ_OPT_DURATION, .off = O(duration), .lo = c[k].lo, .hi = c[k].hi},
+            GQ_OPT_END};
+        const gq_opt *const ts[] = {t};
+        char *argv[] = {"gpuqual", "run", "--wait", "100h"};
+        opts o;
+        gq_err e = {0};
+        memset(&o, 0, sizeof o);
+        assert_int_equal(gq_opts_parse(ts, 1, &o, 4, argv, 2, pos, 8, &npos, &help, &e), GQ_E_USAGE);
+        if (!strstr(e.msg, c[k].want))
+            fail_msg("'%s' lacks '%s'", e.msg, c[k].want);
+    }
+}
+
 static void test_enums(void **state)
 {
     opts o;
@@ -275,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_ints_and_bounds),
         cmocka_unit_test(test_enums),
+        cmocka_unit_test(test_duration_bounds_text),
         cmocka_unit_test(test_did_you_mean),
         cmocka_unit_test(test_no_flags),
         cmocka_unit_test(test_values_and_positionals),

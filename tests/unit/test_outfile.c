@@ -3,13 +3,17 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -248,6 +252,65 @@ static void test_device_errors(void **state)
     assert_int_equal(gq_outfile_write("/dev/null", write_two, "ab", &e), GQ_OK);
 }
 
+/* Where O_TMPFILE cannot be used (no /proc/self/fd, as in some containers,
+ * or a file system without it), the temporary file is a named one beside the
+ * target. access() is wrapped here (the executable's symbol comes first) so
+ * that "/proc/self/fd" reads as missing while no_proc is set. */
+static bool no_proc;
+
+int access(const char *p, int mode)
+{
+    if (no_proc && !strcmp(p, "/proc/self/fd")) {
+        errno = ENOENT;
+        return -1;
+    }
+    return (int)syscall(SYS_faccessat, AT_FDCWD, p, mode, 0);
+}
+
+/* An aborted or failed output removes its temporary file, named or not, and
+ * leaves the old file (if any) as it was. */
+static void test_abort_and_failure_remove_temp(void **state)
+{
+    (void)state;
+    char path[300], sub[400];
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    gq_err e = {0};
+    for (int named = 0; named < 2; named++) {
+        no_proc = named;
+        gq_outfile o;
+        assert_int_equal(gq_outfile_open(&o, path, &e), GQ_OK);
+        if (named) { /* the named temporary file is there while writing */
+            assert_false(o.anon);
+            assert_true(o.tmp[0] != 0);
+            assert_int_equal(access(o.tmp, F_OK), 0);
+            assert_int_equal(count_files(), 1);
+        }
+        fputs("half", o.f);
+        gq_outfile_abort(&o);
+        assert_int_equal(count_files(), 0);
+        /* a write callback that fails: nothing left either */
+        assert_int_equal(gq_outfile_write(path, write_fails, NULL, &e), GQ_E_FAIL);
+        assert_int_equal(count_files(), 0);
+        /* a commit that cannot rename (a directory took the name meanwhile):
+         * the error, and no temporary file left beside the directory */
+        assert_int_equal(gq_outfile_open(&o, path, &e), GQ_OK);
+        fputs("whole", o.f);
+        assert_int_equal(mkdir(path, 0700), 0);
+        snprintf(sub, sizeof sub, "%s/keep", path);
+        fclose(fopen(sub, "w"));
+        assert_int_equal(gq_outfile_commit(&o, &e), GQ_E_IO);
+        assert_non_null(strstr(e.msg, path));
+        assert_int_equal(count_files(), 1);
+        unlink(sub);
+        rmdir(path);
+        /* and a commit that works leaves only the file */
+        assert_int_equal(gq_outfile_write(path, write_two, "ab", &e), GQ_OK);
+        assert_int_equal(count_files(), 1);
+        unlink(path);
+    }
+    no_proc = false;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,6 +321,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sweep_dead_leftovers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mode_and_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_device_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_abort_and_failure_remove_temp, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

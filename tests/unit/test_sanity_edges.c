@@ -54,6 +54,27 @@ static int setup(void **state)
     return 0;
 }
 
+/* Both ends know their NVLink rate and they differ (a link trained down on
+ * one side, or two GPU models): the pair's capacity is that of the slower
+ * end, whichever GPU is the source, and the reason names that rate. */
+static void test_nvlink_rates_differ_slower_end(void **state)
+{
+    t.nvlinks[0][1] = t.nvlinks[1][0] = 4;
+    char why[200];
+    for (int slow = 0; slow < 2; slow++) {
+        t.gpu[slow].nvlink_gbps_per_link = 20.0;
+        t.gpu[1 - slow].nvlink_gbps_per_link = 25.0;
+        for (int dir = 0; dir < 2; dir++) {
+            gq_flow f = flow(GQ_EP_GPU, dir, GQ_EP_GPU, 1 - dir, GQ_METHOD_CE);
+            double c = gq_sanity_flow_capacity(&t, &f, why, sizeof why);
+            if (!near(c, 4 * 20.0))
+                fail_msg("slow end GPU %d, flow %d->%d: capacity %.1f, want %.1f (%s)", slow, dir, 1 - dir, c,
+                         4 * 20.0, why);
+            assert_non_null(strstr(why, "4 NVLinks x 20.0 GB/s"));
+        }
+    }
+}
+
 /* NVLink rate known on one GPU only: that rate, not "unknown" (the && of the
  * two rates made ||); neither known: no bound, and the reason says so. */
 static void test_nvlink_rate_from_one_side(void **state)
@@ -350,6 +371,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_nvlink_rate_from_one_side, setup),
+        cmocka_unit_test_setup(test_nvlink_rates_differ_slower_end, setup),
         cmocka_unit_test_setup(test_pcie_pair_first_link_unknown, setup),
         cmocka_unit_test_setup(test_gpu_link_text_and_small_rate, setup),
         cmocka_unit_test_setup(test_staged_tie_names_the_source, setup),

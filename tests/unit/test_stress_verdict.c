@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "analysis/card.h"
 #include "analysis/stress.h"
 #include "render/analysis_render.h"
 #include "../test_util.h"
@@ -202,6 +203,42 @@ static void each_thermal_reason_fails(void **state)
         assert_int_equal(s->gpu[1].power_brake, bits[b] == GQ_CLK_HW_POWER_BRAKE);
         done(r, s);
     }
+}
+
+/* Each reason the GPU slows itself down for reaches the card: the stress
+ * section as gq_stress_to_json writes it, read back by the card's facts
+ * (gq_card_facts_from_json), marks that GPU slowed down and no other, also a
+ * GPU whose only reason is the hardware power brake. */
+static void slowdown_reasons_reach_the_card(void **state)
+{
+    (void)state;
+    static const uint64_t bits[] = {GQ_CLK_SW_THERMAL, GQ_CLK_HW_THERMAL, GQ_CLK_HW_SLOWDOWN,
+                                    GQ_CLK_HW_POWER_BRAKE};
+    json_t *card = json_pack("{s:{s:[{s:i,s:s},{s:i,s:s}]}}", "identity", "gpus", "index", 0, "name", "G",
+                             "index", 1, "name", "G");
+    assert_non_null(card);
+    for (size_t b = 0; b < sizeof bits / sizeof bits[0]; b++) {
+        gq_stress_result *r = new_result();
+        make_gpu(r, 0, "G", 20, 70, 590, 1900, GQ_CLK_SW_POWER_CAP);
+        make_gpu(r, 1, "G", 20, 70, 590, 1900, GQ_CLK_SW_POWER_CAP);
+        r->gpu[1].pts[10].s.clock_reasons |= bits[b];
+        gq_stress_summary *s = judge(r, NULL);
+        json_t *j = gq_stress_to_json(r, s);
+        assert_non_null(j);
+        gq_card_facts *f = calloc(1, sizeof *f);
+        assert_non_null(f);
+        gq_card_facts_from_json(card, j, NULL, f);
+        assert_true(f->stress_ran);
+        if (!f->gpu[1].thermal_slowdown)
+            fail_msg("clock reason 0x%llx: the card does not see GPU 1 slowed down",
+                     (unsigned long long)bits[b]);
+        assert_false(f->gpu[0].thermal_slowdown);
+        assert_int_equal(f->gpu[1].stress_verdict, GQ_V_FAIL);
+        free(f);
+        json_decref(j);
+        done(r, s);
+    }
+    json_decref(card);
 }
 
 /* Reasons that are not the GPU protecting itself never fail. */
@@ -667,6 +704,7 @@ int main(void)
         cmocka_unit_test(averages_use_loaded_samples_only),
         cmocka_unit_test(power_cap_alone_is_info),
         cmocka_unit_test(each_thermal_reason_fails),
+        cmocka_unit_test(slowdown_reasons_reach_the_card),
         cmocka_unit_test(benign_reasons_pass),
         cmocka_unit_test(faulty_elements_fail),
         cmocka_unit_test(ecc_uncorrected_delta_fails_but_old_errors_do_not),

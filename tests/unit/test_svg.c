@@ -88,6 +88,37 @@ static void test_heatmap_8x8(void **state)
     free(s);
 }
 
+/* The cells' colours are viridis' five stops at 0, 1/4, 1/2, 3/4 and 1 of
+ * the range (linear between them); low_is_good turns the ramp round. */
+static void test_heatmap_viridis_stops(void **state)
+{
+    (void)state;
+    const char *labels[3] = {"GPU 0", "GPU 1", "GPU 2"};
+    double v[9] = {NAN, 0, 25, 50, NAN, 75, 100, 100, NAN};
+    static const char *const stops[5] = {"#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"};
+    for (int good = 0; good < 2; good++) {
+        gq_svg_heatmap h = {.id = "v", .title = "v", .unit = "GB/s", .n = 3, .labels = labels, .vals = v};
+        h.low_is_good = good;
+        int rc;
+        char *s = capture_heatmap(&h, &rc);
+        assert_int_equal(rc, GQ_OK);
+        for (int k = 0; k < 5; k++) {
+            char want[96];
+            /* the cell of value 25 k (row-major, after the diagonal's n/a) */
+            int at = k == 0 ? 1 : k == 1 ? 2 : k == 2 ? 3 : k == 3 ? 5 : 6;
+            snprintf(want, sizeof want, "data-row=\"%d\" data-col=\"%d\"", at / 3, at % 3);
+            const char *cell = strstr(s, want);
+            assert_non_null(cell);
+            const char *fill = strstr(cell, "fill=\"");
+            assert_non_null(fill);
+            if (strncmp(fill + 6, stops[good ? 4 - k : k], 7))
+                fail_msg("value %d (low_is_good %d): %.7s, want %s", 25 * k, good, fill + 6,
+                         stops[good ? 4 - k : k]);
+        }
+        free(s);
+    }
+}
+
 static void test_heatmap_large_and_bad(void **state)
 {
     (void)state;
@@ -199,6 +230,44 @@ static void test_bars_heights(void **state)
     }
     assert_true(h60 > 0 && h30 > 0);
     assert_true(fabs(h60 / h30 - 2.0) < 0.02);
+    free(s);
+}
+
+/* A legend entry is as wide as its characters, not its bytes: "→→→" (three
+ * characters, nine bytes) takes the box of "abc". */
+static void test_legend_counts_characters(void **state)
+{
+    (void)state;
+    double x[2] = {0, 1}, y[2] = {1, 2};
+    const double *xs[2] = {x, x}, *ys[2] = {y, y};
+    int np[2] = {2, 2};
+    const char *names[2] = {"abc", "→→→"};
+    gq_svg_lines l = {.id = "leg",
+                      .title = "t",
+                      .x_label = "s",
+                      .unit = "GB/s",
+                      .nser = 2,
+                      .series = names,
+                      .npts = np,
+                      .xs = xs,
+                      .ys = ys};
+    int rc;
+    char *s = capture_lines(&l, &rc);
+    assert_int_equal(rc, GQ_OK);
+    int w[2] = {-1, -1};
+    for (int k = 0; k < 2; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "data-legend=\"%d\"", k);
+        const char *at = strstr(s, key);
+        assert_non_null(at);
+        const char *wp = strstr(at, "width=\"");
+        assert_non_null(wp);
+        w[k] = atoi(wp + 7);
+    }
+    assert_true(w[0] > 14);
+    if (w[0] != w[1])
+        fail_msg("legend boxes %d and %d wide for three characters each", w[0], w[1]);
+    assert_non_null(strstr(s, ">→→→<"));
     free(s);
 }
 
@@ -400,10 +469,16 @@ static void test_no_exponent(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_heatmap_8x8),       cmocka_unit_test(test_heatmap_large_and_bad),
-        cmocka_unit_test(test_bars_pairs),        cmocka_unit_test(test_bars_heights),
-        cmocka_unit_test(test_lines_sweep),       cmocka_unit_test(test_nice_axis),
-        cmocka_unit_test(test_legend_no_overlap), cmocka_unit_test(test_no_exponent),
+        cmocka_unit_test(test_heatmap_8x8),
+        cmocka_unit_test(test_heatmap_viridis_stops),
+        cmocka_unit_test(test_legend_counts_characters),
+        cmocka_unit_test(test_heatmap_large_and_bad),
+        cmocka_unit_test(test_bars_pairs),
+        cmocka_unit_test(test_bars_heights),
+        cmocka_unit_test(test_lines_sweep),
+        cmocka_unit_test(test_nice_axis),
+        cmocka_unit_test(test_legend_no_overlap),
+        cmocka_unit_test(test_no_exponent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

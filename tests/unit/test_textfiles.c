@@ -138,6 +138,75 @@ static void test_prom_cards(void **state)
     json_decref(doc);
 }
 
+/* Every unit a card check may carry goes to its base-unit family, scaled:
+ * GB/s in bytes per second, ns/us/s in seconds, °C and C in celsius, W in
+ * watts, MHz in hertz, % and ratio as a ratio; a unit without a family is
+ * left out. */
+static void test_prom_units(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *unit;
+        double figure;
+        const char *family, *value;
+    } u[] = {
+        {"GB/s", 41.5, "bytes_per_second", "4.15e+10"},
+        {"ns", 829, "seconds", "8.29e-07"},
+        {"us", 3, "seconds", "3e-06"},
+        {"s", 2.5, "seconds", "2.5"},
+        {"°C", 71, "celsius", "71"},
+        {"C", 72, "celsius", "72"},
+        {"W", 300, "watts", "300"},
+        {"MHz", 1500, "hertz", "1500000000"},
+        {"%", 50, "ratio", "0.5"},
+        {"ratio", 0.9, "ratio", "0.9"},
+        {"furlongs", 7, NULL, NULL},
+    };
+    const size_t n = sizeof u / sizeof u[0];
+    json_t *checks = json_array();
+    for (size_t i = 0; i < n; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "c%zu", i);
+        json_array_append_new(checks, json_pack("{s:s, s:s, s:s, s:s, s:f, s:s}", "id", id, "subject",
+                                                "gpu:0", "evidence", "measured", "verdict", "pass", "figure",
+                                                u[i].figure, "unit", u[i].unit));
+    }
+    json_t *nodes = json_pack("[{s:s, s:s, s:i, s:o}]", "hostname", "n", "verdict", "pass", "exit_code", 0,
+                              "checks", checks);
+    assert_non_null(nodes);
+    FILE *f = open_out();
+    gq_prom_cards(f, nodes);
+    fclose(f);
+    for (size_t i = 0; i < n; i++) {
+        char line[256];
+        snprintf(line, sizeof line,
+                 "{Hostname=\"n\",check=\"c%zu\",subject=\"gpu:0\",evidence=\"measured\"} ", i);
+        const char *at = strstr(buf, line);
+        if (!u[i].family) {
+            assert_null(at);
+            continue;
+        }
+        snprintf(line, sizeof line,
+                 "gpuqual_card_check_%s{Hostname=\"n\",check=\"c%zu\",subject=\"gpu:0\",evidence="
+                 "\"measured\"} %s\n",
+                 u[i].family, i, u[i].value);
+        if (!strstr(buf, line))
+            fail_msg("unit %s: no line '%s' in\n%s", u[i].unit, line, buf);
+    }
+    /* one HELP/TYPE header per family, however many checks fall in it */
+    static const char *const fams[] = {"bytes_per_second", "seconds", "celsius", "watts", "hertz", "ratio"};
+    for (size_t k = 0; k < sizeof fams / sizeof fams[0]; k++) {
+        char type[96];
+        snprintf(type, sizeof type, "# TYPE gpuqual_card_check_%s gauge\n", fams[k]);
+        int n = 0;
+        for (const char *p = strstr(buf, type); p; p = strstr(p + 1, type))
+            n++;
+        if (n != 1)
+            fail_msg("%d '# TYPE gpuqual_card_check_%s' lines, want 1", n, fams[k]);
+    }
+    json_decref(nodes);
+}
+
 static void test_prom_stress(void **state)
 {
     gq_stress_summary *s = calloc(1, sizeof *s);
@@ -213,7 +282,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_summary_evidence), cmocka_unit_test(test_junit),
         cmocka_unit_test(test_prom_cards),       cmocka_unit_test(test_prom_stress),
-        cmocka_unit_test(test_prom_header),
+        cmocka_unit_test(test_prom_units),       cmocka_unit_test(test_prom_header),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(buf);

@@ -1,0 +1,65 @@
+/* Status codes (core/status.h): each one's short name, which becomes a
+ * failed measurement's error text when the backend gave none, and its exit
+ * code as the comments in status.h give it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/status.h"
+
+static void names_and_exit_codes(void **state)
+{
+    (void)state;
+    static const struct {
+        int status;
+        const char *name;
+        int exit;
+    } s[] = {
+        {GQ_OK, "ok", 0},
+        {GQ_E_FAIL, "failed", 1},
+        {GQ_E_USAGE, "usage", 2},
+        {GQ_E_NODEV, "no-device", 3},
+        {GQ_E_IO, "io", 2},
+        {GQ_E_NOMEM, "no-memory", 1},
+        {GQ_E_BACKEND, "backend", 1},
+        {GQ_E_INTR, "interrupted", 130},
+        {GQ_E_UNSUPP, "unsupported", 1},
+        {GQ_E_BUSY, "busy", 6},
+    };
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+        if (strcmp(gq_status_name(s[i].status), s[i].name))
+            fail_msg("status %d: name '%s', want '%s'", s[i].status, gq_status_name(s[i].status), s[i].name);
+        if (gq_status_exit_code(s[i].status) != s[i].exit)
+            fail_msg("status %s: exit %d, want %d", s[i].name, gq_status_exit_code(s[i].status), s[i].exit);
+    }
+    assert_string_equal(gq_status_name(-99), "error");
+    assert_string_equal(gq_status_name(1), "error");
+}
+
+/* gq_err_set returns its code and writes one line, control characters made spaces. */
+static void err_one_line(void **state)
+{
+    (void)state;
+    gq_err e = {0};
+    assert_int_equal(gq_err_set(&e, GQ_E_USAGE, "bad %s\nvalue\t%d", "x", 3), GQ_E_USAGE);
+    assert_int_equal(e.code, GQ_E_USAGE);
+    assert_null(strchr(e.msg, '\n'));
+    assert_null(strchr(e.msg, '\t'));
+    assert_non_null(strstr(e.msg, "bad x"));
+    assert_int_equal(gq_err_prefix(&e, "ctx %d", 7), GQ_E_USAGE);
+    assert_true(strncmp(e.msg, "ctx 7: bad x", 12) == 0);
+    assert_int_equal(gq_err_set(NULL, GQ_E_IO, "nobody"), GQ_E_IO);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(names_and_exit_codes),
+        cmocka_unit_test(err_one_line),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
