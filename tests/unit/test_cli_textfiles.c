@@ -40,7 +40,7 @@ static void test_fleet_files(void **state)
     json_t *docs[2] = {doc, NULL};
     const char *hosts[2] = {"n0", "n1"}, *errors[2] = {NULL, "GPU 1 is lost"};
     gq_err err = {0};
-    assert_int_equal(gq_cli_card_files(prom, junit, "fleet", docs, hosts, errors, 2, &err), GQ_OK);
+    assert_int_equal(gq_cli_card_files(prom, junit, "fleet", docs, hosts, errors, 2, NULL, &err), GQ_OK);
     char *p = slurp(prom), *j = slurp(junit);
     assert_non_null(strstr(p, "gpuqual_info{version=\""));
     assert_non_null(strstr(p, "command=\"fleet\",source=\"sim:h200x2\"} 1\n"));
