@@ -461,7 +461,8 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
                 json_object_set_new(x, "rank", json_integer(r));
             json_array_append_new(sums, x);
         }
-        rc = sums ? gq_cli_summary_files(o->c.prom_path, o->c.junit_path, "fleet", sums, NULL, &err)
+        rc = sums ? gq_cli_summary_files(o->c.prom_path, o->c.junit_path, "fleet", sums, NULL,
+                                         o->c.junit_warn, &err)
                   : gq_err_set(&err, GQ_E_NOMEM, "out of memory");
         json_decref(sums);
         if (rc)

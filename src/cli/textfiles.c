@@ -36,15 +36,29 @@ static int write_prom(FILE *f, void *p, gq_err *err)
     return GQ_OK;
 }
 
-static int write_junit(FILE *f, void *p, gq_err *err)
-{
-    gq_junit_cards(f, p);
-    return GQ_OK;
-}
-
 static int prefixed(int rc, const char *opt, gq_err *err)
 {
     return rc ? gq_err_prefix(err, "%s", opt) : GQ_OK;
+}
+
+typedef struct junit_arg {
+    const json_t *nodes;
+    gq_junit_warn warn;
+} junit_arg;
+
+static int write_junit(FILE *f, void *p, gq_err *err)
+{
+    const junit_arg *a = p;
+    gq_junit_cards(f, a->nodes, a->warn);
+    return GQ_OK;
+}
+
+static int junit_file(const char *path, const json_t *nodes, const char *warn, gq_err *err)
+{
+    junit_arg a = {.nodes = nodes};
+    if (warn && gq_junit_warn_parse(warn, &a.warn))
+        return gq_err_set(err, GQ_E_USAGE, "--junit-warn: '%s' is not one of skipped, failure, passed", warn);
+    return prefixed(gq_outfile_write(path, write_junit, &a, err), "--junit", err);
 }
 
 int gq_cli_prom_run(const char *path, const gq_recordset *rs, const gq_topo *topo, gq_err *err)
@@ -88,7 +102,7 @@ static int doc_records(const json_t *doc, gq_recordset *rs, gq_err *err)
 
 int gq_cli_card_files(const char *prom, const char *junit, const char *command, json_t *const *docs,
                       const char *const *hosts, const char *const *errors, int n, const gq_topo *topo,
-                      gq_err *err)
+                      const char *junit_warn, gq_err *err)
 {
     if (!prom && !junit)
         return GQ_OK;
@@ -122,16 +136,16 @@ int gq_cli_card_files(const char *prom, const char *junit, const char *command, 
         if (!rc && prom)
             rc = prefixed(gq_outfile_write(prom, write_prom, &a, err), "--prom", err);
         if (!rc && junit)
-            rc = prefixed(gq_outfile_write(junit, write_junit, nodes, err), "--junit", err);
+            rc = junit_file(junit, nodes, junit_warn, err);
         gq_records_free(&rs);
     } else
-        rc = gq_cli_summary_files(prom, junit, command, nodes, source, err);
+        rc = gq_cli_summary_files(prom, junit, command, nodes, source, junit_warn, err);
     json_decref(nodes);
     return rc;
 }
 
 int gq_cli_summary_files(const char *prom, const char *junit, const char *command, json_t *nodes,
-                         const char *source, gq_err *err)
+                         const char *source, const char *junit_warn, gq_err *err)
 {
     if (!prom && !junit)
         return GQ_OK;
@@ -143,6 +157,6 @@ int gq_cli_summary_files(const char *prom, const char *junit, const char *comman
     if (prom)
         rc = prefixed(gq_outfile_write(prom, write_prom, &a, err), "--prom", err);
     if (!rc && junit)
-        rc = prefixed(gq_outfile_write(junit, write_junit, nodes, err), "--junit", err);
+        rc = junit_file(junit, nodes, junit_warn, err);
     return rc;
 }

@@ -27,14 +27,15 @@ int gq_cli_prom_stress(const char *path, const gq_stress_summary *s, const gq_to
  * --expect. */
 int gq_cli_card_files(const char *prom, const char *junit, const char *command, json_t *const *docs,
                       const char *const *hosts, const char *const *errors, int n, const gq_topo *topo,
-                      gq_err *err);
+                      const char *junit_warn, gq_err *err);
 
 /* The same from node summaries already made (fleet: each rank's gathered
  * summary, docs/json.md "fleet node summary"; a failed node from
  * gq_cli_failed_node). source names the machine source for the header (may
- * be NULL). */
+ * be NULL). junit_warn: --junit-warn (skipped, failure, passed; NULL is
+ * skipped). */
 int gq_cli_summary_files(const char *prom, const char *junit, const char *command, json_t *nodes,
-                         const char *source, gq_err *err);
+                         const char *source, const char *junit_warn, gq_err *err);
 /* A node whose card did not run: fail, no checks, and why. */
 json_t *gq_cli_failed_node(const char *host, const char *why);
 
