@@ -610,8 +610,8 @@ static int fleet_run(gq_ctx *ctx)
 {
 #ifndef GQ_HAVE_MPI
     (void)ctx;
-    gq_cli_error("this gpuqual was built without MPI, which fleet needs: install libopenmpi-dev "
-                 "(scripts/install-deps) and rebuild");
+    gq_cli_error("fleet needs Open MPI, which the gpuqual package leaves out: install the gpuqual-fleet "
+                 "package (apt install gpuqual-fleet), or build from source with libopenmpi-dev");
     ctx->exit_code = GQ_EXIT_FAIL;
 #else
     fleet_cli *o = ctx->opts;
@@ -654,7 +654,7 @@ static void fleet_done(gq_ctx *ctx)
 #ifdef GQ_HAVE_MPI
 #define FLEET_NO_MPI ""
 #else
-#define FLEET_NO_MPI "\nThis gpuqual was built without MPI: install libopenmpi-dev and rebuild to use it."
+#define FLEET_NO_MPI "\nNeeds the gpuqual-fleet package (Open MPI): apt install gpuqual-fleet."
 #endif
 
 const gq_frame_cmd gq_frame_fleet = {
