@@ -6,17 +6,20 @@
 #   - node_exporter's log has no "collected before" line (a series two files share);
 #   - node_textfile_scrape_error is 0.
 # Then the check is shown able to fail: a second run's file under another name (what
-# docs/prometheus.md says not to do) must be seen as a collision.
+# docs/prometheus.md says not to do) must be seen as a collision. Last, docs/prometheus.md's join with
+# dcgm-exporter, run by `promtool test rules` on the gpuqual_gpu_info series of the run and card files
+# and a DCGM series of the same GPU (DCGM's pci_bus_id form), gives the DCGM series with model_name.
 # Fails (never skips) when the daemon cannot start.
-#   tests/pkg/node-exporter.sh GPUQUAL NODE_EXPORTER
+#   tests/pkg/node-exporter.sh GPUQUAL NODE_EXPORTER PROMTOOL
 set -euo pipefail
-gq=$1 ne=$2
+gq=$1 ne=$2 promtool=$3
 work=$(mktemp -d /tmp/gq-node-exporter-XXXXXX)
 pid=""
 stop() { if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=""; fi; }
 trap 'stop; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v "$ne" >/dev/null || fail "$ne is not installed (scripts/install-deps installs prometheus-node-exporter)"
+command -v "$promtool" >/dev/null || fail "$promtool is not installed (scripts/install-deps installs prometheus)"
 command -v curl >/dev/null || fail "curl is not installed (scripts/install-deps installs it)"
 
 dir=$work/textfiles
@@ -81,3 +84,43 @@ grep -q "collected before" "$work/ne.log" && seen=1
 [ "$(grep -c '^gpuqual_' "$work/metrics" || true)" = "$(samples "$dir"/*.prom)" ] || seen=1
 [ "$seen" = 1 ] || fail "two copies of one run's file were not seen as a collision"
 echo "node-exporter: two files of one command collide, as docs/prometheus.md says (seen)"
+
+# docs/prometheus.md's join, on the series gpuqual wrote (two gpuqual_gpu_info per GPU: run and card)
+info_run=$(grep -m1 '^gpuqual_gpu_info{gpu="0",' "$dir/gpuqual-run.prom" | sed 's/ [^ ]*$//')
+info_card=$(grep -m1 '^gpuqual_gpu_info{gpu="0",' "$dir/gpuqual-card.prom" | sed 's/ [^ ]*$//')
+uuid=$(sed -n 's/.*UUID="\([^"]*\)".*/\1/p' <<<"$info_run")
+bus=$(sed -n 's/.*pci_bus_id="\([^"]*\)".*/\1/p' <<<"$info_run")
+host=$(sed -n 's/.*Hostname="\([^"]*\)".*/\1/p' <<<"$info_run")
+model=$(sed -n 's/.*model_name="\([^"]*\)".*/\1/p' <<<"$info_run")
+[ -n "$uuid" ] && [ -n "$bus" ] && [ -n "$host" ] && [ -n "$model" ] || fail "gpuqual_gpu_info lacks a join label: $info_run"
+expr=$(sed -n '/^DCGM_FI_DEV_PCIE_REPLAY_COUNTER$/,/^```$/p' "$(dirname "$0")/../../docs/prometheus.md" | grep -v '^```$' | tr '\n' ' ')
+[ -n "$expr" ] || fail "docs/prometheus.md has no DCGM_FI_DEV_PCIE_REPLAY_COUNTER join"
+dcgm="DCGM_FI_DEV_PCIE_REPLAY_COUNTER{gpu=\"0\",UUID=\"$uuid\",pci_bus_id=\"$bus\",Hostname=\"$host\",modelName=\"$model\"}"
+cat >"$work/rules.yml" <<RULES
+groups:
+- name: gpuqual
+  rules:
+  - record: joined
+    expr: '$expr'
+RULES
+cat >"$work/test.yml" <<TEST
+rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+- interval: 1m
+  input_series:
+  - series: '$dcgm'
+    values: '7'
+  - series: '$info_run'
+    values: '1'
+  - series: '$info_card'
+    values: '1'
+  promql_expr_test:
+  - expr: joined
+    eval_time: 0m
+    exp_samples:
+    - labels: 'joined{gpu="0",UUID="$uuid",pci_bus_id="$bus",Hostname="$host",modelName="$model",model_name="$model"}'
+      value: 7
+TEST
+(cd "$work" && "$promtool" test rules test.yml) >"$work/promtool.out" 2>&1 || { cat "$work/promtool.out" >&2; fail "docs/prometheus.md's join does not give the DCGM series with model_name"; }
+echo "node-exporter: docs/prometheus.md's join with dcgm-exporter on Hostname and pci_bus_id ($bus) holds (promtool test rules)"
