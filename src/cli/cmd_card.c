@@ -327,7 +327,8 @@ static int card_run(gq_ctx *ctx)
         return GQ_OK;
     }
     json_t *docs[1] = {ctx->doc};
-    if ((rc = gq_cli_card_files(o->c.prom_path, o->c.junit_path, "card", docs, NULL, NULL, 1, &ctx->err))) {
+    if ((rc = gq_cli_card_files(o->c.prom_path, o->c.junit_path, "card", docs, NULL, NULL, 1, ctx->topo,
+                                o->c.junit_warn, &ctx->err))) {
         gq_cli_error("%s; the card itself is complete in %s/", ctx->err.msg, o->dir);
         ctx->exit_code = GQ_EXIT_USAGE;
         return GQ_OK;

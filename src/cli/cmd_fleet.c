@@ -462,7 +462,8 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
                 json_object_set_new(x, "rank", json_integer(r));
             json_array_append_new(sums, x);
         }
-        rc = sums ? gq_cli_summary_files(o->c.prom_path, o->c.junit_path, "fleet", sums, NULL, &err)
+        rc = sums ? gq_cli_summary_files(o->c.prom_path, o->c.junit_path, "fleet", sums, NULL,
+                                         o->c.junit_warn, &err)
                   : gq_err_set(&err, GQ_E_NOMEM, "out of memory");
         json_decref(sums);
         if (rc)
@@ -610,8 +611,8 @@ static int fleet_run(gq_ctx *ctx)
 {
 #ifndef GQ_HAVE_MPI
     (void)ctx;
-    gq_cli_error("this gpuqual was built without MPI, which fleet needs: install libopenmpi-dev "
-                 "(scripts/install-deps) and rebuild");
+    gq_cli_error("fleet needs Open MPI, which the gpuqual package leaves out: install the gpuqual-fleet "
+                 "package (apt install gpuqual-fleet), or build from source with libopenmpi-dev");
     ctx->exit_code = GQ_EXIT_FAIL;
 #else
     fleet_cli *o = ctx->opts;
@@ -654,7 +655,7 @@ static void fleet_done(gq_ctx *ctx)
 #ifdef GQ_HAVE_MPI
 #define FLEET_NO_MPI ""
 #else
-#define FLEET_NO_MPI "\nThis gpuqual was built without MPI: install libopenmpi-dev and rebuild to use it."
+#define FLEET_NO_MPI "\nNeeds the gpuqual-fleet package (Open MPI): apt install gpuqual-fleet."
 #endif
 
 const gq_frame_cmd gq_frame_fleet = {

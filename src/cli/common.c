@@ -43,6 +43,9 @@ const gq_opt gq_common_prom_opt[] = {
 const gq_opt gq_common_junit_opt[] = {
     {.name = "junit", .type = GQ_OPT_STR, .off = OFF(junit_path), .arg = "FILE",
      .help = "also write the checks as JUnit XML for CI: failed checks fail, checks not measured are skipped"},
+    {.name = "junit-warn", .type = GQ_OPT_ENUM, .off = OFF(junit_warn), .def = "skipped", .arg = "AS",
+     .help = "how a check judged warn shows in the JUnit XML: skipped (visible, the build stays green), "
+             "failure, or passed", .choices = "skipped,failure,passed"},
     GQ_OPT_END,
 };
 /* clang-format on */

@@ -23,6 +23,7 @@ typedef struct gq_common {
     bool quiet;             /* no progress, summary only */
     const char *prom_path;  /* --prom FILE: Prometheus textfile (run, stress, card, fleet) */
     const char *junit_path; /* --junit FILE: JUnit XML of the checks (card, fleet) */
+    const char *junit_warn; /* --junit-warn skipped|failure|passed: how a warn check shows */
     /* backend */
     const char *sim; /* --sim FILE|NAME */
     int sim_seed;
@@ -47,7 +48,7 @@ typedef struct gq_common {
 extern const gq_opt gq_common_output_opts[];  /* --format --json --quiet */
 extern const gq_opt gq_common_backend_opts[]; /* --sim --sim-seed --sim-noise --gpus --journal */
 extern const gq_opt gq_common_prom_opt[];     /* --prom FILE (c.prom_path) */
-extern const gq_opt gq_common_junit_opt[];    /* --junit FILE (c.junit_path) */
+extern const gq_opt gq_common_junit_opt[];    /* --junit FILE, --junit-warn (c.junit_path, c.junit_warn) */
 /* --rounds --buffer-size --verify --method, declared once with one help text
  * each; a command changes a default with its optset's `defaults`
  * ("buffer-size=64"), never by declaring the option again. */

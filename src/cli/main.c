@@ -1,15 +1,40 @@
-/* gpuqual: entry point; the commands are in commands.c. */
+/* gpuqual: entry point; the commands are in commands.c. Built twice: the
+ * program `gpuqual`, without MPI, and where Open MPI is, `gpuqual-fleet`
+ * (GQ_HAVE_MPI, its own cmd_fleet.c) that `gpuqual fleet` runs in its place
+ * (the Debian package gpuqual-fleet). */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/backend.h"
 #include "cli/commands.h"
 #include "cli/outwrap.h"
 #include "cli/common.h"
 #include "cli/manpage.h"
+
+#ifndef GQ_HAVE_MPI
+/* gpuqual-fleet beside this program (the build directory, /usr/bin): true
+ * and its path in buf when it is there and executable. */
+static bool fleet_program(char *buf, size_t n)
+{
+    char self[4096];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (k <= 0)
+        return false;
+    self[k] = 0;
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return false;
+    *slash = 0;
+    if (snprintf(buf, n, "%s/gpuqual-fleet", self) >= (int)n)
+        return false;
+    return access(buf, X_OK) == 0;
+}
+#endif
 
 static void features(FILE *f)
 {
@@ -32,9 +57,13 @@ static void features(FILE *f)
 #endif
     );
 #ifdef GQ_HAVE_MPI
-    fprintf(f, "mpi: yes\n");
+    fprintf(f, "mpi: yes (this is gpuqual-fleet, built with Open MPI)\n");
 #else
-    fprintf(f, "mpi: no (gpuqual fleet needs an MPI build)\n");
+    char fleet[4096];
+    if (fleet_program(fleet, sizeof fleet))
+        fprintf(f, "mpi: yes, through %s (package gpuqual-fleet); gpuqual itself has no MPI\n", fleet);
+    else
+        fprintf(f, "mpi: no; gpuqual fleet needs the gpuqual-fleet package (Open MPI)\n");
 #endif
 }
 
@@ -138,6 +167,18 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
+#ifndef GQ_HAVE_MPI
+    /* fleet is gpuqual-fleet's (Open MPI): run it in this process's place, the
+     * same arguments and environment (mpirun's ranks stay ranks). Without it,
+     * fleet's own code says in one line what to install. */
+    char fleet[4096];
+    if (!strcmp(cmd, "fleet") && fleet_program(fleet, sizeof fleet)) {
+        fflush(NULL);
+        execv(fleet, argv);
+        gq_cli_error("could not run %s for fleet: %s", fleet, strerror(errno));
+        return 1;
+    }
+#endif
     bool is_help = !strcmp(cmd, "--help") || !strcmp(cmd, "-h"),
          is_version = !strcmp(cmd, "--version") || !strcmp(cmd, "-V") || !strcmp(cmd, "version");
     if ((is_help || is_version) && argc > 2) {

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "core/outfile.h"
 #include "core/units.h"
+#include "measure/record_json.h"
 #include "render/card_summary.h"
 #include "render/junit.h"
 #include "render/prometheus.h"
@@ -13,6 +14,7 @@
 typedef struct prom_arg {
     const char *command;
     const gq_recordset *rs;
+    const char *rec_prefix; /* "gpuqual" (run) or "gpuqual_card" (the card's measured figures) */
     const gq_stress_summary *stress;
     const gq_topo *topo;
     json_t *nodes;
@@ -24,19 +26,13 @@ static int write_prom(FILE *f, void *p, gq_err *err)
     const prom_arg *a = p;
     gq_prom_header(f, a->command, a->topo ? a->topo->hostname : a->hostname,
                    a->topo ? a->topo->source : a->source, gq_now_unix());
-    gq_prom_gpus(f, a->topo);
+    gq_prom_gpus(f, a->topo, a->command);
     if (a->rs)
-        gq_prom_records(f, a->rs, a->topo);
+        gq_prom_records(f, a->rs, a->topo, a->rec_prefix);
     if (a->stress)
         gq_prom_stress(f, a->stress, a->topo);
     if (a->nodes)
         gq_prom_cards(f, a->nodes);
-    return GQ_OK;
-}
-
-static int write_junit(FILE *f, void *p, gq_err *err)
-{
-    gq_junit_cards(f, p);
     return GQ_OK;
 }
 
@@ -45,9 +41,29 @@ static int prefixed(int rc, const char *opt, gq_err *err)
     return rc ? gq_err_prefix(err, "%s", opt) : GQ_OK;
 }
 
+typedef struct junit_arg {
+    const json_t *nodes;
+    gq_junit_warn warn;
+} junit_arg;
+
+static int write_junit(FILE *f, void *p, gq_err *err)
+{
+    const junit_arg *a = p;
+    gq_junit_cards(f, a->nodes, a->warn);
+    return GQ_OK;
+}
+
+static int junit_file(const char *path, const json_t *nodes, const char *warn, gq_err *err)
+{
+    junit_arg a = {.nodes = nodes};
+    if (warn && gq_junit_warn_parse(warn, &a.warn))
+        return gq_err_set(err, GQ_E_USAGE, "--junit-warn: '%s' is not one of skipped, failure, passed", warn);
+    return prefixed(gq_outfile_write(path, write_junit, &a, err), "--junit", err);
+}
+
 int gq_cli_prom_run(const char *path, const gq_recordset *rs, const gq_topo *topo, gq_err *err)
 {
-    prom_arg a = {.command = "run", .rs = rs, .topo = topo};
+    prom_arg a = {.command = "run", .rs = rs, .rec_prefix = "gpuqual", .topo = topo};
     return path ? prefixed(gq_outfile_write(path, write_prom, &a, err), "--prom", err) : GQ_OK;
 }
 
@@ -65,8 +81,28 @@ json_t *gq_cli_failed_node(const char *host, const char *why)
                      "the card did not run: ", why ? why : "rank 0 received nothing from this node");
 }
 
+/* The records of a card document (its measured figures), as a recordset;
+ * a record that does not read is left out (the document was made by this
+ * build, so none is). */
+static int doc_records(const json_t *doc, gq_recordset *rs, gq_err *err)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(json_object_get(doc, "records"), i, x)
+    {
+        gq_record r;
+        gq_err rerr = {0};
+        if (gq_record_from_json(x, &r, &rerr))
+            continue;
+        if (gq_records_push(rs, &r))
+            return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    }
+    return GQ_OK;
+}
+
 int gq_cli_card_files(const char *prom, const char *junit, const char *command, json_t *const *docs,
-                      const char *const *hosts, const char *const *errors, int n, gq_err *err)
+                      const char *const *hosts, const char *const *errors, int n, const gq_topo *topo,
+                      const char *junit_warn, gq_err *err)
 {
     if (!prom && !junit)
         return GQ_OK;
@@ -87,13 +123,29 @@ int gq_cli_card_files(const char *prom, const char *junit, const char *command, 
     }
     if (!nodes)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
-    int rc = gq_cli_summary_files(prom, junit, command, nodes, source, err);
+    int rc = GQ_OK;
+    if (topo && n == 1 && docs[0]) { /* one card: its GPUs and measured figures besides the checks */
+        gq_recordset rs = {0};
+        prom_arg a = {.command = command,
+                      .rs = &rs,
+                      .rec_prefix = "gpuqual_card",
+                      .topo = topo,
+                      .nodes = nodes,
+                      .source = source};
+        rc = doc_records(docs[0], &rs, err);
+        if (!rc && prom)
+            rc = prefixed(gq_outfile_write(prom, write_prom, &a, err), "--prom", err);
+        if (!rc && junit)
+            rc = junit_file(junit, nodes, junit_warn, err);
+        gq_records_free(&rs);
+    } else
+        rc = gq_cli_summary_files(prom, junit, command, nodes, source, junit_warn, err);
     json_decref(nodes);
     return rc;
 }
 
 int gq_cli_summary_files(const char *prom, const char *junit, const char *command, json_t *nodes,
-                         const char *source, gq_err *err)
+                         const char *source, const char *junit_warn, gq_err *err)
 {
     if (!prom && !junit)
         return GQ_OK;
@@ -105,6 +157,6 @@ int gq_cli_summary_files(const char *prom, const char *junit, const char *comman
     if (prom)
         rc = prefixed(gq_outfile_write(prom, write_prom, &a, err), "--prom", err);
     if (!rc && junit)
-        rc = prefixed(gq_outfile_write(junit, write_junit, nodes, err), "--junit", err);
+        rc = junit_file(junit, nodes, junit_warn, err);
     return rc;
 }

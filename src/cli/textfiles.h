@@ -21,16 +21,21 @@ int gq_cli_prom_stress(const char *path, const gq_stress_summary *s, const gq_to
  * node's card document, NULL for a node whose card did not run, with its
  * host and why in errors[]): --prom and --junit from the documents' node
  * summaries (render/card_summary.h). hosts and errors may be NULL; NULL
- * paths are not written. */
+ * paths are not written. With topo and one document (`card`), the --prom
+ * file also holds the GPUs' identity and the card's measured figures
+ * (gpuqual_card_bandwidth_bytes_per_second, ...), with or without
+ * --expect. */
 int gq_cli_card_files(const char *prom, const char *junit, const char *command, json_t *const *docs,
-                      const char *const *hosts, const char *const *errors, int n, gq_err *err);
+                      const char *const *hosts, const char *const *errors, int n, const gq_topo *topo,
+                      const char *junit_warn, gq_err *err);
 
 /* The same from node summaries already made (fleet: each rank's gathered
  * summary, docs/json.md "fleet node summary"; a failed node from
  * gq_cli_failed_node). source names the machine source for the header (may
- * be NULL). */
+ * be NULL). junit_warn: --junit-warn (skipped, failure, passed; NULL is
+ * skipped). */
 int gq_cli_summary_files(const char *prom, const char *junit, const char *command, json_t *nodes,
-                         const char *source, gq_err *err);
+                         const char *source, const char *junit_warn, gq_err *err);
 /* A node whose card did not run: fail, no checks, and why. */
 json_t *gq_cli_failed_node(const char *host, const char *why);
 

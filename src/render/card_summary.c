@@ -56,6 +56,21 @@ json_t *gq_card_node_summary(const json_t *doc)
     size_t i;
     json_t *c;
     json_array_foreach(json_object_get(card, "checks"), i, c) json_array_append_new(checks, check_summary(c));
+    /* Each check's share of the measured time of the card step that
+     * measured it (plan[].elapsed_s), so a node's checks add up to its
+     * steps' time; none where the card has no such step. */
+    size_t k, j;
+    json_t *step, *o2;
+    json_array_foreach(json_object_get(card, "plan"), k, step)
+    {
+        const char *name = str(step, "step", "");
+        json_t *el = json_object_get(step, "elapsed_s");
+        int n = 0;
+        json_array_foreach(checks, j, o2) n += *name && !strcmp(str(o2, "step", ""), name);
+        json_array_foreach(checks, j,
+                           o2) if (n > 0 && json_is_number(el) && !strcmp(str(o2, "step", ""), name))
+            json_object_set_new(o2, "time_s", json_real(json_number_value(el) / n));
+    }
     json_object_set_new(o, "hostname", json_string(host));
     json_object_set_new(o, "verdict", json_string(verdict));
     json_object_set_new(o, "exit_code", json_integer(json_integer_value(json_object_get(card, "exit_code"))));
@@ -64,6 +79,8 @@ json_t *gq_card_node_summary(const json_t *doc)
                         json_is_string(json_object_get(card, "level"))
                             ? json_copy(json_object_get(card, "level"))
                             : json_null());
+    if (json_is_number(json_object_get(card, "elapsed_s")))
+        json_object_set_new(o, "elapsed_s", json_copy(json_object_get(card, "elapsed_s")));
     json_object_set_new(o, "checks", checks);
     return o;
 }

@@ -98,23 +98,44 @@ void gq_prom_header(FILE *f, const char *command, const char *hostname, const ch
     sample(f, "gpuqual_last_run_timestamp_seconds", &t, now);
 }
 
-void gq_prom_gpus(FILE *f, const gq_topo *topo)
+/* A PCI bus id the way DCGM and dcgm-exporter write it (NVML's busId):
+ * an 8-hex-digit domain and upper-case hex, 00000000:3B:00.0. An id that
+ * does not parse is written as it is. */
+static const char *dcgm_bus_id(const char *in, char *out, size_t n)
+{
+    unsigned dom = 0, bus = 0, dev = 0, fn = 0;
+    int used = 0;
+    if (sscanf(in, "%x:%x:%x.%x%n", &dom, &bus, &dev, &fn, &used) == 4 && !in[used] && bus <= 0xff &&
+        dev <= 0x1f && fn <= 7)
+        snprintf(out, n, "%08X:%02X:%02X.%X", dom, bus, dev, fn);
+    else if (sscanf(in, "%x:%x.%x%n", &bus, &dev, &fn, &used) == 3 && !in[used] && bus <= 0xff &&
+             dev <= 0x1f && fn <= 7)
+        snprintf(out, n, "%08X:%02X:%02X.%X", 0u, bus, dev, fn);
+    else
+        snprintf(out, n, "%s", in);
+    return out;
+}
+
+void gq_prom_gpus(FILE *f, const gq_topo *topo, const char *command)
 {
     if (!topo || topo->ngpu <= 0)
         return;
-    family(f, "gpuqual_gpu_info", "gauge", "Each GPU's identity (join on gpu, UUID and Hostname)");
+    family(f, "gpuqual_gpu_info", "gauge",
+           "Each GPU's identity as the command saw it (join on UUID or pci_bus_id with dcgm-exporter)");
     for (int k = 0; k < topo->ngpu; k++) {
         const gq_gpu_info *g = &topo->gpu[k];
         labels l = {.n = 0};
         gpu_labels(&l, topo, g->index);
         lab(&l, "model_name", g->name);
-        lab(&l, "pci_bus_id", g->pci_bus_id);
+        char bus[32];
+        lab(&l, "pci_bus_id", dcgm_bus_id(g->pci_bus_id, bus, sizeof bus));
         lab(&l, "driver_version", topo->driver_version);
         lab(&l, "vbios", g->vbios[0] ? g->vbios : "unknown");
         lab(&l, "serial", g->serial[0] ? g->serial : "unknown");
         lab(&l, "ecc_mode", gq_mode_name(g->ecc_mode));
         lab(&l, "mig_mode", gq_mode_name(g->mig_mode));
         lab(&l, "persistence_mode", gq_mode_name(g->persistence_mode));
+        lab(&l, "command", command);
         sample(f, "gpuqual_gpu_info", &l, 1);
     }
 }
@@ -172,20 +193,20 @@ static void labels_of(labels *l, const labels *cache, int i, const gq_record *r,
 }
 
 static void record_family(FILE *f, const gq_recordset *rs, const gq_topo *topo, const labels *cache,
-                          int which)
+                          int which, const char *prefix)
 {
     static const struct {
         const char *name, *help;
     } fam[] = {
-        {"gpuqual_bandwidth_bytes_per_second", "Measured bandwidth over the rounds (stat: median, min, max)"},
-        {"gpuqual_latency_seconds", "Measured latency over the rounds (stat: median, min, max)"},
-        {"gpuqual_spread_ratio", "Spread between rounds, (max - min) / median"},
-        {"gpuqual_overlap_ratio",
-         "Window shared by concurrent flows over each flow's own window (min over rounds)"},
-        {"gpuqual_valid",
-         "1 when the figure is valid, 0 when flagged (impossible, overlap, error, verify_failed)"},
+        {"bandwidth_bytes_per_second", "Measured bandwidth over the rounds (stat: median, min, max)"},
+        {"latency_seconds", "Measured latency over the rounds (stat: median, min, max)"},
+        {"spread_ratio", "Spread between rounds, (max - min) / median"},
+        {"overlap_ratio", "Window shared by concurrent flows over each flow's own window (min over rounds)"},
+        {"valid", "1 when the figure is valid, 0 when flagged (impossible, overlap, error, verify_failed)"},
     };
     bool header = false;
+    char name[96];
+    snprintf(name, sizeof name, "%s_%s", prefix, fam[which].name);
     for (int i = 0; rs && i < rs->n; i++) {
         const gq_record *r = &rs->v[i];
         if ((which == F_BW && (r->is_latency || r->value.n == 0)) ||
@@ -193,7 +214,7 @@ static void record_family(FILE *f, const gq_recordset *rs, const gq_topo *topo, 
             (which == F_SPREAD && r->value.n == 0) || (which == F_OVERLAP && r->overlap < 0))
             continue;
         if (!header) {
-            family(f, fam[which].name, "gauge", fam[which].help);
+            family(f, name, "gauge", fam[which].help);
             header = true;
         }
         if (which == F_BW || which == F_LAT) {
@@ -205,7 +226,7 @@ static void record_family(FILE *f, const gq_recordset *rs, const gq_topo *topo, 
             for (int s = 0; s < 3; s++) {
                 labels l = base;
                 lab(&l, "stat", stats[s]);
-                sample(f, fam[which].name, &l, v[s] * scale);
+                sample(f, name, &l, v[s] * scale);
             }
             continue;
         }
@@ -214,17 +235,17 @@ static void record_family(FILE *f, const gq_recordset *rs, const gq_topo *topo, 
         double v = which == F_SPREAD    ? r->value.spread
                    : which == F_OVERLAP ? r->overlap
                                         : (r->valid ? 1.0 : 0.0);
-        sample(f, fam[which].name, &l, v);
+        sample(f, name, &l, v);
     }
 }
 
-void gq_prom_records(FILE *f, const gq_recordset *rs, const gq_topo *topo)
+void gq_prom_records(FILE *f, const gq_recordset *rs, const gq_topo *topo, const char *prefix)
 {
     labels *cache = rs && rs->n > 0 ? calloc((size_t)rs->n, sizeof *cache) : NULL;
     for (int i = 0; cache && i < rs->n; i++)
         record_labels(&cache[i], &rs->v[i], topo);
     for (int w = F_BW; w <= F_VALID; w++)
-        record_family(f, rs, topo, cache, w);
+        record_family(f, rs, topo, cache, w, prefix ? prefix : "gpuqual");
     free(cache);
 }
 

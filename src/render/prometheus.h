@@ -23,15 +23,19 @@ struct json_t;
  * ("cuda", "sim:NAME", ...) or NULL. */
 void gq_prom_header(FILE *f, const char *command, const char *hostname, const char *source, double now);
 
-/* gpuqual_gpu_info: one series per GPU of topo with its identity (nothing
- * when topo is NULL or has no GPU). */
-void gq_prom_gpus(FILE *f, const gq_topo *topo);
+/* gpuqual_gpu_info: one series per GPU of topo with its identity and the
+ * command that wrote it (files of run, stress and card side by side never
+ * hold the same series), pci_bus_id as DCGM writes it (00000000:3B:00.0);
+ * nothing when topo is NULL or has no GPU. */
+void gq_prom_gpus(FILE *f, const gq_topo *topo, const char *command);
 
-/* `gpuqual run`: one series per record and statistic (median, min, max) of
- * its bandwidth in bytes per second or latency in seconds, its spread and
- * overlap ratios and whether it is valid. topo (may be NULL) gives the GPU
- * labels. */
-void gq_prom_records(FILE *f, const gq_recordset *rs, const gq_topo *topo);
+/* `gpuqual run` (prefix "gpuqual") and `card` ("gpuqual_card": its measured
+ * figures, with or without --expect): one series per record and statistic
+ * (median, min, max) of its bandwidth in bytes per second or latency in
+ * seconds, its spread and overlap ratios and whether it is valid, as
+ * PREFIX_bandwidth_bytes_per_second and so on. topo (may be NULL) gives the
+ * GPU labels. */
+void gq_prom_records(FILE *f, const gq_recordset *rs, const gq_topo *topo, const char *prefix);
 
 /* `gpuqual stress`: the node's and each GPU's verdict, one series per
  * verdict value, and the per-GPU telemetry summary. */

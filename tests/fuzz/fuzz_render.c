@@ -67,8 +67,8 @@ static void render_card(json_t *root, const gq_recordset *rs, unsigned which)
     case 2:
         if (have_topo) {
             gq_render_table(devnull, &topo, rs);
-            gq_prom_gpus(devnull, &topo);
-            gq_prom_records(devnull, rs, &topo);
+            gq_prom_gpus(devnull, &topo, "run");
+            gq_prom_records(devnull, rs, &topo, "gpuqual");
         }
         break;
     default:
@@ -77,7 +77,7 @@ static void render_card(json_t *root, const gq_recordset *rs, unsigned which)
             json_decref(nv);
         }
         gq_render_csv(devnull, rs);
-        gq_prom_records(devnull, rs, NULL);
+        gq_prom_records(devnull, rs, NULL, "gpuqual_card");
     }
 }
 

@@ -36,8 +36,8 @@ got=$(complete_words gpuqual stress --pro)
 [ "$got" = "--prom" ] || fail "bash: 'gpuqual stress --pro' completes to '$got', expected --prom"
 got=$(complete_words gpuqual topo --format '')
 [ "$got" = "table json csv" ] || fail "bash: topo --format offers '$got', expected table json csv"
-got=$(complete_words gpuqual card --ju)
-[ "$got" = "--junit" ] || fail "bash: 'gpuqual card --ju' completes to '$got'"
+got=$(complete_words gpuqual card --junit-w)
+[ "$got" = "--junit-warn" ] || fail "bash: 'gpuqual card --junit-w' completes to '$got'"
 if command -v zsh >/dev/null; then
     zsh -n "$docs/completion/_gpuqual" || fail "the zsh completion does not parse"
 fi

@@ -167,7 +167,7 @@ static void do_csv(FILE *f, const gq_recordset *rs, const gq_topo *t)
 }
 static void do_prom(FILE *f, const gq_recordset *rs, const gq_topo *t)
 {
-    gq_prom_records(f, rs, t);
+    gq_prom_records(f, rs, t, "gpuqual");
 }
 
 /* ---- records ------------------------------------------------------------- */

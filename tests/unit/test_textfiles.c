@@ -88,25 +88,60 @@ static void test_junit(void **state)
     json_array_append_new(nodes, json_pack("{s:s, s:s, s:i, s:[], s:s}", "hostname", "n2", "verdict", "fail",
                                            "exit_code", 1, "checks", "error", "the card did not run"));
     FILE *f = open_out();
-    gq_junit_cards(f, nodes);
+    gq_junit_cards(f, nodes, GQ_JUNIT_WARN_SKIPPED);
     fclose(f);
-    assert_non_null(
-        strstr(buf, "<testsuites name=\"gpuqual\" tests=\"4\" failures=\"2\" errors=\"0\" skipped=\"2\">"));
+    assert_non_null(strstr(
+        buf, "<testsuites name=\"gpuqual\" tests=\"4\" failures=\"2\" errors=\"0\">")); /* no skipped= */
     assert_non_null(
         strstr(buf, "<testsuite name=\"gpuqual card node&lt;7&gt;\" tests=\"3\" failures=\"1\" errors=\"0\" "
                     "skipped=\"2\">"));
     assert_non_null(
         strstr(buf, "<failure type=\"fail\" message=\"GPU 0: 41.5 GB/s &lt; 50 &amp; &quot;low&quot;\"/>"));
     /* the pass whose evidence is "skipped" is skipped with its reason, never passed */
-    assert_non_null(strstr(buf, "name=\"p2p_latency_ns_max gpu:0&gt;gpu:1\" time=\"0\">\n      <skipped "
+    assert_non_null(strstr(buf, "name=\"p2p_latency_ns_max gpu:0&gt;gpu:1\">\n      <skipped "
                                 "message=\"not measured (skipped: budget): 829 ns\"/>"));
     assert_non_null(strstr(buf, "<skipped message=\"not measured (skipped): temperature under load"));
-    assert_non_null(
-        strstr(buf, "name=\"card\" time=\"0\">\n      <failure type=\"error\" message=\"the card did not "
-                    "run\"/>"));
+    assert_non_null(strstr(buf, "name=\"card\">\n      <failure type=\"error\" message=\"the card did not "
+                                "run\"/>"));
     assert_non_null(strstr(buf, "</testsuites>\n"));
     json_decref(nodes);
     json_decref(doc);
+}
+
+/* A warn check under each --junit-warn, and the measured times of a node
+ * summary that has them. */
+static void test_junit_warn(void **state)
+{
+    json_t *nodes =
+        json_pack("[{s:s, s:s, s:i, s:f, s:[{s:s, s:s, s:s, s:s, s:s, s:f}]}]", "hostname", "n", "verdict",
+                  "warn", "exit_code", 4, "elapsed_s", 12.5, "checks", "id", "stress", "subject", "gpu:3",
+                  "verdict", "warn", "evidence", "measured", "text", "hot", "time_s", 2.25);
+    static const struct {
+        gq_junit_warn mode;
+        const char *want, *suite;
+    } c[] = {
+        {GQ_JUNIT_WARN_SKIPPED, "<skipped type=\"warn\" message=\"warn: hot\"/>",
+         "failures=\"0\" errors=\"0\" skipped=\"1\""},
+        {GQ_JUNIT_WARN_FAILURE, "<failure type=\"warn\" message=\"warn: hot\"/>",
+         "failures=\"1\" errors=\"0\" skipped=\"0\""},
+        {GQ_JUNIT_WARN_PASSED, "time=\"2.250000\">\n      <system-out>warn: hot</system-out>",
+         "failures=\"0\" errors=\"0\" skipped=\"0\""},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        FILE *f = open_out();
+        gq_junit_cards(f, nodes, c[i].mode);
+        fclose(f);
+        assert_non_null(strstr(buf, c[i].want));
+        assert_non_null(strstr(buf, c[i].suite));
+        assert_non_null(strstr(buf, "<testsuites name=\"gpuqual\" tests=\"1\""));
+        assert_non_null(strstr(buf, "time=\"12.500000\">\n  <testsuite "));
+        assert_non_null(strstr(buf, "name=\"stress gpu:3\" time=\"2.250000\">"));
+    }
+    gq_junit_warn w = GQ_JUNIT_WARN_PASSED;
+    assert_int_equal(gq_junit_warn_parse("failure", &w), 0);
+    assert_int_equal(w, GQ_JUNIT_WARN_FAILURE);
+    assert_int_equal(gq_junit_warn_parse("yellow", &w), -1);
+    json_decref(nodes);
 }
 
 static void test_prom_cards(void **state)
@@ -281,8 +316,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_summary_evidence), cmocka_unit_test(test_junit),
-        cmocka_unit_test(test_prom_cards),       cmocka_unit_test(test_prom_stress),
-        cmocka_unit_test(test_prom_units),       cmocka_unit_test(test_prom_header),
+        cmocka_unit_test(test_junit_warn),       cmocka_unit_test(test_prom_cards),
+        cmocka_unit_test(test_prom_stress),      cmocka_unit_test(test_prom_units),
+        cmocka_unit_test(test_prom_header),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(buf);
