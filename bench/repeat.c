@@ -193,8 +193,9 @@ int gq_rep_faults_load(const char *path, gq_rep_fault *out, int max, char *err, 
         if (end == col[2] || *end || q->stress_s < 0 ||
             (verdict_rank(col[3]) < 0 && strcmp(col[3], "incomplete"))) {
             fclose(f);
-            return fail(err, errn, "%s:%d: stress must be seconds >= 0 and verdict pass, warn, fail or incomplete",
-                        path, ln);
+            return fail(err, errn,
+                        "%s:%d: stress must be seconds >= 0 and verdict pass, warn, fail or incomplete", path,
+                        ln);
         }
         snprintf(q->kind, sizeof q->kind, "%s", col[0]);
         snprintf(q->spec, sizeof q->spec, "%s", col[1]);
@@ -448,7 +449,8 @@ static void job_argv(const gq_rep_job *j, const char *bin, const char *dir, char
         char spec[128];
         const char *t = strstr(j->f->spec, "{gpu}");
         if (t)
-            snprintf(spec, sizeof spec, "%.*s%d%s", (int)(t - j->f->spec), j->f->spec, GQ_REP_FAULT_GPU, t + 5);
+            snprintf(spec, sizeof spec, "%.*s%d%s", (int)(t - j->f->spec), j->f->spec, GQ_REP_FAULT_GPU,
+                     t + 5);
         else
             snprintf(spec, sizeof spec, "%s", j->f->spec);
         ARG("--sim-fault");

@@ -57,14 +57,14 @@ typedef struct gq_rep_job {
 
 /* What one card said. */
 typedef struct gq_rep_card {
-    int exit_code;           /* gpuqual's exit status; -1 when it did not exit */
-    char verdict[16];        /* pass, warn, fail, incomplete; "refused" (exit 2, no card) or "error" */
-    char verdict_text[160];  /* the card's verdict text, or the refusal's line */
-    uint64_t named;          /* GPUs named by a warning or failing check (subject gpu:N) or as busy */
-    char reasons[192];       /* the warning and failing checks, "id@subject" comma-separated */
-    char key[768];           /* the domains, GPUs set aside and bottlenecks found (direction and GPUs) */
+    int exit_code;          /* gpuqual's exit status; -1 when it did not exit */
+    char verdict[16];       /* pass, warn, fail, incomplete; "refused" (exit 2, no card) or "error" */
+    char verdict_text[160]; /* the card's verdict text, or the refusal's line */
+    uint64_t named;         /* GPUs named by a warning or failing check (subject gpu:N) or as busy */
+    char reasons[192];      /* the warning and failing checks, "id@subject" comma-separated */
+    char key[768];          /* the domains, GPUs set aside and bottlenecks found (direction and GPUs) */
     double planned_s, budget_s;
-    char incomplete[128];    /* the steps the card did not run, for the budget or an error */
+    char incomplete[128]; /* the steps the card did not run, for the budget or an error */
 } gq_rep_card;
 
 /* The verdict a job deserves: the fault's, made no better than the machine's
@@ -102,12 +102,12 @@ int gq_rep_card_read(const char *card_json, gq_rep_card *c);
 
 /* A group of cards: the same machine, level, noise and fault over seeds. */
 typedef struct gq_rep_stats {
-    int n;         /* cards */
-    int agree;     /* gave what the job deserves */
-    int wrong;     /* named a GPU that nothing deserved names */
-    int key_mode;  /* cards whose domains and bottlenecks are the most common set */
+    int n;        /* cards */
+    int agree;    /* gave what the job deserves */
+    int wrong;    /* named a GPU that nothing deserved names */
+    int key_mode; /* cards whose domains and bottlenecks are the most common set */
     double planned_min, planned_max;
-    int nverdict;  /* distinct verdicts, with counts */
+    int nverdict; /* distinct verdicts, with counts */
     char verdict[8][16];
     int verdict_n[8];
     /* the commonest reason among the cards that disagreed, and its count */

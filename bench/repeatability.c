@@ -256,8 +256,8 @@ int main(int argc, char **argv)
         for (int l = 0; l < nlev; l++)
             for (int z = 0; z < nnoise; z++)
                 for (int v = healthy ? -1 : 0; v < nf; v++) {
-                    groups[g] = (group){.m = m, .level = lev[l], .noise = noi[z], .fault = v,
-                                        .first = (int)j, .n = o.seeds};
+                    groups[g] = (group){
+                        .m = m, .level = lev[l], .noise = noi[z], .fault = v, .first = (int)j, .n = o.seeds};
                     for (int s = 1; s <= o.seeds; s++, j++)
                         jobs[j] = (gq_rep_job){.m = &mach[m],
                                                .f = v < 0 ? NULL : &faults[v],
@@ -336,8 +336,8 @@ int main(int argc, char **argv)
             snprintf(ps, sizeof ps, "%.0f-%.0f", G->s.planned_min, G->s.planned_max);
         fprintf(out, "| %s | %d | %s | %s (%.2g %%) | %s | %s | %s | %s | %s | %s |\n", M->name, M->ngpu,
                 level_names[G->level], noise_names[G->noise], 100 * (G->noise ? 2 * M->noise : M->noise),
-                M->deserved, pct(G->s.agree, G->s.n, b1, sizeof b1), vs, pct(G->s.key_mode, G->s.n, b2, sizeof b2),
-                ps, pct(G->s.wrong, G->s.n, b3, sizeof b3));
+                M->deserved, pct(G->s.agree, G->s.n, b1, sizeof b1), vs,
+                pct(G->s.key_mode, G->s.n, b2, sizeof b2), ps, pct(G->s.wrong, G->s.n, b3, sizeof b3));
     }
     if (nf) {
         fprintf(out, "\n## Injected faults: detected and the right GPU named (share of seeds)\n\n");
@@ -356,7 +356,8 @@ int main(int argc, char **argv)
             double pmin = 1e30, pmax = 0;
             for (int f = 0; f < nf; f++) {
                 const gq_rep_stats *S = &groups[g + f].s;
-                fprintf(out, " %s%s |", pct(S->agree, S->n, b1, sizeof b1), S->wrong ? " (wrong finding)" : "");
+                fprintf(out, " %s%s |", pct(S->agree, S->n, b1, sizeof b1),
+                        S->wrong ? " (wrong finding)" : "");
                 pmin = S->planned_min < pmin ? S->planned_min : pmin;
                 pmax = S->planned_max > pmax ? S->planned_max : pmax;
             }
@@ -366,9 +367,10 @@ int main(int argc, char **argv)
 
     /* What issue 28 asks, row by row. */
     fprintf(out, "\n## Against what must show (issue 28)\n\n");
-    fprintf(out, "At the calibrated noise: healthy agrees on >= 99 %% of seeds, every fault detected and "
-                 "named on 100 %%, domains and bottlenecks identical on >= 99 %%. At twice the noise: >= 95 %% "
-                 "on each, and no wrong finding.\n\n");
+    fprintf(out,
+            "At the calibrated noise: healthy agrees on >= 99 %% of seeds, every fault detected and "
+            "named on 100 %%, domains and bottlenecks identical on >= 99 %%. At twice the noise: >= 95 %% "
+            "on each, and no wrong finding.\n\n");
     fprintf(out, "| machine | level | noise | healthy agrees | faults named | identical | wrong findings | "
                  "meets |\n|---|---|---|---|---|---|---|---|\n");
     int meet = 0, rows = 0;
@@ -429,14 +431,14 @@ int main(int argc, char **argv)
             for (int v = 0; v < G->s.nverdict; v++)
                 json_object_set_new(verd, G->s.verdict[v], json_integer(G->s.verdict_n[v]));
             json_t *row = json_pack(
-                "{s:s, s:i, s:s, s:s, s:f, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:o, s:f, s:f, s:s, s:i}", "machine",
-                M->name, "gpus", M->ngpu, "level", level_names[G->level], "noise", noise_names[G->noise],
-                "noise_frac", G->noise ? 2 * M->noise : M->noise, "fault",
+                "{s:s, s:i, s:s, s:s, s:f, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:o, s:f, s:f, s:s, s:i}",
+                "machine", M->name, "gpus", M->ngpu, "level", level_names[G->level], "noise",
+                noise_names[G->noise], "noise_frac", G->noise ? 2 * M->noise : M->noise, "fault",
                 G->fault < 0 ? "healthy" : faults[G->fault].kind, "deserved",
                 gq_rep_deserved(&jobs[G->first]), "deserved_from", M->from, "seeds", G->s.n, "agree",
                 G->s.agree, "identical", G->s.key_mode, "wrong_finding", G->s.wrong, "verdicts", verd,
-                "planned_min_s", G->s.planned_min, "planned_max_s", G->s.planned_max, "commonest_disagreement",
-                G->s.why, "commonest_disagreement_n", G->s.why_n);
+                "planned_min_s", G->s.planned_min, "planned_max_s", G->s.planned_max,
+                "commonest_disagreement", G->s.why, "commonest_disagreement_n", G->s.why_n);
             if (row) {
                 json_dumpf(row, jf, JSON_COMPACT);
                 fputc('\n', jf);

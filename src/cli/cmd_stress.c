@@ -330,10 +330,6 @@ static int stress_prepare(gq_ctx *ctx)
     stress_opts *o = ctx->opts;
     gq_stress_opts so;
     int rc;
-    if (!strcmp(o->c.format, "nvbandwidth-json"))
-        return gq_err_set(
-            &ctx->err, GQ_E_USAGE,
-            "stress: --format nvbandwidth-json does not apply; use table, json, csv, markdown or prometheus");
     if ((rc = stress_opts_from(o, &so, &ctx->err)))
         return rc;
     /* A bad --sim-fault (or other backend option) is refused before anything
@@ -478,6 +474,17 @@ out:
     return rc;
 }
 
+static const gq_exit_doc stress_exits[] = {
+    {0, "the verdict is pass"},
+    {1, "the verdict is fail"},
+    GQ_EXITDOC_USAGE,
+    GQ_EXITDOC_NODEV,
+    {4, "the verdict is warn"},
+    {5, "incomplete: interrupted (Ctrl-C); the summary is still written"},
+    GQ_EXITDOC_BUSY,
+    GQ_EXITDOC_END,
+};
+
 const gq_frame_cmd gq_frame_stress = {
     .name = "stress",
     .summary = "load every GPU with GEMMs, record telemetry, judge the node",
@@ -488,10 +495,12 @@ const gq_frame_cmd gq_frame_stress = {
         "first one), sample temperature, power, clocks, clock-event reasons, PCIe link, replay and\n"
         "ECC counters, then summarise each GPU and judge the node (docs/method-stress.md):\n"
         "faulty results, uncorrected ECC, a lost GPU, thermal slowdown or a link trained down under\n"
-        "load fail; clock spread across same-model GPUs warns; power capping alone is information.\n"
-        "Exit code: 0 pass, 4 warn, 1 fail, 5 interrupted (Ctrl-C; the summary is still written).\n\n",
-    .opts = {.name = "stress", .tabs = tabs, .ntab = NTABS},
+        "load fail; clock spread across same-model GPUs warns; power capping alone is information.\n\n",
+    .opts = {.name = "stress", .formats = "table,json,csv,markdown,prometheus", .tabs = tabs, .ntab = NTABS},
     .opts_size = sizeof(stress_opts),
+    .exits = stress_exits,
+    .examples = "  gpuqual stress --duration 10m --csv stress.csv\n"
+                "  gpuqual stress --duration 30s --sim h200x2 --format markdown\n",
     .needs = GQ_FRAME_BACKEND | GQ_FRAME_MEASURES,
     .prepare = stress_prepare,
     .run = stress_run,

@@ -104,7 +104,8 @@ static void late_worker_some_rounds(void **state)
         }
         gq_records_free(&rs);
     }
-    print_message("late worker, 16 seeds: %d clean, %d re-run and valid, %d invalid\n", clean, retried_valid, invalid);
+    print_message("late worker, 16 seeds: %d clean, %d re-run and valid, %d invalid\n", clean, retried_valid,
+                  invalid);
     /* the hook bites on some seeds, and a re-run saves most of those */
     assert_true(retried_valid >= 3);
     assert_true(clean >= 3);
