@@ -119,6 +119,7 @@ int main(int argc, char **argv)
 {
     gq_backend_register_builtin();
     gq_opts_help_width = gq_frame_help_width();
+    gq_outwrap_plain_stderr(); /* a terminal without UTF-8 reads ASCII (core/ascii.h) */
     if (argc >= 1 && called_as_nvbandwidth(argv[0])) {
         /* the frame reads options from argv[2]: put the command's name in argv[1] */
         char **av = calloc((size_t)argc + 2, sizeof *av);

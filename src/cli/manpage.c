@@ -82,6 +82,9 @@ static const env_doc envs[] = {
     {"GQ_CUBLAS_LIB", "stress,card,fleet", 0,
      "the cuBLAS library the GEMM load is taken from (default: libcublas.so of the CUDA major version "
      "gpuqual was built for)"},
+    {"LC_ALL, LC_CTYPE, LANG", NULL, 0,
+     "a locale whose character set is not UTF\\-8 (C, POSIX) makes the text printed for a person on stdout "
+     "and stderr plain ASCII (\\-> for an arrow, degC, us); files and machine formats stay UTF\\-8"},
     {NULL, NULL, 0, NULL},
 };
 
