@@ -200,9 +200,20 @@ static void errors_str(const gq_stress_gpu_summary *g, char *buf, size_t n)
     snprintf(buf, n, "%s/%s/%s", a, b, c);
 }
 
+/* The vendor prefix says nothing on a table of NVIDIA GPUs; the rest of the
+ * name is kept whole ("RTX PRO 6000 Blackwell Server Edition"). */
+static const char *short_name(const char *name)
+{
+    return strncmp(name, "NVIDIA ", 7) ? name : name + 7;
+}
+
 static void print_table(FILE *f, const gq_stress_result *r, const gq_stress_summary *s, bool markdown)
 {
     char b[12][32];
+    int namew = 4; /* the name column: as wide as the longest name */
+    for (int k = 0; k < s->ngpu; k++)
+        if ((int)strlen(short_name(s->gpu[k].name)) > namew)
+            namew = (int)strlen(short_name(s->gpu[k].name));
     if (markdown)
         fprintf(
             f,
@@ -214,18 +225,17 @@ static void print_table(FILE *f, const gq_stress_result *r, const gq_stress_summ
     else
         fprintf(f,
                 "stress: %s GEMMs, %.0f s of %.0f s, sampled every %g s%s%s\n\n"
-                "%3s  %-26s %6s %6s %7s %7s %7s %6s %8s %-15s %-11s %7s %8s  %s\n",
+                "%3s  %-*s %6s %6s %7s %7s %7s %6s %8s %-15s %-11s %7s %8s  %s\n",
                 gq_precision_name(r->precision), r->elapsed_s, r->duration_s, r->interval_s,
                 r->with_transfers ? ", with host<->GPU transfers" : "", r->simulated ? " (simulated)" : "",
-                "GPU", "name", "avg C", "max C", "avg W", "limit W", "SM MHz", "capped", "thermal",
+                "GPU", namew, "name", "avg C", "max C", "avg W", "limit W", "SM MHz", "capped", "thermal",
                 "PCIe load", "ECC c/u/rpl", "faulty", "TFLOP/s", "verdict");
     for (int k = 0; k < s->ngpu; k++) {
         const gq_stress_gpu_summary *g = &s->gpu[k];
-        char link[48], errs[80], name[27];
+        char link[48], errs[80];
         link_str(g, link, sizeof link);
         errors_str(g, errs, sizeof errs);
-        /* The vendor prefix says nothing on a table of NVIDIA GPUs. */
-        snprintf(name, sizeof name, "%.26s", strncmp(g->name, "NVIDIA ", 7) ? g->name : g->name + 7);
+        const char *name = short_name(g->name);
         const char *thermal = g->thermal_slowdown || g->hw_slowdown || g->power_brake ? "YES" : "no";
         if (markdown)
             fprintf(f, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %llu | %s | %s |\n", g->gpu,
@@ -235,8 +245,8 @@ static void print_table(FILE *f, const gq_stress_result *r, const gq_stress_summ
                     thermal, link, errs, (unsigned long long)g->faulty, num(g->tflops_avg, "%.0f", b[6], 32),
                     level_word(g->verdict));
         else
-            fprintf(f, "%3d  %-26s %6s %6s %7s %7s %7s %6s %8s %-15s %-11s %7llu %8s  %s\n", g->gpu, name,
-                    num(g->temp_avg_c, "%.1f", b[0], 32), num(g->temp_max_c, "%.0f", b[1], 32),
+            fprintf(f, "%3d  %-*s %6s %6s %7s %7s %7s %6s %8s %-15s %-11s %7llu %8s  %s\n", g->gpu, namew,
+                    name, num(g->temp_avg_c, "%.1f", b[0], 32), num(g->temp_max_c, "%.0f", b[1], 32),
                     num(g->power_avg_w, "%.0f", b[2], 32), num(g->power_limit_w, "%.0f", b[3], 32),
                     num(g->sm_clock_avg_mhz, "%.0f", b[4], 32), num(g->power_capped_pct, "%.0f%%", b[5], 32),
                     thermal, link, errs, (unsigned long long)g->faulty, num(g->tflops_avg, "%.0f", b[6], 32),
