@@ -725,7 +725,7 @@ static void agree_check(judge *J, const gq_card_facts *f, const int *members, in
     double sp = spread_pct(v, nm, &lo, &hi);
     if (!isfinite(sp))
         return;
-    char id[40], subj[48], a[32], b[32], c[32];
+    char id[40], subj[128], a[32], b[32], c[32];
     snprintf(id, sizeof id, "agree_%s", metric);
     snprintf(subj, sizeof subj, "model:%s", model);
     gq_verdict vd = sp > fail_pct ? GQ_V_FAIL : sp > warn_pct ? GQ_V_WARN : GQ_V_PASS;

@@ -42,7 +42,7 @@
 
 typedef struct gq_node_check {
     char id[48];
-    char subject[64];
+    char subject[128]; /* "model:NVIDIA RTX PRO 6000 Blackwell Server Edition" fits whole */
     char verdict[12];  /* the card's check verdict ("pass", "warn", "fail", "skip", ...) */
     char evidence[16]; /* "measured", "skipped", "failed", "unknown" */
     char reason[16];   /* evidence_reason when not measured ("budget", "user", ...); "" none */

@@ -145,6 +145,9 @@ typedef struct gq_backend_opt {
     const char *help; /* one line */
     double lo, hi;    /* bounds of INT and DOUBLE values; lo == hi = none */
     bool opens;       /* giving this option selects this backend (sim: --sim) */
+    /* The values shell completion offers, NULL-terminated (sim: the built-in
+     * machines; a file name is accepted too); NULL: none. */
+    const char *const *(*values)(void);
 } gq_backend_opt;
 
 /* A checked option value: the text, and the number for INT and DOUBLE. */

@@ -118,10 +118,6 @@ static int card_prepare(gq_ctx *ctx)
         return gq_err_set(err, GQ_E_USAGE,
                           "card: unexpected argument '%s'; the output directory is given with -o DIR",
                           ctx->pos[0]);
-    if (strcmp(ctx->format, "table") && strcmp(ctx->format, "json") && strcmp(ctx->format, "markdown"))
-        return gq_err_set(err, GQ_E_USAGE,
-                          "card: --format %s does not apply; use table (the summary), markdown or json",
-                          ctx->format);
     o->ex = calloc(1, sizeof *o->ex);
     o->plan = calloc(1, sizeof *o->plan);
     o->co = calloc(1, sizeof *o->co);
@@ -375,6 +371,18 @@ static void card_done(gq_ctx *ctx)
     free(o->co);
 }
 
+static const gq_exit_doc card_exits[] = {
+    {0, "the verdict is pass"},
+    {1, "the verdict is fail"},
+    GQ_EXITDOC_USAGE,
+    GQ_EXITDOC_NODEV,
+    {4, "the verdict is warn"},
+    {5, "incomplete: interrupted, a step cut by the budget, or other work on a GPU without --allow-busy (the "
+        "card shows what was measured)"},
+    {6, "busy: another gpuqual holds a GPU (after --wait-busy)"},
+    GQ_EXITDOC_END,
+};
+
 const gq_frame_cmd gq_frame_card = {
     .name = "card",
     .summary = "the acceptance card: qualify the whole node in one run",
@@ -403,16 +411,20 @@ const gq_frame_cmd gq_frame_card = {
         "(an earlier card only with --force); an interrupted card stays there for --resume DIR, which\n"
         "re-uses every finished measurement and a completed stress run (one cut off part-way runs again\n"
         "whole: a partial stress is no evidence for the full duration) and measures the rest.\n"
-        "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (interrupted, a step cut by the budget, or other\n"
-        "work on a GPU without --allow-busy: the card shows what was measured), 6 busy (another gpuqual\n"
-        "holds a GPU), 2 bad input, 3 no GPU. Details: docs/card.md.\n\n",
+        "Details: docs/card.md.\n\n",
     .opts = {.name = "card",
+             .formats = "table,json,markdown",
              .tabs = tabs,
              .ntab = NTABS,
              .defaults = gq_card_defaults,
              .bounds = gq_card_bounds,
              .omit = GQ_CARD_OMIT},
     .opts_size = sizeof(card_cli),
+    .exits = card_exits,
+    .examples = "  gpuqual card -o card\n"
+                "  gpuqual card --level quick --sim rtx4090x8 -o /tmp/card\n"
+                "  gpuqual card --expect /usr/share/gpuqual/expect/h200.expect -o card --junit card.xml\n"
+                "  gpuqual card --resume card\n",
     .maxpos = 2,
     .needs = GQ_FRAME_BACKEND | GQ_FRAME_MEASURES,
     .prepare = card_prepare,

@@ -163,6 +163,13 @@ out:
     return rc;
 }
 
+static const gq_exit_doc compare_exits[] = {
+    {0, "no regression"},
+    {1, "at least one regression"},
+    GQ_EXITDOC_USAGE,
+    GQ_EXITDOC_END,
+};
+
 const gq_frame_cmd gq_frame_compare = {
     .name = "compare",
     .summary = "line up figures from several saved runs and flag regressions",
@@ -175,10 +182,12 @@ const gq_frame_cmd gq_frame_compare = {
         "stresses of different lengths, are refused unless --across-models (then every such line says so).\n"
         "Each run is a saved document, a journal or a card directory; one of them may be '-' (stdin).\n"
         "A document or journal larger than " GQ_INFILE_DOC_MAX_TEXT
-        " is refused from its size, before it is read.\n"
-        "Exit codes: 0 no regression, 1 a regression was found, 2 bad input.\n\n",
+        " is refused from its size, before it is read.\n\n",
     .opts = {.name = "compare", .tabs = tabs, .ntab = 1},
     .opts_size = sizeof(compare_cli),
+    .exits = compare_exits,
+    .examples = "  gpuqual compare before/card.json after/card.json\n"
+                "  gpuqual compare a.json b.json c.json --threshold 2.5 --format markdown\n",
     .maxpos = GQ_FRAME_MAXPOS, /* more than MAXFILES, so that prepare names the limit */
     .prepare = compare_prepare,
     .run = compare_run,

@@ -343,9 +343,6 @@ static int domains_prepare(gq_ctx *ctx)
     if (ctx->npos > 0)
         return gq_err_set(&ctx->err, GQ_E_USAGE, "domains: unexpected argument '%s'; choose GPUs with --gpus",
                           ctx->pos[0]);
-    if (strcmp(o->c.format, "table") && strcmp(o->c.format, "json") && strcmp(o->c.format, "csv"))
-        return gq_err_set(&ctx->err, GQ_E_USAGE,
-                          "domains: --format %s does not apply; use table, json or csv", o->c.format);
     if (o->plan_only && !strcmp(o->c.format, "csv"))
         return gq_err_set(&ctx->err, GQ_E_USAGE,
                           "domains: --plan-only measures nothing, so there are no records for "
@@ -528,6 +525,16 @@ static int domains_run(gq_ctx *ctx)
     return o->plan_only ? plan_only(ctx, &ho) : discover(ctx, &ho);
 }
 
+static const gq_exit_doc domains_exits[] = {
+    {0, "every figure valid"},
+    {1, "a figure failed or is invalid (an error, failed verification, an impossible figure)"},
+    GQ_EXITDOC_USAGE,
+    GQ_EXITDOC_NODEV,
+    {5, "incomplete: interrupted; what was measured is written, marked incomplete"},
+    GQ_EXITDOC_BUSY,
+    GQ_EXITDOC_END,
+};
+
 const gq_frame_cmd gq_frame_domains = {
     .name = "domains",
     .summary = "discover performance domains and shared bottlenecks from measurements",
@@ -547,8 +554,13 @@ const gq_frame_cmd gq_frame_domains = {
              "The plan grows as N^2 with the GPU count; --plan-only shows it (planned runs / N^2, the\n"
              "bound for more GPUs) with an estimated time.\n"
              "Method: docs/method-domains.md. GB/s = 10^9 B/s.\n\n",
-    .opts = {.name = "domains", .tabs = tabs, .ntab = NTABS, .defaults = defaults},
+    .opts =
+        {.name = "domains", .formats = "table,json,csv", .tabs = tabs, .ntab = NTABS, .defaults = defaults},
     .opts_size = sizeof(domains_opts),
+    .exits = domains_exits,
+    .examples = "  gpuqual domains --sim rtx4090x8\n"
+                "  gpuqual domains --plan-only\n"
+                "  gpuqual domains --json domains.json\n",
     .maxpos = 2,
     .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL | GQ_FRAME_MEASURES,
     .prepare = domains_prepare,

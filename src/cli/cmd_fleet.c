@@ -341,10 +341,6 @@ static int fleet_prepare(gq_ctx *ctx)
         return gq_err_set(err, GQ_E_USAGE,
                           "fleet: unexpected argument '%s'; the output directory is given with -o DIR",
                           ctx->pos[0]);
-    if (strcmp(ctx->format, "table") && strcmp(ctx->format, "json") && strcmp(ctx->format, "markdown"))
-        return gq_err_set(err, GQ_E_USAGE,
-                          "fleet: --format %s does not apply; use table (the summary), markdown or json",
-                          ctx->format);
     if ((rc = parse_threshold(o->threshold, &o->threshold_pct, err)))
         return rc;
     if (o->c.journal)
@@ -658,6 +654,15 @@ static void fleet_done(gq_ctx *ctx)
 #define FLEET_NO_MPI "\nNeeds the gpuqual-fleet package (Open MPI): apt install gpuqual-fleet."
 #endif
 
+static const gq_exit_doc fleet_exits[] = {
+    {0, "(rank 0) every node passes, no outlier; other ranks: their card ran"},
+    {1, "(rank 0) a node failed or its card did not run; other ranks: their card could not run"},
+    GQ_EXITDOC_USAGE,
+    {4, "(rank 0) a warn verdict or an outlier"},
+    {5, "(rank 0) a card is incomplete"},
+    GQ_EXITDOC_END,
+};
+
 const gq_frame_cmd gq_frame_fleet = {
     .name = "fleet",
     .summary = "qualify many nodes under MPI and name the outliers",
@@ -674,17 +679,18 @@ const gq_frame_cmd gq_frame_fleet = {
         "folder per node), which only --force replaces; anything else is refused. Each node's folder is\n"
         "written as a set (<host>-rank<N>.partial-RUNID/ until its card is complete). Without mpirun it is\n"
         "a fleet of one node. With --sim every rank simulates the machine; --sim-fault rankN:gpuM:KIND\n"
-        "injects a fault on rank N only (gpuM:KIND on every rank).\n"
-        "Exit codes (rank 0): 0 every node passes, no outlier; 4 a warn verdict or an outlier; 1 a\n"
-        "node failed or its card did not run; 5 a card is incomplete; 2 bad input. Other ranks exit 0\n"
-        "unless their card could not run." FLEET_NO_MPI "\n\n",
+        "injects a fault on rank N only (gpuM:KIND on every rank)." FLEET_NO_MPI "\n\n",
     .opts = {.name = "fleet",
+             .formats = "table,json,markdown",
              .tabs = tabs,
              .ntab = NTABS,
              .defaults = gq_card_defaults,
              .bounds = gq_card_bounds,
              .omit = GQ_CARD_OMIT},
     .opts_size = sizeof(fleet_cli),
+    .exits = fleet_exits,
+    .examples = "  mpirun -n 4 --map-by ppr:1:node gpuqual fleet -o fleet\n"
+                "  gpuqual fleet --sim h200x2 -o /tmp/fleet\n",
     .maxpos = 2,
     .needs = GQ_FRAME_COMMON,
     .prepare = fleet_prepare,

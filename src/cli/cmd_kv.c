@@ -575,10 +575,6 @@ static int kv_prepare(gq_ctx *ctx)
     kv_opts *o = ctx->opts;
     gq_err *err = &ctx->err;
     int rc;
-    if (!strcmp(ctx->format, "nvbandwidth-json") || !strcmp(ctx->format, "csv") ||
-        !strcmp(ctx->format, "prometheus"))
-        return gq_err_set(err, GQ_E_USAGE, "kv: --format %s does not apply; use table, json or markdown",
-                          ctx->format);
     kv_result *k = o->k = calloc(1, sizeof *o->k);
     if (!k)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
@@ -775,6 +771,16 @@ static void kv_done(gq_ctx *ctx)
     free(o->k);
 }
 
+static const gq_exit_doc kv_exits[] = {
+    {0, "the figures are valid (or nothing was measured)"},
+    {1, "a figure failed or is invalid (an error, failed verification, an impossible figure)"},
+    GQ_EXITDOC_USAGE,
+    GQ_EXITDOC_NODEV,
+    GQ_EXITDOC_BUSY,
+    GQ_EXITDOC_INTR,
+    GQ_EXITDOC_END,
+};
+
 const gq_frame_cmd gq_frame_kv = {
     .name = "kv",
     .summary = "KV-cache handoff: bytes per token, estimates, and the measured handoff",
@@ -789,14 +795,19 @@ const gq_frame_cmd gq_frame_kv = {
         "staged pipelined = payload / min(down, up) measured while both run at once.\n"
         "Measured (unless --input, --*-gbps or --estimate-only): the payload copied directly (P2P),\n"
         "staged serially (whole payload down, then up) and staged pipelined for each --chunks size,\n"
-        "each in ms and GB/s next to its estimate. GB/s = 10^9 bytes/s.\n"
-        "Examples:\n"
+        "each in ms and GB/s next to its estimate. GB/s = 10^9 bytes/s.\n\n",
+    .opts = {.name = "kv",
+             .formats = "table,json,markdown",
+             .tabs = tabs,
+             .ntab = NTABS,
+             .omit = "buffer-size,verify,method,gpus"},
+    .opts_size = sizeof(kv_opts),
+    .exits = kv_exits,
+    .examples =
         "  gpuqual kv --layers 80 --kv-heads 8 --head-dim 128 --kv-dtype bf16 --tokens 8000 --sim h200x2\n"
         "  gpuqual kv --config Llama-3-70B/config.json --kv-dtype fp8 --tokens 32k --from 0 --to 4\n"
         "  gpuqual kv --config DeepSeek-V3/config.json --tokens 128k --estimate-only\n"
-        "  gpuqual kv --config config.json --tokens 8000 --input card.json --from 2 --to 6\n\n",
-    .opts = {.name = "kv", .tabs = tabs, .ntab = NTABS, .omit = "buffer-size,verify,method,gpus"},
-    .opts_size = sizeof(kv_opts),
+        "  gpuqual kv --config config.json --tokens 8000 --input card.json --from 2 --to 6\n",
     .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL | GQ_FRAME_MEASURES,
     .prepare = kv_prepare,
     .check = kv_check,

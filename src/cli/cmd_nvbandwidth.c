@@ -276,6 +276,15 @@ static void nvbw_fail(gq_ctx *ctx, int rc)
     ctx->exit_code = 1;
 }
 
+static const gq_exit_doc nvbandwidth_exits[] = {
+    {0, "the tests ran (an unknown test is an ERROR line on stdout; a test without peer access is Waived)"},
+    {1, "invalid arguments (nvbandwidth's \"ERROR: Invalid Arguments\"), or a figure failed"},
+    GQ_EXITDOC_NODEV,
+    GQ_EXITDOC_BUSY,
+    GQ_EXITDOC_INTR,
+    GQ_EXITDOC_END,
+};
+
 const gq_frame_cmd gq_frame_nvbandwidth = {
     .name = "nvbandwidth",
     .summary = "nvbandwidth v0.8's options, text and JSON, measured by gpuqual (a drop-in)",
@@ -293,6 +302,10 @@ const gq_frame_cmd gq_frame_nvbandwidth = {
              .grammar = &nvbw_grammar,
              .omit = "journal"},
     .opts_size = sizeof(nvbw_opts),
+    .exits = nvbandwidth_exits,
+    .examples = "  gpuqual nvbandwidth -l\n"
+                "  gpuqual nvbandwidth -t host_to_device_memcpy_ce -j\n"
+                "  GQ_SIM=h200x2 nvbandwidth -t 0 1 2\n",
     .maxpos = 0,
     .needs = GQ_FRAME_BACKEND | GQ_FRAME_MEASURES | GQ_FRAME_NOWRAP,
     .prepare = nvbw_prepare,

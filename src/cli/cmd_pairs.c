@@ -220,9 +220,6 @@ static int pairs_prepare(gq_ctx *ctx)
                           ctx->pos[0], ctx->pos[1]);
     if (o->read && o->write)
         return gq_err_set(err, GQ_E_USAGE, "pairs: --read and --write exclude each other; give one of them");
-    if (strcmp(o->c.format, "table") && strcmp(o->c.format, "json") && strcmp(o->c.format, "csv"))
-        return gq_err_set(err, GQ_E_USAGE, "pairs: --format %s does not apply; use table, json or csv",
-                          o->c.format);
     pg[0].label = "pairs";
     pg[0].spec = ctx->pos[0];
     if ((rc = gq_probes_parse_pairs(pg[0].spec, "pairs", true, 0, pg[0].src, pg[0].dst, MAXP, &pg[0].n, err)))
@@ -402,6 +399,16 @@ static int pairs_run(gq_ctx *ctx)
     return rc;
 }
 
+static const gq_exit_doc pairs_exits[] = {
+    {0, "every figure valid"},
+    {1, "a figure failed or is invalid (an error, failed verification, an impossible figure)"},
+    GQ_EXITDOC_USAGE,
+    GQ_EXITDOC_NODEV,
+    {5, "incomplete: interrupted; what was measured is written, marked incomplete"},
+    GQ_EXITDOC_BUSY,
+    GQ_EXITDOC_END,
+};
+
 const gq_frame_cmd gq_frame_pairs = {
     .name = "pairs",
     .summary = "run GPU pairs concurrently (e.g. 0:1,2:3) and compare pairings with --vs",
@@ -411,8 +418,11 @@ const gq_frame_cmd gq_frame_pairs = {
              "(valid only when every copy window overlaps the others by 99%). --vs runs a second pairing\n"
              "in the same invocation and shows both side by side. A GPU may\n"
              "be in one pair of a pairing; pairs without P2P are staged through host memory.\n\n",
-    .opts = {.name = "pairs", .tabs = tabs, .ntab = NTABS},
+    .opts = {.name = "pairs", .formats = "table,json,csv", .tabs = tabs, .ntab = NTABS},
     .opts_size = sizeof(pairs_opts),
+    .exits = pairs_exits,
+    .examples = "  gpuqual pairs 0:1,2:3 --sim rtx4090x8\n"
+                "  gpuqual pairs 0:1 --vs 2:3 --write\n",
     .maxpos = 4,
     .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL | GQ_FRAME_MEASURES,
     .prepare = pairs_prepare,

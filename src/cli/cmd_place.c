@@ -529,9 +529,6 @@ static int place_prepare(gq_ctx *ctx)
     place_opts *o = ctx->opts;
     gq_err *err = &ctx->err;
     int rc;
-    if (strcmp(ctx->format, "table") && strcmp(ctx->format, "json"))
-        return gq_err_set(err, GQ_E_USAGE, "place: --format %s does not apply; use table or json",
-                          ctx->format);
     o->roles = (gq_place_roles){
         .prefill = o->prefill, .decode = o->decode, .offload = o->offload, .replicas = o->replicas};
     /* Counts first, against no machine yet: bad roles fail before anything runs. */
@@ -716,6 +713,16 @@ static void place_done(gq_ctx *ctx)
     free(o->res);
 }
 
+static const gq_exit_doc place_exits[] = {
+    {0, "a placement was chosen"},
+    {1, "a figure failed or is invalid (an error, failed verification, an impossible figure)"},
+    GQ_EXITDOC_USAGE,
+    GQ_EXITDOC_NODEV,
+    GQ_EXITDOC_BUSY,
+    GQ_EXITDOC_INTR,
+    GQ_EXITDOC_END,
+};
+
 const gq_frame_cmd gq_frame_place = {
     .name = "place",
     .summary = "place prefill/decode/offload/replica roles on measured paths, then verify",
@@ -727,17 +734,18 @@ const gq_frame_cmd gq_frame_place = {
              "  host paths do not collide (one per shared host budget); replicas on separate host budgets.\n"
              "Then verify: run exactly the concurrent pattern the mapping implies, and the naive mapping's\n"
              "(GPUs in index order), and report predicted against measured and the gain.\n"
-             "Without --input it first measures what it needs (the 'gpuqual domains' probes).\n"
-             "Examples:\n"
-             "  gpuqual place --prefill 4 --decode 4 --sim rtxpro6000x8\n"
-             "  gpuqual place --offload 4 --input domains.json\n\n",
+             "Without --input it first measures what it needs (the 'gpuqual domains' probes).\n\n",
     .opts = {.name = "place",
+             .formats = "table,json",
              .tabs = tabs,
              .ntab = NTABS,
              .defaults = place_defaults,
              .bounds = place_bounds,
              .omit = "verify,method"},
     .opts_size = sizeof(place_opts),
+    .exits = place_exits,
+    .examples = "  gpuqual place --prefill 4 --decode 4 --sim rtxpro6000x8\n"
+                "  gpuqual place --offload 4 --input domains.json\n",
     .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL | GQ_FRAME_MEASURES,
     .prepare = place_prepare,
     .check = place_check,

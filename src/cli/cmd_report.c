@@ -229,6 +229,15 @@ static void report_done(gq_ctx *ctx)
     free(((report_cli *)ctx->opts)->ex);
 }
 
+static const gq_exit_doc report_exits[] = {
+    {0, "the card's verdict is pass (a run or a fleet: read and rendered)"},
+    {1, "the card's verdict is fail"},
+    GQ_EXITDOC_USAGE,
+    {4, "the card's verdict is warn"},
+    {5, "the card's verdict is incomplete"},
+    GQ_EXITDOC_END,
+};
+
 const gq_frame_cmd gq_frame_report = {
     .name = "report",
     .summary = "render a saved run as HTML, Markdown or a table",
@@ -241,10 +250,12 @@ const gq_frame_cmd gq_frame_report = {
         "or HTML with a node × check heatmap, the flagged nodes and the outliers; it exits as the fleet.\n"
         "RUN.json may also be a run's journal, a card directory, '-' for stdin, a pipe or a FIFO; a\n"
         "document or journal larger than " GQ_INFILE_DOC_MAX_TEXT
-        " is refused from its size, before it is read.\n"
-        "Exit codes: 0 pass, 4 warn, 1 fail, 5 incomplete (the card's verdict); 2 bad input.\n\n",
+        " is refused from its size, before it is read.\n\n",
     .opts = {.name = "report", .tabs = tabs, .ntab = 1},
     .opts_size = sizeof(report_cli),
+    .exits = report_exits,
+    .examples = "  gpuqual report card/card.json -o card.html\n"
+                "  gpuqual report card/card.json --expect h200.expect\n",
     .maxpos = 4,
     .prepare = report_prepare,
     .run = report_run,

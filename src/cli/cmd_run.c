@@ -410,11 +410,6 @@ static int run_prepare(gq_ctx *ctx)
             "--round-time sets the auto mode's rounds; it does not go with --copies or --duration");
     if (o->round_time != 0 && (o->round_time < 0.01 || o->round_time > 10))
         return gq_err_set(err, GQ_E_USAGE, "--round-time %g s: expected 10ms to 10s", o->round_time);
-    if (!strcmp(o->c.format, "markdown"))
-        return gq_err_set(
-            err, GQ_E_USAGE,
-            "--format markdown is not available for run; use table, json, csv, nvbandwidth-json "
-            "or prometheus (gpuqual report renders Markdown from a saved run)");
     if (o->c.json_path && (rc = gq_cli_check_writable(o->c.json_path, err)))
         return gq_err_prefix(err, "--json");
     if (o->c.journal && (rc = gq_cli_check_writable(o->c.journal, err)))
@@ -677,6 +672,17 @@ static int run_run(gq_ctx *ctx)
     return rc;
 }
 
+static const gq_exit_doc run_exits[] = {
+    {0, "every figure valid, or flagged only for overlap, spread or NUMA placement"},
+    {1, "a figure failed or is invalid (an error, failed verification, an impossible figure)"},
+    GQ_EXITDOC_USAGE,
+    GQ_EXITDOC_NODEV,
+    {5, "nothing measured: every requested test was skipped (it says why)"},
+    GQ_EXITDOC_BUSY,
+    GQ_EXITDOC_INTR,
+    GQ_EXITDOC_END,
+};
+
 const gq_frame_cmd gq_frame_run = {
     .name = "run",
     .summary = "run transfer tests by name (nvbandwidth's names and more); --list shows them",
@@ -686,8 +692,15 @@ const gq_frame_cmd gq_frame_run = {
         "Runs transfer tests by name: nvbandwidth's (same names and meanings; concurrent tests also\n"
         "report the measured aggregate and its overlap), p2pBandwidthLatencyTest's matrices, host-staged\n"
         "GPU-to-GPU copies and GPU sets. Figures are medians over rounds in GB/s (10^9 bytes/s).\n\n",
-    .opts = {.name = "run", .tabs = tabs, .ntab = (int)(sizeof tabs / sizeof tabs[0])},
+    .opts = {.name = "run",
+             .formats = "table,json,csv,nvbandwidth-json,prometheus",
+             .tabs = tabs,
+             .ntab = (int)(sizeof tabs / sizeof tabs[0])},
     .opts_size = sizeof(run_opts),
+    .exits = run_exits,
+    .examples = "  gpuqual run --list\n"
+                "  gpuqual run -t host_to_device_memcpy_ce,device_to_device_memcpy_read_ce --sim h200x2\n"
+                "  gpuqual run --format csv --json run.json\n",
     .maxpos = MAX_POS,
     .needs = GQ_FRAME_BACKEND | GQ_FRAME_MEASURES,
     .prepare = run_prepare,

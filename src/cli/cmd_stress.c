@@ -200,9 +200,20 @@ static void errors_str(const gq_stress_gpu_summary *g, char *buf, size_t n)
     snprintf(buf, n, "%s/%s/%s", a, b, c);
 }
 
+/* The vendor prefix says nothing on a table of NVIDIA GPUs; the rest of the
+ * name is kept whole ("RTX PRO 6000 Blackwell Server Edition"). */
+static const char *short_name(const char *name)
+{
+    return strncmp(name, "NVIDIA ", 7) ? name : name + 7;
+}
+
 static void print_table(FILE *f, const gq_stress_result *r, const gq_stress_summary *s, bool markdown)
 {
     char b[12][32];
+    int namew = 4; /* the name column: as wide as the longest name */
+    for (int k = 0; k < s->ngpu; k++)
+        if ((int)strlen(short_name(s->gpu[k].name)) > namew)
+            namew = (int)strlen(short_name(s->gpu[k].name));
     if (markdown)
         fprintf(
             f,
@@ -214,18 +225,17 @@ static void print_table(FILE *f, const gq_stress_result *r, const gq_stress_summ
     else
         fprintf(f,
                 "stress: %s GEMMs, %.0f s of %.0f s, sampled every %g s%s%s\n\n"
-                "%3s  %-26s %6s %6s %7s %7s %7s %6s %8s %-15s %-11s %7s %8s  %s\n",
+                "%3s  %-*s %6s %6s %7s %7s %7s %6s %8s %-15s %-11s %7s %8s  %s\n",
                 gq_precision_name(r->precision), r->elapsed_s, r->duration_s, r->interval_s,
                 r->with_transfers ? ", with host<->GPU transfers" : "", r->simulated ? " (simulated)" : "",
-                "GPU", "name", "avg C", "max C", "avg W", "limit W", "SM MHz", "capped", "thermal",
+                "GPU", namew, "name", "avg C", "max C", "avg W", "limit W", "SM MHz", "capped", "thermal",
                 "PCIe load", "ECC c/u/rpl", "faulty", "TFLOP/s", "verdict");
     for (int k = 0; k < s->ngpu; k++) {
         const gq_stress_gpu_summary *g = &s->gpu[k];
-        char link[48], errs[80], name[27];
+        char link[48], errs[80];
         link_str(g, link, sizeof link);
         errors_str(g, errs, sizeof errs);
-        /* The vendor prefix says nothing on a table of NVIDIA GPUs. */
-        snprintf(name, sizeof name, "%.26s", strncmp(g->name, "NVIDIA ", 7) ? g->name : g->name + 7);
+        const char *name = short_name(g->name);
         const char *thermal = g->thermal_slowdown || g->hw_slowdown || g->power_brake ? "YES" : "no";
         if (markdown)
             fprintf(f, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %llu | %s | %s |\n", g->gpu,
@@ -235,8 +245,8 @@ static void print_table(FILE *f, const gq_stress_result *r, const gq_stress_summ
                     thermal, link, errs, (unsigned long long)g->faulty, num(g->tflops_avg, "%.0f", b[6], 32),
                     level_word(g->verdict));
         else
-            fprintf(f, "%3d  %-26s %6s %6s %7s %7s %7s %6s %8s %-15s %-11s %7llu %8s  %s\n", g->gpu, name,
-                    num(g->temp_avg_c, "%.1f", b[0], 32), num(g->temp_max_c, "%.0f", b[1], 32),
+            fprintf(f, "%3d  %-*s %6s %6s %7s %7s %7s %6s %8s %-15s %-11s %7llu %8s  %s\n", g->gpu, namew,
+                    name, num(g->temp_avg_c, "%.1f", b[0], 32), num(g->temp_max_c, "%.0f", b[1], 32),
                     num(g->power_avg_w, "%.0f", b[2], 32), num(g->power_limit_w, "%.0f", b[3], 32),
                     num(g->sm_clock_avg_mhz, "%.0f", b[4], 32), num(g->power_capped_pct, "%.0f%%", b[5], 32),
                     thermal, link, errs, (unsigned long long)g->faulty, num(g->tflops_avg, "%.0f", b[6], 32),
@@ -330,10 +340,6 @@ static int stress_prepare(gq_ctx *ctx)
     stress_opts *o = ctx->opts;
     gq_stress_opts so;
     int rc;
-    if (!strcmp(o->c.format, "nvbandwidth-json"))
-        return gq_err_set(
-            &ctx->err, GQ_E_USAGE,
-            "stress: --format nvbandwidth-json does not apply; use table, json, csv, markdown or prometheus");
     if ((rc = stress_opts_from(o, &so, &ctx->err)))
         return rc;
     /* A bad --sim-fault (or other backend option) is refused before anything
@@ -478,6 +484,17 @@ out:
     return rc;
 }
 
+static const gq_exit_doc stress_exits[] = {
+    {0, "the verdict is pass"},
+    {1, "the verdict is fail"},
+    GQ_EXITDOC_USAGE,
+    GQ_EXITDOC_NODEV,
+    {4, "the verdict is warn"},
+    {5, "incomplete: interrupted (Ctrl-C); the summary is still written"},
+    GQ_EXITDOC_BUSY,
+    GQ_EXITDOC_END,
+};
+
 const gq_frame_cmd gq_frame_stress = {
     .name = "stress",
     .summary = "load every GPU with GEMMs, record telemetry, judge the node",
@@ -488,10 +505,12 @@ const gq_frame_cmd gq_frame_stress = {
         "first one), sample temperature, power, clocks, clock-event reasons, PCIe link, replay and\n"
         "ECC counters, then summarise each GPU and judge the node (docs/method-stress.md):\n"
         "faulty results, uncorrected ECC, a lost GPU, thermal slowdown or a link trained down under\n"
-        "load fail; clock spread across same-model GPUs warns; power capping alone is information.\n"
-        "Exit code: 0 pass, 4 warn, 1 fail, 5 interrupted (Ctrl-C; the summary is still written).\n\n",
-    .opts = {.name = "stress", .tabs = tabs, .ntab = NTABS},
+        "load fail; clock spread across same-model GPUs warns; power capping alone is information.\n\n",
+    .opts = {.name = "stress", .formats = "table,json,csv,markdown,prometheus", .tabs = tabs, .ntab = NTABS},
     .opts_size = sizeof(stress_opts),
+    .exits = stress_exits,
+    .examples = "  gpuqual stress --duration 10m --csv stress.csv\n"
+                "  gpuqual stress --duration 30s --sim h200x2 --format markdown\n",
     .needs = GQ_FRAME_BACKEND | GQ_FRAME_MEASURES,
     .prepare = stress_prepare,
     .run = stress_run,

@@ -363,9 +363,6 @@ static int sweep_prepare(gq_ctx *ctx)
                           ctx->pos[0]);
     if (o->read && o->write)
         return gq_err_set(err, GQ_E_USAGE, "sweep: --read and --write exclude each other; give one of them");
-    if (strcmp(o->c.format, "table") && strcmp(o->c.format, "json") && strcmp(o->c.format, "csv"))
-        return gq_err_set(err, GQ_E_USAGE, "sweep: --format %s does not apply; use table, json or csv",
-                          o->c.format);
     if ((rc = sweep_sizes(o, err)))
         return rc;
     /* paths that can be checked before discovery */
@@ -615,6 +612,16 @@ static int sweep_run(gq_ctx *ctx)
     return rc;
 }
 
+static const gq_exit_doc sweep_exits[] = {
+    {0, "every figure valid"},
+    {1, "a figure failed or is invalid (an error, failed verification, an impossible figure)"},
+    GQ_EXITDOC_USAGE,
+    GQ_EXITDOC_NODEV,
+    {5, "incomplete: interrupted; what was measured is written, marked incomplete"},
+    GQ_EXITDOC_BUSY,
+    GQ_EXITDOC_END,
+};
+
 const gq_frame_cmd gq_frame_sweep = {
     .name = "sweep",
     .summary = "buffer-size sweep; fits fixed cost and asymptotic bandwidth",
@@ -626,8 +633,11 @@ const gq_frame_cmd gq_frame_sweep = {
              "Paths: --pair SRC:DST (one pair at a time), --h2d / --d2h GPU lists (one GPU at a time), or\n"
              "--test NAME for any bandwidth test of the catalog (every series it produces is fitted).\n"
              "With none of them: host -> GPU on the first GPU, and the first two GPUs as a pair.\n\n",
-    .opts = {.name = "sweep", .tabs = tabs, .ntab = NTABS},
+    .opts = {.name = "sweep", .formats = "table,json,csv", .tabs = tabs, .ntab = NTABS},
     .opts_size = sizeof(sweep_opts),
+    .exits = sweep_exits,
+    .examples = "  gpuqual sweep --h2d 0 --sizes 64K,1M,16M,256M --sim h200x2\n"
+                "  gpuqual sweep --pair 0:1 --format csv\n",
     .maxpos = 2,
     .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL | GQ_FRAME_MEASURES,
     .prepare = sweep_prepare,

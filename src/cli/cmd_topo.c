@@ -127,6 +127,14 @@ out:
     return rc;
 }
 
+static const gq_exit_doc topo_exits[] = {
+    {0, "a GPU was found (so `gpuqual topo -q` tests for one)"},
+    {1, "an error while discovering"},
+    GQ_EXITDOC_USAGE,
+    GQ_EXITDOC_NODEV,
+    GQ_EXITDOC_END,
+};
+
 const gq_frame_cmd gq_frame_topo = {
     .name = "topo",
     .summary = "show GPUs, links, P2P, NUMA and the PCIe tree (like nvidia-smi topo -m)",
@@ -135,11 +143,13 @@ const gq_frame_cmd gq_frame_topo = {
              "GB/s, NUMA node, local CPUs, power limit), the links between them (NVLinks, PCIe level\n"
              "as in nvidia-smi topo -m, P2P from CUDA and NVML), the driver and CUDA versions, the host\n"
              "(CPU, sockets, NUMA nodes, VM) and the PCIe tree; each GPU's VBIOS, serial and ECC, MIG and\n"
-             "persistence modes (\"not supported\" where NVML says so). --format csv: one line per GPU. Exit "
-             "0 when a GPU was found, 3 when\n"
-             "there is no GPU or driver (so `gpuqual topo -q` tests for one).\n\n",
+             "persistence modes (\"not supported\" where NVML says so). --format csv: one line per GPU.\n\n",
     .opts = {.name = "topo", .tabs = tabs, .ntab = NTABS, .formats = "table,json,csv", .omit = "journal"},
     .opts_size = sizeof(topo_opts),
+    .exits = topo_exits,
+    .examples = "  gpuqual topo\n"
+                "  gpuqual topo --format json --sim rtxpro6000x8\n"
+                "  gpuqual topo -q && echo \"a GPU is there\"\n",
     .needs = GQ_FRAME_BACKEND,
     .prepare = topo_prepare,
     .run = topo_run,

@@ -19,3 +19,15 @@ const gq_command gq_commands[] = {
     {.name = "nvbandwidth", .frame = &gq_frame_nvbandwidth},
     {0},
 };
+
+const gq_exit_doc gq_exits_all[] = {
+    {0, "ok, or a pass verdict"},
+    {1, "a failure (an invalid figure, a regression), or a fail verdict"},
+    GQ_EXITDOC_USAGE,
+    GQ_EXITDOC_NODEV,
+    {4, "a warn verdict"},
+    {5, "incomplete: interrupted or cut by the budget, the partial results kept"},
+    GQ_EXITDOC_BUSY,
+    GQ_EXITDOC_INTR,
+    GQ_EXITDOC_END,
+};

@@ -15,6 +15,10 @@ typedef struct gq_command {
 /* Every command, in `gpuqual --help` order; ends with {0}. */
 extern const gq_command gq_commands[];
 
+/* Every exit status of any command, in general words (gpuqual --help,
+ * gpuqual(1)); each command's own are its frame's exits. */
+extern const gq_exit_doc gq_exits_all[];
+
 /* Exit codes beyond gq_status_exit_code(). */
 #define GQ_EXIT_OK 0
 #define GQ_EXIT_FAIL 1

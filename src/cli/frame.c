@@ -37,11 +37,47 @@ static void wrap_stdout(gq_ctx *ctx, int argc, char **argv)
         ctx->out = stdout;
 }
 
+void gq_frame_exit_help(FILE *f, const gq_frame_cmd *cmd, int width)
+{
+    if (!cmd->exits)
+        return;
+    fputs("exit status:\n", f);
+    for (const gq_exit_doc *e = cmd->exits; e->meaning; e++) {
+        /* "  130  meaning", the meaning wrapped under itself */
+        fprintf(f, "  %-4d ", e->code);
+        int col = 7;
+        const char *p = e->meaning;
+        while (*p) {
+            const char *sp = strchr(p, ' ');
+            int len = sp ? (int)(sp - p) : (int)strlen(p);
+            if (col > 7 && col + 1 + len > width) {
+                fputs("\n       ", f);
+                col = 7;
+            } else if (col > 7) {
+                fputc(' ', f);
+                col++;
+            }
+            fprintf(f, "%.*s", len, p);
+            col += len;
+            p += len;
+            while (*p == ' ')
+                p++;
+        }
+        fputc('\n', f);
+    }
+}
+
 static void help(const gq_frame_cmd *cmd)
 {
     fputs(cmd->usage, stdout);
     fputs("options:\n", stdout);
     gq_optset_help(stdout, &cmd->opts, gq_opts_help_width);
+    if (cmd->examples)
+        printf("\nexamples:\n%s", cmd->examples);
+    if (cmd->exits) {
+        fputc('\n', stdout);
+        gq_frame_exit_help(stdout, cmd, gq_opts_help_width);
+    }
 }
 
 int gq_frame_clean_room(gq_cleanroom *clean, gq_gpulock *lock, gq_backend *be, const gq_topo *topo,

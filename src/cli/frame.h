@@ -71,6 +71,35 @@ typedef struct gq_ctx {
     gq_err err;
 } gq_ctx;
 
+/* One exit status of a command, as its --help and man page list it. */
+typedef struct gq_exit_doc {
+    int code;
+    const char *meaning; /* NULL ends a table */
+} gq_exit_doc;
+
+/* The meanings every command shares (README "Exit codes"). */
+#define GQ_EXITDOC_USAGE                                                                                     \
+    {                                                                                                        \
+        2, "bad input: an option, a value or a file is wrong (nothing was run)"                              \
+    }
+#define GQ_EXITDOC_NODEV                                                                                     \
+    {                                                                                                        \
+        3, "no NVIDIA GPU or driver (--sim NAME runs on a simulated machine)"                                \
+    }
+#define GQ_EXITDOC_BUSY                                                                                      \
+    {                                                                                                        \
+        6, "busy: another gpuqual holds a GPU (after --wait-busy), or other work used a GPU while it was "   \
+           "measured (its records are flagged contaminated)"                                                 \
+    }
+#define GQ_EXITDOC_INTR                                                                                      \
+    {                                                                                                        \
+        130, "interrupted by Ctrl-C: what finished is kept (a second Ctrl-C exits at once)"                  \
+    }
+#define GQ_EXITDOC_END                                                                                       \
+    {                                                                                                        \
+        0, NULL                                                                                              \
+    }
+
 typedef struct gq_frame_cmd {
     const char *name;
     const char *summary; /* one line for `gpuqual --help` */
@@ -79,6 +108,13 @@ typedef struct gq_frame_cmd {
     size_t opts_size; /* sizeof the options struct */
     int maxpos;       /* positional arguments accepted (at most GQ_FRAME_MAXPOS) */
     unsigned needs;   /* GQ_FRAME_* */
+    /* Every exit status the command can end with, in the order --help and
+     * its man page list them (a command that measures lists 6, one that opens
+     * the backend 3: tests/unit/test_cli_commands.c checks it). */
+    const gq_exit_doc *exits;
+    /* Command lines that show its use, one a line ("  gpuqual ...\n"): --help
+     * prints them under "examples:", the man page as EXAMPLES. */
+    const char *examples;
     /* Check the options before any work; may set ctx->out_path, json_path,
      * no_backend. NULL: nothing to check. */
     int (*prepare)(gq_ctx *ctx);
@@ -110,6 +146,10 @@ int gq_frame_main(const gq_frame_cmd *cmd, int argc, char **argv);
  * GQ_E_BUSY when another gpuqual holds a GPU. */
 int gq_frame_clean_room(gq_cleanroom *clean, gq_gpulock *lock, gq_backend *be, const gq_topo *topo,
                         const gq_common *c, const char *cmd, gq_err *err);
+
+/* The exit statuses of cmd, as --help prints them ("exit status:" and one
+ * line each). */
+void gq_frame_exit_help(FILE *f, const gq_frame_cmd *cmd, int width);
 
 /* The width help wraps to: the terminal's when stdout is one (never
  * narrower than 60), else 100. */

@@ -77,13 +77,13 @@ static void usage(FILE *f)
             gq_version);
     for (const gq_command *c = gq_commands; c->name; c++)
         fprintf(f, "  %-11s %s\n", c->name, c->frame->summary);
-    fprintf(
-        f,
-        "\nWith no GPU, add --sim NAME to run on a simulated machine (rtx4090x8, rtxpro6000x8, a100x6, "
-        "h200x2).\n"
-        "Units: GB/s = 10^9 bytes/s; buffer sizes in KiB/MiB/GiB.\n"
-        "Exit codes: 0 ok/pass, 1 failure or fail verdict, 2 bad input, 3 no GPU/driver,\n"
-        "            4 warn verdict, 5 incomplete (interrupted, partial results kept), 130 interrupted.\n");
+    fprintf(f,
+            "\nWith no GPU, add --sim NAME to run on a simulated machine (rtx4090x8, rtxpro6000x8, a100x6, "
+            "h200x2).\n"
+            "Units: GB/s = 10^9 bytes/s; buffer sizes in KiB/MiB/GiB.\n"
+            "Each command's --help lists the exit statuses it can end with.\n\n");
+    gq_frame_cmd all = {.exits = gq_exits_all};
+    gq_frame_exit_help(f, &all, gq_opts_help_width);
 }
 
 /* "topo, run, ..." for the one-line message when no command is given. */
@@ -148,6 +148,7 @@ int main(int argc, char **argv)
 {
     gq_backend_register_builtin();
     gq_opts_help_width = gq_frame_help_width();
+    gq_outwrap_plain_stderr(); /* a terminal without UTF-8 reads ASCII (core/ascii.h) */
     if (argc >= 1 && called_as_nvbandwidth(argv[0])) {
         /* the frame reads options from argv[2]: put the command's name in argv[1] */
         char **av = calloc((size_t)argc + 2, sizeof *av);

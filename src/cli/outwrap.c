@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "core/ascii.h"
 #include "render/wrap.h"
 
 typedef struct wrap {
@@ -29,16 +30,36 @@ bool gq_outwrap_format(const char *format)
     return !format || !strcmp(format, "table") || !strcmp(format, "summary");
 }
 
+static void emit_to(FILE *f, int width, const char *s, size_t len)
+{
+    if (gq_text_cols(s, len) <= width) {
+        fwrite(s, 1, len, f);
+        fputc('\n', f);
+    } else
+        gq_wrap_line(f, s, len, width, gq_wrap_hang(s, len, width));
+}
+
 static void emit(wrap *w, const char *s, size_t len)
 {
     errno = 0;
-    if (gq_text_cols(s, len) <= w->width) {
-        fwrite(s, 1, len, w->under);
-        fputc('\n', w->under);
+    char *mem = NULL, *plain = NULL;
+    size_t nmem = 0;
+    FILE *m = gq_ascii_locale() ? open_memstream(&mem, &nmem) : NULL;
+    if (m) { /* a terminal without UTF-8: the wrapped lines in ASCII (core/ascii.h) */
+        emit_to(m, w->width, s, len);
+        fclose(m);
+        size_t need = mem ? gq_ascii_text(mem, nmem, NULL, 0) : 0;
+        if (mem && (plain = malloc(need + 1))) {
+            gq_ascii_text(mem, nmem, plain, need + 1);
+            fwrite(plain, 1, need, w->under);
+        } else if (mem)
+            fwrite(mem, 1, nmem, w->under);
     } else
-        gq_wrap_line(w->under, s, len, w->width, gq_wrap_hang(s, len, w->width));
+        emit_to(w->under, w->width, s, len);
     if (ferror(w->under) && errno && !write_errno)
         write_errno = errno;
+    free(mem);
+    free(plain);
 }
 
 static ssize_t wrap_write(void *cookie, const char *s, size_t len)
@@ -97,6 +118,76 @@ bool gq_outwrap_begin(int width)
         setvbuf(f, NULL, _IOLBF, 0); /* a terminal sees each line as it comes, as before */
     saved = stdout;
     stdout = f;
+    return true;
+}
+
+/* stderr in ASCII: each write mapped (core/ascii.h), a UTF-8 sequence cut
+ * between two writes kept until its end comes. */
+typedef struct plain_err {
+    FILE *under;
+    char carry[4];
+    size_t ncarry;
+} plain_err;
+
+static ssize_t plain_write(void *cookie, const char *s, size_t len)
+{
+    plain_err *p = cookie;
+    char out[1024];
+    size_t u = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (p->ncarry || (unsigned char)s[i] >= 0x80) {
+            p->carry[p->ncarry++] = s[i];
+            size_t used;
+            const char *r = gq_ascii_of(p->carry, p->ncarry, &used);
+            if (!used && p->ncarry < sizeof p->carry)
+                continue;
+            if (!used)
+                r = "?";
+            p->ncarry = 0;
+            for (; *r; r++) {
+                if (u == sizeof out) {
+                    fwrite(out, 1, u, p->under);
+                    u = 0;
+                }
+                out[u++] = *r;
+            }
+            continue;
+        }
+        if (u == sizeof out) {
+            fwrite(out, 1, u, p->under);
+            u = 0;
+        }
+        out[u++] = s[i];
+    }
+    fwrite(out, 1, u, p->under);
+    fflush(p->under);
+    return (ssize_t)len;
+}
+
+static int plain_close(void *cookie)
+{
+    plain_err *p = cookie;
+    int rc = fflush(p->under);
+    free(p);
+    return rc;
+}
+
+bool gq_outwrap_plain_stderr(void)
+{
+    if (!gq_ascii_locale())
+        return false;
+    plain_err *p = calloc(1, sizeof *p);
+    if (!p)
+        return false;
+    p->under = stderr;
+    cookie_io_functions_t io = {.write = plain_write, .close = plain_close};
+    FILE *f = fopencookie(p, "w", io);
+    if (!f) {
+        free(p);
+        return false;
+    }
+    setvbuf(f, NULL, _IONBF, 0);
+    stderr = f;
     return true;
 }
 

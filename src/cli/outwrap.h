@@ -19,6 +19,13 @@ bool gq_outwrap_begin(int width);
 /* Write what is pending and restore stdout. Does nothing when off. */
 void gq_outwrap_end(void);
 
+/* Under a locale without UTF-8 (core/ascii.h), the wrapping stream also
+ * writes each line in ASCII, and gq_outwrap_plain_stderr() replaces stderr
+ * by a stream that does the same (errors, warnings, progress); main() calls
+ * it once. Returns whether it did. Machine formats (JSON, CSV, Prometheus,
+ * nvbandwidth's), Markdown and the files keep their UTF-8. */
+bool gq_outwrap_plain_stderr(void);
+
 /* The errno of the first failed write to the real stdout under the wrapping
  * stream (0 when none), so that the error line can say why. */
 int gq_outwrap_errno(void);

@@ -31,7 +31,20 @@ static const char css[] =
     ".meta{color:#555;font-size:.92em}"
     ".alert{background:#fdecea;border:2px solid #c62828;padding:8px 12px;border-radius:4px}"
     ".alert h2{margin-top:.2em;border:none}tr.bad td{background:#fdecea}td.cause{max-width:420px}"
-    "@media print{body{max-width:none}figure{break-inside:avoid}}";
+    "tr.slow td{background:#fff3cd}td.slow{font-weight:bold;color:#8a4b00}"
+    ".scroll{overflow-x:auto;max-width:100%}.scroll table{margin:0}"
+    "@media print{body{max-width:none}figure{break-inside:avoid}}"
+    /* Small screens (a phone, 420 px): the tables with a verdict become one block per row, the row's
+     * name and its verdict on the first line and each other cell under them with its column's name
+     * (data-l), so the verdict never leaves the screen; the wide tables scroll inside their box. */
+    "@media (max-width:700px){body{padding:8px 10px;overflow-wrap:anywhere}h1{font-size:1.3em}"
+    "table.stack,table.stack tbody,table.stack tr,table.stack td{display:block}"
+    "table.stack tr:first-child{display:none}"
+    "table.stack tr{display:flex;flex-wrap:wrap;align-items:baseline;border:1px solid #d6d6d6;"
+    "margin:.5em 0;padding:2px 0}"
+    "table.stack td{border:none;flex:1 1 100%;padding:2px 8px;max-width:none;box-sizing:border-box}"
+    "table.stack td.lead{flex:1 1 0;order:-2;font-weight:bold}table.stack td.v{flex:0 0 auto;order:-1}"
+    "table.stack td[data-l]::before{content:attr(data-l) \": \";color:#666;font-size:.9em}}";
 
 static void esc(FILE *f, const char *s)
 {
@@ -267,6 +280,7 @@ static void fig_sweeps(figs *F, const json_t *sweeps)
     if (!any)
         return;
     gq_svg_lines l = {.id = "sweep",
+                      .log_y_decades = true,
                       .title = "Buffer-size sweep",
                       .x_label = "bytes per copy",
                       .unit = "GB/s",
@@ -361,6 +375,33 @@ static void td_text(FILE *f, const char *s)
     fputs("</td>", f);
 }
 
+/* A cell of a stacked table (class "stack"): on a small screen it shows its
+ * column's name, label, before its text. */
+static void td_l(FILE *f, const char *label, const char *s)
+{
+    fputs("<td data-l=\"", f);
+    esc(f, label);
+    fputs("\">", f);
+    esc(f, s);
+    fputs("</td>", f);
+}
+
+static void td_nl(FILE *f, const char *label, double v)
+{
+    char b[32];
+    fputs("<td class=\"num\" data-l=\"", f);
+    esc(f, label);
+    fprintf(f, "\">%s</td>", gq_fmt_num(v, GQ_NUM_FIGURE, b, sizeof b));
+}
+
+/* The row's name: first on its line on a small screen, its verdict beside it. */
+static void td_lead(FILE *f, const char *s)
+{
+    fputs("<td class=\"lead\">", f);
+    esc(f, s);
+    fputs("</td>", f);
+}
+
 static void gpus_str(const json_t *arr, char *buf, size_t n)
 {
     size_t used = 0, i;
@@ -428,7 +469,8 @@ static void html_identity(FILE *f, const json_t *id, const gq_checklist *cl)
 {
     if (!json_is_object(id))
         return;
-    fputs("<h2 id=\"identity\">Identity and links</h2>\n<table><tr><th>GPU</th><th>model</th><th>memory "
+    fputs("<h2 id=\"identity\">Identity and links</h2>\n<div "
+          "class=\"scroll\"><table><tr><th>GPU</th><th>model</th><th>memory "
           "MiB</th>"
           "<th>power limit W</th><th>PCIe now</th><th>PCIe "
           "max</th><th>NVLinks</th><th>NUMA</th><th>UUID</th></tr>\n",
@@ -462,7 +504,7 @@ static void html_identity(FILE *f, const json_t *id, const gq_checklist *cl)
         td_text(f, gq_cj_str(g, "uuid", ""));
         fputs("</tr>\n", f);
     }
-    fputs("</table>\n", f);
+    fputs("</table></div>\n", f);
     json_array_foreach(json_object_get(id, "gpus"), i, g)
     {
         snprintf(b, sizeof b, "GPU %lld: VBIOS ", (long long)json_integer_value(json_object_get(g, "index")));
@@ -499,29 +541,29 @@ static void html_checks(FILE *f, const gq_checklist *cl)
     if (!cl->n)
         return;
     static const gq_verdict order[] = {GQ_V_FAIL, GQ_V_WARN, GQ_V_PASS, GQ_V_INFO, GQ_V_SKIP};
-    fputs(
-        "<h2 "
-        "id=\"checks\">Checks</h2>\n<table><tr><th>verdict</th><th>check</th><th>subject</th><th>figure</th>"
-        "<th>threshold</th><th>detail</th></tr>\n",
-        f);
+    fputs("<h2 "
+          "id=\"checks\">Checks</h2>\n<table "
+          "class=\"stack\"><tr><th>verdict</th><th>check</th><th>subject</th><th>figure</th>"
+          "<th>threshold</th><th>detail</th></tr>\n",
+          f);
     char b[64], x[32];
     for (int o = 0; o < 5; o++)
         for (int i = 0; i < cl->n; i++) {
             const gq_check *c = &cl->v[i];
             if (c->verdict != order[o])
                 continue;
-            fputs("<tr><td>", f);
+            fputs("<tr><td class=\"v\">", f);
             badge(f, gq_verdict_name(order[o]), false);
             fputs("</td>", f);
-            td_text(f, c->id);
-            td_text(f, c->subject);
+            td_lead(f, c->id);
+            td_l(f, "subject", c->subject);
             snprintf(b, sizeof b, "%s %s", gq_fmt_num(c->figure, GQ_NUM_FIGURE, x, sizeof x),
                      isfinite(c->figure) ? c->unit : "");
-            td_text(f, b);
+            td_l(f, "figure", b);
             snprintf(b, sizeof b, "%s %s", gq_fmt_num(c->threshold, GQ_NUM_FIGURE, x, sizeof x),
                      isfinite(c->threshold) ? c->unit : "");
-            td_text(f, b);
-            td_text(f, c->text);
+            td_l(f, "threshold", b);
+            td_l(f, "detail", c->text);
             fputs("</tr>\n", f);
         }
     fputs("</table>\n", f);
@@ -558,7 +600,9 @@ static void html_host_subsets(FILE *f, const json_t *host)
     const json_t *subs = json_object_get(host, "subsets");
     if (!json_array_size(subs))
         return;
-    fputs("<h3>Host-path subsets</h3>\n<table><tr><th>GPUs</th><th>why this subset</th>"
+    fputs("<h3>Host-path subsets</h3>\n<p class=\"meta\">Highlighted: a subset whose GPUs together moved "
+          "less than they move alone (contended: they share a host path).</p>\n"
+          "<div class=\"scroll\"><table><tr><th>GPUs</th><th>why this subset</th>"
           "<th>host→GPU per GPU, GB/s</th><th>host→GPU aggregate GB/s</th>"
           "<th>GPU→host per GPU, GB/s</th><th>GPU→host aggregate GB/s</th></tr>\n",
           f);
@@ -585,18 +629,27 @@ static void html_host_subsets(FILE *f, const json_t *host)
             if (!why && json_is_string(json_object_get(o, "why")))
                 why = json_string_value(json_object_get(o, "why"));
         }
-        fputs("<tr>", f);
+        bool slow[2];
+        for (int d = 0; d < 2; d++)
+            slow[d] = json_is_true(json_object_get(dir[d], "contended"));
+        fputs(slow[0] || slow[1] ? "<tr class=\"slow\">" : "<tr>", f);
         gpus_str(gs, b, sizeof b);
         td_text(f, b);
         td_text(f, why ? why : "not recorded");
         for (int d = 0; d < 2; d++) {
             per_gpu_str(dir[d], b, sizeof b);
             td_text(f, dir[d] ? b : "–");
-            td_num(f, gq_cj_num(dir[d], "aggregate_gbps"));
+            double agg = gq_cj_num(dir[d], "aggregate_gbps"), alone = gq_cj_num(dir[d], "sum_alone_gbps");
+            char x[32];
+            if (slow[d] && isfinite(agg) && alone > 0)
+                fprintf(f, "<td class=\"num slow\">%s (%.0f%% of alone)</td>",
+                        gq_fmt_num(agg, GQ_NUM_FIGURE, x, sizeof x), 100 * agg / alone);
+            else
+                td_num(f, agg);
         }
         fputs("</tr>\n", f);
     }
-    fputs("</table>\n", f);
+    fputs("</table></div>\n", f);
 }
 
 /* Why GPU gpu failed or warned: the text of its failing checks, then of its
@@ -626,7 +679,8 @@ static void html_stress(FILE *f, const json_t *st, const gq_checklist *cl)
     if (!json_is_object(st))
         return;
     char b[64], cause[1024];
-    fputs("<table><tr><th>GPU</th><th>avg °C</th><th>max °C</th><th>avg W</th><th>limit W</th><th>avg SM "
+    fputs("<table class=\"stack\"><tr><th>GPU</th><th>avg °C</th><th>max °C</th><th>avg W</th><th>limit "
+          "W</th><th>avg SM "
           "MHz</th>"
           "<th>power-capped %</th><th>thermal slowdown</th><th>faulty elements</th><th>verdict</th>"
           "<th>cause</th></tr>\n",
@@ -642,18 +696,19 @@ static void html_stress(FILE *f, const json_t *st, const gq_checklist *cl)
             snprintf(cause, sizeof cause, "%s", gq_cj_str(g, "error", ""));
         fprintf(f, "<tr data-gpu=\"%lld\" data-verdict=\"%s\"%s>", gpu, vclass(v),
                 cause[0] || !strcmp(v, "fail") || !strcmp(v, "warn") ? " class=\"bad\"" : "");
-        td_num(f, gq_cj_num(g, "gpu"));
-        td_num(f, gq_cj_num(g, "temp_avg_c"));
-        td_num(f, gq_cj_num(g, "temp_max_c"));
-        td_num(f, gq_cj_num(g, "power_avg_w"));
-        td_num(f, gq_cj_num(g, "power_limit_w"));
-        td_num(f, gq_cj_num(g, "sm_clock_avg_mhz"));
-        td_num(f, gq_cj_num(g, "power_capped_pct"));
-        td_text(f, json_is_true(json_object_get(g, "thermal_slowdown")) ? "yes" : "no");
-        td_num(f, gq_cj_num(g, "faulty_elements"));
-        fputs("<td>", f);
+        snprintf(b, sizeof b, "GPU %lld", gpu);
+        td_lead(f, b);
+        td_nl(f, "avg °C", gq_cj_num(g, "temp_avg_c"));
+        td_nl(f, "max °C", gq_cj_num(g, "temp_max_c"));
+        td_nl(f, "avg W", gq_cj_num(g, "power_avg_w"));
+        td_nl(f, "limit W", gq_cj_num(g, "power_limit_w"));
+        td_nl(f, "avg SM MHz", gq_cj_num(g, "sm_clock_avg_mhz"));
+        td_nl(f, "power-capped %", gq_cj_num(g, "power_capped_pct"));
+        td_l(f, "thermal slowdown", json_is_true(json_object_get(g, "thermal_slowdown")) ? "yes" : "no");
+        td_nl(f, "faulty elements", gq_cj_num(g, "faulty_elements"));
+        fputs("<td class=\"v\">", f);
         badge(f, v, false);
-        fputs("</td><td class=\"cause\">", f);
+        fputs("</td><td class=\"cause\" data-l=\"cause\">", f);
         esc(f, cause[0] ? cause : "–");
         fputs("</td></tr>\n", f);
     }
@@ -670,24 +725,26 @@ static void html_plan(FILE *f, const json_t *card)
     if (!json_array_size(plan))
         return;
     char b[3][32];
-    fprintf(f, "<h2 id=\"plan\">Plan</h2>\n<p class=\"meta\">Budget %s s, planned %s s, took %s s.</p>\n",
-            gq_fmt_num(gq_cj_num(card, "budget_s"), GQ_NUM_FIGURE, b[0], 32),
-            gq_fmt_num(gq_cj_num(card, "planned_s"), GQ_NUM_FIGURE, b[1], 32),
-            gq_fmt_num(gq_cj_num(card, "elapsed_s"), GQ_NUM_FIGURE, b[2], 32));
-    fputs("<table><tr><th>step</th><th>estimate s</th><th>took s</th><th>status</th><th>note</th></tr>\n", f);
+    fprintf(f, "<h2 id=\"plan\">Plan</h2>\n<p class=\"meta\">Budget %s, planned %s, took %s.</p>\n",
+            gq_fmt_duration(gq_cj_num(card, "budget_s"), b[0], 32),
+            gq_fmt_duration(gq_cj_num(card, "planned_s"), b[1], 32),
+            gq_fmt_duration(gq_cj_num(card, "elapsed_s"), b[2], 32));
+    fputs("<div class=\"scroll\"><table><tr><th>step</th><th>estimate</th><th>took</th><th>status</th>"
+          "<th>note</th></tr>\n",
+          f);
     size_t i;
     const json_t *r;
     json_array_foreach(plan, i, r)
     {
         fputs("<tr>", f);
         td_text(f, gq_cj_str(r, "title", gq_cj_str(r, "step", "?")));
-        td_num(f, gq_cj_num(r, "est_s"));
-        td_num(f, gq_cj_num(r, "elapsed_s"));
+        fprintf(f, "<td class=\"num\">%s</td>", gq_fmt_duration(gq_cj_num(r, "est_s"), b[0], 32));
+        fprintf(f, "<td class=\"num\">%s</td>", gq_fmt_duration(gq_cj_num(r, "elapsed_s"), b[1], 32));
         td_text(f, gq_cj_str(r, "status", "?"));
         td_text(f, gq_cj_str(r, "note", ""));
         fputs("</tr>\n", f);
     }
-    fputs("</table>\n", f);
+    fputs("</table></div>\n", f);
 }
 
 /* The page's head, title, verdict, run facts and expectations line. */
@@ -720,9 +777,8 @@ static void html_head(FILE *f, const json_t *root, const json_t *card, const gq_
     esc(f, gq_cj_str(root, "version", "?"));
     fputs(" (git ", f);
     esc(f, gq_cj_str(root, "git", "?"));
-    fprintf(f, ") · took %s s of a %s s budget</p>\n",
-            gq_fmt_num(gq_cj_num(card, "elapsed_s"), GQ_NUM_FIGURE, b[0], 32),
-            gq_fmt_num(gq_cj_num(card, "budget_s"), GQ_NUM_FIGURE, b[1], 32));
+    fprintf(f, ") · took %s of a %s budget</p>\n", gq_fmt_duration(gq_cj_num(card, "elapsed_s"), b[0], 32),
+            gq_fmt_duration(gq_cj_num(card, "budget_s"), b[1], 32));
     if (json_is_true(json_object_get(root, "simulated")))
         fputs("<p class=\"sim\">Simulated machine: these figures are model output, not measurements.</p>\n",
               f);
@@ -763,10 +819,11 @@ static void html_identity_alert(FILE *f, const gq_checklist *cl)
         n += identity_problem(&cl->v[i]);
     if (!n)
         return;
-    fputs("<div class=\"alert\" id=\"identity-problems\">\n<h2>Identity problems</h2>\n"
-          "<table><tr><th>verdict</th><th>GPU</th><th>field</th><th>found</th><th>expected</th>"
-          "<th>cause</th></tr>\n",
-          f);
+    fputs(
+        "<div class=\"alert\" id=\"identity-problems\">\n<h2>Identity problems</h2>\n"
+        "<table class=\"stack\"><tr><th>verdict</th><th>GPU</th><th>field</th><th>found</th><th>expected</th>"
+        "<th>cause</th></tr>\n",
+        f);
     char b[64], x[32];
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < cl->n; i++) {
@@ -775,20 +832,20 @@ static void html_identity_alert(FILE *f, const gq_checklist *cl)
                 continue;
             fputs("<tr class=\"bad\" data-check=\"", f);
             esc(f, c->id);
-            fputs("\"><td>", f);
+            fputs("\"><td class=\"v\">", f);
             badge(f, gq_verdict_name(c->verdict), false);
             fputs("</td>", f);
             char subj[160];
             subject_text(c->subject, subj, sizeof subj);
-            td_text(f, subj);
-            td_text(f, identity_field(c));
+            td_lead(f, subj);
+            td_l(f, "field", identity_field(c));
             snprintf(b, sizeof b, "%s %s", gq_fmt_num(c->figure, GQ_NUM_FIGURE, x, sizeof x),
                      isfinite(c->figure) ? c->unit : "");
-            td_text(f, b);
+            td_l(f, "found", b);
             snprintf(b, sizeof b, "%s %s", gq_fmt_num(c->threshold, GQ_NUM_FIGURE, x, sizeof x),
                      isfinite(c->threshold) ? c->unit : "");
-            td_text(f, b);
-            td_text(f, c->text);
+            td_l(f, "expected", b);
+            td_l(f, "cause", c->text);
             fputs("</tr>\n", f);
         }
     fputs("</table>\n<p class=\"meta\">The full identity table is under <a href=\"#identity\">Identity and "
@@ -799,20 +856,20 @@ static void html_identity_alert(FILE *f, const gq_checklist *cl)
 /* The card: one row per check, from the typed card. */
 static void html_card_rows(FILE *f, const gq_card *c)
 {
-    fputs(
-        "<h2 id=\"card\">Card</h2>\n<table><tr><th>Check</th><th>Evidence</th><th>Result</th><th>Verdict</th>"
-        "<th>Decision it supports</th></tr>\n",
-        f);
+    fputs("<h2 id=\"card\">Card</h2>\n<table class=\"stack\" "
+          "id=\"card-rows\"><tr><th>Check</th><th>Evidence</th><th>Result</th><th>Verdict</th>"
+          "<th>Decision it supports</th></tr>\n",
+          f);
     for (int i = 0; i < c->nrows; i++) {
         const gq_card_row *r = &c->rows[i];
         fputs("<tr>", f);
-        td_text(f, r->check);
-        td_text(f, r->measurement);
-        td_text(f, r->result);
-        fputs("<td>", f);
+        td_lead(f, r->check);
+        td_l(f, "Evidence", r->measurement);
+        td_l(f, "Result", r->result);
+        fputs("<td class=\"v\">", f);
         badge(f, gq_verdict_name(r->verdict), false);
         fputs("</td>", f);
-        td_text(f, r->decision);
+        td_l(f, "Decision", r->decision);
         fputs("</tr>\n", f);
     }
     fputs("</table>\n", f);

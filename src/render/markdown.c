@@ -571,18 +571,17 @@ int gq_card_render_markdown(FILE *f, const json_t *root, gq_err *err)
     const json_t *plan = json_object_get(card, "plan");
     if (json_array_size(plan)) {
         fprintf(f,
-                "\n## Plan\n\nBudget %s s, planned %s s, took %s s.\n\n| step | estimate s | took s | status "
+                "\n## Plan\n\nBudget %s, planned %s, took %s.\n\n| step | estimate | took | status "
                 "| note "
                 "|\n|---|---:|---:|---|---|\n",
-                gq_fmt_num(gq_cj_num(card, "budget_s"), GQ_NUM_FIGURE, b[0], 32),
-                gq_fmt_num(gq_cj_num(card, "planned_s"), GQ_NUM_FIGURE, b[1], 32),
-                gq_fmt_num(gq_cj_num(card, "elapsed_s"), GQ_NUM_FIGURE, b[2], 32));
+                gq_fmt_duration(gq_cj_num(card, "budget_s"), b[0], 32),
+                gq_fmt_duration(gq_cj_num(card, "planned_s"), b[1], 32),
+                gq_fmt_duration(gq_cj_num(card, "elapsed_s"), b[2], 32));
         json_array_foreach(plan, i, r)
         {
             fprintf(f, "| %s | %s | %s | %s | ", gq_cj_str(r, "title", gq_cj_str(r, "step", "?")),
-                    gq_fmt_num(gq_cj_num(r, "est_s"), GQ_NUM_FIGURE, b[0], 32),
-                    gq_fmt_num(gq_cj_num(r, "elapsed_s"), GQ_NUM_FIGURE, b[1], 32),
-                    gq_cj_str(r, "status", "?"));
+                    gq_fmt_duration(gq_cj_num(r, "est_s"), b[0], 32),
+                    gq_fmt_duration(gq_cj_num(r, "elapsed_s"), b[1], 32), gq_cj_str(r, "status", "?"));
             cell(f, gq_cj_str(r, "note", ""));
             fputs(" |\n", f);
         }

@@ -34,4 +34,16 @@ typedef enum gq_num_style {
 /* v formatted by style into buf (n bytes; 32 are always enough); returns buf. */
 const char *gq_fmt_num(double v, gq_num_style style, char *buf, size_t n);
 
+/* Axis ticks: one precision rule. Every tick of a linear axis shows the
+ * decimals its step needs (step 0.25: "0.00", "0.25", "0.50"; step 50: "0",
+ * "50", "100"), so the labels of one axis line up; a log axis's ticks (1, 2,
+ * 5 x 10^k) each show the decimals their own value needs.
+ * gq_fmt_tick_decimals: those decimals for step (0..9). */
+int gq_fmt_tick_decimals(double step);
+const char *gq_fmt_tick(double v, int decimals, char *buf, size_t n);
+
+/* A duration in the unit a person reads: "1.24 µs", "12.5 ms", "3.2 s",
+ * "4 min 10 s", "1 h 5 min"; "–" for NaN or negative. buf: 32 bytes. */
+const char *gq_fmt_duration(double s, char *buf, size_t n);
+
 #endif

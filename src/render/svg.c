@@ -99,12 +99,16 @@ static void ramp(double t, int rgb[3])
         rgb[k] = (int)lround(stops[i][k] + fr * (stops[i + 1][k] - stops[i][k]));
 }
 
-static void svg_open(FILE *f, const char *id, int w, int h, const char *title)
+static void svg_open(FILE *f, const char *id, int w, int h, const char *title, const char *extra)
 {
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"gq-fig\" data-figure=\"");
     gq_svg_escape(f, id ? id : "figure");
+    if (extra)
+        fprintf(f, "\" %s", extra);
+    else
+        fputc('"', f);
     fprintf(f,
-            "\" viewBox=\"0 0 %d %d\" width=\"100%%\" style=\"max-width:%dpx\" role=\"img\" "
+            " viewBox=\"0 0 %d %d\" width=\"100%%\" style=\"max-width:%dpx\" role=\"img\" "
             "font-family=\"sans-serif\" font-size=\"12\">\n",
             w, h, w);
     fputs("<title>", f);
@@ -148,7 +152,7 @@ int gq_svg_write_heatmap(FILE *f, const gq_svg_heatmap *h, gq_err *err)
     int w = left + grid + 120, hgt = top + grid + 50;
     if (w < 420)
         w = 420;
-    svg_open(f, h->id, w, hgt, h->title);
+    svg_open(f, h->id, w, hgt, h->title, NULL);
     char buf[64], vb[32];
     text_at(f, left + grid / 2.0, top - 24, "middle", "font-size=\"11\" fill=\"#555\"", "destination");
     fprintf(f,
@@ -221,11 +225,12 @@ static void y_axis(FILE *f, double lo, double hi, double step, int x0, int x1, i
                    const char *unit)
 {
     char vb[32];
+    int dec = gq_fmt_tick_decimals(step);
     for (double v = lo; v <= hi + step * 1e-6; v += step) {
         double y = y1 - (v - lo) / (hi - lo) * (y1 - y0);
         fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>\n", x0, y, x1, y);
-        text_at(f, x0 - 6, y + 4, "end", "font-size=\"11\"",
-                gq_fmt_num(fabs(v) < step * 1e-6 ? 0 : v, GQ_NUM_CHART, vb, sizeof vb));
+        text_at(f, x0 - 6, y + 4, "end", "font-size=\"11\" class=\"gq-tick\"",
+                gq_fmt_tick(fabs(v) < step * 1e-6 ? 0 : v, dec, vb, sizeof vb));
     }
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", x0, y0, x0, y1);
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", x0, y1, x1, y1);
@@ -234,6 +239,34 @@ static void y_axis(FILE *f, double lo, double hi, double step, int x0, int x1, i
             "transform=\"rotate(-90 16 %.1f)\">",
             (y0 + y1) / 2.0, (y0 + y1) / 2.0);
     gq_svg_escape(f, unit ? unit : "");
+    fputs("</text>\n", f);
+}
+
+/* A base-10 log y axis from lo to hi (powers of ten): grid lines and labels
+ * at 1, 2 and 5 x 10^k, each label with the decimals its value needs. */
+static void y_axis_log(FILE *f, double lo, double hi, int x0, int x1, int y0, int y1, const char *unit)
+{
+    char vb[32], lab[96];
+    double a = log10(lo), b = log10(hi);
+    for (int e = (int)lround(a); e <= (int)lround(b); e++)
+        for (int m = 1; m <= 5; m += m == 1 ? 1 : 3) {
+            double v = m * pow(10, e);
+            if (v > hi * (1 + 1e-9))
+                break;
+            double y = y1 - (log10(v) - a) / (b - a) * (y1 - y0);
+            fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n", x0, y, x1, y,
+                    m == 1 ? "#e4e4e4" : "#f4f4f4");
+            text_at(f, x0 - 6, y + 4, "end", "font-size=\"11\" class=\"gq-tick\"",
+                    gq_fmt_tick(v, e < 0 ? -e : 0, vb, sizeof vb));
+        }
+    fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", x0, y0, x0, y1);
+    fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", x0, y1, x1, y1);
+    snprintf(lab, sizeof lab, "%s (log scale)", unit ? unit : "");
+    fprintf(f,
+            "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\" fill=\"#555\" "
+            "transform=\"rotate(-90 16 %.1f)\">",
+            (y0 + y1) / 2.0, (y0 + y1) / 2.0);
+    gq_svg_escape(f, lab);
     fputs("</text>\n", f);
 }
 
@@ -329,6 +362,22 @@ static void legend(FILE *f, const char *const *names, int n, int x0, int x1, int
     }
 }
 
+/* A bar's value label: 10-unit digits taken as 6.2 wide (a sans-serif digit
+ * advances about 5.6 at that size), so its box is known before it is drawn.
+ * class gq-barlabel with data-w, the box width, for the tests. */
+#define BAR_LABEL_CHAR_W 6.2
+#define BAR_LABEL_W(s) (strlen(s) * BAR_LABEL_CHAR_W)
+
+static void bar_label(FILE *f, double x, double y, const char *s)
+{
+    fprintf(f,
+            "<text class=\"gq-barlabel\" data-w=\"%.1f\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+            "font-size=\"10\">",
+            BAR_LABEL_W(s), x, y);
+    gq_svg_escape(f, s);
+    fputs("</text>\n", f);
+}
+
 int gq_svg_write_bars(FILE *f, const gq_svg_bars *b, gq_err *err)
 {
     if (!b || b->ncat < 1 || b->ncat > GQ_SVG_MAX_CATS || b->nser < 1 || b->nser > GQ_SVG_MAX_SERIES ||
@@ -349,18 +398,37 @@ int gq_svg_write_bars(FILE *f, const gq_svg_bars *b, gq_err *err)
     int mb = MB + lrows * LEG_ROW_H;
     int hgt = H + lrows * LEG_ROW_H;
     int x0 = ML, x1 = W - MR, y0 = MT, y1 = hgt - mb;
-    svg_open(f, b->id, W, hgt, b->title);
+    svg_open(f, b->id, W, hgt, b->title, NULL);
     y_axis(f, lo, hi, step, x0, x1, y0, y1, b->unit);
     double cw = (double)(x1 - x0) / b->ncat;
     char vb[32];
     bool rotate = b->ncat > 8;
     for (int c = 0; c < b->ncat; c++) {
         int nfin = 0;
-        for (int s = 0; s < b->nser; s++)
-            if (isfinite(b->vals[s * b->ncat + c]))
-                nfin++;
+        bool same = true; /* every bar of the category shows the same label */
+        char first[32] = "";
+        double top = y1;
+        for (int s = 0; s < b->nser; s++) {
+            double v = b->vals[s * b->ncat + c];
+            if (!isfinite(v))
+                continue;
+            gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb);
+            same &= !nfin || !strcmp(first, vb);
+            if (!nfin)
+                snprintf(first, sizeof first, "%s", vb);
+            double yv = y1 - (v < 0 ? 0 : v) / (hi - lo) * (y1 - y0);
+            if (yv < top)
+                top = yv;
+            nfin++;
+        }
         int slots = b->compact ? (nfin ? nfin : 1) : b->nser;
         double bw = cw * 0.8 / slots;
+        /* A value label goes over its bar only when it is narrower than the bar (so two never
+         * meet); else, when the category's bars all show one value, once over the group. */
+        bool own = bw >= BAR_LABEL_W(first) + 2,
+             group = !own && same && nfin > 1 && cw * 0.8 >= BAR_LABEL_W(first) + 2;
+        if (group)
+            bar_label(f, x0 + c * cw + cw / 2, top - 3, first);
         int slot = 0;
         for (int s = 0; s < b->nser; s++) {
             double v = b->vals[s * b->ncat + c];
@@ -383,9 +451,9 @@ int gq_svg_write_bars(FILE *f, const gq_svg_bars *b, gq_err *err)
             fprintf(f, ": %s ", gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb));
             gq_svg_escape(f, b->unit);
             fputs("</title></rect>\n", f);
-            if (bw >= 18)
-                text_at(f, x + bw / 2, yv - 3, "middle", "font-size=\"10\"",
-                        gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb));
+            gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb);
+            if (own && bw >= BAR_LABEL_W(vb) + 2)
+                bar_label(f, x + bw / 2, yv - 3, vb);
             slot++;
         }
         double cx = x0 + c * cw + cw / 2;
@@ -457,9 +525,16 @@ int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err)
         ymax = 1;
     }
     double ylo, yhi, ystep;
-    gq_svg_nice_axis(l->y_from_zero ? 0 : ymin, ymax, 5, &ylo, &yhi, &ystep);
-    if (l->y_from_zero)
-        ylo = 0;
+    bool logy = any && l->log_y_decades && ymin > 0 && ymax / ymin >= 10;
+    if (logy) {
+        ylo = pow(10, floor(log10(ymin)));
+        yhi = pow(10, ceil(log10(ymax)));
+        ystep = 0;
+    } else {
+        gq_svg_nice_axis(l->y_from_zero ? 0 : ymin, ymax, 5, &ylo, &yhi, &ystep);
+        if (l->y_from_zero)
+            ylo = 0;
+    }
     double xa, xb, xstep = 1;
     if (l->log_x) {
         xa = floor(log2(xmin));
@@ -472,10 +547,15 @@ int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err)
     int lrows = legend_rows(l->series, l->nser, ML, W - MR);
     int hgt = H + lrows * LEG_ROW_H;
     int x0 = ML, x1 = W - MR, y0 = MT, y1 = hgt - MB - lrows * LEG_ROW_H;
-    svg_open(f, l->id, W, hgt, l->title);
-    y_axis(f, ylo, yhi, ystep, x0, x1, y0, y1, l->unit);
+    svg_open(f, l->id, W, hgt, l->title, logy ? "data-yscale=\"log\"" : NULL);
+    if (logy)
+        y_axis_log(f, ylo, yhi, x0, x1, y0, y1, l->unit);
+    else
+        y_axis(f, ylo, yhi, ystep, x0, x1, y0, y1, l->unit);
 #define XPOS(x) (x0 + ((l->log_x ? log2(x) : (x)) - xa) / (xb - xa) * (x1 - x0))
-#define YPOS(y) (y1 - ((y)-ylo) / (yhi - ylo) * (y1 - y0))
+#define YPOS(y)                                                                                              \
+    (logy ? y1 - (log10(y) - log10(ylo)) / (log10(yhi) - log10(ylo)) * (y1 - y0)                             \
+          : y1 - ((y)-ylo) / (yhi - ylo) * (y1 - y0))
     char buf[48];
     if (l->log_x) {
         int span = (int)(xb - xa);
@@ -493,11 +573,12 @@ int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err)
             fputs("</text>\n", f);
         }
     } else {
+        int xdec = gq_fmt_tick_decimals(xstep);
         for (double v = xa; v <= xb + xstep * 1e-6; v += xstep) {
             double x = x0 + (v - xa) / (xb - xa) * (x1 - x0);
             fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#f0f0f0\"/>\n", x, y0, x,
                     y1);
-            x_tick_label(v, false, buf, sizeof buf);
+            gq_fmt_tick(fabs(v) < xstep * 1e-6 ? 0 : v, xdec, buf, sizeof buf);
             text_at(f, x, y1 + 16, "middle", "font-size=\"10\"", buf);
         }
     }

@@ -85,6 +85,10 @@ typedef struct gq_svg_lines {
     bool x_is_bytes;
     bool markers;
     bool y_from_zero; /* y axis starts at 0 (bandwidth) or at the data (temperature) */
+    /* a base-10 log y axis (powers of ten at its ends, ticks at 1, 2, 5 x 10^k,
+     * "(log scale)" after the unit, data-yscale="log" on the root) when every
+     * finite y is > 0 and they span a decade or more; else the linear axis */
+    bool log_y_decades;
 } gq_svg_lines;
 int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err);
 

@@ -9,7 +9,11 @@
 #  - a FAILING card (the H200 pair with GPU 1's link trained down to x8) shows
 #    why: its whole-node health row of GPU 1 is marked failing and holds the
 #    cause, the link's width, in its cause cell; GPU 0's row names no cause;
-#    the identity problem is at the top, before the card's rows.
+#    the identity problem is at the top, before the card's rows;
+#  - at 1400 and 420 px the Card's verdicts are inside the screen, the page does not scroll sideways,
+#    the Identity row stays a few lines tall and no two bar labels meet (a measuring copy of the
+#    card, through --dump-dom); a screenshot at each width (GQ_SCREENSHOT_DIR=DIR keeps them);
+#  - the model name is whole in the checks' subjects.
 # usage: card_browser.sh GPUQUAL [CHROMIUM]
 set -euo pipefail
 bin=${1:?usage: card_browser.sh GPUQUAL [CHROMIUM]}
@@ -22,7 +26,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 html="$tmp/card/card.html"
 [ -s "$html" ] || fail "no card.html"
 
-flags=(--headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update
+flags=(--headless --no-sandbox --disable-gpu --disable-quic --disable-background-networking --disable-component-update
        --disable-sync --no-first-run --disable-extensions --enable-logging=stderr --v=0)
 timeout 120 "$chrome" "${flags[@]}" --user-data-dir="$tmp/p1" --dump-dom "file://$html" >"$tmp/dom.html" 2>"$tmp/log1.txt" ||
     fail "chromium --dump-dom failed: $(tail -3 "$tmp/log1.txt")"
@@ -82,6 +86,76 @@ boxes=$(legend_check "$tmp/tags.txt" "$bin card on rtxpro6000x8") || fail "$boxe
 cells=$(awk 'index($0, "<svg") && index($0, "data-figure=\"p2p_read\"") { i = 1; next }
              i && index($0, "</svg") { exit } i && index($0, "gq-cell") { n++ } END { print n + 0 }' "$tmp/tags.txt")
 [ "$cells" -eq 64 ] || fail "the P2P heatmap has $cells cells, expected 64"
+
+# The layout at a desktop's and a phone's width (1400 and 420 CSS pixels): the card is put in an
+# iframe of that width (srcdoc, so the page around it can read it; the card itself runs no script)
+# and a script of that page reports, through --dump-dom, the frame's viewport width, how far the
+# card reaches (it must not scroll sideways), every Card row's verdict badge's left and right edge
+# (each inside the viewport), the Identity row's height in lines (a few, not ~15), and any two bar
+# labels of a figure whose boxes, as the browser drew them, meet. Each width also gets a screenshot
+# of the card itself (a headless window is never narrower than about 500 px: the screenshot is
+# taken of the same iframe page).
+frame_page() { # WIDTH
+    printf '<!DOCTYPE html><html><head><meta charset="utf-8"/></head><body style="margin:0">'
+    printf '<iframe id="f" style="border:0;display:block" width="%s" height="30000" srcdoc="' "$1"
+    sed -e 's/&/\&amp;/g' -e 's/"/\&quot;/g' "$html"
+    cat <<'JS'
+"></iframe>
+<script>
+document.getElementById("f").onload = function () {
+  var d = this.contentDocument, win = this.contentWindow;
+  var vw = d.documentElement.clientWidth, out = ["vw=" + vw, "sw=" + d.documentElement.scrollWidth];
+  var rows = d.querySelectorAll("#card-rows tr");
+  var bad = 0, n = 0;
+  rows.forEach(function (tr) {
+    var b = tr.querySelector("td.v .badge");
+    if (!b) return;
+    var r = b.getBoundingClientRect();
+    n++;
+    if (r.width <= 0 || r.left < 0 || r.right > vw) { bad++; out.push("badge-out=" + Math.round(r.left) + ".." + Math.round(r.right)); }
+  });
+  out.push("badges=" + n, "badges_out=" + bad);
+  var id = rows.length > 1 ? rows[1].getBoundingClientRect().height : -1;
+  var lh = parseFloat(win.getComputedStyle(d.body).lineHeight) || 20;
+  out.push("identity_lines=" + Math.round(id / lh));
+  var meet = 0, labels = 0;
+  d.querySelectorAll("svg.gq-fig").forEach(function (svg) {
+    var t = Array.prototype.slice.call(svg.querySelectorAll("text.gq-barlabel")).map(function (e) { return e.getBBox(); });
+    labels += t.length;
+    for (var i = 0; i < t.length; i++)
+      for (var j = 0; j < i; j++)
+        if (t[i].x < t[j].x + t[j].width && t[j].x < t[i].x + t[i].width && t[i].y < t[j].y + t[j].height && t[j].y < t[i].y + t[i].height) meet++;
+  });
+  out.push("barlabels=" + labels, "barlabels_meeting=" + meet);
+  document.body.setAttribute("data-layout", out.join(" "));
+};
+</script></body></html>
+JS
+}
+for w in 1400 420; do
+    frame_page "$w" >"$tmp/frame$w.html"
+    timeout 120 "$chrome" "${flags[@]}" --user-data-dir="$tmp/w$w" --window-size=1500,3000 --dump-dom \
+        "file://$tmp/frame$w.html" >"$tmp/layout$w.html" 2>"$tmp/logw$w.txt" || fail "chromium at $w px failed"
+    lay=$(sed -n 's/.*data-layout="\([^"]*\)".*/\1/p' "$tmp/layout$w.html" | head -1)
+    [ -n "$lay" ] || fail "at $w px the measuring script reported nothing"
+    get() { echo "$lay" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1; }
+    [ "$(get vw)" = "$w" ] || fail "at $w px the viewport is $(get vw) px ($lay)"
+    [ "$(get sw)" -le "$(get vw)" ] || fail "at $w px the page is $(get sw) px wide, wider than the $(get vw) px screen ($lay)"
+    [ "$(get badges)" -ge 5 ] || fail "at $w px only $(get badges) verdicts in the Card table ($lay)"
+    [ "$(get badges_out)" = 0 ] || fail "at $w px a Card verdict is outside the screen ($lay)"
+    [ "$(get identity_lines)" -le 8 ] || fail "at $w px the Identity row is $(get identity_lines) lines tall ($lay)"
+    [ "$(get barlabels_meeting)" = 0 ] || fail "at $w px two bar labels meet ($lay)"
+    timeout 120 "$chrome" "${flags[@]}" --user-data-dir="$tmp/s$w" --window-size=$w,2400 --hide-scrollbars \
+        --screenshot="$tmp/card-$w.png" "file://$tmp/frame$w.html" >/dev/null 2>&1 ||
+        fail "chromium --screenshot at $w px failed"
+    [ -s "$tmp/card-$w.png" ] || fail "no screenshot at $w px"
+    echo "layout at $w px: $lay"
+done
+[ -n "${GQ_SCREENSHOT_DIR:-}" ] && cp "$tmp/card-1400.png" "$tmp/card-420.png" "$GQ_SCREENSHOT_DIR/"
+# The full model name travels whole into the checks' subjects.
+grep -q 'model:NVIDIA RTX PRO 6000 Blackwell Server Edition' "$tmp/dom.html" ||
+    fail "the checks do not name the model whole (model:NVIDIA RTX PRO 6000 Blackwell Server Edition)"
+if grep -q 'Blackwell Server Edit[^i]' "$tmp/dom.html"; then fail "a cut model name is in the card"; fi
 
 # A failing card shows why.
 topo="$(cd "$(dirname "$0")/../data/topo" && pwd)/h200x2-trained-down.topo"

@@ -82,7 +82,8 @@ static void test_identity_on_top(void **state)
     assert_non_null(box);
     assert_non_null(strstr(box, "data-check=\"link_width\""));
     assert_non_null(strstr(box, "GPU 1: PCIe x8 under load, the link can do x16."));
-    assert_non_null(strstr(box, "<td>GPU 1</td><td>PCIe link width</td><td>8 lanes</td><td>16 lanes</td>"));
+    assert_non_null(strstr(box, "<td class=\"lead\">GPU 1</td><td data-l=\"field\">PCIe link width</td><td "
+                                "data-l=\"found\">8 lanes</td><td data-l=\"expected\">16 lanes</td>"));
     assert_null(strstr(box, "GPU 0")); /* GPU 0's link is fine */
     /* only identity fields: the measurement checks of that step are not in the box */
     assert_null(strstr(box, "data-check=\"impossible\""));
@@ -107,9 +108,10 @@ static void test_health_cause(void **state)
     assert_non_null(r1);
     assert_non_null(r0);
     assert_non_null(strstr(r1, "data-verdict=\"fail\" class=\"bad\""));
-    assert_non_null(strstr(r1, "<td class=\"cause\">GPU 1: PCIe x8 under load, the link can do x16."));
+    assert_non_null(
+        strstr(r1, "<td class=\"cause\" data-l=\"cause\">GPU 1: PCIe x8 under load, the link can do x16."));
     assert_null(strstr(r0, "class=\"bad\""));
-    assert_non_null(strstr(r0, "<td class=\"cause\">–</td>"));
+    assert_non_null(strstr(r0, "<td class=\"cause\" data-l=\"cause\">–</td>"));
     free(r1);
     free(r0);
     const char *e = exponent_in(html);
@@ -147,9 +149,14 @@ static void test_subsets_once_with_why(void **state)
     assert_non_null(t);
     assert_non_null(strstr(t, "<th>why this subset</th>"));
     /* one row per GPU set, both directions in it */
-    assert_int_equal(count_of(t, "<tr><td>0,1,2,3</td>"), 1);
-    assert_int_equal(count_of(t, "<tr><td>0,1</td><td>pair inside "), 1);
-    assert_int_equal(count_of(t, "<tr>"), 1 + (int)json_array_size(subs) / 2);
+    assert_int_equal(count_of(t, "<td>0,1,2,3</td>"), 1);
+    assert_int_equal(count_of(t, "<td>0,1</td><td>pair inside "), 1);
+    assert_int_equal(count_of(t, "<tr>") + count_of(t, "<tr class=\"slow\">"),
+                     1 + (int)json_array_size(subs) / 2);
+    /* the slow subsets are highlighted: GPUs 0,1 share a host path (contended), GPUs 0,2 do not */
+    assert_int_equal(count_of(t, "<tr class=\"slow\"><td>0,1</td>"), 1);
+    assert_int_equal(count_of(t, "<tr><td>0,2</td>"), 1);
+    assert_non_null(strstr(t, "% of alone)</td>"));
     assert_null(strstr(t, "<td></td>"));
     free(t);
     const char *e = exponent_in(html);
@@ -173,7 +180,7 @@ static void test_subsets_older_card(void **state)
     char *html = cu_render(&old, gq_card_render_html);
     char *t = element(html, "<h3>Host-path subsets</h3>", "</table>");
     assert_non_null(t);
-    assert_int_equal(count_of(t, "<tr>"), 1 + (int)n / 2);
+    assert_int_equal(count_of(t, "<tr>") + count_of(t, "<tr class=\"slow\">"), 1 + (int)n / 2);
     assert_int_equal(count_of(t, "<td>not recorded</td>"), (int)n / 2);
     free(t);
     free(html);

@@ -126,12 +126,56 @@ static void test_defaults_and_help(void **state)
     }
 }
 
+static bool lists_exit(const gq_exit_doc *e, int code)
+{
+    for (; e && e->meaning; e++)
+        if (e->code == code)
+            return true;
+    return false;
+}
+
+/* Each command's exit statuses (--help, its man page): 2 everywhere (bad
+ * input), 3 where it opens the backend, 6 where it measures (the frame turns
+ * a held lock or contaminated figures into 6), each code once and each in
+ * gpuqual --help's list; and the command's --format list is its own, never
+ * the shared option's whole list. */
+static void test_exit_statuses_and_formats(void **state)
+{
+    (void)state;
+    for (const gq_command *c = gq_commands; c->name; c++) {
+        const gq_frame_cmd *f = c->frame;
+        if (!f->exits)
+            fail_msg("%s lists no exit statuses", c->name);
+        bool nvbw =
+            f->opts.grammar && f->opts.grammar != &gq_grammar_gpuqual; /* nvbandwidth's 1 for bad input */
+        if (!nvbw && !lists_exit(f->exits, 2))
+            fail_msg("%s does not list exit 2", c->name);
+        if ((f->needs & GQ_FRAME_BACKEND) && !lists_exit(f->exits, 3))
+            fail_msg("%s opens the backend and does not list exit 3", c->name);
+        if ((f->needs & GQ_FRAME_MEASURES) && !lists_exit(f->exits, 6))
+            fail_msg("%s measures and does not list exit 6", c->name);
+        for (const gq_exit_doc *e = f->exits; e->meaning; e++) {
+            if (!lists_exit(gq_exits_all, e->code))
+                fail_msg("%s: exit %d is not in gpuqual --help's list", c->name, e->code);
+            for (const gq_exit_doc *g = e + 1; g->meaning; g++)
+                if (g->code == e->code)
+                    fail_msg("%s lists exit %d twice", c->name, e->code);
+        }
+        int it = 0;
+        for (const gq_opt *o = NULL; (o = gq_optset_next(&f->opts, &it, o));)
+            if (o == &gq_common_output_opts[0] && !strcmp(o->name, "format") && !f->opts.formats)
+                fail_msg("%s takes the shared --format without its own list (.formats)", c->name);
+    }
+    assert_true(lists_exit(gq_exits_all, 6));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_short_flags_one_meaning),
         cmocka_unit_test(test_measure_opts_declared_once),
         cmocka_unit_test(test_defaults_and_help),
+        cmocka_unit_test(test_exit_statuses_and_formats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,6 +63,33 @@ static void test_unknown_and_small(void **state)
     assert_string_equal(fmt(1e-15, GQ_NUM_FIGURE), "0.000000000000");
 }
 
+/* Durations in the unit a person reads (the card's "took"), and the tick rule. */
+static void test_duration_and_ticks(void **state)
+{
+    (void)state;
+    char b[32];
+    assert_string_equal(gq_fmt_duration(0.00000124, b, sizeof b), "1.24 µs");
+    assert_string_equal(gq_fmt_duration(3.5e-8, b, sizeof b), "35 ns");
+    assert_string_equal(gq_fmt_duration(0.0373, b, sizeof b), "37.3 ms");
+    assert_string_equal(gq_fmt_duration(2.5, b, sizeof b), "2.50 s");
+    assert_string_equal(gq_fmt_duration(300, b, sizeof b), "5 min");
+    assert_string_equal(gq_fmt_duration(250, b, sizeof b), "4 min 10 s");
+    assert_string_equal(gq_fmt_duration(3900, b, sizeof b), "1 h 5 min");
+    assert_string_equal(gq_fmt_duration(0, b, sizeof b), "0 s");
+    assert_string_equal(gq_fmt_duration(NAN, b, sizeof b), "–");
+    assert_string_equal(gq_fmt_duration(-1, b, sizeof b), "–");
+    /* every tick of an axis shows the decimals its step needs */
+    assert_int_equal(gq_fmt_tick_decimals(50), 0);
+    assert_int_equal(gq_fmt_tick_decimals(0.5), 1);
+    assert_int_equal(gq_fmt_tick_decimals(0.25), 2);
+    assert_int_equal(gq_fmt_tick_decimals(2e-3), 3);
+    int d = gq_fmt_tick_decimals(2.5);
+    assert_string_equal(gq_fmt_tick(0, d, b, sizeof b), "0.0");
+    assert_string_equal(gq_fmt_tick(7.5, d, b, sizeof b), "7.5");
+    assert_string_equal(gq_fmt_tick(10, d, b, sizeof b), "10.0");
+    assert_string_equal(gq_fmt_tick(NAN, d, b, sizeof b), "–");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -70,6 +97,7 @@ int main(void)
         cmocka_unit_test(test_chart),
         cmocka_unit_test(test_runs),
         cmocka_unit_test(test_unknown_and_small),
+        cmocka_unit_test(test_duration_and_ticks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -323,6 +323,104 @@ static void test_lines_sweep(void **state)
     free(s);
 }
 
+/* The tick labels of one y axis ("class=gq-tick"), in order, into out. */
+static int ticks(const char *s, char out[][32], int max)
+{
+    int n = 0;
+    for (const char *p = s; n < max && (p = strstr(p, "class=\"gq-tick\">")); n++) {
+        p += strlen("class=\"gq-tick\">");
+        const char *e = strchr(p, '<');
+        snprintf(out[n], 32, "%.*s", (int)(e - p), p);
+    }
+    return n;
+}
+
+/* A sweep spanning decades (2 to 55 GB/s) is drawn on a log y axis with 1-2-5 ticks; one that
+ * does not (36 to 54) keeps the linear axis, whose ticks all show the decimals of its step. */
+static void test_lines_log_y(void **state)
+{
+    (void)state;
+    double xs0[4] = {4096, 65536, 1 << 20, 1 << 26};
+    double ys0[4] = {1.9, 19.5, 50.2, 54.9}, ys1[4] = {36.7, 49.5, 53.8, 54.5};
+    const double *xs[1] = {xs0}, *ys[1] = {ys0};
+    int np[1] = {4};
+    gq_svg_lines l = {.id = "sweep",
+                      .title = "Sweep",
+                      .unit = "GB/s",
+                      .nser = 1,
+                      .npts = np,
+                      .xs = xs,
+                      .ys = ys,
+                      .log_x = true,
+                      .x_is_bytes = true,
+                      .y_from_zero = true,
+                      .log_y_decades = true};
+    int rc;
+    char *s = capture_lines(&l, &rc);
+    assert_int_equal(rc, GQ_OK);
+    assert_wellformed(s);
+    assert_non_null(strstr(s, "data-yscale=\"log\""));
+    assert_non_null(strstr(s, "GB/s (log scale)"));
+    char t[32][32];
+    int n = ticks(s, t, 32);
+    const char *want[] = {"1", "2", "5", "10", "20", "50", "100"};
+    assert_int_equal(n, 7);
+    for (int i = 0; i < n; i++)
+        assert_string_equal(t[i], want[i]);
+    free(s);
+    ys[0] = ys1;
+    s = capture_lines(&l, &rc);
+    assert_null(strstr(s, "data-yscale"));
+    n = ticks(s, t, 32);
+    assert_true(n >= 3);
+    for (int i = 0; i < n; i++) /* step 10: whole numbers, all alike */
+        assert_null(strchr(t[i], '.'));
+    free(s);
+}
+
+/* Bar value labels never meet: over a bar only when narrower than it; when every bar of a
+ * category shows one value and they are too narrow, the value once over the group. */
+static void test_bar_labels_apart(void **state)
+{
+    (void)state;
+    enum { NC = 8, NS = 4 };
+    double v[NS * NC];
+    const char *cats[NC] = {"GPU 0", "GPU 1", "GPU 2", "GPU 3", "GPU 4", "GPU 5", "GPU 6", "GPU 7"};
+    const char *ser[NS] = {"a", "b", "c", "d"};
+    for (int i = 0; i < NS * NC; i++)
+        v[i] = 24.5;
+    gq_svg_bars b = {.id = "host",
+                     .title = "Host",
+                     .unit = "GB/s",
+                     .ncat = NC,
+                     .nser = NS,
+                     .cats = cats,
+                     .series = ser,
+                     .vals = v};
+    int rc;
+    char *s = capture_bars(&b, &rc);
+    assert_int_equal(rc, GQ_OK);
+    assert_wellformed(s);
+    /* 8 categories of 4 equal bars, each bar 17 wide: one "24.5" a category, not four */
+    assert_int_equal(count_of(s, "class=\"gq-barlabel\""), NC);
+    free(s);
+    v[1] = 30.25; /* category 1 no longer alike: no label there */
+    s = capture_bars(&b, &rc);
+    assert_int_equal(count_of(s, "class=\"gq-barlabel\""), NC - 1);
+    /* every label's box (centre x, data-w) is apart from the others on its line */
+    double x[NC], w[NC], y[NC];
+    int n = 0;
+    for (const char *p = s; n < NC && (p = strstr(p, "class=\"gq-barlabel\" data-w=\"")); n++) {
+        p += strlen("class=\"gq-barlabel\" data-w=\"");
+        assert_int_equal(sscanf(p, "%lf\" x=\"%lf\" y=\"%lf", &w[n], &x[n], &y[n]), 3);
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (fabs(y[i] - y[j]) < 12)
+                assert_true(fabs(x[i] - x[j]) >= (w[i] + w[j]) / 2);
+    free(s);
+}
+
 static void test_nice_axis(void **state)
 {
     (void)state;
@@ -479,6 +577,8 @@ int main(void)
         cmocka_unit_test(test_nice_axis),
         cmocka_unit_test(test_legend_no_overlap),
         cmocka_unit_test(test_no_exponent),
+        cmocka_unit_test(test_lines_log_y),
+        cmocka_unit_test(test_bar_labels_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -152,6 +152,8 @@ typedef struct gq_sim_builtin {
 } gq_sim_builtin;
 extern const gq_sim_builtin gq_sim_builtins[];
 extern const int gq_sim_nbuiltins;
+/* The built-in machines' names, NULL-terminated (--sim's completion). */
+const char *const *gq_sim_builtin_names(void);
 
 /* ---- fabric.c -------------------------------------------------------------- */
 

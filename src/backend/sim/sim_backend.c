@@ -188,7 +188,7 @@ enum { O_SIM, O_SEED, O_NOISE, O_FAULT, O_END };
 static const gq_backend_opt sim_options[O_END + 1] = {
     [O_SIM] = {.name = "sim", .kind = GQ_BE_OPT_STR, .arg = "TOPO", .opens = true,
      .help = "run on a simulated machine: a topology file (a regular file of at most 1 MiB) or a built-in "
-             "name (rtx4090x8, rtxpro6000x8, a100x6, h200x2)"},
+             "name (rtx4090x8, rtxpro6000x8, a100x6, h200x2)", .values = gq_sim_builtin_names},
     [O_SEED] = {.name = "sim-seed", .kind = GQ_BE_OPT_INT, .arg = "N", .def = "1",
      .help = "seed of the simulator's deterministic noise", .lo = 0, .hi = 2147483647},
     [O_NOISE] = {.name = "sim-noise", .kind = GQ_BE_OPT_DOUBLE, .arg = "FRAC",

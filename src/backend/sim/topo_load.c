@@ -302,7 +302,7 @@ out:
     return rc;
 }
 
-static const char *const *builtin_names(void)
+const char *const *gq_sim_builtin_names(void)
 {
     static const char *names[16];
     if (!names[0])
@@ -333,7 +333,7 @@ int gq_sim_load(const char *spec, gq_sim_machine **out, gq_err *err)
         size_t l = strlen(list);
         snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", gq_sim_builtins[i].name);
     }
-    const char *near = gq_closest(spec, builtin_names());
+    const char *near = gq_closest(spec, gq_sim_builtin_names());
     if (near)
         return gq_err_set(err, GQ_E_USAGE,
                           "no topology file or built-in machine '%s'; did you mean '%s'? (built-in: %s)",
