@@ -83,6 +83,7 @@ static int ebuf_add(ebuf *b, int c, double a, double w)
 
 typedef struct pathinfo {
     double flowcap; /* 0 = none */
+    double phys;    /* the narrowest PCIe link's theoretical rate, B/s; 0 = none */
     double cost, lat;
 } pathinfo;
 
@@ -98,6 +99,11 @@ static int add_route(const sim_priv *s, ebuf *b, const gq_sim_hop *h, int n, boo
         if (L->duplex > 0 && ebuf_add(b, C_DUP(h[i].link), 1.0, L->w[d]))
             return -1;
         cap_min(&pi->flowcap, L->flowcap);
+        if (L->kind == GQ_SIM_LINK_PCIE && L->gts > 0 && L->width > 0) {
+            int gen = gq_sim_gen_from_gts(L->gts);
+            if (gen > 0)
+                cap_min(&pi->phys, gq_pcie_gbps(gen, L->width) * 1e9);
+        }
         if (p2p) {
             cap_min(&pi->flowcap, L->p2p_flowcap);
             cap_min(&pi->flowcap, L->p2p_dircap[d]);
@@ -391,6 +397,7 @@ static void group_free(gq_group *g)
     free(g->kind);
     free(g->host_numa);
     free(g->flowcap);
+    free(g->phys);
     free(g->cost);
     free(g->key);
     free(g->cls);
@@ -437,6 +444,8 @@ static int staged_legs(const sim_priv *s, int a, int b, flow_build *fb, gq_err *
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
     cap_min(&fb->pmain.flowcap, fb->pleg[0].flowcap);
     cap_min(&fb->pmain.flowcap, fb->pleg[1].flowcap);
+    cap_min(&fb->pmain.phys, fb->pleg[0].phys);
+    cap_min(&fb->pmain.phys, fb->pleg[1].phys);
     fb->pmain.cost = fb->pleg[0].cost + fb->pleg[1].cost;
     fb->pmain.lat = fb->pleg[0].lat + fb->pleg[1].lat;
     return GQ_OK;
@@ -633,14 +642,15 @@ static int sim_prepare(gq_backend *be, const gq_flow *flows, int nflows, gq_grou
     g->kind = calloc((size_t)nflows, sizeof *g->kind);
     g->host_numa = calloc((size_t)nflows, sizeof *g->host_numa);
     g->flowcap = calloc((size_t)nflows, sizeof *g->flowcap);
+    g->phys = calloc((size_t)nflows, sizeof *g->phys);
     g->cost = calloc((size_t)nflows, sizeof *g->cost);
     g->key = calloc((size_t)nflows, sizeof *g->key);
     g->leg0 = calloc((size_t)nflows, sizeof *g->leg0);
     g->cls = calloc((size_t)nflows, sizeof *g->cls);
     g->path = calloc((size_t)nflows, sizeof *g->path);
     g->shared = calloc((size_t)nflows, sizeof *g->shared);
-    if (!g->flows || !g->kind || !g->host_numa || !g->flowcap || !g->cost || !g->key || !g->leg0 || !g->cls ||
-        !g->path || !g->shared) {
+    if (!g->flows || !g->kind || !g->host_numa || !g->flowcap || !g->phys || !g->cost || !g->key ||
+        !g->leg0 || !g->cls || !g->path || !g->shared) {
         rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
         goto out;
     }
@@ -651,6 +661,7 @@ static int sim_prepare(gq_backend *be, const gq_flow *flows, int nflows, gq_grou
             goto out;
         const gq_flow *f = &flows[i];
         g->flowcap[i] = fb[i].pmain.flowcap;
+        g->phys[i] = fb[i].pmain.phys;
         g->cost[i] = fb[i].pmain.cost;
         uint64_t k = gq_sim_hash((uint64_t)f->src.kind * 131u + (uint64_t)(f->src.index + 2),
                                  (uint64_t)f->dst.kind * 131u + (uint64_t)(f->dst.index + 2));

@@ -9,7 +9,7 @@
 #include "backend/sim/sim_internal.h"
 #include "core/units.h"
 
-static int gen_from_gts(double gts)
+int gq_sim_gen_from_gts(double gts)
 {
     static const double g[] = {2.5, 5, 8, 16, 32, 64};
     for (int i = 0; i < 6; i++)
@@ -111,9 +111,9 @@ static void discover_gpu(const sim_priv *s, int g, gq_gpu_info *gi)
     gi->sm_count = sg->sms;
     const gq_sim_link *up = &m->links[nd->parent_link];
     if (up->gts > 0) {
-        gi->pcie_gen_cur = gen_from_gts(up->gts);
+        gi->pcie_gen_cur = gq_sim_gen_from_gts(up->gts);
         gi->pcie_width_cur = up->width;
-        gi->pcie_gen_max = sg->max_gts > 0 ? gen_from_gts(sg->max_gts) : gi->pcie_gen_cur;
+        gi->pcie_gen_max = sg->max_gts > 0 ? gq_sim_gen_from_gts(sg->max_gts) : gi->pcie_gen_cur;
         gi->pcie_width_max = sg->max_width > 0 ? sg->max_width : gi->pcie_width_cur;
         gi->pcie_gbps = gq_pcie_gbps(gi->pcie_gen_cur, gi->pcie_width_cur);
     }
@@ -203,7 +203,7 @@ static void fill_pci_node(const gq_sim_machine *m, const gq_topo *t, int n, cons
     pn->numa_node = node_numa(m, n);
     if (nd->parent_link >= 0) {
         const gq_sim_link *L = &m->links[nd->parent_link];
-        pn->link_gbps = L->gts > 0 ? gq_pcie_gbps(gen_from_gts(L->gts), L->width) : 0;
+        pn->link_gbps = L->gts > 0 ? gq_pcie_gbps(gq_sim_gen_from_gts(L->gts), L->width) : 0;
     }
     switch (nd->kind) {
     case GQ_SIM_SOCKET:
@@ -221,9 +221,9 @@ static void fill_pci_node(const gq_sim_machine *m, const gq_topo *t, int n, cons
         /* what sysfs shows of a switch's uplink: the trained link and the most it can do */
         if (nd->parent_link >= 0 && m->links[nd->parent_link].gts > 0) {
             const gq_sim_link *L = &m->links[nd->parent_link];
-            pn->link_gen = gen_from_gts(L->gts);
+            pn->link_gen = gq_sim_gen_from_gts(L->gts);
             pn->link_width = L->width;
-            pn->link_gen_max = L->max_gts > 0 ? gen_from_gts(L->max_gts) : pn->link_gen;
+            pn->link_gen_max = L->max_gts > 0 ? gq_sim_gen_from_gts(L->max_gts) : pn->link_gen;
             pn->link_width_max = L->max_width > 0 ? L->max_width : L->width;
         }
         break;

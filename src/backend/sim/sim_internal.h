@@ -36,6 +36,8 @@ struct gq_group {
     int *kind;
     int *host_numa;  /* host_numa_actual per flow */
     double *flowcap; /* B/s, 0 = none */
+    double *phys;    /* B/s: the theoretical rate of the narrowest PCIe link on the path, 0 = none;
+                        noise never takes a flow above it (sim_run.c) */
     double *cost;    /* s per copy */
     uint64_t *key;
     /* the noise model (noise.c): each flow's path class, path (its drift's
@@ -72,5 +74,8 @@ static inline void cap_min(double *cap, double v)
 int gq_sim_be_discover(gq_backend *be, gq_topo *t, gq_err *err);
 /* The run hook (sim_run.c). */
 int gq_sim_be_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_result *res, gq_err *err);
+
+/* The PCIe generation of a rate per lane in GT/s (1..6), -1 when none (sim_discover.c). */
+int gq_sim_gen_from_gts(double gts);
 
 #endif

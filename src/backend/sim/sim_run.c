@@ -38,6 +38,15 @@ static void solve_active(const sim_priv *s, gq_group *g, const bool *act, double
         r[i] = g->main->rate[i];
 }
 
+/* The rate flow i streams at in a round: the solved rate r times its noise
+ * factor nf, never above the theoretical rate of the narrowest PCIe link on
+ * its path (99.5 % of it): noise moves a figure, physics bounds it. */
+static double noisy_rate(const gq_group *g, int i, double r, double nf)
+{
+    double x = r * nf, top = g->phys[i] * 0.995;
+    return g->phys[i] > 0 && x > top && r <= top ? top : x;
+}
+
 /* Seconds per copy of flow i at streaming rate r (noise applied). */
 static double copy_time(const gq_group *g, int i, double r)
 {
@@ -137,7 +146,7 @@ static double next_finish(const sim_priv *s, gq_group *g, const gq_run_opts *o, 
             res[i].t_start = res[i].t_end = rs->start[i];
             continue;
         }
-        rs->speed[i] = 1.0 / copy_time(g, i, rs->r[i] * rs->nf[i]);
+        rs->speed[i] = 1.0 / copy_time(g, i, noisy_rate(g, i, rs->r[i], rs->nf[i]));
         if (until_measured && g->flows[i].interferer)
             continue;
         double from = t > rs->start[i] ? t : rs->start[i];
@@ -269,7 +278,7 @@ static double run_by_duration(const sim_priv *s, gq_group *g, const gq_run_opts 
             res[i].t_end = rs->start[i];
             continue;
         }
-        double ct = copy_time(g, i, rs->r[i] * rs->nf[i]);
+        double ct = copy_time(g, i, noisy_rate(g, i, rs->r[i], rs->nf[i]));
         uint64_t bytes = g->flows[i].bytes;
         uint64_t piece = window_piece(g, o, i);
         double pt = ct * (double)piece / (double)bytes;
