@@ -4,7 +4,7 @@
 #   ("[table,json,csv]") is read, and the command runs with each value on a simulated machine
 #   (rtx4090x8, few rounds, a quick card); it must exit 0, 4 or 5 (a verdict), never 2 (refused),
 #   and print something. A value the command does not list is refused with exit 2 (one tried per
-#   command: a format of another command's list). fleet in a build without MPI exits 1 saying what to
+#   command: a format of another command's list). fleet in a build without MPI (gpuqual without gpuqual-fleet) exits 1 saying what to
 #   install: its formats count as parsed, not run.
 # usage: formats.sh GPUQUAL
 set -euo pipefail
@@ -49,7 +49,7 @@ for c in $cmds; do
         set -e
         # fleet in a build without MPI: the format passed the parser (a refusal exits 2), then the
         # one line that says what to install (exit 1)
-        if [ "$rc" = 1 ] && grep -q "built without MPI" "$tmp/err"; then
+        if [ "$rc" = 1 ] && grep -qE "built without MPI|fleet needs Open MPI" "$tmp/err"; then
             unavailable="$unavailable $c:$f"
             continue
         fi
