@@ -391,6 +391,23 @@ static int step_latency(runner *R, gq_err *err)
     return rc == GQ_E_NOMEM ? gq_err_set(err, rc, "%s", e.msg) : GQ_OK;
 }
 
+/* Measure the groups an open decision rests on again, each with more rounds
+ * (gq_settle_rounds for this pass), at the end of the step that left them
+ * open. */
+static int remeasure(runner *R, const int *groups, int n, int pass, gq_err *err)
+{
+    gq_harness_opts save = R->ho;
+    int rc = GQ_OK;
+    for (int k = 0; k < n && !rc; k++)
+        if (gq_measurement_from_group(&R->res->rs, groups[k], R->m)) {
+            R->ho.rounds = gq_settle_rounds(&R->res->rs, groups[k], save.rounds, pass);
+            rc = measure(R, err);
+            R->res->remeasured++;
+        }
+    R->ho = save;
+    return rc;
+}
+
 /* Decisions the bottleneck inference leaves open: the groups they rest on
  * measured again with more rounds (exec/discovery.h, GQ_SETTLE_*), at the
  * end of the contention and the placement steps (whose runs the inference
@@ -413,14 +430,7 @@ static int settle_open(runner *R, const gq_domains *dom, gq_err *err)
         }
         int n = gq_bottlenecks_open_groups(bn, &R->res->rs, groups, GQ_SETTLE_MAX_GROUPS);
         gq_bottlenecks_free(bn);
-        gq_harness_opts save = R->ho;
-        for (int k = 0; k < n && !rc; k++)
-            if (gq_measurement_from_group(&R->res->rs, groups[k], R->m)) {
-                R->ho.rounds = gq_settle_rounds(&R->res->rs, groups[k], save.rounds, pass);
-                rc = measure(R, err);
-                R->res->remeasured++;
-            }
-        R->ho = save;
+        rc = remeasure(R, groups, n, pass, err);
         if (!n)
             break;
     }
@@ -476,14 +486,7 @@ static int settle_host(runner *R, gq_err *err)
         gq_bottlenecks_free(bn);
         if (!n)
             break;
-        gq_harness_opts save = R->ho;
-        for (int k = 0; k < n && !rc; k++)
-            if (gq_measurement_from_group(&R->res->rs, groups[k], R->m)) {
-                R->ho.rounds = gq_settle_rounds(&R->res->rs, groups[k], save.rounds, pass);
-                rc = measure(R, err);
-                R->res->remeasured++;
-            }
-        R->ho = save;
+        rc = remeasure(R, groups, n, pass, err);
     }
 out:
     free(bn);
@@ -508,14 +511,7 @@ static int settle_domains(runner *R, gq_err *err)
         int n = dom->nopen ? gq_domains_open_groups(dom, pm, &R->res->rs, groups, GQ_SETTLE_MAX_GROUPS) : 0;
         if (!n)
             break;
-        gq_harness_opts save = R->ho;
-        for (int k = 0; k < n && !rc; k++)
-            if (gq_measurement_from_group(&R->res->rs, groups[k], R->m)) {
-                R->ho.rounds = gq_settle_rounds(&R->res->rs, groups[k], save.rounds, pass);
-                rc = measure(R, err);
-                R->res->remeasured++;
-            }
-        R->ho = save;
+        rc = remeasure(R, groups, n, pass, err);
     }
 out:
     free(pm);

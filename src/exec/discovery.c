@@ -187,6 +187,31 @@ int gq_domains_open_groups(const gq_domains *dom, const gq_pairmatrix *m, const 
     return n;
 }
 
+/* Measure groups[0..n-1] again with more rounds (gq_settle_rounds for this
+ * pass) through the plan runner, into the discovery's records. An
+ * interruption stops it and sets c->d->interrupted; running out of memory or
+ * a journal that cannot be written is an error. */
+static int remeasure(ctx *c, gq_measurement *m, const int *groups, int n, int pass, gq_err *err)
+{
+    gq_harness_opts ho = c->o->harness;
+    int rc = GQ_OK;
+    for (int k = 0; k < n && !rc; k++) {
+        if (!gq_measurement_from_group(&c->d->records, groups[k], m))
+            continue;
+        ho.rounds = gq_settle_rounds(&c->d->records, groups[k], c->o->harness.rounds, pass);
+        gq_err e = {0};
+        int r = gq_exec_one(c->be, c->topo, m, &ho, c->o->journal, &c->d->records, &e);
+        c->d->remeasured++;
+        if (r == GQ_E_INTR) {
+            c->d->interrupted = true;
+            break;
+        }
+        if (r == GQ_E_NOMEM || r == GQ_E_IO)
+            rc = gq_err_set(err, r, "%s", e.msg);
+    }
+    return rc;
+}
+
 /* The boundaries the matrix leaves open: the pairs nearest each measured
  * again with more rounds (see GQ_SETTLE_*), and the domains clustered again
  * into *out. */
@@ -202,21 +227,7 @@ static int settle_domains(ctx *c, const gq_domains_opts *dopt, gq_err *err)
         int groups[GQ_SETTLE_MAX_GROUPS];
         int n =
             gq_domains_open_groups(c->d->domains, c->d->matrix, &c->d->records, groups, GQ_SETTLE_MAX_GROUPS);
-        gq_harness_opts ho = c->o->harness;
-        for (int k = 0; k < n && !rc; k++) {
-            if (!gq_measurement_from_group(&c->d->records, groups[k], m))
-                continue;
-            ho.rounds = gq_settle_rounds(&c->d->records, groups[k], c->o->harness.rounds, pass);
-            gq_err e = {0};
-            int r = gq_exec_one(c->be, c->topo, m, &ho, c->o->journal, &c->d->records, &e);
-            c->d->remeasured++;
-            if (r == GQ_E_INTR) {
-                c->d->interrupted = true;
-                break;
-            }
-            if (r == GQ_E_NOMEM || r == GQ_E_IO)
-                rc = gq_err_set(err, r, "%s", e.msg);
-        }
+        rc = remeasure(c, m, groups, n, pass, err);
         if (rc || c->d->interrupted)
             break;
         int gl[GQ_MAX_GPUS], ng = c->d->matrix->n;
@@ -248,21 +259,9 @@ static int settle(ctx *c, const gq_domains *dom, const gq_bn_opts *bo, gq_err *e
         gq_bottlenecks_free(bn);
         if (!n)
             break;
-        gq_harness_opts ho = c->o->harness;
-        for (int k = 0; k < n && !rc; k++) {
-            if (!gq_measurement_from_group(&c->d->records, groups[k], m))
-                continue;
-            ho.rounds = gq_settle_rounds(&c->d->records, groups[k], c->o->harness.rounds, pass);
-            gq_err e = {0};
-            int r = gq_exec_one(c->be, c->topo, m, &ho, c->o->journal, &c->d->records, &e);
-            c->d->remeasured++;
-            if (r == GQ_E_INTR) {
-                c->d->interrupted = true;
-                goto out;
-            }
-            if (r == GQ_E_NOMEM || r == GQ_E_IO)
-                rc = gq_err_set(err, r, "%s", e.msg);
-        }
+        rc = remeasure(c, m, groups, n, pass, err);
+        if (c->d->interrupted)
+            goto out;
     }
 out:
     free(bn);
