@@ -25,7 +25,7 @@
 #include "core/types.h"
 #include "topo/topo.h"
 
-#define GQ_BACKEND_OPS_VERSION 3
+#define GQ_BACKEND_OPS_VERSION 4
 
 typedef struct gq_flow {
     gq_endpoint src, dst;
@@ -104,6 +104,55 @@ typedef struct gq_latency_req {
     bool p2p;           /* for GPU targets: peer access on (true) or staged by driver */
     int iters;          /* loads or copies to average over */
 } gq_latency_req;
+
+/* Collectives (ops version 4): NCCL's all-reduce, all-gather, ... over a
+ * group of GPUs, as nccl-tests run them, several groups at once if asked.
+ * The backend only runs iterations and tells time; rounds, medians, the
+ * bandwidth formulas, the overlap rule between groups and the sanity guard
+ * live above the seam (src/measure). */
+typedef enum gq_coll_op {
+    GQ_COLL_ALL_REDUCE = 0,
+    GQ_COLL_ALL_GATHER,
+    GQ_COLL_REDUCE_SCATTER,
+    GQ_COLL_ALL_TO_ALL,
+    GQ_COLL_BROADCAST,
+    GQ_COLL_NOPS
+} gq_coll_op;
+
+#define GQ_COLL_MAX_GROUPS 32
+typedef struct gq_coll_group {
+    int ngpus;             /* ranks, 1..GQ_MAX_GPUS */
+    int gpus[GQ_MAX_GPUS]; /* rank r runs on GPU gpus[r] */
+} gq_coll_group;
+
+typedef struct gq_coll_req {
+    gq_coll_op op;
+    /* nccl-tests' "size" column for this op, in bytes of float32 data
+     * (all-reduce, broadcast: each rank's buffer; all-gather: the whole
+     * gathered output; reduce-scatter: the whole input; all-to-all: each
+     * rank's send buffer). A multiple of 4 * ngpus of every group. */
+    uint64_t bytes;
+    int ngroups;                              /* 1..GQ_COLL_MAX_GROUPS, run at once */
+    gq_coll_group groups[GQ_COLL_MAX_GROUPS]; /* no GPU in two groups */
+    int warmup;                               /* untimed iterations first (nccl-tests -w) */
+    int iters;                                /* timed iterations, back to back (nccl-tests -n), >= 1 */
+    bool verify;                              /* check every rank's result after the timed part */
+} gq_coll_req;
+
+typedef struct gq_coll_result { /* one per group, in group order */
+    int status;                 /* GQ_OK or a negative gq_status */
+    char error[200];
+    double t_start, t_end; /* the group's timed window (all iters), backend clock; the
+                              timed parts of all groups start after one barrier */
+    int iters_done;
+    bool verified, verify_ok;
+} gq_coll_result;
+
+typedef struct gq_coll_info {
+    bool available;    /* collectives can run (NCCL loaded; the sim: always) */
+    char library[160]; /* what was loaded, e.g. "libnccl.so.2 (NCCL 2.23.4)", or "simulated ring/tree" */
+    char why[240];     /* !available: one line, e.g. "NCCL not found (libnccl.so.2: cannot open ...)" */
+} gq_coll_info;
 
 typedef struct gq_backend gq_backend;
 
@@ -254,6 +303,13 @@ typedef struct gq_backend_ops {
      * enough to call before and after every measurement. GQ_E_UNSUPP when
      * the backend cannot tell (then nothing is claimed clean or busy). */
     int (*observe)(gq_backend *be, int gpu, gq_gpu_load *out, gq_err *err);
+    /* Optional (version 4): collectives. coll_probe says whether they can
+     * run here and with what (never fails for lack of a library: it fills
+     * info->why). coll_run runs req's groups at once: warmup iterations,
+     * a barrier, then iters timed iterations per group; res[] has
+     * req->ngroups entries. GQ_E_UNSUPP when !available. */
+    int (*coll_probe)(gq_backend *be, gq_coll_info *info);
+    int (*coll_run)(gq_backend *be, const gq_coll_req *req, gq_coll_result *res, gq_err *err);
 } gq_backend_ops;
 
 #define GQ_BE_SIMULATED 0x1u    /* figures are model output, not measurements */
