@@ -106,6 +106,7 @@ int gq_status_exit_code(int status)
     case GQ_E_IO: return 2;
     case GQ_E_NODEV: return 3;
     case GQ_E_BUSY: return 6;
+    case GQ_E_NOLIB: return 7;
     case GQ_E_INTR: return 130;
     default: return 1;
     }
@@ -124,6 +125,7 @@ const char *gq_status_name(int status)
     case GQ_E_INTR: return "interrupted";
     case GQ_E_UNSUPP: return "unsupported";
     case GQ_E_BUSY: return "busy";
+    case GQ_E_NOLIB: return "no-library";
     default: return "error";
     }
 }

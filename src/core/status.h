@@ -23,6 +23,7 @@ typedef enum gq_status {
     GQ_E_INTR = -7,    /* interrupted by a signal (exit 130) */
     GQ_E_UNSUPP = -8,  /* feature not available in this build/backend (exit 1) */
     GQ_E_BUSY = -9,    /* a GPU is in use by another gpuqual or, for the card, by other work (exit 6) */
+    GQ_E_NOLIB = -10,  /* a library the command needs is not installed, e.g. NCCL for collectives (exit 7) */
 } gq_status;
 
 /* One error: a status and one line of text (no trailing newline). */

@@ -29,6 +29,7 @@ static void names_and_exit_codes(void **state)
         {GQ_E_INTR, "interrupted", 130},
         {GQ_E_UNSUPP, "unsupported", 1},
         {GQ_E_BUSY, "busy", 6},
+        {GQ_E_NOLIB, "no-library", 7},
     };
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
         if (strcmp(gq_status_name(s[i].status), s[i].name))
