@@ -7,7 +7,8 @@
 #   bench/mutation/run.sh [--seed S] --only FILE:LINE:COL:KIND [--only ...]
 #   bench/mutation/run.sh --list-modules | --list-files | --list MODULE
 #   --rev REV tests the tree at a commit instead of the working tree;
-#   --no-asan builds without AddressSanitizer/LeakSanitizer (faster, leaks not seen).
+#   --no-asan builds without AddressSanitizer/LeakSanitizer (faster, leaks not seen);
+#   --jobs N (with --all) runs N mutants at a time, each worker in its own copy and build.
 #
 # The source tree is never modified: it is copied to a scratch directory and
 # every mutant is built and tested there.
@@ -48,6 +49,7 @@ asan=1
 out=""
 keep=0
 rev=""
+jobs=1
 only=()
 mods=()
 list_mod=""
@@ -59,6 +61,7 @@ while [ $# -gt 0 ]; do
     --keep) keep=1; shift ;;
     --all) all=1; shift ;;
     --no-asan) asan=0; shift ;;
+    --jobs) jobs=$2; shift 2 ;;
     --list-files)
       echo "# every file of src/ that --all samples (lines), then what is left out"
       for f in $(all_files "$root"); do printf '%6d %s\n' "$(wc -l <"$root/$f")" "$f"; done
@@ -80,6 +83,8 @@ done
 case "$seed" in *[!0-9]*|"") echo "run.sh: --seed takes a non-negative integer" >&2; exit 2 ;; esac
 [ -n "$max" ] || { [ "$all" = 1 ] && max=200 || max=60; }
 case "$max" in *[!0-9]*|"") echo "run.sh: --max takes a positive integer" >&2; exit 2 ;; esac
+case "$jobs" in [1-9]|1[0-6]) ;; *) echo "run.sh: --jobs takes a whole number from 1 to 16" >&2; exit 2 ;; esac
+[ "$jobs" -gt 1 ] && [ "$all" = 0 ] && { echo "run.sh: --jobs needs --all" >&2; exit 2; }
 
 module_line() {
   local m
@@ -142,6 +147,19 @@ san=()
 cmake -S "$S" -B "$B" -G Ninja -DGQ_CUDA=OFF -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON -DCMAKE_BUILD_TYPE=None \
   "${san[@]}" -DCMAKE_C_FLAGS="$cflags" -DCMAKE_EXE_LINKER_FLAGS=--coverage -DCMAKE_SHARED_LINKER_FLAGS=--coverage \
   -DCMAKE_LINK_DEPENDS_NO_SHARED=ON >"$scratch/configure.log" 2>&1 || { cat "$scratch/configure.log"; exit 2; }
+# --jobs N: workers 1..N-1 each get a copy of the source and their own build (same flags),
+# made in the background while worker 0 builds and runs the baseline. Coverage is read from
+# worker 0's build only; every worker's tests write theirs out of the way.
+WPIDS=()
+for ((j = 1; j < jobs; j++)); do
+  mkdir -p "$scratch/w$j/p" "$scratch/w$j/locks"
+  cp -a "$S" "$scratch/w$j/src"
+  ( cmake -S "$scratch/w$j/src" -B "$scratch/w$j/b" -G Ninja -DGQ_CUDA=OFF -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON \
+      -DCMAKE_BUILD_TYPE=None "${san[@]}" -DCMAKE_C_FLAGS="$cflags" -DCMAKE_EXE_LINKER_FLAGS=--coverage \
+      -DCMAKE_SHARED_LINKER_FLAGS=--coverage -DCMAKE_LINK_DEPENDS_NO_SHARED=ON >"$scratch/w$j/configure.log" 2>&1 &&
+    nice cmake --build "$scratch/w$j/b" -j1 >"$scratch/w$j/build.log" 2>&1 ) &
+  WPIDS+=($!)
+done
 nice cmake --build "$B" -j2 >"$scratch/build.log" 2>&1 || { tail -30 "$scratch/build.log"; exit 2; }
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=0
 
@@ -243,7 +261,7 @@ run_mutant() {
   [ -f "$P/$file" ] || { mkdir -p "$(dirname "$P/$file")"; cp "$S/$file" "$P/$file"; }
   if ! "$M" apply "$P/$file" "$pos" "$S/$file"; then
     outcome="bad-spec"
-  elif ! nice timeout 300 cmake --build "$B" --target "$(target_of "$file")" >"$scratch/m.log" 2>&1; then
+  elif ! nice timeout 300 cmake --build "$B" --target "$(target_of "$file")" >"$MLOG" 2>&1; then
     outcome="nocompile"
   else
     for t in $(tests_for "$file" "$line"); do
@@ -264,11 +282,13 @@ run_mutant() {
     "$(( $(date +%s) - s0 ))" "$ntests" >>"$res"
   printf '  %-9s %-55s %s\n' "$outcome" "$spec" "$killer"
   if [ "$outcome" = survived ]; then
-    { echo "### $mod $spec ($orig -> $repl)"; echo "$d"; echo; } >>"$out/survivors.diff"
+    { echo "### $mod $spec ($orig -> $repl)"; echo "$d"; echo; } >>"$SURV"
     echo "$d" | sed 's/^/      /'
   fi
 }
 
+MLOG=$scratch/m.log SURV=$out/survivors.diff
+MPIDS=()
 restore_build() { nice cmake --build "$B" --target gqcore gqcli gpuqual >/dev/null 2>&1; }
 
 module_of() { # a file -> the module that lists it, or the file itself (--all, --only)
@@ -292,10 +312,37 @@ elif [ "$all" = 1 ]; then
   echo "== all of src/ that runs here: ${#FILES[@]} files, $(wc -l <"$scratch/sites.tsv") candidate sites," \
     "sampling $max weighted by lines (seed $seed)"
   (cd "$S" && "$M" wsample "$seed" "$max" <"$scratch/sites.tsv") >"$out/sample.tsv"
-  while IFS=$'\t' read -r spec orig repl; do
-    run_mutant "${spec%%:*}" "$spec" "$orig" "$repl"
-  done <"$out/sample.tsv"
-  restore_build
+  if [ "$jobs" = 1 ]; then
+    while IFS=$'\t' read -r spec orig repl; do
+      run_mutant "${spec%%:*}" "$spec" "$orig" "$repl"
+    done <"$out/sample.tsv"
+    restore_build
+  else
+    for p in "${WPIDS[@]}"; do
+      wait "$p" || { echo "run.sh: a worker's build failed (see $scratch/w*/build.log)" >&2; exit 2; }
+    done
+    echo "$jobs workers: mutant k of the sample runs on worker k mod $jobs"
+    for ((j = 0; j < jobs; j++)); do
+      (
+        if [ "$j" -gt 0 ]; then S=$scratch/w$j/src B=$scratch/w$j/b P=$scratch/w$j/p; export GQ_LOCK_DIR=$scratch/w$j/locks; fi
+        res=$scratch/res.$j SURV=$scratch/surv.$j MLOG=$scratch/m.$j.log
+        : >"$res"; : >"$SURV"
+        k=0
+        while IFS=$'\t' read -r spec orig repl; do
+          [ $((k % jobs)) = "$j" ] && run_mutant "${spec%%:*}" "$spec" "$orig" "$repl"
+          k=$((k + 1))
+        done <"$out/sample.tsv"
+      ) &
+      MPIDS+=($!)
+    done
+    wait "${MPIDS[@]}"
+    # the workers' results, back in the sample's order
+    while IFS=$'\t' read -r spec _; do
+      cat "$scratch"/res.* | awk -F'\t' -v s="$spec" '$2 == s' | head -1
+    done <"$out/sample.tsv" >"$res"
+    cat "$scratch"/surv.* >"$out/survivors.diff"
+    restore_build
+  fi
 else
   for m in "${mods[@]}"; do
     ml=$(module_line "$m")
