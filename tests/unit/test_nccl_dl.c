@@ -102,6 +102,7 @@ static void test_loaded(void **state)
     snprintf(want, sizeof want, "%s (NCCL 2.23.4)", base ? base + 1 : GQ_FAKE_NCCL);
     assert_string_equal(nc->library, want);
     assert_non_null(nc->comm_init_all);
+    assert_non_null(nc->comm_abort);
     assert_non_null(nc->send);
     assert_non_null(nc->recv);
     /* an NCCL failure is told in NCCL's words */

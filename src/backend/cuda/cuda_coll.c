@@ -32,6 +32,7 @@
 #include "backend/cuda/cuda_group.h"
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/nccl_dl.h"
+#include "core/interrupt.h"
 #include "core/units.h"
 
 /* kernels.cu numbers the ops as the seam does */
@@ -45,8 +46,14 @@ typedef struct cuda_comm {
     gq_ncclComm_t comm[GQ_MAX_GPUS];
     cudaStream_t st[GQ_MAX_GPUS];
     cudaEvent_t ev[GQ_MAX_GPUS];
+    bool dead; /* aborted in this call (a hang, an error): dropped from the cache at its end */
     struct cuda_comm *next;
 } cuda_comm;
+
+/* A timed part still running after this long is taken for a hang (1 GiB
+ * all-reduces over 8 GPUs staged through host memory take well under a
+ * second each); its communicators are aborted. */
+#define COLL_HANG_S 300.0
 
 /* One group's buffers in one run. */
 typedef struct coll_bufs {
@@ -323,10 +330,24 @@ out:
     return rc;
 }
 
+/* Abort a group's communicators: NCCL's kernels stop, so the streams drain
+ * (ncclCommAbort; a plain destroy would wait for them forever). */
+static void comm_kill(const gq_nccl *nc, cuda_comm *c)
+{
+    for (int k = 0; k < c->n; k++)
+        if (c->comm[k]) {
+            nc->comm_abort(c->comm[k]);
+            c->comm[k] = NULL;
+        }
+    c->dead = true;
+}
+
 /* Wait for every group's end events; a group's t_end is when the last of
- * its ranks' events completed. */
+ * its ranks' events completed. An error NCCL reports on its own
+ * (ncclCommGetAsyncError), an interrupt or a hang (COLL_HANG_S) aborts the
+ * communicators of every group still running. */
 static int coll_wait(const gq_nccl *nc, cuda_comm **cs, coll_bufs *bfs, const gq_coll_req *q,
-                     gq_coll_result *res, gq_err *err)
+                     gq_coll_result *res, double t0, gq_err *err)
 {
     int rc = GQ_OK;
     bool done[GQ_COLL_MAX_GROUPS] = {false};
@@ -354,20 +375,36 @@ static int coll_wait(const gq_nccl *nc, cuda_comm **cs, coll_bufs *bfs, const gq
                 res[g].iters_done = q->iters;
                 done[g] = true;
                 left--;
-            } else if (spin % 4096 == 4095) {
-                /* a failure NCCL reports without failing the stream (a peer lost, a network error) */
-                for (int k = 0; k < c->n; k++) {
-                    gq_ncclResult_t ae = gq_ncclSuccess;
-                    if (nc->comm_get_async_error(c->comm[k], &ae) == gq_ncclSuccess && ae != gq_ncclSuccess &&
-                        ae != gq_ncclInProgress) {
-                        return gq_err_set(err, GQ_E_BACKEND, "NCCL on GPU %d (group %d): %s", c->gpus[k],
-                                          g + 1, gq_nccl_strerror(nc, ae));
-                    }
-                }
             }
         }
+        if (left == 0 || spin % 4096 != 4095)
+            continue;
+        /* every few thousand polls: NCCL's own errors (a peer lost), an interrupt, a hang */
+        for (int g = 0; g < q->ngroups && rc == GQ_OK; g++)
+            for (int k = 0; !done[g] && k < cs[g]->n; k++) {
+                gq_ncclResult_t ae = gq_ncclSuccess;
+                if (nc->comm_get_async_error(cs[g]->comm[k], &ae) == gq_ncclSuccess && ae != gq_ncclSuccess &&
+                    ae != gq_ncclInProgress) {
+                    rc = gq_err_set(err, GQ_E_BACKEND, "NCCL on GPU %d (group %d): %s", cs[g]->gpus[k], g + 1,
+                                    gq_nccl_strerror(nc, ae));
+                    break;
+                }
+            }
+        double waited = gq_now_mono() - t0;
+        if (rc == GQ_OK && gq_interrupt_requested())
+            rc = gq_err_set(err, GQ_E_INTR, "interrupted during the collectives");
+        else if (rc == GQ_OK && waited > COLL_HANG_S)
+            rc = gq_err_set(err, GQ_E_BACKEND,
+                            "%s: %d of %d group(s) not finished after %.0f s: taken for a hang", op_fn[q->op],
+                            left, q->ngroups, waited);
+        if (rc != GQ_OK)
+            goto out;
     }
 out:
+    if (rc != GQ_OK)
+        for (int g = 0; g < q->ngroups; g++)
+            if (!done[g])
+                comm_kill(nc, cs[g]);
     return rc;
 }
 
@@ -401,8 +438,10 @@ int gq_cuda_coll_run(gq_backend *be, const gq_coll_req *req, gq_coll_result *res
         for (int g = 0; g < ng; g++) {
             gq_ncclResult_t r =
                 bfs[g].failed ? gq_ncclSuccess : coll_enqueue(nc, cs[g], &bfs[g], req->op, req->bytes);
-            if (r != gq_ncclSuccess)
+            if (r != gq_ncclSuccess) { /* its ranks may wait for one another: abort them */
                 group_fail(&res[g], &bfs[g], op_fn[req->op], " (warmup)", gq_nccl_strerror(nc, r));
+                comm_kill(nc, cs[g]);
+            }
         }
     for (int g = 0; g < ng; g++) {
         const cuda_comm *c = cs[g];
@@ -428,15 +467,17 @@ int gq_cuda_coll_run(gq_backend *be, const gq_coll_req *req, gq_coll_result *res
             if (bfs[g].failed)
                 continue;
             gq_ncclResult_t r = coll_enqueue(nc, cs[g], &bfs[g], req->op, req->bytes);
-            if (r != gq_ncclSuccess)
+            if (r != gq_ncclSuccess) {
                 group_fail(&res[g], &bfs[g], op_fn[req->op], "", gq_nccl_strerror(nc, r));
+                comm_kill(nc, cs[g]);
+            }
         }
     for (int g = 0; g < ng; g++)
         for (int k = 0; k < cs[g]->n; k++) {
             CK(cudaSetDevice(cs[g]->gpus[k]));
             CK(cudaEventRecord(cs[g]->ev[k], cs[g]->st[k]));
         }
-    if ((rc = coll_wait(nc, cs, bfs, req, res, err)) != GQ_OK)
+    if ((rc = coll_wait(nc, cs, bfs, req, res, t0, err)) != GQ_OK)
         goto out;
 
     if (req->verify)
@@ -452,6 +493,15 @@ int gq_cuda_coll_run(gq_backend *be, const gq_coll_req *req, gq_coll_result *res
 out:
     for (int g = 0; g < ng; g++)
         bufs_free(cs[g], &bfs[g]);
+    for (int g = 0; g < ng; g++) /* aborted communicators leave the cache */
+        if (cs[g] && cs[g]->dead) {
+            for (cuda_comm **p = &b->comms; *p; p = &(*p)->next)
+                if (*p == cs[g]) {
+                    *p = cs[g]->next;
+                    break;
+                }
+            comm_free(nc, cs[g]);
+        }
     pthread_mutex_unlock(&b->coll_mu);
     free(bfs);
     if (rc != GQ_OK)

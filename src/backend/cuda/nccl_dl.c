@@ -73,6 +73,7 @@ int gq_nccl_load(const gq_nccl **out, gq_err *err)
             *(void **)&f.get_version = sym(lib, "ncclGetVersion", missing, sizeof missing);
             *(void **)&f.comm_init_all = sym(lib, "ncclCommInitAll", missing, sizeof missing);
             *(void **)&f.comm_destroy = sym(lib, "ncclCommDestroy", missing, sizeof missing);
+            *(void **)&f.comm_abort = sym(lib, "ncclCommAbort", missing, sizeof missing);
             *(void **)&f.comm_get_async_error = sym(lib, "ncclCommGetAsyncError", missing, sizeof missing);
             *(void **)&f.get_error_string = sym(lib, "ncclGetErrorString", missing, sizeof missing);
             *(void **)&f.group_start = sym(lib, "ncclGroupStart", missing, sizeof missing);

@@ -39,6 +39,7 @@ typedef struct gq_nccl {
     gq_ncclResult_t (*get_version)(int *version);
     gq_ncclResult_t (*comm_init_all)(gq_ncclComm_t *comms, int ndev, const int *devlist);
     gq_ncclResult_t (*comm_destroy)(gq_ncclComm_t comm);
+    gq_ncclResult_t (*comm_abort)(gq_ncclComm_t comm); /* stops its kernels too (a hang, an error) */
     gq_ncclResult_t (*comm_get_async_error)(gq_ncclComm_t comm, gq_ncclResult_t *async_error);
     const char *(*get_error_string)(gq_ncclResult_t result);
     gq_ncclResult_t (*group_start)(void);
