@@ -18,7 +18,10 @@
 # size (that script's summary and raw outputs), concurrent/, place-tp<K>.txt.
 # Knobs: as bench/coll-vs-nccl-tests.sh (OP, SIZES, ITERS, WARMUP, ALT, B, GQ_CUDA_ARCH, NCCL_SRC,
 # NCCL_TESTS_SRC, RUN_TIMEOUT), plus CONC_SIZES (step 2's sizes, "-b 64M -e 1G -f 4") and
-# GQ_PLACE_ARGS (options added to every `gpuqual place --tp K`).
+# GQ_PLACE_ARGS (options added to every `gpuqual place --tp K`), GROUP_SIZES (step 1's, "2 4 8") and
+# STEPS ("1 2 3"). A device call is limited to 10 minutes: on 4 or 8 GPUs split the work, e.g. first
+# GROUP_SIZES=2 STEPS=1 (builds everything), then, on the same warm machine,
+# NO_BUILD=1 NO_NCCL_BUILD=1 GROUP_SIZES="4 8" STEPS="1 2 3".
 set -u
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-/tmp/gq-coll-multi}
@@ -44,10 +47,13 @@ if [ "$N" -lt 2 ]; then
 fi
 
 # 1. one group of G GPUs, G = 2, 4, 8; the first call builds everything, the next ones reuse it
+STEPS=${STEPS:-1 2 3}
+has_step() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 first=1
-for G in 2 4 8; do
+for G in ${GROUP_SIZES:-2 4 8}; do
+    has_step 1 || break
     [ "$G" -le "$N" ] || break
-    if [ $first = 1 ]; then
+    if [ $first = 1 ] && [ -z "${NO_BUILD:-}" ]; then
         OUT=$OUT/g$G NGPUS=$G SKIP_TEST='' bench/coll-vs-nccl-tests.sh
         first=0
     else
@@ -62,7 +68,7 @@ if [ -f "$NCCL_SRC/build/lib/libnccl.so.2" ]; then
 fi
 
 # 2. two groups at once
-if [ "$N" -ge 4 ]; then
+if [ "$N" -ge 4 ] && has_step 2; then
     C=$OUT/concurrent
     mkdir -p "$C"
     say "== {0,1} and {2,3}: alone, then at once ($CONC_SIZES)"
@@ -142,6 +148,7 @@ fi
 
 # 3. tensor-parallel placement
 for K in 2 4; do
+    has_step 3 || break
     [ "$K" -le "$N" ] || break
     if [ -x "$B/gpuqual" ]; then
         # shellcheck disable=SC2086 # GQ_PLACE_ARGS: extra options

@@ -33,7 +33,8 @@
 # a NCCL built by an earlier call in NCCL_SRC/build), GQ_COLL_ARGS (the gpuqual command's options
 # after "collectives", without --format; default "--op $OP $SIZES -n $ITERS -w $WARMUP --gpus $GPUS"),
 # NGPUS (1: GPUs 0..NGPUS-1 as one group, nccl-tests' -g NGPUS; bench/coll-multi-gpu.sh sets it), RUN_TIMEOUT
-# (seconds per run, 150), NO_BUILD=1 (use the programs already in $B).
+# (seconds per run, 150), NO_BUILD=1 (use the programs already in $B), BUDGET_S (480: no alternation
+# is started that would end later than this many seconds after the start).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
@@ -132,8 +133,15 @@ else
 fi
 [ -x "$B/gq_coll_bench" ] || say "gq_coll_bench: not built"
 
-# 3. alternated runs
+# 3. alternated runs; stop early rather than run past the device call's limit (BUDGET_S from the start)
+BUDGET_S=${BUDGET_S:-480}
 for a in $(seq 1 "$ALT"); do
+    t_alt=$(date +%s)
+    if [ "$a" -gt 1 ] && [ $((t_alt - t_begin + alt_s + 30)) -gt "$BUDGET_S" ]; then
+        say "stopped after $((a - 1)) alternation(s): another would pass BUDGET_S=$BUDGET_S s"
+        ALT=$((a - 1))
+        break
+    fi
     if [ -n "$NT" ]; then
         # shellcheck disable=SC2086 # SIZES is a list of options
         timeout "$RUN_TIMEOUT" "$NT" -g "$NGPUS" $SIZES -n "$ITERS" -w "$WARMUP" -c 1 >"$OUT/nccl-tests-$a.txt" 2>&1 ||
@@ -149,6 +157,7 @@ for a in $(seq 1 "$ALT"); do
         timeout "$RUN_TIMEOUT" "$B/gq_coll_bench" --op "$OP" $SIZES -n "$ITERS" -w "$WARMUP" -r 5 -g "$GPUS" \
             >"$OUT/backend-$a.txt" 2>&1 || say "run $a: gq_coll_bench exit $? ($(tail -2 "$OUT/backend-$a.txt" | paste -sd' ' -))"
     fi
+    alt_s=$(($(date +%s) - t_alt))
     say "run $a done at +$(($(date +%s) - t_begin)) s"
 done
 [ -n "$NT" ] && grep -h -m4 -iE 'version|Using devices|Rank' "$OUT/nccl-tests-1.txt" | tee -a "$S"
