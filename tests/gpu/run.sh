@@ -19,6 +19,9 @@
 # result; -v (or GQ_GPU_VERBOSE=1) shows everything. The full logs are in
 # $OUT/<program>.log. The last line is "run.sh: PASS ..." or "run.sh: FAIL ...".
 #
+# test_coll (the collectives) needs NCCL: libnccl.so.2 where the loader finds it, or GQ_NCCL_LIB
+# naming it (bench/coll-vs-nccl-tests.sh builds one and runs test_coll against it).
+#
 # Environment: GQ_GPU_BUILD (build dir, default /tmp/b), GQ_CUDA_ARCH (default
 # 90), OUT (where logs go; default /tmp/gq-gpu-out). On the device machine,
 # source .deps/unpack-deps first (see ../shared/device/README.md).
@@ -130,7 +133,7 @@ for t in "${tests[@]}"; do
         r=$?
         # failures, where the bounds came from and how they went, the data-check
         # test, the result; the rest is in the log
-        grep -E '^(FAIL|GPUs:|reference:|bounds|corrupt|untouched|wall |RESULT:)|exempt:' "$OUT/$t.log"
+        grep -E '^(FAIL|GPUs:|reference:|bounds|corrupt|untouched|wall |library:|without NCCL|RESULT:)|exempt:' "$OUT/$t.log"
         # a program that stopped before its result line (usage, crash): its last lines
         grep -q '^RESULT:' "$OUT/$t.log" || tail -5 "$OUT/$t.log"
     fi

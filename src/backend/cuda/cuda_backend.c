@@ -88,6 +88,7 @@ static int cuda_init(gq_backend *be, const gq_backend_opts *o, const void *bopts
     if (!b)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
     pthread_mutex_init(&b->pool_mu, NULL);
+    pthread_mutex_init(&b->coll_mu, NULL);
     b->ngpu = n > GQ_MAX_GPUS ? GQ_MAX_GPUS : n;
     b->numa_nodes = gq_cuda_numa_count();
     b->tune = (gq_cuda_tune){
@@ -119,6 +120,7 @@ static int cuda_init(gq_backend *be, const gq_backend_opts *o, const void *bopts
     be->priv = b;
     return GQ_OK;
 out:
+    pthread_mutex_destroy(&b->coll_mu);
     pthread_mutex_destroy(&b->pool_mu);
     free(b);
     return rc;
@@ -130,9 +132,11 @@ static void cuda_fini(gq_backend *be)
     if (!b)
         return;
     gq_cuda_stress_fini(be);
+    gq_cuda_coll_fini(b);
     gq_cuda_host_pool_drain(b);
     if (b->latch)
         cudaFreeHost((void *)b->latch);
+    pthread_mutex_destroy(&b->coll_mu);
     pthread_mutex_destroy(&b->pool_mu);
     free(b);
     be->priv = NULL;
@@ -605,4 +609,6 @@ const gq_backend_ops gq_backend_cuda_ops = {
     .stress_stop = gq_cuda_stress_stop,
     .sample = gq_cuda_sample,
     .observe = gq_cuda_observe,
+    .coll_probe = gq_cuda_coll_probe,
+    .coll_run = gq_cuda_coll_run,
 };

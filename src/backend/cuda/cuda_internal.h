@@ -54,10 +54,12 @@ int gq_cuda_tune_set(gq_backend *be, const gq_cuda_tune *t, gq_err *err);
  *
  * After this call, the next `count` data checks of this backend (a run with
  * gq_run_opts.verify, per measured flow; the harness's data-check pass is
- * one such run) each flip every bit of the byte at `offset` of the flow's
- * destination (the last byte when offset >= the copy's size) after the
- * copies have finished and before the check reads it; the check must then
- * report verify_ok = false with bad_offset at that byte. count 0 disarms.
+ * one such run; a collectives run with gq_coll_req.verify, per group) each
+ * flip every bit of the byte at `offset` of the flow's destination (of a
+ * collective: rank 0's output) (the last byte when offset >= its size)
+ * after the copies or collectives have finished and before the check reads
+ * it; the check must then report verify_ok = false (a copy: with bad_offset
+ * at that byte). count 0 disarms.
  * Returns GQ_E_USAGE for a count < 0.
  *
  * It cannot be triggered by accident: it is a function only, with no

@@ -67,7 +67,14 @@ typedef struct cuda_be {
      * corrupt (0 in production: nothing but tests/gpu arms it) and where. */
     atomic_int test_corrupt_left;
     _Atomic uint64_t test_corrupt_off;
+    /* Collectives (cuda_coll.c): NCCL communicators, one set per GPU list,
+     * kept for the backend's lifetime; coll_mu serializes coll_run. */
+    pthread_mutex_t coll_mu;
+    struct cuda_comm *comms;
 } cuda_be;
+
+/* Take one armed corruption of the test-only hook, if any is left (cuda_run.c). */
+bool gq_cuda_test_corrupt_take(cuda_be *b);
 
 /* Host memory (cuda_host.c). */
 int gq_cuda_host_get(cuda_be *b, uint64_t bytes, int node, cuda_hbuf **out, gq_err *err);
@@ -81,6 +88,13 @@ int gq_cuda_host_avail(int node, uint64_t *bytes, gq_err *err);
 
 /* Peer access (cuda_backend.c): make access from a to b on or off. */
 int gq_cuda_peer_set(cuda_be *b, int a, int c, bool on, gq_err *err);
+
+/* Collectives (cuda_coll.c): the ops' coll_probe and coll_run hooks
+ * (contract in backend/backend.h), and the communicators' teardown, which
+ * the backend's fini calls. */
+int gq_cuda_coll_probe(gq_backend *be, gq_coll_info *info);
+int gq_cuda_coll_run(gq_backend *be, const gq_coll_req *req, gq_coll_result *res, gq_err *err);
+void gq_cuda_coll_fini(cuda_be *b);
 
 /* Latency (cuda_latency.c). */
 int gq_cuda_latency(gq_backend *be, const gq_latency_req *r, double *ns, gq_err *err);

@@ -111,7 +111,7 @@ static void flow_error(gq_flow_result *r, const gq_err *e)
 }
 
 /* Take one armed corruption of the test-only hook, if any is left. */
-static bool test_corrupt_take(cuda_be *b)
+bool gq_cuda_test_corrupt_take(cuda_be *b)
 {
     int left = atomic_load(&b->test_corrupt_left);
     while (left > 0)
@@ -126,7 +126,7 @@ static int verify_flow(cuda_be *b, cflow *c, gq_flow_result *r, gq_err *err)
     int rc = GQ_OK;
     unsigned long long h[2] = {0, 0};
     CK(cudaSetDevice(c->cdev));
-    if (test_corrupt_take(b)) {
+    if (gq_cuda_test_corrupt_take(b)) {
         /* Test-only (gq_cuda_test_corrupt_dst): the copies are done, the check not started. */
         uint64_t off = atomic_load(&b->test_corrupt_off);
         CK(gq_k_flip_byte(c->dst, off < c->f.bytes ? off : c->f.bytes - 1, c->sc));

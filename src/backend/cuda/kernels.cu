@@ -351,3 +351,80 @@ extern "C" uint32_t gq_k_pattern_word(uint64_t i, uint32_t seed)
 {
     return pat_word(i, seed);
 }
+
+/* ---- collectives (cuda_coll.c) ------------------------------------------- */
+
+/* The op numbers of gq_coll_op (backend/backend.h, which this C++ file does
+ * not include); cuda_coll.c checks them at compile time. */
+enum { K_ALL_REDUCE = 0, K_ALL_GATHER = 1, K_REDUCE_SCATTER = 2, K_ALL_TO_ALL = 3, K_BROADCAST = 4 };
+
+__host__ __device__ static inline float coll_val(uint32_t rank, uint64_t block, uint64_t i)
+{
+    return (float)((rank * 131u + (uint32_t)(block % 509u) * 17u + (uint32_t)(i % 509u)) % 509u + 1u);
+}
+
+extern "C" float gq_k_coll_val(uint32_t rank, uint64_t block, uint64_t i)
+{
+    return coll_val(rank, block, i);
+}
+
+__global__ void k_coll_fill(float *p, uint64_t count, uint32_t rank, uint64_t chunk)
+{
+    for (uint64_t j = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; j < count;
+         j += (uint64_t)gridDim.x * blockDim.x)
+        p[j] = coll_val(rank, j / chunk, j % chunk);
+}
+
+__device__ static inline float coll_expect(int op, uint32_t q, int n, uint64_t chunk, uint64_t j)
+{
+    float v = 0.0f;
+    switch (op) {
+    case K_ALL_REDUCE: /* sum over ranks of send[j] */
+        for (int r = 0; r < n; r++)
+            v += coll_val((uint32_t)r, 0, j);
+        return v;
+    case K_REDUCE_SCATTER: /* rank q gets block q of every rank's send, summed */
+        for (int r = 0; r < n; r++)
+            v += coll_val((uint32_t)r, q, j);
+        return v;
+    case K_ALL_GATHER: /* block r of the output is rank r's send (one block of chunk) */
+        return coll_val((uint32_t)(j / chunk), 0, j % chunk);
+    case K_ALL_TO_ALL: /* block r of rank q's output is block q of rank r's send */
+        return coll_val((uint32_t)(j / chunk), q, j % chunk);
+    default: /* K_BROADCAST: root 0's send */ return coll_val(0, 0, j);
+    }
+}
+
+__global__ void k_coll_check(const float *p, uint64_t count, int op, uint32_t rank, int n, uint64_t chunk,
+                             unsigned long long *result)
+{
+    for (uint64_t j = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; j < count;
+         j += (uint64_t)gridDim.x * blockDim.x) {
+        float want = coll_expect(op, rank, n, chunk, j);
+        if (p[j] != want) { /* NaN (the poison) is never equal */
+            atomicAdd(&result[0], 1ull);
+            atomicMin(&result[1], (unsigned long long)(4 * j));
+        }
+    }
+}
+
+extern "C" cudaError_t gq_k_coll_fill(float *p, uint64_t count, int rank, uint64_t chunk, int grid_blocks,
+                                      cudaStream_t s)
+{
+    k_coll_fill<<<blocks_for(count ? count : 1, 256, grid_blocks), 256, 0, s>>>(p, count, (uint32_t)rank,
+                                                                                chunk ? chunk : 1);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t gq_k_coll_check(const float *p, uint64_t count, int op, int rank, int nranks,
+                                       uint64_t chunk, unsigned long long *result, int grid_blocks,
+                                       cudaStream_t s)
+{
+    k_reset_result<<<1, 1, 0, s>>>(result);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return e;
+    k_coll_check<<<blocks_for(count ? count : 1, 256, grid_blocks), 256, 0, s>>>(
+        p, count, op, (uint32_t)rank, nranks, chunk ? chunk : 1, result);
+    return cudaGetLastError();
+}

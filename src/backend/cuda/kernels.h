@@ -80,6 +80,21 @@ cudaError_t gq_k_chain(void *base, const uint32_t *order, uint32_t n, uint32_t s
 cudaError_t gq_k_chase(void **cursor, unsigned long long iters, int grid, int target, unsigned long long *ns,
                        cudaStream_t s);
 
+/* Collectives (cuda_coll.c): float32 buffers of small integers, exact in any
+ * summation order. Rank r's send buffer element j is gq_k_coll_val(r, j /
+ * chunk, j % chunk), a whole number in 1..509 (for n ranks a sum is at most
+ * 509 n, far below 2^24). op is a gq_coll_op. */
+float gq_k_coll_val(uint32_t rank, uint64_t block, uint64_t i);
+cudaError_t gq_k_coll_fill(float *p, uint64_t count, int rank, uint64_t chunk, int grid_blocks,
+                           cudaStream_t s);
+/* Compare rank `rank`'s receive buffer (count floats) with what op gives over
+ * nranks ranks filled by gq_k_coll_fill (all-reduce and broadcast: chunk =
+ * the count; the others: chunk = the per-rank block; broadcast's root is 0).
+ * result[0]: mismatching elements, result[1]: the lowest mismatching byte
+ * offset (UINT64_MAX when none); device memory, reset on the stream first. */
+cudaError_t gq_k_coll_check(const float *p, uint64_t count, int op, int rank, int nranks, uint64_t chunk,
+                            unsigned long long *result, int grid_blocks, cudaStream_t s);
+
 /* The pattern word at 32-bit word index i, for host-side checks in tests. */
 uint32_t gq_k_pattern_word(uint64_t i, uint32_t seed);
 
