@@ -202,10 +202,11 @@ static void norm_span(sbuf *out, const char *s, size_t n, const subst *subs, siz
     while (i < n) {
         /* fast path: a character no pattern starts with (digits, "took", " time=", the substitutions) */
         char c0 = s[i];
-        if (!isdig(c0) && c0 != 't' && c0 != ' ' && c0 != '"' && c0 != 'g' && c0 != '(' && c0 != 'r') {
+        if (!isdig(c0) && c0 != 't' && c0 != ' ' && c0 != '"' && c0 != 'g' && c0 != '(' && c0 != 'r' &&
+            c0 != 'G') {
             size_t j = i + 1;
             while (j < n && !isdig(s[j]) && s[j] != 't' && s[j] != ' ' && s[j] != '"' && s[j] != 'g' &&
-                   s[j] != '(' && s[j] != 'r')
+                   s[j] != '(' && s[j] != 'r' && s[j] != 'G')
                 j++;
             sb_add(out, s + i, j - i);
             i = j;
@@ -315,16 +316,22 @@ static size_t indent_of(const char *s, size_t n)
 
 static void normalize(const sbuf *in, sbuf *out)
 {
-    char v1[96], v2[96], v3[96], r1[96], r2[96], r3[96];
+    char v1[96], v2[96], v3[96], r1[96], r2[96], r3[96], r4[96];
     snprintf(v1, sizeof v1, "gpuqual %s", g_version);
     snprintf(v2, sizeof v2, "\"%s\"", g_version);
-    snprintf(v3, sizeof v3, "\"%s (git", g_version);
+    snprintf(v3, sizeof v3, g_rev[0] ? "\"%s (git %s)" : "\"%s (git", g_version, g_rev);
     snprintf(r1, sizeof r1, "(git %s)", g_rev);
     snprintf(r2, sizeof r2, "\"git\": \"%s\"", g_rev);
     snprintf(r3, sizeof r3, "revision=\"%s\"", g_rev);
+    snprintf(r4, sizeof r4, "Git version: %s", g_rev); /* the nvbandwidth drop-in's header */
     subst subs[] = {
-        {v3, "\"<VERSION> (git"}, {v1, "gpuqual <VERSION>"},  {v2, "\"<VERSION>\""},
-        {r1, "(git <REV>)"},      {r2, "\"git\": \"<REV>\""}, {r3, "revision=\"<REV>\""},
+        {v3, g_rev[0] ? "\"<VERSION> (git <REV>)" : "\"<VERSION> (git"},
+        {v1, "gpuqual <VERSION>"},
+        {v2, "\"<VERSION>\""},
+        {r1, "(git <REV>)"},
+        {r2, "\"git\": \"<REV>\""},
+        {r3, "revision=\"<REV>\""},
+        {r4, "Git version: <REV>"},
     };
     /* the version, then the revision where there is one (a source tree without git has none) */
     size_t nsubs = g_rev[0] ? sizeof subs / sizeof subs[0] : 3;
@@ -719,12 +726,12 @@ static bool compare_one(const gcase *c, const output *o)
             from = 1;
         char a[512];
         nth_line(&o->text, from, a, sizeof a);
-        fprintf(
-            stderr,
-            "golden: %s: %s differs from the SHA-256 in %s (normalized output; the golden file keeps\n"
-            "  hashes of blocks of %d lines, not the text): the first differing block starts at line %zu\n"
-            "  actual line %zu: %s\n",
-            c->name, o->label, hashed, GQ_GOLDEN_BLOCK, from, from, a);
+        fprintf(stderr,
+                "golden: %s: %s differs from the SHA-256 in %s (normalized output; the golden file keeps\n"
+                "  hashes of blocks of %d lines, not the text): the first differing block is lines %zu-%zu;\n"
+                "  diff the actual output (below) with one written by --update before the change\n"
+                "  actual line %zu (the block's first): %s\n",
+                c->name, o->label, hashed, GQ_GOLDEN_BLOCK, from, from + GQ_GOLDEN_BLOCK - 1, from, a);
         free(act.buf);
         ok = false;
     } else {
