@@ -394,6 +394,7 @@ typedef struct {
     int nargs;
     char *outs[MAX_OUTS];
     int nouts;
+    char *outs_buf, *args_buf; /* what outs and args point into */
 } step;
 
 typedef struct {
@@ -475,9 +476,9 @@ static int load_cases(const char *dir, gcase **cases)
         }
         step *st = &c->steps[c->nsteps++];
         st->exit_code = atoi(trim(fields[1]));
-        char *outs = strdup(trim(fields[2]));
+        char *outs = st->outs_buf = strdup(trim(fields[2]));
         st->nouts = strcmp(outs, "-") ? split_words(outs, st->outs, MAX_OUTS) : 0;
-        char *args = strdup(trim(fields[3]));
+        char *args = st->args_buf = strdup(trim(fields[3]));
         st->nargs = split_words(args, st->args, MAX_ARGS - 2);
         if (st->nouts < 0 || st->nargs <= 0) {
             fprintf(stderr, "golden: %s:%d: too many outputs or arguments, or none\n", path, lineno);
@@ -891,6 +892,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "golden: no case of that name in %s/cases.txt\n", g_dir);
         return 2;
     }
+    for (int k = 0; k < ncases; k++)
+        for (int i = 0; i < cases[k].nsteps; i++) {
+            free(cases[k].steps[i].outs_buf);
+            free(cases[k].steps[i].args_buf);
+        }
+    free(cases);
     printf("%d passed, %d failed\n", ran - failed, failed);
     return failed ? 1 : 0;
 }
