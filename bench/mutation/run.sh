@@ -172,10 +172,17 @@ for f in "$S"/tests/unit/test_*.c "$S"/tests/sim/test_*.c "$S"/tests/compat/test
 done
 CLIS=()
 for f in "$S"/tests/cli/*.txt; do CLIS+=("cli/$(basename "$f" .txt)"); done
+# The output goldens (tests/golden/cases.txt), one per case; the release-only ones (too slow under
+# the sanitizers) are left out, as in CI's ASan build.
+if [ -f "$S/tests/golden/cases.txt" ]; then
+  while read -r g; do CLIS+=("golden/$g"); done < <(grep -E '^[a-z0-9]' "$S/tests/golden/cases.txt" |
+    grep -v '^[^|]*release-only' | sed 's/ *|.*//' | awk '!seen[$0]++')
+fi
 
 run_one() { # name timeout -> exit status of the test (a unit/sim test, or cli/NAME)
   case "$1" in
     cli/*) (cd "$B" && timeout -k 2 "$2" ./cli_runner ./gpuqual "$S/tests/${1}.txt" "$S" >/dev/null 2>&1) ;;
+    golden/*) (cd "$B" && timeout -k 2 "$2" ./golden ./gpuqual "$S/tests/golden" "${1#golden/}" >/dev/null 2>&1) ;;
     test_nvml_identity) (cd "$B" && LD_LIBRARY_PATH=$B/fake-nvml CMOCKA_MESSAGE_OUTPUT=stdout timeout -k 2 "$2" "./$1" >/dev/null 2>&1) ;;
     *) (cd "$B" && CMOCKA_MESSAGE_OUTPUT=stdout timeout -k 2 "$2" "./$1" >/dev/null 2>&1) ;;
   esac
