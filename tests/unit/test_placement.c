@@ -525,6 +525,37 @@ static void saved_sections(void **state)
     gq_records_free(&b.rs);
 }
 
+/* More prefill than decode GPUs: the best mapping found in decode order,
+ * (0,3) (2,3) (1,4), is reported in prefill order. A hand-made model of five
+ * GPUs where only 0->3, 2->3 and 1->4 are fast makes that mapping the only
+ * best one. */
+static void prefill_outnumbers_decode_sorted(void **state)
+{
+    (void)state;
+    gq_place_model *m = calloc(1, sizeof *m);
+    assert_non_null(m);
+    m->ngpu = 5;
+    m->tolerance = 0.02;
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 5; j++)
+            m->p2p[i][j] = i == j ? 0 : 10;
+    m->p2p[0][3] = m->p2p[2][3] = m->p2p[1][4] = 50;
+    gq_place_result *res = calloc(1, sizeof *res);
+    assert_non_null(res);
+    gq_place_roles roles = {.prefill = 3, .decode = 2};
+    gq_err e = {0};
+    assert_int_equal(gq_place_solve(m, &roles, res, &e), GQ_OK);
+    assert_true(res->exhaustive);
+    assert_int_equal(res->chosen.npairs, 3);
+    static const int want[3][2] = {{0, 3}, {1, 4}, {2, 3}};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(res->chosen.pairs[i].prefill, want[i][0]);
+        assert_int_equal(res->chosen.pairs[i].decode, want[i][1]);
+    }
+    free(res);
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -533,7 +564,7 @@ int main(void)
         cmocka_unit_test(seed000_staged),    cmocka_unit_test(roles_errors),
         cmocka_unit_test(unequal_roles),     cmocka_unit_test(empty_records),
         cmocka_unit_test(saved_sections),    cmocka_unit_test(offload_budget_warning),
-        cmocka_unit_test(prediction_missed),
+        cmocka_unit_test(prediction_missed), cmocka_unit_test(prefill_outnumbers_decode_sorted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
