@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "analysis/card.h"
+#include "render/card_compose.h"
 #include "render/card_render.h"
 #include "analysis/expect.h"
 
@@ -725,6 +726,46 @@ static void codec_round_trip(void **state)
     free(b);
 }
 
+/* The card's host name: the caller's, else the topology's, else "unknown";
+ * without a topology or records, a refusal. */
+static void compose_hostname(void **state)
+{
+    (void)state;
+    gq_topo *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    gq_topo_init(t);
+    t->ngpu = 1;
+    gq_recordset rs = {0};
+    gq_err e = {0};
+    gq_card_inputs in = {.topo = t, .rs = &rs};
+    json_t *c = gq_card_compose(&in, &e);
+    if (!c)
+        fail_msg("compose: %s", e.msg);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(c, "card"), "hostname")),
+                        "unknown");
+    json_decref(c);
+    snprintf(t->hostname, sizeof t->hostname, "node-a");
+    c = gq_card_compose(&in, &e);
+    assert_non_null(c);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(c, "card"), "hostname")), "node-a");
+    json_decref(c);
+    in.hostname = "given";
+    c = gq_card_compose(&in, &e);
+    assert_non_null(c);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(c, "card"), "hostname")), "given");
+    json_decref(c);
+    in.rs = NULL;
+    assert_null(gq_card_compose(&in, &e));
+    assert_int_equal(e.code, GQ_E_USAGE);
+    assert_string_equal(e.msg, "the card needs a topology and records");
+    in.rs = &rs;
+    in.topo = NULL;
+    e.msg[0] = 0;
+    assert_null(gq_card_compose(&in, &e));
+    assert_string_equal(e.msg, "the card needs a topology and records");
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -737,7 +778,7 @@ int main(void)
         cmocka_unit_test(rows_do_not_inherit),      cmocka_unit_test(long_offload_list),
         cmocka_unit_test(one_record_is_measured),   cmocka_unit_test(facts_power_nvlinks_matrices),
         cmocka_unit_test(link_gen_under_load),      cmocka_unit_test(pair_list_limit),
-        cmocka_unit_test(placement_row_pair_limit),
+        cmocka_unit_test(placement_row_pair_limit), cmocka_unit_test(compose_hostname),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

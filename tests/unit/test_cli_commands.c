@@ -7,13 +7,17 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/options.h"
 
 static void check_set(const char *cmd, const gq_optset *set)
 {
@@ -169,9 +173,89 @@ static void test_exit_statuses_and_formats(void **state)
     assert_true(lists_exit(gq_exits_all, 6));
 }
 
+/* The options in force as JSON (saved in every document): each type as
+ * its JSON kind, a NULL string as null, and a list at its most (64 items)
+ * whole, no more and no fewer. */
+typedef struct jopts {
+    bool flag;
+    int n;
+    double d, pct, dur;
+    uint64_t size;
+    const char *str, *none, *choice;
+    gq_optlist list, kv;
+} jopts;
+
+static void test_options_json(void **state)
+{
+    (void)state;
+#define JO(f) offsetof(jopts, f)
+    static const gq_opt tab[] = {
+        {.name = "flag", .type = GQ_OPT_FLAG, .off = JO(flag)},
+        {.name = "n", .type = GQ_OPT_INT, .off = JO(n)},
+        {.name = "d", .type = GQ_OPT_DOUBLE, .off = JO(d)},
+        {.name = "pct", .type = GQ_OPT_PERCENT, .off = JO(pct)},
+        {.name = "dur", .type = GQ_OPT_DURATION, .off = JO(dur)},
+        {.name = "size", .type = GQ_OPT_SIZE, .off = JO(size)},
+        {.name = "str", .type = GQ_OPT_STR, .off = JO(str)},
+        {.name = "none", .type = GQ_OPT_STR, .off = JO(none)},
+        {.name = "choice", .type = GQ_OPT_ENUM, .off = JO(choice)},
+        {.name = "list", .type = GQ_OPT_LIST, .off = JO(list)},
+        {.name = "kv", .type = GQ_OPT_KV, .off = JO(kv)},
+        GQ_OPT_END,
+    };
+#undef JO
+    static const gq_opt *const tabs[] = {tab};
+    jopts *o = calloc(1, sizeof *o);
+    assert_non_null(o);
+    o->flag = true;
+    o->n = -7;
+    o->d = 2.5;
+    o->pct = 0.25;
+    o->dur = 90;
+    o->size = 3ull << 30;
+    o->str = "abc";
+    o->choice = "json";
+    char names[GQ_OPTLIST_MAX][8];
+    for (int i = 0; i < GQ_OPTLIST_MAX; i++) {
+        snprintf(names[i], sizeof names[i], "t%d", i);
+        o->list.item[i] = names[i];
+    }
+    o->list.n = GQ_OPTLIST_MAX;
+    o->kv.item[0] = "a=1";
+    o->kv.n = 1;
+    json_t *j = gq_opts_to_json(tabs, 1, o);
+    assert_non_null(j);
+    assert_int_equal(json_object_size(j), 11);
+    assert_true(json_is_true(json_object_get(j, "flag")));
+    assert_int_equal(json_integer_value(json_object_get(j, "n")), -7);
+    assert_true(json_is_real(json_object_get(j, "d")) && json_real_value(json_object_get(j, "d")) == 2.5);
+    assert_true(json_real_value(json_object_get(j, "pct")) == 0.25);
+    assert_true(json_real_value(json_object_get(j, "dur")) == 90);
+    assert_true(json_is_integer(json_object_get(j, "size")));
+    assert_true(json_integer_value(json_object_get(j, "size")) == (json_int_t)(3ull << 30));
+    assert_string_equal(json_string_value(json_object_get(j, "str")), "abc");
+    assert_true(json_is_null(json_object_get(j, "none")));
+    assert_string_equal(json_string_value(json_object_get(j, "choice")), "json");
+    json_t *l = json_object_get(j, "list");
+    assert_int_equal(json_array_size(l), GQ_OPTLIST_MAX);
+    assert_string_equal(json_string_value(json_array_get(l, 0)), "t0");
+    assert_string_equal(json_string_value(json_array_get(l, GQ_OPTLIST_MAX - 1)), "t63");
+    assert_int_equal(json_array_size(json_object_get(j, "kv")), 1);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(j, "kv"), 0)), "a=1");
+    json_decref(j);
+    o->flag = false;
+    o->list.n = 0;
+    j = gq_opts_to_json(tabs, 1, o);
+    assert_true(json_is_false(json_object_get(j, "flag")));
+    assert_int_equal(json_array_size(json_object_get(j, "list")), 0);
+    json_decref(j);
+    free(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_options_json),
         cmocka_unit_test(test_short_flags_one_meaning),
         cmocka_unit_test(test_measure_opts_declared_once),
         cmocka_unit_test(test_defaults_and_help),

@@ -373,11 +373,108 @@ static void test_examples_parse(void **state)
     assert_int_equal(gq_expect_load("/nonexistent/x.expect", &ex, &e), GQ_E_IO);
 }
 
+/* The whole message, not a part of it: where (file, model, key) and what. */
+static void expect_exact(const char *text, const char *want)
+{
+    gq_expect ex;
+    gq_err e = {0};
+    assert_int_equal(gq_expect_parse(text, "x.expect", &ex, &e), GQ_E_USAGE);
+    if (strcmp(e.msg, want))
+        fail_msg("got '%s', want '%s'", e.msg, want);
+}
+
+#define M1(body) "{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"H200\", " body "}]}"
+
+static void test_parse_errors_exact(void **state)
+{
+    (void)state;
+    expect_exact(M1("\"h2d_gbps_min\": {\"warn\": \"x\"}"),
+                 "x.expect: model 'H200', 'h2d_gbps_min': 'warn' must be a number, not a string");
+    expect_exact(M1("\"h2d_gbps_min\": {}"),
+                 "x.expect: model 'H200': 'h2d_gbps_min' needs \"warn\" and/or \"fail\"");
+    expect_exact(
+        M1("\"h2d_gbps_min\": {\"warn\": 40, \"fail\": 50}"),
+        "x.expect: model 'H200': 'h2d_gbps_min' has warn 40 below fail 50; a minimum needs warn >= fail");
+    expect_exact(
+        M1("\"temp_c_max\": {\"warn\": 90, \"fail\": 80}"),
+        "x.expect: model 'H200': 'temp_c_max' has warn 90 above fail 80; a maximum needs warn <= fail");
+    expect_exact(M1("\"pcie_gen_min\": {\"warn\": 4.5, \"fail\": 4}"),
+                 "x.expect: model 'H200': 'pcie_gen_min' must be a whole number, not 4.5");
+    expect_exact(M1("\"pcie_width_min\": {\"warn\": 16, \"fail\": 7.5}"),
+                 "x.expect: model 'H200': 'pcie_width_min' must be a whole number, not 7.5");
+    expect_exact(M1("\"memory_mib_min\": -1"),
+                 "x.expect: model 'H200': 'memory_mib_min' must be a number >= 0");
+    expect_exact(M1("\"memory_mib_min\": true"), "x.expect: model 'H200': 'memory_mib_min' must be a number "
+                                                 "or {\"warn\": N, \"fail\": N}, not a boolean");
+    expect_exact(M1("\"description\": 5"),
+                 "x.expect: model 'H200': 'description' must be a string, not a number");
+    expect_exact("{\"gpuqual_expect\": 1, \"models\": [7]}",
+                 "x.expect: models[0] must be an object, not a number");
+    expect_exact("{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"\"}]}",
+                 "x.expect: models[0]: \"match\" is empty, expected a part of the GPU name (e.g. \"H200\")");
+    expect_exact("{\"gpuqual_expect\": 1, \"description\": 5, \"models\": [{\"match\": \"H200\"}]}",
+                 "x.expect: 'description' must be a string, not a number");
+    expect_exact("{\"gpuqual_expect\": 1, \"relative\": 5, \"models\": [{\"match\": \"H200\"}]}",
+                 "x.expect: 'relative' must be an object, not a number");
+    expect_exact("{\"gpuqual_expect\": 1, \"relative\": {\"agree_pct\": 5, \"agree_fail_pct\": 4}, "
+                 "\"models\": [{\"match\": \"H200\"}]}",
+                 "x.expect: relative: agree_fail_pct (4) must be >= agree_pct (5)");
+    expect_exact(
+        "{\"gpuqual_expect\": 1, \"relative\": {\"agree_pct\": \"a\"}, \"models\": [{\"match\": \"H200\"}]}",
+        "x.expect: relative: 'agree_pct' must be a number, not a string");
+    expect_exact("{\"gpuqual_expect\": 1, \"models\": {}}",
+                 "x.expect: 'models' must be a non-empty list of models");
+    expect_exact("{\"gpuqual_expect\": 0, \"models\": [{\"match\": \"H200\"}]}",
+                 "x.expect: \"gpuqual_expect\" must be the format number 1");
+    expect_exact("{\"gpuqual_expect\": \"1\", \"models\": [{\"match\": \"H200\"}]}",
+                 "x.expect: \"gpuqual_expect\" must be the format number 1");
+    expect_exact(
+        "{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"G0\"}, {\"match\": \"G1\"}, {\"match\": \"G2\"}, "
+        "{\"match\": \"G3\"}, {\"match\": \"G4\"}, {\"match\": \"G5\"}, {\"match\": \"G6\"}, {\"match\": "
+        "\"G7\"}, {\"match\": \"G8\"}, {\"match\": \"G9\"}, {\"match\": \"G10\"}, {\"match\": \"G11\"}, "
+        "{\"match\": \"G12\"}, {\"match\": \"G13\"}, {\"match\": \"G14\"}, {\"match\": \"G15\"}, {\"match\": "
+        "\"G16\"}, {\"match\": \"G17\"}, {\"match\": \"G18\"}, {\"match\": \"G19\"}, {\"match\": \"G20\"}, "
+        "{\"match\": \"G21\"}, {\"match\": \"G22\"}, {\"match\": \"G23\"}, {\"match\": \"G24\"}, {\"match\": "
+        "\"G25\"}, {\"match\": \"G26\"}, {\"match\": \"G27\"}, {\"match\": \"G28\"}, {\"match\": \"G29\"}, "
+        "{\"match\": \"G30\"}, {\"match\": \"G31\"}, {\"match\": \"G32\"}]}",
+        "x.expect: 33 models, at most 32");
+}
+
+static void test_parse_limits_ok(void **state)
+{
+    (void)state;
+    gq_expect ex;
+    gq_err e = {0};
+    /* 32 models is the most; equal warn and fail are ordered; agree_fail_pct equal to agree_pct is allowed */
+    assert_int_equal(
+        gq_expect_parse(
+            "{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"G0\"}, {\"match\": \"G1\"}, {\"match\": "
+            "\"G2\"}, {\"match\": \"G3\"}, {\"match\": \"G4\"}, {\"match\": \"G5\"}, {\"match\": \"G6\"}, "
+            "{\"match\": \"G7\"}, {\"match\": \"G8\"}, {\"match\": \"G9\"}, {\"match\": \"G10\"}, "
+            "{\"match\": \"G11\"}, {\"match\": \"G12\"}, {\"match\": \"G13\"}, {\"match\": \"G14\"}, "
+            "{\"match\": \"G15\"}, {\"match\": \"G16\"}, {\"match\": \"G17\"}, {\"match\": \"G18\"}, "
+            "{\"match\": \"G19\"}, {\"match\": \"G20\"}, {\"match\": \"G21\"}, {\"match\": \"G22\"}, "
+            "{\"match\": \"G23\"}, {\"match\": \"G24\"}, {\"match\": \"G25\"}, {\"match\": \"G26\"}, "
+            "{\"match\": \"G27\"}, {\"match\": \"G28\"}, {\"match\": \"G29\"}, {\"match\": \"G30\"}, "
+            "{\"match\": \"G31\"}]}",
+            "x.expect", &ex, &e),
+        GQ_OK);
+    assert_int_equal(ex.nmodels, 32);
+    assert_int_equal(
+        gq_expect_parse("{\"gpuqual_expect\": 1, \"relative\": {\"agree_pct\": 5, \"agree_fail_pct\": 5}, "
+                        "\"models\": [{\"match\": \"H200\", \"h2d_gbps_min\": {\"warn\": 50, \"fail\": 50}, "
+                        "\"temp_c_max\": {\"warn\": 80, \"fail\": 80}}]}",
+                        "x.expect", &ex, &e),
+        GQ_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_good),
         cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_errors_exact),
+        cmocka_unit_test(test_parse_limits_ok),
         cmocka_unit_test(test_parse_unnamed),
         cmocka_unit_test(test_judge_pass_and_failures),
         cmocka_unit_test(test_judge_relative_only),

@@ -278,13 +278,62 @@ static void test_summary_refusals(void **state)
     json_decref(d);
 }
 
+/* Each GPU's identity read from the card document's gpus[] (the PCIe link
+ * under its document names pcie_gen / pcie_width, -1 where it is not a
+ * number), kept through the summary's JSON; the host name falls back to "?". */
+static void test_identity_from_card(void **state)
+{
+    (void)state;
+    json_t *d = json_pack("{s:{s:s, s:b}, s:[{s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:i}, {s:i, s:s, s:i}]}",
+                          "card", "verdict", "warn", "complete", true, "gpus", "index", 0, "uuid", "GPU-a",
+                          "serial", "S1", "vbios", "V1", "pcie_gen_max", 5, "pcie_width_max", 16, "pcie_gen",
+                          4, "pcie_width", 8, "index", 3, "pcie_width", "x16", "pcie_gen_max", 4);
+    assert_non_null(d);
+    gq_err err = {0};
+    gq_node_summary *s = calloc(1, sizeof *s), *back = calloc(1, sizeof *back);
+    assert_non_null(s);
+    assert_non_null(back);
+    assert_int_equal(gq_node_summary_from_card(d, NULL, 7, "dir", s, &err), 0);
+    assert_int_equal(s->rank, 7);
+    assert_int_equal(s->exit_code, 4);
+    assert_string_equal(s->hostname, "?");
+    assert_int_equal(s->nident, 2);
+    assert_int_equal(s->ident[0].index, 0);
+    assert_string_equal(s->ident[0].uuid, "GPU-a");
+    assert_string_equal(s->ident[0].serial, "S1");
+    assert_string_equal(s->ident[0].vbios, "V1");
+    assert_int_equal(s->ident[0].pcie_gen_max, 5);
+    assert_int_equal(s->ident[0].pcie_width_max, 16);
+    assert_int_equal(s->ident[0].pcie_gen_cur, 4);
+    assert_int_equal(s->ident[0].pcie_width_cur, 8);
+    assert_int_equal(s->ident[1].index, 3);
+    assert_int_equal(s->ident[1].pcie_gen_max, 4);
+    assert_int_equal(s->ident[1].pcie_width_max, -1);
+    assert_int_equal(s->ident[1].pcie_gen_cur, -1);
+    assert_int_equal(s->ident[1].pcie_width_cur, -1); /* a string is not a width */
+    json_t *j = gq_node_summary_to_json(s, "test");
+    assert_int_equal(gq_node_summary_from_json("rank", j, back, &err), 0);
+    assert_int_equal(back->nident, 2);
+    assert_int_equal(back->ident[0].pcie_gen_max, 5);
+    assert_int_equal(back->ident[0].pcie_width_max, 16);
+    assert_int_equal(back->ident[0].pcie_gen_cur, 4);
+    assert_int_equal(back->ident[0].pcie_width_cur, 8);
+    assert_int_equal(back->ident[1].pcie_width_cur, -1);
+    assert_string_equal(back->ident[0].serial, "S1");
+    json_decref(j);
+    gq_node_summary_free(s);
+    gq_node_summary_free(back);
+    free(s);
+    free(back);
+    json_decref(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_summary_refusals),
-        cmocka_unit_test(test_outliers_both_directions),
-        cmocka_unit_test(test_verdicts),
-        cmocka_unit_test(test_groups),
+        cmocka_unit_test(test_summary_refusals),   cmocka_unit_test(test_outliers_both_directions),
+        cmocka_unit_test(test_verdicts),           cmocka_unit_test(test_groups),
+        cmocka_unit_test(test_identity_from_card),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

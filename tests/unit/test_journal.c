@@ -512,6 +512,97 @@ static void test_grouped_sync(void **state)
     gq_records_free(&rs);
 }
 
+/* Line n (1-based) of the journal, without its newline. */
+static char *line_of(int n)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char buf[8192];
+    char *got = NULL;
+    for (int i = 1; fgets(buf, sizeof buf, f); i++)
+        if (i == n) {
+            buf[strcspn(buf, "\n")] = 0;
+            got = buf;
+            break;
+        }
+    fclose(f);
+    assert_non_null(got);
+    return got;
+}
+
+static void read_refused(const char *part1, const char *part2)
+{
+    gq_recordset rs = {0};
+    bool trunc = false;
+    gq_err err = {0};
+    assert_int_equal(gq_journal_read(path, &rs, &trunc, &err), GQ_E_USAGE);
+    if (!strstr(err.msg, part1) || !strstr(err.msg, part2))
+        fail_msg("message '%s' lacks '%s' or '%s'", err.msg, part1, part2);
+    gq_records_free(&rs);
+}
+
+/* A long journal (600 records: the reader's table of seen records grows
+ * past its first 1024 slots) is read whole, and a repeated line after the
+ * growth is still found; a line without the run's id, of another run, or of
+ * no known kind is refused by its line number. */
+static void test_reader_long_and_foreign_lines(void **state)
+{
+    (void)state;
+    gq_journal j;
+    unlink(path);
+    assert_int_equal(gq_journal_open(&j, path, NULL, NULL), GQ_OK);
+    for (int i = 0; i < 600; i++) {
+        gq_record r = rec(i % 4);
+        r.bytes = (uint64_t)(i + 1) << 20; /* each a measurement of its own */
+        r.group = i;
+        assert_int_equal(gq_journal_append(&j, &r, NULL), GQ_OK);
+    }
+    gq_journal_close(&j);
+    gq_recordset rs = {0};
+    bool trunc = true;
+    gq_err err = {0};
+    if (gq_journal_read(path, &rs, &trunc, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(rs.n, 600);
+    assert_true(rs.v[599].bytes == 600ull << 20);
+    gq_records_free(&rs);
+    char dup[8192];
+    snprintf(dup, sizeof dup, "%s\n", line_of(5)); /* record 3 */
+    append_raw(dup);
+    read_refused("line 602: the same measurement as line 5", "");
+
+    write_n(2);
+    json_error_t je;
+    json_t *l = json_loads(line_of(2), 0, &je);
+    assert_non_null(l);
+    char rid[128];
+    snprintf(rid, sizeof rid, "%s", json_string_value(json_object_get(l, "run_id")));
+    assert_true(rid[0]);
+    json_object_del(l, "run_id");
+    char *t = json_dumps(l, JSON_COMPACT);
+    snprintf(dup, sizeof dup, "%s\n", t);
+    free(t);
+    append_raw(dup);
+    read_refused("line 4: no run_id; every line of a journal names the run of its header", rid);
+
+    write_n(2);
+    json_object_set_new(l, "run_id", json_string("another-run"));
+    t = json_dumps(l, JSON_COMPACT);
+    snprintf(dup, sizeof dup, "%s\n", t);
+    free(t);
+    append_raw(dup);
+    read_refused("line 4: a line of run another-run in the journal of run", "give each run its own journal");
+    json_decref(l);
+
+    write_n(1);
+    l = json_loads(line_of(2), 0, &je);
+    snprintf(dup, sizeof dup, "{\"run_id\": \"%s\", \"other\": 1}\n",
+             json_string_value(json_object_get(l, "run_id")));
+    json_decref(l);
+    append_raw(dup);
+    read_refused("line 3 is not a gpuqual journal line", "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -528,6 +619,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_foreign_and_newer_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_default_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reader_long_and_foreign_lines, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

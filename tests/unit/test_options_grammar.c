@@ -312,20 +312,90 @@ static void test_compat_grammar(void **state)
     assert_int_equal(nvb_parse(&o, &e, 2, a5), GQ_E_USAGE);
 }
 
+/* The list limits: 64 items (GQ_OPTLIST_MAX) in a list or of KEY=VALUE are
+ * taken, the 65th refused by name; the comma-split items share a store of
+ * 2048 bytes; a key longer than the caller's buffer is refused. */
+static void test_list_limits(void **state)
+{
+    (void)state;
+    gopts o;
+    gq_err e;
+    char list[65 * 3 + 1] = "";
+    for (int i = 0; i < 64; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", i ? "," : "", i);
+    assert_int_equal(parse(&o, &e, "-t", list, NULL), GQ_OK);
+    assert_int_equal(o.tests.n, 64);
+    assert_string_equal(o.tests.item[63], "63");
+    strcat(list, ",x");
+    assert_int_equal(parse(&o, &e, "-t", list, NULL), GQ_E_USAGE);
+    assert_string_equal(e.msg, "--test: too many items");
+    /* one item at a time: the 65th */
+    char *argv[2 + 2 * 65 + 1] = {"gpuqual", "demo"};
+    char items[65][16];
+    for (int i = 0; i < 65; i++) {
+        snprintf(items[i], sizeof items[i], "k%d=%d", i, i);
+        argv[2 + 2 * i] = "--set";
+        argv[3 + 2 * i] = items[i];
+    }
+    memset(&o, 0, sizeof o);
+    memset(&e, 0, sizeof e);
+    assert_int_equal(gq_optset_parse(&set, &o, 2 + 2 * 64, argv, 2, pos, 8, &npos, &help, &e), GQ_OK);
+    assert_int_equal(o.set.n, 64);
+    assert_string_equal(o.set.item[63], "k63=63");
+    memset(&o, 0, sizeof o);
+    assert_int_equal(gq_optset_parse(&set, &o, 2 + 2 * 65, argv, 2, pos, 8, &npos, &help, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "--set: at most 64 of them");
+    for (int i = 0; i < 65; i++)
+        argv[2 + 2 * i] = "-t";
+    memset(&o, 0, sizeof o);
+    assert_int_equal(gq_optset_parse(&set, &o, 2 + 2 * 64, argv, 2, pos, 8, &npos, &help, &e), GQ_OK);
+    memset(&o, 0, sizeof o);
+    assert_int_equal(gq_optset_parse(&set, &o, 2 + 2 * 65, argv, 2, pos, 8, &npos, &help, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "--test: at most 64 items");
+    /* the store: 40 items of 50 bytes (51 with the NUL) fill 2040 bytes; a 41st does not fit */
+    char big[41 * 51 + 1] = "";
+    for (int i = 0; i < 41; i++)
+        snprintf(big + strlen(big), sizeof big - strlen(big), "%s%050d", i ? "," : "", i);
+    big[40 * 51 - 1] = 0;
+    assert_int_equal(parse(&o, &e, "-t", big, NULL), GQ_OK);
+    assert_int_equal(o.tests.n, 40);
+    big[40 * 51 - 1] = ',';
+    assert_int_equal(parse(&o, &e, "-t", big, NULL), GQ_E_USAGE);
+    assert_string_equal(e.msg, "--test: too many items");
+    /* a 41st item of 7 bytes ends the store exactly (2040 + 8 = 2048); of 8, one byte past */
+    snprintf(big + 40 * 51, sizeof big - 40 * 51, "1234567");
+    assert_int_equal(parse(&o, &e, "-t", big, NULL), GQ_OK);
+    assert_int_equal(o.tests.n, 41);
+    assert_string_equal(o.tests.item[40], "1234567");
+    snprintf(big + 40 * 51, sizeof big - 40 * 51, "12345678");
+    assert_int_equal(parse(&o, &e, "-t", big, NULL), GQ_E_USAGE);
+    assert_string_equal(e.msg, "--test: too many items");
+    assert_int_equal(parse(&o, &e, "--set", "=5", NULL), GQ_E_USAGE);
+    assert_string_equal(e.msg, "--set '=5': expected KEY=VALUE");
+    assert_int_equal(parse(&o, &e, "-t", "a,,b", NULL), GQ_E_USAGE);
+    assert_string_equal(e.msg, "--test 'a,,b': empty item");
+    char key[4];
+    const char *v = NULL;
+    assert_int_equal(gq_kv_split("abc=1", key, sizeof key, &v, &e), GQ_OK);
+    assert_string_equal(key, "abc");
+    assert_string_equal(v, "1");
+    assert_int_equal(gq_kv_split("abcd=1", key, sizeof key, &v, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "'abcd=1': the key is too long");
+    assert_int_equal(gq_kv_split("=1", key, sizeof key, &v, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "'=1': expected KEY=VALUE");
+    assert_int_equal(gq_kv_split("ab", key, sizeof key, &v, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "'ab': expected KEY=VALUE");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lists_accumulate),
-        cmocka_unit_test(test_key_value),
-        cmocka_unit_test(test_repeated_single_value),
-        cmocka_unit_test(test_values_forms),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_bundling),
-        cmocka_unit_test(test_double_dash_and_formats),
-        cmocka_unit_test(test_iterator_and_kinds),
-        cmocka_unit_test(test_help_wraps),
-        cmocka_unit_test(test_short_flag_table),
-        cmocka_unit_test(test_compat_grammar),
+        cmocka_unit_test(test_list_limits),        cmocka_unit_test(test_lists_accumulate),
+        cmocka_unit_test(test_key_value),          cmocka_unit_test(test_repeated_single_value),
+        cmocka_unit_test(test_values_forms),       cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_bundling),           cmocka_unit_test(test_double_dash_and_formats),
+        cmocka_unit_test(test_iterator_and_kinds), cmocka_unit_test(test_help_wraps),
+        cmocka_unit_test(test_short_flag_table),   cmocka_unit_test(test_compat_grammar),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

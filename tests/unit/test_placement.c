@@ -525,15 +525,98 @@ static void saved_sections(void **state)
     gq_records_free(&b.rs);
 }
 
+/* More prefill than decode GPUs: the best mapping found in decode order,
+ * (0,3) (2,3) (1,4), is reported in prefill order. A hand-made model of five
+ * GPUs where only 0->3, 2->3 and 1->4 are fast makes that mapping the only
+ * best one. */
+static void prefill_outnumbers_decode_sorted(void **state)
+{
+    (void)state;
+    gq_place_model *m = calloc(1, sizeof *m);
+    assert_non_null(m);
+    m->ngpu = 5;
+    m->tolerance = 0.02;
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 5; j++)
+            m->p2p[i][j] = i == j ? 0 : 10;
+    m->p2p[0][3] = m->p2p[2][3] = m->p2p[1][4] = 50;
+    gq_place_result *res = calloc(1, sizeof *res);
+    assert_non_null(res);
+    gq_place_roles roles = {.prefill = 3, .decode = 2};
+    gq_err e = {0};
+    assert_int_equal(gq_place_solve(m, &roles, res, &e), GQ_OK);
+    assert_true(res->exhaustive);
+    assert_int_equal(res->chosen.npairs, 3);
+    static const int want[3][2] = {{0, 3}, {1, 4}, {2, 3}};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(res->chosen.pairs[i].prefill, want[i][0]);
+        assert_int_equal(res->chosen.pairs[i].decode, want[i][1]);
+    }
+    free(res);
+    free(m);
+}
+
+/* Beyond exhaustive reach (6 prefill and 6 decode of 16 GPUs: about 1.2e9
+ * mappings): the heuristic starts in index order (no domains: 0-5 prefill,
+ * 6-11 decode), where 0->6 and 1->7 share a P2P budget of 50 GB/s among
+ * GPUs 0-7 and run at 25 each; its swaps move a handoff out of the budget
+ * until every handoff runs at its own 50 GB/s. */
+static void heuristic_swaps_out_of_a_budget(void **state)
+{
+    (void)state;
+    gq_place_model *m = calloc(1, sizeof *m);
+    assert_non_null(m);
+    m->ngpu = 16;
+    m->tolerance = 0.02;
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++)
+            m->p2p[i][j] = i == j ? 0 : 50;
+    gq_err e = {0};
+    assert_int_equal(gq_place_model_add_limit(m, GQ_LIMIT_P2P, 0xFF, 0xFF, 50, "test", &e), GQ_OK);
+    gq_place_result *res = calloc(1, sizeof *res);
+    assert_non_null(res);
+    gq_place_roles roles = {.prefill = 6, .decode = 6};
+    assert_int_equal(gq_place_solve(m, &roles, res, &e), GQ_OK);
+    assert_false(res->exhaustive);
+    bool noted = false;
+    for (int i = 0; i < res->nnotes; i++)
+        noted |= strstr(res->notes[i], "a heuristic") != NULL;
+    assert_true(noted);
+    assert_int_equal(res->chosen.npairs, 6);
+    int inside = 0, seen = 0;
+    for (int i = 0; i < 6; i++) {
+        int p = res->chosen.pairs[i].prefill, d = res->chosen.pairs[i].decode;
+        inside += p < 8 && d < 8;
+        assert_int_equal(seen & (1 << p), 0);
+        seen |= 1 << p;
+        assert_int_equal(seen & (1 << d), 0);
+        seen |= 1 << d;
+        assert_near(res->chosen.pairs[i].predicted_gbps, 50, 1e-6);
+    }
+    assert_true(inside <= 1);   /* one handoff alone in the budget runs at 50 */
+    for (int i = 1; i < 6; i++) /* reported in prefill order */
+        assert_true(res->chosen.pairs[i - 1].prefill < res->chosen.pairs[i].prefill);
+    assert_near(res->chosen.pairs_predicted, 300, 1e-6);
+    free(res);
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(predictor),         cmocka_unit_test(seed001_cells),
-        cmocka_unit_test(seed001_offload),   cmocka_unit_test(seed001_replicas),
-        cmocka_unit_test(seed000_staged),    cmocka_unit_test(roles_errors),
-        cmocka_unit_test(unequal_roles),     cmocka_unit_test(empty_records),
-        cmocka_unit_test(saved_sections),    cmocka_unit_test(offload_budget_warning),
+        cmocka_unit_test(predictor),
+        cmocka_unit_test(seed001_cells),
+        cmocka_unit_test(seed001_offload),
+        cmocka_unit_test(seed001_replicas),
+        cmocka_unit_test(seed000_staged),
+        cmocka_unit_test(roles_errors),
+        cmocka_unit_test(unequal_roles),
+        cmocka_unit_test(empty_records),
+        cmocka_unit_test(saved_sections),
+        cmocka_unit_test(offload_budget_warning),
         cmocka_unit_test(prediction_missed),
+        cmocka_unit_test(prefill_outnumbers_decode_sorted),
+        cmocka_unit_test(heuristic_swaps_out_of_a_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -290,6 +290,93 @@ static void test_refused(void **state)
     }
 }
 
+/* Set the value at a dotted path of the synthetic snapshot ("gpus.0.name":
+ * a number indexes an array) to the JSON text v. */
+static char *edited_at(const char *path, const char *v)
+{
+    json_error_t je;
+    json_t *root = json_load_file(SYNTH, 0, &je);
+    assert_non_null(root);
+    json_t *val = json_loads(v, JSON_DECODE_ANY, &je);
+    assert_non_null(val);
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", path);
+    json_t *cur = root;
+    char *save = NULL, *tok = strtok_r(buf, ".", &save);
+    while (tok) {
+        char *next = strtok_r(NULL, ".", &save);
+        bool idx = tok[0] >= '0' && tok[0] <= '9';
+        if (!next) {
+            if (idx)
+                assert_int_equal(json_array_set_new(cur, (size_t)atoi(tok), val), 0);
+            else
+                assert_int_equal(json_object_set_new(cur, tok, val), 0);
+        } else {
+            cur = idx ? json_array_get(cur, (size_t)atoi(tok)) : json_object_get(cur, tok);
+            assert_non_null(cur);
+        }
+        tok = next;
+    }
+    char *s = json_dumps(root, JSON_INDENT(2));
+    json_decref(root);
+    return s;
+}
+
+/* Each field's refusal, by its whole message: the field's full name, and
+ * the range or type it must have (bounds just outside). */
+static void test_refused_fields(void **state)
+{
+    (void)state;
+    static const char long64[] = "\"0123456789012345678901234567890123456789012345678901234567890123\"";
+    static const char long96[] =
+        "\"012345678901234567890123456789012345678901234567890123456789012345678901234567890"
+        "123456789012345\"";
+    static const struct {
+        const char *path, *value, *want;
+    } cases[] = {
+        {"host", "5", "field 'host' must be an object"},
+        {"host.vm", "\"yes\"", "field 'host.vm' must be true or false"},
+        {"host.nvml", "1", "field 'host.nvml' must be true or false"},
+        {"host.hostname", long64, "field 'host.hostname' is longer than 63 characters"},
+        {"host.hostname", "7", "field 'host.hostname' must be a string"},
+        {"host.sockets", "0", "field 'host.sockets' is 0, expected 1..1024"},
+        {"host.sockets", "1025", "field 'host.sockets' is 1025, expected 1..1024"},
+        {"host.numa_nodes", "null", "field 'host.numa_nodes' must be an integer"},
+        {"host.cuda_driver_version", "-1", "field 'host.cuda_driver_version' is -1, expected 0..1000000"},
+        {"host.cuda_runtime_version", "1000001",
+         "field 'host.cuda_runtime_version' is 1000001, expected 0..1000000"},
+        {"gpus.0", "5", "field 'gpus[0]' must be an object"},
+        {"gpus.0.mem_bytes", "0", "field 'gpus[0].mem_bytes' must be a positive integer or null"},
+        {"gpus.1.mem_bytes", "\"80G\"", "field 'gpus[1].mem_bytes' must be a positive integer or null"},
+        {"gpus.0.name", long96, "field 'gpus[0].name' is longer than 95 characters"},
+        {"gpus.1.pcie_gen_cur", "7", "field 'gpus[1].pcie_gen_cur' is 7, expected 1..6"},
+        {"gpus.1.pcie_width_max", "33", "field 'gpus[1].pcie_width_max' is 33, expected 1..32"},
+        {"gpus.0.cc_major", "1.5", "field 'gpus[0].cc_major' must be an integer or null"},
+        {"gpus.0.pcie_gbps", "-1", "field 'gpus[0].pcie_gbps' must be a number >= 0 or null"},
+        {"gpus.0.power_limit_w", "\"700\"", "field 'gpus[0].power_limit_w' must be a number >= 0 or null"},
+        {"gpus.0.numa_node", "4096", "field 'gpus[0].numa_node' is 4096, expected 0..4095"},
+        {"gpus", "{}", "field 'gpus' must be an array"},
+        {"links", "[]", "field 'links' must be an object"},
+        {"links.nvlinks", "5", "field 'links.nvlinks' must be an array of 2 rows (one per GPU)"},
+        {"links.pci_level.1", "[\"X\"]", "field 'links.pci_level[1]' must be an array of 2 values"},
+        {"links.p2p_cuda.0.1", "\"yes\"", "field 'links.p2p_cuda[0][1]' must be true, false or null"},
+        {"pci", "{}", "field 'pci' must be an array"},
+        {"pci.0", "5", "field 'pci[0]' must be an object"},
+        {"pci.0.kind", "\"switch\"", "field 'pci[0].kind' must be one of hostbridge, bridge, gpu, other"},
+        {"warnings", "5", "field 'warnings' must be an array of strings"},
+        {"warnings", "[\"a\", 5]", "field 'warnings[1]' must be a string"},
+        {"schema_version", "0", "field 'schema_version' must be an integer >= 1"},
+        {"schema_version", "\"1\"", "field 'schema_version' must be an integer >= 1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *text = edited_at(cases[i].path, cases[i].value);
+        char name[64];
+        snprintf(name, sizeof name, "field-%zu.json", i);
+        refused(name, text, GQ_E_USAGE, cases[i].want, NULL);
+        free(text);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -308,10 +395,9 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip_json),
-        cmocka_unit_test(test_round_trip_file),
-        cmocka_unit_test(test_synthetic_h200),
-        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_round_trip_json), cmocka_unit_test(test_round_trip_file),
+        cmocka_unit_test(test_synthetic_h200),  cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_refused_fields),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
