@@ -327,10 +327,14 @@ static void test_no_collectives(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_busbw_factors, setup),   cmocka_unit_test_setup(test_sizes_and_counts, setup),
-        cmocka_unit_test_setup(test_parse_groups, setup),    cmocka_unit_test_setup(test_median_and_verify, setup),
-        cmocka_unit_test_setup(test_verify_failed, setup),   cmocka_unit_test_setup(test_sanity_guard, setup),
-        cmocka_unit_test_setup(test_overlap_rule, setup),    cmocka_unit_test_setup(test_no_collectives, setup),
+        cmocka_unit_test_setup(test_busbw_factors, setup),
+        cmocka_unit_test_setup(test_sizes_and_counts, setup),
+        cmocka_unit_test_setup(test_parse_groups, setup),
+        cmocka_unit_test_setup(test_median_and_verify, setup),
+        cmocka_unit_test_setup(test_verify_failed, setup),
+        cmocka_unit_test_setup(test_sanity_guard, setup),
+        cmocka_unit_test_setup(test_overlap_rule, setup),
+        cmocka_unit_test_setup(test_no_collectives, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
