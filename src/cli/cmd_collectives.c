@@ -79,7 +79,8 @@ static int parse_ops(coll_opts *o, gq_err *err)
         char name[32];
         if (len == 0 || len >= sizeof name)
             return gq_err_set(err, GQ_E_USAGE,
-                              "--op: '%s' is not a list of collectives, expected e.g. all_reduce,all_gather", o->op);
+                              "--op: '%s' is not a list of collectives, expected e.g. all_reduce,all_gather",
+                              o->op);
         memcpy(name, p, len);
         name[len] = 0;
         gq_coll_op op;
@@ -117,8 +118,8 @@ static int coll_prepare(gq_ctx *ctx)
     o->nsizes = 0;
     for (uint64_t s = o->minbytes; s <= o->maxbytes; s *= (uint64_t)o->stepfactor) {
         if (o->nsizes >= MAXSIZES)
-            return gq_err_set(err, GQ_E_USAGE, "--minbytes..--maxbytes by --stepfactor gives more than %d sizes",
-                              MAXSIZES);
+            return gq_err_set(err, GQ_E_USAGE,
+                              "--minbytes..--maxbytes by --stepfactor gives more than %d sizes", MAXSIZES);
         o->sizes[o->nsizes++] = s;
     }
     o->ngroups = 0;
@@ -176,7 +177,9 @@ static void print_tables(FILE *f, const coll_opts *o, const gq_recordset *rs, co
     fprintf(f, "# gpuqual collectives: %s%s\n", info->library, simulated ? " (simulated)" : "");
     fprintf(f, "# %d rounds of (%d warmup, barrier, %d timed iterations); time = median over rounds of the\n",
             o->c.rounds, o->warmup, o->iters);
-    fprintf(f, "# time per iteration; algbw = size / time, busbw = algbw x nccl-tests' factor; GB/s = 10^9 B/s\n");
+    fprintf(
+        f,
+        "# time per iteration; algbw = size / time, busbw = algbw x nccl-tests' factor; GB/s = 10^9 B/s\n");
     char gs[160];
     for (int p = 0; p < o->nops; p++)
         for (int k = 0; k < o->ngroups; k++) {
@@ -203,7 +206,8 @@ static void print_tables(FILE *f, const coll_opts *o, const gq_recordset *rs, co
                 if (r->value.n == 0)
                     snprintf(ts, sizeof ts, "%7s", "-"), snprintf(ab, sizeof ab, "%6s", "-"),
                         snprintf(bb, sizeof bb, "%6s", "-");
-                fprintf(f, "%12llu  %12llu  %8s  %6s  %6i  %7s  %6s  %6s  %6s%s\n", (unsigned long long)r->bytes,
+                fprintf(f, "%12llu  %12llu  %8s  %6s  %6i  %7s  %6s  %6s  %6s%s\n",
+                        (unsigned long long)r->bytes,
                         (unsigned long long)gq_coll_count(o->ops[p], r->bytes, g->ngpus), "float",
                         gq_coll_redop(o->ops[p]), gq_coll_root(o->ops[p]), ts, ab, bb, wr,
                         r->valid ? "" : "  invalid");
@@ -225,8 +229,9 @@ static void print_tables(FILE *f, const coll_opts *o, const gq_recordset *rs, co
             gq_coll_group g = {.ngpus = rs->v[i].ngpus};
             memcpy(g.gpus, rs->v[i].gpus, sizeof(int) * (size_t)g.ngpus);
             group_str(&g, g2, sizeof g2);
-            fprintf(f, "# invalid: %s %llu B, group %s: %s\n", gq_coll_op_name(gq_coll_op_of_test(rs->v[i].test)),
-                    (unsigned long long)rs->v[i].bytes, g2, rs->v[i].error);
+            fprintf(f, "# invalid: %s %llu B, group %s: %s\n",
+                    gq_coll_op_name(gq_coll_op_of_test(rs->v[i].test)), (unsigned long long)rs->v[i].bytes,
+                    g2, rs->v[i].error);
         }
 }
 
@@ -247,10 +252,11 @@ static json_t *coll_doc(gq_ctx *ctx, const gq_recordset *rs, const gq_coll_info 
             int op = gq_coll_op_of_test(r->test);
             if (op < 0)
                 continue;
-            json_t *row = json_pack("{s:s,s:i,s:I,s:I,s:s,s:s,s:i,s:b,s:i}", "op", gq_coll_op_name(op), "group",
-                                    r->flow_tag, "size", (json_int_t)r->bytes, "count",
-                                    (json_int_t)gq_coll_count(op, r->bytes, r->ngpus), "type", "float", "redop",
-                                    gq_coll_redop(op), "root", gq_coll_root(op), "valid", r->valid, "record", i);
+            json_t *row =
+                json_pack("{s:s,s:i,s:I,s:I,s:s,s:s,s:i,s:b,s:i}", "op", gq_coll_op_name(op), "group",
+                          r->flow_tag, "size", (json_int_t)r->bytes, "count",
+                          (json_int_t)gq_coll_count(op, r->bytes, r->ngpus), "type", "float", "redop",
+                          gq_coll_redop(op), "root", gq_coll_root(op), "valid", r->valid, "record", i);
             bool have = r->value.n > 0;
             json_object_set_new(row, "time_us", have ? json_real(gq_coll_record_time_us(r)) : json_null());
             json_object_set_new(row, "algbw", have ? json_real(gq_coll_record_algbw(r)) : json_null());
@@ -284,7 +290,8 @@ static int measure_all(gq_ctx *ctx, gq_recordset *rs)
 {
     coll_opts *o = ctx->opts;
     gq_progress bar;
-    gq_progress_init(&bar, gq_progress_wanted(o->c.quiet, o->c.format), (long)o->nops * o->nsizes * o->c.rounds);
+    gq_progress_init(&bar, gq_progress_wanted(o->c.quiet, o->c.format),
+                     (long)o->nops * o->nsizes * o->c.rounds);
     gq_coll_opts co = {.rounds = o->c.rounds,
                        .warmup = o->warmup,
                        .iters = o->iters,
@@ -363,20 +370,21 @@ static const gq_exit_doc coll_exits[] = {
 const gq_frame_cmd gq_frame_collectives = {
     .name = "collectives",
     .summary = "NCCL collectives (all-reduce, all-gather, ...) over GPU groups, as nccl-tests reports them",
-    .usage = "usage: gpuqual collectives [--op OPS] [--group GPUS] [--minbytes SIZE] [--maxbytes SIZE]\n"
-             "                            [--stepfactor N] [--iters N] [--warmup-iters N] [options]\n\n"
-             "Run NCCL collectives over one group of GPUs, or several groups at once, for each size from\n"
-             "--minbytes to --maxbytes, and print the table nccl-tests' all_reduce_perf prints: size, count,\n"
-             "type, redop, root, time, algbw, busbw, #wrong. algbw = size / time; busbw = algbw x 2(n-1)/n\n"
-             "for all-reduce, x (n-1)/n for all-gather, reduce-scatter and all-to-all, x 1 for broadcast.\n"
-             "Each size runs R rounds of (warmup, barrier, timed iterations); the time is the median over\n"
-             "rounds; the data is checked after the timed part; groups run at once must overlap by 99 %;\n"
-             "a bus bandwidth above the group's physical limit is refused as impossible.\n"
-             "A command rather than catalog tests: a collective is one operation of a whole group through\n"
-             "its own library, with its own sizes and table, not a copy between two endpoints.\n"
-             "NCCL is loaded at run time; without it the command says so in one line and exits 7.\n"
-             "nccl-tests' -b, -e, -f, -n, -w are --minbytes, --maxbytes, --stepfactor, --iters and\n"
-             "--warmup-iters here (gpuqual's short flags mean other things).\n\n",
+    .usage =
+        "usage: gpuqual collectives [--op OPS] [--group GPUS] [--minbytes SIZE] [--maxbytes SIZE]\n"
+        "                            [--stepfactor N] [--iters N] [--warmup-iters N] [options]\n\n"
+        "Run NCCL collectives over one group of GPUs, or several groups at once, for each size from\n"
+        "--minbytes to --maxbytes, and print the table nccl-tests' all_reduce_perf prints: size, count,\n"
+        "type, redop, root, time, algbw, busbw, #wrong. algbw = size / time; busbw = algbw x 2(n-1)/n\n"
+        "for all-reduce, x (n-1)/n for all-gather, reduce-scatter and all-to-all, x 1 for broadcast.\n"
+        "Each size runs R rounds of (warmup, barrier, timed iterations); the time is the median over\n"
+        "rounds; the data is checked after the timed part; groups run at once must overlap by 99 %;\n"
+        "a bus bandwidth above the group's physical limit is refused as impossible.\n"
+        "A command rather than catalog tests: a collective is one operation of a whole group through\n"
+        "its own library, with its own sizes and table, not a copy between two endpoints.\n"
+        "NCCL is loaded at run time; without it the command says so in one line and exits 7.\n"
+        "nccl-tests' -b, -e, -f, -n, -w are --minbytes, --maxbytes, --stepfactor, --iters and\n"
+        "--warmup-iters here (gpuqual's short flags mean other things).\n\n",
     .opts = {.name = "collectives", .formats = "table,json,csv", .tabs = tabs, .ntab = NTABS},
     .opts_size = sizeof(coll_opts),
     .exits = coll_exits,

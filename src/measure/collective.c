@@ -16,8 +16,8 @@
 
 static const char *const op_names[GQ_COLL_NOPS] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
                                                    "broadcast"};
-static const char *const test_names[GQ_COLL_NOPS] = {"coll_all_reduce", "coll_all_gather", "coll_reduce_scatter",
-                                                     "coll_all_to_all", "coll_broadcast"};
+static const char *const test_names[GQ_COLL_NOPS] = {
+    "coll_all_reduce", "coll_all_gather", "coll_reduce_scatter", "coll_all_to_all", "coll_broadcast"};
 
 const char *gq_coll_op_name(gq_coll_op op)
 {
@@ -177,10 +177,12 @@ int gq_coll_check_groups(const gq_coll_group *g, int ngroups, int ngpu, gq_err *
         for (int r = 0; r < g[k].ngpus; r++) {
             int x = g[k].gpus[r];
             if (x < 0 || x >= ngpu || x >= GQ_MAX_GPUS)
-                return gq_err_set(err, GQ_E_USAGE, "--group %d: GPU %d does not exist (this machine has GPUs 0-%d)",
-                                  k + 1, x, ngpu - 1);
+                return gq_err_set(err, GQ_E_USAGE,
+                                  "--group %d: GPU %d does not exist (this machine has GPUs 0-%d)", k + 1, x,
+                                  ngpu - 1);
             if (owner[x] == k)
-                return gq_err_set(err, GQ_E_USAGE, "--group %d names GPU %d twice; a GPU is one rank", k + 1, x);
+                return gq_err_set(err, GQ_E_USAGE, "--group %d names GPU %d twice; a GPU is one rank", k + 1,
+                                  x);
             if (owner[x] >= 0)
                 return gq_err_set(err, GQ_E_USAGE,
                                   "--group: GPU %d is in group %d and group %d; groups run at once must not "
@@ -233,10 +235,11 @@ static int parse_one(const char *s, size_t len, const char *what, gq_coll_group 
     }
     return GQ_OK;
 bad:
-    return gq_err_set(err, GQ_E_USAGE,
-                      "%s: '%s' is not a group, expected GPU indices below %d separated by commas, e.g. 0,1,2,3 "
-                      "(several groups: \"0,1 2,3\")",
-                      what, buf, GQ_MAX_GPUS);
+    return gq_err_set(
+        err, GQ_E_USAGE,
+        "%s: '%s' is not a group, expected GPU indices below %d separated by commas, e.g. 0,1,2,3 "
+        "(several groups: \"0,1 2,3\")",
+        what, buf, GQ_MAX_GPUS);
 }
 
 int gq_coll_parse_groups(const char *spec, const char *what, gq_coll_group *g, int *ngroups, gq_err *err)
@@ -357,8 +360,9 @@ int gq_coll_measure(gq_backend *be, const gq_topo *topo, const gq_coll_req *req,
     int ng = req->ngroups, rounds = o->rounds;
     if (ng < 1 || ng > GQ_COLL_MAX_GROUPS || rounds < 1 || rounds > GQ_MAX_ROUNDS || req->iters < 1 ||
         req->bytes == 0)
-        return gq_err_set(err, GQ_E_USAGE, "collectives: bad request (groups %d, rounds %d, iters %d, %llu B)",
-                          ng, rounds, req->iters, (unsigned long long)req->bytes);
+        return gq_err_set(err, GQ_E_USAGE,
+                          "collectives: bad request (groups %d, rounds %d, iters %d, %llu B)", ng, rounds,
+                          req->iters, (unsigned long long)req->bytes);
     gq_record *rec = calloc((size_t)ng, sizeof *rec);
     gq_coll_result *res = calloc((size_t)ng, sizeof *res);
     double *ts = calloc((size_t)ng, sizeof *ts), *te = calloc((size_t)ng, sizeof *te);
@@ -431,7 +435,8 @@ int gq_coll_measure(gq_backend *be, const gq_topo *topo, const gq_coll_req *req,
             r->flags |= GQ_FLAG_OVERLAP_RETRIED;
         if (nsec[k] == 0) {
             if (r->valid) {
-                snprintf(msg, sizeof msg, "a group ran %.1f %% of its window under the others' load at best, below %.0f %%",
+                snprintf(msg, sizeof msg,
+                         "a group ran %.1f %% of its window under the others' load at best, below %.0f %%",
                          100 * r->overlap, 100 * GQ_OVERLAP_MIN);
                 invalidate(r, GQ_FLAG_OVERLAP, msg);
             }

@@ -202,10 +202,8 @@ static void test_unseen_tp_pair(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ring_without_p2p),
-        cmocka_unit_test(test_ring_with_p2p_and_nvlink),
-        cmocka_unit_test(test_published_figures),
-        cmocka_unit_test(test_known_difference_a100_nvlink),
+        cmocka_unit_test(test_ring_without_p2p),  cmocka_unit_test(test_ring_with_p2p_and_nvlink),
+        cmocka_unit_test(test_published_figures), cmocka_unit_test(test_known_difference_a100_nvlink),
         cmocka_unit_test(test_unseen_tp_pair),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
