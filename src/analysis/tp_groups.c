@@ -23,8 +23,8 @@ int gq_tp_init(gq_tp_state *s, const int *gpus, int n, int tp, int budget, gq_er
         return gq_err_set(err, GQ_E_USAGE, "--tp %d: a tensor-parallel group needs at least 2 GPUs", tp);
     if (n < tp || n % tp)
         return gq_err_set(err, GQ_E_USAGE,
-                          "--tp %d: %d GPUs selected; groups of %d need a multiple of %d GPUs (use --gpus)", tp, n,
-                          tp, tp);
+                          "--tp %d: %d GPUs selected; groups of %d need a multiple of %d GPUs (use --gpus)",
+                          tp, n, tp, tp);
     s->n = n;
     s->tp = tp;
     s->budget = budget;
@@ -135,6 +135,8 @@ static void copy_partition(gq_tp_state *s)
                     bg = x;
                 }
             }
+            if (bg < 0)
+                return; /* cannot happen: tp divides n */
             used[bg] = true;
             mem[nm++] = bg;
         }
@@ -170,6 +172,8 @@ static void domain_partitions(gq_tp_state *s, const int (*nvl)[GQ_MAX_GPUS], con
                     for (int j = 0; j < s->n && bj < 0; j++)
                         if (!used[s->gpus[j]])
                             bj = s->gpus[j];
+                if (bj < 0)
+                    return; /* cannot happen: tp divides n */
                 any |= bl > 0;
                 used[bj] = true;
                 order[no++] = bj;

@@ -51,10 +51,10 @@ typedef struct gq_tp_cand {
 } gq_tp_cand;
 
 typedef struct gq_tp_state {
-    int n;              /* selected GPUs */
+    int n; /* selected GPUs */
     int gpus[GQ_MAX_GPUS];
-    int tp;             /* N */
-    int budget;         /* groups measured alone at most */
+    int tp;                                /* N */
+    int budget;                            /* groups measured alone at most */
     double copy[GQ_MAX_GPUS][GQ_MAX_GPUS]; /* pairwise copy GB/s (mean of both ways), < 0 unknown */
     int ncand;
     gq_tp_cand cand[GQ_TP_MAX_CAND];

@@ -38,7 +38,8 @@ static int copy_one(gq_backend *be, const gq_topo *topo, int a, int b, const gq_
 static int allreduce(gq_backend *be, const gq_topo *topo, const gq_tp_set *sets, int ng, const gq_tp_opts *o,
                      gq_journal *j, gq_recordset *rs, double *out, gq_err *err)
 {
-    gq_coll_req q = {.op = GQ_COLL_ALL_REDUCE, .ngroups = ng, .warmup = o->warmup, .iters = o->iters, .verify = true};
+    gq_coll_req q = {
+        .op = GQ_COLL_ALL_REDUCE, .ngroups = ng, .warmup = o->warmup, .iters = o->iters, .verify = true};
     int ns[GQ_COLL_MAX_GROUPS];
     for (int k = 0; k < ng; k++) {
         q.groups[k].ngpus = 0;
@@ -48,12 +49,11 @@ static int allreduce(gq_backend *be, const gq_topo *topo, const gq_tp_set *sets,
         ns[k] = q.groups[k].ngpus;
     }
     q.bytes = gq_coll_size(q.op, o->bytes, ns, ng);
-    static int id = 1000;
     gq_coll_opts co = {.rounds = o->rounds,
                        .warmup = o->warmup,
                        .iters = o->iters,
                        .verify = true,
-                       .id = id++,
+                       .id = 1000000 + rs->n, /* unique in the document: rs only grows */
                        .progress = o->progress,
                        .progress_arg = o->progress_arg};
     int first = rs->n;
@@ -69,8 +69,8 @@ static int allreduce(gq_backend *be, const gq_topo *topo, const gq_tp_set *sets,
     return GQ_OK;
 }
 
-static int measure_cands(gq_backend *be, const gq_topo *topo, const gq_tp_opts *o, gq_journal *j, gq_recordset *rs,
-                         gq_tp_result *res, gq_err *err)
+static int measure_cands(gq_backend *be, const gq_topo *topo, const gq_tp_opts *o, gq_journal *j,
+                         gq_recordset *rs, gq_tp_result *res, gq_err *err)
 {
     gq_tp_state *s = &res->st;
     for (int k = 0; k < s->ncand; k++) {
@@ -99,8 +99,8 @@ static void pci_parents(const gq_topo *t, int *parent)
             parent[t->pci[i].gpu] = t->pci[i].parent;
 }
 
-int gq_tp_place(gq_backend *be, const gq_topo *topo, const int *gpus, int n, const gq_tp_opts *o, gq_journal *j,
-                gq_recordset *rs, gq_tp_result *res, gq_err *err)
+int gq_tp_place(gq_backend *be, const gq_topo *topo, const int *gpus, int n, const gq_tp_opts *o,
+                gq_journal *j, gq_recordset *rs, gq_tp_result *res, gq_err *err)
 {
     memset(res, 0, sizeof *res);
     gq_tp_state *s = &res->st;
@@ -130,7 +130,8 @@ int gq_tp_place(gq_backend *be, const gq_topo *topo, const int *gpus, int n, con
     /* 3. local improvements while the budget lasts */
     gq_tp_part best;
     if (!gq_tp_best(s, &best))
-        return gq_err_set(err, GQ_E_FAIL, "--tp %d: no partition of valid groups (every candidate's all-reduce failed)",
+        return gq_err_set(err, GQ_E_FAIL,
+                          "--tp %d: no partition of valid groups (every candidate's all-reduce failed)",
                           o->tp);
     for (int pass = 0; pass < 8 && res->measured < s->budget; pass++) {
         if (gq_tp_swaps(s, &best, s->budget - res->measured) == 0)
@@ -139,7 +140,8 @@ int gq_tp_place(gq_backend *be, const gq_topo *topo, const int *gpus, int n, con
             return rc;
         gq_tp_part next;
         gq_tp_best(s, &next);
-        bool same = next.ngroups == best.ngroups && !memcmp(next.idx, best.idx, sizeof(int) * (size_t)best.ngroups);
+        bool same =
+            next.ngroups == best.ngroups && !memcmp(next.idx, best.idx, sizeof(int) * (size_t)best.ngroups);
         best = next;
         if (same)
             break;
@@ -168,7 +170,8 @@ int gq_tp_place(gq_backend *be, const gq_topo *topo, const int *gpus, int n, con
         if (res->naive_min_once < -0.5 || res->naive_once[g] < res->naive_min_once)
             res->naive_min_once = res->naive_once[g];
     res->verified = true;
-    bool same = best.ngroups == res->naive.ngroups && !memcmp(best.idx, res->naive.idx, sizeof(int) * (size_t)ng);
+    bool same =
+        best.ngroups == res->naive.ngroups && !memcmp(best.idx, res->naive.idx, sizeof(int) * (size_t)ng);
     if (!same && !(res->chosen_min_once > res->naive_min_once * (1 + GQ_TP_KEEP_NAIVE))) {
         /* the lead alone did not hold at once: keep the naive groups */
         res->kept_naive = true;

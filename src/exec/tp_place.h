@@ -27,10 +27,11 @@ typedef struct gq_tp_opts {
 
 typedef struct gq_tp_result {
     gq_tp_state st;
-    int measured;   /* candidate groups measured alone */
+    int measured; /* candidate groups measured alone */
     gq_tp_part chosen, naive;
     bool verified;
-    double chosen_once[GQ_MAX_GPUS], naive_once[GQ_MAX_GPUS]; /* busbw of each group, all at once; < 0 invalid */
+    double chosen_once[GQ_MAX_GPUS],
+        naive_once[GQ_MAX_GPUS]; /* busbw of each group, all at once; < 0 invalid */
     double chosen_min_once, naive_min_once;
     /* the chosen groups were no faster than the naive ones at once (within
      * GQ_TP_KEEP_NAIVE): chosen is the naive partition, and its figures */
