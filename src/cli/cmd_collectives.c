@@ -347,8 +347,8 @@ static int coll_run(gq_ctx *ctx)
             ctx->exit_code = GQ_EXIT_INCOMPLETE;
         } else {
             for (int i = 0; i < rs.n; i++)
-                if (gq_record_failed(&rs.v[i]) || !rs.v[i].valid)
-                    ctx->exit_code = GQ_EXIT_FAIL;
+                if (gq_record_failed(&rs.v[i]) || (rs.v[i].flags & GQ_FLAG_OVERLAP))
+                    ctx->exit_code = GQ_EXIT_FAIL; /* contaminated: the frame exits 6 */
         }
     }
     gq_records_free(&rs);

@@ -11,6 +11,7 @@
 
 #include "core/interrupt.h"
 #include "core/units.h"
+#include "measure/cleanroom.h"
 #include "measure/harness.h"
 #include "measure/sanity.h"
 
@@ -377,6 +378,16 @@ int gq_coll_measure(gq_backend *be, const gq_topo *topo, const gq_coll_req *req,
     q.verify = false;
     for (int k = 0; k < ng; k++)
         record_init(&rec[k], be, topo, req, o, k);
+    /* the clean room (measure/cleanroom.h): other work on the groups' GPUs
+     * before or after the rounds marks every record contaminated */
+    gq_cleanroom *clean = gq_cleanroom_installed();
+    gq_contam cs = {0};
+    int cg[GQ_MAX_GPUS], ncg = 0;
+    for (int k = 0; k < ng; k++)
+        for (int r = 0; r < req->groups[k].ngpus && ncg < GQ_MAX_GPUS; r++)
+            cg[ncg++] = req->groups[k].gpus[r];
+    if (clean)
+        gq_cleanroom_check(clean, cg, ncg, &cs);
     char msg[200];
     int done = 0, missed = 0;
     for (int round = 0; round < rounds; round++) {
@@ -460,9 +471,16 @@ int gq_coll_measure(gq_backend *be, const gq_topo *topo, const gq_coll_req *req,
         gq_coll_group_limit(topo, &req->groups[k], why, sizeof why);
         gq_sanity_apply(r, r->capacity_gbps, why);
     }
-    for (int k = 0; k < ng; k++)
+    if (clean) {
+        gq_cleanroom_check(clean, cg, ncg, &cs);
+        if (cs.n)
+            clean->contaminated++;
+    }
+    for (int k = 0; k < ng; k++) {
+        gq_cleanroom_mark(&rec[k], &cs);
         if ((rc = gq_records_push(rs, &rec[k])))
             goto out;
+    }
 out:
     free(rec);
     free(res);
