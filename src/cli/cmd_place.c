@@ -28,6 +28,7 @@
 #include "cli/common.h"
 #include "cli/frame.h"
 #include "cli/options.h"
+#include "cli/place_tp.h"
 #include "cli/progress.h"
 #include "measure/harness.h"
 #include "measure/journal.h"
@@ -40,7 +41,8 @@ typedef struct place_opts {
     int prefill, decode, offload, replicas;
     const char *input;
     bool verify, verify_seen;
-    double tolerance; /* percent */
+    double tolerance;  /* percent */
+    int tp, tp_budget; /* --tp N: tensor-parallel groups (cli/place_tp.c) */
     /* what prepare() and run() keep */
     bool verify_run; /* run the verification (with --input: only when --verify is given) */
     gq_place_roles roles;
@@ -114,6 +116,11 @@ static const gq_opt place_own_opts[] = {
      .help = "predictions closer than this are a tie (broken by index order / spread)",
      .lo = 0,
      .hi = 50},
+    {.name = "tp", .type = GQ_OPT_INT, .off = OFF(tp), .def = "0", .arg = "N", .lo = 0, .hi = GQ_MAX_GPUS,
+     .help = "tensor-parallel groups of N GPUs, chosen from all-reduce measured on candidate groups (NCCL), "
+             "verified all at once against the naive contiguous groups"},
+    {.name = "tp-budget", .type = GQ_OPT_INT, .off = OFF(tp_budget), .def = "80", .arg = "G", .lo = 1,
+     .hi = 500, .help = "with --tp: candidate groups measured alone, at most"},
     GQ_OPT_END,
 };
 /* clang-format on */
@@ -531,8 +538,12 @@ static int place_prepare(gq_ctx *ctx)
     int rc;
     o->roles = (gq_place_roles){
         .prefill = o->prefill, .decode = o->decode, .offload = o->offload, .replicas = o->replicas};
+    if (o->tp && (o->prefill || o->decode || o->offload || o->replicas || o->input))
+        return gq_err_set(err, GQ_E_USAGE,
+                          "--tp places tensor-parallel groups alone: give it without --prefill, --decode, "
+                          "--offload, --replicas and --input");
     /* Counts first, against no machine yet: bad roles fail before anything runs. */
-    if ((rc = gq_place_roles_check(&o->roles, 0, err)))
+    if (!o->tp && (rc = gq_place_roles_check(&o->roles, 0, err)))
         return rc;
     o->verify_run = o->input ? (o->verify_seen && o->verify) : o->verify;
     if ((rc = gq_outfile_check(ctx->json_path, err)))
@@ -676,6 +687,12 @@ static int place_run(gq_ctx *ctx)
 {
     place_opts *o = ctx->opts;
     int rc;
+    if (o->tp) { /* tensor-parallel groups: cli/place_tp.c */
+        if (!(rc = gq_place_tp(ctx, o->tp, o->tp_budget, o->c.buffer_size, &o->rs, o->sections)) &&
+            (ctx->json_path || !strcmp(ctx->format, "json")) && !(rc = place_document(ctx, false)))
+            ctx->doc_stdout = !strcmp(ctx->format, "json");
+        return rc;
+    }
     for (int i = 0; i < o->c.ngpus_sel; i++)
         o->roles.usable |= (gq_gpuset)1 << o->c.gpus_sel[i];
     if ((rc = gq_place_roles_check(&o->roles, o->ngpu, &ctx->err)))
@@ -719,6 +736,7 @@ static const gq_exit_doc place_exits[] = {
     GQ_EXITDOC_USAGE,
     GQ_EXITDOC_NODEV,
     GQ_EXITDOC_BUSY,
+    {7, "--tp: no collectives here (NCCL not found)"},
     GQ_EXITDOC_INTR,
     GQ_EXITDOC_END,
 };
@@ -745,6 +763,7 @@ const gq_frame_cmd gq_frame_place = {
     .opts_size = sizeof(place_opts),
     .exits = place_exits,
     .examples = "  gpuqual place --prefill 4 --decode 4 --sim rtxpro6000x8\n"
+                "  gpuqual place --tp 4 --sim rtx4090x8\n"
                 "  gpuqual place --offload 4 --input domains.json\n",
     .needs = GQ_FRAME_BACKEND | GQ_FRAME_JOURNAL | GQ_FRAME_MEASURES,
     .prepare = place_prepare,

@@ -8,6 +8,7 @@ const gq_command gq_commands[] = {
     {.name = "run", .frame = &gq_frame_run},
     {.name = "sweep", .frame = &gq_frame_sweep},
     {.name = "pairs", .frame = &gq_frame_pairs},
+    {.name = "collectives", .frame = &gq_frame_collectives},
     {.name = "domains", .frame = &gq_frame_domains},
     {.name = "kv", .frame = &gq_frame_kv},
     {.name = "place", .frame = &gq_frame_place},
@@ -28,6 +29,7 @@ const gq_exit_doc gq_exits_all[] = {
     {4, "a warn verdict"},
     {5, "incomplete: interrupted or cut by the budget, the partial results kept"},
     GQ_EXITDOC_BUSY,
+    {7, "a library the command needs is not installed (NCCL for collectives)"},
     GQ_EXITDOC_INTR,
     GQ_EXITDOC_END,
 };

@@ -34,6 +34,7 @@ extern const gq_frame_cmd gq_frame_compare;
 extern const gq_frame_cmd gq_frame_run;
 extern const gq_frame_cmd gq_frame_sweep;
 extern const gq_frame_cmd gq_frame_pairs;
+extern const gq_frame_cmd gq_frame_collectives;
 extern const gq_frame_cmd gq_frame_domains;
 extern const gq_frame_cmd gq_frame_stress;
 extern const gq_frame_cmd gq_frame_card;

@@ -21,6 +21,7 @@ args_of() { # CMD FORMAT: the arguments that make CMD run briefly
         run) echo "${sim[*]} -t host_to_device_memcpy_ce --rounds 2" ;;
         sweep) echo "${sim[*]} --h2d 0 --sizes 1M,4M --rounds 2" ;;
         pairs) echo "0:1 ${sim[*]} --rounds 2" ;;
+        collectives) echo "${sim[*]} --group 0,1 --maxbytes 4M --rounds 2" ;;
         domains) echo "${sim[*]} --rounds 2" ;;
         kv) echo "${sim[*]} --layers 8 --kv-heads 8 --head-dim 128 --kv-dtype bf16 --tokens 1000" ;;
         place) echo "${sim[*]} --offload 2 --rounds 2" ;;

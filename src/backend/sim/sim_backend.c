@@ -885,4 +885,6 @@ const gq_backend_ops gq_backend_sim_ops = {
     .stress_stop = sim_stress_stop,
     .sample = sim_sample,
     .wait = sim_wait,
+    .coll_probe = gq_sim_coll_probe,
+    .coll_run = gq_sim_coll_run,
 };

@@ -75,6 +75,10 @@ int gq_sim_be_discover(gq_backend *be, gq_topo *t, gq_err *err);
 /* The run hook (sim_run.c). */
 int gq_sim_be_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_result *res, gq_err *err);
 
+/* The collectives hooks (sim_coll.c): NCCL's ring over the fabric. */
+int gq_sim_coll_probe(gq_backend *be, gq_coll_info *info);
+int gq_sim_coll_run(gq_backend *be, const gq_coll_req *req, gq_coll_result *res, gq_err *err);
+
 /* The PCIe generation of a rate per lane in GT/s (1..6), -1 when none (sim_discover.c). */
 int gq_sim_gen_from_gts(double gts);
 

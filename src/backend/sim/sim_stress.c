@@ -104,7 +104,7 @@ static const struct {
 };
 #define VALID_FAULTS                                                                                         \
     "gpuN:thermal, gpuN:ecc, gpuN:faulty-result, gpuN:link-x8, gpuN:lost, gpuN:busy, "                       \
-    "SWITCH:link-x8 (a switch or bridge of the topology, e.g. sw0:link-x8)"
+    "SWITCH:link-x8 (a switch or bridge of the topology, e.g. sw0:link-x8), no-nccl (NCCL not installed)"
 
 /* A node name of the topology format: a letter, then letters, digits, _ - . */
 static bool node_name(const char *s, size_t n)
@@ -132,6 +132,13 @@ int gq_sim_faults_parse(const char *spec, int ngpu, gq_sim_faults *out, gq_err *
                               l ? "too long an" : "empty", VALID_FAULTS);
         memcpy(item, p, l);
         item[l] = 0;
+        if (!strcmp(item, "no-nccl")) { /* the machine has no NCCL: collectives refused */
+            out->no_nccl = true;
+            if (!c)
+                break;
+            p = c + 1;
+            continue;
+        }
         char *colon = strchr(item, ':');
         char *end = NULL;
         long g = -1;

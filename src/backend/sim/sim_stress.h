@@ -62,6 +62,7 @@ typedef struct gq_sim_faults {
     unsigned gpu[GQ_MAX_GPUS];
     int nnode;
     char node[GQ_SIM_MAX_NODE_FAULTS][48];
+    bool no_nccl; /* "no-nccl": NCCL is not installed (coll_probe says so; collectives exit 7) */
 } gq_sim_faults;
 
 /* Parse "gpu3:thermal,gpu1:ecc,sw0:link-x8". NULL or "" = no faults. ngpu > 0 also

@@ -1,0 +1,210 @@
+/* The sim's collectives (src/backend/sim/sim_coll.c) through the
+ * collectives harness (measure/collective.c): the ring over the fabric with
+ * and without P2P and over NVLink, groups run at once sharing the fabric,
+ * and the simulator held to published nccl-tests figures within 15 %
+ * (docs/method.md, "Collectives"), each source named by its public title.
+ * Figures come from the harness's records only. */
+#include "simtest.h"
+
+#include "measure/collective.h"
+
+#define TOPO(name) GQ_TEST_DATA "/data/topologies/" name ".topo"
+
+typedef struct run {
+    gq_backend *be;
+    gq_topo topo;
+} run;
+
+static void open_run(run *r, const char *machine)
+{
+    r->be = st_open(machine, 1, ST_GOLDEN_NOISE);
+    gq_topo_init(&r->topo);
+    gq_err e = {0};
+    if (r->be->ops->discover(r->be, &r->topo, &e))
+        fail_msg("discover %s: %s", machine, e.msg);
+}
+
+static void close_run(run *r)
+{
+    st_close(r->be);
+}
+
+/* busbw (GB/s) of each group run at once: groups "0,1 2,3". */
+static void busbw(run *r, gq_coll_op op, uint64_t bytes, const char *groups, double *out, int *ng)
+{
+    gq_coll_req q = {.op = op, .warmup = 2, .iters = 10, .verify = true};
+    gq_err e = {0};
+    q.ngroups = 0;
+    if (gq_coll_parse_groups(groups, "groups", q.groups, &q.ngroups, &e))
+        fail_msg("%s", e.msg);
+    int ns[GQ_COLL_MAX_GROUPS];
+    for (int k = 0; k < q.ngroups; k++)
+        ns[k] = q.groups[k].ngpus;
+    q.bytes = gq_coll_size(op, bytes, ns, q.ngroups);
+    gq_coll_opts o = {.rounds = 3, .warmup = 2, .iters = 10, .verify = true};
+    gq_recordset rs = {0};
+    int rc = gq_coll_measure(r->be, &r->topo, &q, &o, &rs, &e);
+    assert_int_equal(rc, GQ_OK);
+    assert_int_equal(rs.n, q.ngroups);
+    for (int k = 0; k < rs.n; k++) {
+        if (!rs.v[k].valid)
+            fail_msg("%s group %d of '%s': %s", gq_coll_op_name(op), k, groups, rs.v[k].error);
+        assert_true(rs.v[k].simulated);
+        out[k] = rs.v[k].value.median;
+    }
+    *ng = rs.n;
+    gq_records_free(&rs);
+}
+
+static double one(run *r, gq_coll_op op, uint64_t bytes, const char *group)
+{
+    double v[GQ_COLL_MAX_GROUPS];
+    int n;
+    busbw(r, op, bytes, group, v, &n);
+    return v[0];
+}
+
+/* Without P2P (rtx4090x8: CNS) every ring flow is staged through host
+ * memory, so the four GPUs behind one switch share its uplink both ways:
+ * the more ranks, the less each gets; and two groups at once on one switch
+ * get less than one alone. */
+static void test_ring_without_p2p(void **state)
+{
+    (void)state;
+    run r;
+    open_run(&r, "rtx4090x8");
+    double b2 = one(&r, GQ_COLL_ALL_REDUCE, 256 * GQ_MiB, "0,1");
+    double b4 = one(&r, GQ_COLL_ALL_REDUCE, 256 * GQ_MiB, "0,1,2,3");
+    double b8 = one(&r, GQ_COLL_ALL_REDUCE, 256 * GQ_MiB, "0-7");
+    assert_true(b2 > 1.5 * b4);
+    assert_true(b4 > 0 && b8 > 0);
+    /* the uplink's 36.5 GB/s of both directions, shared by 2 x 4 legs a way */
+    assert_true(b4 < 36.5 / 8 * 1.05);
+    double v[2];
+    int n;
+    busbw(&r, GQ_COLL_ALL_REDUCE, 256 * GQ_MiB, "0,1 2,3", v, &n);
+    assert_int_equal(n, 2);
+    assert_true(v[0] < 0.8 * b2 && v[1] < 0.8 * b2);
+    /* groups on the two sockets do not share a switch: each as fast as alone */
+    busbw(&r, GQ_COLL_ALL_REDUCE, 256 * GQ_MiB, "0,1 4,5", v, &n);
+    assert_true(v[0] > 0.95 * b2 && v[1] > 0.95 * b2);
+    /* all-gather moves half the bytes per rank of all-reduce in half the
+     * steps: the same bus bandwidth */
+    double ag = one(&r, GQ_COLL_ALL_GATHER, 256 * GQ_MiB, "0,1,2,3");
+    assert_true(fabs(ag - b4) < 0.05 * b4);
+    close_run(&r);
+}
+
+/* With P2P (tpduplex4, the switch pair) the ring moves SM copies through the
+ * switch, not host memory; over NVLink (a100x6's bridged pair 1-2) ten times
+ * faster than over PCIe (a100x6's 0-1, P2P across the root complex). */
+static void test_ring_with_p2p_and_nvlink(void **state)
+{
+    (void)state;
+    run r;
+    open_run(&r, TOPO("tpduplex4"));
+    double sw = one(&r, GQ_COLL_ALL_REDUCE, 256 * GQ_MiB, "2,3");
+    double across = one(&r, GQ_COLL_ALL_REDUCE, 256 * GQ_MiB, "0,2");
+    assert_true(sw > 15 && sw < 21);
+    assert_true(across < 0.7 * sw);
+    close_run(&r);
+    open_run(&r, "a100x6");
+    double nv = one(&r, GQ_COLL_ALL_REDUCE, 256 * GQ_MiB, "1,2");
+    double pcie = one(&r, GQ_COLL_ALL_REDUCE, 256 * GQ_MiB, "0,1");
+    assert_true(nv > 10 * pcie);
+    /* NVLink: below the bridge's 12 x 25 GB/s each way, and the sanity
+     * guard's limit (the record is valid, so it held) */
+    assert_true(nv < 300);
+    close_run(&r);
+}
+
+/* The simulator against published nccl-tests figures (all_reduce_perf,
+ * out-of-place busbw at the largest size shown), within 15 %. */
+typedef struct published {
+    const char *machine, *group;
+    uint64_t bytes;
+    double busbw;       /* GB/s, as published */
+    const char *source; /* the public title */
+} published;
+
+static const published pubs[] = {
+    {"rtxpro6000x8", "0-7", 2 * GQ_GiB, 37.6,
+     "voipmonitor/rtx6kpro, hardware/pcie-bandwidth.md, \"NCCL AllReduce Bus Bandwidth\": "
+     "Festr (dual Turin), 8 GPUs, MIN_NCHANNELS=8, sweep 8M-2G"},
+    {TOPO("nvswitch8"), "0-7", 1 * GQ_GiB, 370.0,
+     "NVIDIA/nccl-tests issue \"H100 all reduce performance is poor\": the effective NVLink bandwidth "
+     "with NCCL_ALGO=RING on 8 H100"},
+    {TOPO("rtx4090p2p4"), "0-3", 1 * GQ_GiB, 25.95,
+     "tinygrad/open-gpu-kernel-modules issue \"RTX 4090D 48GB support? (RuntimeError: CUDA error: "
+     "mapping of buffer object failed)\": all_reduce_perf -g 4, 1 GiB"},
+};
+
+static void test_published_figures(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof pubs / sizeof pubs[0]; i++) {
+        run r;
+        open_run(&r, pubs[i].machine);
+        double b = one(&r, GQ_COLL_ALL_REDUCE, pubs[i].bytes, pubs[i].group);
+        double dev = (b - pubs[i].busbw) / pubs[i].busbw;
+        print_message("  %-14s %5.1f GB/s simulated, %6.2f published (%+.1f %%): %s\n",
+                      strrchr(pubs[i].machine, '/') ? strrchr(pubs[i].machine, '/') + 1 : pubs[i].machine, b,
+                      pubs[i].busbw, 100 * dev, pubs[i].source);
+        if (fabs(dev) > 0.15)
+            fail_msg("%s: simulated %.2f GB/s is %+.1f %% from the published %.2f (%s)", pubs[i].machine, b,
+                     100 * dev, pubs[i].busbw, pubs[i].source);
+        close_run(&r);
+    }
+}
+
+/* A known difference, named rather than hidden: on A100 PCIe with NVLink
+ * bridges (12 links) NCCL's all-reduce over a bridged pair is published at
+ * 208 GB/s (NVIDIA/nccl-tests issue "A100 - All reduce performance", two GPUs
+ * joined by NV12), while the sim's ring runs the pair at its copy rate, the
+ * 264 GB/s of a100x6's p2pBandwidthLatencyTest figures: about 18 % above.
+ * The sim has no NCCL protocol efficiency over NVLink (nvswitch8 above
+ * matches without one). The test fails if the difference closes or grows. */
+static void test_known_difference_a100_nvlink(void **state)
+{
+    (void)state;
+    run r;
+    open_run(&r, "a100x6");
+    double b = one(&r, GQ_COLL_ALL_REDUCE, 1 * GQ_GiB, "1,2");
+    double dev = (b - 208.0) / 208.0;
+    print_message("  a100x6 1,2    %5.1f GB/s simulated, 208.00 published (%+.1f %%): known difference\n", b,
+                  100 * dev);
+    assert_true(dev > 0.15 && dev < 0.25);
+    close_run(&r);
+}
+
+/* The unseen machine tpduplex4 (its expected answer is in its header): the
+ * best pair by pairwise copy is {0,1}, by all-reduce {2,3}. */
+static void test_unseen_tp_pair(void **state)
+{
+    (void)state;
+    run r;
+    open_run(&r, TOPO("tpduplex4"));
+    double ar01 = one(&r, GQ_COLL_ALL_REDUCE, 256 * GQ_MiB, "0,1");
+    double ar23 = one(&r, GQ_COLL_ALL_REDUCE, 256 * GQ_MiB, "2,3");
+    assert_true(ar23 > 1.15 * ar01);
+    /* the copies one way at a time: {0,1} ahead */
+    gq_flow f = st_p2p(0, 1, GQ_METHOD_CE);
+    st_out o;
+    st_run(r.be, &f, 1, 0, 5, &o);
+    double c01 = o.gbps[0];
+    f = st_p2p(2, 3, GQ_METHOD_CE);
+    st_run(r.be, &f, 1, 0, 5, &o);
+    double c23 = o.gbps[0];
+    assert_true(c01 > 1.1 * c23);
+    close_run(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_without_p2p),  cmocka_unit_test(test_ring_with_p2p_and_nvlink),
+        cmocka_unit_test(test_published_figures), cmocka_unit_test(test_known_difference_a100_nvlink),
+        cmocka_unit_test(test_unseen_tp_pair),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,137 @@
+/* analysis/tp_groups: candidates (naive, every group, by pairwise copy, by
+ * domain, swaps) and the choice of a partition from measured busbw. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analysis/tp_groups.h"
+
+#define S(a, b) (((gq_tp_set)1 << (a)) | ((gq_tp_set)1 << (b)))
+
+static gq_tp_state st;
+
+static int find(gq_tp_set set)
+{
+    for (int k = 0; k < st.ncand; k++)
+        if (st.cand[k].set == set)
+            return k;
+    return -1;
+}
+
+static void test_init_refuses(void **state)
+{
+    (void)state;
+    int g[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    gq_err e = {0};
+    assert_int_equal(gq_tp_init(&st, g, 8, 3, 80, &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "multiple of 3"));
+    assert_int_equal(gq_tp_init(&st, g, 8, 1, 80, &e), GQ_E_USAGE);
+    assert_int_equal(gq_tp_init(&st, g, 8, 16, 80, &e), GQ_E_USAGE);
+}
+
+/* 8 GPUs, pairs: 28 groups within a budget of 80: naive first, then all. */
+static void test_exhaustive_and_best(void **state)
+{
+    (void)state;
+    int g[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    gq_err e = {0};
+    assert_int_equal(gq_tp_init(&st, g, 8, 2, 80, &e), GQ_OK);
+    gq_tp_seed(&st, NULL, NULL);
+    assert_int_equal(st.ncand, 28);
+    assert_int_equal(st.cand[0].set, S(0, 1));
+    assert_int_equal(st.cand[0].origin, GQ_TP_NAIVE);
+    assert_int_equal(st.cand[4].origin, GQ_TP_ALL);
+    /* every pair 10 GB/s, except the "diagonal" pairs i, i+4 at 30 */
+    for (int k = 0; k < st.ncand; k++)
+        st.cand[k].busbw = 10;
+    for (int i = 0; i < 4; i++)
+        st.cand[find(S(i, i + 4))].busbw = 30;
+    gq_tp_part p, n;
+    assert_true(gq_tp_best(&st, &p));
+    assert_int_equal(p.ngroups, 4);
+    assert_true(fabs(p.min_busbw - 30) < 1e-9);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(st.cand[p.idx[i]].set, S(i, i + 4));
+    gq_tp_naive(&st, &n);
+    assert_true(fabs(n.min_busbw - 10) < 1e-9);
+    /* an invalid group is never chosen */
+    st.cand[find(S(2, 6))].busbw = -2;
+    assert_true(gq_tp_best(&st, &p));
+    assert_true(fabs(p.min_busbw - 10) < 1e-9);
+    char buf[64];
+    gq_tp_set_str(S(2, 6), buf, sizeof buf);
+    assert_string_equal(buf, "2,6");
+}
+
+/* 8 GPUs in groups of 4 over a budget of 10 (70 groups do not fit): the
+ * naive groups, the partition by pairwise copy and by domain; then swaps. */
+static void test_budget_copy_domain_swaps(void **state)
+{
+    (void)state;
+    int g[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    gq_err e = {0};
+    assert_int_equal(gq_tp_init(&st, g, 8, 4, 10, &e), GQ_OK);
+    /* copies: even GPUs among themselves fast (20), odd among themselves 15, else 5 */
+    for (int a = 0; a < 8; a++)
+        for (int b = 0; b < 8; b++)
+            st.copy[a][b] = a == b ? -1 : (a % 2 == 0 && b % 2 == 0) ? 20 : (a % 2 && b % 2) ? 15 : 5;
+    int parent[64];
+    for (int i = 0; i < 64; i++)
+        parent[i] = -1;
+    for (int i = 0; i < 8; i++)
+        parent[i] = i < 4 ? 7 : 3; /* GPUs 4-7 under the parent that sorts first */
+    gq_tp_seed(&st, NULL, parent);
+    gq_tp_set even = S(0, 2) | S(4, 6), odd = S(1, 3) | S(5, 7);
+    int ke = find(even), ko = find(odd);
+    assert_true(ke >= 2 && ko >= 2);
+    assert_int_equal(st.cand[ke].origin, GQ_TP_COPY);
+    assert_true(fabs(st.cand[ke].copy - 20) < 1e-9);
+    assert_true(find(S(0, 1) | S(2, 3)) == 0);
+    assert_int_equal(st.cand[0].origin, GQ_TP_NAIVE);
+    /* the domain partition by parent is the naive one here: no new group */
+    assert_int_equal(st.ncand, 4);
+    /* measured: the naive groups 8, even 12, odd 9 */
+    st.cand[0].busbw = st.cand[1].busbw = 8;
+    st.cand[ke].busbw = 12;
+    st.cand[ko].busbw = 9;
+    gq_tp_part p;
+    assert_true(gq_tp_best(&st, &p));
+    assert_true(fabs(p.min_busbw - 9) < 1e-9);
+    int added = gq_tp_swaps(&st, &p, 6);
+    assert_int_equal(added, 6);
+    assert_int_equal(st.cand[st.ncand - 1].origin, GQ_TP_SWAP);
+    assert_true(st.cand[st.ncand - 1].busbw < 0); /* not measured yet */
+    assert_int_equal(gq_tp_best_by_copy(&st), ke);
+    assert_int_equal(gq_tp_best_by_busbw(&st), ke);
+}
+
+/* NVLink pairs come together as a domain partition. */
+static void test_nvlink_domain(void **state)
+{
+    (void)state;
+    int g[6] = {0, 1, 2, 3, 4, 5};
+    gq_err e = {0};
+    static int nvl[64][64];
+    memset(nvl, 0, sizeof nvl);
+    nvl[0][3] = nvl[3][0] = nvl[1][2] = nvl[2][1] = nvl[4][5] = nvl[5][4] = 12;
+    assert_int_equal(gq_tp_init(&st, g, 6, 2, 3, &e), GQ_OK); /* 15 pairs > budget 3 */
+    gq_tp_seed(&st, (const int(*)[64])nvl, NULL);
+    assert_true(find(S(0, 3)) >= 0 && find(S(1, 2)) >= 0);
+    assert_int_equal(st.cand[find(S(0, 3))].origin, GQ_TP_DOMAIN);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_init_refuses),
+        cmocka_unit_test(test_exhaustive_and_best),
+        cmocka_unit_test(test_budget_copy_domain_swaps),
+        cmocka_unit_test(test_nvlink_domain),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
