@@ -52,7 +52,8 @@ NCCL_SRC=${NCCL_SRC:-$ROOT/.deps/nccl}
 NT_SRC=${NCCL_TESTS_SRC:-$ROOT/.deps/nccl-tests}
 NGPUS=${NGPUS:-1}
 GPUS=$(seq -s, 0 $((NGPUS - 1)))
-GQ_COLL_ARGS=${GQ_COLL_ARGS:-"--op $OP $SIZES -n $ITERS -w $WARMUP --gpus $GPUS"}
+GQ_SIZES=${GQ_SIZES:-"--minbytes 8M --maxbytes 1G --stepfactor 2"} # the same sizes as SIZES, in gpuqual's names
+GQ_COLL_ARGS=${GQ_COLL_ARGS:-"--op $OP $GQ_SIZES --iters $ITERS --warmup-iters $WARMUP --gpus $GPUS"}
 J=$(nproc 2>/dev/null || echo 16)
 GEN="-gencode=arch=compute_${ARCH},code=sm_${ARCH}"
 S=$OUT/summary.txt

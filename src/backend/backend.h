@@ -307,7 +307,11 @@ typedef struct gq_backend_ops {
      * run here and with what (never fails for lack of a library: it fills
      * info->why). coll_run runs req's groups at once: warmup iterations,
      * a barrier, then iters timed iterations per group; res[] has
-     * req->ngroups entries. GQ_E_UNSUPP when !available. */
+     * req->ngroups entries. A group whose timed part ends first keeps
+     * running untimed iterations until every group's has ended (as an
+     * interfering copy does), so each window lies under the others' load;
+     * they finish before the data check. GQ_E_NOLIB (the library is
+     * missing: info->why's line) or GQ_E_UNSUPP when !available. */
     int (*coll_probe)(gq_backend *be, gq_coll_info *info);
     int (*coll_run)(gq_backend *be, const gq_coll_req *req, gq_coll_result *res, gq_err *err);
 } gq_backend_ops;

@@ -18,7 +18,9 @@
  *    ranks), then an event on each rank's stream; the events are polled
  *    without sleeping, and a group's t_end is when its last rank's event
  *    completed (so nccl-tests' time per iteration is (t_end - t_start) /
- *    iters, as its host timer gives it);
+ *    iters, as its host timer gives it); with several groups, one whose
+ *    timed part is over runs untimed iterations, one at a time, until every
+ *    group's is (the seam's overlap contract), and they drain before the check;
  *  - after the timed part, every rank's output is checked on its GPU
  *    (gq_k_coll_check).
  * Out of place, as nccl-tests' "out-of-place" columns: the output of every
@@ -377,6 +379,34 @@ static int coll_wait(const gq_nccl *nc, cuda_comm **cs, coll_bufs *bfs, const gq
                 left--;
             }
         }
+        /* A group whose timed part is over keeps loading the fabric with untimed iterations,
+         * one at a time, until every group's timed part is over (the overlap contract of
+         * backend.h, as an interfering copy does): its window then lies under the others' load. */
+        for (int g = 0; left > 0 && g < q->ngroups; g++) {
+            if (!done[g] || bfs[g].failed)
+                continue;
+            cuda_comm *c = cs[g];
+            bool idle = true;
+            for (int k = 0; k < c->n && idle; k++) {
+                cudaError_t e = cudaEventQuery(c->ev[k]);
+                if (e == cudaErrorNotReady)
+                    idle = false;
+                else if (e != cudaSuccess)
+                    CK(e);
+            }
+            if (!idle)
+                continue;
+            gq_ncclResult_t r = coll_enqueue(nc, c, &bfs[g], q->op, q->bytes);
+            if (r != gq_ncclSuccess) {
+                rc = gq_err_set(err, GQ_E_BACKEND, "%s (group %d, untimed load): %s", op_fn[q->op], g + 1,
+                                gq_nccl_strerror(nc, r));
+                goto out;
+            }
+            for (int k = 0; k < c->n; k++) {
+                CK(cudaSetDevice(c->gpus[k]));
+                CK(cudaEventRecord(c->ev[k], c->st[k]));
+            }
+        }
         if (left == 0 || spin % 4096 != 4095)
             continue;
         /* every few thousand polls: NCCL's own errors (a peer lost), an interrupt, a hang */
@@ -400,10 +430,16 @@ static int coll_wait(const gq_nccl *nc, cuda_comm **cs, coll_bufs *bfs, const gq
         if (rc != GQ_OK)
             goto out;
     }
+    /* the untimed iterations drain before the data check */
+    for (int g = 0; g < q->ngroups; g++)
+        for (int k = 0; !bfs[g].failed && k < cs[g]->n; k++) {
+            CK(cudaSetDevice(cs[g]->gpus[k]));
+            CK(cudaStreamSynchronize(cs[g]->st[k]));
+        }
 out:
     if (rc != GQ_OK)
         for (int g = 0; g < q->ngroups; g++)
-            if (!done[g])
+            if (!done[g] || q->ngroups > 1)
                 comm_kill(nc, cs[g]);
     return rc;
 }
