@@ -270,6 +270,8 @@ static json_t *coll_doc(gq_ctx *ctx, const gq_recordset *rs, const gq_coll_info 
         json_object_set_new(sections, "collectives", sec);
         sec = NULL;
         gq_doc d = {.kind = "collectives",
+                    .version = gq_version,
+                    .git = gq_git_rev,
                     .options = options,
                     .topo = ctx->topo,
                     .records = rs,

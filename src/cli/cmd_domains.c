@@ -385,6 +385,8 @@ static int plan_only(gq_ctx *ctx, const gq_harness_opts *ho)
             json_object_set_new(sections, "plan_only", json_true());
             pj = NULL;
             gq_doc d = {.kind = "domains",
+                        .version = gq_version,
+                        .git = gq_git_rev,
                         .options = options,
                         .topo = ctx->topo,
                         .sections = sections,
@@ -421,6 +423,8 @@ static json_t *domains_doc(gq_ctx *ctx, const gq_discovery *disc, double round_s
         json_object_set_new(sections, "plan_only", json_false());
         mj = pj = NULL;
         gq_doc d = {.kind = "domains",
+                    .version = gq_version,
+                    .git = gq_git_rev,
                     .options = options,
                     .topo = ctx->topo,
                     .records = &disc->records,

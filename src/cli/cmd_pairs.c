@@ -340,6 +340,8 @@ static json_t *pairs_doc(gq_ctx *ctx, const gq_recordset *rs, bool interrupted)
             json_object_set_new(sections, "vs_ratio",
                                 json_real(rs->v[pg[1].agg].value.median / rs->v[pg[0].agg].value.median));
         gq_doc d = {.kind = "pairs",
+                    .version = gq_version,
+                    .git = gq_git_rev,
                     .options = options,
                     .topo = ctx->topo,
                     .records = rs,

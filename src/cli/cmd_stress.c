@@ -367,6 +367,8 @@ static int stress_doc(gq_ctx *ctx, const gq_stress_result *res, const gq_stress_
         json_object_set_new(sections, "stress", st);
         st = NULL;
         gq_doc d = {.kind = "stress",
+                    .version = gq_version,
+                    .git = gq_git_rev,
                     .options = options,
                     .topo = ctx->topo,
                     .records = NULL,

@@ -547,6 +547,8 @@ static json_t *sweep_doc(gq_ctx *ctx, const gq_recordset *rs, const series *ser,
         json_object_set_new(sections, "sweep", sw);
         sw = arr = sz = NULL;
         gq_doc d = {.kind = "sweep",
+                    .version = gq_version,
+                    .git = gq_git_rev,
                     .options = options,
                     .topo = ctx->topo,
                     .records = rs,
