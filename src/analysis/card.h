@@ -9,13 +9,13 @@
  *    analysis and the placement verification; keeps every record; stops
  *    cleanly on Ctrl-C (what was measured is kept, the run is marked
  *    incomplete). Never prints: progress goes through a callback.
- *  - gq_card_compose() (render/card_compose.h): pure function of the topology, the records and the
+ *  - gq_card_compose() (doc/card_compose.h): pure function of the topology, the records and the
  *    saved sections (stress, placement): derives the figures (matrices,
  *    concurrent pairs, host paths, sweeps, latency), the domains and
  *    bottlenecks, judges them (analysis/expect.h), and writes the "card"
  *    section with seed 001 §9's rows and the findings in plain sentences.
  *    `gpuqual report` runs the same function on saved documents. The figures
- *    and the composition are in render/card_compose.c, the facts read from the
+ *    are composed in card_compose.c (typed), written by doc/card_compose.c, the facts read from the
  *    sections in card_facts.c, the verdicts, rows and findings (one function
  *    per row) in card_judge.c.
  *
@@ -227,7 +227,7 @@ void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *wh
  * What the card concludes, as a struct: its rows (seed 001 §9's table), its
  * checks, its findings, each with the step it rests on and that step's
  * evidence, and the card's verdict. gq_card_judge fills it; the one codec
- * (render/card_render.h: gq_card_to_json, gq_card_from_json) writes and reads
+ * (doc/card_codec.h: gq_card_to_json, gq_card_from_json) writes and reads
  * it; the renderers print the table, the verdict and the findings from it. */
 #define GQ_CARD_MAX_ROWS 16
 

@@ -35,7 +35,7 @@
  * placement_search.c (choosing candidates), placement_solve.c (the mapping
  * with its explanations), placement_judge.c (verification's judging steps);
  * placement_internal.h is what they share. The JSON codec of the result is
- * render/placement_json.c.
+ * doc/placement_json.c.
  */
 #ifndef GQ_ANALYSIS_PLACEMENT_H
 #define GQ_ANALYSIS_PLACEMENT_H

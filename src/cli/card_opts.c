@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "render/analysis_render.h"
-#include "render/card_compose.h"
+#include "doc/card_compose.h"
 #include "render/card_render.h"
 #include "render/render.h"
 #include "core/units.h"

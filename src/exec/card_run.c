@@ -21,7 +21,7 @@
 #include "measure/catalog.h"
 #include "measure/cleanroom.h"
 #include "measure/harness.h"
-#include "render/analysis_render.h"
+#include "doc/analysis_json.h"
 
 /* ---- execution ------------------------------------------------------------ */
 

@@ -18,7 +18,7 @@
 #include <jansson.h>
 
 #include "analysis/card.h"
-#include "render/card_compose.h"
+#include "doc/card_compose.h"
 #include "exec/card_run.h"
 #include "analysis/expect.h"
 #include "backend/backend.h"

@@ -1,4 +1,4 @@
-/* The typed card's one codec (render/card_render.h): gq_card_to_json writes
+/* The typed card's one codec (doc/card_codec.h): gq_card_to_json writes
  * what the card concludes into the card section; gq_card_from_json reads a
  * saved card section back, fail closed, and reads a schema-1 card as
  * schema 2. */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "analysis/card.h"
-#include "render/card_render.h"
+#include "doc/card_codec.h"
 
 typedef struct rd {
     const char *file;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/json.h"
-#include "render/analysis_render.h"
+#include "doc/analysis_json.h"
 
 static json_t *jint(long long v)
 {

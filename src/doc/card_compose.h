@@ -1,9 +1,10 @@
 /* The card document composed from a run: the "card", "domains" and
- * "bottlenecks" sections, judged by analysis (card_judge.c). Render's job:
- * it writes the analysis results as JSON sections (render/analysis_render.h).
- * Read by the card command, report and the tests. */
-#ifndef GQ_RENDER_CARD_COMPOSE_H
-#define GQ_RENDER_CARD_COMPOSE_H
+ * "bottlenecks" sections. The figures are composed by analysis
+ * (analysis/card_compose.h: gq_card_figures_make) and judged by analysis
+ * (card_judge.c); this codec writes them as JSON (doc/card_compose.c). Read
+ * by the card command, report and the tests. */
+#ifndef GQ_DOC_CARD_COMPOSE_H
+#define GQ_DOC_CARD_COMPOSE_H
 
 #include <jansson.h>
 #include <stdbool.h>
