@@ -17,7 +17,7 @@
  *    `gpuqual report` runs the same function on saved documents. The figures
  *    are composed in card_compose.c (typed), written by doc/card_compose.c, the facts read from the
  *    sections in card_facts.c, the verdicts, rows and findings (one function
- *    per row) in card_judge.c.
+ *    per row) in card_judge.c, card_rows.c and card_findings.c.
  *
  * Steps (in order): identity, matrix (one ordered pair at a time; P2P read,
  * host-staged where P2P is absent), host (each GPU alone, both directions),

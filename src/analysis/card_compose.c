@@ -181,7 +181,8 @@ static int host_subsets(const gq_topo *t, gq_card_figures *f)
     if (assumed)
         gq_probes_assume_domains(t, f->sel, f->n, assumed);
     gq_err e = {0};
-    if ((dom || assumed) && gq_probes_plan_contention(&plan, t, f->sel, f->n, dom ? dom : assumed, &e) == GQ_OK)
+    if ((dom || assumed) &&
+        gq_probes_plan_contention(&plan, t, f->sel, f->n, dom ? dom : assumed, &e) == GQ_OK)
         pp = &plan;
     free(assumed);
     for (int i = 0; i < bn->nobs; i++) {
@@ -236,9 +237,11 @@ static void pairs(gq_card_figures *f)
         const gq_bn_obs *ob = &f->bn.obs[i];
         if (!ob->p2p)
             continue;
-        if (ob->p2p_kind == GQ_P2P_WITHIN && (f->pairs_within < 0 || ob->npairs > f->bn.obs[f->pairs_within].npairs))
+        if (ob->p2p_kind == GQ_P2P_WITHIN &&
+            (f->pairs_within < 0 || ob->npairs > f->bn.obs[f->pairs_within].npairs))
             f->pairs_within = i;
-        if (ob->p2p_kind == GQ_P2P_ACROSS && (f->pairs_across < 0 || ob->npairs > f->bn.obs[f->pairs_across].npairs))
+        if (ob->p2p_kind == GQ_P2P_ACROSS &&
+            (f->pairs_across < 0 || ob->npairs > f->bn.obs[f->pairs_across].npairs))
             f->pairs_across = i;
     }
 }
