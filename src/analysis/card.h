@@ -16,7 +16,7 @@
  *    section with seed 001 §9's rows and the findings in plain sentences.
  *    `gpuqual report` runs the same function on saved documents. The figures
  *    are composed in card_compose.c (typed), written by doc/card_compose.c, the facts read from the
- *    sections in card_facts.c, the verdicts, rows and findings (one function
+ *    sections in doc/card_facts_json.c, the verdicts, rows and findings (one function
  *    per row) in card_judge.c, card_rows.c and card_findings.c.
  *
  * Steps (in order): identity, matrix (one ordered pair at a time; P2P read,
@@ -216,13 +216,6 @@ typedef struct gq_card_result {
 
 void gq_card_result_free(gq_card_result *r);
 
-/* Each step's evidence from a card section's "plan": "done" is measured;
- * "skipped" and "interrupted" are skipped, "failed" failed, with the entry's
- * "reason" (schema 2) or, in a schema-1 card, the reason its note gives
- * ("--no-..." the user, "budget", "one GPU", "interrupted", else not
- * applicable); a step the plan does not list is unknown. */
-void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *why);
-
 /* ---- the typed card ---------------------------------------------------------
  * What the card concludes, as a struct: its rows (seed 001 §9's table), its
  * checks, its findings, each with the step it rests on and that step's
@@ -290,28 +283,23 @@ void gq_card_rest_rows(gq_card *c);
  * Returns the worst check verdict. */
 gq_verdict gq_card_summarize(gq_card *c);
 
-/* Facts for the verdicts, from a card section and the stress section (both
- * as composed or saved) and the records (integrity counts; may be NULL). */
-void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
-                             gq_card_facts *f);
+/* The facts the records give (analysis/card_facts.c): integrity counts with
+ * an example of each, and the GPUs other work kept busy (rs may be NULL:
+ * nothing is added). The sections' facts are decoded by doc/card_codec.h's
+ * gq_card_facts_from_json, which calls this. */
+void gq_card_facts_records(const gq_recordset *rs, gq_card_facts *f);
 
 /* Judge a composed or saved card section (e.g. `report --expect`) into *out
- * (gq_card_init'ed here; gq_card_free it): the checks on its facts, their
- * counts, the verdict from them and the steps' evidence (the section's plan,
- * its level and "complete"), the rows and the findings. bottlenecks and
- * stress are the root sections (may be NULL). The section is not changed:
- * gq_card_to_json (render/card_render.h) writes the result into it. */
-int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_recordset *rs,
+ * (gq_card_init'ed here; gq_card_free it): the checks on its facts f
+ * (gq_card_facts_from_json, doc/card_codec.h), their counts, the verdict from
+ * them and the steps' evidence (f's, the section's level and "complete"), the
+ * rows and the findings. bottlenecks and stress are the root sections (may be
+ * NULL). The section is not changed: gq_card_to_json (doc/card_codec.h)
+ * writes the result into it. */
+int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_card_facts *f,
                   const gq_expect *ex, gq_card *out, gq_err *err);
 
 /* "skip", "info", "pass", "warn", "fail" exactly (gq_verdict_name). */
 bool gq_verdict_parse(const char *s, gq_verdict *out);
-
-/* Exit code of a card section, from its typed verdict (gq_card_verdict_parse,
- * gq_card_verdict_exit_code): 0 pass, 4 warn, 1 fail, 5 incomplete (also
- * when a schema-1 card says "complete": false); -1 when "verdict" is missing,
- * not a string, or not exactly "pass", "warn", "fail" or "incomplete" (a
- * document read back is never a pass by default). */
-int gq_card_exit_code(const json_t *card);
 
 #endif

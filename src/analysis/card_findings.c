@@ -42,7 +42,8 @@ void gq_judge_find_pairwise(gq_card *fs, const json_t *m0, const json_t *dm, int
                 fs,
                 "GPUs form %d performance domains, %s: pairs within a domain reach %s GB/s one way, pairs "
                 "across %s GB/s (one pair at a time).",
-                ndom, list, gq_judge_range(r->wlo, r->whi, s1, sizeof s1), gq_judge_range(r->alo, r->ahi, s2, sizeof s2));
+                ndom, list, gq_judge_range(r->wlo, r->whi, s1, sizeof s1),
+                gq_judge_range(r->alo, r->ahi, s2, sizeof s2));
         } else
             gq_judge_finding(
                 fs,
@@ -59,14 +60,15 @@ void gq_judge_find_concurrent(gq_card *fs, const json_t *pairs)
     const json_t *w = json_object_get(pairs, "within"), *ac = json_object_get(pairs, "across");
     double ra = gq_json_num(pairs, "ratio");
     if (json_is_object(w) && json_is_object(ac) && isfinite(ra))
-        gq_judge_finding(fs,
-                "%d pairs at once within domains moved %s GB/s in total, %d pairs across domains %s GB/s: "
-                "crossing domains keeps %.0f%% of the bandwidth. Keep heavy GPU-to-GPU exchanges within "
-                "domains.",
-                (int)json_array_size(json_object_get(w, "pairs")),
-                gq_judge_f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a),
-                (int)json_array_size(json_object_get(ac, "pairs")),
-                gq_judge_f1(gq_json_num(ac, "aggregate_gbps"), b, sizeof b), ra * 100);
+        gq_judge_finding(
+            fs,
+            "%d pairs at once within domains moved %s GB/s in total, %d pairs across domains %s GB/s: "
+            "crossing domains keeps %.0f%% of the bandwidth. Keep heavy GPU-to-GPU exchanges within "
+            "domains.",
+            (int)json_array_size(json_object_get(w, "pairs")),
+            gq_judge_f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a),
+            (int)json_array_size(json_object_get(ac, "pairs")),
+            gq_judge_f1(gq_json_num(ac, "aggregate_gbps"), b, sizeof b), ra * 100);
 }
 
 /* The bottleneck findings: the shared budgets (P2P and host) inferred from concurrent copies. */
@@ -83,25 +85,27 @@ void gq_judge_find_bottlenecks(gq_card *fs, const json_t *bottlenecks)
         char sb[64];
         const char *expl = gq_json_str(x, "explanation", "");
         if (!strcmp(dir, "p2p"))
-            gq_judge_finding(fs,
-                    "Concurrent GPU pairs among GPUs %s share about %s GB/s when they copy at once (one pair "
-                    "at a "
-                    "time they would move %s GB/s). %s%s",
-                    gq_domains_set_str(gl, n, sb, sizeof sb),
-                    gq_judge_f1(gq_json_num(x, "capacity_gbps"), a, sizeof a),
-                    gq_judge_f1(gq_json_num(x, "sum_alone_gbps"), b, sizeof b), expl,
-                    *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
+            gq_judge_finding(
+                fs,
+                "Concurrent GPU pairs among GPUs %s share about %s GB/s when they copy at once (one pair "
+                "at a "
+                "time they would move %s GB/s). %s%s",
+                gq_domains_set_str(gl, n, sb, sizeof sb),
+                gq_judge_f1(gq_json_num(x, "capacity_gbps"), a, sizeof a),
+                gq_judge_f1(gq_json_num(x, "sum_alone_gbps"), b, sizeof b), expl,
+                *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
         else
-            gq_judge_finding(fs,
-                    "GPUs %s share one %s budget of about %s GB/s when they copy at once (alone they would "
-                    "move %s GB/s together). %s%s",
-                    gq_domains_set_str(gl, n, sb, sizeof sb),
-                    !strcmp(dir, "h2d")   ? "host-to-GPU"
-                    : !strcmp(dir, "d2h") ? "GPU-to-host"
-                                          : dir,
-                    gq_judge_f1(gq_json_num(x, "capacity_gbps"), a, sizeof a),
-                    gq_judge_f1(gq_json_num(x, "sum_alone_gbps"), b, sizeof b), expl,
-                    *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
+            gq_judge_finding(
+                fs,
+                "GPUs %s share one %s budget of about %s GB/s when they copy at once (alone they would "
+                "move %s GB/s together). %s%s",
+                gq_domains_set_str(gl, n, sb, sizeof sb),
+                !strcmp(dir, "h2d")   ? "host-to-GPU"
+                : !strcmp(dir, "d2h") ? "GPU-to-host"
+                                      : dir,
+                gq_judge_f1(gq_json_num(x, "capacity_gbps"), a, sizeof a),
+                gq_judge_f1(gq_json_num(x, "sum_alone_gbps"), b, sizeof b), expl,
+                *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
     }
 }
 
@@ -142,13 +146,14 @@ void gq_judge_find_host(gq_card *fs, const json_t *host)
             }
         }
         char sa[64], sb2[64];
-        gq_judge_finding(fs,
-                "With all %d GPUs copying %s at once, GPUs %s get %s GB/s each against %s GB/s for GPUs "
-                "%s: an "
-                "asymmetry that each GPU alone does not show.",
-                n, dd ? "to host memory" : "from host memory", gq_domains_set_str(slow, ns, sa, sizeof sa),
-                gq_judge_range(sl, sh, s1, sizeof s1), gq_judge_range(fl, fh, s2, sizeof s2),
-                gq_domains_set_str(fast, nf, sb2, sizeof sb2));
+        gq_judge_finding(
+            fs,
+            "With all %d GPUs copying %s at once, GPUs %s get %s GB/s each against %s GB/s for GPUs "
+            "%s: an "
+            "asymmetry that each GPU alone does not show.",
+            n, dd ? "to host memory" : "from host memory", gq_domains_set_str(slow, ns, sa, sizeof sa),
+            gq_judge_range(sl, sh, s1, sizeof s1), gq_judge_range(fl, fh, s2, sizeof s2),
+            gq_domains_set_str(fast, nf, sb2, sizeof sb2));
     }
 }
 
@@ -170,7 +175,8 @@ void gq_judge_find_sweeps(gq_card *fs, const json_t *sweeps)
             "%s: each copy costs about %s µs before data moves; copies smaller than %s get less than half of "
             "its %s GB/s.",
             gq_json_str(x, "label", "?"), gq_judge_f1(gq_json_num(fit, "fixed_us"), a, sizeof a),
-            gq_judge_approx_size(h, hb, sizeof hb), gq_judge_f1(gq_json_num(fit, "asymptotic_gbps"), b, sizeof b));
+            gq_judge_approx_size(h, hb, sizeof hb),
+            gq_judge_f1(gq_json_num(fit, "asymptotic_gbps"), b, sizeof b));
         break;
     }
 }
@@ -201,18 +207,19 @@ void gq_judge_find_health(gq_card *fs, const json_t *stress)
             snprintf(who, sizeof who, "both GPUs");
         else
             snprintf(who, sizeof who, "all %d GPUs", ng);
-        gq_judge_finding(fs,
-                "Under %s s of load on %s (%s W together, GPU telemetry), the hottest reached %s °C%s%s%s; "
-                "power capping in up to %s%% of samples is expected near the limit and is not a thermal "
-                "slowdown.",
-                gq_judge_f1(gq_json_num(stress, "elapsed_s"), a, sizeof a), who,
-                gq_judge_f1(gq_json_num(node, "power_total_avg_w"), b, sizeof b), gq_judge_f1(tmax, c, sizeof c),
-                nth ? ", with THERMAL SLOWDOWN on " : ", with no thermal slowdown",
-                nth ? gq_judge_f1(nth, d, sizeof d) : "",
-                nth == 1 ? " GPU"
-                : nth    ? " GPUs"
-                         : "",
-                gq_judge_f1(cap, s1, sizeof s1));
+        gq_judge_finding(
+            fs,
+            "Under %s s of load on %s (%s W together, GPU telemetry), the hottest reached %s °C%s%s%s; "
+            "power capping in up to %s%% of samples is expected near the limit and is not a thermal "
+            "slowdown.",
+            gq_judge_f1(gq_json_num(stress, "elapsed_s"), a, sizeof a), who,
+            gq_judge_f1(gq_json_num(node, "power_total_avg_w"), b, sizeof b), gq_judge_f1(tmax, c, sizeof c),
+            nth ? ", with THERMAL SLOWDOWN on " : ", with no thermal slowdown",
+            nth ? gq_judge_f1(nth, d, sizeof d) : "",
+            nth == 1 ? " GPU"
+            : nth    ? " GPUs"
+                     : "",
+            gq_judge_f1(cap, s1, sizeof s1));
     }
 }
 
@@ -225,13 +232,14 @@ static void find_offload(gq_card *fs, const int *gl, int n, const char *list, do
 {
     char a[32], b[32], c[32], sb[64], sc[64];
     if (f->step_ev[GQ_CS_CONTENTION] != GQ_EV_MEASURED) {
-        gq_judge_finding(fs,
-                "For KV offload, use GPUs %s (measured together: %s GB/s to GPU, %s GB/s to host in total); "
-                "whether their host paths collide was not measured (contention step: %s).",
-                list, gq_judge_f1(mh, a, sizeof a), gq_judge_f1(md, b, sizeof b),
-                f->step_ev[GQ_CS_CONTENTION] == GQ_EV_UNKNOWN
-                    ? "unknown"
-                    : gq_ev_reason_words(f->step_why[GQ_CS_CONTENTION]));
+        gq_judge_finding(
+            fs,
+            "For KV offload, use GPUs %s (measured together: %s GB/s to GPU, %s GB/s to host in total); "
+            "whether their host paths collide was not measured (contention step: %s).",
+            list, gq_judge_f1(mh, a, sizeof a), gq_judge_f1(md, b, sizeof b),
+            f->step_ev[GQ_CS_CONTENTION] == GQ_EV_UNKNOWN
+                ? "unknown"
+                : gq_ev_reason_words(f->step_why[GQ_CS_CONTENTION]));
         return;
     }
     size_t i;
@@ -249,14 +257,17 @@ static void find_offload(gq_card *fs, const int *gl, int n, const char *list, do
                     shared[ns++] = gl[k];
         if (ns < 2)
             continue;
-        gq_judge_finding(fs,
-                "For KV offload, use GPUs %s (measured together: %s GB/s to GPU, %s GB/s to host in total); "
-                "GPUs %s of them share the %s budget of GPUs %s, about %s GB/s, when they copy at once.",
-                list, gq_judge_f1(mh, a, sizeof a), gq_judge_f1(md, b, sizeof b), gq_domains_set_str(shared, ns, sb, sizeof sb),
-                !strcmp(dir, "h2d")   ? "host-to-GPU"
-                : !strcmp(dir, "d2h") ? "GPU-to-host"
-                                      : dir,
-                gq_domains_set_str(bl, nb, sc, sizeof sc), gq_judge_f1(gq_json_num(x, "capacity_gbps"), c, sizeof c));
+        gq_judge_finding(
+            fs,
+            "For KV offload, use GPUs %s (measured together: %s GB/s to GPU, %s GB/s to host in total); "
+            "GPUs %s of them share the %s budget of GPUs %s, about %s GB/s, when they copy at once.",
+            list, gq_judge_f1(mh, a, sizeof a), gq_judge_f1(md, b, sizeof b),
+            gq_domains_set_str(shared, ns, sb, sizeof sb),
+            !strcmp(dir, "h2d")   ? "host-to-GPU"
+            : !strcmp(dir, "d2h") ? "GPU-to-host"
+                                  : dir,
+            gq_domains_set_str(bl, nb, sc, sizeof sc),
+            gq_judge_f1(gq_json_num(x, "capacity_gbps"), c, sizeof c));
         return;
     }
     gq_judge_finding(
@@ -292,7 +303,7 @@ void gq_judge_find_placement(gq_card *fs, const json_t *pl, const json_t *bottle
                 find_offload(fs, gl, n, list, mh, md, bottlenecks, f);
             else
                 gq_judge_finding(fs, "For KV offload, use GPU %s (%s GB/s to GPU, %s GB/s to host).", list,
-                        gq_judge_f1(mh, a, sizeof a), gq_judge_f1(md, b, sizeof b));
+                                 gq_judge_f1(mh, a, sizeof a), gq_judge_f1(md, b, sizeof b));
         }
         const json_t *pp = json_object_get(pl, "pairs");
         if (json_array_size(pp)) {
@@ -304,23 +315,26 @@ void gq_judge_find_placement(gq_card *fs, const json_t *pl, const json_t *bottle
             double gain = gq_json_num(pl, "gain");
             const json_t *pa = json_object_get(pl, "pairs_aggregate");
             if (json_integer_value(json_object_get(pl, "staged_unmeasured")) > 0)
-                gq_judge_finding(fs,
-                        "Prefill→decode handoffs %s are planned through host memory because no usable P2P "
-                        "figure was measured for %d of them: measure the pairs before relying on it.",
-                        list, (int)json_integer_value(json_object_get(pl, "staged_unmeasured")));
+                gq_judge_finding(
+                    fs,
+                    "Prefill→decode handoffs %s are planned through host memory because no usable P2P "
+                    "figure was measured for %d of them: measure the pairs before relying on it.",
+                    list, (int)json_integer_value(json_object_get(pl, "staged_unmeasured")));
             else if (json_is_true(json_object_get(pl, "all_staged")))
-                gq_judge_finding(fs,
-                        "Prefill→decode handoffs %s: every handoff is host-staged (no P2P), so the pairs are "
-                        "chosen "
-                        "to use both sockets' host budgets.",
-                        list);
+                gq_judge_finding(
+                    fs,
+                    "Prefill→decode handoffs %s: every handoff is host-staged (no P2P), so the pairs are "
+                    "chosen "
+                    "to use both sockets' host budgets.",
+                    list);
             else
-                gq_judge_finding(fs,
-                        "Prefill→decode handoffs %s keep every KV transfer on a fast path: %s GB/s measured "
-                        "together%s%s%s.",
-                        list, gq_judge_f1(gq_json_num(pa, "measured_gbps"), a, sizeof a), isfinite(gain) ? ", " : "",
-                        isfinite(gain) ? gq_judge_f1(gain, b, sizeof b) : "",
-                        isfinite(gain) ? "× the naive mapping (GPUs in index order)" : "");
+                gq_judge_finding(
+                    fs,
+                    "Prefill→decode handoffs %s keep every KV transfer on a fast path: %s GB/s measured "
+                    "together%s%s%s.",
+                    list, gq_judge_f1(gq_json_num(pa, "measured_gbps"), a, sizeof a),
+                    isfinite(gain) ? ", " : "", isfinite(gain) ? gq_judge_f1(gain, b, sizeof b) : "",
+                    isfinite(gain) ? "× the naive mapping (GPUs in index order)" : "");
         }
     }
 }
@@ -348,10 +362,11 @@ void gq_judge_find_set_aside(gq_card *fs, const json_t *dm)
     {
         const json_t *g = json_object_get(s, "gpu");
         if (json_is_integer(g))
-            gq_judge_finding(fs,
-                    "GPU %d set aside: %s; it is its own domain, and the other GPUs' domains are found "
-                    "without it.",
-                    (int)json_integer_value(g), gq_json_str(s, "text", "every pair with it is slow"));
+            gq_judge_finding(
+                fs,
+                "GPU %d set aside: %s; it is its own domain, and the other GPUs' domains are found "
+                "without it.",
+                (int)json_integer_value(g), gq_json_str(s, "text", "every pair with it is slow"));
     }
 }
 
@@ -360,15 +375,16 @@ void gq_judge_find_busy(gq_card *fs)
 {
     for (int g = 0; g < GQ_MAX_GPUS; g++)
         if (fs->busy_records[g])
-            gq_judge_finding(fs,
-                    "GPU %d was busy while the card measured (%s): %d measurement%s flagged contaminated and "
-                    "left "
-                    "out of every figure and verdict. %s",
-                    g, fs->busy_what[g][0] ? fs->busy_what[g] : "other work seen", fs->busy_records[g],
-                    fs->busy_records[g] == 1 ? "" : "s",
-                    fs->allow_busy ? "The card was judged without them (--allow-busy)."
-                                   : "The card is INCOMPLETE: run it again with the GPU idle, or with "
-                                     "--allow-busy to judge the rest.");
+            gq_judge_finding(
+                fs,
+                "GPU %d was busy while the card measured (%s): %d measurement%s flagged contaminated and "
+                "left "
+                "out of every figure and verdict. %s",
+                g, fs->busy_what[g][0] ? fs->busy_what[g] : "other work seen", fs->busy_records[g],
+                fs->busy_records[g] == 1 ? "" : "s",
+                fs->allow_busy ? "The card was judged without them (--allow-busy)."
+                               : "The card is INCOMPLETE: run it again with the GPU idle, or with "
+                                 "--allow-busy to judge the rest.");
 }
 
 /* The identity finding: a virtual machine showing one NUMA node. */

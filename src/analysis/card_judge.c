@@ -1,4 +1,4 @@
-/* Judging the card: the checks on its facts (card_facts.c reads them,
+/* Judging the card: the checks on its facts (doc/card_facts_json.c decodes them,
  * analysis/expect.c judges them), the card's verdict, and the card's table,
  * one function per row (the row's evidence, result and verdict), each followed
  * by the function that writes that row's findings in plain sentences.
@@ -15,17 +15,13 @@
 #include "analysis/domains.h"
 #include "core/units.h"
 
-int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_recordset *rs,
+int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_card_facts *f,
                   const gq_expect *ex, gq_card *out, gq_err *err)
 {
     gq_card_init(out);
-    gq_card_facts *f = malloc(sizeof *f);
-    if (!f)
-        return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
-    gq_card_facts_from_json(card, stress, rs, f);
     int rc = gq_expect_judge(ex, f, &out->checks, err);
     if (rc)
-        goto out;
+        return rc;
     memcpy(out->step_ev, f->step_ev, sizeof out->step_ev);
     memcpy(out->step_why, f->step_why, sizeof out->step_why);
     if (!gq_card_level_parse(json_string_value(json_object_get(card, "level")), &out->level))
@@ -104,7 +100,5 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *s
     gq_judge_find_identity(out, id);
     if (out->oom)
         rc = gq_err_set(err, GQ_E_NOMEM, "out of memory writing the card's findings");
-out:
-    free(f);
     return rc;
 }

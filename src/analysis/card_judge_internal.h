@@ -53,7 +53,7 @@ int gq_judge_pos_of(const int *pos, int g);
  * with no judged check are "info" (reported, nothing to judge) or "skip". */
 const char *gq_judge_row_verdict(const gq_checklist *cl, const char *const *ids, bool measured);
 void gq_judge_row(gq_card *rows, const char *check, const char *evidence, const char *result,
-                const char *verdict, const char *decision);
+                  const char *verdict, const char *decision);
 /* A finding; running out of memory drops it and gq_card_judge reports it. */
 __attribute__((format(printf, 2, 3))) void gq_judge_finding(gq_card *fs, const char *fmt, ...);
 void gq_judge_doms_of(const json_t *dm, card_doms *d);
@@ -69,14 +69,14 @@ int gq_judge_distinct_sets(const json_t *subs);
 /* Identity and links: the GPUs, their memory, power and PCIe links. */
 void gq_judge_row_identity(gq_card *rows, const gq_checklist *cl, const json_t *id);
 /* Pairwise GPU traffic: the first matrix, one pair at a time, within and across domains. */
-void gq_judge_row_pairwise(gq_card *rows, const gq_checklist *cl, const json_t *m0, const json_t *dm, int ndom,
-                         const p2p_ranges *r, const staged_pair *sp);
+void gq_judge_row_pairwise(gq_card *rows, const gq_checklist *cl, const json_t *m0, const json_t *dm,
+                           int ndom, const p2p_ranges *r, const staged_pair *sp);
 /* Concurrent GPU traffic: pairs at once within domains and across. */
 void gq_judge_row_concurrent(gq_card *rows, const gq_checklist *cl, const json_t *pairs, const json_t *dm,
-                           int ndom);
+                             int ndom);
 /* Host-memory traffic: each GPU alone, subsets and all at once, and the shared host budgets. */
 void gq_judge_row_host(gq_card *rows, const gq_checklist *cl, const json_t *host, const json_t *bottlenecks,
-                     const gq_card_facts *f);
+                       const gq_card_facts *f);
 /* Transfer granularity: the buffer-size sweeps and their fits. */
 void gq_judge_row_sweeps(gq_card *rows, const gq_checklist *cl, const json_t *sweeps);
 /* Latency: pointer chase host-GPU and GPU-GPU. */
@@ -104,7 +104,8 @@ void gq_judge_find_host(gq_card *fs, const json_t *host);
 void gq_judge_find_sweeps(gq_card *fs, const json_t *sweeps);
 /* The health finding: what the load did to the hottest GPU. */
 void gq_judge_find_health(gq_card *fs, const json_t *stress);
-void gq_judge_find_placement(gq_card *fs, const json_t *pl, const json_t *bottlenecks, const gq_card_facts *f);
+void gq_judge_find_placement(gq_card *fs, const json_t *pl, const json_t *bottlenecks,
+                             const gq_card_facts *f);
 /* The verdict findings: up to six checks with the card's verdict, when it is warn or fail. */
 void gq_judge_find_verdicts(gq_card *fs, const gq_checklist *cl, gq_verdict overall);
 /* One finding per GPU the domains analysis set aside (the card's "domains"

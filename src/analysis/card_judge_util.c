@@ -101,7 +101,7 @@ const char *gq_judge_row_verdict(const gq_checklist *cl, const char *const *ids,
 }
 
 void gq_judge_row(gq_card *rows, const char *check, const char *evidence, const char *result,
-                const char *verdict, const char *decision)
+                  const char *verdict, const char *decision)
 {
     if (rows->nrows >= GQ_CARD_MAX_ROWS)
         return;
@@ -186,7 +186,8 @@ void gq_judge_staged_pairs_of(const json_t *card, const json_t *m0, staged_pair 
     if (!md || !m0)
         return;
     int gl[MAXG], gp[MAXG];
-    int n = gq_judge_jints(json_object_get(md, "gpus"), gl, MAXG), np = gq_judge_jints(json_object_get(m0, "gpus"), gp, MAXG);
+    int n = gq_judge_jints(json_object_get(md, "gpus"), gl, MAXG),
+        np = gq_judge_jints(json_object_get(m0, "gpus"), gp, MAXG);
     for (int x = 0; x < n; x++)
         for (int y = 0; y < n; y++) {
             const json_t *dv =

@@ -27,7 +27,8 @@ void gq_judge_row_identity(gq_card *rows, const gq_checklist *cl, const json_t *
     snprintf(ev, sizeof ev, "%d × %s%s, %s MiB, %s W limit; PCIe Gen%s x%s %s; driver %s, CUDA %s", n,
              gq_json_str(g0, "name", "?"), same ? "" : " (mixed models)",
              gq_judge_f1(gq_json_num(g0, "memory_mib"), a, sizeof a),
-             gq_judge_f1(gq_json_num(g0, "power_limit_w"), b, sizeof b), gq_judge_f1(gq_json_num(pc, "gen"), c, sizeof c),
+             gq_judge_f1(gq_json_num(g0, "power_limit_w"), b, sizeof b),
+             gq_judge_f1(gq_json_num(pc, "gen"), c, sizeof c),
              gq_judge_f1(gq_json_num(pc, "width"), d, sizeof d),
              json_is_true(json_object_get(pc, "under_load")) ? "under load" : "at idle",
              gq_json_str(id, "driver", "?"), gq_json_str(id, "cuda_driver_str", "?"));
@@ -41,7 +42,8 @@ void gq_judge_row_identity(gq_card *rows, const gq_checklist *cl, const json_t *
                 (load && gq_json_num(p, "gen") < gq_json_num(p, "gen_max"));
     }
     int w = down ? snprintf(res, sizeof res, "%d GPU%s below the link's maximum", down, down == 1 ? "" : "s")
-            : idle ? snprintf(res, sizeof res, "Gen%s x%s at idle", gq_judge_f1(gq_json_num(pc, "gen"), a, sizeof a),
+            : idle ? snprintf(res, sizeof res, "Gen%s x%s at idle",
+                              gq_judge_f1(gq_json_num(pc, "gen"), a, sizeof a),
                               gq_judge_f1(gq_json_num(pc, "width"), b, sizeof b))
                    : snprintf(res, sizeof res, "every %s at its maximum under load (Gen%s x%s)",
                               gq_judge_uplinks_down(id) ? "GPU's own link" : "link",
@@ -89,8 +91,8 @@ void gq_judge_row_identity(gq_card *rows, const gq_checklist *cl, const json_t *
 }
 
 /* Pairwise GPU traffic: the first matrix, one pair at a time, within and across domains. */
-void gq_judge_row_pairwise(gq_card *rows, const gq_checklist *cl, const json_t *m0, const json_t *dm, int ndom,
-                         const p2p_ranges *r, const staged_pair *sp)
+void gq_judge_row_pairwise(gq_card *rows, const gq_checklist *cl, const json_t *m0, const json_t *dm,
+                           int ndom, const p2p_ranges *r, const staged_pair *sp)
 {
     char ev[512], res[512], s1[64], s2[64];
     if (m0) {
@@ -100,7 +102,8 @@ void gq_judge_row_pairwise(gq_card *rows, const gq_checklist *cl, const json_t *
                  staged ? "host-staged GPU-to-GPU" : "P2P read", n, n, staged ? " (no P2P)" : "");
         if (json_is_true(json_object_get(dm, "split")))
             snprintf(res, sizeof res, "%d domains; within %s GB/s, across %s GB/s", ndom,
-                     gq_judge_range(r->wlo, r->whi, s1, sizeof s1), gq_judge_range(r->alo, r->ahi, s2, sizeof s2));
+                     gq_judge_range(r->wlo, r->whi, s1, sizeof s1),
+                     gq_judge_range(r->alo, r->ahi, s2, sizeof s2));
         else
             snprintf(res, sizeof res, "%s GB/s%s", gq_judge_range(r->lo, r->hi, s1, sizeof s1),
                      json_is_true(json_object_get(dm, "no_p2p")) ? "; no pair has P2P" : "; one domain");
@@ -109,22 +112,22 @@ void gq_judge_row_pairwise(gq_card *rows, const gq_checklist *cl, const json_t *
             snprintf(res + w, sizeof res - w,
                      "; host-staged: %s GB/s by gpuqual's pipelined staging, %s GB/s by the driver's copy "
                      "(cudaMemcpyPeer) on %d pair%s",
-                     gq_judge_range(sp->plo, sp->phi, s1, sizeof s1), gq_judge_range(sp->dlo, sp->dhi, s2, sizeof s2), sp->n,
-                     sp->n == 1 ? "" : "s");
+                     gq_judge_range(sp->plo, sp->phi, s1, sizeof s1),
+                     gq_judge_range(sp->dlo, sp->dhi, s2, sizeof s2), sp->n, sp->n == 1 ? "" : "s");
         }
         static const char *const ids[] = {"p2p_gbps_min", "nvlink_gbps_min", NULL};
         gq_judge_row(rows, "Pairwise GPU traffic", ev, res, gq_judge_row_verdict(cl, ids, isfinite(r->lo)),
-            "Discover fast communication groups");
+                     "Discover fast communication groups");
     } else {
         static const char *const ids[] = {NULL};
-        gq_judge_row(rows, "Pairwise GPU traffic", "P2P read matrix", "not measured", gq_judge_row_verdict(cl, ids, false),
-            "Discover fast communication groups");
+        gq_judge_row(rows, "Pairwise GPU traffic", "P2P read matrix", "not measured",
+                     gq_judge_row_verdict(cl, ids, false), "Discover fast communication groups");
     }
 }
 
 /* Concurrent GPU traffic: pairs at once within domains and across. */
 void gq_judge_row_concurrent(gq_card *rows, const gq_checklist *cl, const json_t *pairs, const json_t *dm,
-                           int ndom)
+                             int ndom)
 {
     char ev[512], res[512], a[32], b[32];
     const json_t *w = json_object_get(pairs, "within"), *ac = json_object_get(pairs, "across");
@@ -150,9 +153,9 @@ void gq_judge_row_concurrent(gq_card *rows, const gq_checklist *cl, const json_t
                  (int)json_array_size(json_object_get(ac, "pairs")),
                  gq_judge_f1(gq_json_num(ac, "aggregate_gbps"), a, sizeof a),
                  gq_judge_f1(isfinite(gq_json_num(ac, "aggregate_gbps"))
-                        ? gq_judge_sum_json(json_object_get(ac, "isolated_gbps"))
-                        : NAN,
-                    b, sizeof b));
+                                 ? gq_judge_sum_json(json_object_get(ac, "isolated_gbps"))
+                                 : NAN,
+                             b, sizeof b));
     else if (json_is_true(json_object_get(dm, "no_p2p")))
         snprintf(res, sizeof res,
                  "no P2P: concurrent GPU pairs go through host memory (see the host paths and "
@@ -163,13 +166,14 @@ void gq_judge_row_concurrent(gq_card *rows, const gq_checklist *cl, const json_t
     else
         snprintf(res, sizeof res, "%s", ndom <= 1 ? "one domain: nothing to compare" : "not measured");
     static const char *const ids[] = {NULL};
-    gq_judge_row(rows, "Concurrent GPU traffic", ev, res, gq_judge_row_verdict(cl, ids, json_is_object(pairs)),
-        "Place workers without overloading shared paths");
+    gq_judge_row(rows, "Concurrent GPU traffic", ev, res,
+                 gq_judge_row_verdict(cl, ids, json_is_object(pairs)),
+                 "Place workers without overloading shared paths");
 }
 
 /* Host-memory traffic: each GPU alone, subsets and all at once, and the shared host budgets. */
 void gq_judge_row_host(gq_card *rows, const gq_checklist *cl, const json_t *host, const json_t *bottlenecks,
-                     const gq_card_facts *f)
+                       const gq_card_facts *f)
 {
     char ev[512], res[512], a[32], b[32], s1[64], s2[64];
     size_t i;
@@ -212,7 +216,7 @@ void gq_judge_row_host(gq_card *rows, const gq_checklist *cl, const json_t *host
              json_is_object(all) ? " GB/s" : "", budgets);
     static const char *const ids[] = {"h2d_gbps_min", "d2h_gbps_min", "agree_h2d", "agree_d2h", NULL};
     gq_judge_row(rows, "Host-memory traffic", ev, res, gq_judge_row_verdict(cl, ids, isfinite(h2lo)),
-        "Select and qualify offload workers");
+                 "Select and qualify offload workers");
 }
 
 /* Transfer granularity: the buffer-size sweeps and their fits. */
@@ -235,15 +239,17 @@ void gq_judge_row_sweeps(gq_card *rows, const gq_checklist *cl, const json_t *sw
         int w = snprintf(res + used, sizeof res - used, "%s%s: %s µs fixed cost, half of %s GB/s at %s",
                          used ? "; " : "", gq_json_str(x, "label", "?"),
                          gq_judge_f1(gq_json_num(fit, "fixed_us"), a, sizeof a),
-                         gq_judge_f1(gq_json_num(fit, "asymptotic_gbps"), b, sizeof b), gq_judge_approx_size(h, hb, sizeof hb));
+                         gq_judge_f1(gq_json_num(fit, "asymptotic_gbps"), b, sizeof b),
+                         gq_judge_approx_size(h, hb, sizeof hb));
         if (w > 0 && (size_t)w < sizeof res - used)
             used += (size_t)w;
     }
     if (!used)
         snprintf(res, sizeof res, "%s", json_array_size(sweeps) ? "no fit" : "not measured");
     static const char *const ids[] = {NULL};
-    gq_judge_row(rows, "Transfer granularity", ev, res, gq_judge_row_verdict(cl, ids, json_array_size(sweeps) > 0),
-        "Budget transfer overhead realistically");
+    gq_judge_row(rows, "Transfer granularity", ev, res,
+                 gq_judge_row_verdict(cl, ids, json_array_size(sweeps) > 0),
+                 "Budget transfer overhead realistically");
 }
 
 /* Latency: pointer chase host-GPU and GPU-GPU. */
@@ -276,7 +282,8 @@ void gq_judge_row_latency(gq_card *rows, const gq_checklist *cl, const json_t *l
     else
         snprintf(res, sizeof res, "not measured");
     static const char *const ids[] = {"host_latency_ns_max", "p2p_latency_ns_max", NULL};
-    gq_judge_row(rows, "Latency", ev, res, gq_judge_row_verdict(cl, ids, isfinite(hl)), "Know what small messages cost");
+    gq_judge_row(rows, "Latency", ev, res, gq_judge_row_verdict(cl, ids, isfinite(hl)),
+                 "Know what small messages cost");
 }
 
 /* Whole-node health: the stress section's temperatures, clocks, power capping and slowdowns. */
@@ -307,15 +314,16 @@ void gq_judge_row_health(gq_card *rows, const gq_checklist *cl, const json_t *st
                  gq_judge_f1(gq_json_num(stress, "elapsed_s"), a, sizeof a), ng, ng == 1 ? "" : "s");
         snprintf(res, sizeof res,
                  "max %s °C, average SM clock %s MHz, power-capped up to %s%% of samples, %s",
-                 gq_judge_f1(tmax, b, sizeof b), gq_judge_range(clo, chi, s1, sizeof s1), gq_judge_f1(cap, c, sizeof c),
-                 nth ? "THERMAL SLOWDOWN" : "no thermal slowdown");
+                 gq_judge_f1(tmax, b, sizeof b), gq_judge_range(clo, chi, s1, sizeof s1),
+                 gq_judge_f1(cap, c, sizeof c), nth ? "THERMAL SLOWDOWN" : "no thermal slowdown");
     } else {
         snprintf(ev, sizeof ev, "sustained load with telemetry");
         snprintf(res, sizeof res, "not run");
     }
     static const char *const ids[] = {"temp_c_max", "sm_clock_mhz_min", "agree_sm_clock",
                                       "thermal",    "stress",           NULL};
-    gq_judge_row(rows, "Whole-node health", ev, res, gq_judge_row_verdict(cl, ids, ng > 0), "Accept the operating envelope");
+    gq_judge_row(rows, "Whole-node health", ev, res, gq_judge_row_verdict(cl, ids, ng > 0),
+                 "Accept the operating envelope");
 }
 
 /* Placement: the roles solved on the measured paths and the gain over the naive mapping. */
@@ -328,7 +336,8 @@ void gq_judge_row_placement(gq_card *rows, const gq_checklist *cl, const json_t 
     snprintf(
         ev, sizeof ev,
         "%s prefill, %s decode, %s offload workers%s; the implied pattern measured against the naive one",
-        gq_judge_f1(gq_json_num(roles, "prefill"), a, sizeof a), gq_judge_f1(gq_json_num(roles, "decode"), b, sizeof b),
+        gq_judge_f1(gq_json_num(roles, "prefill"), a, sizeof a),
+        gq_judge_f1(gq_json_num(roles, "decode"), b, sizeof b),
         gq_judge_f1(gq_json_num(roles, "offload"), c, sizeof c),
         json_is_true(json_object_get(pl, "default_split")) ? " (default split)" : "");
     res[0] = 0;
@@ -353,7 +362,7 @@ void gq_judge_row_placement(gq_card *rows, const gq_checklist *cl, const json_t 
         snprintf(res, sizeof res, "not computed");
     static const char *const ids[] = {NULL};
     gq_judge_row(rows, "Placement", ev, res, gq_judge_row_verdict(cl, ids, json_is_object(pl)),
-        "Keep heavy exchanges on fast paths; verify in the serving stack");
+                 "Keep heavy exchanges on fast paths; verify in the serving stack");
 }
 
 /* Measurement integrity: impossible figures, overlap, data checks and errors. */
@@ -380,7 +389,8 @@ void gq_judge_row_integrity(gq_card *rows, const gq_checklist *cl, const gq_card
 /* Application validation: not measured by gpuqual. */
 void gq_judge_row_application(gq_card *rows)
 {
-    gq_judge_row(rows, "Application validation", "TTFT, ITL, throughput, tails and errors under the target workload",
-        "not measured by gpuqual: run the serving stack on the placement above", "skip",
-        "Confirm the infrastructure choices improve service");
+    gq_judge_row(rows, "Application validation",
+                 "TTFT, ITL, throughput, tails and errors under the target workload",
+                 "not measured by gpuqual: run the serving stack on the placement above", "skip",
+                 "Confirm the infrastructure choices improve service");
 }

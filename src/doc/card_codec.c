@@ -515,10 +515,28 @@ int gq_card_judge_json(json_t *card, const json_t *bottlenecks, const json_t *st
     gq_card *c = malloc(sizeof *c);
     if (!c)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
-    int rc = gq_card_judge(card, bottlenecks, stress, rs, ex, c, err);
+    gq_card_facts *f = malloc(sizeof *f);
+    if (!f) {
+        free(c);
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
+    }
+    gq_card_facts_from_json(card, stress, rs, f);
+    int rc = gq_card_judge(card, bottlenecks, stress, f, ex, c, err);
+    free(f);
     if (!rc)
         gq_card_to_json(c, card);
     gq_card_free(c);
     free(c);
     return rc;
+}
+
+int gq_card_exit_code(const json_t *card)
+{
+    /* Fail closed: only the verdicts gpuqual writes, spelled as it writes them. */
+    gq_card_verdict v;
+    if (!gq_card_verdict_parse(json_string_value(json_object_get(card, "verdict")), &v))
+        return -1;
+    if (json_is_false(json_object_get(card, "complete"))) /* schema 1: incomplete beside the verdict */
+        v = GQ_CV_INCOMPLETE;
+    return gq_card_verdict_exit_code(v);
 }

@@ -36,4 +36,23 @@ int gq_card_read(json_t *card, const char *file, gq_err *err);
 int gq_card_judge_json(json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_recordset *rs,
                        const gq_expect *ex, gq_err *err);
 
+/* Each step's evidence from a card section's "plan": "done" is measured;
+ * "skipped" and "interrupted" are skipped, "failed" failed, with the entry's
+ * "reason" (schema 2) or, in a schema-1 card, the reason its note gives
+ * ("--no-..." the user, "budget", "one GPU", "interrupted", else not
+ * applicable); a step the plan does not list is unknown. */
+void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *why);
+
+/* Facts for the verdicts (doc/card_facts_json.c), decoded from a card section and the stress section (both
+ * as composed or saved) and the records (integrity counts; may be NULL). */
+void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
+                             gq_card_facts *f);
+
+/* Exit code of a card section, from its typed verdict (gq_card_verdict_parse,
+ * gq_card_verdict_exit_code): 0 pass, 4 warn, 1 fail, 5 incomplete (also
+ * when a schema-1 card says "complete": false); -1 when "verdict" is missing,
+ * not a string, or not exactly "pass", "warn", "fail" or "incomplete" (a
+ * document read back is never a pass by default). */
+int gq_card_exit_code(const json_t *card);
+
 #endif

@@ -12,6 +12,7 @@
 
 #include "analysis/card.h"
 #include "analysis/expect.h"
+#include "doc/card_codec.h"
 #include "core/record.h"
 #include "core/status.h"
 #include "topo/topo.h"
