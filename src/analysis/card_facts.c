@@ -48,7 +48,7 @@ static void busy_of(gq_card_facts *f, const gq_record *r)
 void gq_card_facts_records(const gq_recordset *rs, gq_card_facts *f)
 {
     if (!rs)
-    return;
+        return;
     for (int k = 0; k < rs->n; k++) {
         const gq_record *r = &rs->v[k];
         f->n_records++;

@@ -719,6 +719,85 @@ static int step_stress(runner *R, gq_err *err)
     return rc;
 }
 
+/* Runs step s of the plan: its probes and measurements, and the measuring
+ * again of what a decision rests on. pp is the runner's probe plan, pm and dom
+ * its matrix and domains so far. GQ_E_UNSUPP: the backend cannot measure the
+ * step (latency), which is then skipped. */
+static int run_step(runner *R, gq_card_step_id s, gq_probe_plan *pp, gq_pairmatrix *pm, gq_domains *dom,
+                    gq_err *err)
+{
+    const gq_topo *t = R->t;
+    const gq_card_opts *o = R->o;
+    int src = GQ_OK;
+    switch (s) {
+    case GQ_CS_IDENTITY: break; /* discovery already ran; the card composes it */
+    case GQ_CS_MATRIX: {
+        gq_probe_plan_free(pp);
+        if ((src = gq_probes_plan_matrix(pp, t, o->gpus, o->ngpus, err)))
+            break;
+        for (int i = 0; i < pp->n && !src; i++) /* quick: the pairs with P2P only */
+            if (o->level != GQ_LEVEL_QUICK || !pp->v[i].staged[0])
+                src = run_probe(R, &pp->v[i], err);
+        /* standard and full: where a pair has no P2P, the driver's own staged copy (what
+         * cudaMemcpyPeer gets) beside gpuqual's pipelined one, one pair per class of staged path */
+        if (o->level != GQ_LEVEL_QUICK && !src) {
+            int ds[GQ_MAX_GPUS], dd[GQ_MAX_GPUS];
+            int nd = gq_card_driver_staged_pairs(t, o->gpus, o->ngpus, ds, dd, GQ_MAX_GPUS);
+            for (int i = 0; i < nd && !src; i++) {
+                m_reset(R->m, GQ_CARD_TEST_DRIVER_STAGED);
+                p2p_flow(&R->m->flows[0], ds[i], dd[i], true, o->bytes, 0);
+                R->m->flows[0].method = GQ_METHOD_DRIVER_STAGED;
+                R->m->report[0] = true;
+                R->m->nflows = 1;
+                src = measure(R, err);
+            }
+        }
+        /* full: the write direction too (the pair's source pushes) */
+        for (int i = 0; i < pp->n && !src && o->level == GQ_LEVEL_FULL; i++) {
+            gq_probe_measurement(&pp->v[i], o->bytes, GQ_METHOD_CE, false, R->m);
+            src = R->m->nflows ? measure(R, err) : GQ_OK;
+        }
+        if (!src)
+            src = settle_domains(R, err);
+        break;
+    }
+    case GQ_CS_HOST:
+    case GQ_CS_CONTENTION: {
+        current_domains(R, pm, dom);
+        gq_probe_plan_free(pp);
+        if ((src = gq_probes_plan_contention(pp, t, o->gpus, o->ngpus, dom, err)))
+            break;
+        for (int i = 0; i < pp->n && !src; i++) {
+            bool alone = pp->v[i].kind == GQ_PROBE_HOST_ALONE;
+            if (alone != (s == GQ_CS_HOST))
+                continue;
+            src = run_probe(R, &pp->v[i], err);
+        }
+        if (!src && s == GQ_CS_CONTENTION)
+            src = settle_open(R, dom, err);
+        if (!src && s == GQ_CS_HOST)
+            src = settle_host(R, err);
+        break;
+    }
+    case GQ_CS_BIDIR: src = step_bidir(R, err); break;
+    case GQ_CS_SWEEP:
+        current_domains(R, pm, dom);
+        src = step_sweep(R, pm, dom, err);
+        break;
+    case GQ_CS_LATENCY: src = step_latency(R, err); break;
+    case GQ_CS_PLACEMENT:
+        current_domains(R, pm, dom);
+        src = step_placement(R, dom, err);
+        /* its runs feed the inference too: settle what they left open */
+        if (!src)
+            src = settle_open(R, dom, err);
+        break;
+    case GQ_CS_STRESS: src = step_stress(R, err); break;
+    default: break;
+    }
+    return src;
+}
+
 int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_card_plan *plan,
                     gq_journal *j, gq_card_progress_fn progress, void *parg, gq_card_result *res, gq_err *err)
 {
@@ -748,9 +827,6 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
         free(R.m);
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
     }
-#define pm (*pmp)
-#define dom (*domp)
-
     for (int s = 0; s < GQ_CS_COUNT && rc != GQ_E_INTR && rc != GQ_E_NOMEM; s++) {
         gq_card_step *st = &plan->step[s];
         if (!st->run)
@@ -760,78 +836,10 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
             break;
         }
         begin_step(&R, (gq_card_step_id)s);
-        int src = GQ_OK;
-        switch ((gq_card_step_id)s) {
-        case GQ_CS_IDENTITY: break; /* discovery already ran; the card composes it */
-        case GQ_CS_MATRIX: {
-            gq_probe_plan_free(&pp);
-            if ((src = gq_probes_plan_matrix(&pp, t, o->gpus, o->ngpus, err)))
-                break;
-            for (int i = 0; i < pp.n && !src; i++) /* quick: the pairs with P2P only */
-                if (o->level != GQ_LEVEL_QUICK || !pp.v[i].staged[0])
-                    src = run_probe(&R, &pp.v[i], err);
-            /* standard and full: where a pair has no P2P, the driver's own staged copy (what
-             * cudaMemcpyPeer gets) beside gpuqual's pipelined one, one pair per class of staged path */
-            if (o->level != GQ_LEVEL_QUICK && !src) {
-                int ds[GQ_MAX_GPUS], dd[GQ_MAX_GPUS];
-                int nd = gq_card_driver_staged_pairs(t, o->gpus, o->ngpus, ds, dd, GQ_MAX_GPUS);
-                for (int i = 0; i < nd && !src; i++) {
-                    m_reset(R.m, GQ_CARD_TEST_DRIVER_STAGED);
-                    p2p_flow(&R.m->flows[0], ds[i], dd[i], true, o->bytes, 0);
-                    R.m->flows[0].method = GQ_METHOD_DRIVER_STAGED;
-                    R.m->report[0] = true;
-                    R.m->nflows = 1;
-                    src = measure(&R, err);
-                }
-            }
-            /* full: the write direction too (the pair's source pushes) */
-            for (int i = 0; i < pp.n && !src && o->level == GQ_LEVEL_FULL; i++) {
-                gq_probe_measurement(&pp.v[i], o->bytes, GQ_METHOD_CE, false, R.m);
-                src = R.m->nflows ? measure(&R, err) : GQ_OK;
-            }
-            if (!src)
-                src = settle_domains(&R, err);
-            break;
-        }
-        case GQ_CS_HOST:
-        case GQ_CS_CONTENTION: {
-            current_domains(&R, &pm, &dom);
-            gq_probe_plan_free(&pp);
-            if ((src = gq_probes_plan_contention(&pp, t, o->gpus, o->ngpus, &dom, err)))
-                break;
-            for (int i = 0; i < pp.n && !src; i++) {
-                bool alone = pp.v[i].kind == GQ_PROBE_HOST_ALONE;
-                if (alone != (s == GQ_CS_HOST))
-                    continue;
-                src = run_probe(&R, &pp.v[i], err);
-            }
-            if (!src && s == GQ_CS_CONTENTION)
-                src = settle_open(&R, &dom, err);
-            if (!src && s == GQ_CS_HOST)
-                src = settle_host(&R, err);
-            break;
-        }
-        case GQ_CS_BIDIR: src = step_bidir(&R, err); break;
-        case GQ_CS_SWEEP:
-            current_domains(&R, &pm, &dom);
-            src = step_sweep(&R, &pm, &dom, err);
-            break;
-        case GQ_CS_LATENCY:
-            src = step_latency(&R, err);
-            if (src == GQ_E_UNSUPP) {
-                end_step(&R, (gq_card_step_id)s, GQ_CSS_SKIPPED);
-                continue;
-            }
-            break;
-        case GQ_CS_PLACEMENT:
-            current_domains(&R, &pm, &dom);
-            src = step_placement(&R, &dom, err);
-            /* its runs feed the inference too: settle what they left open */
-            if (!src)
-                src = settle_open(&R, &dom, err);
-            break;
-        case GQ_CS_STRESS: src = step_stress(&R, err); break;
-        default: break;
+        int src = run_step(&R, (gq_card_step_id)s, &pp, pmp, domp, err);
+        if (src == GQ_E_UNSUPP && s == GQ_CS_LATENCY) {
+            end_step(&R, (gq_card_step_id)s, GQ_CSS_SKIPPED);
+            continue;
         }
         if (src == GQ_E_INTR) {
             end_step(&R, (gq_card_step_id)s, GQ_CSS_INTERRUPTED);
@@ -866,8 +874,6 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
             snprintf(plan->step[s].note, sizeof plan->step[s].note, "not run: %s",
                      rc == GQ_E_NOMEM ? "out of memory" : "the card was interrupted");
         }
-#undef pm
-#undef dom
     res->elapsed_s = gq_now_mono() - R.t0;
     if (j) { /* items are numbered through the journal, re-used or measured */
         res->reused = j->reused;
