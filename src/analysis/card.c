@@ -374,6 +374,7 @@ void gq_card_result_free(gq_card_result *r)
     if (r->have_stress)
         gq_stress_result_free(&r->stress);
     json_decref(r->stress_json);
-    json_decref(r->placement_json);
+    free(r->place_model);
+    free(r->place_result);
     memset(r, 0, sizeof *r);
 }

@@ -37,6 +37,7 @@
 
 #include "analysis/card_types.h"
 #include "analysis/expect.h"
+#include "analysis/placement.h"
 #include "analysis/stress.h"
 #include "core/types.h"
 #include "measure/journal.h"
@@ -200,8 +201,14 @@ typedef struct gq_card_result {
     gq_recordset rs;
     bool have_stress;
     gq_stress_result stress;
-    json_t *stress_json;    /* "stress" section (owned) or NULL */
-    json_t *placement_json; /* "placement" section (owned) or NULL */
+    json_t *stress_json; /* "stress" section (owned) or NULL */
+    /* The placement step's solved model and result (owned), or NULL when it
+     * did not solve; default_split: the roles were the default split (no
+     * --prefill or --decode given). The card's document writes them as its
+     * "placement" section (doc/card_compose.h: gq_card_placement_json). */
+    gq_place_model *place_model;
+    gq_place_result *place_result;
+    bool place_default_split;
     double elapsed_s;
     bool interrupted;
     gq_card_step_id stopped_at;

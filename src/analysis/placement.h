@@ -98,7 +98,7 @@ typedef struct gq_place_model {
 /* Build the model from records (saved or just measured). `dom` and `bn`
  * (each may be NULL) are the performance domains and the shared budgets a
  * domains analysis found (decoded from a saved document by
- * render/analysis_render.h's gq_place_model_build, which takes the
+ * doc/analysis_json.h's gq_place_model_build, which takes the
  * document); domains or budgets naming a GPU beyond ngpu are left out.
  * `topo` (may be NULL) supplies P2P possibility. Invalid records
  * (impossible, overlap, error) are ignored. GQ_E_USAGE when the records hold

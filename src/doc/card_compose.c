@@ -416,6 +416,16 @@ static json_t *bottlenecks_list(const gq_card_figures *f, const gq_recordset *rs
     return bl;
 }
 
+json_t *gq_card_placement_json(const gq_card_result *res)
+{
+    if (!res->place_model || !res->place_result)
+        return NULL;
+    json_t *pl = gq_place_to_json(res->place_model, res->place_result);
+    if (pl && res->place_default_split)
+        json_object_set_new(pl, "default_split", json_true());
+    return pl;
+}
+
 json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
 {
     double loaded[GQ_MAX_GPUS][2];

@@ -38,4 +38,10 @@ typedef struct gq_card_inputs {
  * "bottlenecks"; the caller merges them into the root. NULL with *err on
  * failure (GQ_E_NOMEM, or GQ_E_USAGE when rs has nothing a card can use). */
 json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err);
+
+/* The "placement" section of a card run (gq_place_to_json of its solved
+ * model and result, with "default_split": true when the roles were the
+ * default split): a new reference, or NULL when the placement step did not
+ * solve (or on allocation failure). */
+json_t *gq_card_placement_json(const gq_card_result *res);
 #endif

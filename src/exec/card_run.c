@@ -590,9 +590,11 @@ static int step_placement(runner *R, const gq_domains *dom, gq_err *err)
         snprintf(st->note, sizeof st->note, "verification: %s", e.msg);
         rc = GQ_OK; /* the solved mapping is still worth reporting */
     }
-    R->res->placement_json = gq_place_to_json(pm, pr);
-    if (R->res->placement_json && !(R->o->prefill || R->o->decode))
-        json_object_set_new(R->res->placement_json, "default_split", json_true());
+    R->res->place_model = pm;
+    R->res->place_result = pr;
+    R->res->place_default_split = !(R->o->prefill || R->o->decode);
+    pm = NULL;
+    pr = NULL;
 out:
     if (bn)
         gq_bottlenecks_free(bn); /* whatever the inference returned; a zeroed one frees nothing */
