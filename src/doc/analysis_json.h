@@ -15,6 +15,8 @@
 #include "analysis/placement.h"
 #include "analysis/stress.h"
 #include "core/record.h"
+#include "measure/journal.h"
+#include "topo/topo.h"
 
 /* ---- bottlenecks (doc/bottlenecks_json.c) ---- */
 
@@ -109,6 +111,17 @@ json_t *gq_stress_to_json(const gq_stress_result *r, const gq_stress_summary *s)
  * and the time series' columns, each a value (new reference; NULL on
  * allocation failure). */
 json_t *gq_stress_sample_to_json(int gpu, const gq_stress_point *p);
+
+/* The stress run in a card's journal (exec/card_run.c): each telemetry
+ * sample as a "sample" line (gq_stress_sample_to_json); the completed run's
+ * whole section as the "stress" step's mark ({step, status: "done", stress});
+ * and, resuming, that section when it can be re-used: not interrupted, the
+ * same duration (stress_s), every GPU of gpus_sel[0..n) sampled to its end
+ * (NULL otherwise; borrowed from j). */
+int gq_stress_journal_sample(gq_journal *j, int gpu, const gq_stress_point *p, gq_err *err);
+void gq_stress_journal_done(gq_journal *j, const json_t *section);
+const json_t *gq_stress_journal_reusable(const gq_journal *j, const gq_topo *t, const int *gpus_sel, int n,
+                                         double stress_s);
 
 /* Time series as CSV, one row per GPU per sample, header first. */
 void gq_stress_write_csv(FILE *f, const gq_stress_result *r);

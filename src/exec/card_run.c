@@ -624,66 +624,17 @@ static int journal_samples(void *arg, const gq_stress_result *r, gq_err *err)
     gq_journal *j = cb->R->j;
     for (int k = 0; j && k < r->ngpu; k++)
         for (; cb->sent[k] < r->gpu[k].npoints; cb->sent[k]++) {
-            json_t *s = gq_stress_sample_to_json(r->gpu[k].gpu, &r->gpu[k].pts[cb->sent[k]]);
-            int rc = s ? gq_journal_event(j, "sample", s, err) : gq_err_set(err, GQ_E_NOMEM, "out of memory");
-            json_decref(s);
+            int rc = gq_stress_journal_sample(j, r->gpu[k].gpu, &r->gpu[k].pts[cb->sent[k]], err);
             if (rc)
                 return rc;
         }
     return GQ_OK;
 }
 
-/* The completed stress run's mark in the journal: its whole section (every
- * sample in its series, the summaries and the verdict), which a resumed card
- * re-uses. A run cut off part-way has samples in the journal but no mark. */
-static void journal_stress_done(runner *R)
-{
-    json_t *st = R->j ? json_object() : NULL;
-    if (!st)
-        return;
-    json_object_set_new(st, "step", json_string("stress"));
-    json_object_set_new(st, "status", json_string("done"));
-    json_object_set(st, "stress", R->res->stress_json);
-    gq_err e = {0};
-    /* a failure only means that a resume measures the stress again */
-    (void)gq_journal_event(R->j, "step", st, &e);
-    json_decref(st);
-}
-
-/* The interrupted card's stress run, when it completed: the same duration,
- * not interrupted, and every GPU of this card sampled to its end. */
-static const json_t *stress_to_reuse(const runner *R)
-{
-    const json_t *step = R->j ? json_object_get(R->j->done_steps, "stress") : NULL;
-    const json_t *sec = json_object_get(step, "stress");
-    const json_t *gpus = json_object_get(sec, "gpus");
-    const json_t *series = json_object_get(json_object_get(sec, "series"), "gpus");
-    int n = R->o->ngpus;
-    if (!json_is_object(sec) || !json_is_false(json_object_get(sec, "interrupted")) ||
-        !json_is_string(json_object_get(sec, "verdict")) || json_array_size(gpus) != (size_t)n ||
-        json_array_size(series) != (size_t)n)
-        return NULL;
-    double dur = json_number_value(json_object_get(sec, "duration_s"));
-    if (fabs(dur - R->o->stress_s) > 1e-6 ||
-        !(json_number_value(json_object_get(sec, "elapsed_s")) >= dur - 1e-6))
-        return NULL;
-    size_t np0 = json_array_size(json_object_get(json_array_get(series, 0), "t_s"));
-    for (int k = 0; k < n; k++) {
-        const gq_gpu_info *gi = &R->t->gpu[R->o->gpus[k]];
-        json_int_t dev = gi->index >= 0 ? gi->index : R->o->gpus[k];
-        const json_t *g = json_array_get(series, (size_t)k), *ts = json_object_get(g, "t_s");
-        size_t np = json_array_size(ts);
-        if (json_integer_value(json_object_get(json_array_get(gpus, (size_t)k), "gpu")) != dev ||
-            json_integer_value(json_object_get(g, "gpu")) != dev || np < 2 || np != np0 ||
-            !(json_number_value(json_array_get(ts, np - 1)) >= dur - 1e-6))
-            return NULL;
-    }
-    return sec;
-}
-
 static int step_stress(runner *R, gq_err *err)
 {
-    const json_t *done = stress_to_reuse(R);
+    const json_t *done =
+        R->j ? gq_stress_journal_reusable(R->j, R->t, R->o->gpus, R->o->ngpus, R->o->stress_s) : NULL;
     if (done) {
         if (!(R->res->stress_json = json_deep_copy(done)))
             return gq_err_set(err, GQ_E_NOMEM, "out of memory re-using the stress run");
@@ -716,8 +667,8 @@ static int step_stress(runner *R, gq_err *err)
     gq_stress_summarize(&R->res->stress, NULL, sum);
     R->res->stress_json = gq_stress_to_json(&R->res->stress, sum);
     free(sum);
-    if (rc == GQ_OK && R->res->stress_json)
-        journal_stress_done(R);
+    if (rc == GQ_OK && R->res->stress_json && R->j)
+        gq_stress_journal_done(R->j, R->res->stress_json);
     return rc;
 }
 
