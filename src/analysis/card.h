@@ -40,29 +40,31 @@
 #include "analysis/placement.h"
 #include "analysis/stress.h"
 #include "core/types.h"
+#include "measure/catalog_ids.h"
 #include "measure/journal.h"
 #include "core/record.h"
 #include "topo/topo.h"
 
 #define GQ_CARD_VERSION 2
 
-/* Record "test" names the card uses. Probes are measured as `gpuqual domains`
- * measures them (analysis/probes.h: gq_probe_measurement): host paths as
+/* Record "test" names the card uses: the catalog's test ids
+ * (measure/catalog.h). Probes are measured as `gpuqual domains` measures them
+ * (analysis/probes.h: gq_probe_measurement): host paths as
  * host_to_device_set / device_to_host_set (one flow = a GPU alone), matrix
  * cells as device_to_device_memcpy_read_ce or device_to_device_staged,
  * concurrent pairs as concurrent_pairs_read_ce. */
-#define GQ_CARD_TEST_MATRIX "device_to_device_memcpy_read_ce"
-#define GQ_CARD_TEST_STAGED "device_to_device_staged"
-#define GQ_CARD_TEST_DRIVER_STAGED "device_to_device_driver_staged"
-#define GQ_CARD_TEST_H2D "host_to_device_memcpy_ce"
-#define GQ_CARD_TEST_D2H "device_to_host_memcpy_ce"
-#define GQ_CARD_TEST_H2D_SET "host_to_device_set"
-#define GQ_CARD_TEST_D2H_SET "device_to_host_set"
-#define GQ_CARD_TEST_BIDIR_SET "bidirectional_set"
-#define GQ_CARD_TEST_PAIRS "concurrent_pairs_read_ce"
-#define GQ_CARD_TEST_SWEEP_PREFIX "sweep:"
-#define GQ_CARD_TEST_HOST_LAT "host_device_latency_sm"
-#define GQ_CARD_TEST_P2P_LAT "device_to_device_latency_sm"
+#define GQ_CARD_TEST_MATRIX GQ_TID_D2D_READ_CE
+#define GQ_CARD_TEST_STAGED GQ_TID_D2D_STAGED
+#define GQ_CARD_TEST_DRIVER_STAGED GQ_TID_D2D_DRIVER_STAGED
+#define GQ_CARD_TEST_H2D GQ_TID_HOST_TO_DEVICE_CE
+#define GQ_CARD_TEST_D2H GQ_TID_DEVICE_TO_HOST_CE
+#define GQ_CARD_TEST_H2D_SET GQ_TID_H2D_SET
+#define GQ_CARD_TEST_D2H_SET GQ_TID_D2H_SET
+#define GQ_CARD_TEST_BIDIR_SET GQ_TID_BIDIR_SET
+#define GQ_CARD_TEST_PAIRS GQ_TID_PAIRS_READ_CE
+#define GQ_CARD_TEST_SWEEP_PREFIX GQ_TID_SWEEP_PREFIX
+#define GQ_CARD_TEST_HOST_LAT GQ_TID_HOST_LATENCY_SM
+#define GQ_CARD_TEST_P2P_LAT GQ_TID_D2D_LATENCY_SM
 
 /* gq_card_step_id, the evidence states, levels and verdicts: analysis/card_types.h. */
 

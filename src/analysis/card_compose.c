@@ -19,7 +19,7 @@ static bool usable(const gq_record *r)
 
 static bool is_sweep(const char *test)
 {
-    return !strncmp(test, GQ_CARD_TEST_SWEEP_PREFIX, strlen(GQ_CARD_TEST_SWEEP_PREFIX));
+    return !strncmp(test, GQ_TID_SWEEP_PREFIX, strlen(GQ_TID_SWEEP_PREFIX));
 }
 
 static bool main_candidate(const gq_record *r)
@@ -105,10 +105,9 @@ static bool any_cell(const gq_pairmatrix *pm)
 /* Pairwise matrices and the domains the read matrix shows. */
 static void matrices(const gq_topo *t, const gq_recordset *rs, gq_card_figures *f)
 {
-    static const char *const rtests[] = {GQ_CARD_TEST_MATRIX, GQ_CARD_TEST_STAGED,
-                                         "device_to_device_memcpy_read_sm", NULL};
-    static const char *const wtests[] = {"device_to_device_memcpy_write_ce", NULL};
-    static const char *const dtests[] = {GQ_CARD_TEST_DRIVER_STAGED, NULL};
+    static const char *const rtests[] = {GQ_TID_D2D_READ_CE, GQ_TID_D2D_STAGED, GQ_TID_D2D_READ_SM, NULL};
+    static const char *const wtests[] = {GQ_TID_D2D_WRITE_CE, NULL};
+    static const char *const dtests[] = {GQ_TID_D2D_DRIVER_STAGED, NULL};
     gq_pairmatrix_init(f->read, f->sel, f->n);
     gq_pairmatrix_from_records(f->read, rs, rtests);
     gq_pairmatrix_init(f->write, f->sel, f->n);
@@ -146,7 +145,7 @@ static const char *subset_why(const gq_probe_plan *pp, const gq_bn_obs *ob)
 
 static bool is_host_set(const char *test)
 {
-    return !strcmp(test, GQ_CARD_TEST_H2D_SET) || !strcmp(test, GQ_CARD_TEST_D2H_SET);
+    return !strcmp(test, GQ_TID_H2D_SET) || !strcmp(test, GQ_TID_D2H_SET);
 }
 
 /* Host subsets: the contention probes' sets (not the placement step's
@@ -214,7 +213,7 @@ static int host(const gq_topo *t, const gq_recordset *rs, gq_card_figures *f)
     f->bidir_agg[0] = f->bidir_agg[1] = f->bidir_sum = NAN;
     for (int i = 0; i < rs->n; i++) {
         const gq_record *r = &rs->v[i];
-        if (strcmp(r->test, GQ_CARD_TEST_BIDIR_SET) || !usable(r))
+        if (strcmp(r->test, GQ_TID_BIDIR_SET) || !usable(r))
             continue;
         if (r->sum)
             f->bidir_sum = r->value.median;
@@ -296,7 +295,7 @@ static void sweep_one(const gq_recordset *rs, int i, bool *done, const gq_record
     else
         snprintf(label, sizeof label, "GPU %d → host", r->src.index);
     snprintf(s->label, sizeof s->label, "%s", label);
-    s->test = r->test + strlen(GQ_CARD_TEST_SWEEP_PREFIX);
+    s->test = r->test + strlen(GQ_TID_SWEEP_PREFIX);
 }
 
 /* The sweeps, each path once, the fastest and the slowest path named. */
@@ -355,10 +354,10 @@ static void latency(const gq_recordset *rs, gq_card_figures *f)
         const gq_record *r = &rs->v[i];
         if (!r->is_latency || !r->valid || r->exec_gpu < 0 || r->exec_gpu >= MAXG)
             continue;
-        if (!strcmp(r->test, GQ_CARD_TEST_HOST_LAT) && pos[r->exec_gpu] >= 0) {
+        if (!strcmp(r->test, GQ_TID_HOST_LATENCY_SM) && pos[r->exec_gpu] >= 0) {
             f->lat_host[pos[r->exec_gpu]] = r->value.median;
             f->lat_host_any = true;
-        } else if (!strcmp(r->test, GQ_CARD_TEST_P2P_LAT)) {
+        } else if (!strcmp(r->test, GQ_TID_D2D_LATENCY_SM)) {
             int other = r->src.kind == GQ_EP_GPU && r->src.index != r->exec_gpu ? r->src.index : r->dst.index;
             if (other >= 0 && other < MAXG && pos[r->exec_gpu] >= 0 && pos[other] >= 0) {
                 f->lat_p2p[pos[r->exec_gpu]][pos[other]] = r->value.median;
@@ -381,10 +380,10 @@ static void infer_plan(const gq_recordset *rs, bool stress, bool placement, int 
             have[GQ_CS_SWEEP] = true;
         else if (r->is_latency)
             have[GQ_CS_LATENCY] = true;
-        else if (!strcmp(t, GQ_CARD_TEST_BIDIR_SET))
+        else if (!strcmp(t, GQ_TID_BIDIR_SET))
             have[GQ_CS_BIDIR] = true;
         else if (r->src.kind == GQ_EP_GPU && r->dst.kind == GQ_EP_GPU)
-            have[r->aggregate || !strcmp(t, GQ_CARD_TEST_PAIRS) ? GQ_CS_CONTENTION : GQ_CS_MATRIX] = true;
+            have[r->aggregate || !strcmp(t, GQ_TID_PAIRS_READ_CE) ? GQ_CS_CONTENTION : GQ_CS_MATRIX] = true;
         else if (r->aggregate)
             have[GQ_CS_CONTENTION] = true;
         else

@@ -54,7 +54,7 @@ typedef struct gq_card_uplink {
 typedef struct gq_card_sweep {
     char label[160]; /* "GPU 0 → GPU 1", "fastest path: host → GPU 3" */
     char src[24], dst[24];
-    const char *test; /* the record's test without GQ_CARD_TEST_SWEEP_PREFIX (points into rs) */
+    const char *test; /* the record's test without GQ_TID_SWEEP_PREFIX (points into rs) */
     int np;
     uint64_t bytes[GQ_CARD_SWEEP_MAX_POINTS];
     double gbps[GQ_CARD_SWEEP_MAX_POINTS]; /* NAN: the point is not usable */

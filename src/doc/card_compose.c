@@ -152,16 +152,16 @@ static json_t *matrices_json(const gq_card_figures *f)
     json_t *mats = json_array();
     if (f->any_read)
         json_array_append_new(mats, matrix_json("p2p_read", "GPU-to-GPU read, one pair at a time",
-                                                GQ_CARD_TEST_MATRIX, f->read));
+                                                GQ_TID_D2D_READ_CE, f->read));
     if (f->any_write)
         json_array_append_new(mats, matrix_json("p2p_write", "GPU-to-GPU write, one pair at a time",
-                                                "device_to_device_memcpy_write_ce", f->write));
+                                                GQ_TID_D2D_WRITE_CE, f->write));
     /* host-staged pairs: the driver's own staged copy beside gpuqual's pipelined one */
     if (f->any_driver)
         json_array_append_new(
             mats, matrix_json("driver_staged",
                               "GPU-to-GPU through host memory by the driver (cudaMemcpyPeer without P2P)",
-                              GQ_CARD_TEST_DRIVER_STAGED, f->driver));
+                              GQ_TID_D2D_DRIVER_STAGED, f->driver));
     return mats;
 }
 
