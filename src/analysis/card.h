@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "analysis/card_types.h"
+#include "analysis/domains.h"
 #include "analysis/expect.h"
 #include "analysis/placement.h"
 #include "analysis/stress.h"
@@ -165,6 +166,25 @@ long gq_card_p2p_path_class(const gq_topo *t, int a, int b);
 long gq_card_host_path_class(const gq_topo *t, int gpu);
 /* The most sweep paths of one kind (pairs, or host paths) a card measures. */
 #define GQ_CARD_MAX_SWEEP_PATHS 16
+
+/* The paths the sweep step measures (analysis/card_sweep.c): {a, b} a GPU
+ * pair, {g, -1} GPU g's host path. */
+typedef struct gq_card_sweep_paths {
+    int n;
+    int v[GQ_CARD_MAX_SWEEP_PATHS][2];
+    long cls[GQ_CARD_MAX_SWEEP_PATHS]; /* the class whose slowest member v[] is (full) */
+    double rate[GQ_CARD_MAX_SWEEP_PATHS];
+} gq_card_sweep_paths;
+
+/* The P2P paths to sweep (the fastest and the slowest measured direct pair of
+ * pm and, at the full level, the slowest of every class of pair, a class being
+ * the pair's link and, where dom splits the GPUs into domains, whether the
+ * pair is within one domain or across); when there are none, or at the full
+ * level, the host paths too (the GPUs with the fastest and the slowest
+ * host-to-GPU rate alone in rs, and at the full level the slowest of every
+ * class of host path). */
+void gq_card_sweep_paths_plan(const gq_topo *t, const gq_card_opts *o, const gq_recordset *rs,
+                              const gq_pairmatrix *pm, const gq_domains *dom, gq_card_sweep_paths *P);
 /* How many paths of each kind a full card sweeps on the GPUs gpus[0..n):
  * twice the classes with P2P (within and across domains) into *p2p and the host
  * classes into *host, each with one more for the fastest path (at most
