@@ -6,7 +6,6 @@
 
 #include "analysis/card.h"
 
-
 static void add_path(gq_card_sweep_paths *P, int a, int b)
 {
     for (int k = 0; k < P->n; k++)
@@ -80,7 +79,8 @@ static void p2p_paths(const gq_topo *t, const gq_card_opts *o, const gq_pairmatr
 /* The host paths to sweep: the GPUs with the fastest and the slowest
  * host-to-GPU rate alone, and at the full level the slowest of every class of
  * host path too. */
-static void host_paths(const gq_topo *t, const gq_card_opts *o, const gq_recordset *rs, gq_card_sweep_paths *P)
+static void host_paths(const gq_topo *t, const gq_card_opts *o, const gq_recordset *rs,
+                       gq_card_sweep_paths *P)
 {
     int gf = -1, gs = -1;
     double hf = -1, hs = INFINITY;
@@ -91,8 +91,7 @@ static void host_paths(const gq_topo *t, const gq_card_opts *o, const gq_records
             continue;
         int members = 0;
         for (int k = 0; k < rs->n; k++)
-            members +=
-                rs->v[k].group == r->group && !rs->v[k].aggregate && !rs->v[k].sum;
+            members += rs->v[k].group == r->group && !rs->v[k].aggregate && !rs->v[k].sum;
         if (members != 1)
             continue;
         if (r->value.median > hf) {
