@@ -318,15 +318,28 @@ gq_verdict gq_card_summarize(gq_card *c);
  * gq_card_facts_from_json, which calls this. */
 void gq_card_facts_records(const gq_recordset *rs, gq_card_facts *f);
 
+/* What the card's health row and finding read of the stress section, typed
+ * (doc/card_facts_json.c: gq_card_stress_from_json): whether there is a
+ * section, its length and the node's power, and each listed GPU's hottest
+ * temperature, average SM clock, share of samples power-capped and whether it
+ * slowed down for heat (NAN: not known). */
+typedef struct gq_card_stress_view {
+    bool present; /* a stress section (an object) */
+    double elapsed_s, power_total_avg_w;
+    int ngpus; /* the entries of its "gpus" list (at most GQ_MAX_GPUS are read) */
+    double temp_max_c[GQ_MAX_GPUS], sm_clock_avg_mhz[GQ_MAX_GPUS], power_capped_pct[GQ_MAX_GPUS];
+    bool thermal_slowdown[GQ_MAX_GPUS];
+} gq_card_stress_view;
+
 /* Judge a composed or saved card section (e.g. `report --expect`) into *out
  * (gq_card_init'ed here; gq_card_free it): the checks on its facts f
  * (gq_card_facts_from_json, doc/card_codec.h), their counts, the verdict from
  * them and the steps' evidence (f's, the section's level and "complete"), the
- * rows and the findings. bottlenecks and stress are the root sections (may be
- * NULL). The section is not changed: gq_card_to_json (doc/card_codec.h)
+ * rows and the findings. bottlenecks is the root section (may be NULL); stress
+ * the stress section, typed. The section is not changed: gq_card_to_json (doc/card_codec.h)
  * writes the result into it. */
-int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_card_facts *f,
-                  const gq_expect *ex, gq_card *out, gq_err *err);
+int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_stress_view *stress,
+                  const gq_card_facts *f, const gq_expect *ex, gq_card *out, gq_err *err);
 
 /* "skip", "info", "pass", "warn", "fail" exactly (gq_verdict_name). */
 bool gq_verdict_parse(const char *s, gq_verdict *out);

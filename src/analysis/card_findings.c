@@ -182,24 +182,20 @@ void gq_judge_find_sweeps(gq_card *fs, const json_t *sweeps)
 }
 
 /* The health finding: what the load did to the hottest GPU. */
-void gq_judge_find_health(gq_card *fs, const json_t *stress)
+void gq_judge_find_health(gq_card *fs, const gq_card_stress_view *stress)
 {
     char a[32], b[32], c[32], d[32], s1[64];
-    size_t i;
-    const json_t *x;
-    if (json_is_object(stress)) {
+    if (stress->present) {
         double tmax = -INFINITY, cap = -INFINITY;
         int nth = 0, ng = 0;
-        json_array_foreach(json_object_get(stress, "gpus"), i, x)
-        {
+        for (int k = 0; k < stress->ngpus; k++) {
             ng++;
-            tmax = fmax(tmax, gq_json_num(x, "temp_max_c"));
-            double cp = gq_json_num(x, "power_capped_pct");
+            tmax = fmax(tmax, stress->temp_max_c[k]);
+            double cp = stress->power_capped_pct[k];
             if (isfinite(cp))
                 cap = fmax(cap, cp);
-            nth += json_is_true(json_object_get(x, "thermal_slowdown"));
+            nth += stress->thermal_slowdown[k];
         }
-        const json_t *node = json_object_get(stress, "node");
         char who[32];
         if (ng == 1)
             snprintf(who, sizeof who, "the GPU");
@@ -212,8 +208,8 @@ void gq_judge_find_health(gq_card *fs, const json_t *stress)
             "Under %s s of load on %s (%s W together, GPU telemetry), the hottest reached %s °C%s%s%s; "
             "power capping in up to %s%% of samples is expected near the limit and is not a thermal "
             "slowdown.",
-            gq_judge_f1(gq_json_num(stress, "elapsed_s"), a, sizeof a), who,
-            gq_judge_f1(gq_json_num(node, "power_total_avg_w"), b, sizeof b), gq_judge_f1(tmax, c, sizeof c),
+            gq_judge_f1(stress->elapsed_s, a, sizeof a), who,
+            gq_judge_f1(stress->power_total_avg_w, b, sizeof b), gq_judge_f1(tmax, c, sizeof c),
             nth ? ", with THERMAL SLOWDOWN on " : ", with no thermal slowdown",
             nth ? gq_judge_f1(nth, d, sizeof d) : "",
             nth == 1 ? " GPU"

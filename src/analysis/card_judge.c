@@ -3,7 +3,7 @@
  * one function per row (the row's evidence, result and verdict), each followed
  * by the function that writes that row's findings in plain sentences.
  * gq_card_judge calls them in the card's order. Pure: reads the composed card
- * (card_compose.c) and the stress section; never measures. */
+ * (card_compose.c) and the stress section (typed); never measures. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,8 +15,8 @@
 #include "analysis/domains.h"
 #include "core/units.h"
 
-int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_card_facts *f,
-                  const gq_expect *ex, gq_card *out, gq_err *err)
+int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_stress_view *stress,
+                  const gq_card_facts *f, const gq_expect *ex, gq_card *out, gq_err *err)
 {
     gq_card_init(out);
     int rc = gq_expect_judge(ex, f, &out->checks, err);

@@ -82,7 +82,7 @@ void gq_judge_row_sweeps(gq_card *rows, const gq_checklist *cl, const json_t *sw
 /* Latency: pointer chase host-GPU and GPU-GPU. */
 void gq_judge_row_latency(gq_card *rows, const gq_checklist *cl, const json_t *lat);
 /* Whole-node health: the stress section's temperatures, clocks, power capping and slowdowns. */
-void gq_judge_row_health(gq_card *rows, const gq_checklist *cl, const json_t *stress);
+void gq_judge_row_health(gq_card *rows, const gq_checklist *cl, const gq_card_stress_view *stress);
 /* Placement: the roles solved on the measured paths and the gain over the naive mapping. */
 void gq_judge_row_placement(gq_card *rows, const gq_checklist *cl, const json_t *pl);
 /* Measurement integrity: impossible figures, overlap, data checks and errors. */
@@ -103,7 +103,7 @@ void gq_judge_find_host(gq_card *fs, const json_t *host);
 /* The sweep finding: the first fitted sweep's fixed cost and half-bandwidth size. */
 void gq_judge_find_sweeps(gq_card *fs, const json_t *sweeps);
 /* The health finding: what the load did to the hottest GPU. */
-void gq_judge_find_health(gq_card *fs, const json_t *stress);
+void gq_judge_find_health(gq_card *fs, const gq_card_stress_view *stress);
 void gq_judge_find_placement(gq_card *fs, const json_t *pl, const json_t *bottlenecks,
                              const gq_card_facts *f);
 /* The verdict findings: up to six checks with the card's verdict, when it is warn or fail. */

@@ -287,31 +287,28 @@ void gq_judge_row_latency(gq_card *rows, const gq_checklist *cl, const json_t *l
 }
 
 /* Whole-node health: the stress section's temperatures, clocks, power capping and slowdowns. */
-void gq_judge_row_health(gq_card *rows, const gq_checklist *cl, const json_t *stress)
+void gq_judge_row_health(gq_card *rows, const gq_checklist *cl, const gq_card_stress_view *stress)
 {
     char ev[512], res[512], a[32], b[32], c[32], s1[64];
-    size_t i;
-    const json_t *x;
     double tmax = -INFINITY, clo = INFINITY, chi = -INFINITY, cap = -INFINITY;
     int nth = 0, ng = 0;
-    json_array_foreach(json_object_get(stress, "gpus"), i, x)
-    {
+    for (int k = 0; k < stress->ngpus; k++) {
         ng++;
-        tmax = fmax(tmax, gq_json_num(x, "temp_max_c"));
-        double ck = gq_json_num(x, "sm_clock_avg_mhz");
+        tmax = fmax(tmax, stress->temp_max_c[k]);
+        double ck = stress->sm_clock_avg_mhz[k];
         if (isfinite(ck)) {
             clo = fmin(clo, ck);
             chi = fmax(chi, ck);
         }
-        double cp = gq_json_num(x, "power_capped_pct");
+        double cp = stress->power_capped_pct[k];
         if (isfinite(cp))
             cap = fmax(cap, cp);
-        nth += json_is_true(json_object_get(x, "thermal_slowdown"));
+        nth += stress->thermal_slowdown[k];
     }
     if (ng) {
         snprintf(ev, sizeof ev,
                  "%s s GEMM load on %d GPU%s; temperature, power, clocks, throttle reasons, errors",
-                 gq_judge_f1(gq_json_num(stress, "elapsed_s"), a, sizeof a), ng, ng == 1 ? "" : "s");
+                 gq_judge_f1(stress->elapsed_s, a, sizeof a), ng, ng == 1 ? "" : "s");
         snprintf(res, sizeof res,
                  "max %s °C, average SM clock %s MHz, power-capped up to %s%% of samples, %s",
                  gq_judge_f1(tmax, b, sizeof b), gq_judge_range(clo, chi, s1, sizeof s1),

@@ -520,9 +520,17 @@ int gq_card_judge_json(json_t *card, const json_t *bottlenecks, const json_t *st
         free(c);
         return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
     }
+    gq_card_stress_view *sv = malloc(sizeof *sv);
+    if (!sv) {
+        free(f);
+        free(c);
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
+    }
     gq_card_facts_from_json(card, stress, rs, f);
-    int rc = gq_card_judge(card, bottlenecks, stress, f, ex, c, err);
+    gq_card_stress_from_json(stress, sv);
+    int rc = gq_card_judge(card, bottlenecks, sv, f, ex, c, err);
     free(f);
+    free(sv);
     if (!rc)
         gq_card_to_json(c, card);
     gq_card_free(c);

@@ -48,6 +48,10 @@ void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *wh
 void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
                              gq_card_facts *f);
 
+/* What the card's judge reads of the stress section (NULL or not an object:
+ * no section), typed (doc/card_facts_json.c). */
+void gq_card_stress_from_json(const json_t *stress, gq_card_stress_view *v);
+
 /* Exit code of a card section, from its typed verdict (gq_card_verdict_parse,
  * gq_card_verdict_exit_code): 0 pass, 4 warn, 1 fail, 5 incomplete (also
  * when a schema-1 card says "complete": false); -1 when "verdict" is missing,

@@ -264,6 +264,26 @@ static void stress_facts(const json_t *stress, gq_card_facts *f, const int *pos)
     }
 }
 
+void gq_card_stress_from_json(const json_t *stress, gq_card_stress_view *v)
+{
+    memset(v, 0, sizeof *v);
+    v->present = json_is_object(stress);
+    v->elapsed_s = gq_json_num(stress, "elapsed_s");
+    v->power_total_avg_w = gq_json_num(json_object_get(stress, "node"), "power_total_avg_w");
+    size_t i;
+    const json_t *x;
+    json_array_foreach(json_object_get(stress, "gpus"), i, x)
+    {
+        if (v->ngpus >= GQ_MAX_GPUS)
+            break;
+        int k = v->ngpus++;
+        v->temp_max_c[k] = gq_json_num(x, "temp_max_c");
+        v->sm_clock_avg_mhz[k] = gq_json_num(x, "sm_clock_avg_mhz");
+        v->power_capped_pct[k] = gq_json_num(x, "power_capped_pct");
+        v->thermal_slowdown[k] = json_is_true(json_object_get(x, "thermal_slowdown"));
+    }
+}
+
 void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
                              gq_card_facts *f)
 {
