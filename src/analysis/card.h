@@ -331,14 +331,46 @@ typedef struct gq_card_stress_view {
     bool thermal_slowdown[GQ_MAX_GPUS];
 } gq_card_stress_view;
 
+/* What the card's latency row reads of the card's "latency" section: every
+ * number of latency.host.ns and of the rows of latency.p2p.values, in order
+ * (at most GQ_MAX_GPUS and GQ_MAX_GPUS^2 are read). */
+typedef struct gq_card_latency_view {
+    int nhost, np2p;
+    double host_ns[GQ_MAX_GPUS];
+    double p2p_ns[GQ_MAX_GPUS * GQ_MAX_GPUS];
+} gq_card_latency_view;
+
+/* What the card's sweep row and finding read of the card's "sweeps" list:
+ * its length, and of each entry (at most GQ_CARD_VIEW_MAX_SWEEPS) its label
+ * ("?" when none) and, when it has one, its fit (NAN: a figure it lacks). */
+#define GQ_CARD_VIEW_MAX_SWEEPS 64
+typedef struct gq_card_sweep_view {
+    char label[512];
+    bool have_fit;
+    double fixed_us, asymptotic_gbps, half_bytes;
+} gq_card_sweep_view;
+typedef struct gq_card_sweeps_view {
+    int count; /* entries in the list, all of them */
+    int n;     /* entries read into v */
+    gq_card_sweep_view v[GQ_CARD_VIEW_MAX_SWEEPS];
+} gq_card_sweeps_view;
+
+/* The sections the judge reads typed (doc/card_facts_json.c:
+ * gq_card_views_from_json). */
+typedef struct gq_card_views {
+    gq_card_stress_view stress;
+    gq_card_latency_view latency;
+    gq_card_sweeps_view sweeps;
+} gq_card_views;
+
 /* Judge a composed or saved card section (e.g. `report --expect`) into *out
  * (gq_card_init'ed here; gq_card_free it): the checks on its facts f
  * (gq_card_facts_from_json, doc/card_codec.h), their counts, the verdict from
  * them and the steps' evidence (f's, the section's level and "complete"), the
- * rows and the findings. bottlenecks is the root section (may be NULL); stress
- * the stress section, typed. The section is not changed: gq_card_to_json (doc/card_codec.h)
- * writes the result into it. */
-int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_stress_view *stress,
+ * rows and the findings. bottlenecks is the root section (may be NULL); views
+ * the stress section and the card's latency and sweeps, typed. The section is not changed: gq_card_to_json
+ * (doc/card_codec.h) writes the result into it. */
+int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_views *views,
                   const gq_card_facts *f, const gq_expect *ex, gq_card *out, gq_err *err);
 
 /* "skip", "info", "pass", "warn", "fail" exactly (gq_verdict_name). */

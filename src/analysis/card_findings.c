@@ -158,25 +158,20 @@ void gq_judge_find_host(gq_card *fs, const json_t *host)
 }
 
 /* The sweep finding: the first fitted sweep's fixed cost and half-bandwidth size. */
-void gq_judge_find_sweeps(gq_card *fs, const json_t *sweeps)
+void gq_judge_find_sweeps(gq_card *fs, const gq_card_sweeps_view *sweeps)
 {
     char a[32], b[32];
-    size_t i;
-    const json_t *x;
-    json_array_foreach(sweeps, i, x)
-    {
-        const json_t *fit = json_object_get(x, "fit");
-        if (!json_is_object(fit))
+    for (int i = 0; i < sweeps->n; i++) {
+        const gq_card_sweep_view *x = &sweeps->v[i];
+        if (!x->have_fit)
             continue;
-        double h = gq_json_num(fit, "half_bytes");
         char hb[32];
         gq_judge_finding(
             fs,
             "%s: each copy costs about %s µs before data moves; copies smaller than %s get less than half of "
             "its %s GB/s.",
-            gq_json_str(x, "label", "?"), gq_judge_f1(gq_json_num(fit, "fixed_us"), a, sizeof a),
-            gq_judge_approx_size(h, hb, sizeof hb),
-            gq_judge_f1(gq_json_num(fit, "asymptotic_gbps"), b, sizeof b));
+            x->label, gq_judge_f1(x->fixed_us, a, sizeof a),
+            gq_judge_approx_size(x->half_bytes, hb, sizeof hb), gq_judge_f1(x->asymptotic_gbps, b, sizeof b));
         break;
     }
 }

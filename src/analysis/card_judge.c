@@ -3,7 +3,8 @@
  * one function per row (the row's evidence, result and verdict), each followed
  * by the function that writes that row's findings in plain sentences.
  * gq_card_judge calls them in the card's order. Pure: reads the composed card
- * (card_compose.c) and the stress section (typed); never measures. */
+ * (card_compose.c; its latency and sweeps typed) and the stress section
+ * (typed); never measures. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@
 #include "analysis/domains.h"
 #include "core/units.h"
 
-int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_stress_view *stress,
+int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_views *views,
                   const gq_card_facts *f, const gq_expect *ex, gq_card *out, gq_err *err)
 {
     gq_card_init(out);
@@ -51,7 +52,6 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_s
     const json_t *id = json_object_get(card, "identity"), *dm = json_object_get(card, "domains");
     const json_t *m0 = json_array_get(json_object_get(card, "matrices"), 0);
     const json_t *pairs = json_object_get(card, "pairs"), *host = json_object_get(card, "host");
-    const json_t *sweeps = json_object_get(card, "sweeps"), *lat = json_object_get(card, "latency");
     const json_t *pl = json_object_get(card, "placement");
     card_doms d;
     gq_judge_doms_of(dm, &d);
@@ -63,9 +63,9 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_s
     gq_judge_row_pairwise(out, cl, m0, dm, d.ndom, &pr, &sp);
     gq_judge_row_concurrent(out, cl, pairs, dm, d.ndom);
     gq_judge_row_host(out, cl, host, bottlenecks, f);
-    gq_judge_row_sweeps(out, cl, sweeps);
-    gq_judge_row_latency(out, cl, lat);
-    gq_judge_row_health(out, cl, stress);
+    gq_judge_row_sweeps(out, cl, &views->sweeps);
+    gq_judge_row_latency(out, cl, &views->latency);
+    gq_judge_row_health(out, cl, &views->stress);
     gq_judge_row_placement(out, cl, pl);
     gq_judge_row_integrity(out, cl, f);
     gq_judge_row_application(out);
@@ -95,8 +95,8 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_s
         gq_judge_find_bottlenecks(out, bottlenecks);
     gq_judge_find_host(out, host);
     gq_judge_find_placement(out, pl, bottlenecks, f);
-    gq_judge_find_sweeps(out, sweeps);
-    gq_judge_find_health(out, stress);
+    gq_judge_find_sweeps(out, &views->sweeps);
+    gq_judge_find_health(out, &views->stress);
     gq_judge_find_identity(out, id);
     if (out->oom)
         rc = gq_err_set(err, GQ_E_NOMEM, "out of memory writing the card's findings");

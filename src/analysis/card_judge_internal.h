@@ -78,9 +78,9 @@ void gq_judge_row_concurrent(gq_card *rows, const gq_checklist *cl, const json_t
 void gq_judge_row_host(gq_card *rows, const gq_checklist *cl, const json_t *host, const json_t *bottlenecks,
                        const gq_card_facts *f);
 /* Transfer granularity: the buffer-size sweeps and their fits. */
-void gq_judge_row_sweeps(gq_card *rows, const gq_checklist *cl, const json_t *sweeps);
+void gq_judge_row_sweeps(gq_card *rows, const gq_checklist *cl, const gq_card_sweeps_view *sweeps);
 /* Latency: pointer chase host-GPU and GPU-GPU. */
-void gq_judge_row_latency(gq_card *rows, const gq_checklist *cl, const json_t *lat);
+void gq_judge_row_latency(gq_card *rows, const gq_checklist *cl, const gq_card_latency_view *lat);
 /* Whole-node health: the stress section's temperatures, clocks, power capping and slowdowns. */
 void gq_judge_row_health(gq_card *rows, const gq_checklist *cl, const gq_card_stress_view *stress);
 /* Placement: the roles solved on the measured paths and the gain over the naive mapping. */
@@ -101,7 +101,7 @@ void gq_judge_find_bottlenecks(gq_card *fs, const json_t *bottlenecks);
 /* The host finding: an asymmetry with all GPUs copying at once that each GPU alone does not show. */
 void gq_judge_find_host(gq_card *fs, const json_t *host);
 /* The sweep finding: the first fitted sweep's fixed cost and half-bandwidth size. */
-void gq_judge_find_sweeps(gq_card *fs, const json_t *sweeps);
+void gq_judge_find_sweeps(gq_card *fs, const gq_card_sweeps_view *sweeps);
 /* The health finding: what the load did to the hottest GPU. */
 void gq_judge_find_health(gq_card *fs, const gq_card_stress_view *stress);
 void gq_judge_find_placement(gq_card *fs, const json_t *pl, const json_t *bottlenecks,

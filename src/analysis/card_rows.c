@@ -220,59 +220,43 @@ void gq_judge_row_host(gq_card *rows, const gq_checklist *cl, const json_t *host
 }
 
 /* Transfer granularity: the buffer-size sweeps and their fits. */
-void gq_judge_row_sweeps(gq_card *rows, const gq_checklist *cl, const json_t *sweeps)
+void gq_judge_row_sweeps(gq_card *rows, const gq_checklist *cl, const gq_card_sweeps_view *sweeps)
 {
     char ev[512], res[512], a[32], b[32];
-    size_t i;
-    const json_t *x;
-    snprintf(ev, sizeof ev, "buffer-size sweep on %d path%s", (int)json_array_size(sweeps),
-             json_array_size(sweeps) == 1 ? "" : "s");
+    snprintf(ev, sizeof ev, "buffer-size sweep on %d path%s", sweeps->count, sweeps->count == 1 ? "" : "s");
     res[0] = 0;
     size_t used = 0;
-    json_array_foreach(sweeps, i, x)
-    {
-        const json_t *fit = json_object_get(x, "fit");
-        if (!json_is_object(fit))
+    for (int i = 0; i < sweeps->n; i++) {
+        const gq_card_sweep_view *x = &sweeps->v[i];
+        if (!x->have_fit)
             continue;
         char hb[32];
-        double h = gq_json_num(fit, "half_bytes");
         int w = snprintf(res + used, sizeof res - used, "%s%s: %s µs fixed cost, half of %s GB/s at %s",
-                         used ? "; " : "", gq_json_str(x, "label", "?"),
-                         gq_judge_f1(gq_json_num(fit, "fixed_us"), a, sizeof a),
-                         gq_judge_f1(gq_json_num(fit, "asymptotic_gbps"), b, sizeof b),
-                         gq_judge_approx_size(h, hb, sizeof hb));
+                         used ? "; " : "", x->label, gq_judge_f1(x->fixed_us, a, sizeof a),
+                         gq_judge_f1(x->asymptotic_gbps, b, sizeof b),
+                         gq_judge_approx_size(x->half_bytes, hb, sizeof hb));
         if (w > 0 && (size_t)w < sizeof res - used)
             used += (size_t)w;
     }
     if (!used)
-        snprintf(res, sizeof res, "%s", json_array_size(sweeps) ? "no fit" : "not measured");
+        snprintf(res, sizeof res, "%s", sweeps->count ? "no fit" : "not measured");
     static const char *const ids[] = {NULL};
-    gq_judge_row(rows, "Transfer granularity", ev, res,
-                 gq_judge_row_verdict(cl, ids, json_array_size(sweeps) > 0),
+    gq_judge_row(rows, "Transfer granularity", ev, res, gq_judge_row_verdict(cl, ids, sweeps->count > 0),
                  "Budget transfer overhead realistically");
 }
 
 /* Latency: pointer chase host-GPU and GPU-GPU. */
-void gq_judge_row_latency(gq_card *rows, const gq_checklist *cl, const json_t *lat)
+void gq_judge_row_latency(gq_card *rows, const gq_checklist *cl, const gq_card_latency_view *lat)
 {
     char ev[512], res[512], s1[64], s2[64];
-    size_t i;
-    const json_t *x;
     double hl = INFINITY, hh = -INFINITY, pl = INFINITY, ph = -INFINITY;
-    json_array_foreach(json_object_get(json_object_get(lat, "host"), "ns"), i, x) if (json_is_number(x))
-    {
-        hl = fmin(hl, json_number_value(x));
-        hh = fmax(hh, json_number_value(x));
+    for (int i = 0; i < lat->nhost; i++) {
+        hl = fmin(hl, lat->host_ns[i]);
+        hh = fmax(hh, lat->host_ns[i]);
     }
-    const json_t *row_;
-    json_array_foreach(json_object_get(json_object_get(lat, "p2p"), "values"), i, row_)
-    {
-        size_t k;
-        json_array_foreach(row_, k, x) if (json_is_number(x))
-        {
-            pl = fmin(pl, json_number_value(x));
-            ph = fmax(ph, json_number_value(x));
-        }
+    for (int i = 0; i < lat->np2p; i++) {
+        pl = fmin(pl, lat->p2p_ns[i]);
+        ph = fmax(ph, lat->p2p_ns[i]);
     }
     snprintf(ev, sizeof ev, "pointer chase host↔GPU%s", isfinite(pl) ? " and GPU↔GPU" : "");
     if (isfinite(hl))

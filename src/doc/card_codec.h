@@ -52,6 +52,10 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
  * no section), typed (doc/card_facts_json.c). */
 void gq_card_stress_from_json(const json_t *stress, gq_card_stress_view *v);
 
+/* The sections the judge reads typed: the stress section (above) and the
+ * card's latency and sweeps (doc/card_facts_json.c). */
+void gq_card_views_from_json(const json_t *card, const json_t *stress, gq_card_views *v);
+
 /* Exit code of a card section, from its typed verdict (gq_card_verdict_parse,
  * gq_card_verdict_exit_code): 0 pass, 4 warn, 1 fail, 5 incomplete (also
  * when a schema-1 card says "complete": false); -1 when "verdict" is missing,

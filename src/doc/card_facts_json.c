@@ -284,6 +284,53 @@ void gq_card_stress_from_json(const json_t *stress, gq_card_stress_view *v)
     }
 }
 
+static void latency_view(const json_t *lat, gq_card_latency_view *v)
+{
+    size_t i;
+    const json_t *x, *row;
+    json_array_foreach(json_object_get(json_object_get(lat, "host"), "ns"), i, x)
+    {
+        if (json_is_number(x) && v->nhost < GQ_MAX_GPUS)
+            v->host_ns[v->nhost++] = json_number_value(x);
+    }
+    json_array_foreach(json_object_get(json_object_get(lat, "p2p"), "values"), i, row)
+    {
+        size_t k;
+        json_array_foreach(row, k, x)
+        {
+            if (json_is_number(x) && v->np2p < GQ_MAX_GPUS * GQ_MAX_GPUS)
+                v->p2p_ns[v->np2p++] = json_number_value(x);
+        }
+    }
+}
+
+static void sweeps_view(const json_t *sweeps, gq_card_sweeps_view *v)
+{
+    v->count = (int)json_array_size(sweeps);
+    size_t i;
+    const json_t *x;
+    json_array_foreach(sweeps, i, x)
+    {
+        if (v->n >= GQ_CARD_VIEW_MAX_SWEEPS)
+            break;
+        gq_card_sweep_view *s = &v->v[v->n++];
+        snprintf(s->label, sizeof s->label, "%s", gq_json_str(x, "label", "?"));
+        const json_t *fit = json_object_get(x, "fit");
+        s->have_fit = json_is_object(fit);
+        s->fixed_us = gq_json_num(fit, "fixed_us");
+        s->asymptotic_gbps = gq_json_num(fit, "asymptotic_gbps");
+        s->half_bytes = gq_json_num(fit, "half_bytes");
+    }
+}
+
+void gq_card_views_from_json(const json_t *card, const json_t *stress, gq_card_views *v)
+{
+    memset(v, 0, sizeof *v);
+    gq_card_stress_from_json(stress, &v->stress);
+    latency_view(json_object_get(card, "latency"), &v->latency);
+    sweeps_view(json_object_get(card, "sweeps"), &v->sweeps);
+}
+
 void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
                              gq_card_facts *f)
 {
