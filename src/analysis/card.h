@@ -355,12 +355,44 @@ typedef struct gq_card_sweeps_view {
     gq_card_sweep_view v[GQ_CARD_VIEW_MAX_SWEEPS];
 } gq_card_sweeps_view;
 
+/* What the card's identity row and finding read of the card's "identity"
+ * section: each GPU's model, memory, power limit and PCIe link, the driver
+ * and CUDA version, the uplinks above the GPUs, and whether it is a VM with
+ * one NUMA node. Numbers are NAN where the section lacks them; strings are
+ * the defaults the row prints ("?") where absent. At most GQ_MAX_GPUS GPUs
+ * and GQ_CARD_VIEW_MAX_UPLINKS uplinks are read; the counts are of all. */
+#define GQ_CARD_VIEW_MAX_UPLINKS 128
+typedef struct gq_card_gpu_view {
+    bool have_name;
+    char name[256];
+    double memory_mib, power_limit_w;
+    double gen, width, gen_max, width_max; /* pcie */
+    bool under_load;
+} gq_card_gpu_view;
+typedef struct gq_card_uplink_view {
+    double width, width_max;
+    bool root_port; /* kind "root_port" (else a PCIe switch) */
+    char node[128];
+    int ngpus;
+    int gpus[GQ_MAX_GPUS];
+} gq_card_uplink_view;
+typedef struct gq_card_identity_view {
+    int ngpus_count, ngpus;
+    gq_card_gpu_view gpu[GQ_MAX_GPUS];
+    char driver[128], cuda_driver_str[64];
+    bool vm;
+    double numa_nodes;
+    int nuplinks_count, nuplinks;
+    gq_card_uplink_view uplink[GQ_CARD_VIEW_MAX_UPLINKS];
+} gq_card_identity_view;
+
 /* The sections the judge reads typed (doc/card_facts_json.c:
  * gq_card_views_from_json). */
 typedef struct gq_card_views {
     gq_card_stress_view stress;
     gq_card_latency_view latency;
     gq_card_sweeps_view sweeps;
+    gq_card_identity_view identity;
 } gq_card_views;
 
 /* Judge a composed or saved card section (e.g. `report --expect`) into *out

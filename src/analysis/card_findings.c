@@ -379,9 +379,9 @@ void gq_judge_find_busy(gq_card *fs)
 }
 
 /* The identity finding: a virtual machine showing one NUMA node. */
-void gq_judge_find_identity(gq_card *fs, const json_t *id)
+void gq_judge_find_identity(gq_card *fs, const gq_card_identity_view *id)
 {
-    if (json_is_true(json_object_get(id, "vm")) && gq_json_num(id, "numa_nodes") <= 1)
+    if (id->vm && id->numa_nodes <= 1)
         gq_judge_finding(
             fs,
             "This is a virtual machine showing one NUMA node: host buffers cannot be bound to the physical "

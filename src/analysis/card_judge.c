@@ -49,7 +49,7 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_v
     gq_verdict overall = gq_card_summarize(out);
 
     /* ---- rows: seed 001 §9 ---- */
-    const json_t *id = json_object_get(card, "identity"), *dm = json_object_get(card, "domains");
+    const json_t *dm = json_object_get(card, "domains");
     const json_t *m0 = json_array_get(json_object_get(card, "matrices"), 0);
     const json_t *pairs = json_object_get(card, "pairs"), *host = json_object_get(card, "host");
     const json_t *pl = json_object_get(card, "placement");
@@ -57,7 +57,7 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_v
     gq_judge_doms_of(dm, &d);
     p2p_ranges pr;
     gq_judge_p2p_ranges_of(m0, &d, &pr);
-    gq_judge_row_identity(out, cl, id);
+    gq_judge_row_identity(out, cl, &views->identity);
     staged_pair sp;
     gq_judge_staged_pairs_of(card, m0, &sp);
     gq_judge_row_pairwise(out, cl, m0, dm, d.ndom, &pr, &sp);
@@ -97,7 +97,7 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_v
     gq_judge_find_placement(out, pl, bottlenecks, f);
     gq_judge_find_sweeps(out, &views->sweeps);
     gq_judge_find_health(out, &views->stress);
-    gq_judge_find_identity(out, id);
+    gq_judge_find_identity(out, &views->identity);
     if (out->oom)
         rc = gq_err_set(err, GQ_E_NOMEM, "out of memory writing the card's findings");
     return rc;

@@ -60,14 +60,14 @@ void gq_judge_doms_of(const json_t *dm, card_doms *d);
 void gq_judge_p2p_ranges_of(const json_t *m0, const card_doms *d, p2p_ranges *r);
 void gq_judge_staged_pairs_of(const json_t *card, const json_t *m0, staged_pair *sp);
 /* How many of the uplinks above the GPUs (identity.uplinks) trained below their maximum width. */
-int gq_judge_uplinks_down(const json_t *id);
+int gq_judge_uplinks_down(const gq_card_identity_view *id);
 /* GPU sets among the host subsets (a set measured in both directions counts once). */
 int gq_judge_distinct_sets(const json_t *subs);
 
 /* ---- the rows (card_rows.c) ---- */
 
 /* Identity and links: the GPUs, their memory, power and PCIe links. */
-void gq_judge_row_identity(gq_card *rows, const gq_checklist *cl, const json_t *id);
+void gq_judge_row_identity(gq_card *rows, const gq_checklist *cl, const gq_card_identity_view *id);
 /* Pairwise GPU traffic: the first matrix, one pair at a time, within and across domains. */
 void gq_judge_row_pairwise(gq_card *rows, const gq_checklist *cl, const json_t *m0, const json_t *dm,
                            int ndom, const p2p_ranges *r, const staged_pair *sp);
@@ -114,6 +114,6 @@ void gq_judge_find_set_aside(gq_card *fs, const json_t *dm);
 /* One finding per busy GPU: what ran on it and what the card did about it. */
 void gq_judge_find_busy(gq_card *fs);
 /* The identity finding: a virtual machine showing one NUMA node. */
-void gq_judge_find_identity(gq_card *fs, const json_t *id);
+void gq_judge_find_identity(gq_card *fs, const gq_card_identity_view *id);
 
 #endif

@@ -220,13 +220,11 @@ void gq_judge_staged_pairs_of(const json_t *card, const json_t *m0, staged_pair 
 }
 
 /* How many of the uplinks above the GPUs (identity.uplinks) trained below their maximum width. */
-int gq_judge_uplinks_down(const json_t *id)
+int gq_judge_uplinks_down(const gq_card_identity_view *id)
 {
     int down = 0;
-    size_t i;
-    const json_t *x;
-    json_array_foreach(json_object_get(id, "uplinks"), i, x) down +=
-        gq_json_num(x, "width") < gq_json_num(x, "width_max");
+    for (int i = 0; i < id->nuplinks; i++)
+        down += id->uplink[i].width < id->uplink[i].width_max;
     return down;
 }
 

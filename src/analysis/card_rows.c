@@ -13,73 +13,69 @@
 #include "core/units.h"
 
 /* Identity and links: the GPUs, their memory, power and PCIe links. */
-void gq_judge_row_identity(gq_card *rows, const gq_checklist *cl, const json_t *id)
+/* A GPU the identity section does not list: every figure unknown. */
+static const gq_card_gpu_view no_gpu = {
+    .memory_mib = NAN, .power_limit_w = NAN, .gen = NAN, .width = NAN, .gen_max = NAN, .width_max = NAN};
+
+/* The row's result: the GPUs' links below their maximum or at idle, then the uplinks. */
+static void identity_result(const gq_card_identity_view *id, const gq_card_gpu_view *g0, int *idle_out,
+                            char *res, size_t nres)
 {
-    char ev[512], res[512], a[32], b[32], c[32], d[32];
-    size_t i;
-    const json_t *x;
-    int n = (int)json_array_size(json_object_get(id, "gpus"));
-    const json_t *g0 = json_array_get(json_object_get(id, "gpus"), 0);
-    const json_t *pc = json_object_get(g0, "pcie");
-    bool same = true;
-    json_array_foreach(json_object_get(id, "gpus"), i, x) same &=
-        !strcmp(gq_json_str(x, "name", ""), gq_json_str(g0, "name", ""));
-    snprintf(ev, sizeof ev, "%d × %s%s, %s MiB, %s W limit; PCIe Gen%s x%s %s; driver %s, CUDA %s", n,
-             gq_json_str(g0, "name", "?"), same ? "" : " (mixed models)",
-             gq_judge_f1(gq_json_num(g0, "memory_mib"), a, sizeof a),
-             gq_judge_f1(gq_json_num(g0, "power_limit_w"), b, sizeof b),
-             gq_judge_f1(gq_json_num(pc, "gen"), c, sizeof c),
-             gq_judge_f1(gq_json_num(pc, "width"), d, sizeof d),
-             json_is_true(json_object_get(pc, "under_load")) ? "under load" : "at idle",
-             gq_json_str(id, "driver", "?"), gq_json_str(id, "cuda_driver_str", "?"));
-    int down = 0, idle = 0;
-    json_array_foreach(json_object_get(id, "gpus"), i, x)
-    {
-        const json_t *p = json_object_get(x, "pcie");
-        bool load = json_is_true(json_object_get(p, "under_load"));
-        idle += !load;
-        down += gq_json_num(p, "width") < gq_json_num(p, "width_max") ||
-                (load && gq_json_num(p, "gen") < gq_json_num(p, "gen_max"));
+    char a[32], b[32];
+    int n = id->ngpus_count, down = 0, idle = 0;
+    for (int i = 0; i < id->ngpus; i++) {
+        const gq_card_gpu_view *p = &id->gpu[i];
+        idle += !p->under_load;
+        down += p->width < p->width_max || (p->under_load && p->gen < p->gen_max);
     }
-    int w = down ? snprintf(res, sizeof res, "%d GPU%s below the link's maximum", down, down == 1 ? "" : "s")
-            : idle ? snprintf(res, sizeof res, "Gen%s x%s at idle",
-                              gq_judge_f1(gq_json_num(pc, "gen"), a, sizeof a),
-                              gq_judge_f1(gq_json_num(pc, "width"), b, sizeof b))
-                   : snprintf(res, sizeof res, "every %s at its maximum under load (Gen%s x%s)",
+    int w = down   ? snprintf(res, nres, "%d GPU%s below the link's maximum", down, down == 1 ? "" : "s")
+            : idle ? snprintf(res, nres, "Gen%s x%s at idle", gq_judge_f1(g0->gen, a, sizeof a),
+                              gq_judge_f1(g0->width, b, sizeof b))
+                   : snprintf(res, nres, "every %s at its maximum under load (Gen%s x%s)",
                               gq_judge_uplinks_down(id) ? "GPU's own link" : "link",
-                              gq_judge_f1(gq_json_num(pc, "gen_max"), a, sizeof a),
-                              gq_judge_f1(gq_json_num(pc, "width_max"), b, sizeof b));
+                              gq_judge_f1(g0->gen_max, a, sizeof a), gq_judge_f1(g0->width_max, b, sizeof b));
     /* At idle a link slows down to save power: only the stress run's reading under load judges it. */
-    if (idle == n && w > 0 && (size_t)w < sizeof res)
-        w += snprintf(res + w, sizeof res - (size_t)w, ", not measured under load");
-    else if (idle && w > 0 && (size_t)w < sizeof res)
-        w += snprintf(res + w, sizeof res - (size_t)w, ", %d of %d GPUs not measured under load", idle, n);
+    if (idle == n && w > 0 && (size_t)w < nres)
+        w += snprintf(res + w, nres - (size_t)w, ", not measured under load");
+    else if (idle && w > 0 && (size_t)w < nres)
+        w += snprintf(res + w, nres - (size_t)w, ", %d of %d GPUs not measured under load", idle, n);
     /* The links above the GPUs (switch and root port uplinks), read by discovery: each one below its
      * maximum width is named. */
-    int nup = 0, updown = 0;
-    json_array_foreach(json_object_get(id, "uplinks"), i, x)
-    {
-        nup++;
-        double cw = gq_json_num(x, "width"), mw = gq_json_num(x, "width_max");
-        if (!(isfinite(cw) && isfinite(mw) && cw < mw) || w <= 0 || (size_t)w >= sizeof res)
+    int updown = 0;
+    for (int i = 0; i < id->nuplinks; i++) {
+        const gq_card_uplink_view *x = &id->uplink[i];
+        double cw = x->width, mw = x->width_max;
+        if (!(isfinite(cw) && isfinite(mw) && cw < mw) || w <= 0 || (size_t)w >= nres)
             continue;
         char set[128] = "";
-        int gl[GQ_MAX_GPUS], ng = 0;
-        size_t k;
-        const json_t *gj;
-        json_array_foreach(json_object_get(x, "gpus"), k, gj) if (ng < GQ_MAX_GPUS && json_is_integer(gj))
-            gl[ng++] = (int)json_integer_value(gj);
-        gq_domains_set_str(gl, ng, set, sizeof set);
-        w += snprintf(res + w, sizeof res - (size_t)w, "; the uplink of %s %s (GPU%s %s) at x%s, can do x%s",
-                      !strcmp(gq_json_str(x, "kind", ""), "root_port") ? "root port" : "PCIe switch",
-                      gq_json_str(x, "node", "?"), ng == 1 ? "" : "s", set, gq_judge_f1(cw, a, sizeof a),
-                      gq_judge_f1(mw, b, sizeof b));
+        gq_domains_set_str(x->gpus, x->ngpus, set, sizeof set);
+        w += snprintf(res + w, nres - (size_t)w, "; the uplink of %s %s (GPU%s %s) at x%s, can do x%s",
+                      x->root_port ? "root port" : "PCIe switch", x->node, x->ngpus == 1 ? "" : "s", set,
+                      gq_judge_f1(cw, a, sizeof a), gq_judge_f1(mw, b, sizeof b));
         updown++;
     }
-    if (nup && !updown && w > 0 && (size_t)w < sizeof res)
-        snprintf(res + w, sizeof res - (size_t)w,
-                 "; %d uplink%s above the GPUs at %s maximum width (read at idle)", nup, nup == 1 ? "" : "s",
-                 nup == 1 ? "its" : "their");
+    int nup = id->nuplinks_count;
+    if (nup && !updown && w > 0 && (size_t)w < nres)
+        snprintf(res + w, nres - (size_t)w, "; %d uplink%s above the GPUs at %s maximum width (read at idle)",
+                 nup, nup == 1 ? "" : "s", nup == 1 ? "its" : "their");
+    *idle_out = idle;
+}
+
+void gq_judge_row_identity(gq_card *rows, const gq_checklist *cl, const gq_card_identity_view *id)
+{
+    char ev[512], res[512], a[32], b[32], c[32], d[32];
+    int n = id->ngpus_count;
+    const gq_card_gpu_view *g0 = id->ngpus ? &id->gpu[0] : &no_gpu;
+    bool same = true;
+    for (int i = 0; i < id->ngpus; i++)
+        same &= !strcmp(id->gpu[i].have_name ? id->gpu[i].name : "", g0->have_name ? g0->name : "");
+    snprintf(ev, sizeof ev, "%d × %s%s, %s MiB, %s W limit; PCIe Gen%s x%s %s; driver %s, CUDA %s", n,
+             g0->have_name ? g0->name : "?", same ? "" : " (mixed models)",
+             gq_judge_f1(g0->memory_mib, a, sizeof a), gq_judge_f1(g0->power_limit_w, b, sizeof b),
+             gq_judge_f1(g0->gen, c, sizeof c), gq_judge_f1(g0->width, d, sizeof d),
+             g0->under_load ? "under load" : "at idle", id->driver, id->cuda_driver_str);
+    int idle = 0;
+    identity_result(id, g0, &idle, res, sizeof res);
     static const char *const ids[] = {
         "count_min",  "memory_mib_min", "power_limit_w_min", "pcie_gen_min", "pcie_width_min",
         "link_width", "link_gen",       "uplink_width",      "uplink_gen",   "expect_uncovered",

@@ -323,12 +323,59 @@ static void sweeps_view(const json_t *sweeps, gq_card_sweeps_view *v)
     }
 }
 
+static void identity_view(const json_t *id, gq_card_identity_view *v)
+{
+    size_t i;
+    const json_t *x;
+    v->ngpus_count = (int)json_array_size(json_object_get(id, "gpus"));
+    json_array_foreach(json_object_get(id, "gpus"), i, x)
+    {
+        if (v->ngpus >= GQ_MAX_GPUS)
+            break;
+        gq_card_gpu_view *g = &v->gpu[v->ngpus++];
+        const char *name = gq_json_str(x, "name", NULL);
+        g->have_name = name != NULL;
+        snprintf(g->name, sizeof g->name, "%s", name ? name : "");
+        g->memory_mib = gq_json_num(x, "memory_mib");
+        g->power_limit_w = gq_json_num(x, "power_limit_w");
+        const json_t *p = json_object_get(x, "pcie");
+        g->gen = gq_json_num(p, "gen");
+        g->width = gq_json_num(p, "width");
+        g->gen_max = gq_json_num(p, "gen_max");
+        g->width_max = gq_json_num(p, "width_max");
+        g->under_load = json_is_true(json_object_get(p, "under_load"));
+    }
+    snprintf(v->driver, sizeof v->driver, "%s", gq_json_str(id, "driver", "?"));
+    snprintf(v->cuda_driver_str, sizeof v->cuda_driver_str, "%s", gq_json_str(id, "cuda_driver_str", "?"));
+    v->vm = json_is_true(json_object_get(id, "vm"));
+    v->numa_nodes = gq_json_num(id, "numa_nodes");
+    v->nuplinks_count = (int)json_array_size(json_object_get(id, "uplinks"));
+    json_array_foreach(json_object_get(id, "uplinks"), i, x)
+    {
+        if (v->nuplinks >= GQ_CARD_VIEW_MAX_UPLINKS)
+            break;
+        gq_card_uplink_view *u = &v->uplink[v->nuplinks++];
+        u->width = gq_json_num(x, "width");
+        u->width_max = gq_json_num(x, "width_max");
+        u->root_port = !strcmp(gq_json_str(x, "kind", ""), "root_port");
+        snprintf(u->node, sizeof u->node, "%s", gq_json_str(x, "node", "?"));
+        size_t k;
+        const json_t *gj;
+        json_array_foreach(json_object_get(x, "gpus"), k, gj)
+        {
+            if (u->ngpus < GQ_MAX_GPUS && json_is_integer(gj))
+                u->gpus[u->ngpus++] = (int)json_integer_value(gj);
+        }
+    }
+}
+
 void gq_card_views_from_json(const json_t *card, const json_t *stress, gq_card_views *v)
 {
     memset(v, 0, sizeof *v);
     gq_card_stress_from_json(stress, &v->stress);
     latency_view(json_object_get(card, "latency"), &v->latency);
     sweeps_view(json_object_get(card, "sweeps"), &v->sweeps);
+    identity_view(json_object_get(card, "identity"), &v->identity);
 }
 
 void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
