@@ -389,6 +389,12 @@ typedef struct gq_card_identity_view {
 /* The sections the judge reads typed (doc/card_facts_json.c:
  * gq_card_views_from_json). */
 typedef struct gq_card_views {
+    /* the section's level (have_level false: absent or not a level name, a
+     * schema-1 card: judged as standard), "complete" (only false is
+     * incomplete) and "allow_busy" (only true allows) */
+    bool have_level;
+    gq_card_level level;
+    bool complete, allow_busy;
     gq_card_stress_view stress;
     gq_card_latency_view latency;
     gq_card_sweeps_view sweeps;

@@ -25,10 +25,9 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_v
         return rc;
     memcpy(out->step_ev, f->step_ev, sizeof out->step_ev);
     memcpy(out->step_why, f->step_why, sizeof out->step_why);
-    if (!gq_card_level_parse(json_string_value(json_object_get(card, "level")), &out->level))
-        out->level = GQ_LEVEL_STANDARD; /* a schema-1 card: today's standard card */
-    out->complete = !json_is_false(json_object_get(card, "complete"));
-    out->allow_busy = json_is_true(json_object_get(card, "allow_busy"));
+    out->level = views->have_level ? views->level : GQ_LEVEL_STANDARD; /* schema 1: today's standard card */
+    out->complete = views->complete;
+    out->allow_busy = views->allow_busy;
     for (int g = 0; g < GQ_MAX_GPUS; g++)
         if ((out->busy_records[g] = f->busy_records[g])) {
             out->nbusy++;

@@ -372,6 +372,9 @@ static void identity_view(const json_t *id, gq_card_identity_view *v)
 void gq_card_views_from_json(const json_t *card, const json_t *stress, gq_card_views *v)
 {
     memset(v, 0, sizeof *v);
+    v->have_level = gq_card_level_parse(json_string_value(json_object_get(card, "level")), &v->level);
+    v->complete = !json_is_false(json_object_get(card, "complete"));
+    v->allow_busy = json_is_true(json_object_get(card, "allow_busy"));
     gq_card_stress_from_json(stress, &v->stress);
     latency_view(json_object_get(card, "latency"), &v->latency);
     sweeps_view(json_object_get(card, "sweeps"), &v->sweeps);
