@@ -242,56 +242,48 @@ static void fmt_dur(double s, char *buf, size_t n)
         snprintf(buf, n, "%.1fh", s / 3600);
 }
 
-int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out, gq_err *err)
+/* The refusal of a budget below the smallest card (min), naming the budget
+ * that fits the whole card (full). */
+static int too_small(const gq_card_opts *o, double min, double full, gq_err *err)
 {
-    memset(out, 0, sizeof *out);
-    if (o->ngpus < 1)
-        return gq_err_set(err, GQ_E_USAGE, "no GPU selected for the card");
-    if (!(o->budget_s > 0))
-        return gq_err_set(err, GQ_E_USAGE, "--budget must be > 0");
-    double est[GQ_CS_COUNT], best[GQ_CS_COUNT], worst[GQ_CS_COUNT];
-    estimate(t, o, 0, best);
-    estimate(t, o, NQUALITY - 1, worst);
-    double full = 0;
-    for (int s = 0; s < GQ_CS_COUNT; s++)
-        full += best[s];
-    double min = worst[GQ_CS_IDENTITY] + worst[GQ_CS_HOST] + worst[GQ_CS_STRESS];
-    out->min_s = min;
-    out->full_s = full;
-    if (o->budget_s < min) {
-        char a[32], b[32], c[32];
-        fmt_dur(o->budget_s, a, sizeof a);
-        fmt_dur(min, b, sizeof b);
-        fmt_dur(full, c, sizeof c);
-        if (o->stress_s > 0)
-            return gq_err_set(
-                err, GQ_E_USAGE,
-                "--budget %s is too small: identity and each GPU's host paths need about %s with the "
-                "%.0f s stress (--budget %s fits the whole card; or shorten --stress / use --no-stress)",
-                a, b, o->stress_s, c);
+    char a[32], b[32], c[32];
+    fmt_dur(o->budget_s, a, sizeof a);
+    fmt_dur(min, b, sizeof b);
+    fmt_dur(full, c, sizeof c);
+    if (o->stress_s > 0)
         return gq_err_set(
             err, GQ_E_USAGE,
-            "--budget %s is too small: identity and each GPU's host paths need about %s on %d GPU%s "
-            "(--budget %s fits the whole card)",
-            a, b, o->ngpus, o->ngpus == 1 ? "" : "s", c);
-    }
+            "--budget %s is too small: identity and each GPU's host paths need about %s with the "
+            "%.0f s stress (--budget %s fits the whole card; or shorten --stress / use --no-stress)",
+            a, b, o->stress_s, c);
+    return gq_err_set(
+        err, GQ_E_USAGE,
+        "--budget %s is too small: identity and each GPU's host paths need about %s on %d GPU%s "
+        "(--budget %s fits the whole card)",
+        a, b, o->ngpus, o->ngpus == 1 ? "" : "s", c);
+}
+
+/* The best quality q (0 best) at which the steps fit the budget, dropping
+ * optional steps (est[s] = -1) from the first of drop_order when no quality
+ * fits; est gets each step's estimate at q, *total their sum. */
+static int fit_quality(const gq_topo *t, const gq_card_opts *o, double *est, double *total)
+{
     /* Optional steps, dropped from the first when nothing else fits. */
     static const gq_card_step_id drop_order[] = {GQ_CS_BIDIR,     GQ_CS_LATENCY,    GQ_CS_SWEEP,
                                                  GQ_CS_PLACEMENT, GQ_CS_CONTENTION, GQ_CS_MATRIX};
     int ndrop = (int)(sizeof drop_order / sizeof drop_order[0]);
     int q, dropped = 0;
-    double total = 0;
     for (dropped = 0; dropped <= ndrop; dropped++) {
         for (q = 0; q < NQUALITY; q++) {
             estimate(t, o, q, est);
             for (int d = 0; d < dropped; d++)
                 if (est[drop_order[d]] > 0) /* a step that would run: cut for the budget */
                     est[drop_order[d]] = -1;
-            total = 0;
+            *total = 0;
             for (int s = 0; s < GQ_CS_COUNT; s++)
                 if (est[s] > 0)
-                    total += est[s];
-            if (total <= o->budget_s)
+                    *total += est[s];
+            if (*total <= o->budget_s)
                 break;
         }
         if (q < NQUALITY)
@@ -299,51 +291,46 @@ int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out
     }
     if (q >= NQUALITY)
         q = NQUALITY - 1; /* cannot happen: min fits */
-    out->quality = q;
-    out->level = o->level;
-    out->rounds = quality[q].rounds;
-    out->round_s = quality[q].round_s;
-    out->sweep_points = quality[q].sweep_points;
-    out->est_total_s = total;
-    char a[32];
-    fmt_dur(o->budget_s, a, sizeof a);
-    for (int s = 0; s < GQ_CS_COUNT; s++) {
-        gq_card_step *st = &out->step[s];
-        st->est_s = est[s] > 0 ? est[s] : 0;
-        st->run = est[s] > 0 || s == GQ_CS_IDENTITY;
-        st->status = st->run ? GQ_CSS_PLANNED : GQ_CSS_SKIPPED;
-        st->reason = GQ_EVR_NONE;
-        if (st->run)
-            continue;
-        const char *why = "nothing to measure";
-        gq_ev_reason r = GQ_EVR_NOT_APPLICABLE;
-        if (est[s] < 0) {
-            snprintf(st->note, sizeof st->note, "did not fit the %s budget", a);
-            st->reason = GQ_EVR_BUDGET;
-            continue;
-        }
-        if (!gq_card_level_has(o->level, (gq_card_step_id)s)) {
-            why = o->level == GQ_LEVEL_QUICK ? "not in the quick level" : "not in this level";
-            r = GQ_EVR_LEVEL;
-        } else if (s == GQ_CS_STRESS) {
-            why = "--no-stress";
-            r = GQ_EVR_USER;
-        } else if ((s == GQ_CS_SWEEP && o->no_sweep) || (s == GQ_CS_LATENCY && o->no_latency) ||
-                   (s == GQ_CS_PLACEMENT && o->no_placement)) {
-            why = s == GQ_CS_PLACEMENT && o->no_roles
-                      ? "turned off: no roles to place (--prefill 0 --decode 0 "
-                        "--offload 0)"
-                      : "turned off";
-            r = GQ_EVR_USER;
-        } else if ((s == GQ_CS_MATRIX || s == GQ_CS_CONTENTION || s == GQ_CS_PLACEMENT) && o->ngpus < 2) {
-            why = "one GPU: no pair to measure";
-            r = GQ_EVR_ONE_GPU;
-        } else if (s == GQ_CS_MATRIX && o->level == GQ_LEVEL_QUICK) {
-            why = "no pair has P2P (the quick level measures P2P pairs only)";
-        }
-        snprintf(st->note, sizeof st->note, "%s", why);
-        st->reason = r;
+    return q;
+}
+
+/* The note and reason of step s, which does not run (est_s < 0: cut for the
+ * budget a, as written). */
+static void skip_note(const gq_card_opts *o, int s, double est_s, const char *a, gq_card_step *st)
+{
+    const char *why = "nothing to measure";
+    gq_ev_reason r = GQ_EVR_NOT_APPLICABLE;
+    if (est_s < 0) {
+        snprintf(st->note, sizeof st->note, "did not fit the %s budget", a);
+        st->reason = GQ_EVR_BUDGET;
+        return;
     }
+    if (!gq_card_level_has(o->level, (gq_card_step_id)s)) {
+        why = o->level == GQ_LEVEL_QUICK ? "not in the quick level" : "not in this level";
+        r = GQ_EVR_LEVEL;
+    } else if (s == GQ_CS_STRESS) {
+        why = "--no-stress";
+        r = GQ_EVR_USER;
+    } else if ((s == GQ_CS_SWEEP && o->no_sweep) || (s == GQ_CS_LATENCY && o->no_latency) ||
+               (s == GQ_CS_PLACEMENT && o->no_placement)) {
+        why = s == GQ_CS_PLACEMENT && o->no_roles ? "turned off: no roles to place (--prefill 0 --decode 0 "
+                                                    "--offload 0)"
+                                                  : "turned off";
+        r = GQ_EVR_USER;
+    } else if ((s == GQ_CS_MATRIX || s == GQ_CS_CONTENTION || s == GQ_CS_PLACEMENT) && o->ngpus < 2) {
+        why = "one GPU: no pair to measure";
+        r = GQ_EVR_ONE_GPU;
+    } else if (s == GQ_CS_MATRIX && o->level == GQ_LEVEL_QUICK) {
+        why = "no pair has P2P (the quick level measures P2P pairs only)";
+    }
+    snprintf(st->note, sizeof st->note, "%s", why);
+    st->reason = r;
+}
+
+/* The identity step's note: the level's budget raised for the machine, and
+ * the quality lowered to fit the budget. */
+static void identity_note(const gq_card_opts *o, const double *worst, int q, gq_card_plan *out)
+{
     char *note = out->step[GQ_CS_IDENTITY].note;
     size_t nn = sizeof out->step[GQ_CS_IDENTITY].note;
     if (o->level_budget_s > 0 && o->budget_s > o->level_budget_s) {
@@ -363,6 +350,47 @@ int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out
         snprintf(note + l, nn - l, "%squality lowered to fit the budget: %d rounds of %.2f s per measurement",
                  l ? "; " : "", out->rounds, out->round_s);
     }
+}
+
+int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out, gq_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (o->ngpus < 1)
+        return gq_err_set(err, GQ_E_USAGE, "no GPU selected for the card");
+    if (!(o->budget_s > 0))
+        return gq_err_set(err, GQ_E_USAGE, "--budget must be > 0");
+    double est[GQ_CS_COUNT], best[GQ_CS_COUNT], worst[GQ_CS_COUNT];
+    estimate(t, o, 0, best);
+    estimate(t, o, NQUALITY - 1, worst);
+    double full = 0;
+    for (int s = 0; s < GQ_CS_COUNT; s++)
+        full += best[s];
+    double min = worst[GQ_CS_IDENTITY] + worst[GQ_CS_HOST] + worst[GQ_CS_STRESS];
+    out->min_s = min;
+    out->full_s = full;
+    if (o->budget_s < min)
+        return too_small(o, min, full, err);
+    double total = 0;
+    int q = fit_quality(t, o, est, &total);
+    out->quality = q;
+    out->level = o->level;
+    out->rounds = quality[q].rounds;
+    out->round_s = quality[q].round_s;
+    out->sweep_points = quality[q].sweep_points;
+    out->est_total_s = total;
+    char a[32];
+    fmt_dur(o->budget_s, a, sizeof a);
+    for (int s = 0; s < GQ_CS_COUNT; s++) {
+        gq_card_step *st = &out->step[s];
+        st->est_s = est[s] > 0 ? est[s] : 0;
+        st->run = est[s] > 0 || s == GQ_CS_IDENTITY;
+        st->status = st->run ? GQ_CSS_PLANNED : GQ_CSS_SKIPPED;
+        st->reason = GQ_EVR_NONE;
+        if (st->run)
+            continue;
+        skip_note(o, s, est[s], a, st);
+    }
+    identity_note(o, worst, q, out);
     return GQ_OK;
 }
 
@@ -374,6 +402,7 @@ void gq_card_result_free(gq_card_result *r)
     if (r->have_stress)
         gq_stress_result_free(&r->stress);
     json_decref(r->stress_json);
-    json_decref(r->placement_json);
+    free(r->place_model);
+    free(r->place_result);
     memset(r, 0, sizeof *r);
 }

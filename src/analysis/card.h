@@ -9,15 +9,15 @@
  *    analysis and the placement verification; keeps every record; stops
  *    cleanly on Ctrl-C (what was measured is kept, the run is marked
  *    incomplete). Never prints: progress goes through a callback.
- *  - gq_card_compose() (render/card_compose.h): pure function of the topology, the records and the
+ *  - gq_card_compose() (doc/card_compose.h): pure function of the topology, the records and the
  *    saved sections (stress, placement): derives the figures (matrices,
  *    concurrent pairs, host paths, sweeps, latency), the domains and
  *    bottlenecks, judges them (analysis/expect.h), and writes the "card"
  *    section with seed 001 §9's rows and the findings in plain sentences.
  *    `gpuqual report` runs the same function on saved documents. The figures
- *    and the composition are in render/card_compose.c, the facts read from the
- *    sections in card_facts.c, the verdicts, rows and findings (one function
- *    per row) in card_judge.c.
+ *    are composed in card_compose.c (typed), written by doc/card_compose.c, the facts read from the
+ *    sections in doc/card_facts_json.c, the verdicts, rows and findings (one function
+ *    per row) in card_judge.c, card_rows.c and card_findings.c.
  *
  * Steps (in order): identity, matrix (one ordered pair at a time; P2P read,
  * host-staged where P2P is absent), host (each GPU alone, both directions),
@@ -36,32 +36,36 @@
 #include <stdint.h>
 
 #include "analysis/card_types.h"
+#include "analysis/domains.h"
 #include "analysis/expect.h"
+#include "analysis/placement.h"
 #include "analysis/stress.h"
 #include "core/types.h"
+#include "measure/catalog_ids.h"
 #include "measure/journal.h"
 #include "core/record.h"
 #include "topo/topo.h"
 
 #define GQ_CARD_VERSION 2
 
-/* Record "test" names the card uses. Probes are measured as `gpuqual domains`
- * measures them (analysis/probes.h: gq_probe_measurement): host paths as
+/* Record "test" names the card uses: the catalog's test ids
+ * (measure/catalog.h). Probes are measured as `gpuqual domains` measures them
+ * (analysis/probes.h: gq_probe_measurement): host paths as
  * host_to_device_set / device_to_host_set (one flow = a GPU alone), matrix
  * cells as device_to_device_memcpy_read_ce or device_to_device_staged,
  * concurrent pairs as concurrent_pairs_read_ce. */
-#define GQ_CARD_TEST_MATRIX "device_to_device_memcpy_read_ce"
-#define GQ_CARD_TEST_STAGED "device_to_device_staged"
-#define GQ_CARD_TEST_DRIVER_STAGED "device_to_device_driver_staged"
-#define GQ_CARD_TEST_H2D "host_to_device_memcpy_ce"
-#define GQ_CARD_TEST_D2H "device_to_host_memcpy_ce"
-#define GQ_CARD_TEST_H2D_SET "host_to_device_set"
-#define GQ_CARD_TEST_D2H_SET "device_to_host_set"
-#define GQ_CARD_TEST_BIDIR_SET "bidirectional_set"
-#define GQ_CARD_TEST_PAIRS "concurrent_pairs_read_ce"
-#define GQ_CARD_TEST_SWEEP_PREFIX "sweep:"
-#define GQ_CARD_TEST_HOST_LAT "host_device_latency_sm"
-#define GQ_CARD_TEST_P2P_LAT "device_to_device_latency_sm"
+#define GQ_CARD_TEST_MATRIX GQ_TID_D2D_READ_CE
+#define GQ_CARD_TEST_STAGED GQ_TID_D2D_STAGED
+#define GQ_CARD_TEST_DRIVER_STAGED GQ_TID_D2D_DRIVER_STAGED
+#define GQ_CARD_TEST_H2D GQ_TID_HOST_TO_DEVICE_CE
+#define GQ_CARD_TEST_D2H GQ_TID_DEVICE_TO_HOST_CE
+#define GQ_CARD_TEST_H2D_SET GQ_TID_H2D_SET
+#define GQ_CARD_TEST_D2H_SET GQ_TID_D2H_SET
+#define GQ_CARD_TEST_BIDIR_SET GQ_TID_BIDIR_SET
+#define GQ_CARD_TEST_PAIRS GQ_TID_PAIRS_READ_CE
+#define GQ_CARD_TEST_SWEEP_PREFIX GQ_TID_SWEEP_PREFIX
+#define GQ_CARD_TEST_HOST_LAT GQ_TID_HOST_LATENCY_SM
+#define GQ_CARD_TEST_P2P_LAT GQ_TID_D2D_LATENCY_SM
 
 /* gq_card_step_id, the evidence states, levels and verdicts: analysis/card_types.h. */
 
@@ -162,6 +166,25 @@ long gq_card_p2p_path_class(const gq_topo *t, int a, int b);
 long gq_card_host_path_class(const gq_topo *t, int gpu);
 /* The most sweep paths of one kind (pairs, or host paths) a card measures. */
 #define GQ_CARD_MAX_SWEEP_PATHS 16
+
+/* The paths the sweep step measures (analysis/card_sweep.c): {a, b} a GPU
+ * pair, {g, -1} GPU g's host path. */
+typedef struct gq_card_sweep_paths {
+    int n;
+    int v[GQ_CARD_MAX_SWEEP_PATHS][2];
+    long cls[GQ_CARD_MAX_SWEEP_PATHS]; /* the class whose slowest member v[] is (full) */
+    double rate[GQ_CARD_MAX_SWEEP_PATHS];
+} gq_card_sweep_paths;
+
+/* The P2P paths to sweep (the fastest and the slowest measured direct pair of
+ * pm and, at the full level, the slowest of every class of pair, a class being
+ * the pair's link and, where dom splits the GPUs into domains, whether the
+ * pair is within one domain or across); when there are none, or at the full
+ * level, the host paths too (the GPUs with the fastest and the slowest
+ * host-to-GPU rate alone in rs, and at the full level the slowest of every
+ * class of host path). */
+void gq_card_sweep_paths_plan(const gq_topo *t, const gq_card_opts *o, const gq_recordset *rs,
+                              const gq_pairmatrix *pm, const gq_domains *dom, gq_card_sweep_paths *P);
 /* How many paths of each kind a full card sweeps on the GPUs gpus[0..n):
  * twice the classes with P2P (within and across domains) into *p2p and the host
  * classes into *host, each with one more for the fastest path (at most
@@ -200,8 +223,14 @@ typedef struct gq_card_result {
     gq_recordset rs;
     bool have_stress;
     gq_stress_result stress;
-    json_t *stress_json;    /* "stress" section (owned) or NULL */
-    json_t *placement_json; /* "placement" section (owned) or NULL */
+    json_t *stress_json; /* "stress" section (owned) or NULL */
+    /* The placement step's solved model and result (owned), or NULL when it
+     * did not solve; default_split: the roles were the default split (no
+     * --prefill or --decode given). The card's document writes them as its
+     * "placement" section (doc/card_compose.h: gq_card_placement_json). */
+    gq_place_model *place_model;
+    gq_place_result *place_result;
+    bool place_default_split;
     double elapsed_s;
     bool interrupted;
     gq_card_step_id stopped_at;
@@ -216,18 +245,11 @@ typedef struct gq_card_result {
 
 void gq_card_result_free(gq_card_result *r);
 
-/* Each step's evidence from a card section's "plan": "done" is measured;
- * "skipped" and "interrupted" are skipped, "failed" failed, with the entry's
- * "reason" (schema 2) or, in a schema-1 card, the reason its note gives
- * ("--no-..." the user, "budget", "one GPU", "interrupted", else not
- * applicable); a step the plan does not list is unknown. */
-void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *why);
-
 /* ---- the typed card ---------------------------------------------------------
  * What the card concludes, as a struct: its rows (seed 001 §9's table), its
  * checks, its findings, each with the step it rests on and that step's
  * evidence, and the card's verdict. gq_card_judge fills it; the one codec
- * (render/card_render.h: gq_card_to_json, gq_card_from_json) writes and reads
+ * (doc/card_codec.h: gq_card_to_json, gq_card_from_json) writes and reads
  * it; the renderers print the table, the verdict and the findings from it. */
 #define GQ_CARD_MAX_ROWS 16
 
@@ -290,28 +312,106 @@ void gq_card_rest_rows(gq_card *c);
  * Returns the worst check verdict. */
 gq_verdict gq_card_summarize(gq_card *c);
 
-/* Facts for the verdicts, from a card section and the stress section (both
- * as composed or saved) and the records (integrity counts; may be NULL). */
-void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
-                             gq_card_facts *f);
+/* The facts the records give (analysis/card_facts.c): integrity counts with
+ * an example of each, and the GPUs other work kept busy (rs may be NULL:
+ * nothing is added). The sections' facts are decoded by doc/card_codec.h's
+ * gq_card_facts_from_json, which calls this. */
+void gq_card_facts_records(const gq_recordset *rs, gq_card_facts *f);
+
+/* What the card's health row and finding read of the stress section, typed
+ * (doc/card_facts_json.c: gq_card_stress_from_json): whether there is a
+ * section, its length and the node's power, and each listed GPU's hottest
+ * temperature, average SM clock, share of samples power-capped and whether it
+ * slowed down for heat (NAN: not known). */
+typedef struct gq_card_stress_view {
+    bool present; /* a stress section (an object) */
+    double elapsed_s, power_total_avg_w;
+    int ngpus; /* the entries of its "gpus" list (at most GQ_MAX_GPUS are read) */
+    double temp_max_c[GQ_MAX_GPUS], sm_clock_avg_mhz[GQ_MAX_GPUS], power_capped_pct[GQ_MAX_GPUS];
+    bool thermal_slowdown[GQ_MAX_GPUS];
+} gq_card_stress_view;
+
+/* What the card's latency row reads of the card's "latency" section: every
+ * number of latency.host.ns and of the rows of latency.p2p.values, in order
+ * (at most GQ_MAX_GPUS and GQ_MAX_GPUS^2 are read). */
+typedef struct gq_card_latency_view {
+    int nhost, np2p;
+    double host_ns[GQ_MAX_GPUS];
+    double p2p_ns[GQ_MAX_GPUS * GQ_MAX_GPUS];
+} gq_card_latency_view;
+
+/* What the card's sweep row and finding read of the card's "sweeps" list:
+ * its length, and of each entry (at most GQ_CARD_VIEW_MAX_SWEEPS) its label
+ * ("?" when none) and, when it has one, its fit (NAN: a figure it lacks). */
+#define GQ_CARD_VIEW_MAX_SWEEPS 64
+typedef struct gq_card_sweep_view {
+    char label[512];
+    bool have_fit;
+    double fixed_us, asymptotic_gbps, half_bytes;
+} gq_card_sweep_view;
+typedef struct gq_card_sweeps_view {
+    int count; /* entries in the list, all of them */
+    int n;     /* entries read into v */
+    gq_card_sweep_view v[GQ_CARD_VIEW_MAX_SWEEPS];
+} gq_card_sweeps_view;
+
+/* What the card's identity row and finding read of the card's "identity"
+ * section: each GPU's model, memory, power limit and PCIe link, the driver
+ * and CUDA version, the uplinks above the GPUs, and whether it is a VM with
+ * one NUMA node. Numbers are NAN where the section lacks them; strings are
+ * the defaults the row prints ("?") where absent. At most GQ_MAX_GPUS GPUs
+ * and GQ_CARD_VIEW_MAX_UPLINKS uplinks are read; the counts are of all. */
+#define GQ_CARD_VIEW_MAX_UPLINKS 128
+typedef struct gq_card_gpu_view {
+    bool have_name;
+    char name[256];
+    double memory_mib, power_limit_w;
+    double gen, width, gen_max, width_max; /* pcie */
+    bool under_load;
+} gq_card_gpu_view;
+typedef struct gq_card_uplink_view {
+    double width, width_max;
+    bool root_port; /* kind "root_port" (else a PCIe switch) */
+    char node[128];
+    int ngpus;
+    int gpus[GQ_MAX_GPUS];
+} gq_card_uplink_view;
+typedef struct gq_card_identity_view {
+    int ngpus_count, ngpus;
+    gq_card_gpu_view gpu[GQ_MAX_GPUS];
+    char driver[128], cuda_driver_str[64];
+    bool vm;
+    double numa_nodes;
+    int nuplinks_count, nuplinks;
+    gq_card_uplink_view uplink[GQ_CARD_VIEW_MAX_UPLINKS];
+} gq_card_identity_view;
+
+/* The sections the judge reads typed (doc/card_facts_json.c:
+ * gq_card_views_from_json). */
+typedef struct gq_card_views {
+    /* the section's level (have_level false: absent or not a level name, a
+     * schema-1 card: judged as standard), "complete" (only false is
+     * incomplete) and "allow_busy" (only true allows) */
+    bool have_level;
+    gq_card_level level;
+    bool complete, allow_busy;
+    gq_card_stress_view stress;
+    gq_card_latency_view latency;
+    gq_card_sweeps_view sweeps;
+    gq_card_identity_view identity;
+} gq_card_views;
 
 /* Judge a composed or saved card section (e.g. `report --expect`) into *out
- * (gq_card_init'ed here; gq_card_free it): the checks on its facts, their
- * counts, the verdict from them and the steps' evidence (the section's plan,
- * its level and "complete"), the rows and the findings. bottlenecks and
- * stress are the root sections (may be NULL). The section is not changed:
- * gq_card_to_json (render/card_render.h) writes the result into it. */
-int gq_card_judge(const json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_recordset *rs,
-                  const gq_expect *ex, gq_card *out, gq_err *err);
+ * (gq_card_init'ed here; gq_card_free it): the checks on its facts f
+ * (gq_card_facts_from_json, doc/card_codec.h), their counts, the verdict from
+ * them and the steps' evidence (f's, the section's level and "complete"), the
+ * rows and the findings. bottlenecks is the root section (may be NULL); views
+ * the stress section and the card's latency and sweeps, typed. The section is not changed: gq_card_to_json
+ * (doc/card_codec.h) writes the result into it. */
+int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_views *views,
+                  const gq_card_facts *f, const gq_expect *ex, gq_card *out, gq_err *err);
 
 /* "skip", "info", "pass", "warn", "fail" exactly (gq_verdict_name). */
 bool gq_verdict_parse(const char *s, gq_verdict *out);
-
-/* Exit code of a card section, from its typed verdict (gq_card_verdict_parse,
- * gq_card_verdict_exit_code): 0 pass, 4 warn, 1 fail, 5 incomplete (also
- * when a schema-1 card says "complete": false); -1 when "verdict" is missing,
- * not a string, or not exactly "pass", "warn", "fail" or "incomplete" (a
- * document read back is never a pass by default). */
-int gq_card_exit_code(const json_t *card);
 
 #endif

@@ -1,24 +1,12 @@
-/* The facts the card's checks judge (gq_card_facts, analysis/expect.h), read
- * from the composed card's sections, the stress section and the records.
- * Pure: never measures. card_judge.c judges them. */
-#include <math.h>
+/* The facts the card's checks judge (gq_card_facts, analysis/expect.h) that
+ * the records give: the integrity counts (impossible, overlap-invalid,
+ * failed verification, errors) with an example of each, and the GPUs other
+ * work kept busy. Pure: never measures. The facts the card's sections give
+ * are decoded from them by doc/card_facts_json.c. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/card.h"
-#include "analysis/json_get.h"
-
-#define MAXG GQ_MAX_GPUS
-
-static int jints(const json_t *a, int *out, int max)
-{
-    int n = 0;
-    size_t i;
-    const json_t *v;
-    json_array_foreach(a, i, v) if (n < max && json_is_integer(v)) out[n++] = (int)json_integer_value(v);
-    return n;
-}
 
 static void example(char *dst, size_t n, const gq_record *r)
 {
@@ -57,241 +45,32 @@ static void busy_of(gq_card_facts *f, const gq_record *r)
     }
 }
 
-/* pos[g] for a GPU index read from a document, or -1 when g is out of range
- * (a saved card edited by hand may name any integer). */
-static int pos_of(const int *pos, int g)
+void gq_card_facts_records(const gq_recordset *rs, gq_card_facts *f)
 {
-    return g >= 0 && g < MAXG ? pos[g] : -1;
-}
-
-/* A GPU index field; -1 when absent or not a number that fits an int. */
-static int jidx(const json_t *o, const char *k)
-{
-    double v = gq_json_num(o, k);
-    return isfinite(v) && fabs(v) < 1e9 ? (int)v : -1;
-}
-
-void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *why)
-{
-    for (int s = 0; s < GQ_CS_COUNT; s++) {
-        ev[s] = GQ_EV_UNKNOWN;
-        why[s] = GQ_EVR_NONE;
-    }
-    size_t i;
-    const json_t *p;
-    json_array_foreach(json_object_get(card, "plan"), i, p)
-    {
-        gq_card_step_id s;
-        if (!gq_card_step_parse(json_string_value(json_object_get(p, "step")), &s))
-            continue;
-        const char *st = json_string_value(json_object_get(p, "status"));
-        const char *note = gq_json_str(p, "note", "");
-        const json_t *rj = json_object_get(p, "reason");
-        gq_ev_reason r = GQ_EVR_NONE;
-        bool have_r = json_is_string(rj) && gq_ev_reason_parse(json_string_value(rj), &r);
-        if (!st)
-            continue;
-        if (!strcmp(st, "done")) {
-            ev[s] = GQ_EV_MEASURED;
-        } else if (!strcmp(st, "skipped") || !strcmp(st, "interrupted")) {
-            ev[s] = GQ_EV_SKIPPED;
-            /* A schema-1 card has no reason: its note says it. */
-            if (!have_r)
-                r = !strcmp(st, "interrupted") || strstr(note, "interrupted")  ? GQ_EVR_INTERRUPTED
-                    : !strncmp(note, "--no-", 5) || strstr(note, "turned off") ? GQ_EVR_USER
-                    : strstr(note, "budget")                                   ? GQ_EVR_BUDGET
-                    : strstr(note, "one GPU")                                  ? GQ_EVR_ONE_GPU
-                    : strstr(note, " level")                                   ? GQ_EVR_LEVEL
-                                                                               : GQ_EVR_NOT_APPLICABLE;
-            why[s] = r;
-        } else if (!strcmp(st, "failed")) {
-            ev[s] = GQ_EV_FAILED;
-            why[s] = have_r ? r : GQ_EVR_ERROR;
+    if (!rs)
+        return;
+    for (int k = 0; k < rs->n; k++) {
+        const gq_record *r = &rs->v[k];
+        f->n_records++;
+        if (r->flags & GQ_FLAG_IMPOSSIBLE) {
+            f->n_impossible++;
+            example(f->impossible_example, sizeof f->impossible_example, r);
         }
-    }
-}
-
-void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
-                             gq_card_facts *f)
-{
-    gq_card_facts_init(f);
-    gq_card_plan_evidence(card, f->step_ev, f->step_why);
-    const json_t *id = json_object_get(card, "identity");
-    int pos[MAXG];
-    for (int k = 0; k < MAXG; k++)
-        pos[k] = -1;
-    size_t i;
-    const json_t *g;
-    json_array_foreach(json_object_get(id, "gpus"), i, g)
-    {
-        if (f->ngpu >= MAXG)
-            break;
-        int k = f->ngpu++;
-        gq_gpu_facts *gf = &f->gpu[k];
-        int idx = jidx(g, "index");
-        gf->index = idx;
-        if (idx >= 0 && idx < MAXG)
-            pos[idx] = k;
-        snprintf(gf->name, sizeof gf->name, "%s", gq_json_str(g, "name", ""));
-        gf->mem_mib = gq_json_num(g, "memory_mib");
-        gf->power_limit_w = gq_json_num(g, "power_limit_w");
-        const json_t *pc = json_object_get(g, "pcie");
-        double v;
-        gf->pcie_gen_cur = isfinite(v = gq_json_num(pc, "gen")) ? (int)v : -1;
-        gf->pcie_width_cur = isfinite(v = gq_json_num(pc, "width")) ? (int)v : -1;
-        gf->pcie_gen_max = isfinite(v = gq_json_num(pc, "gen_max")) ? (int)v : -1;
-        gf->pcie_width_max = isfinite(v = gq_json_num(pc, "width_max")) ? (int)v : -1;
-        gf->link_under_load = json_is_true(json_object_get(pc, "under_load"));
-    }
-    /* The uplinks above the GPUs, as discovery read them. */
-    const json_t *up;
-    json_array_foreach(json_object_get(id, "uplinks"), i, up)
-    {
-        if (f->nuplinks >= GQ_CARD_MAX_UPLINKS)
-            break;
-        gq_uplink_facts *u = &f->uplink[f->nuplinks++];
-        snprintf(u->node, sizeof u->node, "%s", gq_json_str(up, "node", "?"));
-        snprintf(u->kind, sizeof u->kind, "%s", gq_json_str(up, "kind", "pcie_switch"));
-        u->ngpus = jints(json_object_get(up, "gpus"), u->gpus, MAXG);
-        double v;
-        u->gen_cur = isfinite(v = gq_json_num(up, "gen")) && fabs(v) < 1e6 ? (int)v : -1;
-        u->width_cur = isfinite(v = gq_json_num(up, "width")) && fabs(v) < 1e6 ? (int)v : -1;
-        u->gen_max = isfinite(v = gq_json_num(up, "gen_max")) && fabs(v) < 1e6 ? (int)v : -1;
-        u->width_max = isfinite(v = gq_json_num(up, "width_max")) && fabs(v) < 1e6 ? (int)v : -1;
-        u->under_load = json_is_true(json_object_get(up, "under_load"));
-    }
-    /* Facts are indexed by position (0..ngpu-1); the judge names gpu[k].index. */
-    const json_t *nvl = json_object_get(id, "nvlinks");
-    {
-        int gl[MAXG];
-        int n = jints(json_object_get(nvl, "gpus"), gl, MAXG);
-        const json_t *vals = json_object_get(nvl, "values");
-        for (int a = 0; a < n; a++)
-            for (int b = 0; b < n; b++) {
-                const json_t *x = json_array_get(json_array_get(vals, (size_t)a), (size_t)b);
-                if (json_is_integer(x) && pos_of(pos, gl[a]) >= 0 && pos_of(pos, gl[b]) >= 0)
-                    f->nvlinks[pos[gl[a]]][pos[gl[b]]] = (int)json_integer_value(x);
-            }
-    }
-    const json_t *und;
-    json_array_foreach(json_object_get(card, "undetermined"), i, und)
-    {
-        const char *t = json_string_value(json_object_get(und, "text"));
-        if (t && f->n_undetermined < GQ_FACTS_MAX_UNDETERMINED)
-            snprintf(f->undetermined[f->n_undetermined++], sizeof f->undetermined[0], "%s", t);
-    }
-    const json_t *host = json_object_get(card, "host");
-    {
-        int gl[MAXG];
-        int n = jints(json_object_get(host, "gpus"), gl, MAXG);
-        const json_t *alone = json_object_get(host, "alone");
-        for (int k = 0; k < n; k++) {
-            if (pos_of(pos, gl[k]) < 0)
-                continue;
-            const json_t *x = json_array_get(json_object_get(alone, "h2d"), (size_t)k);
-            f->gpu[pos[gl[k]]].h2d_gbps = json_is_number(x) ? json_number_value(x) : NAN;
-            x = json_array_get(json_object_get(alone, "d2h"), (size_t)k);
-            f->gpu[pos[gl[k]]].d2h_gbps = json_is_number(x) ? json_number_value(x) : NAN;
-            const json_t *aiv = json_object_get(host, "alone_interval");
-            for (int d = 0; d < 2; d++) {
-                const json_t *iv = json_array_get(json_object_get(aiv, d ? "d2h" : "h2d"), (size_t)k);
-                const json_t *lo = json_array_get(iv, 0), *hi = json_array_get(iv, 1);
-                if (!json_is_number(lo) || !json_is_number(hi))
-                    continue;
-                gq_gpu_facts *g = &f->gpu[pos[gl[k]]];
-                *(d ? &g->d2h_lo : &g->h2d_lo) = json_number_value(lo);
-                *(d ? &g->d2h_hi : &g->h2d_hi) = json_number_value(hi);
-            }
+        if (r->flags & GQ_FLAG_VERIFY_FAILED) {
+            f->n_verify_failed++;
+            example(f->verify_example, sizeof f->verify_example, r);
         }
-    }
-    const json_t *m;
-    json_array_foreach(json_object_get(card, "matrices"), i, m)
-    {
-        if (strcmp(gq_json_str(m, "id", ""), "p2p_read"))
-            continue;
-        int gl[MAXG];
-        int n = jints(json_object_get(m, "gpus"), gl, MAXG);
-        bool staged = json_is_true(json_object_get(m, "staged"));
-        const json_t *vals = json_object_get(m, "values");
-        for (int a = 0; a < n; a++)
-            for (int b = 0; b < n; b++) {
-                const json_t *x = json_array_get(json_array_get(vals, (size_t)a), (size_t)b);
-                if (!json_is_number(x) || pos_of(pos, gl[a]) < 0 || pos_of(pos, gl[b]) < 0)
-                    continue;
-                f->p2p_gbps[pos[gl[a]]][pos[gl[b]]] = json_number_value(x);
-                f->p2p_direct[pos[gl[a]]][pos[gl[b]]] = !staged;
-            }
-    }
-    const json_t *lat = json_object_get(card, "latency");
-    {
-        const json_t *h = json_object_get(lat, "host");
-        int gl[MAXG];
-        int n = jints(json_object_get(h, "gpus"), gl, MAXG);
-        for (int k = 0; k < n; k++) {
-            const json_t *x = json_array_get(json_object_get(h, "ns"), (size_t)k);
-            if (json_is_number(x) && pos_of(pos, gl[k]) >= 0)
-                f->gpu[pos[gl[k]]].host_latency_ns = json_number_value(x);
+        if (r->flags & GQ_FLAG_ERROR) {
+            f->n_errors++;
+            example(f->error_example, sizeof f->error_example, r);
         }
-        const json_t *p = json_object_get(lat, "p2p");
-        n = jints(json_object_get(p, "gpus"), gl, MAXG);
-        for (int a = 0; a < n; a++)
-            for (int b = 0; b < n; b++) {
-                const json_t *x =
-                    json_array_get(json_array_get(json_object_get(p, "values"), (size_t)a), (size_t)b);
-                if (json_is_number(x) && pos_of(pos, gl[a]) >= 0 && pos_of(pos, gl[b]) >= 0)
-                    f->p2p_lat_ns[pos[gl[a]]][pos[gl[b]]] = json_number_value(x);
-            }
-    }
-    json_array_foreach(json_object_get(stress, "gpus"), i, g)
-    {
-        int idx = jidx(g, "gpu");
-        if (pos_of(pos, idx) < 0)
-            continue;
-        gq_gpu_facts *gf = &f->gpu[pos[idx]];
-        f->stress_ran = true;
-        gf->stressed = true;
-        gf->temp_max_c = gq_json_num(g, "temp_max_c");
-        gf->sm_clock_avg_mhz = gq_json_num(g, "sm_clock_avg_mhz");
-        gf->power_capped_pct = gq_json_num(g, "power_capped_pct");
-        gf->thermal_slowdown = json_is_true(json_object_get(g, "thermal_slowdown")) ||
-                               json_is_true(json_object_get(g, "hw_slowdown")) ||
-                               json_is_true(json_object_get(g, "hw_power_brake"));
-        const char *v = gq_json_str(g, "verdict", "pass");
-        gf->stress_verdict = !strcmp(v, "fail") ? GQ_V_FAIL : !strcmp(v, "warn") ? GQ_V_WARN : GQ_V_PASS;
-        size_t k;
-        const json_t *fd;
-        json_array_foreach(json_object_get(stress, "findings"), k, fd)
-        {
-            const char *lv = gq_json_str(fd, "level", "");
-            if (gq_json_num(fd, "gpu") == idx && (!strcmp(lv, "fail") || !strcmp(lv, "warn")) &&
-                !gf->stress_reason[0])
-                snprintf(gf->stress_reason, sizeof gf->stress_reason, "%s", gq_json_str(fd, "text", ""));
+        if (r->flags & GQ_FLAG_CONTAMINATED) {
+            f->n_contaminated++;
+            busy_of(f, r);
         }
-    }
-    if (rs) {
-        for (int k = 0; k < rs->n; k++) {
-            const gq_record *r = &rs->v[k];
-            f->n_records++;
-            if (r->flags & GQ_FLAG_IMPOSSIBLE) {
-                f->n_impossible++;
-                example(f->impossible_example, sizeof f->impossible_example, r);
-            }
-            if (r->flags & GQ_FLAG_VERIFY_FAILED) {
-                f->n_verify_failed++;
-                example(f->verify_example, sizeof f->verify_example, r);
-            }
-            if (r->flags & GQ_FLAG_ERROR) {
-                f->n_errors++;
-                example(f->error_example, sizeof f->error_example, r);
-            }
-            if (r->flags & GQ_FLAG_CONTAMINATED) {
-                f->n_contaminated++;
-                busy_of(f, r);
-            }
-            if (r->aggregate && (r->flags & GQ_FLAG_OVERLAP)) {
-                f->n_overlap_invalid++;
-                example(f->overlap_example, sizeof f->overlap_example, r);
-            }
+        if (r->aggregate && (r->flags & GQ_FLAG_OVERLAP)) {
+            f->n_overlap_invalid++;
+            example(f->overlap_example, sizeof f->overlap_example, r);
         }
     }
 }

@@ -91,17 +91,6 @@ gq_verdict gq_card_summarize(gq_card *c)
     return worst;
 }
 
-int gq_card_exit_code(const json_t *card)
-{
-    /* Fail closed: only the verdicts gpuqual writes, spelled as it writes them. */
-    gq_card_verdict v;
-    if (!gq_card_verdict_parse(json_string_value(json_object_get(card, "verdict")), &v))
-        return -1;
-    if (json_is_false(json_object_get(card, "complete"))) /* schema 1: incomplete beside the verdict */
-        v = GQ_CV_INCOMPLETE;
-    return gq_card_verdict_exit_code(v);
-}
-
 bool gq_verdict_parse(const char *s, gq_verdict *out)
 {
     for (int v = GQ_V_SKIP; s && v <= GQ_V_FAIL; v++)

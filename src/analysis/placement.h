@@ -35,7 +35,7 @@
  * placement_search.c (choosing candidates), placement_solve.c (the mapping
  * with its explanations), placement_judge.c (verification's judging steps);
  * placement_internal.h is what they share. The JSON codec of the result is
- * render/placement_json.c.
+ * doc/placement_json.c.
  */
 #ifndef GQ_ANALYSIS_PLACEMENT_H
 #define GQ_ANALYSIS_PLACEMENT_H
@@ -98,7 +98,7 @@ typedef struct gq_place_model {
 /* Build the model from records (saved or just measured). `dom` and `bn`
  * (each may be NULL) are the performance domains and the shared budgets a
  * domains analysis found (decoded from a saved document by
- * render/analysis_render.h's gq_place_model_build, which takes the
+ * doc/analysis_json.h's gq_place_model_build, which takes the
  * document); domains or budgets naming a GPU beyond ngpu are left out.
  * `topo` (may be NULL) supplies P2P possibility. Invalid records
  * (impossible, overlap, error) are ignored. GQ_E_USAGE when the records hold

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "render/analysis_render.h"
-#include "render/card_compose.h"
+#include "doc/card_compose.h"
 #include "render/card_render.h"
 #include "render/render.h"
 #include "core/units.h"
@@ -151,10 +151,11 @@ int gq_card_cli_plan(const gq_card_cli *o, const gq_common *cm, const gq_topo *t
 int gq_card_cli_document(const gq_card_cli_run *run, json_t *options, json_t **doc, gq_err *err)
 {
     const gq_card_result *res = run->res;
+    json_t *placement = gq_card_placement_json(res);
     gq_card_inputs in = {.topo = run->topo,
                          .rs = &res->rs,
                          .stress = res->stress_json,
-                         .placement = res->placement_json,
+                         .placement = placement,
                          .expect = run->expect,
                          .plan = run->plan,
                          .opts = run->co,
@@ -163,6 +164,7 @@ int gq_card_cli_document(const gq_card_cli_run *run, json_t *options, json_t **d
                          .stopped_at = run->complete ? NULL : gq_card_step_name(res->stopped_at),
                          .bytes = run->co->bytes};
     json_t *composed = gq_card_compose(&in, err);
+    json_decref(placement);
     *doc = NULL;
     if (!composed)
         return err->code ? err->code : GQ_E_NOMEM;

@@ -12,7 +12,7 @@
 
 #include "core/infile.h"
 #include "analysis/card.h"
-#include "render/card_compose.h"
+#include "doc/card_compose.h"
 #include "analysis/expect.h"
 #include "cli/commands.h"
 #include "cli/card_opts.h"

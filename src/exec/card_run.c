@@ -21,7 +21,7 @@
 #include "measure/catalog.h"
 #include "measure/cleanroom.h"
 #include "measure/harness.h"
-#include "render/analysis_render.h"
+#include "doc/analysis_json.h"
 
 /* ---- execution ------------------------------------------------------------ */
 
@@ -171,128 +171,11 @@ static void current_domains(runner *R, gq_pairmatrix *pm, gq_domains *dom)
         gq_probes_assume_domains(R->t, R->o->gpus, R->o->ngpus, dom);
 }
 
-/* Sweep paths: {a, b} a GPU pair, {g, -1} GPU g's host path. */
-typedef struct sweep_paths {
-    int n;
-    int v[GQ_CARD_MAX_SWEEP_PATHS][2];
-    long cls[GQ_CARD_MAX_SWEEP_PATHS]; /* the class whose slowest member v[] is (full) */
-    double rate[GQ_CARD_MAX_SWEEP_PATHS];
-} sweep_paths;
-
-static void add_path(sweep_paths *P, int a, int b)
-{
-    for (int k = 0; k < P->n; k++)
-        if (P->v[k][0] == a && P->v[k][1] == b)
-            return;
-    if (P->n < GQ_CARD_MAX_SWEEP_PATHS) {
-        P->v[P->n][0] = a;
-        P->v[P->n][1] = b;
-        P->n++;
-    }
-}
-
-/* Full: the slowest measured member of each class (cls: a path's class). */
-static void note_class(sweep_paths *C, long cls, int a, int b, double v)
-{
-    int k = 0;
-    while (k < C->n && C->cls[k] != cls)
-        k++;
-    if (k == C->n) {
-        if (C->n == GQ_CARD_MAX_SWEEP_PATHS)
-            return;
-        C->n++;
-        C->cls[k] = cls;
-        C->rate[k] = INFINITY;
-    }
-    if (v < C->rate[k]) {
-        C->rate[k] = v;
-        C->v[k][0] = a;
-        C->v[k][1] = b;
-    }
-}
-
-/* The P2P paths to sweep: the fastest and the slowest measured direct pair,
- * and at the full level the slowest of every class of pair too, a class being
- * the pair's link and, where the measurements split the GPUs into domains,
- * whether the pair is within one domain or across (a VM hides its switches). */
-static void p2p_sweep_paths(const runner *R, const gq_pairmatrix *pm, const gq_domains *dom, sweep_paths *P)
-{
-    int fi = -1, fj = -1, si = -1, sj = -1;
-    double fv = -1, sv = INFINITY;
-    sweep_paths C = {0};
-    for (int i = 0; i < pm->n; i++)
-        for (int j = 0; j < pm->n; j++) {
-            double v = pm->gbps[i][j];
-            if (i == j || !isfinite(v) || pm->staged[i][j])
-                continue;
-            if (v > fv) {
-                fv = v;
-                fi = i;
-                fj = j;
-            }
-            if (v < sv) {
-                sv = v;
-                si = i;
-                sj = j;
-            }
-            int a = pm->gpu[i], b = pm->gpu[j];
-            bool across = dom->split && dom->domain_of[a] != dom->domain_of[b];
-            note_class(&C, gq_card_p2p_path_class(R->t, a, b) * 2 + across, a, b, v);
-        }
-    if (fi < 0)
-        return;
-    add_path(P, pm->gpu[fi], pm->gpu[fj]);
-    add_path(P, pm->gpu[si], pm->gpu[sj]);
-    if (R->o->level == GQ_LEVEL_FULL)
-        for (int k = 0; k < C.n; k++)
-            add_path(P, C.v[k][0], C.v[k][1]);
-}
-
-/* The host paths to sweep: the GPUs with the fastest and the slowest
- * host-to-GPU rate alone, and at the full level the slowest of every class of
- * host path too. */
-static void host_sweep_paths(const runner *R, sweep_paths *P)
-{
-    int gf = -1, gs = -1;
-    double hf = -1, hs = INFINITY;
-    sweep_paths C = {0};
-    for (int i = 0; i < R->res->rs.n; i++) {
-        const gq_record *r = &R->res->rs.v[i];
-        if (strcmp(r->test, GQ_CARD_TEST_H2D_SET) || r->aggregate || !r->valid || r->dst.kind != GQ_EP_GPU)
-            continue;
-        int members = 0;
-        for (int k = 0; k < R->res->rs.n; k++)
-            members +=
-                R->res->rs.v[k].group == r->group && !R->res->rs.v[k].aggregate && !R->res->rs.v[k].sum;
-        if (members != 1)
-            continue;
-        if (r->value.median > hf) {
-            hf = r->value.median;
-            gf = r->dst.index;
-        }
-        if (r->value.median < hs) {
-            hs = r->value.median;
-            gs = r->dst.index;
-        }
-        note_class(&C, gq_card_host_path_class(R->t, r->dst.index), r->dst.index, -1, r->value.median);
-    }
-    if (gf < 0)
-        gf = gs = R->o->gpus[0];
-    add_path(P, gf, -1);
-    add_path(P, gs, -1);
-    if (R->o->level == GQ_LEVEL_FULL)
-        for (int k = 0; k < C.n; k++)
-            add_path(P, C.v[k][0], -1);
-}
-
 static int step_sweep(runner *R, const gq_pairmatrix *pm, const gq_domains *dom, gq_err *err)
 {
-    /* P2P pairs when there are any direct ones, else the host paths; the full
-     * level sweeps both, on every distinct path (docs/card.md). */
-    sweep_paths P = {0};
-    p2p_sweep_paths(R, pm, dom, &P);
-    if (P.n == 0 || R->o->level == GQ_LEVEL_FULL)
-        host_sweep_paths(R, &P);
+    /* The paths (analysis/card.h: gq_card_sweep_paths_plan), each at every size. */
+    gq_card_sweep_paths P;
+    gq_card_sweep_paths_plan(R->t, R->o, &R->res->rs, pm, dom, &P);
     uint64_t sizes[32];
     int np = gq_card_sweep_sizes(R->plan->sweep_points, sizes);
     gq_harness_opts ho = R->ho;
@@ -590,9 +473,11 @@ static int step_placement(runner *R, const gq_domains *dom, gq_err *err)
         snprintf(st->note, sizeof st->note, "verification: %s", e.msg);
         rc = GQ_OK; /* the solved mapping is still worth reporting */
     }
-    R->res->placement_json = gq_place_to_json(pm, pr);
-    if (R->res->placement_json && !(R->o->prefill || R->o->decode))
-        json_object_set_new(R->res->placement_json, "default_split", json_true());
+    R->res->place_model = pm;
+    R->res->place_result = pr;
+    R->res->place_default_split = !(R->o->prefill || R->o->decode);
+    pm = NULL;
+    pr = NULL;
 out:
     if (bn)
         gq_bottlenecks_free(bn); /* whatever the inference returned; a zeroed one frees nothing */
@@ -622,66 +507,17 @@ static int journal_samples(void *arg, const gq_stress_result *r, gq_err *err)
     gq_journal *j = cb->R->j;
     for (int k = 0; j && k < r->ngpu; k++)
         for (; cb->sent[k] < r->gpu[k].npoints; cb->sent[k]++) {
-            json_t *s = gq_stress_sample_to_json(r->gpu[k].gpu, &r->gpu[k].pts[cb->sent[k]]);
-            int rc = s ? gq_journal_event(j, "sample", s, err) : gq_err_set(err, GQ_E_NOMEM, "out of memory");
-            json_decref(s);
+            int rc = gq_stress_journal_sample(j, r->gpu[k].gpu, &r->gpu[k].pts[cb->sent[k]], err);
             if (rc)
                 return rc;
         }
     return GQ_OK;
 }
 
-/* The completed stress run's mark in the journal: its whole section (every
- * sample in its series, the summaries and the verdict), which a resumed card
- * re-uses. A run cut off part-way has samples in the journal but no mark. */
-static void journal_stress_done(runner *R)
-{
-    json_t *st = R->j ? json_object() : NULL;
-    if (!st)
-        return;
-    json_object_set_new(st, "step", json_string("stress"));
-    json_object_set_new(st, "status", json_string("done"));
-    json_object_set(st, "stress", R->res->stress_json);
-    gq_err e = {0};
-    /* a failure only means that a resume measures the stress again */
-    (void)gq_journal_event(R->j, "step", st, &e);
-    json_decref(st);
-}
-
-/* The interrupted card's stress run, when it completed: the same duration,
- * not interrupted, and every GPU of this card sampled to its end. */
-static const json_t *stress_to_reuse(const runner *R)
-{
-    const json_t *step = R->j ? json_object_get(R->j->done_steps, "stress") : NULL;
-    const json_t *sec = json_object_get(step, "stress");
-    const json_t *gpus = json_object_get(sec, "gpus");
-    const json_t *series = json_object_get(json_object_get(sec, "series"), "gpus");
-    int n = R->o->ngpus;
-    if (!json_is_object(sec) || !json_is_false(json_object_get(sec, "interrupted")) ||
-        !json_is_string(json_object_get(sec, "verdict")) || json_array_size(gpus) != (size_t)n ||
-        json_array_size(series) != (size_t)n)
-        return NULL;
-    double dur = json_number_value(json_object_get(sec, "duration_s"));
-    if (fabs(dur - R->o->stress_s) > 1e-6 ||
-        !(json_number_value(json_object_get(sec, "elapsed_s")) >= dur - 1e-6))
-        return NULL;
-    size_t np0 = json_array_size(json_object_get(json_array_get(series, 0), "t_s"));
-    for (int k = 0; k < n; k++) {
-        const gq_gpu_info *gi = &R->t->gpu[R->o->gpus[k]];
-        json_int_t dev = gi->index >= 0 ? gi->index : R->o->gpus[k];
-        const json_t *g = json_array_get(series, (size_t)k), *ts = json_object_get(g, "t_s");
-        size_t np = json_array_size(ts);
-        if (json_integer_value(json_object_get(json_array_get(gpus, (size_t)k), "gpu")) != dev ||
-            json_integer_value(json_object_get(g, "gpu")) != dev || np < 2 || np != np0 ||
-            !(json_number_value(json_array_get(ts, np - 1)) >= dur - 1e-6))
-            return NULL;
-    }
-    return sec;
-}
-
 static int step_stress(runner *R, gq_err *err)
 {
-    const json_t *done = stress_to_reuse(R);
+    const json_t *done =
+        R->j ? gq_stress_journal_reusable(R->j, R->t, R->o->gpus, R->o->ngpus, R->o->stress_s) : NULL;
     if (done) {
         if (!(R->res->stress_json = json_deep_copy(done)))
             return gq_err_set(err, GQ_E_NOMEM, "out of memory re-using the stress run");
@@ -714,9 +550,88 @@ static int step_stress(runner *R, gq_err *err)
     gq_stress_summarize(&R->res->stress, NULL, sum);
     R->res->stress_json = gq_stress_to_json(&R->res->stress, sum);
     free(sum);
-    if (rc == GQ_OK && R->res->stress_json)
-        journal_stress_done(R);
+    if (rc == GQ_OK && R->res->stress_json && R->j)
+        gq_stress_journal_done(R->j, R->res->stress_json);
     return rc;
+}
+
+/* Runs step s of the plan: its probes and measurements, and the measuring
+ * again of what a decision rests on. pp is the runner's probe plan, pm and dom
+ * its matrix and domains so far. GQ_E_UNSUPP: the backend cannot measure the
+ * step (latency), which is then skipped. */
+static int run_step(runner *R, gq_card_step_id s, gq_probe_plan *pp, gq_pairmatrix *pm, gq_domains *dom,
+                    gq_err *err)
+{
+    const gq_topo *t = R->t;
+    const gq_card_opts *o = R->o;
+    int src = GQ_OK;
+    switch (s) {
+    case GQ_CS_IDENTITY: break; /* discovery already ran; the card composes it */
+    case GQ_CS_MATRIX: {
+        gq_probe_plan_free(pp);
+        if ((src = gq_probes_plan_matrix(pp, t, o->gpus, o->ngpus, err)))
+            break;
+        for (int i = 0; i < pp->n && !src; i++) /* quick: the pairs with P2P only */
+            if (o->level != GQ_LEVEL_QUICK || !pp->v[i].staged[0])
+                src = run_probe(R, &pp->v[i], err);
+        /* standard and full: where a pair has no P2P, the driver's own staged copy (what
+         * cudaMemcpyPeer gets) beside gpuqual's pipelined one, one pair per class of staged path */
+        if (o->level != GQ_LEVEL_QUICK && !src) {
+            int ds[GQ_MAX_GPUS], dd[GQ_MAX_GPUS];
+            int nd = gq_card_driver_staged_pairs(t, o->gpus, o->ngpus, ds, dd, GQ_MAX_GPUS);
+            for (int i = 0; i < nd && !src; i++) {
+                m_reset(R->m, GQ_CARD_TEST_DRIVER_STAGED);
+                p2p_flow(&R->m->flows[0], ds[i], dd[i], true, o->bytes, 0);
+                R->m->flows[0].method = GQ_METHOD_DRIVER_STAGED;
+                R->m->report[0] = true;
+                R->m->nflows = 1;
+                src = measure(R, err);
+            }
+        }
+        /* full: the write direction too (the pair's source pushes) */
+        for (int i = 0; i < pp->n && !src && o->level == GQ_LEVEL_FULL; i++) {
+            gq_probe_measurement(&pp->v[i], o->bytes, GQ_METHOD_CE, false, R->m);
+            src = R->m->nflows ? measure(R, err) : GQ_OK;
+        }
+        if (!src)
+            src = settle_domains(R, err);
+        break;
+    }
+    case GQ_CS_HOST:
+    case GQ_CS_CONTENTION: {
+        current_domains(R, pm, dom);
+        gq_probe_plan_free(pp);
+        if ((src = gq_probes_plan_contention(pp, t, o->gpus, o->ngpus, dom, err)))
+            break;
+        for (int i = 0; i < pp->n && !src; i++) {
+            bool alone = pp->v[i].kind == GQ_PROBE_HOST_ALONE;
+            if (alone != (s == GQ_CS_HOST))
+                continue;
+            src = run_probe(R, &pp->v[i], err);
+        }
+        if (!src && s == GQ_CS_CONTENTION)
+            src = settle_open(R, dom, err);
+        if (!src && s == GQ_CS_HOST)
+            src = settle_host(R, err);
+        break;
+    }
+    case GQ_CS_BIDIR: src = step_bidir(R, err); break;
+    case GQ_CS_SWEEP:
+        current_domains(R, pm, dom);
+        src = step_sweep(R, pm, dom, err);
+        break;
+    case GQ_CS_LATENCY: src = step_latency(R, err); break;
+    case GQ_CS_PLACEMENT:
+        current_domains(R, pm, dom);
+        src = step_placement(R, dom, err);
+        /* its runs feed the inference too: settle what they left open */
+        if (!src)
+            src = settle_open(R, dom, err);
+        break;
+    case GQ_CS_STRESS: src = step_stress(R, err); break;
+    default: break;
+    }
+    return src;
 }
 
 int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_card_plan *plan,
@@ -748,9 +663,6 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
         free(R.m);
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
     }
-#define pm (*pmp)
-#define dom (*domp)
-
     for (int s = 0; s < GQ_CS_COUNT && rc != GQ_E_INTR && rc != GQ_E_NOMEM; s++) {
         gq_card_step *st = &plan->step[s];
         if (!st->run)
@@ -760,78 +672,10 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
             break;
         }
         begin_step(&R, (gq_card_step_id)s);
-        int src = GQ_OK;
-        switch ((gq_card_step_id)s) {
-        case GQ_CS_IDENTITY: break; /* discovery already ran; the card composes it */
-        case GQ_CS_MATRIX: {
-            gq_probe_plan_free(&pp);
-            if ((src = gq_probes_plan_matrix(&pp, t, o->gpus, o->ngpus, err)))
-                break;
-            for (int i = 0; i < pp.n && !src; i++) /* quick: the pairs with P2P only */
-                if (o->level != GQ_LEVEL_QUICK || !pp.v[i].staged[0])
-                    src = run_probe(&R, &pp.v[i], err);
-            /* standard and full: where a pair has no P2P, the driver's own staged copy (what
-             * cudaMemcpyPeer gets) beside gpuqual's pipelined one, one pair per class of staged path */
-            if (o->level != GQ_LEVEL_QUICK && !src) {
-                int ds[GQ_MAX_GPUS], dd[GQ_MAX_GPUS];
-                int nd = gq_card_driver_staged_pairs(t, o->gpus, o->ngpus, ds, dd, GQ_MAX_GPUS);
-                for (int i = 0; i < nd && !src; i++) {
-                    m_reset(R.m, GQ_CARD_TEST_DRIVER_STAGED);
-                    p2p_flow(&R.m->flows[0], ds[i], dd[i], true, o->bytes, 0);
-                    R.m->flows[0].method = GQ_METHOD_DRIVER_STAGED;
-                    R.m->report[0] = true;
-                    R.m->nflows = 1;
-                    src = measure(&R, err);
-                }
-            }
-            /* full: the write direction too (the pair's source pushes) */
-            for (int i = 0; i < pp.n && !src && o->level == GQ_LEVEL_FULL; i++) {
-                gq_probe_measurement(&pp.v[i], o->bytes, GQ_METHOD_CE, false, R.m);
-                src = R.m->nflows ? measure(&R, err) : GQ_OK;
-            }
-            if (!src)
-                src = settle_domains(&R, err);
-            break;
-        }
-        case GQ_CS_HOST:
-        case GQ_CS_CONTENTION: {
-            current_domains(&R, &pm, &dom);
-            gq_probe_plan_free(&pp);
-            if ((src = gq_probes_plan_contention(&pp, t, o->gpus, o->ngpus, &dom, err)))
-                break;
-            for (int i = 0; i < pp.n && !src; i++) {
-                bool alone = pp.v[i].kind == GQ_PROBE_HOST_ALONE;
-                if (alone != (s == GQ_CS_HOST))
-                    continue;
-                src = run_probe(&R, &pp.v[i], err);
-            }
-            if (!src && s == GQ_CS_CONTENTION)
-                src = settle_open(&R, &dom, err);
-            if (!src && s == GQ_CS_HOST)
-                src = settle_host(&R, err);
-            break;
-        }
-        case GQ_CS_BIDIR: src = step_bidir(&R, err); break;
-        case GQ_CS_SWEEP:
-            current_domains(&R, &pm, &dom);
-            src = step_sweep(&R, &pm, &dom, err);
-            break;
-        case GQ_CS_LATENCY:
-            src = step_latency(&R, err);
-            if (src == GQ_E_UNSUPP) {
-                end_step(&R, (gq_card_step_id)s, GQ_CSS_SKIPPED);
-                continue;
-            }
-            break;
-        case GQ_CS_PLACEMENT:
-            current_domains(&R, &pm, &dom);
-            src = step_placement(&R, &dom, err);
-            /* its runs feed the inference too: settle what they left open */
-            if (!src)
-                src = settle_open(&R, &dom, err);
-            break;
-        case GQ_CS_STRESS: src = step_stress(&R, err); break;
-        default: break;
+        int src = run_step(&R, (gq_card_step_id)s, &pp, pmp, domp, err);
+        if (src == GQ_E_UNSUPP && s == GQ_CS_LATENCY) {
+            end_step(&R, (gq_card_step_id)s, GQ_CSS_SKIPPED);
+            continue;
         }
         if (src == GQ_E_INTR) {
             end_step(&R, (gq_card_step_id)s, GQ_CSS_INTERRUPTED);
@@ -866,8 +710,6 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
             snprintf(plan->step[s].note, sizeof plan->step[s].note, "not run: %s",
                      rc == GQ_E_NOMEM ? "out of memory" : "the card was interrupted");
         }
-#undef pm
-#undef dom
     res->elapsed_s = gq_now_mono() - R.t0;
     if (j) { /* items are numbered through the journal, re-used or measured */
         res->reused = j->reused;

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "measure/catalog_ids.h"
 #include "measure/harness.h"
 #include "topo/topo.h"
 

@@ -16,82 +16,9 @@
 #include "analysis/placement.h"
 #include "analysis/stress.h"
 #include "core/record.h"
-
-/* ---- bottlenecks (render/bottlenecks_json.c) ---- */
-
-/* Document sections: an object whose keys merge into the document root (new
- * reference; NULL on allocation failure):
- *   bottlenecks: [{gpus, direction (h2d|d2h|p2p), capacity_gbps, capacity_interval_gbps,
- *                  sum_alone_gbps,
- *                  expected_gbps, explained_by (gq_bn_explain_name), node, link_gbps,
- *                  explanation, [cross_domain, domains for p2p],
- *                  evidence: [observation..]}]
- *   contention: {observations: [every analysed group: group, test, direction, bytes,
- *                  gpus, per_gpu_gbps | pairs + kind, aggregate_gbps, sum_alone_gbps,
- *                  expected_gbps, overlap, contended, aggregate_interval_gbps,
- *                  limit_interval_gbps, undecided],
- *                host_alone_gbps: {h2d: [..], d2h: [..]} by GPU (null unknown),
- *                host_bytes, skipped_groups, one_numa_visible,
- *                asymmetry: [{direction, gpus, slow, slow_gbps: [lo, hi], fast_gbps: [lo, hi], group}]}
- *   undetermined: [decisions left open: gq_bn_open_to_json]
- *   ignored: [{record, test, src, dst, gbps, why}] (rs may be NULL) */
-json_t *gq_bottlenecks_to_json(const gq_bottlenecks *b, const gq_recordset *rs);
-/* One decision the intervals left open (gq_bottlenecks.open), as the
- * "undetermined" lists of the domains document and the card show it:
- * {decision: shared_budget|nested_budget, direction, gpus,
- *  figure_interval_gbps: [lo, hi], limit_interval_gbps: [lo, hi], text}. */
-json_t *gq_bn_open_to_json(const gq_bn_open *u);
-/* The inverse for what other commands read back: doc's "bottlenecks" list
- * into b->v (b->n of them; evidence observations, contention and ignored are
- * not read back). Fail closed: gpus (indices below ngpu, each once),
- * direction (h2d|d2h|p2p) and capacity_gbps (above 0, at most 100000) are
- * required; the other fields, when present, must have their type and
- * explained_by one of its names. GQ_E_USAGE "FILE: bottlenecks[2].gpus[1]: ...". */
-int gq_bottlenecks_from_json(const char *path, const json_t *doc, int ngpu, gq_bottlenecks *b, gq_err *err);
-
-/* ---- domains (render/domains_json.c) ---- */
-
-/* Document sections (an object whose keys merge into the document root; new
- * reference, NULL on allocation failure):
- *   domains: [[GPU..]..]   (the contract other commands read)
- *   domain_analysis: {chained: [bool..], split, threshold_gbps, gap_gbps: [lo, hi]
- *     or null, within_min_gbps, across_max_gbps (null when not applicable),
- *     max_spread, pairs, missing_pairs, no_p2p, set_aside, groups,
- *     undetermined: [gq_domain_open_to_json], method: text}. */
-json_t *gq_domains_to_json(const gq_domains *d);
-/* One boundary left open (gq_domains.open), as domain_analysis.undetermined
- * and the card's "undetermined" list show it: {decision: "domain_boundary",
- * gpus (the group), gap_gbps: [below, above], gap_interval_pct: [worst, best],
- * pairs: [[a, b]..] (measured again), text}. */
-json_t *gq_domain_open_to_json(const gq_domain_open *u);
-/* The inverse: doc's "domains" (a list, empty when nothing was clustered; each domain a list of GPU
- * indices or {"gpus": [...]}, each GPU below ngpu and in one domain only)
- * and, when present, "domain_analysis" (each field of its type). Fail
- * closed: GQ_E_USAGE "FILE: domains[1][0]: ...". */
-int gq_domains_from_json(const char *path, const json_t *doc, int ngpu, gq_domains *d, gq_err *err);
-
-/* The matrix as JSON: {gpus: [..], gbps: [[..]] with null for missing,
- * spread: [[..]], staged: [[bool..]]}. */
-json_t *gq_pairmatrix_to_json(const gq_pairmatrix *m);
-
-/* ---- placement from a document (render/placement_json.c) ---- */
-
-/* gq_place_model_build_typed with the "domains" and "bottlenecks" sections
- * of doc (a document root, or an object holding those sections; may be
- * NULL), decoded fail closed (GQ_E_USAGE naming the key); a "bottlenecks"
- * that is not a list is not read (what the card's step runner passes). */
-int gq_place_model_build(gq_place_model *m, int ngpu, const gq_recordset *rs, const json_t *doc,
-                         const gq_topo *topo, gq_err *err);
+#include "doc/analysis_json.h"
 
 /* ---- compare (render/compare_render.c) ---- */
-
-/* What compare and fleet read from a saved document besides its records,
- * fail closed: the card's hostname (else host.hostname), timestamp, kind,
- * card.verdict (when a card is present: "pass", "warn", "fail" or
- * "incomplete", exact case), and stress.gpus[] (gpu: an index below 64,
- * each once; temp_max_c, sm_clock_avg_mhz, power_avg_w: numbers or null).
- * GQ_E_USAGE "FILE: stress.gpus[1].gpu: ..." (render/decode.c). */
-int gq_cmp_doc_from_json(const char *path, const json_t *root, gq_cmp_doc *d, gq_err *err);
 
 /* Outputs: a terminal/Markdown table (figures in every run first, the
  * regressions marked), and the "compare" JSON section (docs/json-card.md). */
@@ -132,32 +59,5 @@ int gq_fleet_render_html(FILE *out, const gq_fleet *f, const json_t *nodes, gq_e
 /* The summary (markdown=false: a terminal screen, at most max_outliers
  * outliers listed, 0 = all) or the Markdown report. */
 void gq_fleet_print(FILE *out, const gq_fleet *f, bool markdown, int max_outliers);
-
-/* ---- placement (render/placement_json.c) ---- */
-
-/* JSON sections of a place document: pairs, naive, offload, replicas, gain,
- * notes, model limits (new reference). */
-json_t *gq_place_to_json(const gq_place_model *m, const gq_place_result *res);
-
-/* ---- stress (render/stress_render.c) ---- */
-
-/* The "stress" section of the saved document (new reference; NULL on
- * allocation failure): options, per-GPU summaries, node line, findings,
- * verdict, and the time series ("series": per GPU, one array per column). */
-json_t *gq_stress_to_json(const gq_stress_result *r, const gq_stress_summary *s);
-
-/* One telemetry sample of GPU gpu as a journal's "sample" object: {"gpu": N}
- * and the time series' columns, each a value (new reference; NULL on
- * allocation failure). */
-json_t *gq_stress_sample_to_json(int gpu, const gq_stress_point *p);
-
-/* Time series as CSV, one row per GPU per sample, header first. */
-void gq_stress_write_csv(FILE *f, const gq_stress_result *r);
-
-/* The same CSV from a "stress" section's series (gq_stress_to_json's, or one
- * read back): the same columns and numbers, so that the card writes the same
- * stress.csv whether its stress run was measured now or re-used from a
- * journal. A column missing from a GPU's series leaves its cells empty. */
-void gq_stress_write_csv_section(FILE *f, const json_t *section);
 
 #endif

@@ -2,7 +2,7 @@
  *
  * Every renderer reads a saved document only: the root object that
  * gq_doc_to_json() builds, with the "card" section composed by
- * render/card_compose.c. The card's verdict, table and findings are printed
+ * gq_card_compose. The card's verdict, table and findings are printed
  * from the typed card (gq_card, read with gq_card_from_json); the figures
  * from the document's sections. So `gpuqual card` and `gpuqual report card.json` give the
  * same output for the same run. Nothing here measures or judges: the rows,
@@ -32,40 +32,13 @@
 #include <stdio.h>
 
 #include "analysis/card.h"
+#include "doc/card_codec.h"
 #include "core/status.h"
 
 int gq_card_render_markdown(FILE *f, const json_t *root, gq_err *err);
 int gq_card_render_html(FILE *f, const json_t *root, gq_err *err);
 /* width: terminal columns (<= 0: 100). */
 int gq_card_render_summary(FILE *f, const json_t *root, int width, gq_err *err);
-
-/* ---- the typed card's codec (render/card_codec.c) ------------------------- */
-
-/* Writes what c concludes into the card section: card_version, level,
- * verdict, verdict_text, turned_off, exit_code, counts, expectations, checks,
- * rows and findings (each check and row with its step, evidence and
- * evidence_reason), and the plan entries' reasons where missing. */
-void gq_card_to_json(const gq_card *c, json_t *card);
-
-/* Reads a saved card section into *out (gq_card_free it), fail closed: its
- * card_version (none: 1; newer than GQ_CARD_VERSION refused), its verdict
- * spelled exactly as gpuqual writes it, every check and row with a verdict
- * gpuqual writes, the findings as strings, and in schema 2 their evidence,
- * reason and step (a verdict other than skip on evidence not measured is
- * refused), the plan's steps, statuses and reasons, the level, verdict_text,
- * turned_off and an exit_code that matches the verdict. GQ_E_USAGE with one
- * line naming file, the key path and what was expected. A schema-1 card is
- * read as schema 2: each step's evidence from its plan, every check and row
- * resting on it, and judged again (gq_card_summarize). */
-int gq_card_from_json(const json_t *card, const char *file, gq_card *out, gq_err *err);
-
-/* gq_card_from_json, then gq_card_to_json into the same section (a schema-1
- * card is rewritten as schema 2). */
-int gq_card_read(json_t *card, const char *file, gq_err *err);
-
-/* gq_card_judge (analysis/card.h), then gq_card_to_json into the section. */
-int gq_card_judge_json(json_t *card, const json_t *bottlenecks, const json_t *stress, const gq_recordset *rs,
-                       const gq_expect *ex, gq_err *err);
 
 /* ---- helpers shared by the card renderers (render/card_util.c) ---------- */
 

@@ -9,7 +9,7 @@
 #include "core/json.h"
 #include "core/runid.h"
 #include "render/analysis_render.h"
-#include "render/decode.h"
+#include "doc/decode.h"
 
 /* v's string, or def when v is not a string. */
 static const char *str_or(const json_t *v, const char *def)

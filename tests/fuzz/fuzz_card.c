@@ -1,4 +1,4 @@
-/* libFuzzer target for the card codec (render/card_codec.c): the input is a
+/* libFuzzer target for the card codec (doc/card_codec.c): the input is a
  * saved card document (its "card" section is read) or a bare card section,
  * read with gq_card_from_json, schema-1 cards included (they are upgraded:
  * evidence from their plan, judged again). What it accepts is written back

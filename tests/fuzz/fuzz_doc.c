@@ -1,6 +1,6 @@
 /* libFuzzer target for the document readers behind `report`, `compare`,
  * `place --input`, `kv --input` and fleet's gather: the input is a saved
- * gpuqual document read with gq_doc_load (render/json.c: the root checks and
+ * gpuqual document read with gq_doc_load (doc/document.c: the root checks and
  * every record through the record codec); what loads then goes through the
  * saved topology's decoder and one of the comparison, the placement model and
  * the fleet's node table (picked per input by fuzz_pick), as those commands do

@@ -11,7 +11,7 @@
 #include <jansson.h>
 
 #include "fuzz_util.h"
-#include "render/card_compose.h"
+#include "doc/card_compose.h"
 #include "render/card_render.h"
 #include "render/prometheus.h"
 #include "render/render.h"

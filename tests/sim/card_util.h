@@ -18,7 +18,7 @@
 #include <jansson.h>
 
 #include "analysis/card.h"
-#include "render/card_compose.h"
+#include "doc/card_compose.h"
 #include "exec/card_run.h"
 #include "analysis/expect.h"
 #include "backend/backend.h"
@@ -119,10 +119,11 @@ static __attribute__((unused)) card_run cu_run(const card_args *a)
     if (out.exec_rc && out.exec_rc != GQ_E_INTR)
         fail_msg("execute: %s", e.msg);
     bool complete = out.exec_rc == GQ_OK;
+    json_t *placement = gq_card_placement_json(&res);
     gq_card_inputs in = {.topo = t,
                          .rs = &res.rs,
                          .stress = res.stress_json,
-                         .placement = res.placement_json,
+                         .placement = placement,
                          .expect = a->expect ? &ex : NULL,
                          .plan = &out.plan,
                          .opts = &co,
@@ -131,6 +132,7 @@ static __attribute__((unused)) card_run cu_run(const card_args *a)
                          .stopped_at = complete ? NULL : gq_card_step_name(res.stopped_at),
                          .bytes = co.bytes};
     json_t *sec = gq_card_compose(&in, &e);
+    json_decref(placement);
     if (!sec)
         fail_msg("compose: %s", e.msg);
     if (res.stress_json)

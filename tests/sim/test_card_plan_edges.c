@@ -162,7 +162,7 @@ static json_t *run_card(const int *gpus, int n, int prefill, int decode, int off
     if (plan.step[GQ_CS_PLACEMENT].status != GQ_CSS_DONE)
         fail_msg("placement %s: %s", gq_card_step_status_name(plan.step[GQ_CS_PLACEMENT].status),
                  plan.step[GQ_CS_PLACEMENT].note);
-    json_t *pl = res.placement_json ? json_incref(res.placement_json) : NULL;
+    json_t *pl = gq_card_placement_json(&res);
     if (rs_out) {
         *rs_out = res.rs;
         memset(&res.rs, 0, sizeof res.rs);

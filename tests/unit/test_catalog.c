@@ -425,6 +425,24 @@ static void test_bad_plan_input(void **state)
                      GQ_E_USAGE);
 }
 
+/* The test ids (measure/catalog_ids.h) that name catalog tests are the
+ * catalog's own names; the concurrent pairs' id is not a catalog test. */
+static void test_ids_are_catalog_names(void **state)
+{
+    (void)state;
+    static const char *const in_catalog[] = {
+        GQ_TID_HOST_TO_DEVICE_CE, GQ_TID_DEVICE_TO_HOST_CE, GQ_TID_D2D_STAGED,
+        GQ_TID_D2D_DRIVER_STAGED, GQ_TID_H2D_SET,           GQ_TID_D2H_SET,
+        GQ_TID_BIDIR_SET,         GQ_TID_HOST_LATENCY_SM,   GQ_TID_D2D_LATENCY_SM};
+    for (size_t i = 0; i < sizeof in_catalog / sizeof in_catalog[0]; i++)
+        if (!gq_catalog_find(in_catalog[i]))
+            fail_msg("%s is not a catalog test", in_catalog[i]);
+    static const char *const probes[] = {GQ_TID_PAIRS_READ_CE};
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++)
+        if (gq_catalog_find(probes[i]))
+            fail_msg("%s is a catalog test: list it with the catalog's", probes[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -439,6 +457,7 @@ int main(void)
         cmocka_unit_test_setup(test_host_numa_all, setup2),
         cmocka_unit_test_setup(test_measurement_and_memory, setup2),
         cmocka_unit_test_setup(test_bad_plan_input, setup2),
+        cmocka_unit_test(test_ids_are_catalog_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

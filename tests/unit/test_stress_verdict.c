@@ -13,6 +13,7 @@
 
 #include "analysis/card.h"
 #include "analysis/stress.h"
+#include "doc/card_codec.h"
 #include "render/analysis_render.h"
 #include "../test_util.h"
 

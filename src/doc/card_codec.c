@@ -1,4 +1,4 @@
-/* The typed card's one codec (render/card_render.h): gq_card_to_json writes
+/* The typed card's one codec (doc/card_codec.h): gq_card_to_json writes
  * what the card concludes into the card section; gq_card_from_json reads a
  * saved card section back, fail closed, and reads a schema-1 card as
  * schema 2. */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "analysis/card.h"
-#include "render/card_render.h"
+#include "doc/card_codec.h"
 
 typedef struct rd {
     const char *file;
@@ -515,10 +515,36 @@ int gq_card_judge_json(json_t *card, const json_t *bottlenecks, const json_t *st
     gq_card *c = malloc(sizeof *c);
     if (!c)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
-    int rc = gq_card_judge(card, bottlenecks, stress, rs, ex, c, err);
+    gq_card_facts *f = malloc(sizeof *f);
+    if (!f) {
+        free(c);
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
+    }
+    gq_card_views *sv = malloc(sizeof *sv);
+    if (!sv) {
+        free(f);
+        free(c);
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
+    }
+    gq_card_facts_from_json(card, stress, rs, f);
+    gq_card_views_from_json(card, stress, sv);
+    int rc = gq_card_judge(card, bottlenecks, sv, f, ex, c, err);
+    free(f);
+    free(sv);
     if (!rc)
         gq_card_to_json(c, card);
     gq_card_free(c);
     free(c);
     return rc;
+}
+
+int gq_card_exit_code(const json_t *card)
+{
+    /* Fail closed: only the verdicts gpuqual writes, spelled as it writes them. */
+    gq_card_verdict v;
+    if (!gq_card_verdict_parse(json_string_value(json_object_get(card, "verdict")), &v))
+        return -1;
+    if (json_is_false(json_object_get(card, "complete"))) /* schema 1: incomplete beside the verdict */
+        v = GQ_CV_INCOMPLETE;
+    return gq_card_verdict_exit_code(v);
 }

@@ -14,13 +14,12 @@
 #include "core/outfile.h"
 #include "core/runid.h"
 #include "core/units.h"
-#include "render/card_render.h"
-#include "render/render.h"
-#include "render/render_util.h"
-#include "render/analysis_render.h"
-#include "render/decode.h"
+#include "doc/card_codec.h"
+#include "doc/document.h"
+#include "doc/analysis_json.h"
+#include "doc/decode.h"
 
-/* ---- small helpers shared by the renderers (render_util.h) --------------- */
+/* ---- the root: host and GPUs --------------------------------------------- */
 
 static json_t *host_json(const gq_topo *t)
 {

@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "core/json.h"
-#include "render/analysis_render.h"
+#include "doc/analysis_json.h"
+#include "measure/journal.h"
 
 static json_t *jint(long long v)
 {
@@ -243,6 +244,60 @@ json_t *gq_stress_sample_to_json(int gpu, const gq_stress_point *p)
     for (int c = 0; c < C_N; c++)
         json_object_set_new(o, col_names[c], cell_json(p, c));
     return o;
+}
+
+/* ---- the stress run in a card's journal ---- */
+
+int gq_stress_journal_sample(gq_journal *j, int gpu, const gq_stress_point *p, gq_err *err)
+{
+    json_t *s = gq_stress_sample_to_json(gpu, p);
+    int rc = s ? gq_journal_event(j, "sample", s, err) : gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    json_decref(s);
+    return rc;
+}
+
+void gq_stress_journal_done(gq_journal *j, const json_t *section)
+{
+    json_t *st = json_object();
+    if (!st)
+        return;
+    json_object_set_new(st, "step", json_string("stress"));
+    json_object_set_new(st, "status", json_string("done"));
+    json_object_set(st, "stress", (json_t *)section);
+    gq_err e = {0};
+    /* a failure only means that a resume measures the stress again */
+    (void)gq_journal_event(j, "step", st, &e);
+    json_decref(st);
+}
+
+/* The interrupted card's stress run, when it completed: the same duration,
+ * not interrupted, and every GPU of this card sampled to its end. */
+const json_t *gq_stress_journal_reusable(const gq_journal *j, const gq_topo *t, const int *gpus_sel, int n,
+                                         double stress_s)
+{
+    const json_t *step = json_object_get(j->done_steps, "stress");
+    const json_t *sec = json_object_get(step, "stress");
+    const json_t *gpus = json_object_get(sec, "gpus");
+    const json_t *series = json_object_get(json_object_get(sec, "series"), "gpus");
+    if (!json_is_object(sec) || !json_is_false(json_object_get(sec, "interrupted")) ||
+        !json_is_string(json_object_get(sec, "verdict")) || json_array_size(gpus) != (size_t)n ||
+        json_array_size(series) != (size_t)n)
+        return NULL;
+    double dur = json_number_value(json_object_get(sec, "duration_s"));
+    if (fabs(dur - stress_s) > 1e-6 || !(json_number_value(json_object_get(sec, "elapsed_s")) >= dur - 1e-6))
+        return NULL;
+    size_t np0 = json_array_size(json_object_get(json_array_get(series, 0), "t_s"));
+    for (int k = 0; k < n; k++) {
+        const gq_gpu_info *gi = &t->gpu[gpus_sel[k]];
+        json_int_t dev = gi->index >= 0 ? gi->index : gpus_sel[k];
+        const json_t *g = json_array_get(series, (size_t)k), *ts = json_object_get(g, "t_s");
+        size_t np = json_array_size(ts);
+        if (json_integer_value(json_object_get(json_array_get(gpus, (size_t)k), "gpu")) != dev ||
+            json_integer_value(json_object_get(g, "gpu")) != dev || np < 2 || np != np0 ||
+            !(json_number_value(json_array_get(ts, np - 1)) >= dur - 1e-6))
+            return NULL;
+    }
+    return sec;
 }
 
 static void csv_header(FILE *f)

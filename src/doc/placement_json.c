@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "core/json.h"
-#include "render/analysis_render.h"
+#include "doc/analysis_json.h"
 
 static const char *limit_kind_name(gq_limit_kind k)
 {

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "core/json.h"
-#include "render/analysis_render.h"
-#include "render/decode.h"
+#include "doc/analysis_json.h"
+#include "doc/decode.h"
 
 static json_t *int_array(const int *v, int n)
 {

@@ -2,8 +2,8 @@
  * value and, when it is wrong, sets one line "FILE: KEY: is X, expected Y"
  * (GQ_E_USAGE). path names the file; key is the value's full key path
  * (bottlenecks[2].gpus). */
-#ifndef GQ_RENDER_DECODE_H
-#define GQ_RENDER_DECODE_H
+#ifndef GQ_DOC_DECODE_H
+#define GQ_DOC_DECODE_H
 
 #include <jansson.h>
 #include <stdbool.h>

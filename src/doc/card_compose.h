@@ -1,9 +1,10 @@
 /* The card document composed from a run: the "card", "domains" and
- * "bottlenecks" sections, judged by analysis (card_judge.c). Render's job:
- * it writes the analysis results as JSON sections (render/analysis_render.h).
- * Read by the card command, report and the tests. */
-#ifndef GQ_RENDER_CARD_COMPOSE_H
-#define GQ_RENDER_CARD_COMPOSE_H
+ * "bottlenecks" sections. The figures are composed by analysis
+ * (analysis/card_compose.h: gq_card_figures_make) and judged by analysis
+ * (card_judge.c); this codec writes them as JSON (doc/card_compose.c). Read
+ * by the card command, report and the tests. */
+#ifndef GQ_DOC_CARD_COMPOSE_H
+#define GQ_DOC_CARD_COMPOSE_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -11,6 +12,7 @@
 
 #include "analysis/card.h"
 #include "analysis/expect.h"
+#include "doc/card_codec.h"
 #include "core/record.h"
 #include "core/status.h"
 #include "topo/topo.h"
@@ -36,4 +38,10 @@ typedef struct gq_card_inputs {
  * "bottlenecks"; the caller merges them into the root. NULL with *err on
  * failure (GQ_E_NOMEM, or GQ_E_USAGE when rs has nothing a card can use). */
 json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err);
+
+/* The "placement" section of a card run (gq_place_to_json of its solved
+ * model and result, with "default_split": true when the roles were the
+ * default split): a new reference, or NULL when the placement step did not
+ * solve (or on allocation failure). */
+json_t *gq_card_placement_json(const gq_card_result *res);
 #endif

@@ -1,11 +1,11 @@
-#include "render/decode.h"
+#include "doc/decode.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/types.h"
-#include "render/analysis_render.h"
+#include "doc/analysis_json.h"
 
 static const char *what(const json_t *v)
 {
