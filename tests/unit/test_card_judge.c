@@ -14,7 +14,7 @@
 #include <jansson.h>
 
 #include "analysis/card.h"
-#include "render/card_compose.h"
+#include "doc/card_compose.h"
 #include "render/card_render.h"
 #include "analysis/expect.h"
 
