@@ -19,7 +19,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "measure/harness.h"
+#include "core/flow.h"
+#include "core/record.h"
+#include "measure/measurement.h"
 #include "topo/topo.h"
 
 /* --host-numa all: every NUMA node in turn (the GPU x NUMA-node matrix). */
