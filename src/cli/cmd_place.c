@@ -20,6 +20,7 @@
 #include "analysis/card.h"
 #include "analysis/domains.h"
 #include "analysis/placement.h"
+#include "exec/discovery.h"
 #include "exec/place_verify.h"
 #include "exec/plan_run.h"
 #include "analysis/probes.h"
@@ -145,18 +146,17 @@ static void set_total(live *l, long n)
     gq_progress_set_total(l->prog, n * l->ho.rounds);
 }
 
-static int run_plan(live *l, const gq_probe_plan *plan, gq_measurement *m, gq_err *err)
+/* The discovery pipeline's measure hook: one probe, on the bar. */
+static int place_measure(void *arg, const gq_probe *pr, int done, int total, gq_measurement *m,
+                         const gq_harness_opts *ho, gq_err *err)
 {
-    for (int i = 0; i < plan->n; i++) {
-        char what[128];
-        gq_progress_step(l->prog, "%s %s", gq_probe_kind_name(plan->v[i].kind),
-                         gq_probe_str(&plan->v[i], what, sizeof what));
-        gq_probe_measurement(&plan->v[i], l->bytes, GQ_METHOD_CE, true, m);
-        int rc = gq_exec_one(l->be, l->topo, m, &l->ho, l->j, l->rs, err);
-        if (rc)
-            return rc;
-    }
-    return GQ_OK;
+    live *l = arg;
+    (void)done;
+    set_total(l, total);
+    char what[128];
+    if (pr)
+        gq_progress_step(l->prog, "%s %s", gq_probe_kind_name(pr->kind), gq_probe_str(pr, what, sizeof what));
+    return gq_exec_one(l->be, l->topo, m, ho ? ho : &l->ho, l->j, l->rs, err);
 }
 
 /* Both host directions at once over a set of GPUs: what a staged handoff
@@ -205,70 +205,59 @@ static int count_bidir(const gq_bottlenecks *bn)
     return did + 1;
 }
 
-/* The domains pipeline: matrix, clustering, contention probes, bottlenecks.
- * Its sections (domains, bottlenecks, ...) go into *sections. */
+/* The discovery pipeline (exec/discovery.h: matrix, clustering, contention
+ * probes, bottlenecks), then what a placement needs besides. Its sections (domains, bottlenecks, ...) go into
+ * *sections. */
 static int discover(live *l, const int *sel, int nsel, json_t *sections, gq_err *err)
 {
     int rc = GQ_OK;
-    gq_probe_plan plan = {0}, plan2 = {0};
     gq_measurement *m = calloc(1, sizeof *m);
-    gq_pairmatrix *pm = calloc(1, sizeof *pm);
-    gq_domains *dom = calloc(1, sizeof *dom);
-    gq_bottlenecks bn;
-    bool bn_init = false;
-    if (!m || !pm || !dom) {
-        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
-        goto out;
+    gq_discovery *D = calloc(1, sizeof *D);
+    if (!m || !D) {
+        free(m);
+        free(D);
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
     }
-    if ((rc = gq_probes_plan_matrix(&plan, l->topo, sel, nsel, err)))
+    /* The discovery pipeline with place's options: every measurement through
+     * place_measure (the first that fails stops it), no settle passes, the
+     * domains clustered without naming links. */
+    gq_discovery_opts dso;
+    gq_discovery_opts_default(&dso);
+    dso.bytes = l->bytes;
+    dso.method = GQ_METHOD_CE;
+    dso.harness = l->ho;
+    dso.journal = l->j;
+    dso.measure = place_measure;
+    dso.measure_arg = l;
+    dso.settle = false;
+    dso.cluster_with_topo = false;
+    if ((rc = gq_discovery_begin(D, l->be, l->topo, sel, nsel, &dso, l->rs, err)) ||
+        (rc = gq_discovery_matrix(D, false, err)) || (rc = gq_discovery_domains(D, err)) ||
+        (rc = gq_discovery_contention(D, true, false, err)) || (rc = gq_discovery_infer(D, err)))
         goto out;
-    /* the contention probes on the domains the tree suggests, until the
-     * measured domains fix them */
-    gq_probes_assume_domains(l->topo, sel, nsel, dom);
-    if ((rc = gq_probes_plan_contention(&plan2, l->topo, sel, nsel, dom, err)))
-        goto out;
-    set_total(l, plan.n + plan2.n);
-    gq_probe_plan_free(&plan2);
-    memset(&plan2, 0, sizeof plan2);
-    if ((rc = run_plan(l, &plan, m, err)))
-        goto out;
-    gq_pairmatrix_init(pm, sel, nsel);
-    gq_pairmatrix_from_records(pm, l->rs, NULL);
-    gq_domains_opts dopts;
-    gq_domains_opts_default(&dopts);
-    if ((rc = gq_domains_cluster(pm, &dopts, dom, err)))
-        goto out;
-    if ((rc = gq_probes_plan_contention(&plan2, l->topo, sel, nsel, dom, err)))
-        goto out;
-    set_total(l, plan.n + plan2.n);
-    if ((rc = run_plan(l, &plan2, m, err)))
-        goto out;
-    gq_bn_opts bo;
-    gq_bn_opts_default(&bo);
-    bn_init = true;
-    if ((rc = gq_bottlenecks_infer(l->rs, l->topo, dom, &bo, &bn, err)))
-        goto out;
+    const gq_bottlenecks *bn = D->bottlenecks;
+    int nplan = D->plan.n;
     /* Staged handoffs load both directions of a budget at once. */
     bool any_staged = false;
-    for (int i = 0; i < plan.n; i++)
-        any_staged |= plan.v[i].staged[0];
+    for (int i = 0; i < D->plan.n; i++)
+        any_staged |= D->plan.v[i].kind == GQ_PROBE_MATRIX && D->plan.v[i].staged[0];
     if (any_staged) {
         int did = 0;
         gq_gpuset done[GQ_BN_MAX + 1];
-        set_total(l, plan.n + plan2.n + count_bidir(&bn));
-        for (int b = 0; b < bn.n && !rc; b++) {
-            if (bn.v[b].p2p)
+        set_total(l, nplan + count_bidir(bn));
+        for (int b = 0; b < bn->n && !rc; b++) {
+            if (bn->v[b].p2p)
                 continue;
             gq_gpuset s = 0;
-            for (int k = 0; k < bn.v[b].ngpus; k++)
-                s |= (gq_gpuset)1 << bn.v[b].gpus[k];
+            for (int k = 0; k < bn->v[b].ngpus; k++)
+                s |= (gq_gpuset)1 << bn->v[b].gpus[k];
             bool dup = false;
             for (int x = 0; x < did; x++)
                 dup |= done[x] == s;
             if (dup)
                 continue;
             done[did++] = s;
-            rc = run_bidir(l, bn.v[b].gpus, bn.v[b].ngpus, m, err);
+            rc = run_bidir(l, bn->v[b].gpus, bn->v[b].ngpus, m, err);
         }
         if (!rc)
             rc = run_bidir(l, sel, nsel, m, err);
@@ -276,7 +265,7 @@ static int discover(live *l, const int *sel, int nsel, json_t *sections, gq_err 
          * one, on one staged pair of each class, as the card measures it: the placement says both */
         int ds[GQ_MAX_GPUS], dd[GQ_MAX_GPUS];
         int nd = gq_card_driver_staged_pairs(l->topo, sel, nsel, ds, dd, GQ_MAX_GPUS);
-        set_total(l, plan.n + plan2.n + count_bidir(&bn) + nd);
+        set_total(l, nplan + count_bidir(bn) + nd);
         for (int i = 0; i < nd && !rc; i++) {
             memset(m, 0, sizeof *m);
             snprintf(m->test, sizeof m->test, "%s", GQ_CARD_TEST_DRIVER_STAGED);
@@ -293,7 +282,7 @@ static int discover(live *l, const int *sel, int nsel, json_t *sections, gq_err 
         if (rc)
             goto out;
     }
-    json_t *dj = gq_domains_to_json(dom), *bj = gq_bottlenecks_to_json(&bn, NULL);
+    json_t *dj = gq_domains_to_json(D->domains), *bj = gq_bottlenecks_to_json(bn, NULL);
     if (!dj || !bj) {
         json_decref(dj);
         json_decref(bj);
@@ -302,17 +291,14 @@ static int discover(live *l, const int *sel, int nsel, json_t *sections, gq_err 
     }
     json_object_update(sections, dj);
     json_object_update(sections, bj);
-    json_object_set_new(sections, "matrix", gq_pairmatrix_to_json(pm));
+    json_object_set_new(sections, "matrix", gq_pairmatrix_to_json(D->matrix));
     json_decref(dj);
     json_decref(bj);
 out:
-    if (bn_init)
-        gq_bottlenecks_free(&bn);
-    gq_probe_plan_free(&plan);
-    gq_probe_plan_free(&plan2);
+    D->rs = NULL;
+    gq_discovery_free(D);
+    free(D);
     free(m);
-    free(pm);
-    free(dom);
     return rc;
 }
 
