@@ -13,6 +13,7 @@
 
 #include "core/infile.h"
 #include "analysis/kv.h"
+#include "doc/kv_config.h"
 #include "cli/commands.h"
 #include "cli/outputs.h"
 #include "cli/common.h"
