@@ -20,6 +20,7 @@
 #include "analysis/card.h"
 #include "analysis/domains.h"
 #include "analysis/placement.h"
+#include "doc/saved_doc.h"
 #include "exec/discovery.h"
 #include "exec/place_verify.h"
 #include "exec/plan_run.h"
@@ -307,38 +308,6 @@ out:
 
 /* ---- the command -------------------------------------------------------- */
 
-static int ngpu_of_doc(const json_t *root, const gq_recordset *rs, gq_topo *topo, bool *have_topo)
-{
-    json_t *tj = json_object_get(root, "topology");
-    *have_topo = tj && gq_topo_from_json(tj, topo, NULL) == GQ_OK && topo->ngpu > 0;
-    if (*have_topo)
-        return topo->ngpu;
-    int n = 0;
-    size_t i0;
-    const json_t *v;
-    json_array_foreach(json_object_get(root, "gpus"), i0, v)
-    {
-        const json_t *ix = json_object_get(v, "index");
-        if (json_is_integer(ix) && json_integer_value(ix) + 1 > n && json_integer_value(ix) < GQ_MAX_GPUS)
-            n = (int)json_integer_value(ix) + 1;
-    }
-    json_array_foreach(json_object_get(root, "domains"), i0, v)
-    {
-        size_t k;
-        const json_t *g;
-        json_array_foreach(v, k, g) if (json_is_integer(g) && json_integer_value(g) + 1 > n &&
-                                        json_integer_value(g) < GQ_MAX_GPUS) n =
-            (int)json_integer_value(g) + 1;
-    }
-    for (int i = 0; i < rs->n; i++)
-        for (int x = 0; x < 2; x++) {
-            gq_endpoint e = x ? rs->v[i].dst : rs->v[i].src;
-            if (e.kind == GQ_EP_GPU && e.index + 1 > n)
-                n = e.index + 1;
-        }
-    return n;
-}
-
 static int load_input(gq_ctx *ctx);
 
 static int place_prepare(gq_ctx *ctx)
@@ -372,8 +341,10 @@ static int load_input(gq_ctx *ctx)
     int rc;
     if ((rc = gq_cli_doc_input(o->input, &o->saved, &o->rs, err)))
         return rc;
-    o->ngpu = ngpu_of_doc(o->saved, &o->rs, o->saved_topo, &o->have_saved_topo);
-    const char *kind = json_string_value(json_object_get(o->saved, "kind"));
+    o->ngpu = gq_saved_ngpu(o->saved, &o->rs, o->saved_topo, &o->have_saved_topo);
+    gq_saved_head head;
+    gq_saved_head_read(o->saved, &head);
+    const char *kind = head.kind[0] ? head.kind : NULL;
     if (o->ngpu <= 0)
         return gq_err_set(err, GQ_E_USAGE,
                           "'%s' (a saved '%s' run) names no GPU; save 'gpuqual domains' or "
@@ -383,11 +354,9 @@ static int load_input(gq_ctx *ctx)
         return rc;
     if (!o->c.gpus)
         gq_parse_gpu_list(NULL, o->ngpu, o->c.gpus_sel, &o->c.ngpus_sel, NULL);
-    for (const char *const *k = (const char *const[]){"domains", "bottlenecks", NULL}; *k; k++)
-        if (json_object_get(o->saved, *k))
-            json_object_set(o->sections, *k, json_object_get(o->saved, *k));
+    gq_saved_copy_sections(o->sections, o->saved, (const char *const[]){"domains", "bottlenecks", NULL});
     snprintf(o->machine, sizeof o->machine, "%s (saved %s run%s)", o->input, kind ? kind : "?",
-             json_is_true(json_object_get(o->saved, "simulated")) ? ", simulated" : "");
+             head.simulated ? ", simulated" : "");
     return GQ_OK;
 }
 
@@ -410,6 +379,13 @@ static int place_check(gq_ctx *ctx)
     return GQ_OK;
 }
 
+static bool saved_simulated(const json_t *saved)
+{
+    gq_saved_head head;
+    gq_saved_head_read(saved, &head);
+    return head.simulated;
+}
+
 /* The document: options, the topology (live or saved), records and sections. */
 static int place_document(gq_ctx *ctx, bool incomplete)
 {
@@ -424,8 +400,7 @@ static int place_document(gq_ctx *ctx, bool incomplete)
                                              : NULL,
                 .records = &o->rs,
                 .sections = o->sections,
-                .simulated = ctx->opened ? gq_backend_simulated(&ctx->be)
-                                         : json_is_true(json_object_get(o->saved, "simulated")),
+                .simulated = ctx->opened ? gq_backend_simulated(&ctx->be) : saved_simulated(o->saved),
                 .incomplete = incomplete};
     ctx->doc = gq_doc_to_json(&d);
     json_decref(options);
