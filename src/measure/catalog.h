@@ -32,6 +32,22 @@
 #define GQ_CATALOG_CHASE_ITERS 100000
 #define GQ_HOST_NUMA_ALL (-2)
 
+/* Test ids: the names records carry, for code outside the catalog that names
+ * a test (discovery's probes). The first seven are catalog tests
+ * (tests/unit/test_catalog.c holds them to gq_catalog_find); the concurrent
+ * pairs are discovery's own groups, not in the catalog. */
+#define GQ_TID_H2D_SET "host_to_device_set"
+#define GQ_TID_D2H_SET "device_to_host_set"
+#define GQ_TID_D2D_STAGED "device_to_device_staged"
+#define GQ_TID_D2D_READ_CE "device_to_device_memcpy_read_ce"
+#define GQ_TID_D2D_READ_SM "device_to_device_memcpy_read_sm"
+#define GQ_TID_D2D_WRITE_CE "device_to_device_memcpy_write_ce"
+#define GQ_TID_D2D_WRITE_SM "device_to_device_memcpy_write_sm"
+#define GQ_TID_PAIRS_READ_CE "concurrent_pairs_read_ce"
+#define GQ_TID_PAIRS_READ_SM "concurrent_pairs_read_sm"
+#define GQ_TID_PAIRS_WRITE_CE "concurrent_pairs_write_ce"
+#define GQ_TID_PAIRS_WRITE_SM "concurrent_pairs_write_sm"
+
 typedef enum gq_test_kind { GQ_TEST_BANDWIDTH = 0, GQ_TEST_LATENCY = 1 } gq_test_kind;
 
 /* How the table and nvbandwidth-json renderers lay out a test's records. */
