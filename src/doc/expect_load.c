@@ -13,30 +13,17 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/json.h"
 #include "analysis/expect_internal.h"
 #include "core/infile.h"
 #include "core/units.h"
 #include "core/yaml.h"
 
-static const char *json_type_word(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "a list";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER:
-    case JSON_REAL: return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    default: return "null";
-    }
-}
-
 static int get_number(const json_t *v, const char *where, const char *key, double *out, gq_err *err)
 {
     if (!json_is_number(v))
         return gq_err_set(err, GQ_E_USAGE, "%s: '%s' must be a number, not %s", where, key,
-                          json_type_word(v));
+                          gq_json_type_word(v));
     *out = json_number_value(v);
     if (!isfinite(*out) || *out < 0)
         return gq_err_set(err, GQ_E_USAGE, "%s: '%s' must be a number >= 0", where, key);
@@ -102,7 +89,7 @@ static int parse_threshold(const json_t *v, gq_expect_key k, const char *where, 
         t->set = true;
     } else {
         return gq_err_set(err, GQ_E_USAGE, "%s: '%s' must be a number or {\"warn\": N, \"fail\": N}, not %s",
-                          where, key, json_type_word(v));
+                          where, key, gq_json_type_word(v));
     }
     if (t->set && (rc = check_bounds(k, t, where, err)))
         return rc;
@@ -121,7 +108,7 @@ static int parse_model(const json_t *m, int idx, const char *file, gq_expect_mod
     char where[300];
     snprintf(where, sizeof where, "%s: models[%d]", file, idx);
     if (!json_is_object(m))
-        return gq_err_set(err, GQ_E_USAGE, "%s must be an object, not %s", where, json_type_word(m));
+        return gq_err_set(err, GQ_E_USAGE, "%s must be an object, not %s", where, gq_json_type_word(m));
     memset(out, 0, sizeof *out);
     const json_t *match = json_object_get(m, "match");
     if (!match)
@@ -132,7 +119,7 @@ static int parse_model(const json_t *m, int idx, const char *file, gq_expect_mod
                           "%s: \"match\" is empty, expected a part of the GPU name (e.g. \"H200\")", where);
     if (!json_is_string(match))
         return gq_err_set(err, GQ_E_USAGE, "%s: \"match\" must be a non-empty string, not %s", where,
-                          json_type_word(match));
+                          gq_json_type_word(match));
     snprintf(out->match, sizeof out->match, "%s", json_string_value(match));
     snprintf(where, sizeof where, "%s: model '%s'", file, out->match);
     const char *cands[GQ_EXK_COUNT + 3];
@@ -152,7 +139,7 @@ static int parse_model(const json_t *m, int idx, const char *file, gq_expect_mod
         if (!strcmp(name, "description")) {
             if (!json_is_string(v))
                 return gq_err_set(err, GQ_E_USAGE, "%s: 'description' must be a string, not %s", where,
-                                  json_type_word(v));
+                                  gq_json_type_word(v));
             snprintf(out->description, sizeof out->description, "%s", json_string_value(v));
             continue;
         }
@@ -225,14 +212,14 @@ static int expect_from_json(json_t *root, const char *file, gq_expect *ex, gq_er
         if (!strcmp(key, "description")) {
             if (!json_is_string(v)) {
                 rc = gq_err_set(err, GQ_E_USAGE, "%s: 'description' must be a string, not %s", file,
-                                json_type_word(v));
+                                gq_json_type_word(v));
                 goto out;
             }
             snprintf(ex->description, sizeof ex->description, "%s", json_string_value(v));
         } else if (!strcmp(key, "relative")) {
             if (!json_is_object(v)) {
                 rc = gq_err_set(err, GQ_E_USAGE, "%s: 'relative' must be an object, not %s", file,
-                                json_type_word(v));
+                                gq_json_type_word(v));
                 goto out;
             }
             static const char *const rk[] = {"agree_pct", "agree_fail_pct", NULL};
@@ -242,7 +229,7 @@ static int expect_from_json(json_t *root, const char *file, gq_expect *ex, gq_er
             snprintf(where, sizeof where, "%s: relative", file);
             json_object_foreach(v, k2, v2)
             {
-                double d;
+                double d = 0;
                 if (strcmp(k2, "agree_pct") && strcmp(k2, "agree_fail_pct")) {
                     rc = gq_expect_unknown_key(err, where, k2, rk);
                     goto out;
