@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "measure/record_json.h"
 #include "topo/snapshot.h"
 
 void gq_saved_head_read(const json_t *root, gq_saved_head *h)
@@ -55,4 +56,42 @@ void gq_saved_copy_sections(json_t *dst, const json_t *src, const char *const *k
     for (const char *const *k = keys; *k; k++)
         if (json_object_get(src, *k))
             json_object_set(dst, *k, json_object_get(src, *k));
+}
+
+void gq_journal_head_read(const json_t *h, gq_journal_head *out)
+{
+    memset(out, 0, sizeof *out);
+    out->command = json_string_value(json_object_get(h, "command"));
+    out->version = json_string_value(json_object_get(h, "version"));
+    out->git = json_string_value(json_object_get(h, "git"));
+    out->topology = json_object_get(h, "topology");
+    out->options = json_object_get(h, "options");
+    out->run_id = json_object_get(h, "run_id");
+    out->simulated = json_is_true(json_object_get(json_object_get(h, "machine"), "simulated"));
+}
+
+int gq_saved_records(const json_t *doc, gq_recordset *rs, gq_err *err)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(json_object_get(doc, "records"), i, x)
+    {
+        gq_record r;
+        gq_err rerr = {0};
+        if (gq_record_from_json(x, &r, &rerr))
+            continue;
+        if (gq_records_push(rs, &r))
+            return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    }
+    return GQ_OK;
+}
+
+const char *gq_saved_source(const json_t *doc)
+{
+    return json_string_value(json_object_get(json_object_get(doc, "host"), "source"));
+}
+
+const char *gq_summary_hostname(const json_t *node)
+{
+    return json_string_value(json_object_get(node, "hostname"));
 }

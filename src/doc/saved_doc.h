@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "core/record.h"
+#include "core/status.h"
 #include "topo/topo.h"
 
 typedef struct gq_saved_head {
@@ -28,6 +29,25 @@ bool gq_saved_topology(const json_t *root, gq_topo *topo);
  * else one more than the highest GPU index of its "gpus", its "domains" and
  * the records rs. */
 int gq_saved_ngpu(const json_t *root, const gq_recordset *rs, gq_topo *topo, bool *have_topo);
+
+/* A journal's header line (measure/journal.h's gq_journal_header), its
+ * fields borrowed from h: NULL when absent or of another type. */
+typedef struct gq_journal_head {
+    const char *command, *version, *git;
+    json_t *topology, *options, *run_id;
+    bool simulated; /* "machine": {"simulated": true} */
+} gq_journal_head;
+void gq_journal_head_read(const json_t *h, gq_journal_head *out);
+
+/* The records of a document this build wrote, each that reads appended to
+ * rs (one that does not is left out). GQ_E_NOMEM only. */
+int gq_saved_records(const json_t *doc, gq_recordset *rs, gq_err *err);
+
+/* Where a document's figures come from ("host": {"source"}), borrowed; NULL if none. */
+const char *gq_saved_source(const json_t *doc);
+
+/* A node summary's (render/card_summary.h) hostname, borrowed; NULL if none. */
+const char *gq_summary_hostname(const json_t *node);
 
 /* The sections keys[] (NULL-terminated) that src holds, set in dst (shared). */
 void gq_saved_copy_sections(json_t *dst, const json_t *src, const char *const *keys);
