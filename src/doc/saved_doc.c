@@ -95,3 +95,13 @@ const char *gq_summary_hostname(const json_t *node)
 {
     return json_string_value(json_object_get(node, "hostname"));
 }
+
+void gq_fleet_payload_read(const json_t *p, gq_fleet_payload *out)
+{
+    memset(out, 0, sizeof *out);
+    out->object = json_is_object(p);
+    out->host = json_string_value(json_object_get(p, "host"));
+    out->summary = json_object_get(p, "summary");
+    out->error = json_string_value(json_object_get(p, "error"));
+    out->status = (int)json_integer_value(json_object_get(p, "status"));
+}

@@ -49,6 +49,17 @@ const char *gq_saved_source(const json_t *doc);
 /* A node summary's (render/card_summary.h) hostname, borrowed; NULL if none. */
 const char *gq_summary_hostname(const json_t *node);
 
+/* One rank's payload in `gpuqual fleet` (after MPI_Gatherv): its host, and
+ * either its card's node summary or the error that stopped it with its
+ * status. Fields borrowed from p; object false when p is not an object. */
+typedef struct gq_fleet_payload {
+    bool object;
+    const char *host, *error;
+    const json_t *summary;
+    int status;
+} gq_fleet_payload;
+void gq_fleet_payload_read(const json_t *p, gq_fleet_payload *out);
+
 /* The sections keys[] (NULL-terminated) that src holds, set in dst (shared). */
 void gq_saved_copy_sections(json_t *dst, const json_t *src, const char *const *keys);
 
