@@ -50,6 +50,50 @@ static const char *short_name(const char *name)
     return strncmp(name, "NVIDIA ", 7) ? name : name + 7;
 }
 
+/* The findings, power capping on every GPU near its limit told once. */
+static void print_findings(FILE *f, const gq_stress_summary *s, bool markdown)
+{
+    fprintf(f, "\n");
+    /* Power capping is expected on every GPU near its limit: one line
+     * for all of them rather than one per GPU. */
+    char gpus[256] = "";
+    int ncap = 0;
+    double lo = NAN, hi = NAN;
+    for (int i = 0; i < s->nfindings; i++) {
+        const gq_stress_finding *x = &s->findings[i];
+        if (strcmp(x->rule, "power-cap") != 0)
+            fprintf(f, markdown ? "- %s: %s\n" : "  %-4s  %s\n", level_word(x->level), x->text);
+    }
+    for (int k = 0; k < s->ngpu; k++) {
+        const gq_stress_gpu_summary *g = &s->gpu[k];
+        if (!(g->power_capped_pct > 0))
+            continue;
+        size_t l = strlen(gpus);
+        snprintf(gpus + l, sizeof gpus - l, "%s%d", ncap ? "," : "", g->gpu);
+        ncap++;
+        if (!(g->power_capped_pct >= lo))
+            lo = g->power_capped_pct;
+        if (!(g->power_capped_pct <= hi))
+            hi = g->power_capped_pct;
+    }
+    if (ncap) {
+        char range[32];
+        if (lo == hi || fabs(hi - lo) < 0.5)
+            snprintf(range, sizeof range, "%.0f%%", hi);
+        else
+            snprintf(range, sizeof range, "%.0f-%.0f%%", lo, hi);
+        fprintf(f,
+                markdown ? "- %s: GPU%s %s power-capped in %s of loaded samples: expected near the "
+                           "limit, not a fault\n"
+                         : "  %-4s  GPU%s %s power-capped in %s of loaded samples: expected near the "
+                           "limit, not a fault\n",
+                level_word(GQ_STRESS_INFO), ncap > 1 ? "s" : "", gpus, range);
+    }
+    if (s->nfindings_dropped)
+        fprintf(f, markdown ? "- ... and %d more findings\n" : "  ...   and %d more findings\n",
+                s->nfindings_dropped);
+}
+
 void gq_render_stress_table(FILE *f, const gq_stress_result *r, const gq_stress_summary *s, bool markdown)
 {
     char b[12][32];
@@ -109,47 +153,8 @@ void gq_render_stress_table(FILE *f, const gq_stress_result *r, const gq_stress_
         fprintf(f, "; average SM clocks differ by %.1f%% from lowest to highest (%s; warn above %.1f%%)",
                 100 * s->clock_spread, s->clock_spread_model, 100 * s->rules.clock_spread_warn);
     fprintf(f, ".\n");
-    if (s->nfindings) {
-        fprintf(f, "\n");
-        /* Power capping is expected on every GPU near its limit: one line
-         * for all of them rather than one per GPU. */
-        char gpus[256] = "";
-        int ncap = 0;
-        double lo = NAN, hi = NAN;
-        for (int i = 0; i < s->nfindings; i++) {
-            const gq_stress_finding *x = &s->findings[i];
-            if (strcmp(x->rule, "power-cap") != 0)
-                fprintf(f, markdown ? "- %s: %s\n" : "  %-4s  %s\n", level_word(x->level), x->text);
-        }
-        for (int k = 0; k < s->ngpu; k++) {
-            const gq_stress_gpu_summary *g = &s->gpu[k];
-            if (!(g->power_capped_pct > 0))
-                continue;
-            size_t l = strlen(gpus);
-            snprintf(gpus + l, sizeof gpus - l, "%s%d", ncap ? "," : "", g->gpu);
-            ncap++;
-            if (!(g->power_capped_pct >= lo))
-                lo = g->power_capped_pct;
-            if (!(g->power_capped_pct <= hi))
-                hi = g->power_capped_pct;
-        }
-        if (ncap) {
-            char range[32];
-            if (lo == hi || fabs(hi - lo) < 0.5)
-                snprintf(range, sizeof range, "%.0f%%", hi);
-            else
-                snprintf(range, sizeof range, "%.0f-%.0f%%", lo, hi);
-            fprintf(f,
-                    markdown ? "- %s: GPU%s %s power-capped in %s of loaded samples: expected near the "
-                               "limit, not a fault\n"
-                             : "  %-4s  GPU%s %s power-capped in %s of loaded samples: expected near the "
-                               "limit, not a fault\n",
-                    level_word(GQ_STRESS_INFO), ncap > 1 ? "s" : "", gpus, range);
-        }
-        if (s->nfindings_dropped)
-            fprintf(f, markdown ? "- ... and %d more findings\n" : "  ...   and %d more findings\n",
-                    s->nfindings_dropped);
-    }
+    if (s->nfindings)
+        print_findings(f, s, markdown);
     fprintf(f, "\n%sverdict: %s%s%s\n", markdown ? "**" : "", level_word(s->verdict), markdown ? "**" : "",
             r->interrupted ? " (interrupted: judged on what ran)" : "");
 }
