@@ -148,6 +148,14 @@ static void set_total(live *l, long n)
     gq_progress_set_total(l->prog, n * l->ho.rounds);
 }
 
+/* The handoff measurements' progress: the bar's total and what runs next. */
+static void place_step(void *arg, long total, const char *what)
+{
+    live *l = arg;
+    set_total(l, total);
+    gq_progress_step(l->prog, "%s", what);
+}
+
 /* The discovery pipeline's measure hook: one probe, on the bar. */
 static int place_measure(void *arg, const gq_probe *pr, int done, int total, gq_measurement *m,
                          const gq_harness_opts *ho, gq_err *err)
@@ -161,65 +169,16 @@ static int place_measure(void *arg, const gq_probe *pr, int done, int total, gq_
     return gq_exec_one(l->be, l->topo, m, ho ? ho : &l->ho, l->j, l->rs, err);
 }
 
-/* Both host directions at once over a set of GPUs: what a staged handoff
- * does to a shared budget (seed 000: 25 GB/s one way, 36 in total both ways). */
-static int run_bidir(live *l, const int *gpus, int n, gq_measurement *m, gq_err *err)
-{
-    memset(m, 0, sizeof *m);
-    snprintf(m->test, sizeof m->test, "bidirectional_set");
-    for (int k = 0; k < n; k++)
-        for (int d = 0; d < 2; d++) {
-            gq_endpoint h = {GQ_EP_HOST, GQ_NUMA_LOCAL}, g = {GQ_EP_GPU, gpus[k]};
-            gq_flow *f = &m->flows[m->nflows];
-            f->src = d ? g : h;
-            f->dst = d ? h : g;
-            f->method = GQ_METHOD_CE;
-            f->exec_gpu = gpus[k];
-            f->bytes = l->bytes;
-            f->tag = m->nflows;
-            m->report[m->nflows++] = true;
-        }
-    m->direction_sums = true;
-    char what[128];
-    gq_progress_step(l->prog, "both host directions at once on %s",
-                     gq_domains_set_str(gpus, n, what, sizeof what));
-    return gq_exec_one(l->be, l->topo, m, &l->ho, l->j, l->rs, err);
-}
-
-/* How many run_bidir() calls discover() makes: one per distinct host
- * budget, and one over all the GPUs. */
-static int count_bidir(const gq_bottlenecks *bn)
-{
-    int did = 0;
-    gq_gpuset done[GQ_BN_MAX + 1];
-    for (int b = 0; b < bn->n; b++) {
-        if (bn->v[b].p2p)
-            continue;
-        gq_gpuset s = 0;
-        for (int k = 0; k < bn->v[b].ngpus; k++)
-            s |= (gq_gpuset)1 << bn->v[b].gpus[k];
-        bool dup = false;
-        for (int x = 0; x < did; x++)
-            dup |= done[x] == s;
-        if (!dup)
-            done[did++] = s;
-    }
-    return did + 1;
-}
-
 /* The discovery pipeline (exec/discovery.h: matrix, clustering, contention
- * probes, bottlenecks), then what a placement needs besides. Its sections (domains, bottlenecks, ...) go into
+ * probes, bottlenecks), then what a placement needs besides
+ * (exec/place_verify.h). Its sections (domains, bottlenecks, ...) go into
  * *sections. */
 static int discover(live *l, const int *sel, int nsel, json_t *sections, gq_err *err)
 {
     int rc = GQ_OK;
-    gq_measurement *m = calloc(1, sizeof *m);
     gq_discovery *D = calloc(1, sizeof *D);
-    if (!m || !D) {
-        free(m);
-        free(D);
+    if (!D)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
-    }
     /* The discovery pipeline with place's options: every measurement through
      * place_measure (the first that fails stops it), no settle passes, the
      * domains clustered without naming links. */
@@ -237,54 +196,12 @@ static int discover(live *l, const int *sel, int nsel, json_t *sections, gq_err 
         (rc = gq_discovery_matrix(D, false, err)) || (rc = gq_discovery_domains(D, err)) ||
         (rc = gq_discovery_contention(D, true, false, err)) || (rc = gq_discovery_infer(D, err)))
         goto out;
-    const gq_bottlenecks *bn = D->bottlenecks;
-    int nplan = D->plan.n;
-    /* Staged handoffs load both directions of a budget at once. */
-    bool any_staged = false;
-    for (int i = 0; i < D->plan.n; i++)
-        any_staged |= D->plan.v[i].kind == GQ_PROBE_MATRIX && D->plan.v[i].staged[0];
-    if (any_staged) {
-        int did = 0;
-        gq_gpuset done[GQ_BN_MAX + 1];
-        set_total(l, nplan + count_bidir(bn));
-        for (int b = 0; b < bn->n && !rc; b++) {
-            if (bn->v[b].p2p)
-                continue;
-            gq_gpuset s = 0;
-            for (int k = 0; k < bn->v[b].ngpus; k++)
-                s |= (gq_gpuset)1 << bn->v[b].gpus[k];
-            bool dup = false;
-            for (int x = 0; x < did; x++)
-                dup |= done[x] == s;
-            if (dup)
-                continue;
-            done[did++] = s;
-            rc = run_bidir(l, bn->v[b].gpus, bn->v[b].ngpus, m, err);
-        }
-        if (!rc)
-            rc = run_bidir(l, sel, nsel, m, err);
-        /* the driver's own staged copy (what cudaMemcpyPeer gets without P2P) beside the pipelined
-         * one, on one staged pair of each class, as the card measures it: the placement says both */
-        int ds[GQ_MAX_GPUS], dd[GQ_MAX_GPUS];
-        int nd = gq_card_driver_staged_pairs(l->topo, sel, nsel, ds, dd, GQ_MAX_GPUS);
-        set_total(l, nplan + count_bidir(bn) + nd);
-        for (int i = 0; i < nd && !rc; i++) {
-            memset(m, 0, sizeof *m);
-            snprintf(m->test, sizeof m->test, "%s", GQ_CARD_TEST_DRIVER_STAGED);
-            m->flows[0] = (gq_flow){.src = {GQ_EP_GPU, ds[i]},
-                                    .dst = {GQ_EP_GPU, dd[i]},
-                                    .method = GQ_METHOD_DRIVER_STAGED,
-                                    .exec_gpu = ds[i],
-                                    .bytes = l->bytes};
-            m->report[0] = true;
-            m->nflows = 1;
-            gq_progress_step(l->prog, "driver-staged copy GPU %d -> GPU %d", ds[i], dd[i]);
-            rc = gq_exec_one(l->be, l->topo, m, &l->ho, l->j, l->rs, err);
-        }
-        if (rc)
-            goto out;
-    }
-    json_t *dj = gq_domains_to_json(D->domains), *bj = gq_bottlenecks_to_json(bn, NULL);
+    /* what a placement needs besides: both host directions at once where
+     * staged handoffs are, the driver's own staged copy */
+    if ((rc = gq_place_measure_handoffs(l->be, l->topo, D, sel, nsel, l->bytes, &l->ho, l->j, l->rs,
+                                        place_step, l, err)))
+        goto out;
+    json_t *dj = gq_domains_to_json(D->domains), *bj = gq_bottlenecks_to_json(D->bottlenecks, NULL);
     if (!dj || !bj) {
         json_decref(dj);
         json_decref(bj);
@@ -300,7 +217,6 @@ out:
     D->rs = NULL;
     gq_discovery_free(D);
     free(D);
-    free(m);
     return rc;
 }
 
