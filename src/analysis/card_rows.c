@@ -371,7 +371,7 @@ void gq_judge_row_collectives(gq_card *rows, const gq_checklist *cl, const gq_ca
                  c->kept_naive ? " (the naive groups kept)" : "");
     else
         snprintf(res, sizeof res, "not measured");
-    static const char *const ids[] = {"allreduce_busbw_min_gbps", NULL};
+    static const char *const ids[] = {"allreduce_busbw_gbps_min", NULL};
     gq_judge_row(rows, "Collectives", ev, res, gq_judge_row_verdict(cl, ids, c->present),
                  "Choose tensor-parallel groups");
 }

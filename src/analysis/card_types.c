@@ -156,7 +156,7 @@ gq_card_step_id gq_card_check_step(const char *id)
         {"power_cap", GQ_CS_STRESS},
         {"stress", GQ_CS_STRESS},
         {"undetermined", GQ_CS_CONTENTION},
-        {"allreduce_busbw_min_gbps", GQ_CS_COLLECTIVES},
+        {"allreduce_busbw_gbps_min", GQ_CS_COLLECTIVES},
         {"collectives_at_once", GQ_CS_COLLECTIVES},
     };
     for (int i = 0; id && i < N(map); i++)

@@ -57,7 +57,7 @@ static const struct {
                                  .is_min = true,
                                  .what = "average SM clock under load"},
     [GQ_EXK_SPREAD_PCT_MAX] = {.name = "spread_pct_max", .unit = "%", .what = "spread between GPUs"},
-    [GQ_EXK_ALLREDUCE_BUSBW_MIN_GBPS] = {.name = "allreduce_busbw_min_gbps",
+    [GQ_EXK_ALLREDUCE_BUSBW_GBPS_MIN] = {.name = "allreduce_busbw_gbps_min",
                                          .unit = "GB/s",
                                          .is_min = true,
                                          .what = "all-reduce bus bandwidth of the TP-2 groups at once"},
@@ -1063,7 +1063,7 @@ static void judge_collectives(judge *J, const gq_expect *ex, const gq_card_facts
                               const int *model_of)
 {
     char subj[128], a[32], b[32];
-    const gq_expect_key k = GQ_EXK_ALLREDUCE_BUSBW_MIN_GBPS;
+    const gq_expect_key k = GQ_EXK_ALLREDUCE_BUSBW_GBPS_MIN;
     for (int m = 0; m < ex->nmodels; m++) {
         const gq_threshold *t = &ex->models[m].th[k];
         bool in = false;

@@ -62,7 +62,7 @@ typedef enum gq_expect_key {
     GQ_EXK_TEMP_C_MAX,               /* under the stress load */
     GQ_EXK_SM_CLOCK_MHZ_MIN,         /* average under the stress load */
     GQ_EXK_SPREAD_PCT_MAX,           /* between GPUs of this model (overrides agree_pct) */
-    GQ_EXK_ALLREDUCE_BUSBW_MIN_GBPS, /* the card's TP-2 groups all at once, the slowest group */
+    GQ_EXK_ALLREDUCE_BUSBW_GBPS_MIN, /* the card's TP-2 groups all at once, the slowest group */
     GQ_EXK_COUNT
 } gq_expect_key;
 

@@ -109,14 +109,14 @@ static void no_nccl_is_info(void **state)
     json_decref(run.doc);
 }
 
-/* The expectations' allreduce_busbw_min_gbps: passes at the file's value,
+/* The expectations' allreduce_busbw_gbps_min: passes at the file's value,
  * fails when set above the measured figure. */
 static void threshold_above_fails(void **state)
 {
     (void)state;
     card_args a = {.machine = "rtx4090x8", .seed = 1, .noise = 0.01, .expect = "rtx4090x8.expect"};
     card_run run = cu_run(&a);
-    const json_t *ch = cu_check(&run, "allreduce_busbw_min_gbps", "model:RTX 4090");
+    const json_t *ch = cu_check(&run, "allreduce_busbw_gbps_min", "model:RTX 4090");
     assert_non_null(ch);
     assert_string_equal(cu_str(ch, "verdict"), "pass");
     double got = cu_num(ch, "figure");
@@ -125,14 +125,14 @@ static void threshold_above_fails(void **state)
     json_decref(run.doc);
 
     char w[96], f[96];
-    snprintf(w, sizeof w, "allreduce_busbw_min_gbps.warn=%.1f", got * 2 + 1);
-    snprintf(f, sizeof f, "allreduce_busbw_min_gbps.fail=%.1f", got * 2);
+    snprintf(w, sizeof w, "allreduce_busbw_gbps_min.warn=%.1f", got * 2 + 1);
+    snprintf(f, sizeof f, "allreduce_busbw_gbps_min.fail=%.1f", got * 2);
     card_args b = a;
     b.set[0] = w;
     b.set[1] = f;
     run = cu_run(&b);
     const json_t *c = cu_card(&run);
-    ch = cu_check(&run, "allreduce_busbw_min_gbps", "model:RTX 4090");
+    ch = cu_check(&run, "allreduce_busbw_gbps_min", "model:RTX 4090");
     assert_string_equal(cu_str(ch, "verdict"), "fail");
     assert_string_equal(cu_str(row(c, "Collectives"), "verdict"), "fail");
     assert_string_equal(cu_str(c, "verdict"), "fail");
