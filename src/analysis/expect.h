@@ -115,12 +115,7 @@ void gq_expect_init(gq_expect *ex);
  * ex->overrides. GQ_E_USAGE with one line naming the spec and what is right. */
 int gq_expect_set(gq_expect *ex, const char *spec, gq_err *err);
 
-/* Parse an expectations document from text / from a file into *ex (caller's
- * storage). GQ_E_USAGE for malformed JSON, unknown keys (with a did-you-mean),
- * wrong types, and warn/fail thresholds in the wrong order; GQ_E_IO when the
- * file cannot be read. The message names the file, the model and the key. */
-int gq_expect_parse(const char *text, const char *name, gq_expect *ex, gq_err *err);
-int gq_expect_load(const char *path, gq_expect *ex, gq_err *err);
+/* Loading a file into *ex: doc/expect_load.h (gq_expect_parse, gq_expect_load). */
 
 /* Index of the first model matching a GPU name, or -1. */
 int gq_expect_match(const gq_expect *ex, const char *gpu_name);

@@ -1,5 +1,5 @@
-/* Shared by the expectation files' reader (expect.c) and --set (expect_set.c).
- * Nothing outside src/analysis includes this. */
+/* Shared by the expectation files' reader (doc/expect_load.c), the judging
+ * (expect.c) and --set (expect_set.c). Nothing else includes this. */
 #ifndef GQ_ANALYSIS_EXPECT_INTERNAL_H
 #define GQ_ANALYSIS_EXPECT_INTERNAL_H
 
@@ -13,6 +13,9 @@ int gq_expect_unknown_key(gq_err *err, const char *where, const char *key, const
 const char *gq_expect_key_name(int k);
 bool gq_expect_key_is_min(int k);
 bool gq_expect_key_integer(int k);
+/* Its unit ("GB/s") and what it checks, for sentences ("host-to-GPU bandwidth alone"). */
+const char *gq_expect_key_unit(int k);
+const char *gq_expect_key_what(int k);
 /* What the check's physics allows as a threshold: NULL when v is allowed,
  * else what would be ("above 0"): no bandwidth, latency, clock, size or count
  * is 0 or less, a spread is 0 % or more, a temperature above absolute zero. */

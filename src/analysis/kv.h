@@ -12,8 +12,8 @@
  *       because one direction does not keep its one-way rate while the other is
  *       busy: seed 000 point 3)
  *
- * Rates are GB/s (10^9 B/s); times are milliseconds. Pure functions apart from
- * gq_kv_config_load(), which reads a file. Nothing here prints.
+ * Rates are GB/s (10^9 B/s); times are milliseconds. Pure functions (a model's
+ * config.json is read by doc/kv_config.h). Nothing here prints.
  *
  * Models people serve differ from that formula in two ways, both handled:
  *   - multi-head latent attention (DeepSeek-V2/V3, Kimi-K2: kv_lora_rank)
@@ -28,7 +28,6 @@
 #ifndef GQ_ANALYSIS_KV_H
 #define GQ_ANALYSIS_KV_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -96,29 +95,7 @@ int gq_kv_payload(const gq_kv_shape *s, long tokens, uint64_t *bytes, gq_err *er
  * source in the message ("--tokens"). */
 int gq_kv_tokens_parse(const char *text, const char *what, long *out, gq_err *err);
 
-/* Read the KV shape from a Hugging Face config object. Fields:
- *   num_hidden_layers (required), num_attention_heads (required unless both
- *   num_key_value_heads and head_dim are present), num_key_value_heads
- *   (default: num_attention_heads), head_dim (default: hidden_size /
- *   num_attention_heads, which must divide evenly), torch_dtype (or "dtype",
- *   the newer name) as the default KV dtype.
- *   MLA: kv_lora_rank with qk_rope_head_dim (required then).
- *   Windows: sliding_window unless use_sliding_window is false; which layers
- *   use it comes from layer_types when listed, else from the architecture
- *   (model_type): mistral/mixtral every layer, gemma2 every other layer from
- *   layer 0, gemma3 all but every sliding_window_pattern-th (default 6),
- *   qwen2/qwen3 (and their _moe) the layers from max_window_layers on. Any
- *   other model_type with a window and no layer_types is refused.
- * Multimodal configs that keep the language model under "text_config" are
- * read from there. A null value counts as absent. `path` only labels messages.
- * *has_dtype tells whether a dtype was found (a config without torch_dtype is
- * fine when the caller has --kv-dtype); s->dtype is GQ_KV_DTYPE_NONE then.
- * Errors (GQ_E_USAGE) name the file and the missing or mistyped field. */
-int gq_kv_config_parse(const json_t *root, const char *path, gq_kv_shape *s, bool *has_dtype, gq_err *err);
-
-/* Load and parse a config.json file. A missing or unreadable file is GQ_E_IO;
- * malformed JSON is GQ_E_USAGE with the line and column. */
-int gq_kv_config_load(const char *path, gq_kv_shape *s, bool *has_dtype, gq_err *err);
+/* Reading a model's config.json into a gq_kv_shape: doc/kv_config.h. */
 
 /* Effective rates of the three handoff strategies, GB/s; 0 when an input is
  * missing (<= 0). */

@@ -7,6 +7,7 @@
 
 #include "analysis/bottlenecks.h"
 #include "core/units.h"
+#include "measure/catalog.h"
 
 typedef uint64_t mask_t;
 
@@ -550,19 +551,19 @@ static const char *probe_test_name(const gq_probe *pr, gq_method p2p_method, boo
     case GQ_PROBE_HOST_ALONE:
     case GQ_PROBE_HOST_GROUP:
     case GQ_PROBE_HOST_PAIR:
-    case GQ_PROBE_HOST_ALL: return pr->direction == GQ_DIR_D2H ? "device_to_host_set" : "host_to_device_set";
+    case GQ_PROBE_HOST_ALL: return pr->direction == GQ_DIR_D2H ? GQ_TID_D2H_SET : GQ_TID_H2D_SET;
     case GQ_PROBE_MATRIX:
         if (pr->staged[0])
-            return "device_to_device_staged";
-        return read ? (sm ? "device_to_device_memcpy_read_sm" : "device_to_device_memcpy_read_ce")
-                    : (sm ? "device_to_device_memcpy_write_sm" : "device_to_device_memcpy_write_ce");
+            return GQ_TID_D2D_STAGED;
+        return read ? (sm ? GQ_TID_D2D_READ_SM : GQ_TID_D2D_READ_CE)
+                    : (sm ? GQ_TID_D2D_WRITE_SM : GQ_TID_D2D_WRITE_CE);
     case GQ_PROBE_P2P_WITHIN:
     case GQ_PROBE_P2P_ACROSS:
     case GQ_PROBE_P2P_SPLIT:
     case GQ_PROBE_NKINDS: break;
     }
-    return read ? (sm ? "concurrent_pairs_read_sm" : "concurrent_pairs_read_ce")
-                : (sm ? "concurrent_pairs_write_sm" : "concurrent_pairs_write_ce");
+    return read ? (sm ? GQ_TID_PAIRS_READ_SM : GQ_TID_PAIRS_READ_CE)
+                : (sm ? GQ_TID_PAIRS_WRITE_SM : GQ_TID_PAIRS_WRITE_CE);
 }
 
 void gq_probe_measurement(const gq_probe *pr, uint64_t bytes, gq_method p2p_method, bool read,

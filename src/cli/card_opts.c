@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "doc/expect_load.h"
 #include "render/analysis_render.h"
 #include "doc/card_compose.h"
 #include "render/card_render.h"

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/outfile.h"
+#include "doc/saved_doc.h"
 #include "core/infile.h"
 #include "measure/journal.h"
 
@@ -36,8 +37,9 @@ static bool is_card_json(const char *path)
     if (gq_infile_check_size(path, "a card", GQ_INFILE_DOC_MAX, NULL))
         return false;
     json_t *j = json_load_file(path, 0, NULL);
-    const char *tool = json_string_value(json_object_get(j, "tool"));
-    bool ok = tool && !strcmp(tool, "gpuqual") && json_is_object(json_object_get(j, "card"));
+    gq_saved_head h;
+    gq_saved_head_read(j, &h);
+    bool ok = h.gpuqual && h.has_card;
     json_decref(j);
     return ok;
 }
@@ -304,9 +306,9 @@ static bool is_fleet_json(const char *path)
     if (gq_infile_check_size(path, "a fleet document", GQ_INFILE_DOC_MAX, NULL))
         return false;
     json_t *j = json_load_file(path, 0, NULL);
-    const char *tool = json_string_value(json_object_get(j, "tool"));
-    const char *kind = json_string_value(json_object_get(j, "kind"));
-    bool ok = tool && !strcmp(tool, "gpuqual") && kind && !strcmp(kind, "fleet");
+    gq_saved_head h;
+    gq_saved_head_read(j, &h);
+    bool ok = h.gpuqual && !strcmp(h.kind, "fleet");
     json_decref(j);
     return ok;
 }

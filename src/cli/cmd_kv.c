@@ -13,6 +13,9 @@
 
 #include "core/infile.h"
 #include "analysis/kv.h"
+#include "doc/kv_config.h"
+#include "doc/kv_doc.h"
+#include "doc/saved_doc.h"
 #include "cli/commands.h"
 #include "cli/outputs.h"
 #include "cli/common.h"
@@ -25,6 +28,7 @@
 #include "measure/journal.h"
 #include "core/units.h"
 #include "render/render.h"
+#include "render/command_text.h"
 
 #define MAX_CHUNKS GQ_KV_MAX_CHUNKS
 
@@ -282,220 +286,6 @@ static int parse_chunks(const char *s, uint64_t *out, int *n, gq_err *err)
 
 typedef gq_kv_result kv_result;
 
-/* The one JSON-number rule (core/json.h): a rate or time of 0 or less is "not available" (null);
- * figures keep 4 decimals. */
-static json_t *num(double v)
-{
-    return gq_json_num_if(round(v * 1e4) / 1e4, v > 0);
-}
-
-static json_t *stat_json(const gq_stat *s)
-{
-    return json_pack("{s:o, s:o, s:o, s:o}", "median", num(s->median), "min", num(s->min), "max", num(s->max),
-                     "spread", json_real(s->spread));
-}
-
-static json_t *meas_json(const meas *m, double estimate_gbps, uint64_t payload)
-{
-    if (!m->run)
-        return json_null();
-    json_t *o = json_pack("{s:b, s:o, s:o, s:o, s:o}", "valid", m->valid, "gbps", stat_json(&m->gbps), "ms",
-                          stat_json(&m->ms), "estimate_gbps", num(estimate_gbps), "estimate_ms",
-                          num(gq_kv_time_ms(payload, estimate_gbps)));
-    if (m->error[0])
-        json_object_set_new(o, "error", json_string(m->error));
-    return o;
-}
-
-static json_t *rate_json(const rate *r)
-{
-    return json_pack("{s:o, s:s}", "gbps", num(r->gbps), "source", r->gbps > 0 ? r->source : "not available");
-}
-
-/* A count, or null when 0 (not this kind of model). */
-static json_t *count_or_null(long v)
-{
-    return v > 0 ? json_integer((json_int_t)v) : json_null();
-}
-
-static json_t *model_json(const gq_kv_shape *s)
-{
-    bool mla = s->mla_rank > 0;
-    return json_pack("{s:I, s:s, s:o, s:o, s:o, s:o, s:s, s:i, s:I, s:o, s:I, s:o}", "layers",
-                     (json_int_t)s->layers, "attention", mla ? "mla" : "mha", "kv_heads",
-                     count_or_null(mla ? 0 : s->kv_heads), "head_dim", count_or_null(mla ? 0 : s->head_dim),
-                     "kv_lora_rank", count_or_null(s->mla_rank), "qk_rope_head_dim",
-                     count_or_null(s->mla_rope), "dtype", gq_kv_dtype_name(s->dtype), "dtype_bytes",
-                     gq_kv_dtype_bytes(s->dtype), "layer_bytes_per_token", (json_int_t)gq_kv_layer_bytes(s),
-                     "sliding_window", count_or_null(s->window), "window_layers",
-                     (json_int_t)(s->window > 0 ? s->window_layers : 0), "window_rule",
-                     s->window > 0 ? json_string(s->window_rule) : json_null());
-}
-
-static json_t *kv_json(const kv_result *k)
-{
-    json_t *est = json_pack("{s:{s:o, s:o, s:s}, s:{s:o, s:o, s:s}, s:{s:o, s:o, s:s}}", "direct", "gbps",
-                            num(k->est_direct), "ms", num(gq_kv_time_ms(k->payload, k->est_direct)),
-                            "formula", "payload / P2P rate", "staged_serial", "gbps", num(k->est_serial),
-                            "ms", num(gq_kv_time_ms(k->payload, k->est_serial)), "formula",
-                            "payload x (1/down + 1/up)", "staged_pipelined", "gbps", num(k->est_pipe), "ms",
-                            num(gq_kv_time_ms(k->payload, k->est_pipe)), "formula",
-                            "payload / min(down, up) measured with both legs at once");
-    json_t *o = json_pack("{s:o, s:I, s:I, s:I, s:f, s:i, s:i, s:{s:o, s:o, s:o, s:o, s:o, s:b}, s:o}",
-                          "model", model_json(&k->shape), "bytes_per_token", (json_int_t)k->bpt, "tokens",
-                          (json_int_t)k->tokens, "payload_bytes", (json_int_t)k->payload, "payload_gb",
-                          (double)k->payload / GQ_GB, "from", k->from, "to", k->to, "rates", "p2p",
-                          rate_json(&k->r.p2p), "down", rate_json(&k->r.down), "up", rate_json(&k->r.up),
-                          "down_concurrent", rate_json(&k->r.cdown), "up_concurrent", rate_json(&k->r.cup),
-                          "p2p_impossible", k->r.p2p_impossible, "estimates", est);
-    if (k->measured) {
-        json_t *chunks = json_array();
-        for (int i = 0; i < k->nchunks; i++) {
-            json_t *c = meas_json(&k->pipe[i], k->est_pipe, k->payload);
-            if (json_is_object(c))
-                json_object_set_new(c, "chunk_bytes", json_integer((json_int_t)k->chunk[i]));
-            json_array_append_new(chunks, c);
-        }
-        json_t *pipe =
-            k->best_chunk >= 0 ? meas_json(&k->pipe[k->best_chunk], k->est_pipe, k->payload) : json_null();
-        if (json_is_object(pipe)) {
-            json_object_set_new(pipe, "best_chunk_bytes", json_integer((json_int_t)k->chunk[k->best_chunk]));
-            json_object_set_new(pipe, "chunks", chunks);
-        } else {
-            json_decref(chunks);
-        }
-        json_t *serial = meas_json(&k->serial, k->est_serial, k->payload);
-        if (json_is_object(serial)) {
-            json_object_set_new(serial, "d2h", meas_json(&k->serial_down, k->r.down.gbps, k->payload));
-            json_object_set_new(serial, "h2d", meas_json(&k->serial_up, k->r.up.gbps, k->payload));
-        }
-        json_object_set_new(o, "measured",
-                            json_pack("{s:o, s:o, s:o}", "direct",
-                                      meas_json(&k->direct, k->est_direct, k->payload), "staged_serial",
-                                      serial, "staged_pipelined", pipe));
-    } else {
-        json_object_set_new(o, "measured", json_null());
-    }
-    return o;
-}
-
-/* 2621440000 -> "2,621,440,000" */
-static const char *grouped(uint64_t v, char *buf, size_t n)
-{
-    char tmp[32];
-    int l = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v), o = 0;
-    for (int i = 0; i < l && (size_t)o + 2 < n; i++) {
-        if (i && (l - i) % 3 == 0)
-            buf[o++] = ',';
-        buf[o++] = tmp[i];
-    }
-    buf[o] = 0;
-    return buf;
-}
-
-static void fmt_est(char *buf, size_t n, double gbps, uint64_t payload)
-{
-    if (gbps > 0)
-        snprintf(buf, n, "%8.1f %9.1f", gbps, gq_kv_time_ms(payload, gbps));
-    else
-        snprintf(buf, n, "%8s %9s", "n/a", "n/a");
-}
-
-static void fmt_meas(char *buf, size_t n, const meas *m)
-{
-    if (!m->run)
-        snprintf(buf, n, "%8s %9s %7s", "-", "-", "");
-    else if (!m->valid || m->gbps.n == 0)
-        snprintf(buf, n, "%8s %9s  %.60s", "failed", "", m->error[0] ? m->error : "no valid round");
-    else
-        snprintf(buf, n, "%8.1f %9.1f %6.1f%%", m->gbps.median, m->ms.median, 100 * m->gbps.spread);
-}
-
-static void print_table(FILE *f, const kv_result *k, const char *machine, bool markdown)
-{
-    char a[32], b[32], est[64], got[128];
-    const char *bar = markdown ? "| " : "";
-    fprintf(f, "%sKV handoff GPU %d -> GPU %d%s%s\n\n", markdown ? "## " : "", k->from, k->to,
-            machine[0] ? " on " : "", machine);
-    char g1[32], g2[32], g3[32], g4[32];
-    const gq_kv_shape *s = &k->shape;
-    if (s->mla_rank > 0)
-        fprintf(
-            f,
-            "%smodel: %ld layers x (%ld kv_lora_rank + %ld qk_rope_head_dim) x %d B (%s) = %s B/token (%s), "
-            "multi-head latent attention\n",
-            bar, s->layers, s->mla_rank, s->mla_rope, gq_kv_dtype_bytes(s->dtype), gq_kv_dtype_name(s->dtype),
-            grouped(k->bpt, g1, sizeof g1), gq_fmt_size(k->bpt, a, sizeof a));
-    else
-        fprintf(
-            f,
-            "%smodel: 2 (K and V) x %ld layers x %ld KV heads x %ld head dim x %d B (%s) = %s B/token (%s)\n",
-            bar, s->layers, s->kv_heads, s->head_dim, gq_kv_dtype_bytes(s->dtype), gq_kv_dtype_name(s->dtype),
-            grouped(k->bpt, g1, sizeof g1), gq_fmt_size(k->bpt, a, sizeof a));
-    if (s->window > 0)
-        fprintf(f, "%ssliding window: %s tokens on %ld of %ld layers (%s)\n", bar,
-                grouped((uint64_t)s->window, g4, sizeof g4), s->window_layers, s->layers, s->window_rule);
-    fprintf(f, "%spayload: %s tokens = %s B = %.6g GB (%s)%s\n\n", bar,
-            grouped((uint64_t)k->tokens, g2, sizeof g2), grouped(k->payload, g3, sizeof g3),
-            (double)k->payload / GQ_GB, gq_fmt_size(k->payload, b, sizeof b),
-            s->window > 0 && s->window_layers > 0 && k->tokens > s->window
-                ? ", windowed layers keep their window"
-                : "");
-    fprintf(f, "%srates (GB/s = 10^9 B/s):\n", markdown ? "" : "");
-    const struct {
-        const char *label;
-        const rate *r;
-    } rows[] = {{"P2P, alone", &k->r.p2p},
-                {"GPU -> host, alone", &k->r.down},
-                {"host -> GPU, alone", &k->r.up},
-                {"GPU -> host, both legs at once", &k->r.cdown},
-                {"host -> GPU, both legs at once", &k->r.cup}};
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        if (rows[i].r->gbps > 0)
-            fprintf(f, "  %-32s %8.1f  %s\n", rows[i].label, rows[i].r->gbps, rows[i].r->source);
-        else if (rows[i].r == &k->r.p2p && k->r.p2p_impossible)
-            fprintf(f, "  %-32s %8s  no P2P between GPU %d and GPU %d\n", rows[i].label, "n/a", k->from,
-                    k->to);
-        else
-            fprintf(f, "  %-32s %8s\n", rows[i].label, "n/a");
-    }
-    fprintf(f, "\n  %-26s %8s %9s   %8s %9s %7s\n", "handoff", "estimate", "", "measured", "", "");
-    fprintf(f, "  %-26s %8s %9s   %8s %9s %7s\n", "", "GB/s", "ms", "GB/s", "ms", "spread");
-    fmt_est(est, sizeof est, k->est_direct, k->payload);
-    fmt_meas(got, sizeof got, &k->direct);
-    fprintf(f, "  %-26s %s   %s\n", "direct (P2P)", est,
-            k->r.p2p_impossible && !k->direct.run ? "     n/a (no P2P)" : got);
-    fmt_est(est, sizeof est, k->est_serial, k->payload);
-    fmt_meas(got, sizeof got, &k->serial);
-    fprintf(f, "  %-26s %s   %s\n", "staged, serial", est, got);
-    fmt_est(est, sizeof est, k->est_pipe, k->payload);
-    if (k->measured && k->best_chunk >= 0) {
-        fmt_meas(got, sizeof got, &k->pipe[k->best_chunk]);
-        char label[48];
-        snprintf(label, sizeof label, "staged, pipelined (%s)",
-                 gq_fmt_size(k->chunk[k->best_chunk], a, sizeof a));
-        fprintf(f, "  %-26s %s   %s\n", label, est, got);
-        for (int i = 0; i < k->nchunks; i++) {
-            fmt_meas(got, sizeof got, &k->pipe[i]);
-            snprintf(label, sizeof label, "  chunk %s", gq_fmt_size(k->chunk[i], a, sizeof a));
-            fprintf(f, "  %-26s %8s %9s   %s\n", label, "", "", got);
-        }
-    } else {
-        fmt_meas(got, sizeof got, k->measured ? &k->pipe[0] : &(meas){0});
-        fprintf(f, "  %-26s %s   %s\n", "staged, pipelined", est, got);
-    }
-    if (k->why_pipe[0])
-        fprintf(f, "\n  %s\n", k->why_pipe);
-    if (!k->measured)
-        fprintf(f, "\n  the handoff was not measured (%s)\n",
-                k->r.p2p.source[0] && strstr(k->r.p2p.source, "assumed") ? "assumed rates"
-                                                                         : "estimates only");
-    fprintf(
-        f,
-        "\n  estimates are payload / rate; they leave out software overhead, block layout and overlap with "
-        "compute.\n");
-}
-
 /* ---- the command -------------------------------------------------------- */
 
 /* The model's shape: config.json first, flags override its fields. */
@@ -548,8 +338,8 @@ static int kv_load_input(gq_ctx *ctx)
     if ((rc = gq_cli_doc_input(o->input, &o->saved, &o->saved_rs, &ctx->err)))
         return rc;
     int ngpu = 0;
-    json_t *tj = json_object_get(o->saved, "topology");
-    if (tj && gq_topo_from_json(tj, topo, NULL) == GQ_OK)
+    bool have_topo = gq_saved_topology(o->saved, topo);
+    if (have_topo)
         ngpu = topo->ngpu;
     for (int i = 0; i < o->saved_rs.n && !ngpu; i++) /* no topology section: the records say */
         for (int x = 0; x < 2; x++) {
@@ -564,7 +354,7 @@ static int kv_load_input(gq_ctx *ctx)
     if (o->from >= ngpu || o->to >= ngpu)
         return gq_err_set(&ctx->err, GQ_E_USAGE, "kv: GPU %d is not in '%s' (it has GPUs 0-%d)",
                           o->from >= ngpu ? o->from : o->to, o->input, ngpu - 1);
-    k->r.p2p_impossible = tj && topo->ngpu > 0 && topo->p2p_cuda[o->from][o->to] == 0;
+    k->r.p2p_impossible = have_topo && topo->ngpu > 0 && topo->p2p_cuda[o->from][o->to] == 0;
     rates_from_records(&o->saved_rs, o->input, o->from, o->to, &k->r);
     snprintf(o->machine, sizeof o->machine, "%s (saved run)", o->input);
     return GQ_OK;
@@ -716,7 +506,7 @@ static int kv_document(gq_ctx *ctx)
     kv_opts *o = ctx->opts;
     json_t *options = gq_optset_to_json(&ctx->cmd->opts, o);
     json_t *sections = json_object();
-    json_t *kj = kv_json(o->k);
+    json_t *kj = gq_kv_result_to_json(o->k);
     if (options && sections && kj) {
         json_object_set_new(sections, "kv", kj);
         kj = NULL;
@@ -750,7 +540,7 @@ static int kv_run(gq_ctx *ctx)
         return rc;
     ctx->doc_stdout = json;
     if (!json)
-        print_table(stdout, k, o->machine, !strcmp(ctx->format, "markdown"));
+        gq_render_kv_table(stdout, k, o->machine, !strcmp(ctx->format, "markdown"));
     fflush(stdout);
     if (k->measured && ctx->exit_code == GQ_EXIT_OK) {
         bool bad = (k->direct.run && !k->direct.valid) || !k->serial.valid;

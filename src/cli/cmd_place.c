@@ -20,6 +20,8 @@
 #include "analysis/card.h"
 #include "analysis/domains.h"
 #include "analysis/placement.h"
+#include "doc/saved_doc.h"
+#include "exec/discovery.h"
 #include "exec/place_verify.h"
 #include "exec/plan_run.h"
 #include "analysis/probes.h"
@@ -35,6 +37,7 @@
 #include "core/units.h"
 #include "render/render.h"
 #include "render/analysis_render.h"
+#include "render/command_text.h"
 
 typedef struct place_opts {
     gq_common c;
@@ -152,155 +155,60 @@ static void set_total(live *l, long n)
     gq_progress_set_total(l->prog, n * l->ho.rounds);
 }
 
-static int run_plan(live *l, const gq_probe_plan *plan, gq_measurement *m, gq_err *err)
+/* The handoff measurements' progress: the bar's total and what runs next. */
+static void place_step(void *arg, long total, const char *what)
 {
-    for (int i = 0; i < plan->n; i++) {
-        char what[128];
-        gq_progress_step(l->prog, "%s %s", gq_probe_kind_name(plan->v[i].kind),
-                         gq_probe_str(&plan->v[i], what, sizeof what));
-        gq_probe_measurement(&plan->v[i], l->bytes, GQ_METHOD_CE, true, m);
-        int rc = gq_exec_one(l->be, l->topo, m, &l->ho, l->j, l->rs, err);
-        if (rc)
-            return rc;
-    }
-    return GQ_OK;
+    live *l = arg;
+    set_total(l, total);
+    gq_progress_step(l->prog, "%s", what);
 }
 
-/* Both host directions at once over a set of GPUs: what a staged handoff
- * does to a shared budget (seed 000: 25 GB/s one way, 36 in total both ways). */
-static int run_bidir(live *l, const int *gpus, int n, gq_measurement *m, gq_err *err)
+/* The discovery pipeline's measure hook: one probe, on the bar. */
+static int place_measure(void *arg, const gq_probe *pr, int done, int total, gq_measurement *m,
+                         const gq_harness_opts *ho, gq_err *err)
 {
-    memset(m, 0, sizeof *m);
-    snprintf(m->test, sizeof m->test, "bidirectional_set");
-    for (int k = 0; k < n; k++)
-        for (int d = 0; d < 2; d++) {
-            gq_endpoint h = {GQ_EP_HOST, GQ_NUMA_LOCAL}, g = {GQ_EP_GPU, gpus[k]};
-            gq_flow *f = &m->flows[m->nflows];
-            f->src = d ? g : h;
-            f->dst = d ? h : g;
-            f->method = GQ_METHOD_CE;
-            f->exec_gpu = gpus[k];
-            f->bytes = l->bytes;
-            f->tag = m->nflows;
-            m->report[m->nflows++] = true;
-        }
-    m->direction_sums = true;
+    live *l = arg;
+    (void)done;
+    set_total(l, total);
     char what[128];
-    gq_progress_step(l->prog, "both host directions at once on %s",
-                     gq_domains_set_str(gpus, n, what, sizeof what));
-    return gq_exec_one(l->be, l->topo, m, &l->ho, l->j, l->rs, err);
+    if (pr)
+        gq_progress_step(l->prog, "%s %s", gq_probe_kind_name(pr->kind), gq_probe_str(pr, what, sizeof what));
+    return gq_exec_one(l->be, l->topo, m, ho ? ho : &l->ho, l->j, l->rs, err);
 }
 
-/* How many run_bidir() calls discover() makes: one per distinct host
- * budget, and one over all the GPUs. */
-static int count_bidir(const gq_bottlenecks *bn)
-{
-    int did = 0;
-    gq_gpuset done[GQ_BN_MAX + 1];
-    for (int b = 0; b < bn->n; b++) {
-        if (bn->v[b].p2p)
-            continue;
-        gq_gpuset s = 0;
-        for (int k = 0; k < bn->v[b].ngpus; k++)
-            s |= (gq_gpuset)1 << bn->v[b].gpus[k];
-        bool dup = false;
-        for (int x = 0; x < did; x++)
-            dup |= done[x] == s;
-        if (!dup)
-            done[did++] = s;
-    }
-    return did + 1;
-}
-
-/* The domains pipeline: matrix, clustering, contention probes, bottlenecks.
- * Its sections (domains, bottlenecks, ...) go into *sections. */
+/* The discovery pipeline (exec/discovery.h: matrix, clustering, contention
+ * probes, bottlenecks), then what a placement needs besides
+ * (exec/place_verify.h). Its sections (domains, bottlenecks, ...) go into
+ * *sections. */
 static int discover(live *l, const int *sel, int nsel, json_t *sections, gq_err *err)
 {
     int rc = GQ_OK;
-    gq_probe_plan plan = {0}, plan2 = {0};
-    gq_measurement *m = calloc(1, sizeof *m);
-    gq_pairmatrix *pm = calloc(1, sizeof *pm);
-    gq_domains *dom = calloc(1, sizeof *dom);
-    gq_bottlenecks bn;
-    bool bn_init = false;
-    if (!m || !pm || !dom) {
-        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    gq_discovery *D = calloc(1, sizeof *D);
+    if (!D)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    /* The discovery pipeline with place's options: every measurement through
+     * place_measure (the first that fails stops it), no settle passes, the
+     * domains clustered without naming links. */
+    gq_discovery_opts dso;
+    gq_discovery_opts_default(&dso);
+    dso.bytes = l->bytes;
+    dso.method = GQ_METHOD_CE;
+    dso.harness = l->ho;
+    dso.journal = l->j;
+    dso.measure = place_measure;
+    dso.measure_arg = l;
+    dso.settle = false;
+    dso.cluster_with_topo = false;
+    if ((rc = gq_discovery_begin(D, l->be, l->topo, sel, nsel, &dso, l->rs, err)) ||
+        (rc = gq_discovery_matrix(D, false, err)) || (rc = gq_discovery_domains(D, err)) ||
+        (rc = gq_discovery_contention(D, true, false, err)) || (rc = gq_discovery_infer(D, err)))
         goto out;
-    }
-    if ((rc = gq_probes_plan_matrix(&plan, l->topo, sel, nsel, err)))
+    /* what a placement needs besides: both host directions at once where
+     * staged handoffs are, the driver's own staged copy */
+    if ((rc = gq_place_measure_handoffs(l->be, l->topo, D, sel, nsel, l->bytes, &l->ho, l->j, l->rs,
+                                        place_step, l, err)))
         goto out;
-    /* the contention probes on the domains the tree suggests, until the
-     * measured domains fix them */
-    gq_probes_assume_domains(l->topo, sel, nsel, dom);
-    if ((rc = gq_probes_plan_contention(&plan2, l->topo, sel, nsel, dom, err)))
-        goto out;
-    set_total(l, plan.n + plan2.n);
-    gq_probe_plan_free(&plan2);
-    memset(&plan2, 0, sizeof plan2);
-    if ((rc = run_plan(l, &plan, m, err)))
-        goto out;
-    gq_pairmatrix_init(pm, sel, nsel);
-    gq_pairmatrix_from_records(pm, l->rs, NULL);
-    gq_domains_opts dopts;
-    gq_domains_opts_default(&dopts);
-    if ((rc = gq_domains_cluster(pm, &dopts, dom, err)))
-        goto out;
-    if ((rc = gq_probes_plan_contention(&plan2, l->topo, sel, nsel, dom, err)))
-        goto out;
-    set_total(l, plan.n + plan2.n);
-    if ((rc = run_plan(l, &plan2, m, err)))
-        goto out;
-    gq_bn_opts bo;
-    gq_bn_opts_default(&bo);
-    bn_init = true;
-    if ((rc = gq_bottlenecks_infer(l->rs, l->topo, dom, &bo, &bn, err)))
-        goto out;
-    /* Staged handoffs load both directions of a budget at once. */
-    bool any_staged = false;
-    for (int i = 0; i < plan.n; i++)
-        any_staged |= plan.v[i].staged[0];
-    if (any_staged) {
-        int did = 0;
-        gq_gpuset done[GQ_BN_MAX + 1];
-        set_total(l, plan.n + plan2.n + count_bidir(&bn));
-        for (int b = 0; b < bn.n && !rc; b++) {
-            if (bn.v[b].p2p)
-                continue;
-            gq_gpuset s = 0;
-            for (int k = 0; k < bn.v[b].ngpus; k++)
-                s |= (gq_gpuset)1 << bn.v[b].gpus[k];
-            bool dup = false;
-            for (int x = 0; x < did; x++)
-                dup |= done[x] == s;
-            if (dup)
-                continue;
-            done[did++] = s;
-            rc = run_bidir(l, bn.v[b].gpus, bn.v[b].ngpus, m, err);
-        }
-        if (!rc)
-            rc = run_bidir(l, sel, nsel, m, err);
-        /* the driver's own staged copy (what cudaMemcpyPeer gets without P2P) beside the pipelined
-         * one, on one staged pair of each class, as the card measures it: the placement says both */
-        int ds[GQ_MAX_GPUS], dd[GQ_MAX_GPUS];
-        int nd = gq_card_driver_staged_pairs(l->topo, sel, nsel, ds, dd, GQ_MAX_GPUS);
-        set_total(l, plan.n + plan2.n + count_bidir(&bn) + nd);
-        for (int i = 0; i < nd && !rc; i++) {
-            memset(m, 0, sizeof *m);
-            snprintf(m->test, sizeof m->test, "%s", GQ_CARD_TEST_DRIVER_STAGED);
-            m->flows[0] = (gq_flow){.src = {GQ_EP_GPU, ds[i]},
-                                    .dst = {GQ_EP_GPU, dd[i]},
-                                    .method = GQ_METHOD_DRIVER_STAGED,
-                                    .exec_gpu = ds[i],
-                                    .bytes = l->bytes};
-            m->report[0] = true;
-            m->nflows = 1;
-            gq_progress_step(l->prog, "driver-staged copy GPU %d -> GPU %d", ds[i], dd[i]);
-            rc = gq_exec_one(l->be, l->topo, m, &l->ho, l->j, l->rs, err);
-        }
-        if (rc)
-            goto out;
-    }
-    json_t *dj = gq_domains_to_json(dom), *bj = gq_bottlenecks_to_json(&bn, NULL);
+    json_t *dj = gq_domains_to_json(D->domains), *bj = gq_bottlenecks_to_json(D->bottlenecks, NULL);
     if (!dj || !bj) {
         json_decref(dj);
         json_decref(bj);
@@ -309,225 +217,19 @@ static int discover(live *l, const int *sel, int nsel, json_t *sections, gq_err 
     }
     json_object_update(sections, dj);
     json_object_update(sections, bj);
-    json_object_set_new(sections, "matrix", gq_pairmatrix_to_json(pm));
+    json_object_set_new(sections, "matrix", gq_pairmatrix_to_json(D->matrix));
     json_decref(dj);
     json_decref(bj);
 out:
-    if (bn_init)
-        gq_bottlenecks_free(&bn);
-    gq_probe_plan_free(&plan);
-    gq_probe_plan_free(&plan2);
-    free(m);
-    free(pm);
-    free(dom);
+    D->rs = NULL;
+    gq_discovery_free(D);
+    free(D);
     return rc;
 }
 
 /* ---- output ------------------------------------------------------------- */
 
-static const char *fig(double v, char *buf, size_t n)
-{
-    if (v >= 0 && isfinite(v))
-        snprintf(buf, n, "%.1f", v);
-    else
-        snprintf(buf, n, "-");
-    return buf;
-}
-
-static void print_pairs(FILE *f, const gq_place_map *map, const char *title)
-{
-    char a[16], b[16], c[16];
-    fprintf(f, "%s\n  %-16s %-7s %9s %10s %9s\n", title, "prefill -> decode", "path", "alone", "predicted",
-            "measured");
-    for (int i = 0; i < map->npairs; i++) {
-        const gq_place_pair *q = &map->pairs[i];
-        char pd[32];
-        snprintf(pd, sizeof pd, "%d -> %d", q->prefill, q->decode);
-        fprintf(f, "  %-16s %-7s %9s %10s %9s\n", pd, q->path == GQ_PF_P2P ? "p2p" : "staged",
-                fig(q->alone_gbps, a, sizeof a), fig(q->predicted_gbps, b, sizeof b),
-                fig(q->measured_gbps, c, sizeof c));
-    }
-    fprintf(f, "  %-16s %-7s %9s %10s %9s", "all at once", "", "", fig(map->pairs_predicted, b, sizeof b),
-            fig(map->pairs_measured, c, sizeof c));
-    if (map->pairs_measured >= 0)
-        fprintf(f, "  (overlap %.1f%%%s)", 100 * map->pairs_overlap,
-                map->pairs_valid ? "" : ", INVALID: below 99%");
-    fprintf(f, "\n");
-}
-
-static void print_workers(FILE *f, const gq_place_map *map, const char *title)
-{
-    char a[16], b[16], c[16], d[16];
-    fprintf(f, "%s\n  %-5s %10s %10s %10s %10s\n", title, "GPU", "h2d pred", "h2d meas", "d2h pred",
-            "d2h meas");
-    for (int i = 0; i < map->nworkers; i++) {
-        const gq_place_worker *w = &map->workers[i];
-        fprintf(f, "  %-5d %10s %10s %10s %10s\n", w->gpu, fig(w->predicted_h2d, a, sizeof a),
-                fig(w->measured_h2d, b, sizeof b), fig(w->predicted_d2h, c, sizeof c),
-                fig(w->measured_d2h, d, sizeof d));
-    }
-    fprintf(f, "  %-5s %10s %10s %10s %10s\n", "all", fig(map->offload_predicted_h2d, a, sizeof a),
-            fig(map->offload_measured_h2d, b, sizeof b), fig(map->offload_predicted_d2h, c, sizeof c),
-            fig(map->offload_measured_d2h, d, sizeof d));
-}
-
-static void print_replicas(FILE *f, const gq_place_map *map, const char *title)
-{
-    char a[16], b[16], g[128];
-    fprintf(f, "%s\n  %-8s %-24s %10s %10s\n", title, "replica", "GPUs", "h2d pred", "h2d meas");
-    for (int r = 0; r < map->nreplicas; r++) {
-        const gq_place_replica *rep = &map->replicas[r];
-        gq_domains_set_str(rep->gpus, rep->ngpus, g, sizeof g);
-        fprintf(f, "  %-8d %-24s %10s %10s\n", r, g, fig(rep->predicted_gbps, a, sizeof a),
-                fig(rep->measured_gbps, b, sizeof b));
-    }
-}
-
-static void print_gain(FILE *f, const char *what, double gain, double pred_c, double pred_n, bool verified)
-{
-    if (verified && gain > 0)
-        fprintf(f, "%s gain over the naive mapping: %.2fx measured (%.2fx predicted)\n", what, gain,
-                pred_n > 0 ? pred_c / pred_n : 0);
-    else if (pred_n > 0)
-        fprintf(f, "%s gain over the naive mapping: %.2fx predicted%s\n", what, pred_c / pred_n,
-                verified ? " (the measured aggregates are not valid)" : " (not verified)");
-}
-
-static void print_result(FILE *f, const gq_place_model *m, const gq_place_result *res, const char *machine)
-{
-    const gq_place_map *c = &res->chosen, *n = &res->naive;
-    char buf[256];
-    fprintf(f, "placement on %s: ", machine);
-    if (res->roles.prefill)
-        fprintf(f, "%d prefill, %d decode; ", res->roles.prefill, res->roles.decode);
-    if (res->roles.offload)
-        fprintf(f, "%d offload workers; ", res->roles.offload);
-    if (res->roles.replicas)
-        fprintf(f, "%d replicas; ", res->roles.replicas);
-    fprintf(f, "GB/s = 10^9 B/s\ndomains:");
-    for (int d = 0; d < m->ndomains; d++)
-        fprintf(f, " {%s}", gq_gpuset_str(m->domains[d], buf, sizeof buf));
-    fprintf(f, "   (%d mappings compared%s)\n\n", res->candidates, res->exhaustive ? ", all of them" : "");
-    if (res->roles.prefill) {
-        print_pairs(f, c, "chosen pairs, all handing off at once:");
-        print_pairs(f, n, "naive pairs (GPUs in index order):");
-        print_gain(f, "pairs", res->gain_pairs, c->pairs_predicted, n->pairs_predicted, res->verified);
-        fprintf(f, "why:\n");
-        for (int i = 0; i < c->npairs; i++)
-            fprintf(f, "  %d -> %d: %s\n", c->pairs[i].prefill, c->pairs[i].decode, c->pairs[i].why);
-        for (int i = 0; i < n->npairs; i++)
-            fprintf(f, "  naive %d -> %d: %s\n", n->pairs[i].prefill, n->pairs[i].decode, n->pairs[i].why);
-        fprintf(f, "\n");
-    }
-    if (res->roles.offload) {
-        print_workers(f, c, "offload workers, all copying at once (each direction on its own):");
-        print_workers(f, n, "naive offload workers:");
-        print_gain(f, "offload", res->gain_offload, c->offload_predicted_h2d + c->offload_predicted_d2h,
-                   n->offload_predicted_h2d + n->offload_predicted_d2h, res->verified);
-        fprintf(f, "why:\n");
-        for (int i = 0; i < c->nworkers; i++)
-            fprintf(f, "  GPU %d: %s\n", c->workers[i].gpu, c->workers[i].why);
-        fprintf(f, "\n");
-    }
-    if (res->roles.replicas) {
-        print_replicas(f, c, "replicas, every one loading from host at once:");
-        print_replicas(f, n, "naive replicas:");
-        print_gain(f, "replicas (slowest replica)", res->gain_replicas, c->replicas_predicted_min,
-                   n->replicas_predicted_min, res->verified);
-        fprintf(f, "why:\n");
-        for (int r = 0; r < c->nreplicas; r++)
-            fprintf(f, "  replica %d: %s\n", r, c->replicas[r].why);
-        fprintf(f, "\n");
-    }
-    if (res->nattempts > 1) {
-        fprintf(
-            f, "verification attempts (a pattern slower than predicted teaches the model, then the roles are "
-               "placed again):\n");
-        for (int a = 0; a < res->nattempts; a++) {
-            const gq_place_attempt *t = &res->attempts[a];
-            fprintf(f, "  %d%s ", a + 1, a == res->final_attempt ? "*" : " ");
-            for (int i = 0; i < t->npairs; i++)
-                fprintf(f, "%s%d->%d", i ? "," : "", t->prefill[i], t->decode[i]);
-            if (t->npairs)
-                fprintf(f, " pairs %s predicted, %s measured; ", fig(t->pairs_predicted, buf, 16),
-                        fig(t->pairs_measured, buf + 16, 16));
-            if (t->nworkers) {
-                fprintf(f, "offload ");
-                for (int i = 0; i < t->nworkers; i++)
-                    fprintf(f, "%s%d", i ? "," : "", t->workers[i]);
-                fprintf(f, " %s predicted, %s measured; ", fig(t->offload_predicted, buf, 16),
-                        fig(t->offload_measured, buf + 16, 16));
-            }
-            fprintf(f, "%s\n", t->finding);
-        }
-        fprintf(f, "\n");
-    }
-    for (int i = 0; i < res->nwarnings; i++)
-        fprintf(f, "warning: %s\n", res->warnings[i].text);
-    if (res->nwarnings)
-        fprintf(f, "\n");
-    if (res->nnotes) {
-        fprintf(f, "findings:\n");
-        for (int i = 0; i < res->nnotes; i++)
-            fprintf(f, "  - %s\n", res->notes[i]);
-    }
-    if (m->nlimits) {
-        fprintf(f, "\nshared limits the measurements show (the predictions use them):\n");
-        for (int l = 0; l < m->nlimits; l++) {
-            const gq_place_limit *lim = &m->limits[l];
-            char a[96], b[96];
-            if (lim->kind == GQ_LIMIT_P2P || lim->kind == GQ_LIMIT_STAGED)
-                fprintf(f, "  #%d %s {%s} -> {%s} <= %.1f: %s\n", l,
-                        lim->kind == GQ_LIMIT_P2P ? "P2P" : "staged handoffs",
-                        gq_gpuset_str(lim->a, a, sizeof a), gq_gpuset_str(lim->b, b, sizeof b),
-                        lim->capacity_gbps, lim->evidence);
-            else
-                fprintf(f, "  #%d host %s {%s} <= %.1f: %s\n", l,
-                        lim->kind == GQ_LIMIT_H2D   ? "h2d"
-                        : lim->kind == GQ_LIMIT_D2H ? "d2h"
-                                                    : "both ways",
-                        gq_gpuset_str(lim->a, a, sizeof a), lim->capacity_gbps, lim->evidence);
-        }
-    }
-    if (!res->verified)
-        fprintf(
-            f, "\nnot verified: the figures above are predictions (run without --input, or with --verify, to "
-               "measure them)\n");
-}
-
 /* ---- the command -------------------------------------------------------- */
-
-static int ngpu_of_doc(const json_t *root, const gq_recordset *rs, gq_topo *topo, bool *have_topo)
-{
-    json_t *tj = json_object_get(root, "topology");
-    *have_topo = tj && gq_topo_from_json(tj, topo, NULL) == GQ_OK && topo->ngpu > 0;
-    if (*have_topo)
-        return topo->ngpu;
-    int n = 0;
-    size_t i0;
-    const json_t *v;
-    json_array_foreach(json_object_get(root, "gpus"), i0, v)
-    {
-        const json_t *ix = json_object_get(v, "index");
-        if (json_is_integer(ix) && json_integer_value(ix) + 1 > n && json_integer_value(ix) < GQ_MAX_GPUS)
-            n = (int)json_integer_value(ix) + 1;
-    }
-    json_array_foreach(json_object_get(root, "domains"), i0, v)
-    {
-        size_t k;
-        const json_t *g;
-        json_array_foreach(v, k, g) if (json_is_integer(g) && json_integer_value(g) + 1 > n &&
-                                        json_integer_value(g) < GQ_MAX_GPUS) n =
-            (int)json_integer_value(g) + 1;
-    }
-    for (int i = 0; i < rs->n; i++)
-        for (int x = 0; x < 2; x++) {
-            gq_endpoint e = x ? rs->v[i].dst : rs->v[i].src;
-            if (e.kind == GQ_EP_GPU && e.index + 1 > n)
-                n = e.index + 1;
-        }
-    return n;
-}
 
 static int load_input(gq_ctx *ctx);
 
@@ -566,8 +268,10 @@ static int load_input(gq_ctx *ctx)
     int rc;
     if ((rc = gq_cli_doc_input(o->input, &o->saved, &o->rs, err)))
         return rc;
-    o->ngpu = ngpu_of_doc(o->saved, &o->rs, o->saved_topo, &o->have_saved_topo);
-    const char *kind = json_string_value(json_object_get(o->saved, "kind"));
+    o->ngpu = gq_saved_ngpu(o->saved, &o->rs, o->saved_topo, &o->have_saved_topo);
+    gq_saved_head head;
+    gq_saved_head_read(o->saved, &head);
+    const char *kind = head.kind[0] ? head.kind : NULL;
     if (o->ngpu <= 0)
         return gq_err_set(err, GQ_E_USAGE,
                           "'%s' (a saved '%s' run) names no GPU; save 'gpuqual domains' or "
@@ -577,11 +281,9 @@ static int load_input(gq_ctx *ctx)
         return rc;
     if (!o->c.gpus)
         gq_parse_gpu_list(NULL, o->ngpu, o->c.gpus_sel, &o->c.ngpus_sel, NULL);
-    for (const char *const *k = (const char *const[]){"domains", "bottlenecks", NULL}; *k; k++)
-        if (json_object_get(o->saved, *k))
-            json_object_set(o->sections, *k, json_object_get(o->saved, *k));
+    gq_saved_copy_sections(o->sections, o->saved, (const char *const[]){"domains", "bottlenecks", NULL});
     snprintf(o->machine, sizeof o->machine, "%s (saved %s run%s)", o->input, kind ? kind : "?",
-             json_is_true(json_object_get(o->saved, "simulated")) ? ", simulated" : "");
+             head.simulated ? ", simulated" : "");
     return GQ_OK;
 }
 
@@ -604,6 +306,13 @@ static int place_check(gq_ctx *ctx)
     return GQ_OK;
 }
 
+static bool saved_simulated(const json_t *saved)
+{
+    gq_saved_head head;
+    gq_saved_head_read(saved, &head);
+    return head.simulated;
+}
+
 /* The document: options, the topology (live or saved), records and sections. */
 static int place_document(gq_ctx *ctx, bool incomplete)
 {
@@ -618,8 +327,7 @@ static int place_document(gq_ctx *ctx, bool incomplete)
                                              : NULL,
                 .records = &o->rs,
                 .sections = o->sections,
-                .simulated = ctx->opened ? gq_backend_simulated(&ctx->be)
-                                         : json_is_true(json_object_get(o->saved, "simulated")),
+                .simulated = ctx->opened ? gq_backend_simulated(&ctx->be) : saved_simulated(o->saved),
                 .incomplete = incomplete};
     ctx->doc = gq_doc_to_json(&d);
     json_decref(options);
@@ -714,7 +422,7 @@ static int place_run(gq_ctx *ctx)
         return rc;
     ctx->doc_stdout = json;
     if (!json)
-        print_result(stdout, o->model, o->res, o->machine);
+        gq_render_place_text(stdout, o->model, o->res, o->machine);
     fflush(stdout);
     return GQ_OK;
 }

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli/common.h"
+#include "core/version.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -11,13 +12,6 @@
 
 #include "core/interrupt.h"
 #include "core/record.h"
-
-#ifndef GQ_VERSION
-#define GQ_VERSION "0.0.0"
-#endif
-#ifndef GQ_GIT_REV
-#define GQ_GIT_REV "unknown"
-#endif
 
 #define OFF(f) offsetof(gq_common, f)
 
@@ -100,9 +94,6 @@ const gq_opt gq_common_buffer_size_opt[] = {OPT_BUFFER_SIZE, GQ_OPT_END};
 const gq_opt gq_common_verify_opt[] = {OPT_VERIFY, GQ_OPT_END};
 const gq_opt gq_common_method_opt[] = {OPT_METHOD, GQ_OPT_END};
 /* clang-format on */
-
-const char gq_version[] = GQ_VERSION;
-const char gq_git_rev[] = GQ_GIT_REV;
 
 int gq_parse_gpu_list_opt(const char *opt, const char *s, int ngpu, int *out, int *nout, gq_err *err)
 {

@@ -103,8 +103,7 @@ void gq_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Is stdout / stderr a terminal (for progress bars)? */
 bool gq_cli_tty(void);
 
-/* Version string, git revision, features. */
-extern const char gq_version[];
-extern const char gq_git_rev[];
+/* Version string and git revision: core/version.h. */
+#include "core/version.h"
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "doc/saved_doc.h"
 #include "render/analysis_render.h"
 #include "render/render.h"
 
@@ -110,14 +111,15 @@ static int add_summary(gq_fleet_gather *g, int r, const char *host, const json_t
 int gq_fleet_gather_payload(gq_fleet_gather *g, const json_t *p, gq_err *err)
 {
     int r = g->next++, rc;
-    const char *host = json_string_value(json_object_get(p, "host"));
-    const json_t *card = json_object_get(p, "summary");
-    const char *why = json_string_value(json_object_get(p, "error"));
+    gq_fleet_payload pl;
+    gq_fleet_payload_read(p, &pl);
+    const char *host = pl.host, *why = pl.error;
+    const json_t *card = pl.summary;
     json_t *node = NULL;
-    if (!json_is_object(p) || (!card && !why)) {
+    if (!pl.object || (!card && !why)) {
         rc = gq_fleet_add_error(&g->f, r, host, "rank 0 received no card from this rank", err);
     } else if (why) {
-        int st = (int)json_integer_value(json_object_get(p, "status"));
+        int st = pl.status;
         if (gq_status_exit_code(st) == GQ_EXIT_USAGE && g->nusage++ == 0)
             gq_err_set(&g->first_usage, st, "%s", why);
         rc = gq_fleet_add_error(&g->f, r, host, why, err);

@@ -15,6 +15,7 @@
 #include "core/infile.h"
 #include "core/interrupt.h"
 #include "core/outfile.h"
+#include "doc/saved_doc.h"
 #include "render/render.h"
 #include "topo/snapshot.h"
 
@@ -171,8 +172,9 @@ static int journal_doc(const char *path, json_t **root, gq_recordset *rs, gq_err
     gq_recordset tmp = {0};
     gq_topo *topo = calloc(1, sizeof *topo);
     int rc = h ? GQ_OK : GQ_E_USAGE;
-    const char *cmd = json_string_value(json_object_get(h, "command"));
-    if (rc == GQ_OK && cmd && !strcmp(cmd, "stress"))
+    gq_journal_head jh;
+    gq_journal_head_read(h, &jh);
+    if (rc == GQ_OK && jh.command && !strcmp(jh.command, "stress"))
         rc =
             gq_err_set(err, GQ_E_USAGE,
                        "'%s' is the journal of gpuqual stress: telemetry samples, no measurements to report; "
@@ -180,7 +182,7 @@ static int journal_doc(const char *path, json_t **root, gq_recordset *rs, gq_err
                        path);
     if (rc == GQ_OK && !topo)
         rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
-    json_t *t = h ? json_object_get(h, "topology") : NULL;
+    json_t *t = jh.topology;
     if (rc == GQ_OK && t && gq_topo_from_json(t, topo, err))
         rc = gq_err_prefix(err, "journal '%s'", path);
     gq_journal_info info = {0};
@@ -188,22 +190,19 @@ static int journal_doc(const char *path, json_t **root, gq_recordset *rs, gq_err
         rc = gq_journal_read_info(path, rs ? rs : &tmp, &info, err);
     journal_cut = rc == GQ_OK && info.truncated;
     if (rc == GQ_OK) {
-        const char *ver = json_string_value(json_object_get(h, "version"));
-        const char *git = json_string_value(json_object_get(h, "git"));
-        json_t *sim = json_object_get(json_object_get(h, "machine"), "simulated");
         gq_doc d = {.kind = "run",
-                    .version = ver,
-                    .git = git,
-                    .options = json_object_get(h, "options"),
+                    .version = jh.version,
+                    .git = jh.git,
+                    .options = jh.options,
                     .topo = t ? topo : NULL,
                     .records = rs ? rs : &tmp,
-                    .simulated = json_is_true(sim),
+                    .simulated = jh.simulated,
                     .incomplete = !info.complete};
         *root = gq_doc_to_json(&d);
         if (!*root)
             rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
         else
-            json_object_set(*root, "run_id", json_object_get(h, "run_id"));
+            json_object_set(*root, "run_id", jh.run_id);
     }
     gq_records_free(&tmp);
     free(topo);

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "core/outfile.h"
+#include "doc/saved_doc.h"
 #include "core/units.h"
 #include "measure/record_json.h"
 #include "render/card_summary.h"
@@ -81,25 +82,6 @@ json_t *gq_cli_failed_node(const char *host, const char *why)
                      "the card did not run: ", why ? why : "rank 0 received nothing from this node");
 }
 
-/* The records of a card document (its measured figures), as a recordset;
- * a record that does not read is left out (the document was made by this
- * build, so none is). */
-static int doc_records(const json_t *doc, gq_recordset *rs, gq_err *err)
-{
-    size_t i;
-    json_t *x;
-    json_array_foreach(json_object_get(doc, "records"), i, x)
-    {
-        gq_record r;
-        gq_err rerr = {0};
-        if (gq_record_from_json(x, &r, &rerr))
-            continue;
-        if (gq_records_push(rs, &r))
-            return gq_err_set(err, GQ_E_NOMEM, "out of memory");
-    }
-    return GQ_OK;
-}
-
 int gq_cli_card_files(const char *prom, const char *junit, const char *command, json_t *const *docs,
                       const char *const *hosts, const char *const *errors, int n, const gq_topo *topo,
                       const char *junit_warn, gq_err *err)
@@ -111,7 +93,7 @@ int gq_cli_card_files(const char *prom, const char *junit, const char *command, 
     for (int i = 0; nodes && i < n; i++) {
         json_t *s = docs[i] ? gq_card_node_summary(docs[i]) : NULL;
         if (!source && docs[i])
-            source = json_string_value(json_object_get(json_object_get(docs[i], "host"), "source"));
+            source = gq_saved_source(docs[i]);
         if (!s)
             s = gq_cli_failed_node(hosts ? hosts[i] : NULL, errors ? errors[i] : NULL);
         if (s && !strcmp(command, "fleet")) /* simulated nodes share a hostname: the rank tells them apart */
@@ -132,7 +114,7 @@ int gq_cli_card_files(const char *prom, const char *junit, const char *command, 
                       .topo = topo,
                       .nodes = nodes,
                       .source = source};
-        rc = doc_records(docs[0], &rs, err);
+        rc = gq_saved_records(docs[0], &rs, err);
         if (!rc && prom)
             rc = prefixed(gq_outfile_write(prom, write_prom, &a, err), "--prom", err);
         if (!rc && junit)
@@ -149,9 +131,7 @@ int gq_cli_summary_files(const char *prom, const char *junit, const char *comman
 {
     if (!prom && !junit)
         return GQ_OK;
-    const char *host = json_array_size(nodes) == 1
-                           ? json_string_value(json_object_get(json_array_get(nodes, 0), "hostname"))
-                           : NULL;
+    const char *host = json_array_size(nodes) == 1 ? gq_summary_hostname(json_array_get(nodes, 0)) : NULL;
     prom_arg a = {.command = command, .nodes = nodes, .hostname = host, .source = source};
     int rc = GQ_OK;
     if (prom)

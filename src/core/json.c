@@ -51,3 +51,19 @@ json_t *gq_json_loadf_max(FILE *f, size_t flags, long long max, bool *over, json
         *over = s.over;
     return j;
 }
+
+const char *gq_json_type_word(const json_t *v)
+{
+    if (!v)
+        return "missing";
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "a list";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    default: return "null";
+    }
+}

@@ -13,6 +13,9 @@
 
 /* A new reference: json_real(v) when v is finite, else json_null(). */
 json_t *gq_json_num(double v);
+/* What a value is, for messages: "an object", "a list", "a string", "a
+ * number", "a boolean", "null", or "missing" for NULL. */
+const char *gq_json_type_word(const json_t *v);
 /* gq_json_num(v) when known is true, else json_null(). */
 json_t *gq_json_num_if(double v, bool known);
 

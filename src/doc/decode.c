@@ -4,24 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "core/types.h"
 #include "doc/analysis_json.h"
-
-static const char *what(const json_t *v)
-{
-    if (!v)
-        return "missing";
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "a list";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER:
-    case JSON_REAL: return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    default: return "null";
-    }
-}
 
 int gq_dec_bad(const char *path, const char *key, const json_t *v, const char *expected, gq_err *err)
 {
@@ -32,7 +17,8 @@ int gq_dec_bad(const char *path, const char *key, const json_t *v, const char *e
     if (json_is_number(v))
         return gq_err_set(err, GQ_E_USAGE, "%s: %s: is %g, expected %s", path, key, json_number_value(v),
                           expected);
-    return gq_err_set(err, GQ_E_USAGE, "%s: %s: is %s, expected %s", path, key, what(v), expected);
+    return gq_err_set(err, GQ_E_USAGE, "%s: %s: is %s, expected %s", path, key, gq_json_type_word(v),
+                      expected);
 }
 
 int gq_dec_gpus(const char *path, const char *key, const json_t *v, int ngpu, int *out, int *n, gq_err *err)

@@ -41,7 +41,8 @@ typedef struct runner {
     void *parg;
     gq_card_result *res;
     gq_harness_opts ho;
-    gq_measurement *m; /* scratch (large) */
+    gq_measurement *m;  /* scratch (large) */
+    gq_discovery *disc; /* the discovery pipeline's stages, one card step each */
     double t0;
     double done_s; /* estimated seconds of finished work */
     gq_card_step_id cur;
@@ -117,14 +118,24 @@ static void m_reset(gq_measurement *m, const char *test)
     snprintf(m->test, sizeof m->test, "%s", test);
 }
 
-static int run_probe(runner *R, const gq_probe *p, gq_err *err)
+/* The discovery pipeline's measure hook: its probe (the same measurement
+ * `gpuqual domains` runs, so that its analysis and saved documents read the
+ * card's records unchanged), or a group measured again with ho's rounds,
+ * measured the card's way. */
+static int disc_measure(void *arg, const gq_probe *pr, int done, int total, gq_measurement *m,
+                        const gq_harness_opts *ho, gq_err *err)
 {
-    /* The same measurement `gpuqual domains` runs for this probe, so that its
-     * analysis and saved documents read the card's records unchanged. */
-    gq_probe_measurement(p, R->o->bytes, GQ_METHOD_CE, true, R->m);
-    if (!R->m->nflows)
-        return GQ_OK;
-    return measure(R, err);
+    runner *R = arg;
+    (void)pr, (void)done, (void)total;
+    gq_measurement *save_m = R->m;
+    gq_harness_opts save_ho = R->ho;
+    R->m = m;
+    if (ho)
+        R->ho.rounds = ho->rounds;
+    int rc = measure(R, err);
+    R->m = save_m;
+    R->ho = save_ho;
+    return rc;
 }
 
 static void begin_step(runner *R, gq_card_step_id s)
@@ -157,19 +168,6 @@ static void end_step(runner *R, gq_card_step_id s, gq_card_step_status st)
     gq_err e = {0};
     if (R->j)
         (void)gq_journal_sync(R->j, &e);
-}
-
-/* Current domains and pair matrix from the records measured so far. */
-static void current_domains(runner *R, gq_pairmatrix *pm, gq_domains *dom)
-{
-    static const char *const tests[] = {GQ_CARD_TEST_MATRIX, GQ_CARD_TEST_STAGED, NULL};
-    gq_pairmatrix_init(pm, R->o->gpus, R->o->ngpus);
-    gq_pairmatrix_from_records(pm, &R->res->rs, tests);
-    gq_domains_opts dopt;
-    gq_domains_opts_default(&dopt);
-    gq_err e;
-    if (gq_domains_cluster(pm, &dopt, dom, &e) != GQ_OK)
-        gq_probes_assume_domains(R->t, R->o->gpus, R->o->ngpus, dom);
 }
 
 static int step_sweep(runner *R, const gq_pairmatrix *pm, const gq_domains *dom, gq_err *err)
@@ -275,53 +273,6 @@ static int step_latency(runner *R, gq_err *err)
     return rc == GQ_E_NOMEM ? gq_err_set(err, rc, "%s", e.msg) : GQ_OK;
 }
 
-/* Measure the groups an open decision rests on again, each with more rounds
- * (gq_settle_rounds for this pass), at the end of the step that left them
- * open. */
-static int remeasure(runner *R, const int *groups, int n, int pass, gq_err *err)
-{
-    gq_harness_opts save = R->ho;
-    int rc = GQ_OK;
-    for (int k = 0; k < n && !rc; k++)
-        if (gq_measurement_from_group(&R->res->rs, groups[k], R->m)) {
-            R->ho.rounds = gq_settle_rounds(&R->res->rs, groups[k], save.rounds, pass);
-            rc = measure(R, err);
-            R->res->remeasured++;
-        }
-    R->ho = save;
-    return rc;
-}
-
-/* Decisions the bottleneck inference leaves open: the groups they rest on
- * measured again with more rounds (exec/discovery.h, GQ_SETTLE_*), at the
- * end of the contention and the placement steps (whose runs the inference
- * reads); what stays open the card reports as undetermined. */
-static int settle_open(runner *R, const gq_domains *dom, gq_err *err)
-{
-    gq_bottlenecks *bn = calloc(1, sizeof *bn);
-    if (!bn)
-        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
-    gq_bn_opts bo;
-    gq_bn_opts_default(&bo);
-    bo.bytes = R->o->bytes;
-    int rc = GQ_OK;
-    for (int pass = 0; pass < GQ_SETTLE_PASSES && !rc; pass++) {
-        int groups[GQ_SETTLE_MAX_GROUPS];
-        gq_err e = {0};
-        if (gq_bottlenecks_infer(&R->res->rs, R->t, dom, &bo, bn, &e)) {
-            rc = gq_err_set(err, GQ_E_NOMEM, "%s", e.msg);
-            break;
-        }
-        int n = gq_bottlenecks_open_groups(bn, &R->res->rs, groups, GQ_SETTLE_MAX_GROUPS);
-        gq_bottlenecks_free(bn);
-        rc = remeasure(R, groups, n, pass, err);
-        if (!n)
-            break;
-    }
-    free(bn);
-    return rc;
-}
-
 /* Threshold and agreement checks on the host figures alone that their
  * intervals would leave undetermined (gq_expect_open_host, against the
  * expectations the card is judged by): those GPUs' runs alone measured again
@@ -370,36 +321,11 @@ static int settle_host(runner *R, gq_err *err)
         gq_bottlenecks_free(bn);
         if (!n)
             break;
-        rc = remeasure(R, groups, n, pass, err);
+        rc = gq_discovery_remeasure(R->disc, groups, n, pass, err);
     }
 out:
     free(bn);
     free(f);
-    return rc;
-}
-
-/* Domain boundaries the matrix leaves open: the pairs nearest each measured
- * again with more rounds, at the end of the matrix step. */
-static int settle_domains(runner *R, gq_err *err)
-{
-    gq_pairmatrix *pm = malloc(sizeof *pm);
-    gq_domains *dom = malloc(sizeof *dom);
-    int rc = GQ_OK;
-    if (!pm || !dom) {
-        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
-        goto out;
-    }
-    for (int pass = 0; pass < GQ_SETTLE_PASSES && !rc; pass++) {
-        current_domains(R, pm, dom);
-        int groups[GQ_SETTLE_MAX_GROUPS];
-        int n = dom->nopen ? gq_domains_open_groups(dom, pm, &R->res->rs, groups, GQ_SETTLE_MAX_GROUPS) : 0;
-        if (!n)
-            break;
-        rc = remeasure(R, groups, n, pass, err);
-    }
-out:
-    free(pm);
-    free(dom);
     return rc;
 }
 
@@ -637,28 +563,25 @@ static int step_stress(runner *R, gq_err *err)
     return rc;
 }
 
-/* Runs step s of the plan: its probes and measurements, and the measuring
- * again of what a decision rests on. pp is the runner's probe plan, pm and dom
- * its matrix and domains so far. GQ_E_UNSUPP: the backend cannot measure the
- * step (latency), which is then skipped. */
-static int run_step(runner *R, gq_card_step_id s, gq_probe_plan *pp, gq_pairmatrix *pm, gq_domains *dom,
-                    gq_err *err)
+/* Runs step s of the plan through the discovery pipeline's stages (D: its
+ * matrix, domains, contention probes and the measuring again of what a
+ * decision rests on) and the card's own measurements. GQ_E_UNSUPP: the
+ * backend cannot measure the step (latency), which is then skipped. */
+static int run_step(runner *R, gq_card_step_id s, gq_err *err)
 {
     const gq_topo *t = R->t;
     const gq_card_opts *o = R->o;
+    gq_discovery *D = R->disc;
     int src = GQ_OK;
     switch (s) {
     case GQ_CS_IDENTITY: break; /* discovery already ran; the card composes it */
     case GQ_CS_MATRIX: {
-        gq_probe_plan_free(pp);
-        if ((src = gq_probes_plan_matrix(pp, t, o->gpus, o->ngpus, err)))
+        /* quick: the pairs with P2P only */
+        if ((src = gq_discovery_matrix(D, o->level == GQ_LEVEL_QUICK, err)))
             break;
-        for (int i = 0; i < pp->n && !src; i++) /* quick: the pairs with P2P only */
-            if (o->level != GQ_LEVEL_QUICK || !pp->v[i].staged[0])
-                src = run_probe(R, &pp->v[i], err);
         /* standard and full: where a pair has no P2P, the driver's own staged copy (what
          * cudaMemcpyPeer gets) beside gpuqual's pipelined one, one pair per class of staged path */
-        if (o->level != GQ_LEVEL_QUICK && !src) {
+        if (o->level != GQ_LEVEL_QUICK) {
             int ds[GQ_MAX_GPUS], dd[GQ_MAX_GPUS];
             int nd = gq_card_driver_staged_pairs(t, o->gpus, o->ngpus, ds, dd, GQ_MAX_GPUS);
             for (int i = 0; i < nd && !src; i++) {
@@ -671,44 +594,36 @@ static int run_step(runner *R, gq_card_step_id s, gq_probe_plan *pp, gq_pairmatr
             }
         }
         /* full: the write direction too (the pair's source pushes) */
-        for (int i = 0; i < pp->n && !src && o->level == GQ_LEVEL_FULL; i++) {
-            gq_probe_measurement(&pp->v[i], o->bytes, GQ_METHOD_CE, false, R->m);
+        for (int i = 0; i < D->plan.n && !src && o->level == GQ_LEVEL_FULL; i++) {
+            gq_probe_measurement(&D->plan.v[i], o->bytes, GQ_METHOD_CE, false, R->m);
             src = R->m->nflows ? measure(R, err) : GQ_OK;
         }
-        if (!src)
-            src = settle_domains(R, err);
+        if (!src && !(src = gq_discovery_domains(D, err)))
+            src = gq_discovery_settle_domains(D, err);
         break;
     }
     case GQ_CS_HOST:
-    case GQ_CS_CONTENTION: {
-        current_domains(R, pm, dom);
-        gq_probe_plan_free(pp);
-        if ((src = gq_probes_plan_contention(pp, t, o->gpus, o->ngpus, dom, err)))
+    case GQ_CS_CONTENTION:
+        if ((src = gq_discovery_domains(D, err)) ||
+            (src = gq_discovery_contention(D, false, s == GQ_CS_HOST, err)))
             break;
-        for (int i = 0; i < pp->n && !src; i++) {
-            bool alone = pp->v[i].kind == GQ_PROBE_HOST_ALONE;
-            if (alone != (s == GQ_CS_HOST))
-                continue;
-            src = run_probe(R, &pp->v[i], err);
-        }
-        if (!src && s == GQ_CS_CONTENTION)
-            src = settle_open(R, dom, err);
+        if (s == GQ_CS_CONTENTION)
+            src = gq_discovery_settle(D, err);
         if (!src && s == GQ_CS_HOST)
             src = settle_host(R, err);
         break;
-    }
     case GQ_CS_BIDIR: src = step_bidir(R, err); break;
     case GQ_CS_SWEEP:
-        current_domains(R, pm, dom);
-        src = step_sweep(R, pm, dom, err);
+        if (!(src = gq_discovery_domains(D, err)))
+            src = step_sweep(R, D->matrix, D->domains, err);
         break;
     case GQ_CS_LATENCY: src = step_latency(R, err); break;
     case GQ_CS_PLACEMENT:
-        current_domains(R, pm, dom);
-        src = step_placement(R, dom, err);
+        if (!(src = gq_discovery_domains(D, err)))
+            src = step_placement(R, D->domains, err);
         /* its runs feed the inference too: settle what they left open */
         if (!src)
-            src = settle_open(R, dom, err);
+            src = gq_discovery_settle(D, err);
         break;
     case GQ_CS_COLLECTIVES:
         current_domains(R, pm, dom);
@@ -725,7 +640,6 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
 {
     runner R = {
         .be = be, .t = t, .o = o, .plan = plan, .j = j, .progress = progress, .parg = parg, .res = res};
-    gq_probe_plan pp = {0};
     int rc = GQ_OK;
     R.m = calloc(1, sizeof *R.m);
     if (!R.m)
@@ -740,15 +654,31 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
     for (int s = 0; s < GQ_CS_COUNT; s++)
         R.nrun += plan->step[s].run;
     res->stopped_at = GQ_CS_COUNT;
-    /* Large: on the heap, not the stack. */
-    gq_pairmatrix *pmp = calloc(1, sizeof *pmp);
-    gq_domains *domp = calloc(1, sizeof *domp);
-    if (!pmp || !domp) {
-        free(pmp);
-        free(domp);
+    /* The discovery pipeline, its stages run one card step each: the card's
+     * measurements, its matrix read from the card's matrix tests, domains the
+     * tree suggests when clustering fails. */
+    static const char *const matrix_tests[] = {GQ_CARD_TEST_MATRIX, GQ_CARD_TEST_STAGED, NULL};
+    gq_discovery_opts dso;
+    gq_discovery_opts_default(&dso);
+    dso.bytes = o->bytes;
+    dso.method = GQ_METHOD_CE;
+    dso.harness = R.ho;
+    dso.journal = j;
+    dso.measure = disc_measure;
+    dso.measure_arg = &R;
+    dso.cluster_with_topo = false;
+    dso.assume_on_error = true;
+    dso.matrix_tests = matrix_tests;
+    dso.contention_apart = true;
+    gq_discovery *D = calloc(1, sizeof *D);
+    if (!D || gq_discovery_begin(D, be, t, o->gpus, o->ngpus, &dso, &res->rs, err)) {
+        gq_discovery_free(D);
+        free(D);
         free(R.m);
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
     }
+    R.disc = D;
+
     for (int s = 0; s < GQ_CS_COUNT && rc != GQ_E_INTR && rc != GQ_E_NOMEM; s++) {
         gq_card_step *st = &plan->step[s];
         if (!st->run)
@@ -758,7 +688,7 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
             break;
         }
         begin_step(&R, (gq_card_step_id)s);
-        int src = run_step(&R, (gq_card_step_id)s, &pp, pmp, domp, err);
+        int src = run_step(&R, (gq_card_step_id)s, err);
         if (src == GQ_E_UNSUPP && s == GQ_CS_LATENCY) {
             end_step(&R, (gq_card_step_id)s, GQ_CSS_SKIPPED);
             continue;
@@ -806,10 +736,11 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
         res->reused = j->reused;
         res->measured = j->next_item - j->reused;
     }
-    gq_probe_plan_free(&pp);
+    res->remeasured += D->remeasured;
+    D->rs = NULL;
+    gq_discovery_free(D);
+    free(D);
     free(R.m);
-    free(pmp);
-    free(domp);
     if (rc == GQ_E_INTR)
         return gq_err_set(err, GQ_E_INTR, "interrupted during %s", gq_card_step_name(res->stopped_at));
     return rc;

@@ -15,6 +15,8 @@ void gq_discovery_opts_default(gq_discovery_opts *o)
     gq_harness_opts_default(&o->harness);
     gq_domains_opts_default(&o->domains);
     gq_bn_opts_default(&o->bottlenecks);
+    o->settle = true;
+    o->cluster_with_topo = true;
 }
 
 void gq_discovery_free(gq_discovery *d)
@@ -23,6 +25,7 @@ void gq_discovery_free(gq_discovery *d)
         return;
     gq_records_free(&d->records);
     gq_probe_plan_free(&d->plan);
+    free(d->m);
     if (d->bottlenecks)
         gq_bottlenecks_free(d->bottlenecks);
     free(d->matrix);
@@ -32,13 +35,20 @@ void gq_discovery_free(gq_discovery *d)
 }
 
 typedef struct ctx {
-    gq_backend *be;
-    const gq_topo *topo;
-    const gq_discovery_opts *o;
     gq_discovery *d;
-    int done, total, from;
+    int total, from;
+    bool all, host_alone;  /* which probes of d->plan[from..] run */
+    bool p2p_only;         /* and no matrix probe of a pair without P2P */
     gq_harness_opts retry; /* the options of a retry by duration */
 } ctx;
+
+/* Whether probe pr runs in this stage. */
+static bool wanted(const ctx *c, const gq_probe *pr)
+{
+    if (c->p2p_only && pr->kind == GQ_PROBE_MATRIX && pr->staged[0])
+        return false;
+    return c->all || (pr->kind == GQ_PROBE_HOST_ALONE) == c->host_alone;
+}
 
 /* When the aggregate of a concurrent run failed only the overlap rule, the
  * round length to retry with by duration: long enough that the longest copy
@@ -70,24 +80,32 @@ static double retry_duration(const gq_recordset *rs, int first)
 static void fill_probe(void *arg, gq_exec_step *s, gq_measurement *m)
 {
     ctx *c = arg;
-    gq_probe_measurement(&c->d->plan.v[c->from + s->index], c->o->bytes, c->o->method, true, m);
+    const gq_probe *pr = &c->d->plan.v[c->from + s->index];
+    if (!wanted(c, pr)) {
+        s->skip = true;
+        return;
+    }
+    gq_probe_measurement(pr, c->d->o.bytes, c->d->o.method, true, m);
 }
 
 static void before_probe(void *arg, const gq_exec_step *s)
 {
     ctx *c = arg;
-    if (c->o->progress)
-        c->o->progress(c->o->progress_arg, ++c->done, c->total, &c->d->plan.v[c->from + s->index]);
+    gq_discovery *d = c->d;
+    ++d->done;
+    if (d->o.progress)
+        d->o.progress(d->o.progress_arg, d->done, c->total, &d->plan.v[c->from + s->index]);
 }
 
 static gq_exec_next after_probe(void *arg, gq_exec_step *s, int rc, const gq_err *e)
 {
     ctx *c = arg;
+    (void)e;
     /* The failed attempt stays in the records, flagged; the retry is a new
      * group. */
-    double dur = rc == GQ_OK && !s->ho ? retry_duration(&c->d->records, s->first) : 0;
+    double dur = rc == GQ_OK && !s->ho ? retry_duration(c->d->rs, s->first) : 0;
     if (dur > 0 && !gq_interrupt_requested()) {
-        c->retry = c->o->harness;
+        c->retry = c->d->o.harness;
         c->retry.reps = 0;
         c->retry.duration_s = dur;
         c->d->retries++;
@@ -98,16 +116,33 @@ static gq_exec_next after_probe(void *arg, gq_exec_step *s, int rc, const gq_err
     return rc && rc != GQ_E_BACKEND && rc != GQ_E_FAIL && rc != GQ_E_INTR ? GQ_EXEC_ABORT : GQ_EXEC_NEXT;
 }
 
+/* Run the probes d->plan[from..) the stage wants, with `total` as the
+ * progress total: through the caller's measure hook, or the plan runner. */
 static int run_from(ctx *c, int from, int total, gq_err *err)
 {
+    gq_discovery *d = c->d;
     c->from = from;
     c->total = total;
+    if (d->o.measure) {
+        for (int i = from; i < d->plan.n; i++) {
+            const gq_probe *pr = &d->plan.v[i];
+            if (!wanted(c, pr))
+                continue;
+            gq_probe_measurement(pr, d->o.bytes, d->o.method, true, d->m);
+            if (!d->m->nflows)
+                continue;
+            int rc = d->o.measure(d->o.measure_arg, pr, ++d->done, total, d->m, NULL, err);
+            if (rc)
+                return rc;
+        }
+        return GQ_OK;
+    }
     gq_exec_opts xo = {.before = before_probe, .after = after_probe, .arg = c};
     gq_exec_result res;
-    int rc = gq_exec_items(c->be, c->topo, c->d->plan.n - from, fill_probe, c, &c->o->harness, c->o->journal,
-                           &xo, &c->d->records, &res, err);
+    int rc = gq_exec_items(d->be, d->topo, d->plan.n - from, fill_probe, c, &d->o.harness, d->o.journal, &xo,
+                           d->rs, &res, err);
     if (res.interrupted)
-        c->d->interrupted = true;
+        d->interrupted = true;
     return rc;
 }
 
@@ -187,23 +222,24 @@ int gq_domains_open_groups(const gq_domains *dom, const gq_pairmatrix *m, const 
     return n;
 }
 
-/* Measure groups[0..n-1] again with more rounds (gq_settle_rounds for this
- * pass) through the plan runner, into the discovery's records. An
- * interruption stops it and sets c->d->interrupted; running out of memory or
- * a journal that cannot be written is an error. */
-static int remeasure(ctx *c, gq_measurement *m, const int *groups, int n, int pass, gq_err *err)
+int gq_discovery_remeasure(gq_discovery *d, const int *groups, int n, int pass, gq_err *err)
 {
-    gq_harness_opts ho = c->o->harness;
+    gq_harness_opts ho = d->o.harness;
     int rc = GQ_OK;
     for (int k = 0; k < n && !rc; k++) {
-        if (!gq_measurement_from_group(&c->d->records, groups[k], m))
+        if (!gq_measurement_from_group(d->rs, groups[k], d->m))
             continue;
-        ho.rounds = gq_settle_rounds(&c->d->records, groups[k], c->o->harness.rounds, pass);
+        ho.rounds = gq_settle_rounds(d->rs, groups[k], d->o.harness.rounds, pass);
+        if (d->o.measure) {
+            rc = d->o.measure(d->o.measure_arg, NULL, d->done, d->plan.n, d->m, &ho, err);
+            d->remeasured++;
+            continue;
+        }
         gq_err e = {0};
-        int r = gq_exec_one(c->be, c->topo, m, &ho, c->o->journal, &c->d->records, &e);
-        c->d->remeasured++;
+        int r = gq_exec_one(d->be, d->topo, d->m, &ho, d->o.journal, d->rs, &e);
+        d->remeasured++;
         if (r == GQ_E_INTR) {
-            c->d->interrupted = true;
+            d->interrupted = true;
             break;
         }
         if (r == GQ_E_NOMEM || r == GQ_E_IO)
@@ -212,61 +248,72 @@ static int remeasure(ctx *c, gq_measurement *m, const int *groups, int n, int pa
     return rc;
 }
 
-/* The boundaries the matrix leaves open: the pairs nearest each measured
- * again with more rounds (see GQ_SETTLE_*), and the domains clustered again
- * into *out. */
-static int settle_domains(ctx *c, const gq_domains_opts *dopt, gq_err *err)
+int gq_discovery_domains(gq_discovery *d, gq_err *err)
 {
-    gq_measurement *m = calloc(1, sizeof *m);
-    int rc = GQ_OK;
-    if (!m)
-        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
-    for (int pass = 0; pass < GQ_SETTLE_PASSES && !rc && !gq_interrupt_requested(); pass++) {
-        if (!c->d->domains->nopen)
-            break;
-        int groups[GQ_SETTLE_MAX_GROUPS];
-        int n =
-            gq_domains_open_groups(c->d->domains, c->d->matrix, &c->d->records, groups, GQ_SETTLE_MAX_GROUPS);
-        rc = remeasure(c, m, groups, n, pass, err);
-        if (rc || c->d->interrupted)
-            break;
-        int gl[GQ_MAX_GPUS], ng = c->d->matrix->n;
-        memcpy(gl, c->d->matrix->gpu, sizeof gl);
-        gq_pairmatrix_init(c->d->matrix, gl, ng);
-        gq_pairmatrix_from_records(c->d->matrix, &c->d->records, NULL);
-        rc = gq_domains_cluster(c->d->matrix, dopt, c->d->domains, err);
+    gq_pairmatrix_init(d->matrix, d->gpus, d->n);
+    gq_pairmatrix_from_records(d->matrix, d->rs, d->o.matrix_tests);
+    gq_domains_opts dopt = d->o.domains;
+    if (!dopt.topo && d->o.cluster_with_topo)
+        dopt.topo = d->topo;
+    gq_err e = {0};
+    int rc = gq_domains_cluster(d->matrix, &dopt, d->domains, &e);
+    if (rc && d->o.assume_on_error) {
+        gq_probes_assume_domains(d->topo, d->gpus, d->n, d->domains);
+        return GQ_OK;
     }
-    free(m);
+    if (rc && err)
+        *err = e;
     return rc;
 }
 
-/* Measure the groups the open decisions of the bottleneck inference rest on
- * again (see GQ_SETTLE_*), the pipeline's way: through the plan runner. */
-static int settle(ctx *c, const gq_domains *dom, const gq_bn_opts *bo, gq_err *err)
+int gq_discovery_settle_domains(gq_discovery *d, gq_err *err)
+{
+    int rc = GQ_OK;
+    for (int pass = 0; pass < GQ_SETTLE_PASSES && !rc && !gq_interrupt_requested(); pass++) {
+        if (!d->domains->nopen)
+            break;
+        int groups[GQ_SETTLE_MAX_GROUPS];
+        int n = gq_domains_open_groups(d->domains, d->matrix, d->rs, groups, GQ_SETTLE_MAX_GROUPS);
+        if (!n)
+            break;
+        rc = gq_discovery_remeasure(d, groups, n, pass, err);
+        if (rc || d->interrupted)
+            break;
+        rc = gq_discovery_domains(d, err);
+    }
+    return rc;
+}
+
+int gq_discovery_settle(gq_discovery *d, gq_err *err)
 {
     gq_bottlenecks *bn = calloc(1, sizeof *bn);
-    gq_measurement *m = calloc(1, sizeof *m);
     int rc = GQ_OK;
-    if (!bn || !m) {
-        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
-        goto out;
-    }
+    if (!bn)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    gq_bn_opts bo = d->o.bottlenecks;
+    bo.bytes = d->o.bytes;
     for (int pass = 0; pass < GQ_SETTLE_PASSES && !rc && !gq_interrupt_requested(); pass++) {
         int groups[GQ_SETTLE_MAX_GROUPS];
-        if ((rc = gq_bottlenecks_infer(&c->d->records, c->topo, dom, bo, bn, err)))
+        if ((rc = gq_bottlenecks_infer(d->rs, d->topo, d->domains, &bo, bn, err)))
             break;
-        int n = gq_bottlenecks_open_groups(bn, &c->d->records, groups, GQ_SETTLE_MAX_GROUPS);
+        int n = gq_bottlenecks_open_groups(bn, d->rs, groups, GQ_SETTLE_MAX_GROUPS);
         gq_bottlenecks_free(bn);
         if (!n)
             break;
-        rc = remeasure(c, m, groups, n, pass, err);
-        if (c->d->interrupted)
-            goto out;
+        rc = gq_discovery_remeasure(d, groups, n, pass, err);
+        if (d->interrupted)
+            break;
     }
-out:
     free(bn);
-    free(m);
     return rc;
+}
+
+int gq_discovery_infer(gq_discovery *d, gq_err *err)
+{
+    gq_bn_opts bo = d->o.bottlenecks;
+    bo.bytes = d->o.bytes;
+    gq_bottlenecks_free(d->bottlenecks);
+    return gq_bottlenecks_infer(d->rs, d->topo, d->domains, &bo, d->bottlenecks, err);
 }
 
 /* How many contention probes the plan would hold on the domains the tree
@@ -288,51 +335,97 @@ static int planned_contention(const gq_topo *topo, const int *gpus, int n)
     return count;
 }
 
+int gq_discovery_begin(gq_discovery *d, gq_backend *be, const gq_topo *topo, const int *gpus, int n,
+                       const gq_discovery_opts *o, gq_recordset *rs, gq_err *err)
+{
+    memset(d, 0, sizeof *d);
+    if (o)
+        d->o = *o;
+    else
+        gq_discovery_opts_default(&d->o);
+    d->be = be;
+    d->topo = topo;
+    d->n = n < 0 ? 0 : n > GQ_MAX_GPUS ? GQ_MAX_GPUS : n;
+    memcpy(d->gpus, gpus, sizeof *gpus * (size_t)d->n);
+    d->rs = rs ? rs : &d->records;
+    d->matrix = malloc(sizeof *d->matrix);
+    d->domains = calloc(1, sizeof *d->domains);
+    d->bottlenecks = calloc(1, sizeof *d->bottlenecks);
+    d->m = calloc(1, sizeof *d->m);
+    if (!d->matrix || !d->domains || !d->bottlenecks || !d->m)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    return GQ_OK;
+}
+
+int gq_discovery_matrix(gq_discovery *d, bool p2p_only, gq_err *err)
+{
+    gq_probe_plan_free(&d->plan);
+    memset(&d->plan, 0, sizeof d->plan);
+    int rc = gq_probes_plan_matrix(&d->plan, d->topo, d->gpus, d->n, err);
+    if (rc)
+        return rc;
+    ctx c = {.d = d, .all = true, .p2p_only = p2p_only};
+    bool counted = d->o.progress || d->o.measure;
+    return run_from(&c, 0, d->plan.n + (counted ? planned_contention(d->topo, d->gpus, d->n) : 0), err);
+}
+
+/* The contention probes planned on their own (the planner leaves out a split
+ * probe whose pairs the plan already has), then added to d->plan. */
+static int plan_apart(gq_discovery *d, gq_err *err)
+{
+    gq_probe_plan tmp = {0};
+    int rc = gq_probes_plan_contention(&tmp, d->topo, d->gpus, d->n, d->domains, err);
+    if (!rc && d->plan.n + tmp.n > d->plan.cap) {
+        int cap = d->plan.n + tmp.n;
+        gq_probe *v = realloc(d->plan.v, (size_t)cap * sizeof *v);
+        if (!v)
+            rc = gq_err_set(err, GQ_E_NOMEM, "out of memory planning probes");
+        else {
+            d->plan.v = v;
+            d->plan.cap = cap;
+        }
+    }
+    if (!rc && tmp.n) {
+        memcpy(d->plan.v + d->plan.n, tmp.v, (size_t)tmp.n * sizeof *tmp.v);
+        d->plan.n += tmp.n;
+        for (int k = 0; k < GQ_PROBE_NKINDS; k++)
+            d->plan.count[k] += tmp.count[k];
+    }
+    gq_probe_plan_free(&tmp);
+    return rc;
+}
+
+int gq_discovery_contention(gq_discovery *d, bool all, bool host_alone, gq_err *err)
+{
+    int from = d->plan.n;
+    int rc = d->o.contention_apart
+                 ? plan_apart(d, err)
+                 : gq_probes_plan_contention(&d->plan, d->topo, d->gpus, d->n, d->domains, err);
+    if (rc)
+        return rc;
+    ctx c = {.d = d, .all = all, .host_alone = host_alone};
+    return run_from(&c, from, d->plan.n, err);
+}
+
 int gq_discovery_run(gq_backend *be, const gq_topo *topo, const int *gpus, int n, const gq_discovery_opts *o,
                      gq_discovery *out, gq_err *err)
 {
-    gq_discovery_opts def;
-    if (!o) {
-        gq_discovery_opts_default(&def);
-        o = &def;
-    }
-    memset(out, 0, sizeof *out);
     int rc;
-    ctx c = {.be = be, .topo = topo, .o = o, .d = out};
-    out->matrix = malloc(sizeof *out->matrix);
-    out->domains = calloc(1, sizeof *out->domains);
-    out->bottlenecks = calloc(1, sizeof *out->bottlenecks);
-    if (!out->matrix || !out->domains || !out->bottlenecks) {
-        rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
-        goto out;
-    }
+    if ((rc = gq_discovery_begin(out, be, topo, gpus, n, o, NULL, err)))
+        return rc;
     /* 1. the matrix, one pair at a time */
-    if ((rc = gq_probes_plan_matrix(&out->plan, topo, gpus, n, err)))
-        goto out;
-    if ((rc = run_from(&c, 0, out->plan.n + (o->progress ? planned_contention(topo, gpus, n) : 0), err)))
-        goto out;
-    /* 2. domains from it */
-    gq_pairmatrix_init(out->matrix, gpus, n);
-    gq_pairmatrix_from_records(out->matrix, &out->records, NULL);
-    gq_domains_opts dopt = o->domains;
-    if (!dopt.topo)
-        dopt.topo = topo;
-    if ((rc = gq_domains_cluster(out->matrix, &dopt, out->domains, err)))
-        goto out;
-    if ((rc = settle_domains(&c, &dopt, err)))
-        goto out;
+    if ((rc = gq_discovery_matrix(out, false, err)))
+        return rc;
+    /* 2. domains from it, the open boundaries measured again */
+    if ((rc = gq_discovery_domains(out, err)))
+        return rc;
+    if (out->o.settle && (rc = gq_discovery_settle_domains(out, err)))
+        return rc;
     /* 3. contention probes from the domains and the tree */
-    int from = out->plan.n;
-    if ((rc = gq_probes_plan_contention(&out->plan, topo, gpus, n, out->domains, err)))
-        goto out;
-    if ((rc = run_from(&c, from, out->plan.n, err)))
-        goto out;
+    if ((rc = gq_discovery_contention(out, true, false, err)))
+        return rc;
     /* 4. bottlenecks, once the open decisions were measured again */
-    gq_bn_opts bo = o->bottlenecks;
-    bo.bytes = o->bytes;
-    if (!out->interrupted && (rc = settle(&c, out->domains, &bo, err)))
-        goto out;
-    rc = gq_bottlenecks_infer(&out->records, topo, out->domains, &bo, out->bottlenecks, err);
-out:
-    return rc;
+    if (out->o.settle && !out->interrupted && (rc = gq_discovery_settle(out, err)))
+        return rc;
+    return gq_discovery_infer(out, err);
 }

@@ -1,6 +1,10 @@
-/* The discovery pipeline behind `gpuqual domains` (and the card): matrix ->
+/* The one discovery pipeline: probe plan -> pair matrix -> clustering into
  * domains -> contention probes -> bottlenecks, measured through the harness
- * on any backend. The analysis steps read only the records it produced.
+ * on any backend. `gpuqual domains` runs it whole (gq_discovery_run), `gpuqual
+ * place` too with its own options, and the card runs its stages one card step
+ * at a time (gq_discovery_begin, then _matrix, _domains, _settle_domains,
+ * _contention, _settle, _infer). The analysis steps read only the records it
+ * produced.
  */
 #ifndef GQ_EXEC_DISCOVERY_H
 #define GQ_EXEC_DISCOVERY_H
@@ -34,6 +38,24 @@ typedef struct gq_discovery_opts {
      * known, then the plan's real count. */
     void (*progress)(void *arg, int done, int total, const gq_probe *pr);
     void *progress_arg;
+    /* How one measurement is run; NULL: the plan runner (exec/plan_run.h),
+     * with a retry by duration after a concurrent run that failed only the
+     * overlap rule, and a failed measurement left in the records. Otherwise
+     * the caller measures m into the pipeline's records, with ho (NULL: its
+     * own options; else the rounds of a settle pass), pr the probe it is (NULL
+     * for a group measured again), done/total as for progress; a non-zero
+     * return stops the stage, which returns it (GQ_E_INTR too). */
+    int (*measure)(void *arg, const gq_probe *pr, int done, int total, gq_measurement *m,
+                   const gq_harness_opts *ho, gq_err *err);
+    void *measure_arg;
+    bool settle;            /* measure again the groups open decisions rest on (default true) */
+    bool cluster_with_topo; /* domains.topo = the machine when unset (default true) */
+    bool assume_on_error;   /* clustering that fails gives the domains the tree suggests (default false) */
+    const char *const *matrix_tests; /* the tests the pair matrix reads (NULL-terminated); NULL: all */
+    /* contention probes planned on their own, not after the probes already
+     * in the plan (the planner leaves out a split probe whose pairs a probe
+     * of the plan already has; the card plans each step's probes apart) */
+    bool contention_apart;
 } gq_discovery_opts;
 
 void gq_discovery_opts_default(gq_discovery_opts *o);
@@ -66,7 +88,8 @@ int gq_domains_open_groups(const gq_domains *dom, const gq_pairmatrix *m, const 
                            int max);
 
 typedef struct gq_discovery {
-    gq_recordset records; /* every record measured */
+    gq_recordset records; /* every record measured (unless the caller gave its own to gq_discovery_begin) */
+    gq_recordset *rs;     /* where the records go: &records or the caller's */
     gq_probe_plan plan;   /* every probe planned (matrix first) */
     gq_pairmatrix *matrix;
     gq_domains *domains;
@@ -74,6 +97,13 @@ typedef struct gq_discovery {
     bool interrupted; /* Ctrl-C: the analysis covers what finished */
     int retries;      /* concurrent runs measured again by duration after an overlap failure */
     int remeasured;   /* groups measured again because a decision on them was open */
+    /* the run's context (gq_discovery_begin) */
+    gq_backend *be;
+    const gq_topo *topo;
+    int gpus[GQ_MAX_GPUS], n;
+    gq_discovery_opts o;
+    gq_measurement *m; /* scratch (large) */
+    int done;          /* probes measured so far (progress) */
 } gq_discovery;
 
 /* Run the pipeline over gpus[0..n). *out is initialised here; release it with
@@ -84,5 +114,31 @@ typedef struct gq_discovery {
 int gq_discovery_run(gq_backend *be, const gq_topo *topo, const int *gpus, int n, const gq_discovery_opts *o,
                      gq_discovery *out, gq_err *err);
 void gq_discovery_free(gq_discovery *d);
+
+/* The stages, for a caller that runs them apart (the card, one step each).
+ * begin: *d initialised over gpus[0..n) with options o (copied; NULL: the
+ * defaults), its records going to rs (NULL: d->records); release with
+ * gq_discovery_free() whatever the return. */
+int gq_discovery_begin(gq_discovery *d, gq_backend *be, const gq_topo *topo, const int *gpus, int n,
+                       const gq_discovery_opts *o, gq_recordset *rs, gq_err *err);
+/* The matrix: one GPU pair at a time, pairs without P2P left out when
+ * p2p_only, every probe in d->plan. */
+int gq_discovery_matrix(gq_discovery *d, bool p2p_only, gq_err *err);
+/* d->matrix and d->domains from the records so far (o.matrix_tests). */
+int gq_discovery_domains(gq_discovery *d, gq_err *err);
+/* The boundaries the matrix leaves open: the groups nearest each measured
+ * again (GQ_SETTLE_*), and the domains clustered again. */
+int gq_discovery_settle_domains(gq_discovery *d, gq_err *err);
+/* The contention probes on d->domains and the tree, planned again and added
+ * to d->plan; only the host probes of each GPU alone when host_alone, only
+ * the others when not, all of them when all. */
+int gq_discovery_contention(gq_discovery *d, bool all, bool host_alone, gq_err *err);
+/* The groups the open decisions of the bottleneck inference rest on, measured
+ * again (GQ_SETTLE_*). */
+int gq_discovery_settle(gq_discovery *d, gq_err *err);
+/* Groups groups[0..n) measured again with the rounds of settle pass `pass`. */
+int gq_discovery_remeasure(gq_discovery *d, const int *groups, int n, int pass, gq_err *err);
+/* d->bottlenecks from the records so far (bytes: o.bytes). */
+int gq_discovery_infer(gq_discovery *d, gq_err *err);
 
 #endif

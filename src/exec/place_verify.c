@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/card.h"
 #include "exec/plan_run.h"
 
 static bool is_flow_record(const gq_record *r)
@@ -271,4 +272,127 @@ int gq_place_verify(gq_backend *be, const gq_topo *topo, gq_place_model *m, gq_p
     res->verified = true;
     gains(res);
     return GQ_OK;
+}
+
+/* What gq_place_measure_handoffs runs with. */
+typedef struct hctx {
+    gq_backend *be;
+    const gq_topo *topo;
+    const gq_harness_opts *ho;
+    gq_journal *j;
+    gq_recordset *rs;
+    uint64_t bytes;
+    long total; /* the progress total: discovery's probes and these */
+    void (*step)(void *arg, long total, const char *what);
+    void *arg;
+} hctx;
+
+/* Both host directions at once over a set of GPUs: what a staged handoff
+ * does to a shared budget (seed 000: 25 GB/s one way, 36 in total both ways). */
+static int run_bidir(const hctx *l, const int *gpus, int n, gq_measurement *m, gq_err *err)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->test, sizeof m->test, "bidirectional_set");
+    for (int k = 0; k < n; k++)
+        for (int d = 0; d < 2; d++) {
+            gq_endpoint h = {GQ_EP_HOST, GQ_NUMA_LOCAL}, g = {GQ_EP_GPU, gpus[k]};
+            gq_flow *f = &m->flows[m->nflows];
+            f->src = d ? g : h;
+            f->dst = d ? h : g;
+            f->method = GQ_METHOD_CE;
+            f->exec_gpu = gpus[k];
+            f->bytes = l->bytes;
+            f->tag = m->nflows;
+            m->report[m->nflows++] = true;
+        }
+    m->direction_sums = true;
+    char what[160], set[128];
+    snprintf(what, sizeof what, "both host directions at once on %s",
+             gq_domains_set_str(gpus, n, set, sizeof set));
+    if (l->step)
+        l->step(l->arg, l->total, what);
+    return gq_exec_one(l->be, l->topo, m, l->ho, l->j, l->rs, err);
+}
+
+/* How many run_bidir() calls gq_place_measure_handoffs() makes: one per distinct host
+ * budget, and one over all the GPUs. */
+static int count_bidir(const gq_bottlenecks *bn)
+{
+    int did = 0;
+    gq_gpuset done[GQ_BN_MAX + 1];
+    for (int b = 0; b < bn->n; b++) {
+        if (bn->v[b].p2p)
+            continue;
+        gq_gpuset s = 0;
+        for (int k = 0; k < bn->v[b].ngpus; k++)
+            s |= (gq_gpuset)1 << bn->v[b].gpus[k];
+        bool dup = false;
+        for (int x = 0; x < did; x++)
+            dup |= done[x] == s;
+        if (!dup)
+            done[did++] = s;
+    }
+    return did + 1;
+}
+
+int gq_place_measure_handoffs(gq_backend *be, const gq_topo *topo, const gq_discovery *D, const int *sel,
+                              int nsel, uint64_t bytes, const gq_harness_opts *ho, gq_journal *j,
+                              gq_recordset *rs, void (*step)(void *arg, long total, const char *what),
+                              void *arg, gq_err *err)
+{
+    const gq_bottlenecks *bn = D->bottlenecks;
+    int nplan = D->plan.n, rc = GQ_OK;
+    hctx h = {.be = be, .topo = topo, .ho = ho, .j = j, .rs = rs, .bytes = bytes, .step = step, .arg = arg};
+    gq_measurement *m = calloc(1, sizeof *m);
+    if (!m)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    /* Staged handoffs load both directions of a budget at once. */
+    bool any_staged = false;
+    for (int i = 0; i < D->plan.n; i++)
+        any_staged |= D->plan.v[i].kind == GQ_PROBE_MATRIX && D->plan.v[i].staged[0];
+    if (any_staged) {
+        int did = 0;
+        gq_gpuset done[GQ_BN_MAX + 1];
+        h.total = nplan + count_bidir(bn);
+        for (int b = 0; b < bn->n && !rc; b++) {
+            if (bn->v[b].p2p)
+                continue;
+            gq_gpuset s = 0;
+            for (int k = 0; k < bn->v[b].ngpus; k++)
+                s |= (gq_gpuset)1 << bn->v[b].gpus[k];
+            bool dup = false;
+            for (int x = 0; x < did; x++)
+                dup |= done[x] == s;
+            if (dup)
+                continue;
+            done[did++] = s;
+            rc = run_bidir(&h, bn->v[b].gpus, bn->v[b].ngpus, m, err);
+        }
+        if (!rc)
+            rc = run_bidir(&h, sel, nsel, m, err);
+        /* the driver's own staged copy (what cudaMemcpyPeer gets without P2P) beside the pipelined
+         * one, on one staged pair of each class, as the card measures it: the placement says both */
+        int ds[GQ_MAX_GPUS], dd[GQ_MAX_GPUS];
+        int nd = gq_card_driver_staged_pairs(topo, sel, nsel, ds, dd, GQ_MAX_GPUS);
+        h.total = nplan + count_bidir(bn) + nd;
+        for (int i = 0; i < nd && !rc; i++) {
+            memset(m, 0, sizeof *m);
+            snprintf(m->test, sizeof m->test, "%s", GQ_CARD_TEST_DRIVER_STAGED);
+            m->flows[0] = (gq_flow){.src = {GQ_EP_GPU, ds[i]},
+                                    .dst = {GQ_EP_GPU, dd[i]},
+                                    .method = GQ_METHOD_DRIVER_STAGED,
+                                    .exec_gpu = ds[i],
+                                    .bytes = bytes};
+            m->report[0] = true;
+            m->nflows = 1;
+            if (step) {
+                char what[96];
+                snprintf(what, sizeof what, "driver-staged copy GPU %d -> GPU %d", ds[i], dd[i]);
+                step(arg, h.total, what);
+            }
+            rc = gq_exec_one(be, topo, m, ho, j, rs, err);
+        }
+    }
+    free(m);
+    return rc;
 }

@@ -212,28 +212,12 @@ static int tick_gpu(gq_backend *be, int dev, gq_stress_gpu *g, double t, bool *r
     return gq_stress_point_push(g, &p);
 }
 
-int gq_stress_run(gq_backend *be, const gq_topo *topo, const gq_stress_opts *o, gq_stress_result *r,
-                  gq_err *err)
+/* The result before the load: each GPU's identity from the topology, its
+ * device index in dev[], and its telemetry baseline. */
+static void result_init(gq_backend *be, const gq_topo *topo, const gq_stress_opts *o, gq_stress_result *r,
+                        int *dev)
 {
     const gq_backend_ops *ops = be->ops;
-    if (!ops->stress_start || !ops->stress_poll || !ops->stress_stop || !ops->sample)
-        return gq_err_set(err, GQ_E_UNSUPP, "the %s backend cannot run a stress load in this build",
-                          ops->name);
-    bool virt = (ops->flags & GQ_BE_VIRTUAL_TIME) != 0;
-    if (virt && !ops->wait)
-        return gq_err_set(err, GQ_E_UNSUPP, "the %s backend has virtual time but no wait hook", ops->name);
-    int rc = gq_stress_opts_check(o, err);
-    if (rc)
-        return rc;
-    int dev[GQ_MAX_GPUS];
-    bool running[GQ_MAX_GPUS] = {0};
-    for (int k = 0; k < o->ngpus; k++) {
-        int pos = o->gpus[k];
-        if (pos < 0 || pos >= topo->ngpu)
-            return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist (this machine has GPUs 0-%d)", pos,
-                              topo->ngpu - 1);
-    }
-
     memset(r, 0, sizeof *r);
     r->duration_s = o->duration_s;
     r->interval_s = o->interval_s;
@@ -264,37 +248,17 @@ int gq_stress_run(gq_backend *be, const gq_topo *topo, const gq_stress_opts *o, 
             copy_msg(g->sample_error, sizeof g->sample_error, e.msg);
         }
     }
+}
 
-    /* Start every GPU before anything else so the loads begin together. */
-    for (int k = 0; k < r->ngpu; k++) {
-        gq_err e = {0};
-        int src = ops->stress_start(be, dev[k], o->precision, &e);
-        if (src == GQ_OK) {
-            r->gpu[k].started = true;
-            running[k] = true;
-        } else {
-            gpu_fail(&r->gpu[k], src, e.msg, 0);
-        }
-    }
-    double t0 = be_now(be), vt = 0;
-
-    xfer_ctx *x = NULL;
-    if (o->with_transfers) {
-        x = calloc(1, sizeof *x);
-        if (!x) {
-            rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
-            goto stop;
-        }
-        if (xfer_setup(x, be, r, dev, o->xfer_bytes ? o->xfer_bytes : 64 * GQ_MiB) == GQ_OK && !virt) {
-            if (pthread_create(&x->th, NULL, xfer_thread, x) == 0)
-                x->thread_running = true;
-            else {
-                x->status = GQ_E_FAIL;
-                snprintf(x->error, sizeof x->error, "cannot start the transfer thread");
-            }
-        }
-    }
-
+/* The tick loop: wait for each sample time (virtual or real), sample every
+ * GPU, report, until the duration or an interrupt (r->interrupted). GQ_OK, or
+ * the error that stopped it (out of memory, the on_tick callback's). */
+static int run_ticks(gq_backend *be, const gq_stress_opts *o, gq_stress_result *r, const int *dev,
+                     bool *running, xfer_ctx *x, bool virt, double t0, gq_err *err)
+{
+    const gq_backend_ops *ops = be->ops;
+    double vt = 0;
+    int rc;
     for (long tick = 0;; tick++) {
         double target = (double)tick * o->interval_s;
         if (target > o->duration_s + 1e-9)
@@ -315,29 +279,24 @@ int gq_stress_run(gq_backend *be, const gq_topo *topo, const gq_stress_opts *o, 
         }
         double t = virt ? vt : be_now(be) - t0;
         for (int k = 0; k < r->ngpu; k++)
-            if ((rc = tick_gpu(be, dev[k], &r->gpu[k], t, &running[k])) != GQ_OK) {
-                gq_err_set(err, rc, "out of memory for the time series");
-                goto stop;
-            }
+            if ((rc = tick_gpu(be, dev[k], &r->gpu[k], t, &running[k])) != GQ_OK)
+                return gq_err_set(err, rc, "out of memory for the time series");
         r->elapsed_s = t;
         if (o->progress)
             o->progress(o->progress_arg, r, t);
         if (o->on_tick && (rc = o->on_tick(o->tick_arg, r, err)) != GQ_OK)
-            goto stop;
+            return rc;
         if (target >= o->duration_s)
             break;
     }
-    rc = GQ_OK;
+    return GQ_OK;
+}
 
-stop:
-    if (x) {
-        xfer_finish(x);
-        if (x->status != GQ_OK)
-            copy_msg(r->xfer_error, sizeof r->xfer_error, x->error);
-        free(x);
-    }
-    /* Final counters, then stop. Workers also watch the interrupt flag, so a
-     * Ctrl-C has already stopped them all at once. */
+/* Final counters of every GPU still running, then stop it. Workers also
+ * watch the interrupt flag, so a Ctrl-C has already stopped them all at once. */
+static void stop_all(gq_backend *be, gq_stress_result *r, const int *dev, bool *running)
+{
+    const gq_backend_ops *ops = be->ops;
     for (int k = 0; k < r->ngpu; k++) {
         if (!running[k])
             continue;
@@ -355,6 +314,70 @@ stop:
             gpu_fail(g, src, e.msg, r->elapsed_s);
         running[k] = false;
     }
+}
+
+int gq_stress_run(gq_backend *be, const gq_topo *topo, const gq_stress_opts *o, gq_stress_result *r,
+                  gq_err *err)
+{
+    const gq_backend_ops *ops = be->ops;
+    if (!ops->stress_start || !ops->stress_poll || !ops->stress_stop || !ops->sample)
+        return gq_err_set(err, GQ_E_UNSUPP, "the %s backend cannot run a stress load in this build",
+                          ops->name);
+    bool virt = (ops->flags & GQ_BE_VIRTUAL_TIME) != 0;
+    if (virt && !ops->wait)
+        return gq_err_set(err, GQ_E_UNSUPP, "the %s backend has virtual time but no wait hook", ops->name);
+    int rc = gq_stress_opts_check(o, err);
+    if (rc)
+        return rc;
+    int dev[GQ_MAX_GPUS];
+    bool running[GQ_MAX_GPUS] = {0};
+    for (int k = 0; k < o->ngpus; k++) {
+        int pos = o->gpus[k];
+        if (pos < 0 || pos >= topo->ngpu)
+            return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist (this machine has GPUs 0-%d)", pos,
+                              topo->ngpu - 1);
+    }
+    result_init(be, topo, o, r, dev);
+
+    /* Start every GPU before anything else so the loads begin together. */
+    for (int k = 0; k < r->ngpu; k++) {
+        gq_err e = {0};
+        int src = ops->stress_start(be, dev[k], o->precision, &e);
+        if (src == GQ_OK) {
+            r->gpu[k].started = true;
+            running[k] = true;
+        } else {
+            gpu_fail(&r->gpu[k], src, e.msg, 0);
+        }
+    }
+    double t0 = be_now(be);
+
+    xfer_ctx *x = NULL;
+    if (o->with_transfers) {
+        x = calloc(1, sizeof *x);
+        if (!x) {
+            rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
+            goto stop;
+        }
+        if (xfer_setup(x, be, r, dev, o->xfer_bytes ? o->xfer_bytes : 64 * GQ_MiB) == GQ_OK && !virt) {
+            if (pthread_create(&x->th, NULL, xfer_thread, x) == 0)
+                x->thread_running = true;
+            else {
+                x->status = GQ_E_FAIL;
+                snprintf(x->error, sizeof x->error, "cannot start the transfer thread");
+            }
+        }
+    }
+    rc = run_ticks(be, o, r, dev, running, x, virt, t0, err);
+
+stop:
+    if (x) {
+        xfer_finish(x);
+        if (x->status != GQ_OK)
+            copy_msg(r->xfer_error, sizeof r->xfer_error, x->error);
+        free(x);
+    }
+    stop_all(be, r, dev, running);
     if (rc == GQ_OK && r->interrupted)
         rc = gq_err_set(err, GQ_E_INTR, "interrupted after %.0f s of %.0f s", r->elapsed_s, r->duration_s);
     return rc;

@@ -19,8 +19,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/flow.h"
+#include "core/record.h"
 #include "measure/catalog_ids.h"
-#include "measure/harness.h"
+#include "measure/measurement.h"
 #include "topo/topo.h"
 
 /* --host-numa all: every NUMA node in turn (the GPU x NUMA-node matrix). */
@@ -30,6 +32,8 @@
  * of nvbandwidth's figure on 2 x H200 (10000 read ~9 % lower, fewer pages). */
 #define GQ_CATALOG_CHASE_ITERS 100000
 #define GQ_HOST_NUMA_ALL (-2)
+
+/* The test ids (GQ_TID_*) are in measure/catalog_ids.h. */
 
 typedef enum gq_test_kind { GQ_TEST_BANDWIDTH = 0, GQ_TEST_LATENCY = 1 } gq_test_kind;
 

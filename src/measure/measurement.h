@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#include "backend/backend.h"
+#include "core/flow.h"
 
 #define GQ_MAX_FLOWS 512
 

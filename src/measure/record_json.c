@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "measure/record_json.h"
+#include "core/json.h"
 #include "measure/sanity.h"
 
 const char *gq_rec_endpoint(gq_endpoint e, char *buf, size_t n)
@@ -294,20 +295,6 @@ json_t *gq_record_to_json(const gq_record *r)
  * path inside the record (gbps.median), so a caller prefixes the file and
  * the record's own path (r.json: records[3].gbps.median: ...). */
 
-static const char *jtype(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "a list";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER:
-    case JSON_REAL: return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    default: return "null";
-    }
-}
-
 static int need(const json_t *j, const char *key, json_t **v, gq_err *err)
 {
     *v = json_object_get(j, key);
@@ -321,7 +308,7 @@ static int bad(gq_err *err, const char *key, const json_t *v, const char *expect
     if (json_is_string(v))
         return gq_err_set(err, GQ_E_USAGE, "%s: is \"%.40s\", expected %s", key, json_string_value(v),
                           expected);
-    return gq_err_set(err, GQ_E_USAGE, "%s: is %s, expected %s", key, jtype(v), expected);
+    return gq_err_set(err, GQ_E_USAGE, "%s: is %s, expected %s", key, gq_json_type_word(v), expected);
 }
 
 static int get_stat(const json_t *o, gq_stat *s, const char *key, bool valid, gq_err *err)

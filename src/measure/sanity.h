@@ -29,7 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "backend/backend.h"
+#include "core/flow.h"
 #include "core/record.h"
 #include "topo/topo.h"
 

@@ -1,6 +1,7 @@
 /* Prometheus text files (prometheus.h): node_exporter's textfile
  * conventions and dcgm-exporter's label names. */
 #include "render/prometheus.h"
+#include "core/version.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -8,13 +9,6 @@
 #include <string.h>
 
 #include "measure/record_json.h"
-
-#ifndef GQ_VERSION
-#define GQ_VERSION "0.0.0"
-#endif
-#ifndef GQ_GIT_REV
-#define GQ_GIT_REV "unknown"
-#endif
 
 /* ---- labels ---------------------------------------------------------------- */
 
@@ -82,8 +76,8 @@ static void sample(FILE *f, const char *name, const labels *l, double v)
 void gq_prom_header(FILE *f, const char *command, const char *hostname, const char *source, double now)
 {
     labels l = {.n = 0};
-    lab(&l, "version", GQ_VERSION);
-    lab(&l, "revision", GQ_GIT_REV);
+    lab(&l, "version", gq_version);
+    lab(&l, "revision", gq_git_rev);
     lab(&l, "command", command);
     lab(&l, "Hostname", hostname);
     lab(&l, "source", source);

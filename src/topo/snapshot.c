@@ -1,4 +1,5 @@
 #include "topo/snapshot.h"
+#include "core/version.h"
 #include "core/infile.h"
 #include "core/runid.h"
 #include "core/json.h"
@@ -8,13 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-
-#ifndef GQ_VERSION
-#define GQ_VERSION "0.0.0"
-#endif
-#ifndef GQ_GIT_REV
-#define GQ_GIT_REV "unknown"
-#endif
 
 /* ---- names of enums in JSON ------------------------------------------------ */
 
@@ -561,8 +555,8 @@ json_t *gq_topo_doc(const gq_topo *t, const char *kind, int schema_version)
     json_object_set_new(root, "kind", json_string(kind));
     json_object_set_new(root, "schema_version", json_integer(schema_version));
     json_object_set_new(root, "run_id", json_string(gq_run_id_current()));
-    json_object_set_new(root, "version", json_string(GQ_VERSION));
-    json_object_set_new(root, "git", json_string(GQ_GIT_REV));
+    json_object_set_new(root, "version", json_string(gq_version));
+    json_object_set_new(root, "git", json_string(gq_git_rev));
     json_object_set_new(root, "timestamp", json_string(ts));
     json_object_update(root, body);
     json_decref(body);

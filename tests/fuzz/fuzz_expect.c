@@ -5,6 +5,7 @@
  * Build and run: as tests/fuzz/fuzz_doc.c, with the target fuzz_expect.
  */
 #include "analysis/expect.h"
+#include "doc/expect_load.h"
 #include "fuzz_util.h"
 
 static gq_expect ex;

@@ -6,6 +6,7 @@
  * Build and run: as tests/fuzz/fuzz_doc.c, with the target fuzz_kvconfig.
  */
 #include "analysis/kv.h"
+#include "doc/kv_config.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/expect.h"
+#include "doc/expect_load.h"
 #include "core/yaml.h"
 
 static gq_expect ex;

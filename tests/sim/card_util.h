@@ -21,6 +21,7 @@
 #include "doc/card_compose.h"
 #include "exec/card_run.h"
 #include "analysis/expect.h"
+#include "doc/expect_load.h"
 #include "backend/backend.h"
 #include "backend/sim/sim.h"
 #include "core/interrupt.h"

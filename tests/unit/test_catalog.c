@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "backend/backend.h"
 #include "measure/catalog.h"
 #include "core/units.h"
 
@@ -123,6 +124,24 @@ static void test_every_nvbandwidth_name(void **state)
                         "memcpy SM GPU(row) <- GPU(column) bandwidth (GB/s)");
     assert_string_equal(gq_catalog_find("device_to_device_latency_sm")->title,
                         "Device to Device Latency SM GPU(row) <-> GPU(column) (ns)");
+}
+
+/* The test ids other code names (measure/catalog.h) are the catalog's tests,
+ * and the concurrent pairs, discovery's own, are not. */
+static void test_ids_are_catalog_tests(void **state)
+{
+    (void)state;
+    const char *const in[] = {GQ_TID_H2D_SET,     GQ_TID_D2H_SET,      GQ_TID_D2D_STAGED,  GQ_TID_D2D_READ_CE,
+                              GQ_TID_D2D_READ_SM, GQ_TID_D2D_WRITE_CE, GQ_TID_D2D_WRITE_SM};
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+        const gq_test *t = gq_catalog_find(in[i]);
+        assert_non_null(t);
+        assert_string_equal(t->name, in[i]);
+    }
+    const char *const out[] = {GQ_TID_PAIRS_READ_CE, GQ_TID_PAIRS_READ_SM, GQ_TID_PAIRS_WRITE_CE,
+                               GQ_TID_PAIRS_WRITE_SM};
+    for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
+        assert_null(gq_catalog_find(out[i]));
 }
 
 static void test_select(void **state)
@@ -458,6 +477,7 @@ int main(void)
         cmocka_unit_test_setup(test_measurement_and_memory, setup2),
         cmocka_unit_test_setup(test_bad_plan_input, setup2),
         cmocka_unit_test(test_ids_are_catalog_names),
+        cmocka_unit_test(test_ids_are_catalog_tests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

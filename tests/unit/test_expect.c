@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "analysis/expect.h"
+#include "doc/expect_load.h"
 
 static const char *good =
     "{ \"gpuqual_expect\": 1, \"description\": \"test\",\n"

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "analysis/expect.h"
+#include "doc/expect_load.h"
 #include "core/yaml.h"
 
 static gq_expect ex_a, ex_b;

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "analysis/kv.h"
+#include "doc/kv_config.h"
 #include "core/units.h"
 #include "../test_util.h"
 

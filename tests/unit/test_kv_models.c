@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "analysis/kv.h"
+#include "doc/kv_config.h"
 #include "../test_util.h"
 
 #define HF GQ_TEST_DATA "/data/hf/"
