@@ -626,8 +626,8 @@ static int run_step(runner *R, gq_card_step_id s, gq_err *err)
             src = gq_discovery_settle(D, err);
         break;
     case GQ_CS_COLLECTIVES:
-        current_domains(R, pm, dom);
-        src = step_collectives(R, pm, err);
+        if (!(src = gq_discovery_domains(D, err)))
+            src = step_collectives(R, D->matrix, err);
         break;
     case GQ_CS_STRESS: src = step_stress(R, err); break;
     default: break;
