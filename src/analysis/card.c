@@ -27,6 +27,7 @@ static const struct {
     [GQ_CS_SWEEP] = {"sweep", "Buffer-size sweeps"},
     [GQ_CS_LATENCY] = {"latency", "Latency"},
     [GQ_CS_PLACEMENT] = {"placement", "Placement, verified"},
+    [GQ_CS_COLLECTIVES] = {"collectives", "Collectives, TP-2 groups"},
     [GQ_CS_STRESS] = {"stress", "Stress with telemetry"},
 };
 
@@ -210,6 +211,15 @@ static void estimate(const gq_topo *t, const gq_card_opts *o, int q, double est[
     /* a round chases GQ_CATALOG_CHASE_ITERS loads of ~1.2 us to host memory */
     est[GQ_CS_LATENCY] = o->no_latency ? 0 : (n + npairs) * ((R + 0.1) * GQ_CARD_LAT_ROUND_S + 0.05);
     est[GQ_CS_PLACEMENT] = o->no_placement || n < 2 ? 0 : 6 * gq_card_estimate_measurement(n, R, rs, B);
+    /* collectives (place --tp 2 on the even GPUs, on the matrix step's pairwise copies): at most
+     * GQ_CARD_COLL_BUDGET groups' all-reduce alone and the two verifications at once, each R rounds
+     * of 5 + GQ_CARD_COLL_ITERS iterations of GQ_CARD_COLL_BYTES costed at 10 GB/s (a PCIe Gen4
+     * pair without P2P; faster links take less), plus 0.1 s of setup */
+    int ne = n - n % 2;
+    est[GQ_CS_COLLECTIVES] =
+        ne < 2 ? 0
+               : (GQ_CARD_COLL_BUDGET + 2) *
+                     (R * (5 + GQ_CARD_COLL_ITERS) * (double)GQ_CARD_COLL_BYTES / 10e9 + 0.1);
     est[GQ_CS_STRESS] = o->stress_s > 0 ? o->stress_s + 2.0 : 0;
     for (int s = 0; s < GQ_CS_COUNT; s++)
         if (!gq_card_level_has(o->level, (gq_card_step_id)s))
@@ -269,8 +279,9 @@ static int too_small(const gq_card_opts *o, double min, double full, gq_err *err
 static int fit_quality(const gq_topo *t, const gq_card_opts *o, double *est, double *total)
 {
     /* Optional steps, dropped from the first when nothing else fits. */
-    static const gq_card_step_id drop_order[] = {GQ_CS_BIDIR,     GQ_CS_LATENCY,    GQ_CS_SWEEP,
-                                                 GQ_CS_PLACEMENT, GQ_CS_CONTENTION, GQ_CS_MATRIX};
+    static const gq_card_step_id drop_order[] = {GQ_CS_BIDIR, GQ_CS_COLLECTIVES, GQ_CS_LATENCY,
+                                                 GQ_CS_SWEEP, GQ_CS_PLACEMENT,   GQ_CS_CONTENTION,
+                                                 GQ_CS_MATRIX};
     int ndrop = (int)(sizeof drop_order / sizeof drop_order[0]);
     int q, dropped = 0;
     for (dropped = 0; dropped <= ndrop; dropped++) {
@@ -317,7 +328,9 @@ static void skip_note(const gq_card_opts *o, int s, double est_s, const char *a,
                                                     "--offload 0)"
                                                   : "turned off";
         r = GQ_EVR_USER;
-    } else if ((s == GQ_CS_MATRIX || s == GQ_CS_CONTENTION || s == GQ_CS_PLACEMENT) && o->ngpus < 2) {
+    } else if ((s == GQ_CS_MATRIX || s == GQ_CS_CONTENTION || s == GQ_CS_PLACEMENT ||
+                s == GQ_CS_COLLECTIVES) &&
+               o->ngpus < 2) {
         why = "one GPU: no pair to measure";
         r = GQ_EVR_ONE_GPU;
     } else if (s == GQ_CS_MATRIX && o->level == GQ_LEVEL_QUICK) {

@@ -202,6 +202,33 @@ int gq_card_driver_staged_pairs(const gq_topo *t, const int *gpus, int n, int *s
  * about 1.2 us (host memory). */
 #define GQ_CARD_LAT_ROUND_S (GQ_CATALOG_CHASE_ITERS * 1.2e-6)
 
+/* The collectives step: `place --tp 2` on the selected GPUs (the first even
+ * count of them), measuring at most GQ_CARD_COLL_BUDGET candidate groups
+ * alone (the naive contiguous groups always), each all-reduce of
+ * GQ_CARD_COLL_BYTES run GQ_CARD_COLL_ITERS timed iterations after 5 untimed
+ * ones per round; the chosen groups are then run all at once. */
+#define GQ_CARD_COLL_BUDGET 8
+#define GQ_CARD_COLL_BYTES (64ull << 20)
+#define GQ_CARD_COLL_ITERS 20
+#define GQ_CARD_COLL_MAX_GROUPS (GQ_MAX_GPUS / 2)
+
+/* What the collectives step keeps, typed: the chosen TP groups (as GPU sets,
+ * bit i = GPU i), each group's all-reduce bus bandwidth alone and with every
+ * chosen group at once (GB/s; < 0 invalid), the slowest of each, and the naive
+ * contiguous groups' slowest at once. The card's "collectives" section
+ * (docs/json-card.md) is written from it and read back into it. */
+typedef struct gq_card_coll_view {
+    bool present; /* a "collectives" section (an object) */
+    int tp;
+    uint64_t bytes;
+    int measured; /* candidate groups measured alone */
+    bool kept_naive;
+    int ngroups;
+    uint64_t set[GQ_CARD_COLL_MAX_GROUPS];
+    double alone[GQ_CARD_COLL_MAX_GROUPS], once[GQ_CARD_COLL_MAX_GROUPS];
+    double min_alone, min_once, naive_min_once; /* NAN: unknown */
+} gq_card_coll_view;
+
 /* Estimated seconds of one measurement in the harness' auto mode: a flow
  * alone takes rounds+1 round lengths, a concurrent group rounds+2, plus the
  * setup of its buffers. */
@@ -231,6 +258,8 @@ typedef struct gq_card_result {
     gq_place_model *place_model;
     gq_place_result *place_result;
     bool place_default_split;
+    /* The collectives step's figures (coll.present false when it did not run or measure). */
+    gq_card_coll_view coll;
     double elapsed_s;
     bool interrupted;
     gq_card_step_id stopped_at;
@@ -399,6 +428,7 @@ typedef struct gq_card_views {
     gq_card_latency_view latency;
     gq_card_sweeps_view sweeps;
     gq_card_identity_view identity;
+    gq_card_coll_view coll; /* the card's "collectives" section */
 } gq_card_views;
 
 /* Judge a composed or saved card section (e.g. `report --expect`) into *out

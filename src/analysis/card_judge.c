@@ -66,6 +66,7 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_v
     gq_judge_row_latency(out, cl, &views->latency);
     gq_judge_row_health(out, cl, &views->stress);
     gq_judge_row_placement(out, cl, pl);
+    gq_judge_row_collectives(out, cl, &views->coll);
     gq_judge_row_integrity(out, cl, f);
     gq_judge_row_application(out);
     gq_card_rest_rows(out);

@@ -85,6 +85,7 @@ void gq_judge_row_latency(gq_card *rows, const gq_checklist *cl, const gq_card_l
 void gq_judge_row_health(gq_card *rows, const gq_checklist *cl, const gq_card_stress_view *stress);
 /* Placement: the roles solved on the measured paths and the gain over the naive mapping. */
 void gq_judge_row_placement(gq_card *rows, const gq_checklist *cl, const json_t *pl);
+void gq_judge_row_collectives(gq_card *rows, const gq_checklist *cl, const gq_card_coll_view *coll);
 /* Measurement integrity: impossible figures, overlap, data checks and errors. */
 void gq_judge_row_integrity(gq_card *rows, const gq_checklist *cl, const gq_card_facts *f);
 /* Application validation: not measured by gpuqual. */

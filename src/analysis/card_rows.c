@@ -9,6 +9,7 @@
 
 #include "analysis/card.h"
 #include "analysis/card_judge_internal.h"
+#include "analysis/tp_groups.h"
 #include "analysis/domains.h"
 #include "core/units.h"
 
@@ -340,6 +341,39 @@ void gq_judge_row_placement(gq_card *rows, const gq_checklist *cl, const json_t 
     static const char *const ids[] = {NULL};
     gq_judge_row(rows, "Placement", ev, res, gq_judge_row_verdict(cl, ids, json_is_object(pl)),
                  "Keep heavy exchanges on fast paths; verify in the serving stack");
+}
+
+/* Collectives: the TP-2 groups chosen from measured all-reduce, each group's
+ * bus bandwidth alone and with every group at once (the slowest of each). */
+void gq_judge_row_collectives(gq_card *rows, const gq_checklist *cl, const gq_card_coll_view *c)
+{
+    char ev[512], res[512], grp[256] = "", a[32], b[32];
+    size_t used = 0;
+    for (int g = 0; c->present && g < c->ngroups && used < sizeof grp - 24; g++) {
+        char s[96];
+        gq_tp_set_str(c->set[g], s, sizeof s);
+        used += (size_t)snprintf(grp + used, sizeof grp - used, "%s{%s}", g ? " " : "", s);
+    }
+    if (c->present)
+        snprintf(ev, sizeof ev,
+                 "NCCL all-reduce of %.0f MiB, groups of %d GPUs chosen from %d group%s measured alone, then "
+                 "every chosen group at once",
+                 (double)c->bytes / (1 << 20), c->tp, c->measured, c->measured == 1 ? "" : "s");
+    else
+        snprintf(
+            ev, sizeof ev,
+            "NCCL all-reduce of %.0f MiB on tensor-parallel groups of 2 GPUs chosen from measured groups, "
+            "alone and all at once",
+            (double)GQ_CARD_COLL_BYTES / (1 << 20));
+    if (c->present)
+        snprintf(res, sizeof res, "groups %s: slowest %s GB/s busbw alone, %s GB/s all at once%s", grp,
+                 gq_judge_f1(c->min_alone, a, sizeof a), gq_judge_f1(c->min_once, b, sizeof b),
+                 c->kept_naive ? " (the naive groups kept)" : "");
+    else
+        snprintf(res, sizeof res, "not measured");
+    static const char *const ids[] = {"allreduce_busbw_gbps_min", NULL};
+    gq_judge_row(rows, "Collectives", ev, res, gq_judge_row_verdict(cl, ids, c->present),
+                 "Choose tensor-parallel groups");
 }
 
 /* Measurement integrity: impossible figures, overlap, data checks and errors. */

@@ -6,8 +6,8 @@
 #include <string.h>
 
 static const char *const ev_names[] = {"unknown", "measured", "skipped", "failed"};
-static const char *const reason_names[] = {NULL,   "budget",      "one_gpu", "not_applicable",
-                                           "user", "interrupted", "error",   "level"};
+static const char *const reason_names[] = {NULL,          "budget", "one_gpu", "not_applicable", "user",
+                                           "interrupted", "error",  "level",   "no_library"};
 static const char *const reason_words[] = {"",
                                            "did not fit the budget",
                                            "one GPU",
@@ -15,7 +15,8 @@ static const char *const reason_words[] = {"",
                                            "turned off",
                                            "interrupted",
                                            "failed with an error",
-                                           "not in this level"};
+                                           "not in this level",
+                                           "NCCL not found"};
 static const char *const level_names[] = {"quick", "standard", "full"};
 static const char *const verdict_names[] = {"pass", "warn", "fail", "incomplete"};
 
@@ -155,6 +156,8 @@ gq_card_step_id gq_card_check_step(const char *id)
         {"power_cap", GQ_CS_STRESS},
         {"stress", GQ_CS_STRESS},
         {"undetermined", GQ_CS_CONTENTION},
+        {"allreduce_busbw_gbps_min", GQ_CS_COLLECTIVES},
+        {"collectives_at_once", GQ_CS_COLLECTIVES},
     };
     for (int i = 0; id && i < N(map); i++)
         if (!strcmp(id, map[i].id))
@@ -174,7 +177,7 @@ int gq_card_row_step(const char *title)
         {"Concurrent GPU traffic", GQ_CS_CONTENTION}, {"Host-memory traffic", GQ_CS_HOST},
         {"Transfer granularity", GQ_CS_SWEEP},        {"Latency", GQ_CS_LATENCY},
         {"Whole-node health", GQ_CS_STRESS},          {"Placement", GQ_CS_PLACEMENT},
-        {"Measurement integrity", GQ_CS_IDENTITY},
+        {"Collectives", GQ_CS_COLLECTIVES},           {"Measurement integrity", GQ_CS_IDENTITY},
     };
     for (int i = 0; title && i < N(map); i++)
         if (!strcmp(title, map[i].title))

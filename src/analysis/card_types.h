@@ -18,6 +18,7 @@ typedef enum gq_card_step_id {
     GQ_CS_SWEEP,
     GQ_CS_LATENCY,
     GQ_CS_PLACEMENT,
+    GQ_CS_COLLECTIVES, /* the TP-2 groups' all-reduce, alone and at once (2 GPUs or more) */
     GQ_CS_STRESS,
     GQ_CS_COUNT
 } gq_card_step_id;
@@ -39,7 +40,8 @@ typedef enum gq_ev_reason {
     GQ_EVR_USER,           /* turned off by the user (--no-stress, --no-placement) */
     GQ_EVR_INTERRUPTED,
     GQ_EVR_ERROR,
-    GQ_EVR_LEVEL, /* not a step of the card's level (--level quick has no latency) */
+    GQ_EVR_LEVEL,      /* not a step of the card's level (--level quick has no latency) */
+    GQ_EVR_NO_LIBRARY, /* a library the step needs is not installed (NCCL): shown as info, never INCOMPLETE */
 } gq_ev_reason;
 
 typedef enum gq_card_level {
@@ -62,7 +64,8 @@ const char *gq_card_step_title(gq_card_step_id s);
 
 /* "measured", "skipped", "failed", "unknown". */
 const char *gq_evidence_name(gq_evidence e);
-/* NULL for GQ_EVR_NONE; "budget", "one_gpu", "not_applicable", "user", "interrupted", "error", "level". */
+/* NULL for GQ_EVR_NONE; "budget", "one_gpu", "not_applicable", "user", "interrupted", "error", "level",
+ * "no_library". */
 const char *gq_ev_reason_name(gq_ev_reason r);
 /* Words for a person: "did not fit the budget", "turned off", ... ("" for none). */
 const char *gq_ev_reason_words(gq_ev_reason r);

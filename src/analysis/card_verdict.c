@@ -60,7 +60,8 @@ void gq_card_rest_rows(gq_card *c)
                  r->evidence == GQ_EV_UNKNOWN ? "the card does not say whether this step ran"
                  : r->reason                  ? gq_ev_reason_words(r->reason)
                                               : gq_evidence_name(r->evidence));
-        r->verdict = GQ_V_SKIP;
+        /* a library the step needs is missing (no NCCL): said, not a gap in the card */
+        r->verdict = r->evidence == GQ_EV_SKIPPED && r->reason == GQ_EVR_NO_LIBRARY ? GQ_V_INFO : GQ_V_SKIP;
     }
 }
 

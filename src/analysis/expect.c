@@ -53,6 +53,10 @@ static const struct {
                                  .is_min = true,
                                  .what = "average SM clock under load"},
     [GQ_EXK_SPREAD_PCT_MAX] = {.name = "spread_pct_max", .unit = "%", .what = "spread between GPUs"},
+    [GQ_EXK_ALLREDUCE_BUSBW_GBPS_MIN] = {.name = "allreduce_busbw_gbps_min",
+                                         .unit = "GB/s",
+                                         .is_min = true,
+                                         .what = "all-reduce bus bandwidth of the TP-2 groups at once"},
 };
 
 static const char *const verdict_names[] = {
@@ -158,6 +162,7 @@ void gq_check_rest_on(gq_check *c, const gq_evidence *step_ev, const gq_ev_reaso
 void gq_card_facts_init(gq_card_facts *f)
 {
     memset(f, 0, sizeof *f);
+    f->coll_min_alone_gbps = f->coll_min_once_gbps = NAN;
     for (int i = 0; i < GQ_MAX_GPUS; i++) {
         gq_gpu_facts *g = &f->gpu[i];
         g->index = i;
@@ -728,6 +733,40 @@ static void judge_stress(judge *J, const gq_card_facts *f, int n)
     }
 }
 
+/* The collectives threshold of each model whose GPUs the card's TP groups
+ * hold: the slowest chosen group's all-reduce busbw with every group at once. */
+static void judge_collectives(judge *J, const gq_expect *ex, const gq_card_facts *f, int n,
+                              const int *model_of)
+{
+    char subj[128], a[32], b[32];
+    const gq_expect_key k = GQ_EXK_ALLREDUCE_BUSBW_GBPS_MIN;
+    for (int m = 0; m < ex->nmodels; m++) {
+        const gq_threshold *t = &ex->models[m].th[k];
+        bool in = false;
+        /* the model's GPUs in the chosen groups; when nothing was measured, any GPU of the model
+         * (the check is then a skip that says so) */
+        for (int i = 0; i < n && !in; i++)
+            in = model_of[i] == m && (!f->coll_gpus || (f->gpu[i].index >= 0 && f->gpu[i].index < 64 &&
+                                                        (f->coll_gpus >> f->gpu[i].index & 1)));
+        if (!t->set || !in)
+            continue;
+        snprintf(subj, sizeof subj, "model:%s", ex->models[m].match);
+        double v = f->coll_min_once_gbps, thr;
+        if (!isfinite(v)) {
+            add(J, keys[k].name, subj, "expect", GQ_V_SKIP, NAN, t->fail, keys[k].unit,
+                "%s: %s not measured in this run; %s not checked.", ex->models[m].match, keys[k].what,
+                keys[k].name);
+            continue;
+        }
+        gq_verdict vd = apply(t, true, v, &thr);
+        add(J, keys[k].name, subj, "expect", vd, v, thr, keys[k].unit,
+            "%s: the slowest TP-2 group's all-reduce moves %s GB/s of bus bandwidth with every group at "
+            "once (%s %s GB/s expected).",
+            ex->models[m].match, fmtv(v, a, sizeof a), vd == GQ_V_PASS ? "at least" : "below the",
+            fmtv(thr, b, sizeof b));
+    }
+}
+
 int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist *out, gq_err *err)
 {
     gq_expect defaults;
@@ -749,6 +788,7 @@ int gq_expect_judge(const gq_expect *ex_in, const gq_card_facts *f, gq_checklist
     judge_integrity(&J, f);
     judge_undetermined(&J, f);
     judge_stress(&J, f, n);
+    judge_collectives(&J, ex, f, n, model_of);
     if (J.rc)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
     for (int i = first; i < out->n; i++)

@@ -59,9 +59,10 @@ typedef enum gq_expect_key {
     GQ_EXK_NVLINK_GBPS_MIN, /* every pair joined by NVLink */
     GQ_EXK_HOST_LATENCY_NS_MAX,
     GQ_EXK_P2P_LATENCY_NS_MAX,
-    GQ_EXK_TEMP_C_MAX,       /* under the stress load */
-    GQ_EXK_SM_CLOCK_MHZ_MIN, /* average under the stress load */
-    GQ_EXK_SPREAD_PCT_MAX,   /* between GPUs of this model (overrides agree_pct) */
+    GQ_EXK_TEMP_C_MAX,               /* under the stress load */
+    GQ_EXK_SM_CLOCK_MHZ_MIN,         /* average under the stress load */
+    GQ_EXK_SPREAD_PCT_MAX,           /* between GPUs of this model (overrides agree_pct) */
+    GQ_EXK_ALLREDUCE_BUSBW_GBPS_MIN, /* the card's TP-2 groups all at once, the slowest group */
     GQ_EXK_COUNT
 } gq_expect_key;
 
@@ -174,6 +175,12 @@ typedef struct gq_card_facts {
     int n_overlap_invalid;
     char overlap_example[240];
     bool stress_ran;
+    /* The collectives step (the card's "collectives" section): the GPUs of its
+     * chosen TP groups (bit = GPU index) and the slowest group's all-reduce
+     * busbw alone and with every chosen group at once (GB/s; NAN: not
+     * measured). */
+    uint64_t coll_gpus;
+    double coll_min_alone_gbps, coll_min_once_gbps;
     /* Decisions the analysis could not make on the figures' intervals, even
      * after measuring them again (the card's "undetermined" list): each is
      * judged WARN, never PASS or FAIL (docs/card.md). */

@@ -157,6 +157,7 @@ int gq_card_cli_document(const gq_card_cli_run *run, json_t *options, json_t **d
                          .rs = &res->rs,
                          .stress = res->stress_json,
                          .placement = placement,
+                         .coll = &res->coll,
                          .expect = run->expect,
                          .plan = run->plan,
                          .opts = run->co,

@@ -426,6 +426,39 @@ json_t *gq_card_placement_json(const gq_card_result *res)
     return pl;
 }
 
+static json_t *gbps_or_null(double v)
+{
+    return isfinite(v) && v >= 0 ? json_real(v) : json_null();
+}
+
+/* The "collectives" section (docs/json-card.md), or null. */
+static json_t *coll_json(const gq_card_coll_view *c)
+{
+    if (!c || !c->present)
+        return json_null();
+    json_t *o = json_object(), *groups = json_array();
+    json_object_set_new(o, "op", json_string("all_reduce"));
+    json_object_set_new(o, "tp", json_integer(c->tp));
+    json_object_set_new(o, "bytes", json_integer((json_int_t)c->bytes));
+    json_object_set_new(o, "measured", json_integer(c->measured));
+    json_object_set_new(o, "kept_naive", json_boolean(c->kept_naive));
+    for (int g = 0; g < c->ngroups; g++) {
+        json_t *x = json_object(), *gpus = json_array();
+        for (int i = 0; i < 64; i++)
+            if (c->set[g] >> i & 1)
+                json_array_append_new(gpus, json_integer(i));
+        json_object_set_new(x, "gpus", gpus);
+        json_object_set_new(x, "alone_busbw_gbps", gbps_or_null(c->alone[g]));
+        json_object_set_new(x, "at_once_busbw_gbps", gbps_or_null(c->once[g]));
+        json_array_append_new(groups, x);
+    }
+    json_object_set_new(o, "groups", groups);
+    json_object_set_new(o, "min_alone_busbw_gbps", gbps_or_null(c->min_alone));
+    json_object_set_new(o, "min_at_once_busbw_gbps", gbps_or_null(c->min_once));
+    json_object_set_new(o, "naive_min_at_once_busbw_gbps", gbps_or_null(c->naive_min_once));
+    return o;
+}
+
 json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
 {
     double loaded[GQ_MAX_GPUS][2];
@@ -455,6 +488,7 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
     json_object_set_new(card, "sweeps", sweeps_json(&f));
     json_object_set_new(card, "latency", latency_json(&f));
     json_object_set_new(card, "placement", in->placement ? json_deep_copy(in->placement) : json_null());
+    json_object_set_new(card, "collectives", coll_json(in->coll));
     json_t *bl = bottlenecks_list(&f, in->rs);
     gq_card_figures_free(&f);
     json_t *out = json_object();

@@ -23,6 +23,8 @@ typedef struct gq_card_inputs {
     const gq_recordset *rs;
     const json_t *stress;    /* "stress" section */
     const json_t *placement; /* "placement" section */
+    const gq_card_coll_view
+        *coll; /* the collectives step's figures (NULL or !present: "collectives": null) */
     const gq_expect *expect;
     const gq_card_plan *plan; /* steps with their status */
     const gq_card_opts *opts; /* budget, roles, GPUs (NULL: every GPU in topo) */

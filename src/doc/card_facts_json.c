@@ -74,6 +74,18 @@ void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *wh
             why[s] = have_r ? r : GQ_EVR_ERROR;
         }
     }
+    /* A card saved before the collectives step existed lists a plan without it: the step was not
+     * one of its card's, not a step that should have run (its card stays complete). */
+    bool listed = false;
+    json_array_foreach(json_object_get(card, "plan"), i, p)
+    {
+        if (!strcmp(gq_json_str(p, "step", ""), gq_card_step_name(GQ_CS_COLLECTIVES)))
+            listed = true;
+    }
+    if (json_array_size(json_object_get(card, "plan")) && !listed) {
+        ev[GQ_CS_COLLECTIVES] = GQ_EV_SKIPPED;
+        why[GQ_CS_COLLECTIVES] = GQ_EVR_NOT_APPLICABLE;
+    }
 }
 
 /* identity.gpus: each GPU's facts, by position; pos[index] = position. */
@@ -369,6 +381,39 @@ static void identity_view(const json_t *id, gq_card_identity_view *v)
     }
 }
 
+/* The "collectives" section (coll_json in doc/card_compose.c). */
+static void coll_view(const json_t *c, gq_card_coll_view *v)
+{
+    v->present = json_is_object(c);
+    v->min_alone = v->min_once = v->naive_min_once = NAN;
+    if (!v->present)
+        return;
+    v->tp = (int)gq_json_num(c, "tp");
+    double b = gq_json_num(c, "bytes");
+    v->bytes = isfinite(b) && b > 0 ? (uint64_t)b : 0;
+    v->measured = (int)gq_json_num(c, "measured");
+    v->kept_naive = json_is_true(json_object_get(c, "kept_naive"));
+    size_t i, k;
+    const json_t *x, *g;
+    json_array_foreach(json_object_get(c, "groups"), i, x)
+    {
+        if (v->ngroups >= GQ_CARD_COLL_MAX_GROUPS)
+            break;
+        int n = v->ngroups++;
+        v->set[n] = 0;
+        json_array_foreach(json_object_get(x, "gpus"), k, g) if (json_is_integer(g) &&
+                                                                 json_integer_value(g) >= 0 &&
+                                                                 json_integer_value(g) < 64) v->set[n] |=
+            (uint64_t)1 << json_integer_value(g);
+        double a = gq_json_num(x, "alone_busbw_gbps"), o = gq_json_num(x, "at_once_busbw_gbps");
+        v->alone[n] = isfinite(a) ? a : -1;
+        v->once[n] = isfinite(o) ? o : -1;
+    }
+    v->min_alone = gq_json_num(c, "min_alone_busbw_gbps");
+    v->min_once = gq_json_num(c, "min_at_once_busbw_gbps");
+    v->naive_min_once = gq_json_num(c, "naive_min_at_once_busbw_gbps");
+}
+
 void gq_card_views_from_json(const json_t *card, const json_t *stress, gq_card_views *v)
 {
     memset(v, 0, sizeof *v);
@@ -379,6 +424,7 @@ void gq_card_views_from_json(const json_t *card, const json_t *stress, gq_card_v
     latency_view(json_object_get(card, "latency"), &v->latency);
     sweeps_view(json_object_get(card, "sweeps"), &v->sweeps);
     identity_view(json_object_get(card, "identity"), &v->identity);
+    coll_view(json_object_get(card, "collectives"), &v->coll);
 }
 
 void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
@@ -396,5 +442,14 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
     matrix_facts(card, f, pos);
     latency_facts(card, f, pos);
     stress_facts(stress, f, pos);
+    gq_card_coll_view *cv = calloc(1, sizeof *cv);
+    if (cv) {
+        coll_view(json_object_get(card, "collectives"), cv);
+        for (int g = 0; cv->present && g < cv->ngroups; g++)
+            f->coll_gpus |= cv->set[g];
+        f->coll_min_alone_gbps = cv->min_alone;
+        f->coll_min_once_gbps = cv->min_once;
+        free(cv);
+    }
     gq_card_facts_records(rs, f);
 }

@@ -18,6 +18,7 @@
 #include "exec/place_verify.h"
 #include "exec/plan_run.h"
 #include "exec/stress_run.h"
+#include "exec/tp_place.h"
 #include "measure/catalog.h"
 #include "measure/cleanroom.h"
 #include "measure/harness.h"
@@ -413,6 +414,87 @@ out:
     return rc;
 }
 
+/* The collectives step: place --tp 2 on the first even count of the selected
+ * GPUs, on the matrix step's pairwise copies (a pair it lacks is copied
+ * again). Its records are kept apart (copies measured here would join the
+ * matrix's figures; the "collectives" section holds the figures, an invalid
+ * group's as null); the chosen groups' all-reduce busbw alone and at once go
+ * to res->coll. GQ_E_NOLIB when the backend has no NCCL (the step is then
+ * skipped: not measured, never INCOMPLETE). */
+static int step_collectives(runner *R, const gq_pairmatrix *pm, gq_err *err)
+{
+    int n = R->o->ngpus - R->o->ngpus % 2;
+    gq_card_step *st = &R->plan->step[GQ_CS_COLLECTIVES];
+    gq_tp_result *tr = calloc(1, sizeof *tr);
+    double(*known)[GQ_MAX_GPUS] = malloc(sizeof(double[GQ_MAX_GPUS][GQ_MAX_GPUS]));
+    gq_recordset rs = {0};
+    if (!tr || !known) {
+        free(tr);
+        free(known);
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory measuring the collectives");
+    }
+    /* the matrix step's pairwise copies (the probe place --tp measures) are not measured again */
+    for (int a = 0; a < GQ_MAX_GPUS; a++)
+        for (int b = 0; b < GQ_MAX_GPUS; b++)
+            known[a][b] = NAN;
+    for (int a = 0; a < pm->n; a++)
+        for (int b = 0; b < pm->n; b++)
+            if (pm->gpu[a] >= 0 && pm->gpu[b] >= 0)
+                known[pm->gpu[a]][pm->gpu[b]] = pm->gbps[a][b];
+    gq_tp_opts to = {.tp = 2,
+                     .budget = GQ_CARD_COLL_BUDGET,
+                     .bytes = GQ_CARD_COLL_BYTES,
+                     .rounds = R->ho.rounds,
+                     .warmup = 5,
+                     .iters = GQ_CARD_COLL_ITERS,
+                     .ho = &R->ho,
+                     .known_copy = (const double(*)[GQ_MAX_GPUS])known};
+    gq_err e = {0};
+    int rc = gq_tp_place(R->be, R->t, R->o->gpus, n, &to, NULL, &rs, tr, &e);
+    R->done_s += st->est_s;
+    if (rc == GQ_E_INTR || gq_interrupt_requested())
+        rc = GQ_E_INTR;
+    else if (rc == GQ_E_NOLIB)
+        snprintf(st->note, sizeof st->note, "%s", e.msg);
+    else if (rc == GQ_E_NOMEM)
+        rc = gq_err_set(err, rc, "%s", e.msg);
+    else if (rc) {
+        /* every group contaminated (other work on a GPU): the card's busy GPUs say so, and the
+         * card is INCOMPLETE unless the user allowed it, as for every other step */
+        bool busy = false;
+        for (int i = 0; i < rs.n && !busy; i++)
+            busy = (rs.v[i].flags & GQ_FLAG_CONTAMINATED) != 0;
+        snprintf(st->note, sizeof st->note, "%s%s", e.msg, busy ? " (a GPU was busy)" : "");
+        rc = busy ? GQ_OK : GQ_E_FAIL;
+    } else {
+        gq_card_coll_view *c = &R->res->coll;
+        memset(c, 0, sizeof *c);
+        c->present = true;
+        c->tp = 2;
+        c->bytes = GQ_CARD_COLL_BYTES;
+        c->measured = tr->measured;
+        c->kept_naive = tr->kept_naive;
+        c->ngroups =
+            tr->chosen.ngroups < GQ_CARD_COLL_MAX_GROUPS ? tr->chosen.ngroups : GQ_CARD_COLL_MAX_GROUPS;
+        c->min_alone = c->min_once = NAN;
+        for (int g = 0; g < c->ngroups; g++) {
+            const gq_tp_cand *k = &tr->st.cand[tr->chosen.idx[g]];
+            c->set[g] = k->set;
+            c->alone[g] = k->busbw;
+            c->once[g] = tr->chosen_once[g];
+            if (k->busbw >= 0 && !(c->min_alone <= k->busbw))
+                c->min_alone = k->busbw;
+            if (tr->chosen_once[g] >= 0 && !(c->min_once <= tr->chosen_once[g]))
+                c->min_once = tr->chosen_once[g];
+        }
+        c->naive_min_once = tr->naive_min_once >= 0 ? tr->naive_min_once : NAN;
+    }
+    gq_records_free(&rs);
+    free(tr);
+    free(known);
+    return rc;
+}
+
 typedef struct stress_cb {
     runner *R;
     int sent[GQ_MAX_GPUS]; /* samples of GPU slot k already journalled */
@@ -543,6 +625,10 @@ static int run_step(runner *R, gq_card_step_id s, gq_err *err)
         if (!src)
             src = gq_discovery_settle(D, err);
         break;
+    case GQ_CS_COLLECTIVES:
+        if (!(src = gq_discovery_domains(D, err)))
+            src = step_collectives(R, D->matrix, err);
+        break;
     case GQ_CS_STRESS: src = step_stress(R, err); break;
     default: break;
     }
@@ -605,6 +691,11 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
         int src = run_step(&R, (gq_card_step_id)s, err);
         if (src == GQ_E_UNSUPP && s == GQ_CS_LATENCY) {
             end_step(&R, (gq_card_step_id)s, GQ_CSS_SKIPPED);
+            continue;
+        }
+        if (src == GQ_E_NOLIB && s == GQ_CS_COLLECTIVES) { /* no NCCL: not measured, shown as info */
+            end_step(&R, (gq_card_step_id)s, GQ_CSS_SKIPPED);
+            st->reason = GQ_EVR_NO_LIBRARY;
             continue;
         }
         if (src == GQ_E_INTR) {

@@ -1,6 +1,8 @@
 /* place --tp N, the measuring part (exec/tp_place.h). */
 #include "exec/tp_place.h"
 
+#include <math.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,9 +116,10 @@ int gq_tp_place(gq_backend *be, const gq_topo *topo, const int *gpus, int n, con
     /* 1. pairwise copies, each way alone (mean of the two) */
     for (int a = 0; a < n; a++)
         for (int b = a + 1; b < n; b++) {
-            double x, y;
-            if ((rc = copy_one(be, topo, gpus[a], gpus[b], o, j, rs, &x, err)) ||
-                (rc = copy_one(be, topo, gpus[b], gpus[a], o, j, rs, &y, err)))
+            double x = o->known_copy ? o->known_copy[gpus[a]][gpus[b]] : NAN;
+            double y = o->known_copy ? o->known_copy[gpus[b]][gpus[a]] : NAN;
+            if (!(x > 0 && y > 0) && ((rc = copy_one(be, topo, gpus[a], gpus[b], o, j, rs, &x, err)) ||
+                                      (rc = copy_one(be, topo, gpus[b], gpus[a], o, j, rs, &y, err))))
                 return rc;
             double v = x >= 0 && y >= 0 ? (x + y) / 2 : -1;
             s->copy[gpus[a]][gpus[b]] = s->copy[gpus[b]][gpus[a]] = v;

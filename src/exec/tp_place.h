@@ -21,6 +21,9 @@ typedef struct gq_tp_opts {
     uint64_t bytes; /* all-reduce size and copy size */
     int rounds, warmup, iters;
     const gq_harness_opts *ho; /* for the pairwise copies (progress included) */
+    /* Pairwise copies already measured (the card's matrix: the same probe), GB/s by GPU index
+     * [src][dst]; a pair missing either way (not > 0) is measured. NULL: measure every pair. */
+    const double (*known_copy)[GQ_MAX_GPUS];
     void (*progress)(void *arg, const char *test, int round, int rounds);
     void *progress_arg;
 } gq_tp_opts;

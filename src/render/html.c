@@ -889,6 +889,30 @@ static void html_findings(FILE *f, const gq_card *c)
     fputs("</ul>\n", f);
 }
 
+/* The collectives step's TP groups: each group's all-reduce busbw alone and all at once. */
+static void html_collectives(FILE *f, const json_t *card)
+{
+    const json_t *groups = json_object_get(json_object_get(card, "collectives"), "groups");
+    if (!json_array_size(groups))
+        return;
+    fputs("<h2 id=\"collectives\">Collectives</h2>\n<table><tr><th>group</th><th>all-reduce busbw alone "
+          "(GB/s)</th><th>all at once (GB/s)</th></tr>\n",
+          f);
+    size_t i, k;
+    const json_t *g, *x;
+    json_array_foreach(groups, i, g)
+    {
+        fputs("<tr><td>", f);
+        json_array_foreach(json_object_get(g, "gpus"), k, x)
+            fprintf(f, "%s%d", k ? "," : "", (int)json_integer_value(x));
+        fputs("</td>", f);
+        td_num(f, gq_cj_num(g, "alone_busbw_gbps"));
+        td_num(f, gq_cj_num(g, "at_once_busbw_gbps"));
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
 /* The recommended placement: prefill/decode pairs and notes. */
 static void html_placement(FILE *f, const json_t *card)
 {
@@ -976,6 +1000,7 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
         html_stress(f, st, &c->checks);
     }
     html_placement(f, card);
+    html_collectives(f, card);
     html_checks(f, &c->checks);
     html_identity(f, json_object_get(card, "identity"), &c->checks);
     gq_card_free(c);

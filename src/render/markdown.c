@@ -354,6 +354,29 @@ static void md_domains(FILE *f, const json_t *root, const json_t *card)
     }
 }
 
+/* The collectives step's TP groups: each group's all-reduce busbw alone and all at once. */
+static void md_collectives(FILE *f, const json_t *c)
+{
+    const json_t *groups = json_object_get(c, "groups");
+    if (!json_array_size(groups))
+        return;
+    char b[2][32];
+    fputs("\n## Collectives\n\n| group | all-reduce busbw alone (GB/s) | all at once (GB/s) "
+          "|\n|---|---:|---:|\n",
+          f);
+    size_t i, k;
+    const json_t *g, *x;
+    json_array_foreach(groups, i, g)
+    {
+        fputs("| ", f);
+        json_array_foreach(json_object_get(g, "gpus"), k, x)
+            fprintf(f, "%s%d", k ? "," : "", (int)json_integer_value(x));
+        double a = gq_cj_num(g, "alone_busbw_gbps"), o = gq_cj_num(g, "at_once_busbw_gbps");
+        fprintf(f, " | %s | %s |\n", isfinite(a) ? gq_fmt_num(a, GQ_NUM_FIGURE, b[0], 32) : "invalid",
+                isfinite(o) ? gq_fmt_num(o, GQ_NUM_FIGURE, b[1], 32) : "invalid");
+    }
+}
+
 static void md_placement(FILE *f, const json_t *pl)
 {
     if (!json_is_object(pl))
@@ -568,6 +591,7 @@ int gq_card_render_markdown(FILE *f, const json_t *root, gq_err *err)
     md_stress(f, json_object_get(root, "stress"));
     md_domains(f, root, card);
     md_placement(f, json_object_get(card, "placement"));
+    md_collectives(f, json_object_get(card, "collectives"));
     const json_t *plan = json_object_get(card, "plan");
     if (json_array_size(plan)) {
         fprintf(f,

@@ -50,6 +50,8 @@ typedef struct card_args {
     bool cleanroom;      /* watch the GPUs with a clean room, as the command frame does (no sampling
                             before the run: the card's own steps sample) */
     bool allow_busy;     /* --allow-busy */
+    int ngpus;           /* > 0: only GPUs 0..ngpus-1 are selected (--gpus) */
+    const char *set[2];  /* --set overrides of the expectations, in order (NULL: none) */
 } card_args;
 
 static int cu_calls, cu_stop_after;
@@ -84,8 +86,8 @@ static __attribute__((unused)) card_run cu_run(const card_args *a)
     co.stress_s = a->stress_s;
     co.no_placement = a->no_placement;
     co.allow_busy = a->allow_busy;
-    co.ngpus = t->ngpu;
-    for (int i = 0; i < t->ngpu; i++)
+    co.ngpus = a->ngpus > 0 && a->ngpus < t->ngpu ? a->ngpus : t->ngpu;
+    for (int i = 0; i < co.ngpus; i++)
         co.gpus[i] = i;
     if (gq_card_plan_make(t, &co, &out.plan, &e))
         fail_msg("plan: %s", e.msg);
@@ -103,6 +105,9 @@ static __attribute__((unused)) card_run cu_run(const card_args *a)
         snprintf(path, sizeof path, "%s/expect/%s", GQ_EXAMPLES, a->expect);
         if (gq_expect_load(path, &ex, &e))
             fail_msg("expect: %s", e.msg);
+        for (int k = 0; k < 2 && a->set[k]; k++)
+            if (gq_expect_set(&ex, a->set[k], &e))
+                fail_msg("--set %s: %s", a->set[k], e.msg);
     }
     gq_card_result res;
     memset(&res, 0, sizeof res);
@@ -125,6 +130,7 @@ static __attribute__((unused)) card_run cu_run(const card_args *a)
                          .rs = &res.rs,
                          .stress = res.stress_json,
                          .placement = placement,
+                         .coll = &res.coll,
                          .expect = a->expect ? &ex : NULL,
                          .plan = &out.plan,
                          .opts = &co,

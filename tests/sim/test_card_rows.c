@@ -92,6 +92,9 @@ static const char *const h200x2_lines[] = {
     "ROW Placement | 1 prefill, 1 decode, 1 offload workers (default split); the implied pattern measured "
     "against the naive one | pairs 0→1; offload on 0; 1.00× the naive mapping | info | Keep heavy exchanges "
     "on fast paths; verify in the serving stack | measured () on placement",
+    "ROW Collectives | NCCL all-reduce of 64 MiB, groups of 2 GPUs chosen from 1 group measured alone, then "
+    "every chosen group at once | groups {0,1}: slowest 357 GB/s busbw alone, 357 GB/s all at once | pass | "
+    "Choose tensor-parallel groups | measured () on collectives",
     "ROW Measurement integrity | 45 records: every figure against its path's capacity, overlap of concurrent "
     "windows, data pattern checks | 0 impossible, 0 overlap-invalid, 0 failed checks, 0 errors | pass | "
     "Trust the figures above | measured () on identity",
@@ -110,7 +113,7 @@ static const char *const h200x2_lines[] = {
     "thermal slowdown.",
     "FIND This is a virtual machine showing one NUMA node: host buffers cannot be bound to the physical "
     "memory locality, and shared budgets found here are inferred from measurement only.",
-    "VERDICT pass \"PASS\" exit 0 (0) pass 29 warn 0 fail 0 info 2 skip 0",
+    "VERDICT pass \"PASS\" exit 0 (0) pass 30 warn 0 fail 0 info 2 skip 0",
     NULL,
 };
 
@@ -139,6 +142,9 @@ static const char *const rtx4090x8_lines[] = {
     "ROW Placement | 4 prefill, 4 decode, 4 offload workers (default split); the implied pattern measured "
     "against the naive one | pairs 0→2 1→3 4→6 5→7; offload on 0, 2, 4, 6; 1.42× the naive mapping | info | "
     "Keep heavy exchanges on fast paths; verify in the serving stack | measured () on placement",
+    "ROW Collectives | NCCL all-reduce of 64 MiB, groups of 2 GPUs chosen from 8 groups measured alone, then "
+    "every chosen group at once | groups {0,1} {2,3} {4,5} {6,7}: slowest 8.53 GB/s busbw alone, 4.37 GB/s "
+    "all at once (the naive groups kept) | pass | Choose tensor-parallel groups | measured () on collectives",
     "ROW Measurement integrity | 253 records: every figure against its path's capacity, overlap of "
     "concurrent windows, data pattern checks | 0 impossible, 0 overlap-invalid, 0 failed checks, 0 errors | "
     "pass | Trust the figures above | measured () on identity",
@@ -178,7 +184,7 @@ static const char *const rtx4090x8_lines[] = {
     "FIND Under 10 s of load on all 8 GPUs (3571 W together, GPU telemetry), the hottest reached 44 °C, with "
     "no thermal slowdown; power capping in up to 100% of samples is expected near the limit and is not a "
     "thermal slowdown.",
-    "VERDICT pass \"PASS\" exit 0 (0) pass 77 warn 0 fail 0 info 12 skip 0",
+    "VERDICT pass \"PASS\" exit 0 (0) pass 78 warn 0 fail 0 info 12 skip 0",
     NULL,
 };
 
@@ -204,6 +210,9 @@ static const char *const rtxpro6000x8_lines[] = {
     "ROW Placement | 4 prefill, 4 decode, 4 offload workers (default split); the implied pattern measured "
     "against the naive one | pairs 0→2 1→3 4→6 5→7; offload on 0, 2, 4, 6; 2.40× the naive mapping | info | "
     "Keep heavy exchanges on fast paths; verify in the serving stack | measured () on placement",
+    "ROW Collectives | NCCL all-reduce of 64 MiB, groups of 2 GPUs chosen from 8 groups measured alone, then "
+    "every chosen group at once | groups {0,1} {2,3} {4,5} {6,7}: slowest 49.6 GB/s busbw alone, 49.6 GB/s "
+    "all at once | info | Choose tensor-parallel groups | measured () on collectives",
     "ROW Measurement integrity | 330 records: every figure against its path's capacity, overlap of "
     "concurrent windows, data pattern checks | 0 impossible, 0 overlap-invalid, 0 failed checks, 0 errors | "
     "pass | Trust the figures above | measured () on identity",
@@ -269,6 +278,9 @@ static const char *const a100x6_lines[] = {
     "ROW Placement | 3 prefill, 3 decode, 3 offload workers (default split); the implied pattern measured "
     "against the naive one | pairs 0→3 1→2 4→5; offload on 1, 3, 4; 2.81× the naive mapping | info | Keep "
     "heavy exchanges on fast paths; verify in the serving stack | measured () on placement",
+    "ROW Collectives | NCCL all-reduce of 64 MiB, groups of 2 GPUs chosen from 8 groups measured alone, then "
+    "every chosen group at once | groups {0,3} {1,2} {4,5}: slowest 237 GB/s busbw alone, 237 GB/s all at "
+    "once | pass | Choose tensor-parallel groups | measured () on collectives",
     "ROW Measurement integrity | 215 records: every figure against its path's capacity, overlap of "
     "concurrent windows, data pattern checks | 0 impossible, 0 overlap-invalid, 0 failed checks, 0 errors | "
     "pass | Trust the figures above | measured () on identity",
@@ -311,7 +323,7 @@ static const char *const a100x6_lines[] = {
     "FIND Under 10 s of load on all 6 GPUs (1488 W together, GPU telemetry), the hottest reached 44 °C, with "
     "no thermal slowdown; power capping in up to 100% of samples is expected near the limit and is not a "
     "thermal slowdown.",
-    "VERDICT fail \"FAIL\" exit 1 (1) pass 45 warn 0 fail 5 info 10 skip 0",
+    "VERDICT fail \"FAIL\" exit 1 (1) pass 46 warn 0 fail 5 info 10 skip 0",
     NULL,
 };
 
@@ -376,6 +388,9 @@ static const char *const rtx4090x8_cut_lines[] = {
     "ROW Placement | 4 prefill, 4 decode, 4 offload workers (default split); the implied pattern measured "
     "against the naive one | pairs 0→3 1→5 2→6 4→7; offload on 1, 4, 5, 7; 1.37× the naive mapping | info | "
     "Keep heavy exchanges on fast paths; verify in the serving stack | measured () on placement",
+    "ROW Collectives | NCCL all-reduce of 64 MiB, groups of 2 GPUs chosen from 8 groups measured alone, then "
+    "every chosen group at once | groups {0,1} {2,3} {4,5} {6,7}: slowest 8.53 GB/s busbw alone, 4.37 GB/s "
+    "all at once (the naive groups kept) | info | Choose tensor-parallel groups | measured () on collectives",
     "ROW Measurement integrity | 188 records: every figure against its path's capacity, overlap of "
     "concurrent windows, data pattern checks | 0 impossible, 0 overlap-invalid, 0 failed checks, 0 errors | "
     "pass | Trust the figures above | measured () on identity",

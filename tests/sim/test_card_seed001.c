@@ -155,14 +155,20 @@ static void test_verdict_with_expectations(void **state)
     assert_non_null(cu_check(&run, "thermal", "gpu:0"));
     assert_true(json_is_object(json_object_get(c, "expectations")));
     /* the rows of seed 001 §9 are all there, in order */
-    static const char *const rows[] = {"Identity and links",     "Pairwise GPU traffic",
-                                       "Concurrent GPU traffic", "Host-memory traffic",
-                                       "Transfer granularity",   "Latency",
-                                       "Whole-node health",      "Placement",
-                                       "Measurement integrity",  "Application validation"};
+    static const char *const rows[] = {"Identity and links",
+                                       "Pairwise GPU traffic",
+                                       "Concurrent GPU traffic",
+                                       "Host-memory traffic",
+                                       "Transfer granularity",
+                                       "Latency",
+                                       "Whole-node health",
+                                       "Placement",
+                                       "Collectives",
+                                       "Measurement integrity",
+                                       "Application validation"};
     const json_t *rj = json_object_get(c, "rows");
-    assert_int_equal(json_array_size(rj), 10);
-    for (size_t k = 0; k < 10; k++)
+    assert_int_equal(json_array_size(rj), 11);
+    for (size_t k = 0; k < 11; k++)
         assert_string_equal(cu_str(json_array_get(rj, k), "check"), rows[k]);
     assert_true(json_is_true(json_object_get(c, "complete")));
 }

@@ -179,8 +179,10 @@ static void empty_card_rows(void **state)
     json_t *card = load("{\"identity\": {\"gpus\": []}}");
     gq_err e = {0};
     assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, &e), GQ_OK);
-    assert_int_equal(json_array_size(json_object_get(card, "rows")), 10);
+    assert_int_equal(json_array_size(json_object_get(card, "rows")), 11);
     assert_string_equal(rs(card, "Identity and links", "verdict"), "skip");
+    assert_string_equal(rs(card, "Collectives", "verdict"), "skip");
+    assert_string_equal(rs(card, "Collectives", "result"), "not measured");
     assert_string_equal(rs(card, "Pairwise GPU traffic", "measurement"), "P2P read matrix");
     assert_string_equal(rs(card, "Pairwise GPU traffic", "result"), "not measured");
     assert_string_equal(rs(card, "Pairwise GPU traffic", "verdict"), "skip");
