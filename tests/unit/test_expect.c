@@ -515,7 +515,9 @@ static void test_judge_straddle_words(void **state)
     f->gpu[4].h2d_lo = 49.0;
     assert_int_equal(gq_expect_judge(&ex, f, &cl, &e), GQ_OK);
     c = find(&cl, "h2d_gbps_min", "gpu:4");
-    assert_non_null(strstr(c->text, "(49-57 from its rounds) straddles the threshold 50 GB/s"));
+    assert_non_null(c);
+    const char *text = c ? c->text : "";
+    assert_non_null(strstr(text, "(49-57 from its rounds) straddles the threshold 50 GB/s"));
     assert_true(c->threshold == 50);
     gq_checklist_free(&cl);
     free(f);
