@@ -17,6 +17,8 @@
 
 #include "analysis/domains.h"
 #include "analysis/placement.h"
+#include "analysis/probes.h"
+#include "bottlenecks_util.h"
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
@@ -143,11 +145,95 @@ static void placement_every_allocation(void **state)
     free(m);
 }
 
+/* Two sockets of four GPUs: each alone, each socket together (held to 40 of
+ * 100), every GPU at once; P2P pairs alone and two at once (held); one
+ * invalid record (ignored, with its reason). */
+static void bottleneck_records(void)
+{
+    gq_records_free(&RS);
+    G = 0;
+    const int s0[] = {0, 1, 2, 3}, s1[] = {4, 5, 6, 7}, all[] = {0, 1, 2, 3, 4, 5, 6, 7};
+    for (int g = 0; g < 8; g++) {
+        host_uniform(&g, 1, GQ_DIR_H2D, 25.0);
+        host_uniform(&g, 1, GQ_DIR_D2H, 26.0);
+    }
+    host_uniform(s0, 4, GQ_DIR_H2D, 10.0);
+    host_uniform(s1, 4, GQ_DIR_H2D, 10.0);
+    host_uniform(all, 8, GQ_DIR_H2D, 9.0);
+    host_uniform(s0, 4, GQ_DIR_D2H, 24.0);
+    const int ps[] = {0, 2}, pd[] = {1, 3};
+    const double alone[] = {50.0, 50.0}, two[] = {20.0, 20.0};
+    for (int i = 0; i < 2; i++)
+        p2p_group(&ps[i], &pd[i], &alone[i], 1);
+    p2p_group(ps, pd, two, 2);
+    host_uniform(&s1[0], 1, GQ_DIR_D2H, 26.0);
+    RS.v[RS.n - 1].valid = false;
+}
+
+static void bottlenecks_every_allocation(void **state)
+{
+    (void)state;
+    bottleneck_records();
+    gq_bottlenecks b;
+    gq_err e = {0};
+    arm(0);
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, &e), GQ_OK);
+    long total = nalloc;
+    assert_true(b.n >= 3);
+    int n = b.n;
+    gq_bottlenecks_free(&b);
+    for (long k = 1; k <= total; k++) {
+        arm(k);
+        memset(&e, 0, sizeof e);
+        int rc = gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, &e);
+        arm(0);
+        gq_bottlenecks_free(&b);
+        if (rc != GQ_E_NOMEM)
+            fail_msg("allocation %ld of %ld failed: rc %d, want GQ_E_NOMEM", k, total, rc);
+        assert_string_equal(e.msg, "out of memory while inferring bottlenecks");
+    }
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, &e), GQ_OK);
+    assert_int_equal(b.n, n);
+    gq_bottlenecks_free(&b);
+    gq_records_free(&RS);
+}
+
+static void probes_every_allocation(void **state)
+{
+    (void)state;
+    static const int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    gq_domains dom;
+    gq_pairmatrix *m = malloc(sizeof *m);
+    assert_non_null(m);
+    two_domains(m);
+    assert_int_equal(gq_domains_cluster(m, NULL, &dom, NULL), GQ_OK);
+    free(m);
+    gq_probe_plan p = {0};
+    gq_err e = {0};
+    arm(0);
+    assert_int_equal(gq_probes_plan_contention(&p, NULL, gpus, 8, NULL, &e), GQ_OK);
+    long total = nalloc;
+    int n = p.n;
+    gq_probe_plan_free(&p);
+    assert_true(total >= 1 && n == 18);
+    for (long k = 1; k <= total; k++) {
+        arm(k);
+        memset(&e, 0, sizeof e);
+        int rc = gq_probes_plan_contention(&p, NULL, gpus, 8, NULL, &e);
+        arm(0);
+        gq_probe_plan_free(&p);
+        if (rc != GQ_E_NOMEM)
+            fail_msg("allocation %ld of %ld failed: rc %d, want GQ_E_NOMEM", k, total, rc);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(domains_every_allocation),
         cmocka_unit_test(placement_every_allocation),
+        cmocka_unit_test(bottlenecks_every_allocation),
+        cmocka_unit_test(probes_every_allocation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
