@@ -1030,13 +1030,14 @@ static int cmp_obs_pairs(const void *a, const void *b)
 /* P2P: each concurrent group against the same pairs one at a time, capped by
  * the P2P budgets already found among them (smaller runs first), so that a
  * link binding only when many pairs cross at once (the socket interconnect
- * behind two switch uplinks) shows below the sum of the narrower limits. */
-static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_domains *dom, const gq_bn_opts *o,
-                      iso_set *is)
+ * behind two switch uplinks) shows below the sum of the narrower limits.
+ * GQ_E_NOMEM when out of memory. */
+static int infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_domains *dom, const gq_bn_opts *o,
+                     iso_set *is)
 {
     gq_bn_obs **ord = malloc((size_t)(out->nobs > 0 ? out->nobs : 1) * sizeof *ord);
     if (!ord)
-        return;
+        return GQ_E_NOMEM;
     int nord = 0;
     for (int i = 0; i < out->nobs; i++)
         if (out->obs[i].p2p)
@@ -1177,6 +1178,7 @@ static void infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_doma
         add_evidence(bn, i);
     }
     free(ord);
+    return GQ_OK;
 }
 
 /* Asymmetry inside the largest host run of each direction: which GPUs of it
@@ -1272,7 +1274,8 @@ int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_d
     for (int s = 0; s < 2; s++)
         if (infer_host(out, rs, s, o))
             goto nomem;
-    infer_p2p(out, rs, dom, o, iso);
+    if (infer_p2p(out, rs, dom, o, iso))
+        goto nomem;
     host_asymmetry(out, o);
     explain_all(out, topo);
     free(c);
