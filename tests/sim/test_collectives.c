@@ -199,12 +199,73 @@ static void test_unseen_tp_pair(void **state)
     close_run(&r);
 }
 
+/* The sim's collective refuses a request outside its contract with one line
+ * naming what is wrong (backend.h: 1..GQ_COLL_MAX_GROUPS groups, iters >= 1,
+ * warmup >= 0, bytes > 0, each group 1..ngpu ranks of distinct GPUs); the
+ * same request within it runs. */
+static void test_request_refusals(void **state)
+{
+    (void)state;
+    run r;
+    open_run(&r, "h200x2");
+    gq_coll_req ok = {.op = GQ_COLL_ALL_REDUCE, .bytes = 8 * GQ_MiB, .ngroups = 1, .warmup = 1, .iters = 2};
+    ok.groups[0].ngpus = 2;
+    ok.groups[0].gpus[0] = 0;
+    ok.groups[0].gpus[1] = 1;
+    gq_coll_result res[GQ_COLL_MAX_GROUPS + 1];
+    gq_err e = {0};
+    memset(res, 0, sizeof res);
+    assert_int_equal(r.be->ops->coll_run(r.be, &ok, res, &e), GQ_OK);
+    assert_int_equal(res[0].status, GQ_OK);
+    assert_int_equal(res[0].iters_done, 2);
+    char limits[128];
+    snprintf(limits, sizeof limits, "sim: a collective needs 1..%d groups, iters >= 1 and bytes > 0",
+             GQ_COLL_MAX_GROUPS);
+    for (int c = 0; c < 11; c++) {
+        gq_coll_req q = ok;
+        const char *want = limits;
+        switch (c) {
+        case 0: q.ngroups = 0; break;
+        case 1: q.ngroups = -1; break;
+        case 2: q.ngroups = GQ_COLL_MAX_GROUPS + 1; break;
+        case 3: q.iters = 0; break;
+        case 4: q.warmup = -1; break;
+        case 5: q.bytes = 0; break;
+        case 6:
+            q.op = GQ_COLL_NOPS;
+            want = "sim: unknown collective";
+            break;
+        case 7:
+            q.groups[0].ngpus = 0;
+            want = "sim: group 0 has 0 ranks";
+            break;
+        case 8:
+            q.groups[0].ngpus = 3;
+            want = "sim: group 0 has 3 ranks";
+            break;
+        case 9:
+            q.groups[0].gpus[1] = 2;
+            want = "sim: GPU 2 does not exist (this machine has GPUs 0-1)";
+            break;
+        default:
+            q.groups[0].gpus[1] = 0;
+            want = "sim: GPU 0 is in two ranks or groups";
+            break;
+        }
+        memset(&e, 0, sizeof e);
+        int rc = r.be->ops->coll_run(r.be, &q, res, &e);
+        if (rc != GQ_E_USAGE || strncmp(e.msg, want, strlen(want)))
+            fail_msg("case %d: status %d, '%s'; want a refusal '%s'", c, rc, e.msg, want);
+    }
+    close_run(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_without_p2p),  cmocka_unit_test(test_ring_with_p2p_and_nvlink),
         cmocka_unit_test(test_published_figures), cmocka_unit_test(test_known_difference_a100_nvlink),
-        cmocka_unit_test(test_unseen_tp_pair),
+        cmocka_unit_test(test_unseen_tp_pair),    cmocka_unit_test(test_request_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,7 @@ static struct {
     bool bad_data;     /* the data check fails */
     bool verify_asked; /* a call had verify on */
     int verify_calls;
+    int fail_call, fail_group; /* fail_call > 0: call fail_call - 1 fails group fail_group */
 } fake;
 
 static int f_init(gq_backend *be, const gq_backend_opts *o, const void *bopts, gq_err *err)
@@ -65,6 +66,10 @@ static int f_coll_run(gq_backend *be, const gq_coll_req *req, gq_coll_result *re
         res[k].iters_done = req->iters;
         res[k].verified = req->verify;
         res[k].verify_ok = !(req->verify && fake.bad_data);
+        if (fake.fail_call == c + 1 && fake.fail_group == k) {
+            res[k].status = GQ_E_BACKEND;
+            snprintf(res[k].error, sizeof res[k].error, "rank 1 of group %d lost", k);
+        }
     }
     return GQ_OK;
 }
@@ -324,6 +329,64 @@ static void test_no_collectives(void **state)
     assert_int_equal(gq_status_exit_code(GQ_E_NOLIB), 7);
 }
 
+/* A group that fails in a round ends the rounds for all; each record then
+ * says what it has: the failed group its error, the other the rounds it
+ * counted, flagged incomplete when it counted fewer than asked - also when
+ * only the last round failed. */
+static void test_group_fails_midway(void **state)
+{
+    (void)state;
+    gq_backend be = {.ops = &fake_ops};
+    for (int fail_round = 1; fail_round <= 3; fail_round++) {
+        memset(&fake, 0, sizeof fake);
+        for (int i = 0; i < 8; i++)
+            fake.sec[i] = 0.02;
+        fake.fail_call = fail_round;
+        fake.fail_group = 1;
+        gq_coll_req q = req_of(GQ_COLL_ALL_REDUCE, 100000000, 2, 2);
+        gq_coll_opts o = {.rounds = 3, .warmup = 1, .iters = 10, .verify = false};
+        gq_recordset rs = {0};
+        gq_err err = {0};
+        assert_int_equal(gq_coll_measure(&be, &topo, &q, &o, &rs, &err), GQ_OK);
+        assert_int_equal(fake.calls, fail_round);
+        assert_int_equal(rs.n, 2);
+        /* the failed group: invalid, its backend's words */
+        assert_false(rs.v[1].valid);
+        assert_true(rs.v[1].flags & GQ_FLAG_ERROR);
+        assert_string_equal(rs.v[1].error, "rank 1 of group 1 lost");
+        /* the other: the rounds before the failure, if any, and incomplete */
+        const gq_record *r = &rs.v[0];
+        if (fail_round == 1) {
+            assert_false(r->valid);
+            assert_int_equal(r->rounds, 0);
+        } else {
+            if (!r->valid)
+                fail_msg("failure in round %d: group 0 invalid: %s", fail_round, r->error);
+            assert_int_equal(r->rounds, fail_round - 1);
+            if (!(r->flags & GQ_FLAG_INCOMPLETE))
+                fail_msg("failure in round %d: group 0 counted %d of 3 rounds, not flagged incomplete",
+                         fail_round, r->rounds);
+            assert_false(r->flags & GQ_FLAG_OVERLAP_RETRIED);
+        }
+        gq_records_free(&rs);
+    }
+    /* every round counted: complete */
+    memset(&fake, 0, sizeof fake);
+    for (int i = 0; i < 8; i++)
+        fake.sec[i] = 0.02;
+    gq_coll_req q = req_of(GQ_COLL_ALL_REDUCE, 100000000, 2, 2);
+    gq_coll_opts o = {.rounds = 3, .warmup = 1, .iters = 10, .verify = false};
+    gq_recordset rs = {0};
+    gq_err err = {0};
+    assert_int_equal(gq_coll_measure(&be, &topo, &q, &o, &rs, &err), GQ_OK);
+    for (int k = 0; k < 2; k++) {
+        assert_true(rs.v[k].valid);
+        assert_int_equal(rs.v[k].rounds, 3);
+        assert_false(rs.v[k].flags & GQ_FLAG_INCOMPLETE);
+    }
+    gq_records_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -334,6 +397,7 @@ int main(void)
         cmocka_unit_test_setup(test_verify_failed, setup),
         cmocka_unit_test_setup(test_sanity_guard, setup),
         cmocka_unit_test_setup(test_overlap_rule, setup),
+        cmocka_unit_test_setup(test_group_fails_midway, setup),
         cmocka_unit_test_setup(test_no_collectives, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
