@@ -6,6 +6,7 @@
  * Figures come from the harness's records only. */
 #include "simtest.h"
 
+#include "backend/sim/sim.h"
 #include "measure/collective.h"
 
 #define TOPO(name) GQ_TEST_DATA "/data/topologies/" name ".topo"
@@ -118,6 +119,34 @@ static void test_ring_with_p2p_and_nvlink(void **state)
     close_run(&r);
 }
 
+/* Over NVLink the ring is held to NCCL's effective NVLink bandwidth (links x
+ * the per-link rate of NCCL's topology model for the compute capability,
+ * NVIDIA/nccl src/graph/topo.h), not the copy rate: a100x6's bridged pair
+ * (12 links, sm_80: 240 GB/s) copies at 264 GB/s but all-reduces at no more
+ * than 240; nvswitch8's H100s (18 links each, sm_90: 370.8) copy at 390. */
+static void test_nccl_nvlink_rate(void **state)
+{
+    (void)state;
+    assert_true(fabs(gq_sim_nccl_nvlink_rate(8, 0) - 20.0e9) < 1);
+    assert_true(fabs(gq_sim_nccl_nvlink_rate(8, 6) - 12.0e9) < 1);
+    assert_true(fabs(gq_sim_nccl_nvlink_rate(8, 9) - 20.0e9) < 1);
+    assert_true(fabs(gq_sim_nccl_nvlink_rate(9, 0) - 20.6e9) < 1);
+    assert_true(fabs(gq_sim_nccl_nvlink_rate(10, 0) - 40.1e9) < 1);
+    assert_true(fabs(gq_sim_nccl_nvlink_rate(7, 0) - 20.0e9) < 1);
+    assert_true(fabs(gq_sim_nccl_nvlink_rate(6, 0) - 18.0e9) < 1);
+    run r;
+    open_run(&r, "a100x6");
+    double nv = one(&r, GQ_COLL_ALL_REDUCE, 1 * GQ_GiB, "1,2");
+    print_message("  a100x6 1,2: %.1f GB/s busbw, NCCL's 12 x 20.0 = 240\n", nv);
+    assert_true(nv <= 240.0 * 1.01 && nv > 230); /* the noise is 1 %% */
+    close_run(&r);
+    open_run(&r, TOPO("nvswitch8"));
+    double sw = one(&r, GQ_COLL_ALL_REDUCE, 1 * GQ_GiB, "0-7");
+    print_message("  nvswitch8 0-7: %.1f GB/s busbw, NCCL's 18 x 20.6 = 370.8\n", sw);
+    assert_true(sw <= 370.8 * 1.01 && sw > 360);
+    close_run(&r);
+}
+
 /* The simulator against published nccl-tests figures (all_reduce_perf,
  * out-of-place busbw at the largest size shown), within 15 %. */
 typedef struct published {
@@ -160,10 +189,16 @@ static void test_published_figures(void **state)
 /* A known difference, named rather than hidden: on A100 PCIe with NVLink
  * bridges (12 links) NCCL's all-reduce over a bridged pair is published at
  * 208 GB/s (NVIDIA/nccl-tests issue "A100 - All reduce performance", two GPUs
- * joined by NV12), while the sim's ring runs the pair at its copy rate, the
- * 264 GB/s of a100x6's p2pBandwidthLatencyTest figures: about 18 % above.
- * The sim has no NCCL protocol efficiency over NVLink (nvswitch8 above
- * matches without one). The test fails if the difference closes or grows. */
+ * joined by NV12). The sim holds a ring flow over NVLink to NCCL's own
+ * effective NVLink bandwidth (sim_coll.c: 12 links x 20.0 GB/s on sm_80, the
+ * line rate of 25 GB/s a link less NCCL's protocol overhead, from NVIDIA/nccl
+ * src/graph/topo.h), so the pair runs at about 240 GB/s: still 15 % above the
+ * published figure, which is below NCCL's own model of that hardware. What
+ * makes up the rest is not documented: that run used -t 2 -g 1 (a thread per
+ * GPU) and -o avg, on PCIe A100s (lower power and clocks than SXM, and NCCL's
+ * ring kernels run on the SMs); none of it is quantified in a public source,
+ * so it is not modelled (no constant fitted to this one figure). The test
+ * fails if the difference closes or grows. */
 static void test_known_difference_a100_nvlink(void **state)
 {
     (void)state;
@@ -173,7 +208,7 @@ static void test_known_difference_a100_nvlink(void **state)
     double dev = (b - 208.0) / 208.0;
     print_message("  a100x6 1,2    %5.1f GB/s simulated, 208.00 published (%+.1f %%): known difference\n", b,
                   100 * dev);
-    assert_true(dev > 0.15 && dev < 0.25);
+    assert_true(dev > 0.10 && dev < 0.20);
     close_run(&r);
 }
 
@@ -263,9 +298,13 @@ static void test_request_refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ring_without_p2p),  cmocka_unit_test(test_ring_with_p2p_and_nvlink),
-        cmocka_unit_test(test_published_figures), cmocka_unit_test(test_known_difference_a100_nvlink),
-        cmocka_unit_test(test_unseen_tp_pair),    cmocka_unit_test(test_request_refusals),
+        cmocka_unit_test(test_ring_without_p2p),
+        cmocka_unit_test(test_ring_with_p2p_and_nvlink),
+        cmocka_unit_test(test_nccl_nvlink_rate),
+        cmocka_unit_test(test_published_figures),
+        cmocka_unit_test(test_known_difference_a100_nvlink),
+        cmocka_unit_test(test_unseen_tp_pair),
+        cmocka_unit_test(test_request_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

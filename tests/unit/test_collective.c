@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "core/interrupt.h"
+#include "core/units.h"
 #include "measure/collective.h"
 #include "../test_util.h"
 
@@ -145,6 +146,30 @@ static void test_busbw_factors(void **state)
 }
 
 /* Sizes and counts as nccl-tests runs them. */
+/* nccl-tests' shifted buffers (backend.h, gq_coll_slices): iteration i uses
+ * slice i % (span / bytes); a run touches min(span / bytes, max(warmup,
+ * iters)) slices, one when there is no span or it is not above the size. */
+static void test_shift_slices(void **state)
+{
+    (void)state;
+    gq_coll_req q = {.op = GQ_COLL_ALL_REDUCE, .bytes = 8 * GQ_MiB, .warmup = 5, .iters = 20};
+    assert_int_equal(gq_coll_slices(&q), 1); /* no span: one pair, reused */
+    q.span = 1 * GQ_GiB;                     /* 128 steps: every iteration its own slice */
+    assert_int_equal(gq_coll_slices(&q), 20);
+    q.warmup = 30; /* the warmup counts from 0 too, through more slices */
+    assert_int_equal(gq_coll_slices(&q), 30);
+    q.warmup = 5;
+    q.bytes = 512 * GQ_MiB; /* 2 steps: iterations alternate */
+    assert_int_equal(gq_coll_slices(&q), 2);
+    q.bytes = 1 * GQ_GiB; /* the span itself */
+    assert_int_equal(gq_coll_slices(&q), 1);
+    q.bytes = 3 * GQ_GiB; /* above the span (nccl-tests never asks): one */
+    assert_int_equal(gq_coll_slices(&q), 1);
+    q.bytes = 24 * GQ_MiB; /* 1 GiB / 24 MiB = 42 steps, rounded down */
+    q.iters = 100;
+    assert_int_equal(gq_coll_slices(&q), 42);
+}
+
 static void test_sizes_and_counts(void **state)
 {
     (void)state;
@@ -392,6 +417,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_busbw_factors, setup),
         cmocka_unit_test_setup(test_sizes_and_counts, setup),
+        cmocka_unit_test_setup(test_shift_slices, setup),
         cmocka_unit_test_setup(test_parse_groups, setup),
         cmocka_unit_test_setup(test_median_and_verify, setup),
         cmocka_unit_test_setup(test_verify_failed, setup),
