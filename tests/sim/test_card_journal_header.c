@@ -57,8 +57,8 @@ static json_t *header_card_options(const char *path)
 static void expect_plan_options_only(const char *path, const char *level)
 {
     json_t *card = header_card_options(path);
-    static const char *const gone[] = {"resume", "resume-other-revision", "force",  "output",
-                                       "json",   "journal",               "format", "quiet"};
+    static const char *const gone[] = {
+        "resume", "resume-other-revision", "force", "output", "json", "journal", "format", "quiet"};
     for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++)
         if (json_object_get(card, gone[i]))
             fail_msg("%s: options.card holds \"%s\", which does not shape the plan", path, gone[i]);
@@ -84,9 +84,9 @@ static void test_header_holds_the_plan_options_only(void **state)
      * first card */
     snprintf(journal, sizeof journal, "%s/j.jsonl", dir);
     snprintf(json, sizeof json, "%s/c.json", dir);
-    char *a2[] = {GQ_BIN,    "card",   "--sim",   "h200x2", "--level", "standard", "--no-stress",
-                  "--no-placement", "-o", out,   "--journal", journal, "--json",  json,
-                  "--format", "json",  "--quiet", "--force", NULL};
+    char *a2[] = {GQ_BIN,           "card", "--sim",   "h200x2",    "--level", "standard", "--no-stress",
+                  "--no-placement", "-o",   out,       "--journal", journal,   "--json",   json,
+                  "--format",       "json", "--quiet", "--force",   NULL};
     assert_int_equal(run(a2), 0);
     expect_plan_options_only(journal, "standard");
     snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
