@@ -301,6 +301,36 @@ int main(int argc, char **argv)
     if (failures > before)
         show(log);
 
+    /* 3a. A --sim-fault naming a rank the fleet does not have: a fleet of one node has rank 0 only,
+     * so rank 1 (the largest named, not the last) is refused before anything runs: exit 2, one
+     * line, no -o DIR made. */
+    snprintf(dir, sizeof dir, "%s/norank", tmp);
+    snprintf(log, sizeof log, "%s/norank.log", tmp);
+    char *a3a[] = {bin,      "fleet",       "--sim",
+                   "h200x2", "--no-stress", "--budget",
+                   "1m",     "--sim-fault", "rank1:gpu1:thermal,rank0:gpu0:ecc",
+                   "-o",     dir,           NULL};
+    before = failures;
+    rc = run(a3a, log);
+    CHECK(rc == 2, "rank 1 of a fleet of one: exit %d, expected 2", rc);
+    {
+        char said[2048] = "";
+        FILE *lf = fopen(log, "r");
+        size_t nr = lf ? fread(said, 1, sizeof said - 1, lf) : 0;
+        said[nr] = 0;
+        if (lf)
+            fclose(lf);
+        CHECK(strstr(said,
+                     "--sim-fault 'rank1:gpu1:thermal,rank0:gpu0:ecc': rank 1 does not exist (this fleet "
+                     "has ranks 0-0)") &&
+                  strchr(said, '\n') == said + strlen(said) - 1,
+              "rank 1 of a fleet of one said '%s'", said);
+        struct stat nst;
+        CHECK(stat(dir, &nst) != 0, "rank 1 of a fleet of one made %s", dir);
+    }
+    if (failures > before)
+        show(log);
+
     /* 3b. Another process on GPU 0: the node's card is watched by the clean room, as
      * `gpuqual card` is, so it is INCOMPLETE "GPU 0 busy" (it passed before: a fleet
      * rank ran its card without the clean room). */

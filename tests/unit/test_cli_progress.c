@@ -15,6 +15,9 @@
 #include <unistd.h>
 #include <fcntl.h>
 
+#include <jansson.h>
+#include <math.h>
+
 #include "cli/progress.h"
 
 /* Three measurements of 5 rounds, the second stopped after 2: each counts
@@ -168,6 +171,63 @@ static void test_pty_bars_reach_their_total(void **state)
     assert_int_equal(system(rm), 0);
 }
 
+/* The stress bar's step is the GPUs' telemetry at the last tick: every GPU
+ * that is still up, their power summed, the hottest, their TFLOP/s summed;
+ * the last bar drawn says exactly what the last point of each GPU's series
+ * in the JSON says (the sums taken in GPU order, as the bar takes them). */
+static void expect_stress_step(const char *machine, const char *duration)
+{
+    char dir[] = "/tmp/gq-progress-XXXXXX", json[64], rm[96];
+    assert_non_null(mkdtemp(dir));
+    snprintf(json, sizeof json, "%s/s.json", dir);
+    const char *args[] = {GQ_BIN, "stress", "--sim", machine, "--duration", duration, "--json", json, NULL};
+    int code;
+    char *out = run_pty(args, &code);
+    assert_int_equal(code, 0);
+    const char *bar = last_bar(out);
+    if (!bar)
+        fail_msg("stress --sim %s: no bar drawn: %s", machine, out);
+    json_error_t je;
+    json_t *doc = json_load_file(json, 0, &je);
+    if (!doc)
+        fail_msg("%s: %s", json, je.text);
+    const json_t *series = json_object_get(json_object_get(json_object_get(doc, "stress"), "series"), "gpus");
+    int ngpu = (int)json_array_size(series), live = 0;
+    double power = 0, tmax = NAN, tflops = 0;
+    for (int k = 0; k < ngpu; k++) {
+        const json_t *g = json_array_get(series, (size_t)k);
+        size_t last = json_array_size(json_object_get(g, "t_s"));
+        assert_true(last > 0);
+        last--;
+        const json_t *w = json_array_get(json_object_get(g, "power_w"), last);
+        const json_t *c = json_array_get(json_object_get(g, "temp_c"), last);
+        const json_t *t = json_array_get(json_object_get(g, "tflops"), last);
+        assert_true(json_is_number(w) && json_is_number(c) && json_is_number(t));
+        power += json_number_value(w);
+        if (!(json_number_value(c) <= tmax))
+            tmax = json_number_value(c);
+        tflops += json_number_value(t);
+        live += !json_is_true(json_array_get(json_object_get(g, "lost"), last));
+    }
+    assert_true(ngpu > 0 && power > 0 && tflops > 0);
+    char want[160];
+    snprintf(want, sizeof want, "%d/%d GPUs  %.0f W  max %.0f C  %.0f TFLOP/s", live, ngpu, power, tmax,
+             tflops);
+    if (strncmp(bar, "[####################] 100%  ", 29) || strncmp(bar + 29, want, strlen(want)))
+        fail_msg("stress --sim %s: the last bar is '%.100s', expected '%s'", machine, bar, want);
+    json_decref(doc);
+    free(out);
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    assert_int_equal(system(rm), 0);
+}
+
+static void test_pty_stress_step_is_the_last_tick(void **state)
+{
+    (void)state;
+    expect_stress_step("h200x2", "2");
+    expect_stress_step("rtx4090x8", "3");
+}
+
 /* Not a terminal, or a quiet run: no bar at all. */
 static void test_no_bar_without_a_terminal(void **state)
 {
@@ -196,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_format_time_left_and_width),
         cmocka_unit_test(test_pty_domains_counts_to_its_promise),
         cmocka_unit_test(test_pty_bars_reach_their_total),
+        cmocka_unit_test(test_pty_stress_step_is_the_last_tick),
         cmocka_unit_test(test_no_bar_without_a_terminal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
