@@ -228,20 +228,11 @@ static void note_missing(gq_bottlenecks *b, const gq_recordset *rs, const cand *
         rs->v[m->flows[0]].test);
 }
 
-static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *b, cand **out, int *nout)
+/* v: each record's group and index; ok: whether the record is usable. An unusable record is
+ * listed in b's ignored ones with why (and so is one the sanity guard refuses here). */
+static int collect_check_records(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *b, gref *v,
+                                 bool *ok)
 {
-    *out = NULL;
-    *nout = 0;
-    if (!rs || rs->n <= 0)
-        return GQ_OK;
-    int rc = GQ_E_NOMEM;
-    gref *v = malloc((size_t)rs->n * sizeof *v);
-    cand *c = malloc((size_t)rs->n * sizeof *c);
-    cand *miss = malloc((size_t)rs->n * sizeof *miss);
-    bool *ok = malloc((size_t)rs->n * sizeof *ok);
-    int nmiss = 0;
-    if (!v || !c || !ok || !miss)
-        goto out;
     for (int i = 0; i < rs->n; i++) {
         const gq_record *r = &rs->v[i];
         v[i].group = r->group;
@@ -259,7 +250,7 @@ static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *
             else
                 snprintf(msg, sizeof msg, "%.200s", why);
             if (push_ignored(b, i, msg))
-                goto out;
+                return GQ_E_NOMEM;
             continue;
         }
         /* Records the harness did not check (read back, crafted): apply the
@@ -272,101 +263,107 @@ static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *
                 snprintf(msg, sizeof msg, "impossible: %.1f GB/s is above the %.1f GB/s of %s",
                          r->value.median, cap, cwhy);
                 if (push_ignored(b, i, msg))
-                    goto out;
+                    return GQ_E_NOMEM;
             }
         }
     }
-    qsort(v, (size_t)rs->n, sizeof *v, cmp_gref);
-    int nc = 0;
-    for (int a = 0; a < rs->n;) {
-        int e = a;
-        while (e < rs->n && v[e].group == v[a].group)
-            e++;
-        cand cd = {.agg = -1, .group = v[a].group, .slot = -1};
-        bool host = false, p2p = false, bad = false, lat = false, bidir_name = false;
-        int dirs = 0;
-        mask_t seen = 0;
+    return GQ_OK;
+}
+
+/* The records v[a..e) of one group as a candidate (*out): false when the group is no per-direction
+ * evidence (latency, mixed kinds, both directions, an unusable flow), counted in b->nskipped; a
+ * group whose aggregate only the overlap rule refused is also kept in miss. */
+static bool collect_group(const gq_recordset *rs, const gref *v, int a, int e, const bool *ok,
+                          gq_bottlenecks *b, cand *out, cand *miss, int *nmiss)
+{
+    cand cd = {.agg = -1, .group = v[a].group, .slot = -1};
+    bool host = false, p2p = false, bad = false, lat = false, bidir_name = false;
+    int dirs = 0;
+    mask_t seen = 0;
+    for (int k = a; k < e; k++) {
+        const gq_record *r = &rs->v[v[k].idx];
+        if (r->is_latency) {
+            lat = true;
+            continue;
+        }
+        if (strstr(r->test, "bidirectional"))
+            bidir_name = true;
+        if (r->aggregate || r->sum)
+            continue;
+        if (cd.nflows >= GQ_MAX_GPUS) {
+            bad = true;
+            break;
+        }
+        cd.flows[cd.nflows++] = v[k].idx;
+        if (!ok[v[k].idx])
+            bad = true;
+        int hg = host_gpu(r);
+        if (hg >= 0 && (r->direction == GQ_DIR_H2D || r->direction == GQ_DIR_D2H)) {
+            host = true;
+            dirs |= 1 << slot_of(r->direction);
+            if (seen & bit(hg))
+                bad = true; /* two flows on one GPU: no per-GPU attribution */
+            seen |= bit(hg);
+        } else if (is_p2p_flow(r)) {
+            p2p = true;
+        } else {
+            bad = true;
+        }
+        if (!cd.bytes)
+            cd.bytes = r->bytes;
+        else if (cd.bytes != r->bytes)
+            bad = true;
+    }
+    if (lat || cd.nflows == 0) {
+        return false;
+    }
+    /* Tests whose interfering direction is not recorded look like one
+     * direction but were not; groups mixing kinds or both directions are
+     * not per-direction evidence. */
+    if (bad || (host && p2p) || dirs == 3 || (bidir_name && cd.nflows == 1)) {
+        b->nskipped++;
+        return false;
+    }
+    cd.p2p = p2p;
+    cd.slot = host ? (dirs == 1 ? 0 : 1) : -1;
+    if (cd.nflows >= 2) {
         for (int k = a; k < e; k++) {
             const gq_record *r = &rs->v[v[k].idx];
-            if (r->is_latency) {
-                lat = true;
+            if (!r->aggregate || r->sum || r->is_latency)
                 continue;
-            }
-            if (strstr(r->test, "bidirectional"))
-                bidir_name = true;
-            if (r->aggregate || r->sum)
+            if (host && slot_of(r->direction) != cd.slot)
                 continue;
-            if (cd.nflows >= GQ_MAX_GPUS) {
-                bad = true;
-                break;
-            }
-            cd.flows[cd.nflows++] = v[k].idx;
-            if (!ok[v[k].idx])
-                bad = true;
-            int hg = host_gpu(r);
-            if (hg >= 0 && (r->direction == GQ_DIR_H2D || r->direction == GQ_DIR_D2H)) {
-                host = true;
-                dirs |= 1 << slot_of(r->direction);
-                if (seen & bit(hg))
-                    bad = true; /* two flows on one GPU: no per-GPU attribution */
-                seen |= bit(hg);
-            } else if (is_p2p_flow(r)) {
-                p2p = true;
-            } else {
-                bad = true;
-            }
-            if (!cd.bytes)
-                cd.bytes = r->bytes;
-            else if (cd.bytes != r->bytes)
-                bad = true;
+            if (p2p && r->direction != GQ_DIR_P2P)
+                continue;
+            if (ok[v[k].idx])
+                cd.agg = v[k].idx;
         }
-        if (lat || cd.nflows == 0) {
-            a = e;
-            continue;
-        }
-        /* Tests whose interfering direction is not recorded look like one
-         * direction but were not; groups mixing kinds or both directions are
-         * not per-direction evidence. */
-        if (bad || (host && p2p) || dirs == 3 || (bidir_name && cd.nflows == 1)) {
-            b->nskipped++;
-            a = e;
-            continue;
-        }
-        cd.p2p = p2p;
-        cd.slot = host ? (dirs == 1 ? 0 : 1) : -1;
-        if (cd.nflows >= 2) {
+        if (cd.agg < 0) {
+            /* refused by the overlap rule alone: the figure is missing */
+            bool overlap_only = false;
             for (int k = a; k < e; k++) {
                 const gq_record *r = &rs->v[v[k].idx];
-                if (!r->aggregate || r->sum || r->is_latency)
-                    continue;
-                if (host && slot_of(r->direction) != cd.slot)
-                    continue;
-                if (p2p && r->direction != GQ_DIR_P2P)
-                    continue;
-                if (ok[v[k].idx])
-                    cd.agg = v[k].idx;
+                if (r->aggregate && !r->sum && !r->is_latency &&
+                    (!host || slot_of(r->direction) == cd.slot) && (!p2p || r->direction == GQ_DIR_P2P))
+                    overlap_only = (r->flags & GQ_FLAG_OVERLAP) &&
+                                   !(r->flags & (GQ_FLAG_ERROR | GQ_FLAG_IMPOSSIBLE | GQ_FLAG_VERIFY_FAILED |
+                                                 GQ_FLAG_CONTAMINATED));
             }
-            if (cd.agg < 0) {
-                /* refused by the overlap rule alone: the figure is missing */
-                bool overlap_only = false;
-                for (int k = a; k < e; k++) {
-                    const gq_record *r = &rs->v[v[k].idx];
-                    if (r->aggregate && !r->sum && !r->is_latency &&
-                        (!host || slot_of(r->direction) == cd.slot) && (!p2p || r->direction == GQ_DIR_P2P))
-                        overlap_only = (r->flags & GQ_FLAG_OVERLAP) &&
-                                       !(r->flags & (GQ_FLAG_ERROR | GQ_FLAG_IMPOSSIBLE |
-                                                     GQ_FLAG_VERIFY_FAILED | GQ_FLAG_CONTAMINATED));
-                }
-                if (overlap_only)
-                    miss[nmiss++] = cd;
-                b->nskipped++;
-                a = e;
-                continue;
-            }
+            if (overlap_only)
+                miss[(*nmiss)++] = cd;
+            b->nskipped++;
+            return false;
         }
-        c[nc++] = cd;
-        a = e;
     }
+    *out = cd;
+    return true;
+}
+
+/* Keeps the latest run of each group measured again (the others counted in b->nsuperseded) and
+ * notes the runs refused by the overlap rule that nothing replaces; returns the candidates kept. */
+static int collect_latest(const gq_recordset *rs, gq_bottlenecks *b, cand *c, int nc, const cand *miss,
+                          int nmiss)
+{
     /* A group measured again with more rounds (same test, flows and size:
      * exec's settle step, when a decision on it was open) replaces the
      * earlier run; a repeat with as many rounds is more evidence. */
@@ -388,6 +385,36 @@ static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *
         if (!again)
             note_missing(b, rs, &miss[i], c, nc);
     }
+    return nc;
+}
+
+static int collect(const gq_recordset *rs, const gq_topo *topo, gq_bottlenecks *b, cand **out, int *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    if (!rs || rs->n <= 0)
+        return GQ_OK;
+    int rc = GQ_E_NOMEM;
+    gref *v = malloc((size_t)rs->n * sizeof *v);
+    cand *c = malloc((size_t)rs->n * sizeof *c);
+    cand *miss = malloc((size_t)rs->n * sizeof *miss);
+    bool *ok = malloc((size_t)rs->n * sizeof *ok);
+    int nmiss = 0;
+    if (!v || !c || !ok || !miss)
+        goto out;
+    if (collect_check_records(rs, topo, b, v, ok))
+        goto out;
+    qsort(v, (size_t)rs->n, sizeof *v, cmp_gref);
+    int nc = 0;
+    for (int a = 0; a < rs->n;) {
+        int e = a;
+        while (e < rs->n && v[e].group == v[a].group)
+            e++;
+        if (collect_group(rs, v, a, e, ok, b, &c[nc], miss, &nmiss))
+            nc++;
+        a = e;
+    }
+    nc = collect_latest(rs, b, c, nc, miss, nmiss);
     *out = c;
     *nout = nc;
     c = NULL;

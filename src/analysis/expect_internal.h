@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "analysis/expect.h"
 #include "core/status.h"
 
 /* An unknown key, with a did-you-mean among cands (NULL-terminated), or the list. */
@@ -20,5 +21,7 @@ const char *gq_expect_key_what(int k);
  * else what would be ("above 0"): no bandwidth, latency, clock, size or count
  * is 0 or less, a spread is 0 % or more, a temperature above absolute zero. */
 const char *gq_expect_key_bound(int k, double v);
+/* Appends a copy of c to cl (expect_checks.c); GQ_E_NOMEM when it cannot grow. */
+int gq_checklist_push(gq_checklist *cl, const gq_check *c);
 
 #endif
