@@ -1,5 +1,5 @@
 /* Shared by the expectation files' reader (doc/expect_load.c), the judging
- * (expect.c) and --set (expect_set.c). Nothing else includes this. */
+ * (expect.c, expect_checks.c) and --set (expect_set.c). Nothing else includes this. */
 #ifndef GQ_ANALYSIS_EXPECT_INTERNAL_H
 #define GQ_ANALYSIS_EXPECT_INTERNAL_H
 

@@ -103,13 +103,12 @@ typedef struct pred_res {
     unsigned char use[MAX_RES][2 * GQ_MAX_GPUS];
 } pred_res;
 
-/* R: the explicit limits the n flows use, then the GPUs' own links two of them share. */
-static void pred_resources(const gq_place_model *m, const gq_pflow *flows, int n, pred_res *R)
+/* The explicit limits the n flows use, then the GPUs' own links two of them share, into rid, rcap
+ * and use (pred_res); returns how many. */
+static int pred_resources(const gq_place_model *m, const gq_pflow *flows, int n, int *rid, double *rcap,
+                          unsigned char (*use)[2 * GQ_MAX_GPUS])
 {
     int nres = 0;
-    int *rid = R->rid;
-    double *rcap = R->rcap;
-    unsigned char(*use)[2 * GQ_MAX_GPUS] = R->use;
     for (int k = 0; k < m->nlimits && nres < MAX_RES; k++) {
         int any = 0;
         for (int i = 0; i < n; i++)
@@ -133,7 +132,7 @@ static void pred_resources(const gq_place_model *m, const gq_pflow *flows, int n
                 nres++;
             }
         }
-    R->nres = nres;
+    return nres;
 }
 
 /* One step of the filling: the flows not yet frozen that a saturated resource holds. */
@@ -194,7 +193,7 @@ double gq_place_predict(const gq_place_model *m, const gq_pflow *flows, int n, g
         rate[i] = 0;
         frozen[i] = !(out[i].alone > 0);
     }
-    pred_resources(m, flows, n, &res);
+    res.nres = pred_resources(m, flows, n, res.rid, res.rcap, res.use);
     int nres = R->nres;
     const double *rcap = R->rcap;
     const unsigned char(*use)[2 * GQ_MAX_GPUS] = R->use;
