@@ -19,7 +19,9 @@
 #  3. ALT (default 3) times, alternated: nccl-tests' all_reduce_perf -g 1, `gpuqual collectives`
 #     (when the build has that command) and gq_coll_bench, the same sizes (-b 8M -e 1G -f 2),
 #     iterations (-n 20) and warmup (-w 5), all on the NCCL built in step 1 (GQ_NCCL_LIB and
-#     LD_LIBRARY_PATH name it, so the version is known).
+#     LD_LIBRARY_PATH name it, so the version is known). All three shift their send and receive
+#     buffers through the -e / --maxbytes span each iteration (nccl-tests' startColl; gpuqual since
+#     the coll2 branch, docs/method.md), so no tool's small sizes are L2-warm and the others' not.
 #  4. Per size: the median over the alternations of each tool's out-of-place algbw, and the
 #     ratios to nccl-tests; then test_coll once (the data check, the planted corruption, the
 #     refusal without NCCL, on the same NCCL).

@@ -159,8 +159,10 @@ int main(int argc, char **argv)
         gq_backend_close(&be);
         return gq_status_exit_code(GQ_E_NOLIB);
     }
-    printf("# gq_coll_bench: %s, %s, groups %s, warmup %d, iters %d, rounds %d (median round shown)\n",
-           ops[q.op], info.library, groups, q.warmup, q.iters, rounds);
+    q.span = e; /* nccl-tests' -e: each iteration's buffers shift within it (backend.h) */
+    printf("# gq_coll_bench: %s, %s, groups %s, warmup %d, iters %d, rounds %d (median round shown), buffers "
+           "shifted within %llu B\n",
+           ops[q.op], info.library, groups, q.warmup, q.iters, rounds, (unsigned long long)q.span);
     printf("# %10s %12s %5s %9s %9s %9s %9s %9s %s\n", "size(B)", "count", "group", "time(us)", "algbw",
            "busbw", "min", "max", "check");
     int fails = 0;

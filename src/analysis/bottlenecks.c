@@ -586,7 +586,8 @@ int gq_bottlenecks_infer(const gq_recordset *rs, const gq_topo *topo, const gq_d
     for (int s = 0; s < 2; s++)
         if (gq_bn_infer_host(out, rs, s, o))
             goto nomem;
-    gq_bn_infer_p2p(out, rs, dom, o, iso);
+    if (gq_bn_infer_p2p(out, rs, dom, o, iso))
+        goto nomem;
     gq_bn_host_asymmetry(out, o);
     explain_all(out, topo);
     free(c);

@@ -87,8 +87,9 @@ void gq_bn_add_open(gq_bottlenecks *b, gq_bn_open_kind kind, const gq_bn_obs *ob
 int gq_bn_infer_host(gq_bottlenecks *b, const gq_recordset *rs, int slot, const gq_bn_opts *o);
 /* Asymmetry inside the largest host run of each direction. */
 void gq_bn_host_asymmetry(gq_bottlenecks *out, const gq_bn_opts *o);
-/* bottlenecks_p2p.c: the P2P budgets, against the isolated pair rates is. */
-void gq_bn_infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_domains *dom, const gq_bn_opts *o,
-                     iso_set *is);
+/* bottlenecks_p2p.c: the P2P budgets, against the isolated pair rates is; GQ_E_NOMEM when out of
+ * memory. */
+int gq_bn_infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_domains *dom, const gq_bn_opts *o,
+                    iso_set *is);
 
 #endif

@@ -247,13 +247,14 @@ static bool p2p_alone_sum(gq_bn_obs *ob, const iso_set *is, const gq_domains *do
 /* P2P: each concurrent group against the same pairs one at a time, capped by
  * the P2P budgets already found among them (smaller runs first), so that a
  * link binding only when many pairs cross at once (the socket interconnect
- * behind two switch uplinks) shows below the sum of the narrower limits. */
-void gq_bn_infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_domains *dom, const gq_bn_opts *o,
-                     iso_set *is)
+ * behind two switch uplinks) shows below the sum of the narrower limits.
+ * GQ_E_NOMEM when out of memory. */
+int gq_bn_infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_domains *dom, const gq_bn_opts *o,
+                    iso_set *is)
 {
     gq_bn_obs **ord = malloc((size_t)(out->nobs > 0 ? out->nobs : 1) * sizeof *ord);
     if (!ord)
-        return;
+        return GQ_E_NOMEM;
     int nord = 0;
     for (int i = 0; i < out->nobs; i++)
         if (out->obs[i].p2p)
@@ -331,4 +332,5 @@ void gq_bn_infer_p2p(gq_bottlenecks *out, const gq_recordset *rs, const gq_domai
         p2p_take_run(out, ob, i, sp, is, dom, o, kn, &nk);
     }
     free(ord);
+    return GQ_OK;
 }

@@ -270,6 +270,7 @@ typedef struct gq_card_result {
      * re-used (a stress run cut off part-way never is: it runs again whole) */
     int reused, measured;
     bool stress_reused;
+    bool coll_reused; /* the collectives step's figures taken from the journal */
 } gq_card_result;
 
 void gq_card_result_free(gq_card_result *r);

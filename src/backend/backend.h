@@ -92,7 +92,26 @@ typedef struct gq_coll_req {
     int warmup;                               /* untimed iterations first (nccl-tests -w) */
     int iters;                                /* timed iterations, back to back (nccl-tests -n), >= 1 */
     bool verify;                              /* check every rank's result after the timed part */
+    /* nccl-tests' -e (the sweep's largest size, bytes; 0: bytes). As
+     * nccl-tests' startColl does "to avoid cache effects", iteration i
+     * (warmup and timed parts each count from 0) moves its send and receive
+     * pointers by bytes x (i % (span / bytes)) within buffers allocated for
+     * the span, so a small size does not reuse one L2-warm pair. A backend
+     * allocates only the slices the run touches (gq_coll_slices). */
+    uint64_t span;
 } gq_coll_req;
+
+/* The slices of req->bytes a run touches: min(span / bytes, max(warmup,
+ * iters)), at least 1. Iteration i uses slice i % gq_coll_slices(req), the
+ * same slice as nccl-tests' i % (span / bytes) for every i below
+ * max(warmup, iters); later untimed iterations stay within the slices. */
+static inline uint64_t gq_coll_slices(const gq_coll_req *req)
+{
+    uint64_t steps = req->bytes && req->span > req->bytes ? req->span / req->bytes : 1;
+    uint64_t most = (uint64_t)(req->warmup > req->iters ? req->warmup : req->iters);
+    uint64_t n = steps < most ? steps : most;
+    return n ? n : 1;
+}
 
 typedef struct gq_coll_result { /* one per group, in group order */
     int status;                 /* GQ_OK or a negative gq_status */

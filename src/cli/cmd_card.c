@@ -294,14 +294,15 @@ static int card_run(gq_ctx *ctx)
         return rc;
     if (o->resume) {
         const gq_card_step *st = &o->plan->step[GQ_CS_STRESS];
-        gq_cli_warn("--resume: %s%d measurement%s re-used from %s/, %d measured now%s",
+        gq_cli_warn("--resume: %s%d measurement%s re-used from %s/, %d measured now%s%s",
                     o->jr.tail_cut ? "the journal's last line was unfinished (cut off mid-write) and was "
                                      "dropped; "
                                    : "",
                     o->res.reused, o->res.reused == 1 ? "" : "s", o->resume_partial, o->res.measured,
                     o->res.stress_reused        ? "; the completed stress run re-used"
                     : st->status == GQ_CSS_DONE ? "; the stress run measured whole"
-                                                : "");
+                                                : "",
+                    o->res.coll_reused ? "; the collectives step's figures re-used" : "");
     }
     bool complete = rc == GQ_OK;
     if ((rc = card_write(ctx, complete)))

@@ -309,7 +309,8 @@ static int measure_all(gq_ctx *ctx, gq_recordset *rs)
                                .ngroups = o->ngroups,
                                .warmup = o->warmup,
                                .iters = o->iters,
-                               .verify = o->c.verify};
+                               .verify = o->c.verify,
+                               .span = o->maxbytes}; /* nccl-tests' -e: buffers shift within it */
             memcpy(req.groups, o->groups, sizeof(gq_coll_group) * (size_t)o->ngroups);
             req.bytes = gq_coll_size(req.op, o->sizes[s], ns, o->ngroups);
             if (req.bytes == 0)

@@ -52,6 +52,10 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
  * no section), typed (doc/card_facts_json.c). */
 void gq_card_stress_from_json(const json_t *stress, gq_card_stress_view *v);
 
+/* The card's "collectives" section (NULL or not an object: !present), typed
+ * (doc/card_facts_json.c); *v is zeroed first. */
+void gq_card_coll_from_json(const json_t *c, gq_card_coll_view *v);
+
 /* The sections the judge reads typed: the stress section (above) and the
  * card's latency and sweeps (doc/card_facts_json.c). */
 void gq_card_views_from_json(const json_t *card, const json_t *stress, gq_card_views *v);

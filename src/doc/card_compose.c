@@ -15,6 +15,7 @@
 #include "core/units.h"
 #include "doc/analysis_json.h"
 #include "doc/card_codec.h"
+#include "measure/journal.h"
 
 static json_t *jnum(double v)
 {
@@ -457,6 +458,44 @@ static json_t *coll_json(const gq_card_coll_view *c)
     json_object_set_new(o, "min_at_once_busbw_gbps", gbps_or_null(c->min_once));
     json_object_set_new(o, "naive_min_at_once_busbw_gbps", gbps_or_null(c->naive_min_once));
     return o;
+}
+
+void gq_card_coll_journal_done(gq_journal *j, const gq_card_coll_view *c)
+{
+    json_t *st = json_object(), *sec = coll_json(c);
+    if (st && json_is_object(sec)) {
+        json_object_set_new(st, "step", json_string("collectives"));
+        json_object_set_new(st, "status", json_string("done"));
+        json_object_set(st, "collectives", sec);
+        gq_err e = {0};
+        (void)gq_journal_event(j, "step", st, &e);
+    }
+    json_decref(sec);
+    json_decref(st);
+}
+
+bool gq_card_coll_journal_reusable(const gq_journal *j, int tp, uint64_t bytes, const int *gpus, int n,
+                                   gq_card_coll_view *out)
+{
+    const json_t *step = j ? json_object_get(j->done_steps, "collectives") : NULL;
+    gq_card_coll_view v;
+    gq_card_coll_from_json(json_object_get(step, "collectives"), &v);
+    uint64_t sel = 0;
+    for (int i = 0; i < n; i++)
+        if (gpus[i] >= 0 && gpus[i] < 64)
+            sel |= (uint64_t)1 << gpus[i];
+    if (!v.present || tp < 1 || v.tp != tp || v.bytes != bytes || v.ngroups < 1 || v.ngroups != n / tp ||
+        !(v.min_alone >= 0))
+        return false;
+    uint64_t seen = 0;
+    for (int g = 0; g < v.ngroups; g++) {
+        if ((v.set[g] & ~sel) || (v.set[g] & seen) || __builtin_popcountll(v.set[g]) != tp ||
+            !(v.alone[g] >= 0))
+            return false;
+        seen |= v.set[g];
+    }
+    *out = v;
+    return true;
 }
 
 json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)

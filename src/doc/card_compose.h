@@ -46,4 +46,17 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err);
  * default split): a new reference, or NULL when the placement step did not
  * solve (or on allocation failure). */
 json_t *gq_card_placement_json(const gq_card_result *res);
+
+/* The collectives step in a card's journal (exec/card_run.c), as the stress
+ * run's is: a measured, clean result (no record of the step failed,
+ * contaminated, cut short or refused for overlap) as the "collectives" step's
+ * mark ({step, status: "done", collectives: its "collectives" section}); a
+ * failed write only means that a resume measures it again. Resuming,
+ * gq_card_coll_journal_reusable fills *out from that mark and returns true
+ * when it holds tp groups of `bytes` all-reduce over GPUs of gpus[0..n) only,
+ * n / tp of them, with their figures alone; false (measure again) otherwise. */
+struct gq_journal;
+void gq_card_coll_journal_done(struct gq_journal *j, const gq_card_coll_view *c);
+bool gq_card_coll_journal_reusable(const struct gq_journal *j, int tp, uint64_t bytes, const int *gpus, int n,
+                                   gq_card_coll_view *out);
 #endif

@@ -382,8 +382,9 @@ static void identity_view(const json_t *id, gq_card_identity_view *v)
 }
 
 /* The "collectives" section (coll_json in doc/card_compose.c). */
-static void coll_view(const json_t *c, gq_card_coll_view *v)
+void gq_card_coll_from_json(const json_t *c, gq_card_coll_view *v)
 {
+    memset(v, 0, sizeof *v);
     v->present = json_is_object(c);
     v->min_alone = v->min_once = v->naive_min_once = NAN;
     if (!v->present)
@@ -424,7 +425,7 @@ void gq_card_views_from_json(const json_t *card, const json_t *stress, gq_card_v
     latency_view(json_object_get(card, "latency"), &v->latency);
     sweeps_view(json_object_get(card, "sweeps"), &v->sweeps);
     identity_view(json_object_get(card, "identity"), &v->identity);
-    coll_view(json_object_get(card, "collectives"), &v->coll);
+    gq_card_coll_from_json(json_object_get(card, "collectives"), &v->coll);
 }
 
 void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
@@ -444,7 +445,7 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
     stress_facts(stress, f, pos);
     gq_card_coll_view *cv = calloc(1, sizeof *cv);
     if (cv) {
-        coll_view(json_object_get(card, "collectives"), cv);
+        gq_card_coll_from_json(json_object_get(card, "collectives"), cv);
         for (int g = 0; cv->present && g < cv->ngroups; g++)
             f->coll_gpus |= cv->set[g];
         f->coll_min_alone_gbps = cv->min_alone;

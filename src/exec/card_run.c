@@ -23,6 +23,7 @@
 #include "measure/cleanroom.h"
 #include "measure/harness.h"
 #include "doc/analysis_json.h"
+#include "doc/card_compose.h"
 
 /* ---- execution ------------------------------------------------------------ */
 
@@ -420,11 +421,19 @@ out:
  * matrix's figures; the "collectives" section holds the figures, an invalid
  * group's as null); the chosen groups' all-reduce busbw alone and at once go
  * to res->coll. GQ_E_NOLIB when the backend has no NCCL (the step is then
- * skipped: not measured, never INCOMPLETE). */
+ * skipped: not measured, never INCOMPLETE). Journaled as the stress run is
+ * (doc/card_compose.h): a resumed card re-uses a clean measured result
+ * (res->coll_reused) and measures again one that was not journaled (failed,
+ * contaminated, cut short, refused for overlap, or never finished). */
 static int step_collectives(runner *R, const gq_pairmatrix *pm, gq_err *err)
 {
     int n = R->o->ngpus - R->o->ngpus % 2;
     gq_card_step *st = &R->plan->step[GQ_CS_COLLECTIVES];
+    if (R->j && gq_card_coll_journal_reusable(R->j, 2, GQ_CARD_COLL_BYTES, R->o->gpus, n, &R->res->coll)) {
+        R->res->coll_reused = true;
+        R->done_s += st->est_s;
+        return GQ_OK;
+    }
     gq_tp_result *tr = calloc(1, sizeof *tr);
     double(*known)[GQ_MAX_GPUS] = malloc(sizeof(double[GQ_MAX_GPUS][GQ_MAX_GPUS]));
     gq_recordset rs = {0};
@@ -488,6 +497,13 @@ static int step_collectives(runner *R, const gq_pairmatrix *pm, gq_err *err)
                 c->min_once = tr->chosen_once[g];
         }
         c->naive_min_once = tr->naive_min_once >= 0 ? tr->naive_min_once : NAN;
+        /* journaled only when clean: what a resume would not re-use among items either */
+        bool clean = true;
+        for (int i = 0; i < rs.n && clean; i++)
+            clean = !(rs.v[i].flags &
+                      (GQ_FLAG_INCOMPLETE | GQ_FLAG_ERROR | GQ_FLAG_CONTAMINATED | GQ_FLAG_OVERLAP));
+        if (R->j && clean)
+            gq_card_coll_journal_done(R->j, c);
     }
     gq_records_free(&rs);
     free(tr);

@@ -25,7 +25,8 @@
  * A resumed j (gq_journal_resume) is re-used: every finished item is taken
  * from it instead of measured (res->reused, res->measured count them), and a
  * completed stress run of the same duration on the same GPUs too
- * (res->stress_reused); a stress run cut off part-way is run again whole. */
+ * (res->stress_reused); a stress run cut off part-way is run again whole. The
+ * collectives step's clean measured figures are re-used too (res->coll_reused). */
 int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_card_plan *plan,
                     gq_journal *j, gq_card_progress_fn progress, void *progress_arg, gq_card_result *res,
                     gq_err *err);

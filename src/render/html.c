@@ -118,18 +118,14 @@ static void td_lead(FILE *f, const char *s)
     fputs("</td>", f);
 }
 
-static void gpus_str(const json_t *arr, char *buf, size_t n)
+/* A cell listing a GPU set's indices, "0,1,2", every one of them. */
+static void td_gpus(FILE *f, const json_t *arr)
 {
-    size_t used = 0, i;
+    size_t i;
     const json_t *v;
-    buf[0] = 0;
-    json_array_foreach(arr, i, v)
-    {
-        int w = snprintf(buf + used, n - used, "%s%lld", i ? "," : "", (long long)json_integer_value(v));
-        if (w < 0 || (size_t)w >= n - used)
-            break;
-        used += (size_t)w;
-    }
+    fputs("<td>", f);
+    json_array_foreach(arr, i, v) fprintf(f, "%s%lld", i ? "," : "", (long long)json_integer_value(v));
+    fputs("</td>", f);
 }
 
 /* The identity fields a check can find wrong, and how the card names them.
@@ -285,17 +281,23 @@ static void html_checks(FILE *f, const gq_checklist *cl)
     fputs("</table>\n", f);
 }
 
-/* "2.1, 2.0" per GPU, into b. */
-static void per_gpu_str(const json_t *s, char *b, size_t n)
+/* A cell with a subset's per-GPU figures, "24.1, 23.9", each GPU's (at most
+ * MAXG); "–" for a direction not measured. */
+static void td_per_gpu(FILE *f, const json_t *s)
 {
     double pg[MAXG];
     char x[32];
+    if (!s) {
+        td_text(f, "–");
+        return;
+    }
     int np = gq_cj_nums(json_object_get(s, "per_gpu"), pg, MAXG);
-    size_t used = 0;
-    b[0] = 0;
-    for (int k = 0; k < np && used + 40 < n; k++)
-        used += (size_t)snprintf(b + used, n - used, "%s%s", k ? ", " : "",
-                                 gq_fmt_num(pg[k], GQ_NUM_FIGURE, x, sizeof x));
+    fputs("<td>", f);
+    for (int k = 0; k < np; k++) {
+        fputs(k ? ", " : "", f);
+        esc(f, gq_fmt_num(pg[k], GQ_NUM_FIGURE, x, sizeof x));
+    }
+    fputs("</td>", f);
 }
 
 static bool same_ints(const json_t *a, const json_t *b)
@@ -324,7 +326,6 @@ static void html_host_subsets(FILE *f, const json_t *host)
           f);
     size_t i, j;
     const json_t *s, *o;
-    char b[256];
     json_array_foreach(subs, i, s)
     {
         const json_t *gs = json_object_get(s, "gpus");
@@ -349,12 +350,10 @@ static void html_host_subsets(FILE *f, const json_t *host)
         for (int d = 0; d < 2; d++)
             slow[d] = json_is_true(json_object_get(dir[d], "contended"));
         fputs(slow[0] || slow[1] ? "<tr class=\"slow\">" : "<tr>", f);
-        gpus_str(gs, b, sizeof b);
-        td_text(f, b);
+        td_gpus(f, gs);
         td_text(f, why ? why : "not recorded");
         for (int d = 0; d < 2; d++) {
-            per_gpu_str(dir[d], b, sizeof b);
-            td_text(f, dir[d] ? b : "–");
+            td_per_gpu(f, dir[d]);
             double agg = gq_cj_num(dir[d], "aggregate_gbps"), alone = gq_cj_num(dir[d], "sum_alone_gbps");
             char x[32];
             if (slow[d] && isfinite(agg) && alone > 0)

@@ -39,11 +39,9 @@ static bool has_word(const char *list, const char *word)
     return false;
 }
 
-/* /proc/cpuinfo: the model name and whether "hypervisor" is among the flags. */
-static void scan_cpuinfo(char *model, size_t n, bool *hyp)
+void gq_host_cpuinfo_scan(FILE *f, char *model, size_t n, bool *hyp)
 {
     char line[4096];
-    FILE *f = fopen("/proc/cpuinfo", "r");
     *hyp = false;
     if (!f)
         return;
@@ -65,7 +63,15 @@ static void scan_cpuinfo(char *model, size_t n, bool *hyp)
             have_flags = true;
         }
     }
-    fclose(f);
+}
+
+/* /proc/cpuinfo: the model name and whether "hypervisor" is among the flags. */
+static void scan_cpuinfo(char *model, size_t n, bool *hyp)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    gq_host_cpuinfo_scan(f, model, n, hyp);
+    if (f)
+        fclose(f);
 }
 
 void gq_host_vm_facts(gq_vm_facts *f)

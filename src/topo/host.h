@@ -6,6 +6,7 @@
 
 #include <hwloc.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 
 #include "topo/topo.h"
@@ -24,6 +25,11 @@ typedef struct gq_vm_facts {
     char hyp_type[32];       /* /sys/hypervisor/type ("xen") */
     char cmdline[1024];      /* /proc/cmdline (Firecracker's init names itself there) */
 } gq_vm_facts;
+
+/* Read /proc/cpuinfo's text from f (NULL: nothing): model gets the first
+ * model name ("model name", "Model Name" or "cpu model"), *hyp whether the
+ * first "flags" line has the word "hypervisor" (false without one). */
+void gq_host_cpuinfo_scan(FILE *f, char *model, size_t n, bool *hyp);
 
 /* Read the facts above from this machine. */
 void gq_host_vm_facts(gq_vm_facts *f);

@@ -79,6 +79,8 @@ static void describe(const gq_coll_req *q, char *buf, size_t n)
         for (int r = 0; r < q->groups[g].ngpus && (size_t)o < n; r++)
             o += snprintf(buf + o, n - (size_t)o, "%s%d%s", r ? " " : " {", q->groups[g].gpus[r],
                           r + 1 == q->groups[g].ngpus ? "}" : "");
+    if (q->span > q->bytes && o > 0 && (size_t)o < n)
+        snprintf(buf + o, n - (size_t)o, ", %llu slices", (unsigned long long)gq_coll_slices(q));
 }
 
 /* One run that must work and verify; prints each group's algbw. */
@@ -225,8 +227,20 @@ int main(void)
         gq_coll_req q = req_of(GQ_COLL_ALL_REDUCE, 64 * GQ_MiB, 2, sz22, quad);
         good_run(&be, &q);
     }
+    /* nccl-tests' shifted buffers (span 64 MiB: 8 MiB iterations on 5 slices, 32 MiB on 2):
+     * every op's output checked in every slice the timed part wrote */
+    for (int op = 0; op < GQ_COLL_NOPS; op++) {
+        gq_coll_req q = req_of((gq_coll_op)op, 8 * GQ_MiB, 1, &sz1, &one);
+        q.span = 64 * GQ_MiB;
+        good_run(&be, &q);
+        q.bytes = 32 * GQ_MiB;
+        good_run(&be, &q);
+    }
     {
         gq_coll_req q = req_of(GQ_COLL_ALL_REDUCE, 8 * GQ_MiB, 1, &sz1, &one);
+        q.span = 64 * GQ_MiB; /* the flip lands in the last timed iteration's slice (the 5th) */
+        corrupt_case(&be, &q, 4321);
+        q.span = 0;
         corrupt_case(&be, &q, 12345);
         q = req_of(GQ_COLL_REDUCE_SCATTER, 8 * GQ_MiB, 1, &sz1, &one);
         corrupt_case(&be, &q, 64 * GQ_MiB); /* past the end: the last byte */

@@ -55,10 +55,15 @@ typedef struct card_args {
 } card_args;
 
 static int cu_calls, cu_stop_after;
+/* The progress of the last run, each call in order (the first CU_MAX_PROGRESS). */
+#define CU_MAX_PROGRESS 4096
+static gq_card_progress cu_prog[CU_MAX_PROGRESS];
+static int cu_nprog;
 static __attribute__((unused)) void cu_progress(void *arg, const gq_card_progress *p)
 {
     (void)arg;
-    (void)p;
+    if (cu_nprog < CU_MAX_PROGRESS)
+        cu_prog[cu_nprog++] = *p;
     if (cu_stop_after > 0 && ++cu_calls == cu_stop_after)
         gq_interrupt_request();
 }
@@ -113,6 +118,7 @@ static __attribute__((unused)) card_run cu_run(const card_args *a)
     memset(&res, 0, sizeof res);
     gq_interrupt_clear();
     cu_calls = 0;
+    cu_nprog = 0;
     cu_stop_after = a->interrupt_after;
     gq_cleanroom clean;
     if (a->cleanroom) {

@@ -362,14 +362,55 @@ static void sweep_sizes_at_least_two(void **state)
     free(t);
 }
 
+/* The progress a card reports: done never goes back and never passes the
+ * total, and within the latency step it moves with each measurement (one
+ * per GPU and per ordered pair with P2P), not only at the step's ends. */
+static void progress_moves_within_steps(void **state)
+{
+    (void)state;
+    card_args a = {.machine = "h200x2", .noise = 0};
+    card_run run = cu_run(&a);
+    assert_int_equal(run.exec_rc, GQ_OK);
+    assert_true(cu_nprog > 10 && cu_nprog < CU_MAX_PROGRESS);
+    int lat = 0, lat_rises = 0;
+    for (int i = 0; i < cu_nprog; i++) {
+        const gq_card_progress *p = &cu_prog[i];
+        assert_true(p->done_s >= 0);
+        assert_true(p->done_s <= p->total_s + 1e-9);
+        if (i > 0 && p->done_s < cu_prog[i - 1].done_s - 1e-9)
+            fail_msg("progress call %d (%s): done %.3f s after %.3f s", i, p->title, p->done_s,
+                     cu_prog[i - 1].done_s);
+        if (p->step == GQ_CS_LATENCY) {
+            lat++;
+            /* a rise that is not the step's last report (which sets the step's estimate) */
+            if (i > 0 && cu_prog[i - 1].step == GQ_CS_LATENCY && i + 1 < cu_nprog &&
+                cu_prog[i + 1].step == GQ_CS_LATENCY && p->done_s > cu_prog[i - 1].done_s + 1e-9)
+                lat_rises++;
+        }
+    }
+    /* h200x2: 2 GPUs' host latency, 2 ordered pairs; begin and end reports */
+    assert_true(lat >= 6);
+    if (lat_rises < 3)
+        fail_msg("the latency step's %d reports rose only %d times between its ends", lat, lat_rises);
+    assert_near(cu_prog[cu_nprog - 1].done_s, cu_prog[cu_nprog - 1].total_s,
+                1e-6 * cu_prog[cu_nprog - 1].total_s);
+    json_decref(run.doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(names_and_defaults),    cmocka_unit_test(estimate_of_one_measurement),
-        cmocka_unit_test(steps_off_and_one_gpu), cmocka_unit_test(refusal_durations),
-        cmocka_unit_test(explicit_roles),        cmocka_unit_test(step_times_and_interrupt),
-        cmocka_unit_test(gpu_order_and_bidir),   cmocka_unit_test(host_alone_without_contention),
-        cmocka_unit_test(sweep_sizes_span),      cmocka_unit_test(sweep_sizes_at_least_two),
+        cmocka_unit_test(names_and_defaults),
+        cmocka_unit_test(estimate_of_one_measurement),
+        cmocka_unit_test(steps_off_and_one_gpu),
+        cmocka_unit_test(refusal_durations),
+        cmocka_unit_test(explicit_roles),
+        cmocka_unit_test(step_times_and_interrupt),
+        cmocka_unit_test(gpu_order_and_bidir),
+        cmocka_unit_test(host_alone_without_contention),
+        cmocka_unit_test(sweep_sizes_span),
+        cmocka_unit_test(sweep_sizes_at_least_two),
+        cmocka_unit_test(progress_moves_within_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -335,6 +335,76 @@ static void test_stress_cut_runs_again(void **state)
     free(j);
 }
 
+/* The index of the collectives step's mark in the reference journal (-1: none). */
+static int coll_mark(void)
+{
+    for (int i = 0; i < nlines; i++)
+        if (strstr(lines[i], "\"step\":{\"step\":\"collectives\",\"status\":\"done\""))
+            return i;
+    return -1;
+}
+
+/* Killed after the collectives step (its mark journaled), before the stress
+ * run: the collectives section is the journal's to the last bit (measured
+ * again, the sim's noise would give other figures), and the resume says so. */
+static void test_coll_reused(void **state)
+{
+    (void)state;
+    int mark = coll_mark();
+    assert_true(mark > 0 && mark + 1 < nlines);
+    char dir[200], msg[2048];
+    snprintf(dir, sizeof dir, "%s/coll", top);
+    plant(dir, mark + 1, NULL);
+    assert_int_equal(resume(dir, msg, sizeof msg), 0);
+    if (!strstr(msg, "; the stress run measured whole; the collectives step's figures re-used"))
+        fail_msg("the resume said '%s'", msg);
+    json_t *ref = card_of(ref_dir), *card = card_of(dir);
+    const json_t *rc = json_object_get(json_object_get(ref, "card"), "collectives"),
+                 *cc = json_object_get(json_object_get(card, "card"), "collectives");
+    assert_true(json_is_object(rc));
+    if (!json_equal(rc, cc)) {
+        char *a = json_dumps(rc, JSON_COMPACT), *b = json_dumps(cc, JSON_COMPACT);
+        fail_msg("the collectives were measured again: journal %s, resumed card %s", a, b);
+    }
+    json_decref(ref);
+    json_decref(card);
+}
+
+/* A journaled collectives mark that cannot stand for this card's step (a
+ * group without its figure alone, as a failed group's would be) is measured
+ * again: the resume does not claim it, and the card's section is whole. */
+static void test_coll_unusable_measured_again(void **state)
+{
+    (void)state;
+    int mark = coll_mark();
+    assert_true(mark > 0);
+    char dir[200], msg[2048], partial[256], path[300];
+    snprintf(dir, sizeof dir, "%s/collbad", top);
+    plant(dir, mark, NULL);
+    json_t *l = line_json(mark);
+    json_t *g0 = json_array_get(
+        json_object_get(json_object_get(json_object_get(l, "step"), "collectives"), "groups"), 0);
+    assert_non_null(g0);
+    json_object_set_new(g0, "alone_busbw_gbps", json_null());
+    snprintf(partial, sizeof partial, "%s.partial-%s", dir, run_id);
+    snprintf(path, sizeof path, "%s/journal.jsonl", partial);
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    char *s = json_dumps(l, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    fprintf(f, "%s\n", s);
+    fclose(f);
+    free(s);
+    json_decref(l);
+    assert_int_equal(resume(dir, msg, sizeof msg), 0);
+    if (strstr(msg, "collectives step's figures re-used"))
+        fail_msg("the resume said '%s': an unusable collectives mark was re-used", msg);
+    json_t *card = card_of(dir);
+    const json_t *cc = json_object_get(json_object_get(card, "card"), "collectives");
+    const json_t *c0 = json_array_get(json_object_get(cc, "groups"), 0);
+    assert_true(json_is_number(json_object_get(c0, "alone_busbw_gbps")));
+    json_decref(card);
+}
+
 static void drop_layout(json_t *h)
 {
     json_object_del(h, "layout");
@@ -361,6 +431,8 @@ int main(void)
         cmocka_unit_test(test_latency_reused),
         cmocka_unit_test(test_stress_reused),
         cmocka_unit_test(test_stress_cut_runs_again),
+        cmocka_unit_test(test_coll_reused),
+        cmocka_unit_test(test_coll_unusable_measured_again),
         cmocka_unit_test(test_other_layout_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

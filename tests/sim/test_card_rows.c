@@ -279,7 +279,7 @@ static const char *const a100x6_lines[] = {
     "against the naive one | pairs 0→3 1→2 4→5; offload on 1, 3, 4; 2.81× the naive mapping | info | Keep "
     "heavy exchanges on fast paths; verify in the serving stack | measured () on placement",
     "ROW Collectives | NCCL all-reduce of 64 MiB, groups of 2 GPUs chosen from 8 groups measured alone, then "
-    "every chosen group at once | groups {0,3} {1,2} {4,5}: slowest 237 GB/s busbw alone, 237 GB/s all at "
+    "every chosen group at once | groups {0,3} {1,2} {4,5}: slowest 235 GB/s busbw alone, 235 GB/s all at "
     "once | pass | Choose tensor-parallel groups | measured () on collectives",
     "ROW Measurement integrity | 215 records: every figure against its path's capacity, overlap of "
     "concurrent windows, data pattern checks | 0 impossible, 0 overlap-invalid, 0 failed checks, 0 errors | "

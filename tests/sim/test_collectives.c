@@ -6,6 +6,7 @@
  * Figures come from the harness's records only. */
 #include "simtest.h"
 
+#include "backend/sim/sim.h"
 #include "measure/collective.h"
 
 #define TOPO(name) GQ_TEST_DATA "/data/topologies/" name ".topo"
@@ -118,6 +119,34 @@ static void test_ring_with_p2p_and_nvlink(void **state)
     close_run(&r);
 }
 
+/* Over NVLink the ring is held to NCCL's effective NVLink bandwidth (links x
+ * the per-link rate of NCCL's topology model for the compute capability,
+ * NVIDIA/nccl src/graph/topo.h), not the copy rate: a100x6's bridged pair
+ * (12 links, sm_80: 240 GB/s) copies at 264 GB/s but all-reduces at no more
+ * than 240; nvswitch8's H100s (18 links each, sm_90: 370.8) copy at 390. */
+static void test_nccl_nvlink_rate(void **state)
+{
+    (void)state;
+    assert_true(fabs(gq_sim_nccl_nvlink_rate(8, 0) - 20.0e9) < 1);
+    assert_true(fabs(gq_sim_nccl_nvlink_rate(8, 6) - 12.0e9) < 1);
+    assert_true(fabs(gq_sim_nccl_nvlink_rate(8, 9) - 20.0e9) < 1);
+    assert_true(fabs(gq_sim_nccl_nvlink_rate(9, 0) - 20.6e9) < 1);
+    assert_true(fabs(gq_sim_nccl_nvlink_rate(10, 0) - 40.1e9) < 1);
+    assert_true(fabs(gq_sim_nccl_nvlink_rate(7, 0) - 20.0e9) < 1);
+    assert_true(fabs(gq_sim_nccl_nvlink_rate(6, 0) - 18.0e9) < 1);
+    run r;
+    open_run(&r, "a100x6");
+    double nv = one(&r, GQ_COLL_ALL_REDUCE, 1 * GQ_GiB, "1,2");
+    print_message("  a100x6 1,2: %.1f GB/s busbw, NCCL's 12 x 20.0 = 240\n", nv);
+    assert_true(nv <= 240.0 * 1.01 && nv > 230); /* the noise is 1 %% */
+    close_run(&r);
+    open_run(&r, TOPO("nvswitch8"));
+    double sw = one(&r, GQ_COLL_ALL_REDUCE, 1 * GQ_GiB, "0-7");
+    print_message("  nvswitch8 0-7: %.1f GB/s busbw, NCCL's 18 x 20.6 = 370.8\n", sw);
+    assert_true(sw <= 370.8 * 1.01 && sw > 360);
+    close_run(&r);
+}
+
 /* The simulator against published nccl-tests figures (all_reduce_perf,
  * out-of-place busbw at the largest size shown), within 15 %. */
 typedef struct published {
@@ -160,10 +189,16 @@ static void test_published_figures(void **state)
 /* A known difference, named rather than hidden: on A100 PCIe with NVLink
  * bridges (12 links) NCCL's all-reduce over a bridged pair is published at
  * 208 GB/s (NVIDIA/nccl-tests issue "A100 - All reduce performance", two GPUs
- * joined by NV12), while the sim's ring runs the pair at its copy rate, the
- * 264 GB/s of a100x6's p2pBandwidthLatencyTest figures: about 18 % above.
- * The sim has no NCCL protocol efficiency over NVLink (nvswitch8 above
- * matches without one). The test fails if the difference closes or grows. */
+ * joined by NV12). The sim holds a ring flow over NVLink to NCCL's own
+ * effective NVLink bandwidth (sim_coll.c: 12 links x 20.0 GB/s on sm_80, the
+ * line rate of 25 GB/s a link less NCCL's protocol overhead, from NVIDIA/nccl
+ * src/graph/topo.h), so the pair runs at about 240 GB/s: still 15 % above the
+ * published figure, which is below NCCL's own model of that hardware. What
+ * makes up the rest is not documented: that run used -t 2 -g 1 (a thread per
+ * GPU) and -o avg, on PCIe A100s (lower power and clocks than SXM, and NCCL's
+ * ring kernels run on the SMs); none of it is quantified in a public source,
+ * so it is not modelled (no constant fitted to this one figure). The test
+ * fails if the difference closes or grows. */
 static void test_known_difference_a100_nvlink(void **state)
 {
     (void)state;
@@ -173,7 +208,7 @@ static void test_known_difference_a100_nvlink(void **state)
     double dev = (b - 208.0) / 208.0;
     print_message("  a100x6 1,2    %5.1f GB/s simulated, 208.00 published (%+.1f %%): known difference\n", b,
                   100 * dev);
-    assert_true(dev > 0.15 && dev < 0.25);
+    assert_true(dev > 0.10 && dev < 0.20);
     close_run(&r);
 }
 
@@ -199,12 +234,77 @@ static void test_unseen_tp_pair(void **state)
     close_run(&r);
 }
 
+/* The sim's collective refuses a request outside its contract with one line
+ * naming what is wrong (backend.h: 1..GQ_COLL_MAX_GROUPS groups, iters >= 1,
+ * warmup >= 0, bytes > 0, each group 1..ngpu ranks of distinct GPUs); the
+ * same request within it runs. */
+static void test_request_refusals(void **state)
+{
+    (void)state;
+    run r;
+    open_run(&r, "h200x2");
+    gq_coll_req ok = {.op = GQ_COLL_ALL_REDUCE, .bytes = 8 * GQ_MiB, .ngroups = 1, .warmup = 1, .iters = 2};
+    ok.groups[0].ngpus = 2;
+    ok.groups[0].gpus[0] = 0;
+    ok.groups[0].gpus[1] = 1;
+    gq_coll_result res[GQ_COLL_MAX_GROUPS + 1];
+    gq_err e = {0};
+    memset(res, 0, sizeof res);
+    assert_int_equal(r.be->ops->coll_run(r.be, &ok, res, &e), GQ_OK);
+    assert_int_equal(res[0].status, GQ_OK);
+    assert_int_equal(res[0].iters_done, 2);
+    char limits[128];
+    snprintf(limits, sizeof limits, "sim: a collective needs 1..%d groups, iters >= 1 and bytes > 0",
+             GQ_COLL_MAX_GROUPS);
+    for (int c = 0; c < 11; c++) {
+        gq_coll_req q = ok;
+        const char *want = limits;
+        switch (c) {
+        case 0: q.ngroups = 0; break;
+        case 1: q.ngroups = -1; break;
+        case 2: q.ngroups = GQ_COLL_MAX_GROUPS + 1; break;
+        case 3: q.iters = 0; break;
+        case 4: q.warmup = -1; break;
+        case 5: q.bytes = 0; break;
+        case 6:
+            q.op = GQ_COLL_NOPS;
+            want = "sim: unknown collective";
+            break;
+        case 7:
+            q.groups[0].ngpus = 0;
+            want = "sim: group 0 has 0 ranks";
+            break;
+        case 8:
+            q.groups[0].ngpus = 3;
+            want = "sim: group 0 has 3 ranks";
+            break;
+        case 9:
+            q.groups[0].gpus[1] = 2;
+            want = "sim: GPU 2 does not exist (this machine has GPUs 0-1)";
+            break;
+        default:
+            q.groups[0].gpus[1] = 0;
+            want = "sim: GPU 0 is in two ranks or groups";
+            break;
+        }
+        memset(&e, 0, sizeof e);
+        int rc = r.be->ops->coll_run(r.be, &q, res, &e);
+        if (rc != GQ_E_USAGE || strncmp(e.msg, want, strlen(want)))
+            fail_msg("case %d: status %d, '%s'; want a refusal '%s'", c, rc, e.msg, want);
+    }
+    close_run(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ring_without_p2p),  cmocka_unit_test(test_ring_with_p2p_and_nvlink),
-        cmocka_unit_test(test_published_figures), cmocka_unit_test(test_known_difference_a100_nvlink),
+        cmocka_unit_test(test_ring_without_p2p),
+        cmocka_unit_test(test_ring_with_p2p_and_nvlink),
+        cmocka_unit_test(test_nccl_nvlink_rate),
+        cmocka_unit_test(test_published_figures),
+        cmocka_unit_test(test_known_difference_a100_nvlink),
         cmocka_unit_test(test_unseen_tp_pair),
+        cmocka_unit_test(test_request_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -214,12 +214,59 @@ static void interrupt_stops(void **state)
     gq_records_free(&rs);
 }
 
+static gq_exec_next abort_on_error(void *arg, gq_exec_step *s, int rc, const gq_err *e)
+{
+    (void)s, (void)e;
+    counts *c = arg;
+    c->after++;
+    return rc ? GQ_EXEC_ABORT : GQ_EXEC_NEXT;
+}
+
+/* An item that fails and is aborted on: the run returns the item's status and
+ * the item's own message, as the harness gave it for that item alone; a
+ * caller that passed no error gets the status all the same. */
+static void abort_returns_the_items_error(void **state)
+{
+    fixture *f = *state;
+    /* the first item's flow made impossible: 0 bytes */
+    f->plans[0].flows[f->plans[0].items[0].flow_off].bytes = 0;
+    gq_measurement *m = malloc(sizeof *m);
+    assert_non_null(m);
+    gq_plan_measurement(&f->plans[0], 0, m);
+    gq_recordset ref = {0};
+    gq_err want = {0};
+    int want_rc = gq_harness_measure(&f->be, &f->topo, m, &f->ho, &ref, NULL, &want);
+    free(m);
+    gq_records_free(&ref);
+    assert_int_not_equal(want_rc, GQ_OK);
+    assert_true(want.msg[0] != 0);
+    counts c = {0};
+    gq_exec_opts xo = {.after = abort_on_error, .arg = &c};
+    gq_exec_result res;
+    gq_recordset rs = {0};
+    gq_err e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.msg, sizeof e.msg, "stale");
+    assert_int_equal(gq_exec_plans(&f->be, &f->topo, f->plans, 2, &f->ho, NULL, &xo, &rs, &res, &e), want_rc);
+    assert_int_equal(c.after, 1);
+    assert_int_equal(res.items, 1);
+    assert_int_equal(e.code, want.code);
+    assert_string_equal(e.msg, want.msg);
+    gq_records_free(&rs);
+    c.after = 0;
+    assert_int_equal(gq_exec_plans(&f->be, &f->topo, f->plans, 2, &f->ho, NULL, &xo, &rs, &res, NULL),
+                     want_rc);
+    assert_int_equal(c.after, 1);
+    gq_records_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(runs_every_item, setup, teardown),
         cmocka_unit_test_setup_teardown(skips_latency, setup, teardown),
         cmocka_unit_test_setup_teardown(abort_stops, setup, teardown),
+        cmocka_unit_test_setup_teardown(abort_returns_the_items_error, setup, teardown),
         cmocka_unit_test_setup_teardown(again_repeats, setup, teardown),
         cmocka_unit_test_setup_teardown(interrupt_stops, setup, teardown),
     };

@@ -442,6 +442,43 @@ static void bad_fault_specs_refused(void **state)
     assert_non_null(strstr(e.msg, "gpu3:melt"));
 }
 
+/* A GPU's time series keeps its counters after its load stops: GEMMs and
+ * faulty elements never go back, and every sample after the GPU fell off
+ * the bus holds the counts it had reached (here gpu2 both gives faulty
+ * results and is lost at 10 s, so its count is not 0 when it stops). */
+static void counters_hold_after_the_load_stops(void **state)
+{
+    (void)state;
+    run *x = stress("rtx4090x8", "gpu2:faulty-result,gpu2:lost", 30, NULL);
+    assert_int_equal(x->rc, GQ_OK);
+    const gq_stress_gpu *g = &x->r->gpu[2];
+    assert_true(g->status != GQ_OK);
+    assert_true(g->faulty > 0);
+    assert_true(g->gemms > 0);
+    int after = 0;
+    for (int i = 0; i < g->npoints; i++) {
+        const gq_stress_point *p = &g->pts[i];
+        if (i > 0) {
+            assert_true(p->gemms >= g->pts[i - 1].gemms);
+            assert_true(p->faulty >= g->pts[i - 1].faulty);
+        }
+        if (p->t >= g->lost_t) {
+            after++;
+            if (p->gemms != g->gemms || p->faulty != g->faulty)
+                fail_msg("t = %.1f s, after the load stopped: %llu GEMMs and %llu faulty, want %llu and %llu",
+                         p->t, (unsigned long long)p->gemms, (unsigned long long)p->faulty,
+                         (unsigned long long)g->gemms, (unsigned long long)g->faulty);
+        }
+    }
+    assert_true(after >= 15); /* lost at 10-12 s of 30 */
+    /* the others ran to the end, their last sample holding their final counts */
+    const gq_stress_gpu *o = &x->r->gpu[0];
+    assert_int_equal(o->status, GQ_OK);
+    assert_int_equal(o->pts[o->npoints - 1].faulty, 0);
+    assert_true(o->pts[o->npoints - 1].gemms > 0);
+    done(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -451,6 +488,7 @@ int main(void)
         cmocka_unit_test(faulty_result_fault_fails_its_gpu),
         cmocka_unit_test(link_fault_fails_its_gpu),
         cmocka_unit_test(lost_gpu_fails_others_continue),
+        cmocka_unit_test(counters_hold_after_the_load_stops),
         cmocka_unit_test(several_faults_at_once),
         cmocka_unit_test(unselected_faulty_gpu_is_not_judged),
         cmocka_unit_test(precisions_all_run),

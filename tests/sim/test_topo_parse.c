@@ -34,6 +34,7 @@ static const bad_case cases[] = {
     {"duplicate-node", 4, 8, "duplicate node 'cpu0' (first declared at line 2)"},
     {"zero-capacity", 4, 22, "is a capacity and must be positive, not 0 GB/s"},
     {"negative-capacity", 4, 23, "is a capacity and must be positive, not -5 GB/s"},
+    {"beyond-capacity", 4, 37, "'write' of 1000.5 TB/s is beyond any real link (at most 1000 TB/s)"},
     {"no-host-path", 6, 1, "gpu 'gpu0' has no path to host memory"},
     {"self-link", 3, 13, "a link from 'cpu0' to itself"},
     {"no-machine", 2, 1, "a topology starts with 'machine NAME'"},

@@ -727,10 +727,76 @@ static void p2p_no_more_than_inner(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* No records (none given, or an empty set): nothing inferred, nothing open,
+ * nothing skipped, and every GPU's alone rate unknown. */
+static void no_records(void **state)
+{
+    (void)state;
+    gq_bottlenecks b;
+    for (int pass = 0; pass < 2; pass++) {
+        assert_int_equal(gq_bottlenecks_infer(pass ? &RS : NULL, NULL, NULL, NULL, &b, NULL), GQ_OK);
+        assert_int_equal(b.n, 0);
+        assert_int_equal(b.nobs, 0);
+        assert_int_equal(b.nopen, 0);
+        assert_int_equal(b.nskipped, 0);
+        assert_true(isnan(b.alone[0][0]) && isnan(b.alone[1][GQ_MAX_GPUS - 1]));
+        assert_int_equal(b.alone_record[0][0], -1);
+        gq_bottlenecks_free(&b);
+    }
+}
+
+/* P2P: a run of more pairs whose aggregate lies above (1 + min_drop) x the
+ * lower end of a budget found on some of its pairs but not above its upper
+ * end is open ("share a budget beyond"), not a budget of its own, even when
+ * the run is held below what its pairs predict; the same run with the inner
+ * budget measured tight and clearly exceeded is a budget of its own. */
+static void p2p_beyond_inner_open(void **state)
+{
+    (void)state;
+    const int s3[] = {4, 5, 7, 2}, d3[] = {0, 1, 3, 6};
+    const double alone[] = {30.0, 30.0, 30.0, 30.0};
+    for (int i = 0; i < 4; i++)
+        p2p_group(&s3[i], &d3[i], &alone[i], 1);
+    const double three[] = {10.0, 10.0, 10.0}, four[] = {8.75, 8.75, 8.75, 8.75};
+    p2p_group(s3, d3, three, 3); /* 30 of 90, 27-33 over its rounds: x 1.2 = 32.4-39.6 */
+    const double r3[] = {27, 28.5, 30, 31.5, 33};
+    set_rounds(RS.n - 1, r3, 5);
+    p2p_group(s3, d3, four, 4); /* 35 of 30 + 30 (its level 45.6-50.4): held, 34-36 */
+    const double r4[] = {34, 34.5, 35, 35.5, 36};
+    set_rounds(RS.n - 1, r4, 5);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    const int six[] = {0, 1, 3, 4, 5, 7}, eight[] = {0, 1, 2, 3, 4, 5, 6, 7};
+    int i = gq_bottlenecks_find(&b, GQ_DIR_P2P, six, 6);
+    assert_true(i >= 0);
+    assert_true(b.v[i].capacity_lo_gbps == 27 && b.v[i].capacity_hi_gbps == 33);
+    assert_int_equal(gq_bottlenecks_find(&b, GQ_DIR_P2P, eight, 8), -1);
+    assert_int_equal(b.nopen, 1);
+    assert_int_equal(b.open[0].kind, GQ_BN_OPEN_BUDGET);
+    assert_string_equal(b.open[0].text,
+                        "whether 4 GPU pairs over GPUs 0-7 share a budget beyond the 27.0-33.0 "
+                        "GB/s of the pairs over GPUs 0,1,3-5,7: together they moved 34.0-36.0 "
+                        "GB/s");
+    gq_bottlenecks_free(&b);
+    /* the larger run clearly above 1.2 x the inner budget's upper end: a budget of its own */
+    RS.v[RS.n - 1].value.median = 42;
+    for (int k = 0; k < 4; k++)
+        RS.v[RS.n - 2 - k].value.median = 10.5;
+    const double r5[] = {41, 41.5, 42, 42.5, 43};
+    set_rounds(RS.n - 1, r5, 5);
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    assert_true(gq_bottlenecks_find(&b, GQ_DIR_P2P, six, 6) >= 0);
+    assert_true(gq_bottlenecks_find(&b, GQ_DIR_P2P, eight, 8) >= 0);
+    assert_int_equal(b.nopen, 0);
+    gq_bottlenecks_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(switch_at_node_zero, setup, teardown),
+        cmocka_unit_test_setup_teardown(no_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(p2p_beyond_inner_open, setup, teardown),
         cmocka_unit_test_setup_teardown(gpu_63, setup, teardown),
         cmocka_unit_test_setup_teardown(impossible_reasons, setup, teardown),
         cmocka_unit_test_setup_teardown(many_ignored, setup, teardown),

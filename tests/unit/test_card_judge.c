@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "analysis/card.h"
+#include "analysis/card_judge_internal.h"
 #include "doc/card_compose.h"
 #include "render/card_render.h"
 #include "analysis/expect.h"
@@ -768,12 +769,113 @@ static void compose_hostname(void **state)
     free(t);
 }
 
+/* Busy GPUs in the verdict: without --allow-busy the card is INCOMPLETE,
+ * naming every busy GPU (GPU 0 and the last one included) in index order;
+ * allowed, the verdict keeps its word and adds them. */
+static void summarize_busy(void **state)
+{
+    (void)state;
+    gq_card *a = calloc(1, sizeof *a);
+    assert_non_null(a);
+    gq_card_init(a);
+    a->level = GQ_LEVEL_QUICK;
+    for (int s = 0; s < GQ_CS_COUNT; s++)
+        a->step_ev[s] = GQ_EV_MEASURED;
+    a->step_ev[GQ_CS_STRESS] = GQ_EV_SKIPPED;
+    a->step_why[GQ_CS_STRESS] = GQ_EVR_USER;
+    a->nrows = 1;
+    snprintf(a->rows[0].check, sizeof a->rows[0].check, "Latency");
+    a->rows[0].verdict = GQ_V_PASS;
+    gq_card_rest_rows(a);
+    gq_card_summarize(a);
+    assert_string_equal(a->verdict_text, "PASS without stress");
+    assert_int_equal(a->verdict, GQ_CV_PASS);
+    /* one busy GPU: GPU 0 */
+    a->nbusy = 1;
+    a->busy_records[0] = 2;
+    gq_card_summarize(a);
+    assert_int_equal(a->verdict, GQ_CV_INCOMPLETE);
+    assert_string_equal(a->verdict_text, "INCOMPLETE: GPU 0 busy");
+    assert_int_equal(a->exit_code, gq_card_verdict_exit_code(GQ_CV_INCOMPLETE));
+    /* three, the first and the last index among them */
+    a->nbusy = 3;
+    a->busy_records[7] = 1;
+    a->busy_records[GQ_MAX_GPUS - 1] = 5;
+    gq_card_summarize(a);
+    assert_string_equal(a->verdict_text, "INCOMPLETE: GPUs 0,7,63 busy");
+    /* allowed: the verdict stands, the busy GPUs are said */
+    a->allow_busy = true;
+    gq_card_summarize(a);
+    assert_int_equal(a->verdict, GQ_CV_PASS);
+    assert_string_equal(a->verdict_text, "PASS without stress (GPUs 0,7,63 busy, allowed)");
+    a->nbusy = 1;
+    a->busy_records[7] = a->busy_records[GQ_MAX_GPUS - 1] = 0;
+    gq_card_summarize(a);
+    assert_string_equal(a->verdict_text, "PASS without stress (GPU 0 busy, allowed)");
+    /* every GPU busy: the list is cut to its buffer, never past the verdict */
+    a->allow_busy = false;
+    a->nbusy = GQ_MAX_GPUS;
+    for (int g = 0; g < GQ_MAX_GPUS; g++)
+        a->busy_records[g] = 1;
+    gq_card_summarize(a);
+    assert_int_equal(strncmp(a->verdict_text, "INCOMPLETE: GPUs 0,1,2,3,", 25), 0);
+    assert_true(strlen(a->verdict_text) < sizeof a->verdict_text);
+    free(a);
+}
+
+/* The placement row's result: pairs, offload workers and the gain, each
+ * whole; pairs enough to fill the row leave out what no longer fits whole,
+ * never a dangling "offload on" or a cut pair. */
+static void placement_row_fits(void **state)
+{
+    (void)state;
+    gq_card *rows = calloc(1, sizeof *rows);
+    assert_non_null(rows);
+    gq_checklist cl = {0};
+    json_t *pl = json_pack("{s:{s:i, s:i, s:i}, s:[{s:i, s:i}, {s:i, s:i}], s:[{s:i}, {s:i}], s:f}", "roles",
+                           "prefill", 2, "decode", 2, "offload", 2, "pairs", "prefill", 0, "decode", 2,
+                           "prefill", 1, "decode", 3, "offload", "gpu", 0, "gpu", 5, "gain", 1.5);
+    gq_judge_row_placement(rows, &cl, pl);
+    assert_int_equal(rows->nrows, 1);
+    assert_string_equal(rows->rows[0].check, "Placement");
+    assert_string_equal(rows->rows[0].result, "pairs 0→2 1→3; offload on 0, 5; 1.50× the naive mapping");
+    json_decref(pl);
+    /* offload only */
+    pl = json_pack("{s:{s:i}, s:[{s:i}], s:f}", "roles", "offload", 1, "offload", "gpu", 7, "gain", 2.0);
+    gq_judge_row_placement(rows, &cl, pl);
+    assert_string_equal(rows->rows[1].result, "offload on 7; 2.00× the naive mapping");
+    json_decref(pl);
+    /* 64 pairs of two-digit GPUs: the row takes the pairs that fit */
+    pl = json_pack("{s:{s:i, s:i}, s:[], s:[{s:i}, {s:i}], s:f}", "roles", "prefill", 64, "decode", 64,
+                   "pairs", "offload", "gpu", 10, "gpu", 11, "gain", 1.25);
+    json_t *pp = json_object_get(pl, "pairs");
+    for (int i = 0; i < 64; i++)
+        json_array_append_new(pp, json_pack("{s:i, s:i}", "prefill", 10 + i % 27, "decode", 37 + i % 27));
+    gq_judge_row_placement(rows, &cl, pl);
+    const char *r = rows->rows[2].result;
+    assert_true(strlen(r) < sizeof rows->rows[2].result);
+    assert_int_equal(strncmp(r, "pairs 10→37 11→38 ", strlen("pairs 10→37 11→38 ")), 0);
+    assert_null(strstr(r, "offload"));
+    assert_null(strstr(r, "naive"));
+    /* it ends with a whole pair, the k-th */
+    int k = 0;
+    for (const char *p = r; (p = strstr(p, "→")) != NULL; p++)
+        k++;
+    assert_true(k > 40 && k < 64);
+    char last[32];
+    snprintf(last, sizeof last, " %d→%d", 10 + (k - 1) % 27, 37 + (k - 1) % 27);
+    assert_string_equal(r + strlen(r) - strlen(last), last);
+    json_decref(pl);
+    free(rows);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(overall_from_evidence),    cmocka_unit_test(step_skipped_by_error_is_incomplete),
         cmocka_unit_test(names_parse_strictly),     cmocka_unit_test(schema1_card_upgraded),
-        cmocka_unit_test(codec_round_trip),         cmocka_unit_test(schema1_card_without_plan),
+        cmocka_unit_test(codec_round_trip),         cmocka_unit_test(summarize_busy),
+        cmocka_unit_test(placement_row_fits),       cmocka_unit_test(schema1_card_without_plan),
         cmocka_unit_test(facts_by_position),        cmocka_unit_test(facts_from_records),
         cmocka_unit_test(empty_card_rows),          cmocka_unit_test(one_gpu_stress_row),
         cmocka_unit_test(pairs_finding_needs_both), cmocka_unit_test(exit_codes),

@@ -225,12 +225,72 @@ static void test_default_budget(void **state)
     free(t);
 }
 
+/* The full level's sweep counts: one host path per distinct (NUMA node, PCIe
+ * generation, width) class plus one, at most GQ_CARD_MAX_SWEEP_PATHS (15
+ * classes counted); P2P paths twice per class plus one, capped the same. */
+static void test_full_sweep_counts(void **state)
+{
+    (void)state;
+    gq_topo *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    int gpus[GQ_MAX_GPUS];
+    for (int i = 0; i < GQ_MAX_GPUS; i++)
+        gpus[i] = i;
+    const struct {
+        int n, host;
+    } cases[] = {{1, 2}, {2, 3}, {14, 15}, {15, 16}, {16, 16}, {17, 16}, {24, 16}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        gq_topo_init(t);
+        t->ngpu = cases[c].n;
+        for (int i = 0; i < cases[c].n; i++) {
+            t->gpu[i].numa_node = 0;
+            t->gpu[i].pcie_gen_max = 4;
+            t->gpu[i].pcie_width_max = i + 1; /* a class of its own */
+            for (int j = 0; j < cases[c].n; j++)
+                t->p2p_cuda[i][j] = 0;
+        }
+        int p2p = -1, host = -1;
+        gq_card_full_sweep_counts(t, gpus, cases[c].n, &p2p, &host);
+        if (host != cases[c].host || p2p != 0)
+            fail_msg("%d GPUs of distinct classes: host %d (want %d), p2p %d (want 0)", cases[c].n, host,
+                     cases[c].host, p2p);
+    }
+    /* one class for all: one host path + 1; GPUs on two NUMA nodes: two */
+    gq_topo_init(t);
+    t->ngpu = 8;
+    for (int i = 0; i < 8; i++) {
+        t->gpu[i].numa_node = i / 4;
+        t->gpu[i].pcie_gen_max = 5;
+        t->gpu[i].pcie_width_max = 16;
+        for (int j = 0; j < 8; j++) {
+            t->p2p_cuda[i][j] = i != j;
+            t->level[i][j] = (unsigned char)((i / 4 == j / 4) ? 2 : 4);
+            t->nvlinks[i][j] = 0;
+        }
+    }
+    int p2p = -1, host = -1;
+    gq_card_full_sweep_counts(t, gpus, 4, &p2p, &host);
+    assert_int_equal(host, 2);
+    assert_int_equal(p2p, 3); /* one P2P class: within and across domains, + 1 */
+    gq_card_full_sweep_counts(t, gpus, 8, &p2p, &host);
+    assert_int_equal(host, 3);
+    assert_int_equal(p2p, 5);
+    /* 17 P2P classes (NVLink counts): capped at GQ_CARD_MAX_SWEEP_PATHS */
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++)
+            t->nvlinks[i][j] = i != j ? i * 8 + j : 0;
+    gq_card_full_sweep_counts(t, gpus, 8, &p2p, &host);
+    assert_int_equal(p2p, GQ_CARD_MAX_SWEEP_PATHS);
+    assert_int_equal(host, 3);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fits_budget),    cmocka_unit_test(test_drop_order),
         cmocka_unit_test(test_refused),        cmocka_unit_test(test_one_gpu_and_growth),
-        cmocka_unit_test(test_default_budget),
+        cmocka_unit_test(test_default_budget), cmocka_unit_test(test_full_sweep_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -142,11 +143,73 @@ static void memory_where_processes_hidden(void **state)
     assert_false(c.procs_hidden[1]);
 }
 
+/* gq_contam_add (core/record.h): an item is new unless one of the same kind,
+ * GPU and process is kept (then the first one stays, detail and all); at most
+ * GQ_CONTAM_MAX are kept, and a new one past them is refused while one already
+ * kept is still "there". The set is allocated to its exact size, so that a
+ * look past the last item kept is an overflow the ASan build reports. */
+static void contam_set_keeps_distinct_items(void **state)
+{
+    (void)state;
+    gq_contam *c = malloc(sizeof *c);
+    assert_non_null(c);
+    memset(c, 0, sizeof *c);
+    static const struct {
+        const char *kind;
+        int gpu, pid;
+    } k[] = {{"process", 0, 4242},
+             {"process", 1, 4242},
+             {"process", 0, 77},
+             {"utilization", 0, 0},
+             {"memory", 0, 0}};
+    gq_contam_item it;
+    for (int i = 0; i < 5; i++) {
+        memset(&it, 0, sizeof it);
+        snprintf(it.kind, sizeof it.kind, "%s", k[i].kind);
+        it.gpu = k[i].gpu;
+        it.pid = k[i].pid;
+        snprintf(it.detail, sizeof it.detail, "item %d", i);
+        /* the first GQ_CONTAM_MAX are kept, the one after is refused */
+        assert_int_equal(gq_contam_add(c, &it), i < GQ_CONTAM_MAX);
+        assert_int_equal(c->n, i < GQ_CONTAM_MAX ? i + 1 : GQ_CONTAM_MAX);
+        /* the same one again: "there", not added twice */
+        if (i < GQ_CONTAM_MAX) {
+            snprintf(it.detail, sizeof it.detail, "again %d", i);
+            assert_true(gq_contam_add(c, &it));
+            assert_int_equal(c->n, i + 1);
+        }
+    }
+    assert_int_equal(GQ_CONTAM_MAX, 4);
+    for (int i = 0; i < GQ_CONTAM_MAX; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "item %d", i);
+        assert_string_equal(c->item[i].detail, want);
+    }
+    /* full: an item kept is still there, a new one is not */
+    memset(&it, 0, sizeof it);
+    snprintf(it.kind, sizeof it.kind, "utilization");
+    assert_true(gq_contam_add(c, &it));
+    it.gpu = 1;
+    assert_false(gq_contam_add(c, &it));
+    assert_int_equal(c->n, GQ_CONTAM_MAX);
+    char sum[512];
+    gq_contam_summary(c, sum, sizeof sum);
+    assert_string_equal(sum, "GPU 0: item 0; GPU 1: item 1; GPU 0: item 2; GPU 0: item 3");
+    /* an item whose every field is empty is an item like another (nothing of
+     * the set is read past what it keeps) */
+    memset(c, 0, sizeof *c);
+    memset(&it, 0, sizeof it);
+    assert_true(gq_contam_add(c, &it));
+    assert_int_equal(c->n, 1);
+    free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lowest_reading_counts),
         cmocka_unit_test(memory_where_processes_hidden),
+        cmocka_unit_test(contam_set_keeps_distinct_items),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "core/interrupt.h"
+#include "core/units.h"
 #include "measure/collective.h"
 #include "../test_util.h"
 
@@ -25,6 +26,7 @@ static struct {
     bool bad_data;     /* the data check fails */
     bool verify_asked; /* a call had verify on */
     int verify_calls;
+    int fail_call, fail_group; /* fail_call > 0: call fail_call - 1 fails group fail_group */
 } fake;
 
 static int f_init(gq_backend *be, const gq_backend_opts *o, const void *bopts, gq_err *err)
@@ -65,6 +67,10 @@ static int f_coll_run(gq_backend *be, const gq_coll_req *req, gq_coll_result *re
         res[k].iters_done = req->iters;
         res[k].verified = req->verify;
         res[k].verify_ok = !(req->verify && fake.bad_data);
+        if (fake.fail_call == c + 1 && fake.fail_group == k) {
+            res[k].status = GQ_E_BACKEND;
+            snprintf(res[k].error, sizeof res[k].error, "rank 1 of group %d lost", k);
+        }
     }
     return GQ_OK;
 }
@@ -140,6 +146,30 @@ static void test_busbw_factors(void **state)
 }
 
 /* Sizes and counts as nccl-tests runs them. */
+/* nccl-tests' shifted buffers (backend.h, gq_coll_slices): iteration i uses
+ * slice i % (span / bytes); a run touches min(span / bytes, max(warmup,
+ * iters)) slices, one when there is no span or it is not above the size. */
+static void test_shift_slices(void **state)
+{
+    (void)state;
+    gq_coll_req q = {.op = GQ_COLL_ALL_REDUCE, .bytes = 8 * GQ_MiB, .warmup = 5, .iters = 20};
+    assert_int_equal(gq_coll_slices(&q), 1); /* no span: one pair, reused */
+    q.span = 1 * GQ_GiB;                     /* 128 steps: every iteration its own slice */
+    assert_int_equal(gq_coll_slices(&q), 20);
+    q.warmup = 30; /* the warmup counts from 0 too, through more slices */
+    assert_int_equal(gq_coll_slices(&q), 30);
+    q.warmup = 5;
+    q.bytes = 512 * GQ_MiB; /* 2 steps: iterations alternate */
+    assert_int_equal(gq_coll_slices(&q), 2);
+    q.bytes = 1 * GQ_GiB; /* the span itself */
+    assert_int_equal(gq_coll_slices(&q), 1);
+    q.bytes = 3 * GQ_GiB; /* above the span (nccl-tests never asks): one */
+    assert_int_equal(gq_coll_slices(&q), 1);
+    q.bytes = 24 * GQ_MiB; /* 1 GiB / 24 MiB = 42 steps, rounded down */
+    q.iters = 100;
+    assert_int_equal(gq_coll_slices(&q), 42);
+}
+
 static void test_sizes_and_counts(void **state)
 {
     (void)state;
@@ -324,16 +354,76 @@ static void test_no_collectives(void **state)
     assert_int_equal(gq_status_exit_code(GQ_E_NOLIB), 7);
 }
 
+/* A group that fails in a round ends the rounds for all; each record then
+ * says what it has: the failed group its error, the other the rounds it
+ * counted, flagged incomplete when it counted fewer than asked - also when
+ * only the last round failed. */
+static void test_group_fails_midway(void **state)
+{
+    (void)state;
+    gq_backend be = {.ops = &fake_ops};
+    for (int fail_round = 1; fail_round <= 3; fail_round++) {
+        memset(&fake, 0, sizeof fake);
+        for (int i = 0; i < 8; i++)
+            fake.sec[i] = 0.02;
+        fake.fail_call = fail_round;
+        fake.fail_group = 1;
+        gq_coll_req q = req_of(GQ_COLL_ALL_REDUCE, 100000000, 2, 2);
+        gq_coll_opts o = {.rounds = 3, .warmup = 1, .iters = 10, .verify = false};
+        gq_recordset rs = {0};
+        gq_err err = {0};
+        assert_int_equal(gq_coll_measure(&be, &topo, &q, &o, &rs, &err), GQ_OK);
+        assert_int_equal(fake.calls, fail_round);
+        assert_int_equal(rs.n, 2);
+        /* the failed group: invalid, its backend's words */
+        assert_false(rs.v[1].valid);
+        assert_true(rs.v[1].flags & GQ_FLAG_ERROR);
+        assert_string_equal(rs.v[1].error, "rank 1 of group 1 lost");
+        /* the other: the rounds before the failure, if any, and incomplete */
+        const gq_record *r = &rs.v[0];
+        if (fail_round == 1) {
+            assert_false(r->valid);
+            assert_int_equal(r->rounds, 0);
+        } else {
+            if (!r->valid)
+                fail_msg("failure in round %d: group 0 invalid: %s", fail_round, r->error);
+            assert_int_equal(r->rounds, fail_round - 1);
+            if (!(r->flags & GQ_FLAG_INCOMPLETE))
+                fail_msg("failure in round %d: group 0 counted %d of 3 rounds, not flagged incomplete",
+                         fail_round, r->rounds);
+            assert_false(r->flags & GQ_FLAG_OVERLAP_RETRIED);
+        }
+        gq_records_free(&rs);
+    }
+    /* every round counted: complete */
+    memset(&fake, 0, sizeof fake);
+    for (int i = 0; i < 8; i++)
+        fake.sec[i] = 0.02;
+    gq_coll_req q = req_of(GQ_COLL_ALL_REDUCE, 100000000, 2, 2);
+    gq_coll_opts o = {.rounds = 3, .warmup = 1, .iters = 10, .verify = false};
+    gq_recordset rs = {0};
+    gq_err err = {0};
+    assert_int_equal(gq_coll_measure(&be, &topo, &q, &o, &rs, &err), GQ_OK);
+    for (int k = 0; k < 2; k++) {
+        assert_true(rs.v[k].valid);
+        assert_int_equal(rs.v[k].rounds, 3);
+        assert_false(rs.v[k].flags & GQ_FLAG_INCOMPLETE);
+    }
+    gq_records_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_busbw_factors, setup),
         cmocka_unit_test_setup(test_sizes_and_counts, setup),
+        cmocka_unit_test_setup(test_shift_slices, setup),
         cmocka_unit_test_setup(test_parse_groups, setup),
         cmocka_unit_test_setup(test_median_and_verify, setup),
         cmocka_unit_test_setup(test_verify_failed, setup),
         cmocka_unit_test_setup(test_sanity_guard, setup),
         cmocka_unit_test_setup(test_overlap_rule, setup),
+        cmocka_unit_test_setup(test_group_fails_midway, setup),
         cmocka_unit_test_setup(test_no_collectives, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

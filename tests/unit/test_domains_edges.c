@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "analysis/domains.h"
+#include "exec/discovery.h"
 #include "render/analysis_render.h"
 
 static gq_pairmatrix M;
@@ -502,15 +503,76 @@ static void set_str_stays_in_len(void **state)
     assert_int_equal(strncmp(buf, "0,1", 3), 0);
 }
 
+/* The groups to measure again for the open boundaries (exec/discovery.h):
+ * both directions of every pair named open, through the matrix's cells (GPU
+ * indices, not matrix positions), each group once and in the order met, at
+ * most max; a pair with a GPU outside the matrix, a cell with no record or
+ * a record index outside the set gives nothing. */
+static void open_groups_of_open_pairs(void **state)
+{
+    (void)state;
+    gq_pairmatrix *m = calloc(1, sizeof *m);
+    gq_domains *dom = calloc(1, sizeof *dom);
+    assert_non_null(m);
+    assert_non_null(dom);
+    const int gpus[4] = {4, 5, 6, 7};
+    gq_pairmatrix_init(m, gpus, 4);
+    gq_recordset rs = {0};
+    rs.n = 6;
+    rs.v = calloc((size_t)rs.n, sizeof *rs.v);
+    assert_non_null(rs.v);
+    for (int i = 0; i < rs.n; i++)
+        rs.v[i].group = 10 + i;
+    m->record[0][1] = 0; /* 4 -> 5: group 10 */
+    m->record[1][0] = 1; /* 5 -> 4: group 11 */
+    m->record[0][2] = 2; /* 4 -> 6: group 12; 6 -> 4 has none */
+    m->record[2][3] = 9; /* 6 -> 7: no such record */
+    m->record[3][2] = 5; /* 7 -> 6: group 15 */
+    m->record[1][3] = 3; /* 5 -> 7: group 13, a pair never named open */
+    dom->nopen = 2;
+    dom->open[0].npairs = 2;
+    dom->open[0].pair_a[0] = 4, dom->open[0].pair_b[0] = 5;
+    dom->open[0].pair_a[1] = 6, dom->open[0].pair_b[1] = 4;
+    dom->open[1].npairs = 3;
+    dom->open[1].pair_a[0] = 5, dom->open[1].pair_b[0] = 4; /* met already */
+    dom->open[1].pair_a[1] = 6, dom->open[1].pair_b[1] = 9; /* GPU 9 is not in the matrix */
+    dom->open[1].pair_a[2] = 6, dom->open[1].pair_b[2] = 7;
+    int g[8];
+    int n = gq_domains_open_groups(dom, m, &rs, g, 8);
+    assert_int_equal(n, 4);
+    assert_int_equal(g[0], 10);
+    assert_int_equal(g[1], 11);
+    assert_int_equal(g[2], 12);
+    assert_int_equal(g[3], 15);
+    /* at most max, the first ones met */
+    memset(g, 0, sizeof g);
+    assert_int_equal(gq_domains_open_groups(dom, m, &rs, g, 2), 2);
+    assert_int_equal(g[0], 10);
+    assert_int_equal(g[1], 11);
+    /* no boundary open: nothing */
+    dom->nopen = 0;
+    assert_int_equal(gq_domains_open_groups(dom, m, &rs, g, 8), 0);
+    free(rs.v);
+    free(dom);
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(init_gpus_and_clamps), cmocka_unit_test(usable_reasons),
-        cmocka_unit_test(group_sizes),          cmocka_unit_test(from_records_filters),
-        cmocka_unit_test(cluster_figures),      cmocka_unit_test(gap_threshold_edge),
-        cmocka_unit_test(set_str_edges),        cmocka_unit_test(json_sections),
-        cmocka_unit_test(largest_gap_first),    cmocka_unit_test(json_allocation_failures),
-        cmocka_unit_test(missing_pair_chains),  cmocka_unit_test(set_str_stays_in_len),
+        cmocka_unit_test(init_gpus_and_clamps),
+        cmocka_unit_test(usable_reasons),
+        cmocka_unit_test(group_sizes),
+        cmocka_unit_test(from_records_filters),
+        cmocka_unit_test(cluster_figures),
+        cmocka_unit_test(gap_threshold_edge),
+        cmocka_unit_test(set_str_edges),
+        cmocka_unit_test(json_sections),
+        cmocka_unit_test(largest_gap_first),
+        cmocka_unit_test(json_allocation_failures),
+        cmocka_unit_test(missing_pair_chains),
+        cmocka_unit_test(set_str_stays_in_len),
+        cmocka_unit_test(open_groups_of_open_pairs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

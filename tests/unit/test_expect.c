@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -469,10 +470,96 @@ static void test_parse_limits_ok(void **state)
         GQ_OK);
 }
 
+/* The straddle's words: an interval across the fail level names "the
+ * threshold", one across the warn level "the warning threshold", each with
+ * its value; for a minimum and for a maximum. */
+static void test_judge_straddle_words(void **state)
+{
+    (void)state;
+    gq_expect ex;
+    gq_err e = {0};
+    assert_int_equal(gq_expect_parse(good, "good.expect", &ex, &e), GQ_OK);
+    gq_card_facts *f = malloc(sizeof *f);
+    assert_non_null(f);
+    seed001_facts(f);
+    for (int i = 0; i < 8; i++) {
+        f->gpu[i].h2d_lo = 57.5;
+        f->gpu[i].h2d_hi = 58.3;
+    }
+    /* GPU 1 across the fail level 50, GPU 4 across the warn level 56 */
+    f->gpu[1].h2d_gbps = 50.4;
+    f->gpu[1].h2d_lo = 49.6;
+    f->gpu[1].h2d_hi = 51.2;
+    f->gpu[4].h2d_gbps = 56.2;
+    f->gpu[4].h2d_lo = 55.5;
+    f->gpu[4].h2d_hi = 57.0;
+    gq_checklist cl = {0};
+    assert_int_equal(gq_expect_judge(&ex, f, &cl, &e), GQ_OK);
+    const gq_check *c = find(&cl, "h2d_gbps_min", "gpu:1");
+    assert_non_null(c);
+    assert_string_equal(c->text,
+                        "GPU 1 (NVIDIA RTX PRO 6000 Blackwell Server Edition): host-to-GPU bandwidth "
+                        "alone 50.4 GB/s (49.6-51.2 from its rounds) straddles the threshold 50 GB/s: "
+                        "undetermined.");
+    assert_true(c->undetermined && c->threshold == 50);
+    c = find(&cl, "h2d_gbps_min", "gpu:4");
+    assert_non_null(c);
+    assert_int_equal(c->verdict, GQ_V_WARN);
+    assert_true(c->undetermined && c->threshold == 56);
+    assert_string_equal(c->text,
+                        "GPU 4 (NVIDIA RTX PRO 6000 Blackwell Server Edition): host-to-GPU bandwidth "
+                        "alone 56.2 GB/s (55.5-57 from its rounds) straddles the warning threshold "
+                        "56 GB/s: undetermined.");
+    gq_checklist_free(&cl);
+    /* an interval across both levels: the fail level is the one named */
+    f->gpu[4].h2d_lo = 49.0;
+    assert_int_equal(gq_expect_judge(&ex, f, &cl, &e), GQ_OK);
+    c = find(&cl, "h2d_gbps_min", "gpu:4");
+    assert_non_null(c);
+    const char *text = c ? c->text : "";
+    assert_non_null(strstr(text, "(49-57 from its rounds) straddles the threshold 50 GB/s"));
+    assert_true(c->threshold == 50);
+    gq_checklist_free(&cl);
+    free(f);
+}
+
+/* Loading reads files of any size up to the limit: just under, at and over
+ * the first buffer (64 KiB) and a few times it, byte for byte the same
+ * models as the text parsed directly. */
+static void test_load_sizes(void **state)
+{
+    (void)state;
+    static const long sizes[] = {100, 65535, 65536, 65537, 200000, 1 << 20};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        char path[] = "/tmp/gq-expect-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        FILE *fp = fdopen(fd, "w");
+        assert_non_null(fp);
+        long n = (long)strlen(good);
+        fputs(good, fp);
+        for (long i = n; i < sizes[k]; i++) /* padding: JSON white space */
+            fputc(i % 80 ? ' ' : '\n', fp);
+        fclose(fp);
+        gq_expect ex;
+        gq_err e = {0};
+        int rc = gq_expect_load(path, &ex, &e);
+        unlink(path);
+        if (rc)
+            fail_msg("%ld bytes: %s", sizes[k], e.msg);
+        assert_int_equal(ex.nmodels, 2);
+        assert_string_equal(ex.path, path);
+        assert_string_equal(ex.models[1].match, "H200");
+        assert_true(ex.models[1].th[GQ_EXK_H2D_GBPS_MIN].fail == 53);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_good),
+        cmocka_unit_test(test_judge_straddle_words),
+        cmocka_unit_test(test_load_sizes),
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_parse_errors_exact),
         cmocka_unit_test(test_parse_limits_ok),

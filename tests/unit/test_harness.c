@@ -1730,6 +1730,46 @@ static void test_group_flow_without_copy_time(void **state)
     free(m);
 }
 
+/* A staged flow's chunk (backend.h): chunk_bytes or 8 MiB, never more than
+ * the copy, and at most 128 chunks a copy: a larger copy gets larger chunks,
+ * rounded up to 4 KiB. The piece quantum is that chunk for STAGED, 16 bytes
+ * for the other methods. */
+static void test_stage_chunk(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t bytes, chunk, want;
+    } c[] = {
+        {0, 0, 1},
+        {1, 0, 1},
+        {4 * GQ_MiB, 0, 4 * GQ_MiB},        /* one chunk: the whole copy */
+        {8 * GQ_MiB, 0, 8 * GQ_MiB},        /* one chunk, exactly */
+        {8 * GQ_MiB + 1, 0, 8 * GQ_MiB},    /* two chunks */
+        {64 * GQ_MiB, 0, 8 * GQ_MiB},       /* 8 chunks */
+        {GQ_GiB, 0, 8 * GQ_MiB},            /* 128 chunks: the most kept as they are */
+        {GQ_GiB + 1, 0, 8 * GQ_MiB + 4096}, /* 129: ceil(size / 128), 4 KiB-aligned */
+        {4 * GQ_GiB, 0, 32 * GQ_MiB},       /* 128 chunks of 32 MiB */
+        {10000, 3000, 3000},                /* 4 chunks of a chunk_bytes that is not aligned */
+        {128 * GQ_MiB, GQ_MiB, GQ_MiB},     /* 128 */
+        {128 * GQ_MiB + 1, GQ_MiB, GQ_MiB + 4096},
+        {200 * GQ_MiB, GQ_MiB, 1638400}, /* 200 MiB / 128 = 1600 KiB, already aligned */
+        {129 * 4096, 1, 8192},           /* 1-byte chunks: 528384 / 128 = 4128, aligned up */
+        {5000, GQ_MiB, 5000},            /* chunk_bytes larger than the copy */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        gq_flow f = {.method = GQ_METHOD_STAGED, .bytes = c[i].bytes, .chunk_bytes = c[i].chunk};
+        uint64_t got = gq_flow_stage_chunk(&f);
+        if (got != c[i].want)
+            fail_msg("%llu bytes, chunk_bytes %llu: chunk %llu, want %llu", (unsigned long long)c[i].bytes,
+                     (unsigned long long)c[i].chunk, (unsigned long long)got, (unsigned long long)c[i].want);
+        assert_int_equal(gq_flow_piece_quantum(&f), c[i].want);
+        f.method = GQ_METHOD_CE;
+        assert_int_equal(gq_flow_piece_quantum(&f), 16);
+        f.method = GQ_METHOD_SM;
+        assert_int_equal(gq_flow_piece_quantum(&f), 16);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1739,6 +1779,7 @@ int main(void)
         cmocka_unit_test_setup(test_overlap_retries_are_bounded, setup),
         cmocka_unit_test_setup(test_direction_sums, setup),
         cmocka_unit_test_setup(test_p2p_pair_sum, setup),
+        cmocka_unit_test(test_stage_chunk),
         cmocka_unit_test_setup(test_interferer_not_reported, setup),
         cmocka_unit_test_setup(test_statistics, setup),
         cmocka_unit_test_setup(test_early_stop, setup),

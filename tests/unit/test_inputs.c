@@ -78,6 +78,52 @@ static void test_no_hex(void **state)
     assert_int_equal(gq_parse_int("0x10", 0, 100, &l, &e), GQ_E_USAGE);
 }
 
+/* gq_parse_size at its edges: each refusal is its own one line, naming the
+ * value; a number strtod cannot hold (overflow, underflow, a lone '.') is
+ * "not a size", never a size of 0 or infinity read on. */
+static void test_size_edges(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in;
+        uint64_t unit;
+        int rc;
+        uint64_t want;
+        const char *msg;
+    } c[] = {
+        {"1", 1, GQ_OK, 1, NULL},
+        {"0.5K", 1, GQ_OK, 512, NULL},
+        {"4", GQ_MiB, GQ_OK, 4 * GQ_MiB, NULL},
+        {"4B", GQ_MiB, GQ_OK, 4, NULL},
+        {"16t", 1, GQ_OK, 16 * 1024 * GQ_GiB, NULL},
+        {".", 1, GQ_E_USAGE, 0, "'.' is not a size, expected e.g. 512, 4K, 64MiB or 1G"},
+        {"1e999", 1, GQ_E_USAGE, 0, "'1e999' is not a size, expected e.g. 512, 4K, 64MiB or 1G"},
+        {"1e-400", 1, GQ_E_USAGE, 0, "'1e-400' is not a size, expected e.g. 512, 4K, 64MiB or 1G"},
+        {"1e999K", 1, GQ_E_USAGE, 0, "'1e999K' is not a size, expected e.g. 512, 4K, 64MiB or 1G"},
+        {"-1", 1, GQ_E_USAGE, 0, "'-1' is not a size, expected e.g. 512, 4K, 64MiB or 1G"},
+        {"0", 1, GQ_E_USAGE, 0, "size '0' must be greater than zero"},
+        {"0.4", 1, GQ_E_USAGE, 0, "size '0.4' must be greater than zero"},
+        {"1.5", 1, GQ_E_USAGE, 0, "size '1.5' is not a whole number of bytes"},
+        {"20000000T", 1, GQ_E_USAGE, 0, "size '20000000T' is too large"},
+        {"4Q", 1, GQ_E_USAGE, 0, "'4Q': unknown size unit 'Q', expected B, K/KiB, M/MiB, G/GiB"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        uint64_t b = 12345;
+        gq_err e = {0};
+        int rc = gq_parse_size(c[i].in, c[i].unit, &b, &e);
+        if (rc != c[i].rc)
+            fail_msg("'%s': status %d, want %d (%s)", c[i].in, rc, c[i].rc, e.msg);
+        if (rc == GQ_OK && b != c[i].want)
+            fail_msg("'%s': %llu bytes, want %llu", c[i].in, (unsigned long long)b,
+                     (unsigned long long)c[i].want);
+        if (rc != GQ_OK) {
+            if (strcmp(e.msg, c[i].msg))
+                fail_msg("'%s': '%s', want '%s'", c[i].in, e.msg, c[i].msg);
+            assert_int_equal(b, 12345); /* nothing written on a refusal */
+        }
+    }
+}
+
 static void test_infile_directory(void **state)
 {
     (void)state;
@@ -121,11 +167,9 @@ static void test_timestamp_out_of_range(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_duration_bounds),
-        cmocka_unit_test(test_fmt_size),
-        cmocka_unit_test(test_no_hex),
-        cmocka_unit_test(test_infile_directory),
-        cmocka_unit_test(test_timestamp_out_of_range),
+        cmocka_unit_test(test_duration_bounds),  cmocka_unit_test(test_fmt_size),
+        cmocka_unit_test(test_no_hex),           cmocka_unit_test(test_size_edges),
+        cmocka_unit_test(test_infile_directory), cmocka_unit_test(test_timestamp_out_of_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -264,13 +264,84 @@ static void record_ok_small(void **state)
     assert_false(gq_kv_record_ok(&r));
 }
 
+/* gq_kv_shape_check at its edges: multi-head latent attention needs both of
+ * its fields (either one alone is refused, naming both), and then needs no
+ * KV heads; the sliding window must fit the model (a window of 0 tokens on
+ * no layer is none). Each refusal is the exact one line. */
+static void shape_check_edges(void **state)
+{
+    (void)state;
+    static const char mla[] = "multi-head latent attention needs kv_lora_rank and qk_rope_head_dim both > 0";
+    gq_err e = {0};
+    gq_kv_shape s = {.layers = 61, .mla_rank = 512, .mla_rope = 64, .dtype = GQ_KV_BF16};
+    assert_int_equal(gq_kv_shape_check(&s, &e), GQ_OK);
+    assert_int_equal(gq_kv_bytes_per_token(&s), 61 * (512 + 64) * 2);
+    s.mla_rope = 0;
+    assert_int_equal(gq_kv_shape_check(&s, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, mla);
+    s.mla_rope = 64;
+    s.mla_rank = 0;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(gq_kv_shape_check(&s, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, mla);
+    /* a negative one with a positive other: refused as well */
+    s.mla_rank = -1;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(gq_kv_shape_check(&s, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, mla);
+    /* the payload refuses it the same way, before any arithmetic */
+    uint64_t p = 0;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(gq_kv_payload(&s, 10, &p, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, mla);
+    /* no MLA: heads and head_dim, each named */
+    gq_kv_shape g = {.layers = 2, .kv_heads = 0, .head_dim = 8, .dtype = GQ_KV_FP16};
+    memset(&e, 0, sizeof e);
+    assert_int_equal(gq_kv_shape_check(&g, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "--kv-heads 0: the model needs at least 1 KV head");
+    g.kv_heads = 1;
+    g.head_dim = 0;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(gq_kv_shape_check(&g, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "--head-dim 0: the head dimension must be at least 1");
+    g.head_dim = 8;
+    /* the window: on every layer fits, one more layer does not; layers without a window do not */
+    g.window = 4;
+    g.window_layers = 2;
+    assert_int_equal(gq_kv_shape_check(&g, NULL), GQ_OK);
+    g.window_layers = 3;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(gq_kv_shape_check(&g, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "the sliding window (4 tokens on 3 of 2 layers) does not fit the model");
+    g.window = 0;
+    g.window_layers = 1;
+    assert_int_equal(gq_kv_shape_check(&g, NULL), GQ_E_USAGE);
+    g.window_layers = 0;
+    assert_int_equal(gq_kv_shape_check(&g, NULL), GQ_OK);
+    /* no window: every layer keeps every token (2 layers x 2 x 1 head x 8 x fp16 = 64 B/token) */
+    assert_int_equal(gq_kv_payload(&g, 10, &p, NULL), GQ_OK);
+    assert_true(p == 640);
+    /* a window of 4 on both layers keeps 4 of the 10 tokens; on one layer, 10 + 4 */
+    g.window = 4;
+    g.window_layers = 2;
+    assert_int_equal(gq_kv_payload(&g, 10, &p, NULL), GQ_OK);
+    assert_true(p == 32 * 8);
+    g.window_layers = 1;
+    assert_int_equal(gq_kv_payload(&g, 10, &p, NULL), GQ_OK);
+    assert_true(p == 32 * 14);
+    /* a window no shorter than the tokens keeps them all */
+    g.window = 10;
+    assert_int_equal(gq_kv_payload(&g, 10, &p, NULL), GQ_OK);
+    assert_true(p == 640);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(payload_at_2_63), cmocka_unit_test(dtype_names_all),
-        cmocka_unit_test(config_fields),   cmocka_unit_test(config_text_and_dtype),
-        cmocka_unit_test(rates),           cmocka_unit_test(config_load_errors),
-        cmocka_unit_test(record_ok_small),
+        cmocka_unit_test(payload_at_2_63),       cmocka_unit_test(shape_check_edges),
+        cmocka_unit_test(dtype_names_all),       cmocka_unit_test(config_fields),
+        cmocka_unit_test(config_text_and_dtype), cmocka_unit_test(rates),
+        cmocka_unit_test(config_load_errors),    cmocka_unit_test(record_ok_small),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -601,10 +601,187 @@ static void heuristic_swaps_out_of_a_budget(void **state)
     free(m);
 }
 
+/* The driver's staged copy in the notes: the pair where it falls furthest
+ * below the pipelined staging is named, however slow (under 1 GB/s too);
+ * none measured is said. */
+static void driver_staged_note(void **state)
+{
+    (void)state;
+    builder b;
+    gq_topo *topo = calloc(1, sizeof *topo);
+    seed000(&b, topo);
+    /* 0 -> 4 at 0.8 of 24 (3 %), 1 -> 5 at 9.0 of 24 (38 %), 2 -> 3 at 12.0 of 18 (67 %) */
+    alone_p2p(&b, 0, 4, 0.8, GQ_METHOD_DRIVER_STAGED);
+    alone_p2p(&b, 1, 5, 9.0, GQ_METHOD_DRIVER_STAGED);
+    alone_p2p(&b, 2, 3, 12.0, GQ_METHOD_DRIVER_STAGED);
+    for (int i = b.rs.n - 3; i < b.rs.n; i++)
+        snprintf(b.rs.v[i].test, sizeof b.rs.v[i].test, "device_to_device_driver_staged");
+    gq_place_model *m = model_of(&b, topo);
+    assert_true(m->driver_staged[0][4] == 0.8 && m->driver_staged[1][5] == 9.0);
+    gq_place_result *res = calloc(1, sizeof *res);
+    gq_place_roles roles = {.prefill = 4, .decode = 4};
+    gq_err e = {0};
+    assert_int_equal(gq_place_solve(m, &roles, res, &e), GQ_OK);
+    const char *note = NULL;
+    for (int i = 0; i < res->nnotes; i++)
+        if (strstr(res->notes[i], "driver's own staged copy"))
+            note = res->notes[i];
+    assert_non_null(note);
+    assert_non_null(strstr(note, "(GPU 0 -> 4: 24.0 GB/s alone)"));
+    assert_non_null(strstr(note, "0.8 GB/s measured there (3 %)"));
+    /* the slowest gone: the next furthest below */
+    m->driver_staged[0][4] = 0;
+    assert_int_equal(gq_place_solve(m, &roles, res, &e), GQ_OK);
+    note = NULL;
+    for (int i = 0; i < res->nnotes; i++)
+        if (strstr(res->notes[i], "driver's own staged copy"))
+            note = res->notes[i];
+    assert_non_null(note);
+    assert_non_null(strstr(note, "(GPU 1 -> 5: 24.0 GB/s alone)"));
+    assert_non_null(strstr(note, "9.0 GB/s measured there (38 %)"));
+    /* none measured */
+    m->driver_staged[1][5] = m->driver_staged[2][3] = 0;
+    assert_int_equal(gq_place_solve(m, &roles, res, &e), GQ_OK);
+    bool said = false;
+    for (int i = 0; i < res->nnotes; i++)
+        said |= strstr(res->notes[i],
+                       "copy (what cudaMemcpy/cudaMemcpyPeer get without P2P) was not measured") != NULL;
+    assert_true(said);
+    free(res);
+    free(m);
+    free(topo);
+    gq_records_free(&b.rs);
+}
+
+static void workers_of(const gq_place_model *m, int k, int *w)
+{
+    gq_place_result *res = calloc(1, sizeof *res);
+    gq_place_roles roles = {.offload = k};
+    gq_err e = {0};
+    if (gq_place_solve(m, &roles, res, &e))
+        fail_msg("%s", e.msg);
+    assert_int_equal(res->chosen.nworkers, k);
+    for (int i = 0; i < k; i++)
+        w[i] = res->chosen.workers[i].gpu;
+    free(res);
+}
+
+/* Ties between offload sets: equal predicted totals go to the set whose
+ * slowest worker is fastest, with no tolerance as with the default; only then
+ * the spread (host budgets, aligned blocks) and index order. GPUs 0, 1, 3 at
+ * 40 GB/s host->GPU, GPU 2 at 20, all four under one 60 GB/s budget: every
+ * pair totals 60 + 80, but a pair with GPU 2 has a worker at 20. */
+static void workers_tie_slowest(void **state)
+{
+    (void)state;
+    gq_place_model *m = calloc(1, sizeof *m);
+    m->ngpu = 4;
+    for (int i = 0; i < 4; i++) {
+        m->h2d[i] = i == 2 ? 20 : 40;
+        m->d2h[i] = 40;
+    }
+    gq_err e = {0};
+    assert_int_equal(gq_place_model_add_limit(m, GQ_LIMIT_H2D, 0xF, 0, 60, "test", &e), GQ_OK);
+    int w[2];
+    const double tol[] = {0, 0.05, 0.3};
+    for (int t = 0; t < 3; t++) {
+        m->tolerance = tol[t];
+        workers_of(m, 2, w);
+        /* {0,3} and {1,3}: least in one aligned block; {0,3} first */
+        if (w[0] != 0 || w[1] != 3)
+            fail_msg("tolerance %g: workers %d,%d, want 0,3", tol[t], w[0], w[1]);
+    }
+    /* at 50 %, 20 is as good as 30 (not below 30 x 0.5): the spread and index order decide */
+    m->tolerance = 0.5;
+    workers_of(m, 2, w);
+    if (w[0] != 0 || w[1] != 2)
+        fail_msg("tolerance 0.5: workers %d,%d, want 0,2", w[0], w[1]);
+    free(m);
+}
+
+/* The spread on more than 32 GPUs: 40 alike, one measured host budget over
+ * GPU 0 and GPUs 32-39. Two workers: the pair sharing the fewest aligned
+ * blocks (up to the 64-GPU one, which holds every pair) and no budget is
+ * {1,32}: GPU 0 with 32-39 shares the budget, with 1-31 a 32-GPU block. */
+static void workers_spread_40(void **state)
+{
+    (void)state;
+    gq_place_model *m = calloc(1, sizeof *m);
+    m->ngpu = 40;
+    m->tolerance = 0.05;
+    for (int i = 0; i < 40; i++) {
+        m->h2d[i] = 25;
+        m->d2h[i] = 26;
+    }
+    gq_err e = {0};
+    gq_gpuset a = 1;
+    for (int i = 32; i < 40; i++)
+        a |= (gq_gpuset)1 << i;
+    assert_int_equal(gq_place_model_add_limit(m, GQ_LIMIT_H2D, a, 0, 1000, "test", &e), GQ_OK);
+    int w[3];
+    workers_of(m, 2, w);
+    if (w[0] != 1 || w[1] != 32)
+        fail_msg("workers %d,%d, want 1,32", w[0], w[1]);
+    /* three: one in each 16-GPU block of the first half, one in the second half */
+    workers_of(m, 3, w);
+    if (w[0] != 1 || w[1] != 16 || w[2] != 32)
+        fail_msg("workers %d,%d,%d, want 1,16,32", w[0], w[1], w[2]);
+    free(m);
+}
+
+/* Beyond exhaustive reach (16 GPUs, 4 prefill and 4 decode: 21.6 million
+ * mappings), the local search starts from index order, 0->4 1->5 2->6 3->7,
+ * where 0<->4 is held to 10 GB/s both ways (every other P2P path 50): turning
+ * 0->4 around gains nothing, exchanging partners with the next pair does.
+ * The answer is a mapping (every GPU at most once), with that exchange. */
+static void heuristic_exchanges_partners(void **state)
+{
+    (void)state;
+    gq_place_model *m = calloc(1, sizeof *m);
+    m->ngpu = 16;
+    m->tolerance = 0.05;
+    for (int i = 0; i < 16; i++) {
+        m->h2d[i] = 25;
+        m->d2h[i] = 26;
+        for (int j = 0; j < 16; j++)
+            if (i != j)
+                m->p2p[i][j] = 50;
+    }
+    gq_err e = {0};
+    assert_int_equal(gq_place_model_add_limit(m, GQ_LIMIT_P2P, 1u << 0, 1u << 4, 10, "test", &e), GQ_OK);
+    assert_int_equal(gq_place_model_add_limit(m, GQ_LIMIT_P2P, 1u << 4, 1u << 0, 10, "test", &e), GQ_OK);
+    gq_place_result *res = calloc(1, sizeof *res);
+    gq_place_roles roles = {.prefill = 4, .decode = 4};
+    assert_int_equal(gq_place_solve(m, &roles, res, &e), GQ_OK);
+    assert_false(res->exhaustive);
+    assert_int_equal(res->chosen.npairs, 4);
+    bool seen[16] = {false};
+    for (int i = 0; i < 4; i++) {
+        const gq_place_pair *p = &res->chosen.pairs[i];
+        assert_false(seen[p->prefill]);
+        seen[p->prefill] = true;
+        assert_false(seen[p->decode]);
+        seen[p->decode] = true;
+    }
+    assert_true(has_pair(&res->chosen, 0, 5));
+    assert_true(has_pair(&res->chosen, 1, 4));
+    assert_true(has_pair(&res->chosen, 2, 6));
+    assert_true(has_pair(&res->chosen, 3, 7));
+    assert_true(has_pair(&res->naive, 0, 4));
+    assert_true(res->chosen.pairs_predicted > 199.0 && res->chosen.pairs_predicted < 201.0);
+    assert_true(res->naive.pairs_predicted > 159.0 && res->naive.pairs_predicted < 161.0);
+    free(res);
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(predictor),
+        cmocka_unit_test(heuristic_exchanges_partners),
+        cmocka_unit_test(driver_staged_note),
+        cmocka_unit_test(workers_tie_slowest),
+        cmocka_unit_test(workers_spread_40),
         cmocka_unit_test(seed001_cells),
         cmocka_unit_test(seed001_offload),
         cmocka_unit_test(seed001_replicas),

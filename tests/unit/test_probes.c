@@ -355,13 +355,44 @@ static void probe_measurement(void **state)
     assert_string_equal(m.test, "device_to_host_set");
 }
 
+/* Without a topology (a document with none) and without domains: the host
+ * probes only, each GPU alone and all at once per direction, no groups, no
+ * pairs; the same GPUs with a tree add its groups. */
+static void no_topology(void **state)
+{
+    (void)state;
+    static const int g3[3] = {1, 2, 5};
+    gq_probe_plan p = {0};
+    assert_int_equal(gq_probes_plan_contention(&p, NULL, g3, 3, NULL, NULL), GQ_OK);
+    assert_int_equal(p.n, 8);
+    assert_int_equal(p.count[GQ_PROBE_HOST_ALONE], 6);
+    assert_int_equal(p.count[GQ_PROBE_HOST_ALL], 2);
+    assert_int_equal(p.count[GQ_PROBE_HOST_GROUP], 0);
+    assert_int_equal(p.count[GQ_PROBE_HOST_PAIR], 0);
+    assert_true(has_host(&p, GQ_PROBE_HOST_ALL, GQ_DIR_H2D, "1,2,5"));
+    assert_true(has_host(&p, GQ_PROBE_HOST_ALL, GQ_DIR_D2H, "1,2,5"));
+    assert_true(has_host(&p, GQ_PROBE_HOST_ALONE, GQ_DIR_D2H, "5"));
+    gq_probe_plan_free(&p);
+    /* one GPU: alone in each direction, nothing at once */
+    assert_int_equal(gq_probes_plan_contention(&p, NULL, g3, 1, NULL, NULL), GQ_OK);
+    assert_int_equal(p.n, 2);
+    assert_int_equal(p.count[GQ_PROBE_HOST_ALONE], 2);
+    gq_probe_plan_free(&p);
+    /* with the tree (2 sockets of 4), a socket of the eight is a group */
+    tree_machine(2, 1, 4, false);
+    assert_int_equal(gq_probes_plan_contention(&p, &T, ALL, 8, NULL, NULL), GQ_OK);
+    assert_true(p.count[GQ_PROBE_HOST_GROUP] > 0);
+    assert_true(has_host(&p, GQ_PROBE_HOST_GROUP, GQ_DIR_H2D, "0-3"));
+    gq_probe_plan_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(seed000, setup),     cmocka_unit_test_setup(seed001, setup),
         cmocka_unit_test_setup(a100_nvlink, setup), cmocka_unit_test_setup(one_gpu, setup),
         cmocka_unit_test_setup(scales_n2, setup),   cmocka_unit_test(parse_pairs),
-        cmocka_unit_test(probe_measurement),
+        cmocka_unit_test_setup(no_topology, setup), cmocka_unit_test(probe_measurement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include "core/units.h"
+#include "render/card_render.h"
+#include "render/numfmt.h"
 #include "render/prometheus.h"
 #include "render/render.h"
 
@@ -512,6 +514,102 @@ static void test_nvbandwidth_json(void **state)
     gq_records_free(&rs);
 }
 
+/* A card read back whose body does not hold (a verdict that is not one, or
+ * none): each card renderer refuses it with the reader's one line and writes
+ * nothing (and, in the ASan build, keeps nothing allocated). */
+static void test_card_renderers_refuse_bad_cards(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file, *msg;
+    } c[] = {
+        {"verdict-upper.json", "card.verdict is \"FAIL\", expected \"pass\", \"warn\" or \"fail\""},
+        {"verdict-unknown.json", "card.verdict is \"garbage\", expected"},
+        {"card-empty.json", "card.verdict is missing, expected"},
+        {"verdict-number.json", "card.verdict is not a string"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/data/card/%s", GQ_TEST_DATA, c[i].file);
+        json_error_t je;
+        json_t *doc = json_load_file(path, 0, &je);
+        if (!doc)
+            fail_msg("%s: %s", path, je.text);
+        for (int r = 0; r < 3; r++) {
+            char *buf = NULL;
+            size_t len = 0;
+            FILE *f = open_memstream(&buf, &len);
+            assert_non_null(f);
+            gq_err e = {0};
+            int rc = r == 0   ? gq_card_render_markdown(f, doc, &e)
+                     : r == 1 ? gq_card_render_summary(f, doc, 80, &e)
+                              : gq_card_render_html(f, doc, &e);
+            fclose(f);
+            if (rc != GQ_E_USAGE || !strstr(e.msg, c[i].msg))
+                fail_msg("%s, renderer %d: status %d, '%s'; want '%s'", c[i].file, r, rc, e.msg, c[i].msg);
+            if (len != 0)
+                fail_msg("%s, renderer %d: %zu bytes written before the refusal", c[i].file, r, len);
+            free(buf);
+        }
+        json_decref(doc);
+    }
+}
+
+/* The HTML card's host-path subsets table lists a subset's GPUs and each
+ * GPU's figure whole, however many GPUs the subset has (64 here: the
+ * cells once stopped after about 216 characters, dropping GPUs). */
+static void test_html_subset_of_64_gpus(void **state)
+{
+    (void)state;
+    json_error_t je;
+    json_t *doc =
+        json_load_file(GQ_SOURCE_DIR "/bench/results/h200x2-session-2026-11-30/card/card.json", 0, &je);
+    if (!doc)
+        fail_msg("%s", je.text);
+    json_t *subs = json_array();
+    char want_gpus[1024] = "<td>", want_pg[2][4096];
+    size_t ug = strlen(want_gpus);
+    for (int d = 0; d < 2; d++) {
+        json_t *o = json_object(), *g = json_array(), *pg = json_array();
+        size_t u = (size_t)snprintf(want_pg[d], sizeof want_pg[d], "<td>");
+        for (int k = 0; k < 64; k++) {
+            json_array_append_new(g, json_integer(k));
+            double v = (d ? 20.0 : 10.0) + 0.25 * k;
+            json_array_append_new(pg, json_real(v));
+            char x[32];
+            u += (size_t)snprintf(want_pg[d] + u, sizeof want_pg[d] - u, "%s%s", k ? ", " : "",
+                                  gq_fmt_num(v, GQ_NUM_FIGURE, x, sizeof x));
+            if (d == 0)
+                ug += (size_t)snprintf(want_gpus + ug, sizeof want_gpus - ug, "%s%d", k ? "," : "", k);
+        }
+        snprintf(want_pg[d] + u, sizeof want_pg[d] - u, "</td>");
+        json_object_set_new(o, "gpus", g);
+        json_object_set_new(o, "direction", json_string(d ? "d2h" : "h2d"));
+        json_object_set_new(o, "why", json_string("every GPU at once"));
+        json_object_set_new(o, "per_gpu", pg);
+        json_object_set_new(o, "aggregate_gbps", json_real(d ? 900.0 : 800.0));
+        json_array_append_new(subs, o);
+    }
+    snprintf(want_gpus + ug, sizeof want_gpus - ug, "</td>");
+    json_object_set_new(json_object_get(json_object_get(doc, "card"), "host"), "subsets", subs);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    gq_err e = {0};
+    if (gq_card_render_html(f, doc, &e))
+        fail_msg("%s", e.msg);
+    fclose(f);
+    assert_non_null(strstr(buf, "<h3>Host-path subsets</h3>"));
+    if (!strstr(buf, want_gpus))
+        fail_msg("no cell '%s'", want_gpus);
+    for (int d = 0; d < 2; d++)
+        if (!strstr(buf, want_pg[d]))
+            fail_msg("no cell '%s'", want_pg[d]);
+    free(buf);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -523,6 +621,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prometheus, setup, teardown),
         cmocka_unit_test_setup_teardown(test_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nvbandwidth_json, setup, teardown),
+        cmocka_unit_test(test_card_renderers_refuse_bad_cards),
+        cmocka_unit_test(test_html_subset_of_64_gpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

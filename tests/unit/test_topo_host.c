@@ -206,12 +206,53 @@ static void test_this_host(void **state)
     assert_int_equal(h.is_vm, t.is_vm);
 }
 
+/* /proc/cpuinfo's text: the first model name, and the hypervisor flag of the
+ * first "flags" line only (a CPU listed later does not change it), on x86's
+ * and arm64's spellings; no flags line, or no file, is no flag. */
+static void test_cpuinfo_text(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *model;
+        bool hyp;
+    } c[] = {
+        {"processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Gold 6338\nflags\t\t: fpu vme hypervisor lahf_lm\n\n"
+         "processor\t: 1\nmodel name\t: Other CPU\nflags\t\t: fpu vme lahf_lm\n",
+         "Intel(R) Xeon(R) Gold 6338", true},
+        {"processor\t: 0\nmodel name\t: AMD EPYC 9654\nflags\t\t: fpu vme lahf_lm\n\n"
+         "processor\t: 1\nmodel name\t: AMD EPYC 9654\nflags\t\t: fpu hypervisor\n",
+         "AMD EPYC 9654", false},
+        {"flags\t\t: fpu hypervisors xhypervisor\nmodel name\t: Late Model\n", "Late Model", false},
+        {"flags\t\t: hypervisor\n", "", true},
+        {"processor\t: 0\nModel Name\t: Neoverse-V2\nFeatures\t: fp asimd\n", "Neoverse-V2", false},
+        {"cpu model\t: R5000\n", "R5000", false},
+        {"", "", false},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", c[i].text);
+        FILE *f = fmemopen(buf, strlen(buf) + 1, "r");
+        assert_non_null(f);
+        char model[64] = "";
+        bool hyp = !c[i].hyp;
+        gq_host_cpuinfo_scan(f, model, sizeof model, &hyp);
+        fclose(f);
+        if (strcmp(model, c[i].model) || hyp != c[i].hyp)
+            fail_msg("case %zu: model '%s', hypervisor %d; want '%s', %d", i, model, hyp, c[i].model,
+                     c[i].hyp);
+    }
+    bool hyp = true;
+    gq_host_cpuinfo_scan(NULL, NULL, 0, &hyp);
+    assert_false(hyp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_this_host_facts),
         cmocka_unit_test(test_this_host),
+        cmocka_unit_test(test_cpuinfo_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,10 @@
  *    (req->bytes is nccl-tests' "size" column), send buffers filled with
  *    small whole numbers (kernels.h, gq_k_coll_fill), so every output
  *    element has one exact expected value;
+ *  - as nccl-tests (startColl), iteration i's buffers lie req->bytes x
+ *    (i % (span / bytes)) into a span, so small sizes are not served from a
+ *    warm L2: one slice per iteration up to gq_coll_slices(req), each send
+ *    slice filled the same way;
  *  - `warmup` iterations, then every output poisoned (NaN) again, then a
  *    barrier: every stream of every group synchronized;
  *  - t_start (CLOCK_MONOTONIC, the clock of the copies), then `iters`
@@ -22,7 +26,7 @@
  *    timed part is over runs untimed iterations, one at a time, until every
  *    group's is (the seam's overlap contract), and they drain before the check;
  *  - after the timed part, every rank's output is checked on its GPU
- *    (gq_k_coll_check).
+ *    (gq_k_coll_check), in every slice the timed part wrote.
  * Out of place, as nccl-tests' "out-of-place" columns: the output of every
  * iteration is the same, and the poison makes a skipped one show. */
 #include "backend/cuda/cuda_priv.h"
@@ -61,7 +65,9 @@ typedef struct cuda_comm {
 typedef struct coll_bufs {
     float *send[GQ_MAX_GPUS], *recv[GQ_MAX_GPUS];
     unsigned long long *dres[GQ_MAX_GPUS];
-    bool failed; /* res->status set; the group is left out from then on */
+    uint64_t slices; /* gq_coll_slices: slice i starts i x count elements in */
+    uint64_t next;   /* the next untimed iteration's index (after the timed part) */
+    bool failed;     /* res->status set; the group is left out from then on */
 } coll_bufs;
 
 static const char *op_fn[GQ_COLL_NOPS] = {"ncclAllReduce", "ncclAllGather", "ncclReduceScatter",
@@ -184,39 +190,38 @@ static void coll_counts(gq_coll_op op, uint64_t bytes, int n, uint64_t *send, ui
     }
 }
 
-/* One iteration of the op over a group: its ranks between ncclGroupStart and
- * ncclGroupEnd. */
+/* One iteration (index iter) of the op over a group: its ranks between
+ * ncclGroupStart and ncclGroupEnd, on slice iter % slices of their buffers. */
 static gq_ncclResult_t coll_enqueue(const gq_nccl *nc, const cuda_comm *c, const coll_bufs *bf, gq_coll_op op,
-                                    uint64_t bytes)
+                                    uint64_t bytes, uint64_t iter)
 {
     uint64_t ns, nr, chunk;
     coll_counts(op, bytes, c->n, &ns, &nr, &chunk);
+    uint64_t shift = bytes / 4 * (iter % (bf->slices ? bf->slices : 1)); /* elements */
     gq_ncclResult_t r = nc->group_start(), first = gq_ncclSuccess;
     if (r != gq_ncclSuccess)
         return r;
     for (int k = 0; k < c->n && first == gq_ncclSuccess; k++) {
         gq_nccl_stream_t s = c->st[k];
+        const float *sb = bf->send[k] + shift;
+        float *rb = bf->recv[k] + shift;
         switch (op) {
         case GQ_COLL_ALL_REDUCE:
-            first = nc->all_reduce(bf->send[k], bf->recv[k], ns, gq_ncclFloat32, gq_ncclSum, c->comm[k], s);
+            first = nc->all_reduce(sb, rb, ns, gq_ncclFloat32, gq_ncclSum, c->comm[k], s);
             break;
-        case GQ_COLL_ALL_GATHER:
-            first = nc->all_gather(bf->send[k], bf->recv[k], chunk, gq_ncclFloat32, c->comm[k], s);
-            break;
+        case GQ_COLL_ALL_GATHER: first = nc->all_gather(sb, rb, chunk, gq_ncclFloat32, c->comm[k], s); break;
         case GQ_COLL_REDUCE_SCATTER:
-            first = nc->reduce_scatter(bf->send[k], bf->recv[k], chunk, gq_ncclFloat32, gq_ncclSum,
-                                       c->comm[k], s);
+            first = nc->reduce_scatter(sb, rb, chunk, gq_ncclFloat32, gq_ncclSum, c->comm[k], s);
             break;
         case GQ_COLL_ALL_TO_ALL: /* nccl-tests' alltoall before NCCL 2.28: a send and a receive per peer */
             for (int p = 0; p < c->n && first == gq_ncclSuccess; p++) {
-                first = nc->send(bf->send[k] + (uint64_t)p * chunk, chunk, gq_ncclFloat32, p, c->comm[k], s);
+                first = nc->send(sb + (uint64_t)p * chunk, chunk, gq_ncclFloat32, p, c->comm[k], s);
                 if (first == gq_ncclSuccess)
-                    first =
-                        nc->recv(bf->recv[k] + (uint64_t)p * chunk, chunk, gq_ncclFloat32, p, c->comm[k], s);
+                    first = nc->recv(rb + (uint64_t)p * chunk, chunk, gq_ncclFloat32, p, c->comm[k], s);
             }
             break;
         default: /* broadcast from rank 0 */
-            first = nc->broadcast(bf->send[k], bf->recv[k], ns, gq_ncclFloat32, 0, c->comm[k], s);
+            first = nc->broadcast(sb, rb, ns, gq_ncclFloat32, 0, c->comm[k], s);
             break;
         }
     }
@@ -267,23 +272,32 @@ static int check_req(const cuda_be *b, const gq_coll_req *q, gq_err *err)
     return GQ_OK;
 }
 
-/* Allocate, fill and poison one group's buffers. */
+/* Elements of a rank's receive allocation: every slice's output. */
+static uint64_t recv_alloc(const gq_coll_req *q, const coll_bufs *bf, uint64_t nr)
+{
+    return q->bytes / 4 * (bf->slices - 1) + nr;
+}
+
+/* Allocate, fill and poison one group's buffers: gq_coll_slices(q) slices
+ * q->bytes apart (nccl-tests' shift), each send slice filled alike. */
 static int bufs_setup(cuda_be *b, const cuda_comm *c, coll_bufs *bf, const gq_coll_req *q, gq_err *err)
 {
     int rc = GQ_OK;
-    uint64_t ns, nr, chunk;
+    uint64_t ns, nr, chunk, stride = q->bytes / 4;
     coll_counts(q->op, q->bytes, c->n, &ns, &nr, &chunk);
+    bf->slices = gq_coll_slices(q);
     for (int k = 0; k < c->n; k++) {
         int d = c->gpus[k];
         int grid = b->dev[d].sm_count * 4;
         CK(cudaSetDevice(d));
-        CK(cudaMalloc((void **)&bf->send[k], ns * 4));
-        CK(cudaMalloc((void **)&bf->recv[k], nr * 4));
+        CK(cudaMalloc((void **)&bf->send[k], (stride * (bf->slices - 1) + ns) * 4));
+        CK(cudaMalloc((void **)&bf->recv[k], recv_alloc(q, bf, nr) * 4));
         CK(cudaMalloc((void **)&bf->dres[k], 2 * sizeof(unsigned long long)));
-        CK(gq_k_coll_fill(bf->send[k], ns, k,
-                          q->op == GQ_COLL_ALL_REDUCE || q->op == GQ_COLL_BROADCAST ? ns : chunk, grid,
-                          c->st[k]));
-        CK(cudaMemsetAsync(bf->recv[k], 0xff, nr * 4, c->st[k])); /* NaN everywhere */
+        for (uint64_t i = 0; i < bf->slices; i++)
+            CK(gq_k_coll_fill(bf->send[k] + i * stride, ns, k,
+                              q->op == GQ_COLL_ALL_REDUCE || q->op == GQ_COLL_BROADCAST ? ns : chunk, grid,
+                              c->st[k]));
+        CK(cudaMemsetAsync(bf->recv[k], 0xff, recv_alloc(q, bf, nr) * 4, c->st[k])); /* NaN everywhere */
     }
 out:
     return rc;
@@ -300,23 +314,27 @@ static void bufs_free(const cuda_comm *c, coll_bufs *bf)
     }
 }
 
-/* Check every rank's output after the timed part. */
+/* Check every rank's output after the timed part, in every slice the timed
+ * part wrote (slices 0 .. min(iters, slices) - 1; the warmup's outputs were
+ * poisoned again before it). */
 static int coll_verify(cuda_be *b, const cuda_comm *c, coll_bufs *bf, const gq_coll_req *q,
                        gq_coll_result *res, gq_err *err)
 {
     int rc = GQ_OK;
-    uint64_t ns, nr, chunk;
+    uint64_t ns, nr, chunk, stride = q->bytes / 4;
     coll_counts(q->op, q->bytes, c->n, &ns, &nr, &chunk);
     uint64_t chk_chunk = q->op == GQ_COLL_ALL_REDUCE || q->op == GQ_COLL_BROADCAST ? nr : chunk;
-    bool corrupt = gq_cuda_test_corrupt_take(b); /* test-only: rank 0's output */
+    uint64_t written = (uint64_t)q->iters < bf->slices ? (uint64_t)q->iters : bf->slices;
+    uint64_t last = (uint64_t)(q->iters - 1) % bf->slices; /* the last timed iteration's slice */
+    bool corrupt = gq_cuda_test_corrupt_take(b);           /* test-only: rank 0's output */
     for (int k = 0; k < c->n; k++) {
         CK(cudaSetDevice(c->gpus[k]));
         if (corrupt && k == 0) {
             uint64_t off = atomic_load(&b->test_corrupt_off);
-            CK(gq_k_flip_byte(bf->recv[k], off < nr * 4 ? off : nr * 4 - 1, c->st[k]));
+            CK(gq_k_flip_byte(bf->recv[k], last * stride * 4 + (off < nr * 4 ? off : nr * 4 - 1), c->st[k]));
         }
-        CK(gq_k_coll_check(bf->recv[k], nr, (int)q->op, k, c->n, chk_chunk, bf->dres[k],
-                           b->dev[c->gpus[k]].sm_count * 4, c->st[k]));
+        CK(gq_k_coll_check_slices(bf->recv[k], nr, stride, written, (int)q->op, k, c->n, chk_chunk,
+                                  bf->dres[k], b->dev[c->gpus[k]].sm_count * 4, c->st[k]));
     }
     res->verified = true;
     res->verify_ok = true;
@@ -360,19 +378,22 @@ static int coll_wait(const gq_nccl *nc, cuda_comm **cs, coll_bufs *bfs, const gq
         else
             done[g] = true;
     for (unsigned long spin = 0; left > 0; spin++) {
+        /* each running group's events, polled once per spin: idle[g] when all completed */
+        bool idle[GQ_COLL_MAX_GROUPS] = {false};
         for (int g = 0; g < q->ngroups; g++) {
-            if (done[g])
+            if (bfs[g].failed)
                 continue;
             const cuda_comm *c = cs[g];
             int ready = 0;
-            for (int k = 0; k < c->n; k++) {
+            for (int k = 0; k < c->n && ready == k; k++) {
                 cudaError_t e = cudaEventQuery(c->ev[k]);
                 if (e == cudaSuccess)
                     ready++;
                 else if (e != cudaErrorNotReady)
                     CK(e);
             }
-            if (ready == c->n) {
+            idle[g] = ready == c->n;
+            if (idle[g] && !done[g]) {
                 res[g].t_end = gq_now_mono();
                 res[g].iters_done = q->iters;
                 done[g] = true;
@@ -383,20 +404,10 @@ static int coll_wait(const gq_nccl *nc, cuda_comm **cs, coll_bufs *bfs, const gq
          * one at a time, until every group's timed part is over (the overlap contract of
          * backend.h, as an interfering copy does): its window then lies under the others' load. */
         for (int g = 0; left > 0 && g < q->ngroups; g++) {
-            if (!done[g] || bfs[g].failed)
+            if (!idle[g] || bfs[g].failed)
                 continue;
             cuda_comm *c = cs[g];
-            bool idle = true;
-            for (int k = 0; k < c->n && idle; k++) {
-                cudaError_t e = cudaEventQuery(c->ev[k]);
-                if (e == cudaErrorNotReady)
-                    idle = false;
-                else if (e != cudaSuccess)
-                    CK(e);
-            }
-            if (!idle)
-                continue;
-            gq_ncclResult_t r = coll_enqueue(nc, c, &bfs[g], q->op, q->bytes);
+            gq_ncclResult_t r = coll_enqueue(nc, c, &bfs[g], q->op, q->bytes, bfs[g].next++);
             if (r != gq_ncclSuccess) {
                 rc = gq_err_set(err, GQ_E_BACKEND, "%s (group %d, untimed load): %s", op_fn[q->op], g + 1,
                                 gq_nccl_strerror(nc, r));
@@ -472,8 +483,9 @@ int gq_cuda_coll_run(gq_backend *be, const gq_coll_req *req, gq_coll_result *res
     /* warmup, then the outputs poisoned again so that the timed part must write them */
     for (int w = 0; w < req->warmup; w++)
         for (int g = 0; g < ng; g++) {
-            gq_ncclResult_t r =
-                bfs[g].failed ? gq_ncclSuccess : coll_enqueue(nc, cs[g], &bfs[g], req->op, req->bytes);
+            gq_ncclResult_t r = bfs[g].failed
+                                    ? gq_ncclSuccess
+                                    : coll_enqueue(nc, cs[g], &bfs[g], req->op, req->bytes, (uint64_t)w);
             if (r != gq_ncclSuccess) { /* its ranks may wait for one another: abort them */
                 group_fail(&res[g], &bfs[g], op_fn[req->op], " (warmup)", gq_nccl_strerror(nc, r));
                 comm_kill(nc, cs[g]);
@@ -485,7 +497,7 @@ int gq_cuda_coll_run(gq_backend *be, const gq_coll_req *req, gq_coll_result *res
         coll_counts(req->op, req->bytes, c->n, &ns, &nr, &chunk);
         for (int k = 0; k < c->n; k++) {
             CK(cudaSetDevice(c->gpus[k]));
-            CK(cudaMemsetAsync(bfs[g].recv[k], 0xff, nr * 4, c->st[k]));
+            CK(cudaMemsetAsync(bfs[g].recv[k], 0xff, recv_alloc(req, &bfs[g], nr) * 4, c->st[k]));
         }
     }
     /* the barrier: every stream of every group idle */
@@ -496,13 +508,15 @@ int gq_cuda_coll_run(gq_backend *be, const gq_coll_req *req, gq_coll_result *res
         }
 
     double t0 = gq_now_mono();
-    for (int g = 0; g < ng; g++)
+    for (int g = 0; g < ng; g++) {
         res[g].t_start = t0;
+        bfs[g].next = (uint64_t)req->iters; /* untimed iterations go on from there */
+    }
     for (int it = 0; it < req->iters; it++)
         for (int g = 0; g < ng; g++) {
             if (bfs[g].failed)
                 continue;
-            gq_ncclResult_t r = coll_enqueue(nc, cs[g], &bfs[g], req->op, req->bytes);
+            gq_ncclResult_t r = coll_enqueue(nc, cs[g], &bfs[g], req->op, req->bytes, (uint64_t)it);
             if (r != gq_ncclSuccess) {
                 group_fail(&res[g], &bfs[g], op_fn[req->op], "", gq_nccl_strerror(nc, r));
                 comm_kill(nc, cs[g]);

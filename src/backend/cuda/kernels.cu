@@ -395,15 +395,17 @@ __device__ static inline float coll_expect(int op, uint32_t q, int n, uint64_t c
     }
 }
 
-__global__ void k_coll_check(const float *p, uint64_t count, int op, uint32_t rank, int n, uint64_t chunk,
-                             unsigned long long *result)
+/* nslices outputs of count elements, stride elements apart */
+__global__ void k_coll_check(const float *p, uint64_t count, uint64_t stride, uint64_t nslices, int op,
+                             uint32_t rank, int n, uint64_t chunk, unsigned long long *result)
 {
-    for (uint64_t j = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; j < count;
-         j += (uint64_t)gridDim.x * blockDim.x) {
+    for (uint64_t t = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; t < count * nslices;
+         t += (uint64_t)gridDim.x * blockDim.x) {
+        uint64_t j = t % count, at = t / count * stride + j;
         float want = coll_expect(op, rank, n, chunk, j);
-        if (p[j] != want) { /* NaN (the poison) is never equal */
+        if (p[at] != want) { /* NaN (the poison) is never equal */
             atomicAdd(&result[0], 1ull);
-            atomicMin(&result[1], (unsigned long long)(4 * j));
+            atomicMin(&result[1], (unsigned long long)(4 * at));
         }
     }
 }
@@ -416,15 +418,23 @@ extern "C" cudaError_t gq_k_coll_fill(float *p, uint64_t count, int rank, uint64
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t gq_k_coll_check(const float *p, uint64_t count, int op, int rank, int nranks,
-                                       uint64_t chunk, unsigned long long *result, int grid_blocks,
-                                       cudaStream_t s)
+extern "C" cudaError_t gq_k_coll_check_slices(const float *p, uint64_t count, uint64_t stride,
+                                              uint64_t nslices, int op, int rank, int nranks, uint64_t chunk,
+                                              unsigned long long *result, int grid_blocks, cudaStream_t s)
 {
     k_reset_result<<<1, 1, 0, s>>>(result);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return e;
-    k_coll_check<<<blocks_for(count ? count : 1, 256, grid_blocks), 256, 0, s>>>(
-        p, count, op, (uint32_t)rank, nranks, chunk ? chunk : 1, result);
+    uint64_t total = count * (nslices ? nslices : 1);
+    k_coll_check<<<blocks_for(total ? total : 1, 256, grid_blocks), 256, 0, s>>>(
+        p, count, stride, nslices ? nslices : 1, op, (uint32_t)rank, nranks, chunk ? chunk : 1, result);
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t gq_k_coll_check(const float *p, uint64_t count, int op, int rank, int nranks,
+                                       uint64_t chunk, unsigned long long *result, int grid_blocks,
+                                       cudaStream_t s)
+{
+    return gq_k_coll_check_slices(p, count, count, 1, op, rank, nranks, chunk, result, grid_blocks, s);
 }

@@ -94,6 +94,11 @@ cudaError_t gq_k_coll_fill(float *p, uint64_t count, int rank, uint64_t chunk, i
  * offset (UINT64_MAX when none); device memory, reset on the stream first. */
 cudaError_t gq_k_coll_check(const float *p, uint64_t count, int op, int rank, int nranks, uint64_t chunk,
                             unsigned long long *result, int grid_blocks, cudaStream_t s);
+/* The same over nslices outputs of count elements, stride elements apart
+ * (nccl-tests' shifted slices, cuda_coll.c); result[1] is from p. */
+cudaError_t gq_k_coll_check_slices(const float *p, uint64_t count, uint64_t stride, uint64_t nslices, int op,
+                                   int rank, int nranks, uint64_t chunk, unsigned long long *result,
+                                   int grid_blocks, cudaStream_t s);
 
 /* The pattern word at 32-bit word index i, for host-side checks in tests. */
 uint32_t gq_k_pattern_word(uint64_t i, uint32_t seed);

@@ -189,6 +189,12 @@ int gq_sim_nvswitch_between(const gq_sim_machine *m, int gi, int gj, int *li, in
  * bundle); 0 none. */
 int gq_sim_nvlinks(const gq_sim_machine *m, int gi, int gj);
 
+/* NCCL's effective NVLink rate per link and direction (B/s) for a GPU of
+ * compute capability major.minor: its topology model's (ncclTopoNVLinkBw,
+ * NVIDIA/nccl src/graph/topo.h), which the simulated ring is held to over
+ * NVLink (sim_coll.c). */
+double gq_sim_nccl_nvlink_rate(int cc_major, int cc_minor);
+
 /* P2P status of a GPU pair: OK when NVLink joins them (directly or through
  * an NVSwitch), else a GPU's own status when it has one that is not OK, else
  * the machine's. */

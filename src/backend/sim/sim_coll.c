@@ -19,7 +19,19 @@
  * all-to-all every rank sends size/n to every other rank at once (one step
  * of n(n-1) flows). A group of one rank copies its buffer on the GPU.
  * time per iteration = launch + steps x (the slowest ring flow's time for
- * one chunk, its transfer cost included). Not modelled: the tree
+ * one chunk, its transfer cost included).
+ *
+ * Over NVLink a ring flow is held to NCCL's own effective NVLink bandwidth,
+ * links x the per-link rate NCCL's topology model gives the GPU's compute
+ * capability (ncclTopoNVLinkBw and the SMxx_NVLINK_BW constants of NVIDIA/nccl
+ * src/graph/topo.h: 20.0 GB/s a link on sm_80, 20.6 on sm_90, 12.0 on sm_86,
+ * 40.1 on sm_100, against 25 GB/s line rates on NVLink 3 and 4): NCCL builds
+ * its rings' channels on that bandwidth, and the line rate less its protocol
+ * overhead (about 20 %) is what its ring reaches ("450GB/s is the line rate.
+ * With the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth
+ * of 370GB/s", NCCL's maintainer on 8 H100 in NVIDIA/nccl-tests issue "H100
+ * all reduce performance is poor": 18 links x 20.6 = 370.8). A copy engine or
+ * a plain SM copy over the same links is not held to it. Not modelled: the tree
  * algorithm (NCCL picks it for some sizes on some machines; the sim
  * always runs the ring), protocol choice (LL, LL128: small messages), and
  * the speed-up when one group of several finishes before the others (all
@@ -76,6 +88,34 @@ static void ring_shape(gq_coll_op op, uint64_t size, int n, int *steps, uint64_t
         *chunk = 4;
 }
 
+/* NCCL's effective NVLink bandwidth per link and direction, B/s, for a GPU
+ * of compute capability major.minor (ncclTopoNVLinkBw, NVIDIA/nccl
+ * src/graph/topo.h; below sm_60 NCCL's own default, sm_80's). */
+double gq_sim_nccl_nvlink_rate(int cc_major, int cc_minor)
+{
+    int cc = cc_major * 10 + cc_minor;
+    double gbps = cc >= 100  ? 40.1
+                  : cc >= 90 ? 20.6
+                  : cc == 86 ? 12.0
+                  : cc >= 80 ? 20.0
+                  : cc >= 70 ? 20.0
+                  : cc >= 60 ? 18.0
+                             : 20.0;
+    return gbps * 1e9;
+}
+
+/* The most a ring flow a -> b moves over NVLink, B/s (0: not over NVLink):
+ * the pair's links at NCCL's rate for the slower GPU's. */
+static double nccl_nvlink_cap(const gq_sim_machine *m, int a, int b)
+{
+    int links = a != b ? gq_sim_nvlinks(m, a, b) : 0;
+    if (links <= 0)
+        return 0;
+    double ra = gq_sim_nccl_nvlink_rate(m->gpus[a].cc_major, m->gpus[a].cc_minor);
+    double rb = gq_sim_nccl_nvlink_rate(m->gpus[b].cc_major, m->gpus[b].cc_minor);
+    return links * (ra < rb ? ra : rb);
+}
+
 static void add_flow(const gq_sim_machine *m, gq_flow *f, int *nf, int a, int b, uint64_t bytes, int tag)
 {
     gq_flow *x = &f[(*nf)++];
@@ -119,6 +159,8 @@ static int check_req(const gq_sim_machine *m, const gq_coll_req *req, gq_err *er
     return GQ_OK;
 }
 
+/* req->span (nccl-tests' shifted buffers) changes nothing here: the model
+ * has no cache for the shift to defeat. */
 int gq_sim_coll_run(gq_backend *be, const gq_coll_req *req, gq_coll_result *res, gq_err *err)
 {
     sim_priv *s = P(be);
@@ -187,6 +229,12 @@ int gq_sim_coll_run(gq_backend *be, const gq_coll_req *req, gq_coll_result *res,
                 break;
             }
             double d = fr[i].t_end - fr[i].t_start;
+            /* over NVLink, no faster than NCCL's effective NVLink bandwidth (above) */
+            double cap = flows[i].method == GQ_METHOD_SM
+                             ? nccl_nvlink_cap(m, flows[i].src.index, flows[i].dst.index)
+                             : 0;
+            if (cap > 0 && (double)flows[i].bytes / cap > d)
+                d = (double)flows[i].bytes / cap;
             if (d > step)
                 step = d;
             if (fr[i].t_start < first)

@@ -1,0 +1,256 @@
+/* Out of memory, one allocation at a time: this program is linked with
+ * -Wl,--wrap=malloc,calloc,realloc (CMakeLists.txt), so every allocation
+ * gqcore makes passes through the wrappers below, which can fail the k-th.
+ * For each k up to the number a clean run makes, the analysis must report
+ * out of memory (GQ_E_NOMEM, its error line) and neither crash, nor read
+ * what it did not get, nor leak (the ASan build's LeakSanitizer). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analysis/domains.h"
+#include "analysis/placement.h"
+#include "analysis/probes.h"
+#include "bottlenecks_util.h"
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+
+static long fail_at; /* the allocation to fail, counted from 1; 0: none */
+static long nalloc;  /* allocations since the count was reset */
+
+static bool fail_now(void)
+{
+    return ++nalloc == fail_at;
+}
+
+void *__wrap_malloc(size_t n)
+{
+    return fail_now() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    return fail_now() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+    return fail_now() ? NULL : __real_realloc(p, n);
+}
+
+static void arm(long k)
+{
+    fail_at = k;
+    nalloc = 0;
+}
+
+/* 8 GPUs, seed 001's shape: 53 GB/s within {0-3} and {4-7}, 38 across,
+ * with intervals; two domains. */
+static void two_domains(gq_pairmatrix *m)
+{
+    gq_pairmatrix_init(m, NULL, 8);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++)
+            if (i != j) {
+                double v = (i < 4) == (j < 4) ? 53.0 + 0.1 * ((i + j) % 3) : 38.0 + 0.2 * ((i * j) % 4);
+                m->gbps[i][j] = v;
+                m->lo[i][j] = v - 0.3;
+                m->hi[i][j] = v + 0.3;
+            }
+}
+
+static void domains_every_allocation(void **state)
+{
+    (void)state;
+    gq_pairmatrix *m = malloc(sizeof *m);
+    assert_non_null(m);
+    two_domains(m);
+    gq_domains d;
+    gq_err e = {0};
+    arm(0);
+    assert_int_equal(gq_domains_cluster(m, NULL, &d, &e), GQ_OK);
+    long total = nalloc;
+    assert_int_equal(d.ndomains, 2);
+    assert_true(total >= 3);
+    for (long k = 1; k <= total; k++) {
+        arm(k);
+        memset(&e, 0, sizeof e);
+        int rc = gq_domains_cluster(m, NULL, &d, &e);
+        arm(0);
+        if (rc != GQ_E_NOMEM)
+            fail_msg("allocation %ld of %ld failed: rc %d, want GQ_E_NOMEM", k, total, rc);
+        assert_string_equal(e.msg, "out of memory");
+    }
+    /* and afterwards, the same answer */
+    assert_int_equal(gq_domains_cluster(m, NULL, &d, &e), GQ_OK);
+    assert_int_equal(d.ndomains, 2);
+    free(m);
+}
+
+/* 4 GPUs, P2P 50 GB/s within {0,1} and {2,3}, 20 across; host 25 each. */
+static gq_place_model *small_model(void)
+{
+    gq_place_model *m = calloc(1, sizeof *m);
+    assert_non_null(m);
+    m->ngpu = 4;
+    m->tolerance = 0.05;
+    for (int i = 0; i < 4; i++) {
+        m->h2d[i] = 25;
+        m->d2h[i] = 26;
+        for (int j = 0; j < 4; j++)
+            if (i != j) {
+                m->p2p[i][j] = i / 2 == j / 2 ? 50 : 20;
+                m->staged[i][j] = 12;
+            }
+    }
+    return m;
+}
+
+static void placement_every_allocation(void **state)
+{
+    (void)state;
+    gq_place_model *m = small_model();
+    const gq_place_roles roles[] = {{.prefill = 2, .decode = 2}, {.offload = 2}, {.replicas = 2}};
+    for (size_t r = 0; r < sizeof roles / sizeof roles[0]; r++) {
+        gq_place_result *res = calloc(1, sizeof *res);
+        assert_non_null(res);
+        gq_err e = {0};
+        arm(0);
+        if (gq_place_solve(m, &roles[r], res, &e))
+            fail_msg("roles %zu: %s", r, e.msg);
+        long total = nalloc;
+        for (long k = 1; k <= total; k++) {
+            arm(k);
+            memset(&e, 0, sizeof e);
+            int rc = gq_place_solve(m, &roles[r], res, &e);
+            arm(0);
+            if (rc != GQ_E_NOMEM)
+                fail_msg("roles %zu: allocation %ld of %ld failed: rc %d, want GQ_E_NOMEM", r, k, total, rc);
+            assert_string_equal(e.msg, "placement: out of memory");
+        }
+        free(res);
+    }
+    free(m);
+}
+
+/* Two sockets of four GPUs: each alone, each socket together (held to 40 of
+ * 100), every GPU at once; P2P pairs alone and two at once (held); one
+ * invalid record (ignored, with its reason). */
+static void bottleneck_records(void)
+{
+    gq_records_free(&RS);
+    G = 0;
+    const int s0[] = {0, 1, 2, 3}, s1[] = {4, 5, 6, 7}, all[] = {0, 1, 2, 3, 4, 5, 6, 7};
+    for (int g = 0; g < 8; g++) {
+        host_uniform(&g, 1, GQ_DIR_H2D, 25.0);
+        host_uniform(&g, 1, GQ_DIR_D2H, 26.0);
+    }
+    host_uniform(s0, 4, GQ_DIR_H2D, 10.0);
+    host_uniform(s1, 4, GQ_DIR_H2D, 10.0);
+    host_uniform(all, 8, GQ_DIR_H2D, 9.0);
+    host_uniform(s0, 4, GQ_DIR_D2H, 24.0);
+    const int ps[] = {0, 2}, pd[] = {1, 3};
+    const double alone[] = {50.0, 50.0}, two[] = {20.0, 20.0};
+    for (int i = 0; i < 2; i++)
+        p2p_group(&ps[i], &pd[i], &alone[i], 1);
+    p2p_group(ps, pd, two, 2);
+    host_uniform(&s1[0], 1, GQ_DIR_D2H, 26.0);
+    RS.v[RS.n - 1].valid = false;
+}
+
+static void bottlenecks_every_allocation(void **state)
+{
+    (void)state;
+    bottleneck_records();
+    gq_bottlenecks b;
+    gq_err e = {0};
+    arm(0);
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, &e), GQ_OK);
+    long total = nalloc;
+    assert_true(b.n >= 3);
+    int n = b.n;
+    gq_bottlenecks_free(&b);
+    for (long k = 1; k <= total; k++) {
+        arm(k);
+        memset(&e, 0, sizeof e);
+        int rc = gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, &e);
+        arm(0);
+        gq_bottlenecks_free(&b);
+        if (rc != GQ_E_NOMEM)
+            fail_msg("allocation %ld of %ld failed: rc %d, want GQ_E_NOMEM", k, total, rc);
+        assert_string_equal(e.msg, "out of memory while inferring bottlenecks");
+    }
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, &e), GQ_OK);
+    assert_int_equal(b.n, n);
+    gq_bottlenecks_free(&b);
+    gq_records_free(&RS);
+}
+
+static void probes_every_allocation(void **state)
+{
+    (void)state;
+    static const int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    gq_domains dom;
+    gq_pairmatrix *m = malloc(sizeof *m);
+    assert_non_null(m);
+    two_domains(m);
+    assert_int_equal(gq_domains_cluster(m, NULL, &dom, NULL), GQ_OK);
+    free(m);
+    gq_probe_plan p = {0};
+    gq_err e = {0};
+    arm(0);
+    assert_int_equal(gq_probes_plan_contention(&p, NULL, gpus, 8, NULL, &e), GQ_OK);
+    long total = nalloc;
+    int n = p.n;
+    gq_probe_plan_free(&p);
+    assert_true(total >= 1 && n == 18);
+    for (long k = 1; k <= total; k++) {
+        arm(k);
+        memset(&e, 0, sizeof e);
+        int rc = gq_probes_plan_contention(&p, NULL, gpus, 8, NULL, &e);
+        arm(0);
+        gq_probe_plan_free(&p);
+        if (rc != GQ_E_NOMEM)
+            fail_msg("allocation %ld of %ld failed: rc %d, want GQ_E_NOMEM", k, total, rc);
+    }
+}
+
+int main(void)
+{
+    /* The mutation tool (bench/mutation/run.sh) builds gqcore as a shared
+     * library, where --wrap cannot reach its allocations; it sets
+     * GQ_ALLOC_WRAP_OPTIONAL, and only there is a gqcore whose allocations
+     * never pass the wrappers a reason to test nothing (elsewhere the tests
+     * below fail on it). */
+    static const int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    gq_probe_plan p = {0};
+    gq_err e = {0};
+    arm(0);
+    int rc = gq_probes_plan_contention(&p, NULL, gpus, 8, NULL, &e);
+    long seen = nalloc;
+    gq_probe_plan_free(&p);
+    if (rc == GQ_OK && seen == 0 && getenv("GQ_ALLOC_WRAP_OPTIONAL")) {
+        printf("test_alloc_fail: gqcore's allocations do not pass this program's wrappers (a shared gqcore): "
+               "nothing to test\n");
+        return 0;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(domains_every_allocation),
+        cmocka_unit_test(placement_every_allocation),
+        cmocka_unit_test(bottlenecks_every_allocation),
+        cmocka_unit_test(probes_every_allocation),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
