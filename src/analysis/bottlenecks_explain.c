@@ -9,21 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef uint64_t mask_t;
-
-static mask_t bit(int g)
-{
-    return (g >= 0 && g < 64) ? (mask_t)1 << g : 0;
-}
-
-static mask_t mask_of(const int *g, int n)
-{
-    mask_t m = 0;
-    for (int i = 0; i < n; i++)
-        m |= bit(g[i]);
-    return m;
-}
-
 /* ---- explanations ----------------------------------------------------------- */
 
 static int pci_of_gpu(const gq_topo *t, int g)
@@ -226,12 +211,18 @@ static int shared_uplink(const gq_topo *t, mask_t from, mask_t to, double cap)
     return best;
 }
 
-void gq_bn_explain_p2p(gq_bottleneck *bn, const gq_bn_obs *run, const gq_topo *t)
+/* Where the pairs of run inside a P2P budget go: whether every one crosses sockets (all_sys) or
+ * NUMA nodes (all_numa, the first two nodes na < nb), and the GPUs that send (src) and receive (dst). */
+typedef struct p2p_path {
+    bool all_sys, all_numa;
+    int na, nb;
+    mask_t src, dst;
+} p2p_path;
+
+static void p2p_path_of(const gq_bottleneck *bn, const gq_bn_obs *run, const gq_topo *t, p2p_path *pp)
 {
-    char set[160];
-    gq_domains_set_str(bn->gpus, bn->ngpus, set, sizeof set);
     /* only the run's pairs inside the budget: pairs that ran free beside it
-     * (bottlenecks.c) are not part of what is explained */
+     * (bottlenecks_p2p.c) are not part of what is explained */
     mask_t in = mask_of(bn->gpus, bn->ngpus);
     gq_bn_obs own = *run;
     own.npairs = 0;
@@ -262,6 +253,18 @@ void gq_bn_explain_p2p(gq_bottleneck *bn, const gq_bn_obs *run, const gq_topo *t
             nb = x < y ? y : x;
         }
     }
+    *pp = (p2p_path){.all_sys = all_sys, .all_numa = all_numa, .na = na, .nb = nb, .src = src, .dst = dst};
+}
+
+void gq_bn_explain_p2p(gq_bottleneck *bn, const gq_bn_obs *run, const gq_topo *t)
+{
+    char set[160];
+    gq_domains_set_str(bn->gpus, bn->ngpus, set, sizeof set);
+    p2p_path pp;
+    p2p_path_of(bn, run, t, &pp);
+    bool all_sys = pp.all_sys, all_numa = pp.all_numa;
+    int na = pp.na, nb = pp.nb;
+    mask_t src = pp.src, dst = pp.dst;
     const char *kind = bn->cross_domain ? "pairs crossing between domains" : "concurrent pairs";
     /* the devices every pair crosses: a switch or root port's uplink on the
      * sending side, on the receiving side, or both */

@@ -1,10 +1,11 @@
 /* Shared by the expectation files' reader (doc/expect_load.c), the judging
- * (expect.c) and --set (expect_set.c). Nothing else includes this. */
+ * (expect.c, expect_checks.c) and --set (expect_set.c). Nothing else includes this. */
 #ifndef GQ_ANALYSIS_EXPECT_INTERNAL_H
 #define GQ_ANALYSIS_EXPECT_INTERNAL_H
 
 #include <stdbool.h>
 
+#include "analysis/expect.h"
 #include "core/status.h"
 
 /* An unknown key, with a did-you-mean among cands (NULL-terminated), or the list. */
@@ -20,5 +21,7 @@ const char *gq_expect_key_what(int k);
  * else what would be ("above 0"): no bandwidth, latency, clock, size or count
  * is 0 or less, a spread is 0 % or more, a temperature above absolute zero. */
 const char *gq_expect_key_bound(int k, double v);
+/* Appends a copy of c to cl (expect_checks.c); GQ_E_NOMEM when it cannot grow. */
+int gq_checklist_push(gq_checklist *cl, const gq_check *c);
 
 #endif

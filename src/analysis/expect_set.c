@@ -46,6 +46,54 @@ static int set_threshold(gq_threshold *t, gq_expect_key k, const char *level, do
     return GQ_OK;
 }
 
+/* --set agree.warn|fail=PCT: the percentages of the relative checks, for every model. */
+static int set_agree(gq_expect *ex, gq_expect_override *o, const char *spec, const char *model,
+                     const char *level, double v, gq_err *err)
+{
+    if (model[0])
+        return gq_err_set(err, GQ_E_USAGE, "--set '%s': agree applies to every model; drop '%s:'", spec,
+                          model);
+    if (!(v > 0) || v > 100)
+        return gq_err_set(err, GQ_E_USAGE, "--set '%s': a percentage above 0 and at most 100", spec);
+    double *slot = !strcmp(level, "warn") ? &ex->agree_pct : &ex->agree_fail_pct;
+    snprintf(o->was, sizeof o->was, "%g", *slot);
+    double w = !strcmp(level, "warn") ? v : ex->agree_pct,
+           f = !strcmp(level, "fail") ? v : ex->agree_fail_pct;
+    if (f < w)
+        return gq_err_set(err, GQ_E_USAGE, "--set '%s': agree fail (%g%%) must be >= warn (%g%%)", spec, f,
+                          w);
+    *slot = v;
+    snprintf(o->key, sizeof o->key, "%s", !strcmp(level, "warn") ? "agree_pct" : "agree_fail_pct");
+    ex->noverrides++;
+    return GQ_OK;
+}
+
+/* The key CHECK names (its name, or its name without _min or _max) into *kout; an unknown one
+ * is refused with a did-you-mean. */
+static int set_key_of(const char *check, const char *spec, int *kout, gq_err *err)
+{
+    int k = -1;
+    for (int i = 0; i < GQ_EXK_COUNT && k < 0; i++) {
+        size_t l = strlen(check);
+        if (!strcmp(gq_expect_key_name(i), check) ||
+            (!strncmp(gq_expect_key_name(i), check, l) &&
+             (!strcmp(gq_expect_key_name(i) + l, "_min") || !strcmp(gq_expect_key_name(i) + l, "_max"))))
+            k = i;
+    }
+    if (k < 0) {
+        const char *cands[GQ_EXK_COUNT + 2];
+        for (int i = 0; i < GQ_EXK_COUNT; i++)
+            cands[i] = gq_expect_key_name(i);
+        cands[GQ_EXK_COUNT] = "agree";
+        cands[GQ_EXK_COUNT + 1] = NULL;
+        char where[160];
+        snprintf(where, sizeof where, "--set '%s'", spec);
+        return gq_expect_unknown_key(err, where, check, cands);
+    }
+    *kout = k;
+    return GQ_OK;
+}
+
 int gq_expect_set(gq_expect *ex, const char *spec, gq_err *err)
 {
     if (ex->noverrides >= GQ_EXPECT_MAX_OVERRIDES)
@@ -83,42 +131,12 @@ int gq_expect_set(gq_expect *ex, const char *spec, gq_err *err)
     snprintf(o->spec, sizeof o->spec, "%s", spec);
     snprintf(o->level, sizeof o->level, "%s", level);
     o->value = v;
-    if (!strcmp(check, "agree")) {
-        if (model[0])
-            return gq_err_set(err, GQ_E_USAGE, "--set '%s': agree applies to every model; drop '%s:'", spec,
-                              model);
-        if (!(v > 0) || v > 100)
-            return gq_err_set(err, GQ_E_USAGE, "--set '%s': a percentage above 0 and at most 100", spec);
-        double *slot = !strcmp(level, "warn") ? &ex->agree_pct : &ex->agree_fail_pct;
-        snprintf(o->was, sizeof o->was, "%g", *slot);
-        double w = !strcmp(level, "warn") ? v : ex->agree_pct,
-               f = !strcmp(level, "fail") ? v : ex->agree_fail_pct;
-        if (f < w)
-            return gq_err_set(err, GQ_E_USAGE, "--set '%s': agree fail (%g%%) must be >= warn (%g%%)", spec,
-                              f, w);
-        *slot = v;
-        snprintf(o->key, sizeof o->key, "%s", !strcmp(level, "warn") ? "agree_pct" : "agree_fail_pct");
-        ex->noverrides++;
-        return GQ_OK;
-    }
+    if (!strcmp(check, "agree"))
+        return set_agree(ex, o, spec, model, level, v, err);
     int k = -1;
-    for (int i = 0; i < GQ_EXK_COUNT && k < 0; i++) {
-        size_t l = strlen(check);
-        if (!strcmp(gq_expect_key_name(i), check) ||
-            (!strncmp(gq_expect_key_name(i), check, l) &&
-             (!strcmp(gq_expect_key_name(i) + l, "_min") || !strcmp(gq_expect_key_name(i) + l, "_max"))))
-            k = i;
-    }
-    if (k < 0) {
-        const char *cands[GQ_EXK_COUNT + 2];
-        for (int i = 0; i < GQ_EXK_COUNT; i++)
-            cands[i] = gq_expect_key_name(i);
-        cands[GQ_EXK_COUNT] = "agree";
-        cands[GQ_EXK_COUNT + 1] = NULL;
-        char where[160];
-        snprintf(where, sizeof where, "--set '%s'", spec);
-        return gq_expect_unknown_key(err, where, check, cands);
-    }
+    int krc = set_key_of(check, spec, &k, err);
+    if (krc)
+        return krc;
     const char *bound = gq_expect_key_bound(k, v);
     if (bound) /* refused where it enters: no check could ever pass or fail on it as meant */
         return gq_err_set(err, GQ_E_USAGE, "--set '%s': %g cannot be a threshold of %s; give a value %s",

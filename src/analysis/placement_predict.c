@@ -93,27 +93,22 @@ static double own_cap(const gq_place_model *m, int kind, int g)
 
 #define MAX_RES (GQ_PLACE_MAX_LIMITS + OWN_KINDS * GQ_MAX_GPUS)
 
-double gq_place_predict(const gq_place_model *m, const gq_pflow *flows, int n, gq_pflow_pred *out)
-{
-    /* Resources the pattern touches: index (>= 0 explicit limit, or
-     * -(1 + kind * GQ_MAX_GPUS + g) for a GPU's own link), capacity, and each
-     * flow's use of it. Few flows (<= 2 x GPUs), so dense is fine. */
-    static const int max_flows = 2 * GQ_MAX_GPUS;
-    int nres = 0;
+/* The resources a pattern touches: id (>= 0 explicit limit, or
+ * -(1 + kind * GQ_MAX_GPUS + g) for a GPU's own link), capacity, and each
+ * flow's use of it. Few flows (<= 2 x GPUs), so dense is fine. */
+typedef struct pred_res {
+    int nres;
     int rid[MAX_RES];
     double rcap[MAX_RES];
     unsigned char use[MAX_RES][2 * GQ_MAX_GPUS];
-    double rate[2 * GQ_MAX_GPUS];
-    bool frozen[2 * GQ_MAX_GPUS];
-    if (n > max_flows)
-        n = max_flows;
-    for (int i = 0; i < n; i++) {
-        out[i].alone = flow_alone(m, &flows[i]);
-        out[i].binding = out[i].alone > 0 ? -1 : -2;
-        out[i].sharing = 1;
-        rate[i] = 0;
-        frozen[i] = !(out[i].alone > 0);
-    }
+} pred_res;
+
+/* The explicit limits the n flows use, then the GPUs' own links two of them share, into rid, rcap
+ * and use (pred_res); returns how many. */
+static int pred_resources(const gq_place_model *m, const gq_pflow *flows, int n, int *rid, double *rcap,
+                          unsigned char (*use)[2 * GQ_MAX_GPUS])
+{
+    int nres = 0;
     for (int k = 0; k < m->nlimits && nres < MAX_RES; k++) {
         int any = 0;
         for (int i = 0; i < n; i++)
@@ -137,6 +132,71 @@ double gq_place_predict(const gq_place_model *m, const gq_pflow *flows, int n, g
                 nres++;
             }
         }
+    return nres;
+}
+
+/* One step of the filling: the flows not yet frozen that a saturated resource holds. */
+static void pred_freeze_saturated(const gq_place_model *m, const pred_res *R, int n, const double *rate,
+                                  bool *frozen, gq_pflow_pred *out)
+{
+    int nres = R->nres;
+    const int *rid = R->rid;
+    const double *rcap = R->rcap;
+    const unsigned char(*use)[2 * GQ_MAX_GPUS] = R->use;
+    /* Freeze the flows of every saturated resource; a flow held by several
+     * at once is explained by the narrowest (fewest GPUs). */
+    bool sat[MAX_RES];
+    for (int r = 0; r < nres; r++) {
+        double used = 0;
+        for (int i = 0; i < n; i++)
+            used += use[r][i] * rate[i];
+        sat[r] = used >= rcap[r] - 1e-6;
+    }
+    for (int i = 0; i < n; i++) {
+        if (frozen[i])
+            continue;
+        int best = -1, bestw = 1 << 30;
+        for (int r = 0; r < nres; r++) {
+            if (!sat[r] || !use[r][i])
+                continue;
+            int w = rid[r] >= 0 ? gq_gpuset_count(m->limits[rid[r]].a | m->limits[rid[r]].b) : 1;
+            if (w < bestw) {
+                bestw = w;
+                best = r;
+            }
+        }
+        if (best < 0)
+            continue;
+        int sharing = 0;
+        for (int k = 0; k < n; k++)
+            sharing += use[best][k] != 0;
+        frozen[i] = true;
+        out[i].binding = rid[best] >= 0 ? rid[best] : -3;
+        out[i].sharing = sharing;
+    }
+}
+
+double gq_place_predict(const gq_place_model *m, const gq_pflow *flows, int n, gq_pflow_pred *out)
+{
+    /* Resources the pattern touches (pred_res). */
+    static const int max_flows = 2 * GQ_MAX_GPUS;
+    pred_res res;
+    const pred_res *R = &res;
+    double rate[2 * GQ_MAX_GPUS];
+    bool frozen[2 * GQ_MAX_GPUS];
+    if (n > max_flows)
+        n = max_flows;
+    for (int i = 0; i < n; i++) {
+        out[i].alone = flow_alone(m, &flows[i]);
+        out[i].binding = out[i].alone > 0 ? -1 : -2;
+        out[i].sharing = 1;
+        rate[i] = 0;
+        frozen[i] = !(out[i].alone > 0);
+    }
+    res.nres = pred_resources(m, flows, n, res.rid, res.rcap, res.use);
+    int nres = R->nres;
+    const double *rcap = R->rcap;
+    const unsigned char(*use)[2 * GQ_MAX_GPUS] = R->use;
     for (int iter = 0; iter < n + nres + 1; iter++) {
         double delta = INFINITY;
         bool active = false;
@@ -166,37 +226,7 @@ double gq_place_predict(const gq_place_model *m, const gq_pflow *flows, int n, g
                 frozen[i] = true;
                 out[i].binding = -1;
             }
-        /* Freeze the flows of every saturated resource; a flow held by several
-         * at once is explained by the narrowest (fewest GPUs). */
-        bool sat[MAX_RES];
-        for (int r = 0; r < nres; r++) {
-            double used = 0;
-            for (int i = 0; i < n; i++)
-                used += use[r][i] * rate[i];
-            sat[r] = used >= rcap[r] - 1e-6;
-        }
-        for (int i = 0; i < n; i++) {
-            if (frozen[i])
-                continue;
-            int best = -1, bestw = 1 << 30;
-            for (int r = 0; r < nres; r++) {
-                if (!sat[r] || !use[r][i])
-                    continue;
-                int w = rid[r] >= 0 ? gq_gpuset_count(m->limits[rid[r]].a | m->limits[rid[r]].b) : 1;
-                if (w < bestw) {
-                    bestw = w;
-                    best = r;
-                }
-            }
-            if (best < 0)
-                continue;
-            int sharing = 0;
-            for (int k = 0; k < n; k++)
-                sharing += use[best][k] != 0;
-            frozen[i] = true;
-            out[i].binding = rid[best] >= 0 ? rid[best] : -3;
-            out[i].sharing = sharing;
-        }
+        pred_freeze_saturated(m, R, n, rate, frozen, out);
     }
     double agg = 0;
     for (int i = 0; i < n; i++) {

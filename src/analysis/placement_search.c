@@ -246,18 +246,11 @@ static bool pd_fetch_visit(void *arg, const int (*pairs)[2], int np)
     return true;
 }
 
-/* Beyond exhaustive reach: cells inside each domain first (each aligned
- * block of four GPUs of a domain is a cell: the lower two prefill, the upper
- * two decode, as seed 001's {0,1}->{2,3}; neighbours usually share a switch),
- * leftovers in index order; then pairwise swaps (of roles, partners, or with
- * unused GPUs) that touch a handoff predicted below its alone rate, accepted
- * when the predicted aggregate grows by more than 0.5%, within a budget of
- * predictions scaled to the size of one prediction. */
-static int pd_heuristic(const gq_place_model *m, const int *u, int nu, int N, int M, int (*pairs)[2],
-                        long *tried)
+/* pd_heuristic's start: N prefill GPUs into P and M decode GPUs into D, cell by cell inside each
+ * domain, then the leftovers in index order, each side sorted; returns the GPUs used. */
+static gq_gpuset pd_initial_roles(const gq_place_model *m, const int *u, int nu, int N, int M, int *P, int *D)
 {
-    int K = N > M ? N : M;
-    int P[GQ_MAX_GPUS], D[GQ_MAX_GPUS], np = 0, nd = 0;
+    int np = 0, nd = 0;
     gq_gpuset used = 0;
     for (int d = 0; d < m->ndomains && (np < N || nd < M); d++) {
         int g[GQ_MAX_GPUS], ng = 0;
@@ -296,6 +289,22 @@ static int pd_heuristic(const gq_place_model *m, const int *u, int nu, int N, in
                 v[j - 1] = t;
             }
     }
+    return used;
+}
+
+/* Beyond exhaustive reach: cells inside each domain first (each aligned
+ * block of four GPUs of a domain is a cell: the lower two prefill, the upper
+ * two decode, as seed 001's {0,1}->{2,3}; neighbours usually share a switch),
+ * leftovers in index order; then pairwise swaps (of roles, partners, or with
+ * unused GPUs) that touch a handoff predicted below its alone rate, accepted
+ * when the predicted aggregate grows by more than 0.5%, within a budget of
+ * predictions scaled to the size of one prediction. */
+static int pd_heuristic(const gq_place_model *m, const int *u, int nu, int N, int M, int (*pairs)[2],
+                        long *tried)
+{
+    int K = N > M ? N : M;
+    int P[GQ_MAX_GPUS], D[GQ_MAX_GPUS];
+    gq_gpuset used = pd_initial_roles(m, u, nu, N, M, P, D);
     for (int k = 0; k < K; k++) {
         pairs[k][0] = P[k * N / K];
         pairs[k][1] = D[k * M / K];

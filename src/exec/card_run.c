@@ -651,6 +651,81 @@ static int run_step(runner *R, gq_card_step_id s, gq_err *err)
     return src;
 }
 
+/* The discovery pipeline's options for a card: its stages run one card step each. */
+static void card_discovery_opts(runner *R, gq_discovery_opts *dso)
+{
+    /* The discovery pipeline, its stages run one card step each: the card's
+     * measurements, its matrix read from the card's matrix tests, domains the
+     * tree suggests when clustering fails. */
+    static const char *const matrix_tests[] = {GQ_CARD_TEST_MATRIX, GQ_CARD_TEST_STAGED, NULL};
+    gq_discovery_opts_default(dso);
+    dso->bytes = R->o->bytes;
+    dso->method = GQ_METHOD_CE;
+    dso->harness = R->ho;
+    dso->journal = R->j;
+    dso->measure = disc_measure;
+    dso->measure_arg = R;
+    dso->cluster_with_topo = false;
+    dso->assume_on_error = true;
+    dso->matrix_tests = matrix_tests;
+    dso->contention_apart = true;
+}
+
+/* Ends step s after its run returned src: skipped (latency unsupported, collectives without NCCL),
+ * interrupted, failed or done. Returns GQ_E_INTR or GQ_E_NOMEM when the card stops there, else GQ_OK. */
+static int end_step_after(runner *R, gq_card_step_id s, int src, gq_err *err)
+{
+    gq_card_step *st = &R->plan->step[s];
+    gq_card_result *res = R->res;
+    if (src == GQ_E_UNSUPP && s == GQ_CS_LATENCY) {
+        end_step(R, s, GQ_CSS_SKIPPED);
+        return GQ_OK;
+    }
+    if (src == GQ_E_NOLIB && s == GQ_CS_COLLECTIVES) { /* no NCCL: not measured, shown as info */
+        end_step(R, s, GQ_CSS_SKIPPED);
+        st->reason = GQ_EVR_NO_LIBRARY;
+        return GQ_OK;
+    }
+    if (src == GQ_E_INTR) {
+        end_step(R, s, GQ_CSS_INTERRUPTED);
+        res->interrupted = true;
+        res->stopped_at = s;
+        return GQ_E_INTR;
+    } else if (src == GQ_E_NOMEM) {
+        end_step(R, s, GQ_CSS_FAILED);
+        return src;
+    } else if (src) {
+        if (!st->note[0] && err)
+            snprintf(st->note, sizeof st->note, "%s", err->msg);
+        end_step(R, s, GQ_CSS_FAILED);
+        res->nfailed++;
+    } else {
+        end_step(R, s, GQ_CSS_DONE);
+    }
+    return GQ_OK;
+}
+
+/* After the steps: where an interrupted card stopped, and every step still planned, skipped with why. */
+static void close_planned_steps(gq_card_plan *plan, gq_card_result *res, int rc)
+{
+    if (rc == GQ_E_INTR && res->stopped_at == GQ_CS_COUNT) {
+        res->interrupted = true;
+        for (int s = 0; s < GQ_CS_COUNT; s++)
+            if (plan->step[s].run && plan->step[s].status == GQ_CSS_PLANNED) {
+                res->stopped_at = (gq_card_step_id)s;
+                break;
+            }
+    }
+    for (int s = 0; s < GQ_CS_COUNT; s++)
+        if (plan->step[s].status == GQ_CSS_PLANNED) {
+            plan->step[s].status = GQ_CSS_SKIPPED;
+            plan->step[s].reason = rc == GQ_E_NOMEM ? GQ_EVR_ERROR : GQ_EVR_INTERRUPTED;
+            /* Only an interrupt or running out of memory leaves a planned step behind. */
+            snprintf(plan->step[s].note, sizeof plan->step[s].note, "not run: %s",
+                     rc == GQ_E_NOMEM ? "out of memory" : "the card was interrupted");
+        }
+}
+
 int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_card_plan *plan,
                     gq_journal *j, gq_card_progress_fn progress, void *parg, gq_card_result *res, gq_err *err)
 {
@@ -670,22 +745,8 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
     for (int s = 0; s < GQ_CS_COUNT; s++)
         R.nrun += plan->step[s].run;
     res->stopped_at = GQ_CS_COUNT;
-    /* The discovery pipeline, its stages run one card step each: the card's
-     * measurements, its matrix read from the card's matrix tests, domains the
-     * tree suggests when clustering fails. */
-    static const char *const matrix_tests[] = {GQ_CARD_TEST_MATRIX, GQ_CARD_TEST_STAGED, NULL};
     gq_discovery_opts dso;
-    gq_discovery_opts_default(&dso);
-    dso.bytes = o->bytes;
-    dso.method = GQ_METHOD_CE;
-    dso.harness = R.ho;
-    dso.journal = j;
-    dso.measure = disc_measure;
-    dso.measure_arg = &R;
-    dso.cluster_with_topo = false;
-    dso.assume_on_error = true;
-    dso.matrix_tests = matrix_tests;
-    dso.contention_apart = true;
+    card_discovery_opts(&R, &dso);
     gq_discovery *D = calloc(1, sizeof *D);
     if (!D || gq_discovery_begin(D, be, t, o->gpus, o->ngpus, &dso, &res->rs, err)) {
         gq_discovery_free(D);
@@ -705,48 +766,9 @@ int gq_card_execute(gq_backend *be, const gq_topo *t, const gq_card_opts *o, gq_
         }
         begin_step(&R, (gq_card_step_id)s);
         int src = run_step(&R, (gq_card_step_id)s, err);
-        if (src == GQ_E_UNSUPP && s == GQ_CS_LATENCY) {
-            end_step(&R, (gq_card_step_id)s, GQ_CSS_SKIPPED);
-            continue;
-        }
-        if (src == GQ_E_NOLIB && s == GQ_CS_COLLECTIVES) { /* no NCCL: not measured, shown as info */
-            end_step(&R, (gq_card_step_id)s, GQ_CSS_SKIPPED);
-            st->reason = GQ_EVR_NO_LIBRARY;
-            continue;
-        }
-        if (src == GQ_E_INTR) {
-            end_step(&R, (gq_card_step_id)s, GQ_CSS_INTERRUPTED);
-            res->interrupted = true;
-            res->stopped_at = (gq_card_step_id)s;
-            rc = GQ_E_INTR;
-        } else if (src == GQ_E_NOMEM) {
-            end_step(&R, (gq_card_step_id)s, GQ_CSS_FAILED);
-            rc = src;
-        } else if (src) {
-            if (!st->note[0] && err)
-                snprintf(st->note, sizeof st->note, "%s", err->msg);
-            end_step(&R, (gq_card_step_id)s, GQ_CSS_FAILED);
-            res->nfailed++;
-        } else {
-            end_step(&R, (gq_card_step_id)s, GQ_CSS_DONE);
-        }
+        rc = end_step_after(&R, (gq_card_step_id)s, src, err);
     }
-    if (rc == GQ_E_INTR && res->stopped_at == GQ_CS_COUNT) {
-        res->interrupted = true;
-        for (int s = 0; s < GQ_CS_COUNT; s++)
-            if (plan->step[s].run && plan->step[s].status == GQ_CSS_PLANNED) {
-                res->stopped_at = (gq_card_step_id)s;
-                break;
-            }
-    }
-    for (int s = 0; s < GQ_CS_COUNT; s++)
-        if (plan->step[s].status == GQ_CSS_PLANNED) {
-            plan->step[s].status = GQ_CSS_SKIPPED;
-            plan->step[s].reason = rc == GQ_E_NOMEM ? GQ_EVR_ERROR : GQ_EVR_INTERRUPTED;
-            /* Only an interrupt or running out of memory leaves a planned step behind. */
-            snprintf(plan->step[s].note, sizeof plan->step[s].note, "not run: %s",
-                     rc == GQ_E_NOMEM ? "out of memory" : "the card was interrupted");
-        }
+    close_planned_steps(plan, res, rc);
     res->elapsed_s = gq_now_mono() - R.t0;
     if (j) { /* items are numbered through the journal, re-used or measured */
         res->reused = j->reused;

@@ -378,12 +378,9 @@ static void bar_label(FILE *f, double x, double y, const char *s)
     fputs("</text>\n", f);
 }
 
-int gq_svg_write_bars(FILE *f, const gq_svg_bars *b, gq_err *err)
+/* Largest finite value of the bars and the reference lines (0 when none is positive). */
+static double bars_max(const gq_svg_bars *b)
 {
-    if (!b || b->ncat < 1 || b->ncat > GQ_SVG_MAX_CATS || b->nser < 1 || b->nser > GQ_SVG_MAX_SERIES ||
-        !b->vals || !b->cats || (b->nref > 0 && !b->ref_vals))
-        return gq_err_set(err, GQ_E_USAGE, "bars: needs 1..%d categories and 1..%d series with values",
-                          GQ_SVG_MAX_CATS, GQ_SVG_MAX_SERIES);
     double vmax = 0;
     for (int i = 0; i < b->nser * b->ncat; i++)
         if (isfinite(b->vals[i]) && b->vals[i] > vmax)
@@ -391,83 +388,92 @@ int gq_svg_write_bars(FILE *f, const gq_svg_bars *b, gq_err *err)
     for (int k = 0; k < b->nref; k++)
         if (isfinite(b->ref_vals[k]) && b->ref_vals[k] > vmax)
             vmax = b->ref_vals[k];
-    double lo, hi, step;
-    gq_svg_nice_axis(0, vmax > 0 ? vmax : 1, 5, &lo, &hi, &step);
-    lo = 0;
-    int lrows = legend_rows(b->series, b->nser, ML, W - MR);
-    int mb = MB + lrows * LEG_ROW_H;
-    int hgt = H + lrows * LEG_ROW_H;
-    int x0 = ML, x1 = W - MR, y0 = MT, y1 = hgt - mb;
-    svg_open(f, b->id, W, hgt, b->title, NULL);
-    y_axis(f, lo, hi, step, x0, x1, y0, y1, b->unit);
-    double cw = (double)(x1 - x0) / b->ncat;
+    return vmax;
+}
+
+/* The plot area of a bar chart and its value axis. */
+typedef struct bar_frame {
+    int x0, x1, y0, y1;
+    double lo, hi;
+    double cw; /* a category's width */
+} bar_frame;
+
+/* Category c's bars, their value labels and the category's label. */
+static void bars_category(FILE *f, const gq_svg_bars *b, const bar_frame *fr, int c, bool rotate)
+{
+    int x0 = fr->x0, y0 = fr->y0, y1 = fr->y1;
+    double lo = fr->lo, hi = fr->hi, cw = fr->cw;
     char vb[32];
-    bool rotate = b->ncat > 8;
-    for (int c = 0; c < b->ncat; c++) {
-        int nfin = 0;
-        bool same = true; /* every bar of the category shows the same label */
-        char first[32] = "";
-        double top = y1;
-        for (int s = 0; s < b->nser; s++) {
-            double v = b->vals[s * b->ncat + c];
-            if (!isfinite(v))
-                continue;
-            gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb);
-            same &= !nfin || !strcmp(first, vb);
-            if (!nfin)
-                snprintf(first, sizeof first, "%s", vb);
-            double yv = y1 - (v < 0 ? 0 : v) / (hi - lo) * (y1 - y0);
-            if (yv < top)
-                top = yv;
-            nfin++;
-        }
-        int slots = b->compact ? (nfin ? nfin : 1) : b->nser;
-        double bw = cw * 0.8 / slots;
-        /* A value label goes over its bar only when it is narrower than the bar (so two never
-         * meet); else, when the category's bars all show one value, once over the group. */
-        bool own = bw >= BAR_LABEL_W(first) + 2,
-             group = !own && same && nfin > 1 && cw * 0.8 >= BAR_LABEL_W(first) + 2;
-        if (group)
-            bar_label(f, x0 + c * cw + cw / 2, top - 3, first);
-        int slot = 0;
-        for (int s = 0; s < b->nser; s++) {
-            double v = b->vals[s * b->ncat + c];
-            if (!isfinite(v)) {
-                if (!b->compact)
-                    slot++;
-                continue;
-            }
-            double x = x0 + c * cw + cw * 0.1 + slot * bw;
-            double yv = y1 - (v < 0 ? 0 : v) / (hi - lo) * (y1 - y0);
-            fprintf(f,
-                    "<rect class=\"gq-bar\" data-series=\"%d\" data-cat=\"%d\" x=\"%.1f\" y=\"%.1f\" "
-                    "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
-                    s, c, x, yv, bw > 1 ? bw - 1 : bw, y1 - yv, series_color(s));
-            gq_svg_escape(f, b->cats[c]);
-            if (b->series && b->nser > 1) {
-                fputs(", ", f);
-                gq_svg_escape(f, b->series[s]);
-            }
-            fprintf(f, ": %s ", gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb));
-            gq_svg_escape(f, b->unit);
-            fputs("</title></rect>\n", f);
-            gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb);
-            if (own && bw >= BAR_LABEL_W(vb) + 2)
-                bar_label(f, x + bw / 2, yv - 3, vb);
-            slot++;
-        }
-        double cx = x0 + c * cw + cw / 2;
-        if (rotate) {
-            fprintf(f,
-                    "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" font-size=\"11\" "
-                    "transform=\"rotate(-40 %.1f %d)\">",
-                    cx, y1 + 14, cx, y1 + 14);
-            gq_svg_escape(f, b->cats[c]);
-            fputs("</text>\n", f);
-        } else {
-            text_at(f, cx, y1 + 16, "middle", "font-size=\"11\"", b->cats[c]);
-        }
+    int nfin = 0;
+    bool same = true; /* every bar of the category shows the same label */
+    char first[32] = "";
+    double top = y1;
+    for (int s = 0; s < b->nser; s++) {
+        double v = b->vals[s * b->ncat + c];
+        if (!isfinite(v))
+            continue;
+        gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb);
+        same &= !nfin || !strcmp(first, vb);
+        if (!nfin)
+            snprintf(first, sizeof first, "%s", vb);
+        double yv = y1 - (v < 0 ? 0 : v) / (hi - lo) * (y1 - y0);
+        if (yv < top)
+            top = yv;
+        nfin++;
     }
+    int slots = b->compact ? (nfin ? nfin : 1) : b->nser;
+    double bw = cw * 0.8 / slots;
+    /* A value label goes over its bar only when it is narrower than the bar (so two never
+     * meet); else, when the category's bars all show one value, once over the group. */
+    bool own = bw >= BAR_LABEL_W(first) + 2,
+         group = !own && same && nfin > 1 && cw * 0.8 >= BAR_LABEL_W(first) + 2;
+    if (group)
+        bar_label(f, x0 + c * cw + cw / 2, top - 3, first);
+    int slot = 0;
+    for (int s = 0; s < b->nser; s++) {
+        double v = b->vals[s * b->ncat + c];
+        if (!isfinite(v)) {
+            if (!b->compact)
+                slot++;
+            continue;
+        }
+        double x = x0 + c * cw + cw * 0.1 + slot * bw;
+        double yv = y1 - (v < 0 ? 0 : v) / (hi - lo) * (y1 - y0);
+        fprintf(f,
+                "<rect class=\"gq-bar\" data-series=\"%d\" data-cat=\"%d\" x=\"%.1f\" y=\"%.1f\" "
+                "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
+                s, c, x, yv, bw > 1 ? bw - 1 : bw, y1 - yv, series_color(s));
+        gq_svg_escape(f, b->cats[c]);
+        if (b->series && b->nser > 1) {
+            fputs(", ", f);
+            gq_svg_escape(f, b->series[s]);
+        }
+        fprintf(f, ": %s ", gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb));
+        gq_svg_escape(f, b->unit);
+        fputs("</title></rect>\n", f);
+        gq_fmt_num(v, GQ_NUM_CHART, vb, sizeof vb);
+        if (own && bw >= BAR_LABEL_W(vb) + 2)
+            bar_label(f, x + bw / 2, yv - 3, vb);
+        slot++;
+    }
+    double cx = x0 + c * cw + cw / 2;
+    if (rotate) {
+        fprintf(f,
+                "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" font-size=\"11\" "
+                "transform=\"rotate(-40 %.1f %d)\">",
+                cx, y1 + 14, cx, y1 + 14);
+        gq_svg_escape(f, b->cats[c]);
+        fputs("</text>\n", f);
+    } else {
+        text_at(f, cx, y1 + 16, "middle", "font-size=\"11\"", b->cats[c]);
+    }
+}
+
+/* The dashed reference lines across the bars, each with its label. */
+static void bars_ref_lines(FILE *f, const gq_svg_bars *b, const bar_frame *fr)
+{
+    int x0 = fr->x0, x1 = fr->x1, y0 = fr->y0, y1 = fr->y1;
+    double lo = fr->lo, hi = fr->hi;
     for (int k = 0; k < b->nref; k++) {
         double v = b->ref_vals[k];
         if (!isfinite(v))
@@ -480,6 +486,29 @@ int gq_svg_write_bars(FILE *f, const gq_svg_bars *b, gq_err *err)
         text_at(f, x1 - 4, y - 4, "end", "font-size=\"10\" fill=\"#d62728\"",
                 b->ref_labels && b->ref_labels[k] ? b->ref_labels[k] : "");
     }
+}
+
+int gq_svg_write_bars(FILE *f, const gq_svg_bars *b, gq_err *err)
+{
+    if (!b || b->ncat < 1 || b->ncat > GQ_SVG_MAX_CATS || b->nser < 1 || b->nser > GQ_SVG_MAX_SERIES ||
+        !b->vals || !b->cats || (b->nref > 0 && !b->ref_vals))
+        return gq_err_set(err, GQ_E_USAGE, "bars: needs 1..%d categories and 1..%d series with values",
+                          GQ_SVG_MAX_CATS, GQ_SVG_MAX_SERIES);
+    double vmax = bars_max(b);
+    double lo, hi, step;
+    gq_svg_nice_axis(0, vmax > 0 ? vmax : 1, 5, &lo, &hi, &step);
+    lo = 0;
+    int lrows = legend_rows(b->series, b->nser, ML, W - MR);
+    int mb = MB + lrows * LEG_ROW_H;
+    int hgt = H + lrows * LEG_ROW_H;
+    int x0 = ML, x1 = W - MR, y0 = MT, y1 = hgt - mb;
+    svg_open(f, b->id, W, hgt, b->title, NULL);
+    y_axis(f, lo, hi, step, x0, x1, y0, y1, b->unit);
+    bar_frame fr = {x0, x1, y0, y1, lo, hi, (double)(x1 - x0) / b->ncat};
+    bool rotate = b->ncat > 8;
+    for (int c = 0; c < b->ncat; c++)
+        bars_category(f, b, &fr, c, rotate);
+    bars_ref_lines(f, b, &fr);
     if (b->nser > 1)
         legend(f, b->series, b->nser, x0, W - MR, hgt - lrows * LEG_ROW_H + 4);
     fputs("</svg>\n", f);
@@ -493,6 +522,105 @@ static void x_tick_label(double x, bool bytes, char *buf, size_t n)
         gq_fmt_size((uint64_t)llround(x), buf, n);
     else
         snprintf(buf, n, "%s", gq_fmt_num(x, GQ_NUM_CHART, vb, sizeof vb));
+}
+
+/* The plot area of a line chart and its axes' ranges (x as log2 of it with log_x). */
+typedef struct line_frame {
+    int x0, x1, y0, y1;
+    double xa, xb, ylo, yhi;
+    bool log_x, logy;
+} line_frame;
+
+static double line_xpos(const line_frame *fr, double x)
+{
+    return fr->x0 + ((fr->log_x ? log2(x) : (x)) - fr->xa) / (fr->xb - fr->xa) * (fr->x1 - fr->x0);
+}
+
+static double line_ypos(const line_frame *fr, double y)
+{
+    return fr->logy
+               ? fr->y1 - (log10(y) - log10(fr->ylo)) / (log10(fr->yhi) - log10(fr->ylo)) * (fr->y1 - fr->y0)
+               : fr->y1 - ((y)-fr->ylo) / (fr->yhi - fr->ylo) * (fr->y1 - fr->y0);
+}
+
+/* The x axis: grid lines, tick labels (powers of two with log_x) and the axis label. */
+static void lines_x_axis(FILE *f, const gq_svg_lines *l, const line_frame *fr, double xstep)
+{
+    int x0 = fr->x0, x1 = fr->x1, y0 = fr->y0, y1 = fr->y1;
+    double xa = fr->xa, xb = fr->xb;
+    char buf[48];
+    if (l->log_x) {
+        int span = (int)(xb - xa);
+        int every = span > 12 ? 2 : 1;
+        for (int e = (int)xa; e <= (int)xb; e += every) {
+            double x = x0 + (e - xa) / (xb - xa) * (x1 - x0);
+            fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#f0f0f0\"/>\n", x, y0, x,
+                    y1);
+            x_tick_label(ldexp(1.0, e), l->x_is_bytes, buf, sizeof buf);
+            fprintf(f,
+                    "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" font-size=\"10\" "
+                    "transform=\"rotate(-40 %.1f %d)\">",
+                    x, y1 + 14, x, y1 + 14);
+            gq_svg_escape(f, buf);
+            fputs("</text>\n", f);
+        }
+    } else {
+        int xdec = gq_fmt_tick_decimals(xstep);
+        for (double v = xa; v <= xb + xstep * 1e-6; v += xstep) {
+            double x = x0 + (v - xa) / (xb - xa) * (x1 - x0);
+            fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#f0f0f0\"/>\n", x, y0, x,
+                    y1);
+            gq_fmt_tick(fabs(v) < xstep * 1e-6 ? 0 : v, xdec, buf, sizeof buf);
+            text_at(f, x, y1 + 16, "middle", "font-size=\"10\"", buf);
+        }
+    }
+    text_at(f, (x0 + x1) / 2.0, y1 + (l->log_x ? 52 : 34), "middle", "font-size=\"11\" fill=\"#555\"",
+            l->x_label ? l->x_label : "");
+}
+
+/* Series s: its path (broken at points that cannot be drawn) and, with markers, its points. */
+static void lines_series(FILE *f, const gq_svg_lines *l, const line_frame *fr, int s)
+{
+    char buf[48], vb[32];
+    const char *col = series_color(s);
+    int nfin = 0;
+    for (int k = 0; k < l->npts[s]; k++)
+        if (isfinite(l->xs[s][k]) && isfinite(l->ys[s][k]) && !(l->log_x && l->xs[s][k] <= 0))
+            nfin++;
+    if (!nfin)
+        return;
+    fprintf(f,
+            "<path class=\"gq-line\" data-series=\"%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" d=\"",
+            s, col);
+    bool pen = false;
+    for (int k = 0; k < l->npts[s]; k++) {
+        double x = l->xs[s][k], y = l->ys[s][k];
+        if (!isfinite(x) || !isfinite(y) || (l->log_x && x <= 0)) {
+            pen = false;
+            continue;
+        }
+        fprintf(f, "%s%.1f %.1f ", pen ? "L" : "M", line_xpos(fr, x), line_ypos(fr, y));
+        pen = true;
+    }
+    fputs("\"><title>", f);
+    gq_svg_escape(f, l->series && l->series[s] ? l->series[s] : "");
+    fputs("</title></path>\n", f);
+    if (!l->markers)
+        return;
+    for (int k = 0; k < l->npts[s]; k++) {
+        double x = l->xs[s][k], y = l->ys[s][k];
+        if (!isfinite(x) || !isfinite(y) || (l->log_x && x <= 0))
+            continue;
+        fprintf(f, "<circle class=\"gq-pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>",
+                line_xpos(fr, x), line_ypos(fr, y), col);
+        gq_svg_escape(f, l->series && l->series[s] ? l->series[s] : "");
+        x_tick_label(x, l->x_is_bytes, buf, sizeof buf);
+        fputs(" at ", f);
+        gq_svg_escape(f, buf);
+        fprintf(f, ": %s ", gq_fmt_num(y, GQ_NUM_CHART, vb, sizeof vb));
+        gq_svg_escape(f, l->unit);
+        fputs("</title></circle>\n", f);
+    }
 }
 
 int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err)
@@ -552,83 +680,10 @@ int gq_svg_write_lines(FILE *f, const gq_svg_lines *l, gq_err *err)
         y_axis_log(f, ylo, yhi, x0, x1, y0, y1, l->unit);
     else
         y_axis(f, ylo, yhi, ystep, x0, x1, y0, y1, l->unit);
-#define XPOS(x) (x0 + ((l->log_x ? log2(x) : (x)) - xa) / (xb - xa) * (x1 - x0))
-#define YPOS(y)                                                                                              \
-    (logy ? y1 - (log10(y) - log10(ylo)) / (log10(yhi) - log10(ylo)) * (y1 - y0)                             \
-          : y1 - ((y)-ylo) / (yhi - ylo) * (y1 - y0))
-    char buf[48];
-    if (l->log_x) {
-        int span = (int)(xb - xa);
-        int every = span > 12 ? 2 : 1;
-        for (int e = (int)xa; e <= (int)xb; e += every) {
-            double x = x0 + (e - xa) / (xb - xa) * (x1 - x0);
-            fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#f0f0f0\"/>\n", x, y0, x,
-                    y1);
-            x_tick_label(ldexp(1.0, e), l->x_is_bytes, buf, sizeof buf);
-            fprintf(f,
-                    "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" font-size=\"10\" "
-                    "transform=\"rotate(-40 %.1f %d)\">",
-                    x, y1 + 14, x, y1 + 14);
-            gq_svg_escape(f, buf);
-            fputs("</text>\n", f);
-        }
-    } else {
-        int xdec = gq_fmt_tick_decimals(xstep);
-        for (double v = xa; v <= xb + xstep * 1e-6; v += xstep) {
-            double x = x0 + (v - xa) / (xb - xa) * (x1 - x0);
-            fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#f0f0f0\"/>\n", x, y0, x,
-                    y1);
-            gq_fmt_tick(fabs(v) < xstep * 1e-6 ? 0 : v, xdec, buf, sizeof buf);
-            text_at(f, x, y1 + 16, "middle", "font-size=\"10\"", buf);
-        }
-    }
-    text_at(f, (x0 + x1) / 2.0, y1 + (l->log_x ? 52 : 34), "middle", "font-size=\"11\" fill=\"#555\"",
-            l->x_label ? l->x_label : "");
-    char vb[32];
-    for (int s = 0; s < l->nser; s++) {
-        const char *col = series_color(s);
-        int nfin = 0;
-        for (int k = 0; k < l->npts[s]; k++)
-            if (isfinite(l->xs[s][k]) && isfinite(l->ys[s][k]) && !(l->log_x && l->xs[s][k] <= 0))
-                nfin++;
-        if (!nfin)
-            continue;
-        fprintf(
-            f,
-            "<path class=\"gq-line\" data-series=\"%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" d=\"",
-            s, col);
-        bool pen = false;
-        for (int k = 0; k < l->npts[s]; k++) {
-            double x = l->xs[s][k], y = l->ys[s][k];
-            if (!isfinite(x) || !isfinite(y) || (l->log_x && x <= 0)) {
-                pen = false;
-                continue;
-            }
-            fprintf(f, "%s%.1f %.1f ", pen ? "L" : "M", XPOS(x), YPOS(y));
-            pen = true;
-        }
-        fputs("\"><title>", f);
-        gq_svg_escape(f, l->series && l->series[s] ? l->series[s] : "");
-        fputs("</title></path>\n", f);
-        if (!l->markers)
-            continue;
-        for (int k = 0; k < l->npts[s]; k++) {
-            double x = l->xs[s][k], y = l->ys[s][k];
-            if (!isfinite(x) || !isfinite(y) || (l->log_x && x <= 0))
-                continue;
-            fprintf(f, "<circle class=\"gq-pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>", XPOS(x),
-                    YPOS(y), col);
-            gq_svg_escape(f, l->series && l->series[s] ? l->series[s] : "");
-            x_tick_label(x, l->x_is_bytes, buf, sizeof buf);
-            fputs(" at ", f);
-            gq_svg_escape(f, buf);
-            fprintf(f, ": %s ", gq_fmt_num(y, GQ_NUM_CHART, vb, sizeof vb));
-            gq_svg_escape(f, l->unit);
-            fputs("</title></circle>\n", f);
-        }
-    }
-#undef XPOS
-#undef YPOS
+    line_frame fr = {x0, x1, y0, y1, xa, xb, ylo, yhi, l->log_x, logy};
+    lines_x_axis(f, l, &fr, xstep);
+    for (int s = 0; s < l->nser; s++)
+        lines_series(f, l, &fr, s);
     if (!any)
         text_at(f, (x0 + x1) / 2.0, (y0 + y1) / 2.0, "middle", "fill=\"#888\"", "no data");
     if (l->nser > 1)
