@@ -30,7 +30,7 @@
 # each run's raw output, the build logs.
 #
 # Knobs (environment): OP (all_reduce; all_gather, reduce_scatter, all_to_all, broadcast),
-# SIZES ("-b 8M -e 1G -f 2"), ITERS (20), WARMUP (5), ALT (3), B (gpuqual build dir, /tmp/b-coll),
+# SIZES ("-b 8M -e 1G -f 2"; gpuqual gets the same sizes unless GQ_SIZES is set), ITERS (20), WARMUP (5), ALT (3), B (gpuqual build dir, /tmp/b-coll),
 # GQ_CUDA_ARCH (90), NCCL_SRC (.deps/nccl), NCCL_TESTS_SRC (.deps/nccl-tests), NO_NCCL_BUILD=1 (use
 # a NCCL built by an earlier call in NCCL_SRC/build), GQ_COLL_ARGS (the gpuqual command's options
 # after "collectives", without --format; default "--op $OP $SIZES -n $ITERS -w $WARMUP --gpus $GPUS"),
@@ -54,7 +54,21 @@ NCCL_SRC=${NCCL_SRC:-$ROOT/.deps/nccl}
 NT_SRC=${NCCL_TESTS_SRC:-$ROOT/.deps/nccl-tests}
 NGPUS=${NGPUS:-1}
 GPUS=$(seq -s, 0 $((NGPUS - 1)))
-GQ_SIZES=${GQ_SIZES:-"--minbytes 8M --maxbytes 1G --stepfactor 2"} # the same sizes as SIZES, in gpuqual's names
+# the same sizes as SIZES, in gpuqual's names (-b -> --minbytes, -e -> --maxbytes, -f -> --stepfactor)
+if [ -z "${GQ_SIZES:-}" ]; then
+    GQ_SIZES=""
+    set -- $SIZES
+    while [ $# -ge 2 ]; do
+        case "$1" in
+            -b) GQ_SIZES="$GQ_SIZES --minbytes $2" ;;
+            -e) GQ_SIZES="$GQ_SIZES --maxbytes $2" ;;
+            -f) GQ_SIZES="$GQ_SIZES --stepfactor $2" ;;
+            *) echo "coll-vs-nccl-tests.sh: SIZES takes -b, -e and -f only (got '$1'); set GQ_SIZES too" >&2; exit 2 ;;
+        esac
+        shift 2
+    done
+    set --
+fi
 GQ_COLL_ARGS=${GQ_COLL_ARGS:-"--op $OP $GQ_SIZES --iters $ITERS --warmup-iters $WARMUP --gpus $GPUS"}
 J=$(nproc 2>/dev/null || echo 16)
 GEN="-gencode=arch=compute_${ARCH},code=sm_${ARCH}"
