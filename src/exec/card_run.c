@@ -500,8 +500,7 @@ static int step_collectives(runner *R, const gq_pairmatrix *pm, gq_err *err)
         /* journaled only when clean: what a resume would not re-use among items either */
         bool clean = true;
         for (int i = 0; i < rs.n && clean; i++)
-            clean = !(rs.v[i].flags &
-                      (GQ_FLAG_INCOMPLETE | GQ_FLAG_ERROR | GQ_FLAG_CONTAMINATED | GQ_FLAG_OVERLAP));
+            clean = !(rs.v[i].flags & GQ_JOURNAL_NOT_REUSABLE);
         if (R->j && clean)
             gq_card_coll_journal_done(R->j, c);
     }

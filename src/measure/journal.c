@@ -768,8 +768,7 @@ static void keep_finished(reader *rd)
         int k = rd->item[i];
         bool ok = k >= 0 && k < rd->dcap && rd->done[k];
         for (int x = 0; ok && x < rs->n; x++)
-            if (rd->item[x] == k && (rs->v[x].flags & (GQ_FLAG_INCOMPLETE | GQ_FLAG_ERROR |
-                                                       GQ_FLAG_CONTAMINATED | GQ_FLAG_OVERLAP)))
+            if (rd->item[x] == k && (rs->v[x].flags & GQ_JOURNAL_NOT_REUSABLE))
                 ok = false;
         if (ok) {
             rd->item[n] = k;

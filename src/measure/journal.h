@@ -58,6 +58,11 @@ typedef struct gq_journal {
     int sync_errno;
 } gq_journal;
 
+/* The record flags that keep a journaled measurement from being re-used by a
+ * resume (cut short, failed, contaminated, refused for overlap): it is
+ * measured again. */
+#define GQ_JOURNAL_NOT_REUSABLE (GQ_FLAG_INCOMPLETE | GQ_FLAG_ERROR | GQ_FLAG_CONTAMINATED | GQ_FLAG_OVERLAP)
+
 /* The longest a flushed line waits for its fsync while lines keep coming. */
 #define GQ_JOURNAL_SYNC_S 1.0
 
