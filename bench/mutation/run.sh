@@ -331,15 +331,19 @@ elif [ "$all" = 1 ]; then
     for p in "${WPIDS[@]}"; do
       wait "$p" || { echo "run.sh: a worker's build failed (see $scratch/w*/build.log)" >&2; exit 2; }
     done
-    echo "$jobs workers: mutant k of the sample runs on worker k mod $jobs"
+    # A shared queue: each worker takes the next mutant nobody has claimed (mkdir is atomic), so a
+    # worker that drew fast mutants goes on with the rest instead of waiting for the other.
+    echo "$jobs workers, one queue: each takes the next unclaimed mutant of the sample"
+    mkdir -p "$scratch/claim"
     for ((j = 0; j < jobs; j++)); do
       (
         if [ "$j" -gt 0 ]; then S=$scratch/w$j/src B=$scratch/w$j/b P=$scratch/w$j/p; export GQ_LOCK_DIR=$scratch/w$j/locks; fi
-        res=$scratch/res.$j SURV=$scratch/surv.$j MLOG=$scratch/m.$j.log
+        # each worker's results go to the results directory as they come, so a stopped run keeps them
+        res=$out/worker$j.tsv SURV=$out/worker$j.survivors.diff MLOG=$scratch/m.$j.log
         : >"$res"; : >"$SURV"
         k=0
         while IFS=$'\t' read -r spec orig repl; do
-          [ $((k % jobs)) = "$j" ] && run_mutant "${spec%%:*}" "$spec" "$orig" "$repl"
+          mkdir "$scratch/claim/$k" 2>/dev/null && run_mutant "${spec%%:*}" "$spec" "$orig" "$repl"
           k=$((k + 1))
         done <"$out/sample.tsv"
       ) &
@@ -348,9 +352,10 @@ elif [ "$all" = 1 ]; then
     wait "${MPIDS[@]}"
     # the workers' results, back in the sample's order
     while IFS=$'\t' read -r spec _; do
-      cat "$scratch"/res.* | awk -F'\t' -v s="$spec" '$2 == s' | head -1
+      cat "$out"/worker*.tsv | awk -F'\t' -v s="$spec" '$2 == s' | head -1
     done <"$out/sample.tsv" >"$res"
-    cat "$scratch"/surv.* >"$out/survivors.diff"
+    cat "$out"/worker*.survivors.diff >"$out/survivors.diff"
+    rm -f "$out"/worker*.tsv "$out"/worker*.survivors.diff
     restore_build
   fi
 else
