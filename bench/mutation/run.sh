@@ -182,8 +182,15 @@ if [ -f "$S/tests/golden/cases.txt" ]; then
     grep -v '^[^|]*release-only' | sed 's/ *|.*//' | awk '!seen[$0]++')
 fi
 
+# The readers' classes (tests/cli/readers.c, one ctest each: cli/readers_CLASS) and the shell CLI
+# checks (tests/cli/formats.sh, ascii.sh), as CMakeLists.txt registers them.
+for c in $(sed -n 's/^ *foreach(class \(.*\))$/\1/p' "$S/CMakeLists.txt" | head -1); do CLIS+=("readers/$c"); done
+for f in formats ascii; do [ -f "$S/tests/cli/$f.sh" ] && CLIS+=("sh/$f"); done
+
 run_one() { # name timeout -> exit status of the test (a unit/sim test, or cli/NAME)
   case "$1" in
+    readers/*) (cd "$B" && CMOCKA_MESSAGE_OUTPUT=stdout timeout -k 2 "$2" ./cli_readers "$B/gpuqual" "test_${1#readers/}" >/dev/null 2>&1) ;;
+    sh/*) (cd "$B" && timeout -k 2 "$2" bash "$S/tests/cli/${1#sh/}.sh" "$B/gpuqual" >/dev/null 2>&1) ;;
     cli/*) (cd "$B" && timeout -k 2 "$2" ./cli_runner ./gpuqual "$S/tests/${1}.txt" "$S" >/dev/null 2>&1) ;;
     golden/*) (cd "$B" && timeout -k 2 "$2" ./golden ./gpuqual "$S/tests/golden" "${1#golden/}" >/dev/null 2>&1) ;;
     test_nvml_identity) (cd "$B" && LD_LIBRARY_PATH=$B/fake-nvml CMOCKA_MESSAGE_OUTPUT=stdout timeout -k 2 "$2" "./$1" >/dev/null 2>&1) ;;
