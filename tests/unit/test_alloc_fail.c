@@ -16,9 +16,12 @@
 #include <cmocka.h>
 
 #include "analysis/domains.h"
+#include "analysis/fleet.h"
 #include "analysis/placement.h"
 #include "analysis/probes.h"
 #include "bottlenecks_util.h"
+#include "render/analysis_render.h"
+#include "render/card_render.h"
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
@@ -227,13 +230,98 @@ static void probes_every_allocation(void **state)
     }
 }
 
+/* The one-line summary of a card (`card --format summary`) allocates the
+ * typed card first: out of memory there, and at every allocation after it,
+ * it says so and writes nothing it could not read. */
+static void card_summary_every_allocation(void **state)
+{
+    (void)state;
+    json_error_t je;
+    json_t *doc =
+        json_load_file(GQ_SOURCE_DIR "/bench/results/h200x2-session-2026-11-30/card/card.json", 0, &je);
+    if (!doc)
+        fail_msg("%s", je.text);
+    FILE *f = fopen("/dev/null", "w");
+    assert_non_null(f);
+    gq_err e = {0};
+    arm(0);
+    assert_int_equal(gq_card_render_summary(f, doc, 100, &e), GQ_OK);
+    long total = nalloc;
+    assert_true(total >= 1);
+    for (long k = 1; k <= total; k++) {
+        arm(k);
+        memset(&e, 0, sizeof e);
+        int rc = gq_card_render_summary(f, doc, 100, &e);
+        arm(0);
+        if (rc != GQ_E_NOMEM)
+            fail_msg("allocation %ld of %ld failed: rc %d (%s), want GQ_E_NOMEM", k, total, rc, e.msg);
+        assert_non_null(strstr(e.msg, "out of memory"));
+    }
+    fclose(f);
+    json_decref(doc);
+}
+
+/* Jansson's allocations, through the same count (json_set_alloc_funcs:
+ * jansson is a shared library, which --wrap does not reach). */
+static void *json_alloc(size_t n)
+{
+    return fail_now() ? NULL : __real_malloc(n);
+}
+
+static void json_release(void *p)
+{
+    free(p);
+}
+
+/* A rank's node summary document: when any of its five containers cannot
+ * be made, it makes no document (NULL), rather than one without a part. */
+static void node_summary_every_container(void **state)
+{
+    (void)state;
+    gq_node_summary *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    gq_node_summary_init(s);
+    snprintf(s->hostname, sizeof s->hostname, "node-a");
+    snprintf(s->gpu_model, sizeof s->gpu_model, "NVIDIA H200");
+    s->ngpus = 1;
+    s->nident = 1;
+    snprintf(s->ident[0].uuid, sizeof s->ident[0].uuid, "GPU-0");
+    json_set_alloc_funcs(json_alloc, json_release);
+    arm(0);
+    json_t *d = gq_node_summary_to_json(s, "test");
+    assert_non_null(d);
+    json_decref(d);
+    /* what the five containers take, made the same way */
+    arm(0);
+    json_t *c[5] = {json_object(), json_object(), json_array(), json_object(), json_array()};
+    long containers = nalloc;
+    for (int i = 0; i < 5; i++) {
+        assert_non_null(c[i]);
+        json_decref(c[i]);
+    }
+    assert_true(containers >= 5);
+    for (long k = 1; k <= containers; k++) {
+        arm(k);
+        d = gq_node_summary_to_json(s, "test");
+        arm(0);
+        if (d) {
+            json_decref(d);
+            fail_msg("allocation %ld of the %ld of its containers failed, and a document was made", k,
+                     containers);
+        }
+    }
+    json_set_alloc_funcs(malloc, free);
+    gq_node_summary_free(s);
+    free(s);
+}
+
 int main(void)
 {
     /* The mutation tool (bench/mutation/run.sh) builds gqcore as a shared
      * library, where --wrap cannot reach its allocations; it sets
      * GQ_ALLOC_WRAP_OPTIONAL, and only there is a gqcore whose allocations
-     * never pass the wrappers a reason to test nothing (elsewhere the tests
-     * below fail on it). */
+     * never pass the wrappers a reason to test only jansson's (elsewhere the
+     * tests below fail on it). */
     static const int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     gq_probe_plan p = {0};
     gq_err e = {0};
@@ -242,15 +330,16 @@ int main(void)
     long seen = nalloc;
     gq_probe_plan_free(&p);
     if (rc == GQ_OK && seen == 0 && getenv("GQ_ALLOC_WRAP_OPTIONAL")) {
+        /* jansson's allocations are counted through json_set_alloc_funcs, which reaches them either way */
         printf("test_alloc_fail: gqcore's allocations do not pass this program's wrappers (a shared gqcore): "
-               "nothing to test\n");
-        return 0;
+               "only jansson's are tested\n");
+        const struct CMUnitTest json_only[] = {cmocka_unit_test(node_summary_every_container)};
+        return cmocka_run_group_tests(json_only, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(domains_every_allocation),
-        cmocka_unit_test(placement_every_allocation),
-        cmocka_unit_test(bottlenecks_every_allocation),
-        cmocka_unit_test(probes_every_allocation),
+        cmocka_unit_test(domains_every_allocation),      cmocka_unit_test(placement_every_allocation),
+        cmocka_unit_test(bottlenecks_every_allocation),  cmocka_unit_test(probes_every_allocation),
+        cmocka_unit_test(card_summary_every_allocation), cmocka_unit_test(node_summary_every_container),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

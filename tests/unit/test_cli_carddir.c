@@ -1,6 +1,7 @@
 /* fleet -o DIR (cli/carddir.h): what rank 0 lets a fleet write into before
  * any rank runs, and what --force removes of an earlier fleet once the new
- * fleet.json is written. */
+ * fleet.json is written; and a card's move from its partial folder into
+ * place. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -214,13 +215,37 @@ static void test_prune(void **state)
     gq_carddir_names_free(earlier);
 }
 
+/* A card is moved from its partial folder into a new DIR; when that move
+ * fails (here the partial folder is gone) the error names both, from the
+ * partial folder to DIR, and DIR is not created. */
+static void test_commit_into_new_dir(void **state)
+{
+    (void)state;
+    dir("c1");
+    char partial[512], card[512], want[1200];
+    gq_err e = {0};
+    snprintf(card, sizeof card, "%s", path("c1/card"));
+    assert_int_equal(gq_carddir_begin(card, "r1", partial, sizeof partial, &e), GQ_OK);
+    assert_string_equal(partial, path("c1/card.partial-r1"));
+    assert_int_equal(gq_carddir_commit(card, partial, "r1", &e), GQ_OK);
+    assert_true(exists("c1/card"));
+    assert_false(exists("c1/card.partial-r1"));
+    snprintf(card, sizeof card, "%s", path("c1/card2"));
+    assert_int_equal(gq_carddir_begin(card, "r2", partial, sizeof partial, &e), GQ_OK);
+    assert_int_equal(rmdir(partial), 0);
+    assert_int_equal(gq_carddir_commit(card, partial, "r2", &e), GQ_E_FAIL);
+    snprintf(want, sizeof want, "cannot move the card from '%s' to '%s': No such file or directory", partial,
+             card);
+    assert_string_equal(e.msg, want);
+    assert_false(exists("c1/card2"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_new_and_empty),
-        cmocka_unit_test(test_earlier_fleet_needs_force),
-        cmocka_unit_test(test_anything_else_refused),
-        cmocka_unit_test(test_prune),
+        cmocka_unit_test(test_new_and_empty),         cmocka_unit_test(test_earlier_fleet_needs_force),
+        cmocka_unit_test(test_anything_else_refused), cmocka_unit_test(test_prune),
+        cmocka_unit_test(test_commit_into_new_dir),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -157,6 +157,12 @@ static void test_pty_bars_reach_their_total(void **state)
     expect_full_bar(sweep);
     expect_full_bar(pairs);
     expect_full_bar(kv);
+    /* without P2P (rtx4090x8) kv measures neither the P2P rate nor the direct
+     * handoff, and its promised total leaves both out */
+    const char *kv_nop2p[] = {GQ_BIN,       "kv",         "--sim",    "rtx4090x8",  "--layers",
+                              "8",          "--kv-heads", "8",        "--head-dim", "128",
+                              "--kv-dtype", "bf16",       "--tokens", "1000",       NULL};
+    expect_full_bar(kv_nop2p);
     expect_full_bar(stress);
     /* place counts its measurements exactly: no forced last update */
     const char *place[] = {GQ_BIN, "place", "--sim", "a100x6", "--prefill", "1", "--decode", "1", NULL};

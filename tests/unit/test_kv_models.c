@@ -5,7 +5,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -211,6 +215,40 @@ static void tokens_suffixes(void **state)
     }
 }
 
+/* A config that is a stream (a pipe, so no size to check first) is read up
+ * to 16 MiB and refused there, naming the path and the limit: 17 MiB of one
+ * JSON string. */
+static void config_stream_over_the_limit(void **state)
+{
+    (void)state;
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fd[0]);
+        static char a[1 << 16];
+        memset(a, 'a', sizeof a);
+        if (write(fd[1], "{\"a\":\"", 6) != 6)
+            _exit(1);
+        for (int i = 0; i < 17 * 16; i++) /* 17 MiB; the reader stops at 16 */
+            if (write(fd[1], a, sizeof a) != (ssize_t)sizeof a)
+                _exit(0);
+        _exit(0);
+    }
+    close(fd[1]);
+    char path[64], want[160];
+    snprintf(path, sizeof path, "/dev/fd/%d", fd[0]);
+    gq_kv_shape s;
+    bool has_dtype = false;
+    gq_err e = {0};
+    assert_int_equal(gq_kv_config_load(path, &s, &has_dtype, &e), GQ_E_USAGE);
+    close(fd[0]);
+    waitpid(pid, NULL, 0);
+    snprintf(want, sizeof want, "model config '%s' holds more than 16 MiB; is it the right file?", path);
+    assert_string_equal(e.msg, want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -225,6 +263,7 @@ int main(void)
         cmocka_unit_test(layer_types_listed),
         cmocka_unit_test(deepseek_v3_mla),
         cmocka_unit_test(tokens_suffixes),
+        cmocka_unit_test(config_stream_over_the_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,8 +11,10 @@
 
 #include <cmocka.h>
 
+#include "analysis/placement.h"
 #include "core/units.h"
 #include "render/card_render.h"
+#include "render/command_text.h"
 #include "render/numfmt.h"
 #include "render/prometheus.h"
 #include "render/render.h"
@@ -610,6 +612,99 @@ static void test_html_subset_of_64_gpus(void **state)
     json_decref(doc);
 }
 
+static char *render_html(const json_t *doc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    gq_err e = {0};
+    if (gq_card_render_html(f, doc, &e))
+        fail_msg("%s", e.msg);
+    fclose(f);
+    return buf;
+}
+
+/* The HTML card's edges: an identity problem whose figure is 31 digits long
+ * is written whole in the alert; a GPU with thermal slowdown says "yes"; a
+ * stress metric with no finite point draws no figure (GPU 0's power here:
+ * one null sample, while its temperature has a second, finite one); a card
+ * with no identity object has no identity table. */
+static void test_html_card_edges(void **state)
+{
+    (void)state;
+    json_error_t je;
+    json_t *doc =
+        json_load_file(GQ_SOURCE_DIR "/bench/results/h200x2-session-2026-11-30/card/card.json", 0, &je);
+    if (!doc)
+        fail_msg("%s", je.text);
+    json_t *card = json_object_get(doc, "card"), *st = json_object_get(doc, "stress");
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(card, "checks"), i, c)
+    {
+        if (!strcmp(json_string_value(json_object_get(c, "id")), "link_width") &&
+            !strcmp(json_string_value(json_object_get(c, "subject")), "gpu:0")) {
+            json_object_set_new(c, "verdict", json_string("fail"));
+            json_object_set_new(c, "figure", json_real(1e30));
+        }
+    }
+    json_object_set_new(json_array_get(json_object_get(st, "gpus"), 1), "thermal_slowdown", json_true());
+    json_t *series = json_pack("{s:[{s:i,s:[n,i],s:[n,i],s:[n],s:[n]}]}", "gpus", "gpu", 0, "t_s", 1,
+                               "temp_c", 50, "power_w", "sm_clock_mhz");
+    assert_non_null(series);
+    json_object_set_new(st, "series", series);
+    char *buf = render_html(doc);
+    /* 1e30 as "%.0f" writes it: 31 digits */
+    if (!strstr(buf, "<td data-l=\"found\">1000000000000000019884624838656 lanes</td>"))
+        fail_msg("the identity alert does not hold the figure whole");
+    assert_non_null(strstr(buf, "<td data-l=\"thermal slowdown\">yes</td>"));
+    assert_non_null(strstr(buf, "<td data-l=\"thermal slowdown\">no</td>"));
+    assert_non_null(strstr(buf, "<figure id=\"fig-stress_temp\">"));
+    assert_null(strstr(buf, "<figure id=\"fig-stress_power\">"));
+    assert_null(strstr(buf, "<figure id=\"fig-stress_clock\">"));
+    assert_non_null(strstr(buf, "<h2 id=\"identity\">"));
+    free(buf);
+    json_object_del(card, "identity");
+    buf = render_html(doc);
+    assert_null(strstr(buf, "<h2 id=\"identity\">"));
+    free(buf);
+    json_decref(doc);
+}
+
+/* `place`'s table writes a figure of 0 GB/s as 0.0 (a handoff measured at
+ * nothing is a finding) and only a negative one (not measured) as "-". */
+static void test_place_text_zero_figures(void **state)
+{
+    (void)state;
+    gq_place_model *m = calloc(1, sizeof *m);
+    gq_place_result *r = calloc(1, sizeof *r);
+    assert_non_null(m);
+    assert_non_null(r);
+    m->ngpu = 2;
+    r->roles.prefill = r->roles.decode = 1;
+    r->chosen.npairs = 1;
+    r->chosen.pairs[0] = (gq_place_pair){.prefill = 0, .decode = 1, .path = GQ_PF_P2P, .alone_gbps = 0};
+    r->chosen.pairs[0].predicted_gbps = 12.5;
+    r->chosen.pairs[0].measured_gbps = 0;
+    r->chosen.pairs_predicted = 12.5;
+    r->chosen.pairs_measured = r->naive.pairs_measured = -1;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    gq_render_place_text(f, m, r, "test");
+    fclose(f);
+    /* prefill -> decode, path, alone, predicted, measured */
+    if (!strstr(buf, "  0 -> 1           p2p           0.0       12.5       0.0\n"))
+        fail_msg("no pair row with 0.0 alone and measured in:\n%s", buf);
+    if (!strstr(buf, "  all at once                              12.5         -\n"))
+        fail_msg("no 'all at once' row with an unmeasured aggregate in:\n%s", buf);
+    free(buf);
+    free(m);
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -623,6 +718,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_nvbandwidth_json, setup, teardown),
         cmocka_unit_test(test_card_renderers_refuse_bad_cards),
         cmocka_unit_test(test_html_subset_of_64_gpus),
+        cmocka_unit_test(test_html_card_edges),
+        cmocka_unit_test(test_place_text_zero_figures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
