@@ -262,6 +262,7 @@ static int auto_path(gq_journal *j, gq_err *err)
     j->f = fdopen(fd, "a");
     if (!j->f) {
         close(fd);
+        unlink(j->path); /* the empty file just made, which no message names */
         return gq_err_set(err, GQ_E_NOMEM, "journal: out of memory");
     }
     return GQ_OK;

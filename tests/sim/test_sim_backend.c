@@ -334,7 +334,7 @@ static void test_refused(void **state)
     refused(be, f, GQ_E_USAGE, "GPU 8 does not exist");
     f = st_h2d(1);
     f.src.index = 2;
-    refused(be, f, GQ_E_USAGE, "NUMA node 2 does not exist");
+    refused(be, f, GQ_E_USAGE, "NUMA node 2 does not exist (this machine has nodes 0-1)");
     f = st_h2d(1);
     f.exec_gpu = 0;
     refused(be, f, GQ_E_USAGE, "exec_gpu");
@@ -364,6 +364,12 @@ static void test_refused(void **state)
     assert_true(ns > 10000);
     q.exec_gpu = 9;
     assert_int_equal(be->ops->latency(be, &q, &ns, &e), GQ_E_USAGE);
+    st_close(be);
+    /* one memory node: "node 0", not "nodes 0-0" */
+    be = st_open("h200x2", 1, -1);
+    f = st_h2d(1);
+    f.src.index = 1;
+    refused(be, f, GQ_E_USAGE, "NUMA node 1 does not exist (this machine has node 0)");
     st_close(be);
 }
 

@@ -52,6 +52,7 @@ static const bad_case cases[] = {
     {"missing-required", 2, 1, "gpu 'gpu0' needs 'mem SIZE'"},
     {"p2p-one-direction", 4, 38, "give both 'p2p-fwd' and 'p2p-rev'"},
     {"p2p-flowcap-and-direction", 4, 57, "give either 'p2p-flowcap' or 'p2p-fwd'/'p2p-rev', not both"},
+    {"memory-read-and-fwd", 4, 23, "give 'read'/'write' or 'fwd'/'rev', not both"},
 };
 
 static void expect_error(int rc, const gq_err *e, const char *path, int line, int col, const char *text)

@@ -3,7 +3,12 @@
  * gqcore makes passes through the wrappers below, which can fail the k-th.
  * For each k up to the number a clean run makes, the analysis must report
  * out of memory (GQ_E_NOMEM, its error line) and neither crash, nor read
- * what it did not get, nor leak (the ASan build's LeakSanitizer). */
+ * what it did not get, nor leak (the ASan build's LeakSanitizer). fdopen()
+ * allocates inside libc, out of the wrappers' reach; it is wrapped too
+ * (-Wl,--wrap=fdopen), so that the journal's fdopen can fail, and must not
+ * leak its descriptor. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -19,6 +26,8 @@
 #include "analysis/fleet.h"
 #include "analysis/placement.h"
 #include "analysis/probes.h"
+#include "backend/sim/sim.h"
+#include "measure/journal.h"
 #include "bottlenecks_util.h"
 #include "render/analysis_render.h"
 #include "render/card_render.h"
@@ -29,6 +38,8 @@ void *__real_realloc(void *p, size_t n);
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_realloc(void *p, size_t n);
+FILE *__real_fdopen(int fd, const char *mode);
+FILE *__wrap_fdopen(int fd, const char *mode);
 
 static long fail_at; /* the allocation to fail, counted from 1; 0: none */
 static long nalloc;  /* allocations since the count was reset */
@@ -51,6 +62,19 @@ void *__wrap_calloc(size_t n, size_t size)
 void *__wrap_realloc(void *p, size_t n)
 {
     return fail_now() ? NULL : __real_realloc(p, n);
+}
+
+static bool fail_fdopen;   /* the next fdopen fails */
+static int fdopen_fd = -1; /* the descriptor it was given */
+
+FILE *__wrap_fdopen(int fd, const char *mode)
+{
+    if (!fail_fdopen)
+        return __real_fdopen(fd, mode);
+    fail_fdopen = false;
+    fdopen_fd = fd;
+    errno = ENOMEM;
+    return NULL;
 }
 
 static void arm(long k)
@@ -315,6 +339,82 @@ static void node_summary_every_container(void **state)
     free(s);
 }
 
+/* A simulated machine large enough that its link array grows (realloc)
+ * while it is read. */
+static void sim_topology_every_allocation(void **state)
+{
+    (void)state;
+    gq_sim_machine *m = NULL;
+    gq_err e = {0};
+    arm(0);
+    assert_int_equal(gq_sim_load("big64", &m, &e), GQ_OK);
+    long total = nalloc;
+    int nlink = m->nlink;
+    gq_sim_machine_free(m);
+    assert_true(nlink > 16); /* past the first capacity */
+    for (long k = 1; k <= total; k++) {
+        arm(k);
+        memset(&e, 0, sizeof e);
+        m = (gq_sim_machine *)1;
+        int rc = gq_sim_load("big64", &m, &e);
+        arm(0);
+        if (rc != GQ_E_NOMEM)
+            fail_msg("allocation %ld of %ld failed: rc %d '%s', want GQ_E_NOMEM", k, total, rc, e.msg);
+        assert_string_equal(e.msg, "out of memory");
+        assert_null(m);
+    }
+    assert_int_equal(gq_sim_load("big64", &m, &e), GQ_OK);
+    assert_int_equal(m->nlink, nlink);
+    gq_sim_machine_free(m);
+}
+
+/* The journal's fdopen fails: out of memory, and its descriptor is closed
+ * (an automatic name's empty file removed), for a journal of automatic name,
+ * a named one and a resumed one. */
+static void journal_fdopen_fails(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gq-allocfail-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    setenv("TMPDIR", dir, 1);
+    unsetenv("XDG_STATE_HOME");
+    char path[128];
+    snprintf(path, sizeof path, "%s/j.jsonl", dir);
+    for (int how = 0; how < 3; how++) {
+        gq_journal j;
+        gq_err e = {0};
+        if (how == 2) { /* a journal to resume */
+            assert_int_equal(gq_journal_open(&j, path, NULL, &e), GQ_OK);
+            gq_journal_close(&j);
+        }
+        gq_recordset done = {0};
+        int *item = NULL;
+        fail_fdopen = true;
+        fdopen_fd = -1;
+        int rc = how == 0   ? gq_journal_open(&j, NULL, NULL, &e)
+                 : how == 1 ? gq_journal_open(&j, path, NULL, &e)
+                            : gq_journal_resume(&j, path, &(gq_journal_id){0}, &done, &item, &e);
+        fail_fdopen = false;
+        assert_int_equal(rc, GQ_E_NOMEM);
+        assert_string_equal(e.msg, "journal: out of memory");
+        assert_null(j.f);
+        assert_true(fdopen_fd >= 0);
+        errno = 0;
+        if (fcntl(fdopen_fd, F_GETFD) != -1 || errno != EBADF)
+            fail_msg("case %d: descriptor %d is still open", how, fdopen_fd);
+        gq_records_free(&done);
+        free(item);
+        unlink(path);
+        if (how == 0) { /* nothing left in the directory */
+            char cmd[200];
+            snprintf(cmd, sizeof cmd, "test -z \"$(ls -A %s)\"", dir);
+            assert_int_equal(system(cmd), 0);
+        }
+    }
+    unsetenv("TMPDIR");
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     /* The mutation tool (bench/mutation/run.sh) builds gqcore as a shared
@@ -340,6 +440,7 @@ int main(void)
         cmocka_unit_test(domains_every_allocation),      cmocka_unit_test(placement_every_allocation),
         cmocka_unit_test(bottlenecks_every_allocation),  cmocka_unit_test(probes_every_allocation),
         cmocka_unit_test(card_summary_every_allocation), cmocka_unit_test(node_summary_every_container),
+        cmocka_unit_test(sim_topology_every_allocation), cmocka_unit_test(journal_fdopen_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <jansson.h>
@@ -135,6 +136,51 @@ static void test_infile_directory(void **state)
     assert_int_equal(gq_infile_check(GQ_TEST_DATA "/data/bad/run-ok.json", "a JSON file", &e), GQ_OK);
     /* /dev/stdin and the like are read like any file */
     assert_int_equal(gq_infile_check("/dev/null", "a JSON file", &e), GQ_OK);
+    /* an empty name is refused by name, before any stat() */
+    memset(&e, 0, sizeof e);
+    assert_int_equal(gq_infile_check("", "a JSON file", &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "empty file name, expected a JSON file");
+    memset(&e, 0, sizeof e);
+    assert_int_equal(gq_infile_check_size("", "a JSON file", GQ_INFILE_TEXT_MAX, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "empty file name, expected a JSON file");
+}
+
+/* The size in a refusal, in the largest unit that keeps it >= 1 */
+static void test_infile_size(void **state)
+{
+    (void)state;
+    static const struct {
+        long long bytes;
+        const char *text;
+    } c[] = {
+        {1, "1 byte"},
+        {1023, "1023 bytes"},
+        {1024, "1.0 KiB"},
+        {17LL << 20, "17 MiB"},
+        {(2LL << 30) + (512LL << 20), "2.5 GiB"},
+        {3LL << 40, "3.0 TiB"},
+        {5000LL << 40, "5000 TiB"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char buf[32];
+        assert_string_equal(gq_infile_size_text(c[i].bytes, buf, sizeof buf), c[i].text);
+    }
+    /* a sparse 17 MiB file over the 16 MiB limit */
+    char path[] = "/tmp/gq-infile-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, 17LL << 20), 0);
+    close(fd);
+    gq_err e = {0};
+    assert_int_equal(gq_infile_check_size(path, "a model's config.json", GQ_INFILE_TEXT_MAX, &e), GQ_E_USAGE);
+    char want[256];
+    snprintf(want, sizeof want,
+             "'%s' is 17 MiB (17825792 bytes), over the 16 MiB limit for a model's config.json; is it the "
+             "right file?",
+             path);
+    assert_string_equal(e.msg, want);
+    assert_int_equal(gq_infile_check_size(path, "a JSON document", GQ_INFILE_DOC_MAX, &e), GQ_OK);
+    unlink(path);
 }
 
 /* A record whose timestamp's seconds are 3.3e70 (once undefined behaviour in
@@ -167,9 +213,13 @@ static void test_timestamp_out_of_range(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_duration_bounds),  cmocka_unit_test(test_fmt_size),
-        cmocka_unit_test(test_no_hex),           cmocka_unit_test(test_size_edges),
-        cmocka_unit_test(test_infile_directory), cmocka_unit_test(test_timestamp_out_of_range),
+        cmocka_unit_test(test_duration_bounds),
+        cmocka_unit_test(test_fmt_size),
+        cmocka_unit_test(test_no_hex),
+        cmocka_unit_test(test_size_edges),
+        cmocka_unit_test(test_infile_directory),
+        cmocka_unit_test(test_infile_size),
+        cmocka_unit_test(test_timestamp_out_of_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

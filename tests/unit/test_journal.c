@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/capability.h>
 
 #include <jansson.h>
 
@@ -268,6 +271,61 @@ static void test_resume(void **state)
     assert_int_equal(gq_journal_resume(&j, path, &id, &done, &item, &err), GQ_E_USAGE);
     assert_non_null(strstr(err.msg, "options.rounds is 3, this run's is 5"));
     assert_null(j.f);
+    json_decref(opts);
+}
+
+/* Sets whether this process holds CAP_DAC_OVERRIDE in its effective set
+ * (root's way past file modes); false when it never held it. It stays in the
+ * permitted set, so it can be raised again. */
+static bool dac_override(bool on)
+{
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct d[2];
+    if (syscall(SYS_capget, &h, d) != 0)
+        return false;
+    bool had = d[0].effective & (1u << CAP_DAC_OVERRIDE);
+    if (on && !(d[0].permitted & (1u << CAP_DAC_OVERRIDE)))
+        return had;
+    if (on)
+        d[0].effective |= 1u << CAP_DAC_OVERRIDE;
+    else
+        d[0].effective &= ~(1u << CAP_DAC_OVERRIDE);
+    assert_int_equal(syscall(SYS_capset, &h, d), 0);
+    return had;
+}
+
+/* A journal that can be read but not written (mode 0444; root without
+ * CAP_DAC_OVERRIDE, so that the test means the same as root and as a user)
+ * is refused by --resume with the reason, and left unchanged. */
+static void test_resume_read_only(void **state)
+{
+    json_t *opts = json_pack("{s:i}", "rounds", 3);
+    gq_journal_id id = {.command = "run", .options = opts};
+    gq_journal j;
+    assert_int_equal(gq_journal_open(&j, path, &id, NULL), GQ_OK);
+    j.item = 0;
+    gq_record r = rec(0);
+    assert_int_equal(gq_journal_append(&j, &r, NULL), GQ_OK);
+    gq_journal_close(&j);
+    char before[4096], after[4096];
+    slurp(path, before, sizeof before);
+    assert_int_equal(chmod(path, 0444), 0);
+    bool had = dac_override(false);
+    gq_recordset done = {0};
+    int *item = NULL;
+    gq_err err = {0};
+    int rc = gq_journal_resume(&j, path, &id, &done, &item, &err);
+    if (had)
+        dac_override(true);
+    assert_int_equal(rc, GQ_E_IO);
+    char want[300];
+    snprintf(want, sizeof want, "--resume: cannot open journal '%s': Permission denied", path);
+    assert_string_equal(err.msg, want);
+    assert_null(j.f);
+    slurp(path, after, sizeof after);
+    assert_string_equal(after, before);
+    gq_records_free(&done);
+    free(item);
     json_decref(opts);
 }
 
@@ -612,6 +670,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refuses_existing_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_devices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resume_read_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume_remeasures_overlap_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume_remeasures_contaminated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume_steps_and_layout, setup, teardown),

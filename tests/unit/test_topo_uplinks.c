@@ -1,7 +1,10 @@
 /* Discovery of the links above the GPUs from sysfs (a fake tree in a
  * temporary directory): a switch's upstream port reports its uplink, whose
- * maximum is also capped by the port above it; root ports and downstream
- * ports (whose registers describe the link below them) keep 0. */
+ * maximum is also capped by the port above it; root ports, downstream ports
+ * (whose registers describe the link below them) and the GPUs themselves
+ * keep 0. And the PCIe tree from hwloc (an XML topology in tests/data/hwloc):
+ * each node's NUMA node is that of its socket, or unknown when hwloc attaches
+ * it to the whole machine. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -72,7 +75,7 @@ static void uplink_from_upstream_port(void **state)
     int rp = node(GQ_PCI_BRIDGE, hb, -1, "0000:00:01.0");
     int usp = node(GQ_PCI_BRIDGE, rp, -1, "0000:01:00.0");
     int dsp = node(GQ_PCI_BRIDGE, usp, -1, "0000:02:00.0");
-    node(GQ_PCI_GPU, dsp, 0, "0000:03:00.0");
+    int gpu0 = node(GQ_PCI_GPU, dsp, 0, "0000:03:00.0");
     int rp2 = node(GQ_PCI_BRIDGE, hb, -1, "0000:00:02.0");
     node(GQ_PCI_GPU, rp2, 1, "0000:04:00.0");
     /* the uplink trained at Gen4 x8; the switch can do Gen5 x16, the root port Gen4 x16 */
@@ -80,6 +83,9 @@ static void uplink_from_upstream_port(void **state)
     link_files("0000:01:00.0", "16.0 GT/s PCIe", "8", "32.0 GT/s PCIe", "16");
     link_files("0000:02:00.0", "32.0 GT/s PCIe", "16", "32.0 GT/s PCIe", "16");
     link_files("0000:00:02.0", "2.5 GT/s PCIe", "16", "32.0 GT/s PCIe", "16");
+    /* GPU 0's own registers, under three bridges as an upstream port is: only
+     * a bridge's are an uplink */
+    link_files("0000:03:00.0", "32.0 GT/s PCIe", "16", "32.0 GT/s PCIe", "16");
     gq_pcitree_bridge_links(&T, root);
     assert_int_equal(T.pci[usp].link_gen, 4);
     assert_int_equal(T.pci[usp].link_width, 8);
@@ -89,6 +95,10 @@ static void uplink_from_upstream_port(void **state)
     assert_int_equal(T.pci[rp].link_width, 0);
     assert_int_equal(T.pci[dsp].link_width, 0);
     assert_int_equal(T.pci[rp2].link_width, 0);
+    assert_int_equal(T.pci[gpu0].link_gen, 0);
+    assert_int_equal(T.pci[gpu0].link_width, 0);
+    assert_int_equal(T.pci[gpu0].link_gen_max, 0);
+    assert_int_equal(T.pci[gpu0].link_width_max, 0);
     /* unreadable files leave the link unknown */
     T.pci[usp].link_width = -5;
     snprintf(T.pci[usp].bus_id, sizeof T.pci[usp].bus_id, "0000:09:00.0");
@@ -100,8 +110,48 @@ static void uplink_from_upstream_port(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+static int pci_at(const char *bus)
+{
+    for (int n = 0; n < T.npci; n++)
+        if (!strcmp(T.pci[n].bus_id, bus))
+            return n;
+    fail_msg("no PCIe node %s", bus);
+    return -1;
+}
+
+/* Two sockets: GPU 0 under socket 1, a NIC under socket 0, GPU 1 attached to
+ * the whole machine. */
+static void numa_from_hwloc(void **state)
+{
+    (void)state;
+    hwloc_topology_t topo;
+    gq_err e = {0};
+    if (gq_hwloc_load(&topo, GQ_TEST_DATA "/data/hwloc/two-sockets.xml", &e))
+        fail_msg("%s", e.msg);
+    gq_topo_init(&T);
+    T.ngpu = 2;
+    snprintf(T.gpu[0].pci_bus_id, sizeof T.gpu[0].pci_bus_id, "0000:81:00.0");
+    snprintf(T.gpu[1].pci_bus_id, sizeof T.gpu[1].pci_bus_id, "0000:c1:00.0");
+    gq_pcitree_fill(&T, topo);
+    hwloc_topology_destroy(topo);
+    assert_int_equal(T.npci, 9);
+    int g0 = pci_at("0000:81:00.0"), g1 = pci_at("0000:c1:00.0"), nic = pci_at("0000:01:00.0");
+    assert_int_equal(T.pci[g0].kind, GQ_PCI_GPU);
+    assert_int_equal(T.pci[g0].gpu, 0);
+    assert_int_equal(T.pci[g0].numa_node, 1);
+    assert_int_equal(T.pci[pci_at("0000:80:01.0")].numa_node, 1);
+    assert_int_equal(T.gpu[0].numa_node, 1);
+    assert_string_equal(T.gpu[0].cpulist, "2-3");
+    assert_int_equal(T.pci[nic].kind, GQ_PCI_OTHER);
+    assert_int_equal(T.pci[nic].numa_node, 0);
+    assert_int_equal(T.pci[g1].kind, GQ_PCI_GPU);
+    assert_int_equal(T.pci[g1].numa_node, -1); /* the whole machine: no locality */
+    assert_int_equal(T.gpu[1].numa_node, -1);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(uplink_from_upstream_port)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(uplink_from_upstream_port),
+                                       cmocka_unit_test(numa_from_hwloc)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -142,10 +142,10 @@ int gq_sim_route(const gq_sim_machine *m, int from, int to, bool nvlink, gq_sim_
     /* Route from the lower-numbered node so that a -> b and b -> a use the
      * same links. */
     int s = from < to ? from : to, t = from < to ? to : from;
-    int *prev = malloc(sizeof(int) * 2 * (size_t)m->nnode);
-    if (!prev)
+    /* on the stack (8 KiB): out of memory must not read as "no route" */
+    int prev[GQ_SIM_MAX_NODES], queue[GQ_SIM_MAX_NODES];
+    if (m->nnode > GQ_SIM_MAX_NODES)
         return -1;
-    int *queue = prev + m->nnode;
     int n = -1;
     if (bfs(m, s, t, -1, prev, queue) == t) {
         int len = 0;
@@ -173,20 +173,17 @@ int gq_sim_route(const gq_sim_machine *m, int from, int to, bool nvlink, gq_sim_
             }
         }
     }
-    free(prev);
     return n;
 }
 
 int gq_sim_nearest_memory(const gq_sim_machine *m, int node, int numa)
 {
-    if (node < 0 || node >= m->nnode)
+    /* on the stack (8 KiB): out of memory must not read as "no path to host
+     * memory" */
+    int prev[GQ_SIM_MAX_NODES], queue[GQ_SIM_MAX_NODES];
+    if (node < 0 || node >= m->nnode || m->nnode > GQ_SIM_MAX_NODES)
         return -1;
-    int *prev = malloc(sizeof(int) * 2 * (size_t)m->nnode);
-    if (!prev)
-        return -1;
-    int r = bfs(m, node, -1, numa, prev, prev + m->nnode);
-    free(prev);
-    return r;
+    return bfs(m, node, -1, numa, prev, queue);
 }
 
 /* ---- solver ------------------------------------------------------------------ */
