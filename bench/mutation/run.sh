@@ -116,6 +116,19 @@ sed -i -e 's/add_library(gqcore STATIC/add_library(gqcore SHARED/' -e 's/add_lib
 grep -q 'add_library(gqcore SHARED' "$S/CMakeLists.txt" && grep -q 'add_library(gqcli SHARED' "$S/CMakeLists.txt" ||
   { echo "run.sh: cannot make gqcore and gqcli shared" >&2; exit 2; }
 
+# Also in the copy only: test_alloc_fail links a static copy of gqcore (gqcore_wrap, the same
+# sources), so its -Wl,--wrap reaches gqcore's allocations and out-of-memory mutants meet it; a
+# mutant of gqcore that test_alloc_fail covers rebuilds that test too (run_mutant).
+cat >>"$S/CMakeLists.txt" <<'CMAKE'
+if(TARGET test_alloc_fail)
+  add_library(gqcore_wrap STATIC ${GQ_CORE_SRC} ${CMAKE_BINARY_DIR}/gq_builtin_topos.c)
+  target_include_directories(gqcore_wrap PUBLIC ${CMAKE_SOURCE_DIR}/src)
+  target_compile_definitions(gqcore_wrap PUBLIC $<TARGET_PROPERTY:gqcore,INTERFACE_COMPILE_DEFINITIONS>)
+  target_link_libraries(gqcore_wrap PUBLIC $<TARGET_PROPERTY:gqcore,INTERFACE_LINK_LIBRARIES>)
+  set_property(TARGET test_alloc_fail PROPERTY LINK_LIBRARIES gqcore_wrap PkgConfig::CMOCKA)
+endif()
+CMAKE
+
 sites_of() { # module line -> candidate sites (paths relative to the copy)
   local files f funcs
   IFS='|' read -r _ files _ <<<"$1"
@@ -162,9 +175,6 @@ for ((j = 1; j < jobs; j++)); do
 done
 nice cmake --build "$B" -j2 >"$scratch/build.log" 2>&1 || { tail -30 "$scratch/build.log"; exit 2; }
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=0
-# test_alloc_fail fails gqcore's allocations through -Wl,--wrap, which cannot reach a shared gqcore:
-# here it says so and tests nothing (in CI's static build it fails instead)
-export GQ_ALLOC_WRAP_OPTIONAL=1
 
 declare -A TTIME
 TESTS=()
@@ -280,6 +290,9 @@ run_mutant() {
     outcome="bad-spec"
   elif ! nice timeout 300 cmake --build "$B" --target "$(target_of "$file")" >"$MLOG" 2>&1; then
     outcome="nocompile"
+  elif [ "$(target_of "$file")" = gqcore ] && [[ " $(tests_for "$file" "$line") " == *" test_alloc_fail "* ]] &&
+    ! nice timeout 300 cmake --build "$B" --target test_alloc_fail >>"$MLOG" 2>&1; then
+    outcome="nocompile"
   else
     for t in $(tests_for "$file" "$line"); do
       ntests=$((ntests + 1))
@@ -306,7 +319,7 @@ run_mutant() {
 
 MLOG=$scratch/m.log SURV=$out/survivors.diff
 MPIDS=()
-restore_build() { nice cmake --build "$B" --target gqcore gqcli gpuqual >/dev/null 2>&1; }
+restore_build() { nice cmake --build "$B" --target gqcore gqcli gpuqual test_alloc_fail >/dev/null 2>&1; }
 
 module_of() { # a file -> the module that lists it, or the file itself (--all, --only)
   local m n f

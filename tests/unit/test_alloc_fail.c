@@ -417,25 +417,6 @@ static void journal_fdopen_fails(void **state)
 
 int main(void)
 {
-    /* The mutation tool (bench/mutation/run.sh) builds gqcore as a shared
-     * library, where --wrap cannot reach its allocations; it sets
-     * GQ_ALLOC_WRAP_OPTIONAL, and only there is a gqcore whose allocations
-     * never pass the wrappers a reason to test only jansson's (elsewhere the
-     * tests below fail on it). */
-    static const int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    gq_probe_plan p = {0};
-    gq_err e = {0};
-    arm(0);
-    int rc = gq_probes_plan_contention(&p, NULL, gpus, 8, NULL, &e);
-    long seen = nalloc;
-    gq_probe_plan_free(&p);
-    if (rc == GQ_OK && seen == 0 && getenv("GQ_ALLOC_WRAP_OPTIONAL")) {
-        /* jansson's allocations are counted through json_set_alloc_funcs, which reaches them either way */
-        printf("test_alloc_fail: gqcore's allocations do not pass this program's wrappers (a shared gqcore): "
-               "only jansson's are tested\n");
-        const struct CMUnitTest json_only[] = {cmocka_unit_test(node_summary_every_container)};
-        return cmocka_run_group_tests(json_only, NULL, NULL);
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(domains_every_allocation),      cmocka_unit_test(placement_every_allocation),
         cmocka_unit_test(bottlenecks_every_allocation),  cmocka_unit_test(probes_every_allocation),
