@@ -68,8 +68,19 @@ static void print_tp(FILE *f, const gq_tp_result *r, const char *machine, uint64
             r->tried.min_busbw, r->tried_min_once);
     }
     int bb = gq_tp_best_by_busbw(s), bc = gq_tp_best_by_copy(s);
-    if (bb >= 0 && bc >= 0 && s->cand[bc].busbw < 0.95 * s->cand[bb].busbw &&
-        s->cand[bc].copy > 1.05 * s->cand[bb].copy) {
+    if (bb >= 0 && bc >= 0 && bc != bb && s->cand[bc].busbw < 0) {
+        /* the copies' best group has no all-reduce figure to compare */
+        char gb[160];
+        gq_tp_set_str(s->cand[bb].set, gb, sizeof gb);
+        gq_tp_set_str(s->cand[bc].set, g, sizeof g);
+        fprintf(f, "\n  best group by all-reduce: {%s} (%.2f GB/s)\n", gb, s->cand[bb].busbw);
+        fprintf(f, "  best group by pairwise copy: {%s} (copies %.2f GB/s)\n", g, s->cand[bc].copy);
+        fprintf(f, "  its all-reduce %s\n",
+                s->cand[bc].busbw == -3   ? "was not measured: over the budget of groups measured alone"
+                : s->cand[bc].busbw == -2 ? "was invalid"
+                                          : "was not measured");
+    } else if (bb >= 0 && bc >= 0 && s->cand[bc].busbw < 0.95 * s->cand[bb].busbw &&
+               s->cand[bc].copy > 1.05 * s->cand[bb].copy) {
         char gb[160];
         gq_tp_set_str(s->cand[bb].set, gb, sizeof gb);
         gq_tp_set_str(s->cand[bc].set, g, sizeof g);

@@ -174,6 +174,17 @@ static void overlap_invalid_ignored(void **state)
     assert_int_equal(b.nobs, 0);
     assert_int_equal(b.nignored, 1);
     assert_non_null(strstr(b.ignored[0].why, "overlap"));
+    /* and nothing replaces the refused run: its figure is missing, an open question */
+    int miss = -1;
+    for (int i = 0; i < b.nopen; i++)
+        if (b.open[i].kind == GQ_BN_OPEN_MISSING)
+            miss = miss < 0 ? i : -2;
+    assert_true(miss >= 0);
+    assert_int_equal(b.open[miss].group, g);
+    assert_false(b.open[miss].p2p);
+    assert_int_equal(b.open[miss].direction, GQ_DIR_H2D);
+    assert_int_equal(b.open[miss].ngpus, 4);
+    assert_non_null(strstr(b.open[miss].text, "refused by the overlap rule"));
     gq_bottlenecks_free(&b);
 }
 

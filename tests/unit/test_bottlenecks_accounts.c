@@ -4,8 +4,10 @@
  * not the switch's (the host bridge's or the NUMA node's when they group
  * exactly those GPUs, else measurement only, naming the switch passed over); the same budget at
  * 52 GB/s is the switch's; a P2P budget between two such switches on one
- * socket that no device accounts for is measurement only, saying so. */
+ * socket that no device accounts for is measurement only, saying so; and the
+ * bounds of what a link accounts for. */
 #include "bottlenecks_util.h"
+#include "analysis/bottlenecks_internal.h"
 
 /* Two sockets, each host bridge -> Gen5 switch (63 GB/s) -> four GPUs; with
  * one_socket, all eight on socket 0 under the two switches. */
@@ -104,6 +106,22 @@ static void host_budget_switch(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* The bounds of what a link accounts for: from GQ_BN_LINK_EFF_MIN of its
+ * rate up to GQ_BN_LINK_OVER_MAX of it, both included (20 x 1.05 is 21.0
+ * exactly in double); a link of unknown rate, or a figure that is not finite,
+ * is not refused. */
+static void link_accounts_bounds(void **state)
+{
+    (void)state;
+    assert_true(20.0 * GQ_BN_LINK_OVER_MAX == 21.0);
+    assert_true(gq_bn_link_accounts(20.0, 21.0));
+    assert_false(gq_bn_link_accounts(20.0, 21.01));
+    assert_true(gq_bn_link_accounts(20.0, 20.0 * GQ_BN_LINK_EFF_MIN));
+    assert_false(gq_bn_link_accounts(20.0, 20.0 * GQ_BN_LINK_EFF_MIN - 0.01));
+    assert_true(gq_bn_link_accounts(0.0, 500.0));
+    assert_true(gq_bn_link_accounts(20.0, INFINITY));
+}
+
 /* P2P between the two switches of one socket at 20 GB/s together: the
  * switches' uplinks cannot account for it and no socket link is crossed. */
 static void p2p_no_device_accounts(void **state)
@@ -134,6 +152,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(host_budget_too_small_for_switch, setup, teardown),
         cmocka_unit_test_setup_teardown(host_budget_measurement_only, setup, teardown),
         cmocka_unit_test_setup_teardown(host_budget_switch, setup, teardown),
+        cmocka_unit_test_setup_teardown(link_accounts_bounds, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_no_device_accounts, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,7 @@
 #include "analysis/card.h"
 #include "analysis/card_judge_internal.h"
 #include "doc/card_compose.h"
+#include "measure/journal.h"
 #include "render/card_render.h"
 #include "analysis/expect.h"
 
@@ -769,6 +770,89 @@ static void compose_hostname(void **state)
     free(t);
 }
 
+/* The CUDA versions of the identity: driver 12040 reads "12.4", runtime
+ * 12020 "12.2"; a version not known (-1) reads "unknown". */
+static void compose_cuda_versions(void **state)
+{
+    (void)state;
+    gq_topo *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    gq_topo_init(t);
+    t->ngpu = 1;
+    t->cuda_driver_version = 12040;
+    t->cuda_runtime_version = 12020;
+    gq_recordset rs = {0};
+    gq_err e = {0};
+    gq_card_inputs in = {.topo = t, .rs = &rs};
+    for (int known = 1; known >= 0; known--) {
+        if (!known)
+            t->cuda_runtime_version = -1;
+        json_t *c = gq_card_compose(&in, &e);
+        if (!c)
+            fail_msg("compose: %s", e.msg);
+        const json_t *id = json_object_get(json_object_get(c, "card"), "identity");
+        const char *d = json_string_value(json_object_get(id, "cuda_driver_str"));
+        const char *r = json_string_value(json_object_get(id, "cuda_runtime_str"));
+        assert_non_null(d);
+        assert_non_null(r);
+        assert_string_equal(d, "12.4");
+        assert_string_equal(r, known ? "12.2" : "unknown");
+        json_decref(c);
+    }
+    free(t);
+}
+
+/* A card resumed from its journal re-uses the collectives step's groups only
+ * when they are tp GPUs each, of the selected GPUs only, none shared, with
+ * their figures alone: GPUs 0,1,4,5 selected, tp 2. */
+static void coll_journal_reuse(void **state)
+{
+    (void)state;
+    const int sel[] = {0, 1, 4, 5};
+    const struct {
+        const char *groups;
+        bool reusable;
+    } cases[] = {
+        {"[[0,1],[4,5]]", true},    {"[[5,4],[1,0]]", true},
+        {"[[2,3],[0,1]]", false},   /* a group outside the selection */
+        {"[[0,1],[0,1]]", false},   /* the same group twice */
+        {"[[0,1],[1,4]]", false},   /* GPU 1 in two groups */
+        {"[[0,1,4],[5]]", false},   /* groups of 3 and 1 */
+        {"[[0,1],[4,5,6]]", false}, /* a group of 3, one GPU outside */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        json_error_t je;
+        json_t *gs = json_loads(cases[k].groups, 0, &je), *groups = json_array();
+        assert_non_null(gs);
+        size_t i;
+        json_t *g;
+        json_array_foreach(gs, i, g)
+            json_array_append_new(groups, json_pack("{s:O, s:f, s:f}", "gpus", g, "alone_busbw_gbps",
+                                                    10.0 + (double)i, "at_once_busbw_gbps", 9.0));
+        json_decref(gs);
+        gq_journal j;
+        memset(&j, 0, sizeof j);
+        j.done_steps = json_pack("{s:{s:s, s:s, s:{s:s, s:i, s:I, s:i, s:b, s:o, s:f, s:f, s:f}}}",
+                                 "collectives", "step", "collectives", "status", "done", "collectives", "op",
+                                 "all_reduce", "tp", 2, "bytes", (json_int_t)GQ_CARD_COLL_BYTES, "measured",
+                                 2, "kept_naive", 0, "groups", groups, "min_alone_busbw_gbps", 10.0,
+                                 "min_at_once_busbw_gbps", 9.0, "naive_min_at_once_busbw_gbps", 9.0);
+        assert_non_null(j.done_steps);
+        gq_card_coll_view v;
+        bool got = gq_card_coll_journal_reusable(&j, 2, GQ_CARD_COLL_BYTES, sel, 4, &v);
+        if (got != cases[k].reusable)
+            fail_msg("groups %s: reusable %d, want %d", cases[k].groups, got, cases[k].reusable);
+        if (got)
+            assert_int_equal(v.ngroups, 2);
+        /* another size or tp is measured again */
+        if (cases[k].reusable) {
+            assert_false(gq_card_coll_journal_reusable(&j, 2, GQ_CARD_COLL_BYTES / 2, sel, 4, &v));
+            assert_false(gq_card_coll_journal_reusable(&j, 4, GQ_CARD_COLL_BYTES, sel, 4, &v));
+        }
+        json_decref(j.done_steps);
+    }
+}
+
 /* Busy GPUs in the verdict: without --allow-busy the card is INCOMPLETE,
  * naming every busy GPU (GPU 0 and the last one included) in index order;
  * allowed, the verdict keeps its word and adds them. */
@@ -883,6 +967,7 @@ int main(void)
         cmocka_unit_test(one_record_is_measured),   cmocka_unit_test(facts_power_nvlinks_matrices),
         cmocka_unit_test(link_gen_under_load),      cmocka_unit_test(pair_list_limit),
         cmocka_unit_test(placement_row_pair_limit), cmocka_unit_test(compose_hostname),
+        cmocka_unit_test(compose_cuda_versions),    cmocka_unit_test(coll_journal_reuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

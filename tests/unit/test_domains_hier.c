@@ -120,6 +120,30 @@ static void alone_is_not_broken(void **state)
     assert_true(d.split);
 }
 
+/* GPU 0's pairs are all slower (10 GB/s) than any pair of the others
+ * (20-40) and flat, but their spread reaches 15 GB/s, past the others' low
+ * end (20 x 0.7 = 14): the gap is within the noise, so GPU 0 is not set
+ * aside. With tight spreads the same figures set it aside. */
+static void spread_covers_slow_gpu(void **state)
+{
+    (void)state;
+    gq_domains d;
+    for (int tight = 0; tight < 2; tight++) {
+        gq_pairmatrix_init(&M, NULL, 4);
+        for (int j = 1; j < 4; j++)
+            set_sym(&M, 0, j, 10, tight ? 0.01 : 0.5);
+        set_sym(&M, 1, 2, 20, tight ? 0.01 : 0.3);
+        set_sym(&M, 1, 3, 20, tight ? 0.01 : 0.3);
+        set_sym(&M, 2, 3, 40, tight ? 0.01 : 0.3);
+        assert_int_equal(gq_domains_cluster(&M, NULL, &d, NULL), GQ_OK);
+        assert_int_equal(d.nset_aside, tight);
+        if (tight) {
+            assert_int_equal(d.set_aside[0], 0);
+            assert_non_null(strstr(d.set_aside_why[0], "10.0-10.0 GB/s"));
+        }
+    }
+}
+
 /* 16 GPUs, two sockets, two switches per socket: 24 inside a switch, 20
  * across switches of a socket, 14 across sockets. */
 static void hierarchy(void **state)
@@ -150,6 +174,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(broken_gpus_set_aside),
         cmocka_unit_test(alone_is_not_broken),
+        cmocka_unit_test(spread_covers_slow_gpu),
         cmocka_unit_test(hierarchy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -774,6 +774,64 @@ static void heuristic_exchanges_partners(void **state)
     free(m);
 }
 
+/* Replicas with no domains (every split confines none): the slowest
+ * replica's host rate decides. GPUs 0 and 1 share a 20 GB/s host budget
+ * (15 each alone); the first split in enumeration order, {0,1} {2,3}, leaves
+ * one replica at 20, the later {0,2} {1,3} gives each 10 + 15 = 25. */
+static void replicas_slowest_replica(void **state)
+{
+    (void)state;
+    gq_place_model *m = calloc(1, sizeof *m);
+    gq_place_result *res = calloc(1, sizeof *res);
+    assert_true(m && res);
+    m->ngpu = 4;
+    m->tolerance = 0.05;
+    for (int i = 0; i < 4; i++)
+        m->h2d[i] = m->d2h[i] = 15;
+    gq_err e = {0};
+    assert_int_equal(gq_place_model_add_limit(m, GQ_LIMIT_H2D, 0x3, 0, 20, "test", &e), GQ_OK);
+    gq_place_roles roles = {.replicas = 2};
+    assert_int_equal(gq_place_solve(m, &roles, res, &e), GQ_OK);
+    assert_true(res->exhaustive);
+    assert_int_equal(res->chosen.nreplicas, 2);
+    assert_int_equal(res->chosen.replicas[0].ngpus, 2);
+    assert_int_equal(res->chosen.replicas[0].gpus[0], 0);
+    assert_int_equal(res->chosen.replicas[0].gpus[1], 2);
+    assert_near(res->chosen.replicas_predicted_min, 25, 1e-6);
+    assert_near(res->naive.replicas_predicted_min, 20, 1e-6);
+    free(res);
+    free(m);
+}
+
+/* One replica per GPU on 48 GPUs: a single partition, found at once (the
+ * search closes a full replica before opening the next; a search that went
+ * on filling a full one would visit 2^47 dead ends and never finish: the
+ * ctest TIMEOUT of this test catches that). */
+static void replicas_one_per_gpu(void **state)
+{
+    (void)state;
+    gq_place_model *m = calloc(1, sizeof *m);
+    gq_place_result *res = calloc(1, sizeof *res);
+    assert_true(m && res);
+    m->ngpu = 48;
+    m->tolerance = 0.05;
+    for (int i = 0; i < 48; i++)
+        m->h2d[i] = m->d2h[i] = 10 + i;
+    gq_err e = {0};
+    gq_place_roles roles = {.replicas = 48};
+    assert_int_equal(gq_place_solve(m, &roles, res, &e), GQ_OK);
+    assert_true(res->exhaustive);
+    assert_int_equal(res->candidates, 1);
+    assert_int_equal(res->chosen.nreplicas, 48);
+    for (int r = 0; r < 48; r++) {
+        assert_int_equal(res->chosen.replicas[r].ngpus, 1);
+        assert_int_equal(res->chosen.replicas[r].gpus[0], r);
+    }
+    assert_near(res->chosen.replicas_predicted_min, 10, 1e-6);
+    free(res);
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -794,6 +852,8 @@ int main(void)
         cmocka_unit_test(prediction_missed),
         cmocka_unit_test(prefill_outnumbers_decode_sorted),
         cmocka_unit_test(heuristic_swaps_out_of_a_budget),
+        cmocka_unit_test(replicas_slowest_replica),
+        cmocka_unit_test(replicas_one_per_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -303,6 +303,7 @@ static void parse_pairs(void **state)
         {"0:1,1:2", 8, "GPU 1 is in two pairs (0:1 and 1:2)"},
         {"0:8", 8, "GPU 8 does not exist (this machine has GPUs 0-7)"},
         {"0:64", 0, "GPU 64 does not exist"},
+        {"0:1", 1, "GPU 1 does not exist (this machine has GPUs 0-0)"},
         {"0-1", 8, "'0-1' is not a pair"},
         {"0:1:2", 8, "is not a pair"},
         {"a:1", 8, "is not a pair of GPU indices"},

@@ -108,6 +108,9 @@ static void test_budget_copy_domain_swaps(void **state)
     assert_true(st.cand[st.ncand - 1].busbw < 0); /* not measured yet */
     assert_int_equal(gq_tp_best_by_copy(&st), ke);
     assert_int_equal(gq_tp_best_by_busbw(&st), ke);
+    /* the first candidate fastest: it stays the best against every later one */
+    st.cand[0].busbw = 30;
+    assert_int_equal(gq_tp_best_by_busbw(&st), 0);
 }
 
 /* NVLink pairs come together as a domain partition. */
