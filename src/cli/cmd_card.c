@@ -254,8 +254,13 @@ static void card_print(gq_ctx *ctx, bool complete)
         gq_card_render_markdown(stdout, ctx->doc, &ctx->err);
     } else {
         gq_card_render_summary(stdout, ctx->doc, gq_frame_help_width(), &ctx->err);
-        printf("artefacts: %s/ (card.html, card.md, card.json, nvbandwidth.json%s, journal.jsonl)\n", o->dir,
-               o->res.have_stress ? ", stress.csv" : "");
+        /* the journal is in DIR unless --journal put it elsewhere */
+        if (o->c.journal)
+            printf("artefacts: %s/ (card.html, card.md, card.json, nvbandwidth.json%s); journal: %s\n",
+                   o->dir, o->res.have_stress ? ", stress.csv" : "", o->c.journal);
+        else
+            printf("artefacts: %s/ (card.html, card.md, card.json, nvbandwidth.json%s, journal.jsonl)\n",
+                   o->dir, o->res.have_stress ? ", stress.csv" : "");
     }
     fflush(stdout);
     if (!complete)
