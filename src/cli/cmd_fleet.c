@@ -146,6 +146,11 @@ static int faults_for_rank(const char *spec, int rank, char *out, size_t n, int 
                     "--sim-fault: bad rank in '%s'; expected rankN:gpuM:KIND, e.g. rank1:gpu3:thermal", item);
             r = (int)v;
             rest = end + 1;
+            if (!*rest)
+                return gq_err_set(err, GQ_E_USAGE,
+                                  "--sim-fault: '%s' names no fault; expected rankN:gpuM:KIND, e.g. "
+                                  "rank1:gpu3:thermal",
+                                  item);
             if (r > *maxrank)
                 *maxrank = r;
         }
