@@ -8,7 +8,9 @@
 #   bench/mutation/run.sh --list-modules | --list-files | --list MODULE
 #   --rev REV tests the tree at a commit instead of the working tree;
 #   --no-asan builds without AddressSanitizer/LeakSanitizer (faster, leaks not seen);
-#   --jobs N (with --all) runs N mutants at a time, each worker in its own copy and build.
+#   --jobs N (with --all) runs N mutants at a time, each worker in its own copy and build;
+#   --sample FILE (with --all) runs the mutants of FILE (a sample.tsv of an earlier run, or some of
+#   its lines) instead of drawing a sample, e.g. those a broken build left unjudged.
 #
 # The source tree is never modified: it is copied to a scratch directory and
 # every mutant is built and tested there.
@@ -51,6 +53,7 @@ keep=0
 rev=""
 jobs=1
 only=()
+sample_file=""
 mods=()
 list_mod=""
 while [ $# -gt 0 ]; do
@@ -62,6 +65,7 @@ while [ $# -gt 0 ]; do
     --all) all=1; shift ;;
     --no-asan) asan=0; shift ;;
     --jobs) jobs=$2; shift 2 ;;
+    --sample) sample_file=$2; shift 2 ;;
     --list-files)
       echo "# every file of src/ that --all samples (lines), then what is left out"
       for f in $(all_files "$root"); do printf '%6d %s\n' "$(wc -l <"$root/$f")" "$f"; done
@@ -85,6 +89,11 @@ case "$seed" in *[!0-9]*|"") echo "run.sh: --seed takes a non-negative integer" 
 case "$max" in *[!0-9]*|"") echo "run.sh: --max takes a positive integer" >&2; exit 2 ;; esac
 case "$jobs" in [1-9]|1[0-6]) ;; *) echo "run.sh: --jobs takes a whole number from 1 to 16" >&2; exit 2 ;; esac
 [ "$jobs" -gt 1 ] && [ "$all" = 0 ] && { echo "run.sh: --jobs needs --all" >&2; exit 2; }
+if [ -n "$sample_file" ]; then
+  [ "$all" = 1 ] || { echo "run.sh: --sample needs --all" >&2; exit 2; }
+  [ -s "$sample_file" ] || { echo "run.sh: --sample '$sample_file': not a non-empty file" >&2; exit 2; }
+  sample_file=$(cd "$(dirname "$sample_file")" && pwd)/$(basename "$sample_file")
+fi
 
 module_line() {
   local m
@@ -145,6 +154,7 @@ mkdir -p "$out"
 res=$out/results.tsv
 : >"$res"
 : >"$out/survivors.diff"
+: >"$out/nocompile.log"
 if [ "$all" = 1 ]; then echo "seed $seed  $max mutants across src/  results in $out"; else echo "seed $seed  max $max per module  results in $out"; fi
 
 # ---- build once, time the tests and map what each one runs --------------------
@@ -305,9 +315,21 @@ run_mutant() {
     done
     [ "$outcome" = survived ] && [ $ntests -eq 0 ] && killer="(no test runs this line)"
   fi
+  # why it did not compile, kept: a build that stays broken shows here, not as a run of "nocompile"
+  [ "$outcome" = nocompile ] && { echo "### $spec"; grep -m5 -E 'error|Error|FAILED|timed out' "$MLOG"; } >>"$out/nocompile.log"
   local d
   d=$(diff -u --label "a/$file" --label "b/$file" "$P/$file" "$S/$file")
   cp "$P/$file" "$S/$file"   # restore (a new mtime, so the next build recompiles it)
+  # A mutant that did not compile: the unmutated file must build again, or the build itself is
+  # broken (a file gone from the copy, a test that wrote into it): then this mutant is "broken",
+  # not judged, and the worker stops instead of calling every later mutant "nocompile".
+  if [ "$outcome" = nocompile ] &&
+    ! nice timeout 300 cmake --build "$B" --target "$(target_of "$file")" >"$MLOG.restore" 2>&1; then
+    { echo "### the unmutated tree does not build after $spec:"; grep -m10 -E 'error|Error|FAILED' "$MLOG.restore"; } >>"$out/nocompile.log"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mod" "$spec" "$orig" "$repl" broken - 0 0 >>"$res"
+    echo "run.sh: the build is broken (see $out/nocompile.log): this worker stops; run the rest with --sample" >&2
+    exit 3
+  fi
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mod" "$spec" "$orig" "$repl" "$outcome" "$killer" \
     "$(( $(date +%s) - s0 ))" "$ntests" >>"$res"
   printf '  %-9s %-55s %s\n' "$outcome" "$spec" "$killer"
@@ -341,7 +363,12 @@ elif [ "$all" = 1 ]; then
   (cd "$S" && for f in "${FILES[@]}"; do "$M" list "$f" ""; done) >"$scratch/sites.tsv"
   echo "== all of src/ that runs here: ${#FILES[@]} files, $(wc -l <"$scratch/sites.tsv") candidate sites," \
     "sampling $max weighted by lines (seed $seed)"
-  (cd "$S" && "$M" wsample "$seed" "$max" <"$scratch/sites.tsv") >"$out/sample.tsv"
+  if [ -n "$sample_file" ]; then
+    [ "$sample_file" -ef "$out/sample.tsv" ] || cp "$sample_file" "$out/sample.tsv"
+    echo "the sample: $(wc -l <"$out/sample.tsv") mutants of $sample_file (not drawn)"
+  else
+    (cd "$S" && "$M" wsample "$seed" "$max" <"$scratch/sites.tsv") >"$out/sample.tsv"
+  fi
   if [ "$jobs" = 1 ]; then
     while IFS=$'\t' read -r spec orig repl; do
       run_mutant "${spec%%:*}" "$spec" "$orig" "$repl"
