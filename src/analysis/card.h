@@ -416,6 +416,30 @@ typedef struct gq_card_identity_view {
     gq_card_uplink_view uplink[GQ_CARD_VIEW_MAX_UPLINKS];
 } gq_card_identity_view;
 
+/* What the card's placement row and findings read of the card's "placement"
+ * section (doc/card_views_json.c): whether it is an object, its roles
+ * (roles.prefill, .decode, .offload), "default_split" and "all_staged" (only
+ * true counts), "staged_unmeasured" (0 unless an integer), the gain, the
+ * measured GB/s of offload_aggregate.h2d, .d2h and pairs_aggregate, and each
+ * entry of "pairs" (prefill, decode) and "offload" (gpu). Numbers are NAN
+ * where the section lacks them. The lists' counts are of all entries; at most
+ * GQ_CARD_VIEW_MAX_PL_PAIRS pairs and GQ_CARD_VIEW_MAX_PL_OFFLOAD workers are
+ * read (more than the row can print). */
+#define GQ_CARD_VIEW_MAX_PL_PAIRS 128
+#define GQ_CARD_VIEW_MAX_PL_OFFLOAD 256
+typedef struct gq_card_placement_view {
+    bool present; /* an object */
+    double prefill, decode, offload;
+    bool default_split, all_staged;
+    long long staged_unmeasured;
+    double gain;
+    double offload_h2d_gbps, offload_d2h_gbps, pairs_gbps;
+    int npairs_count, npairs;
+    double pair_prefill[GQ_CARD_VIEW_MAX_PL_PAIRS], pair_decode[GQ_CARD_VIEW_MAX_PL_PAIRS];
+    int noffload_count, noffload;
+    double offload_gpu[GQ_CARD_VIEW_MAX_PL_OFFLOAD];
+} gq_card_placement_view;
+
 /* The sections the judge reads typed (doc/card_facts_json.c:
  * gq_card_views_from_json). */
 typedef struct gq_card_views {
@@ -430,6 +454,7 @@ typedef struct gq_card_views {
     gq_card_sweeps_view sweeps;
     gq_card_identity_view identity;
     gq_card_coll_view coll; /* the card's "collectives" section */
+    gq_card_placement_view placement;
 } gq_card_views;
 
 /* Judge a composed or saved card section (e.g. `report --expect`) into *out

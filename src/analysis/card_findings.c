@@ -268,65 +268,61 @@ static void find_offload(gq_card *fs, const int *gl, int n, const char *list, do
         list, gq_judge_f1(mh, a, sizeof a), gq_judge_f1(md, b, sizeof b));
 }
 
-void gq_judge_find_placement(gq_card *fs, const json_t *pl, const json_t *bottlenecks, const gq_card_facts *f)
+void gq_judge_find_placement(gq_card *fs, const gq_card_placement_view *pl, const json_t *bottlenecks,
+                             const gq_card_facts *f)
 {
     char a[32], b[32];
-    size_t i;
-    const json_t *x;
-    if (json_is_object(pl)) {
-        const json_t *off = json_object_get(pl, "offload");
-        if (json_array_size(off)) {
-            int gl[MAXG], n = 0;
-            json_array_foreach(off, i, x) if (n < MAXG) gl[n++] = (int)gq_json_num(x, "gpu");
-            const json_t *oa = json_object_get(pl, "offload_aggregate");
-            double mh = gq_json_num(json_object_get(oa, "h2d"), "measured_gbps"),
-                   md = gq_json_num(json_object_get(oa, "d2h"), "measured_gbps");
-            char list[96] = "";
-            size_t used = 0;
-            for (int k = 0; k < n; k++) {
-                /* 64 workers do not fit: stop at the last whole entry rather than run past list. */
-                int w = snprintf(list + used, sizeof list - used, "%s%d", k ? "," : "", gl[k]);
-                if (w < 0 || (size_t)w >= sizeof list - used)
-                    break;
-                used += (size_t)w;
-            }
-            if (n > 1)
-                find_offload(fs, gl, n, list, mh, md, bottlenecks, f);
-            else
-                gq_judge_finding(fs, "For KV offload, use GPU %s (%s GB/s to GPU, %s GB/s to host).", list,
-                                 gq_judge_f1(mh, a, sizeof a), gq_judge_f1(md, b, sizeof b));
+    if (!pl->present)
+        return;
+    if (pl->noffload_count) {
+        int gl[MAXG], n = 0;
+        for (int i = 0; i < pl->noffload && n < MAXG; i++)
+            gl[n++] = (int)pl->offload_gpu[i];
+        double mh = pl->offload_h2d_gbps, md = pl->offload_d2h_gbps;
+        char list[96] = "";
+        size_t used = 0;
+        for (int k = 0; k < n; k++) {
+            /* 64 workers do not fit: stop at the last whole entry rather than run past list. */
+            int w = snprintf(list + used, sizeof list - used, "%s%d", k ? "," : "", gl[k]);
+            if (w < 0 || (size_t)w >= sizeof list - used)
+                break;
+            used += (size_t)w;
         }
-        const json_t *pp = json_object_get(pl, "pairs");
-        if (json_array_size(pp)) {
-            char list[256] = "";
-            size_t used = 0;
-            json_array_foreach(pp, i, x) if (used < sizeof list - 16) used +=
-                (size_t)snprintf(list + used, sizeof list - used, "%s%d→%d", i ? ", " : "",
-                                 (int)gq_json_num(x, "prefill"), (int)gq_json_num(x, "decode"));
-            double gain = gq_json_num(pl, "gain");
-            const json_t *pa = json_object_get(pl, "pairs_aggregate");
-            if (json_integer_value(json_object_get(pl, "staged_unmeasured")) > 0)
-                gq_judge_finding(
-                    fs,
-                    "Prefill→decode handoffs %s are planned through host memory because no usable P2P "
-                    "figure was measured for %d of them: measure the pairs before relying on it.",
-                    list, (int)json_integer_value(json_object_get(pl, "staged_unmeasured")));
-            else if (json_is_true(json_object_get(pl, "all_staged")))
-                gq_judge_finding(
-                    fs,
-                    "Prefill→decode handoffs %s: every handoff is host-staged (no P2P), so the pairs are "
-                    "chosen "
-                    "to use both sockets' host budgets.",
-                    list);
-            else
-                gq_judge_finding(
-                    fs,
-                    "Prefill→decode handoffs %s keep every KV transfer on a fast path: %s GB/s measured "
-                    "together%s%s%s.",
-                    list, gq_judge_f1(gq_json_num(pa, "measured_gbps"), a, sizeof a),
-                    isfinite(gain) ? ", " : "", isfinite(gain) ? gq_judge_f1(gain, b, sizeof b) : "",
-                    isfinite(gain) ? "× the naive mapping (GPUs in index order)" : "");
-        }
+        if (n > 1)
+            find_offload(fs, gl, n, list, mh, md, bottlenecks, f);
+        else
+            gq_judge_finding(fs, "For KV offload, use GPU %s (%s GB/s to GPU, %s GB/s to host).", list,
+                             gq_judge_f1(mh, a, sizeof a), gq_judge_f1(md, b, sizeof b));
+    }
+    if (pl->npairs_count) {
+        char list[256] = "";
+        size_t used = 0;
+        for (int i = 0; i < pl->npairs; i++)
+            if (used < sizeof list - 16)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%d→%d", i ? ", " : "",
+                                         (int)pl->pair_prefill[i], (int)pl->pair_decode[i]);
+        double gain = pl->gain;
+        if (pl->staged_unmeasured > 0)
+            gq_judge_finding(
+                fs,
+                "Prefill→decode handoffs %s are planned through host memory because no usable P2P "
+                "figure was measured for %d of them: measure the pairs before relying on it.",
+                list, (int)pl->staged_unmeasured);
+        else if (pl->all_staged)
+            gq_judge_finding(
+                fs,
+                "Prefill→decode handoffs %s: every handoff is host-staged (no P2P), so the pairs are "
+                "chosen "
+                "to use both sockets' host budgets.",
+                list);
+        else
+            gq_judge_finding(
+                fs,
+                "Prefill→decode handoffs %s keep every KV transfer on a fast path: %s GB/s measured "
+                "together%s%s%s.",
+                list, gq_judge_f1(pl->pairs_gbps, a, sizeof a), isfinite(gain) ? ", " : "",
+                isfinite(gain) ? gq_judge_f1(gain, b, sizeof b) : "",
+                isfinite(gain) ? "× the naive mapping (GPUs in index order)" : "");
     }
 }
 

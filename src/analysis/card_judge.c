@@ -51,7 +51,6 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_v
     const json_t *dm = json_object_get(card, "domains");
     const json_t *m0 = json_array_get(json_object_get(card, "matrices"), 0);
     const json_t *pairs = json_object_get(card, "pairs"), *host = json_object_get(card, "host");
-    const json_t *pl = json_object_get(card, "placement");
     card_doms d;
     gq_judge_doms_of(dm, &d);
     p2p_ranges pr;
@@ -65,7 +64,7 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_v
     gq_judge_row_sweeps(out, cl, &views->sweeps);
     gq_judge_row_latency(out, cl, &views->latency);
     gq_judge_row_health(out, cl, &views->stress);
-    gq_judge_row_placement(out, cl, pl);
+    gq_judge_row_placement(out, cl, &views->placement);
     gq_judge_row_collectives(out, cl, &views->coll);
     gq_judge_row_integrity(out, cl, f);
     gq_judge_row_application(out);
@@ -94,7 +93,7 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_v
     if (f->step_ev[GQ_CS_CONTENTION] == GQ_EV_MEASURED)
         gq_judge_find_bottlenecks(out, bottlenecks);
     gq_judge_find_host(out, host);
-    gq_judge_find_placement(out, pl, bottlenecks, f);
+    gq_judge_find_placement(out, &views->placement, bottlenecks, f);
     gq_judge_find_sweeps(out, &views->sweeps);
     gq_judge_find_health(out, &views->stress);
     gq_judge_find_identity(out, &views->identity);

@@ -84,7 +84,7 @@ void gq_judge_row_latency(gq_card *rows, const gq_checklist *cl, const gq_card_l
 /* Whole-node health: the stress section's temperatures, clocks, power capping and slowdowns. */
 void gq_judge_row_health(gq_card *rows, const gq_checklist *cl, const gq_card_stress_view *stress);
 /* Placement: the roles solved on the measured paths and the gain over the naive mapping. */
-void gq_judge_row_placement(gq_card *rows, const gq_checklist *cl, const json_t *pl);
+void gq_judge_row_placement(gq_card *rows, const gq_checklist *cl, const gq_card_placement_view *pl);
 void gq_judge_row_collectives(gq_card *rows, const gq_checklist *cl, const gq_card_coll_view *coll);
 /* Measurement integrity: impossible figures, overlap, data checks and errors. */
 void gq_judge_row_integrity(gq_card *rows, const gq_checklist *cl, const gq_card_facts *f);
@@ -105,7 +105,8 @@ void gq_judge_find_host(gq_card *fs, const json_t *host);
 void gq_judge_find_sweeps(gq_card *fs, const gq_card_sweeps_view *sweeps);
 /* The health finding: what the load did to the hottest GPU. */
 void gq_judge_find_health(gq_card *fs, const gq_card_stress_view *stress);
-void gq_judge_find_placement(gq_card *fs, const json_t *pl, const json_t *bottlenecks,
+/* The placement findings: the offload workers and the prefill-to-decode handoffs. */
+void gq_judge_find_placement(gq_card *fs, const gq_card_placement_view *pl, const json_t *bottlenecks,
                              const gq_card_facts *f);
 /* The verdict findings: up to six checks with the card's verdict, when it is warn or fail. */
 void gq_judge_find_verdicts(gq_card *fs, const gq_checklist *cl, gq_verdict overall);

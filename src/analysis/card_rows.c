@@ -305,41 +305,37 @@ void gq_judge_row_health(gq_card *rows, const gq_checklist *cl, const gq_card_st
 }
 
 /* Placement: the roles solved on the measured paths and the gain over the naive mapping. */
-void gq_judge_row_placement(gq_card *rows, const gq_checklist *cl, const json_t *pl)
+void gq_judge_row_placement(gq_card *rows, const gq_checklist *cl, const gq_card_placement_view *pl)
 {
     char ev[512], res[512], a[32], b[32], c[32];
-    size_t i;
-    const json_t *x;
-    const json_t *roles = json_object_get(pl, "roles");
     snprintf(
         ev, sizeof ev,
         "%s prefill, %s decode, %s offload workers%s; the implied pattern measured against the naive one",
-        gq_judge_f1(gq_json_num(roles, "prefill"), a, sizeof a),
-        gq_judge_f1(gq_json_num(roles, "decode"), b, sizeof b),
-        gq_judge_f1(gq_json_num(roles, "offload"), c, sizeof c),
-        json_is_true(json_object_get(pl, "default_split")) ? " (default split)" : "");
+        gq_judge_f1(pl->prefill, a, sizeof a), gq_judge_f1(pl->decode, b, sizeof b),
+        gq_judge_f1(pl->offload, c, sizeof c), pl->default_split ? " (default split)" : "");
     res[0] = 0;
     size_t used = 0;
-    const json_t *pp = json_object_get(pl, "pairs");
-    if (json_array_size(pp)) {
+    if (pl->npairs_count) {
         used += (size_t)snprintf(res, sizeof res, "pairs");
-        json_array_foreach(pp, i, x) if (used < sizeof res - 24) used +=
-            (size_t)snprintf(res + used, sizeof res - used, " %d→%d", (int)gq_json_num(x, "prefill"),
-                             (int)gq_json_num(x, "decode"));
+        for (int i = 0; i < pl->npairs; i++)
+            if (used < sizeof res - 24)
+                used += (size_t)snprintf(res + used, sizeof res - used, " %d→%d", (int)pl->pair_prefill[i],
+                                         (int)pl->pair_decode[i]);
     }
-    const json_t *off = json_object_get(pl, "offload");
-    if (json_array_size(off) && used < sizeof res - 40) {
+    if (pl->noffload_count && used < sizeof res - 40) {
         used += (size_t)snprintf(res + used, sizeof res - used, "%soffload on", used ? "; " : "");
-        json_array_foreach(off, i, x) if (used < sizeof res - 16) used += (size_t)snprintf(
-            res + used, sizeof res - used, "%s %d", i ? "," : "", (int)gq_json_num(x, "gpu"));
+        for (int i = 0; i < pl->noffload; i++)
+            if (used < sizeof res - 16)
+                used += (size_t)snprintf(res + used, sizeof res - used, "%s %d", i ? "," : "",
+                                         (int)pl->offload_gpu[i]);
     }
-    double gain = gq_json_num(pl, "gain");
+    double gain = pl->gain;
     if (isfinite(gain) && used < sizeof res - 40)
         used += (size_t)snprintf(res + used, sizeof res - used, "; %.2f× the naive mapping", gain);
     if (!used)
         snprintf(res, sizeof res, "not computed");
     static const char *const ids[] = {NULL};
-    gq_judge_row(rows, "Placement", ev, res, gq_judge_row_verdict(cl, ids, json_is_object(pl)),
+    gq_judge_row(rows, "Placement", ev, res, gq_judge_row_verdict(cl, ids, pl->present),
                  "Keep heavy exchanges on fast paths; verify in the serving stack");
 }
 

@@ -56,6 +56,10 @@ void gq_card_stress_from_json(const json_t *stress, gq_card_stress_view *v);
  * (doc/card_facts_json.c); *v is zeroed first. */
 void gq_card_coll_from_json(const json_t *c, gq_card_coll_view *v);
 
+/* The card's "placement" section (NULL or not an object: !present), typed
+ * (doc/card_views_json.c); *v is zeroed first. */
+void gq_card_placement_view_from_json(const json_t *pl, gq_card_placement_view *v);
+
 /* The sections the judge reads typed: the stress section (above) and the
  * card's latency and sweeps (doc/card_facts_json.c). */
 void gq_card_views_from_json(const json_t *card, const json_t *stress, gq_card_views *v);

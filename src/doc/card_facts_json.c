@@ -426,6 +426,7 @@ void gq_card_views_from_json(const json_t *card, const json_t *stress, gq_card_v
     sweeps_view(json_object_get(card, "sweeps"), &v->sweeps);
     identity_view(json_object_get(card, "identity"), &v->identity);
     gq_card_coll_from_json(json_object_get(card, "collectives"), &v->coll);
+    gq_card_placement_view_from_json(json_object_get(card, "placement"), &v->placement);
 }
 
 void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,
