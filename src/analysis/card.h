@@ -416,6 +416,64 @@ typedef struct gq_card_identity_view {
     gq_card_uplink_view uplink[GQ_CARD_VIEW_MAX_UPLINKS];
 } gq_card_identity_view;
 
+/* What the card's concurrent row and finding read of the card's "pairs"
+ * section (doc/card_views_json.c): whether it is an object, its ratio, and of
+ * each side (within and across domains) whether it is an object, how many
+ * entries its "pairs" list has, its aggregate GB/s and the numbers of its
+ * "isolated_gbps" list (at most GQ_CARD_VIEW_MAX_ISOLATED). NAN: absent. */
+#define GQ_CARD_VIEW_MAX_ISOLATED GQ_MAX_GPUS
+typedef struct gq_card_pairs_side_view {
+    bool present; /* an object */
+    int npairs;
+    double aggregate_gbps;
+    int nisolated;
+    double isolated_gbps[GQ_CARD_VIEW_MAX_ISOLATED];
+} gq_card_pairs_side_view;
+typedef struct gq_card_pairs_view {
+    bool present; /* an object */
+    double ratio;
+    gq_card_pairs_side_view within, across;
+} gq_card_pairs_view;
+
+/* What the card's host row and finding read of the card's "host" section
+ * (doc/card_views_json.c): each GPU alone (alone.h2d and alone.d2h, by
+ * position, as many as alone.h2d lists, at most GQ_MAX_GPUS), how many GPU
+ * sets its subsets name (a set measured in both directions counts once; a
+ * subset without "gpus" counts alone), the integer GPU indices of "gpus", and
+ * whether "all" is an object, with its aggregates and per-GPU figures (by
+ * position). NAN where a figure is absent or not a number. */
+typedef struct gq_card_host_view {
+    int nalone;
+    double alone_h2d[GQ_MAX_GPUS], alone_d2h[GQ_MAX_GPUS];
+    int nsets;
+    int ngpus;
+    int gpu[GQ_MAX_GPUS];
+    bool have_all;
+    double all_h2d_aggregate_gbps, all_d2h_aggregate_gbps;
+    double all_h2d[GQ_MAX_GPUS], all_d2h[GQ_MAX_GPUS];
+} gq_card_host_view;
+
+/* What the card's host row and findings read of the document's "bottlenecks"
+ * list (doc/card_views_json.c): of each entry, its direction (have_direction
+ * false when not a string), its integer GPU indices, its explanation ("" when
+ * none), capacity and what the GPUs move alone (NAN: absent). Strings are cut
+ * at GQ_CARD_VIEW_TEXT - 1 bytes (a finding is no longer); at most
+ * GQ_CARD_VIEW_MAX_BOTTLENECKS entries are read, count is of all. */
+#define GQ_CARD_VIEW_TEXT 640
+#define GQ_CARD_VIEW_MAX_BOTTLENECKS 64
+typedef struct gq_card_bottleneck_view {
+    bool have_direction;
+    char direction[GQ_CARD_VIEW_TEXT];
+    int ngpus;
+    int gpu[GQ_MAX_GPUS];
+    char explanation[GQ_CARD_VIEW_TEXT];
+    double capacity_gbps, sum_alone_gbps;
+} gq_card_bottleneck_view;
+typedef struct gq_card_bottlenecks_view {
+    int count, n;
+    gq_card_bottleneck_view v[GQ_CARD_VIEW_MAX_BOTTLENECKS];
+} gq_card_bottlenecks_view;
+
 /* What the card's placement row and findings read of the card's "placement"
  * section (doc/card_views_json.c): whether it is an object, its roles
  * (roles.prefill, .decode, .offload), "default_split" and "all_staged" (only
@@ -455,6 +513,9 @@ typedef struct gq_card_views {
     gq_card_identity_view identity;
     gq_card_coll_view coll; /* the card's "collectives" section */
     gq_card_placement_view placement;
+    gq_card_pairs_view pairs;
+    gq_card_host_view host;
+    gq_card_bottlenecks_view bottlenecks; /* the document's, beside the card section */
 } gq_card_views;
 
 /* Judge a composed or saved card section (e.g. `report --expect`) into *out

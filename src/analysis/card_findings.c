@@ -54,75 +54,65 @@ void gq_judge_find_pairwise(gq_card *fs, const json_t *m0, const json_t *dm, int
 }
 
 /* The concurrent finding: what crossing domains keeps. */
-void gq_judge_find_concurrent(gq_card *fs, const json_t *pairs)
+void gq_judge_find_concurrent(gq_card *fs, const gq_card_pairs_view *pairs)
 {
     char a[32], b[32];
-    const json_t *w = json_object_get(pairs, "within"), *ac = json_object_get(pairs, "across");
-    double ra = gq_json_num(pairs, "ratio");
-    if (json_is_object(w) && json_is_object(ac) && isfinite(ra))
+    const gq_card_pairs_side_view *w = &pairs->within, *ac = &pairs->across;
+    double ra = pairs->ratio;
+    if (w->present && ac->present && isfinite(ra))
         gq_judge_finding(
             fs,
             "%d pairs at once within domains moved %s GB/s in total, %d pairs across domains %s GB/s: "
             "crossing domains keeps %.0f%% of the bandwidth. Keep heavy GPU-to-GPU exchanges within "
             "domains.",
-            (int)json_array_size(json_object_get(w, "pairs")),
-            gq_judge_f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a),
-            (int)json_array_size(json_object_get(ac, "pairs")),
-            gq_judge_f1(gq_json_num(ac, "aggregate_gbps"), b, sizeof b), ra * 100);
+            w->npairs, gq_judge_f1(w->aggregate_gbps, a, sizeof a), ac->npairs,
+            gq_judge_f1(ac->aggregate_gbps, b, sizeof b), ra * 100);
 }
 
 /* The bottleneck findings: the shared budgets (P2P and host) inferred from concurrent copies. */
-void gq_judge_find_bottlenecks(gq_card *fs, const json_t *bottlenecks)
+void gq_judge_find_bottlenecks(gq_card *fs, const gq_card_bottlenecks_view *bottlenecks)
 {
     char a[32], b[32];
-    size_t i;
-    const json_t *x;
-    json_array_foreach(bottlenecks, i, x)
-    {
-        const char *dir = gq_json_str(x, "direction", "?");
-        int gl[MAXG];
-        int n = gq_judge_jints(json_object_get(x, "gpus"), gl, MAXG);
+    for (int i = 0; i < bottlenecks->n; i++) {
+        const gq_card_bottleneck_view *x = &bottlenecks->v[i];
+        const char *dir = x->have_direction ? x->direction : "?";
         char sb[64];
-        const char *expl = gq_json_str(x, "explanation", "");
+        const char *expl = x->explanation;
         if (!strcmp(dir, "p2p"))
             gq_judge_finding(
                 fs,
                 "Concurrent GPU pairs among GPUs %s share about %s GB/s when they copy at once (one pair "
                 "at a "
                 "time they would move %s GB/s). %s%s",
-                gq_domains_set_str(gl, n, sb, sizeof sb),
-                gq_judge_f1(gq_json_num(x, "capacity_gbps"), a, sizeof a),
-                gq_judge_f1(gq_json_num(x, "sum_alone_gbps"), b, sizeof b), expl,
+                gq_domains_set_str(x->gpu, x->ngpus, sb, sizeof sb),
+                gq_judge_f1(x->capacity_gbps, a, sizeof a), gq_judge_f1(x->sum_alone_gbps, b, sizeof b), expl,
                 *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
         else
             gq_judge_finding(
                 fs,
                 "GPUs %s share one %s budget of about %s GB/s when they copy at once (alone they would "
                 "move %s GB/s together). %s%s",
-                gq_domains_set_str(gl, n, sb, sizeof sb),
+                gq_domains_set_str(x->gpu, x->ngpus, sb, sizeof sb),
                 !strcmp(dir, "h2d")   ? "host-to-GPU"
                 : !strcmp(dir, "d2h") ? "GPU-to-host"
                                       : dir,
-                gq_judge_f1(gq_json_num(x, "capacity_gbps"), a, sizeof a),
-                gq_judge_f1(gq_json_num(x, "sum_alone_gbps"), b, sizeof b), expl,
+                gq_judge_f1(x->capacity_gbps, a, sizeof a), gq_judge_f1(x->sum_alone_gbps, b, sizeof b), expl,
                 *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
     }
 }
 
 /* The host finding: an asymmetry with all GPUs copying at once that each GPU alone does not show. */
-void gq_judge_find_host(gq_card *fs, const json_t *host)
+void gq_judge_find_host(gq_card *fs, const gq_card_host_view *host)
 {
     char s1[64], s2[64];
-    const json_t *all = json_object_get(host, "all");
-    static const char *const dn[2] = {"h2d", "d2h"};
-    for (int dd = 0; dd < 2 && json_is_object(all); dd++) {
-        int gl[MAXG];
-        int n = gq_judge_jints(json_object_get(host, "gpus"), gl, MAXG);
+    for (int dd = 0; dd < 2 && host->have_all; dd++) {
+        const int *gl = host->gpu;
+        int n = host->ngpus;
+        const double *fig = dd ? host->all_d2h : host->all_h2d;
         double v[MAXG];
         double vlo = INFINITY, vhi = -INFINITY;
         for (int k = 0; k < n; k++) {
-            const json_t *e = json_array_get(json_object_get(all, dn[dd]), (size_t)k);
-            v[k] = json_is_number(e) ? json_number_value(e) : NAN;
+            v[k] = fig[k];
             if (isfinite(v[k])) {
                 vlo = fmin(vlo, v[k]);
                 vhi = fmax(vhi, v[k]);
@@ -219,7 +209,7 @@ void gq_judge_find_health(gq_card *fs, const gq_card_stress_view *stress)
  * it; else the shared budget that two offload workers draw on, or that the
  * budgets were not measured. */
 static void find_offload(gq_card *fs, const int *gl, int n, const char *list, double mh, double md,
-                         const json_t *bottlenecks, const gq_card_facts *f)
+                         const gq_card_bottlenecks_view *bottlenecks, const gq_card_facts *f)
 {
     char a[32], b[32], c[32], sb[64], sc[64];
     if (f->step_ev[GQ_CS_CONTENTION] != GQ_EV_MEASURED) {
@@ -233,15 +223,14 @@ static void find_offload(gq_card *fs, const int *gl, int n, const char *list, do
                 : gq_ev_reason_words(f->step_why[GQ_CS_CONTENTION]));
         return;
     }
-    size_t i;
-    const json_t *x;
-    json_array_foreach(bottlenecks, i, x)
-    {
-        const char *dir = gq_json_str(x, "direction", "?");
+    for (int i = 0; i < bottlenecks->n; i++) {
+        const gq_card_bottleneck_view *x = &bottlenecks->v[i];
+        const char *dir = x->have_direction ? x->direction : "?";
         if (!strcmp(dir, "p2p"))
             continue;
-        int bl[MAXG], shared[MAXG], ns = 0;
-        int nb = gq_judge_jints(json_object_get(x, "gpus"), bl, MAXG);
+        const int *bl = x->gpu;
+        int shared[MAXG], ns = 0;
+        int nb = x->ngpus;
         for (int k = 0; k < n; k++)
             for (int j = 0; j < nb; j++)
                 if (gl[k] == bl[j] && ns < MAXG)
@@ -257,8 +246,7 @@ static void find_offload(gq_card *fs, const int *gl, int n, const char *list, do
             !strcmp(dir, "h2d")   ? "host-to-GPU"
             : !strcmp(dir, "d2h") ? "GPU-to-host"
                                   : dir,
-            gq_domains_set_str(bl, nb, sc, sizeof sc),
-            gq_judge_f1(gq_json_num(x, "capacity_gbps"), c, sizeof c));
+            gq_domains_set_str(bl, nb, sc, sizeof sc), gq_judge_f1(x->capacity_gbps, c, sizeof c));
         return;
     }
     gq_judge_finding(
@@ -268,8 +256,8 @@ static void find_offload(gq_card *fs, const int *gl, int n, const char *list, do
         list, gq_judge_f1(mh, a, sizeof a), gq_judge_f1(md, b, sizeof b));
 }
 
-void gq_judge_find_placement(gq_card *fs, const gq_card_placement_view *pl, const json_t *bottlenecks,
-                             const gq_card_facts *f)
+void gq_judge_find_placement(gq_card *fs, const gq_card_placement_view *pl,
+                             const gq_card_bottlenecks_view *bottlenecks, const gq_card_facts *f)
 {
     char a[32], b[32];
     if (!pl->present)

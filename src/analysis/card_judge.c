@@ -50,7 +50,6 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_v
     /* ---- rows: seed 001 §9 ---- */
     const json_t *dm = json_object_get(card, "domains");
     const json_t *m0 = json_array_get(json_object_get(card, "matrices"), 0);
-    const json_t *pairs = json_object_get(card, "pairs"), *host = json_object_get(card, "host");
     card_doms d;
     gq_judge_doms_of(dm, &d);
     p2p_ranges pr;
@@ -59,8 +58,8 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_v
     staged_pair sp;
     gq_judge_staged_pairs_of(card, m0, &sp);
     gq_judge_row_pairwise(out, cl, m0, dm, d.ndom, &pr, &sp);
-    gq_judge_row_concurrent(out, cl, pairs, dm, d.ndom);
-    gq_judge_row_host(out, cl, host, bottlenecks, f);
+    gq_judge_row_concurrent(out, cl, &views->pairs, dm, d.ndom);
+    gq_judge_row_host(out, cl, &views->host, &views->bottlenecks, f);
     gq_judge_row_sweeps(out, cl, &views->sweeps);
     gq_judge_row_latency(out, cl, &views->latency);
     gq_judge_row_health(out, cl, &views->stress);
@@ -87,13 +86,13 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_v
             sp.n, sp.n == 1 ? "" : "s", sp.a, sp.b, sp.worst_d, sp.worst_p);
     }
     gq_judge_find_set_aside(out, dm);
-    gq_judge_find_concurrent(out, pairs);
+    gq_judge_find_concurrent(out, &views->pairs);
     /* Shared budgets are stated from the contention step's copies only (other
      * steps' groups, such as the placement's, are not a survey of the paths). */
     if (f->step_ev[GQ_CS_CONTENTION] == GQ_EV_MEASURED)
-        gq_judge_find_bottlenecks(out, bottlenecks);
-    gq_judge_find_host(out, host);
-    gq_judge_find_placement(out, &views->placement, bottlenecks, f);
+        gq_judge_find_bottlenecks(out, &views->bottlenecks);
+    gq_judge_find_host(out, &views->host);
+    gq_judge_find_placement(out, &views->placement, &views->bottlenecks, f);
     gq_judge_find_sweeps(out, &views->sweeps);
     gq_judge_find_health(out, &views->stress);
     gq_judge_find_identity(out, &views->identity);

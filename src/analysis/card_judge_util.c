@@ -12,12 +12,11 @@
 #include "analysis/domains.h"
 #include "core/units.h"
 
-double gq_judge_sum_json(const json_t *a)
+double gq_judge_sum(const double *v, int n)
 {
     double s = 0;
-    size_t i;
-    const json_t *v;
-    json_array_foreach(a, i, v) if (json_is_number(v)) s += json_number_value(v);
+    for (int i = 0; i < n; i++)
+        s += v[i];
     return s;
 }
 
@@ -226,18 +225,4 @@ int gq_judge_uplinks_down(const gq_card_identity_view *id)
     for (int i = 0; i < id->nuplinks; i++)
         down += id->uplink[i].width < id->uplink[i].width_max;
     return down;
-}
-
-/* GPU sets among the host subsets (a set measured in both directions counts once). */
-int gq_judge_distinct_sets(const json_t *subs)
-{
-    int n = 0;
-    for (size_t i = 0; i < json_array_size(subs); i++) {
-        const json_t *g = json_object_get(json_array_get(subs, i), "gpus");
-        bool seen = false;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = json_equal(g, json_object_get(json_array_get(subs, j), "gpus"));
-        n += !seen;
-    }
-    return n;
 }

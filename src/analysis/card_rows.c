@@ -123,36 +123,31 @@ void gq_judge_row_pairwise(gq_card *rows, const gq_checklist *cl, const json_t *
 }
 
 /* Concurrent GPU traffic: pairs at once within domains and across. */
-void gq_judge_row_concurrent(gq_card *rows, const gq_checklist *cl, const json_t *pairs, const json_t *dm,
-                             int ndom)
+void gq_judge_row_concurrent(gq_card *rows, const gq_checklist *cl, const gq_card_pairs_view *pairs,
+                             const json_t *dm, int ndom)
 {
     char ev[512], res[512], a[32], b[32];
-    const json_t *w = json_object_get(pairs, "within"), *ac = json_object_get(pairs, "across");
-    if (json_is_object(pairs))
-        snprintf(ev, sizeof ev, "%d pairs at once within domains, %d across",
-                 (int)json_array_size(json_object_get(w, "pairs")),
-                 (int)json_array_size(json_object_get(ac, "pairs")));
+    const gq_card_pairs_side_view *w = &pairs->within, *ac = &pairs->across;
+    if (pairs->present)
+        snprintf(ev, sizeof ev, "%d pairs at once within domains, %d across", w->npairs, ac->npairs);
     else
         snprintf(ev, sizeof ev, "the intended simultaneous pairs, within and across domains");
-    double ra = gq_json_num(pairs, "ratio");
+    double ra = pairs->ratio;
     char pct[24] = "";
     if (isfinite(ra))
         snprintf(pct, sizeof pct, " (%.0f%%)", ra * 100);
-    if (json_is_object(w) && json_is_object(ac))
+    if (w->present && ac->present)
         snprintf(res, sizeof res, "within %s GB/s in total, across %s GB/s%s",
-                 gq_judge_f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a),
-                 gq_judge_f1(gq_json_num(ac, "aggregate_gbps"), b, sizeof b), pct);
-    else if (json_is_object(w))
-        snprintf(res, sizeof res, "within %s GB/s in total",
-                 gq_judge_f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a));
-    else if (json_is_object(ac))
-        snprintf(res, sizeof res, "%d pairs at once %s GB/s in total, %s GB/s one at a time",
-                 (int)json_array_size(json_object_get(ac, "pairs")),
-                 gq_judge_f1(gq_json_num(ac, "aggregate_gbps"), a, sizeof a),
-                 gq_judge_f1(isfinite(gq_json_num(ac, "aggregate_gbps"))
-                                 ? gq_judge_sum_json(json_object_get(ac, "isolated_gbps"))
-                                 : NAN,
-                             b, sizeof b));
+                 gq_judge_f1(w->aggregate_gbps, a, sizeof a), gq_judge_f1(ac->aggregate_gbps, b, sizeof b),
+                 pct);
+    else if (w->present)
+        snprintf(res, sizeof res, "within %s GB/s in total", gq_judge_f1(w->aggregate_gbps, a, sizeof a));
+    else if (ac->present)
+        snprintf(
+            res, sizeof res, "%d pairs at once %s GB/s in total, %s GB/s one at a time", ac->npairs,
+            gq_judge_f1(ac->aggregate_gbps, a, sizeof a),
+            gq_judge_f1(isfinite(ac->aggregate_gbps) ? gq_judge_sum(ac->isolated_gbps, ac->nisolated) : NAN,
+                        b, sizeof b));
     else if (json_is_true(json_object_get(dm, "no_p2p")))
         snprintf(res, sizeof res,
                  "no P2P: concurrent GPU pairs go through host memory (see the host paths and "
@@ -163,38 +158,36 @@ void gq_judge_row_concurrent(gq_card *rows, const gq_checklist *cl, const json_t
     else
         snprintf(res, sizeof res, "%s", ndom <= 1 ? "one domain: nothing to compare" : "not measured");
     static const char *const ids[] = {NULL};
-    gq_judge_row(rows, "Concurrent GPU traffic", ev, res,
-                 gq_judge_row_verdict(cl, ids, json_is_object(pairs)),
+    gq_judge_row(rows, "Concurrent GPU traffic", ev, res, gq_judge_row_verdict(cl, ids, pairs->present),
                  "Place workers without overloading shared paths");
 }
 
 /* Host-memory traffic: each GPU alone, subsets and all at once, and the shared host budgets. */
-void gq_judge_row_host(gq_card *rows, const gq_checklist *cl, const json_t *host, const json_t *bottlenecks,
-                       const gq_card_facts *f)
+void gq_judge_row_host(gq_card *rows, const gq_checklist *cl, const gq_card_host_view *host,
+                       const gq_card_bottlenecks_view *bottlenecks, const gq_card_facts *f)
 {
     char ev[512], res[512], a[32], b[32], s1[64], s2[64];
-    size_t i;
-    const json_t *x;
     double h2lo = INFINITY, h2hi = -INFINITY, d2lo = INFINITY, d2hi = -INFINITY;
-    int n = (int)json_array_size(json_object_get(json_object_get(host, "alone"), "h2d"));
-    for (int k = 0; k < n && k < MAXG; k++) {
-        const json_t *e1 = json_array_get(json_object_get(json_object_get(host, "alone"), "h2d"), (size_t)k);
-        const json_t *e2 = json_array_get(json_object_get(json_object_get(host, "alone"), "d2h"), (size_t)k);
-        if (json_is_number(e1)) {
-            h2lo = fmin(h2lo, json_number_value(e1));
-            h2hi = fmax(h2hi, json_number_value(e1));
+    for (int k = 0; k < host->nalone; k++) {
+        double e1 = host->alone_h2d[k], e2 = host->alone_d2h[k];
+        if (!isnan(e1)) {
+            h2lo = fmin(h2lo, e1);
+            h2hi = fmax(h2hi, e1);
         }
-        if (json_is_number(e2)) {
-            d2lo = fmin(d2lo, json_number_value(e2));
-            d2hi = fmax(d2hi, json_number_value(e2));
+        if (!isnan(e2)) {
+            d2lo = fmin(d2lo, e2);
+            d2hi = fmax(d2hi, e2);
         }
     }
-    int nsub = gq_judge_distinct_sets(json_object_get(host, "subsets"));
+    int nsub = host->nsets;
     snprintf(ev, sizeof ev, "both directions: each GPU alone, %d subset%s, all at once", nsub,
              nsub == 1 ? "" : "s");
-    const json_t *all = json_object_get(host, "all");
+    bool all = host->have_all;
     int nbn = 0;
-    json_array_foreach(bottlenecks, i, x) nbn += strcmp(gq_json_str(x, "direction", ""), "p2p") != 0;
+    for (int i = 0; i < bottlenecks->n; i++) {
+        const gq_card_bottleneck_view *x = &bottlenecks->v[i];
+        nbn += strcmp(x->have_direction ? x->direction : "", "p2p") != 0;
+    }
     char budgets[160];
     /* How many shared host budgets there are is a fact only when the concurrent copies ran. */
     if (f->step_ev[GQ_CS_CONTENTION] == GQ_EV_MEASURED)
@@ -206,11 +199,9 @@ void gq_judge_row_host(gq_card *rows, const gq_checklist *cl, const json_t *host
                      : gq_ev_reason_words(f->step_why[GQ_CS_CONTENTION]));
     snprintf(res, sizeof res, "alone %s / %s GB/s (to GPU / to host)%s%s%s%s%s; %s",
              gq_judge_range(h2lo, h2hi, s1, sizeof s1), gq_judge_range(d2lo, d2hi, s2, sizeof s2),
-             json_is_object(all) ? "; all at once " : "",
-             json_is_object(all) ? gq_judge_f1(gq_json_num(all, "h2d_aggregate_gbps"), a, sizeof a) : "",
-             json_is_object(all) ? " / " : "",
-             json_is_object(all) ? gq_judge_f1(gq_json_num(all, "d2h_aggregate_gbps"), b, sizeof b) : "",
-             json_is_object(all) ? " GB/s" : "", budgets);
+             all ? "; all at once " : "", all ? gq_judge_f1(host->all_h2d_aggregate_gbps, a, sizeof a) : "",
+             all ? " / " : "", all ? gq_judge_f1(host->all_d2h_aggregate_gbps, b, sizeof b) : "",
+             all ? " GB/s" : "", budgets);
     static const char *const ids[] = {"h2d_gbps_min", "d2h_gbps_min", "agree_h2d", "agree_d2h", NULL};
     gq_judge_row(rows, "Host-memory traffic", ev, res, gq_judge_row_verdict(cl, ids, isfinite(h2lo)),
                  "Select and qualify offload workers");

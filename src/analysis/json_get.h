@@ -22,4 +22,14 @@ static inline double gq_json_num(const json_t *o, const char *k)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* The integers of the list a, in order, at most max of them (a may be NULL or not a list: 0). */
+static inline int gq_json_ints(const json_t *a, int *out, int max)
+{
+    int n = 0;
+    size_t i;
+    const json_t *v;
+    json_array_foreach(a, i, v) if (n < max && json_is_integer(v)) out[n++] = (int)json_integer_value(v);
+    return n;
+}
+
 #endif

@@ -415,7 +415,8 @@ void gq_card_coll_from_json(const json_t *c, gq_card_coll_view *v)
     v->naive_min_once = gq_json_num(c, "naive_min_at_once_busbw_gbps");
 }
 
-void gq_card_views_from_json(const json_t *card, const json_t *stress, gq_card_views *v)
+void gq_card_views_from_json(const json_t *card, const json_t *bottlenecks, const json_t *stress,
+                             gq_card_views *v)
 {
     memset(v, 0, sizeof *v);
     v->have_level = gq_card_level_parse(json_string_value(json_object_get(card, "level")), &v->level);
@@ -427,6 +428,9 @@ void gq_card_views_from_json(const json_t *card, const json_t *stress, gq_card_v
     identity_view(json_object_get(card, "identity"), &v->identity);
     gq_card_coll_from_json(json_object_get(card, "collectives"), &v->coll);
     gq_card_placement_view_from_json(json_object_get(card, "placement"), &v->placement);
+    gq_card_pairs_view_from_json(json_object_get(card, "pairs"), &v->pairs);
+    gq_card_host_view_from_json(json_object_get(card, "host"), &v->host);
+    gq_card_bottlenecks_view_from_json(bottlenecks, &v->bottlenecks);
 }
 
 void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,

@@ -1,5 +1,6 @@
 /* The card's sections the judge's rows and findings read, decoded into the
- * typed views of analysis/card.h (gq_card_views): the placement. Absent or
+ * typed views of analysis/card.h (gq_card_views): the concurrent pairs, the
+ * host paths, the document's bottlenecks and the placement. Absent or
  * wrongly typed fields read as the judge read them from the JSON: NAN for a
  * number, false for a flag, 0 entries for a list. card_facts_json.c decodes
  * the rest of the views and calls these. */
@@ -11,6 +12,15 @@
 #include "analysis/card.h"
 #include "analysis/json_get.h"
 #include "doc/card_codec.h"
+
+#define MAXG GQ_MAX_GPUS
+
+/* a[k] when it is a number, else NAN. */
+static double num_at(const json_t *a, size_t k)
+{
+    const json_t *x = json_array_get(a, k);
+    return json_is_number(x) ? json_number_value(x) : NAN;
+}
 
 /* The "placement" section. */
 void gq_card_placement_view_from_json(const json_t *pl, gq_card_placement_view *v)
@@ -47,5 +57,90 @@ void gq_card_placement_view_from_json(const json_t *pl, gq_card_placement_view *
         if (v->noffload >= GQ_CARD_VIEW_MAX_PL_OFFLOAD)
             break;
         v->offload_gpu[v->noffload++] = gq_json_num(x, "gpu");
+    }
+}
+
+static void pairs_side(const json_t *s, gq_card_pairs_side_view *v)
+{
+    v->present = json_is_object(s);
+    v->npairs = (int)json_array_size(json_object_get(s, "pairs"));
+    v->aggregate_gbps = gq_json_num(s, "aggregate_gbps");
+    size_t i;
+    const json_t *x;
+    json_array_foreach(json_object_get(s, "isolated_gbps"), i, x)
+    {
+        if (json_is_number(x) && v->nisolated < GQ_CARD_VIEW_MAX_ISOLATED)
+            v->isolated_gbps[v->nisolated++] = json_number_value(x);
+    }
+}
+
+/* The "pairs" section (concurrent GPU pairs within and across domains). */
+void gq_card_pairs_view_from_json(const json_t *pairs, gq_card_pairs_view *v)
+{
+    memset(v, 0, sizeof *v);
+    v->present = json_is_object(pairs);
+    v->ratio = gq_json_num(pairs, "ratio");
+    pairs_side(json_object_get(pairs, "within"), &v->within);
+    pairs_side(json_object_get(pairs, "across"), &v->across);
+}
+
+/* GPU sets among the host subsets (a set measured in both directions counts once; two subsets
+ * name the same set when their "gpus" are equal JSON values, and one without "gpus" equals none). */
+static int distinct_sets(const json_t *subs)
+{
+    int n = 0;
+    for (size_t i = 0; i < json_array_size(subs); i++) {
+        const json_t *g = json_object_get(json_array_get(subs, i), "gpus");
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = json_equal(g, json_object_get(json_array_get(subs, j), "gpus"));
+        n += !seen;
+    }
+    return n;
+}
+
+/* The "host" section. */
+void gq_card_host_view_from_json(const json_t *host, gq_card_host_view *v)
+{
+    memset(v, 0, sizeof *v);
+    const json_t *alone = json_object_get(host, "alone");
+    const json_t *ah = json_object_get(alone, "h2d"), *ad = json_object_get(alone, "d2h");
+    size_t na = json_array_size(ah);
+    v->nalone = na < MAXG ? (int)na : MAXG;
+    for (int k = 0; k < v->nalone; k++) {
+        v->alone_h2d[k] = num_at(ah, (size_t)k);
+        v->alone_d2h[k] = num_at(ad, (size_t)k);
+    }
+    v->nsets = distinct_sets(json_object_get(host, "subsets"));
+    v->ngpus = gq_json_ints(json_object_get(host, "gpus"), v->gpu, MAXG);
+    const json_t *all = json_object_get(host, "all");
+    v->have_all = json_is_object(all);
+    v->all_h2d_aggregate_gbps = gq_json_num(all, "h2d_aggregate_gbps");
+    v->all_d2h_aggregate_gbps = gq_json_num(all, "d2h_aggregate_gbps");
+    for (int k = 0; k < MAXG; k++) {
+        v->all_h2d[k] = num_at(json_object_get(all, "h2d"), (size_t)k);
+        v->all_d2h[k] = num_at(json_object_get(all, "d2h"), (size_t)k);
+    }
+}
+
+/* The document's "bottlenecks" list. */
+void gq_card_bottlenecks_view_from_json(const json_t *bottlenecks, gq_card_bottlenecks_view *v)
+{
+    memset(v, 0, sizeof *v);
+    v->count = (int)json_array_size(bottlenecks);
+    size_t i;
+    const json_t *x;
+    json_array_foreach(bottlenecks, i, x)
+    {
+        if (v->n >= GQ_CARD_VIEW_MAX_BOTTLENECKS)
+            break;
+        gq_card_bottleneck_view *b = &v->v[v->n++];
+        const char *dir = gq_json_str(x, "direction", NULL);
+        b->have_direction = dir != NULL;
+        snprintf(b->direction, sizeof b->direction, "%s", dir ? dir : "");
+        b->ngpus = gq_json_ints(json_object_get(x, "gpus"), b->gpu, MAXG);
+        snprintf(b->explanation, sizeof b->explanation, "%s", gq_json_str(x, "explanation", ""));
+        b->capacity_gbps = gq_json_num(x, "capacity_gbps");
+        b->sum_alone_gbps = gq_json_num(x, "sum_alone_gbps");
     }
 }
