@@ -12,29 +12,26 @@
 #include "core/units.h"
 
 /* The pairwise finding: no P2P, the domains, or one domain. */
-void gq_judge_find_pairwise(gq_card *fs, const json_t *m0, const json_t *dm, int ndom, const p2p_ranges *r)
+void gq_judge_find_pairwise(gq_card *fs, const gq_card_matrix_view *m0, const gq_card_domains_view *dm,
+                            int ndom, const p2p_ranges *r)
 {
     char s1[64], s2[64];
-    size_t i;
-    const json_t *x;
-    if (m0 && isfinite(r->lo)) {
-        bool staged = json_is_true(json_object_get(m0, "staged"));
-        if (json_is_true(json_object_get(dm, "no_p2p")) || staged)
+    if (m0->present && isfinite(r->lo)) {
+        bool staged = m0->staged;
+        if (dm->no_p2p || staged)
             gq_judge_finding(
                 fs,
                 "No GPU pair has P2P: every GPU-to-GPU byte goes through host memory (%s GB/s one pair at a "
                 "time, host-staged), so the host paths are the budget for any multi-GPU exchange.",
                 gq_judge_range(r->lo, r->hi, s1, sizeof s1));
-        else if (json_is_true(json_object_get(dm, "split"))) {
+        else if (dm->split) {
             char list[256] = "";
             size_t used = 0;
-            json_array_foreach(json_object_get(dm, "domains"), i, x)
-            {
-                int gl[MAXG];
-                int n = gq_judge_jints(x, gl, MAXG);
+            for (int i = 0; i < dm->ndomains; i++) {
+                const gq_card_domain_view *x = &dm->domain[i];
                 char sb[64];
                 int w = snprintf(list + used, sizeof list - used, "%s{%s}", i ? ", " : "",
-                                 gq_domains_set_str(gl, n, sb, sizeof sb));
+                                 gq_domains_set_str(x->gpu, x->n, sb, sizeof sb));
                 if (w > 0 && (size_t)w < sizeof list - used)
                     used += (size_t)w;
             }
@@ -265,7 +262,7 @@ void gq_judge_find_placement(gq_card *fs, const gq_card_placement_view *pl,
     if (pl->noffload_count) {
         int gl[MAXG], n = 0;
         for (int i = 0; i < pl->noffload && n < MAXG; i++)
-            gl[n++] = (int)pl->offload_gpu[i];
+            gl[n++] = pl->offload_gpu[i];
         double mh = pl->offload_h2d_gbps, md = pl->offload_d2h_gbps;
         char list[96] = "";
         size_t used = 0;
@@ -288,7 +285,7 @@ void gq_judge_find_placement(gq_card *fs, const gq_card_placement_view *pl,
         for (int i = 0; i < pl->npairs; i++)
             if (used < sizeof list - 16)
                 used += (size_t)snprintf(list + used, sizeof list - used, "%s%d→%d", i ? ", " : "",
-                                         (int)pl->pair_prefill[i], (int)pl->pair_decode[i]);
+                                         pl->pair_prefill[i], pl->pair_decode[i]);
         double gain = pl->gain;
         if (pl->staged_unmeasured > 0)
             gq_judge_finding(
@@ -329,19 +326,14 @@ void gq_judge_find_verdicts(gq_card *fs, const gq_checklist *cl, gq_verdict over
 
 /* One finding per GPU the domains analysis set aside (the card's "domains"
  * section's set_aside[]: every pair with it slow for a reason of its own). */
-void gq_judge_find_set_aside(gq_card *fs, const json_t *dm)
+void gq_judge_find_set_aside(gq_card *fs, const gq_card_domains_view *dm)
 {
-    size_t i;
-    const json_t *s;
-    json_array_foreach(json_object_get(dm, "set_aside"), i, s)
-    {
-        const json_t *g = json_object_get(s, "gpu");
-        if (json_is_integer(g))
-            gq_judge_finding(
-                fs,
-                "GPU %d set aside: %s; it is its own domain, and the other GPUs' domains are found "
-                "without it.",
-                (int)json_integer_value(g), gq_json_str(s, "text", "every pair with it is slow"));
+    for (int i = 0; i < dm->nset_aside; i++) {
+        const gq_card_set_aside_view *s = &dm->set_aside[i];
+        gq_judge_finding(fs,
+                         "GPU %d set aside: %s; it is its own domain, and the other GPUs' domains are found "
+                         "without it.",
+                         s->gpu, s->have_text ? s->text : "every pair with it is slow");
     }
 }
 

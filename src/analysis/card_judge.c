@@ -2,9 +2,10 @@
  * analysis/expect.c judges them), the card's verdict, and the card's table,
  * one function per row (the row's evidence, result and verdict), each followed
  * by the function that writes that row's findings in plain sentences.
- * gq_card_judge calls them in the card's order. Pure: reads the composed card
- * (card_compose.c; its latency and sweeps typed) and the stress section
- * (typed); never measures. */
+ * gq_card_judge calls them in the card's order. Pure: reads the composed or
+ * saved card's sections, the stress section and the document's bottlenecks
+ * as typed views (gq_card_views, decoded by doc/card_facts_json.c and
+ * doc/card_views_json.c); never measures. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,8 +17,8 @@
 #include "analysis/domains.h"
 #include "core/units.h"
 
-int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_views *views,
-                  const gq_card_facts *f, const gq_expect *ex, gq_card *out, gq_err *err)
+int gq_card_judge(const gq_card_views *views, const gq_card_facts *f, const gq_expect *ex, gq_card *out,
+                  gq_err *err)
 {
     gq_card_init(out);
     int rc = gq_expect_judge(ex, f, &out->checks, err);
@@ -48,15 +49,15 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_v
     gq_verdict overall = gq_card_summarize(out);
 
     /* ---- rows: seed 001 §9 ---- */
-    const json_t *dm = json_object_get(card, "domains");
-    const json_t *m0 = json_array_get(json_object_get(card, "matrices"), 0);
+    const gq_card_domains_view *dm = &views->domains;
+    const gq_card_matrix_view *m0 = &views->matrix;
     card_doms d;
     gq_judge_doms_of(dm, &d);
     p2p_ranges pr;
     gq_judge_p2p_ranges_of(m0, &d, &pr);
     gq_judge_row_identity(out, cl, &views->identity);
     staged_pair sp;
-    gq_judge_staged_pairs_of(card, m0, &sp);
+    gq_judge_staged_pairs_of(&views->driver_staged, m0, &sp);
     gq_judge_row_pairwise(out, cl, m0, dm, d.ndom, &pr, &sp);
     gq_judge_row_concurrent(out, cl, &views->pairs, dm, d.ndom);
     gq_judge_row_host(out, cl, &views->host, &views->bottlenecks, f);

@@ -88,22 +88,23 @@ void gq_judge_row_identity(gq_card *rows, const gq_checklist *cl, const gq_card_
 }
 
 /* Pairwise GPU traffic: the first matrix, one pair at a time, within and across domains. */
-void gq_judge_row_pairwise(gq_card *rows, const gq_checklist *cl, const json_t *m0, const json_t *dm,
-                           int ndom, const p2p_ranges *r, const staged_pair *sp)
+void gq_judge_row_pairwise(gq_card *rows, const gq_checklist *cl, const gq_card_matrix_view *m0,
+                           const gq_card_domains_view *dm, int ndom, const p2p_ranges *r,
+                           const staged_pair *sp)
 {
     char ev[512], res[512], s1[64], s2[64];
-    if (m0) {
-        int n = (int)json_array_size(json_object_get(m0, "gpus"));
-        bool staged = json_is_true(json_object_get(m0, "staged"));
+    if (m0->present) {
+        int n = m0->ngpus_count;
+        bool staged = m0->staged;
         snprintf(ev, sizeof ev, "%s matrix %d×%d, one pair at a time%s",
                  staged ? "host-staged GPU-to-GPU" : "P2P read", n, n, staged ? " (no P2P)" : "");
-        if (json_is_true(json_object_get(dm, "split")))
+        if (dm->split)
             snprintf(res, sizeof res, "%d domains; within %s GB/s, across %s GB/s", ndom,
                      gq_judge_range(r->wlo, r->whi, s1, sizeof s1),
                      gq_judge_range(r->alo, r->ahi, s2, sizeof s2));
         else
             snprintf(res, sizeof res, "%s GB/s%s", gq_judge_range(r->lo, r->hi, s1, sizeof s1),
-                     json_is_true(json_object_get(dm, "no_p2p")) ? "; no pair has P2P" : "; one domain");
+                     dm->no_p2p ? "; no pair has P2P" : "; one domain");
         if (sp->n) {
             size_t w = strlen(res);
             snprintf(res + w, sizeof res - w,
@@ -124,7 +125,7 @@ void gq_judge_row_pairwise(gq_card *rows, const gq_checklist *cl, const json_t *
 
 /* Concurrent GPU traffic: pairs at once within domains and across. */
 void gq_judge_row_concurrent(gq_card *rows, const gq_checklist *cl, const gq_card_pairs_view *pairs,
-                             const json_t *dm, int ndom)
+                             const gq_card_domains_view *dm, int ndom)
 {
     char ev[512], res[512], a[32], b[32];
     const gq_card_pairs_side_view *w = &pairs->within, *ac = &pairs->across;
@@ -148,12 +149,11 @@ void gq_judge_row_concurrent(gq_card *rows, const gq_checklist *cl, const gq_car
             gq_judge_f1(ac->aggregate_gbps, a, sizeof a),
             gq_judge_f1(isfinite(ac->aggregate_gbps) ? gq_judge_sum(ac->isolated_gbps, ac->nisolated) : NAN,
                         b, sizeof b));
-    else if (json_is_true(json_object_get(dm, "no_p2p")))
+    else if (dm->no_p2p)
         snprintf(res, sizeof res,
                  "no P2P: concurrent GPU pairs go through host memory (see the host paths and "
                  "the placement)");
-    else if (json_is_integer(json_object_get(dm, "pairs")) &&
-             json_integer_value(json_object_get(dm, "pairs")) == 0)
+    else if (dm->no_pairs)
         snprintf(res, sizeof res, "not measured (no usable GPU pair figure)");
     else
         snprintf(res, sizeof res, "%s", ndom <= 1 ? "one domain: nothing to compare" : "not measured");
@@ -310,15 +310,15 @@ void gq_judge_row_placement(gq_card *rows, const gq_checklist *cl, const gq_card
         used += (size_t)snprintf(res, sizeof res, "pairs");
         for (int i = 0; i < pl->npairs; i++)
             if (used < sizeof res - 24)
-                used += (size_t)snprintf(res + used, sizeof res - used, " %d→%d", (int)pl->pair_prefill[i],
-                                         (int)pl->pair_decode[i]);
+                used += (size_t)snprintf(res + used, sizeof res - used, " %d→%d", pl->pair_prefill[i],
+                                         pl->pair_decode[i]);
     }
     if (pl->noffload_count && used < sizeof res - 40) {
         used += (size_t)snprintf(res + used, sizeof res - used, "%soffload on", used ? "; " : "");
         for (int i = 0; i < pl->noffload; i++)
             if (used < sizeof res - 16)
                 used += (size_t)snprintf(res + used, sizeof res - used, "%s %d", i ? "," : "",
-                                         (int)pl->offload_gpu[i]);
+                                         pl->offload_gpu[i]);
     }
     double gain = pl->gain;
     if (isfinite(gain) && used < sizeof res - 40)

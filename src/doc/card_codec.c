@@ -534,7 +534,7 @@ int gq_card_judge_json(json_t *card, const json_t *bottlenecks, const json_t *st
     }
     gq_card_facts_from_json(card, stress, rs, f);
     gq_card_views_from_json(card, bottlenecks, stress, sv);
-    int rc = gq_card_judge(card, bottlenecks, sv, f, ex, c, err);
+    int rc = gq_card_judge(sv, f, ex, c, err);
     free(f);
     free(sv);
     if (!rc)

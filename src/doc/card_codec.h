@@ -66,6 +66,13 @@ void gq_card_pairs_view_from_json(const json_t *pairs, gq_card_pairs_view *v);
 void gq_card_host_view_from_json(const json_t *host, gq_card_host_view *v);
 void gq_card_bottlenecks_view_from_json(const json_t *bottlenecks, gq_card_bottlenecks_view *v);
 
+/* The card's "domains" section and its "matrices" list (the first entry, and
+ * the last whose id is "driver_staged"), typed (doc/card_views_json.c); *v
+ * is zeroed first. */
+void gq_card_domains_view_from_json(const json_t *dm, gq_card_domains_view *v);
+void gq_card_matrices_view_from_json(const json_t *matrices, gq_card_matrix_view *first,
+                                     gq_card_matrix_view *driver_staged);
+
 /* The sections the judge reads typed: the stress section (above), the
  * document's bottlenecks (may be NULL) and the card's sections
  * (doc/card_facts_json.c, doc/card_views_json.c). */

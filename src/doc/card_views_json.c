@@ -1,16 +1,18 @@
 /* The card's sections the judge's rows and findings read, decoded into the
- * typed views of analysis/card.h (gq_card_views): the concurrent pairs, the
- * host paths, the document's bottlenecks and the placement. Absent or
+ * typed views of analysis/card.h (gq_card_views): the domains, the matrices,
+ * the concurrent pairs, the host paths, the document's bottlenecks and the
+ * placement. Absent or
  * wrongly typed fields read as the judge read them from the JSON: NAN for a
  * number, false for a flag, 0 entries for a list. card_facts_json.c decodes
  * the rest of the views and calls these. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/card.h"
-#include "analysis/json_get.h"
+#include "doc/json_get.h"
 #include "doc/card_codec.h"
 
 #define MAXG GQ_MAX_GPUS
@@ -20,6 +22,17 @@ static double num_at(const json_t *a, size_t k)
 {
     const json_t *x = json_array_get(a, k);
     return json_is_number(x) ? json_number_value(x) : NAN;
+}
+
+/* A GPU index read as a number: 0 when absent or not a number, INT_MIN beyond int's range (what
+ * the judge's casts of the JSON numbers gave before the views), else truncated. */
+static int gpu_index(double v)
+{
+    if (isnan(v))
+        return 0;
+    if (!(v > (double)INT_MIN - 1 && v < (double)INT_MAX + 1))
+        return INT_MIN;
+    return (int)v;
 }
 
 /* The "placement" section. */
@@ -47,8 +60,8 @@ void gq_card_placement_view_from_json(const json_t *pl, gq_card_placement_view *
     {
         if (v->npairs >= GQ_CARD_VIEW_MAX_PL_PAIRS)
             break;
-        v->pair_prefill[v->npairs] = gq_json_num(x, "prefill");
-        v->pair_decode[v->npairs++] = gq_json_num(x, "decode");
+        v->pair_prefill[v->npairs] = gpu_index(gq_json_num(x, "prefill"));
+        v->pair_decode[v->npairs++] = gpu_index(gq_json_num(x, "decode"));
     }
     const json_t *off = json_object_get(pl, "offload");
     v->noffload_count = (int)json_array_size(off);
@@ -56,7 +69,7 @@ void gq_card_placement_view_from_json(const json_t *pl, gq_card_placement_view *
     {
         if (v->noffload >= GQ_CARD_VIEW_MAX_PL_OFFLOAD)
             break;
-        v->offload_gpu[v->noffload++] = gq_json_num(x, "gpu");
+        v->offload_gpu[v->noffload++] = gpu_index(gq_json_num(x, "gpu"));
     }
 }
 
@@ -143,4 +156,65 @@ void gq_card_bottlenecks_view_from_json(const json_t *bottlenecks, gq_card_bottl
         b->capacity_gbps = gq_json_num(x, "capacity_gbps");
         b->sum_alone_gbps = gq_json_num(x, "sum_alone_gbps");
     }
+}
+
+/* The "domains" section. */
+void gq_card_domains_view_from_json(const json_t *dm, gq_card_domains_view *v)
+{
+    memset(v, 0, sizeof *v);
+    v->split = json_is_true(json_object_get(dm, "split"));
+    v->no_p2p = json_is_true(json_object_get(dm, "no_p2p"));
+    const json_t *np = json_object_get(dm, "pairs");
+    v->no_pairs = json_is_integer(np) && json_integer_value(np) == 0;
+    size_t i;
+    const json_t *x;
+    const json_t *doms = json_object_get(dm, "domains");
+    v->ndomains_count = (int)json_array_size(doms);
+    json_array_foreach(doms, i, x)
+    {
+        if (v->ndomains >= GQ_CARD_VIEW_MAX_DOMAINS)
+            break;
+        gq_card_domain_view *d = &v->domain[v->ndomains++];
+        d->n = gq_json_ints(x, d->gpu, MAXG);
+    }
+    json_array_foreach(json_object_get(dm, "set_aside"), i, x)
+    {
+        const json_t *g = json_object_get(x, "gpu");
+        if (!json_is_integer(g) || v->nset_aside >= MAXG)
+            continue;
+        gq_card_set_aside_view *a = &v->set_aside[v->nset_aside++];
+        a->gpu = (int)json_integer_value(g);
+        const char *t = gq_json_str(x, "text", NULL);
+        a->have_text = t != NULL;
+        snprintf(a->text, sizeof a->text, "%s", t ? t : "");
+    }
+}
+
+static void matrix_view(const json_t *m, gq_card_matrix_view *v)
+{
+    memset(v, 0, sizeof *v);
+    v->present = m != NULL;
+    const json_t *gpus = json_object_get(m, "gpus");
+    v->ngpus_count = (int)json_array_size(gpus);
+    v->n = gq_json_ints(gpus, v->gpu, MAXG);
+    v->staged = json_is_true(json_object_get(m, "staged"));
+    const json_t *vals = json_object_get(m, "values");
+    for (int a = 0; a < MAXG; a++)
+        for (int b = 0; b < MAXG; b++)
+            v->gbps[a][b] = num_at(json_array_get(vals, (size_t)a), (size_t)b);
+}
+
+/* The "matrices" list: its first entry and the last whose id is "driver_staged". */
+void gq_card_matrices_view_from_json(const json_t *matrices, gq_card_matrix_view *first,
+                                     gq_card_matrix_view *driver_staged)
+{
+    matrix_view(json_array_get(matrices, 0), first);
+    const json_t *md = NULL, *m;
+    size_t i;
+    json_array_foreach(matrices, i, m)
+    {
+        if (!strcmp(gq_json_str(m, "id", ""), "driver_staged"))
+            md = m;
+    }
+    matrix_view(md, driver_staged);
 }

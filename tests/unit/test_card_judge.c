@@ -963,21 +963,50 @@ static void placement_row_fits(void **state)
     free(rows);
 }
 
+/* A placement entry whose GPU is not a number reads as GPU 0, as the judge
+ * read it from the JSON before the typed views (doc/card_views_json.c). */
+static void placement_row_gpu_not_a_number(void **state)
+{
+    (void)state;
+    gq_card *rows = calloc(1, sizeof *rows);
+    assert_non_null(rows);
+    gq_checklist cl = {0};
+    json_t *pl = json_pack("{s:[{s:s, s:i}], s:[{s:s}, {}, {s:i}]}", "pairs", "prefill", "x", "decode", 3,
+                           "offload", "gpu", "x", "gpu", 5);
+    row_placement_json(rows, &cl, pl);
+    assert_string_equal(rows->rows[0].result, "pairs 0→3; offload on 0, 0, 5");
+    json_decref(pl);
+    free(rows);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(overall_from_evidence),    cmocka_unit_test(step_skipped_by_error_is_incomplete),
-        cmocka_unit_test(names_parse_strictly),     cmocka_unit_test(schema1_card_upgraded),
-        cmocka_unit_test(codec_round_trip),         cmocka_unit_test(summarize_busy),
-        cmocka_unit_test(placement_row_fits),       cmocka_unit_test(schema1_card_without_plan),
-        cmocka_unit_test(facts_by_position),        cmocka_unit_test(facts_from_records),
-        cmocka_unit_test(empty_card_rows),          cmocka_unit_test(one_gpu_stress_row),
-        cmocka_unit_test(pairs_finding_needs_both), cmocka_unit_test(exit_codes),
-        cmocka_unit_test(rows_do_not_inherit),      cmocka_unit_test(long_offload_list),
-        cmocka_unit_test(one_record_is_measured),   cmocka_unit_test(facts_power_nvlinks_matrices),
-        cmocka_unit_test(link_gen_under_load),      cmocka_unit_test(pair_list_limit),
-        cmocka_unit_test(placement_row_pair_limit), cmocka_unit_test(compose_hostname),
-        cmocka_unit_test(compose_cuda_versions),    cmocka_unit_test(coll_journal_reuse),
+        cmocka_unit_test(overall_from_evidence),
+        cmocka_unit_test(step_skipped_by_error_is_incomplete),
+        cmocka_unit_test(names_parse_strictly),
+        cmocka_unit_test(schema1_card_upgraded),
+        cmocka_unit_test(codec_round_trip),
+        cmocka_unit_test(summarize_busy),
+        cmocka_unit_test(placement_row_fits),
+        cmocka_unit_test(placement_row_gpu_not_a_number),
+        cmocka_unit_test(schema1_card_without_plan),
+        cmocka_unit_test(facts_by_position),
+        cmocka_unit_test(facts_from_records),
+        cmocka_unit_test(empty_card_rows),
+        cmocka_unit_test(one_gpu_stress_row),
+        cmocka_unit_test(pairs_finding_needs_both),
+        cmocka_unit_test(exit_codes),
+        cmocka_unit_test(rows_do_not_inherit),
+        cmocka_unit_test(long_offload_list),
+        cmocka_unit_test(one_record_is_measured),
+        cmocka_unit_test(facts_power_nvlinks_matrices),
+        cmocka_unit_test(link_gen_under_load),
+        cmocka_unit_test(pair_list_limit),
+        cmocka_unit_test(placement_row_pair_limit),
+        cmocka_unit_test(compose_hostname),
+        cmocka_unit_test(compose_cuda_versions),
+        cmocka_unit_test(coll_journal_reuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,9 @@
-/* Reading fields of a parsed JSON document (jansson) with a default: the
- * analysis and render modules that read saved runs and cards (card_compose, compare,
- * fleet) share these instead of each keeping a copy. */
-#ifndef GQ_ANALYSIS_JSON_GET_H
-#define GQ_ANALYSIS_JSON_GET_H
+/* Reading fields of a parsed JSON document (jansson) with a default: the doc
+ * codecs that read saved cards (card_compose.c, card_facts_json.c,
+ * card_views_json.c) share these instead of each keeping a copy. JSON is read
+ * in src/doc only: analysis takes the typed views they decode. */
+#ifndef GQ_DOC_JSON_GET_H
+#define GQ_DOC_JSON_GET_H
 
 #include <math.h>
 
