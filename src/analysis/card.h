@@ -15,9 +15,10 @@
  *    bottlenecks, judges them (analysis/expect.h), and writes the "card"
  *    section with seed 001 §9's rows and the findings in plain sentences.
  *    `gpuqual report` runs the same function on saved documents. The figures
- *    are composed in card_compose.c (typed), written by doc/card_compose.c, the facts read from the
- *    sections in doc/card_facts_json.c, the verdicts, rows and findings (one function
- *    per row) in card_judge.c, card_rows.c and card_findings.c.
+ *    are composed in card_compose.c (typed), written by doc/card_compose.c, the facts and the
+ *    typed views of the sections (gq_card_views) read in doc/card_facts_json.c and
+ *    doc/card_views_json.c, the verdicts, rows and findings (one function per row) judged from
+ *    them in card_judge.c, card_rows.c and card_findings.c.
  *
  * Steps (in order): identity, matrix (one ordered pair at a time; P2P read,
  * host-staged where P2P is absent), host (each GPU alone, both directions),
@@ -416,8 +417,132 @@ typedef struct gq_card_identity_view {
     gq_card_uplink_view uplink[GQ_CARD_VIEW_MAX_UPLINKS];
 } gq_card_identity_view;
 
+/* What the card's pairwise rows and findings read of the card's "domains"
+ * section (doc/card_views_json.c): "split" and "no_p2p" (only true counts),
+ * whether "pairs" is the integer 0 (no usable GPU pair figure), each domain's
+ * integer GPU indices (the count is of all entries of "domains"; at most
+ * GQ_CARD_VIEW_MAX_DOMAINS are read), and each entry of "set_aside" whose
+ * "gpu" is an integer (at most GQ_MAX_GPUS), with its text (have_text false
+ * when not a string; cut at GQ_CARD_VIEW_TEXT - 1 bytes). */
+#define GQ_CARD_VIEW_TEXT 640
+#define GQ_CARD_VIEW_MAX_DOMAINS GQ_MAX_GPUS
+typedef struct gq_card_domain_view {
+    int n;
+    int gpu[GQ_MAX_GPUS];
+} gq_card_domain_view;
+typedef struct gq_card_set_aside_view {
+    int gpu;
+    bool have_text;
+    char text[GQ_CARD_VIEW_TEXT];
+} gq_card_set_aside_view;
+typedef struct gq_card_domains_view {
+    bool split, no_p2p, no_pairs;
+    int ndomains_count, ndomains;
+    gq_card_domain_view domain[GQ_CARD_VIEW_MAX_DOMAINS];
+    int nset_aside;
+    gq_card_set_aside_view set_aside[GQ_MAX_GPUS];
+} gq_card_domains_view;
+
+/* What the card's pairwise rows and findings read of one entry of the card's
+ * "matrices" list (doc/card_views_json.c): whether there is such an entry (of
+ * any type), how many entries its "gpus" list has, its integer GPU indices in
+ * order (at most GQ_MAX_GPUS), "staged" (only true counts) and its values by
+ * row and column (NAN where not a number). */
+typedef struct gq_card_matrix_view {
+    bool present;
+    int ngpus_count;
+    int n;
+    int gpu[GQ_MAX_GPUS];
+    bool staged;
+    double gbps[GQ_MAX_GPUS][GQ_MAX_GPUS];
+} gq_card_matrix_view;
+
+/* What the card's concurrent row and finding read of the card's "pairs"
+ * section (doc/card_views_json.c): whether it is an object, its ratio, and of
+ * each side (within and across domains) whether it is an object, how many
+ * entries its "pairs" list has, its aggregate GB/s and the numbers of its
+ * "isolated_gbps" list (at most GQ_CARD_VIEW_MAX_ISOLATED). NAN: absent. */
+#define GQ_CARD_VIEW_MAX_ISOLATED GQ_MAX_GPUS
+typedef struct gq_card_pairs_side_view {
+    bool present; /* an object */
+    int npairs;
+    double aggregate_gbps;
+    int nisolated;
+    double isolated_gbps[GQ_CARD_VIEW_MAX_ISOLATED];
+} gq_card_pairs_side_view;
+typedef struct gq_card_pairs_view {
+    bool present; /* an object */
+    double ratio;
+    gq_card_pairs_side_view within, across;
+} gq_card_pairs_view;
+
+/* What the card's host row and finding read of the card's "host" section
+ * (doc/card_views_json.c): each GPU alone (alone.h2d and alone.d2h, by
+ * position, as many as alone.h2d lists, at most GQ_MAX_GPUS), how many GPU
+ * sets its subsets name (a set measured in both directions counts once; a
+ * subset without "gpus" counts alone), the integer GPU indices of "gpus", and
+ * whether "all" is an object, with its aggregates and per-GPU figures (by
+ * position). NAN where a figure is absent or not a number. */
+typedef struct gq_card_host_view {
+    int nalone;
+    double alone_h2d[GQ_MAX_GPUS], alone_d2h[GQ_MAX_GPUS];
+    int nsets;
+    int ngpus;
+    int gpu[GQ_MAX_GPUS];
+    bool have_all;
+    double all_h2d_aggregate_gbps, all_d2h_aggregate_gbps;
+    double all_h2d[GQ_MAX_GPUS], all_d2h[GQ_MAX_GPUS];
+} gq_card_host_view;
+
+/* What the card's host row and findings read of the document's "bottlenecks"
+ * list (doc/card_views_json.c): of each entry, its direction (have_direction
+ * false when not a string), its integer GPU indices, its explanation ("" when
+ * none), capacity and what the GPUs move alone (NAN: absent). Strings are cut
+ * at GQ_CARD_VIEW_TEXT - 1 bytes (a finding is no longer); at most
+ * GQ_CARD_VIEW_MAX_BOTTLENECKS entries are read, count is of all. */
+#define GQ_CARD_VIEW_MAX_BOTTLENECKS 64
+typedef struct gq_card_bottleneck_view {
+    bool have_direction;
+    char direction[GQ_CARD_VIEW_TEXT];
+    int ngpus;
+    int gpu[GQ_MAX_GPUS];
+    char explanation[GQ_CARD_VIEW_TEXT];
+    double capacity_gbps, sum_alone_gbps;
+} gq_card_bottleneck_view;
+typedef struct gq_card_bottlenecks_view {
+    int count, n;
+    gq_card_bottleneck_view v[GQ_CARD_VIEW_MAX_BOTTLENECKS];
+} gq_card_bottlenecks_view;
+
+/* What the card's placement row and findings read of the card's "placement"
+ * section (doc/card_views_json.c): whether it is an object, its roles
+ * (roles.prefill, .decode, .offload), "default_split" and "all_staged" (only
+ * true counts), "staged_unmeasured" (0 unless an integer), the gain, the
+ * measured GB/s of offload_aggregate.h2d, .d2h and pairs_aggregate, and each
+ * entry of "pairs" (prefill, decode) and "offload" (gpu) as GPU indices.
+ * Numbers are NAN where the section lacks them; a GPU index is 0 where its
+ * entry lacks a number and INT_MIN where the number is beyond int's range (as
+ * the judge read them from the JSON before these views). The lists' counts are of all entries; at most
+ * GQ_CARD_VIEW_MAX_PL_PAIRS pairs and GQ_CARD_VIEW_MAX_PL_OFFLOAD workers are
+ * read (more than the row can print). */
+#define GQ_CARD_VIEW_MAX_PL_PAIRS 128
+#define GQ_CARD_VIEW_MAX_PL_OFFLOAD 256
+typedef struct gq_card_placement_view {
+    bool present; /* an object */
+    double prefill, decode, offload;
+    bool default_split, all_staged;
+    long long staged_unmeasured;
+    double gain;
+    double offload_h2d_gbps, offload_d2h_gbps, pairs_gbps;
+    int npairs_count, npairs;
+    int pair_prefill[GQ_CARD_VIEW_MAX_PL_PAIRS], pair_decode[GQ_CARD_VIEW_MAX_PL_PAIRS];
+    int noffload_count, noffload;
+    int offload_gpu[GQ_CARD_VIEW_MAX_PL_OFFLOAD];
+} gq_card_placement_view;
+
 /* The sections the judge reads typed (doc/card_facts_json.c:
- * gq_card_views_from_json). */
+ * gq_card_views_from_json; the pairwise, host, placement and bottleneck
+ * views in doc/card_views_json.c). */
 typedef struct gq_card_views {
     /* the section's level (have_level false: absent or not a level name, a
      * schema-1 card: judged as standard), "complete" (only false is
@@ -430,17 +555,25 @@ typedef struct gq_card_views {
     gq_card_sweeps_view sweeps;
     gq_card_identity_view identity;
     gq_card_coll_view coll; /* the card's "collectives" section */
+    gq_card_placement_view placement;
+    gq_card_pairs_view pairs;
+    gq_card_host_view host;
+    gq_card_bottlenecks_view bottlenecks; /* the document's, beside the card section */
+    gq_card_domains_view domains;
+    gq_card_matrix_view matrix;        /* the first of "matrices" */
+    gq_card_matrix_view driver_staged; /* the last of "matrices" whose id is "driver_staged" */
 } gq_card_views;
 
 /* Judge a composed or saved card section (e.g. `report --expect`) into *out
  * (gq_card_init'ed here; gq_card_free it): the checks on its facts f
  * (gq_card_facts_from_json, doc/card_codec.h), their counts, the verdict from
  * them and the steps' evidence (f's, the section's level and "complete"), the
- * rows and the findings. bottlenecks is the root section (may be NULL); views
- * the stress section and the card's latency and sweeps, typed. The section is not changed: gq_card_to_json
- * (doc/card_codec.h) writes the result into it. */
-int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_views *views,
-                  const gq_card_facts *f, const gq_expect *ex, gq_card *out, gq_err *err);
+ * rows and the findings. views: every section the rows and findings read
+ * (the card's, the stress section and the document's bottlenecks), typed
+ * (gq_card_views_from_json, doc/card_codec.h); gq_card_to_json
+ * (doc/card_codec.h) writes the result into the section. */
+int gq_card_judge(const gq_card_views *views, const gq_card_facts *f, const gq_expect *ex, gq_card *out,
+                  gq_err *err);
 
 /* "skip", "info", "pass", "warn", "fail" exactly (gq_verdict_name). */
 bool gq_verdict_parse(const char *s, gq_verdict *out);

@@ -12,29 +12,26 @@
 #include "core/units.h"
 
 /* The pairwise finding: no P2P, the domains, or one domain. */
-void gq_judge_find_pairwise(gq_card *fs, const json_t *m0, const json_t *dm, int ndom, const p2p_ranges *r)
+void gq_judge_find_pairwise(gq_card *fs, const gq_card_matrix_view *m0, const gq_card_domains_view *dm,
+                            int ndom, const p2p_ranges *r)
 {
     char s1[64], s2[64];
-    size_t i;
-    const json_t *x;
-    if (m0 && isfinite(r->lo)) {
-        bool staged = json_is_true(json_object_get(m0, "staged"));
-        if (json_is_true(json_object_get(dm, "no_p2p")) || staged)
+    if (m0->present && isfinite(r->lo)) {
+        bool staged = m0->staged;
+        if (dm->no_p2p || staged)
             gq_judge_finding(
                 fs,
                 "No GPU pair has P2P: every GPU-to-GPU byte goes through host memory (%s GB/s one pair at a "
                 "time, host-staged), so the host paths are the budget for any multi-GPU exchange.",
                 gq_judge_range(r->lo, r->hi, s1, sizeof s1));
-        else if (json_is_true(json_object_get(dm, "split"))) {
+        else if (dm->split) {
             char list[256] = "";
             size_t used = 0;
-            json_array_foreach(json_object_get(dm, "domains"), i, x)
-            {
-                int gl[MAXG];
-                int n = gq_judge_jints(x, gl, MAXG);
+            for (int i = 0; i < dm->ndomains; i++) {
+                const gq_card_domain_view *x = &dm->domain[i];
                 char sb[64];
                 int w = snprintf(list + used, sizeof list - used, "%s{%s}", i ? ", " : "",
-                                 gq_domains_set_str(gl, n, sb, sizeof sb));
+                                 gq_domains_set_str(x->gpu, x->n, sb, sizeof sb));
                 if (w > 0 && (size_t)w < sizeof list - used)
                     used += (size_t)w;
             }
@@ -54,75 +51,65 @@ void gq_judge_find_pairwise(gq_card *fs, const json_t *m0, const json_t *dm, int
 }
 
 /* The concurrent finding: what crossing domains keeps. */
-void gq_judge_find_concurrent(gq_card *fs, const json_t *pairs)
+void gq_judge_find_concurrent(gq_card *fs, const gq_card_pairs_view *pairs)
 {
     char a[32], b[32];
-    const json_t *w = json_object_get(pairs, "within"), *ac = json_object_get(pairs, "across");
-    double ra = gq_json_num(pairs, "ratio");
-    if (json_is_object(w) && json_is_object(ac) && isfinite(ra))
+    const gq_card_pairs_side_view *w = &pairs->within, *ac = &pairs->across;
+    double ra = pairs->ratio;
+    if (w->present && ac->present && isfinite(ra))
         gq_judge_finding(
             fs,
             "%d pairs at once within domains moved %s GB/s in total, %d pairs across domains %s GB/s: "
             "crossing domains keeps %.0f%% of the bandwidth. Keep heavy GPU-to-GPU exchanges within "
             "domains.",
-            (int)json_array_size(json_object_get(w, "pairs")),
-            gq_judge_f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a),
-            (int)json_array_size(json_object_get(ac, "pairs")),
-            gq_judge_f1(gq_json_num(ac, "aggregate_gbps"), b, sizeof b), ra * 100);
+            w->npairs, gq_judge_f1(w->aggregate_gbps, a, sizeof a), ac->npairs,
+            gq_judge_f1(ac->aggregate_gbps, b, sizeof b), ra * 100);
 }
 
 /* The bottleneck findings: the shared budgets (P2P and host) inferred from concurrent copies. */
-void gq_judge_find_bottlenecks(gq_card *fs, const json_t *bottlenecks)
+void gq_judge_find_bottlenecks(gq_card *fs, const gq_card_bottlenecks_view *bottlenecks)
 {
     char a[32], b[32];
-    size_t i;
-    const json_t *x;
-    json_array_foreach(bottlenecks, i, x)
-    {
-        const char *dir = gq_json_str(x, "direction", "?");
-        int gl[MAXG];
-        int n = gq_judge_jints(json_object_get(x, "gpus"), gl, MAXG);
+    for (int i = 0; i < bottlenecks->n; i++) {
+        const gq_card_bottleneck_view *x = &bottlenecks->v[i];
+        const char *dir = x->have_direction ? x->direction : "?";
         char sb[64];
-        const char *expl = gq_json_str(x, "explanation", "");
+        const char *expl = x->explanation;
         if (!strcmp(dir, "p2p"))
             gq_judge_finding(
                 fs,
                 "Concurrent GPU pairs among GPUs %s share about %s GB/s when they copy at once (one pair "
                 "at a "
                 "time they would move %s GB/s). %s%s",
-                gq_domains_set_str(gl, n, sb, sizeof sb),
-                gq_judge_f1(gq_json_num(x, "capacity_gbps"), a, sizeof a),
-                gq_judge_f1(gq_json_num(x, "sum_alone_gbps"), b, sizeof b), expl,
+                gq_domains_set_str(x->gpu, x->ngpus, sb, sizeof sb),
+                gq_judge_f1(x->capacity_gbps, a, sizeof a), gq_judge_f1(x->sum_alone_gbps, b, sizeof b), expl,
                 *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
         else
             gq_judge_finding(
                 fs,
                 "GPUs %s share one %s budget of about %s GB/s when they copy at once (alone they would "
                 "move %s GB/s together). %s%s",
-                gq_domains_set_str(gl, n, sb, sizeof sb),
+                gq_domains_set_str(x->gpu, x->ngpus, sb, sizeof sb),
                 !strcmp(dir, "h2d")   ? "host-to-GPU"
                 : !strcmp(dir, "d2h") ? "GPU-to-host"
                                       : dir,
-                gq_judge_f1(gq_json_num(x, "capacity_gbps"), a, sizeof a),
-                gq_judge_f1(gq_json_num(x, "sum_alone_gbps"), b, sizeof b), expl,
+                gq_judge_f1(x->capacity_gbps, a, sizeof a), gq_judge_f1(x->sum_alone_gbps, b, sizeof b), expl,
                 *expl && expl[strlen(expl) - 1] != '.' ? "." : "");
     }
 }
 
 /* The host finding: an asymmetry with all GPUs copying at once that each GPU alone does not show. */
-void gq_judge_find_host(gq_card *fs, const json_t *host)
+void gq_judge_find_host(gq_card *fs, const gq_card_host_view *host)
 {
     char s1[64], s2[64];
-    const json_t *all = json_object_get(host, "all");
-    static const char *const dn[2] = {"h2d", "d2h"};
-    for (int dd = 0; dd < 2 && json_is_object(all); dd++) {
-        int gl[MAXG];
-        int n = gq_judge_jints(json_object_get(host, "gpus"), gl, MAXG);
+    for (int dd = 0; dd < 2 && host->have_all; dd++) {
+        const int *gl = host->gpu;
+        int n = host->ngpus;
+        const double *fig = dd ? host->all_d2h : host->all_h2d;
         double v[MAXG];
         double vlo = INFINITY, vhi = -INFINITY;
         for (int k = 0; k < n; k++) {
-            const json_t *e = json_array_get(json_object_get(all, dn[dd]), (size_t)k);
-            v[k] = json_is_number(e) ? json_number_value(e) : NAN;
+            v[k] = fig[k];
             if (isfinite(v[k])) {
                 vlo = fmin(vlo, v[k]);
                 vhi = fmax(vhi, v[k]);
@@ -219,7 +206,7 @@ void gq_judge_find_health(gq_card *fs, const gq_card_stress_view *stress)
  * it; else the shared budget that two offload workers draw on, or that the
  * budgets were not measured. */
 static void find_offload(gq_card *fs, const int *gl, int n, const char *list, double mh, double md,
-                         const json_t *bottlenecks, const gq_card_facts *f)
+                         const gq_card_bottlenecks_view *bottlenecks, const gq_card_facts *f)
 {
     char a[32], b[32], c[32], sb[64], sc[64];
     if (f->step_ev[GQ_CS_CONTENTION] != GQ_EV_MEASURED) {
@@ -233,15 +220,14 @@ static void find_offload(gq_card *fs, const int *gl, int n, const char *list, do
                 : gq_ev_reason_words(f->step_why[GQ_CS_CONTENTION]));
         return;
     }
-    size_t i;
-    const json_t *x;
-    json_array_foreach(bottlenecks, i, x)
-    {
-        const char *dir = gq_json_str(x, "direction", "?");
+    for (int i = 0; i < bottlenecks->n; i++) {
+        const gq_card_bottleneck_view *x = &bottlenecks->v[i];
+        const char *dir = x->have_direction ? x->direction : "?";
         if (!strcmp(dir, "p2p"))
             continue;
-        int bl[MAXG], shared[MAXG], ns = 0;
-        int nb = gq_judge_jints(json_object_get(x, "gpus"), bl, MAXG);
+        const int *bl = x->gpu;
+        int shared[MAXG], ns = 0;
+        int nb = x->ngpus;
         for (int k = 0; k < n; k++)
             for (int j = 0; j < nb; j++)
                 if (gl[k] == bl[j] && ns < MAXG)
@@ -257,8 +243,7 @@ static void find_offload(gq_card *fs, const int *gl, int n, const char *list, do
             !strcmp(dir, "h2d")   ? "host-to-GPU"
             : !strcmp(dir, "d2h") ? "GPU-to-host"
                                   : dir,
-            gq_domains_set_str(bl, nb, sc, sizeof sc),
-            gq_judge_f1(gq_json_num(x, "capacity_gbps"), c, sizeof c));
+            gq_domains_set_str(bl, nb, sc, sizeof sc), gq_judge_f1(x->capacity_gbps, c, sizeof c));
         return;
     }
     gq_judge_finding(
@@ -268,65 +253,61 @@ static void find_offload(gq_card *fs, const int *gl, int n, const char *list, do
         list, gq_judge_f1(mh, a, sizeof a), gq_judge_f1(md, b, sizeof b));
 }
 
-void gq_judge_find_placement(gq_card *fs, const json_t *pl, const json_t *bottlenecks, const gq_card_facts *f)
+void gq_judge_find_placement(gq_card *fs, const gq_card_placement_view *pl,
+                             const gq_card_bottlenecks_view *bottlenecks, const gq_card_facts *f)
 {
     char a[32], b[32];
-    size_t i;
-    const json_t *x;
-    if (json_is_object(pl)) {
-        const json_t *off = json_object_get(pl, "offload");
-        if (json_array_size(off)) {
-            int gl[MAXG], n = 0;
-            json_array_foreach(off, i, x) if (n < MAXG) gl[n++] = (int)gq_json_num(x, "gpu");
-            const json_t *oa = json_object_get(pl, "offload_aggregate");
-            double mh = gq_json_num(json_object_get(oa, "h2d"), "measured_gbps"),
-                   md = gq_json_num(json_object_get(oa, "d2h"), "measured_gbps");
-            char list[96] = "";
-            size_t used = 0;
-            for (int k = 0; k < n; k++) {
-                /* 64 workers do not fit: stop at the last whole entry rather than run past list. */
-                int w = snprintf(list + used, sizeof list - used, "%s%d", k ? "," : "", gl[k]);
-                if (w < 0 || (size_t)w >= sizeof list - used)
-                    break;
-                used += (size_t)w;
-            }
-            if (n > 1)
-                find_offload(fs, gl, n, list, mh, md, bottlenecks, f);
-            else
-                gq_judge_finding(fs, "For KV offload, use GPU %s (%s GB/s to GPU, %s GB/s to host).", list,
-                                 gq_judge_f1(mh, a, sizeof a), gq_judge_f1(md, b, sizeof b));
+    if (!pl->present)
+        return;
+    if (pl->noffload_count) {
+        int gl[MAXG], n = 0;
+        for (int i = 0; i < pl->noffload && n < MAXG; i++)
+            gl[n++] = pl->offload_gpu[i];
+        double mh = pl->offload_h2d_gbps, md = pl->offload_d2h_gbps;
+        char list[96] = "";
+        size_t used = 0;
+        for (int k = 0; k < n; k++) {
+            /* 64 workers do not fit: stop at the last whole entry rather than run past list. */
+            int w = snprintf(list + used, sizeof list - used, "%s%d", k ? "," : "", gl[k]);
+            if (w < 0 || (size_t)w >= sizeof list - used)
+                break;
+            used += (size_t)w;
         }
-        const json_t *pp = json_object_get(pl, "pairs");
-        if (json_array_size(pp)) {
-            char list[256] = "";
-            size_t used = 0;
-            json_array_foreach(pp, i, x) if (used < sizeof list - 16) used +=
-                (size_t)snprintf(list + used, sizeof list - used, "%s%d→%d", i ? ", " : "",
-                                 (int)gq_json_num(x, "prefill"), (int)gq_json_num(x, "decode"));
-            double gain = gq_json_num(pl, "gain");
-            const json_t *pa = json_object_get(pl, "pairs_aggregate");
-            if (json_integer_value(json_object_get(pl, "staged_unmeasured")) > 0)
-                gq_judge_finding(
-                    fs,
-                    "Prefill→decode handoffs %s are planned through host memory because no usable P2P "
-                    "figure was measured for %d of them: measure the pairs before relying on it.",
-                    list, (int)json_integer_value(json_object_get(pl, "staged_unmeasured")));
-            else if (json_is_true(json_object_get(pl, "all_staged")))
-                gq_judge_finding(
-                    fs,
-                    "Prefill→decode handoffs %s: every handoff is host-staged (no P2P), so the pairs are "
-                    "chosen "
-                    "to use both sockets' host budgets.",
-                    list);
-            else
-                gq_judge_finding(
-                    fs,
-                    "Prefill→decode handoffs %s keep every KV transfer on a fast path: %s GB/s measured "
-                    "together%s%s%s.",
-                    list, gq_judge_f1(gq_json_num(pa, "measured_gbps"), a, sizeof a),
-                    isfinite(gain) ? ", " : "", isfinite(gain) ? gq_judge_f1(gain, b, sizeof b) : "",
-                    isfinite(gain) ? "× the naive mapping (GPUs in index order)" : "");
-        }
+        if (n > 1)
+            find_offload(fs, gl, n, list, mh, md, bottlenecks, f);
+        else
+            gq_judge_finding(fs, "For KV offload, use GPU %s (%s GB/s to GPU, %s GB/s to host).", list,
+                             gq_judge_f1(mh, a, sizeof a), gq_judge_f1(md, b, sizeof b));
+    }
+    if (pl->npairs_count) {
+        char list[256] = "";
+        size_t used = 0;
+        for (int i = 0; i < pl->npairs; i++)
+            if (used < sizeof list - 16)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%d→%d", i ? ", " : "",
+                                         pl->pair_prefill[i], pl->pair_decode[i]);
+        double gain = pl->gain;
+        if (pl->staged_unmeasured > 0)
+            gq_judge_finding(
+                fs,
+                "Prefill→decode handoffs %s are planned through host memory because no usable P2P "
+                "figure was measured for %d of them: measure the pairs before relying on it.",
+                list, (int)pl->staged_unmeasured);
+        else if (pl->all_staged)
+            gq_judge_finding(
+                fs,
+                "Prefill→decode handoffs %s: every handoff is host-staged (no P2P), so the pairs are "
+                "chosen "
+                "to use both sockets' host budgets.",
+                list);
+        else
+            gq_judge_finding(
+                fs,
+                "Prefill→decode handoffs %s keep every KV transfer on a fast path: %s GB/s measured "
+                "together%s%s%s.",
+                list, gq_judge_f1(pl->pairs_gbps, a, sizeof a), isfinite(gain) ? ", " : "",
+                isfinite(gain) ? gq_judge_f1(gain, b, sizeof b) : "",
+                isfinite(gain) ? "× the naive mapping (GPUs in index order)" : "");
     }
 }
 
@@ -345,19 +326,14 @@ void gq_judge_find_verdicts(gq_card *fs, const gq_checklist *cl, gq_verdict over
 
 /* One finding per GPU the domains analysis set aside (the card's "domains"
  * section's set_aside[]: every pair with it slow for a reason of its own). */
-void gq_judge_find_set_aside(gq_card *fs, const json_t *dm)
+void gq_judge_find_set_aside(gq_card *fs, const gq_card_domains_view *dm)
 {
-    size_t i;
-    const json_t *s;
-    json_array_foreach(json_object_get(dm, "set_aside"), i, s)
-    {
-        const json_t *g = json_object_get(s, "gpu");
-        if (json_is_integer(g))
-            gq_judge_finding(
-                fs,
-                "GPU %d set aside: %s; it is its own domain, and the other GPUs' domains are found "
-                "without it.",
-                (int)json_integer_value(g), gq_json_str(s, "text", "every pair with it is slow"));
+    for (int i = 0; i < dm->nset_aside; i++) {
+        const gq_card_set_aside_view *s = &dm->set_aside[i];
+        gq_judge_finding(fs,
+                         "GPU %d set aside: %s; it is its own domain, and the other GPUs' domains are found "
+                         "without it.",
+                         s->gpu, s->have_text ? s->text : "every pair with it is slow");
     }
 }
 

@@ -2,9 +2,10 @@
  * analysis/expect.c judges them), the card's verdict, and the card's table,
  * one function per row (the row's evidence, result and verdict), each followed
  * by the function that writes that row's findings in plain sentences.
- * gq_card_judge calls them in the card's order. Pure: reads the composed card
- * (card_compose.c; its latency and sweeps typed) and the stress section
- * (typed); never measures. */
+ * gq_card_judge calls them in the card's order. Pure: reads the composed or
+ * saved card's sections, the stress section and the document's bottlenecks
+ * as typed views (gq_card_views, decoded by doc/card_facts_json.c and
+ * doc/card_views_json.c); never measures. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,8 +17,8 @@
 #include "analysis/domains.h"
 #include "core/units.h"
 
-int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_views *views,
-                  const gq_card_facts *f, const gq_expect *ex, gq_card *out, gq_err *err)
+int gq_card_judge(const gq_card_views *views, const gq_card_facts *f, const gq_expect *ex, gq_card *out,
+                  gq_err *err)
 {
     gq_card_init(out);
     int rc = gq_expect_judge(ex, f, &out->checks, err);
@@ -48,24 +49,22 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_v
     gq_verdict overall = gq_card_summarize(out);
 
     /* ---- rows: seed 001 §9 ---- */
-    const json_t *dm = json_object_get(card, "domains");
-    const json_t *m0 = json_array_get(json_object_get(card, "matrices"), 0);
-    const json_t *pairs = json_object_get(card, "pairs"), *host = json_object_get(card, "host");
-    const json_t *pl = json_object_get(card, "placement");
+    const gq_card_domains_view *dm = &views->domains;
+    const gq_card_matrix_view *m0 = &views->matrix;
     card_doms d;
     gq_judge_doms_of(dm, &d);
     p2p_ranges pr;
     gq_judge_p2p_ranges_of(m0, &d, &pr);
     gq_judge_row_identity(out, cl, &views->identity);
     staged_pair sp;
-    gq_judge_staged_pairs_of(card, m0, &sp);
+    gq_judge_staged_pairs_of(&views->driver_staged, m0, &sp);
     gq_judge_row_pairwise(out, cl, m0, dm, d.ndom, &pr, &sp);
-    gq_judge_row_concurrent(out, cl, pairs, dm, d.ndom);
-    gq_judge_row_host(out, cl, host, bottlenecks, f);
+    gq_judge_row_concurrent(out, cl, &views->pairs, dm, d.ndom);
+    gq_judge_row_host(out, cl, &views->host, &views->bottlenecks, f);
     gq_judge_row_sweeps(out, cl, &views->sweeps);
     gq_judge_row_latency(out, cl, &views->latency);
     gq_judge_row_health(out, cl, &views->stress);
-    gq_judge_row_placement(out, cl, pl);
+    gq_judge_row_placement(out, cl, &views->placement);
     gq_judge_row_collectives(out, cl, &views->coll);
     gq_judge_row_integrity(out, cl, f);
     gq_judge_row_application(out);
@@ -88,13 +87,13 @@ int gq_card_judge(const json_t *card, const json_t *bottlenecks, const gq_card_v
             sp.n, sp.n == 1 ? "" : "s", sp.a, sp.b, sp.worst_d, sp.worst_p);
     }
     gq_judge_find_set_aside(out, dm);
-    gq_judge_find_concurrent(out, pairs);
+    gq_judge_find_concurrent(out, &views->pairs);
     /* Shared budgets are stated from the contention step's copies only (other
      * steps' groups, such as the placement's, are not a survey of the paths). */
     if (f->step_ev[GQ_CS_CONTENTION] == GQ_EV_MEASURED)
-        gq_judge_find_bottlenecks(out, bottlenecks);
-    gq_judge_find_host(out, host);
-    gq_judge_find_placement(out, pl, bottlenecks, f);
+        gq_judge_find_bottlenecks(out, &views->bottlenecks);
+    gq_judge_find_host(out, &views->host);
+    gq_judge_find_placement(out, &views->placement, &views->bottlenecks, f);
     gq_judge_find_sweeps(out, &views->sweeps);
     gq_judge_find_health(out, &views->stress);
     gq_judge_find_identity(out, &views->identity);

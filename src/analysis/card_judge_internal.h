@@ -10,7 +10,6 @@
 
 #include "analysis/card.h"
 #include "analysis/expect.h"
-#include "analysis/json_get.h"
 
 #define MAXG GQ_MAX_GPUS
 
@@ -39,8 +38,8 @@ typedef struct staged_pair {
 
 /* ---- helpers (card_judge_util.c) ---- */
 
-double gq_judge_sum_json(const json_t *a);
-int gq_judge_jints(const json_t *a, int *out, int max);
+/* The sum of v[0..n-1]. */
+double gq_judge_sum(const double *v, int n);
 const char *gq_judge_f1(double v, char *b, size_t n);
 /* A size that need not be a power of two: "74 KiB", "1.5 MiB". */
 const char *gq_judge_approx_size(double bytes, char *b, size_t n);
@@ -56,27 +55,29 @@ void gq_judge_row(gq_card *rows, const char *check, const char *evidence, const 
                   const char *verdict, const char *decision);
 /* A finding; running out of memory drops it and gq_card_judge reports it. */
 __attribute__((format(printf, 2, 3))) void gq_judge_finding(gq_card *fs, const char *fmt, ...);
-void gq_judge_doms_of(const json_t *dm, card_doms *d);
-void gq_judge_p2p_ranges_of(const json_t *m0, const card_doms *d, p2p_ranges *r);
-void gq_judge_staged_pairs_of(const json_t *card, const json_t *m0, staged_pair *sp);
+/* The domains' GPUs (the domains view) by GPU index. */
+void gq_judge_doms_of(const gq_card_domains_view *dm, card_doms *d);
+/* The first matrix's ranges within and across the domains d. */
+void gq_judge_p2p_ranges_of(const gq_card_matrix_view *m0, const card_doms *d, p2p_ranges *r);
+/* The host-staged pairs of the driver's staged matrix md against the first matrix m0. */
+void gq_judge_staged_pairs_of(const gq_card_matrix_view *md, const gq_card_matrix_view *m0, staged_pair *sp);
 /* How many of the uplinks above the GPUs (identity.uplinks) trained below their maximum width. */
 int gq_judge_uplinks_down(const gq_card_identity_view *id);
-/* GPU sets among the host subsets (a set measured in both directions counts once). */
-int gq_judge_distinct_sets(const json_t *subs);
 
 /* ---- the rows (card_rows.c) ---- */
 
 /* Identity and links: the GPUs, their memory, power and PCIe links. */
 void gq_judge_row_identity(gq_card *rows, const gq_checklist *cl, const gq_card_identity_view *id);
 /* Pairwise GPU traffic: the first matrix, one pair at a time, within and across domains. */
-void gq_judge_row_pairwise(gq_card *rows, const gq_checklist *cl, const json_t *m0, const json_t *dm,
-                           int ndom, const p2p_ranges *r, const staged_pair *sp);
+void gq_judge_row_pairwise(gq_card *rows, const gq_checklist *cl, const gq_card_matrix_view *m0,
+                           const gq_card_domains_view *dm, int ndom, const p2p_ranges *r,
+                           const staged_pair *sp);
 /* Concurrent GPU traffic: pairs at once within domains and across. */
-void gq_judge_row_concurrent(gq_card *rows, const gq_checklist *cl, const json_t *pairs, const json_t *dm,
-                             int ndom);
+void gq_judge_row_concurrent(gq_card *rows, const gq_checklist *cl, const gq_card_pairs_view *pairs,
+                             const gq_card_domains_view *dm, int ndom);
 /* Host-memory traffic: each GPU alone, subsets and all at once, and the shared host budgets. */
-void gq_judge_row_host(gq_card *rows, const gq_checklist *cl, const json_t *host, const json_t *bottlenecks,
-                       const gq_card_facts *f);
+void gq_judge_row_host(gq_card *rows, const gq_checklist *cl, const gq_card_host_view *host,
+                       const gq_card_bottlenecks_view *bottlenecks, const gq_card_facts *f);
 /* Transfer granularity: the buffer-size sweeps and their fits. */
 void gq_judge_row_sweeps(gq_card *rows, const gq_checklist *cl, const gq_card_sweeps_view *sweeps);
 /* Latency: pointer chase host-GPU and GPU-GPU. */
@@ -84,7 +85,7 @@ void gq_judge_row_latency(gq_card *rows, const gq_checklist *cl, const gq_card_l
 /* Whole-node health: the stress section's temperatures, clocks, power capping and slowdowns. */
 void gq_judge_row_health(gq_card *rows, const gq_checklist *cl, const gq_card_stress_view *stress);
 /* Placement: the roles solved on the measured paths and the gain over the naive mapping. */
-void gq_judge_row_placement(gq_card *rows, const gq_checklist *cl, const json_t *pl);
+void gq_judge_row_placement(gq_card *rows, const gq_checklist *cl, const gq_card_placement_view *pl);
 void gq_judge_row_collectives(gq_card *rows, const gq_checklist *cl, const gq_card_coll_view *coll);
 /* Measurement integrity: impossible figures, overlap, data checks and errors. */
 void gq_judge_row_integrity(gq_card *rows, const gq_checklist *cl, const gq_card_facts *f);
@@ -94,24 +95,26 @@ void gq_judge_row_application(gq_card *rows);
 /* ---- the findings (card_findings.c) ---- */
 
 /* The pairwise finding: no P2P, the domains, or one domain. */
-void gq_judge_find_pairwise(gq_card *fs, const json_t *m0, const json_t *dm, int ndom, const p2p_ranges *r);
+void gq_judge_find_pairwise(gq_card *fs, const gq_card_matrix_view *m0, const gq_card_domains_view *dm,
+                            int ndom, const p2p_ranges *r);
 /* The concurrent finding: what crossing domains keeps. */
-void gq_judge_find_concurrent(gq_card *fs, const json_t *pairs);
+void gq_judge_find_concurrent(gq_card *fs, const gq_card_pairs_view *pairs);
 /* The bottleneck findings: the shared budgets (P2P and host) inferred from concurrent copies. */
-void gq_judge_find_bottlenecks(gq_card *fs, const json_t *bottlenecks);
+void gq_judge_find_bottlenecks(gq_card *fs, const gq_card_bottlenecks_view *bottlenecks);
 /* The host finding: an asymmetry with all GPUs copying at once that each GPU alone does not show. */
-void gq_judge_find_host(gq_card *fs, const json_t *host);
+void gq_judge_find_host(gq_card *fs, const gq_card_host_view *host);
 /* The sweep finding: the first fitted sweep's fixed cost and half-bandwidth size. */
 void gq_judge_find_sweeps(gq_card *fs, const gq_card_sweeps_view *sweeps);
 /* The health finding: what the load did to the hottest GPU. */
 void gq_judge_find_health(gq_card *fs, const gq_card_stress_view *stress);
-void gq_judge_find_placement(gq_card *fs, const json_t *pl, const json_t *bottlenecks,
-                             const gq_card_facts *f);
+/* The placement findings: the offload workers and the prefill-to-decode handoffs. */
+void gq_judge_find_placement(gq_card *fs, const gq_card_placement_view *pl,
+                             const gq_card_bottlenecks_view *bottlenecks, const gq_card_facts *f);
 /* The verdict findings: up to six checks with the card's verdict, when it is warn or fail. */
 void gq_judge_find_verdicts(gq_card *fs, const gq_checklist *cl, gq_verdict overall);
 /* One finding per GPU the domains analysis set aside (the card's "domains"
  * section's set_aside[]: every pair with it slow for a reason of its own). */
-void gq_judge_find_set_aside(gq_card *fs, const json_t *dm);
+void gq_judge_find_set_aside(gq_card *fs, const gq_card_domains_view *dm);
 /* One finding per busy GPU: what ran on it and what the card did about it. */
 void gq_judge_find_busy(gq_card *fs);
 /* The identity finding: a virtual machine showing one NUMA node. */

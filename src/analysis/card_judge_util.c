@@ -12,22 +12,12 @@
 #include "analysis/domains.h"
 #include "core/units.h"
 
-double gq_judge_sum_json(const json_t *a)
+double gq_judge_sum(const double *v, int n)
 {
     double s = 0;
-    size_t i;
-    const json_t *v;
-    json_array_foreach(a, i, v) if (json_is_number(v)) s += json_number_value(v);
+    for (int i = 0; i < n; i++)
+        s += v[i];
     return s;
-}
-
-int gq_judge_jints(const json_t *a, int *out, int max)
-{
-    int n = 0;
-    size_t i;
-    const json_t *v;
-    json_array_foreach(a, i, v) if (n < max && json_is_integer(v)) out[n++] = (int)json_integer_value(v);
-    return n;
 }
 
 const char *gq_judge_f1(double v, char *b, size_t n)
@@ -127,40 +117,33 @@ __attribute__((format(printf, 2, 3))) void gq_judge_finding(gq_card *fs, const c
         fs->oom = true;
 }
 
-void gq_judge_doms_of(const json_t *dm, card_doms *d)
+void gq_judge_doms_of(const gq_card_domains_view *dm, card_doms *d)
 {
     for (int k = 0; k < MAXG; k++)
         d->dom_of[k] = -1;
-    d->ndom = 0;
-    size_t i;
-    const json_t *x;
-    json_array_foreach(json_object_get(dm, "domains"), i, x)
-    {
-        int gl[MAXG];
-        int n = gq_judge_jints(x, gl, MAXG);
-        for (int k = 0; k < n; k++)
-            if (gl[k] >= 0 && gl[k] < MAXG)
-                d->dom_of[gl[k]] = (int)i;
-        d->ndom++;
+    for (int i = 0; i < dm->ndomains; i++) {
+        const gq_card_domain_view *x = &dm->domain[i];
+        for (int k = 0; k < x->n; k++)
+            if (x->gpu[k] >= 0 && x->gpu[k] < MAXG)
+                d->dom_of[x->gpu[k]] = i;
     }
+    d->ndom = dm->ndomains_count;
 }
 
-void gq_judge_p2p_ranges_of(const json_t *m0, const card_doms *d, p2p_ranges *r)
+void gq_judge_p2p_ranges_of(const gq_card_matrix_view *m0, const card_doms *d, p2p_ranges *r)
 {
     r->wlo = r->whi = r->alo = r->ahi = r->lo = r->hi = NAN;
-    if (!m0)
+    if (!m0->present)
         return;
     r->wlo = r->alo = r->lo = INFINITY;
     r->whi = r->ahi = r->hi = -INFINITY;
-    int gl[MAXG];
-    int n = gq_judge_jints(json_object_get(m0, "gpus"), gl, MAXG);
-    const json_t *vals = json_object_get(m0, "values");
+    const int *gl = m0->gpu;
+    int n = m0->n;
     for (int a = 0; a < n; a++)
         for (int b = 0; b < n; b++) {
-            const json_t *x = json_array_get(json_array_get(vals, (size_t)a), (size_t)b);
-            if (!json_is_number(x))
+            double v = m0->gbps[a][b];
+            if (isnan(v))
                 continue;
-            double v = json_number_value(x);
             r->lo = fmin(r->lo, v);
             r->hi = fmax(r->hi, v);
             int da = gq_judge_pos_of(d->dom_of, gl[a]);
@@ -174,36 +157,26 @@ void gq_judge_p2p_ranges_of(const json_t *m0, const card_doms *d, p2p_ranges *r)
         }
 }
 
-void gq_judge_staged_pairs_of(const json_t *card, const json_t *m0, staged_pair *sp)
+void gq_judge_staged_pairs_of(const gq_card_matrix_view *md, const gq_card_matrix_view *m0, staged_pair *sp)
 {
     memset(sp, 0, sizeof *sp);
     sp->plo = sp->dlo = INFINITY;
     sp->phi = sp->dhi = -INFINITY;
-    const json_t *md = NULL, *m;
-    size_t i;
-    json_array_foreach(json_object_get(card, "matrices"), i,
-                       m) if (!strcmp(gq_json_str(m, "id", ""), "driver_staged")) md = m;
-    if (!md || !m0)
+    if (!md->present || !m0->present)
         return;
-    int gl[MAXG], gp[MAXG];
-    int n = gq_judge_jints(json_object_get(md, "gpus"), gl, MAXG),
-        np = gq_judge_jints(json_object_get(m0, "gpus"), gp, MAXG);
+    const int *gl = md->gpu, *gp = m0->gpu;
+    int n = md->n, np = m0->n;
     for (int x = 0; x < n; x++)
         for (int y = 0; y < n; y++) {
-            const json_t *dv =
-                json_array_get(json_array_get(json_object_get(md, "values"), (size_t)x), (size_t)y);
+            double d = md->gbps[x][y];
             int px = -1, py = -1;
             for (int k = 0; k < np; k++) {
                 px = gp[k] == gl[x] ? k : px;
                 py = gp[k] == gl[y] ? k : py;
             }
-            const json_t *pv =
-                px >= 0 && py >= 0
-                    ? json_array_get(json_array_get(json_object_get(m0, "values"), (size_t)px), (size_t)py)
-                    : NULL;
-            if (!json_is_number(dv) || !json_is_number(pv))
+            double p = px >= 0 && py >= 0 ? m0->gbps[px][py] : NAN;
+            if (isnan(d) || isnan(p))
                 continue;
-            double d = json_number_value(dv), p = json_number_value(pv);
             if (!(p > 0))
                 continue;
             sp->plo = fmin(sp->plo, p);
@@ -226,18 +199,4 @@ int gq_judge_uplinks_down(const gq_card_identity_view *id)
     for (int i = 0; i < id->nuplinks; i++)
         down += id->uplink[i].width < id->uplink[i].width_max;
     return down;
-}
-
-/* GPU sets among the host subsets (a set measured in both directions counts once). */
-int gq_judge_distinct_sets(const json_t *subs)
-{
-    int n = 0;
-    for (size_t i = 0; i < json_array_size(subs); i++) {
-        const json_t *g = json_object_get(json_array_get(subs, i), "gpus");
-        bool seen = false;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = json_equal(g, json_object_get(json_array_get(subs, j), "gpus"));
-        n += !seen;
-    }
-    return n;
 }

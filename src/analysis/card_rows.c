@@ -88,22 +88,23 @@ void gq_judge_row_identity(gq_card *rows, const gq_checklist *cl, const gq_card_
 }
 
 /* Pairwise GPU traffic: the first matrix, one pair at a time, within and across domains. */
-void gq_judge_row_pairwise(gq_card *rows, const gq_checklist *cl, const json_t *m0, const json_t *dm,
-                           int ndom, const p2p_ranges *r, const staged_pair *sp)
+void gq_judge_row_pairwise(gq_card *rows, const gq_checklist *cl, const gq_card_matrix_view *m0,
+                           const gq_card_domains_view *dm, int ndom, const p2p_ranges *r,
+                           const staged_pair *sp)
 {
     char ev[512], res[512], s1[64], s2[64];
-    if (m0) {
-        int n = (int)json_array_size(json_object_get(m0, "gpus"));
-        bool staged = json_is_true(json_object_get(m0, "staged"));
+    if (m0->present) {
+        int n = m0->ngpus_count;
+        bool staged = m0->staged;
         snprintf(ev, sizeof ev, "%s matrix %d×%d, one pair at a time%s",
                  staged ? "host-staged GPU-to-GPU" : "P2P read", n, n, staged ? " (no P2P)" : "");
-        if (json_is_true(json_object_get(dm, "split")))
+        if (dm->split)
             snprintf(res, sizeof res, "%d domains; within %s GB/s, across %s GB/s", ndom,
                      gq_judge_range(r->wlo, r->whi, s1, sizeof s1),
                      gq_judge_range(r->alo, r->ahi, s2, sizeof s2));
         else
             snprintf(res, sizeof res, "%s GB/s%s", gq_judge_range(r->lo, r->hi, s1, sizeof s1),
-                     json_is_true(json_object_get(dm, "no_p2p")) ? "; no pair has P2P" : "; one domain");
+                     dm->no_p2p ? "; no pair has P2P" : "; one domain");
         if (sp->n) {
             size_t w = strlen(res);
             snprintf(res + w, sizeof res - w,
@@ -123,78 +124,70 @@ void gq_judge_row_pairwise(gq_card *rows, const gq_checklist *cl, const json_t *
 }
 
 /* Concurrent GPU traffic: pairs at once within domains and across. */
-void gq_judge_row_concurrent(gq_card *rows, const gq_checklist *cl, const json_t *pairs, const json_t *dm,
-                             int ndom)
+void gq_judge_row_concurrent(gq_card *rows, const gq_checklist *cl, const gq_card_pairs_view *pairs,
+                             const gq_card_domains_view *dm, int ndom)
 {
     char ev[512], res[512], a[32], b[32];
-    const json_t *w = json_object_get(pairs, "within"), *ac = json_object_get(pairs, "across");
-    if (json_is_object(pairs))
-        snprintf(ev, sizeof ev, "%d pairs at once within domains, %d across",
-                 (int)json_array_size(json_object_get(w, "pairs")),
-                 (int)json_array_size(json_object_get(ac, "pairs")));
+    const gq_card_pairs_side_view *w = &pairs->within, *ac = &pairs->across;
+    if (pairs->present)
+        snprintf(ev, sizeof ev, "%d pairs at once within domains, %d across", w->npairs, ac->npairs);
     else
         snprintf(ev, sizeof ev, "the intended simultaneous pairs, within and across domains");
-    double ra = gq_json_num(pairs, "ratio");
+    double ra = pairs->ratio;
     char pct[24] = "";
     if (isfinite(ra))
         snprintf(pct, sizeof pct, " (%.0f%%)", ra * 100);
-    if (json_is_object(w) && json_is_object(ac))
+    if (w->present && ac->present)
         snprintf(res, sizeof res, "within %s GB/s in total, across %s GB/s%s",
-                 gq_judge_f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a),
-                 gq_judge_f1(gq_json_num(ac, "aggregate_gbps"), b, sizeof b), pct);
-    else if (json_is_object(w))
-        snprintf(res, sizeof res, "within %s GB/s in total",
-                 gq_judge_f1(gq_json_num(w, "aggregate_gbps"), a, sizeof a));
-    else if (json_is_object(ac))
-        snprintf(res, sizeof res, "%d pairs at once %s GB/s in total, %s GB/s one at a time",
-                 (int)json_array_size(json_object_get(ac, "pairs")),
-                 gq_judge_f1(gq_json_num(ac, "aggregate_gbps"), a, sizeof a),
-                 gq_judge_f1(isfinite(gq_json_num(ac, "aggregate_gbps"))
-                                 ? gq_judge_sum_json(json_object_get(ac, "isolated_gbps"))
-                                 : NAN,
-                             b, sizeof b));
-    else if (json_is_true(json_object_get(dm, "no_p2p")))
+                 gq_judge_f1(w->aggregate_gbps, a, sizeof a), gq_judge_f1(ac->aggregate_gbps, b, sizeof b),
+                 pct);
+    else if (w->present)
+        snprintf(res, sizeof res, "within %s GB/s in total", gq_judge_f1(w->aggregate_gbps, a, sizeof a));
+    else if (ac->present)
+        snprintf(
+            res, sizeof res, "%d pairs at once %s GB/s in total, %s GB/s one at a time", ac->npairs,
+            gq_judge_f1(ac->aggregate_gbps, a, sizeof a),
+            gq_judge_f1(isfinite(ac->aggregate_gbps) ? gq_judge_sum(ac->isolated_gbps, ac->nisolated) : NAN,
+                        b, sizeof b));
+    else if (dm->no_p2p)
         snprintf(res, sizeof res,
                  "no P2P: concurrent GPU pairs go through host memory (see the host paths and "
                  "the placement)");
-    else if (json_is_integer(json_object_get(dm, "pairs")) &&
-             json_integer_value(json_object_get(dm, "pairs")) == 0)
+    else if (dm->no_pairs)
         snprintf(res, sizeof res, "not measured (no usable GPU pair figure)");
     else
         snprintf(res, sizeof res, "%s", ndom <= 1 ? "one domain: nothing to compare" : "not measured");
     static const char *const ids[] = {NULL};
-    gq_judge_row(rows, "Concurrent GPU traffic", ev, res,
-                 gq_judge_row_verdict(cl, ids, json_is_object(pairs)),
+    gq_judge_row(rows, "Concurrent GPU traffic", ev, res, gq_judge_row_verdict(cl, ids, pairs->present),
                  "Place workers without overloading shared paths");
 }
 
 /* Host-memory traffic: each GPU alone, subsets and all at once, and the shared host budgets. */
-void gq_judge_row_host(gq_card *rows, const gq_checklist *cl, const json_t *host, const json_t *bottlenecks,
-                       const gq_card_facts *f)
+void gq_judge_row_host(gq_card *rows, const gq_checklist *cl, const gq_card_host_view *host,
+                       const gq_card_bottlenecks_view *bottlenecks, const gq_card_facts *f)
 {
     char ev[512], res[512], a[32], b[32], s1[64], s2[64];
-    size_t i;
-    const json_t *x;
     double h2lo = INFINITY, h2hi = -INFINITY, d2lo = INFINITY, d2hi = -INFINITY;
-    int n = (int)json_array_size(json_object_get(json_object_get(host, "alone"), "h2d"));
-    for (int k = 0; k < n && k < MAXG; k++) {
-        const json_t *e1 = json_array_get(json_object_get(json_object_get(host, "alone"), "h2d"), (size_t)k);
-        const json_t *e2 = json_array_get(json_object_get(json_object_get(host, "alone"), "d2h"), (size_t)k);
-        if (json_is_number(e1)) {
-            h2lo = fmin(h2lo, json_number_value(e1));
-            h2hi = fmax(h2hi, json_number_value(e1));
+    for (int k = 0; k < host->nalone; k++) {
+        double e1 = host->alone_h2d[k], e2 = host->alone_d2h[k];
+        if (!isnan(e1)) {
+            h2lo = fmin(h2lo, e1);
+            h2hi = fmax(h2hi, e1);
         }
-        if (json_is_number(e2)) {
-            d2lo = fmin(d2lo, json_number_value(e2));
-            d2hi = fmax(d2hi, json_number_value(e2));
+        if (!isnan(e2)) {
+            d2lo = fmin(d2lo, e2);
+            d2hi = fmax(d2hi, e2);
         }
     }
-    int nsub = gq_judge_distinct_sets(json_object_get(host, "subsets"));
+    int nsub = host->nsets;
     snprintf(ev, sizeof ev, "both directions: each GPU alone, %d subset%s, all at once", nsub,
              nsub == 1 ? "" : "s");
-    const json_t *all = json_object_get(host, "all");
+    bool all = host->have_all;
     int nbn = 0;
-    json_array_foreach(bottlenecks, i, x) nbn += strcmp(gq_json_str(x, "direction", ""), "p2p") != 0;
+    for (int i = 0; i < bottlenecks->n; i++) {
+        const gq_card_bottleneck_view *x = &bottlenecks->v[i];
+        nbn += strcmp(x->have_direction ? x->direction : "", "p2p") != 0;
+    }
     char budgets[160];
     /* How many shared host budgets there are is a fact only when the concurrent copies ran. */
     if (f->step_ev[GQ_CS_CONTENTION] == GQ_EV_MEASURED)
@@ -206,11 +199,9 @@ void gq_judge_row_host(gq_card *rows, const gq_checklist *cl, const json_t *host
                      : gq_ev_reason_words(f->step_why[GQ_CS_CONTENTION]));
     snprintf(res, sizeof res, "alone %s / %s GB/s (to GPU / to host)%s%s%s%s%s; %s",
              gq_judge_range(h2lo, h2hi, s1, sizeof s1), gq_judge_range(d2lo, d2hi, s2, sizeof s2),
-             json_is_object(all) ? "; all at once " : "",
-             json_is_object(all) ? gq_judge_f1(gq_json_num(all, "h2d_aggregate_gbps"), a, sizeof a) : "",
-             json_is_object(all) ? " / " : "",
-             json_is_object(all) ? gq_judge_f1(gq_json_num(all, "d2h_aggregate_gbps"), b, sizeof b) : "",
-             json_is_object(all) ? " GB/s" : "", budgets);
+             all ? "; all at once " : "", all ? gq_judge_f1(host->all_h2d_aggregate_gbps, a, sizeof a) : "",
+             all ? " / " : "", all ? gq_judge_f1(host->all_d2h_aggregate_gbps, b, sizeof b) : "",
+             all ? " GB/s" : "", budgets);
     static const char *const ids[] = {"h2d_gbps_min", "d2h_gbps_min", "agree_h2d", "agree_d2h", NULL};
     gq_judge_row(rows, "Host-memory traffic", ev, res, gq_judge_row_verdict(cl, ids, isfinite(h2lo)),
                  "Select and qualify offload workers");
@@ -305,41 +296,37 @@ void gq_judge_row_health(gq_card *rows, const gq_checklist *cl, const gq_card_st
 }
 
 /* Placement: the roles solved on the measured paths and the gain over the naive mapping. */
-void gq_judge_row_placement(gq_card *rows, const gq_checklist *cl, const json_t *pl)
+void gq_judge_row_placement(gq_card *rows, const gq_checklist *cl, const gq_card_placement_view *pl)
 {
     char ev[512], res[512], a[32], b[32], c[32];
-    size_t i;
-    const json_t *x;
-    const json_t *roles = json_object_get(pl, "roles");
     snprintf(
         ev, sizeof ev,
         "%s prefill, %s decode, %s offload workers%s; the implied pattern measured against the naive one",
-        gq_judge_f1(gq_json_num(roles, "prefill"), a, sizeof a),
-        gq_judge_f1(gq_json_num(roles, "decode"), b, sizeof b),
-        gq_judge_f1(gq_json_num(roles, "offload"), c, sizeof c),
-        json_is_true(json_object_get(pl, "default_split")) ? " (default split)" : "");
+        gq_judge_f1(pl->prefill, a, sizeof a), gq_judge_f1(pl->decode, b, sizeof b),
+        gq_judge_f1(pl->offload, c, sizeof c), pl->default_split ? " (default split)" : "");
     res[0] = 0;
     size_t used = 0;
-    const json_t *pp = json_object_get(pl, "pairs");
-    if (json_array_size(pp)) {
+    if (pl->npairs_count) {
         used += (size_t)snprintf(res, sizeof res, "pairs");
-        json_array_foreach(pp, i, x) if (used < sizeof res - 24) used +=
-            (size_t)snprintf(res + used, sizeof res - used, " %d→%d", (int)gq_json_num(x, "prefill"),
-                             (int)gq_json_num(x, "decode"));
+        for (int i = 0; i < pl->npairs; i++)
+            if (used < sizeof res - 24)
+                used += (size_t)snprintf(res + used, sizeof res - used, " %d→%d", pl->pair_prefill[i],
+                                         pl->pair_decode[i]);
     }
-    const json_t *off = json_object_get(pl, "offload");
-    if (json_array_size(off) && used < sizeof res - 40) {
+    if (pl->noffload_count && used < sizeof res - 40) {
         used += (size_t)snprintf(res + used, sizeof res - used, "%soffload on", used ? "; " : "");
-        json_array_foreach(off, i, x) if (used < sizeof res - 16) used += (size_t)snprintf(
-            res + used, sizeof res - used, "%s %d", i ? "," : "", (int)gq_json_num(x, "gpu"));
+        for (int i = 0; i < pl->noffload; i++)
+            if (used < sizeof res - 16)
+                used += (size_t)snprintf(res + used, sizeof res - used, "%s %d", i ? "," : "",
+                                         pl->offload_gpu[i]);
     }
-    double gain = gq_json_num(pl, "gain");
+    double gain = pl->gain;
     if (isfinite(gain) && used < sizeof res - 40)
         used += (size_t)snprintf(res + used, sizeof res - used, "; %.2f× the naive mapping", gain);
     if (!used)
         snprintf(res, sizeof res, "not computed");
     static const char *const ids[] = {NULL};
-    gq_judge_row(rows, "Placement", ev, res, gq_judge_row_verdict(cl, ids, json_is_object(pl)),
+    gq_judge_row(rows, "Placement", ev, res, gq_judge_row_verdict(cl, ids, pl->present),
                  "Keep heavy exchanges on fast paths; verify in the serving stack");
 }
 

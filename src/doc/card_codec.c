@@ -533,8 +533,8 @@ int gq_card_judge_json(json_t *card, const json_t *bottlenecks, const json_t *st
         return gq_err_set(err, GQ_E_NOMEM, "out of memory judging the card");
     }
     gq_card_facts_from_json(card, stress, rs, f);
-    gq_card_views_from_json(card, stress, sv);
-    int rc = gq_card_judge(card, bottlenecks, sv, f, ex, c, err);
+    gq_card_views_from_json(card, bottlenecks, stress, sv);
+    int rc = gq_card_judge(sv, f, ex, c, err);
     free(f);
     free(sv);
     if (!rc)

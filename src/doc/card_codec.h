@@ -56,9 +56,28 @@ void gq_card_stress_from_json(const json_t *stress, gq_card_stress_view *v);
  * (doc/card_facts_json.c); *v is zeroed first. */
 void gq_card_coll_from_json(const json_t *c, gq_card_coll_view *v);
 
-/* The sections the judge reads typed: the stress section (above) and the
- * card's latency and sweeps (doc/card_facts_json.c). */
-void gq_card_views_from_json(const json_t *card, const json_t *stress, gq_card_views *v);
+/* The card's "placement" section (NULL or not an object: !present), typed
+ * (doc/card_views_json.c); *v is zeroed first. */
+void gq_card_placement_view_from_json(const json_t *pl, gq_card_placement_view *v);
+
+/* The card's "pairs" and "host" sections and the document's "bottlenecks"
+ * list (NULL: none), typed (doc/card_views_json.c); *v is zeroed first. */
+void gq_card_pairs_view_from_json(const json_t *pairs, gq_card_pairs_view *v);
+void gq_card_host_view_from_json(const json_t *host, gq_card_host_view *v);
+void gq_card_bottlenecks_view_from_json(const json_t *bottlenecks, gq_card_bottlenecks_view *v);
+
+/* The card's "domains" section and its "matrices" list (the first entry, and
+ * the last whose id is "driver_staged"), typed (doc/card_views_json.c); *v
+ * is zeroed first. */
+void gq_card_domains_view_from_json(const json_t *dm, gq_card_domains_view *v);
+void gq_card_matrices_view_from_json(const json_t *matrices, gq_card_matrix_view *first,
+                                     gq_card_matrix_view *driver_staged);
+
+/* The sections the judge reads typed: the stress section (above), the
+ * document's bottlenecks (may be NULL) and the card's sections
+ * (doc/card_facts_json.c, doc/card_views_json.c). */
+void gq_card_views_from_json(const json_t *card, const json_t *bottlenecks, const json_t *stress,
+                             gq_card_views *v);
 
 /* Exit code of a card section, from its typed verdict (gq_card_verdict_parse,
  * gq_card_verdict_exit_code): 0 pass, 4 warn, 1 fail, 5 incomplete (also

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "analysis/card_compose.h"
-#include "analysis/json_get.h"
+#include "doc/json_get.h"
 #include "core/units.h"
 #include "doc/analysis_json.h"
 #include "doc/card_codec.h"

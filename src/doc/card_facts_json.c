@@ -8,19 +8,10 @@
 #include <string.h>
 
 #include "analysis/card.h"
-#include "analysis/json_get.h"
+#include "doc/json_get.h"
 #include "doc/card_codec.h"
 
 #define MAXG GQ_MAX_GPUS
-
-static int jints(const json_t *a, int *out, int max)
-{
-    int n = 0;
-    size_t i;
-    const json_t *v;
-    json_array_foreach(a, i, v) if (n < max && json_is_integer(v)) out[n++] = (int)json_integer_value(v);
-    return n;
-}
 
 /* pos[g] for a GPU index read from a document, or -1 when g is out of range
  * (a saved card edited by hand may name any integer). */
@@ -130,7 +121,7 @@ static void uplink_facts(const json_t *id, gq_card_facts *f)
         gq_uplink_facts *u = &f->uplink[f->nuplinks++];
         snprintf(u->node, sizeof u->node, "%s", gq_json_str(up, "node", "?"));
         snprintf(u->kind, sizeof u->kind, "%s", gq_json_str(up, "kind", "pcie_switch"));
-        u->ngpus = jints(json_object_get(up, "gpus"), u->gpus, MAXG);
+        u->ngpus = gq_json_ints(json_object_get(up, "gpus"), u->gpus, MAXG);
         double v;
         u->gen_cur = isfinite(v = gq_json_num(up, "gen")) && fabs(v) < 1e6 ? (int)v : -1;
         u->width_cur = isfinite(v = gq_json_num(up, "width")) && fabs(v) < 1e6 ? (int)v : -1;
@@ -146,7 +137,7 @@ static void nvlink_facts(const json_t *id, gq_card_facts *f, const int *pos)
     const json_t *nvl = json_object_get(id, "nvlinks");
     {
         int gl[MAXG];
-        int n = jints(json_object_get(nvl, "gpus"), gl, MAXG);
+        int n = gq_json_ints(json_object_get(nvl, "gpus"), gl, MAXG);
         const json_t *vals = json_object_get(nvl, "values");
         for (int a = 0; a < n; a++)
             for (int b = 0; b < n; b++) {
@@ -174,7 +165,7 @@ static void host_facts(const json_t *card, gq_card_facts *f, const int *pos)
     const json_t *host = json_object_get(card, "host");
     {
         int gl[MAXG];
-        int n = jints(json_object_get(host, "gpus"), gl, MAXG);
+        int n = gq_json_ints(json_object_get(host, "gpus"), gl, MAXG);
         const json_t *alone = json_object_get(host, "alone");
         for (int k = 0; k < n; k++) {
             if (pos_of(pos, gl[k]) < 0)
@@ -206,7 +197,7 @@ static void matrix_facts(const json_t *card, gq_card_facts *f, const int *pos)
         if (strcmp(gq_json_str(m, "id", ""), "p2p_read"))
             continue;
         int gl[MAXG];
-        int n = jints(json_object_get(m, "gpus"), gl, MAXG);
+        int n = gq_json_ints(json_object_get(m, "gpus"), gl, MAXG);
         bool staged = json_is_true(json_object_get(m, "staged"));
         const json_t *vals = json_object_get(m, "values");
         for (int a = 0; a < n; a++)
@@ -226,14 +217,14 @@ static void latency_facts(const json_t *card, gq_card_facts *f, const int *pos)
     {
         const json_t *h = json_object_get(lat, "host");
         int gl[MAXG];
-        int n = jints(json_object_get(h, "gpus"), gl, MAXG);
+        int n = gq_json_ints(json_object_get(h, "gpus"), gl, MAXG);
         for (int k = 0; k < n; k++) {
             const json_t *x = json_array_get(json_object_get(h, "ns"), (size_t)k);
             if (json_is_number(x) && pos_of(pos, gl[k]) >= 0)
                 f->gpu[pos[gl[k]]].host_latency_ns = json_number_value(x);
         }
         const json_t *p = json_object_get(lat, "p2p");
-        n = jints(json_object_get(p, "gpus"), gl, MAXG);
+        n = gq_json_ints(json_object_get(p, "gpus"), gl, MAXG);
         for (int a = 0; a < n; a++)
             for (int b = 0; b < n; b++) {
                 const json_t *x =
@@ -415,7 +406,8 @@ void gq_card_coll_from_json(const json_t *c, gq_card_coll_view *v)
     v->naive_min_once = gq_json_num(c, "naive_min_at_once_busbw_gbps");
 }
 
-void gq_card_views_from_json(const json_t *card, const json_t *stress, gq_card_views *v)
+void gq_card_views_from_json(const json_t *card, const json_t *bottlenecks, const json_t *stress,
+                             gq_card_views *v)
 {
     memset(v, 0, sizeof *v);
     v->have_level = gq_card_level_parse(json_string_value(json_object_get(card, "level")), &v->level);
@@ -426,6 +418,12 @@ void gq_card_views_from_json(const json_t *card, const json_t *stress, gq_card_v
     sweeps_view(json_object_get(card, "sweeps"), &v->sweeps);
     identity_view(json_object_get(card, "identity"), &v->identity);
     gq_card_coll_from_json(json_object_get(card, "collectives"), &v->coll);
+    gq_card_placement_view_from_json(json_object_get(card, "placement"), &v->placement);
+    gq_card_pairs_view_from_json(json_object_get(card, "pairs"), &v->pairs);
+    gq_card_host_view_from_json(json_object_get(card, "host"), &v->host);
+    gq_card_bottlenecks_view_from_json(bottlenecks, &v->bottlenecks);
+    gq_card_domains_view_from_json(json_object_get(card, "domains"), &v->domains);
+    gq_card_matrices_view_from_json(json_object_get(card, "matrices"), &v->matrix, &v->driver_staged);
 }
 
 void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_recordset *rs,

@@ -15,6 +15,7 @@
 
 #include "analysis/card.h"
 #include "analysis/card_judge_internal.h"
+#include "doc/card_codec.h"
 #include "doc/card_compose.h"
 #include "measure/journal.h"
 #include "render/card_render.h"
@@ -910,6 +911,15 @@ static void summarize_busy(void **state)
 /* The placement row's result: pairs, offload workers and the gain, each
  * whole; pairs enough to fill the row leave out what no longer fits whole,
  * never a dangling "offload on" or a cut pair. */
+static void row_placement_json(gq_card *rows, const gq_checklist *cl, const json_t *pl)
+{
+    gq_card_placement_view *v = malloc(sizeof *v);
+    assert_non_null(v);
+    gq_card_placement_view_from_json(pl, v);
+    gq_judge_row_placement(rows, cl, v);
+    free(v);
+}
+
 static void placement_row_fits(void **state)
 {
     (void)state;
@@ -919,14 +929,14 @@ static void placement_row_fits(void **state)
     json_t *pl = json_pack("{s:{s:i, s:i, s:i}, s:[{s:i, s:i}, {s:i, s:i}], s:[{s:i}, {s:i}], s:f}", "roles",
                            "prefill", 2, "decode", 2, "offload", 2, "pairs", "prefill", 0, "decode", 2,
                            "prefill", 1, "decode", 3, "offload", "gpu", 0, "gpu", 5, "gain", 1.5);
-    gq_judge_row_placement(rows, &cl, pl);
+    row_placement_json(rows, &cl, pl);
     assert_int_equal(rows->nrows, 1);
     assert_string_equal(rows->rows[0].check, "Placement");
     assert_string_equal(rows->rows[0].result, "pairs 0→2 1→3; offload on 0, 5; 1.50× the naive mapping");
     json_decref(pl);
     /* offload only */
     pl = json_pack("{s:{s:i}, s:[{s:i}], s:f}", "roles", "offload", 1, "offload", "gpu", 7, "gain", 2.0);
-    gq_judge_row_placement(rows, &cl, pl);
+    row_placement_json(rows, &cl, pl);
     assert_string_equal(rows->rows[1].result, "offload on 7; 2.00× the naive mapping");
     json_decref(pl);
     /* 64 pairs of two-digit GPUs: the row takes the pairs that fit */
@@ -935,7 +945,7 @@ static void placement_row_fits(void **state)
     json_t *pp = json_object_get(pl, "pairs");
     for (int i = 0; i < 64; i++)
         json_array_append_new(pp, json_pack("{s:i, s:i}", "prefill", 10 + i % 27, "decode", 37 + i % 27));
-    gq_judge_row_placement(rows, &cl, pl);
+    row_placement_json(rows, &cl, pl);
     const char *r = rows->rows[2].result;
     assert_true(strlen(r) < sizeof rows->rows[2].result);
     assert_int_equal(strncmp(r, "pairs 10→37 11→38 ", strlen("pairs 10→37 11→38 ")), 0);
@@ -953,21 +963,50 @@ static void placement_row_fits(void **state)
     free(rows);
 }
 
+/* A placement entry whose GPU is not a number reads as GPU 0, as the judge
+ * read it from the JSON before the typed views (doc/card_views_json.c). */
+static void placement_row_gpu_not_a_number(void **state)
+{
+    (void)state;
+    gq_card *rows = calloc(1, sizeof *rows);
+    assert_non_null(rows);
+    gq_checklist cl = {0};
+    json_t *pl = json_pack("{s:[{s:s, s:i}], s:[{s:s}, {}, {s:i}]}", "pairs", "prefill", "x", "decode", 3,
+                           "offload", "gpu", "x", "gpu", 5);
+    row_placement_json(rows, &cl, pl);
+    assert_string_equal(rows->rows[0].result, "pairs 0→3; offload on 0, 0, 5");
+    json_decref(pl);
+    free(rows);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(overall_from_evidence),    cmocka_unit_test(step_skipped_by_error_is_incomplete),
-        cmocka_unit_test(names_parse_strictly),     cmocka_unit_test(schema1_card_upgraded),
-        cmocka_unit_test(codec_round_trip),         cmocka_unit_test(summarize_busy),
-        cmocka_unit_test(placement_row_fits),       cmocka_unit_test(schema1_card_without_plan),
-        cmocka_unit_test(facts_by_position),        cmocka_unit_test(facts_from_records),
-        cmocka_unit_test(empty_card_rows),          cmocka_unit_test(one_gpu_stress_row),
-        cmocka_unit_test(pairs_finding_needs_both), cmocka_unit_test(exit_codes),
-        cmocka_unit_test(rows_do_not_inherit),      cmocka_unit_test(long_offload_list),
-        cmocka_unit_test(one_record_is_measured),   cmocka_unit_test(facts_power_nvlinks_matrices),
-        cmocka_unit_test(link_gen_under_load),      cmocka_unit_test(pair_list_limit),
-        cmocka_unit_test(placement_row_pair_limit), cmocka_unit_test(compose_hostname),
-        cmocka_unit_test(compose_cuda_versions),    cmocka_unit_test(coll_journal_reuse),
+        cmocka_unit_test(overall_from_evidence),
+        cmocka_unit_test(step_skipped_by_error_is_incomplete),
+        cmocka_unit_test(names_parse_strictly),
+        cmocka_unit_test(schema1_card_upgraded),
+        cmocka_unit_test(codec_round_trip),
+        cmocka_unit_test(summarize_busy),
+        cmocka_unit_test(placement_row_fits),
+        cmocka_unit_test(placement_row_gpu_not_a_number),
+        cmocka_unit_test(schema1_card_without_plan),
+        cmocka_unit_test(facts_by_position),
+        cmocka_unit_test(facts_from_records),
+        cmocka_unit_test(empty_card_rows),
+        cmocka_unit_test(one_gpu_stress_row),
+        cmocka_unit_test(pairs_finding_needs_both),
+        cmocka_unit_test(exit_codes),
+        cmocka_unit_test(rows_do_not_inherit),
+        cmocka_unit_test(long_offload_list),
+        cmocka_unit_test(one_record_is_measured),
+        cmocka_unit_test(facts_power_nvlinks_matrices),
+        cmocka_unit_test(link_gen_under_load),
+        cmocka_unit_test(pair_list_limit),
+        cmocka_unit_test(placement_row_pair_limit),
+        cmocka_unit_test(compose_hostname),
+        cmocka_unit_test(compose_cuda_versions),
+        cmocka_unit_test(coll_journal_reuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
