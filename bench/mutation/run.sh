@@ -28,7 +28,7 @@ MODULES=(
   "sweepfit|src/analysis/sweepfit.c|test_sweepfit|test_card"
   "kv|src/analysis/kv.c|test_kv|test_place_kv"
   "card-plan|src/analysis/card.c|test_card"
-  "card-verdict|src/analysis/card_facts.c:example,pos_of,jidx,gq_card_facts_from_json src/analysis/card_judge.c:pos_of,checks_json,judge_summary,row_verdict,row,doms_of,p2p_ranges_of,row_identity,row_pairwise,find_pairwise,row_concurrent,find_concurrent,row_host,find_bottlenecks,find_host,row_sweeps,find_sweeps,row_latency,row_health,find_health,row_placement,find_placement,row_integrity,row_application,find_verdicts,find_identity,gq_card_judge,gq_card_exit_code|test_card|test_expect"
+  "card-verdict|src/analysis/card_judge.c src/analysis/card_rows.c src/analysis/card_findings.c src/analysis/card_judge_util.c src/analysis/card_verdict.c|test_card|test_expect"
   "fabric|src/backend/sim/fabric.c|test_sim|test_seed|test_h200|test_discovery"
   "topo-parse|src/backend/sim/topo_lex.c src/backend/sim/topo_parse.c src/backend/sim/topo_load.c|test_topo_parse|test_sim|test_seed"
 )
@@ -155,7 +155,8 @@ res=$out/results.tsv
 : >"$res"
 : >"$out/survivors.diff"
 : >"$out/nocompile.log"
-if [ "$all" = 1 ]; then echo "seed $seed  $max mutants across src/  results in $out"; else echo "seed $seed  max $max per module  results in $out"; fi
+if [ -n "$sample_file" ]; then echo "seed $seed  the mutants of $sample_file  results in $out"
+elif [ "$all" = 1 ]; then echo "seed $seed  $max mutants across src/  results in $out"; else echo "seed $seed  max $max per module  results in $out"; fi
 
 # ---- build once, time the tests and map what each one runs --------------------
 # One build serves everything: AddressSanitizer with LeakSanitizer and UBSan (the sanitizers
@@ -419,8 +420,9 @@ fi
 
 # ---- summary ------------------------------------------------------------------
 {
-  [ "$all" = 1 ] && echo "seed $seed, $max mutants across src/ (weighted by lines)" ||
-    echo "seed $seed, up to $max mutants per module"
+  if [ -n "$sample_file" ]; then echo "the mutants of $sample_file"
+  elif [ "$all" = 1 ]; then echo "seed $seed, $max mutants across src/ (weighted by lines)"; else
+    echo "seed $seed, up to $max mutants per module"; fi
   printf '%-13s %7s %7s %9s %10s\n' module killed total killed% nocompile
   awk -F'\t' '{ m[$1]=1; if ($5=="killed") k[$1]++; if ($5=="killed"||$5=="survived") t[$1]++;
                if ($5=="nocompile") nc[$1]++ }
