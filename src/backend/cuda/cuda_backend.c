@@ -156,6 +156,7 @@ static int cuda_mem_info(gq_backend *be, int gpu, uint64_t *free_bytes, uint64_t
     if (gpu < 0 || gpu >= b->ngpu)
         return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist: this machine has %d (0-%d)", gpu, b->ngpu,
                           b->ngpu - 1);
+    gq_cuda_coll_trim(b); /* the collectives' kept buffers are not in use between their calls */
     CK(cudaSetDevice(gpu));
     CK(cudaMemGetInfo(&fr, &tot));
     *free_bytes = fr;
@@ -509,6 +510,7 @@ static int cuda_prepare(gq_backend *be, const gq_flow *flows, int nflows, gq_gro
     cuda_be *b = priv(be);
     int rc = GQ_OK;
     *out = NULL;
+    gq_cuda_coll_trim(b);
     if (nflows < 1)
         return gq_err_set(err, GQ_E_USAGE, "a group needs at least one flow");
     for (int i = 0; i < nflows; i++)

@@ -7,7 +7,10 @@
  *    GPUs, rank r on gpus[r]), a stream and an event per rank; kept per GPU
  *    list until the backend's fini (initialization takes ~0.1-1 s);
  *  - float32 buffers per rank, sized as nccl-tests sizes them for the op
- *    (req->bytes is nccl-tests' "size" column), send buffers filled with
+ *    (req->bytes is nccl-tests' "size" column), kept with the communicator
+ *    between calls (grown when a call needs more, at least the span: a sweep
+ *    allocates once, as nccl-tests does; gq_cuda_coll_trim frees them before
+ *    anything else allocates GPU memory), send buffers filled with
  *    small whole numbers (kernels.h, gq_k_coll_fill), so every output
  *    element has one exact expected value;
  *  - as nccl-tests (startColl), iteration i's buffers lie req->bytes x
@@ -53,6 +56,12 @@ typedef struct cuda_comm {
     cudaStream_t st[GQ_MAX_GPUS];
     cudaEvent_t ev[GQ_MAX_GPUS];
     bool dead; /* aborted in this call (a hang, an error): dropped from the cache at its end */
+    /* Each rank's buffers, kept between calls. A fresh cudaMalloc per call read 7-14 % under
+     * nccl-tests at 8-256 MiB on an H100, and buffers allocated once matched it within 2 %
+     * (bench/results/collectives-h100x1-2026-12-07-buffers). */
+    float *ksend[GQ_MAX_GPUS], *krecv[GQ_MAX_GPUS];
+    unsigned long long *kres[GQ_MAX_GPUS];
+    uint64_t kcap_send, kcap_recv; /* elements every rank's kept buffers hold (0: none) */
     struct cuda_comm *next;
 } cuda_comm;
 
@@ -90,8 +99,34 @@ int gq_cuda_coll_probe(gq_backend *be, gq_coll_info *info)
     return GQ_OK;
 }
 
+/* Free a communicator set's kept buffers (its communicators stay). */
+static void comm_bufs_drop(cuda_comm *c)
+{
+    for (int r = 0; r < c->n; r++) {
+        if (!c->ksend[r] && !c->krecv[r] && !c->kres[r])
+            continue;
+        if (cudaSetDevice(c->gpus[r]) == cudaSuccess) {
+            cudaFree(c->ksend[r]);
+            cudaFree(c->krecv[r]);
+            cudaFree(c->kres[r]);
+        }
+        c->ksend[r] = c->krecv[r] = NULL;
+        c->kres[r] = NULL;
+    }
+    c->kcap_send = c->kcap_recv = 0;
+}
+
+void gq_cuda_coll_trim(cuda_be *b)
+{
+    pthread_mutex_lock(&b->coll_mu);
+    for (cuda_comm *c = b->comms; c; c = c->next)
+        comm_bufs_drop(c);
+    pthread_mutex_unlock(&b->coll_mu);
+}
+
 static void comm_free(const gq_nccl *nc, cuda_comm *c)
 {
+    comm_bufs_drop(c);
     for (int r = 0; r < c->n; r++) {
         if (cudaSetDevice(c->gpus[r]) != cudaSuccess)
             continue;
@@ -278,21 +313,48 @@ static uint64_t recv_alloc(const gq_coll_req *q, const coll_bufs *bf, uint64_t n
     return q->bytes / 4 * (bf->slices - 1) + nr;
 }
 
-/* Allocate, fill and poison one group's buffers: gq_coll_slices(q) slices
- * q->bytes apart (nccl-tests' shift), each send slice filled alike. */
-static int bufs_setup(cuda_be *b, const cuda_comm *c, coll_bufs *bf, const gq_coll_req *q, gq_err *err)
+/* The communicator set's kept buffers, grown to hold send and recv
+ * elements per rank (at least the span's, so a sweep allocates once). */
+static int comm_bufs_get(cuda_comm *c, uint64_t send, uint64_t recv, const gq_coll_req *q, gq_err *err)
+{
+    int rc = GQ_OK;
+    if (c->kcap_send >= send && c->kcap_recv >= recv)
+        return GQ_OK;
+    uint64_t span = (q->span > q->bytes ? q->span : q->bytes) / 4;
+    comm_bufs_drop(c);
+    send = send > span ? send : span;
+    recv = recv > span ? recv : span;
+    for (int k = 0; k < c->n; k++) {
+        CK(cudaSetDevice(c->gpus[k]));
+        CK(cudaMalloc((void **)&c->ksend[k], send * 4));
+        CK(cudaMalloc((void **)&c->krecv[k], recv * 4));
+        CK(cudaMalloc((void **)&c->kres[k], 2 * sizeof(unsigned long long)));
+    }
+    c->kcap_send = send;
+    c->kcap_recv = recv;
+    return GQ_OK;
+out:
+    comm_bufs_drop(c); /* all or nothing */
+    return rc;
+}
+
+/* Fill and poison one group's buffers: gq_coll_slices(q) slices q->bytes
+ * apart (nccl-tests' shift), each send slice filled alike. */
+static int bufs_setup(cuda_be *b, cuda_comm *c, coll_bufs *bf, const gq_coll_req *q, gq_err *err)
 {
     int rc = GQ_OK;
     uint64_t ns, nr, chunk, stride = q->bytes / 4;
     coll_counts(q->op, q->bytes, c->n, &ns, &nr, &chunk);
     bf->slices = gq_coll_slices(q);
+    if ((rc = comm_bufs_get(c, stride * (bf->slices - 1) + ns, recv_alloc(q, bf, nr), q, err)) != GQ_OK)
+        return rc;
     for (int k = 0; k < c->n; k++) {
         int d = c->gpus[k];
         int grid = b->dev[d].sm_count * 4;
         CK(cudaSetDevice(d));
-        CK(cudaMalloc((void **)&bf->send[k], (stride * (bf->slices - 1) + ns) * 4));
-        CK(cudaMalloc((void **)&bf->recv[k], recv_alloc(q, bf, nr) * 4));
-        CK(cudaMalloc((void **)&bf->dres[k], 2 * sizeof(unsigned long long)));
+        bf->send[k] = c->ksend[k];
+        bf->recv[k] = c->krecv[k];
+        bf->dres[k] = c->kres[k];
         for (uint64_t i = 0; i < bf->slices; i++)
             CK(gq_k_coll_fill(bf->send[k] + i * stride, ns, k,
                               q->op == GQ_COLL_ALL_REDUCE || q->op == GQ_COLL_BROADCAST ? ns : chunk, grid,
@@ -301,17 +363,6 @@ static int bufs_setup(cuda_be *b, const cuda_comm *c, coll_bufs *bf, const gq_co
     }
 out:
     return rc;
-}
-
-static void bufs_free(const cuda_comm *c, coll_bufs *bf)
-{
-    for (int k = 0; c && k < c->n; k++) {
-        if (cudaSetDevice(c->gpus[k]) != cudaSuccess)
-            continue;
-        cudaFree(bf->send[k]);
-        cudaFree(bf->recv[k]);
-        cudaFree(bf->dres[k]);
-    }
 }
 
 /* Check every rank's output after the timed part, in every slice the timed
@@ -541,9 +592,7 @@ int gq_cuda_coll_run(gq_backend *be, const gq_coll_req *req, gq_coll_result *res
             break;
         }
 out:
-    for (int g = 0; g < ng; g++)
-        bufs_free(cs[g], &bfs[g]);
-    for (int g = 0; g < ng; g++) /* aborted communicators leave the cache */
+    for (int g = 0; g < ng; g++) /* aborted communicators leave the cache (their buffers with them) */
         if (cs[g] && cs[g]->dead) {
             for (cuda_comm **p = &b->comms; *p; p = &(*p)->next)
                 if (*p == cs[g]) {

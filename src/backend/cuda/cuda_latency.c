@@ -242,6 +242,7 @@ out:
 int gq_cuda_latency(gq_backend *be, const gq_latency_req *r, double *ns, gq_err *err)
 {
     cuda_be *b = be->priv;
+    gq_cuda_coll_trim(b);
     if (r->exec_gpu < 0 || r->exec_gpu >= b->ngpu)
         return gq_err_set(err, GQ_E_USAGE, "GPU %d does not exist: this machine has %d (0-%d)", r->exec_gpu,
                           b->ngpu, b->ngpu - 1);

@@ -95,6 +95,10 @@ int gq_cuda_peer_set(cuda_be *b, int a, int c, bool on, gq_err *err);
 int gq_cuda_coll_probe(gq_backend *be, gq_coll_info *info);
 int gq_cuda_coll_run(gq_backend *be, const gq_coll_req *req, gq_coll_result *res, gq_err *err);
 void gq_cuda_coll_fini(cuda_be *b);
+/* Free the collectives' kept buffers (cuda_coll.c), so that what allocates
+ * GPU memory next, or asks how much is free, finds it free: called by the
+ * copies' prepare, latency, stress and the free-memory query. */
+void gq_cuda_coll_trim(cuda_be *b);
 
 /* Latency (cuda_latency.c). */
 int gq_cuda_latency(gq_backend *be, const gq_latency_req *r, double *ns, gq_err *err);

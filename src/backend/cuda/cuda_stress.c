@@ -331,6 +331,7 @@ static void *worker(void *arg)
 
 int gq_cuda_stress_start(gq_backend *be, int gpu, gq_precision p, gq_err *err)
 {
+    gq_cuda_coll_trim(be->priv);
     int ndev = 0;
     cudaError_t ce = cudaGetDeviceCount(&ndev);
     if (ce != cudaSuccess)
