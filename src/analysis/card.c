@@ -414,7 +414,7 @@ void gq_card_result_free(gq_card_result *r)
     gq_records_free(&r->rs);
     if (r->have_stress)
         gq_stress_result_free(&r->stress);
-    json_decref(r->stress_json);
+    free(r->stress_summary);
     free(r->place_model);
     free(r->place_result);
     memset(r, 0, sizeof *r);

@@ -32,7 +32,6 @@
 #ifndef GQ_ANALYSIS_CARD_H
 #define GQ_ANALYSIS_CARD_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -251,7 +250,11 @@ typedef struct gq_card_result {
     gq_recordset rs;
     bool have_stress;
     gq_stress_result stress;
-    json_t *stress_json; /* "stress" section (owned) or NULL */
+    /* With the stress run (have_stress): its summary (owned; NULL only when it
+     * could not be allocated), what the "stress" section is written from
+     * (doc/card_compose.h: gq_card_stress_json). A run re-used from a journal
+     * carries both as the journal's section holds them. */
+    gq_stress_summary *stress_summary;
     /* The placement step's solved model and result (owned), or NULL when it
      * did not solve; default_split: the roles were the default split (no
      * --prefill or --decode given). The card's document writes them as its

@@ -150,6 +150,14 @@ static const struct {
     {GQ_CLK_DISPLAY_CLOCKS, "display_clocks"},
 };
 
+uint64_t gq_clock_reason_bit(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof reason_names / sizeof reason_names[0]; i++)
+        if (!strcmp(name, reason_names[i].name))
+            return reason_names[i].bit;
+    return 0;
+}
+
 const char *gq_clock_reasons_str(uint64_t bits, char *buf, size_t n)
 {
     if (bits == GQ_STRESS_U64_UNKNOWN) {

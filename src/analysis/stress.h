@@ -10,8 +10,9 @@
  *  - gq_stress_summarize(): pure function of a result and the rules: per-GPU
  *    averages over loaded samples, error deltas, findings and verdicts.
  *    Tests build results by hand with gq_stress_point_push().
- *  - gq_stress_to_json() (render/analysis_render.h): the "stress" section of a saved document, with the
- *    time series in columns for the card's plots.
+ *  - gq_stress_to_json() (doc/analysis_json.h): the "stress" section of a saved document, with the
+ *    time series in columns for the card's plots, and gq_stress_from_json() reading one back (a card
+ *    resumed from its journal re-uses its completed stress run so).
  *
  * Verdicts (docs/method-stress.md): fail on any faulty element, uncorrected
  * ECC error, GPU lost or errored, thermal slowdown (SW or HW thermal, HW
@@ -202,5 +203,9 @@ const char *gq_stress_level_name(gq_stress_level l);
 /* Reason bits as names joined by ',' ("sw_power_cap,hw_thermal"); "none"
  * for 0, "unknown" for GQ_STRESS_U64_UNKNOWN. */
 const char *gq_clock_reasons_str(uint64_t bits, char *buf, size_t n);
+
+/* The bit of one of gq_clock_reasons_str's names ("sw_power_cap"); 0 for
+ * any other string or NULL. */
+uint64_t gq_clock_reason_bit(const char *name);
 
 #endif

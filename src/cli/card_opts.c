@@ -153,9 +153,10 @@ int gq_card_cli_document(const gq_card_cli_run *run, json_t *options, json_t **d
 {
     const gq_card_result *res = run->res;
     json_t *placement = gq_card_placement_json(res);
+    json_t *stress = gq_card_stress_json(res);
     gq_card_inputs in = {.topo = run->topo,
                          .rs = &res->rs,
-                         .stress = res->stress_json,
+                         .stress = stress,
                          .placement = placement,
                          .coll = &res->coll,
                          .expect = run->expect,
@@ -168,10 +169,12 @@ int gq_card_cli_document(const gq_card_cli_run *run, json_t *options, json_t **d
     json_t *composed = gq_card_compose(&in, err);
     json_decref(placement);
     *doc = NULL;
-    if (!composed)
+    if (!composed) {
+        json_decref(stress);
         return err->code ? err->code : GQ_E_NOMEM;
-    if (res->stress_json)
-        json_object_set(composed, "stress", res->stress_json);
+    }
+    if (stress)
+        json_object_set_new(composed, "stress", stress);
     gq_doc d = {.kind = "card",
                 .version = gq_version,
                 .git = gq_git_rev,
@@ -221,7 +224,7 @@ int gq_card_cli_write(const char *dir, const json_t *doc, const gq_card_cli_run 
     gq_outfile of;
     if ((rc = gq_outfile_open(&of, path, err)))
         return rc;
-    /* from the section: the same file for a stress run re-used from a journal */
-    gq_stress_write_csv_section(of.f, run->res->stress_json);
+    /* a stress run re-used from a journal reads back as it was measured: the same file */
+    gq_stress_write_csv(of.f, &run->res->stress);
     return gq_outfile_commit(&of, err);
 }

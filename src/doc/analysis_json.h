@@ -112,24 +112,28 @@ json_t *gq_stress_to_json(const gq_stress_result *r, const gq_stress_summary *s)
  * allocation failure). */
 json_t *gq_stress_sample_to_json(int gpu, const gq_stress_point *p);
 
+/* The "stress" section read back into the result and summary it was written
+ * from (gq_stress_to_json's inverse: gq_stress_to_json of what it fills gives
+ * the same section, and gq_stress_write_csv the same CSV). What the section
+ * does not keep (baselines, the backend's clock, transfer bytes) is left
+ * unknown or zero. GQ_OK; GQ_E_USAGE with *err naming what is missing or
+ * unknown (its GPU list, precision, a verdict or level); GQ_E_NOMEM. Either
+ * way r may hold points: release it with gq_stress_result_free(). */
+int gq_stress_from_json(const json_t *section, gq_stress_result *r, gq_stress_summary *s, gq_err *err);
+
 /* The stress run in a card's journal (exec/card_run.c): each telemetry
  * sample as a "sample" line (gq_stress_sample_to_json); the completed run's
- * whole section as the "stress" step's mark ({step, status: "done", stress});
- * and, resuming, that section when it can be re-used: not interrupted, the
- * same duration (stress_s), every GPU of gpus_sel[0..n) sampled to its end
- * (NULL otherwise; borrowed from j). */
+ * whole section (gq_stress_to_json of r and s) as the "stress" step's mark
+ * ({step, status: "done", stress}); and, resuming, that section when it can
+ * be re-used: not interrupted, the same duration (stress_s), every GPU of
+ * gpus_sel[0..n) sampled to its end (NULL otherwise; borrowed from j), for
+ * gq_stress_from_json. */
 int gq_stress_journal_sample(gq_journal *j, int gpu, const gq_stress_point *p, gq_err *err);
-void gq_stress_journal_done(gq_journal *j, const json_t *section);
+void gq_stress_journal_done(gq_journal *j, const gq_stress_result *r, const gq_stress_summary *s);
 const json_t *gq_stress_journal_reusable(const gq_journal *j, const gq_topo *t, const int *gpus_sel, int n,
                                          double stress_s);
 
 /* Time series as CSV, one row per GPU per sample, header first. */
 void gq_stress_write_csv(FILE *f, const gq_stress_result *r);
-
-/* The same CSV from a "stress" section's series (gq_stress_to_json's, or one
- * read back): the same columns and numbers, so that the card writes the same
- * stress.csv whether its stress run was measured now or re-used from a
- * journal. A column missing from a GPU's series leaves its cells empty. */
-void gq_stress_write_csv_section(FILE *f, const json_t *section);
 
 #endif

@@ -427,6 +427,13 @@ json_t *gq_card_placement_json(const gq_card_result *res)
     return pl;
 }
 
+json_t *gq_card_stress_json(const gq_card_result *res)
+{
+    if (!res->have_stress || !res->stress_summary)
+        return NULL;
+    return gq_stress_to_json(&res->stress, res->stress_summary);
+}
+
 static json_t *gbps_or_null(double v)
 {
     return isfinite(v) && v >= 0 ? json_real(v) : json_null();

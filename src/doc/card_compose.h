@@ -47,6 +47,11 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err);
  * solve (or on allocation failure). */
 json_t *gq_card_placement_json(const gq_card_result *res);
 
+/* The "stress" section of a card run (gq_stress_to_json of its stress result
+ * and summary, measured now or read back from its journal): a new reference,
+ * or NULL when the run has no stress (or on allocation failure). */
+json_t *gq_card_stress_json(const gq_card_result *res);
+
 /* The collectives step in a card's journal (exec/card_run.c), as the stress
  * run's is: a measured, clean result (no record of the step failed,
  * contaminated, cut short or refused for overlap) as the "collectives" step's

@@ -256,14 +256,17 @@ int gq_stress_journal_sample(gq_journal *j, int gpu, const gq_stress_point *p, g
     return rc;
 }
 
-void gq_stress_journal_done(gq_journal *j, const json_t *section)
+void gq_stress_journal_done(gq_journal *j, const gq_stress_result *r, const gq_stress_summary *s)
 {
-    json_t *st = json_object();
-    if (!st)
+    json_t *section = gq_stress_to_json(r, s);
+    json_t *st = section ? json_object() : NULL;
+    if (!st) {
+        json_decref(section);
         return;
+    }
     json_object_set_new(st, "step", json_string("stress"));
     json_object_set_new(st, "status", json_string("done"));
-    json_object_set(st, "stress", (json_t *)section);
+    json_object_set_new(st, "stress", section);
     gq_err e = {0};
     /* a failure only means that a resume measures the stress again */
     (void)gq_journal_event(j, "step", st, &e);
@@ -337,18 +340,214 @@ void gq_stress_write_csv(FILE *f, const gq_stress_result *r)
     }
 }
 
-void gq_stress_write_csv_section(FILE *f, const json_t *section)
+/* ---- the "stress" section read back (gq_stress_from_json) ---- */
+
+/* A number, null (or anything else) read as NAN: gq_json_num's inverse. */
+static double num_of(const json_t *v)
 {
-    csv_header(f);
-    const json_t *gpus = json_object_get(json_object_get(section, "series"), "gpus");
-    for (size_t k = 0; k < json_array_size(gpus); k++) {
-        const json_t *g = json_array_get(gpus, k);
-        size_t n = json_array_size(json_object_get(g, col_names[C_T]));
-        for (size_t i = 0; i < n; i++) {
-            fprintf(f, "%lld", (long long)json_integer_value(json_object_get(g, "gpu")));
-            for (int c = 0; c < C_N; c++)
-                csv_cell(f, json_array_get(json_object_get(g, col_names[c]), i));
-            fputc('\n', f);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static double num_at(const json_t *o, const char *k)
+{
+    return num_of(json_object_get(o, k));
+}
+
+/* jint's inverse: an integer, else -1. */
+static long long int_at(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+}
+
+/* ju64's inverse: an integer, else unknown. */
+static uint64_t u64_of(const json_t *v)
+{
+    return json_is_integer(v) ? (uint64_t)json_integer_value(v) : GQ_STRESS_U64_UNKNOWN;
+}
+
+static bool bool_at(const json_t *o, const char *k)
+{
+    return json_is_true(json_object_get(o, k));
+}
+
+static void str_at(const json_t *o, const char *k, char *buf, size_t n)
+{
+    const json_t *v = json_object_get(o, k);
+    snprintf(buf, n, "%s", json_is_string(v) ? json_string_value(v) : "");
+}
+
+static bool level_of(const json_t *v, gq_stress_level *out)
+{
+    for (int l = GQ_STRESS_PASS; l <= GQ_STRESS_FAIL; l++)
+        if (json_is_string(v) && !strcmp(json_string_value(v), gq_stress_level_name((gq_stress_level)l))) {
+            *out = (gq_stress_level)l;
+            return true;
         }
+    return false;
+}
+
+/* One GPU's summary and what the section keeps of its run (gpu_summary_json's inverse). */
+static bool gpu_summary_from_json(const json_t *o, gq_stress_gpu *g, gq_stress_gpu_summary *S)
+{
+    if (!json_is_object(o) || !level_of(json_object_get(o, "verdict"), &S->verdict))
+        return false;
+    S->gpu = (int)int_at(o, "gpu");
+    str_at(o, "name", S->name, sizeof S->name);
+    snprintf(g->name, sizeof g->name, "%s", S->name);
+    str_at(o, "uuid", g->uuid, sizeof g->uuid);
+    S->nsamples = (int)int_at(o, "samples");
+    S->nloaded = (int)int_at(o, "loaded_samples");
+    S->temp_avg_c = num_at(o, "temp_avg_c");
+    S->temp_max_c = num_at(o, "temp_max_c");
+    S->mem_temp_max_c = num_at(o, "mem_temp_max_c");
+    S->power_avg_w = num_at(o, "power_avg_w");
+    S->power_max_w = num_at(o, "power_max_w");
+    S->power_limit_w = g->power_limit_w = num_at(o, "power_limit_w");
+    S->sm_clock_avg_mhz = num_at(o, "sm_clock_avg_mhz");
+    S->mem_clock_avg_mhz = num_at(o, "mem_clock_avg_mhz");
+    S->util_avg_pct = num_at(o, "util_avg_pct");
+    S->power_capped_pct = num_at(o, "power_capped_pct");
+    S->thermal_slowdown = bool_at(o, "thermal_slowdown");
+    S->hw_slowdown = bool_at(o, "hw_slowdown");
+    S->power_brake = bool_at(o, "hw_power_brake");
+    S->thermal_pct = num_at(o, "thermal_pct");
+    size_t i;
+    const json_t *v;
+    json_array_foreach(json_object_get(o, "clock_reasons_seen"), i, v) S->reasons_seen |=
+        gq_clock_reason_bit(json_string_value(v));
+    const json_t *pcie = json_object_get(o, "pcie");
+    S->pcie_gen_min = (int)int_at(pcie, "gen_min_loaded");
+    S->pcie_width_min = (int)int_at(pcie, "width_min_loaded");
+    S->pcie_gen_max = g->pcie_gen_max = (int)int_at(pcie, "gen_max");
+    S->pcie_width_max = g->pcie_width_max = (int)int_at(pcie, "width_max");
+    S->link_down = bool_at(pcie, "trained_down");
+    const json_t *e = json_object_get(o, "errors");
+    S->ecc_corrected = int_at(e, "ecc_corrected");
+    S->ecc_uncorrected = int_at(e, "ecc_uncorrected");
+    S->pcie_replay = int_at(e, "pcie_replay");
+    S->remapped_rows = (int)int_at(e, "remapped_rows");
+    S->remapped_delta = (int)int_at(e, "remapped_rows_new");
+    S->gemms = g->gemms = (uint64_t)json_integer_value(json_object_get(o, "gemms"));
+    S->faulty = g->faulty = (uint64_t)json_integer_value(json_object_get(o, "faulty_elements"));
+    S->tflops_avg = num_at(o, "tflops_avg");
+    S->lost = g->lost = bool_at(o, "lost");
+    g->lost_t = -1;
+    g->started = true;
+    const json_t *err = json_object_get(o, "error");
+    g->status = json_is_string(err) ? GQ_E_FAIL : GQ_OK;
+    str_at(o, "error", g->error, sizeof g->error);
+    S->errored = g->status != GQ_OK && !g->lost;
+    const json_t *t = json_object_get(o, "transfers");
+    S->xfer_gbps[0] = num_at(t, "h2d_gbps");
+    S->xfer_gbps[1] = num_at(t, "d2h_gbps");
+    g->xfer_status = json_is_string(json_object_get(t, "error")) ? GQ_E_FAIL : GQ_OK;
+    str_at(t, "error", g->xfer_error, sizeof g->xfer_error);
+    return true;
+}
+
+/* One row of a GPU's series (cell_json's inverse; the power-capped and
+ * thermal columns follow from the reasons). */
+static void point_from_json(const json_t *one, size_t i, gq_stress_point *p)
+{
+    const json_t *c[C_N];
+    for (int k = 0; k < C_N; k++)
+        c[k] = json_array_get(json_object_get(one, col_names[k]), i);
+    memset(p, 0, sizeof *p);
+    gq_stress_sample_unknown(&p->s);
+    gq_sample *s = &p->s;
+    p->has_sample = true;
+    p->t = num_of(c[C_T]);
+    p->loaded = json_is_true(c[C_LOADED]);
+    s->temp_c = num_of(c[C_TEMP]);
+    s->mem_temp_c = num_of(c[C_MEMTEMP]);
+    s->power_w = num_of(c[C_POWER]);
+    s->power_limit_w = num_of(c[C_PLIMIT]);
+    s->sm_clock_mhz = num_of(c[C_SM]);
+    s->mem_clock_mhz = num_of(c[C_MEM]);
+    s->util_pct = num_of(c[C_UTIL]);
+    s->clock_reasons = u64_of(c[C_REASONS]);
+    s->pcie_gen = json_is_integer(c[C_GEN]) ? (int)json_integer_value(c[C_GEN]) : -1;
+    s->pcie_width = json_is_integer(c[C_WIDTH]) ? (int)json_integer_value(c[C_WIDTH]) : -1;
+    s->pcie_replay = u64_of(c[C_REPLAY]);
+    s->ecc_corrected = u64_of(c[C_ECCC]);
+    s->ecc_uncorrected = u64_of(c[C_ECCU]);
+    s->remapped_rows = json_is_integer(c[C_REMAP]) ? (int)json_integer_value(c[C_REMAP]) : -1;
+    s->lost = json_is_true(c[C_LOST]);
+    p->gemms = (uint64_t)json_integer_value(c[C_GEMMS]);
+    p->faulty = (uint64_t)json_integer_value(c[C_FAULTY]);
+    p->tflops = num_of(c[C_TFLOPS]);
+}
+
+static int series_from_json(const json_t *one, gq_stress_gpu *g)
+{
+    g->gpu = (int)json_integer_value(json_object_get(one, "gpu"));
+    size_t n = json_array_size(json_object_get(one, col_names[C_T]));
+    for (size_t i = 0; i < n; i++) {
+        gq_stress_point p;
+        point_from_json(one, i, &p);
+        if (gq_stress_point_push(g, &p))
+            return GQ_E_NOMEM;
     }
+    return GQ_OK;
+}
+
+static int section_bad(gq_err *err, const char *what)
+{
+    return gq_err_set(err, GQ_E_USAGE, "the stress section's %s is missing or not what gpuqual writes", what);
+}
+
+int gq_stress_from_json(const json_t *sec, gq_stress_result *r, gq_stress_summary *s, gq_err *err)
+{
+    memset(r, 0, sizeof *r);
+    memset(s, 0, sizeof *s);
+    const json_t *gpus = json_object_get(sec, "gpus");
+    const json_t *series = json_object_get(json_object_get(sec, "series"), "gpus");
+    size_t n = json_array_size(gpus);
+    if (!json_is_object(sec) || !json_is_array(gpus) || n > GQ_MAX_GPUS || json_array_size(series) != n)
+        return section_bad(err, "list of GPUs");
+    const char *prec = json_string_value(json_object_get(sec, "precision"));
+    bool known = false;
+    for (int p = GQ_PREC_BF16; p <= GQ_PREC_FP64 && prec && !known; p++)
+        if ((known = !strcmp(prec, gq_precision_name((gq_precision)p))))
+            r->precision = (gq_precision)p;
+    if (!known)
+        return section_bad(err, "precision");
+    if (!level_of(json_object_get(sec, "verdict"), &s->verdict))
+        return section_bad(err, "verdict");
+    r->duration_s = num_at(sec, "duration_s");
+    r->interval_s = num_at(sec, "interval_s");
+    r->elapsed_s = num_at(sec, "elapsed_s");
+    r->with_transfers = bool_at(sec, "with_transfers");
+    r->interrupted = bool_at(sec, "interrupted");
+    str_at(sec, "transfers_error", r->xfer_error, sizeof r->xfer_error);
+    const json_t *rules = json_object_get(sec, "rules");
+    s->rules.clock_spread_warn = num_at(rules, "clock_spread_warn");
+    s->rules.loaded_util_pct = num_at(rules, "loaded_util_pct");
+    r->ngpu = s->ngpu = (int)n;
+    for (size_t k = 0; k < n; k++) {
+        if (!gpu_summary_from_json(json_array_get(gpus, k), &r->gpu[k], &s->gpu[k]))
+            return section_bad(err, "GPU summary");
+        if (series_from_json(json_array_get(series, k), &r->gpu[k]))
+            return gq_err_set(err, GQ_E_NOMEM, "out of memory reading the stress section");
+    }
+    const json_t *node = json_object_get(sec, "node");
+    s->power_total_avg_w = num_at(node, "power_total_avg_w");
+    s->clock_spread = num_at(node, "clock_spread");
+    str_at(node, "clock_spread_model", s->clock_spread_model, sizeof s->clock_spread_model);
+    size_t i;
+    const json_t *f;
+    json_array_foreach(json_object_get(sec, "findings"), i, f)
+    {
+        if (s->nfindings >= GQ_STRESS_MAX_FINDINGS)
+            return section_bad(err, "list of findings");
+        gq_stress_finding *F = &s->findings[s->nfindings++];
+        if (!level_of(json_object_get(f, "level"), &F->level))
+            return section_bad(err, "finding's level");
+        F->gpu = (int)int_at(f, "gpu");
+        str_at(f, "rule", F->rule, sizeof F->rule);
+        str_at(f, "text", F->text, sizeof F->text);
+    }
+    s->nfindings_dropped = (int)json_integer_value(json_object_get(sec, "findings_dropped"));
+    return GQ_OK;
 }

@@ -537,16 +537,32 @@ static int journal_samples(void *arg, const gq_stress_result *r, gq_err *err)
     return GQ_OK;
 }
 
-static int step_stress(runner *R, gq_err *err)
+/* Resuming: the journal's completed stress run of this card, read back typed
+ * (one that does not read back is measured again). 1: re-used; 0; GQ_E_NOMEM. */
+static int reuse_stress(runner *R, gq_err *err)
 {
     const json_t *done =
         R->j ? gq_stress_journal_reusable(R->j, R->t, R->o->gpus, R->o->ngpus, R->o->stress_s) : NULL;
-    if (done) {
-        if (!(R->res->stress_json = json_deep_copy(done)))
-            return gq_err_set(err, GQ_E_NOMEM, "out of memory re-using the stress run");
+    if (!done)
+        return 0;
+    gq_stress_summary *sum = calloc(1, sizeof *sum);
+    gq_err e = {0};
+    int rc = sum ? gq_stress_from_json(done, &R->res->stress, sum, &e) : GQ_E_NOMEM;
+    if (rc == GQ_OK) {
+        R->res->stress_summary = sum;
         R->res->have_stress = R->res->stress_reused = true;
-        return GQ_OK;
+        return 1;
     }
+    free(sum);
+    gq_stress_result_free(&R->res->stress);
+    return rc == GQ_E_NOMEM ? gq_err_set(err, rc, "out of memory re-using the stress run") : 0;
+}
+
+static int step_stress(runner *R, gq_err *err)
+{
+    int rc = reuse_stress(R, err);
+    if (rc)
+        return rc > 0 ? GQ_OK : rc;
     gq_stress_opts so;
     gq_stress_opts_default(&so);
     so.duration_s = R->o->stress_s;
@@ -560,7 +576,7 @@ static int step_stress(runner *R, gq_err *err)
     so.tick_arg = &cb;
     gq_err e = {0};
     gq_card_step *st = &R->plan->step[GQ_CS_STRESS];
-    int rc = gq_stress_run(R->be, R->t, &so, &R->res->stress, &e);
+    rc = gq_stress_run(R->be, R->t, &so, &R->res->stress, &e);
     if (rc && rc != GQ_E_INTR) {
         snprintf(st->note, sizeof st->note, "%s", e.msg);
         gq_stress_result_free(&R->res->stress);
@@ -571,10 +587,9 @@ static int step_stress(runner *R, gq_err *err)
     if (!sum)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory summarising the stress run");
     gq_stress_summarize(&R->res->stress, NULL, sum);
-    R->res->stress_json = gq_stress_to_json(&R->res->stress, sum);
-    free(sum);
-    if (rc == GQ_OK && R->res->stress_json && R->j)
-        gq_stress_journal_done(R->j, R->res->stress_json);
+    R->res->stress_summary = sum;
+    if (rc == GQ_OK && R->j)
+        gq_stress_journal_done(R->j, &R->res->stress, sum);
     return rc;
 }
 

@@ -132,9 +132,10 @@ static __attribute__((unused)) card_run cu_run(const card_args *a)
         fail_msg("execute: %s", e.msg);
     bool complete = out.exec_rc == GQ_OK;
     json_t *placement = gq_card_placement_json(&res);
+    json_t *stress = gq_card_stress_json(&res);
     gq_card_inputs in = {.topo = t,
                          .rs = &res.rs,
-                         .stress = res.stress_json,
+                         .stress = stress,
                          .placement = placement,
                          .coll = &res.coll,
                          .expect = a->expect ? &ex : NULL,
@@ -148,8 +149,8 @@ static __attribute__((unused)) card_run cu_run(const card_args *a)
     json_decref(placement);
     if (!sec)
         fail_msg("compose: %s", e.msg);
-    if (res.stress_json)
-        json_object_set(sec, "stress", res.stress_json);
+    if (stress)
+        json_object_set_new(sec, "stress", stress);
     gq_doc d = {.kind = "card",
                 .topo = t,
                 .records = &res.rs,

@@ -1,0 +1,210 @@
+/* The stress section read back (gq_stress_from_json): a card resumed from its
+ * journal carries the completed stress run typed, read from the journal's
+ * section, and writes its "stress" section and stress.csv from it; both must
+ * be what the run measured wrote, unknowns, errors, transfers and findings
+ * included. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analysis/stress.h"
+#include "doc/analysis_json.h"
+#include "../test_util.h"
+
+/* GPU k of r: n points with every kind of cell, some unknown. */
+static void add_gpu(gq_stress_result *r, int k, int dev, int n)
+{
+    gq_stress_gpu *g = &r->gpu[k];
+    g->gpu = dev;
+    snprintf(g->name, sizeof g->name, "GPU model %d", k % 2);
+    snprintf(g->uuid, sizeof g->uuid, "GPU-%08d", dev);
+    g->power_limit_w = 700;
+    g->pcie_gen_max = 5;
+    g->pcie_width_max = 16;
+    g->started = true;
+    g->lost_t = -1;
+    g->has_baseline = true;
+    gq_stress_sample_unknown(&g->baseline);
+    g->baseline.ecc_corrected = 3;
+    g->baseline.pcie_replay = 7;
+    g->baseline.remapped_rows = 0;
+    for (int i = 0; i < n; i++) {
+        gq_stress_point p;
+        memset(&p, 0, sizeof p);
+        gq_stress_sample_unknown(&p.s);
+        p.t = i == 0 ? -0.25 : i * 0.1 + 1.0 / 3;
+        p.loaded = i > 0;
+        p.has_sample = i != 2; /* one failed sample */
+        if (p.has_sample) {
+            p.s.temp_c = 60 + i + 0.125 * k;
+            p.s.mem_temp_c = i == 3 ? NAN : 70.5;
+            p.s.power_w = 650.0 / 7 * (i + 1);
+            p.s.power_limit_w = 700;
+            p.s.sm_clock_mhz = 1980 - 15 * i;
+            p.s.mem_clock_mhz = 2619;
+            p.s.util_pct = i ? 100 : 0;
+            p.s.clock_reasons = i == 4 ? GQ_STRESS_U64_UNKNOWN
+                                       : GQ_CLK_SW_POWER_CAP | (i == 5 ? GQ_CLK_HW_THERMAL | 0x10000ull : 0);
+            p.s.pcie_gen = i == 1 ? -1 : 5;
+            p.s.pcie_width = 16;
+            p.s.pcie_replay = i == 3 ? GQ_STRESS_U64_UNKNOWN : 7 + (uint64_t)i;
+            p.s.ecc_corrected = 3 + (uint64_t)(i > 4);
+            p.s.ecc_uncorrected = 0;
+            p.s.remapped_rows = i == 1 ? -1 : 0;
+        }
+        p.s.lost = k == 1 && i == n - 1;
+        p.gemms = (uint64_t)i * 40;
+        p.faulty = k == 2 && i > 3 ? 2 : 0;
+        p.tflops = i ? 700.0 / 3 + i : NAN;
+        assert_int_equal(gq_stress_point_push(g, &p), GQ_OK);
+    }
+    g->gemms = (uint64_t)(n - 1) * 40;
+    g->faulty = k == 2 ? 4 : 0;
+    if (k == 1) {
+        g->lost = true;
+        g->lost_t = 0.8;
+        g->status = GQ_E_BACKEND;
+        snprintf(g->error, sizeof g->error, "GPU %d fell off the bus \"quoted\"", dev);
+    }
+    if (k == 0) {
+        g->xfer_bytes[0] = g->xfer_bytes[1] = 1e9;
+        g->xfer_s[0] = 0.04;
+        g->xfer_s[1] = 0.05;
+    }
+    if (k == 2) {
+        g->xfer_status = GQ_E_BACKEND;
+        snprintf(g->xfer_error, sizeof g->xfer_error, "pinned allocation failed");
+    }
+    r->ngpu = k + 1;
+}
+
+static char *dump(const json_t *j)
+{
+    char *s = json_dumps(j, JSON_COMPACT);
+    assert_non_null(s);
+    return s;
+}
+
+/* The CSV of r, as text. */
+static char *csv_of(const gq_stress_result *r)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    assert_non_null(f);
+    gq_stress_write_csv(f, r);
+    assert_int_equal(fclose(f), 0);
+    return buf;
+}
+
+/* Written, saved as text (as the journal keeps it), read back and written
+ * again: the same section byte for byte, and the same CSV. */
+static void section_reads_back_as_written(void **state)
+{
+    (void)state;
+    gq_stress_result *r = calloc(1, sizeof *r), *back = calloc(1, sizeof *back);
+    gq_stress_summary *s = calloc(1, sizeof *s), *sback = calloc(1, sizeof *sback);
+    assert_true(r && back && s && sback);
+    r->duration_s = 1;
+    r->interval_s = 0.1;
+    r->elapsed_s = 1.0 + 1e-9;
+    r->precision = GQ_PREC_FP16;
+    r->with_transfers = true;
+    snprintf(r->xfer_error, sizeof r->xfer_error, "GPU 2's transfers stopped");
+    for (int k = 0; k < 3; k++)
+        add_gpu(r, k, 4 + k, 8);
+    gq_stress_summarize(r, NULL, s);
+    assert_true(s->nfindings > 2); /* lost, faulty, thermal, power cap, transfers */
+    json_t *j = gq_stress_to_json(r, s);
+    assert_non_null(j);
+    char *text = dump(j);
+    json_error_t je;
+    json_t *loaded = json_loads(text, 0, &je);
+    assert_non_null(loaded);
+    gq_err e = {0};
+    assert_int_equal(gq_stress_from_json(loaded, back, sback, &e), GQ_OK);
+    json_t *again = gq_stress_to_json(back, sback);
+    assert_non_null(again);
+    char *text2 = dump(again);
+    assert_string_equal(text2, text);
+    assert_true(json_equal(again, j));
+    char *c1 = csv_of(r), *c2 = csv_of(back);
+    assert_string_equal(c2, c1);
+    assert_non_null(strstr(c1, "\n5,")); /* the device index, not the slot */
+    assert_int_equal(sback->verdict, s->verdict);
+    assert_int_equal(sback->nfindings, s->nfindings);
+    assert_int_equal(back->gpu[1].npoints, 8);
+    free(c1);
+    free(c2);
+    free(text);
+    free(text2);
+    json_decref(j);
+    json_decref(loaded);
+    json_decref(again);
+    gq_stress_result_free(r);
+    gq_stress_result_free(back);
+    free(r);
+    free(back);
+    free(s);
+    free(sback);
+}
+
+/* A section that is not one gpuqual writes is refused with one line naming
+ * the part that is wrong (the card then measures its stress again). */
+static void foreign_section_refused(void **state)
+{
+    (void)state;
+    gq_stress_result *r = calloc(1, sizeof *r);
+    gq_stress_summary *s = calloc(1, sizeof *s);
+    assert_true(r && s);
+    static const struct {
+        const char *json, *word;
+    } bad[] = {
+        {"[]", "list of GPUs"},
+        {"{\"gpus\":[{}],\"series\":{\"gpus\":[]},\"precision\":\"fp16\",\"verdict\":\"pass\"}", "list of GPUs"},
+        {"{\"gpus\":[],\"series\":{\"gpus\":[]},\"precision\":\"fp8\",\"verdict\":\"pass\"}", "precision"},
+        {"{\"gpus\":[],\"series\":{\"gpus\":[]},\"precision\":\"bf16\",\"verdict\":\"okay\"}", "verdict"},
+        {"{\"gpus\":[{\"verdict\":\"x\"}],\"series\":{\"gpus\":[{}]},\"precision\":\"bf16\",\"verdict\":\"pass\"}",
+         "GPU summary"},
+        {"{\"gpus\":[],\"series\":{\"gpus\":[]},\"precision\":\"bf16\",\"verdict\":\"pass\","
+         "\"findings\":[{\"level\":\"loud\"}]}",
+         "finding's level"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_error_t je;
+        json_t *j = json_loads(bad[i].json, 0, &je);
+        assert_non_null(j);
+        gq_err e = {0};
+        assert_int_equal(gq_stress_from_json(j, r, s, &e), GQ_E_USAGE);
+        if (!strstr(e.msg, bad[i].word))
+            fail_msg("case %zu: '%s' does not name the %s", i, e.msg, bad[i].word);
+        gq_stress_result_free(r);
+        json_decref(j);
+    }
+    /* the smallest section gpuqual writes reads back */
+    json_t *ok = json_loads("{\"gpus\":[],\"series\":{\"gpus\":[]},\"precision\":\"fp64\",\"verdict\":\"warn\"}", 0,
+                            NULL);
+    gq_err e = {0};
+    assert_int_equal(gq_stress_from_json(ok, r, s, &e), GQ_OK);
+    assert_int_equal(r->precision, GQ_PREC_FP64);
+    assert_int_equal(s->verdict, GQ_STRESS_WARN);
+    json_decref(ok);
+    free(r);
+    free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(section_reads_back_as_written),
+        cmocka_unit_test(foreign_section_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
