@@ -168,10 +168,12 @@ static void foreign_section_refused(void **state)
         const char *json, *word;
     } bad[] = {
         {"[]", "list of GPUs"},
-        {"{\"gpus\":[{}],\"series\":{\"gpus\":[]},\"precision\":\"fp16\",\"verdict\":\"pass\"}", "list of GPUs"},
+        {"{\"gpus\":[{}],\"series\":{\"gpus\":[]},\"precision\":\"fp16\",\"verdict\":\"pass\"}",
+         "list of GPUs"},
         {"{\"gpus\":[],\"series\":{\"gpus\":[]},\"precision\":\"fp8\",\"verdict\":\"pass\"}", "precision"},
         {"{\"gpus\":[],\"series\":{\"gpus\":[]},\"precision\":\"bf16\",\"verdict\":\"okay\"}", "verdict"},
-        {"{\"gpus\":[{\"verdict\":\"x\"}],\"series\":{\"gpus\":[{}]},\"precision\":\"bf16\",\"verdict\":\"pass\"}",
+        {"{\"gpus\":[{\"verdict\":\"x\"}],\"series\":{\"gpus\":[{}]},\"precision\":\"bf16\",\"verdict\":"
+         "\"pass\"}",
          "GPU summary"},
         {"{\"gpus\":[],\"series\":{\"gpus\":[]},\"precision\":\"bf16\",\"verdict\":\"pass\","
          "\"findings\":[{\"level\":\"loud\"}]}",
@@ -189,8 +191,8 @@ static void foreign_section_refused(void **state)
         json_decref(j);
     }
     /* the smallest section gpuqual writes reads back */
-    json_t *ok = json_loads("{\"gpus\":[],\"series\":{\"gpus\":[]},\"precision\":\"fp64\",\"verdict\":\"warn\"}", 0,
-                            NULL);
+    json_t *ok = json_loads(
+        "{\"gpus\":[],\"series\":{\"gpus\":[]},\"precision\":\"fp64\",\"verdict\":\"warn\"}", 0, NULL);
     gq_err e = {0};
     assert_int_equal(gq_stress_from_json(ok, r, s, &e), GQ_OK);
     assert_int_equal(r->precision, GQ_PREC_FP64);
