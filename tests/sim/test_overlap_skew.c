@@ -22,6 +22,8 @@
 #include "core/units.h"
 #include "measure/harness.h"
 
+#include "test_discovery_util.h"
+
 #define LATE GQ_TEST_DATA "/data/topo/h200x2-late-start.topo"
 
 static void flow(gq_flow *f, gq_endpoint src, gq_endpoint dst, uint64_t bytes)
@@ -112,28 +114,35 @@ static void late_worker_some_rounds(void **state)
     assert_true(invalid <= retried_valid);
 }
 
-static void late_worker_every_round(void **state)
+/* The late-start machine with the late worker in every run call, written
+ * to a fresh file; its path into out (64 bytes). */
+static void every_call_topo(char *out)
 {
-    (void)state;
-    /* the same machine with the late worker in every run call: no round can
-     * keep the rule, so the sum is invalid after its re-runs */
     FILE *in = fopen(LATE, "r");
     assert_non_null(in);
     char path[] = "/tmp/gq-skew-XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
-    FILE *out = fdopen(fd, "w");
+    FILE *o = fdopen(fd, "w");
     char line[1024];
     while (fgets(line, sizeof line, in)) {
         if (!strncmp(line, "noise ", 6))
             snprintf(line, sizeof line, "noise 1 %% skew 3 ms\n");
-        fputs(line, out);
+        fputs(line, o);
     }
     fclose(in);
-    fclose(out);
+    fclose(o);
+    snprintf(out, 64, "%s.topo", path);
+    assert_int_equal(rename(path, out), 0);
+}
+
+static void late_worker_every_round(void **state)
+{
+    (void)state;
+    /* the same machine with the late worker in every run call: no round can
+     * keep the rule, so the sum is invalid after its re-runs */
     char topo_path[64];
-    snprintf(topo_path, sizeof topo_path, "%s.topo", path);
-    assert_int_equal(rename(path, topo_path), 0);
+    every_call_topo(topo_path);
     for (uint64_t seed = 1; seed <= 3; seed++) {
         gq_recordset rs = {0};
         gq_record s;
@@ -146,11 +155,31 @@ static void late_worker_every_round(void **state)
     unlink(topo_path);
 }
 
+/* Discovery on that machine: a concurrent run refused by the overlap rule
+ * alone is measured again by duration and counted; the refused attempts
+ * stay in the records. */
+static void discovery_retries_by_duration(void **state)
+{
+    (void)state;
+    char topo_path[64];
+    every_call_topo(topo_path);
+    gq_discovery d;
+    disc_run(topo_path, -1, 1, 5, &d, NULL);
+    assert_true(d.retries > 0);
+    int refused = 0;
+    for (int i = 0; i < d.rs->n; i++)
+        refused += d.rs->v[i].aggregate && (d.rs->v[i].flags & GQ_FLAG_OVERLAP);
+    assert_true(refused >= d.retries);
+    gq_discovery_free(&d);
+    unlink(topo_path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(late_worker_some_rounds),
         cmocka_unit_test(late_worker_every_round),
+        cmocka_unit_test(discovery_retries_by_duration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

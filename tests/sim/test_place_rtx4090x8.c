@@ -72,6 +72,8 @@ static void offload_and_replicas(void **state)
         assert_true(json_array_size(g) >= 1);
         assert_true(json_is_integer(json_array_get(g, 0)));
         int sock = (int)json_integer_value(json_array_get(g, 0)) / 4;
+        /* verified: each replica's host rate measured, not only predicted */
+        assert_true(jnum(json_array_get(reps, r), "measured_gbps") > 0);
         for (size_t k = 0; k < json_array_size(g); k++)
             assert_int_equal((int)json_integer_value(json_array_get(g, k)) / 4, sock);
     }

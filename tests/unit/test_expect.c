@@ -523,6 +523,38 @@ static void test_judge_straddle_words(void **state)
     free(f);
 }
 
+/* An interval that does not hold its figure (a saved card may say so) is
+ * not the figure's: the figure is judged, 57.9 against 50 and 56 passes
+ * though 49.6-51.2 would straddle the fail level. A decision the analysis
+ * left open is a WARN with no interval at all. */
+static void test_judge_interval_apart(void **state)
+{
+    (void)state;
+    gq_expect ex;
+    gq_err e = {0};
+    assert_int_equal(gq_expect_parse(good, "good.expect", &ex, &e), GQ_OK);
+    gq_card_facts *f = malloc(sizeof *f);
+    assert_non_null(f);
+    seed001_facts(f);
+    f->gpu[3].h2d_lo = 49.6;
+    f->gpu[3].h2d_hi = 51.2;
+    snprintf(f->undetermined[0], sizeof f->undetermined[0], "whether GPUs 0,1 share a budget");
+    f->n_undetermined = 1;
+    gq_checklist cl = {0};
+    assert_int_equal(gq_expect_judge(&ex, f, &cl, &e), GQ_OK);
+    const gq_check *c = find(&cl, "h2d_gbps_min", "gpu:3");
+    assert_non_null(c);
+    assert_int_equal(c->verdict, GQ_V_PASS);
+    assert_false(c->undetermined);
+    c = find(&cl, "undetermined", "node");
+    assert_non_null(c);
+    assert_int_equal(c->verdict, GQ_V_WARN);
+    assert_true(c->undetermined);
+    assert_true(isnan(c->figure_lo) && isnan(c->figure_hi));
+    gq_checklist_free(&cl);
+    free(f);
+}
+
 /* Loading reads files of any size up to the limit: just under, at and over
  * the first buffer (64 KiB) and a few times it, byte for byte the same
  * models as the text parsed directly. */
@@ -557,17 +589,12 @@ static void test_load_sizes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_good),
-        cmocka_unit_test(test_judge_straddle_words),
-        cmocka_unit_test(test_load_sizes),
-        cmocka_unit_test(test_parse_errors),
-        cmocka_unit_test(test_parse_errors_exact),
-        cmocka_unit_test(test_parse_limits_ok),
-        cmocka_unit_test(test_parse_unnamed),
-        cmocka_unit_test(test_judge_pass_and_failures),
-        cmocka_unit_test(test_judge_relative_only),
-        cmocka_unit_test(test_judge_on_intervals),
-        cmocka_unit_test(test_judge_uncovered_and_skip),
+        cmocka_unit_test(test_parse_good),           cmocka_unit_test(test_judge_straddle_words),
+        cmocka_unit_test(test_load_sizes),           cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_errors_exact),   cmocka_unit_test(test_parse_limits_ok),
+        cmocka_unit_test(test_parse_unnamed),        cmocka_unit_test(test_judge_pass_and_failures),
+        cmocka_unit_test(test_judge_relative_only),  cmocka_unit_test(test_judge_on_intervals),
+        cmocka_unit_test(test_judge_interval_apart), cmocka_unit_test(test_judge_uncovered_and_skip),
         cmocka_unit_test(test_examples_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -328,12 +328,75 @@ static void test_identity_from_card(void **state)
     json_decref(d);
 }
 
+/* A node that passed, with one figure. */
+static void add_fig_node(gq_fleet *f, int rank, const char *key, double v)
+{
+    gq_node_summary *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    gq_node_summary_init(s);
+    snprintf(s->hostname, sizeof s->hostname, "n%d", rank);
+    s->rank = rank;
+    s->verdict = GQ_NODE_PASS;
+    s->exit_code = 0;
+    s->complete = true;
+    assert_int_equal(gq_node_summary_add_fig(s, key, v), 0);
+    gq_err err = {0};
+    assert_int_equal(gq_fleet_add_summary(f, NULL, s, &err), 0);
+    gq_node_summary_free(s);
+    free(s);
+}
+
+/* A key whose first word ends in "latency" is a latency: ns, lower is
+ * better; the slowest node (20 against 10) is the outlier. The lowest value
+ * of the first figure counts like any other: the node at 10 among 100s is
+ * flagged, with the figure present on all three nodes. */
+static void test_latency_key_and_first_value(void **state)
+{
+    (void)state;
+    char unit[8];
+    bool hi = true;
+    gq_node_fig_unit("p2p_latency gpu:0 -> gpu:1", unit, sizeof unit, &hi);
+    assert_string_equal(unit, "ns");
+    assert_false(hi);
+    gq_node_fig_unit("latency", unit, sizeof unit, &hi);
+    assert_string_equal(unit, "ns");
+    gq_node_fig_unit("latenc gpu:0", unit, sizeof unit, &hi);
+    assert_string_equal(unit, "GB/s");
+    assert_true(hi);
+    gq_fleet f;
+    gq_err err = {0};
+    gq_fleet_init(&f, 5);
+    add_fig_node(&f, 0, "p2p_latency gpu:0", 10);
+    add_fig_node(&f, 1, "p2p_latency gpu:0", 10);
+    add_fig_node(&f, 2, "p2p_latency gpu:0", 20);
+    assert_int_equal(gq_fleet_finish(&f, &err), 0);
+    assert_string_equal(f.fig[0].unit, "ns");
+    assert_int_equal(f.nout, 1);
+    assert_int_equal(f.out[0].node, 2);
+    assert_true(fabs(f.out[0].delta_pct - 100) < 1e-9);
+    assert_string_equal(f.verdict, "warn");
+    assert_int_equal(f.exit_code, 4);
+    gq_fleet_free(&f);
+    gq_fleet_init(&f, 5);
+    add_fig_node(&f, 0, "host_to_device_set gpu:0", 10);
+    add_fig_node(&f, 1, "host_to_device_set gpu:0", 100);
+    add_fig_node(&f, 2, "host_to_device_set gpu:0", 100);
+    assert_int_equal(gq_fleet_finish(&f, &err), 0);
+    assert_int_equal(f.fig[0].present, 3);
+    assert_true(f.fig[0].median == 100);
+    assert_int_equal(f.nout, 1);
+    assert_int_equal(f.out[0].node, 0);
+    assert_true(f.node[0].flagged);
+    assert_int_equal(f.exit_code, 4);
+    gq_fleet_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_summary_refusals),   cmocka_unit_test(test_outliers_both_directions),
         cmocka_unit_test(test_verdicts),           cmocka_unit_test(test_groups),
-        cmocka_unit_test(test_identity_from_card),
+        cmocka_unit_test(test_identity_from_card), cmocka_unit_test(test_latency_key_and_first_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

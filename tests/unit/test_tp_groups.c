@@ -46,6 +46,9 @@ static void test_exhaustive_and_best(void **state)
     assert_int_equal(st.cand[0].set, S(0, 1));
     assert_int_equal(st.cand[0].origin, GQ_TP_NAIVE);
     assert_int_equal(st.cand[4].origin, GQ_TP_ALL);
+    /* no pairwise copy was given: every group's copy is unknown */
+    for (int k = 0; k < st.ncand; k++)
+        assert_true(st.cand[k].copy < 0);
     /* every pair 10 GB/s, except the "diagonal" pairs i, i+4 at 30 */
     for (int k = 0; k < st.ncand; k++)
         st.cand[k].busbw = 10;
