@@ -135,6 +135,34 @@ static void test_earlier_fleet_needs_force(void **state)
     assert_non_null(strstr(e.msg, "holds an earlier gpuqual fleet (1 node folder)"));
 }
 
+/* An earlier fleet of many nodes: the list of its node folders grows past
+ * its first allocations (8, then 24, then 56 names) and keeps every name. */
+static void test_many_nodes(void **state)
+{
+    (void)state;
+    enum { N = 60 };
+    dir("m1");
+    char rel[64];
+    for (int i = 0; i < N; i++) {
+        snprintf(rel, sizeof rel, "m1/h-rank%d", i);
+        dir(rel);
+    }
+    gq_err e = {0};
+    char **earlier = NULL;
+    assert_int_equal(gq_carddir_check_fleet(path("m1"), false, &earlier, &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "holds an earlier gpuqual fleet (60 node folders)"));
+    assert_int_equal(gq_carddir_check_fleet(path("m1"), true, &earlier, &e), GQ_OK);
+    assert_int_equal(count(earlier), N);
+    bool seen[N] = {false};
+    for (int i = 0; i < N; i++) {
+        int r = -1;
+        assert_int_equal(sscanf(earlier[i], "h-rank%d", &r), 1);
+        assert_true(r >= 0 && r < N && !seen[r]);
+        seen[r] = true;
+    }
+    gq_carddir_names_free(earlier);
+}
+
 static void test_anything_else_refused(void **state)
 {
     (void)state;
@@ -243,9 +271,9 @@ static void test_commit_into_new_dir(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_new_and_empty),         cmocka_unit_test(test_earlier_fleet_needs_force),
-        cmocka_unit_test(test_anything_else_refused), cmocka_unit_test(test_prune),
-        cmocka_unit_test(test_commit_into_new_dir),
+        cmocka_unit_test(test_new_and_empty), cmocka_unit_test(test_earlier_fleet_needs_force),
+        cmocka_unit_test(test_many_nodes),    cmocka_unit_test(test_anything_else_refused),
+        cmocka_unit_test(test_prune),         cmocka_unit_test(test_commit_into_new_dir),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

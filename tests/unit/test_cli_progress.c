@@ -146,6 +146,23 @@ static void test_pty_domains_counts_to_its_promise(void **state)
     free(out);
 }
 
+/* place's discovery measures through place's own hook: its first bar is
+ * discovery's first probe (the matrix's pair 0:1), with nothing counted yet. */
+static void test_pty_place_bar_starts_with_discovery(void **state)
+{
+    (void)state;
+    const char *args[] = {GQ_BIN, "place", "--sim", "a100x6", "--prefill", "1", "--decode", "1", NULL};
+    int code;
+    char *out = run_pty(args, &code);
+    assert_int_equal(code, 0);
+    const char *first = strstr(out, "\r\033[K");
+    assert_non_null(first);
+    const char *want = "[....................]   0%  matrix 0:1";
+    if (strncmp(first + 4, want, strlen(want)))
+        fail_msg("place: the first bar is not discovery's first probe: %.80s", first + 4);
+    free(out);
+}
+
 static void test_pty_bars_reach_their_total(void **state)
 {
     (void)state;
@@ -262,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_format_time_left_and_width),
         cmocka_unit_test(test_pty_domains_counts_to_its_promise),
         cmocka_unit_test(test_pty_bars_reach_their_total),
+        cmocka_unit_test(test_pty_place_bar_starts_with_discovery),
         cmocka_unit_test(test_pty_stress_step_is_the_last_tick),
         cmocka_unit_test(test_no_bar_without_a_terminal),
     };

@@ -141,6 +141,11 @@ static void test_refusals(void **state)
     /* stopped at the first byte, not after reading 1 GiB of zeros */
     snprintf(cmd, sizeof cmd, "%s report /dev/zero", GQ_BIN);
     refused(cmd, "'/dev/zero' is not JSON");
+    /* an endless stream that starts with blanks: the first other byte of any
+     * read chunk (here the 'x' of " xy"), not only a chunk's first byte, stops
+     * the read; never spooled up to the document limit */
+    snprintf(cmd, sizeof cmd, "yes ' xy' | %s report -", GQ_BIN);
+    refused(cmd, "'<stdin>' is not JSON (line 1: '[' or '{' expected near 'xy')");
     snprintf(cmd, sizeof cmd, "cat r.json | %s compare - -", GQ_BIN);
     refused(cmd, "'-' (stdin) is given 2 times; stdin can be read once");
     snprintf(

@@ -61,6 +61,20 @@ static void test_fleet_files(void **state)
     assert_int_equal(system(cmd), 0);
     unlink(prom);
     unlink(junit);
+    /* --junit without --prom, and --prom without --junit: each is written alone */
+    assert_int_equal(gq_cli_card_files(NULL, junit, "fleet", docs, hosts, errors, 2, NULL, NULL, &err),
+                     GQ_OK);
+    assert_int_equal(access(prom, F_OK), -1);
+    j = slurp(junit);
+    assert_non_null(strstr(j, "<testsuites name=\"gpuqual\" tests=\"2\" failures=\"1\" errors=\"0\">"));
+    free(j);
+    unlink(junit);
+    assert_int_equal(gq_cli_card_files(prom, NULL, "fleet", docs, hosts, errors, 2, NULL, NULL, &err), GQ_OK);
+    assert_int_equal(access(junit, F_OK), -1);
+    p = slurp(prom);
+    assert_non_null(strstr(p, "gpuqual_card_verdict{Hostname=\"n1\",rank=\"1\",verdict=\"fail\"} 1\n"));
+    free(p);
+    unlink(prom);
     rmdir(dir);
     json_decref(doc);
 }
