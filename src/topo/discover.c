@@ -9,6 +9,11 @@
 
 void gq_topo_discover_local(gq_topo *t)
 {
+    gq_topo_discover_at(t, "");
+}
+
+void gq_topo_discover_at(gq_topo *t, const char *root)
+{
     hwloc_topology_t topo = NULL;
     gq_err e = {0};
 
@@ -23,10 +28,10 @@ void gq_topo_discover_local(gq_topo *t)
     }
     gq_host_fill(t, topo);
     gq_nvml_fill_topo(t);
-    gq_pcitree_sysfs(t, "");
+    gq_pcitree_sysfs(t, root);
     if (topo) {
         gq_pcitree_fill(t, topo);
-        gq_pcitree_bridge_links(t, "");
+        gq_pcitree_bridge_links(t, root);
         hwloc_topology_destroy(topo);
     }
     gq_topo_finish(t);

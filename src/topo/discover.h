@@ -14,6 +14,12 @@
  * unknown, with one line in t->warnings per cause. */
 void gq_topo_discover_local(gq_topo *t);
 
+/* The same, with the sysfs files (GPUs' NUMA node, local CPUs, PCIe links;
+ * the switches' uplinks) read under root, a directory standing for / (a
+ * test's fake tree); "" is this machine's. hwloc, NVML and the host's facts
+ * are this machine's either way. */
+void gq_topo_discover_at(gq_topo *t, const char *root);
+
 /* The derived fields, for any producer of a gq_topo (CUDA discovery, the
  * simulator): pcie_gbps from the negotiated gen/width (else hwloc's link
  * rate of the GPU's node), nvlink_gbps_per_link from the compute capability

@@ -10,7 +10,7 @@
 #include <cpuid.h>
 #endif
 
-static bool read_first_line(const char *path, char *buf, size_t n)
+bool gq_host_read_line(const char *path, char *buf, size_t n)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -92,10 +92,10 @@ void gq_host_vm_facts(gq_vm_facts *f)
         f->cpuinfo_hypervisor = true;
     }
 #endif
-    read_first_line("/sys/class/dmi/id/sys_vendor", f->dmi_vendor, sizeof f->dmi_vendor);
-    read_first_line("/sys/class/dmi/id/product_name", f->dmi_product, sizeof f->dmi_product);
-    read_first_line("/sys/hypervisor/type", f->hyp_type, sizeof f->hyp_type);
-    read_first_line("/proc/cmdline", f->cmdline, sizeof f->cmdline);
+    gq_host_read_line("/sys/class/dmi/id/sys_vendor", f->dmi_vendor, sizeof f->dmi_vendor);
+    gq_host_read_line("/sys/class/dmi/id/product_name", f->dmi_product, sizeof f->dmi_product);
+    gq_host_read_line("/sys/hypervisor/type", f->hyp_type, sizeof f->hyp_type);
+    gq_host_read_line("/proc/cmdline", f->cmdline, sizeof f->cmdline);
 }
 
 static bool contains(const char *hay, const char *needle)

@@ -31,6 +31,11 @@ typedef struct gq_vm_facts {
  * first "flags" line has the word "hypervisor" (false without one). */
 void gq_host_cpuinfo_scan(FILE *f, char *model, size_t n, bool *hyp);
 
+/* The first line of the file at path into buf (n bytes), its newline and
+ * trailing spaces cut (DMI pads its strings): a line of spaces alone is "".
+ * False when the file cannot be read or is empty. */
+bool gq_host_read_line(const char *path, char *buf, size_t n);
+
 /* Read the facts above from this machine. */
 void gq_host_vm_facts(gq_vm_facts *f);
 

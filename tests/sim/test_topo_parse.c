@@ -37,6 +37,7 @@ static const bad_case cases[] = {
     {"beyond-capacity", 4, 37, "'write' of 1000.5 TB/s is beyond any real link (at most 1000 TB/s)"},
     {"no-host-path", 6, 1, "gpu 'gpu0' has no path to host memory"},
     {"self-link", 3, 13, "a link from 'cpu0' to itself"},
+    {"duplicate-link", 5, 1, "a second link between 'cpu1' and 'cpu0' (first at line 4); merge them"},
     {"no-machine", 2, 1, "a topology starts with 'machine NAME'"},
     {"no-gpu", 1, 1, "declares no 'gpu'"},
     {"pcie-loop", 5, 8, "makes a loop in the PCIe tree"},

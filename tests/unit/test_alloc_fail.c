@@ -27,6 +27,7 @@
 #include "analysis/placement.h"
 #include "analysis/probes.h"
 #include "backend/sim/sim.h"
+#include "measure/catalog.h"
 #include "measure/journal.h"
 #include "bottlenecks_util.h"
 #include "render/analysis_render.h"
@@ -254,6 +255,47 @@ static void probes_every_allocation(void **state)
     }
 }
 
+/* Every test of the catalog planned on 8 GPUs with peer access, failing
+ * each allocation the plan makes in turn (the items, the flows, the report
+ * flags, as they grow): out of memory, never a plan written past what it
+ * got. */
+static void catalog_every_allocation(void **state)
+{
+    (void)state;
+    static gq_topo topo;
+    gq_topo_init(&topo);
+    topo.ngpu = 8;
+    topo.numa_nodes = 1;
+    gq_plan_opts po = {.bytes = 64 << 20, .host_numa = GQ_NUMA_LOCAL, .numa_nodes = 1, .ngpus = 8};
+    for (int i = 0; i < 8; i++) {
+        po.gpus[i] = i;
+        for (int j = 0; j < 8; j++)
+            topo.p2p_cuda[i][j] = i != j;
+    }
+    int ncat, grown = 0;
+    const gq_test *cat = gq_catalog(&ncat);
+    for (int t = 0; t < ncat; t++) {
+        gq_plan p;
+        gq_err e = {0};
+        arm(0);
+        assert_int_equal(gq_catalog_plan(&cat[t], &topo, &po, &p, &e), GQ_OK);
+        long total = nalloc;
+        grown += p.nflows > 16;
+        gq_plan_free(&p);
+        for (long k = 1; k <= total; k++) {
+            arm(k);
+            memset(&e, 0, sizeof e);
+            int rc = gq_catalog_plan(&cat[t], &topo, &po, &p, &e);
+            arm(0);
+            gq_plan_free(&p);
+            if (rc != GQ_E_NOMEM)
+                fail_msg("%s: allocation %ld of %ld failed: rc %d '%s', want GQ_E_NOMEM", cat[t].name, k,
+                         total, rc, e.msg);
+        }
+    }
+    assert_true(grown > 0); /* some plan grew its flows past the first block */
+}
+
 /* The one-line summary of a card (`card --format summary`) allocates the
  * typed card first: out of memory there, and at every allocation after it,
  * it says so and writes nothing it could not read. */
@@ -422,6 +464,7 @@ int main(void)
         cmocka_unit_test(bottlenecks_every_allocation),  cmocka_unit_test(probes_every_allocation),
         cmocka_unit_test(card_summary_every_allocation), cmocka_unit_test(node_summary_every_container),
         cmocka_unit_test(sim_topology_every_allocation), cmocka_unit_test(journal_fdopen_fails),
+        cmocka_unit_test(catalog_every_allocation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -410,6 +410,37 @@ static void facts_power_nvlinks_matrices(void **state)
     json_decref(card);
 }
 
+/* Written for round 4's survivors of bench/mutation: a card with more
+ * uplinks than the facts hold keeps the first GQ_CARD_MAX_UPLINKS and no
+ * more; the one past the end is not written over the P2P facts after it. */
+static void facts_uplinks_capped(void **state)
+{
+    (void)state;
+    json_t *card = load("{\"identity\": {\"gpus\": [{\"index\": 0, \"name\": \"G\"}, "
+                        "{\"index\": 1, \"name\": \"G\"}], \"uplinks\": []}, "
+                        "\"matrices\": [{\"id\": \"p2p_read\", \"gpus\": [0, 1], "
+                        "\"values\": [[null, 40], [41, null]]}]}");
+    json_t *ups = json_object_get(json_object_get(card, "identity"), "uplinks");
+    for (int i = 0; i < GQ_CARD_MAX_UPLINKS + 1; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "u%d", i);
+        json_array_append_new(ups, json_pack("{s:s, s:s, s:[i], s:i, s:i}", "node", name, "kind",
+                                             "pcie_switch", "gpus", 0, "gen", 4, "width", 16));
+    }
+    gq_card_facts *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    gq_card_facts_from_json(card, NULL, NULL, f);
+    assert_int_equal(f->nuplinks, GQ_CARD_MAX_UPLINKS);
+    char last[16];
+    snprintf(last, sizeof last, "u%d", GQ_CARD_MAX_UPLINKS - 1);
+    assert_string_equal(f->uplink[GQ_CARD_MAX_UPLINKS - 1].node, last);
+    assert_int_equal(f->uplink[GQ_CARD_MAX_UPLINKS - 1].width_cur, 16);
+    assert_true(f->p2p_gbps[0][1] == 40);
+    assert_true(f->p2p_gbps[1][0] == 41);
+    free(f);
+    json_decref(card);
+}
+
 /* The verdict of the check id on subject in a judged card section, or NULL. */
 static const char *check_verdict(const json_t *card, const char *id, const char *subject)
 {
@@ -1001,6 +1032,7 @@ int main(void)
         cmocka_unit_test(long_offload_list),
         cmocka_unit_test(one_record_is_measured),
         cmocka_unit_test(facts_power_nvlinks_matrices),
+        cmocka_unit_test(facts_uplinks_capped),
         cmocka_unit_test(link_gen_under_load),
         cmocka_unit_test(pair_list_limit),
         cmocka_unit_test(placement_row_pair_limit),

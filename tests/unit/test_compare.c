@@ -114,6 +114,39 @@ static void test_deltas_and_regressions(void **state)
     gq_records_free(&b);
 }
 
+/* A figure's cell holds its value whole: a latency of 1e30 ns (no sanity
+ * bound caps latencies) prints all of its 31 digits, not a shorter number. */
+static void test_huge_value_whole(void **state)
+{
+    (void)state;
+    gq_recordset a = {0}, b = {0};
+    gq_record r = rec("host_device_latency_sm", 0, true, 1200, true);
+    gq_records_push(&a, &r);
+    r.value.median = 1e30;
+    gq_records_push(&b, &r);
+    gq_compare c;
+    gq_err e = {0};
+    gq_compare_init(&c, 5);
+    assert_int_equal(gq_compare_add(&c, "a.json", &a, NULL, &e), GQ_OK);
+    assert_int_equal(gq_compare_add(&c, "b.json", &b, NULL, &e), GQ_OK);
+    gq_compare_finish(&c);
+    assert_int_equal(c.nregressions, 1);
+    char want[64];
+    snprintf(want, sizeof want, "%.0f (+", 1e30);
+    assert_int_equal(strlen(want), 31 + 3);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *mf = open_memstream(&out, &len);
+    gq_compare_print(mf, &c, false, false);
+    fclose(mf);
+    if (!strstr(out, want))
+        fail_msg("no '%s' in:\n%s", want, out);
+    free(out);
+    gq_compare_free(&c);
+    gq_records_free(&a);
+    gq_records_free(&b);
+}
+
 static void test_keys(void **state)
 {
     (void)state;
@@ -243,6 +276,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deltas_and_regressions),
+        cmocka_unit_test(test_huge_value_whole),
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_temperature_in_degrees),
         cmocka_unit_test(test_across_models),

@@ -96,6 +96,9 @@ static void test_size_edges(void **state)
         {"0.5K", 1, GQ_OK, 512, NULL},
         {"4", GQ_MiB, GQ_OK, 4 * GQ_MiB, NULL},
         {"4B", GQ_MiB, GQ_OK, 4, NULL},
+        {"64KB", 1, GQ_OK, 64000, NULL}, /* KB, MB, GB are decimal; K, KiB binary */
+        {"64K", 1, GQ_OK, 65536, NULL},
+        {"3MB", 1, GQ_OK, 3000000, NULL},
         {"16t", 1, GQ_OK, 16 * 1024 * GQ_GiB, NULL},
         {".", 1, GQ_E_USAGE, 0, "'.' is not a size, expected e.g. 512, 4K, 64MiB or 1G"},
         {"1e999", 1, GQ_E_USAGE, 0, "'1e999' is not a size, expected e.g. 512, 4K, 64MiB or 1G"},

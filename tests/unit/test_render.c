@@ -705,6 +705,49 @@ static void test_place_text_zero_figures(void **state)
     free(r);
 }
 
+/* `place --offload`'s gain sums both directions of each mapping: chosen
+ * 50 + 30 over naive 40 + 40 is 1.00x, where h2d alone (50/40) or h2d less
+ * d2h (20/80) would say otherwise; verified, the predicted ratio is shown
+ * beside the measured gain. */
+static void test_place_text_offload_gain(void **state)
+{
+    (void)state;
+    gq_place_model *m = calloc(1, sizeof *m);
+    gq_place_result *r = calloc(1, sizeof *r);
+    assert_non_null(m);
+    assert_non_null(r);
+    m->ngpu = 2;
+    r->roles.offload = 1;
+    r->chosen.nworkers = r->naive.nworkers = 1;
+    r->chosen.workers[0] = (gq_place_worker){
+        .gpu = 1, .predicted_h2d = 50, .predicted_d2h = 30, .measured_h2d = -1, .measured_d2h = -1};
+    r->naive.workers[0] = (gq_place_worker){
+        .gpu = 0, .predicted_h2d = 40, .predicted_d2h = 40, .measured_h2d = -1, .measured_d2h = -1};
+    r->chosen.offload_predicted_h2d = 50;
+    r->chosen.offload_predicted_d2h = 30;
+    r->naive.offload_predicted_h2d = r->naive.offload_predicted_d2h = 40;
+    r->chosen.offload_measured_h2d = r->chosen.offload_measured_d2h = -1;
+    r->naive.offload_measured_h2d = r->naive.offload_measured_d2h = -1;
+    for (int verified = 0; verified < 2; verified++) {
+        r->verified = verified;
+        r->gain_offload = verified ? 1.25 : 0;
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        assert_non_null(f);
+        gq_render_place_text(f, m, r, "test");
+        fclose(f);
+        const char *want = verified
+                               ? "offload gain over the naive mapping: 1.25x measured (1.00x predicted)\n"
+                               : "offload gain over the naive mapping: 1.00x predicted (not verified)\n";
+        if (!strstr(buf, want))
+            fail_msg("no '%s' in:\n%s", want, buf);
+        free(buf);
+    }
+    free(m);
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -720,6 +763,7 @@ int main(void)
         cmocka_unit_test(test_html_subset_of_64_gpus),
         cmocka_unit_test(test_html_card_edges),
         cmocka_unit_test(test_place_text_zero_figures),
+        cmocka_unit_test(test_place_text_offload_gain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -75,6 +76,11 @@ static const vm_case cases[] = {
      .product = "HVM domU",
      .vm = true,
      .name = "xen"},
+    {.what = "Xen HVM guest known by its DMI product alone (no flag, no signature, no /sys/hypervisor)",
+     .vendor = "Example Cloud",
+     .product = "HVM domU",
+     .vm = true,
+     .name = "xen"},
     {.what = "arm64 guest: no cpuinfo flag, DMI says KVM",
      .vendor = "QEMU",
      .product = "KVM Virtual Machine",
@@ -123,6 +129,46 @@ static const char *first_line(const char *path, char *buf, size_t n)
     for (size_t l = strlen(buf); l > 0 && buf[l - 1] == ' ';)
         buf[--l] = 0;
     return buf;
+}
+
+/* A fact file's first line loses its newline and DMI's padding: a line of
+ * spaces alone reads "", so /sys/hypervisor/type holding only spaces does
+ * not make a VM. */
+static void test_read_line(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gq-hostline-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    static const struct {
+        const char *text, *want;
+        bool ok;
+    } c[] = {
+        {"   \n", "", true},
+        {" ", "", true},
+        {"Xen   \nsecond\n", "Xen", true},
+        {"HVM domU  ", "HVM domU", true},
+        {" a b \n", " a b", true},
+        {"", "", false},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(c[i].text, f);
+        fclose(f);
+        gq_vm_facts v;
+        memset(&v, 0, sizeof v);
+        bool ok = gq_host_read_line(path, v.hyp_type, sizeof v.hyp_type);
+        if (ok != c[i].ok || (ok && strcmp(v.hyp_type, c[i].want)))
+            fail_msg("'%s': got %d '%s', want %d '%s'", c[i].text, ok, v.hyp_type, c[i].ok, c[i].want);
+        char name[32];
+        if (ok && !c[i].want[0])
+            assert_false(gq_host_classify_vm(&v, name, sizeof name));
+    }
+    unlink(path);
+    char buf[8] = "junk";
+    assert_false(gq_host_read_line("/nonexistent/gq/hyp", buf, sizeof buf));
 }
 
 /* The facts are what the files say on this machine, present or not. */
@@ -249,9 +295,8 @@ static void test_cpuinfo_text(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_classify),
-        cmocka_unit_test(test_this_host_facts),
-        cmocka_unit_test(test_this_host),
+        cmocka_unit_test(test_classify),        cmocka_unit_test(test_read_line),
+        cmocka_unit_test(test_this_host_facts), cmocka_unit_test(test_this_host),
         cmocka_unit_test(test_cpuinfo_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

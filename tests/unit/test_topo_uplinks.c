@@ -2,7 +2,8 @@
  * temporary directory): a switch's upstream port reports its uplink, whose
  * maximum is also capped by the port above it; root ports, downstream ports
  * (whose registers describe the link below them) and the GPUs themselves
- * keep 0. And the PCIe tree from hwloc (an XML topology in tests/data/hwloc):
+ * keep 0. A GPU's own sysfs files (NUMA node, local CPUs, link, x32
+ * included), read by discovery. And the PCIe tree from hwloc (an XML topology in tests/data/hwloc):
  * each node's NUMA node is that of its socket, or unknown when hwloc attaches
  * it to the whole machine. */
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "topo/discover.h"
 #include "topo/pcitree.h"
 #include "topo/topo.h"
 
@@ -110,6 +112,77 @@ static void uplink_from_upstream_port(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+static void rm_root(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* A GPU's own sysfs files: its NUMA node, local CPUs and PCIe link, an x32
+ * link included (the widest PCIe defines); -1 (the platform does not say), a
+ * width past x32 and an unknown speed leave them unknown, and so do files
+ * that are not there. */
+static void gpu_sysfs(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof root, "%s/gq-gpusysfs-XXXXXX", P_tmpdir);
+    assert_non_null(mkdtemp(root));
+    gq_topo_init(&T);
+    T.ngpu = 3;
+    const char *bus[3] = {"0000:c1:00.0", "0000:c2:00.0", "0000:c3:00.0"};
+    for (int i = 0; i < 3; i++)
+        snprintf(T.gpu[i].pci_bus_id, sizeof T.gpu[i].pci_bus_id, "%s", bus[i]);
+    put(bus[0], "numa_node", "1");
+    put(bus[0], "local_cpulist", "8-15");
+    link_files(bus[0], "16.0 GT/s PCIe", "32", "32.0 GT/s PCIe", "32");
+    put(bus[1], "numa_node", "-1");
+    link_files(bus[1], "Unknown", "33", "2.5 GT/s PCIe", "0");
+    gq_pcitree_sysfs(&T, root);
+    assert_int_equal(T.gpu[0].numa_node, 1);
+    assert_string_equal(T.gpu[0].cpulist, "8-15");
+    assert_int_equal(T.gpu[0].pcie_gen_cur, 4);
+    assert_int_equal(T.gpu[0].pcie_width_cur, 32);
+    assert_int_equal(T.gpu[0].pcie_gen_max, 5);
+    assert_int_equal(T.gpu[0].pcie_width_max, 32);
+    assert_int_equal(T.gpu[1].numa_node, -1);
+    assert_int_equal(T.gpu[1].pcie_gen_cur, -1);
+    assert_int_equal(T.gpu[1].pcie_width_cur, -1);
+    assert_int_equal(T.gpu[1].pcie_gen_max, 1);
+    assert_int_equal(T.gpu[1].pcie_width_max, -1);
+    assert_int_equal(T.gpu[2].numa_node, -1);
+    assert_string_equal(T.gpu[2].cpulist, "");
+    assert_int_equal(T.gpu[2].pcie_width_cur, -1);
+    rm_root();
+}
+
+/* Discovery reads the GPUs' sysfs files (here under a fake root, for a GPU
+ * at a bus address no machine has, so that hwloc and NVML know nothing of
+ * it): without them the NUMA node, the local CPUs and the PCIe link would
+ * read unknown. */
+static void discover_reads_sysfs(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof root, "%s/gq-discover-XXXXXX", P_tmpdir);
+    assert_non_null(mkdtemp(root));
+    static gq_topo t;
+    gq_topo_init(&t);
+    t.ngpu = 1;
+    snprintf(t.gpu[0].pci_bus_id, sizeof t.gpu[0].pci_bus_id, "FFFE:FE:1F.7");
+    put("fffe:fe:1f.7", "numa_node", "0");
+    put("fffe:fe:1f.7", "local_cpulist", "0");
+    link_files("fffe:fe:1f.7", "16.0 GT/s PCIe", "16", "16.0 GT/s PCIe", "16");
+    gq_topo_discover_at(&t, root);
+    assert_string_equal(t.gpu[0].pci_bus_id, "fffe:fe:1f.7");
+    assert_int_equal(t.gpu[0].numa_node, 0);
+    assert_string_equal(t.gpu[0].cpulist, "0");
+    assert_int_equal(t.gpu[0].pcie_gen_cur, 4);
+    assert_int_equal(t.gpu[0].pcie_width_cur, 16);
+    assert_int_equal(t.gpu[0].pcie_width_max, 16);
+    assert_true(t.gpu[0].pcie_gbps > 0);
+    rm_root();
+}
+
 static int pci_at(const char *bus)
 {
     for (int n = 0; n < T.npci; n++)
@@ -152,6 +225,7 @@ static void numa_from_hwloc(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(uplink_from_upstream_port),
+                                       cmocka_unit_test(gpu_sysfs), cmocka_unit_test(discover_reads_sysfs),
                                        cmocka_unit_test(numa_from_hwloc)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
