@@ -22,8 +22,8 @@
 void *__real_calloc(size_t n, size_t size);
 void *__wrap_calloc(size_t n, size_t size);
 
-static long fail_at; /* the allocation to fail, counted from 1; 0: none */
-static long nalloc;  /* allocations since the count was reset */
+static long fail_at;             /* the allocation to fail, counted from 1; 0: none */
+static long nalloc;              /* allocations since the count was reset */
 static size_t fail_n, fail_size; /* else: fail the first calloc(fail_n, fail_size) */
 
 void *__wrap_calloc(size_t n, size_t size)
@@ -74,8 +74,9 @@ static void test_wrapped_stdout(void **state)
 static void test_run_plans(void **state)
 {
     (void)state;
-    char *argv[] = {"gpuqual", "run", "--sim", "h200x2", "-t",
-                    "host_to_device_memcpy_ce,device_to_host_memcpy_ce,device_local_copy", "-i", "2", "-q",
+    char *argv[] = {"gpuqual",  "run", "--sim",
+                    "h200x2",   "-t",  "host_to_device_memcpy_ce,device_to_host_memcpy_ce,device_local_copy",
+                    "-i",       "2",   "-q",
                     "--format", "csv", NULL};
     gq_backend_register_builtin();
     fail_n = 3;
