@@ -125,9 +125,10 @@ sed -i -e 's/add_library(gqcore STATIC/add_library(gqcore SHARED/' -e 's/add_lib
 grep -q 'add_library(gqcore SHARED' "$S/CMakeLists.txt" && grep -q 'add_library(gqcli SHARED' "$S/CMakeLists.txt" ||
   { echo "run.sh: cannot make gqcore and gqcli shared" >&2; exit 2; }
 
-# Also in the copy only: test_alloc_fail links a static copy of gqcore (gqcore_wrap, the same
-# sources), so its -Wl,--wrap reaches gqcore's allocations and out-of-memory mutants meet it; a
-# mutant of gqcore that test_alloc_fail covers rebuilds that test too (run_mutant).
+# Also in the copy only: test_alloc_fail and test_cli_alloc_fail link static copies of gqcore and
+# gqcli (gqcore_wrap, gqcli_wrap: the same sources), so their -Wl,--wrap reaches the libraries'
+# allocations and out-of-memory mutants meet them; a mutant on a line one of them runs rebuilds
+# that test too (run_mutant).
 cat >>"$S/CMakeLists.txt" <<'CMAKE'
 if(TARGET test_alloc_fail)
   add_library(gqcore_wrap STATIC ${GQ_CORE_SRC} ${CMAKE_BINARY_DIR}/gq_builtin_topos.c)
@@ -135,6 +136,11 @@ if(TARGET test_alloc_fail)
   target_compile_definitions(gqcore_wrap PUBLIC $<TARGET_PROPERTY:gqcore,INTERFACE_COMPILE_DEFINITIONS>)
   target_link_libraries(gqcore_wrap PUBLIC $<TARGET_PROPERTY:gqcore,INTERFACE_LINK_LIBRARIES>)
   set_property(TARGET test_alloc_fail PROPERTY LINK_LIBRARIES gqcore_wrap PkgConfig::CMOCKA)
+  if(TARGET test_cli_alloc_fail)
+    add_library(gqcli_wrap STATIC ${GQ_CLI_SRC})
+    target_link_libraries(gqcli_wrap PUBLIC gqcore_wrap)
+    set_property(TARGET test_cli_alloc_fail PROPERTY LINK_LIBRARIES gqcli_wrap gqcore_wrap PkgConfig::CMOCKA)
+  endif()
 endif()
 CMAKE
 
@@ -288,6 +294,16 @@ target_of() { # the build target that holds a source file
   case "$1" in src/cli/main.c) echo gpuqual ;; src/cli/*) echo gqcli ;; *) echo gqcore ;; esac
 }
 
+wrap_tests_build() { # FILE LINE: rebuild the static-library tests (above) that run the line
+  local t ts
+  ts=" $(tests_for "$1" "$2") "
+  for t in test_alloc_fail test_cli_alloc_fail; do
+    [[ "$ts" == *" $t "* ]] || continue
+    nice timeout 300 cmake --build "$B" --target "$t" >>"$MLOG" 2>&1 || return 1
+  done
+  return 0
+}
+
 # ---- one mutant ----------------------------------------------------------------
 # run_mutant MODULE SPEC ORIG REPL TESTS... ; appends a line to results.tsv
 run_mutant() {
@@ -301,8 +317,7 @@ run_mutant() {
     outcome="bad-spec"
   elif ! nice timeout 300 cmake --build "$B" --target "$(target_of "$file")" >"$MLOG" 2>&1; then
     outcome="nocompile"
-  elif [ "$(target_of "$file")" = gqcore ] && [[ " $(tests_for "$file" "$line") " == *" test_alloc_fail "* ]] &&
-    ! nice timeout 300 cmake --build "$B" --target test_alloc_fail >>"$MLOG" 2>&1; then
+  elif ! wrap_tests_build "$file" "$line"; then
     outcome="nocompile"
   else
     for t in $(tests_for "$file" "$line"); do
@@ -342,7 +357,7 @@ run_mutant() {
 
 MLOG=$scratch/m.log SURV=$out/survivors.diff
 MPIDS=()
-restore_build() { nice cmake --build "$B" --target gqcore gqcli gpuqual test_alloc_fail >/dev/null 2>&1; }
+restore_build() { nice cmake --build "$B" --target gqcore gqcli gpuqual test_alloc_fail test_cli_alloc_fail >/dev/null 2>&1; }
 
 module_of() { # a file -> the module that lists it, or the file itself (--all, --only)
   local m n f
