@@ -32,6 +32,7 @@
 #include "core/runid.h"
 #include "measure/journal.h"
 #include "core/units.h"
+#include "doc/saved_doc.h"
 #include "render/card_render.h"
 #include "render/render.h"
 #include "render/analysis_render.h"
@@ -339,7 +340,9 @@ static int card_run(gq_ctx *ctx)
     /* A busy GPU is in the card's verdict (INCOMPLETE, or allowed): the
      * frame does not turn the exit into 6. */
     ctx->busy_judged = true;
-    ctx->exit_code = gq_card_exit_code(json_object_get(ctx->doc, "card"));
+    gq_saved_sections sec;
+    gq_saved_sections_read(ctx->doc, &sec);
+    ctx->exit_code = gq_card_exit_code(sec.card);
     if (ctx->exit_code < 0) /* the card just judged has a verdict; never report success without one */
         ctx->exit_code = 1;
     return GQ_OK;

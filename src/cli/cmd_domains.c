@@ -24,6 +24,7 @@
 #include "measure/journal.h"
 #include "core/options.h"
 #include "core/units.h"
+#include "doc/saved_doc.h"
 #include "render/render.h"
 #include "render/analysis_render.h"
 #include "render/command_text.h"
@@ -155,9 +156,7 @@ static int plan_only(gq_ctx *ctx, const gq_harness_opts *ho)
         json_t *pj = plan_json(&plan, n, o->c.rounds, round_s, true);
         if (options && sections && pj) {
             /* the domains here are assumed, not measured: keep them out of the "domains" contract */
-            json_object_set(pj, "assumed_domains", json_object_get(sections, "domains"));
-            json_object_del(sections, "domains");
-            json_object_del(sections, "domain_analysis");
+            gq_saved_domains_as_assumed(sections, pj);
             json_object_set_new(sections, "plan", pj);
             json_object_set_new(sections, "plan_only", json_true());
             pj = NULL;

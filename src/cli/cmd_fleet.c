@@ -42,6 +42,7 @@
 #include "core/runid.h"
 #include "measure/journal.h"
 #include "core/units.h"
+#include "doc/saved_doc.h"
 #include "render/card_render.h"
 #include "render/render.h"
 #include "render/analysis_render.h"
@@ -393,7 +394,7 @@ static void prune_earlier(const fleet_cli *o, const gq_fleet_gather *g, const ch
         return;
     }
     for (int r = 0; r < size; r++)
-        hosts[r] = json_string_value(json_array_get(g->hosts, (size_t)r));
+        hosts[r] = gq_saved_list_str(g->hosts, (size_t)r);
     char left[2048];
     int n = gq_carddir_fleet_prune(dir, o->earlier, hosts, size, left, sizeof left);
     if (n)
@@ -454,11 +455,10 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
         /* the gathered summaries, as they are; a node whose card did not run: failed, with why */
         json_t *sums = json_array();
         for (int r = 0; sums && r < size; r++) {
-            json_t *n = json_array_get(g->nodes, (size_t)r);
-            json_t *x = json_is_object(n)
-                            ? json_deep_copy(n)
-                            : gq_cli_failed_node(json_string_value(json_array_get(g->hosts, (size_t)r)),
-                                                 json_string_value(json_array_get(g->whys, (size_t)r)));
+            json_t *n = gq_saved_list_item(g->nodes, (size_t)r);
+            json_t *x = json_is_object(n) ? json_deep_copy(n)
+                                          : gq_cli_failed_node(gq_saved_list_str(g->hosts, (size_t)r),
+                                                               gq_saved_list_str(g->whys, (size_t)r));
             if (x) /* simulated nodes share a hostname: the rank tells them apart */
                 json_object_set_new(x, "rank", json_integer(r));
             json_array_append_new(sums, x);

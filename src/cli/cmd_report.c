@@ -13,6 +13,7 @@
 #include "core/infile.h"
 #include "analysis/card.h"
 #include "doc/card_compose.h"
+#include "doc/saved_doc.h"
 #include "analysis/expect.h"
 #include "cli/commands.h"
 #include "cli/card_opts.h"
@@ -115,12 +116,13 @@ static int report_prepare(gq_ctx *ctx)
 /* Warn about expectations that match no GPU of the run. */
 static void unmatched_expectations(const report_cli *o, const json_t *card)
 {
-    const json_t *gpus = json_object_get(json_object_get(card, "identity"), "gpus");
+    const char *names[GQ_MAX_GPUS];
+    int n = gq_card_gpu_names(card, names, GQ_MAX_GPUS);
+    n = n < GQ_MAX_GPUS ? n : GQ_MAX_GPUS;
     for (int m = 0; m < o->ex->nmodels; m++) {
         bool hit = false;
-        for (size_t k = 0; k < json_array_size(gpus); k++)
-            hit |= gq_expect_match(o->ex,
-                                   json_string_value(json_object_get(json_array_get(gpus, k), "name"))) == m;
+        for (int k = 0; k < n; k++)
+            hit |= gq_expect_match(o->ex, names[k]) == m;
         if (!hit)
             gq_cli_warn("%s: the expectations for '%s' match no GPU of this run",
                         o->expect ? o->expect : "--set", o->ex->models[m].match);
@@ -128,11 +130,11 @@ static void unmatched_expectations(const report_cli *o, const json_t *card)
 }
 
 /* Compose a card from the records (and the topology saved with them). */
-static int compose(gq_ctx *ctx, json_t *root, const gq_recordset *rs)
+static int compose(gq_ctx *ctx, json_t *root, const gq_saved_sections *sec, const gq_recordset *rs)
 {
     report_cli *o = ctx->opts;
     const char *path = ctx->pos[0];
-    const json_t *tj = json_object_get(root, "topology");
+    const json_t *tj = sec->topology;
     if (!tj)
         return gq_err_set(&ctx->err, GQ_E_USAGE,
                           "'%s' has no saved topology, so no card can be composed from it", path);
@@ -142,17 +144,12 @@ static int compose(gq_ctx *ctx, json_t *root, const gq_recordset *rs)
                           te.msg[0] ? te.msg : "not a topology object");
     if (rs->n == 0)
         return gq_err_set(&ctx->err, GQ_E_USAGE, "'%s' holds no records to make a card from", path);
-    gq_card_inputs in = {.topo = ctx->topo,
-                         .rs = rs,
-                         .stress = json_object_get(root, "stress"),
-                         .expect = o->ex,
-                         .complete = !json_is_true(json_object_get(root, "incomplete"))};
+    gq_card_inputs in = {
+        .topo = ctx->topo, .rs = rs, .stress = sec->stress, .expect = o->ex, .complete = !sec->incomplete};
     json_t *composed = gq_card_compose(&in, &ctx->err);
     if (!composed)
         return ctx->err.code ? ctx->err.code : GQ_E_NOMEM;
-    const char *k;
-    json_t *v;
-    json_object_foreach(composed, k, v) json_object_set(root, k, v);
+    gq_saved_merge_sections(root, composed);
     json_decref(composed);
     return GQ_OK;
 }
@@ -183,30 +180,33 @@ static int report_run(gq_ctx *ctx)
     if (rc)
         goto out;
     /* a fleet: its nodes and outliers (cli/report_fleet.c) */
-    const char *kind = json_string_value(json_object_get(root, "kind"));
-    if (kind && !strcmp(kind, "fleet")) {
+    gq_saved_head head;
+    gq_saved_head_read(root, &head);
+    if (!strcmp(head.kind, "fleet")) {
         rc = o->expect ? gq_err_set(&ctx->err, GQ_E_USAGE,
                                     "report: --expect does not apply to a fleet; each node's card in its "
                                     "folder can be reported with --expect")
                        : gq_report_fleet(ctx, root, &ctx->exit_code);
         goto out;
     }
-    json_t *card = json_object_get(root, "card");
-    if (card && !json_is_object(card)) {
+    gq_saved_sections sec;
+    gq_saved_sections_read(root, &sec);
+    json_t *card = sec.card;
+    if (sec.card_present && !card) {
         rc = gq_err_set(&ctx->err, GQ_E_USAGE, "%s: card is not an object, expected the card section",
                         ctx->pos[0]);
         goto out;
     }
     if (!card) {
-        if ((rc = compose(ctx, root, &rs)))
+        if ((rc = compose(ctx, root, &sec, &rs)))
             goto out;
-        card = json_object_get(root, "card");
+        gq_saved_sections_read(root, &sec);
+        card = sec.card;
     } else if ((rc = gq_card_read(card, ctx->pos[0], &ctx->err))) {
         /* Fail closed, before anything is written: a card read back is never a pass by default. */
         goto out;
     } else if (o->have_ex &&
-               (rc = gq_card_judge_json(card, json_object_get(root, "bottlenecks"),
-                                        json_object_get(root, "stress"), &rs, o->ex, &ctx->err))) {
+               (rc = gq_card_judge_json(card, sec.bottlenecks, sec.stress, &rs, o->ex, &ctx->err))) {
         goto out;
     }
     ctx->exit_code = gq_card_exit_code(card);

@@ -40,7 +40,9 @@ json_t *gq_fleet_summarise(const json_t *doc, int rank, const char *nodedir, gq_
         gq_err_set(err, GQ_E_NOMEM, "out of memory summarising the card");
         return NULL;
     }
-    if (gq_doc_records_from_json("card", json_object_get(doc, "records"), -1, &rs, err) == GQ_OK &&
+    gq_saved_sections sec;
+    gq_saved_sections_read(doc, &sec);
+    if (gq_doc_records_from_json("card", sec.records, -1, &rs, err) == GQ_OK &&
         gq_node_summary_from_card(doc, &rs, rank, nodedir, s, err) == GQ_OK) {
         if (!(j = gq_node_summary_to_json(s, gq_version)))
             gq_err_set(err, GQ_E_NOMEM, "out of memory summarising the card");
@@ -102,7 +104,7 @@ static int add_summary(gq_fleet_gather *g, int r, const char *host, const json_t
         g->simulated |= sum->simulated;
         g->incomplete |= !sum->complete;
         gq_node_summary_free(sum);
-        *node = json_incref(json_object_get(card, "node"));
+        *node = json_incref(gq_summary_node(card));
     }
     free(sum);
     return rc;
@@ -161,10 +163,7 @@ json_t *gq_fleet_gather_document(const gq_fleet_gather *g, json_t *options)
         return NULL;
     }
     /* each node's entry carries its summary's fields (docs/json.md) */
-    for (size_t i = 0; i < json_array_size(g->nodes); i++)
-        if (json_is_object(json_array_get(g->nodes, i)))
-            json_object_update_missing(json_array_get(json_object_get(fj, "nodes"), i),
-                                       json_array_get(g->nodes, i));
+    gq_fleet_json_merge_nodes(fj, g->nodes);
     json_object_set_new(sec, "fleet", fj);
     gq_doc d = {.kind = "fleet",
                 .version = gq_version,

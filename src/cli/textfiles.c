@@ -131,7 +131,7 @@ int gq_cli_summary_files(const char *prom, const char *junit, const char *comman
 {
     if (!prom && !junit)
         return GQ_OK;
-    const char *host = json_array_size(nodes) == 1 ? gq_summary_hostname(json_array_get(nodes, 0)) : NULL;
+    const char *host = json_array_size(nodes) == 1 ? gq_summary_hostname(gq_saved_list_item(nodes, 0)) : NULL;
     prom_arg a = {.command = command, .nodes = nodes, .hostname = host, .source = source};
     int rc = GQ_OK;
     if (prom)

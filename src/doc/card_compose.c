@@ -379,11 +379,11 @@ static void loaded_pcie(const json_t *stress, double (*out)[2])
     const json_t *sg;
     json_array_foreach(json_object_get(stress, "gpus"), i, sg)
     {
-        double gpu = gq_json_num(sg, "gpu");
+        double gpu = gq_json_get_num(sg, "gpu");
         if (!(gpu >= 0 && gpu < GQ_MAX_GPUS) || gpu != floor(gpu))
             continue;
         const json_t *pc = json_object_get(sg, "pcie");
-        double lg = gq_json_num(pc, "gen_min_loaded"), lw = gq_json_num(pc, "width_min_loaded");
+        double lg = gq_json_get_num(pc, "gen_min_loaded"), lw = gq_json_get_num(pc, "width_min_loaded");
         if (isfinite(lg) && lg > 0 && isfinite(lw) && lw > 0) {
             out[(int)gpu][0] = lg;
             out[(int)gpu][1] = lw;

@@ -23,7 +23,7 @@ static int pos_of(const int *pos, int g)
 /* A GPU index field; -1 when absent or not a number that fits an int. */
 static int jidx(const json_t *o, const char *k)
 {
-    double v = gq_json_num(o, k);
+    double v = gq_json_get_num(o, k);
     return isfinite(v) && fabs(v) < 1e9 ? (int)v : -1;
 }
 
@@ -41,7 +41,7 @@ void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *wh
         if (!gq_card_step_parse(json_string_value(json_object_get(p, "step")), &s))
             continue;
         const char *st = json_string_value(json_object_get(p, "status"));
-        const char *note = gq_json_str(p, "note", "");
+        const char *note = gq_json_get_str(p, "note", "");
         const json_t *rj = json_object_get(p, "reason");
         gq_ev_reason r = GQ_EVR_NONE;
         bool have_r = json_is_string(rj) && gq_ev_reason_parse(json_string_value(rj), &r);
@@ -70,7 +70,7 @@ void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *wh
     bool listed = false;
     json_array_foreach(json_object_get(card, "plan"), i, p)
     {
-        if (!strcmp(gq_json_str(p, "step", ""), gq_card_step_name(GQ_CS_COLLECTIVES)))
+        if (!strcmp(gq_json_get_str(p, "step", ""), gq_card_step_name(GQ_CS_COLLECTIVES)))
             listed = true;
     }
     if (json_array_size(json_object_get(card, "plan")) && !listed) {
@@ -96,15 +96,15 @@ static void identity_facts(const json_t *id, gq_card_facts *f, int *pos)
         gf->index = idx;
         if (idx >= 0 && idx < MAXG)
             pos[idx] = k;
-        snprintf(gf->name, sizeof gf->name, "%s", gq_json_str(g, "name", ""));
-        gf->mem_mib = gq_json_num(g, "memory_mib");
-        gf->power_limit_w = gq_json_num(g, "power_limit_w");
+        snprintf(gf->name, sizeof gf->name, "%s", gq_json_get_str(g, "name", ""));
+        gf->mem_mib = gq_json_get_num(g, "memory_mib");
+        gf->power_limit_w = gq_json_get_num(g, "power_limit_w");
         const json_t *pc = json_object_get(g, "pcie");
         double v;
-        gf->pcie_gen_cur = isfinite(v = gq_json_num(pc, "gen")) ? (int)v : -1;
-        gf->pcie_width_cur = isfinite(v = gq_json_num(pc, "width")) ? (int)v : -1;
-        gf->pcie_gen_max = isfinite(v = gq_json_num(pc, "gen_max")) ? (int)v : -1;
-        gf->pcie_width_max = isfinite(v = gq_json_num(pc, "width_max")) ? (int)v : -1;
+        gf->pcie_gen_cur = isfinite(v = gq_json_get_num(pc, "gen")) ? (int)v : -1;
+        gf->pcie_width_cur = isfinite(v = gq_json_get_num(pc, "width")) ? (int)v : -1;
+        gf->pcie_gen_max = isfinite(v = gq_json_get_num(pc, "gen_max")) ? (int)v : -1;
+        gf->pcie_width_max = isfinite(v = gq_json_get_num(pc, "width_max")) ? (int)v : -1;
         gf->link_under_load = json_is_true(json_object_get(pc, "under_load"));
     }
 }
@@ -119,14 +119,14 @@ static void uplink_facts(const json_t *id, gq_card_facts *f)
         if (f->nuplinks >= GQ_CARD_MAX_UPLINKS)
             break;
         gq_uplink_facts *u = &f->uplink[f->nuplinks++];
-        snprintf(u->node, sizeof u->node, "%s", gq_json_str(up, "node", "?"));
-        snprintf(u->kind, sizeof u->kind, "%s", gq_json_str(up, "kind", "pcie_switch"));
-        u->ngpus = gq_json_ints(json_object_get(up, "gpus"), u->gpus, MAXG);
+        snprintf(u->node, sizeof u->node, "%s", gq_json_get_str(up, "node", "?"));
+        snprintf(u->kind, sizeof u->kind, "%s", gq_json_get_str(up, "kind", "pcie_switch"));
+        u->ngpus = gq_json_get_ints(json_object_get(up, "gpus"), u->gpus, MAXG);
         double v;
-        u->gen_cur = isfinite(v = gq_json_num(up, "gen")) && fabs(v) < 1e6 ? (int)v : -1;
-        u->width_cur = isfinite(v = gq_json_num(up, "width")) && fabs(v) < 1e6 ? (int)v : -1;
-        u->gen_max = isfinite(v = gq_json_num(up, "gen_max")) && fabs(v) < 1e6 ? (int)v : -1;
-        u->width_max = isfinite(v = gq_json_num(up, "width_max")) && fabs(v) < 1e6 ? (int)v : -1;
+        u->gen_cur = isfinite(v = gq_json_get_num(up, "gen")) && fabs(v) < 1e6 ? (int)v : -1;
+        u->width_cur = isfinite(v = gq_json_get_num(up, "width")) && fabs(v) < 1e6 ? (int)v : -1;
+        u->gen_max = isfinite(v = gq_json_get_num(up, "gen_max")) && fabs(v) < 1e6 ? (int)v : -1;
+        u->width_max = isfinite(v = gq_json_get_num(up, "width_max")) && fabs(v) < 1e6 ? (int)v : -1;
         u->under_load = json_is_true(json_object_get(up, "under_load"));
     }
 }
@@ -137,7 +137,7 @@ static void nvlink_facts(const json_t *id, gq_card_facts *f, const int *pos)
     const json_t *nvl = json_object_get(id, "nvlinks");
     {
         int gl[MAXG];
-        int n = gq_json_ints(json_object_get(nvl, "gpus"), gl, MAXG);
+        int n = gq_json_get_ints(json_object_get(nvl, "gpus"), gl, MAXG);
         const json_t *vals = json_object_get(nvl, "values");
         for (int a = 0; a < n; a++)
             for (int b = 0; b < n; b++) {
@@ -165,7 +165,7 @@ static void host_facts(const json_t *card, gq_card_facts *f, const int *pos)
     const json_t *host = json_object_get(card, "host");
     {
         int gl[MAXG];
-        int n = gq_json_ints(json_object_get(host, "gpus"), gl, MAXG);
+        int n = gq_json_get_ints(json_object_get(host, "gpus"), gl, MAXG);
         const json_t *alone = json_object_get(host, "alone");
         for (int k = 0; k < n; k++) {
             if (pos_of(pos, gl[k]) < 0)
@@ -194,10 +194,10 @@ static void matrix_facts(const json_t *card, gq_card_facts *f, const int *pos)
     const json_t *m;
     json_array_foreach(json_object_get(card, "matrices"), i, m)
     {
-        if (strcmp(gq_json_str(m, "id", ""), "p2p_read"))
+        if (strcmp(gq_json_get_str(m, "id", ""), "p2p_read"))
             continue;
         int gl[MAXG];
-        int n = gq_json_ints(json_object_get(m, "gpus"), gl, MAXG);
+        int n = gq_json_get_ints(json_object_get(m, "gpus"), gl, MAXG);
         bool staged = json_is_true(json_object_get(m, "staged"));
         const json_t *vals = json_object_get(m, "values");
         for (int a = 0; a < n; a++)
@@ -217,14 +217,14 @@ static void latency_facts(const json_t *card, gq_card_facts *f, const int *pos)
     {
         const json_t *h = json_object_get(lat, "host");
         int gl[MAXG];
-        int n = gq_json_ints(json_object_get(h, "gpus"), gl, MAXG);
+        int n = gq_json_get_ints(json_object_get(h, "gpus"), gl, MAXG);
         for (int k = 0; k < n; k++) {
             const json_t *x = json_array_get(json_object_get(h, "ns"), (size_t)k);
             if (json_is_number(x) && pos_of(pos, gl[k]) >= 0)
                 f->gpu[pos[gl[k]]].host_latency_ns = json_number_value(x);
         }
         const json_t *p = json_object_get(lat, "p2p");
-        n = gq_json_ints(json_object_get(p, "gpus"), gl, MAXG);
+        n = gq_json_get_ints(json_object_get(p, "gpus"), gl, MAXG);
         for (int a = 0; a < n; a++)
             for (int b = 0; b < n; b++) {
                 const json_t *x =
@@ -247,22 +247,22 @@ static void stress_facts(const json_t *stress, gq_card_facts *f, const int *pos)
         gq_gpu_facts *gf = &f->gpu[pos[idx]];
         f->stress_ran = true;
         gf->stressed = true;
-        gf->temp_max_c = gq_json_num(g, "temp_max_c");
-        gf->sm_clock_avg_mhz = gq_json_num(g, "sm_clock_avg_mhz");
-        gf->power_capped_pct = gq_json_num(g, "power_capped_pct");
+        gf->temp_max_c = gq_json_get_num(g, "temp_max_c");
+        gf->sm_clock_avg_mhz = gq_json_get_num(g, "sm_clock_avg_mhz");
+        gf->power_capped_pct = gq_json_get_num(g, "power_capped_pct");
         gf->thermal_slowdown = json_is_true(json_object_get(g, "thermal_slowdown")) ||
                                json_is_true(json_object_get(g, "hw_slowdown")) ||
                                json_is_true(json_object_get(g, "hw_power_brake"));
-        const char *v = gq_json_str(g, "verdict", "pass");
+        const char *v = gq_json_get_str(g, "verdict", "pass");
         gf->stress_verdict = !strcmp(v, "fail") ? GQ_V_FAIL : !strcmp(v, "warn") ? GQ_V_WARN : GQ_V_PASS;
         size_t k;
         const json_t *fd;
         json_array_foreach(json_object_get(stress, "findings"), k, fd)
         {
-            const char *lv = gq_json_str(fd, "level", "");
-            if (gq_json_num(fd, "gpu") == idx && (!strcmp(lv, "fail") || !strcmp(lv, "warn")) &&
+            const char *lv = gq_json_get_str(fd, "level", "");
+            if (gq_json_get_num(fd, "gpu") == idx && (!strcmp(lv, "fail") || !strcmp(lv, "warn")) &&
                 !gf->stress_reason[0])
-                snprintf(gf->stress_reason, sizeof gf->stress_reason, "%s", gq_json_str(fd, "text", ""));
+                snprintf(gf->stress_reason, sizeof gf->stress_reason, "%s", gq_json_get_str(fd, "text", ""));
         }
     }
 }
@@ -271,8 +271,8 @@ void gq_card_stress_from_json(const json_t *stress, gq_card_stress_view *v)
 {
     memset(v, 0, sizeof *v);
     v->present = json_is_object(stress);
-    v->elapsed_s = gq_json_num(stress, "elapsed_s");
-    v->power_total_avg_w = gq_json_num(json_object_get(stress, "node"), "power_total_avg_w");
+    v->elapsed_s = gq_json_get_num(stress, "elapsed_s");
+    v->power_total_avg_w = gq_json_get_num(json_object_get(stress, "node"), "power_total_avg_w");
     size_t i;
     const json_t *x;
     json_array_foreach(json_object_get(stress, "gpus"), i, x)
@@ -280,9 +280,9 @@ void gq_card_stress_from_json(const json_t *stress, gq_card_stress_view *v)
         if (v->ngpus >= GQ_MAX_GPUS)
             break;
         int k = v->ngpus++;
-        v->temp_max_c[k] = gq_json_num(x, "temp_max_c");
-        v->sm_clock_avg_mhz[k] = gq_json_num(x, "sm_clock_avg_mhz");
-        v->power_capped_pct[k] = gq_json_num(x, "power_capped_pct");
+        v->temp_max_c[k] = gq_json_get_num(x, "temp_max_c");
+        v->sm_clock_avg_mhz[k] = gq_json_get_num(x, "sm_clock_avg_mhz");
+        v->power_capped_pct[k] = gq_json_get_num(x, "power_capped_pct");
         v->thermal_slowdown[k] = json_is_true(json_object_get(x, "thermal_slowdown"));
     }
 }
@@ -317,12 +317,12 @@ static void sweeps_view(const json_t *sweeps, gq_card_sweeps_view *v)
         if (v->n >= GQ_CARD_VIEW_MAX_SWEEPS)
             break;
         gq_card_sweep_view *s = &v->v[v->n++];
-        snprintf(s->label, sizeof s->label, "%s", gq_json_str(x, "label", "?"));
+        snprintf(s->label, sizeof s->label, "%s", gq_json_get_str(x, "label", "?"));
         const json_t *fit = json_object_get(x, "fit");
         s->have_fit = json_is_object(fit);
-        s->fixed_us = gq_json_num(fit, "fixed_us");
-        s->asymptotic_gbps = gq_json_num(fit, "asymptotic_gbps");
-        s->half_bytes = gq_json_num(fit, "half_bytes");
+        s->fixed_us = gq_json_get_num(fit, "fixed_us");
+        s->asymptotic_gbps = gq_json_get_num(fit, "asymptotic_gbps");
+        s->half_bytes = gq_json_get_num(fit, "half_bytes");
     }
 }
 
@@ -336,32 +336,33 @@ static void identity_view(const json_t *id, gq_card_identity_view *v)
         if (v->ngpus >= GQ_MAX_GPUS)
             break;
         gq_card_gpu_view *g = &v->gpu[v->ngpus++];
-        const char *name = gq_json_str(x, "name", NULL);
+        const char *name = gq_json_get_str(x, "name", NULL);
         g->have_name = name != NULL;
         snprintf(g->name, sizeof g->name, "%s", name ? name : "");
-        g->memory_mib = gq_json_num(x, "memory_mib");
-        g->power_limit_w = gq_json_num(x, "power_limit_w");
+        g->memory_mib = gq_json_get_num(x, "memory_mib");
+        g->power_limit_w = gq_json_get_num(x, "power_limit_w");
         const json_t *p = json_object_get(x, "pcie");
-        g->gen = gq_json_num(p, "gen");
-        g->width = gq_json_num(p, "width");
-        g->gen_max = gq_json_num(p, "gen_max");
-        g->width_max = gq_json_num(p, "width_max");
+        g->gen = gq_json_get_num(p, "gen");
+        g->width = gq_json_get_num(p, "width");
+        g->gen_max = gq_json_get_num(p, "gen_max");
+        g->width_max = gq_json_get_num(p, "width_max");
         g->under_load = json_is_true(json_object_get(p, "under_load"));
     }
-    snprintf(v->driver, sizeof v->driver, "%s", gq_json_str(id, "driver", "?"));
-    snprintf(v->cuda_driver_str, sizeof v->cuda_driver_str, "%s", gq_json_str(id, "cuda_driver_str", "?"));
+    snprintf(v->driver, sizeof v->driver, "%s", gq_json_get_str(id, "driver", "?"));
+    snprintf(v->cuda_driver_str, sizeof v->cuda_driver_str, "%s",
+             gq_json_get_str(id, "cuda_driver_str", "?"));
     v->vm = json_is_true(json_object_get(id, "vm"));
-    v->numa_nodes = gq_json_num(id, "numa_nodes");
+    v->numa_nodes = gq_json_get_num(id, "numa_nodes");
     v->nuplinks_count = (int)json_array_size(json_object_get(id, "uplinks"));
     json_array_foreach(json_object_get(id, "uplinks"), i, x)
     {
         if (v->nuplinks >= GQ_CARD_VIEW_MAX_UPLINKS)
             break;
         gq_card_uplink_view *u = &v->uplink[v->nuplinks++];
-        u->width = gq_json_num(x, "width");
-        u->width_max = gq_json_num(x, "width_max");
-        u->root_port = !strcmp(gq_json_str(x, "kind", ""), "root_port");
-        snprintf(u->node, sizeof u->node, "%s", gq_json_str(x, "node", "?"));
+        u->width = gq_json_get_num(x, "width");
+        u->width_max = gq_json_get_num(x, "width_max");
+        u->root_port = !strcmp(gq_json_get_str(x, "kind", ""), "root_port");
+        snprintf(u->node, sizeof u->node, "%s", gq_json_get_str(x, "node", "?"));
         size_t k;
         const json_t *gj;
         json_array_foreach(json_object_get(x, "gpus"), k, gj)
@@ -380,10 +381,10 @@ void gq_card_coll_from_json(const json_t *c, gq_card_coll_view *v)
     v->min_alone = v->min_once = v->naive_min_once = NAN;
     if (!v->present)
         return;
-    v->tp = (int)gq_json_num(c, "tp");
-    double b = gq_json_num(c, "bytes");
+    v->tp = (int)gq_json_get_num(c, "tp");
+    double b = gq_json_get_num(c, "bytes");
     v->bytes = isfinite(b) && b > 0 ? (uint64_t)b : 0;
-    v->measured = (int)gq_json_num(c, "measured");
+    v->measured = (int)gq_json_get_num(c, "measured");
     v->kept_naive = json_is_true(json_object_get(c, "kept_naive"));
     size_t i, k;
     const json_t *x, *g;
@@ -397,13 +398,13 @@ void gq_card_coll_from_json(const json_t *c, gq_card_coll_view *v)
                                                                  json_integer_value(g) >= 0 &&
                                                                  json_integer_value(g) < 64) v->set[n] |=
             (uint64_t)1 << json_integer_value(g);
-        double a = gq_json_num(x, "alone_busbw_gbps"), o = gq_json_num(x, "at_once_busbw_gbps");
+        double a = gq_json_get_num(x, "alone_busbw_gbps"), o = gq_json_get_num(x, "at_once_busbw_gbps");
         v->alone[n] = isfinite(a) ? a : -1;
         v->once[n] = isfinite(o) ? o : -1;
     }
-    v->min_alone = gq_json_num(c, "min_alone_busbw_gbps");
-    v->min_once = gq_json_num(c, "min_at_once_busbw_gbps");
-    v->naive_min_once = gq_json_num(c, "naive_min_at_once_busbw_gbps");
+    v->min_alone = gq_json_get_num(c, "min_alone_busbw_gbps");
+    v->min_once = gq_json_get_num(c, "min_at_once_busbw_gbps");
+    v->naive_min_once = gq_json_get_num(c, "naive_min_at_once_busbw_gbps");
 }
 
 void gq_card_views_from_json(const json_t *card, const json_t *bottlenecks, const json_t *stress,

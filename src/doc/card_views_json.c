@@ -41,17 +41,17 @@ void gq_card_placement_view_from_json(const json_t *pl, gq_card_placement_view *
     memset(v, 0, sizeof *v);
     v->present = json_is_object(pl);
     const json_t *roles = json_object_get(pl, "roles");
-    v->prefill = gq_json_num(roles, "prefill");
-    v->decode = gq_json_num(roles, "decode");
-    v->offload = gq_json_num(roles, "offload");
+    v->prefill = gq_json_get_num(roles, "prefill");
+    v->decode = gq_json_get_num(roles, "decode");
+    v->offload = gq_json_get_num(roles, "offload");
     v->default_split = json_is_true(json_object_get(pl, "default_split"));
     v->all_staged = json_is_true(json_object_get(pl, "all_staged"));
     v->staged_unmeasured = (long long)json_integer_value(json_object_get(pl, "staged_unmeasured"));
-    v->gain = gq_json_num(pl, "gain");
+    v->gain = gq_json_get_num(pl, "gain");
     const json_t *oa = json_object_get(pl, "offload_aggregate");
-    v->offload_h2d_gbps = gq_json_num(json_object_get(oa, "h2d"), "measured_gbps");
-    v->offload_d2h_gbps = gq_json_num(json_object_get(oa, "d2h"), "measured_gbps");
-    v->pairs_gbps = gq_json_num(json_object_get(pl, "pairs_aggregate"), "measured_gbps");
+    v->offload_h2d_gbps = gq_json_get_num(json_object_get(oa, "h2d"), "measured_gbps");
+    v->offload_d2h_gbps = gq_json_get_num(json_object_get(oa, "d2h"), "measured_gbps");
+    v->pairs_gbps = gq_json_get_num(json_object_get(pl, "pairs_aggregate"), "measured_gbps");
     size_t i;
     const json_t *x;
     const json_t *pp = json_object_get(pl, "pairs");
@@ -60,8 +60,8 @@ void gq_card_placement_view_from_json(const json_t *pl, gq_card_placement_view *
     {
         if (v->npairs >= GQ_CARD_VIEW_MAX_PL_PAIRS)
             break;
-        v->pair_prefill[v->npairs] = gpu_index(gq_json_num(x, "prefill"));
-        v->pair_decode[v->npairs++] = gpu_index(gq_json_num(x, "decode"));
+        v->pair_prefill[v->npairs] = gpu_index(gq_json_get_num(x, "prefill"));
+        v->pair_decode[v->npairs++] = gpu_index(gq_json_get_num(x, "decode"));
     }
     const json_t *off = json_object_get(pl, "offload");
     v->noffload_count = (int)json_array_size(off);
@@ -69,7 +69,7 @@ void gq_card_placement_view_from_json(const json_t *pl, gq_card_placement_view *
     {
         if (v->noffload >= GQ_CARD_VIEW_MAX_PL_OFFLOAD)
             break;
-        v->offload_gpu[v->noffload++] = gpu_index(gq_json_num(x, "gpu"));
+        v->offload_gpu[v->noffload++] = gpu_index(gq_json_get_num(x, "gpu"));
     }
 }
 
@@ -77,7 +77,7 @@ static void pairs_side(const json_t *s, gq_card_pairs_side_view *v)
 {
     v->present = json_is_object(s);
     v->npairs = (int)json_array_size(json_object_get(s, "pairs"));
-    v->aggregate_gbps = gq_json_num(s, "aggregate_gbps");
+    v->aggregate_gbps = gq_json_get_num(s, "aggregate_gbps");
     size_t i;
     const json_t *x;
     json_array_foreach(json_object_get(s, "isolated_gbps"), i, x)
@@ -92,7 +92,7 @@ void gq_card_pairs_view_from_json(const json_t *pairs, gq_card_pairs_view *v)
 {
     memset(v, 0, sizeof *v);
     v->present = json_is_object(pairs);
-    v->ratio = gq_json_num(pairs, "ratio");
+    v->ratio = gq_json_get_num(pairs, "ratio");
     pairs_side(json_object_get(pairs, "within"), &v->within);
     pairs_side(json_object_get(pairs, "across"), &v->across);
 }
@@ -125,11 +125,11 @@ void gq_card_host_view_from_json(const json_t *host, gq_card_host_view *v)
         v->alone_d2h[k] = num_at(ad, (size_t)k);
     }
     v->nsets = distinct_sets(json_object_get(host, "subsets"));
-    v->ngpus = gq_json_ints(json_object_get(host, "gpus"), v->gpu, MAXG);
+    v->ngpus = gq_json_get_ints(json_object_get(host, "gpus"), v->gpu, MAXG);
     const json_t *all = json_object_get(host, "all");
     v->have_all = json_is_object(all);
-    v->all_h2d_aggregate_gbps = gq_json_num(all, "h2d_aggregate_gbps");
-    v->all_d2h_aggregate_gbps = gq_json_num(all, "d2h_aggregate_gbps");
+    v->all_h2d_aggregate_gbps = gq_json_get_num(all, "h2d_aggregate_gbps");
+    v->all_d2h_aggregate_gbps = gq_json_get_num(all, "d2h_aggregate_gbps");
     for (int k = 0; k < MAXG; k++) {
         v->all_h2d[k] = num_at(json_object_get(all, "h2d"), (size_t)k);
         v->all_d2h[k] = num_at(json_object_get(all, "d2h"), (size_t)k);
@@ -148,13 +148,13 @@ void gq_card_bottlenecks_view_from_json(const json_t *bottlenecks, gq_card_bottl
         if (v->n >= GQ_CARD_VIEW_MAX_BOTTLENECKS)
             break;
         gq_card_bottleneck_view *b = &v->v[v->n++];
-        const char *dir = gq_json_str(x, "direction", NULL);
+        const char *dir = gq_json_get_str(x, "direction", NULL);
         b->have_direction = dir != NULL;
         snprintf(b->direction, sizeof b->direction, "%s", dir ? dir : "");
-        b->ngpus = gq_json_ints(json_object_get(x, "gpus"), b->gpu, MAXG);
-        snprintf(b->explanation, sizeof b->explanation, "%s", gq_json_str(x, "explanation", ""));
-        b->capacity_gbps = gq_json_num(x, "capacity_gbps");
-        b->sum_alone_gbps = gq_json_num(x, "sum_alone_gbps");
+        b->ngpus = gq_json_get_ints(json_object_get(x, "gpus"), b->gpu, MAXG);
+        snprintf(b->explanation, sizeof b->explanation, "%s", gq_json_get_str(x, "explanation", ""));
+        b->capacity_gbps = gq_json_get_num(x, "capacity_gbps");
+        b->sum_alone_gbps = gq_json_get_num(x, "sum_alone_gbps");
     }
 }
 
@@ -175,7 +175,7 @@ void gq_card_domains_view_from_json(const json_t *dm, gq_card_domains_view *v)
         if (v->ndomains >= GQ_CARD_VIEW_MAX_DOMAINS)
             break;
         gq_card_domain_view *d = &v->domain[v->ndomains++];
-        d->n = gq_json_ints(x, d->gpu, MAXG);
+        d->n = gq_json_get_ints(x, d->gpu, MAXG);
     }
     json_array_foreach(json_object_get(dm, "set_aside"), i, x)
     {
@@ -184,7 +184,7 @@ void gq_card_domains_view_from_json(const json_t *dm, gq_card_domains_view *v)
             continue;
         gq_card_set_aside_view *a = &v->set_aside[v->nset_aside++];
         a->gpu = (int)json_integer_value(g);
-        const char *t = gq_json_str(x, "text", NULL);
+        const char *t = gq_json_get_str(x, "text", NULL);
         a->have_text = t != NULL;
         snprintf(a->text, sizeof a->text, "%s", t ? t : "");
     }
@@ -196,7 +196,7 @@ static void matrix_view(const json_t *m, gq_card_matrix_view *v)
     v->present = m != NULL;
     const json_t *gpus = json_object_get(m, "gpus");
     v->ngpus_count = (int)json_array_size(gpus);
-    v->n = gq_json_ints(gpus, v->gpu, MAXG);
+    v->n = gq_json_get_ints(gpus, v->gpu, MAXG);
     v->staged = json_is_true(json_object_get(m, "staged"));
     const json_t *vals = json_object_get(m, "values");
     for (int a = 0; a < MAXG; a++)
@@ -213,7 +213,7 @@ void gq_card_matrices_view_from_json(const json_t *matrices, gq_card_matrix_view
     size_t i;
     json_array_foreach(matrices, i, m)
     {
-        if (!strcmp(gq_json_str(m, "id", ""), "driver_staged"))
+        if (!strcmp(gq_json_get_str(m, "id", ""), "driver_staged"))
             md = m;
     }
     matrix_view(md, driver_staged);

@@ -10,21 +10,21 @@
 #include <jansson.h>
 
 /* o[k] when it is a string, else def (o may be NULL). */
-static inline const char *gq_json_str(const json_t *o, const char *k, const char *def)
+static inline const char *gq_json_get_str(const json_t *o, const char *k, const char *def)
 {
     const json_t *v = o ? json_object_get(o, k) : NULL;
     return json_is_string(v) ? json_string_value(v) : def;
 }
 
 /* o[k] when it is a number, else NAN (o may be NULL). */
-static inline double gq_json_num(const json_t *o, const char *k)
+static inline double gq_json_get_num(const json_t *o, const char *k)
 {
     const json_t *v = o ? json_object_get(o, k) : NULL;
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
 /* The integers of the list a, in order, at most max of them (a may be NULL or not a list: 0). */
-static inline int gq_json_ints(const json_t *a, int *out, int max)
+static inline int gq_json_get_ints(const json_t *a, int *out, int max)
 {
     int n = 0;
     size_t i;

@@ -1,6 +1,7 @@
 /* A saved document's head and machine (doc/saved_doc.h). */
 #include "doc/saved_doc.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -104,4 +105,65 @@ void gq_fleet_payload_read(const json_t *p, gq_fleet_payload *out)
     out->summary = json_object_get(p, "summary");
     out->error = json_string_value(json_object_get(p, "error"));
     out->status = (int)json_integer_value(json_object_get(p, "status"));
+}
+
+void gq_saved_sections_read(const json_t *root, gq_saved_sections *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!json_is_object(root))
+        return;
+    json_t *card = json_object_get(root, "card");
+    s->card_present = card != NULL;
+    s->card = json_is_object(card) ? card : NULL;
+    s->topology = json_object_get(root, "topology");
+    s->stress = json_object_get(root, "stress");
+    s->bottlenecks = json_object_get(root, "bottlenecks");
+    s->records = json_object_get(root, "records");
+    s->incomplete = json_is_true(json_object_get(root, "incomplete"));
+}
+
+void gq_saved_merge_sections(json_t *dst, const json_t *src)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)src, k, v) json_object_set(dst, k, v);
+}
+
+int gq_card_gpu_names(const json_t *card, const char **names, int max)
+{
+    const json_t *gpus = json_object_get(json_object_get(card, "identity"), "gpus");
+    size_t n = json_array_size(gpus);
+    for (size_t k = 0; k < n && k < (size_t)max; k++)
+        names[k] = json_string_value(json_object_get(json_array_get(gpus, k), "name"));
+    return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+const char *gq_saved_list_str(const json_t *a, size_t i)
+{
+    return json_string_value(json_array_get(a, i));
+}
+
+void gq_saved_domains_as_assumed(json_t *sections, json_t *plan)
+{
+    json_object_set(plan, "assumed_domains", json_object_get(sections, "domains"));
+    json_object_del(sections, "domains");
+    json_object_del(sections, "domain_analysis");
+}
+
+json_t *gq_summary_node(const json_t *summary)
+{
+    return json_object_get(summary, "node");
+}
+
+void gq_fleet_json_merge_nodes(json_t *fj, const json_t *nodes)
+{
+    json_t *entries = json_object_get(fj, "nodes");
+    for (size_t i = 0; i < json_array_size(nodes); i++)
+        if (json_is_object(json_array_get(nodes, i)))
+            json_object_update_missing(json_array_get(entries, i), json_array_get(nodes, i));
+}
+
+json_t *gq_saved_list_item(const json_t *a, size_t i)
+{
+    return json_array_get(a, i);
 }

@@ -63,4 +63,39 @@ void gq_fleet_payload_read(const json_t *p, gq_fleet_payload *out);
 /* The sections keys[] (NULL-terminated) that src holds, set in dst (shared). */
 void gq_saved_copy_sections(json_t *dst, const json_t *src, const char *const *keys);
 
+/* The top-level sections of a saved document that the commands hand on to
+ * other codecs, borrowed from root: NULL where absent (card: also where it is
+ * not an object, with card_present set). */
+typedef struct gq_saved_sections {
+    json_t *card, *topology, *stress, *bottlenecks, *records;
+    bool card_present; /* a "card" key, whatever its type */
+    bool incomplete;   /* "incomplete": true */
+} gq_saved_sections;
+void gq_saved_sections_read(const json_t *root, gq_saved_sections *s);
+
+/* Every section of src set in dst, replacing dst's of the same name (shared). */
+void gq_saved_merge_sections(json_t *dst, const json_t *src);
+
+/* The names of a card's GPUs (card.identity.gpus[k].name, NULL where not a
+ * string), at most max of them; how many GPUs the card lists (may exceed max). */
+int gq_card_gpu_names(const json_t *card, const char **names, int max);
+
+/* A node summary's (fleet-node document's) "node" object, borrowed; NULL if none. */
+json_t *gq_summary_node(const json_t *summary);
+
+/* Each entry of the fleet section fj's "nodes" given the fields of nodes[i]
+ * it lacks (nodes: per rank a node object or null, as gq_fleet_gather keeps). */
+void gq_fleet_json_merge_nodes(json_t *fj, const json_t *nodes);
+
+/* The item a[i], borrowed; NULL when absent. */
+json_t *gq_saved_list_item(const json_t *a, size_t i);
+
+/* The string a[i], borrowed; NULL when absent or not a string. */
+const char *gq_saved_list_str(const json_t *a, size_t i);
+
+/* sections' "domains" moved into plan as "assumed_domains", and its
+ * "domains" and "domain_analysis" dropped: `domains --plan-only`, whose
+ * domains are assumed, not measured. */
+void gq_saved_domains_as_assumed(json_t *sections, json_t *plan);
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "doc/json_get.h"
 #include "doc/analysis_json.h"
 #include "measure/journal.h"
 
@@ -348,11 +349,6 @@ static double num_of(const json_t *v)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static double num_at(const json_t *o, const char *k)
-{
-    return num_of(json_object_get(o, k));
-}
-
 /* jint's inverse: an integer, else -1. */
 static long long int_at(const json_t *o, const char *k)
 {
@@ -373,8 +369,7 @@ static bool bool_at(const json_t *o, const char *k)
 
 static void str_at(const json_t *o, const char *k, char *buf, size_t n)
 {
-    const json_t *v = json_object_get(o, k);
-    snprintf(buf, n, "%s", json_is_string(v) ? json_string_value(v) : "");
+    snprintf(buf, n, "%s", gq_json_get_str(o, k, ""));
 }
 
 static bool level_of(const json_t *v, gq_stress_level *out)
@@ -398,20 +393,20 @@ static bool gpu_summary_from_json(const json_t *o, gq_stress_gpu *g, gq_stress_g
     str_at(o, "uuid", g->uuid, sizeof g->uuid);
     S->nsamples = (int)int_at(o, "samples");
     S->nloaded = (int)int_at(o, "loaded_samples");
-    S->temp_avg_c = num_at(o, "temp_avg_c");
-    S->temp_max_c = num_at(o, "temp_max_c");
-    S->mem_temp_max_c = num_at(o, "mem_temp_max_c");
-    S->power_avg_w = num_at(o, "power_avg_w");
-    S->power_max_w = num_at(o, "power_max_w");
-    S->power_limit_w = g->power_limit_w = num_at(o, "power_limit_w");
-    S->sm_clock_avg_mhz = num_at(o, "sm_clock_avg_mhz");
-    S->mem_clock_avg_mhz = num_at(o, "mem_clock_avg_mhz");
-    S->util_avg_pct = num_at(o, "util_avg_pct");
-    S->power_capped_pct = num_at(o, "power_capped_pct");
+    S->temp_avg_c = gq_json_get_num(o, "temp_avg_c");
+    S->temp_max_c = gq_json_get_num(o, "temp_max_c");
+    S->mem_temp_max_c = gq_json_get_num(o, "mem_temp_max_c");
+    S->power_avg_w = gq_json_get_num(o, "power_avg_w");
+    S->power_max_w = gq_json_get_num(o, "power_max_w");
+    S->power_limit_w = g->power_limit_w = gq_json_get_num(o, "power_limit_w");
+    S->sm_clock_avg_mhz = gq_json_get_num(o, "sm_clock_avg_mhz");
+    S->mem_clock_avg_mhz = gq_json_get_num(o, "mem_clock_avg_mhz");
+    S->util_avg_pct = gq_json_get_num(o, "util_avg_pct");
+    S->power_capped_pct = gq_json_get_num(o, "power_capped_pct");
     S->thermal_slowdown = bool_at(o, "thermal_slowdown");
     S->hw_slowdown = bool_at(o, "hw_slowdown");
     S->power_brake = bool_at(o, "hw_power_brake");
-    S->thermal_pct = num_at(o, "thermal_pct");
+    S->thermal_pct = gq_json_get_num(o, "thermal_pct");
     size_t i;
     const json_t *v;
     json_array_foreach(json_object_get(o, "clock_reasons_seen"), i, v) S->reasons_seen |=
@@ -430,7 +425,7 @@ static bool gpu_summary_from_json(const json_t *o, gq_stress_gpu *g, gq_stress_g
     S->remapped_delta = (int)int_at(e, "remapped_rows_new");
     S->gemms = g->gemms = (uint64_t)json_integer_value(json_object_get(o, "gemms"));
     S->faulty = g->faulty = (uint64_t)json_integer_value(json_object_get(o, "faulty_elements"));
-    S->tflops_avg = num_at(o, "tflops_avg");
+    S->tflops_avg = gq_json_get_num(o, "tflops_avg");
     S->lost = g->lost = bool_at(o, "lost");
     g->lost_t = -1;
     g->started = true;
@@ -439,8 +434,8 @@ static bool gpu_summary_from_json(const json_t *o, gq_stress_gpu *g, gq_stress_g
     str_at(o, "error", g->error, sizeof g->error);
     S->errored = g->status != GQ_OK && !g->lost;
     const json_t *t = json_object_get(o, "transfers");
-    S->xfer_gbps[0] = num_at(t, "h2d_gbps");
-    S->xfer_gbps[1] = num_at(t, "d2h_gbps");
+    S->xfer_gbps[0] = gq_json_get_num(t, "h2d_gbps");
+    S->xfer_gbps[1] = gq_json_get_num(t, "d2h_gbps");
     g->xfer_status = json_is_string(json_object_get(t, "error")) ? GQ_E_FAIL : GQ_OK;
     str_at(t, "error", g->xfer_error, sizeof g->xfer_error);
     return true;
@@ -515,15 +510,15 @@ int gq_stress_from_json(const json_t *sec, gq_stress_result *r, gq_stress_summar
         return section_bad(err, "precision");
     if (!level_of(json_object_get(sec, "verdict"), &s->verdict))
         return section_bad(err, "verdict");
-    r->duration_s = num_at(sec, "duration_s");
-    r->interval_s = num_at(sec, "interval_s");
-    r->elapsed_s = num_at(sec, "elapsed_s");
+    r->duration_s = gq_json_get_num(sec, "duration_s");
+    r->interval_s = gq_json_get_num(sec, "interval_s");
+    r->elapsed_s = gq_json_get_num(sec, "elapsed_s");
     r->with_transfers = bool_at(sec, "with_transfers");
     r->interrupted = bool_at(sec, "interrupted");
     str_at(sec, "transfers_error", r->xfer_error, sizeof r->xfer_error);
     const json_t *rules = json_object_get(sec, "rules");
-    s->rules.clock_spread_warn = num_at(rules, "clock_spread_warn");
-    s->rules.loaded_util_pct = num_at(rules, "loaded_util_pct");
+    s->rules.clock_spread_warn = gq_json_get_num(rules, "clock_spread_warn");
+    s->rules.loaded_util_pct = gq_json_get_num(rules, "loaded_util_pct");
     r->ngpu = s->ngpu = (int)n;
     for (size_t k = 0; k < n; k++) {
         if (!gpu_summary_from_json(json_array_get(gpus, k), &r->gpu[k], &s->gpu[k]))
@@ -532,8 +527,8 @@ int gq_stress_from_json(const json_t *sec, gq_stress_result *r, gq_stress_summar
             return gq_err_set(err, GQ_E_NOMEM, "out of memory reading the stress section");
     }
     const json_t *node = json_object_get(sec, "node");
-    s->power_total_avg_w = num_at(node, "power_total_avg_w");
-    s->clock_spread = num_at(node, "clock_spread");
+    s->power_total_avg_w = gq_json_get_num(node, "power_total_avg_w");
+    s->clock_spread = gq_json_get_num(node, "clock_spread");
     str_at(node, "clock_spread_model", s->clock_spread_model, sizeof s->clock_spread_model);
     size_t i;
     const json_t *f;

@@ -1,7 +1,6 @@
 /* The one plan runner (exec/plan_run.h). */
 #include "exec/plan_run.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,19 +10,6 @@
 static gq_exec_next default_after(int rc)
 {
     return rc == GQ_E_NOMEM ? GQ_EXEC_ABORT : GQ_EXEC_NEXT;
-}
-
-/* The journal's mark that item s finished: a resumed run re-uses the
- * records of marked items only. */
-static int item_done(gq_journal *j, const gq_exec_step *s, gq_err *e)
-{
-    json_t *st = json_object();
-    json_object_set_new(st, "step", json_string("item"));
-    json_object_set_new(st, "status", json_string("done"));
-    json_object_set_new(st, "item", json_integer(j->item));
-    int rc = st ? gq_journal_event(j, "step", st, e) : gq_err_set(e, GQ_E_NOMEM, "out of memory");
-    json_decref(st);
-    return rc;
 }
 
 /* Put the journal's records of item k (a resumed run) in *rs; false when it
@@ -64,7 +50,7 @@ static gq_exec_next run_item(gq_backend *be, const gq_topo *topo, gq_exec_step *
             *rc = gq_err_set(e, GQ_E_FAIL, "%s; the run stopped", res->journal_error);
             return GQ_EXEC_ABORT;
         }
-        if (*rc == GQ_OK && *j && (*rc = item_done(*j, s, e))) {
+        if (*rc == GQ_OK && *j && (*rc = gq_journal_item_done(*j, e))) {
             res->journal_lost = true;
             snprintf(res->journal_error, sizeof res->journal_error, "%s", e->msg);
             *j = NULL;

@@ -463,6 +463,16 @@ int gq_journal_event(gq_journal *j, const char *key, json_t *obj, gq_err *err)
     return rc;
 }
 
+int gq_journal_item_done(gq_journal *j, gq_err *err)
+{
+    if (!j)
+        return gq_err_set(err, GQ_E_FAIL, "journal is not open");
+    json_t *st = json_pack("{s:s, s:s, s:i}", "step", "item", "status", "done", "item", j->item);
+    int rc = st ? gq_journal_event(j, "step", st, err) : gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    json_decref(st);
+    return rc;
+}
+
 int gq_journal_append(gq_journal *j, const gq_record *r, gq_err *err)
 {
     json_t *rec = gq_record_to_json(r);

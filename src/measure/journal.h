@@ -110,6 +110,10 @@ int gq_journal_append(gq_journal *j, const gq_record *r, gq_err *err);
 int gq_journal_sync(gq_journal *j, gq_err *err);
 /* One other event line: key is "step" or "sample", obj borrowed. */
 int gq_journal_event(gq_journal *j, const char *key, struct json_t *obj, gq_err *err);
+/* The mark that the current item (j->item) finished: {"step": "item",
+ * "status": "done", "item": N}. A resumed run re-uses the records of marked
+ * items only. GQ_E_NOMEM, or as gq_journal_event. */
+int gq_journal_item_done(gq_journal *j, gq_err *err);
 /* Close the file and free what a resume read (done_steps). */
 void gq_journal_close(gq_journal *j);
 
