@@ -98,7 +98,7 @@ static void p2p_narrower_side_named(void **state)
     assert_string_equal(b.v[i].node, "0000:91:00.0");
     assert_true(b.v[i].link_gbps == 15.5);
     assert_non_null(strstr(b.v[i].explanation, "the uplinks of PCIe switch 0000:11:00.0 and PCIe switch "
-                                                "0000:91:00.0"));
+                                               "0000:91:00.0"));
     gq_bottlenecks_free(&b);
     tree(16.0, 20.0, 18.0);
     assert_int_equal(gq_bottlenecks_infer(&RS, &T, NULL, NULL, &b, NULL), 0);
