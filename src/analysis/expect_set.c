@@ -150,6 +150,16 @@ int gq_expect_set(gq_expect *ex, const char *spec, gq_err *err)
         memset(m, 0, sizeof *m);
         snprintf(m->description, sizeof m->description, "thresholds given with --set, for every GPU");
     }
+    /* every model it applies to is checked before any is changed: a value one
+     * of them refuses changes none */
+    for (int m = 0; m < ex->nmodels; m++) {
+        gq_threshold t = ex->models[m].th[k];
+        if (model[0] && strcasecmp(model, ex->models[m].match))
+            continue;
+        int rc = set_threshold(&t, (gq_expect_key)k, level, v, spec, err);
+        if (rc)
+            return rc;
+    }
     int hit = 0;
     size_t wl = 0;
     for (int m = 0; m < ex->nmodels; m++) {
@@ -157,9 +167,7 @@ int gq_expect_set(gq_expect *ex, const char *spec, gq_err *err)
             continue;
         char was[32];
         threshold_text(&ex->models[m].th[k], level, was, sizeof was);
-        int rc = set_threshold(&ex->models[m].th[k], (gq_expect_key)k, level, v, spec, err);
-        if (rc)
-            return rc;
+        (void)set_threshold(&ex->models[m].th[k], (gq_expect_key)k, level, v, spec, err); /* checked above */
         int w = snprintf(o->was + wl, sizeof o->was - wl, "%s%s", hit ? ", " : "", was);
         if (w > 0 && (size_t)w < sizeof o->was - wl)
             wl += (size_t)w;

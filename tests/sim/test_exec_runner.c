@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -16,6 +17,7 @@
 #include "core/interrupt.h"
 #include "core/units.h"
 #include "exec/plan_run.h"
+#include "measure/journal.h"
 #include "measure/catalog.h"
 #include "measure/harness.h"
 
@@ -260,6 +262,64 @@ static void abort_returns_the_items_error(void **state)
     gq_records_free(&rs);
 }
 
+/* After a list of items, and after one item alone, the journal is in no item
+ * any more: a record a command journals outside an item (place --tp's
+ * all-reduce) carries no item number, and a resume does not take it for
+ * item 0's (item 0 finished, so its records are re-used). */
+static void journal_outside_items(void **state)
+{
+    fixture *f = *state;
+    char path[] = "/tmp/gq-exec-journal-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    gq_journal_id id = {.command = "test", .topo = &f->topo};
+    gq_journal j;
+    gq_err e = {0};
+    if (gq_journal_open(&j, path, &id, &e))
+        fail_msg("journal: %s", e.msg);
+    gq_measurement *m = malloc(sizeof *m);
+    assert_non_null(m);
+    gq_plan_measurement(&f->plans[0], 0, m);
+    gq_recordset rs = {0};
+    assert_int_equal(gq_exec_one(&f->be, &f->topo, m, &f->ho, &j, &rs, &e), GQ_OK);
+    assert_int_equal(j.item, -1);
+    int items = rs.n;
+    assert_true(items >= 1);
+    gq_record extra = rs.v[0];
+    snprintf(extra.test, sizeof extra.test, "outside_any_item");
+    assert_int_equal(gq_journal_append(&j, &extra, &e), GQ_OK);
+    gq_exec_result res;
+    assert_int_equal(gq_exec_plans(&f->be, &f->topo, f->plans, 1, &f->ho, &j, NULL, &rs, &res, &e), GQ_OK);
+    assert_int_equal(j.item, -1);
+    gq_journal_close(&j);
+    free(m);
+    gq_records_free(&rs);
+
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    char line[65536];
+    int seen = 0;
+    while (fgets(line, sizeof line, fp))
+        if (strstr(line, "\"outside_any_item\"")) {
+            seen++;
+            assert_null(strstr(line, "\"item\""));
+        }
+    fclose(fp);
+    assert_int_equal(seen, 1);
+    gq_recordset done = {0};
+    int *item = NULL;
+    assert_int_equal(gq_journal_resume(&j, path, &id, &done, &item, &e), GQ_OK);
+    for (int i = 0; i < done.n; i++)
+        assert_string_not_equal(done.v[i].test, "outside_any_item");
+    assert_int_equal(done.n, items + f->plans[0].n * items);
+    gq_journal_close(&j);
+    gq_records_free(&done);
+    free(item);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,6 +329,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(abort_returns_the_items_error, setup, teardown),
         cmocka_unit_test_setup_teardown(again_repeats, setup, teardown),
         cmocka_unit_test_setup_teardown(interrupt_stops, setup, teardown),
+        cmocka_unit_test_setup_teardown(journal_outside_items, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

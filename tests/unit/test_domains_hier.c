@@ -169,6 +169,70 @@ static void hierarchy(void **state)
         assert_false(d.chained[k]);
 }
 
+/* An open boundary found inside a sub-group names that sub-group's GPUs
+ * only, by their GPU indices (positions 0-7 are GPUs 8-15 here): GPUs 8-11
+ * and 12-15 part clearly at the top (10 GB/s across, 37-40 inside); inside
+ * 8-11, 37 against 40 with 2 % spreads is 6 % apart at worst and 10.3 % at
+ * best: open. */
+static void open_in_subgroup_names_its_gpus(void **state)
+{
+    (void)state;
+    gq_domains d;
+    char buf[128];
+    const int ids[] = {8, 9, 10, 11, 12, 13, 14, 15};
+    gq_pairmatrix_init(&M, ids, 8);
+    for (int i = 0; i < 8; i++)
+        for (int j = i + 1; j < 8; j++)
+            set_sym(&M, i, j, i / 4 != j / 4 ? 10 : (i < 4 && i / 2 != j / 2) ? 37 : 40, 0.02);
+    assert_int_equal(gq_domains_cluster(&M, NULL, &d, NULL), GQ_OK);
+    assert_string_equal(doms(&d, buf, sizeof buf), "{8-11}{12-15}");
+    assert_int_equal(d.ngroups, 1);
+    assert_true(d.groups[0].gpus == 0xff00);
+    assert_int_equal(d.nopen, 1);
+    assert_true(d.open[0].gpus == 0x0f00);
+    assert_true(d.open[0].lo_gbps == 37 && d.open[0].hi_gbps == 40);
+    assert_non_null(strstr(d.open[0].text, "whether GPUs 8-11 split into domains"));
+    assert_true(d.open[0].npairs == 6);
+    for (int p = 0; p < d.open[0].npairs; p++) /* the pairs to measure again are the group's */
+        assert_true(d.open[0].pair_a[p] >= 8 && d.open[0].pair_a[p] <= 11 && d.open[0].pair_b[p] >= 8 &&
+                    d.open[0].pair_b[p] <= 11);
+}
+
+/* A pair's interval from its rounds (lo, hi) is used only when both ends are
+ * finite and it holds the pair's figure; otherwise the figure +- half its
+ * spread (0 here) is. {0,1} and {2,3} at 20, the pairs across at 10: with
+ * every interval ignored the gap (100 %) parts them. Each of these
+ * intervals, were it taken, would close or open the gap instead. */
+static void interval_only_when_it_holds_the_figure(void **state)
+{
+    (void)state;
+    static const struct {
+        int i, j;
+        double lo, hi;
+    } bad[] = {
+        {0, 2, 18.5, 18.5},      /* above the figure 10: the gap would be 8 % */
+        {0, 2, 9.0, INFINITY},   /* unbounded above: the gap would be open */
+        {0, 1, 10.5, 10.5},      /* below the figure 20: the gap would be 5 % */
+        {0, 1, -INFINITY, 20.0}, /* unbounded below: the gap would be open */
+        {0, 1, NAN, 20.0},       {0, 2, 10.0, NAN},
+    };
+    for (size_t c = 0; c < sizeof bad / sizeof bad[0]; c++) {
+        gq_domains d;
+        char buf[64];
+        gq_pairmatrix_init(&M, NULL, 4);
+        for (int i = 0; i < 4; i++)
+            for (int j = i + 1; j < 4; j++)
+                set_sym(&M, i, j, i / 2 == j / 2 ? 20 : 10, 0);
+        int i = bad[c].i, j = bad[c].j;
+        M.lo[i][j] = M.lo[j][i] = bad[c].lo;
+        M.hi[i][j] = M.hi[j][i] = bad[c].hi;
+        assert_int_equal(gq_domains_cluster(&M, NULL, &d, NULL), GQ_OK);
+        if (strcmp(doms(&d, buf, sizeof buf), "{0,1}{2,3}") || d.nopen != 0)
+            fail_msg("case %zu: domains %s, %d open", c, buf, d.nopen);
+        assert_true(d.threshold_gbps == 20 && d.gap_lo_gbps == 10);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -176,6 +240,8 @@ int main(void)
         cmocka_unit_test(alone_is_not_broken),
         cmocka_unit_test(spread_covers_slow_gpu),
         cmocka_unit_test(hierarchy),
+        cmocka_unit_test(open_in_subgroup_names_its_gpus),
+        cmocka_unit_test(interval_only_when_it_holds_the_figure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -182,6 +182,46 @@ static void set_overrides(void **state)
     assert_string_equal(ex_b.overrides[0].was, "unset");
 }
 
+/* --set without a model prefix changes every model, and its "was" lists what
+ * each model had, in order ("unset" where a model had none); with a prefix
+ * (any case) only that model. A value one model refuses changes no model. */
+static void set_over_models(void **state)
+{
+    (void)state;
+    gq_err e = {0};
+    const char *t = "gpuqual_expect: 1\nmodels:\n"
+                    "  - match: H200\n    h2d_gbps_min: { warn: 53, fail: 48 }\n"
+                    "  - match: A100\n    h2d_gbps_min: { warn: 30, fail: 20 }\n"
+                    "  - match: L40\n    temp_c_max: 90\n";
+    assert_int_equal(gq_expect_parse(t, "e.yaml", &ex_a, &e), GQ_OK);
+    assert_int_equal(ex_a.nmodels, 3);
+    assert_int_equal(gq_expect_set(&ex_a, "h2d_gbps.fail=10", &e), GQ_OK);
+    assert_string_equal(ex_a.overrides[0].was, "48, 20, unset");
+    for (int m = 0; m < 3; m++)
+        assert_true(ex_a.models[m].th[GQ_EXK_H2D_GBPS_MIN].fail == 10);
+    assert_int_equal(gq_expect_set(&ex_a, "h2d_gbps.warn=25", &e), GQ_OK);
+    assert_string_equal(ex_a.overrides[1].was, "53, 30, unset");
+    assert_int_equal(gq_expect_set(&ex_a, "a100:h2d_gbps.fail=5", &e), GQ_OK);
+    assert_string_equal(ex_a.overrides[2].was, "10");
+    assert_true(ex_a.models[0].th[GQ_EXK_H2D_GBPS_MIN].fail == 10);
+    assert_true(ex_a.models[1].th[GQ_EXK_H2D_GBPS_MIN].fail == 5);
+    assert_true(ex_a.models[2].th[GQ_EXK_H2D_GBPS_MIN].fail == 10);
+    /* no model of that name: every name is listed */
+    assert_int_equal(gq_expect_set(&ex_a, "V100:h2d_gbps.fail=5", &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "no model matches 'V100'; the expectations have 'H200', 'A100', 'L40'"));
+    /* fail 27 is above A100's warn 25 (a minimum needs warn >= fail) but not
+     * H200's or L40's: refused, and H200 keeps its 10 */
+    assert_int_equal(gq_expect_set(&ex_a, "h2d_gbps.fail=24", &e), GQ_OK);
+    assert_int_equal(gq_expect_set(&ex_a, "h200:h2d_gbps.warn=40", &e), GQ_OK);
+    assert_int_equal(gq_expect_set(&ex_a, "l40:h2d_gbps.warn=40", &e), GQ_OK);
+    int before = ex_a.noverrides;
+    assert_int_equal(gq_expect_set(&ex_a, "h2d_gbps.fail=27", &e), GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "a minimum needs warn >= fail"));
+    assert_int_equal(ex_a.noverrides, before);
+    for (int m = 0; m < 3; m++)
+        assert_true(ex_a.models[m].th[GQ_EXK_H2D_GBPS_MIN].fail == 24);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +229,7 @@ int main(void)
         cmocka_unit_test(yaml_hazards_refused),
         cmocka_unit_test(yaml_scalars),
         cmocka_unit_test(set_overrides),
+        cmocka_unit_test(set_over_models),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

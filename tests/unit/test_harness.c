@@ -17,6 +17,7 @@
 #include "measure/harness.h"
 #include "core/interrupt.h"
 #include "measure/journal.h"
+#include "measure/sanity.h"
 #include "core/units.h"
 #include "../test_util.h"
 
@@ -872,6 +873,63 @@ static void test_auto_reps(void **state)
     assert_true(fabs(rs.v[0].value.median - 25.0) < 1e-6);
     gq_records_free(&rs);
     free(m);
+}
+
+/* A warm-up that gave no copy time (a transient error, or a window of no
+ * length), then copies at 25 GB/s. */
+static int g_warm_fault; /* 1: the copy failed; 2: its window has no length */
+static void warmup_fails_once(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    copy_time(call, o, f, n, res);
+    if (call == 0 && g_warm_fault == 1) {
+        res[0].status = GQ_E_BACKEND;
+        snprintf(res[0].error, sizeof res[0].error, "transient copy failure");
+    } else if (call == 0) {
+        res[0].t_end = res[0].t_start;
+    }
+}
+
+/* With no copy time from the warm-up, the first round is sized from the
+ * path's capacity alone: the copy at the Gen4 x16 link's 31.5 GB/s, the
+ * round GQ_HARNESS_ROUND_COPIES such copies (within half the target round
+ * and the target), so as many copies as fit; with no capacity known, one
+ * copy. Either way the rounds then measure the flow. */
+static void test_auto_reps_after_failed_warmup(void **state)
+{
+    for (int fault = 1; fault <= 2; fault++)
+        for (int known = 1; known >= 0; known--) {
+            setup(state);
+            if (known)
+                gen4_topo();
+            gq_measurement *m = new_m("host_to_device_memcpy_ce");
+            add(m, H(0), G(0), 0, true);
+            fake.script = warmup_fails_once;
+            g_warm_fault = fault;
+            gq_harness_opts o;
+            gq_harness_opts_default(&o);
+            o.verify = false;
+            gq_recordset rs = {0};
+            assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+            assert_int_equal(fake.opts[0].reps, 1); /* the warm-up copy */
+            int want = 1;
+            if (known) {
+                double cap = gq_sanity_flow_capacity(&topo, &m->flows[0], NULL, 0);
+                assert_true(fabs(cap - gq_pcie_gbps(4, 16)) < 1e-9);
+                double t_cap = (double)m->flows[0].bytes / (cap * GQ_GB);
+                double T = GQ_HARNESS_ROUND_S, r = GQ_HARNESS_ROUND_COPIES * t_cap;
+                T = r < 0.5 * T ? 0.5 * T : r > T ? T : r;
+                want = (int)ceil(T / t_cap);
+                assert_true(want > 1);
+            }
+            if (fake.opts[1].reps != want || fake.opts[1].duration_s != 0)
+                fail_msg("warm-up fault %d, capacity %s: the first round asked %d copies (%g s), expected %d",
+                         fault, known ? "known" : "unknown", fake.opts[1].reps, fake.opts[1].duration_s,
+                         want);
+            assert_true(rs.v[0].valid);
+            assert_true(fabs(rs.v[0].value.median - 25.0) < 1e-6);
+            gq_records_free(&rs);
+            free(m);
+        }
 }
 
 static void coarse_overlap(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
@@ -1798,6 +1856,7 @@ int main(void)
         cmocka_unit_test_setup(test_journal_gets_every_record, setup),
         cmocka_unit_test_setup(test_provenance, setup),
         cmocka_unit_test_setup(test_auto_reps, setup),
+        cmocka_unit_test_setup(test_auto_reps_after_failed_warmup, setup),
         cmocka_unit_test_setup(test_fast_paths_half_rounds, setup),
         cmocka_unit_test_setup(test_auto_duration_for_unequal_flows, setup),
         cmocka_unit_test_setup(test_auto_count_for_equal_flows, setup),

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "analysis/placement.h"
+#include "analysis/placement_internal.h"
 
 /* n GPUs, every P2P path at 50 GB/s, every host path at 25. */
 static gq_place_model *flat_model(int n)
@@ -118,6 +119,98 @@ static void attempt_within_tolerance(void **state)
     assert_false(gq_place_attempt_better(&b, &a, 0.05));
 }
 
+/* How many units of each kind of limit each kind of flow uses: host limits
+ * count the host leg at their GPU (a staged handoff has both legs, so a
+ * duplex budget holding both of its GPUs counts it twice); GPU-to-GPU limits
+ * count only their own kind of flow, from a GPU of `a` to one of `b`. GPUs 0
+ * and 1 are in `a`, 2 in `b`; -1 is the host end. */
+static void limit_use_every_kind(void **state)
+{
+    (void)state;
+    static const struct {
+        gq_limit_kind lim;
+        gq_pflow_kind kind;
+        int src, dst, use;
+    } row[] = {
+        {GQ_LIMIT_H2D, GQ_PF_H2D, -1, 0, 1},      {GQ_LIMIT_H2D, GQ_PF_H2D, -1, 2, 0},
+        {GQ_LIMIT_H2D, GQ_PF_D2H, 0, -1, 0},      {GQ_LIMIT_H2D, GQ_PF_STAGED, 2, 1, 1},
+        {GQ_LIMIT_H2D, GQ_PF_STAGED, 0, 2, 0},    {GQ_LIMIT_H2D, GQ_PF_P2P, 2, 0, 0},
+        {GQ_LIMIT_D2H, GQ_PF_D2H, 1, -1, 1},      {GQ_LIMIT_D2H, GQ_PF_D2H, 2, -1, 0},
+        {GQ_LIMIT_D2H, GQ_PF_H2D, -1, 0, 0},      {GQ_LIMIT_D2H, GQ_PF_STAGED, 0, 2, 1},
+        {GQ_LIMIT_D2H, GQ_PF_STAGED, 2, 0, 0},    {GQ_LIMIT_D2H, GQ_PF_P2P, 0, 2, 0},
+        {GQ_LIMIT_DUPLEX, GQ_PF_H2D, -1, 0, 1},   {GQ_LIMIT_DUPLEX, GQ_PF_D2H, 1, -1, 1},
+        {GQ_LIMIT_DUPLEX, GQ_PF_STAGED, 0, 1, 2}, {GQ_LIMIT_DUPLEX, GQ_PF_STAGED, 0, 2, 1},
+        {GQ_LIMIT_DUPLEX, GQ_PF_STAGED, 2, 1, 1}, {GQ_LIMIT_DUPLEX, GQ_PF_P2P, 0, 1, 0},
+        {GQ_LIMIT_P2P, GQ_PF_P2P, 0, 2, 1},       {GQ_LIMIT_P2P, GQ_PF_P2P, 2, 0, 0},
+        {GQ_LIMIT_P2P, GQ_PF_P2P, 0, 1, 0},       {GQ_LIMIT_P2P, GQ_PF_STAGED, 0, 2, 0},
+        {GQ_LIMIT_STAGED, GQ_PF_STAGED, 1, 2, 1}, {GQ_LIMIT_STAGED, GQ_PF_STAGED, 2, 1, 0},
+        {GQ_LIMIT_STAGED, GQ_PF_STAGED, 0, 1, 0}, {GQ_LIMIT_STAGED, GQ_PF_P2P, 0, 2, 0},
+        {GQ_LIMIT_STAGED, GQ_PF_H2D, -1, 2, 0},   {GQ_LIMIT_STAGED, GQ_PF_STAGED, -1, 2, 0},
+    };
+    for (size_t r = 0; r < sizeof row / sizeof row[0]; r++) {
+        gq_place_limit l = {.kind = row[r].lim, .a = 0x3, .b = 0x4, .capacity_gbps = 10};
+        gq_pflow f = {.kind = row[r].kind, .src = row[r].src, .dst = row[r].dst};
+        int u = gq_place_limit_use(&l, &f);
+        if (u != row[r].use)
+            fail_msg("row %zu: limit kind %d, flow kind %d %d->%d: uses %d, expected %d", r, row[r].lim,
+                     row[r].kind, row[r].src, row[r].dst, u, row[r].use);
+    }
+}
+
+/* A learned limit on staged handoffs binds the prediction: two GPUs without
+ * P2P, 20 GB/s staged alone, a staged limit of 12 from GPU 0 to GPU 1: the
+ * handoff 0->1 is predicted at 12, bound by that limit; 1->0 is not in it. */
+static void staged_limit_binds(void **state)
+{
+    (void)state;
+    gq_place_model *m = flat_model(2);
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            m->p2p[i][j] = 0;
+            m->no_p2p[i][j] = i != j;
+            m->staged[i][j] = i != j ? 20 : 0;
+        }
+    gq_pflow f[2] = {{GQ_PF_STAGED, 0, 1}, {GQ_PF_STAGED, 1, 0}};
+    gq_pflow_pred out[2];
+    assert_true(gq_place_predict(m, f, 1, out) == 20);
+    gq_err e = {0};
+    assert_int_equal(gq_place_model_add_limit(m, GQ_LIMIT_STAGED, 0x1, 0x2, 12, "test", &e), GQ_OK);
+    assert_true(gq_place_predict(m, f, 1, out) == 12);
+    assert_true(out[0].gbps == 12 && out[0].alone == 20);
+    assert_int_equal(out[0].binding, 0);
+    assert_true(gq_place_predict(m, &f[1], 1, out) == 20);
+    free(m);
+}
+
+/* An attempt's offload figure is the sum of both directions when both were
+ * measured, a direction at exactly 0 GB/s included; -1 (not measured) when
+ * either is. */
+static void attempt_offload_sum(void **state)
+{
+    (void)state;
+    static gq_place_map c;
+    gq_place_attempt a;
+    static const struct {
+        double h2d, d2h, want;
+    } row[] = {{20, 15, 35}, {20, 0, 20}, {0, 15, 15}, {0, 0, 0}, {-1, 15, -1}, {20, -1, -1}, {-1, -1, -1}};
+    for (size_t r = 0; r < sizeof row / sizeof row[0]; r++) {
+        memset(&c, 0, sizeof c);
+        c.nworkers = 1;
+        c.workers[0].gpu = 3;
+        c.offload_predicted_h2d = 22;
+        c.offload_predicted_d2h = 18;
+        c.offload_measured_h2d = row[r].h2d;
+        c.offload_measured_d2h = row[r].d2h;
+        gq_place_summarize_attempt(&c, &a);
+        if (a.offload_measured != row[r].want)
+            fail_msg("h2d %g, d2h %g: offload measured %g, expected %g", row[r].h2d, row[r].d2h,
+                     a.offload_measured, row[r].want);
+        assert_true(a.offload_predicted == 40);
+        assert_int_equal(a.nworkers, 1);
+        assert_int_equal(a.workers[0], 3);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -125,6 +218,9 @@ int main(void)
         cmocka_unit_test(replicas_reach),
         cmocka_unit_test(gain_when_naive_predicts_nothing),
         cmocka_unit_test(attempt_within_tolerance),
+        cmocka_unit_test(limit_use_every_kind),
+        cmocka_unit_test(staged_limit_binds),
+        cmocka_unit_test(attempt_offload_sum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -131,6 +131,45 @@ static void test_nvlink_domain(void **state)
     assert_int_equal(st.cand[find(S(0, 3))].origin, GQ_TP_DOMAIN);
 }
 
+/* Every swap candidate trades one GPU of a group for one of another group of
+ * the partition: it has N GPUs, all from those two groups, and every such
+ * trade is offered once. GPUs 3, 5, 6, 9 in pairs {3,5} {6,9}: the swaps are
+ * {5,6} {3,9} {5,9} {3,6}; and in groups of 4 of 8 GPUs, each of the 16
+ * trades gives two groups of 4 within the two. */
+static void test_swaps_trade_one_gpu(void **state)
+{
+    (void)state;
+    int g[4] = {3, 5, 6, 9};
+    gq_err e = {0};
+    assert_int_equal(gq_tp_init(&st, g, 4, 2, 1, &e), GQ_OK);
+    assert_int_equal(gq_tp_add(&st, S(3, 5), GQ_TP_NAIVE), 0);
+    assert_int_equal(gq_tp_add(&st, S(6, 9), GQ_TP_NAIVE), 1);
+    gq_tp_part p = {.ngroups = 2, .idx = {0, 1}};
+    assert_int_equal(gq_tp_swaps(&st, &p, 100), 4);
+    assert_int_equal(st.ncand, 6);
+    const gq_tp_set want[] = {S(5, 6), S(3, 9), S(5, 9), S(3, 6)};
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(st.cand[2 + k].set, want[k]);
+        assert_int_equal(st.cand[2 + k].origin, GQ_TP_SWAP);
+    }
+    /* offered once: a second pass adds nothing */
+    assert_int_equal(gq_tp_swaps(&st, &p, 100), 0);
+
+    int g8[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    assert_int_equal(gq_tp_init(&st, g8, 8, 4, 1, &e), GQ_OK);
+    gq_tp_set A = S(0, 1) | S(2, 3), B = S(4, 5) | S(6, 7);
+    gq_tp_add(&st, A, GQ_TP_NAIVE);
+    gq_tp_add(&st, B, GQ_TP_NAIVE);
+    assert_int_equal(gq_tp_swaps(&st, &p, 100), 32);
+    for (int k = 2; k < st.ncand; k++) {
+        gq_tp_set c = st.cand[k].set;
+        assert_int_equal(__builtin_popcountll(c), 4);
+        assert_true((c & ~(A | B)) == 0);
+        int fromA = __builtin_popcountll(c & A);
+        assert_true(fromA == 3 || fromA == 1); /* one GPU traded */
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -138,6 +177,7 @@ int main(void)
         cmocka_unit_test(test_exhaustive_and_best),
         cmocka_unit_test(test_budget_copy_domain_swaps),
         cmocka_unit_test(test_nvlink_domain),
+        cmocka_unit_test(test_swaps_trade_one_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
