@@ -283,8 +283,9 @@ int gq_tp_swaps(gq_tp_state *s, const gq_tp_part *p, int room)
                         continue;
                     gq_tp_set A2 = (A & ~((gq_tp_set)1 << i)) | (gq_tp_set)1 << j;
                     gq_tp_set B2 = (B & ~((gq_tp_set)1 << j)) | (gq_tp_set)1 << i;
-                    /* a swap is worth measuring only as a pair of new groups */
-                    if (s->ncand + 2 > GQ_TP_MAX_CAND)
+                    /* a swap is worth measuring only as a pair of new groups: never one
+                     * past room (nor past the candidate table) */
+                    if (s->ncand + 2 > GQ_TP_MAX_CAND || added + 2 > room)
                         return added;
                     int ka = gq_tp_add(s, A2, GQ_TP_SWAP), kb = gq_tp_add(s, B2, GQ_TP_SWAP);
                     added += (ka >= 0) + (kb >= 0);

@@ -154,6 +154,14 @@ static void test_swaps_trade_one_gpu(void **state)
     }
     /* offered once: a second pass adds nothing */
     assert_int_equal(gq_tp_swaps(&st, &p, 100), 0);
+    /* room is a bound: an odd room never gets the pair that would pass it */
+    assert_int_equal(gq_tp_init(&st, g, 4, 2, 1, &e), GQ_OK);
+    gq_tp_add(&st, S(3, 5), GQ_TP_NAIVE);
+    gq_tp_add(&st, S(6, 9), GQ_TP_NAIVE);
+    assert_int_equal(gq_tp_swaps(&st, &p, 3), 2);
+    assert_int_equal(st.ncand, 4);
+    assert_int_equal(gq_tp_swaps(&st, &p, 1), 0);
+    assert_int_equal(st.ncand, 4);
 
     int g8[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     assert_int_equal(gq_tp_init(&st, g8, 8, 4, 1, &e), GQ_OK);
