@@ -278,7 +278,7 @@ static const char *const a100x6_lines[] = {
     "ROW Placement | 3 prefill, 3 decode, 3 offload workers (default split); the implied pattern measured "
     "against the naive one | pairs 0→3 1→2 4→5; offload on 1, 3, 4; 2.81× the naive mapping | info | Keep "
     "heavy exchanges on fast paths; verify in the serving stack | measured () on placement",
-    "ROW Collectives | NCCL all-reduce of 64 MiB, groups of 2 GPUs chosen from 8 groups measured alone, then "
+    "ROW Collectives | NCCL all-reduce of 64 MiB, groups of 2 GPUs chosen from 7 groups measured alone, then "
     "every chosen group at once | groups {0,3} {1,2} {4,5}: slowest 235 GB/s busbw alone, 235 GB/s all at "
     "once | pass | Choose tensor-parallel groups | measured () on collectives",
     "ROW Measurement integrity | 215 records: every figure against its path's capacity, overlap of "
