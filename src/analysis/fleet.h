@@ -36,7 +36,7 @@
 
 /* ---- the fleet node summary (docs/json.md, kind "fleet-node") ----------
  * What one rank sends rank 0 instead of its whole card document: a few KB.
- * Its JSON codec is render/fleet_node.c; built from a card there too. */
+ * Its JSON codec is doc/fleet_node.c; built from a card there too. */
 
 #define GQ_NODE_MAX_CHECKS 256
 

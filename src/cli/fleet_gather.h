@@ -6,7 +6,7 @@
  * A payload is {"rank":N,"host":H,"summary":<fleet-node document>} from a
  * rank whose card ran, or {"rank":N,"host":H,"error":WHY,"status":S} from one
  * whose card did not. A payload rank 0 cannot read, or whose summary fails
- * the fail-closed decoder (render/fleet_node.c), makes that node an error,
+ * the fail-closed decoder (doc/fleet_node.c), makes that node an error,
  * never a pass. */
 #ifndef GQ_CLI_FLEET_GATHER_H
 #define GQ_CLI_FLEET_GATHER_H

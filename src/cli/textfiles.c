@@ -8,7 +8,7 @@
 #include "doc/saved_doc.h"
 #include "core/units.h"
 #include "measure/record_json.h"
-#include "render/card_summary.h"
+#include "doc/card_summary.h"
 #include "render/junit.h"
 #include "render/prometheus.h"
 

@@ -20,7 +20,7 @@ int gq_cli_prom_stress(const char *path, const gq_stress_summary *s, const gq_to
 /* `gpuqual card` (one card document) and `gpuqual fleet` (rank 0: every
  * node's card document, NULL for a node whose card did not run, with its
  * host and why in errors[]): --prom and --junit from the documents' node
- * summaries (render/card_summary.h). hosts and errors may be NULL; NULL
+ * summaries (doc/card_summary.h). hosts and errors may be NULL; NULL
  * paths are not written. With topo and one document (`card`), the --prom
  * file also holds the GPUs' identity and the card's measured figures
  * (gpuqual_card_bandwidth_bytes_per_second, ...), with or without

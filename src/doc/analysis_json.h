@@ -12,6 +12,7 @@
 #include "analysis/bottlenecks.h"
 #include "analysis/compare.h"
 #include "analysis/domains.h"
+#include "analysis/fleet.h"
 #include "analysis/placement.h"
 #include "analysis/stress.h"
 #include "core/record.h"
@@ -135,5 +136,22 @@ const json_t *gq_stress_journal_reusable(const gq_journal *j, const gq_topo *t, 
 
 /* Time series as CSV, one row per GPU per sample, header first. */
 void gq_stress_write_csv(FILE *f, const gq_stress_result *r);
+
+/* ---- the fleet node summary (doc/fleet_node.c) ---- */
+
+/* The "fleet-node" document of s (docs/json.md; new reference, NULL on
+ * allocation failure). version: gpuqual's (NULL: "unknown"). */
+json_t *gq_node_summary_to_json(const gq_node_summary *s, const char *version);
+/* The inverse, fail closed: kind "fleet-node", schema_version 2..,
+ * node.hostname, node.rank, node.verdict (exact case), node.exit_code and
+ * node.complete required; the rest typed when present. where names the
+ * source in messages ("rank 3"). s is gq_node_summary_free()d by the caller
+ * on success; on failure nothing is left to free. */
+int gq_node_summary_from_json(const char *where, const json_t *j, gq_node_summary *s, gq_err *err);
+/* The summary of a card document (its records rs), for rank `rank`, whose
+ * full card lies in `artefacts`. A card verdict that is not one of the four
+ * names (exact case) is GQ_E_USAGE. */
+int gq_node_summary_from_card(const json_t *doc, const gq_recordset *rs, int rank, const char *artefacts,
+                              gq_node_summary *s, gq_err *err);
 
 #endif

@@ -25,23 +25,6 @@
 void gq_compare_print(FILE *f, const gq_compare *c, bool markdown, bool all);
 json_t *gq_compare_to_json(const gq_compare *c);
 
-/* ---- the fleet node summary (render/fleet_node.c) ---- */
-
-/* The "fleet-node" document of s (docs/json.md; new reference, NULL on
- * allocation failure). version: gpuqual's (NULL: "unknown"). */
-json_t *gq_node_summary_to_json(const gq_node_summary *s, const char *version);
-/* The inverse, fail closed: kind "fleet-node", schema_version 2..,
- * node.hostname, node.rank, node.verdict (exact case), node.exit_code and
- * node.complete required; the rest typed when present. where names the
- * source in messages ("rank 3"). s is gq_node_summary_free()d by the caller
- * on success; on failure nothing is left to free. */
-int gq_node_summary_from_json(const char *where, const json_t *j, gq_node_summary *s, gq_err *err);
-/* The summary of a card document (its records rs), for rank `rank`, whose
- * full card lies in `artefacts`. A card verdict that is not one of the four
- * names (exact case) is GQ_E_USAGE. */
-int gq_node_summary_from_card(const json_t *doc, const gq_recordset *rs, int rank, const char *artefacts,
-                              gq_node_summary *s, gq_err *err);
-
 /* ---- fleet (render/fleet_render.c) ---- */
 
 /* The "fleet" section (README "gpuqual fleet"): threshold_pct, verdict,

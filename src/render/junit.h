@@ -19,7 +19,7 @@ typedef enum { GQ_JUNIT_WARN_SKIPPED = 0, GQ_JUNIT_WARN_FAILURE, GQ_JUNIT_WARN_P
 /* "skipped", "failure", "passed" -> 0 and *out; -1 for anything else. */
 int gq_junit_warn_parse(const char *s, gq_junit_warn *out);
 
-/* nodes: an array of node summaries (render/card_summary.h). */
+/* nodes: an array of node summaries (doc/card_summary.h). */
 void gq_junit_cards(FILE *f, const json_t *nodes, gq_junit_warn warn);
 
 #endif

@@ -43,7 +43,7 @@ void gq_prom_stress(FILE *f, const gq_stress_summary *s, const gq_topo *topo);
 
 /* `gpuqual card` and `fleet`: `nodes` is an array of node summaries
  * ({"hostname", "verdict", "exit_code", "checks": [{"id", "subject",
- * "verdict", "evidence", "figure", "unit"}]}, as gq_card_node_summary (render/card_summary.h) makes
+ * "verdict", "evidence", "figure", "unit"}]}, as gq_card_node_summary (doc/card_summary.h) makes
  * from a card document): the card's verdict, one series per verdict value,
  * its exit code, and each check's verdict and figure. */
 void gq_prom_cards(FILE *f, const struct json_t *nodes);

@@ -1,4 +1,4 @@
-/* libFuzzer target for the fleet node summary (render/fleet_node.c): the
+/* libFuzzer target for the fleet node summary (doc/fleet_node.c): the
  * input is a "fleet-node" document as a fleet rank sends it, read with
  * gq_node_summary_from_json as fleet's gather does. What it accepts is
  * written back (gq_node_summary_to_json) and must read again, and goes into

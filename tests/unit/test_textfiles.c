@@ -1,6 +1,6 @@
 /* The operators' files from typed results and card documents: the
  * Prometheus textfile of stress and cards (render/prometheus.h), the node
- * summary of a card document (render/card_summary.h) and JUnit XML
+ * summary of a card document (doc/card_summary.h) and JUnit XML
  * (render/junit.h). */
 #include <jansson.h>
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "render/card_summary.h"
+#include "doc/card_summary.h"
 #include "render/junit.h"
 #include "render/prometheus.h"
 

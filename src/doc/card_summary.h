@@ -1,8 +1,8 @@
 /* The node summary of a card document: what `--prom` and `--junit` read
  * from `gpuqual card` and `gpuqual fleet`, the shape of a fleet node's
  * summary (docs/json.md). */
-#ifndef GQ_RENDER_CARD_SUMMARY_H
-#define GQ_RENDER_CARD_SUMMARY_H
+#ifndef GQ_DOC_CARD_SUMMARY_H
+#define GQ_DOC_CARD_SUMMARY_H
 
 #include <jansson.h>
 

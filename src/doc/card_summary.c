@@ -1,5 +1,5 @@
 /* The node summary of a card document (card_summary.h). */
-#include "render/card_summary.h"
+#include "doc/card_summary.h"
 
 #include <stdbool.h>
 #include <string.h>

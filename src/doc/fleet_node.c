@@ -8,7 +8,7 @@
 #include "analysis/compare.h"
 #include "core/json.h"
 #include "core/runid.h"
-#include "render/analysis_render.h"
+#include "doc/analysis_json.h"
 #include "doc/decode.h"
 
 /* v's string, or def when v is not a string. */
