@@ -8,7 +8,9 @@
  *   KEEP:   the first max entries are read, by position, and the rest are
  *           left (a lenient reader of a card's figures);
  *   REFUSE: the reader fails with one line naming what is wrong and the
- *           limit (a fail-closed decoder).
+ *           limit (a fail-closed decoder);
+ *   EXACT:  a list that must hold exactly max entries (one per layer of a
+ *           model): max is read, max-1 and max+1 are refused as REFUSE is.
  * Either way nothing past an array is read: the ASan build (CI's sanitizer
  * job and the mutation runs) fails this test on an off-by-one read, and the
  * figures read are checked to be the ones at their positions. */
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -30,13 +33,16 @@
 #include "doc/analysis_json.h"
 #include "doc/card_codec.h"
 #include "doc/decode.h"
+#include "doc/document.h"
 #include "doc/expect_load.h"
+#include "doc/kv_config.h"
 #include "measure/record_json.h"
 #include "render/nvbw.h"
+#include "topo/snapshot.h"
 
 #define MAXG GQ_MAX_GPUS
 
-enum outcome { KEEP, REFUSE };
+enum outcome { KEEP, REFUSE, EXACT };
 
 /* A reader fed arrays of n entries: how many it kept (>= 0), or -1 when it
  * refused (err filled). Each probe checks the figures it kept itself. */
@@ -384,6 +390,180 @@ static int probe_expect_models(int n, gq_err *err)
     return kept;
 }
 
+/* The array a grown to n entries with copies of its first (a list written
+ * for at most max entries, fed one more). */
+static void grow(json_t *a, int n)
+{
+    while ((int)json_array_size(a) < n)
+        json_array_append_new(a, json_deep_copy(json_array_get(a, 0)));
+}
+
+/* a saved topology (a document's, a journal header's, a snapshot's):
+ * "gpus" (n) */
+static int probe_topology(int n, gq_err *err)
+{
+    gq_topo *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    gq_topo_init(t);
+    t->ngpu = n < MAXG ? n : MAXG;
+    for (int g = 0; g < t->ngpu; g++) {
+        t->gpu[g].index = g;
+        snprintf(t->gpu[g].name, sizeof t->gpu[g].name, "NVIDIA H200");
+        snprintf(t->gpu[g].pci_bus_id, sizeof t->gpu[g].pci_bus_id, "0000:%02x:00.0", g + 1);
+    }
+    json_t *j = gq_topo_to_json(t);
+    grow(json_object_get(j, "gpus"), n);
+    int rc = gq_topo_from_json(j, t, err);
+    json_decref(j);
+    int kept = rc ? -1 : t->ngpu;
+    for (int g = 0; g < kept; g++)
+        assert_int_equal(t->gpu[g].index, g);
+    free(t);
+    return kept;
+}
+
+/* a saved stress section (a card's, a journal's for resume): "gpus" and
+ * "series.gpus" (n each) */
+static int probe_stress(int n, gq_err *err)
+{
+    gq_stress_result *r = calloc(1, sizeof *r);
+    gq_stress_summary *s = calloc(1, sizeof *s);
+    assert_non_null(r);
+    assert_non_null(s);
+    r->ngpu = s->ngpu = n < MAXG ? n : MAXG;
+    r->precision = GQ_PREC_BF16;
+    for (int g = 0; g < r->ngpu; g++)
+        r->gpu[g].gpu = g;
+    json_t *j = gq_stress_to_json(r, s);
+    grow(json_object_get(j, "gpus"), n);
+    grow(json_object_get(json_object_get(j, "series"), "gpus"), n);
+    int rc = gq_stress_from_json(j, r, s, err);
+    json_decref(j);
+    int kept = rc ? -1 : r->ngpu;
+    for (int g = 0; g < kept; g++)
+        assert_int_equal(r->gpu[g].gpu, g);
+    free(r);
+    free(s);
+    return kept;
+}
+
+/* A saved card section made by the codec from c, its list `key` grown to n
+ * entries, read back (fail closed on what gpuqual would not write). */
+static gq_card *card_round_trip(gq_card *c, const char *key, int n, gq_err *err, int *rc)
+{
+    json_t *j = json_object();
+    gq_card_summarize(c); /* its verdict and exit code, as the judge leaves them */
+    gq_card_to_json(c, j);
+    gq_card_free(c);
+    grow(json_object_get(j, key), n);
+    gq_card_init(c);
+    *rc = gq_card_from_json(j, "card.json", c, err);
+    json_decref(j);
+    return c;
+}
+
+/* a card's "rows" (n) */
+static int probe_card_rows(int n, gq_err *err)
+{
+    gq_card *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    gq_card_init(c);
+    c->nrows = n < GQ_CARD_MAX_ROWS ? n : GQ_CARD_MAX_ROWS;
+    for (int k = 0; k < c->nrows; k++) {
+        snprintf(c->rows[k].check, sizeof c->rows[k].check, "row %d", k);
+        c->rows[k].verdict = GQ_V_SKIP; /* nothing measured: nothing passes */
+        c->rows[k].step = -1;
+    }
+    int rc;
+    card_round_trip(c, "rows", n, err, &rc);
+    int kept = rc ? -1 : c->nrows;
+    for (int k = 0; k < kept; k++) {
+        char want[16];
+        snprintf(want, sizeof want, "row %d", k);
+        assert_string_equal(c->rows[k].check, want);
+    }
+    gq_card_free(c);
+    free(c);
+    return kept;
+}
+
+/* a card's "overrides" (n) */
+static int probe_card_overrides(int n, gq_err *err)
+{
+    gq_card *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    gq_card_init(c);
+    c->noverrides = n < GQ_EXPECT_MAX_OVERRIDES ? n : GQ_EXPECT_MAX_OVERRIDES;
+    for (int k = 0; k < c->noverrides; k++) {
+        gq_expect_override *o = &c->overrides[k];
+        snprintf(o->spec, sizeof o->spec, "h2d_gbps.fail=%d", 10 + k);
+        snprintf(o->key, sizeof o->key, "h2d_gbps_min");
+        snprintf(o->level, sizeof o->level, "fail");
+        snprintf(o->was, sizeof o->was, "48");
+        o->value = 10 + k;
+    }
+    int rc;
+    card_round_trip(c, "overrides", n, err, &rc);
+    int kept = rc ? -1 : c->noverrides;
+    for (int k = 0; k < kept; k++)
+        assert_true(c->overrides[k].value == 10 + k);
+    gq_card_free(c);
+    free(c);
+    return kept;
+}
+
+/* a model's config.json: "layer_types" (n) for a model of 8 layers */
+static int probe_kv_layer_types(int n, gq_err *err)
+{
+    json_t *lt = json_array();
+    for (int k = 0; k < n; k++)
+        json_array_append_new(lt, json_string(k % 2 ? "full_attention" : "sliding_attention"));
+    json_t *root = json_pack("{s:s, s:i, s:i, s:i, s:i, s:o, s:s}", "model_type", "m", "num_hidden_layers", 8,
+                             "num_key_value_heads", 2, "head_dim", 64, "sliding_window", 128, "layer_types",
+                             lt, "torch_dtype", "float16");
+    gq_kv_shape sh;
+    bool has_dtype = false;
+    int rc = gq_kv_config_parse(root, "config.json", &sh, &has_dtype, err);
+    json_decref(root);
+    if (rc)
+        return -1;
+    assert_int_equal(sh.window_layers, (n + 1) / 2);
+    return (int)sh.layers;
+}
+
+/* a saved run document, loaded from its file: "gpus" (n) */
+static int probe_run_doc(int n, gq_err *err)
+{
+    gq_topo *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    gq_topo_init(t);
+    t->ngpu = n < MAXG ? n : MAXG;
+    for (int g = 0; g < t->ngpu; g++) {
+        t->gpu[g].index = g;
+        snprintf(t->gpu[g].name, sizeof t->gpu[g].name, "NVIDIA H200");
+        snprintf(t->gpu[g].pci_bus_id, sizeof t->gpu[g].pci_bus_id, "0000:%02x:00.0", g + 1);
+    }
+    gq_doc d = {.kind = "run", .version = "test", .git = "test", .topo = t, .simulated = true};
+    json_t *j = gq_doc_to_json(&d);
+    free(t);
+    assert_non_null(json_object_get(j, "gpus"));
+    grow(json_object_get(j, "gpus"), n);
+    char path[] = "/tmp/gq-bounds-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(json_dump_file(j, path, 0), 0);
+    json_decref(j);
+    json_t *root = NULL;
+    int rc = gq_doc_load(path, &root, NULL, err);
+    unlink(path);
+    if (rc)
+        return -1;
+    int kept = (int)json_array_size(json_object_get(root, "gpus"));
+    json_decref(root);
+    return kept;
+}
+
 static const row rows[] = {
     {"card identity.gpus", MAXG, KEEP, NULL, probe_identity},
     {"card latency.host gpus/ns", MAXG, KEEP, NULL, probe_host_latency},
@@ -397,6 +577,13 @@ static const row rows[] = {
     {"record samples", GQ_MAX_ROUNDS, REFUSE, "samples: holds more than 64 values", probe_record_samples},
     {"record gpus", MAXG, REFUSE, "gpus[64]: GPU 0 is repeated", probe_record_gpus},
     {"nvbandwidth host rows", GQ_NVBW_MAXROWS, KEEP, NULL, probe_nvbw_host_rows},
+    {"run document gpus", MAXG, REFUSE, "gpus: expected a list of at most 64 GPUs", probe_run_doc},
+    {"topology gpus", MAXG, REFUSE, "field 'gpus' has 65 GPUs, expected 1 to 64", probe_topology},
+    {"stress section gpus/series", MAXG, REFUSE, "the stress section's list of GPUs", probe_stress},
+    {"card rows", GQ_CARD_MAX_ROWS, KEEP, NULL, probe_card_rows},
+    {"card overrides", GQ_EXPECT_MAX_OVERRIDES, KEEP, NULL, probe_card_overrides},
+    {"kv config layer_types", 8, EXACT, "field 'layer_types' must list one string per layer (8)",
+     probe_kv_layer_types},
     {"expectations models", GQ_EXPECT_MAX_MODELS, REFUSE, "33 models, at most 32", probe_expect_models},
 };
 
@@ -408,7 +595,10 @@ static void test_bounds(void **state)
         for (int n = R->max - 1; n <= R->max + 1; n++) {
             gq_err err = {0};
             int kept = R->probe(n, &err);
-            int want = n <= R->max ? n : R->over == KEEP ? R->max : -1;
+            int want = R->over == EXACT  ? (n == R->max ? n : -1)
+                       : n <= R->max     ? n
+                       : R->over == KEEP ? R->max
+                                         : -1;
             if (kept != want)
                 fail_msg("%s with %d entries: kept %d, expected %d (%s)", R->reader, n, kept, want, err.msg);
             if (kept >= 0)
