@@ -125,10 +125,10 @@ sed -i -e 's/add_library(gqcore STATIC/add_library(gqcore SHARED/' -e 's/add_lib
 grep -q 'add_library(gqcore SHARED' "$S/CMakeLists.txt" && grep -q 'add_library(gqcli SHARED' "$S/CMakeLists.txt" ||
   { echo "run.sh: cannot make gqcore and gqcli shared" >&2; exit 2; }
 
-# Also in the copy only: test_alloc_fail and test_cli_alloc_fail link static copies of gqcore and
-# gqcli (gqcore_wrap, gqcli_wrap: the same sources), so their -Wl,--wrap reaches the libraries'
-# allocations and out-of-memory mutants meet them; a mutant on a line one of them runs rebuilds
-# that test too (run_mutant).
+# Also in the copy only: test_alloc_fail, test_cli_alloc_fail and test_outfile_eexist link static
+# copies of gqcore and gqcli (gqcore_wrap, gqcli_wrap: the same sources), so their -Wl,--wrap
+# reaches the libraries' allocations (and the atomic writer's open()) and out-of-memory mutants
+# meet them; a mutant on a line one of them runs rebuilds that test too (run_mutant).
 cat >>"$S/CMakeLists.txt" <<'CMAKE'
 if(TARGET test_alloc_fail)
   add_library(gqcore_wrap STATIC ${GQ_CORE_SRC} ${CMAKE_BINARY_DIR}/gq_builtin_topos.c)
@@ -136,6 +136,9 @@ if(TARGET test_alloc_fail)
   target_compile_definitions(gqcore_wrap PUBLIC $<TARGET_PROPERTY:gqcore,INTERFACE_COMPILE_DEFINITIONS>)
   target_link_libraries(gqcore_wrap PUBLIC $<TARGET_PROPERTY:gqcore,INTERFACE_LINK_LIBRARIES>)
   set_property(TARGET test_alloc_fail PROPERTY LINK_LIBRARIES gqcore_wrap PkgConfig::CMOCKA)
+  if(TARGET test_outfile_eexist)
+    set_property(TARGET test_outfile_eexist PROPERTY LINK_LIBRARIES gqcore_wrap PkgConfig::CMOCKA)
+  endif()
   if(TARGET test_cli_alloc_fail)
     add_library(gqcli_wrap STATIC ${GQ_CLI_SRC})
     target_link_libraries(gqcli_wrap PUBLIC gqcore_wrap)
@@ -297,7 +300,7 @@ target_of() { # the build target that holds a source file
 wrap_tests_build() { # FILE LINE: rebuild the static-library tests (above) that run the line
   local t ts
   ts=" $(tests_for "$1" "$2") "
-  for t in test_alloc_fail test_cli_alloc_fail; do
+  for t in test_alloc_fail test_cli_alloc_fail test_outfile_eexist; do
     [[ "$ts" == *" $t "* ]] || continue
     nice timeout 300 cmake --build "$B" --target "$t" >>"$MLOG" 2>&1 || return 1
   done
@@ -357,7 +360,7 @@ run_mutant() {
 
 MLOG=$scratch/m.log SURV=$out/survivors.diff
 MPIDS=()
-restore_build() { nice cmake --build "$B" --target gqcore gqcli gpuqual test_alloc_fail test_cli_alloc_fail >/dev/null 2>&1; }
+restore_build() { nice cmake --build "$B" --target gqcore gqcli gpuqual test_alloc_fail test_cli_alloc_fail test_outfile_eexist >/dev/null 2>&1; }
 
 module_of() { # a file -> the module that lists it, or the file itself (--all, --only)
   local m n f

@@ -168,9 +168,9 @@ out:
     return vm;
 }
 
-static int count_sysfs_nodes(void)
+int gq_host_count_nodes(const char *dir)
 {
-    DIR *d = opendir("/sys/devices/system/node");
+    DIR *d = opendir(dir);
     int n = 0;
     if (!d)
         return -1;
@@ -208,7 +208,7 @@ void gq_host_fill(gq_topo *t, hwloc_topology_t topo)
         if (!t->cpu_model[0] && m)
             snprintf(t->cpu_model, sizeof t->cpu_model, "%s", m);
     } else {
-        int numa = count_sysfs_nodes();
+        int numa = gq_host_count_nodes("/sys/devices/system/node");
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         if (numa > 0)
             t->numa_nodes = numa;

@@ -16,6 +16,11 @@
  * sysfs or stay unknown. Never fails. */
 void gq_host_fill(gq_topo *t, hwloc_topology_t topo);
 
+/* How many NUMA nodes a sysfs node directory (/sys/devices/system/node, or
+ * a test's fixture) lists: its entries named node<N> and nothing more;
+ * -1 when the directory cannot be read. */
+int gq_host_count_nodes(const char *dir);
+
 /* What the platform says about virtualisation; each string "" when absent. */
 typedef struct gq_vm_facts {
     bool cpuinfo_hypervisor; /* "hypervisor" among /proc/cpuinfo flags */

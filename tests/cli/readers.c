@@ -119,8 +119,20 @@ static void test_mixed(void **state)
     refused(sh("$G compare m.jsonl r.json"), where, "a journal holds one run");
     /* a whole other journal appended: its header is the line named */
     assert_int_equal(sh("cat j.jsonl k.jsonl >mm.jsonl"), 0);
-    refused(sh("$G report mm.jsonl"), where, "a second header");
-    refused(sh(RUN " --resume mm.jsonl"), where, "a second header");
+    /* ... and the run it names is that header's run_id */
+    assert_int_equal(sh("head -1 k.jsonl"), 0);
+    json_t *kh = json_loads(out, 0, NULL);
+    const char *kid = json_string_value(json_object_get(json_object_get(kh, "header"), "run_id"));
+    assert_non_null(kid);
+    char named[96];
+    snprintf(named, sizeof named, "a second header (run %.40s%s", kid, strlen(kid) <= 40 ? ")" : "");
+    json_decref(kh);
+    refused(sh("$G report mm.jsonl"), where, named);
+    refused(sh(RUN " --resume mm.jsonl"), where, named);
+    /* a header without a run_id is "unnamed" */
+    assert_int_equal(sh("cp j.jsonl mu.jsonl && head -1 k.jsonl | sed 's/\"run_id\"/\"no_id\"/' >>mu.jsonl"),
+                     0);
+    refused(sh("$G report mu.jsonl"), "a second header (run unnamed)", NULL);
 }
 
 /* A record repeated: the same measurement would count twice. */

@@ -173,6 +173,41 @@ static int lock_teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* The lock file holds the holder's one line and nothing more: "pid N,
+ * WHAT" and a newline, whatever the stack buffer it was formatted in holds
+ * after it; a WHAT too long for the line is cut to the buffer's 199
+ * characters, never read past it. */
+static void lock_file_holds_one_line(void **state)
+{
+    (void)state;
+    sim s;
+    sim_open(&s, "h200x2", NULL);
+    char big[400];
+    memset(big, 'w', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    const char *whats[] = {"gpuqual test", big};
+    for (int w = 0; w < 2; w++) {
+        gq_gpulock lk;
+        gq_err e = {0};
+        int gpus[1] = {1};
+        assert_int_equal(gq_gpulock_acquire(&lk, s.t, gpus, 1, 0, whats[w], &e), GQ_OK);
+        char cmd[160];
+        snprintf(cmd, sizeof cmd, "cat '%s'/gpuqual-*.lock", lockdir);
+        FILE *p = popen(cmd, "r");
+        assert_non_null(p);
+        char got[1024];
+        size_t n = fread(got, 1, sizeof got, p);
+        pclose(p);
+        gq_gpulock_release(&lk);
+        char want[1024];
+        int l = snprintf(want, sizeof want, "pid %d, %s\n", (int)getpid(), whats[w]);
+        size_t wn = l < 200 ? (size_t)l : 199;
+        assert_int_equal(n, wn);
+        assert_memory_equal(got, want, wn);
+    }
+    sim_close(&s);
+}
+
 /* A child holds GPU 0's lock for hold_ms, then exits. */
 static pid_t hold_in_child(const gq_topo *t, int hold_ms, int *ready_fd)
 {
@@ -289,6 +324,7 @@ int main(void)
         cmocka_unit_test(latency_is_flagged_too),
         cmocka_unit_test_setup_teardown(second_gpuqual_refused_then_waits, lock_setup, lock_teardown),
         cmocka_unit_test_setup_teardown(frame_refuses_and_waits, lock_setup, lock_teardown),
+        cmocka_unit_test_setup_teardown(lock_file_holds_one_line, lock_setup, lock_teardown),
         cmocka_unit_test(nvml_process_struct_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

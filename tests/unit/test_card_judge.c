@@ -785,6 +785,23 @@ static void compose_hostname(void **state)
     assert_non_null(c);
     assert_string_equal(json_string_value(json_object_get(json_object_get(c, "card"), "hostname")), "node-a");
     json_decref(c);
+    /* a one-character name is a name (hosts named "a" exist), as is the longest one */
+    const char *names[] = {"a", "ab"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(t->hostname, sizeof t->hostname, "%s", names[k]);
+        c = gq_card_compose(&in, &e);
+        assert_non_null(c);
+        assert_string_equal(json_string_value(json_object_get(json_object_get(c, "card"), "hostname")),
+                            names[k]);
+        json_decref(c);
+    }
+    memset(t->hostname, 'h', sizeof t->hostname - 1);
+    t->hostname[sizeof t->hostname - 1] = 0;
+    c = gq_card_compose(&in, &e);
+    assert_non_null(c);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(c, "card"), "hostname")),
+                        t->hostname);
+    json_decref(c);
     in.hostname = "given";
     c = gq_card_compose(&in, &e);
     assert_non_null(c);

@@ -3,6 +3,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -10,6 +12,7 @@
 #include "analysis/kv.h"
 #include "doc/kv_config.h"
 #include "core/units.h"
+#include "render/command_text.h"
 #include "../test_util.h"
 
 #define HF GQ_TEST_DATA "/data/hf/"
@@ -211,6 +214,58 @@ static void config_errors(void **state)
     expect_config_error("not-object.json", GQ_E_USAGE, "expected a JSON object");
 }
 
+/* The measured handoffs in kv's table: a measurement that ran but is not
+ * valid (the clean room flagged it contaminated and kept its figures, or it
+ * failed) reads "failed" with its error, never its figures; one valid
+ * without a round reads "failed" too ("no valid round"); a valid one its
+ * median GB/s, ms and spread. */
+static void table_failed_measurements(void **state)
+{
+    (void)state;
+    gq_kv_result *k = calloc(1, sizeof *k);
+    assert_non_null(k);
+    k->from = 0;
+    k->to = 1;
+    k->shape.layers = 80;
+    k->shape.kv_heads = 8;
+    k->shape.head_dim = 128;
+    k->bpt = 327680;
+    k->tokens = 1000;
+    k->payload = 327680000;
+    k->measured = true;
+    k->best_chunk = -1;
+    gq_stat figs = {.median = 47.25, .min = 47, .max = 48, .spread = 0.02, .n = 3};
+    gq_stat ms = {.median = 6.93, .min = 6.8, .max = 7, .spread = 0.02, .n = 3};
+    k->direct = (gq_kv_meas){.run = true, .valid = false, .gbps = figs, .ms = ms};
+    snprintf(k->direct.error, sizeof k->direct.error, "contaminated: GPU 0: 100%% utilization");
+    k->serial = (gq_kv_meas){.run = true, .valid = true, .gbps = {.n = 0}};
+    figs.median = 21.5;
+    k->pipe[0] = (gq_kv_meas){.run = true, .valid = true, .gbps = figs, .ms = ms};
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    gq_render_kv_table(f, k, "sim-h200x2", false);
+    fclose(f);
+    const char *d = strstr(out, "direct (P2P)"), *se = strstr(out, "staged, serial"),
+               *pp = strstr(out, "staged, pipelined");
+    assert_non_null(d);
+    assert_non_null(se);
+    assert_non_null(pp);
+    char line[256];
+    snprintf(line, sizeof line, "%.*s", (int)(strchr(d, '\n') - d), d);
+    assert_non_null(strstr(line, "failed"));
+    assert_non_null(strstr(line, "contaminated: GPU 0: 100% utilization"));
+    assert_null(strstr(line, "47.2"));
+    snprintf(line, sizeof line, "%.*s", (int)(strchr(se, '\n') - se), se);
+    assert_non_null(strstr(line, "failed"));
+    assert_non_null(strstr(line, "no valid round"));
+    snprintf(line, sizeof line, "%.*s", (int)(strchr(pp, '\n') - pp), pp);
+    assert_null(strstr(line, "failed"));
+    assert_non_null(strstr(line, "21.5"));
+    free(out);
+    free(k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -218,7 +273,7 @@ int main(void)
         cmocka_unit_test(seed001_offload), cmocka_unit_test(pipelined_is_min_of_concurrent),
         cmocka_unit_test(dtypes),          cmocka_unit_test(bad_shapes),
         cmocka_unit_test(config_llama70b), cmocka_unit_test(config_variants),
-        cmocka_unit_test(config_errors),
+        cmocka_unit_test(config_errors),   cmocka_unit_test(table_failed_measurements),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -270,6 +270,49 @@ static void test_perf_lines(void **state)
     gq_records_free(&rs);
 }
 
+/* -v's JSON figures of a matrix: min, max, sum and "average", the mean of
+ * the cells that hold a figure (N/A cells count as 0 in the sum and min,
+ * as nvbandwidth keeps them, but not in the average's count). */
+static void test_json_verbose_figures(void **state)
+{
+    (void)state;
+    gq_nvbw_result *res = calloc(1, sizeof *res);
+    snprintf(res->name, sizeof res->name, "device_to_device_memcpy_read_ce");
+    res->status = GQ_NVBW_PASSED;
+    res->nmat = 1;
+    gq_nvbw_matrix *m = &res->mat[0];
+    m->rows = m->cols = 2;
+    snprintf(m->desc, sizeof m->desc, "memcpy CE CPU(row) <- GPU(column) bandwidth (GB/s)");
+    m->v[0][1] = 394.0;
+    m->v[1][0] = 390.0;
+    m->has[0][1] = m->has[1][0] = true;
+    gq_nvbw_info in = {.verbose = true};
+    json_t *doc = gq_nvbw_json(&topo, res, 1, &in, NULL);
+    json_t *c = json_array_get(json_object_get(json_object_get(doc, "nvbandwidth"), "testcases"), 0);
+    assert_non_null(c);
+    assert_true(json_number_value(json_object_get(c, "sum")) == 784.0);
+    assert_true(json_number_value(json_object_get(c, "max")) == 394.0);
+    assert_true(json_number_value(json_object_get(c, "min")) == 0.0);
+    assert_true(json_is_number(json_object_get(c, "average")));
+    assert_true(json_number_value(json_object_get(c, "average")) == 392.0);
+    json_decref(doc);
+    /* without -v: none of the three */
+    in.verbose = false;
+    doc = gq_nvbw_json(&topo, res, 1, &in, NULL);
+    c = json_array_get(json_object_get(json_object_get(doc, "nvbandwidth"), "testcases"), 0);
+    assert_null(json_object_get(c, "average"));
+    json_decref(doc);
+    /* no figure at all: the average is null, not 0/0 */
+    m->has[0][1] = m->has[1][0] = false;
+    m->v[0][1] = m->v[1][0] = 0;
+    in.verbose = true;
+    doc = gq_nvbw_json(&topo, res, 1, &in, NULL);
+    c = json_array_get(json_object_get(json_object_get(doc, "nvbandwidth"), "testcases"), 0);
+    assert_true(json_is_null(json_object_get(c, "average")));
+    json_decref(doc);
+    free(res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_bidir_and_invalid),
         cmocka_unit_test(test_statuses_and_header),
         cmocka_unit_test(test_perf_lines),
+        cmocka_unit_test(test_json_verbose_figures),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -323,6 +323,45 @@ static void test_lines_sweep(void **state)
     free(s);
 }
 
+/* A log-x chart without one drawable point (NaN, infinite, or x <= 0 on a
+ * log axis: a saved sweep of nulls) is still a whole figure: the empty
+ * frame's x axis from 2^0 to 2^1 with its two ticks and labels, "no data",
+ * and nothing else drawn. */
+static void test_lines_log_x_no_point(void **state)
+{
+    (void)state;
+    double xs_bad[4] = {NAN, INFINITY, 0, -8}, ys_bad[4] = {NAN, 1, 2, 3};
+    const double *xs[1] = {xs_bad}, *ys[1] = {ys_bad};
+    int np[1] = {4};
+    const char *names[1] = {"s"};
+    for (int bytes = 0; bytes < 2; bytes++) {
+        gq_svg_lines l = {.id = "sweep",
+                          .title = "Sweep",
+                          .x_label = "buffer",
+                          .unit = "GB/s",
+                          .nser = 1,
+                          .series = names,
+                          .npts = np,
+                          .xs = xs,
+                          .ys = ys,
+                          .log_x = true,
+                          .x_is_bytes = bytes,
+                          .markers = true,
+                          .y_from_zero = true};
+        int rc;
+        char *s = capture_lines(&l, &rc);
+        assert_int_equal(rc, GQ_OK);
+        assert_wellformed(s);
+        assert_non_null(strstr(s, "no data"));
+        assert_int_equal(count_of(s, "transform=\"rotate(-40"), 2);
+        assert_non_null(strstr(s, bytes ? ">1 B</text>" : ">1.00</text>"));
+        assert_non_null(strstr(s, bytes ? ">2 B</text>" : ">2.00</text>"));
+        assert_int_equal(count_of(s, "class=\"gq-pt\""), 0);
+        assert_null(strstr(s, "nan"));
+        free(s);
+    }
+}
+
 /* The tick labels of one y axis ("class=gq-tick"), in order, into out. */
 static int ticks(const char *s, char out[][32], int max)
 {
@@ -574,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_bars_pairs),
         cmocka_unit_test(test_bars_heights),
         cmocka_unit_test(test_lines_sweep),
+        cmocka_unit_test(test_lines_log_x_no_point),
         cmocka_unit_test(test_nice_axis),
         cmocka_unit_test(test_legend_no_overlap),
         cmocka_unit_test(test_no_exponent),

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -292,12 +293,43 @@ static void test_cpuinfo_text(void **state)
     assert_false(hyp);
 }
 
+/* The NUMA nodes of a sysfs node directory, from a fixture: node0, node1
+ * and node7 count; has_cpu, possible, online, nodeX and node1a (sysfs's
+ * own files and names that only begin like a node) do not; an empty
+ * directory has none and a missing one is -1. */
+static void test_count_nodes(void **state)
+{
+    (void)state;
+    char dir[64] = "/tmp/gq-nodes-XXXXXX", p[128];
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(gq_host_count_nodes(dir), 0);
+    const char *dirs[] = {"node0", "node1", "node7", "nodeX", "node1a", "power"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, dirs[i]);
+        assert_int_equal(mkdir(p, 0700), 0);
+        if (i == 0)
+            assert_int_equal(gq_host_count_nodes(dir), 1);
+    }
+    const char *files[] = {"has_cpu", "possible", "online"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+        FILE *f = fopen(p, "w");
+        assert_non_null(f);
+        fputs("0-7\n", f);
+        fclose(f);
+    }
+    assert_int_equal(gq_host_count_nodes(dir), 3);
+    snprintf(p, sizeof p, "rm -rf '%s'", dir);
+    assert_int_equal(system(p), 0);
+    assert_int_equal(gq_host_count_nodes(dir), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classify),        cmocka_unit_test(test_read_line),
         cmocka_unit_test(test_this_host_facts), cmocka_unit_test(test_this_host),
-        cmocka_unit_test(test_cpuinfo_text),
+        cmocka_unit_test(test_cpuinfo_text),    cmocka_unit_test(test_count_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
