@@ -203,10 +203,18 @@ static int card_open_dir(gq_ctx *ctx)
     snprintf(jpath, sizeof jpath, "%s/journal.jsonl", o->dir);
     json_t *jo = gq_cli_journal_options(&o->c), *own = gq_optset_to_json(&ctx->cmd->opts, o);
     /* the card's own options shape its plan; where it writes does not */
-    static const char *const not_shape[] = {
-        "resume", "resume-other-revision", "force", "output", "json", "journal", "format", "quiet", NULL};
+    static const char *const not_shape[] = {"resume",     "resume-other-revision",
+                                            "force",      "output",
+                                            "json",       "journal",
+                                            "format",     "quiet",
+                                            "prom",       "junit",
+                                            "junit-warn", NULL};
     for (int i = 0; not_shape[i]; i++)
         json_object_del(own, not_shape[i]);
+    char faults[512]; /* nor does a simulated Ctrl-C: --resume needs no interrupt@N again */
+    const char *kept = gq_cli_sim_fault_identity(o->c.sim_fault, faults, sizeof faults);
+    if (json_object_get(own, "sim-fault"))
+        json_object_set_new(own, "sim-fault", kept ? json_string(kept) : json_null());
     json_object_set_new(jo, "card", own);
     gq_journal_id id;
     gq_cli_journal_id(&id, "card", &o->c, ctx->topo, jo);
