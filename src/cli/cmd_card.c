@@ -213,8 +213,7 @@ static int card_open_dir(gq_ctx *ctx)
         json_object_del(own, not_shape[i]);
     char faults[512]; /* nor does a simulated Ctrl-C: --resume needs no interrupt@N again */
     const char *kept = gq_cli_sim_fault_identity(o->c.sim_fault, faults, sizeof faults);
-    if (json_object_get(own, "sim-fault"))
-        json_object_set_new(own, "sim-fault", kept ? json_string(kept) : json_null());
+    gq_saved_replace(own, "sim-fault", kept ? json_string(kept) : json_null());
     json_object_set_new(jo, "card", own);
     gq_journal_id id;
     gq_cli_journal_id(&id, "card", &o->c, ctx->topo, jo);
