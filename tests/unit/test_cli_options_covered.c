@@ -13,8 +13,8 @@
  *
  * It fails naming the command and the option when an option is in no such row, and when an option
  * whose value has more than one written form never reaches a checking row in each form:
- *   - a percent (GQ_OPT_PERCENT, or a string whose default holds '%', as compare's --threshold):
- *     "5%" and "5";
+ *   - a percent (GQ_OPT_PERCENT, or a string its command reads as one, metavar PCT: compare's
+ *     --threshold, run's --spread-target): "5%" and a plain number (a percent or a fraction);
  *   - a size (GQ_OPT_SIZE): a bare number (read in the option's unit) and one with a unit suffix;
  *   - a duration (GQ_OPT_DURATION): a bare number (seconds) and one with a unit suffix.
  *
@@ -251,12 +251,12 @@ static int allow_listed(const char *cmd, const char *opt)
     return 0;
 }
 
-/* A percent, a size, a duration, or a string read as a percent by its command (its default is
- * one: compare's --threshold "5%", which also takes "2.5"). */
+/* A percent, a size, a duration, or a string its command reads as a percent (metavar PCT:
+ * compare's --threshold "5%" or "2.5", run's --spread-target "0.5%" or the fraction "0.005"). */
 static bool two_forms(const gq_opt *o)
 {
     return o->type == GQ_OPT_PERCENT || o->type == GQ_OPT_SIZE || o->type == GQ_OPT_DURATION ||
-           (o->type == GQ_OPT_STR && o->def && strchr(o->def, '%'));
+           (o->type == GQ_OPT_STR && o->arg && !strcmp(o->arg, "PCT"));
 }
 
 /* The written forms of each declaration's values, over every command that takes it: the forms are
