@@ -143,10 +143,10 @@ static int setup(void **state)
 /* What the rows did with one option. */
 typedef struct use {
     const gq_opt *o;
-    bool checked;         /* in a row that checks */
-    char refused_at[96];  /* an exit-2 row that names it, for the message */
-    bool form_bare;       /* a plain number ("5", "64") in a checking row */
-    bool form_suffix;     /* "5%", "64M", "2s" in a checking row */
+    bool checked;        /* in a row that checks */
+    char refused_at[96]; /* an exit-2 row that names it, for the message */
+    bool form_bare;      /* a plain number ("5", "64") in a checking row */
+    bool form_suffix;    /* "5%", "64M", "2s" in a checking row */
 } use;
 
 static const gq_opt_grammar *grammar(const gq_optset *set)
@@ -222,7 +222,8 @@ static void scan_row(const gq_optset *set, use *u, int n, const row *r)
             if (x->o->type != GQ_OPT_FLAG)
                 v = name[len] == '=' ? name + len + 1 : (i + 1 < r->argc ? r->argv[++i] : NULL);
             mark(x, r, v);
-            while (g->multi_values && x->o->type == GQ_OPT_LIST && i + 1 < r->argc && r->argv[i + 1][0] != '-')
+            while (g->multi_values && x->o->type == GQ_OPT_LIST && i + 1 < r->argc &&
+                   r->argv[i + 1][0] != '-')
                 mark(x, r, r->argv[++i]);
             continue;
         }
@@ -289,9 +290,9 @@ static int check_forms(void)
         if (f->bare && f->suffix)
             continue;
         bool pct = f->o->type == GQ_OPT_PERCENT || f->o->type == GQ_OPT_STR;
-        const char *want = pct                          ? (f->bare ? "with '%' (5%)" : "without '%' (5)")
-                           : f->bare                    ? "with a unit suffix"
-                                                        : "as a bare number";
+        const char *want = pct       ? (f->bare ? "with '%' (5%)" : "as a plain number (5, 0.05)")
+                           : f->bare ? "with a unit suffix"
+                                     : "as a bare number";
         printf("%s --%s: no checking test writes its value %s\n", f->cmd, f->o->name, want);
         bad++;
     }
