@@ -18,8 +18,9 @@
  *   - a size (GQ_OPT_SIZE): a bare number (read in the option's unit) and one with a unit suffix;
  *   - a duration (GQ_OPT_DURATION): a bare number (seconds) and one with a unit suffix.
  *
- * The allow-list below holds the options that cannot run without a GPU or MPI, each with its
- * reason; an entry that the tests do cover after all fails too (the list stays small and true).
+ * Two short lists, each entry with its reason: options a command takes only to refuse them (an
+ * exit-2 row is then their test), and the allow-list of options that cannot run without a GPU or
+ * MPI; a named allow-list entry that a test does run after all fails too (the list stays true).
  * CONTRIBUTING.md, "Add an option". */
 #include <ctype.h>
 #include <dirent.h>
