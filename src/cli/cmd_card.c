@@ -107,7 +107,7 @@ static void on_progress(void *arg, const gq_card_progress *p)
     prog *P = arg;
     /* the bar shows the time left (from the same estimates) */
     gq_progress_step(&P->bar, "step %d/%d %s", p->step_index, p->nsteps, p->title);
-    gq_progress_update(&P->bar, (long)(p->done_s * 10));
+    gq_progress_update(&P->bar, gq_progress_tenths(p->done_s));
 }
 
 static int card_prepare(gq_ctx *ctx)
@@ -286,7 +286,7 @@ static int card_run(gq_ctx *ctx)
         return rc;
     prog P;
     memset(&P, 0, sizeof P);
-    gq_progress_init(&P.bar, !ctx->quiet, (long)(o->plan->est_total_s * 10 + 0.5));
+    gq_progress_init(&P.bar, !ctx->quiet, gq_progress_tenths(o->plan->est_total_s));
     o->measured = true;
     const char *tr = getenv("GQ_TRACE");
     if (tr && *tr && strcmp(tr, "0") != 0) {

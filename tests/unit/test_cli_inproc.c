@@ -135,22 +135,25 @@ static void test_topo_without_a_gpu(void **state)
     assert_null(gq_backend_find("cuda")); /* this program registers no CUDA backend before this */
     int code = run_cmd(&gq_frame_topo, argv, err, sizeof err);
     assert_int_equal(code, 3);
-    assert_string_equal(err, "gpuqual: no NVIDIA GPU or driver found (this gpuqual was built without CUDA; use "
-                             "--sim NAME (e.g. --sim rtx4090x8) for a simulated machine)\n");
+    assert_string_equal(err,
+                        "gpuqual: no NVIDIA GPU or driver found (this gpuqual was built without CUDA; use "
+                        "--sim NAME (e.g. --sim rtx4090x8) for a simulated machine)\n");
 
     gq_err e = {0};
     assert_int_equal(gq_backend_register(&nodev_cuda, &e), GQ_OK);
     nodev_mode = 1;
     code = run_cmd(&gq_frame_topo, argv, err, sizeof err);
     assert_int_equal(code, 3);
-    assert_string_equal(err, "gpuqual: no NVIDIA GPU or driver found (no CUDA device found); use --sim NAME (e.g. "
-                             "--sim rtx4090x8) for a simulated machine\n");
+    assert_string_equal(err,
+                        "gpuqual: no NVIDIA GPU or driver found (no CUDA device found); use --sim NAME (e.g. "
+                        "--sim rtx4090x8) for a simulated machine\n");
     nodev_mode = 2;
     code = run_cmd(&gq_frame_topo, argv, err, sizeof err);
     assert_int_equal(code, 3);
     assert_int_equal(count(err, "no NVIDIA GPU or driver found"), 1);
-    assert_string_equal(err, "gpuqual: no NVIDIA GPU or driver found (CUDA sees 0 devices); use --sim NAME (e.g. "
-                             "--sim h200x2) for a simulated machine, or --from-snapshot FILE\n");
+    assert_string_equal(err,
+                        "gpuqual: no NVIDIA GPU or driver found (CUDA sees 0 devices); use --sim NAME (e.g. "
+                        "--sim h200x2) for a simulated machine, or --from-snapshot FILE\n");
     nodev_mode = 0;
 }
 
