@@ -580,7 +580,8 @@ static int write_results(gq_ctx *ctx, run_state *st)
         return gq_err_set(&ctx->err, GQ_E_FAIL, "out of memory building the results");
     gq_err err = {0};
     if (!strcmp(fmt, "table")) {
-        gq_render_table(stdout, ctx->topo, &st->rs);
+        if (gq_render_table(stdout, ctx->topo, &st->rs))
+            return gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory writing the results table");
         if (st->interrupted) /* the table alone would read as the whole run */
             printf("\nINCOMPLETE: interrupted (Ctrl-C); what was measured before it is shown, the rest was "
                    "not run\n");
