@@ -102,18 +102,20 @@ static bool any_cell(const gq_pairmatrix *pm)
     return false;
 }
 
-/* Pairwise matrices and the domains the read matrix shows. */
-static void matrices(const gq_topo *t, const gq_recordset *rs, gq_card_figures *f)
+/* Pairwise matrices and the domains the read matrix shows; GQ_E_NOMEM when
+ * out of memory (never a card with a matrix or its domains left out). */
+static int matrices(const gq_topo *t, const gq_recordset *rs, gq_card_figures *f)
 {
     static const char *const rtests[] = {GQ_TID_D2D_READ_CE, GQ_TID_D2D_STAGED, GQ_TID_D2D_READ_SM, NULL};
     static const char *const wtests[] = {GQ_TID_D2D_WRITE_CE, NULL};
     static const char *const dtests[] = {GQ_TID_D2D_DRIVER_STAGED, NULL};
     gq_pairmatrix_init(f->read, f->sel, f->n);
-    gq_pairmatrix_from_records(f->read, rs, rtests);
     gq_pairmatrix_init(f->write, f->sel, f->n);
-    gq_pairmatrix_from_records(f->write, rs, wtests);
     gq_pairmatrix_init(f->driver, f->sel, f->n);
-    gq_pairmatrix_from_records(f->driver, rs, dtests);
+    if (gq_pairmatrix_from_records(f->read, rs, rtests) < 0 ||
+        gq_pairmatrix_from_records(f->write, rs, wtests) < 0 ||
+        gq_pairmatrix_from_records(f->driver, rs, dtests) < 0)
+        return GQ_E_NOMEM;
     f->any_read = any_cell(f->read);
     f->any_write = any_cell(f->write);
     f->any_driver = any_cell(f->driver);
@@ -121,7 +123,9 @@ static void matrices(const gq_topo *t, const gq_recordset *rs, gq_card_figures *
     gq_domains_opts_default(&dopt);
     dopt.topo = t; /* to say why a GPU was set aside (its link) */
     gq_err e = {0};
-    f->have_dom = f->n >= 1 && gq_domains_cluster(f->read, &dopt, f->dom, &e) == GQ_OK;
+    int rc = f->n >= 1 ? gq_domains_cluster(f->read, &dopt, f->dom, &e) : GQ_E_USAGE;
+    f->have_dom = rc == GQ_OK;
+    return rc == GQ_E_NOMEM ? rc : GQ_OK;
 }
 
 /* Why the run measured this host subset: the reason of the contention probe
@@ -455,7 +459,10 @@ int gq_card_figures_make(const gq_card_figures_in *in, gq_card_figures *f, gq_er
         infer_plan(rs, in->have_stress, in->have_placement, f->n, &f->plan);
     pcie_links(t, in->loaded_pcie, f);
     uplinks(t, f);
-    matrices(t, rs, f);
+    if (matrices(t, rs, f) == GQ_E_NOMEM) {
+        gq_card_figures_free(f);
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
+    }
     gq_bn_opts bo;
     gq_bn_opts_default(&bo);
     bo.bytes = f->bytes;

@@ -108,10 +108,12 @@ int gq_pairmatrix_from_records(gq_pairmatrix *m, const gq_recordset *rs, const c
         return 0;
     int *gs = malloc((size_t)rs->n * sizeof *gs);
     if (!gs)
-        return 0;
+        return -1;
     int filled = 0;
-    if (gq_domains_group_sizes(rs, gs))
+    if (gq_domains_group_sizes(rs, gs)) { /* its one failure: out of memory */
+        filled = -1;
         goto out;
+    }
     for (int i = 0; i < rs->n; i++) {
         const gq_record *r = &rs->v[i];
         if (r->aggregate || r->sum || r->is_latency || r->direction != GQ_DIR_P2P || gs[i] != 1)

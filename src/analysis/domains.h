@@ -82,7 +82,8 @@ int gq_domains_group_sizes(const gq_recordset *rs, int *out);
  * take (NULL = any test, except *_bidirectional_* tests whose interfering
  * direction is not recorded). Records that qualify but are not usable leave
  * the cell missing. When two records fill one cell the later one wins.
- * Returns the number of cells filled. */
+ * Returns the number of cells filled, or -1 when out of memory (the matrix
+ * then holds no cell). */
 int gq_pairmatrix_from_records(gq_pairmatrix *m, const gq_recordset *rs, const char *const *tests);
 
 typedef struct gq_domains_opts {

@@ -427,6 +427,7 @@ void gq_stress_summarize(const gq_stress_result *r, const gq_stress_rules *rules
     else
         gq_stress_rules_default(&s->rules);
     s->ngpu = r->ngpu;
+    s->interrupted = r->interrupted;
     s->clock_spread = NAN;
     for (int k = 0; k < r->ngpu; k++) {
         int before = s->nfindings;

@@ -172,6 +172,7 @@ typedef struct gq_stress_summary {
     int nfindings, nfindings_dropped;
     gq_stress_finding findings[GQ_STRESS_MAX_FINDINGS];
     gq_stress_level verdict; /* the node's: pass, warn or fail (never info) */
+    bool interrupted;        /* the run stopped before its duration (Ctrl-C): judged on what ran */
 } gq_stress_summary;
 
 void gq_stress_opts_default(gq_stress_opts *o);

@@ -8,6 +8,7 @@
 #include "doc/expect_load.h"
 #include "render/analysis_render.h"
 #include "doc/card_compose.h"
+#include "doc/saved_doc.h"
 #include "render/card_render.h"
 #include "render/render.h"
 #include "core/units.h"
@@ -172,6 +173,16 @@ int gq_card_cli_document(const gq_card_cli_run *run, json_t *options, json_t **d
     if (!composed) {
         json_decref(stress);
         return err->code ? err->code : GQ_E_NOMEM;
+    }
+    /* The card just judged has a verdict (a string gpuqual wrote): never a
+     * card written, nor success, without one. Only an allocation that failed
+     * in the codec (a json_string()) can leave it out. */
+    gq_saved_sections sec;
+    gq_saved_sections_read(composed, &sec);
+    if (gq_card_exit_code(sec.card) < 0) {
+        json_decref(composed);
+        json_decref(stress);
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory composing the card: its verdict is missing");
     }
     if (stress)
         json_object_set_new(composed, "stress", stress);

@@ -107,7 +107,7 @@ static void on_progress(void *arg, const gq_card_progress *p)
     prog *P = arg;
     /* the bar shows the time left (from the same estimates) */
     gq_progress_step(&P->bar, "step %d/%d %s", p->step_index, p->nsteps, p->title);
-    gq_progress_update(&P->bar, (long)(p->done_s * 10));
+    gq_progress_update(&P->bar, gq_progress_tenths(p->done_s));
 }
 
 static int card_prepare(gq_ctx *ctx)
@@ -203,10 +203,17 @@ static int card_open_dir(gq_ctx *ctx)
     snprintf(jpath, sizeof jpath, "%s/journal.jsonl", o->dir);
     json_t *jo = gq_cli_journal_options(&o->c), *own = gq_optset_to_json(&ctx->cmd->opts, o);
     /* the card's own options shape its plan; where it writes does not */
-    static const char *const not_shape[] = {
-        "resume", "resume-other-revision", "force", "output", "json", "journal", "format", "quiet", NULL};
+    static const char *const not_shape[] = {"resume",     "resume-other-revision",
+                                            "force",      "output",
+                                            "json",       "journal",
+                                            "format",     "quiet",
+                                            "prom",       "junit",
+                                            "junit-warn", NULL};
     for (int i = 0; not_shape[i]; i++)
         json_object_del(own, not_shape[i]);
+    char faults[512]; /* nor does a simulated Ctrl-C: --resume needs no interrupt@N again */
+    const char *kept = gq_cli_sim_fault_identity(o->c.sim_fault, faults, sizeof faults);
+    gq_saved_replace(own, "sim-fault", kept ? json_string(kept) : json_null());
     json_object_set_new(jo, "card", own);
     gq_journal_id id;
     gq_cli_journal_id(&id, "card", &o->c, ctx->topo, jo);
@@ -244,17 +251,19 @@ static int card_write(gq_ctx *ctx, bool complete)
     return rc ? rc : gq_card_cli_write(o->dir, ctx->doc, &run, &ctx->err);
 }
 
-/* The summary (or the card as markdown or JSON) on stdout. */
-static void card_print(gq_ctx *ctx, bool complete)
+/* The summary (or the card as markdown or JSON) on stdout; GQ_E_NOMEM (with
+ * ctx->err) when it could not be rendered. */
+static int card_print(gq_ctx *ctx, bool complete)
 {
     card_cli *o = ctx->opts;
+    int rc = GQ_OK;
     if (!strcmp(ctx->format, "json")) {
         json_dumpf(ctx->doc, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
     } else if (!strcmp(ctx->format, "markdown")) {
-        gq_card_render_markdown(stdout, ctx->doc, &ctx->err);
+        rc = gq_card_render_markdown(stdout, ctx->doc, &ctx->err);
     } else {
-        gq_card_render_summary(stdout, ctx->doc, gq_frame_help_width(), &ctx->err);
+        rc = gq_card_render_summary(stdout, ctx->doc, gq_frame_help_width(), &ctx->err);
         /* the journal is in DIR unless --journal put it elsewhere */
         if (o->c.journal)
             printf("artefacts: %s/ (card.html, card.md, card.json, nvbandwidth.json%s); journal: %s\n",
@@ -264,9 +273,12 @@ static void card_print(gq_ctx *ctx, bool complete)
                    o->dir, o->res.have_stress ? ", stress.csv" : "");
     }
     fflush(stdout);
+    if (rc == GQ_E_NOMEM)
+        return rc;
     if (!complete)
         gq_cli_warn("interrupted during %s: the card in %s/ holds what was measured and is marked incomplete",
                     gq_card_step_name(o->res.stopped_at), o->dir);
+    return GQ_OK;
 }
 
 /* GQ_TRACE=1: each measurement's phases, and the window log of any round
@@ -286,7 +298,7 @@ static int card_run(gq_ctx *ctx)
         return rc;
     prog P;
     memset(&P, 0, sizeof P);
-    gq_progress_init(&P.bar, !ctx->quiet, (long)(o->plan->est_total_s * 10 + 0.5));
+    gq_progress_init(&P.bar, !ctx->quiet, gq_progress_tenths(o->plan->est_total_s));
     o->measured = true;
     const char *tr = getenv("GQ_TRACE");
     if (tr && *tr && strcmp(tr, "0") != 0) {
@@ -336,15 +348,19 @@ static int card_run(gq_ctx *ctx)
         ctx->exit_code = GQ_EXIT_USAGE;
         return GQ_OK;
     }
-    card_print(ctx, complete);
+    if (card_print(ctx, complete) == GQ_E_NOMEM) {
+        gq_cli_error("%s; the card itself is %s in %s/", ctx->err.msg, complete ? "complete" : "written",
+                     o->dir);
+        ctx->exit_code = gq_status_exit_code(GQ_E_NOMEM);
+        return GQ_OK;
+    }
     /* A busy GPU is in the card's verdict (INCOMPLETE, or allowed): the
      * frame does not turn the exit into 6. */
     ctx->busy_judged = true;
     gq_saved_sections sec;
     gq_saved_sections_read(ctx->doc, &sec);
+    /* >= 0: gq_card_cli_document refuses a card without a verdict */
     ctx->exit_code = gq_card_exit_code(sec.card);
-    if (ctx->exit_code < 0) /* the card just judged has a verdict; never report success without one */
-        ctx->exit_code = 1;
     return GQ_OK;
 }
 

@@ -345,8 +345,8 @@ static int coll_run(gq_ctx *ctx)
         else if (!ctx->doc_stdout)
             print_tables(stdout, o, &rs, &info, gq_backend_simulated(&ctx->be));
         if (interrupted) {
-            if (ctx->journal)
-                gq_cli_warn("interrupted; finished measurements are in %s", ctx->journal->path);
+            gq_cli_interrupted_note(!ctx->doc_stdout && strcmp(o->c.format, "csv"),
+                                    ctx->journal ? ctx->journal->path : NULL);
             ctx->exit_code = GQ_EXIT_INCOMPLETE;
         } else {
             for (int i = 0; i < rs.n; i++)

@@ -473,8 +473,6 @@ static int kv_measure_live(gq_ctx *ctx)
     if (rc == GQ_E_INTR) {
         ctx->exit_code = GQ_EXIT_INTR; /* README: kv interrupted exits 130 */
         rc = GQ_OK;
-        gq_cli_warn("interrupted: reporting what was measured%s%s", ctx->journal ? "; journal: " : "",
-                    ctx->journal ? ctx->journal->path : "");
     }
     return rc;
 }
@@ -542,6 +540,8 @@ static int kv_run(gq_ctx *ctx)
     if (!json)
         gq_render_kv_table(stdout, k, o->machine, !strcmp(ctx->format, "markdown"));
     fflush(stdout);
+    if (ctx->exit_code == GQ_EXIT_INTR)
+        gq_cli_interrupted_note(!json, ctx->journal ? ctx->journal->path : NULL);
     if (k->measured && ctx->exit_code == GQ_EXIT_OK) {
         bool bad = (k->direct.run && !k->direct.valid) || !k->serial.valid;
         for (int i = 0; i < k->nchunks; i++)

@@ -12,8 +12,9 @@
  * Invalid Arguments" on stdout), for -t with -p and for prefixes that match
  * nothing (one line on stderr, as nvbandwidth writes it). gpuqual's own:
  * 1 when a figure failed (its test's status is "Error"), 3 no GPU,
- * 130 interrupted. Nothing goes to stderr otherwise: no progress, no
- * warnings. */
+ * 130 interrupted (the test cut short is shown with status "Error" and why;
+ * the tests after it are not run). Nothing goes to stderr otherwise: no
+ * progress, no warnings. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,11 @@ static int measure(gq_ctx *ctx, const gq_test *t, const gq_harness_opts *ho, gq_
     *interrupted = xr.interrupted;
     if (!rc)
         gq_nvbw_build(ctx->topo, rs, t->name, o->use_mean, res);
+    if (!rc && xr.interrupted) { /* a test cut short never reads as passed */
+        res->status = GQ_NVBW_ERROR;
+        snprintf(res->msg, sizeof res->msg,
+                 "interrupted (Ctrl-C) before the test finished: the cells it did not measure are N/A");
+    }
     gq_plan_free(&plan);
     return rc;
 }

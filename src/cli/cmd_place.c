@@ -334,6 +334,25 @@ static int place_document(gq_ctx *ctx, bool incomplete)
     return ctx->doc ? GQ_OK : gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
 }
 
+/* Interrupted while measuring WHAT, before any WITHOUT could be chosen: no
+ * result, but what was measured is kept (--json FILE, --format json, the
+ * journal), marked incomplete, and the command exits 130. GQ_E_INTR, or the
+ * document's error. */
+static int place_interrupted(gq_ctx *ctx, const char *what, const char *without)
+{
+    place_opts *o = ctx->opts;
+    bool json = !strcmp(ctx->format, "json");
+    int rc;
+    if ((ctx->json_path || json) && (rc = place_document(ctx, true)))
+        return rc;
+    ctx->doc_stdout = json;
+    gq_cli_error("interrupted while measuring %s: no %s; %d figures kept%s%s%s%s", what, without, o->rs.n,
+                 ctx->json_path ? " in " : "", ctx->json_path ? ctx->json_path : "",
+                 ctx->journal ? ", journal: " : "", ctx->journal ? ctx->journal->path : "");
+    ctx->exit_code = GQ_EXIT_INTR;
+    return GQ_E_INTR;
+}
+
 /* Measure the paths live (the domains probes). GQ_E_INTR: interrupted, what
  * was measured goes to --json, and the command exits 130. */
 static int measure_paths(gq_ctx *ctx, const gq_harness_opts *ho)
@@ -354,14 +373,7 @@ static int measure_paths(gq_ctx *ctx, const gq_harness_opts *ho)
     gq_progress_clear(&prog);
     if (rc != GQ_E_INTR)
         return rc;
-    /* no placement without every path, but what was measured is kept */
-    if (ctx->json_path && (rc = place_document(ctx, true)))
-        return rc;
-    gq_cli_error("interrupted while measuring the paths: no placement; %d figures kept%s%s%s%s", o->rs.n,
-                 ctx->json_path ? " in " : "", ctx->json_path ? ctx->json_path : "",
-                 ctx->journal ? ", journal: " : "", ctx->journal ? ctx->journal->path : "");
-    ctx->exit_code = GQ_EXIT_INTR;
-    return GQ_E_INTR;
+    return place_interrupted(ctx, "the paths", "placement");
 }
 
 /* The model from the figures, the mapping, and its verification. */
@@ -383,9 +395,7 @@ static int place_solve(gq_ctx *ctx, const gq_harness_opts *ho)
     rc = gq_place_verify(&ctx->be, ctx->topo, o->model, o->res, o->c.buffer_size, ho, &o->rs, ctx->journal,
                          &ctx->err);
     if (rc == GQ_E_INTR) {
-        ctx->exit_code = GQ_EXIT_INTR; /* README: place interrupted exits 130 */
-        gq_cli_warn("interrupted: the verification is incomplete%s%s", ctx->journal ? "; journal: " : "",
-                    ctx->journal ? ctx->journal->path : "");
+        ctx->exit_code = GQ_EXIT_INTR; /* README: place interrupted exits 130; said after the table */
         rc = GQ_OK;
     }
     return rc;
@@ -396,8 +406,12 @@ static int place_run(gq_ctx *ctx)
     place_opts *o = ctx->opts;
     int rc;
     if (o->tp) { /* tensor-parallel groups: cli/place_tp.c */
-        if (!(rc = gq_place_tp(ctx, o->tp, o->tp_budget, o->c.buffer_size, &o->rs, o->sections)) &&
-            (ctx->json_path || !strcmp(ctx->format, "json")) && !(rc = place_document(ctx, false)))
+        rc = gq_place_tp(ctx, o->tp, o->tp_budget, o->c.buffer_size, &o->rs, o->sections);
+        if (rc == GQ_E_INTR) { /* the figures measured so far are kept, the run marked incomplete */
+            rc = place_interrupted(ctx, "the tensor-parallel groups", "grouping");
+            return rc == GQ_E_INTR ? GQ_OK : rc;
+        }
+        if (!rc && (ctx->json_path || !strcmp(ctx->format, "json")) && !(rc = place_document(ctx, false)))
             ctx->doc_stdout = !strcmp(ctx->format, "json");
         return rc;
     }
@@ -424,6 +438,8 @@ static int place_run(gq_ctx *ctx)
     if (!json)
         gq_render_place_text(stdout, o->model, o->res, o->machine);
     fflush(stdout);
+    if (ctx->exit_code == GQ_EXIT_INTR) /* the verification was cut short */
+        gq_cli_interrupted_note(!json, ctx->journal ? ctx->journal->path : NULL);
     return GQ_OK;
 }
 

@@ -580,7 +580,11 @@ static int write_results(gq_ctx *ctx, run_state *st)
         return gq_err_set(&ctx->err, GQ_E_FAIL, "out of memory building the results");
     gq_err err = {0};
     if (!strcmp(fmt, "table")) {
-        gq_render_table(stdout, ctx->topo, &st->rs);
+        if (gq_render_table(stdout, ctx->topo, &st->rs))
+            return gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory writing the results table");
+        if (st->interrupted) /* the table alone would read as the whole run */
+            printf("\nINCOMPLETE: interrupted (Ctrl-C); what was measured before it is shown, the rest was "
+                   "not run\n");
     } else if (!strcmp(fmt, "json")) {
         if (gq_json_write_file(ctx->doc, "-", &err))
             gq_cli_error("%s", err.msg);
@@ -592,11 +596,11 @@ static int write_results(gq_ctx *ctx, run_state *st)
             gq_cli_error("cannot write nvbandwidth JSON");
         json_decref(nv);
     } else if (!strcmp(fmt, "prometheus")) {
-        if (gq_cli_prom_run("-", &st->rs, ctx->topo, &err))
+        if (gq_cli_prom_run("-", &st->rs, ctx->topo, st->interrupted, &err))
             gq_cli_error("%s", err.msg);
     }
     fflush(stdout);
-    return gq_cli_prom_run(o->c.prom_path, &st->rs, ctx->topo, &ctx->err);
+    return gq_cli_prom_run(o->c.prom_path, &st->rs, ctx->topo, st->interrupted, &ctx->err);
 }
 
 /* The exit code: interrupted, a failed figure, or a named journal lost. */

@@ -108,10 +108,10 @@ static void on_progress(void *arg, const gq_stress_result *r, double elapsed)
         if (isfinite(pt->tflops))
             tflops += pt->tflops;
     }
-    gq_progress_set_total(p, (long)(r->duration_s * 10 + 0.5));
+    gq_progress_set_total(p, gq_progress_tenths(r->duration_s));
     gq_progress_step(p, "%d/%d GPUs  %.0f W  max %.0f C  %.0f TFLOP/s", live, r->ngpu, power,
                      isfinite(tmax) ? tmax : 0, tflops);
-    gq_progress_update(p, (long)(elapsed * 10));
+    gq_progress_update(p, gq_progress_tenths(elapsed));
 }
 
 /* ---- the journal ---------------------------------------------------------- */

@@ -144,7 +144,12 @@ const gq_frame_cmd gq_frame_topo = {
              "as in nvidia-smi topo -m, P2P from CUDA and NVML), the driver and CUDA versions, the host\n"
              "(CPU, sockets, NUMA nodes, VM) and the PCIe tree; each GPU's VBIOS, serial and ECC, MIG and\n"
              "persistence modes (\"not supported\" where NVML says so). --format csv: one line per GPU.\n\n",
-    .opts = {.name = "topo", .tabs = tabs, .ntab = NTABS, .formats = "table,json,csv", .omit = "journal"},
+    .opts = {.name = "topo",
+             .tabs = tabs,
+             .ntab = NTABS,
+             .formats = "table,json,csv",
+             /* topo measures nothing and takes no GPU lock: the lock options would do nothing */
+             .omit = "journal,wait-busy,sim-lock"},
     .opts_size = sizeof(topo_opts),
     .exits = topo_exits,
     .examples = "  gpuqual topo\n"

@@ -59,7 +59,9 @@ const gq_opt gq_common_backend_opts[] = {
      .lo = 0, .hi = 0.5,
      .seen_off = OFF(sim_noise_given)},
     {.name = "sim-fault", .type = GQ_OPT_STR, .off = OFF(sim_fault), .arg = "SPEC",
-     .help = "inject faults into the simulation: gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8,sw0:link-x8"},
+     .help = "inject faults into the simulation: gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8,sw0:link-x8; "
+             "interrupt@N: a Ctrl-C arrives during the N-th measurement call (a copy run, latency query, "
+             "collective or stress tick)"},
     {.name = "journal", .type = GQ_OPT_STR, .off = OFF(journal), .arg = "FILE",
      .help = "write each finished measurement to FILE as it completes (JSON lines; a new or empty file; stress writes its telemetry samples)"},
     {.name = "wait-busy", .type = GQ_OPT_DURATION, .off = OFF(wait_busy_s), .arg = "TIME",
@@ -312,6 +314,34 @@ void gq_cli_warn(const char *fmt, ...)
     va_start(ap, fmt);
     put_line("gpuqual: warning: ", fmt, ap);
     va_end(ap);
+}
+
+void gq_cli_interrupted_note(bool table, const char *journal)
+{
+    if (table) {
+        printf("\nINCOMPLETE: interrupted (Ctrl-C); what was measured before it is shown, the rest was not "
+               "run\n");
+        fflush(stdout);
+    }
+    if (journal)
+        gq_cli_warn("interrupted; finished measurements are in %s", journal);
+    else
+        gq_cli_warn("interrupted; what was measured before it is written, marked incomplete");
+}
+
+const char *gq_cli_sim_fault_identity(const char *spec, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (const char *p = spec; p && *p;) {
+        const char *c = strchr(p, ',');
+        size_t l = c ? (size_t)(c - p) : strlen(p);
+        if (strncmp(p, "interrupt@", strlen("interrupt@")) && used + l + 2 < n) {
+            used += (size_t)snprintf(buf + used, n - used, "%s%.*s", used ? "," : "", (int)l, p);
+        }
+        p = c ? c + 1 : NULL;
+    }
+    return buf[0] ? buf : NULL;
 }
 
 bool gq_cli_tty(void)

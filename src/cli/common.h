@@ -100,6 +100,17 @@ void gq_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern int gq_cli_errors;
 void gq_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A command interrupted by Ctrl-C that still shows what it measured: when
+ * table is true (its text table went to stdout) the table ends with an
+ * "INCOMPLETE:" line, so it never reads as the whole run; and one warning on
+ * stderr names the journal that holds the finished measurements (NULL: none). */
+void gq_cli_interrupted_note(bool table, const char *journal);
+
+/* --sim-fault SPEC without its interrupt@N items (a simulated Ctrl-C is an
+ * event of one run, not part of the machine a journal is resumed on), in
+ * buf; NULL when nothing is left. */
+const char *gq_cli_sim_fault_identity(const char *spec, char *buf, size_t n);
+
 /* Is stdout / stderr a terminal (for progress bars)? */
 bool gq_cli_tty(void);
 

@@ -189,6 +189,9 @@ static void name_write_error(gq_ctx *ctx)
     if (!ctx->out || !ferror(ctx->out))
         return;
     const char *path = ctx->out == stdout ? NULL : ctx->out_path;
+    if (!path &&
+        gq_outwrap_errno()) /* the wrapped stdout's own reason (out of memory, or the real write's) */
+        e = gq_outwrap_errno();
     if (!e)
         e = EIO;
     if (path)
@@ -242,7 +245,7 @@ int gq_frame_main(const gq_frame_cmd *cmd, int argc, char **argv)
         code = gq_status_exit_code(GQ_E_BUSY);
     if (rc) {
         code = gq_status_exit_code(rc);
-        if (cmd->fail) {
+        if (cmd->fail && ctx.opts) { /* not before the options exist: out of memory for them */
             ctx.exit_code = code;
             cmd->fail(&ctx, rc);
             code = ctx.exit_code;

@@ -74,8 +74,12 @@ static ssize_t wrap_write(void *cookie, const char *s, size_t len)
         if (w->n + 1 >= w->cap) {
             size_t cap = w->cap ? w->cap * 2 : 1024;
             char *b = realloc(w->buf, cap);
-            if (!b)
+            if (!b) { /* the stream's error; the one line names why */
+                if (!write_errno)
+                    write_errno = ENOMEM;
+                errno = ENOMEM;
                 return -1;
+            }
             w->buf = b;
             w->cap = cap;
         }
@@ -102,6 +106,7 @@ bool gq_outwrap_begin(int width)
 {
     if (saved || width < 20)
         return false;
+    write_errno = 0;
     wrap *w = calloc(1, sizeof *w);
     if (!w)
         return false;

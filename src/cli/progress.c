@@ -15,6 +15,11 @@ void gq_progress_init(gq_progress *p, bool enabled, long total)
     p->t0 = gq_now_mono();
 }
 
+long gq_progress_tenths(double seconds)
+{
+    return seconds > 0 ? (long)(seconds * 10 + 0.5) : 0;
+}
+
 bool gq_progress_wanted(bool quiet, const char *format)
 {
     return !quiet && !(format && !strncmp(format, "nvbandwidth", 11));

@@ -41,6 +41,13 @@ void gq_progress_on_round(void *arg, const char *test, int round, int rounds);
 /* Erase the bar, e.g. before printing a warning; the next update redraws it. */
 void gq_progress_clear(gq_progress *p);
 
+/* A bar counted in tenths of a second (of a plan's estimate, or of a run's
+ * duration): the units in `seconds`, rounded to the nearest. A command gives
+ * both its total and every update through it, so that its last update (the
+ * whole estimate, or the whole duration) is exactly the total and the bar
+ * ends full. */
+long gq_progress_tenths(double seconds);
+
 /* The bar's text for a given state, without terminal codes (for tests):
  * "[#####.....]  50%  ~0:42 left  step", cut to width columns. */
 void gq_progress_format(char *buf, size_t n, int width, long done, long total, double elapsed,

@@ -19,6 +19,8 @@ typedef struct prom_arg {
     const char *rec_prefix; /* "gpuqual" (run) or "gpuqual_card" (the card's measured figures) */
     const gq_stress_summary *stress;
     const gq_topo *topo;
+    bool run_status; /* run: write gpuqual_run_incomplete */
+    bool incomplete;
     const gq_card_nodes *nodes;
     const char *hostname, *source;
 } prom_arg;
@@ -29,6 +31,8 @@ static int write_prom(FILE *f, void *p, gq_err *err)
     gq_prom_header(f, a->command, a->topo ? a->topo->hostname : a->hostname,
                    a->topo ? a->topo->source : a->source, gq_now_unix());
     gq_prom_gpus(f, a->topo, a->command);
+    if (a->run_status)
+        gq_prom_run_incomplete(f, a->topo, a->incomplete);
     if (a->rs)
         gq_prom_records(f, a->rs, a->topo, a->rec_prefix);
     if (a->stress)
@@ -63,9 +67,15 @@ static int junit_file(const char *path, const gq_card_nodes *nodes, const char *
     return prefixed(gq_outfile_write(path, write_junit, &a, err), "--junit", err);
 }
 
-int gq_cli_prom_run(const char *path, const gq_recordset *rs, const gq_topo *topo, gq_err *err)
+int gq_cli_prom_run(const char *path, const gq_recordset *rs, const gq_topo *topo, bool incomplete,
+                    gq_err *err)
 {
-    prom_arg a = {.command = "run", .rs = rs, .rec_prefix = "gpuqual", .topo = topo};
+    prom_arg a = {.command = "run",
+                  .rs = rs,
+                  .rec_prefix = "gpuqual",
+                  .topo = topo,
+                  .run_status = true,
+                  .incomplete = incomplete};
     return path ? prefixed(gq_outfile_write(path, write_prom, &a, err), "--prom", err) : GQ_OK;
 }
 

@@ -13,7 +13,8 @@
 #include "topo/topo.h"
 
 /* `gpuqual run`'s records. */
-int gq_cli_prom_run(const char *path, const gq_recordset *rs, const gq_topo *topo, gq_err *err);
+int gq_cli_prom_run(const char *path, const gq_recordset *rs, const gq_topo *topo, bool incomplete,
+                    gq_err *err);
 
 /* `gpuqual stress`'s summary. */
 int gq_cli_prom_stress(const char *path, const gq_stress_summary *s, const gq_topo *topo, gq_err *err);

@@ -162,3 +162,11 @@ json_t *gq_saved_list_item(const json_t *a, size_t i)
 {
     return json_array_get(a, i);
 }
+
+void gq_saved_replace(json_t *o, const char *k, json_t *v)
+{
+    if (json_object_get(o, k))
+        json_object_set_new(o, k, v);
+    else
+        json_decref(v);
+}

@@ -84,6 +84,10 @@ json_t *gq_summary_node(const json_t *summary);
  * it lacks (nodes: per rank a node object or null, as gq_fleet_gather keeps). */
 void gq_fleet_json_merge_nodes(json_t *fj, const json_t *nodes);
 
+/* o[k] set to v (a new reference, stolen) where o has a key k; else v is
+ * dropped and o left as it was. */
+void gq_saved_replace(json_t *o, const char *k, json_t *v);
+
 /* The item a[i], borrowed; NULL when absent. */
 json_t *gq_saved_list_item(const json_t *a, size_t i);
 

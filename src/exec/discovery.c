@@ -251,13 +251,14 @@ int gq_discovery_remeasure(gq_discovery *d, const int *groups, int n, int pass, 
 int gq_discovery_domains(gq_discovery *d, gq_err *err)
 {
     gq_pairmatrix_init(d->matrix, d->gpus, d->n);
-    gq_pairmatrix_from_records(d->matrix, d->rs, d->o.matrix_tests);
+    if (gq_pairmatrix_from_records(d->matrix, d->rs, d->o.matrix_tests) < 0)
+        return gq_err_set(err, GQ_E_NOMEM, "out of memory");
     gq_domains_opts dopt = d->o.domains;
     if (!dopt.topo && d->o.cluster_with_topo)
         dopt.topo = d->topo;
     gq_err e = {0};
     int rc = gq_domains_cluster(d->matrix, &dopt, d->domains, &e);
-    if (rc && d->o.assume_on_error) {
+    if (rc && rc != GQ_E_NOMEM && d->o.assume_on_error) {
         gq_probes_assume_domains(d->topo, d->gpus, d->n, d->domains);
         return GQ_OK;
     }

@@ -50,7 +50,8 @@ typedef struct gq_discovery_opts {
     void *measure_arg;
     bool settle;            /* measure again the groups open decisions rest on (default true) */
     bool cluster_with_topo; /* domains.topo = the machine when unset (default true) */
-    bool assume_on_error;   /* clustering that fails gives the domains the tree suggests (default false) */
+    bool assume_on_error; /* clustering that fails (but for out of memory) gives the domains the tree suggests
+                             (default false) */
     const char *const *matrix_tests; /* the tests the pair matrix reads (NULL-terminated); NULL: all */
     /* contention probes planned on their own, not after the probes already
      * in the plan (the planner leaves out a split probe whose pairs a probe

@@ -95,6 +95,11 @@ static void put(gq_nvbw_result *out, gq_nvbw_matrix *m, int row, int col, const 
         set_error(out, r);
         return;
     }
+    if ((r->flags & GQ_FLAG_INCOMPLETE) && out->status != GQ_NVBW_ERROR) {
+        /* cut by a Ctrl-C: the figure is kept, but its test never reads as passed */
+        out->status = GQ_NVBW_ERROR;
+        snprintf(out->msg, sizeof out->msg, "interrupted (Ctrl-C): a figure has fewer rounds than asked");
+    }
     m->v[row][col] = figure(r, use_mean);
     m->has[row][col] = true;
 }

@@ -326,6 +326,17 @@ static void stress_counters(FILE *f, const gq_stress_summary *s, const gq_topo *
     }
 }
 
+void gq_prom_run_incomplete(FILE *f, const gq_topo *topo, bool incomplete)
+{
+    labels host = {.n = 0};
+    if (topo)
+        lab(&host, "Hostname", topo->hostname);
+    family(f, "gpuqual_run_incomplete", "gauge",
+           "1 when the run was interrupted (Ctrl-C): its figures are only part of the tests asked for "
+           "(exit 130), else 0");
+    sample(f, "gpuqual_run_incomplete", &host, incomplete ? 1 : 0);
+}
+
 void gq_prom_stress(FILE *f, const gq_stress_summary *s, const gq_topo *topo)
 {
     labels host = {.n = 0};
@@ -334,6 +345,10 @@ void gq_prom_stress(FILE *f, const gq_stress_summary *s, const gq_topo *topo)
     family(f, "gpuqual_stress_verdict", "gauge",
            "The stress run's verdict: 1 for the verdict it reached, else 0");
     verdict_series(f, "gpuqual_stress_verdict", &host, gq_stress_level_name(s->verdict), stress_verdicts, 3);
+    family(f, "gpuqual_stress_incomplete", "gauge",
+           "1 when the stress run was interrupted (Ctrl-C) before its duration: the verdict is judged on "
+           "what ran (exit 5), else 0");
+    sample(f, "gpuqual_stress_incomplete", &host, s->interrupted ? 1 : 0);
     family(f, "gpuqual_stress_gpu_verdict", "gauge",
            "Each GPU's stress verdict: 1 for the verdict it reached, else 0");
     for (int k = 0; k < s->ngpu; k++) {

@@ -37,6 +37,9 @@ void gq_prom_gpus(FILE *f, const gq_topo *topo, const char *command);
  * PREFIX_bandwidth_bytes_per_second and so on. topo (may be NULL) gives the
  * GPU labels. */
 void gq_prom_records(FILE *f, const gq_recordset *rs, const gq_topo *topo, const char *prefix);
+/* gpuqual_run_incomplete: 1 when the run was interrupted (Ctrl-C) and its
+ * figures are only part of what it was asked to measure, else 0. */
+void gq_prom_run_incomplete(FILE *f, const gq_topo *topo, bool incomplete);
 
 /* `gpuqual stress`: the node's and each GPU's verdict, one series per
  * verdict value, and the per-GPU telemetry summary. */

@@ -29,8 +29,9 @@
  * invalid figures marked and explained. The title line names the machine and
  * says "(simulated)" when the figures come from the simulator. Tests are laid
  * out by the catalog (measure/catalog.h); other tests (from other commands) as
- * source x destination matrices. */
-void gq_render_table(FILE *f, const gq_topo *topo, const gq_recordset *rs);
+ * source x destination matrices. GQ_E_NOMEM (the tables cut short) when out
+ * of memory, else GQ_OK. */
+int gq_render_table(FILE *f, const gq_topo *topo, const gq_recordset *rs);
 /* One row per record, header first (RFC 4180 quoting). */
 void gq_render_csv(FILE *f, const gq_recordset *rs);
 /* nvbandwidth's JSON format (see shared/reference/ *.json), for existing

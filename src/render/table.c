@@ -258,12 +258,12 @@ static bool is_flow(const gq_record *r)
     return !r->aggregate && !r->sum;
 }
 
-static void render_cells(FILE *f, const gq_topo *topo, const gq_recordset *rs, const char *test,
-                         const gq_test *t, gq_layout layout)
+static int render_cells(FILE *f, const gq_topo *topo, const gq_recordset *rs, const char *test,
+                        const gq_test *t, gq_layout layout)
 {
     cellmap *m = calloc(1, sizeof *m);
     if (!m)
-        return;
+        return GQ_E_NOMEM;
     m->ncols = gq_rec_ncols(topo, rs, test);
     char title[256];
     bool lat = t ? t->kind == GQ_TEST_LATENCY : false;
@@ -319,7 +319,11 @@ static void render_cells(FILE *f, const gq_topo *topo, const gq_recordset *rs, c
             matrix_notes(f, m);
             fallback_note(f, rs, test);
             cellmap *tot = calloc(1, sizeof *tot);
-            if (tot) {
+            if (!tot) {
+                free(m);
+                return GQ_E_NOMEM;
+            }
+            {
                 tot->ncols = m->ncols;
                 for (int i = 0; i < rs->n; i++) {
                     const gq_record *r = &rs->v[i];
@@ -346,6 +350,7 @@ static void render_cells(FILE *f, const gq_topo *topo, const gq_recordset *rs, c
         }
     }
     free(m);
+    return GQ_OK;
 }
 
 /* GPU sets (seed 000's table): per GPU, then aggregates and sums. */
@@ -389,7 +394,7 @@ static void render_set(FILE *f, const gq_recordset *rs, const char *test, const 
     }
 }
 
-void gq_render_table(FILE *f, const gq_topo *topo, const gq_recordset *rs)
+int gq_render_table(FILE *f, const gq_topo *topo, const gq_recordset *rs)
 {
     bool simulated = topo && topo->simulated;
     for (int i = 0; rs && i < rs->n; i++)
@@ -404,7 +409,7 @@ void gq_render_table(FILE *f, const gq_topo *topo, const gq_recordset *rs)
                 topo->is_vm ? " (a VM)" : "");
     if (!rs || rs->n == 0) {
         fprintf(f, "no results\n");
-        return;
+        return GQ_OK;
     }
     for (int i = 0; i < rs->n; i++) {
         const char *test = rs->v[i].test;
@@ -427,7 +432,8 @@ void gq_render_table(FILE *f, const gq_topo *topo, const gq_recordset *rs)
         fprintf(f, "\nRunning %s.\n", test);
         if (layout == GQ_LAYOUT_SET)
             render_set(f, rs, test, t);
-        else
-            render_cells(f, topo, rs, test, t, layout);
+        else if (render_cells(f, topo, rs, test, t, layout))
+            return GQ_E_NOMEM;
     }
+    return GQ_OK;
 }

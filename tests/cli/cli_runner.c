@@ -4,6 +4,17 @@
  *
  * Case line (fields separated by " | "):
  *   EXIT | EXPECTED TEXT | ARGS...      ARGS split on spaces; '' = empty arg
+ * ARGS may begin with setup words, which are not passed to the program:
+ *   env:NAME=VALUE    NAME is set to VALUE in the case's environment (GQ_LOCK_DIR=@TMP@);
+ *   flock:PATH        the runner holds an exclusive flock(2) on PATH (created, holding the line
+ *                     "pid N, cli_runner holds it") while the case runs: a GPU lock another
+ *                     gpuqual holds (measure/gpulock.c), for --sim-lock and --wait-busy;
+ *   cp:SRC>DST        copy the file SRC to DST (DST's directory made if missing), before the case;
+ *                     {run_id} in DST is the first "run_id" SRC holds (a journal's header), so a
+ *                     finished card's journal becomes an interrupted one's: DIR.partial-{run_id}/;
+ *   sub:FILE:OLD>NEW  replace the first OLD in FILE with NEW, before the case (a journal written
+ *                     by another revision: sub:@TMP@/j.jsonl:"git":">"git":"0ther-).
+ * An exit-2 case's `file` lines must name what cp: and sub: change (they run after the listing).
  * Lines starting with '#' and blank lines are ignored. In ARGS and in `file`
  * lines, @SRC@ is replaced by the source directory and @TMP@ by a temporary
  * directory that all cases of the file share (in order).
@@ -49,12 +60,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,16 +92,106 @@ static char *replace_all(const char *s, const char *pat, const char *rep)
     return out;
 }
 
+static char *slurp(const char *path, size_t *len); /* the whole file, NUL-terminated, or NULL */
+
+static bool spill(const char *path, const char *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    bool ok = f && fwrite(b, 1, n, f) == n;
+    return (f && fclose(f) == 0) && ok;
+}
+
+/* cp:SRC>DST and sub:FILE:OLD>NEW (see the top of this file); false when it cannot. */
+static bool setup_file(const char *word)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", word + 4);
+    char *gt = strchr(buf, '>');
+    if (!gt)
+        return false;
+    *gt = 0;
+    size_t n;
+    if (!strncmp(word, "cp:", 3)) {
+        snprintf(buf, sizeof buf, "%s", word + 3);
+        gt = strchr(buf, '>');
+        *gt = 0;
+        char *b = slurp(buf, &n), dst[4096], dir[4096], id[128] = "";
+        const char *rid = b ? strstr(b, "\"run_id\":\"") : NULL;
+        if (rid)
+            snprintf(id, sizeof id, "%.*s", (int)strcspn(rid + 10, "\""), rid + 10);
+        const char *at = strstr(gt + 1, "{run_id}");
+        if (at)
+            snprintf(dst, sizeof dst, "%.*s%s%s", (int)(at - (gt + 1)), gt + 1, id, at + 8);
+        else
+            snprintf(dst, sizeof dst, "%s", gt + 1);
+        snprintf(dir, sizeof dir, "%s", dst);
+        char *slash = strrchr(dir, '/');
+        if (slash) {
+            *slash = 0;
+            mkdir(dir, 0755);
+        }
+        bool ok = b && spill(dst, b, n);
+        free(b);
+        return ok;
+    }
+    char *colon = strchr(buf, ':');
+    if (!colon)
+        return false;
+    *colon = 0;
+    const char *old = colon + 1, *new = gt + 1;
+    char *b = slurp(buf, &n), *at = b ? strstr(b, old) : NULL;
+    bool ok = false;
+    if (at) {
+        size_t lo = strlen(old), ln = strlen(new), pre = (size_t)(at - b);
+        char *o = malloc(n - lo + ln + 1);
+        if (o) {
+            memcpy(o, b, pre);
+            memcpy(o + pre, new, ln);
+            memcpy(o + pre + ln, at + lo, n - pre - lo);
+            ok = spill(buf, o, n - lo + ln);
+            free(o);
+        }
+    }
+    free(b);
+    return ok;
+}
+
 /* Runs the case; its stdout goes to out and its stderr to err (each cut at its
  * capacity, the rest read and dropped). Returns the exit code, 128+signal. */
 static int run_case(const char *bin, char **args, int nargs, char *out, size_t outcap, char *err,
                     size_t errcap, int *nerrlines)
 {
+    /* the setup words (env:, flock:) before the program's arguments */
+    int lockfd = -1;
+    char *envs[8];
+    int nenv = 0;
+    for (; nargs > 0; args++, nargs--) {
+        if (!strncmp(args[0], "env:", 4) && nenv < 8)
+            envs[nenv++] = args[0] + 4;
+        else if (!strncmp(args[0], "flock:", 6) && lockfd < 0) {
+            lockfd = open(args[0] + 6, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+            char line[64];
+            int l = snprintf(line, sizeof line, "pid %d, cli_runner holds it\n", (int)getpid());
+            if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) != 0 || ftruncate(lockfd, 0) != 0 ||
+                write(lockfd, line, (size_t)l) != l) {
+                fprintf(stderr, "cli_runner: cannot hold %s\n", args[0] + 6);
+                return -1;
+            }
+        } else if (!strncmp(args[0], "cp:", 3) || !strncmp(args[0], "sub:", 4)) {
+            if (!setup_file(args[0])) {
+                fprintf(stderr, "cli_runner: cannot do %s\n", args[0]);
+                return -1;
+            }
+        } else
+            break;
+    }
     int pout[2], perr[2];
     if (pipe(pout) || pipe(perr))
         return -1;
     pid_t pid = fork();
     if (pid == 0) {
+        for (int i = 0; i < nenv; i++)
+            putenv(envs[i]);
         dup2(pout[1], 1);
         dup2(perr[1], 2);
         close(pout[0]);
@@ -140,6 +243,8 @@ static int run_case(const char *bin, char **args, int nargs, char *out, size_t o
     close(perr[0]);
     int st;
     waitpid(pid, &st, 0);
+    if (lockfd >= 0)
+        close(lockfd);
     if (WIFEXITED(st))
         return WEXITSTATUS(st);
     return 128 + WTERMSIG(st);

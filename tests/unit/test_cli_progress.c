@@ -68,6 +68,38 @@ static void test_format_time_left_and_width(void **state)
     assert_true(strlen(b) < 30);
 }
 
+/* The card's and stress's bars count tenths of a second, rounded, for the
+ * total and for every update alike: a last update of the whole estimate is
+ * the total, whatever the estimate's hundredths (a total rounded up with
+ * updates cut down used to end the bar one unit short, at 99%, or not
+ * redraw it at all). */
+static void test_tenths(void **state)
+{
+    (void)state;
+    assert_int_equal(gq_progress_tenths(0), 0);
+    assert_int_equal(gq_progress_tenths(-1), 0);
+    assert_int_equal(gq_progress_tenths(0.04), 0);
+    assert_int_equal(gq_progress_tenths(0.06), 1);
+    assert_int_equal(gq_progress_tenths(0.24), 2);
+    assert_int_equal(gq_progress_tenths(0.26), 3);
+    assert_int_equal(gq_progress_tenths(36.562653184), 366); /* h200x2's quick card plan */
+    assert_int_equal(gq_progress_tenths(96.807265664), 968);
+    for (int k = 1; k <= 2000; k++) {
+        double est = k * 0.0137;
+        gq_progress p;
+        gq_progress_init(&p, false, gq_progress_tenths(est));
+        long last = -1;
+        for (int i = 0; i <= 50; i++) { /* updates up to the whole estimate never pass the total */
+            long u = gq_progress_tenths(est * i / 50);
+            assert_true(u >= last && u <= p.total);
+            last = u;
+        }
+        gq_progress_update(&p, gq_progress_tenths(est));
+        if (p.done != p.total && est >= 0.05)
+            fail_msg("estimate %.4f s: the last update is %ld of %ld", est, p.done, p.total);
+    }
+}
+
 /* Runs GQ_BIN with args, stderr on a pseudo-terminal (stdout to /dev/null);
  * returns everything written to the terminal (malloc'd) and the exit code. */
 static char *run_pty(const char *const *args, int *code)
@@ -181,6 +213,9 @@ static void test_pty_bars_reach_their_total(void **state)
                               "--kv-dtype", "bf16",       "--tokens", "1000",       NULL};
     expect_full_bar(kv_nop2p);
     expect_full_bar(stress);
+    /* 20.6 tenths of a second: rounded up like the total */
+    const char *stress_frac[] = {GQ_BIN, "stress", "--sim", "h200x2", "--duration", "2.06s", NULL};
+    expect_full_bar(stress_frac);
     /* place counts its measurements exactly: no forced last update */
     const char *place[] = {GQ_BIN, "place", "--sim", "a100x6", "--prefill", "1", "--decode", "1", NULL};
     expect_full_bar(place);
@@ -190,6 +225,9 @@ static void test_pty_bars_reach_their_total(void **state)
     snprintf(out, sizeof out, "%s/card", dir);
     const char *card[] = {GQ_BIN, "card", "--sim", "h200x2", "-o", out, NULL};
     expect_full_bar(card);
+    /* a plan of 36.56 s (365.6 tenths: the total rounds up) ends full too */
+    const char *quick[] = {GQ_BIN, "card", "--sim", "h200x2", "--level", "quick", "-o", out, "--force", NULL};
+    expect_full_bar(quick);
     snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
     assert_int_equal(system(rm), 0);
 }
@@ -277,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_on_round_counts_measurements),
         cmocka_unit_test(test_wanted),
         cmocka_unit_test(test_format_time_left_and_width),
+        cmocka_unit_test(test_tenths),
         cmocka_unit_test(test_pty_domains_counts_to_its_promise),
         cmocka_unit_test(test_pty_bars_reach_their_total),
         cmocka_unit_test(test_pty_place_bar_starts_with_discovery),

@@ -201,7 +201,9 @@ static const gq_backend_opt sim_options[O_END + 1] = {
      .help = "scale of the simulated noise (figures, latency, telemetry), 0 = none (default: the topology's; "
              "0.01, the calibrated noise, in every built-in)", .lo = 0, .hi = 0.5},
     [O_FAULT] = {.name = "sim-fault", .kind = GQ_BE_OPT_STR, .arg = "SPEC",
-     .help = "inject faults into the simulation: gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8,sw0:link-x8"},
+     .help = "inject faults into the simulation: gpu3:thermal,gpu1:ecc,gpu2:faulty-result,gpu0:link-x8,sw0:link-x8; "
+             "interrupt@N: a Ctrl-C arrives during the N-th measurement call (a copy run, latency query, "
+             "collective or stress tick)"},
     [O_END] = {.name = NULL},
 };
 /* clang-format on */
@@ -752,6 +754,7 @@ static int sim_latency(gq_backend *be, const gq_latency_req *q, double *ns, gq_e
                           m->ngpu - 1);
     if ((rc = check_endpoint(s, q->target, err)))
         return rc;
+    gq_sim_measure_call(s);
     int e = q->exec_gpu, ok = 1;
     double sec;
     gq_sim_path_class cls = GQ_SIM_PC_HOST; /* the noise model's class of the path crossed */
@@ -835,6 +838,8 @@ static double sim_now(gq_backend *be)
 
 static void sim_wait(gq_backend *be, double seconds)
 {
+    if (seconds > 0 && gq_sim_stress_loaded(P(be)->stress))
+        gq_sim_measure_call(P(be)); /* a stress tick */
     if (seconds > 0)
         P(be)->clock += seconds;
     gq_sim_stress_wait(P(be)->stress, seconds);

@@ -210,7 +210,10 @@ int gq_sim_coll_run(gq_backend *be, const gq_coll_req *req, gq_coll_result *res,
     gq_run_opts ro = {.reps = 1, .verify = false};
     if ((rc = be->ops->prepare(be, flows, nf, &grp, err)))
         goto out;
+    gq_sim_measure_call(s); /* one collective run, however many copies it makes */
+    s->in_coll++;
     rc = be->ops->run(be, grp, &ro, fr, err);
+    s->in_coll--;
     be->ops->release(be, grp);
     if (rc)
         goto out;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "core/interrupt.h"
 #include "backend/sim/sim.h"
 #include "backend/sim/sim_stress.h"
 
@@ -22,6 +23,8 @@ typedef struct sim_priv {
     int numa_count;
     gq_sim_stress *stress; /* the stress and telemetry model (sim_stress.c) */
     gq_sim_faults faults;  /* --sim-fault, per GPU */
+    long measure_calls;    /* measurement calls so far, for interrupt@N (sim_stress.h) */
+    int in_coll;           /* inside a collective run: its copy runs are not counted apart */
 } sim_priv;
 
 #define C_DIR(l, d) (3 * (l) + (d))
@@ -55,6 +58,15 @@ struct gq_group {
 static inline sim_priv *P(gq_backend *be)
 {
     return (sim_priv *)be->priv;
+}
+
+/* One measurement call begins (a copy run, a latency query, a collective
+ * run, a stress tick): at --sim-fault interrupt@N's N-th, a Ctrl-C arrives,
+ * as the SIGINT handler would report it (core/interrupt.h). */
+static inline void gq_sim_measure_call(sim_priv *s)
+{
+    if (++s->measure_calls == s->faults.interrupt_at)
+        gq_interrupt_request();
 }
 
 /* GPU index -> node index */

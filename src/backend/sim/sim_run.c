@@ -324,6 +324,8 @@ int gq_sim_be_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_res
         rc = gq_err_set(err, GQ_E_NOMEM, "out of memory");
         goto out;
     }
+    if (!s->in_coll)
+        gq_sim_measure_call(s);
     uint64_t call = ++s->calls;
     double t0 = s->clock + 20e-6; /* after the barrier and the launches */
     start_flows(s, g, o, call, t0, &rs, res);

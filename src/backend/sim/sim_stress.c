@@ -104,7 +104,8 @@ static const struct {
 };
 #define VALID_FAULTS                                                                                         \
     "gpuN:thermal, gpuN:ecc, gpuN:faulty-result, gpuN:link-x8, gpuN:lost, gpuN:busy, "                       \
-    "SWITCH:link-x8 (a switch or bridge of the topology, e.g. sw0:link-x8), no-nccl (NCCL not installed)"
+    "SWITCH:link-x8 (a switch or bridge of the topology, e.g. sw0:link-x8), no-nccl (NCCL not installed), "  \
+    "interrupt@N (a Ctrl-C during the N-th measurement call, N from 1)"
 
 /* A node name of the topology format: a letter, then letters, digits, _ - . */
 static bool node_name(const char *s, size_t n)
@@ -115,6 +116,30 @@ static bool node_name(const char *s, size_t n)
         if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.')
             return false;
     return true;
+}
+
+/* "interrupt@N": N a whole number from 1, digits only. */
+static int parse_interrupt(const char *item, gq_sim_faults *out, gq_err *err)
+{
+    const char *n = item + strlen("interrupt@");
+    long v = 0;
+    bool ok = item[strlen("interrupt")] == '@' && *n != 0;
+    for (const char *q = n; ok && *q; q++) {
+        ok = isdigit((unsigned char)*q) && v <= (GQ_SIM_INTERRUPT_MAX - (*q - '0')) / 10;
+        v = ok ? v * 10 + (*q - '0') : v;
+    }
+    if (!ok || v < 1)
+        return gq_err_set(
+            err, GQ_E_USAGE,
+            "--sim-fault '%s': expected interrupt@N, N a whole number from 1 to %ld (the measurement call "
+            "the Ctrl-C arrives in), e.g. interrupt@3",
+            item, (long)GQ_SIM_INTERRUPT_MAX);
+    if (out->interrupt_at)
+        return gq_err_set(err, GQ_E_USAGE,
+                          "--sim-fault '%s': a second interrupt@ item (interrupt@%ld was given); give one",
+                          item, out->interrupt_at);
+    out->interrupt_at = v;
+    return GQ_OK;
 }
 
 int gq_sim_faults_parse(const char *spec, int ngpu, gq_sim_faults *out, gq_err *err)
@@ -134,6 +159,15 @@ int gq_sim_faults_parse(const char *spec, int ngpu, gq_sim_faults *out, gq_err *
         item[l] = 0;
         if (!strcmp(item, "no-nccl")) { /* the machine has no NCCL: collectives refused */
             out->no_nccl = true;
+            if (!c)
+                break;
+            p = c + 1;
+            continue;
+        }
+        if (!strncmp(item, "interrupt", strlen("interrupt"))) {
+            int rc = parse_interrupt(item, out, err);
+            if (rc)
+                return rc;
             if (!c)
                 break;
             p = c + 1;
@@ -473,4 +507,12 @@ void gq_sim_stress_wait(gq_sim_stress *s, double seconds)
 {
     if (seconds > 0)
         s->vt += seconds;
+}
+
+bool gq_sim_stress_loaded(const gq_sim_stress *s)
+{
+    for (int i = 0; i < s->ngpu; i++)
+        if (s->gpu[i].running)
+            return true;
+    return false;
 }

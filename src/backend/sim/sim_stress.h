@@ -40,6 +40,8 @@
  *                  link to 60%, local copies to 45%, memory latency x2: what
  *                  a GEMM load did to one H200's figures);
  *   lost           the GPU falls off the bus after 10 s under load.
+ * and, for the whole machine, "no-nccl" (NCCL is not installed) and
+ * "interrupt@N" (a Ctrl-C during the N-th measurement call; gq_sim_faults).
  */
 #ifndef GQ_BACKEND_SIM_STRESS_H
 #define GQ_BACKEND_SIM_STRESS_H
@@ -54,6 +56,7 @@
 #define GQ_SIM_FAULT_BUSY 0x20u
 
 #define GQ_SIM_MAX_NODE_FAULTS 8
+#define GQ_SIM_INTERRUPT_MAX 1000000000L /* the largest N of interrupt@N */
 
 /* Faults per GPU (bitmask of GQ_SIM_FAULT_*), and the switches and bridges
  * whose uplink trains down to x8 ("sw0:link-x8": node names of the
@@ -63,6 +66,14 @@ typedef struct gq_sim_faults {
     int nnode;
     char node[GQ_SIM_MAX_NODE_FAULTS][48];
     bool no_nccl; /* "no-nccl": NCCL is not installed (coll_probe says so; collectives exit 7) */
+    /* "interrupt@N": a Ctrl-C arrives during the simulator's N-th measurement
+     * call (1 = the first; 0 = none). The calls counted, in the order they
+     * come: copy runs, latency queries, collective runs (one each, however
+     * many copies it makes) and stress ticks (a wait while a stress load
+     * runs). The call completes, as a real one does when the signal arrives
+     * in flight; gq_interrupt_request() is called as the SIGINT handler
+     * would, and the command's own polling stops it there. */
+    long interrupt_at;
 } gq_sim_faults;
 
 /* Parse "gpu3:thermal,gpu1:ecc,sw0:link-x8". NULL or "" = no faults. ngpu > 0 also
@@ -89,5 +100,7 @@ int gq_sim_stress_poll(gq_sim_stress *s, gq_backend *be, int gpu, uint64_t *gemm
 int gq_sim_stress_stop(gq_sim_stress *s, gq_backend *be, int gpu, gq_err *err);
 int gq_sim_sample(gq_sim_stress *s, gq_backend *be, int gpu, gq_sample *x, gq_err *err);
 void gq_sim_stress_wait(gq_sim_stress *s, double seconds);
+/* Whether a stress load runs on some GPU (a wait is then a stress tick). */
+bool gq_sim_stress_loaded(const gq_sim_stress *s);
 
 #endif
