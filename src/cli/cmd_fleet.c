@@ -452,21 +452,26 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
     if (o->force && o->earlier)
         prune_earlier(o, g, dir, size);
     if (o->c.prom_path || o->c.junit_path) {
-        /* the gathered summaries, as they are; a node whose card did not run: failed, with why */
-        json_t *sums = json_array();
-        for (int r = 0; sums && r < size; r++) {
+        /* the gathered summaries, typed; a node whose card did not run: failed, with why */
+        gq_card_nodes sums;
+        gq_card_nodes_init(&sums);
+        for (int r = 0; !rc && r < size; r++) {
             json_t *n = gq_saved_list_item(g->nodes, (size_t)r);
-            json_t *x = json_is_object(n) ? json_deep_copy(n)
-                                          : gq_cli_failed_node(gq_saved_list_str(g->hosts, (size_t)r),
-                                                               gq_saved_list_str(g->whys, (size_t)r));
-            if (x) /* simulated nodes share a hostname: the rank tells them apart */
-                json_object_set_new(x, "rank", json_integer(r));
-            json_array_append_new(sums, x);
+            gq_card_node *x = gq_card_nodes_add(&sums);
+            if (!x) {
+                rc = GQ_E_NOMEM;
+                break;
+            }
+            rc = json_is_object(n) ? gq_card_node_from_json(n, x)
+                                   : gq_cli_failed_node(x, gq_saved_list_str(g->hosts, (size_t)r),
+                                                        gq_saved_list_str(g->whys, (size_t)r));
+            x->has_rank = true; /* simulated nodes share a hostname: the rank tells them apart */
+            x->rank = r;
         }
-        rc = sums ? gq_cli_summary_files(o->c.prom_path, o->c.junit_path, "fleet", sums, NULL,
-                                         o->c.junit_warn, &err)
-                  : gq_err_set(&err, GQ_E_NOMEM, "out of memory");
-        json_decref(sums);
+        rc = rc ? gq_err_set(&err, GQ_E_NOMEM, "out of memory")
+                : gq_cli_summary_files(o->c.prom_path, o->c.junit_path, "fleet", &sums, NULL, o->c.junit_warn,
+                                       &err);
+        gq_card_nodes_free(&sums);
         if (rc)
             goto fail;
     }

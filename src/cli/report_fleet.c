@@ -9,6 +9,7 @@
 
 #include "cli/fleet_gather.h"
 #include "cli/frame.h"
+#include "doc/card_summary.h"
 #include "doc/fleet_doc.h"
 #include "render/analysis_render.h"
 
@@ -47,9 +48,14 @@ int gq_report_fleet(gq_ctx *ctx, const json_t *root, int *exit_code)
         return gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
     rc = gather_nodes(g, path, &fd, &ctx->err);
     if (rc == GQ_OK) {
-        if (!strcmp(fmt, "html"))
-            rc = gq_fleet_render_html(ctx->out, &g->f, g->nodes, &ctx->err);
-        else if (!strcmp(fmt, "json")) {
+        if (!strcmp(fmt, "html")) {
+            gq_card_nodes nodes;
+            gq_card_nodes_init(&nodes);
+            rc = gq_card_nodes_from_json(g->nodes, &nodes)
+                     ? gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory")
+                     : gq_fleet_render_html(ctx->out, &g->f, &nodes, &ctx->err);
+            gq_card_nodes_free(&nodes);
+        } else if (!strcmp(fmt, "json")) {
             if (json_dumpf(root, ctx->out, JSON_INDENT(2)) || fputc('\n', ctx->out) == EOF)
                 rc = gq_err_set(&ctx->err, GQ_E_IO, "cannot write the JSON");
         } else

@@ -1,6 +1,7 @@
 /* --prom FILE and --junit FILE (textfiles.h). */
 #include "cli/textfiles.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -20,7 +21,7 @@ typedef struct prom_arg {
     const gq_topo *topo;
     bool run_status; /* run: write gpuqual_run_incomplete */
     bool incomplete;
-    json_t *nodes;
+    const gq_card_nodes *nodes;
     const char *hostname, *source;
 } prom_arg;
 
@@ -37,7 +38,7 @@ static int write_prom(FILE *f, void *p, gq_err *err)
     if (a->stress)
         gq_prom_stress(f, a->stress, a->topo);
     if (a->nodes)
-        gq_prom_cards(f, a->nodes);
+        gq_prom_nodes(f, a->nodes);
     return GQ_OK;
 }
 
@@ -47,18 +48,18 @@ static int prefixed(int rc, const char *opt, gq_err *err)
 }
 
 typedef struct junit_arg {
-    const json_t *nodes;
+    const gq_card_nodes *nodes;
     gq_junit_warn warn;
 } junit_arg;
 
 static int write_junit(FILE *f, void *p, gq_err *err)
 {
     const junit_arg *a = p;
-    gq_junit_cards(f, a->nodes, a->warn);
+    gq_junit_nodes(f, a->nodes, a->warn);
     return GQ_OK;
 }
 
-static int junit_file(const char *path, const json_t *nodes, const char *warn, gq_err *err)
+static int junit_file(const char *path, const gq_card_nodes *nodes, const char *warn, gq_err *err)
 {
     junit_arg a = {.nodes = nodes};
     if (warn && gq_junit_warn_parse(warn, &a.warn))
@@ -85,11 +86,18 @@ int gq_cli_prom_stress(const char *path, const gq_stress_summary *s, const gq_to
 }
 
 /* A node whose card did not run: failed, no checks, and why. */
-json_t *gq_cli_failed_node(const char *host, const char *why)
+int gq_cli_failed_node(gq_card_node *n, const char *host, const char *why)
 {
-    return json_pack("{s:s, s:s, s:i, s:b, s:[], s:s+}", "hostname", host ? host : "unknown", "verdict",
-                     "fail", "exit_code", GQ_EXIT_FAIL, "complete", 0, "checks", "error",
-                     "the card did not run: ", why ? why : "rank 0 received nothing from this node");
+    const char *lead = "the card did not run: ";
+    if (!why)
+        why = "rank 0 received nothing from this node";
+    n->hostname = strdup(host ? host : "unknown");
+    n->verdict = strdup("fail");
+    n->exit_code = GQ_EXIT_FAIL;
+    n->complete = false;
+    if ((n->error = malloc(strlen(lead) + strlen(why) + 1)))
+        strcat(strcpy(n->error, lead), why);
+    return n->hostname && n->verdict && n->error ? GQ_OK : GQ_E_NOMEM;
 }
 
 int gq_cli_card_files(const char *prom, const char *junit, const char *command, json_t *const *docs,
@@ -98,50 +106,56 @@ int gq_cli_card_files(const char *prom, const char *junit, const char *command, 
 {
     if (!prom && !junit)
         return GQ_OK;
-    json_t *nodes = json_array();
+    gq_card_nodes nodes;
+    gq_card_nodes_init(&nodes);
     const char *source = NULL;
-    for (int i = 0; nodes && i < n; i++) {
-        json_t *s = docs[i] ? gq_card_node_summary(docs[i]) : NULL;
+    int rc = GQ_OK;
+    for (int i = 0; !rc && i < n; i++) {
+        gq_card_node *s = gq_card_nodes_add(&nodes);
+        if (!s) {
+            rc = GQ_E_NOMEM;
+            break;
+        }
         if (!source && docs[i])
             source = gq_saved_source(docs[i]);
-        if (!s)
-            s = gq_cli_failed_node(hosts ? hosts[i] : NULL, errors ? errors[i] : NULL);
-        if (s && !strcmp(command, "fleet")) /* simulated nodes share a hostname: the rank tells them apart */
-            json_object_set_new(s, "rank", json_integer(i));
-        if (json_array_append_new(nodes, s)) {
-            json_decref(nodes);
-            nodes = NULL;
+        rc = docs[i] ? gq_card_node_from_doc(docs[i], s) : 1;
+        if (rc == 1)
+            rc = gq_cli_failed_node(s, hosts ? hosts[i] : NULL, errors ? errors[i] : NULL);
+        if (!strcmp(command, "fleet")) { /* simulated nodes share a hostname: the rank tells them apart */
+            s->has_rank = true;
+            s->rank = i;
         }
     }
-    if (!nodes)
+    if (rc) {
+        gq_card_nodes_free(&nodes);
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
-    int rc = GQ_OK;
+    }
     if (topo && n == 1 && docs[0]) { /* one card: its GPUs and measured figures besides the checks */
         gq_recordset rs = {0};
         prom_arg a = {.command = command,
                       .rs = &rs,
                       .rec_prefix = "gpuqual_card",
                       .topo = topo,
-                      .nodes = nodes,
+                      .nodes = &nodes,
                       .source = source};
         rc = gq_saved_records(docs[0], &rs, err);
         if (!rc && prom)
             rc = prefixed(gq_outfile_write(prom, write_prom, &a, err), "--prom", err);
         if (!rc && junit)
-            rc = junit_file(junit, nodes, junit_warn, err);
+            rc = junit_file(junit, &nodes, junit_warn, err);
         gq_records_free(&rs);
     } else
-        rc = gq_cli_summary_files(prom, junit, command, nodes, source, junit_warn, err);
-    json_decref(nodes);
+        rc = gq_cli_summary_files(prom, junit, command, &nodes, source, junit_warn, err);
+    gq_card_nodes_free(&nodes);
     return rc;
 }
 
-int gq_cli_summary_files(const char *prom, const char *junit, const char *command, json_t *nodes,
+int gq_cli_summary_files(const char *prom, const char *junit, const char *command, const gq_card_nodes *nodes,
                          const char *source, const char *junit_warn, gq_err *err)
 {
     if (!prom && !junit)
         return GQ_OK;
-    const char *host = json_array_size(nodes) == 1 ? gq_summary_hostname(gq_saved_list_item(nodes, 0)) : NULL;
+    const char *host = nodes->n == 1 ? nodes->node[0].hostname : NULL;
     prom_arg a = {.command = command, .nodes = nodes, .hostname = host, .source = source};
     int rc = GQ_OK;
     if (prom)

@@ -9,6 +9,7 @@
 #include "analysis/stress.h"
 #include "core/record.h"
 #include "core/status.h"
+#include "doc/card_summary.h"
 #include "topo/topo.h"
 
 /* `gpuqual run`'s records. */
@@ -30,14 +31,16 @@ int gq_cli_card_files(const char *prom, const char *junit, const char *command, 
                       const char *const *hosts, const char *const *errors, int n, const gq_topo *topo,
                       const char *junit_warn, gq_err *err);
 
-/* The same from node summaries already made (fleet: each rank's gathered
- * summary, docs/json.md "fleet node summary"; a failed node from
- * gq_cli_failed_node). source names the machine source for the header (may
- * be NULL). junit_warn: --junit-warn (skipped, failure, passed; NULL is
- * skipped). */
-int gq_cli_summary_files(const char *prom, const char *junit, const char *command, json_t *nodes,
+/* The same from node summaries already made and typed (fleet: each rank's
+ * gathered summary, docs/json.md "fleet node summary", decoded by
+ * gq_card_node_from_json; a failed node from gq_cli_failed_node). source
+ * names the machine source for the header (may be NULL). junit_warn:
+ * --junit-warn (skipped, failure, passed; NULL is skipped). */
+int gq_cli_summary_files(const char *prom, const char *junit, const char *command, const gq_card_nodes *nodes,
                          const char *source, const char *junit_warn, gq_err *err);
-/* A node whose card did not run: fail, no checks, and why. */
-json_t *gq_cli_failed_node(const char *host, const char *why);
+/* A node whose card did not run into n, an empty node (gq_card_nodes_add):
+ * fail, no checks, and why ("the card did not run: WHY"; host NULL is
+ * "unknown", why NULL is that rank 0 received nothing). GQ_E_NOMEM. */
+int gq_cli_failed_node(gq_card_node *n, const char *host, const char *why);
 
 #endif

@@ -92,11 +92,6 @@ const char *gq_saved_source(const json_t *doc)
     return json_string_value(json_object_get(json_object_get(doc, "host"), "source"));
 }
 
-const char *gq_summary_hostname(const json_t *node)
-{
-    return json_string_value(json_object_get(node, "hostname"));
-}
-
 void gq_fleet_payload_read(const json_t *p, gq_fleet_payload *out)
 {
     memset(out, 0, sizeof *out);

@@ -46,9 +46,6 @@ int gq_saved_records(const json_t *doc, gq_recordset *rs, gq_err *err);
 /* Where a document's figures come from ("host": {"source"}), borrowed; NULL if none. */
 const char *gq_saved_source(const json_t *doc);
 
-/* A node summary's (doc/card_summary.h) hostname, borrowed; NULL if none. */
-const char *gq_summary_hostname(const json_t *node);
-
 /* One rank's payload in `gpuqual fleet` (after MPI_Gatherv): its host, and
  * either its card's node summary or the error that stopped it with its
  * status. Fields borrowed from p; object false when p is not an object. */

@@ -17,6 +17,7 @@
 #include "analysis/stress.h"
 #include "core/record.h"
 #include "doc/analysis_json.h"
+#include "doc/card_summary.h"
 
 /* ---- compare (render/compare_render.c) ---- */
 
@@ -34,10 +35,11 @@ json_t *gq_fleet_to_json(const gq_fleet *f);
 /* The fleet as one self-contained HTML page (render/fleet_html.c): a node ×
  * check heatmap (a row per node, a column per check id, coloured by the worst
  * verdict over the check's subjects; a check not measured on the node is
- * shown as not measured, with its evidence) and the outliers. nodes[i] is
- * node i's summary "node" object (docs/json.md), or null when its card did
- * not run. GQ_E_IO when the stream fails. */
-int gq_fleet_render_html(FILE *out, const gq_fleet *f, const json_t *nodes, gq_err *err);
+ * shown as not measured, with its evidence) and the outliers. nodes->node[i]
+ * is node i's summary, typed (doc/card_summary.h: its "node" object decoded
+ * by gq_card_node_from_json; no checks when its card did not run).
+ * GQ_E_IO when the stream fails; GQ_E_NOMEM. */
+int gq_fleet_render_html(FILE *out, const gq_fleet *f, const gq_card_nodes *nodes, gq_err *err);
 
 /* The summary (markdown=false: a terminal screen, at most max_outliers
  * outliers listed, 0 = all) or the Markdown report. */

@@ -1,7 +1,9 @@
 /* The fleet as one self-contained HTML page: the node × check heatmap and the
  * outliers (render/analysis_render.h). */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "render/analysis_render.h"
@@ -35,46 +37,60 @@ static int rank_of(const char *v)
     return 2; /* unknown verdicts read as not measured, never as a pass */
 }
 
-/* The distinct check ids across the nodes, in first-seen order. */
-static json_t *columns(const json_t *nodes)
+/* The distinct check ids across the nodes, in first-seen order (borrowed
+ * from nodes); false when out of memory. */
+typedef struct cols {
+    int n;
+    const char **id;
+} cols;
+
+static bool columns(const gq_card_nodes *nodes, cols *out)
 {
-    json_t *cols = json_array(), *seen = json_object();
-    for (size_t i = 0; cols && seen && i < json_array_size(nodes); i++) {
-        const json_t *ch = json_object_get(json_array_get(nodes, i), "checks");
-        for (size_t k = 0; k < json_array_size(ch); k++) {
-            const char *id = json_string_value(json_object_get(json_array_get(ch, k), "id"));
-            if (id && !json_object_get(seen, id)) {
-                json_object_set_new(seen, id, json_true());
-                json_array_append_new(cols, json_string(id));
+    int cap = 0;
+    out->n = 0;
+    out->id = NULL;
+    for (int i = 0; i < nodes->n; i++)
+        for (int k = 0; k < nodes->node[i].nchecks; k++) {
+            const char *id = nodes->node[i].checks[k].id;
+            bool seen = !id;
+            for (int c = 0; !seen && c < out->n; c++)
+                seen = !strcmp(out->id[c], id);
+            if (seen)
+                continue;
+            if (out->n == cap) {
+                cap = cap ? 2 * cap : 64;
+                const char **p = realloc(out->id, (size_t)cap * sizeof *p);
+                if (!p) {
+                    free(out->id);
+                    return false;
+                }
+                out->id = p;
             }
+            out->id[out->n++] = id;
         }
-    }
-    json_decref(seen);
-    return cols;
+    return true;
 }
 
 /* One cell's verdict: the worst of check id over the node's subjects; a
  * subject not measured (evidence other than "measured") reads as "skip".
  * NULL: the node's card has no such check. *nsub, *nnot: subjects, of them
  * not measured; *why: the evidence_reason (or evidence) of one. */
-static const char *cell_verdict(const json_t *node, const char *id, int *nsub, int *nnot, const char **why)
+static const char *cell_verdict(const gq_card_node *node, const char *id, int *nsub, int *nnot,
+                                const char **why)
 {
-    const json_t *ch = json_object_get(node, "checks");
     const char *worst = NULL;
     *nsub = *nnot = 0;
     *why = NULL;
-    for (size_t k = 0; k < json_array_size(ch); k++) {
-        const json_t *c = json_array_get(ch, k);
-        const char *cid = json_string_value(json_object_get(c, "id"));
-        if (!cid || strcmp(cid, id))
+    for (int k = 0; k < node->nchecks; k++) {
+        const gq_card_node_check *c = &node->checks[k];
+        if (!c->id || strcmp(c->id, id))
             continue;
-        const char *v = json_string_value(json_object_get(c, "verdict"));
-        const char *ev = json_string_value(json_object_get(c, "evidence"));
+        const char *v = c->verdict, *ev = c->evidence;
         (*nsub)++;
         if (!ev || strcmp(ev, "measured")) {
             v = "skip";
             (*nnot)++;
-            *why = json_string_value(json_object_get(c, "evidence_reason"));
+            *why = c->reason;
             if (!*why)
                 *why = ev ? ev : "unknown";
         }
@@ -97,9 +113,9 @@ static const char *fill_of(const char *v)
 }
 
 /* The heatmap as one SVG: a row per node, a column per check id. */
-static void heatmap(FILE *f, const gq_fleet *fl, const json_t *nodes, const json_t *cols)
+static void heatmap(FILE *f, const gq_fleet *fl, const gq_card_nodes *nodes, const cols *cols)
 {
-    int ncol = (int)json_array_size(cols), ch = fl->nnodes > 200 ? 3 : fl->nnodes > 60 ? 6 : 14, cw = 18;
+    int ncol = cols->n, ch = fl->nnodes > 200 ? 3 : fl->nnodes > 60 ? 6 : 14, cw = 18;
     int left = 170, top = 120, w = left + (ncol + 1) * cw + 10, h = top + fl->nnodes * ch + 10;
     fputs("<h2>Nodes × checks</h2>\n<p class=\"legend\"><span class=\"v-pass\">pass</span><span "
           "class=\"v-warn\">warn</span><span class=\"v-fail\">fail</span><span "
@@ -120,12 +136,12 @@ static void heatmap(FILE *f, const gq_fleet *fl, const json_t *nodes, const json
     for (int c = 0; c < ncol; c++) {
         int x = left + (c + 1) * cw + cw / 2;
         fprintf(f, "<text x=\"%d\" y=\"%d\" transform=\"rotate(-60 %d %d)\">", x, top - 4, x, top - 4);
-        esc(f, json_string_value(json_array_get(cols, (size_t)c)));
+        esc(f, cols->id[c]);
         fputs("</text>\n", f);
     }
     for (int i = 0; i < fl->nnodes; i++) {
         const gq_fleet_node *n = &fl->node[i];
-        const json_t *node = json_array_get(nodes, (size_t)i);
+        const gq_card_node *node = i < nodes->n ? &nodes->node[i] : NULL;
         int y = top + i * ch;
         if (ch >= 10 || n->flagged) {
             fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\"%s>", left - 4,
@@ -139,8 +155,8 @@ static void heatmap(FILE *f, const gq_fleet *fl, const json_t *nodes, const json
         fprintf(f, ": %s%s", n->verdict, n->error[0] ? " — " : "");
         esc(f, n->error);
         fputs("</title></rect>", f);
-        for (int c = 0; json_is_object(node) && c < ncol; c++) {
-            const char *id = json_string_value(json_array_get(cols, (size_t)c)), *why;
+        for (int c = 0; node && c < ncol; c++) {
+            const char *id = cols->id[c], *why;
             int nsub, nnot;
             const char *v = cell_verdict(node, id, &nsub, &nnot, &why);
             if (!v)
@@ -166,7 +182,7 @@ static void heatmap(FILE *f, const gq_fleet *fl, const json_t *nodes, const json
 
 /* The flagged nodes, each with why: its verdict, its failing checks, its
  * outlier count, or why its card did not run. */
-static void flagged_table(FILE *f, const gq_fleet *fl, const json_t *nodes, const json_t *cols)
+static void flagged_table(FILE *f, const gq_fleet *fl, const gq_card_nodes *nodes, const cols *cols)
 {
     fprintf(f, "<h2>Flagged nodes</h2>\n<p>%d of %d node%s.</p>\n", fl->nflagged, fl->nnodes,
             fl->nnodes == 1 ? "" : "s");
@@ -187,10 +203,10 @@ static void flagged_table(FILE *f, const gq_fleet *fl, const json_t *nodes, cons
             fputs("did not run: ", f);
             esc(f, n->error);
         }
-        const json_t *node = json_array_get(nodes, (size_t)i);
+        const gq_card_node *node = i < nodes->n ? &nodes->node[i] : NULL;
         int shown = 0;
-        for (size_t c = 0; json_is_object(node) && c < json_array_size(cols); c++) {
-            const char *id = json_string_value(json_array_get(cols, c)), *why;
+        for (int c = 0; node && c < cols->n; c++) {
+            const char *id = cols->id[c], *why;
             int nsub, nnot;
             const char *v = cell_verdict(node, id, &nsub, &nnot, &why);
             if (v && (!strcmp(v, "fail") || !strcmp(v, "warn") || !strcmp(v, "incomplete"))) {
@@ -242,10 +258,10 @@ static void outliers(FILE *f, const gq_fleet *fl)
     fputs("</table>\n", f);
 }
 
-int gq_fleet_render_html(FILE *out, const gq_fleet *f, const json_t *nodes, gq_err *err)
+int gq_fleet_render_html(FILE *out, const gq_fleet *f, const gq_card_nodes *nodes, gq_err *err)
 {
-    json_t *cols = columns(nodes);
-    if (!cols)
+    cols cols;
+    if (!columns(nodes, &cols))
         return gq_err_set(err, GQ_E_NOMEM, "out of memory");
     fprintf(out,
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>gpuqual "
@@ -266,10 +282,10 @@ int gq_fleet_render_html(FILE *out, const gq_fleet *f, const json_t *nodes, gq_e
             "group%s).</p>\n",
             cnt[0], cnt[1], cnt[2], cnt[3], cnt[4], f->nflagged, f->nflagged == 1 ? "" : "s", f->ngroups,
             f->ngroups == 1 ? "" : "s");
-    heatmap(out, f, nodes, cols);
-    flagged_table(out, f, nodes, cols);
+    heatmap(out, f, nodes, &cols);
+    flagged_table(out, f, nodes, &cols);
     outliers(out, f);
     fputs("</body>\n</html>\n", out);
-    json_decref(cols);
+    free(cols.id);
     return ferror(out) ? gq_err_set(err, GQ_E_IO, "cannot write the HTML") : GQ_OK;
 }

@@ -13,13 +13,19 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "doc/card_summary.h"
+
 /* How a check judged warn shows in CI (--junit-warn). */
 typedef enum { GQ_JUNIT_WARN_SKIPPED = 0, GQ_JUNIT_WARN_FAILURE, GQ_JUNIT_WARN_PASSED } gq_junit_warn;
 
 /* "skipped", "failure", "passed" -> 0 and *out; -1 for anything else. */
 int gq_junit_warn_parse(const char *s, gq_junit_warn *out);
 
-/* nodes: an array of node summaries (doc/card_summary.h). */
+/* nodes: the node summaries, typed (doc/card_summary.h). */
+void gq_junit_nodes(FILE *f, const gq_card_nodes *nodes, gq_junit_warn warn);
+
+/* The same from an array of node summaries as JSON, decoded by
+ * gq_card_nodes_from_json (nothing is written when that runs out of memory). */
 void gq_junit_cards(FILE *f, const json_t *nodes, gq_junit_warn warn);
 
 #endif

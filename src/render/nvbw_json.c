@@ -69,8 +69,10 @@ static json_t *testcase(const gq_nvbw_result *r, bool verbose)
     return o;
 }
 
-json_t *gq_nvbw_json(const gq_topo *topo, const gq_nvbw_result *res, int n, const gq_nvbw_info *in,
-                     const char *error)
+/* The document, and in *cases_out (borrowed from it) its testcases array, for
+ * a caller that appends more. */
+static json_t *nvbw_doc(const gq_topo *topo, const gq_nvbw_result *res, int n, const gq_nvbw_info *in,
+                        const char *error, json_t **cases_out)
 {
     json_t *body = json_object();
     int cuda =
@@ -94,6 +96,7 @@ json_t *gq_nvbw_json(const gq_topo *topo, const gq_nvbw_result *res, int n, cons
     for (int i = 0; i < n; i++)
         json_array_append_new(cases, testcase(&res[i], in->verbose));
     json_object_set_new(body, "testcases", cases);
+    *cases_out = cases;
     json_object_set_new(body, "version", json_string(gv));
     if (error)
         json_object_set_new(body, "error", json_string(error));
@@ -102,6 +105,13 @@ json_t *gq_nvbw_json(const gq_topo *topo, const gq_nvbw_result *res, int n, cons
     json_t *root = json_object();
     json_object_set_new(root, "nvbandwidth", body);
     return root;
+}
+
+json_t *gq_nvbw_json(const gq_topo *topo, const gq_nvbw_result *res, int n, const gq_nvbw_info *in,
+                     const char *error)
+{
+    json_t *cases;
+    return nvbw_doc(topo, res, n, in, error, &cases);
 }
 
 void gq_nvbw_json_print(FILE *f, const json_t *doc)
@@ -113,8 +123,8 @@ void gq_nvbw_json_print(FILE *f, const json_t *doc)
 json_t *gq_render_nvbandwidth_json(const gq_topo *topo, const gq_recordset *rs, const char *version)
 {
     gq_nvbw_info in = {.version = version, .simulated = topo && topo->simulated};
-    json_t *doc = gq_nvbw_json(topo, NULL, 0, &in, NULL);
-    json_t *cases = json_object_get(json_object_get(doc, "nvbandwidth"), "testcases");
+    json_t *cases;
+    json_t *doc = nvbw_doc(topo, NULL, 0, &in, NULL, &cases);
     gq_nvbw_result *res = malloc(sizeof *res);
     for (int i = 0; res && rs && i < rs->n; i++) {
         const char *test = rs->v[i].test;

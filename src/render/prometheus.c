@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/status.h"
 #include "measure/record_json.h"
 
 /* ---- labels ---------------------------------------------------------------- */
@@ -366,9 +367,9 @@ void gq_prom_stress(FILE *f, const gq_stress_summary *s, const gq_topo *topo)
 static const char *const card_verdicts[] = {"pass", "warn", "fail", "incomplete"};
 static const char *const check_verdicts[] = {"pass", "warn", "fail", "info", "skip"};
 
-static const char *jstr(const json_t *o, const char *key, const char *def)
+/* s, or def where the summary has none. */
+static const char * or (const char *s, const char *def)
 {
-    const char *s = json_string_value(json_object_get(o, key));
     return s ? s : def;
 }
 
@@ -400,22 +401,22 @@ static const char *figure_family(const char *unit, double *scale)
 }
 
 /* The node: its Hostname, and its rank in a fleet. */
-static void node_labels(labels *l, const json_t *node)
+static void node_labels(labels *l, const gq_card_node *node)
 {
-    lab(l, "Hostname", jstr(node, "hostname", ""));
-    if (json_is_integer(json_object_get(node, "rank")))
-        labi(l, "rank", (long)json_integer_value(json_object_get(node, "rank")));
+    lab(l, "Hostname", or (node->hostname, ""));
+    if (node->has_rank)
+        labi(l, "rank", (long)node->rank);
 }
 
-static void check_labels(labels *l, const json_t *node, const json_t *c)
+static void check_labels(labels *l, const gq_card_node *node, const gq_card_node_check *c)
 {
     node_labels(l, node);
-    lab(l, "check", jstr(c, "id", ""));
-    lab(l, "subject", jstr(c, "subject", ""));
-    lab(l, "evidence", jstr(c, "evidence", ""));
+    lab(l, "check", or (c->id, ""));
+    lab(l, "subject", or (c->subject, ""));
+    lab(l, "evidence", or (c->evidence, ""));
 }
 
-static void card_figures(FILE *f, const json_t *nodes)
+static void card_figures(FILE *f, const gq_card_nodes *nodes)
 {
     static const char *fams[] = {"gpuqual_card_check_bytes_per_second",
                                  "gpuqual_card_check_seconds",
@@ -425,53 +426,57 @@ static void card_figures(FILE *f, const json_t *nodes)
                                  "gpuqual_card_check_ratio"};
     for (size_t fi = 0; fi < sizeof fams / sizeof fams[0]; fi++) {
         bool header = false;
-        size_t i, k;
-        json_t *node, *c;
-        json_array_foreach(nodes, i, node) json_array_foreach(json_object_get(node, "checks"), k, c)
-        {
-            double scale = 1;
-            const char *fam = figure_family(jstr(c, "unit", ""), &scale);
-            json_t *fig = json_object_get(c, "figure");
-            if (!fam || strcmp(fam, fams[fi]) || !json_is_number(fig))
-                continue;
-            if (!header) {
-                family(f, fam, "gauge", "The figure a card check judged, in base units");
-                header = true;
+        for (int i = 0; i < nodes->n; i++)
+            for (int k = 0; k < nodes->node[i].nchecks; k++) {
+                const gq_card_node_check *c = &nodes->node[i].checks[k];
+                double scale = 1;
+                const char *fam = figure_family(or (c->unit, ""), &scale);
+                if (!fam || strcmp(fam, fams[fi]) || isnan(c->figure))
+                    continue;
+                if (!header) {
+                    family(f, fam, "gauge", "The figure a card check judged, in base units");
+                    header = true;
+                }
+                labels l = {.n = 0};
+                check_labels(&l, &nodes->node[i], c);
+                sample(f, fam, &l, c->figure * scale);
             }
-            labels l = {.n = 0};
-            check_labels(&l, node, c);
-            sample(f, fam, &l, json_number_value(fig) * scale);
-        }
     }
+}
+
+void gq_prom_nodes(FILE *f, const gq_card_nodes *nodes)
+{
+    family(f, "gpuqual_card_verdict", "gauge", "The card's verdict: 1 for the verdict it reached, else 0");
+    for (int i = 0; i < nodes->n; i++) {
+        labels l = {.n = 0};
+        node_labels(&l, &nodes->node[i]);
+        verdict_series(f, "gpuqual_card_verdict", &l, or (nodes->node[i].verdict, "incomplete"),
+                       card_verdicts, 4);
+    }
+    family(f, "gpuqual_card_exit_code", "gauge",
+           "The card's exit code (0 pass, 4 warn, 1 fail, 5 incomplete)");
+    for (int i = 0; i < nodes->n; i++) {
+        labels l = {.n = 0};
+        node_labels(&l, &nodes->node[i]);
+        sample(f, "gpuqual_card_exit_code", &l, (double)nodes->node[i].exit_code);
+    }
+    family(f, "gpuqual_card_check_verdict", "gauge",
+           "Each check's verdict: 1 for the verdict it reached, else 0 (skip: not measured)");
+    for (int i = 0; i < nodes->n; i++)
+        for (int k = 0; k < nodes->node[i].nchecks; k++) {
+            const gq_card_node_check *c = &nodes->node[i].checks[k];
+            labels l = {.n = 0};
+            check_labels(&l, &nodes->node[i], c);
+            verdict_series(f, "gpuqual_card_check_verdict", &l, or (c->verdict, "skip"), check_verdicts, 5);
+        }
+    card_figures(f, nodes);
 }
 
 void gq_prom_cards(FILE *f, const json_t *nodes)
 {
-    size_t i, k;
-    json_t *node, *c;
-    family(f, "gpuqual_card_verdict", "gauge", "The card's verdict: 1 for the verdict it reached, else 0");
-    json_array_foreach(nodes, i, node)
-    {
-        labels l = {.n = 0};
-        node_labels(&l, node);
-        verdict_series(f, "gpuqual_card_verdict", &l, jstr(node, "verdict", "incomplete"), card_verdicts, 4);
-    }
-    family(f, "gpuqual_card_exit_code", "gauge",
-           "The card's exit code (0 pass, 4 warn, 1 fail, 5 incomplete)");
-    json_array_foreach(nodes, i, node)
-    {
-        labels l = {.n = 0};
-        node_labels(&l, node);
-        sample(f, "gpuqual_card_exit_code", &l,
-               (double)json_integer_value(json_object_get(node, "exit_code")));
-    }
-    family(f, "gpuqual_card_check_verdict", "gauge",
-           "Each check's verdict: 1 for the verdict it reached, else 0 (skip: not measured)");
-    json_array_foreach(nodes, i, node) json_array_foreach(json_object_get(node, "checks"), k, c)
-    {
-        labels l = {.n = 0};
-        check_labels(&l, node, c);
-        verdict_series(f, "gpuqual_card_check_verdict", &l, jstr(c, "verdict", "skip"), check_verdicts, 5);
-    }
-    card_figures(f, nodes);
+    gq_card_nodes l;
+    gq_card_nodes_init(&l);
+    if (gq_card_nodes_from_json(nodes, &l) == GQ_OK)
+        gq_prom_nodes(f, &l);
+    gq_card_nodes_free(&l);
 }

@@ -13,6 +13,7 @@
 
 #include "analysis/stress.h"
 #include "core/record.h"
+#include "doc/card_summary.h"
 #include "topo/topo.h"
 
 struct json_t;
@@ -44,11 +45,18 @@ void gq_prom_run_incomplete(FILE *f, const gq_topo *topo, bool incomplete);
  * verdict value, and the per-GPU telemetry summary. */
 void gq_prom_stress(FILE *f, const gq_stress_summary *s, const gq_topo *topo);
 
-/* `gpuqual card` and `fleet`: `nodes` is an array of node summaries
- * ({"hostname", "verdict", "exit_code", "checks": [{"id", "subject",
- * "verdict", "evidence", "figure", "unit"}]}, as gq_card_node_summary (doc/card_summary.h) makes
- * from a card document): the card's verdict, one series per verdict value,
- * its exit code, and each check's verdict and figure. */
+/* `gpuqual card` and `fleet`: `nodes` are the node summaries, typed
+ * (doc/card_summary.h, gq_card_node: hostname, rank, verdict, exit_code and
+ * each check's id, subject, verdict, evidence, figure and unit): the card's
+ * verdict, one series per verdict value, its exit code, and each check's
+ * verdict and figure. */
+void gq_prom_nodes(FILE *f, const gq_card_nodes *nodes);
+
+/* The same from an array of node summaries as JSON ({"hostname", "verdict",
+ * "exit_code", "checks": [{"id", "subject", "verdict", "evidence", "figure",
+ * "unit"}]}, as gq_card_node_summary makes them from a card document),
+ * decoded by gq_card_nodes_from_json (nothing is written when that runs out
+ * of memory). */
 void gq_prom_cards(FILE *f, const struct json_t *nodes);
 
 #endif
