@@ -336,6 +336,28 @@ static int cut_partial_tail(int fd, const char *path, gq_err *err)
     return GQ_OK;
 }
 
+/* Where two objects first differ, descending while both sides are objects:
+ * *a and *b become the differing values (either may be NULL: absent) and
+ * where gains ".key" for each level (cut to cap). Keys of *a first, then
+ * those only *b has. */
+static void first_difference(json_t **a, json_t **b, char *where, size_t cap)
+{
+    while (json_is_object(*a) && json_is_object(*b)) {
+        const char *k = NULL, *key;
+        json_t *v;
+        json_object_foreach(*a, key, v) if (!json_equal(v, json_object_get(*b, key)) && !k) k = key;
+        json_object_foreach(*b, key, v) if (!json_object_get(*a, key) && !k) k = key;
+        if (!k)
+            return;
+        size_t l = strlen(where);
+        if (l + 1 < cap)
+            snprintf(where + l, cap - l, ".%s", k);
+        json_t *na = json_object_get(*a, k), *nb = json_object_get(*b, k);
+        *a = na;
+        *b = nb;
+    }
+}
+
 static int compare_identity(const char *path, json_t *h, const gq_journal_id *id, gq_err *err)
 {
     json_t *now = header_json(id, "");
@@ -356,6 +378,9 @@ static int compare_identity(const char *path, json_t *h, const gq_journal_id *id
             continue;
         if (a && b && json_equal(a, b))
             continue;
+        char where[160];
+        snprintf(where, sizeof where, "%s%s%s", sec, sec[0] ? "." : "", identity_keys[i][1]);
+        first_difference(&a, &b, where, sizeof where);
         char *sa = a ? json_dumps(a, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
         char *sb = b ? json_dumps(b, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
         char qa[128], qb[128];
@@ -367,11 +392,20 @@ static int compare_identity(const char *path, json_t *h, const gq_journal_id *id
                             "numbers the measurements differently (layout %s, this one's %s); start again "
                             "without --resume",
                             path, qa, qb);
-        else
+        else {
+            /* an option of the command: name it as it is given */
+            char hint[80] = "";
+            if (!strcmp(sec, "options") && strcmp(where, "options.card")) {
+                const char *opt = strrchr(where, '.') + 1;
+                snprintf(hint, sizeof hint, " (here --%s)", strcmp(opt, "tests") ? opt : "test");
+                for (char *c = hint; *c; c++)
+                    *c = *c == '_' ? '-' : *c;
+            }
             rc = gq_err_set(err, GQ_E_USAGE,
-                            "cannot resume '%s' line 1: its %s%s%s is %s, this run's is %s; resume with the "
-                            "same options on the same machine, or start a new journal",
-                            path, sec, sec[0] ? "." : "", identity_keys[i][1], qa, qb);
+                            "cannot resume '%s' line 1: its %s is %s, this run's is %s; resume with the "
+                            "same options%s on the same machine, or start a new journal",
+                            path, where, qa, qb, hint);
+        }
         free(sa);
         free(sb);
     }
