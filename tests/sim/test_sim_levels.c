@@ -39,7 +39,8 @@ static void every_machine_symmetric(void **state)
     (void)state;
     for (int i = 0; i < gq_sim_nbuiltins; i++)
         levels_symmetric(gq_sim_builtins[i].name);
-    static const char *const dirs[] = {GQ_TEST_DATA "/sim/good", GQ_TEST_DATA "/data/topologies"};
+    static const char *const dirs[] = {GQ_TEST_DATA "/sim/good", GQ_TEST_DATA "/data/topologies",
+                                       GQ_TEST_DATA "/data/topo"};
     int files = 0;
     for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
         DIR *dp = opendir(dirs[d]);
