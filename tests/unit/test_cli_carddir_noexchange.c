@@ -24,7 +24,8 @@
 #include "cli/carddir.h"
 #include "core/status.h"
 
-int __wrap_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
+int __wrap_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+                     unsigned int flags);
 
 static int calls;
 
