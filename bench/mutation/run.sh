@@ -125,9 +125,10 @@ sed -i -e 's/add_library(gqcore STATIC/add_library(gqcore SHARED/' -e 's/add_lib
 grep -q 'add_library(gqcore SHARED' "$S/CMakeLists.txt" && grep -q 'add_library(gqcli SHARED' "$S/CMakeLists.txt" ||
   { echo "run.sh: cannot make gqcore and gqcli shared" >&2; exit 2; }
 
-# Also in the copy only: test_alloc_fail, test_cli_alloc_fail and test_outfile_eexist link static
-# copies of gqcore and gqcli (gqcore_wrap, gqcli_wrap: the same sources), so their -Wl,--wrap
-# reaches the libraries' allocations (and the atomic writer's open()) and out-of-memory mutants
+# Also in the copy only: test_alloc_fail, test_cli_alloc_fail, test_outfile_eexist,
+# test_runid_nogetrandom and test_cli_carddir_noexchange link static copies of gqcore and gqcli
+# (gqcore_wrap, gqcli_wrap: the same sources), so their -Wl,--wrap reaches the libraries'
+# allocations (and the atomic writer's open(), getrandom(), renameat2()) and out-of-memory mutants
 # meet them; a mutant on a line one of them runs rebuilds that test too (run_mutant).
 cat >>"$S/CMakeLists.txt" <<'CMAKE'
 if(TARGET test_alloc_fail)
@@ -139,10 +140,17 @@ if(TARGET test_alloc_fail)
   if(TARGET test_outfile_eexist)
     set_property(TARGET test_outfile_eexist PROPERTY LINK_LIBRARIES gqcore_wrap PkgConfig::CMOCKA)
   endif()
+  if(TARGET test_runid_nogetrandom)
+    set_property(TARGET test_runid_nogetrandom PROPERTY LINK_LIBRARIES gqcore_wrap PkgConfig::CMOCKA)
+  endif()
   if(TARGET test_cli_alloc_fail)
     add_library(gqcli_wrap STATIC ${GQ_CLI_SRC})
     target_link_libraries(gqcli_wrap PUBLIC gqcore_wrap)
     set_property(TARGET test_cli_alloc_fail PROPERTY LINK_LIBRARIES gqcli_wrap gqcore_wrap PkgConfig::CMOCKA)
+    if(TARGET test_cli_carddir_noexchange)
+      set_property(TARGET test_cli_carddir_noexchange PROPERTY LINK_LIBRARIES gqcli_wrap gqcore_wrap
+        PkgConfig::CMOCKA)
+    endif()
   endif()
 endif()
 CMAKE
@@ -300,7 +308,7 @@ target_of() { # the build target that holds a source file
 wrap_tests_build() { # FILE LINE: rebuild the static-library tests (above) that run the line
   local t ts
   ts=" $(tests_for "$1" "$2") "
-  for t in test_alloc_fail test_cli_alloc_fail test_outfile_eexist; do
+  for t in test_alloc_fail test_cli_alloc_fail test_outfile_eexist test_runid_nogetrandom test_cli_carddir_noexchange; do
     [[ "$ts" == *" $t "* ]] || continue
     nice timeout 300 cmake --build "$B" --target "$t" >>"$MLOG" 2>&1 || return 1
   done

@@ -24,9 +24,11 @@ const char *gq_judge_f1(double v, char *b, size_t n)
 {
     if (!isfinite(v))
         snprintf(b, n, "n/a");
-    else if (fabs(v) >= 100 || (fabs(v) < 1e6 && v == floor(v)))
-        snprintf(b, n, "%.0f", v);
-    else if (fabs(v) >= 10)
+    else if (fabs(v) >= 100 || (fabs(v) < 1e6 && v == floor(v))) {
+        /* a figure longer than the buffer: its exponent form, not its first digits */
+        if ((size_t)snprintf(b, n, "%.0f", v) >= n)
+            snprintf(b, n, "%.6g", v);
+    } else if (fabs(v) >= 10)
         snprintf(b, n, "%.1f", v);
     else
         snprintf(b, n, "%.2f", v);

@@ -150,7 +150,8 @@ static json_t *contamination_entry(const char *e, size_t len)
         *colon = 0;
     int gpu = -1, pid = -1, used = 0;
     if (sscanf(buf, "%15s gpu %d%n", kind, &gpu, &used) < 2)
-        return json_pack("{s:s, s:n, s:n, s:n, s:s}", "kind", "process", "gpu", "pid", "name", "detail", e);
+        return json_pack("{s:s, s:n, s:n, s:n, s:s#}", "kind", "process", "gpu", "pid", "name", "detail", e,
+                         (int)len);
     const char *rest = buf + used;
     int u2 = 0;
     if (sscanf(rest, " pid %d%n", &pid, &u2) == 1)

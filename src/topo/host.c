@@ -186,6 +186,11 @@ int gq_host_count_nodes(const char *dir)
 
 void gq_host_fill(gq_topo *t, hwloc_topology_t topo)
 {
+    gq_host_fill_at(t, topo, "/sys/devices/system/node");
+}
+
+void gq_host_fill_at(gq_topo *t, hwloc_topology_t topo, const char *node_dir)
+{
     char host[256];
     bool hyp;
     if (gethostname(host, sizeof host) == 0) {
@@ -208,7 +213,7 @@ void gq_host_fill(gq_topo *t, hwloc_topology_t topo)
         if (!t->cpu_model[0] && m)
             snprintf(t->cpu_model, sizeof t->cpu_model, "%s", m);
     } else {
-        int numa = gq_host_count_nodes("/sys/devices/system/node");
+        int numa = gq_host_count_nodes(node_dir);
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         if (numa > 0)
             t->numa_nodes = numa;

@@ -15,6 +15,10 @@
  * hypervisor. `topo` may be NULL (hwloc failed): counts then come from
  * sysfs or stay unknown. Never fails. */
 void gq_host_fill(gq_topo *t, hwloc_topology_t topo);
+/* The same, with the sysfs NUMA node directory given (gq_host_fill: the
+ * system's /sys/devices/system/node; a test: its fixture). A directory that
+ * lists no node leaves the one node gq_topo_init assumes. */
+void gq_host_fill_at(gq_topo *t, hwloc_topology_t topo, const char *node_dir);
 
 /* How many NUMA nodes a sysfs node directory (/sys/devices/system/node, or
  * a test's fixture) lists: its entries named node<N> and nothing more;

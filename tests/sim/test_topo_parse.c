@@ -168,6 +168,23 @@ static void test_file_level_errors(void **state)
     for (int i = 0; i < 60; i++)
         l += (size_t)snprintf(big + l, 4096 - l, " a");
     REFUSED(gq_sim_parse(big, l, "fields", &m, &e), "fields", 2, 101, "too many fields");
+    /* a word of 127 characters is the most a token holds; one of 128 is
+     * refused at its first column, and no byte goes past the token */
+    l = (size_t)snprintf(big, 4096, "machine m\ntitle ");
+    memset(big + l, 'y', 128);
+    l += 128;
+    big[l++] = '\n';
+    REFUSED(gq_sim_parse(big, l, "word", &m, &e), "word", 2, 7, "word longer than 127 characters");
+    l = (size_t)snprintf(big, 4096, "machine ");
+    memset(big + l, 'y', 127);
+    l += 127;
+    big[l++] = '\n';
+    m = NULL;
+    memset(&e, 0, sizeof e);
+    if (gq_sim_parse(big, l, "word127", &m, &e) != GQ_OK)
+        assert_null(strstr(e.msg, "longer than"));
+    else
+        gq_sim_machine_free(m);
     free(big);
     assert_int_equal(rmdir(tmpl), 0);
 }

@@ -252,6 +252,27 @@ static void long_offload_list(void **state)
     json_decref(card);
 }
 
+/* A figure too long for the row's number buffer (32 bytes: "%.0f" of 2e31
+ * is 32 digits) is written in exponent form, never cut to a different number. */
+static void identity_huge_memory(void **state)
+{
+    (void)state;
+    json_t *card = load("{\"identity\": {\"gpus\": [{\"name\": \"X\", \"memory_mib\": 2e31}]}}");
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    const char *m = rs(card, "Identity and links", "measurement");
+    assert_non_null(m);
+    if (!strstr(m, "1 × X, 2e+31 MiB,"))
+        fail_msg("identity evidence: %s", m);
+    json_decref(card);
+    /* one that fits is written whole */
+    card = load("{\"identity\": {\"gpus\": [{\"name\": \"X\", \"memory_mib\": 1e30}]}}");
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    m = rs(card, "Identity and links", "measurement");
+    if (!strstr(m, "1 × X, 1000000000000000019884624838656 MiB,"))
+        fail_msg("identity evidence: %s", m);
+    json_decref(card);
+}
+
 /* One record measured: the integrity row is judged or informs, not skipped. */
 static void one_record_is_measured(void **state)
 {
@@ -1047,6 +1068,7 @@ int main(void)
         cmocka_unit_test(exit_codes),
         cmocka_unit_test(rows_do_not_inherit),
         cmocka_unit_test(long_offload_list),
+        cmocka_unit_test(identity_huge_memory),
         cmocka_unit_test(one_record_is_measured),
         cmocka_unit_test(facts_power_nvlinks_matrices),
         cmocka_unit_test(facts_uplinks_capped),

@@ -147,6 +147,29 @@ static void test_run_plans(void **state)
     assert_int_equal(rc, 1); /* GQ_E_FAIL's exit, "gpuqual: out of memory" on stderr */
 }
 
+/* The backend options' check (stress, fleet) asks the sim backend only with
+ * --sim: without it nothing is allocated, so a failing allocation cannot
+ * stop the command; with it, the sim's own check runs (a bad fault is named). */
+static void test_backend_opts_check_needs_sim(void **state)
+{
+    (void)state;
+    gq_backend_register_builtin();
+    gq_common c;
+    memset(&c, 0, sizeof c);
+    gq_err e = {0};
+    arm(1);
+    int rc = gq_cli_check_backend_opts(&c, &e);
+    long n = nalloc;
+    arm(0);
+    assert_int_equal(rc, GQ_OK);
+    assert_int_equal(n, 0);
+    c.sim = "h200x2";
+    c.sim_fault = "gpu0:meltdown";
+    rc = gq_cli_check_backend_opts(&c, &e);
+    assert_int_equal(rc, GQ_E_USAGE);
+    assert_non_null(strstr(e.msg, "unknown fault"));
+}
+
 /* gq_fleet_summarise's own summary: out of memory there says so (the fleet
  * names the node's failure with it). */
 static void test_fleet_summary(void **state)
@@ -509,6 +532,7 @@ int main(void)
         cmocka_unit_test(test_wrapped_stdout),
         cmocka_unit_test(test_run_plans),
         cmocka_unit_test(test_fleet_summary),
+        cmocka_unit_test(test_backend_opts_check_needs_sim),
         cmocka_unit_test_setup_teardown(test_oom_run, oom_setup, oom_teardown),
         cmocka_unit_test_setup_teardown(test_oom_card, oom_setup, oom_teardown),
         cmocka_unit_test_setup_teardown(test_oom_report, oom_setup, oom_teardown),

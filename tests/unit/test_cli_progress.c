@@ -290,6 +290,33 @@ static void test_pty_stress_step_is_the_last_tick(void **state)
 }
 
 /* Not a terminal, or a quiet run: no bar at all. */
+/* `run`'s bar names the measurement as "TEST (K/N)", K counting 1..N of the
+ * plan's N items: the first bar drawn is the first test's "(1/N)", and no bar
+ * shows another N or a K above it. */
+static void test_pty_run_items_count_up(void **state)
+{
+    (void)state;
+    const char *args[] = {
+        GQ_BIN, "run", "--sim", "h200x2", "-t", "host_to_device_memcpy_ce,device_to_host_memcpy_ce", NULL};
+    int code;
+    char *out = run_pty(args, &code);
+    assert_int_equal(code, 0);
+    const char *first = strstr(out, "host_to_device_memcpy_ce (");
+    if (!first)
+        fail_msg("run: no bar names the first test: %s", out);
+    int k = 0, total = 0;
+    assert_int_equal(sscanf(first, "host_to_device_memcpy_ce (%d/%d)", &k, &total), 2);
+    if (k != 1 || total < 2)
+        fail_msg("run: the first test is not item 1 of several: %.40s", first);
+    for (const char *p = strstr(out, "_ce ("); p; p = strstr(p + 1, "_ce (")) {
+        int n = 0;
+        assert_int_equal(sscanf(p, "_ce (%d/%d)", &k, &n), 2);
+        if (!(k >= 1 && k <= n && n == total))
+            fail_msg("run: a bar counts item %d of %d: %.40s", k, n, p);
+    }
+    free(out);
+}
+
 static void test_no_bar_without_a_terminal(void **state)
 {
     (void)state;
@@ -320,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_pty_bars_reach_their_total),
         cmocka_unit_test(test_pty_place_bar_starts_with_discovery),
         cmocka_unit_test(test_pty_stress_step_is_the_last_tick),
+        cmocka_unit_test(test_pty_run_items_count_up),
         cmocka_unit_test(test_no_bar_without_a_terminal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

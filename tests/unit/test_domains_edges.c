@@ -263,6 +263,15 @@ static void cluster_figures(void **state)
     set_sym(&M, 0, 1, 0, 0);
     assert_int_equal(gq_domains_cluster(&M, NULL, &d, NULL), 0);
     assert_true(d.no_p2p);
+    /* every measured cell in one row: each of them a measurement, whichever
+     * row (GPU 0 -> 1 staged, 1 -> 0 not measured; then the other way) */
+    for (int r = 0; r < 2; r++) {
+        gq_pairmatrix_init(&M, NULL, 2);
+        M.gbps[r][1 - r] = 12;
+        M.staged[r][1 - r] = true;
+        assert_int_equal(gq_domains_cluster(&M, NULL, &d, NULL), 0);
+        assert_true(d.no_p2p);
+    }
     /* one GPU: no pairs, and not "no P2P" */
     gq_pairmatrix_init(&M, NULL, 1);
     assert_int_equal(gq_domains_cluster(&M, NULL, &d, NULL), 0);

@@ -803,6 +803,40 @@ static void replicas_slowest_replica(void **state)
     free(m);
 }
 
+/* The same with GPU 0 left out (--gpus 1-4): the replicas hold the usable
+ * GPUs alone, and GPU 0's host rate counts in none of them. GPUs 1 and 2
+ * share a 20 GB/s budget: {1,3} {2,4} gives each replica 25; {1,2} {3,4}
+ * gives 20 and 30 (and would look best were GPU 0's 15 GB/s added to the
+ * first replica). */
+static void replicas_without_gpu0(void **state)
+{
+    (void)state;
+    gq_place_model *m = calloc(1, sizeof *m);
+    gq_place_result *res = calloc(1, sizeof *res);
+    assert_true(m && res);
+    m->ngpu = 5;
+    m->tolerance = 0.05;
+    for (int i = 0; i < 5; i++)
+        m->h2d[i] = m->d2h[i] = 15;
+    gq_err e = {0};
+    assert_int_equal(gq_place_model_add_limit(m, GQ_LIMIT_H2D, 0x6, 0, 20, "test", &e), GQ_OK);
+    gq_place_roles roles = {.replicas = 2, .usable = 0x1e};
+    assert_int_equal(gq_place_solve(m, &roles, res, &e), GQ_OK);
+    assert_true(res->exhaustive);
+    assert_int_equal(res->candidates, 3);
+    assert_int_equal(res->chosen.nreplicas, 2);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(res->chosen.replicas[r].ngpus, 2);
+        for (int i = 0; i < 2; i++)
+            assert_int_not_equal(res->chosen.replicas[r].gpus[i], 0);
+    }
+    assert_int_equal(res->chosen.replicas[0].gpus[0], 1);
+    assert_int_equal(res->chosen.replicas[0].gpus[1], 3);
+    assert_near(res->chosen.replicas_predicted_min, 25, 1e-6);
+    free(res);
+    free(m);
+}
+
 /* One replica per GPU on 48 GPUs: a single partition, found at once (the
  * search closes a full replica before opening the next; a search that went
  * on filling a full one would visit 2^47 dead ends and never finish: the
@@ -854,6 +888,7 @@ int main(void)
         cmocka_unit_test(heuristic_swaps_out_of_a_budget),
         cmocka_unit_test(replicas_slowest_replica),
         cmocka_unit_test(replicas_one_per_gpu),
+        cmocka_unit_test(replicas_without_gpu0),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

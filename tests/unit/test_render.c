@@ -630,6 +630,48 @@ static char *render_html(const json_t *doc)
  * stress metric with no finite point draws no figure (GPU 0's power here:
  * one null sample, while its temperature has a second, finite one); a card
  * with no identity object has no identity table. */
+/* The markdown sweep table holds every point up to 128 (the most a sweep
+ * row list holds): a sweep of 130 points prints 128 rows. */
+static void test_markdown_sweep_rows(void **state)
+{
+    (void)state;
+    json_error_t je;
+    json_t *doc =
+        json_load_file(GQ_SOURCE_DIR "/bench/results/h200x2-session-2026-11-30/card/card.json", 0, &je);
+    if (!doc)
+        fail_msg("%s", je.text);
+    json_t *by = json_array(), *gb = json_array();
+    for (int k = 0; k < 130; k++) {
+        json_array_append_new(by, json_integer(1024 * (k + 1)));
+        json_array_append_new(gb, json_real(10 + k));
+    }
+    json_t *sw = json_pack("[{s:s, s:o, s:o}]", "label", "h2d-sweep-rows", "bytes", by, "gbps", gb);
+    assert_non_null(sw);
+    json_object_set_new(json_object_get(doc, "card"), "sweeps", sw);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    gq_err e = {0};
+    assert_int_equal(gq_card_render_markdown(f, doc, &e), GQ_OK);
+    fclose(f);
+    const char *p = strstr(buf, "**h2d-sweep-rows**");
+    assert_non_null(p);
+    p = strstr(p, "|---:|---:|\n");
+    assert_non_null(p);
+    p += strlen("|---:|---:|\n");
+    int rows = 0;
+    while (*p == '|') {
+        rows++;
+        p = strchr(p, '\n');
+        assert_non_null(p);
+        p++;
+    }
+    assert_int_equal(rows, 128);
+    free(buf);
+    json_decref(doc);
+}
+
 static void test_html_card_edges(void **state)
 {
     (void)state;
@@ -762,6 +804,7 @@ int main(void)
         cmocka_unit_test(test_card_renderers_refuse_bad_cards),
         cmocka_unit_test(test_html_subset_of_64_gpus),
         cmocka_unit_test(test_html_card_edges),
+        cmocka_unit_test(test_markdown_sweep_rows),
         cmocka_unit_test(test_place_text_zero_figures),
         cmocka_unit_test(test_place_text_offload_gain),
     };

@@ -16,6 +16,8 @@
 
 #include "analysis/stress.h"
 #include "doc/analysis_json.h"
+#include "measure/journal.h"
+#include "topo/topo.h"
 #include "../test_util.h"
 
 /* GPU k of r: n points with every kind of cell, some unknown. */
@@ -202,11 +204,48 @@ static void foreign_section_refused(void **state)
     free(s);
 }
 
+/* A journalled stress run is re-used when it ran its whole duration, to the
+ * microsecond: elapsed_s of exactly duration_s - 1e-6 is whole, a hair less
+ * is not (then the stress is measured again). */
+static void journal_stress_reusable_at_the_edge(void **state)
+{
+    (void)state;
+    gq_topo *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    gq_topo_init(t);
+    t->ngpu = 1;
+    t->gpu[0].index = 0;
+    int sel[1] = {0};
+    const double dur = 10;
+    const double edge = dur - 1e-6;
+    const double less = nextafter(edge, 0);
+    for (int c = 0; c < 2; c++) {
+        json_t *sec = json_pack("{s:b, s:s, s:f, s:f, s:[{s:i}], s:{s:[{s:i, s:[f, f]}]}}", "interrupted", 0,
+                                "verdict", "pass", "duration_s", dur, "elapsed_s", c ? less : edge, "gpus",
+                                "gpu", 0, "series", "gpus", "gpu", 0, "t_s", 0.0, dur);
+        assert_non_null(sec);
+        gq_journal j;
+        memset(&j, 0, sizeof j);
+        j.done_steps = json_pack("{s:{s:s, s:o}}", "stress", "step", "stress", "stress", sec);
+        assert_non_null(j.done_steps);
+        const json_t *r = gq_stress_journal_reusable(&j, t, sel, 1, dur);
+        if (c == 0)
+            assert_ptr_equal(r, sec);
+        else
+            assert_null(r);
+        /* another duration is never re-used */
+        assert_null(gq_stress_journal_reusable(&j, t, sel, 1, dur + 1));
+        json_decref(j.done_steps);
+    }
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(section_reads_back_as_written),
         cmocka_unit_test(foreign_section_refused),
+        cmocka_unit_test(journal_stress_reusable_at_the_edge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -374,6 +374,41 @@ static int ticks(const char *s, char out[][32], int max)
     return n;
 }
 
+/* Bars with nothing positive to draw (every figure 0, negative or NaN, the
+ * reference line NaN): the value axis runs 0..1, its top tick "1". */
+static void test_bars_nothing_positive(void **state)
+{
+    (void)state;
+    const char *cats[2] = {"GPU 0", "GPU 1"};
+    const char *series[1] = {"alone"};
+    double v[2] = {0, NAN};
+    double ref = NAN;
+    const char *rl = "link";
+    gq_svg_bars b = {.id = "host",
+                     .title = "Host",
+                     .unit = "GB/s",
+                     .ncat = 2,
+                     .nser = 1,
+                     .cats = cats,
+                     .series = series,
+                     .vals = v,
+                     .nref = 1,
+                     .ref_vals = &ref,
+                     .ref_labels = &rl};
+    int rc;
+    char *s = capture_bars(&b, &rc);
+    assert_int_equal(rc, GQ_OK);
+    assert_wellformed(s);
+    char t[32][32];
+    int n = ticks(s, t, 32);
+    assert_true(n >= 2);
+    assert_true(strtod(t[0], NULL) == 0);
+    if (strtod(t[n - 1], NULL) != 1)
+        fail_msg("the axis tops at %s, expected 1", t[n - 1]);
+    assert_int_equal(count_of(s, "class=\"gq-ref\""), 0);
+    free(s);
+}
+
 /* A sweep spanning decades (2 to 55 GB/s) is drawn on a log y axis with 1-2-5 ticks; one that
  * does not (36 to 54) keeps the linear axis, whose ticks all show the decimals of its step. */
 static void test_lines_log_y(void **state)
@@ -612,6 +647,7 @@ int main(void)
         cmocka_unit_test(test_heatmap_large_and_bad),
         cmocka_unit_test(test_bars_pairs),
         cmocka_unit_test(test_bars_heights),
+        cmocka_unit_test(test_bars_nothing_positive),
         cmocka_unit_test(test_lines_sweep),
         cmocka_unit_test(test_lines_log_x_no_point),
         cmocka_unit_test(test_nice_axis),

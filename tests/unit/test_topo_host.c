@@ -303,6 +303,12 @@ static void test_count_nodes(void **state)
     char dir[64] = "/tmp/gq-nodes-XXXXXX", p[128];
     assert_non_null(mkdtemp(dir));
     assert_int_equal(gq_host_count_nodes(dir), 0);
+    /* without hwloc, a node directory that lists no node (an empty mount in
+     * a container) leaves the one node gq_topo_init assumes, never 0 */
+    static gq_topo t;
+    gq_topo_init(&t);
+    gq_host_fill_at(&t, NULL, dir);
+    assert_int_equal(t.numa_nodes, 1);
     const char *dirs[] = {"node0", "node1", "node7", "nodeX", "node1a", "power"};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, dirs[i]);
@@ -319,6 +325,9 @@ static void test_count_nodes(void **state)
         fclose(f);
     }
     assert_int_equal(gq_host_count_nodes(dir), 3);
+    gq_topo_init(&t);
+    gq_host_fill_at(&t, NULL, dir);
+    assert_int_equal(t.numa_nodes, 3);
     snprintf(p, sizeof p, "rm -rf '%s'", dir);
     assert_int_equal(system(p), 0);
     assert_int_equal(gq_host_count_nodes(dir), -1);

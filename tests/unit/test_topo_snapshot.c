@@ -10,6 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -384,6 +388,40 @@ static int setup(void **state)
     return mkdtemp(tmpdir) ? 0 : -1;
 }
 
+/* A snapshot that is no regular file (a FIFO, a pipe from a process) has no
+ * size to check first: more than 16 MiB read from it is refused all the same,
+ * with the line that says so, and no topology. */
+static void test_oversize_fifo(void **state)
+{
+    (void)state;
+    char path[300];
+    snprintf(path, sizeof path, "%s/big.fifo", tmpdir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(path, O_WRONLY);
+        static char sp[1 << 16];
+        memset(sp, ' ', sizeof sp);
+        for (int i = 0; fd >= 0 && i < 17 * 16; i++)
+            if (write(fd, sp, sizeof sp) < 0)
+                break;
+        _exit(0);
+    }
+    gq_topo *t = malloc(sizeof *t);
+    assert_non_null(t);
+    gq_err e = {0};
+    int rc = gq_snapshot_load(path, t, &e);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_int_equal(rc, GQ_E_USAGE);
+    char want[400];
+    snprintf(want, sizeof want, "snapshot '%s' holds more than 16 MiB; is it the right file?", path);
+    assert_string_equal(e.msg, want);
+    free(t);
+    unlink(path);
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -397,7 +435,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_json), cmocka_unit_test(test_round_trip_file),
         cmocka_unit_test(test_synthetic_h200),  cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_refused_fields),
+        cmocka_unit_test(test_refused_fields),  cmocka_unit_test(test_oversize_fifo),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
