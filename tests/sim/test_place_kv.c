@@ -146,7 +146,8 @@ static void saved_run_without_p2p(void **state)
     char args[512];
     json_t *saved = NULL;
     snprintf(args, sizeof args,
-             "kv " SEED001_SHAPE " --sim rtx4090x8 --from 0 --to 4 --estimate-only --format json --json %s", path);
+             "kv " SEED001_SHAPE " --sim rtx4090x8 --from 0 --to 4 --estimate-only --format json --json %s",
+             path);
     assert_int_equal(gq_run_json(args, NULL), 0);
     snprintf(args, sizeof args, "kv " SEED001_SHAPE " --input %s --from 0 --to 4 --format json", path);
     assert_int_equal(gq_run_json(args, &saved), 0);
@@ -163,10 +164,8 @@ static void saved_run_without_p2p(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(h200_three_ways),
-        cmocka_unit_test(rtx4090_no_p2p),
-        cmocka_unit_test(payload_too_big),
-        cmocka_unit_test(estimates_from_saved_run),
+        cmocka_unit_test(h200_three_ways),       cmocka_unit_test(rtx4090_no_p2p),
+        cmocka_unit_test(payload_too_big),       cmocka_unit_test(estimates_from_saved_run),
         cmocka_unit_test(saved_run_without_p2p),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -913,14 +913,15 @@ static void coll_journal_reuse_slow(void **state)
     for (int k = 0; k < 3; k++) {
         gq_journal j;
         memset(&j, 0, sizeof j);
-        j.done_steps = json_pack(
-            "{s:{s:s, s:s, s:{s:s, s:i, s:I, s:i, s:b, s:[{s:[i,i], s:f, s:f}, {s:[i,i], s:f, s:f}], s:f, s:f, "
-            "s:f}}}",
-            "collectives", "step", "collectives", "status", "done", "collectives", "op", "all_reduce", "tp", 2,
-            "bytes", (json_int_t)GQ_CARD_COLL_BYTES, "measured", 2, "kept_naive", 0, "groups", "gpus", 0, 1,
-            "alone_busbw_gbps", 0.5, "at_once_busbw_gbps", 0.25, "gpus", 4, 5, "alone_busbw_gbps", 0.75,
-            "at_once_busbw_gbps", 0.25, "min_alone_busbw_gbps", mins[k], "min_at_once_busbw_gbps", 0.25,
-            "naive_min_at_once_busbw_gbps", 0.25);
+        j.done_steps = json_pack("{s:{s:s, s:s, s:{s:s, s:i, s:I, s:i, s:b, s:[{s:[i,i], s:f, s:f}, "
+                                 "{s:[i,i], s:f, s:f}], s:f, s:f, "
+                                 "s:f}}}",
+                                 "collectives", "step", "collectives", "status", "done", "collectives", "op",
+                                 "all_reduce", "tp", 2, "bytes", (json_int_t)GQ_CARD_COLL_BYTES, "measured",
+                                 2, "kept_naive", 0, "groups", "gpus", 0, 1, "alone_busbw_gbps", 0.5,
+                                 "at_once_busbw_gbps", 0.25, "gpus", 4, 5, "alone_busbw_gbps", 0.75,
+                                 "at_once_busbw_gbps", 0.25, "min_alone_busbw_gbps", mins[k],
+                                 "min_at_once_busbw_gbps", 0.25, "naive_min_at_once_busbw_gbps", 0.25);
         assert_non_null(j.done_steps);
         gq_card_coll_view v;
         bool got = gq_card_coll_journal_reusable(&j, 2, GQ_CARD_COLL_BYTES, sel, 4, &v);
