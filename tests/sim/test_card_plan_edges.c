@@ -262,6 +262,18 @@ static void step_times_and_interrupt(void **state)
             not_run++;
         }
     assert_true(not_run > 0);
+    /* the step the interrupt stopped says so in its reason; the steps done before it have none */
+    int stopped = 0;
+    for (int s = 0; s < GQ_CS_COUNT; s++) {
+        const gq_card_step *st = &run.plan.step[s];
+        if (st->status == GQ_CSS_INTERRUPTED) {
+            assert_int_equal(st->reason, GQ_EVR_INTERRUPTED);
+            stopped++;
+        } else if (st->status == GQ_CSS_DONE) {
+            assert_int_equal(st->reason, GQ_EVR_NONE);
+        }
+    }
+    assert_int_equal(stopped, 1);
     json_decref(run.doc);
 }
 

@@ -169,6 +169,33 @@ static void nvswitch_errors(void **state)
     }
 }
 
+/* Only a GPU on the switch reaches another through it: g0 on nvs0, g1 and
+ * g2 joined directly. g0 and g1 share no NVSwitch (no NVLink between them);
+ * g1 and g2 have their own bundle. */
+static void switch_only_for_gpus_on_it(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "machine half\n"
+        "memory mem0 size 64 GiB\nsocket cpu0\nfabric mem0 cpu0 cap 100 GB/s\n"
+        "nvswitch nvs0\n"
+        "gpu g0 model \"X\" mem 1 GiB\ngpu g1 model \"X\" mem 1 GiB\ngpu g2 model \"X\" mem 1 GiB\n"
+        "pcie g0 cpu0 cap 50 GB/s\npcie g1 cpu0 cap 50 GB/s\npcie g2 cpu0 cap 50 GB/s\n"
+        "nvlink g0 nvs0 links 18 cap 390 GB/s\nnvlink g1 g2 links 4 cap 90 GB/s\n";
+    gq_sim_machine *m = NULL;
+    gq_err e = {0};
+    if (gq_sim_parse(text, strlen(text), "half.topo", &m, &e))
+        fail_msg("%s", e.msg);
+    int li = -7, lj = -7;
+    assert_int_equal(gq_sim_nvswitch_between(m, 0, 1, &li, &lj), -1);
+    assert_int_equal(gq_sim_nvswitch_between(m, 1, 0, &li, &lj), -1);
+    assert_int_equal(gq_sim_nvswitch_between(m, 1, 2, &li, &lj), -1);
+    assert_int_equal(gq_sim_nvlinks(m, 0, 1), 0);
+    assert_int_equal(gq_sim_nvlinks(m, 0, 2), 0);
+    assert_int_equal(gq_sim_nvlinks(m, 1, 2), 4);
+    gq_sim_machine_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -176,6 +203,7 @@ int main(void)
         cmocka_unit_test(nvswitch8_pairs),
         cmocka_unit_test(gpu_without_p2p),
         cmocka_unit_test(nvswitch_errors),
+        cmocka_unit_test(switch_only_for_gpus_on_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -134,13 +134,39 @@ static void estimates_from_saved_run(void **state)
     unlink(path);
 }
 
+/* A saved run of a machine without P2P between GPUs 0 and 4 (rtx4090x8):
+ * --input says P2P is impossible there too, and gives no direct estimate. */
+static void saved_run_without_p2p(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gq-kv-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    char args[512];
+    json_t *saved = NULL;
+    snprintf(args, sizeof args,
+             "kv " SEED001_SHAPE " --sim rtx4090x8 --from 0 --to 4 --estimate-only --format json --json %s",
+             path);
+    assert_int_equal(gq_run_json(args, NULL), 0);
+    snprintf(args, sizeof args, "kv " SEED001_SHAPE " --input %s --from 0 --to 4 --format json", path);
+    assert_int_equal(gq_run_json(args, &saved), 0);
+    assert_non_null(saved);
+    const json_t *k = kv(saved);
+    assert_true(json_is_true(json_object_get(json_object_get(k, "rates"), "p2p_impossible")));
+    assert_true(
+        json_is_null(json_object_get(json_object_get(json_object_get(k, "estimates"), "direct"), "gbps")));
+    assert_true(jnum(json_object_get(json_object_get(k, "estimates"), "staged_serial"), "gbps") > 0);
+    json_decref(saved);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(h200_three_ways),
-        cmocka_unit_test(rtx4090_no_p2p),
-        cmocka_unit_test(payload_too_big),
-        cmocka_unit_test(estimates_from_saved_run),
+        cmocka_unit_test(h200_three_ways),       cmocka_unit_test(rtx4090_no_p2p),
+        cmocka_unit_test(payload_too_big),       cmocka_unit_test(estimates_from_saved_run),
+        cmocka_unit_test(saved_run_without_p2p),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -127,6 +129,50 @@ static void load_refusals(void **state)
     assert_int_equal(gq_sim_load(NULL, &m, &e), GQ_OK); /* the default machine */
     assert_string_equal(m->name, "rtx4090x8");
     gq_sim_machine_free(m);
+}
+
+/* A file of exactly GQ_SIM_MAX_FILE bytes (padded with comments, its last
+ * line without a newline) is read to its last byte; one byte more is refused. */
+static void file_at_size_limit(void **state)
+{
+    (void)state;
+    const char *head = "machine edge\nmemory mem0 numa 0 size 16 GiB\nsocket cpu0\n"
+                       "gpu gpu0 model \"Test GPU\" mem 8 GiB\npcie gpu0 cpu0 rate 16 GT/s width x16\n";
+    const char *tail = "fabric mem0 cpu0 cap 50 GB/s"; /* without its last byte: no unit "GB/" */
+    char path[] = "/tmp/gq-topo-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    for (int extra = 0; extra < 2; extra++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        size_t want = GQ_SIM_MAX_FILE + (size_t)extra, used = strlen(head) + strlen(tail);
+        fputs(head, f);
+        while (used < want) { /* comment lines of up to 80 bytes */
+            size_t k = want - used < 80 ? want - used : 80;
+            fputc('#', f);
+            for (size_t i = 1; i + 1 < k; i++)
+                fputc('x', f);
+            if (k > 1)
+                fputc('\n', f);
+            used += k;
+        }
+        fputs(tail, f);
+        fclose(f);
+        gq_sim_machine *m = NULL;
+        gq_err e = {0};
+        int rc = gq_sim_load_file(path, &m, &e);
+        if (!extra) {
+            if (rc)
+                fail_msg("a file of exactly %d bytes: %s", GQ_SIM_MAX_FILE, e.msg);
+            assert_string_equal(m->name, "edge");
+            gq_sim_machine_free(m);
+        } else {
+            assert_int_equal(rc, GQ_E_USAGE);
+            assert_non_null(strstr(e.msg, "larger than 1 MiB"));
+        }
+    }
+    unlink(path);
 }
 
 /* Percentages outside their range are refused, at their bounds accepted. */
@@ -313,6 +359,7 @@ int main(void)
         cmocka_unit_test(pcie_narrow_widths),
         cmocka_unit_test(names_quotes_indices),
         cmocka_unit_test(capacity_limit),
+        cmocka_unit_test(file_at_size_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,7 @@
 #include "analysis/placement.h"
 #include "analysis/probes.h"
 #include "backend/sim/sim.h"
+#include "core/yaml.h"
 #include "measure/catalog.h"
 #include "measure/journal.h"
 #include "bottlenecks_util.h"
@@ -381,6 +382,36 @@ static void node_summary_every_container(void **state)
     free(s);
 }
 
+/* YAML to JSON with each allocation failing in turn (gpuqual's and
+ * jansson's; libyaml's own are not counted): out of memory, never a
+ * document with a container missing or misplaced. */
+static void yaml_every_allocation(void **state)
+{
+    (void)state;
+    const char *text = "a: [1, 2]\nb:\n  c: x\n  d: [{e: 1}, []]\n";
+    json_set_alloc_funcs(json_alloc, json_release);
+    arm(0);
+    json_t *want = NULL;
+    gq_err e = {0};
+    assert_int_equal(gq_yaml_to_json(text, strlen(text), "t.yaml", &want, &e), GQ_OK);
+    long total = nalloc;
+    assert_true(total >= 6);
+    for (long k = 1; k <= total; k++) {
+        arm(k);
+        json_t *got = NULL;
+        memset(&e, 0, sizeof e);
+        int rc = gq_yaml_to_json(text, strlen(text), "t.yaml", &got, &e);
+        arm(0);
+        if (rc == GQ_OK && !json_equal(got, want))
+            fail_msg("allocation %ld of %ld failed, and a different document was made", k, total);
+        if (rc != GQ_OK && (rc != GQ_E_NOMEM || !strstr(e.msg, "out of memory")))
+            fail_msg("allocation %ld of %ld failed: rc %d '%s', want out of memory", k, total, rc, e.msg);
+        json_decref(got);
+    }
+    json_decref(want);
+    json_set_alloc_funcs(malloc, free);
+}
+
 /* A simulated machine large enough that its link array grows (realloc)
  * while it is read. */
 static void sim_topology_every_allocation(void **state)
@@ -464,7 +495,7 @@ int main(void)
         cmocka_unit_test(bottlenecks_every_allocation),  cmocka_unit_test(probes_every_allocation),
         cmocka_unit_test(card_summary_every_allocation), cmocka_unit_test(node_summary_every_container),
         cmocka_unit_test(sim_topology_every_allocation), cmocka_unit_test(journal_fdopen_fails),
-        cmocka_unit_test(catalog_every_allocation),
+        cmocka_unit_test(catalog_every_allocation),      cmocka_unit_test(yaml_every_allocation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -169,6 +169,30 @@ static void p2p_under_bridge_root(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* Two disjoint host budgets of different sizes, found smallest first: a
+ * 2-GPU switch at 20 GB/s and a 4-GPU root at 40 GB/s. A run of all six at
+ * 60 GB/s is what the two caps together expect, so it is no third budget:
+ * the larger budget is applied, not lost behind the smaller one. */
+static void two_budgets_smaller_first(void **state)
+{
+    (void)state;
+    for (int g = 0; g < 6; g++)
+        host_uniform(&g, 1, GQ_DIR_H2D, 25.0);
+    const int two[] = {0, 1}, four[] = {2, 3, 4, 5}, six[] = {0, 1, 2, 3, 4, 5};
+    host_uniform(two, 2, GQ_DIR_H2D, 10.0);
+    host_uniform(four, 4, GQ_DIR_H2D, 10.0);
+    host_uniform(six, 6, GQ_DIR_H2D, 10.0);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    int i2 = gq_bottlenecks_find(&b, GQ_DIR_H2D, two, 2), i4 = gq_bottlenecks_find(&b, GQ_DIR_H2D, four, 4);
+    assert_true(i2 >= 0 && i4 >= 0);
+    assert_true(fabs(b.v[i2].capacity_gbps - 20.0) < 0.01);
+    assert_true(fabs(b.v[i4].capacity_gbps - 40.0) < 0.01);
+    assert_int_equal(gq_bottlenecks_find(&b, GQ_DIR_H2D, six, 6), -1);
+    assert_int_equal(b.n, 2);
+    gq_bottlenecks_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -176,6 +200,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(open_folds_both_directions, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_across_numa_named, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_under_bridge_root, setup, teardown),
+        cmocka_unit_test_setup_teardown(two_budgets_smaller_first, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -226,6 +226,37 @@ static void refused_twice_one_open(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* The first PCI node of the tree (pci[0]) a root switch with no host bridge
+ * above it, over the receiving GPUs 2 and 3 at 30 GB/s; the sending GPUs 0
+ * and 1 under a 40 GB/s switch. Neither accounts for 5 GB/s together; the
+ * narrowest uplink they cross, pci[0], is the one named. */
+static void p2p_narrowest_is_first_node(void **state)
+{
+    (void)state;
+    gq_topo_init(&T);
+    T.ngpu = 4;
+    for (int a = 0; a < 4; a++) {
+        T.gpu[a].index = a;
+        T.gpu[a].numa_node = 0;
+        for (int c = 0; c < 4; c++)
+            T.level[a][c] = a == c ? GQ_LEVEL_X : GQ_LEVEL_PHB;
+    }
+    int R = add_pci(GQ_PCI_BRIDGE, -1, -1, "0000:20:00.0", 30.0);
+    assert_int_equal(R, 0);
+    int h0 = add_pci(GQ_PCI_HOSTBRIDGE, -1, -1, "0000:00", 0);
+    int B1 = add_pci(GQ_PCI_BRIDGE, h0, -1, "0000:11:00.0", 40.0);
+    add_pci(GQ_PCI_GPU, B1, 0, "0000:12:00.0", 63.0);
+    add_pci(GQ_PCI_GPU, B1, 1, "0000:13:00.0", 63.0);
+    add_pci(GQ_PCI_GPU, R, 2, "0000:22:00.0", 63.0);
+    add_pci(GQ_PCI_GPU, R, 3, "0000:23:00.0", 63.0);
+    cross_pairs(2.5);
+    gq_bottlenecks b;
+    int i = p2p_budget(&b);
+    if (!strstr(b.v[i].explanation, "0000:20:00.0 at 30.0 GB/s"))
+        fail_msg("explanation '%s' does not name 0000:20:00.0 at 30.0 GB/s", b.v[i].explanation);
+    gq_bottlenecks_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +266,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(refused_not_replaced_by_repeat, setup, teardown),
         cmocka_unit_test_setup_teardown(refused_replaced_by_same_flows, setup, teardown),
         cmocka_unit_test_setup_teardown(refused_twice_one_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(p2p_narrowest_is_first_node, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -923,6 +923,37 @@ static void coll_journal_reuse(void **state)
     }
 }
 
+/* A slow collective (every group under 1 GB/s alone, PCIe-only or a sim
+ * machine of slow links) is re-used as well; an unknown minimum is not. */
+static void coll_journal_reuse_slow(void **state)
+{
+    (void)state;
+    const int sel[] = {0, 1, 4, 5};
+    const double mins[] = {0.25, 0.0, -1.0};
+    const bool want[] = {true, true, false};
+    for (int k = 0; k < 3; k++) {
+        gq_journal j;
+        memset(&j, 0, sizeof j);
+        j.done_steps = json_pack("{s:{s:s, s:s, s:{s:s, s:i, s:I, s:i, s:b, s:[{s:[i,i], s:f, s:f}, "
+                                 "{s:[i,i], s:f, s:f}], s:f, s:f, "
+                                 "s:f}}}",
+                                 "collectives", "step", "collectives", "status", "done", "collectives", "op",
+                                 "all_reduce", "tp", 2, "bytes", (json_int_t)GQ_CARD_COLL_BYTES, "measured",
+                                 2, "kept_naive", 0, "groups", "gpus", 0, 1, "alone_busbw_gbps", 0.5,
+                                 "at_once_busbw_gbps", 0.25, "gpus", 4, 5, "alone_busbw_gbps", 0.75,
+                                 "at_once_busbw_gbps", 0.25, "min_alone_busbw_gbps", mins[k],
+                                 "min_at_once_busbw_gbps", 0.25, "naive_min_at_once_busbw_gbps", 0.25);
+        assert_non_null(j.done_steps);
+        gq_card_coll_view v;
+        bool got = gq_card_coll_journal_reusable(&j, 2, GQ_CARD_COLL_BYTES, sel, 4, &v);
+        if (got != want[k])
+            fail_msg("min_alone_busbw_gbps %g: reusable %d, want %d", mins[k], got, want[k]);
+        if (got)
+            assert_true(v.min_alone == mins[k] && v.ngroups == 2);
+        json_decref(j.done_steps);
+    }
+}
+
 /* Busy GPUs in the verdict: without --allow-busy the card is INCOMPLETE,
  * naming every busy GPU (GPU 0 and the last one included) in index order;
  * allowed, the verdict keeps its word and adds them. */
@@ -1078,6 +1109,7 @@ int main(void)
         cmocka_unit_test(compose_hostname),
         cmocka_unit_test(compose_cuda_versions),
         cmocka_unit_test(coll_journal_reuse),
+        cmocka_unit_test(coll_journal_reuse_slow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -412,6 +412,27 @@ static void test_group_fails_midway(void **state)
     gq_records_free(&rs);
 }
 
+/* A group that says it finished its iterations in no time (its end stamp
+ * equal to its start, a clock that did not tick) is failed, never a rate of
+ * size / 0. */
+static void test_zero_length_window_fails(void **state)
+{
+    (void)state;
+    gq_backend be = {.ops = &fake_ops};
+    memset(&fake, 0, sizeof fake); /* sec 0: t_end == t_start */
+    gq_coll_req q = req_of(GQ_COLL_ALL_REDUCE, 100000000, 2, 0);
+    gq_coll_opts o = {.rounds = 3, .warmup = 1, .iters = 10, .verify = false};
+    gq_recordset rs = {0};
+    gq_err err = {0};
+    assert_int_equal(gq_coll_measure(&be, &topo, &q, &o, &rs, &err), GQ_OK);
+    assert_int_equal(rs.n, 1);
+    assert_false(rs.v[0].valid);
+    assert_true(rs.v[0].flags & GQ_FLAG_ERROR);
+    assert_string_equal(rs.v[0].error, "the collective failed");
+    assert_int_equal(rs.v[0].rounds, 0);
+    gq_records_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -425,6 +446,7 @@ int main(void)
         cmocka_unit_test_setup(test_overlap_rule, setup),
         cmocka_unit_test_setup(test_group_fails_midway, setup),
         cmocka_unit_test_setup(test_no_collectives, setup),
+        cmocka_unit_test_setup(test_zero_length_window_fails, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

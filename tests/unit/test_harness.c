@@ -989,6 +989,49 @@ static void test_auto_duration_for_unequal_flows(void **state)
     free(m);
 }
 
+/* One reported flow and an interferer whose counted windows end apart (the
+ * interferer stops at half the reported flow's window); by duration both run
+ * to the deadline. g_ct is the reported flow's copy time. */
+static double g_ct;
+static void one_reported(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    double d = o->duration_s > 0 ? o->duration_s : o->reps * g_ct;
+    win(&res[0], 0.0, d, 25.6 * d);
+    win(&res[1], 0.0, o->duration_s > 0 ? d : 0.5 * d, 12.8 * d);
+    res[0].copies_done = o->duration_s > 0 ? (int)floor(d / g_ct + 1e-9) : o->reps;
+    res[1].copies_done = res[0].copies_done;
+}
+
+/* One reported flow whose counted round misses the overlap rule runs by
+ * duration, GQ_HARNESS_MIN_COPIES copies long: 10 x 0.2 s = 2 s; with 1 s
+ * copies, 10 s is capped at GQ_HARNESS_MAX_ROUND_S. */
+static void test_one_reported_flow_duration(void **state)
+{
+    const double ct[2] = {0.2, 1.0}, want[2] = {2.0, GQ_HARNESS_MAX_ROUND_S};
+    for (int k = 0; k < 2; k++) {
+        memset(&fake, 0, sizeof fake);
+        fake.fail_call = -1;
+        gq_measurement *m = new_m("host_to_device_bidirectional_memcpy_ce");
+        add(m, H(0), G(0), 0, true);
+        add(m, G(0), H(0), 0, false);
+        fake.script = one_reported;
+        g_ct = ct[k];
+        gq_harness_opts o;
+        gq_harness_opts_default(&o);
+        o.verify = false;
+        o.rounds = 2;
+        gq_recordset rs = {0};
+        assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+        assert_int_equal(fake.opts[0].reps, 1);
+        assert_true(fake.opts[1].reps >= 1 && fake.opts[1].duration_s == 0);
+        assert_int_equal(fake.opts[2].reps, 0);
+        if (fabs(fake.opts[2].duration_s - want[k]) > 1e-9)
+            fail_msg("copy time %g s: rounds of %g s, want %g s", ct[k], fake.opts[2].duration_s, want[k]);
+        gq_records_free(&rs);
+        free(m);
+    }
+}
+
 /* Equal copy times in calibration (the counted round is kept), then the D2H
  * flow runs 4 % slower from the third call on, as real host paths drift from
  * round to round: counted, its window ends 4 % after the other's; by
@@ -1859,6 +1902,7 @@ int main(void)
         cmocka_unit_test_setup(test_auto_reps_after_failed_warmup, setup),
         cmocka_unit_test_setup(test_fast_paths_half_rounds, setup),
         cmocka_unit_test_setup(test_auto_duration_for_unequal_flows, setup),
+        cmocka_unit_test_setup(test_one_reported_flow_duration, setup),
         cmocka_unit_test_setup(test_auto_count_for_equal_flows, setup),
         cmocka_unit_test_setup(test_counted_rounds_drift_switch_to_duration, setup),
         cmocka_unit_test_setup(test_user_count_keeps_counting, setup),

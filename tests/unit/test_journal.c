@@ -661,6 +661,39 @@ static void test_reader_long_and_foreign_lines(void **state)
     read_refused("line 3 is not a gpuqual journal line", "");
 }
 
+/* A journal of 5000 records (the table of seen records grows twice past
+ * 1024 slots, each time to a power of two: it is indexed with a mask) is read
+ * whole, and a repeated line at its end is still found. A table grown to a
+ * size that is not a power of two loops in its probe; ctest's TIMEOUT for
+ * this program (CMakeLists.txt) makes that a failure. */
+static void test_reader_very_long(void **state)
+{
+    (void)state;
+    gq_journal j;
+    unlink(path);
+    assert_int_equal(gq_journal_open(&j, path, NULL, NULL), GQ_OK);
+    for (int i = 0; i < 5000; i++) {
+        gq_record r = rec(i % 4);
+        r.bytes = (uint64_t)(i + 1) << 20;
+        r.group = i;
+        assert_int_equal(gq_journal_append(&j, &r, NULL), GQ_OK);
+    }
+    gq_journal_close(&j);
+    gq_recordset rs = {0};
+    bool trunc = true;
+    gq_err err = {0};
+    if (gq_journal_read(path, &rs, &trunc, &err))
+        fail_msg("%s", err.msg);
+    assert_false(trunc);
+    assert_int_equal(rs.n, 5000);
+    assert_true(rs.v[4999].bytes == 5000ull << 20);
+    gq_records_free(&rs);
+    char dup[8192];
+    snprintf(dup, sizeof dup, "%s\n", line_of(4000)); /* record 3998 */
+    append_raw(dup);
+    read_refused("line 5002: the same measurement as line 4000", "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -679,6 +712,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_default_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_long_and_foreign_lines, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reader_very_long, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 #include "render/numfmt.h"
 #include "render/prometheus.h"
 #include "render/render.h"
+#include "render/topo_render.h"
 
 static gq_topo topo;
 static char dir[64];
@@ -790,6 +791,43 @@ static void test_place_text_offload_gain(void **state)
     free(r);
 }
 
+/* The CSV's compute_capability column: "0.0" for a compute capability 0.0
+ * (a snapshot may say so), empty when unknown. */
+static void test_topo_csv_compute_capability(void **state)
+{
+    (void)state;
+    gq_topo *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    gq_topo_init(t);
+    t->ngpu = 3;
+    int cc[3][2] = {{0, 0}, {-1, -1}, {9, 0}};
+    for (int i = 0; i < 3; i++) {
+        t->gpu[i].index = i;
+        t->gpu[i].cc_major = cc[i][0];
+        t->gpu[i].cc_minor = cc[i][1];
+    }
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    assert_non_null(f);
+    gq_render_topo_csv(f, t);
+    fclose(f);
+    /* the 11th column of each GPU's line */
+    const char *want[3] = {"\"0.0\"", "\"\"", "\"9.0\""}; /* quoted as text */
+    char *line = strchr(buf, '\n') + 1;
+    for (int i = 0; i < 3; i++) {
+        const char *c = line;
+        for (int k = 0; k < 10; k++)
+            c = strchr(c, ',') + 1;
+        size_t len = strcspn(c, ",");
+        if (len != strlen(want[i]) || strncmp(c, want[i], len))
+            fail_msg("GPU %d: compute_capability '%.*s', want '%s'", i, (int)len, c, want[i]);
+        line = strchr(line, '\n') + 1;
+    }
+    free(buf);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -807,6 +845,7 @@ int main(void)
         cmocka_unit_test(test_markdown_sweep_rows),
         cmocka_unit_test(test_place_text_zero_figures),
         cmocka_unit_test(test_place_text_offload_gain),
+        cmocka_unit_test(test_topo_csv_compute_capability),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -698,6 +698,26 @@ static void heading_for_slowdown(void **state)
     done(r, s);
 }
 
+/* The same curve whose last tick has no telemetry sample (its read failed)
+ * and one before it a NaN temperature: the finding is made from the samples
+ * there are, the last one read (76 °C) as now. */
+static void heading_for_slowdown_missing_samples(void **state)
+{
+    (void)state;
+    gq_stress_result *r = new_result();
+    heat_curve(r, 0, 63, 100, 60, 88);
+    r->gpu[0].pts[62].has_sample = false;
+    r->gpu[0].pts[62].s.temp_c = NAN;
+    r->gpu[0].pts[61].s.temp_c = NAN;
+    r->gpu[0].pts[0].has_sample = false;
+    r->gpu[0].pts[0].s.temp_c = NAN;
+    gq_stress_summary *s = judge(r, NULL);
+    const gq_stress_finding *f = find_rule(s, "heading-slowdown");
+    assert_non_null(f);
+    assert_non_null(strstr(f->text, "GPU 0: 76 °C and still heating"));
+    done(r, s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -724,6 +744,7 @@ int main(void)
         cmocka_unit_test(peer_two_gpus_wider_margin),
         cmocka_unit_test(peer_clock_power_tflops),
         cmocka_unit_test(heading_for_slowdown),
+        cmocka_unit_test(heading_for_slowdown_missing_samples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

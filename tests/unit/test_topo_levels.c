@@ -165,6 +165,30 @@ static void test_pcie_capacity(void **state)
     assert_true(T.gpu[1].nvlink_gbps_per_link == 0.0);
     assert_true(gq_nvlink_gbps_per_link(10, 0) == 50.0);
     assert_true(gq_nvlink_gbps_per_link(8, 0) == 25.0);
+    assert_true(gq_nvlink_gbps_per_link(6, 0) == 20.0); /* P100 SXM2, NVLink 1 */
+    assert_true(gq_nvlink_gbps_per_link(6, 1) == 0.0);  /* P40: no NVLink */
+    assert_true(gq_nvlink_gbps_per_link(7, 5) == 0.0);  /* T4 */
+    /* A GPU whose link NVML does not report (gen and width 0) takes the rate
+     * of its PCI node's upstream link (hwloc); a P100 with NVLinks and no
+     * per-link rate gets NVLink 1's. */
+    gq_topo_init(&T);
+    T.ngpu = 2;
+    T.gpu[0].cc_major = 6;
+    T.gpu[0].cc_minor = 0;
+    T.gpu[0].nvlinks_total = 4;
+    T.gpu[1].pcie_gen_cur = 3;
+    T.gpu[1].pcie_width_cur = 16;
+    T.npci = 2;
+    for (int n = 0; n < 2; n++) {
+        T.pci[n].kind = GQ_PCI_GPU;
+        T.pci[n].gpu = 1 - n;
+        T.pci[n].parent = -1;
+        T.pci[n].link_gbps = 7.0 + n;
+    }
+    gq_topo_finish(&T);
+    assert_true(T.gpu[0].pcie_gbps == 8.0);
+    assert_true(fabs(T.gpu[1].pcie_gbps - 15.75) < 0.05);
+    assert_true(T.gpu[0].nvlink_gbps_per_link == 20.0);
 }
 
 static void test_bus_ids(void **state)
