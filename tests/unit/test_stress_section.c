@@ -54,6 +54,12 @@ static void add_gpu(gq_stress_result *r, int k, int dev, int n)
             p.s.util_pct = i ? 100 : 0;
             p.s.clock_reasons = i == 4 ? GQ_STRESS_U64_UNKNOWN
                                        : GQ_CLK_SW_POWER_CAP | (i == 5 ? GQ_CLK_HW_THERMAL | 0x10000ull : 0);
+            /* every slowdown reason somewhere: GPU 2 a hardware power brake alone, GPU 0 the
+             * hardware slowdown and the software thermal limit */
+            if (i == 6)
+                p.s.clock_reasons = k == 2   ? GQ_CLK_HW_POWER_BRAKE
+                                    : k == 0 ? GQ_CLK_HW_SLOWDOWN | GQ_CLK_SW_THERMAL
+                                             : p.s.clock_reasons;
             p.s.pcie_gen = i == 1 ? -1 : 5;
             p.s.pcie_width = 16;
             p.s.pcie_replay = i == 3 ? GQ_STRESS_U64_UNKNOWN : 7 + (uint64_t)i;
@@ -106,6 +112,59 @@ static char *csv_of(const gq_stress_result *r)
     return buf;
 }
 
+/* Two doubles equal, or both unknown (NAN). */
+static void same_num(double a, double b, const char *what)
+{
+    if (!(isnan(a) && isnan(b)) && a != b) {
+        print_error("%s: %.17g read back, %.17g written\n", what, a, b);
+        fail();
+    }
+}
+
+/* One GPU's summary read back field by field as it was written. */
+static void same_gpu_summary(const gq_stress_gpu_summary *b, const gq_stress_gpu_summary *a)
+{
+    assert_int_equal(b->gpu, a->gpu);
+    assert_string_equal(b->name, a->name);
+    assert_int_equal(b->nsamples, a->nsamples);
+    assert_int_equal(b->nloaded, a->nloaded);
+    same_num(b->temp_avg_c, a->temp_avg_c, "temp_avg_c");
+    same_num(b->temp_max_c, a->temp_max_c, "temp_max_c");
+    same_num(b->mem_temp_max_c, a->mem_temp_max_c, "mem_temp_max_c");
+    same_num(b->power_avg_w, a->power_avg_w, "power_avg_w");
+    same_num(b->power_max_w, a->power_max_w, "power_max_w");
+    same_num(b->power_limit_w, a->power_limit_w, "power_limit_w");
+    same_num(b->sm_clock_avg_mhz, a->sm_clock_avg_mhz, "sm_clock_avg_mhz");
+    same_num(b->mem_clock_avg_mhz, a->mem_clock_avg_mhz, "mem_clock_avg_mhz");
+    same_num(b->util_avg_pct, a->util_avg_pct, "util_avg_pct");
+    same_num(b->power_capped_pct, a->power_capped_pct, "power_capped_pct");
+    same_num(b->thermal_pct, a->thermal_pct, "thermal_pct");
+    assert_int_equal(b->thermal_slowdown, a->thermal_slowdown);
+    assert_int_equal(b->hw_slowdown, a->hw_slowdown);
+    assert_int_equal(b->power_brake, a->power_brake);
+    /* the section names the reasons NVML documents (GQ_CLK_*, 0x1 to 0x100); a bit without a name
+     * (0x10000 above) is not kept */
+    assert_int_equal(b->reasons_seen, a->reasons_seen & 0x1ffull);
+    assert_int_equal(b->pcie_gen_min, a->pcie_gen_min);
+    assert_int_equal(b->pcie_width_min, a->pcie_width_min);
+    assert_int_equal(b->pcie_gen_max, a->pcie_gen_max);
+    assert_int_equal(b->pcie_width_max, a->pcie_width_max);
+    assert_int_equal(b->link_down, a->link_down);
+    assert_int_equal(b->ecc_corrected, a->ecc_corrected);
+    assert_int_equal(b->ecc_uncorrected, a->ecc_uncorrected);
+    assert_int_equal(b->pcie_replay, a->pcie_replay);
+    assert_int_equal(b->remapped_rows, a->remapped_rows);
+    assert_int_equal(b->remapped_delta, a->remapped_delta);
+    assert_int_equal(b->gemms, a->gemms);
+    assert_int_equal(b->faulty, a->faulty);
+    same_num(b->tflops_avg, a->tflops_avg, "tflops_avg");
+    same_num(b->xfer_gbps[0], a->xfer_gbps[0], "xfer_gbps[0]");
+    same_num(b->xfer_gbps[1], a->xfer_gbps[1], "xfer_gbps[1]");
+    assert_int_equal(b->lost, a->lost);
+    assert_int_equal(b->errored, a->errored);
+    assert_int_equal(b->verdict, a->verdict);
+}
+
 /* Written, saved as text (as the journal keeps it), read back and written
  * again: the same section byte for byte, and the same CSV. */
 static void section_reads_back_as_written(void **state)
@@ -142,6 +201,11 @@ static void section_reads_back_as_written(void **state)
     assert_non_null(strstr(c1, "\n5,")); /* the device index, not the slot */
     assert_int_equal(sback->verdict, s->verdict);
     assert_int_equal(sback->nfindings, s->nfindings);
+    /* each GPU's summary field by field, the slowdown flags included (a key misspelled in the
+     * reader would leave one false, and the resumed card would not count that GPU as slowed) */
+    assert_true(s->gpu[2].power_brake);
+    for (int k = 0; k < 3; k++)
+        same_gpu_summary(&sback->gpu[k], &s->gpu[k]);
     assert_int_equal(back->gpu[1].npoints, 8);
     free(c1);
     free(c2);
