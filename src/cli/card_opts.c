@@ -221,13 +221,13 @@ int gq_card_cli_write(const char *dir, const json_t *doc, const gq_card_cli_run 
     char path[1200];
     int rc;
     snprintf(path, sizeof path, "%s/card.json", dir);
-    if ((rc = gq_json_write_file(doc, path, err)) ||
+    if ((rc = gq_doc_write_file(doc, path, err)) ||
         (rc = write_text(dir, "card.md", doc, gq_card_render_markdown, err)) ||
         (rc = write_text(dir, "card.html", doc, gq_card_render_html, err)))
         return rc;
     json_t *nvb = gq_render_nvbandwidth_json(run->topo, &run->res->rs, gq_version);
     snprintf(path, sizeof path, "%s/nvbandwidth.json", dir);
-    rc = nvb ? gq_json_write_file(nvb, path, err) : GQ_OK;
+    rc = nvb ? gq_doc_write_file(nvb, path, err) : GQ_OK;
     json_decref(nvb);
     if (rc || !run->res->have_stress)
         return rc;

@@ -336,7 +336,7 @@ static int card_run(gq_ctx *ctx)
     }
     /* The copy named by --json comes last: a failure to write it (a full
      * disk) leaves the directory's card whole, and says so. */
-    if (o->json_copy && (rc = gq_json_write_file(ctx->doc, o->json_copy, &ctx->err))) {
+    if (o->json_copy && (rc = gq_doc_write_file(ctx->doc, o->json_copy, &ctx->err))) {
         gq_cli_error("--json: %s; the card itself is complete in %s/", ctx->err.msg, o->dir);
         ctx->exit_code = GQ_EXIT_USAGE;
         return GQ_OK;

@@ -438,9 +438,9 @@ static int conclude(fleet_cli *o, double threshold, const char *dir, char *buf, 
     }
     char path[1200];
     snprintf(path, sizeof path, "%s/fleet.json", dir);
-    if ((rc = gq_json_write_file(doc, path, &err)))
+    if ((rc = gq_doc_write_file(doc, path, &err)))
         goto fail;
-    if (o->json_copy && (rc = gq_json_write_file(doc, o->json_copy, &err)))
+    if (o->json_copy && (rc = gq_doc_write_file(doc, o->json_copy, &err)))
         goto fail;
     snprintf(path, sizeof path, "%s/fleet.md", dir);
     gq_outfile of;

@@ -586,13 +586,13 @@ static int write_results(gq_ctx *ctx, run_state *st)
             printf("\nINCOMPLETE: interrupted (Ctrl-C); what was measured before it is shown, the rest was "
                    "not run\n");
     } else if (!strcmp(fmt, "json")) {
-        if (gq_json_write_file(ctx->doc, "-", &err))
+        if (gq_doc_write_file(ctx->doc, "-", &err))
             gq_cli_error("%s", err.msg);
     } else if (!strcmp(fmt, "csv")) {
         gq_render_csv(stdout, &st->rs);
     } else if (!strcmp(fmt, "nvbandwidth-json")) {
         json_t *nv = gq_render_nvbandwidth_json(ctx->topo, &st->rs, gq_version);
-        if (!nv || gq_json_write_file(nv, "-", &err))
+        if (!nv || gq_doc_write_file(nv, "-", &err))
             gq_cli_error("cannot write nvbandwidth JSON");
         json_decref(nv);
     } else if (!strcmp(fmt, "prometheus")) {

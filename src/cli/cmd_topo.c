@@ -100,7 +100,7 @@ static int topo_run(gq_ctx *ctx)
             rc = gq_err_set(&ctx->err, GQ_E_NOMEM, "out of memory");
             goto out;
         }
-        if ((rc = gq_json_write_file(snap, o->save_snapshot, &ctx->err)))
+        if ((rc = gq_doc_write_file(snap, o->save_snapshot, &ctx->err)))
             goto out;
     }
     bool json = !strcmp(ctx->format, "json");

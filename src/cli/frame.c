@@ -168,7 +168,7 @@ static int frame_open(gq_ctx *ctx, gq_outfile *of, bool *help_only, int argc, ch
 static int frame_outputs(gq_ctx *ctx, gq_outfile *of)
 {
     int rc = GQ_OK;
-    if (ctx->doc && ctx->json_path && (rc = gq_json_write_file(ctx->doc, ctx->json_path, &ctx->err)))
+    if (ctx->doc && ctx->json_path && (rc = gq_doc_write_file(ctx->doc, ctx->json_path, &ctx->err)))
         return rc;
     if (ctx->doc && ctx->doc_stdout) {
         json_dumpf(ctx->doc, stdout, JSON_INDENT(2));

@@ -323,7 +323,7 @@ out:
     return rc;
 }
 
-int gq_json_write_file(const json_t *j, const char *path, gq_err *err)
+int gq_doc_write_file(const json_t *j, const char *path, gq_err *err)
 {
     if (!strcmp(path, "-")) {
         errno = 0;

@@ -52,6 +52,6 @@ int gq_doc_check_sections(const char *path, const json_t *root, int ngpu, gq_err
 int gq_doc_records_from_json(const char *path, const json_t *recs, int ngpu, gq_recordset *out, gq_err *err);
 
 /* Write a JSON value to a file atomically (tmp + rename) or "-" for stdout. */
-int gq_json_write_file(const json_t *j, const char *path, gq_err *err);
+int gq_doc_write_file(const json_t *j, const char *path, gq_err *err);
 
 #endif

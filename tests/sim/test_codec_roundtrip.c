@@ -43,7 +43,7 @@ static void test_topology_round_trip(void **state)
         int fd = mkstemp(path);
         assert_true(fd >= 0);
         close(fd);
-        assert_int_equal(gq_json_write_file(doc, path, &e), GQ_OK);
+        assert_int_equal(gq_doc_write_file(doc, path, &e), GQ_OK);
         json_t *root = NULL;
         gq_recordset rs = {0};
         assert_int_equal(gq_doc_load(path, &root, &rs, &e), GQ_OK);

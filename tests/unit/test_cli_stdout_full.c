@@ -76,7 +76,7 @@ static void test_full_stdout(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         expect_one_line(cases[i]);
     /* run's JSON document on stdout: the line says it was the JSON that
-     * could not be written (gq_json_write_file's error), not just "output" */
+     * could not be written (gq_doc_write_file's error), not just "output" */
     char err[4096];
     assert_int_equal(run_full(cases[0], err, sizeof err), 2);
     if (strcmp(err, "gpuqual: writing the JSON to stdout failed: No space left on device\n"))

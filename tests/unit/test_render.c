@@ -332,7 +332,7 @@ static void test_doc_load(void **state)
     char path[128];
     snprintf(path, sizeof path, "%s/run.json", dir);
     gq_err err = {0};
-    assert_int_equal(gq_json_write_file(doc, path, &err), GQ_OK);
+    assert_int_equal(gq_doc_write_file(doc, path, &err), GQ_OK);
     char tmp[160];
     snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
     assert_int_not_equal(access(tmp, F_OK), 0); /* nothing half-written left */
@@ -346,7 +346,7 @@ static void test_doc_load(void **state)
 
     /* a newer schema is refused, naming both versions */
     json_object_set_new(doc, "schema_version", json_integer(GQ_SCHEMA_VERSION + 1));
-    assert_int_equal(gq_json_write_file(doc, path, &err), GQ_OK);
+    assert_int_equal(gq_doc_write_file(doc, path, &err), GQ_OK);
     assert_int_equal(gq_doc_load(path, &root, NULL, &err), GQ_E_USAGE);
     assert_non_null(strstr(err.msg, "schema_version 3"));
     assert_non_null(strstr(err.msg, "(2)"));
@@ -364,7 +364,7 @@ static void test_doc_load(void **state)
     assert_int_equal(gq_doc_load(path, &root, NULL, &err), GQ_E_USAGE);
     assert_non_null(strstr(err.msg, "not JSON"));
     assert_int_equal(gq_doc_load("/nonexistent/run.json", &root, NULL, &err), GQ_E_IO);
-    assert_int_equal(gq_json_write_file(doc, "/nonexistent/dir/x.json", &err), GQ_E_IO);
+    assert_int_equal(gq_doc_write_file(doc, "/nonexistent/dir/x.json", &err), GQ_E_IO);
     json_decref(doc);
     gq_records_free(&rs);
     gq_records_free(&back);
