@@ -112,15 +112,28 @@ int gq_record_contaminate(gq_record *r, const char *kind, int gpu, int pid, cons
             if (*c == ' ' || *c == ':' || *c == ';')
                 *c = '_';
     }
+    char det[240] = "";
+    snprintf(det, sizeof det, "%s", detail ? detail : "");
+    for (char *c = det; *c; c++)
+        if (*c == ';')
+            *c = ',';
     char pidbuf[24] = "";
     if (pid >= 0)
         snprintf(pidbuf, sizeof pidbuf, " pid %d", pid);
     size_t used = strlen(r->contaminated);
     snprintf(r->contaminated + used, sizeof r->contaminated - used, "%s%s gpu %d%s%s%s: %s", used ? "; " : "",
-             kind, gpu, pidbuf, nm[0] ? " " : "", nm, detail ? detail : "");
+             kind, gpu, pidbuf, nm[0] ? " " : "", nm, det);
     r->valid = false;
     r->flags |= GQ_FLAG_CONTAMINATED;
     return GQ_OK;
+}
+
+void gq_record_contaminate_raw(gq_record *r, const char *text)
+{
+    size_t used = strlen(r->contaminated);
+    snprintf(r->contaminated + used, sizeof r->contaminated - used, "%s%s", used ? "; " : "", text);
+    r->valid = false;
+    r->flags |= GQ_FLAG_CONTAMINATED;
 }
 
 bool gq_contam_add(gq_contam *c, const gq_contam_item *it)

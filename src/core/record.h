@@ -119,9 +119,13 @@ const char *gq_flags_str(unsigned flags, char *buf, size_t n);
 /* Append one observation to r->contaminated (see there), and mark r
  * invalid with GQ_FLAG_CONTAMINATED. kind is one of the five names; pid < 0
  * and name NULL or "" when not known; spaces, ':' and ';' in name become
- * '_'. GQ_E_USAGE on an unknown kind; an entry that does not fit is cut. */
+ * '_', and in detail ';' becomes ',' (entries are joined by "; "). GQ_E_USAGE
+ * on an unknown kind; an entry that does not fit is cut. */
 int gq_record_contaminate(gq_record *r, const char *kind, int gpu, int pid, const char *name,
                           const char *detail);
+/* Append text as it is, an entry that names no GPU (a saved entry that was
+ * cut at the summary's size), and mark r as gq_record_contaminate does. */
+void gq_record_contaminate_raw(gq_record *r, const char *text);
 /* The five kinds, and whether s is one of them (exact case). */
 bool gq_contamination_kind_ok(const char *s);
 

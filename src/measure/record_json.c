@@ -204,8 +204,14 @@ static int read_contaminated(const json_t *j, gq_record *r, gq_err *err)
         if (!json_is_string(k) || !gq_contamination_kind_ok(json_string_value(k)))
             return bad(err, path, k, "one of \"process\", \"utilization\", \"memory\", \"lock\", \"sim\"");
         snprintf(path, sizeof path, "contaminated[%zu].gpu", i);
+        if (json_is_null(g) && json_is_string(d)) {
+            /* an entry the writer could not read as "KIND gpu G" (cut at the summary's size):
+             * kept as its text, so it is written back the same */
+            gq_record_contaminate_raw(r, json_string_value(d));
+            continue;
+        }
         if (!json_is_integer(g) || json_integer_value(g) < 0 || json_integer_value(g) >= GQ_MAX_GPUS)
-            return bad(err, path, g, "a GPU index 0..63");
+            return bad(err, path, g, "a GPU index 0..63, or null for an entry cut short");
         snprintf(path, sizeof path, "contaminated[%zu].pid", i);
         if (p && !json_is_null(p) && !json_is_integer(p))
             return bad(err, path, p, "a process id or null");
