@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 #include "analysis/bottlenecks.h"
@@ -791,6 +792,41 @@ static void p2p_beyond_inner_open(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* An interval whose low end is below 1 GB/s (tiny buffers, a slow staged
+ * path) is written as [lo, hi]; only an unknown or non-positive end is null
+ * (issue 30: bottlenecks_json.c's interval_json). */
+static void slow_interval_written(void **state)
+{
+    (void)state;
+    gq_bottlenecks *b = calloc(1, sizeof *b);
+    assert_non_null(b);
+    b->asym_obs[0] = b->asym_obs[1] = -1;
+    for (int s = 0; s < 2; s++)
+        for (int g = 0; g < GQ_MAX_GPUS; g++)
+            b->alone[s][g] = NAN;
+    b->obs = calloc(1, sizeof *b->obs);
+    assert_non_null(b->obs);
+    b->nobs = b->capobs = 1;
+    snprintf(b->obs[0].test, sizeof b->obs[0].test, "all_to_host_memcpy_ce");
+    b->obs[0].direction = GQ_DIR_D2H;
+    b->obs[0].aggregate_gbps = 0.55;
+    b->obs[0].aggregate_lo_gbps = 0.5;
+    b->obs[0].aggregate_hi_gbps = 0.6;
+    b->obs[0].limit_lo_gbps = 0.0;
+    b->obs[0].limit_hi_gbps = 0.7;
+    json_t *j = gq_bottlenecks_to_json(b, NULL);
+    assert_non_null(j);
+    const json_t *o = json_array_get(json_object_get(json_object_get(j, "contention"), "observations"), 0);
+    const json_t *iv = json_object_get(o, "aggregate_interval_gbps");
+    assert_true(json_is_array(iv));
+    assert_true(json_real_value(json_array_get(iv, 0)) == 0.5);
+    assert_true(json_real_value(json_array_get(iv, 1)) == 0.6);
+    assert_true(json_is_null(json_object_get(o, "limit_interval_gbps")));
+    json_decref(j);
+    gq_bottlenecks_free(b);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -823,6 +859,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(clear_drop_decided, setup, teardown),
         cmocka_unit_test_setup_teardown(fold_open_named, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_no_more_than_inner, setup, teardown),
+        cmocka_unit_test(slow_interval_written),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
