@@ -238,6 +238,33 @@ static void test_unseen_tp_pair(void **state)
  * naming what is wrong (backend.h: 1..GQ_COLL_MAX_GROUPS groups, iters >= 1,
  * warmup >= 0, bytes > 0, each group 1..ngpu ranks of distinct GPUs); the
  * same request within it runs. */
+/* all_reduce below one element per rank: the ring moves 4 bytes a step
+ * (NCCL's smallest chunk), as with exactly 4 bytes a rank, so 4 bytes over
+ * 8 ranks take as long as 32 bytes (issue 30: sim_coll.c's ring_shape). */
+static void test_tiny_all_reduce_chunk(void **state)
+{
+    (void)state;
+    double t[2];
+    const uint64_t sizes[2] = {4, 32};
+    for (int i = 0; i < 2; i++) {
+        gq_backend *be = st_open("rtx4090x8", 1, 0);
+        gq_coll_req q = {.op = GQ_COLL_ALL_REDUCE, .bytes = sizes[i], .ngroups = 1, .warmup = 1, .iters = 4};
+        q.groups[0].ngpus = 8;
+        for (int g = 0; g < 8; g++)
+            q.groups[0].gpus[g] = g;
+        gq_coll_result res[GQ_COLL_MAX_GROUPS];
+        gq_err e = {0};
+        memset(res, 0, sizeof res);
+        assert_int_equal(be->ops->coll_run(be, &q, res, &e), GQ_OK);
+        assert_int_equal(res[0].status, GQ_OK);
+        t[i] = res[0].t_end - res[0].t_start;
+        st_close(be);
+    }
+    assert_true(t[0] > 0);
+    if (t[0] != t[1])
+        fail_msg("4 bytes: %.9g s, 32 bytes: %.9g s; want the same 4-byte chunk", t[0], t[1]);
+}
+
 static void test_request_refusals(void **state)
 {
     (void)state;
@@ -304,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_published_figures),
         cmocka_unit_test(test_known_difference_a100_nvlink),
         cmocka_unit_test(test_unseen_tp_pair),
+        cmocka_unit_test(test_tiny_all_reduce_chunk),
         cmocka_unit_test(test_request_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -174,12 +174,59 @@ static void discovery_retries_by_duration(void **state)
     unlink(topo_path);
 }
 
+/* With short copies (16 MiB: each well under 2 ms) the retry by duration
+ * runs rounds of the 0.25 s floor, not longer (issue 30: discovery.c's
+ * retry_duration): the retried flows' windows are about 0.25 s. */
+static void discovery_retry_floor(void **state)
+{
+    (void)state;
+    char topo_path[64];
+    every_call_topo(topo_path);
+    gq_backend_register_builtin();
+    gq_backend be = {0};
+    gq_backend_opts bo;
+    gq_sim_opts(&bo, topo_path, 1, -1, NULL);
+    gq_err err = {0};
+    gq_topo *topo = calloc(1, sizeof *topo);
+    assert_non_null(topo);
+    assert_int_equal(gq_backend_open(&be, "sim", &bo, &err), GQ_OK);
+    gq_topo_init(topo);
+    assert_int_equal(be.ops->discover(&be, topo, &err), GQ_OK);
+    int gpus[GQ_MAX_GPUS];
+    for (int i = 0; i < topo->ngpu; i++)
+        gpus[i] = i;
+    gq_discovery_opts o;
+    gq_discovery_opts_default(&o);
+    o.harness.rounds = 3;
+    o.bytes = 16 * GQ_MiB;
+    gq_discovery d;
+    if (gq_discovery_run(&be, topo, gpus, topo->ngpu, &o, &d, &err))
+        fail_msg("discovery: %s", err.msg);
+    assert_true(d.retries > 0);
+    int long_windows = 0;
+    for (int i = 0; i < d.rs->n; i++) {
+        const gq_record *r = &d.rs->v[i];
+        if (r->aggregate || r->sum || r->window_s < 0.1)
+            continue;
+        long_windows++;
+        if (r->window_s > 0.3)
+            fail_msg("record %d (%s): a retry round of %.3f s, want the 0.25 s floor", i, r->test,
+                     r->window_s);
+    }
+    assert_true(long_windows > 0);
+    gq_discovery_free(&d);
+    gq_backend_close(&be);
+    free(topo);
+    unlink(topo_path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(late_worker_some_rounds),
         cmocka_unit_test(late_worker_every_round),
         cmocka_unit_test(discovery_retries_by_duration),
+        cmocka_unit_test(discovery_retry_floor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

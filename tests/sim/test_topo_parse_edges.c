@@ -282,6 +282,31 @@ static void pcie_narrow_widths(void **state)
     }
 }
 
+/* A width that is not one of x1, x2, x4, x8, x12, x16, x32 is refused with
+ * the list of the right ones (issue 30: topo_lex.c's width check). */
+static void pcie_bad_widths(void **state)
+{
+    (void)state;
+    static const char *w[] = {"x3", "x64", "+8"};
+    for (int i = 0; i < 3; i++) {
+        char text[512];
+        int n = snprintf(text, sizeof text,
+                         "machine bad\n"
+                         "memory mem0 numa 0 size 16 GiB\n"
+                         "socket cpu0\n"
+                         "fabric mem0 cpu0 cap 50 GB/s\n"
+                         "gpu gpu0 model \"Test GPU\" mem 8 GiB\n"
+                         "pcie gpu0 cpu0 rate 16 GT/s width %s\n",
+                         w[i]);
+        gq_sim_machine *m = NULL;
+        gq_err e = {0};
+        if (gq_sim_parse(text, (size_t)n, NULL, &m, &e) == GQ_OK)
+            fail_msg("width %s accepted", w[i]);
+        assert_non_null(strstr(e.msg, "is not a PCIe width; use x1, x2, x4, x8, x12, x16 or x32"));
+        gq_sim_machine_free(m);
+    }
+}
+
 /* A built-in machine is named by its built-in file; a quoted number is not a
  * number; 'index' given to one GPU and not another is refused. */
 static void names_quotes_indices(void **state)
@@ -349,17 +374,12 @@ static void capacity_limit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(defaults),
-        cmocka_unit_test(exponents),
-        cmocka_unit_test(empty_and_binary),
-        cmocka_unit_test(load_refusals),
-        cmocka_unit_test(percent_ranges),
-        cmocka_unit_test(more_defaults),
-        cmocka_unit_test(gpu_index_limits),
-        cmocka_unit_test(pcie_narrow_widths),
-        cmocka_unit_test(names_quotes_indices),
-        cmocka_unit_test(capacity_limit),
-        cmocka_unit_test(file_at_size_limit),
+        cmocka_unit_test(defaults),         cmocka_unit_test(exponents),
+        cmocka_unit_test(empty_and_binary), cmocka_unit_test(load_refusals),
+        cmocka_unit_test(percent_ranges),   cmocka_unit_test(more_defaults),
+        cmocka_unit_test(gpu_index_limits), cmocka_unit_test(pcie_narrow_widths),
+        cmocka_unit_test(pcie_bad_widths),  cmocka_unit_test(names_quotes_indices),
+        cmocka_unit_test(capacity_limit),   cmocka_unit_test(file_at_size_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

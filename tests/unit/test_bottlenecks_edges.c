@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 #include "analysis/bottlenecks.h"
@@ -791,6 +792,69 @@ static void p2p_beyond_inner_open(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* P2P: a run whose pairs contain the first budget found and that gets no
+ * more than that budget is more evidence for it, never a budget of its own
+ * (issue 30: bottlenecks_p2p.c, the fold when the budget is kn[0]). Pairs
+ * 0->1 and 2->3 alone 20 each, together 10 + 10: a budget over GPUs 0-3 at
+ * 20; with 4->5 (alone 20) added, 20 in total: the same budget. */
+static void p2p_fold_into_first_budget(void **state)
+{
+    (void)state;
+    const int s[] = {0, 2, 4}, d[] = {1, 3, 5};
+    const double alone = 20.0;
+    for (int i = 0; i < 3; i++)
+        p2p_group(&s[i], &d[i], &alone, 1);
+    const double two[] = {10.0, 10.0}, three[] = {6.7, 6.7, 6.6};
+    p2p_group(s, d, two, 2);
+    p2p_group(s, d, three, 3);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    int n = 0;
+    for (int i = 0; i < b.n; i++)
+        n += b.v[i].p2p;
+    assert_int_equal(n, 1);
+    const int four[] = {0, 1, 2, 3};
+    int i = gq_bottlenecks_find(&b, GQ_DIR_P2P, four, 4);
+    assert_true(i >= 0);
+    assert_int_equal(b.v[i].nevidence, 2);
+    gq_bottlenecks_free(&b);
+}
+
+/* An interval whose low end is below 1 GB/s (tiny buffers, a slow staged
+ * path) is written as [lo, hi]; only an unknown or non-positive end is null
+ * (issue 30: bottlenecks_json.c's interval_json). */
+static void slow_interval_written(void **state)
+{
+    (void)state;
+    gq_bottlenecks *b = calloc(1, sizeof *b);
+    assert_non_null(b);
+    b->asym_obs[0] = b->asym_obs[1] = -1;
+    for (int s = 0; s < 2; s++)
+        for (int g = 0; g < GQ_MAX_GPUS; g++)
+            b->alone[s][g] = NAN;
+    b->obs = calloc(1, sizeof *b->obs);
+    assert_non_null(b->obs);
+    b->nobs = b->capobs = 1;
+    snprintf(b->obs[0].test, sizeof b->obs[0].test, "all_to_host_memcpy_ce");
+    b->obs[0].direction = GQ_DIR_D2H;
+    b->obs[0].aggregate_gbps = 0.55;
+    b->obs[0].aggregate_lo_gbps = 0.5;
+    b->obs[0].aggregate_hi_gbps = 0.6;
+    b->obs[0].limit_lo_gbps = 0.0;
+    b->obs[0].limit_hi_gbps = 0.7;
+    json_t *j = gq_bottlenecks_to_json(b, NULL);
+    assert_non_null(j);
+    const json_t *o = json_array_get(json_object_get(json_object_get(j, "contention"), "observations"), 0);
+    const json_t *iv = json_object_get(o, "aggregate_interval_gbps");
+    assert_true(json_is_array(iv));
+    assert_true(json_real_value(json_array_get(iv, 0)) == 0.5);
+    assert_true(json_real_value(json_array_get(iv, 1)) == 0.6);
+    assert_true(json_is_null(json_object_get(o, "limit_interval_gbps")));
+    json_decref(j);
+    gq_bottlenecks_free(b);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -823,6 +887,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(clear_drop_decided, setup, teardown),
         cmocka_unit_test_setup_teardown(fold_open_named, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_no_more_than_inner, setup, teardown),
+        cmocka_unit_test(slow_interval_written),
+        cmocka_unit_test_setup_teardown(p2p_fold_into_first_budget, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -259,6 +259,10 @@ static void test_summary_refusals(void **state)
     j = good_summary();
     json_object_set_new(json_object_get(json_object_get(j, "node"), "figures"), "x", json_string("1"));
     summary_refused(j, "node.figures[\"x\"]: is \"1\", expected a number");
+    /* a figure above 1e300 is refused (issue 30: fleet_node.c) */
+    j = good_summary();
+    json_object_set_new(json_object_get(json_object_get(j, "node"), "figures"), "x", json_real(1.5e300));
+    summary_refused(j, "node.figures[\"x\"]: is 1.5e+300, expected a number -1e+300..1e+300 or null");
     j = good_summary();
     json_array_append_new(json_object_get(json_object_get(j, "node"), "identity"),
                           json_pack("{s:i}", "index", 0));

@@ -828,6 +828,77 @@ static void test_topo_csv_compute_capability(void **state)
     free(t);
 }
 
+/* "Sharing an upstream path" names only bridges with two or more GPUs
+ * below: a host bridge with no GPU and no PCIe child (an idle socket) is not
+ * listed with an empty set of GPUs (issue 30: topo_render.c). */
+/* A valid aggregate's group line gives its overlap and its spread at their
+ * values: rounds at 0.999, 1 and 1.001 x 98.6 GB/s have a spread of 0.20 %
+ * (issue 30: table.c's print_group_line). */
+static void test_table_group_spread(void **state)
+{
+    (void)state;
+    gq_recordset rs = {0};
+    gq_record r;
+    for (int g = 0; g < 2; g++) {
+        r = mk("host_to_all_memcpy_ce", H(0), G(g), GQ_DIR_H2D, 49.3, g);
+        r.group = 0;
+        r.flow_tag = g;
+        r.overlap = 0.999;
+        r.host_numa_req = 0;
+        gq_records_push(&rs, &r);
+    }
+    r = mk("host_to_all_memcpy_ce", H(0), G(GQ_EP_MANY), GQ_DIR_H2D, 98.6, -1);
+    r.aggregate = true;
+    r.ngpus = 2;
+    r.gpus[0] = 0;
+    r.gpus[1] = 1;
+    r.group = 0;
+    r.flow_tag = -1;
+    r.overlap = 0.999;
+    gq_records_push(&rs, &r);
+    char *out = capture(do_table, &rs);
+    if (!strstr(out, "98.60 GB/s (overlap 99.90%, spread 0.20%)"))
+        fail_msg("no group line with its overlap and spread in:\n%s", out);
+    free(out);
+    gq_records_free(&rs);
+}
+
+static void test_topo_idle_host_bridge(void **state)
+{
+    (void)state;
+    gq_topo *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    gq_topo_init(t);
+    t->ngpu = 2;
+    t->npci = 4;
+    for (int n = 0; n < 4; n++) {
+        t->pci[n].parent = -1;
+        t->pci[n].gpu = -1;
+        t->pci[n].numa_node = -1;
+    }
+    t->pci[0].kind = GQ_PCI_HOSTBRIDGE;
+    snprintf(t->pci[0].label, sizeof t->pci[0].label, "HostBridge cpu0");
+    t->pci[1].kind = GQ_PCI_HOSTBRIDGE;
+    snprintf(t->pci[1].label, sizeof t->pci[1].label, "HostBridge cpu1");
+    for (int g = 0; g < 2; g++) {
+        t->gpu[g].index = g;
+        t->pci[2 + g].kind = GQ_PCI_GPU;
+        t->pci[2 + g].parent = 0;
+        t->pci[2 + g].gpu = g;
+        snprintf(t->pci[2 + g].label, sizeof t->pci[2 + g].label, "GPU %d", g);
+    }
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    assert_non_null(f);
+    gq_render_topo_table(f, t);
+    fclose(f);
+    assert_non_null(strstr(buf, "    GPUs 0, 1 share the host bridge HostBridge cpu0\n"));
+    assert_null(strstr(buf, "    GPUs share"));
+    free(buf);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -838,6 +909,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_csv, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prometheus, setup, teardown),
         cmocka_unit_test_setup_teardown(test_table, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_table_group_spread, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nvbandwidth_json, setup, teardown),
         cmocka_unit_test(test_card_renderers_refuse_bad_cards),
         cmocka_unit_test(test_html_subset_of_64_gpus),
@@ -846,6 +918,7 @@ int main(void)
         cmocka_unit_test(test_place_text_zero_figures),
         cmocka_unit_test(test_place_text_offload_gain),
         cmocka_unit_test(test_topo_csv_compute_capability),
+        cmocka_unit_test(test_topo_idle_host_bridge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

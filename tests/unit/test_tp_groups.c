@@ -178,6 +178,31 @@ static void test_swaps_trade_one_gpu(void **state)
     }
 }
 
+/* GPUs under one PCIe parent come together as a domain partition when the
+ * parents do not follow GPU index order and the copies (all alike) do not
+ * find that grouping (issue 30: tp_groups.c's partition by parent). */
+static void test_parent_domain(void **state)
+{
+    (void)state;
+    int g[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    gq_err e = {0};
+    assert_int_equal(gq_tp_init(&st, g, 8, 4, 10, &e), GQ_OK);
+    for (int a = 0; a < 8; a++)
+        for (int b = 0; b < 8; b++)
+            st.copy[a][b] = a == b ? -1 : 10;
+    int parent[64];
+    for (int i = 0; i < 64; i++)
+        parent[i] = -1;
+    for (int i = 0; i < 8; i++)
+        parent[i] = i % 2 ? 5 : 2; /* even GPUs under one switch, odd under another */
+    gq_tp_seed(&st, NULL, parent);
+    gq_tp_set even = S(0, 2) | S(4, 6), odd = S(1, 3) | S(5, 7);
+    int ke = find(even), ko = find(odd);
+    assert_true(ke > 0 && ko > 0);
+    assert_int_equal(st.cand[ke].origin, GQ_TP_DOMAIN);
+    assert_int_equal(st.cand[ko].origin, GQ_TP_DOMAIN);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +210,7 @@ int main(void)
         cmocka_unit_test(test_exhaustive_and_best),
         cmocka_unit_test(test_budget_copy_domain_swaps),
         cmocka_unit_test(test_nvlink_domain),
+        cmocka_unit_test(test_parent_domain),
         cmocka_unit_test(test_swaps_trade_one_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
