@@ -486,12 +486,9 @@ static void test_other_layout_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_latency_reused),
-        cmocka_unit_test(test_stress_reused),
-        cmocka_unit_test(test_stress_cut_runs_again),
-        cmocka_unit_test(test_place_one_flow_invalid),
-        cmocka_unit_test(test_coll_reused),
-        cmocka_unit_test(test_coll_unusable_measured_again),
+        cmocka_unit_test(test_latency_reused),        cmocka_unit_test(test_stress_reused),
+        cmocka_unit_test(test_stress_cut_runs_again), cmocka_unit_test(test_place_one_flow_invalid),
+        cmocka_unit_test(test_coll_reused),           cmocka_unit_test(test_coll_unusable_measured_again),
         cmocka_unit_test(test_other_layout_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

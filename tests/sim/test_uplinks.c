@@ -191,7 +191,8 @@ static void card_uplink_short_bus(void **state)
           "pcie g1 sw0 rate 16 GT/s width x16 up 26 GB/s down 26 GB/s\n",
           f);
     fclose(f);
-    card_run r = cu_run(&(card_args){.machine = path, .noise = 0, .stress_s = 5, .level = GQ_LEVEL_QUICK + 1});
+    card_run r =
+        cu_run(&(card_args){.machine = path, .noise = 0, .stress_s = 5, .level = GQ_LEVEL_QUICK + 1});
     const json_t *up = json_object_get(json_object_get(cu_card(&r), "identity"), "uplinks");
     assert_int_equal(json_array_size(up), 1);
     assert_string_equal(cu_str(json_array_get(up, 0), "node"), "x");

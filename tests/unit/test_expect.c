@@ -607,13 +607,19 @@ static void test_load_sizes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_good),           cmocka_unit_test(test_judge_straddle_words),
-        cmocka_unit_test(test_load_sizes),           cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_good),
+        cmocka_unit_test(test_judge_straddle_words),
+        cmocka_unit_test(test_load_sizes),
+        cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_parse_errors_exact),
-        cmocka_unit_test(test_relative_long_name),   cmocka_unit_test(test_parse_limits_ok),
-        cmocka_unit_test(test_parse_unnamed),        cmocka_unit_test(test_judge_pass_and_failures),
-        cmocka_unit_test(test_judge_relative_only),  cmocka_unit_test(test_judge_on_intervals),
-        cmocka_unit_test(test_judge_interval_apart), cmocka_unit_test(test_judge_uncovered_and_skip),
+        cmocka_unit_test(test_relative_long_name),
+        cmocka_unit_test(test_parse_limits_ok),
+        cmocka_unit_test(test_parse_unnamed),
+        cmocka_unit_test(test_judge_pass_and_failures),
+        cmocka_unit_test(test_judge_relative_only),
+        cmocka_unit_test(test_judge_on_intervals),
+        cmocka_unit_test(test_judge_interval_apart),
+        cmocka_unit_test(test_judge_uncovered_and_skip),
         cmocka_unit_test(test_examples_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
