@@ -341,7 +341,8 @@ static int kv_load_input(gq_ctx *ctx)
     bool have_topo = gq_saved_topology(o->saved, topo);
     if (have_topo)
         ngpu = topo->ngpu;
-    for (int i = 0; i < o->saved_rs.n && !ngpu; i++) /* no topology section: the records say */
+    bool from_records = ngpu == 0; /* no topology section: every record says (not the first alone) */
+    for (int i = 0; i < o->saved_rs.n && from_records; i++)
         for (int x = 0; x < 2; x++) {
             gq_endpoint e = x ? o->saved_rs.v[i].dst : o->saved_rs.v[i].src;
             if (e.kind == GQ_EP_GPU && e.index + 1 > ngpu)

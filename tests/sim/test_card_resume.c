@@ -335,6 +335,64 @@ static void test_stress_cut_runs_again(void **state)
     free(j);
 }
 
+/* A done one-flow place_pairs item whose journal holds only its flow record,
+ * marked invalid, with no aggregate (an edited journal): the flow's own figure
+ * stands for the pattern, and so does its validity: the card's placement
+ * says the pairs' figure is not valid. */
+static void test_place_one_flow_invalid(void **state)
+{
+    (void)state;
+    int flow = -1, agg = -1, mark = -1;
+    long item = -1;
+    for (int i = 1; i < nlines && mark < 0; i++) {
+        json_t *l = line_json(i);
+        const json_t *r = json_object_get(l, "record"), *st = json_object_get(l, "step");
+        const char *test = json_string_value(json_object_get(r, "test"));
+        if (test && !strcmp(test, "place_pairs") && item < 0) {
+            item = (long)json_integer_value(json_object_get(l, "item"));
+            flow = i;
+        } else if (test && !strcmp(test, "place_pairs") && json_is_true(json_object_get(r, "aggregate")))
+            agg = i;
+        else if (item >= 0 && st && json_integer_value(json_object_get(st, "item")) == item)
+            mark = i;
+        json_decref(l);
+    }
+    assert_true(flow > 0 && agg == flow + 1 && mark == agg + 1);
+    char dir[200], msg[2048], partial[300], path[400];
+    snprintf(dir, sizeof dir, "%s/oneflow", top);
+    snprintf(partial, sizeof partial, "%s.partial-%s", dir, run_id);
+    assert_int_equal(mkdir(partial, 0777), 0);
+    snprintf(path, sizeof path, "%s/journal.jsonl", partial);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i <= mark; i++) {
+        if (i == agg)
+            continue;
+        if (i == flow) {
+            json_t *l = line_json(i);
+            json_object_set_new(json_object_get(l, "record"), "valid", json_false());
+            char *t = json_dumps(l, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            fprintf(f, "%s\n", t);
+            free(t);
+            json_decref(l);
+        } else
+            fputs(lines[i], f);
+    }
+    fclose(f);
+    assert_int_equal(resume(dir, msg, sizeof msg), 0);
+    json_t *ref = card_of(ref_dir), *card = card_of(dir);
+    const char *key[] = {"card", "placement", "pairs_aggregate", "valid"};
+    const json_t *a = ref, *b = card;
+    for (int k = 0; k < 4; k++) {
+        a = json_object_get(a, key[k]);
+        b = json_object_get(b, key[k]);
+    }
+    assert_true(json_is_true(a));
+    assert_true(json_is_false(b));
+    json_decref(ref);
+    json_decref(card);
+}
+
 /* The index of the collectives step's mark in the reference journal (-1: none). */
 static int coll_mark(void)
 {
@@ -428,11 +486,9 @@ static void test_other_layout_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_latency_reused),
-        cmocka_unit_test(test_stress_reused),
-        cmocka_unit_test(test_stress_cut_runs_again),
-        cmocka_unit_test(test_coll_reused),
-        cmocka_unit_test(test_coll_unusable_measured_again),
+        cmocka_unit_test(test_latency_reused),        cmocka_unit_test(test_stress_reused),
+        cmocka_unit_test(test_stress_cut_runs_again), cmocka_unit_test(test_place_one_flow_invalid),
+        cmocka_unit_test(test_coll_reused),           cmocka_unit_test(test_coll_unusable_measured_again),
         cmocka_unit_test(test_other_layout_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

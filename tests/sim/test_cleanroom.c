@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -208,6 +211,51 @@ static void lock_file_holds_one_line(void **state)
     sim_close(&s);
 }
 
+/* Without $GQ_LOCK_DIR and with /run/lock not writable (a read-only mount
+ * over it in a private mount namespace, where the system allows one), the
+ * lock files go to $XDG_RUNTIME_DIR, not /tmp. Skipped where neither a mount
+ * namespace nor an unusable /run/lock can be had. */
+static void lock_in_xdg_runtime_dir(void **state)
+{
+    (void)state;
+    sim s;
+    sim_open(&s, "h200x2", NULL);
+    char xdg[] = "/tmp/gq-xdg-XXXXXX";
+    assert_non_null(mkdtemp(xdg));
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        bool hidden = unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+                      mount("tmpfs", "/run/lock", "tmpfs", MS_RDONLY, NULL) == 0;
+        if (!hidden && access("/run/lock", W_OK) == 0)
+            _exit(77);
+        unsetenv("GQ_LOCK_DIR");
+        setenv("XDG_RUNTIME_DIR", xdg, 1);
+        gq_gpulock lk;
+        gq_err e = {0};
+        int gpus[1] = {0};
+        if (gq_gpulock_acquire(&lk, s.t, gpus, 1, 0, "gpuqual test", &e) != GQ_OK) {
+            fprintf(stderr, "acquire: %s\n", e.msg);
+            _exit(2);
+        }
+        int ok = !strcmp(lk.dir, xdg);
+        if (!ok)
+            fprintf(stderr, "the lock is in '%s', not '%s'\n", lk.dir, xdg);
+        gq_gpulock_release(&lk);
+        _exit(ok ? 0 : 1);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    char rm[64];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", xdg);
+    assert_int_equal(system(rm), 0);
+    sim_close(&s);
+    assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st) == 77)
+        skip();
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* A child holds GPU 0's lock for hold_ms, then exits. */
 static pid_t hold_in_child(const gq_topo *t, int hold_ms, int *ready_fd)
 {
@@ -326,6 +374,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(frame_refuses_and_waits, lock_setup, lock_teardown),
         cmocka_unit_test_setup_teardown(lock_file_holds_one_line, lock_setup, lock_teardown),
         cmocka_unit_test(nvml_process_struct_layout),
+        cmocka_unit_test(lock_in_xdg_runtime_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,7 @@ static const bad_case cases[] = {
     {"unknown-attribute", 2, 30, "unknown attribute 'memry' for gpu; did you mean 'mem'?"},
     {"missing-unit", 4, 22, "missing unit after '50' for cap: a bandwidth needs GB/s, MB/s or TB/s"},
     {"wrong-unit", 4, 25, "wrong unit 'GiB' for cap"},
+    {"hint-unit", 4, 25, "unit 'GiB/s' for cap: bandwidth is decimal here: write GB/s (10^9 bytes/s)"},
     {"glued-unit", 4, 22, "write a space between the number and its unit: '50 GB/s'"},
     {"not-a-number", 4, 22, "'fast' is not a number"},
     {"unknown-node", 6, 11, "parent 'cpu1' is not declared; did you mean 'cpu0'?"},

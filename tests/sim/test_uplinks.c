@@ -174,6 +174,32 @@ static void card_root_port(void **state)
     remove(path);
 }
 
+/* A switch whose bus id is one character ("bus x" in the topology) is named
+ * by that bus id in the card's uplinks, as any other, not by its label. */
+static void card_uplink_short_bus(void **state)
+{
+    (void)state;
+    char path[256];
+    snprintf(path, sizeof path, "%s/gq-shortbus-%d.topo", P_tmpdir, (int)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("machine sb\ncpu \"X\" sockets 1 cores 8\nmemory mem0 numa 0 size 64 GiB\n"
+          "socket cpu0 numa 0 bus 0000:00\nfabric mem0 cpu0 read 100 GB/s write 100 GB/s\n"
+          "switch sw0 bus x\npcie sw0 cpu0 rate 16 GT/s width x16 up 26 GB/s down 26 GB/s\n"
+          "gpu g0 model \"X\" mem 16 GiB bus 0000:03:00.0\ngpu g1 model \"X\" mem 16 GiB bus 0000:04:00.0\n"
+          "pcie g0 sw0 rate 16 GT/s width x16 up 26 GB/s down 26 GB/s\n"
+          "pcie g1 sw0 rate 16 GT/s width x16 up 26 GB/s down 26 GB/s\n",
+          f);
+    fclose(f);
+    card_run r =
+        cu_run(&(card_args){.machine = path, .noise = 0, .stress_s = 5, .level = GQ_LEVEL_QUICK + 1});
+    const json_t *up = json_object_get(json_object_get(cu_card(&r), "identity"), "uplinks");
+    assert_int_equal(json_array_size(up), 1);
+    assert_string_equal(cu_str(json_array_get(up, 0), "node"), "x");
+    json_decref(r.doc);
+    remove(path);
+}
+
 /* A healthy uplink, read at idle by discovery, is shown but never passes: info. */
 static void healthy_uplink_is_info(void **state)
 {
@@ -241,6 +267,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(discovery_reads_uplinks),
+        cmocka_unit_test(card_uplink_short_bus),
         cmocka_unit_test(card_uplink_from_topology),
         cmocka_unit_test(card_uplink_from_fault),
         cmocka_unit_test(healthy_uplink_is_info),

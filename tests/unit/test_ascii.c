@@ -38,6 +38,12 @@ static void test_of(void **state)
     assert_int_equal(used, 0);
     assert_string_equal(gq_ascii_of("\x80", 1, &used), "?"); /* a stray continuation byte */
     assert_int_equal(used, 1);
+    /* a 4-byte sequence (an emoji) is one symbol, one "?" */
+    assert_string_equal(gq_ascii_of("\xf0\x9f\x98\x80x", 5, &used), "?");
+    assert_int_equal(used, 4);
+    char out[16];
+    assert_int_equal(gq_ascii_text("a\xf0\x9f\x98\x80!", 6, out, sizeof out), 3);
+    assert_string_equal(out, "a?!");
 }
 
 static void test_force(void **state)

@@ -8,12 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 #include <jansson.h>
 
 #include "analysis/card.h"
+#include "analysis/card_compose.h"
 #include "analysis/card_judge_internal.h"
 #include "doc/card_codec.h"
 #include "doc/card_compose.h"
@@ -1079,6 +1081,26 @@ static void placement_row_gpu_not_a_number(void **state)
     free(rows);
 }
 
+/* A pair's isolated rate on a full 64-GPU matrix is its own cell, read only
+ * from the matrix's 64 rows (GPU 0 -> GPU 1 here, with a spread beside it). */
+static void pair_isolated_full_matrix(void **state)
+{
+    (void)state;
+    gq_pairmatrix *m = calloc(1, sizeof *m);
+    assert_non_null(m);
+    m->n = GQ_MAX_GPUS;
+    for (int i = 0; i < GQ_MAX_GPUS; i++) {
+        m->gpu[i] = i;
+        for (int j = 0; j < GQ_MAX_GPUS; j++)
+            m->gbps[i][j] = i == j ? NAN : 50 + i;
+    }
+    m->spread[0][1] = 0.25;
+    assert_true(gq_card_pair_isolated(m, 0, 1) == 50);
+    assert_true(gq_card_pair_isolated(m, 63, 0) == 113);
+    assert_true(isnan(gq_card_pair_isolated(m, 0, 64)));
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1110,6 +1132,7 @@ int main(void)
         cmocka_unit_test(compose_cuda_versions),
         cmocka_unit_test(coll_journal_reuse),
         cmocka_unit_test(coll_journal_reuse_slow),
+        cmocka_unit_test(pair_isolated_full_matrix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -195,6 +195,33 @@ static void test_pty_place_bar_starts_with_discovery(void **state)
     free(out);
 }
 
+/* The card's bar names its step as "step k/N": N is the number of steps the
+ * plan runs, never 0, and no step counts past it. */
+static void test_pty_card_counts_its_steps(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gq-progress-XXXXXX", out[64], rm[96];
+    assert_non_null(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/card", dir);
+    const char *args[] = {GQ_BIN, "card", "--sim", "h200x2", "--level", "quick", "-o", out, NULL};
+    int code;
+    char *text = run_pty(args, &code);
+    assert_int_equal(code, 0);
+    int nstep = 0;
+    for (const char *p = strstr(text, "step "); p; p = strstr(p + 1, "step ")) {
+        int k = -1, n = -1;
+        if (sscanf(p, "step %d/%d", &k, &n) != 2)
+            continue;
+        nstep++;
+        if (!(n > 0 && k >= 1 && k <= n))
+            fail_msg("card: the bar says 'step %d/%d'", k, n);
+    }
+    assert_true(nstep > 0);
+    free(text);
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    assert_int_equal(system(rm), 0);
+}
+
 static void test_pty_bars_reach_their_total(void **state)
 {
     (void)state;
@@ -344,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_format_time_left_and_width),
         cmocka_unit_test(test_tenths),
         cmocka_unit_test(test_pty_domains_counts_to_its_promise),
+        cmocka_unit_test(test_pty_card_counts_its_steps),
         cmocka_unit_test(test_pty_bars_reach_their_total),
         cmocka_unit_test(test_pty_place_bar_starts_with_discovery),
         cmocka_unit_test(test_pty_stress_step_is_the_last_tick),

@@ -442,6 +442,24 @@ static void test_parse_errors_exact(void **state)
         "x.expect: 33 models, at most 32");
 }
 
+/* The longest file name whose "<name>: relative" still fits its 300-byte buffer whole (289 bytes):
+ * the message names the file and the section in full. */
+static void test_relative_long_name(void **state)
+{
+    (void)state;
+    char name[290], want[512];
+    memset(name, 'd', sizeof name - 1);
+    name[sizeof name - 1] = 0;
+    snprintf(want, sizeof want, "%s: relative: agree_fail_pct (4) must be >= agree_pct (5)", name);
+    gq_expect ex;
+    gq_err e = {0};
+    assert_int_equal(gq_expect_parse("{\"gpuqual_expect\": 1, \"relative\": {\"agree_pct\": 5, "
+                                     "\"agree_fail_pct\": 4}, \"models\": [{\"match\": \"H200\"}]}",
+                                     name, &ex, &e),
+                     GQ_E_USAGE);
+    assert_string_equal(e.msg, want);
+}
+
 static void test_parse_limits_ok(void **state)
 {
     (void)state;
@@ -589,12 +607,19 @@ static void test_load_sizes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_good),           cmocka_unit_test(test_judge_straddle_words),
-        cmocka_unit_test(test_load_sizes),           cmocka_unit_test(test_parse_errors),
-        cmocka_unit_test(test_parse_errors_exact),   cmocka_unit_test(test_parse_limits_ok),
-        cmocka_unit_test(test_parse_unnamed),        cmocka_unit_test(test_judge_pass_and_failures),
-        cmocka_unit_test(test_judge_relative_only),  cmocka_unit_test(test_judge_on_intervals),
-        cmocka_unit_test(test_judge_interval_apart), cmocka_unit_test(test_judge_uncovered_and_skip),
+        cmocka_unit_test(test_parse_good),
+        cmocka_unit_test(test_judge_straddle_words),
+        cmocka_unit_test(test_load_sizes),
+        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_errors_exact),
+        cmocka_unit_test(test_relative_long_name),
+        cmocka_unit_test(test_parse_limits_ok),
+        cmocka_unit_test(test_parse_unnamed),
+        cmocka_unit_test(test_judge_pass_and_failures),
+        cmocka_unit_test(test_judge_relative_only),
+        cmocka_unit_test(test_judge_on_intervals),
+        cmocka_unit_test(test_judge_interval_apart),
+        cmocka_unit_test(test_judge_uncovered_and_skip),
         cmocka_unit_test(test_examples_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -81,6 +81,54 @@ static void replicas_reach(void **state)
     free(m);
 }
 
+/* The structured replica search (18 GPUs, beyond the exhaustive limit) on two
+ * interleaved P2P domains, {0-4,9-12} and {5-8,13-17}: index blocks and round
+ * robin both span the two, so the blocks taken in domain order win, and the
+ * replicas come out in that order: replica 1 is the lower domain, replica 2 the
+ * other. */
+static void replicas_by_domain(void **state)
+{
+    (void)state;
+    gq_place_model *m = flat_model(18);
+    m->ndomains = 2;
+    for (int g = 0; g < 18; g++)
+        m->domains[(g >= 5 && g <= 8) || g >= 13] |= (gq_gpuset)1 << g;
+    gq_place_result *res = solve(m, (gq_place_roles){.replicas = 2});
+    assert_false(res->exhaustive);
+    assert_int_equal(res->chosen.nreplicas, 2);
+    for (int r = 0; r < 2; r++) {
+        const gq_place_replica *rep = &res->chosen.replicas[r];
+        assert_int_equal(rep->ngpus, 9);
+        for (int i = 0; i < rep->ngpus; i++)
+            if (gq_place_domain_of(m, rep->gpus[i]) != r)
+                fail_msg("replica %d holds GPU %d of domain %d", r + 1, rep->gpus[i],
+                         gq_place_domain_of(m, rep->gpus[i]));
+    }
+    free(res);
+    free(m);
+}
+
+/* A replica measured below its prediction by more than the tolerance is slow,
+ * and named with both figures; one measured above it is not. */
+static void replica_slow_one_way(void **state)
+{
+    (void)state;
+    gq_place_map *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    char buf[256];
+    c->nreplicas = 2;
+    c->replicas[0].predicted_gbps = 50;
+    c->replicas[0].measured_gbps = 60;
+    c->replicas[1].predicted_gbps = 50;
+    c->replicas[1].measured_gbps = 40;
+    assert_int_equal(gq_place_slow_flows(c, 0.05, buf, sizeof buf), 1);
+    assert_string_equal(buf, "replica 1 40.0 (predicted 50.0)");
+    c->replicas[1].measured_gbps = 48;
+    assert_int_equal(gq_place_slow_flows(c, 0.05, buf, sizeof buf), 0);
+    assert_string_equal(buf, "");
+    free(c);
+}
+
 /* No path carries anything (every rate 0): the naive mapping predicts 0,
  * and the gain is 0, "not known", never a division by zero. */
 static void gain_when_naive_predicts_nothing(void **state)
@@ -216,6 +264,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pairs_reach),
         cmocka_unit_test(replicas_reach),
+        cmocka_unit_test(replicas_by_domain),
+        cmocka_unit_test(replica_slow_one_way),
         cmocka_unit_test(gain_when_naive_predicts_nothing),
         cmocka_unit_test(attempt_within_tolerance),
         cmocka_unit_test(limit_use_every_kind),
