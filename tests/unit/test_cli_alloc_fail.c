@@ -22,6 +22,8 @@
 #include <ftw.h>
 
 #include <cmocka.h>
+
+#include "../cli_inproc.h"
 #include <jansson.h>
 
 #include "backend/backend.h"
@@ -214,42 +216,6 @@ static void fresh_out(void)
     assert_int_equal(mkdir(outdir, 0700), 0);
 }
 
-/* Runs the command in-process with stdout and stderr in temporary files;
- * returns the exit code, stderr's text and (when out) stdout's. */
-static int run_cmd(const gq_frame_cmd *cmd, char **argv, char *err, size_t n, char *out, size_t nout)
-{
-    int argc = 0;
-    while (argv[argc])
-        argc++;
-    fflush(stdout);
-    fflush(stderr);
-    FILE *ef = tmpfile(), *of = tmpfile();
-    assert_non_null(ef);
-    assert_non_null(of);
-    int save_err = dup(STDERR_FILENO), save_out = dup(STDOUT_FILENO);
-    dup2(fileno(ef), STDERR_FILENO);
-    dup2(fileno(of), STDOUT_FILENO);
-    gq_cli_errors = 0; /* as in a fresh process */
-    int code = gq_frame_main(cmd, argc, argv);
-    fflush(stdout);
-    fflush(stderr);
-    dup2(save_err, STDERR_FILENO);
-    dup2(save_out, STDOUT_FILENO);
-    close(save_err);
-    close(save_out);
-    rewind(ef);
-    size_t k = fread(err, 1, n - 1, ef);
-    err[k] = 0;
-    if (out) {
-        rewind(of);
-        k = fread(out, 1, nout - 1, of);
-        out[k] = 0;
-    }
-    fclose(ef);
-    fclose(of);
-    return code;
-}
-
 /* A JSON document at path that parses and holds key (dotted, one level). */
 static bool complete_doc(const char *path, const char *key, const char *sub)
 {
@@ -350,7 +316,7 @@ static void every_allocation(const oom_case *c, long max_runs)
     split(c, buf, sizeof buf, argv, 32);
     fresh_out();
     arm(0);
-    int clean_code = run_cmd(c->cmd, argv, err, sizeof err, clean, nout), code;
+    int clean_code = gq_test_run_cmd(c->cmd, argv, err, sizeof err, clean, nout), code;
     long total = nalloc;
     if (strstr(err, "gpuqual: ") || !output_complete(c))
         fail_msg("%s: the clean run failed (exit %d): %s", c->name, clean_code, err);
@@ -360,7 +326,7 @@ static void every_allocation(const oom_case *c, long max_runs)
         fresh_out();
         split(c, buf, sizeof buf, argv, 32);
         arm(k);
-        code = run_cmd(c->cmd, argv, err, sizeof err, out, nout);
+        code = gq_test_run_cmd(c->cmd, argv, err, sizeof err, out, nout);
         bool hit = nalloc >= k;
         arm(0);
         if (!hit)
@@ -438,7 +404,7 @@ static int oom_setup(void **state)
     char *argv[] = {"gpuqual",     "card", "--sim", "h200x2", "--level", "quick",
                     "--no-stress", "-q",   "-o",    saved,    NULL};
     char err[4096];
-    return run_cmd(&gq_frame_card, argv, err, sizeof err, NULL, 0) == 0 ? 0 : -1;
+    return gq_test_run_cmd(&gq_frame_card, argv, err, sizeof err, NULL, 0) == 0 ? 0 : -1;
 }
 
 /* The card's verdict lost to a failed allocation in the codec (its
@@ -456,7 +422,7 @@ static void test_card_without_verdict(void **state)
     drop_key = "verdict";
     drop_beside = "card_version";
     ndropped = 0;
-    int code = run_cmd(&gq_frame_card, argv, err, sizeof err, NULL, 0);
+    int code = gq_test_run_cmd(&gq_frame_card, argv, err, sizeof err, NULL, 0);
     drop_key = NULL;
     if (ndropped < 1 || code != 1 ||
         !strstr(err, "gpuqual: out of memory composing the card: its verdict is missing"))

@@ -15,42 +15,14 @@
 
 #include <cmocka.h>
 
+#include "../cli_inproc.h"
+
 #include "backend/backend.h"
 #include "cli/commands.h"
 #include "cli/frame.h"
 #include "core/status.h"
 
 extern const gq_backend_ops gq_backend_sim_ops;
-
-/* stderr (and stdout, to keep the test's own output clean) go to temporary
- * files while the command runs; returns the exit code and stderr's text. */
-static int run_cmd(const gq_frame_cmd *cmd, char **argv, char *err, size_t n)
-{
-    int argc = 0;
-    while (argv[argc])
-        argc++;
-    fflush(stdout);
-    fflush(stderr);
-    FILE *ef = tmpfile(), *of = tmpfile();
-    assert_non_null(ef);
-    assert_non_null(of);
-    int save_err = dup(STDERR_FILENO), save_out = dup(STDOUT_FILENO);
-    dup2(fileno(ef), STDERR_FILENO);
-    dup2(fileno(of), STDOUT_FILENO);
-    int code = gq_frame_main(cmd, argc, argv);
-    fflush(stdout);
-    fflush(stderr);
-    dup2(save_err, STDERR_FILENO);
-    dup2(save_out, STDOUT_FILENO);
-    close(save_err);
-    close(save_out);
-    rewind(ef);
-    size_t k = fread(err, 1, n - 1, ef);
-    err[k] = 0;
-    fclose(ef);
-    fclose(of);
-    return code;
-}
 
 static size_t count(const char *hay, const char *needle)
 {
@@ -133,7 +105,7 @@ static void test_topo_without_a_gpu(void **state)
     char err[4096];
     char *argv[] = {"gpuqual", "topo", NULL};
     assert_null(gq_backend_find("cuda")); /* this program registers no CUDA backend before this */
-    int code = run_cmd(&gq_frame_topo, argv, err, sizeof err);
+    int code = gq_test_run_cmd(&gq_frame_topo, argv, err, sizeof err, NULL, 0);
     assert_int_equal(code, 3);
     assert_string_equal(err,
                         "gpuqual: no NVIDIA GPU or driver found (this gpuqual was built without CUDA; use "
@@ -142,13 +114,13 @@ static void test_topo_without_a_gpu(void **state)
     gq_err e = {0};
     assert_int_equal(gq_backend_register(&nodev_cuda, &e), GQ_OK);
     nodev_mode = 1;
-    code = run_cmd(&gq_frame_topo, argv, err, sizeof err);
+    code = gq_test_run_cmd(&gq_frame_topo, argv, err, sizeof err, NULL, 0);
     assert_int_equal(code, 3);
     assert_string_equal(err,
                         "gpuqual: no NVIDIA GPU or driver found (no CUDA device found); use --sim NAME (e.g. "
                         "--sim rtx4090x8) for a simulated machine\n");
     nodev_mode = 2;
-    code = run_cmd(&gq_frame_topo, argv, err, sizeof err);
+    code = gq_test_run_cmd(&gq_frame_topo, argv, err, sizeof err, NULL, 0);
     assert_int_equal(code, 3);
     assert_int_equal(count(err, "no NVIDIA GPU or driver found"), 1);
     assert_string_equal(err,
@@ -185,7 +157,7 @@ static void test_sweep_gpu_lost_between_queries(void **state)
     char err[4096];
     char *argv[] = {"gpuqual", "sweep", "--sim", "h200x2", "--gpus", "0", "--max", "1T", "-q", NULL};
     mem_calls = 0;
-    int code = run_cmd(&gq_frame_sweep, argv, err, sizeof err);
+    int code = gq_test_run_cmd(&gq_frame_sweep, argv, err, sizeof err, NULL, 0);
     assert_true(mem_calls >= 2); /* the check's query, then sweep's own */
     assert_int_equal(code, 2);
     assert_int_equal(count(err, "\n"), 1);
