@@ -200,8 +200,8 @@ int gq_card_cli_document(const gq_card_cli_run *run, json_t *options, json_t **d
     return *doc ? GQ_OK : gq_err_set(err, GQ_E_NOMEM, "out of memory building card.json");
 }
 
-static int write_text(const char *dir, const char *name, const json_t *doc,
-                      int (*fn)(FILE *, const json_t *, gq_err *), gq_err *err)
+static int write_text(const char *dir, const char *name, const gq_card_doc *doc,
+                      int (*fn)(FILE *, const gq_card_doc *, gq_err *), gq_err *err)
 {
     char path[1200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -221,9 +221,16 @@ int gq_card_cli_write(const char *dir, const json_t *doc, const gq_card_cli_run 
     char path[1200];
     int rc;
     snprintf(path, sizeof path, "%s/card.json", dir);
-    if ((rc = gq_doc_write_file(doc, path, err)) ||
-        (rc = write_text(dir, "card.md", doc, gq_card_render_markdown, err)) ||
-        (rc = write_text(dir, "card.html", doc, gq_card_render_html, err)))
+    if ((rc = gq_doc_write_file(doc, path, err)))
+        return rc;
+    gq_card_doc *cd = NULL;
+    if ((rc = gq_card_doc_from_json(doc, &cd, err)))
+        return rc;
+    rc = write_text(dir, "card.md", cd, gq_card_render_markdown, err);
+    if (!rc)
+        rc = write_text(dir, "card.html", cd, gq_card_render_html, err);
+    gq_card_doc_free(cd);
+    if (rc)
         return rc;
     json_t *nvb = gq_render_nvbandwidth_json(run->topo, &run->res->rs, gq_version);
     snprintf(path, sizeof path, "%s/nvbandwidth.json", dir);

@@ -32,6 +32,7 @@
 #include "core/runid.h"
 #include "measure/journal.h"
 #include "core/units.h"
+#include "doc/card_codec.h"
 #include "doc/saved_doc.h"
 #include "render/card_render.h"
 #include "render/render.h"
@@ -261,9 +262,15 @@ static int card_print(gq_ctx *ctx, bool complete)
         json_dumpf(ctx->doc, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
     } else if (!strcmp(ctx->format, "markdown")) {
-        rc = gq_card_render_markdown(stdout, ctx->doc, &ctx->err);
+        gq_card_doc *cd = NULL;
+        if (!(rc = gq_card_doc_from_json(ctx->doc, &cd, &ctx->err)))
+            rc = gq_card_render_markdown(stdout, cd, &ctx->err);
+        gq_card_doc_free(cd);
     } else {
-        rc = gq_card_render_summary(stdout, ctx->doc, gq_frame_help_width(), &ctx->err);
+        gq_card_doc *cd = NULL;
+        if (!(rc = gq_card_doc_from_json(ctx->doc, &cd, &ctx->err)))
+            rc = gq_card_render_summary(stdout, cd, gq_frame_help_width(), &ctx->err);
+        gq_card_doc_free(cd);
         /* the journal is in DIR unless --journal put it elsewhere */
         if (o->c.journal)
             printf("artefacts: %s/ (card.html, card.md, card.json, nvbandwidth.json%s); journal: %s\n",

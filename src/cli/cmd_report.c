@@ -157,10 +157,6 @@ static int compose(gq_ctx *ctx, json_t *root, const gq_saved_sections *sec, cons
 static int render(gq_ctx *ctx, json_t *root)
 {
     const char *fmt = ctx->format;
-    if (!strcmp(fmt, "html"))
-        return gq_card_render_html(ctx->out, root, &ctx->err);
-    if (!strcmp(fmt, "markdown"))
-        return gq_card_render_markdown(ctx->out, root, &ctx->err);
     if (!strcmp(fmt, "json")) {
         int rc = json_dumpf(root, ctx->out, JSON_INDENT(2)) != 0
                      ? gq_err_set(&ctx->err, GQ_E_IO, "cannot write the JSON")
@@ -168,7 +164,18 @@ static int render(gq_ctx *ctx, json_t *root)
         fputc('\n', ctx->out);
         return rc;
     }
-    return gq_card_render_summary(ctx->out, root, ctx->out == stdout ? gq_frame_help_width() : 0, &ctx->err);
+    gq_card_doc *cd = NULL;
+    int rc = gq_card_doc_from_json(root, &cd, &ctx->err);
+    if (rc)
+        return rc;
+    if (!strcmp(fmt, "html"))
+        rc = gq_card_render_html(ctx->out, cd, &ctx->err);
+    else if (!strcmp(fmt, "markdown"))
+        rc = gq_card_render_markdown(ctx->out, cd, &ctx->err);
+    else
+        rc = gq_card_render_summary(ctx->out, cd, ctx->out == stdout ? gq_frame_help_width() : 0, &ctx->err);
+    gq_card_doc_free(cd);
+    return rc;
 }
 
 static int report_run(gq_ctx *ctx)

@@ -1,12 +1,14 @@
 /* Renderers of the acceptance card (docs/json-card.md, docs/card.md).
  *
- * Every renderer reads a saved document only: the root object that
+ * Every renderer reads a saved card document typed: gq_card_doc
+ * (doc/card_figs.h), decoded once from the root object that
  * gq_doc_to_json() builds, with the "card" section composed by
- * gq_card_compose. The card's verdict, table and findings are printed
- * from the typed card (gq_card, read with gq_card_from_json); the figures
- * from the document's sections. So `gpuqual card` and `gpuqual report card.json` give the
- * same output for the same run. Nothing here measures or judges: the rows,
- * verdicts and findings are already in the document.
+ * gq_card_compose, by gq_card_doc_from_json. The card's verdict, table and
+ * findings are printed from the typed card in it (gq_card); the figures from
+ * the typed sections beside it. So `gpuqual card` and `gpuqual report
+ * card.json` give the same output for the same run. Nothing here reads JSON,
+ * measures or judges: the rows, verdicts and findings are already in the
+ * document.
  *
  *  - Markdown: seed 001 §9's table (check, what was measured, result, verdict, decision
  *    it supports), the findings in plain sentences, every check, then the
@@ -20,40 +22,36 @@
  *    <body data-figures="ID ID ...">, so a browser test can check them.
  *  - Summary: one screen of text for the terminal.
  *
- * All return GQ_OK, or GQ_E_USAGE when root has no usable "card" section
- * (message says what is missing). They write through FILE *f; the caller
- * owns atomic file handling (gq_outfile_*).
+ * Markdown and HTML return GQ_OK or what stopped them (GQ_E_IO: a write
+ * error; the HTML page also GQ_E_NOMEM, out of memory for its figures); the
+ * summary GQ_OK. A document with no usable "card" section is refused before,
+ * by the decoder (GQ_E_USAGE, the line saying what is missing). They write
+ * through FILE *f; the caller owns atomic file handling (gq_outfile_*).
  */
 #ifndef GQ_RENDER_CARD_RENDER_H
 #define GQ_RENDER_CARD_RENDER_H
 
-#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 
 #include "analysis/card.h"
-#include "doc/card_codec.h"
+#include "doc/card_figs.h"
 #include "core/status.h"
 
-int gq_card_render_markdown(FILE *f, const json_t *root, gq_err *err);
-int gq_card_render_html(FILE *f, const json_t *root, gq_err *err);
+int gq_card_render_markdown(FILE *f, const gq_card_doc *d, gq_err *err);
+int gq_card_render_html(FILE *f, const gq_card_doc *d, gq_err *err);
 /* width: terminal columns (<= 0: 100). */
-int gq_card_render_summary(FILE *f, const json_t *root, int width, gq_err *err);
+int gq_card_render_summary(FILE *f, const gq_card_doc *d, int width, gq_err *err);
 
 /* ---- helpers shared by the card renderers (render/card_util.c) ---------- */
 
-/* The card section of root, or NULL (err says why). */
-const json_t *gq_cj_card(const json_t *root, gq_err *err);
-/* Number at key, NAN when missing, null or not a number. */
-double gq_cj_num(const json_t *o, const char *key);
-/* String at key, or def. */
-const char *gq_cj_str(const json_t *o, const char *key, const char *def);
-/* Array of numbers (null -> NAN) into out (up to max); returns the count. */
-int gq_cj_nums(const json_t *arr, double *out, int max);
-/* Square matrix {gpus:[..], values:[[..]]} into labels ("GPU n") and vals
- * (n*n, row-major, NAN for null). Returns n (0 when malformed). vals must
- * hold max*max doubles; labels max entries of 16 bytes. */
-int gq_cj_matrix(const json_t *m, int max, char (*labels)[16], double *vals);
+/* s, or def where the document had no such string (NULL). */
+static inline const char *gq_cf_or(const char *s, const char *def)
+{
+    return s ? s : def;
+}
+/* The labels of m's rows and columns, "GPU n" (at most 15 bytes), m->n of them. */
+void gq_card_matrix_labels(const gq_cf_matrix *m, char (*labels)[16]);
 /* The card's --set overrides in one line ("h2d_gbps.fail=50 (h2d_gbps_min
  * fail, was 48); ..."), "" when none. */
 void gq_card_overrides_text(const gq_card *c, char *buf, size_t n);

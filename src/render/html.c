@@ -1,5 +1,5 @@
 /* The card as ONE self-contained HTML file: inline CSS and SVG, no script, no
- * network, no external file (render/card_render.h). */
+ * network, no external file, from the typed card document (render/card_render.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +10,6 @@
 #include "render/html_internal.h"
 #include "render/svg.h"
 #include "render/numfmt.h"
-
-#define MAXG 64
 
 static const char css[] =
     "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;max-width:1100px;"
@@ -119,12 +117,11 @@ static void td_lead(FILE *f, const char *s)
 }
 
 /* A cell listing a GPU set's indices, "0,1,2", every one of them. */
-static void td_gpus(FILE *f, const json_t *arr)
+static void td_gpus(FILE *f, const gq_cf_ints *l)
 {
-    size_t i;
-    const json_t *v;
     fputs("<td>", f);
-    json_array_foreach(arr, i, v) fprintf(f, "%s%lld", i ? "," : "", (long long)json_integer_value(v));
+    for (int i = 0; i < l->n; i++)
+        fprintf(f, "%s%lld", i ? "," : "", l->v[i]);
     fputs("</td>", f);
 }
 
@@ -177,9 +174,35 @@ static void subject_text(const char *subj, char *buf, size_t n)
         snprintf(buf, n, "%s", subj);
 }
 
-static void html_identity(FILE *f, const json_t *id, const gq_checklist *cl)
+static void html_identity_row(FILE *f, const gq_cf_id_gpu *g, const gq_checklist *cl)
 {
-    if (!json_is_object(id))
+    char b[64], c[32];
+    char subj[32];
+    snprintf(subj, sizeof subj, "gpu:%lld", g->index);
+    bool bad = false;
+    for (int k = 0; k < cl->n && !bad; k++)
+        bad = identity_problem(&cl->v[k]) && !strcmp(cl->v[k].subject, subj);
+    fputs(bad ? "<tr class=\"bad\">" : "<tr>", f);
+    td_num(f, g->index_num);
+    td_text(f, gq_cf_or(g->name, "?"));
+    td_num(f, g->memory_mib);
+    td_num(f, g->power_limit_w);
+    snprintf(b, sizeof b, "Gen%s x%s %s", gq_fmt_num(g->gen, GQ_NUM_FIGURE, c, 16),
+             gq_fmt_num(g->width, GQ_NUM_FIGURE, c + 16, 16), g->under_load ? "(under load)" : "(idle)");
+    td_text(f, b);
+    snprintf(b, sizeof b, "Gen%s x%s", gq_fmt_num(g->gen_max, GQ_NUM_FIGURE, c, 16),
+             gq_fmt_num(g->width_max, GQ_NUM_FIGURE, c + 16, 16));
+    td_text(f, b);
+    td_num(f, g->nvlinks);
+    double numa = g->numa_node;
+    td_text(f, isfinite(numa) && numa >= 0 ? gq_fmt_num(numa, GQ_NUM_FIGURE, c, sizeof c) : "n/a");
+    td_text(f, gq_cf_or(g->uuid, ""));
+    fputs("</tr>\n", f);
+}
+
+static void html_identity(FILE *f, const gq_cf_identity *id, const gq_checklist *cl)
+{
+    if (!id->present)
         return;
     fputs("<h2 id=\"identity\">Identity and links</h2>\n<div "
           "class=\"scroll\"><table><tr><th>GPU</th><th>model</th><th>memory "
@@ -187,64 +210,37 @@ static void html_identity(FILE *f, const json_t *id, const gq_checklist *cl)
           "<th>power limit W</th><th>PCIe now</th><th>PCIe "
           "max</th><th>NVLinks</th><th>NUMA</th><th>UUID</th></tr>\n",
           f);
-    size_t i;
-    const json_t *g;
-    char b[64], c[32];
-    json_array_foreach(json_object_get(id, "gpus"), i, g)
-    {
-        const json_t *pc = json_object_get(g, "pcie");
-        char subj[32];
-        snprintf(subj, sizeof subj, "gpu:%lld", (long long)json_integer_value(json_object_get(g, "index")));
-        bool bad = false;
-        for (int k = 0; k < cl->n && !bad; k++)
-            bad = identity_problem(&cl->v[k]) && !strcmp(cl->v[k].subject, subj);
-        fputs(bad ? "<tr class=\"bad\">" : "<tr>", f);
-        td_num(f, gq_cj_num(g, "index"));
-        td_text(f, gq_cj_str(g, "name", "?"));
-        td_num(f, gq_cj_num(g, "memory_mib"));
-        td_num(f, gq_cj_num(g, "power_limit_w"));
-        snprintf(b, sizeof b, "Gen%s x%s %s", gq_fmt_num(gq_cj_num(pc, "gen"), GQ_NUM_FIGURE, c, 16),
-                 gq_fmt_num(gq_cj_num(pc, "width"), GQ_NUM_FIGURE, c + 16, 16),
-                 json_is_true(json_object_get(pc, "under_load")) ? "(under load)" : "(idle)");
-        td_text(f, b);
-        snprintf(b, sizeof b, "Gen%s x%s", gq_fmt_num(gq_cj_num(pc, "gen_max"), GQ_NUM_FIGURE, c, 16),
-                 gq_fmt_num(gq_cj_num(pc, "width_max"), GQ_NUM_FIGURE, c + 16, 16));
-        td_text(f, b);
-        td_num(f, gq_cj_num(g, "nvlinks"));
-        double numa = gq_cj_num(g, "numa_node");
-        td_text(f, isfinite(numa) && numa >= 0 ? gq_fmt_num(numa, GQ_NUM_FIGURE, c, sizeof c) : "n/a");
-        td_text(f, gq_cj_str(g, "uuid", ""));
-        fputs("</tr>\n", f);
-    }
+    char b[64];
+    for (int i = 0; i < id->ngpus; i++)
+        html_identity_row(f, &id->gpus[i], cl);
     fputs("</table></div>\n", f);
-    json_array_foreach(json_object_get(id, "gpus"), i, g)
-    {
-        snprintf(b, sizeof b, "GPU %lld: VBIOS ", (long long)json_integer_value(json_object_get(g, "index")));
+    for (int i = 0; i < id->ngpus; i++) {
+        const gq_cf_id_gpu *g = &id->gpus[i];
+        snprintf(b, sizeof b, "GPU %lld: VBIOS ", g->index);
         fputs("<p class=\"meta\">", f);
         esc(f, b);
-        esc(f, gq_cj_str(g, "vbios", "unknown"));
+        esc(f, gq_cf_or(g->vbios, "unknown"));
         fputs(", serial ", f);
-        esc(f, gq_cj_str(g, "serial", "unknown"));
+        esc(f, gq_cf_or(g->serial, "unknown"));
         fputs(", ECC ", f);
-        esc(f, gq_cj_str(g, "ecc_mode", "unknown"));
+        esc(f, gq_cf_or(g->ecc_mode, "unknown"));
         fputs(", MIG ", f);
-        esc(f, gq_cj_str(g, "mig_mode", "unknown"));
+        esc(f, gq_cf_or(g->mig_mode, "unknown"));
         fputs(", persistence ", f);
-        esc(f, gq_cj_str(g, "persistence_mode", "unknown"));
+        esc(f, gq_cf_or(g->persistence_mode, "unknown"));
         fputs("</p>\n", f);
     }
     fputs("<p class=\"meta\">Driver ", f);
-    esc(f, gq_cj_str(id, "driver", "?"));
+    esc(f, gq_cf_or(id->driver, "?"));
     fputs(", CUDA driver ", f);
-    esc(f, gq_cj_str(id, "cuda_driver_str", "?"));
+    esc(f, gq_cf_or(id->cuda_driver_str, "?"));
     fputs(", runtime ", f);
-    esc(f, gq_cj_str(id, "cuda_runtime_str", "?"));
+    esc(f, gq_cf_or(id->cuda_runtime_str, "?"));
     fputs("; CPU ", f);
-    esc(f, gq_cj_str(id, "cpu", "?"));
+    esc(f, gq_cf_or(id->cpu, "?"));
     fprintf(f, "; %s NUMA node(s) visible%s; gpuqual ",
-            gq_fmt_num(gq_cj_num(id, "numa_nodes"), GQ_NUM_FIGURE, b, sizeof b),
-            json_is_true(json_object_get(id, "vm")) ? " (virtual machine)" : "");
-    esc(f, gq_cj_str(id, "gpuqual", "?"));
+            gq_fmt_num(id->numa_nodes, GQ_NUM_FIGURE, b, sizeof b), id->vm ? " (virtual machine)" : "");
+    esc(f, gq_cf_or(id->gpuqual, "?"));
     fputs(".</p>\n", f);
 }
 
@@ -282,30 +278,28 @@ static void html_checks(FILE *f, const gq_checklist *cl)
 }
 
 /* A cell with a subset's per-GPU figures, "24.1, 23.9", each GPU's (at most
- * MAXG); "–" for a direction not measured. */
-static void td_per_gpu(FILE *f, const json_t *s)
+ * GQ_CF_MAX_NUMS, as decoded); "–" for a direction not measured. */
+static void td_per_gpu(FILE *f, const gq_cf_subset *s)
 {
-    double pg[MAXG];
     char x[32];
     if (!s) {
         td_text(f, "–");
         return;
     }
-    int np = gq_cj_nums(json_object_get(s, "per_gpu"), pg, MAXG);
     fputs("<td>", f);
-    for (int k = 0; k < np; k++) {
+    for (int k = 0; k < s->per_gpu.n; k++) {
         fputs(k ? ", " : "", f);
-        esc(f, gq_fmt_num(pg[k], GQ_NUM_FIGURE, x, sizeof x));
+        esc(f, gq_fmt_num(s->per_gpu.v[k], GQ_NUM_FIGURE, x, sizeof x));
     }
     fputs("</td>", f);
 }
 
-static bool same_ints(const json_t *a, const json_t *b)
+static bool same_ints(const gq_cf_ints *a, const gq_cf_ints *b)
 {
-    if (json_array_size(a) != json_array_size(b))
+    if (a->n != b->n)
         return false;
-    for (size_t i = 0; i < json_array_size(a); i++)
-        if (json_integer_value(json_array_get(a, i)) != json_integer_value(json_array_get(b, i)))
+    for (int i = 0; i < a->n; i++)
+        if (a->v[i] != b->v[i])
             return false;
     return true;
 }
@@ -313,10 +307,9 @@ static bool same_ints(const json_t *a, const json_t *b)
 /* One row per GPU set, both directions side by side: a set is listed once
  * even when the document has it twice (a card of an older gpuqual also
  * listed the placement step's sets). */
-static void html_host_subsets(FILE *f, const json_t *host)
+static void html_host_subsets(FILE *f, const gq_cf_host *host)
 {
-    const json_t *subs = json_object_get(host, "subsets");
-    if (!json_array_size(subs))
+    if (!host->nsubsets)
         return;
     fputs("<h3>Host-path subsets</h3>\n<p class=\"meta\">Highlighted: a subset whose GPUs together moved "
           "less than they move alone (contended: they share a host path).</p>\n"
@@ -324,37 +317,35 @@ static void html_host_subsets(FILE *f, const json_t *host)
           "<th>host→GPU per GPU, GB/s</th><th>host→GPU aggregate GB/s</th>"
           "<th>GPU→host per GPU, GB/s</th><th>GPU→host aggregate GB/s</th></tr>\n",
           f);
-    size_t i, j;
-    const json_t *s, *o;
-    json_array_foreach(subs, i, s)
-    {
-        const json_t *gs = json_object_get(s, "gpus");
+    const gq_cf_subset *subs = host->subsets;
+    for (int i = 0; i < host->nsubsets; i++) {
+        const gq_cf_ints *gs = &subs[i].gpus;
         bool seen = false;
-        for (j = 0; j < i && !seen; j++)
-            seen = same_ints(gs, json_object_get(json_array_get(subs, j), "gpus"));
+        for (int j = 0; j < i && !seen; j++)
+            seen = same_ints(gs, &subs[j].gpus);
         if (seen)
             continue;
-        const json_t *dir[2] = {NULL, NULL}; /* h2d, d2h: the first of each */
+        const gq_cf_subset *dir[2] = {NULL, NULL}; /* h2d, d2h: the first of each */
         const char *why = NULL;
-        json_array_foreach(subs, j, o)
-        {
-            if (!same_ints(gs, json_object_get(o, "gpus")))
+        for (int j = 0; j < host->nsubsets; j++) {
+            const gq_cf_subset *o = &subs[j];
+            if (!same_ints(gs, &o->gpus))
                 continue;
-            int d = !strcmp(gq_cj_str(o, "direction", ""), "d2h");
+            int d = !strcmp(gq_cf_or(o->direction, ""), "d2h");
             if (!dir[d])
                 dir[d] = o;
-            if (!why && json_is_string(json_object_get(o, "why")))
-                why = json_string_value(json_object_get(o, "why"));
+            if (!why && o->why)
+                why = o->why;
         }
         bool slow[2];
         for (int d = 0; d < 2; d++)
-            slow[d] = json_is_true(json_object_get(dir[d], "contended"));
+            slow[d] = dir[d] && dir[d]->contended;
         fputs(slow[0] || slow[1] ? "<tr class=\"slow\">" : "<tr>", f);
         td_gpus(f, gs);
         td_text(f, why ? why : "not recorded");
         for (int d = 0; d < 2; d++) {
             td_per_gpu(f, dir[d]);
-            double agg = gq_cj_num(dir[d], "aggregate_gbps"), alone = gq_cj_num(dir[d], "sum_alone_gbps");
+            double agg = dir[d] ? dir[d]->aggregate_gbps : NAN, alone = dir[d] ? dir[d]->sum_alone_gbps : NAN;
             char x[32];
             if (slow[d] && isfinite(agg) && alone > 0)
                 fprintf(f, "<td class=\"num slow\">%s (%.0f%% of alone)</td>",
@@ -389,9 +380,9 @@ static void gpu_cause(const gq_checklist *cl, long long gpu, char *buf, size_t n
         }
 }
 
-static void html_stress(FILE *f, const json_t *st, const gq_checklist *cl)
+static void html_stress(FILE *f, const gq_cf_stress *st, const gq_checklist *cl)
 {
-    if (!json_is_object(st))
+    if (!st->present)
         return;
     char b[64], cause[1024];
     fputs("<table class=\"stack\"><tr><th>GPU</th><th>avg °C</th><th>max °C</th><th>avg W</th><th>limit "
@@ -400,27 +391,25 @@ static void html_stress(FILE *f, const json_t *st, const gq_checklist *cl)
           "<th>power-capped %</th><th>thermal slowdown</th><th>faulty elements</th><th>verdict</th>"
           "<th>cause</th></tr>\n",
           f);
-    size_t i;
-    const json_t *g;
-    json_array_foreach(json_object_get(st, "gpus"), i, g)
-    {
-        long long gpu = json_integer_value(json_object_get(g, "gpu"));
-        const char *v = gq_cj_str(g, "verdict", "skip");
+    for (int i = 0; i < st->ngpus; i++) {
+        const gq_cf_stress_gpu *g = &st->gpus[i];
+        long long gpu = g->gpu;
+        const char *v = gq_cf_or(g->verdict, "skip");
         gpu_cause(cl, gpu, cause, sizeof cause);
         if (!cause[0] && strcmp(v, "pass")) /* no check names it: the stress result's own error */
-            snprintf(cause, sizeof cause, "%s", gq_cj_str(g, "error", ""));
+            snprintf(cause, sizeof cause, "%s", gq_cf_or(g->error, ""));
         fprintf(f, "<tr data-gpu=\"%lld\" data-verdict=\"%s\"%s>", gpu, vclass(v),
                 cause[0] || !strcmp(v, "fail") || !strcmp(v, "warn") ? " class=\"bad\"" : "");
         snprintf(b, sizeof b, "GPU %lld", gpu);
         td_lead(f, b);
-        td_nl(f, "avg °C", gq_cj_num(g, "temp_avg_c"));
-        td_nl(f, "max °C", gq_cj_num(g, "temp_max_c"));
-        td_nl(f, "avg W", gq_cj_num(g, "power_avg_w"));
-        td_nl(f, "limit W", gq_cj_num(g, "power_limit_w"));
-        td_nl(f, "avg SM MHz", gq_cj_num(g, "sm_clock_avg_mhz"));
-        td_nl(f, "power-capped %", gq_cj_num(g, "power_capped_pct"));
-        td_l(f, "thermal slowdown", json_is_true(json_object_get(g, "thermal_slowdown")) ? "yes" : "no");
-        td_nl(f, "faulty elements", gq_cj_num(g, "faulty_elements"));
+        td_nl(f, "avg °C", g->temp_avg_c);
+        td_nl(f, "max °C", g->temp_max_c);
+        td_nl(f, "avg W", g->power_avg_w);
+        td_nl(f, "limit W", g->power_limit_w);
+        td_nl(f, "avg SM MHz", g->sm_clock_avg_mhz);
+        td_nl(f, "power-capped %", g->power_capped_pct);
+        td_l(f, "thermal slowdown", g->thermal_slowdown ? "yes" : "no");
+        td_nl(f, "faulty elements", g->faulty_elements);
         fputs("<td class=\"v\">", f);
         badge(f, v, false);
         fputs("</td><td class=\"cause\" data-l=\"cause\">", f);
@@ -428,44 +417,40 @@ static void html_stress(FILE *f, const json_t *st, const gq_checklist *cl)
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
-    const json_t *node = json_object_get(st, "node");
     fprintf(f,
             "<p class=\"meta\">All GPUs together drew %s W on average (GPU telemetry, not wall power).</p>\n",
-            gq_fmt_num(gq_cj_num(node, "power_total_avg_w"), GQ_NUM_FIGURE, b, sizeof b));
+            gq_fmt_num(st->power_total_avg_w, GQ_NUM_FIGURE, b, sizeof b));
 }
 
-static void html_plan(FILE *f, const json_t *card)
+static void html_plan(FILE *f, const gq_card_doc *d)
 {
-    const json_t *plan = json_object_get(card, "plan");
-    if (!json_array_size(plan))
+    if (!d->nplan)
         return;
     char b[3][32];
     fprintf(f, "<h2 id=\"plan\">Plan</h2>\n<p class=\"meta\">Budget %s, planned %s, took %s.</p>\n",
-            gq_fmt_duration(gq_cj_num(card, "budget_s"), b[0], 32),
-            gq_fmt_duration(gq_cj_num(card, "planned_s"), b[1], 32),
-            gq_fmt_duration(gq_cj_num(card, "elapsed_s"), b[2], 32));
+            gq_fmt_duration(d->budget_s, b[0], 32), gq_fmt_duration(d->planned_s, b[1], 32),
+            gq_fmt_duration(d->elapsed_s, b[2], 32));
     fputs("<div class=\"scroll\"><table><tr><th>step</th><th>estimate</th><th>took</th><th>status</th>"
           "<th>note</th></tr>\n",
           f);
-    size_t i;
-    const json_t *r;
-    json_array_foreach(plan, i, r)
-    {
+    for (int i = 0; i < d->nplan; i++) {
+        const gq_cf_plan_step *r = &d->plan[i];
         fputs("<tr>", f);
-        td_text(f, gq_cj_str(r, "title", gq_cj_str(r, "step", "?")));
-        fprintf(f, "<td class=\"num\">%s</td>", gq_fmt_duration(gq_cj_num(r, "est_s"), b[0], 32));
-        fprintf(f, "<td class=\"num\">%s</td>", gq_fmt_duration(gq_cj_num(r, "elapsed_s"), b[1], 32));
-        td_text(f, gq_cj_str(r, "status", "?"));
-        td_text(f, gq_cj_str(r, "note", ""));
+        td_text(f, gq_cf_or(r->title, "?"));
+        fprintf(f, "<td class=\"num\">%s</td>", gq_fmt_duration(r->est_s, b[0], 32));
+        fprintf(f, "<td class=\"num\">%s</td>", gq_fmt_duration(r->elapsed_s, b[1], 32));
+        td_text(f, gq_cf_or(r->status, "?"));
+        td_text(f, gq_cf_or(r->note, ""));
         fputs("</tr>\n", f);
     }
     fputs("</table></div>\n", f);
 }
 
 /* The page's head, title, verdict, run facts and expectations line. */
-static void html_head(FILE *f, const json_t *root, const json_t *card, const gq_card *c, const char *ids)
+static void html_head(FILE *f, const gq_card_doc *d, const char *ids)
 {
-    const char *host = gq_cj_str(card, "hostname", "?");
+    const gq_card *c = &d->card;
+    const char *host = gq_cf_or(d->hostname, "?");
     const char *verdict = gq_card_verdict_name(c->verdict);
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"
@@ -487,19 +472,19 @@ static void html_head(FILE *f, const json_t *root, const json_t *card, const gq_
     fprintf(f, " &#160;%d pass, %d warn, %d fail · level %s</p>\n", c->counts[GQ_V_PASS],
             c->counts[GQ_V_WARN], c->counts[GQ_V_FAIL], gq_card_level_name(c->level));
     fputs("<p class=\"meta\">Measured ", f);
-    esc(f, gq_cj_str(root, "timestamp", "?"));
+    esc(f, gq_cf_or(d->timestamp, "?"));
     fputs(" · gpuqual ", f);
-    esc(f, gq_cj_str(root, "version", "?"));
+    esc(f, gq_cf_or(d->version, "?"));
     fputs(" (git ", f);
-    esc(f, gq_cj_str(root, "git", "?"));
-    fprintf(f, ") · took %s of a %s budget</p>\n", gq_fmt_duration(gq_cj_num(card, "elapsed_s"), b[0], 32),
-            gq_fmt_duration(gq_cj_num(card, "budget_s"), b[1], 32));
-    if (json_is_true(json_object_get(root, "simulated")))
+    esc(f, gq_cf_or(d->git, "?"));
+    fprintf(f, ") · took %s of a %s budget</p>\n", gq_fmt_duration(d->elapsed_s, b[0], 32),
+            gq_fmt_duration(d->budget_s, b[1], 32));
+    if (d->simulated)
         fputs("<p class=\"sim\">Simulated machine: these figures are model output, not measurements.</p>\n",
               f);
-    if (json_is_true(json_object_get(root, "incomplete")) || !c->complete) {
+    if (d->incomplete || !c->complete) {
         fputs("<p class=\"note\"><b>Incomplete.</b> The run stopped at step <code>", f);
-        esc(f, gq_cj_str(card, "stopped_at", "?"));
+        esc(f, gq_cf_or(d->stopped_at, "?"));
         fputs("</code>; this card shows only what was measured before.</p>\n", f);
     }
     fputs("<p class=\"meta\">", f);
@@ -605,92 +590,70 @@ static void html_findings(FILE *f, const gq_card *c)
 }
 
 /* The collectives step's TP groups: each group's all-reduce busbw alone and all at once. */
-static void html_collectives(FILE *f, const json_t *card)
+static void html_collectives(FILE *f, const gq_card_doc *d)
 {
-    const json_t *groups = json_object_get(json_object_get(card, "collectives"), "groups");
-    if (!json_array_size(groups))
+    if (!d->ngroups)
         return;
     fputs("<h2 id=\"collectives\">Collectives</h2>\n<table><tr><th>group</th><th>all-reduce busbw alone "
           "(GB/s)</th><th>all at once (GB/s)</th></tr>\n",
           f);
-    size_t i, k;
-    const json_t *g, *x;
-    json_array_foreach(groups, i, g)
-    {
+    for (int i = 0; i < d->ngroups; i++) {
+        const gq_cf_coll_group *g = &d->groups[i];
         fputs("<tr><td>", f);
-        json_array_foreach(json_object_get(g, "gpus"), k, x)
-            fprintf(f, "%s%d", k ? "," : "", (int)json_integer_value(x));
+        for (int k = 0; k < g->gpus.n; k++)
+            fprintf(f, "%s%d", k ? "," : "", (int)g->gpus.v[k]);
         fputs("</td>", f);
-        td_num(f, gq_cj_num(g, "alone_busbw_gbps"));
-        td_num(f, gq_cj_num(g, "at_once_busbw_gbps"));
+        td_num(f, g->alone_busbw_gbps);
+        td_num(f, g->at_once_busbw_gbps);
         fputs("</tr>\n", f);
     }
     fputs("</table>\n", f);
 }
 
 /* The recommended placement: prefill/decode pairs and notes. */
-static void html_placement(FILE *f, const json_t *card)
+static void html_placement(FILE *f, const gq_cf_placement *pl)
 {
-    size_t i;
-    const json_t *r;
-    const json_t *pl = json_object_get(card, "placement");
-    const json_t *notes = json_object_get(pl, "notes");
-    const json_t *pairs = json_object_get(pl, "pairs");
-    if (json_array_size(pairs) || json_array_size(notes)) {
+    if (pl->npairs || pl->nnotes) {
         fputs("<h2 id=\"placement\">Recommended placement</h2>\n", f);
-        if (json_array_size(pairs)) {
+        if (pl->npairs) {
             fputs("<table><tr><th>prefill</th><th>decode</th><th>predicted GB/s</th><th>measured "
                   "GB/s</th></tr>\n",
                   f);
-            json_array_foreach(pairs, i, r)
-            {
+            for (int i = 0; i < pl->npairs; i++) {
+                const gq_cf_pl_pair *r = &pl->pairs[i];
                 fputs("<tr>", f);
-                td_num(f, gq_cj_num(r, "prefill"));
-                td_num(f, gq_cj_num(r, "decode"));
-                td_num(f, gq_cj_num(r, "predicted_gbps"));
-                double mv = gq_cj_num(r, "measured_gbps");
+                td_num(f, r->prefill);
+                td_num(f, r->decode);
+                td_num(f, r->predicted_gbps);
+                double mv = r->measured_gbps;
                 td_num(f, mv >= 0 ? mv : NAN);
                 fputs("</tr>\n", f);
             }
             fputs("</table>\n", f);
         }
         fputs("<ul>\n", f);
-        json_array_foreach(notes, i, r)
-        {
+        for (int i = 0; i < pl->nnotes; i++) {
             fputs("<li>", f);
-            esc(f, json_string_value(r));
+            esc(f, pl->notes[i]);
             fputs("</li>\n", f);
         }
         fputs("</ul>\n", f);
     }
 }
 
-int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
+int gq_card_render_html(FILE *f, const gq_card_doc *d, gq_err *err)
 {
-    const json_t *card = gq_cj_card(root, err);
-    if (!card)
-        return GQ_E_USAGE;
     figs F = {0};
     char *fbuf = NULL;
     size_t flen = 0;
     F.f = open_memstream(&fbuf, &flen);
     if (!F.f)
         return gq_err_set(err, GQ_E_NOMEM, "out of memory rendering the card");
-    gq_html_figures(&F, root, card);
+    gq_html_figures(&F, d);
     fclose(F.f);
 
-    gq_card *c = malloc(sizeof *c);
-    if (!c) {
-        free(fbuf);
-        return gq_err_set(err, GQ_E_NOMEM, "out of memory rendering the card");
-    }
-    int rc = gq_card_from_json(card, "the card", c, err);
-    if (rc) {
-        free(fbuf);
-        free(c);
-        return rc;
-    }
-    html_head(f, root, card, c, F.ids);
+    const gq_card *c = &d->card;
+    html_head(f, d, F.ids);
     html_identity_alert(f, &c->checks);
     html_card_rows(f, c);
     html_findings(f, c);
@@ -699,19 +662,16 @@ int gq_card_render_html(FILE *f, const json_t *root, gq_err *err)
         fwrite(fbuf, 1, flen, f);
     }
     free(fbuf);
-    html_host_subsets(f, json_object_get(card, "host"));
-    const json_t *st = json_object_get(root, "stress");
-    if (json_is_object(st)) {
+    html_host_subsets(f, &d->host);
+    if (d->stress.present) {
         fputs("<h2 id=\"stress\">Whole-node health</h2>\n", f);
-        html_stress(f, st, &c->checks);
+        html_stress(f, &d->stress, &c->checks);
     }
-    html_placement(f, card);
-    html_collectives(f, card);
+    html_placement(f, &d->placement);
+    html_collectives(f, d);
     html_checks(f, &c->checks);
-    html_identity(f, json_object_get(card, "identity"), &c->checks);
-    gq_card_free(c);
-    free(c);
-    html_plan(f, card);
+    html_identity(f, &d->identity, &c->checks);
+    html_plan(f, d);
     fputs("<p class=\"meta\">Units: GB/s = 10<sup>9</sup> bytes/s; buffer sizes in KiB/MiB/GiB. The full "
           "evidence "
           "(every record with its rounds, windows and overlap) is in card.json.</p>\n</body>\n</html>\n",

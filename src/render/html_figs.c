@@ -1,5 +1,6 @@
 /* The card's HTML figures (render/html_internal.h): P2P heatmaps, concurrent
- * pairs, host bandwidth, sweep curves and stress time series, as inline SVG. */
+ * pairs, host bandwidth, sweep curves and stress time series, as inline SVG,
+ * from the typed card document. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,6 @@
 #include "render/numfmt.h"
 
 #define MAXG 64
-#define MAXPTS 4096
 
 static void esc(FILE *f, const char *s)
 {
@@ -36,13 +36,14 @@ static void fig_end(figs *F, const char *caption)
     fputs("</figcaption>\n</figure>\n", F->f);
 }
 
-static void fig_matrix(figs *F, const json_t *m, const char *id_override, const char *title_override)
+static void fig_matrix(figs *F, const gq_cf_matrix *m, const char *id_override, const char *title_override)
 {
     static char labels[MAXG][16];
-    static double vals[MAXG * MAXG];
-    int n = gq_cj_matrix(m, MAXG, labels, vals);
+    int n = m->n;
     if (!n)
         return;
+    gq_card_matrix_labels(m, labels);
+    const double *vals = m->vals;
     bool any = false;
     for (int i = 0; i < n * n; i++)
         any |= isfinite(vals[i]);
@@ -51,9 +52,9 @@ static void fig_matrix(figs *F, const json_t *m, const char *id_override, const 
     const char *labp[MAXG];
     for (int i = 0; i < n; i++)
         labp[i] = labels[i];
-    const char *id = id_override ? id_override : gq_cj_str(m, "id", "matrix");
-    const char *unit = gq_cj_str(m, "unit", "GB/s");
-    const char *title = title_override ? title_override : gq_cj_str(m, "title", "GPU pairs");
+    const char *id = id_override ? id_override : gq_cf_or(m->id, "matrix");
+    const char *unit = gq_cf_or(m->unit, "GB/s");
+    const char *title = title_override ? title_override : gq_cf_or(m->title, "GPU pairs");
     gq_svg_heatmap h = {.id = id,
                         .title = title,
                         .unit = unit,
@@ -73,39 +74,33 @@ static void fig_matrix(figs *F, const json_t *m, const char *id_override, const 
                  "%s, %s. Row: source GPU, column: destination. One pair at a time: summing the cells does "
                  "not give "
                  "what the server carries at once.%s",
-                 title, unit, json_is_true(json_object_get(m, "staged")) ? " Host-staged (no P2P)." : "");
+                 title, unit, m->staged ? " Host-staged (no P2P)." : "");
     fig_end(F, cap);
 }
 
-static void fig_pairs(figs *F, const json_t *pairs)
+static void fig_pairs(figs *F, const gq_cf_pairs *pairs)
 {
-    if (!json_is_object(pairs))
+    if (!pairs->present)
         return;
-    static const char *const sides[] = {"within", "across"};
     char names[2 * MAXG][32];
     const char *cats[2 * MAXG];
     double vals[2 * 2 * MAXG];
     int ncat = 0;
     double agg[2] = {NAN, NAN};
     for (int s = 0; s < 2; s++) {
-        const json_t *o = json_object_get(pairs, sides[s]);
-        if (!json_is_object(o))
+        const gq_cf_pairs_side *o = &pairs->side[s];
+        if (!o->present)
             continue;
-        double g[MAXG];
-        int ng = gq_cj_nums(json_object_get(o, "gbps"), g, MAXG);
-        agg[s] = gq_cj_num(o, "aggregate_gbps");
-        size_t i;
-        const json_t *p;
-        json_array_foreach(json_object_get(o, "pairs"), i, p)
-        {
+        const double *g = o->gbps.v;
+        int ng = o->gbps.n;
+        agg[s] = o->aggregate_gbps;
+        for (int i = 0; i < o->npairs; i++) {
             if (ncat >= 2 * MAXG)
                 break;
-            snprintf(names[ncat], sizeof names[ncat], "%lld→%lld",
-                     (long long)json_integer_value(json_array_get(p, 0)),
-                     (long long)json_integer_value(json_array_get(p, 1)));
+            snprintf(names[ncat], sizeof names[ncat], "%lld→%lld", o->pair[i][0], o->pair[i][1]);
             cats[ncat] = names[ncat];
-            vals[ncat] = s == 0 && (int)i < ng ? g[i] : NAN;            /* series 0 */
-            vals[2 * MAXG + ncat] = s == 1 && (int)i < ng ? g[i] : NAN; /* series 1, fixed stride below */
+            vals[ncat] = s == 0 && i < ng ? g[i] : NAN;            /* series 0 */
+            vals[2 * MAXG + ncat] = s == 1 && i < ng ? g[i] : NAN; /* series 1, fixed stride below */
             ncat++;
         }
     }
@@ -141,29 +136,33 @@ static void fig_pairs(figs *F, const json_t *pairs)
     fig_end(F, cap);
 }
 
-static void fig_host(figs *F, const json_t *host)
+/* The first n of l into out (n entries; NAN past l's end). */
+static void first_n(const gq_cf_nums *l, double *out, int n)
 {
-    if (!json_is_object(host))
+    for (int i = 0; i < n; i++)
+        out[i] = i < l->n ? l->v[i] : NAN;
+}
+
+static void fig_host(figs *F, const gq_cf_host *host)
+{
+    if (!host->present)
         return;
-    const json_t *gpus = json_object_get(host, "gpus");
-    int n = (int)json_array_size(gpus);
+    int n = host->gpus.n;
     if (n < 1 || n > MAXG)
         return;
     static char names[MAXG][16];
     const char *cats[MAXG];
     for (int i = 0; i < n; i++) {
-        snprintf(names[i], sizeof names[i], "GPU %lld",
-                 (long long)json_integer_value(json_array_get(gpus, (size_t)i)));
+        snprintf(names[i], sizeof names[i], "GPU %lld", host->gpus.v[i]);
         cats[i] = names[i];
     }
     double vals[4 * MAXG];
     for (int i = 0; i < 4 * MAXG; i++)
         vals[i] = NAN;
-    const json_t *alone = json_object_get(host, "alone"), *all = json_object_get(host, "all");
-    gq_cj_nums(json_object_get(alone, "h2d"), vals + 0 * n, n);
-    gq_cj_nums(json_object_get(all, "h2d"), vals + 1 * n, n);
-    gq_cj_nums(json_object_get(alone, "d2h"), vals + 2 * n, n);
-    gq_cj_nums(json_object_get(all, "d2h"), vals + 3 * n, n);
+    first_n(&host->alone_h2d, vals + 0 * n, n);
+    first_n(&host->all_h2d, vals + 1 * n, n);
+    first_n(&host->alone_d2h, vals + 2 * n, n);
+    first_n(&host->all_d2h, vals + 3 * n, n);
     bool any = false;
     for (int i = 0; i < 4 * n; i++)
         any |= isfinite(vals[i]);
@@ -186,31 +185,29 @@ static void fig_host(figs *F, const json_t *host)
         cap, sizeof cap,
         "Each GPU alone, then every GPU copying in the same direction at once (aggregate host→GPU %s GB/s, "
         "GPU→host %s GB/s).",
-        gq_fmt_num(gq_cj_num(all, "h2d_aggregate_gbps"), GQ_NUM_FIGURE, x, sizeof x),
-        gq_fmt_num(gq_cj_num(all, "d2h_aggregate_gbps"), GQ_NUM_FIGURE, y, sizeof y));
+        gq_fmt_num(host->all_h2d_aggregate_gbps, GQ_NUM_FIGURE, x, sizeof x),
+        gq_fmt_num(host->all_d2h_aggregate_gbps, GQ_NUM_FIGURE, y, sizeof y));
     fig_end(F, cap);
 }
 
-static void fig_sweeps(figs *F, const json_t *sweeps)
+static void fig_sweeps(figs *F, const gq_card_doc *d)
 {
-    int ns = (int)json_array_size(sweeps);
+    int ns = d->nsweeps;
     if (ns < 1)
         return;
     if (ns > 16)
         ns = 16;
-    static double xs[16][128], ys[16][128];
     const double *xp[16], *yp[16];
     int np[16];
     const char *names[16];
     bool any = false;
     for (int s = 0; s < ns; s++) {
-        const json_t *o = json_array_get(sweeps, (size_t)s);
-        int a = gq_cj_nums(json_object_get(o, "bytes"), xs[s], 128);
-        int b = gq_cj_nums(json_object_get(o, "gbps"), ys[s], 128);
+        const gq_cf_sweep *o = &d->sweeps[s];
+        int a = o->bytes.n, b = o->gbps.n;
         np[s] = a < b ? a : b;
-        xp[s] = xs[s];
-        yp[s] = ys[s];
-        names[s] = gq_cj_str(o, "label", "sweep");
+        xp[s] = o->bytes.v;
+        yp[s] = o->gbps.v;
+        names[s] = gq_cf_or(o->label, "sweep");
         any |= np[s] > 0;
     }
     if (!any)
@@ -236,15 +233,17 @@ static void fig_sweeps(figs *F, const json_t *sweeps)
             "copies.");
 }
 
-static void fig_stress(figs *F, const json_t *st)
+/* One GPU's series of metric k (0 temperature, 1 power, 2 SM clock). */
+static const gq_cf_nums *series_of(const gq_cf_series *s, size_t k)
 {
-    const json_t *series = json_object_get(st, "series");
-    const json_t *gs = json_object_get(series, "gpus");
-    int ng = (int)json_array_size(gs);
+    return k == 0 ? &s->temp_c : k == 1 ? &s->power_w : &s->sm_clock_mhz;
+}
+
+static void fig_stress(figs *F, const gq_cf_stress *st)
+{
+    int ng = st->nseries;
     if (ng < 1)
         return;
-    if (ng > MAXG)
-        ng = MAXG;
     static const struct {
         const char *col, *id, *title, *unit;
     } m[] = {
@@ -252,10 +251,6 @@ static void fig_stress(figs *F, const json_t *st)
         {"power_w", "stress_power", "Power under load", "W"},
         {"sm_clock_mhz", "stress_clock", "SM clock under load", "MHz"},
     };
-    double *xs = malloc(sizeof(double) * MAXPTS * (size_t)ng),
-           *ys = malloc(sizeof(double) * MAXPTS * (size_t)ng);
-    if (!xs || !ys)
-        goto out;
     for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
         const double *xp[MAXG], *yp[MAXG];
         int np[MAXG];
@@ -263,16 +258,15 @@ static void fig_stress(figs *F, const json_t *st)
         const char *namep[MAXG];
         bool any = false;
         for (int g = 0; g < ng; g++) {
-            const json_t *o = json_array_get(gs, (size_t)g);
-            int a = gq_cj_nums(json_object_get(o, "t_s"), xs + (size_t)g * MAXPTS, MAXPTS);
-            int b = gq_cj_nums(json_object_get(o, m[k].col), ys + (size_t)g * MAXPTS, MAXPTS);
+            const gq_cf_series *o = &st->series[g];
+            const gq_cf_nums *y = series_of(o, k);
+            int a = o->t_s.n, b = y->n;
             np[g] = a < b ? a : b;
-            xp[g] = xs + (size_t)g * MAXPTS;
-            yp[g] = ys + (size_t)g * MAXPTS;
+            xp[g] = o->t_s.v;
+            yp[g] = y->v;
             for (int i = 0; i < np[g]; i++)
                 any |= isfinite(yp[g][i]) && isfinite(xp[g][i]);
-            snprintf(names[g], sizeof names[g], "GPU %lld",
-                     (long long)json_integer_value(json_object_get(o, "gpu")));
+            snprintf(names[g], sizeof names[g], "GPU %lld", o->gpu);
             namep[g] = names[g];
         }
         if (!any)
@@ -291,21 +285,16 @@ static void fig_stress(figs *F, const json_t *st)
         gq_svg_write_lines(F->f, &l, &F->err);
         fig_end(F, "Telemetry sampled during the stress run, one line per GPU.");
     }
-out:
-    free(xs);
-    free(ys);
 }
 
-void gq_html_figures(figs *F, const json_t *root, const json_t *card)
+void gq_html_figures(figs *F, const gq_card_doc *d)
 {
-    size_t i;
-    const json_t *m;
-    json_array_foreach(json_object_get(card, "matrices"), i, m) fig_matrix(F, m, NULL, NULL);
-    fig_pairs(F, json_object_get(card, "pairs"));
-    fig_host(F, json_object_get(card, "host"));
-    fig_sweeps(F, json_object_get(card, "sweeps"));
-    const json_t *lat = json_object_get(card, "latency");
-    if (json_is_object(json_object_get(lat, "p2p")))
-        fig_matrix(F, json_object_get(lat, "p2p"), "p2p_latency", "GPU↔GPU latency");
-    fig_stress(F, json_object_get(root, "stress"));
+    for (int i = 0; i < d->nmatrices; i++)
+        fig_matrix(F, &d->matrices[i], NULL, NULL);
+    fig_pairs(F, &d->pairs);
+    fig_host(F, &d->host);
+    fig_sweeps(F, d);
+    if (d->latency.p2p.present)
+        fig_matrix(F, &d->latency.p2p, "p2p_latency", "GPU↔GPU latency");
+    fig_stress(F, &d->stress);
 }

@@ -5,10 +5,10 @@
 #ifndef GQ_RENDER_HTML_INTERNAL_H
 #define GQ_RENDER_HTML_INTERNAL_H
 
-#include <jansson.h>
 #include <stdio.h>
 
 #include "core/status.h"
+#include "doc/card_figs.h"
 
 typedef struct figs {
     FILE *f;        /* memstream the figures go to */
@@ -17,10 +17,9 @@ typedef struct figs {
     gq_err err;
 } figs;
 
-/* Every figure of the document root (its card section: card) into F: the
- * matrices, the concurrent pairs, the host bandwidth, the sweeps, the P2P
- * latency and the stress run's series. A figure that cannot be drawn sets
- * F->err. */
-void gq_html_figures(figs *F, const json_t *root, const json_t *card);
+/* Every figure of the card document d into F: the matrices, the concurrent
+ * pairs, the host bandwidth, the sweeps, the P2P latency and the stress run's
+ * series. A figure that cannot be drawn sets F->err. */
+void gq_html_figures(figs *F, const gq_card_doc *d);
 
 #endif

@@ -12,7 +12,7 @@
 
 #include "fuzz_util.h"
 #include "doc/card_compose.h"
-#include "render/card_render.h"
+#include "../card_render_doc.h"
 #include "render/prometheus.h"
 #include "render/render.h"
 #include "topo/snapshot.h"
@@ -51,17 +51,17 @@ static void render_card(json_t *root, const gq_recordset *rs, unsigned which)
         if (!json_is_object(json_object_get(root, "card")))
             break;
         memset(&e, 0, sizeof e);
-        if ((rc = gq_card_render_summary(devnull, root, 80, &e)))
+        if ((rc = gq_test_render_summary(devnull, root, 80, &e)))
             fuzz_check_refusal(rc, &e);
         memset(&e, 0, sizeof e);
-        if ((rc = gq_card_render_markdown(devnull, root, &e)))
+        if ((rc = gq_test_render_markdown(devnull, root, &e)))
             fuzz_check_refusal(rc, &e);
         break;
     case 1:
         if (!json_is_object(json_object_get(root, "card")))
             break;
         memset(&e, 0, sizeof e);
-        if ((rc = gq_card_render_html(devnull, root, &e)))
+        if ((rc = gq_test_render_html(devnull, root, &e)))
             fuzz_check_refusal(rc, &e);
         break;
     case 2:

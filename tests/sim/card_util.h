@@ -26,7 +26,7 @@
 #include "backend/sim/sim.h"
 #include "core/interrupt.h"
 #include "measure/cleanroom.h"
-#include "render/card_render.h"
+#include "../card_render_doc.h"
 #include "render/render.h"
 
 typedef struct card_run {

@@ -57,7 +57,7 @@ static void measured_on_eight(void **state)
     assert_string_equal(cu_str(r, "verdict"), "info"); /* no expectations: nothing to judge against */
     assert_string_equal(cu_str(r, "decision"), "Choose tensor-parallel groups");
     assert_non_null(strstr(cu_str(r, "result"), "groups {"));
-    char *md = cu_render(&run, gq_card_render_markdown);
+    char *md = cu_render(&run, gq_test_render_markdown);
     assert_non_null(strstr(md, "## Collectives"));
     assert_non_null(strstr(md, "| group | all-reduce busbw alone (GB/s) | all at once (GB/s) |"));
     free(md);

@@ -253,7 +253,7 @@ static void test_interrupted(void **state)
             after = true;
     }
     assert_true(after);
-    char *md = cu_render(&run, gq_card_render_markdown);
+    char *md = cu_render(&run, gq_test_render_markdown);
     assert_non_null(strstr(md, "Incomplete"));
     free(md);
     json_decref(run.doc);

@@ -176,7 +176,7 @@ static void test_verdict_with_expectations(void **state)
 static void test_outputs(void **state)
 {
     (void)state;
-    char *html = cu_render(&run, gq_card_render_html);
+    char *html = cu_render(&run, gq_test_render_html);
     char why[256] = "";
     if (xml_check(html, why, sizeof why))
         fail_msg("card.html is not well formed: %s", why);
@@ -204,7 +204,7 @@ static void test_outputs(void **state)
         cells++;
     assert_int_equal(cells, 64);
     free(html);
-    char *md = cu_render(&run, gq_card_render_markdown);
+    char *md = cu_render(&run, gq_test_render_markdown);
     assert_non_null(strstr(md, "| Check | Evidence | Result | Verdict | Decision it supports |"));
     assert_non_null(strstr(md, "| Pairwise GPU traffic |"));
     assert_non_null(strstr(md, "## Findings"));

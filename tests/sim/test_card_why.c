@@ -67,7 +67,7 @@ static const char *exponent_in(const char *s)
 static void test_identity_on_top(void **state)
 {
     (void)state;
-    char *html = cu_render(&down, gq_card_render_html);
+    char *html = cu_render(&down, gq_test_render_html);
     char why[256] = "";
     if (xml_check(html, why, sizeof why))
         fail_msg("card.html is not well formed: %s", why);
@@ -101,7 +101,7 @@ static void test_identity_on_top(void **state)
 static void test_health_cause(void **state)
 {
     (void)state;
-    char *html = cu_render(&down, gq_card_render_html);
+    char *html = cu_render(&down, gq_test_render_html);
     assert_non_null(strstr(html, "<th>cause</th>"));
     char *r1 = element(html, "<tr data-gpu=\"1\"", "</tr>");
     char *r0 = element(html, "<tr data-gpu=\"0\"", "</tr>");
@@ -144,7 +144,7 @@ static void test_subsets_once_with_why(void **state)
                 fail_msg("subset %s %s is listed twice", a, cu_str(s, "direction"));
         }
     }
-    char *html = cu_render(&pro, gq_card_render_html);
+    char *html = cu_render(&pro, gq_test_render_html);
     char *t = element(html, "<h3>Host-path subsets</h3>", "</table>");
     assert_non_null(t);
     assert_non_null(strstr(t, "<th>why this subset</th>"));
@@ -177,7 +177,7 @@ static void test_subsets_older_card(void **state)
     json_t *s;
     json_array_foreach(subs, i, s) json_object_del(s, "why");
     json_array_append_new(subs, json_deep_copy(json_array_get(subs, n - 1)));
-    char *html = cu_render(&old, gq_card_render_html);
+    char *html = cu_render(&old, gq_test_render_html);
     char *t = element(html, "<h3>Host-path subsets</h3>", "</table>");
     assert_non_null(t);
     assert_int_equal(count_of(t, "<tr>") + count_of(t, "<tr class=\"slow\">"), 1 + (int)n / 2);

@@ -32,7 +32,7 @@
 #include "measure/journal.h"
 #include "bottlenecks_util.h"
 #include "render/analysis_render.h"
-#include "render/card_render.h"
+#include "../card_render_doc.h"
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
@@ -297,9 +297,10 @@ static void catalog_every_allocation(void **state)
     assert_true(grown > 0); /* some plan grew its flows past the first block */
 }
 
-/* The one-line summary of a card (`card --format summary`) allocates the
- * typed card first: out of memory there, and at every allocation after it,
- * it says so and writes nothing it could not read. */
+/* The one-line summary of a card (`card --format summary`) decodes the card
+ * document first (the typed card and the figures beside it, doc/card_figs.h):
+ * out of memory there, at every allocation, it says so and writes nothing it
+ * could not read. */
 static void card_summary_every_allocation(void **state)
 {
     (void)state;
@@ -312,13 +313,13 @@ static void card_summary_every_allocation(void **state)
     assert_non_null(f);
     gq_err e = {0};
     arm(0);
-    assert_int_equal(gq_card_render_summary(f, doc, 100, &e), GQ_OK);
+    assert_int_equal(gq_test_render_summary(f, doc, 100, &e), GQ_OK);
     long total = nalloc;
     assert_true(total >= 1);
     for (long k = 1; k <= total; k++) {
         arm(k);
         memset(&e, 0, sizeof e);
-        int rc = gq_card_render_summary(f, doc, 100, &e);
+        int rc = gq_test_render_summary(f, doc, 100, &e);
         arm(0);
         if (rc != GQ_E_NOMEM)
             fail_msg("allocation %ld of %ld failed: rc %d (%s), want GQ_E_NOMEM", k, total, rc, e.msg);

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "render/card_render.h"
+#include "../card_render_doc.h"
 
 static char *render_html(const json_t *doc)
 {
@@ -18,7 +18,7 @@ static char *render_html(const json_t *doc)
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
     gq_err e = {0};
-    if (gq_card_render_html(f, doc, &e))
+    if (gq_test_render_html(f, doc, &e))
         fail_msg("%s", e.msg);
     fclose(f);
     return buf;

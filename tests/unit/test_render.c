@@ -13,7 +13,7 @@
 
 #include "analysis/placement.h"
 #include "core/units.h"
-#include "render/card_render.h"
+#include "../card_render_doc.h"
 #include "render/command_text.h"
 #include "render/numfmt.h"
 #include "render/prometheus.h"
@@ -544,9 +544,9 @@ static void test_card_renderers_refuse_bad_cards(void **state)
             FILE *f = open_memstream(&buf, &len);
             assert_non_null(f);
             gq_err e = {0};
-            int rc = r == 0   ? gq_card_render_markdown(f, doc, &e)
-                     : r == 1 ? gq_card_render_summary(f, doc, 80, &e)
-                              : gq_card_render_html(f, doc, &e);
+            int rc = r == 0   ? gq_test_render_markdown(f, doc, &e)
+                     : r == 1 ? gq_test_render_summary(f, doc, 80, &e)
+                              : gq_test_render_html(f, doc, &e);
             fclose(f);
             if (rc != GQ_E_USAGE || !strstr(e.msg, c[i].msg))
                 fail_msg("%s, renderer %d: status %d, '%s'; want '%s'", c[i].file, r, rc, e.msg, c[i].msg);
@@ -600,7 +600,7 @@ static void test_html_subset_of_64_gpus(void **state)
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
     gq_err e = {0};
-    if (gq_card_render_html(f, doc, &e))
+    if (gq_test_render_html(f, doc, &e))
         fail_msg("%s", e.msg);
     fclose(f);
     assert_non_null(strstr(buf, "<h3>Host-path subsets</h3>"));
@@ -620,7 +620,7 @@ static char *render_html(const json_t *doc)
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
     gq_err e = {0};
-    if (gq_card_render_html(f, doc, &e))
+    if (gq_test_render_html(f, doc, &e))
         fail_msg("%s", e.msg);
     fclose(f);
     return buf;
@@ -654,7 +654,7 @@ static void test_markdown_sweep_rows(void **state)
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
     gq_err e = {0};
-    assert_int_equal(gq_card_render_markdown(f, doc, &e), GQ_OK);
+    assert_int_equal(gq_test_render_markdown(f, doc, &e), GQ_OK);
     fclose(f);
     const char *p = strstr(buf, "**h2d-sweep-rows**");
     assert_non_null(p);
