@@ -3,7 +3,9 @@
  * read with gq_card_from_json, schema-1 cards included (they are upgraded:
  * evidence from their plan, judged again). What it accepts is written back
  * with gq_card_to_json and must read again: a card gpuqual writes is one it
- * reads. Every refusal is one line; nothing crashes or leaks.
+ * reads. A whole document whose card reads is then decoded as its renderers
+ * read it (gq_card_doc_from_json, doc/card_figs.h). Every refusal is one
+ * line; nothing crashes or leaks.
  *
  *   cmake -S . -B /tmp/b-fuzz -G Ninja -DGQ_FUZZ=ON -DGQ_CUDA=OFF -DGQ_TESTS=OFF -DCMAKE_C_COMPILER=clang
  *   ninja -C /tmp/b-fuzz fuzz_card
@@ -14,7 +16,8 @@
 
 #include "analysis/card.h"
 #include "fuzz_util.h"
-#include "render/card_render.h"
+#include "doc/card_codec.h"
+#include "doc/card_figs.h"
 
 static gq_card card, again;
 
@@ -44,6 +47,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     gq_card_free(&card);
+    if (!rc && sec != root) {
+        gq_card_doc *d = NULL;
+        gq_err e3 = {0};
+        int r3 = gq_card_doc_from_json(root, &d, &e3);
+        if (r3)
+            fuzz_check_refusal(r3, &e3);
+        gq_card_doc_free(d);
+    }
     json_decref(root);
     return 0;
 }
