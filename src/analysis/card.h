@@ -20,13 +20,14 @@
  *    doc/card_views_json.c, the verdicts, rows and findings (one function per row) judged from
  *    them in card_judge.c, card_rows.c and card_findings.c.
  *
- * Steps (in order): identity, matrix (one ordered pair at a time; P2P read,
- * host-staged where P2P is absent), host (each GPU alone, both directions),
- * contention (host groups from the tree and the domains, all GPUs at once,
- * pairs inside domains; concurrent GPU pairs within and across domains),
- * bidir (both host directions at once on every GPU), sweep (fastest and
- * slowest path, 4 KiB .. 1 GiB), latency (host<->GPU, GPU<->GPU), placement
- * (solve for the roles, then run the implied pattern and the naive one),
+ * Steps (in order; analysis/card_steps.h lists them, one line each): identity,
+ * matrix (one ordered pair at a time; P2P read, host-staged where P2P is
+ * absent), host (each GPU alone, both directions), contention (host groups
+ * from the tree and the domains, all GPUs at once, pairs inside domains;
+ * concurrent GPU pairs within and across domains), bidir (both host
+ * directions at once on every GPU), sweep (fastest and slowest path, 4 KiB ..
+ * 1 GiB), latency (host<->GPU, GPU<->GPU), placement (solve for the roles,
+ * then run the implied pattern and the naive one), collectives (place --tp 2),
  * stress. The test names in records are listed in docs/card.md.
  */
 #ifndef GQ_ANALYSIS_CARD_H

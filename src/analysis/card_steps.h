@@ -29,12 +29,14 @@
  * card.json's section "NAME", kept in gq_card_sections.FIELD (analysis/card.h:
  * the run's result and the judge's views share it) and judged by its own row,
  * after the placement row, in this order. TYPE is a plain struct (no pointer
- * it owns): its header is included below.
+ * it owns): its header is included below (the collectives' is analysis/card.h).
  *
  * A card row no step's line names: "Measurement integrity" rests on the
  * identity step, "Application validation" on none (analysis/card_types.c). */
 #ifndef GQ_ANALYSIS_CARD_STEPS_H
 #define GQ_ANALYSIS_CARD_STEPS_H
+
+/* The headers of the sections' types, one a line (#include "analysis/card_NAME.h"). */
 
 #define GQ_CARD_LV_QUICK 1u
 #define GQ_CARD_LV_STANDARD 2u
@@ -68,7 +70,6 @@
       GQ_CARD_LV_ALL, 0, false, false, "Whole-node health",                                             \
       "temp_c_max sm_clock_mhz_min agree_sm_clock thermal power_cap stress")
 
-/* The sections' types: the collectives' in analysis/card.h. */
 #define GQ_CARD_SECTIONS(X)                                                                             \
     X(COLLECTIVES, collectives, gq_card_coll_view, coll)
 /* clang-format on */
