@@ -16,30 +16,6 @@
 
 /* ---- steps ---------------------------------------------------------------- */
 
-static const struct {
-    const char *name, *title;
-} steps[GQ_CS_COUNT] = {
-    [GQ_CS_IDENTITY] = {"identity", "Identity and links"},
-    [GQ_CS_MATRIX] = {"matrix", "Pairwise GPU matrix"},
-    [GQ_CS_HOST] = {"host", "Host paths, each GPU alone"},
-    [GQ_CS_CONTENTION] = {"contention", "Concurrent host and GPU traffic"},
-    [GQ_CS_BIDIR] = {"bidir", "Both host directions at once"},
-    [GQ_CS_SWEEP] = {"sweep", "Buffer-size sweeps"},
-    [GQ_CS_LATENCY] = {"latency", "Latency"},
-    [GQ_CS_PLACEMENT] = {"placement", "Placement, verified"},
-    [GQ_CS_COLLECTIVES] = {"collectives", "Collectives, TP-2 groups"},
-    [GQ_CS_STRESS] = {"stress", "Stress with telemetry"},
-};
-
-const char *gq_card_step_name(gq_card_step_id s)
-{
-    return s < GQ_CS_COUNT ? steps[s].name : "?";
-}
-const char *gq_card_step_title(gq_card_step_id s)
-{
-    return s < GQ_CS_COUNT ? steps[s].title : "?";
-}
-
 const char *gq_card_step_status_name(gq_card_step_status s)
 {
     static const char *const n[] = {"planned", "done", "skipped", "interrupted", "failed"};
@@ -155,75 +131,129 @@ void gq_card_full_sweep_counts(const gq_topo *t, const int *gpus, int n, int *p2
     *host = nh + 1;
 }
 
-/* Step estimates at one quality level. */
-static void estimate(const gq_topo *t, const gq_card_opts *o, int q, double est[GQ_CS_COUNT])
+/* ---- each step's estimate (gq_card_est_NAME: analysis/card_steps.h) ------- */
+
+double gq_card_est_identity(const gq_card_est_ctx *c)
 {
-    int n = o->ngpus, R = quality[q].rounds;
-    double rs = quality[q].round_s;
-    uint64_t B = o->bytes;
-    double one = gq_card_estimate_measurement(1, R, rs, B);
-    memset(est, 0, sizeof(double) * GQ_CS_COUNT);
-    int npairs = 0; /* ordered pairs with P2P */
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++)
-            if (i != j && p2p_possible(t, o->gpus[i], o->gpus[j]))
-                npairs++;
-    est[GQ_CS_IDENTITY] = 0.2;
-    /* quick: the pairs with P2P only; full: both directions of the matrix (read and write) */
-    est[GQ_CS_MATRIX] = o->level == GQ_LEVEL_QUICK ? npairs * one
-                        : n > 1                    ? n * (n - 1) * one * (o->level == GQ_LEVEL_FULL ? 2 : 1)
-                                                   : 0;
-    /* standard and full: the driver's staged copy beside the pipelined one, one pair per class */
+    (void)c;
+    return 0.2;
+}
+
+/* quick: the pairs with P2P only; full: both directions of the matrix (read and write); standard and
+ * full: the driver's staged copy beside the pipelined one, one pair per class */
+double gq_card_est_matrix(const gq_card_est_ctx *c)
+{
+    const gq_card_opts *o = c->o;
+    int n = c->n;
+    double e = o->level == GQ_LEVEL_QUICK ? c->npairs * c->one
+               : n > 1                    ? n * (n - 1) * c->one * (o->level == GQ_LEVEL_FULL ? 2 : 1)
+                                          : 0;
     if (o->level != GQ_LEVEL_QUICK && n > 1) {
         int ds[GQ_MAX_GPUS], dd[GQ_MAX_GPUS];
-        est[GQ_CS_MATRIX] += gq_card_driver_staged_pairs(t, o->gpus, n, ds, dd, GQ_MAX_GPUS) * one;
+        e += gq_card_driver_staged_pairs(c->t, o->gpus, n, ds, dd, GQ_MAX_GPUS) * c->one;
     }
-    est[GQ_CS_HOST] = 2 * n * one;
-    /* Contention: plan it with the domains the tree suggests. */
+    return e;
+}
+
+double gq_card_est_host(const gq_card_est_ctx *c)
+{
+    return 2 * c->n * c->one;
+}
+
+/* Contention: planned with the domains the tree suggests. */
+double gq_card_est_contention(const gq_card_est_ctx *c)
+{
+    const gq_card_opts *o = c->o;
     gq_domains dom;
-    gq_probes_assume_domains(t, o->gpus, n, &dom);
+    gq_probes_assume_domains(c->t, o->gpus, c->n, &dom);
     gq_probe_plan pp = {0};
     gq_err e;
-    double c = 0;
-    if (gq_probes_plan_contention(&pp, t, o->gpus, n, &dom, &e) == GQ_OK)
+    double est = 0;
+    if (gq_probes_plan_contention(&pp, c->t, o->gpus, c->n, &dom, &e) == GQ_OK)
         for (int i = 0; i < pp.n; i++) {
             const gq_probe *p = &pp.v[i];
             if (p->kind == GQ_PROBE_HOST_ALONE)
                 continue;
             int nf = p->npairs ? p->npairs : p->ngpus;
-            c += gq_card_estimate_measurement(nf, R, rs, B);
+            est += gq_card_estimate_measurement(nf, c->rounds, c->round_s, o->bytes);
         }
     gq_probe_plan_free(&pp);
-    /* Within/across pair probes (for the estimate, one each when there can be). */
-    est[GQ_CS_CONTENTION] = c;
-    est[GQ_CS_BIDIR] = n > 0 ? gq_card_estimate_measurement(2 * n, R, rs, B) : 0;
+    return est;
+}
+
+double gq_card_est_bidir(const gq_card_est_ctx *c)
+{
+    return c->n > 0 ? gq_card_estimate_measurement(2 * c->n, c->rounds, c->round_s, c->o->bytes) : 0;
+}
+
+/* standard: the fastest and the slowest path; full: every distinct path (one per class of P2P pair
+ * and of host path, and the fastest of each kind) */
+double gq_card_est_sweep(const gq_card_est_ctx *c)
+{
+    const gq_card_opts *o = c->o;
     uint64_t sizes[32];
-    int np = gq_card_sweep_sizes(quality[q].sweep_points, sizes);
+    int np = gq_card_sweep_sizes(c->sweep_points, sizes);
     double sw = 0;
     for (int k = 0; k < np; k++)
-        sw += gq_card_estimate_measurement(1, 3, rs, sizes[k]);
-    /* standard: the fastest and the slowest path; full: every distinct path (one per class of P2P
-     * pair and of host path, and the fastest of each kind) */
+        sw += gq_card_estimate_measurement(1, 3, c->round_s, sizes[k]);
     int full_p2p = 0, full_host = 0;
     if (o->level == GQ_LEVEL_FULL)
-        gq_card_full_sweep_counts(t, o->gpus, n, &full_p2p, &full_host);
-    est[GQ_CS_SWEEP] = o->no_sweep ? 0 : (o->level == GQ_LEVEL_FULL ? full_p2p + full_host : 2) * sw;
-    /* a round chases GQ_CATALOG_CHASE_ITERS loads of ~1.2 us to host memory */
-    est[GQ_CS_LATENCY] = o->no_latency ? 0 : (n + npairs) * ((R + 0.1) * GQ_CARD_LAT_ROUND_S + 0.05);
-    est[GQ_CS_PLACEMENT] = o->no_placement || n < 2 ? 0 : 6 * gq_card_estimate_measurement(n, R, rs, B);
-    /* collectives (place --tp 2 on the even GPUs, on the matrix step's pairwise copies): at most
-     * GQ_CARD_COLL_BUDGET groups' all-reduce alone and the two verifications at once, each R rounds
-     * of 5 + GQ_CARD_COLL_ITERS iterations of GQ_CARD_COLL_BYTES costed at 10 GB/s (a PCIe Gen4
-     * pair without P2P; faster links take less), plus 0.1 s of setup */
-    int ne = n - n % 2;
-    est[GQ_CS_COLLECTIVES] =
-        ne < 2 ? 0
-               : (GQ_CARD_COLL_BUDGET + 2) *
-                     (R * (5 + GQ_CARD_COLL_ITERS) * (double)GQ_CARD_COLL_BYTES / 10e9 + 0.1);
-    est[GQ_CS_STRESS] = o->stress_s > 0 ? o->stress_s + 2.0 : 0;
+        gq_card_full_sweep_counts(c->t, o->gpus, c->n, &full_p2p, &full_host);
+    return o->no_sweep ? 0 : (o->level == GQ_LEVEL_FULL ? full_p2p + full_host : 2) * sw;
+}
+
+/* a round chases GQ_CATALOG_CHASE_ITERS loads of ~1.2 us to host memory */
+double gq_card_est_latency(const gq_card_est_ctx *c)
+{
+    return c->o->no_latency ? 0 : (c->n + c->npairs) * ((c->rounds + 0.1) * GQ_CARD_LAT_ROUND_S + 0.05);
+}
+
+double gq_card_est_placement(const gq_card_est_ctx *c)
+{
+    return c->o->no_placement || c->n < 2
+               ? 0
+               : 6 * gq_card_estimate_measurement(c->n, c->rounds, c->round_s, c->o->bytes);
+}
+
+/* place --tp 2 on the even GPUs, on the matrix step's pairwise copies: at most GQ_CARD_COLL_BUDGET
+ * groups' all-reduce alone and the two verifications at once, each R rounds of 5 +
+ * GQ_CARD_COLL_ITERS iterations of GQ_CARD_COLL_BYTES costed at 10 GB/s (a PCIe Gen4 pair without
+ * P2P; faster links take less), plus 0.1 s of setup */
+double gq_card_est_collectives(const gq_card_est_ctx *c)
+{
+    int ne = c->n - c->n % 2;
+    return ne < 2 ? 0
+                  : (GQ_CARD_COLL_BUDGET + 2) *
+                        (c->rounds * (5 + GQ_CARD_COLL_ITERS) * (double)GQ_CARD_COLL_BYTES / 10e9 + 0.1);
+}
+
+double gq_card_est_stress(const gq_card_est_ctx *c)
+{
+    return c->o->stress_s > 0 ? c->o->stress_s + 2.0 : 0;
+}
+
+static double (*const est_fn[GQ_CS_COUNT])(const gq_card_est_ctx *) = {
+#define EST_(ID, NAME, ...) [GQ_CS_##ID] = gq_card_est_##NAME,
+    GQ_CARD_STEPS(EST_)
+#undef EST_
+};
+
+/* Step estimates at one quality level: each step's own, 0 where its level does not run it. */
+static void estimate(const gq_topo *t, const gq_card_opts *o, int q, double est[GQ_CS_COUNT])
+{
+    gq_card_est_ctx c = {.t = t,
+                         .o = o,
+                         .n = o->ngpus,
+                         .rounds = quality[q].rounds,
+                         .round_s = quality[q].round_s,
+                         .sweep_points = quality[q].sweep_points};
+    c.one = gq_card_estimate_measurement(1, c.rounds, c.round_s, o->bytes);
+    for (int i = 0; i < c.n; i++) /* ordered pairs with P2P */
+        for (int j = 0; j < c.n; j++)
+            if (i != j && p2p_possible(t, o->gpus[i], o->gpus[j]))
+                c.npairs++;
     for (int s = 0; s < GQ_CS_COUNT; s++)
-        if (!gq_card_level_has(o->level, (gq_card_step_id)s))
-            est[s] = 0;
+        est[s] = gq_card_level_has(o->level, (gq_card_step_id)s) ? est_fn[s](&c) : 0;
 }
 
 double gq_card_default_budget_s(const gq_topo *t, const gq_card_opts *o)
@@ -278,11 +308,17 @@ static int too_small(const gq_card_opts *o, double min, double full, gq_err *err
  * fits; est gets each step's estimate at q, *total their sum. */
 static int fit_quality(const gq_topo *t, const gq_card_opts *o, double *est, double *total)
 {
-    /* Optional steps, dropped from the first when nothing else fits. */
-    static const gq_card_step_id drop_order[] = {GQ_CS_BIDIR, GQ_CS_COLLECTIVES, GQ_CS_LATENCY,
-                                                 GQ_CS_SWEEP, GQ_CS_PLACEMENT,   GQ_CS_CONTENTION,
-                                                 GQ_CS_MATRIX};
-    int ndrop = (int)(sizeof drop_order / sizeof drop_order[0]);
+    /* Optional steps (DROP > 0), dropped from the lowest DROP first when nothing else fits. */
+    gq_card_step_id drop_order[GQ_CS_COUNT];
+    int ndrop = 0;
+    for (int s = 0; s < GQ_CS_COUNT; s++) {
+        int d = gq_card_step_drop((gq_card_step_id)s), k;
+        if (d <= 0)
+            continue;
+        for (k = ndrop++; k > 0 && gq_card_step_drop(drop_order[k - 1]) > d; k--)
+            drop_order[k] = drop_order[k - 1];
+        drop_order[k] = (gq_card_step_id)s;
+    }
     int q, dropped = 0;
     for (dropped = 0; dropped <= ndrop; dropped++) {
         for (q = 0; q < NQUALITY; q++) {
@@ -328,9 +364,7 @@ static void skip_note(const gq_card_opts *o, int s, double est_s, const char *a,
                                                     "--offload 0)"
                                                   : "turned off";
         r = GQ_EVR_USER;
-    } else if ((s == GQ_CS_MATRIX || s == GQ_CS_CONTENTION || s == GQ_CS_PLACEMENT ||
-                s == GQ_CS_COLLECTIVES) &&
-               o->ngpus < 2) {
+    } else if (gq_card_step_needs_pair((gq_card_step_id)s) && o->ngpus < 2) {
         why = "one GPU: no pair to measure";
         r = GQ_EVR_ONE_GPU;
     } else if (s == GQ_CS_MATRIX && o->level == GQ_LEVEL_QUICK) {
@@ -378,7 +412,10 @@ int gq_card_plan_make(const gq_topo *t, const gq_card_opts *o, gq_card_plan *out
     double full = 0;
     for (int s = 0; s < GQ_CS_COUNT; s++)
         full += best[s];
-    double min = worst[GQ_CS_IDENTITY] + worst[GQ_CS_HOST] + worst[GQ_CS_STRESS];
+    double min = 0; /* the steps never dropped: identity, host, stress */
+    for (int s = 0; s < GQ_CS_COUNT; s++)
+        if (!gq_card_step_drop((gq_card_step_id)s))
+            min += worst[s];
     out->min_s = min;
     out->full_s = full;
     if (o->budget_s < min)

@@ -20,13 +20,14 @@
  *    doc/card_views_json.c, the verdicts, rows and findings (one function per row) judged from
  *    them in card_judge.c, card_rows.c and card_findings.c.
  *
- * Steps (in order): identity, matrix (one ordered pair at a time; P2P read,
- * host-staged where P2P is absent), host (each GPU alone, both directions),
- * contention (host groups from the tree and the domains, all GPUs at once,
- * pairs inside domains; concurrent GPU pairs within and across domains),
- * bidir (both host directions at once on every GPU), sweep (fastest and
- * slowest path, 4 KiB .. 1 GiB), latency (host<->GPU, GPU<->GPU), placement
- * (solve for the roles, then run the implied pattern and the naive one),
+ * Steps (in order; analysis/card_steps.h lists them, one line each): identity,
+ * matrix (one ordered pair at a time; P2P read, host-staged where P2P is
+ * absent), host (each GPU alone, both directions), contention (host groups
+ * from the tree and the domains, all GPUs at once, pairs inside domains;
+ * concurrent GPU pairs within and across domains), bidir (both host
+ * directions at once on every GPU), sweep (fastest and slowest path, 4 KiB ..
+ * 1 GiB), latency (host<->GPU, GPU<->GPU), placement (solve for the roles,
+ * then run the implied pattern and the naive one), collectives (place --tp 2),
  * stress. The test names in records are listed in docs/card.md.
  */
 #ifndef GQ_ANALYSIS_CARD_H
@@ -119,6 +120,26 @@ typedef struct gq_card_opts {
 } gq_card_opts;
 
 void gq_card_opts_default(gq_card_opts *o);
+
+/* What a step's estimate (gq_card_est_NAME, one per line of
+ * analysis/card_steps.h) is given: the machine and the options, the quality's
+ * rounds, round length and sweep points, and two figures most steps share.
+ * It returns the step's seconds at that quality, 0 when the step has nothing
+ * to run (its note then says why); a level that does not run the step never
+ * asks. */
+typedef struct gq_card_est_ctx {
+    const gq_topo *t;
+    const gq_card_opts *o;
+    int n; /* o->ngpus */
+    int rounds;
+    double round_s;
+    int sweep_points;
+    double one; /* one flow alone: gq_card_estimate_measurement(1, rounds, round_s, o->bytes) */
+    int npairs; /* ordered pairs of the selected GPUs with P2P */
+} gq_card_est_ctx;
+#define GQ_CARD_EST_DECL_(ID, NAME, ...) double gq_card_est_##NAME(const gq_card_est_ctx *c);
+GQ_CARD_STEPS(GQ_CARD_EST_DECL_)
+#undef GQ_CARD_EST_DECL_
 
 typedef struct gq_card_plan {
     gq_card_step step[GQ_CS_COUNT];
@@ -229,6 +250,16 @@ typedef struct gq_card_coll_view {
     double min_alone, min_once, naive_min_once; /* NAN: unknown */
 } gq_card_coll_view;
 
+/* The sections of the steps that have one of their own (analysis/card_steps.h:
+ * GQ_CARD_SECTIONS), typed: what a run's steps measured (gq_card_result) and
+ * what the judge reads back from a saved card (gq_card_views), one slot per
+ * line. doc/card_codec.h writes and reads them. */
+typedef struct gq_card_sections {
+#define GQ_CARD_SECTION_SLOT_(ID, NAME, TYPE, FIELD) TYPE FIELD;
+    GQ_CARD_SECTIONS(GQ_CARD_SECTION_SLOT_)
+#undef GQ_CARD_SECTION_SLOT_
+} gq_card_sections;
+
 /* Estimated seconds of one measurement in the harness' auto mode: a flow
  * alone takes rounds+1 round lengths, a concurrent group rounds+2, plus the
  * setup of its buffers. */
@@ -262,8 +293,9 @@ typedef struct gq_card_result {
     gq_place_model *place_model;
     gq_place_result *place_result;
     bool place_default_split;
-    /* The collectives step's figures (coll.present false when it did not run or measure). */
-    gq_card_coll_view coll;
+    /* The steps' own sections (sec.coll.present false when the collectives step did not run or
+     * measure). */
+    gq_card_sections sec;
     double elapsed_s;
     bool interrupted;
     gq_card_step_id stopped_at;
@@ -557,7 +589,7 @@ typedef struct gq_card_views {
     gq_card_latency_view latency;
     gq_card_sweeps_view sweeps;
     gq_card_identity_view identity;
-    gq_card_coll_view coll; /* the card's "collectives" section */
+    gq_card_sections sec; /* the steps' own sections ("collectives") */
     gq_card_placement_view placement;
     gq_card_pairs_view pairs;
     gq_card_host_view host;

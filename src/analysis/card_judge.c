@@ -65,7 +65,10 @@ int gq_card_judge(const gq_card_views *views, const gq_card_facts *f, const gq_e
     gq_judge_row_latency(out, cl, &views->latency);
     gq_judge_row_health(out, cl, &views->stress);
     gq_judge_row_placement(out, cl, &views->placement);
-    gq_judge_row_collectives(out, cl, &views->coll);
+    /* the rows of the steps with a section of their own, in their lines' order (card_steps.h) */
+#define SECTION_ROW_(ID, NAME, TYPE, FIELD) gq_judge_row_##NAME(out, cl, &views->sec.FIELD);
+    GQ_CARD_SECTIONS(SECTION_ROW_)
+#undef SECTION_ROW_
     gq_judge_row_integrity(out, cl, f);
     gq_judge_row_application(out);
     gq_card_rest_rows(out);

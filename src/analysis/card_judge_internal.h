@@ -86,7 +86,13 @@ void gq_judge_row_latency(gq_card *rows, const gq_checklist *cl, const gq_card_l
 void gq_judge_row_health(gq_card *rows, const gq_checklist *cl, const gq_card_stress_view *stress);
 /* Placement: the roles solved on the measured paths and the gain over the naive mapping. */
 void gq_judge_row_placement(gq_card *rows, const gq_checklist *cl, const gq_card_placement_view *pl);
-void gq_judge_row_collectives(gq_card *rows, const gq_checklist *cl, const gq_card_coll_view *coll);
+/* The row of each step with a section of its own (analysis/card_steps.h: GQ_CARD_SECTIONS), from
+ * that section's typed view: gq_judge_row_NAME (Collectives: the TP-2 groups' all-reduce, in
+ * card_rows.c). A row whose step did not measure is worded by gq_card_rest_rows, not by the row. */
+#define GQ_JUDGE_SECTION_ROW_DECL_(ID, NAME, TYPE, FIELD)                                                    \
+    void gq_judge_row_##NAME(gq_card *rows, const gq_checklist *cl, const TYPE *v);
+GQ_CARD_SECTIONS(GQ_JUDGE_SECTION_ROW_DECL_)
+#undef GQ_JUDGE_SECTION_ROW_DECL_
 /* Measurement integrity: impossible figures, overlap, data checks and errors. */
 void gq_judge_row_integrity(gq_card *rows, const gq_checklist *cl, const gq_card_facts *f);
 /* Application validation: not measured by gpuqual. */

@@ -116,13 +116,50 @@ bool gq_card_step_parse(const char *s, gq_card_step_id *out)
     return false;
 }
 
+/* Each step's line (analysis/card_steps.h). */
+static const struct {
+    const char *name, *title;
+    unsigned levels;
+    int drop;
+    bool pair, late;
+    const char *row, *checks;
+} steps[GQ_CS_COUNT] = {
+#define STEP_(ID, NAME, TITLE, LEVELS, DROP, PAIR, LATE, ROW, CHECKS)                                        \
+    [GQ_CS_##ID] = {#NAME, TITLE, LEVELS, DROP, PAIR, LATE, ROW, CHECKS},
+    GQ_CARD_STEPS(STEP_)
+#undef STEP_
+};
+
+const char *gq_card_step_name(gq_card_step_id s)
+{
+    return (unsigned)s < GQ_CS_COUNT ? steps[s].name : "?";
+}
+
+const char *gq_card_step_title(gq_card_step_id s)
+{
+    return (unsigned)s < GQ_CS_COUNT ? steps[s].title : "?";
+}
+
+int gq_card_step_drop(gq_card_step_id s)
+{
+    return (unsigned)s < GQ_CS_COUNT ? steps[s].drop : 0;
+}
+
+bool gq_card_step_needs_pair(gq_card_step_id s)
+{
+    return (unsigned)s < GQ_CS_COUNT && steps[s].pair;
+}
+
+bool gq_card_step_late(gq_card_step_id s)
+{
+    return (unsigned)s < GQ_CS_COUNT && steps[s].late;
+}
+
 bool gq_card_level_has(gq_card_level l, gq_card_step_id s)
 {
-    if ((unsigned)s >= GQ_CS_COUNT)
+    if ((unsigned)s >= GQ_CS_COUNT || (unsigned)l > GQ_LEVEL_FULL)
         return false;
-    if (l == GQ_LEVEL_QUICK)
-        return s == GQ_CS_IDENTITY || s == GQ_CS_MATRIX || s == GQ_CS_HOST || s == GQ_CS_STRESS;
-    return true;
+    return (steps[s].levels >> l & 1u) != 0;
 }
 
 double gq_card_level_budget_s(gq_card_level l)
@@ -135,33 +172,25 @@ double gq_card_level_stress_s(gq_card_level l)
     return l == GQ_LEVEL_QUICK ? 30 : l == GQ_LEVEL_FULL ? 300 : 60;
 }
 
+/* True when id is one of the space-separated words of list. */
+static bool in_list(const char *list, const char *id)
+{
+    size_t n = strlen(id);
+    for (const char *p = list; *p;) {
+        size_t w = strcspn(p, " ");
+        if (w == n && !strncmp(p, id, n))
+            return true;
+        p += w;
+        p += strspn(p, " ");
+    }
+    return false;
+}
+
 gq_card_step_id gq_card_check_step(const char *id)
 {
-    static const struct {
-        const char *id;
-        gq_card_step_id step;
-    } map[] = {
-        {"h2d_gbps_min", GQ_CS_HOST},
-        {"d2h_gbps_min", GQ_CS_HOST},
-        {"agree_h2d", GQ_CS_HOST},
-        {"agree_d2h", GQ_CS_HOST},
-        {"p2p_gbps_min", GQ_CS_MATRIX},
-        {"nvlink_gbps_min", GQ_CS_MATRIX},
-        {"host_latency_ns_max", GQ_CS_LATENCY},
-        {"p2p_latency_ns_max", GQ_CS_LATENCY},
-        {"temp_c_max", GQ_CS_STRESS},
-        {"sm_clock_mhz_min", GQ_CS_STRESS},
-        {"agree_sm_clock", GQ_CS_STRESS},
-        {"thermal", GQ_CS_STRESS},
-        {"power_cap", GQ_CS_STRESS},
-        {"stress", GQ_CS_STRESS},
-        {"undetermined", GQ_CS_CONTENTION},
-        {"allreduce_busbw_gbps_min", GQ_CS_COLLECTIVES},
-        {"collectives_at_once", GQ_CS_COLLECTIVES},
-    };
-    for (int i = 0; id && i < N(map); i++)
-        if (!strcmp(id, map[i].id))
-            return map[i].step;
+    for (int s = 0; id && *id && s < GQ_CS_COUNT; s++)
+        if (in_list(steps[s].checks, id))
+            return (gq_card_step_id)s;
     /* Identity and links, the expectations' coverage, and the integrity of
      * the records: what discovery and every step give. */
     return GQ_CS_IDENTITY;
@@ -169,20 +198,12 @@ gq_card_step_id gq_card_check_step(const char *id)
 
 int gq_card_row_step(const char *title)
 {
-    static const struct {
-        const char *title;
-        int step;
-    } map[] = {
-        {"Identity and links", GQ_CS_IDENTITY},       {"Pairwise GPU traffic", GQ_CS_MATRIX},
-        {"Concurrent GPU traffic", GQ_CS_CONTENTION}, {"Host-memory traffic", GQ_CS_HOST},
-        {"Transfer granularity", GQ_CS_SWEEP},        {"Latency", GQ_CS_LATENCY},
-        {"Whole-node health", GQ_CS_STRESS},          {"Placement", GQ_CS_PLACEMENT},
-        {"Collectives", GQ_CS_COLLECTIVES},           {"Measurement integrity", GQ_CS_IDENTITY},
-    };
-    for (int i = 0; title && i < N(map); i++)
-        if (!strcmp(title, map[i].title))
-            return map[i].step;
-    return -1;
+    if (!title || !*title)
+        return -1;
+    for (int s = 0; s < GQ_CS_COUNT; s++)
+        if (!strcmp(title, steps[s].row))
+            return s;
+    return strcmp(title, "Measurement integrity") ? -1 : GQ_CS_IDENTITY;
 }
 
 gq_card_verdict gq_card_overall(int worst, bool complete, gq_card_level level, const gq_evidence *ev,

@@ -9,19 +9,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "analysis/card_steps.h"
+
+/* The steps, in run order (analysis/card_steps.h: one line each). */
+/* clang-format off */
 typedef enum gq_card_step_id {
-    GQ_CS_IDENTITY = 0,
-    GQ_CS_MATRIX,
-    GQ_CS_HOST,
-    GQ_CS_CONTENTION,
-    GQ_CS_BIDIR,
-    GQ_CS_SWEEP,
-    GQ_CS_LATENCY,
-    GQ_CS_PLACEMENT,
-    GQ_CS_COLLECTIVES, /* the TP-2 groups' all-reduce, alone and at once (2 GPUs or more) */
-    GQ_CS_STRESS,
+#define GQ_CS_ENUM_(ID, ...) GQ_CS_##ID,
+    GQ_CARD_STEPS(GQ_CS_ENUM_) /* GQ_CS_IDENTITY = 0, GQ_CS_MATRIX, ... */
+#undef GQ_CS_ENUM_
     GQ_CS_COUNT
 } gq_card_step_id;
+/* clang-format on */
 
 /* What a check or row rests on. */
 typedef enum gq_evidence {
@@ -58,7 +56,7 @@ typedef enum gq_card_verdict {
     GQ_CV_INCOMPLETE,
 } gq_card_verdict;
 
-/* "identity", "matrix", ... and "Identity and links", ... (analysis/card.c) */
+/* "identity", "matrix", ... and "Identity and links", ... (their lines' NAME and TITLE) */
 const char *gq_card_step_name(gq_card_step_id s);
 const char *gq_card_step_title(gq_card_step_id s);
 
@@ -84,16 +82,27 @@ bool gq_card_level_parse(const char *s, gq_card_level *out);
 bool gq_card_verdict_parse(const char *s, gq_card_verdict *out);
 bool gq_card_step_parse(const char *s, gq_card_step_id *out);
 
-/* Which steps a level runs, and its default budget and stress length. */
+/* Which steps a level runs (their lines' LEVELS), and its default budget and stress length. */
 bool gq_card_level_has(gq_card_level l, gq_card_step_id s);
 double gq_card_level_budget_s(gq_card_level l);
 double gq_card_level_stress_s(gq_card_level l);
 
-/* The step a check (by id: "h2d_gbps_min", "thermal", ...) rests on. */
+/* The step a check (by id: "h2d_gbps_min", "thermal", ...) rests on: the
+ * step whose line's CHECKS names it, else identity. */
 gq_card_step_id gq_card_check_step(const char *check_id);
 
+/* Where step s sits in the order steps are dropped for the budget (its
+ * line's DROP): 0 never, else the lowest first. */
+int gq_card_step_drop(gq_card_step_id s);
+/* True when one GPU leaves step s nothing to measure (its line's PAIR). */
+bool gq_card_step_needs_pair(gq_card_step_id s);
+/* True when step s came after cards were saved (its line's LATE): a saved
+ * plan that does not list it predates it. */
+bool gq_card_step_late(gq_card_step_id s);
+
 /* The step a row of the card (by its title: "Host-memory traffic", ...)
- * rests on; -1 for a row no step measures ("Application validation"). */
+ * rests on: the step whose line's ROW names it ("Measurement integrity":
+ * identity); -1 for a row no step measures ("Application validation"). */
 int gq_card_row_step(const char *title);
 
 /* The card's verdict from the worst check verdict (a gq_verdict: 2 pass,

@@ -159,7 +159,7 @@ int gq_card_cli_document(const gq_card_cli_run *run, json_t *options, json_t **d
                          .rs = &res->rs,
                          .stress = stress,
                          .placement = placement,
-                         .coll = &res->coll,
+                         .sec = &res->sec,
                          .expect = run->expect,
                          .plan = run->plan,
                          .opts = run->co,

@@ -52,9 +52,17 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
  * no section), typed (doc/card_facts_json.c). */
 void gq_card_stress_from_json(const json_t *stress, gq_card_stress_view *v);
 
-/* The card's "collectives" section (NULL or not an object: !present), typed
- * (doc/card_facts_json.c); *v is zeroed first. */
-void gq_card_coll_from_json(const json_t *c, gq_card_coll_view *v);
+/* The section of each step with one of its own (analysis/card_steps.h:
+ * GQ_CARD_SECTIONS), one file each (doc/card_collectives.c):
+ * gq_card_NAME_to_json writes its typed figures as card.json's section "NAME"
+ * (a new reference; json null for NULL or figures not measured), and
+ * gq_card_NAME_from_json reads the section back (NULL or not an object: not
+ * present; *v is zeroed first). */
+#define GQ_CARD_SECTION_CODEC_DECL_(ID, NAME, TYPE, FIELD)                                                   \
+    json_t *gq_card_##NAME##_to_json(const TYPE *v);                                                         \
+    void gq_card_##NAME##_from_json(const json_t *j, TYPE *v);
+GQ_CARD_SECTIONS(GQ_CARD_SECTION_CODEC_DECL_)
+#undef GQ_CARD_SECTION_CODEC_DECL_
 
 /* The card's "placement" section (NULL or not an object: !present), typed
  * (doc/card_views_json.c); *v is zeroed first. */

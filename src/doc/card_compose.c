@@ -434,77 +434,6 @@ json_t *gq_card_stress_json(const gq_card_result *res)
     return gq_stress_to_json(&res->stress, res->stress_summary);
 }
 
-static json_t *gbps_or_null(double v)
-{
-    return isfinite(v) && v >= 0 ? json_real(v) : json_null();
-}
-
-/* The "collectives" section (docs/json-card.md), or null. */
-static json_t *coll_json(const gq_card_coll_view *c)
-{
-    if (!c || !c->present)
-        return json_null();
-    json_t *o = json_object(), *groups = json_array();
-    json_object_set_new(o, "op", json_string("all_reduce"));
-    json_object_set_new(o, "tp", json_integer(c->tp));
-    json_object_set_new(o, "bytes", json_integer((json_int_t)c->bytes));
-    json_object_set_new(o, "measured", json_integer(c->measured));
-    json_object_set_new(o, "kept_naive", json_boolean(c->kept_naive));
-    for (int g = 0; g < c->ngroups; g++) {
-        json_t *x = json_object(), *gpus = json_array();
-        for (int i = 0; i < 64; i++)
-            if (c->set[g] >> i & 1)
-                json_array_append_new(gpus, json_integer(i));
-        json_object_set_new(x, "gpus", gpus);
-        json_object_set_new(x, "alone_busbw_gbps", gbps_or_null(c->alone[g]));
-        json_object_set_new(x, "at_once_busbw_gbps", gbps_or_null(c->once[g]));
-        json_array_append_new(groups, x);
-    }
-    json_object_set_new(o, "groups", groups);
-    json_object_set_new(o, "min_alone_busbw_gbps", gbps_or_null(c->min_alone));
-    json_object_set_new(o, "min_at_once_busbw_gbps", gbps_or_null(c->min_once));
-    json_object_set_new(o, "naive_min_at_once_busbw_gbps", gbps_or_null(c->naive_min_once));
-    return o;
-}
-
-void gq_card_coll_journal_done(gq_journal *j, const gq_card_coll_view *c)
-{
-    json_t *st = json_object(), *sec = coll_json(c);
-    if (st && json_is_object(sec)) {
-        json_object_set_new(st, "step", json_string("collectives"));
-        json_object_set_new(st, "status", json_string("done"));
-        json_object_set(st, "collectives", sec);
-        gq_err e = {0};
-        (void)gq_journal_event(j, "step", st, &e);
-    }
-    json_decref(sec);
-    json_decref(st);
-}
-
-bool gq_card_coll_journal_reusable(const gq_journal *j, int tp, uint64_t bytes, const int *gpus, int n,
-                                   gq_card_coll_view *out)
-{
-    const json_t *step = j ? json_object_get(j->done_steps, "collectives") : NULL;
-    gq_card_coll_view v;
-    gq_card_coll_from_json(json_object_get(step, "collectives"), &v);
-    uint64_t sel = 0;
-    for (int i = 0; i < n; i++)
-        if (gpus[i] >= 0 && gpus[i] < 64)
-            sel |= (uint64_t)1 << gpus[i];
-    if (!v.present || tp < 1 || v.tp != tp || v.bytes != bytes || v.ngroups < 1 || v.ngroups != n / tp ||
-        !(v.min_alone >= 0))
-        return false;
-    uint64_t seen = 0;
-    for (int g = 0; g < v.ngroups; g++) {
-        if ((v.set[g] & ~sel) || (v.set[g] & seen) || __builtin_popcountll(v.set[g]) != tp ||
-            !(v.alone[g] >= 0))
-            return false;
-        seen |= v.set[g];
-    }
-    *out = v;
-    return true;
-}
-
 json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
 {
     double loaded[GQ_MAX_GPUS][2];
@@ -534,7 +463,11 @@ json_t *gq_card_compose(const gq_card_inputs *in, gq_err *err)
     json_object_set_new(card, "sweeps", sweeps_json(&f));
     json_object_set_new(card, "latency", latency_json(&f));
     json_object_set_new(card, "placement", in->placement ? json_deep_copy(in->placement) : json_null());
-    json_object_set_new(card, "collectives", coll_json(in->coll));
+    /* the steps' own sections, in their lines' order (analysis/card_steps.h) */
+#define SECTION_JSON_(ID, NAME, TYPE, FIELD)                                                                 \
+    json_object_set_new(card, #NAME, gq_card_##NAME##_to_json(in->sec ? &in->sec->FIELD : NULL));
+    GQ_CARD_SECTIONS(SECTION_JSON_)
+#undef SECTION_JSON_
     json_t *bl = bottlenecks_list(&f, in->rs);
     gq_card_figures_free(&f);
     json_t *out = json_object();

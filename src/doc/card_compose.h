@@ -23,8 +23,9 @@ typedef struct gq_card_inputs {
     const gq_recordset *rs;
     const json_t *stress;    /* "stress" section */
     const json_t *placement; /* "placement" section */
-    const gq_card_coll_view
-        *coll; /* the collectives step's figures (NULL or !present: "collectives": null) */
+    /* the steps' own sections (gq_card_result.sec; NULL: each is null, as a step that did not
+     * measure writes it) */
+    const gq_card_sections *sec;
     const gq_expect *expect;
     const gq_card_plan *plan; /* steps with their status */
     const gq_card_opts *opts; /* budget, roles, GPUs (NULL: every GPU in topo) */

@@ -65,18 +65,21 @@ void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *wh
             why[s] = have_r ? r : GQ_EVR_ERROR;
         }
     }
-    /* A card saved before the collectives step existed lists a plan without it: the step was not
-     * one of its card's, not a step that should have run (its card stays complete). */
-    bool listed = false;
+    /* A card saved before a late step existed (the collectives: analysis/card_steps.h) lists a plan
+     * without it: the step was not one of its card's, not a step that should have run (its card stays
+     * complete). */
+    bool listed[GQ_CS_COUNT] = {false};
     json_array_foreach(json_object_get(card, "plan"), i, p)
     {
-        if (!strcmp(gq_json_get_str(p, "step", ""), gq_card_step_name(GQ_CS_COLLECTIVES)))
-            listed = true;
+        gq_card_step_id s;
+        if (gq_card_step_parse(gq_json_get_str(p, "step", ""), &s))
+            listed[s] = true;
     }
-    if (json_array_size(json_object_get(card, "plan")) && !listed) {
-        ev[GQ_CS_COLLECTIVES] = GQ_EV_SKIPPED;
-        why[GQ_CS_COLLECTIVES] = GQ_EVR_NOT_APPLICABLE;
-    }
+    for (int s = 0; s < GQ_CS_COUNT && json_array_size(json_object_get(card, "plan")); s++)
+        if (gq_card_step_late((gq_card_step_id)s) && !listed[s]) {
+            ev[s] = GQ_EV_SKIPPED;
+            why[s] = GQ_EVR_NOT_APPLICABLE;
+        }
 }
 
 /* identity.gpus: each GPU's facts, by position; pos[index] = position. */
@@ -373,40 +376,6 @@ static void identity_view(const json_t *id, gq_card_identity_view *v)
     }
 }
 
-/* The "collectives" section (coll_json in doc/card_compose.c). */
-void gq_card_coll_from_json(const json_t *c, gq_card_coll_view *v)
-{
-    memset(v, 0, sizeof *v);
-    v->present = json_is_object(c);
-    v->min_alone = v->min_once = v->naive_min_once = NAN;
-    if (!v->present)
-        return;
-    v->tp = (int)gq_json_get_num(c, "tp");
-    double b = gq_json_get_num(c, "bytes");
-    v->bytes = isfinite(b) && b > 0 ? (uint64_t)b : 0;
-    v->measured = (int)gq_json_get_num(c, "measured");
-    v->kept_naive = json_is_true(json_object_get(c, "kept_naive"));
-    size_t i, k;
-    const json_t *x, *g;
-    json_array_foreach(json_object_get(c, "groups"), i, x)
-    {
-        if (v->ngroups >= GQ_CARD_COLL_MAX_GROUPS)
-            break;
-        int n = v->ngroups++;
-        v->set[n] = 0;
-        json_array_foreach(json_object_get(x, "gpus"), k, g) if (json_is_integer(g) &&
-                                                                 json_integer_value(g) >= 0 &&
-                                                                 json_integer_value(g) < 64) v->set[n] |=
-            (uint64_t)1 << json_integer_value(g);
-        double a = gq_json_get_num(x, "alone_busbw_gbps"), o = gq_json_get_num(x, "at_once_busbw_gbps");
-        v->alone[n] = isfinite(a) ? a : -1;
-        v->once[n] = isfinite(o) ? o : -1;
-    }
-    v->min_alone = gq_json_get_num(c, "min_alone_busbw_gbps");
-    v->min_once = gq_json_get_num(c, "min_at_once_busbw_gbps");
-    v->naive_min_once = gq_json_get_num(c, "naive_min_at_once_busbw_gbps");
-}
-
 void gq_card_views_from_json(const json_t *card, const json_t *bottlenecks, const json_t *stress,
                              gq_card_views *v)
 {
@@ -418,7 +387,10 @@ void gq_card_views_from_json(const json_t *card, const json_t *bottlenecks, cons
     latency_view(json_object_get(card, "latency"), &v->latency);
     sweeps_view(json_object_get(card, "sweeps"), &v->sweeps);
     identity_view(json_object_get(card, "identity"), &v->identity);
-    gq_card_coll_from_json(json_object_get(card, "collectives"), &v->coll);
+#define SECTION_VIEW_(ID, NAME, TYPE, FIELD)                                                                 \
+    gq_card_##NAME##_from_json(json_object_get(card, #NAME), &v->sec.FIELD);
+    GQ_CARD_SECTIONS(SECTION_VIEW_)
+#undef SECTION_VIEW_
     gq_card_placement_view_from_json(json_object_get(card, "placement"), &v->placement);
     gq_card_pairs_view_from_json(json_object_get(card, "pairs"), &v->pairs);
     gq_card_host_view_from_json(json_object_get(card, "host"), &v->host);
@@ -444,7 +416,7 @@ void gq_card_facts_from_json(const json_t *card, const json_t *stress, const gq_
     stress_facts(stress, f, pos);
     gq_card_coll_view *cv = calloc(1, sizeof *cv);
     if (cv) {
-        gq_card_coll_from_json(json_object_get(card, "collectives"), cv);
+        gq_card_collectives_from_json(json_object_get(card, "collectives"), cv);
         for (int g = 0; cv->present && g < cv->ngroups; g++)
             f->coll_gpus |= cv->set[g];
         f->coll_min_alone_gbps = cv->min_alone;

@@ -137,7 +137,7 @@ static __attribute__((unused)) card_run cu_run(const card_args *a)
                          .rs = &res.rs,
                          .stress = stress,
                          .placement = placement,
-                         .coll = &res.coll,
+                         .sec = &res.sec,
                          .expect = a->expect ? &ex : NULL,
                          .plan = &out.plan,
                          .opts = &co,
