@@ -187,6 +187,14 @@ static void md_host(FILE *f, const gq_cf_host *host)
     md_host_subsets(f, host);
 }
 
+/* A buffer size for a table cell: the size when v is a whole-byte count a
+ * uint64_t holds, else alt (a saved card can hold any number there, and a
+ * cast of one out of range is undefined). */
+static const char *size_cell(double v, const char *alt, char *buf, size_t n)
+{
+    return v >= 0 && v < 18446744073709551616.0 ? gq_fmt_size((uint64_t)v, buf, n) : alt;
+}
+
 static void md_sweeps(FILE *f, const gq_card_doc *d)
 {
     if (!d->nsweeps)
@@ -200,13 +208,11 @@ static void md_sweeps(FILE *f, const gq_card_doc *d)
             fprintf(f, ": fixed cost %s µs per copy, asymptotic %s GB/s, half of it reached at %s",
                     gq_fmt_num(s->fixed_us, GQ_NUM_FIGURE, b, sizeof b),
                     gq_fmt_num(s->asymptotic_gbps, GQ_NUM_FIGURE, c, sizeof c),
-                    s->half_bytes >= 1 /* a negative fit intercept has no such size */
-                        ? gq_fmt_size((uint64_t)s->half_bytes, e, sizeof e)
-                        : "–");
+                    /* a negative fit intercept has no such size */
+                    s->half_bytes >= 1 ? size_cell(s->half_bytes, "–", e, sizeof e) : "–");
         fputs("\n\n| buffer | GB/s |\n|---:|---:|\n", f);
         for (int k = 0; k < s->bytes.n && k < s->gbps.n; k++)
-            fprintf(f, "| %s | %s |\n",
-                    isfinite(s->bytes.v[k]) ? gq_fmt_size((uint64_t)s->bytes.v[k], b, sizeof b) : "?",
+            fprintf(f, "| %s | %s |\n", size_cell(s->bytes.v[k], "?", b, sizeof b),
                     gq_fmt_num(s->gbps.v[k], GQ_NUM_FIGURE, c, sizeof c));
     }
 }
