@@ -4,7 +4,7 @@
  * (cli/outwrap.h) each make one allocation; when it fails, the stream is left
  * as it was and the call says so. `run` refuses with "out of memory" when
  * its plans cannot be allocated. And for a few commands run in-process on a
- * small simulated machine (run, card, report of a saved card, fleet), every
+ * small simulated machine (run, card, report of a saved card, fleet, place), every
  * k-th allocation up to the number a clean run makes fails in turn: the
  * command exits non-zero with one error line that says "out of memory", does
  * not crash, leaves no output at its final name that looks complete, and
@@ -242,6 +242,7 @@ typedef struct oom_case {
     const char *args;      /* after the command's name, split on spaces; OUT and SAVED replaced */
     const char *out;       /* the output whose complete form is checked, under OUT */
     const char *key, *sub; /* a JSON output: it holds key (and key.sub); else HTML ending in </html> */
+    const char *also;      /* a JSON output: it holds this key as well (NULL: none) */
 } oom_case;
 
 static int split(const oom_case *c, char *buf, size_t n, char **argv, int max)
@@ -269,7 +270,7 @@ static bool output_complete(const oom_case *c)
     char path[160];
     snprintf(path, sizeof path, "%s/%s", outdir, c->out);
     if (c->key)
-        return complete_doc(path, c->key, c->sub);
+        return complete_doc(path, c->key, c->sub) && (!c->also || complete_doc(path, c->also, NULL));
     FILE *f = fopen(path, "r");
     if (!f)
         return false;
@@ -384,12 +385,16 @@ static void every_allocation(const oom_case *c, long max_runs)
 static const oom_case cases[] = {
     {"run", &gq_frame_run,
      "--sim h200x2 -t device_local_copy,host_to_device_memcpy_ce -i 2 -b 1 -q --json OUT/r.json", "r.json",
-     "records", NULL},
+     "records", NULL, NULL},
     {"card", &gq_frame_card, "--sim h200x2 --level quick --no-stress -q -o OUT/card", "card/card.json",
-     "card", "verdict"},
-    {"report", &gq_frame_report, "SAVED/card.json -q -o OUT/r.html", "r.html", NULL, NULL},
+     "card", "verdict", NULL},
+    {"report", &gq_frame_report, "SAVED/card.json -q -o OUT/r.html", "r.html", NULL, NULL, NULL},
     {"report-fleet", &gq_frame_report, GQ_TEST_DATA "/data/fleet/fleet-8.json -q -o OUT/f.html", "f.html",
-     NULL, NULL},
+     NULL, NULL, NULL},
+    /* the placement document holds its discovery's sections: neither may go missing when the
+     * allocation that writes it fails */
+    {"place", &gq_frame_place, "--sim h200x2 --prefill 1 --decode 1 -q --json OUT/p.json", "p.json",
+     "domains", NULL, "bottlenecks"},
 };
 
 static int oom_setup(void **state)
@@ -462,6 +467,12 @@ static void test_oom_report_fleet(void **state)
     every_allocation(&cases[3], 400);
 }
 
+static void test_oom_place(void **state)
+{
+    (void)state;
+    every_allocation(&cases[4], 2000); /* about 800: every one */
+}
+
 /* A rank's step of `fleet` (gq_fleet_summarise, its card as the node
  * summary), every allocation in turn: NULL, and out of memory said. */
 static void test_oom_fleet_summarise(void **state)
@@ -503,6 +514,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_oom_card, oom_setup, oom_teardown),
         cmocka_unit_test_setup_teardown(test_oom_report, oom_setup, oom_teardown),
         cmocka_unit_test_setup_teardown(test_oom_report_fleet, oom_setup, oom_teardown),
+        cmocka_unit_test_setup_teardown(test_oom_place, oom_setup, oom_teardown),
         cmocka_unit_test_setup_teardown(test_oom_fleet_summarise, oom_setup, oom_teardown),
         cmocka_unit_test_setup_teardown(test_card_without_verdict, oom_setup, oom_teardown),
     };
