@@ -16,6 +16,7 @@
 #include "cli/progress.h"
 #include "exec/plan_run.h"
 #include "measure/catalog.h"
+#include "measure/catalog_ids.h"
 #include "measure/harness.h"
 #include "measure/journal.h"
 #include "core/units.h"
@@ -465,8 +466,8 @@ static int sweep_measure(gq_ctx *ctx, const path *paths, int np, gq_recordset *r
                 gq_probe_measurement(&paths[pi].pr, o->size[si], meth, !o->write, m);
                 if (paths[pi].pr.kind == GQ_PROBE_HOST_ALONE)
                     snprintf(m->test, sizeof m->test, "%s",
-                             paths[pi].pr.direction == GQ_DIR_H2D ? "host_to_device_memcpy_ce"
-                                                                  : "device_to_host_memcpy_ce");
+                             paths[pi].pr.direction == GQ_DIR_H2D ? GQ_TID_HOST_TO_DEVICE_CE
+                                                                  : GQ_TID_DEVICE_TO_HOST_CE);
                 mrc = gq_exec_one(&ctx->be, ctx->topo, m, &ho, ctx->journal, rs, &ctx->err);
             } else if ((rc = measure_test(ctx, paths[pi].test, o->size[si], &ho, rs, &mrc, &skip,
                                           interrupted))) {
