@@ -13,6 +13,7 @@
 #include "analysis/card_compose.h"
 #include "doc/json_get.h"
 #include "core/units.h"
+#include "core/version.h"
 #include "doc/analysis_json.h"
 #include "doc/card_codec.h"
 #include "measure/journal.h"
@@ -118,11 +119,7 @@ static json_t *identity_json(const gq_topo *t, const gq_card_figures *f)
     json_object_set_new(o, "vm", json_boolean(t->is_vm));
     json_object_set_new(o, "hypervisor", json_string(t->hypervisor));
     json_object_set_new(o, "source", json_string(t->source));
-#ifdef GQ_VERSION
-    snprintf(b, sizeof b, "%s (git %.12s)", GQ_VERSION, GQ_GIT_REV);
-#else
-    snprintf(b, sizeof b, "unknown");
-#endif
+    snprintf(b, sizeof b, "%s (git %.12s)", gq_version, gq_git_rev);
     json_object_set_new(o, "gpuqual", json_string(b));
     return o;
 }
