@@ -11,7 +11,9 @@
  *   NAME [release-only] | EXIT | OUTPUTS | ARGS
  * ARGS are split on spaces and run as `GPUQUAL ARGS` in a fresh temporary
  * directory (the case's steps run in order in the same one, so a later step can
- * read what an earlier one wrote; paths in ARGS are relative to it). The step
+ * read what an earlier one wrote; paths in ARGS are relative to it). That
+ * directory holds a link `data` to the project's tests/data, so a case reads a
+ * test topology or saved document as data/PATH. The step
  * must exit with EXIT. OUTPUTS are what is compared: `stdout`, `stderr`, or a
  * path the step wrote; `-` for none. Each is kept as data/NAME/LABEL, where LABEL
  * is the path's last component (stdout and stderr: stdout.txt, stderr.txt, with
@@ -121,6 +123,7 @@ static bool write_file(const char *path, const char *data, size_t n)
 /* ---- normalization ------------------------------------------------------ */
 
 static char g_version[64], g_rev[64];
+static char g_data[4096]; /* absolute path of GOLDEN_DIR/../data (tests/data) */
 
 static bool isdig(char c)
 {
@@ -578,6 +581,15 @@ static int run_case(const char *gpuqual, const gcase *c, output *outs)
     char work[4096];
     snprintf(work, sizeof work, "%s/work", tmp);
     mkdir(work, 0755);
+    /* data -> the project's tests/data, so a case names a test topology or saved file as
+     * data/PATH (relative, so it prints the same wherever the tree is checked out) */
+    char link[4200];
+    snprintf(link, sizeof link, "%s/data", work);
+    if (symlink(g_data, link) != 0) {
+        fprintf(stderr, "golden: symlink %s -> %s: %s\n", link, g_data, strerror(errno));
+        nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        return -1;
+    }
     int nouts = 0, rc = 0;
     for (int i = 0; i < c->nsteps && rc == 0; i++) {
         const step *st = &c->steps[i];
@@ -848,6 +860,12 @@ int main(int argc, char **argv)
     }
     g_gpuqual = gq_abs;
     g_dir = argv[2];
+    char data_rel[4200];
+    snprintf(data_rel, sizeof data_rel, "%s/../data", g_dir);
+    if (!realpath(data_rel, g_data)) {
+        fprintf(stderr, "golden: no test data at %s: %s\n", data_rel, strerror(errno));
+        return 2;
+    }
     bool update = argc > 3 && !strcmp(argv[3], "--update");
     int first = update ? 4 : 3;
     if (!update && first >= argc) {
