@@ -2,10 +2,12 @@
  *
  * The seeds in tests/data/docvariants/ are documents gpuqual wrote on the simulated h200x2 (seed 1,
  * noise 0.01): a card, a run, domains, a placement, a stress run and a sweep. Every field of each
- * (every key of every object, recursively; of an array, its first element) is spoiled in one way,
- * the way taken in turn from: removed, given the wrong type (a number for a string, a string for a
- * number, an array for an object, ...), or given an edge value (-1 or 1e300 for a number, "" for a
- * string, the other truth value, an empty array or object). The spoiled document is given to the
+ * (every key of every object, recursively; of an array, its first element) is spoiled in three
+ * ways, one at a time: removed, given the wrong type (a number for a string, a string for a
+ * number, an array for an object, ...), and given an edge value (-1 for an integer, 1e300 or -1 for
+ * a real, "" for a string, the other truth value, an empty array or object). The sections every
+ * document has (topology, GPUs, host, options, records, the header) are read by the same code in
+ * each, and are spoiled in run.json only. The spoiled document is given to the
  * commands that read that kind (report, compare, place --input, kv --input), run in-process, and
  * each run's exit status, a hash of its stdout and the first line of its stderr make one row.
  *
@@ -24,11 +26,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
-#include "../cli_inproc.h"
+#include "cli/common.h"
+#include "cli/frame.h"
 #include <jansson.h>
 
 #include "cli/commands.h"
@@ -84,8 +88,8 @@ static void path_str(const jpath *p, char *buf, size_t n)
 
 static const char *const kind_name[] = {"removed", "wrong type", "edge value"};
 
-/* Spoils the field at P of DOC (a copy) in way KIND (an edge number: 1e300 for an even NTH, else
- * -1); false when there is nothing to do. */
+/* Spoils the field at P of DOC (a copy) in way KIND (an edge number: -1 for an integer; for a real
+ * 1e300 when NTH is even, else -1); false when there is nothing to do. */
 static bool spoil(json_t *doc, const jpath *p, int kind, int nth)
 {
     json_t *parent = doc;
@@ -115,7 +119,9 @@ static bool spoil(json_t *doc, const jpath *p, int kind, int nth)
         else
             nv = json_object();
     } else {
-        if (json_is_number(v))
+        if (json_is_integer(v))
+            nv = json_integer(-1);
+        else if (json_is_number(v))
             nv = json_real(nth % 2 ? -1.0 : 1e300);
         else if (json_is_string(v))
             nv = json_string("");
@@ -150,30 +156,88 @@ static uint64_t hash_out(const char *text)
 }
 
 typedef struct {
-    const char *file;       /* under tests/data/docvariants/ */
+    const char *file; /* under tests/data/docvariants/ */
+    bool shared;      /* also the sections every document has (topology, gpus, host, options,
+                         records); else only the document's own */
     const gq_frame_cmd *cmd;
-    const char *args[12];   /* "doc.json" is the spoiled document */
+    const char *args[12]; /* "doc.json" is the spoiled document */
 } reader;
 
 #define KV "--layers", "8", "--kv-heads", "8", "--head-dim", "128", "--kv-dtype", "bf16", "--tokens", "1000"
 
 static const reader readers[] = {
-    {"card.json", &gq_frame_report, {"doc.json", "--format", "markdown"}},
-    {"run.json", &gq_frame_report, {"doc.json", "--format", "markdown"}},
-    {"run.json", &gq_frame_compare, {"doc.json", "doc.json"}},
-    {"run.json", &gq_frame_kv, {"--input", "doc.json", KV}},
-    {"domains.json", &gq_frame_place, {"--input", "doc.json", "--prefill", "1", "--decode", "1"}},
-    {"place.json", &gq_frame_report, {"doc.json", "--format", "markdown"}},
-    {"stress.json", &gq_frame_compare, {"doc.json", "doc.json"}},
-    {"sweep.json", &gq_frame_report, {"doc.json", "--format", "markdown"}},
+    {"card.json", false, &gq_frame_report, {"doc.json", "--format", "markdown"}},
+    {"run.json", true, &gq_frame_report, {"doc.json", "--format", "markdown"}},
+    {"run.json", true, &gq_frame_compare, {"doc.json", "doc.json"}},
+    {"run.json", true, &gq_frame_kv, {"--input", "doc.json", KV}},
+    {"domains.json", false, &gq_frame_place, {"--input", "doc.json", "--prefill", "1", "--decode", "1"}},
+    {"place.json", false, &gq_frame_report, {"doc.json", "--format", "markdown"}},
+    {"stress.json", false, &gq_frame_compare, {"doc.json", "doc.json"}},
+    {"sweep.json", false, &gq_frame_report, {"doc.json", "--format", "markdown"}},
 };
 
+/* A section every document has, whose reader is the same for all (held through run.json). */
+static bool shared_section(const jpath *p)
+{
+    static const char *const shared[] = {"topology", "gpus",           "host",      "options",   "records",
+                                         "tool",     "schema_version", "kind",      "run_id",    "version",
+                                         "git",      "timestamp",      "simulated", "incomplete"};
+    for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++)
+        if (p->key[0] && !strcmp(p->key[0], shared[i]))
+            return true;
+    return false;
+}
+
 static char g_out[8 << 20], g_err[8192];
+static int g_ofd = -1, g_efd = -1;
+
+/* Reads what FD holds (from its start) into BUF (N bytes, NUL-terminated) and empties it. */
+static void drain(int fd, char *buf, size_t n)
+{
+    size_t k = 0;
+    ssize_t r;
+    lseek(fd, 0, SEEK_SET);
+    while (k < n - 1 && (r = read(fd, buf + k, n - 1 - k)) > 0)
+        k += (size_t)r;
+    buf[k] = 0;
+    assert_int_equal(ftruncate(fd, 0), 0);
+    lseek(fd, 0, SEEK_SET);
+}
+
+/* gq_test_run_cmd (tests/cli_inproc.h) with stdout and stderr in memory files, not on disk: the
+ * same row thousands of times over. */
+static int run_cmd(const gq_frame_cmd *cmd, char **argv)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    if (g_ofd < 0) {
+        g_ofd = memfd_create("gq-out", 0);
+        g_efd = memfd_create("gq-err", 0);
+        assert_true(g_ofd >= 0 && g_efd >= 0);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    int save_err = dup(STDERR_FILENO), save_out = dup(STDOUT_FILENO);
+    dup2(g_efd, STDERR_FILENO);
+    dup2(g_ofd, STDOUT_FILENO);
+    gq_cli_errors = 0; /* as in a fresh process */
+    int code = gq_frame_main(cmd, argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(save_err, STDERR_FILENO);
+    dup2(save_out, STDOUT_FILENO);
+    close(save_err);
+    close(save_out);
+    drain(g_efd, g_err, sizeof g_err);
+    drain(g_ofd, g_out, sizeof g_out);
+    return code;
+}
 
 /* Runs reader R on DOC (written to doc.json in the current directory); appends its row to ROWS. */
 static void run_row(const reader *r, int ri, json_t *doc, const char *what, FILE *rows)
 {
-    assert_int_equal(json_dump_file(doc, "doc.json", JSON_INDENT(1) | JSON_REAL_PRECISION(17)), 0);
+    assert_int_equal(json_dump_file(doc, "doc.json", JSON_COMPACT | JSON_REAL_PRECISION(17)), 0);
     char *argv[16];
     int a = 0;
     argv[a++] = "gpuqual";
@@ -181,7 +245,7 @@ static void run_row(const reader *r, int ri, json_t *doc, const char *what, FILE
     for (int i = 0; i < 12 && r->args[i]; i++)
         argv[a++] = (char *)r->args[i];
     argv[a] = NULL;
-    int code = gq_test_run_cmd(r->cmd, argv, g_err, sizeof g_err, g_out, sizeof g_out);
+    int code = run_cmd(r->cmd, argv);
     char *nl = strchr(g_err, '\n');
     if (nl)
         *nl = 0;
@@ -207,16 +271,19 @@ static void all_rows(char **buf, size_t *len)
         jpath cur = {{0}, 0};
         walk(seed, &cur, &L);
         for (int i = 0; i < L.n; i++) {
-            json_t *doc = json_deep_copy(seed);
-            assert_non_null(doc);
-            int kind = i % 3;
-            if (spoil(doc, &L.p[i], kind, i / 3)) {
-                char p[2048], what[2200];
-                path_str(&L.p[i], p, sizeof p);
-                snprintf(what, sizeof what, "%s\t%s", p, kind_name[kind]);
-                run_row(r, (int)ri, doc, what, rows);
+            if (!r->shared && shared_section(&L.p[i]))
+                continue;
+            for (int kind = 0; kind < 3; kind++) {
+                json_t *doc = json_deep_copy(seed);
+                assert_non_null(doc);
+                if (spoil(doc, &L.p[i], kind, i)) {
+                    char p[2048], what[2200];
+                    path_str(&L.p[i], p, sizeof p);
+                    snprintf(what, sizeof what, "%s\t%s", p, kind_name[kind]);
+                    run_row(r, (int)ri, doc, what, rows);
+                }
+                json_decref(doc);
             }
-            json_decref(doc);
         }
         free(L.p);
         json_decref(seed);
@@ -249,7 +316,9 @@ static void test_doc_variants(void **state)
     setenv("TZ", "UTC", 1);
     setenv("LC_ALL", "C.UTF-8", 1);
     unsetenv("COLUMNS");
-    char tmpl[] = "/tmp/gq-docvar-XXXXXX";
+    /* in memory where there is a tmpfs: each row rewrites doc.json */
+    char tmpl[64];
+    snprintf(tmpl, sizeof tmpl, "%s/gq-docvar-XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
     assert_non_null(mkdtemp(tmpl));
     char here[4096];
     assert_non_null(getcwd(here, sizeof here));
