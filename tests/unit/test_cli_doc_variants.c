@@ -138,15 +138,19 @@ static bool spoil(json_t *doc, const jpath *p, int kind, int nth)
     return last ? json_object_set_new(parent, last, nv) == 0 : json_array_set_new(parent, 0, nv) == 0;
 }
 
-/* FNV-1a 64 of TEXT with every occurrence of gpuqual's own revision left out (a report names the
- * build that rendered it). */
+/* FNV-1a 64 of TEXT with every occurrence of gpuqual's own version and revision left out (a report
+ * names the build that rendered it; a new version must not change the rows). */
 static uint64_t hash_out(const char *text)
 {
     uint64_t h = 1469598103934665603ull;
-    size_t rl = strlen(gq_git_rev);
+    size_t rl = strlen(gq_git_rev), vl = strlen(gq_version);
     for (const char *s = text; *s;) {
         if (rl && !strncmp(s, gq_git_rev, rl)) {
             s += rl;
+            continue;
+        }
+        if (vl && !strncmp(s, gq_version, vl)) {
+            s += vl;
             continue;
         }
         h ^= (unsigned char)*s++;
