@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include "backend/sim/sim.h"
 #include "simtest.h"
 
@@ -69,10 +73,12 @@ static const err_case cases[] = {
     {"title ab\"c\n", 6, 9, "unexpected '\"' inside a word"},
     /* a missing unit names the class and its units; a wrong one, its class */
     {"latency copy 3\n", 6, 14, "missing unit after '3' for copy: a time needs ns, us, ms or s"},
-    {"memory mem1 numa 1 size 1\n", 6, 25, "missing unit after '1' for size: a size needs KiB, MiB, GiB or TiB"},
+    {"memory mem1 numa 1 size 1\n", 6, 25,
+     "missing unit after '1' for size: a size needs KiB, MiB, GiB or TiB"},
     {"pcie gpu0 cpu0 rate 16 width x16\n", 6, 21,
      "missing unit after '16' for rate: a PCIe lane rate needs GT/s"},
-    {"gpu gpu1 model \"G\" mem 8 GiB power 300\n", 6, 36, "missing unit after '300' for power: a power needs W"},
+    {"gpu gpu1 model \"G\" mem 8 GiB power 300\n", 6, 36,
+     "missing unit after '300' for power: a power needs W"},
     {"gpu gpu1 model \"G\" mem 8 GiB clock 1500\n", 6, 36,
      "missing unit after '1500' for clock: a clock needs MHz or GHz"},
     {"noise 1\n", 6, 7, "missing unit after '1' for noise: a percentage needs %"},
@@ -214,13 +220,36 @@ static void limits(void **state)
     free(b.s);
 }
 
+/* A socket named as the topology file is refused by its kind. */
+static void socket_file(void **state)
+{
+    (void)state;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/gq-topo-sock-%d", (int)getpid());
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    unlink(path);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    gq_sim_machine *m = (gq_sim_machine *)1;
+    gq_err e = {0};
+    int rc = gq_sim_load_file(path, &m, &e);
+    char want[160];
+    snprintf(want, sizeof want,
+             "%s:1:1: is a socket, not a regular file; give a topology file (examples/topologies/)", path);
+    close(fd);
+    unlink(path);
+    assert_int_equal(rc, GQ_E_USAGE);
+    assert_string_equal(e.msg, want);
+    assert_null(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(table),
-        cmocka_unit_test(gpu_index_twice),
-        cmocka_unit_test(long_string),
-        cmocka_unit_test(limits),
+        cmocka_unit_test(table),  cmocka_unit_test(gpu_index_twice), cmocka_unit_test(long_string),
+        cmocka_unit_test(limits), cmocka_unit_test(socket_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,8 +14,10 @@
 #include <cmocka.h>
 
 #include "core/units.h"
+#include "render/prometheus.h"
 #include "render/render.h"
 #include "render/topo_render.h"
+#include "render/wrap.h"
 
 static gq_topo *new_topo(int ngpu)
 {
@@ -78,9 +80,11 @@ static void topo_table_partial(void **state)
     HAS(out, " Gen3 x? ");
     HAS(out, " Gen? x8 ");
     HAS(out, "NVSwitch: GPUs 0,1 reach each other through NVSwitches");
-    HAS(out, "GPU 0     UUID unknown; NVLinks 4 active (rate per link unknown), all to an NVSwitch (shared by all "
-             "its peers)\n");
-    HAS(out, "GPU 1     UUID unknown; NVLinks 6 active x 25 GB/s = 150 GB/s per direction, some to an NVSwitch");
+    HAS(out,
+        "GPU 0     UUID unknown; NVLinks 4 active (rate per link unknown), all to an NVSwitch (shared by all "
+        "its peers)\n");
+    HAS(out,
+        "GPU 1     UUID unknown; NVLinks 6 active x 25 GB/s = 150 GB/s per direction, some to an NVSwitch");
     HAS(out, "GPU 2     UUID unknown; NVLinks none\n");
     HAS(out, "\nPCIe tree (hwloc):\n  unknown (no PCIe tree was discovered)\n");
     HAS(out, "Note: a PCIe link runs below its maximum; idle GPUs train down");
@@ -281,12 +285,92 @@ static void table_cells_and_flags(void **state)
     free(t);
 }
 
+/* Prometheus: a bus id of the short form gets DCGM's domain; one that does
+ * not parse is written as it is; a new line in a label is escaped. */
+static void prometheus_labels(void **state)
+{
+    (void)state;
+    gq_topo *t = new_topo(3);
+    snprintf(t->gpu[0].pci_bus_id, sizeof t->gpu[0].pci_bus_id, "3b:00.1");
+    snprintf(t->gpu[1].pci_bus_id, sizeof t->gpu[1].pci_bus_id, "3b:00.9");
+    snprintf(t->gpu[2].pci_bus_id, sizeof t->gpu[2].pci_bus_id, "0000:3b:00.0");
+    snprintf(t->gpu[2].name, sizeof t->gpu[2].name, "two\nlines");
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    assert_non_null(f);
+    gq_prom_gpus(f, t, "topo");
+    fclose(f);
+    HAS(buf, "pci_bus_id=\"00000000:3B:00.1\"");
+    HAS(buf, "pci_bus_id=\"3b:00.9\""); /* function 9: not a bus id */
+    HAS(buf, "model_name=\"two\\nlines\",pci_bus_id=\"00000000:3B:00.0\"");
+    free(buf);
+    free(t);
+}
+
+/* A host-to-host record of one GPU (the GPU that ran it) is labelled with
+ * that GPU; CSV doubles the quotes of a field. */
+static void record_gpu_and_csv(void **state)
+{
+    (void)state;
+    gq_topo *t = new_topo(2);
+    gq_recordset rs = {0};
+    gq_record r = mk("host_copy", H(0), H(1), GQ_DIR_H2D, 10, 1);
+    r.ngpus = 1;
+    r.gpus[0] = 1;
+    snprintf(r.error, sizeof r.error, "say \"no\"");
+    gq_records_push(&rs, &r);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    assert_non_null(f);
+    gq_prom_records(f, &rs, t, "gpuqual");
+    fclose(f);
+    HAS(buf, "gpuqual_valid{gpu=\"1\"");
+    free(buf);
+    f = open_memstream(&buf, &n);
+    gq_render_csv(f, &rs);
+    fclose(f);
+    HAS(buf, ",\"say \"\"no\"\"\"\n");
+    free(buf);
+    gq_records_free(&rs);
+    free(t);
+}
+
+static char *wrapped(const char *s, int width, int hang)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    assert_non_null(f);
+    gq_wrap_line(f, s, strlen(s), width, hang);
+    fclose(f);
+    return buf;
+}
+
+/* A hang wider than half the line is half the line; a line with no place
+ * to break is written whole. */
+static void wrap_edges(void **state)
+{
+    (void)state;
+    char *out = wrapped("aaaa bbbb cccc dddd", 10, 9);
+    assert_string_equal(out, "aaaa bbbb\n     cccc\n     dddd\n");
+    free(out);
+    out = wrapped("aaaa bbbb cccc", 10, -1);
+    assert_string_equal(out, "aaaa bbbb\n     cccc\n");
+    free(out);
+    out = wrapped("abcdefghijklmnop", 10, 2);
+    assert_string_equal(out, "abcdefghijklmnop\n");
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(topo_table_partial), cmocka_unit_test(topo_tree_depth),
-        cmocka_unit_test(topo_csv_quotes),    cmocka_unit_test(table_uncatalogued),
-        cmocka_unit_test(table_cells_and_flags),
+        cmocka_unit_test(topo_table_partial),    cmocka_unit_test(topo_tree_depth),
+        cmocka_unit_test(topo_csv_quotes),       cmocka_unit_test(table_uncatalogued),
+        cmocka_unit_test(table_cells_and_flags), cmocka_unit_test(prometheus_labels),
+        cmocka_unit_test(record_gpu_and_csv),    cmocka_unit_test(wrap_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
