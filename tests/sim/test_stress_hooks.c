@@ -77,8 +77,9 @@ static void lost_gpu(void **state)
     gq_backend_close(&be);
 }
 
-/* gpu0:thermal throttles under load; stopped, it cools and the thermal
- * clock reasons clear. */
+/* gpu0:thermal throttles under load; stopped, it cools and the throttle
+ * lets go: the thermal clock reasons clear, and loaded again it starts at
+ * full clock. */
 static void thermal_lets_go(void **state)
 {
     (void)state;
@@ -98,6 +99,13 @@ static void thermal_lets_go(void **state)
     if (x.clock_reasons & thermal)
         fail_msg("still throttled after 600 s idle: %.1f C (%.1f C under load)", x.temp_c, hot);
     assert_true(x.temp_c < hot);
+    /* loaded again, cool: it runs at full clock until it heats up again */
+    assert_int_equal(be.ops->stress_start(&be, 0, GQ_PREC_BF16, &e), GQ_OK);
+    be.ops->wait(&be, 1);
+    assert_int_equal(be.ops->sample(&be, 0, &x, &e), GQ_OK);
+    if (x.clock_reasons & thermal)
+        fail_msg("throttled again at once, at %.1f C", x.temp_c);
+    assert_int_equal(be.ops->stress_stop(&be, 0, &e), GQ_OK);
     gq_backend_close(&be);
 }
 
