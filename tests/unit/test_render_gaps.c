@@ -203,18 +203,26 @@ static void table_uncatalogued(void **state)
     r.value.n = 0;
     r.valid = false;
     gq_records_push(&rs, &r);
-    r = mk("custom_p2p", G(1), G(70), GQ_DIR_P2P, 99.5, 1);
+    r = mk("custom_far", G(1), G(70), GQ_DIR_P2P, 99.5, 1);
     gq_records_push(&rs, &r);
     r = mk("custom_h2d", H(0), G(1), GQ_DIR_H2D, 20.25, 1);
     r.is_latency = true;
     gq_records_push(&rs, &r);
+    r = mk("custom_h2d", H(0), G(5), GQ_DIR_H2D, 30.5, 5);
+    r.is_latency = true;
+    gq_records_push(&rs, &r);
     char *out = render_table(t, &rs);
     HAS(out, "custom_p2p GPU(row) -> GPU(column) bandwidth (GB/s)\n");
-    HAS(out, "custom_h2d CPU(row) -> GPU(column) latency (ns)\n");
-    /* columns as far as the highest GPU (4, 3 and 70 beyond the topology's
-     * two), at most 64: GPU 70's cell is left out */
-    HAS(out, " 0       N/A       N/A       N/A     12.50       N/A");
-    HAS(out, " 4       N/A       ERR       N/A");
+    /* columns to the highest destination, GPU 5 */
+    HAS(out, "custom_h2d CPU(row) -> GPU(column) latency (ns)\n"
+             "           0         1         2         3         4         5\n");
+    /* columns as far as the highest GPU, a source (4) beyond the
+     * topology's two and the destination 3: 0-4 */
+    HAS(out, "custom_p2p GPU(row) -> GPU(column) bandwidth (GB/s)\n"
+             "           0         1         2         3         4\n"
+             " 0       N/A       N/A       N/A     12.50       N/A\n"
+             " 4       N/A       ERR       N/A       N/A       N/A\n");
+    /* at most 64 columns: GPU 70's cell is left out */
     HAS(out, "        63\n");
     assert_null(strstr(out, "        64"));
     assert_null(strstr(out, "99.50"));
