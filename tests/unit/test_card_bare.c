@@ -54,7 +54,8 @@ static void bare_card(void **state)
     static const char *const md_heads[] = {"\n## Checks\n", "\n## Identity and links\n",
                                            "\n## Host-memory traffic\n", "\n## Plan\n",
                                            "\n## Performance domains and shared bottlenecks\n"};
-    static const char *const html_heads[] = {"<h2 id=\"identity\">", "<h2 id=\"plan\">", "<h2 id=\"stress\">"};
+    static const char *const html_heads[] = {"<h2 id=\"identity\">", "<h2 id=\"plan\">",
+                                             "<h2 id=\"stress\">"};
     for (int i = 0; i < 5; i++)
         if (!strstr(md, md_heads[i]))
             fail_msg("the full card's Markdown has no '%s'", md_heads[i]);

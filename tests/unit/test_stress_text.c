@@ -1,8 +1,8 @@
 /* The stress table's text (render/stress_text.c) on a summary with what a
  * real run can leave unknown: figures NVML did not give read "-", a PCIe
  * link never seen reads "-", a verdict of no known level "?"; GPUs that hit
- * their power cap equally are summed up as one percentage, uncapped GPUs
- * are left out of that line; and findings past the list are counted.
+ * their power cap are summed up as one range of percentages, uncapped GPUs
+ * left out of that line; and findings past the list are counted.
  * Written for issue 30 (lines no test ran). */
 #include <math.h>
 #include <setjmp.h>
@@ -55,12 +55,13 @@ static void unknowns_and_caps(void **state)
     s->gpu[0].power_capped_pct = 0;
     s->gpu[0].pcie_gen_min = -1;
     s->gpu[0].verdict = (gq_stress_level)99;
+    s->gpu[2].power_capped_pct = 40;
     s->nfindings = 1;
     s->findings[0] = (gq_stress_finding){.level = GQ_STRESS_WARN, .gpu = 1, .rule = "power-cap"};
     s->nfindings_dropped = 3;
     char *out = table(r, s, false);
     if (!strstr(out, "      -     60 ") || !strstr(out, "  ?\n") ||
-        !strstr(out, "GPUs 1,2 power-capped in 30% of loaded samples") ||
+        !strstr(out, "GPUs 1,2 power-capped in 30-40% of loaded samples") ||
         !strstr(out, "  ...   and 3 more findings\n"))
         fail_msg("table:\n%s", out);
     /* the unknown link: "-" where "Gen5 x16" stands for the others */
