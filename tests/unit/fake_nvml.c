@@ -17,6 +17,7 @@
  * a compute process. The old entry points (PCIe width, ECC mode, ...) keep
  * the fixed answers of the identity test. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define OK 0
@@ -51,7 +52,11 @@ typedef struct field_value {
     union {
         double dVal;
         unsigned uiVal;
+        unsigned long ulVal;
         unsigned long long ullVal;
+        long long sllVal;
+        int siVal;
+        unsigned short usVal;
     } value;
 } field_value;
 
@@ -109,9 +114,10 @@ static int telemetry(void *dev)
     return which(dev) == 1 ? OK : which(dev) == 2 ? GPU_IS_LOST : NOT_SUPPORTED;
 }
 
+/* FAKE_NVML_INIT_FAIL set: nvmlInit fails. */
 int nvmlInit_v2(void)
 {
-    return OK;
+    return getenv("FAKE_NVML_INIT_FAIL") ? UNKNOWN_ERROR : OK;
 }
 
 int nvmlShutdown(void)
@@ -337,10 +343,24 @@ int nvmlDeviceGetFieldValues(void *dev, int n, field_value *fv)
 {
     if (telemetry(dev))
         return telemetry(dev);
+    /* FAKE_NVML_VTYPE=N: the values come as NVML's value type N (0 double,
+     * 1 unsigned int (the default), 2 unsigned long, 3 unsigned long long,
+     * 4 signed long long, 5 signed int, 6 unsigned short), 73 in each */
+    const char *vt = getenv("FAKE_NVML_VTYPE");
+    int type = vt ? atoi(vt) : 1;
     for (int i = 0; i < n; i++) {
-        fv[i].valueType = 1; /* unsigned int */
+        fv[i].valueType = type;
         fv[i].nvmlReturn = fv[i].fieldId == 82 ? OK : NOT_SUPPORTED;
-        fv[i].value.uiVal = 73;
+        memset(&fv[i].value, 0xff, sizeof fv[i].value); /* bytes a wrong member would read */
+        switch (type) {
+        case 0: fv[i].value.dVal = 73; break;
+        case 2: fv[i].value.ulVal = 73; break;
+        case 3: fv[i].value.ullVal = 73; break;
+        case 4: fv[i].value.sllVal = 73; break;
+        case 5: fv[i].value.siVal = 73; break;
+        case 6: fv[i].value.usVal = 73; break;
+        default: fv[i].value.uiVal = 73; break;
+        }
     }
     return OK;
 }

@@ -306,6 +306,53 @@ static void test_processes_and_load(void **state)
     assert_int_equal(gq_nvml_load(d, &util, &mib, &e), GQ_E_UNSUPP);
 }
 
+/* Opens are counted: NVML stays loaded until the last close. A failing
+ * nvmlInit is refused with NVML's words; a bus id that is none is refused
+ * before NVML is asked. (issue 30) */
+static void test_open_count_and_refusals(void **state)
+{
+    (void)state;
+    gq_err e = {0};
+    gq_nvml_dev d = NULL;
+    setenv("FAKE_NVML_INIT_FAIL", "1", 1);
+    assert_int_equal(gq_nvml_open(&e), GQ_E_UNSUPP);
+    assert_string_equal(e.msg, "nvmlInit failed: Unknown Error");
+    unsetenv("FAKE_NVML_INIT_FAIL");
+    assert_int_equal(gq_nvml_device_by_bus_id("0000:00:06.0", &d, &e), GQ_E_UNSUPP);
+
+    assert_int_equal(gq_nvml_open(&e), GQ_OK);
+    assert_int_equal(gq_nvml_open(&e), GQ_OK);
+    gq_nvml_close();
+    assert_int_equal(gq_nvml_device_by_bus_id("0000:00:06.0", &d, &e), GQ_OK); /* one open left */
+    assert_int_equal(gq_nvml_device_by_bus_id("06.0", &d, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "'06.0' is not a PCI bus id (expected e.g. 0000:3b:00.0)");
+    assert_null(d);
+    gq_nvml_close();
+    assert_int_equal(gq_nvml_device_by_bus_id("0000:00:06.0", &d, &e), GQ_E_UNSUPP);
+    assert_non_null(strstr(e.msg, "NVML is not loaded"));
+}
+
+/* A field value is read as the type NVML says it has: each of the seven
+ * gives the memory temperature's 73 C; a type NVML does not have, unknown. */
+static void test_field_value_types(void **state)
+{
+    (void)state;
+    gq_err e = {0};
+    gq_sample s;
+    assert_int_equal(gq_nvml_open(&e), GQ_OK);
+    gq_nvml_dev d = dev_at("0000:00:06.0");
+    for (int type = 0; type <= 7; type++) {
+        char v[8];
+        snprintf(v, sizeof v, "%d", type);
+        setenv("FAKE_NVML_VTYPE", v, 1);
+        assert_int_equal(gq_nvml_sample(d, &s, &e), GQ_OK);
+        if (type < 7 ? s.mem_temp_c != 73 : !isnan(s.mem_temp_c))
+            fail_msg("value type %d: memory temperature %g", type, s.mem_temp_c);
+    }
+    unsetenv("FAKE_NVML_VTYPE");
+    gq_nvml_close();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_lookup_needs_open),
@@ -315,6 +362,8 @@ int main(void)
                                        cmocka_unit_test(test_unresolved_links),
                                        cmocka_unit_test(test_unknown_gpu_and_levels),
                                        cmocka_unit_test(test_sample),
-                                       cmocka_unit_test(test_processes_and_load)};
+                                       cmocka_unit_test(test_processes_and_load),
+                                       cmocka_unit_test(test_open_count_and_refusals),
+                                       cmocka_unit_test(test_field_value_types)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

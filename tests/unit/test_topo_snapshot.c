@@ -375,6 +375,18 @@ static void test_refused_fields(void **state)
         {"warnings", "[\"a\", 5]", "field 'warnings[1]' must be a string"},
         {"schema_version", "0", "field 'schema_version' must be an integer >= 1"},
         {"schema_version", "\"1\"", "field 'schema_version' must be an integer >= 1"},
+        /* identity strings and modes, link matrices, PCIe tree (issue 30) */
+        {"gpus.0.serial", "5", "field 'gpus[0].serial' must be a string of at most 63 characters or null"},
+        {"gpus.1.vbios", long64, "field 'gpus[1].vbios' must be a string of at most 63 characters or null"},
+        {"gpus.0.ecc_mode", "\"on\"",
+         "field 'gpus[0].ecc_mode' must be \"enabled\", \"disabled\", \"not supported\" or \"unknown\""},
+        {"links.nvlinks.0.1", "-1", "field 'links.nvlinks[0][1]' must be an integer >= 0 or null"},
+        {"links.nvlinks.1.0", "1025", "field 'links.nvlinks[1][0]' must be an integer >= 0 or null"},
+        {"links.p2p_nvml.1.0", "\"YES\"",
+         "field 'links.p2p_nvml[1][0]' must be one of OK, CNS, GNS, TNS, NS, DS or null"},
+        {"pci.0.parent", "0", "field 'pci[0].parent' must be null: the first node is a root"},
+        {"pci.1.gpu", "null", "field 'pci[1].gpu' must be a GPU index exactly when kind is \"gpu\""},
+        {"pci.0.gpu", "1", "field 'pci[0].gpu' must be a GPU index exactly when kind is \"gpu\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *text = edited_at(cases[i].path, cases[i].value);
@@ -383,6 +395,20 @@ static void test_refused_fields(void **state)
         refused(name, text, GQ_E_USAGE, cases[i].want, NULL);
         free(text);
     }
+    /* a PCIe tree of 257 nodes; the most is 256 */
+    char many[4 * 257 + 8] = "[";
+    for (int i = 0; i < 257; i++)
+        strcat(many, i ? ",{}" : "{}");
+    strcat(many, "]");
+    char *text = edited_at("pci", many);
+    refused("pci-257.json", text, GQ_E_USAGE, "field 'pci' has 257 nodes, at most 256 are allowed", NULL);
+    free(text);
+    /* a topology that is no object */
+    json_t *five = json_integer(5);
+    gq_err e = {0};
+    assert_int_equal(gq_topo_from_json(five, &A, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "the topology must be a JSON object");
+    json_decref(five);
 }
 
 static int setup(void **state)
