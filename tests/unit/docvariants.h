@@ -1,4 +1,5 @@
-/* Saved documents, spoiled one field at a time: what each reader does with them is held.
+/* Saved documents, spoiled one field at a time: what each reader does with them is held
+ * (included by tests/unit/test_cli_docvar_*.c, each with its own readers and table).
  *
  * The seeds in tests/data/docvariants/ are documents gpuqual wrote on the simulated h200x2 (seed 1,
  * noise 0.01): a card, a run, domains, a placement, a stress run and a sweep. Every field of each
@@ -11,13 +12,18 @@
  * commands that read that kind (report, compare, place --input, kv --input), run in-process, and
  * each run's exit status, a hash of its stdout and the first line of its stderr make one row.
  *
- * The rows must equal tests/data/docvariants/expected.tsv: a change in how any reader accepts,
- * refuses, explains or renders a spoiled field shows here, row by row. When a change is meant,
- * regenerate the table and say why in the commit:
+ * The rows must equal tests/data/docvariants/NAME.tsv (NAME: the test program's, less test_cli_): a
+ * change in how any reader accepts, refuses, explains or renders a spoiled field shows there, row by
+ * row. When a change is meant, regenerate the tables and say why in the commit:
  *
- *   GQ_DOC_VARIANTS_UPDATE=1 build/test_cli_doc_variants
+ *   for t in build/test_cli_docvar_*; do GQ_DOC_VARIANTS_UPDATE=1 $t; done
  *
+ * The rows are split over several programs so that each stays short under the sanitizers, and a
+ * mutation run (bench/mutation) runs only the readers a mutated line is on.
  * (it runs every row twice and refuses to write when the two runs differ). */
+#ifndef GQ_TESTS_DOCVARIANTS_H
+#define GQ_TESTS_DOCVARIANTS_H
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -163,22 +169,12 @@ typedef struct {
     const char *file; /* under tests/data/docvariants/ */
     bool shared;      /* also the sections every document has (topology, gpus, host, options,
                          records); else only the document's own */
+    const char *section; /* only the fields under this top-level key; NULL: every one */
     const gq_frame_cmd *cmd;
     const char *args[12]; /* "doc.json" is the spoiled document */
 } reader;
 
-#define KV "--layers", "8", "--kv-heads", "8", "--head-dim", "128", "--kv-dtype", "bf16", "--tokens", "1000"
-
-static const reader readers[] = {
-    {"card.json", false, &gq_frame_report, {"doc.json", "--format", "markdown"}},
-    {"run.json", true, &gq_frame_report, {"doc.json", "--format", "markdown"}},
-    {"run.json", true, &gq_frame_compare, {"doc.json", "doc.json"}},
-    {"run.json", true, &gq_frame_kv, {"--input", "doc.json", KV}},
-    {"domains.json", false, &gq_frame_place, {"--input", "doc.json", "--prefill", "1", "--decode", "1"}},
-    {"place.json", false, &gq_frame_report, {"doc.json", "--format", "markdown"}},
-    {"stress.json", false, &gq_frame_compare, {"doc.json", "doc.json"}},
-    {"sweep.json", false, &gq_frame_report, {"doc.json", "--format", "markdown"}},
-};
+#define GQ_DOCVAR_KV "--layers", "8", "--kv-heads", "8", "--head-dim", "128", "--kv-dtype", "bf16", "--tokens", "1000"
 
 /* A section every document has, whose reader is the same for all (held through run.json). */
 static bool shared_section(const jpath *p)
@@ -258,11 +254,11 @@ static void run_row(const reader *r, int ri, json_t *doc, const char *what, FILE
 }
 
 /* Every row, in order, into a memory buffer (*buf, *len). */
-static void all_rows(char **buf, size_t *len)
+static void all_rows(const reader *readers, size_t nreaders, char **buf, size_t *len)
 {
     FILE *rows = open_memstream(buf, len);
     assert_non_null(rows);
-    for (size_t ri = 0; ri < sizeof readers / sizeof readers[0]; ri++) {
+    for (size_t ri = 0; ri < nreaders; ri++) {
         const reader *r = &readers[ri];
         char path[4096];
         snprintf(path, sizeof path, "%s/data/docvariants/%s", GQ_TEST_DATA, r->file);
@@ -276,6 +272,8 @@ static void all_rows(char **buf, size_t *len)
         walk(seed, &cur, &L);
         for (int i = 0; i < L.n; i++) {
             if (!r->shared && shared_section(&L.p[i]))
+                continue;
+            if (r->section && (!L.p[i].key[0] || strcmp(L.p[i].key[0], r->section)))
                 continue;
             for (int kind = 0; kind < 3; kind++) {
                 json_t *doc = json_deep_copy(seed);
@@ -314,9 +312,9 @@ static int show_diff(const char *want, const char *got)
     return shown;
 }
 
-static void test_doc_variants(void **state)
+/* Runs every row of READERS and holds them to tests/data/docvariants/TABLE.tsv. */
+static void doc_variants(const reader *readers, size_t nreaders, const char *table)
 {
-    (void)state;
     setenv("TZ", "UTC", 1);
     setenv("LC_ALL", "C.UTF-8", 1);
     unsetenv("COLUMNS");
@@ -330,15 +328,15 @@ static void test_doc_variants(void **state)
 
     char *got = NULL;
     size_t glen = 0;
-    all_rows(&got, &glen);
+    all_rows(readers, nreaders, &got, &glen);
 
     char want_path[4096];
-    snprintf(want_path, sizeof want_path, "%s/data/docvariants/expected.tsv", GQ_TEST_DATA);
+    snprintf(want_path, sizeof want_path, "%s/data/docvariants/%s.tsv", GQ_TEST_DATA, table);
     const char *upd = getenv("GQ_DOC_VARIANTS_UPDATE");
     if (upd && *upd == '1') {
         char *again = NULL;
         size_t alen = 0;
-        all_rows(&again, &alen);
+        all_rows(readers, nreaders, &again, &alen);
         if ((alen != glen || memcmp(again, got, glen)) && show_diff(got, again))
             fail_msg("two runs of the same rows differ: not written");
         free(again);
@@ -363,8 +361,8 @@ static void test_doc_variants(void **state)
         fclose(w);
         int shown = show_diff(want, got);
         if (shown)
-            fail_msg("the readers' rows differ from %s (if meant: GQ_DOC_VARIANTS_UPDATE=1 %s)", want_path,
-                     "build/test_cli_doc_variants");
+            fail_msg("the readers' rows differ from %s (if meant: GQ_DOC_VARIANTS_UPDATE=1 build/test_cli_%s)",
+                     want_path, table);
         free(want);
     }
     free(got);
@@ -373,10 +371,4 @@ static void test_doc_variants(void **state)
     rmdir(tmpl);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_doc_variants),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#endif
