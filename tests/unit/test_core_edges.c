@@ -124,11 +124,12 @@ static void test_option_edges(void **state)
     gq_err err = {0};
     char *big[] = {"--count", "99999999999"}, *small[] = {"--count", "-99999999999"};
     assert_int_equal(parse(&set, 2, big, 0, &err), GQ_E_USAGE);
-    assert_string_equal(err.msg,
-                        "--count: 99999999999 is too large, expected a whole number within -2147483647..2147483647");
+    assert_string_equal(
+        err.msg, "--count: 99999999999 is too large, expected a whole number within -2147483647..2147483647");
     assert_int_equal(parse(&set, 2, small, 0, &err), GQ_E_USAGE);
-    assert_string_equal(err.msg,
-                        "--count: -99999999999 is too small, expected a whole number within -2147483647..2147483647");
+    assert_string_equal(
+        err.msg,
+        "--count: -99999999999 is too small, expected a whole number within -2147483647..2147483647");
     char *three[] = {"a", "b", "c"};
     assert_int_equal(parse(&set, 3, three, 2, &err), GQ_E_USAGE);
     assert_string_equal(err.msg, "unexpected argument 'c': demo takes at most 2 arguments");
@@ -138,7 +139,7 @@ static void test_option_edges(void **state)
     assert_int_equal(parse(&set, 2, three, 2, &err), GQ_OK);
     char *bundle[] = {"-zq"};
     assert_int_equal(parse(&set, 1, bundle, 0, &err), GQ_E_USAGE);
-    assert_non_null(strstr(err.msg, "'-zq'"));
+    assert_true(strncmp(err.msg, "unknown option '-zq'", 20) == 0);
     char *qz[] = {"-qz"};
     assert_int_equal(parse(&set, 1, qz, 0, &err), GQ_E_USAGE);
     assert_string_equal(err.msg, "unknown option '-z' in '-qz'; see --help");
@@ -161,6 +162,13 @@ static void test_yaml_refusals(void **state)
     const char *key = "? [a, b]\n: 1\n";
     assert_int_equal(gq_yaml_to_json(key, strlen(key), "t.yaml", &j, &err), GQ_E_USAGE);
     assert_non_null(strstr(err.msg, "a mapping key must be a plain or quoted scalar"));
+    const char *num = "a: 1\n2: b\n"; /* a plain 2 is a number, not a key */
+    assert_int_equal(gq_yaml_to_json(num, strlen(num), "t.yaml", &j, &err), GQ_E_USAGE);
+    assert_string_equal(err.msg, "t.yaml: line 2: a mapping key must be a plain or quoted scalar");
+    const char *quoted = "\"2\": b\n";
+    assert_int_equal(gq_yaml_to_json(quoted, strlen(quoted), "t.yaml", &j, &err), GQ_OK);
+    assert_string_equal(json_string_value(json_object_get(j, "2")), "b");
+    json_decref(j);
     const char *ok = "a: false\nb: TRUE\nc: ~\n";
     assert_int_equal(gq_yaml_to_json(ok, strlen(ok), "t.yaml", &j, &err), GQ_OK);
     assert_true(json_is_false(json_object_get(j, "a")));
@@ -172,9 +180,9 @@ static void test_yaml_refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cleanup_run),         cmocka_unit_test(test_ellipsize_one_word),
-        cmocka_unit_test(test_json_loadf),          cmocka_unit_test(test_names_and_numbers),
-        cmocka_unit_test(test_option_edges),        cmocka_unit_test(test_yaml_refusals),
+        cmocka_unit_test(test_cleanup_run),  cmocka_unit_test(test_ellipsize_one_word),
+        cmocka_unit_test(test_json_loadf),   cmocka_unit_test(test_names_and_numbers),
+        cmocka_unit_test(test_option_edges), cmocka_unit_test(test_yaml_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

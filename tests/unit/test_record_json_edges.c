@@ -65,8 +65,13 @@ static json_t *with(const char *key, const char *val)
 static const struct {
     const char *key, *val, *want;
 } refused[] = {
-    {"src", "\"disk:0\"", "src: is \"disk:0\", expected \"gpu:N\", \"host:N\", \"host:local\", \"gpu:*\" or \"host:*\""},
-    {"contaminated", "\"x\"", "contaminated: is \"x\", expected null or a list of {kind, gpu, pid, name, detail}"},
+    {"src", "\"disk:0\"",
+     "src: is \"disk:0\", expected \"gpu:N\", \"host:N\", \"host:local\", \"gpu:*\" or \"host:*\""},
+    {"src", "\"gpu:x\"",
+     "src: is \"gpu:x\", expected \"gpu:N\", \"host:N\", \"host:local\", \"gpu:*\" or \"host:*\""},
+    {"timestamp", "\"soon\"", "timestamp: is \"soon\", expected ISO-8601 UTC (2026-11-30T12:00:00Z)"},
+    {"contaminated", "\"x\"",
+     "contaminated: is \"x\", expected null or a list of {kind, gpu, pid, name, detail}"},
     {"contaminated", "[{\"kind\":\"process\",\"gpu\":\"a\",\"detail\":\"d\"}]",
      "contaminated[0].gpu: is \"a\", expected a GPU index 0..63, or null for an entry cut short"},
     {"contaminated", "[{\"kind\":\"process\",\"gpu\":64,\"detail\":\"d\"}]",
@@ -87,8 +92,10 @@ static const struct {
     {"flags", "[true]", "flags[0]: is a boolean, expected a flag name"},
     {"capacity_gbps", "\"x\"", "capacity_gbps: is \"x\", expected a number or null"},
     {"aggregate", "\"x\"", "aggregate: is \"x\", expected true or false"},
-    {"host_numa_requested", "true", "host_numa_requested: is a boolean, expected a NUMA node, \"local\" or null"},
-    {"host_numa_requested", "\"far\"", "host_numa_requested: is \"far\", expected a NUMA node, \"local\" or null"},
+    {"host_numa_requested", "true",
+     "host_numa_requested: is a boolean, expected a NUMA node, \"local\" or null"},
+    {"host_numa_requested", "\"far\"",
+     "host_numa_requested: is \"far\", expected a NUMA node, \"local\" or null"},
     {"host_numa_requested", "4097", "host_numa_requested: is a number, expected a NUMA node 0..4096"},
     {"host_numa_requested", "-1", "host_numa_requested: is a number, expected a NUMA node 0..4096"},
     {"host_numa_actual", "\"x\"", "host_numa_actual: is \"x\", expected a NUMA node, \"mixed\" or null"},
@@ -159,7 +166,8 @@ static void test_accepted(void **state)
     char buf[16];
     assert_string_equal(gq_rec_endpoint(r.src, buf, sizeof buf), "host:*");
     assert_string_equal(gq_rec_endpoint((gq_endpoint){GQ_EP_GPU, GQ_EP_MANY}, buf, sizeof buf), "gpu:*");
-    assert_string_equal(gq_rec_endpoint((gq_endpoint){GQ_EP_HOST, GQ_NUMA_LOCAL}, buf, sizeof buf), "host:local");
+    assert_string_equal(gq_rec_endpoint((gq_endpoint){GQ_EP_HOST, GQ_NUMA_LOCAL}, buf, sizeof buf),
+                        "host:local");
     assert_string_equal(gq_rec_endpoint((gq_endpoint){GQ_EP_HOST, 3}, buf, sizeof buf), "host:3");
 }
 
@@ -184,7 +192,8 @@ static void test_doc_gpus_in_range(void **state)
         int rc = gq_doc_records_from_json("f.json", a, 2, &rs, &err);
         json_decref(a);
         if (rc != GQ_E_USAGE || strcmp(err.msg, beyond[i].want))
-            fail_msg("%s = %s: rc %d '%s', want '%s'", beyond[i].key, beyond[i].val, rc, err.msg, beyond[i].want);
+            fail_msg("%s = %s: rc %d '%s', want '%s'", beyond[i].key, beyond[i].val, rc, err.msg,
+                     beyond[i].want);
     }
     assert_int_equal(rs.n, 0);
     json_t *a = json_array();
@@ -206,8 +215,8 @@ static void test_doc_gpus_in_range(void **state)
 static void test_saved_doc(void **state)
 {
     (void)state;
-    json_t *doc = json_pack("{s:[{s:i}], s:[[i,i]], s:[o,o,s]}", "gpus", "index", 1, "domains", 0, 2, "records",
-                            with("dst", "\"gpu:5\""), with("src", "\"gpu:6\""), "junk");
+    json_t *doc = json_pack("{s:[{s:i}], s:[[i,i]], s:[s,o,o]}", "gpus", "index", 1, "domains", 0, 2,
+                            "records", "junk", with("dst", "\"gpu:5\""), with("src", "\"gpu:6\""));
     gq_recordset rs = {0};
     gq_err err = {0};
     assert_int_equal(gq_saved_records(doc, &rs, &err), GQ_OK);
@@ -223,8 +232,8 @@ static void test_saved_doc(void **state)
     gq_records_free(&rs);
 
     json_t *recs = json_object_get(doc, "records");
-    assert_string_equal(gq_saved_list_str(recs, 2), "junk");
-    assert_null(gq_saved_list_str(recs, 0));
+    assert_string_equal(gq_saved_list_str(recs, 0), "junk");
+    assert_null(gq_saved_list_str(recs, 1));
     assert_ptr_equal(gq_saved_list_item(recs, 1), json_array_get(recs, 1));
     gq_saved_replace(doc, "records", json_string("r"));
     assert_string_equal(json_string_value(json_object_get(doc, "records")), "r");
