@@ -2,6 +2,7 @@
  * a one-word text ellipsized into a small buffer, reading JSON from a FILE,
  * empty numbers, names of values out of their enums, option bounds and
  * arguments, and YAML the reader refuses. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -92,6 +93,17 @@ static void test_names_and_numbers(void **state)
     assert_string_equal(gq_opt_kind_name(GQ_OPT_DOUBLE), "double");
     assert_string_equal(gq_opt_kind_name(GQ_OPT_DURATION), "duration");
     assert_string_equal(gq_opt_kind_name((gq_opt_type)99), "?");
+    /* a record without a figure has no interval: the median alone */
+    gq_record r;
+    memset(&r, 0, sizeof r);
+    r.value.median = NAN;
+    r.value.n = 3;
+    r.value.min = 1;
+    r.value.max = 9;
+    gq_interval iv = gq_record_interval(&r);
+    assert_true(isnan(iv.lo) && isnan(iv.hi));
+    assert_true(iv.conf == 0);
+    assert_int_equal(iv.n, 3);
 }
 
 typedef struct {

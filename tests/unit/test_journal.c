@@ -774,6 +774,9 @@ static void test_more_refusals(void **state)
     assert_string_equal(err.msg, want);
     gq_records_free(&rs);
 
+    assert_int_equal(gq_journal_sync(NULL, &err), GQ_OK); /* nothing open: nothing to sync */
+    memset(&j, 0, sizeof j);
+    assert_int_equal(gq_journal_sync(&j, &err), GQ_OK);
     assert_int_equal(gq_journal_item_done(NULL, &err), GQ_E_FAIL);
     assert_string_equal(err.msg, "journal is not open");
 }
