@@ -63,19 +63,21 @@ static void test_analysis_refused(void **state)
     gq_err err = {0};
     assert_int_equal(read_doc("{\"domains\":[[0,1]],\"domain_analysis\":\"x\"}", &err), GQ_E_USAGE);
     assert_string_equal(err.msg, "f.json: domain_analysis: is \"x\", expected an object");
-    assert_int_equal(read_doc("{\"domains\":[[0,1]],\"domain_analysis\":{\"split\":\"yes\"}}", &err), GQ_E_USAGE);
+    assert_int_equal(read_doc("{\"domains\":[[0,1]],\"domain_analysis\":{\"split\":\"yes\"}}", &err),
+                     GQ_E_USAGE);
     assert_non_null(strstr(err.msg, "f.json: domain_analysis.split: is \"yes\""));
     assert_int_equal(read_doc("{\"domains\":[[0,1]],\"domain_analysis\":{\"chained\":[true,false]}}", &err),
                      GQ_E_USAGE);
-    assert_string_equal(err.msg,
-                        "f.json: domain_analysis.chained: is a list, expected a list of one boolean per domain");
+    assert_string_equal(
+        err.msg, "f.json: domain_analysis.chained: is a list, expected a list of one boolean per domain");
     assert_int_equal(read_doc("{\"domains\":[[0,1]],\"domain_analysis\":{\"chained\":5}}", &err), GQ_E_USAGE);
-    assert_string_equal(err.msg, "f.json: domain_analysis.chained: is 5, expected a list of one boolean per domain");
+    assert_string_equal(err.msg,
+                        "f.json: domain_analysis.chained: is 5, expected a list of one boolean per domain");
     assert_int_equal(read_doc("{\"domains\":[[0,1],[2]],\"domain_analysis\":{\"chained\":[true,5]}}", &err),
                      GQ_E_USAGE);
     assert_non_null(strstr(err.msg, "f.json: domain_analysis.chained[1]: is 5"));
-    assert_int_equal(read_doc("{\"domains\":[[0,1],[2]],\"domain_analysis\":{\"chained\":[false,true]}}", &err),
-                     GQ_OK);
+    assert_int_equal(
+        read_doc("{\"domains\":[[0,1],[2]],\"domain_analysis\":{\"chained\":[false,true]}}", &err), GQ_OK);
     assert_false(d.chained[0]);
     assert_true(d.chained[1]);
     assert_int_equal(d.ndomains, 2);
