@@ -27,6 +27,10 @@ static struct {
     bool verify_asked; /* a call had verify on */
     int verify_calls;
     int fail_call, fail_group; /* fail_call > 0: call fail_call - 1 fails group fail_group */
+    int run_rc;                /* nonzero: the whole call fails with it (and run_msg, if any) */
+    char run_msg[64];
+    int probe_rc; /* what coll_probe returns; probe_off: it says "not available" */
+    bool probe_off;
 } fake;
 
 static int f_init(gq_backend *be, const gq_backend_opts *o, const void *bopts, gq_err *err)
@@ -46,6 +50,8 @@ static int f_discover(gq_backend *be, gq_topo *t, gq_err *err)
 static int f_coll_probe(gq_backend *be, gq_coll_info *info)
 {
     (void)be;
+    if (fake.probe_rc || fake.probe_off)
+        return fake.probe_rc;
     info->available = true;
     snprintf(info->library, sizeof info->library, "fake");
     return GQ_OK;
@@ -54,6 +60,8 @@ static int f_coll_run(gq_backend *be, const gq_coll_req *req, gq_coll_result *re
 {
     (void)be, (void)err;
     int c = fake.calls++;
+    if (fake.run_rc)
+        return fake.run_msg[0] ? gq_err_set(err, fake.run_rc, "%s", fake.run_msg) : fake.run_rc;
     double sec = fake.sec[c < 8 ? c : 7];
     if (req->verify) {
         fake.verify_asked = true;
@@ -433,6 +441,117 @@ static void test_zero_length_window_fails(void **state)
     gq_records_free(&rs);
 }
 
+/* The edges no other test reaches: an unknown operation's factor, a group
+ * limit without a topology or with a GPU beyond it, refused group lists,
+ * the probe's reasons, a bad request, and a backend call that fails whole. */
+static void test_edges(void **state)
+{
+    (void)state;
+    assert_true(gq_coll_busbw_factor((gq_coll_op)99, 4) == 0);
+    assert_true(gq_coll_busbw_factor(GQ_COLL_BROADCAST, 4) == 1.0);
+    gq_coll_group g[GQ_COLL_MAX_GROUPS + 1] = {{.ngpus = 2, .gpus = {2, 3}}};
+    char why[64] = "x";
+    assert_true(gq_coll_group_limit(NULL, &g[0], why, sizeof why) == 0);
+    assert_string_equal(why, "");
+    assert_true(gq_coll_group_limit(&topo, &g[0], why, sizeof why) == 100.0);
+    assert_string_equal(why, "GPU 2's 4 NVLinks (100.0 GB/s out)");
+    g[0].gpus[1] = 4; /* beyond the machine */
+    assert_true(gq_coll_group_limit(&topo, &g[0], why, sizeof why) == 0);
+
+    gq_err err = {0};
+    assert_int_equal(gq_coll_check_groups(g, 0, 8, &err), GQ_E_USAGE);
+    assert_string_equal(err.msg, "--group: no group given, expected e.g. --group 0,1,2,3");
+    assert_int_equal(gq_coll_check_groups(g, GQ_COLL_MAX_GROUPS + 1, 8, &err), GQ_E_USAGE);
+    assert_string_equal(err.msg, "--group: 33 groups, at most 32 run at once");
+    g[0] = (gq_coll_group){.ngpus = 1, .gpus = {0}};
+    g[1].ngpus = 0;
+    assert_int_equal(gq_coll_check_groups(g, 2, 8, &err), GQ_E_USAGE);
+    assert_string_equal(err.msg, "--group 2 is empty, expected GPU indices like 0,1");
+    g[1] = (gq_coll_group){.ngpus = 2, .gpus = {1, 1}};
+    assert_int_equal(gq_coll_check_groups(g, 2, 8, &err), GQ_E_USAGE);
+    assert_string_equal(err.msg, "--group 2 names GPU 1 twice; a GPU is one rank");
+
+    static const char *const bad[] = {"1x", "1-", "1,", "4-2", "0-64", "0-63,0", "x1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int n = 0;
+        assert_int_equal(gq_coll_parse_groups(bad[i], "--group", g, &n, &err), GQ_E_USAGE);
+        char want[200];
+        snprintf(
+            want, sizeof want,
+            "--group: '%s' is not a group, expected GPU indices below 64 separated by commas, e.g. 0,1,2,3 "
+            "(several groups: \"0,1 2,3\")",
+            bad[i]);
+        assert_string_equal(err.msg, want);
+    }
+    int n = 0;
+    assert_int_equal(gq_coll_parse_groups("0-63", "--group", g, &n, &err), GQ_OK);
+    assert_int_equal(g[0].ngpus, 64);
+    char spec[400] = "", many[400];
+    for (int k = 0; k < 256; k++)
+        strcat(spec, "1");
+    n = 0;
+    assert_int_equal(gq_coll_parse_groups(spec, "--group", g, &n, &err), GQ_E_USAGE);
+    assert_string_equal(err.msg, "--group: group '1111111111111111111111111111111111111111...' is too long");
+    spec[0] = 0;
+    for (int k = 0; k <= GQ_COLL_MAX_GROUPS; k++) {
+        snprintf(many, sizeof many, "%s%d ", spec, k);
+        snprintf(spec, sizeof spec, "%s", many);
+    }
+    n = 0;
+    assert_int_equal(gq_coll_parse_groups(spec, "--group", g, &n, &err), GQ_E_USAGE);
+    assert_string_equal(err.msg, "--group: more than 32 groups");
+    assert_int_equal(n, GQ_COLL_MAX_GROUPS);
+
+    gq_backend be = {.ops = &fake_ops};
+    gq_coll_info info;
+    fake.probe_rc = GQ_E_NOLIB;
+    gq_coll_probe(&be, &info);
+    assert_false(info.available);
+    assert_string_equal(info.why, "the fake backend cannot run collectives");
+    fake.probe_rc = 0;
+    fake.probe_off = true;
+    gq_coll_probe(&be, &info);
+    assert_string_equal(info.why, "collectives are not available");
+    fake.probe_off = false;
+    gq_coll_probe(&be, &info);
+    assert_true(info.available);
+    assert_string_equal(info.why, "");
+
+    gq_coll_req q = req_of(GQ_COLL_ALL_REDUCE, 1000000, 2, 0);
+    gq_coll_opts o = {.rounds = 2, .iters = 10};
+    gq_recordset rs = {0};
+    q.iters = 0;
+    assert_int_equal(gq_coll_measure(&be, &topo, &q, &o, &rs, &err), GQ_E_USAGE);
+    assert_string_equal(err.msg, "collectives: bad request (groups 1, rounds 2, iters 0, 1000000 B)");
+    q.iters = 10;
+    gq_interrupt_request();
+    assert_int_equal(gq_coll_measure(&be, &topo, &q, &o, &rs, &err), GQ_E_INTR);
+    gq_interrupt_clear();
+    assert_string_equal(err.msg, "interrupted");
+    assert_int_equal(fake.calls, 0);
+    assert_int_equal(rs.n, 0);
+    /* the call fails whole: Ctrl-C, no memory or unsupported end the run ... */
+    fake.run_rc = GQ_E_INTR;
+    snprintf(fake.run_msg, sizeof fake.run_msg, "interrupted in NCCL");
+    assert_int_equal(gq_coll_measure(&be, &topo, &q, &o, &rs, &err), GQ_E_INTR);
+    assert_string_equal(err.msg, "interrupted in NCCL");
+    assert_int_equal(rs.n, 0);
+    /* ... another failure fails the records, with the backend's words or a default */
+    fake.run_rc = GQ_E_BACKEND;
+    fake.calls = 0;
+    assert_int_equal(gq_coll_measure(&be, &topo, &q, &o, &rs, &err), GQ_OK);
+    assert_int_equal(fake.calls, 1);
+    assert_int_equal(rs.n, 1);
+    assert_false(rs.v[0].valid);
+    assert_true(rs.v[0].flags & GQ_FLAG_ERROR);
+    assert_string_equal(rs.v[0].error, "interrupted in NCCL");
+    fake.run_msg[0] = 0;
+    assert_int_equal(gq_coll_measure(&be, &topo, &q, &o, &rs, &err), GQ_OK);
+    assert_int_equal(rs.n, 2);
+    assert_string_equal(rs.v[1].error, "the collective failed");
+    gq_records_free(&rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -447,6 +566,7 @@ int main(void)
         cmocka_unit_test_setup(test_group_fails_midway, setup),
         cmocka_unit_test_setup(test_no_collectives, setup),
         cmocka_unit_test_setup(test_zero_length_window_fails, setup),
+        cmocka_unit_test_setup(test_edges, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,6 +38,7 @@ static struct {
     double lat[8];
     int nlat, lat_calls;
     int lat_iters[16];
+    int lat_intr_at; /* > 0: latency call number lat_intr_at (from 1) asks for an interruption */
 } fake;
 
 struct gq_group {
@@ -91,6 +92,8 @@ static int f_latency(gq_backend *be, const gq_latency_req *r, double *ns, gq_err
 {
     if (fake.lat_calls < 16)
         fake.lat_iters[fake.lat_calls] = r->iters;
+    if (fake.lat_intr_at > 0 && fake.lat_calls + 1 == fake.lat_intr_at)
+        gq_interrupt_request();
     *ns = fake.lat[fake.lat_calls++ % fake.nlat];
     return GQ_OK;
 }
@@ -1871,6 +1874,208 @@ static void test_stage_chunk(void **state)
     }
 }
 
+/* ---- gaps: the window log, latency's interruption, spread and journal ---- */
+
+static char g_notes[16][GQ_HARNESS_TRACE_NOTE];
+static int g_nnotes;
+static void keep_overlap_notes(void *arg, const char *test, const char *phase, double seconds,
+                               const char *note)
+{
+    (void)arg;
+    (void)test;
+    (void)seconds;
+    if (!strcmp(phase, "overlap") && g_nnotes < 16)
+        snprintf(g_notes[g_nnotes++], sizeof g_notes[0], "%s", note);
+}
+
+/* A round that fails the overlap rule logs each flow's window on the trace:
+ * twice run again, then counted with its sum invalid. */
+static void test_trace_window_log(void **state)
+{
+    gq_measurement *m = new_m("host_to_all_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    add(m, H(0), G(1), 1, true);
+    m->aggregate = true;
+    g_late = 0.02;
+    fake.script = two_flows;
+    gq_harness_opts o = fixed_opts(3);
+    g_nnotes = 0;
+    o.trace = keep_overlap_notes;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+    assert_int_equal(g_nnotes, GQ_HARNESS_OVERLAP_RETRIES + 3);
+    const char *w = " [0 h2d 0.000..1000.000 ms 10 copies 10.00 GB/s] [1 h2d 20.000..1000.000 ms 10 copies "
+                    "10.00 GB/s]";
+    char want[GQ_HARNESS_TRACE_NOTE];
+    for (int k = 0; k < g_nnotes; k++) {
+        int round = k < GQ_HARNESS_OVERLAP_RETRIES ? 1 : k - GQ_HARNESS_OVERLAP_RETRIES + 1;
+        snprintf(want, sizeof want, "round %d overlap 9", round);
+        if (strncmp(g_notes[k], want, strlen(want)))
+            fail_msg("note %d: %s", k, g_notes[k]);
+        snprintf(want, sizeof want, "%%, %s:%s",
+                 k < GQ_HARNESS_OVERLAP_RETRIES ? "round run again" : "round counted, its sum invalid", w);
+        const char *p = strstr(g_notes[k], "%, ");
+        if (!p || strcmp(p, want))
+            fail_msg("note %d: %s, want ...%s", k, g_notes[k], want);
+    }
+    /* the overlap is floored to the hundredth of a percent */
+    double ov = find(&rs, true, false, GQ_DIR_H2D, -1)->overlap;
+    snprintf(want, sizeof want, "round 1 overlap %.2f%%", floor(ov * 10000.0) / 100.0);
+    assert_true(strncmp(g_notes[0], want, strlen(want)) == 0);
+    gq_records_free(&rs);
+    free(m);
+}
+
+static const gq_latency_req lat_req = {
+    .kind = GQ_LAT_POINTER_CHASE, .target = {GQ_EP_HOST, 0}, .exec_gpu = 0, .iters = 100};
+
+/* Ctrl-C during latency rounds: the rounds done are kept (cut short), the
+ * run says so; before any round (or in the warm-up) nothing is kept. */
+static void test_latency_interrupted(void **state)
+{
+    fake.lat[0] = 1000;
+    fake.lat[1] = 1100;
+    fake.nlat = 2;
+    gq_harness_opts o = fixed_opts(5);
+    o.warmup_reps = 0;
+    fake.lat_intr_at = 2;
+    gq_recordset rs = {0};
+    gq_err err = {0};
+    assert_int_equal(gq_harness_latency(&be, &topo, "host_device_latency_sm", &lat_req, &o, &rs, NULL, &err),
+                     GQ_E_INTR);
+    assert_string_equal(err.msg, "interrupted after 2 of 5 rounds of host_device_latency_sm");
+    assert_int_equal(fake.lat_calls, 2);
+    assert_int_equal(rs.n, 1);
+    assert_true(rs.v[0].flags & GQ_FLAG_INCOMPLETE);
+    assert_false(rs.v[0].flags & GQ_FLAG_ERROR);
+    assert_int_equal(rs.v[0].rounds, 2);
+    assert_true(fabs(rs.v[0].value.max - 1100) < 1e-9);
+    gq_records_free(&rs);
+
+    /* in the warm-up: no round, nothing kept */
+    gq_interrupt_clear();
+    fake.lat_calls = 0;
+    fake.lat_intr_at = 1;
+    o.warmup_reps = 1;
+    assert_int_equal(gq_harness_latency(&be, &topo, "host_device_latency_sm", &lat_req, &o, &rs, NULL, &err),
+                     GQ_E_INTR);
+    assert_string_equal(err.msg, "interrupted");
+    assert_int_equal(fake.lat_calls, 1);
+    assert_int_equal(rs.n, 0);
+
+    /* asked before the call: refused at once */
+    fake.lat_calls = 0;
+    fake.lat_intr_at = 0;
+    err.msg[0] = 0;
+    assert_int_equal(gq_harness_latency(&be, &topo, "host_device_latency_sm", &lat_req, &o, &rs, NULL, &err),
+                     GQ_E_INTR);
+    assert_string_equal(err.msg, "interrupted");
+    assert_int_equal(fake.lat_calls, 0);
+    assert_int_equal(rs.n, 0);
+    gq_interrupt_clear();
+}
+
+/* A latency spread above the target is flagged; one within it is not. */
+static void test_latency_spread_flag(void **state)
+{
+    gq_harness_opts o = fixed_opts(3);
+    o.warmup_reps = 0;
+    o.spread_target = 0.05;
+    fake.lat[0] = 1000;
+    fake.lat[1] = 1500;
+    fake.lat[2] = 2000;
+    fake.nlat = 3;
+    gq_recordset rs = {0};
+    assert_int_equal(gq_harness_latency(&be, &topo, "host_device_latency_sm", &lat_req, &o, &rs, NULL, NULL),
+                     GQ_OK);
+    assert_int_equal(rs.n, 1);
+    assert_true(rs.v[0].value.spread > o.spread_target);
+    assert_true(rs.v[0].flags & GQ_FLAG_SPREAD);
+    fake.lat[1] = fake.lat[2] = 1000;
+    fake.lat_calls = 0;
+    assert_int_equal(gq_harness_latency(&be, &topo, "host_device_latency_sm", &lat_req, &o, &rs, NULL, NULL),
+                     GQ_OK);
+    assert_int_equal(rs.n, 2);
+    assert_false(rs.v[1].flags & GQ_FLAG_SPREAD);
+    /* no target: no flag, however wide */
+    fake.lat[1] = 3000;
+    fake.lat_calls = 0;
+    o.spread_target = 0;
+    assert_int_equal(gq_harness_latency(&be, &topo, "host_device_latency_sm", &lat_req, &o, &rs, NULL, NULL),
+                     GQ_OK);
+    assert_false(rs.v[2].flags & GQ_FLAG_SPREAD);
+    gq_records_free(&rs);
+}
+
+/* A journal that cannot take the record: the record is kept, the run fails
+ * with the journal's reason (a measurement and a latency). */
+static void test_journal_failure(void **state)
+{
+    gq_journal j;
+    memset(&j, 0, sizeof j); /* not open */
+    gq_recordset rs = {0};
+    gq_err err = {0};
+    fake.lat[0] = 1000;
+    fake.nlat = 1;
+    gq_harness_opts o = fixed_opts(2);
+    o.warmup_reps = 0;
+    assert_int_equal(gq_harness_latency(&be, &topo, "host_device_latency_sm", &lat_req, &o, &rs, &j, &err),
+                     GQ_E_IO);
+    assert_string_equal(err.msg, "journal: journal is not open");
+    assert_int_equal(rs.n, 1);
+    assert_true(rs.v[0].valid);
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    fake.script = flat;
+    err.msg[0] = 0;
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, &j, &err), GQ_E_IO);
+    assert_string_equal(err.msg, "journal: journal is not open");
+    assert_int_equal(rs.n, 2);
+    assert_true(rs.v[1].valid);
+    gq_records_free(&rs);
+    free(m);
+}
+
+/* Missing arguments and a round count out of range are refused before
+ * anything runs. */
+static void test_missing_arguments(void **state)
+{
+    gq_measurement *m = new_m("x");
+    add(m, H(0), G(0), 0, true);
+    gq_harness_opts o = fixed_opts(3);
+    gq_recordset rs = {0};
+    gq_err err = {0};
+    gq_backend none = {.ops = NULL};
+    assert_int_equal(gq_harness_measure(&none, &topo, m, &o, &rs, NULL, &err), GQ_E_FAIL);
+    assert_string_equal(err.msg, "harness: missing argument");
+    err.msg[0] = 0;
+    assert_int_equal(gq_harness_latency(&none, &topo, "t", &lat_req, &o, &rs, NULL, &err), GQ_E_FAIL);
+    assert_string_equal(err.msg, "harness: missing argument");
+    err.msg[0] = 0;
+    assert_int_equal(gq_harness_latency(&be, &topo, "t", NULL, &o, &rs, NULL, &err), GQ_E_FAIL);
+    assert_string_equal(err.msg, "harness: missing argument");
+    for (int r = 0; r <= GQ_MAX_ROUNDS + 1; r += GQ_MAX_ROUNDS + 1) {
+        o.rounds = r;
+        assert_int_equal(gq_harness_latency(&be, &topo, "t", &lat_req, &o, &rs, NULL, &err), GQ_E_USAGE);
+        char want[96];
+        snprintf(want, sizeof want, "rounds %d is out of range, expected 1..%d", r, GQ_MAX_ROUNDS);
+        assert_string_equal(err.msg, want);
+    }
+    /* the bounds themselves are taken */
+    fake.lat[0] = 1000;
+    fake.nlat = 1;
+    o.warmup_reps = 0;
+    o.rounds = 1;
+    assert_int_equal(gq_harness_latency(&be, &topo, "t", &lat_req, &o, &rs, NULL, &err), GQ_OK);
+    o.rounds = GQ_MAX_ROUNDS;
+    assert_int_equal(gq_harness_latency(&be, &topo, "t", &lat_req, &o, &rs, NULL, &err), GQ_OK);
+    assert_int_equal(rs.n, 2);
+    assert_int_equal(fake.lat_calls, 1 + GQ_MAX_ROUNDS);
+    assert_int_equal(fake.calls, 0);
+    gq_records_free(&rs);
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1928,6 +2133,11 @@ int main(void)
         cmocka_unit_test_setup(test_group_duration_from_piece, setup),
         cmocka_unit_test_setup(test_group_counting_stands, setup),
         cmocka_unit_test_setup(test_group_flow_without_copy_time, setup),
+        cmocka_unit_test_setup(test_trace_window_log, setup),
+        cmocka_unit_test_setup(test_latency_interrupted, setup),
+        cmocka_unit_test_setup(test_latency_spread_flag, setup),
+        cmocka_unit_test_setup(test_journal_failure, setup),
+        cmocka_unit_test_setup(test_missing_arguments, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

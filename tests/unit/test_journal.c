@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "core/interrupt.h"
 #include "measure/journal.h"
 
 static char dir[64];
@@ -694,6 +695,92 @@ static void test_reader_very_long(void **state)
     read_refused("line 5002: the same measurement as line 4000", "");
 }
 
+/* The refusals no other test reaches: a state directory whose gpuqual/
+ * cannot be made (the journal goes to $TMPDIR), no directory to make one
+ * in, a schema-1 journal's header, a missing or non-regular journal to
+ * resume, a directory to read, a line that is no journal line, reading
+ * interrupted, and an item mark with no journal. */
+static void test_more_refusals(void **state)
+{
+    (void)state;
+    gq_err err = {0};
+    gq_journal j;
+    setenv("TMPDIR", dir, 1);
+    setenv("XDG_STATE_HOME", "/proc", 1); /* /proc/gpuqual cannot be made */
+    assert_int_equal(gq_journal_open(&j, NULL, NULL, &err), GQ_OK);
+    char want[512];
+    snprintf(want, sizeof want, "%s/gpuqual-journal-", dir);
+    assert_true(!strncmp(j.path, want, strlen(want)));
+    gq_journal_close(&j);
+    unlink(j.path);
+    unsetenv("XDG_STATE_HOME");
+    setenv("TMPDIR", "/nonexistent/gq", 1);
+    assert_int_equal(gq_journal_open(&j, NULL, NULL, &err), GQ_E_IO);
+    assert_string_equal(err.msg, "cannot create a journal in '/nonexistent/gq': No such file or directory");
+    unsetenv("TMPDIR");
+
+    /* a schema-1 journal: records, no header */
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"journal\":\"gpuqual\",\"schema_version\":1,\"record\":{}}\n", f);
+    fclose(f);
+    assert_null(gq_journal_header(path, &err));
+    snprintf(want, sizeof want, "journal '%s' was written by an earlier gpuqual (schema 1, no header)", path);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(err.code, GQ_E_UNSUPP);
+    assert_null(gq_journal_header("/nonexistent/j.jsonl", &err));
+    assert_string_equal(err.msg, "cannot read journal '/nonexistent/j.jsonl': No such file or directory");
+    assert_int_equal(err.code, GQ_E_IO);
+
+    gq_recordset rs = {0};
+    int *items = NULL;
+    assert_int_equal(gq_journal_resume(&j, "/nonexistent/j.jsonl", NULL, &rs, &items, &err), GQ_E_IO);
+    assert_string_equal(err.msg,
+                        "--resume: cannot read journal '/nonexistent/j.jsonl': No such file or directory");
+    assert_int_equal(gq_journal_resume(&j, dir, NULL, &rs, &items, &err), GQ_E_IO);
+    snprintf(want, sizeof want,
+             "--resume: '%s' is not a regular file; give the journal of the run to continue", dir);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(gq_journal_read(dir, &rs, NULL, &err), GQ_E_USAGE);
+    snprintf(want, sizeof want, "journal: '%s' is a directory, expected a journal file (JSON lines)", dir);
+    assert_string_equal(err.msg, want);
+
+    /* a line of the run that is neither a record, a step nor a sample */
+    unlink(path);
+    assert_int_equal(gq_journal_open(&j, path, NULL, &err), GQ_OK);
+    char run_id[64];
+    snprintf(run_id, sizeof run_id, "%s", j.run_id);
+    gq_record r = rec(0);
+    assert_int_equal(gq_journal_append(&j, &r, &err), GQ_OK);
+    gq_journal_close(&j);
+    assert_int_equal(gq_journal_read(path, &rs, NULL, &err), GQ_OK);
+    assert_int_equal(rs.n, 1);
+    gq_records_free(&rs);
+    /* reading stops at once when asked to */
+    gq_interrupt_request();
+    int rc = gq_journal_read(path, &rs, NULL, &err);
+    gq_interrupt_clear();
+    assert_int_equal(rc, GQ_E_INTR);
+    snprintf(want, sizeof want, "reading journal '%s' was interrupted", path);
+    assert_string_equal(err.msg, want);
+    gq_records_free(&rs);
+    f = fopen(path, "a");
+    assert_non_null(f);
+    fprintf(f, "{\"journal\":\"gpuqual\",\"schema_version\":%d,\"run_id\":\"%s\",\"note\":{}}\n",
+            GQ_SCHEMA_VERSION, run_id);
+    fclose(f);
+    assert_int_equal(gq_journal_read(path, &rs, NULL, &err), GQ_E_USAGE);
+    snprintf(want, sizeof want, "journal '%s' line 3 is not a gpuqual journal line", path);
+    assert_string_equal(err.msg, want);
+    gq_records_free(&rs);
+
+    assert_int_equal(gq_journal_sync(NULL, &err), GQ_OK); /* nothing open: nothing to sync */
+    memset(&j, 0, sizeof j);
+    assert_int_equal(gq_journal_sync(&j, &err), GQ_OK);
+    assert_int_equal(gq_journal_item_done(NULL, &err), GQ_E_FAIL);
+    assert_string_equal(err.msg, "journal is not open");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -713,6 +800,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_long_and_foreign_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_very_long, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_more_refusals, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

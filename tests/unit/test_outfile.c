@@ -12,13 +12,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "core/interrupt.h"
 #include "core/outfile.h"
 
 static char dir[256];
@@ -311,6 +314,98 @@ static void test_abort_and_failure_remove_temp(void **state)
     no_proc = false;
 }
 
+/* How many clean-up slots are free (each taken, then given back). */
+static int free_slots(void)
+{
+    int slot[GQ_CLEANUP_SLOTS + 1], n = 0;
+    while (n <= GQ_CLEANUP_SLOTS && (slot[n] = gq_cleanup_add("/nonexistent/gq-slot")) >= 0)
+        n++;
+    for (int i = 0; i < n; i++)
+        gq_cleanup_remove(slot[i]);
+    return n;
+}
+
+/* The refusals no other test reaches: an empty name, a node that is neither
+ * a regular file, a character device nor a pipe (a socket), a file or a
+ * directory without write permission (root may write anyway: checked only
+ * for other users), and standard output failing at commit. */
+static void test_more_refusals(void **state)
+{
+    (void)state;
+    gq_err e = {0};
+    gq_outfile o;
+    assert_int_equal(gq_outfile_check("", &e), GQ_E_IO);
+    assert_string_equal(e.msg, "cannot write '': expected a file name");
+    char path[300];
+    snprintf(path, sizeof path, "%s/sock", dir);
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(s >= 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof sa), 0);
+    char want[400];
+    snprintf(want, sizeof want, "cannot write '%s': it is not a regular file, a character device or a pipe",
+             path);
+    assert_int_equal(gq_outfile_open(&o, path, &e), GQ_E_IO);
+    assert_string_equal(e.msg, want);
+    close(s);
+    if (geteuid() != 0) {
+        snprintf(path, sizeof path, "%s/ro.txt", dir);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fclose(f);
+        assert_int_equal(chmod(path, 0444), 0);
+        assert_int_equal(gq_outfile_check(path, &e), GQ_E_IO);
+        snprintf(want, sizeof want, "cannot write '%s': file is not writable", path);
+        assert_string_equal(e.msg, want);
+        char sub[300];
+        snprintf(sub, sizeof sub, "%s/ro", dir);
+        assert_int_equal(mkdir(sub, 0555), 0);
+        snprintf(path, sizeof path, "%s/x.txt", sub);
+        assert_int_equal(gq_outfile_check(path, &e), GQ_E_IO);
+        snprintf(want, sizeof want, "cannot write '%s': directory '%s' is not writable", path, sub);
+        assert_string_equal(e.msg, want);
+    }
+    /* the unnamed file cannot be given a name: its directory went away */
+    char sub[300];
+    snprintf(sub, sizeof sub, "%s/gone", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    snprintf(path, sizeof path, "%s/x.txt", sub);
+    int slots = free_slots();
+    assert_int_equal(gq_outfile_open(&o, path, &e), GQ_OK);
+    if (o.anon) { /* O_TMPFILE: nothing in the directory until the commit */
+        fputs("x", o.f);
+        assert_int_equal(rmdir(sub), 0);
+        assert_int_equal(gq_outfile_commit(&o, &e), GQ_E_IO);
+        snprintf(want, sizeof want, "writing '%s' failed: %s", path, strerror(ENOENT));
+        assert_string_equal(e.msg, want);
+        assert_null(o.f);
+        assert_int_equal(o.slot, -1);
+        assert_int_equal(free_slots(), slots); /* no name left listed for clean-up */
+    } else {
+        gq_outfile_abort(&o);
+    }
+    /* standard output on a full device: the commit says so */
+    fflush(stdout);
+    int keep = dup(1), full = open("/dev/full", O_WRONLY);
+    assert_true(keep >= 0 && full >= 0);
+    assert_int_equal(gq_outfile_open(&o, "-", &e), GQ_OK);
+    assert_true(o.is_stdout);
+    dup2(full, 1);
+    fputs("lost\n", o.f);
+    int rc = gq_outfile_commit(&o, &e);
+    clearerr(stdout);
+    dup2(keep, 1);
+    close(keep);
+    close(full);
+    assert_int_equal(rc, GQ_E_FAIL);
+    assert_string_equal(e.msg, "writing to standard output failed: No space left on device");
+    assert_null(o.f);
+    /* and a good one is fine */
+    assert_int_equal(gq_outfile_open(&o, "-", &e), GQ_OK);
+    assert_int_equal(gq_outfile_commit(&o, &e), GQ_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +417,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mode_and_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_device_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abort_and_failure_remove_temp, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_more_refusals, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,6 +30,7 @@ int __wrap_open(const char *path, int flags, ...);
 
 static int eexist_left; /* exclusive creates still to answer EEXIST */
 static int excl_tries;  /* exclusive creates seen since the count was reset */
+static int excl_errno;  /* nonzero: every exclusive create fails with it */
 
 int __wrap_open(const char *path, int flags, ...)
 {
@@ -48,6 +49,10 @@ int __wrap_open(const char *path, int flags, ...)
 #endif
     if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) {
         excl_tries++;
+        if (excl_errno) {
+            errno = excl_errno;
+            return -1;
+        }
         if (eexist_left > 0) {
             eexist_left--;
             errno = EEXIST;
@@ -141,11 +146,34 @@ static void test_100_taken_refuses(void **state)
     assert_int_equal(entries(), 0);
 }
 
+/* Any other error of the exclusive create (a directory gpuqual may not
+ * write): no second try, one line with that reason, nothing left. */
+static void test_other_error_refuses_at_once(void **state)
+{
+    (void)state;
+    char path[300];
+    snprintf(path, sizeof path, "%s/out.md", dir);
+    gq_err err = {0};
+    excl_errno = EACCES;
+    excl_tries = 0;
+    int rc = gq_outfile_write(path, write_hello, NULL, &err);
+    int tries = excl_tries;
+    excl_errno = 0;
+    assert_int_equal(rc, GQ_E_IO);
+    assert_int_equal(tries, 1);
+    char want[400];
+    snprintf(want, sizeof want, "cannot write '%s': %s", path, strerror(EACCES));
+    assert_string_equal(err.msg, want);
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(entries(), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_99_taken_writes),
         cmocka_unit_test(test_100_taken_refuses),
+        cmocka_unit_test(test_other_error_refuses_at_once),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
