@@ -28,8 +28,9 @@ static struct {
     int poll_gpu, poll_from, poll_calls;    /* stress_poll() of poll_gpu fails from its poll_from'th call */
     int start_gpu, stop_gpu;                /* stress_start() / stress_stop() of that GPU fail */
     bool prepare_fails, run_fails;
-    int run_fails_from; /* run() fails from its run_fails_from'th call (0: never) */
-    bool flow_fails; /* run() succeeds but flows 0 and 3 fail */
+    int run_fails_from;  /* run() fails from its run_fails_from'th call (0: never) */
+    bool flow_fails;     /* run() succeeds but flows 0 and 3 fail */
+    bool all_flows_fail; /* run() succeeds but every flow fails */
     int runs;
 } F;
 
@@ -81,6 +82,10 @@ static int w_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_resu
         snprintf(res[0].error, sizeof res[0].error, "DMA fault %d", F.runs);
         res[3].status = GQ_E_FAIL;
         res[3].error[0] = 0;
+    }
+    for (int i = 0; rc == GQ_OK && F.all_flows_fail && i < 4; i++) {
+        res[i].status = GQ_E_BACKEND;
+        snprintf(res[i].error, sizeof res[i].error, "flow %d failed", i);
     }
     return rc;
 }
@@ -317,7 +322,8 @@ static void sample_failures(void **state)
     assert_false(g->pts[4].has_sample);
     assert_int_equal(g->status, GQ_OK);
     gq_stress_level lvl = GQ_STRESS_PASS;
-    assert_string_equal(finding(x, "telemetry-error", 0, &lvl), "GPU 0: 7 telemetry samples failed: sample 6 of GPU 0 failed");
+    assert_string_equal(finding(x, "telemetry-error", 0, &lvl),
+                        "GPU 0: 7 telemetry samples failed: sample 6 of GPU 0 failed");
     assert_int_equal(lvl, GQ_STRESS_WARN);
     assert_string_equal(finding(x, "telemetry-error", 1, &lvl), "");
     close_sim(x);
@@ -336,8 +342,9 @@ static void transfer_failures(void **state)
     assert_int_equal(x->r.gpu[0].status, GQ_OK);
     assert_true(x->r.gpu[0].gemms > 0);
     gq_stress_level lvl = GQ_STRESS_PASS;
-    assert_string_equal(finding(x, "transfers", -1, &lvl),
-                        "--with-transfers: host<->GPU transfers could not run: no pinned host memory for 4 copies");
+    assert_string_equal(
+        finding(x, "transfers", -1, &lvl),
+        "--with-transfers: host<->GPU transfers could not run: no pinned host memory for 4 copies");
     assert_int_equal(lvl, GQ_STRESS_WARN);
     close_sim(x);
 
@@ -382,6 +389,26 @@ static void transfer_failures(void **state)
     gq_stress_level lvl2 = GQ_STRESS_PASS;
     assert_string_equal(finding(x, "transfers", -1, &lvl2),
                         "--with-transfers: host<->GPU transfers stopped early: copy engine hung");
+    close_sim(x);
+
+    /* every copy fails on its own: no run-wide error, but nothing moved */
+    x = open_sim();
+    x->o.with_transfers = true;
+    F.all_flows_fail = true;
+    assert_int_equal(go(x), GQ_OK);
+    assert_int_equal(F.runs, 10);
+    assert_string_equal(x->r.xfer_error, "");
+    assert_string_equal(x->r.gpu[0].xfer_error, "flow 0 failed");
+    assert_string_equal(x->r.gpu[1].xfer_error, "flow 2 failed");
+    assert_string_equal(finding(x, "transfers", -1, &lvl2),
+                        "--with-transfers: no host<->GPU transfer completed");
+    assert_int_equal(lvl2, GQ_STRESS_WARN);
+    close_sim(x);
+    /* ... which is not said when they all ran */
+    x = open_sim();
+    x->o.with_transfers = true;
+    assert_int_equal(go(x), GQ_OK);
+    assert_string_equal(finding(x, "transfers", -1, &lvl2), "");
     close_sim(x);
 }
 
