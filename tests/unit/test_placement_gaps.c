@@ -119,10 +119,12 @@ static void negative_role_counts_refused(void **state)
     gq_err e = {0};
     gq_place_roles r = {.prefill = 2, .decode = 2, .offload = -1};
     assert_int_equal(gq_place_roles_check(&r, 8, &e), GQ_E_USAGE);
-    assert_string_equal(e.msg, "role counts must be 0 or more (--prefill 2 --decode 2 --offload -1 --replicas 0)");
+    assert_string_equal(e.msg,
+                        "role counts must be 0 or more (--prefill 2 --decode 2 --offload -1 --replicas 0)");
     r = (gq_place_roles){.replicas = -2};
     assert_int_equal(gq_place_roles_check(&r, 8, &e), GQ_E_USAGE);
-    assert_string_equal(e.msg, "role counts must be 0 or more (--prefill 0 --decode 0 --offload 0 --replicas -2)");
+    assert_string_equal(e.msg,
+                        "role counts must be 0 or more (--prefill 0 --decode 0 --offload 0 --replicas -2)");
     r = (gq_place_roles){.prefill = -1, .decode = 1};
     assert_int_equal(gq_place_roles_check(&r, 8, &e), GQ_E_USAGE);
     assert_non_null(strstr(e.msg, "0 or more"));
