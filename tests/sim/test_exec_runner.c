@@ -3,9 +3,11 @@
  * callbacks once per item, skips latency items when asked, stops on an
  * abort and on Ctrl-C keeping what was measured, and runs an item again
  * when the result callback asks. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -320,6 +322,119 @@ static void journal_outside_items(void **state)
     unlink(path);
 }
 
+/* A journal whose writes fail on cue: a stream in place of the journal's
+ * file (a cookie stream has no descriptor, so its fsync fails too). */
+typedef struct jfail {
+    bool all;       /* every write fails */
+    bool item_done; /* the item marks fail */
+    int writes;
+} jfail;
+
+static ssize_t jfail_write(void *cookie, const char *buf, size_t n)
+{
+    jfail *c = cookie;
+    c->writes++;
+    if (c->all || (c->item_done && memmem(buf, n, "\"step\":\"item\"", 13))) {
+        errno = ENOSPC;
+        return -1;
+    }
+    return (ssize_t)n;
+}
+
+/* Open a journal on a fresh file, then write it through jfail. */
+static void journal_failing(fixture *f, gq_journal *j, char *path, jfail *c)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    gq_journal_id id = {.command = "test", .topo = &f->topo};
+    gq_err e = {0};
+    if (gq_journal_open(j, path, &id, &e))
+        fail_msg("journal: %s", e.msg);
+    fclose(j->f);
+    j->f = fopencookie(c, "w", (cookie_io_functions_t){.write = jfail_write});
+    assert_non_null(j->f);
+    j->synced_at = 1e30; /* no timed fsync in between: only the step's */
+}
+
+/* Every write fails: the first item's records cannot be kept, so the run
+ * stops there with the journal's error. */
+static void journal_write_fails(void **state)
+{
+    fixture *f = *state;
+    char path[] = "/tmp/gq-exec-jfail-XXXXXX";
+    jfail c = {.all = true};
+    gq_journal j;
+    journal_failing(f, &j, path, &c);
+    gq_exec_result res;
+    gq_recordset rs = {0};
+    gq_err e = {0};
+    assert_int_equal(gq_exec_plans(&f->be, &f->topo, f->plans, 2, &f->ho, &j, NULL, &rs, &res, &e),
+                     GQ_E_FAIL);
+    assert_true(res.journal_lost);
+    assert_int_equal(res.items, 1);
+    /* the journal was let go at the failure, not touched again: still in the failed item */
+    assert_int_equal(j.item, j.next_item - 1);
+    assert_non_null(strstr(res.journal_error, "No space left on device"));
+    assert_non_null(strstr(res.journal_error, path));
+    char want[sizeof e.msg];
+    snprintf(want, sizeof want, "%s; the run stopped", res.journal_error);
+    assert_string_equal(e.msg, want);
+    gq_journal_close(&j);
+    gq_records_free(&rs);
+    unlink(path);
+}
+
+/* The records are written but the item's mark is not: the run stops after
+ * that item, with the journal's error. */
+static void journal_item_mark_fails(void **state)
+{
+    fixture *f = *state;
+    char path[] = "/tmp/gq-exec-jfail-XXXXXX";
+    jfail c = {.item_done = true};
+    gq_journal j;
+    journal_failing(f, &j, path, &c);
+    gq_exec_result res;
+    gq_recordset rs = {0};
+    gq_err e = {0};
+    assert_int_equal(gq_exec_plans(&f->be, &f->topo, f->plans, 2, &f->ho, &j, NULL, &rs, &res, &e),
+                     GQ_E_FAIL);
+    assert_true(res.journal_lost);
+    assert_int_equal(res.items, 1);
+    assert_true(rs.n >= 1 && rs.v[0].valid);
+    assert_int_equal(j.item, j.next_item - 1);
+    assert_non_null(strstr(res.journal_error, "No space left on device"));
+    assert_string_equal(e.msg, res.journal_error);
+    gq_journal_close(&j);
+    gq_records_free(&rs);
+    unlink(path);
+}
+
+/* Every line is written but the step's fsync fails: the whole run was
+ * measured, and the failure is reported once at its end. */
+static void journal_sync_fails(void **state)
+{
+    fixture *f = *state;
+    char path[] = "/tmp/gq-exec-jfail-XXXXXX";
+    jfail c = {0};
+    gq_journal j;
+    journal_failing(f, &j, path, &c);
+    gq_exec_result res;
+    gq_recordset rs = {0};
+    gq_err e = {0};
+    assert_int_equal(gq_exec_plans(&f->be, &f->topo, f->plans, 2, &f->ho, &j, NULL, &rs, &res, &e),
+                     GQ_E_FAIL);
+    assert_true(res.journal_lost);
+    assert_int_equal(res.items, nitems(f));
+    assert_true(c.writes > nitems(f));
+    assert_non_null(strstr(res.journal_error, "cannot write journal"));
+    assert_string_equal(e.msg, res.journal_error);
+    gq_journal_close(&j);
+    gq_records_free(&rs);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -330,6 +445,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(again_repeats, setup, teardown),
         cmocka_unit_test_setup_teardown(interrupt_stops, setup, teardown),
         cmocka_unit_test_setup_teardown(journal_outside_items, setup, teardown),
+        cmocka_unit_test_setup_teardown(journal_write_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(journal_item_mark_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(journal_sync_fails, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

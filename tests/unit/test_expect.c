@@ -604,6 +604,98 @@ static void test_load_sizes(void **state)
     }
 }
 
+static int count(const gq_checklist *cl, const char *id, const char *subject)
+{
+    int n = 0;
+    for (int i = 0; i < cl->n; i++)
+        n += !strcmp(cl->v[i].id, id) && !strcmp(cl->v[i].subject, subject);
+    return n;
+}
+
+/* Checks no other case reaches: a link read only at idle below the minimum
+ * (a warning, not a failure), a warning-only threshold that passes (the
+ * warning is the threshold shown), GPU pairs outside the P2P minimum
+ * counted, a failed data check, and an all-reduce minimum with no
+ * all-reduce measured (skipped). */
+static void test_judge_idle_link_verify_allreduce(void **state)
+{
+    (void)state;
+    gq_expect ex;
+    gq_err e = {0};
+    const char *text =
+        "{\"gpuqual_expect\":1,\"models\":[{\"match\":\"H200\",\"pcie_width_min\":16,"
+        "\"h2d_gbps_min\":{\"warn\":56},\"p2p_gbps_min\":50,\"allreduce_busbw_gbps_min\":100}]}";
+    assert_int_equal(gq_expect_parse(text, "h.expect", &ex, &e), GQ_OK);
+    gq_card_facts *f = malloc(sizeof *f);
+    assert_non_null(f);
+    gq_card_facts_init(f);
+    all_measured(f);
+    f->ngpu = 3;
+    f->n_records = 10;
+    f->n_verify_failed = 2;
+    snprintf(f->verify_example, sizeof f->verify_example, "h2d GPU 1");
+    for (int i = 0; i < 3; i++) {
+        gq_gpu_facts *g = &f->gpu[i];
+        snprintf(g->name, sizeof g->name, "NVIDIA H200");
+        g->pcie_gen_cur = g->pcie_gen_max = 5;
+        g->pcie_width_max = 16;
+        g->pcie_width_cur = i == 1 ? 8 : 16;
+        g->link_under_load = false;
+        g->h2d_gbps = 57;
+        for (int j = 0; j < 3; j++)
+            if (i != j)
+                f->p2p_gbps[i][j] = 55;
+    }
+    f->p2p_gbps[2][0] = 40;
+    f->p2p_gbps[0][1] = 49.5;
+    gq_checklist cl = {0};
+    assert_int_equal(gq_expect_judge(&ex, f, &cl, &e), GQ_OK);
+    const gq_check *c = find(&cl, "pcie_width_min", "gpu:1");
+    assert_non_null(c);
+    assert_int_equal(c->verdict, GQ_V_WARN);
+    assert_string_equal(
+        c->text,
+        "GPU 1: PCIe width 8 lanes is below the expected 16, but it was read at idle, not under load.");
+    assert_true(c->figure == 8 && c->threshold == 16);
+    assert_int_equal(count(&cl, "pcie_width_min", "gpu:1"), 1); /* that check alone */
+    assert_int_equal(find(&cl, "pcie_width_min", "gpu:0")->verdict, GQ_V_INFO);
+    c = find(&cl, "h2d_gbps_min", "gpu:0");
+    assert_int_equal(c->verdict, GQ_V_PASS);
+    assert_true(c->threshold == 56);
+    c = find(&cl, "p2p_gbps_min", NULL);
+    assert_int_equal(c->verdict, GQ_V_FAIL);
+    assert_non_null(strstr(c->text, "worst pair GPU 2 → GPU 0 at 40 GB/s"));
+    assert_non_null(strstr(c->text, "; 2 of 6 pairs outside."));
+    c = find(&cl, "verify", "node");
+    assert_non_null(c);
+    assert_int_equal(c->verdict, GQ_V_FAIL);
+    assert_string_equal(c->text, "Data check failed on 2 measurements, e.g. h2d GPU 1.");
+    assert_true(c->figure == 2);
+    c = find(&cl, "allreduce_busbw_gbps_min", "model:H200");
+    assert_non_null(c);
+    assert_int_equal(c->verdict, GQ_V_SKIP);
+    assert_string_equal(c->text,
+                        "H200: all-reduce bus bandwidth of the TP-2 groups at once not measured in this "
+                        "run; allreduce_busbw_gbps_min not checked.");
+    assert_true(c->threshold == 100);
+    assert_int_equal(count(&cl, "allreduce_busbw_gbps_min", "model:H200"), 1);
+    gq_checklist_free(&cl);
+    /* one failed check: "measurement", and no pair outside */
+    f->n_verify_failed = 1;
+    f->p2p_gbps[2][0] = f->p2p_gbps[0][1] = 55;
+    assert_int_equal(gq_expect_judge(&ex, f, &cl, &e), GQ_OK);
+    assert_string_equal(find(&cl, "verify", "node")->text,
+                        "Data check failed on 1 measurement, e.g. h2d GPU 1.");
+    assert_non_null(strstr(find(&cl, "p2p_gbps_min", NULL)->text, "; 0 of 6 pairs outside."));
+    gq_checklist_free(&cl);
+    /* none: no verify check at all */
+    f->n_verify_failed = 0;
+    assert_int_equal(gq_expect_judge(&ex, f, &cl, &e), GQ_OK);
+    assert_null(find(&cl, "verify", "node"));
+    gq_checklist_free(&cl);
+    free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -621,6 +713,7 @@ int main(void)
         cmocka_unit_test(test_judge_interval_apart),
         cmocka_unit_test(test_judge_uncovered_and_skip),
         cmocka_unit_test(test_examples_parse),
+        cmocka_unit_test(test_judge_idle_link_verify_allreduce),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
