@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "analysis/stress.h"
+#include "analysis/stress_internal.h"
 #include "exec/stress_run.h"
 #include "backend/backend.h"
 #include "backend/sim/sim.h"
