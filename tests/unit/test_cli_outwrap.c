@@ -62,7 +62,9 @@ static void test_plain_stderr(void **state)
     fwrite("\xc3", 1, 1, stderr);
     fwrite("\xa9 ", 1, 2, stderr);
     fwrite("\xe2\x89", 1, 2, stderr);
-    fwrite("\xa5 1 \xc2\xb0" "C\n", 1, 8, stderr);
+    fwrite("\xa5 1 \xc2\xb0"
+           "C\n",
+           1, 8, stderr);
     int rc = fclose(stderr); /* the ASCII stream's close flushes the real stderr */
     stderr = saved;
     gq_ascii_force(-1);
