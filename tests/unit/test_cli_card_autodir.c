@@ -34,8 +34,8 @@ static void test_card_dir_named_by_host_and_time(void **state)
     setenv("TZ", "GQT-05:30", 1);
     tzset();
     static char err[8192], out[16384];
-    char *argv[] = {"gpuqual", "card",         "--sim",     "h200x2", "--level", "quick", "--no-stress",
-                    "--no-placement", "-q", NULL};
+    char *argv[] = {"gpuqual", "card",        "--sim",          "h200x2", "--level",
+                    "quick",   "--no-stress", "--no-placement", "-q",     NULL};
     time_t t0 = time(NULL);
     int code = gq_test_run_cmd(&gq_frame_card, argv, err, sizeof err, out, sizeof out);
     time_t t1 = time(NULL);
