@@ -429,7 +429,7 @@ static int measure_test(gq_ctx *ctx, const gq_test *t, uint64_t bytes, const gq_
     memcpy(po.gpus, o->c.gpus_sel, sizeof po.gpus);
     int rc = gq_catalog_plan(t, ctx->topo, &po, &plan, &ctx->err);
     if (!rc && plan.n == 0) {
-        gq_cli_warn("sweep: %s skipped: %s", t->name, plan.note);
+        gq_cli_warn("sweep: %s %s", t->name, plan.note); /* the note says "skipped: why" */
         *skip = true;
     } else if (!rc) {
         gq_exec_opts xo = {.skip_latency = true, .after = after_item};

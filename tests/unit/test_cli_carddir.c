@@ -268,12 +268,133 @@ static void test_commit_into_new_dir(void **state)
     assert_false(exists("c1/card2"));
 }
 
+/* gq_carddir_begin refuses a partial name that does not fit the buffer,
+ * and names the folder it could not create. */
+static void test_begin_refusals(void **state)
+{
+    (void)state;
+    char partial[512], small[16], want[1200];
+    gq_err e = {0};
+    assert_int_equal(gq_carddir_begin(path("long-card-name"), "r1", small, sizeof small, &e), GQ_E_USAGE);
+    snprintf(want, sizeof want, "-o '%s': the path is too long", path("long-card-name"));
+    assert_string_equal(e.msg, want);
+    assert_false(exists("long-card-name.partial-r1"));
+    char card[512];
+    snprintf(card, sizeof card, "%s", path("no-parent/card"));
+    assert_int_equal(gq_carddir_begin(card, "r1", partial, sizeof partial, &e), GQ_E_IO);
+    snprintf(want, sizeof want, "-o '%s': cannot create '%s.partial-r1': No such file or directory", card,
+             card);
+    assert_string_equal(e.msg, want);
+}
+
+/* --resume naming the partial folder itself (with a trailing slash): the
+ * card's final name, the folder and the run id come from its name; a
+ * directory under / without a partial folder beside it is refused. */
+static void test_find_partial(void **state)
+{
+    (void)state;
+    dir("k.partial-r7");
+    char final[512], partial[512], run_id[32], arg[512], want[1200];
+    gq_err e = {0};
+    snprintf(arg, sizeof arg, "%s/", path("k.partial-r7"));
+    assert_int_equal(gq_carddir_find_partial(arg, final, partial, sizeof final, run_id, &e), GQ_OK);
+    assert_string_equal(final, path("k"));
+    assert_string_equal(partial, path("k.partial-r7"));
+    assert_string_equal(run_id, "r7");
+    /* the partial folders of /NAME are looked for in /, not in the current directory (which has one) */
+    const char *none = "/gq-no-such-card-3f9c1";
+    dir("gq-no-such-card-3f9c1.partial-r9");
+    char cwd[512];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(top), 0);
+    int rc = gq_carddir_find_partial(none, final, partial, sizeof final, run_id, &e);
+    assert_int_equal(chdir(cwd), 0);
+    assert_int_equal(rc, GQ_E_USAGE);
+    snprintf(want, sizeof want, "--resume '%s': no interrupted card there (no '%s.partial-RUNID/')", none,
+             none);
+    assert_string_equal(e.msg, want);
+}
+
+/* -o '' and -o with a path of 1024 characters or more are refused. */
+static void test_check_outdir_refusals(void **state)
+{
+    (void)state;
+    gq_err e = {0};
+    assert_int_equal(gq_carddir_check_outdir("", &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "-o: empty directory name");
+    char longp[1101];
+    memset(longp, 'a', 1100);
+    longp[1100] = 0;
+    assert_int_equal(gq_carddir_check_outdir(longp, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "-o: the path is 1100 characters, expected under 1024");
+}
+
+/* Discarding something that is not a card folder (a file) leaves it. */
+static void test_discard_not_a_dir(void **state)
+{
+    (void)state;
+    put("plain", "not a card\n");
+    gq_carddir_discard(path("plain"));
+    assert_true(exists("plain"));
+}
+
+/* Swapping a new card for an earlier one whose folder holds a folder: the
+ * earlier card cannot be removed, so the one warning names where it is left;
+ * a partial folder that is gone is a failed swap, named. */
+static void test_commit_over_earlier(void **state)
+{
+    (void)state;
+    dir("w");
+    dir("w/sub");
+    put("w/card.json", CARD);
+    char partial[512], card[512], want[1200], got[1200] = "";
+    gq_err e = {0};
+    snprintf(card, sizeof card, "%s", path("w"));
+    assert_int_equal(gq_carddir_begin(card, "r3", partial, sizeof partial, &e), GQ_OK);
+    put("w.partial-r3/card.json", "{\"new\":true}");
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    FILE *tf = tmpfile();
+    assert_non_null(tf);
+    dup2(fileno(tf), STDERR_FILENO);
+    int rc = gq_carddir_commit(card, partial, "r3", &e);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    rewind(tf);
+    size_t n = fread(got, 1, sizeof got - 1, tf);
+    got[n] = 0;
+    fclose(tf);
+    assert_int_equal(rc, GQ_OK);
+    snprintf(want, sizeof want, "gpuqual: warning: the earlier card is left in '%s'\n", partial);
+    assert_string_equal(got, want);
+    assert_true(exists("w.partial-r3/sub"));
+    assert_false(exists("w/sub"));
+
+    dir("s");
+    snprintf(card, sizeof card, "%s", path("s"));
+    snprintf(partial, sizeof partial, "%s", path("s.partial-r4")); /* never made */
+    assert_int_equal(gq_carddir_commit(card, partial, "r4", &e), GQ_E_FAIL);
+    snprintf(want, sizeof want, "cannot swap the card in '%s' into '%s': No such file or directory", partial,
+             card);
+    assert_string_equal(e.msg, want);
+    assert_true(exists("s"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_new_and_empty), cmocka_unit_test(test_earlier_fleet_needs_force),
-        cmocka_unit_test(test_many_nodes),    cmocka_unit_test(test_anything_else_refused),
-        cmocka_unit_test(test_prune),         cmocka_unit_test(test_commit_into_new_dir),
+        cmocka_unit_test(test_new_and_empty),
+        cmocka_unit_test(test_earlier_fleet_needs_force),
+        cmocka_unit_test(test_many_nodes),
+        cmocka_unit_test(test_anything_else_refused),
+        cmocka_unit_test(test_prune),
+        cmocka_unit_test(test_commit_into_new_dir),
+        cmocka_unit_test(test_begin_refusals),
+        cmocka_unit_test(test_find_partial),
+        cmocka_unit_test(test_check_outdir_refusals),
+        cmocka_unit_test(test_discard_not_a_dir),
+        cmocka_unit_test(test_commit_over_earlier),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -120,10 +120,47 @@ static void test_earlier_card_left_is_named(void **state)
     assert_string_equal(buf, want);
 }
 
+/* Without the exchange: when the earlier card cannot be moved aside (its
+ * .old- name is taken by a folder that is not empty) the error names both
+ * cards; when the new card cannot be moved in (its partial folder is gone)
+ * the earlier card is moved back and the error names the move. */
+static void test_swap_refusals(void **state)
+{
+    (void)state;
+    char dir[128], partial[256], p[512], want[1200];
+    gq_err e = {0};
+    snprintf(dir, sizeof dir, "%s/card", top);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(p, sizeof p, "%s/card.json", dir);
+    put(p, "{\"old\": true}\n");
+    snprintf(p, sizeof p, "%s.old-r1", dir);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s.old-r1/x", dir);
+    put(p, "taken\n");
+    assert_int_equal(gq_carddir_begin(dir, "r1", partial, sizeof partial, &e), GQ_OK);
+    assert_int_equal(gq_carddir_commit(dir, partial, "r1", &e), GQ_E_FAIL);
+    snprintf(want, sizeof want,
+             "cannot move the earlier card '%s' aside: Directory not empty; the new card is in '%s'", dir,
+             partial);
+    assert_string_equal(e.msg, want);
+
+    snprintf(partial, sizeof partial, "%s.partial-r2", dir); /* never made */
+    assert_int_equal(gq_carddir_commit(dir, partial, "r2", &e), GQ_E_FAIL);
+    snprintf(want, sizeof want, "cannot move the card from '%s' to '%s': No such file or directory", partial,
+             dir);
+    assert_string_equal(e.msg, want);
+    snprintf(p, sizeof p, "%s/card.json", dir); /* the earlier card is back */
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    snprintf(p, sizeof p, "%s.old-r2", dir);
+    assert_int_not_equal(stat(p, &st), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_earlier_card_left_is_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_swap_refusals, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
