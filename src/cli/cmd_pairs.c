@@ -122,8 +122,10 @@ static void print_table(FILE *f, const pairs_opts *o, const gq_topo *topo, const
         else if (rs->v[a].valid)
             snprintf(line, sizeof line, "aggregate %8.2f (overlap %.1f%%)", rs->v[a].value.median,
                      rs->v[a].overlap >= 0 ? 100 * rs->v[a].overlap : 100.0);
-        else
+        else if (rs->v[a].overlap >= 0)
             snprintf(line, sizeof line, "aggregate  invalid (overlap %.1f%%)", 100 * rs->v[a].overlap);
+        else /* no overlap was measured (-1): e.g. a contaminated or failed copy */
+            snprintf(line, sizeof line, "aggregate  invalid (overlap unknown)");
         fprintf(f, "  %-38s", line);
     }
     fprintf(f, "\n");
