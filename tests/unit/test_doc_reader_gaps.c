@@ -1,0 +1,249 @@
+/* Readers' refusals no other test reached (issue 30): the card codec's
+ * shape checks (an entry or plan step that is not an object, a plan that is
+ * not a list, a bad card_version, a finding that is not a string, a bad
+ * level), the compare reader's stress and verdict refusals, the bottleneck
+ * reader's list checks, a document's run_id, and a threshold with only
+ * "warn". Each checks the message, so a slip in a refusal fails it. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "analysis/card.h"
+#include "analysis/compare.h"
+#include "analysis/expect.h"
+#include "doc/analysis_json.h"
+#include "doc/card_codec.h"
+#include "doc/decode.h"
+#include "doc/document.h"
+#include "doc/expect_load.h"
+
+/* A schema-2 card section that reads: every step measured, nothing judged. */
+static json_t *good_card(void)
+{
+    gq_card *a = calloc(1, sizeof *a);
+    gq_card_init(a);
+    for (int s = 0; s < GQ_CS_COUNT; s++)
+        a->step_ev[s] = GQ_EV_MEASURED;
+    a->nrows = 1;
+    snprintf(a->rows[0].check, sizeof a->rows[0].check, "Latency");
+    a->rows[0].verdict = GQ_V_PASS;
+    gq_card_rest_rows(a);
+    assert_int_equal(gq_card_add_finding(a, "one finding"), GQ_OK);
+    gq_card_summarize(a);
+    json_t *card = json_pack("{s:[{s:s, s:s}]}", "plan", "step", "host", "status", "done");
+    gq_card_to_json(a, card);
+    gq_card_free(a);
+    free(a);
+    return card;
+}
+
+/* The good card with KEY set to the JSON text VAL (NULL: removed); the
+ * reader's message, or "" when it reads. */
+static const char *card_msg(const char *key, const char *val)
+{
+    static gq_err e;
+    memset(&e, 0, sizeof e);
+    json_t *card = good_card();
+    if (key && val) {
+        json_error_t je;
+        json_t *v = json_loads(val, JSON_DECODE_ANY, &je);
+        assert_non_null(v);
+        json_object_set_new(card, key, v);
+    } else if (key)
+        json_object_del(card, key);
+    gq_card *c = calloc(1, sizeof *c);
+    int rc = gq_card_from_json(card, "c.json", c, &e);
+    if (!rc)
+        gq_card_free(c);
+    else
+        assert_int_equal(rc, GQ_E_USAGE);
+    free(c);
+    json_decref(card);
+    return rc ? e.msg : "";
+}
+
+static void card_shape_refusals(void **state)
+{
+    (void)state;
+    assert_string_equal(card_msg(NULL, NULL), "");
+    assert_string_equal(card_msg("checks", "[5]"), "c.json: card.checks[0] is not an object");
+    assert_string_equal(card_msg("rows", "[[]]"), "c.json: card.rows[0] is not an object");
+    assert_string_equal(card_msg("plan", "{}"), "c.json: card.plan is not an array, expected an array of steps");
+    assert_string_equal(card_msg("plan", NULL), "c.json: card.plan is missing, expected an array of steps");
+    assert_string_equal(card_msg("plan", "[{\"step\": \"host\", \"status\": \"done\", \"reason\": null}, \"host\"]"),
+                        "c.json: card.plan[1] is not an object");
+    const char *m = card_msg("plan", "[{\"step\": \"host\", \"status\": \"done\", \"reason\": \"whim\"}]");
+    assert_non_null(strstr(m, "c.json: card.plan[0].reason is \"whim\", expected "));
+    assert_non_null(strstr(m, " or null"));
+    m = card_msg("plan", "[{\"step\": \"host\", \"status\": \"half\"}]");
+    assert_non_null(strstr(m, "c.json: card.plan[0].status is \"half\", expected \"planned\""));
+    assert_string_equal(card_msg("card_version", "0"), "c.json: card.card_version is not a whole number >= 1");
+    assert_string_equal(card_msg("card_version", "\"2\""),
+                        "c.json: card.card_version is not a whole number >= 1");
+    assert_string_equal(card_msg("findings", "[\"a\", \"b\", 3]"), "c.json: card.findings[2] is not a string");
+    assert_string_equal(card_msg("level", "\"huge\""),
+                        "c.json: card.level is \"huge\", expected \"quick\", \"standard\" or \"full\"");
+    assert_string_equal(card_msg("verdict_text", "7"),
+                        "c.json: card.verdict_text is not a string, expected a string");
+    /* a card that is not an object */
+    gq_err e = {0};
+    gq_card *c = calloc(1, sizeof *c);
+    json_t *arr = json_array();
+    assert_int_equal(gq_card_from_json(arr, "c.json", c, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "c.json: card is not an object");
+    json_decref(arr);
+    free(c);
+}
+
+/* "busy": an entry whose GPU is not an index 0..63, or a GPU seen before, is
+ * passed over; records out of range count as 1. */
+static void card_busy_entries(void **state)
+{
+    (void)state;
+    json_t *card = good_card();
+    json_error_t je;
+    json_object_set_new(card, "busy",
+                        json_loads("[{\"gpu\": 1, \"records\": 3, \"what\": \"pid 7\"}, {\"gpu\": 1, \"records\": 9},"
+                                   " {\"gpu\": \"2\", \"records\": 4}, {\"gpu\": -1}, {\"gpu\": 64},"
+                                   " {\"gpu\": 5, \"records\": 0}, {\"gpu\": 6, \"records\": 2000000000}]",
+                                   0, &je));
+    gq_card *c = calloc(1, sizeof *c);
+    gq_err e = {0};
+    assert_int_equal(gq_card_from_json(card, "c.json", c, &e), GQ_OK);
+    assert_int_equal(c->nbusy, 3);
+    assert_int_equal(c->busy_records[1], 3);
+    assert_string_equal(c->busy_what[1], "pid 7");
+    assert_int_equal(c->busy_records[2], 0);
+    assert_int_equal(c->busy_records[5], 1);
+    assert_int_equal(c->busy_records[6], 1);
+    gq_card_free(c);
+    free(c);
+    json_decref(card);
+}
+
+/* compare's reader: the stress section and the card's verdict. */
+static const char *cmp_msg(const char *text)
+{
+    static gq_err e;
+    memset(&e, 0, sizeof e);
+    json_error_t je;
+    json_t *root = json_loads(text, 0, &je);
+    assert_non_null(root);
+    gq_cmp_doc *d = calloc(1, sizeof *d);
+    int rc = gq_cmp_doc_from_json("d.json", root, d, &e);
+    json_decref(root);
+    int n = d->nstress;
+    free(d);
+    if (!rc)
+        snprintf(e.msg, sizeof e.msg, "ok %d", n);
+    return e.msg;
+}
+
+static void compare_reader_refusals(void **state)
+{
+    (void)state;
+    assert_string_equal(cmp_msg("{\"card\": {\"verdict\": \"great\"}}"),
+                        "d.json: card.verdict: is \"great\", expected one of \"pass\", \"warn\", \"fail\", "
+                        "\"incomplete\"");
+    assert_string_equal(cmp_msg("{\"card\": {\"verdict\": \"warn\"}, \"stress\": 5}"),
+                        "d.json: stress: is 5, expected an object");
+    assert_string_equal(cmp_msg("{\"stress\": {}}"), "ok 0");
+    assert_string_equal(cmp_msg("{\"stress\": {\"gpus\": null}}"), "ok 0");
+    assert_string_equal(cmp_msg("{\"stress\": {\"gpus\": 3}}"),
+                        "d.json: stress.gpus: is 3, expected a list of at most 64 GPUs");
+    assert_string_equal(cmp_msg("{\"stress\": {\"gpus\": [{\"gpu\": 1.5}]}}"),
+                        "d.json: stress.gpus[0].gpu: is 1.5, expected a GPU index 0..63");
+    gq_err e = {0};
+    char buf[8];
+    json_t *three = json_integer(3);
+    assert_int_equal(gq_dec_str("p", "k", three, false, buf, sizeof buf, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "p: k: is 3, expected a string");
+    assert_int_equal(gq_dec_str("p", "k", three, true, buf, sizeof buf, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "p: k: is 3, expected a string or null");
+    json_decref(three);
+}
+
+static const char *bn_msg(const char *text)
+{
+    static gq_err e;
+    memset(&e, 0, sizeof e);
+    json_error_t je;
+    json_t *root = json_loads(text, 0, &je);
+    assert_non_null(root);
+    gq_bottlenecks *b = calloc(1, sizeof *b);
+    int rc = gq_bottlenecks_from_json("b.json", root, 2, b, &e);
+    json_decref(root);
+    free(b);
+    if (!rc)
+        snprintf(e.msg, sizeof e.msg, "ok");
+    return e.msg;
+}
+
+static void bottleneck_list_refusals(void **state)
+{
+    (void)state;
+    assert_string_equal(bn_msg("{\"bottlenecks\": []}"), "ok");
+    assert_string_equal(bn_msg("{\"bottlenecks\": 4}"),
+                        "b.json: bottlenecks: is 4, expected a list of at most 64 bottlenecks");
+    assert_string_equal(bn_msg("{\"bottlenecks\": [7]}"),
+                        "b.json: bottlenecks[0]: is 7, expected an object {gpus, direction, capacity_gbps, ...}");
+}
+
+/* A document whose run_id is not a string. */
+static void doc_run_id_not_a_string(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gq-doc-runid-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *text = "{\"tool\": \"gpuqual\", \"schema_version\": 1, \"run_id\": 12}";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    json_t *root = NULL;
+    gq_err e = {0};
+    assert_int_equal(gq_doc_load(path, &root, NULL, &e), GQ_E_USAGE);
+    char want[160];
+    snprintf(want, sizeof want, "%s: run_id: is not a string, expected \"YYYYMMDDTHHMMSSZ-xxxxxxxx\"", path);
+    assert_string_equal(e.msg, want);
+    assert_null(root);
+    unlink(path);
+}
+
+/* A threshold with only "warn": its fail is never reached (-inf for a
+ * minimum, +inf for a maximum). */
+static void threshold_warn_only(void **state)
+{
+    (void)state;
+    gq_expect *ex = calloc(1, sizeof *ex);
+    gq_err e = {0};
+    assert_int_equal(gq_expect_parse("{\"gpuqual_expect\": 1, \"models\": [{\"match\": \"H100\","
+                                     " \"h2d_gbps_min\": {\"warn\": 50}, \"temp_c_max\": {\"warn\": 85}}]}",
+                                     "w.expect", ex, &e),
+                     GQ_OK);
+    const gq_threshold *t = &ex->models[0].th[GQ_EXK_H2D_GBPS_MIN];
+    assert_true(t->set && t->has_warn && t->warn == 50);
+    assert_true(isinf(t->fail) && t->fail < 0);
+    t = &ex->models[0].th[GQ_EXK_TEMP_C_MAX];
+    assert_true(t->set && t->has_warn && t->warn == 85);
+    assert_true(isinf(t->fail) && t->fail > 0);
+    free(ex);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(card_shape_refusals), cmocka_unit_test(card_busy_entries),    cmocka_unit_test(compare_reader_refusals),
+        cmocka_unit_test(bottleneck_list_refusals), cmocka_unit_test(doc_run_id_not_a_string),
+        cmocka_unit_test(threshold_warn_only),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
