@@ -25,6 +25,7 @@
 #include "doc/decode.h"
 #include "doc/document.h"
 #include "doc/expect_load.h"
+#include "doc/kv_config.h"
 
 /* A schema-2 card section that reads: every step measured, nothing judged. */
 static json_t *good_card(void)
@@ -77,19 +78,23 @@ static void card_shape_refusals(void **state)
     assert_string_equal(card_msg(NULL, NULL), "");
     assert_string_equal(card_msg("checks", "[5]"), "c.json: card.checks[0] is not an object");
     assert_string_equal(card_msg("rows", "[[]]"), "c.json: card.rows[0] is not an object");
-    assert_string_equal(card_msg("plan", "{}"), "c.json: card.plan is not an array, expected an array of steps");
+    assert_string_equal(card_msg("plan", "{}"),
+                        "c.json: card.plan is not an array, expected an array of steps");
     assert_string_equal(card_msg("plan", NULL), "c.json: card.plan is missing, expected an array of steps");
-    assert_string_equal(card_msg("plan", "[{\"step\": \"host\", \"status\": \"done\", \"reason\": null}, \"host\"]"),
-                        "c.json: card.plan[1] is not an object");
+    assert_string_equal(
+        card_msg("plan", "[{\"step\": \"host\", \"status\": \"done\", \"reason\": null}, \"host\"]"),
+        "c.json: card.plan[1] is not an object");
     const char *m = card_msg("plan", "[{\"step\": \"host\", \"status\": \"done\", \"reason\": \"whim\"}]");
     assert_non_null(strstr(m, "c.json: card.plan[0].reason is \"whim\", expected "));
     assert_non_null(strstr(m, " or null"));
     m = card_msg("plan", "[{\"step\": \"host\", \"status\": \"half\"}]");
     assert_non_null(strstr(m, "c.json: card.plan[0].status is \"half\", expected \"planned\""));
-    assert_string_equal(card_msg("card_version", "0"), "c.json: card.card_version is not a whole number >= 1");
+    assert_string_equal(card_msg("card_version", "0"),
+                        "c.json: card.card_version is not a whole number >= 1");
     assert_string_equal(card_msg("card_version", "\"2\""),
                         "c.json: card.card_version is not a whole number >= 1");
-    assert_string_equal(card_msg("findings", "[\"a\", \"b\", 3]"), "c.json: card.findings[2] is not a string");
+    assert_string_equal(card_msg("findings", "[\"a\", \"b\", 3]"),
+                        "c.json: card.findings[2] is not a string");
     assert_string_equal(card_msg("level", "\"huge\""),
                         "c.json: card.level is \"huge\", expected \"quick\", \"standard\" or \"full\"");
     assert_string_equal(card_msg("verdict_text", "7"),
@@ -111,11 +116,12 @@ static void card_busy_entries(void **state)
     (void)state;
     json_t *card = good_card();
     json_error_t je;
-    json_object_set_new(card, "busy",
-                        json_loads("[{\"gpu\": 1, \"records\": 3, \"what\": \"pid 7\"}, {\"gpu\": 1, \"records\": 9},"
-                                   " {\"gpu\": \"2\", \"records\": 4}, {\"gpu\": -1}, {\"gpu\": 64},"
-                                   " {\"gpu\": 5, \"records\": 0}, {\"gpu\": 6, \"records\": 2000000000}]",
-                                   0, &je));
+    json_object_set_new(
+        card, "busy",
+        json_loads("[{\"gpu\": 1, \"records\": 3, \"what\": \"pid 7\"}, {\"gpu\": 1, \"records\": 9},"
+                   " {\"gpu\": \"2\", \"records\": 4}, {\"gpu\": -1}, {\"gpu\": 64},"
+                   " {\"gpu\": 5, \"records\": 0}, {\"gpu\": 6, \"records\": 2000000000}]",
+                   0, &je));
     gq_card *c = calloc(1, sizeof *c);
     gq_err e = {0};
     assert_int_equal(gq_card_from_json(card, "c.json", c, &e), GQ_OK);
@@ -194,8 +200,9 @@ static void bottleneck_list_refusals(void **state)
     assert_string_equal(bn_msg("{\"bottlenecks\": []}"), "ok");
     assert_string_equal(bn_msg("{\"bottlenecks\": 4}"),
                         "b.json: bottlenecks: is 4, expected a list of at most 64 bottlenecks");
-    assert_string_equal(bn_msg("{\"bottlenecks\": [7]}"),
-                        "b.json: bottlenecks[0]: is 7, expected an object {gpus, direction, capacity_gbps, ...}");
+    assert_string_equal(
+        bn_msg("{\"bottlenecks\": [7]}"),
+        "b.json: bottlenecks[0]: is 7, expected an object {gpus, direction, capacity_gbps, ...}");
 }
 
 /* A document whose run_id is not a string. */
@@ -238,12 +245,82 @@ static void threshold_warn_only(void **state)
     free(ex);
 }
 
+/* A model config's window rules: the message (or the rule and the count). */
+static const char *kv_msg(const char *text, gq_kv_shape *sh)
+{
+    static gq_err e;
+    memset(&e, 0, sizeof e);
+    json_error_t je;
+    json_t *root = json_loads(text, 0, &je);
+    assert_non_null(root);
+    bool has = false;
+    int rc = gq_kv_config_parse(root, "cfg.json", sh, &has, &e);
+    json_decref(root);
+    if (!rc)
+        snprintf(e.msg, sizeof e.msg, "%s", sh->window_rule);
+    return e.msg;
+}
+
+#define KV_BASE "{\"num_hidden_layers\": 12, \"num_key_value_heads\": 2, \"head_dim\": 64, "
+
+static void kv_config_window_rules(void **state)
+{
+    (void)state;
+    gq_kv_shape sh;
+    assert_string_equal(kv_msg(KV_BASE "\"layer_types\": [\"sliding_attention\", \"full_attention\", "
+                                       "\"full_attention\", \"full_attention\", \"full_attention\", "
+                                       "\"full_attention\", \"full_attention\", \"full_attention\", "
+                                       "\"full_attention\", \"full_attention\", \"full_attention\", "
+                                       "\"sliding_attention\"]}",
+                               &sh),
+                        "cfg.json: layer_types lists 2 sliding_attention layers but the config has no "
+                        "'sliding_window' (the window in tokens)");
+    assert_string_equal(
+        kv_msg(KV_BASE
+               "\"model_type\": \"gemma3\", \"sliding_window\": 512, \"sliding_window_pattern\": 1.5}",
+               &sh),
+        "cfg.json: field 'sliding_window_pattern' must be a positive integer, not a fraction");
+    assert_string_equal(
+        kv_msg(KV_BASE
+               "\"model_type\": \"gemma3\", \"sliding_window\": 512, \"_sliding_window_pattern\": -2}",
+               &sh),
+        "cfg.json: field '_sliding_window_pattern' is -2; it must be a positive integer");
+    assert_string_equal(kv_msg(KV_BASE "\"model_type\": \"gemma3_text\", \"sliding_window\": 512}", &sh),
+                        "gemma3_text: every layer but each 6-th (sliding_window_pattern; 10 of 12)");
+    assert_int_equal(sh.window_layers, 10);
+    assert_int_equal(sh.window, 512);
+    assert_string_equal(kv_msg(KV_BASE "\"model_type\": \"gemma3\", \"sliding_window\": 512, "
+                                       "\"_sliding_window_pattern\": 4}",
+                               &sh),
+                        "gemma3: every layer but each 4-th (sliding_window_pattern; 9 of 12)");
+    assert_string_equal(
+        kv_msg(KV_BASE "\"model_type\": \"qwen2\", \"sliding_window\": 4096, \"max_window_layers\": \"4\"}",
+               &sh),
+        "cfg.json: field 'max_window_layers' must be a positive integer, not a string");
+    assert_string_equal(
+        kv_msg(KV_BASE "\"model_type\": \"qwen3\", \"sliding_window\": 4096}", &sh),
+        "cfg.json: qwen3 uses sliding_window 4096 from layer 'max_window_layers' on, and that "
+        "field is missing");
+    assert_string_equal(
+        kv_msg(KV_BASE "\"model_type\": \"qwen3\", \"sliding_window\": 4096, \"max_window_layers\": null}",
+               &sh),
+        "cfg.json: qwen3 uses sliding_window 4096 from layer 'max_window_layers' on, and that "
+        "field is missing");
+    assert_string_equal(
+        kv_msg("{\"num_hidden_layers\": 12, \"kv_lora_rank\": true, \"qk_rope_head_dim\": 64}", &sh),
+        "cfg.json: field 'kv_lora_rank' must be a positive integer, not a boolean");
+    assert_string_equal(
+        kv_msg("{\"num_hidden_layers\": 12, \"kv_lora_rank\": 512, \"qk_rope_head_dim\": [64]}", &sh),
+        "cfg.json: field 'qk_rope_head_dim' must be a positive integer, not a list");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(card_shape_refusals), cmocka_unit_test(card_busy_entries),    cmocka_unit_test(compare_reader_refusals),
-        cmocka_unit_test(bottleneck_list_refusals), cmocka_unit_test(doc_run_id_not_a_string),
-        cmocka_unit_test(threshold_warn_only),
+        cmocka_unit_test(card_shape_refusals),     cmocka_unit_test(card_busy_entries),
+        cmocka_unit_test(compare_reader_refusals), cmocka_unit_test(bottleneck_list_refusals),
+        cmocka_unit_test(doc_run_id_not_a_string), cmocka_unit_test(threshold_warn_only),
+        cmocka_unit_test(kv_config_window_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
