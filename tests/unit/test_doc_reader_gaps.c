@@ -20,8 +20,10 @@
 #include "analysis/card.h"
 #include "analysis/compare.h"
 #include "analysis/expect.h"
+#include "analysis/stress.h"
 #include "doc/analysis_json.h"
 #include "doc/card_codec.h"
+#include "doc/card_compose.h"
 #include "doc/decode.h"
 #include "doc/document.h"
 #include "doc/expect_load.h"
@@ -314,13 +316,82 @@ static void kv_config_window_rules(void **state)
         "cfg.json: field 'qk_rope_head_dim' must be a positive integer, not a list");
 }
 
+/* A stress section with more findings than a summary holds is not one
+ * gpuqual wrote; 256 read. */
+static void stress_too_many_findings(void **state)
+{
+    (void)state;
+    gq_stress_result *r = calloc(1, sizeof *r);
+    gq_stress_summary *s = calloc(1, sizeof *s);
+    json_t *sec = gq_stress_to_json(r, s);
+    assert_non_null(sec);
+    json_t *fs = json_array();
+    for (int k = 0; k < GQ_STRESS_MAX_FINDINGS; k++)
+        json_array_append_new(
+            fs, json_pack("{s:s, s:i, s:s, s:s}", "level", "warn", "gpu", 0, "rule", "r", "text", "t"));
+    json_object_set(sec, "findings", fs);
+    gq_err e = {0};
+    assert_int_equal(gq_stress_from_json(sec, r, s, &e), GQ_OK);
+    assert_int_equal(s->nfindings, GQ_STRESS_MAX_FINDINGS);
+    json_array_append_new(fs, json_pack("{s:s}", "level", "warn"));
+    assert_int_equal(gq_stress_from_json(sec, r, s, &e), GQ_E_USAGE);
+    assert_string_equal(e.msg, "the stress section's list of findings is missing or not what gpuqual writes");
+    json_decref(fs);
+    json_decref(sec);
+    free(r);
+    free(s);
+}
+
+/* A schema-1 plan's notes give the reason a step was skipped: one GPU, the
+ * level, else not applicable. */
+static void schema1_plan_notes(void **state)
+{
+    (void)state;
+    json_t *card =
+        json_loads("{\"plan\": [{\"step\": \"matrix\", \"status\": \"skipped\", \"note\": \"only one GPU\"},"
+                   " {\"step\": \"sweep\", \"status\": \"skipped\", \"note\": \"not at the quick level\"},"
+                   " {\"step\": \"latency\", \"status\": \"skipped\", \"note\": \"levels\"}]}",
+                   0, NULL);
+    assert_non_null(card);
+    gq_evidence ev[GQ_CS_COUNT];
+    gq_ev_reason why[GQ_CS_COUNT];
+    gq_card_plan_evidence(card, ev, why);
+    assert_int_equal(ev[GQ_CS_MATRIX], GQ_EV_SKIPPED);
+    assert_int_equal(why[GQ_CS_MATRIX], GQ_EVR_ONE_GPU);
+    assert_int_equal(why[GQ_CS_SWEEP], GQ_EVR_LEVEL);
+    assert_int_equal(why[GQ_CS_LATENCY], GQ_EVR_NOT_APPLICABLE);
+    json_decref(card);
+}
+
+/* A card composed on no GPU: no domains (null), nothing undetermined. */
+static void compose_no_gpu(void **state)
+{
+    (void)state;
+    gq_topo *t = calloc(1, sizeof *t);
+    gq_topo_init(t);
+    t->ngpu = 0;
+    gq_recordset rs = {0};
+    gq_err e = {0};
+    gq_card_inputs in = {.topo = t, .rs = &rs};
+    json_t *c = gq_card_compose(&in, &e);
+    if (!c)
+        fail_msg("compose: %s", e.msg);
+    const json_t *card = json_object_get(c, "card");
+    assert_true(json_is_null(json_object_get(card, "domains")));
+    assert_int_equal(json_array_size(json_object_get(card, "undetermined")), 0);
+    assert_string_equal(json_string_value(json_object_get(card, "verdict")), "incomplete");
+    json_decref(c);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(card_shape_refusals),     cmocka_unit_test(card_busy_entries),
         cmocka_unit_test(compare_reader_refusals), cmocka_unit_test(bottleneck_list_refusals),
         cmocka_unit_test(doc_run_id_not_a_string), cmocka_unit_test(threshold_warn_only),
-        cmocka_unit_test(kv_config_window_rules),
+        cmocka_unit_test(kv_config_window_rules),  cmocka_unit_test(stress_too_many_findings),
+        cmocka_unit_test(schema1_plan_notes),      cmocka_unit_test(compose_no_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
