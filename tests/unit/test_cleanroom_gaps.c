@@ -66,8 +66,9 @@ static void invisible_process_and_failed_reading(void **state)
     assert_int_equal(out.n, 2);
     assert_string_equal(out.item[0].kind, "process");
     assert_int_equal(out.item[0].pid, 4242);
-    assert_string_equal(out.item[0].detail,
-                        "graphics process 4242, not visible from here (another container or the host), 300 MiB");
+    assert_string_equal(
+        out.item[0].detail,
+        "graphics process 4242, not visible from here (another container or the host), 300 MiB");
     free(c);
 }
 
