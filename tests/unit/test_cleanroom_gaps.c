@@ -1,7 +1,7 @@
 /* The clean room's paths no other test ran (issue 30): a process not
  * visible from here, a GPU whose readings fail, a clean room that is off, a
- * backend without virtual time (a real pause), and the note where the
- * process lists are hidden. */
+ * backend without virtual time (a real pause), the note where the
+ * process lists are hidden, and a record's error set without words. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "measure/cleanroom.h"
+#include "measure/harness_internal.h"
 
 static int calls[2];
 static bool fail_gpu1;
@@ -109,12 +110,32 @@ static void note_hidden_lists(void **state)
     free(c);
 }
 
+/* A record's error set without words: flagged and not valid, its words kept. */
+static void error_without_words(void **state)
+{
+    (void)state;
+    gq_record *r = calloc(1, sizeof *r);
+    r->valid = true;
+    gq_hrec_set_error(r, GQ_FLAG_ERROR, NULL);
+    assert_false(r->valid);
+    assert_true(r->flags & GQ_FLAG_ERROR);
+    assert_string_equal(r->error, "");
+    gq_hrec_set_error(r, GQ_FLAG_VERIFY_FAILED, "");
+    assert_true(r->flags & GQ_FLAG_VERIFY_FAILED);
+    assert_string_equal(r->error, "");
+    gq_hrec_set_error(r, GQ_FLAG_ERROR, "bad");
+    gq_hrec_set_error(r, GQ_FLAG_ERROR, NULL);
+    assert_string_equal(r->error, "bad");
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(invisible_process_and_failed_reading),
         cmocka_unit_test(off_reads_nothing),
         cmocka_unit_test(note_hidden_lists),
+        cmocka_unit_test(error_without_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
