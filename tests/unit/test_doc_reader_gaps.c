@@ -384,6 +384,27 @@ static void compose_no_gpu(void **state)
     free(t);
 }
 
+/* The domains view: a set_aside entry whose GPU is not a whole number is
+ * passed over. */
+static void domains_view_set_aside(void **state)
+{
+    (void)state;
+    json_t *dm = json_loads("{\"set_aside\": [{\"gpu\": \"1\", \"text\": \"a\"}, {\"gpu\": 2.5},"
+                            " {\"gpu\": 3, \"text\": \"slow link\"}, {\"gpu\": 4}]}",
+                            0, NULL);
+    assert_non_null(dm);
+    gq_card_domains_view *v = calloc(1, sizeof *v);
+    gq_card_domains_view_from_json(dm, v);
+    assert_int_equal(v->nset_aside, 2);
+    assert_int_equal(v->set_aside[0].gpu, 3);
+    assert_true(v->set_aside[0].have_text);
+    assert_string_equal(v->set_aside[0].text, "slow link");
+    assert_int_equal(v->set_aside[1].gpu, 4);
+    assert_false(v->set_aside[1].have_text);
+    free(v);
+    json_decref(dm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +413,7 @@ int main(void)
         cmocka_unit_test(doc_run_id_not_a_string), cmocka_unit_test(threshold_warn_only),
         cmocka_unit_test(kv_config_window_rules),  cmocka_unit_test(stress_too_many_findings),
         cmocka_unit_test(schema1_plan_notes),      cmocka_unit_test(compose_no_gpu),
+        cmocka_unit_test(domains_view_set_aside),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
