@@ -28,6 +28,7 @@
 #include "doc/document.h"
 #include "doc/expect_load.h"
 #include "doc/kv_config.h"
+#include "doc/kv_doc.h"
 
 /* A schema-2 card section that reads: every step measured, nothing judged. */
 static json_t *good_card(void)
@@ -405,6 +406,32 @@ static void domains_view_set_aside(void **state)
     json_decref(dm);
 }
 
+/* kv's document: a measurement that failed says its error; with no best
+ * chunk the pipelined measurement is null. */
+static void kv_doc_errors(void **state)
+{
+    (void)state;
+    gq_kv_result *k = calloc(1, sizeof *k);
+    k->shape.layers = 2;
+    k->measured = true;
+    k->nchunks = 1;
+    k->chunk[0] = 1 << 20;
+    k->pipe[0].run = true;
+    snprintf(k->pipe[0].error, sizeof k->pipe[0].error, "chunk timed out");
+    k->best_chunk = -1;
+    k->direct.run = true;
+    snprintf(k->direct.error, sizeof k->direct.error, "no P2P");
+    k->serial.run = true;
+    json_t *o = gq_kv_result_to_json(k);
+    assert_non_null(o);
+    const json_t *m = json_object_get(o, "measured");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(m, "direct"), "error")), "no P2P");
+    assert_null(json_object_get(json_object_get(m, "staged_serial"), "error"));
+    assert_true(json_is_null(json_object_get(m, "staged_pipelined")));
+    json_decref(o);
+    free(k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -413,7 +440,7 @@ int main(void)
         cmocka_unit_test(doc_run_id_not_a_string), cmocka_unit_test(threshold_warn_only),
         cmocka_unit_test(kv_config_window_rules),  cmocka_unit_test(stress_too_many_findings),
         cmocka_unit_test(schema1_plan_notes),      cmocka_unit_test(compose_no_gpu),
-        cmocka_unit_test(domains_view_set_aside),
+        cmocka_unit_test(domains_view_set_aside),  cmocka_unit_test(kv_doc_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
