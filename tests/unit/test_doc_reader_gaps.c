@@ -24,6 +24,7 @@
 #include "doc/analysis_json.h"
 #include "doc/card_codec.h"
 #include "doc/card_compose.h"
+#include "doc/card_figs.h"
 #include "doc/decode.h"
 #include "doc/document.h"
 #include "doc/expect_load.h"
@@ -432,6 +433,40 @@ static void kv_doc_errors(void **state)
     free(k);
 }
 
+/* The card's figures: a matrix whose values have more rows than it has GPUs
+ * is not read; a pairs side that is not an object is absent. */
+static void card_figs_shapes(void **state)
+{
+    (void)state;
+    json_t *card = good_card();
+    json_object_set_new(card, "matrices",
+                        json_loads("[{\"id\": \"m\", \"gpus\": [0, 1], \"values\": [[1, 2], [3, 4], [5, 6]]},"
+                                   " {\"id\": \"n\", \"gpus\": [0, 1], \"values\": [[1, 2], [3, 4]]}]",
+                                   0, NULL));
+    json_object_set_new(
+        card, "pairs",
+        json_loads("{\"within\": 5, \"across\": {\"pairs\": [[0, 1]], \"valid\": false}}", 0, NULL));
+    json_t *root = json_pack("{s:o}", "card", card);
+    gq_card_doc *d = NULL;
+    gq_err e = {0};
+    if (gq_card_doc_from_json(root, &d, &e))
+        fail_msg("%s", e.msg);
+    assert_int_equal(d->nmatrices, 2);
+    assert_true(d->matrices[0].present);
+    assert_int_equal(d->matrices[0].n, 0);
+    assert_null(d->matrices[0].vals);
+    assert_int_equal(d->matrices[1].n, 2);
+    assert_true(d->matrices[1].vals[3] == 4);
+    assert_true(d->pairs.present);
+    assert_false(d->pairs.side[0].present);
+    assert_int_equal(d->pairs.side[0].npairs, 0);
+    assert_true(d->pairs.side[1].present);
+    assert_int_equal(d->pairs.side[1].npairs, 1);
+    assert_true(d->pairs.side[1].invalid);
+    gq_card_doc_free(d);
+    json_decref(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -441,6 +476,7 @@ int main(void)
         cmocka_unit_test(kv_config_window_rules),  cmocka_unit_test(stress_too_many_findings),
         cmocka_unit_test(schema1_plan_notes),      cmocka_unit_test(compose_no_gpu),
         cmocka_unit_test(domains_view_set_aside),  cmocka_unit_test(kv_doc_errors),
+        cmocka_unit_test(card_figs_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
