@@ -30,6 +30,7 @@
 #include "doc/expect_load.h"
 #include "doc/kv_config.h"
 #include "doc/kv_doc.h"
+#include "topo/snapshot.h"
 
 /* A schema-2 card section that reads: every step measured, nothing judged. */
 static json_t *good_card(void)
@@ -467,6 +468,38 @@ static void card_figs_shapes(void **state)
     json_decref(root);
 }
 
+/* A document whose saved topology holds another number of GPUs than its
+ * gpus list. */
+static void doc_topology_gpu_count(void **state)
+{
+    (void)state;
+    gq_topo *t = calloc(1, sizeof *t);
+    gq_topo_init(t);
+    t->ngpu = 1;
+    snprintf(t->gpu[0].name, sizeof t->gpu[0].name, "NVIDIA Test");
+    json_t *doc = json_pack("{s:s, s:i, s:[{s:i}, {s:i}], s:o}", "tool", "gpuqual", "schema_version", 1,
+                            "gpus", "index", 0, "index", 1, "topology", gq_topo_to_json(t));
+    free(t);
+    char path[] = "/tmp/gq-doc-topo-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(json_dump_file(doc, path, 0), 0);
+    json_t *root = NULL;
+    gq_err e = {0};
+    assert_int_equal(gq_doc_load(path, &root, NULL, &e), GQ_E_USAGE);
+    char want[200];
+    snprintf(want, sizeof want, "%s: topology.gpus: holds 1 GPUs, expected the document's 2", path);
+    assert_string_equal(e.msg, want);
+    /* the same GPU count reads */
+    json_array_remove(json_object_get(doc, "gpus"), 1);
+    assert_int_equal(json_dump_file(doc, path, 0), 0);
+    assert_int_equal(gq_doc_load(path, &root, NULL, &e), GQ_OK);
+    json_decref(root);
+    unlink(path);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -476,7 +509,7 @@ int main(void)
         cmocka_unit_test(kv_config_window_rules),  cmocka_unit_test(stress_too_many_findings),
         cmocka_unit_test(schema1_plan_notes),      cmocka_unit_test(compose_no_gpu),
         cmocka_unit_test(domains_view_set_aside),  cmocka_unit_test(kv_doc_errors),
-        cmocka_unit_test(card_figs_shapes),
+        cmocka_unit_test(card_figs_shapes),        cmocka_unit_test(doc_topology_gpu_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
