@@ -500,6 +500,55 @@ static void doc_topology_gpu_count(void **state)
     json_decref(doc);
 }
 
+/* A card composed from a document's records alone: a sweep from GPU to
+ * host is labelled by its GPU, and the sweep step is done. */
+static void compose_sweep_to_host(void **state)
+{
+    (void)state;
+    gq_topo *t = calloc(1, sizeof *t);
+    gq_topo_init(t);
+    t->ngpu = 2;
+    gq_recordset rs = {0};
+    for (int k = 0; k < 3; k++) {
+        gq_record r;
+        memset(&r, 0, sizeof r);
+        snprintf(r.test, sizeof r.test, "sweep:device_to_host_memcpy_ce");
+        r.src = (gq_endpoint){GQ_EP_GPU, 1};
+        r.dst = (gq_endpoint){GQ_EP_HOST, 0};
+        r.direction = GQ_DIR_D2H;
+        r.exec_gpu = 1;
+        r.bytes = (uint64_t)1 << (20 + k);
+        r.valid = true;
+        double v[] = {20, 20, 20};
+        r.value = gq_stat_compute(v, 3);
+        assert_int_equal(gq_records_push(&rs, &r), GQ_OK);
+    }
+    gq_err e = {0};
+    gq_card_inputs in = {.topo = t, .rs = &rs};
+    json_t *c = gq_card_compose(&in, &e);
+    if (!c)
+        fail_msg("compose: %s", e.msg);
+    const json_t *card = json_object_get(c, "card");
+    const json_t *sw = json_array_get(json_object_get(card, "sweeps"), 0);
+    assert_string_equal(json_string_value(json_object_get(sw, "label")), "GPU 1 \u2192 host");
+    size_t i;
+    const json_t *st;
+    bool seen = false;
+    json_array_foreach(json_object_get(card, "plan"), i, st)
+    {
+        const char *name = json_string_value(json_object_get(st, "step"));
+        if (!strcmp(name, "sweep")) {
+            assert_string_equal(json_string_value(json_object_get(st, "status")), "done");
+            seen = true;
+        } else if (!strcmp(name, "latency"))
+            assert_string_equal(json_string_value(json_object_get(st, "status")), "skipped");
+    }
+    assert_true(seen);
+    json_decref(c);
+    gq_records_free(&rs);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -510,6 +559,7 @@ int main(void)
         cmocka_unit_test(schema1_plan_notes),      cmocka_unit_test(compose_no_gpu),
         cmocka_unit_test(domains_view_set_aside),  cmocka_unit_test(kv_doc_errors),
         cmocka_unit_test(card_figs_shapes),        cmocka_unit_test(doc_topology_gpu_count),
+        cmocka_unit_test(compose_sweep_to_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
