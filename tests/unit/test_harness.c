@@ -847,6 +847,28 @@ static void test_provenance(void **state)
     free(m);
 }
 
+/* On a real backend a flow's record is simulated when the topology is (a
+ * simulated machine's topology driven through a real seam), else not. */
+static void test_simulated_from_the_topology(void **state)
+{
+    gq_backend_ops real = fake_ops;
+    real.flags = 0;
+    gq_backend rb = {.ops = &real};
+    for (int sim = 0; sim < 2; sim++) {
+        gq_measurement *m = new_m("host_to_device_memcpy_ce");
+        add(m, H(0), G(0), 0, true);
+        gq_harness_opts o = fixed_opts(2);
+        gq_recordset rs = {0};
+        topo.simulated = sim;
+        fake.script = flat;
+        assert_int_equal(gq_harness_measure(&rb, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+        assert_int_equal(rs.n, 1);
+        assert_int_equal(rs.v[0].simulated, sim);
+        gq_records_free(&rs);
+        free(m);
+    }
+}
+
 static void copy_time(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
 {
     /* 25 GB/s, 256 MiB copies: each copy takes 10.7 ms */
@@ -2130,6 +2152,7 @@ int main(void)
         cmocka_unit_test_setup(test_early_stop_waits_for_aggregate, setup),
         cmocka_unit_test_setup(test_aggregate_spread_flag, setup),
         cmocka_unit_test_setup(test_latency_record_fields, setup),
+        cmocka_unit_test_setup(test_simulated_from_the_topology, setup),
         cmocka_unit_test_setup(test_group_duration_from_piece, setup),
         cmocka_unit_test_setup(test_group_counting_stands, setup),
         cmocka_unit_test_setup(test_group_flow_without_copy_time, setup),
