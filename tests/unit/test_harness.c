@@ -247,6 +247,38 @@ static void test_overlap_995_is_valid(void **state)
     free(m);
 }
 
+static int g_numa_actual;
+static void two_flows_numa(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    two_flows(call, o, f, n, res);
+    for (int i = 0; i < n; i++)
+        res[i].host_numa_actual = g_numa_actual;
+}
+
+/* An aggregate whose member's host buffer landed on another NUMA node than
+ * asked is flagged misplaced, as the member is; on the node asked, not. */
+static void test_aggregate_numa_misplaced(void **state)
+{
+    for (int node = 0; node < 2; node++) {
+        gq_measurement *m = new_m("host_to_all_memcpy_ce");
+        add(m, H(0), G(0), 0, true);
+        add(m, H(0), G(1), 1, true);
+        m->aggregate = true;
+        g_late = 0.005;
+        g_numa_actual = node;
+        fake.script = two_flows_numa;
+        gq_harness_opts o = fixed_opts(3);
+        gq_recordset rs = {0};
+        assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+        const gq_record *agg = find(&rs, true, false, GQ_DIR_H2D, -1);
+        assert_non_null(agg);
+        assert_int_equal(!!(agg->flags & GQ_FLAG_NUMA_MISPLACED), node == 1);
+        assert_int_equal(agg->host_numa_actual, node);
+        gq_records_free(&rs);
+        free(m);
+    }
+}
+
 /* The rule holds in every COUNTED round. A round that breaks it is not
  * counted and is run again, at most GQ_HARNESS_OVERLAP_RETRIES times per
  * measurement, and the records say so; a round that still breaks it after
@@ -2153,6 +2185,7 @@ int main(void)
         cmocka_unit_test_setup(test_aggregate_spread_flag, setup),
         cmocka_unit_test_setup(test_latency_record_fields, setup),
         cmocka_unit_test_setup(test_simulated_from_the_topology, setup),
+        cmocka_unit_test_setup(test_aggregate_numa_misplaced, setup),
         cmocka_unit_test_setup(test_group_duration_from_piece, setup),
         cmocka_unit_test_setup(test_group_counting_stands, setup),
         cmocka_unit_test_setup(test_group_flow_without_copy_time, setup),
