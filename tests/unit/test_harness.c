@@ -838,6 +838,26 @@ static void test_journal_gets_every_record(void **state)
     free(m);
 }
 
+/* A journal that cannot be written: the records are still kept, and the
+ * measurement says the journal failed. */
+static void test_journal_write_fails(void **state)
+{
+    gq_journal j;
+    memset(&j, 0, sizeof j); /* not open: every append fails */
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    fake.script = flat;
+    gq_harness_opts o = fixed_opts(2);
+    gq_recordset rs = {0};
+    gq_err err = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, &j, &err), GQ_E_IO);
+    assert_string_equal(err.msg, "journal: journal is not open");
+    assert_int_equal(rs.n, 1);
+    assert_int_equal(j.written, 0);
+    gq_records_free(&rs);
+    free(m);
+}
+
 /* ---- provenance and the round length ------------------------------------ */
 
 static void numa_one(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
@@ -2156,6 +2176,7 @@ int main(void)
         cmocka_unit_test_setup(test_interrupt_keeps_finished_rounds, setup),
         cmocka_unit_test_setup(test_interrupt_before_any_round, setup),
         cmocka_unit_test_setup(test_journal_gets_every_record, setup),
+        cmocka_unit_test_setup(test_journal_write_fails, setup),
         cmocka_unit_test_setup(test_provenance, setup),
         cmocka_unit_test_setup(test_auto_reps, setup),
         cmocka_unit_test_setup(test_auto_reps_after_failed_warmup, setup),
