@@ -549,6 +549,39 @@ static void compose_sweep_to_host(void **state)
     free(t);
 }
 
+/* The PCIe link a GPU showed under load (the stress section's): an entry
+ * whose GPU is not an index 0..63 is passed over. */
+static void compose_loaded_pcie(void **state)
+{
+    (void)state;
+    gq_topo *t = calloc(1, sizeof *t);
+    gq_topo_init(t);
+    t->ngpu = 1;
+    t->gpu[0].pcie_gen_cur = 4;
+    t->gpu[0].pcie_width_cur = 16;
+    gq_recordset rs = {0};
+    json_t *stress =
+        json_loads("{\"gpus\": [{\"gpu\": 0, \"pcie\": {\"gen_min_loaded\": 3, \"width_min_loaded\": 8}},"
+                   " {\"gpu\": 0.5, \"pcie\": {\"gen_min_loaded\": 1, \"width_min_loaded\": 1}},"
+                   " {\"gpu\": -1, \"pcie\": {\"gen_min_loaded\": 1, \"width_min_loaded\": 1}}]}",
+                   0, NULL);
+    assert_non_null(stress);
+    gq_err e = {0};
+    gq_card_inputs in = {.topo = t, .rs = &rs, .stress = stress};
+    json_t *c = gq_card_compose(&in, &e);
+    if (!c)
+        fail_msg("compose: %s", e.msg);
+    const json_t *g0 =
+        json_array_get(json_object_get(json_object_get(json_object_get(c, "card"), "identity"), "gpus"), 0);
+    const json_t *pcie = json_object_get(g0, "pcie");
+    assert_int_equal(json_integer_value(json_object_get(pcie, "gen")), 3);
+    assert_int_equal(json_integer_value(json_object_get(pcie, "width")), 8);
+    assert_true(json_is_true(json_object_get(pcie, "under_load")));
+    json_decref(c);
+    json_decref(stress);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -559,7 +592,7 @@ int main(void)
         cmocka_unit_test(schema1_plan_notes),      cmocka_unit_test(compose_no_gpu),
         cmocka_unit_test(domains_view_set_aside),  cmocka_unit_test(kv_doc_errors),
         cmocka_unit_test(card_figs_shapes),        cmocka_unit_test(doc_topology_gpu_count),
-        cmocka_unit_test(compose_sweep_to_host),
+        cmocka_unit_test(compose_sweep_to_host),   cmocka_unit_test(compose_loaded_pcie),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
