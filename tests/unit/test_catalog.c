@@ -167,6 +167,18 @@ static void test_select(void **state)
     assert_int_equal(gq_catalog_select("a,,b", NULL, sel, 64, &n, &err), GQ_E_USAGE);
     assert_int_equal(gq_catalog_select(NULL, "zzz", sel, 64, &n, &err), GQ_E_USAGE);
     assert_non_null(strstr(err.msg, "zzz"));
+    /* a name of 96 characters or more is too long (95 is only unknown) */
+    char longname[120];
+    memset(longname, 'x', sizeof longname);
+    longname[96] = 0;
+    assert_int_equal(gq_catalog_select(longname, NULL, sel, 64, &n, &err), GQ_E_USAGE);
+    char want[160] = "-t: test name '";
+    memset(want + strlen(want), 'x', 92); /* one word: as much of it as the buffer holds */
+    strcpy(want + 15 + 92, "...' is too long");
+    assert_string_equal(err.msg, want);
+    longname[95] = 0;
+    assert_int_equal(gq_catalog_select(longname, NULL, sel, 64, &n, &err), GQ_E_USAGE);
+    assert_non_null(strstr(err.msg, "unknown test"));
 }
 
 static const gq_flow *flow(const gq_plan *p, int item, int k)
@@ -442,6 +454,13 @@ static void test_bad_plan_input(void **state)
     po.bytes = 0;
     assert_int_equal(gq_catalog_plan(gq_catalog_find("host_to_device_memcpy_ce"), &topo, &po, &p, &err),
                      GQ_E_USAGE);
+    /* a missing argument */
+    assert_int_equal(gq_catalog_plan(NULL, &topo, &po, &p, &err), GQ_E_FAIL);
+    assert_string_equal(err.msg, "catalog: missing argument");
+    assert_int_equal(gq_catalog_plan(gq_catalog_find("host_to_device_memcpy_ce"), NULL, &po, &p, &err),
+                     GQ_E_FAIL);
+    assert_int_equal(gq_catalog_plan(gq_catalog_find("host_to_device_memcpy_ce"), &topo, NULL, &p, &err),
+                     GQ_E_FAIL);
 }
 
 /* The test ids (measure/catalog_ids.h) that name catalog tests are the

@@ -247,6 +247,38 @@ static void test_overlap_995_is_valid(void **state)
     free(m);
 }
 
+static int g_numa_actual;
+static void two_flows_numa(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
+{
+    two_flows(call, o, f, n, res);
+    for (int i = 0; i < n; i++)
+        res[i].host_numa_actual = g_numa_actual;
+}
+
+/* An aggregate whose member's host buffer landed on another NUMA node than
+ * asked is flagged misplaced, as the member is; on the node asked, not. */
+static void test_aggregate_numa_misplaced(void **state)
+{
+    for (int node = 0; node < 2; node++) {
+        gq_measurement *m = new_m("host_to_all_memcpy_ce");
+        add(m, H(0), G(0), 0, true);
+        add(m, H(0), G(1), 1, true);
+        m->aggregate = true;
+        g_late = 0.005;
+        g_numa_actual = node;
+        fake.script = two_flows_numa;
+        gq_harness_opts o = fixed_opts(3);
+        gq_recordset rs = {0};
+        assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+        const gq_record *agg = find(&rs, true, false, GQ_DIR_H2D, -1);
+        assert_non_null(agg);
+        assert_int_equal(!!(agg->flags & GQ_FLAG_NUMA_MISPLACED), node == 1);
+        assert_int_equal(agg->host_numa_actual, node);
+        gq_records_free(&rs);
+        free(m);
+    }
+}
+
 /* The rule holds in every COUNTED round. A round that breaks it is not
  * counted and is run again, at most GQ_HARNESS_OVERLAP_RETRIES times per
  * measurement, and the records say so; a round that still breaks it after
@@ -806,6 +838,26 @@ static void test_journal_gets_every_record(void **state)
     free(m);
 }
 
+/* A journal that cannot be written: the records are still kept, and the
+ * measurement says the journal failed. */
+static void test_journal_write_fails(void **state)
+{
+    gq_journal j;
+    memset(&j, 0, sizeof j); /* not open: every append fails */
+    gq_measurement *m = new_m("host_to_device_memcpy_ce");
+    add(m, H(0), G(0), 0, true);
+    fake.script = flat;
+    gq_harness_opts o = fixed_opts(2);
+    gq_recordset rs = {0};
+    gq_err err = {0};
+    assert_int_equal(gq_harness_measure(&be, &topo, m, &o, &rs, &j, &err), GQ_E_IO);
+    assert_string_equal(err.msg, "journal: journal is not open");
+    assert_int_equal(rs.n, 1);
+    assert_int_equal(j.written, 0);
+    gq_records_free(&rs);
+    free(m);
+}
+
 /* ---- provenance and the round length ------------------------------------ */
 
 static void numa_one(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
@@ -845,6 +897,28 @@ static void test_provenance(void **state)
     assert_int_equal(rs.v[1].group, r->group + 1);
     gq_records_free(&rs);
     free(m);
+}
+
+/* On a real backend a flow's record is simulated when the topology is (a
+ * simulated machine's topology driven through a real seam), else not. */
+static void test_simulated_from_the_topology(void **state)
+{
+    gq_backend_ops real = fake_ops;
+    real.flags = 0;
+    gq_backend rb = {.ops = &real};
+    for (int sim = 0; sim < 2; sim++) {
+        gq_measurement *m = new_m("host_to_device_memcpy_ce");
+        add(m, H(0), G(0), 0, true);
+        gq_harness_opts o = fixed_opts(2);
+        gq_recordset rs = {0};
+        topo.simulated = sim;
+        fake.script = flat;
+        assert_int_equal(gq_harness_measure(&rb, &topo, m, &o, &rs, NULL, NULL), GQ_OK);
+        assert_int_equal(rs.n, 1);
+        assert_int_equal(rs.v[0].simulated, sim);
+        gq_records_free(&rs);
+        free(m);
+    }
 }
 
 static void copy_time(int call, const gq_run_opts *o, const gq_flow *f, int n, gq_flow_result *res)
@@ -2102,6 +2176,7 @@ int main(void)
         cmocka_unit_test_setup(test_interrupt_keeps_finished_rounds, setup),
         cmocka_unit_test_setup(test_interrupt_before_any_round, setup),
         cmocka_unit_test_setup(test_journal_gets_every_record, setup),
+        cmocka_unit_test_setup(test_journal_write_fails, setup),
         cmocka_unit_test_setup(test_provenance, setup),
         cmocka_unit_test_setup(test_auto_reps, setup),
         cmocka_unit_test_setup(test_auto_reps_after_failed_warmup, setup),
@@ -2130,6 +2205,8 @@ int main(void)
         cmocka_unit_test_setup(test_early_stop_waits_for_aggregate, setup),
         cmocka_unit_test_setup(test_aggregate_spread_flag, setup),
         cmocka_unit_test_setup(test_latency_record_fields, setup),
+        cmocka_unit_test_setup(test_simulated_from_the_topology, setup),
+        cmocka_unit_test_setup(test_aggregate_numa_misplaced, setup),
         cmocka_unit_test_setup(test_group_duration_from_piece, setup),
         cmocka_unit_test_setup(test_group_counting_stands, setup),
         cmocka_unit_test_setup(test_group_flow_without_copy_time, setup),

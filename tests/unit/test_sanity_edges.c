@@ -367,6 +367,46 @@ static void test_group_small_link_named(void **state)
     assert_string_equal(why, "h2d: PCIe link of GPU 0, 0.5 GB/s");
 }
 
+/* A flow to a GPU not named (index < 0) has no capacity, nor has a group
+ * one of whose members has such a flow; a figure that is not a number or
+ * is infinite is not plausible. */
+static void test_unnamed_gpu_and_not_finite(void **state)
+{
+    gpu_link(0, 4, 16);
+    gq_record r = crafted(20.0);
+    assert_true(near(gq_sanity_record_capacity(&t, NULL, &r, NULL, 0), gq_pcie_gbps(4, 16)));
+    r.dst.index = -1;
+    assert_true(gq_sanity_record_capacity(&t, NULL, &r, NULL, 0) == 0.0);
+    gq_recordset rs = {0};
+    gq_record agg = crafted(20.0), m = crafted(20.0);
+    agg.aggregate = true;
+    agg.group = m.group = 3;
+    assert_int_equal(gq_records_push(&rs, &agg), GQ_OK);
+    assert_int_equal(gq_records_push(&rs, &m), GQ_OK);
+    assert_true(near(gq_sanity_record_capacity(&t, &rs, &rs.v[0], NULL, 0), gq_pcie_gbps(4, 16)));
+    /* a member the other way is not the group's (agg moves host to device only) */
+    gq_record back = crafted(20.0);
+    back.group = 3;
+    back.src = (gq_endpoint){GQ_EP_GPU, 0};
+    back.dst = (gq_endpoint){GQ_EP_HOST, 0};
+    back.direction = GQ_DIR_D2H;
+    back.dst.index = -1;
+    back.src.index = -1;
+    assert_int_equal(gq_records_push(&rs, &back), GQ_OK);
+    assert_true(near(gq_sanity_record_capacity(&t, &rs, &rs.v[0], NULL, 0), gq_pcie_gbps(4, 16)));
+    m.dst.index = -1;
+    assert_int_equal(gq_records_push(&rs, &m), GQ_OK);
+    assert_true(gq_sanity_record_capacity(&t, &rs, &rs.v[0], NULL, 0) == 0.0);
+    gq_records_free(&rs);
+    char why[64];
+    r = crafted(NAN);
+    assert_false(gq_sanity_plausible(&r, why, sizeof why));
+    assert_string_equal(why, "is not a number");
+    r = crafted(INFINITY);
+    assert_false(gq_sanity_plausible(&r, why, sizeof why));
+    assert_string_equal(why, "is infinite");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -388,6 +428,7 @@ int main(void)
         cmocka_unit_test_setup(test_p2p_one_gpu_outside_tree, setup),
         cmocka_unit_test_setup(test_latency_record_no_capacity, setup),
         cmocka_unit_test_setup(test_group_small_link_named, setup),
+        cmocka_unit_test_setup(test_unnamed_gpu_and_not_finite, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

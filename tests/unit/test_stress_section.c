@@ -304,12 +304,65 @@ static void journal_stress_reusable_at_the_edge(void **state)
     free(t);
 }
 
+/* A journalled stress run is re-used only when each GPU of the card is the
+ * one it sampled (in its summary and its series) and its series has at
+ * least two points, as many as the first GPU's, the last at the end. */
+static void journal_stress_reusable_per_gpu(void **state)
+{
+    (void)state;
+    gq_topo *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    gq_topo_init(t);
+    t->ngpu = 2;
+    t->gpu[0].index = 0;
+    t->gpu[1].index = 1;
+    int sel[2] = {0, 1};
+    const double dur = 10;
+    static const struct {
+        int sum_gpu1, series_gpu1, npts1;
+        double end1;
+        bool reused;
+    } cases[] = {
+        {1, 1, 2, 10, true},  {0, 1, 2, 10, false}, {1, 0, 2, 10, false},
+        {1, 1, 1, 10, false}, {1, 1, 2, 5, false},  {1, 1, 3, 10, false},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        json_t *ts1 = json_array();
+        for (int k = 0; k < cases[c].npts1; k++)
+            json_array_append_new(ts1, json_real(k == cases[c].npts1 - 1 ? cases[c].end1 : (double)k / 10));
+        json_t *sec = json_pack("{s:b, s:s, s:f, s:f, s:[{s:i}, {s:i}], s:{s:[{s:i, s:[f, f]}, {s:i, s:o}]}}",
+                                "interrupted", 0, "verdict", "pass", "duration_s", dur, "elapsed_s", dur,
+                                "gpus", "gpu", 0, "gpu", cases[c].sum_gpu1, "series", "gpus", "gpu", 0, "t_s",
+                                0.0, dur, "gpu", cases[c].series_gpu1, "t_s", ts1);
+        assert_non_null(sec);
+        gq_journal j;
+        memset(&j, 0, sizeof j);
+        j.done_steps = json_pack("{s:{s:s, s:o}}", "stress", "step", "stress", "stress", sec);
+        const json_t *r = gq_stress_journal_reusable(&j, t, sel, 2, dur);
+        if ((r != NULL) != cases[c].reused)
+            fail_msg("case %zu: %s, expected %s", c, r ? "re-used" : "not re-used",
+                     cases[c].reused ? "re-used" : "not");
+        json_decref(j.done_steps);
+    }
+    /* one point, at the end, is not a series */
+    json_t *sec = json_pack("{s:b, s:s, s:f, s:f, s:[{s:i}], s:{s:[{s:i, s:[f]}]}}", "interrupted", 0,
+                            "verdict", "pass", "duration_s", dur, "elapsed_s", dur, "gpus", "gpu", 0,
+                            "series", "gpus", "gpu", 0, "t_s", dur);
+    gq_journal j;
+    memset(&j, 0, sizeof j);
+    j.done_steps = json_pack("{s:{s:s, s:o}}", "stress", "step", "stress", "stress", sec);
+    assert_null(gq_stress_journal_reusable(&j, t, sel, 1, dur));
+    json_decref(j.done_steps);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(section_reads_back_as_written),
         cmocka_unit_test(foreign_section_refused),
         cmocka_unit_test(journal_stress_reusable_at_the_edge),
+        cmocka_unit_test(journal_stress_reusable_per_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
