@@ -1,6 +1,7 @@
 /* Card findings and plans no other test ran (issue 30, mutation testing): the
  * host asymmetry with a GPU whose figure is missing, the sweep finding from
- * the first sweep that has a fit, and the sweep's host path when nothing was
+ * the first sweep that has a fit, the offload workers' shared budget named
+ * by its direction, and the sweep's host path when nothing was
  * measured alone. */
 #include <math.h>
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 #include "analysis/card.h"
 #include "analysis/card_judge_internal.h"
 #include "analysis/domains.h"
+#include "analysis/expect.h"
 #include "core/record.h"
 
 /* With all four GPUs copying from host memory, GPU 1's figure is missing: it
@@ -99,12 +101,58 @@ static void sweep_host_path_without_figures(void **state)
     free(dom);
 }
 
+/* Two offload workers in one measured budget: the budget named by its
+ * direction (GPU-to-host; a direction the card does not know, as written),
+ * the P2P budgets passed over. */
+static void offload_shared_budget_by_direction(void **state)
+{
+    (void)state;
+    gq_card_placement_view *pl = calloc(1, sizeof *pl);
+    gq_card_bottlenecks_view *bv = calloc(1, sizeof *bv);
+    gq_card_facts *f = calloc(1, sizeof *f);
+    assert_non_null(pl);
+    assert_non_null(bv);
+    assert_non_null(f);
+    pl->present = true;
+    pl->noffload_count = pl->noffload = 2;
+    pl->offload_gpu[0] = 0;
+    pl->offload_gpu[1] = 1;
+    pl->offload_h2d_gbps = 50;
+    pl->offload_d2h_gbps = 40;
+    f->step_ev[GQ_CS_CONTENTION] = GQ_EV_MEASURED;
+    bv->count = bv->n = 2;
+    bv->v[0] = (gq_card_bottleneck_view){
+        .have_direction = true, .direction = "p2p", .ngpus = 2, .gpu = {0, 1}, .capacity_gbps = 20};
+    bv->v[1] = (gq_card_bottleneck_view){
+        .have_direction = true, .direction = "d2h", .ngpus = 3, .gpu = {0, 1, 2}, .capacity_gbps = 30};
+    const char *const want[] = {
+        "For KV offload, use GPUs 0,1 (measured together: 50 GB/s to GPU, 40 GB/s to host in total); GPUs "
+        "0,1 of them share the GPU-to-host budget of GPUs 0-2, about 30 GB/s, when they copy at once.",
+        "For KV offload, use GPUs 0,1 (measured together: 50 GB/s to GPU, 40 GB/s to host in total); GPUs "
+        "0,1 of them share the both budget of GPUs 0-2, about 30 GB/s, when they copy at once.",
+    };
+    for (int k = 0; k < 2; k++) {
+        if (k)
+            snprintf(bv->v[1].direction, sizeof bv->v[1].direction, "both");
+        gq_card fs;
+        gq_card_init(&fs);
+        gq_judge_find_placement(&fs, pl, bv, f);
+        assert_int_equal(fs.nfindings, 1);
+        assert_string_equal(fs.findings[0], want[k]);
+        gq_card_free(&fs);
+    }
+    free(pl);
+    free(bv);
+    free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(host_asymmetry_passes_over_a_missing_figure),
         cmocka_unit_test(sweep_finding_from_the_first_fit),
         cmocka_unit_test(sweep_host_path_without_figures),
+        cmocka_unit_test(offload_shared_budget_by_direction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
