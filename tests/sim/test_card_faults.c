@@ -259,13 +259,49 @@ static void test_interrupted(void **state)
     json_decref(run.doc);
 }
 
+/* An interrupt asked for as a step ends (its last progress call): that step
+ * is done, the card stops before the next, which is named where it stopped
+ * and, with every later step, left not run with why. */
+static void test_interrupted_between_steps(void **state)
+{
+    (void)state;
+    card_args a = {.machine = "h200x2", .noise = -1};
+    card_run run = cu_run(&a);
+    assert_int_equal(run.exec_rc, GQ_OK);
+    int last = -1;
+    for (int i = 0; i < cu_nprog; i++)
+        if (cu_prog[i].step_index == 1)
+            last = i;
+    assert_true(last >= 0 && last + 1 < cu_nprog);
+    gq_card_step_id first = cu_prog[last].step, second = cu_prog[last + 1].step;
+    assert_int_equal(cu_prog[last + 1].step_index, 2);
+    json_decref(run.doc);
+
+    a.interrupt_after = last + 1; /* the first step's end */
+    run = cu_run(&a);
+    assert_int_equal(run.exec_rc, GQ_E_INTR);
+    assert_int_equal(cu_nprog, last + 1); /* no step begun after it */
+    assert_string_equal(cu_str(cu_card(&run), "stopped_at"), gq_card_step_name(second));
+    assert_int_equal(run.plan.step[first].status, GQ_CSS_DONE);
+    int notrun = 0;
+    for (int s = 0; s < GQ_CS_COUNT; s++)
+        if (run.plan.step[s].run && s != (int)first) {
+            assert_int_equal(run.plan.step[s].status, GQ_CSS_SKIPPED);
+            assert_int_equal(run.plan.step[s].reason, GQ_EVR_INTERRUPTED);
+            assert_string_equal(run.plan.step[s].note, "not run: the card was interrupted");
+            notrun++;
+        }
+    assert_true(notrun >= 2);
+    json_decref(run.doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_thermal_fault),    cmocka_unit_test(test_link_fault),
         cmocka_unit_test(test_budget_too_small), cmocka_unit_test(test_placement_budgets),
         cmocka_unit_test(test_interrupted),      cmocka_unit_test(test_busy_gpu),
-        cmocka_unit_test(test_set_aside),
+        cmocka_unit_test(test_set_aside),        cmocka_unit_test(test_interrupted_between_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,12 @@ static void bottleneck_names(void **state)
     assert_string_equal(gq_bn_p2p_kind_name(GQ_P2P_ACROSS), "across");
     assert_string_equal(gq_bn_p2p_kind_name(GQ_P2P_MIXED), "mixed");
     assert_string_equal(gq_bn_p2p_kind_name((gq_bn_p2p_kind)99), "?");
+    /* the PCI node's kind in a sentence; anything else a plain PCIe node */
+    assert_string_equal(gq_bn_pci_kind_text(GQ_EXPLAIN_HOST_BRIDGE), "host bridge");
+    assert_string_equal(gq_bn_pci_kind_text(GQ_EXPLAIN_ROOT_PORT), "root port");
+    assert_string_equal(gq_bn_pci_kind_text(GQ_EXPLAIN_PCIE_SWITCH), "PCIe switch");
+    assert_string_equal(gq_bn_pci_kind_text(GQ_EXPLAIN_MEASUREMENT_ONLY), "PCIe node");
+    assert_string_equal(gq_bn_pci_kind_text(GQ_EXPLAIN_NUMA_NODE), "PCIe node");
 }
 
 static void node_verdict_names(void **state)

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "analysis/bottlenecks.h"
+#include "analysis/bottlenecks_internal.h"
 #include "render/analysis_render.h"
 #include "core/units.h"
 
@@ -855,9 +856,44 @@ static void slow_interval_written(void **state)
     free(b);
 }
 
+/* Decisions left open: each with its run's GPUs and figures and its sentence;
+ * past GQ_BN_MAX of them the rest are dropped. */
+static void open_list_full(void **state)
+{
+    (void)state;
+    gq_bottlenecks *b = calloc(1, sizeof *b);
+    gq_bn_obs *ob = calloc(2, sizeof *ob);
+    assert_non_null(b);
+    assert_non_null(ob);
+    b->obs = ob;
+    ob[1].group = 7;
+    ob[1].ngpus = 2;
+    ob[1].gpus[0] = 2;
+    ob[1].gpus[1] = 5;
+    ob[1].direction = GQ_DIR_D2H;
+    gq_bn_add_open(b, GQ_BN_OPEN_FOLD, &ob[1], 0, 1, 2, 3, 4, "open %d", 1);
+    assert_int_equal(b->nopen, 1);
+    assert_int_equal(b->open[0].kind, GQ_BN_OPEN_FOLD);
+    assert_int_equal(b->open[0].obs, 1);
+    assert_int_equal(b->open[0].other, 0);
+    assert_int_equal(b->open[0].group, 7);
+    assert_int_equal(b->open[0].ngpus, 2);
+    assert_int_equal(b->open[0].gpus[1], 5);
+    assert_true(b->open[0].figure_lo_gbps == 1 && b->open[0].limit_hi_gbps == 4);
+    assert_string_equal(b->open[0].text, "open 1");
+    b->nopen = GQ_BN_MAX;
+    b->open[GQ_BN_MAX - 1].text[0] = 0;
+    gq_bn_add_open(b, GQ_BN_OPEN_BUDGET, &ob[1], -1, 1, 2, 3, 4, "dropped");
+    assert_int_equal(b->nopen, GQ_BN_MAX);
+    assert_string_equal(b->open[GQ_BN_MAX - 1].text, "");
+    free(ob);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(open_list_full),
         cmocka_unit_test_setup_teardown(switch_at_node_zero, setup, teardown),
         cmocka_unit_test_setup_teardown(no_records, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_beyond_inner_open, setup, teardown),

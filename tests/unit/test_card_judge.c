@@ -518,6 +518,15 @@ static void link_gen_under_load(void **state)
     assert_string_equal(rs(card, "Identity and links", "verdict"), "pass");
     assert_string_equal(check_verdict(card, "link_width", "gpu:0"), "pass");
     json_decref(card);
+    /* two GPUs, one read at idle: how many of them were not under load */
+    card = load("{\"identity\": {\"gpus\": [{\"index\": 0, \"name\": \"G\", \"pcie\": {\"gen\": 5, "
+                "\"width\": 16, \"gen_max\": 5, \"width_max\": 16, \"under_load\": true}}, {\"index\": 1, "
+                "\"name\": \"G\", \"pcie\": {\"gen\": 5, \"width\": 16, \"gen_max\": 5, \"width_max\": 16, "
+                "\"under_load\": false}}]}}");
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    assert_string_equal(rs(card, "Identity and links", "result"),
+                        "Gen5 x16 at idle, 1 of 2 GPUs not measured under load");
+    json_decref(card);
 }
 
 /* The placement's pair list stops once 240 bytes are used: a list that

@@ -126,6 +126,12 @@ static void group_sizes(void **state)
     assert_int_equal(out[3], 2);
     assert_int_equal(out[4], 2);
     gq_records_free(&rs);
+    /* no records, or none at all: nothing written */
+    gq_recordset none = {0};
+    out[0] = -9;
+    assert_int_equal(gq_domains_group_sizes(&none, out), GQ_OK);
+    assert_int_equal(gq_domains_group_sizes(NULL, out), GQ_OK);
+    assert_int_equal(out[0], -9);
 }
 
 /* The test filter, the records that never make a cell, staged cells, a cell

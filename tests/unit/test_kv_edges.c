@@ -47,6 +47,12 @@ static void payload_at_2_63(void **state)
     assert_int_equal(gq_kv_bytes_per_token(&z), 0);
     z.layers = 3;
     assert_int_equal(gq_kv_bytes_per_token(&z), 24);
+    /* one layer's K and V alone at the limit: 2 x 2^31 x 2^31 x 1 = 2^63 fits, a head more does not */
+    gq_kv_shape l = {.layers = 1, .kv_heads = 1L << 31, .head_dim = 1L << 31, .dtype = GQ_KV_FP8_E4M3};
+    assert_true(gq_kv_layer_bytes(&l) == UINT64_C(1) << 63);
+    l.kv_heads++;
+    assert_true(gq_kv_layer_bytes(&l) == 0);
+    assert_true(gq_kv_bytes_per_token(&l) == 0);
 }
 
 static void dtype_names_all(void **state)

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "analysis/bottlenecks.h"
+#include "analysis/domains.h"
 #include "analysis/placement.h"
 #include "analysis/placement_internal.h"
 #include "../test_util.h"
@@ -179,6 +181,127 @@ static void maps_differing_in_replicas(void **state)
     free(b);
 }
 
+/* A saved domains analysis into the model: a domain naming a GPU beyond the
+ * model, or one overlapping an earlier domain, leaves the model without
+ * domains; a P2P budget inside one domain limits every flow among its GPUs;
+ * a budget naming a GPU beyond the model, or without a capacity, is passed
+ * over. */
+static void saved_domains_and_budgets(void **state)
+{
+    (void)state;
+    gq_domains *dom = calloc(1, sizeof *dom);
+    gq_bottlenecks *bn = calloc(1, sizeof *bn);
+    assert_non_null(dom);
+    assert_non_null(bn);
+    dom->ndomains = 2;
+    dom->size[0] = dom->size[1] = 2;
+    dom->member[0][0] = 0;
+    dom->member[0][1] = 1;
+    dom->member[1][0] = 2;
+    dom->member[1][1] = 3;
+
+    gq_place_model *m = flat_model(4);
+    gq_place_model_from_saved(m, dom, NULL);
+    assert_int_equal(m->ndomains, 2);
+    assert_true(m->domains[0] == 0x3 && m->domains[1] == 0xC);
+    free(m);
+
+    dom->member[1][1] = 4; /* GPU 4 of a 4-GPU model */
+    m = flat_model(4);
+    gq_place_model_from_saved(m, dom, NULL);
+    assert_int_equal(m->ndomains, 0);
+    free(m);
+    dom->member[1][1] = -1;
+    m = flat_model(4);
+    gq_place_model_from_saved(m, dom, NULL);
+    assert_int_equal(m->ndomains, 0);
+    free(m);
+    dom->member[1][1] = 1; /* GPU 1 in both */
+    m = flat_model(4);
+    gq_place_model_from_saved(m, dom, NULL);
+    assert_int_equal(m->ndomains, 0);
+    free(m);
+    dom->member[1][1] = 3;
+
+    /* budgets: P2P inside domain {2,3}; P2P naming GPU 5; H2D without a capacity; D2H kept */
+    bn->n = 4;
+    bn->v[0] = (gq_bottleneck){
+        .p2p = true, .direction = GQ_DIR_P2P, .ngpus = 2, .gpus = {2, 3}, .capacity_gbps = 40};
+    snprintf(bn->v[0].explanation, sizeof bn->v[0].explanation, "the switch below 2 and 3");
+    bn->v[1] = (gq_bottleneck){
+        .p2p = true, .direction = GQ_DIR_P2P, .ngpus = 2, .gpus = {0, 5}, .capacity_gbps = 40};
+    bn->v[2] = (gq_bottleneck){.direction = GQ_DIR_H2D, .ngpus = 2, .gpus = {0, 1}, .capacity_gbps = 0};
+    bn->v[3] = (gq_bottleneck){.direction = GQ_DIR_D2H, .ngpus = 2, .gpus = {0, 1}, .capacity_gbps = 30};
+    m = flat_model(4);
+    gq_place_model_from_saved(m, dom, bn);
+    assert_int_equal(m->ndomains, 2);
+    assert_int_equal(m->nlimits, 2);
+    assert_int_equal(m->limits[0].kind, GQ_LIMIT_P2P);
+    assert_true(m->limits[0].a == 0xC && m->limits[0].b == 0xC);
+    assert_near(m->limits[0].capacity_gbps, 40, 1e-9);
+    assert_string_equal(m->limits[0].evidence, "gpuqual domains bottleneck: the switch below 2 and 3");
+    assert_int_equal(m->limits[1].kind, GQ_LIMIT_D2H);
+    assert_true(m->limits[1].a == 0x3);
+    assert_near(m->limits[1].capacity_gbps, 30, 1e-9);
+    assert_string_equal(m->limits[1].evidence, "gpuqual domains bottleneck: (no evidence given)");
+    free(m);
+    free(dom);
+    free(bn);
+}
+
+/* Beyond exhaustive reach with domains out of index order (GPUs 8-15 the
+ * first domain, 0-7 the second): the cells give prefill 8,9,12,13,0,1 and
+ * decode 10,11,14,15,2,3, each side sorted before pairing in order, so the
+ * handoffs are 0->2, 1->3, 8->10, 9->11, 12->14, 13->15; with nothing
+ * shared each runs at its own rate and no swap is tried. */
+static void heuristic_cells_sorted_across_domains(void **state)
+{
+    (void)state;
+    gq_place_model *m = flat_model(16);
+    m->ndomains = 2;
+    m->domains[0] = 0xFF00;
+    m->domains[1] = 0x00FF;
+    gq_place_result *res = solve(m, (gq_place_roles){.prefill = 6, .decode = 6});
+    assert_false(res->exhaustive);
+    assert_int_equal(res->candidates, 1);
+    assert_int_equal(res->chosen.npairs, 6);
+    static const int want[6][2] = {{0, 2}, {1, 3}, {8, 10}, {9, 11}, {12, 14}, {13, 15}};
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(res->chosen.pairs[i].prefill, want[i][0]);
+        assert_int_equal(res->chosen.pairs[i].decode, want[i][1]);
+    }
+    free(res);
+
+    /* straight through the search: pairs in the sorted order */
+    int u[16], pairs[GQ_PLACE_MAX_PAIRS][2];
+    for (int i = 0; i < 16; i++)
+        u[i] = i;
+    long nc = 0;
+    bool exh = true;
+    assert_int_equal(gq_place_search_pairs(m, u, 16, 6, 6, pairs, &nc, &exh), GQ_OK);
+    assert_false(exh);
+    assert_int_equal(nc, 1);
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(pairs[i][0], want[i][0]);
+        assert_int_equal(pairs[i][1], want[i][1]);
+    }
+    free(m);
+}
+
+/* Warnings past GQ_PLACE_MAX_WARNINGS are dropped; those kept keep their id and text. */
+static void warnings_beyond_the_list_dropped(void **state)
+{
+    (void)state;
+    gq_place_result *res = calloc(1, sizeof *res);
+    assert_non_null(res);
+    for (int i = 0; i < GQ_PLACE_MAX_WARNINGS + 3; i++)
+        gq_place_warn(res, "place_test", "warning %d", i);
+    assert_int_equal(res->nwarnings, GQ_PLACE_MAX_WARNINGS);
+    assert_string_equal(res->warnings[0].id, "place_test");
+    assert_string_equal(res->warnings[GQ_PLACE_MAX_WARNINGS - 1].text, "warning 7");
+    free(res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +310,9 @@ int main(void)
         cmocka_unit_test(negative_role_counts_refused),
         cmocka_unit_test(notes_beyond_the_list_dropped),
         cmocka_unit_test(maps_differing_in_replicas),
+        cmocka_unit_test(saved_domains_and_budgets),
+        cmocka_unit_test(heuristic_cells_sorted_across_domains),
+        cmocka_unit_test(warnings_beyond_the_list_dropped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

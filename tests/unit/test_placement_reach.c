@@ -165,6 +165,19 @@ static void attempt_within_tolerance(void **state)
     b.offload_measured = 20;
     assert_true(gq_place_attempt_better(&a, &b, 0.05));
     assert_false(gq_place_attempt_better(&b, &a, 0.05));
+    /* offload within the tolerance too: the slowest replica decides, by more than the tolerance */
+    b.offload_measured = 29;
+    a.nreplicas = b.nreplicas = 2;
+    a.replicas_measured_min = 106;
+    b.replicas_measured_min = 100;
+    assert_true(gq_place_attempt_better(&a, &b, 0.05));
+    assert_false(gq_place_attempt_better(&b, &a, 0.05));
+    a.replicas_measured_min = 105;
+    assert_false(gq_place_attempt_better(&a, &b, 0.05));
+    /* no replicas: equal */
+    a.nreplicas = 0;
+    a.replicas_measured_min = 200;
+    assert_false(gq_place_attempt_better(&a, &b, 0.05));
 }
 
 /* How many units of each kind of limit each kind of flow uses: host limits

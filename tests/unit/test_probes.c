@@ -319,6 +319,15 @@ static void parse_pairs(void **state)
             fail_msg("'%s': message '%s' lacks '%s'", bad[i].in, e.msg, bad[i].msg);
         assert_null(strchr(e.msg, '\n'));
     }
+    /* an item longer than 47 characters, named cut short */
+    memset(&e, 0, sizeof e);
+    assert_int_equal(gq_probes_parse_pairs("0:1,000000000000000000000000000000000000000000000002:3",
+                                           "--pairs", true, 8, s, d, 32, &n, &e),
+                     GQ_E_USAGE);
+    assert_string_equal(e.msg,
+                        "--pairs '0:1,000000000000000000000000000000000000000000000002:3': item "
+                        "'00000000000000000000000000000000000000000000...' is too long, expected SRC:DST "
+                        "such as 0:1");
     /* more pairs than allowed */
     assert_int_equal(gq_probes_parse_pairs("0:1,2:3,4:5", "pairs", true, 8, s, d, 2, &n, &e), GQ_E_USAGE);
 }

@@ -718,6 +718,25 @@ static void heading_for_slowdown_missing_samples(void **state)
     done(r, s);
 }
 
+/* Heating faster in the last third than in the middle one (35 + t^2 / 100
+ * °C): no asymptote to name, the time left from the last third's slope. */
+static void heading_for_slowdown_still_accelerating(void **state)
+{
+    (void)state;
+    gq_stress_result *r = new_result();
+    heat_curve(r, 0, 61, 100, 60, 88);
+    for (int i = 0; i < 61; i++)
+        r->gpu[0].pts[i].s.temp_c = 35 + i * i / 100.0;
+    gq_stress_summary *s = judge(r, NULL);
+    const gq_stress_finding *f = find_rule(s, "heading-slowdown");
+    assert_non_null(f);
+    assert_int_equal(f->level, GQ_STRESS_WARN);
+    assert_string_equal(f->text,
+                        "GPU 0: 71 °C and still heating: it would reach its slowdown temperature 88 °C in "
+                        "about 21 s under this load");
+    done(r, s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -744,6 +763,7 @@ int main(void)
         cmocka_unit_test(peer_two_gpus_wider_margin),
         cmocka_unit_test(peer_clock_power_tflops),
         cmocka_unit_test(heading_for_slowdown),
+        cmocka_unit_test(heading_for_slowdown_still_accelerating),
         cmocka_unit_test(heading_for_slowdown_missing_samples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
