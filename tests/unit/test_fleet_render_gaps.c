@@ -1,0 +1,117 @@
+/* `gpuqual fleet`'s JSON section and printed summary on fleets no simulated
+ * run gives: a node whose card did not run (its error in the JSON), a fleet
+ * of one node (the Markdown says it has no median), a temperature outlier
+ * (its delta in °C) and more outliers than the terminal shows. Written for
+ * issue 30 (lines no test ran). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "render/analysis_render.h"
+
+static char *print(const gq_fleet *f, bool md, int max_outliers)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&buf, &len);
+    assert_non_null(o);
+    gq_fleet_print(o, f, md, max_outliers);
+    fclose(o);
+    return buf;
+}
+
+static void want(const char *out, const char *s)
+{
+    if (!strstr(out, s))
+        fail_msg("no '%s' in:\n%s", s, out);
+}
+
+static void node(gq_fleet_node *n, int rank, const char *verdict, const char *error)
+{
+    memset(n, 0, sizeof *n);
+    snprintf(n->label, sizeof n->label, "n%d-rank%d", rank, rank);
+    snprintf(n->host, sizeof n->host, "n%d", rank);
+    snprintf(n->card_host, sizeof n->card_host, "sim");
+    snprintf(n->verdict, sizeof n->verdict, "%s", verdict);
+    snprintf(n->error, sizeof n->error, "%s", error);
+    n->rank = rank;
+    n->stress_s = NAN;
+    n->group = error[0] ? -1 : 0;
+}
+
+/* One node, whose card did not run. */
+static void one_node_error(void **state)
+{
+    (void)state;
+    gq_fleet_node nodes[1];
+    node(&nodes[0], 0, "error", "the card did not run: no GPU");
+    gq_fleet f = {.threshold_pct = 5, .threshold_c = 5, .nnodes = 1, .node = nodes, .exit_code = 1};
+    snprintf(f.verdict, sizeof f.verdict, "fail");
+    json_t *j = gq_fleet_to_json(&f);
+    assert_non_null(j);
+    json_t *n0 = json_array_get(json_object_get(j, "nodes"), 0);
+    assert_string_equal(json_string_value(json_object_get(n0, "error")), "the card did not run: no GPU");
+    assert_true(json_is_null(json_object_get(n0, "group")));
+    json_decref(j);
+    char *md = print(&f, true, 0);
+    want(md, "| 0 | n0-rank0 | sim | error | 0 | the card did not run: no GPU |\n");
+    want(md, "\nA fleet of one node has no median to compare against: only its card's verdict counts.\n");
+    free(md);
+    char *txt = print(&f, false, 0);
+    if (strstr(txt, "A fleet of one node"))
+        fail_msg("the terminal summary has the Markdown's note:\n%s", txt);
+    free(txt);
+}
+
+/* Two nodes, three outliers (one a temperature): the terminal shows two and
+ * says how many more there are; the Markdown shows all of them. */
+static void outliers_more_and_absolute(void **state)
+{
+    (void)state;
+    gq_fleet_node nodes[2];
+    node(&nodes[0], 0, "pass", "");
+    node(&nodes[1], 1, "warn", "");
+    nodes[1].noutliers = 3;
+    gq_fleet_fig figs[2] = {{.key = "stress/gpu0/temp_max_c", .unit = "°C", .absolute = true},
+                            {.key = "host_to_device_set/gpu0", .unit = "GB/s", .higher_is_better = true}};
+    gq_fleet_outlier outs[3] = {
+        {.node = 1, .fig = 0, .value = 88, .median = 81, .delta_pct = NAN, .delta_abs = 7},
+        {.node = 1, .fig = 1, .value = 40, .median = 50, .delta_pct = -20, .delta_abs = -10},
+        {.node = 1, .fig = 1, .value = 41, .median = 50, .delta_pct = -18, .delta_abs = -9},
+    };
+    gq_fleet f = {.threshold_pct = 5, .threshold_c = 5, .nnodes = 2, .node = nodes, .nfig = 2, .fig = figs,
+                  .nout = 3, .out = outs};
+    snprintf(f.verdict, sizeof f.verdict, "warn");
+    char *txt = print(&f, false, 2);
+    want(txt, "(group 0 median 81.00, +7.0 °C)\n");
+    want(txt, "(group 0 median 50.00, -20.0%)\n");
+    want(txt, "  (1 more in fleet.json and fleet.md)\n");
+    if (strstr(txt, "-18.0%"))
+        fail_msg("the terminal shows more outliers than asked:\n%s", txt);
+    free(txt);
+    char *md = print(&f, true, 2);
+    want(md, "| n1-rank1 | stress/gpu0/temp_max_c | 88.00 °C | 81.00 °C | +7.0 °C |\n");
+    want(md, "| -18.0% |\n");
+    if (strstr(md, "more in fleet.json") || strstr(md, "A fleet of one node"))
+        fail_msg("the Markdown has a line it should not:\n%s", md);
+    free(md);
+    json_t *j = gq_fleet_to_json(&f);
+    assert_null(json_object_get(json_array_get(json_object_get(j, "nodes"), 1), "error"));
+    json_decref(j);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(one_node_error),
+        cmocka_unit_test(outliers_more_and_absolute),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
