@@ -97,8 +97,8 @@ static void contention_asymmetry_open(void **state)
     b->nslow[0] = 2;
     b->slow[0][0] = 1;
     b->slow[0][1] = 2;
-    b->slow_lo[0] = 12.0;
-    b->slow_hi[0] = 12.04;
+    b->slow_lo[0] = 12.04; /* printed as the lower end: 12.0, not 12.1 */
+    b->slow_hi[0] = 12.08;
     b->fast_lo[0] = 25.0;
     b->fast_hi[0] = 26.0;
     b->nopen = 1;
