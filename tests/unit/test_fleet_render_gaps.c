@@ -1,7 +1,8 @@
 /* `gpuqual fleet`'s JSON section and printed summary on fleets no simulated
  * run gives: a node whose card did not run (its error in the JSON), a fleet
  * of one node (the Markdown says it has no median), a temperature outlier
- * (its delta in °C) and more outliers than the terminal shows. Written for
+ * (its delta in °C) and more outliers than the terminal shows; the HTML
+ * page's cells for checks not measured on some subjects. Written for
  * issue 30 (lines no test ran). */
 #include <math.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "doc/card_summary.h"
 #include "render/analysis_render.h"
 
 static char *print(const gq_fleet *f, bool md, int max_outliers)
@@ -107,11 +109,74 @@ static void outliers_more_and_absolute(void **state)
     json_decref(j);
 }
 
+static void check(gq_card_node *n, const char *id, const char *subject, const char *verdict, const char *evidence,
+                  const char *reason)
+{
+    gq_card_node_check *c = &n->checks[n->nchecks++];
+    memset(c, 0, sizeof *c);
+    c->id = strdup(id);
+    c->subject = strdup(subject);
+    c->verdict = strdup(verdict);
+    c->evidence = evidence ? strdup(evidence) : NULL;
+    c->reason = reason ? strdup(reason) : NULL;
+    c->figure = c->time_s = NAN;
+}
+
+/* A heatmap cell with a subject not measured reads "not measured" and says
+ * how many subjects were not, and why (the reason, else the evidence, else
+ * "unknown"); the outliers table gives a
+ * temperature's delta in °C. */
+static void html_not_measured(void **state)
+{
+    (void)state;
+    gq_fleet_node fn[2];
+    node(&fn[0], 0, "pass", "");
+    node(&fn[1], 1, "warn", "");
+    gq_fleet_fig figs[2] = {{.key = "stress/gpu0/temp_max_c", .unit = "°C", .absolute = true},
+                            {.key = "host_to_device_set/gpu0", .unit = "GB/s", .higher_is_better = true}};
+    gq_fleet_outlier outs[2] = {
+        {.node = 1, .fig = 0, .value = 88, .median = 81, .delta_pct = NAN, .delta_abs = 7},
+        {.node = 1, .fig = 1, .value = 40, .median = 50, .delta_pct = -20, .delta_abs = -10},
+    };
+    gq_fleet f = {.threshold_pct = 5, .threshold_c = 5, .nnodes = 2, .node = fn, .nfig = 2, .fig = figs,
+                  .nout = 2, .out = outs};
+    snprintf(f.verdict, sizeof f.verdict, "warn");
+    gq_card_nodes l;
+    gq_card_nodes_init(&l);
+    for (int i = 0; i < 2; i++) {
+        gq_card_node *n = gq_card_nodes_add(&l);
+        assert_non_null(n);
+        n->checks = calloc(4, sizeof *n->checks);
+        assert_non_null(n->checks);
+    }
+    check(&l.node[0], "h2d", "gpu:0", "pass", "measured", NULL);
+    check(&l.node[1], "h2d", "gpu:0", "pass", "measured", NULL);
+    check(&l.node[1], "h2d", "gpu:1", "pass", "skipped", "budget");
+    check(&l.node[1], "d2h", "gpu:0", "warn", NULL, NULL);
+    check(&l.node[1], "p2p", "gpu:0", "fail", "failed", NULL);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&buf, &len);
+    assert_non_null(o);
+    gq_err e = {0};
+    assert_int_equal(gq_fleet_render_html(o, &f, &l, &e), 0);
+    fclose(o);
+    want(buf, "n1-rank1 h2d: not measured over 2 subjects; 1 not measured (budget)</title>");
+    want(buf, "n0-rank0 h2d: pass over 1 subject</title>");
+    want(buf, "n1-rank1 d2h: not measured over 1 subject; 1 not measured (unknown)</title>");
+    want(buf, "n1-rank1 p2p: not measured over 1 subject; 1 not measured (failed)</title>");
+    want(buf, "<td class=\"r\">88.00 °C</td><td class=\"r\">81.00 °C</td><td class=\"r\">+7.0 °C</td>");
+    want(buf, "<td class=\"r\">-20.0%</td>");
+    free(buf);
+    gq_card_nodes_free(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_node_error),
         cmocka_unit_test(outliers_more_and_absolute),
+        cmocka_unit_test(html_not_measured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
