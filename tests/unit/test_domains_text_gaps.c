@@ -1,7 +1,8 @@
 /* The text of `gpuqual domains` and of the host-path contention on results
  * that no simulated machine gives: a boundary inside a domain, a GPU set
  * aside before clustering, boundaries left open, and an asymmetry whose slow
- * GPUs all got one figure. Written for issue 30 (lines no test ran). */
+ * GPUs all got one figure; `gpuqual place`'s verification attempts that
+ * placed offload workers. Written for issue 30 (lines no test ran). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -119,11 +120,49 @@ static void contention_asymmetry_open(void **state)
     free(b);
 }
 
+/* Two verification attempts with offload workers: each lists its workers
+ * and their predicted and measured figures ("-" for one not measured). */
+static void place_attempts_offload(void **state)
+{
+    (void)state;
+    gq_place_model *m = calloc(1, sizeof *m);
+    gq_place_result *r = calloc(1, sizeof *r);
+    assert_non_null(m);
+    assert_non_null(r);
+    r->nattempts = 2;
+    r->final_attempt = 1;
+    gq_place_attempt *a = &r->attempts[0];
+    a->nworkers = 2;
+    a->workers[0] = 1;
+    a->workers[1] = 3;
+    a->offload_predicted = 50;
+    a->offload_measured = 40.25;
+    snprintf(a->finding, sizeof a->finding, "slower than predicted");
+    a = &r->attempts[1];
+    a->nworkers = 1;
+    a->workers[0] = 2;
+    a->offload_predicted = 61;
+    a->offload_measured = -1;
+    snprintf(a->finding, sizeof a->finding, "held");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    gq_render_place_text(f, m, r, "sim");
+    fclose(f);
+    want(buf, "  1  offload 1,3 50.0 predicted, 40.2 measured; slower than predicted\n"
+              "  2* offload 2 61.0 predicted, - measured; held\n");
+    free(buf);
+    free(m);
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(domains_groups_set_aside_open),
         cmocka_unit_test(contention_asymmetry_open),
+        cmocka_unit_test(place_attempts_offload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
