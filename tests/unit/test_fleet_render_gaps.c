@@ -2,7 +2,8 @@
  * run gives: a node whose card did not run (its error in the JSON), a fleet
  * of one node (the Markdown says it has no median), a temperature outlier
  * (its delta in °C) and more outliers than the terminal shows; the HTML
- * page's cells for checks not measured on some subjects. Written for
+ * page's cells for checks not measured on some subjects; a control
+ * character in a check's text in JUnit XML. Written for
  * issue 30 (lines no test ran). */
 #include <math.h>
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 
 #include "doc/card_summary.h"
 #include "render/analysis_render.h"
+#include "render/junit.h"
 
 static char *print(const gq_fleet *f, bool md, int max_outliers)
 {
@@ -171,12 +173,40 @@ static void html_not_measured(void **state)
     gq_card_nodes_free(&l);
 }
 
+/* A control character in a check's text is a space in the JUnit XML (XML
+ * 1.0 does not allow it); a tab stays. */
+static void junit_control_character(void **state)
+{
+    (void)state;
+    gq_card_nodes l;
+    gq_card_nodes_init(&l);
+    gq_card_node *n = gq_card_nodes_add(&l);
+    assert_non_null(n);
+    n->hostname = strdup("n0");
+    n->verdict = strdup("fail");
+    n->checks = calloc(1, sizeof *n->checks);
+    assert_non_null(n->checks);
+    check(n, "h2d", "gpu:0", "fail", "measured", NULL);
+    n->checks[0].text = strdup("slow\x01link\tGen4");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&buf, &len);
+    assert_non_null(o);
+    gq_junit_nodes(o, &l, GQ_JUNIT_WARN_SKIPPED);
+    fclose(o);
+    want(buf, "<failure type=\"fail\" message=\"slow link\tGen4\"/>");
+    assert_null(strchr(buf, '\x01'));
+    free(buf);
+    gq_card_nodes_free(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_node_error),
         cmocka_unit_test(outliers_more_and_absolute),
         cmocka_unit_test(html_not_measured),
+        cmocka_unit_test(junit_control_character),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
