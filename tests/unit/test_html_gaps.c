@@ -2,8 +2,8 @@
  * an identity problem about a model or the node (not one GPU), a host-path
  * subset measured in one direction only, a stressed GPU that no check names
  * (its cause is the stress result's own error), and a GPU whose failing
- * checks say more than the cause cell holds. Written for issue 30 (lines no
- * test ran). */
+ * checks say more than the cause cell holds, concurrent pairs measured
+ * across domains only. Written for issue 30 (lines no test ran). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -172,6 +172,25 @@ static void stress_cause_overflow(void **state)
     json_decref(doc);
 }
 
+/* Concurrent pairs measured across domains only: no within figure in the
+ * caption (a dash, not 0). */
+static void pairs_across_only(void **state)
+{
+    (void)state;
+    json_t *doc = load();
+    json_object_set_new(json_object_get(doc, "card"), "pairs",
+                        json_pack("{s:{s:[[i,i]], s:[f], s:f}}", "across", "pairs", 0, 1, "gbps", 20.5,
+                                  "aggregate_gbps", 20.5));
+    char *html = render(doc);
+    char *cap = between(html, "Every pair of one placement ran at the same time.", "</figcaption>");
+    if (strcmp(cap, "Every pair of one placement ran at the same time. Aggregate within domains – GB/s, across "
+                    "20.5 GB/s."))
+        fail_msg("the pairs figure's caption is '%s'", cap);
+    free(cap);
+    free(html);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -179,6 +198,7 @@ int main(void)
         cmocka_unit_test(subset_one_direction),
         cmocka_unit_test(stress_cause_from_error),
         cmocka_unit_test(stress_cause_overflow),
+        cmocka_unit_test(pairs_across_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
