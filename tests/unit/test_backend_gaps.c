@@ -18,7 +18,10 @@ static int f_init(gq_backend *be, const gq_backend_opts *o, const void *bopts, g
     (void)be, (void)o, (void)bopts, (void)err;
     return 0;
 }
-static void f_fini(gq_backend *be) { (void)be; }
+static void f_fini(gq_backend *be)
+{
+    (void)be;
+}
 static int f_discover(gq_backend *be, gq_topo *t, gq_err *err)
 {
     (void)be, (void)t, (void)err;
@@ -34,12 +37,19 @@ static int f_run(gq_backend *be, gq_group *g, const gq_run_opts *o, gq_flow_resu
     (void)be, (void)g, (void)o, (void)res, (void)err;
     return 0;
 }
-static void f_release(gq_backend *be, gq_group *g) { (void)be, (void)g; }
+static void f_release(gq_backend *be, gq_group *g)
+{
+    (void)be, (void)g;
+}
 
 static gq_backend_ops ops_named(const char *name)
 {
-    gq_backend_ops o = {.name = name, .version = GQ_BACKEND_OPS_VERSION, .init = f_init, .fini = f_fini,
-                        .discover = f_discover, .prepare = f_prepare};
+    gq_backend_ops o = {.name = name,
+                        .version = GQ_BACKEND_OPS_VERSION,
+                        .init = f_init,
+                        .fini = f_fini,
+                        .discover = f_discover,
+                        .prepare = f_prepare};
     return o;
 }
 

@@ -44,9 +44,12 @@ static void domains_groups_set_aside_open(void **state)
         d->member[0][i] = i;
     d->npairs = 6;
     d->ngroups = 3;
-    d->groups[0] = (gq_domain_group){.gpus = 0xf, .parent = -1, .depth = 0, .gap_lo_gbps = 1, .gap_hi_gbps = 2};
-    d->groups[1] = (gq_domain_group){.gpus = 0xc, .parent = 0, .depth = 1, .gap_lo_gbps = 10, .gap_hi_gbps = 20.5};
-    d->groups[2] = (gq_domain_group){.gpus = 0x3, .parent = 0, .depth = 2, .gap_lo_gbps = 30, .gap_hi_gbps = 40};
+    d->groups[0] =
+        (gq_domain_group){.gpus = 0xf, .parent = -1, .depth = 0, .gap_lo_gbps = 1, .gap_hi_gbps = 2};
+    d->groups[1] =
+        (gq_domain_group){.gpus = 0xc, .parent = 0, .depth = 1, .gap_lo_gbps = 10, .gap_hi_gbps = 20.5};
+    d->groups[2] =
+        (gq_domain_group){.gpus = 0x3, .parent = 0, .depth = 2, .gap_lo_gbps = 30, .gap_hi_gbps = 40};
     d->nset_aside = 2;
     d->set_aside[0] = 5;
     snprintf(d->set_aside_why[0], sizeof d->set_aside_why[0], "no P2P to any GPU");
@@ -88,8 +91,12 @@ static void contention_asymmetry_open(void **state)
     for (int s = 0; s < 2; s++)
         for (int g = 0; g < GQ_MAX_GPUS; g++)
             b->alone[s][g] = NAN;
-    gq_bn_obs obs = {.group = 1, .direction = GQ_DIR_H2D, .ngpus = 3, .gpus = {0, 1, 2},
-                     .aggregate_gbps = 60, .expected_gbps = 75};
+    gq_bn_obs obs = {.group = 1,
+                     .direction = GQ_DIR_H2D,
+                     .ngpus = 3,
+                     .gpus = {0, 1, 2},
+                     .aggregate_gbps = 60,
+                     .expected_gbps = 75};
     snprintf(obs.test, sizeof obs.test, "host_concurrent");
     b->obs = &obs;
     b->nobs = 1;
@@ -107,7 +114,8 @@ static void contention_asymmetry_open(void **state)
     char *out = capture_contention(b);
     want(out, "Asymmetry: with GPUs 0-2 copying host to GPU at once, GPUs 1,2 get 12.0 GB/s each, the "
               "others 25.0-26.0\n\n");
-    want(out, "Bottlenecks: none found\n  undetermined after measuring again: was GPUs 0,1 held below 40 GB/s?\n");
+    want(out,
+         "Bottlenecks: none found\n  undetermined after measuring again: was GPUs 0,1 held below 40 GB/s?\n");
     if (strstr(out, "GPU to host"))
         fail_msg("an asymmetry for the direction without one:\n%s", out);
     free(out);

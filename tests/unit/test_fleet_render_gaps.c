@@ -90,8 +90,14 @@ static void outliers_more_and_absolute(void **state)
         {.node = 1, .fig = 1, .value = 40, .median = 50, .delta_pct = -20, .delta_abs = -10},
         {.node = 1, .fig = 1, .value = 41, .median = 50, .delta_pct = -18, .delta_abs = -9},
     };
-    gq_fleet f = {.threshold_pct = 5, .threshold_c = 5, .nnodes = 2, .node = nodes, .nfig = 2, .fig = figs,
-                  .nout = 3, .out = outs};
+    gq_fleet f = {.threshold_pct = 5,
+                  .threshold_c = 5,
+                  .nnodes = 2,
+                  .node = nodes,
+                  .nfig = 2,
+                  .fig = figs,
+                  .nout = 3,
+                  .out = outs};
     snprintf(f.verdict, sizeof f.verdict, "warn");
     char *txt = print(&f, false, 2);
     want(txt, "(group 0 median 81.00, +7.0 °C)\n");
@@ -111,8 +117,8 @@ static void outliers_more_and_absolute(void **state)
     json_decref(j);
 }
 
-static void check(gq_card_node *n, const char *id, const char *subject, const char *verdict, const char *evidence,
-                  const char *reason)
+static void check(gq_card_node *n, const char *id, const char *subject, const char *verdict,
+                  const char *evidence, const char *reason)
 {
     gq_card_node_check *c = &n->checks[n->nchecks++];
     memset(c, 0, sizeof *c);
@@ -140,8 +146,14 @@ static void html_not_measured(void **state)
         {.node = 1, .fig = 0, .value = 88, .median = 81, .delta_pct = NAN, .delta_abs = 7},
         {.node = 1, .fig = 1, .value = 40, .median = 50, .delta_pct = -20, .delta_abs = -10},
     };
-    gq_fleet f = {.threshold_pct = 5, .threshold_c = 5, .nnodes = 2, .node = fn, .nfig = 2, .fig = figs,
-                  .nout = 2, .out = outs};
+    gq_fleet f = {.threshold_pct = 5,
+                  .threshold_c = 5,
+                  .nnodes = 2,
+                  .node = fn,
+                  .nfig = 2,
+                  .fig = figs,
+                  .nout = 2,
+                  .out = outs};
     snprintf(f.verdict, sizeof f.verdict, "warn");
     gq_card_nodes l;
     gq_card_nodes_init(&l);

@@ -40,7 +40,8 @@ static json_t *load(void)
     return doc;
 }
 
-static void add_check(json_t *card, const char *id, const char *subject, const char *verdict, const char *text)
+static void add_check(json_t *card, const char *id, const char *subject, const char *verdict,
+                      const char *text)
 {
     json_array_append_new(json_object_get(card, "checks"),
                           json_pack("{s:s, s:s, s:s, s:s, s:f, s:f, s:s, s:s}", "id", id, "subject", subject,
@@ -104,9 +105,9 @@ static void subset_one_direction(void **state)
     json_t *doc = load();
     json_t *host = json_object_get(json_object_get(doc, "card"), "host");
     json_object_set_new(host, "subsets",
-                        json_pack("[{s:[i,i], s:s, s:s, s:[f,f], s:f, s:f, s:b}]", "gpus", 0, 1, "direction", "h2d",
-                                  "why", "share a switch", "per_gpu", 21.5, 22.5, "aggregate_gbps", 44.0,
-                                  "sum_alone_gbps", 90.0, "contended", 1));
+                        json_pack("[{s:[i,i], s:s, s:s, s:[f,f], s:f, s:f, s:b}]", "gpus", 0, 1, "direction",
+                                  "h2d", "why", "share a switch", "per_gpu", 21.5, 22.5, "aggregate_gbps",
+                                  44.0, "sum_alone_gbps", 90.0, "contended", 1));
     char *html = render(doc);
     char *t = between(html, "<h3>Host-path subsets</h3>", "</table>");
     const char *want = "<tr class=\"slow\"><td>0,1</td><td>share a switch</td><td>21.5, 22.5</td>"
@@ -183,8 +184,9 @@ static void pairs_across_only(void **state)
                                   "aggregate_gbps", 20.5));
     char *html = render(doc);
     char *cap = between(html, "Every pair of one placement ran at the same time.", "</figcaption>");
-    if (strcmp(cap, "Every pair of one placement ran at the same time. Aggregate within domains – GB/s, across "
-                    "20.5 GB/s."))
+    if (strcmp(cap,
+               "Every pair of one placement ran at the same time. Aggregate within domains – GB/s, across "
+               "20.5 GB/s."))
         fail_msg("the pairs figure's caption is '%s'", cap);
     free(cap);
     free(html);
@@ -194,10 +196,8 @@ static void pairs_across_only(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(identity_subjects),
-        cmocka_unit_test(subset_one_direction),
-        cmocka_unit_test(stress_cause_from_error),
-        cmocka_unit_test(stress_cause_overflow),
+        cmocka_unit_test(identity_subjects),       cmocka_unit_test(subset_one_direction),
+        cmocka_unit_test(stress_cause_from_error), cmocka_unit_test(stress_cause_overflow),
         cmocka_unit_test(pairs_across_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

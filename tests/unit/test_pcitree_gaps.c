@@ -128,10 +128,11 @@ static void tree_cut(void **state)
                              "      <object type=\"Bridge\" gp_index=\"20\" bridge_type=\"0-1\" depth=\"0\" "
                              "bridge_pci=\"0000:[00-0f]\">\n");
     for (int i = 0; i < GQ_MAX_PCI_NODES + 40; i++)
-        used += (size_t)snprintf(body + used, cap - used,
-                                 "        <object type=\"PCIDev\" gp_index=\"%d\" pci_busid=\"0000:%02x:%02x.%x\" "
-                                 "pci_type=\"0200 [15b3:1021] [15b3:0023] 00\"/>\n",
-                                 100 + i, 1 + i / 256, i / 8 % 32, i % 8);
+        used += (size_t)snprintf(
+            body + used, cap - used,
+            "        <object type=\"PCIDev\" gp_index=\"%d\" pci_busid=\"0000:%02x:%02x.%x\" "
+            "pci_type=\"0200 [15b3:1021] [15b3:0023] 00\"/>\n",
+            100 + i, 1 + i / 256, i / 8 % 32, i % 8);
     snprintf(body + used, cap - used, "      </object>\n");
     char path[400];
     write_xml(path, sizeof path, "big.xml", body);
@@ -146,7 +147,8 @@ static void tree_cut(void **state)
     assert_string_equal(T.pci[GQ_MAX_PCI_NODES - 1].bus_id, "0000:01:1f.6");
     assert_int_equal(T.nwarnings, 1);
     char want[100];
-    snprintf(want, sizeof want, "the PCIe tree has more than %d nodes; the rest is not shown", GQ_MAX_PCI_NODES);
+    snprintf(want, sizeof want, "the PCIe tree has more than %d nodes; the rest is not shown",
+             GQ_MAX_PCI_NODES);
     assert_string_equal(T.warnings[0], want);
 }
 
@@ -226,8 +228,8 @@ static void gpu_without_bus_id(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(unreadable_xml),          cmocka_unit_test(root_device_not_visible),
-        cmocka_unit_test(tree_cut),                cmocka_unit_test(uplink_narrow_root_port),
+        cmocka_unit_test(unreadable_xml),     cmocka_unit_test(root_device_not_visible),
+        cmocka_unit_test(tree_cut),           cmocka_unit_test(uplink_narrow_root_port),
         cmocka_unit_test(gpu_without_bus_id),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

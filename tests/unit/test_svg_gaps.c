@@ -40,10 +40,18 @@ static char *lines(const gq_svg_lines *l, int *rc, gq_err *e)
 static void control_character(void **state)
 {
     (void)state;
-    const char *cats[] = {"GPU\x01" "0"}, *series[] = {"h2d"};
+    const char *cats[] = {"GPU\x01"
+                          "0"},
+               *series[] = {"h2d"};
     double vals[] = {12.5};
-    gq_svg_bars b = {.id = "b", .title = "bars\x1b[1m of\tGPUs", .unit = "GB/s", .ncat = 1, .nser = 1,
-                     .cats = cats, .series = series, .vals = vals};
+    gq_svg_bars b = {.id = "b",
+                     .title = "bars\x1b[1m of\tGPUs",
+                     .unit = "GB/s",
+                     .ncat = 1,
+                     .nser = 1,
+                     .cats = cats,
+                     .series = series,
+                     .vals = vals};
     int rc;
     gq_err e = {0};
     char *s = bars(&b, &rc, &e);
@@ -104,13 +112,23 @@ static void log_x_one_power(void **state)
     const double *xs[] = {x}, *ys[] = {y};
     const char *series[] = {"s"};
     int npts[] = {2};
-    gq_svg_lines l = {.id = "l", .title = "t", .x_label = "size", .unit = "GB/s", .nser = 1, .series = series,
-                      .npts = npts, .xs = xs, .ys = ys, .log_x = true, .markers = true};
+    gq_svg_lines l = {.id = "l",
+                      .title = "t",
+                      .x_label = "size",
+                      .unit = "GB/s",
+                      .nser = 1,
+                      .series = series,
+                      .npts = npts,
+                      .xs = xs,
+                      .ys = ys,
+                      .log_x = true,
+                      .markers = true};
     int rc;
     gq_err e = {0};
     char *s = lines(&l, &rc, &e);
     assert_int_equal(rc, GQ_OK);
-    if (!strstr(s, "rotate(-40 70.0 324)\">4.00</text>") || !strstr(s, "rotate(-40 740.0 324)\">8.00</text>") ||
+    if (!strstr(s, "rotate(-40 70.0 324)\">4.00</text>") ||
+        !strstr(s, "rotate(-40 740.0 324)\">8.00</text>") ||
         !strstr(s, "<circle class=\"gq-pt\" cx=\"70.0\" cy=\"310.0\""))
         fail_msg("the x axis is not 4 to 8 with the points at its left end:\n%s", s);
     free(s);
