@@ -166,15 +166,16 @@ static uint64_t hash_out(const char *text)
 }
 
 typedef struct {
-    const char *file; /* under tests/data/docvariants/ */
-    bool shared;      /* also the sections every document has (topology, gpus, host, options,
-                         records); else only the document's own */
+    const char *file;    /* under tests/data/docvariants/ */
+    bool shared;         /* also the sections every document has (topology, gpus, host, options,
+                            records); else only the document's own */
     const char *section; /* only the fields under this top-level key; NULL: every one */
     const gq_frame_cmd *cmd;
     const char *args[12]; /* "doc.json" is the spoiled document */
 } reader;
 
-#define GQ_DOCVAR_KV "--layers", "8", "--kv-heads", "8", "--head-dim", "128", "--kv-dtype", "bf16", "--tokens", "1000"
+#define GQ_DOCVAR_KV                                                                                         \
+    "--layers", "8", "--kv-heads", "8", "--head-dim", "128", "--kv-dtype", "bf16", "--tokens", "1000"
 
 /* A section every document has, whose reader is the same for all (held through run.json). */
 static bool shared_section(const jpath *p)
@@ -361,8 +362,9 @@ static void doc_variants(const reader *readers, size_t nreaders, const char *tab
         fclose(w);
         int shown = show_diff(want, got);
         if (shown)
-            fail_msg("the readers' rows differ from %s (if meant: GQ_DOC_VARIANTS_UPDATE=1 build/test_cli_%s)",
-                     want_path, table);
+            fail_msg(
+                "the readers' rows differ from %s (if meant: GQ_DOC_VARIANTS_UPDATE=1 build/test_cli_%s)",
+                want_path, table);
         free(want);
     }
     free(got);

@@ -1,4 +1,5 @@
-/* Saved documents spoiled one field at a time (tests/unit/docvariants.h): the card section of a saved card, read by report (Markdown). */
+/* Saved documents spoiled one field at a time (tests/unit/docvariants.h): the card section of a saved card,
+ * read by report (Markdown). */
 #include "docvariants.h"
 
 static const reader readers[] = {

@@ -1,4 +1,5 @@
-/* Saved documents spoiled one field at a time (tests/unit/docvariants.h): a saved run, every section, read by compare (the same file twice). */
+/* Saved documents spoiled one field at a time (tests/unit/docvariants.h): a saved run, every section, read by
+ * compare (the same file twice). */
 #include "docvariants.h"
 
 static const reader readers[] = {

@@ -1,4 +1,5 @@
-/* Saved documents spoiled one field at a time (tests/unit/docvariants.h): a saved run, every section, read by kv --input. */
+/* Saved documents spoiled one field at a time (tests/unit/docvariants.h): a saved run, every section, read by
+ * kv --input. */
 #include "docvariants.h"
 
 static const reader readers[] = {

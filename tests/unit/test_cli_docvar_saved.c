@@ -1,8 +1,13 @@
-/* Saved documents spoiled one field at a time (tests/unit/docvariants.h): the own sections of saved domains (place --input), a placement (report), a stress run (compare) and a sweep (report). */
+/* Saved documents spoiled one field at a time (tests/unit/docvariants.h): the own sections of saved domains
+ * (place --input), a placement (report), a stress run (compare) and a sweep (report). */
 #include "docvariants.h"
 
 static const reader readers[] = {
-    {"domains.json", false, NULL, &gq_frame_place, {"--input", "doc.json", "--prefill", "1", "--decode", "1"}},
+    {"domains.json",
+     false,
+     NULL,
+     &gq_frame_place,
+     {"--input", "doc.json", "--prefill", "1", "--decode", "1"}},
     {"place.json", false, NULL, &gq_frame_report, {"doc.json", "--format", "markdown"}},
     {"stress.json", false, NULL, &gq_frame_compare, {"doc.json", "doc.json"}},
     {"sweep.json", false, NULL, &gq_frame_report, {"doc.json", "--format", "markdown"}},
