@@ -199,14 +199,14 @@ static void junit_control_character(void **state)
     n->checks = calloc(1, sizeof *n->checks);
     assert_non_null(n->checks);
     check(n, "h2d", "gpu:0", "fail", "measured", NULL);
-    n->checks[0].text = strdup("slow\x01link\tGen4");
+    n->checks[0].text = strdup("slow\x01link\tGen4\nretrained");
     char *buf = NULL;
     size_t len = 0;
     FILE *o = open_memstream(&buf, &len);
     assert_non_null(o);
     gq_junit_nodes(o, &l, GQ_JUNIT_WARN_SKIPPED);
     fclose(o);
-    want(buf, "<failure type=\"fail\" message=\"slow link\tGen4\"/>");
+    want(buf, "<failure type=\"fail\" message=\"slow link\tGen4&#10;retrained\"/>");
     assert_null(strchr(buf, '\x01'));
     free(buf);
     gq_card_nodes_free(&l);
