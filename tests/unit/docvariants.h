@@ -145,9 +145,10 @@ static bool spoil(json_t *doc, const jpath *p, int kind, int nth)
     return last ? json_object_set_new(parent, last, nv) == 0 : json_array_set_new(parent, 0, nv) == 0;
 }
 
-/* FNV-1a 64 of TEXT with every git revision ("git " and 7 or more hex digits: the saved document's
- * and the build's own, which differs from checkout to checkout) and gpuqual's own version left out,
- * so that neither a new commit nor a new version changes the rows. */
+/* FNV-1a 64 of TEXT with every git revision left out ("git " and the word after it: the saved
+ * document's, and the build's own, which differs from checkout to checkout and is "unknown" in a
+ * tree without .git) and gpuqual's own version, so that neither a new commit nor a new version nor
+ * an exported tree changes the rows. */
 static uint64_t hash_out(const char *text)
 {
     uint64_t h = 1469598103934665603ull;
@@ -155,12 +156,10 @@ static uint64_t hash_out(const char *text)
     for (const char *s = text; *s;) {
         if (!strncmp(s, "git ", 4)) {
             size_t k = 4;
-            while (isxdigit((unsigned char)s[k]))
+            while (isalnum((unsigned char)s[k]) || s[k] == '-')
                 k++;
-            if (k - 4 >= 7) {
-                s += k;
-                continue;
-            }
+            s += k;
+            continue;
         }
         if (vl && !strncmp(s, gq_version, vl)) {
             s += vl;
