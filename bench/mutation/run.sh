@@ -10,7 +10,9 @@
 #   --no-asan builds without AddressSanitizer/LeakSanitizer (faster, leaks not seen);
 #   --jobs N (with --all) runs N mutants at a time, each worker in its own copy and build;
 #   --sample FILE (with --all) runs the mutants of FILE (a sample.tsv of an earlier run, or some of
-#   its lines) instead of drawing a sample, e.g. those a broken build left unjudged.
+#   its lines) instead of drawing a sample, e.g. those a broken build left unjudged;
+#   --from-end takes the sample last mutant first: a second machine given the same --seed and tree
+#   meets the first in the middle (their worker*.tsv together hold every mutant).
 #
 # The source tree is never modified: it is copied to a scratch directory and
 # every mutant is built and tested there.
@@ -54,6 +56,7 @@ rev=""
 jobs=1
 only=()
 sample_file=""
+from_end=0
 mods=()
 list_mod=""
 while [ $# -gt 0 ]; do
@@ -66,6 +69,7 @@ while [ $# -gt 0 ]; do
     --no-asan) asan=0; shift ;;
     --jobs) jobs=$2; shift 2 ;;
     --sample) sample_file=$2; shift 2 ;;
+    --from-end) from_end=1; shift ;;
     --list-files)
       echo "# every file of src/ that --all samples (lines), then what is left out"
       for f in $(all_files "$root"); do printf '%6d %s\n' "$(wc -l <"$root/$f")" "$f"; done
@@ -396,10 +400,14 @@ elif [ "$all" = 1 ]; then
   else
     (cd "$S" && "$M" wsample "$seed" "$max" <"$scratch/sites.tsv") >"$out/sample.tsv"
   fi
+  # --from-end: take the sample last mutant first, so that a second machine running the same sample
+  # (same --seed and tree) meets the first one in the middle; their worker*.tsv files together hold
+  # the whole sample
+  queue() { if [ "$from_end" = 1 ]; then tac "$out/sample.tsv"; else cat "$out/sample.tsv"; fi; }
   if [ "$jobs" = 1 ]; then
     while IFS=$'\t' read -r spec orig repl; do
       run_mutant "${spec%%:*}" "$spec" "$orig" "$repl"
-    done <"$out/sample.tsv"
+    done < <(queue)
     restore_build
   else
     for p in "${WPIDS[@]}"; do
@@ -419,7 +427,7 @@ elif [ "$all" = 1 ]; then
         while IFS=$'\t' read -r spec orig repl; do
           mkdir "$scratch/claim/$k" 2>/dev/null && run_mutant "${spec%%:*}" "$spec" "$orig" "$repl"
           k=$((k + 1))
-        done <"$out/sample.tsv"
+        done < <(queue)
       ) &
       MPIDS+=($!)
     done
