@@ -202,7 +202,7 @@ for ((j = 1; j < jobs; j++)); do
   ( cmake -S "$scratch/w$j/src" -B "$scratch/w$j/b" -G Ninja -DGQ_CUDA=OFF -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON \
       -DCMAKE_BUILD_TYPE=None "${san[@]}" -DCMAKE_C_FLAGS="$cflags" -DCMAKE_EXE_LINKER_FLAGS=--coverage \
       -DCMAKE_SHARED_LINKER_FLAGS=--coverage -DCMAKE_LINK_DEPENDS_NO_SHARED=ON >"$scratch/w$j/configure.log" 2>&1 &&
-    nice cmake --build "$scratch/w$j/b" -j1 >"$scratch/w$j/build.log" 2>&1 ) &
+    nice cmake --build "$scratch/w$j/b" -j1 >"$scratch/w$j/build.log" 2>&1 && touch "$scratch/w$j/built" ) &
   WPIDS+=($!)
 done
 nice cmake --build "$B" -j2 >"$scratch/build.log" 2>&1 || { tail -30 "$scratch/build.log"; exit 2; }
@@ -410,8 +410,12 @@ elif [ "$all" = 1 ]; then
     done < <(queue)
     restore_build
   else
-    for p in "${WPIDS[@]}"; do
-      wait "$p" || { echo "run.sh: a worker's build failed (see $scratch/w*/build.log)" >&2; exit 2; }
+    # Each worker's build says it succeeded with a file: after a long baseline (thousands of
+    # processes) bash may no longer hold the builds' exit statuses, and `wait PID` then fails
+    # ("not a child of this shell") even for a build that succeeded.
+    for ((j = 1; j < jobs; j++)); do
+      while kill -0 "${WPIDS[j - 1]}" 2>/dev/null; do sleep 1; done
+      [ -e "$scratch/w$j/built" ] || { echo "run.sh: worker $j's build failed (see $scratch/w$j/build.log)" >&2; exit 2; }
     done
     # A shared queue: each worker takes the next mutant nobody has claimed (mkdir is atomic), so a
     # worker that drew fast mutants goes on with the rest instead of waiting for the other.
