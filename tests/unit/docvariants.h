@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -41,6 +40,8 @@
 #include "cli/common.h"
 #include "cli/frame.h"
 #include <jansson.h>
+
+#include "../cli_inproc.h"
 
 #include "cli/commands.h"
 #include "core/version.h"
@@ -196,49 +197,10 @@ static bool shared_section(const jpath *p)
 }
 
 static char g_out[8 << 20], g_err[8192];
-static int g_ofd = -1, g_efd = -1;
 
-/* Reads what FD holds (from its start) into BUF (N bytes, NUL-terminated) and empties it. */
-static void drain(int fd, char *buf, size_t n)
-{
-    size_t k = 0;
-    ssize_t r;
-    lseek(fd, 0, SEEK_SET);
-    while (k < n - 1 && (r = read(fd, buf + k, n - 1 - k)) > 0)
-        k += (size_t)r;
-    buf[k] = 0;
-    assert_int_equal(ftruncate(fd, 0), 0);
-    lseek(fd, 0, SEEK_SET);
-}
-
-/* gq_test_run_cmd (tests/cli_inproc.h) with stdout and stderr in memory files, not on disk: the
- * same row thousands of times over. */
 static int run_cmd(const gq_frame_cmd *cmd, char **argv)
 {
-    int argc = 0;
-    while (argv[argc])
-        argc++;
-    if (g_ofd < 0) {
-        g_ofd = memfd_create("gq-out", 0);
-        g_efd = memfd_create("gq-err", 0);
-        assert_true(g_ofd >= 0 && g_efd >= 0);
-    }
-    fflush(stdout);
-    fflush(stderr);
-    int save_err = dup(STDERR_FILENO), save_out = dup(STDOUT_FILENO);
-    dup2(g_efd, STDERR_FILENO);
-    dup2(g_ofd, STDOUT_FILENO);
-    gq_cli_errors = 0; /* as in a fresh process */
-    int code = gq_frame_main(cmd, argc, argv);
-    fflush(stdout);
-    fflush(stderr);
-    dup2(save_err, STDERR_FILENO);
-    dup2(save_out, STDOUT_FILENO);
-    close(save_err);
-    close(save_out);
-    drain(g_efd, g_err, sizeof g_err);
-    drain(g_ofd, g_out, sizeof g_out);
-    return code;
+    return gq_test_run_cmd(cmd, argv, g_err, sizeof g_err, g_out, sizeof g_out);
 }
 
 /* Runs reader R on DOC (written to doc.json in the current directory); appends its row to ROWS. */
