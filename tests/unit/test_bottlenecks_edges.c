@@ -420,8 +420,10 @@ static void p2p_contended_threshold(void **state)
  * the alone sum x (1 - min_drop): 39.6-40.4 GB/s. The run is held back
  * (contended) only when its whole interval is below the limit's (just under
  * 39.6 / 1.01), free only when wholly above it (just over 40.4 / 0.99), and
- * undecided in between; a margin taken once, twice or not at all, or added
- * instead of taken off, moves one of the three. */
+ * undecided in between, including when its interval just reaches over the
+ * limit's low end or just under its high end; a margin taken once, twice or
+ * not at all, added instead of taken off, or either end of the limit taken
+ * from the medians instead of the intervals, moves one of the five. */
 static void p2p_contended_allowance_boundary(void **state)
 {
     (void)state;
@@ -430,10 +432,12 @@ static void p2p_contended_allowance_boundary(void **state)
     const double sp = 0.02, alone = 25.0;
     const double lim_lo = 2 * alone * (1 - sp / 2) * (1 - o.min_drop);
     const double lim_hi = 2 * alone * (1 + sp / 2) * (1 - o.min_drop);
-    const double agg[3] = {lim_lo / (1 + sp / 2) * 0.998, (lim_lo + lim_hi) / 2,
+    const double agg[5] = {lim_lo / (1 + sp / 2) * 0.998, lim_lo / (1 + sp / 2) * 1.002,
+                           (lim_lo + lim_hi) / 2, lim_hi / (1 - sp / 2) * 0.998,
                            lim_hi / (1 - sp / 2) * 1.002};
-    const bool want_held[3] = {true, false, false}, want_open[3] = {false, true, false};
-    for (int side = 0; side < 3; side++) {
+    const bool want_held[5] = {true, false, false, false, false},
+               want_open[5] = {false, true, true, true, false};
+    for (int side = 0; side < 5; side++) {
         gq_records_free(&RS);
         G = 0;
         const int src[] = {0, 1}, dst[] = {2, 3};
