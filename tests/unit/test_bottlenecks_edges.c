@@ -465,6 +465,34 @@ static void p2p_contended_allowance_boundary(void **state)
     }
 }
 
+/* A host group over a budget found inside it that is neither held below its
+ * own limit nor clearly beyond the inner budget is undecided (mutation round
+ * 9, bottlenecks_host.c:363): GPUs 0 and 1 share a 25 GB/s budget, GPU 2 runs
+ * 5 alone, and all three together get 29 GB/s, not held below 30 x
+ * (1 - min_drop) yet not clearly more than the inner budget allows. */
+static void host_undecided_over_inner_budget(void **state)
+{
+    (void)state;
+    const int g0[] = {0}, g1[] = {1}, g2[] = {2}, two[] = {0, 1}, three[] = {0, 1, 2};
+    const double a25[] = {25.0}, a5[] = {5.0}, both[] = {12.5, 12.5}, all[] = {12.0, 12.0, 5.0};
+    host_group(g0, 1, GQ_DIR_H2D, a25);
+    host_group(g1, 1, GQ_DIR_H2D, a25);
+    host_group(g2, 1, GQ_DIR_H2D, a5);
+    host_group(two, 2, GQ_DIR_H2D, both);
+    host_group(three, 3, GQ_DIR_H2D, all);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, NULL, NULL, NULL, &b, NULL), 0);
+    int k = -1;
+    for (int i = 0; i < b.nobs; i++)
+        if (!b.obs[i].p2p && b.obs[i].ngpus == 3)
+            k = i;
+    assert_true(k >= 0);
+    if (b.obs[k].contended || !b.obs[k].undecided)
+        fail_msg("{0,1,2} at %.2f GB/s over a 25 GB/s budget of {0,1}: contended %d undecided %d, want 0 1",
+                 b.obs[k].aggregate_gbps, b.obs[k].contended, b.obs[k].undecided);
+    gq_bottlenecks_free(&b);
+}
+
 /* A host group's observation in the JSON carries each GPU's own rate under
  * its index (per_gpu_gbps), and the group's aggregate. */
 static void host_observation_per_gpu(void **state)
@@ -918,6 +946,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(p2p_contended_threshold, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_contended_allowance_boundary, setup, teardown),
         cmocka_unit_test_setup_teardown(host_observation_per_gpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(host_undecided_over_inner_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(impossible_within_tolerance, setup, teardown),
         cmocka_unit_test_setup_teardown(local_flow_in_group, setup, teardown),
         cmocka_unit_test_setup_teardown(interval_from_rounds, setup, teardown),

@@ -168,6 +168,9 @@ static void test_pcie_capacity(void **state)
     assert_true(gq_nvlink_gbps_per_link(6, 0) == 20.0); /* P100 SXM2, NVLink 1 */
     assert_true(gq_nvlink_gbps_per_link(6, 1) == 0.0);  /* P40: no NVLink */
     assert_true(gq_nvlink_gbps_per_link(7, 5) == 0.0);  /* T4 */
+    assert_true(gq_nvlink_gbps_per_link(7, 0) ==
+                25.0); /* V100 SXM2, NVLink 2 (mutation round 9, topo.c:150) */
+    assert_true(gq_nvlink_gbps_per_link(9, 0) == 25.0); /* H100/H200, NVLink 4 */
     /* A GPU whose link NVML does not report (gen and width 0) takes the rate
      * of its PCI node's upstream link (hwloc); a P100 with NVLinks and no
      * per-link rate gets NVLink 1's. */
