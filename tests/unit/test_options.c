@@ -232,6 +232,17 @@ static void test_help_text(void **state)
     assert_non_null(strstr(buf, "(default 512)"));
     assert_non_null(strstr(buf, "--no-verify turns it off"));
     assert_non_null(strstr(buf, "[table,json,csv]"));
+    /* a flag and a choice have no range (mutation round 9, options.c:581) */
+    for (const char *w = buf; *w;) {
+        const char *e = strchr(w, '\n');
+        size_t len = e ? (size_t)(e - w) : strlen(w);
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)len, w);
+        if (strstr(line, "[table,json,csv]") || strstr(line, "--no-verify"))
+            if (strstr(line, ".."))
+                fail_msg("a range on a flag or a choice: '%s'", line);
+        w += len + (e != NULL);
+    }
     free(buf);
 }
 

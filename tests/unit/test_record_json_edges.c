@@ -212,6 +212,19 @@ static void test_doc_gpus_in_range(void **state)
 /* A saved document without topology: its GPU count is the highest index
  * named by gpus, domains and the records' endpoints; records that do not
  * read are passed over; small accessors. */
+/* A timestamp's milliseconds are rounded to the nearest, not down: 1.0006 s
+ * is .001, 1.0004 s is .000, and 1.9996 s carries into the next second
+ * (mutation round 9, record_json.c:70). */
+static void test_iso_time_rounds(void **state)
+{
+    (void)state;
+    char b[40];
+    assert_string_equal(gq_iso_time(1.0006, b, sizeof b), "1970-01-01T00:00:01.001Z");
+    assert_string_equal(gq_iso_time(1.0004, b, sizeof b), "1970-01-01T00:00:01.000Z");
+    assert_string_equal(gq_iso_time(1.9996, b, sizeof b), "1970-01-01T00:00:02.000Z");
+    assert_string_equal(gq_iso_time(0, b, sizeof b), "1970-01-01T00:00:00.000Z");
+}
+
 static void test_saved_doc(void **state)
 {
     (void)state;
@@ -254,10 +267,9 @@ static void test_saved_doc(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_accepted),
-        cmocka_unit_test(test_doc_gpus_in_range),
-        cmocka_unit_test(test_saved_doc),
+        cmocka_unit_test(test_refusals),          cmocka_unit_test(test_accepted),
+        cmocka_unit_test(test_doc_gpus_in_range), cmocka_unit_test(test_saved_doc),
+        cmocka_unit_test(test_iso_time_rounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
