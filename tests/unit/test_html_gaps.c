@@ -142,6 +142,29 @@ static void stress_cause_from_error(void **state)
     json_decref(doc);
 }
 
+/* A GPU whose stress verdict is warn, or fail, with no error and no check
+ * naming it, is still marked bad (mutation round 9, html.c:402). */
+static void stress_verdict_alone_marks_bad(void **state)
+{
+    (void)state;
+    const char *verdicts[] = {"warn", "fail"};
+    for (int i = 0; i < 2; i++) {
+        json_t *doc = load();
+        json_t *g1 = json_array_get(json_object_get(json_object_get(doc, "stress"), "gpus"), 1);
+        json_object_set_new(g1, "verdict", json_string(verdicts[i]));
+        json_object_del(g1, "error");
+        char *html = render(doc);
+        char *row = between(html, "<tr data-gpu=\"1\"", "</tr>");
+        char want[64];
+        snprintf(want, sizeof want, "data-verdict=\"%s\" class=\"bad\"", verdicts[i]);
+        if (!strstr(row, want))
+            fail_msg("GPU 1 (stress %s, no cause) is not marked bad:\n%s", verdicts[i], row);
+        free(row);
+        free(html);
+        json_decref(doc);
+    }
+}
+
 /* Failing checks on one GPU that say more than the cause cell (1023
  * characters) holds: the cell keeps those that fit and stops at the first
  * that does not, with no later check's text written over it. */
@@ -197,8 +220,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(identity_subjects),       cmocka_unit_test(subset_one_direction),
-        cmocka_unit_test(stress_cause_from_error), cmocka_unit_test(stress_cause_overflow),
-        cmocka_unit_test(pairs_across_only),
+        cmocka_unit_test(stress_cause_from_error), cmocka_unit_test(stress_verdict_alone_marks_bad),
+        cmocka_unit_test(stress_cause_overflow),   cmocka_unit_test(pairs_across_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
