@@ -1,7 +1,7 @@
 /* gpuqual --version run from a directory whose absolute path is so long that
  * "DIR/gpuqual-fleet" does not fit in the 4096-byte buffer (while DIR/gpuqual
  * itself still fits): no gpuqual-fleet is named, "mpi: no" (issue 30:
- * main.c's fleet_program). */
+ * main.c's fleet_program), also when the cut name is a file that exists. */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#define TARGET 4084 /* the directory's length: + "/gpuqual-fleet" is 4098 */
+#include <stdbool.h>
 
 static void copy_file(const char *from, const char *to)
 {
@@ -30,9 +30,11 @@ static void copy_file(const char *from, const char *to)
     assert_int_equal(close(out), 0);
 }
 
-static void long_directory(void **state)
+/* gpuqual --version from a directory TARGET bytes long; with FLEE, an
+ * executable "gpuqual-flee" beside it: "DIR/gpuqual-fleet" cut at the
+ * buffer's end, which must not be taken for the fleet program. */
+static void from_directory(size_t target, bool flee)
 {
-    (void)state;
     char base[] = "/tmp/gq-longpath-XXXXXX";
     assert_non_null(mkdtemp(base));
     char *home = getcwd(NULL, 0);
@@ -41,9 +43,9 @@ static void long_directory(void **state)
     size_t cur = strlen(base);
     char name[256];
     int levels = 0;
-    while (cur < TARGET) {
-        size_t len = TARGET - cur - 1 > 200 ? 200 : TARGET - cur - 1;
-        if (TARGET - cur - 1 > 200 && TARGET - cur - 1 - 200 < 2)
+    while (cur < target) {
+        size_t len = target - cur - 1 > 200 ? 200 : target - cur - 1;
+        if (target - cur - 1 > 200 && target - cur - 1 - 200 < 2)
             len = 150; /* leave room for a last component */
         memset(name, 'd', len);
         name[len] = 0;
@@ -52,8 +54,10 @@ static void long_directory(void **state)
         cur += 1 + len;
         levels++;
     }
-    assert_int_equal(cur, TARGET);
+    assert_int_equal(cur, target);
     copy_file(GQ_BIN, "gpuqual");
+    if (flee)
+        copy_file(GQ_BIN, "gpuqual-flee");
     int fd[2];
     assert_int_equal(pipe(fd), 0);
     pid_t pid = fork();
@@ -76,6 +80,7 @@ static void long_directory(void **state)
     assert_int_equal(waitpid(pid, &st, 0), pid);
     /* clean up before asserting on the output */
     unlink("gpuqual");
+    unlink("gpuqual-flee");
     for (int i = 0; i < levels; i++) {
         char here[4200];
         assert_non_null(getcwd(here, sizeof here));
@@ -87,13 +92,28 @@ static void long_directory(void **state)
     free(home);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     if (!strstr(out, "mpi: no;") || strstr(out, "mpi: yes"))
-        fail_msg("from a %d-byte directory:\n%s", TARGET, out);
+        fail_msg("from a %zu-byte directory:\n%s", target, out);
+}
+
+static void long_directory(void **state)
+{
+    (void)state;
+    from_directory(4084, false); /* + "/gpuqual-fleet" is 4098 bytes */
+}
+
+/* + "/gpuqual-fleet" is exactly 4096 bytes, one more than the buffer holds
+ * with its NUL (mutation round 9, main.c:33) */
+static void directory_one_over(void **state)
+{
+    (void)state;
+    from_directory(4082, true);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(long_directory),
+        cmocka_unit_test(directory_one_over),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
