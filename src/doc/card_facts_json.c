@@ -82,6 +82,15 @@ void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *wh
         }
 }
 
+/* A PCIe generation or width read back from a card: a whole number a link can
+ * have (0 to 64), or -1 (unknown) for anything else, never a cast of a figure
+ * no int holds. */
+static int link_num(const json_t *pc, const char *key)
+{
+    double v = gq_json_get_num(pc, key);
+    return v >= 0 && v <= 64 ? (int)v : -1;
+}
+
 /* identity.gpus: each GPU's facts, by position; pos[index] = position. */
 static void identity_facts(const json_t *id, gq_card_facts *f, int *pos)
 {
@@ -103,11 +112,10 @@ static void identity_facts(const json_t *id, gq_card_facts *f, int *pos)
         gf->mem_mib = gq_json_get_num(g, "memory_mib");
         gf->power_limit_w = gq_json_get_num(g, "power_limit_w");
         const json_t *pc = json_object_get(g, "pcie");
-        double v;
-        gf->pcie_gen_cur = isfinite(v = gq_json_get_num(pc, "gen")) ? (int)v : -1;
-        gf->pcie_width_cur = isfinite(v = gq_json_get_num(pc, "width")) ? (int)v : -1;
-        gf->pcie_gen_max = isfinite(v = gq_json_get_num(pc, "gen_max")) ? (int)v : -1;
-        gf->pcie_width_max = isfinite(v = gq_json_get_num(pc, "width_max")) ? (int)v : -1;
+        gf->pcie_gen_cur = link_num(pc, "gen");
+        gf->pcie_width_cur = link_num(pc, "width");
+        gf->pcie_gen_max = link_num(pc, "gen_max");
+        gf->pcie_width_max = link_num(pc, "width_max");
         gf->link_under_load = json_is_true(json_object_get(pc, "under_load"));
     }
 }

@@ -273,6 +273,17 @@ static void identity_huge_memory(void **state)
     if (!strstr(m, "1 × X, 1000000000000000019884624838656 MiB,"))
         fail_msg("identity evidence: %s", m);
     json_decref(card);
+    /* a PCIe generation and width no link has: judged without casting them to
+     * an int (the facts take them as unknown), the figure written whole
+     * (mutation round 9, card_rows.c:67) */
+    card = load("{\"identity\": {\"gpus\": [{\"name\": \"X\", \"pcie\": {\"gen\": 1e30, \"width\": 16, "
+                "\"gen_max\": -1e30, \"width_max\": 1e300}}]}}");
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    m = rs(card, "Identity and links", "measurement");
+    assert_non_null(m);
+    if (!strstr(m, "PCIe Gen1000000000000000019884624838656 x16"))
+        fail_msg("identity evidence: %s", m);
+    json_decref(card);
 }
 
 /* One record measured: the integrity row is judged or informs, not skipped. */
