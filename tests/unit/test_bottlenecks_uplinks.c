@@ -85,6 +85,30 @@ static void p2p_narrowest_uplink_named(void **state)
     gq_bottlenecks_free(&b);
 }
 
+/* One pair held back alone, from GPU 0: 0->2 gets 5 GB/s beside 1->3 (7.3,
+ * about its 8 alone), so the budget is over GPUs 0 and 2 with GPU 0 its only
+ * sender; B1 (8.2) accounts for 5, and is named (mutation round 9,
+ * bottlenecks_explain.c:194: the walk over the senders starts at GPU 0). */
+static void p2p_one_pair_from_gpu0(void **state)
+{
+    (void)state;
+    tree(8.2, 20.0, 0);
+    const int src[] = {0, 1}, dst[] = {2, 3};
+    const double one = 8.0, both[] = {5.0, 7.3};
+    for (int i = 0; i < 2; i++)
+        p2p_group(&src[i], &dst[i], &one, 1);
+    p2p_group(src, dst, both, 2);
+    gq_bottlenecks b;
+    assert_int_equal(gq_bottlenecks_infer(&RS, &T, NULL, NULL, &b, NULL), 0);
+    const int pair[] = {0, 2};
+    int i = gq_bottlenecks_find(&b, GQ_DIR_P2P, pair, 2);
+    assert_true(i >= 0);
+    if (b.v[i].explained != GQ_EXPLAIN_PCIE_SWITCH || strcmp(b.v[i].node, "0000:11:00.0"))
+        fail_msg("the budget of 0->2 is not put on B1: %s", b.v[i].explanation);
+    assert_non_null(strstr(b.v[i].explanation, "the uplink of PCIe switch 0000:11:00.0"));
+    gq_bottlenecks_free(&b);
+}
+
 /* The receiving side's bridge B3 (15.5) is narrower than the sending side's
  * B1 (16): both are named in the text, and the budget is put on B3; with B3
  * wider (18), on B1. */
@@ -261,6 +285,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(p2p_narrowest_uplink_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(p2p_one_pair_from_gpu0, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_narrower_side_named, setup, teardown),
         cmocka_unit_test_setup_teardown(p2p_beyond_names_narrowest, setup, teardown),
         cmocka_unit_test_setup_teardown(refused_not_replaced_by_repeat, setup, teardown),
