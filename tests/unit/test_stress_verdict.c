@@ -383,6 +383,23 @@ static void link_max_from_observation(void **state)
     done(r, s);
 }
 
+/* The same for the generation, where the samples are faster than the
+ * baseline: Gen1 at idle (a link that slows down when idle), Gen5 loaded;
+ * the best seen, Gen5, is the maximum, and the link is not down (mutation
+ * round 9, stress.c:271). */
+static void link_gen_max_from_samples(void **state)
+{
+    (void)state;
+    gq_stress_result *r = new_result();
+    make_gpu(r, 0, "G", 30, 70, 590, 1900, 0);
+    r->gpu[0].pcie_gen_max = r->gpu[0].pcie_width_max = -1;
+    gq_stress_summary *s = judge(r, NULL);
+    assert_int_equal(r->gpu[0].baseline.pcie_gen, 1);
+    assert_int_equal(s->gpu[0].pcie_gen_max, 5);
+    assert_false(s->gpu[0].link_down);
+    done(r, s);
+}
+
 static void lost_or_errored_gpu_fails_others_pass(void **state)
 {
     (void)state;
@@ -752,6 +769,7 @@ int main(void)
         cmocka_unit_test(unknown_counters_are_not_errors),
         cmocka_unit_test(link_trained_down_under_load_fails),
         cmocka_unit_test(link_max_from_observation),
+        cmocka_unit_test(link_gen_max_from_samples),
         cmocka_unit_test(lost_or_errored_gpu_fails_others_pass),
         cmocka_unit_test(clock_spread_warns_above_threshold),
         cmocka_unit_test(no_telemetry_and_low_load_warn),
