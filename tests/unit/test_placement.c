@@ -348,6 +348,20 @@ static void predictor(void **state)
     /* Limits need a capacity. */
     assert_int_equal(gq_place_model_add_limit(m, GQ_LIMIT_H2D, 0x3, 0, 0, "bad", &e), GQ_E_USAGE);
     free(m);
+    /* Two P2P flows into one GPU with no measured limit: each is held by that
+     * GPU's own link (-3), shared by both (mutation round 9,
+     * placement_predict.c:174). */
+    m = calloc(1, sizeof *m);
+    m->ngpu = 3;
+    m->tolerance = 0.05;
+    m->p2p[0][2] = m->p2p[1][2] = 100;
+    gq_pflow in[2] = {{GQ_PF_P2P, 0, 2}, {GQ_PF_P2P, 1, 2}};
+    gq_place_predict(m, in, 2, p);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(p[i].binding, -3);
+        assert_int_equal(p[i].sharing, 2);
+    }
+    free(m);
 }
 
 static void roles_errors(void **state)
