@@ -226,6 +226,26 @@ static void rows_do_not_inherit(void **state)
     json_decref(card);
 }
 
+/* A saved card's host latency list longer than the GPUs a card can hold:
+ * the first 64 are read, the 65th (9999 ns) is not (mutation round 9,
+ * card_facts_json.c:299). */
+static void latency_list_capped(void **state)
+{
+    (void)state;
+    char text[2048];
+    int w = snprintf(text, sizeof text, "{\"identity\": {\"gpus\": []}, \"latency\": {\"host\": {\"ns\": [");
+    for (int i = 0; i < 64; i++)
+        w += snprintf(text + w, sizeof text - (size_t)w, "400, ");
+    snprintf(text + w, sizeof text - (size_t)w, "9999]}}}");
+    json_t *card = load(text);
+    assert_int_equal(gq_card_judge_json(card, NULL, NULL, NULL, NULL, NULL), GQ_OK);
+    const char *r = rs(card, "Latency", "result");
+    assert_non_null(r);
+    if (strstr(r, "9999") || !strstr(r, "400"))
+        fail_msg("Latency: %s", r);
+    json_decref(card);
+}
+
 /* Offload on many GPUs: the list stops at the last whole entry that fits. */
 static void long_offload_list(void **state)
 {
@@ -1142,6 +1162,7 @@ int main(void)
         cmocka_unit_test(rows_do_not_inherit),
         cmocka_unit_test(long_offload_list),
         cmocka_unit_test(identity_huge_memory),
+        cmocka_unit_test(latency_list_capped),
         cmocka_unit_test(one_record_is_measured),
         cmocka_unit_test(facts_power_nvlinks_matrices),
         cmocka_unit_test(facts_uplinks_capped),
