@@ -209,9 +209,6 @@ static void test_doc_gpus_in_range(void **state)
     gq_records_free(&rs);
 }
 
-/* A saved document without topology: its GPU count is the highest index
- * named by gpus, domains and the records' endpoints; records that do not
- * read are passed over; small accessors. */
 /* A timestamp's milliseconds are rounded to the nearest, not down: 1.0006 s
  * is .001, 1.0004 s is .000, and 1.9996 s carries into the next second
  * (mutation round 9, record_json.c:70). */
@@ -225,6 +222,9 @@ static void test_iso_time_rounds(void **state)
     assert_string_equal(gq_iso_time(0, b, sizeof b), "1970-01-01T00:00:00.000Z");
 }
 
+/* A saved document without topology: its GPU count is the highest index
+ * named by gpus, domains and the records' endpoints; records that do not
+ * read are passed over; small accessors. */
 static void test_saved_doc(void **state)
 {
     (void)state;
