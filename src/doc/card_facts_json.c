@@ -82,9 +82,9 @@ void gq_card_plan_evidence(const json_t *card, gq_evidence *ev, gq_ev_reason *wh
         }
 }
 
-/* A PCIe generation or width read back from a card: a whole number a link can
- * have (0 to 64), or -1 (unknown) for anything else, never a cast of a figure
- * no int holds. */
+/* A PCIe generation or width read back from a card: a figure a link can have
+ * (0 to 64, its fraction dropped), or -1 (unknown) for anything else, never a
+ * cast of a figure no int holds. */
 static int link_num(const json_t *pc, const char *key)
 {
     double v = gq_json_get_num(pc, key);
